@@ -1,0 +1,45 @@
+# navd — two commands: `make run` and `make test`. Everything else is a helper.
+SWIFT      ?= swift
+SOCKET     ?= $(if $(XDG_RUNTIME_DIR),$(XDG_RUNTIME_DIR)/navd.sock,/tmp/navd-$(shell id -u).sock)
+# Debian packages navd builds or tests with.
+DEB_PACKAGES := libuv1-dev libsimdjson-dev socat tmux graphviz sqlite3 libsqlite3-dev
+SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: run test deps build build-debug embed graph-png bench clean help
+
+help:
+	@echo "make run   - install what is missing, build (release), start navd on the example graph"
+	@echo "make test  - install what is missing, build, run every test"
+
+## Install the Debian packages that are missing (apt-get update once, only when needed).
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build -c release
+
+build-debug: deps
+	$(SWIFT) build --build-tests
+
+run: build
+	@echo "navd will listen on $(SOCKET)"
+	@echo "try:  echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}' | socat - UNIX-CONNECT:$(SOCKET)"
+	@echo "stop: Ctrl-C"
+	exec .build/release/navd --socket $(SOCKET)
+
+test: build-debug
+	$(SWIFT) test --skip-build
+
+## Regenerate the Swift files that embed Protocol/openrpc.json and the example graph.
+embed:
+	python3 scripts/embed-resources.py
+
+clean:
+	rm -rf .build

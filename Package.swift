@@ -1,0 +1,61 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Layers, bottom up (each folder under Sources/ is one module):
+//   CLibUV, CSimdJSON   C shims over the system libraries (libuv, simdjson)
+//   UV                  the only Swift code that calls uv_*: loop, streams, timers, signals, processes
+//   JSON                JSONValue, the parser seam (simdjson) and the writer
+//   RPC                 JSON-RPC 2.0 messages, errors and framing (NDJSON / Content-Length)
+//   NavGraph            the navigation graph: loading, validation, schemas, DOT/JSON output (pure)
+//   NavigationCore      the coordinator tree and its commands (pure, no I/O)
+//   NavServer           sockets, connections, sessions, subscriptions, preconditions
+//   navd                the executable
+let package = Package(
+    name: "navd",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "navd", targets: ["navd"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLibUV",
+            path: "Sources/CLibUV",
+            pkgConfig: "libuv",
+            providers: [.apt(["libuv1-dev"])]
+        ),
+        .target(
+            name: "CSimdJSON",
+            path: "Sources/CSimdJSON",
+            cxxSettings: [.unsafeFlags(["-O3"]), .define("SIMDJSON_THREADS_ENABLED", to: "1")],
+            linkerSettings: [.linkedLibrary("simdjson")]
+        ),
+        .target(name: "UV", dependencies: ["CLibUV"]),
+        .target(name: "JSON", dependencies: ["CSimdJSON"]),
+        .target(name: "RPC", dependencies: ["JSON"]),
+        .target(
+            name: "NavServer",
+            dependencies: [
+                "UV", "JSON", "RPC",
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+        ),
+        .executableTarget(
+            name: "navd",
+            dependencies: [
+                "NavServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "RPCTests", dependencies: ["RPC", "JSON"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["JSON", "NavTesting"]),
+        .target(name: "NavTesting", dependencies: ["JSON"], path: "Tests/NavTesting"),
+    ]
+)

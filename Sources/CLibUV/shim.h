@@ -1,0 +1,22 @@
+#ifndef NAVD_CLIBUV_SHIM_H
+#define NAVD_CLIBUV_SHIM_H
+#include <uv.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <signal.h>
+#ifndef SO_PEERCRED
+#define SO_PEERCRED 17
+#endif
+
+/// Peer credentials of a connected Unix socket (SO_PEERCRED). Returns 0 on success.
+static inline int navuv_peercred(int fd, int *pid, int *uid, int *gid) {
+    /* struct ucred without _GNU_SOURCE, which would split the Glibc module. */
+    struct { pid_t pid; uid_t uid; gid_t gid; } cred;
+    socklen_t len = sizeof(cred);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return -1;
+    *pid = (int)cred.pid; *uid = (int)cred.uid; *gid = (int)cred.gid;
+    return 0;
+}
+
+static inline void navuv_ignore_sigpipe(void) { signal(SIGPIPE, SIG_IGN); }
+#endif

@@ -1,0 +1,157 @@
+/// A JSON value as navd handles it: the one representation shared by the codec, the graph and the core.
+///
+/// Objects keep their members in insertion order (see ``JSONObject``) so that what navd writes is stable
+/// and readable. Integers that fit 64 bits stay integers; every other number is a `Double`.
+public enum JSONValue: Sendable, Equatable, Hashable {
+    case null
+    case bool(Bool)
+    case int(Int)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object(JSONObject)
+
+    /// The member `key` of an object, or `nil` (also for non-objects).
+    @inlinable
+    public subscript(key: String) -> JSONValue? {
+        if case .object(let o) = self { return o[key] }
+        return nil
+    }
+
+    public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
+    public var boolValue: Bool? { if case .bool(let b) = self { return b } else { return nil } }
+    public var objectValue: JSONObject? { if case .object(let o) = self { return o } else { return nil } }
+    public var arrayValue: [JSONValue]? { if case .array(let a) = self { return a } else { return nil } }
+    public var isNull: Bool { if case .null = self { return true } else { return false } }
+
+    /// An integer value; doubles with no fractional part count as integers.
+    public var intValue: Int? {
+        switch self {
+        case .int(let i): return i
+        case .double(let d) where d.rounded() == d && abs(d) < 9.0e15: return Int(d)
+        default: return nil
+        }
+    }
+
+    /// A numeric value of either representation.
+    public var doubleValue: Double? {
+        switch self {
+        case .int(let i): return Double(i)
+        case .double(let d): return d
+        default: return nil
+        }
+    }
+
+    /// The JSON type name used in messages and schemas: `null`, `boolean`, `integer`, `number`, ….
+    public var typeName: String {
+        switch self {
+        case .null: return "null"
+        case .bool: return "boolean"
+        case .int: return "integer"
+        case .double: return "number"
+        case .string: return "string"
+        case .array: return "array"
+        case .object: return "object"
+        }
+    }
+
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.int(let a), .int(let b)): return a == b
+        case (.double(let a), .double(let b)): return a == b
+        case (.int(let a), .double(let b)), (.double(let b), .int(let a)): return Double(a) == b
+        case (.string(let a), .string(let b)): return a == b
+        case (.array(let a), .array(let b)): return a == b
+        case (.object(let a), .object(let b)): return a == b
+        default: return false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .bool(let b): hasher.combine(b)
+        case .int(let i): hasher.combine(Double(i))
+        case .double(let d): hasher.combine(d)
+        case .string(let s): hasher.combine(s)
+        case .array(let a): hasher.combine(a)
+        case .object(let o): hasher.combine(o)
+        }
+    }
+}
+
+/// A JSON object whose members keep their order. Lookups are linear, which is fastest for the small
+/// objects of a protocol message; ``JSONObject/index`` builds a dictionary when a large one is searched often.
+public struct JSONObject: Sendable, Hashable, Sequence {
+    public var members: [(key: String, value: JSONValue)]
+
+    public init() { members = [] }
+    public init(_ members: [(String, JSONValue)]) {
+        self.members = []
+        self.members.reserveCapacity(members.count)
+        for (k, v) in members { self[k] = v }
+    }
+    /// Builds an object from members already known to have distinct keys.
+    public init(uniqueMembers: [(key: String, value: JSONValue)]) { members = uniqueMembers }
+
+    public var count: Int { members.count }
+    public var isEmpty: Bool { members.isEmpty }
+    public var keys: [String] { members.map(\.key) }
+
+    @inlinable
+    public subscript(key: String) -> JSONValue? {
+        get {
+            for m in members where m.key == key { return m.value }
+            return nil
+        }
+        set {
+            if let i = members.firstIndex(where: { $0.key == key }) {
+                if let newValue { members[i].value = newValue } else { members.remove(at: i) }
+            } else if let newValue {
+                members.append((key, newValue))
+            }
+        }
+    }
+
+    /// Appends a member without checking for an existing key (the caller knows it is new).
+    public mutating func append(_ key: String, _ value: JSONValue) { members.append((key, value)) }
+
+    public func makeIterator() -> IndexingIterator<[(key: String, value: JSONValue)]> { members.makeIterator() }
+
+    /// Objects are equal when they have the same members, in any order.
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        for (k, v) in lhs.members where rhs[k] != v { return false }
+        return true
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        // Order-independent, like equality.
+        var acc = 0
+        for (k, v) in members {
+            var h = Hasher()
+            h.combine(k)
+            h.combine(v)
+            acc ^= h.finalize()
+        }
+        hasher.combine(acc)
+    }
+}
+
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
+    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral, ExpressibleByFloatLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int) { self = .int(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) { self = .object(JSONObject(elements)) }
+    public init(nilLiteral: ()) { self = .null }
+}
+
+extension JSONObject: ExpressibleByDictionaryLiteral {
+    public init(dictionaryLiteral elements: (String, JSONValue)...) { self.init(elements) }
+}

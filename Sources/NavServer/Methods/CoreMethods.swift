@@ -1,0 +1,74 @@
+import JSON
+import RPC
+import UV
+
+/// The version navd reports in `hello`.
+public let navdVersion = "0.1.0"
+
+extension Server {
+    /// `ping`, `hello`, `stats`, `rpc.discover`: methods that need no navigation state.
+    func registerCoreMethods() {
+        methods["ping"] = { call in call.reply.succeed("pong") }
+
+        methods["hello"] = { [unowned self] call in
+            if let name = call.params["client"] {
+                guard case .string(let s) = name else {
+                    call.reply.fail(.invalidParams("\"client\" must be a string naming the client, e.g. \"nav-tui\""))
+                    return
+                }
+                call.connection.clientName = s
+            }
+            if let token = call.params["token"] {
+                guard case .string(let t) = token else {
+                    call.reply.fail(.invalidParams("\"token\" must be a string"))
+                    return
+                }
+                guard let granted = self.policy.tokens[t] else {
+                    call.reply.fail(RPCError(code: -32004, kind: "accessDenied",
+                                             message: "unknown token: no role is granted to it by the policy file"))
+                    return
+                }
+                call.connection.roles.formUnion(granted)
+            }
+            var result: JSONObject = [
+                "server": "navd", "version": .string(navdVersion), "protocol": 1,
+                "roles": .array(call.connection.roles.sorted().map { .string($0) }),
+                "connection": .int(call.connection.id),
+            ]
+            if let p = call.connection.peer {
+                result["peer"] = ["pid": .int(Int(p.pid)), "uid": .int(Int(p.uid)), "gid": .int(Int(p.gid))]
+            }
+            call.reply.succeed(.object(result))
+        }
+
+        methods["stats"] = { [unowned self] call in
+            call.reply.succeed(.object(self.statsObject()))
+        }
+
+        methods["rpc.discover"] = { [unowned self] call in
+            call.reply.succeed(self.openRPCDocument)
+        }
+    }
+
+    func statsObject() -> JSONObject {
+        let uptimeMs = Int((EventLoop.hrtime - startedAt) / 1_000_000)
+        var o: JSONObject = [
+            "connections": .int(connections.count),
+            "connectionsAccepted": .int(stats.connectionsAccepted),
+            "connectionsRefused": .int(stats.connectionsRefused),
+            "requests": .int(stats.requests),
+            "notificationsReceived": .int(stats.notificationsIn),
+            "errors": .int(stats.errors),
+            "notificationsSent": .int(stats.notificationsSent),
+            "commits": .int(stats.commits),
+            "bytesIn": .int(stats.bytesIn),
+            "bytesOut": .int(stats.bytesOut),
+            "slowClientsDropped": .int(stats.slowClientsDropped),
+            "pendingClientRequests": .int(connections.values.reduce(0) { $0 + $1.outboundCount }),
+            "uptime": .double(Double(uptimeMs) / 1000),
+            "memory": ["rss": .int(EventLoop.residentMemory)],
+        ]
+        for (k, v) in extraStats() { o[k] = v }
+        return o
+    }
+}

@@ -1,0 +1,230 @@
+import JSON
+import Logging
+import RPC
+import UV
+
+/// One client connection: its stream, framing state, coalesced output, identity, subscriptions and the
+/// requests navd has sent it. Confined to the loop thread.
+final class Connection {
+    let id: Int
+    weak var server: Server?
+    let stream: PipeStream
+    private var decoder: FrameDecoder
+    /// Output not yet handed to the stream; flushed once per loop iteration.
+    private(set) var output: [UInt8] = []
+    /// The framing of the last message received (used for notifications and requests from navd).
+    var lastFraming: Framing = .newline
+    let peer: PeerCredentials?
+    var clientName: String?
+    /// Roles granted by the policy for this peer's uid and its token (`hello {token}`).
+    var roles: Set<String> = []
+    /// Sessions this connection is subscribed to.
+    var subscriptions: Set<String> = []
+    private(set) var isClosed = false
+    private var readPaused = false
+    private var isDirty = false
+    /// Requests navd sent to this client, by id.
+    private var outbound: [Int: OutboundRequest] = [:]
+    /// Called once when the connection goes away, for cleanup by other parts of the server.
+    var onClose: [(Connection) -> Void] = []
+
+    init(id: Int, server: Server, stream: PipeStream) {
+        self.id = id
+        self.server = server
+        self.stream = stream
+        self.decoder = FrameDecoder(maxMessage: server.config.maxMessage)
+        self.peer = stream.peerCredentials()
+        stream.onDrain = { [weak self] in self?.drained() }
+    }
+
+    func start() {
+        stream.startReading { [weak self] event in
+            guard let self else { return }
+            switch event {
+            case .data(let bytes): self.received(bytes)
+            case .end: self.close(reason: nil)
+            case .error(let e): self.close(reason: "read failed: \(e)")
+            }
+        }
+    }
+
+    private func received(_ bytes: UnsafeRawBufferPointer) {
+        guard let server, !isClosed else { return }
+        server.stats.bytesIn += bytes.count
+        do {
+            try decoder.feed(bytes) { framing, body in
+                guard !self.isClosed else { return }
+                self.lastFraming = framing
+                server.handleMessage(body, framing: framing, from: self)
+            }
+        } catch {
+            let rpcError: RPCError
+            switch error {
+            case .messageTooLarge(let limit):
+                rpcError = .invalidRequest(
+                    "message larger than \(limit) bytes (the --max-message limit); the connection will close",
+                    kind: "messageTooLarge", data: ["limit": .int(limit)])
+            case .badHeader(let why):
+                rpcError = .parseError("malformed Content-Length header: \(why); the connection will close",
+                                       kind: "badHeader")
+            }
+            server.logger.warning("closing connection after a framing error",
+                                  metadata: ["navd.client": "\(id)", "navd.error": "\(rpcError.message)"])
+            var w = JSONWriter()
+            RPCEncoder.error(id: .null, error: rpcError, into: &w)
+            sendFramed(w.bytes, lastFraming)
+            closeAfterFlush()
+        }
+    }
+
+    // MARK: Output
+
+    /// Queues one complete message body with `framing`.
+    func sendFramed(_ body: [UInt8], _ framing: Framing) {
+        guard !isClosed else { return }
+        body.withUnsafeBytes { Framing.append($0, framing, to: &output) }
+        markDirty()
+    }
+
+    /// Queues bytes already framed.
+    func sendRaw(_ framed: UnsafeRawBufferPointer) {
+        guard !isClosed else { return }
+        output.append(contentsOf: framed)
+        markDirty()
+    }
+
+    private func markDirty() {
+        guard let server else { return }
+        if output.count + stream.queuedBytes > server.config.maxOutput {
+            overflow()
+            return
+        }
+        if !isDirty {
+            isDirty = true
+            server.dirty.append(self)
+        }
+    }
+
+    private func overflow() {
+        guard let server else { return }
+        server.stats.slowClientsDropped += 1
+        server.logger.warning(
+            "disconnecting a client that does not read its output",
+            metadata: ["navd.client": "\(id)", "navd.limit": "\(server.config.maxOutput)",
+                       "navd.pending": "\(output.count + stream.queuedBytes)"])
+        output.removeAll()
+        close(reason: "output exceeded --max-output")
+    }
+
+    /// Hands the coalesced output to the stream (one write per loop iteration).
+    func flush() {
+        isDirty = false
+        guard !isClosed, !output.isEmpty, let server else { return }
+        server.stats.bytesOut += output.count
+        output.withUnsafeBytes { stream.write($0) }
+        output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
+        let queued = stream.queuedBytes
+        if queued > server.config.maxOutput {
+            overflow()
+        } else if queued > server.config.readPauseThreshold && !readPaused {
+            readPaused = true
+            stream.pauseReading()
+        }
+    }
+
+    private func drained() {
+        if readPaused && !isClosed {
+            readPaused = false
+            stream.resumeReading()
+        }
+    }
+
+    // MARK: Requests from navd to the client
+
+    /// Sends a request to the client; `completion` runs exactly once: with its reply, or with an error if
+    /// the client answers with one, does not answer in `timeoutMs`, or disconnects.
+    @discardableResult
+    func request(_ method: String, params: JSONValue, timeoutMs: UInt64,
+                 completion: @escaping (Result<JSONValue, RPCError>) -> Void) -> Int {
+        guard let server, !isClosed else {
+            completion(.failure(RPCError(code: -32603, kind: "clientGone", message: "the client is not connected")))
+            return -1
+        }
+        let rid = server.nextOutboundId()
+        let timer = Timer(loop: server.loop)
+        outbound[rid] = OutboundRequest(method: method, completion: completion, timer: timer)
+        timer.start(milliseconds: timeoutMs) { [weak self] in
+            self?.completeOutbound(rid, .failure(RPCError(
+                code: -32603, kind: "timeout",
+                message: "the client did not answer \(method) within \(timeoutMs) ms")))
+        }
+        var w = JSONWriter()
+        RPCEncoder.request(id: .int(rid), method: method, params: params, into: &w)
+        sendFramed(w.bytes, lastFraming)
+        return rid
+    }
+
+    /// Withdraws a request: its completion will not run, and the client is told (`$/cancelRequest`).
+    func cancelRequest(_ rid: Int) {
+        guard let r = outbound.removeValue(forKey: rid) else { return }
+        r.timer.close()
+        var w = JSONWriter()
+        RPCEncoder.notification(method: "$/cancelRequest", params: ["id": .int(rid)], into: &w)
+        sendFramed(w.bytes, lastFraming)
+    }
+
+    var outboundCount: Int { outbound.count }
+
+    func receivedResponse(_ response: RPCResponse) {
+        guard let rid = response.id.intValue, outbound[rid] != nil else {
+            server?.logger.debug("reply to an unknown request id", metadata: ["navd.client": "\(id)"])
+            return
+        }
+        completeOutbound(rid, response.result)
+    }
+
+    private func completeOutbound(_ rid: Int, _ result: Result<JSONValue, RPCError>) {
+        guard let r = outbound.removeValue(forKey: rid) else { return }
+        r.timer.close()
+        r.completion(result)
+    }
+
+    // MARK: Closing
+
+    /// Flushes what is queued, then closes.
+    func closeAfterFlush() {
+        guard !isClosed else { return }
+        flush()
+        finishClose()
+        stream.shutdownAndClose()
+    }
+
+    /// Closes at once (queued output is dropped).
+    func close(reason: String?) {
+        guard !isClosed else { return }
+        if let reason { server?.logger.info("connection closed", metadata: ["navd.client": "\(id)", "navd.reason": "\(reason)"]) }
+        finishClose()
+        stream.close()
+    }
+
+    private func finishClose() {
+        isClosed = true
+        let pending = outbound
+        outbound = [:]
+        for (_, r) in pending {
+            r.timer.close()
+            r.completion(.failure(RPCError(code: -32603, kind: "clientGone",
+                                           message: "the client disconnected before answering \(r.method)")))
+        }
+        let hooks = onClose
+        onClose = []
+        for h in hooks { h(self) }
+        server?.connectionClosed(self)
+    }
+}
+
+struct OutboundRequest {
+    let method: String
+    let completion: (Result<JSONValue, RPCError>) -> Void
+    let timer: Timer
+}

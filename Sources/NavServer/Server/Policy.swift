@@ -1,0 +1,60 @@
+import JSON
+import Yams
+
+/// Who holds which roles (SPEC section 8): per peer uid and per token given in `hello`.
+/// A client's roles are the union of its uid's and its token's; without a policy nobody holds a role.
+public struct Policy: Sendable, Equatable {
+    public var uids: [UInt32: Set<String>] = [:]
+    public var tokens: [String: Set<String>] = [:]
+
+    public init(uids: [UInt32: Set<String>] = [:], tokens: [String: Set<String>] = [:]) {
+        self.uids = uids
+        self.tokens = tokens
+    }
+
+    /// Parses a policy file's text (YAML or JSON): `{uids: {"1000": [customer]}, tokens: {"s3cret": [auditor]}}`.
+    public static func parse(_ text: String, file: String = "policy") throws -> Policy {
+        let root: Any?
+        do {
+            root = try Yams.load(yaml: text)
+        } catch {
+            throw PolicyError(message: "\(file): not valid YAML or JSON: \(error)")
+        }
+        guard let top = root as? [String: Any] else {
+            throw PolicyError(message: "\(file): expected a mapping with 'uids' and/or 'tokens'")
+        }
+        var p = Policy()
+        for key in top.keys where key != "uids" && key != "tokens" {
+            throw PolicyError(message: "\(file): unknown key '\(key)'; expected 'uids' or 'tokens'")
+        }
+        func roles(_ v: Any, _ what: String) throws -> Set<String> {
+            if let list = v as? [Any] {
+                return Set(try list.map { r in
+                    guard let s = r as? String else { throw PolicyError(message: "\(file): roles of \(what) must be strings") }
+                    return s
+                })
+            }
+            if let s = v as? String { return [s] }
+            throw PolicyError(message: "\(file): roles of \(what) must be a list of strings, like [customer]")
+        }
+        if let uids = top["uids"] {
+            guard let m = uids as? [AnyHashable: Any] else { throw PolicyError(message: "\(file): 'uids' must map uid to roles") }
+            for (k, v) in m {
+                guard let uid = UInt32("\(k)") else {
+                    throw PolicyError(message: "\(file): '\(k)' under 'uids' is not a numeric uid")
+                }
+                p.uids[uid] = try roles(v, "uid \(uid)")
+            }
+        }
+        if let tokens = top["tokens"] {
+            guard let m = tokens as? [AnyHashable: Any] else { throw PolicyError(message: "\(file): 'tokens' must map token to roles") }
+            for (k, v) in m { p.tokens["\(k)"] = try roles(v, "a token") }
+        }
+        return p
+    }
+}
+
+public struct PolicyError: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}

@@ -1,0 +1,291 @@
+import JSON
+import Logging
+import RPC
+import UV
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why navd could not start.
+public struct StartupError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// The daemon: the listening socket, the connections, the method table and the shutdown sequence.
+/// Everything runs on one libuv loop, on the thread that calls ``run()``.
+public final class Server {
+    let config: ServerConfiguration
+    let logger: Logger
+    let loop: EventLoop
+    private var listener: PipeListener?
+    private var signals: [Signal] = []
+    private var flusher: Check?
+    private(set) var connections: [Int: Connection] = [:]
+    private var nextConnectionId = 1
+    private var outboundCounter = 0
+    /// Connections with output queued in this iteration.
+    var dirty: [Connection] = []
+    var stats = Stats()
+    let startedAt = EventLoop.hrtime
+    let parser: JSONParser
+    /// Method name → handler.
+    var methods: [String: (Call) -> Void] = [:]
+    private(set) var isShuttingDown = false
+    /// Runs when SIGHUP arrives.
+    var onHangup: (() -> Void)?
+    /// Roles per uid and per token.
+    public var policy = Policy()
+    /// More counters for `stats`, from the components that own them.
+    var extraStats: () -> JSONObject = { [:] }
+    /// The OpenRPC document returned by `rpc.discover`, embedded in the binary.
+    lazy var openRPCDocument: JSONValue = (try? JSONParser(maxDepth: 256).parse(EmbeddedProtocol.openRPC)) ?? .null
+
+    public init(config: ServerConfiguration, logger: Logger, loop: EventLoop = EventLoop()) {
+        self.config = config
+        self.logger = logger
+        self.loop = loop
+        self.parser = JSONParser(maxDepth: config.maxDepth)
+        registerCoreMethods()
+    }
+
+    // MARK: Lifecycle
+
+    /// Binds the socket (refusing a live one, replacing a stale one), installs signal handlers.
+    public func start() throws {
+        let path = config.socketPath
+        if access(path, F_OK) == 0 {
+            if socketAnswers(path) {
+                throw StartupError(description: "another navd is already serving \(path); stop it first or choose another path with --socket")
+            }
+            logger.info("replacing stale socket file", metadata: ["navd.socket": "\(path)"])
+            unlink(path)
+        }
+        let l = PipeListener(loop: loop)
+        do {
+            try l.bind(path: path, mode: 0o600)
+            try l.listen { [weak self] listener in self?.accept(listener) }
+        } catch {
+            l.close()
+            throw StartupError(description: "cannot listen on \(path): \(error.message)")
+        }
+        listener = l
+        let f = Check(loop: loop)
+        f.start { [weak self] in self?.flushAll() }
+        flusher = f
+        for sig in [SIGTERM, SIGINT, SIGHUP] {
+            let s = Signal(loop: loop)
+            s.start(signal: sig) { [weak self] signum in
+                guard let self else { return }
+                if signum == SIGHUP {
+                    self.onHangup?()
+                } else {
+                    self.logger.info("signal received, shutting down", metadata: ["navd.signal": "\(signum)"])
+                    self.shutdown()
+                }
+            }
+            signals.append(s)
+        }
+    }
+
+    /// Runs the loop until shutdown completes. Returns whether every handle was released.
+    @discardableResult
+    public func run() -> Bool {
+        loop.run()
+        return loop.close()
+    }
+
+    /// Tries to connect to an existing socket file, running the loop until the attempt resolves.
+    private func socketAnswers(_ path: String) -> Bool {
+        var answered = false
+        var done = false
+        let probe = PipeStream.connect(loop: loop, path: path) { s, err in
+            answered = (err == nil)
+            done = true
+            s.close()
+        }
+        _ = probe
+        while !done { loop.runOnce(wait: true) }
+        loop.runOnce(wait: false)
+        return answered
+    }
+
+    /// Stops accepting, flushes replies, closes every connection and removes the socket file.
+    public func shutdown() {
+        guard !isShuttingDown else { return }
+        isShuttingDown = true
+        listener?.close()
+        listener = nil
+        unlink(config.socketPath)
+        flushAll()
+        for c in Array(connections.values) { c.closeAfterFlush() }
+        for s in signals { s.close() }
+        signals = []
+        // Clients that never read must not hold the exit back.
+        let deadline = Timer(loop: loop)
+        deadline.unref()
+        deadline.start(milliseconds: 500) { [weak self] in
+            guard let self else { return }
+            for c in Array(self.connections.values) { c.close(reason: "shutdown") }
+        }
+        shutdownDeadline = deadline
+        onShutdown?()
+        if connections.isEmpty { finishShutdown() }
+    }
+
+    /// Runs once at the beginning of shutdown (other components close their handles).
+    var onShutdown: (() -> Void)?
+
+    private var shutdownDeadline: Timer?
+
+    private func finishShutdown() {
+        shutdownDeadline?.close()
+        shutdownDeadline = nil
+        flusher?.close()
+        flusher = nil
+        loop.stop()
+    }
+
+    // MARK: Connections
+
+    private func accept(_ listener: PipeListener) {
+        guard let stream = try? listener.accept() else { return }
+        if connections.count >= config.maxConnections {
+            stats.connectionsRefused += 1
+            logger.warning("refusing a connection: --max-connections reached",
+                           metadata: ["navd.limit": "\(config.maxConnections)"])
+            var w = JSONWriter()
+            RPCEncoder.error(id: .null, error: RPCError(
+                code: -32600, kind: "tooManyConnections",
+                message: "navd already serves \(config.maxConnections) connections (the --max-connections limit); try again later"),
+                into: &w)
+            w.raw(UInt8(ascii: "\n"))
+            stream.write(w.bytes)
+            stream.shutdownAndClose()
+            return
+        }
+        let c = Connection(id: nextConnectionId, server: self, stream: stream)
+        nextConnectionId += 1
+        if let uid = c.peer?.uid, let granted = policy.uids[uid] { c.roles = granted }
+        connections[c.id] = c
+        stats.connectionsAccepted += 1
+        c.start()
+    }
+
+    func connectionClosed(_ c: Connection) {
+        connections[c.id] = nil
+        if isShuttingDown && connections.isEmpty { finishShutdown() }
+    }
+
+    func nextOutboundId() -> Int {
+        outboundCounter += 1
+        return outboundCounter
+    }
+
+    private func flushAll() {
+        guard !dirty.isEmpty else { return }
+        let batch = dirty
+        dirty.removeAll(keepingCapacity: true)
+        for c in batch { c.flush() }
+    }
+
+    // MARK: Messages
+
+    func handleMessage(_ body: UnsafeRawBufferPointer, framing: Framing, from c: Connection) {
+        let value: JSONValue
+        do {
+            value = try parser.parse(body)
+        } catch {
+            let e: RPCError
+            switch error.kind {
+            case .empty: e = .parseError("empty message: send one JSON-RPC object or batch per line", kind: "emptyMessage")
+            case .invalidUTF8: e = .parseError("the message is not valid UTF-8", kind: "invalidUTF8")
+            case .tooDeep:
+                e = .invalidRequest("JSON nested deeper than \(config.maxDepth) levels (the limit)", kind: "tooDeep",
+                                    data: ["limit": .int(config.maxDepth)])
+            case .syntax: e = .parseError("invalid JSON: \(error.detail)")
+            }
+            stats.errors += 1
+            var w = JSONWriter()
+            RPCEncoder.error(id: .null, error: e, into: &w)
+            c.sendFramed(w.bytes, framing)
+            return
+        }
+        if case .array(let items) = value {
+            handleBatch(items, framing: framing, from: c)
+            return
+        }
+        switch RPCMessage.decode(value) {
+        case .success(.request(let r)):
+            dispatch(r, reply: Reply(connection: c, id: r.id, framing: framing, batch: nil, slot: 0))
+        case .success(.response(let r)):
+            c.receivedResponse(r)
+        case .failure(let f):
+            Reply(connection: c, id: f.id, framing: framing, batch: nil, slot: 0).fail(f.error)
+        }
+    }
+
+    private func handleBatch(_ items: [JSONValue], framing: Framing, from c: Connection) {
+        guard !items.isEmpty else {
+            Reply(connection: c, id: .null, framing: framing, batch: nil, slot: 0)
+                .fail(.invalidRequest("empty batch: a batch must hold at least one request", kind: "emptyBatch"))
+            return
+        }
+        let decoded = items.map(RPCMessage.decode)
+        let batch = BatchCollector(connection: c, framing: framing, count: items.count)
+        for d in decoded {
+            switch d {
+            case .success(.request(let r)) where r.id != nil: batch.outstanding += 1
+            case .failure: batch.outstanding += 1
+            default: break
+            }
+        }
+        batch.outstanding += 1  // held until every item is dispatched
+        for (i, d) in decoded.enumerated() {
+            switch d {
+            case .success(.request(let r)):
+                dispatch(r, reply: Reply(connection: c, id: r.id, framing: framing, batch: r.id == nil ? nil : batch, slot: i))
+            case .success(.response(let r)):
+                c.receivedResponse(r)
+            case .failure(let f):
+                Reply(connection: c, id: f.id, framing: framing, batch: batch, slot: i).fail(f.error)
+            }
+        }
+        batch.outstanding -= 1
+        batch.finishIfDone()
+    }
+
+    private func dispatch(_ request: RPCRequest, reply: Reply) {
+        if request.id == nil { stats.notificationsIn += 1 } else { stats.requests += 1 }
+        guard let handler = methods[request.method] else {
+            reply.fail(.methodNotFound(request.method))
+            return
+        }
+        let params: JSONObject
+        switch request.params {
+        case nil: params = [:]
+        case .object(let o)?: params = o
+        case .array(let a)? where a.isEmpty: params = [:]
+        default:
+            reply.fail(.invalidParams("navd's methods take named parameters: \"params\" must be an object"))
+            return
+        }
+        handler(Call(connection: reply.connection, method: request.method, params: params, reply: reply))
+    }
+
+    // MARK: Broadcast
+
+    /// Sends one notification to `targets`, encoding it once per framing in use.
+    func broadcast(method: String, params: JSONValue, to targets: some Sequence<Connection>) {
+        var body = JSONWriter(capacity: 256)
+        RPCEncoder.notification(method: method, params: params, into: &body)
+        var framed: [Framing: [UInt8]] = [:]
+        for c in targets where !c.isClosed {
+            let f = c.lastFraming
+            if framed[f] == nil { framed[f] = Framing.frame(body.bytes, f) }
+            framed[f]!.withUnsafeBytes { c.sendRaw($0) }
+            stats.notificationsSent += 1
+        }
+    }
+}
+

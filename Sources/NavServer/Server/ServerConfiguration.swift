@@ -1,0 +1,36 @@
+import Logging
+
+/// Every limit and setting of a running navd, with its default and the reason for it.
+public struct ServerConfiguration: Sendable {
+    /// Path of the listening Unix socket (created 0600).
+    public var socketPath: String
+    /// Connections beyond this are answered with an error and closed, so a runaway client cannot exhaust
+    /// descriptors. Default 10,000.
+    public var maxConnections: Int = 10_000
+    /// A client whose unsent output exceeds this many bytes is disconnected (it is not reading); others
+    /// never notice. Default 8 MiB, as sway's and Redis's pub/sub limits.
+    public var maxOutput: Int = 8 * 1024 * 1024
+    /// The largest message accepted, in bytes. Larger ones get `messageTooLarge` and the connection
+    /// closes, since the stream cannot be resynchronised. Default 1 MiB.
+    public var maxMessage: Int = 1024 * 1024
+    /// The deepest JSON nesting accepted. Default 64: no navd message needs more, and it bounds the stack.
+    public var maxDepth: Int = 64
+    /// While this many bytes of output wait for a client, navd stops reading its requests
+    /// (back-pressure), so a client that pipelines without reading cannot grow navd's memory.
+    public var readPauseThreshold: Int = 1024 * 1024
+    /// How long a request from navd to a client (`precondition.evaluate`) may wait for its reply.
+    public var clientRequestTimeoutMs: UInt64 = 10_000
+    public var logLevel: Logger.Level = .info
+
+    public init(socketPath: String) { self.socketPath = socketPath }
+
+    /// The default socket path: `$XDG_RUNTIME_DIR/navd.sock`, else `/tmp/navd-<uid>.sock`.
+    public static func defaultSocketPath(environment: [String: String]) -> String {
+        if let dir = environment["XDG_RUNTIME_DIR"], !dir.isEmpty { return dir + "/navd.sock" }
+        return "/tmp/navd-\(getuid()).sock"
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

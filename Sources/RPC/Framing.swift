@@ -1,0 +1,185 @@
+/// How one message is delimited on the stream.
+public enum Framing: Sendable, Equatable {
+    /// One JSON text per line, `\n`-terminated (`\r\n` accepted). The default.
+    case newline
+    /// `Content-Length: N\r\n\r\n` then N bytes, as in the Language Server Protocol.
+    case contentLength
+
+    /// Appends a framed `body` to `out`.
+    public static func append(_ body: UnsafeRawBufferPointer, _ framing: Framing, to out: inout [UInt8]) {
+        switch framing {
+        case .newline:
+            out.append(contentsOf: body)
+            out.append(UInt8(ascii: "\n"))
+        case .contentLength:
+            out.append(contentsOf: "Content-Length: \(body.count)\r\n\r\n".utf8)
+            out.append(contentsOf: body)
+        }
+    }
+
+    public static func frame(_ body: [UInt8], _ framing: Framing) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(body.count + 32)
+        body.withUnsafeBytes { append($0, framing, to: &out) }
+        return out
+    }
+}
+
+/// A stream-level error: the byte stream cannot be read further as messages.
+public enum FramingError: Error, Sendable, Equatable {
+    /// A message (or a line still without its end) is larger than the limit.
+    case messageTooLarge(limit: Int)
+    /// The `Content-Length` header block is malformed.
+    case badHeader(String)
+}
+
+/// Splits a byte stream into messages, detecting the framing of each message by its first byte:
+/// `C`/`c` starts a header block (`Content-Length`), anything else a line. Handles messages split
+/// across reads and many messages in one read; bytes are copied only when a message spans reads.
+public struct FrameDecoder {
+    public let maxMessage: Int
+    public let maxHeader = 8 * 1024
+    private var pending: [UInt8] = []
+    /// Set after a framing error: the stream cannot be resynchronised.
+    public private(set) var failed = false
+
+    public init(maxMessage: Int) { self.maxMessage = maxMessage }
+
+    /// Whether bytes of an unfinished message are buffered.
+    public var hasPartialMessage: Bool { !pending.isEmpty }
+
+    /// Feeds `input`; calls `onMessage` for each complete message body, in order. Throws on a framing
+    /// error (after delivering the messages that preceded it).
+    public mutating func feed(_ input: UnsafeRawBufferPointer,
+                              _ onMessage: (Framing, UnsafeRawBufferPointer) -> Void) throws(FramingError) {
+        guard !failed else { return }
+        if pending.isEmpty {
+            let used = try Self.scan(input, maxMessage: maxMessage, maxHeader: maxHeader, failed: &failed, onMessage)
+            if used < input.count {
+                pending.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[used...]))
+            }
+        } else {
+            pending.append(contentsOf: input)
+            var local = pending
+            pending = []
+            var failedNow = false
+            let limits = (maxMessage, maxHeader)
+            let r: Result<Int, FramingError> = local.withUnsafeBytes { buf in
+                do throws(FramingError) {
+                    return .success(try Self.scan(buf, maxMessage: limits.0, maxHeader: limits.1, failed: &failedNow, onMessage))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            failed = failedNow
+            let used = try r.get()
+            if used < local.count {
+                local.removeFirst(used)
+                pending = local
+            }
+        }
+    }
+
+    /// Scans complete messages from `buf`; returns how many bytes were consumed.
+    private static func scan(_ buf: UnsafeRawBufferPointer, maxMessage: Int, maxHeader: Int, failed: inout Bool,
+                             _ onMessage: (Framing, UnsafeRawBufferPointer) -> Void) throws(FramingError) -> Int {
+        var pos = 0
+        let n = buf.count
+        while pos < n {
+            let first = buf[pos]
+            if first == UInt8(ascii: "C") || first == UInt8(ascii: "c") {
+                // Header block: find the blank line.
+                guard let end = findHeaderEnd(buf, from: pos) else {
+                    if n - pos > maxHeader {
+                        failed = true
+                        throw .badHeader("header block longer than \(maxHeader) bytes without an empty line")
+                    }
+                    return pos
+                }
+                let length: Int
+                do throws(FramingError) {
+                    length = try parseContentLength(UnsafeRawBufferPointer(rebasing: buf[pos..<end]))
+                } catch {
+                    failed = true
+                    throw error
+                }
+                if length > maxMessage {
+                    failed = true
+                    throw .messageTooLarge(limit: maxMessage)
+                }
+                let bodyStart = end + 4
+                if n - bodyStart < length { return pos }
+                onMessage(.contentLength, UnsafeRawBufferPointer(rebasing: buf[bodyStart..<(bodyStart + length)]))
+                pos = bodyStart + length
+            } else {
+                guard let nl = findNewline(buf, from: pos) else {
+                    if n - pos > maxMessage {
+                        failed = true
+                        throw .messageTooLarge(limit: maxMessage)
+                    }
+                    return pos
+                }
+                var end = nl
+                if end > pos && buf[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+                if end - pos > maxMessage {
+                    failed = true
+                    throw .messageTooLarge(limit: maxMessage)
+                }
+                onMessage(.newline, UnsafeRawBufferPointer(rebasing: buf[pos..<end]))
+                pos = nl + 1
+            }
+        }
+        return pos
+    }
+
+    @inline(__always)
+    private static func findNewline(_ buf: UnsafeRawBufferPointer, from: Int) -> Int? {
+        guard let base = buf.baseAddress, from < buf.count else { return nil }
+        guard let p = memchr(base + from, 0x0A, buf.count - from) else { return nil }
+        return UnsafeRawPointer(p) - base
+    }
+
+    private static func findHeaderEnd(_ buf: UnsafeRawBufferPointer, from: Int) -> Int? {
+        var i = from
+        while i + 3 < buf.count {
+            if buf[i] == 0x0D && buf[i + 1] == 0x0A && buf[i + 2] == 0x0D && buf[i + 3] == 0x0A { return i }
+            i += 1
+        }
+        return nil
+    }
+
+    private static func parseContentLength(_ header: UnsafeRawBufferPointer) throws(FramingError) -> Int {
+        let text = String(decoding: header, as: UTF8.self)
+        var length: Int? = nil
+        for line in text.split(separator: "\r\n", omittingEmptySubsequences: true) {
+            guard let colon = line.firstIndex(of: ":") else {
+                throw .badHeader("header line '\(line.prefix(60))' has no ':'; expected 'Content-Length: N'")
+            }
+            let name = line[..<colon].trimmingSpaces.lowercased()
+            let value = line[line.index(after: colon)...].trimmingSpaces
+            if name == "content-length" {
+                guard let v = Int(value), v >= 0 else {
+                    throw .badHeader("Content-Length '\(value.prefix(40))' is not a non-negative integer")
+                }
+                length = v
+            }
+        }
+        guard let length else { throw .badHeader("header block has no Content-Length") }
+        return length
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension Substring {
+    fileprivate var trimmingSpaces: String {
+        var s = self
+        while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
+        while let l = s.last, l == " " || l == "\t" { s.removeLast() }
+        return String(s)
+    }
+}

@@ -1,0 +1,53 @@
+import JSON
+
+/// A JSON-RPC error object. Every error navd sends carries `data.kind`, a stable machine-readable name,
+/// and a message that says what was wrong and what would be right.
+public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var code: Int
+    public var message: String
+    public var data: JSONObject
+
+    public init(code: Int, kind: String, message: String, data: JSONObject = [:]) {
+        self.code = code
+        self.message = message
+        var d = JSONObject(uniqueMembers: [(key: "kind", value: .string(kind))])
+        for (k, v) in data where k != "kind" { d.append(k, v) }
+        self.data = d
+    }
+
+    /// Decodes an error object received from a peer.
+    public init?(json: JSONValue) {
+        guard let code = json["code"]?.intValue, let message = json["message"]?.stringValue else { return nil }
+        self.code = code
+        self.message = message
+        self.data = json["data"]?.objectValue ?? [:]
+    }
+
+    public var kind: String { data["kind"]?.stringValue ?? "" }
+
+    public var json: JSONValue {
+        .object(JSONObject(uniqueMembers: [("code", .int(code)), ("message", .string(message)), ("data", .object(data))]))
+    }
+
+    public var description: String { "\(kind) (\(code)): \(message)" }
+
+    // MARK: The standard JSON-RPC 2.0 errors
+
+    public static func parseError(_ message: String, kind: String = "parseError") -> RPCError {
+        RPCError(code: -32700, kind: kind, message: message)
+    }
+    public static func invalidRequest(_ message: String, kind: String = "invalidRequest", data: JSONObject = [:]) -> RPCError {
+        RPCError(code: -32600, kind: kind, message: message, data: data)
+    }
+    public static func methodNotFound(_ method: String) -> RPCError {
+        RPCError(code: -32601, kind: "methodNotFound",
+                 message: "unknown method '\(method)'; call rpc.discover for the list of methods",
+                 data: ["method": .string(method)])
+    }
+    public static func invalidParams(_ message: String, data: JSONObject = [:]) -> RPCError {
+        RPCError(code: -32602, kind: "invalidParams", message: message, data: data)
+    }
+    public static func internalError(_ message: String) -> RPCError {
+        RPCError(code: -32603, kind: "internalError", message: message)
+    }
+}

@@ -1,0 +1,48 @@
+import CLibUV
+
+/// One libuv loop. All handles made from it belong to the thread that runs it; nothing here is
+/// thread-safe, by design: navd is single-threaded and callback-driven, like Redis.
+public final class EventLoop {
+    let raw: UnsafeMutablePointer<uv_loop_t>
+    /// One read buffer shared by every stream: reads are consumed synchronously in their callback.
+    let readBufferSize = 64 * 1024
+    let readBuffer: UnsafeMutablePointer<CChar>
+
+    public init() {
+        raw = .allocate(capacity: 1)
+        readBuffer = .allocate(capacity: readBufferSize)
+        uv_loop_init(raw)
+        navuv_ignore_sigpipe()
+    }
+
+    deinit {
+        raw.deallocate()
+        readBuffer.deallocate()
+    }
+
+    /// Runs until no active handle is left or ``stop()`` is called.
+    public func run() { uv_run(raw, UV_RUN_DEFAULT) }
+
+    /// Runs one iteration without blocking (used while shutting down).
+    public func runOnce(wait: Bool) { uv_run(raw, wait ? UV_RUN_ONCE : UV_RUN_NOWAIT) }
+
+    /// Makes ``run()`` return after the current iteration.
+    public func stop() { uv_stop(raw) }
+
+    /// Closes the loop; returns false when handles are still open (a leak).
+    @discardableResult
+    public func close() -> Bool { uv_loop_close(raw) == 0 }
+
+    /// The loop's cached time in milliseconds.
+    public var now: UInt64 { uv_now(raw) }
+
+    /// A monotonic clock in nanoseconds.
+    public static var hrtime: UInt64 { uv_hrtime() }
+
+    /// Resident set size of this process in bytes.
+    public static var residentMemory: Int {
+        var rss = 0
+        uv_resident_set_memory(&rss)
+        return rss
+    }
+}

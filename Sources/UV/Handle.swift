@@ -1,0 +1,53 @@
+import CLibUV
+
+/// Base of every libuv handle wrapper. The wrapper keeps itself alive (a retained reference in
+/// `handle->data`) from `init` until libuv's close callback, so a handle is closed exactly once and its
+/// memory freed exactly once, whoever drops the last Swift reference.
+public class Handle {
+    let handle: UnsafeMutablePointer<uv_handle_t>
+    private let size: Int
+    public private(set) var isClosing = false
+    private var onClose: (() -> Void)?
+
+    init(size: Int) {
+        self.size = size
+        let mem = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+        mem.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+        handle = mem.assumingMemoryBound(to: uv_handle_t.self)
+    }
+
+    /// Call once the uv_*_init succeeded: from then on libuv owns a reference until close.
+    func retainForLoop() {
+        handle.pointee.data = Unmanaged.passRetained(self).toOpaque()
+    }
+
+    /// Closes the handle (idempotent). `then` runs when libuv has released it.
+    public func close(then: (() -> Void)? = nil) {
+        guard !isClosing else { return }
+        isClosing = true
+        onClose = then
+        uv_close(handle) { h in
+            let me = Unmanaged<Handle>.fromOpaque(h!.pointee.data).takeRetainedValue()
+            me.handle.pointee.data = nil
+            me.didClose()
+            let cb = me.onClose
+            me.onClose = nil
+            cb?()
+        }
+    }
+
+    /// Subclasses release what they hold when libuv is done with the handle.
+    func didClose() {}
+
+    /// Whether the handle keeps the loop alive.
+    public func unref() { uv_unref(handle) }
+
+    deinit {
+        UnsafeMutableRawPointer(handle).deallocate()
+    }
+
+    @inline(__always)
+    static func from<T: Handle>(_ p: UnsafeMutableRawPointer?, as: T.Type) -> T {
+        Unmanaged<T>.fromOpaque(p!).takeUnretainedValue()
+    }
+}

@@ -1,0 +1,86 @@
+import CLibUV
+
+/// A libuv timer.
+public final class Timer: Handle {
+    private var callback: (() -> Void)?
+
+    public init(loop: EventLoop) {
+        super.init(size: MemoryLayout<uv_timer_t>.size)
+        uv_timer_init(loop.raw, ptr)
+        retainForLoop()
+    }
+
+    private var ptr: UnsafeMutablePointer<uv_timer_t> { UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_timer_t.self) }
+
+    /// Fires `callback` after `milliseconds`, then every `repeat` milliseconds if non-zero.
+    public func start(milliseconds: UInt64, repeat rep: UInt64 = 0, _ callback: @escaping () -> Void) {
+        guard !isClosing else { return }
+        self.callback = callback
+        uv_timer_start(ptr, { t in
+            let me = Handle.from(t!.pointee.data, as: Timer.self)
+            me.callback?()
+        }, milliseconds, rep)
+    }
+
+    public func stop() { if !isClosing { uv_timer_stop(ptr) } }
+
+    override func didClose() { callback = nil }
+}
+
+/// A libuv check handle: runs its callback once per loop iteration, right after I/O was polled.
+/// navd uses it to flush every connection's coalesced output once per iteration.
+public final class Check: Handle {
+    private var callback: (() -> Void)?
+
+    public init(loop: EventLoop) {
+        super.init(size: MemoryLayout<uv_check_t>.size)
+        uv_check_init(loop.raw, ptr)
+        retainForLoop()
+    }
+
+    private var ptr: UnsafeMutablePointer<uv_check_t> { UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_check_t.self) }
+
+    public func start(_ callback: @escaping () -> Void) {
+        self.callback = callback
+        uv_check_start(ptr) { c in
+            Handle.from(c!.pointee.data, as: Check.self).callback?()
+        }
+    }
+
+    public func stop() { if !isClosing { uv_check_stop(ptr) } }
+    override func didClose() { callback = nil }
+}
+
+/// A libuv idle handle: while started, the loop polls without blocking.
+public final class Idle: Handle {
+    public init(loop: EventLoop) {
+        super.init(size: MemoryLayout<uv_idle_t>.size)
+        uv_idle_init(loop.raw, ptr)
+        retainForLoop()
+    }
+    private var ptr: UnsafeMutablePointer<uv_idle_t> { UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_idle_t.self) }
+    public func start() { uv_idle_start(ptr) { _ in } }
+    public func stop() { if !isClosing { uv_idle_stop(ptr) } }
+}
+
+/// A libuv signal watcher.
+public final class Signal: Handle {
+    private var callback: ((Int32) -> Void)?
+
+    public init(loop: EventLoop) {
+        super.init(size: MemoryLayout<uv_signal_t>.size)
+        uv_signal_init(loop.raw, ptr)
+        retainForLoop()
+    }
+
+    private var ptr: UnsafeMutablePointer<uv_signal_t> { UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_signal_t.self) }
+
+    public func start(signal: Int32, _ callback: @escaping (Int32) -> Void) {
+        self.callback = callback
+        uv_signal_start(ptr, { s, signum in
+            Handle.from(s!.pointee.data, as: Signal.self).callback?(signum)
+        }, signal)
+    }
+
+    override func didClose() { callback = nil }
+}

@@ -1,0 +1,94 @@
+import ArgumentParser
+import Foundation
+import Logging
+import NavServer
+
+@main
+struct Navd: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "navd",
+        abstract: "The navigation daemon: one authoritative coordinator tree per session, served over a Unix socket.",
+        discussion: """
+            Clients speak JSON-RPC 2.0, one JSON object per line (or LSP-style Content-Length framing):
+              echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | socat - UNIX-CONNECT:$SOCK
+            See Protocol/PROTOCOL.md for the methods, notifications and errors.
+            """,
+        subcommands: [Serve.self],
+        defaultSubcommand: Serve.self
+    )
+}
+
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the daemon in the foreground (the default subcommand).")
+
+    @Option(help: "Socket path (default: $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>.sock).")
+    var socket: String?
+
+    @Option(help: "Directory of navigation graph module files (default: the embedded example app).")
+    var graph: String?
+
+    @Option(help: "Policy file (YAML or JSON) granting roles per uid and per token.")
+    var policy: String?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
+
+    @Option(help: "Most simultaneous connections; more are refused with an error.")
+    var maxConnections: Int = 10_000
+
+    @Option(help: "Bytes of unsent output after which a client that is not reading is disconnected.")
+    var maxOutput: Int = 8 * 1024 * 1024
+
+    @Option(help: "Largest message accepted, in bytes.")
+    var maxMessage: Int = 1024 * 1024
+
+    @Option(help: "Deepest JSON nesting accepted.")
+    var maxDepth: Int = 64
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("unknown log level '\(logLevel)'; use trace, debug, info, notice, warning, error or critical")
+        }
+        guard maxConnections > 0 else { throw ValidationError("--max-connections must be at least 1") }
+        guard maxOutput >= 1024 else { throw ValidationError("--max-output must be at least 1024 bytes") }
+        guard maxMessage >= 64 else { throw ValidationError("--max-message must be at least 64 bytes") }
+        guard (1...10_000).contains(maxDepth) else { throw ValidationError("--max-depth must be between 1 and 10000") }
+    }
+
+    func run() throws {
+        let level = Logger.Level(rawValue: logLevel)!
+        LoggingSystem.bootstrap { label in
+            var h = StreamLogHandler.standardError(label: label)
+            h.logLevel = level
+            return h
+        }
+        let logger = Logger(label: "navd")
+        var config = ServerConfiguration(
+            socketPath: socket ?? ServerConfiguration.defaultSocketPath(environment: ProcessInfo.processInfo.environment))
+        config.maxConnections = maxConnections
+        config.maxOutput = maxOutput
+        config.maxMessage = maxMessage
+        config.maxDepth = maxDepth
+        config.logLevel = level
+
+        let server = Server(config: config, logger: logger)
+        if let policy {
+            do {
+                server.policy = try Policy.parse(String(contentsOfFile: policy, encoding: .utf8), file: policy)
+            } catch {
+                FileHandle.standardError.write(Data("navd: cannot load policy: \(error)\n".utf8))
+                throw ExitCode(1)
+            }
+        }
+        do {
+            try server.start()
+        } catch {
+            FileHandle.standardError.write(Data("navd: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+        logger.info("navd listening", metadata: ["navd.socket": "\(config.socketPath)", "navd.version": "\(navdVersion)"])
+        let clean = server.run()
+        logger.info("navd stopped", metadata: ["navd.handlesReleased": "\(clean)"])
+    }
+}
