@@ -55,6 +55,7 @@ let package = Package(
         ),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "RPCTests", dependencies: ["RPC", "JSON"]),
+        .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "NavTesting"]),
         .testTarget(name: "EndToEndTests", dependencies: ["JSON", "NavTesting"]),
         .target(name: "NavTesting", dependencies: ["JSON"], path: "Tests/NavTesting"),
     ]

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <signal.h>
+#include <pthread.h>
 #ifndef SO_PEERCRED
 #define SO_PEERCRED 17
 #endif
@@ -19,4 +20,13 @@ static inline int navuv_peercred(int fd, int *pid, int *uid, int *gid) {
 }
 
 static inline void navuv_ignore_sigpipe(void) { signal(SIGPIPE, SIG_IGN); }
+
+/// Unblocks every signal on the calling thread. A process started by a thread that blocks
+/// signals (test runners, some supervisors) inherits that mask, and libuv's signal handles
+/// would then never fire.
+static inline void navuv_unblock_signals(void) {
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_UNBLOCK, &all, NULL);
+}
 #endif

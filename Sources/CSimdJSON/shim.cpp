@@ -93,8 +93,7 @@ extern "C" int navjson_parse(navjson_parser *p, const char *data, size_t len, ui
     if (p->padded.size() < len + SIMDJSON_PADDING) p->padded.resize(len + SIMDJSON_PADDING);
     std::memcpy(p->padded.data(), data, len);
     std::memset(p->padded.data() + len, 0, SIMDJSON_PADDING);
-    // simdjson counts the document itself as one level.
-    uint32_t wanted = max_depth + 1;
+    uint32_t wanted = max_depth;
     if (p->configured_depth != wanted || p->parser.capacity() < len) {
         size_t cap = len < 4096 ? 4096 : len;
         if (p->parser.allocate(cap, wanted) != SUCCESS) {

@@ -13,6 +13,7 @@ public final class EventLoop {
         readBuffer = .allocate(capacity: readBufferSize)
         uv_loop_init(raw)
         navuv_ignore_sigpipe()
+        navuv_unblock_signals()
     }
 
     deinit {

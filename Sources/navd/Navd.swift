@@ -72,6 +72,7 @@ struct Serve: ParsableCommand {
         config.maxDepth = maxDepth
         config.logLevel = level
 
+        raiseDescriptorLimit()
         let server = Server(config: config, logger: logger)
         if let policy {
             do {
@@ -90,5 +91,17 @@ struct Serve: ParsableCommand {
         logger.info("navd listening", metadata: ["navd.socket": "\(config.socketPath)", "navd.version": "\(navdVersion)"])
         let clean = server.run()
         logger.info("navd stopped", metadata: ["navd.handlesReleased": "\(clean)"])
+    }
+}
+
+/// Raises the soft limit on open descriptors to the hard limit, so --max-connections can be reached.
+private func raiseDescriptorLimit() {
+    var lim = rlimit()
+    #if canImport(Glibc)
+    let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    #endif
+    if getrlimit(resource, &lim) == 0 && lim.rlim_cur < lim.rlim_max {
+        lim.rlim_cur = lim.rlim_max
+        setrlimit(resource, &lim)
     }
 }

@@ -126,7 +126,7 @@ final class Connection {
         let queued = stream.queuedBytes
         if queued > server.config.maxOutput {
             overflow()
-        } else if queued > server.config.readPauseThreshold && !readPaused {
+        } else if queued > min(server.config.readPauseThreshold, server.config.maxOutput / 2) && !readPaused {
             readPaused = true
             stream.pauseReading()
         }

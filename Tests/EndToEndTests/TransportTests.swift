@@ -1,0 +1,306 @@
+import Foundation
+import JSON
+import NavTesting
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The wire protocol through the real navd binary and real sockets.
+@Suite(.serialized) struct TransportTests {
+    @Test func pingThroughSocatAsAUserWould() throws {
+        let d = try Daemon()
+        let out = try socat(#"{"jsonrpc":"2.0","id":1,"method":"ping"}"# + "\n", socket: d.socketPath)
+        #expect(out == #"{"jsonrpc":"2.0","id":1,"result":"pong"}"# + "\n")
+    }
+
+    @Test func contentLengthFramingGetsContentLengthReplies() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        let body = #"{"jsonrpc":"2.0","id":"x","method":"ping"}"#
+        try c.sendRaw("Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        let header = try #require(try c.readLine())
+        #expect(String(decoding: header, as: UTF8.self) == "Content-Length: 42\r")
+        #expect(try c.readLine() == [13])
+        // Then a newline request on the same connection gets a newline reply, right after the body.
+        try c.send("ping", id: 2)
+        let rest = String(decoding: try #require(try c.readLine()), as: UTF8.self)
+        #expect(rest == #"{"jsonrpc":"2.0","id":"x","result":"pong"}{"jsonrpc":"2.0","id":2,"result":"pong"}"#)
+    }
+
+    @Test func helloReportsServerAndPeer() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        let r = try c.call("hello", ["client": "test"])
+        #expect(r["server"] == "navd")
+        #expect(r["protocol"] == 1)
+        #expect(r["peer"]?["pid"]?.intValue == Int(getpid()))
+        #expect(r["peer"]?["uid"]?.intValue == Int(getuid()))
+        #expect(r["roles"] == [])
+    }
+
+    @Test func rpcDiscoverReturnsTheProtocolDocument() throws {
+        let d = try Daemon()
+        let doc = try d.client().call("rpc.discover")
+        let onDisk = try JSONParser(maxDepth: 256).parse(String(contentsOf: Repo.file("Protocol/openrpc.json"), encoding: .utf8))
+        #expect(doc == onDisk)
+    }
+
+    @Test func unknownMethodAndBadParams() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        let e = try c.callError("nosuch")
+        #expect(e["code"] == -32601)
+        #expect(e["data"]?["kind"] == "methodNotFound")
+        #expect(e["message"]?.stringValue?.contains("nosuch") == true)
+        let p = try c.callError("hello", ["client": 5])
+        #expect(p["code"] == -32602)
+        let arr = try c.reply(to: try c.send("ping", [1, 2]))
+        #expect(arr["error"]?["code"] == -32602)
+    }
+
+    @Test func notificationsGetNoReply() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        try c.notify("ping")
+        try c.notify("nosuch")
+        // The next message is the reply to this request: nothing was sent for the notifications.
+        let id = try c.send("ping")
+        let m = try #require(try c.readMessage())
+        #expect(m["id"] == id)
+    }
+
+    @Test func idTypesAreEchoed() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        for id: JSONValue in ["abc", 42, -1.5, .null] {
+            try c.sendRaw(JSONWriter.encode(["jsonrpc": "2.0", "id": id, "method": "ping"]) + [10])
+            let m = try #require(try c.readMessage())
+            #expect(m["id"] == id)
+            #expect(m["result"] == "pong")
+        }
+    }
+
+    @Test func batches() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        try c.sendRaw(#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"ping"},{"jsonrpc":"2.0","id":2,"method":"nosuch"},17,{"jsonrpc":"2.0","id":3}]"# + "\n")
+        let r = try #require(try c.readMessage()?.arrayValue)
+        #expect(r.count == 4)
+        #expect(r[0]["result"] == "pong")
+        #expect(r[1]["error"]?["code"] == -32601)
+        #expect(r[2]["error"]?["code"] == -32600)
+        #expect(r[3]["id"] == 3 && r[3]["error"]?["code"] == -32600)
+        // Only notifications: no reply at all.
+        try c.sendRaw(#"[{"jsonrpc":"2.0","method":"ping"}]"# + "\n")
+        try c.sendRaw("[]\n")
+        let empty = try #require(try c.readMessage())
+        #expect(empty["error"]?["code"] == -32600)
+        #expect(empty["error"]?["data"]?["kind"] == "emptyBatch")
+    }
+}
+
+/// Bad input: each gets a precise error (or the close the protocol promises) while another
+/// connection keeps being served.
+@Suite(.serialized) struct BadInputTests {
+    /// Sends `bytes` on one connection and checks a second connection is answered afterwards.
+    private func withBystander(_ d: Daemon, _ body: (TestClient) throws -> Void) throws {
+        let bystander = try d.client()
+        #expect(try bystander.call("ping") == "pong")
+        try body(try d.client())
+        #expect(try bystander.call("ping") == "pong")
+    }
+
+    @Test func invalidJSON() throws {
+        let d = try Daemon()
+        try withBystander(d) { c in
+            try c.sendRaw("{\"jsonrpc\": 2.0, oops}\n")
+            let m = try #require(try c.readMessage())
+            #expect(m["id"] == .null)
+            #expect(m["error"]?["code"] == -32700)
+            #expect(m["error"]?["data"]?["kind"] == "parseError")
+            #expect(try c.call("ping") == "pong", "the connection stays usable")
+        }
+    }
+
+    @Test func invalidUTF8() throws {
+        let d = try Daemon()
+        try withBystander(d) { c in
+            try c.sendRaw(Array(#"{"jsonrpc":"2.0","id":1,"method":"p"#.utf8) + [0xFF, 0xFE] + Array("\"}\n".utf8))
+            let m = try #require(try c.readMessage())
+            #expect(m["error"]?["code"] == -32700)
+            #expect(m["error"]?["data"]?["kind"] == "invalidUTF8")
+        }
+    }
+
+    @Test func emptyLine() throws {
+        let d = try Daemon()
+        try withBystander(d) { c in
+            try c.sendRaw("\n")
+            let m = try #require(try c.readMessage())
+            #expect(m["error"]?["code"] == -32700)
+            #expect(m["error"]?["data"]?["kind"] == "emptyMessage")
+        }
+    }
+
+    @Test func twoMebibyteLineClosesTheConnectionWithMessageTooLarge() throws {
+        let d = try Daemon()
+        try withBystander(d) { c in
+            var line = Array(#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":""#.utf8)
+            line += Array(repeating: UInt8(ascii: "a"), count: 2 * 1024 * 1024)
+            line += Array("\"}}\n".utf8)
+            // navd may close before it has read everything: a failed send is fine.
+            try? c.sendRaw(line)
+            let m = try #require(try c.readMessage())
+            #expect(m["error"]?["code"] == -32600)
+            #expect(m["error"]?["data"]?["kind"] == "messageTooLarge")
+            #expect(m["error"]?["data"]?["limit"] == 1_048_576)
+            #expect(try c.waitForClose())
+        }
+    }
+
+    @Test func nestedTenThousandDeep() throws {
+        let d = try Daemon()
+        try withBystander(d) { c in
+            try c.sendRaw(String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000) + "\n")
+            let m = try #require(try c.readMessage())
+            #expect(m["error"]?["code"] == -32600)
+            #expect(m["error"]?["data"]?["kind"] == "tooDeep")
+            #expect(try c.call("ping") == "pong")
+        }
+    }
+
+    @Test func batchOfTenThousandPings() throws {
+        let d = try Daemon()
+        try withBystander(d) { c in
+            var batch = "["
+            for i in 0..<10_000 { batch += (i > 0 ? "," : "") + #"{"jsonrpc":"2.0","id":\#(i),"method":"ping"}"# }
+            try c.sendRaw(batch + "]\n")
+            let r = try #require(try c.readMessage()?.arrayValue)
+            #expect(r.count == 10_000)
+            #expect(r.enumerated().allSatisfy { $0.element["id"]?.intValue == $0.offset && $0.element["result"] == "pong" })
+        }
+    }
+
+    @Test func halfAMessageThenDisconnect() throws {
+        let d = try Daemon()
+        let bystander = try d.client()
+        let c = try d.client()
+        try c.sendRaw(#"{"jsonrpc":"2.0","id":1,"meth"#)
+        #expect(try bystander.call("stats")["connections"]?.intValue == 2)
+        c.close()
+        // The half-open connection leaves the server's table; the bystander is still served.
+        let deadline = Date().addingTimeInterval(5)
+        var connections = -1
+        repeat {
+            connections = try bystander.call("stats")["connections"]?.intValue ?? -1
+        } while connections != 1 && Date() < deadline
+        #expect(connections == 1)
+    }
+
+    @Test func aClientThatNeverReadsDoesNotStallOthers() throws {
+        let d = try Daemon(arguments: ["--max-output", "1048576"])
+        let bystander = try d.client()
+        let sink = try d.client()
+        // Pipeline pings without ever reading until the kernel buffers are full (navd pauses reading
+        // this client once its unsent replies pass half of --max-output).
+        let line = Array(#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#.utf8) + [10]
+        var burst: [UInt8] = []
+        for _ in 0..<1000 { burst += line }
+        var sent = 0
+        while sent < 64 * 1024 * 1024 {
+            // Wait for room; half a second without any means navd stopped reading this client.
+            var p = pollfd(fd: sink.fd, events: Int16(POLLOUT), revents: 0)
+            guard poll(&p, 1, 500) == 1 else { break }
+            let n = burst.withUnsafeBytes { send(sink.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+            if n < 0 && errno == EAGAIN { continue }
+            if n <= 0 { break }
+            sent += n
+        }
+        #expect(sent > 512 * 1024, "navd should have read requests until its unsent replies passed half of --max-output")
+        #expect(sent < 64 * 1024 * 1024, "navd should have applied back-pressure")
+        for _ in 0..<50 { #expect(try bystander.call("ping") == "pong") }
+        let stats = try bystander.call("stats")
+        #expect((stats["memory"]?["rss"]?.intValue ?? .max) < 200 * 1024 * 1024)
+    }
+
+    @Test func outputBeyondMaxOutputDisconnectsOnlyThatClient() throws {
+        let d = try Daemon(arguments: ["--max-output", "65536"])
+        try withBystander(d) { c in
+            var batch = "["
+            for i in 0..<5_000 { batch += (i > 0 ? "," : "") + #"{"jsonrpc":"2.0","id":\#(i),"method":"ping"}"# }
+            try c.sendRaw(batch + "]\n")
+            #expect(try c.waitForClose())
+        }
+        #expect(d.stderr.contains("does not read its output"))
+    }
+
+    @Test func fiveHundredSimultaneousConnections() throws {
+        let d = try Daemon()
+        let clients = try (0..<500).map { _ in try d.client() }
+        for (i, c) in clients.enumerated() { try c.send("ping", id: .int(i)) }
+        for (i, c) in clients.enumerated() {
+            let m = try c.reply(to: .int(i))
+            #expect(m["result"] == "pong")
+        }
+        let s = try clients[0].call("stats")
+        #expect(s["connections"] == 500)
+    }
+
+    @Test func connectionsBeyondTheLimitAreRefusedWithAnError() throws {
+        let d = try Daemon(arguments: ["--max-connections", "2"])
+        let a = try d.client(), b = try d.client()
+        #expect(try a.call("ping") == "pong")
+        #expect(try b.call("ping") == "pong")
+        let c = try d.client()
+        let m = try #require(try c.readMessage())
+        #expect(m["error"]?["data"]?["kind"] == "tooManyConnections")
+        #expect(try c.waitForClose())
+        #expect(try a.call("ping") == "pong")
+    }
+}
+
+/// Starting, refusing, replacing and removing the socket.
+@Suite(.serialized) struct SocketLifecycleTests {
+    @Test func socketIsPrivateAndRemovedOnSIGTERMWithStatusZero() throws {
+        let d = try Daemon()
+        var st = stat()
+        #expect(stat(d.socketPath, &st) == 0)
+        #expect(st.st_mode & 0o777 == 0o600)
+        #expect(d.stop(signal: SIGTERM) == 0)
+        #expect(access(d.socketPath, F_OK) != 0)
+    }
+
+    @Test func sigintAlsoExitsCleanly() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        #expect(try c.call("ping") == "pong")
+        #expect(d.stop(signal: SIGINT) == 0)
+        #expect(try c.waitForClose())
+    }
+
+    @Test func refusesASocketAnotherNavdServes() throws {
+        let d = try Daemon()
+        let r = try runCommand(Repo.binary("navd"), ["--socket", d.socketPath])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("another navd is already serving"))
+        #expect(try d.client().call("ping") == "pong", "the first navd is undisturbed")
+    }
+
+    @Test func replacesAStaleSocketFile() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let path = dir.file("stale.sock")
+        // A socket file nobody listens on any more.
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { p in for (i, b) in path.utf8.enumerated() { p[i] = b } }
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        close(fd)
+        #expect(access(path, F_OK) == 0)
+        let d = try Daemon(socketPath: path)
+        #expect(try d.client().call("ping") == "pong")
+    }
+}

@@ -1,0 +1,167 @@
+import JSON
+import RPC
+import Testing
+
+/// Feeds `chunks` to a decoder and collects (framing, body) of every message, or the error.
+private func decode(_ chunks: [[UInt8]], max: Int = 1024) -> (messages: [(Framing, String)], error: FramingError?) {
+    var d = FrameDecoder(maxMessage: max)
+    var out: [(Framing, String)] = []
+    for c in chunks {
+        let failure: FramingError? = c.withUnsafeBytes { (b) -> FramingError? in
+            do {
+                try d.feed(b) { f, body in out.append((f, String(decoding: body, as: UTF8.self))) }
+                return nil
+            } catch {
+                return error as? FramingError
+            }
+        }
+        if let failure { return (out, failure) }
+    }
+    return (out, nil)
+}
+
+@Suite struct FramingTests {
+    let stream = Array("{\"a\":1}\n{\"b\":2}\r\nContent-Length: 7\r\n\r\n{\"c\":3}{\"d\":4}\n".utf8)
+
+    @Test func coalescedMessagesInOneRead() {
+        let r = decode([stream])
+        #expect(r.error == nil)
+        #expect(r.messages.map(\.1) == ["{\"a\":1}", "{\"b\":2}", "{\"c\":3}", "{\"d\":4}"])
+        #expect(r.messages.map(\.0) == [.newline, .newline, .contentLength, .newline])
+    }
+
+    @Test func everySplitPointGivesTheSameMessages() {
+        let whole = decode([stream]).messages.map(\.1)
+        for i in 0...stream.count {
+            for j in i...stream.count {
+                let r = decode([Array(stream[..<i]), Array(stream[i..<j]), Array(stream[j...])])
+                #expect(r.error == nil)
+                #expect(r.messages.map(\.1) == whole, "split at \(i), \(j)")
+            }
+        }
+    }
+
+    @Test func byteByByte() {
+        let r = decode(stream.map { [$0] })
+        #expect(r.messages.count == 4)
+    }
+
+    @Test func emptyLineIsAnEmptyMessage() {
+        let r = decode([Array("\n{}\n".utf8)])
+        #expect(r.messages.map(\.1) == ["", "{}"])
+    }
+
+    @Test func lineLongerThanTheLimitFailsBeforeItsEnd() {
+        let r = decode([Array(repeating: UInt8(ascii: "x"), count: 600), Array(repeating: UInt8(ascii: "x"), count: 600)], max: 1000)
+        #expect(r.error == .messageTooLarge(limit: 1000))
+    }
+
+    @Test func messagesBeforeAnOversizedOneAreDelivered() {
+        let r = decode([Array("{}\n".utf8) + Array(repeating: UInt8(ascii: "x"), count: 2000)], max: 1000)
+        #expect(r.messages.map(\.1) == ["{}"])
+        #expect(r.error == .messageTooLarge(limit: 1000))
+    }
+
+    @Test func contentLengthOverTheLimitFailsAtOnce() {
+        let r = decode([Array("Content-Length: 5000\r\n\r\n".utf8)], max: 1000)
+        #expect(r.error == .messageTooLarge(limit: 1000))
+    }
+
+    @Test(arguments: ["Content-Length: abc\r\n\r\n", "Content-Type: x\r\n\r\n", "Content-Length 4\r\n\r\n"])
+    func malformedHeadersFail(header: String) {
+        let r = decode([Array(header.utf8)])
+        guard case .badHeader? = r.error else {
+            Issue.record("expected badHeader, got \(String(describing: r.error))")
+            return
+        }
+    }
+
+    @Test func headerNamesAreCaseInsensitiveAndOtherHeadersAllowed() {
+        let r = decode([Array("content-length: 2\r\nContent-Type: application/json\r\n\r\n{}".utf8)])
+        #expect(r.messages.map(\.1) == ["{}"])
+    }
+
+    @Test func framingWritesBothStyles() {
+        #expect(Framing.frame(Array("{}".utf8), .newline) == Array("{}\n".utf8))
+        #expect(Framing.frame(Array("{}".utf8), .contentLength) == Array("Content-Length: 2\r\n\r\n{}".utf8))
+    }
+}
+
+@Suite struct MessageTests {
+    let p = JSONParser()
+
+    private func decodeText(_ text: String) throws -> Result<RPCMessage, RPCDecodeFailure> {
+        RPCMessage.decode(try p.parse(text))
+    }
+
+    @Test(arguments: [#"{"jsonrpc":"2.0","id":1,"method":"m"}"#, #"{"jsonrpc":"2.0","id":"x","method":"m","params":{}}"#,
+                      #"{"jsonrpc":"2.0","id":null,"method":"m","params":[]}"#, #"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#])
+    func validRequests(text: String) throws {
+        guard case .success(.request(let r)) = try decodeText(text) else {
+            Issue.record("not a request: \(text)")
+            return
+        }
+        #expect(r.method == "m")
+        #expect(!r.isNotification)
+    }
+
+    @Test func notificationHasNoId() throws {
+        guard case .success(.request(let r)) = try decodeText(#"{"jsonrpc":"2.0","method":"m"}"#) else {
+            Issue.record("not a request")
+            return
+        }
+        #expect(r.isNotification)
+    }
+
+    @Test(arguments: [
+        (#"{"id":1,"method":"m"}"#, JSONValue.int(1)),
+        (#"{"jsonrpc":"1.0","id":2,"method":"m"}"#, .int(2)),
+        (#"{"jsonrpc":"2.0","id":3,"method":5}"#, .int(3)),
+        (#"{"jsonrpc":"2.0","id":4,"method":"m","params":"x"}"#, .int(4)),
+        (#"{"jsonrpc":"2.0","id":{},"method":"m"}"#, .null),
+        (#"{"jsonrpc":"2.0","id":5}"#, .int(5)),
+        (#"7"#, .null),
+    ])
+    func invalidRequests(text: String, id: JSONValue) throws {
+        guard case .failure(let f) = try decodeText(text) else {
+            Issue.record("accepted \(text)")
+            return
+        }
+        #expect(f.error.code == -32600)
+        #expect(f.error.kind == "invalidRequest")
+        #expect(f.id == id)
+        #expect(!f.error.message.isEmpty)
+    }
+
+    @Test func responses() throws {
+        guard case .success(.response(let ok)) = try decodeText(#"{"jsonrpc":"2.0","id":1,"result":{"passed":true}}"#),
+              case .success(.response(let err)) = try decodeText(#"{"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"no"}}"#)
+        else {
+            Issue.record("not responses")
+            return
+        }
+        #expect(try ok.result.get()["passed"] == true)
+        if case .failure(let e) = err.result { #expect(e.code == -1) } else { Issue.record("expected an error") }
+    }
+
+    @Test func standardErrorsCarryCodeAndKind() {
+        #expect(RPCError.parseError("x").code == -32700)
+        #expect(RPCError.invalidRequest("x").code == -32600)
+        #expect(RPCError.methodNotFound("nope").code == -32601)
+        #expect(RPCError.methodNotFound("nope").data["method"] == "nope")
+        #expect(RPCError.invalidParams("x").code == -32602)
+        #expect(RPCError.internalError("x").code == -32603)
+        for e in [RPCError.parseError("x"), .invalidRequest("x"), .methodNotFound("m"), .invalidParams("x"), .internalError("x")] {
+            #expect(e.json["data"]?["kind"]?.stringValue?.isEmpty == false)
+        }
+    }
+
+    @Test func encodersProduceValidJSONRPC() throws {
+        var w = JSONWriter()
+        RPCEncoder.error(id: "a\"b", error: .methodNotFound("x\ny"), into: &w)
+        let v = try p.parse(w.bytes)
+        #expect(v["id"] == "a\"b")
+        #expect(v["error"]?["data"]?["method"] == "x\ny")
+        #expect(v["jsonrpc"] == "2.0")
+    }
+}
