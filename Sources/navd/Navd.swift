@@ -82,6 +82,16 @@ struct Serve: ParsableCommand {
                 throw ExitCode(1)
             }
         }
+        if let policy {
+            server.onHangup = { [unowned server] in
+                do {
+                    server.policy = try Policy.parse(String(contentsOfFile: policy, encoding: .utf8), file: policy)
+                    logger.info("policy reloaded", metadata: ["navd.policy": "\(policy)"])
+                } catch {
+                    logger.error("policy not reloaded, the previous one stays in force: \(error)")
+                }
+            }
+        }
         do {
             try server.start()
         } catch {

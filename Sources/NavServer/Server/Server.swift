@@ -33,7 +33,7 @@ public final class Server {
     var methods: [String: (Call) -> Void] = [:]
     private(set) var isShuttingDown = false
     /// Runs when SIGHUP arrives.
-    var onHangup: (() -> Void)?
+    public var onHangup: (() -> Void)?
     /// Roles per uid and per token.
     public var policy = Policy()
     /// More counters for `stats`, from the components that own them.
