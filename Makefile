@@ -41,5 +41,9 @@ test: build-debug
 embed:
 	python3 scripts/embed-resources.py
 
+## Redraw the example graph shown in the README (needs graphviz).
+graph-png: build-debug
+	.build/debug/navd graph Examples/shop | dot -Tpng -o Examples/shop/graph.png
+
 clean:
 	rm -rf .build

@@ -37,10 +37,11 @@ let package = Package(
         .target(name: "UV", dependencies: ["CLibUV"]),
         .target(name: "JSON", dependencies: ["CSimdJSON"]),
         .target(name: "RPC", dependencies: ["JSON"]),
+        .target(name: "NavGraph", dependencies: ["JSON", .product(name: "Yams", package: "Yams")]),
         .target(
             name: "NavServer",
             dependencies: [
-                "UV", "JSON", "RPC",
+                "UV", "JSON", "RPC", "NavGraph",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -48,13 +49,14 @@ let package = Package(
         .executableTarget(
             name: "navd",
             dependencies: [
-                "NavServer",
+                "NavServer", "NavGraph", "JSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "RPCTests", dependencies: ["RPC", "JSON"]),
+        .testTarget(name: "NavGraphTests", dependencies: ["NavGraph", "JSON", "NavTesting"]),
         .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "NavTesting"]),
         .testTarget(name: "EndToEndTests", dependencies: ["JSON", "NavTesting"]),
         .target(name: "NavTesting", dependencies: ["JSON"], path: "Tests/NavTesting"),

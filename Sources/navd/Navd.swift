@@ -13,7 +13,7 @@ struct Navd: ParsableCommand {
               echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | socat - UNIX-CONNECT:$SOCK
             See Protocol/PROTOCOL.md for the methods, notifications and errors.
             """,
-        subcommands: [Serve.self],
+        subcommands: [Serve.self, Check.self, GraphCommand.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -73,7 +73,12 @@ struct Serve: ParsableCommand {
         config.logLevel = level
 
         raiseDescriptorLimit()
-        let server = Server(config: config, logger: logger)
+        let (loaded, diagnostics) = loadGraph(graph, printWarnings: true)
+        guard let navGraph = loaded else {
+            FileHandle.standardError.write(Data("navd: the graph has \(diagnostics.errors.count) error(s); fix them (`navd check \(graph ?? "")` lists them) and start again\n".utf8))
+            throw ExitCode(1)
+        }
+        let server = Server(config: config, graph: navGraph, logger: logger)
         if let policy {
             do {
                 server.policy = try Policy.parse(String(contentsOfFile: policy, encoding: .utf8), file: policy)
@@ -98,7 +103,9 @@ struct Serve: ParsableCommand {
             FileHandle.standardError.write(Data("navd: \(error)\n".utf8))
             throw ExitCode(1)
         }
-        logger.info("navd listening", metadata: ["navd.socket": "\(config.socketPath)", "navd.version": "\(navdVersion)"])
+        logger.info("navd listening", metadata: ["navd.socket": "\(config.socketPath)", "navd.version": "\(navdVersion)",
+                                                 "navd.graph": "\(graph ?? "embedded example")",
+                                                 "navd.coordinators": "\(navGraph.coordinators.count)"])
         let clean = server.run()
         logger.info("navd stopped", metadata: ["navd.handlesReleased": "\(clean)"])
     }

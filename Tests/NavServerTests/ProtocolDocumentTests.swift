@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import Logging
+import NavGraph
 import NavTesting
 import Testing
 @testable import NavServer
@@ -21,7 +22,7 @@ import Testing
     }
 
     @Test func everyMethodTheServerAnswersIsDocumentedAndViceVersa() throws {
-        let server = Server(config: ServerConfiguration(socketPath: "/nonexistent"), logger: Logger(label: "test"))
+        let server = Server(config: ServerConfiguration(socketPath: "/nonexistent"), graph: GraphLoader.loadEmbeddedExample().graph!, logger: Logger(label: "test"))
         let documented = Set(document["methods"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? [])
         let served = Set(server.methods.keys)
         #expect(served.subtracting(documented).isEmpty, "undocumented: \(served.subtracting(documented).sorted())")

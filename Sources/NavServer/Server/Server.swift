@@ -1,5 +1,6 @@
 import JSON
 import Logging
+import NavGraph
 import RPC
 import UV
 
@@ -34,6 +35,8 @@ public final class Server {
     private(set) var isShuttingDown = false
     /// Runs when SIGHUP arrives.
     public var onHangup: (() -> Void)?
+    /// The navigation graph every navigation is checked against.
+    public internal(set) var graph: NavigationGraph
     /// Roles per uid and per token.
     public var policy = Policy()
     /// More counters for `stats`, from the components that own them.
@@ -41,12 +44,14 @@ public final class Server {
     /// The OpenRPC document returned by `rpc.discover`, embedded in the binary.
     lazy var openRPCDocument: JSONValue = (try? JSONParser(maxDepth: 256).parse(EmbeddedProtocol.openRPC)) ?? .null
 
-    public init(config: ServerConfiguration, logger: Logger, loop: EventLoop = EventLoop()) {
+    public init(config: ServerConfiguration, graph: NavigationGraph, logger: Logger, loop: EventLoop = EventLoop()) {
         self.config = config
+        self.graph = graph
         self.logger = logger
         self.loop = loop
         self.parser = JSONParser(maxDepth: config.maxDepth)
         registerCoreMethods()
+        registerGraphMethods()
     }
 
     // MARK: Lifecycle

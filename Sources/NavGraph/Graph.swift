@@ -1,0 +1,229 @@
+import JSON
+
+/// How a navigation shows its target (SPEC: `by`).
+public enum Presentation: String, CaseIterable, Sendable, Hashable {
+    case push, present, replace, root, select
+
+    /// Styles governed by the source's `opens` (abilities); `root` and `select` are always offered.
+    public var needsAbility: Bool { self == .push || self == .present || self == .replace }
+}
+
+/// The fully resolved navigation graph: every reference is an index, nothing is looked up by
+/// string on the navigation path except the names a client sends. Immutable once loaded.
+public final class NavigationGraph: @unchecked Sendable {
+    public let modules: [Module]
+    public let coordinators: [Coordinator]
+    public let preconditions: [Precondition]
+    public let routes: [Route]
+    public let links: [Link]
+    public let root: Root
+    /// Where relative command paths of preconditions are resolved (the graph directory).
+    public let baseDirectory: String
+    /// Qualified name → index, plus unqualified names that only one module declares.
+    let coordinatorIndex: [String: Int]
+    let routeIndex: [String: Int]
+    let preconditionIndex: [String: Int]
+    /// Unqualified names declared by several modules, for a precise error message.
+    let ambiguous: [String: [String]]
+
+    init(modules: [Module], coordinators: [Coordinator], preconditions: [Precondition], routes: [Route],
+         links: [Link], root: Root, baseDirectory: String) {
+        self.modules = modules
+        self.coordinators = coordinators
+        self.preconditions = preconditions
+        self.routes = routes
+        self.links = links
+        self.root = root
+        self.baseDirectory = baseDirectory
+        var ambiguous: [String: [String]] = [:]
+        func index(_ names: [(qualified: String, local: String)]) -> [String: Int] {
+            var idx: [String: Int] = [:]
+            var localCount: [String: [Int]] = [:]
+            for (i, n) in names.enumerated() {
+                idx[n.qualified] = i
+                localCount[n.local, default: []].append(i)
+            }
+            for (local, list) in localCount where idx[local] == nil {
+                if list.count == 1 { idx[local] = list[0] } else { ambiguous[local] = list.map { names[$0].qualified } }
+            }
+            return idx
+        }
+        coordinatorIndex = index(coordinators.map { ($0.name, $0.localName) })
+        routeIndex = index(routes.map { ($0.name, $0.localName) })
+        preconditionIndex = index(preconditions.map { ($0.name, $0.localName) })
+        self.ambiguous = ambiguous
+    }
+
+    /// The coordinator called `name` ("module.Name", or "Name" when only one module declares it).
+    public func coordinator(named name: String) -> Coordinator? { coordinatorIndex[name].map { coordinators[$0] } }
+    public func route(named name: String) -> Route? { routeIndex[name].map { routes[$0] } }
+    public func precondition(named name: String) -> Precondition? { preconditionIndex[name].map { preconditions[$0] } }
+
+    /// The qualified names an ambiguous unqualified name could mean, if it is one.
+    public func ambiguity(of name: String) -> [String]? { ambiguous[name] }
+
+    /// A likely intended coordinator name for an unknown one.
+    public func suggestCoordinator(for name: String) -> String? {
+        suggestion(for: name, among: coordinators.map(\.name) + coordinators.map(\.localName))
+    }
+    public func suggestRoute(for name: String) -> String? {
+        suggestion(for: name, among: routes.map(\.name) + routes.map(\.localName))
+    }
+}
+
+public struct Module: Sendable {
+    public let name: String
+    public let file: String
+}
+
+public enum Root: Sendable {
+    case stack(Int)
+    case tabs([Int])
+}
+
+public final class Coordinator: @unchecked Sendable {
+    public let index: Int
+    /// "module.Name".
+    public let name: String
+    public let module: String
+    public let localName: String
+    public let location: SourceLocation
+    public internal(set) var setup: Schema?
+    /// Abilities: what this coordinator may push, present or replace itself with.
+    public internal(set) var opens: [Int] = []
+    public internal(set) var opensSet: Set<Int> = []
+    /// Allowed presentation styles; nil means any.
+    public internal(set) var presentations: Set<Presentation>?
+    public internal(set) var preconditions: [Int] = []
+    /// Roles admitted; empty means anyone.
+    public internal(set) var access: [String] = []
+    /// Setup fields filled from the source's params: field → path in the source's params.
+    public internal(set) var mediation: [(field: String, sourcePath: [String])] = []
+    public internal(set) var flow: Flow?
+    /// The flow this coordinator is a step of, if any.
+    public internal(set) var stepOf: [Int] = []
+    public internal(set) var description: String?
+
+    init(index: Int, module: String, localName: String, location: SourceLocation) {
+        self.index = index
+        self.module = module
+        self.localName = localName
+        self.name = module + "." + localName
+        self.location = location
+    }
+
+    public var isFlow: Bool { flow != nil }
+
+    public func allows(_ p: Presentation) -> Bool { presentations?.contains(p) ?? true }
+}
+
+public struct Flow: Sendable {
+    public let start: Int
+    public let steps: [Int]
+    public let result: Schema?
+}
+
+public struct Route: Sendable {
+    public let name: String
+    public let localName: String
+    public let to: Int
+    public let by: Presentation?
+    public let with: JSONObject?
+    public let location: SourceLocation
+}
+
+/// A deep link: a URL path pattern mapped to the stack it builds.
+public struct Link: Sendable {
+    public enum Segment: Sendable, Equatable {
+        case literal(String)
+        case parameter(String)
+    }
+    public struct Entry: Sendable {
+        public let coordinator: Int
+        /// Setup values; strings `":name"` are replaced by the URL's parameter `name`.
+        public let with: JSONObject
+        public let by: Presentation?
+    }
+    public let pattern: String
+    public let segments: [Segment]
+    /// Query parameters the pattern declares (`?q=:q`).
+    public let query: [(key: String, parameter: String)]
+    public let entries: [Entry]
+    public let module: String
+    public let location: SourceLocation
+
+    /// The parameters of `path` (without query) if it matches, else nil.
+    public func match(pathSegments: [Substring]) -> [String: String]? {
+        guard pathSegments.count == segments.count else { return nil }
+        var params: [String: String] = [:]
+        for (s, p) in zip(segments, pathSegments) {
+            switch s {
+            case .literal(let l): if l != p { return nil }
+            case .parameter(let name):
+                if p.isEmpty { return nil }
+                params[name] = String(p)
+            }
+        }
+        return params
+    }
+}
+
+public struct Precondition: Sendable {
+    public enum Check: Sendable {
+        case equals(JSONValue)
+        case notEquals(JSONValue)
+        case exists(Bool)
+    }
+    public enum Kind: Sendable {
+        case check(fact: String, Check)
+        /// argv (placeholders `{to}`, `{session}`, `{with.FIELD}`), timeout in milliseconds.
+        case command(argv: [String], timeoutMs: UInt64)
+        case provider(timeoutMs: UInt64)
+    }
+    public enum Recover: Sendable {
+        case flow(Int)
+        case command(argv: [String], timeoutMs: UInt64)
+        case provider(String, timeoutMs: UInt64)
+    }
+    public let index: Int
+    public let name: String
+    public let localName: String
+    public let module: String
+    public let kind: Kind
+    public let recover: Recover?
+    public let location: SourceLocation
+
+    public var kindName: String {
+        switch kind {
+        case .check: return "check"
+        case .command: return "command"
+        case .provider: return "provider"
+        }
+    }
+}
+
+/// Default timeout of command and provider tasks.
+public let defaultTaskTimeoutMs: UInt64 = 10_000
+
+/// Parses `500ms`, `2s`, `1m`, `1h` or a plain number of seconds into milliseconds.
+public func parseDuration(_ v: JSONValue) -> UInt64? {
+    if let d = v.doubleValue { return d >= 0 && d.isFinite ? UInt64(d * 1000) : nil }
+    guard let s = v.stringValue?.trimmingSpaces, !s.isEmpty else { return nil }
+    let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000)]
+    for (suffix, scale) in units where s.hasSuffix(suffix) {
+        let number = s.dropLast(suffix.count)
+        if let d = Double(number), d >= 0, d.isFinite { return UInt64(d * scale) }
+        return nil
+    }
+    if let d = Double(s), d >= 0, d.isFinite { return UInt64(d * 1000) }
+    return nil
+}
+
+extension String {
+    var trimmingSpaces: String {
+        var s = Substring(self)
+        while s.first?.isWhitespace == true { s.removeFirst() }
+        while s.last?.isWhitespace == true { s.removeLast() }
+        return String(s)
+    }
+}

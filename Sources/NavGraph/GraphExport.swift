@@ -1,0 +1,153 @@
+import JSON
+
+extension NavigationGraph {
+    /// The resolved graph as JSON: what `graph.describe` answers and `navd graph --format json` prints.
+    public func describe() -> JSONValue {
+        func names(_ ids: [Int]) -> JSONValue { .array(ids.map { .string(coordinators[$0].name) }) }
+        var rootObj = JSONObject()
+        switch root {
+        case .stack(let i): rootObj.append("stack", .string(coordinators[i].name))
+        case .tabs(let t): rootObj.append("tabs", names(t))
+        }
+        var cs = JSONObject()
+        for c in coordinators {
+            var o = JSONObject()
+            o.append("module", .string(c.module))
+            if let d = c.description { o.append("description", .string(d)) }
+            o.append("kind", .string(c.isFlow ? "flow" : "screen"))
+            if let s = c.setup { o.append("setup", s.source) }
+            o.append("opens", names(c.opens))
+            o.append("presentations", .array((c.presentations.map { p in Presentation.allCases.filter { p.contains($0) } } ?? Presentation.allCases).map { .string($0.rawValue) }))
+            o.append("preconditions", .array(c.preconditions.map { .string(preconditions[$0].name) }))
+            o.append("access", .array(c.access.map(JSONValue.string)))
+            if !c.mediation.isEmpty {
+                o.append("mediation", .object(JSONObject(uniqueMembers: c.mediation.map { ($0.field, .string("$source." + $0.sourcePath.joined(separator: "."))) })))
+            }
+            if let f = c.flow {
+                var fo = JSONObject()
+                fo.append("start", .string(coordinators[f.start].name))
+                fo.append("steps", names(f.steps))
+                if let r = f.result { fo.append("result", r.source) }
+                o.append("flow", .object(fo))
+            }
+            if !c.stepOf.isEmpty { o.append("stepOf", names(c.stepOf)) }
+            cs.append(c.name, .object(o))
+        }
+        var rs = JSONObject()
+        for r in routes {
+            var o: JSONObject = ["to": .string(coordinators[r.to].name)]
+            if let by = r.by { o.append("by", .string(by.rawValue)) }
+            if let w = r.with { o.append("with", .object(w)) }
+            rs.append(r.name, .object(o))
+        }
+        var ls = JSONObject()
+        for l in links {
+            ls.append(l.pattern, .array(l.entries.map { e in
+                var o: JSONObject = ["to": .string(coordinators[e.coordinator].name)]
+                if !e.with.isEmpty { o.append("with", .object(e.with)) }
+                if let by = e.by { o.append("by", .string(by.rawValue)) }
+                return .object(o)
+            }))
+        }
+        var ps = JSONObject()
+        for p in preconditions {
+            var o = JSONObject()
+            switch p.kind {
+            case .check(let fact, let test):
+                var c: JSONObject = ["fact": .string(fact)]
+                switch test {
+                case .equals(let v): c.append("equals", v)
+                case .notEquals(let v): c.append("notEquals", v)
+                case .exists(let b): c.append("exists", .bool(b))
+                }
+                o.append("check", .object(c))
+            case .command(let argv, let t):
+                o.append("command", .array(argv.map(JSONValue.string)))
+                o.append("timeoutMs", .int(Int(t)))
+            case .provider(let t):
+                o.append("provider", true)
+                o.append("timeoutMs", .int(Int(t)))
+            }
+            switch p.recover {
+            case .flow(let f)?: o.append("recover", ["flow": .string(coordinators[f].name)])
+            case .command(let argv, let t)?: o.append("recover", ["command": .array(argv.map(JSONValue.string)), "timeoutMs": .int(Int(t))])
+            case .provider(let n, let t)?: o.append("recover", ["provider": .string(n), "timeoutMs": .int(Int(t))])
+            case nil: break
+            }
+            ps.append(p.name, .object(o))
+        }
+        return [
+            "modules": .array(modules.map { .string($0.name) }),
+            "root": .object(rootObj),
+            "coordinators": .object(cs),
+            "routes": .object(rs),
+            "links": .object(ls),
+            "preconditions": .object(ps),
+        ]
+    }
+
+    /// The graph in Graphviz DOT: modules as clusters, `opens` as solid edges, flow steps inside
+    /// their flow's box, the root's tabs from a `root` node, preconditions and roles as labels.
+    public func dot() -> String {
+        func q(_ s: String) -> String {
+            "\"" + s.replacingAll("\\", "\\\\").replacingAll("\"", "\\\"").replacingAll("\n", "\\n") + "\""
+        }
+        var out = "digraph navd {\n"
+        out += "  graph [rankdir=LR, fontname=\"Helvetica\", fontsize=12, compound=true, nodesep=0.3, ranksep=0.6];\n"
+        out += "  node [shape=box, style=\"rounded,filled\", fillcolor=white, fontname=\"Helvetica\", fontsize=11];\n"
+        out += "  edge [fontname=\"Helvetica\", fontsize=9, color=\"#555555\"];\n"
+        out += "  root [shape=circle, label=\"root\", fillcolor=\"#333333\", fontcolor=white, width=0.5];\n"
+        func label(_ c: Coordinator) -> String {
+            var l = c.localName
+            if c.setup?.required.isEmpty == false { l += "(" + c.setup!.required.joined(separator: ", ") + ")" }
+            if !c.preconditions.isEmpty { l += "\n⚑ " + c.preconditions.map { preconditions[$0].localName }.joined(separator: ", ") }
+            if !c.access.isEmpty { l += "\nroles: " + c.access.joined(separator: ", ") }
+            return l
+        }
+        for m in modules {
+            out += "  subgraph \(q("cluster_" + m.name)) {\n"
+            out += "    label=\(q("module " + m.name)); style=\"rounded\"; color=\"#999999\";\n"
+            for c in coordinators where c.module == m.name && c.stepOf.isEmpty {
+                if let f = c.flow {
+                    out += "    subgraph \(q("cluster_flow_" + c.name)) {\n"
+                    out += "      label=\(q("flow " + label(c).replacingAll("\n", " "))); style=\"rounded,filled\"; fillcolor=\"#eef4ff\"; color=\"#4a7bd0\";\n"
+                    out += "      \(q(c.name)) [label=\(q(label(c) + "\n(flow)")), shape=box, fillcolor=\"#d6e4ff\"];\n"
+                    for s in f.steps {
+                        let sc = coordinators[s]
+                        out += "      \(q(sc.name)) [label=\(q(label(sc)))\(s == f.start ? ", penwidth=2" : "")];\n"
+                    }
+                    out += "    }\n"
+                } else {
+                    let fill = c.access.isEmpty ? "white" : "#fff1d6"
+                    out += "    \(q(c.name)) [label=\(q(label(c))), fillcolor=\(q(fill))];\n"
+                }
+            }
+            out += "  }\n"
+        }
+        switch root {
+        case .stack(let i): out += "  root -> \(q(coordinators[i].name)) [label=\"stack\", style=bold];\n"
+        case .tabs(let t):
+            for (n, i) in t.enumerated() { out += "  root -> \(q(coordinators[i].name)) [label=\(q("tab \(n)")), style=bold];\n" }
+        }
+        for c in coordinators {
+            for o in c.opens { out += "  \(q(c.name)) -> \(q(coordinators[o].name));\n" }
+            if let f = c.flow { out += "  \(q(c.name)) -> \(q(coordinators[f.start].name)) [style=dotted, label=\"start\"];\n" }
+        }
+        for p in preconditions {
+            if case .flow(let f)? = p.recover {
+                for c in coordinators where c.preconditions.contains(p.index) {
+                    out += "  \(q(c.name)) -> \(q(coordinators[f].name)) [style=dashed, color=\"#c0392b\", label=\(q("recover " + p.localName))];\n"
+                }
+            }
+        }
+        out += "}\n"
+        return out
+    }
+}
+
+extension String {
+    func replacingAll(_ a: String, _ b: String) -> String {
+        guard contains(a) else { return self }
+        return split(separator: a, omittingEmptySubsequences: false).joined(separator: b)
+    }
+}

@@ -1,0 +1,361 @@
+import JSON
+
+/// A setup-model or flow-result schema: the JSON Schema subset of the graph format, compiled
+/// once when the graph loads (patterns compiled, `required` and `enum` turned into sets) so that
+/// validating a value allocates nothing unless it fails.
+public final class Schema: @unchecked Sendable {
+    public struct Types: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+        public static let object = Types(rawValue: 1)
+        public static let string = Types(rawValue: 2)
+        public static let number = Types(rawValue: 4)
+        public static let integer = Types(rawValue: 8)
+        public static let boolean = Types(rawValue: 16)
+        public static let array = Types(rawValue: 32)
+        public static let null = Types(rawValue: 64)
+        public static let any: Types = [.object, .string, .number, .integer, .boolean, .array, .null]
+
+        static let names: [(String, Types)] = [
+            ("object", .object), ("string", .string), ("number", .number), ("integer", .integer),
+            ("boolean", .boolean), ("array", .array), ("null", .null),
+        ]
+        public var names: [String] { Types.names.filter { contains($0.1) }.map(\.0) }
+    }
+
+    public enum Additional: Sendable {
+        case allowed
+        case forbidden
+        case schema(Schema)
+    }
+
+    /// `nil` when the schema does not say (any type).
+    public let types: Types?
+    public let properties: [(name: String, schema: Schema)]
+    public let required: [String]
+    public let additional: Additional
+    public let enumValues: [JSONValue]?
+    public let minLength: Int?
+    public let maxLength: Int?
+    public let pattern: (source: String, regex: Regex<AnyRegexOutput>)?
+    public let minimum: Double?
+    public let maximum: Double?
+    public let items: Schema?
+    /// The schema as written, for `graph.describe`.
+    public let source: JSONValue
+
+    /// The keywords this subset understands.
+    public static let keywords: Set<String> = [
+        "type", "properties", "required", "additionalProperties", "enum", "minLength", "maxLength",
+        "pattern", "minimum", "maximum", "items",
+        // Annotations, accepted and ignored.
+        "description", "title", "default", "examples", "$comment",
+    ]
+
+    /// A problem in a schema itself, found while compiling it.
+    public struct CompileError: Error, Sendable {
+        /// JSON pointer, inside the schema, of the keyword at fault.
+        public let pointer: String
+        public let message: String
+    }
+
+    /// Compiles `value`; every problem found is appended to `errors` (compilation goes on so
+    /// that all of them are reported at once). Returns nil only when `value` is not an object.
+    public static func compile(_ value: JSONValue, pointer: String = "", errors: inout [CompileError]) -> Schema? {
+        guard case .object(let o) = value else {
+            errors.append(CompileError(pointer: pointer, message: "a schema must be an object such as {type: string}, not \(value.typeName)"))
+            return nil
+        }
+        return Schema(o, source: value, pointer: pointer, errors: &errors)
+    }
+
+    private init(_ o: JSONObject, source: JSONValue, pointer: String, errors: inout [CompileError]) {
+        self.source = source
+        for (key, _) in o where !Schema.keywords.contains(key) {
+            let hint = suggestion(for: key, among: Schema.keywords).map { "; did you mean `\($0)`?" } ?? ""
+            errors.append(CompileError(pointer: pointer + "/" + escapePointer(key),
+                                       message: "`\(key)` is not a keyword of the setup schema subset (type, properties, required, additionalProperties, enum, minLength, maxLength, pattern, minimum, maximum, items)\(hint)"))
+        }
+        func number(_ key: String) -> Double? {
+            guard let v = o[key] else { return nil }
+            if let d = v.doubleValue { return d }
+            errors.append(CompileError(pointer: pointer + "/" + key, message: "`\(key)` must be a number, not \(v.typeName)"))
+            return nil
+        }
+        func count(_ key: String) -> Int? {
+            guard let v = o[key] else { return nil }
+            if let i = v.intValue, i >= 0 { return i }
+            errors.append(CompileError(pointer: pointer + "/" + key, message: "`\(key)` must be a non-negative integer, not \(JSONWriter.string(v))"))
+            return nil
+        }
+
+        // type
+        if let t = o["type"] {
+            var set: Types = []
+            let names: [JSONValue] = t.arrayValue ?? [t]
+            for n in names {
+                if let s = n.stringValue, let found = Types.names.first(where: { $0.0 == s }) {
+                    set.insert(found.1)
+                } else {
+                    let text = n.stringValue.map { "`\($0)`" } ?? JSONWriter.string(n)
+                    let hint = n.stringValue.flatMap { suggestion(for: $0, among: Types.names.map(\.0)) }.map { "; did you mean `\($0)`?" } ?? ""
+                    errors.append(CompileError(pointer: pointer + "/type",
+                                               message: "\(text) is not a type; use object, string, number, integer, boolean, array or null\(hint)"))
+                }
+            }
+            types = set.isEmpty ? nil : set
+        } else {
+            types = nil
+        }
+
+        // properties
+        var props: [(String, Schema)] = []
+        if let p = o["properties"] {
+            if case .object(let po) = p {
+                for (name, sub) in po {
+                    if let s = Schema.compile(sub, pointer: pointer + "/properties/" + escapePointer(name), errors: &errors) {
+                        props.append((name, s))
+                    }
+                }
+            } else {
+                errors.append(CompileError(pointer: pointer + "/properties", message: "`properties` must map field names to schemas, not be \(p.typeName)"))
+            }
+        }
+        properties = props
+
+        // required
+        var req: [String] = []
+        if let r = o["required"] {
+            if let items = r.arrayValue, items.allSatisfy({ $0.stringValue != nil }) {
+                req = items.compactMap(\.stringValue)
+                if o["properties"] != nil {
+                    for (i, name) in req.enumerated() where !props.contains(where: { $0.0 == name }) {
+                        let hint = suggestion(for: name, among: props.map(\.0)).map { "; did you mean `\($0)`?" } ?? ""
+                        errors.append(CompileError(pointer: pointer + "/required/\(i)",
+                                                   message: "required field `\(name)` is not among the declared properties\(hint)"))
+                    }
+                }
+            } else {
+                errors.append(CompileError(pointer: pointer + "/required", message: "`required` must be a list of field names"))
+            }
+        }
+        required = req
+
+        // additionalProperties
+        switch o["additionalProperties"] {
+        case nil, .bool(true)?: additional = .allowed
+        case .bool(false)?: additional = .forbidden
+        case let v?:
+            if let s = Schema.compile(v, pointer: pointer + "/additionalProperties", errors: &errors) {
+                additional = .schema(s)
+            } else {
+                additional = .allowed
+            }
+        }
+
+        // enum
+        if let e = o["enum"] {
+            if let items = e.arrayValue, !items.isEmpty {
+                enumValues = items
+            } else {
+                errors.append(CompileError(pointer: pointer + "/enum", message: "`enum` must be a non-empty list of the allowed values"))
+                enumValues = nil
+            }
+        } else {
+            enumValues = nil
+        }
+
+        minLength = count("minLength")
+        maxLength = count("maxLength")
+        minimum = number("minimum")
+        maximum = number("maximum")
+        if let a = minLength, let b = maxLength, a > b {
+            errors.append(CompileError(pointer: pointer + "/minLength", message: "minLength \(a) is greater than maxLength \(b): no string can match"))
+        }
+        if let a = minimum, let b = maximum, a > b {
+            errors.append(CompileError(pointer: pointer + "/minimum", message: "minimum \(formatNumber(a)) is greater than maximum \(formatNumber(b)): no number can match"))
+        }
+
+        // pattern
+        if let p = o["pattern"] {
+            if let s = p.stringValue {
+                do {
+                    pattern = (s, try Regex(s))
+                } catch {
+                    errors.append(CompileError(pointer: pointer + "/pattern", message: "`\(s)` is not a valid regular expression: \(error)"))
+                    pattern = nil
+                }
+            } else {
+                errors.append(CompileError(pointer: pointer + "/pattern", message: "`pattern` must be a regular expression string"))
+                pattern = nil
+            }
+        } else {
+            pattern = nil
+        }
+
+        // items
+        if let i = o["items"] {
+            items = Schema.compile(i, pointer: pointer + "/items", errors: &errors)
+        } else {
+            items = nil
+        }
+    }
+
+    // MARK: Validation
+
+    /// Why a value does not match: where (`pointer`, into the value), which keyword, and a message.
+    public struct Violation: Error, Sendable, Equatable {
+        public let pointer: String
+        public let rule: String
+        public let message: String
+    }
+
+    /// The first violation found, depth first in declaration order, or nil when `value` matches.
+    public func validate(_ value: JSONValue) -> Violation? {
+        var path: [String] = []
+        return check(value, path: &path)
+    }
+
+    private func fail(_ path: [String], _ rule: String, _ message: String) -> Violation {
+        let pointer = path.isEmpty ? "" : "/" + path.map(escapePointer).joined(separator: "/")
+        let at = pointer.isEmpty ? "the value" : "`\(pointer)`"
+        return Violation(pointer: pointer, rule: rule, message: "\(at) \(message)")
+    }
+
+    private func check(_ value: JSONValue, path: inout [String]) -> Violation? {
+        if let types, !Schema.matches(value, types) {
+            return fail(path, "type", "must be \(types.names.joined(separator: " or ")), not \(Schema.describe(value))")
+        }
+        if let enumValues, !enumValues.contains(where: { Schema.equal($0, value) }) {
+            let allowed = enumValues.map { JSONWriter.string($0) }.joined(separator: ", ")
+            return fail(path, "enum", "must be one of \(allowed), not \(JSONWriter.string(value))")
+        }
+        switch value {
+        case .string(let s):
+            if minLength != nil || maxLength != nil {
+                let n = s.unicodeScalars.count
+                if let minLength, n < minLength {
+                    return fail(path, "minLength", minLength == 1 ? "must not be empty" : "must be at least \(minLength) characters long, not \(n)")
+                }
+                if let maxLength, n > maxLength {
+                    return fail(path, "maxLength", "must be at most \(maxLength) characters long, not \(n)")
+                }
+            }
+            if let pattern, (try? pattern.regex.firstMatch(in: s)) == nil {
+                return fail(path, "pattern", "must match the pattern `\(pattern.source)`; \(JSONWriter.string(value)) does not")
+            }
+        case .int, .double:
+            let d = value.doubleValue!
+            if let minimum, d < minimum {
+                return fail(path, "minimum", "must be at least \(formatNumber(minimum)), not \(JSONWriter.string(value))")
+            }
+            if let maximum, d > maximum {
+                return fail(path, "maximum", "must be at most \(formatNumber(maximum)), not \(JSONWriter.string(value))")
+            }
+        case .object(let o):
+            for name in required where o[name] == nil {
+                path.append(name)
+                defer { path.removeLast() }
+                return fail(path, "required", "is required but missing")
+            }
+            for (key, v) in o {
+                if let sub = properties.first(where: { $0.name == key })?.schema {
+                    path.append(key)
+                    if let f = sub.check(v, path: &path) { return f }
+                    path.removeLast()
+                } else {
+                    switch additional {
+                    case .allowed: break
+                    case .forbidden:
+                        path.append(key)
+                        let names = properties.map { "`\($0.name)`" }.joined(separator: ", ")
+                        let hint = suggestion(for: key, among: properties.map(\.name)).map { "did you mean `\($0)`? " } ?? ""
+                        return fail(path, "additionalProperties", "is not allowed here; \(hint)the fields are \(names.isEmpty ? "none" : names)")
+                    case .schema(let s):
+                        path.append(key)
+                        if let f = s.check(v, path: &path) { return f }
+                        path.removeLast()
+                    }
+                }
+            }
+        case .array(let a):
+            if let items {
+                for (i, v) in a.enumerated() {
+                    path.append(String(i))
+                    if let f = items.check(v, path: &path) { return f }
+                    path.removeLast()
+                }
+            }
+        default: break
+        }
+        return nil
+    }
+
+    static func matches(_ v: JSONValue, _ t: Types) -> Bool {
+        switch v {
+        case .null: return t.contains(.null)
+        case .bool: return t.contains(.boolean)
+        case .int: return t.contains(.integer) || t.contains(.number)
+        case .double(let d): return t.contains(.number) || (t.contains(.integer) && d.rounded() == d && d.isFinite)
+        case .string: return t.contains(.string)
+        case .array: return t.contains(.array)
+        case .object: return t.contains(.object)
+        }
+    }
+
+    static func equal(_ a: JSONValue, _ b: JSONValue) -> Bool {
+        if let x = a.doubleValue, let y = b.doubleValue { return x == y }
+        return a == b
+    }
+
+    static func describe(_ v: JSONValue) -> String {
+        switch v {
+        case .int: return "an integer (\(JSONWriter.string(v)))"
+        case .double: return "a number (\(JSONWriter.string(v)))"
+        case .string: return "a string (\(JSONWriter.string(v)))"
+        case .bool: return "a boolean (\(JSONWriter.string(v)))"
+        case .null: return "null"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+
+    // MARK: Coercion (deep links)
+
+    /// The type a URL string should become for the property `name`, as the schema declares it.
+    public func coerce(_ text: String, forProperty name: String) -> JSONValue {
+        guard let sub = properties.first(where: { $0.name == name })?.schema, let t = sub.types else { return .string(text) }
+        if t.contains(.string) { return .string(text) }
+        if t.contains(.integer), let i = Int(text) { return .int(i) }
+        if t.contains(.number), let d = Double(text), d.isFinite { return Int(text).map(JSONValue.int) ?? .double(d) }
+        if t.contains(.boolean) {
+            switch text.lowercased() {
+            case "true", "1", "yes": return .bool(true)
+            case "false", "0", "no": return .bool(false)
+            default: break
+            }
+        }
+        if t.contains(.null), text.isEmpty || text == "null" { return .null }
+        return .string(text)  // left as text: validation then says what was expected
+    }
+
+    /// Whether the schema (an object schema) declares `name`.
+    public func declares(_ name: String) -> Bool { properties.contains { $0.name == name } }
+}
+
+func escapePointer(_ s: String) -> String {
+    guard s.contains(where: { $0 == "~" || $0 == "/" }) else { return s }
+    var out = ""
+    for c in s {
+        switch c {
+        case "~": out += "~0"
+        case "/": out += "~1"
+        default: out.append(c)
+        }
+    }
+    return out
+}
+
+func formatNumber(_ d: Double) -> String {
+    d.rounded() == d && abs(d) < 1e15 ? String(Int(d)) : String(d)
+}

@@ -1,0 +1,12 @@
+import JSON
+import NavGraph
+import RPC
+
+extension Server {
+    /// `graph.describe`: the resolved graph, as `navd graph --format json` prints it.
+    func registerGraphMethods() {
+        methods["graph.describe"] = { [unowned self] call in
+            call.reply.succeed(self.graph.describe())
+        }
+    }
+}

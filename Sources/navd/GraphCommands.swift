@@ -1,0 +1,56 @@
+import ArgumentParser
+import Foundation
+import JSON
+import NavGraph
+
+/// Loads `dir`, or the embedded example when nil; prints diagnostics to stderr.
+func loadGraph(_ dir: String?, printWarnings: Bool = true) -> (NavigationGraph?, Diagnostics) {
+    let (g, d) = dir.map { GraphLoader.load(directory: $0) } ?? GraphLoader.loadEmbeddedExample()
+    for x in d.sorted where x.severity == .error || printWarnings {
+        FileHandle.standardError.write(Data((x.description + "\n").utf8))
+    }
+    return (g, d)
+}
+
+struct Check: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check a graph directory like a compiler: print every problem as FILE:LINE:COLUMN: error: MESSAGE.",
+        discussion: "Exits 1 when there is any error, 0 otherwise (warnings alone do not fail).")
+
+    @Argument(help: "Directory of module files (default: the embedded example app).")
+    var directory: String?
+
+    @Flag(help: "Treat warnings as errors.")
+    var strict = false
+
+    func run() throws {
+        let (_, d) = loadGraph(directory)
+        let errors = d.errors.count, warnings = d.warnings.count
+        let summary = "\(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")"
+        FileHandle.standardError.write(Data("\(directory ?? "embedded example"): \(summary)\n".utf8))
+        if errors > 0 || (strict && warnings > 0) { throw ExitCode(1) }
+    }
+}
+
+struct GraphCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "graph",
+        abstract: "Print the resolved graph: DOT for Graphviz (`navd graph DIR | dot -Tpng -o graph.png`) or JSON.")
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case dot, json }
+
+    @Argument(help: "Directory of module files (default: the embedded example app).")
+    var directory: String?
+
+    @Option(help: "dot or json.")
+    var format: Format = .dot
+
+    func run() throws {
+        let (g, _) = loadGraph(directory, printWarnings: false)
+        guard let g else { throw ExitCode(1) }
+        switch format {
+        case .dot: print(g.dot(), terminator: "")
+        case .json: print(String(decoding: JSONWriter.encode(g.describe()), as: UTF8.self))
+        }
+    }
+}
