@@ -118,15 +118,14 @@ struct Doc {
     }
 
     /// Location of the value at a JSON pointer inside this node (for schema errors), or this node's.
-    func location(at pointer: String) -> SourceLocation {
+    func location(at pointer: String, key atKey: Bool = false) -> SourceLocation {
         var node = self
-        for raw in pointer.split(separator: "/", omittingEmptySubsequences: true) {
+        let parts = pointer.split(separator: "/", omittingEmptySubsequences: true)
+        for (i, raw) in parts.enumerated() {
             let key = raw.replacingTilde
             if let m = node.mapping, let next = m.first(where: { $0.key == key }) {
+                if atKey && i == parts.count - 1 { return next.keyLocation }
                 node = next.value
-                if next.value.mapping == nil && next.value.sequence == nil && raw == pointer.split(separator: "/").last {
-                    return next.keyLocation
-                }
             } else if let s = node.sequence, let i = Int(key), i < s.count {
                 node = s[i]
             } else {

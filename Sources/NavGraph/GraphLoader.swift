@@ -187,7 +187,7 @@ private struct Builder {
         var errors: [Schema.CompileError] = []
         let s = Schema.compile(doc.json, errors: &errors)
         for e in errors {
-            d.error(doc.location(at: e.pointer), "invalid \(what) schema at `\(e.pointer.isEmpty ? "/" : e.pointer)`: \(e.message)")
+            d.error(doc.location(at: e.pointer, key: e.atKey), "invalid \(what) schema at `\(e.pointer.isEmpty ? "/" : e.pointer)`: \(e.message)")
         }
         return errors.isEmpty ? s : nil
     }

@@ -57,6 +57,8 @@ public final class Schema: @unchecked Sendable {
         /// JSON pointer, inside the schema, of the keyword at fault.
         public let pointer: String
         public let message: String
+        /// Whether the problem is the keyword itself (an unknown one) rather than its value.
+        public var atKey = false
     }
 
     /// Compiles `value`; every problem found is appended to `errors` (compilation goes on so
@@ -74,7 +76,8 @@ public final class Schema: @unchecked Sendable {
         for (key, _) in o where !Schema.keywords.contains(key) {
             let hint = suggestion(for: key, among: Schema.keywords).map { "; did you mean `\($0)`?" } ?? ""
             errors.append(CompileError(pointer: pointer + "/" + escapePointer(key),
-                                       message: "`\(key)` is not a keyword of the setup schema subset (type, properties, required, additionalProperties, enum, minLength, maxLength, pattern, minimum, maximum, items)\(hint)"))
+                                       message: "`\(key)` is not a keyword of the setup schema subset (type, properties, required, additionalProperties, enum, minLength, maxLength, pattern, minimum, maximum, items)\(hint)",
+                                       atKey: true))
         }
         func number(_ key: String) -> Double? {
             guard let v = o[key] else { return nil }

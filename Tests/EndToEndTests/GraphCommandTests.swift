@@ -1,0 +1,82 @@
+import Foundation
+import JSON
+import NavTesting
+import Testing
+
+/// `navd check`, `navd graph` and `graph.describe`, run as a user runs them.
+@Suite struct GraphCommandTests {
+    let example = Repo.file("Examples/shop").path
+
+    @Test func checkIsCleanOnTheExample() throws {
+        let r = try runCommand(Repo.binary("navd"), ["check", example])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("0 errors, 0 warnings"))
+    }
+
+    @Test func checkListsEveryProblemOfABrokenCopyWithPositions() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        for f in try FileManager.default.contentsOfDirectory(atPath: example) where f.hasSuffix(".yaml") {
+            var text = try String(contentsOfFile: example + "/" + f, encoding: .utf8)
+            if f == "shop.yaml" {
+                text = text.replacingOccurrences(of: "opens: [Reviews, WriteReview", with: "opens: [Reveiws, WriteReview")
+                text = text.replacingOccurrences(of: "presentations: [push, present, replace]", with: "presentations: [push, present, slide]")
+            }
+            if f == "cart.yaml" {
+                text = text.replacingOccurrences(of: "recover: {flow: Login}", with: "")
+                text = text.replacingOccurrences(of: "check: {fact: cart.items, notEquals: 0}", with: "check: {fact: cart.items}")
+            }
+            if f == "account.yaml" {
+                text = text.replacingOccurrences(of: "recover: {flow: Login}", with: "recover: {flow: Logon}")
+            }
+            try text.write(toFile: dir.file(f), atomically: true, encoding: .utf8)
+        }
+        let r = try runCommand(Repo.binary("navd"), ["check", dir.path])
+        #expect(r.status == 1)
+        let lines = r.stderr.split(separator: "\n").map(String.init).filter { $0.contains(": error: ") }
+        #expect(lines.count == 4, "\(r.stderr)")
+        #expect(lines.contains { $0.hasPrefix(dir.file("account.yaml") + ":") && $0.contains("recovers with flow `account.Logon`, which does not exist; did you mean `account.Login`?") })
+        #expect(lines.contains { $0.hasPrefix(dir.file("cart.yaml") + ":") && $0.contains("the check of `cart.cartNotEmpty` is missing its test") })
+        #expect(lines.contains { $0.hasPrefix(dir.file("shop.yaml") + ":") && $0.contains("`shop.Reveiws` is not a coordinator; did you mean `shop.Reviews`?") })
+        #expect(lines.contains { $0.contains("`slide` is not a presentation style; use push, present, replace, root or select") })
+        // FILE:LINE:COLUMN, sorted by file then line.
+        let keys = lines.map { l -> (String, Int) in
+            let parts = l.split(separator: ":")
+            return (String(parts[0]), Int(parts[1]) ?? -1)
+        }
+        #expect(keys.map(\.1).allSatisfy { $0 > 0 })
+        #expect(keys.sorted { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }.map(\.0) == keys.map(\.0))
+    }
+
+    @Test func navdRefusesToStartOnABrokenGraph() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        try "root: {stack: Hom}\ncoordinators: {Home: {}}\n".write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
+        let r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("s.sock"), "--graph", dir.path])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("app.yaml:1:15: error: `app.Hom` (the root) is not a coordinator; did you mean `app.Home`?"), "\(r.stderr)")
+    }
+
+    @Test func graphDotRendersWithGraphviz() throws {
+        let r = try runCommand(Repo.binary("navd"), ["graph", example, "--format", "dot"])
+        #expect(r.status == 0)
+        #expect(r.stdout.hasPrefix("digraph navd {"))
+        let dir = TempDir()
+        defer { dir.remove() }
+        try r.stdout.write(toFile: dir.file("g.dot"), atomically: true, encoding: .utf8)
+        let png = try runCommand("/usr/bin/dot", ["-Tpng", "-o", dir.file("g.png"), dir.file("g.dot")])
+        #expect(png.status == 0, "\(png.stderr)")
+        let size = (try? FileManager.default.attributesOfItem(atPath: dir.file("g.png"))[.size] as? Int) ?? 0
+        #expect(size > 10_000)
+    }
+
+    @Test func graphJsonEqualsGraphDescribeOverTheSocket() throws {
+        let r = try runCommand(Repo.binary("navd"), ["graph", "--format", "json"])
+        #expect(r.status == 0)
+        let printed = try JSONParser(maxDepth: 256).parse(r.stdout)
+        let d = try Daemon()  // no --graph: the embedded example
+        let described = try d.client().call("graph.describe")
+        #expect(described == printed)
+        #expect(described["modules"] == ["account", "cart", "shop"])
+    }
+}

@@ -1,0 +1,264 @@
+import JSON
+import Testing
+@testable import NavGraph
+
+/// Each diagnostic the loader gives, with its exact file, line, column and message.
+@Suite struct DiagnosticTests {
+    /// Loads inline module files; returns every diagnostic as printed.
+    func check(_ files: [(String, String)]) -> [String] {
+        GraphLoader.load(sources: files.map { GraphSource(file: $0.0, text: $0.1) }, baseDirectory: "/g").diagnostics.sorted.map(\.description)
+    }
+
+    func errors(_ files: [(String, String)]) -> [String] { check(files).filter { $0.contains(": error: ") } }
+
+    static let app = """
+        root: {stack: Home}
+        coordinators:
+          Home:
+            opens: [Product]
+          Product:
+            setup: {type: object, required: [id], properties: {id: {type: string}}}
+        """
+
+    @Test func aValidGraphHasNoDiagnostics() {
+        #expect(check([("app.yaml", Self.app)]) == [])
+    }
+
+    @Test func syntaxError() {
+        #expect(errors([("app.yaml", "root: {stack: Home\ncoordinators: {}\n")]).first?.hasPrefix("app.yaml:2:") == true)
+        let e = errors([("bad.yaml", "coordinators:\n  Home: [\n")])
+        #expect(e.count == 1 && e[0].hasPrefix("bad.yaml:3:1: error: syntax error:"), "\(e)")
+    }
+
+    @Test func unknownKeyWithSuggestion() {
+        let e = errors([("app.yaml", Self.app + "\n    presentaions: [push]\n")])
+        #expect(e == ["app.yaml:7:5: error: unknown key `presentaions` in coordinator `app.Product`; did you mean `presentations`? allowed keys: setup, opens, presentations, preconditions, access, mediation, flow, description, title"])
+    }
+
+    @Test func unknownReferenceWithSuggestion() {
+        let e = errors([("shop.yaml", """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Prodcut]}
+              Product: {}
+            """)])
+        #expect(e == ["shop.yaml:3:18: error: `shop.Prodcut` is not a coordinator; did you mean `shop.Product`?"])
+    }
+
+    @Test func unknownModule() {
+        let e = errors([("shop.yaml", "root: {stack: Home}\ncoordinators:\n  Home: {opens: [acount.Login]}\n"),
+                        ("account.yaml", "coordinators:\n  Login: {}\n")])
+        #expect(e == ["shop.yaml:3:18: error: `acount.Login` refers to module `acount`, which does not exist; did you mean `account`?"])
+    }
+
+    @Test func duplicateNamesInAFileAndDuplicateModules() {
+        let e = errors([("app.yaml", "root: {stack: Home}\ncoordinators:\n  Home: {}\n  Home: {}\n")])
+        #expect(e.count == 1 && e[0].hasPrefix("app.yaml:3:3: error: duplicate key `Home`"), "\(e)")
+        let m = errors([("a.yaml", "module: shop\nroot: {stack: Home}\ncoordinators: {Home: {}}\n"),
+                        ("b.yaml", "module: shop\ncoordinators: {Other: {}}\n")])
+        #expect(m == ["b.yaml:1:9: error: module `shop` is declared twice (also by a.yaml); give each file its own `module:` name"])
+    }
+
+    @Test func noRootAndTwoRoots() {
+        #expect(errors([("a.yaml", "coordinators: {Home: {}}\n")])
+                == ["a.yaml:1:1: error: no module declares `root`; add `root: {stack: Home}` or `root: {tabs: [Home, cart.Cart]}` to one module file"])
+        #expect(errors([("a.yaml", "root: {stack: Home}\ncoordinators: {Home: {}}\n"), ("b.yaml", "root: {stack: a.Home}\n")])
+                == ["b.yaml:1:7: error: a second `root`: only one module may declare the root (the first is at a.yaml:1:7)"])
+    }
+
+    @Test func flowStepsMustBelongToTheFlowsModule() {
+        let e = errors([
+            ("cart.yaml", """
+                root: {stack: Cart}
+                coordinators:
+                  Cart: {opens: [Checkout]}
+                  Checkout:
+                    flow: {start: Address, steps: [Address, account.Login]}
+                  Address: {}
+                """),
+            ("account.yaml", "coordinators: {Login: {}}\n"),
+        ])
+        #expect(e == ["cart.yaml:5:45: error: flow step `account.Login` is not a coordinator of module `cart`: a flow's steps must be declared in the flow's own module"])
+    }
+
+    @Test func flowStartMustBeAStep() {
+        let e = errors([("cart.yaml", """
+            root: {stack: Cart}
+            coordinators:
+              Cart: {opens: [Checkout]}
+              Checkout:
+                flow: {start: Payment, steps: [Address]}
+              Address: {}
+              Payment: {}
+            """)])
+        #expect(e == ["cart.yaml:5:19: error: flow start `cart.Payment` is not among the flow's steps; add it to `steps`"])
+    }
+
+    @Test func invalidSchema() {
+        let e = errors([("app.yaml", """
+            root: {stack: Home}
+            coordinators:
+              Home:
+                setup:
+                  type: object
+                  properties:
+                    page: {type: integr}
+            """)])
+        #expect(e == ["app.yaml:7:22: error: invalid setup schema at `/properties/page/type`: `integr` is not a type; use object, string, number, integer, boolean, array or null; did you mean `integer`?"])
+    }
+
+    @Test func linkParameters() {
+        let e = errors([("app.yaml", Self.app + """
+
+            links:
+              "/product/:id/:tab": [Home, {to: Product, with: {id: ":id"}}]
+              "/p/:id": [Home, {to: Product, with: {id: ":pid"}}]
+            """)])
+        #expect(e == [
+            "app.yaml:8:3: error: link `/product/:id/:tab` declares `:tab` but no entry uses it; fill a setup field with \":tab\" or remove it from the pattern",
+            "app.yaml:9:3: error: link `/p/:id` declares `:id` but no entry uses it; fill a setup field with \":id\" or remove it from the pattern",
+            "app.yaml:9:45: error: link `/p/:id` fills `id` with `:pid`, which the pattern does not declare; declare it in the path (/…/:pid) or the query (?pid=:pid)",
+        ])
+    }
+
+    @Test func routesAndLinksToNowhere() {
+        let e = errors([("app.yaml", Self.app + """
+
+            routes:
+              lost: {by: push}
+              gone: {to: Missing}
+            links:
+              "/nowhere": []
+            """)])
+        #expect(e == [
+            "app.yaml:8:3: error: route `app.lost` leads nowhere: add `to:` naming a coordinator",
+            "app.yaml:9:14: error: `app.Missing` (target of route `app.gone`) is not a coordinator; module `app` declares Home, Product",
+            "app.yaml:11:15: error: link `/nowhere` leads nowhere: map it to the stack it opens, such as [shop.Home, {to: shop.Product, with: {id: \":id\"}}]",
+        ])
+    }
+
+    @Test func mediationMustReadADeclaredField() {
+        let files = [("app.yaml", """
+            root: {stack: Home}
+            coordinators:
+              Home:
+                opens: [Product]
+              Product:
+                setup: {type: object, required: [id], properties: {id: {type: string}}}
+                opens: [Reviews]
+              Reviews:
+                mediation: {productId: "$source.Id"}
+            """)]
+        #expect(errors(files) == ["app.yaml:8:3: error: `app.Reviews` fills `productId` from `$source.Id`, but the setup of its source `app.Product` does not declare `Id`; did you mean `$source.id`?"])
+    }
+
+    @Test func recoveryByAFlowThatDoesNotExist() {
+        let e = errors([("app.yaml", Self.app + """
+
+                preconditions: [loggedIn]
+            preconditions:
+              loggedIn:
+                check: {fact: loggedIn, equals: true}
+                recover: {flow: Loginn}
+            """)])
+        #expect(e == ["app.yaml:11:21: error: `app.loggedIn` recovers with flow `app.Loginn`, which does not exist; no flow is declared"])
+    }
+
+    @Test func recoveryCycleDirectAndIndirect() {
+        let direct = errors([("app.yaml", """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Login]}
+              Login:
+                flow: {start: Credentials}
+                preconditions: [online]
+              Credentials: {}
+            preconditions:
+              online:
+                check: {fact: online, equals: true}
+                recover: {flow: Login}
+            """)])
+        #expect(direct == ["app.yaml:11:14: error: recovery cycle: precondition `app.online` recovers with flow `app.Login`, which that precondition (directly or through other flows) guards (app.Login → app.Login); recover with a flow it does not guard"])
+        let indirect = errors([("app.yaml", """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [A, B]}
+              A:
+                flow: {start: A1}
+                preconditions: [p]
+              A1: {}
+              B:
+                flow: {start: B1}
+              B1:
+                preconditions: [q]
+            preconditions:
+              p:
+                check: {fact: p, exists: true}
+                recover: {flow: B}
+              q:
+                check: {fact: q, exists: true}
+                recover: {flow: A}
+            """)])
+        #expect(indirect.count == 2 && indirect.allSatisfy { $0.contains("recovery cycle") }, "\(indirect)")
+        #expect(indirect.first?.hasPrefix("app.yaml:15:14: error: recovery cycle: precondition `app.p`") == true)
+    }
+
+    @Test func preconditionKindsWithMissingFields() {
+        let e = errors([("app.yaml", Self.app + """
+
+                preconditions: [a, b, c, d]
+            preconditions:
+              a: {check: {fact: x}}
+              b: {check: {equals: 1}}
+              c: {command: []}
+              d: {timeout: 2s}
+            """)])
+        #expect(e == [
+            "app.yaml:9:14: error: the check of `app.a` is missing its test: add one of `equals: VALUE`, `notEquals: VALUE` or `exists: true`",
+            "app.yaml:10:14: error: the check of `app.b` is missing `fact`: the name of the session fact to test",
+            "app.yaml:11:16: error: the command of `app.c` is empty; give the program and its arguments as a list, such as [scripts/in-stock.sh, \"{with.id}\"]",
+            "app.yaml:12:3: error: precondition `app.d` has no kind; give it one of `check: {fact: …, equals: …}`, `command: [argv…]` or `provider: true`",
+        ])
+    }
+
+    @Test func unknownPrecondition() {
+        let e = errors([("app.yaml", Self.app + "\n    preconditions: [logedIn]\npreconditions:\n  loggedIn: {check: {fact: loggedIn, equals: true}}\n")])
+        #expect(e == ["app.yaml:7:21: error: `app.logedIn` is not a precondition; did you mean `app.loggedIn`?"])
+    }
+
+    @Test func warningsForUnreachedCoordinatorsAndUnusedPreconditions() {
+        let d = check([("app.yaml", Self.app + "\n  Orphan: {}\npreconditions:\n  unused: {provider: true}\n")])
+        #expect(d == [
+            "app.yaml:7:3: warning: coordinator `app.Orphan` cannot be reached: nothing opens it and no root, route or link leads to it",
+            "app.yaml:9:3: warning: precondition `app.unused` guards no coordinator; use it in some `preconditions:` list or remove it",
+        ])
+    }
+
+    @Test func everyProblemIsReportedInOnePassSortedByFileAndLine() {
+        let d = errors([
+            ("b.yaml", "coordinators:\n  X: {opens: [Nope]}\n  Y: {bogus: 1}\n"),
+            ("a.yaml", "root: {stack: Home}\ncoordinators:\n  Home: {opens: [Missing]}\n"),
+        ])
+        #expect(d.count == 3)
+        #expect(d.map { String($0.prefix(8)) } == ["a.yaml:3", "b.yaml:2", "b.yaml:3"])
+    }
+
+    @Test func jsonModuleFilesWork() {
+        let d = check([("app.json", #"{"root": {"stack": "Home"}, "coordinators": {"Home": {"opens": ["Product"]}, "Product": {}}}"#)])
+        #expect(d == [])
+    }
+
+    @Test func qualifiedAndUnqualifiedNamesResolve() throws {
+        let (g, d) = GraphLoader.load(sources: [
+            GraphSource(file: "shop.yaml", text: "root: {tabs: [Home, cart.Cart]}\ncoordinators:\n  Home: {opens: [cart.Cart, shop.Home]}\n"),
+            GraphSource(file: "cart.yaml", text: "coordinators:\n  Cart: {opens: [shop.Home]}\n"),
+        ], baseDirectory: "/")
+        #expect(!d.hasErrors)
+        let graph = try #require(g)
+        let home = try #require(graph.coordinator(named: "shop.Home"))
+        #expect(graph.coordinator(named: "Home") === home, "unique unqualified names resolve too")
+        #expect(home.opens.map { graph.coordinators[$0].name } == ["cart.Cart", "shop.Home"])
+        guard case .tabs(let tabs) = graph.root else { Issue.record("tabs root expected"); return }
+        #expect(tabs.map { graph.coordinators[$0].name } == ["shop.Home", "cart.Cart"])
+    }
+}

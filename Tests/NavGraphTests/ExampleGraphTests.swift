@@ -1,0 +1,143 @@
+import Foundation
+import JSON
+import NavTesting
+import Testing
+@testable import NavGraph
+
+/// The example app: clean, embedded verbatim, valid against Protocol/navgraph.schema.json, and
+/// exercising every feature of the format.
+@Suite struct ExampleGraphTests {
+    let dir = Repo.file("Examples/shop").path
+
+    @Test func loadsWithoutErrorsOrWarnings() throws {
+        let (g, d) = GraphLoader.load(directory: dir)
+        #expect(d.all.map(\.description) == [])
+        let graph = try #require(g)
+        #expect(graph.modules.count >= 3)
+        guard case .tabs(let tabs) = graph.root else { Issue.record("the example's root is tabs"); return }
+        #expect(Set(tabs.map { graph.coordinators[$0].module }).count == tabs.count, "tabs come from different modules")
+        #expect(graph.coordinators.contains { $0.setup?.required.isEmpty == false }, "a coordinator with a required setup")
+        #expect(graph.coordinators.contains { $0.flow?.result != nil }, "a flow with a result")
+        #expect(graph.coordinators.contains { !$0.access.isEmpty }, "a role-restricted coordinator")
+        #expect(graph.coordinators.contains { !$0.mediation.isEmpty }, "mediation")
+        #expect(!graph.routes.isEmpty && !graph.links.isEmpty)
+        #expect(graph.preconditions.contains { if case .command = $0.kind { return true } else { return false } })
+        #expect(graph.preconditions.contains { if case .provider = $0.kind { return true } else { return false } })
+        #expect(graph.preconditions.contains { if case .flow? = $0.recover { return true } else { return false } })
+    }
+
+    @Test func theEmbeddedCopyIsTheFilesOnDisk() throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".yaml") }.sorted()
+        #expect(EmbeddedExample.files.map(\.name) == files)
+        for (name, text) in EmbeddedExample.files {
+            let disk = try String(contentsOfFile: dir + "/" + name, encoding: .utf8)
+            #expect(disk.trimmingCharacters(in: .newlines) == text, "\(name) changed: run `make embed`")
+        }
+        for (name, text) in EmbeddedExample.scripts {
+            let disk = try String(contentsOfFile: dir + "/" + name, encoding: .utf8)
+            #expect(disk.trimmingCharacters(in: .newlines) == text, "\(name) changed: run `make embed`")
+        }
+    }
+
+    @Test func everyModuleFileIsValidAgainstTheGraphSchema() throws {
+        let schema = try JSONParser(maxDepth: 256).parse(String(contentsOf: Repo.file("Protocol/navgraph.schema.json"), encoding: .utf8))
+        let validator = MiniSchemaValidator(root: schema)
+        for (name, text) in EmbeddedExample.files {
+            var d = Diagnostics()
+            let doc = try #require(Doc.parse(text, file: name, diagnostics: &d))
+            let problems = validator.validate(doc.json)
+            #expect(problems.isEmpty, "\(name): \(problems)")
+        }
+        // And the schema does catch mistakes.
+        #expect(!validator.validate(["coordinators": ["Home": ["opnes": ["X"]]]]).isEmpty)
+        #expect(!validator.validate(["preconditions": ["p": ["check": ["fact": "x"]]]]).isEmpty)
+        #expect(!validator.validate(["routes": ["r": ["to": "X", "by": "slide"]]]).isEmpty)
+    }
+
+    @Test func dotOutputDrawsClustersEdgesAndFlows() throws {
+        let g = try #require(GraphLoader.load(directory: dir).graph)
+        let dot = g.dot()
+        #expect(dot.hasPrefix("digraph navd {"))
+        for m in g.modules { #expect(dot.contains("subgraph \"cluster_\(m.name)\"")) }
+        #expect(dot.contains("\"shop.Home\" -> \"shop.Product\";"))
+        #expect(dot.contains("subgraph \"cluster_flow_cart.Checkout\""))
+        #expect(dot.contains("root -> \"shop.Home\" [label=\"tab 0\""))
+        #expect(dot.contains("recover loggedIn"))
+    }
+
+    @Test func describeListsTheResolvedGraph() throws {
+        let g = try #require(GraphLoader.load(directory: dir).graph)
+        let d = g.describe()
+        #expect(d["root"]?["tabs"] == ["shop.Home", "cart.Cart", "account.Account"])
+        #expect(d["coordinators"]?["shop.Product"]?["setup"]?["required"] == ["id"])
+        #expect(d["coordinators"]?["cart.Checkout"]?["flow"]?["steps"] == ["cart.Address", "cart.Payment", "cart.Confirm"])
+        #expect(d["coordinators"]?["shop.Reviews"]?["mediation"]?["productId"] == "$source.id")
+        #expect(d["preconditions"]?["account.loggedIn"]?["recover"]?["flow"] == "account.Login")
+        #expect(d["routes"]?["shop.showProduct"]?["to"] == "shop.Product")
+    }
+}
+
+/// Just enough of JSON Schema draft 7 to check module files against navgraph.schema.json:
+/// type, properties, additionalProperties, required, items, minItems, enum, const, oneOf,
+/// $ref (local), pattern, propertyNames, minLength, minimum.
+struct MiniSchemaValidator {
+    let root: JSONValue
+
+    func validate(_ v: JSONValue) -> [String] {
+        var out: [String] = []
+        check(v, root, "", &out)
+        return out
+    }
+
+    private func resolve(_ s: JSONValue) -> JSONValue {
+        guard let ref = s["$ref"]?.stringValue, ref.hasPrefix("#/") else { return s }
+        var node = root
+        for p in ref.dropFirst(2).split(separator: "/") { node = node[String(p)] ?? .null }
+        return node
+    }
+
+    private func typeOK(_ v: JSONValue, _ t: String) -> Bool {
+        switch (t, v) {
+        case ("object", .object), ("array", .array), ("string", .string), ("boolean", .bool), ("null", .null): return true
+        case ("integer", .int): return true
+        case ("number", .int), ("number", .double): return true
+        default: return false
+        }
+    }
+
+    private func check(_ v: JSONValue, _ schema: JSONValue, _ at: String, _ out: inout [String]) {
+        let s = resolve(schema)
+        if let t = s["type"] {
+            let names = t.arrayValue?.compactMap(\.stringValue) ?? [t.stringValue ?? ""]
+            if !names.contains(where: { typeOK(v, $0) }) { out.append("\(at): not \(names)"); return }
+        }
+        if let e = s["enum"]?.arrayValue, !e.contains(v) { out.append("\(at): not in enum") }
+        if let c = s["const"], c != v { out.append("\(at): not \(c)") }
+        if let one = s["oneOf"]?.arrayValue {
+            let passing = one.filter { sub in var o: [String] = []; check(v, sub, at, &o); return o.isEmpty }.count
+            if passing != 1 { out.append("\(at): matches \(passing) of oneOf") }
+        }
+        if case .string(let str) = v {
+            if let p = s["pattern"]?.stringValue, let r = try? Regex(p), (try? r.firstMatch(in: str)) == nil { out.append("\(at): pattern \(p)") }
+            if let m = s["minLength"]?.intValue, str.count < m { out.append("\(at): too short") }
+        }
+        if let m = s["minimum"]?.doubleValue, let d = v.doubleValue, d < m { out.append("\(at): below minimum") }
+        if case .array(let a) = v {
+            if let m = s["minItems"]?.intValue, a.count < m { out.append("\(at): fewer than \(m) items") }
+            if let items = s["items"] { for (i, x) in a.enumerated() { check(x, items, "\(at)/\(i)", &out) } }
+        }
+        if case .object(let o) = v {
+            for r in s["required"]?.arrayValue?.compactMap(\.stringValue) ?? [] where o[r] == nil { out.append("\(at): missing \(r)") }
+            let props = s["properties"]?.objectValue
+            for (k, x) in o {
+                if let pn = s["propertyNames"] { check(.string(k), pn, "\(at)/\(k)", &out) }
+                if let p = props?[k] { check(x, p, "\(at)/\(k)", &out); continue }
+                switch s["additionalProperties"] {
+                case .bool(false)?: out.append("\(at)/\(k): not allowed")
+                case .object(let sub)?: check(x, .object(sub), "\(at)/\(k)", &out)
+                default: break
+                }
+            }
+        }
+    }
+}
