@@ -5,7 +5,7 @@ SOCKET     ?= $(if $(XDG_RUNTIME_DIR),$(XDG_RUNTIME_DIR)/navd.sock,/tmp/navd-$(s
 DEB_PACKAGES := libuv1-dev libsimdjson-dev socat tmux graphviz sqlite3 libsqlite3-dev
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps build build-debug embed graph-png bench clean help
+.PHONY: run test deps build build-debug embed graph-png bench-graph clean help
 
 help:
 	@echo "make run   - install what is missing, build (release), start navd on the example graph"
@@ -40,6 +40,11 @@ test: build-debug
 ## Regenerate the Swift files that embed Protocol/openrpc.json and the example graph.
 embed:
 	python3 scripts/embed-resources.py
+
+## Benchmarks (release builds; they print figures, they do not pass or fail).
+bench-graph: deps
+	$(SWIFT) build -c release --product graph-load-bench
+	.build/release/graph-load-bench 100 100
 
 ## Redraw the example graph shown in the README (needs graphviz).
 graph-png: build-debug

@@ -54,6 +54,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .executableTarget(name: "graph-load-bench", dependencies: ["NavGraph"], path: "Benchmarks/GraphLoadBench"),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "RPCTests", dependencies: ["RPC", "JSON"]),
         .testTarget(name: "NavGraphTests", dependencies: ["NavGraph", "JSON", "NavTesting"]),

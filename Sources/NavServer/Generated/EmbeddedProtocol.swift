@@ -16,56 +16,230 @@ public enum EmbeddedProtocol {
       "name": "ping",
       "summary": "Liveness check.",
       "params": [],
-      "result": {"name": "pong", "schema": {"const": "pong"}},
-      "examples": [{"name": "ping", "params": [], "result": {"name": "pong", "value": "pong"}}]
+      "result": {
+        "name": "pong",
+        "schema": {
+          "const": "pong"
+        }
+      },
+      "examples": [
+        {
+          "name": "ping",
+          "params": [],
+          "result": {
+            "name": "pong",
+            "value": "pong"
+          }
+        }
+      ]
     },
     {
       "name": "hello",
       "summary": "Introduce the client; a token adds the roles the policy grants to it.",
       "paramStructure": "by-name",
       "params": [
-        {"name": "client", "schema": {"type": "string"}},
-        {"name": "token", "schema": {"type": "string"}}
+        {
+          "name": "client",
+          "schema": {
+            "type": "string"
+          }
+        },
+        {
+          "name": "token",
+          "schema": {
+            "type": "string"
+          }
+        }
       ],
       "result": {
         "name": "hello",
         "schema": {
           "type": "object",
-          "required": ["server", "version", "protocol", "roles"],
+          "required": [
+            "server",
+            "version",
+            "protocol",
+            "roles"
+          ],
           "properties": {
-            "server": {"const": "navd"},
-            "version": {"type": "string"},
-            "protocol": {"const": 1},
-            "roles": {"type": "array", "items": {"type": "string"}},
-            "connection": {"type": "integer"},
-            "peer": {"type": "object", "properties": {"pid": {"type": "integer"}, "uid": {"type": "integer"}, "gid": {"type": "integer"}}}
+            "server": {
+              "const": "navd"
+            },
+            "version": {
+              "type": "string"
+            },
+            "protocol": {
+              "const": 1
+            },
+            "roles": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            },
+            "connection": {
+              "type": "integer"
+            },
+            "peer": {
+              "type": "object",
+              "properties": {
+                "pid": {
+                  "type": "integer"
+                },
+                "uid": {
+                  "type": "integer"
+                },
+                "gid": {
+                  "type": "integer"
+                }
+              }
+            }
           }
         }
       },
-      "errors": [{"code": -32004, "message": "accessDenied: unknown token"}],
-      "examples": [{"name": "hello", "params": [{"name": "client", "value": "navctl"}],
-        "result": {"name": "hello", "value": {"server": "navd", "version": "0.1.0", "protocol": 1, "roles": [], "connection": 3}}}]
+      "errors": [
+        {
+          "code": -32004,
+          "message": "accessDenied: unknown token"
+        }
+      ],
+      "examples": [
+        {
+          "name": "hello",
+          "params": [
+            {
+              "name": "client",
+              "value": "navctl"
+            }
+          ],
+          "result": {
+            "name": "hello",
+            "value": {
+              "server": "navd",
+              "version": "0.1.0",
+              "protocol": 1,
+              "roles": [],
+              "connection": 3
+            }
+          }
+        }
+      ]
     },
     {
       "name": "stats",
       "summary": "Counters: connections, requests, commits, pending work, uptime (seconds), memory (bytes).",
       "params": [],
-      "result": {"name": "stats", "schema": {"type": "object"}}
+      "result": {
+        "name": "stats",
+        "schema": {
+          "type": "object"
+        }
+      }
     },
     {
       "name": "rpc.discover",
       "summary": "This document.",
       "params": [],
-      "result": {"name": "OpenRPC document", "schema": {"type": "object"}}
+      "result": {
+        "name": "OpenRPC document",
+        "schema": {
+          "type": "object"
+        }
+      }
+    },
+    {
+      "name": "graph.describe",
+      "summary": "The resolved navigation graph: modules, root, coordinators (setup, opens, presentations, preconditions, access, mediation, flow), routes, links, preconditions.",
+      "paramStructure": "by-name",
+      "params": [],
+      "result": {
+        "name": "graph",
+        "schema": {
+          "type": "object",
+          "required": [
+            "modules",
+            "root",
+            "coordinators",
+            "routes",
+            "links",
+            "preconditions"
+          ],
+          "properties": {
+            "modules": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            },
+            "root": {
+              "type": "object"
+            },
+            "coordinators": {
+              "type": "object"
+            },
+            "routes": {
+              "type": "object"
+            },
+            "links": {
+              "type": "object"
+            },
+            "preconditions": {
+              "type": "object"
+            }
+          }
+        }
+      },
+      "examples": [
+        {
+          "name": "describe",
+          "params": [],
+          "result": {
+            "name": "graph",
+            "value": {
+              "modules": [
+                "account",
+                "cart",
+                "shop"
+              ],
+              "root": {
+                "tabs": [
+                  "shop.Home",
+                  "cart.Cart",
+                  "account.Account"
+                ]
+              },
+              "coordinators": {},
+              "routes": {},
+              "links": {},
+              "preconditions": {}
+            }
+          }
+        }
+      ]
     }
   ],
   "components": {
     "errors": {
-      "parseError": {"code": -32700, "message": "invalid JSON, invalid UTF-8, an empty message or a malformed header (data.kind: parseError, invalidUTF8, emptyMessage, badHeader)"},
-      "invalidRequest": {"code": -32600, "message": "not a JSON-RPC 2.0 request, or a limit was exceeded (data.kind: invalidRequest, emptyBatch, messageTooLarge, tooDeep, tooManyConnections)"},
-      "methodNotFound": {"code": -32601, "message": "unknown method"},
-      "invalidParams": {"code": -32602, "message": "a parameter is missing or of the wrong type"},
-      "internalError": {"code": -32603, "message": "navd failed internally"}
+      "parseError": {
+        "code": -32700,
+        "message": "invalid JSON, invalid UTF-8, an empty message or a malformed header (data.kind: parseError, invalidUTF8, emptyMessage, badHeader)"
+      },
+      "invalidRequest": {
+        "code": -32600,
+        "message": "not a JSON-RPC 2.0 request, or a limit was exceeded (data.kind: invalidRequest, emptyBatch, messageTooLarge, tooDeep, tooManyConnections)"
+      },
+      "methodNotFound": {
+        "code": -32601,
+        "message": "unknown method"
+      },
+      "invalidParams": {
+        "code": -32602,
+        "message": "a parameter is missing or of the wrong type"
+      },
+      "internalError": {
+        "code": -32603,
+        "message": "navd failed internally"
+      }
     }
   }
 }
