@@ -38,10 +38,11 @@ let package = Package(
         .target(name: "JSON", dependencies: ["CSimdJSON"]),
         .target(name: "RPC", dependencies: ["JSON"]),
         .target(name: "NavGraph", dependencies: ["JSON", .product(name: "Yams", package: "Yams")]),
+        .target(name: "NavigationCore", dependencies: ["NavGraph", "JSON"]),
         .target(
             name: "NavServer",
             dependencies: [
-                "UV", "JSON", "RPC", "NavGraph",
+                "UV", "JSON", "RPC", "NavGraph", "NavigationCore",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -55,11 +56,13 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "graph-load-bench", dependencies: ["NavGraph"], path: "Benchmarks/GraphLoadBench"),
+        .executableTarget(name: "core-bench", dependencies: ["NavigationCore", "NavGraph", "JSON"], path: "Benchmarks/CoreBench"),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "RPCTests", dependencies: ["RPC", "JSON"]),
         .testTarget(name: "NavGraphTests", dependencies: ["NavGraph", "JSON", "NavTesting"]),
+        .testTarget(name: "NavigationCoreTests", dependencies: ["NavigationCore", "NavGraph", "JSON", "NavTesting"]),
         .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "NavTesting"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["JSON", "NavTesting"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["JSON", "NavigationCore", "NavTesting"]),
         .target(name: "NavTesting", dependencies: ["JSON"], path: "Tests/NavTesting"),
     ]
 )

@@ -37,6 +37,10 @@ public final class Server {
     public var onHangup: (() -> Void)?
     /// The navigation graph every navigation is checked against.
     public internal(set) var graph: NavigationGraph
+    /// Sessions, pending navigations, subscriptions and providers.
+    var hub: SessionHub!
+    /// Durable state, when navd keeps it (a state file); told about every change.
+    var durable: DurableHooks?
     /// Roles per uid and per token.
     public var policy = Policy()
     /// More counters for `stats`, from the components that own them.
@@ -52,6 +56,8 @@ public final class Server {
         self.parser = JSONParser(maxDepth: config.maxDepth)
         registerCoreMethods()
         registerGraphMethods()
+        hub = SessionHub(server: self)
+        registerNavigationMethods()
     }
 
     // MARK: Lifecycle

@@ -8,6 +8,7 @@ struct Stats {
     var errors = 0
     var notificationsSent = 0
     var commits = 0
+    var tasksStarted = 0
     var bytesIn = 0
     var bytesOut = 0
     var slowClientsDropped = 0

@@ -1,0 +1,306 @@
+import JSON
+import NavGraph
+import NavigationCore
+import RPC
+
+extension Server {
+    /// navigate, dismiss, flowComplete, tree, subscribe/unsubscribe, context.*, session.*, cancel.
+    func registerNavigationMethods() {
+        methods["navigate"] = { [unowned self] call in self.navigate(call) }
+
+        methods["dismiss"] = { [unowned self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                let p = try Params(call, allowed: ["session", "node"])
+                let state = try self.hub.state(try p.session)
+                let node = try p.string("node")
+                do throws(NavError) {
+                    let c = try state.session.dismiss(node)
+                    self.hub.publish(c, in: state)
+                    return ["version": .int(c.version), "removed": .array(c.removed.map(JSONValue.string))]
+                } catch { throw error.rpc }
+            }
+        }
+
+        methods["flowComplete"] = { [unowned self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                let p = try Params(call, allowed: ["session", "flow", "result", "error", "cancelled"])
+                let state = try self.hub.state(try p.session)
+                let flow = try p.requiredString("flow", "the id of the flow node to complete")
+                let given = ["result", "error", "cancelled"].filter { p.object[$0] != nil }
+                guard given.count == 1 else {
+                    throw .invalidParams("`flowComplete` needs exactly one of \"result\", \"error\" ({message, data?}) or \"cancelled\": true; got \(given.isEmpty ? "none" : given.joined(separator: ", "))",
+                                         data: ["param": "result"])
+                }
+                let outcome: Session.FlowOutcome
+                switch given[0] {
+                case "result": outcome = .result(p.object["result"]!)
+                case "error":
+                    guard let e = try p.objectParam("error"), e["message"]?.stringValue != nil else {
+                        throw .invalidParams("\"error\" must be an object {message: string, data?: any}", data: ["param": "error"])
+                    }
+                    outcome = .error(.object(e))
+                default:
+                    guard try p.bool("cancelled") == true else {
+                        throw .invalidParams("\"cancelled\" must be true", data: ["param": "cancelled"])
+                    }
+                    outcome = .cancelled
+                }
+                do throws(NavError) {
+                    let c = try state.session.flowComplete(flow, outcome)
+                    self.hub.publish(c, in: state)
+                    return ["version": .int(c.version), "removed": .array(c.removed.map(JSONValue.string))]
+                } catch { throw error.rpc }
+            }
+        }
+
+        methods["tree"] = { [unowned self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                let p = try Params(call, allowed: ["session"])
+                return .object(try self.hub.state(try p.session).session.snapshot())
+            }
+        }
+
+        methods["subscribe"] = { [unowned self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                let p = try Params(call, allowed: ["session"])
+                let state = try self.hub.state(try p.session)
+                self.hub.subscribe(call.connection, to: state)
+                return .object(state.session.snapshot())
+            }
+        }
+
+        methods["unsubscribe"] = { [unowned self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                let p = try Params(call, allowed: ["session"])
+                let state = try self.hub.state(try p.session)
+                self.hub.unsubscribe(call.connection, from: state)
+                return .object(state.session.snapshot())
+            }
+        }
+
+        methods["context.set"] = { [unowned self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                let p = try Params(call, allowed: ["session", "facts"])
+                let state = try self.hub.state(try p.session)
+                guard let facts = try p.objectParam("facts") else {
+                    throw .invalidParams("`context.set` needs \"facts\": an object of fact name → JSON value (null removes a fact)", data: ["param": "facts"])
+                }
+                for (k, v) in facts { state.session.facts[k] = v.isNull ? nil : v }
+                self.durable?.factsChanged(state.session)
+                return ["facts": .object(self.factsObject(state.session))]
+            }
+        }
+
+        methods["context.get"] = { [unowned self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                let p = try Params(call, allowed: ["session", "facts"])
+                let state = try self.hub.state(try p.session)
+                if let names = try p.stringArray("facts") {
+                    var o = JSONObject()
+                    for n in names { if let v = state.session.facts[n] { o.append(n, v) } }
+                    return ["facts": .object(o)]
+                }
+                return ["facts": .object(self.factsObject(state.session))]
+            }
+        }
+
+        methods["session.open"] = { [unowned self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                let p = try Params(call, allowed: ["name", "session"])
+                let given = try p.string("name")
+                let alias = try p.string("session")
+                guard let name = given ?? alias, !name.isEmpty else {
+                    throw .invalidParams("`session.open` needs \"name\": the session's name", data: ["param": "name"])
+                }
+                if self.hub.sessions[name] == nil {
+                    self.hub.sessions[name] = SessionState(Session(name: name, graph: self.graph))
+                    self.durable?.sessionOpened(self.hub.sessions[name]!.session)
+                }
+                return .object(self.hub.sessions[name]!.session.snapshot())
+            }
+        }
+
+        methods["session.close"] = { [unowned self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                let p = try Params(call, allowed: ["name", "session"])
+                let given = try p.string("name")
+                let alias = try p.string("session")
+                guard let name = given ?? alias else {
+                    throw .invalidParams("`session.close` needs \"name\": the session's name", data: ["param": "name"])
+                }
+                guard name != "main" else {
+                    throw RPCError(code: -32003, kind: "notAllowed", message: "session \"main\" always exists and cannot be closed", data: ["session": "main"])
+                }
+                let state = try self.hub.state(name)
+                for p in self.hub.pending.values where p.state === state {
+                    self.finish(p, .failure(NavError(.cancelled, "the navigation was cancelled: its session \"\(name)\" was closed", data: ["navigation": .string(p.id)])))
+                }
+                for c in state.subscribers.values { c.subscriptions.remove(name) }
+                self.hub.sessions[name] = nil
+                self.durable?.sessionClosed(name)
+                return ["ok": true]
+            }
+        }
+
+        methods["session.list"] = { [unowned self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                _ = try Params(call, allowed: [])
+                return ["sessions": .array(self.hub.sessions.keys.sorted().map(JSONValue.string))]
+            }
+        }
+
+        methods["provide"] = { [unowned self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                let p = try Params(call, allowed: ["preconditions", "session"])
+                guard let names = try p.stringArray("preconditions"), !names.isEmpty else {
+                    throw .invalidParams("`provide` needs \"preconditions\": the names of the provider preconditions (or recovery providers) this client evaluates", data: ["param": "preconditions"])
+                }
+                // Precondition names are stored qualified; other names (recovery providers) as given.
+                let resolved = names.map { self.graph.precondition(named: $0)?.name ?? $0 }
+                self.hub.provide(resolved, by: call.connection)
+                return ["ok": true, "preconditions": .array(resolved.map(JSONValue.string))]
+            }
+        }
+
+        methods["cancel"] = { [unowned self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                let p = try Params(call, allowed: ["navigation", "session"])
+                let id = try p.requiredString("navigation", "the id a navigate reply or navigationPending notification gave")
+                guard let pending = self.hub.pending[id] else { return ["cancelled": false] }
+                self.finish(pending, .failure(NavError(.cancelled, "the navigation was cancelled by a `cancel` request", data: ["navigation": .string(id)])))
+                return ["cancelled": true]
+            }
+        }
+    }
+
+    func factsObject(_ s: Session) -> JSONObject {
+        JSONObject(uniqueMembers: s.facts.keys.sorted().map { ($0, s.facts[$0]!) })
+    }
+
+    /// Runs a synchronous handler and replies with its result or error.
+    func handle(_ call: Call, _ body: () throws(RPCError) -> JSONValue) {
+        do { call.reply.succeed(try body()) } catch { call.reply.fail(error) }
+    }
+
+    // MARK: navigate
+
+    private func navigate(_ call: Call) {
+        let request: NavigateRequest
+        let state: SessionState
+        do throws(RPCError) {
+            let p = try Params(call, allowed: ["session", "to", "route", "by", "with", "from", "ifVersion", "key", "dryRun"])
+            state = try hub.state(try p.session)
+            var by: Presentation?
+            if let b = try p.string("by") {
+                guard let pr = Presentation(rawValue: b) else {
+                    throw RPCError.invalidParams("\"by\" must be push, present, replace, root or select, not \"\(b)\"", data: ["param": "by"])
+                }
+                by = pr
+            }
+            request = NavigateRequest(to: try p.string("to"), route: try p.string("route"), by: by, with: try p.objectParam("with"),
+                                      from: try p.string("from"), ifVersion: try p.int("ifVersion"), key: try p.string("key"),
+                                      dryRun: try p.bool("dryRun") ?? false)
+        } catch {
+            call.reply.fail(error)
+            return
+        }
+        let caller = Caller(roles: call.connection.roles)
+        let session = state.session
+
+        if request.dryRun {
+            do {
+                let (plan, commit, visible) = try session.dryRun(request, caller: caller)
+                call.reply.succeed([
+                    "dryRun": true, "version": .int(session.version),
+                    "node": commit.node.map { $0.json(graph) } ?? .null,
+                    "visible": .array(visible.map(JSONValue.string)),
+                    "preconditions": .array(plan.preconditions.map { .string(graph.preconditions[$0].name) }),
+                    "changes": .array(commit.changes),
+                ])
+            } catch {
+                call.reply.fail(error.rpc)
+            }
+            return
+        }
+
+        if let key = request.key {
+            if let done = session.keyed[key] {
+                switch done {
+                case .success(let v): call.reply.succeed(v)
+                case .failure(let e): call.reply.fail(e.rpc)
+                }
+                return
+            }
+            if let joining = hub.pendingByKey[session.name + "\u{0}" + key] {
+                joining.replies.append(call.reply)
+                return
+            }
+        }
+
+        let plan: Plan
+        do {
+            plan = try session.plan(request, caller: caller)
+        } catch {
+            if let key = request.key { session.remember(key: key, .failure(error)) }
+            call.reply.fail(error.rpc)
+            return
+        }
+        let nav = PendingNavigation(id: hub.nextNavigationId(), state: state, plan: plan, request: request, caller: caller, reply: call.reply)
+        if plan.preconditions.isEmpty {
+            finish(nav, commitResult(nav))
+            return
+        }
+        // A newer navigation from the same source supersedes a pending one.
+        let sourceKey = session.name + "\u{0}" + plan.sourceId
+        if let older = hub.pendingBySource[sourceKey] {
+            finish(older, .failure(NavError(.cancelled, "the navigation was superseded by \(nav.id) from the same source", data: ["navigation": .string(older.id), "by": .string(nav.id)])))
+        }
+        hub.pending[nav.id] = nav
+        hub.pendingBySource[sourceKey] = nav
+        if let key = request.key { hub.pendingByKey[session.name + "\u{0}" + key] = nav }
+        runPreconditions(nav)
+    }
+
+    /// Commits a navigation whose preconditions passed.
+    func commitResult(_ nav: PendingNavigation) -> Result<JSONValue, NavError> {
+        let state = nav.state
+        do {
+            let c = try state.session.commit(nav.plan)
+            if let n = c.node, n.kind == .flow { state.flowStarters[n.id] = nav.connection }
+            hub.publish(c, in: state)
+            return .success([
+                "navigation": .string(nav.id), "node": .string(c.node?.id ?? ""), "version": .int(c.version),
+                "visible": .array(state.session.visible.map(JSONValue.string)),
+            ])
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Replies to everyone waiting on `nav` (the requester and joined keyed duplicates), once.
+    func finish(_ nav: PendingNavigation, _ result: Result<JSONValue, NavError>) {
+        guard !nav.finished else { return }
+        nav.finished = true
+        nav.cancelTask?()
+        nav.cancelTask = nil
+        let session = nav.state.session
+        hub.pending[nav.id] = nil
+        let sourceKey = session.name + "\u{0}" + nav.plan.sourceId
+        if hub.pendingBySource[sourceKey] === nav { hub.pendingBySource[sourceKey] = nil }
+        if let key = nav.request.key {
+            hub.pendingByKey[session.name + "\u{0}" + key] = nil
+            session.remember(key: key, result)
+        }
+        for r in nav.replies {
+            switch result {
+            case .success(let v): r.succeed(v)
+            case .failure(let e): r.fail(e.rpc)
+            }
+        }
+    }
+
+    /// A flow left the tree: a navigation waiting on it as a recovery resumes.
+    func flowEnded(_ flow: EndedFlow, in state: SessionState) {
+        recoveryFlowEnded(flow, in: state)
+    }
+}

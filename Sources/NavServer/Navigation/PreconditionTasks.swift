@@ -1,0 +1,209 @@
+import JSON
+import NavGraph
+import NavigationCore
+import RPC
+import UV
+
+/// The asynchronous precondition tasks: `command` (a child process) and `provider` (a request to
+/// the client that provides the precondition), for evaluation and for recovery.
+extension Server {
+    /// The environment commands run with: nothing inherited from navd.
+    static let commandEnvironment = ["PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"]
+
+    func evaluateAsync(_ nav: PendingNavigation, _ p: Precondition) {
+        announcePending(nav, waitingFor: p.name)
+        switch p.kind {
+        case .command(let argv, let timeoutMs):
+            runCommand(nav, p, argv: argv, timeoutMs: timeoutMs, role: "precondition") { [unowned self] outcome in
+                switch outcome {
+                case .passed:
+                    nav.step += 1
+                    nav.recovered = false
+                    self.runPreconditions(nav)
+                case .failed(let reason): self.failed(nav, p, reason: reason)
+                case .timedOut(let reason): self.failed(nav, p, reason: reason, timeout: true)
+                }
+            }
+        case .provider(let timeoutMs):
+            askProvider(nav, p, name: p.name, method: "precondition.evaluate", resultKey: "passed", timeoutMs: timeoutMs) { [unowned self] outcome in
+                switch outcome {
+                case .passed:
+                    nav.step += 1
+                    nav.recovered = false
+                    self.runPreconditions(nav)
+                case .failed(let reason): self.failed(nav, p, reason: reason)
+                case .timedOut(let reason): self.failed(nav, p, reason: reason, timeout: true)
+                }
+            }
+        case .check:
+            runPreconditions(nav)
+        }
+    }
+
+    func recoverAsync(_ nav: PendingNavigation, _ p: Precondition, _ r: Precondition.Recover, reason: String) {
+        announcePending(nav, waitingFor: p.name)
+        let then: (TaskOutcome) -> Void = { [unowned self] outcome in
+            switch outcome {
+            case .passed: self.reevaluate(nav)
+            case .failed(let why): self.failed(nav, p, reason: "\(reason); recovery failed: \(why)")
+            case .timedOut(let why): self.failed(nav, p, reason: "\(reason); recovery \(why)", timeout: true)
+            }
+        }
+        switch r {
+        case .command(let argv, let timeoutMs):
+            runCommand(nav, p, argv: argv, timeoutMs: timeoutMs, role: "recovery", then)
+        case .provider(let name, let timeoutMs):
+            askProvider(nav, p, name: name, method: "precondition.recover", resultKey: "recovered", timeoutMs: timeoutMs, then)
+        case .flow:
+            break
+        }
+    }
+
+    enum TaskOutcome {
+        case passed
+        case failed(String)
+        case timedOut(String)
+    }
+
+    /// The navigation as commands see it on stdin and providers in their params.
+    func navigationJSON(_ nav: PendingNavigation) -> JSONValue {
+        [
+            "id": .string(nav.id), "session": .string(nav.state.session.name),
+            "to": .string(graph.coordinators[nav.plan.target].name), "by": .string(nav.plan.by.rawValue),
+            "with": nav.plan.params, "from": .string(nav.plan.sourceId),
+        ]
+    }
+
+    private func expand(_ arg: String, _ nav: PendingNavigation) -> String {
+        guard arg.contains("{") else { return arg }
+        var out = arg.replacingAll("{to}", graph.coordinators[nav.plan.target].name).replacingAll("{session}", nav.state.session.name)
+        while let start = out.firstRange(of: "{with."), let end = out[start.upperBound...].firstIndex(of: "}") {
+            let field = String(out[start.upperBound..<end])
+            let v = nav.plan.params[field]
+            let text: String
+            switch v {
+            case .string(let s)?: text = s
+            case nil, .null?: text = ""
+            case let other?: text = JSONWriter.string(other)
+            }
+            out.replaceSubrange(start.lowerBound...end, with: text)
+        }
+        return out
+    }
+
+    private func runCommand(_ nav: PendingNavigation, _ p: Precondition, argv: [String], timeoutMs: UInt64, role: String,
+                            _ done: @escaping (TaskOutcome) -> Void) {
+        var args = argv.map { expand($0, nav) }
+        if args[0].contains("/") && !args[0].hasPrefix("/") {
+            args[0] = graph.baseDirectory + "/" + args[0]
+        }
+        var input = JSONWriter.encode(navigationJSON(nav))
+        input.append(10)
+        let timer = Timer(loop: loop)
+        var settled = false
+        let process: ChildProcess
+        do {
+            process = try ChildProcess(loop: loop, argv: args, environment: Server.commandEnvironment,
+                                       directory: graph.baseDirectory.hasPrefix("/") ? graph.baseDirectory : nil, input: input) { outcome in
+                guard !settled else { return }
+                settled = true
+                timer.close()
+                nav.cancelTask = nil
+                if outcome.status == 0 {
+                    done(.passed)
+                } else {
+                    let line = firstLine(outcome.stdout) ?? firstLine(outcome.stderr)
+                    let why = line ?? (outcome.signal != 0 ? "\(args[0]) was killed by signal \(outcome.signal)" : "\(args[0]) exited with status \(outcome.status)")
+                    done(.failed(why))
+                }
+            }
+        } catch {
+            timer.close()
+            done(.failed("cannot run \(args[0]): \(error.message)"))
+            return
+        }
+        stats.tasksStarted += 1
+        timer.start(milliseconds: timeoutMs) {
+            guard !settled else { return }
+            settled = true
+            timer.close()
+            nav.cancelTask = nil
+            process.abandon()
+            done(.timedOut("\(args[0]) did not finish within \(formatMs(timeoutMs)) and was killed"))
+        }
+        nav.cancelTask = {
+            guard !settled else { return }
+            settled = true
+            timer.close()
+            process.abandon()
+        }
+    }
+
+    private func askProvider(_ nav: PendingNavigation, _ p: Precondition, name: String, method: String, resultKey: String,
+                             timeoutMs: UInt64, _ done: @escaping (TaskOutcome) -> Void) {
+        guard let provider = hub.provider(for: name) else {
+            done(.failed("no connected client provides `\(name)` (a front-end must call provide {preconditions: [\"\(name)\"]})"))
+            return
+        }
+        var facts = JSONObject()
+        for k in nav.state.session.facts.keys.sorted() { facts.append(k, nav.state.session.facts[k]!) }
+        let params: JSONValue = [
+            "precondition": .string(name), "session": .string(nav.state.session.name),
+            "navigation": navigationJSON(nav), "facts": .object(facts),
+        ]
+        stats.tasksStarted += 1
+        var settled = false
+        let rid = provider.request(method, params: params, timeoutMs: timeoutMs) { result in
+            guard !settled else { return }
+            settled = true
+            nav.cancelTask = nil
+            switch result {
+            case .success(let v):
+                if v[resultKey]?.boolValue == true {
+                    done(.passed)
+                } else if v[resultKey]?.boolValue == false {
+                    done(.failed(v["reason"]?.stringValue ?? "the provider said no"))
+                } else {
+                    done(.failed("the provider answered \(JSONWriter.string(v)), not {\(resultKey): true|false, reason?}"))
+                }
+            case .failure(let e):
+                switch e.kind {
+                case "timeout": done(.timedOut("the provider did not answer within \(formatMs(timeoutMs))"))
+                case "clientGone": done(.failed("the provider disconnected"))
+                default: done(.failed("the provider answered with an error: \(e.message)"))
+                }
+            }
+        }
+        nav.cancelTask = { [weak provider] in
+            guard !settled else { return }
+            settled = true
+            provider?.cancelRequest(rid)
+        }
+    }
+}
+
+func formatMs(_ ms: UInt64) -> String {
+    ms % 1000 == 0 ? "\(ms / 1000) s" : "\(ms) ms"
+}
+
+private func firstLine(_ bytes: [UInt8]) -> String? {
+    let line = bytes.split(separator: 10, omittingEmptySubsequences: true).first.map { String(decoding: $0, as: UTF8.self) }
+    let trimmed = line?.trimmingCharacters(in: .whitespaces)
+    return trimmed?.isEmpty == false ? trimmed : nil
+}
+
+extension String {
+    func replacingAll(_ a: String, _ b: String) -> String {
+        guard contains(a) else { return self }
+        return split(separator: a, omittingEmptySubsequences: false).joined(separator: b)
+    }
+
+    func trimmingCharacters(in set: CharacterSetLite) -> String {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "\t" || f == "\r" { s.removeFirst() }
+        while let l = s.last, l == " " || l == "\t" || l == "\r" { s.removeLast() }
+        return String(s)
+    }
+}
+
+enum CharacterSetLite { case whitespaces }

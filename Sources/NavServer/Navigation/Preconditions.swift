@@ -1,0 +1,102 @@
+import JSON
+import NavGraph
+import NavigationCore
+import RPC
+
+/// Preconditions run as asynchronous tasks on the loop: each navigation is a small state machine
+/// (`PendingNavigation.step`) advanced by callbacks; the loop serves everyone else meanwhile.
+extension Server {
+    /// Evaluates the preconditions of `nav` from its current step; commits when all have passed.
+    func runPreconditions(_ nav: PendingNavigation) {
+        while !nav.finished {
+            guard nav.step < nav.plan.preconditions.count else {
+                finish(nav, commitResult(nav))
+                return
+            }
+            let p = graph.preconditions[nav.plan.preconditions[nav.step]]
+            switch p.kind {
+            case .check(let fact, let test):
+                let (passed, reason) = nav.state.session.evaluate(fact: fact, test)
+                if passed {
+                    nav.step += 1
+                    nav.recovered = false
+                    continue
+                }
+                failed(nav, p, reason: reason)
+                return
+            case .command, .provider:
+                evaluateAsync(nav, p)
+                return
+            }
+        }
+    }
+
+    /// The current precondition failed: recover once if it can, else the navigation fails.
+    func failed(_ nav: PendingNavigation, _ p: Precondition, reason: String, timeout: Bool = false) {
+        guard !nav.finished else { return }
+        if let r = p.recover, !nav.recovered {
+            nav.recovered = true
+            recover(nav, p, r, reason: reason)
+            return
+        }
+        let kind: NavError.Kind = timeout ? .preconditionTimeout : .preconditionFailed
+        let what = timeout ? "timed out" : "failed"
+        finish(nav, .failure(NavError(kind, "precondition `\(p.name)` of `\(graph.coordinators[nav.plan.target].name)` \(what): \(reason)",
+                                      data: ["precondition": .string(p.name), "reason": .string(reason), "navigation": .string(nav.id)])))
+    }
+
+    /// Tells subscribers that `nav` waits for `what`.
+    func announcePending(_ nav: PendingNavigation, waitingFor what: String) {
+        let state = nav.state
+        guard !state.subscribers.isEmpty else { return }
+        server_broadcastPending(nav, what)
+    }
+
+    private func server_broadcastPending(_ nav: PendingNavigation, _ what: String) {
+        broadcast(method: "navigationPending", params: [
+            "session": .string(nav.state.session.name), "navigation": .string(nav.id),
+            "to": .string(graph.coordinators[nav.plan.target].name), "waitingFor": .string(what),
+        ], to: nav.state.subscribers.values)
+    }
+
+    private func recover(_ nav: PendingNavigation, _ p: Precondition, _ r: Precondition.Recover, reason: String) {
+        switch r {
+        case .flow(let f):
+            let state = nav.state
+            do throws(NavError) {
+                let c = try state.session.presentForRecovery(f)
+                guard let flowNode = c.node else { throw NavError(.conflict, "no recovery flow node") }
+                state.flowStarters[flowNode.id] = nav.connection
+                hub.recoveries[state.session.name + "\u{0}" + flowNode.id] = nav
+                announcePending(nav, waitingFor: p.name)
+                hub.publish(c, in: state)
+                nav.cancelTask = { [weak self, weak nav] in
+                    guard let self, let nav else { return }
+                    self.hub.recoveries[state.session.name + "\u{0}" + flowNode.id] = nil
+                    _ = nav
+                }
+            } catch {
+                failed(nav, p, reason: "\(reason); the recovery flow could not be presented: \(error.message)")
+            }
+        case .command, .provider:
+            recoverAsync(nav, p, r, reason: reason)
+        }
+    }
+
+    /// A recovery flow ended: evaluate the precondition again (completed) or fail (otherwise).
+    func recoveryFlowEnded(_ flow: EndedFlow, in state: SessionState) {
+        guard let nav = hub.recoveries.removeValue(forKey: state.session.name + "\u{0}" + flow.id), !nav.finished else { return }
+        nav.cancelTask = nil
+        let p = graph.preconditions[nav.plan.preconditions[nav.step]]
+        guard flow.status == .completed else {
+            failed(nav, p, reason: "the recovery flow `\(graph.coordinators[flow.coordinator].name)` was \(flow.status == .failed ? "failed" : "cancelled")")
+            return
+        }
+        reevaluate(nav)
+    }
+
+    /// Evaluates the current precondition again after a recovery; no second recovery.
+    func reevaluate(_ nav: PendingNavigation) {
+        runPreconditions(nav)
+    }
+}

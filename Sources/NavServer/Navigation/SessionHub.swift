@@ -1,0 +1,157 @@
+import JSON
+import NavGraph
+import NavigationCore
+import RPC
+
+/// A session as the server holds it: the core's tree plus who listens to it.
+final class SessionState {
+    let session: Session
+    /// Subscribed connections, by connection id.
+    var subscribers: [Int: Connection] = [:]
+    /// The connection that started each live flow (it hears `flowCompleted` even unsubscribed).
+    var flowStarters: [String: Connection] = [:]
+
+    init(_ session: Session) { self.session = session }
+}
+
+/// A navigation accepted and waiting for its preconditions, then its commit.
+final class PendingNavigation {
+    let id: String
+    let state: SessionState
+    let plan: Plan
+    let request: NavigateRequest
+    let caller: Caller
+    var replies: [Reply]
+    let connection: Connection
+    /// Index of the precondition being evaluated.
+    var step = 0
+    /// Recovery already tried for the current precondition.
+    var recovered = false
+    var finished = false
+    /// Cancels whatever task runs now (a process, a provider request, a recovery flow).
+    var cancelTask: (() -> Void)?
+
+    init(id: String, state: SessionState, plan: Plan, request: NavigateRequest, caller: Caller, reply: Reply) {
+        self.id = id
+        self.state = state
+        self.plan = plan
+        self.request = request
+        self.caller = caller
+        self.replies = [reply]
+        self.connection = reply.connection
+    }
+}
+
+/// Every session and pending navigation of the daemon, and the notifications they produce.
+final class SessionHub {
+    unowned let server: Server
+    var sessions: [String: SessionState] = [:]
+    var pending: [String: PendingNavigation] = [:]
+    /// Pending navigations by session and source node (a newer one from the same source supersedes).
+    var pendingBySource: [String: PendingNavigation] = [:]
+    /// Pending keyed navigations, so a repeated key joins the first.
+    var pendingByKey: [String: PendingNavigation] = [:]
+    /// Navigations waiting for a recovery flow, by session and flow node id.
+    var recoveries: [String: PendingNavigation] = [:]
+    private var navigationCounter = 0
+    var commits = 0
+
+    init(server: Server) {
+        self.server = server
+        sessions["main"] = SessionState(Session(name: "main", graph: server.graph))
+    }
+
+    func nextNavigationId() -> String {
+        navigationCounter += 1
+        return "nav-\(navigationCounter)"
+    }
+
+    func state(_ name: String) throws(RPCError) -> SessionState {
+        guard let s = sessions[name] else {
+            let hint = suggestion(for: name, among: sessions.keys).map { "; did you mean \"\($0)\"?" } ?? ""
+            throw RPCError(code: -32001, kind: "unknownTarget",
+                           message: "no session \"\(name)\"\(hint); open it with session.open {name: \"\(name)\"} (session.list lists them)",
+                           data: ["session": .string(name)])
+        }
+        return s
+    }
+
+    // MARK: Publishing
+
+    /// Sends `stackChanged` (and `flowCompleted` for flows that ended) for a commit. Called before
+    /// the reply to the request that caused it, so a subscribed requester sees the change first.
+    func publish(_ commit: Commit, in state: SessionState) {
+        commits += 1
+        let s = state.session
+        if !state.subscribers.isEmpty {
+            let params: JSONValue = [
+                "session": .string(s.name), "version": .int(commit.version), "changes": .array(commit.changes),
+                "visible": .array(s.visible.map(JSONValue.string)),
+            ]
+            server.broadcast(method: "stackChanged", params: params, to: state.subscribers.values)
+        }
+        for f in commit.endedFlows {
+            var p: JSONObject = [
+                "session": .string(s.name), "flow": .string(f.id),
+                "coordinator": .string(s.graph.coordinators[f.coordinator].name), "status": .string(f.status.rawValue),
+            ]
+            if let r = f.result { p.append("result", r) }
+            if let e = f.error { p.append("error", e) }
+            var targets = Array(state.subscribers.values)
+            if let starter = state.flowStarters.removeValue(forKey: f.id), state.subscribers[starter.id] == nil {
+                targets.append(starter)
+            }
+            if !targets.isEmpty { server.broadcast(method: "flowCompleted", params: .object(p), to: targets) }
+            server.flowEnded(f, in: state)
+        }
+        // Navigations pending from removed nodes are cancelled.
+        if !commit.removed.isEmpty && !pendingBySource.isEmpty {
+            for id in commit.removed {
+                if let p = pendingBySource[s.name + "\u{0}" + id] {
+                    server.finish(p, .failure(NavError(.cancelled, "the navigation was cancelled: its source `\(id)` was dismissed", data: ["navigation": .string(p.id)])))
+                }
+            }
+        }
+    }
+
+    /// Connections providing each precondition (or recovery) name; the latest is asked first.
+    var providers: [String: [Connection]] = [:]
+
+    func provider(for name: String) -> Connection? {
+        providers[name]?.last { !$0.isClosed }
+    }
+
+    func provide(_ names: [String], by c: Connection) {
+        for n in names where !(providers[n]?.contains { $0 === c } ?? false) {
+            providers[n, default: []].append(c)
+        }
+        c.onClose.append { [weak self] conn in
+            guard let self else { return }
+            for n in names { self.providers[n]?.removeAll { $0 === conn } }
+        }
+    }
+
+    func subscribe(_ c: Connection, to state: SessionState) {
+        let name = state.session.name
+        if state.subscribers[c.id] == nil {
+            state.subscribers[c.id] = c
+            c.subscriptions.insert(name)
+            c.onClose.append { [weak self, weak state] conn in
+                state?.subscribers[conn.id] = nil
+                _ = self
+            }
+        }
+    }
+
+    func unsubscribe(_ c: Connection, from state: SessionState) {
+        state.subscribers[c.id] = nil
+        c.subscriptions.remove(state.session.name)
+    }
+}
+
+/// What the durable store hears about (sessions opened and closed, facts set, commits).
+protocol DurableHooks: AnyObject {
+    func sessionOpened(_ s: Session)
+    func sessionClosed(_ name: String)
+    func factsChanged(_ s: Session)
+}

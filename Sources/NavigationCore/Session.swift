@@ -1,0 +1,535 @@
+import JSON
+import NavGraph
+
+/// What a client asks `navigate` to do, decoded from its params.
+public struct NavigateRequest: Sendable {
+    public var to: String?
+    public var route: String?
+    public var by: Presentation?
+    public var with: JSONObject?
+    public var from: String?
+    public var ifVersion: Int?
+    public var key: String?
+    public var dryRun = false
+
+    public init(to: String? = nil, route: String? = nil, by: Presentation? = nil, with: JSONObject? = nil,
+                from: String? = nil, ifVersion: Int? = nil, key: String? = nil, dryRun: Bool = false) {
+        self.to = to
+        self.route = route
+        self.by = by
+        self.with = with
+        self.from = from
+        self.ifVersion = ifVersion
+        self.key = key
+        self.dryRun = dryRun
+    }
+}
+
+/// A navigation that passed validation and waits for its preconditions, then its commit.
+public struct Plan: Sendable {
+    public let target: Int
+    public let by: Presentation
+    public let params: JSONValue
+    public let sourceId: String
+    public let ifVersion: Int?
+    /// Preconditions to evaluate, in order.
+    public let preconditions: [Int]
+}
+
+/// A flow that left the tree in a commit.
+public struct EndedFlow: Sendable {
+    public enum Status: String, Sendable { case completed, failed, cancelled }
+    public let id: String
+    public let coordinator: Int
+    public let status: Status
+    public let result: JSONValue?
+    public let error: JSONValue?
+}
+
+/// One committed change of a session's tree.
+public struct Commit {
+    public let version: Int
+    /// Ordered operations that bring a copy of the tree from `version - 1` to `version`.
+    public let changes: [JSONValue]
+    /// The node the navigation created (or selected), if any.
+    public let node: Node?
+    public let removed: [String]
+    public let endedFlows: [EndedFlow]
+}
+
+/// The roles of the client making a request.
+public struct Caller: Sendable {
+    public var roles: Set<String>
+    public init(roles: Set<String> = []) { self.roles = roles }
+}
+
+/// One session: a coordinator tree, its version, its facts and its navigation keys. All commands
+/// validate completely before they change anything, so a failed command leaves no trace.
+public final class Session {
+    public let name: String
+    public let graph: NavigationGraph
+    public private(set) var root: Node
+    public private(set) var version = 0
+    /// Facts set with `context.set`, read by `check` preconditions.
+    public var facts: [String: JSONValue] = [:]
+    private var nextId = 0
+    private var nodes: [String: Node] = [:]
+
+    /// Replies of keyed navigations (idempotency), oldest first, bounded.
+    public private(set) var keyed: [String: Result<JSONValue, NavError>] = [:]
+    private var keyOrder: [String] = []
+    public static let maxKeys = 4096
+
+    public init(name: String, graph: NavigationGraph) {
+        self.name = name
+        self.graph = graph
+        root = Node(id: "", kind: .stack)  // replaced below
+        root = makeRoot()
+    }
+
+    private init(copying s: Session) {
+        name = s.name
+        graph = s.graph
+        root = s.root.copy()
+        version = s.version
+        facts = s.facts
+        nextId = s.nextId
+        root.forEach { nodes[$0.id] = $0 }
+    }
+
+    public var nodeCount: Int { nodes.count }
+    public func node(_ id: String) -> Node? { nodes[id] }
+
+    // MARK: Tree building
+
+    private func newId() -> String {
+        nextId += 1
+        return "n\(nextId)"
+    }
+
+    private func register(_ n: Node) -> Node {
+        nodes[n.id] = n
+        return n
+    }
+
+    private func adopt(_ child: Node, into parent: Node) {
+        child.parent = parent
+        parent.children.append(child)
+    }
+
+    /// A screen, or a flow with its start step.
+    private func makeTarget(_ coordinator: Int, params: JSONValue) -> Node {
+        let c = graph.coordinators[coordinator]
+        if let f = c.flow {
+            let flow = register(Node(id: newId(), kind: .flow, coordinator: coordinator, params: params))
+            adopt(register(Node(id: newId(), kind: .screen, coordinator: f.start, params: .object([:]))), into: flow)
+            return flow
+        }
+        return register(Node(id: newId(), kind: .screen, coordinator: coordinator, params: params))
+    }
+
+    private func makeStack(holding first: Node) -> Node {
+        let s = register(Node(id: newId(), kind: .stack))
+        adopt(first, into: s)
+        return s
+    }
+
+    private func makeRoot() -> Node {
+        switch graph.root {
+        case .stack(let c):
+            return makeStack(holding: makeTarget(c, params: .object([:])))
+        case .tabs(let tabs):
+            let t = register(Node(id: newId(), kind: .tabs))
+            for c in tabs { adopt(makeStack(holding: makeTarget(c, params: .object([:]))), into: t) }
+            return t
+        }
+    }
+
+    // MARK: Reading
+
+    /// Node ids from the root to the screen the user sees.
+    public var visible: [String] {
+        var path: [String] = []
+        var n: Node? = root
+        while let cur = n {
+            path.append(cur.id)
+            switch cur.kind {
+            case .tabs: n = cur.children.isEmpty ? nil : cur.children[cur.selected]
+            case .stack, .flow: n = cur.children.last
+            case .screen: n = cur.presented
+            }
+        }
+        return path
+    }
+
+    /// The screen the user sees.
+    public var visibleTop: Node? {
+        var n: Node = root
+        var top: Node?
+        while true {
+            switch n.kind {
+            case .tabs:
+                guard !n.children.isEmpty else { return top }
+                n = n.children[n.selected]
+            case .stack, .flow:
+                guard let last = n.children.last else { return top }
+                n = last
+            case .screen:
+                top = n
+                guard let p = n.presented else { return top }
+                n = p
+            }
+        }
+    }
+
+    /// `{session, version, root, visible}`.
+    public func snapshot() -> JSONObject {
+        ["session": .string(name), "version": .int(version), "root": root.json(graph), "visible": .array(visible.map(JSONValue.string))]
+    }
+
+    // MARK: navigate
+
+    /// Validates a navigation completely without changing anything.
+    public func plan(_ r: NavigateRequest, caller: Caller) throws(NavError) -> Plan {
+        // Target.
+        var target: Coordinator
+        var by = r.by
+        var with = JSONObject()
+        if let routeName = r.route {
+            if r.to != nil { throw NavError(.invalidParams, "give either \"to\" (a coordinator) or \"route\" (a route name), not both", data: ["param": "to"]) }
+            guard let route = graph.route(named: routeName) else {
+                if let amb = graph.ambiguity(of: routeName) {
+                    throw NavError(.unknownTarget, "route `\(routeName)` is declared by several modules; say which: \(amb.joined(separator: ", "))", data: ["route": .string(routeName)])
+                }
+                let hint = graph.suggestRoute(for: routeName).map { "; did you mean `\($0)`?" } ?? "; the routes are \(graph.routes.map(\.name).joined(separator: ", "))"
+                throw NavError(.unknownTarget, "no route `\(routeName)`\(hint)", data: ["route": .string(routeName)])
+            }
+            target = graph.coordinators[route.to]
+            by = by ?? route.by
+            if let w = route.with { with = w }
+        } else if let name = r.to {
+            guard let c = graph.coordinator(named: name) else {
+                if let amb = graph.ambiguity(of: name) {
+                    throw NavError(.unknownTarget, "`\(name)` is declared by several modules; say which: \(amb.joined(separator: ", "))", data: ["to": .string(name)])
+                }
+                let hint = graph.suggestCoordinator(for: name).map { "; did you mean `\($0)`?" } ?? ""
+                throw NavError(.unknownTarget, "`\(name)` is not a coordinator of the graph\(hint)", data: ["to": .string(name)])
+            }
+            target = c
+        } else {
+            throw NavError(.invalidParams, "navigate needs \"to\" (a coordinator such as \"shop.Product\") or \"route\" (a route name)", data: ["param": "to"])
+        }
+        if let w = r.with { for (k, v) in w { with[k] = v } }
+        let style = by ?? .push
+
+        // Source.
+        let source: Node
+        if let from = r.from {
+            guard let n = nodes[from] else {
+                throw NavError(.unknownNode, "no node `\(from)` in session `\(name)`; `tree` lists the current nodes", data: ["node": .string(from)])
+            }
+            guard n.kind == .screen else {
+                throw NavError(.unknownNode, "node `\(from)` is a \(n.kind.rawValue); \"from\" must name a screen", data: ["node": .string(from)])
+            }
+            source = n
+        } else {
+            guard let top = visibleTop else { throw NavError(.unknownNode, "session `\(name)` shows no screen to navigate from") }
+            source = top
+        }
+        if let v = r.ifVersion, v != version {
+            throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires; fetch `tree` and decide again",
+                           data: ["version": .int(version), "ifVersion": .int(v)])
+        }
+
+        // Style, abilities, access.
+        let sourceCoordinator = graph.coordinators[source.coordinator]
+        guard target.allows(style) else {
+            let allowed = Presentation.allCases.filter { target.allows($0) }.map(\.rawValue).joined(separator: ", ")
+            throw NavError(.notAllowed, "`\(target.name)` cannot be shown by \(style.rawValue); its presentations are \(allowed)",
+                           data: ["to": .string(target.name), "by": .string(style.rawValue)])
+        }
+        let enclosingFlow = source.parent?.kind == .flow ? source.parent : nil
+        let isStepOfEnclosingFlow = enclosingFlow.map { graph.coordinators[$0.coordinator].flow?.steps.contains(target.index) ?? false } ?? false
+        if style.needsAbility && !sourceCoordinator.opensSet.contains(target.index) && !isStepOfEnclosingFlow {
+            let opens = sourceCoordinator.opens.map { graph.coordinators[$0].name }
+            throw NavError(.notAllowed, "`\(sourceCoordinator.name)` cannot open `\(target.name)`: its opens are \(opens.isEmpty ? "empty" : opens.joined(separator: ", ")) (select and root are always available)",
+                           data: ["from": .string(source.id), "to": .string(target.name), "by": .string(style.rawValue)])
+        }
+        switch style {
+        case .present:
+            if source.presented != nil {
+                throw NavError(.notAllowed, "`\(source.id)` (\(sourceCoordinator.name)) is already presenting; dismiss its modal first or present from the modal's top",
+                               data: ["from": .string(source.id)])
+            }
+        case .replace:
+            if let f = enclosingFlow, !isStepOfEnclosingFlow {
+                throw NavError(.notAllowed, "`\(target.name)` cannot replace a step of flow `\(graph.coordinators[f.coordinator].name)`: it is not one of its steps",
+                               data: ["from": .string(source.id)])
+            }
+        case .select:
+            guard tabIndex(of: target.index) != nil else {
+                let tabs = root.kind == .tabs ? root.children.compactMap { $0.children.first.map { graph.coordinators[$0.coordinator].name } } : []
+                throw NavError(.notAllowed, tabs.isEmpty ? "select needs a tabs root; this graph's root is a stack"
+                                                        : "`\(target.name)` does not start a tab; the tabs start with \(tabs.joined(separator: ", "))",
+                               data: ["to": .string(target.name), "by": "select"])
+            }
+        default: break
+        }
+        if !target.access.isEmpty && caller.roles.isDisjoint(with: target.access) {
+            let held = caller.roles.isEmpty ? "none" : caller.roles.sorted().joined(separator: ", ")
+            throw NavError(.accessDenied, "`\(target.name)` admits only clients with role \(target.access.joined(separator: " or ")); this client holds \(held). Roles come from the policy file (--policy), by uid or by token (hello {token})",
+                           data: ["to": .string(target.name), "roles": .array(target.access.map(JSONValue.string))])
+        }
+
+        // Setup model: mediation, then the schema.
+        if style == .select {
+            return Plan(target: target.index, by: style, params: .object(with), sourceId: source.id, ifVersion: r.ifVersion, preconditions: target.preconditions)
+        }
+        for (field, path) in target.mediation where with[field] == nil {
+            var v: JSONValue? = source.params
+            for p in path { v = v?[p] }
+            if let v { with[field] = v }
+        }
+        let params = JSONValue.object(with)
+        if let setup = target.setup, let violation = setup.validate(params) {
+            throw NavError(.invalidSetup, "\"with\" does not match the setup of `\(target.name)`: \(violation.message)",
+                           data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "to": .string(target.name)])
+        }
+        return Plan(target: target.index, by: style, params: params, sourceId: source.id, ifVersion: r.ifVersion, preconditions: target.preconditions)
+    }
+
+    private func tabIndex(of coordinator: Int) -> Int? {
+        guard root.kind == .tabs else { return nil }
+        return root.children.firstIndex { $0.children.first?.coordinator == coordinator }
+    }
+
+    /// Applies a validated plan: the source must still exist and `ifVersion` must still hold.
+    public func commit(_ plan: Plan) throws(NavError) -> Commit {
+        guard let source = nodes[plan.sourceId] else {
+            throw NavError(.conflict, "the source node `\(plan.sourceId)` is gone (dismissed while the navigation was pending)", data: ["node": .string(plan.sourceId)])
+        }
+        if let v = plan.ifVersion, v != version {
+            throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires; fetch `tree` and decide again",
+                           data: ["version": .int(version), "ifVersion": .int(v)])
+        }
+        var changes: [JSONValue] = []
+        var removed: [Node] = []
+        let created: Node
+        switch plan.by {
+        case .push:
+            var container = source.parent!
+            if container.kind == .flow, !(graph.coordinators[container.coordinator].flow?.steps.contains(plan.target) ?? false) {
+                container = container.parent!
+            }
+            created = makeTarget(plan.target, params: plan.params)
+            adopt(created, into: container)
+            changes.append(["op": "push", "parent": .string(container.id), "node": created.json(graph)])
+        case .present:
+            if source.presented != nil {
+                throw NavError(.notAllowed, "`\(source.id)` is already presenting; dismiss its modal first", data: ["from": .string(source.id)])
+            }
+            created = makeTarget(plan.target, params: plan.params)
+            let stack = makeStack(holding: created)
+            stack.parent = source
+            source.presented = stack
+            changes.append(["op": "present", "parent": .string(source.id), "node": stack.json(graph)])
+        case .replace:
+            let container = source.parent!
+            let index = source.indexInParent!
+            removed = Array(container.children[index...])
+            container.children.removeSubrange(index...)
+            created = makeTarget(plan.target, params: plan.params)
+            adopt(created, into: container)
+            changes.append(["op": "replace", "parent": .string(container.id), "index": .int(index), "node": created.json(graph),
+                            "removed": .array(ids(removed).map(JSONValue.string))])
+        case .root:
+            removed = [root]
+            created = makeTarget(plan.target, params: plan.params)
+            root = makeStack(holding: created)
+            changes.append(["op": "reset", "root": root.json(graph), "removed": .array(ids(removed).map(JSONValue.string))])
+        case .select:
+            guard let i = tabIndex(of: plan.target) else {
+                throw NavError(.notAllowed, "no tab starts with `\(graph.coordinators[plan.target].name)`")
+            }
+            root.selected = i
+            created = root.children[i].children[0]
+            changes.append(["op": "select", "parent": .string(root.id), "index": .int(i)])
+        }
+        let (removedIds, ended) = forget(removed, status: .cancelled)
+        version += 1
+        return Commit(version: version, changes: changes, node: created, removed: removedIds, endedFlows: ended)
+    }
+
+    /// Runs `plan` then `commit` on a copy: what would happen, with nothing changed.
+    public func dryRun(_ r: NavigateRequest, caller: Caller) throws(NavError) -> (plan: Plan, commit: Commit, visible: [String]) {
+        let p = try plan(r, caller: caller)
+        let copy = Session(copying: self)
+        let c = try copy.commit(p)
+        return (p, c, copy.visible)
+    }
+
+    /// Ids of `subtrees` (everything below them too), and the flows among them.
+    private func ids(_ subtrees: [Node]) -> [String] {
+        var out: [String] = []
+        for s in subtrees { s.forEach { out.append($0.id) } }
+        return out
+    }
+
+    /// Drops removed nodes from the index; flows among them ended with `status`.
+    private func forget(_ subtrees: [Node], status: EndedFlow.Status, except: Node? = nil) -> ([String], [EndedFlow]) {
+        var out: [String] = []
+        var ended: [EndedFlow] = []
+        for s in subtrees {
+            s.forEach { n in
+                out.append(n.id)
+                nodes[n.id] = nil
+                if n.kind == .flow && n !== except {
+                    ended.append(EndedFlow(id: n.id, coordinator: n.coordinator, status: status, result: nil, error: nil))
+                }
+            }
+        }
+        return (out, ended)
+    }
+
+    // MARK: dismiss
+
+    /// Removes `nodeId` (default: the visible top) and everything above it in its stack.
+    public func dismiss(_ nodeId: String?) throws(NavError) -> Commit {
+        let node: Node
+        if let id = nodeId {
+            guard let n = nodes[id] else {
+                throw NavError(.unknownNode, "no node `\(id)` in session `\(name)`; `tree` lists the current nodes", data: ["node": .string(id)])
+            }
+            node = n
+        } else {
+            guard let top = visibleTop else { throw NavError(.unknownNode, "nothing to dismiss") }
+            node = top
+        }
+        return try remove(node, status: .cancelled, result: nil, error: nil, flowNode: nil)
+    }
+
+    /// Removes `node` following the dismiss rules; `flowNode` is the flow completing, if any.
+    private func remove(_ node: Node, status: EndedFlow.Status, result: JSONValue?, error: JSONValue?, flowNode: Node?) throws(NavError) -> Commit {
+        var changes: [JSONValue] = []
+        var removed: [Node] = []
+        switch node.kind {
+        case .tabs:
+            throw NavError(.unknownNode, "nothing to dismiss: `\(node.id)` is the tab bar", data: ["node": .string(node.id)])
+        case .stack:
+            guard let owner = node.parent, owner.kind == .screen || owner.kind == .flow else {
+                throw NavError(.unknownNode, "nothing to dismiss: `\(node.id)` is \(node.parent == nil ? "the root stack" : "a tab's stack")", data: ["node": .string(node.id)])
+            }
+            removed = [node]
+            owner.presented = nil
+            changes.append(["op": "dismiss", "parent": .string(owner.id), "removed": .array(ids(removed).map(JSONValue.string))])
+        case .screen, .flow:
+            let container = node.parent!
+            let index = node.indexInParent!
+            if container.kind == .flow && index == 0 {
+                // Dismissing a flow's first step abandons the flow.
+                return try remove(container, status: .cancelled, result: nil, error: nil, flowNode: nil)
+            }
+            if index == 0 {
+                guard let owner = container.parent, owner.kind == .screen || owner.kind == .flow else {
+                    throw NavError(.unknownNode, "nothing to dismiss: `\(node.id)` (\(graph.coordinators[node.coordinator].name)) is the first screen of \(container.parent == nil ? "the root stack" : "a tab"); navigate with by: root or select instead",
+                                   data: ["node": .string(node.id)])
+                }
+                removed = [container]
+                owner.presented = nil
+                changes.append(["op": "dismiss", "parent": .string(owner.id), "removed": .array(ids(removed).map(JSONValue.string))])
+            } else {
+                removed = Array(container.children[index...])
+                container.children.removeSubrange(index...)
+                changes.append(["op": "pop", "parent": .string(container.id), "index": .int(index), "removed": .array(ids(removed).map(JSONValue.string))])
+            }
+        }
+        var (removedIds, ended) = forget(removed, status: .cancelled, except: flowNode)
+        if let f = flowNode {
+            ended.insert(EndedFlow(id: f.id, coordinator: f.coordinator, status: status, result: result, error: error), at: 0)
+        }
+        version += 1
+        return Commit(version: version, changes: changes, node: nil, removed: removedIds, endedFlows: ended)
+    }
+
+    // MARK: flowComplete
+
+    public enum FlowOutcome: Sendable {
+        case result(JSONValue)
+        case error(JSONValue)
+        case cancelled
+    }
+
+    /// Ends the flow `flowId` and removes it (and what is above it) from the tree.
+    public func flowComplete(_ flowId: String, _ outcome: FlowOutcome) throws(NavError) -> Commit {
+        guard let flow = nodes[flowId] else {
+            throw NavError(.flowNotActive, "no live flow `\(flowId)` in session `\(name)`: it completed, was dismissed, or never existed", data: ["flow": .string(flowId)])
+        }
+        guard flow.kind == .flow else {
+            throw NavError(.flowNotActive, "node `\(flowId)` is a \(flow.kind.rawValue), not a flow", data: ["flow": .string(flowId)])
+        }
+        let c = graph.coordinators[flow.coordinator]
+        switch outcome {
+        case .result(let r):
+            if let schema = c.flow?.result, let v = schema.validate(r) {
+                throw NavError(.invalidSetup, "the result does not match the result schema of flow `\(c.name)`: \(v.message)",
+                               data: ["pointer": .string(v.pointer), "rule": .string(v.rule), "flow": .string(flowId)])
+            }
+            return try removeFlow(flow, .completed, result: r, error: nil)
+        case .error(let e):
+            return try removeFlow(flow, .failed, result: nil, error: e)
+        case .cancelled:
+            return try removeFlow(flow, .cancelled, result: nil, error: nil)
+        }
+    }
+
+    private func removeFlow(_ flow: Node, _ status: EndedFlow.Status, result: JSONValue?, error: JSONValue?) throws(NavError) -> Commit {
+        if flow.indexInParent == 0, let stack = flow.parent, stack.parent == nil || stack.parent?.kind == .tabs {
+            throw NavError(.notAllowed, "flow `\(flow.id)` is the first node of \(stack.parent == nil ? "the root stack" : "a tab") and cannot leave the tree; navigate with by: root instead",
+                           data: ["flow": .string(flow.id)])
+        }
+        return try remove(flow, status: status, result: result, error: error, flowNode: flow)
+    }
+
+    // MARK: keys
+
+    public func remember(key: String, _ reply: Result<JSONValue, NavError>) {
+        if keyed[key] == nil {
+            keyOrder.append(key)
+            if keyOrder.count > Session.maxKeys {
+                let old = keyOrder.removeFirst()
+                keyed[old] = nil
+            }
+        }
+        keyed[key] = reply
+    }
+}
+
+extension Session {
+    /// Presents `flow` over the visible top screen to recover a precondition: a system action,
+    /// so abilities and presentations do not apply.
+    public func presentForRecovery(_ flow: Int) throws(NavError) -> Commit {
+        guard let top = visibleTop else { throw NavError(.conflict, "session `\(name)` shows no screen to present the recovery flow over") }
+        return try commit(Plan(target: flow, by: .present, params: .object([:]), sourceId: top.id, ifVersion: nil, preconditions: []))
+    }
+
+    /// Evaluates a `check` precondition against the session's facts.
+    public func evaluate(fact: String, _ test: Precondition.Check) -> (passed: Bool, reason: String) {
+        let v = facts[fact]
+        switch test {
+        case .equals(let want):
+            let ok = v.map { factEqual($0, want) } ?? false
+            return (ok, ok ? "" : "fact `\(fact)` is \(v.map { JSONWriter.string($0) } ?? "not set"), it must be \(JSONWriter.string(want))")
+        case .notEquals(let avoid):
+            let ok = !(v.map { factEqual($0, avoid) } ?? false)
+            return (ok, ok ? "" : "fact `\(fact)` is \(JSONWriter.string(avoid)), it must not be")
+        case .exists(let want):
+            let ok = (v != nil) == want
+            return (ok, ok ? "" : want ? "fact `\(fact)` is not set" : "fact `\(fact)` is set, it must not be")
+        }
+    }
+}
+
+private func factEqual(_ a: JSONValue, _ b: JSONValue) -> Bool {
+    if let x = a.doubleValue, let y = b.doubleValue { return x == y }
+    return a == b
+}

@@ -1,0 +1,86 @@
+import JSON
+
+/// A client's copy of a session's tree, kept current from a snapshot and the `changes` of each
+/// `stackChanged` notification. Front-ends (and the tests) use it; navd itself does not.
+public struct TreeMirror {
+    public private(set) var root: JSONValue
+    public private(set) var version: Int
+
+    public struct Gap: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// From a `subscribe`/`tree` result (`{version, root, …}`).
+    public init(snapshot: JSONValue) {
+        root = snapshot["root"] ?? .null
+        version = snapshot["version"]?.intValue ?? 0
+    }
+
+    /// Applies one `stackChanged` params object; its version must be exactly the next one.
+    public mutating func apply(_ notification: JSONValue) throws {
+        guard let v = notification["version"]?.intValue else { throw Gap(description: "stackChanged without version") }
+        guard v == version + 1 else { throw Gap(description: "stackChanged for version \(v) after version \(version)") }
+        for change in notification["changes"]?.arrayValue ?? [] { try applyChange(change) }
+        version = v
+    }
+
+    private mutating func applyChange(_ c: JSONValue) throws {
+        let op = c["op"]?.stringValue ?? ""
+        if op == "reset" {
+            root = c["root"] ?? .null
+            return
+        }
+        guard let parent = c["parent"]?.stringValue else { throw Gap(description: "change without parent: \(JSONWriter.string(c))") }
+        let found = TreeMirror.update(&root, id: parent) { node in
+            guard case .object(var o) = node else { return }
+            switch op {
+            case "push":
+                var children = o["children"]?.arrayValue ?? []
+                children.append(c["node"] ?? .null)
+                o["children"] = .array(children)
+            case "present":
+                o["presented"] = c["node"]
+            case "dismiss":
+                o.members.removeAll { $0.key == "presented" }
+            case "pop":
+                let i = c["index"]?.intValue ?? 0
+                o["children"] = .array(Array((o["children"]?.arrayValue ?? []).prefix(i)))
+            case "replace":
+                let i = c["index"]?.intValue ?? 0
+                o["children"] = .array(Array((o["children"]?.arrayValue ?? []).prefix(i)) + [c["node"] ?? .null])
+            case "select":
+                o["selected"] = c["index"]
+            default: break
+            }
+            node = .object(o)
+        }
+        if !found { throw Gap(description: "no node \(parent) for \(op)") }
+    }
+
+    /// Finds the node with `id` and lets `body` change it; returns whether it was found.
+    static func update(_ node: inout JSONValue, id: String, _ body: (inout JSONValue) -> Void) -> Bool {
+        guard case .object(var o) = node else { return false }
+        if o["id"]?.stringValue == id {
+            body(&node)
+            return true
+        }
+        var hit = false
+        if var children = o["children"]?.arrayValue {
+            for i in children.indices where update(&children[i], id: id, body) {
+                hit = true
+                break
+            }
+            if hit {
+                o["children"] = .array(children)
+                node = .object(o)
+                return true
+            }
+        }
+        if var p = o["presented"], update(&p, id: id, body) {
+            o["presented"] = p
+            node = .object(o)
+            return true
+        }
+        return false
+    }
+}
