@@ -5,7 +5,7 @@ import NavGraph
 
 /// Loads `dir`, or the embedded example when nil; prints diagnostics to stderr.
 func loadGraph(_ dir: String?, printWarnings: Bool = true) -> (NavigationGraph?, Diagnostics) {
-    let (g, d) = dir.map { GraphLoader.load(directory: $0) } ?? GraphLoader.loadEmbeddedExample()
+    let (g, d) = dir.map { GraphLoader.load(directory: $0) } ?? GraphLoader.loadEmbeddedExample(baseDirectory: materializeExampleScripts())
     for x in d.sorted where x.severity == .error || printWarnings {
         FileHandle.standardError.write(Data((x.description + "\n").utf8))
     }
@@ -53,4 +53,21 @@ struct GraphCommand: ParsableCommand {
         case .json: print(String(decoding: JSONWriter.encode(g.describe()), as: UTF8.self))
         }
     }
+}
+
+/// The embedded example's command preconditions run scripts: write them to a private folder
+/// (`/tmp/navd-example-<uid>`) so they exist whatever directory navd starts from.
+func materializeExampleScripts() -> String {
+    let dir = NSTemporaryDirectory() + "navd-example-\(getuid())"
+    let fm = FileManager.default
+    for (name, text) in EmbeddedExample.scripts {
+        let path = dir + "/" + name
+        try? fm.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+                                attributes: [.posixPermissions: 0o700])
+        if (try? String(contentsOfFile: path, encoding: .utf8)) != text + "\n" {
+            try? (text + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        try? fm.setAttributes([.posixPermissions: 0o700], ofItemAtPath: path)
+    }
+    return dir
 }
