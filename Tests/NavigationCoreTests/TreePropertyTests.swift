@@ -1,0 +1,136 @@
+import JSON
+import NavGraph
+import Testing
+@testable import NavigationCore
+
+/// SplitMix64: small, seeded, reproducible.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Random operation sequences over the example graph, in many sessions: after every step the tree
+/// keeps its invariants and a mirror fed only with the commits' changes equals the tree.
+@Suite struct TreePropertyTests {
+    let graph = GraphLoader.loadEmbeddedExample().graph!
+
+    /// A value that often satisfies `schema` (and sometimes does not, on purpose).
+    func sample(_ schema: Schema?, _ rng: inout SeededRandom) -> JSONObject {
+        guard let schema else { return [:] }
+        var o = JSONObject()
+        for (name, sub) in schema.properties where schema.required.contains(name) || Bool.random(using: &rng) {
+            let t = sub.types ?? [.string]
+            if let e = sub.enumValues { o.append(name, e.randomElement(using: &rng)!) }
+            else if t.contains(.integer) { o.append(name, .int(Int.random(in: 1...5, using: &rng))) }
+            else if t.contains(.number) { o.append(name, .double(2.5)) }
+            else if t.contains(.boolean) { o.append(name, .bool(true)) }
+            else { o.append(name, .string(["a1", "b2", "", "x@y"].randomElement(using: &rng)!)) }
+        }
+        return o
+    }
+
+    func checkInvariants(_ s: Session, everSeen: Set<String>) {
+        var ids = Set<String>()
+        func walk(_ n: Node, parent: Node?) {
+            #expect(ids.insert(n.id).inserted, "duplicate id \(n.id)")
+            #expect(s.node(n.id) === n, "index out of date for \(n.id)")
+            #expect(n.parent === parent, "parent of \(n.id)")
+            switch n.kind {
+            case .tabs:
+                #expect(!n.children.isEmpty && n.children.indices.contains(n.selected))
+                #expect(n.children.allSatisfy { $0.kind == .stack })
+            case .stack:
+                #expect(!n.children.isEmpty, "empty stack \(n.id)")
+                #expect(n.children.allSatisfy { $0.kind == .screen || $0.kind == .flow })
+            case .flow:
+                let steps = graph.coordinators[n.coordinator].flow!.steps
+                #expect(!n.children.isEmpty && n.children.allSatisfy { $0.kind == .screen && steps.contains($0.coordinator) }, "malformed flow \(n.id)")
+            case .screen:
+                #expect(n.children.isEmpty)
+            }
+            if let p = n.presented { #expect(p.kind == .stack); walk(p, parent: n) }
+            for c in n.children { walk(c, parent: n) }
+        }
+        walk(s.root, parent: nil)
+        #expect(ids.count == s.nodeCount)
+        // visible: a path from the root that ends at a screen.
+        let v = s.visible
+        #expect(v.first == s.root.id)
+        #expect(s.node(v.last!)?.kind == .screen)
+        for (a, b) in zip(v, v.dropFirst()) {
+            let pa = s.node(a)!, nb = s.node(b)!
+            #expect(nb.parent === pa)
+            switch pa.kind {
+            case .tabs: #expect(pa.children[pa.selected] === nb)
+            case .stack, .flow: #expect(pa.children.last === nb)
+            case .screen: #expect(pa.presented === nb)
+            }
+        }
+    }
+
+    @Test(arguments: [UInt64(1), 2, 3, 4])
+    func randomOperationsKeepTheTreeConsistent(seed: UInt64) throws {
+        var rng = SeededRandom(seed: seed)
+        let coordinators = graph.coordinators
+        var commits = 0, failures = 0
+        for sequence in 0..<750 {
+            let s = Session(name: "s\(sequence)", graph: graph)
+            var mirror = TreeMirror(snapshot: .object(s.snapshot()))
+            var everSeen = Set<String>()
+            s.root.forEach { everSeen.insert($0.id) }
+            if Bool.random(using: &rng) { s.facts["loggedIn"] = true }
+            for _ in 0..<Int.random(in: 5...40, using: &rng) {
+                let before = JSONWriter.string(s.root.json(graph))
+                let version = s.version
+                var allIds: [String] = []
+                s.root.forEach { allIds.append($0.id) }
+                let commit: Commit?
+                do {
+                    switch Int.random(in: 0..<10, using: &rng) {
+                    case 0..<6:
+                        let target = coordinators.randomElement(using: &rng)!
+                        let by = Bool.random(using: &rng) ? Presentation.allCases.randomElement(using: &rng)! : nil
+                        let from = Int.random(in: 0..<4, using: &rng) == 0 ? allIds.randomElement(using: &rng) : nil
+                        let caller = Caller(roles: Bool.random(using: &rng) ? ["staff"] : [])
+                        let r = NavigateRequest(to: target.name, by: by, with: sample(target.setup, &rng), from: from,
+                                                ifVersion: Int.random(in: 0..<8, using: &rng) == 0 ? s.version - 1 : nil)
+                        commit = try s.commit(try s.plan(r, caller: caller))
+                    case 6..<8:
+                        commit = try s.dismiss(Bool.random(using: &rng) ? allIds.randomElement(using: &rng) : nil)
+                    default:
+                        var flows: [String] = []
+                        s.root.forEach { if $0.kind == .flow { flows.append($0.id) } }
+                        let id = flows.randomElement(using: &rng) ?? allIds.randomElement(using: &rng)!
+                        let outcome: Session.FlowOutcome = [.cancelled, .error(["message": "no"]), .result(["orderId": "ord-1", "user": "ann"]), .result([:])]
+                            .randomElement(using: &rng)!
+                        commit = try s.flowComplete(id, outcome)
+                    }
+                } catch {
+                    commit = nil
+                }
+                if let commit {
+                    commits += 1
+                    #expect(commit.version == version + 1 && s.version == version + 1)
+                    var newIds: [String] = []
+                    s.root.forEach { if !everSeen.contains($0.id) { newIds.append($0.id) } }
+                    for id in newIds { everSeen.insert(id) }
+                    for id in commit.removed { #expect(s.node(id) == nil) }
+                    try mirror.apply(.object(["version": .int(commit.version), "changes": .array(commit.changes)]))
+                    #expect(mirror.root == s.root.json(graph), "mirror diverged at seed \(seed), session \(sequence), version \(s.version)")
+                } else {
+                    failures += 1
+                    #expect(s.version == version && JSONWriter.string(s.root.json(graph)) == before, "a failed command changed the tree")
+                }
+                checkInvariants(s, everSeen: everSeen)
+            }
+        }
+        #expect(commits > 1000 && failures > 1000, "the generator exercises both paths (\(commits) commits, \(failures) failures)")
+    }
+}
