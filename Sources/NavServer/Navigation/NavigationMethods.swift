@@ -85,7 +85,9 @@ extension Server {
                 guard let facts = try p.objectParam("facts") else {
                     throw .invalidParams("`context.set` needs \"facts\": an object of fact name → JSON value (null removes a fact)", data: ["param": "facts"])
                 }
-                for (k, v) in facts { state.session.facts[k] = v.isNull ? nil : v }
+                for (k, v) in facts {
+                    if v.isNull { state.session.facts.removeValue(forKey: k) } else { state.session.facts[k] = v }
+                }
                 self.durable?.factsChanged(state.session)
                 return ["facts": .object(self.factsObject(state.session))]
             }

@@ -42,9 +42,39 @@ final class Connection {
             guard let self else { return }
             switch event {
             case .data(let bytes): self.received(bytes)
-            case .end: self.close(reason: nil)
+            case .end: self.peerFinishedSending()
             case .error(let e): self.close(reason: "read failed: \(e)")
             }
+        }
+    }
+
+    /// Requests received whose reply has not been sent yet.
+    private(set) var awaiting = 0
+    /// The client shut down its side (as `socat` does after its input): answer what it asked, then close.
+    private var peerDone = false
+
+    private func peerFinishedSending() {
+        peerDone = true
+        stream.pauseReading()
+        if awaiting == 0 { closeAfterFlush() }
+    }
+
+    func requestDispatched() { awaiting += 1 }
+
+    func requestAnswered() {
+        awaiting -= 1
+        if peerDone && awaiting == 0 && !isClosed {
+            // Close once this iteration's output is flushed.
+            closeSoon()
+        }
+    }
+
+    private func closeSoon() {
+        guard let server, !isClosed else { return }
+        let t = Timer(loop: server.loop)
+        t.start(milliseconds: 0) { [weak self] in
+            t.close()
+            self?.closeAfterFlush()
         }
     }
 

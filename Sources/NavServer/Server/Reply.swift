@@ -40,6 +40,8 @@ struct Reply {
     let framing: Framing
     let batch: BatchCollector?
     let slot: Int
+    /// Whether the connection counts this request among those awaiting a reply.
+    var counted = false
 
     var expectsAnswer: Bool { id != nil }
 
@@ -53,6 +55,7 @@ struct Reply {
             connection.sendFramed(w.bytes, framing)
         }
         connection.server?.stats.requestsAnswered += 1
+        if counted { connection.requestAnswered() }
     }
 
     func fail(_ error: RPCError) {
@@ -65,6 +68,7 @@ struct Reply {
             connection.sendFramed(w.bytes, framing)
         }
         connection.server?.stats.errors += 1
+        if counted { connection.requestAnswered() }
     }
 
     func finish(_ result: Result<JSONValue, RPCError>) {

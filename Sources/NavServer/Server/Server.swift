@@ -266,8 +266,13 @@ public final class Server {
         batch.finishIfDone()
     }
 
-    private func dispatch(_ request: RPCRequest, reply: Reply) {
-        if request.id == nil { stats.notificationsIn += 1 } else { stats.requests += 1 }
+    private func dispatch(_ request: RPCRequest, reply r: Reply) {
+        var reply = r
+        if request.id == nil { stats.notificationsIn += 1 } else {
+            stats.requests += 1
+            reply.counted = true
+            reply.connection.requestDispatched()
+        }
         guard let handler = methods[request.method] else {
             reply.fail(.methodNotFound(request.method))
             return

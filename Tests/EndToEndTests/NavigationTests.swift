@@ -1,0 +1,195 @@
+import Foundation
+import JSON
+import NavigationCore
+import NavTesting
+import Testing
+
+/// The coordinator tree over the socket, with several clients at once, on the embedded example.
+@Suite struct NavigationTests {
+    /// Brings a mirror up to `version` from the client's stackChanged notifications.
+    func follow(_ c: TestClient, _ mirror: inout TreeMirror, to version: Int) throws {
+        while mirror.version < version {
+            let n = try c.notification("stackChanged")
+            try mirror.apply(n["params"] ?? .null)
+        }
+    }
+
+    @Test func threeClientsOneWriterTwoMirrorsAgreeWithTree() throws {
+        let d = try Daemon()
+        let writer = try d.client()
+        let subs = [try d.client(), try d.client()]
+        var mirrors = try subs.map { TreeMirror(snapshot: try $0.call("subscribe")) }
+        try writer.call("context.set", ["facts": ["loggedIn": true, "cart.items": 1]])
+        var rng = SystemRandomNumberGenerator()
+        let targets: [(String, JSONValue)] = [
+            ("shop.Product", ["id": "p1"]), ("shop.Reviews", [:]), ("shop.Search", [:]), ("shop.Category", ["slug": "shoes"]),
+            ("account.Orders", [:]), ("account.Profile", [:]), ("cart.Cart", [:]), ("account.Account", [:]), ("shop.Home", [:]),
+        ]
+        let styles: [JSONValue] = ["push", "present", "replace", "select", .null]
+        var ok = 0
+        for _ in 0..<300 {
+            switch Int.random(in: 0..<4, using: &rng) {
+            case 0:
+                _ = try? writer.call("dismiss")
+            default:
+                let (to, with) = targets.randomElement(using: &rng)!
+                var p: JSONObject = ["to": .string(to), "with": with]
+                let by = styles.randomElement(using: &rng)!
+                if by != .null { p["by"] = by }
+                if (try? writer.call("navigate", .object(p))) != nil { ok += 1 }
+            }
+        }
+        #expect(ok > 20, "enough navigations succeeded to mean something (\(ok))")
+        let tree = try writer.call("tree")
+        let version = try #require(tree["version"]?.intValue)
+        for i in subs.indices {
+            try follow(subs[i], &mirrors[i], to: version)
+            #expect(mirrors[i].root == tree["root"], "subscriber \(i) diverged")
+        }
+    }
+
+    @Test func aSubscribedWriterGetsStackChangedBeforeItsReply() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        try c.call("subscribe")
+        let id = try c.send("navigate", ["to": "shop.Product", "with": ["id": "p1"]])
+        let first = try #require(try c.readMessage())
+        #expect(first["method"] == "stackChanged")
+        #expect(first["params"]?["version"] == 1)
+        #expect(first["params"]?["changes"]?.arrayValue?.first?["op"] == "push")
+        let second = try #require(try c.readMessage())
+        #expect(second["id"] == id && second["result"]?["version"] == 1)
+    }
+
+    @Test func ifVersionConflictsBetweenTwoWriters() throws {
+        let d = try Daemon()
+        let a = try d.client(), b = try d.client()
+        let v = try #require(try a.call("tree")["version"]?.intValue)
+        try a.call("navigate", ["to": "shop.Product", "with": ["id": "a"], "ifVersion": .int(v)])
+        let e = try b.callError("navigate", ["to": "shop.Product", "with": ["id": "b"], "ifVersion": .int(v)])
+        #expect(e["code"] == -32007 && e["data"]?["kind"] == "conflict")
+        #expect(e["data"]?["version"] == .int(v + 1))
+        #expect((e["message"]?.stringValue ?? "").contains("fetch `tree`"))
+    }
+
+    @Test func navigatingFromARemovedNodeConflictsOrFailsPrecisely() throws {
+        let d = try Daemon()
+        let a = try d.client()
+        let product = try a.call("navigate", ["to": "shop.Product", "with": ["id": "a"]])["node"]!
+        try a.call("dismiss", ["node": product])
+        let e = try a.callError("navigate", ["to": "shop.Reviews", "from": product])
+        #expect(e["data"]?["kind"] == "unknownNode")
+    }
+
+    @Test func keyMakesNavigationIdempotent() throws {
+        let d = try Daemon()
+        let a = try d.client(), b = try d.client()
+        let r1 = try a.call("navigate", ["to": "shop.Product", "with": ["id": "a"], "key": "tap-1"])
+        let r2 = try b.call("navigate", ["to": "shop.Product", "with": ["id": "a"], "key": "tap-1"])
+        #expect(r1 == r2)
+        #expect(try a.call("tree")["version"] == 1, "the second tap changed nothing")
+        // Another session has its own keys.
+        try a.call("session.open", ["name": "other"])
+        #expect(try a.call("navigate", ["session": "other", "to": "shop.Product", "with": ["id": "a"], "key": "tap-1"])["version"] == 1)
+    }
+
+    @Test func dryRunAnswersWithoutCommitting() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        let r = try c.call("navigate", ["to": "shop.Product", "with": ["id": "a"], "dryRun": true])
+        #expect(r["dryRun"] == true && r["node"]?["coordinator"] == "shop.Product")
+        #expect(r["visible"]?.arrayValue?.count == 3)
+        #expect(try c.call("tree")["version"] == 0)
+        let product = try c.call("navigate", ["to": "shop.Product", "with": ["id": "a"]])["node"]!
+        let checkout = try c.call("navigate", ["to": "cart.Checkout", "by": "present", "dryRun": true, "from": product])
+        #expect(checkout["preconditions"] == ["account.loggedIn", "cart.cartNotEmpty", "cart.inStock"])
+        let e = try c.callError("navigate", ["to": "shop.Product", "dryRun": true])
+        #expect(e["data"]?["kind"] == "invalidSetup" && e["data"]?["pointer"] == "/id")
+    }
+
+    @Test func sessionsAreIndependent() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        let opened = try c.call("session.open", ["name": "kiosk"])
+        #expect(opened["version"] == 0 && opened["session"] == "kiosk")
+        try c.call("navigate", ["session": "kiosk", "to": "shop.Product", "with": ["id": "k"]])
+        #expect(try c.call("tree")["version"] == 0)
+        #expect(try c.call("tree", ["session": "kiosk"])["version"] == 1)
+        #expect(try c.call("session.list")["sessions"] == ["kiosk", "main"])
+        #expect(try c.call("session.close", ["name": "kiosk"])["ok"] == true)
+        let e = try c.callError("tree", ["session": "kiosk"])
+        #expect(e["code"] == -32001 && (e["message"]?.stringValue ?? "").contains("session.open"))
+        #expect(try c.callError("session.close", ["name": "main"])["data"]?["kind"] == "notAllowed")
+    }
+
+    @Test func contextFacts() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        try c.call("context.set", ["facts": ["loggedIn": true, "cart.items": 3]])
+        #expect(try c.call("context.get")["facts"] == ["cart.items": 3, "loggedIn": true])
+        try c.call("context.set", ["facts": ["loggedIn": .null]])
+        #expect(try c.call("context.get", ["facts": ["loggedIn", "cart.items"]])["facts"] == ["cart.items": 3])
+    }
+
+    @Test func badParamsArePrecise() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        let e1 = try c.callError("navigate", ["to": 5])
+        #expect(e1["code"] == -32602 && e1["data"]?["param"] == "to")
+        let e2 = try c.callError("navigate", ["to": "shop.Product", "bogus": 1])
+        #expect(e2["data"]?["param"] == "bogus")
+        let e3 = try c.callError("navigate", ["to": "shop.Product", "by": "slide", "with": ["id": "a"]])
+        #expect((e3["message"]?.stringValue ?? "").contains("push, present, replace, root or select"))
+        let e4 = try c.callError("flowComplete", ["flow": "n2"])
+        #expect(e4["code"] == -32602)
+    }
+
+    @Test func accessDeniedAndGrantedWithPolicyAndToken() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        try "uids: {}\ntokens: {\"s3cret\": [staff]}\n".write(toFile: dir.file("policy.yaml"), atomically: true, encoding: .utf8)
+        let d = try Daemon(arguments: ["--policy", dir.file("policy.yaml")])
+        let c = try d.client()
+        try c.call("navigate", ["to": "account.Account", "by": "select"])
+        let e = try c.callError("navigate", ["to": "account.Admin"])
+        #expect(e["code"] == -32004 && e["data"]?["kind"] == "accessDenied")
+        #expect((e["message"]?.stringValue ?? "").contains("staff"))
+        #expect(try c.callError("hello", ["token": "wrong"])["code"] == -32004)
+        #expect(try c.call("hello", ["token": "s3cret"])["roles"] == ["staff"])
+        #expect(try c.call("navigate", ["to": "account.Admin"])["node"] != nil)
+    }
+
+    @Test func uidGrantsRoles() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        try "uids: {\"\(getuid())\": [staff]}\n".write(toFile: dir.file("policy.yaml"), atomically: true, encoding: .utf8)
+        let d = try Daemon(arguments: ["--policy", dir.file("policy.yaml")])
+        let c = try d.client()
+        #expect(try c.call("hello")["roles"] == ["staff"])
+        try c.call("navigate", ["to": "account.Account", "by": "select"])
+        #expect(try c.call("navigate", ["to": "account.Admin"])["node"] != nil)
+    }
+
+    @Test func walkTheShopWithSocatOnly() throws {
+        let d = try Daemon()
+        let sock = d.socketPath
+        func rpc(_ lines: [String], wait: Double = 1) throws -> [JSONValue] {
+            let out = try socat(lines.joined(separator: "\n") + "\n", socket: sock, wait: wait)
+            return try out.split(separator: "\n").map { try JSONParser(maxDepth: 64).parse(String($0)) }
+        }
+        _ = try rpc([#"{"jsonrpc":"2.0","id":1,"method":"context.set","params":{"facts":{"loggedIn":true,"cart.items":2}}}"#])
+        let product = try rpc([#"{"jsonrpc":"2.0","id":2,"method":"navigate","params":{"to":"shop.Product","with":{"id":"p42"}}}"#])[0]
+        let productNode = try #require(product["result"]?["node"]?.stringValue)
+        let checkout = try rpc([#"{"jsonrpc":"2.0","id":3,"method":"navigate","params":{"to":"cart.Checkout","by":"present","from":"\#(productNode)"}}"#], wait: 3)[0]
+        let flow = try #require(checkout["result"]?["node"]?.stringValue, "\(checkout)")
+        let out = try rpc([
+            #"{"jsonrpc":"2.0","id":4,"method":"subscribe"}"#,
+            #"{"jsonrpc":"2.0","id":5,"method":"flowComplete","params":{"flow":"\#(flow)","result":{"orderId":"ord-7","total":12.5}}}"#,
+        ])
+        let completed = try #require(out.first { $0["method"] == "flowCompleted" })
+        #expect(completed["params"]?["status"] == "completed")
+        #expect(completed["params"]?["result"]?["orderId"] == "ord-7")
+        #expect(completed["params"]?["coordinator"] == "cart.Checkout")
+        #expect(out.contains { $0["id"] == 5 && $0["result"]?["version"] != nil })
+    }
+}
