@@ -3,7 +3,7 @@
 /// Files of Protocol/ embedded in the binary.
 public enum EmbeddedProtocol {
     /// Protocol/openrpc.json, returned by `rpc.discover`.
-    public static let openRPC = #"""
+    public static let openRPC = ##"""
 {
   "openrpc": "1.2.6",
   "info": {
@@ -216,6 +216,968 @@ public enum EmbeddedProtocol {
           }
         }
       ]
+    },
+    {
+      "name": "navigate",
+      "summary": "Navigate to a coordinator (or a route): validated against the graph, preconditions run, then committed atomically. The reply comes when committed or failed.",
+      "params": [
+        {
+          "name": "session",
+          "schema": {
+            "type": "string"
+          },
+          "description": "Session name; default \"main\"."
+        },
+        {
+          "name": "to",
+          "schema": {
+            "type": "string"
+          },
+          "description": "Coordinator, \"module.Name\" (or a unique unqualified name)."
+        },
+        {
+          "name": "route",
+          "schema": {
+            "type": "string"
+          }
+        },
+        {
+          "name": "by",
+          "schema": {
+            "enum": [
+              "push",
+              "present",
+              "replace",
+              "root",
+              "select"
+            ]
+          },
+          "description": "Default: the route's, else push."
+        },
+        {
+          "name": "with",
+          "schema": {
+            "type": "object"
+          },
+          "description": "Setup model of the target, validated against its schema; mediation fills missing fields."
+        },
+        {
+          "name": "from",
+          "schema": {
+            "type": "string"
+          },
+          "description": "Source node id; default the visible top screen."
+        },
+        {
+          "name": "ifVersion",
+          "schema": {
+            "type": "integer"
+          }
+        },
+        {
+          "name": "key",
+          "schema": {
+            "type": "string"
+          },
+          "description": "Idempotency key within the session."
+        },
+        {
+          "name": "dryRun",
+          "schema": {
+            "type": "boolean"
+          }
+        }
+      ],
+      "result": {
+        "name": "navigation",
+        "schema": {
+          "type": "object",
+          "properties": {
+            "navigation": {
+              "type": "string"
+            },
+            "node": {
+              "type": "string"
+            },
+            "version": {
+              "type": "integer"
+            },
+            "visible": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            },
+            "dryRun": {
+              "type": "boolean"
+            },
+            "preconditions": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            },
+            "changes": {
+              "type": "array"
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/unknownTarget"
+        },
+        {
+          "$ref": "#/components/errors/invalidSetup"
+        },
+        {
+          "$ref": "#/components/errors/notAllowed"
+        },
+        {
+          "$ref": "#/components/errors/accessDenied"
+        },
+        {
+          "$ref": "#/components/errors/preconditionFailed"
+        },
+        {
+          "$ref": "#/components/errors/preconditionTimeout"
+        },
+        {
+          "$ref": "#/components/errors/conflict"
+        },
+        {
+          "$ref": "#/components/errors/cancelled"
+        },
+        {
+          "$ref": "#/components/errors/unknownNode"
+        },
+        {
+          "$ref": "#/components/errors/invalidParams"
+        }
+      ],
+      "examples": [
+        {
+          "name": "push a product",
+          "params": [
+            {
+              "name": "to",
+              "value": "shop.Product"
+            },
+            {
+              "name": "with",
+              "value": {
+                "id": "p1"
+              }
+            }
+          ],
+          "result": {
+            "name": "result",
+            "value": {
+              "navigation": "nav-1",
+              "node": "n8",
+              "version": 1,
+              "visible": [
+                "n1",
+                "n3",
+                "n8"
+              ]
+            }
+          }
+        }
+      ],
+      "paramStructure": "by-name"
+    },
+    {
+      "name": "dismiss",
+      "summary": "Remove a node and everything above it in its stack (a presented stack's first child dismisses the modal; a flow's first step abandons the flow).",
+      "params": [
+        {
+          "name": "session",
+          "schema": {
+            "type": "string"
+          },
+          "description": "Session name; default \"main\"."
+        },
+        {
+          "name": "node",
+          "schema": {
+            "type": "string"
+          },
+          "description": "Default: the visible top screen."
+        }
+      ],
+      "result": {
+        "name": "dismissed",
+        "schema": {
+          "type": "object",
+          "properties": {
+            "version": {
+              "type": "integer"
+            },
+            "removed": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/unknownNode"
+        },
+        {
+          "$ref": "#/components/errors/invalidParams"
+        }
+      ],
+      "examples": [
+        {
+          "name": "dismiss the top",
+          "params": [],
+          "result": {
+            "name": "result",
+            "value": {
+              "version": 2,
+              "removed": [
+                "n8"
+              ]
+            }
+          }
+        }
+      ],
+      "paramStructure": "by-name"
+    },
+    {
+      "name": "flowComplete",
+      "summary": "End a flow with a result (validated against its result schema), an error, or cancelled; the flow leaves the tree and flowCompleted is sent.",
+      "params": [
+        {
+          "name": "session",
+          "schema": {
+            "type": "string"
+          },
+          "description": "Session name; default \"main\"."
+        },
+        {
+          "name": "flow",
+          "schema": {
+            "type": "string"
+          },
+          "required": true
+        },
+        {
+          "name": "result",
+          "schema": {}
+        },
+        {
+          "name": "error",
+          "schema": {
+            "type": "object",
+            "required": [
+              "message"
+            ],
+            "properties": {
+              "message": {
+                "type": "string"
+              },
+              "data": {}
+            }
+          }
+        },
+        {
+          "name": "cancelled",
+          "schema": {
+            "const": true
+          }
+        }
+      ],
+      "result": {
+        "name": "completed",
+        "schema": {
+          "type": "object",
+          "properties": {
+            "version": {
+              "type": "integer"
+            },
+            "removed": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/invalidSetup"
+        },
+        {
+          "$ref": "#/components/errors/notAllowed"
+        },
+        {
+          "$ref": "#/components/errors/flowNotActive"
+        },
+        {
+          "$ref": "#/components/errors/invalidParams"
+        }
+      ],
+      "examples": [
+        {
+          "name": "complete checkout",
+          "params": [
+            {
+              "name": "flow",
+              "value": "n11"
+            },
+            {
+              "name": "result",
+              "value": {
+                "orderId": "ord-7"
+              }
+            }
+          ],
+          "result": {
+            "name": "result",
+            "value": {
+              "version": 3,
+              "removed": [
+                "n11",
+                "n12"
+              ]
+            }
+          }
+        }
+      ],
+      "paramStructure": "by-name"
+    },
+    {
+      "name": "tree",
+      "summary": "The session's tree and visible path.",
+      "params": [
+        {
+          "name": "session",
+          "schema": {
+            "type": "string"
+          },
+          "description": "Session name; default \"main\"."
+        }
+      ],
+      "result": {
+        "name": "tree",
+        "schema": {
+          "type": "object",
+          "required": [
+            "session",
+            "version",
+            "root",
+            "visible"
+          ],
+          "properties": {
+            "session": {
+              "type": "string"
+            },
+            "version": {
+              "type": "integer"
+            },
+            "root": {
+              "$ref": "#/components/schemas/node"
+            },
+            "visible": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/unknownTarget"
+        }
+      ],
+      "examples": [
+        {
+          "name": "tree",
+          "params": [],
+          "result": {
+            "name": "result",
+            "value": {
+              "session": "main",
+              "version": 0,
+              "root": {
+                "id": "n1",
+                "kind": "stack",
+                "children": [
+                  {
+                    "id": "n2",
+                    "kind": "screen",
+                    "coordinator": "shop.Home",
+                    "params": {}
+                  }
+                ]
+              },
+              "visible": [
+                "n1",
+                "n2"
+              ]
+            }
+          }
+        }
+      ],
+      "paramStructure": "by-name"
+    },
+    {
+      "name": "subscribe",
+      "summary": "Receive stackChanged, navigationPending and flowCompleted notifications for the session; returns a snapshot.",
+      "params": [
+        {
+          "name": "session",
+          "schema": {
+            "type": "string"
+          },
+          "description": "Session name; default \"main\"."
+        }
+      ],
+      "result": {
+        "name": "snapshot",
+        "schema": {
+          "type": "object",
+          "required": [
+            "session",
+            "version",
+            "root",
+            "visible"
+          ],
+          "properties": {
+            "session": {
+              "type": "string"
+            },
+            "version": {
+              "type": "integer"
+            },
+            "root": {
+              "$ref": "#/components/schemas/node"
+            },
+            "visible": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/unknownTarget"
+        }
+      ],
+      "examples": [
+        {
+          "name": "subscribe",
+          "params": [],
+          "result": {
+            "name": "result",
+            "value": {
+              "session": "main",
+              "version": 0,
+              "root": {
+                "id": "n1",
+                "kind": "stack",
+                "children": [
+                  {
+                    "id": "n2",
+                    "kind": "screen",
+                    "coordinator": "shop.Home",
+                    "params": {}
+                  }
+                ]
+              },
+              "visible": [
+                "n1",
+                "n2"
+              ]
+            }
+          }
+        }
+      ],
+      "paramStructure": "by-name"
+    },
+    {
+      "name": "unsubscribe",
+      "summary": "Stop the session's notifications; returns a snapshot.",
+      "params": [
+        {
+          "name": "session",
+          "schema": {
+            "type": "string"
+          },
+          "description": "Session name; default \"main\"."
+        }
+      ],
+      "result": {
+        "name": "snapshot",
+        "schema": {
+          "type": "object",
+          "required": [
+            "session",
+            "version",
+            "root",
+            "visible"
+          ],
+          "properties": {
+            "session": {
+              "type": "string"
+            },
+            "version": {
+              "type": "integer"
+            },
+            "root": {
+              "$ref": "#/components/schemas/node"
+            },
+            "visible": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/unknownTarget"
+        }
+      ],
+      "examples": [
+        {
+          "name": "unsubscribe",
+          "params": [],
+          "result": {
+            "name": "result",
+            "value": {
+              "session": "main",
+              "version": 0,
+              "root": {
+                "id": "n1",
+                "kind": "stack",
+                "children": [
+                  {
+                    "id": "n2",
+                    "kind": "screen",
+                    "coordinator": "shop.Home",
+                    "params": {}
+                  }
+                ]
+              },
+              "visible": [
+                "n1",
+                "n2"
+              ]
+            }
+          }
+        }
+      ],
+      "paramStructure": "by-name"
+    },
+    {
+      "name": "context.set",
+      "summary": "Set facts of the session (null removes one); check preconditions read them.",
+      "params": [
+        {
+          "name": "session",
+          "schema": {
+            "type": "string"
+          },
+          "description": "Session name; default \"main\"."
+        },
+        {
+          "name": "facts",
+          "schema": {
+            "type": "object"
+          },
+          "required": true
+        }
+      ],
+      "result": {
+        "name": "facts",
+        "schema": {
+          "type": "object",
+          "properties": {
+            "facts": {
+              "type": "object"
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/unknownTarget"
+        },
+        {
+          "$ref": "#/components/errors/invalidParams"
+        }
+      ],
+      "examples": [
+        {
+          "name": "log in",
+          "params": [
+            {
+              "name": "facts",
+              "value": {
+                "loggedIn": true
+              }
+            }
+          ],
+          "result": {
+            "name": "result",
+            "value": {
+              "facts": {
+                "loggedIn": true
+              }
+            }
+          }
+        }
+      ],
+      "paramStructure": "by-name"
+    },
+    {
+      "name": "context.get",
+      "summary": "The session's facts (all, or those named).",
+      "params": [
+        {
+          "name": "session",
+          "schema": {
+            "type": "string"
+          },
+          "description": "Session name; default \"main\"."
+        },
+        {
+          "name": "facts",
+          "schema": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          }
+        }
+      ],
+      "result": {
+        "name": "facts",
+        "schema": {
+          "type": "object",
+          "properties": {
+            "facts": {
+              "type": "object"
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/unknownTarget"
+        }
+      ],
+      "examples": [
+        {
+          "name": "facts",
+          "params": [],
+          "result": {
+            "name": "result",
+            "value": {
+              "facts": {
+                "loggedIn": true
+              }
+            }
+          }
+        }
+      ],
+      "paramStructure": "by-name"
+    },
+    {
+      "name": "provide",
+      "summary": "Declare that this client evaluates these provider preconditions (and recovery providers); navd will send it precondition.evaluate / precondition.recover requests.",
+      "params": [
+        {
+          "name": "preconditions",
+          "schema": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "required": true
+        }
+      ],
+      "result": {
+        "name": "ok",
+        "schema": {
+          "type": "object",
+          "properties": {
+            "ok": {
+              "type": "boolean"
+            },
+            "preconditions": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/invalidParams"
+        }
+      ],
+      "examples": [
+        {
+          "name": "provide",
+          "params": [
+            {
+              "name": "preconditions",
+              "value": [
+                "cart.paymentAuthorized"
+              ]
+            }
+          ],
+          "result": {
+            "name": "result",
+            "value": {
+              "ok": true,
+              "preconditions": [
+                "cart.paymentAuthorized"
+              ]
+            }
+          }
+        }
+      ],
+      "paramStructure": "by-name"
+    },
+    {
+      "name": "cancel",
+      "summary": "Cancel a pending navigation (it fails with cancelled).",
+      "params": [
+        {
+          "name": "session",
+          "schema": {
+            "type": "string"
+          },
+          "description": "Session name; default \"main\"."
+        },
+        {
+          "name": "navigation",
+          "schema": {
+            "type": "string"
+          },
+          "required": true
+        }
+      ],
+      "result": {
+        "name": "cancelled",
+        "schema": {
+          "type": "object",
+          "properties": {
+            "cancelled": {
+              "type": "boolean"
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/invalidParams"
+        }
+      ],
+      "examples": [
+        {
+          "name": "cancel",
+          "params": [
+            {
+              "name": "navigation",
+              "value": "nav-4"
+            }
+          ],
+          "result": {
+            "name": "result",
+            "value": {
+              "cancelled": true
+            }
+          }
+        }
+      ],
+      "paramStructure": "by-name"
+    },
+    {
+      "name": "session.open",
+      "summary": "Open (or get) a session; it starts from the graph's root.",
+      "params": [
+        {
+          "name": "name",
+          "schema": {
+            "type": "string"
+          },
+          "required": true
+        }
+      ],
+      "result": {
+        "name": "tree",
+        "schema": {
+          "type": "object",
+          "required": [
+            "session",
+            "version",
+            "root",
+            "visible"
+          ],
+          "properties": {
+            "session": {
+              "type": "string"
+            },
+            "version": {
+              "type": "integer"
+            },
+            "root": {
+              "$ref": "#/components/schemas/node"
+            },
+            "visible": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/invalidParams"
+        }
+      ],
+      "examples": [
+        {
+          "name": "open",
+          "params": [
+            {
+              "name": "name",
+              "value": "kiosk"
+            }
+          ],
+          "result": {
+            "name": "result",
+            "value": {
+              "session": "kiosk",
+              "version": 0,
+              "root": {
+                "id": "n1",
+                "kind": "stack",
+                "children": [
+                  {
+                    "id": "n2",
+                    "kind": "screen",
+                    "coordinator": "shop.Home",
+                    "params": {}
+                  }
+                ]
+              },
+              "visible": [
+                "n1",
+                "n2"
+              ]
+            }
+          }
+        }
+      ],
+      "paramStructure": "by-name"
+    },
+    {
+      "name": "session.close",
+      "summary": "Close a session (not main); its pending navigations are cancelled.",
+      "params": [
+        {
+          "name": "name",
+          "schema": {
+            "type": "string"
+          },
+          "required": true
+        }
+      ],
+      "result": {
+        "name": "ok",
+        "schema": {
+          "type": "object",
+          "properties": {
+            "ok": {
+              "type": "boolean"
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/unknownTarget"
+        },
+        {
+          "$ref": "#/components/errors/notAllowed"
+        }
+      ],
+      "examples": [
+        {
+          "name": "close",
+          "params": [
+            {
+              "name": "name",
+              "value": "kiosk"
+            }
+          ],
+          "result": {
+            "name": "result",
+            "value": {
+              "ok": true
+            }
+          }
+        }
+      ],
+      "paramStructure": "by-name"
+    },
+    {
+      "name": "session.list",
+      "summary": "Names of the open sessions.",
+      "params": [],
+      "result": {
+        "name": "sessions",
+        "schema": {
+          "type": "object",
+          "properties": {
+            "sessions": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            }
+          }
+        }
+      },
+      "examples": [
+        {
+          "name": "list",
+          "params": [],
+          "result": {
+            "name": "result",
+            "value": {
+              "sessions": [
+                "kiosk",
+                "main"
+              ]
+            }
+          }
+        }
+      ],
+      "paramStructure": "by-name"
     }
   ],
   "components": {
@@ -234,14 +1196,238 @@ public enum EmbeddedProtocol {
       },
       "invalidParams": {
         "code": -32602,
-        "message": "a parameter is missing or of the wrong type"
+        "message": "invalidParams",
+        "data": {
+          "kind": "invalidParams",
+          "description": "A param is missing, of the wrong type or unknown; data.param names it."
+        }
       },
       "internalError": {
         "code": -32603,
         "message": "navd failed internally"
+      },
+      "unknownTarget": {
+        "code": -32001,
+        "message": "unknownTarget",
+        "data": {
+          "kind": "unknownTarget",
+          "description": "No such coordinator, route, session or link target."
+        }
+      },
+      "invalidSetup": {
+        "code": -32002,
+        "message": "invalidSetup",
+        "data": {
+          "kind": "invalidSetup",
+          "description": "`with` or a flow result fails the schema; data.pointer names the field, data.rule the keyword."
+        }
+      },
+      "notAllowed": {
+        "code": -32003,
+        "message": "notAllowed",
+        "data": {
+          "kind": "notAllowed",
+          "description": "The source's opens does not include the target, or the style is not allowed."
+        }
+      },
+      "accessDenied": {
+        "code": -32004,
+        "message": "accessDenied",
+        "data": {
+          "kind": "accessDenied",
+          "description": "The client lacks a role the target admits."
+        }
+      },
+      "preconditionFailed": {
+        "code": -32005,
+        "message": "preconditionFailed",
+        "data": {
+          "kind": "preconditionFailed",
+          "description": "data.precondition, data.reason."
+        }
+      },
+      "preconditionTimeout": {
+        "code": -32006,
+        "message": "preconditionTimeout",
+        "data": {
+          "kind": "preconditionTimeout",
+          "description": "A precondition task ran past its timeout."
+        }
+      },
+      "conflict": {
+        "code": -32007,
+        "message": "conflict",
+        "data": {
+          "kind": "conflict",
+          "description": "The source node is gone, or ifVersion differs (data.version is the current one)."
+        }
+      },
+      "cancelled": {
+        "code": -32008,
+        "message": "cancelled",
+        "data": {
+          "kind": "cancelled",
+          "description": "Superseded by a newer navigation from the same source, the source dismissed, or cancel."
+        }
+      },
+      "unknownNode": {
+        "code": -32009,
+        "message": "unknownNode",
+        "data": {
+          "kind": "unknownNode",
+          "description": "No such node, or nothing to dismiss."
+        }
+      },
+      "flowNotActive": {
+        "code": -32010,
+        "message": "flowNotActive",
+        "data": {
+          "kind": "flowNotActive",
+          "description": "flowComplete for a node that is not a live flow."
+        }
+      },
+      "noMatchingLink": {
+        "code": -32011,
+        "message": "noMatchingLink",
+        "data": {
+          "kind": "noMatchingLink",
+          "description": "open matched no link pattern."
+        }
+      }
+    },
+    "schemas": {
+      "node": {
+        "type": "object",
+        "required": [
+          "id",
+          "kind"
+        ],
+        "properties": {
+          "id": {
+            "type": "string"
+          },
+          "kind": {
+            "enum": [
+              "stack",
+              "tabs",
+              "screen",
+              "flow"
+            ]
+          },
+          "coordinator": {
+            "type": "string"
+          },
+          "params": {
+            "type": "object"
+          },
+          "children": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/node"
+            }
+          },
+          "selected": {
+            "type": "integer"
+          },
+          "presented": {
+            "$ref": "#/components/schemas/node"
+          }
+        }
       }
     }
-  }
+  },
+  "x-notifications": [
+    {
+      "name": "stackChanged",
+      "summary": "To subscribers after every commit, in version order; changes bring a copy from version-1 to version.",
+      "params": {
+        "session": "main",
+        "version": 2,
+        "changes": [
+          {
+            "op": "push",
+            "parent": "n3",
+            "node": {
+              "id": "n9",
+              "kind": "screen",
+              "coordinator": "shop.Reviews",
+              "params": {
+                "productId": "p1"
+              }
+            }
+          }
+        ],
+        "visible": [
+          "n1",
+          "n3",
+          "n9"
+        ]
+      }
+    },
+    {
+      "name": "navigationPending",
+      "summary": "To subscribers while a precondition task of a navigation runs.",
+      "params": {
+        "session": "main",
+        "navigation": "nav-3",
+        "to": "cart.Checkout",
+        "waitingFor": "cart.inStock"
+      }
+    },
+    {
+      "name": "flowCompleted",
+      "summary": "To subscribers and to the client that started the flow.",
+      "params": {
+        "session": "main",
+        "flow": "n11",
+        "coordinator": "cart.Checkout",
+        "status": "completed",
+        "result": {
+          "orderId": "ord-7"
+        }
+      }
+    },
+    {
+      "name": "graphReloaded",
+      "summary": "To every connection after graph.reload.",
+      "params": {
+        "version": 2
+      }
+    }
+  ],
+  "x-client-requests": [
+    {
+      "name": "precondition.evaluate",
+      "summary": "navd asks a providing client to evaluate a provider precondition.",
+      "params": {
+        "precondition": "cart.paymentAuthorized",
+        "session": "main",
+        "navigation": {
+          "id": "nav-3",
+          "to": "cart.Payment"
+        },
+        "facts": {}
+      },
+      "result": {
+        "passed": true,
+        "reason": "optional"
+      }
+    },
+    {
+      "name": "precondition.recover",
+      "summary": "navd asks a providing client to recover a precondition.",
+      "params": {
+        "precondition": "name",
+        "session": "main",
+        "navigation": {},
+        "facts": {}
+      },
+      "result": {
+        "recovered": true,
+        "reason": "optional"
+      }
+    }
+  ]
 }
-"""#
+"""##
 }
