@@ -123,9 +123,17 @@ public final class ChildProcess: Handle {
         uv_process_kill(proc, signal)
     }
 
-    /// Forgets the completion: the process is killed and its outcome ignored.
-    public func abandon() {
+    /// Forgets the completion and stops the process: SIGTERM, then SIGKILL if it is still running
+    /// after `graceMs`. libuv reaps it either way, so no zombie is left.
+    public func abandon(graceMs: UInt64 = 1000) {
         onExit = nil
-        kill()
+        guard exit == nil, !isClosing else { return }
+        kill(15)
+        let t = Timer(loop: loop)
+        t.start(milliseconds: graceMs) { [self] in
+            t.close()
+            self.kill(9)
+        }
+        t.unref()
     }
 }

@@ -20,6 +20,8 @@ public final class TestClient {
     private let parser = JSONParser(maxDepth: 512)
     /// Notifications received and not yet taken.
     public var notifications: [JSONValue] = []
+    /// Replies that arrived while waiting for another one.
+    public var earlyReplies: [JSONValue] = []
     /// Requests from navd (with an id) received and not yet taken.
     public var serverRequests: [JSONValue] = []
 
@@ -115,6 +117,7 @@ public final class TestClient {
 
     /// Reads until the reply with `id` arrives; notifications and server requests are kept aside.
     public func reply(to id: JSONValue, timeout: Double = 10) throws -> JSONValue {
+        if let i = earlyReplies.firstIndex(where: { $0["id"] == id }) { return earlyReplies.remove(at: i) }
         while true {
             guard let m = try readMessage(timeout: timeout) else { throw TestFailure("connection closed before the reply to \(id)") }
             if m["method"] != nil {
@@ -122,7 +125,8 @@ public final class TestClient {
                 continue
             }
             if m["id"] == id { return m }
-            throw TestFailure("unexpected message while waiting for \(id): \(m)")
+            // A reply to another request sent earlier (replies may come out of order): keep it.
+            earlyReplies.append(m)
         }
     }
 

@@ -259,6 +259,10 @@ extension Server {
         }
         hub.pending[nav.id] = nav
         hub.pendingBySource[sourceKey] = nav
+        call.connection.onClose.append { [weak self, weak nav] _ in
+            guard let self, let nav, !nav.finished else { return }
+            self.finish(nav, .failure(NavError(.cancelled, "the navigation was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
+        }
         if let key = request.key { hub.pendingByKey[session.name + "\u{0}" + key] = nav }
         runPreconditions(nav)
     }
