@@ -34,6 +34,15 @@ public struct Plan: Sendable {
     public let ifVersion: Int?
     /// Preconditions to evaluate, in order.
     public let preconditions: [Int]
+    /// For a deep link (`open`): the whole stack to build, bottom first.
+    public var link: [LinkStep]? = nil
+}
+
+/// One screen of a deep link's stack.
+public struct LinkStep: Sendable {
+    public let coordinator: Int
+    public let params: JSONValue
+    public let by: Presentation
 }
 
 /// A flow that left the tree in a commit.
@@ -102,7 +111,7 @@ public final class Session {
 
     // MARK: Tree building
 
-    private func newId() -> String {
+    func newId() -> String {
         nextId += 1
         return "n\(nextId)"
     }
@@ -112,13 +121,13 @@ public final class Session {
         return n
     }
 
-    private func adopt(_ child: Node, into parent: Node) {
+    func adopt(_ child: Node, into parent: Node) {
         child.parent = parent
         parent.children.append(child)
     }
 
     /// A screen, or a flow with its start step.
-    private func makeTarget(_ coordinator: Int, params: JSONValue) -> Node {
+    func makeTarget(_ coordinator: Int, params: JSONValue) -> Node {
         let c = graph.coordinators[coordinator]
         if let f = c.flow {
             let flow = register(Node(id: newId(), kind: .flow, coordinator: coordinator, params: params))
@@ -128,7 +137,7 @@ public final class Session {
         return register(Node(id: newId(), kind: .screen, coordinator: coordinator, params: params))
     }
 
-    private func makeStack(holding first: Node) -> Node {
+    func makeStack(holding first: Node) -> Node {
         let s = register(Node(id: newId(), kind: .stack))
         adopt(first, into: s)
         return s
@@ -298,13 +307,14 @@ public final class Session {
         return Plan(target: target.index, by: style, params: params, sourceId: source.id, ifVersion: r.ifVersion, preconditions: target.preconditions)
     }
 
-    private func tabIndex(of coordinator: Int) -> Int? {
+    func tabIndex(of coordinator: Int) -> Int? {
         guard root.kind == .tabs else { return nil }
         return root.children.firstIndex { $0.children.first?.coordinator == coordinator }
     }
 
     /// Applies a validated plan: the source must still exist and `ifVersion` must still hold.
     public func commit(_ plan: Plan) throws(NavError) -> Commit {
+        if let steps = plan.link { return try commitLink(steps, ifVersion: plan.ifVersion) }
         guard let source = nodes[plan.sourceId] else {
             throw NavError(.conflict, "the source node `\(plan.sourceId)` is gone (dismissed while the navigation was pending)", data: ["node": .string(plan.sourceId)])
         }
@@ -368,12 +378,21 @@ public final class Session {
         return (p, c, copy.visible)
     }
 
+    /// Commits `plan` on a copy: the commit and visible path it would give (nil if it would fail).
+    public func dryRunCommit(_ plan: Plan) -> (Commit?, [String]) {
+        let copy = Session(copying: self)
+        guard let c = try? copy.commit(plan) else { return (nil, visible) }
+        return (c, copy.visible)
+    }
+
     /// Ids of `subtrees` (everything below them too), and the flows among them.
-    private func ids(_ subtrees: [Node]) -> [String] {
+    func ids(_ subtrees: [Node]) -> [String] {
         var out: [String] = []
         for s in subtrees { s.forEach { out.append($0.id) } }
         return out
     }
+
+    func forgetRemoved(_ subtrees: [Node]) -> ([String], [EndedFlow]) { forget(subtrees, status: .cancelled) }
 
     /// Drops removed nodes from the index; flows among them ended with `status`.
     private func forget(_ subtrees: [Node], status: EndedFlow.Status, except: Node? = nil) -> ([String], [EndedFlow]) {
@@ -532,4 +551,174 @@ extension Session {
 private func factEqual(_ a: JSONValue, _ b: JSONValue) -> Bool {
     if let x = a.doubleValue, let y = b.doubleValue { return x == y }
     return a == b
+}
+
+// MARK: - Deep links
+
+extension Session {
+    /// Matches `url` against the graph's links and validates the whole stack it names.
+    public func planLink(_ url: String, caller: Caller, ifVersion: Int? = nil) throws(NavError) -> Plan {
+        var rest = Substring(url)
+        if let scheme = rest.firstRange(of: "://") {
+            rest = rest[scheme.upperBound...]
+            rest = rest.firstIndex(of: "/").map { rest[$0...] } ?? "/"
+        }
+        if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
+        let pathPart: Substring, queryPart: Substring?
+        if let q = rest.firstIndex(of: "?") { (pathPart, queryPart) = (rest[..<q], rest[rest.index(after: q)...]) } else { (pathPart, queryPart) = (rest, nil) }
+        guard pathPart.hasPrefix("/") else {
+            throw NavError(.noMatchingLink, "`\(url)` is not a URL path: write it as /product/42 or shop://app/product/42", data: ["url": .string(url)])
+        }
+        var segments: [Substring] = []
+        for seg in pathPart.split(separator: "/", omittingEmptySubsequences: true) {
+            guard let decoded = percentDecode(seg) else {
+                throw NavError(.noMatchingLink, "`\(url)` has a malformed percent-escape in `\(seg)`", data: ["url": .string(url)])
+            }
+            segments.append(Substring(decoded))
+        }
+        var query: [String: String] = [:]
+        for item in queryPart?.split(separator: "&") ?? [] {
+            let kv = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let k = percentDecode(kv[0]), let v = percentDecode(kv.count > 1 ? kv[1] : "") else {
+                throw NavError(.noMatchingLink, "`\(url)` has a malformed percent-escape in its query", data: ["url": .string(url)])
+            }
+            query[k] = v
+        }
+        for link in graph.links {
+            guard var params = link.match(pathSegments: segments) else { continue }
+            for (key, p) in link.query { if let v = query[key] { params[p] = v } }
+            return try planLinkStack(link, params: params, url: url, caller: caller, ifVersion: ifVersion)
+        }
+        let patterns = graph.links.map(\.pattern)
+        throw NavError(.noMatchingLink, "`\(url)` matches no link of the graph; the patterns are \(patterns.isEmpty ? "none" : patterns.joined(separator: ", "))",
+                       data: ["url": .string(url)])
+    }
+
+    private func planLinkStack(_ link: Link, params: [String: String], url: String, caller: Caller, ifVersion: Int?) throws(NavError) -> Plan {
+        if let v = ifVersion, v != version {
+            throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires", data: ["version": .int(version)])
+        }
+        var steps: [LinkStep] = []
+        var preconditions: [Int] = []
+        for (i, entry) in link.entries.enumerated() {
+            let c = graph.coordinators[entry.coordinator]
+            var with = JSONObject()
+            for (field, v) in entry.with {
+                if case .string(let s) = v, s.hasPrefix(":") {
+                    guard let value = params[String(s.dropFirst())] else { continue }  // an absent query parameter
+                    with.append(field, c.setup?.coerce(value, forProperty: field) ?? .string(value))
+                } else {
+                    with.append(field, v)
+                }
+            }
+            let by = i == 0 ? Presentation.push : (entry.by ?? .push)
+            if i > 0 && !c.allows(by) {
+                throw NavError(.notAllowed, "link `\(link.pattern)` shows `\(c.name)` by \(by.rawValue), which its presentations do not allow", data: ["url": .string(url)])
+            }
+            if !c.access.isEmpty && caller.roles.isDisjoint(with: c.access) {
+                throw NavError(.accessDenied, "`\(c.name)` (in link `\(link.pattern)`) admits only clients with role \(c.access.joined(separator: " or "))",
+                               data: ["to": .string(c.name), "url": .string(url)])
+            }
+            if let setup = c.setup, let v = setup.validate(.object(with)) {
+                throw NavError(.invalidSetup, "`\(url)` gives `\(c.name)` an invalid setup: \(v.message)",
+                               data: ["pointer": .string(v.pointer), "rule": .string(v.rule), "to": .string(c.name), "url": .string(url)])
+            }
+            for p in c.preconditions where !preconditions.contains(p) { preconditions.append(p) }
+            steps.append(LinkStep(coordinator: entry.coordinator, params: .object(with), by: by))
+        }
+        var plan = Plan(target: steps.last!.coordinator, by: .push, params: steps.last!.params, sourceId: visibleTop?.id ?? root.id,
+                        ifVersion: ifVersion, preconditions: preconditions)
+        plan.link = steps
+        return plan
+    }
+
+    /// Builds a link's stack in one commit: in the tab (or root stack) that starts with its first
+    /// screen when there is one, else as a new root stack.
+    func commitLink(_ steps: [LinkStep], ifVersion: Int?) throws(NavError) -> Commit {
+        if let v = ifVersion, v != version {
+            throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires", data: ["version": .int(version)])
+        }
+        var changes: [JSONValue] = []
+        var removed: [Node] = []
+        let first = steps[0]
+        var stack: Node?
+        if root.kind == .tabs, let i = tabIndex(of: first.coordinator) {
+            if root.selected != i {
+                root.selected = i
+                changes.append(["op": "select", "parent": .string(root.id), "index": .int(i)])
+            }
+            stack = root.children[i]
+        } else if root.kind == .stack, root.children.first?.coordinator == first.coordinator, root.children.first?.kind == .screen {
+            stack = root
+        }
+        var top: Node
+        if let stack, let bottom = stack.children.first, bottom.params == first.params || first.params == .object([:]) {
+            if stack.children.count > 1 {
+                let cut = Array(stack.children[1...])
+                removed += cut
+                stack.children.removeSubrange(1...)
+                changes.append(["op": "pop", "parent": .string(stack.id), "index": 1, "removed": .array(ids(cut).map(JSONValue.string))])
+            }
+            if let p = bottom.presented {
+                removed.append(p)
+                bottom.presented = nil
+                changes.append(["op": "dismiss", "parent": .string(bottom.id), "removed": .array(ids([p]).map(JSONValue.string))])
+            }
+            top = bottom
+            for step in steps.dropFirst() { top = attach(step, over: top, changes: &changes) }
+        } else {
+            removed.append(root)
+            let bottom = makeTarget(first.coordinator, params: first.params)
+            let newRoot = makeStack(holding: bottom)
+            top = bottom
+            var ignored: [JSONValue] = []
+            for step in steps.dropFirst() { top = attach(step, over: top, changes: &ignored) }
+            root = newRoot
+            changes.append(["op": "reset", "root": root.json(graph), "removed": .array(ids(removed).map(JSONValue.string))])
+            removed = removed.filter { $0 !== newRoot }
+        }
+        let (removedIds, ended) = forgetRemoved(removed)
+        version += 1
+        return Commit(version: version, changes: changes, node: top, removed: removedIds, endedFlows: ended)
+    }
+
+    private func attach(_ step: LinkStep, over top: Node, changes: inout [JSONValue]) -> Node {
+        let node = makeTarget(step.coordinator, params: step.params)
+        if step.by == .present {
+            let s = makeStack(holding: node)
+            s.parent = top
+            top.presented = s
+            changes.append(["op": "present", "parent": .string(top.id), "node": s.json(graph)])
+        } else {
+            let container = top.kind == .flow ? top.parent! : top.parent!
+            adopt(node, into: container)
+            changes.append(["op": "push", "parent": .string(container.id), "node": node.json(graph)])
+        }
+        return node.kind == .flow ? node.children[0] : node
+    }
+}
+
+/// Decodes %XX escapes (and `+` as a space in queries is left alone: URLs use %20).
+func percentDecode(_ s: Substring) -> String? {
+    guard s.contains("%") else { return String(s) }
+    var bytes: [UInt8] = []
+    var it = s.utf8.makeIterator()
+    while let b = it.next() {
+        if b == UInt8(ascii: "%") {
+            guard let h = it.next(), let l = it.next(), let hv = hexValue(h), let lv = hexValue(l) else { return nil }
+            bytes.append(hv << 4 | lv)
+        } else {
+            bytes.append(b)
+        }
+    }
+    return String(validating: bytes, as: UTF8.self)
+}
+
+private func hexValue(_ c: UInt8) -> UInt8? {
+    switch c {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+    default: return nil
+    }
 }

@@ -7,6 +7,7 @@ extension Server {
     /// navigate, dismiss, flowComplete, tree, subscribe/unsubscribe, context.*, session.*, cancel.
     func registerNavigationMethods() {
         methods["navigate"] = { [unowned self] call in self.navigate(call) }
+        methods["open"] = { [unowned self] call in self.open(call) }
 
         methods["dismiss"] = { [unowned self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
@@ -264,6 +265,56 @@ extension Server {
             self.finish(nav, .failure(NavError(.cancelled, "the navigation was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
         }
         if let key = request.key { hub.pendingByKey[session.name + "\u{0}" + key] = nav }
+        runPreconditions(nav)
+    }
+
+    /// `open {url}`: a deep link builds its whole stack in one commit, after the preconditions of
+    /// every coordinator on the way.
+    private func open(_ call: Call) {
+        let state: SessionState
+        let url: String
+        let dryRun: Bool
+        let ifVersion: Int?
+        do throws(RPCError) {
+            let p = try Params(call, allowed: ["session", "url", "dryRun", "ifVersion"])
+            state = try hub.state(try p.session)
+            url = try p.requiredString("url", "the deep link to open, such as \"/product/42\" or \"shop://app/product/42\"")
+            dryRun = try p.bool("dryRun") ?? false
+            ifVersion = try p.int("ifVersion")
+        } catch {
+            call.reply.fail(error)
+            return
+        }
+        let session = state.session
+        let caller = Caller(roles: call.connection.roles)
+        let plan: Plan
+        do throws(NavError) {
+            plan = try session.planLink(url, caller: caller, ifVersion: ifVersion)
+        } catch {
+            call.reply.fail(error.rpc)
+            return
+        }
+        if dryRun {
+            let (commit, visible) = session.dryRunCommit(plan)
+            call.reply.succeed([
+                "dryRun": true, "version": .int(session.version), "node": commit?.node.map { $0.json(graph) } ?? .null,
+                "visible": .array(visible.map(JSONValue.string)),
+                "preconditions": .array(plan.preconditions.map { .string(graph.preconditions[$0].name) }),
+                "changes": .array(commit?.changes ?? []),
+            ])
+            return
+        }
+        let nav = PendingNavigation(id: hub.nextNavigationId(), state: state, plan: plan,
+                                    request: NavigateRequest(to: graph.coordinators[plan.target].name), caller: caller, reply: call.reply)
+        if plan.preconditions.isEmpty {
+            finish(nav, commitResult(nav))
+            return
+        }
+        hub.pending[nav.id] = nav
+        call.connection.onClose.append { [weak self, weak nav] _ in
+            guard let self, let nav, !nav.finished else { return }
+            self.finish(nav, .failure(NavError(.cancelled, "the navigation was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
+        }
         runPreconditions(nav)
     }
 

@@ -1,0 +1,92 @@
+import Foundation
+import JSON
+import NavTesting
+import Testing
+
+/// `open {url}` on the example graph: every link, bad URLs, and a link whose precondition fails.
+@Suite struct DeepLinkTests {
+    func coordinators(_ tree: JSONValue, _ ids: JSONValue?) -> [String] {
+        var byId: [String: String] = [:]
+        func walk(_ n: JSONValue) {
+            if let id = n["id"]?.stringValue, let c = n["coordinator"]?.stringValue { byId[id] = c }
+            for c in n["children"]?.arrayValue ?? [] { walk(c) }
+            if let p = n["presented"] { walk(p) }
+        }
+        walk(tree)
+        return (ids?.arrayValue ?? []).compactMap { $0.stringValue.flatMap { byId[$0] } }
+    }
+
+    @Test func everyLinkOfTheExample() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        try c.call("context.set", ["facts": ["loggedIn": true]])
+        let cases: [(String, [String], JSONValue?)] = [
+            ("/product/p42", ["shop.Home", "shop.Product"], ["id": "p42"]),
+            ("/product/p%2042/reviews", ["shop.Home", "shop.Product", "shop.Reviews"], ["productId": "p 42"]),
+            ("/category/shoes?page=3", ["shop.Home", "shop.Category"], ["slug": "shoes", "page": 3]),
+            ("/category/shoes", ["shop.Home", "shop.Category"], ["slug": "shoes"]),
+            ("/search?q=red%20shoes", ["shop.Home", "shop.Search"], ["query": "red shoes"]),
+            ("/cart", ["cart.Cart"], [:]),
+            ("shop://app/orders/ord-9", ["account.Account", "account.Orders", "account.OrderDetail"], ["orderId": "ord-9"]),
+        ]
+        for (url, stack, params) in cases {
+            let before = try #require(try c.call("tree")["version"]?.intValue)
+            let r = try c.call("open", ["url": .string(url)])
+            #expect(r["version"] == .int(before + 1), "\(url): one commit")
+            let tree = try c.call("tree")
+            let screens = coordinators(tree["root"] ?? .null, tree["visible"])
+            #expect(screens.last == stack.last, "\(url) → \(screens)")
+            // The stack holding the top is exactly the link's stack.
+            let top = tree["visible"]?.arrayValue?.last
+            func findStack(_ n: JSONValue) -> [JSONValue]? {
+                if let ch = n["children"]?.arrayValue, ch.contains(where: { $0["id"] == top }) { return ch }
+                for ch in n["children"]?.arrayValue ?? [] { if let s = findStack(ch) { return s } }
+                return n["presented"].flatMap(findStack)
+            }
+            let held = findStack(tree["root"] ?? .null)?.compactMap { $0["coordinator"]?.stringValue }
+            #expect(held == stack, "\(url)")
+            if let params { #expect(findStack(tree["root"] ?? .null)?.last?["params"] == params, "\(url)") }
+        }
+    }
+
+    @Test func badURLs() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        let none = try c.callError("open", ["url": "/nowhere/at/all"])
+        #expect(none["code"] == -32011 && none["data"]?["kind"] == "noMatchingLink")
+        #expect((none["message"]?.stringValue ?? "").contains("/product/:id"))
+        #expect(try c.callError("open", ["url": "product/1"])["code"] == -32011)
+        #expect(try c.callError("open", ["url": "/product/%zz"])["code"] == -32011)
+        let bad = try c.callError("open", ["url": "/category/NOT_A_SLUG"])
+        #expect(bad["code"] == -32002 && bad["data"]?["pointer"] == "/slug")
+        #expect(try c.callError("open", [:])["code"] == -32602)
+        #expect(try c.call("tree")["version"] == 0)
+    }
+
+    @Test func aLinkWhosePreconditionFailsLeavesTheTreeUnchanged() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        try """
+            root: {tabs: [Home, Vault]}
+            coordinators:
+              Home: {}
+              Vault: {opens: [Box]}
+              Box:
+                setup: {type: object, required: [n], properties: {n: {type: integer}}}
+                preconditions: [unlocked]
+            links:
+              "/box/:n": [Vault, {to: Box, with: {n: ":n"}}]
+            preconditions:
+              unlocked: {command: [sh, -c, "echo locked; exit 1"]}
+            """.write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
+        let d = try Daemon(arguments: ["--graph", dir.path])
+        let c = try d.client()
+        let before = try c.call("tree")
+        let e = try c.callError("open", ["url": "/box/7"])
+        #expect(e["code"] == -32005 && e["data"]?["reason"] == "locked")
+        #expect(try c.call("tree") == before)
+        let dry = try c.call("open", ["url": "/box/7", "dryRun": true])
+        #expect(dry["preconditions"] == ["app.unlocked"])
+        #expect(try c.call("tree") == before)
+    }
+}
