@@ -1178,6 +1178,108 @@ public enum EmbeddedProtocol {
         }
       ],
       "paramStructure": "by-name"
+    },
+    {
+      "name": "open",
+      "summary": "Open a deep link: match the graph's links (path and query parameters, percent-decoded, converted to the declared types), run the preconditions of every coordinator on the way, and build the whole stack in one commit.",
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "session",
+          "schema": {
+            "type": "string"
+          }
+        },
+        {
+          "name": "url",
+          "schema": {
+            "type": "string"
+          },
+          "required": true
+        },
+        {
+          "name": "dryRun",
+          "schema": {
+            "type": "boolean"
+          }
+        },
+        {
+          "name": "ifVersion",
+          "schema": {
+            "type": "integer"
+          }
+        }
+      ],
+      "result": {
+        "name": "opened",
+        "schema": {
+          "type": "object",
+          "properties": {
+            "navigation": {
+              "type": "string"
+            },
+            "node": {
+              "type": "string"
+            },
+            "version": {
+              "type": "integer"
+            },
+            "visible": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/noMatchingLink"
+        },
+        {
+          "$ref": "#/components/errors/invalidSetup"
+        },
+        {
+          "$ref": "#/components/errors/accessDenied"
+        },
+        {
+          "$ref": "#/components/errors/preconditionFailed"
+        },
+        {
+          "$ref": "#/components/errors/preconditionTimeout"
+        },
+        {
+          "$ref": "#/components/errors/conflict"
+        },
+        {
+          "$ref": "#/components/errors/invalidParams"
+        }
+      ],
+      "examples": [
+        {
+          "name": "open a product",
+          "params": [
+            {
+              "name": "url",
+              "value": "/product/p42"
+            }
+          ],
+          "result": {
+            "name": "opened",
+            "value": {
+              "navigation": "nav-1",
+              "node": "n8",
+              "version": 1,
+              "visible": [
+                "n1",
+                "n3",
+                "n8"
+              ]
+            }
+          }
+        }
+      ]
     }
   ],
   "components": {

@@ -91,8 +91,37 @@ extension Server {
         return out
     }
 
+    /// Queues a command: spawning costs about a millisecond, so at most `spawnsPerIteration`
+    /// processes start per loop iteration and a burst of navigations cannot stall other clients.
     private func runCommand(_ nav: PendingNavigation, _ p: Precondition, argv: [String], timeoutMs: UInt64, role: String,
                             _ done: @escaping (TaskOutcome) -> Void) {
+        hub.spawnQueue.append { [weak self, weak nav] in
+            guard let self, let nav, !nav.finished else { return }
+            self.spawnCommand(nav, p, argv: argv, timeoutMs: timeoutMs, done)
+        }
+        scheduleSpawns()
+    }
+
+    static let spawnsPerIteration = 8
+
+    private func scheduleSpawns() {
+        guard hub.spawnTimer == nil, !hub.spawnQueue.isEmpty else { return }
+        let t = Timer(loop: loop)
+        hub.spawnTimer = t
+        t.start(milliseconds: 0) { [weak self] in
+            t.close()
+            guard let self else { return }
+            self.hub.spawnTimer = nil
+            let n = min(Server.spawnsPerIteration, self.hub.spawnQueue.count)
+            let batch = self.hub.spawnQueue.prefix(n)
+            self.hub.spawnQueue.removeFirst(n)
+            for job in batch { job() }
+            self.scheduleSpawns()
+        }
+    }
+
+    private func spawnCommand(_ nav: PendingNavigation, _ p: Precondition, argv: [String], timeoutMs: UInt64,
+                              _ done: @escaping (TaskOutcome) -> Void) {
         var args = argv.map { expand($0, nav) }
         if args[0].contains("/") && !args[0].hasPrefix("/") {
             args[0] = graph.baseDirectory + "/" + args[0]

@@ -2,6 +2,7 @@ import JSON
 import NavGraph
 import NavigationCore
 import RPC
+import UV
 
 /// A session as the server holds it: the core's tree plus who listens to it.
 final class SessionState {
@@ -54,6 +55,9 @@ final class SessionHub {
     /// Navigations waiting for a recovery flow, by session and flow node id.
     var recoveries: [String: PendingNavigation] = [:]
     private var navigationCounter = 0
+    /// Commands waiting to be spawned, and the timer that spawns the next few.
+    var spawnQueue: [() -> Void] = []
+    var spawnTimer: Timer?
     var commits = 0
 
     init(server: Server) {
