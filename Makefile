@@ -5,7 +5,7 @@ SOCKET     ?= $(if $(XDG_RUNTIME_DIR),$(XDG_RUNTIME_DIR)/navd.sock,/tmp/navd-$(s
 DEB_PACKAGES := libuv1-dev libsimdjson-dev socat tmux graphviz sqlite3 libsqlite3-dev
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps build build-debug embed graph-png bench-graph clean help
+.PHONY: run test deps build build-debug embed graph-png bench-graph bench-core clean help
 
 help:
 	@echo "make run   - install what is missing, build (release), start navd on the example graph"
@@ -45,6 +45,10 @@ embed:
 bench-graph: deps
 	$(SWIFT) build -c release --product graph-load-bench
 	.build/release/graph-load-bench 100 100
+
+bench-core: deps
+	$(SWIFT) build -c release --product core-bench
+	.build/release/core-bench
 
 ## Redraw the example graph shown in the README (needs graphviz).
 graph-png: build-debug
