@@ -28,6 +28,12 @@ let package = Package(
             pkgConfig: "libuv",
             providers: [.apt(["libuv1-dev"])]
         ),
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Sources/CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         .target(
             name: "CSimdJSON",
             path: "Sources/CSimdJSON",
@@ -42,7 +48,7 @@ let package = Package(
         .target(
             name: "NavServer",
             dependencies: [
-                "UV", "JSON", "RPC", "NavGraph", "NavigationCore",
+                "UV", "JSON", "RPC", "NavGraph", "NavigationCore", "CSQLite",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ],

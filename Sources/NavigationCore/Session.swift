@@ -107,6 +107,16 @@ public final class Session {
     }
 
     public var nodeCount: Int { nodes.count }
+    var nextIdValue: Int { nextId }
+
+    func replaceState(root newRoot: Node, version v: Int, nextId n: Int, facts f: [String: JSONValue]) {
+        nodes.removeAll()
+        root = newRoot
+        version = v
+        nextId = n
+        facts = f
+        root.forEach { nodes[$0.id] = $0 }
+    }
     public func node(_ id: String) -> Node? { nodes[id] }
 
     // MARK: Tree building
@@ -721,4 +731,47 @@ private func hexValue(_ c: UInt8) -> UInt8? {
     case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
     default: return nil
     }
+}
+
+// MARK: - Restoring
+
+extension Session {
+    /// A session rebuilt from its saved form (`root` as `tree` answers it). Throws a message when
+    /// the saved tree names coordinators the graph does not have or is malformed.
+    public convenience init(restoring name: String, graph: NavigationGraph, root json: JSONValue, version: Int,
+                            nextId: Int, facts: [String: JSONValue]) throws(NavError) {
+        self.init(name: name, graph: graph)
+        let restored = try Session.node(from: json, graph: graph)
+        replaceState(root: restored, version: version, nextId: nextId, facts: facts)
+    }
+
+    static func node(from j: JSONValue, graph: NavigationGraph) throws(NavError) -> Node {
+        guard let id = j["id"]?.stringValue, let k = j["kind"]?.stringValue, let kind = Node.Kind(rawValue: k) else {
+            throw NavError(.conflict, "saved node without id or kind: \(JSONWriter.string(j).prefix(120))")
+        }
+        var coordinator = -1
+        if kind == .screen || kind == .flow {
+            let cname = j["coordinator"]?.stringValue ?? ""
+            guard let c = graph.coordinator(named: cname) else {
+                throw NavError(.unknownTarget, "saved node \(id) shows `\(cname)`, which the graph does not declare")
+            }
+            coordinator = c.index
+        }
+        let n = Node(id: id, kind: kind, coordinator: coordinator, params: j["params"] ?? .object([:]))
+        n.selected = j["selected"]?.intValue ?? 0
+        for c in j["children"]?.arrayValue ?? [] {
+            let child = try node(from: c, graph: graph)
+            child.parent = n
+            n.children.append(child)
+        }
+        if let p = j["presented"] {
+            let child = try node(from: p, graph: graph)
+            child.parent = n
+            n.presented = child
+        }
+        return n
+    }
+
+    /// The id counter, saved so restored sessions never reuse an id.
+    public var idCounter: Int { nextIdValue }
 }

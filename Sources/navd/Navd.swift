@@ -31,6 +31,15 @@ struct Serve: ParsableCommand {
     @Option(help: "Policy file (YAML or JSON) granting roles per uid and per token.")
     var policy: String?
 
+    @Option(help: "State file (SQLite) keeping sessions across restarts (default: $XDG_STATE_HOME/navd/, else ~/.local/state/navd/, named after the socket).")
+    var state: String?
+
+    @Flag(help: "Keep no state file: sessions start afresh at every start.")
+    var ephemeral = false
+
+    @Option(help: "full: fsync every group of commits (survives power loss); process: survives kill -9 of navd (default).")
+    var durability: String = "process"
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -50,6 +59,10 @@ struct Serve: ParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("unknown log level '\(logLevel)'; use trace, debug, info, notice, warning, error or critical")
         }
+        guard Durability(rawValue: durability) != nil else {
+            throw ValidationError("unknown --durability '\(durability)'; use full or process")
+        }
+        if ephemeral && state != nil { throw ValidationError("--ephemeral and --state exclude each other") }
         guard maxConnections > 0 else { throw ValidationError("--max-connections must be at least 1") }
         guard maxOutput >= 1024 else { throw ValidationError("--max-output must be at least 1024 bytes") }
         guard maxMessage >= 64 else { throw ValidationError("--max-message must be at least 64 bytes") }
@@ -97,6 +110,16 @@ struct Serve: ParsableCommand {
                 }
             }
         }
+        if !ephemeral {
+            let path = state ?? defaultStatePath(socket: config.socketPath)
+            do {
+                let restored = try server.useStateFile(path, durability: Durability(rawValue: durability)!)
+                logger.info("state restored", metadata: ["navd.state": "\(path)", "navd.sessions": "\(restored)"])
+            } catch {
+                FileHandle.standardError.write(Data("navd: \(error)\n".utf8))
+                throw ExitCode(1)
+            }
+        }
         do {
             try server.start()
         } catch {
@@ -121,4 +144,14 @@ private func raiseDescriptorLimit() {
         lim.rlim_cur = lim.rlim_max
         setrlimit(resource, &lim)
     }
+}
+
+/// `$XDG_STATE_HOME/navd/` (else `~/.local/state/navd/`), one file per socket path.
+func defaultStatePath(socket: String) -> String {
+    let env = ProcessInfo.processInfo.environment
+    let base = env["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? ((env["HOME"] ?? NSTemporaryDirectory()) + "/.local/state")
+    let dir = base + "/navd"
+    try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    let name = socket.split(separator: "/").joined(separator: "_")
+    return dir + "/" + name + ".sqlite"
 }

@@ -52,7 +52,7 @@ import Testing
         let dir = TempDir()
         defer { dir.remove() }
         try "root: {stack: Hom}\ncoordinators: {Home: {}}\n".write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
-        let r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("s.sock"), "--graph", dir.path])
+        let r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("s.sock"), "--ephemeral", "--graph", dir.path])
         #expect(r.status == 1)
         #expect(r.stderr.contains("app.yaml:1:15: error: `app.Hom` (the root) is not a coordinator; did you mean `app.Home`?"), "\(r.stderr)")
     }

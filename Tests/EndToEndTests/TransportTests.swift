@@ -282,7 +282,7 @@ import Glibc
 
     @Test func refusesASocketAnotherNavdServes() throws {
         let d = try Daemon()
-        let r = try runCommand(Repo.binary("navd"), ["--socket", d.socketPath])
+        let r = try runCommand(Repo.binary("navd"), ["--socket", d.socketPath, "--ephemeral"])
         #expect(r.status == 1)
         #expect(r.stderr.contains("another navd is already serving"))
         #expect(try d.client().call("ping") == "pong", "the first navd is undisturbed")

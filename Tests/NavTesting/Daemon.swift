@@ -45,7 +45,9 @@ public final class Daemon: @unchecked Sendable {
                 waitUntilServing: Bool = true) throws {
         dir = TempDir()
         self.socketPath = socketPath ?? dir.file("navd.sock")
-        let argv = [Repo.binary("navd"), "--socket", self.socketPath] + arguments
+        // Tests keep no state file unless they ask for one.
+        let stateArgs = arguments.contains("--state") ? [] : ["--ephemeral"]
+        let argv = [Repo.binary("navd"), "--socket", self.socketPath] + stateArgs + arguments
         var env = environment ?? ProcessInfo.processInfo.environment
         env["SWIFT_BACKTRACE"] = env["SWIFT_BACKTRACE"] ?? "enable=no"
         pid = try spawn(argv, environment: env, stderrTo: log)

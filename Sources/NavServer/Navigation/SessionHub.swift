@@ -87,6 +87,7 @@ final class SessionHub {
     func publish(_ commit: Commit, in state: SessionState) {
         commits += 1
         let s = state.session
+        server.durable?.sessionChanged(s)
         if !state.subscribers.isEmpty {
             let params: JSONValue = [
                 "session": .string(s.name), "version": .int(commit.version), "changes": .array(commit.changes),
@@ -155,6 +156,7 @@ final class SessionHub {
 
 /// What the durable store hears about (sessions opened and closed, facts set, commits).
 protocol DurableHooks: AnyObject {
+    func sessionChanged(_ s: Session)
     func sessionOpened(_ s: Session)
     func sessionClosed(_ name: String)
     func factsChanged(_ s: Session)

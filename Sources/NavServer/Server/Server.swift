@@ -1,6 +1,7 @@
 import JSON
 import Logging
 import NavGraph
+import NavigationCore
 import RPC
 import UV
 
@@ -40,7 +41,24 @@ public final class Server {
     /// Sessions, pending navigations, subscriptions and providers.
     var hub: SessionHub!
     /// Durable state, when navd keeps it (a state file); told about every change.
-    var durable: DurableHooks?
+    var durable: DurableHooks? { store }
+    var store: StateStore?
+
+    /// Keeps state in `path`: restores its sessions now, saves every commit from now on.
+    public func useStateFile(_ path: String, durability: Durability) throws(StateError) -> Int {
+        let s = try StateStore(path: path, durability: durability)
+        let sessions: [Session]
+        do { sessions = try s.load(graph: graph) } catch {
+            s.close()
+            throw error
+        }
+        for session in sessions { hub.sessions[session.name] = SessionState(session) }
+        if hub.sessions["main"].map({ st in !sessions.contains { $0 === st.session } }) ?? true {
+            s.sessionOpened(hub.sessions["main"]!.session)
+        }
+        store = s
+        return sessions.count
+    }
     /// Roles per uid and per token.
     public var policy = Policy()
     /// More counters for `stats`, from the components that own them.
@@ -150,6 +168,11 @@ public final class Server {
     private var shutdownDeadline: Timer?
 
     private func finishShutdown() {
+        if let store {
+            try? store.flush(graph: graph)
+            store.close()
+            self.store = nil
+        }
         shutdownDeadline?.close()
         shutdownDeadline = nil
         flusher?.close()
@@ -194,6 +217,16 @@ public final class Server {
     }
 
     private func flushAll() {
+        // Commits reach the state file before any reply or notification of this iteration leaves.
+        if let store, store.hasPendingWrites {
+            do { try store.flush(graph: graph) } catch {
+                logger.critical("cannot write the state file; stopping so that nothing unsaved is acknowledged", metadata: ["navd.error": "\(error)"])
+                for c in connections.values { c.close(reason: "navd cannot save its state") }
+                dirty.removeAll()
+                shutdown()
+                return
+            }
+        }
         guard !dirty.isEmpty else { return }
         let batch = dirty
         dirty.removeAll(keepingCapacity: true)

@@ -1,0 +1,185 @@
+import CSQLite
+import JSON
+import NavGraph
+import NavigationCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How hard a commit is pushed to disk before its reply leaves navd (like Redis's appendfsync).
+public enum Durability: String, Sendable, CaseIterable {
+    /// fsync per group of commits: survives power loss.
+    case full
+    /// Written to the file (the kernel's cache) per group: survives `kill -9` of navd, not power loss.
+    case process
+}
+
+public struct StateError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// Sessions (tree, version, id counter, facts) in an SQLite file. Commits of one loop iteration
+/// are written in one transaction (group commit) before any reply of that iteration is sent.
+final class StateStore: DurableHooks {
+    static let schemaVersion = 1
+    static let applicationId: Int32 = 0x6E617664  // "navd"
+
+    private var db: OpaquePointer?
+    private var upsert: OpaquePointer?
+    private var delete: OpaquePointer?
+    private var dirty: [String: Session] = [:]
+    private var closed: Set<String> = []
+    let path: String
+    private(set) var transactions = 0
+
+    init(path: String, durability: Durability) throws(StateError) {
+        self.path = path
+        var handle: OpaquePointer?
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
+            let msg = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close(handle)
+            throw StateError(description: "cannot open the state file \(path): \(msg)")
+        }
+        db = handle
+        do {
+            try check()
+            try exec("PRAGMA journal_mode=WAL")
+            try exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "OFF")")
+            try exec("CREATE TABLE IF NOT EXISTS sessions (name TEXT PRIMARY KEY, version INTEGER NOT NULL, next_id INTEGER NOT NULL, tree TEXT NOT NULL, facts TEXT NOT NULL)")
+            upsert = try prepare("INSERT INTO sessions (name, version, next_id, tree, facts) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(name) DO UPDATE SET version = ?2, next_id = ?3, tree = ?4, facts = ?5")
+            delete = try prepare("DELETE FROM sessions WHERE name = ?1")
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    /// Refuses a file that is not navd's or comes from a newer navd; stamps a new one.
+    private func check() throws(StateError) {
+        let app = try int("PRAGMA application_id")
+        let version = try int("PRAGMA user_version")
+        let tables = try int("SELECT count(*) FROM sqlite_master")
+        if app == 0 && version == 0 && tables == 0 {
+            try exec("PRAGMA application_id=\(StateStore.applicationId)")
+            try exec("PRAGMA user_version=\(StateStore.schemaVersion)")
+            return
+        }
+        guard app == Int(StateStore.applicationId) else {
+            throw StateError(description: "\(path) is an SQLite file that navd did not create (application_id \(app)); choose another --state file or remove it")
+        }
+        guard version <= StateStore.schemaVersion else {
+            throw StateError(description: "\(path) was written by a newer navd (state schema \(version), this navd reads up to \(StateStore.schemaVersion)); upgrade navd or use another --state file")
+        }
+    }
+
+    private func exec(_ sql: String) throws(StateError) {
+        var err: UnsafeMutablePointer<CChar>?
+        if sqlite3_exec(db, sql, nil, nil, &err) != SQLITE_OK {
+            let msg = err.map { String(cString: $0) } ?? "error"
+            sqlite3_free(err)
+            throw StateError(description: "state file \(path): \(msg) (in \(sql.prefix(40))…)")
+        }
+    }
+
+    private func prepare(_ sql: String) throws(StateError) -> OpaquePointer? {
+        var stmt: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK else {
+            throw StateError(description: "state file \(path): \(String(cString: sqlite3_errmsg(db)))")
+        }
+        return stmt
+    }
+
+    private func int(_ sql: String) throws(StateError) -> Int {
+        let s = try prepare(sql)
+        defer { sqlite3_finalize(s) }
+        guard sqlite3_step(s) == SQLITE_ROW else {
+            throw StateError(description: "\(path) is not a readable SQLite file: \(String(cString: sqlite3_errmsg(db)))")
+        }
+        return Int(sqlite3_column_int64(s, 0))
+    }
+
+    /// Every saved session, rebuilt against `graph`.
+    func load(graph: NavigationGraph) throws(StateError) -> [Session] {
+        let s = try prepare("SELECT name, version, next_id, tree, facts FROM sessions ORDER BY name")
+        defer { sqlite3_finalize(s) }
+        let parser = JSONParser(maxDepth: 4096)
+        var out: [Session] = []
+        while true {
+            let rc = sqlite3_step(s)
+            if rc == SQLITE_DONE { break }
+            guard rc == SQLITE_ROW else { throw StateError(description: "cannot read \(path): \(String(cString: sqlite3_errmsg(db)))") }
+            let name = String(cString: sqlite3_column_text(s, 0))
+            let version = Int(sqlite3_column_int64(s, 1))
+            let nextId = Int(sqlite3_column_int64(s, 2))
+            do {
+                let tree = try parser.parse(String(cString: sqlite3_column_text(s, 3)))
+                let factsJSON = try parser.parse(String(cString: sqlite3_column_text(s, 4)))
+                var facts: [String: JSONValue] = [:]
+                for (k, v) in factsJSON.objectValue ?? [:] { facts[k] = v }
+                out.append(try Session(restoring: name, graph: graph, root: tree, version: version, nextId: nextId, facts: facts))
+            } catch let e as NavError {
+                throw StateError(description: "cannot restore session \"\(name)\" from \(path): \(e.message); start navd with the graph it was saved with")
+            } catch {
+                throw StateError(description: "session \"\(name)\" in \(path) is corrupt: \(error)")
+            }
+        }
+        return out
+    }
+
+    // MARK: DurableHooks
+
+    func sessionChanged(_ s: Session) {
+        dirty[s.name] = s
+        closed.remove(s.name)
+    }
+    func sessionOpened(_ s: Session) { sessionChanged(s) }
+    func factsChanged(_ s: Session) { sessionChanged(s) }
+    func sessionClosed(_ name: String) {
+        dirty[name] = nil
+        closed.insert(name)
+    }
+
+    var hasPendingWrites: Bool { !dirty.isEmpty || !closed.isEmpty }
+
+    /// Writes every session changed since the last flush in one transaction.
+    func flush(graph: NavigationGraph) throws(StateError) {
+        guard hasPendingWrites else { return }
+        try exec("BEGIN")
+        for name in closed {
+            sqlite3_reset(delete)
+            navsql_bind_text(delete, 1, name, -1)
+            guard sqlite3_step(delete) == SQLITE_DONE else { try? exec("ROLLBACK"); throw lastError() }
+        }
+        for (_, s) in dirty {
+            var facts = JSONObject()
+            for k in s.facts.keys.sorted() { facts.append(k, s.facts[k]!) }
+            let tree = JSONWriter.string(s.root.json(graph))
+            let factsText = JSONWriter.string(.object(facts))
+            sqlite3_reset(upsert)
+            navsql_bind_text(upsert, 1, s.name, -1)
+            sqlite3_bind_int64(upsert, 2, Int64(s.version))
+            sqlite3_bind_int64(upsert, 3, Int64(s.idCounter))
+            navsql_bind_text(upsert, 4, tree, -1)
+            navsql_bind_text(upsert, 5, factsText, -1)
+            guard sqlite3_step(upsert) == SQLITE_DONE else { try? exec("ROLLBACK"); throw lastError() }
+        }
+        try exec("COMMIT")
+        transactions += 1
+        dirty.removeAll(keepingCapacity: true)
+        closed.removeAll()
+    }
+
+    private func lastError() -> StateError {
+        StateError(description: "cannot write \(path): \(String(cString: sqlite3_errmsg(db)))")
+    }
+
+    func close() {
+        sqlite3_finalize(upsert)
+        sqlite3_finalize(delete)
+        upsert = nil
+        delete = nil
+        sqlite3_close(db)
+        db = nil
+    }
+}

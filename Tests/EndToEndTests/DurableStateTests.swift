@@ -1,0 +1,103 @@
+import Foundation
+import JSON
+import NavTesting
+import Testing
+
+/// Sessions, trees, versions, facts and ids survive restarts and `kill -9`.
+@Suite struct DurableStateTests {
+    func build(_ c: TestClient) throws {
+        try c.call("context.set", ["facts": ["loggedIn": true, "cart.items": 2]])
+        let p = try c.call("navigate", ["to": "shop.Product", "with": ["id": "p1"]])["node"]!
+        try c.call("navigate", ["to": "shop.Reviews", "from": p])
+        try c.call("session.open", ["name": "kiosk"])
+        try c.call("navigate", ["session": "kiosk", "to": "account.Account", "by": "select"])
+        try c.call("context.set", ["session": "kiosk", "facts": ["kiosk": "hall-3"]])
+    }
+
+    func snapshot(_ c: TestClient) throws -> [JSONValue] {
+        var out: [JSONValue] = []
+        for name in try c.call("session.list")["sessions"]?.arrayValue ?? [] {
+            out.append(try c.call("tree", ["session": name]))
+            out.append(try c.call("context.get", ["session": name]))
+        }
+        return out
+    }
+
+    @Test(arguments: [SIGTERM, SIGKILL])
+    func stateSurvivesARestart(signal: Int32) throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite")
+        let sock = dir.file("d.sock")
+        var before: [JSONValue] = []
+        do {
+            let d = try Daemon(arguments: ["--state", state], socketPath: sock)
+            let c = try d.client()
+            try build(c)
+            before = try snapshot(c)
+            d.stop(signal: signal)
+        }
+        let d2 = try Daemon(arguments: ["--state", state], socketPath: sock)
+        let c2 = try d2.client()
+        #expect(try snapshot(c2) == before)
+        // Ids are never reused after a restart.
+        let r = try c2.call("navigate", ["to": "shop.Home", "by": "root"])
+        let ids = before.map { JSONWriter.string($0) }.joined()
+        #expect(!ids.contains("\"\(r["node"]!.stringValue!)\""))
+        #expect(r["version"] == 3)
+    }
+
+    @Test func acknowledgedNavigationsSurviveKillNineUnderLoad() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite")
+        let sock = dir.file("d.sock")
+        var acknowledged: [String: (version: Int, node: String)] = [:]
+        for round in 0..<3 {
+            let d = try Daemon(arguments: ["--state", state], socketPath: sock)
+            let clients = try (0..<4).map { _ in try d.client() }
+            for (i, c) in clients.enumerated() { try c.call("session.open", ["name": .string("w\(i)")]) }
+            // Each client pushes in its own session as fast as it can; navd is killed meanwhile.
+            let killer = Thread { usleep(UInt32(100_000 + round * 50_000)); kill(d.pid, SIGKILL) }
+            killer.start()
+            var running = true
+            while running {
+                for (i, c) in clients.enumerated() {
+                    guard let r = try? c.call("navigate", ["session": .string("w\(i)"), "to": "shop.Home", "by": "root"]),
+                          let v = r["version"]?.intValue, let n = r["node"]?.stringValue else { running = false; break }
+                    acknowledged["w\(i)"] = (v, n)
+                }
+            }
+            _ = d.waitForExit()
+            let check = try Daemon(arguments: ["--state", state], socketPath: sock)
+            let c = try check.client()
+            for (name, ack) in acknowledged {
+                let tree = try c.call("tree", ["session": .string(name)])
+                let version = try #require(tree["version"]?.intValue)
+                #expect(version >= ack.version, "\(name): acknowledged version \(ack.version) lost (restored \(version))")
+                if version == ack.version {
+                    #expect(tree["visible"]?.arrayValue?.last == .string(ack.node))
+                }
+            }
+            check.stop()
+        }
+        #expect(acknowledged.count == 4)
+    }
+
+    @Test func refusesForeignCorruptAndFutureFiles() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        // Corrupt: not SQLite at all.
+        try String(repeating: "not a database ", count: 100).write(toFile: dir.file("corrupt.sqlite"), atomically: true, encoding: .utf8)
+        var r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("a.sock"), "--state", dir.file("corrupt.sqlite")])
+        #expect(r.status == 1 && r.stderr.contains("corrupt.sqlite"), "\(r.stderr)")
+        // Foreign: an SQLite file another program made.
+        _ = try runCommand("/usr/bin/sqlite3", [dir.file("foreign.sqlite"), "CREATE TABLE notes (t TEXT); INSERT INTO notes VALUES ('x');"])
+        r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("b.sock"), "--state", dir.file("foreign.sqlite")])
+        #expect(r.status == 1 && r.stderr.contains("navd did not create"), "\(r.stderr)")
+        // Future: written by a newer navd.
+        _ = try runCommand("/usr/bin/sqlite3", [dir.file("future.sqlite"), "PRAGMA application_id=1851881060; PRAGMA user_version=99; CREATE TABLE x (a);"])
+        r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("c.sock"), "--state", dir.file("future.sqlite")])
+        #expect(r.status == 1 && r.stderr.contains("newer navd"), "\(r.stderr)")
+    }
+}
