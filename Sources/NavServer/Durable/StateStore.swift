@@ -42,6 +42,7 @@ final class StateStore: DurableHooks {
             throw StateError(description: "cannot open the state file \(path): \(msg)")
         }
         db = handle
+        chmod(path, 0o600)  // sessions and facts are private to the user, like the socket
         do {
             try check()
             try exec("PRAGMA journal_mode=WAL")
