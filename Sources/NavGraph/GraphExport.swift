@@ -146,7 +146,8 @@ extension NavigationGraph {
 }
 
 extension String {
-    func replacingAll(_ a: String, _ b: String) -> String {
+    /// Every occurrence of `a` replaced by `b` (without Foundation).
+    public func replacingAll(_ a: String, _ b: String) -> String {
         guard contains(a) else { return self }
         return split(separator: a, omittingEmptySubsequences: false).joined(separator: b)
     }

@@ -9,7 +9,8 @@ func preconditionGraph(_ dir: TempDir) throws -> String {
     let yaml = """
         root: {stack: Home}
         coordinators:
-          Home: {opens: [Pass, Fail, Slow, Missing, Asked, Three, Protected, Sleepy, Recovering, Fixed, Echo]}
+          Home: {opens: [Pass, Fail, Slow, Missing, Asked, Three, Protected, Sleepy, Recovering, Fixed, Echo, Hub]}
+          Hub: {opens: [Sleepy]}
           Pass: {preconditions: [passCmd]}
           Fail: {preconditions: [failCmd]}
           Slow: {preconditions: [slowCmd]}
@@ -237,6 +238,12 @@ func preconditionGraph(_ dir: TempDir) throws -> String {
         nav = "nav-3"
         #expect(try c.call("cancel", ["navigation": .string(nav)])["cancelled"] == true)
         #expect(try c.reply(to: second)["error"]?["code"] == -32008)
+        // Dismissing the source of a pending navigation.
+        let hub = try c.call("navigate", ["to": "Hub"])["node"]!
+        id = try c.send("navigate", ["to": "Sleepy", "from": hub])
+        try c.call("dismiss", ["node": hub])
+        let dismissed = try c.reply(to: id)
+        #expect(dismissed["error"]?["code"] == -32008 && (dismissed["error"]?["message"]?.stringValue ?? "").contains("dismissed"))
         // The initiating client disconnects.
         let quitter = try d.client()
         _ = try quitter.send("navigate", ["to": "Sleepy"])

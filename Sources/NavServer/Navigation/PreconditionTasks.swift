@@ -222,11 +222,6 @@ private func firstLine(_ bytes: [UInt8]) -> String? {
 }
 
 extension String {
-    func replacingAll(_ a: String, _ b: String) -> String {
-        guard contains(a) else { return self }
-        return split(separator: a, omittingEmptySubsequences: false).joined(separator: b)
-    }
-
     func trimmingCharacters(in set: CharacterSetLite) -> String {
         var s = Substring(self)
         while let f = s.first, f == " " || f == "\t" || f == "\r" { s.removeFirst() }
