@@ -104,19 +104,28 @@ extension Server {
 
     static let spawnsPerIteration = 8
 
+    /// Runs queued spawns a few per loop iteration, after the iteration's I/O (a Check handle;
+    /// an Idle handle keeps the loop from blocking in poll while work is queued). A timer would
+    /// not do: libuv runs a 0 ms timer started from a timer callback in the same pass.
     private func scheduleSpawns() {
-        guard hub.spawnTimer == nil, !hub.spawnQueue.isEmpty else { return }
-        let t = Timer(loop: loop)
-        hub.spawnTimer = t
-        t.start(milliseconds: 0) { [weak self] in
-            t.close()
+        guard hub.spawnCheck == nil, !hub.spawnQueue.isEmpty else { return }
+        let check = Check(loop: loop)
+        let idle = Idle(loop: loop)
+        hub.spawnCheck = check
+        hub.spawnIdle = idle
+        idle.start()
+        check.start { [weak self] in
             guard let self else { return }
-            self.hub.spawnTimer = nil
             let n = min(Server.spawnsPerIteration, self.hub.spawnQueue.count)
             let batch = self.hub.spawnQueue.prefix(n)
             self.hub.spawnQueue.removeFirst(n)
             for job in batch { job() }
-            self.scheduleSpawns()
+            if self.hub.spawnQueue.isEmpty {
+                check.close()
+                idle.close()
+                self.hub.spawnCheck = nil
+                self.hub.spawnIdle = nil
+            }
         }
     }
 

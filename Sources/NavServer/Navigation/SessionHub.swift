@@ -55,9 +55,10 @@ final class SessionHub {
     /// Navigations waiting for a recovery flow, by session and flow node id.
     var recoveries: [String: PendingNavigation] = [:]
     private var navigationCounter = 0
-    /// Commands waiting to be spawned, and the timer that spawns the next few.
+    /// Commands waiting to be spawned, and the handles that spawn the next few per iteration.
     var spawnQueue: [() -> Void] = []
-    var spawnTimer: Timer?
+    var spawnCheck: Check?
+    var spawnIdle: Idle?
     var commits = 0
 
     init(server: Server) {
