@@ -102,7 +102,7 @@ extension Server {
         scheduleSpawns()
     }
 
-    static let spawnsPerIteration = 8
+    static let spawnsPerIteration = 2
 
     /// Runs queued spawns a few per loop iteration, after the iteration's I/O (a Check handle;
     /// an Idle handle keeps the loop from blocking in poll while work is queued). A timer would
