@@ -58,7 +58,7 @@ public final class Node {
     }
 
     /// Calls `body` for this node and every node below it.
-    func forEach(_ body: (Node) -> Void) {
+    public func forEach(_ body: (Node) -> Void) {
         body(self)
         for c in children { c.forEach(body) }
         presented?.forEach(body)

@@ -153,7 +153,7 @@ public final class Session {
         return s
     }
 
-    private func makeRoot() -> Node {
+    func makeRoot() -> Node {
         switch graph.root {
         case .stack(let c):
             return makeStack(holding: makeTarget(c, params: .object([:])))
@@ -770,6 +770,17 @@ extension Session {
             n.presented = child
         }
         return n
+    }
+
+    /// Replaces the whole tree by the graph's root (one commit, a `reset` change).
+    public func resetToRoot() -> Commit {
+        let old = root
+        let fresh = makeRoot()
+        root = fresh
+        let (removedIds, ended) = forgetRemoved([old])
+        version += 1
+        return Commit(version: version, changes: [["op": "reset", "root": root.json(graph), "removed": .array(removedIds.map(JSONValue.string))]],
+                      node: nil, removed: removedIds, endedFlows: ended)
     }
 
     /// The id counter, saved so restored sessions never reuse an id.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import JSON
 import Logging
 import NavServer
 
@@ -100,8 +101,10 @@ struct Serve: ParsableCommand {
                 throw ExitCode(1)
             }
         }
-        if let policy {
-            server.onHangup = { [unowned server] in
+        server.graphPath = graph
+        server.graphLoader = { dir in loadGraph(dir, printWarnings: false) }
+        server.onHangup = { [unowned server] in
+            if let policy {
                 do {
                     server.policy = try Policy.parse(String(contentsOfFile: policy, encoding: .utf8), file: policy)
                     logger.info("policy reloaded", metadata: ["navd.policy": "\(policy)"])
@@ -109,6 +112,8 @@ struct Serve: ParsableCommand {
                     logger.error("policy not reloaded, the previous one stays in force: \(error)")
                 }
             }
+            let r = server.reloadGraph()
+            if r["ok"] != true { logger.error("graph not reloaded: \(JSONWriter.string(r))") }
         }
         if !ephemeral {
             let path = state ?? defaultStatePath(socket: config.socketPath)

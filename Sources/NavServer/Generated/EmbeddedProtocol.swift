@@ -1280,6 +1280,90 @@ public enum EmbeddedProtocol {
           }
         }
       ]
+    },
+    {
+      "name": "graph.reload",
+      "summary": "Load and validate the graph again (from path, default where it came from) and swap it in between two commits. An invalid graph changes nothing (ok false, errors lists the diagnostics). Live nodes whose coordinator the new graph lacks refuse the reload unless force, which removes them with ordinary stackChanged notifications. Pending navigations fail with conflict. Every connection receives graphReloaded. SIGHUP does the same.",
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "path",
+          "schema": {
+            "type": "string"
+          }
+        },
+        {
+          "name": "force",
+          "schema": {
+            "type": "boolean"
+          }
+        }
+      ],
+      "result": {
+        "name": "reloaded",
+        "schema": {
+          "type": "object",
+          "required": [
+            "ok",
+            "errors"
+          ],
+          "properties": {
+            "ok": {
+              "type": "boolean"
+            },
+            "errors": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            },
+            "version": {
+              "type": "integer"
+            },
+            "removedNodes": {
+              "type": "integer"
+            },
+            "warnings": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            },
+            "hint": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "examples": [
+        {
+          "name": "refused",
+          "params": [],
+          "result": {
+            "name": "reloaded",
+            "value": {
+              "ok": false,
+              "errors": [
+                "/srv/graph/app.yaml:1:15: error: `app.Hom` (the root) is not a coordinator; did you mean `app.Home`?"
+              ]
+            }
+          }
+        },
+        {
+          "name": "applied",
+          "params": [],
+          "result": {
+            "name": "reloaded",
+            "value": {
+              "ok": true,
+              "errors": [],
+              "version": 2,
+              "removedNodes": 0,
+              "warnings": []
+            }
+          }
+        }
+      ]
     }
   ],
   "components": {

@@ -6,7 +6,7 @@ import UV
 
 /// A session as the server holds it: the core's tree plus who listens to it.
 final class SessionState {
-    let session: Session
+    var session: Session
     /// Subscribed connections, by connection id.
     var subscribers: [Int: Connection] = [:]
     /// The connection that started each live flow (it hears `flowCompleted` even unsubscribed).

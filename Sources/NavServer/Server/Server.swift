@@ -59,6 +59,12 @@ public final class Server {
         store = s
         return sessions.count
     }
+    /// Loads a graph from a directory (nil: the embedded example), for `graph.reload`.
+    public var graphLoader: ((String?) -> (NavigationGraph?, Diagnostics))?
+    /// Where the current graph came from (nil: the embedded example).
+    public var graphPath: String?
+    /// Counts reloads; sent in `graphReloaded`.
+    var graphVersion = 1
     /// Roles per uid and per token.
     public var policy = Policy()
     /// More counters for `stats`, from the components that own them.
@@ -76,6 +82,7 @@ public final class Server {
         registerGraphMethods()
         hub = SessionHub(server: self)
         registerNavigationMethods()
+        registerReloadMethod()
     }
 
     // MARK: Lifecycle

@@ -1,0 +1,88 @@
+import JSON
+import NavGraph
+import NavigationCore
+import RPC
+
+extension Server {
+    /// `graph.reload {path?, force?}` (also SIGHUP): load and validate the graph again and swap it
+    /// in between two commits. An invalid graph changes nothing. Live nodes whose coordinator the
+    /// new graph lacks refuse the reload, unless `force`, which removes them with ordinary
+    /// `stackChanged` notifications. Pending navigations fail with `conflict`.
+    func registerReloadMethod() {
+        methods["graph.reload"] = { [unowned self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                let p = try Params(call, allowed: ["path", "force"])
+                return self.reloadGraph(path: try p.string("path"), force: try p.bool("force") ?? false)
+            }
+        }
+    }
+
+    /// Reloads from `path` (default: where the graph came from); answers `{ok, errors, …}`.
+    public func reloadGraph(path: String? = nil, force: Bool = false) -> JSONValue {
+        guard let loader = graphLoader else {
+            return ["ok": false, "errors": ["this navd has no graph loader"]]
+        }
+        let source = path ?? graphPath
+        let (loaded, diagnostics) = loader(source)
+        guard let newGraph = loaded else {
+            let errors = diagnostics.errors.map { JSONValue.string($0.description) }
+            logger.warning("graph reload refused: the new graph has errors", metadata: ["navd.errors": "\(errors.count)"])
+            return ["ok": false, "errors": .array(errors)]
+        }
+        // Live nodes the new graph cannot show.
+        var missing: [(SessionState, Node)] = []
+        for name in hub.sessions.keys.sorted() {
+            let state = hub.sessions[name]!
+            state.session.root.forEach { n in
+                if n.coordinator >= 0, newGraph.coordinator(named: graph.coordinators[n.coordinator].name) == nil {
+                    missing.append((state, n))
+                }
+            }
+        }
+        if !missing.isEmpty && !force {
+            let errors = missing.map { (s, n) in
+                JSONValue.string("session \"\(s.session.name)\": node \(n.id) shows `\(graph.coordinators[n.coordinator].name)`, which the new graph does not declare")
+            }
+            return ["ok": false, "errors": .array(errors),
+                    "hint": "dismiss those nodes first, or reload with force: true to remove them"]
+        }
+        // Pending navigations were planned against the old graph.
+        for nav in Array(hub.pending.values) {
+            finish(nav, .failure(NavError(.conflict, "the graph was reloaded while the navigation was pending; navigate again", data: ["navigation": .string(nav.id)])))
+        }
+        // Forced: remove the missing nodes with ordinary commits, against the old graph.
+        var removed = 0
+        for (state, node) in missing where state.session.node(node.id) != nil {
+            let commit: Commit
+            do throws(NavError) {
+                commit = try state.session.dismiss(node.id)
+            } catch {
+                commit = state.session.resetToRoot()
+            }
+            removed += commit.removed.count
+            hub.publish(commit, in: state)
+        }
+        // Rebuild every session's nodes against the new graph (coordinator indices change).
+        for state in hub.sessions.values {
+            let s = state.session
+            let rebuilt: Session
+            do throws(NavError) {
+                rebuilt = try Session(restoring: s.name, graph: newGraph, root: s.root.json(graph), version: s.version,
+                                      nextId: s.idCounter, facts: s.facts)
+            } catch {
+                logger.error("session could not be rebuilt after reload; it starts afresh", metadata: ["navd.session": "\(s.name)"])
+                rebuilt = Session(name: s.name, graph: newGraph)
+            }
+            state.session = rebuilt
+            state.flowStarters = [:]
+            durable?.sessionChanged(rebuilt)
+        }
+        graph = newGraph
+        if path != nil { graphPath = path }
+        graphVersion += 1
+        broadcast(method: "graphReloaded", params: ["version": .int(graphVersion)], to: connections.values)
+        logger.info("graph reloaded", metadata: ["navd.graph": "\(source ?? "embedded example")", "navd.coordinators": "\(newGraph.coordinators.count)"])
+        return ["ok": true, "errors": [], "version": .int(graphVersion), "removedNodes": .int(removed),
+                "warnings": .array(diagnostics.warnings.map { .string($0.description) })]
+    }
+}
