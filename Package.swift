@@ -15,6 +15,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "navd", targets: ["navd"]),
+        .executable(name: "navctl", targets: ["navctl"]),
+        .library(name: "NavClient", targets: ["NavClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -60,6 +62,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .target(name: "NavClient", dependencies: ["JSON"], path: "Clients/NavClient"),
+        .executableTarget(
+            name: "navctl",
+            dependencies: ["NavClient", "JSON", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Clients/navctl"
         ),
         .executableTarget(name: "graph-load-bench", dependencies: ["NavGraph"], path: "Benchmarks/GraphLoadBench"),
         .executableTarget(name: "core-bench", dependencies: ["NavigationCore", "NavGraph", "JSON"], path: "Benchmarks/CoreBench"),

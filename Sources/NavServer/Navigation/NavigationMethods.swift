@@ -147,7 +147,7 @@ extension Server {
 
         methods["session.list"] = { [unowned self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
-                _ = try Params(call, allowed: [])
+                _ = try Params(call, allowed: ["session"])
                 return ["sessions": .array(self.hub.sessions.keys.sorted().map(JSONValue.string))]
             }
         }

@@ -1,0 +1,282 @@
+import ArgumentParser
+import Foundation
+import JSON
+import NavClient
+
+/// Options every subcommand shares.
+struct Common: ParsableArguments {
+    @Option(help: "navd's socket (default: $NAVD_SOCKET, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>.sock).")
+    var socket: String?
+
+    @Option(help: "Session (default: main).")
+    var session: String?
+
+    @Flag(help: "Print navd's JSON result instead of a human summary.")
+    var json = false
+
+    func client() throws -> NavClient {
+        do { return try NavClient(socketPath: socket) } catch let e as NavClientError {
+            FileHandle.standardError.write(Data("navctl: \(e.message)\n".utf8))
+            throw ExitCode(2)
+        }
+    }
+
+    func params(_ extra: JSONObject = [:]) -> JSONObject {
+        var p = extra
+        if let session { p["session"] = .string(session) }
+        return p
+    }
+
+    /// Calls navd; errors go to stderr as `navctl: KIND (CODE): MESSAGE`, exit status 1.
+    func run(_ method: String, _ extra: JSONObject = [:], human: (JSONValue) -> String) throws {
+        let c = try client()
+        do {
+            let r = try c.call(method, params(extra))
+            print(json ? JSONWriter.string(r) : human(r))
+        } catch let e as NavClientError {
+            if json {
+                print(JSONWriter.string(["error": ["code": .int(e.code), "kind": .string(e.kind), "message": .string(e.message), "data": e.data]]))
+            }
+            FileHandle.standardError.write(Data("navctl: \(e.kind) (\(e.code)): \(e.message)\n".utf8))
+            throw ExitCode(e.code == 0 ? 2 : 1)
+        }
+    }
+}
+
+func parseJSON(_ text: String, what: String) throws -> JSONValue {
+    do { return try JSONParser(maxDepth: 64).parse(text) } catch {
+        throw ValidationError("\(what) is not valid JSON: \(error)")
+    }
+}
+
+/// `k=v` pairs: v is JSON when it parses (numbers, true, {"a":1}), else a string.
+func pairs(_ items: [String]) throws -> JSONObject {
+    var o = JSONObject()
+    for item in items {
+        guard let eq = item.firstIndex(of: "=") else { throw ValidationError("`\(item)` is not KEY=VALUE") }
+        let k = String(item[..<eq]), v = String(item[item.index(after: eq)...])
+        o[k] = (try? JSONParser(maxDepth: 64).parse(v)) ?? .string(v)
+    }
+    return o
+}
+
+func summary(_ r: JSONValue) -> String {
+    var parts: [String] = []
+    if let n = r["node"]?.stringValue, !n.isEmpty { parts.append("node \(n)") }
+    if let v = r["version"]?.intValue { parts.append("version \(v)") }
+    if let removed = r["removed"]?.arrayValue, !removed.isEmpty { parts.append("removed \(removed.compactMap(\.stringValue).joined(separator: " "))") }
+    if let vis = r["visible"]?.arrayValue { parts.append("visible \(vis.compactMap(\.stringValue).joined(separator: " > "))") }
+    return parts.joined(separator: ", ")
+}
+
+/// The tree, indented, with the visible path marked `▶` (coloured on a terminal).
+func renderTree(_ t: JSONValue) -> String {
+    let visible = Set(t["visible"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+    let color = isatty(1) == 1
+    var out = "session \(t["session"]?.stringValue ?? "?") version \(t["version"]?.intValue ?? 0)\n"
+    func walk(_ n: JSONValue, _ depth: Int, _ label: String) {
+        let id = n["id"]?.stringValue ?? "?"
+        let kind = n["kind"]?.stringValue ?? "?"
+        var line = String(repeating: "  ", count: depth) + label
+        switch kind {
+        case "screen", "flow":
+            line += "\(n["coordinator"]?.stringValue ?? "?") [\(id)]"
+            if kind == "flow" { line += " (flow)" }
+            if let p = n["params"], p != .object([:]) { line += " " + JSONWriter.string(p) }
+        case "tabs": line += "tabs [\(id)] selected \(n["selected"]?.intValue ?? 0)"
+        default: line += "stack [\(id)]"
+        }
+        let mark = visible.contains(id) ? "▶ " : "  "
+        out += (color && visible.contains(id) ? "\u{1B}[1;32m" + mark + line + "\u{1B}[0m" : mark + line) + "\n"
+        for c in n["children"]?.arrayValue ?? [] { walk(c, depth + 1, "") }
+        if let p = n["presented"] { walk(p, depth + 1, "presents ") }
+    }
+    walk(t["root"] ?? .null, 0, "")
+    return String(out.dropLast())
+}
+
+@main
+struct Navctl: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "navctl",
+        abstract: "Drive navd from the command line (like i3-msg or redis-cli).",
+        subcommands: [Navigate.self, Route.self, Dismiss.self, Complete.self, Open.self, Tree.self, Watch.self,
+                      Set_.self, Sessions.self, Stats.self, Provide.self, Call.self])
+}
+
+struct Navigate: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Navigate to a coordinator.")
+    @OptionGroup var common: Common
+    @Argument(help: "Target coordinator, such as shop.Product.") var target: String
+    @Option(help: "push, present, replace, root or select.") var by: String?
+    @Option(name: .customLong("with"), help: "Setup field KEY=VALUE (repeatable).") var with: [String] = []
+    @Option(help: "The whole setup as JSON.") var withJson: String?
+    @Option(help: "Source node id (default: the visible top).") var from: String?
+    @Option(help: "Idempotency key.") var key: String?
+    @Flag(help: "Validate only; commit nothing.") var dryRun = false
+    func run() throws {
+        var p: JSONObject = ["to": .string(target)]
+        if let by { p["by"] = .string(by) }
+        var w = try pairs(with)
+        if let withJson { for (k, v) in try parseJSON(withJson, what: "--with-json").objectValue ?? [:] { w[k] = v } }
+        if !w.isEmpty { p["with"] = .object(w) }
+        if let from { p["from"] = .string(from) }
+        if let key { p["key"] = .string(key) }
+        if dryRun { p["dryRun"] = true }
+        try common.run("navigate", p, human: summary)
+    }
+}
+
+struct Route: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Navigate by a route name.")
+    @OptionGroup var common: Common
+    @Argument var name: String
+    @Option(name: .customLong("with"), help: "Setup field KEY=VALUE (repeatable).") var with: [String] = []
+    @Option(help: "Source node id.") var from: String?
+    func run() throws {
+        var p: JSONObject = ["route": .string(name)]
+        let w = try pairs(with)
+        if !w.isEmpty { p["with"] = .object(w) }
+        if let from { p["from"] = .string(from) }
+        try common.run("navigate", p, human: summary)
+    }
+}
+
+struct Dismiss: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Dismiss a node (default: the visible top).")
+    @OptionGroup var common: Common
+    @Argument var node: String?
+    func run() throws {
+        try common.run("dismiss", node.map { ["node": .string($0)] } ?? [:], human: summary)
+    }
+}
+
+struct Complete: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Complete a flow with a result, an error or a cancel.")
+    @OptionGroup var common: Common
+    @Argument var flow: String
+    @Option(help: "The result, as JSON.") var result: String?
+    @Option(help: "Fail the flow with this message.") var error: String?
+    @Flag(help: "Cancel the flow.") var cancel = false
+    func run() throws {
+        var p: JSONObject = ["flow": .string(flow)]
+        if let result { p["result"] = try parseJSON(result, what: "--result") }
+        if let error { p["error"] = ["message": .string(error)] }
+        if cancel { p["cancelled"] = true }
+        try common.run("flowComplete", p, human: summary)
+    }
+}
+
+struct Open: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Open a deep link.")
+    @OptionGroup var common: Common
+    @Argument var url: String
+    func run() throws { try common.run("open", ["url": .string(url)], human: summary) }
+}
+
+struct Tree: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the tree, the visible path marked ▶.")
+    @OptionGroup var common: Common
+    func run() throws { try common.run("tree", human: renderTree) }
+}
+
+struct Watch: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Subscribe and print notifications, one per line.")
+    @OptionGroup var common: Common
+    @Option(help: "Stop after this many notifications.") var count: Int?
+    func run() throws {
+        let c = try common.client()
+        do { try c.call("subscribe", common.params()) } catch let e as NavClientError {
+            FileHandle.standardError.write(Data("navctl: \(e.kind) (\(e.code)): \(e.message)\n".utf8))
+            throw ExitCode(1)
+        }
+        var seen = 0
+        while let n = try c.nextNotification() {
+            let method = n["method"]?.stringValue ?? "?"
+            let line = common.json ? JSONWriter.string(n) : "\(method) \(JSONWriter.string(n["params"] ?? .null))"
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))  // unbuffered: one line per notification
+            seen += 1
+            if let count, seen >= count { return }
+        }
+    }
+}
+
+struct Set_: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "set", abstract: "Set session facts KEY=VALUE (VALUE is JSON when it parses).")
+    @OptionGroup var common: Common
+    @Argument var facts: [String]
+    func run() throws {
+        try common.run("context.set", ["facts": .object(try pairs(facts))]) { r in
+            (r["facts"]?.objectValue ?? [:]).map { "\($0.key)=\(JSONWriter.string($0.value))" }.joined(separator: "\n")
+        }
+    }
+}
+
+struct Sessions: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List sessions.")
+    @OptionGroup var common: Common
+    func run() throws {
+        try common.run("session.list") { r in (r["sessions"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: "\n") }
+    }
+}
+
+struct Stats: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show navd's counters.")
+    @OptionGroup var common: Common
+    func run() throws {
+        try common.run("stats") { r in (r.objectValue ?? [:]).map { "\($0.key): \(JSONWriter.string($0.value))" }.joined(separator: "\n") }
+    }
+}
+
+struct Provide: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Evaluate a provider precondition for navd until interrupted.")
+    @OptionGroup var common: Common
+    @Argument var name: String
+    @Flag(help: "Answer passed.") var pass = false
+    @Option(help: "Answer failed with this reason.") var fail: String?
+    @Option(help: "Run this program (no shell; words split on spaces): exit 0 passes, else its first line is the reason.") var exec: String?
+    func validate() throws {
+        guard [pass, fail != nil, exec != nil].filter({ $0 }).count == 1 else {
+            throw ValidationError("give exactly one of --pass, --fail REASON, --exec CMD")
+        }
+    }
+    func run() throws {
+        let c = try common.client()
+        let answer: () -> JSONValue = {
+            if pass { return ["passed": true, "recovered": true] }
+            if let fail { return ["passed": false, "recovered": false, "reason": .string(fail)] }
+            let words = exec!.split(separator: " ").map(String.init)
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: words[0].contains("/") ? words[0] : "/usr/bin/env")
+            p.arguments = words[0].contains("/") ? Array(words.dropFirst()) : words
+            let out = Pipe()
+            p.standardOutput = out
+            do { try p.run() } catch { return ["passed": false, "recovered": false, "reason": .string("cannot run \(words[0])")] }
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? "exit status \(p.terminationStatus)"
+            let ok = p.terminationStatus == 0
+            return ["passed": .bool(ok), "recovered": .bool(ok), "reason": .string(ok ? "" : line)]
+        }
+        c.requestHandler = { method, _ in
+            method == "precondition.evaluate" || method == "precondition.recover" ? answer() : nil
+        }
+        do { try c.call("provide", ["preconditions": [.string(name)]]) } catch let e as NavClientError {
+            FileHandle.standardError.write(Data("navctl: \(e.kind) (\(e.code)): \(e.message)\n".utf8))
+            throw ExitCode(1)
+        }
+        FileHandle.standardError.write(Data("navctl: providing \(name); Ctrl-C to stop\n".utf8))
+        try c.serve()
+    }
+}
+
+struct Call: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Call any method with raw JSON params; prints the JSON result.")
+    @OptionGroup var common: Common
+    @Argument var method: String
+    @Argument var params: String?
+    func run() throws {
+        let p = try params.map { try parseJSON($0, what: "params").objectValue ?? [:] } ?? [:]
+        try common.run(method, p) { JSONWriter.string($0) }
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import JSON
+import NavTesting
+import Testing
+
+/// navctl against a live navd, as a user runs it.
+@Suite struct NavctlTests {
+    func navctl(_ d: Daemon, _ args: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        var env = ProcessInfo.processInfo.environment
+        env["NAVD_SOCKET"] = d.socketPath
+        return try runCommand(Repo.binary("navctl"), args, environment: env)
+    }
+
+    func json(_ s: String) throws -> JSONValue { try JSONParser(maxDepth: 256).parse(s) }
+
+    @Test func everySubcommandHumanAndJSON() throws {
+        let d = try Daemon()
+        var r = try navctl(d, ["navigate", "shop.Product", "--with", "id=p1"])
+        #expect(r.status == 0 && r.stdout.hasPrefix("node n8, version 1"), "\(r)")
+        r = try navctl(d, ["navigate", "shop.Reviews", "--json"])
+        #expect(try json(r.stdout)["version"] == 2)
+        r = try navctl(d, ["tree"])
+        #expect(r.stdout.contains("▶     shop.Reviews [n9] {\"productId\":\"p1\"}"), "\(r.stdout)")
+        #expect(try json(try navctl(d, ["tree", "--json"]).stdout)["version"] == 2)
+        r = try navctl(d, ["dismiss"])
+        #expect(r.status == 0 && r.stdout.contains("removed n9"))
+        r = try navctl(d, ["set", "loggedIn=true", "cart.items=2"])
+        #expect(r.stdout == "cart.items=2\nloggedIn=true\n")
+        r = try navctl(d, ["route", "showProduct", "--with", "id=p2", "--json"])
+        #expect(try json(r.stdout)["version"] == 4)
+        r = try navctl(d, ["open", "/product/p7"])
+        #expect(r.status == 0 && r.stdout.contains("version 5"))
+        r = try navctl(d, ["navigate", "cart.Checkout", "--by", "present"])
+        let flow = try #require(r.stdout.split(separator: " ").dropFirst().first.map { String($0.dropLast()) }, "\(r)")
+        r = try navctl(d, ["complete", flow, "--result", #"{"orderId":"ord-1"}"#])
+        #expect(r.status == 0, "\(r)")
+        #expect(try navctl(d, ["sessions"]).stdout == "main\n")
+        #expect(try json(try navctl(d, ["stats", "--json"]).stdout)["commits"]?.intValue ?? 0 >= 7)
+        #expect(try navctl(d, ["call", "ping"]).stdout == "\"pong\"\n")
+        #expect(try navctl(d, ["call", "session.open", #"{"name":"k"}"#]).status == 0)
+        #expect(try navctl(d, ["sessions", "--session", "k"]).stdout == "k\nmain\n")
+    }
+
+    @Test func errorsAndExitCodes() throws {
+        let d = try Daemon()
+        var r = try navctl(d, ["navigate", "shop.Prodcut"])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("navctl: unknownTarget (-32001): `shop.Prodcut` is not a coordinator of the graph; did you mean `shop.Product`?"))
+        r = try navctl(d, ["navigate", "shop.Product", "--json"])
+        let parsed = try json(r.stdout)
+        #expect(r.status == 1 && parsed["error"]?["kind"] == "invalidSetup")
+        r = try navctl(d, ["complete", "n1", "--result", "{bad"])
+        #expect(r.status != 0 && r.stderr.contains("not valid JSON"))
+        var env = ProcessInfo.processInfo.environment
+        env["NAVD_SOCKET"] = "/nonexistent/navd.sock"
+        r = try runCommand(Repo.binary("navctl"), ["stats"], environment: env)
+        #expect(r.status == 2 && r.stderr.contains("cannot connect to navd at /nonexistent/navd.sock"))
+    }
+
+    @Test func watchStreamsNotificationsAndProvideAnswers() throws {
+        let d = try Daemon()
+        // watch --count 1 prints the stackChanged caused by another client.
+        var env = ProcessInfo.processInfo.environment
+        env["NAVD_SOCKET"] = d.socketPath
+        let done = DispatchSemaphore(value: 0)
+        let box = OutputBox()
+        let watchEnv = env
+        Thread.detachNewThread {
+            box.value = (try? runCommand(Repo.binary("navctl"), ["watch", "--count", "1"], environment: watchEnv).stdout) ?? ""
+            done.signal()
+        }
+        let c = try d.client()
+        var deadline = Date().addingTimeInterval(10)
+        while try c.call("stats")["connections"]?.intValue ?? 0 < 2 && Date() < deadline { usleep(10_000) }
+        try c.call("navigate", ["to": "shop.Product", "with": ["id": "w"]])
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(box.value.hasPrefix("stackChanged {\"session\":\"main\",\"version\":1"), "\(box.value)")
+        // provide --fail answers precondition.evaluate.
+        let provider = try spawnDetached(Repo.binary("navctl"), ["provide", "cart.paymentAuthorized", "--fail", "card expired"], env: env)
+        defer { kill(provider, SIGKILL); var s: Int32 = 0; waitpid(provider, &s, 0) }
+        deadline = Date().addingTimeInterval(10)
+        while try c.call("stats")["connections"]?.intValue ?? 0 < 2 && Date() < deadline { usleep(10_000) }
+        usleep(100_000)
+        try c.call("context.set", ["facts": ["loggedIn": true, "cart.items": 1]])
+        try c.call("navigate", ["to": "cart.Cart", "by": "select"])
+        try c.call("navigate", ["to": "cart.Checkout", "by": "present"])
+        let address = try #require(try c.call("tree")["visible"]?.arrayValue?.last)
+        let e = try c.callError("navigate", ["to": "cart.Payment", "from": address])
+        #expect(e["data"]?["precondition"] == "cart.paymentAuthorized" && e["data"]?["reason"] == "card expired", "\(e)")
+    }
+}
+
+final class OutputBox: @unchecked Sendable { var value = "" }
+
+/// Starts a program in the background (stdout/stderr to /dev/null); returns its pid.
+func spawnDetached(_ path: String, _ args: [String], env: [String: String]) throws -> pid_t {
+    var pid: pid_t = 0
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    let argv = ([path] + args).map { strdup($0) } + [nil]
+    let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
+    guard posix_spawn(&pid, path, &actions, nil, argv, envp) == 0 else { throw TestFailure("cannot start \(path)") }
+    return pid
+}
