@@ -20,7 +20,7 @@ import Testing
         let subs = [try d.client(), try d.client()]
         var mirrors = try subs.map { TreeMirror(snapshot: try $0.call("subscribe")) }
         try writer.call("context.set", ["facts": ["loggedIn": true, "cart.items": 1]])
-        var rng = LCG(seed: 42)  // seeded: the same sequence every run
+        var rng = SplitMix64(seed: 42)  // seeded: the same sequence every run
         let targets: [(String, JSONValue)] = [
             ("shop.Product", ["id": "p1"]), ("shop.Reviews", [:]), ("shop.Search", [:]), ("shop.Category", ["slug": "shoes"]),
             ("account.Orders", [:]), ("account.Profile", [:]), ("cart.Cart", [:]), ("account.Account", [:]), ("shop.Home", [:]),
@@ -194,12 +194,3 @@ import Testing
     }
 }
 
-/// A tiny seeded generator so randomized end-to-end tests are reproducible.
-struct LCG: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state = state &* 6364136223846793005 &+ 1442695040888963407
-        return state ^ (state >> 29)
-    }
-}

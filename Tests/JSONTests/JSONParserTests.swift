@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import NavTesting
 import Testing
 
 @Suite struct JSONParserTests {
@@ -96,15 +97,3 @@ import Testing
     }
 }
 
-/// A small deterministic random generator for reproducible property tests.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

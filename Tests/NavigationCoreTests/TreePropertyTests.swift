@@ -1,20 +1,9 @@
 import JSON
 import NavGraph
+import NavTesting
 import Testing
 @testable import NavigationCore
 
-/// SplitMix64: small, seeded, reproducible.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Random operation sequences over the example graph, in many sessions: after every step the tree
 /// keeps its invariants and a mirror fed only with the commits' changes equals the tree.
@@ -22,7 +11,7 @@ struct SeededRandom: RandomNumberGenerator {
     let graph = GraphLoader.loadEmbeddedExample().graph!
 
     /// A value that often satisfies `schema` (and sometimes does not, on purpose).
-    func sample(_ schema: Schema?, _ rng: inout SeededRandom) -> JSONObject {
+    func sample(_ schema: Schema?, _ rng: inout SplitMix64) -> JSONObject {
         guard let schema else { return [:] }
         var o = JSONObject()
         for (name, sub) in schema.properties where schema.required.contains(name) || Bool.random(using: &rng) {
@@ -77,7 +66,7 @@ struct SeededRandom: RandomNumberGenerator {
 
     @Test(arguments: [UInt64(1), 2, 3, 4])
     func randomOperationsKeepTheTreeConsistent(seed: UInt64) throws {
-        var rng = SeededRandom(seed: seed)
+        var rng = SplitMix64(seed: seed)
         let coordinators = graph.coordinators
         var commits = 0, failures = 0
         for sequence in 0..<750 {

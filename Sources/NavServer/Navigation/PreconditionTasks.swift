@@ -12,29 +12,21 @@ extension Server {
 
     func evaluateAsync(_ nav: PendingNavigation, _ p: Precondition) {
         announcePending(nav, waitingFor: p.name)
+        let then: (TaskOutcome) -> Void = { [unowned self] outcome in
+            switch outcome {
+            case .passed:
+                nav.step += 1
+                nav.recovered = false
+                self.runPreconditions(nav)
+            case .failed(let reason): self.failed(nav, p, reason: reason)
+            case .timedOut(let reason): self.failed(nav, p, reason: reason, timeout: true)
+            }
+        }
         switch p.kind {
         case .command(let argv, let timeoutMs):
-            runCommand(nav, p, argv: argv, timeoutMs: timeoutMs, role: "precondition") { [unowned self] outcome in
-                switch outcome {
-                case .passed:
-                    nav.step += 1
-                    nav.recovered = false
-                    self.runPreconditions(nav)
-                case .failed(let reason): self.failed(nav, p, reason: reason)
-                case .timedOut(let reason): self.failed(nav, p, reason: reason, timeout: true)
-                }
-            }
+            runCommand(nav, p, argv: argv, timeoutMs: timeoutMs, role: "precondition", then)
         case .provider(let timeoutMs):
-            askProvider(nav, p, name: p.name, method: "precondition.evaluate", resultKey: "passed", timeoutMs: timeoutMs) { [unowned self] outcome in
-                switch outcome {
-                case .passed:
-                    nav.step += 1
-                    nav.recovered = false
-                    self.runPreconditions(nav)
-                case .failed(let reason): self.failed(nav, p, reason: reason)
-                case .timedOut(let reason): self.failed(nav, p, reason: reason, timeout: true)
-                }
-            }
+            askProvider(nav, p, name: p.name, method: "precondition.evaluate", resultKey: "passed", timeoutMs: timeoutMs, then)
         case .check:
             runPreconditions(nav)
         }
