@@ -109,21 +109,30 @@ struct Navigate: ParsableCommand {
     @OptionGroup var common: Common
     @Argument(help: "Target coordinator, such as shop.Product.") var target: String
     @Option(help: "push, present, replace, root or select.") var by: String?
-    @Option(name: .customLong("with"), help: "Setup field KEY=VALUE (repeatable).") var with: [String] = []
-    @Option(help: "The whole setup as JSON.") var withJson: String?
-    @Option(help: "Source node id (default: the visible top).") var from: String?
+    @OptionGroup var setup: SetupOptions
     @Option(help: "Idempotency key.") var key: String?
     @Flag(help: "Validate only; commit nothing.") var dryRun = false
     func run() throws {
         var p: JSONObject = ["to": .string(target)]
         if let by { p["by"] = .string(by) }
+        try setup.apply(to: &p)
+        if let key { p["key"] = .string(key) }
+        if dryRun { p["dryRun"] = true }
+        try common.run("navigate", p, human: summary)
+    }
+}
+
+/// `--with`, `--with-json` and `--from`, shared by `navigate` and `route`.
+struct SetupOptions: ParsableArguments {
+    @Option(name: .customLong("with"), help: "Setup field KEY=VALUE (repeatable).") var with: [String] = []
+    @Option(help: "The whole setup as JSON.") var withJson: String?
+    @Option(help: "Source node id (default: the visible top).") var from: String?
+
+    func apply(to p: inout JSONObject) throws {
         var w = try pairs(with)
         if let withJson { for (k, v) in try parseJSON(withJson, what: "--with-json").objectValue ?? [:] { w[k] = v } }
         if !w.isEmpty { p["with"] = .object(w) }
         if let from { p["from"] = .string(from) }
-        if let key { p["key"] = .string(key) }
-        if dryRun { p["dryRun"] = true }
-        try common.run("navigate", p, human: summary)
     }
 }
 
@@ -131,13 +140,10 @@ struct Route: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Navigate by a route name.")
     @OptionGroup var common: Common
     @Argument var name: String
-    @Option(name: .customLong("with"), help: "Setup field KEY=VALUE (repeatable).") var with: [String] = []
-    @Option(help: "Source node id.") var from: String?
+    @OptionGroup var setup: SetupOptions
     func run() throws {
         var p: JSONObject = ["route": .string(name)]
-        let w = try pairs(with)
-        if !w.isEmpty { p["with"] = .object(w) }
-        if let from { p["from"] = .string(from) }
+        try setup.apply(to: &p)
         try common.run("navigate", p, human: summary)
     }
 }

@@ -47,7 +47,7 @@ public enum GraphLoader {
             return (nil, d)
         }
         let (g, more) = load(sources: sources, baseDirectory: directory)
-        for x in more.all { d.all_append(x) }
+        d.append(contentsOf: more)
         return (d.hasErrors ? nil : g, d)
     }
 
@@ -61,8 +61,10 @@ public enum GraphLoader {
 }
 
 extension Diagnostics {
-    mutating func all_append(_ x: Diagnostic) {
-        if x.severity == .error { error(x.location, x.message) } else { warning(x.location, x.message) }
+    mutating func append(contentsOf other: Diagnostics) {
+        for x in other.all {
+            if x.severity == .error { error(x.location, x.message) } else { warning(x.location, x.message) }
+        }
     }
 }
 
@@ -595,9 +597,8 @@ private struct Builder {
         var toDoc: Doc?
         var by: Presentation?
         var with: JSONObject?
-        if let t = doc.text, !doc.isNull {
+        if doc.text != nil, !doc.isNull {
             toDoc = doc
-            _ = t
         } else if doc.mapping != nil {
             unknownKeys(doc, allowed: Builder.routeKeys, what: "route `\(module).\(name)`")
             toDoc = doc["to"]

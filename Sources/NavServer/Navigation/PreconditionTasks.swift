@@ -218,17 +218,15 @@ func formatMs(_ ms: UInt64) -> String {
 
 private func firstLine(_ bytes: [UInt8]) -> String? {
     let line = bytes.split(separator: 10, omittingEmptySubsequences: true).first.map { String(decoding: $0, as: UTF8.self) }
-    let trimmed = line?.trimmingCharacters(in: .whitespaces)
+    let trimmed = line?.trimmingSpacesAndTabs
     return trimmed?.isEmpty == false ? trimmed : nil
 }
 
 extension String {
-    func trimmingCharacters(in set: CharacterSetLite) -> String {
+    var trimmingSpacesAndTabs: String {
         var s = Substring(self)
         while let f = s.first, f == " " || f == "\t" || f == "\r" { s.removeFirst() }
         while let l = s.last, l == " " || l == "\t" || l == "\r" { s.removeLast() }
         return String(s)
     }
 }
-
-enum CharacterSetLite { case whitespaces }

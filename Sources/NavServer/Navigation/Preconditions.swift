@@ -47,12 +47,7 @@ extension Server {
 
     /// Tells subscribers that `nav` waits for `what`.
     func announcePending(_ nav: PendingNavigation, waitingFor what: String) {
-        let state = nav.state
-        guard !state.subscribers.isEmpty else { return }
-        server_broadcastPending(nav, what)
-    }
-
-    private func server_broadcastPending(_ nav: PendingNavigation, _ what: String) {
+        guard !nav.state.subscribers.isEmpty else { return }
         broadcast(method: "navigationPending", params: [
             "session": .string(nav.state.session.name), "navigation": .string(nav.id),
             "to": .string(graph.coordinators[nav.plan.target].name), "waitingFor": .string(what),
@@ -70,10 +65,8 @@ extension Server {
                 hub.recoveries[state.session.name + "\u{0}" + flowNode.id] = nav
                 announcePending(nav, waitingFor: p.name)
                 hub.publish(c, in: state)
-                nav.cancelTask = { [weak self, weak nav] in
-                    guard let self, let nav else { return }
-                    self.hub.recoveries[state.session.name + "\u{0}" + flowNode.id] = nil
-                    _ = nav
+                nav.cancelTask = { [weak self] in
+                    self?.hub.recoveries[state.session.name + "\u{0}" + flowNode.id] = nil
                 }
             } catch {
                 failed(nav, p, reason: "\(reason); the recovery flow could not be presented: \(error.message)")

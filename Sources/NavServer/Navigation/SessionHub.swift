@@ -142,10 +142,7 @@ final class SessionHub {
         if state.subscribers[c.id] == nil {
             state.subscribers[c.id] = c
             c.subscriptions.insert(name)
-            c.onClose.append { [weak self, weak state] conn in
-                state?.subscribers[conn.id] = nil
-                _ = self
-            }
+            c.onClose.append { [weak state] conn in state?.subscribers[conn.id] = nil }
         }
     }
 
