@@ -16,12 +16,15 @@ let package = Package(
     products: [
         .executable(name: "navd", targets: ["navd"]),
         .executable(name: "navctl", targets: ["navctl"]),
+        .executable(name: "nav-tui", targets: ["nav-tui"]),
+        .executable(name: "navbench", targets: ["navbench"]),
         .library(name: "NavClient", targets: ["NavClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         .systemLibrary(
@@ -63,20 +66,34 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "NavClient", dependencies: ["JSON"], path: "Clients/NavClient"),
+        .target(name: "NavClient", dependencies: ["JSON", "UV"], path: "Clients/NavClient"),
         .executableTarget(
             name: "navctl",
             dependencies: ["NavClient", "JSON", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Clients/navctl"
+        ),
+        .executableTarget(
+            name: "nav-tui",
+            dependencies: ["NavClient", "UV", "JSON", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Clients/tui"
+        ),
+        .executableTarget(
+            name: "navbench",
+            dependencies: [
+                "NavClient", "UV", "JSON",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            path: "Clients/navbench"
         ),
         .executableTarget(name: "graph-load-bench", dependencies: ["NavGraph"], path: "Benchmarks/GraphLoadBench"),
         .executableTarget(name: "core-bench", dependencies: ["NavigationCore", "NavGraph", "JSON"], path: "Benchmarks/CoreBench"),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "NavTesting"]),
         .testTarget(name: "RPCTests", dependencies: ["RPC", "JSON"]),
         .testTarget(name: "NavGraphTests", dependencies: ["NavGraph", "JSON", "NavTesting"]),
-        .testTarget(name: "NavigationCoreTests", dependencies: ["NavigationCore", "NavGraph", "JSON", "NavTesting"]),
+        .testTarget(name: "NavigationCoreTests", dependencies: ["NavigationCore", "NavGraph", "JSON", "NavTesting", "NavClient"]),
         .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "NavTesting"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["JSON", "NavigationCore", "NavTesting"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["JSON", "NavClient", "NavTesting"]),
         .target(name: "NavTesting", dependencies: ["JSON"], path: "Tests/NavTesting"),
     ]
 )

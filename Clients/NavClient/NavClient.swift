@@ -12,6 +12,13 @@ public struct NavClientError: Error, CustomStringConvertible {
     public let message: String
     public let data: JSONValue
 
+    public init(code: Int, kind: String, message: String, data: JSONValue = .null) {
+        self.code = code
+        self.kind = kind
+        self.message = message
+        self.data = data
+    }
+
     public var description: String { "\(kind) (\(code)): \(message)" }
 }
 
@@ -26,6 +33,15 @@ public final class NavClient {
     public private(set) var pendingNotifications: [JSONValue] = []
     /// Answers requests navd sends (precondition.evaluate / recover); nil answers with an error.
     public var requestHandler: ((String, JSONValue) -> JSONValue?)?
+
+    /// Answers navd's `precondition.evaluate` / `precondition.recover` requests with `body`.
+    public func onPrecondition(_ body: @escaping (PreconditionRequest) -> PreconditionAnswer) {
+        requestHandler = { method, params in
+            guard method.hasPrefix("precondition.") else { return nil }
+            let r = PreconditionRequest(method: method, params: params)
+            return body(r).json(for: r)
+        }
+    }
 
     /// `--socket`, else `$NAVD_SOCKET`, else `$XDG_RUNTIME_DIR/navd.sock`, else `/tmp/navd-<uid>.sock`.
     public static func defaultSocketPath(explicit: String? = nil) -> String {
@@ -63,6 +79,10 @@ public final class NavClient {
     private func send(_ value: JSONValue) throws {
         var bytes = JSONWriter.encode(value)
         bytes.append(10)
+        try sendBytes(bytes)
+    }
+
+    private func sendBytes(_ bytes: [UInt8]) throws {
         var off = 0
         while off < bytes.count {
             let n = bytes[off...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -92,19 +112,23 @@ public final class NavClient {
     /// Calls `method`; returns its result or throws the error navd answered.
     @discardableResult
     public func call(_ method: String, _ params: JSONObject = [:]) throws -> JSONValue {
+        try call(NavCall(method, params))
+    }
+
+    /// Sends `request`; returns its result or throws the error navd answered.
+    @discardableResult
+    public func call(_ request: NavCall) throws -> JSONValue {
         let id = nextId
         nextId += 1
-        try send(["jsonrpc": "2.0", "id": .int(id), "method": .string(method), "params": .object(params)])
+        let method = request.method
+        try sendBytes(request.line(id: id))
         while true {
             guard let m = try readMessage() else {
                 throw NavClientError(code: 0, kind: "connection", message: "navd closed the connection before answering \(method)", data: .null)
             }
             if handleIncoming(m) { continue }
             guard m["id"] == .int(id) else { continue }
-            if let e = m["error"] {
-                throw NavClientError(code: e["code"]?.intValue ?? 0, kind: e["data"]?["kind"]?.stringValue ?? "error",
-                                     message: e["message"]?.stringValue ?? "", data: e["data"] ?? .null)
-            }
+            if let e = m["error"] { throw NavClientError(rpcError: e) }
             return m["result"] ?? .null
         }
     }
@@ -140,5 +164,92 @@ public final class NavClient {
             _ = handleIncoming(m)
             pendingNotifications.removeAll()
         }
+    }
+}
+
+// MARK: - Typed calls
+
+extension NavClient {
+    public func ping() throws { try call(.ping()) }
+
+    @discardableResult
+    public func hello(client: String? = nil, token: String? = nil) throws -> JSONValue { try call(.hello(client: client, token: token)) }
+
+    public func stats() throws -> JSONValue { try call(.stats()) }
+
+    public func describeGraph() throws -> JSONValue { try call(.describeGraph()) }
+
+    @discardableResult
+    public func navigate(to target: String, by style: NavCall.Style? = nil, with setup: JSONValue? = nil, from source: String? = nil,
+                         session: String? = nil, ifVersion: Int? = nil, key: String? = nil, dryRun: Bool = false) throws -> Committed {
+        Committed(try call(.navigate(to: target, by: style, with: setup, from: source, session: session,
+                                     ifVersion: ifVersion, key: key, dryRun: dryRun)))
+    }
+
+    @discardableResult
+    public func navigate(route: String, by style: NavCall.Style? = nil, with setup: JSONValue? = nil, from source: String? = nil,
+                         session: String? = nil, ifVersion: Int? = nil, key: String? = nil, dryRun: Bool = false) throws -> Committed {
+        Committed(try call(.navigate(route: route, by: style, with: setup, from: source, session: session,
+                                     ifVersion: ifVersion, key: key, dryRun: dryRun)))
+    }
+
+    @discardableResult
+    public func dismiss(node: String? = nil, session: String? = nil) throws -> Committed {
+        Committed(try call(.dismiss(node: node, session: session)))
+    }
+
+    @discardableResult
+    public func flowComplete(flow: String, _ outcome: NavCall.FlowOutcome, session: String? = nil) throws -> Committed {
+        Committed(try call(.flowComplete(flow: flow, outcome, session: session)))
+    }
+
+    @discardableResult
+    public func open(url: String, session: String? = nil, ifVersion: Int? = nil, dryRun: Bool = false) throws -> Committed {
+        Committed(try call(.open(url: url, session: session, ifVersion: ifVersion, dryRun: dryRun)))
+    }
+
+    public func tree(session: String? = nil) throws -> TreeMirror { TreeMirror(snapshot: try call(.tree(session: session))) }
+
+    /// Subscribes and answers a mirror of the tree at the subscription; keep it current with ``apply(to:)``.
+    public func subscribe(session: String? = nil) throws -> TreeMirror { TreeMirror(snapshot: try call(.subscribe(session: session))) }
+
+    public func unsubscribe(session: String? = nil) throws { try call(.unsubscribe(session: session)) }
+
+    @discardableResult
+    public func setFacts(_ facts: JSONObject, session: String? = nil) throws -> JSONObject {
+        try call(.setFacts(facts, session: session))["facts"]?.objectValue ?? [:]
+    }
+
+    public func facts(_ names: [String]? = nil, session: String? = nil) throws -> JSONObject {
+        try call(.facts(names, session: session))["facts"]?.objectValue ?? [:]
+    }
+
+    /// Declares this connection the provider of `preconditions`; `answer` decides each request.
+    /// Requests are answered while this client waits for replies or runs ``serve()``.
+    public func provide(_ preconditions: [String], answer: @escaping (PreconditionRequest) -> PreconditionAnswer) throws {
+        onPrecondition(answer)
+        try call(.provide(preconditions))
+    }
+
+    @discardableResult
+    public func cancel(navigation: String) throws -> Bool { try call(.cancel(navigation: navigation))["cancelled"]?.boolValue ?? false }
+
+    public func openSession(_ name: String) throws -> TreeMirror { TreeMirror(snapshot: try call(.openSession(name))) }
+    public func closeSession(_ name: String) throws { try call(.closeSession(name)) }
+    public func sessions() throws -> [JSONValue] { try call(.listSessions())["sessions"]?.arrayValue ?? [] }
+
+    /// Reads notifications until a `stackChanged` for `mirror`'s session arrives and applies it.
+    /// Other notifications are handed to `other`. Returns false when navd closed the connection.
+    @discardableResult
+    public func apply(to mirror: inout TreeMirror, other: (JSONValue) -> Void = { _ in }) throws -> Bool {
+        while let n = try nextNotification() {
+            let params = n["params"] ?? .null
+            if n["method"]?.stringValue == "stackChanged" && mirror.concerns(params) {
+                try mirror.apply(params)
+                return true
+            }
+            other(n)
+        }
+        return false
     }
 }

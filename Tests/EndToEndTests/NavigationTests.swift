@@ -1,6 +1,6 @@
 import Foundation
 import JSON
-import NavigationCore
+import NavClient
 import NavTesting
 import Testing
 

@@ -3,6 +3,7 @@ import NavGraph
 import NavTesting
 import Testing
 @testable import NavigationCore
+import NavClient
 
 
 /// Random operation sequences over the example graph, in many sessions: after every step the tree

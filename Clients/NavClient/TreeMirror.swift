@@ -2,9 +2,12 @@ import JSON
 
 /// A client's copy of a session's tree, kept current from a snapshot and the `changes` of each
 /// `stackChanged` notification. Front-ends (and the tests) use it; navd itself does not.
-public struct TreeMirror {
+public struct TreeMirror: Sendable {
+    public private(set) var session: String
     public private(set) var root: JSONValue
     public private(set) var version: Int
+    /// Ids from the root to the screen the user sees.
+    public private(set) var visible: [String]
 
     public struct Gap: Error, CustomStringConvertible {
         public let description: String
@@ -12,8 +15,33 @@ public struct TreeMirror {
 
     /// From a `subscribe`/`tree` result (`{version, root, …}`).
     public init(snapshot: JSONValue) {
+        session = snapshot["session"]?.stringValue ?? "main"
         root = snapshot["root"] ?? .null
         version = snapshot["version"]?.intValue ?? 0
+        visible = snapshot["visible"]?.arrayValue?.compactMap(\.stringValue) ?? []
+    }
+
+    /// Whether a `stackChanged` params object is about this mirror's session.
+    public func concerns(_ notification: JSONValue) -> Bool {
+        (notification["session"]?.stringValue ?? "main") == session
+    }
+
+    /// The node with `id`, if it is in the tree.
+    public func node(_ id: String) -> JSONValue? { TreeMirror.find(root, id: id) }
+
+    /// The screen the user sees (the last id of `visible`).
+    public var top: JSONValue? { visible.last.flatMap(node) }
+
+    /// The innermost live flow on the visible path, if any.
+    public var visibleFlow: JSONValue? {
+        visible.reversed().lazy.compactMap(node).first { $0["kind"]?.stringValue == "flow" }
+    }
+
+    static func find(_ n: JSONValue, id: String) -> JSONValue? {
+        if n["id"]?.stringValue == id { return n }
+        for c in n["children"]?.arrayValue ?? [] { if let hit = find(c, id: id) { return hit } }
+        if let p = n["presented"] { return find(p, id: id) }
+        return nil
     }
 
     /// Applies one `stackChanged` params object; its version must be exactly the next one.
@@ -22,6 +50,7 @@ public struct TreeMirror {
         guard v == version + 1 else { throw Gap(description: "stackChanged for version \(v) after version \(version)") }
         for change in notification["changes"]?.arrayValue ?? [] { try applyChange(change) }
         version = v
+        if let vis = notification["visible"]?.arrayValue { visible = vis.compactMap(\.stringValue) }
     }
 
     private mutating func applyChange(_ c: JSONValue) throws {

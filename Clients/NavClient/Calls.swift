@@ -1,0 +1,184 @@
+import JSON
+
+/// One request to navd: its method and params. The typed constructors below are the one place where
+/// clients spell navd's methods; ``NavClient`` (blocking) and ``NavLoopClient`` (libuv) both send them.
+public struct NavCall: Sendable {
+    public let method: String
+    public let params: JSONObject
+
+    public init(_ method: String, _ params: JSONObject = [:]) {
+        self.method = method
+        self.params = params
+    }
+
+    /// How a navigation goes on screen (`by`).
+    public enum Style: String, Sendable, CaseIterable {
+        case push, present, replace, root, select
+    }
+
+    /// How a flow ends.
+    public enum FlowOutcome: Sendable {
+        case result(JSONValue)
+        case error(message: String, data: JSONValue? = nil)
+        case cancelled
+    }
+
+    private static func with(session: String?, _ members: [(String, JSONValue?)]) -> JSONObject {
+        var o = JSONObject()
+        if let session { o["session"] = .string(session) }
+        for (k, v) in members { if let v { o[k] = v } }
+        return o
+    }
+
+    public static func ping() -> NavCall { NavCall("ping") }
+
+    public static func hello(client: String? = nil, token: String? = nil) -> NavCall {
+        NavCall("hello", with(session: nil, [("client", client.map(JSONValue.string)), ("token", token.map(JSONValue.string))]))
+    }
+
+    public static func stats() -> NavCall { NavCall("stats") }
+
+    public static func describeGraph() -> NavCall { NavCall("graph.describe") }
+
+    public static func navigate(to target: String, by style: Style? = nil, with setup: JSONValue? = nil, from source: String? = nil,
+                                session: String? = nil, ifVersion: Int? = nil, key: String? = nil, dryRun: Bool = false) -> NavCall {
+        NavCall("navigate", with(session: session, [
+            ("to", .string(target)), ("by", style.map { .string($0.rawValue) }), ("with", setup),
+            ("from", source.map(JSONValue.string)), ("ifVersion", ifVersion.map(JSONValue.int)),
+            ("key", key.map(JSONValue.string)), ("dryRun", dryRun ? .bool(true) : nil),
+        ]))
+    }
+
+    public static func navigate(route: String, by style: Style? = nil, with setup: JSONValue? = nil, from source: String? = nil,
+                                session: String? = nil, ifVersion: Int? = nil, key: String? = nil, dryRun: Bool = false) -> NavCall {
+        NavCall("navigate", with(session: session, [
+            ("route", .string(route)), ("by", style.map { .string($0.rawValue) }), ("with", setup),
+            ("from", source.map(JSONValue.string)), ("ifVersion", ifVersion.map(JSONValue.int)),
+            ("key", key.map(JSONValue.string)), ("dryRun", dryRun ? .bool(true) : nil),
+        ]))
+    }
+
+    public static func dismiss(node: String? = nil, session: String? = nil) -> NavCall {
+        NavCall("dismiss", with(session: session, [("node", node.map(JSONValue.string))]))
+    }
+
+    public static func flowComplete(flow: String, _ outcome: FlowOutcome, session: String? = nil) -> NavCall {
+        var o = with(session: session, [("flow", .string(flow))])
+        switch outcome {
+        case .result(let r): o["result"] = r
+        case .error(let message, let data):
+            var e: JSONObject = ["message": .string(message)]
+            if let data { e["data"] = data }
+            o["error"] = .object(e)
+        case .cancelled: o["cancelled"] = true
+        }
+        return NavCall("flowComplete", o)
+    }
+
+    public static func open(url: String, session: String? = nil, ifVersion: Int? = nil, dryRun: Bool = false) -> NavCall {
+        NavCall("open", with(session: session, [
+            ("url", .string(url)), ("ifVersion", ifVersion.map(JSONValue.int)), ("dryRun", dryRun ? .bool(true) : nil),
+        ]))
+    }
+
+    public static func tree(session: String? = nil) -> NavCall { NavCall("tree", with(session: session, [])) }
+    public static func subscribe(session: String? = nil) -> NavCall { NavCall("subscribe", with(session: session, [])) }
+    public static func unsubscribe(session: String? = nil) -> NavCall { NavCall("unsubscribe", with(session: session, [])) }
+
+    /// Merges facts into the session's context (a `null` value removes one).
+    public static func setFacts(_ facts: JSONObject, session: String? = nil) -> NavCall {
+        NavCall("context.set", with(session: session, [("facts", .object(facts))]))
+    }
+
+    /// All facts, or the named ones.
+    public static func facts(_ names: [String]? = nil, session: String? = nil) -> NavCall {
+        NavCall("context.get", with(session: session, [("facts", names.map { .array($0.map(JSONValue.string)) })]))
+    }
+
+    /// Declares this connection the provider of the named preconditions.
+    public static func provide(_ preconditions: [String]) -> NavCall {
+        NavCall("provide", ["preconditions": .array(preconditions.map(JSONValue.string))])
+    }
+
+    public static func cancel(navigation: String) -> NavCall { NavCall("cancel", ["navigation": .string(navigation)]) }
+
+    public static func openSession(_ name: String) -> NavCall { NavCall("session.open", ["name": .string(name)]) }
+    public static func closeSession(_ name: String) -> NavCall { NavCall("session.close", ["name": .string(name)]) }
+    public static func listSessions() -> NavCall { NavCall("session.list") }
+
+    public static func reloadGraph(path: String? = nil, force: Bool = false) -> NavCall {
+        NavCall("graph.reload", with(session: nil, [("path", path.map(JSONValue.string)), ("force", force ? .bool(true) : nil)]))
+    }
+
+    /// The request as one JSON-RPC line (with its newline).
+    public func line(id: Int) -> [UInt8] {
+        var bytes = JSONWriter.encode(["jsonrpc": "2.0", "id": .int(id), "method": .string(method), "params": .object(params)])
+        bytes.append(10)
+        return bytes
+    }
+}
+
+/// What a committing method (`navigate`, `open`, `dismiss`, `flowComplete`) answered.
+public struct Committed: Sendable {
+    /// The navigation's id (`navigate`, `open`).
+    public let navigation: String?
+    /// The node created or selected (`navigate`, `open`).
+    public let node: String?
+    public let version: Int
+    public let visible: [String]
+    /// Ids that left the tree (`dismiss`, `flowComplete`).
+    public let removed: [String]
+    /// The whole result, for fields not named here (`dryRun`'s `changes`, …).
+    public let raw: JSONValue
+
+    public init(_ r: JSONValue) {
+        navigation = r["navigation"]?.stringValue
+        node = r["node"]?.stringValue
+        version = r["version"]?.intValue ?? 0
+        visible = r["visible"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        removed = r["removed"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        raw = r
+    }
+}
+
+/// A request navd sends to a provider: `precondition.evaluate` or `precondition.recover`.
+public struct PreconditionRequest: Sendable {
+    public let method: String
+    /// The qualified precondition name.
+    public let precondition: String
+    public let params: JSONValue
+
+    public init(method: String, params: JSONValue) {
+        self.method = method
+        self.params = params
+        precondition = params["precondition"]?.stringValue ?? ""
+    }
+}
+
+/// A provider's answer: to `precondition.evaluate` `{passed, reason?}`, to `precondition.recover`
+/// `{recovered, reason?}`.
+public enum PreconditionAnswer: Sendable {
+    case pass
+    case fail(String)
+
+    public func json(for request: PreconditionRequest) -> JSONValue {
+        let key = request.method == "precondition.recover" ? "recovered" : "passed"
+        switch self {
+        case .pass: return .object([key: true])
+        case .fail(let reason): return .object([key: false, "reason": .string(reason)])
+        }
+    }
+}
+
+extension NavClientError {
+    /// The error of a JSON-RPC `error` member.
+    public init(rpcError e: JSONValue) {
+        self.init(code: e["code"]?.intValue ?? 0, kind: e["data"]?["kind"]?.stringValue ?? "error",
+                  message: e["message"]?.stringValue ?? "", data: e["data"] ?? .null)
+    }
+
+    /// navd could not be reached or closed the connection (code 0).
+    public static func connection(_ message: String) -> NavClientError {
+        NavClientError(code: 0, kind: "connection", message: message, data: .null)
+    }
+}

@@ -1,0 +1,122 @@
+import JSON
+import UV
+
+/// A client of navd on a libuv loop, for front-ends that must also watch a terminal, timers or
+/// signals (nav-tui). Replies come back to the closure given with each call; notifications and
+/// navd's requests go to the handlers. Everything runs on the loop's thread.
+public final class NavLoopClient {
+    public typealias Reply = (Result<JSONValue, NavClientError>) -> Void
+
+    public let socketPath: String
+    private let loop: EventLoop
+    private var stream: PipeStream?
+    private var buffer: [UInt8] = []
+    private var nextId = 1
+    private var waiting: [Int: Reply] = [:]
+    private let parser = JSONParser(maxDepth: 512)
+    private var connected = false
+
+    /// `(method, params)` of each notification.
+    public var onNotification: ((String, JSONValue) -> Void)?
+    /// Answers navd's requests (`precondition.evaluate` / `recover`); nil answers with an error.
+    public var onRequest: ((String, JSONValue) -> JSONValue?)?
+    /// navd closed the connection (or it failed); calls still waiting got a `connection` error.
+    public var onClose: ((NavClientError) -> Void)?
+
+    public init(loop: EventLoop, socketPath: String? = nil) {
+        self.loop = loop
+        self.socketPath = NavClient.defaultSocketPath(explicit: socketPath)
+    }
+
+    /// Connects; `done` receives nil once connected, else why not.
+    public func connect(_ done: @escaping (NavClientError?) -> Void) {
+        let path = socketPath
+        stream = PipeStream.connect(loop: loop, path: path) { [weak self] s, error in
+            guard let self else { return }
+            if let error {
+                s.close()
+                self.stream = nil
+                done(.connection("cannot connect to navd at \(path): \(error.message) (is navd running? start it with `make run` or pass --socket / NAVD_SOCKET)"))
+                return
+            }
+            self.connected = true
+            s.startReading { [weak self] event in self?.read(event) }
+            done(nil)
+        }
+    }
+
+    public var isConnected: Bool { connected }
+
+    /// Sends `request`; `reply` runs with its result or navd's error.
+    @discardableResult
+    public func call(_ request: NavCall, _ reply: @escaping Reply) -> Int {
+        let id = nextId
+        nextId += 1
+        guard connected, let stream else {
+            reply(.failure(.connection("not connected to navd")))
+            return id
+        }
+        waiting[id] = reply
+        stream.write(request.line(id: id))
+        return id
+    }
+
+    public func close() {
+        guard let s = stream else { return }
+        stream = nil
+        connected = false
+        s.close()
+        failWaiting(.connection("connection closed"))
+    }
+
+    private func failWaiting(_ error: NavClientError) {
+        let w = waiting
+        waiting.removeAll()
+        for (_, r) in w.sorted(by: { $0.key < $1.key }) { r(.failure(error)) }
+    }
+
+    private func read(_ event: PipeStream.ReadEvent) {
+        switch event {
+        case .data(let bytes):
+            buffer.append(contentsOf: bytes)
+            var start = 0
+            while let nl = buffer[start...].firstIndex(of: 10) {
+                let line = buffer[start..<nl]
+                start = nl + 1
+                if line.isEmpty { continue }
+                if let m = try? parser.parse(Array(line)) { dispatch(m) }
+            }
+            buffer.removeSubrange(0..<start)
+        case .end, .error:
+            let why: NavClientError = .connection("navd closed the connection")
+            stream?.close()
+            stream = nil
+            connected = false
+            failWaiting(why)
+            onClose?(why)
+        }
+    }
+
+    private func dispatch(_ m: JSONValue) {
+        if let method = m["method"]?.stringValue {
+            let params = m["params"] ?? .null
+            if let id = m["id"] {
+                let answer: JSONValue
+                if let result = onRequest?(method, params) {
+                    answer = ["jsonrpc": "2.0", "id": id, "result": result]
+                } else {
+                    answer = ["jsonrpc": "2.0", "id": id,
+                              "error": ["code": -32601, "message": .string("this client does not handle \(method)"), "data": ["kind": "methodNotFound"]]]
+                }
+                var bytes = JSONWriter.encode(answer)
+                bytes.append(10)
+                stream?.write(bytes)
+            } else {
+                onNotification?(method, params)
+            }
+            return
+        }
+        guard let id = m["id"]?.intValue, let reply = waiting.removeValue(forKey: id) else { return }
+        if let e = m["error"] { reply(.failure(NavClientError(rpcError: e))) } else { reply(.success(m["result"] ?? .null)) }
+    }
+}

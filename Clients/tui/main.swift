@@ -1,0 +1,1 @@
+print("nav-tui")
