@@ -1,0 +1,315 @@
+import JSON
+import NavClient
+import UV
+
+/// Something the user can do from the visible screen, on one key.
+struct Action {
+    let key: Character
+    let label: String
+    let detail: String
+    let run: () -> Void
+}
+
+/// nav-tui's state: the graph, a mirror of the session's tree, the actions of the visible screen,
+/// the notification log, the status line, a pending navigation and an open form.
+final class App {
+    let client: NavLoopClient
+    let terminal: Terminal
+    let session: String
+    var graph: JSONValue = .null
+    var mirror: TreeMirror?
+    var log: [Line] = []
+    var status = Line("connecting…", .dim)
+    var form: Form?
+    /// The navigation waiting on preconditions: id, target and what it waits for.
+    var pending: (navigation: String, to: String, waitingFor: String)?
+    /// Keys given to actions, in order; q d c x are fixed (quit, dismiss, complete, cancel).
+    static let actionKeys = Array("123456789abefghijklmnoprsuvwyz")
+    var actions: [Action] = []
+    var onQuit: () -> Void = {}
+
+    init(client: NavLoopClient, terminal: Terminal, session: String) {
+        self.client = client
+        self.terminal = terminal
+        self.session = session
+    }
+
+    // MARK: - Connection
+
+    func start() {
+        client.onNotification = { [unowned self] method, params in self.notified(method, params) }
+        client.onClose = { [unowned self] e in
+            self.setStatus("navd closed the connection — press q to quit", .error)
+        }
+        client.connect { [unowned self] error in
+            if let error {
+                self.setStatus(error.message, .error)
+                return
+            }
+            self.client.call(.hello(client: "nav-tui")) { _ in }
+            self.loadGraph()
+            self.client.call(.openSession(self.session)) { [unowned self] r in
+                if case .failure(let e) = r { self.fail(e) }
+                self.resubscribe()
+            }
+        }
+    }
+
+    func loadGraph() {
+        client.call(.describeGraph()) { [unowned self] r in
+            switch r {
+            case .success(let g): self.graph = g; self.refresh()
+            case .failure(let e): self.fail(e)
+            }
+        }
+    }
+
+    /// (Re)subscribes and takes a fresh snapshot; used at start and when the mirror sees a gap.
+    func resubscribe() {
+        client.call(.subscribe(session: session)) { [unowned self] r in
+            switch r {
+            case .success(let snapshot):
+                self.mirror = TreeMirror(snapshot: snapshot)
+                self.setStatus("connected to \(self.client.socketPath), session \(self.session)", .ok)
+            case .failure(let e): self.fail(e)
+            }
+        }
+    }
+
+    func notified(_ method: String, _ p: JSONValue) {
+        let s = p["session"]?.stringValue
+        switch method {
+        case "stackChanged" where s == session:
+            for c in p["changes"]?.arrayValue ?? [] { addLog("v\(p["version"]?.intValue ?? 0) " + describe(change: c)) }
+            do { try mirror?.apply(p) } catch {
+                addLog("out of step (\(error)); taking a new snapshot")
+                resubscribe()
+            }
+        case "navigationPending" where s == session:
+            let waiting = p["waitingFor"]?.stringValue ?? JSONWriter.string(p["waitingFor"] ?? .null)
+            pending = (p["navigation"]?.stringValue ?? "", p["to"]?.stringValue ?? "", waiting)
+            addLog("pending \(p["to"]?.stringValue ?? "?") waits for \(waiting)")
+        case "flowCompleted" where s == session:
+            var text = "flowCompleted \(p["coordinator"]?.stringValue ?? "?") [\(p["flow"]?.stringValue ?? "?")] \(p["status"]?.stringValue ?? "")"
+            if let r = p["result"] { text += " " + JSONWriter.string(r) }
+            if let e = p["error"]?["message"]?.stringValue { text += " " + e }
+            addLog(text)
+        case "graphReloaded":
+            addLog("graphReloaded version \(p["version"]?.intValue ?? 0)")
+            loadGraph()
+            resubscribe()
+        default:
+            break
+        }
+        refresh()
+    }
+
+    func describe(change c: JSONValue) -> String {
+        let op = c["op"]?.stringValue ?? "?"
+        var text = op
+        if let n = c["node"] { text += " " + label(n) }
+        if let parent = c["parent"]?.stringValue { text += " in \(parent)" }
+        if let i = c["index"]?.intValue, op == "select" { text += " tab \(i)" }
+        if let removed = c["removed"]?.arrayValue, !removed.isEmpty {
+            text += " removed " + removed.compactMap(\.stringValue).joined(separator: " ")
+        }
+        return text
+    }
+
+    func label(_ n: JSONValue) -> String {
+        let id = n["id"]?.stringValue ?? "?"
+        switch n["kind"]?.stringValue {
+        case "screen", "flow": return "\(n["coordinator"]?.stringValue ?? "?") [\(id)]"
+        case let k?: return "\(k) [\(id)]"
+        default: return "[\(id)]"
+        }
+    }
+
+    func addLog(_ text: String, _ style: Style = .plain) {
+        log.append(Line(text, style))
+        if log.count > 200 { log.removeFirst(log.count - 200) }
+    }
+
+    func setStatus(_ text: String, _ style: Style = .plain) {
+        status = Line(text, style)
+        refresh()
+    }
+
+    func fail(_ e: NavClientError, _ what: String? = nil) {
+        let text = (what.map { "\($0): " } ?? "") + "\(e.kind) (\(e.code)): \(e.message)"
+        addLog("✗ " + text, .error)
+        setStatus(text, .error)
+    }
+
+    // MARK: - Actions
+
+    var coordinators: JSONObject { graph["coordinators"]?.objectValue ?? [:] }
+
+    /// Recomputes the actions of the visible screen: what it opens, applicable routes, tabs to select.
+    func computeActions() {
+        var list: [(String, String, () -> Void)] = []
+        guard let mirror, let top = mirror.top, let topName = top["coordinator"]?.stringValue else {
+            actions = []
+            return
+        }
+        let opens = coordinators[topName]?["opens"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        for target in opens {
+            let style = defaultStyle(target)
+            list.append(("\(style.rawValue) \(target)", needsForm(target) ? "form" : "", { [unowned self] in
+                self.go(target: target, route: nil, style: style, prefill: [:])
+            }))
+        }
+        for (name, r) in graph["routes"]?.objectValue ?? [:] {
+            guard let to = r["to"]?.stringValue else { continue }
+            let by = r["by"]?.stringValue.flatMap(NavCall.Style.init(rawValue:)) ?? .push
+            guard by == .select || by == .root || opens.contains(to) else { continue }
+            if by == .select, selectedTabRoot(of: mirror) == to { continue }
+            let prefill = r["with"]?.objectValue ?? [:]
+            list.append(("route \(name)", "\(by.rawValue) \(to)", { [unowned self] in
+                self.go(target: to, route: name, style: nil, prefill: prefill)
+            }))
+        }
+        for (i, tab) in tabRoots(of: mirror).enumerated() where i != tabsSelected(of: mirror) {
+            list.append(("select \(tab)", "tab \(i + 1)", { [unowned self] in
+                self.send(.navigate(to: tab, by: .select, session: self.session), what: "select \(tab)")
+            }))
+        }
+        actions = zip(App.actionKeys, list).map { Action(key: $0, label: $1.0, detail: $1.1, run: $1.2) }
+    }
+
+    func defaultStyle(_ target: String) -> NavCall.Style {
+        let styles = coordinators[target]?["presentations"]?.arrayValue?.compactMap { $0.stringValue.flatMap(NavCall.Style.init(rawValue:)) } ?? []
+        for s in [NavCall.Style.push, .present, .replace] where styles.contains(s) { return s }
+        return styles.first ?? .push
+    }
+
+    func needsForm(_ target: String) -> Bool {
+        !(coordinators[target]?["setup"]?["properties"]?.objectValue?.isEmpty ?? true)
+    }
+
+    /// The first screens of the tabs of the root, when the root is a tabs node.
+    func tabRoots(of m: TreeMirror) -> [String] {
+        guard m.root["kind"]?.stringValue == "tabs" else { return [] }
+        return (m.root["children"]?.arrayValue ?? []).compactMap { $0["children"]?.arrayValue?.first?["coordinator"]?.stringValue }
+    }
+
+    func tabsSelected(of m: TreeMirror) -> Int { m.root["selected"]?.intValue ?? 0 }
+
+    func selectedTabRoot(of m: TreeMirror) -> String? {
+        let roots = tabRoots(of: m)
+        let i = tabsSelected(of: m)
+        return i < roots.count ? roots[i] : nil
+    }
+
+    /// Navigates to `target` (or by `route`), through a form when the target has a setup model.
+    func go(target: String, route: String?, style: NavCall.Style?, prefill: JSONObject) {
+        let what = route.map { "route \($0)" } ?? "\(style?.rawValue ?? "push") \(target)"
+        let call: (JSONObject?) -> NavCall = { [session] with in
+            let w = with.map(JSONValue.object)
+            if let route { return .navigate(route: route, with: w, session: session) }
+            return .navigate(to: target, by: style, with: w, session: session)
+        }
+        guard needsForm(target) else {
+            send(call(prefill.isEmpty ? nil : prefill), what: what)
+            return
+        }
+        form = Form(title: what, schema: coordinators[target]?["setup"], prefill: prefill) { [unowned self] with in
+            self.send(call(with), what: what, fromForm: true)
+        }
+        refresh()
+    }
+
+    /// Sends a committing call; errors go to the status line (or the open form).
+    func send(_ call: NavCall, what: String, fromForm: Bool = false) {
+        setStatus("\(what)…", .dim)
+        client.call(call) { [unowned self] r in
+            switch r {
+            case .success(let v):
+                let c = Committed(v)
+                if fromForm { self.form = nil }
+                if self.pending?.navigation == c.navigation { self.pending = nil }
+                self.setStatus("\(what): version \(c.version)" + (c.node.map { ", node \($0)" } ?? ""), .ok)
+            case .failure(let e):
+                if let nav = self.pending, e.kind == "cancelled" || e.data["navigation"]?.stringValue == nav.navigation { self.pending = nil }
+                if fromForm, e.kind == "invalidSetup" || e.kind == "invalidParams" {
+                    self.form?.reject(message: e.message, pointer: e.data["pointer"]?.stringValue)
+                    self.refresh()
+                } else {
+                    self.pending = nil
+                    self.fail(e, what)
+                }
+            }
+        }
+    }
+
+    func completeFlow() {
+        guard let flow = mirror?.visibleFlow, let id = flow["id"]?.stringValue, let name = flow["coordinator"]?.stringValue else {
+            setStatus("no flow is visible: nothing to complete", .error)
+            return
+        }
+        let schema = coordinators[name]?["flow"]?["result"]
+        let f = Form(title: "complete \(name) [\(id)] with result", schema: schema) { [unowned self] result in
+            self.send(.flowComplete(flow: id, .result(.object(result)), session: self.session), what: "complete \(name)", fromForm: true)
+        }
+        if f.isEmpty {
+            send(.flowComplete(flow: id, .result(.object([:])), session: session), what: "complete \(name)")
+        } else {
+            form = f
+            refresh()
+        }
+    }
+
+    /// Cancels the pending navigation, else the visible flow.
+    func cancel() {
+        if let p = pending {
+            client.call(.cancel(navigation: p.navigation)) { [unowned self] r in
+                if case .failure(let e) = r { self.fail(e) } else { self.setStatus("cancelled \(p.to)", .ok) }
+                self.pending = nil
+                self.refresh()
+            }
+            return
+        }
+        guard let flow = mirror?.visibleFlow, let id = flow["id"]?.stringValue else {
+            setStatus("nothing to cancel: no pending navigation and no visible flow", .error)
+            return
+        }
+        send(.flowComplete(flow: id, .cancelled, session: session), what: "cancel \(flow["coordinator"]?.stringValue ?? id)")
+    }
+
+    func handle(_ key: Key) {
+        if key == .interrupt { return onQuit() }
+        if var f = form {
+            let keep = f.handle(key)
+            // The submit closure may have replaced or closed the form meanwhile: keep edits only if still open.
+            if form != nil { form = keep ? mergedForm(f) : nil }
+            refresh()
+            return
+        }
+        guard case .char(let c) = key else { return }
+        switch c {
+        case "q": onQuit()
+        case "d": send(.dismiss(session: session), what: "dismiss")
+        case "c": completeFlow()
+        case "x": cancel()
+        default:
+            if let a = actions.first(where: { $0.key == c }) { a.run() } else { setStatus("no action on key \(c)", .error) }
+        }
+    }
+
+    /// Keeps the user's edits and any rejection navd reported while the key was handled.
+    private func mergedForm(_ edited: Form) -> Form {
+        var f = edited
+        if let current = form, current.error != nil {
+            f.error = current.error
+            f.focus = current.focus
+        }
+        return f
+    }
+
+    // MARK: - Drawing
+
+    func refresh() {
+        computeActions()
+        terminal.draw(Screen(app: self, columns: terminal.columns, rows: terminal.rows).lines())
+    }
+}
