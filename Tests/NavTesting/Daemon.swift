@@ -244,3 +244,33 @@ private final class DataBox: @unchecked Sendable {
     func set(_ d: Data) { lock.lock(); data = d; lock.unlock() }
     func get() -> Data { lock.lock(); defer { lock.unlock() }; return data }
 }
+
+/// Runs `argv` to completion with posix_spawn and waitpid (no Foundation.Process), stdin from
+/// /dev/null, stdout captured through a temporary file, stderr discarded, signals unblocked. For tools
+/// like tmux whose client leaves a daemon behind and whose exit Foundation.Process can miss.
+public func runSpawned(_ argv: [String]) throws -> (status: Int32, stdout: String) {
+    let outPath = NSTemporaryDirectory() + "navd-spawn-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+    defer { unlink(outPath) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    var attr = posix_spawnattr_t()
+    posix_spawnattr_init(&attr)
+    defer { posix_spawnattr_destroy(&attr) }
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    posix_spawnattr_setsigmask(&attr, &empty)
+    posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK))
+    let cArgs = argv.map { strdup($0) } + [nil]
+    defer { cArgs.forEach { free($0) } }
+    var pid: pid_t = 0
+    let rc = posix_spawn(&pid, argv[0], &actions, &attr, cArgs, environ)
+    guard rc == 0 else { throw TestFailure("cannot start \(argv[0]): error \(rc)") }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let out = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+    return (decodeStatus(status), out)
+}

@@ -1,0 +1,141 @@
+import Foundation
+import NavTesting
+import Testing
+
+/// nav-tui driven as a person would, in a real terminal: a private tmux server, `send-keys`,
+/// `capture-pane -p`. Each step waits for the screen to show what it should (polling the pane),
+/// never for a fixed time.
+final class TmuxPane {
+    let server = "navd-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    let target = "ui"
+
+    init(width: Int, height: Int, command: String) throws {
+        try tmux(["new-session", "-d", "-x", "\(width)", "-y", "\(height)", "-s", target, command])
+    }
+
+    deinit { _ = try? tmux(["kill-server"]) }
+
+    @discardableResult
+    func tmux(_ args: [String]) throws -> (status: Int32, stdout: String) {
+        let r = try runSpawned(["/usr/bin/tmux", "-L", server, "-f", "/dev/null"] + args)
+        guard r.status == 0 || args == ["kill-server"] else { throw TestFailure("tmux \(args.joined(separator: " ")) failed with status \(r.status)") }
+        return r
+    }
+
+    func screen() throws -> String { try tmux(["capture-pane", "-p", "-t", target]).stdout }
+
+    func send(_ keys: String...) throws { try tmux(["send-keys", "-t", target] + keys) }
+
+    /// Waits until the pane shows `text`; returns the screen (fails the test with it on timeout).
+    @discardableResult
+    func waitFor(_ text: String, timeout: Double = 10, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last = ""
+        while Date() < deadline {
+            last = try screen()
+            if last.contains(text) { return last }
+            usleep(30_000)
+        }
+        Issue.record("screen never showed \(text.debugDescription):\n\(last)", sourceLocation: sourceLocation)
+        throw TestFailure("timeout waiting for \(text)")
+    }
+}
+
+@Suite struct TUITests {
+    @Test func treeActionsFormsOtherClientsResizeAndQuit() throws {
+        let d = try Daemon()
+        // After nav-tui exits, the shell prints its status and the terminal's mode, then stays.
+        let command = "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")); echo exit=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '; echo; exec sleep 120"
+        let pane = try TmuxPane(width: 100, height: 30, command: command)
+
+        // The tree and the actions of the visible screen.
+        var s = try pane.waitFor("actions on shop.Home")
+        #expect(s.contains("▶     shop.Home [n2]"), "\(s)")
+        #expect(s.contains("account.Account [n6]"))
+        #expect(s.contains("1 push shop.Product  form"), "\(s)")
+        #expect(s.contains(" d dismiss") && s.contains(" q quit"))
+
+        // A key opens the form of a target with a setup model; navd's message rejects a missing field.
+        try pane.send("1")
+        s = try pane.waitFor("▸ id* [_] string, minLength 1")
+        try pane.send("Enter")
+        s = try pane.waitFor("`/id` is required but missing")
+        // A value of the wrong type for an integer field is rejected with navd's message too.
+        try pane.send("Escape")
+        try pane.waitFor("actions on shop.Home")
+        try pane.send("3")
+        try pane.waitFor("push shop.Category")
+        try pane.send("s", "h", "o", "e", "s", "Tab", "x", "Enter")
+        s = try pane.waitFor("`/page`")
+        #expect(s.contains("integer"), "\(s)")
+        try pane.send("Escape")
+        try pane.waitFor("actions on shop.Home")
+
+        // A valid value navigates: the new screen is on the visible path and in the log.
+        try pane.send("1")
+        try pane.waitFor("▸ id*")
+        try pane.send("p", "4", "2", "Enter")
+        s = try pane.waitFor("actions on shop.Product")
+        #expect(s.contains("▶     shop.Product [n8] {\"id\":\"p42\"}"), "\(s)")
+        #expect(s.contains("v1 push shop.Product [n8] in n3"), "\(s)")
+
+        // A change made by another client (navctl) appears.
+        var env = ProcessInfo.processInfo.environment
+        env["NAVD_SOCKET"] = d.socketPath
+        let r = try runCommand(Repo.binary("navctl"), ["navigate", "shop.Reviews"], environment: env)
+        #expect(r.status == 0, "\(r)")
+        s = try pane.waitFor("v2 push shop.Reviews [n9] in n3")
+        #expect(s.contains("actions on shop.Reviews"))
+        #expect(s.contains("▶       shop.Reviews [n9] {\"productId\":\"p42\"}") || s.contains("▶     shop.Reviews [n9]"), "\(s)")
+
+        // Dismiss from the UI.
+        try pane.send("d")
+        s = try pane.waitFor("v3 pop in n3 removed n9")
+
+        // A resize to 80x24 redraws: nothing wider than 80 columns, the status line on row 24.
+        try pane.tmux(["resize-window", "-t", pane.target, "-x", "80", "-y", "24"])
+        s = try pane.waitFor("────────")
+        let deadline = Date().addingTimeInterval(10)
+        var rows = s.split(separator: "\n", omittingEmptySubsequences: false)
+        while Date() < deadline, !(rows.first?.hasPrefix(" nav-tui") == true && rows.count >= 24 && rows[23].contains("dismiss: version 3")) {
+            usleep(30_000)
+            s = try pane.screen()
+            rows = s.split(separator: "\n", omittingEmptySubsequences: false)
+        }
+        #expect(rows.count >= 24 && rows[23].contains("dismiss: version 3"), "\(s)")
+        #expect(rows.allSatisfy { $0.count <= 80 }, "\(s)")
+        #expect(s.contains("actions on shop.Product"))
+
+        // q quits with status 0 and the terminal back in cooked mode with echo.
+        try pane.send("q")
+        s = try pane.waitFor("exit=0")
+        try pane.waitFor("icanon")
+        s = try pane.screen()
+        #expect(s.contains("icanon echo") && !s.contains("-icanon"), "\(s)")
+    }
+
+    @Test func preconditionPendingCancelAndSigterm() throws {
+        let d = try Daemon()
+        let command = "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")) --session s2; echo exit=$?; exec sleep 120"
+        let pane = try TmuxPane(width: 100, height: 30, command: command)
+        try pane.waitFor("session s2")
+        var env = ProcessInfo.processInfo.environment
+        env["NAVD_SOCKET"] = d.socketPath
+        #expect(try runCommand(Repo.binary("navctl"), ["navigate", "shop.Product", "--with", "id=p1", "--session", "s2"], environment: env).status == 0)
+        try pane.waitFor("actions on shop.Product")
+        // Checkout waits on account.loggedIn, whose recovery presents the Login flow.
+        try pane.send("3")
+        var s = try pane.waitFor("waits for account.loggedIn")
+        #expect(s.contains("flow account.Login"), "\(s)")
+        #expect(s.contains("x cancel pending"))
+        try pane.send("x")
+        s = try pane.waitFor("cancelled")
+        #expect(!s.contains("⏳"), "\(s)")
+        // SIGTERM restores the terminal too.
+        let shell = try pane.tmux(["list-panes", "-t", pane.target, "-F", "#{pane_pid}"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let pid = try runSpawned(["/usr/bin/pgrep", "-P", shell, "-x", "nav-tui"]).stdout.split(separator: "\n").first.flatMap { Int32($0) }
+        let tui = try #require(pid, "no nav-tui under the pane's shell \(shell)")
+        kill(tui, SIGTERM)
+        try pane.waitFor("exit=0")
+    }
+}
