@@ -72,7 +72,7 @@ func summary(_ r: JSONValue) -> String {
 /// The tree, indented, with the visible path marked `▶` (coloured on a terminal).
 func renderTree(_ t: JSONValue) -> String {
     let visible = Set(t["visible"]?.arrayValue?.compactMap(\.stringValue) ?? [])
-    let color = isatty(1) == 1
+    let color = isatty(1) == 1 && (ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty
     var out = "session \(t["session"]?.stringValue ?? "?") version \(t["version"]?.intValue ?? 0)\n"
     func walk(_ n: JSONValue, _ depth: Int, _ label: String) {
         let id = n["id"]?.stringValue ?? "?"

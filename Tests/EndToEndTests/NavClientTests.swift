@@ -1,0 +1,77 @@
+import Foundation
+import JSON
+import NavClient
+import NavTesting
+import Testing
+
+/// The NavClient library against a live navd: typed calls, typed errors, a mirror kept current from
+/// `stackChanged`, a provider answering `precondition.evaluate`.
+@Suite struct NavClientTests {
+    @Test func typedCallsAndMirror() throws {
+        let d = try Daemon()
+        let writer = try NavClient(socketPath: d.socketPath)
+        let watcher = try NavClient(socketPath: d.socketPath)
+        var mirror = try watcher.subscribe()
+        #expect(mirror.version == 0 && mirror.top?["coordinator"] == "shop.Home")
+
+        let product = try writer.navigate(to: "shop.Product", with: ["id": "p1"])
+        #expect(product.version == 1 && product.node != nil && product.visible.last == product.node)
+        try writer.navigate(to: "shop.Reviews")
+        let dismissed = try writer.dismiss()
+        #expect(dismissed.version == 3 && dismissed.removed.count == 1)
+        let opened = try writer.open(url: "/product/p7/reviews")
+        #expect(opened.version == 4)
+        try writer.setFacts(["loggedIn": true, "cart.items": 1])
+        #expect(try writer.facts(["loggedIn"]) == ["loggedIn": true])
+
+        for _ in 1...4 { try watcher.apply(to: &mirror) }
+        let tree = try writer.tree()
+        #expect(mirror.version == 4 && mirror.root == tree.root && mirror.visible == tree.visible)
+        #expect(mirror.top?["coordinator"] == "shop.Reviews")
+
+        // Typed errors: code, kind and message as navd sent them.
+        #expect {
+            try writer.navigate(to: "shop.Prodcut")
+        } throws: { e in
+            guard let e = e as? NavClientError else { return false }
+            return e.code == -32001 && e.kind == "unknownTarget" && e.message.contains("did you mean `shop.Product`")
+        }
+        #expect(throws: NavClientError.self) { try writer.flowComplete(flow: "n1", .cancelled) }
+
+        // Sessions and stats.
+        let other = try writer.openSession("other")
+        #expect(other.session == "other" && other.version == 0)
+        #expect(try writer.sessions().count == 2)
+        try writer.closeSession("other")
+        #expect((try writer.stats()["commits"]?.intValue ?? 0) >= 4)
+    }
+
+    @Test func providerAnswersAndFlowResult() throws {
+        let d = try Daemon()
+        // Used by the serving thread only once `serve()` runs; this thread reads `asked` after navd
+        // has had the provider's answer (the navigation's reply comes after it).
+        nonisolated(unsafe) let provider = try NavClient(socketPath: d.socketPath)
+        nonisolated(unsafe) var asked: [String] = []
+        try provider.provide(["cart.paymentAuthorized"]) { request in
+            asked.append(request.precondition)
+            return .pass
+        }
+        // The provider answers while a background thread serves it; the driver navigates meanwhile.
+        let serving = Thread { try? provider.serve() }
+        serving.start()
+
+        let c = try NavClient(socketPath: d.socketPath)
+        try c.setFacts(["loggedIn": true, "cart.items": 2])
+        try c.navigate(to: "cart.Cart", by: .select)
+        let checkout = try c.navigate(to: "cart.Checkout", by: .present)
+        let flow = try #require(checkout.node)
+        try c.navigate(to: "cart.Payment")
+        let confirm = try c.navigate(to: "cart.Confirm", with: ["total": 12.5])
+        #expect(confirm.version > checkout.version)
+        let done = try c.flowComplete(flow: flow, .result(["orderId": "ord-7"]))
+        #expect(done.removed.contains(flow))
+        let n = try #require(try c.nextNotification())
+        #expect(n["method"] == "flowCompleted" && n["params"]?["result"]?["orderId"] == "ord-7", "\(n)")
+        #expect(asked == ["cart.paymentAuthorized"])
+    }
+}
