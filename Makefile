@@ -5,7 +5,7 @@ SOCKET     ?= $(if $(XDG_RUNTIME_DIR),$(XDG_RUNTIME_DIR)/navd.sock,/tmp/navd-$(s
 DEB_PACKAGES := libuv1-dev libsimdjson-dev socat tmux graphviz sqlite3 libsqlite3-dev
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps build build-debug embed graph-png bench-graph bench-core clean help
+.PHONY: run test deps build build-debug embed graph-png bench bench-graph bench-core demo clean help
 
 help:
 	@echo "make run   - install what is missing, build (release), start navd on the example graph"
@@ -42,6 +42,11 @@ embed:
 	python3 scripts/embed-resources.py
 
 ## Benchmarks (release builds; they print figures, they do not pass or fail).
+## make bench: the navbench matrix, durable modes, and (with ../shared/perf-anchors) navd side by side
+## with the C echo server and Redis, plus 10,000 idle connections. Knobs: DUR, RUNS, PERF_ANCHORS.
+bench: deps
+	scripts/bench.sh
+
 bench-graph: deps
 	$(SWIFT) build -c release --product graph-load-bench
 	.build/release/graph-load-bench 100 100

@@ -45,7 +45,7 @@ struct Serve: ParsableCommand {
     var logLevel: String = "info"
 
     @Option(help: "Most simultaneous connections; more are refused with an error.")
-    var maxConnections: Int = 10_000
+    var maxConnections: Int = 16_384
 
     @Option(help: "Bytes of unsent output after which a client that is not reading is disconnected.")
     var maxOutput: Int = 8 * 1024 * 1024

@@ -6,7 +6,7 @@ public struct ServerConfiguration: Sendable {
     public var socketPath: String
     /// Connections beyond this are answered with an error and closed, so a runaway client cannot exhaust
     /// descriptors. Default 10,000.
-    public var maxConnections: Int = 10_000
+    public var maxConnections: Int = 16_384
     /// A client whose unsent output exceeds this many bytes is disconnected (it is not reading); others
     /// never notice. Default 8 MiB, as sway's and Redis's pub/sub limits.
     public var maxOutput: Int = 8 * 1024 * 1024

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# make bench: navd's throughput, latency and fan-out, printed as tables.
+#
+#  1. navbench matrix against a release navd (--ephemeral): connections 1 10 50 x depth 1 16 x
+#     subscribers 0 100, plus navigate/dismiss at C=10 P=1 with --durability process and full.
+#  2. When the perf anchors are present (PERF_ANCHORS, default ../shared/perf-anchors): the same
+#     load generator (loadgen) against navd and against the C echo server, redis-benchmark SET against
+#     Redis, pub/sub fan-out to 100 subscribers on navd and on Redis, and 10,000 idle connections to
+#     navd; all in one run, RUNS times, then navd's ratios (median over the runs).
+#
+# Knobs (environment): DUR [2] measured seconds per cell, WARMUP [0.5], RUNS [1],
+# CONNS ["1 10 50"], DEPTHS ["1 16"], SUBS ["0 100"], IDLE [10000], PERF_ANCHORS.
+# Servers run on cpu0 and load generators on cpu1 when the machine has two cpus (as the anchors do).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DUR=${DUR:-2}
+WARMUP=${WARMUP:-0.5}
+RUNS=${RUNS:-1}
+CONNS=${CONNS:-"1 10 50"}
+DEPTHS=${DEPTHS:-"1 16"}
+SUBS=${SUBS:-"0 100"}
+IDLE=${IDLE:-10000}
+ANCHORS=${PERF_ANCHORS:-../shared/perf-anchors}
+WORK=$(mktemp -d /tmp/navd-bench.XXXXXX)
+BIN=.build/release
+
+SRV=() CLI=()
+if command -v taskset >/dev/null && (( $(nproc) >= 2 )); then SRV=(taskset -c 0); CLI=(taskset -c 1); fi
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+
+PIDS=()
+cleanup() {
+    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { echo "$@" >&2; }
+# kv KEY LINE: the value of KEY= in a key=value line
+kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p; s/^$1=\([^ ]*\).*/\1/p" <<<"$2" | head -1; }
+wait_socket() { for _ in $(seq 200); do [ -S "$1" ] && return 0; sleep 0.05; done; log "bench: $1 did not appear"; exit 1; }
+
+# start_navd NAME ARGS...: a release navd on $WORK/NAME.sock; sets NAVD_PID and NAVD_SOCK
+start_navd() {
+    local name=$1; shift
+    NAVD_SOCK=$WORK/$name.sock
+    "${SRV[@]}" "$BIN/navd" --socket "$NAVD_SOCK" --log-level error "$@" 2>>"$WORK/navd.log" &
+    NAVD_PID=$!
+    PIDS+=("$NAVD_PID")
+    wait_socket "$NAVD_SOCK"
+}
+stop_navd() { kill -TERM "$NAVD_PID"; wait "$NAVD_PID" 2>/dev/null || true; }
+
+navbench() { "${CLI[@]}" "$BIN/navbench" --socket "$NAVD_SOCK" --duration "$DUR" --warmup "$WARMUP" "$@"; }
+
+# ---- 1. navbench matrix ------------------------------------------------------------------
+log "bench: building release navd and navbench…"
+swift build -c release --product navd >/dev/null
+swift build -c release --product navbench >/dev/null
+swift build -c release --product navctl >/dev/null
+
+start_navd matrix --ephemeral
+echo "navbench against navd --ephemeral (${DUR}s per cell, navigate/dismiss pairs, one session per connection)"
+fmt="%5s %5s %5s %10s %9s %9s %9s %9s %12s %6s\n"
+printf "$fmt" conns depth subs "req/s" p50_us p99_us p99.9_us max_us "notif/s all" errors
+for c in $CONNS; do for p in $DEPTHS; do for k in $SUBS; do
+    out=$(navbench --connections "$c" --depth "$p" --subscribers "$k") || true
+    printf "$fmt" "$c" "$p" "$k" "$(kv rps "$out")" "$(kv p50_us "$out")" "$(kv p99_us "$out")" \
+        "$(kv p999_us "$out")" "$(kv max_us "$out")" "$(kv notif_all_rps "$out")" "$(kv errors "$out")"
+done; done; done
+stop_navd
+
+echo
+echo "durable state, navbench --connections 10 --depth 1 (and depth 16)"
+printf "%-22s %10s %10s %9s %9s %6s\n" mode "req/s P1" "req/s P16" p99_us_P1 max_us_P1 errors
+for mode in process full; do
+    start_navd "durable-$mode" --state "$WORK/state-$mode.sqlite" --durability "$mode"
+    a=$(navbench --connections 10 --depth 1) || true
+    b=$(navbench --connections 10 --depth 16) || true
+    printf "%-22s %10s %10s %9s %9s %6s\n" "--durability $mode" "$(kv rps "$a")" "$(kv rps "$b")" "$(kv p99_us "$a")" \
+        "$(kv max_us "$a")" "$(( $(kv errors "$a") + $(kv errors "$b") ))"
+    stop_navd
+done
+
+# ---- 2. side by side with the anchors ------------------------------------------------------
+if [ ! -f "$ANCHORS/loadgen.c" ]; then
+    echo
+    echo "(no perf anchors at $ANCHORS: navd's own figures only; set PERF_ANCHORS to compare with echo and Redis)"
+    exit 0
+fi
+for p in redis-server build-essential; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || {
+        log "bench: installing $p"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$p" >/dev/null; }
+done
+make -s -C "$ANCHORS" >/dev/null
+LOADGEN=$ANCHORS/build/loadgen
+FANOUT=$ANCHORS/build/redis-fanout
+
+ECHO_SOCK=$WORK/echo.sock REDIS_SOCK=$WORK/redis.sock
+"${SRV[@]}" "$ANCHORS/build/echo-server" --quiet "$ECHO_SOCK" 2>/dev/null &
+PIDS+=($!)
+"${SRV[@]}" redis-server --port 0 --unixsocket "$REDIS_SOCK" --unixsocketperm 700 --save '' --appendonly no \
+    --daemonize no --dir "$WORK" --logfile "$WORK/redis.log" &
+PIDS+=($!)
+wait_socket "$ECHO_SOCK"
+wait_socket "$REDIS_SOCK"
+for _ in $(seq 100); do [ "$(redis-cli -s "$REDIS_SOCK" ping 2>/dev/null)" = PONG ] && break; sleep 0.05; done
+
+# navd's template: navigate/dismiss pairs, one session per loadgen connection ({{conn}}).
+TEMPLATE=$WORK/navigate-dismiss.jsonl
+TARGET=shop.Product   # of the embedded example graph navd serves here
+cat >"$TEMPLATE" <<EOF
+{"jsonrpc":"2.0","id":{{id}},"method":"navigate","params":{"session":"s{{conn}}","to":"$TARGET","with":{"id":"42"}}}
+{"jsonrpc":"2.0","id":{{id}},"method":"dismiss","params":{"session":"s{{conn}}"}}
+EOF
+open_sessions() { # N: sessions s0..s(N-1)
+    local i lines=""
+    for ((i = 0; i < $1; i++)); do lines+="{\"jsonrpc\":\"2.0\",\"id\":$i,\"method\":\"session.open\",\"params\":{\"name\":\"s$i\"}}"$'\n'; done
+    printf '%s' "$lines" | socat -t 2 - UNIX-CONNECT:"$NAVD_SOCK" >/dev/null
+}
+redis_n() { # C P: requests for about DUR seconds of SET
+    local rps
+    rps=$("${CLI[@]}" redis-benchmark -s "$REDIS_SOCK" -c "$1" -P "$2" -n $(( $1 * $2 * 200 > 20000 ? $1 * $2 * 200 : 20000 )) --csv -t set 2>/dev/null |
+        awk -F',' '/^"SET"/{gsub(/"/, ""); print int($2)}')
+    awk -v r="${rps:-50000}" -v d="$DUR" 'BEGIN{n=int(r*d); if (n<20000) n=20000; print n}'
+}
+RESULTS=$WORK/results.tsv
+: >"$RESULTS"
+for run in $(seq "$RUNS"); do
+    log "bench: side-by-side run $run of $RUNS"
+    start_navd "side-$run" --ephemeral
+    open_sessions 50
+    for c in 10 50; do for p in 1 16; do
+        out=$("${CLI[@]}" "$LOADGEN" -s "$NAVD_SOCK" -c "$c" -P "$p" -d "$DUR" -w "$WARMUP" -t "$TEMPLATE" -q) || true
+        printf '%s\tnavd\t%s\t%s\t%s\t%s\t%s\n' "$run" "$c" "$p" "$(kv rps "$out")" "$(kv p99_us "$out")" "$(kv errors "$out")" >>"$RESULTS"
+        out=$("${CLI[@]}" "$LOADGEN" -s "$ECHO_SOCK" -c "$c" -P "$p" -d "$DUR" -w "$WARMUP" -q) || true
+        printf '%s\techo\t%s\t%s\t%s\t%s\t%s\n' "$run" "$c" "$p" "$(kv rps "$out")" "$(kv p99_us "$out")" "$(kv errors "$out")" >>"$RESULTS"
+        out=$("${CLI[@]}" redis-benchmark -s "$REDIS_SOCK" -c "$c" -P "$p" -n "$(redis_n "$c" "$p")" --csv -t set 2>/dev/null |
+            awk -F',' '/^"SET"/{gsub(/"/, ""); printf "%d %.1f", $2, $7 * 1000}')
+        printf '%s\tredis\t%s\t%s\t%s\t%s\t-\n' "$run" "$c" "$p" "${out% *}" "${out#* }" >>"$RESULTS"
+    done; done
+    # Fan-out: one publisher connection (16 in flight) on session s0, 100 subscribers of s0.
+    out=$("${CLI[@]}" "$LOADGEN" -s "$NAVD_SOCK" -c 1 -P 16 -d "$DUR" -w "$WARMUP" -t "$TEMPLATE" -k 100 \
+        --subscribe-request '{"jsonrpc":"2.0","id":{{id}},"method":"subscribe","params":{"session":"s0"}}' -q) || true
+    printf '%s\tnavd-fanout\t1\t16\t%s\t-\t%s\n' "$run" "$(kv notif_all_rps "$out")" "$(kv errors "$out")" >>"$RESULTS"
+    out=$("${CLI[@]}" "$FANOUT" -s "$REDIS_SOCK" -n 100 -P 16 -W 4096 -z 40 -d "$DUR" -w "$WARMUP" -q) || true
+    printf '%s\tredis-fanout\t1\t16\t%s\t-\t%s\n' "$run" "$(kv notif_all_rps "$out")" "$(kv errors "$out")" >>"$RESULTS"
+    stop_navd
+done
+
+echo
+echo "side by side, same load generator and socket kind, median of $RUNS run(s) (navd --ephemeral)"
+awk -F'\t' -v runs="$RUNS" '
+    function median(key,   n, i, j, t, a) {
+        n = split(vals[key], a, " ")
+        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+        return n ? a[int((n + 1) / 2)] : 0
+    }
+    { k = $2 " " $3 " " $4; vals[k "rps"] = vals[k "rps"] " " $5; vals[k "p99"] = vals[k "p99"] " " $6; err[$2] += ($7 == "-" ? 0 : $7) }
+    END {
+        printf "%-28s %10s %10s %10s %8s %8s\n", "workload", "navd", "redis SET", "echo", "ratio", "goal"
+        split("10 1,10 16,50 1,50 16", cells, ",")
+        for (i = 1; i <= 4; i++) {
+            split(cells[i], cp, " ")
+            n = median("navd " cells[i] "rps"); r = median("redis " cells[i] "rps"); e = median("echo " cells[i] "rps")
+            printf "%-28s %10d %10d %10d %8.2f %8s\n", "navigate/dismiss C=" cp[1] " P=" cp[2] " req/s", n, r, e, (r ? n / r : 0), ">= 1"
+        }
+        n = median("navd 50 1p99"); r = median("redis 50 1p99")
+        printf "%-28s %10.0f %10.0f %10s %8.2f %8s\n", "p99 us C=50 P=1", n, r, "-", (r ? n / r : 0), "<= 1"
+        n = median("navd-fanout 1 16rps"); r = median("redis-fanout 1 16rps")
+        printf "%-28s %10d %10d %10s %8.2f %8s\n", "fan-out to 100, msgs/s all", n, r, "-", (r ? n / r : 0), ">= 1"
+        printf "errors: navd %d, navd fan-out %d\n", err["navd"], err["navd-fanout"]
+    }' "$RESULTS"
+
+# ---- 3. idle connections -------------------------------------------------------------------
+start_navd idle --ephemeral
+python3 scripts/idle-connections.py "$NAVD_SOCK" "$IDLE"
+stop_navd
