@@ -18,7 +18,9 @@ public final class Node {
     public internal(set) var selected: Int = 0
     /// Screen or flow: the stack it presents modally.
     public internal(set) var presented: Node?
-    public internal(set) weak var parent: Node?
+    /// `unowned`, not `weak`: a weak reference would give every node a side table and put all its
+    /// retains and releases on the slow path. A parent outlives its children in the tree.
+    public internal(set) unowned var parent: Node?
 
     init(id: String, kind: Kind, coordinator: Int = -1, params: JSONValue = .object([:])) {
         self.id = id

@@ -7,7 +7,10 @@ import UV
 /// requests navd has sent it. Confined to the loop thread.
 final class Connection {
     let id: Int
-    weak var server: Server?
+    /// The server creates, owns and outlives its connections (it lives as long as navd). Neither a
+    /// weak reference (which gives the object a side table and every retain/release the slow path)
+    /// nor a checked unowned one (an atomic increment per access) is needed on this hot path.
+    unowned(unsafe) let server: Server
     let stream: PipeStream
     private var decoder: FrameDecoder
     /// Output not yet handed to the stream; flushed once per loop iteration.
@@ -34,12 +37,13 @@ final class Connection {
         self.stream = stream
         self.decoder = FrameDecoder(maxMessage: server.config.maxMessage)
         self.peer = stream.peerCredentials()
-        stream.onDrain = { [weak self] in self?.drained() }
+        // These closures hold the connection strongly; the cycle ends when the stream closes (its
+        // handlers are dropped then), so every callback finds the connection alive.
+        stream.onDrain = { self.drained() }
     }
 
     func start() {
-        stream.startReading { [weak self] event in
-            guard let self else { return }
+        stream.startReading { event in
             switch event {
             case .data(let bytes): self.received(bytes)
             case .end: self.peerFinishedSending()
@@ -70,16 +74,16 @@ final class Connection {
     }
 
     private func closeSoon() {
-        guard let server, !isClosed else { return }
+        guard !isClosed else { return }
         let t = Timer(loop: server.loop)
-        t.start(milliseconds: 0) { [weak self] in
+        t.start(milliseconds: 0) {
             t.close()
-            self?.closeAfterFlush()
+            self.closeAfterFlush()
         }
     }
 
     private func received(_ bytes: UnsafeRawBufferPointer) {
-        guard let server, !isClosed else { return }
+        guard !isClosed else { return }
         server.stats.bytesIn += bytes.count
         do {
             try decoder.feed(bytes) { framing, body in
@@ -124,7 +128,6 @@ final class Connection {
     }
 
     private func markDirty() {
-        guard let server else { return }
         if output.count + stream.queuedBytes > server.config.maxOutput {
             overflow()
             return
@@ -136,7 +139,6 @@ final class Connection {
     }
 
     private func overflow() {
-        guard let server else { return }
         server.stats.slowClientsDropped += 1
         server.logger.warning(
             "disconnecting a client that does not read its output",
@@ -149,7 +151,7 @@ final class Connection {
     /// Hands the coalesced output to the stream (one write per loop iteration).
     func flush() {
         isDirty = false
-        guard !isClosed, !output.isEmpty, let server else { return }
+        guard !isClosed, !output.isEmpty else { return }
         server.stats.bytesOut += output.count
         output.withUnsafeBytes { stream.write($0) }
         output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
@@ -176,15 +178,15 @@ final class Connection {
     @discardableResult
     func request(_ method: String, params: JSONValue, timeoutMs: UInt64,
                  completion: @escaping (Result<JSONValue, RPCError>) -> Void) -> Int {
-        guard let server, !isClosed else {
+        guard !isClosed else {
             completion(.failure(RPCError(code: -32603, kind: "clientGone", message: "the client is not connected")))
             return -1
         }
         let rid = server.nextOutboundId()
         let timer = Timer(loop: server.loop)
         outbound[rid] = OutboundRequest(method: method, completion: completion, timer: timer)
-        timer.start(milliseconds: timeoutMs) { [weak self] in
-            self?.completeOutbound(rid, .failure(RPCError(
+        timer.start(milliseconds: timeoutMs) {
+            self.completeOutbound(rid, .failure(RPCError(
                 code: -32603, kind: "timeout",
                 message: "the client did not answer \(method) within \(timeoutMs) ms")))
         }
@@ -207,7 +209,7 @@ final class Connection {
 
     func receivedResponse(_ response: RPCResponse) {
         guard let rid = response.id.intValue, outbound[rid] != nil else {
-            server?.logger.debug("reply to an unknown request id", metadata: ["navd.client": "\(id)"])
+            server.logger.debug("reply to an unknown request id", metadata: ["navd.client": "\(id)"])
             return
         }
         completeOutbound(rid, response.result)
@@ -232,7 +234,7 @@ final class Connection {
     /// Closes at once (queued output is dropped).
     func close(reason: String?) {
         guard !isClosed else { return }
-        if let reason { server?.logger.info("connection closed", metadata: ["navd.client": "\(id)", "navd.reason": "\(reason)"]) }
+        if let reason { server.logger.info("connection closed", metadata: ["navd.client": "\(id)", "navd.reason": "\(reason)"]) }
         finishClose()
         stream.close()
     }
@@ -249,7 +251,7 @@ final class Connection {
         let hooks = onClose
         onClose = []
         for h in hooks { h(self) }
-        server?.connectionClosed(self)
+        server.connectionClosed(self)
     }
 }
 

@@ -54,7 +54,7 @@ struct Reply {
             RPCEncoder.response(id: id, result: result, into: &w)
             connection.sendFramed(w.bytes, framing)
         }
-        connection.server?.stats.requestsAnswered += 1
+        connection.server.stats.requestsAnswered += 1
         if counted { connection.requestAnswered() }
     }
 
@@ -67,7 +67,7 @@ struct Reply {
             RPCEncoder.error(id: id, error: error, into: &w)
             connection.sendFramed(w.bytes, framing)
         }
-        connection.server?.stats.errors += 1
+        connection.server.stats.errors += 1
         if counted { connection.requestAnswered() }
     }
 

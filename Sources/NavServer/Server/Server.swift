@@ -335,13 +335,21 @@ public final class Server {
     func broadcast(method: String, params: JSONValue, to targets: some Sequence<Connection>) {
         var body = JSONWriter(capacity: 256)
         RPCEncoder.notification(method: method, params: params, into: &body)
-        var framed: [Framing: [UInt8]] = [:]
+        // Framed once per framing in use, then the same bytes go to every subscriber.
+        var lines: [UInt8]?, headed: [UInt8]?
+        var sent = 0
         for c in targets where !c.isClosed {
-            let f = c.lastFraming
-            if framed[f] == nil { framed[f] = Framing.frame(body.bytes, f) }
-            framed[f]!.withUnsafeBytes { c.sendRaw($0) }
-            stats.notificationsSent += 1
+            switch c.lastFraming {
+            case .newline:
+                if lines == nil { lines = Framing.frame(body.bytes, .newline) }
+                lines!.withUnsafeBytes { c.sendRaw($0) }
+            case .contentLength:
+                if headed == nil { headed = Framing.frame(body.bytes, .contentLength) }
+                headed!.withUnsafeBytes { c.sendRaw($0) }
+            }
+            sent += 1
         }
+        stats.notificationsSent += sent
     }
 }
 
