@@ -55,6 +55,10 @@ bench-core: deps
 	$(SWIFT) build -c release --product core-bench
 	.build/release/core-bench
 
+## make demo: navd, two nav-tui side by side on one session, and a navctl tour, in tmux.
+demo: build
+	scripts/demo.sh
+
 ## Redraw the example graph shown in the README (needs graphviz).
 graph-png: build-debug
 	.build/debug/navd graph Examples/shop | dot -Tpng -o Examples/shop/graph.png

@@ -27,6 +27,8 @@ final class App {
     static let actionKeys = Array("123456789abefghijklmnoprsuvwyz")
     var actions: [Action] = []
     var onQuit: () -> Void = {}
+    /// Targets of this UI's navigations still waiting for their reply (to recognise its pending ones).
+    var inFlight: [String: Int] = [:]
 
     init(client: NavLoopClient, terminal: Terminal, session: String) {
         self.client = client
@@ -87,7 +89,10 @@ final class App {
             }
         case "navigationPending" where s == session:
             let waiting = p["waitingFor"]?.stringValue ?? JSONWriter.string(p["waitingFor"] ?? .null)
-            pending = (p["navigation"]?.stringValue ?? "", p["to"]?.stringValue ?? "", waiting)
+            // Only this UI's own navigations get the pending line and `x`; others' are logged.
+            if let to = p["to"]?.stringValue, inFlight[to] != nil {
+                pending = (p["navigation"]?.stringValue ?? "", to, waiting)
+            }
             addLog("pending \(p["to"]?.stringValue ?? "?") waits for \(waiting)")
         case "flowCompleted" where s == session:
             var text = "flowCompleted \(p["coordinator"]?.stringValue ?? "?") [\(p["flow"]?.stringValue ?? "?")] \(p["status"]?.stringValue ?? "")"
@@ -222,7 +227,14 @@ final class App {
     /// Sends a committing call; errors go to the status line (or the open form).
     func send(_ call: NavCall, what: String, fromForm: Bool = false) {
         setStatus("\(what)…", .dim)
+        let target = call.method == "navigate" ? call.params["to"]?.stringValue ?? call.params["route"].flatMap { graph["routes"]?[$0.stringValue ?? ""]?["to"]?.stringValue } : nil
+        if let target { inFlight[target, default: 0] += 1 }
         client.call(call) { [unowned self] r in
+            if let target {
+                self.inFlight[target, default: 1] -= 1
+                if self.inFlight[target] == 0 { self.inFlight[target] = nil }
+                if self.pending?.to == target { self.pending = nil }
+            }
             switch r {
             case .success(let v):
                 let c = Committed(v)

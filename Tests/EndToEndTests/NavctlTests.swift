@@ -105,3 +105,22 @@ func spawnDetached(_ path: String, _ args: [String], env: [String: String]) thro
     guard posix_spawn(&pid, path, &actions, nil, argv, envp) == 0 else { throw TestFailure("cannot start \(path)") }
     return pid
 }
+
+/// The tour `make demo` plays (scripts/demo-tour.sh), without its pauses, against a live navd.
+@Suite struct DemoTourTests {
+    @Test func tourChecksOutThroughLoginAndPayment() throws {
+        let d = try Daemon()
+        var env = ProcessInfo.processInfo.environment
+        env["NAVD_SOCKET"] = d.socketPath
+        env["NAVCTL"] = Repo.binary("navctl")
+        env["PAUSE"] = "0"
+        let r = try runCommand(Repo.file("scripts/demo-tour.sh").path, [], environment: env)
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stdout.contains("account.Login [n9] (flow)"), "\(r.stdout)")
+        #expect(r.stdout.contains("version 7, removed"), "\(r.stdout)")
+        let c = try d.client()
+        let t = try c.call("tree")
+        #expect(t["version"] == 7)
+        #expect(t["visible"]?.arrayValue?.count == 3)
+    }
+}
