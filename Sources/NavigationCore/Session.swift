@@ -55,10 +55,23 @@ public struct EndedFlow: Sendable {
     public let error: JSONValue?
 }
 
+/// The changes a commit records, built only when someone will read them.
+struct ChangeLog {
+    let enabled: Bool
+    private(set) var items: [JSONValue] = []
+
+    init(enabled: Bool) { self.enabled = enabled }
+
+    mutating func append(_ change: @autoclosure () -> JSONValue) {
+        if enabled { items.append(change()) }
+    }
+}
+
 /// One committed change of a session's tree.
 public struct Commit {
     public let version: Int
-    /// Ordered operations that bring a copy of the tree from `version - 1` to `version`.
+    /// Ordered operations that bring a copy of the tree from `version - 1` to `version`; empty when
+    /// the session does not record changes (``Session/recordsChanges``).
     public let changes: [JSONValue]
     /// The node the navigation created (or selected), if any.
     public let node: Node?
@@ -79,6 +92,9 @@ public final class Session {
     public let graph: NavigationGraph
     public private(set) var root: Node
     public private(set) var version = 0
+    /// Whether commits build their `changes` (the JSON subscribers apply). A server turns it off for a
+    /// session nobody subscribes to; dry runs always record.
+    public var recordsChanges = true
     /// Facts set with `context.set`, read by `check` preconditions.
     public var facts: [String: JSONValue] = [:]
     private var nextId = 0
@@ -97,6 +113,7 @@ public final class Session {
     }
 
     private init(copying s: Session) {
+        recordsChanges = true
         name = s.name
         graph = s.graph
         root = s.root.copy()
@@ -332,7 +349,7 @@ public final class Session {
             throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires; fetch `tree` and decide again",
                            data: ["version": .int(version), "ifVersion": .int(v)])
         }
-        var changes: [JSONValue] = []
+        var changes = ChangeLog(enabled: recordsChanges)
         var removed: [Node] = []
         let created: Node
         switch plan.by {
@@ -377,7 +394,7 @@ public final class Session {
         }
         let (removedIds, ended) = forget(removed, status: .cancelled)
         version += 1
-        return Commit(version: version, changes: changes, node: created, removed: removedIds, endedFlows: ended)
+        return Commit(version: version, changes: changes.items, node: created, removed: removedIds, endedFlows: ended)
     }
 
     /// Runs `plan` then `commit` on a copy: what would happen, with nothing changed.
@@ -439,7 +456,7 @@ public final class Session {
 
     /// Removes `node` following the dismiss rules; `flowNode` is the flow completing, if any.
     private func remove(_ node: Node, status: EndedFlow.Status, result: JSONValue?, error: JSONValue?, flowNode: Node?) throws(NavError) -> Commit {
-        var changes: [JSONValue] = []
+        var changes = ChangeLog(enabled: recordsChanges)
         var removed: [Node] = []
         switch node.kind {
         case .tabs:
@@ -477,7 +494,7 @@ public final class Session {
             ended.insert(EndedFlow(id: f.id, coordinator: f.coordinator, status: status, result: result, error: error), at: 0)
         }
         version += 1
-        return Commit(version: version, changes: changes, node: nil, removed: removedIds, endedFlows: ended)
+        return Commit(version: version, changes: changes.items, node: nil, removed: removedIds, endedFlows: ended)
     }
 
     // MARK: flowComplete
@@ -648,7 +665,7 @@ extension Session {
         if let v = ifVersion, v != version {
             throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires", data: ["version": .int(version)])
         }
-        var changes: [JSONValue] = []
+        var changes = ChangeLog(enabled: recordsChanges)
         var removed: [Node] = []
         let first = steps[0]
         var stack: Node?
@@ -681,7 +698,7 @@ extension Session {
             let bottom = makeTarget(first.coordinator, params: first.params)
             let newRoot = makeStack(holding: bottom)
             top = bottom
-            var ignored: [JSONValue] = []
+            var ignored = ChangeLog(enabled: false)
             for step in steps.dropFirst() { top = attach(step, over: top, changes: &ignored) }
             root = newRoot
             changes.append(["op": "reset", "root": root.json(graph), "removed": .array(ids(removed).map(JSONValue.string))])
@@ -689,10 +706,10 @@ extension Session {
         }
         let (removedIds, ended) = forgetRemoved(removed)
         version += 1
-        return Commit(version: version, changes: changes, node: top, removed: removedIds, endedFlows: ended)
+        return Commit(version: version, changes: changes.items, node: top, removed: removedIds, endedFlows: ended)
     }
 
-    private func attach(_ step: LinkStep, over top: Node, changes: inout [JSONValue]) -> Node {
+    private func attach(_ step: LinkStep, over top: Node, changes: inout ChangeLog) -> Node {
         let node = makeTarget(step.coordinator, params: step.params)
         if step.by == .present {
             let s = makeStack(holding: node)

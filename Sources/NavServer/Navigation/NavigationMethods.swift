@@ -258,6 +258,7 @@ extension Server {
         if let older = hub.pendingBySource[sourceKey] {
             finish(older, .failure(NavError(.cancelled, "the navigation was superseded by \(nav.id) from the same source", data: ["navigation": .string(older.id), "by": .string(nav.id)])))
         }
+        nav.registered = true
         hub.pending[nav.id] = nav
         hub.pendingBySource[sourceKey] = nav
         call.connection.onClose.append { [weak self, weak nav] _ in
@@ -310,6 +311,7 @@ extension Server {
             finish(nav, commitResult(nav))
             return
         }
+        nav.registered = true
         hub.pending[nav.id] = nav
         call.connection.onClose.append { [weak self, weak nav] _ in
             guard let self, let nav, !nav.finished else { return }
@@ -341,13 +343,13 @@ extension Server {
         nav.cancelTask?()
         nav.cancelTask = nil
         let session = nav.state.session
-        hub.pending[nav.id] = nil
-        let sourceKey = session.name + "\u{0}" + nav.plan.sourceId
-        if hub.pendingBySource[sourceKey] === nav { hub.pendingBySource[sourceKey] = nil }
-        if let key = nav.request.key {
-            hub.pendingByKey[session.name + "\u{0}" + key] = nil
-            session.remember(key: key, result)
+        if nav.registered {
+            hub.pending[nav.id] = nil
+            let sourceKey = session.name + "\u{0}" + nav.plan.sourceId
+            if hub.pendingBySource[sourceKey] === nav { hub.pendingBySource[sourceKey] = nil }
+            if let key = nav.request.key { hub.pendingByKey[session.name + "\u{0}" + key] = nil }
         }
+        if let key = nav.request.key { session.remember(key: key, result) }
         for r in nav.replies {
             switch result {
             case .success(let v): r.succeed(v)

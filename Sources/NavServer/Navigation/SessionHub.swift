@@ -6,13 +6,16 @@ import UV
 
 /// A session as the server holds it: the core's tree plus who listens to it.
 final class SessionState {
-    var session: Session
-    /// Subscribed connections, by connection id.
-    var subscribers: [Int: Connection] = [:]
+    var session: Session { didSet { session.recordsChanges = !subscribers.isEmpty } }
+    /// Subscribed connections, by connection id. Commits build their `changes` only while there are some.
+    var subscribers: [Int: Connection] = [:] { didSet { session.recordsChanges = !subscribers.isEmpty } }
     /// The connection that started each live flow (it hears `flowCompleted` even unsubscribed).
     var flowStarters: [String: Connection] = [:]
 
-    init(_ session: Session) { self.session = session }
+    init(_ session: Session) {
+        self.session = session
+        session.recordsChanges = false
+    }
 }
 
 /// A navigation accepted and waiting for its preconditions, then its commit.
@@ -29,6 +32,9 @@ final class PendingNavigation {
     /// Recovery already tried for the current precondition.
     var recovered = false
     var finished = false
+    /// Entered in the hub's pending tables (it waits on preconditions); a navigation that commits at
+    /// once never is, and finishing it skips their lookups.
+    var registered = false
     /// Cancels whatever task runs now (a process, a provider request, a recovery flow).
     var cancelTask: (() -> Void)?
 
