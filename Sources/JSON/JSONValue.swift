@@ -148,10 +148,18 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
     public init(booleanLiteral value: Bool) { self = .bool(value) }
     public init(floatLiteral value: Double) { self = .double(value) }
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
-    public init(dictionaryLiteral elements: (String, JSONValue)...) { self = .object(JSONObject(elements)) }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) { self = .object(JSONObject(literal: elements)) }
     public init(nilLiteral: ()) { self = .null }
 }
 
 extension JSONObject: ExpressibleByDictionaryLiteral {
-    public init(dictionaryLiteral elements: (String, JSONValue)...) { self.init(elements) }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) { self.init(literal: elements) }
+
+    /// A literal's members are taken as written, without the duplicate search of ``init(_:)`` (a literal
+    /// with a key twice is a programming error, caught in debug builds). Replies and notifications are
+    /// built from literals on the hot path.
+    init(literal elements: [(String, JSONValue)]) {
+        assert(Set(elements.map(\.0)).count == elements.count, "duplicate key in a JSON object literal")
+        self.init(uniqueMembers: elements.map { (key: $0.0, value: $0.1) })
+    }
 }
