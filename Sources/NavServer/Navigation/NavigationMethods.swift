@@ -261,8 +261,8 @@ extension Server {
         nav.registered = true
         hub.pending[nav.id] = nav
         hub.pendingBySource[sourceKey] = nav
-        call.connection.onClose.append { [weak self, weak nav] _ in
-            guard let self, let nav, !nav.finished else { return }
+        call.connection.onClose.append { [unowned self, weak nav] _ in
+            guard let nav, !nav.finished else { return }
             self.finish(nav, .failure(NavError(.cancelled, "the navigation was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
         }
         if let key = request.key { hub.pendingByKey[session.name + "\u{0}" + key] = nav }
@@ -313,8 +313,8 @@ extension Server {
         }
         nav.registered = true
         hub.pending[nav.id] = nav
-        call.connection.onClose.append { [weak self, weak nav] _ in
-            guard let self, let nav, !nav.finished else { return }
+        call.connection.onClose.append { [unowned self, weak nav] _ in
+            guard let nav, !nav.finished else { return }
             self.finish(nav, .failure(NavError(.cancelled, "the navigation was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
         }
         runPreconditions(nav)

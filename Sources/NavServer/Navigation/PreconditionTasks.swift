@@ -87,8 +87,8 @@ extension Server {
     /// processes start per loop iteration and a burst of navigations cannot stall other clients.
     private func runCommand(_ nav: PendingNavigation, _ p: Precondition, argv: [String], timeoutMs: UInt64, role: String,
                             _ done: @escaping (TaskOutcome) -> Void) {
-        hub.spawnQueue.append { [weak self, weak nav] in
-            guard let self, let nav, !nav.finished else { return }
+        hub.spawnQueue.append { [unowned self, weak nav] in
+            guard let nav, !nav.finished else { return }
             self.spawnCommand(nav, p, argv: argv, timeoutMs: timeoutMs, done)
         }
         scheduleSpawns()
@@ -106,8 +106,7 @@ extension Server {
         hub.spawnCheck = check
         hub.spawnIdle = idle
         idle.start()
-        check.start { [weak self] in
-            guard let self else { return }
+        check.start { [unowned self] in
             let n = min(Server.spawnsPerIteration, self.hub.spawnQueue.count)
             let batch = self.hub.spawnQueue.prefix(n)
             self.hub.spawnQueue.removeFirst(n)
@@ -204,10 +203,12 @@ extension Server {
                 }
             }
         }
-        nav.cancelTask = { [weak provider] in
+        // Held strongly until the navigation finishes (a weak reference would give the connection a
+        // side table); cancelling a request of a closed connection does nothing.
+        nav.cancelTask = {
             guard !settled else { return }
             settled = true
-            provider?.cancelRequest(rid)
+            provider.cancelRequest(rid)
         }
     }
 }

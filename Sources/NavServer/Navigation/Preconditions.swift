@@ -65,8 +65,8 @@ extension Server {
                 hub.recoveries[state.session.name + "\u{0}" + flowNode.id] = nav
                 announcePending(nav, waitingFor: p.name)
                 hub.publish(c, in: state)
-                nav.cancelTask = { [weak self] in
-                    self?.hub.recoveries[state.session.name + "\u{0}" + flowNode.id] = nil
+                nav.cancelTask = { [unowned self] in
+                    self.hub.recoveries[state.session.name + "\u{0}" + flowNode.id] = nil
                 }
             } catch {
                 failed(nav, p, reason: "\(reason); the recovery flow could not be presented: \(error.message)")

@@ -137,8 +137,7 @@ final class SessionHub {
         for n in names where !(providers[n]?.contains { $0 === c } ?? false) {
             providers[n, default: []].append(c)
         }
-        c.onClose.append { [weak self] conn in
-            guard let self else { return }
+        c.onClose.append { [unowned self] conn in
             for n in names { self.providers[n]?.removeAll { $0 === conn } }
         }
     }
@@ -148,7 +147,9 @@ final class SessionHub {
         if state.subscribers[c.id] == nil {
             state.subscribers[c.id] = c
             c.subscriptions.insert(name)
-            c.onClose.append { [weak state] conn in state?.subscribers[conn.id] = nil }
+            // By name, not by a weak reference: a weak reference would give the session's state a side
+            // table and slow every retain and release of it on the request path.
+            c.onClose.append { [unowned self] conn in self.sessions[name]?.subscribers[conn.id] = nil }
         }
     }
 

@@ -100,19 +100,18 @@ public final class Server {
         let l = PipeListener(loop: loop)
         do {
             try l.bind(path: path, mode: 0o600)
-            try l.listen { [weak self] listener in self?.accept(listener) }
+            try l.listen { [unowned self] listener in self.accept(listener) }
         } catch {
             l.close()
             throw StartupError(description: "cannot listen on \(path): \(error.message)")
         }
         listener = l
         let f = Check(loop: loop)
-        f.start { [weak self] in self?.flushAll() }
+        f.start { [unowned self] in self.flushAll() }
         flusher = f
         for sig in [SIGTERM, SIGINT, SIGHUP] {
             let s = Signal(loop: loop)
-            s.start(signal: sig) { [weak self] signum in
-                guard let self else { return }
+            s.start(signal: sig) { [unowned self] signum in
                 if signum == SIGHUP {
                     self.onHangup?()
                 } else {
@@ -160,8 +159,7 @@ public final class Server {
         // Clients that never read must not hold the exit back.
         let deadline = Timer(loop: loop)
         deadline.unref()
-        deadline.start(milliseconds: 500) { [weak self] in
-            guard let self else { return }
+        deadline.start(milliseconds: 500) { [unowned self] in
             for c in Array(self.connections.values) { c.close(reason: "shutdown") }
         }
         shutdownDeadline = deadline
