@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 
 DUR=${DUR:-2}
 WARMUP=${WARMUP:-0.5}
-RUNS=${RUNS:-1}
+RUNS=${RUNS:-3}
 CONNS=${CONNS:-"1 10 50"}
 DEPTHS=${DEPTHS:-"1 16"}
 SUBS=${SUBS:-"0 100"}
@@ -149,6 +149,14 @@ for run in $(seq "$RUNS"); do
     out=$("${CLI[@]}" "$FANOUT" -s "$REDIS_SOCK" -n 100 -P 16 -W 4096 -z 40 -d "$DUR" -w "$WARMUP" -q) || true
     printf '%s\tredis-fanout\t1\t16\t%s\t-\t%s\n' "$run" "$(kv notif_all_rps "$out")" "$(kv errors "$out")" >>"$RESULTS"
     stop_navd
+    # Durable state: every commit written to SQLite before its reply (--durability process).
+    start_navd "durable-side-$run" --state "$WORK/side-$run.sqlite" --durability process
+    open_sessions 50
+    for c in 10 50; do
+        out=$("${CLI[@]}" "$LOADGEN" -s "$NAVD_SOCK" -c "$c" -P 1 -d "$DUR" -w "$WARMUP" -t "$TEMPLATE" -q) || true
+        printf '%s\tnavd-durable\t%s\t1\t%s\t%s\t%s\n' "$run" "$c" "$(kv rps "$out")" "$(kv p99_us "$out")" "$(kv errors "$out")" >>"$RESULTS"
+    done
+    stop_navd
 done
 
 echo
@@ -168,11 +176,15 @@ awk -F'\t' -v runs="$RUNS" '
             n = median("navd " cells[i] "rps"); r = median("redis " cells[i] "rps"); e = median("echo " cells[i] "rps")
             printf "%-28s %10d %10d %10d %8.2f %8s\n", "navigate/dismiss C=" cp[1] " P=" cp[2] " req/s", n, r, e, (r ? n / r : 0), ">= 1"
         }
+        for (c = 10; c <= 50; c += 40) {
+            n = median("navd-durable " c " 1rps"); r = median("redis " c " 1rps")
+            printf "%-28s %10d %10d %10s %8.2f %8s\n", "  same, --durability process C=" c, n, r, "-", (r ? n / r : 0), "(info)"
+        }
         n = median("navd 50 1p99"); r = median("redis 50 1p99")
         printf "%-28s %10.0f %10.0f %10s %8.2f %8s\n", "p99 us C=50 P=1", n, r, "-", (r ? n / r : 0), "<= 1"
         n = median("navd-fanout 1 16rps"); r = median("redis-fanout 1 16rps")
         printf "%-28s %10d %10d %10s %8.2f %8s\n", "fan-out to 100, msgs/s all", n, r, "-", (r ? n / r : 0), ">= 1"
-        printf "errors: navd %d, navd fan-out %d\n", err["navd"], err["navd-fanout"]
+        printf "errors: navd %d, navd durable %d, navd fan-out %d\n", err["navd"], err["navd-durable"], err["navd-fanout"]
     }' "$RESULTS"
 
 # ---- 3. idle connections -------------------------------------------------------------------
