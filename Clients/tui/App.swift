@@ -38,14 +38,33 @@ final class App {
 
     // MARK: - Connection
 
+    /// Retries the connection once a second while navd is away (a restart keeps sessions when navd
+    /// has durable state, and the UI picks them up again).
+    var retry: UV.Timer?
+
     func start() {
         client.onNotification = { [unowned self] method, params in self.notified(method, params) }
         client.onClose = { [unowned self] e in
-            self.setStatus("navd closed the connection — press q to quit", .error)
+            self.mirror = nil
+            self.pending = nil
+            self.inFlight = [:]
+            self.addLog("navd closed the connection; reconnecting every second", .error)
+            self.setStatus("navd closed the connection — reconnecting… (q quits)", .error)
+            self.scheduleRetry()
         }
+        connect()
+    }
+
+    func scheduleRetry() {
+        guard let retry else { return }
+        retry.start(milliseconds: 1000) { [unowned self] in self.connect() }
+    }
+
+    func connect() {
         client.connect { [unowned self] error in
             if let error {
-                self.setStatus(error.message, .error)
+                self.setStatus(error.message + " — retrying…", .error)
+                self.scheduleRetry()
                 return
             }
             self.client.call(.hello(client: "nav-tui")) { _ in }

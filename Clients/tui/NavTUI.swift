@@ -40,6 +40,8 @@ struct NavTUI: ParsableCommand {
         }
         let client = NavLoopClient(loop: loop, socketPath: socket)
         let app = App(client: client, terminal: terminal, session: session)
+        let retry = UV.Timer(loop: loop)
+        app.retry = retry
         let resize = Signal(loop: loop), interrupt = Signal(loop: loop), terminate = Signal(loop: loop)
         var quitting = false
         app.onQuit = {
@@ -47,7 +49,8 @@ struct NavTUI: ParsableCommand {
             quitting = true
             terminal.leave()
             client.close()
-            for h in [resize, interrupt, terminate] as [Handle] { h.close() }
+            app.retry = nil
+            for h in [resize, interrupt, terminate, retry] as [Handle] { h.close() }
             terminal.input.close()
             terminal.output.close()
         }

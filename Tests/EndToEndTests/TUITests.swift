@@ -138,4 +138,31 @@ final class TmuxPane {
         kill(tui, SIGTERM)
         try pane.waitFor("exit=0")
     }
+
+    @Test func reconnectsWhenNavdRestarts() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite"), sock = dir.file("d.sock")
+        let command = "NAVD_SOCKET=\(sock) \(Repo.binary("nav-tui")); echo exit=$?; exec sleep 120"
+        var pane: TmuxPane
+        do {
+            let d = try Daemon(arguments: ["--state", state], socketPath: sock)
+            pane = try TmuxPane(width: 100, height: 30, command: command)
+            try pane.waitFor("actions on shop.Home")
+            try pane.send("1")
+            try pane.waitFor("▸ id*")
+            try pane.send("p", "9", "Enter")
+            try pane.waitFor("actions on shop.Product")
+            d.stop()
+        }
+        try pane.waitFor("reconnecting")
+        let d2 = try Daemon(arguments: ["--state", state], socketPath: sock)
+        // The restored tree comes back on screen without any key pressed.
+        try pane.waitFor("connected to \(sock)")
+        let s = try pane.waitFor("actions on shop.Product")
+        #expect(s.contains("shop.Product [n8] {\"id\":\"p9\"}"), "\(s)")
+        try pane.send("q")
+        try pane.waitFor("exit=0")
+        _ = d2
+    }
 }
