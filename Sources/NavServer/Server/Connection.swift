@@ -120,6 +120,24 @@ final class Connection {
         markDirty()
     }
 
+    /// Encodes one message straight into the output buffer (newline framing: no scratch buffer, no
+    /// copy), or through a scratch buffer when `Content-Length` needs the length first.
+    func send(_ framing: Framing, _ encode: (inout JSONWriter) -> Void) {
+        guard !isClosed else { return }
+        if framing == .newline {
+            var w = JSONWriter(capacity: 0)
+            swap(&w.bytes, &output)
+            encode(&w)
+            w.bytes.append(UInt8(ascii: "\n"))
+            swap(&w.bytes, &output)
+            markDirty()
+        } else {
+            var w = JSONWriter(capacity: 128)
+            encode(&w)
+            sendFramed(w.bytes, framing)
+        }
+    }
+
     /// Queues bytes already framed.
     func sendRaw(_ framed: UnsafeRawBufferPointer) {
         guard !isClosed else { return }

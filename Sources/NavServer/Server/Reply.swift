@@ -50,9 +50,7 @@ struct Reply {
         if let batch {
             batch.fill(slot, .object(["jsonrpc": "2.0", "id": id, "result": result]))
         } else {
-            var w = JSONWriter(capacity: 128)
-            RPCEncoder.response(id: id, result: result, into: &w)
-            connection.sendFramed(w.bytes, framing)
+            connection.send(framing) { RPCEncoder.response(id: id, result: result, into: &$0) }
         }
         connection.server.stats.requestsAnswered += 1
         if counted { connection.requestAnswered() }
@@ -63,9 +61,7 @@ struct Reply {
         if let batch {
             batch.fill(slot, .object(["jsonrpc": "2.0", "id": id, "error": error.json]))
         } else {
-            var w = JSONWriter(capacity: 160)
-            RPCEncoder.error(id: id, error: error, into: &w)
-            connection.sendFramed(w.bytes, framing)
+            connection.send(framing) { RPCEncoder.error(id: id, error: error, into: &$0) }
         }
         connection.server.stats.errors += 1
         if counted { connection.requestAnswered() }
