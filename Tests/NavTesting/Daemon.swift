@@ -179,13 +179,28 @@ func spawn(_ argv: [String], environment: [String: String], stderrTo log: LogCol
     posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
     posix_spawn_file_actions_addclose(&actions, fds[0])
     posix_spawn_file_actions_addclose(&actions, fds[1])
+    let pid: pid_t
+    do {
+        pid = try posixSpawn(argv, &actions, environment: environment.map { "\($0.key)=\($0.value)" })
+    } catch {
+        Glibc.close(fds[1])
+        Glibc.close(fds[0])
+        throw error
+    }
+    Glibc.close(fds[1])
+    log.start(fd: fds[0])
+    return pid
+}
+
+/// posix_spawn with an empty signal mask: the test runner's threads block signals, and a child
+/// must not inherit that mask. `environment` nil keeps this process's environment.
+func posixSpawn(_ argv: [String], _ actions: inout posix_spawn_file_actions_t, environment: [String]?) throws -> pid_t {
     let cArgs = argv.map { strdup($0) } + [nil]
-    let cEnv = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    let cEnv = environment.map { $0.map { strdup($0) } + [nil] }
     defer {
         cArgs.forEach { free($0) }
-        cEnv.forEach { free($0) }
+        cEnv?.forEach { free($0) }
     }
-    // The test runner's threads block signals; the child must not inherit that mask.
     var attr = posix_spawnattr_t()
     posix_spawnattr_init(&attr)
     defer { posix_spawnattr_destroy(&attr) }
@@ -194,13 +209,9 @@ func spawn(_ argv: [String], environment: [String: String], stderrTo log: LogCol
     posix_spawnattr_setsigmask(&attr, &empty)
     posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK))
     var pid: pid_t = 0
-    let rc = posix_spawn(&pid, argv[0], &actions, &attr, cArgs, cEnv)
-    Glibc.close(fds[1])
-    guard rc == 0 else {
-        Glibc.close(fds[0])
-        throw TestFailure("cannot start \(argv[0]): error \(rc)")
-    }
-    log.start(fd: fds[0])
+    let rc = cEnv.map { env in posix_spawn(&pid, argv[0], &actions, &attr, cArgs, env) }
+        ?? posix_spawn(&pid, argv[0], &actions, &attr, cArgs, environ)
+    guard rc == 0 else { throw TestFailure("cannot start \(argv[0]): error \(rc)") }
     return pid
 }
 
@@ -257,18 +268,7 @@ public func runSpawned(_ argv: [String]) throws -> (status: Int32, stdout: Strin
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    var attr = posix_spawnattr_t()
-    posix_spawnattr_init(&attr)
-    defer { posix_spawnattr_destroy(&attr) }
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    posix_spawnattr_setsigmask(&attr, &empty)
-    posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK))
-    let cArgs = argv.map { strdup($0) } + [nil]
-    defer { cArgs.forEach { free($0) } }
-    var pid: pid_t = 0
-    let rc = posix_spawn(&pid, argv[0], &actions, &attr, cArgs, environ)
-    guard rc == 0 else { throw TestFailure("cannot start \(argv[0]): error \(rc)") }
+    let pid = try posixSpawn(argv, &actions, environment: nil)
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     let out = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
