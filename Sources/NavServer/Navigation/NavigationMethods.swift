@@ -248,11 +248,14 @@ extension Server {
             call.reply.fail(error.rpc)
             return
         }
-        let nav = PendingNavigation(id: hub.nextNavigationId(), state: state, plan: plan, request: request, caller: caller, reply: call.reply)
         if plan.preconditions.isEmpty {
-            finish(nav, commitResult(nav))
+            // Nothing to wait for: commit now, without the pending-navigation bookkeeping.
+            let result = commitResult(state, plan, navigation: hub.nextNavigationId(), starter: call.connection)
+            if let key = request.key { session.remember(key: key, result) }
+            call.reply.finish(result.mapError(\.rpc))
             return
         }
+        let nav = PendingNavigation(id: hub.nextNavigationId(), state: state, plan: plan, request: request, caller: caller, reply: call.reply)
         // A newer navigation from the same source supersedes a pending one.
         let sourceKey = session.name + "\u{0}" + plan.sourceId
         if let older = hub.pendingBySource[sourceKey] {
@@ -305,12 +308,12 @@ extension Server {
             ])
             return
         }
-        let nav = PendingNavigation(id: hub.nextNavigationId(), state: state, plan: plan,
-                                    request: NavigateRequest(to: graph.coordinators[plan.target].name), caller: caller, reply: call.reply)
         if plan.preconditions.isEmpty {
-            finish(nav, commitResult(nav))
+            call.reply.finish(commitResult(state, plan, navigation: hub.nextNavigationId(), starter: call.connection).mapError(\.rpc))
             return
         }
+        let nav = PendingNavigation(id: hub.nextNavigationId(), state: state, plan: plan,
+                                    request: NavigateRequest(to: graph.coordinators[plan.target].name), caller: caller, reply: call.reply)
         nav.registered = true
         hub.pending[nav.id] = nav
         call.connection.onClose.append { [unowned self, weak nav] _ in
@@ -322,13 +325,17 @@ extension Server {
 
     /// Commits a navigation whose preconditions passed.
     func commitResult(_ nav: PendingNavigation) -> Result<JSONValue, NavError> {
-        let state = nav.state
+        commitResult(nav.state, nav.plan, navigation: nav.id, starter: nav.connection)
+    }
+
+    /// Commits `plan` and publishes it; `starter` hears `flowCompleted` of a flow it starts.
+    func commitResult(_ state: SessionState, _ plan: Plan, navigation: String, starter: Connection) -> Result<JSONValue, NavError> {
         do {
-            let c = try state.session.commit(nav.plan)
-            if let n = c.node, n.kind == .flow { state.flowStarters[n.id] = nav.connection }
+            let c = try state.session.commit(plan)
+            if let n = c.node, n.kind == .flow { state.flowStarters[n.id] = starter }
             hub.publish(c, in: state)
             return .success([
-                "navigation": .string(nav.id), "node": .string(c.node?.id ?? ""), "version": .int(c.version),
+                "navigation": .string(navigation), "node": .string(c.node?.id ?? ""), "version": .int(c.version),
                 "visible": .array(state.session.visible.map(JSONValue.string)),
             ])
         } catch {
