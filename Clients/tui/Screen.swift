@@ -24,7 +24,8 @@ struct Screen {
         let bodyRows = max(1, rows - 1 - 1 - logRows - 1 - pendingRows)
         if let form = app.form {
             var body = form.render(width: columns)
-            if body.count > bodyRows { body = Array(body.prefix(bodyRows - 2)) + body.suffix(2) }
+            // Keep the error and the help line when the form is taller than the room.
+            if body.count > bodyRows { body = Array(body.prefix(max(0, bodyRows - 2))) + body.suffix(min(2, bodyRows)) }
             out += body + Array(repeating: Line(), count: max(0, bodyRows - body.count))
         } else {
             let leftWidth = max(30, columns * 11 / 20)
