@@ -110,6 +110,20 @@ public struct NavCall: Sendable {
         NavCall("graph.reload", with(session: nil, [("path", path.map(JSONValue.string)), ("force", force ? .bool(true) : nil)]))
     }
 
+    /// The answer to a request navd sent (`id`, `method`): `result`, or "not handled" when nil.
+    static func answer(id: JSONValue, method: String, result: JSONValue?) -> [UInt8] {
+        let message: JSONValue
+        if let result {
+            message = ["jsonrpc": "2.0", "id": id, "result": result]
+        } else {
+            message = ["jsonrpc": "2.0", "id": id,
+                       "error": ["code": -32601, "message": .string("this client does not handle \(method)"), "data": ["kind": "methodNotFound"]]]
+        }
+        var bytes = JSONWriter.encode(message)
+        bytes.append(10)
+        return bytes
+    }
+
     /// The request as one JSON-RPC line (with its newline).
     public func line(id: Int) -> [UInt8] {
         var bytes = JSONWriter.encode(["jsonrpc": "2.0", "id": .int(id), "method": .string(method), "params": .object(params)])

@@ -76,12 +76,6 @@ public final class NavClient {
 
     deinit { close(fd) }
 
-    private func send(_ value: JSONValue) throws {
-        var bytes = JSONWriter.encode(value)
-        bytes.append(10)
-        try sendBytes(bytes)
-    }
-
     private func sendBytes(_ bytes: [UInt8]) throws {
         var off = 0
         while off < bytes.count {
@@ -137,11 +131,7 @@ public final class NavClient {
     private func handleIncoming(_ m: JSONValue) -> Bool {
         guard let method = m["method"]?.stringValue else { return false }
         if let id = m["id"] {
-            if let result = requestHandler?(method, m["params"] ?? .null) {
-                try? send(["jsonrpc": "2.0", "id": id, "result": result])
-            } else {
-                try? send(["jsonrpc": "2.0", "id": id, "error": ["code": -32601, "message": .string("this client does not handle \(method)"), "data": ["kind": "methodNotFound"]]])
-            }
+            try? sendBytes(NavCall.answer(id: id, method: method, result: requestHandler?(method, m["params"] ?? .null)))
         } else {
             pendingNotifications.append(m)
         }

@@ -101,16 +101,7 @@ public final class NavLoopClient {
         if let method = m["method"]?.stringValue {
             let params = m["params"] ?? .null
             if let id = m["id"] {
-                let answer: JSONValue
-                if let result = onRequest?(method, params) {
-                    answer = ["jsonrpc": "2.0", "id": id, "result": result]
-                } else {
-                    answer = ["jsonrpc": "2.0", "id": id,
-                              "error": ["code": -32601, "message": .string("this client does not handle \(method)"), "data": ["kind": "methodNotFound"]]]
-                }
-                var bytes = JSONWriter.encode(answer)
-                bytes.append(10)
-                stream?.write(bytes)
+                stream?.write(NavCall.answer(id: id, method: method, result: onRequest?(method, params)))
             } else {
                 onNotification?(method, params)
             }

@@ -396,26 +396,11 @@ final class Worker {
             nextId += 1
             sequence += 1
             out.append(contentsOf: pre)
-            appendDecimal(id, to: &out)
+            out.append(contentsOf: String(id).utf8)
             out.append(contentsOf: post)
             sentAt[id % sentAt.count] = now
             inFlight += 1
         }
         if !out.isEmpty { stream?.write(out) }
-    }
-}
-
-func appendDecimal(_ value: Int, to out: inout [UInt8]) {
-    var v = value
-    var tmp: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-    var n = 0
-    withUnsafeMutableBytes(of: &tmp) { b in
-        repeat {
-            b[n] = UInt8(48 + v % 10)
-            v /= 10
-            n += 1
-        } while v > 0
-        for i in stride(from: n - 1, through: 0, by: -1) { out.append(b[i]) }
     }
 }
