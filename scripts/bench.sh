@@ -3,12 +3,13 @@
 #
 #  1. navbench matrix against a release navd (--ephemeral): connections 1 10 50 x depth 1 16 x
 #     subscribers 0 100, plus navigate/dismiss at C=10 P=1 with --durability process and full.
+#     Then 10,000 idle connections: accepted, served, navd's memory per connection.
 #  2. When the perf anchors are present (PERF_ANCHORS, default ../shared/perf-anchors): the same
 #     load generator (loadgen) against navd and against the C echo server, redis-benchmark SET against
-#     Redis, pub/sub fan-out to 100 subscribers on navd and on Redis, and 10,000 idle connections to
-#     navd; all in one run, RUNS times, then navd's ratios (median over the runs).
+#     Redis, pub/sub fan-out to 100 subscribers on navd and on Redis; all in one run, RUNS times,
+#     then navd's ratios (median over the runs), with navd --ephemeral and --durability process.
 #
-# Knobs (environment): DUR [2] measured seconds per cell, WARMUP [0.5], RUNS [1],
+# Knobs (environment): DUR [2] measured seconds per cell, WARMUP [0.5], RUNS [3],
 # CONNS ["1 10 50"], DEPTHS ["1 16"], SUBS ["0 100"], IDLE [10000], PERF_ANCHORS.
 # Servers run on cpu0 and load generators on cpu1 when the machine has two cpus (as the anchors do).
 set -euo pipefail
@@ -84,6 +85,11 @@ for mode in process full; do
         "$(kv max_us "$a")" "$(( $(kv errors "$a") + $(kv errors "$b") ))"
     stop_navd
 done
+
+echo
+start_navd idle --ephemeral
+python3 scripts/idle-connections.py "$NAVD_SOCK" "$IDLE"
+stop_navd
 
 # ---- 2. side by side with the anchors ------------------------------------------------------
 if [ ! -f "$ANCHORS/loadgen.c" ]; then
@@ -187,7 +193,3 @@ awk -F'\t' -v runs="$RUNS" '
         printf "errors: navd %d, navd durable %d, navd fan-out %d\n", err["navd"], err["navd-durable"], err["navd-fanout"]
     }' "$RESULTS"
 
-# ---- 3. idle connections -------------------------------------------------------------------
-start_navd idle --ephemeral
-python3 scripts/idle-connections.py "$NAVD_SOCK" "$IDLE"
-stop_navd
