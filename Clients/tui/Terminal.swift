@@ -121,7 +121,9 @@ final class Terminal {
     }
 
     /// Draws `lines` as the whole screen: each cut or padded to the width, missing rows cleared.
+    /// Nothing is drawn once the terminal is left (replies failing at quit still ask for a redraw).
     func draw(_ lines: [Line]) {
+        guard active else { return }
         var out = "\u{1b}[H"
         for row in 0..<rows {
             out += "\u{1b}[\(row + 1);1H\u{1b}[0m"
