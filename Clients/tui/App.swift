@@ -294,9 +294,8 @@ final class App {
     func cancel() {
         if let p = pending {
             client.call(.cancel(navigation: p.navigation)) { [unowned self] r in
-                if case .failure(let e) = r { self.fail(e) } else { self.setStatus("cancelled \(p.to)", .ok) }
                 self.pending = nil
-                self.refresh()
+                if case .failure(let e) = r { self.fail(e) } else { self.setStatus("cancelled \(p.to)", .ok) }
             }
             return
         }

@@ -125,9 +125,10 @@ final class TmuxPane {
         try pane.waitFor("actions on shop.Product")
         // Checkout waits on account.loggedIn, whose recovery presents the Login flow.
         try pane.send("3")
-        var s = try pane.waitFor("waits for account.loggedIn")
-        #expect(s.contains("flow account.Login"), "\(s)")
-        #expect(s.contains("x cancel pending"))
+        try pane.waitFor("waits for account.loggedIn")
+        // navigationPending comes first, then the stackChanged that presents the recovery flow.
+        var s = try pane.waitFor("flow account.Login")
+        #expect(s.contains("x cancel pending"), "\(s)")
         try pane.send("x")
         s = try pane.waitFor("cancelled")
         #expect(!s.contains("⏳"), "\(s)")
