@@ -185,7 +185,12 @@ final class Bench {
     var notifications: [Int]
     var workers: [Worker] = []
     var watchers: [PipeStream] = []
+    /// Load connections whose session is open, and subscribers whose subscription is answered.
     var ready = 0
+    var watchersReady = 0
+    /// Starts the warm-up once every connection is ready.
+    var onAllReady: (() -> Void)?
+    var stoppedAt: UInt64 = 0
     let session0: String
 
     init(path: String, connections: Int, depth: Int, subscribers: Int, warmup: Double, duration: Double, to: String, with: JSONValue?) {
@@ -240,7 +245,7 @@ final class Bench {
         }
         loop.run()
         let span = measuredFrom == 0 ? 0 : Double(stoppedAt - measuredFrom) / 1e9
-        let delivered = zip(notifications, notificationsAtStart.isEmpty ? notifications.map { _ in 0 } : notificationsAtStart).map { $0 - $1 }
+        let delivered = zip(notifications, notificationsAtStart).map { $0 - $1 }
         let us = { (p: Double) in Double(self.histogram.valueAtPercentile(p)) / 1000 }
         timer.close()
         if !setupDeadline.isClosing { setupDeadline.close() }
@@ -255,9 +260,6 @@ final class Bench {
                        p50: us(50), p99: us(99), p999: us(99.9), max: Double(histogram.max) / 1000,
                        ok: ok, errors: errors, connections: connections, depth: depth, subscribers: subscribers, seconds: span)
     }
-
-    var onAllReady: (() -> Void)?
-    var stoppedAt: UInt64 = 0
 
     func stop() {
         guard !finished else { return }
@@ -277,8 +279,6 @@ final class Bench {
         ready += 1
         if ready == connections { onAllReady?() }
     }
-
-    var watchersReady = 0
 
     func startWatcher(_ k: Int) {
         var lines = LineBuffer()

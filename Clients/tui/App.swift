@@ -309,9 +309,8 @@ final class App {
     func handle(_ key: Key) {
         if key == .interrupt { return onQuit() }
         if var f = form {
-            let keep = f.handle(key)
-            // The submit closure may have replaced or closed the form meanwhile: keep edits only if still open.
-            if form != nil { form = keep ? mergedForm(f) : nil }
+            // Submitting only sends a request; navd's answer changes the form later, in its reply.
+            form = f.handle(key) ? f : nil
             refresh()
             return
         }
@@ -324,16 +323,6 @@ final class App {
         default:
             if let a = actions.first(where: { $0.key == c }) { a.run() } else { setStatus("no action on key \(c)", .error) }
         }
-    }
-
-    /// Keeps the user's edits and any rejection navd reported while the key was handled.
-    private func mergedForm(_ edited: Form) -> Form {
-        var f = edited
-        if let current = form, current.error != nil {
-            f.error = current.error
-            f.focus = current.focus
-        }
-        return f
     }
 
     // MARK: - Drawing
