@@ -1,5 +1,5 @@
 // The one place navd touches simdjson: parse into a flat list of events that Swift turns
-// into JSONValue. Keeping the interface this narrow lets the JSON library change freely.
+// into JSONValue or reads in place (JSONView). Keeping the interface this narrow lets the JSON library change freely.
 #include "CSimdJSON.h"
 #include <simdjson.h>
 #include <vector>
@@ -58,14 +58,17 @@ static void emit(navjson_parser *p, simdjson::dom::element e) {
         dom::array a = e.get_array().value_unsafe();
         ev.type = NAVJSON_ARRAY;
         ev.len = uint32_t(a.size());
+        size_t at = p->events.size();
         p->events.push_back(ev);
         for (dom::element child : a) emit(p, child);
+        p->events[at].v.i = int64_t(p->events.size());
         break;
     }
     case dom::element_type::OBJECT: {
         dom::object o = e.get_object().value_unsafe();
         ev.type = NAVJSON_OBJECT;
         ev.len = uint32_t(o.size());
+        size_t at = p->events.size();
         p->events.push_back(ev);
         for (dom::key_value_pair kv : o) {
             navjson_event k;
@@ -75,6 +78,7 @@ static void emit(navjson_parser *p, simdjson::dom::element e) {
             p->events.push_back(k);
             emit(p, kv.value);
         }
+        p->events[at].v.i = int64_t(p->events.size());
         break;
     }
     }

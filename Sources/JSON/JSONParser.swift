@@ -29,8 +29,13 @@ public final class JSONParser {
 
     deinit { navjson_parser_free(raw) }
 
-    /// Parses a complete document held in `bytes`.
-    public func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONValue {
+    /// Counts parses, so that a ``JSONView`` of an earlier document can be caught (debug builds).
+    @usableFromInline private(set) var generation = 0
+
+    /// Parses a complete document held in `bytes` and returns a view of it, read in place. The view
+    /// (and every view taken from it) is valid until this parser parses again.
+    public func view(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONView {
+        generation &+= 1
         var events: UnsafePointer<navjson_event>? = nil
         var count = 0
         let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self)
@@ -44,8 +49,12 @@ public final class JSONParser {
             default: throw JSONParseError(kind: .syntax, detail: detail)
             }
         }
-        var i = 0
-        return Self.build(events, &i)
+        return JSONView(events: events, index: 0, parser: self, generation: generation)
+    }
+
+    /// Parses a complete document held in `bytes` into a tree.
+    public func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONValue {
+        try view(bytes).value
     }
 
     public func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
@@ -59,13 +68,13 @@ public final class JSONParser {
         try parse(Array(text.utf8))
     }
 
-    @inline(__always)
-    private static func string(_ e: navjson_event) -> String {
+    @inlinable @inline(__always)
+    static func string(_ e: navjson_event) -> String {
         guard e.len > 0, let p = e.v.s else { return "" }
         return String(decoding: UnsafeRawBufferPointer(start: p, count: Int(e.len)), as: UTF8.self)
     }
 
-    private static func build(_ ev: UnsafePointer<navjson_event>, _ i: inout Int) -> JSONValue {
+    static func build(_ ev: UnsafePointer<navjson_event>, _ i: inout Int) -> JSONValue {
         let e = ev[i]
         i += 1
         switch Int32(e.type) {

@@ -126,6 +126,28 @@ public struct JSONWriter {
     }
 }
 
+/// A value that writes its own JSON: replies of known shapes are written straight into the output
+/// buffer this way, without building a ``JSONValue`` tree first.
+public protocol JSONEncodable {
+    func encode(into w: inout JSONWriter)
+}
+
+extension JSONValue: JSONEncodable {
+    @inlinable public func encode(into w: inout JSONWriter) { w.write(self) }
+}
+
+extension JSONWriter {
+    /// Writes an array of strings.
+    public mutating func write(strings: [String]) {
+        bytes.append(UInt8(ascii: "["))
+        for (i, s) in strings.enumerated() {
+            if i > 0 { bytes.append(UInt8(ascii: ",")) }
+            write(string: s)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+}
+
 extension JSONValue: CustomStringConvertible {
     /// The compact JSON text of the value.
     public var description: String { JSONWriter.string(self) }

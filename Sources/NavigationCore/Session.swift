@@ -186,6 +186,7 @@ public final class Session {
     /// Node ids from the root to the screen the user sees.
     public var visible: [String] {
         var path: [String] = []
+        path.reserveCapacity(8)
         var n: Node? = root
         while let cur = n {
             path.append(cur.id)

@@ -1,12 +1,13 @@
 import JSON
 
-/// A request or notification received from a peer (`id == nil` for a notification).
-public struct RPCRequest: Sendable {
+/// A request or notification received from a peer (`id == nil` for a notification). Its params are
+/// read in place from the parser's buffers: valid until that parser parses the next message.
+public struct RPCRequest {
     public var id: JSONValue?
     public var method: String
-    public var params: JSONValue?
+    public var params: JSONView?
 
-    public init(id: JSONValue?, method: String, params: JSONValue?) {
+    public init(id: JSONValue?, method: String, params: JSONView?) {
         self.id = id
         self.method = method
         self.params = params
@@ -28,73 +29,78 @@ public struct RPCResponse: Sendable {
 }
 
 /// One decoded JSON-RPC message.
-public enum RPCMessage: Sendable {
+public enum RPCMessage {
     case request(RPCRequest)
     case response(RPCResponse)
 
-    /// Validates one JSON-RPC 2.0 message. On failure the error comes with the id to answer with
-    /// (`null` when the id itself could not be read).
-    public static func decode(_ value: JSONValue) -> Result<RPCMessage, RPCDecodeFailure> {
-        guard case .object(let o) = value else {
-            return .failure(RPCDecodeFailure(id: .null, error: .invalidRequest("a JSON-RPC message must be an object, not \(value.typeName)")))
+    /// Validates one JSON-RPC 2.0 message, reading it in place (only the id, the method name and a
+    /// response's result or error are copied out). On failure the error comes with the id to answer
+    /// with (`null` when the id itself could not be read).
+    public static func decode(_ message: JSONView) -> Result<RPCMessage, RPCDecodeFailure> {
+        guard message.isObject else {
+            return .failure(RPCDecodeFailure(id: .null, error: .invalidRequest("a JSON-RPC message must be an object, not \(message.typeName)")))
         }
-        var id: JSONValue? = nil
-        var method: JSONValue? = nil
-        var params: JSONValue? = nil
-        var result: JSONValue? = nil
-        var error: JSONValue? = nil
-        var version: JSONValue? = nil
-        for (k, v) in o.members {
-            switch k {
-            case "id": id = v
-            case "method": method = v
-            case "params": params = v
-            case "result": result = v
-            case "error": error = v
-            case "jsonrpc": version = v
+        var id: JSONView? = nil
+        var method: JSONView? = nil
+        var params: JSONView? = nil
+        var result: JSONView? = nil
+        var error: JSONView? = nil
+        var version: JSONView? = nil
+        message.forEachMember { k, v in
+            switch k.count {
+            case 2 where k[0] == UInt8(ascii: "i") && k[1] == UInt8(ascii: "d"): id = v
+            case 5 where Self.key(k, "error"): error = v
+            case 6 where Self.key(k, "method"): method = v
+            case 6 where Self.key(k, "params"): params = v
+            case 6 where Self.key(k, "result"): result = v
+            case 7 where Self.key(k, "jsonrpc"): version = v
             default: break
             }
         }
         let replyId: JSONValue
-        switch id {
-        case nil, .null?, .string?, .int?, .double?: replyId = id ?? .null
+        switch id?.kind {
+        case nil: replyId = .null
+        case .null?, .string?, .int?, .double?: replyId = id!.value
         default:
             return .failure(RPCDecodeFailure(id: .null, error: .invalidRequest("\"id\" must be a string, a number or null, not \(id!.typeName)")))
         }
-        guard version == .string("2.0") else {
+        guard let version, version.kind == .string, Self.key(version.stringBytes, "2.0") else {
             return .failure(RPCDecodeFailure(id: replyId, error: .invalidRequest("\"jsonrpc\" must be \"2.0\"")))
         }
         if let method {
-            guard case .string(let name) = method else {
+            guard let name = method.string else {
                 return .failure(RPCDecodeFailure(id: replyId, error: .invalidRequest("\"method\" must be a string, not \(method.typeName)")))
             }
-            switch params {
-            case nil, .array?, .object?: break
-            default:
-                return .failure(RPCDecodeFailure(id: replyId, error: .invalidRequest("\"params\" must be an object or an array, not \(params!.typeName)")))
+            if let params, !params.isArray && !params.isObject {
+                return .failure(RPCDecodeFailure(id: replyId, error: .invalidRequest("\"params\" must be an object or an array, not \(params.typeName)")))
             }
-            return .success(.request(RPCRequest(id: id, method: name, params: params)))
+            let requestId: JSONValue? = id.map { _ in replyId }  // absent: a notification; `null`: a request
+            return .success(.request(RPCRequest(id: requestId, method: name, params: params)))
         }
-        if let id, result != nil || error != nil {
+        if id != nil, result != nil || error != nil {
             if let error {
-                guard let e = RPCError(json: error) else {
+                guard let e = RPCError(json: error.value) else {
                     return .failure(RPCDecodeFailure(id: .null, error: .invalidRequest("\"error\" must be an object with \"code\" and \"message\"")))
                 }
-                return .success(.response(RPCResponse(id: id, result: .failure(e))))
+                return .success(.response(RPCResponse(id: replyId, result: .failure(e))))
             }
-            return .success(.response(RPCResponse(id: id, result: .success(result!))))
+            return .success(.response(RPCResponse(id: replyId, result: .success(result!.value))))
         }
         return .failure(RPCDecodeFailure(id: replyId, error: .invalidRequest("a request needs \"method\"; a response needs \"id\" and \"result\" or \"error\"")))
+    }
+
+    @inline(__always) private static func key(_ k: UnsafeRawBufferPointer, _ name: StaticString) -> Bool {
+        k.count == name.utf8CodeUnitCount && name.withUTF8Buffer { n in k.elementsEqual(n) }
     }
 }
 
 /// Encoders for outgoing messages, writing straight into a byte buffer.
 public enum RPCEncoder {
-    public static func response(id: JSONValue, result: JSONValue, into w: inout JSONWriter) {
+    public static func response(id: JSONValue, result: some JSONEncodable, into w: inout JSONWriter) {
         w.raw("{\"jsonrpc\":\"2.0\",\"id\":")
         w.write(id)
         w.raw(",\"result\":")
-        w.write(result)
+        result.encode(into: &w)
         w.raw("}")
     }
 

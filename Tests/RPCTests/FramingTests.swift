@@ -91,7 +91,8 @@ private func decode(_ chunks: [[UInt8]], max: Int = 1024) -> (messages: [(Framin
     let p = JSONParser()
 
     private func decodeText(_ text: String) throws -> Result<RPCMessage, RPCDecodeFailure> {
-        RPCMessage.decode(try p.parse(text))
+        let bytes = Array(text.utf8)
+        return RPCMessage.decode(try bytes.withUnsafeBytes { b throws(JSONParseError) in try p.view(b) })
     }
 
     @Test(arguments: [#"{"jsonrpc":"2.0","id":1,"method":"m"}"#, #"{"jsonrpc":"2.0","id":"x","method":"m","params":{}}"#,

@@ -14,8 +14,8 @@ enum {
     NAVJSON_INT = 3,     // v.i
     NAVJSON_DOUBLE = 4,  // v.d
     NAVJSON_STRING = 5,  // v.s, len
-    NAVJSON_ARRAY = 6,   // len = element count; the elements follow
-    NAVJSON_OBJECT = 7,  // len = member count; each member is a KEY event then its value
+    NAVJSON_ARRAY = 6,   // len = element count, v.i = index of the event after the array; the elements follow
+    NAVJSON_OBJECT = 7,  // len = member count, v.i = index of the event after the object; each member is a KEY event then its value
     NAVJSON_KEY = 8,     // v.s, len
 };
 

@@ -11,14 +11,14 @@ extension Server {
         methods["ping"] = { call in call.reply.succeed("pong") }
 
         methods["hello"] = { [unowned self] call in
-            if let name = call.params["client"] {
+            if let name = call.param("client") {
                 guard case .string(let s) = name else {
                     call.reply.fail(.invalidParams("\"client\" must be a string naming the client, e.g. \"nav-tui\""))
                     return
                 }
                 call.connection.clientName = s
             }
-            if let token = call.params["token"] {
+            if let token = call.param("token") {
                 guard case .string(let t) = token else {
                     call.reply.fail(.invalidParams("\"token\" must be a string"))
                     return

@@ -10,31 +10,31 @@ extension Server {
         methods["open"] = { [unowned self] call in self.open(call) }
 
         methods["dismiss"] = { [unowned self] call in
-            self.handle(call) { () throws(RPCError) -> JSONValue in
+            self.handle(call) { () throws(RPCError) -> Removed in
                 let p = try Params(call, allowed: ["session", "node"])
                 let state = try self.hub.state(try p.session)
                 let node = try p.string("node")
                 do throws(NavError) {
                     let c = try state.session.dismiss(node)
                     self.hub.publish(c, in: state)
-                    return ["version": .int(c.version), "removed": .array(c.removed.map(JSONValue.string))]
+                    return Removed(c)
                 } catch { throw error.rpc }
             }
         }
 
         methods["flowComplete"] = { [unowned self] call in
-            self.handle(call) { () throws(RPCError) -> JSONValue in
+            self.handle(call) { () throws(RPCError) -> Removed in
                 let p = try Params(call, allowed: ["session", "flow", "result", "error", "cancelled"])
                 let state = try self.hub.state(try p.session)
                 let flow = try p.requiredString("flow", "the id of the flow node to complete")
-                let given = ["result", "error", "cancelled"].filter { p.object[$0] != nil }
+                let given = ["result", "error", "cancelled"].filter { p.has($0) }
                 guard given.count == 1 else {
                     throw .invalidParams("`flowComplete` needs exactly one of \"result\", \"error\" ({message, data?}) or \"cancelled\": true; got \(given.isEmpty ? "none" : given.joined(separator: ", "))",
                                          data: ["param": "result"])
                 }
                 let outcome: Session.FlowOutcome
                 switch given[0] {
-                case "result": outcome = .result(p.object["result"]!)
+                case "result": outcome = .result(p.value("result")!)
                 case "error":
                     guard let e = try p.objectParam("error"), e["message"]?.stringValue != nil else {
                         throw .invalidParams("\"error\" must be an object {message: string, data?: any}", data: ["param": "error"])
@@ -49,7 +49,7 @@ extension Server {
                 do throws(NavError) {
                     let c = try state.session.flowComplete(flow, outcome)
                     self.hub.publish(c, in: state)
-                    return ["version": .int(c.version), "removed": .array(c.removed.map(JSONValue.string))]
+                    return Removed(c)
                 } catch { throw error.rpc }
             }
         }
@@ -181,7 +181,7 @@ extension Server {
     }
 
     /// Runs a synchronous handler and replies with its result or error.
-    func handle(_ call: Call, _ body: () throws(RPCError) -> JSONValue) {
+    func handle<R: JSONEncodable>(_ call: Call, _ body: () throws(RPCError) -> R) {
         do { call.reply.succeed(try body()) } catch { call.reply.fail(error) }
     }
 
@@ -251,7 +251,7 @@ extension Server {
         if plan.preconditions.isEmpty {
             // Nothing to wait for: commit now, without the pending-navigation bookkeeping.
             let result = commitResult(state, plan, navigation: hub.nextNavigationId(), starter: call.connection)
-            if let key = request.key { session.remember(key: key, result) }
+            if let key = request.key { session.remember(key: key, result.map(\.json)) }
             call.reply.finish(result.mapError(\.rpc))
             return
         }
@@ -325,19 +325,17 @@ extension Server {
 
     /// Commits a navigation whose preconditions passed.
     func commitResult(_ nav: PendingNavigation) -> Result<JSONValue, NavError> {
-        commitResult(nav.state, nav.plan, navigation: nav.id, starter: nav.connection)
+        commitResult(nav.state, nav.plan, navigation: nav.id, starter: nav.connection).map(\.json)
     }
 
     /// Commits `plan` and publishes it; `starter` hears `flowCompleted` of a flow it starts.
-    func commitResult(_ state: SessionState, _ plan: Plan, navigation: String, starter: Connection) -> Result<JSONValue, NavError> {
+    func commitResult(_ state: SessionState, _ plan: Plan, navigation: String, starter: Connection) -> Result<Navigated, NavError> {
         do {
             let c = try state.session.commit(plan)
             if let n = c.node, n.kind == .flow { state.flowStarters[n.id] = starter }
             hub.publish(c, in: state)
-            return .success([
-                "navigation": .string(navigation), "node": .string(c.node?.id ?? ""), "version": .int(c.version),
-                "visible": .array(state.session.visible.map(JSONValue.string)),
-            ])
+            return .success(Navigated(navigation: navigation, node: c.node?.id ?? "", version: c.version,
+                                      visible: state.session.visible))
         } catch {
             return .failure(error)
         }

@@ -3,29 +3,42 @@ import NavigationCore
 import RPC
 
 /// Reads a method's named params with precise errors: a wrong type or an unknown name is an
-/// `invalidParams` error naming the param (`data.param`) and what it should be.
+/// `invalidParams` error naming the param (`data.param`) and what it should be. Params are read in
+/// place (``JSONView``); only the values asked for are copied out.
 struct Params {
     let method: String
-    let object: JSONObject
-    let allowed: [String]
+    let object: JSONView?
 
     init(_ call: Call, allowed: [String]) throws(RPCError) {
         method = call.method
-        object = call.params
-        self.allowed = allowed
-        for (k, _) in object where !allowed.contains(k) {
-            throw RPCError.invalidParams("`\(method)` has no param \"\(k)\"; its params are \(allowed.map { "\"\($0)\"" }.joined(separator: ", "))",
-                                         data: ["param": .string(k)])
+        object = call.params.flatMap { $0.isObject ? $0 : nil }
+        try object?.forEachMember { (k, _) throws(RPCError) in
+            guard !allowed.contains(where: { $0.utf8.count == k.count && JSONView.bytes(k, equal: $0) }) else { return }
+            let name = String(decoding: k, as: UTF8.self)
+            throw RPCError.invalidParams("`\(method)` has no param \"\(name)\"; its params are \(allowed.map { "\"\($0)\"" }.joined(separator: ", "))",
+                                         data: ["param": .string(name)])
         }
     }
 
-    private func wrong(_ name: String, _ expected: String, _ v: JSONValue) -> RPCError {
-        .invalidParams("\"\(name)\" must be \(expected), not \(v.typeName) \(JSONWriter.string(v))", data: ["param": .string(name)])
+    /// Whether the param is given at all (`null` included).
+    func has(_ name: String) -> Bool { object?.member(name) != nil }
+
+    /// The param as given (`null` included), copied out.
+    func value(_ name: String) -> JSONValue? { object?.member(name)?.value }
+
+    /// The param, unless absent or `null`.
+    private func given(_ name: String) -> JSONView? {
+        guard let v = object?.member(name), !v.isNull else { return nil }
+        return v
+    }
+
+    private func wrong(_ name: String, _ expected: String, _ v: JSONView) -> RPCError {
+        .invalidParams("\"\(name)\" must be \(expected), not \(v.typeName) \(JSONWriter.string(v.value))", data: ["param": .string(name)])
     }
 
     func string(_ name: String) throws(RPCError) -> String? {
-        guard let v = object[name], !v.isNull else { return nil }
-        guard case .string(let s) = v else { throw wrong(name, "a string", v) }
+        guard let v = given(name) else { return nil }
+        guard let s = v.string else { throw wrong(name, "a string", v) }
         return s
     }
 
@@ -37,29 +50,29 @@ struct Params {
     }
 
     func int(_ name: String) throws(RPCError) -> Int? {
-        guard let v = object[name], !v.isNull else { return nil }
-        guard let i = v.intValue else { throw wrong(name, "an integer", v) }
+        guard let v = given(name) else { return nil }
+        guard let i = v.int else { throw wrong(name, "an integer", v) }
         return i
     }
 
     func bool(_ name: String) throws(RPCError) -> Bool? {
-        guard let v = object[name], !v.isNull else { return nil }
-        guard case .bool(let b) = v else { throw wrong(name, "true or false", v) }
+        guard let v = given(name) else { return nil }
+        guard let b = v.bool else { throw wrong(name, "true or false", v) }
         return b
     }
 
     func objectParam(_ name: String) throws(RPCError) -> JSONObject? {
-        guard let v = object[name], !v.isNull else { return nil }
-        guard case .object(let o) = v else { throw wrong(name, "an object", v) }
+        guard let v = given(name) else { return nil }
+        guard v.isObject, case .object(let o) = v.value else { throw wrong(name, "an object", v) }
         return o
     }
 
     func stringArray(_ name: String) throws(RPCError) -> [String]? {
-        guard let v = object[name], !v.isNull else { return nil }
-        guard case .array(let a) = v else { throw wrong(name, "a list of strings", v) }
+        guard let v = given(name) else { return nil }
+        guard v.isArray else { throw wrong(name, "a list of strings", v) }
         var out: [String] = []
-        for x in a {
-            guard case .string(let s) = x else { throw wrong(name, "a list of strings", v) }
+        for x in v.elements {
+            guard let s = x.string else { throw wrong(name, "a list of strings", v) }
             out.append(s)
         }
         return out

@@ -5,7 +5,8 @@ import RPC
 final class BatchCollector {
     let connection: Connection
     let framing: Framing
-    var slots: [JSONValue?]
+    /// Each reply's encoded message.
+    var slots: [[UInt8]?]
     var outstanding: Int
 
     init(connection: Connection, framing: Framing, count: Int) {
@@ -15,8 +16,10 @@ final class BatchCollector {
         outstanding = 0
     }
 
-    func fill(_ index: Int, _ message: JSONValue) {
-        slots[index] = message
+    func fill(_ index: Int, _ encode: (inout JSONWriter) -> Void) {
+        var w = JSONWriter(capacity: 64)
+        encode(&w)
+        slots[index] = w.bytes
         outstanding -= 1
         finishIfDone()
     }
@@ -26,9 +29,14 @@ final class BatchCollector {
         let replies = slots.compactMap { $0 }
         // A batch of notifications only gets no reply at all.
         guard !replies.isEmpty else { return }
-        var w = JSONWriter(capacity: replies.count * 48)
-        w.write(.array(replies))
-        connection.sendFramed(w.bytes, framing)
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        out.reserveCapacity(replies.reduce(2) { $0 + $1.count + 1 })
+        for (i, r) in replies.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: r)
+        }
+        out.append(UInt8(ascii: "]"))
+        connection.sendFramed(out, framing)
     }
 }
 
@@ -45,10 +53,17 @@ struct Reply {
 
     var expectsAnswer: Bool { id != nil }
 
-    func succeed(_ result: JSONValue) {
+    /// Answers with a value (what literals and trees read as).
+    func succeed(_ result: JSONValue) { answer(result) }
+
+    /// Answers with a result of a known shape, written straight into the connection's output.
+    func succeed<R: JSONEncodable>(_ result: R) { answer(result) }
+
+    /// Writes the reply into the connection's output (or the batch's slot).
+    private func answer(_ result: some JSONEncodable) {
         guard let id else { return }
         if let batch {
-            batch.fill(slot, .object(["jsonrpc": "2.0", "id": id, "result": result]))
+            batch.fill(slot) { RPCEncoder.response(id: id, result: result, into: &$0) }
         } else {
             connection.send(framing) { RPCEncoder.response(id: id, result: result, into: &$0) }
         }
@@ -59,7 +74,7 @@ struct Reply {
     func fail(_ error: RPCError) {
         guard let id else { return }
         if let batch {
-            batch.fill(slot, .object(["jsonrpc": "2.0", "id": id, "error": error.json]))
+            batch.fill(slot) { RPCEncoder.error(id: id, error: error, into: &$0) }
         } else {
             connection.send(framing) { RPCEncoder.error(id: id, error: error, into: &$0) }
         }
@@ -67,18 +82,23 @@ struct Reply {
         if counted { connection.requestAnswered() }
     }
 
-    func finish(_ result: Result<JSONValue, RPCError>) {
+    func finish(_ result: Result<some JSONEncodable, RPCError>) {
         switch result {
-        case .success(let v): succeed(v)
+        case .success(let v): answer(v)
         case .failure(let e): fail(e)
         }
     }
 }
 
-/// One incoming call as a method handler sees it.
+/// One incoming call as a method handler sees it. `params` (an object, an empty array or nil) is read
+/// in place from the parser's buffers: handlers read it before they return (``Params``), and keep
+/// copies (`JSONValue`, `String`) of what they need later.
 struct Call {
     let connection: Connection
     let method: String
-    let params: JSONObject
+    let params: JSONView?
     let reply: Reply
+
+    /// The param `name` as a value, or nil when absent.
+    func param(_ name: String) -> JSONValue? { params?.member(name)?.value }
 }

@@ -241,9 +241,9 @@ public final class Server {
     // MARK: Messages
 
     func handleMessage(_ body: UnsafeRawBufferPointer, framing: Framing, from c: Connection) {
-        let value: JSONValue
+        let message: JSONView
         do {
-            value = try parser.parse(body)
+            message = try parser.view(body)
         } catch {
             let e: RPCError
             switch error.kind {
@@ -260,11 +260,11 @@ public final class Server {
             c.sendFramed(w.bytes, framing)
             return
         }
-        if case .array(let items) = value {
-            handleBatch(items, framing: framing, from: c)
+        if message.isArray {
+            handleBatch(message.elements, framing: framing, from: c)
             return
         }
-        switch RPCMessage.decode(value) {
+        switch RPCMessage.decode(message) {
         case .success(.request(let r)):
             dispatch(r, reply: Reply(connection: c, id: r.id, framing: framing, batch: nil, slot: 0))
         case .success(.response(let r)):
@@ -274,7 +274,7 @@ public final class Server {
         }
     }
 
-    private func handleBatch(_ items: [JSONValue], framing: Framing, from c: Connection) {
+    private func handleBatch(_ items: [JSONView], framing: Framing, from c: Connection) {
         guard !items.isEmpty else {
             Reply(connection: c, id: .null, framing: framing, batch: nil, slot: 0)
                 .fail(.invalidRequest("empty batch: a batch must hold at least one request", kind: "emptyBatch"))
@@ -315,12 +315,8 @@ public final class Server {
             reply.fail(.methodNotFound(request.method))
             return
         }
-        let params: JSONObject
-        switch request.params {
-        case nil: params = [:]
-        case .object(let o)?: params = o
-        case .array(let a)? where a.isEmpty: params = [:]
-        default:
+        let params = request.params
+        if let p = params, !p.isObject && !(p.isArray && p.count == 0) {
             reply.fail(.invalidParams("navd's methods take named parameters: \"params\" must be an object"))
             return
         }

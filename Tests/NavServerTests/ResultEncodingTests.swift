@@ -1,0 +1,46 @@
+import Foundation
+import JSON
+import NavTesting
+import Testing
+@testable import NavServer
+
+/// Replies of known shapes are written directly; property: Foundation's decoder reads back the same
+/// values, for any strings (escapes, control characters, non-ASCII).
+@Suite struct ResultEncodingTests {
+    private static let alphabet: [Unicode.Scalar] = (0..<0x80).compactMap(Unicode.Scalar.init) + ["é", "中", "😀", "\u{2028}"]
+
+    private static func randomString(_ rng: inout SplitMix64) -> String {
+        var s = ""
+        for _ in 0..<Int(rng.next() % 12) { s.unicodeScalars.append(alphabet[Int(rng.next() % UInt64(alphabet.count))]) }
+        return s
+    }
+
+    private static func decode(_ e: some JSONEncodable) throws -> [String: Any]? {
+        var w = JSONWriter()
+        e.encode(into: &w)
+        return try JSONSerialization.jsonObject(with: Data(w.bytes)) as? [String: Any]
+    }
+
+    @Test func navigatedAndRemovedRoundTripThroughFoundation() throws {
+        var rng = SplitMix64(seed: 0xD1AC)
+        for _ in 0..<1000 {
+            let visible = (0..<Int(rng.next() % 5)).map { _ in Self.randomString(&rng) }
+            let n = Navigated(navigation: Self.randomString(&rng), node: Self.randomString(&rng),
+                              version: Int(bitPattern: UInt(rng.next())), visible: visible)
+            let o = try Self.decode(n)
+            #expect(o?["navigation"] as? String == n.navigation)
+            #expect(o?["node"] as? String == n.node)
+            #expect((o?["version"] as? NSNumber)?.int64Value == Int64(n.version))
+            #expect(o?["visible"] as? [String] == visible)
+            #expect(try JSONParser().parse(JSONWriter.encode(n.json)) == n.json)
+            var w = JSONWriter()
+            n.encode(into: &w)
+            #expect(try JSONParser().parse(w.bytes) == n.json)
+
+            let r = Removed(version: Int(rng.next() % 1000), removed: visible)
+            let ro = try Self.decode(r)
+            #expect((ro?["version"] as? NSNumber)?.intValue == r.version)
+            #expect(ro?["removed"] as? [String] == visible)
+        }
+    }
+}
