@@ -1,17 +1,32 @@
-/// Writes JSON text straight into a byte buffer: no intermediate strings, correct escaping of every
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes JSON text straight into a ``ByteBuffer``: no intermediate strings, correct escaping of every
 /// string (control characters, quotes, backslashes; UTF-8 passes through unchanged).
 public struct JSONWriter {
-    public var bytes: [UInt8]
+    /// Where the text goes (shared by copies of the writer).
+    public let buffer: ByteBuffer
 
     public init(capacity: Int = 256) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
+        buffer = ByteBuffer(capacity: capacity)
     }
 
+    /// A writer that appends to `buffer` (a connection's output, say).
+    public init(into buffer: ByteBuffer) {
+        self.buffer = buffer
+    }
+
+    /// A copy of what was written.
+    public var bytes: [UInt8] { buffer.bytes }
+
     /// Serializes `value` into a fresh byte array.
-    public static func encode(_ value: JSONValue) -> [UInt8] {
+    public static func encode(_ value: JSONValue) -> [UInt8] { encode(encodable: value) }
+
+    /// Serializes a value that writes itself into a fresh byte array.
+    public static func encode(encodable value: some JSONEncodable) -> [UInt8] {
         var w = JSONWriter()
-        w.write(value)
+        value.encode(into: &w)
         return w.bytes
     }
 
@@ -20,11 +35,11 @@ public struct JSONWriter {
         String(decoding: encode(value), as: UTF8.self)
     }
 
-    @inline(__always) public mutating func raw(_ s: StaticString) {
-        s.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    @inlinable @inline(__always) public mutating func raw(_ s: StaticString) {
+        buffer.append(s.utf8Start, count: s.utf8CodeUnitCount)
     }
 
-    @inline(__always) public mutating func raw(_ b: UInt8) { bytes.append(b) }
+    @inlinable @inline(__always) public mutating func raw(_ b: UInt8) { buffer.append(b) }
 
     public mutating func write(_ value: JSONValue) {
         switch value {
@@ -34,46 +49,40 @@ public struct JSONWriter {
         case .double(let d): write(double: d)
         case .string(let s): write(string: s)
         case .array(let a):
-            bytes.append(UInt8(ascii: "["))
+            raw(UInt8(ascii: "["))
             var first = true
             for v in a {
-                if !first { bytes.append(UInt8(ascii: ",")) }
+                if !first { raw(UInt8(ascii: ",")) }
                 first = false
                 write(v)
             }
-            bytes.append(UInt8(ascii: "]"))
+            raw(UInt8(ascii: "]"))
         case .object(let o):
-            bytes.append(UInt8(ascii: "{"))
+            raw(UInt8(ascii: "{"))
             var first = true
             for (k, v) in o.members {
-                if !first { bytes.append(UInt8(ascii: ",")) }
+                if !first { raw(UInt8(ascii: ",")) }
                 first = false
                 write(string: k)
-                bytes.append(UInt8(ascii: ":"))
+                raw(UInt8(ascii: ":"))
                 write(v)
             }
-            bytes.append(UInt8(ascii: "}"))
+            raw(UInt8(ascii: "}"))
         }
     }
 
     public mutating func write(int: Int) {
-        if int == 0 {
-            bytes.append(UInt8(ascii: "0"))
-            return
-        }
         var v = int.magnitude
-        if int < 0 { bytes.append(UInt8(ascii: "-")) }
-        var tmp: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                  UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var n = 0
-        withUnsafeMutableBytes(of: &tmp) { buf in
-            while v > 0 {
-                buf[19 - n] = UInt8(ascii: "0") + UInt8(v % 10)
+        // Digits are produced backwards into a small stack buffer, then copied once.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { tmp in
+            var i = 20
+            repeat {
+                i -= 1
+                tmp[i] = UInt8(ascii: "0") + UInt8(v % 10)
                 v /= 10
-                n += 1
-            }
-            bytes.append(contentsOf: buf[(20 - n)...])
+            } while v > 0
+            if int < 0 { buffer.append(UInt8(ascii: "-")) }
+            buffer.append(tmp.baseAddress! + i, count: 20 - i)
         }
     }
 
@@ -84,45 +93,54 @@ public struct JSONWriter {
             write(int: Int(double))
             raw(".0")
         } else {
-            bytes.append(contentsOf: double.description.utf8)
+            buffer.append(double.description)
         }
     }
 
-    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+    private static let hex: StaticString = "0123456789abcdef"
 
     public mutating func write(string: String) {
-        bytes.append(UInt8(ascii: "\""))
-        var s = string
-        s.withUTF8 { utf8 in
-            var start = 0
-            var i = 0
-            let n = utf8.count
-            while i < n {
-                let c = utf8[i]
-                if c >= 0x20 && c != 0x22 && c != 0x5C {
-                    i += 1
-                    continue
-                }
-                if start < i { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<i])) }
-                switch c {
-                case 0x22: raw("\\\"")
-                case 0x5C: raw("\\\\")
-                case 0x0A: raw("\\n")
-                case 0x0D: raw("\\r")
-                case 0x09: raw("\\t")
-                case 0x08: raw("\\b")
-                case 0x0C: raw("\\f")
-                default:
-                    raw("\\u00")
-                    bytes.append(Self.hex[Int(c >> 4)])
-                    bytes.append(Self.hex[Int(c & 0xF)])
-                }
-                i += 1
-                start = i
-            }
-            if start < n { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<n])) }
+        if let done = string.utf8.withContiguousStorageIfAvailable({ write(utf8: UnsafeRawBufferPointer($0)) }) {
+            return done
         }
-        bytes.append(UInt8(ascii: "\""))
+        var s = string
+        s.withUTF8 { write(utf8: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Writes UTF-8 text as a JSON string: runs that need no escape are copied at once.
+    public mutating func write(utf8: UnsafeRawBufferPointer) {
+        let n = utf8.count
+        buffer.reserve(n + 2)
+        buffer.append(UInt8(ascii: "\""))
+        var start = 0
+        var i = 0
+        while i < n {
+            let c = utf8[i]
+            if c >= 0x20 && c != 0x22 && c != 0x5C {
+                i += 1
+                continue
+            }
+            if start < i { buffer.append(utf8.baseAddress! + start, count: i - start) }
+            switch c {
+            case 0x22: raw("\\\"")
+            case 0x5C: raw("\\\\")
+            case 0x0A: raw("\\n")
+            case 0x0D: raw("\\r")
+            case 0x09: raw("\\t")
+            case 0x08: raw("\\b")
+            case 0x0C: raw("\\f")
+            default:
+                raw("\\u00")
+                Self.hex.withUTF8Buffer { h in
+                    buffer.append(h[Int(c >> 4)])
+                    buffer.append(h[Int(c & 0xF)])
+                }
+            }
+            i += 1
+            start = i
+        }
+        if start < n { buffer.append(utf8.baseAddress! + start, count: n - start) }
+        buffer.append(UInt8(ascii: "\""))
     }
 }
 
@@ -139,12 +157,12 @@ extension JSONValue: JSONEncodable {
 extension JSONWriter {
     /// Writes an array of strings.
     public mutating func write(strings: [String]) {
-        bytes.append(UInt8(ascii: "["))
+        raw(UInt8(ascii: "["))
         for (i, s) in strings.enumerated() {
-            if i > 0 { bytes.append(UInt8(ascii: ",")) }
+            if i > 0 { raw(UInt8(ascii: ",")) }
             write(string: s)
         }
-        bytes.append(UInt8(ascii: "]"))
+        raw(UInt8(ascii: "]"))
     }
 }
 

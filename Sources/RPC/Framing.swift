@@ -1,3 +1,5 @@
+import JSON
+
 /// How one message is delimited on the stream.
 public enum Framing: Sendable, Equatable {
     /// One JSON text per line, `\n`-terminated (`\r\n` accepted). The default.
@@ -13,6 +15,17 @@ public enum Framing: Sendable, Equatable {
             out.append(UInt8(ascii: "\n"))
         case .contentLength:
             out.append(contentsOf: "Content-Length: \(body.count)\r\n\r\n".utf8)
+            out.append(contentsOf: body)
+        }
+    }
+
+    public static func append(_ body: UnsafeRawBufferPointer, _ framing: Framing, to out: ByteBuffer) {
+        switch framing {
+        case .newline:
+            out.append(contentsOf: body)
+            out.append(UInt8(ascii: "\n"))
+        case .contentLength:
+            out.append("Content-Length: \(body.count)\r\n\r\n")
             out.append(contentsOf: body)
         }
     }

@@ -14,7 +14,7 @@ final class Connection {
     let stream: PipeStream
     private var decoder: FrameDecoder
     /// Output not yet handed to the stream; flushed once per loop iteration.
-    private(set) var output: [UInt8] = []
+    let output = ByteBuffer(capacity: 1024)
     /// The framing of the last message received (used for notifications and requests from navd).
     var lastFraming: Framing = .newline
     let peer: PeerCredentials?
@@ -116,7 +116,7 @@ final class Connection {
     /// Queues one complete message body with `framing`.
     func sendFramed(_ body: [UInt8], _ framing: Framing) {
         guard !isClosed else { return }
-        body.withUnsafeBytes { Framing.append($0, framing, to: &output) }
+        body.withUnsafeBytes { Framing.append($0, framing, to: output) }
         markDirty()
     }
 
@@ -125,16 +125,15 @@ final class Connection {
     func send(_ framing: Framing, _ encode: (inout JSONWriter) -> Void) {
         guard !isClosed else { return }
         if framing == .newline {
-            var w = JSONWriter(capacity: 0)
-            swap(&w.bytes, &output)
+            var w = JSONWriter(into: output)
             encode(&w)
-            w.bytes.append(UInt8(ascii: "\n"))
-            swap(&w.bytes, &output)
+            output.append(UInt8(ascii: "\n"))
             markDirty()
         } else {
             var w = JSONWriter(capacity: 128)
             encode(&w)
-            sendFramed(w.bytes, framing)
+            w.buffer.withUnsafeBytes { Framing.append($0, framing, to: output) }
+            markDirty()
         }
     }
 
@@ -162,7 +161,7 @@ final class Connection {
             "disconnecting a client that does not read its output",
             metadata: ["navd.client": "\(id)", "navd.limit": "\(server.config.maxOutput)",
                        "navd.pending": "\(output.count + stream.queuedBytes)"])
-        output.removeAll()
+        output.removeAll(keepingAtMost: 64 * 1024)
         close(reason: "output exceeded --max-output")
     }
 
@@ -172,7 +171,7 @@ final class Connection {
         guard !isClosed, !output.isEmpty else { return }
         server.stats.bytesOut += output.count
         output.withUnsafeBytes { stream.write($0) }
-        output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
+        output.removeAll(keepingAtMost: 64 * 1024)
         let queued = stream.queuedBytes
         if queued > server.config.maxOutput {
             overflow()

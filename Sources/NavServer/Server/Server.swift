@@ -329,21 +329,28 @@ public final class Server {
     func broadcast(method: String, params: JSONValue, to targets: some Sequence<Connection>) {
         var body = JSONWriter(capacity: 256)
         RPCEncoder.notification(method: method, params: params, into: &body)
-        // Framed once per framing in use, then the same bytes go to every subscriber.
-        var lines: [UInt8]?, headed: [UInt8]?
+        let length = body.buffer.count
+        // Framed once per framing in use, then the same bytes go to every subscriber: the line is the
+        // body and its newline in the same buffer; the Content-Length form is built when first needed.
+        body.raw(UInt8(ascii: "\n"))
+        var headed: ByteBuffer?
         var sent = 0
-        for c in targets where !c.isClosed {
-            switch c.lastFraming {
-            case .newline:
-                if lines == nil { lines = Framing.frame(body.bytes, .newline) }
-                lines!.withUnsafeBytes { c.sendRaw($0) }
-            case .contentLength:
-                if headed == nil { headed = Framing.frame(body.bytes, .contentLength) }
-                headed!.withUnsafeBytes { c.sendRaw($0) }
+        body.buffer.withUnsafeBytes { line in
+            for c in targets where !c.isClosed {
+                switch c.lastFraming {
+                case .newline:
+                    c.sendRaw(line)
+                case .contentLength:
+                    if headed == nil {
+                        let h = ByteBuffer(capacity: length + 32)
+                        Framing.append(UnsafeRawBufferPointer(rebasing: line[..<length]), .contentLength, to: h)
+                        headed = h
+                    }
+                    headed!.withUnsafeBytes { c.sendRaw($0) }
+                }
+                sent += 1
             }
-            sent += 1
         }
         stats.notificationsSent += sent
     }
 }
-
