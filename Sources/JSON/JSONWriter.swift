@@ -111,6 +111,26 @@ public struct JSONWriter {
     public mutating func write(utf8: UnsafeRawBufferPointer) {
         let n = utf8.count
         buffer.reserve(n + 2)
+        // Common case: nothing to escape. Scan and copy in one pass, straight into the buffer.
+        if let src = utf8.baseAddress?.assumingMemoryBound(to: UInt8.self) {
+            let dst = buffer.base + buffer.used
+            var k = 0
+            while k < n {
+                let c = src[k]
+                if c < 0x20 || c == 0x22 || c == 0x5C { break }
+                dst[k + 1] = c
+                k += 1
+            }
+            if k == n {
+                dst[0] = UInt8(ascii: "\"")
+                dst[n + 1] = UInt8(ascii: "\"")
+                buffer.used += n + 2
+                return
+            }
+        } else {
+            raw("\"\"")
+            return
+        }
         buffer.append(UInt8(ascii: "\""))
         var start = 0
         var i = 0

@@ -113,10 +113,14 @@ public enum RPCEncoder {
     }
 
     public static func notification(method: String, params: JSONValue, into w: inout JSONWriter) {
+        notification(method: method, encodable: params, into: &w)
+    }
+
+    public static func notification(method: String, encodable params: some JSONEncodable, into w: inout JSONWriter) {
         w.raw("{\"jsonrpc\":\"2.0\",\"method\":")
         w.write(string: method)
         w.raw(",\"params\":")
-        w.write(params)
+        params.encode(into: &w)
         w.raw("}")
     }
 

@@ -56,20 +56,41 @@ public class StreamHandle: Handle {
 
     /// Writes `bytes`: as much as the socket takes at once, the rest queued (copied once).
     public func write(_ bytes: UnsafeRawBufferPointer) {
-        guard !isClosing, bytes.count > 0 else { return }
+        write(bytes, UnsafeRawBufferPointer(start: nil, count: 0))
+    }
+
+    /// Writes `first` then `second` (one `writev`): as much as the socket takes at once, the rest
+    /// queued (copied once, into one buffer).
+    public func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) {
+        let total = first.count + second.count
+        guard !isClosing, total > 0 else { return }
         var offset = 0
         if stream.pointee.write_queue_size == 0 {
-            var buf = uv_buf_init(UnsafeMutableRawPointer(mutating: bytes.baseAddress!).assumingMemoryBound(to: CChar.self),
-                                  UInt32(bytes.count))
-            let n = uv_try_write(stream, &buf, 1)
-            if n == Int32(bytes.count) { return }
+            var bufs = (uv_buf_init(UnsafeMutableRawPointer(mutating: first.baseAddress)?.assumingMemoryBound(to: CChar.self), UInt32(first.count)),
+                        uv_buf_init(UnsafeMutableRawPointer(mutating: second.baseAddress)?.assumingMemoryBound(to: CChar.self), UInt32(second.count)))
+            let n = withUnsafeMutableBytes(of: &bufs) { raw -> Int32 in
+                let b = raw.baseAddress!.assumingMemoryBound(to: uv_buf_t.self)
+                // Empty parts are left out: a zero-length iovec is legal but pointless.
+                if first.count == 0 { return uv_try_write(stream, b + 1, 1) }
+                return uv_try_write(stream, b, second.count == 0 ? 1 : 2)
+            }
+            if n == Int32(total) { return }
             if n > 0 { offset = Int(n) }
         }
-        let remaining = bytes.count - offset
+        let remaining = total - offset
         let mem = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<uv_write_t>.size + remaining, alignment: 16)
         let req = mem.assumingMemoryBound(to: uv_write_t.self)
         let data = mem + MemoryLayout<uv_write_t>.size
-        data.copyMemory(from: bytes.baseAddress! + offset, byteCount: remaining)
+        // Copy what the kernel did not take: the rest of `first` (if any), then of `second`.
+        var at = 0
+        if offset < first.count {
+            data.copyMemory(from: first.baseAddress! + offset, byteCount: first.count - offset)
+            at = first.count - offset
+        }
+        let secondFrom = max(0, offset - first.count)
+        if second.count > secondFrom {
+            (data + at).copyMemory(from: second.baseAddress! + secondFrom, byteCount: second.count - secondFrom)
+        }
         var buf = uv_buf_init(data.assumingMemoryBound(to: CChar.self), UInt32(remaining))
         let rc = uv_write(req, stream, &buf, 1) { req, status in
             let s = req!.pointee.handle!

@@ -51,7 +51,7 @@ extension Server {
         broadcast(method: "navigationPending", params: [
             "session": .string(nav.state.session.name), "navigation": .string(nav.id),
             "to": .string(graph.coordinators[nav.plan.target].name), "waitingFor": .string(what),
-        ], to: nav.state.subscribers.values)
+        ], to: nav.state.audience)
     }
 
     private func recover(_ nav: PendingNavigation, _ p: Precondition, _ r: Precondition.Recover, reason: String) {

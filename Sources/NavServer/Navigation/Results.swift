@@ -48,3 +48,23 @@ struct Removed: JSONEncodable {
         w.raw("}")
     }
 }
+
+/// `stackChanged` `{session, version, changes, visible}`, written straight into the broadcast log.
+struct StackChanged: JSONEncodable {
+    let session: String
+    let version: Int
+    let changes: [JSONValue]
+    let visible: [String]
+
+    func encode(into w: inout JSONWriter) {
+        w.raw("{\"session\":")
+        w.write(string: session)
+        w.raw(",\"version\":")
+        w.write(int: version)
+        w.raw(",\"changes\":")
+        w.write(.array(changes))
+        w.raw(",\"visible\":")
+        w.write(strings: visible)
+        w.raw("}")
+    }
+}

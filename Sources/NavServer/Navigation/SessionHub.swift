@@ -8,7 +8,20 @@ import UV
 final class SessionState {
     var session: Session { didSet { session.recordsChanges = !subscribers.isEmpty } }
     /// Subscribed connections, by connection id. Commits build their `changes` only while there are some.
-    var subscribers: [Int: Connection] = [:] { didSet { session.recordsChanges = !subscribers.isEmpty } }
+    var subscribers: [Int: Connection] = [:] {
+        didSet {
+            session.recordsChanges = !subscribers.isEmpty
+            audienceCache = nil
+        }
+    }
+    private var audienceCache: ContiguousArray<Connection>?
+    /// The subscribers as an array, kept between changes: every commit iterates it.
+    var audience: ContiguousArray<Connection> {
+        if let a = audienceCache { return a }
+        let a = ContiguousArray(subscribers.values)
+        audienceCache = a
+        return a
+    }
     /// The connection that started each live flow (it hears `flowCompleted` even unsubscribed).
     var flowStarters: [String: Connection] = [:]
 
@@ -96,11 +109,9 @@ final class SessionHub {
         let s = state.session
         server.durable?.sessionChanged(s)
         if !state.subscribers.isEmpty {
-            let params: JSONValue = [
-                "session": .string(s.name), "version": .int(commit.version), "changes": .array(commit.changes),
-                "visible": .array(s.visible.map(JSONValue.string)),
-            ]
-            server.broadcast(method: "stackChanged", params: params, to: state.subscribers.values)
+            server.broadcast(method: "stackChanged",
+                             encodable: StackChanged(session: s.name, version: commit.version, changes: commit.changes, visible: s.visible),
+                             to: state.audience)
         }
         for f in commit.endedFlows {
             var p: JSONObject = [

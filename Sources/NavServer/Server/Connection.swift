@@ -15,6 +15,10 @@ final class Connection {
     private var decoder: FrameDecoder
     /// Output not yet handed to the stream; flushed once per loop iteration.
     let output = ByteBuffer(capacity: 1024)
+    /// Notifications shared with other subscribers: a range of the server's broadcast log that follows
+    /// `output`. It is written from the log itself at flush, so a notification is not copied once per
+    /// subscriber; anything else sent meanwhile first copies the range into `output` (order is kept).
+    private var sharedStart = 0, sharedEnd = 0
     /// The framing of the last message received (used for notifications and requests from navd).
     var lastFraming: Framing = .newline
     let peer: PeerCredentials?
@@ -116,6 +120,7 @@ final class Connection {
     /// Queues one complete message body with `framing`.
     func sendFramed(_ body: [UInt8], _ framing: Framing) {
         guard !isClosed else { return }
+        if sharedEnd > sharedStart { copyShared() }
         body.withUnsafeBytes { Framing.append($0, framing, to: output) }
         markDirty()
     }
@@ -124,6 +129,7 @@ final class Connection {
     /// copy), or through a scratch buffer when `Content-Length` needs the length first.
     func send(_ framing: Framing, _ encode: (inout JSONWriter) -> Void) {
         guard !isClosed else { return }
+        if sharedEnd > sharedStart { copyShared() }
         if framing == .newline {
             var w = JSONWriter(into: output)
             encode(&w)
@@ -140,12 +146,35 @@ final class Connection {
     /// Queues bytes already framed.
     func sendRaw(_ framed: UnsafeRawBufferPointer) {
         guard !isClosed else { return }
+        if sharedEnd > sharedStart { copyShared() }
         output.append(contentsOf: framed)
         markDirty()
     }
 
+    /// Queues the framed notification at `start..<end` of the server's broadcast log, by reference.
+    func sendShared(_ start: Int, _ end: Int) {
+        guard !isClosed else { return }
+        if sharedEnd == sharedStart {
+            sharedStart = start
+        } else if sharedEnd != start {
+            copyShared()
+            sharedStart = start
+        }
+        sharedEnd = end
+        markDirty()
+    }
+
+    /// Moves the shared range into `output` (something else is sent after it).
+    private func copyShared() {
+        server.broadcastLog.withUnsafeBytes { log in
+            output.append(contentsOf: UnsafeRawBufferPointer(rebasing: log[sharedStart..<sharedEnd]))
+        }
+        sharedStart = 0
+        sharedEnd = 0
+    }
+
     private func markDirty() {
-        if output.count + stream.queuedBytes > server.config.maxOutput {
+        if output.count + (sharedEnd - sharedStart) + stream.queuedBytes > server.config.maxOutput {
             overflow()
             return
         }
@@ -160,17 +189,28 @@ final class Connection {
         server.logger.warning(
             "disconnecting a client that does not read its output",
             metadata: ["navd.client": "\(id)", "navd.limit": "\(server.config.maxOutput)",
-                       "navd.pending": "\(output.count + stream.queuedBytes)"])
+                       "navd.pending": "\(output.count + (sharedEnd - sharedStart) + stream.queuedBytes)"])
         output.removeAll(keepingAtMost: 64 * 1024)
+        sharedStart = 0
+        sharedEnd = 0
         close(reason: "output exceeded --max-output")
     }
 
     /// Hands the coalesced output to the stream (one write per loop iteration).
     func flush() {
         isDirty = false
-        guard !isClosed, !output.isEmpty else { return }
-        server.stats.bytesOut += output.count
-        output.withUnsafeBytes { stream.write($0) }
+        let shared = sharedEnd - sharedStart
+        guard !isClosed, !output.isEmpty || shared > 0 else { return }
+        server.stats.bytesOut += output.count + shared
+        if shared > 0 {
+            server.broadcastLog.withUnsafeBytes { log in
+                output.withUnsafeBytes { own in stream.write(own, UnsafeRawBufferPointer(rebasing: log[sharedStart..<sharedEnd])) }
+            }
+            sharedStart = 0
+            sharedEnd = 0
+        } else {
+            output.withUnsafeBytes { stream.write($0) }
+        }
         output.removeAll(keepingAtMost: 64 * 1024)
         let queued = stream.queuedBytes
         if queued > server.config.maxOutput {
@@ -258,6 +298,8 @@ final class Connection {
 
     private func finishClose() {
         isClosed = true
+        sharedStart = 0
+        sharedEnd = 0
         let pending = outbound
         outbound = [:]
         for (_, r) in pending {

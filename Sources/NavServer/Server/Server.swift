@@ -28,6 +28,9 @@ public final class Server {
     private var outboundCounter = 0
     /// Connections with output queued in this iteration.
     var dirty: [Connection] = []
+    /// This iteration's notifications, each encoded and framed once; subscribers refer to ranges of it
+    /// until they are flushed, then it is emptied.
+    let broadcastLog = ByteBuffer(capacity: 4096)
     var stats = Stats()
     let startedAt = EventLoop.hrtime
     let parser: JSONParser
@@ -232,10 +235,13 @@ public final class Server {
                 return
             }
         }
-        guard !dirty.isEmpty else { return }
-        let batch = dirty
-        dirty.removeAll(keepingCapacity: true)
-        for c in batch { c.flush() }
+        if !dirty.isEmpty {
+            let batch = dirty
+            dirty.removeAll(keepingCapacity: true)
+            for c in batch { c.flush() }
+        }
+        // Every connection that referred to the log was dirty and has just been flushed.
+        broadcastLog.removeAll(keepingAtMost: 1 << 20)
     }
 
     // MARK: Messages
@@ -325,31 +331,42 @@ public final class Server {
 
     // MARK: Broadcast
 
-    /// Sends one notification to `targets`, encoding it once per framing in use.
+    /// Sends one notification to `targets`, encoding it once per framing in use: the line goes into the
+    /// broadcast log and every newline subscriber refers to it; the Content-Length form is built when
+    /// first needed and copied.
     func broadcast(method: String, params: JSONValue, to targets: some Sequence<Connection>) {
-        var body = JSONWriter(capacity: 256)
-        RPCEncoder.notification(method: method, params: params, into: &body)
-        let length = body.buffer.count
-        // Framed once per framing in use, then the same bytes go to every subscriber: the line is the
-        // body and its newline in the same buffer; the Content-Length form is built when first needed.
-        body.raw(UInt8(ascii: "\n"))
+        broadcast(method: method, encodable: params, to: ContiguousArray(targets))
+    }
+
+    func broadcast(method: String, encodable params: some JSONEncodable, to targets: ContiguousArray<Connection>) {
+        let log = broadcastLog
+        let start = log.count
+        var w = JSONWriter(into: log)
+        RPCEncoder.notification(method: method, encodable: params, into: &w)
+        let bodyEnd = log.count
+        log.append(UInt8(ascii: "\n"))
+        let end = log.count
         var headed: ByteBuffer?
         var sent = 0
-        body.buffer.withUnsafeBytes { line in
-            for c in targets where !c.isClosed {
-                switch c.lastFraming {
-                case .newline:
-                    c.sendRaw(line)
-                case .contentLength:
-                    if headed == nil {
-                        let h = ByteBuffer(capacity: length + 32)
-                        Framing.append(UnsafeRawBufferPointer(rebasing: line[..<length]), .contentLength, to: h)
-                        headed = h
-                    }
-                    headed!.withUnsafeBytes { c.sendRaw($0) }
+        // The array holds every target for the whole loop: no retain and release per subscriber.
+        targets.withUnsafeBufferPointer { list in
+          for i in list.indices {
+            Unmanaged.passUnretained(list[i])._withUnsafeGuaranteedRef { c in
+            guard !c.isClosed else { return }
+            switch c.lastFraming {
+            case .newline:
+                c.sendShared(start, end)
+            case .contentLength:
+                if headed == nil {
+                    let h = ByteBuffer(capacity: bodyEnd - start + 32)
+                    log.withUnsafeBytes { Framing.append(UnsafeRawBufferPointer(rebasing: $0[start..<bodyEnd]), .contentLength, to: h) }
+                    headed = h
                 }
-                sent += 1
+                headed!.withUnsafeBytes { c.sendRaw($0) }
             }
+            sent += 1
+            }
+          }
         }
         stats.notificationsSent += sent
     }
