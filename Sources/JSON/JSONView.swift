@@ -161,6 +161,29 @@ public struct JSONView {
         return found
     }
 
+    /// The member `key` of an object, named by a literal (the fastest lookup), or nil.
+    @inlinable
+    public func member(_ key: StaticString) -> JSONView? {
+        guard isObject else { return nil }
+        let length = key.utf8CodeUnitCount
+        var found: JSONView?
+        var i = index + 1
+        for _ in 0..<count {
+            let k = events[i]
+            let v = at(i + 1)
+            if Int(k.len) == length && (length == 0 || memcmp(k.v.s, key.utf8Start, length) == 0) {
+                found = v
+            }
+            i = v.end
+        }
+        return found
+    }
+
+    /// Whether `raw` holds exactly the UTF-8 of `name`.
+    @inlinable @inline(__always) public static func bytes(_ raw: UnsafeRawBufferPointer, equal name: StaticString) -> Bool {
+        raw.count == name.utf8CodeUnitCount && (raw.count == 0 || memcmp(raw.baseAddress!, name.utf8Start, raw.count) == 0)
+    }
+
     /// Whether `raw` (a key or string read in place) holds exactly the UTF-8 of `name`.
     @inlinable @inline(__always) public static func bytes(_ raw: UnsafeRawBufferPointer, equal name: String) -> Bool {
         var n = name

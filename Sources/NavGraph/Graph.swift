@@ -93,7 +93,11 @@ public final class Coordinator: @unchecked Sendable {
     public internal(set) var opens: [Int] = []
     public internal(set) var opensSet: Set<Int> = []
     /// Allowed presentation styles; nil means any.
-    public internal(set) var presentations: Set<Presentation>?
+    public internal(set) var presentations: Set<Presentation>? {
+        didSet { presentationMask = presentations.map { $0.reduce(0) { $0 | Self.bit($1) } } ?? 0xFF }
+    }
+    /// `presentations` as bits, for the check every navigation makes.
+    private var presentationMask: UInt8 = 0xFF
     public internal(set) var preconditions: [Int] = []
     /// Roles admitted; empty means anyone.
     public internal(set) var access: [String] = []
@@ -114,7 +118,17 @@ public final class Coordinator: @unchecked Sendable {
 
     public var isFlow: Bool { flow != nil }
 
-    public func allows(_ p: Presentation) -> Bool { presentations?.contains(p) ?? true }
+    public func allows(_ p: Presentation) -> Bool { presentationMask & Self.bit(p) != 0 }
+
+    private static func bit(_ p: Presentation) -> UInt8 {
+        switch p {
+        case .push: return 1
+        case .present: return 2
+        case .replace: return 4
+        case .root: return 8
+        case .select: return 16
+        }
+    }
 }
 
 public struct Flow: Sendable {

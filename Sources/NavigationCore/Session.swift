@@ -85,6 +85,31 @@ public struct Caller: Sendable {
     public init(roles: Set<String> = []) { self.roles = roles }
 }
 
+/// `prefix` followed by `n` in decimal (node and navigation ids), without string interpolation's
+/// generic machinery: ids are made on every navigation.
+public func prefixedDecimal(_ prefix: StaticString, _ n: Int) -> String {
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 40) { buf in
+        let p = prefix.utf8CodeUnitCount
+        buf.baseAddress!.update(from: prefix.utf8Start, count: p)
+        var v = n.magnitude
+        var digits = 0
+        repeat {
+            digits += 1
+            v /= 10
+        } while v > 0
+        var at = p + (n < 0 ? 1 : 0)
+        if n < 0 { buf[p] = UInt8(ascii: "-") }
+        at += digits
+        v = n.magnitude
+        repeat {
+            at -= 1
+            buf[at] = UInt8(ascii: "0") + UInt8(v % 10)
+            v /= 10
+        } while v > 0
+        return String(decoding: UnsafeBufferPointer(rebasing: buf[0..<(p + (n < 0 ? 1 : 0) + digits)]), as: UTF8.self)
+    }
+}
+
 /// One session: a coordinator tree, its version, its facts and its navigation keys. All commands
 /// validate completely before they change anything, so a failed command leaves no trace.
 public final class Session {
@@ -140,7 +165,7 @@ public final class Session {
 
     func newId() -> String {
         nextId += 1
-        return "n\(nextId)"
+        return prefixedDecimal("n", nextId)
     }
 
     private func register(_ n: Node) -> Node {

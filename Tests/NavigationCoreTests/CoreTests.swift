@@ -57,6 +57,12 @@ func coreGraph() -> NavigationGraph {
         s.visible.compactMap { s.node($0) }.filter { $0.kind == .screen }.map { graph.coordinators[$0.coordinator].localName }
     }
 
+    @Test(arguments: [0, 7, 10, 99, 12345, Int.max, -1, Int.min])
+    func idsAreThePrefixAndTheNumberInDecimal(n: Int) {
+        #expect(prefixedDecimal("n", n) == "n\(n)")
+        #expect(prefixedDecimal("nav-", n) == "nav-\(n)")
+    }
+
     @Test func initialTreeFollowsTheRoot() {
         let s = session()
         #expect(s.version == 0)

@@ -27,7 +27,7 @@ extension Server {
                 let p = try Params(call, allowed: ["session", "flow", "result", "error", "cancelled"])
                 let state = try self.hub.state(try p.session)
                 let flow = try p.requiredString("flow", "the id of the flow node to complete")
-                let given = ["result", "error", "cancelled"].filter { p.has($0) }
+                let given = ([ "result", "error", "cancelled"] as [StaticString]).filter { p.has($0) }.map { "\($0)" }
                 guard given.count == 1 else {
                     throw .invalidParams("`flowComplete` needs exactly one of \"result\", \"error\" ({message, data?}) or \"cancelled\": true; got \(given.isEmpty ? "none" : given.joined(separator: ", "))",
                                          data: ["param": "result"])

@@ -9,65 +9,65 @@ struct Params {
     let method: String
     let object: JSONView?
 
-    init(_ call: Call, allowed: [String]) throws(RPCError) {
+    init(_ call: Call, allowed: [StaticString]) throws(RPCError) {
         method = call.method
         object = call.params.flatMap { $0.isObject ? $0 : nil }
         try object?.forEachMember { (k, _) throws(RPCError) in
-            guard !allowed.contains(where: { $0.utf8.count == k.count && JSONView.bytes(k, equal: $0) }) else { return }
+            guard !allowed.contains(where: { JSONView.bytes(k, equal: $0) }) else { return }
             let name = String(decoding: k, as: UTF8.self)
             throw RPCError.invalidParams("`\(method)` has no param \"\(name)\"; its params are \(allowed.map { "\"\($0)\"" }.joined(separator: ", "))",
-                                         data: ["param": .string(name)])
+                                         data: ["param": .string("\(name)")])
         }
     }
 
     /// Whether the param is given at all (`null` included).
-    func has(_ name: String) -> Bool { object?.member(name) != nil }
+    func has(_ name: StaticString) -> Bool { object?.member(name) != nil }
 
     /// The param as given (`null` included), copied out.
-    func value(_ name: String) -> JSONValue? { object?.member(name)?.value }
+    func value(_ name: StaticString) -> JSONValue? { object?.member(name)?.value }
 
     /// The param, unless absent or `null`.
-    private func given(_ name: String) -> JSONView? {
+    private func given(_ name: StaticString) -> JSONView? {
         guard let v = object?.member(name), !v.isNull else { return nil }
         return v
     }
 
-    private func wrong(_ name: String, _ expected: String, _ v: JSONView) -> RPCError {
-        .invalidParams("\"\(name)\" must be \(expected), not \(v.typeName) \(JSONWriter.string(v.value))", data: ["param": .string(name)])
+    private func wrong(_ name: StaticString, _ expected: String, _ v: JSONView) -> RPCError {
+        .invalidParams("\"\(name)\" must be \(expected), not \(v.typeName) \(JSONWriter.string(v.value))", data: ["param": .string("\(name)")])
     }
 
-    func string(_ name: String) throws(RPCError) -> String? {
+    func string(_ name: StaticString) throws(RPCError) -> String? {
         guard let v = given(name) else { return nil }
         guard let s = v.string else { throw wrong(name, "a string", v) }
         return s
     }
 
-    func requiredString(_ name: String, _ what: String) throws(RPCError) -> String {
+    func requiredString(_ name: StaticString, _ what: String) throws(RPCError) -> String {
         guard let s = try string(name) else {
-            throw .invalidParams("`\(method)` needs \"\(name)\": \(what)", data: ["param": .string(name)])
+            throw .invalidParams("`\(method)` needs \"\(name)\": \(what)", data: ["param": .string("\(name)")])
         }
         return s
     }
 
-    func int(_ name: String) throws(RPCError) -> Int? {
+    func int(_ name: StaticString) throws(RPCError) -> Int? {
         guard let v = given(name) else { return nil }
         guard let i = v.int else { throw wrong(name, "an integer", v) }
         return i
     }
 
-    func bool(_ name: String) throws(RPCError) -> Bool? {
+    func bool(_ name: StaticString) throws(RPCError) -> Bool? {
         guard let v = given(name) else { return nil }
         guard let b = v.bool else { throw wrong(name, "true or false", v) }
         return b
     }
 
-    func objectParam(_ name: String) throws(RPCError) -> JSONObject? {
+    func objectParam(_ name: StaticString) throws(RPCError) -> JSONObject? {
         guard let v = given(name) else { return nil }
         guard v.isObject, case .object(let o) = v.value else { throw wrong(name, "an object", v) }
         return o
     }
 
-    func stringArray(_ name: String) throws(RPCError) -> [String]? {
+    func stringArray(_ name: StaticString) throws(RPCError) -> [String]? {
         guard let v = given(name) else { return nil }
         guard v.isArray else { throw wrong(name, "a list of strings", v) }
         var out: [String] = []

@@ -87,7 +87,7 @@ final class SessionHub {
 
     func nextNavigationId() -> String {
         navigationCounter += 1
-        return "nav-\(navigationCounter)"
+        return prefixedDecimal("nav-", navigationCounter)
     }
 
     func state(_ name: String) throws(RPCError) -> SessionState {
