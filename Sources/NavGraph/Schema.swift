@@ -215,78 +215,90 @@ public final class Schema: @unchecked Sendable {
 
     /// The first violation found, depth first in declaration order, or nil when `value` matches.
     public func validate(_ value: JSONValue) -> Violation? {
-        var path: [String] = []
-        return check(value, path: &path)
-    }
-
-    private func fail(_ path: [String], _ rule: String, _ message: String) -> Violation {
-        let pointer = path.isEmpty ? "" : "/" + path.map(escapePointer).joined(separator: "/")
+        guard let f = check(value) else { return nil }
+        let pointer = f.reversedPath.isEmpty ? "" : "/" + f.reversedPath.reversed().map(escapePointer).joined(separator: "/")
         let at = pointer.isEmpty ? "the value" : "`\(pointer)`"
-        return Violation(pointer: pointer, rule: rule, message: "\(at) \(message)")
+        return Violation(pointer: pointer, rule: f.rule, message: "\(at) \(f.message)")
     }
 
-    private func check(_ value: JSONValue, path: inout [String]) -> Violation? {
+    /// A violation on its way up: the path is collected only when something failed, innermost first.
+    private struct Failure {
+        let rule: String
+        let message: String
+        var reversedPath: [String] = []
+    }
+
+    private func fail(_ rule: String, _ message: String) -> Failure { Failure(rule: rule, message: message) }
+
+    private func check(_ value: JSONValue) -> Failure? {
         if let types, !Schema.matches(value, types) {
-            return fail(path, "type", "must be \(types.names.joined(separator: " or ")), not \(Schema.describe(value))")
+            return fail("type", "must be \(types.names.joined(separator: " or ")), not \(Schema.describe(value))")
         }
         if let enumValues, !enumValues.contains(where: { Schema.equal($0, value) }) {
             let allowed = enumValues.map { JSONWriter.string($0) }.joined(separator: ", ")
-            return fail(path, "enum", "must be one of \(allowed), not \(JSONWriter.string(value))")
+            return fail("enum", "must be one of \(allowed), not \(JSONWriter.string(value))")
         }
         switch value {
         case .string(let s):
-            if minLength != nil || maxLength != nil {
+            // Counting characters walks the string: a non-empty check needs none.
+            if minLength == 1 && maxLength == nil {
+                if s.isEmpty { return fail("minLength", "must not be empty") }
+            } else if minLength != nil || maxLength != nil {
                 let n = s.unicodeScalars.count
                 if let minLength, n < minLength {
-                    return fail(path, "minLength", minLength == 1 ? "must not be empty" : "must be at least \(minLength) characters long, not \(n)")
+                    return fail("minLength", minLength == 1 ? "must not be empty" : "must be at least \(minLength) characters long, not \(n)")
                 }
                 if let maxLength, n > maxLength {
-                    return fail(path, "maxLength", "must be at most \(maxLength) characters long, not \(n)")
+                    return fail("maxLength", "must be at most \(maxLength) characters long, not \(n)")
                 }
             }
             if let pattern, (try? pattern.regex.firstMatch(in: s)) == nil {
-                return fail(path, "pattern", "must match the pattern `\(pattern.source)`; \(JSONWriter.string(value)) does not")
+                return fail("pattern", "must match the pattern `\(pattern.source)`; \(JSONWriter.string(value)) does not")
             }
         case .int, .double:
             let d = value.doubleValue!
             if let minimum, d < minimum {
-                return fail(path, "minimum", "must be at least \(formatNumber(minimum)), not \(JSONWriter.string(value))")
+                return fail("minimum", "must be at least \(formatNumber(minimum)), not \(JSONWriter.string(value))")
             }
             if let maximum, d > maximum {
-                return fail(path, "maximum", "must be at most \(formatNumber(maximum)), not \(JSONWriter.string(value))")
+                return fail("maximum", "must be at most \(formatNumber(maximum)), not \(JSONWriter.string(value))")
             }
         case .object(let o):
             for name in required where o[name] == nil {
-                path.append(name)
-                defer { path.removeLast() }
-                return fail(path, "required", "is required but missing")
+                var f = fail("required", "is required but missing")
+                f.reversedPath.append(name)
+                return f
             }
             for (key, v) in o {
                 if let sub = properties.first(where: { $0.name == key })?.schema {
-                    path.append(key)
-                    if let f = sub.check(v, path: &path) { return f }
-                    path.removeLast()
+                    if var f = sub.check(v) {
+                        f.reversedPath.append(key)
+                        return f
+                    }
                 } else {
                     switch additional {
                     case .allowed: break
                     case .forbidden:
-                        path.append(key)
                         let names = properties.map { "`\($0.name)`" }.joined(separator: ", ")
                         let hint = suggestion(for: key, among: properties.map(\.name)).map { "did you mean `\($0)`? " } ?? ""
-                        return fail(path, "additionalProperties", "is not allowed here; \(hint)the fields are \(names.isEmpty ? "none" : names)")
+                        var f = fail("additionalProperties", "is not allowed here; \(hint)the fields are \(names.isEmpty ? "none" : names)")
+                        f.reversedPath.append(key)
+                        return f
                     case .schema(let s):
-                        path.append(key)
-                        if let f = s.check(v, path: &path) { return f }
-                        path.removeLast()
+                        if var f = s.check(v) {
+                            f.reversedPath.append(key)
+                            return f
+                        }
                     }
                 }
             }
         case .array(let a):
             if let items {
                 for (i, v) in a.enumerated() {
-                    path.append(String(i))
-                    if let f = items.check(v, path: &path) { return f }
-                    path.removeLast()
+                    if var f = items.check(v) {
+                        f.reversedPath.append(String(i))
+                        return f
+                    }
                 }
             }
         default: break

@@ -90,7 +90,7 @@ public enum RPCMessage {
     }
 
     @inline(__always) private static func key(_ k: UnsafeRawBufferPointer, _ name: StaticString) -> Bool {
-        k.count == name.utf8CodeUnitCount && name.withUTF8Buffer { n in k.elementsEqual(n) }
+        JSONView.bytes(k, equal: name)
     }
 }
 
