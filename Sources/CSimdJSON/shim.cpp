@@ -17,70 +17,89 @@ extern "C" navjson_parser *navjson_parser_new(void) { return new navjson_parser(
 extern "C" void navjson_parser_free(navjson_parser *p) { delete p; }
 extern "C" const char *navjson_last_error(navjson_parser *p) { return p->last_error; }
 
-static void emit(navjson_parser *p, simdjson::dom::element e) {
-    using namespace simdjson;
+// Walks simdjson's tape (its documented DOM layout: one 64-bit word per value, the type in the top
+// byte; containers hold the index past their end and their element count; strings point into the
+// string buffer, length first; numbers take a second word) and emits events. Returns the index of
+// the tape word after the value at `i`.
+static size_t emit(navjson_parser *p, const uint64_t *tape, const uint8_t *strings, size_t i) {
+    using namespace simdjson::internal;
+    const uint64_t word = tape[i];
+    const uint64_t payload = word & JSON_VALUE_MASK;
     navjson_event ev;
     ev.len = 0;
     ev.v.i = 0;
-    switch (e.type()) {
-    case dom::element_type::NULL_VALUE:
+    switch (char(word >> 56)) {
+    case 'n':
         ev.type = NAVJSON_NULL;
         p->events.push_back(ev);
-        break;
-    case dom::element_type::BOOL:
-        ev.type = bool(e.get_bool().value_unsafe()) ? NAVJSON_TRUE : NAVJSON_FALSE;
+        return i + 1;
+    case 't':
+        ev.type = NAVJSON_TRUE;
         p->events.push_back(ev);
-        break;
-    case dom::element_type::INT64:
+        return i + 1;
+    case 'f':
+        ev.type = NAVJSON_FALSE;
+        p->events.push_back(ev);
+        return i + 1;
+    case 'l':
         ev.type = NAVJSON_INT;
-        ev.v.i = e.get_int64().value_unsafe();
+        ev.v.i = int64_t(tape[i + 1]);
         p->events.push_back(ev);
-        break;
-    case dom::element_type::UINT64:
+        return i + 2;
+    case 'u':
         ev.type = NAVJSON_DOUBLE;
-        ev.v.d = double(e.get_uint64().value_unsafe());
+        ev.v.d = double(tape[i + 1]);
         p->events.push_back(ev);
-        break;
-    case dom::element_type::DOUBLE:
+        return i + 2;
+    case 'd': {
         ev.type = NAVJSON_DOUBLE;
-        ev.v.d = e.get_double().value_unsafe();
+        uint64_t bits = tape[i + 1];
+        std::memcpy(&ev.v.d, &bits, sizeof(double));
         p->events.push_back(ev);
-        break;
-    case dom::element_type::STRING: {
-        std::string_view sv = e.get_string().value_unsafe();
+        return i + 2;
+    }
+    case '"': {
+        uint32_t len;
+        std::memcpy(&len, strings + payload, sizeof(len));
         ev.type = NAVJSON_STRING;
-        ev.v.s = sv.data();
-        ev.len = uint32_t(sv.size());
+        ev.v.s = reinterpret_cast<const char *>(strings + payload + sizeof(uint32_t));
+        ev.len = len;
         p->events.push_back(ev);
-        break;
+        return i + 1;
     }
-    case dom::element_type::ARRAY: {
-        dom::array a = e.get_array().value_unsafe();
-        ev.type = NAVJSON_ARRAY;
-        ev.len = uint32_t(a.size());
-        size_t at = p->events.size();
+    case '[':
+    case '{': {
+        const bool object = char(word >> 56) == '{';
+        const size_t end = size_t(uint32_t(payload));  // the word after the closing bracket
+        ev.type = object ? NAVJSON_OBJECT : NAVJSON_ARRAY;
+        const size_t at = p->events.size();
         p->events.push_back(ev);
-        for (dom::element child : a) emit(p, child);
-        p->events[at].v.i = int64_t(p->events.size());
-        break;
-    }
-    case dom::element_type::OBJECT: {
-        dom::object o = e.get_object().value_unsafe();
-        ev.type = NAVJSON_OBJECT;
-        ev.len = uint32_t(o.size());
-        size_t at = p->events.size();
-        p->events.push_back(ev);
-        for (dom::key_value_pair kv : o) {
-            navjson_event k;
-            k.type = NAVJSON_KEY;
-            k.v.s = kv.key.data();
-            k.len = uint32_t(kv.key.size());
-            p->events.push_back(k);
-            emit(p, kv.value);
+        uint32_t n = 0;
+        size_t j = i + 1;
+        while (j < end - 1) {
+            if (object) {
+                // The key: a string word.
+                const uint64_t k = tape[j] & JSON_VALUE_MASK;
+                uint32_t klen;
+                std::memcpy(&klen, strings + k, sizeof(klen));
+                navjson_event key;
+                key.type = NAVJSON_KEY;
+                key.v.s = reinterpret_cast<const char *>(strings + k + sizeof(uint32_t));
+                key.len = klen;
+                p->events.push_back(key);
+                j += 1;
+            }
+            j = emit(p, tape, strings, j);
+            n++;
         }
+        p->events[at].len = n;
         p->events[at].v.i = int64_t(p->events.size());
-        break;
+        return end;
     }
+    default:  // not reached for a document simdjson accepted
+        ev.type = NAVJSON_NULL;
+        p->events.push_back(ev);
+        return i + 1;
     }
 }
 
@@ -106,7 +125,7 @@ extern "C" int navjson_parse(navjson_parser *p, const char *data, size_t len, ui
         }
         p->configured_depth = wanted;
     }
-    dom::element root;
+    dom::element root;  // the document is read from the parser's tape below
     error_code err = p->parser.parse(p->padded.data(), len, false).get(root);
     if (err != SUCCESS) {
         p->last_error = error_message(err);
@@ -117,7 +136,7 @@ extern "C" int navjson_parse(navjson_parser *p, const char *data, size_t len, ui
         default: return NAVJSON_ERR_SYNTAX;
         }
     }
-    emit(p, root);
+    emit(p, p->parser.doc.tape.get(), p->parser.doc.string_buf.get(), 1);
     *events = p->events.data();
     *count = p->events.size();
     return NAVJSON_OK;
