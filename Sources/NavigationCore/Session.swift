@@ -110,6 +110,39 @@ public func prefixedDecimal(_ prefix: StaticString, _ n: Int) -> String {
     }
 }
 
+/// The nodes of a tree by id. Ids are the ones ``Session`` makes ("n" and a number), so the index is
+/// keyed by the number: hashing an integer is much cheaper than hashing a string, and every
+/// navigation looks nodes up, adds some and removes others. A string that is not such an id finds
+/// nothing.
+struct NodeIndex {
+    private var byNumber: [Int: Node] = [:]
+
+    /// The number of an id made by ``Session/newId()``: "n", then digits without a leading zero.
+    static func number(_ id: String) -> Int? {
+        var utf8 = id.utf8.makeIterator()
+        guard utf8.next() == UInt8(ascii: "n"), let first = utf8.next(), first >= UInt8(ascii: "0"), first <= UInt8(ascii: "9") else { return nil }
+        var n = Int(first - UInt8(ascii: "0"))
+        var digits = 1
+        while let c = utf8.next() {
+            guard c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9"), n != 0, digits < 18 else { return nil }
+            n = n * 10 + Int(c - UInt8(ascii: "0"))
+            digits += 1
+        }
+        return n
+    }
+
+    subscript(id: String) -> Node? {
+        get { Self.number(id).flatMap { byNumber[$0] } }
+        set {
+            guard let k = Self.number(id) else { return }
+            byNumber[k] = newValue
+        }
+    }
+
+    var count: Int { byNumber.count }
+    mutating func removeAll() { byNumber.removeAll() }
+}
+
 /// One session: a coordinator tree, its version, its facts and its navigation keys. All commands
 /// validate completely before they change anything, so a failed command leaves no trace.
 public final class Session {
@@ -123,7 +156,7 @@ public final class Session {
     /// Facts set with `context.set`, read by `check` preconditions.
     public var facts: [String: JSONValue] = [:]
     private var nextId = 0
-    private var nodes: [String: Node] = [:]
+    private var nodes = NodeIndex()
 
     /// Replies of keyed navigations (idempotency), oldest first, bounded.
     public private(set) var keyed: [String: Result<JSONValue, NavError>] = [:]

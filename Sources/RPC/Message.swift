@@ -4,14 +4,17 @@ import JSON
 /// read in place from the parser's buffers: valid until that parser parses the next message.
 public struct RPCRequest {
     public var id: JSONValue?
-    public var method: String
+    /// The method name as read (a string view): handlers are found by its bytes.
+    public var methodName: JSONView
     public var params: JSONView?
 
-    public init(id: JSONValue?, method: String, params: JSONView?) {
+    public init(id: JSONValue?, methodName: JSONView, params: JSONView?) {
         self.id = id
-        self.method = method
+        self.methodName = methodName
         self.params = params
     }
+
+    public var method: String { methodName.string ?? "" }
 
     public var isNotification: Bool { id == nil }
 }
@@ -68,14 +71,14 @@ public enum RPCMessage {
             return .failure(RPCDecodeFailure(id: replyId, error: .invalidRequest("\"jsonrpc\" must be \"2.0\"")))
         }
         if let method {
-            guard let name = method.string else {
+            guard method.kind == .string else {
                 return .failure(RPCDecodeFailure(id: replyId, error: .invalidRequest("\"method\" must be a string, not \(method.typeName)")))
             }
             if let params, !params.isArray && !params.isObject {
                 return .failure(RPCDecodeFailure(id: replyId, error: .invalidRequest("\"params\" must be an object or an array, not \(params.typeName)")))
             }
             let requestId: JSONValue? = id.map { _ in replyId }  // absent: a notification; `null`: a request
-            return .success(.request(RPCRequest(id: requestId, method: name, params: params)))
+            return .success(.request(RPCRequest(id: requestId, methodName: method, params: params)))
         }
         if id != nil, result != nil || error != nil {
             if let error {

@@ -63,6 +63,18 @@ func coreGraph() -> NavigationGraph {
         #expect(prefixedDecimal("nav-", n) == "nav-\(n)")
     }
 
+    @Test func nodeIndexKnowsOnlyTheIdsSessionsMake() {
+        #expect(NodeIndex.number("n1") == 1)
+        #expect(NodeIndex.number("n10") == 10)
+        #expect(NodeIndex.number("n0") == 0)
+        for bad in ["n01", "n", "", "x1", "n1a", "n-1", "N1", "n 1", "n12345678901234567890"] {
+            #expect(NodeIndex.number(bad) == nil, "\(bad)")
+        }
+        let s = session()
+        #expect(s.node(s.visible.last!) === s.visibleTop)
+        #expect(s.node("n01") == nil)
+    }
+
     @Test func initialTreeFollowsTheRoot() {
         let s = session()
         #expect(s.version == 0)

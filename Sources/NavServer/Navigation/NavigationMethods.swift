@@ -12,7 +12,7 @@ extension Server {
         methods["dismiss"] = { [unowned self] call in
             self.handle(call) { () throws(RPCError) -> Removed in
                 let p = try Params(call, allowed: ["session", "node"])
-                let state = try self.hub.state(try p.session)
+                let state = try self.hub.state(p, for: call.connection)
                 let node = try p.string("node")
                 do throws(NavError) {
                     let c = try state.session.dismiss(node)
@@ -25,7 +25,7 @@ extension Server {
         methods["flowComplete"] = { [unowned self] call in
             self.handle(call) { () throws(RPCError) -> Removed in
                 let p = try Params(call, allowed: ["session", "flow", "result", "error", "cancelled"])
-                let state = try self.hub.state(try p.session)
+                let state = try self.hub.state(p, for: call.connection)
                 let flow = try p.requiredString("flow", "the id of the flow node to complete")
                 let given = ([ "result", "error", "cancelled"] as [StaticString]).filter { p.has($0) }.map { "\($0)" }
                 guard given.count == 1 else {
@@ -57,14 +57,14 @@ extension Server {
         methods["tree"] = { [unowned self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params(call, allowed: ["session"])
-                return .object(try self.hub.state(try p.session).session.snapshot())
+                return .object(try self.hub.state(p, for: call.connection).session.snapshot())
             }
         }
 
         methods["subscribe"] = { [unowned self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params(call, allowed: ["session"])
-                let state = try self.hub.state(try p.session)
+                let state = try self.hub.state(p, for: call.connection)
                 self.hub.subscribe(call.connection, to: state)
                 return .object(state.session.snapshot())
             }
@@ -73,7 +73,7 @@ extension Server {
         methods["unsubscribe"] = { [unowned self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params(call, allowed: ["session"])
-                let state = try self.hub.state(try p.session)
+                let state = try self.hub.state(p, for: call.connection)
                 self.hub.unsubscribe(call.connection, from: state)
                 return .object(state.session.snapshot())
             }
@@ -82,7 +82,7 @@ extension Server {
         methods["context.set"] = { [unowned self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params(call, allowed: ["session", "facts"])
-                let state = try self.hub.state(try p.session)
+                let state = try self.hub.state(p, for: call.connection)
                 guard let facts = try p.objectParam("facts") else {
                     throw .invalidParams("`context.set` needs \"facts\": an object of fact name → JSON value (null removes a fact)", data: ["param": "facts"])
                 }
@@ -97,7 +97,7 @@ extension Server {
         methods["context.get"] = { [unowned self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params(call, allowed: ["session", "facts"])
-                let state = try self.hub.state(try p.session)
+                let state = try self.hub.state(p, for: call.connection)
                 if let names = try p.stringArray("facts") {
                     var o = JSONObject()
                     for n in names { if let v = state.session.facts[n] { o.append(n, v) } }
@@ -139,6 +139,7 @@ extension Server {
                     self.finish(p, .failure(NavError(.cancelled, "the navigation was cancelled: its session \"\(name)\" was closed", data: ["navigation": .string(p.id)])))
                 }
                 for c in state.subscribers.values { c.subscriptions.remove(name) }
+                state.isClosed = true
                 self.hub.sessions[name] = nil
                 self.durable?.sessionClosed(name)
                 return ["ok": true]
@@ -192,7 +193,7 @@ extension Server {
         let state: SessionState
         do throws(RPCError) {
             let p = try Params(call, allowed: ["session", "to", "route", "by", "with", "from", "ifVersion", "key", "dryRun"])
-            state = try hub.state(try p.session)
+            state = try hub.state(p, for: call.connection)
             var by: Presentation?
             if let b = try p.string("by") {
                 guard let pr = Presentation(rawValue: b) else {
@@ -281,7 +282,7 @@ extension Server {
         let ifVersion: Int?
         do throws(RPCError) {
             let p = try Params(call, allowed: ["session", "url", "dryRun", "ifVersion"])
-            state = try hub.state(try p.session)
+            state = try hub.state(p, for: call.connection)
             url = try p.requiredString("url", "the deep link to open, such as \"/product/42\" or \"shop://app/product/42\"")
             dryRun = try p.bool("dryRun") ?? false
             ifVersion = try p.int("ifVersion")

@@ -6,16 +6,19 @@ import RPC
 /// `invalidParams` error naming the param (`data.param`) and what it should be. Params are read in
 /// place (``JSONView``); only the values asked for are copied out.
 struct Params {
-    let method: String
+    private let methodName: JSONView
     let object: JSONView?
 
+    /// The method's name, for messages.
+    var method: String { methodName.string ?? "" }
+
     init(_ call: Call, allowed: [StaticString]) throws(RPCError) {
-        method = call.method
+        methodName = call.methodName
         object = call.params.flatMap { $0.isObject ? $0 : nil }
         try object?.forEachMember { (k, _) throws(RPCError) in
             guard !allowed.contains(where: { JSONView.bytes(k, equal: $0) }) else { return }
             let name = String(decoding: k, as: UTF8.self)
-            throw RPCError.invalidParams("`\(method)` has no param \"\(name)\"; its params are \(allowed.map { "\"\($0)\"" }.joined(separator: ", "))",
+            throw RPCError.invalidParams("`\(call.method)` has no param \"\(name)\"; its params are \(allowed.map { "\"\($0)\"" }.joined(separator: ", "))",
                                          data: ["param": .string("\(name)")])
         }
     }
@@ -27,7 +30,7 @@ struct Params {
     func value(_ name: StaticString) -> JSONValue? { object?.member(name)?.value }
 
     /// The param, unless absent or `null`.
-    private func given(_ name: StaticString) -> JSONView? {
+    func given(_ name: StaticString) -> JSONView? {
         guard let v = object?.member(name), !v.isNull else { return nil }
         return v
     }

@@ -22,6 +22,8 @@ final class SessionState {
         audienceCache = a
         return a
     }
+    /// Set when the session is closed (connections may still remember this state).
+    var isClosed = false
     /// The connection that started each live flow (it hears `flowCompleted` even unsubscribed).
     var flowStarters: [String: Connection] = [:]
 
@@ -88,6 +90,22 @@ final class SessionHub {
     func nextNavigationId() -> String {
         navigationCounter += 1
         return prefixedDecimal("nav-", navigationCounter)
+    }
+
+    /// The session a request names (`session`, default "main"). Each connection remembers the last
+    /// one it used, so a client that stays in one session is matched by bytes, not looked up by name.
+    func state(_ p: Params, for c: Connection) throws(RPCError) -> SessionState {
+        let v = p.given("session")
+        if let cached = c.lastSession, !cached.isClosed {
+            if let v {
+                if v.kind == .string && JSONView.bytes(v.stringBytes, equal: cached.session.name) { return cached }
+            } else if cached.session.name == "main" {
+                return cached
+            }
+        }
+        let s = try state(try p.session)
+        c.lastSession = s
+        return s
     }
 
     func state(_ name: String) throws(RPCError) -> SessionState {

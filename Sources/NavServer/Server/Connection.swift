@@ -25,6 +25,8 @@ final class Connection {
     var clientName: String?
     /// Roles granted by the policy for this peer's uid and its token (`hello {token}`).
     var roles: Set<String> = []
+    /// The session this connection's last request used (see ``SessionHub/state(_:for:)``).
+    var lastSession: SessionState?
     /// Sessions this connection is subscribed to.
     var subscriptions: Set<String> = []
     private(set) var isClosed = false

@@ -95,9 +95,11 @@ struct Reply {
 /// copies (`JSONValue`, `String`) of what they need later.
 struct Call {
     let connection: Connection
-    let method: String
+    let methodName: JSONView
     let params: JSONView?
     let reply: Reply
+
+    var method: String { methodName.string ?? "" }
 
     /// The param `name` as a value, or nil when absent.
     func param(_ name: String) -> JSONValue? { params?.member(name)?.value }

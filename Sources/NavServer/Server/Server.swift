@@ -35,7 +35,7 @@ public final class Server {
     let startedAt = EventLoop.hrtime
     let parser: JSONParser
     /// Method name → handler.
-    var methods: [String: (Call) -> Void] = [:]
+    var methods = MethodTable()
     private(set) var isShuttingDown = false
     /// Runs when SIGHUP arrives.
     public var onHangup: (() -> Void)?
@@ -317,7 +317,7 @@ public final class Server {
             reply.counted = true
             reply.connection.requestDispatched()
         }
-        guard let handler = methods[request.method] else {
+        guard let handler = methods.handler(named: request.methodName.stringBytes) else {
             reply.fail(.methodNotFound(request.method))
             return
         }
@@ -326,7 +326,7 @@ public final class Server {
             reply.fail(.invalidParams("navd's methods take named parameters: \"params\" must be an object"))
             return
         }
-        handler(Call(connection: reply.connection, method: request.method, params: params, reply: reply))
+        handler(Call(connection: reply.connection, methodName: request.methodName, params: params, reply: reply))
     }
 
     // MARK: Broadcast

@@ -1,0 +1,33 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Method name → handler, found by the name's bytes as read from the request (no `String` is made
+/// and nothing is hashed on the request path): names are grouped by length, then compared.
+struct MethodTable {
+    typealias Handler = (Call) -> Void
+    private var byLength: [[(name: [UInt8], handler: Handler)]] = []
+
+    /// Registers (or replaces, or with nil removes) the handler of `name`.
+    subscript(name: String) -> Handler? {
+        get { Array(name.utf8).withUnsafeBytes { handler(named: $0) } }
+        set {
+            let bytes = Array(name.utf8)
+            while byLength.count <= bytes.count { byLength.append([]) }
+            byLength[bytes.count].removeAll { $0.name == bytes }
+            if let newValue { byLength[bytes.count].append((bytes, newValue)) }
+        }
+    }
+
+    /// Every registered name.
+    var keys: [String] { byLength.flatMap { $0.map { String(decoding: $0.name, as: UTF8.self) } } }
+
+    func handler(named name: UnsafeRawBufferPointer) -> Handler? {
+        guard name.count < byLength.count else { return nil }
+        for entry in byLength[name.count] {
+            let same = entry.name.withUnsafeBytes { e in name.count == 0 || memcmp(e.baseAddress!, name.baseAddress!, name.count) == 0 }
+            if same { return entry.handler }
+        }
+        return nil
+    }
+}
