@@ -8,6 +8,8 @@ public final class Node {
     public enum Kind: String, Sendable { case stack, tabs, screen, flow }
 
     public let id: String
+    /// The number in `id` ("n42" → 42), the key of the session's node index; -1 for another form.
+    let number: Int
     public let kind: Kind
     /// Index into the graph's coordinators (screens and flows), else -1.
     public let coordinator: Int
@@ -22,8 +24,9 @@ public final class Node {
     /// retains and releases on the slow path. A parent outlives its children in the tree.
     public internal(set) unowned var parent: Node?
 
-    init(id: String, kind: Kind, coordinator: Int = -1, params: JSONValue = .object([:])) {
+    init(id: String, number: Int? = nil, kind: Kind, coordinator: Int = -1, params: JSONValue = .object([:])) {
         self.id = id
+        self.number = number ?? NodeIndex.number(id) ?? -1
         self.kind = kind
         self.coordinator = coordinator
         self.params = params
@@ -31,7 +34,7 @@ public final class Node {
 
     /// Deep copy with the same ids (used by dry runs).
     func copy() -> Node {
-        let n = Node(id: id, kind: kind, coordinator: coordinator, params: params)
+        let n = Node(id: id, number: number, kind: kind, coordinator: coordinator, params: params)
         n.selected = selected
         n.children = children.map { let c = $0.copy(); c.parent = n; return c }
         if let p = presented { let c = p.copy(); c.parent = n; n.presented = c }

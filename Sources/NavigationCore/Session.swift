@@ -119,24 +119,29 @@ struct NodeIndex {
 
     /// The number of an id made by ``Session/newId()``: "n", then digits without a leading zero.
     static func number(_ id: String) -> Int? {
-        var utf8 = id.utf8.makeIterator()
-        guard utf8.next() == UInt8(ascii: "n"), let first = utf8.next(), first >= UInt8(ascii: "0"), first <= UInt8(ascii: "9") else { return nil }
-        var n = Int(first - UInt8(ascii: "0"))
-        var digits = 1
-        while let c = utf8.next() {
-            guard c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9"), n != 0, digits < 18 else { return nil }
-            n = n * 10 + Int(c - UInt8(ascii: "0"))
-            digits += 1
+        var s = id
+        return s.withUTF8 { b -> Int? in
+            guard b.count >= 2, b.count <= 19, b[0] == UInt8(ascii: "n"), b[1] != UInt8(ascii: "0") || b.count == 2 else { return nil }
+            var n = 0
+            for i in 1..<b.count {
+                let d = b[i] &- UInt8(ascii: "0")
+                guard d < 10 else { return nil }
+                n = n * 10 + Int(d)
+            }
+            return n
         }
-        return n
     }
 
     subscript(id: String) -> Node? {
-        get { Self.number(id).flatMap { byNumber[$0] } }
-        set {
-            guard let k = Self.number(id) else { return }
-            byNumber[k] = newValue
-        }
+        Self.number(id).flatMap { byNumber[$0] }
+    }
+
+    mutating func insert(_ n: Node) {
+        if n.number >= 0 { byNumber[n.number] = n }
+    }
+
+    mutating func remove(_ n: Node) {
+        if n.number >= 0 { byNumber[n.number] = nil }
     }
 
     var count: Int { byNumber.count }
@@ -178,7 +183,7 @@ public final class Session {
         version = s.version
         facts = s.facts
         nextId = s.nextId
-        root.forEach { nodes[$0.id] = $0 }
+        root.forEach { nodes.insert($0) }
     }
 
     public var nodeCount: Int { nodes.count }
@@ -190,7 +195,7 @@ public final class Session {
         version = v
         nextId = n
         facts = f
-        root.forEach { nodes[$0.id] = $0 }
+        root.forEach { nodes.insert($0) }
     }
     public func node(_ id: String) -> Node? { nodes[id] }
 
@@ -201,8 +206,10 @@ public final class Session {
         return prefixedDecimal("n", nextId)
     }
 
-    private func register(_ n: Node) -> Node {
-        nodes[n.id] = n
+    /// A new node with the next id, entered in the index.
+    private func newNode(_ kind: Node.Kind, coordinator: Int = -1, params: JSONValue = .object([:])) -> Node {
+        let n = Node(id: newId(), number: nextId, kind: kind, coordinator: coordinator, params: params)
+        nodes.insert(n)
         return n
     }
 
@@ -215,15 +222,15 @@ public final class Session {
     func makeTarget(_ coordinator: Int, params: JSONValue) -> Node {
         let c = graph.coordinators[coordinator]
         if let f = c.flow {
-            let flow = register(Node(id: newId(), kind: .flow, coordinator: coordinator, params: params))
-            adopt(register(Node(id: newId(), kind: .screen, coordinator: f.start, params: .object([:]))), into: flow)
+            let flow = newNode(.flow, coordinator: coordinator, params: params)
+            adopt(newNode(.screen, coordinator: f.start), into: flow)
             return flow
         }
-        return register(Node(id: newId(), kind: .screen, coordinator: coordinator, params: params))
+        return newNode(.screen, coordinator: coordinator, params: params)
     }
 
     func makeStack(holding first: Node) -> Node {
-        let s = register(Node(id: newId(), kind: .stack))
+        let s = newNode(.stack)
         adopt(first, into: s)
         return s
     }
@@ -233,7 +240,7 @@ public final class Session {
         case .stack(let c):
             return makeStack(holding: makeTarget(c, params: .object([:])))
         case .tabs(let tabs):
-            let t = register(Node(id: newId(), kind: .tabs))
+            let t = newNode(.tabs)
             for c in tabs { adopt(makeStack(holding: makeTarget(c, params: .object([:]))), into: t) }
             return t
         }
@@ -245,16 +252,22 @@ public final class Session {
     public var visible: [String] {
         var path: [String] = []
         path.reserveCapacity(8)
+        forEachVisible { path.append($0.id) }
+        return path
+    }
+
+    /// Calls `body` with each node from the root to the screen the user sees (``visible``'s nodes).
+    @inline(__always)
+    public func forEachVisible(_ body: (Node) -> Void) {
         var n: Node? = root
         while let cur = n {
-            path.append(cur.id)
+            body(cur)
             switch cur.kind {
             case .tabs: n = cur.children.isEmpty ? nil : cur.children[cur.selected]
             case .stack, .flow: n = cur.children.last
             case .screen: n = cur.presented
             }
         }
-        return path
     }
 
     /// The screen the user sees.
@@ -487,7 +500,7 @@ public final class Session {
         for s in subtrees {
             s.forEach { n in
                 out.append(n.id)
-                nodes[n.id] = nil
+                nodes.remove(n)
                 if n.kind == .flow && n !== except {
                     ended.append(EndedFlow(id: n.id, coordinator: n.coordinator, status: status, result: nil, error: nil))
                 }

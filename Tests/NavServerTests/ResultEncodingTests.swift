@@ -26,7 +26,7 @@ import Testing
         for _ in 0..<1000 {
             let visible = (0..<Int(rng.next() % 5)).map { _ in Self.randomString(&rng) }
             let n = Navigated(navigation: Self.randomString(&rng), node: Self.randomString(&rng),
-                              version: Int(bitPattern: UInt(rng.next())), visible: visible)
+                              version: Int(bitPattern: UInt(rng.next())), visible: .ids(visible))
             let o = try Self.decode(n)
             #expect(o?["navigation"] as? String == n.navigation)
             #expect(o?["node"] as? String == n.node)

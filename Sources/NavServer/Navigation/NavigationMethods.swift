@@ -334,9 +334,14 @@ extension Server {
         do {
             let c = try state.session.commit(plan)
             if let n = c.node, n.kind == .flow { state.flowStarters[n.id] = starter }
+            // The reply reports the path of this commit. Publishing can lead to further commits (a flow
+            // that ended resumes a navigation; a dismissed source or a dropped subscriber cancels one
+            // and its recovery flow), so then the path is listed now; otherwise it is written from
+            // the tree when the reply is encoded, without building an array.
+            let mayCommitAgain = !c.endedFlows.isEmpty || !c.removed.isEmpty || !state.subscribers.isEmpty
+            let path: VisiblePath = mayCommitAgain ? .ids(state.session.visible) : .current(state.session)
             hub.publish(c, in: state)
-            return .success(Navigated(navigation: navigation, node: c.node?.id ?? "", version: c.version,
-                                      visible: state.session.visible))
+            return .success(Navigated(navigation: navigation, node: c.node?.id ?? "", version: c.version, visible: path))
         } catch {
             return .failure(error)
         }

@@ -1,15 +1,45 @@
 import JSON
 import NavigationCore
 
+/// A `visible` path to write: ids already listed, or read from the session's tree as it is now
+/// (no array is built on the request path; the session must still be at the version that is reported).
+enum VisiblePath {
+    case ids([String])
+    case current(Session)
+
+    var ids: [String] {
+        switch self {
+        case .ids(let a): return a
+        case .current(let s): return s.visible
+        }
+    }
+
+    func encode(into w: inout JSONWriter) {
+        switch self {
+        case .ids(let a): w.write(strings: a)
+        case .current(let s):
+            w.raw(UInt8(ascii: "["))
+            var first = true
+            s.forEachVisible { n in
+                if !first { w.raw(UInt8(ascii: ",")) }
+                first = false
+                w.write(string: n.id)
+            }
+            w.raw(UInt8(ascii: "]"))
+        }
+    }
+}
+
 /// The result of a committed `navigate` or `open`: `{navigation, node, version, visible}`, written
 /// straight into the reply.
 struct Navigated: JSONEncodable {
     let navigation: String
     let node: String
     let version: Int
-    let visible: [String]
+    let visible: VisiblePath
 
     func encode(into w: inout JSONWriter) {
+        if case .current(let s) = visible { assert(s.version == version, "visible path read after a later commit") }
         w.raw("{\"navigation\":")
         w.write(string: navigation)
         w.raw(",\"node\":")
@@ -17,14 +47,14 @@ struct Navigated: JSONEncodable {
         w.raw(",\"version\":")
         w.write(int: version)
         w.raw(",\"visible\":")
-        w.write(strings: visible)
+        visible.encode(into: &w)
         w.raw("}")
     }
 
     /// The same as a value, for replies kept for later (navigation keys, pending navigations).
     var json: JSONValue {
         ["navigation": .string(navigation), "node": .string(node), "version": .int(version),
-         "visible": .array(visible.map(JSONValue.string))]
+         "visible": .array(visible.ids.map(JSONValue.string))]
     }
 }
 
@@ -54,9 +84,10 @@ struct StackChanged: JSONEncodable {
     let session: String
     let version: Int
     let changes: [JSONValue]
-    let visible: [String]
+    let visible: VisiblePath
 
     func encode(into w: inout JSONWriter) {
+        if case .current(let s) = visible { assert(s.version == version, "visible path read after a later commit") }
         w.raw("{\"session\":")
         w.write(string: session)
         w.raw(",\"version\":")
@@ -64,7 +95,7 @@ struct StackChanged: JSONEncodable {
         w.raw(",\"changes\":")
         w.write(.array(changes))
         w.raw(",\"visible\":")
-        w.write(strings: visible)
+        visible.encode(into: &w)
         w.raw("}")
     }
 }

@@ -128,7 +128,7 @@ final class SessionHub {
         server.durable?.sessionChanged(s)
         if !state.subscribers.isEmpty {
             server.broadcast(method: "stackChanged",
-                             encodable: StackChanged(session: s.name, version: commit.version, changes: commit.changes, visible: s.visible),
+                             encodable: StackChanged(session: s.name, version: commit.version, changes: commit.changes, visible: .current(s)),
                              to: state.audience)
         }
         for f in commit.endedFlows {
