@@ -259,21 +259,28 @@ public final class Session {
     /// Calls `body` with each node from the root to the screen the user sees (``visible``'s nodes).
     @inline(__always)
     public func forEachVisible(_ body: (Node) -> Void) {
-        var n: Node? = root
-        while let cur = n {
+        // The tree holds every node for the whole walk: no retain and release per step.
+        unowned(unsafe) var cur: Node = root
+        while true {
             body(cur)
             switch cur.kind {
-            case .tabs: n = cur.children.isEmpty ? nil : cur.children[cur.selected]
-            case .stack, .flow: n = cur.children.last
-            case .screen: n = cur.presented
+            case .tabs:
+                guard !cur.children.isEmpty else { return }
+                cur = cur.children[cur.selected]
+            case .stack, .flow:
+                guard let last = cur.children.last else { return }
+                cur = last
+            case .screen:
+                guard let p = cur.presented else { return }
+                cur = p
             }
         }
     }
 
     /// The screen the user sees.
     public var visibleTop: Node? {
-        var n: Node = root
-        var top: Node?
+        unowned(unsafe) var n: Node = root
+        unowned(unsafe) var top: Node? = nil
         while true {
             switch n.kind {
             case .tabs:
