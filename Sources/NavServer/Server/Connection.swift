@@ -14,7 +14,7 @@ final class Connection {
     let stream: PipeStream
     private var decoder: FrameDecoder
     /// Output not yet handed to the stream; flushed once per loop iteration.
-    let output = ByteBuffer(capacity: 1024)
+    let output = ByteBuffer(capacity: 16)
     /// Notifications shared with other subscribers: a range of the server's broadcast log that follows
     /// `output`. It is written from the log itself at flush, so a notification is not copied once per
     /// subscriber; anything else sent meanwhile first copies the range into `output` (order is kept).
