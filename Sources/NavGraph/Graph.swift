@@ -20,8 +20,8 @@ public final class NavigationGraph: @unchecked Sendable {
     /// Where relative command paths of preconditions are resolved (the graph directory).
     public let baseDirectory: String
     /// Qualified name → index, plus unqualified names that only one module declares.
-    let coordinatorIndex: [String: Int]
-    let routeIndex: [String: Int]
+    let coordinatorIndex: NameIndex
+    let routeIndex: NameIndex
     let preconditionIndex: [String: Int]
     /// Unqualified names declared by several modules, for a precise error message.
     let ambiguous: [String: [String]]
@@ -48,8 +48,8 @@ public final class NavigationGraph: @unchecked Sendable {
             }
             return idx
         }
-        coordinatorIndex = index(coordinators.map { ($0.name, $0.localName) })
-        routeIndex = index(routes.map { ($0.name, $0.localName) })
+        coordinatorIndex = NameIndex(index(coordinators.map { ($0.name, $0.localName) }))
+        routeIndex = NameIndex(index(routes.map { ($0.name, $0.localName) }))
         preconditionIndex = index(preconditions.map { ($0.name, $0.localName) })
         self.ambiguous = ambiguous
     }

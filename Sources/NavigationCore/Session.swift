@@ -334,7 +334,9 @@ public final class Session {
         } else {
             throw NavError(.invalidParams, "navigate needs \"to\" (a coordinator such as \"shop.Product\") or \"route\" (a route name)", data: ["param": "to"])
         }
-        if let w = r.with { for (k, v) in w { with[k] = v } }
+        if let w = r.with {
+            if with.isEmpty { with = w } else { for (k, v) in w { with[k] = v } }
+        }
         let style = by ?? .push
 
         // Source.

@@ -1,4 +1,5 @@
 import JSON
+import NavTesting
 import Testing
 @testable import NavGraph
 
@@ -132,5 +133,25 @@ import Testing
         #expect(s.coerce("true", forProperty: "gift") == true)
         #expect(s.coerce("0042", forProperty: "id") == "0042")
         #expect(s.coerce("7", forProperty: "undeclared") == "7")
+    }
+}
+
+/// Property: the name table answers exactly what a dictionary of the same entries answers.
+@Suite struct NameIndexTests {
+    @Test func agreesWithADictionary() {
+        var rng = SplitMix64(seed: 0x1DE)
+        let alphabet = Array("abcé.XY_1")
+        for size in [0, 1, 2, 7, 8, 9, 100, 1000] {
+            var entries: [String: Int] = [:]
+            func name() -> String { String((0..<Int(rng.next() % 8)).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }) }
+            for i in 0..<size { entries[name()] = i }
+            let table = NameIndex(entries)
+            for (k, v) in entries { #expect(table[k] == v) }
+            for _ in 0..<200 {
+                let probe = name()
+                #expect(table[probe] == entries[probe], "\(probe)")
+            }
+            #expect(Set(table.keys) == Set(entries.keys))
+        }
     }
 }
