@@ -6,7 +6,16 @@ import Glibc
 /// and nothing is hashed on the request path): names are grouped by length, then compared.
 struct MethodTable {
     typealias Handler = (Call) -> Void
-    private var byLength: [[(name: [UInt8], handler: Handler)]] = []
+    /// One registered method (a class: the handler comes back out as stored, with no thunk).
+    private final class Entry {
+        let name: [UInt8]
+        let handler: Handler
+        init(_ name: [UInt8], _ handler: @escaping Handler) {
+            self.name = name
+            self.handler = handler
+        }
+    }
+    private var byLength: [[Entry]] = []
 
     /// Registers (or replaces, or with nil removes) the handler of `name`.
     subscript(name: String) -> Handler? {
@@ -15,7 +24,7 @@ struct MethodTable {
             let bytes = Array(name.utf8)
             while byLength.count <= bytes.count { byLength.append([]) }
             byLength[bytes.count].removeAll { $0.name == bytes }
-            if let newValue { byLength[bytes.count].append((bytes, newValue)) }
+            if let newValue { byLength[bytes.count].append(Entry(bytes, newValue)) }
         }
     }
 

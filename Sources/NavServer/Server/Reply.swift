@@ -40,9 +40,10 @@ final class BatchCollector {
     }
 }
 
-/// The way back to the client for one request. Copy it freely (into a pending navigation, say);
-/// only the first answer counts. Notifications get a reply that sends nothing.
-struct Reply {
+/// The way back to the client for one request. Share it freely (with a pending navigation, say):
+/// it is one object per request, so passing it along costs one reference count, and only the first
+/// answer counts. Notifications get a reply that sends nothing.
+final class Reply {
     let connection: Connection
     let id: JSONValue?
     let framing: Framing
@@ -50,6 +51,15 @@ struct Reply {
     let slot: Int
     /// Whether the connection counts this request among those awaiting a reply.
     var counted = false
+    private var answered = false
+
+    init(connection: Connection, id: JSONValue?, framing: Framing, batch: BatchCollector?, slot: Int) {
+        self.connection = connection
+        self.id = id
+        self.framing = framing
+        self.batch = batch
+        self.slot = slot
+    }
 
     var expectsAnswer: Bool { id != nil }
 
@@ -61,7 +71,8 @@ struct Reply {
 
     /// Writes the reply into the connection's output (or the batch's slot).
     private func answer(_ result: some JSONEncodable) {
-        guard let id else { return }
+        guard let id, !answered else { return }
+        answered = true
         if let batch {
             batch.fill(slot) { RPCEncoder.response(id: id, result: result, into: &$0) }
         } else {
@@ -72,7 +83,8 @@ struct Reply {
     }
 
     func fail(_ error: RPCError) {
-        guard let id else { return }
+        guard let id, !answered else { return }
+        answered = true
         if let batch {
             batch.fill(slot) { RPCEncoder.error(id: id, error: error, into: &$0) }
         } else {

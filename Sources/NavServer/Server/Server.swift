@@ -310,8 +310,7 @@ public final class Server {
         batch.finishIfDone()
     }
 
-    private func dispatch(_ request: RPCRequest, reply r: Reply) {
-        var reply = r
+    private func dispatch(_ request: RPCRequest, reply: Reply) {
         if request.id == nil { stats.notificationsIn += 1 } else {
             stats.requests += 1
             reply.counted = true
