@@ -10,7 +10,7 @@ extension Server {
     func registerCoreMethods() {
         methods["ping"] = { call in call.reply.succeed("pong") }
 
-        methods["hello"] = { [unowned self] call in
+        methods["hello"] = { [unowned(unsafe) self] call in
             if let name = call.param("client") {
                 guard case .string(let s) = name else {
                     call.reply.fail(.invalidParams("\"client\" must be a string naming the client, e.g. \"nav-tui\""))
@@ -41,11 +41,11 @@ extension Server {
             call.reply.succeed(.object(result))
         }
 
-        methods["stats"] = { [unowned self] call in
+        methods["stats"] = { [unowned(unsafe) self] call in
             call.reply.succeed(.object(self.statsObject()))
         }
 
-        methods["rpc.discover"] = { [unowned self] call in
+        methods["rpc.discover"] = { [unowned(unsafe) self] call in
             call.reply.succeed(self.openRPCDocument)
         }
     }

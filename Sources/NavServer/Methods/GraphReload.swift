@@ -9,7 +9,7 @@ extension Server {
     /// new graph lacks refuse the reload, unless `force`, which removes them with ordinary
     /// `stackChanged` notifications. Pending navigations fail with `conflict`.
     func registerReloadMethod() {
-        methods["graph.reload"] = { [unowned self] call in
+        methods["graph.reload"] = { [unowned(unsafe) self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params(call, allowed: ["path", "force"])
                 return self.reloadGraph(path: try p.string("path"), force: try p.bool("force") ?? false)

@@ -5,11 +5,13 @@ import RPC
 
 extension Server {
     /// navigate, dismiss, flowComplete, tree, subscribe/unsubscribe, context.*, session.*, cancel.
+    /// Handlers hold the server `unowned(unsafe)`: it owns the table and outlives every call, and a
+    /// checked reference would cost an atomic operation per request.
     func registerNavigationMethods() {
-        methods["navigate"] = { [unowned self] call in self.navigate(call) }
-        methods["open"] = { [unowned self] call in self.open(call) }
+        methods["navigate"] = { [unowned(unsafe) self] call in self.navigate(call) }
+        methods["open"] = { [unowned(unsafe) self] call in self.open(call) }
 
-        methods["dismiss"] = { [unowned self] call in
+        methods["dismiss"] = { [unowned(unsafe) self] call in
             self.handle(call) { () throws(RPCError) -> Removed in
                 let p = try Params(call, allowed: ["session", "node"])
                 let state = try self.hub.state(p, for: call.connection)
@@ -22,7 +24,7 @@ extension Server {
             }
         }
 
-        methods["flowComplete"] = { [unowned self] call in
+        methods["flowComplete"] = { [unowned(unsafe) self] call in
             self.handle(call) { () throws(RPCError) -> Removed in
                 let p = try Params(call, allowed: ["session", "flow", "result", "error", "cancelled"])
                 let state = try self.hub.state(p, for: call.connection)
@@ -54,14 +56,14 @@ extension Server {
             }
         }
 
-        methods["tree"] = { [unowned self] call in
+        methods["tree"] = { [unowned(unsafe) self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params(call, allowed: ["session"])
                 return .object(try self.hub.state(p, for: call.connection).session.snapshot())
             }
         }
 
-        methods["subscribe"] = { [unowned self] call in
+        methods["subscribe"] = { [unowned(unsafe) self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params(call, allowed: ["session"])
                 let state = try self.hub.state(p, for: call.connection)
@@ -70,7 +72,7 @@ extension Server {
             }
         }
 
-        methods["unsubscribe"] = { [unowned self] call in
+        methods["unsubscribe"] = { [unowned(unsafe) self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params(call, allowed: ["session"])
                 let state = try self.hub.state(p, for: call.connection)
@@ -79,7 +81,7 @@ extension Server {
             }
         }
 
-        methods["context.set"] = { [unowned self] call in
+        methods["context.set"] = { [unowned(unsafe) self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params(call, allowed: ["session", "facts"])
                 let state = try self.hub.state(p, for: call.connection)
@@ -94,7 +96,7 @@ extension Server {
             }
         }
 
-        methods["context.get"] = { [unowned self] call in
+        methods["context.get"] = { [unowned(unsafe) self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params(call, allowed: ["session", "facts"])
                 let state = try self.hub.state(p, for: call.connection)
@@ -107,7 +109,7 @@ extension Server {
             }
         }
 
-        methods["session.open"] = { [unowned self] call in
+        methods["session.open"] = { [unowned(unsafe) self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params(call, allowed: ["name", "session"])
                 let given = try p.string("name")
@@ -123,7 +125,7 @@ extension Server {
             }
         }
 
-        methods["session.close"] = { [unowned self] call in
+        methods["session.close"] = { [unowned(unsafe) self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params(call, allowed: ["name", "session"])
                 let given = try p.string("name")
@@ -146,14 +148,14 @@ extension Server {
             }
         }
 
-        methods["session.list"] = { [unowned self] call in
+        methods["session.list"] = { [unowned(unsafe) self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 _ = try Params(call, allowed: ["session"])
                 return ["sessions": .array(self.hub.sessions.keys.sorted().map(JSONValue.string))]
             }
         }
 
-        methods["provide"] = { [unowned self] call in
+        methods["provide"] = { [unowned(unsafe) self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params(call, allowed: ["preconditions", "session"])
                 guard let names = try p.stringArray("preconditions"), !names.isEmpty else {
@@ -166,7 +168,7 @@ extension Server {
             }
         }
 
-        methods["cancel"] = { [unowned self] call in
+        methods["cancel"] = { [unowned(unsafe) self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params(call, allowed: ["navigation", "session"])
                 let id = try p.requiredString("navigation", "the id a navigate reply or navigationPending notification gave")

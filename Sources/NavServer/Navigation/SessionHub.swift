@@ -66,7 +66,7 @@ final class PendingNavigation {
 
 /// Every session and pending navigation of the daemon, and the notifications they produce.
 final class SessionHub {
-    unowned let server: Server
+    unowned(unsafe) let server: Server  // the server owns the hub and outlives it
     var sessions: [String: SessionState] = [:]
     var pending: [String: PendingNavigation] = [:]
     /// Pending navigations by session and source node (a newer one from the same source supersedes).
