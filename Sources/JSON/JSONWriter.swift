@@ -73,17 +73,24 @@ public struct JSONWriter {
 
     public mutating func write(int: Int) {
         var v = int.magnitude
-        // Digits are produced backwards into a small stack buffer, then copied once.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { tmp in
-            var i = 20
-            repeat {
-                i -= 1
-                tmp[i] = UInt8(ascii: "0") + UInt8(v % 10)
-                v /= 10
-            } while v > 0
-            if int < 0 { buffer.append(UInt8(ascii: "-")) }
-            buffer.append(tmp.baseAddress! + i, count: 20 - i)
+        var digits = 1
+        var t = v
+        while t >= 10 {
+            t /= 10
+            digits += 1
         }
+        let sign = int < 0 ? 1 : 0
+        buffer.reserve(digits + sign)
+        let p = buffer.base + buffer.used
+        if sign == 1 { p[0] = UInt8(ascii: "-") }
+        // Digits are written backwards, straight into the buffer.
+        var at = sign + digits
+        repeat {
+            at -= 1
+            p[at] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10)
+            v /= 10
+        } while v > 0
+        buffer.used += digits + sign
     }
 
     public mutating func write(double: Double) {

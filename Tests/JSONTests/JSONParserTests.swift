@@ -62,6 +62,13 @@ import Testing
         #expect(JSONWriter.string(.int(Int.min)) == "\(Int.min)")
     }
 
+    @Test func integersAreWrittenAsSwiftPrintsThem() {
+        var rng = SplitMix64(seed: 0x1A7)
+        var samples = [0, 1, 9, 10, 11, 99, 100, 999_999, Int.max, Int.min, -1, -9, -10]
+        for _ in 0..<2000 { samples.append(Int(bitPattern: UInt(rng.next())) >> Int(rng.next() % 64)) }
+        for n in samples { #expect(JSONWriter.string(.int(n)) == String(n)) }
+    }
+
     @Test func escapesControlCharactersQuotesAndBackslashes() {
         let s = "q\"b\\n\n\r\t\u{8}\u{c}\u{1}\u{1f}é😀"
         #expect(JSONWriter.string(.string(s)) == #""q\"b\\n\n\r\t\b\f\u0001\u001fé😀""#)

@@ -4,6 +4,10 @@ import NavigationCore
 import RPC
 import UV
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A session as the server holds it: the core's tree plus who listens to it.
 final class SessionState {
     var session: Session { didSet { session.recordsChanges = !subscribers.isEmpty } }
@@ -24,6 +28,12 @@ final class SessionState {
     }
     /// Set when the session is closed (connections may still remember this state).
     var isClosed = false
+    /// The session's name as bytes, to match a request's `session` without making a string.
+    private lazy var nameBytes: [UInt8] = Array(session.name.utf8)
+
+    func isNamed(_ raw: UnsafeRawBufferPointer) -> Bool {
+        nameBytes.withUnsafeBytes { n in n.count == raw.count && (n.count == 0 || memcmp(n.baseAddress!, raw.baseAddress!, n.count) == 0) }
+    }
     /// The connection that started each live flow (it hears `flowCompleted` even unsubscribed).
     var flowStarters: [String: Connection] = [:]
 
@@ -98,7 +108,7 @@ final class SessionHub {
         let v = p.given("session")
         if let cached = c.lastSession, !cached.isClosed {
             if let v {
-                if v.kind == .string && JSONView.bytes(v.stringBytes, equal: cached.session.name) { return cached }
+                if v.kind == .string && cached.isNamed(v.stringBytes) { return cached }
             } else if cached.session.name == "main" {
                 return cached
             }
