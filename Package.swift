@@ -97,7 +97,7 @@ let package = Package(
         .testTarget(name: "RPCTests", dependencies: ["RPC", "JSON"]),
         .testTarget(name: "NavGraphTests", dependencies: ["NavGraph", "JSON", "NavTesting"]),
         .testTarget(name: "NavigationCoreTests", dependencies: ["NavigationCore", "NavGraph", "JSON", "NavTesting", "NavClient"]),
-        .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "NavTesting"]),
+        .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "NavGraph", "NavigationCore", "NavTesting"]),
         .testTarget(name: "EndToEndTests", dependencies: ["JSON", "NavClient", "NavTesting"]),
         .target(name: "NavTesting", dependencies: ["JSON"], path: "Tests/NavTesting"),
     ]

@@ -62,6 +62,17 @@ public final class Node {
         return .object(o)
     }
 
+    /// Writes the id as a JSON string: from its number when it has one (no string is read).
+    public func writeId(into w: inout JSONWriter) {
+        if number >= 0 {
+            w.raw("\"n")
+            w.write(int: number)
+            w.raw(UInt8(ascii: "\""))
+        } else {
+            w.write(string: id)
+        }
+    }
+
     /// Calls `body` for this node and every node below it.
     public func forEach(_ body: (Node) -> Void) {
         body(self)

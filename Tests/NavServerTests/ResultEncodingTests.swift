@@ -1,6 +1,8 @@
 import Foundation
 import JSON
+import NavGraph
 import NavTesting
+import NavigationCore
 import Testing
 @testable import NavServer
 
@@ -23,13 +25,15 @@ import Testing
 
     @Test func navigatedAndRemovedRoundTripThroughFoundation() throws {
         var rng = SplitMix64(seed: 0xD1AC)
-        for _ in 0..<1000 {
+        let session = Session(name: "s", graph: GraphLoader.loadEmbeddedExample().graph!)
+        for i in 0..<1000 {
             let visible = (0..<Int(rng.next() % 5)).map { _ in Self.randomString(&rng) }
-            let n = Navigated(navigation: Self.randomString(&rng), node: Self.randomString(&rng),
+            let node = i % 3 == 0 ? nil : session.visibleTop
+            let n = Navigated(navigation: Int(rng.next() % 1_000_000), node: node,
                               version: Int(bitPattern: UInt(rng.next())), visible: .ids(visible))
             let o = try Self.decode(n)
-            #expect(o?["navigation"] as? String == n.navigation)
-            #expect(o?["node"] as? String == n.node)
+            #expect(o?["navigation"] as? String == "nav-\(n.navigation)")
+            #expect(o?["node"] as? String == (node?.id ?? ""))
             #expect((o?["version"] as? NSNumber)?.int64Value == Int64(n.version))
             #expect(o?["visible"] as? [String] == visible)
             #expect(try JSONParser().parse(JSONWriter.encode(n.json)) == n.json)
@@ -42,5 +46,15 @@ import Testing
             #expect((ro?["version"] as? NSNumber)?.intValue == r.version)
             #expect(ro?["removed"] as? [String] == visible)
         }
+    }
+}
+
+extension ResultEncodingTests {
+    /// The visible path written from the tree is the one `Session.visible` lists.
+    @Test func visiblePathFromTheTreeMatchesTheList() throws {
+        let session = Session(name: "s", graph: GraphLoader.loadEmbeddedExample().graph!)
+        var w = JSONWriter()
+        VisiblePath.current(session).encode(into: &w)
+        #expect(try JSONParser().parse(w.bytes) == .array(session.visible.map(JSONValue.string)))
     }
 }

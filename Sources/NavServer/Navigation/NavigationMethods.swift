@@ -253,12 +253,12 @@ extension Server {
         }
         if plan.preconditions.isEmpty {
             // Nothing to wait for: commit now, without the pending-navigation bookkeeping.
-            let result = commitResult(state, plan, navigation: hub.nextNavigationId(), starter: call.connection)
+            let result = commitResult(state, plan, navigation: hub.nextNavigation(), starter: call.connection)
             if let key = request.key { session.remember(key: key, result.map(\.json)) }
             call.reply.finish(result.mapError(\.rpc))
             return
         }
-        let nav = PendingNavigation(id: hub.nextNavigationId(), state: state, plan: plan, request: request, caller: caller, reply: call.reply)
+        let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan, request: request, caller: caller, reply: call.reply)
         // A newer navigation from the same source supersedes a pending one.
         let sourceKey = session.name + "\u{0}" + plan.sourceId
         if let older = hub.pendingBySource[sourceKey] {
@@ -312,10 +312,10 @@ extension Server {
             return
         }
         if plan.preconditions.isEmpty {
-            call.reply.finish(commitResult(state, plan, navigation: hub.nextNavigationId(), starter: call.connection).mapError(\.rpc))
+            call.reply.finish(commitResult(state, plan, navigation: hub.nextNavigation(), starter: call.connection).mapError(\.rpc))
             return
         }
-        let nav = PendingNavigation(id: hub.nextNavigationId(), state: state, plan: plan,
+        let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan,
                                     request: NavigateRequest(to: graph.coordinators[plan.target].name), caller: caller, reply: call.reply)
         nav.registered = true
         hub.pending[nav.id] = nav
@@ -328,11 +328,11 @@ extension Server {
 
     /// Commits a navigation whose preconditions passed.
     func commitResult(_ nav: PendingNavigation) -> Result<JSONValue, NavError> {
-        commitResult(nav.state, nav.plan, navigation: nav.id, starter: nav.connection).map(\.json)
+        commitResult(nav.state, nav.plan, navigation: nav.number, starter: nav.connection).map(\.json)
     }
 
     /// Commits `plan` and publishes it; `starter` hears `flowCompleted` of a flow it starts.
-    func commitResult(_ state: SessionState, _ plan: Plan, navigation: String, starter: Connection) -> Result<Navigated, NavError> {
+    func commitResult(_ state: SessionState, _ plan: Plan, navigation: Int, starter: Connection) -> Result<Navigated, NavError> {
         do {
             let c = try state.session.commit(plan)
             if let n = c.node, n.kind == .flow { state.flowStarters[n.id] = starter }
@@ -343,7 +343,7 @@ extension Server {
             let mayCommitAgain = !c.endedFlows.isEmpty || !c.removed.isEmpty || !state.subscribers.isEmpty
             let path: VisiblePath = mayCommitAgain ? .ids(state.session.visible) : .current(state.session)
             hub.publish(c, in: state)
-            return .success(Navigated(navigation: navigation, node: c.node?.id ?? "", version: c.version, visible: path))
+            return .success(Navigated(navigation: navigation, node: c.node, version: c.version, visible: path))
         } catch {
             return .failure(error)
         }

@@ -23,7 +23,7 @@ enum VisiblePath {
             s.forEachVisible { n in
                 if !first { w.raw(UInt8(ascii: ",")) }
                 first = false
-                w.write(string: n.id)
+                n.writeId(into: &w)
             }
             w.raw(UInt8(ascii: "]"))
         }
@@ -33,17 +33,18 @@ enum VisiblePath {
 /// The result of a committed `navigate` or `open`: `{navigation, node, version, visible}`, written
 /// straight into the reply.
 struct Navigated: JSONEncodable {
-    let navigation: String
-    let node: String
+    /// The navigation's number: its id is "nav-" and the number.
+    let navigation: Int
+    let node: Node?
     let version: Int
     let visible: VisiblePath
 
     func encode(into w: inout JSONWriter) {
         if case .current(let s) = visible { assert(s.version == version, "visible path read after a later commit") }
-        w.raw("{\"navigation\":")
-        w.write(string: navigation)
-        w.raw(",\"node\":")
-        w.write(string: node)
+        w.raw("{\"navigation\":\"nav-")
+        w.write(int: navigation)
+        w.raw("\",\"node\":")
+        if let node { node.writeId(into: &w) } else { w.raw("\"\"") }
         w.raw(",\"version\":")
         w.write(int: version)
         w.raw(",\"visible\":")
@@ -53,7 +54,7 @@ struct Navigated: JSONEncodable {
 
     /// The same as a value, for replies kept for later (navigation keys, pending navigations).
     var json: JSONValue {
-        ["navigation": .string(navigation), "node": .string(node), "version": .int(version),
+        ["navigation": .string(PendingNavigation.id(navigation)), "node": .string(node?.id ?? ""), "version": .int(version),
          "visible": .array(visible.ids.map(JSONValue.string))]
     }
 }

@@ -45,7 +45,11 @@ final class SessionState {
 
 /// A navigation accepted and waiting for its preconditions, then its commit.
 final class PendingNavigation {
+    let number: Int
+    /// "nav-" and the number.
     let id: String
+
+    static func id(_ number: Int) -> String { prefixedDecimal("nav-", number) }
     let state: SessionState
     let plan: Plan
     let request: NavigateRequest
@@ -63,8 +67,9 @@ final class PendingNavigation {
     /// Cancels whatever task runs now (a process, a provider request, a recovery flow).
     var cancelTask: (() -> Void)?
 
-    init(id: String, state: SessionState, plan: Plan, request: NavigateRequest, caller: Caller, reply: Reply) {
-        self.id = id
+    init(number: Int, state: SessionState, plan: Plan, request: NavigateRequest, caller: Caller, reply: Reply) {
+        self.number = number
+        self.id = Self.id(number)
         self.state = state
         self.plan = plan
         self.request = request
@@ -97,9 +102,10 @@ final class SessionHub {
         sessions["main"] = SessionState(Session(name: "main", graph: server.graph))
     }
 
-    func nextNavigationId() -> String {
+    /// The next navigation's number (its id is ``PendingNavigation/id(_:)`` of it).
+    func nextNavigation() -> Int {
         navigationCounter += 1
-        return prefixedDecimal("nav-", navigationCounter)
+        return navigationCounter
     }
 
     /// The session a request names (`session`, default "main"). Each connection remembers the last
