@@ -52,7 +52,7 @@ public class StreamHandle: Handle {
     }
 
     /// Bytes handed to libuv that the kernel has not taken yet.
-    public var queuedBytes: Int { isClosing ? 0 : stream.pointee.write_queue_size }
+    public final var queuedBytes: Int { isClosing ? 0 : stream.pointee.write_queue_size }
 
     /// Writes `bytes`: as much as the socket takes at once, the rest queued (copied once).
     public func write(_ bytes: UnsafeRawBufferPointer) {
