@@ -5,7 +5,7 @@ SOCKET     ?= $(if $(XDG_RUNTIME_DIR),$(XDG_RUNTIME_DIR)/navd.sock,/tmp/navd-$(s
 DEB_PACKAGES := libuv1-dev libsimdjson-dev socat tmux graphviz sqlite3 libsqlite3-dev procps python3
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps build build-debug embed graph-png bench bench-graph bench-core demo clean help
+.PHONY: run test deps build build-debug embed graph-png bench bench-instructions bench-graph bench-core demo clean help
 
 help:
 	@echo "make run   - install what is missing, build (release), start navd on the example graph"
@@ -46,6 +46,11 @@ embed:
 ## with the C echo server and Redis, plus 10,000 idle connections. Knobs: DUR, RUNS, PERF_ANCHORS.
 bench: deps
 	scripts/bench.sh
+
+## make bench-instructions: navd's instructions per request and per fanned-out message (callgrind).
+bench-instructions: deps
+	scripts/instructions.sh
+	MODE=fanout scripts/instructions.sh
 
 bench-graph: deps
 	$(SWIFT) build -c release --product graph-load-bench

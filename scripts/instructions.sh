@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Instructions navd executes per request (or per message fanned out), counted by valgrind's
+# callgrind: repeatable to a fraction of a percent on a noisy machine, where timings are not.
+# Used to justify each hot-path change (figures in BENCHMARKS.md and in commit messages).
+#
+#   scripts/instructions.sh            navigate/dismiss pairs, 10 connections, 16 in flight, 20,000 requests
+#   MODE=fanout scripts/instructions.sh   one publisher (16 in flight), 100 subscribers, 4,000 messages
+#   N=... C=... P=... NAVD=path        other counts, connections, depth, binary
+#
+# Needs valgrind (installed when missing) and the perf anchors' loadgen (PERF_ANCHORS, default
+# ../shared/perf-anchors). Counts navd's user-space instructions from the first request to the last
+# (the counters are zeroed once the sessions are open); kernel time is not counted.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ANCHORS=${PERF_ANCHORS:-../shared/perf-anchors}
+MODE=${MODE:-pairs}
+NAVD=${NAVD:-}
+if [ ! -f "$ANCHORS/loadgen.c" ]; then echo "instructions: no perf anchors at $ANCHORS (set PERF_ANCHORS)" >&2; exit 2; fi
+command -v valgrind >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null; }
+make -s -C "$ANCHORS" >/dev/null
+if [ -z "$NAVD" ]; then swift build -c release --product navd >/dev/null; NAVD=.build/release/navd; fi
+
+WORK=$(mktemp -d /tmp/navd-instructions.XXXXXX)
+VP=
+cleanup() { [ -n "$VP" ] && kill "$VP" 2>/dev/null; rm -rf "$WORK"; }
+trap cleanup EXIT
+# valgrind cannot read the DWARF of Swift binaries; the symbol table is enough to count.
+cp "$NAVD" "$WORK/navd" && strip --strip-debug "$WORK/navd"
+SOCK=$WORK/navd.sock
+valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.out" "$WORK/navd" --socket "$SOCK" --ephemeral --log-level error \
+    >"$WORK/valgrind.log" 2>&1 &
+VP=$!
+for _ in $(seq 600); do [ -S "$SOCK" ] && break; sleep 0.1; done
+[ -S "$SOCK" ] || { echo "instructions: navd did not start under valgrind" >&2; cat "$WORK/valgrind.log" >&2; exit 1; }
+
+TEMPLATE=$WORK/navigate-dismiss.jsonl
+cat >"$TEMPLATE" <<'T'
+{"jsonrpc":"2.0","id":{{id}},"method":"navigate","params":{"session":"s{{conn}}","to":"shop.Product","with":{"id":"42"}}}
+{"jsonrpc":"2.0","id":{{id}},"method":"dismiss","params":{"session":"s{{conn}}"}}
+T
+C=${C:-10}
+for ((i = 0; i < (C > 1 ? C : 1); i++)); do
+    echo "{\"jsonrpc\":\"2.0\",\"id\":$i,\"method\":\"session.open\",\"params\":{\"name\":\"s$i\"}}"
+done | socat -t 5 - UNIX-CONNECT:"$SOCK" >/dev/null
+callgrind_control -z "$VP" >/dev/null 2>&1
+if [ "$MODE" = fanout ]; then
+    N=${N:-4000}
+    "$ANCHORS/build/loadgen" -s "$SOCK" -c 1 -P "${P:-16}" -n "$N" -d 300 -t "$TEMPLATE" -k 100 -q \
+        --subscribe-request '{"jsonrpc":"2.0","id":{{id}},"method":"subscribe","params":{"session":"s0"}}' >"$WORK/loadgen.out"
+    what="per message fanned out to 100 subscribers"
+else
+    N=${N:-20000}
+    "$ANCHORS/build/loadgen" -s "$SOCK" -c "$C" -P "${P:-16}" -n "$N" -d 300 -t "$TEMPLATE" -q >"$WORK/loadgen.out"
+    what="per request (navigate/dismiss pairs, C=$C P=${P:-16})"
+fi
+callgrind_control -d "$VP" >/dev/null 2>&1
+sleep 0.5
+total=$(grep -h -m1 "^summary:\|^totals:" "$WORK"/cg.out.* | awk '{print $2}')
+errors=$(sed -n 's/.*errors=\([0-9]*\).*/\1/p' "$WORK/loadgen.out")
+echo "instructions $what: $((total / N))  (N=$N, loadgen errors=${errors:-?})"
