@@ -198,6 +198,9 @@ final class Connection {
         close(reason: "output exceeded --max-output")
     }
 
+    /// Whether output of its own (replies; notifications sent with them) waits, not only shared ones.
+    var hasOwnOutput: Bool { !output.isEmpty }
+
     /// Hands the coalesced output to the stream (one write per loop iteration).
     func flush() {
         isDirty = false

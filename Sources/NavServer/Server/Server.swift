@@ -238,6 +238,9 @@ public final class Server {
         if !dirty.isEmpty {
             let batch = dirty
             dirty.removeAll(keepingCapacity: true)
+            // Connections with replies first, then those that only have notifications: a requester
+            // gets its answers (and can send its next requests) while the notifications are written.
+            for c in batch where c.hasOwnOutput { c.flush() }
             for c in batch { c.flush() }
         }
         // Every connection that referred to the log was dirty and has just been flushed.
