@@ -71,25 +71,46 @@ public struct JSONWriter {
         }
     }
 
+    /// "00" to "99": integers are written two digits at a time.
+    private static let digitPairs: StaticString = """
+        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899
+        """
+
     public mutating func write(int: Int) {
         var v = int.magnitude
         var digits = 1
-        var t = v
-        while t >= 10 {
-            t /= 10
+        var limit: UInt = 10
+        while v >= limit {
             digits += 1
+            if digits == 20 { break }
+            limit &*= 10
         }
         let sign = int < 0 ? 1 : 0
         buffer.reserve(digits + sign)
         let p = buffer.base + buffer.used
         if sign == 1 { p[0] = UInt8(ascii: "-") }
-        // Digits are written backwards, straight into the buffer.
+        // Digits are written backwards, two at a time, straight into the buffer.
         var at = sign + digits
-        repeat {
-            at -= 1
-            p[at] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10)
-            v /= 10
-        } while v > 0
+        Self.digitPairs.withUTF8Buffer { pairs in
+            while v >= 100 {
+                let r = Int(v % 100)
+                v /= 100
+                at -= 2
+                p[at] = pairs[2 * r]
+                p[at + 1] = pairs[2 * r + 1]
+            }
+            if v >= 10 {
+                let r = Int(v)
+                at -= 2
+                p[at] = pairs[2 * r]
+                p[at + 1] = pairs[2 * r + 1]
+            } else {
+                at -= 1
+                p[at] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v)
+            }
+        }
         buffer.used += digits + sign
     }
 
