@@ -115,7 +115,11 @@ public func prefixedDecimal(_ prefix: StaticString, _ n: Int) -> String {
 /// navigation looks nodes up, adds some and removes others. A string that is not such an id finds
 /// nothing.
 struct NodeIndex {
-    private var byNumber: [Int: Node] = [:]
+    /// Open addressing with linear probing, keyed by the node's number (Fibonacci hashing: node
+    /// numbers are consecutive, and a multiply spreads them); at most half full.
+    private var slots: [Node?] = Array(repeating: nil, count: 16)
+    private var shift = 60  // 64 - log2(slots.count)
+    private var used = 0
 
     /// The number of an id made by ``Session/newId()``: "n", then digits without a leading zero.
     static func number(_ id: String) -> Int? {
@@ -132,20 +136,77 @@ struct NodeIndex {
         }
     }
 
+    @inline(__always) private func home(_ number: Int) -> Int {
+        Int(truncatingIfNeeded: (UInt64(truncatingIfNeeded: number) &* 0x9E37_79B9_7F4A_7C15) >> UInt64(shift))
+    }
+
+    /// The slot holding `number`, or nil.
+    private func slot(of number: Int) -> Int? {
+        let mask = slots.count - 1
+        var i = home(number)
+        while let n = slots[i] {
+            if n.number == number { return i }
+            i = (i + 1) & mask
+        }
+        return nil
+    }
+
     subscript(id: String) -> Node? {
-        Self.number(id).flatMap { byNumber[$0] }
+        guard let k = Self.number(id), let i = slot(of: k) else { return nil }
+        return slots[i]
     }
 
     mutating func insert(_ n: Node) {
-        if n.number >= 0 { byNumber[n.number] = n }
+        guard n.number >= 0 else { return }
+        if (used + 1) * 2 > slots.count { grow() }
+        let mask = slots.count - 1
+        var i = home(n.number)
+        while let m = slots[i] {
+            if m.number == n.number {
+                slots[i] = n
+                return
+            }
+            i = (i + 1) & mask
+        }
+        slots[i] = n
+        used += 1
     }
 
     mutating func remove(_ n: Node) {
-        if n.number >= 0 { byNumber[n.number] = nil }
+        guard n.number >= 0, var i = slot(of: n.number) else { return }
+        slots[i] = nil
+        used -= 1
+        // Move later entries of the probe run back into the gap (no tombstones).
+        let mask = slots.count - 1
+        var j = i
+        while true {
+            j = (j + 1) & mask
+            guard let m = slots[j] else { return }
+            let h = home(m.number)
+            let stays = i <= j ? (i < h && h <= j) : (i < h || h <= j)
+            if !stays {
+                slots[i] = m
+                slots[j] = nil
+                i = j
+            }
+        }
     }
 
-    var count: Int { byNumber.count }
-    mutating func removeAll() { byNumber.removeAll() }
+    private mutating func grow() {
+        let old = slots
+        slots = Array(repeating: nil, count: old.count * 2)
+        shift -= 1
+        used = 0
+        for case let n? in old { insert(n) }
+    }
+
+    var count: Int { used }
+
+    mutating func removeAll() {
+        slots = Array(repeating: nil, count: 16)
+        shift = 60
+        used = 0
+    }
 }
 
 /// One session: a coordinator tree, its version, its facts and its navigation keys. All commands

@@ -1,5 +1,6 @@
 import JSON
 import NavGraph
+import NavTesting
 import Testing
 @testable import NavigationCore
 
@@ -73,6 +74,31 @@ func coreGraph() -> NavigationGraph {
         let s = session()
         #expect(s.node(s.visible.last!) === s.visibleTop)
         #expect(s.node("n01") == nil)
+    }
+
+    /// Property: the index answers what a dictionary of the same inserts and removals answers.
+    @Test func nodeIndexAgreesWithADictionary() {
+        var rng = SplitMix64(seed: 0x1D7)
+        var index = NodeIndex()
+        var model: [Int: Node] = [:]
+        for step in 0..<20_000 {
+            let k = Int(rng.next() % (step < 10_000 ? 3000 : 200))
+            if rng.next() % 3 == 0, let n = model[k] {
+                index.remove(n)
+                model[k] = nil
+            } else {
+                let n = Node(id: "n\(k)", kind: .screen)
+                index.insert(n)
+                model[k] = n
+            }
+            if step % 97 == 0 {
+                #expect(index.count == model.count)
+                for probe in 0..<3000 where index["n\(probe)"] !== model[probe] {
+                    Issue.record("n\(probe) after step \(step)")
+                    return
+                }
+            }
+        }
     }
 
     @Test func initialTreeFollowsTheRoot() {
