@@ -36,11 +36,11 @@ public final class JSONParser {
     /// (and every view taken from it) is valid until this parser parses again.
     public func view(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONView {
         generation &+= 1
-        var events: UnsafePointer<navjson_event>? = nil
-        var count = 0
+        var tape: UnsafePointer<UInt64>? = nil
+        var strings: UnsafePointer<UInt8>? = nil
         let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self)
-        let rc = navjson_parse(raw, base, bytes.count, UInt32(clamping: maxDepth), &events, &count)
-        guard rc == Int32(NAVJSON_OK), let events else {
+        let rc = navjson_parse(raw, base, bytes.count, UInt32(clamping: maxDepth), &tape, &strings)
+        guard rc == Int32(NAVJSON_OK), let tape, let strings else {
             let detail = String(cString: navjson_last_error(raw))
             switch rc {
             case Int32(NAVJSON_ERR_UTF8): throw JSONParseError(kind: .invalidUTF8, detail: detail)
@@ -49,7 +49,8 @@ public final class JSONParser {
             default: throw JSONParseError(kind: .syntax, detail: detail)
             }
         }
-        return JSONView(events: events, index: 0, parser: self, generation: generation)
+        // Word 0 is the root word; the document's value starts at word 1.
+        return JSONView(tape: tape, strings: strings, index: 1, parser: self, generation: generation)
     }
 
     /// Parses a complete document held in `bytes` into a tree.
@@ -66,44 +67,5 @@ public final class JSONParser {
 
     public func parse(_ text: String) throws(JSONParseError) -> JSONValue {
         try parse(Array(text.utf8))
-    }
-
-    @inlinable @inline(__always)
-    static func string(_ e: navjson_event) -> String {
-        guard e.len > 0, let p = e.v.s else { return "" }
-        return String(decoding: UnsafeRawBufferPointer(start: p, count: Int(e.len)), as: UTF8.self)
-    }
-
-    static func build(_ ev: UnsafePointer<navjson_event>, _ i: inout Int) -> JSONValue {
-        let e = ev[i]
-        i += 1
-        switch Int32(e.type) {
-        case Int32(NAVJSON_NULL): return .null
-        case Int32(NAVJSON_TRUE): return .bool(true)
-        case Int32(NAVJSON_FALSE): return .bool(false)
-        case Int32(NAVJSON_INT): return .int(Int(e.v.i))
-        case Int32(NAVJSON_DOUBLE): return .double(e.v.d)
-        case Int32(NAVJSON_STRING): return .string(string(e))
-        case Int32(NAVJSON_ARRAY):
-            var a: [JSONValue] = []
-            a.reserveCapacity(Int(e.len))
-            for _ in 0..<e.len { a.append(build(ev, &i)) }
-            return .array(a)
-        default:  // object
-            var members: [(key: String, value: JSONValue)] = []
-            members.reserveCapacity(Int(e.len))
-            for _ in 0..<e.len {
-                let key = string(ev[i])
-                i += 1
-                let value = build(ev, &i)
-                // Duplicate keys: the last one wins, as in most parsers.
-                if let j = members.firstIndex(where: { $0.key == key }) {
-                    members[j].value = value
-                } else {
-                    members.append((key, value))
-                }
-            }
-            return .object(JSONObject(uniqueMembers: members))
-        }
     }
 }

@@ -8,52 +8,78 @@ import Glibc
 /// read from the parser's buffers and nothing is allocated unless asked for (``string``, ``value``).
 /// This is how navd reads requests: a `navigate` needs five short strings of its params, not a tree.
 ///
+/// The view reads simdjson's tape, its documented DOM layout: one 64-bit word per value with the
+/// type in the top byte; an array or object holds the index past its closing word and its element
+/// count; a string points into the string buffer (a 32-bit length, then the bytes); a number takes
+/// a second word. An object's members are a key (a string word) then the value.
+///
 /// A view is valid until the same parser parses again (checked in debug builds); keep ``value`` for
 /// anything that must outlive the current message.
 public struct JSONView {
-    @usableFromInline let events: UnsafePointer<navjson_event>
+    @usableFromInline let tape: UnsafePointer<UInt64>
+    @usableFromInline let strings: UnsafePointer<UInt8>
     @usableFromInline let index: Int
     @usableFromInline unowned(unsafe) let parser: JSONParser
     @usableFromInline let generation: Int
 
     @usableFromInline
-    init(events: UnsafePointer<navjson_event>, index: Int, parser: JSONParser, generation: Int) {
-        self.events = events
+    init(tape: UnsafePointer<UInt64>, strings: UnsafePointer<UInt8>, index: Int, parser: JSONParser, generation: Int) {
+        self.tape = tape
+        self.strings = strings
         self.index = index
         self.parser = parser
         self.generation = generation
     }
 
-    @inlinable @inline(__always) var event: navjson_event {
+    @inlinable @inline(__always) func word(_ i: Int) -> UInt64 {
         assert(parser.generation == generation, "a JSONView was read after its parser parsed another document")
-        return events[index]
+        return tape[i]
     }
 
     @inlinable @inline(__always) func at(_ i: Int) -> JSONView {
-        JSONView(events: events, index: i, parser: parser, generation: generation)
+        JSONView(tape: tape, strings: strings, index: i, parser: parser, generation: generation)
+    }
+
+    /// The tape's type character of the word at `i`.
+    @inlinable @inline(__always) func type(_ i: Int) -> UInt8 { UInt8(truncatingIfNeeded: word(i) >> 56) }
+
+    /// The bytes of the string whose word is at `i` (a value or a key).
+    @inlinable @inline(__always) func stringBytes(at i: Int) -> UnsafeRawBufferPointer {
+        let offset = Int(truncatingIfNeeded: word(i) & 0x00FF_FFFF_FFFF_FFFF)
+        let length = UnsafeRawPointer(strings + offset).loadUnaligned(as: UInt32.self)
+        return UnsafeRawBufferPointer(start: strings + offset + 4, count: Int(UInt32(littleEndian: length)))
+    }
+
+    /// The index of the word after the value at `i`.
+    @inlinable @inline(__always) func after(_ i: Int) -> Int {
+        switch type(i) {
+        case UInt8(ascii: "{"), UInt8(ascii: "["): return Int(truncatingIfNeeded: UInt32(truncatingIfNeeded: word(i)))
+        case UInt8(ascii: "l"), UInt8(ascii: "u"), UInt8(ascii: "d"): return i + 2
+        default: return i + 1
+        }
     }
 
     public enum Kind: Sendable, Equatable { case null, bool, int, double, string, array, object }
 
     @inlinable
     public var kind: Kind {
-        switch Int32(event.type) {
-        case Int32(NAVJSON_NULL): return .null
-        case Int32(NAVJSON_TRUE), Int32(NAVJSON_FALSE): return .bool
-        case Int32(NAVJSON_INT): return .int
-        case Int32(NAVJSON_DOUBLE): return .double
-        case Int32(NAVJSON_STRING): return .string
-        case Int32(NAVJSON_ARRAY): return .array
+        switch type(index) {
+        case UInt8(ascii: "n"): return .null
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): return .bool
+        case UInt8(ascii: "l"): return .int
+        case UInt8(ascii: "u"), UInt8(ascii: "d"): return .double
+        case UInt8(ascii: "\""): return .string
+        case UInt8(ascii: "["): return .array
         default: return .object
         }
     }
 
     @inlinable
-    public var isNull: Bool { event.type == UInt32(NAVJSON_NULL) }
+    public var isNull: Bool { type(index) == UInt8(ascii: "n") }
     @inlinable
-    public var isObject: Bool { event.type == UInt32(NAVJSON_OBJECT) }
+    public var isObject: Bool { type(index) == UInt8(ascii: "{") }
     @inlinable
-    public var isArray: Bool { event.type == UInt32(NAVJSON_ARRAY) }
+    public var isArray: Bool { type(index) == UInt8(ascii: "[") }
 
     /// The JSON type name used in messages, as ``JSONValue/typeName``.
     public var typeName: String {
@@ -70,62 +96,67 @@ public struct JSONView {
 
     @inlinable
     public var string: String? {
-        let e = event
-        guard e.type == UInt32(NAVJSON_STRING) else { return nil }
-        return JSONParser.string(e)
+        guard type(index) == UInt8(ascii: "\"") else { return nil }
+        return String(decoding: stringBytes(at: index), as: UTF8.self)
     }
 
     /// The UTF-8 bytes of a string value, in the parser's buffer (empty for anything else).
     @inlinable
     public var stringBytes: UnsafeRawBufferPointer {
-        let e = event
-        guard e.type == UInt32(NAVJSON_STRING), e.len > 0 else { return UnsafeRawBufferPointer(start: nil, count: 0) }
-        return UnsafeRawBufferPointer(start: e.v.s, count: Int(e.len))
+        guard type(index) == UInt8(ascii: "\"") else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return stringBytes(at: index)
     }
 
     @inlinable
     public var bool: Bool? {
-        switch Int32(event.type) {
-        case Int32(NAVJSON_TRUE): return true
-        case Int32(NAVJSON_FALSE): return false
+        switch type(index) {
+        case UInt8(ascii: "t"): return true
+        case UInt8(ascii: "f"): return false
+        default: return nil
+        }
+    }
+
+    /// The number as the tape holds it: an integer, or a double (unsigned integers beyond Int64 too).
+    @inlinable @inline(__always) var number: JSONValue? {
+        switch type(index) {
+        case UInt8(ascii: "l"): return .int(Int(truncatingIfNeeded: Int64(bitPattern: word(index + 1))))
+        case UInt8(ascii: "u"): return .double(Double(word(index + 1)))
+        case UInt8(ascii: "d"): return .double(Double(bitPattern: word(index + 1)))
         default: return nil
         }
     }
 
     /// An integer value; doubles with no fractional part count as integers (as ``JSONValue/intValue``).
     @inlinable
-    public var int: Int? {
-        let e = event
-        switch Int32(e.type) {
-        case Int32(NAVJSON_INT): return Int(e.v.i)
-        case Int32(NAVJSON_DOUBLE): return JSONValue.double(e.v.d).intValue
-        default: return nil
-        }
-    }
+    public var int: Int? { number?.intValue }
 
     /// Elements of an array or members of an object; 0 for anything else.
     @inlinable
     public var count: Int {
-        let e = event
-        return e.type == UInt32(NAVJSON_ARRAY) || e.type == UInt32(NAVJSON_OBJECT) ? Int(e.len) : 0
-    }
-
-    /// The index of the event after this value.
-    @inlinable @inline(__always) var end: Int {
-        let e = event
-        return e.type == UInt32(NAVJSON_ARRAY) || e.type == UInt32(NAVJSON_OBJECT) ? Int(e.v.i) : index + 1
+        guard isObject || isArray else { return 0 }
+        let n = Int((word(index) >> 32) & 0xFF_FFFF)
+        guard n == 0xFF_FFFF else { return n }
+        // simdjson saturates the count: count the elements themselves.
+        var c = 0
+        var i = index + 1
+        let end = after(index) - 1
+        while i < end {
+            if isObject { i += 1 }
+            i = after(i)
+            c += 1
+        }
+        return c
     }
 
     /// The elements of an array (empty for anything else).
     public var elements: [JSONView] {
         guard isArray else { return [] }
         var out: [JSONView] = []
-        out.reserveCapacity(count)
         var i = index + 1
-        for _ in 0..<count {
-            let v = at(i)
-            out.append(v)
-            i = v.end
+        let end = after(index) - 1
+        while i < end {
+            out.append(at(i))
+            i = after(i)
         }
         return out
     }
@@ -135,11 +166,11 @@ public struct JSONView {
     public func forEachMember<E: Error>(_ body: (UnsafeRawBufferPointer, JSONView) throws(E) -> Void) throws(E) {
         guard isObject else { return }
         var i = index + 1
-        for _ in 0..<count {
-            let k = events[i]
-            let v = at(i + 1)
-            try body(UnsafeRawBufferPointer(start: k.v.s, count: k.len > 0 ? Int(k.len) : 0), v)
-            i = v.end
+        let end = after(index) - 1
+        while i < end {
+            let v = i + 1
+            try body(stringBytes(at: i), at(v))
+            i = after(v)
         }
     }
 
@@ -147,16 +178,9 @@ public struct JSONView {
     @inlinable
     public func member(_ key: String) -> JSONView? {
         guard isObject else { return nil }
-        let length = key.utf8.count
         var found: JSONView?
-        var i = index + 1
-        for _ in 0..<count {
-            let k = events[i]
-            let v = at(i + 1)
-            if Int(k.len) == length && JSONView.bytes(UnsafeRawBufferPointer(start: k.v.s, count: length), equal: key) {
-                found = v
-            }
-            i = v.end
+        forEachMember { k, v in
+            if k.count == key.utf8.count && JSONView.bytes(k, equal: key) { found = v }
         }
         return found
     }
@@ -165,16 +189,9 @@ public struct JSONView {
     @inlinable
     public func member(_ key: StaticString) -> JSONView? {
         guard isObject else { return nil }
-        let length = key.utf8CodeUnitCount
         var found: JSONView?
-        var i = index + 1
-        for _ in 0..<count {
-            let k = events[i]
-            let v = at(i + 1)
-            if Int(k.len) == length && (length == 0 || memcmp(k.v.s, key.utf8Start, length) == 0) {
-                found = v
-            }
-            i = v.end
+        forEachMember { k, v in
+            if JSONView.bytes(k, equal: key) { found = v }
         }
         return found
     }
@@ -196,8 +213,35 @@ public struct JSONView {
 
     /// The value as a `JSONValue` tree, which outlives the parser's buffers.
     public var value: JSONValue {
-        assert(parser.generation == generation, "a JSONView was read after its parser parsed another document")
-        var i = index
-        return JSONParser.build(events, &i)
+        switch kind {
+        case .null: return .null
+        case .bool: return .bool(bool!)
+        case .int, .double: return number!
+        case .string: return .string(string!)
+        case .array:
+            var a: [JSONValue] = []
+            a.reserveCapacity(count)
+            var i = index + 1
+            let end = after(index) - 1
+            while i < end {
+                a.append(at(i).value)
+                i = after(i)
+            }
+            return .array(a)
+        case .object:
+            var members: [(key: String, value: JSONValue)] = []
+            members.reserveCapacity(count)
+            forEachMember { k, v in
+                let key = String(decoding: k, as: UTF8.self)
+                let value = v.value
+                // Duplicate keys: the last one wins, as in most parsers.
+                if let j = members.firstIndex(where: { $0.key == key }) {
+                    members[j].value = value
+                } else {
+                    members.append((key, value))
+                }
+            }
+            return .object(JSONObject(uniqueMembers: members))
+        }
     }
 }
