@@ -91,7 +91,21 @@ public final class Coordinator: @unchecked Sendable {
     public internal(set) var setup: Schema?
     /// Abilities: what this coordinator may push, present or replace itself with.
     public internal(set) var opens: [Int] = []
-    public internal(set) var opensSet: Set<Int> = []
+    public internal(set) var opensSet: Set<Int> = [] {
+        didSet {
+            var bits = [UInt64](repeating: 0, count: ((opensSet.max() ?? -1) + 64) / 64)
+            for i in opensSet { bits[i / 64] |= 1 << UInt64(i % 64) }
+            opensBits = bits
+        }
+    }
+    /// `opensSet` as bits by coordinator index, for the check every navigation makes.
+    private var opensBits: [UInt64] = []
+
+    /// Whether this coordinator may open the coordinator at `index` (its abilities).
+    public func canOpen(_ index: Int) -> Bool {
+        let word = index >> 6
+        return index >= 0 && word < opensBits.count && opensBits[word] & (1 << UInt64(index & 63)) != 0
+    }
     /// Allowed presentation styles; nil means any.
     public internal(set) var presentations: Set<Presentation>? {
         didSet { presentationMask = presentations.map { $0.reduce(0) { $0 | Self.bit($1) } } ?? 0xFF }

@@ -428,7 +428,7 @@ public final class Session {
         }
         let enclosingFlow = source.parent?.kind == .flow ? source.parent : nil
         let isStepOfEnclosingFlow = enclosingFlow.map { graph.coordinators[$0.coordinator].flow?.steps.contains(target.index) ?? false } ?? false
-        if style.needsAbility && !sourceCoordinator.opensSet.contains(target.index) && !isStepOfEnclosingFlow {
+        if style.needsAbility && !sourceCoordinator.canOpen(target.index) && !isStepOfEnclosingFlow {
             let opens = sourceCoordinator.opens.map { graph.coordinators[$0].name }
             throw NavError(.notAllowed, "`\(sourceCoordinator.name)` cannot open `\(target.name)`: its opens are \(opens.isEmpty ? "empty" : opens.joined(separator: ", ")) (select and root are always available)",
                            data: ["from": .string(source.id), "to": .string(target.name), "by": .string(style.rawValue)])

@@ -141,3 +141,15 @@ struct MiniSchemaValidator {
         }
     }
 }
+
+@Suite struct AbilityBitsTests {
+    /// The bits every navigation checks say what the abilities (`opens`) say, for every pair.
+    @Test func canOpenAgreesWithOpens() throws {
+        let graph = try #require(GraphLoader.loadEmbeddedExample().graph)
+        for c in graph.coordinators {
+            for t in -1...graph.coordinators.count + 64 {
+                #expect(c.canOpen(t) == c.opensSet.contains(t), "\(c.name) → \(t)")
+            }
+        }
+    }
+}
