@@ -45,13 +45,13 @@ public enum JSONValue: Sendable, Equatable, Hashable {
     /// The JSON type name used in messages and schemas: `null`, `boolean`, `integer`, `number`, ….
     public var typeName: String {
         switch self {
-        case .null: return "null"
-        case .bool: return "boolean"
-        case .int: return "integer"
-        case .double: return "number"
-        case .string: return "string"
-        case .array: return "array"
-        case .object: return "object"
+        case .null: return JSONView.Kind.null.typeName
+        case .bool: return JSONView.Kind.bool.typeName
+        case .int: return JSONView.Kind.int.typeName
+        case .double: return JSONView.Kind.double.typeName
+        case .string: return JSONView.Kind.string.typeName
+        case .array: return JSONView.Kind.array.typeName
+        case .object: return JSONView.Kind.object.typeName
         }
     }
 

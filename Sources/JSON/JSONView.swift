@@ -59,7 +59,22 @@ public struct JSONView {
         }
     }
 
-    public enum Kind: Sendable, Equatable { case null, bool, int, double, string, array, object }
+    public enum Kind: Sendable, Equatable {
+        case null, bool, int, double, string, array, object
+
+        /// The JSON type name used in messages and schemas: `null`, `boolean`, `integer`, `number`, ….
+        public var typeName: String {
+            switch self {
+            case .null: return "null"
+            case .bool: return "boolean"
+            case .int: return "integer"
+            case .double: return "number"
+            case .string: return "string"
+            case .array: return "array"
+            case .object: return "object"
+            }
+        }
+    }
 
     @inlinable
     public var kind: Kind {
@@ -82,17 +97,7 @@ public struct JSONView {
     public var isArray: Bool { type(index) == UInt8(ascii: "[") }
 
     /// The JSON type name used in messages, as ``JSONValue/typeName``.
-    public var typeName: String {
-        switch kind {
-        case .null: return "null"
-        case .bool: return "boolean"
-        case .int: return "integer"
-        case .double: return "number"
-        case .string: return "string"
-        case .array: return "array"
-        case .object: return "object"
-        }
-    }
+    public var typeName: String { kind.typeName }
 
     @inlinable
     public var string: String? {

@@ -54,7 +54,7 @@ extension ResultEncodingTests {
     @Test func visiblePathFromTheTreeMatchesTheList() throws {
         let session = Session(name: "s", graph: GraphLoader.loadEmbeddedExample().graph!)
         var w = JSONWriter()
-        VisiblePath.current(session).encode(into: &w)
+        VisiblePath.current(session).encode(into: &w, at: session.version)
         #expect(try JSONParser().parse(w.bytes) == .array(session.visible.map(JSONValue.string)))
     }
 }

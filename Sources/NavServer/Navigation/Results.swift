@@ -14,10 +14,12 @@ enum VisiblePath {
         }
     }
 
-    func encode(into w: inout JSONWriter) {
+    /// Writes the path of the commit that made `version` (a path read from the tree must still be it).
+    func encode(into w: inout JSONWriter, at version: Int) {
         switch self {
         case .ids(let a): w.write(strings: a)
         case .current(let s):
+            assert(s.version == version, "visible path read after a later commit")
             w.raw(UInt8(ascii: "["))
             var first = true
             s.forEachVisible { n in
@@ -40,7 +42,6 @@ struct Navigated: JSONEncodable {
     let visible: VisiblePath
 
     func encode(into w: inout JSONWriter) {
-        if case .current(let s) = visible { assert(s.version == version, "visible path read after a later commit") }
         w.raw("{\"navigation\":\"nav-")
         w.write(int: navigation)
         w.raw("\",\"node\":")
@@ -48,7 +49,7 @@ struct Navigated: JSONEncodable {
         w.raw(",\"version\":")
         w.write(int: version)
         w.raw(",\"visible\":")
-        visible.encode(into: &w)
+        visible.encode(into: &w, at: version)
         w.raw("}")
     }
 
@@ -88,7 +89,6 @@ struct StackChanged: JSONEncodable {
     let visible: VisiblePath
 
     func encode(into w: inout JSONWriter) {
-        if case .current(let s) = visible { assert(s.version == version, "visible path read after a later commit") }
         w.raw("{\"session\":")
         w.write(string: session)
         w.raw(",\"version\":")
@@ -96,7 +96,7 @@ struct StackChanged: JSONEncodable {
         w.raw(",\"changes\":")
         w.write(.array(changes))
         w.raw(",\"visible\":")
-        visible.encode(into: &w)
+        visible.encode(into: &w, at: version)
         w.raw("}")
     }
 }
