@@ -206,6 +206,12 @@ public struct JSONView {
         raw.count == name.utf8CodeUnitCount && (raw.count == 0 || memcmp(raw.baseAddress!, name.utf8Start, raw.count) == 0)
     }
 
+    /// Whether `raw` holds exactly `bytes` (a name kept as bytes, compared on the request path).
+    @inlinable @inline(__always) public static func bytes(_ raw: UnsafeRawBufferPointer, equal bytes: [UInt8]) -> Bool {
+        raw.count == bytes.count
+            && (raw.count == 0 || bytes.withUnsafeBufferPointer { memcmp(raw.baseAddress!, $0.baseAddress!, raw.count) == 0 })
+    }
+
     /// Whether `raw` (a key or string read in place) holds exactly the UTF-8 of `name`.
     @inlinable @inline(__always) public static func bytes(_ raw: UnsafeRawBufferPointer, equal name: String) -> Bool {
         var n = name

@@ -21,12 +21,9 @@ public struct JSONWriter {
     public var bytes: [UInt8] { buffer.bytes }
 
     /// Serializes `value` into a fresh byte array.
-    public static func encode(_ value: JSONValue) -> [UInt8] { encode(encodable: value) }
-
-    /// Serializes a value that writes itself into a fresh byte array.
-    public static func encode(encodable value: some JSONEncodable) -> [UInt8] {
+    public static func encode(_ value: JSONValue) -> [UInt8] {
         var w = JSONWriter()
-        value.encode(into: &w)
+        w.write(value)
         return w.bytes
     }
 

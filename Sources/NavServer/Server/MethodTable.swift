@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import JSON
 
 /// Method name → handler, found by the name's bytes as read from the request (no `String` is made
 /// and nothing is hashed on the request path): names are grouped by length, then compared.
@@ -34,8 +32,7 @@ struct MethodTable {
     func handler(named name: UnsafeRawBufferPointer) -> Handler? {
         guard name.count < byLength.count else { return nil }
         for entry in byLength[name.count] {
-            let same = entry.name.withUnsafeBytes { e in name.count == 0 || memcmp(e.baseAddress!, name.baseAddress!, name.count) == 0 }
-            if same { return entry.handler }
+            if JSONView.bytes(name, equal: entry.name) { return entry.handler }
         }
         return nil
     }
