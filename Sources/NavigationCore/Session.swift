@@ -756,14 +756,19 @@ extension Session {
         for link in graph.links {
             guard var params = link.match(pathSegments: segments) else { continue }
             for (key, p) in link.query { if let v = query[key] { params[p] = v } }
-            return try planLinkStack(link, params: params, url: url, caller: caller, ifVersion: ifVersion)
+            // Query values the pattern does not declare go to the target's setup when it has that field
+            // (`/product/42?ref=mail` fills Product's `ref`); any others (`utm_source`…) are ignored.
+            var extra: [(String, String)] = []
+            for (key, v) in query where !link.query.contains(where: { $0.key == key }) { extra.append((key, v)) }
+            return try planLinkStack(link, params: params, extraQuery: extra.sorted { $0.0 < $1.0 }, url: url, caller: caller, ifVersion: ifVersion)
         }
         let patterns = graph.links.map(\.pattern)
         throw NavError(.noMatchingLink, "`\(url)` matches no link of the graph; the patterns are \(patterns.isEmpty ? "none" : patterns.joined(separator: ", "))",
                        data: ["url": .string(url)])
     }
 
-    private func planLinkStack(_ link: Link, params: [String: String], url: String, caller: Caller, ifVersion: Int?) throws(NavError) -> Plan {
+    private func planLinkStack(_ link: Link, params: [String: String], extraQuery: [(String, String)], url: String, caller: Caller,
+                               ifVersion: Int?) throws(NavError) -> Plan {
         if let v = ifVersion, v != version {
             throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires", data: ["version": .int(version)])
         }
@@ -776,8 +781,15 @@ extension Session {
                 if case .string(let s) = v, s.hasPrefix(":") {
                     guard let value = params[String(s.dropFirst())] else { continue }  // an absent query parameter
                     with.append(field, c.setup?.coerce(value, forProperty: field) ?? .string(value))
+                } else if case .string(let s) = v {
+                    with.append(field, c.setup?.coerce(s, forProperty: field) ?? v)  // a constant written as text, like the URL's values
                 } else {
                     with.append(field, v)
+                }
+            }
+            if i == link.entries.count - 1, let setup = c.setup {
+                for (key, value) in extraQuery where with[key] == nil && setup.declares(key) {
+                    with.append(key, setup.coerce(value, forProperty: key))
                 }
             }
             let by = i == 0 ? Presentation.push : (entry.by ?? .push)

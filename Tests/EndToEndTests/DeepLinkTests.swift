@@ -22,6 +22,8 @@ import Testing
         try c.call("context.set", ["facts": ["loggedIn": true]])
         let cases: [(String, [String], JSONValue?)] = [
             ("/product/p42", ["shop.Home", "shop.Product"], ["id": "p42"]),
+            // A query value the pattern does not declare fills the target's field of that name; others are ignored.
+            ("/product/p43?ref=mail&utm_source=news", ["shop.Home", "shop.Product"], ["id": "p43", "ref": "mail"]),
             ("/product/p%2042/reviews", ["shop.Home", "shop.Product", "shop.Reviews"], ["productId": "p 42"]),
             ("/category/shoes?page=3", ["shop.Home", "shop.Category"], ["slug": "shoes", "page": 3]),
             ("/category/shoes", ["shop.Home", "shop.Category"], ["slug": "shoes"]),
@@ -88,5 +90,31 @@ import Testing
         let dry = try c.call("open", ["url": "/box/7", "dryRun": true])
         #expect(dry["preconditions"] == ["app.unlocked"])
         #expect(try c.call("tree") == before)
+    }
+
+    @Test func constantsAndQueryValuesTakeTheTypesTheSetupDeclares() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        try """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Item]}
+              Item:
+                setup:
+                  type: object
+                  required: [n, flag]
+                  properties: {n: {type: integer}, flag: {type: boolean}, size: {type: number}, note: {type: string}}
+                  additionalProperties: false
+            links:
+              "/item/:n": [Home, {to: Item, with: {n: ":n", flag: "true"}}]
+            """.write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
+        let d = try Daemon(arguments: ["--graph", dir.path])
+        let c = try d.client()
+        try c.call("open", ["url": "/item/7?size=1.5&note=12&flag=false&other=x"])
+        let tree = try c.call("tree")
+        let top = tree["root"]?["children"]?.arrayValue?.last
+        #expect(top?["coordinator"] == "app.Item")
+        // The link's own `flag` wins over the query's; `other` is no field of Item and is left out.
+        #expect(top?["params"] == ["n": 7, "flag": true, "size": 1.5, "note": "12"])
     }
 }
