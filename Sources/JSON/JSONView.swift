@@ -201,6 +201,13 @@ public struct JSONView {
         return found
     }
 
+    /// Where this value sits in its document (never 0, which is the document's root word): kept by a
+    /// reader that found a member once and reads it later with ``view(at:)``.
+    @inlinable public var position: Int { index }
+
+    /// The value at `position` (from ``position``) of the same document.
+    @inlinable public func view(at position: Int) -> JSONView { at(position) }
+
     /// Whether `raw` holds exactly the UTF-8 of `name`.
     @inlinable @inline(__always) public static func bytes(_ raw: UnsafeRawBufferPointer, equal name: StaticString) -> Bool {
         raw.count == name.utf8CodeUnitCount && (raw.count == 0 || memcmp(raw.baseAddress!, name.utf8Start, raw.count) == 0)

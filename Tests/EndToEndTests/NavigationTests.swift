@@ -144,6 +144,26 @@ import Testing
         #expect(e4["code"] == -32602)
     }
 
+    @Test func paramsReadAsGivenRepeatedAndAllAtOnce() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        // A repeated name counts once, with its last value (as JSON parsers commonly read it).
+        try c.sendRaw(#"{"jsonrpc":"2.0","id":1,"method":"navigate","params":{"to":"shop.Nowhere","with":{"id":"a"},"to":"shop.Product"}}"# + "\n")
+        let r = try c.reply(to: 1)
+        #expect(r["result"]?["version"] == 1, "\(r)")
+        try c.sendRaw(#"{"jsonrpc":"2.0","id":2,"method":"navigate","params":{"to":"shop.Product","with":{"id":"b"},"to":5}}"# + "\n")
+        #expect(try c.reply(to: 2)["error"]?["data"]?["param"] == "to")
+        // Every param of navigate at once (more than are kept in place): each is still read.
+        let all: JSONValue = ["session": "main", "to": "shop.Reviews", "route": .null, "by": "push", "with": ["productId": "p1"],
+                              "from": .null, "ifVersion": 1, "key": "k-all", "dryRun": true]
+        let dry = try c.call("navigate", all)
+        #expect(dry["dryRun"] == true && dry["version"] == 1 && dry["node"]?["coordinator"] == "shop.Reviews", "\(dry)")
+        let stale = try c.callError("navigate", ["session": "main", "to": "shop.Reviews", "route": .null, "by": "push",
+                                                  "with": ["productId": "p1"], "from": .null, "ifVersion": 0, "key": "k-stale", "dryRun": false])
+        #expect(stale["data"]?["kind"] == "conflict", "\(stale)")
+        #expect(try c.call("tree")["version"] == 1)
+    }
+
     @Test func accessDeniedAndGrantedWithPolicyAndToken() throws {
         let dir = TempDir()
         defer { dir.remove() }

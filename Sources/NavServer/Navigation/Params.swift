@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import JSON
 import NavigationCore
 import RPC
@@ -8,6 +11,12 @@ import RPC
 struct Params {
     private let methodName: JSONView
     let object: JSONView?
+    /// The members given, as found by the one pass that checks their names (key bytes, key length, the
+    /// value's position), so that reading a param scans a few lengths instead of walking the object again.
+    /// More than `Params.kept` members: the rest are looked up by walking.
+    private var members = InlineArray<8, (key: UnsafeRawPointer?, length: Int32, position: Int32)>(repeating: (nil, 0, 0))
+    private var kept = 0
+    private var overflowed = false
 
     /// The method's name, for messages.
     var method: String { methodName.string ?? "" }
@@ -15,23 +24,45 @@ struct Params {
     init(_ call: Call, allowed: [StaticString]) throws(RPCError) {
         methodName = call.methodName
         object = call.params.flatMap { $0.isObject ? $0 : nil }
-        try object?.forEachMember { (k, _) throws(RPCError) in
-            guard !allowed.contains(where: { JSONView.bytes(k, equal: $0) }) else { return }
+        try object?.forEachMember { (k, v) throws(RPCError) in
+            guard !allowed.contains(where: { JSONView.bytes(k, equal: $0) }) else {
+                if kept < 8 {
+                    members[kept] = (k.baseAddress, Int32(truncatingIfNeeded: k.count), Int32(truncatingIfNeeded: v.position))
+                    kept += 1
+                } else {
+                    overflowed = true
+                }
+                return
+            }
             let name = String(decoding: k, as: UTF8.self)
             throw RPCError.invalidParams("`\(call.method)` has no param \"\(name)\"; its params are \(allowed.map { "\"\($0)\"" }.joined(separator: ", "))",
                                          data: ["param": .string("\(name)")])
         }
     }
 
+    /// The param as given (`null` included), or nil when absent; a repeated name is its last value.
+    private func member(_ name: StaticString) -> JSONView? {
+        guard let object else { return nil }
+        if overflowed { return object.member(name) }
+        let n = Int32(truncatingIfNeeded: name.utf8CodeUnitCount)
+        var i = kept - 1
+        while i >= 0 {
+            let m = members[i]
+            if m.length == n, n == 0 || memcmp(m.key!, name.utf8Start, Int(n)) == 0 { return object.view(at: Int(m.position)) }
+            i -= 1
+        }
+        return nil
+    }
+
     /// Whether the param is given at all (`null` included).
-    func has(_ name: StaticString) -> Bool { object?.member(name) != nil }
+    func has(_ name: StaticString) -> Bool { member(name) != nil }
 
     /// The param as given (`null` included), copied out.
-    func value(_ name: StaticString) -> JSONValue? { object?.member(name)?.value }
+    func value(_ name: StaticString) -> JSONValue? { member(name)?.value }
 
     /// The param, unless absent or `null`.
     func given(_ name: StaticString) -> JSONView? {
-        guard let v = object?.member(name), !v.isNull else { return nil }
+        guard let v = member(name), !v.isNull else { return nil }
         return v
     }
 
