@@ -32,6 +32,23 @@ public final class Node {
         self.params = params
     }
 
+    /// The child the user sees through this node (the selected tab, the top of a stack or flow, the
+    /// stack a screen presents), or nil; read without reference counting, for walks of a tree that
+    /// holds its nodes throughout.
+    @inline(__always) var visibleChild: Unmanaged<Node>? {
+        switch kind {
+        case .tabs: return children.isEmpty ? nil : unretainedChild(selected)
+        case .stack, .flow: return children.isEmpty ? nil : unretainedChild(children.count - 1)
+        case .screen: return presented.map { Unmanaged.passUnretained($0) }
+        }
+    }
+
+    @inline(__always) private func unretainedChild(_ i: Int) -> Unmanaged<Node> {
+        children.withUnsafeBufferPointer { b in
+            Unmanaged.fromOpaque(UnsafeRawPointer(b.baseAddress! + i).load(as: UnsafeRawPointer.self))
+        }
+    }
+
     /// Deep copy with the same ids (used by dry runs).
     func copy() -> Node {
         let n = Node(id: id, number: number, kind: kind, coordinator: coordinator, params: params)

@@ -317,44 +317,30 @@ public final class Session {
         return path
     }
 
-    /// Calls `body` with each node from the root to the screen the user sees (``visible``'s nodes).
+    /// Calls `body` with each node from the root to the screen the user sees (``visible``'s nodes);
+    /// `body` must not change the tree.
     @inline(__always)
     public func forEachVisible(_ body: (Node) -> Void) {
         // The tree holds every node for the whole walk: no retain and release per step.
-        unowned(unsafe) var cur: Node = root
+        var cur = Unmanaged.passUnretained(root)
         while true {
-            body(cur)
-            switch cur.kind {
-            case .tabs:
-                guard !cur.children.isEmpty else { return }
-                cur = cur.children[cur.selected]
-            case .stack, .flow:
-                guard let last = cur.children.last else { return }
-                cur = last
-            case .screen:
-                guard let p = cur.presented else { return }
-                cur = p
-            }
+            guard let next = cur._withUnsafeGuaranteedRef({ n -> Unmanaged<Node>? in
+                body(n)
+                return n.visibleChild
+            }) else { return }
+            cur = next
         }
     }
 
     /// The screen the user sees.
     public var visibleTop: Node? {
-        unowned(unsafe) var n: Node = root
-        unowned(unsafe) var top: Node? = nil
+        var n = Unmanaged.passUnretained(root)
+        var top: Unmanaged<Node>? = nil
         while true {
-            switch n.kind {
-            case .tabs:
-                guard !n.children.isEmpty else { return top }
-                n = n.children[n.selected]
-            case .stack, .flow:
-                guard let last = n.children.last else { return top }
-                n = last
-            case .screen:
-                top = n
-                guard let p = n.presented else { return top }
-                n = p
-            }
+            let (isScreen, next) = n._withUnsafeGuaranteedRef { ($0.kind == .screen, $0.visibleChild) }
+            if isScreen { top = n }
+            guard let next else { return top?.takeUnretainedValue() }
+            n = next
         }
     }
 
