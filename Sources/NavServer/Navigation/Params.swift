@@ -13,7 +13,7 @@ struct Params {
     let object: JSONView?
     /// The members given, as found by the one pass that checks their names (key bytes, key length, the
     /// value's position), so that reading a param scans a few lengths instead of walking the object again.
-    /// More than `Params.kept` members: the rest are looked up by walking.
+    /// With more than 8 members (navigate has 9 params) every read walks the object instead.
     private var members = InlineArray<8, (key: UnsafeRawPointer?, length: Int32, position: Int32)>(repeating: (nil, 0, 0))
     private var kept = 0
     private var overflowed = false
