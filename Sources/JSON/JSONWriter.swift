@@ -68,6 +68,30 @@ public struct JSONWriter {
         }
     }
 
+    /// Writes a value read in place (a request's id, say) as ``write(_:)-(JSONValue)`` writes its ``JSONView/value``.
+    public mutating func write(_ view: JSONView) {
+        switch view.kind {
+        case .null: raw("null")
+        case .bool: view.bool! ? raw("true") : raw("false")
+        case .int: write(int: view.int!)
+        case .double:
+            if case .double(let d)? = view.number { write(double: d) } else { raw("null") }
+        case .string: write(utf8: view.stringBytes)
+        case .array:
+            raw(UInt8(ascii: "["))
+            var first = true
+            for v in view.elements {
+                if !first { raw(UInt8(ascii: ",")) }
+                first = false
+                write(v)
+            }
+            raw(UInt8(ascii: "]"))
+        case .object:
+            // Through the tree: a repeated key is written once, with its last value, as the tree keeps it.
+            write(view.value)
+        }
+    }
+
     /// "00" to "99": integers are written two digits at a time.
     private static let digitPairs: StaticString = """
         00010203040506070809101112131415161718192021222324252627282930313233343536373839\

@@ -1,14 +1,15 @@
 import JSON
 
-/// A request or notification received from a peer (`id == nil` for a notification). Its params are
-/// read in place from the parser's buffers: valid until that parser parses the next message.
+/// A request or notification received from a peer, read in place from the parser's buffers: valid
+/// until that parser parses the next message. Made only of views, so it is copied as plain words.
 public struct RPCRequest {
-    public var id: JSONValue?
+    /// The id as given (a view of `null` for a null id), or nil for a notification.
+    public var id: JSONView?
     /// The method name as read (a string view): handlers are found by its bytes.
     public var methodName: JSONView
     public var params: JSONView?
 
-    public init(id: JSONValue?, methodName: JSONView, params: JSONView?) {
+    public init(id: JSONView?, methodName: JSONView, params: JSONView?) {
         self.id = id
         self.methodName = methodName
         self.params = params
@@ -23,6 +24,11 @@ public struct RPCRequest {
 public struct RPCDecodeFailure: Error, Sendable {
     public let id: JSONValue
     public let error: RPCError
+
+    public init(id: JSONValue, error: RPCError) {
+        self.id = id
+        self.error = error
+    }
 }
 
 /// A reply received from a peer to a request navd sent it.
@@ -35,13 +41,14 @@ public struct RPCResponse: Sendable {
 public enum RPCMessage {
     case request(RPCRequest)
     case response(RPCResponse)
+    case invalid(RPCDecodeFailure)
 
-    /// Validates one JSON-RPC 2.0 message, reading it in place (only the id, the method name and a
-    /// response's result or error are copied out). On failure the error comes with the id to answer
-    /// with (`null` when the id itself could not be read).
-    public static func decode(_ message: JSONView) -> Result<RPCMessage, RPCDecodeFailure> {
+    /// Validates one JSON-RPC 2.0 message, reading it in place (a request is only views; a response's
+    /// result or error is copied out). An invalid message comes with the id to answer with (`null`
+    /// when the id itself could not be read).
+    public static func decode(_ message: JSONView) -> RPCMessage {
         guard message.isObject else {
-            return .failure(RPCDecodeFailure(id: .null, error: .invalidRequest("a JSON-RPC message must be an object, not \(message.typeName)")))
+            return .invalid(RPCDecodeFailure(id: .null, error: .invalidRequest("a JSON-RPC message must be an object, not \(message.typeName)")))
         }
         var id: JSONView? = nil
         var method: JSONView? = nil
@@ -60,36 +67,36 @@ public enum RPCMessage {
             default: break
             }
         }
-        let replyId: JSONValue
-        switch id?.kind {
-        case nil: replyId = .null
-        case .null?, .string?, .int?, .double?: replyId = id!.value
-        default:
-            return .failure(RPCDecodeFailure(id: .null, error: .invalidRequest("\"id\" must be a string, a number or null, not \(id!.typeName)")))
+        if let id {
+            switch id.kind {
+            case .null, .string, .int, .double: break
+            default:
+                return .invalid(RPCDecodeFailure(id: .null, error: .invalidRequest("\"id\" must be a string, a number or null, not \(id.typeName)")))
+            }
         }
         guard let version, version.kind == .string, Self.key(version.stringBytes, "2.0") else {
-            return .failure(RPCDecodeFailure(id: replyId, error: .invalidRequest("\"jsonrpc\" must be \"2.0\"")))
+            return .invalid(RPCDecodeFailure(id: id?.value ?? .null, error: .invalidRequest("\"jsonrpc\" must be \"2.0\"")))
         }
         if let method {
             guard method.kind == .string else {
-                return .failure(RPCDecodeFailure(id: replyId, error: .invalidRequest("\"method\" must be a string, not \(method.typeName)")))
+                return .invalid(RPCDecodeFailure(id: id?.value ?? .null, error: .invalidRequest("\"method\" must be a string, not \(method.typeName)")))
             }
             if let params, !params.isArray && !params.isObject {
-                return .failure(RPCDecodeFailure(id: replyId, error: .invalidRequest("\"params\" must be an object or an array, not \(params.typeName)")))
+                return .invalid(RPCDecodeFailure(id: id?.value ?? .null, error: .invalidRequest("\"params\" must be an object or an array, not \(params.typeName)")))
             }
-            let requestId: JSONValue? = id.map { _ in replyId }  // absent: a notification; `null`: a request
-            return .success(.request(RPCRequest(id: requestId, methodName: method, params: params)))
+            return .request(RPCRequest(id: id, methodName: method, params: params))  // no id: a notification
         }
+        let replyId = id?.value ?? .null
         if id != nil, result != nil || error != nil {
             if let error {
                 guard let e = RPCError(json: error.value) else {
-                    return .failure(RPCDecodeFailure(id: .null, error: .invalidRequest("\"error\" must be an object with \"code\" and \"message\"")))
+                    return .invalid(RPCDecodeFailure(id: .null, error: .invalidRequest("\"error\" must be an object with \"code\" and \"message\"")))
                 }
-                return .success(.response(RPCResponse(id: replyId, result: .failure(e))))
+                return .response(RPCResponse(id: replyId, result: .failure(e)))
             }
-            return .success(.response(RPCResponse(id: replyId, result: .success(result!.value))))
+            return .response(RPCResponse(id: replyId, result: .success(result!.value)))
         }
-        return .failure(RPCDecodeFailure(id: replyId, error: .invalidRequest("a request needs \"method\"; a response needs \"id\" and \"result\" or \"error\"")))
+        return .invalid(RPCDecodeFailure(id: replyId, error: .invalidRequest("a request needs \"method\"; a response needs \"id\" and \"result\" or \"error\"")))
     }
 
     @inline(__always) private static func key(_ k: UnsafeRawBufferPointer, _ name: StaticString) -> Bool {
@@ -104,6 +111,24 @@ public enum RPCEncoder {
         w.write(id)
         w.raw(",\"result\":")
         result.encode(into: &w)
+        w.raw("}")
+    }
+
+    /// A response to a request whose id is still read in place.
+    @inline(__always)
+    public static func response(id: JSONView, result: some JSONEncodable, into w: inout JSONWriter) {
+        w.raw("{\"jsonrpc\":\"2.0\",\"id\":")
+        w.write(id)
+        w.raw(",\"result\":")
+        result.encode(into: &w)
+        w.raw("}")
+    }
+
+    public static func error(id: JSONView, error: RPCError, into w: inout JSONWriter) {
+        w.raw("{\"jsonrpc\":\"2.0\",\"id\":")
+        w.write(id)
+        w.raw(",\"error\":")
+        w.write(error.json)
         w.raw("}")
     }
 

@@ -90,7 +90,7 @@ private func decode(_ chunks: [[UInt8]], max: Int = 1024) -> (messages: [(Framin
 @Suite struct MessageTests {
     let p = JSONParser()
 
-    private func decodeText(_ text: String) throws -> Result<RPCMessage, RPCDecodeFailure> {
+    private func decodeText(_ text: String) throws -> RPCMessage {
         let bytes = Array(text.utf8)
         return RPCMessage.decode(try bytes.withUnsafeBytes { b throws(JSONParseError) in try p.view(b) })
     }
@@ -98,7 +98,7 @@ private func decode(_ chunks: [[UInt8]], max: Int = 1024) -> (messages: [(Framin
     @Test(arguments: [#"{"jsonrpc":"2.0","id":1,"method":"m"}"#, #"{"jsonrpc":"2.0","id":"x","method":"m","params":{}}"#,
                       #"{"jsonrpc":"2.0","id":null,"method":"m","params":[]}"#, #"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#])
     func validRequests(text: String) throws {
-        guard case .success(.request(let r)) = try decodeText(text) else {
+        guard case .request(let r) = try decodeText(text) else {
             Issue.record("not a request: \(text)")
             return
         }
@@ -107,7 +107,7 @@ private func decode(_ chunks: [[UInt8]], max: Int = 1024) -> (messages: [(Framin
     }
 
     @Test func notificationHasNoId() throws {
-        guard case .success(.request(let r)) = try decodeText(#"{"jsonrpc":"2.0","method":"m"}"#) else {
+        guard case .request(let r) = try decodeText(#"{"jsonrpc":"2.0","method":"m"}"#) else {
             Issue.record("not a request")
             return
         }
@@ -124,7 +124,7 @@ private func decode(_ chunks: [[UInt8]], max: Int = 1024) -> (messages: [(Framin
         (#"7"#, .null),
     ])
     func invalidRequests(text: String, id: JSONValue) throws {
-        guard case .failure(let f) = try decodeText(text) else {
+        guard case .invalid(let f) = try decodeText(text) else {
             Issue.record("accepted \(text)")
             return
         }
@@ -135,14 +135,32 @@ private func decode(_ chunks: [[UInt8]], max: Int = 1024) -> (messages: [(Framin
     }
 
     @Test func responses() throws {
-        guard case .success(.response(let ok)) = try decodeText(#"{"jsonrpc":"2.0","id":1,"result":{"passed":true}}"#),
-              case .success(.response(let err)) = try decodeText(#"{"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"no"}}"#)
+        guard case .response(let ok) = try decodeText(#"{"jsonrpc":"2.0","id":1,"result":{"passed":true}}"#),
+              case .response(let err) = try decodeText(#"{"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"no"}}"#)
         else {
             Issue.record("not responses")
             return
         }
         #expect(try ok.result.get()["passed"] == true)
         if case .failure(let e) = err.result { #expect(e.code == -1) } else { Issue.record("expected an error") }
+    }
+
+    /// A request's id is answered as written from the view it was read as: the same value as its tree.
+    @Test(arguments: [#"1"#, #"-42"#, #""x\"y\\z\u00e9\n""#, #"1.5"#, #"null"#, #"18446744073709551615"#, #"1e3"#, #""""#])
+    func idsAreAnsweredAsGiven(idText: String) throws {
+        guard case .request(let r) = try decodeText(#"{"jsonrpc":"2.0","id":\#(idText),"method":"m"}"#), let id = r.id else {
+            Issue.record("not a request with an id: \(idText)")
+            return
+        }
+        let given = id.value
+        var w = JSONWriter()
+        RPCEncoder.response(id: id, result: JSONValue.bool(true), into: &w)
+        let back = try JSONParser().parse(w.bytes)
+        #expect(back["id"] == given)
+        #expect(back["result"] == true)
+        var e = JSONWriter()
+        RPCEncoder.error(id: id, error: .invalidParams("x"), into: &e)
+        #expect(try JSONParser().parse(e.bytes)["id"] == given)
     }
 
     @Test func standardErrorsCarryCodeAndKind() {

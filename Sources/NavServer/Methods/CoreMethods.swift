@@ -8,23 +8,23 @@ public let navdVersion = "0.1.0"
 extension Server {
     /// `ping`, `hello`, `stats`, `rpc.discover`: methods that need no navigation state.
     func registerCoreMethods() {
-        methods["ping"] = { call in call.reply.succeed("pong") }
+        methods["ping"] = { call in call.succeed("pong") }
 
         methods["hello"] = { [unowned(unsafe) self] call in
             if let name = call.param("client") {
                 guard case .string(let s) = name else {
-                    call.reply.fail(.invalidParams("\"client\" must be a string naming the client, e.g. \"nav-tui\""))
+                    call.fail(.invalidParams("\"client\" must be a string naming the client, e.g. \"nav-tui\""))
                     return
                 }
                 call.connection.clientName = s
             }
             if let token = call.param("token") {
                 guard case .string(let t) = token else {
-                    call.reply.fail(.invalidParams("\"token\" must be a string"))
+                    call.fail(.invalidParams("\"token\" must be a string"))
                     return
                 }
                 guard let granted = self.policy.tokens[t] else {
-                    call.reply.fail(RPCError(code: -32004, kind: "accessDenied",
+                    call.fail(RPCError(code: -32004, kind: "accessDenied",
                                              message: "unknown token: no role is granted to it by the policy file"))
                     return
                 }
@@ -38,15 +38,15 @@ extension Server {
             if let p = call.connection.peer {
                 result["peer"] = ["pid": .int(Int(p.pid)), "uid": .int(Int(p.uid)), "gid": .int(Int(p.gid))]
             }
-            call.reply.succeed(.object(result))
+            call.succeed(.object(result))
         }
 
         methods["stats"] = { [unowned(unsafe) self] call in
-            call.reply.succeed(.object(self.statsObject()))
+            call.succeed(.object(self.statsObject()))
         }
 
         methods["rpc.discover"] = { [unowned(unsafe) self] call in
-            call.reply.succeed(self.openRPCDocument)
+            call.succeed(self.openRPCDocument)
         }
     }
 

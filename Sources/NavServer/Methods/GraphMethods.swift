@@ -6,7 +6,7 @@ extension Server {
     /// `graph.describe`: the resolved graph, as `navd graph --format json` prints it.
     func registerGraphMethods() {
         methods["graph.describe"] = { [unowned(unsafe) self] call in
-            call.reply.succeed(self.graph.describe())
+            call.succeed(self.graph.describe())
         }
     }
 }

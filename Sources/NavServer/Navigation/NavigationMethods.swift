@@ -185,7 +185,7 @@ extension Server {
 
     /// Runs a synchronous handler and replies with its result or error.
     func handle<R: JSONEncodable>(_ call: Call, _ body: () throws(RPCError) -> R) {
-        do { call.reply.succeed(try body()) } catch { call.reply.fail(error) }
+        do { call.succeed(try body()) } catch { call.fail(error) }
     }
 
     // MARK: navigate
@@ -207,7 +207,7 @@ extension Server {
                                       from: try p.string("from"), ifVersion: try p.int("ifVersion"), key: try p.string("key"),
                                       dryRun: try p.bool("dryRun") ?? false)
         } catch {
-            call.reply.fail(error)
+            call.fail(error)
             return
         }
         let caller = Caller(roles: call.connection.roles)
@@ -216,7 +216,7 @@ extension Server {
         if request.dryRun {
             do {
                 let (plan, commit, visible) = try session.dryRun(request, caller: caller)
-                call.reply.succeed([
+                call.succeed([
                     "dryRun": true, "version": .int(session.version),
                     "node": commit.node.map { $0.json(graph) } ?? .null,
                     "visible": .array(visible.map(JSONValue.string)),
@@ -224,7 +224,7 @@ extension Server {
                     "changes": .array(commit.changes),
                 ])
             } catch {
-                call.reply.fail(error.rpc)
+                call.fail(error.rpc)
             }
             return
         }
@@ -232,13 +232,13 @@ extension Server {
         if let key = request.key {
             if let done = session.keyed[key] {
                 switch done {
-                case .success(let v): call.reply.succeed(v)
-                case .failure(let e): call.reply.fail(e.rpc)
+                case .success(let v): call.succeed(v)
+                case .failure(let e): call.fail(e.rpc)
                 }
                 return
             }
             if let joining = hub.pendingByKey[session.name + "\u{0}" + key] {
-                joining.replies.append(call.reply)
+                joining.replies.append(call.deferred())
                 return
             }
         }
@@ -248,17 +248,17 @@ extension Server {
             plan = try session.plan(request, caller: caller)
         } catch {
             if let key = request.key { session.remember(key: key, .failure(error)) }
-            call.reply.fail(error.rpc)
+            call.fail(error.rpc)
             return
         }
         if plan.preconditions.isEmpty {
             // Nothing to wait for: commit now, without the pending-navigation bookkeeping.
             let result = commitResult(state, plan, navigation: hub.nextNavigation(), starter: call.connection)
             if let key = request.key { session.remember(key: key, result.map(\.json)) }
-            call.reply.finish(result.mapError(\.rpc))
+            call.finish(result.mapError(\.rpc))
             return
         }
-        let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan, request: request, caller: caller, reply: call.reply)
+        let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan, request: request, caller: caller, reply: call.deferred())
         // A newer navigation from the same source supersedes a pending one.
         let sourceKey = session.name + "\u{0}" + plan.sourceId
         if let older = hub.pendingBySource[sourceKey] {
@@ -289,7 +289,7 @@ extension Server {
             dryRun = try p.bool("dryRun") ?? false
             ifVersion = try p.int("ifVersion")
         } catch {
-            call.reply.fail(error)
+            call.fail(error)
             return
         }
         let session = state.session
@@ -298,12 +298,12 @@ extension Server {
         do throws(NavError) {
             plan = try session.planLink(url, caller: caller, ifVersion: ifVersion)
         } catch {
-            call.reply.fail(error.rpc)
+            call.fail(error.rpc)
             return
         }
         if dryRun {
             let (commit, visible) = session.dryRunCommit(plan)
-            call.reply.succeed([
+            call.succeed([
                 "dryRun": true, "version": .int(session.version), "node": commit?.node.map { $0.json(graph) } ?? .null,
                 "visible": .array(visible.map(JSONValue.string)),
                 "preconditions": .array(plan.preconditions.map { .string(graph.preconditions[$0].name) }),
@@ -312,11 +312,11 @@ extension Server {
             return
         }
         if plan.preconditions.isEmpty {
-            call.reply.finish(commitResult(state, plan, navigation: hub.nextNavigation(), starter: call.connection).mapError(\.rpc))
+            call.finish(commitResult(state, plan, navigation: hub.nextNavigation(), starter: call.connection).mapError(\.rpc))
             return
         }
         let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan,
-                                    request: NavigateRequest(to: graph.coordinators[plan.target].name), caller: caller, reply: call.reply)
+                                    request: NavigateRequest(to: graph.coordinators[plan.target].name), caller: caller, reply: call.deferred())
         nav.registered = true
         hub.pending[nav.id] = nav
         call.connection.onClose.append { [unowned self, weak nav] _ in

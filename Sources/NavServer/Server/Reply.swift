@@ -40,17 +40,15 @@ final class BatchCollector {
     }
 }
 
-/// The way back to the client for one request. Share it freely (with a pending navigation, say):
-/// it is one object per request, so passing it along costs one reference count, and only the first
-/// answer counts. Notifications get a reply that sends nothing.
+/// The way back to the client for an answer that comes after the method's handler returned (a
+/// navigation waiting on preconditions, a keyed duplicate joining it): it keeps an owned copy of
+/// the request's id. Share it freely: it is one object per request, and only the first answer counts.
 final class Reply {
     let connection: Connection
     let id: JSONValue?
     let framing: Framing
     let batch: BatchCollector?
     let slot: Int
-    /// Whether the connection counts this request among those awaiting a reply.
-    var counted = false
     private var answered = false
 
     init(connection: Connection, id: JSONValue?, framing: Framing, batch: BatchCollector?, slot: Int) {
@@ -61,15 +59,12 @@ final class Reply {
         self.slot = slot
     }
 
-    var expectsAnswer: Bool { id != nil }
-
     /// Answers with a value (what literals and trees read as).
     func succeed(_ result: JSONValue) { answer(result) }
 
     /// Answers with a result of a known shape, written straight into the connection's output.
     func succeed<R: JSONEncodable>(_ result: R) { answer(result) }
 
-    /// Writes the reply into the connection's output (or the batch's slot).
     private func answer(_ result: some JSONEncodable) {
         guard let id, !answered else { return }
         answered = true
@@ -79,7 +74,7 @@ final class Reply {
             connection.send(framing) { RPCEncoder.response(id: id, result: result, into: &$0) }
         }
         connection.server.stats.requestsAnswered += 1
-        if counted { connection.requestAnswered() }
+        connection.requestAnswered()
     }
 
     func fail(_ error: RPCError) {
@@ -91,7 +86,7 @@ final class Reply {
             connection.send(framing) { RPCEncoder.error(id: id, error: error, into: &$0) }
         }
         connection.server.stats.errors += 1
-        if counted { connection.requestAnswered() }
+        connection.requestAnswered()
     }
 
     func finish(_ result: Result<some JSONEncodable, RPCError>) {
@@ -102,17 +97,68 @@ final class Reply {
     }
 }
 
-/// One incoming call as a method handler sees it. `params` (an object, an empty array or nil) is read
-/// in place from the parser's buffers: handlers read it before they return (``Params``), and keep
-/// copies (`JSONValue`, `String`) of what they need later.
+/// One incoming call as a method handler sees it, read in place from the parser's buffers: the
+/// handler reads its params before it returns (``Params``) and keeps copies (`JSONValue`, `String`)
+/// of what it needs later. A handler answers exactly once: now (``succeed(_:)``, ``fail(_:)``), or
+/// later through the ``Reply`` that ``deferred()`` makes. A notification (no id) is answered by
+/// nothing: its answers send nothing.
+///
+/// Made of views and unowned references only, so passing it costs no reference counting: the
+/// connection and the batch outlive the handler's synchronous part (``deferred()`` holds them).
 struct Call {
-    let connection: Connection
+    unowned(unsafe) let connection: Connection
+    /// The request's id as given, or nil for a notification.
+    let id: JSONView?
     let methodName: JSONView
+    /// An object, an empty array, or nil.
     let params: JSONView?
-    let reply: Reply
+    let framing: Framing
+    unowned(unsafe) let batch: BatchCollector?
+    let slot: Int
 
     var method: String { methodName.string ?? "" }
 
     /// The param `name` as a value, or nil when absent.
     func param(_ name: String) -> JSONValue? { params?.member(name)?.value }
+
+    /// Answers with a value (what literals and trees read as).
+    func succeed(_ result: JSONValue) { answer(result) }
+
+    /// Answers with a result of a known shape, written straight into the connection's output.
+    func succeed<R: JSONEncodable>(_ result: R) { answer(result) }
+
+    @inline(__always)
+    private func answer(_ result: some JSONEncodable) {
+        guard let id else { return }
+        if let batch {
+            batch.fill(slot) { RPCEncoder.response(id: id, result: result, into: &$0) }
+        } else {
+            connection.send(framing) { RPCEncoder.response(id: id, result: result, into: &$0) }
+        }
+        connection.server.stats.requestsAnswered += 1
+        connection.requestAnswered()
+    }
+
+    func fail(_ error: RPCError) {
+        guard let id else { return }
+        if let batch {
+            batch.fill(slot) { RPCEncoder.error(id: id, error: error, into: &$0) }
+        } else {
+            connection.send(framing) { RPCEncoder.error(id: id, error: error, into: &$0) }
+        }
+        connection.server.stats.errors += 1
+        connection.requestAnswered()
+    }
+
+    func finish(_ result: Result<some JSONEncodable, RPCError>) {
+        switch result {
+        case .success(let v): answer(v)
+        case .failure(let e): fail(e)
+        }
+    }
+
+    /// The way to answer after the handler returns; the call itself must then not be answered.
+    func deferred() -> Reply {
+        Reply(connection: connection, id: id?.value, framing: framing, batch: batch, slot: slot)
+    }
 }

@@ -274,61 +274,72 @@ public final class Server {
             return
         }
         switch RPCMessage.decode(message) {
-        case .success(.request(let r)):
-            dispatch(r, reply: Reply(connection: c, id: r.id, framing: framing, batch: nil, slot: 0))
-        case .success(.response(let r)):
+        case .request(let r):
+            dispatch(r, from: c, framing: framing, batch: nil, slot: 0)
+        case .response(let r):
             c.receivedResponse(r)
-        case .failure(let f):
-            Reply(connection: c, id: f.id, framing: framing, batch: nil, slot: 0).fail(f.error)
+        case .invalid(let f):
+            answerInvalid(f, to: c, framing: framing, batch: nil, slot: 0)
         }
     }
 
     private func handleBatch(_ items: [JSONView], framing: Framing, from c: Connection) {
         guard !items.isEmpty else {
-            Reply(connection: c, id: .null, framing: framing, batch: nil, slot: 0)
-                .fail(.invalidRequest("empty batch: a batch must hold at least one request", kind: "emptyBatch"))
+            answerInvalid(RPCDecodeFailure(id: .null, error: .invalidRequest("empty batch: a batch must hold at least one request", kind: "emptyBatch")),
+                          to: c, framing: framing, batch: nil, slot: 0)
             return
         }
         let decoded = items.map(RPCMessage.decode)
         let batch = BatchCollector(connection: c, framing: framing, count: items.count)
         for d in decoded {
             switch d {
-            case .success(.request(let r)) where r.id != nil: batch.outstanding += 1
-            case .failure: batch.outstanding += 1
+            case .request(let r) where r.id != nil: batch.outstanding += 1
+            case .invalid: batch.outstanding += 1
             default: break
             }
         }
         batch.outstanding += 1  // held until every item is dispatched
         for (i, d) in decoded.enumerated() {
             switch d {
-            case .success(.request(let r)):
-                dispatch(r, reply: Reply(connection: c, id: r.id, framing: framing, batch: r.id == nil ? nil : batch, slot: i))
-            case .success(.response(let r)):
+            case .request(let r):
+                dispatch(r, from: c, framing: framing, batch: r.id == nil ? nil : batch, slot: i)
+            case .response(let r):
                 c.receivedResponse(r)
-            case .failure(let f):
-                Reply(connection: c, id: f.id, framing: framing, batch: batch, slot: i).fail(f.error)
+            case .invalid(let f):
+                answerInvalid(f, to: c, framing: framing, batch: batch, slot: i)
             }
         }
         batch.outstanding -= 1
         batch.finishIfDone()
     }
 
-    private func dispatch(_ request: RPCRequest, reply: Reply) {
+    /// Answers a message that is not valid JSON-RPC (it was never a request the connection awaits).
+    private func answerInvalid(_ f: RPCDecodeFailure, to c: Connection, framing: Framing, batch: BatchCollector?, slot: Int) {
+        stats.errors += 1
+        if let batch {
+            batch.fill(slot) { RPCEncoder.error(id: f.id, error: f.error, into: &$0) }
+        } else {
+            c.send(framing) { RPCEncoder.error(id: f.id, error: f.error, into: &$0) }
+        }
+    }
+
+    @inline(__always)
+    private func dispatch(_ request: RPCRequest, from c: Connection, framing: Framing, batch: BatchCollector?, slot: Int) {
         if request.id == nil { stats.notificationsIn += 1 } else {
             stats.requests += 1
-            reply.counted = true
-            reply.connection.requestDispatched()
+            c.requestDispatched()
         }
+        let call = Call(connection: c, id: request.id, methodName: request.methodName, params: request.params,
+                        framing: framing, batch: batch, slot: slot)
         guard let handler = methods.handler(named: request.methodName.stringBytes) else {
-            reply.fail(.methodNotFound(request.method))
+            call.fail(.methodNotFound(request.method))
             return
         }
-        let params = request.params
-        if let p = params, !p.isObject && !(p.isArray && p.count == 0) {
-            reply.fail(.invalidParams("navd's methods take named parameters: \"params\" must be an object"))
+        if let p = request.params, !p.isObject && !(p.isArray && p.count == 0) {
+            call.fail(.invalidParams("navd's methods take named parameters: \"params\" must be an object"))
             return
         }
-        handler(Call(connection: reply.connection, methodName: request.methodName, params: params, reply: reply))
+        handler(call)
     }
 
     // MARK: Broadcast
