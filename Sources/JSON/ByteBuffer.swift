@@ -50,8 +50,29 @@ public final class ByteBuffer {
     @inlinable @inline(__always)
     public func append(_ bytes: UnsafeRawPointer, count n: Int) {
         reserve(n)
-        memcpy(base + used, bytes, n)
+        let dst = UnsafeMutableRawPointer(base + used)
+        if n <= 16 { Self.copySmall(dst, bytes, n) } else { memcpy(dst, bytes, n) }
         used += n
+    }
+
+    /// Copies up to 16 bytes with two overlapping loads and stores: most of what is appended is a few
+    /// bytes of JSON punctuation or a short name, where a call to `memcpy` costs more than the copy.
+    @inlinable @inline(__always)
+    static func copySmall(_ d: UnsafeMutableRawPointer, _ s: UnsafeRawPointer, _ n: Int) {
+        if n >= 8 {
+            let a = s.loadUnaligned(as: UInt64.self), b = (s + (n - 8)).loadUnaligned(as: UInt64.self)
+            d.storeBytes(of: a, as: UInt64.self)
+            (d + (n - 8)).storeBytes(of: b, as: UInt64.self)
+        } else if n >= 4 {
+            let a = s.loadUnaligned(as: UInt32.self), b = (s + (n - 4)).loadUnaligned(as: UInt32.self)
+            d.storeBytes(of: a, as: UInt32.self)
+            (d + (n - 4)).storeBytes(of: b, as: UInt32.self)
+        } else if n > 0 {
+            let a = s.load(as: UInt8.self), b = s.load(fromByteOffset: n >> 1, as: UInt8.self), c = s.load(fromByteOffset: n - 1, as: UInt8.self)
+            d.storeBytes(of: a, as: UInt8.self)
+            d.storeBytes(of: b, toByteOffset: n >> 1, as: UInt8.self)
+            d.storeBytes(of: c, toByteOffset: n - 1, as: UInt8.self)
+        }
     }
 
     public func append(contentsOf bytes: UnsafeRawBufferPointer) {

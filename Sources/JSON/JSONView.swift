@@ -210,13 +210,13 @@ public struct JSONView {
 
     /// Whether `raw` holds exactly the UTF-8 of `name`.
     @inlinable @inline(__always) public static func bytes(_ raw: UnsafeRawBufferPointer, equal name: StaticString) -> Bool {
-        raw.count == name.utf8CodeUnitCount && (raw.count == 0 || memcmp(raw.baseAddress!, name.utf8Start, raw.count) == 0)
+        raw.count == name.utf8CodeUnitCount && (raw.count == 0 || bytesEqual(raw.baseAddress!, name.utf8Start, count: raw.count))
     }
 
     /// Whether `raw` holds exactly `bytes` (a name kept as bytes, compared on the request path).
     @inlinable @inline(__always) public static func bytes(_ raw: UnsafeRawBufferPointer, equal bytes: [UInt8]) -> Bool {
         raw.count == bytes.count
-            && (raw.count == 0 || bytes.withUnsafeBufferPointer { memcmp(raw.baseAddress!, $0.baseAddress!, raw.count) == 0 })
+            && (raw.count == 0 || bytes.withUnsafeBufferPointer { bytesEqual(raw.baseAddress!, $0.baseAddress!, count: raw.count) })
     }
 
     /// Whether `raw` (a key or string read in place) holds exactly the UTF-8 of `name`.
@@ -225,7 +225,7 @@ public struct JSONView {
         return n.withUTF8 { b in
             guard raw.count == b.count else { return false }
             guard let pa = raw.baseAddress, let pb = b.baseAddress else { return raw.count == 0 }
-            return memcmp(pa, pb, raw.count) == 0
+            return bytesEqual(pa, pb, count: raw.count)
         }
     }
 

@@ -101,38 +101,48 @@ public struct JSONWriter {
 
     public mutating func write(int: Int) {
         var v = int.magnitude
-        var digits = 1
-        var limit: UInt = 10
-        while v >= limit {
-            digits += 1
-            if digits == 20 { break }
-            limit &*= 10
-        }
+        let digits = Self.digitCount(v)
         let sign = int < 0 ? 1 : 0
         buffer.reserve(digits + sign)
         let p = buffer.base + buffer.used
         if sign == 1 { p[0] = UInt8(ascii: "-") }
         // Digits are written backwards, two at a time, straight into the buffer.
-        var at = sign + digits
-        Self.digitPairs.withUTF8Buffer { pairs in
-            while v >= 100 {
-                let r = Int(v % 100)
-                v /= 100
-                at -= 2
-                p[at] = pairs[2 * r]
-                p[at + 1] = pairs[2 * r + 1]
-            }
-            if v >= 10 {
-                let r = Int(v)
-                at -= 2
-                p[at] = pairs[2 * r]
-                p[at + 1] = pairs[2 * r + 1]
-            } else {
-                at -= 1
-                p[at] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v)
-            }
+        var at = sign &+ digits
+        let pairs = UnsafeRawPointer(Self.digitPairs.utf8Start)
+        while v >= 100 {
+            let q = v / 100
+            let r = Int(truncatingIfNeeded: v &- q &* 100)
+            v = q
+            at &-= 2
+            UnsafeMutableRawPointer(p + at).storeBytes(of: pairs.loadUnaligned(fromByteOffset: r &* 2, as: UInt16.self), as: UInt16.self)
         }
-        buffer.used += digits + sign
+        if v >= 10 {
+            at &-= 2
+            UnsafeMutableRawPointer(p + at).storeBytes(of: pairs.loadUnaligned(fromByteOffset: Int(truncatingIfNeeded: v) &* 2, as: UInt16.self), as: UInt16.self)
+        } else {
+            p[at &- 1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v)
+        }
+        buffer.used &+= digits &+ sign
+    }
+
+    /// The number of decimal digits of `v`: a few comparisons for the small numbers ids and versions are.
+    @inline(__always)
+    static func digitCount(_ v: UInt) -> Int {
+        if v < 10 { return 1 }
+        if v < 100 { return 2 }
+        if v < 1000 { return 3 }
+        if v < 10000 { return 4 }
+        if v < 100_000 { return 5 }
+        if v < 1_000_000 { return 6 }
+        if v < 10_000_000 { return 7 }
+        var digits = 8
+        var limit: UInt = 100_000_000
+        while v >= limit {
+            digits += 1
+            if digits == 20 { break }
+            limit &*= 10
+        }
+        return digits
     }
 
     public mutating func write(double: Double) {
