@@ -7,9 +7,10 @@ import NavGraph
 public final class Node {
     public enum Kind: String, Sendable { case stack, tabs, screen, flow }
 
-    public let id: String
-    /// The number in `id` ("n42" → 42), the key of the session's node index; -1 for another form.
-    let number: Int
+    /// The number in the node's id: the id is "n" and this number (``id``). Made by the session's
+    /// counter, never reused; the key of the session's node index. Requests name nodes by id, replies
+    /// write ids from the number: no string is made for a node on the navigation path.
+    public let number: Int
     public let kind: Kind
     /// Index into the graph's coordinators (screens and flows), else -1.
     public let coordinator: Int
@@ -20,16 +21,34 @@ public final class Node {
     public internal(set) var selected: Int = 0
     /// Screen or flow: the stack it presents modally.
     public internal(set) var presented: Node?
-    /// `unowned`, not `weak`: a weak reference would give every node a side table and put all its
-    /// retains and releases on the slow path. A parent outlives its children in the tree.
-    public internal(set) unowned var parent: Node?
+    /// The node this one is a child of (or the screen that presents it): not retained, like an
+    /// `unowned` reference without its costs (a checked one counts, an `unowned(unsafe)` one retains
+    /// atomically at each use). Valid while the node is in the tree, where its parent outlives it;
+    /// a node that left the tree has none.
+    var parentRef: Unmanaged<Node>?
 
-    init(id: String, number: Int? = nil, kind: Kind, coordinator: Int = -1, params: JSONValue = .object([:])) {
-        self.id = id
-        self.number = number ?? NodeIndex.number(id) ?? -1
+    public internal(set) var parent: Node? {
+        get { parentRef?.takeUnretainedValue() }
+        set { parentRef = newValue.map { Unmanaged.passUnretained($0) } }
+    }
+
+    /// The id of node `number`: "n" and the number.
+    public static func id(_ number: Int) -> String { prefixedDecimal("n", number) }
+
+    /// "n" and ``number``.
+    public var id: String { Node.id(number) }
+
+    init(number: Int, kind: Kind, coordinator: Int = -1, params: JSONValue = .object([:])) {
+        self.number = number
         self.kind = kind
         self.coordinator = coordinator
         self.params = params
+    }
+
+    /// A node with an id of the form navd makes ("n" and a number); nil for any other form.
+    convenience init?(id: String, kind: Kind, coordinator: Int = -1, params: JSONValue = .object([:])) {
+        guard let n = NodeIndex.number(id) else { return nil }
+        self.init(number: n, kind: kind, coordinator: coordinator, params: params)
     }
 
     /// The child the user sees through this node (the selected tab, the top of a stack or flow, the
@@ -51,7 +70,7 @@ public final class Node {
 
     /// Deep copy with the same ids (used by dry runs).
     func copy() -> Node {
-        let n = Node(id: id, number: number, kind: kind, coordinator: coordinator, params: params)
+        let n = Node(number: number, kind: kind, coordinator: coordinator, params: params)
         n.selected = selected
         n.children = children.map { let c = $0.copy(); c.parent = n; return c }
         if let p = presented { let c = p.copy(); c.parent = n; n.presented = c }
@@ -79,16 +98,9 @@ public final class Node {
         return .object(o)
     }
 
-    /// Writes the id as a JSON string: from its number when it has one (no string is read).
-    public func writeId(into w: inout JSONWriter) {
-        if number >= 0 {
-            w.raw("\"n")
-            w.write(int: number)
-            w.raw(UInt8(ascii: "\""))
-        } else {
-            w.write(string: id)
-        }
-    }
+    /// Writes the id as a JSON string, from its number.
+    @inlinable
+    public func writeId(into w: inout JSONWriter) { w.write(nodeId: number) }
 
     /// Calls `body` for this node and every node below it.
     public func forEach(_ body: (Node) -> Void) {
@@ -97,9 +109,23 @@ public final class Node {
         presented?.forEach(body)
     }
 
-    /// Index of this node in its parent's children, if it is a child (not a presented stack).
+    /// Index of this node in its parent's children, if it is a child (not a presented stack). The top
+    /// of a stack (what `dismiss` removes by default) is found first.
     var indexInParent: Int? {
-        guard let p = parent else { return nil }
-        return p.children.firstIndex { $0 === self }
+        guard let p = parentRef else { return nil }
+        return p._withUnsafeGuaranteedRef { p in
+            if let last = p.children.last, last === self { return p.children.count - 1 }
+            return p.children.firstIndex { $0 === self }
+        }
+    }
+}
+
+extension JSONWriter {
+    /// Writes the id of node `number` ("n" and the number) as a JSON string.
+    @inlinable
+    public mutating func write(nodeId number: Int) {
+        raw("\"n")
+        write(int: number)
+        raw(UInt8(ascii: "\""))
     }
 }

@@ -30,12 +30,16 @@ public struct Plan: Sendable {
     public let target: Int
     public let by: Presentation
     public let params: JSONValue
-    public let sourceId: String
+    /// The number of the source node (its id is ``sourceId``).
+    public let source: Int
     public let ifVersion: Int?
     /// Preconditions to evaluate, in order.
     public let preconditions: [Int]
     /// For a deep link (`open`): the whole stack to build, bottom first.
     public var link: [LinkStep]? = nil
+
+    /// The source node's id.
+    public var sourceId: String { Node.id(source) }
 }
 
 /// One screen of a deep link's stack.
@@ -75,8 +79,12 @@ public struct Commit {
     public let changes: [JSONValue]
     /// The node the navigation created (or selected), if any.
     public let node: Node?
-    public let removed: [String]
+    /// The numbers of the nodes that left the tree (ids: ``removed``), each subtree in pre-order.
+    public let removedNumbers: [Int]
     public let endedFlows: [EndedFlow]
+
+    /// The ids of the nodes that left the tree.
+    public var removed: [String] { removedNumbers.map(Node.id) }
 }
 
 /// The roles of the client making a request.
@@ -152,7 +160,12 @@ struct NodeIndex {
     }
 
     subscript(id: String) -> Node? {
-        guard let k = Self.number(id), let i = slot(of: k) else { return nil }
+        guard let k = Self.number(id) else { return nil }
+        return self[number: k]
+    }
+
+    subscript(number k: Int) -> Node? {
+        guard let i = slot(of: k) else { return nil }
         return slots[i]
     }
 
@@ -232,7 +245,7 @@ public final class Session {
     public init(name: String, graph: NavigationGraph) {
         self.name = name
         self.graph = graph
-        root = Node(id: "", kind: .stack)  // replaced below
+        root = Node(number: 0, kind: .stack)  // replaced below
         root = makeRoot()
     }
 
@@ -259,23 +272,20 @@ public final class Session {
         root.forEach { nodes.insert($0) }
     }
     public func node(_ id: String) -> Node? { nodes[id] }
+    public func node(number: Int) -> Node? { nodes[number: number] }
 
     // MARK: Tree building
 
-    func newId() -> String {
-        nextId += 1
-        return prefixedDecimal("n", nextId)
-    }
-
     /// A new node with the next id, entered in the index.
     private func newNode(_ kind: Node.Kind, coordinator: Int = -1, params: JSONValue = .object([:])) -> Node {
-        let n = Node(id: newId(), number: nextId, kind: kind, coordinator: coordinator, params: params)
+        nextId += 1
+        let n = Node(number: nextId, kind: kind, coordinator: coordinator, params: params)
         nodes.insert(n)
         return n
     }
 
     func adopt(_ child: Node, into parent: Node) {
-        child.parent = parent
+        child.parentRef = Unmanaged.passUnretained(parent)
         parent.children.append(child)
     }
 
@@ -333,13 +343,18 @@ public final class Session {
     }
 
     /// The screen the user sees.
-    public var visibleTop: Node? {
+    public var visibleTop: Node? { visibleTopRef?.takeUnretainedValue() }
+
+    /// The screen the user sees, unretained (valid until the tree changes): the walk and its result
+    /// cost no reference counting, where ``visibleTop``'s result is retained (atomically).
+    @inline(__always)
+    var visibleTopRef: Unmanaged<Node>? {
         var n = Unmanaged.passUnretained(root)
         var top: Unmanaged<Node>? = nil
         while true {
             let (isScreen, next) = n._withUnsafeGuaranteedRef { ($0.kind == .screen, $0.visibleChild) }
             if isScreen { top = n }
-            guard let next else { return top?.takeUnretainedValue() }
+            guard let next else { return top }
             n = next
         }
     }
@@ -397,8 +412,8 @@ public final class Session {
             }
             source = n
         } else {
-            guard let top = visibleTop else { throw NavError(.unknownNode, "session `\(name)` shows no screen to navigate from") }
-            source = top
+            guard let top = visibleTopRef else { throw NavError(.unknownNode, "session `\(name)` shows no screen to navigate from") }
+            source = top._withUnsafeGuaranteedRef { $0 }
         }
         if let v = r.ifVersion, v != version {
             throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires; fetch `tree` and decide again",
@@ -447,7 +462,7 @@ public final class Session {
 
         // Setup model: mediation, then the schema.
         if style == .select {
-            return Plan(target: target.index, by: style, params: .object(with), sourceId: source.id, ifVersion: r.ifVersion, preconditions: target.preconditions)
+            return Plan(target: target.index, by: style, params: .object(with), source: source.number, ifVersion: r.ifVersion, preconditions: target.preconditions)
         }
         for (field, path) in target.mediation where with[field] == nil {
             var v: JSONValue? = source.params
@@ -459,7 +474,7 @@ public final class Session {
             throw NavError(.invalidSetup, "\"with\" does not match the setup of `\(target.name)`: \(violation.message)",
                            data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "to": .string(target.name)])
         }
-        return Plan(target: target.index, by: style, params: params, sourceId: source.id, ifVersion: r.ifVersion, preconditions: target.preconditions)
+        return Plan(target: target.index, by: style, params: params, source: source.number, ifVersion: r.ifVersion, preconditions: target.preconditions)
     }
 
     func tabIndex(of coordinator: Int) -> Int? {
@@ -470,7 +485,7 @@ public final class Session {
     /// Applies a validated plan: the source must still exist and `ifVersion` must still hold.
     public func commit(_ plan: Plan) throws(NavError) -> Commit {
         if let steps = plan.link { return try commitLink(steps, ifVersion: plan.ifVersion) }
-        guard let source = nodes[plan.sourceId] else {
+        guard let source = nodes[number: plan.source] else {
             throw NavError(.conflict, "the source node `\(plan.sourceId)` is gone (dismissed while the navigation was pending)", data: ["node": .string(plan.sourceId)])
         }
         if let v = plan.ifVersion, v != version {
@@ -478,7 +493,7 @@ public final class Session {
                            data: ["version": .int(version), "ifVersion": .int(v)])
         }
         var changes = ChangeLog(enabled: recordsChanges)
-        var removed: [Node] = []
+        var removed = Removal()
         let created: Node
         switch plan.by {
         case .push:
@@ -501,17 +516,17 @@ public final class Session {
         case .replace:
             let container = source.parent!
             let index = source.indexInParent!
-            removed = Array(container.children[index...])
+            for n in container.children[index...] { forget(n, into: &removed) }
             container.children.removeSubrange(index...)
             created = makeTarget(plan.target, params: plan.params)
             adopt(created, into: container)
             changes.append(["op": "replace", "parent": .string(container.id), "index": .int(index), "node": created.json(graph),
-                            "removed": .array(ids(removed).map(JSONValue.string))])
+                            "removed": removed.idsJSON])
         case .root:
-            removed = [root]
+            forget(root, into: &removed)
             created = makeTarget(plan.target, params: plan.params)
             root = makeStack(holding: created)
-            changes.append(["op": "reset", "root": root.json(graph), "removed": .array(ids(removed).map(JSONValue.string))])
+            changes.append(["op": "reset", "root": root.json(graph), "removed": removed.idsJSON])
         case .select:
             guard let i = tabIndex(of: plan.target) else {
                 throw NavError(.notAllowed, "no tab starts with `\(graph.coordinators[plan.target].name)`")
@@ -520,9 +535,8 @@ public final class Session {
             created = root.children[i].children[0]
             changes.append(["op": "select", "parent": .string(root.id), "index": .int(i)])
         }
-        let (removedIds, ended) = forget(removed, status: .cancelled)
         version += 1
-        return Commit(version: version, changes: changes.items, node: created, removed: removedIds, endedFlows: ended)
+        return Commit(version: version, changes: changes.items, node: created, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 
     /// Runs `plan` then `commit` on a copy: what would happen, with nothing changed.
@@ -540,29 +554,33 @@ public final class Session {
         return (c, copy.visible)
     }
 
-    /// Ids of `subtrees` (everything below them too), and the flows among them.
-    func ids(_ subtrees: [Node]) -> [String] {
-        var out: [String] = []
-        for s in subtrees { s.forEach { out.append($0.id) } }
-        return out
+    /// Nodes leaving the tree in one commit: their numbers (each subtree in pre-order) and the flows
+    /// among them, which end.
+    struct Removal {
+        var numbers: [Int] = []
+        var ended: [EndedFlow] = []
+
+        /// The ids, as a change lists them.
+        var idsJSON: JSONValue { .array(numbers.map { .string(Node.id($0)) }) }
+
+        mutating func append(_ other: Removal) {
+            numbers += other.numbers
+            ended += other.ended
+        }
     }
 
-    func forgetRemoved(_ subtrees: [Node]) -> ([String], [EndedFlow]) { forget(subtrees, status: .cancelled) }
-
-    /// Drops removed nodes from the index; flows among them ended with `status`.
-    private func forget(_ subtrees: [Node], status: EndedFlow.Status, except: Node? = nil) -> ([String], [EndedFlow]) {
-        var out: [String] = []
-        var ended: [EndedFlow] = []
-        for s in subtrees {
-            s.forEach { n in
-                out.append(n.id)
-                nodes.remove(n)
-                if n.kind == .flow && n !== except {
-                    ended.append(EndedFlow(id: n.id, coordinator: n.coordinator, status: status, result: nil, error: nil))
-                }
-            }
+    /// Drops `n` and everything below it from the index (pre-order: the node, its children, what it
+    /// presents), recording them in `r`; flows among them end as cancelled, except `except` (a flow
+    /// completing, which ends with its own status). Nodes that left the tree have no parent.
+    func forget(_ n: Node, into r: inout Removal, except: Node? = nil) {
+        r.numbers.append(n.number)
+        nodes.remove(n)
+        n.parentRef = nil
+        if n.kind == .flow && n !== except {
+            r.ended.append(EndedFlow(id: n.id, coordinator: n.coordinator, status: .cancelled, result: nil, error: nil))
         }
-        return (out, ended)
+        for c in n.children { forget(c, into: &r, except: except) }
+        if let p = n.presented { forget(p, into: &r, except: except) }
     }
 
     // MARK: dismiss
@@ -576,8 +594,8 @@ public final class Session {
             }
             node = n
         } else {
-            guard let top = visibleTop else { throw NavError(.unknownNode, "nothing to dismiss") }
-            node = top
+            guard let top = visibleTopRef else { throw NavError(.unknownNode, "nothing to dismiss") }
+            node = top._withUnsafeGuaranteedRef { $0 }
         }
         return try remove(node, status: .cancelled, result: nil, error: nil, flowNode: nil)
     }
@@ -585,7 +603,7 @@ public final class Session {
     /// Removes `node` following the dismiss rules; `flowNode` is the flow completing, if any.
     private func remove(_ node: Node, status: EndedFlow.Status, result: JSONValue?, error: JSONValue?, flowNode: Node?) throws(NavError) -> Commit {
         var changes = ChangeLog(enabled: recordsChanges)
-        var removed: [Node] = []
+        var removed = Removal()
         switch node.kind {
         case .tabs:
             throw NavError(.unknownNode, "nothing to dismiss: `\(node.id)` is the tab bar", data: ["node": .string(node.id)])
@@ -593,9 +611,9 @@ public final class Session {
             guard let owner = node.parent, owner.kind == .screen || owner.kind == .flow else {
                 throw NavError(.unknownNode, "nothing to dismiss: `\(node.id)` is \(node.parent == nil ? "the root stack" : "a tab's stack")", data: ["node": .string(node.id)])
             }
-            removed = [node]
+            forget(node, into: &removed, except: flowNode)
             owner.presented = nil
-            changes.append(["op": "dismiss", "parent": .string(owner.id), "removed": .array(ids(removed).map(JSONValue.string))])
+            changes.append(["op": "dismiss", "parent": .string(owner.id), "removed": removed.idsJSON])
         case .screen, .flow:
             let container = node.parent!
             let index = node.indexInParent!
@@ -608,21 +626,20 @@ public final class Session {
                     throw NavError(.unknownNode, "nothing to dismiss: `\(node.id)` (\(graph.coordinators[node.coordinator].name)) is the first screen of \(container.parent == nil ? "the root stack" : "a tab"); navigate with by: root or select instead",
                                    data: ["node": .string(node.id)])
                 }
-                removed = [container]
+                forget(container, into: &removed, except: flowNode)
                 owner.presented = nil
-                changes.append(["op": "dismiss", "parent": .string(owner.id), "removed": .array(ids(removed).map(JSONValue.string))])
+                changes.append(["op": "dismiss", "parent": .string(owner.id), "removed": removed.idsJSON])
             } else {
-                removed = Array(container.children[index...])
+                for n in container.children[index...] { forget(n, into: &removed, except: flowNode) }
                 container.children.removeSubrange(index...)
-                changes.append(["op": "pop", "parent": .string(container.id), "index": .int(index), "removed": .array(ids(removed).map(JSONValue.string))])
+                changes.append(["op": "pop", "parent": .string(container.id), "index": .int(index), "removed": removed.idsJSON])
             }
         }
-        var (removedIds, ended) = forget(removed, status: .cancelled, except: flowNode)
         if let f = flowNode {
-            ended.insert(EndedFlow(id: f.id, coordinator: f.coordinator, status: status, result: result, error: error), at: 0)
+            removed.ended.insert(EndedFlow(id: f.id, coordinator: f.coordinator, status: status, result: result, error: error), at: 0)
         }
         version += 1
-        return Commit(version: version, changes: changes.items, node: nil, removed: removedIds, endedFlows: ended)
+        return Commit(version: version, changes: changes.items, node: nil, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 
     // MARK: flowComplete
@@ -683,7 +700,7 @@ extension Session {
     /// so abilities and presentations do not apply.
     public func presentForRecovery(_ flow: Int) throws(NavError) -> Commit {
         guard let top = visibleTop else { throw NavError(.conflict, "session `\(name)` shows no screen to present the recovery flow over") }
-        return try commit(Plan(target: flow, by: .present, params: .object([:]), sourceId: top.id, ifVersion: nil, preconditions: []))
+        return try commit(Plan(target: flow, by: .present, params: .object([:]), source: top.number, ifVersion: nil, preconditions: []))
     }
 
     /// Evaluates a `check` precondition against the session's facts.
@@ -793,7 +810,7 @@ extension Session {
             for p in c.preconditions where !preconditions.contains(p) { preconditions.append(p) }
             steps.append(LinkStep(coordinator: entry.coordinator, params: .object(with), by: by))
         }
-        var plan = Plan(target: steps.last!.coordinator, by: .push, params: steps.last!.params, sourceId: visibleTop?.id ?? root.id,
+        var plan = Plan(target: steps.last!.coordinator, by: .push, params: steps.last!.params, source: visibleTop?.number ?? root.number,
                         ifVersion: ifVersion, preconditions: preconditions)
         plan.link = steps
         return plan
@@ -806,7 +823,7 @@ extension Session {
             throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires", data: ["version": .int(version)])
         }
         var changes = ChangeLog(enabled: recordsChanges)
-        var removed: [Node] = []
+        var removed = Removal()
         let first = steps[0]
         var stack: Node?
         if root.kind == .tabs, let i = tabIndex(of: first.coordinator) {
@@ -821,32 +838,33 @@ extension Session {
         var top: Node
         if let stack, let bottom = stack.children.first, bottom.params == first.params || first.params == .object([:]) {
             if stack.children.count > 1 {
-                let cut = Array(stack.children[1...])
-                removed += cut
+                var cut = Removal()
+                for n in stack.children[1...] { forget(n, into: &cut) }
                 stack.children.removeSubrange(1...)
-                changes.append(["op": "pop", "parent": .string(stack.id), "index": 1, "removed": .array(ids(cut).map(JSONValue.string))])
+                changes.append(["op": "pop", "parent": .string(stack.id), "index": 1, "removed": cut.idsJSON])
+                removed.append(cut)
             }
             if let p = bottom.presented {
-                removed.append(p)
+                var modal = Removal()
+                forget(p, into: &modal)
                 bottom.presented = nil
-                changes.append(["op": "dismiss", "parent": .string(bottom.id), "removed": .array(ids([p]).map(JSONValue.string))])
+                changes.append(["op": "dismiss", "parent": .string(bottom.id), "removed": modal.idsJSON])
+                removed.append(modal)
             }
             top = bottom
             for step in steps.dropFirst() { top = attach(step, over: top, changes: &changes) }
         } else {
-            removed.append(root)
+            forget(root, into: &removed)
             let bottom = makeTarget(first.coordinator, params: first.params)
             let newRoot = makeStack(holding: bottom)
             top = bottom
             var ignored = ChangeLog(enabled: false)
             for step in steps.dropFirst() { top = attach(step, over: top, changes: &ignored) }
             root = newRoot
-            changes.append(["op": "reset", "root": root.json(graph), "removed": .array(ids(removed).map(JSONValue.string))])
-            removed = removed.filter { $0 !== newRoot }
+            changes.append(["op": "reset", "root": root.json(graph), "removed": removed.idsJSON])
         }
-        let (removedIds, ended) = forgetRemoved(removed)
         version += 1
-        return Commit(version: version, changes: changes.items, node: top, removed: removedIds, endedFlows: ended)
+        return Commit(version: version, changes: changes.items, node: top, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 
     private func attach(_ step: LinkStep, over top: Node, changes: inout ChangeLog) -> Node {
@@ -914,7 +932,9 @@ extension Session {
             }
             coordinator = c.index
         }
-        let n = Node(id: id, kind: kind, coordinator: coordinator, params: j["params"] ?? .object([:]))
+        guard let n = Node(id: id, kind: kind, coordinator: coordinator, params: j["params"] ?? .object([:])) else {
+            throw NavError(.conflict, "saved node id `\(id)` is not one navd makes (\"n\" and a number)")
+        }
         n.selected = j["selected"]?.intValue ?? 0
         for c in j["children"]?.arrayValue ?? [] {
             let child = try node(from: c, graph: graph)
@@ -934,10 +954,11 @@ extension Session {
         let old = root
         let fresh = makeRoot()
         root = fresh
-        let (removedIds, ended) = forgetRemoved([old])
+        var removed = Removal()
+        forget(old, into: &removed)
         version += 1
-        return Commit(version: version, changes: [["op": "reset", "root": root.json(graph), "removed": .array(removedIds.map(JSONValue.string))]],
-                      node: nil, removed: removedIds, endedFlows: ended)
+        return Commit(version: version, changes: [["op": "reset", "root": root.json(graph), "removed": removed.idsJSON]],
+                      node: nil, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 
     /// The id counter, saved so restored sessions never reuse an id.

@@ -41,10 +41,11 @@ import Testing
             n.encode(into: &w)
             #expect(try JSONParser().parse(w.bytes) == n.json)
 
-            let r = Removed(version: Int(rng.next() % 1000), removed: visible)
+            let numbers = (0..<Int(rng.next() % 5)).map { _ in Int(rng.next() % 2_000_000_000) }
+            let r = Removed(version: Int(rng.next() % 1000), removed: numbers)
             let ro = try Self.decode(r)
             #expect((ro?["version"] as? NSNumber)?.intValue == r.version)
-            #expect(ro?["removed"] as? [String] == visible)
+            #expect(ro?["removed"] as? [String] == numbers.map { "n\($0)" })
         }
     }
 }

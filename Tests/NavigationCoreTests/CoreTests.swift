@@ -87,7 +87,7 @@ func coreGraph() -> NavigationGraph {
                 index.remove(n)
                 model[k] = nil
             } else {
-                let n = Node(id: "n\(k)", kind: .screen)
+                let n = Node(number: k, kind: .screen)
                 index.insert(n)
                 model[k] = n
             }

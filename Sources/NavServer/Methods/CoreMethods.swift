@@ -10,7 +10,7 @@ extension Server {
     func registerCoreMethods() {
         methods["ping"] = { call in call.succeed("pong") }
 
-        methods["hello"] = { [unowned(unsafe) self] call in
+        methods["hello"] = { [self] call in
             if let name = call.param("client") {
                 guard case .string(let s) = name else {
                     call.fail(.invalidParams("\"client\" must be a string naming the client, e.g. \"nav-tui\""))
@@ -41,11 +41,11 @@ extension Server {
             call.succeed(.object(result))
         }
 
-        methods["stats"] = { [unowned(unsafe) self] call in
+        methods["stats"] = { [self] call in
             call.succeed(.object(self.statsObject()))
         }
 
-        methods["rpc.discover"] = { [unowned(unsafe) self] call in
+        methods["rpc.discover"] = { [self] call in
             call.succeed(self.openRPCDocument)
         }
     }

@@ -9,10 +9,10 @@ extension Server {
     /// new graph lacks refuse the reload, unless `force`, which removes them with ordinary
     /// `stackChanged` notifications. Pending navigations fail with `conflict`.
     func registerReloadMethod() {
-        methods["graph.reload"] = { [unowned(unsafe) self] call in
+        methods["graph.reload"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
-                let p = try Params(call, allowed: ["path", "force"])
-                return self.reloadGraph(path: try p.string("path"), force: try p.bool("force") ?? false)
+                let p = try Params<ReloadParam>(call)
+                return self.reloadGraph(path: try p.string(.path), force: try p.bool(.force) ?? false)
             }
         }
     }
@@ -59,7 +59,7 @@ extension Server {
             } catch {
                 commit = state.session.resetToRoot()
             }
-            removed += commit.removed.count
+            removed += commit.removedNumbers.count
             hub.publish(commit, in: state)
         }
         // Rebuild every session's nodes against the new graph (coordinator indices change).
@@ -85,4 +85,9 @@ extension Server {
         return ["ok": true, "errors": [], "version": .int(graphVersion), "removedNodes": .int(removed),
                 "warnings": .array(diagnostics.warnings.map { .string($0.description) })]
     }
+}
+
+enum ReloadParam: Int, ParamName {
+    case path, force
+    static let table = ParamTable(Self.self)
 }

@@ -5,17 +5,18 @@ import RPC
 
 extension Server {
     /// navigate, dismiss, flowComplete, tree, subscribe/unsubscribe, context.*, session.*, cancel.
-    /// Handlers hold the server `unowned(unsafe)`: it owns the table and outlives every call, and a
-    /// checked reference would cost an atomic operation per request.
+    /// Handlers hold the server strongly: it owns the table and empties it at shutdown, which ends
+    /// the cycle. (A checked `unowned` reference costs an atomic operation per request, and so does
+    /// an `unowned(unsafe)` one, at every use.)
     func registerNavigationMethods() {
-        methods["navigate"] = { [unowned(unsafe) self] call in self.navigate(call) }
-        methods["open"] = { [unowned(unsafe) self] call in self.open(call) }
+        methods["navigate"] = { [self] call in self.navigate(call) }
+        methods["open"] = { [self] call in self.open(call) }
 
-        methods["dismiss"] = { [unowned(unsafe) self] call in
+        methods["dismiss"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> Removed in
-                let p = try Params(call, allowed: ["session", "node"])
-                let state = try self.hub.state(p, for: call.connection)
-                let node = try p.string("node")
+                let p = try Params<DismissParam>(call)
+                let state = try self.hub.state(p.given(.session), for: call.connection)
+                let node = try p.string(.node)
                 do throws(NavError) {
                     let c = try state.session.dismiss(node)
                     self.hub.publish(c, in: state)
@@ -24,26 +25,26 @@ extension Server {
             }
         }
 
-        methods["flowComplete"] = { [unowned(unsafe) self] call in
+        methods["flowComplete"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> Removed in
-                let p = try Params(call, allowed: ["session", "flow", "result", "error", "cancelled"])
-                let state = try self.hub.state(p, for: call.connection)
-                let flow = try p.requiredString("flow", "the id of the flow node to complete")
-                let given = ([ "result", "error", "cancelled"] as [StaticString]).filter { p.has($0) }.map { "\($0)" }
+                let p = try Params<FlowCompleteParam>(call)
+                let state = try self.hub.state(p.given(.session), for: call.connection)
+                let flow = try p.requiredString(.flow, "the id of the flow node to complete")
+                let given = ([.result, .error, .cancelled] as [FlowCompleteParam]).filter { p.has($0) }.map { "\($0)" }
                 guard given.count == 1 else {
                     throw .invalidParams("`flowComplete` needs exactly one of \"result\", \"error\" ({message, data?}) or \"cancelled\": true; got \(given.isEmpty ? "none" : given.joined(separator: ", "))",
                                          data: ["param": "result"])
                 }
                 let outcome: Session.FlowOutcome
                 switch given[0] {
-                case "result": outcome = .result(p.value("result")!)
+                case "result": outcome = .result(p.value(.result)!)
                 case "error":
-                    guard let e = try p.objectParam("error"), e["message"]?.stringValue != nil else {
+                    guard let e = try p.objectParam(.error), e["message"]?.stringValue != nil else {
                         throw .invalidParams("\"error\" must be an object {message: string, data?: any}", data: ["param": "error"])
                     }
                     outcome = .error(.object(e))
                 default:
-                    guard try p.bool("cancelled") == true else {
+                    guard try p.bool(.cancelled) == true else {
                         throw .invalidParams("\"cancelled\" must be true", data: ["param": "cancelled"])
                     }
                     outcome = .cancelled
@@ -56,36 +57,36 @@ extension Server {
             }
         }
 
-        methods["tree"] = { [unowned(unsafe) self] call in
+        methods["tree"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
-                let p = try Params(call, allowed: ["session"])
-                return .object(try self.hub.state(p, for: call.connection).session.snapshot())
+                let p = try Params<SessionParam>(call)
+                return .object(try self.hub.state(p.given(.session), for: call.connection).session.snapshot())
             }
         }
 
-        methods["subscribe"] = { [unowned(unsafe) self] call in
+        methods["subscribe"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
-                let p = try Params(call, allowed: ["session"])
-                let state = try self.hub.state(p, for: call.connection)
+                let p = try Params<SessionParam>(call)
+                let state = try self.hub.state(p.given(.session), for: call.connection)
                 self.hub.subscribe(call.connection, to: state)
                 return .object(state.session.snapshot())
             }
         }
 
-        methods["unsubscribe"] = { [unowned(unsafe) self] call in
+        methods["unsubscribe"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
-                let p = try Params(call, allowed: ["session"])
-                let state = try self.hub.state(p, for: call.connection)
+                let p = try Params<SessionParam>(call)
+                let state = try self.hub.state(p.given(.session), for: call.connection)
                 self.hub.unsubscribe(call.connection, from: state)
                 return .object(state.session.snapshot())
             }
         }
 
-        methods["context.set"] = { [unowned(unsafe) self] call in
+        methods["context.set"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
-                let p = try Params(call, allowed: ["session", "facts"])
-                let state = try self.hub.state(p, for: call.connection)
-                guard let facts = try p.objectParam("facts") else {
+                let p = try Params<ContextParam>(call)
+                let state = try self.hub.state(p.given(.session), for: call.connection)
+                guard let facts = try p.objectParam(.facts) else {
                     throw .invalidParams("`context.set` needs \"facts\": an object of fact name → JSON value (null removes a fact)", data: ["param": "facts"])
                 }
                 for (k, v) in facts {
@@ -96,11 +97,11 @@ extension Server {
             }
         }
 
-        methods["context.get"] = { [unowned(unsafe) self] call in
+        methods["context.get"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
-                let p = try Params(call, allowed: ["session", "facts"])
-                let state = try self.hub.state(p, for: call.connection)
-                if let names = try p.stringArray("facts") {
+                let p = try Params<ContextParam>(call)
+                let state = try self.hub.state(p.given(.session), for: call.connection)
+                if let names = try p.stringArray(.facts) {
                     var o = JSONObject()
                     for n in names { if let v = state.session.facts[n] { o.append(n, v) } }
                     return ["facts": .object(o)]
@@ -109,11 +110,11 @@ extension Server {
             }
         }
 
-        methods["session.open"] = { [unowned(unsafe) self] call in
+        methods["session.open"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
-                let p = try Params(call, allowed: ["name", "session"])
-                let given = try p.string("name")
-                let alias = try p.string("session")
+                let p = try Params<SessionNameParam>(call)
+                let given = try p.string(.name)
+                let alias = try p.string(.session)
                 guard let name = given ?? alias, !name.isEmpty else {
                     throw .invalidParams("`session.open` needs \"name\": the session's name", data: ["param": "name"])
                 }
@@ -125,11 +126,11 @@ extension Server {
             }
         }
 
-        methods["session.close"] = { [unowned(unsafe) self] call in
+        methods["session.close"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
-                let p = try Params(call, allowed: ["name", "session"])
-                let given = try p.string("name")
-                let alias = try p.string("session")
+                let p = try Params<SessionNameParam>(call)
+                let given = try p.string(.name)
+                let alias = try p.string(.session)
                 guard let name = given ?? alias else {
                     throw .invalidParams("`session.close` needs \"name\": the session's name", data: ["param": "name"])
                 }
@@ -148,17 +149,17 @@ extension Server {
             }
         }
 
-        methods["session.list"] = { [unowned(unsafe) self] call in
+        methods["session.list"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
-                _ = try Params(call, allowed: ["session"])
+                _ = try Params<SessionParam>(call)
                 return ["sessions": .array(self.hub.sessions.keys.sorted().map(JSONValue.string))]
             }
         }
 
-        methods["provide"] = { [unowned(unsafe) self] call in
+        methods["provide"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
-                let p = try Params(call, allowed: ["preconditions", "session"])
-                guard let names = try p.stringArray("preconditions"), !names.isEmpty else {
+                let p = try Params<ProvideParam>(call)
+                guard let names = try p.stringArray(.preconditions), !names.isEmpty else {
                     throw .invalidParams("`provide` needs \"preconditions\": the names of the provider preconditions (or recovery providers) this client evaluates", data: ["param": "preconditions"])
                 }
                 // Precondition names are stored qualified; other names (recovery providers) as given.
@@ -168,10 +169,10 @@ extension Server {
             }
         }
 
-        methods["cancel"] = { [unowned(unsafe) self] call in
+        methods["cancel"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
-                let p = try Params(call, allowed: ["navigation", "session"])
-                let id = try p.requiredString("navigation", "the id a navigate reply or navigationPending notification gave")
+                let p = try Params<CancelParam>(call)
+                let id = try p.requiredString(.navigation, "the id a navigate reply or navigationPending notification gave")
                 guard let pending = self.hub.pending[id] else { return ["cancelled": false] }
                 self.finish(pending, .failure(NavError(.cancelled, "the navigation was cancelled by a `cancel` request", data: ["navigation": .string(id)])))
                 return ["cancelled": true]
@@ -194,18 +195,18 @@ extension Server {
         let request: NavigateRequest
         let state: SessionState
         do throws(RPCError) {
-            let p = try Params(call, allowed: ["session", "to", "route", "by", "with", "from", "ifVersion", "key", "dryRun"])
-            state = try hub.state(p, for: call.connection)
+            let p = try Params<NavigateParam>(call)
+            state = try hub.state(p.given(.session), for: call.connection)
             var by: Presentation?
-            if let b = try p.string("by") {
+            if let b = try p.string(.by) {
                 guard let pr = Presentation(rawValue: b) else {
                     throw RPCError.invalidParams("\"by\" must be push, present, replace, root or select, not \"\(b)\"", data: ["param": "by"])
                 }
                 by = pr
             }
-            request = NavigateRequest(to: try p.string("to"), route: try p.string("route"), by: by, with: try p.objectParam("with"),
-                                      from: try p.string("from"), ifVersion: try p.int("ifVersion"), key: try p.string("key"),
-                                      dryRun: try p.bool("dryRun") ?? false)
+            request = NavigateRequest(to: try p.string(.to), route: try p.string(.route), by: by, with: try p.objectParam(.with),
+                                      from: try p.string(.from), ifVersion: try p.int(.ifVersion), key: try p.string(.key),
+                                      dryRun: try p.bool(.dryRun) ?? false)
         } catch {
             call.fail(error)
             return
@@ -283,11 +284,11 @@ extension Server {
         let dryRun: Bool
         let ifVersion: Int?
         do throws(RPCError) {
-            let p = try Params(call, allowed: ["session", "url", "dryRun", "ifVersion"])
-            state = try hub.state(p, for: call.connection)
-            url = try p.requiredString("url", "the deep link to open, such as \"/product/42\" or \"shop://app/product/42\"")
-            dryRun = try p.bool("dryRun") ?? false
-            ifVersion = try p.int("ifVersion")
+            let p = try Params<OpenParam>(call)
+            state = try hub.state(p.given(.session), for: call.connection)
+            url = try p.requiredString(.url, "the deep link to open, such as \"/product/42\" or \"shop://app/product/42\"")
+            dryRun = try p.bool(.dryRun) ?? false
+            ifVersion = try p.int(.ifVersion)
         } catch {
             call.fail(error)
             return
@@ -340,7 +341,7 @@ extension Server {
             // that ended resumes a navigation; a dismissed source or a dropped subscriber cancels one
             // and its recovery flow), so then the path is listed now; otherwise it is written from
             // the tree when the reply is encoded, without building an array.
-            let mayCommitAgain = !c.endedFlows.isEmpty || !c.removed.isEmpty || !state.subscribers.isEmpty
+            let mayCommitAgain = !c.endedFlows.isEmpty || !c.removedNumbers.isEmpty || !state.subscribers.isEmpty
             let path: VisiblePath = mayCommitAgain ? .ids(state.session.visible) : .current(state.session)
             hub.publish(c, in: state)
             return .success(Navigated(navigation: navigation, node: c.node, version: c.version, visible: path))
@@ -375,4 +376,45 @@ extension Server {
     func flowEnded(_ flow: EndedFlow, in state: SessionState) {
         recoveryFlowEnded(flow, in: state)
     }
+}
+
+/// The params of each navigation method (see ``ParamName``).
+enum DismissParam: Int, ParamName {
+    case session, node
+    static let table = ParamTable(Self.self)
+}
+
+enum FlowCompleteParam: Int, ParamName {
+    case session, flow, result, error, cancelled
+    static let table = ParamTable(Self.self)
+}
+
+enum ContextParam: Int, ParamName {
+    case session, facts
+    static let table = ParamTable(Self.self)
+}
+
+enum SessionNameParam: Int, ParamName {
+    case name, session
+    static let table = ParamTable(Self.self)
+}
+
+enum ProvideParam: Int, ParamName {
+    case preconditions, session
+    static let table = ParamTable(Self.self)
+}
+
+enum CancelParam: Int, ParamName {
+    case navigation, session
+    static let table = ParamTable(Self.self)
+}
+
+enum NavigateParam: Int, ParamName {
+    case session, to, route, by, with, from, ifVersion, key, dryRun
+    static let table = ParamTable(Self.self)
+}
+
+enum OpenParam: Int, ParamName {
+    case session, url, dryRun, ifVersion
+    static let table = ParamTable(Self.self)
 }

@@ -1,107 +1,185 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import JSON
 import NavigationCore
 import RPC
 
+/// The names of one method's params: an enum whose cases are the names as they appear on the wire,
+/// so a handler reads `p.string(.node)` and a misspelt name does not compile. Each conformance keeps
+/// its names as bytes in `static let table = ParamTable(Self.self)`.
+protocol ParamName: RawRepresentable<Int>, CaseIterable {
+    static var table: ParamTable { get }
+}
+
+/// One method's param names, built once from the enum's case names: as strings for messages and as
+/// bytes for matching a request's keys.
+final class ParamTable: @unchecked Sendable {
+    let names: [String]
+    /// All names, back to back, and where each starts and ends.
+    private let bytes: [UInt8]
+    private let bounds: [(start: Int, count: Int)]
+
+    init<P: ParamName>(_: P.Type) {
+        precondition(P.allCases.count <= ParamSlots.capacity, "a method takes at most \(ParamSlots.capacity) params")
+        precondition(P.allCases.enumerated().allSatisfy { $0.offset == $0.element.rawValue }, "param cases are numbered 0, 1, 2, …")
+        names = P.allCases.map { "\($0)" }
+        var b: [UInt8] = []
+        var r: [(Int, Int)] = []
+        for n in names {
+            r.append((b.count, n.utf8.count))
+            b += n.utf8
+        }
+        bytes = b
+        bounds = r
+    }
+
+    /// The index of the name whose bytes are `key`, or nil.
+    @inline(__always)
+    func index(of key: UnsafeRawBufferPointer) -> Int? {
+        bytes.withUnsafeBytes { all in
+            bounds.withUnsafeBufferPointer { bounds in
+                for i in bounds.indices where bounds[i].count == key.count {
+                    if key.count == 0 || bytesEqual(key.baseAddress!, all.baseAddress! + bounds[i].start, count: key.count) { return i }
+                }
+                return nil
+            }
+        }
+    }
+
+    /// `"a", "b", "c"`, for messages.
+    var list: String { names.map { "\"\($0)\"" }.joined(separator: ", ") }
+}
+
+/// Where each param's value sits in the request's document, by param index: 21 bits each, three to a
+/// word (0: absent; a document's value never sits at word 0).
+struct ParamSlots {
+    static let capacity = 12
+    private var w0: UInt64 = 0, w1: UInt64 = 0, w2: UInt64 = 0, w3: UInt64 = 0
+    /// Set when a position does not fit 21 bits (a message of megabytes): reads then walk the object.
+    private(set) var far = false
+
+    @inline(__always)
+    mutating func set(_ i: Int, _ position: Int) {
+        let pos = UInt64(truncatingIfNeeded: position)
+        if pos >= 1 << 21 { far = true }
+        let shift = UInt64(21 * (i % 3)), field = (pos & 0x1F_FFFF) << shift, keep = ~(UInt64(0x1F_FFFF) << shift)
+        switch i / 3 {
+        case 0: w0 = w0 & keep | field
+        case 1: w1 = w1 & keep | field
+        case 2: w2 = w2 & keep | field
+        default: w3 = w3 & keep | field
+        }
+    }
+
+    @inline(__always)
+    func get(_ i: Int) -> Int {
+        let word: UInt64
+        switch i / 3 {
+        case 0: word = w0
+        case 1: word = w1
+        case 2: word = w2
+        default: word = w3
+        }
+        return Int(truncatingIfNeeded: (word >> UInt64(21 * (i % 3))) & 0x1F_FFFF)
+    }
+}
+
 /// Reads a method's named params with precise errors: a wrong type or an unknown name is an
 /// `invalidParams` error naming the param (`data.param`) and what it should be. Params are read in
-/// place (``JSONView``); only the values asked for are copied out.
-struct Params {
+/// place (``JSONView``); only the values asked for are copied out. The one pass that checks the
+/// names records where each value is, so reading a param is a shift, not a walk of the object.
+struct Params<P: ParamName> {
     private let methodName: JSONView
     let object: JSONView?
-    /// The members given, as found by the one pass that checks their names (key bytes, key length, the
-    /// value's position), so that reading a param scans a few lengths instead of walking the object again.
-    /// With more than 8 members (navigate has 9 params) every read walks the object instead.
-    private var members = InlineArray<8, (key: UnsafeRawPointer?, length: Int32, position: Int32)>(repeating: (nil, 0, 0))
-    private var kept = 0
-    private var overflowed = false
+    private var slots = ParamSlots()
 
     /// The method's name, for messages.
     var method: String { methodName.string ?? "" }
 
-    init(_ call: Call, allowed: [StaticString]) throws(RPCError) {
+    init(_ call: Call) throws(RPCError) {
         methodName = call.methodName
         object = call.params.flatMap { $0.isObject ? $0 : nil }
-        try object?.forEachMember { (k, v) throws(RPCError) in
-            guard !allowed.contains(where: { JSONView.bytes(k, equal: $0) }) else {
-                if kept < 8 {
-                    members[kept] = (k.baseAddress, Int32(truncatingIfNeeded: k.count), Int32(truncatingIfNeeded: v.position))
-                    kept += 1
-                } else {
-                    overflowed = true
-                }
-                return
+        guard let object else { return }
+        let table = P.table
+        var slots = ParamSlots()
+        try object.forEachMember { (k, v) throws(RPCError) in
+            guard let i = table.index(of: k) else {
+                let name = String(decoding: k, as: UTF8.self)
+                throw RPCError.invalidParams("`\(call.method)` has no param \"\(name)\"; its params are \(table.list)",
+                                             data: ["param": .string(name)])
             }
-            let name = String(decoding: k, as: UTF8.self)
-            throw RPCError.invalidParams("`\(call.method)` has no param \"\(name)\"; its params are \(allowed.map { "\"\($0)\"" }.joined(separator: ", "))",
-                                         data: ["param": .string("\(name)")])
+            slots.set(i, v.position)  // a repeated name: the last value counts
         }
+        self.slots = slots
     }
 
     /// The param as given (`null` included), or nil when absent; a repeated name is its last value.
-    private func member(_ name: StaticString) -> JSONView? {
+    @inline(__always)
+    private func member(_ name: P) -> JSONView? {
         guard let object else { return nil }
-        if overflowed { return object.member(name) }
-        let n = Int32(truncatingIfNeeded: name.utf8CodeUnitCount)
-        var i = kept - 1
-        while i >= 0 {
-            let m = members[i]
-            if m.length == n, n == 0 || memcmp(m.key!, name.utf8Start, Int(n)) == 0 { return object.view(at: Int(m.position)) }
-            i -= 1
-        }
-        return nil
+        if slots.far { return object.member(P.table.names[name.rawValue]) }
+        let pos = slots.get(name.rawValue)
+        return pos == 0 ? nil : object.view(at: pos)
     }
 
     /// Whether the param is given at all (`null` included).
-    func has(_ name: StaticString) -> Bool { member(name) != nil }
+    func has(_ name: P) -> Bool { member(name) != nil }
 
     /// The param as given (`null` included), copied out.
-    func value(_ name: StaticString) -> JSONValue? { member(name)?.value }
+    func value(_ name: P) -> JSONValue? { member(name)?.value }
 
     /// The param, unless absent or `null`.
-    func given(_ name: StaticString) -> JSONView? {
+    @inline(__always)
+    func given(_ name: P) -> JSONView? {
         guard let v = member(name), !v.isNull else { return nil }
         return v
     }
 
-    private func wrong(_ name: StaticString, _ expected: String, _ v: JSONView) -> RPCError {
-        .invalidParams("\"\(name)\" must be \(expected), not \(v.typeName) \(JSONWriter.string(v.value))", data: ["param": .string("\(name)")])
+    private func wrong(_ name: P, _ expected: String, _ v: JSONView) -> RPCError {
+        Params.wrong(P.table.names[name.rawValue], expected, v)
     }
 
-    func string(_ name: StaticString) throws(RPCError) -> String? {
+    static func wrong(_ name: String, _ expected: String, _ v: JSONView) -> RPCError {
+        .invalidParams("\"\(name)\" must be \(expected), not \(v.typeName) \(JSONWriter.string(v.value))", data: ["param": .string(name)])
+    }
+
+    func string(_ name: P) throws(RPCError) -> String? {
         guard let v = given(name) else { return nil }
         guard let s = v.string else { throw wrong(name, "a string", v) }
         return s
     }
 
-    func requiredString(_ name: StaticString, _ what: String) throws(RPCError) -> String {
+    func requiredString(_ name: P, _ what: String) throws(RPCError) -> String {
         guard let s = try string(name) else {
-            throw .invalidParams("`\(method)` needs \"\(name)\": \(what)", data: ["param": .string("\(name)")])
+            let n = P.table.names[name.rawValue]
+            throw .invalidParams("`\(method)` needs \"\(n)\": \(what)", data: ["param": .string(n)])
         }
         return s
     }
 
-    func int(_ name: StaticString) throws(RPCError) -> Int? {
+    func int(_ name: P) throws(RPCError) -> Int? {
         guard let v = given(name) else { return nil }
         guard let i = v.int else { throw wrong(name, "an integer", v) }
         return i
     }
 
-    func bool(_ name: StaticString) throws(RPCError) -> Bool? {
+    func bool(_ name: P) throws(RPCError) -> Bool? {
         guard let v = given(name) else { return nil }
         guard let b = v.bool else { throw wrong(name, "true or false", v) }
         return b
     }
 
-    func objectParam(_ name: StaticString) throws(RPCError) -> JSONObject? {
+    /// An object param, still in place (check it is one with ``objectParam(_:)`` semantics).
+    func objectView(_ name: P) throws(RPCError) -> JSONView? {
         guard let v = given(name) else { return nil }
-        guard v.isObject, case .object(let o) = v.value else { throw wrong(name, "an object", v) }
+        guard v.isObject else { throw wrong(name, "an object", v) }
+        return v
+    }
+
+    func objectParam(_ name: P) throws(RPCError) -> JSONObject? {
+        guard let v = try objectView(name), case .object(let o) = v.value else { return nil }
         return o
     }
 
-    func stringArray(_ name: StaticString) throws(RPCError) -> [String]? {
+    func stringArray(_ name: P) throws(RPCError) -> [String]? {
         guard let v = given(name) else { return nil }
         guard v.isArray else { throw wrong(name, "a list of strings", v) }
         var out: [String] = []
@@ -111,10 +189,12 @@ struct Params {
         }
         return out
     }
+}
 
-    var session: String {
-        get throws(RPCError) { try string("session") ?? "main" }
-    }
+/// Params of methods that only name a session.
+enum SessionParam: Int, ParamName {
+    case session
+    static let table = ParamTable(Self.self)
 }
 
 extension NavError {

@@ -60,24 +60,28 @@ struct Navigated: JSONEncodable {
     }
 }
 
-/// The result of `dismiss` and `flowComplete`: `{version, removed}`.
+/// The result of `dismiss` and `flowComplete`: `{version, removed}`, the removed ids written from
+/// their numbers.
 struct Removed: JSONEncodable {
     let version: Int
-    let removed: [String]
+    let removed: [Int]
 
-    init(version: Int, removed: [String]) {
+    init(version: Int, removed: [Int]) {
         self.version = version
         self.removed = removed
     }
 
-    init(_ c: Commit) { self.init(version: c.version, removed: c.removed) }
+    init(_ c: Commit) { self.init(version: c.version, removed: c.removedNumbers) }
 
     func encode(into w: inout JSONWriter) {
         w.raw("{\"version\":")
         w.write(int: version)
-        w.raw(",\"removed\":")
-        w.write(strings: removed)
-        w.raw("}")
+        w.raw(",\"removed\":[")
+        for (i, n) in removed.enumerated() {
+            if i > 0 { w.raw(UInt8(ascii: ",")) }
+            w.write(nodeId: n)
+        }
+        w.raw("]}")
     }
 }
 

@@ -32,7 +32,7 @@ final class SessionState {
     private lazy var nameBytes: [UInt8] = Array(session.name.utf8)
 
     func isNamed(_ raw: UnsafeRawBufferPointer) -> Bool {
-        nameBytes.withUnsafeBytes { n in n.count == raw.count && (n.count == 0 || memcmp(n.baseAddress!, raw.baseAddress!, n.count) == 0) }
+        nameBytes.withUnsafeBytes { n in n.count == raw.count && (n.count == 0 || bytesEqual(n.baseAddress!, raw.baseAddress!, count: n.count)) }
     }
     /// The connection that started each live flow (it hears `flowCompleted` even unsubscribed).
     var flowStarters: [String: Connection] = [:]
@@ -81,7 +81,10 @@ final class PendingNavigation {
 
 /// Every session and pending navigation of the daemon, and the notifications they produce.
 final class SessionHub {
-    unowned(unsafe) let server: Server  // the server owns the hub and outlives it
+    /// The server, which owns the hub. Strong: the two live as long as the server, and reading a strong
+    /// `let` costs nothing, where an `unowned(unsafe)` reference or `Unmanaged.takeUnretainedValue()`
+    /// costs an atomic retain at each use.
+    let server: Server
     var sessions: [String: SessionState] = [:]
     var pending: [String: PendingNavigation] = [:]
     /// Pending navigations by session and source node (a newer one from the same source supersedes).
@@ -108,18 +111,23 @@ final class SessionHub {
         return navigationCounter
     }
 
-    /// The session a request names (`session`, default "main"). Each connection remembers the last
-    /// one it used, so a client that stays in one session is matched by bytes, not looked up by name.
-    func state(_ p: Params, for c: Connection) throws(RPCError) -> SessionState {
-        let v = p.given("session")
+    /// The session a request names (its `session` param, `session`; absent or null: "main"). Each
+    /// connection remembers the last one it used, so a client that stays in one session is matched by
+    /// bytes, not looked up by name.
+    func state(_ session: JSONView?, for c: Connection) throws(RPCError) -> SessionState {
         if let cached = c.lastSession, !cached.isClosed {
-            if let v {
+            if let v = session {
                 if v.kind == .string && cached.isNamed(v.stringBytes) { return cached }
             } else if cached.session.name == "main" {
                 return cached
             }
         }
-        let s = try state(try p.session)
+        var name = "main"
+        if let v = session {
+            guard let s = v.string else { throw Params<SessionParam>.wrong("session", "a string", v) }
+            name = s
+        }
+        let s = try state(name)
         c.lastSession = s
         return s
     }
@@ -162,7 +170,7 @@ final class SessionHub {
             server.flowEnded(f, in: state)
         }
         // Navigations pending from removed nodes are cancelled.
-        if !commit.removed.isEmpty && !pendingBySource.isEmpty {
+        if !commit.removedNumbers.isEmpty && !pendingBySource.isEmpty {
             for id in commit.removed {
                 if let p = pendingBySource[s.name + "\u{0}" + id] {
                     server.finish(p, .failure(NavError(.cancelled, "the navigation was cancelled: its source `\(id)` was dismissed", data: ["navigation": .string(p.id)])))

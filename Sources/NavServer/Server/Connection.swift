@@ -7,10 +7,11 @@ import UV
 /// requests navd has sent it. Confined to the loop thread.
 final class Connection {
     let id: Int
-    /// The server creates, owns and outlives its connections (it lives as long as navd). Neither a
-    /// weak reference (which gives the object a side table and every retain/release the slow path)
-    /// nor a checked unowned one (an atomic increment per access) is needed on this hot path.
-    unowned(unsafe) let server: Server
+    /// The server creates, owns and outlives its connections. A strong reference: the cycle lasts while
+    /// the server lists the connection and ends when it drops it. (A weak reference would give the
+    /// server a side table and every retain/release the slow path; an `unowned(unsafe)` one costs an
+    /// atomic retain at every use, which a strong `let` does not.)
+    let server: Server
     let stream: PipeStream
     private var decoder: FrameDecoder
     /// Output not yet handed to the stream; flushed once per loop iteration.

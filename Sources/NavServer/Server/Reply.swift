@@ -103,17 +103,16 @@ final class Reply {
 /// later through the ``Reply`` that ``deferred()`` makes. A notification (no id) is answered by
 /// nothing: its answers send nothing.
 ///
-/// Made of views and unowned references only, so passing it costs no reference counting: the
-/// connection and the batch outlive the handler's synchronous part (``deferred()`` holds them).
+/// Made of views and two references; handlers borrow it, so it is retained once per request.
 struct Call {
-    unowned(unsafe) let connection: Connection
+    let connection: Connection
     /// The request's id as given, or nil for a notification.
     let id: JSONView?
     let methodName: JSONView
     /// An object, an empty array, or nil.
     let params: JSONView?
     let framing: Framing
-    unowned(unsafe) let batch: BatchCollector?
+    let batch: BatchCollector?
     let slot: Int
 
     var method: String { methodName.string ?? "" }

@@ -185,6 +185,8 @@ public final class Server {
         shutdownDeadline = nil
         flusher?.close()
         flusher = nil
+        // Method handlers hold the server strongly: end that cycle.
+        methods = MethodTable()
         loop.stop()
     }
 
