@@ -57,6 +57,8 @@ public final class NavigationGraph: @unchecked Sendable {
     /// The coordinator called `name` ("module.Name", or "Name" when only one module declares it).
     public func coordinator(named name: String) -> Coordinator? { coordinatorIndex[name].map { coordinators[$0] } }
     public func route(named name: String) -> Route? { routeIndex[name].map { routes[$0] } }
+    /// The index of the coordinator whose name's UTF-8 is `utf8` (as ``coordinator(named:)``), or nil.
+    public func coordinatorIndex(utf8: UnsafeRawBufferPointer) -> Int? { coordinatorIndex[utf8: utf8] }
     public func precondition(named name: String) -> Precondition? { preconditionIndex[name].map { preconditions[$0] } }
 
     /// The qualified names an ambiguous unqualified name could mean, if it is one.

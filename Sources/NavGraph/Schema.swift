@@ -44,6 +44,18 @@ public final class Schema: @unchecked Sendable {
     /// The schema as written, for `graph.describe`.
     public let source: JSONValue
 
+    /// What validation needs, laid out once so that checking a value copies and retains nothing:
+    /// flags for the rules present, the properties as parallel arrays.
+    private let hasEnum: Bool
+    private let hasPattern: Bool
+    private let hasBounds: Bool
+    /// 0: no length rule; 1: only `minLength: 1` (a non-empty check counts nothing); 2: other bounds.
+    private let lengthRule: UInt8
+    private let propertyNames: [String]
+    private let propertySchemas: [Schema]
+    /// Whether an object needs a walk of its members at all.
+    private let checksMembers: Bool
+
     /// The keywords this subset understands.
     public static let keywords: Set<String> = [
         "type", "properties", "required", "additionalProperties", "enum", "minLength", "maxLength",
@@ -202,6 +214,14 @@ public final class Schema: @unchecked Sendable {
         } else {
             items = nil
         }
+
+        hasEnum = enumValues != nil
+        hasPattern = pattern != nil
+        hasBounds = minimum != nil || maximum != nil
+        lengthRule = minLength == nil && maxLength == nil ? 0 : (minLength == 1 && maxLength == nil ? 1 : 2)
+        propertyNames = properties.map(\.name)
+        propertySchemas = properties.map(\.schema)
+        if case .allowed = additional { checksMembers = !properties.isEmpty } else { checksMembers = true }
     }
 
     // MARK: Validation
@@ -234,16 +254,16 @@ public final class Schema: @unchecked Sendable {
         if let types, !Schema.matches(value, types) {
             return fail("type", "must be \(types.names.joined(separator: " or ")), not \(Schema.describe(value))")
         }
-        if let enumValues, !enumValues.contains(where: { Schema.equal($0, value) }) {
-            let allowed = enumValues.map { JSONWriter.string($0) }.joined(separator: ", ")
+        if hasEnum, !enumValues!.contains(where: { Schema.equal($0, value) }) {
+            let allowed = enumValues!.map { JSONWriter.string($0) }.joined(separator: ", ")
             return fail("enum", "must be one of \(allowed), not \(JSONWriter.string(value))")
         }
         switch value {
         case .string(let s):
-            // Counting characters walks the string: a non-empty check needs none.
-            if minLength == 1 && maxLength == nil {
+            if lengthRule == 1 {
+                // Counting characters walks the string: a non-empty check needs none.
                 if s.isEmpty { return fail("minLength", "must not be empty") }
-            } else if minLength != nil || maxLength != nil {
+            } else if lengthRule == 2 {
                 let n = s.unicodeScalars.count
                 if let minLength, n < minLength {
                     return fail("minLength", minLength == 1 ? "must not be empty" : "must be at least \(minLength) characters long, not \(n)")
@@ -252,10 +272,11 @@ public final class Schema: @unchecked Sendable {
                     return fail("maxLength", "must be at most \(maxLength) characters long, not \(n)")
                 }
             }
-            if let pattern, (try? pattern.regex.firstMatch(in: s)) == nil {
+            if hasPattern, let pattern, (try? pattern.regex.firstMatch(in: s)) == nil {
                 return fail("pattern", "must match the pattern `\(pattern.source)`; \(JSONWriter.string(value)) does not")
             }
         case .int, .double:
+            guard hasBounds else { break }
             let d = value.doubleValue!
             if let minimum, d < minimum {
                 return fail("minimum", "must be at least \(formatNumber(minimum)), not \(JSONWriter.string(value))")
@@ -264,34 +285,7 @@ public final class Schema: @unchecked Sendable {
                 return fail("maximum", "must be at most \(formatNumber(maximum)), not \(JSONWriter.string(value))")
             }
         case .object(let o):
-            for name in required where o[name] == nil {
-                var f = fail("required", "is required but missing")
-                f.reversedPath.append(name)
-                return f
-            }
-            for (key, v) in o {
-                if let sub = properties.first(where: { $0.name == key })?.schema {
-                    if var f = sub.check(v) {
-                        f.reversedPath.append(key)
-                        return f
-                    }
-                } else {
-                    switch additional {
-                    case .allowed: break
-                    case .forbidden:
-                        let names = properties.map { "`\($0.name)`" }.joined(separator: ", ")
-                        let hint = suggestion(for: key, among: properties.map(\.name)).map { "did you mean `\($0)`? " } ?? ""
-                        var f = fail("additionalProperties", "is not allowed here; \(hint)the fields are \(names.isEmpty ? "none" : names)")
-                        f.reversedPath.append(key)
-                        return f
-                    case .schema(let s):
-                        if var f = s.check(v) {
-                            f.reversedPath.append(key)
-                            return f
-                        }
-                    }
-                }
-            }
+            return checkMembers(o)
         case .array(let a):
             if let items {
                 for (i, v) in a.enumerated() {
@@ -304,6 +298,55 @@ public final class Schema: @unchecked Sendable {
         default: break
         }
         return nil
+    }
+
+    /// `required`, then each member against its property's schema (or `additionalProperties`), in the
+    /// object's order; index loops over the arrays, so nothing is copied or retained per member.
+    private func checkMembers(_ o: JSONObject) -> Failure? {
+        o.members.withUnsafeBufferPointer { members -> Failure? in
+            for name in required {
+                var found = false
+                for m in members.indices where members[m].key == name {
+                    found = true
+                    break
+                }
+                if !found {
+                    var f = fail("required", "is required but missing")
+                    f.reversedPath.append(name)
+                    return f
+                }
+            }
+            guard checksMembers else { return nil }
+            return propertyNames.withUnsafeBufferPointer { names -> Failure? in
+                for m in members.indices {
+                    var p = 0
+                    while p < names.count && names[p] != members[m].key { p += 1 }
+                    if p < names.count {
+                        if var f = propertySchemas[p].check(members[m].value) {
+                            f.reversedPath.append(members[m].key)
+                            return f
+                        }
+                        continue
+                    }
+                    switch additional {
+                    case .allowed: break
+                    case .forbidden:
+                        let key = members[m].key
+                        let names = properties.map { "`\($0.name)`" }.joined(separator: ", ")
+                        let hint = suggestion(for: key, among: properties.map(\.name)).map { "did you mean `\($0)`? " } ?? ""
+                        var f = fail("additionalProperties", "is not allowed here; \(hint)the fields are \(names.isEmpty ? "none" : names)")
+                        f.reversedPath.append(key)
+                        return f
+                    case .schema(let s):
+                        if var f = s.check(members[m].value) {
+                            f.reversedPath.append(members[m].key)
+                            return f
+                        }
+                    }
+                }
+                return nil
+            }
+        }
     }
 
     static func matches(_ v: JSONValue, _ t: Types) -> Bool {

@@ -25,6 +25,49 @@ public struct NavigateRequest: Sendable {
     }
 }
 
+/// Where a navigation goes: a coordinator of the graph (by index), and the style and setup a route
+/// supplies (a navigation's own `by` and `with` win over them).
+public struct Destination: Sendable {
+    public let target: Int
+    public let by: Presentation?
+    public let with: JSONObject?
+
+    public init(target: Int, by: Presentation? = nil, with: JSONObject? = nil) {
+        self.target = target
+        self.by = by
+        self.with = with
+    }
+}
+
+extension NavigationGraph {
+    /// The destination `to` (a coordinator) or `route` (a route name) names, or the error that says
+    /// what is wrong: neither or both given, an unknown or ambiguous name (with a suggestion).
+    public func destination(to: String?, route routeName: String?) throws(NavError) -> Destination {
+        if let routeName {
+            if to != nil { throw NavError(.invalidParams, "give either \"to\" (a coordinator) or \"route\" (a route name), not both", data: ["param": "to"]) }
+            guard let route = route(named: routeName) else {
+                if let amb = ambiguity(of: routeName) {
+                    throw NavError(.unknownTarget, "route `\(routeName)` is declared by several modules; say which: \(amb.joined(separator: ", "))", data: ["route": .string(routeName)])
+                }
+                let hint = suggestRoute(for: routeName).map { "; did you mean `\($0)`?" } ?? "; the routes are \(routes.map(\.name).joined(separator: ", "))"
+                throw NavError(.unknownTarget, "no route `\(routeName)`\(hint)", data: ["route": .string(routeName)])
+            }
+            return Destination(target: route.to, by: route.by, with: route.with)
+        }
+        guard let name = to else {
+            throw NavError(.invalidParams, "navigate needs \"to\" (a coordinator such as \"shop.Product\") or \"route\" (a route name)", data: ["param": "to"])
+        }
+        guard let c = coordinator(named: name) else {
+            if let amb = ambiguity(of: name) {
+                throw NavError(.unknownTarget, "`\(name)` is declared by several modules; say which: \(amb.joined(separator: ", "))", data: ["to": .string(name)])
+            }
+            let hint = suggestCoordinator(for: name).map { "; did you mean `\($0)`?" } ?? ""
+            throw NavError(.unknownTarget, "`\(name)` is not a coordinator of the graph\(hint)", data: ["to": .string(name)])
+        }
+        return Destination(target: c.index)
+    }
+}
+
 /// A navigation that passed validation and waits for its preconditions, then its commit.
 public struct Plan: Sendable {
     public let target: Int
@@ -342,6 +385,22 @@ public final class Session {
         }
     }
 
+    /// Writes ``visible`` as a JSON array of ids, from the tree (no array, no strings, no reference counting).
+    public func writeVisible(into w: inout JSONWriter) {
+        w.raw(UInt8(ascii: "["))
+        var cur = Unmanaged.passUnretained(root)
+        while true {
+            let next = cur._withUnsafeGuaranteedRef { n -> Unmanaged<Node>? in
+                w.write(nodeId: n.number)
+                return n.visibleChild
+            }
+            guard let next else { break }
+            w.raw(UInt8(ascii: ","))
+            cur = next
+        }
+        w.raw(UInt8(ascii: "]"))
+    }
+
     /// The screen the user sees.
     public var visibleTop: Node? { visibleTopRef?.takeUnretainedValue() }
 
@@ -368,38 +427,23 @@ public final class Session {
 
     /// Validates a navigation completely without changing anything.
     public func plan(_ r: NavigateRequest, caller: Caller) throws(NavError) -> Plan {
-        // Target.
-        var target: Coordinator
-        var by = r.by
-        var with = JSONObject()
-        if let routeName = r.route {
-            if r.to != nil { throw NavError(.invalidParams, "give either \"to\" (a coordinator) or \"route\" (a route name), not both", data: ["param": "to"]) }
-            guard let route = graph.route(named: routeName) else {
-                if let amb = graph.ambiguity(of: routeName) {
-                    throw NavError(.unknownTarget, "route `\(routeName)` is declared by several modules; say which: \(amb.joined(separator: ", "))", data: ["route": .string(routeName)])
-                }
-                let hint = graph.suggestRoute(for: routeName).map { "; did you mean `\($0)`?" } ?? "; the routes are \(graph.routes.map(\.name).joined(separator: ", "))"
-                throw NavError(.unknownTarget, "no route `\(routeName)`\(hint)", data: ["route": .string(routeName)])
-            }
-            target = graph.coordinators[route.to]
-            by = by ?? route.by
-            if let w = route.with { with = w }
-        } else if let name = r.to {
-            guard let c = graph.coordinator(named: name) else {
-                if let amb = graph.ambiguity(of: name) {
-                    throw NavError(.unknownTarget, "`\(name)` is declared by several modules; say which: \(amb.joined(separator: ", "))", data: ["to": .string(name)])
-                }
-                let hint = graph.suggestCoordinator(for: name).map { "; did you mean `\($0)`?" } ?? ""
-                throw NavError(.unknownTarget, "`\(name)` is not a coordinator of the graph\(hint)", data: ["to": .string(name)])
-            }
-            target = c
+        try plan(graph.destination(to: r.to, route: r.route), by: r.by, with: r.with, from: r.from, ifVersion: r.ifVersion, caller: caller)
+    }
+
+    /// Validates a navigation to `destination` completely without changing anything: `by` and `with`
+    /// as given (they win over a route's), `from` a node id (default: the visible top).
+    public func plan(_ destination: Destination, by: Presentation?, with given: JSONObject?, from: String?, ifVersion: Int?,
+                     caller: Caller) throws(NavError) -> Plan {
+        let target = graph.coordinators[destination.target]
+        var with: JSONObject
+        if let routeWith = destination.with {
+            with = routeWith
+            if let given { for (k, v) in given { with[k] = v } }
         } else {
-            throw NavError(.invalidParams, "navigate needs \"to\" (a coordinator such as \"shop.Product\") or \"route\" (a route name)", data: ["param": "to"])
+            with = given ?? JSONObject()
         }
-        if let w = r.with {
-            if with.isEmpty { with = w } else { for (k, v) in w { with[k] = v } }
-        }
-        let style = by ?? .push
+        let style = by ?? destination.by ?? .push
+        let r = (from: from, ifVersion: ifVersion)
 
         // Source.
         let source: Node
@@ -427,7 +471,7 @@ public final class Session {
             throw NavError(.notAllowed, "`\(target.name)` cannot be shown by \(style.rawValue); its presentations are \(allowed)",
                            data: ["to": .string(target.name), "by": .string(style.rawValue)])
         }
-        let enclosingFlow = source.parent?.kind == .flow ? source.parent : nil
+        let enclosingFlow: Node? = source.parentRef.flatMap { p in p._withUnsafeGuaranteedRef { $0.kind == .flow ? $0 : nil } }
         let isStepOfEnclosingFlow = enclosingFlow.map { graph.coordinators[$0.coordinator].flow?.steps.contains(target.index) ?? false } ?? false
         if style.needsAbility && !sourceCoordinator.canOpen(target.index) && !isStepOfEnclosingFlow {
             let opens = sourceCoordinator.opens.map { graph.coordinators[$0].name }
@@ -497,13 +541,16 @@ public final class Session {
         let created: Node
         switch plan.by {
         case .push:
-            var container = source.parent!
-            if container.kind == .flow, !(graph.coordinators[container.coordinator].flow?.steps.contains(plan.target) ?? false) {
-                container = container.parent!
+            // Unretained walk up (reading `parent` would retain, atomically).
+            var container = source.parentRef!
+            if container._withUnsafeGuaranteedRef({ $0.kind == .flow && !(graph.coordinators[$0.coordinator].flow?.steps.contains(plan.target) ?? false) }) {
+                container = container._withUnsafeGuaranteedRef { $0.parentRef! }
             }
             created = makeTarget(plan.target, params: plan.params)
-            adopt(created, into: container)
-            changes.append(["op": "push", "parent": .string(container.id), "node": created.json(graph)])
+            container._withUnsafeGuaranteedRef { container in
+                adopt(created, into: container)
+                changes.append(["op": "push", "parent": .string(container.id), "node": created.json(graph)])
+            }
         case .present:
             if source.presented != nil {
                 throw NavError(.notAllowed, "`\(source.id)` is already presenting; dismiss its modal first", data: ["from": .string(source.id)])
@@ -542,9 +589,15 @@ public final class Session {
     /// Runs `plan` then `commit` on a copy: what would happen, with nothing changed.
     public func dryRun(_ r: NavigateRequest, caller: Caller) throws(NavError) -> (plan: Plan, commit: Commit, visible: [String]) {
         let p = try plan(r, caller: caller)
+        let (c, visible) = try dryRun(p)
+        return (p, c, visible)
+    }
+
+    /// Commits a validated plan on a copy: the commit and visible path it would give, with nothing changed.
+    public func dryRun(_ plan: Plan) throws(NavError) -> (commit: Commit, visible: [String]) {
         let copy = Session(copying: self)
-        let c = try copy.commit(p)
-        return (p, c, copy.visible)
+        let c = try copy.commit(plan)
+        return (c, copy.visible)
     }
 
     /// Commits `plan` on a copy: the commit and visible path it would give (nil if it would fail).
@@ -615,7 +668,7 @@ public final class Session {
             owner.presented = nil
             changes.append(["op": "dismiss", "parent": .string(owner.id), "removed": removed.idsJSON])
         case .screen, .flow:
-            let container = node.parent!
+            let container = node.parentRef!._withUnsafeGuaranteedRef { $0 }
             let index = node.indexInParent!
             if container.kind == .flow && index == 0 {
                 // Dismissing a flow's first step abandons the flow.

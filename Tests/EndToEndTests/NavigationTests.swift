@@ -91,6 +91,13 @@ import Testing
         // Another session has its own keys.
         try a.call("session.open", ["name": "other"])
         #expect(try a.call("navigate", ["session": "other", "to": "shop.Product", "with": ["id": "a"], "key": "tap-1"])["version"] == 1)
+        // A repeated key is answered before its target is looked at: the first reply, even for a name that does not exist.
+        #expect(try b.call("navigate", ["to": "shop.Nowhere", "key": "tap-1"]) == r1)
+        // A failure is remembered too.
+        let failed = try a.callError("navigate", ["to": "shop.Nowhere", "key": "tap-2"])
+        #expect(failed["data"]?["kind"] == "unknownTarget")
+        #expect(try b.callError("navigate", ["to": "shop.Product", "with": ["id": "b"], "key": "tap-2"]) == failed)
+        #expect(try a.call("tree")["version"] == 1)
     }
 
     @Test func dryRunAnswersWithoutCommitting() throws {

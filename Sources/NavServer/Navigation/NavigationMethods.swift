@@ -192,31 +192,48 @@ extension Server {
     // MARK: navigate
 
     private func navigate(_ call: Call) {
-        let request: NavigateRequest
         let state: SessionState
+        let by: Presentation?, to: JSONView?, route: String?, with: JSONObject?, from: String?, ifVersion: Int?, key: String?, dryRun: Bool
         do throws(RPCError) {
             let p = try Params<NavigateParam>(call)
             state = try hub.state(p.given(.session), for: call.connection)
-            var by: Presentation?
             if let b = try p.string(.by) {
                 guard let pr = Presentation(rawValue: b) else {
                     throw RPCError.invalidParams("\"by\" must be push, present, replace, root or select, not \"\(b)\"", data: ["param": "by"])
                 }
                 by = pr
+            } else {
+                by = nil
             }
-            request = NavigateRequest(to: try p.string(.to), route: try p.string(.route), by: by, with: try p.objectParam(.with),
-                                      from: try p.string(.from), ifVersion: try p.int(.ifVersion), key: try p.string(.key),
-                                      dryRun: try p.bool(.dryRun) ?? false)
+            // `to` stays in place: it is looked up by its bytes (a string is made only for a message).
+            to = try p.stringView(.to)
+            route = try p.string(.route)
+            with = try p.objectParam(.with)
+            from = try p.string(.from)
+            ifVersion = try p.int(.ifVersion)
+            key = try p.string(.key)
+            dryRun = try p.bool(.dryRun) ?? false
         } catch {
             call.fail(error)
             return
         }
         let caller = Caller(roles: call.connection.roles)
         let session = state.session
+        /// Validates the navigation (while `to` is still readable: before this handler returns).
+        func validate() throws(NavError) -> Plan {
+            let destination: Destination
+            if route == nil, let to, let i = graph.coordinatorIndex(utf8: to.stringBytes) {
+                destination = Destination(target: i)
+            } else {
+                destination = try graph.destination(to: to?.string, route: route)
+            }
+            return try session.plan(destination, by: by, with: with, from: from, ifVersion: ifVersion, caller: caller)
+        }
 
-        if request.dryRun {
+        if dryRun {
             do {
-                let (plan, commit, visible) = try session.dryRun(request, caller: caller)
+                let plan = try validate()
+                let (commit, visible) = try session.dryRun(plan)
                 call.succeed([
                     "dryRun": true, "version": .int(session.version),
                     "node": commit.node.map { $0.json(graph) } ?? .null,
@@ -230,7 +247,7 @@ extension Server {
             return
         }
 
-        if let key = request.key {
+        if let key {
             if let done = session.keyed[key] {
                 switch done {
                 case .success(let v): call.succeed(v)
@@ -246,20 +263,25 @@ extension Server {
 
         let plan: Plan
         do {
-            plan = try session.plan(request, caller: caller)
+            plan = try validate()
         } catch {
-            if let key = request.key { session.remember(key: key, .failure(error)) }
+            if let key { session.remember(key: key, .failure(error)) }
             call.fail(error.rpc)
             return
         }
         if plan.preconditions.isEmpty {
             // Nothing to wait for: commit now, without the pending-navigation bookkeeping.
-            let result = commitResult(state, plan, navigation: hub.nextNavigation(), starter: call.connection)
-            if let key = request.key { session.remember(key: key, result.map(\.json)) }
-            call.finish(result.mapError(\.rpc))
+            do throws(NavError) {
+                let done = try commit(state, plan, navigation: hub.nextNavigation(), starter: call.connection)
+                if let key { session.remember(key: key, .success(done.json)) }
+                call.succeed(done)
+            } catch {
+                if let key { session.remember(key: key, .failure(error)) }
+                call.fail(error.rpc)
+            }
             return
         }
-        let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan, request: request, caller: caller, reply: call.deferred())
+        let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan, key: key, caller: caller, reply: call.deferred())
         // A newer navigation from the same source supersedes a pending one.
         let sourceKey = session.name + "\u{0}" + plan.sourceId
         if let older = hub.pendingBySource[sourceKey] {
@@ -272,7 +294,7 @@ extension Server {
             guard let nav, !nav.finished else { return }
             self.finish(nav, .failure(NavError(.cancelled, "the navigation was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
         }
-        if let key = request.key { hub.pendingByKey[session.name + "\u{0}" + key] = nav }
+        if let key { hub.pendingByKey[session.name + "\u{0}" + key] = nav }
         runPreconditions(nav)
     }
 
@@ -317,7 +339,7 @@ extension Server {
             return
         }
         let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan,
-                                    request: NavigateRequest(to: graph.coordinators[plan.target].name), caller: caller, reply: call.deferred())
+                                    key: nil, caller: caller, reply: call.deferred())
         nav.registered = true
         hub.pending[nav.id] = nav
         call.connection.onClose.append { [unowned self, weak nav] _ in
@@ -334,20 +356,21 @@ extension Server {
 
     /// Commits `plan` and publishes it; `starter` hears `flowCompleted` of a flow it starts.
     func commitResult(_ state: SessionState, _ plan: Plan, navigation: Int, starter: Connection) -> Result<Navigated, NavError> {
-        do {
-            let c = try state.session.commit(plan)
-            if let n = c.node, n.kind == .flow { state.flowStarters[n.id] = starter }
-            // The reply reports the path of this commit. Publishing can lead to further commits (a flow
-            // that ended resumes a navigation; a dismissed source or a dropped subscriber cancels one
-            // and its recovery flow), so then the path is listed now; otherwise it is written from
-            // the tree when the reply is encoded, without building an array.
-            let mayCommitAgain = !c.endedFlows.isEmpty || !c.removedNumbers.isEmpty || !state.subscribers.isEmpty
-            let path: VisiblePath = mayCommitAgain ? .ids(state.session.visible) : .current(state.session)
-            hub.publish(c, in: state)
-            return .success(Navigated(navigation: navigation, node: c.node, version: c.version, visible: path))
-        } catch {
-            return .failure(error)
-        }
+        do throws(NavError) { return .success(try commit(state, plan, navigation: navigation, starter: starter)) } catch { return .failure(error) }
+    }
+
+    /// Commits `plan` and publishes it; `starter` hears `flowCompleted` of a flow it starts.
+    func commit(_ state: SessionState, _ plan: Plan, navigation: Int, starter: Connection) throws(NavError) -> Navigated {
+        let c = try state.session.commit(plan)
+        if let n = c.node, n.kind == .flow { state.flowStarters[n.id] = starter }
+        // The reply reports the path of this commit. Publishing can lead to further commits (a flow
+        // that ended resumes a navigation; a dismissed source or a dropped subscriber cancels one
+        // and its recovery flow), so then the path is listed now; otherwise it is written from
+        // the tree when the reply is encoded, without building an array.
+        let mayCommitAgain = !c.endedFlows.isEmpty || !c.removedNumbers.isEmpty || !state.subscribers.isEmpty
+        let path: VisiblePath = mayCommitAgain ? .ids(state.session.visible) : .current(state.session)
+        hub.publish(c, in: state)
+        return Navigated(navigation: navigation, node: c.node, version: c.version, visible: path)
     }
 
     /// Replies to everyone waiting on `nav` (the requester and joined keyed duplicates), once.
@@ -361,9 +384,9 @@ extension Server {
             hub.pending[nav.id] = nil
             let sourceKey = session.name + "\u{0}" + nav.plan.sourceId
             if hub.pendingBySource[sourceKey] === nav { hub.pendingBySource[sourceKey] = nil }
-            if let key = nav.request.key { hub.pendingByKey[session.name + "\u{0}" + key] = nil }
+            if let key = nav.key { hub.pendingByKey[session.name + "\u{0}" + key] = nil }
         }
-        if let key = nav.request.key { session.remember(key: key, result) }
+        if let key = nav.key { session.remember(key: key, result) }
         for r in nav.replies {
             switch result {
             case .success(let v): r.succeed(v)

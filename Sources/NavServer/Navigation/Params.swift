@@ -147,6 +147,13 @@ struct Params<P: ParamName> {
         return s
     }
 
+    /// A string param, still in place (its bytes are read without making a string).
+    func stringView(_ name: P) throws(RPCError) -> JSONView? {
+        guard let v = given(name) else { return nil }
+        guard v.kind == .string else { throw wrong(name, "a string", v) }
+        return v
+    }
+
     func requiredString(_ name: P, _ what: String) throws(RPCError) -> String {
         guard let s = try string(name) else {
             let n = P.table.names[name.rawValue]

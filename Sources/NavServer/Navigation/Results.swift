@@ -20,14 +20,7 @@ enum VisiblePath {
         case .ids(let a): w.write(strings: a)
         case .current(let s):
             assert(s.version == version, "visible path read after a later commit")
-            w.raw(UInt8(ascii: "["))
-            var first = true
-            s.forEachVisible { n in
-                if !first { w.raw(UInt8(ascii: ",")) }
-                first = false
-                n.writeId(into: &w)
-            }
-            w.raw(UInt8(ascii: "]"))
+            s.writeVisible(into: &w)
         }
     }
 }

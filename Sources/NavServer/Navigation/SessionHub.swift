@@ -52,7 +52,8 @@ final class PendingNavigation {
     static func id(_ number: Int) -> String { prefixedDecimal("nav-", number) }
     let state: SessionState
     let plan: Plan
-    let request: NavigateRequest
+    /// The navigation's `key` (idempotency), if it has one.
+    let key: String?
     let caller: Caller
     var replies: [Reply]
     let connection: Connection
@@ -67,12 +68,12 @@ final class PendingNavigation {
     /// Cancels whatever task runs now (a process, a provider request, a recovery flow).
     var cancelTask: (() -> Void)?
 
-    init(number: Int, state: SessionState, plan: Plan, request: NavigateRequest, caller: Caller, reply: Reply) {
+    init(number: Int, state: SessionState, plan: Plan, key: String?, caller: Caller, reply: Reply) {
         self.number = number
         self.id = Self.id(number)
         self.state = state
         self.plan = plan
-        self.request = request
+        self.key = key
         self.caller = caller
         self.replies = [reply]
         self.connection = reply.connection
