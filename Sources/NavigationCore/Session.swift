@@ -123,11 +123,38 @@ public struct Commit {
     /// The node the navigation created (or selected), if any.
     public let node: Node?
     /// The numbers of the nodes that left the tree (ids: ``removed``), each subtree in pre-order.
-    public let removedNumbers: [Int]
+    public let removedNumbers: NodeNumbers
     public let endedFlows: [EndedFlow]
 
     /// The ids of the nodes that left the tree.
     public var removed: [String] { removedNumbers.map(Node.id) }
+}
+
+/// Node numbers in order, the first kept inline: a commit usually removes one node or none, and
+/// then no array is allocated.
+public struct NodeNumbers: RandomAccessCollection, Sendable {
+    private var first: Int = 0
+    private var rest: [Int] = []
+    public private(set) var count = 0
+
+    public init() {}
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+
+    public subscript(i: Int) -> Int {
+        precondition(i >= 0 && i < count, "index out of range")
+        return i == 0 ? first : rest[i - 1]
+    }
+
+    public mutating func append(_ n: Int) {
+        if count == 0 { first = n } else { rest.append(n) }
+        count += 1
+    }
+
+    public mutating func append(contentsOf other: NodeNumbers) {
+        for n in other { append(n) }
+    }
 }
 
 /// The roles of the client making a request.
@@ -610,14 +637,14 @@ public final class Session {
     /// Nodes leaving the tree in one commit: their numbers (each subtree in pre-order) and the flows
     /// among them, which end.
     struct Removal {
-        var numbers: [Int] = []
+        var numbers = NodeNumbers()
         var ended: [EndedFlow] = []
 
         /// The ids, as a change lists them.
         var idsJSON: JSONValue { .array(numbers.map { .string(Node.id($0)) }) }
 
         mutating func append(_ other: Removal) {
-            numbers += other.numbers
+            numbers.append(contentsOf: other.numbers)
             ended += other.ended
         }
     }
@@ -684,7 +711,7 @@ public final class Session {
                 changes.append(["op": "dismiss", "parent": .string(owner.id), "removed": removed.idsJSON])
             } else {
                 for n in container.children[index...] { forget(n, into: &removed, except: flowNode) }
-                container.children.removeSubrange(index...)
+                if index == container.children.count - 1 { container.children.removeLast() } else { container.children.removeSubrange(index...) }
                 changes.append(["op": "pop", "parent": .string(container.id), "index": .int(index), "removed": removed.idsJSON])
             }
         }

@@ -42,7 +42,10 @@ import Testing
             #expect(try JSONParser().parse(w.bytes) == n.json)
 
             let numbers = (0..<Int(rng.next() % 5)).map { _ in Int(rng.next() % 2_000_000_000) }
-            let r = Removed(version: Int(rng.next() % 1000), removed: numbers)
+            var kept = NodeNumbers()
+            for n in numbers { kept.append(n) }
+            #expect(Array(kept) == numbers)
+            let r = Removed(version: Int(rng.next() % 1000), removed: kept)
             let ro = try Self.decode(r)
             #expect((ro?["version"] as? NSNumber)?.intValue == r.version)
             #expect(ro?["removed"] as? [String] == numbers.map { "n\($0)" })

@@ -89,5 +89,5 @@ extension Server {
 
 enum ReloadParam: Int, ParamName {
     case path, force
-    static let table = ParamTable(Self.self)
+    nonisolated(unsafe) static var tableStorage: ParamTable?
 }

@@ -404,40 +404,40 @@ extension Server {
 /// The params of each navigation method (see ``ParamName``).
 enum DismissParam: Int, ParamName {
     case session, node
-    static let table = ParamTable(Self.self)
+    nonisolated(unsafe) static var tableStorage: ParamTable?
 }
 
 enum FlowCompleteParam: Int, ParamName {
     case session, flow, result, error, cancelled
-    static let table = ParamTable(Self.self)
+    nonisolated(unsafe) static var tableStorage: ParamTable?
 }
 
 enum ContextParam: Int, ParamName {
     case session, facts
-    static let table = ParamTable(Self.self)
+    nonisolated(unsafe) static var tableStorage: ParamTable?
 }
 
 enum SessionNameParam: Int, ParamName {
     case name, session
-    static let table = ParamTable(Self.self)
+    nonisolated(unsafe) static var tableStorage: ParamTable?
 }
 
 enum ProvideParam: Int, ParamName {
     case preconditions, session
-    static let table = ParamTable(Self.self)
+    nonisolated(unsafe) static var tableStorage: ParamTable?
 }
 
 enum CancelParam: Int, ParamName {
     case navigation, session
-    static let table = ParamTable(Self.self)
+    nonisolated(unsafe) static var tableStorage: ParamTable?
 }
 
 enum NavigateParam: Int, ParamName {
     case session, to, route, by, with, from, ifVersion, key, dryRun
-    static let table = ParamTable(Self.self)
+    nonisolated(unsafe) static var tableStorage: ParamTable?
 }
 
 enum OpenParam: Int, ParamName {
     case session, url, dryRun, ifVersion
-    static let table = ParamTable(Self.self)
+    nonisolated(unsafe) static var tableStorage: ParamTable?
 }

@@ -3,10 +3,23 @@ import NavigationCore
 import RPC
 
 /// The names of one method's params: an enum whose cases are the names as they appear on the wire,
-/// so a handler reads `p.string(.node)` and a misspelt name does not compile. Each conformance keeps
-/// its names as bytes in `static let table = ParamTable(Self.self)`.
+/// so a handler reads `p.string(.node)` and a misspelt name does not compile. Each conformance
+/// declares `nonisolated(unsafe) static var tableStorage: ParamTable?`, where ``table`` keeps its
+/// names as bytes once made. (Not a `static let`: on Linux every read of one calls `swift_once`,
+/// about a hundred instructions per request; a `static var` initialised to nil is set up at load
+/// time and read directly. All of navd runs on one thread.)
 protocol ParamName: RawRepresentable<Int>, CaseIterable {
-    static var table: ParamTable { get }
+    static var tableStorage: ParamTable? { get set }
+}
+
+extension ParamName {
+    /// The names, made on first use.
+    static var table: ParamTable {
+        if let t = tableStorage { return t }
+        let t = ParamTable(Self.self)
+        tableStorage = t
+        return t
+    }
 }
 
 /// One method's param names, built once from the enum's case names: as strings for messages and as
@@ -94,16 +107,17 @@ struct Params<P: ParamName> {
     /// The method's name, for messages.
     var method: String { methodName.string ?? "" }
 
-    init(_ call: Call) throws(RPCError) {
+    init(_ call: borrowing Call) throws(RPCError) {
         methodName = call.methodName
         object = call.params.flatMap { $0.isObject ? $0 : nil }
         guard let object else { return }
         let table = P.table
+        let methodName = self.methodName
         var slots = ParamSlots()
         try object.forEachMember { (k, v) throws(RPCError) in
             guard let i = table.index(of: k) else {
                 let name = String(decoding: k, as: UTF8.self)
-                throw RPCError.invalidParams("`\(call.method)` has no param \"\(name)\"; its params are \(table.list)",
+                throw RPCError.invalidParams("`\(methodName.string ?? "")` has no param \"\(name)\"; its params are \(table.list)",
                                              data: ["param": .string(name)])
             }
             slots.set(i, v.position)  // a repeated name: the last value counts
@@ -201,7 +215,7 @@ struct Params<P: ParamName> {
 /// Params of methods that only name a session.
 enum SessionParam: Int, ParamName {
     case session
-    static let table = ParamTable(Self.self)
+    nonisolated(unsafe) static var tableStorage: ParamTable?
 }
 
 extension NavError {

@@ -57,9 +57,9 @@ struct Navigated: JSONEncodable {
 /// their numbers.
 struct Removed: JSONEncodable {
     let version: Int
-    let removed: [Int]
+    let removed: NodeNumbers
 
-    init(version: Int, removed: [Int]) {
+    init(version: Int, removed: NodeNumbers) {
         self.version = version
         self.removed = removed
     }
