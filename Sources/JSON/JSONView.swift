@@ -76,7 +76,7 @@ public struct JSONView {
         }
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     public var kind: Kind {
         switch type(index) {
         case UInt8(ascii: "n"): return .null
@@ -89,11 +89,11 @@ public struct JSONView {
         }
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     public var isNull: Bool { type(index) == UInt8(ascii: "n") }
-    @inlinable
+    @inlinable @inline(__always)
     public var isObject: Bool { type(index) == UInt8(ascii: "{") }
-    @inlinable
+    @inlinable @inline(__always)
     public var isArray: Bool { type(index) == UInt8(ascii: "[") }
 
     /// The JSON type name used in messages, as ``JSONValue/typeName``.
@@ -106,13 +106,13 @@ public struct JSONView {
     }
 
     /// The UTF-8 bytes of a string value, in the parser's buffer (empty for anything else).
-    @inlinable
+    @inlinable @inline(__always)
     public var stringBytes: UnsafeRawBufferPointer {
         guard type(index) == UInt8(ascii: "\"") else { return UnsafeRawBufferPointer(start: nil, count: 0) }
         return stringBytes(at: index)
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     public var bool: Bool? {
         switch type(index) {
         case UInt8(ascii: "t"): return true
@@ -132,7 +132,7 @@ public struct JSONView {
     }
 
     /// An integer value; doubles with no fractional part count as integers (as ``JSONValue/intValue``).
-    @inlinable
+    @inlinable @inline(__always)
     public var int: Int? { number?.intValue }
 
     /// Elements of an array or members of an object; 0 for anything else.
@@ -167,7 +167,7 @@ public struct JSONView {
     }
 
     /// Calls `body` with each member of an object, in document order: the key's UTF-8 bytes and the value.
-    @inlinable
+    @inlinable @inline(__always)
     public func forEachMember<E: Error>(_ body: (UnsafeRawBufferPointer, JSONView) throws(E) -> Void) throws(E) {
         guard isObject else { return }
         var i = index + 1
@@ -191,7 +191,7 @@ public struct JSONView {
     }
 
     /// The member `key` of an object, named by a literal (the fastest lookup), or nil.
-    @inlinable
+    @inlinable @inline(__always)
     public func member(_ key: StaticString) -> JSONView? {
         guard isObject else { return nil }
         var found: JSONView?

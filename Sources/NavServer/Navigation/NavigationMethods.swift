@@ -9,6 +9,9 @@ extension Server {
     /// the cycle. (A checked `unowned` reference costs an atomic operation per request, and so does
     /// an `unowned(unsafe)` one, at every use.)
     func registerNavigationMethods() {
+        // Param tables are made now, not on a first request (making one reflects on the enum's cases).
+        _ = (SessionParam.table, DismissParam.table, FlowCompleteParam.table, ContextParam.table, SessionNameParam.table,
+             ProvideParam.table, CancelParam.table, NavigateParam.table, OpenParam.table, ReloadParam.table)
         methods["navigate"] = { [self] call in self.navigate(call) }
         methods["open"] = { [self] call in self.open(call) }
 

@@ -26,31 +26,34 @@ extension ParamName {
 /// bytes for matching a request's keys.
 final class ParamTable: @unchecked Sendable {
     let names: [String]
-    /// All names, back to back, and where each starts and ends.
+    /// All names, back to back, and each one's length and start, packed (`length << 32 | start`).
     private let bytes: [UInt8]
-    private let bounds: [(start: Int, count: Int)]
+    private let spans: [UInt64]
 
     init<P: ParamName>(_: P.Type) {
         precondition(P.allCases.count <= ParamSlots.capacity, "a method takes at most \(ParamSlots.capacity) params")
         precondition(P.allCases.enumerated().allSatisfy { $0.offset == $0.element.rawValue }, "param cases are numbered 0, 1, 2, …")
         names = P.allCases.map { "\($0)" }
         var b: [UInt8] = []
-        var r: [(Int, Int)] = []
+        var r: [UInt64] = []
         for n in names {
-            r.append((b.count, n.utf8.count))
+            r.append(UInt64(n.utf8.count) << 32 | UInt64(b.count))
             b += n.utf8
         }
         bytes = b
-        bounds = r
+        spans = r
     }
 
     /// The index of the name whose bytes are `key`, or nil.
     @inline(__always)
     func index(of key: UnsafeRawBufferPointer) -> Int? {
-        bytes.withUnsafeBytes { all in
-            bounds.withUnsafeBufferPointer { bounds in
-                for i in bounds.indices where bounds[i].count == key.count {
-                    if key.count == 0 || bytesEqual(key.baseAddress!, all.baseAddress! + bounds[i].start, count: key.count) { return i }
+        let n = UInt64(truncatingIfNeeded: key.count)
+        return bytes.withUnsafeBytes { all in
+            spans.withUnsafeBufferPointer { spans in
+                for i in 0..<spans.count where spans[i] >> 32 == n {
+                    if n == 0 || bytesEqual(key.baseAddress!, all.baseAddress! + Int(truncatingIfNeeded: spans[i] & 0xFFFF_FFFF), count: key.count) {
+                        return i
+                    }
                 }
                 return nil
             }
@@ -61,37 +64,22 @@ final class ParamTable: @unchecked Sendable {
     var list: String { names.map { "\"\($0)\"" }.joined(separator: ", ") }
 }
 
-/// Where each param's value sits in the request's document, by param index: 21 bits each, three to a
-/// word (0: absent; a document's value never sits at word 0).
+/// Where each param's value sits in the request's document, by param index (0: absent; a document's
+/// value never sits at word 0): 32 bits each, two to a word.
 struct ParamSlots {
     static let capacity = 12
-    private var w0: UInt64 = 0, w1: UInt64 = 0, w2: UInt64 = 0, w3: UInt64 = 0
-    /// Set when a position does not fit 21 bits (a message of megabytes): reads then walk the object.
-    private(set) var far = false
+    private var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
 
     @inline(__always)
     mutating func set(_ i: Int, _ position: Int) {
-        let pos = UInt64(truncatingIfNeeded: position)
-        if pos >= 1 << 21 { far = true }
-        let shift = UInt64(21 * (i % 3)), field = (pos & 0x1F_FFFF) << shift, keep = ~(UInt64(0x1F_FFFF) << shift)
-        switch i / 3 {
-        case 0: w0 = w0 & keep | field
-        case 1: w1 = w1 & keep | field
-        case 2: w2 = w2 & keep | field
-        default: w3 = w3 & keep | field
+        withUnsafeMutableBytes(of: &words) { w in
+            w.storeBytes(of: UInt32(truncatingIfNeeded: position), toByteOffset: i &* 4, as: UInt32.self)
         }
     }
 
     @inline(__always)
     func get(_ i: Int) -> Int {
-        let word: UInt64
-        switch i / 3 {
-        case 0: word = w0
-        case 1: word = w1
-        case 2: word = w2
-        default: word = w3
-        }
-        return Int(truncatingIfNeeded: (word >> UInt64(21 * (i % 3))) & 0x1F_FFFF)
+        withUnsafeBytes(of: words) { w in Int(w.load(fromByteOffset: i &* 4, as: UInt32.self)) }
     }
 }
 
@@ -120,7 +108,7 @@ struct Params<P: ParamName> {
                 throw RPCError.invalidParams("`\(methodName.string ?? "")` has no param \"\(name)\"; its params are \(table.list)",
                                              data: ["param": .string(name)])
             }
-            slots.set(i, v.position)  // a repeated name: the last value counts
+            slots.set(i, v.position)  // a repeated name: the last value counts (positions fit 32 bits: messages are < 4 GiB)
         }
         self.slots = slots
     }
@@ -129,7 +117,6 @@ struct Params<P: ParamName> {
     @inline(__always)
     private func member(_ name: P) -> JSONView? {
         guard let object else { return nil }
-        if slots.far { return object.member(P.table.names[name.rawValue]) }
         let pos = slots.get(name.rawValue)
         return pos == 0 ? nil : object.view(at: pos)
     }
