@@ -230,7 +230,12 @@ public struct JSONView {
     }
 
     /// The value as a `JSONValue` tree, which outlives the parser's buffers.
-    public var value: JSONValue {
+    public var value: JSONValue { value(keys: nil) }
+
+    /// The value as a `JSONValue` tree; object keys come from `keys` when it has seen them before
+    /// (a request's field names repeat from one message to the next; making a string costs more than
+    /// finding it).
+    public func value(keys: StringCache?) -> JSONValue {
         switch kind {
         case .null: return .null
         case .bool: return .bool(bool!)
@@ -242,7 +247,7 @@ public struct JSONView {
             var i = index + 1
             let end = after(index) - 1
             while i < end {
-                a.append(at(i).value)
+                a.append(at(i).value(keys: keys))
                 i = after(i)
             }
             return .array(a)
@@ -250,10 +255,12 @@ public struct JSONView {
             var members: [(key: String, value: JSONValue)] = []
             members.reserveCapacity(count)
             forEachMember { k, v in
-                let key = String(decoding: k, as: UTF8.self)
-                let value = v.value
+                let key = keys?.string(k) ?? String(decoding: k, as: UTF8.self)
+                let value = v.value(keys: keys)
                 // Duplicate keys: the last one wins, as in most parsers.
-                if let j = members.firstIndex(where: { $0.key == key }) {
+                var j = 0
+                while j < members.count && members[j].key != key { j += 1 }
+                if j < members.count {
                     members[j].value = value
                 } else {
                     members.append((key, value))
@@ -261,5 +268,55 @@ public struct JSONView {
             }
             return .object(JSONObject(uniqueMembers: members))
         }
+    }
+}
+
+/// Strings made from bytes, kept for the next time the same bytes come: a small direct-mapped table
+/// of short strings (object keys), in storage of its own so that a lookup counts no references. Not
+/// thread-safe; one per parser's user.
+public final class StringCache {
+    @usableFromInline static let width = 32
+    @usableFromInline let mask: Int
+    /// Each slot's bytes (`width` each) and length (0: empty).
+    @usableFromInline let keyBytes: UnsafeMutablePointer<UInt8>
+    @usableFromInline let lengths: UnsafeMutablePointer<Int>
+    @usableFromInline let strings: UnsafeMutablePointer<String>
+
+    /// `slots` is rounded up to a power of two.
+    public init(slots: Int = 64) {
+        var n = 8
+        while n < slots { n *= 2 }
+        mask = n - 1
+        keyBytes = .allocate(capacity: n * Self.width)
+        lengths = .allocate(capacity: n)
+        lengths.initialize(repeating: 0, count: n)
+        strings = .allocate(capacity: n)
+        strings.initialize(repeating: "", count: n)
+    }
+
+    deinit {
+        keyBytes.deallocate()
+        lengths.deallocate()
+        strings.deinitialize(count: mask + 1)
+        strings.deallocate()
+    }
+
+    /// The string of `utf8` (valid UTF-8), from the table when the same bytes were seen last in its slot.
+    @inlinable @inline(__always)
+    public func string(_ utf8: UnsafeRawBufferPointer) -> String {
+        let n = utf8.count
+        guard n > 0 && n <= Self.width else { return String(decoding: utf8, as: UTF8.self) }
+        let slot = (n &* 31 &+ Int(utf8[0]) &* 7 &+ Int(utf8[n &- 1])) & mask
+        if lengths[slot] == n && bytesEqual(keyBytes + slot &* Self.width, utf8.baseAddress!, count: n) { return strings[slot] }
+        return remember(utf8, at: slot)
+    }
+
+    @usableFromInline
+    func remember(_ utf8: UnsafeRawBufferPointer, at slot: Int) -> String {
+        let s = String(decoding: utf8, as: UTF8.self)
+        UnsafeMutableRawPointer(keyBytes + slot * Self.width).copyMemory(from: utf8.baseAddress!, byteCount: utf8.count)
+        lengths[slot] = utf8.count
+        strings[slot] = s
+        return s
     }
 }

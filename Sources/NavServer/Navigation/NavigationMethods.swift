@@ -211,7 +211,7 @@ extension Server {
             // `to` stays in place: it is looked up by its bytes (a string is made only for a message).
             to = try p.stringView(.to)
             route = try p.string(.route)
-            with = try p.objectParam(.with)
+            with = try p.objectParam(.with, keys: setupKeys)
             from = try p.string(.from)
             ifVersion = try p.int(.ifVersion)
             key = try p.string(.key)

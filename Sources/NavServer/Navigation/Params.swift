@@ -187,6 +187,12 @@ struct Params<P: ParamName> {
         return o
     }
 
+    /// An object param copied out with its keys from `keys` (see ``StringCache``).
+    func objectParam(_ name: P, keys: StringCache) throws(RPCError) -> JSONObject? {
+        guard let v = try objectView(name), case .object(let o) = v.value(keys: keys) else { return nil }
+        return o
+    }
+
     func stringArray(_ name: P) throws(RPCError) -> [String]? {
         guard let v = given(name) else { return nil }
         guard v.isArray else { throw wrong(name, "a list of strings", v) }

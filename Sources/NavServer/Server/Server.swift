@@ -34,6 +34,8 @@ public final class Server {
     var stats = Stats()
     let startedAt = EventLoop.hrtime
     let parser: JSONParser
+    /// Field names of the setup models requests carry (`with`), made into strings once.
+    let setupKeys = StringCache()
     /// Method name → handler.
     var methods = MethodTable()
     private(set) var isShuttingDown = false
