@@ -19,25 +19,46 @@ public struct JSONView {
     @usableFromInline let tape: UnsafePointer<UInt64>
     @usableFromInline let strings: UnsafePointer<UInt8>
     @usableFromInline let index: Int
+    #if DEBUG
+    /// Debug builds check that the parser has not parsed again since (release builds keep a view to
+    /// three words: it is copied on every read of a request).
     @usableFromInline unowned(unsafe) let parser: JSONParser
     @usableFromInline let generation: Int
+    #endif
 
     @usableFromInline
     init(tape: UnsafePointer<UInt64>, strings: UnsafePointer<UInt8>, index: Int, parser: JSONParser, generation: Int) {
         self.tape = tape
         self.strings = strings
         self.index = index
+        #if DEBUG
         self.parser = parser
         self.generation = generation
+        #endif
     }
 
+    #if !DEBUG
+    @usableFromInline @inline(__always)
+    init(tape: UnsafePointer<UInt64>, strings: UnsafePointer<UInt8>, index: Int) {
+        self.tape = tape
+        self.strings = strings
+        self.index = index
+    }
+    #endif
+
     @inlinable @inline(__always) func word(_ i: Int) -> UInt64 {
+        #if DEBUG
         assert(parser.generation == generation, "a JSONView was read after its parser parsed another document")
+        #endif
         return tape[i]
     }
 
     @inlinable @inline(__always) func at(_ i: Int) -> JSONView {
+        #if DEBUG
         JSONView(tape: tape, strings: strings, index: i, parser: parser, generation: generation)
+        #else
+        JSONView(tape: tape, strings: strings, index: i)
+        #endif
     }
 
     /// The tape's type character of the word at `i`.
