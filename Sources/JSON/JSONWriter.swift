@@ -93,56 +93,52 @@ public struct JSONWriter {
     }
 
     /// "00" to "99": integers are written two digits at a time.
-    private static let digitPairs: StaticString = """
+    @usableFromInline static let digitPairs: StaticString = """
         00010203040506070809101112131415161718192021222324252627282930313233343536373839\
         40414243444546474849505152535455565758596061626364656667686970717273747576777879\
         8081828384858687888990919293949596979899
         """
 
+    /// Writes an integer. Inlined, so each call site keeps its own branch history: an id, a version
+    /// and a node number each keep their number of digits from one request to the next, where one
+    /// shared copy mispredicted its loop as the digit counts alternated (4 % of navd's time).
+    @inlinable @inline(__always)
     public mutating func write(int: Int) {
-        var v = int.magnitude
-        let digits = Self.digitCount(v)
-        let sign = int < 0 ? 1 : 0
-        buffer.reserve(digits + sign)
-        let p = buffer.base + buffer.used
-        if sign == 1 { p[0] = UInt8(ascii: "-") }
-        // Digits are written backwards, two at a time, straight into the buffer.
-        var at = sign &+ digits
-        let pairs = UnsafeRawPointer(Self.digitPairs.utf8Start)
-        while v >= 100 {
-            let q = v / 100
-            let r = Int(truncatingIfNeeded: v &- q &* 100)
-            v = q
-            at &-= 2
-            UnsafeMutableRawPointer(p + at).storeBytes(of: pairs.loadUnaligned(fromByteOffset: r &* 2, as: UInt16.self), as: UInt16.self)
+        if int >= 0 && int < 10 {
+            buffer.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: int))
+            return
         }
-        if v >= 10 {
-            at &-= 2
-            UnsafeMutableRawPointer(p + at).storeBytes(of: pairs.loadUnaligned(fromByteOffset: Int(truncatingIfNeeded: v) &* 2, as: UInt16.self), as: UInt16.self)
-        } else {
-            p[at &- 1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v)
-        }
-        buffer.used &+= digits &+ sign
+        write(magnitude: int.magnitude, negative: int < 0)
     }
 
-    /// The number of decimal digits of `v`: a few comparisons for the small numbers ids and versions are.
-    @inline(__always)
-    static func digitCount(_ v: UInt) -> Int {
-        if v < 10 { return 1 }
-        if v < 100 { return 2 }
-        if v < 1000 { return 3 }
-        if v < 10000 { return 4 }
-        if v < 100_000 { return 5 }
-        if v < 1_000_000 { return 6 }
-        if v < 10_000_000 { return 7 }
-        var digits = 8
-        var limit: UInt = 100_000_000
-        while v >= limit {
-            digits += 1
-            if digits == 20 { break }
-            limit &*= 10
+    @inlinable @inline(__always)
+    mutating func write(magnitude: UInt, negative: Bool) {
+        // Digits are written backwards into a 24-byte scratch, two at a time, then appended at once.
+        var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        var v = magnitude
+        withUnsafeMutableBytes(of: &scratch) { t in
+            let pairs = UnsafeRawPointer(Self.digitPairs.utf8Start)
+            var at = 24
+            while v >= 100 {
+                let q = v / 100
+                let r = Int(truncatingIfNeeded: v &- q &* 100)
+                v = q
+                at &-= 2
+                t.storeBytes(of: pairs.loadUnaligned(fromByteOffset: r &* 2, as: UInt16.self), toByteOffset: at, as: UInt16.self)
+            }
+            if v >= 10 {
+                at &-= 2
+                t.storeBytes(of: pairs.loadUnaligned(fromByteOffset: Int(truncatingIfNeeded: v) &* 2, as: UInt16.self), toByteOffset: at, as: UInt16.self)
+            } else {
+                at &-= 1
+                t.storeBytes(of: UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v), toByteOffset: at, as: UInt8.self)
+            }
+            if negative {
+                at &-= 1
+                t.storeBytes(of: UInt8(ascii: "-"), toByteOffset: at, as: UInt8.self)
+            }
+            buffer.append(t.baseAddress! + at, count: 24 &- at)
         }
-        return digits
     }
 
     public mutating func write(double: Double) {

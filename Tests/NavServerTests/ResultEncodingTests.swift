@@ -29,7 +29,7 @@ import Testing
         for i in 0..<1000 {
             let visible = (0..<Int(rng.next() % 5)).map { _ in Self.randomString(&rng) }
             let node = i % 3 == 0 ? nil : session.visibleTop
-            let n = Navigated(navigation: Int(rng.next() % 1_000_000), node: node,
+            let n = Navigated(navigation: Int(rng.next() % 1_000_000), node: node?.number ?? -1,
                               version: Int(bitPattern: UInt(rng.next())), visible: .ids(visible))
             let o = try Self.decode(n)
             #expect(o?["navigation"] as? String == "nav-\(n.navigation)")

@@ -373,7 +373,7 @@ extension Server {
         let mayCommitAgain = !c.endedFlows.isEmpty || !c.removedNumbers.isEmpty || !state.subscribers.isEmpty
         let path: VisiblePath = mayCommitAgain ? .ids(state.session.visible) : .current(state.session)
         hub.publish(c, in: state)
-        return Navigated(navigation: navigation, node: c.node, version: c.version, visible: path)
+        return Navigated(navigation: navigation, node: c.node?.number ?? -1, version: c.version, visible: path)
     }
 
     /// Replies to everyone waiting on `nav` (the requester and joined keyed duplicates), once.

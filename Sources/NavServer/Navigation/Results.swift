@@ -2,15 +2,18 @@ import JSON
 import NavigationCore
 
 /// A `visible` path to write: ids already listed, or read from the session's tree as it is now
-/// (no array is built on the request path; the session must still be at the version that is reported).
+/// (no array is built on the request path; the session must still be at the version that is
+/// reported, and alive: the reply is written before the handler returns).
 enum VisiblePath {
     case ids([String])
-    case current(Session)
+    case current(Unmanaged<Session>)
+
+    static func current(_ s: Session) -> VisiblePath { .current(Unmanaged.passUnretained(s)) }
 
     var ids: [String] {
         switch self {
         case .ids(let a): return a
-        case .current(let s): return s.visible
+        case .current(let s): return s._withUnsafeGuaranteedRef { $0.visible }
         }
     }
 
@@ -19,8 +22,10 @@ enum VisiblePath {
         switch self {
         case .ids(let a): w.write(strings: a)
         case .current(let s):
-            assert(s.version == version, "visible path read after a later commit")
-            s.writeVisible(into: &w)
+            s._withUnsafeGuaranteedRef { s in
+                assert(s.version == version, "visible path read after a later commit")
+                s.writeVisible(into: &w)
+            }
         }
     }
 }
@@ -30,7 +35,8 @@ enum VisiblePath {
 struct Navigated: JSONEncodable {
     /// The navigation's number: its id is "nav-" and the number.
     let navigation: Int
-    let node: Node?
+    /// The number of the node the navigation created or selected (its id is "n" and the number), or -1.
+    let node: Int
     let version: Int
     let visible: VisiblePath
 
@@ -38,7 +44,7 @@ struct Navigated: JSONEncodable {
         w.raw("{\"navigation\":\"nav-")
         w.write(int: navigation)
         w.raw("\",\"node\":")
-        if let node { node.writeId(into: &w) } else { w.raw("\"\"") }
+        if node >= 0 { w.write(nodeId: node) } else { w.raw("\"\"") }
         w.raw(",\"version\":")
         w.write(int: version)
         w.raw(",\"visible\":")
@@ -48,7 +54,7 @@ struct Navigated: JSONEncodable {
 
     /// The same as a value, for replies kept for later (navigation keys, pending navigations).
     var json: JSONValue {
-        ["navigation": .string(PendingNavigation.id(navigation)), "node": .string(node?.id ?? ""), "version": .int(version),
+        ["navigation": .string(PendingNavigation.id(navigation)), "node": .string(node >= 0 ? Node.id(node) : ""), "version": .int(version),
          "visible": .array(visible.ids.map(JSONValue.string))]
     }
 }

@@ -28,17 +28,21 @@ final class SessionState {
     }
     /// Set when the session is closed (connections may still remember this state).
     var isClosed = false
-    /// The session's name as bytes, to match a request's `session` without making a string.
-    private lazy var nameBytes: [UInt8] = Array(session.name.utf8)
+    /// The session's name as bytes, to match a request's `session` without making a string (a
+    /// session's name never changes).
+    private let nameBytes: [UInt8]
 
+    @inline(__always)
     func isNamed(_ raw: UnsafeRawBufferPointer) -> Bool {
-        nameBytes.withUnsafeBytes { n in n.count == raw.count && (n.count == 0 || bytesEqual(n.baseAddress!, raw.baseAddress!, count: n.count)) }
+        nameBytes.count == raw.count
+            && (raw.count == 0 || nameBytes.withUnsafeBytes { bytesEqual($0.baseAddress!, raw.baseAddress!, count: raw.count) })
     }
     /// The connection that started each live flow (it hears `flowCompleted` even unsubscribed).
     var flowStarters: [String: Connection] = [:]
 
     init(_ session: Session) {
         self.session = session
+        nameBytes = Array(session.name.utf8)
         session.recordsChanges = false
     }
 }
