@@ -192,12 +192,30 @@ public func prefixedDecimal(_ prefix: StaticString, _ n: Int) -> String {
 /// keyed by the number: hashing an integer is much cheaper than hashing a string, and every
 /// navigation looks nodes up, adds some and removes others. A string that is not such an id finds
 /// nothing.
-struct NodeIndex {
-    /// Open addressing with linear probing, keyed by the node's number (Fibonacci hashing: node
-    /// numbers are consecutive, and a multiply spreads them); at most half full.
-    private var slots: [Node?] = Array(repeating: nil, count: 16)
-    private var shift = 60  // 64 - log2(slots.count)
+///
+/// Open addressing with linear probing (Fibonacci hashing: node numbers are consecutive, and a
+/// multiply spreads them), at most half full, in storage of its own: keys are compared without
+/// touching the nodes, and the nodes are held unretained — the tree holds every node it lists (a
+/// node is in the index exactly while it is in the tree), so probing counts no references.
+final class NodeIndex {
+    /// Each slot's node number + 1 (0: empty), and its node.
+    private var keys: UnsafeMutablePointer<Int>
+    private var nodes: UnsafeMutablePointer<Unmanaged<Node>?>
+    private var capacity = 16
+    private var shift = 60  // 64 - log2(capacity)
     private var used = 0
+
+    init() {
+        keys = .allocate(capacity: 16)
+        keys.initialize(repeating: 0, count: 16)
+        nodes = .allocate(capacity: 16)
+        nodes.initialize(repeating: nil, count: 16)
+    }
+
+    deinit {
+        keys.deallocate()
+        nodes.deallocate()
+    }
 
     /// The number of an id made by ``Session/newId()``: "n", then digits without a leading zero.
     static func number(_ id: String) -> Int? {
@@ -219,12 +237,14 @@ struct NodeIndex {
     }
 
     /// The slot holding `number`, or nil.
+    @inline(__always)
     private func slot(of number: Int) -> Int? {
-        let mask = slots.count - 1
+        let mask = capacity &- 1
+        let key = number &+ 1
         var i = home(number)
-        while let n = slots[i] {
-            if n.number == number { return i }
-            i = (i + 1) & mask
+        while keys[i] != 0 {
+            if keys[i] == key { return i }
+            i = (i &+ 1) & mask
         }
         return nil
     }
@@ -235,59 +255,70 @@ struct NodeIndex {
     }
 
     subscript(number k: Int) -> Node? {
-        guard let i = slot(of: k) else { return nil }
-        return slots[i]
+        guard k >= 0, let i = slot(of: k) else { return nil }
+        return nodes[i]!._withUnsafeGuaranteedRef { $0 }
     }
 
-    mutating func insert(_ n: Node) {
+    func insert(_ n: Node) {
         guard n.number >= 0 else { return }
-        if (used + 1) * 2 > slots.count { grow() }
-        let mask = slots.count - 1
+        if (used + 1) * 2 > capacity { grow() }
+        let mask = capacity &- 1
+        let key = n.number &+ 1
         var i = home(n.number)
-        while let m = slots[i] {
-            if m.number == n.number {
-                slots[i] = n
+        while keys[i] != 0 {
+            if keys[i] == key {
+                nodes[i] = Unmanaged.passUnretained(n)
                 return
             }
-            i = (i + 1) & mask
+            i = (i &+ 1) & mask
         }
-        slots[i] = n
+        keys[i] = key
+        nodes[i] = Unmanaged.passUnretained(n)
         used += 1
     }
 
-    mutating func remove(_ n: Node) {
+    func remove(_ n: Node) {
         guard n.number >= 0, var i = slot(of: n.number) else { return }
-        slots[i] = nil
+        keys[i] = 0
+        nodes[i] = nil
         used -= 1
         // Move later entries of the probe run back into the gap (no tombstones).
-        let mask = slots.count - 1
+        let mask = capacity &- 1
         var j = i
         while true {
-            j = (j + 1) & mask
-            guard let m = slots[j] else { return }
-            let h = home(m.number)
+            j = (j &+ 1) & mask
+            guard keys[j] != 0 else { return }
+            let h = home(keys[j] &- 1)
             let stays = i <= j ? (i < h && h <= j) : (i < h || h <= j)
             if !stays {
-                slots[i] = m
-                slots[j] = nil
+                keys[i] = keys[j]
+                nodes[i] = nodes[j]
+                keys[j] = 0
+                nodes[j] = nil
                 i = j
             }
         }
     }
 
-    private mutating func grow() {
-        let old = slots
-        slots = Array(repeating: nil, count: old.count * 2)
+    private func grow() {
+        let oldKeys = keys, oldNodes = nodes, oldCapacity = capacity
+        capacity *= 2
         shift -= 1
+        keys = .allocate(capacity: capacity)
+        keys.initialize(repeating: 0, count: capacity)
+        nodes = .allocate(capacity: capacity)
+        nodes.initialize(repeating: nil, count: capacity)
         used = 0
-        for case let n? in old { insert(n) }
+        for i in 0..<oldCapacity where oldKeys[i] != 0 { oldNodes[i]!._withUnsafeGuaranteedRef { insert($0) } }
+        oldKeys.deallocate()
+        oldNodes.deallocate()
     }
 
     var count: Int { used }
 
-    mutating func removeAll() {
-        slots = Array(repeating: nil, count: 16)
-        shift = 60
+    func removeAll() {
+        keys.update(repeating: 0, count: capacity)
+        nodes.update(repeating: nil, count: capacity)
         used = 0
     }
 }
@@ -305,7 +336,7 @@ public final class Session {
     /// Facts set with `context.set`, read by `check` preconditions.
     public var facts: [String: JSONValue] = [:]
     private var nextId = 0
-    private var nodes = NodeIndex()
+    private let nodes = NodeIndex()
 
     /// Replies of keyed navigations (idempotency), oldest first, bounded.
     public private(set) var keyed: [String: Result<JSONValue, NavError>] = [:]
