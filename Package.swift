@@ -99,7 +99,7 @@ let package = Package(
         .executableTarget(name: "graph-load-bench", dependencies: ["NavGraph"], path: "Benchmarks/GraphLoadBench"),
         .executableTarget(name: "core-bench", dependencies: ["NavigationCore", "NavGraph", "JSON"], path: "Benchmarks/CoreBench"),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "NavTesting"]),
-        .testTarget(name: "RPCTests", dependencies: ["RPC", "JSON"]),
+        .testTarget(name: "RPCTests", dependencies: ["RPC", "JSON", "NavTesting"]),
         .testTarget(name: "NavGraphTests", dependencies: ["NavGraph", "JSON", "NavTesting"]),
         .testTarget(name: "NavigationCoreTests", dependencies: ["NavigationCore", "NavGraph", "JSON", "NavTesting", "NavClient"]),
         .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "NavGraph", "NavigationCore", "NavTesting"]),

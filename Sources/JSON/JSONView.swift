@@ -152,6 +152,12 @@ public struct JSONView {
         }
     }
 
+    /// The value when the document wrote an integer that fits 64 bits (no conversions), else nil.
+    @inlinable @inline(__always)
+    public var exactInteger: Int? {
+        type(index) == UInt8(ascii: "l") ? Int(truncatingIfNeeded: Int64(bitPattern: word(index + 1))) : nil
+    }
+
     /// An integer value; doubles with no fractional part count as integers (as ``JSONValue/intValue``).
     @inlinable @inline(__always)
     public var int: Int? { number?.intValue }

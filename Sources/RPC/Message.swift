@@ -99,6 +99,40 @@ public enum RPCMessage {
         return .invalid(RPCDecodeFailure(id: replyId, error: .invalidRequest("a request needs \"method\"; a response needs \"id\" and \"result\" or \"error\"")))
     }
 
+    /// The request or notification `message` is, when it is a valid one (nearly every message): read
+    /// in one pass into positions, building nothing. Nil for anything else — a response, an invalid
+    /// message — which ``decode(_:)`` then tells apart, with the precise error.
+    @inline(__always)
+    public static func request(_ message: JSONView) -> RPCRequest? {
+        guard message.isObject else { return nil }
+        var id = 0, method = 0, params = 0, version = 0
+        message.forEachMember { k, v in
+            switch k.count {
+            case 2 where k[0] == UInt8(ascii: "i") && k[1] == UInt8(ascii: "d"): id = v.position
+            case 6 where k[0] == UInt8(ascii: "m") && Self.key(k, "method"): method = v.position
+            case 6 where k[0] == UInt8(ascii: "p") && Self.key(k, "params"): params = v.position
+            case 7 where Self.key(k, "jsonrpc"): version = v.position
+            default: break
+            }
+        }
+        guard version != 0, method != 0 else { return nil }
+        let v = message.view(at: version), m = message.view(at: method)
+        guard v.kind == .string, Self.key(v.stringBytes, "2.0"), m.kind == .string else { return nil }
+        var idView: JSONView? = nil
+        if id != 0 {
+            let i = message.view(at: id)
+            guard !i.isObject && !i.isArray && i.bool == nil else { return nil }
+            idView = i
+        }
+        var paramsView: JSONView? = nil
+        if params != 0 {
+            let p = message.view(at: params)
+            guard p.isObject || p.isArray else { return nil }
+            paramsView = p
+        }
+        return RPCRequest(id: idView, methodName: m, params: paramsView)
+    }
+
     @inline(__always) private static func key(_ k: UnsafeRawBufferPointer, _ name: StaticString) -> Bool {
         JSONView.bytes(k, equal: name)
     }
@@ -118,7 +152,7 @@ public enum RPCEncoder {
     @inline(__always)
     public static func response(id: JSONView, result: some JSONEncodable, into w: inout JSONWriter) {
         w.raw("{\"jsonrpc\":\"2.0\",\"id\":")
-        w.write(id)
+        if let i = id.exactInteger { w.write(int: i) } else { w.write(id) }  // most ids are integers
         w.raw(",\"result\":")
         result.encode(into: &w)
         w.raw("}")

@@ -1,4 +1,5 @@
 import JSON
+import NavTesting
 import RPC
 import Testing
 
@@ -161,6 +162,38 @@ private func decode(_ chunks: [[UInt8]], max: Int = 1024) -> (messages: [(Framin
         var e = JSONWriter()
         RPCEncoder.error(id: id, error: .invalidParams("x"), into: &e)
         #expect(try JSONParser().parse(e.bytes)["id"] == given)
+    }
+
+    /// The one-pass request reader agrees with the full decoder on every combination of envelope
+    /// members and value types: a request exactly when decode says request, with the same parts.
+    @Test func requestFastPathAgreesWithDecode() throws {
+        let values = [#"1"#, #""x""#, #"null"#, #"true"#, #"2.5"#, #"{}"#, #"[]"#, #""2.0""#, #""m""#, #"{"a":1}"#]
+        let keys = ["jsonrpc", "id", "method", "params", "result", "error"]
+        var rng = SplitMix64(seed: 7)
+        var requests = 0
+        for _ in 0..<4000 {
+            var members: [String] = []
+            for k in keys where rng.next() % 4 != 0 {
+                let v = k == "jsonrpc" && rng.next() % 3 != 0 ? #""2.0""# : values[Int(rng.next() % UInt64(values.count))]
+                members.append("\"\(k)\":\(v)")
+            }
+            if rng.next() % 8 == 0, let first = members.first { members.append(first) }  // a repeated key
+            let text = "{" + members.joined(separator: ",") + "}"
+            let bytes = Array(text.utf8)
+            try bytes.withUnsafeBytes { b in
+                let view = try p.view(b)
+                let fast = RPCMessage.request(view)
+                if case .request(let r) = RPCMessage.decode(view) {
+                    requests += 1
+                    let f = try #require(fast, "fast path refused \(text)")
+                    #expect(f.id?.value == r.id?.value && f.method == r.method && f.params?.value == r.params?.value, "\(text)")
+                    #expect((f.id == nil) == (r.id == nil), "\(text)")
+                } else {
+                    #expect(fast == nil, "fast path accepted \(text)")
+                }
+            }
+        }
+        #expect(requests > 100, "the generator makes valid requests too (\(requests))")
     }
 
     @Test func standardErrorsCarryCodeAndKind() {

@@ -277,6 +277,10 @@ public final class Server {
             handleBatch(message.elements, framing: framing, from: c)
             return
         }
+        if let r = RPCMessage.request(message) {
+            dispatch(r, from: c, framing: framing, batch: nil, slot: 0)
+            return
+        }
         switch RPCMessage.decode(message) {
         case .request(let r):
             dispatch(r, from: c, framing: framing, batch: nil, slot: 0)
