@@ -235,6 +235,9 @@ public final class Schema: @unchecked Sendable {
 
     /// The first violation found, depth first in declaration order, or nil when `value` matches.
     public func validate(_ value: JSONValue) -> Violation? {
+        // Most values match: a yes/no walk first, which builds nothing; `check` then finds and
+        // describes the first violation of a value that does not.
+        if accepts(value) { return nil }
         guard let f = check(value) else { return nil }
         let pointer = f.reversedPath.isEmpty ? "" : "/" + f.reversedPath.reversed().map(escapePointer).joined(separator: "/")
         let at = pointer.isEmpty ? "the value" : "`\(pointer)`"
@@ -242,7 +245,7 @@ public final class Schema: @unchecked Sendable {
     }
 
     /// A violation on its way up: the path is collected only when something failed, innermost first.
-    private struct Failure {
+    struct Failure {
         let rule: String
         let message: String
         var reversedPath: [String] = []
@@ -250,7 +253,7 @@ public final class Schema: @unchecked Sendable {
 
     private func fail(_ rule: String, _ message: String) -> Failure { Failure(rule: rule, message: message) }
 
-    private func check(_ value: JSONValue) -> Failure? {
+    func check(_ value: JSONValue) -> Failure? {
         if let types, !Schema.matches(value, types) {
             return fail("type", "must be \(types.names.joined(separator: " or ")), not \(Schema.describe(value))")
         }
@@ -298,6 +301,62 @@ public final class Schema: @unchecked Sendable {
         default: break
         }
         return nil
+    }
+
+    /// Whether `value` matches: the same rules as ``check(_:)``, answered yes or no.
+    func accepts(_ value: JSONValue) -> Bool {
+        if let types, !Schema.matches(value, types) { return false }
+        if hasEnum, !enumValues!.contains(where: { Schema.equal($0, value) }) { return false }
+        switch value {
+        case .string(let s):
+            if lengthRule == 1 {
+                if s.isEmpty { return false }
+            } else if lengthRule == 2 {
+                let n = s.unicodeScalars.count
+                if let minLength, n < minLength { return false }
+                if let maxLength, n > maxLength { return false }
+            }
+            if hasPattern, let pattern, (try? pattern.regex.firstMatch(in: s)) == nil { return false }
+        case .int, .double:
+            guard hasBounds else { return true }
+            let d = value.doubleValue!
+            if let minimum, d < minimum { return false }
+            if let maximum, d > maximum { return false }
+        case .object(let o):
+            return o.members.withUnsafeBufferPointer { members -> Bool in
+                for name in required {
+                    var found = false
+                    for m in members.indices where members[m].key == name {
+                        found = true
+                        break
+                    }
+                    if !found { return false }
+                }
+                guard checksMembers else { return true }
+                return propertyNames.withUnsafeBufferPointer { names -> Bool in
+                    for m in members.indices {
+                        var p = 0
+                        while p < names.count && names[p] != members[m].key { p += 1 }
+                        if p < names.count {
+                            if !propertySchemas[p].accepts(members[m].value) { return false }
+                            continue
+                        }
+                        switch additional {
+                        case .allowed: break
+                        case .forbidden: return false
+                        case .schema(let s): if !s.accepts(members[m].value) { return false }
+                        }
+                    }
+                    return true
+                }
+            }
+        case .array(let a):
+            if let items {
+                for v in a where !items.accepts(v) { return false }
+            }
+        default: break
+        }
+        return true
     }
 
     /// `required`, then each member against its property's schema (or `additionalProperties`), in the

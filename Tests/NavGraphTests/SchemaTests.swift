@@ -136,6 +136,66 @@ import Testing
     }
 }
 
+/// Property: the yes/no check validation tries first (`accepts`) agrees with the full check on random
+/// schemas of every keyword and random values, so a value passes exactly when no violation is found.
+@Suite struct SchemaAcceptsTests {
+    private static func randomValue(_ rng: inout SplitMix64, depth: Int = 0) -> JSONValue {
+        switch rng.next() % (depth > 2 ? 6 : 8) {
+        case 0: return .null
+        case 1: return .bool(rng.next() % 2 == 0)
+        case 2: return .int(Int(rng.next() % 21) - 5)
+        case 3: return .double([2.5, -1.0, 7.0, 0.5][Int(rng.next() % 4)])
+        case 4, 5: return .string(["", "a", "ab", "abc@d", "FR", "ord-12", "ünï"][Int(rng.next() % 7)])
+        case 6: return .array((0..<Int(rng.next() % 3)).map { _ in randomValue(&rng, depth: depth + 1) })
+        default:
+            var o = JSONObject()
+            for k in ["id", "n", "x"] where rng.next() % 2 == 0 { o.append(k, randomValue(&rng, depth: depth + 1)) }
+            return .object(o)
+        }
+    }
+
+    private static func randomSchema(_ rng: inout SplitMix64, depth: Int = 0) -> JSONValue {
+        var o = JSONObject()
+        let types = ["string", "integer", "number", "boolean", "null", "array", "object"]
+        if rng.next() % 3 != 0 { o.append("type", .string(types[Int(rng.next() % UInt64(depth > 1 ? 5 : 7))])) }
+        if rng.next() % 6 == 0 { o.append("enum", ["a", 1, "FR"]) }
+        if rng.next() % 4 == 0 { o.append("minLength", .int(Int(rng.next() % 3))) }
+        if rng.next() % 5 == 0 { o.append("maxLength", 2) }
+        if rng.next() % 6 == 0 { o.append("pattern", "^[a-z]+$") }
+        if rng.next() % 4 == 0 { o.append("minimum", 0) }
+        if rng.next() % 5 == 0 { o.append("maximum", 5) }
+        if depth < 2 && rng.next() % 2 == 0 {
+            var props = JSONObject()
+            for k in ["id", "n"] where rng.next() % 2 == 0 { props.append(k, randomSchema(&rng, depth: depth + 1)) }
+            o.append("properties", .object(props))
+            if rng.next() % 2 == 0 { o.append("required", .array(props.keys.prefix(1).map(JSONValue.string))) }
+            switch rng.next() % 3 {
+            case 0: o.append("additionalProperties", false)
+            case 1: o.append("additionalProperties", randomSchema(&rng, depth: depth + 1))
+            default: break
+            }
+        }
+        if depth < 2 && rng.next() % 4 == 0 { o.append("items", randomSchema(&rng, depth: depth + 1)) }
+        return .object(o)
+    }
+
+    @Test func acceptsAgreesWithTheFullCheck() {
+        var rng = SplitMix64(seed: 0xACCE)
+        var passed = 0, failed = 0
+        for _ in 0..<3000 {
+            var errors: [Schema.CompileError] = []
+            guard let schema = Schema.compile(Self.randomSchema(&rng), errors: &errors), errors.isEmpty else { continue }
+            for _ in 0..<10 {
+                let v = Self.randomValue(&rng)
+                let violation = schema.check(v)  // the full check, not validate (which asks accepts first)
+                #expect(schema.accepts(v) == (violation == nil), "\(JSONWriter.string(schema.source)) ⊢ \(JSONWriter.string(v))")
+                if violation == nil { passed += 1 } else { failed += 1 }
+            }
+        }
+        #expect(passed > 1000 && failed > 1000, "both outcomes exercised (\(passed) pass, \(failed) fail)")
+    }
+}
+
 /// Property: the name table answers exactly what a dictionary of the same entries answers.
 @Suite struct NameIndexTests {
     @Test func agreesWithADictionary() {
