@@ -85,7 +85,21 @@ public enum JSONValue: Sendable, Equatable, Hashable {
 /// A JSON object whose members keep their order. Lookups are linear, which is fastest for the small
 /// objects of a protocol message; ``JSONObject/index`` builds a dictionary when a large one is searched often.
 public struct JSONObject: Sendable, Hashable, Sequence {
-    public var members: [(key: String, value: JSONValue)]
+    /// One member. A struct, not a tuple: an array of tuples is destroyed through the runtime's
+    /// generic tuple witnesses, an array of structs through the struct's own (every dismissed
+    /// screen frees its setup model).
+    public struct Member: Sendable, Hashable {
+        public var key: String
+        public var value: JSONValue
+
+        @inlinable
+        public init(key: String, value: JSONValue) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    public var members: [Member]
 
     public init() { members = [] }
     public init(_ members: [(String, JSONValue)]) {
@@ -94,7 +108,10 @@ public struct JSONObject: Sendable, Hashable, Sequence {
         for (k, v) in members { self[k] = v }
     }
     /// Builds an object from members already known to have distinct keys.
-    public init(uniqueMembers: [(key: String, value: JSONValue)]) { members = uniqueMembers }
+    public init(uniqueMembers: [(key: String, value: JSONValue)]) { members = uniqueMembers.map { Member(key: $0.key, value: $0.value) } }
+    /// Builds an object from members already known to have distinct keys.
+    @inlinable
+    public init(members: [Member]) { self.members = members }
 
     public var count: Int { members.count }
     public var isEmpty: Bool { members.isEmpty }
@@ -110,27 +127,37 @@ public struct JSONObject: Sendable, Hashable, Sequence {
             if let i = members.firstIndex(where: { $0.key == key }) {
                 if let newValue { members[i].value = newValue } else { members.remove(at: i) }
             } else if let newValue {
-                members.append((key, newValue))
+                members.append(Member(key: key, value: newValue))
             }
         }
     }
 
     /// Appends a member without checking for an existing key (the caller knows it is new).
-    public mutating func append(_ key: String, _ value: JSONValue) { members.append((key, value)) }
+    public mutating func append(_ key: String, _ value: JSONValue) { members.append(Member(key: key, value: value)) }
 
-    public func makeIterator() -> IndexingIterator<[(key: String, value: JSONValue)]> { members.makeIterator() }
+    /// Iterates `(key, value)` pairs in order.
+    public struct Iterator: IteratorProtocol {
+        @usableFromInline var base: IndexingIterator<[Member]>
+        @inlinable init(base: IndexingIterator<[Member]>) { self.base = base }
+        @inlinable public mutating func next() -> (key: String, value: JSONValue)? {
+            guard let m = base.next() else { return nil }
+            return (m.key, m.value)
+        }
+    }
+
+    @inlinable public func makeIterator() -> Iterator { Iterator(base: members.makeIterator()) }
 
     /// Objects are equal when they have the same members, in any order.
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         guard lhs.count == rhs.count else { return false }
-        for (k, v) in lhs.members where rhs[k] != v { return false }
+        for m in lhs.members where rhs[m.key] != m.value { return false }
         return true
     }
 
     public func hash(into hasher: inout Hasher) {
         // Order-independent, like equality.
         var acc = 0
-        for (k, v) in members {
+        for (k, v) in self {
             var h = Hasher()
             h.combine(k)
             h.combine(v)

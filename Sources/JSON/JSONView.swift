@@ -279,7 +279,7 @@ public struct JSONView {
             }
             return .array(a)
         case .object:
-            var members: [(key: String, value: JSONValue)] = []
+            var members: [JSONObject.Member] = []
             members.reserveCapacity(count)
             forEachMember { k, v in
                 let key = keys?.string(k) ?? String(decoding: k, as: UTF8.self)
@@ -290,10 +290,10 @@ public struct JSONView {
                 if j < members.count {
                     members[j].value = value
                 } else {
-                    members.append((key, value))
+                    members.append(JSONObject.Member(key: key, value: value))
                 }
             }
-            return .object(JSONObject(uniqueMembers: members))
+            return .object(JSONObject(members: members))
         }
     }
 }

@@ -57,7 +57,7 @@ public struct JSONWriter {
         case .object(let o):
             raw(UInt8(ascii: "{"))
             var first = true
-            for (k, v) in o.members {
+            for (k, v) in o {
                 if !first { raw(UInt8(ascii: ",")) }
                 first = false
                 write(string: k)
