@@ -245,3 +245,91 @@ extension JSONValue: CustomStringConvertible {
     /// The compact JSON text of the value.
     public var description: String { JSONWriter.string(self) }
 }
+
+/// Output written piece by piece without a capacity check per piece: ``JSONWriter/reserving(_:_:)``
+/// makes room for an upper bound of what the body writes, once. For replies of known shapes, whose
+/// parts (punctuation, names, integers, node ids) have known maximum sizes.
+public struct ReservedOutput {
+    @usableFromInline var at: UnsafeMutablePointer<UInt8>
+    @usableFromInline let end: UnsafeMutablePointer<UInt8>
+
+    @inlinable init(_ start: UnsafeMutablePointer<UInt8>, capacity: Int) {
+        at = start
+        end = start + capacity
+    }
+
+    /// The most bytes ``int(_:)`` writes.
+    public static let maxIntBytes = 20
+
+    @inlinable @inline(__always)
+    public mutating func raw(_ s: StaticString) {
+        let n = s.utf8CodeUnitCount
+        assert(at + n <= end, "ReservedOutput overflow")
+        if n <= 16 { ByteBuffer.copySmall(UnsafeMutableRawPointer(at), s.utf8Start, n) } else { memcpy(at, s.utf8Start, n) }
+        at += n
+    }
+
+    @inlinable @inline(__always)
+    public mutating func raw(_ b: UInt8) {
+        assert(at < end, "ReservedOutput overflow")
+        at.pointee = b
+        at += 1
+    }
+
+    /// Writes `v` in decimal (at most ``maxIntBytes`` bytes).
+    @inlinable @inline(__always)
+    public mutating func int(_ v: Int) {
+        assert(at + Self.maxIntBytes <= end, "ReservedOutput overflow")
+        if v >= 0 && v < 10 {
+            at.pointee = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v)
+            at += 1
+            return
+        }
+        var m = v.magnitude
+        if v < 0 {
+            at.pointee = UInt8(ascii: "-")
+            at += 1
+        }
+        // Count the digits, then write them backwards two at a time into place.
+        var digits = 1
+        var t = m
+        while t >= 100 { t /= 100; digits &+= 2 }
+        if t >= 10 { digits &+= 1 }
+        var p = at + digits
+        let pairs = UnsafeRawPointer(JSONWriter.digitPairs.utf8Start)
+        while m >= 100 {
+            let q = m / 100
+            let r = Int(truncatingIfNeeded: m &- q &* 100)
+            m = q
+            p -= 2
+            UnsafeMutableRawPointer(p).storeBytes(of: pairs.loadUnaligned(fromByteOffset: r &* 2, as: UInt16.self), as: UInt16.self)
+        }
+        if m >= 10 {
+            p -= 2
+            UnsafeMutableRawPointer(p).storeBytes(of: pairs.loadUnaligned(fromByteOffset: Int(truncatingIfNeeded: m) &* 2, as: UInt16.self), as: UInt16.self)
+        } else {
+            (p - 1).pointee = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m)
+        }
+        at += digits
+    }
+
+    /// The id of node `number` as a JSON string ("\"n42\"": at most ``maxIntBytes`` + 3 bytes).
+    @inlinable @inline(__always)
+    public mutating func nodeId(_ number: Int) {
+        raw("\"n")
+        int(number)
+        raw(UInt8(ascii: "\""))
+    }
+}
+
+extension JSONWriter {
+    /// Runs `body` with room for `bytes` bytes, then keeps what it wrote.
+    @inlinable @inline(__always)
+    public mutating func reserving(_ bytes: Int, _ body: (inout ReservedOutput) -> Void) {
+        buffer.reserve(bytes)
+        var out = ReservedOutput(buffer.base + buffer.used, capacity: bytes)
+        let start = out.at
+        body(&out)
+        buffer.used += out.at - start
+    }
+}

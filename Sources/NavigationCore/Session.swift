@@ -449,14 +449,16 @@ public final class Session {
         var cur = Unmanaged.passUnretained(root)
         while true {
             let next = cur._withUnsafeGuaranteedRef { n -> Unmanaged<Node>? in
-                w.write(nodeId: n.number)
-                return n.visibleChild
+                let next = n.visibleChild
+                w.reserving(25) { o in  // a node id (at most 23 bytes), then "," or "]"
+                    o.nodeId(n.number)
+                    o.raw(next == nil ? UInt8(ascii: "]") : UInt8(ascii: ","))
+                }
+                return next
             }
             guard let next else { break }
-            w.raw(UInt8(ascii: ","))
             cur = next
         }
-        w.raw(UInt8(ascii: "]"))
     }
 
     /// The screen the user sees.

@@ -151,9 +151,17 @@ public enum RPCEncoder {
     /// A response to a request whose id is still read in place.
     @inline(__always)
     public static func response(id: JSONView, result: some JSONEncodable, into w: inout JSONWriter) {
-        w.raw("{\"jsonrpc\":\"2.0\",\"id\":")
-        if let i = id.exactInteger { w.write(int: i) } else { w.write(id) }  // most ids are integers
-        w.raw(",\"result\":")
+        if let i = id.exactInteger {  // most ids are integers
+            w.reserving(64) { o in  // 32 bytes of envelope, an integer of at most 20 digits
+                o.raw("{\"jsonrpc\":\"2.0\",\"id\":")
+                o.int(i)
+                o.raw(",\"result\":")
+            }
+        } else {
+            w.raw("{\"jsonrpc\":\"2.0\",\"id\":")
+            w.write(id)
+            w.raw(",\"result\":")
+        }
         result.encode(into: &w)
         w.raw("}")
     }

@@ -67,6 +67,16 @@ import Testing
         var samples = [0, 1, 9, 10, 11, 99, 100, 999_999, Int.max, Int.min, -1, -9, -10]
         for _ in 0..<2000 { samples.append(Int(bitPattern: UInt(rng.next())) >> Int(rng.next() % 64)) }
         for n in samples { #expect(JSONWriter.string(.int(n)) == String(n)) }
+        // The reserved-room writer of known-shape replies writes them the same way, node ids too.
+        for n in samples {
+            var w = JSONWriter()
+            w.reserving(ReservedOutput.maxIntBytes * 2 + 4) { o in
+                o.int(n)
+                o.raw(UInt8(ascii: " "))
+                o.nodeId(n)
+            }
+            #expect(String(decoding: w.bytes, as: UTF8.self) == "\(n) \"n\(n)\"")
+        }
     }
 
     @Test func escapesControlCharactersQuotesAndBackslashes() {

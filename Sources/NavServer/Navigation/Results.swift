@@ -41,13 +41,15 @@ struct Navigated: JSONEncodable {
     let visible: VisiblePath
 
     func encode(into w: inout JSONWriter) {
-        w.raw("{\"navigation\":\"nav-")
-        w.write(int: navigation)
-        w.raw("\",\"node\":")
-        if node >= 0 { w.write(nodeId: node) } else { w.raw("\"\"") }
-        w.raw(",\"version\":")
-        w.write(int: version)
-        w.raw(",\"visible\":")
+        w.reserving(128) { o in  // 68 bytes of names and punctuation, three integers of at most 20 digits
+            o.raw("{\"navigation\":\"nav-")
+            o.int(navigation)
+            o.raw("\",\"node\":")
+            if node >= 0 { o.nodeId(node) } else { o.raw("\"\"") }
+            o.raw(",\"version\":")
+            o.int(version)
+            o.raw(",\"visible\":")
+        }
         visible.encode(into: &w, at: version)
         w.raw("}")
     }
@@ -73,12 +75,16 @@ struct Removed: JSONEncodable {
     init(_ c: Commit) { self.init(version: c.version, removed: c.removedNumbers) }
 
     func encode(into w: inout JSONWriter) {
-        w.raw("{\"version\":")
-        w.write(int: version)
-        w.raw(",\"removed\":[")
+        w.reserving(44) { o in  // 24 bytes of names and punctuation, an integer of at most 20 digits
+            o.raw("{\"version\":")
+            o.int(version)
+            o.raw(",\"removed\":[")
+        }
         for (i, n) in removed.enumerated() {
-            if i > 0 { w.raw(UInt8(ascii: ",")) }
-            w.write(nodeId: n)
+            w.reserving(24) { o in
+                if i > 0 { o.raw(UInt8(ascii: ",")) }
+                o.nodeId(n)
+            }
         }
         w.raw("]}")
     }
