@@ -2,8 +2,9 @@ import JSON
 
 /// Method name → handler, found by the name's bytes as read from the request: no `String` is made,
 /// and a lookup is a short hash of the length and two bytes into a small open-addressing table of
-/// indices, then one comparison with names stored back to back (no reference is counted on the way).
-struct MethodTable {
+/// indices, then one comparison with names stored back to back. A class whose lookup storage is
+/// its own (raw memory, rebuilt when a method is registered): a lookup copies and retains nothing.
+final class MethodTable {
     typealias Handler = (Call) -> Void
     /// One registered method. A class: a closure kept in an array or a tuple is stored at the most
     /// general abstraction and comes back wrapped in a reabstraction thunk (a call through each);
@@ -16,12 +17,23 @@ struct MethodTable {
             self.handler = handler
         }
     }
-    private var handlers: [Entry] = []
-    /// Every name, back to back, and each one's `length << 32 | start`, by handler index.
-    private var bytes: [UInt8] = []
-    private var spans: [UInt64] = []
-    /// Hash → handler index + 1 (0: empty); at most half full.
-    private var slots = [Int32](repeating: 0, count: 64)
+    private var entries: [Entry] = []
+    /// Every name, back to back; each one's `length << 32 | start`, by entry index; hash → entry
+    /// index + 1 (0: empty), at most half full.
+    private var bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 1)
+    private var spans = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: 0)
+    private var slots = UnsafeMutableBufferPointer<Int32>.allocate(capacity: 0)
+    private var mask = -1
+
+    init() { rebuild([]) }
+
+    deinit { release() }
+
+    private func release() {
+        bytes.deallocate()
+        spans.deallocate()
+        slots.deallocate()
+    }
 
     @inline(__always)
     private static func hash(_ name: UnsafeRawBufferPointer) -> Int {
@@ -33,52 +45,51 @@ struct MethodTable {
     subscript(name: String) -> Handler? {
         get { Array(name.utf8).withUnsafeBytes { handler(named: $0) } }
         set {
-            var entries = handlers.filter { $0.name != name }
-            if let newValue { entries.append(Entry(name, newValue)) }
-            rebuild(entries)
+            var kept = entries.filter { $0.name != name }
+            if let newValue { kept.append(Entry(name, newValue)) }
+            rebuild(kept)
         }
     }
 
-    private mutating func rebuild(_ entries: [Entry]) {
-        handlers = []
-        bytes = []
-        spans = []
+    /// Forgets every method (at shutdown: handlers hold the server).
+    func removeAll() { rebuild([]) }
+
+    private func rebuild(_ list: [Entry]) {
+        release()
+        entries = list
         var size = 64
-        while size < entries.count * 2 { size *= 2 }
-        slots = [Int32](repeating: 0, count: size)
-        for entry in entries {
-            let b = Array(entry.name.utf8)
-            spans.append(UInt64(b.count) << 32 | UInt64(bytes.count))
-            bytes += b
-            handlers.append(entry)
-            var i = b.withUnsafeBytes { Self.hash($0) } & (size - 1)
-            while slots[i] != 0 { i = (i + 1) & (size - 1) }
-            slots[i] = Int32(handlers.count)
+        while size < list.count * 2 { size *= 2 }
+        mask = size - 1
+        let names = list.map { Array($0.name.utf8) }
+        bytes = .allocate(byteCount: names.reduce(0) { $0 + $1.count }, alignment: 1)
+        spans = .allocate(capacity: list.count)
+        slots = .allocate(capacity: size)
+        slots.initialize(repeating: 0)
+        var at = 0
+        for (e, b) in names.enumerated() {
+            spans[e] = UInt64(b.count) << 32 | UInt64(at)
+            b.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: bytes[at..<at + b.count]).copyMemory(from: $0) }
+            at += b.count
+            var i = b.withUnsafeBytes { Self.hash($0) } & mask
+            while slots[i] != 0 { i = (i + 1) & mask }
+            slots[i] = Int32(e + 1)
         }
     }
 
     /// Every registered name.
-    var keys: [String] { handlers.map(\.name) }
+    var keys: [String] { entries.map(\.name) }
 
     func handler(named name: UnsafeRawBufferPointer) -> Handler? {
         let n = name.count
-        let found: Int = slots.withUnsafeBufferPointer { slots in
-            spans.withUnsafeBufferPointer { spans in
-                bytes.withUnsafeBytes { all in
-                    let mask = slots.count &- 1
-                    var i = Self.hash(name) & mask
-                    while slots[i] != 0 {
-                        let e = Int(slots[i]) &- 1
-                        if spans[e] >> 32 == UInt64(n)
-                            && (n == 0 || bytesEqual(name.baseAddress!, all.baseAddress! + Int(spans[e] & 0xFFFF_FFFF), count: n)) {
-                            return e
-                        }
-                        i = (i &+ 1) & mask
-                    }
-                    return -1
-                }
+        var i = Self.hash(name) & mask
+        while slots[i] != 0 {
+            let e = Int(slots[i]) &- 1
+            if spans[e] >> 32 == UInt64(n)
+                && (n == 0 || bytesEqual(name.baseAddress!, bytes.baseAddress! + Int(spans[e] & 0xFFFF_FFFF), count: n)) {
+                return entries[e].handler
             }
+            i = (i &+ 1) & mask
         }
-        return found < 0 ? nil : handlers[found].handler
+        return nil
     }
 }

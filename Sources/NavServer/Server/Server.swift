@@ -37,7 +37,7 @@ public final class Server {
     /// Field names of the setup models requests carry (`with`), made into strings once.
     let setupKeys = StringCache()
     /// Method name → handler.
-    var methods = MethodTable()
+    let methods = MethodTable()
     private(set) var isShuttingDown = false
     /// Runs when SIGHUP arrives.
     public var onHangup: (() -> Void)?
@@ -188,7 +188,7 @@ public final class Server {
         flusher?.close()
         flusher = nil
         // Method handlers hold the server strongly: end that cycle.
-        methods = MethodTable()
+        methods.removeAll()
         loop.stop()
     }
 
