@@ -6,6 +6,9 @@
 #   scripts/instructions.sh            navigate/dismiss pairs, 10 connections, 16 in flight, 20,000 requests
 #   MODE=fanout scripts/instructions.sh   one publisher (16 in flight), 100 subscribers, 4,000 messages
 #   N=... C=... P=... NAVD=path        other counts, connections, depth, binary
+#   PROFILE=1 scripts/instructions.sh  also: where they go, by function and by source line (a build with
+#                                      DWARF 4 debug info in .build-prof, which valgrind can read; the
+#                                      callgrind file is kept and named at the end)
 #
 # Needs valgrind (installed when missing) and the perf anchors' loadgen (PERF_ANCHORS, default
 # ../shared/perf-anchors). Counts navd's user-space instructions from the first request to the last
@@ -18,14 +21,23 @@ NAVD=${NAVD:-}
 if [ ! -f "$ANCHORS/loadgen.c" ]; then echo "instructions: no perf anchors at $ANCHORS (set PERF_ANCHORS)" >&2; exit 2; fi
 command -v valgrind >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null; }
 make -s -C "$ANCHORS" >/dev/null
-if [ -z "$NAVD" ]; then swift build -c release --product navd >/dev/null; NAVD=.build/release/navd; fi
+PROFILE=${PROFILE:-}
+if [ -n "$PROFILE" ]; then
+    # valgrind cannot read Swift's default DWARF 5; version 4 it can, for Swift and the C++ shim alike.
+    swift build -c release --product navd --scratch-path .build-prof \
+        -Xswiftc -g -Xswiftc -dwarf-version=4 -Xcc -gdwarf-4 -Xcxx -gdwarf-4 >/dev/null
+    NAVD=.build-prof/release/navd
+elif [ -z "$NAVD" ]; then
+    swift build -c release --product navd >/dev/null; NAVD=.build/release/navd
+fi
 
 WORK=$(mktemp -d /tmp/navd-instructions.XXXXXX)
 VP=
 cleanup() { [ -n "$VP" ] && kill "$VP" 2>/dev/null; rm -rf "$WORK"; }
 trap cleanup EXIT
 # valgrind cannot read the DWARF of Swift binaries; the symbol table is enough to count.
-cp "$NAVD" "$WORK/navd" && strip --strip-debug "$WORK/navd"
+cp "$NAVD" "$WORK/navd"
+[ -n "$PROFILE" ] || strip --strip-debug "$WORK/navd"
 SOCK=$WORK/navd.sock
 valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.out" "$WORK/navd" --socket "$SOCK" --ephemeral --log-level error \
     >"$WORK/valgrind.log" 2>&1 &
@@ -58,3 +70,12 @@ sleep 0.5
 total=$(grep -h -m1 "^summary:\|^totals:" "$WORK"/cg.out.* | awk '{print $2}')
 errors=$(sed -n 's/.*errors=\([0-9]*\).*/\1/p' "$WORK/loadgen.out")
 echo "instructions $what: $((total / N))  (N=$N, loadgen errors=${errors:-?})"
+if [ -n "$PROFILE" ]; then
+    out=/tmp/navd-callgrind.$MODE.out
+    cp "$WORK"/cg.out.* "$out"
+    echo "functions by own instructions per request:"
+    callgrind_annotate --threshold=100 "$out" 2>/dev/null | swift demangle --simplified |
+        awk -v n="$N" '/^ *[0-9,]+ +\(/ { c = $1; gsub(",", "", c); f = substr($0, index($0, ")") + 3); sub(/^[^:]*:/, "", f); sub(/ \[\/.*$/, "", f)
+                                         if (c / n >= 20) printf "%8.0f  %s\n", c / n, substr(f, 1, 110) }' | sed -n '2,40p'
+    echo "callgrind file: $out  (callgrind_annotate --auto=yes --show-percs=no $out: costs by source line)"
+fi
