@@ -35,11 +35,22 @@ public final class JSONParser {
     /// Parses a complete document held in `bytes` and returns a view of it, read in place. The view
     /// (and every view taken from it) is valid until this parser parses again.
     public func view(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONView {
+        try view(bytes, padded: false)
+    }
+
+    /// The readable bytes that must follow a document parsed with `padded: true`.
+    public static let padding = Int(NAVJSON_PADDING)
+
+    /// As ``view(_:)``; with `padded`, the caller promises ``padding`` readable bytes after `bytes`
+    /// (whatever they hold), and the document is parsed in place instead of copied first.
+    public func view(_ bytes: UnsafeRawBufferPointer, padded: Bool) throws(JSONParseError) -> JSONView {
         generation &+= 1
         var tape: UnsafePointer<UInt64>? = nil
         var strings: UnsafePointer<UInt8>? = nil
         let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self)
-        let rc = navjson_parse(raw, base, bytes.count, UInt32(clamping: maxDepth), &tape, &strings)
+        let rc = padded && base != nil
+            ? navjson_parse_padded(raw, base, bytes.count, UInt32(clamping: maxDepth), &tape, &strings)
+            : navjson_parse(raw, base, bytes.count, UInt32(clamping: maxDepth), &tape, &strings)
         guard rc == Int32(NAVJSON_OK), let tape, let strings else {
             let detail = String(cString: navjson_last_error(raw))
             switch rc {

@@ -7,10 +7,13 @@ public final class EventLoop {
     /// One read buffer shared by every stream: reads are consumed synchronously in their callback.
     let readBufferSize = 64 * 1024
     let readBuffer: UnsafeMutablePointer<CChar>
+    /// Readable bytes allocated after the read buffer's end, so that anything read can be handed to a
+    /// parser that reads a little past its input (simdjson's padding) without being copied first.
+    public static let readPadding = 64
 
     public init() {
         raw = .allocate(capacity: 1)
-        readBuffer = .allocate(capacity: readBufferSize)
+        readBuffer = .allocate(capacity: readBufferSize + Self.readPadding)
         uv_loop_init(raw)
         navuv_ignore_sigpipe()
         navuv_unblock_signals()
@@ -19,6 +22,14 @@ public final class EventLoop {
     deinit {
         raw.deallocate()
         readBuffer.deallocate()
+    }
+
+    /// Whether `bytes` lie in the shared read buffer (then at least ``readPadding`` readable bytes follow them).
+    @inline(__always)
+    public func isInReadBuffer(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let p = bytes.baseAddress else { return false }
+        let start = UnsafeRawPointer(readBuffer)
+        return p >= start && p + bytes.count <= start + readBufferSize
     }
 
     /// Runs until no active handle is left or ``stop()`` is called.

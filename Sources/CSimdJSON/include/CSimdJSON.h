@@ -30,6 +30,14 @@ void navjson_parser_free(navjson_parser *p);
 int navjson_parse(navjson_parser *p, const char *data, size_t len, uint32_t max_depth,
                   const uint64_t **tape, const uint8_t **strings);
 
+/// As navjson_parse, for input followed by at least NAVJSON_PADDING readable bytes (whatever they
+/// hold): parsed in place, without the copy into a padded buffer.
+int navjson_parse_padded(navjson_parser *p, const char *data, size_t len, uint32_t max_depth,
+                         const uint64_t **tape, const uint8_t **strings);
+
+/// The readable bytes navjson_parse_padded needs after its input (simdjson's SIMDJSON_PADDING).
+#define NAVJSON_PADDING 64
+
 /// A short English description of the last error of `p`.
 const char *navjson_last_error(navjson_parser *p);
 

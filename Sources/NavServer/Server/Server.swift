@@ -256,7 +256,8 @@ public final class Server {
     func handleMessage(_ body: UnsafeRawBufferPointer, framing: Framing, from c: Connection) {
         let message: JSONView
         do {
-            message = try parser.view(body)
+            // A message in the read buffer is followed by its padding: parsed in place.
+            message = try parser.view(body, padded: EventLoop.readPadding >= JSONParser.padding && loop.isInReadBuffer(body))
         } catch {
             let e: RPCError
             switch error.kind {
