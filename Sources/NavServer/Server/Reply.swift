@@ -112,8 +112,20 @@ struct Call {
     /// An object, an empty array, or nil.
     let params: JSONView?
     let framing: Framing
-    let batch: BatchCollector?
+    /// The batch the call belongs to, unretained: the batch's handler holds it while calls are
+    /// dispatched, and ``deferred()`` retains it for a later answer (most calls have none).
+    let batchRef: Unmanaged<BatchCollector>?
     let slot: Int
+
+    init(connection: Connection, id: JSONView?, methodName: JSONView, params: JSONView?, framing: Framing, batch: BatchCollector?, slot: Int) {
+        self.connection = connection
+        self.id = id
+        self.methodName = methodName
+        self.params = params
+        self.framing = framing
+        self.batchRef = batch.map { Unmanaged.passUnretained($0) }
+        self.slot = slot
+    }
 
     var method: String { methodName.string ?? "" }
 
@@ -129,8 +141,8 @@ struct Call {
     @inline(__always)
     private func answer(_ result: some JSONEncodable) {
         guard let id else { return }
-        if let batch {
-            batch.fill(slot) { RPCEncoder.response(id: id, result: result, into: &$0) }
+        if let batchRef {
+            batchRef._withUnsafeGuaranteedRef { $0.fill(slot) { RPCEncoder.response(id: id, result: result, into: &$0) } }
         } else {
             connection.send(framing) { RPCEncoder.response(id: id, result: result, into: &$0) }
         }
@@ -140,8 +152,8 @@ struct Call {
 
     func fail(_ error: RPCError) {
         guard let id else { return }
-        if let batch {
-            batch.fill(slot) { RPCEncoder.error(id: id, error: error, into: &$0) }
+        if let batchRef {
+            batchRef._withUnsafeGuaranteedRef { $0.fill(slot) { RPCEncoder.error(id: id, error: error, into: &$0) } }
         } else {
             connection.send(framing) { RPCEncoder.error(id: id, error: error, into: &$0) }
         }
@@ -158,6 +170,6 @@ struct Call {
 
     /// The way to answer after the handler returns; the call itself must then not be answered.
     func deferred() -> Reply {
-        Reply(connection: connection, id: id?.value, framing: framing, batch: batch, slot: slot)
+        Reply(connection: connection, id: id?.value, framing: framing, batch: batchRef?.takeUnretainedValue(), slot: slot)
     }
 }
