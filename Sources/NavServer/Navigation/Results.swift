@@ -80,11 +80,14 @@ struct Removed: JSONEncodable {
             o.int(version)
             o.raw(",\"removed\":[")
         }
-        for (i, n) in removed.enumerated() {
+        var i = 0
+        while i < removed.count {
+            let n = removed[i]
             w.reserving(24) { o in
                 if i > 0 { o.raw(UInt8(ascii: ",")) }
                 o.nodeId(n)
             }
+            i += 1
         }
         w.raw("]}")
     }
