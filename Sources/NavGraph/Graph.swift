@@ -119,7 +119,9 @@ public final class Coordinator: @unchecked Sendable {
     public internal(set) var access: [String] = []
     /// Setup fields filled from the source's params: field → path in the source's params.
     public internal(set) var mediation: [(field: String, sourcePath: [String])] = []
-    public internal(set) var flow: Flow?
+    public internal(set) var flow: Flow? { didSet { flowStart = flow?.start ?? -1 } }
+    /// The start step of the flow this coordinator is, or -1 (read without copying ``flow``).
+    public private(set) var flowStart = -1
     /// The flow this coordinator is a step of, if any.
     public internal(set) var stepOf: [Int] = []
     public internal(set) var description: String?

@@ -392,10 +392,10 @@ public final class Session {
 
     /// A screen, or a flow with its start step.
     func makeTarget(_ coordinator: Int, params: JSONValue) -> Node {
-        let c = graph.coordinators[coordinator]
-        if let f = c.flow {
+        let start = graph.coordinators[coordinator].flowStart
+        if start >= 0 {
             let flow = newNode(.flow, coordinator: coordinator, params: params)
-            adopt(newNode(.screen, coordinator: f.start), into: flow)
+            adopt(newNode(.screen, coordinator: start), into: flow)
             return flow
         }
         return newNode(.screen, coordinator: coordinator, params: params)
