@@ -26,38 +26,41 @@ extension ParamName {
 /// bytes for matching a request's keys.
 final class ParamTable: @unchecked Sendable {
     let names: [String]
-    /// All names, back to back, and each one's length and start, packed (`length << 32 | start`).
-    private let bytes: [UInt8]
-    private let spans: [UInt64]
+    /// All names, back to back, and each one's `length << 32 | start`: storage of the table's own,
+    /// read without retaining an array per request.
+    private let bytes: UnsafeMutableRawBufferPointer
+    private let spans: UnsafeMutableBufferPointer<UInt64>
 
     init<P: ParamName>(_: P.Type) {
         precondition(P.allCases.count <= ParamSlots.capacity, "a method takes at most \(ParamSlots.capacity) params")
         precondition(P.allCases.enumerated().allSatisfy { $0.offset == $0.element.rawValue }, "param cases are numbered 0, 1, 2, …")
         names = P.allCases.map { "\($0)" }
-        var b: [UInt8] = []
-        var r: [UInt64] = []
-        for n in names {
-            r.append(UInt64(n.utf8.count) << 32 | UInt64(b.count))
-            b += n.utf8
+        let utf8 = names.map { Array($0.utf8) }
+        bytes = .allocate(byteCount: utf8.reduce(0) { $0 + $1.count }, alignment: 1)
+        spans = .allocate(capacity: utf8.count)
+        var at = 0
+        for (i, b) in utf8.enumerated() {
+            spans[i] = UInt64(b.count) << 32 | UInt64(at)
+            b.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: bytes[at..<at + b.count]).copyMemory(from: $0) }
+            at += b.count
         }
-        bytes = b
-        spans = r
+    }
+
+    deinit {
+        bytes.deallocate()
+        spans.deallocate()
     }
 
     /// The index of the name whose bytes are `key`, or nil.
     @inline(__always)
     func index(of key: UnsafeRawBufferPointer) -> Int? {
         let n = UInt64(truncatingIfNeeded: key.count)
-        return bytes.withUnsafeBytes { all in
-            spans.withUnsafeBufferPointer { spans in
-                for i in 0..<spans.count where spans[i] >> 32 == n {
-                    if n == 0 || bytesEqual(key.baseAddress!, all.baseAddress! + Int(truncatingIfNeeded: spans[i] & 0xFFFF_FFFF), count: key.count) {
-                        return i
-                    }
-                }
-                return nil
+        for i in 0..<spans.count where spans[i] >> 32 == n {
+            if n == 0 || bytesEqual(key.baseAddress!, bytes.baseAddress! + Int(truncatingIfNeeded: spans[i] & 0xFFFF_FFFF), count: key.count) {
+                return i
             }
         }
+        return nil
     }
 
     /// `"a", "b", "c"`, for messages.
