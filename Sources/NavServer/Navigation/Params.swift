@@ -32,12 +32,14 @@ final class ParamTable: @unchecked Sendable {
     private let spans: UnsafeMutableBufferPointer<UInt64>
 
     init<P: ParamName>(_: P.Type) {
-        precondition(P.allCases.count <= ParamSlots.capacity, "a method takes at most \(ParamSlots.capacity) params")
+        precondition(P.allCases.count <= 32, "a method takes at most 32 params")
         precondition(P.allCases.enumerated().allSatisfy { $0.offset == $0.element.rawValue }, "param cases are numbered 0, 1, 2, …")
         names = P.allCases.map { "\($0)" }
         let utf8 = names.map { Array($0.utf8) }
         bytes = .allocate(byteCount: utf8.reduce(0) { $0 + $1.count }, alignment: 1)
         spans = .allocate(capacity: utf8.count)
+        positions = .allocate(capacity: utf8.count)
+        positions.initialize(repeating: 0)
         var at = 0
         for (i, b) in utf8.enumerated() {
             spans[i] = UInt64(b.count) << 32 | UInt64(at)
@@ -49,7 +51,15 @@ final class ParamTable: @unchecked Sendable {
     deinit {
         bytes.deallocate()
         spans.deallocate()
+        positions.deallocate()
     }
+
+    /// Where each param's value sits in the document of the request being read (0: absent; a
+    /// document's value never sits at word 0). Kept here, not in ``Params``: a request's params are
+    /// read before its handler returns and before another request of the method is read, and a
+    /// table of positions copied along with each `Params` value stalled on store forwarding
+    /// (narrow stores read back by a wide copy).
+    let positions: UnsafeMutableBufferPointer<UInt32>
 
     /// The index of the name whose bytes are `key`, or nil.
     @inline(__always)
@@ -67,25 +77,6 @@ final class ParamTable: @unchecked Sendable {
     var list: String { names.map { "\"\($0)\"" }.joined(separator: ", ") }
 }
 
-/// Where each param's value sits in the request's document, by param index (0: absent; a document's
-/// value never sits at word 0): 32 bits each, two to a word.
-struct ParamSlots {
-    static let capacity = 12
-    private var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
-
-    @inline(__always)
-    mutating func set(_ i: Int, _ position: Int) {
-        withUnsafeMutableBytes(of: &words) { w in
-            w.storeBytes(of: UInt32(truncatingIfNeeded: position), toByteOffset: i &* 4, as: UInt32.self)
-        }
-    }
-
-    @inline(__always)
-    func get(_ i: Int) -> Int {
-        withUnsafeBytes(of: words) { w in Int(w.load(fromByteOffset: i &* 4, as: UInt32.self)) }
-    }
-}
-
 /// Reads a method's named params with precise errors: a wrong type or an unknown name is an
 /// `invalidParams` error naming the param (`data.param`) and what it should be. Params are read in
 /// place (``JSONView``); only the values asked for are copied out. The one pass that checks the
@@ -93,7 +84,7 @@ struct ParamSlots {
 struct Params<P: ParamName> {
     private let methodName: JSONView
     let object: JSONView?
-    private var slots = ParamSlots()
+    private let table: Unmanaged<ParamTable>
 
     /// The method's name, for messages.
     var method: String { methodName.string ?? "" }
@@ -101,26 +92,28 @@ struct Params<P: ParamName> {
     init(_ call: borrowing Call) throws(RPCError) {
         methodName = call.methodName
         object = call.params.flatMap { $0.isObject ? $0 : nil }
-        guard let object else { return }
         let table = P.table
+        self.table = Unmanaged.passUnretained(table)  // tables live as long as the process
+        let positions = table.positions
+        positions.update(repeating: 0)
+        guard let object else { return }
         let methodName = self.methodName
-        var slots = ParamSlots()
         try object.forEachMember { (k, v) throws(RPCError) in
             guard let i = table.index(of: k) else {
                 let name = String(decoding: k, as: UTF8.self)
                 throw RPCError.invalidParams("`\(methodName.string ?? "")` has no param \"\(name)\"; its params are \(table.list)",
                                              data: ["param": .string(name)])
             }
-            slots.set(i, v.position)  // a repeated name: the last value counts (positions fit 32 bits: messages are < 4 GiB)
+            // A repeated name: the last value counts (positions fit 32 bits: messages are < 4 GiB).
+            positions[i] = UInt32(truncatingIfNeeded: v.position)
         }
-        self.slots = slots
     }
 
     /// The param as given (`null` included), or nil when absent; a repeated name is its last value.
     @inline(__always)
     private func member(_ name: P) -> JSONView? {
         guard let object else { return nil }
-        let pos = slots.get(name.rawValue)
+        let pos = Int(table._withUnsafeGuaranteedRef { $0.positions[name.rawValue] })
         return pos == 0 ? nil : object.view(at: pos)
     }
 
