@@ -9,6 +9,7 @@ public struct RPCRequest {
     public var methodName: JSONView
     public var params: JSONView?
 
+    @inlinable
     public init(id: JSONView?, methodName: JSONView, params: JSONView?) {
         self.id = id
         self.methodName = methodName
@@ -102,7 +103,7 @@ public enum RPCMessage {
     /// The request or notification `message` is, when it is a valid one (nearly every message): read
     /// in one pass into positions, building nothing. Nil for anything else — a response, an invalid
     /// message — which ``decode(_:)`` then tells apart, with the precise error.
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func request(_ message: JSONView) -> RPCRequest? {
         guard message.isObject else { return nil }
         var id = 0, method = 0, params = 0, version = 0
@@ -133,7 +134,7 @@ public enum RPCMessage {
         return RPCRequest(id: idView, methodName: m, params: paramsView)
     }
 
-    @inline(__always) private static func key(_ k: UnsafeRawBufferPointer, _ name: StaticString) -> Bool {
+    @inlinable @inline(__always) static func key(_ k: UnsafeRawBufferPointer, _ name: StaticString) -> Bool {
         JSONView.bytes(k, equal: name)
     }
 }
