@@ -10,10 +10,10 @@ public final class Node {
     /// The number in the node's id: the id is "n" and this number (``id``). Made by the session's
     /// counter, never reused; the key of the session's node index. Requests name nodes by id, replies
     /// write ids from the number: no string is made for a node on the navigation path.
-    public let number: Int
-    public let kind: Kind
+    public private(set) var number: Int
+    public private(set) var kind: Kind
     /// Index into the graph's coordinators (screens and flows), else -1.
-    public let coordinator: Int
+    public private(set) var coordinator: Int
     public internal(set) var params: JSONValue
     /// Stack: screens and flows, last on top. Tabs: stacks. Flow: its step screens, last on top.
     public internal(set) var children: [Node] = []
@@ -43,6 +43,17 @@ public final class Node {
         self.kind = kind
         self.coordinator = coordinator
         self.params = params
+    }
+
+    /// Makes a node that left the tree, with no other reference to it, a new node (see
+    /// ``Session``'s spare nodes): an allocation and a free saved per screen shown and dismissed.
+    func reuse(number: Int, kind: Kind, coordinator: Int, params: JSONValue) {
+        assert(children.isEmpty && presented == nil && parentRef == nil, "only a detached leaf is reused")
+        self.number = number
+        self.kind = kind
+        self.coordinator = coordinator
+        self.params = params
+        selected = 0
     }
 
     /// A node with an id of the form navd makes ("n" and a number); nil for any other form.

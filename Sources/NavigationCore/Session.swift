@@ -337,6 +337,19 @@ public final class Session {
     public var facts: [String: JSONValue] = [:]
     private var nextId = 0
     private let nodes = NodeIndex()
+    /// Leaf nodes that left the tree with no other reference to them, made new nodes again by
+    /// ``newNode(_:coordinator:params:)`` (a screen pushed and dismissed over and over allocates
+    /// nothing); a few at most.
+    private var spare: [Node] = []
+    private static let maxSpare = 8
+
+    /// Keeps `node` for reuse when it left the tree as a leaf and nothing else refers to it.
+    private func recycle(_ node: inout Node) {
+        guard spare.count < Session.maxSpare, node.children.isEmpty, node.presented == nil,
+              isKnownUniquelyReferenced(&node) else { return }
+        node.params = .null
+        spare.append(node)
+    }
 
     /// Replies of keyed navigations (idempotency), oldest first, bounded.
     public private(set) var keyed: [String: Result<JSONValue, NavError>] = [:]
@@ -380,7 +393,13 @@ public final class Session {
     /// A new node with the next id, entered in the index.
     private func newNode(_ kind: Node.Kind, coordinator: Int = -1, params: JSONValue = .object([:])) -> Node {
         nextId += 1
-        let n = Node(number: nextId, kind: kind, coordinator: coordinator, params: params)
+        let n: Node
+        if let s = spare.popLast() {
+            s.reuse(number: nextId, kind: kind, coordinator: coordinator, params: params)
+            n = s
+        } else {
+            n = Node(number: nextId, kind: kind, coordinator: coordinator, params: params)
+        }
         nodes.insert(n)
         return n
     }
@@ -700,7 +719,7 @@ public final class Session {
 
     /// Removes `nodeId` (default: the visible top) and everything above it in its stack.
     public func dismiss(_ nodeId: String?) throws(NavError) -> Commit {
-        let node: Node
+        var node: Node
         if let id = nodeId {
             guard let n = nodes[id] else {
                 throw NavError(.unknownNode, "no node `\(id)` in session `\(name)`; `tree` lists the current nodes", data: ["node": .string(id)])
@@ -710,7 +729,9 @@ public final class Session {
             guard let top = visibleTopRef else { throw NavError(.unknownNode, "nothing to dismiss") }
             node = top._withUnsafeGuaranteedRef { $0 }
         }
-        return try remove(node, status: .cancelled, result: nil, error: nil, flowNode: nil)
+        let commit = try remove(node, status: .cancelled, result: nil, error: nil, flowNode: nil)
+        recycle(&node)
+        return commit
     }
 
     /// Removes `node` following the dismiss rules; `flowNode` is the flow completing, if any.
