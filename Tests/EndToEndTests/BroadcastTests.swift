@@ -105,4 +105,28 @@ import Testing
         let pushed = frames[1]["params"]?["changes"]?.arrayValue?.first?["node"]?["params"]?["id"]
         #expect(pushed == "p\"1é")
     }
+
+    /// A request that comes alone in its read is answered as soon as it is handled (not at the end of
+    /// the loop iteration); for a subscriber of its own session the stackChanged of the commit still
+    /// comes first, and another subscriber gets it too.
+    @Test func aLoneRequestIsAnsweredAfterTheNotificationOfItsCommit() throws {
+        let d = try Daemon()
+        let driver = try d.client()
+        let watcher = try d.client()
+        var seen = try driver.call("subscribe")["version"]?.intValue ?? -1
+        try watcher.call("subscribe")
+        for i in 0..<200 {
+            let id = try driver.send(i % 2 == 0 ? "navigate" : "dismiss",
+                                     i % 2 == 0 ? ["to": "shop.Product", "with": ["id": .string("p\(i)")]] : nil)
+            let first = try #require(try driver.readMessage())
+            #expect(first["method"] == "stackChanged", "reply \(id) came before its stackChanged: \(first)")
+            seen += 1
+            #expect(first["params"]?["version"]?.intValue == seen)
+            let reply = try #require(try driver.readMessage())
+            #expect(reply["id"] == id && reply["error"] == nil, "\(reply)")
+            #expect(reply["result"]?["version"]?.intValue == seen)
+            let other = try watcher.notification("stackChanged")
+            #expect(other["params"]?["version"]?.intValue == seen)
+        }
+    }
 }

@@ -14,7 +14,8 @@ final class Connection {
     let server: Server
     let stream: PipeStream
     private var decoder: FrameDecoder
-    /// Output not yet handed to the stream; flushed once per loop iteration.
+    /// Output not yet handed to the stream; flushed once per loop iteration (or at once after a read
+    /// that carried a single request, see ``received(_:)``).
     let output = ByteBuffer(capacity: 16)
     /// Notifications shared with other subscribers: a range of the server's broadcast log that follows
     /// `output`. It is written from the log itself at flush, so a notification is not copied once per
@@ -92,12 +93,20 @@ final class Connection {
     private func received(_ bytes: UnsafeRawBufferPointer) {
         guard !isClosed else { return }
         server.stats.bytesIn += bytes.count
+        var messages = 0
         do {
             try decoder.feed(bytes) { framing, body in
                 guard !self.isClosed else { return }
                 self.lastFraming = framing
+                messages += 1
                 server.handleMessage(body, framing: framing, from: self)
             }
+            // A read that carried one message is a client waiting for that answer before it sends
+            // again: the answer leaves now, while the loop goes on with other connections, instead
+            // of at the end of the iteration. A client that pipelines gets its answers together at
+            // the end of the iteration, one write for many. Not while commits wait to be saved:
+            // nothing is acknowledged before it is in the state file.
+            if messages == 1 && isDirty && hasOwnOutput && !server.holdsReplies { flush() }
         } catch {
             let rpcError: RPCError
             switch error {

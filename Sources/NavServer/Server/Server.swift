@@ -228,6 +228,9 @@ public final class Server {
         return outboundCounter
     }
 
+    /// Whether replies must wait for the end of the iteration: commits not yet in the state file.
+    var holdsReplies: Bool { store?.hasPendingWrites ?? false }
+
     private func flushAll() {
         // Commits reach the state file before any reply or notification of this iteration leaves.
         if let store, store.hasPendingWrites {
