@@ -281,20 +281,42 @@ public struct JSONView {
         case .object:
             var members: [JSONObject.Member] = []
             members.reserveCapacity(count)
-            forEachMember { k, v in
-                let key = keys?.string(k) ?? String(decoding: k, as: UTF8.self)
-                let value = v.value(keys: keys)
-                // Duplicate keys: the last one wins, as in most parsers.
-                var j = 0
-                while j < members.count && members[j].key != key { j += 1 }
-                if j < members.count {
-                    members[j].value = value
+            _ = writeMembers(keys: keys, into: &members)
+            return .object(JSONObject(members: members))
+        }
+    }
+
+    /// This object copied out into `storage`: its members overwrite the old ones in place (the
+    /// buffer is reused when nothing else holds it, so an object no larger than the last one
+    /// needs no allocation). Not an object: nil, and `storage` is left as it was.
+    public func objectValue(keys: StringCache?, reusing storage: inout [JSONObject.Member]) -> JSONObject? {
+        guard kind == .object else { return nil }
+        let n = writeMembers(keys: keys, into: &storage)
+        if n < storage.count { storage.removeSubrange(n...) }
+        return JSONObject(members: storage)
+    }
+
+    /// Writes the members over `members` from the start (appending past its end) and returns how
+    /// many there are. A repeated key: the last value wins, in the first one's place, as in most parsers.
+    private func writeMembers(keys: StringCache?, into members: inout [JSONObject.Member]) -> Int {
+        var n = 0
+        forEachMember { k, v in
+            let key = keys?.string(k) ?? String(decoding: k, as: UTF8.self)
+            let value = v.value(keys: keys)
+            var j = 0
+            while j < n && members[j].key != key { j += 1 }
+            if j < n {
+                members[j].value = value
+            } else {
+                if n < members.count {
+                    members[n] = JSONObject.Member(key: key, value: value)
                 } else {
                     members.append(JSONObject.Member(key: key, value: value))
                 }
+                n += 1
             }
-            return .object(JSONObject(members: members))
         }
+        return n
     }
 }
 

@@ -343,12 +343,25 @@ public final class Session {
     private var spare: [Node] = []
     private static let maxSpare = 8
 
-    /// Keeps `node` for reuse when it left the tree as a leaf and nothing else refers to it.
+    /// Keeps `node` for reuse when it left the tree as a leaf and nothing else refers to it. Its
+    /// setup model is kept too: the next navigation may build its own in the same storage
+    /// (``takeSpareSetupStorage()``).
     private func recycle(_ node: inout Node) {
         guard spare.count < Session.maxSpare, node.children.isEmpty, node.presented == nil,
               isKnownUniquelyReferenced(&node) else { return }
-        node.params = .null
         spare.append(node)
+    }
+
+    /// The members storage of the setup model of the node this session will make next, taken
+    /// from it (empty when there is none): build the next setup model in it and, when nothing
+    /// else holds it, no buffer is allocated for it nor the old one freed. Taking it changes
+    /// nothing visible: a spare node is not in the tree.
+    public func takeSpareSetupStorage() -> [JSONObject.Member] {
+        guard let s = spare.last, case .object = s.params else { return [] }
+        let params = s.params
+        s.params = .null
+        guard case .object(let o) = consume params else { return [] }
+        return o.members
     }
 
     /// Replies of keyed navigations (idempotency), oldest first, bounded.

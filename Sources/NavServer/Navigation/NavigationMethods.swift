@@ -211,7 +211,9 @@ extension Server {
             // `to` stays in place: it is looked up by its bytes (a string is made only for a message).
             to = try p.stringView(.to)
             route = try p.string(.route)
-            with = try p.objectParam(.with, keys: setupKeys)
+            // The setup model is built in the storage of the node the session will make next
+            // (a node dismissed earlier), when it has one.
+            with = try p.objectParam(.with, keys: setupKeys, reusing: state.session.takeSpareSetupStorage())
             from = try p.string(.from)
             ifVersion = try p.int(.ifVersion)
             key = try p.string(.key)

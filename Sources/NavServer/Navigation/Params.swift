@@ -183,10 +183,11 @@ struct Params<P: ParamName> {
         return o
     }
 
-    /// An object param copied out with its keys from `keys` (see ``StringCache``).
-    func objectParam(_ name: P, keys: StringCache) throws(RPCError) -> JSONObject? {
-        guard let v = try objectView(name), case .object(let o) = v.value(keys: keys) else { return nil }
-        return o
+    /// An object param copied out with its keys from `keys` (see ``StringCache``), into `storage`'s
+    /// buffer when nothing else holds it (see ``JSONView/objectValue(keys:reusing:)``).
+    func objectParam(_ name: P, keys: StringCache, reusing storage: consuming [JSONObject.Member]) throws(RPCError) -> JSONObject? {
+        guard let v = try objectView(name) else { return nil }
+        return v.objectValue(keys: keys, reusing: &storage)
     }
 
     func stringArray(_ name: P) throws(RPCError) -> [String]? {
