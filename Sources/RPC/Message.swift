@@ -168,16 +168,16 @@ public enum RPCEncoder {
     }
 
     public static func error(id: JSONView, error: RPCError, into w: inout JSONWriter) {
-        w.raw("{\"jsonrpc\":\"2.0\",\"id\":")
-        w.write(id)
-        w.raw(",\"error\":")
-        w.write(error.json)
-        w.raw("}")
+        self.error(error, into: &w) { $0.write(id) }
     }
 
     public static func error(id: JSONValue, error: RPCError, into w: inout JSONWriter) {
+        self.error(error, into: &w) { $0.write(id) }
+    }
+
+    private static func error(_ error: RPCError, into w: inout JSONWriter, id writeId: (inout JSONWriter) -> Void) {
         w.raw("{\"jsonrpc\":\"2.0\",\"id\":")
-        w.write(id)
+        writeId(&w)
         w.raw(",\"error\":")
         w.write(error.json)
         w.raw("}")

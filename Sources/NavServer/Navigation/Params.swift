@@ -26,31 +26,21 @@ extension ParamName {
 /// bytes for matching a request's keys.
 final class ParamTable: @unchecked Sendable {
     let names: [String]
-    /// All names, back to back, and each one's `length << 32 | start`: storage of the table's own,
-    /// read without retaining an array per request.
-    private let bytes: UnsafeMutableRawBufferPointer
-    private let spans: UnsafeMutableBufferPointer<UInt64>
+    /// The names as bytes, for matching keys (storage of the table's own, read without retaining
+    /// an array per request).
+    private let packed: PackedNames
 
     init<P: ParamName>(_: P.Type) {
         precondition(P.allCases.count <= 32, "a method takes at most 32 params")
         precondition(P.allCases.enumerated().allSatisfy { $0.offset == $0.element.rawValue }, "param cases are numbered 0, 1, 2, …")
         names = P.allCases.map { "\($0)" }
-        let utf8 = names.map { Array($0.utf8) }
-        bytes = .allocate(byteCount: utf8.reduce(0) { $0 + $1.count }, alignment: 1)
-        spans = .allocate(capacity: utf8.count)
-        positions = .allocate(capacity: utf8.count)
+        packed = PackedNames(names)
+        positions = .allocate(capacity: names.count)
         positions.initialize(repeating: 0)
-        var at = 0
-        for (i, b) in utf8.enumerated() {
-            spans[i] = UInt64(b.count) << 32 | UInt64(at)
-            b.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: bytes[at..<at + b.count]).copyMemory(from: $0) }
-            at += b.count
-        }
     }
 
     deinit {
-        bytes.deallocate()
-        spans.deallocate()
+        packed.deallocate()
         positions.deallocate()
     }
 
@@ -64,12 +54,7 @@ final class ParamTable: @unchecked Sendable {
     /// The index of the name whose bytes are `key`, or nil.
     @inline(__always)
     func index(of key: UnsafeRawBufferPointer) -> Int? {
-        let n = UInt64(truncatingIfNeeded: key.count)
-        for i in 0..<spans.count where spans[i] >> 32 == n {
-            if n == 0 || bytesEqual(key.baseAddress!, bytes.baseAddress! + Int(truncatingIfNeeded: spans[i] & 0xFFFF_FFFF), count: key.count) {
-                return i
-            }
-        }
+        for i in 0..<packed.count where packed.matches(i, key) { return i }
         return nil
     }
 

@@ -18,10 +18,8 @@ final class MethodTable {
         }
     }
     private var entries: [Entry] = []
-    /// Every name, back to back; each one's `length << 32 | start`, by entry index; hash → entry
-    /// index + 1 (0: empty), at most half full.
-    private var bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 1)
-    private var spans = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: 0)
+    /// Every name, by entry index; hash → entry index + 1 (0: empty), at most half full.
+    private var names = PackedNames([String]())
     private var slots = UnsafeMutableBufferPointer<Int32>.allocate(capacity: 0)
     private var mask = -1
 
@@ -30,8 +28,7 @@ final class MethodTable {
     deinit { release() }
 
     private func release() {
-        bytes.deallocate()
-        spans.deallocate()
+        names.deallocate()
         slots.deallocate()
     }
 
@@ -60,17 +57,11 @@ final class MethodTable {
         var size = 64
         while size < list.count * 2 { size *= 2 }
         mask = size - 1
-        let names = list.map { Array($0.name.utf8) }
-        bytes = .allocate(byteCount: names.reduce(0) { $0 + $1.count }, alignment: 1)
-        spans = .allocate(capacity: list.count)
+        names = PackedNames(list.map(\.name))
         slots = .allocate(capacity: size)
         slots.initialize(repeating: 0)
-        var at = 0
-        for (e, b) in names.enumerated() {
-            spans[e] = UInt64(b.count) << 32 | UInt64(at)
-            b.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: bytes[at..<at + b.count]).copyMemory(from: $0) }
-            at += b.count
-            var i = b.withUnsafeBytes { Self.hash($0) } & mask
+        for (e, entry) in list.enumerated() {
+            var i = Array(entry.name.utf8).withUnsafeBytes { Self.hash($0) } & mask
             while slots[i] != 0 { i = (i + 1) & mask }
             slots[i] = Int32(e + 1)
         }
@@ -80,14 +71,10 @@ final class MethodTable {
     var keys: [String] { entries.map(\.name) }
 
     func handler(named name: UnsafeRawBufferPointer) -> Handler? {
-        let n = name.count
         var i = Self.hash(name) & mask
         while slots[i] != 0 {
             let e = Int(slots[i]) &- 1
-            if spans[e] >> 32 == UInt64(n)
-                && (n == 0 || bytesEqual(name.baseAddress!, bytes.baseAddress! + Int(spans[e] & 0xFFFF_FFFF), count: n)) {
-                return entries[e].handler
-            }
+            if names.matches(e, name) { return entries[e].handler }
             i = (i &+ 1) & mask
         }
         return nil

@@ -68,25 +68,17 @@ final class Reply {
     private func answer(_ result: some JSONEncodable) {
         guard let id, !answered else { return }
         answered = true
-        if let batch {
-            batch.fill(slot) { RPCEncoder.response(id: id, result: result, into: &$0) }
-        } else {
-            connection.send(framing) { RPCEncoder.response(id: id, result: result, into: &$0) }
+        connection.deliver(framing, batch: batch.map(Unmanaged.passUnretained), slot: slot, isError: false) {
+            RPCEncoder.response(id: id, result: result, into: &$0)
         }
-        connection.server.stats.requestsAnswered += 1
-        connection.requestAnswered()
     }
 
     func fail(_ error: RPCError) {
         guard let id, !answered else { return }
         answered = true
-        if let batch {
-            batch.fill(slot) { RPCEncoder.error(id: id, error: error, into: &$0) }
-        } else {
-            connection.send(framing) { RPCEncoder.error(id: id, error: error, into: &$0) }
+        connection.deliver(framing, batch: batch.map(Unmanaged.passUnretained), slot: slot, isError: true) {
+            RPCEncoder.error(id: id, error: error, into: &$0)
         }
-        connection.server.stats.errors += 1
-        connection.requestAnswered()
     }
 
     func finish(_ result: Result<some JSONEncodable, RPCError>) {
@@ -141,24 +133,16 @@ struct Call {
     @inline(__always)
     private func answer(_ result: some JSONEncodable) {
         guard let id else { return }
-        if let batchRef {
-            batchRef._withUnsafeGuaranteedRef { $0.fill(slot) { RPCEncoder.response(id: id, result: result, into: &$0) } }
-        } else {
-            connection.send(framing) { RPCEncoder.response(id: id, result: result, into: &$0) }
+        connection.deliver(framing, batch: batchRef, slot: slot, isError: false) {
+            RPCEncoder.response(id: id, result: result, into: &$0)
         }
-        connection.server.stats.requestsAnswered += 1
-        connection.requestAnswered()
     }
 
     func fail(_ error: RPCError) {
         guard let id else { return }
-        if let batchRef {
-            batchRef._withUnsafeGuaranteedRef { $0.fill(slot) { RPCEncoder.error(id: id, error: error, into: &$0) } }
-        } else {
-            connection.send(framing) { RPCEncoder.error(id: id, error: error, into: &$0) }
+        connection.deliver(framing, batch: batchRef, slot: slot, isError: true) {
+            RPCEncoder.error(id: id, error: error, into: &$0)
         }
-        connection.server.stats.errors += 1
-        connection.requestAnswered()
     }
 
     func finish(_ result: Result<some JSONEncodable, RPCError>) {
@@ -171,5 +155,21 @@ struct Call {
     /// The way to answer after the handler returns; the call itself must then not be answered.
     func deferred() -> Reply {
         Reply(connection: connection, id: id?.value, framing: framing, batch: batchRef?.takeUnretainedValue(), slot: slot)
+    }
+}
+
+extension Connection {
+    /// Sends one answer, encoded by `encode`: into its slot of `batch` when the request came in one
+    /// (unretained: the caller holds the batch), otherwise into the output; and counts it.
+    @inline(__always)
+    func deliver(_ framing: Framing, batch: Unmanaged<BatchCollector>?, slot: Int, isError: Bool,
+                 _ encode: (inout JSONWriter) -> Void) {
+        if let batch {
+            batch._withUnsafeGuaranteedRef { $0.fill(slot, encode) }
+        } else {
+            send(framing, encode)
+        }
+        if isError { server.stats.errors += 1 } else { server.stats.requestsAnswered += 1 }
+        requestAnswered()
     }
 }
