@@ -105,12 +105,14 @@ public struct EndedFlow: Sendable {
 /// The changes a commit records, built only when someone will read them.
 struct ChangeLog {
     let enabled: Bool
-    private(set) var items: [JSONValue] = []
+    /// nil while empty (see ``Commit``).
+    private(set) var items: [JSONValue]? = nil
 
     init(enabled: Bool) { self.enabled = enabled }
 
     mutating func append(_ change: @autoclosure () -> JSONValue) {
-        if enabled { items.append(change()) }
+        guard enabled else { return }
+        if items == nil { items = [change()] } else { items!.append(change()) }
     }
 }
 
@@ -119,12 +121,24 @@ public struct Commit {
     public let version: Int
     /// Ordered operations that bring a copy of the tree from `version - 1` to `version`; empty when
     /// the session does not record changes (``Session/recordsChanges``).
-    public let changes: [JSONValue]
+    public var changes: [JSONValue] { changeList ?? [] }
     /// The node the navigation created (or selected), if any.
     public let node: Node?
     /// The numbers of the nodes that left the tree (ids: ``removed``), each subtree in pre-order.
     public let removedNumbers: NodeNumbers
-    public let endedFlows: [EndedFlow]
+    public var endedFlows: [EndedFlow] { endedList ?? [] }
+    /// The lists, nil when empty (as they usually are): dropping a commit then releases nothing
+    /// for them (an empty array is released like any other, an absent one is not).
+    public let changeList: [JSONValue]?
+    public let endedList: [EndedFlow]?
+
+    init(version: Int, changes: [JSONValue]?, node: Node?, removedNumbers: NodeNumbers, endedFlows: [EndedFlow]?) {
+        self.version = version
+        changeList = changes
+        self.node = node
+        self.removedNumbers = removedNumbers
+        endedList = endedFlows
+    }
 
     /// The ids of the nodes that left the tree.
     public var removed: [String] { removedNumbers.map(Node.id) }
@@ -134,7 +148,7 @@ public struct Commit {
 /// then no array is allocated.
 public struct NodeNumbers: RandomAccessCollection, Sendable {
     private var first: Int = 0
-    private var rest: [Int] = []
+    private var rest: [Int]? = nil  // nil, not empty: nothing to release
     public private(set) var count = 0
 
     public init() {}
@@ -144,11 +158,11 @@ public struct NodeNumbers: RandomAccessCollection, Sendable {
 
     public subscript(i: Int) -> Int {
         precondition(i >= 0 && i < count, "index out of range")
-        return i == 0 ? first : rest[i - 1]
+        return i == 0 ? first : rest.unsafelyUnwrapped[i - 1]
     }
 
     public mutating func append(_ n: Int) {
-        if count == 0 { first = n } else { rest.append(n) }
+        if count == 0 { first = n } else if rest == nil { rest = [n] } else { rest!.append(n) }
         count += 1
     }
 
@@ -703,14 +717,14 @@ public final class Session {
     /// among them, which end.
     struct Removal {
         var numbers = NodeNumbers()
-        var ended: [EndedFlow] = []
+        var ended: [EndedFlow]? = nil  // nil while empty (see ``Commit``)
 
         /// The ids, as a change lists them.
         var idsJSON: JSONValue { .array(numbers.map { .string(Node.id($0)) }) }
 
         mutating func append(_ other: Removal) {
             numbers.append(contentsOf: other.numbers)
-            ended += other.ended
+            if let more = other.ended { ended = (ended ?? []) + more }
         }
     }
 
@@ -722,7 +736,7 @@ public final class Session {
         nodes.remove(n)
         n.parentRef = nil
         if n.kind == .flow && n !== except {
-            r.ended.append(EndedFlow(id: n.id, coordinator: n.coordinator, status: .cancelled, result: nil, error: nil))
+            r.ended = (r.ended ?? []) + [EndedFlow(id: n.id, coordinator: n.coordinator, status: .cancelled, result: nil, error: nil)]
         }
         for c in n.children { forget(c, into: &r, except: except) }
         if let p = n.presented { forget(p, into: &r, except: except) }
@@ -783,7 +797,7 @@ public final class Session {
             }
         }
         if let f = flowNode {
-            removed.ended.insert(EndedFlow(id: f.id, coordinator: f.coordinator, status: status, result: result, error: error), at: 0)
+            removed.ended = [EndedFlow(id: f.id, coordinator: f.coordinator, status: status, result: result, error: error)] + (removed.ended ?? [])
         }
         version += 1
         return Commit(version: version, changes: changes.items, node: nil, removedNumbers: removed.numbers, endedFlows: removed.ended)

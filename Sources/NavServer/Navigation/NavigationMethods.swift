@@ -372,7 +372,7 @@ extension Server {
         // that ended resumes a navigation; a dismissed source or a dropped subscriber cancels one
         // and its recovery flow), so then the path is listed now; otherwise it is written from
         // the tree when the reply is encoded, without building an array.
-        let mayCommitAgain = !c.endedFlows.isEmpty || !c.removedNumbers.isEmpty || !state.subscribers.isEmpty
+        let mayCommitAgain = c.endedList != nil || !c.removedNumbers.isEmpty || !state.subscribers.isEmpty
         let path: VisiblePath = mayCommitAgain ? .ids(state.session.visible) : .current(state.session)
         hub.publish(c, in: state)
         return Navigated(navigation: navigation, node: c.node?.number ?? -1, version: c.version, visible: path)

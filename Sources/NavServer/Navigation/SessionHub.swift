@@ -160,19 +160,21 @@ final class SessionHub {
                              encodable: StackChanged(session: s.name, version: commit.version, changes: commit.changes, visible: .current(s)),
                              to: state.audience)
         }
-        for f in commit.endedFlows {
-            var p: JSONObject = [
-                "session": .string(s.name), "flow": .string(f.id),
-                "coordinator": .string(s.graph.coordinators[f.coordinator].name), "status": .string(f.status.rawValue),
-            ]
-            if let r = f.result { p.append("result", r) }
-            if let e = f.error { p.append("error", e) }
-            var targets = Array(state.subscribers.values)
-            if let starter = state.flowStarters.removeValue(forKey: f.id), state.subscribers[starter.id] == nil {
-                targets.append(starter)
+        if let ended = commit.endedList {
+            for f in ended {
+                var p: JSONObject = [
+                    "session": .string(s.name), "flow": .string(f.id),
+                    "coordinator": .string(s.graph.coordinators[f.coordinator].name), "status": .string(f.status.rawValue),
+                ]
+                if let r = f.result { p.append("result", r) }
+                if let e = f.error { p.append("error", e) }
+                var targets = Array(state.subscribers.values)
+                if let starter = state.flowStarters.removeValue(forKey: f.id), state.subscribers[starter.id] == nil {
+                    targets.append(starter)
+                }
+                if !targets.isEmpty { server.broadcast(method: "flowCompleted", params: .object(p), to: targets) }
+                server.flowEnded(f, in: state)
             }
-            if !targets.isEmpty { server.broadcast(method: "flowCompleted", params: .object(p), to: targets) }
-            server.flowEnded(f, in: state)
         }
         // Navigations pending from removed nodes are cancelled.
         if !commit.removedNumbers.isEmpty && !pendingBySource.isEmpty {
