@@ -6,8 +6,10 @@ import JSON
 /// Lookups only: nothing on the request path inserts.
 public struct NameIndex: Sendable {
     private var slots: [(name: String, value: Int)?]
-    /// Each slot's name as bytes, for lookups by the bytes of a request (no string made).
-    private var slotBytes: [[UInt8]]
+    /// For lookups by the bytes of a request, in one array of words (one buffer, nothing to retain
+    /// per slot): slot `i` is words `2i` (its value + 1; 0: empty) and `2i + 1` (its name's
+    /// `length << 32 | offset`), and the names' bytes follow the slots, back to back.
+    private let words: [UInt64]
     private let mask: Int
 
     public init(_ entries: [String: Int]) {
@@ -21,7 +23,17 @@ public struct NameIndex: Sendable {
             slots[i] = (name, value)
         }
         self.slots = slots
-        slotBytes = slots.map { $0.map { Array($0.name.utf8) } ?? [] }
+        var bytes: [UInt8] = []
+        var words = [UInt64](repeating: 0, count: 2 * size)
+        for (i, slot) in slots.enumerated() {
+            guard let slot else { continue }
+            words[2 * i] = UInt64(slot.value + 1)
+            words[2 * i + 1] = UInt64(slot.name.utf8.count) << 32 | UInt64(bytes.count)
+            bytes += slot.name.utf8
+        }
+        bytes += [UInt8](repeating: 0, count: (8 - bytes.count % 8) % 8)
+        words += bytes.withUnsafeBytes { raw in (0..<raw.count / 8).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self) } }
+        self.words = words
     }
 
     @inline(__always)
@@ -61,17 +73,17 @@ public struct NameIndex: Sendable {
     /// The value of the name whose UTF-8 is `utf8` (read in place from a request), or nil.
     public subscript(utf8 utf8: UnsafeRawBufferPointer) -> Int? {
         var i = Self.hash(utf8) & mask
-        return slots.withUnsafeBufferPointer { slots in
-            slotBytes.withUnsafeBufferPointer { names in
-                while let slot = slots[i] {
-                    if names[i].count == utf8.count
-                        && names[i].withUnsafeBytes({ utf8.count == 0 || bytesEqual($0.baseAddress!, utf8.baseAddress!, count: utf8.count) }) {
-                        return slot.value
-                    }
-                    i = (i + 1) & mask
+        let n = UInt64(truncatingIfNeeded: utf8.count)
+        return words.withUnsafeBufferPointer { words in
+            let bytes = UnsafeRawPointer(words.baseAddress! + 2 * (mask + 1))
+            while case let value = words[2 * i], value != 0 {
+                let span = words[2 * i + 1]
+                if span >> 32 == n && (n == 0 || bytesEqual(bytes + Int(truncatingIfNeeded: span & 0xFFFF_FFFF), utf8.baseAddress!, count: utf8.count)) {
+                    return Int(truncatingIfNeeded: value) - 1
                 }
-                return nil
+                i = (i + 1) & mask
             }
+            return nil
         }
     }
 

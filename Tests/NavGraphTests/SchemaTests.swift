@@ -196,7 +196,8 @@ import Testing
     }
 }
 
-/// Property: the name table answers exactly what a dictionary of the same entries answers.
+/// Property: the name table answers exactly what a dictionary of the same entries answers, looked
+/// up by name and by the name's bytes.
 @Suite struct NameIndexTests {
     @Test func agreesWithADictionary() {
         var rng = SplitMix64(seed: 0x1DE)
@@ -206,10 +207,15 @@ import Testing
             func name() -> String { String((0..<Int(rng.next() % 8)).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }) }
             for i in 0..<size { entries[name()] = i }
             let table = NameIndex(entries)
-            for (k, v) in entries { #expect(table[k] == v) }
+            func byBytes(_ s: String) -> Int? { Array(s.utf8).withUnsafeBytes { table[utf8: $0] } }
+            for (k, v) in entries {
+                #expect(table[k] == v)
+                #expect(byBytes(k) == v, "\(k)")
+            }
             for _ in 0..<200 {
                 let probe = name()
                 #expect(table[probe] == entries[probe], "\(probe)")
+                #expect(byBytes(probe) == entries[probe], "\(probe)")
             }
             #expect(Set(table.keys) == Set(entries.keys))
         }
