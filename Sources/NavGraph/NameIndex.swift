@@ -1,14 +1,16 @@
 import JSON
 
 /// Names → indices, fixed once built. Navigations look up the coordinator or route a client names
-/// on every request; this table hashes the name's bytes with FNV-1a (a few instructions a byte)
-/// and compares candidates by bytes, where a `Dictionary` would run its seeded SipHash.
+/// on every request; this table hashes the name's bytes a word at a time and compares candidates
+/// by bytes, where a `Dictionary` would run its seeded SipHash. Names given as strings are looked
+/// up by their bytes too.
 /// Lookups only: nothing on the request path inserts.
 public struct NameIndex: Sendable {
-    private var slots: [(name: String, value: Int)?]
-    /// For lookups by the bytes of a request, in one array of words (one buffer, nothing to retain
-    /// per slot): slot `i` is words `2i` (its value + 1; 0: empty) and `2i + 1` (its name's
-    /// `length << 32 | offset`), and the names' bytes follow the slots, back to back.
+    /// Every name.
+    public let keys: [String]
+    /// The table, in one array of words (one buffer, nothing to retain per slot): slot `i` is words
+    /// `2i` (its value + 1; 0: empty) and `2i + 1` (its name's `length << 32 | offset`), and the
+    /// names' bytes follow the slots, back to back.
     private let words: [UInt64]
     private let mask: Int
 
@@ -22,7 +24,7 @@ public struct NameIndex: Sendable {
             while slots[i] != nil { i = (i + 1) & mask }
             slots[i] = (name, value)
         }
-        self.slots = slots
+        keys = Array(entries.keys)
         var bytes: [UInt8] = []
         var words = [UInt64](repeating: 0, count: 2 * size)
         for (i, slot) in slots.enumerated() {
@@ -88,13 +90,7 @@ public struct NameIndex: Sendable {
     }
 
     public subscript(name: String) -> Int? {
-        var i = Self.hash(name) & mask
-        while let slot = slots[i] {
-            if slot.name == name { return slot.value }
-            i = (i + 1) & mask
-        }
-        return nil
+        var s = name
+        return s.withUTF8 { self[utf8: UnsafeRawBufferPointer($0)] }
     }
-
-    public var keys: [String] { slots.compactMap { $0?.name } }
 }

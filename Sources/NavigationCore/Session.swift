@@ -102,6 +102,22 @@ public struct EndedFlow: Sendable {
     public let error: JSONValue?
 }
 
+/// Lists kept as nil while empty (see ``Commit``): the first element makes the array.
+extension Optional where Wrapped: RangeReplaceableCollection {
+    mutating func append(_ element: Wrapped.Element) {
+        if self == nil { self = Wrapped([element]) } else { self!.append(element) }
+    }
+
+    mutating func insertFirst(_ element: Wrapped.Element) {
+        if self == nil { self = Wrapped([element]) } else { self!.insert(element, at: self!.startIndex) }
+    }
+
+    mutating func append(contentsOf other: Wrapped?) {
+        guard let other else { return }
+        if self == nil { self = other } else { self!.append(contentsOf: other) }
+    }
+}
+
 /// The changes a commit records, built only when someone will read them.
 struct ChangeLog {
     let enabled: Bool
@@ -111,8 +127,7 @@ struct ChangeLog {
     init(enabled: Bool) { self.enabled = enabled }
 
     mutating func append(_ change: @autoclosure () -> JSONValue) {
-        guard enabled else { return }
-        if items == nil { items = [change()] } else { items!.append(change()) }
+        if enabled { items.append(change()) }
     }
 }
 
@@ -162,7 +177,7 @@ public struct NodeNumbers: RandomAccessCollection, Sendable {
     }
 
     public mutating func append(_ n: Int) {
-        if count == 0 { first = n } else if rest == nil { rest = [n] } else { rest!.append(n) }
+        if count == 0 { first = n } else { rest.append(n) }
         count += 1
     }
 
@@ -724,7 +739,7 @@ public final class Session {
 
         mutating func append(_ other: Removal) {
             numbers.append(contentsOf: other.numbers)
-            if let more = other.ended { ended = (ended ?? []) + more }
+            ended.append(contentsOf: other.ended)
         }
     }
 
@@ -736,7 +751,7 @@ public final class Session {
         nodes.remove(n)
         n.parentRef = nil
         if n.kind == .flow && n !== except {
-            r.ended = (r.ended ?? []) + [EndedFlow(id: n.id, coordinator: n.coordinator, status: .cancelled, result: nil, error: nil)]
+            r.ended.append(EndedFlow(id: n.id, coordinator: n.coordinator, status: .cancelled, result: nil, error: nil))
         }
         for c in n.children { forget(c, into: &r, except: except) }
         if let p = n.presented { forget(p, into: &r, except: except) }
@@ -797,7 +812,7 @@ public final class Session {
             }
         }
         if let f = flowNode {
-            removed.ended = [EndedFlow(id: f.id, coordinator: f.coordinator, status: status, result: result, error: error)] + (removed.ended ?? [])
+            removed.ended.insertFirst(EndedFlow(id: f.id, coordinator: f.coordinator, status: status, result: result, error: error))
         }
         version += 1
         return Commit(version: version, changes: changes.items, node: nil, removedNumbers: removed.numbers, endedFlows: removed.ended)

@@ -161,20 +161,7 @@ final class SessionHub {
                              to: state.audience)
         }
         if let ended = commit.endedList {
-            for f in ended {
-                var p: JSONObject = [
-                    "session": .string(s.name), "flow": .string(f.id),
-                    "coordinator": .string(s.graph.coordinators[f.coordinator].name), "status": .string(f.status.rawValue),
-                ]
-                if let r = f.result { p.append("result", r) }
-                if let e = f.error { p.append("error", e) }
-                var targets = Array(state.subscribers.values)
-                if let starter = state.flowStarters.removeValue(forKey: f.id), state.subscribers[starter.id] == nil {
-                    targets.append(starter)
-                }
-                if !targets.isEmpty { server.broadcast(method: "flowCompleted", params: .object(p), to: targets) }
-                server.flowEnded(f, in: state)
-            }
+            for f in ended { announceEnd(of: f, in: state) }
         }
         // Navigations pending from removed nodes are cancelled.
         if !commit.removedNumbers.isEmpty && !pendingBySource.isEmpty {
@@ -184,6 +171,23 @@ final class SessionHub {
                 }
             }
         }
+    }
+
+    /// Tells the session's subscribers, and the connection that started it, that flow `f` ended.
+    private func announceEnd(of f: EndedFlow, in state: SessionState) {
+        let s = state.session
+        var p: JSONObject = [
+            "session": .string(s.name), "flow": .string(f.id),
+            "coordinator": .string(s.graph.coordinators[f.coordinator].name), "status": .string(f.status.rawValue),
+        ]
+        if let r = f.result { p.append("result", r) }
+        if let e = f.error { p.append("error", e) }
+        var targets = Array(state.subscribers.values)
+        if let starter = state.flowStarters.removeValue(forKey: f.id), state.subscribers[starter.id] == nil {
+            targets.append(starter)
+        }
+        if !targets.isEmpty { server.broadcast(method: "flowCompleted", params: .object(p), to: targets) }
+        server.flowEnded(f, in: state)
     }
 
     /// Connections providing each precondition (or recovery) name; the latest is asked first.
