@@ -5,7 +5,7 @@ SOCKET     ?= $(if $(XDG_RUNTIME_DIR),$(XDG_RUNTIME_DIR)/navd.sock,/tmp/navd-$(s
 DEB_PACKAGES := libuv1-dev libsimdjson-dev socat tmux graphviz sqlite3 libsqlite3-dev procps python3
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps build build-debug embed graph-png bench bench-instructions bench-graph bench-core demo clean help
+.PHONY: run test deps build build-debug embed graph-png bench bench-instructions bench-cpu bench-graph bench-core demo clean help
 
 help:
 	@echo "make run   - install what is missing, build (release), start navd on the example graph"
@@ -51,6 +51,11 @@ bench: deps
 bench-instructions: deps
 	scripts/instructions.sh
 	MODE=fanout scripts/instructions.sh
+
+## make bench-cpu: CPU time and read/write calls per request, navd (loadgen) beside Redis (redis-benchmark).
+## Knobs: C, P, N, NAVD.
+bench-cpu: deps
+	scripts/cpu-per-request.sh
 
 bench-graph: deps
 	$(SWIFT) build -c release --product graph-load-bench
