@@ -14,6 +14,7 @@
 # Servers run on cpu0 and load generators on cpu1 when the machine has two cpus (as the anchors do).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/workload.sh
 
 DUR=${DUR:-2}
 WARMUP=${WARMUP:-0.5}
@@ -97,10 +98,7 @@ if [ ! -f "$ANCHORS/loadgen.c" ]; then
     echo "(no perf anchors at $ANCHORS: navd's own figures only; set PERF_ANCHORS to compare with echo and Redis)"
     exit 0
 fi
-for p in redis-server build-essential; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || {
-        log "bench: installing $p"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$p" >/dev/null; }
-done
+install_missing redis-server build-essential
 make -s -C "$ANCHORS" >/dev/null
 LOADGEN=$ANCHORS/build/loadgen
 FANOUT=$ANCHORS/build/redis-fanout
@@ -117,16 +115,7 @@ for _ in $(seq 100); do [ "$(redis-cli -s "$REDIS_SOCK" ping 2>/dev/null)" = PON
 
 # navd's template: navigate/dismiss pairs, one session per loadgen connection ({{conn}}).
 TEMPLATE=$WORK/navigate-dismiss.jsonl
-TARGET=shop.Product   # of the embedded example graph navd serves here
-cat >"$TEMPLATE" <<EOF
-{"jsonrpc":"2.0","id":{{id}},"method":"navigate","params":{"session":"s{{conn}}","to":"$TARGET","with":{"id":"42"}}}
-{"jsonrpc":"2.0","id":{{id}},"method":"dismiss","params":{"session":"s{{conn}}"}}
-EOF
-open_sessions() { # N: sessions s0..s(N-1)
-    local i lines=""
-    for ((i = 0; i < $1; i++)); do lines+="{\"jsonrpc\":\"2.0\",\"id\":$i,\"method\":\"session.open\",\"params\":{\"name\":\"s$i\"}}"$'\n'; done
-    printf '%s' "$lines" | socat -t 2 - UNIX-CONNECT:"$NAVD_SOCK" >/dev/null
-}
+write_pairs_template "$TEMPLATE"
 redis_n() { # C P: requests for about DUR seconds of SET
     local rps
     rps=$("${CLI[@]}" redis-benchmark -s "$REDIS_SOCK" -c "$1" -P "$2" -n $(( $1 * $2 * 200 > 20000 ? $1 * $2 * 200 : 20000 )) --csv -t set 2>/dev/null |
@@ -138,7 +127,7 @@ RESULTS=$WORK/results.tsv
 for run in $(seq "$RUNS"); do
     log "bench: side-by-side run $run of $RUNS"
     start_navd "side-$run" --ephemeral
-    open_sessions 50
+    open_sessions "$NAVD_SOCK" 50
     for c in 10 50; do for p in 1 16; do
         out=$("${CLI[@]}" "$LOADGEN" -s "$NAVD_SOCK" -c "$c" -P "$p" -d "$DUR" -w "$WARMUP" -t "$TEMPLATE" -q) || true
         printf '%s\tnavd\t%s\t%s\t%s\t%s\t%s\n' "$run" "$c" "$p" "$(kv rps "$out")" "$(kv p99_us "$out")" "$(kv errors "$out")" >>"$RESULTS"
@@ -157,7 +146,7 @@ for run in $(seq "$RUNS"); do
     stop_navd
     # Durable state: every commit written to SQLite before its reply (--durability process).
     start_navd "durable-side-$run" --state "$WORK/side-$run.sqlite" --durability process
-    open_sessions 50
+    open_sessions "$NAVD_SOCK" 50
     for c in 10 50; do
         out=$("${CLI[@]}" "$LOADGEN" -s "$NAVD_SOCK" -c "$c" -P 1 -d "$DUR" -w "$WARMUP" -t "$TEMPLATE" -q) || true
         printf '%s\tnavd-durable\t%s\t1\t%s\t%s\t%s\n' "$run" "$c" "$(kv rps "$out")" "$(kv p99_us "$out")" "$(kv errors "$out")" >>"$RESULTS"

@@ -11,14 +11,12 @@
 # write(2) calls per request. Needs the perf anchors (PERF_ANCHORS); installs redis-server when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/workload.sh
 ANCHORS=${PERF_ANCHORS:-../shared/perf-anchors}
 C=${C:-50}; P=${P:-16}; N=${N:-1000000}
 NAVD=${NAVD:-}
 [ -f "$ANCHORS/loadgen.c" ] || { echo "cpu-per-request: no perf anchors at $ANCHORS (set PERF_ANCHORS)" >&2; exit 2; }
-for p in redis-server build-essential; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || {
-        echo "cpu-per-request: installing $p" >&2; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$p" >/dev/null; }
-done
+install_missing redis-server build-essential
 make -s -C "$ANCHORS" >/dev/null
 if [ -z "$NAVD" ]; then swift build -c release --product navd >/dev/null; NAVD=.build/release/navd; fi
 
@@ -38,13 +36,8 @@ trap cleanup EXIT
     --dir "$WORK" --logfile "$WORK/redis.log" & PIDS+=($!); RP=$!
 for _ in $(seq 100); do [ -S "$WORK/navd.sock" ] && [ -S "$WORK/redis.sock" ] && break; sleep 0.05; done
 
-for ((i = 0; i < C; i++)); do
-    echo "{\"jsonrpc\":\"2.0\",\"id\":$i,\"method\":\"session.open\",\"params\":{\"name\":\"s$i\"}}"
-done | socat -t 5 - UNIX-CONNECT:"$WORK/navd.sock" >/dev/null
-cat >"$WORK/pairs.jsonl" <<'T'
-{"jsonrpc":"2.0","id":{{id}},"method":"navigate","params":{"session":"s{{conn}}","to":"shop.Product","with":{"id":"42"}}}
-{"jsonrpc":"2.0","id":{{id}},"method":"dismiss","params":{"session":"s{{conn}}"}}
-T
+open_sessions "$WORK/navd.sock" "$C"
+write_pairs_template "$WORK/pairs.jsonl"
 
 # user and system clock ticks, read and write calls of process $1
 sample() { echo "$(awk '{print $14, $15}' "/proc/$1/stat") $(awk '/^syscr|^syscw/ {printf "%s ", $2}' "/proc/$1/io")"; }

@@ -15,11 +15,12 @@
 # (the counters are zeroed once the sessions are open); kernel time is not counted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/workload.sh
 ANCHORS=${PERF_ANCHORS:-../shared/perf-anchors}
 MODE=${MODE:-pairs}
 NAVD=${NAVD:-}
 if [ ! -f "$ANCHORS/loadgen.c" ]; then echo "instructions: no perf anchors at $ANCHORS (set PERF_ANCHORS)" >&2; exit 2; fi
-command -v valgrind >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null; }
+install_missing valgrind
 make -s -C "$ANCHORS" >/dev/null
 PROFILE=${PROFILE:-}
 if [ -n "$PROFILE" ]; then
@@ -46,14 +47,9 @@ for _ in $(seq 600); do [ -S "$SOCK" ] && break; sleep 0.1; done
 [ -S "$SOCK" ] || { echo "instructions: navd did not start under valgrind" >&2; cat "$WORK/valgrind.log" >&2; exit 1; }
 
 TEMPLATE=$WORK/navigate-dismiss.jsonl
-cat >"$TEMPLATE" <<'T'
-{"jsonrpc":"2.0","id":{{id}},"method":"navigate","params":{"session":"s{{conn}}","to":"shop.Product","with":{"id":"42"}}}
-{"jsonrpc":"2.0","id":{{id}},"method":"dismiss","params":{"session":"s{{conn}}"}}
-T
+write_pairs_template "$TEMPLATE"
 C=${C:-10}
-for ((i = 0; i < (C > 1 ? C : 1); i++)); do
-    echo "{\"jsonrpc\":\"2.0\",\"id\":$i,\"method\":\"session.open\",\"params\":{\"name\":\"s$i\"}}"
-done | socat -t 5 - UNIX-CONNECT:"$SOCK" >/dev/null
+open_sessions "$SOCK" $((C > 1 ? C : 1))
 callgrind_control -z "$VP" >/dev/null 2>&1
 if [ "$MODE" = fanout ]; then
     N=${N:-4000}

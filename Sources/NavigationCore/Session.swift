@@ -386,10 +386,8 @@ public final class Session {
     /// else holds it, no buffer is allocated for it nor the old one freed. Taking it changes
     /// nothing visible: a spare node is not in the tree.
     public func takeSpareSetupStorage() -> [JSONObject.Member] {
-        guard let s = spare.last, case .object = s.params else { return [] }
-        let params = s.params
-        s.params = .null
-        guard case .object(let o) = consume params else { return [] }
+        guard let s = spare.last, case .object(let o) = s.params else { return [] }
+        s.params = .null  // `o` now holds the members alone
         return o.members
     }
 
