@@ -969,6 +969,14 @@ extension Session {
                     with.append(key, setup.coerce(value, forProperty: key))
                 }
             }
+            // Mediation, as in `navigate`: fields the link leaves unset come from the screen below.
+            if let below = steps.last {
+                for (field, path) in c.mediation where with[field] == nil {
+                    var v: JSONValue? = below.params
+                    for p in path { v = v?[p] }
+                    if let v { with[field] = v }
+                }
+            }
             let by = i == 0 ? Presentation.push : (entry.by ?? .push)
             if i > 0 && !c.allows(by) {
                 throw NavError(.notAllowed, "link `\(link.pattern)` shows `\(c.name)` by \(by.rawValue), which its presentations do not allow", data: ["url": .string(url)])

@@ -117,4 +117,33 @@ import Testing
         // The link's own `flag` wins over the query's; `other` is no field of Item and is left out.
         #expect(top?["params"] == ["n": 7, "flag": true, "size": 1.5, "note": "12"])
     }
+
+    @Test func aLinkStepTakesItsMediatedFieldsFromTheScreenBelowIt() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        try """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Account]}
+              Account:
+                setup: {type: object, required: [number], properties: {number: {type: integer}}}
+                opens: [Statement]
+              Statement:
+                setup: {type: object, required: [account], properties: {account: {type: integer}, month: {type: string}}}
+                mediation: {account: "$source.number"}
+            links:
+              "/account/:number/statement": [Home, {to: Account, with: {number: ":number"}}, Statement]
+              "/statement/:month": [Home, {to: Account, with: {number: "1"}}, {to: Statement, with: {month: ":month", account: "2"}}]
+            """.write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
+        let d = try Daemon(arguments: ["--graph", dir.path])
+        let c = try d.client()
+        try c.call("open", ["url": "/account/12/statement"])
+        var stack = try c.call("tree")["root"]?["children"]?.arrayValue ?? []
+        #expect(stack.map { $0["coordinator"] } == ["app.Home", "app.Account", "app.Statement"])
+        #expect(stack.last?["params"] == ["account": 12])
+        // A field the link sets itself is not mediated.
+        try c.call("open", ["url": "/statement/may"])
+        stack = try c.call("tree")["root"]?["children"]?.arrayValue ?? []
+        #expect(stack.last?["params"] == ["month": "may", "account": 2])
+    }
 }
