@@ -611,7 +611,7 @@ public final class Session {
         case .select:
             guard tabIndex(of: target.index) != nil else {
                 let tabs = root.kind == .tabs ? root.children.compactMap { $0.children.first.map { graph.coordinators[$0.coordinator].name } } : []
-                throw NavError(.notAllowed, tabs.isEmpty ? "select needs a tabs root; this graph's root is a stack"
+                throw NavError(.notAllowed, tabs.isEmpty ? "select needs tabs at the root of the tree; session `\(name)`'s root is a stack (the graph's root, or a `root` navigation's)"
                                                         : "`\(target.name)` does not start a tab; the tabs start with \(tabs.joined(separator: ", "))",
                                data: ["to": .string(target.name), "by": "select"])
             }

@@ -100,4 +100,30 @@ import Testing
         r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("c.sock"), "--state", dir.file("future.sqlite")])
         #expect(r.status == 1 && r.stderr.contains("newer navd"), "\(r.stderr)")
     }
+
+    @Test func refusesStateSavedWithAGraphThatLacksItsCoordinators() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: dir.file("graph"), withIntermediateDirectories: true)
+        let graph = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Detail]}
+              Detail: {}
+            """
+        try graph.write(toFile: dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
+        let state = dir.file("state.sqlite")
+        do {
+            let d = try Daemon(arguments: ["--graph", dir.file("graph"), "--state", state])
+            let c = try d.client()
+            #expect(try c.call("navigate", ["to": "app.Detail"])["node"] != nil)
+            _ = d.stop()
+        }
+        // The same state with a graph that no longer declares Detail: refused, saying what to do.
+        try graph.replacingOccurrences(of: "{opens: [Detail]}\n  Detail: {}", with: "{}")
+            .write(toFile: dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
+        let r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("b.sock"), "--graph", dir.file("graph"), "--state", state])
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("`app.Detail`") && r.stderr.contains("move \(state) aside"), "\(r.stderr)")
+    }
 }

@@ -120,7 +120,7 @@ final class StateStore: DurableHooks {
                 for (k, v) in factsJSON.objectValue ?? [:] { facts[k] = v }
                 out.append(try Session(restoring: name, graph: graph, root: tree, version: version, nextId: nextId, facts: facts))
             } catch let e as NavError {
-                throw StateError(description: "cannot restore session \"\(name)\" from \(path): \(e.message); start navd with the graph it was saved with")
+                throw StateError(description: "cannot restore session \"\(name)\" from \(path): \(e.message); start navd with the graph it was saved with, or move \(path) aside (or give another --state PATH, or --ephemeral) to start with fresh sessions")
             } catch {
                 throw StateError(description: "session \"\(name)\" in \(path) is corrupt: \(error)")
             }
