@@ -627,17 +627,23 @@ public final class Session {
         if style == .select {
             return Plan(target: target.index, by: style, params: .object(with), source: source.number, ifVersion: r.ifVersion, preconditions: target.preconditions)
         }
-        for (field, path) in target.mediation where with[field] == nil {
-            var v: JSONValue? = source.params
-            for p in path { v = v?[p] }
-            if let v { with[field] = v }
-        }
+        mediate(target, from: source.params, into: &with)
         let params = JSONValue.object(with)
         if let setup = target.setup, let violation = setup.validate(params) {
             throw NavError(.invalidSetup, "\"with\" does not match the setup of `\(target.name)`: \(violation.message)",
                            data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "to": .string(target.name)])
         }
         return Plan(target: target.index, by: style, params: params, source: source.number, ifVersion: r.ifVersion, preconditions: target.preconditions)
+    }
+
+    /// Mediation: the fields of `target`'s setup that `with` leaves unset, copied from the source's params.
+    @inline(__always)
+    func mediate(_ target: Coordinator, from source: JSONValue, into with: inout JSONObject) {
+        for (field, path) in target.mediation where with[field] == nil {
+            var v: JSONValue? = source
+            for p in path { v = v?[p] }
+            if let v { with[field] = v }
+        }
     }
 
     func tabIndex(of coordinator: Int) -> Int? {
@@ -970,13 +976,7 @@ extension Session {
                 }
             }
             // Mediation, as in `navigate`: fields the link leaves unset come from the screen below.
-            if let below = steps.last {
-                for (field, path) in c.mediation where with[field] == nil {
-                    var v: JSONValue? = below.params
-                    for p in path { v = v?[p] }
-                    if let v { with[field] = v }
-                }
-            }
+            if let below = steps.last { mediate(c, from: below.params, into: &with) }
             let by = i == 0 ? Presentation.push : (entry.by ?? .push)
             if i > 0 && !c.allows(by) {
                 throw NavError(.notAllowed, "link `\(link.pattern)` shows `\(c.name)` by \(by.rawValue), which its presentations do not allow", data: ["url": .string(url)])
