@@ -66,9 +66,7 @@ import Testing
     }
 
     @Test func aLinkWhosePreconditionFailsLeavesTheTreeUnchanged() throws {
-        let dir = TempDir()
-        defer { dir.remove() }
-        try """
+        let graph = """
             root: {tabs: [Home, Vault]}
             coordinators:
               Home: {}
@@ -80,8 +78,8 @@ import Testing
               "/box/:n": [Vault, {to: Box, with: {n: ":n"}}]
             preconditions:
               unlocked: {command: [sh, -c, "echo locked; exit 1"]}
-            """.write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
-        let d = try Daemon(arguments: ["--graph", dir.path])
+            """
+        let d = try Daemon(graph: graph)
         let c = try d.client()
         let before = try c.call("tree")
         let e = try c.callError("open", ["url": "/box/7"])
@@ -93,9 +91,7 @@ import Testing
     }
 
     @Test func constantsAndQueryValuesTakeTheTypesTheSetupDeclares() throws {
-        let dir = TempDir()
-        defer { dir.remove() }
-        try """
+        let graph = """
             root: {stack: Home}
             coordinators:
               Home: {opens: [Item]}
@@ -107,8 +103,8 @@ import Testing
                   additionalProperties: false
             links:
               "/item/:n": [Home, {to: Item, with: {n: ":n", flag: "true"}}]
-            """.write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
-        let d = try Daemon(arguments: ["--graph", dir.path])
+            """
+        let d = try Daemon(graph: graph)
         let c = try d.client()
         try c.call("open", ["url": "/item/7?size=1.5&note=12&flag=false&other=x"])
         let tree = try c.call("tree")
@@ -119,9 +115,7 @@ import Testing
     }
 
     @Test func aLinkStepTakesItsMediatedFieldsFromTheScreenBelowIt() throws {
-        let dir = TempDir()
-        defer { dir.remove() }
-        try """
+        let graph = """
             root: {stack: Home}
             coordinators:
               Home: {opens: [Account]}
@@ -134,8 +128,8 @@ import Testing
             links:
               "/account/:number/statement": [Home, {to: Account, with: {number: ":number"}}, Statement]
               "/statement/:month": [Home, {to: Account, with: {number: "1"}}, {to: Statement, with: {month: ":month", account: "2"}}]
-            """.write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
-        let d = try Daemon(arguments: ["--graph", dir.path])
+            """
+        let d = try Daemon(graph: graph)
         let c = try d.client()
         try c.call("open", ["url": "/account/12/statement"])
         var stack = try c.call("tree")["root"]?["children"]?.arrayValue ?? []

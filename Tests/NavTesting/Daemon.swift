@@ -40,14 +40,21 @@ public final class Daemon: @unchecked Sendable {
     private var exitStatus: Int32?
     private let log = LogCollector()
 
-    /// Starts `navd` with `arguments` (plus `--socket`) and waits until it logs that it listens.
-    public init(arguments: [String] = [], socketPath: String? = nil, environment: [String: String]? = nil,
+    /// Starts `navd` with `arguments` (plus `--socket`) and waits until it logs that it listens. With
+    /// `graph`, navd serves that one module (written as `app.yaml` in a directory of the daemon's own).
+    public init(graph: String? = nil, arguments: [String] = [], socketPath: String? = nil, environment: [String: String]? = nil,
                 waitUntilServing: Bool = true) throws {
         dir = TempDir()
         self.socketPath = socketPath ?? dir.file("navd.sock")
+        var graphArgs: [String] = []
+        if let graph {
+            try FileManager.default.createDirectory(atPath: dir.file("graph"), withIntermediateDirectories: true)
+            try graph.write(toFile: dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
+            graphArgs = ["--graph", dir.file("graph")]
+        }
         // Tests keep no state file unless they ask for one.
         let stateArgs = arguments.contains("--state") ? [] : ["--ephemeral"]
-        let argv = [Repo.binary("navd"), "--socket", self.socketPath] + stateArgs + arguments
+        let argv = [Repo.binary("navd"), "--socket", self.socketPath] + stateArgs + graphArgs + arguments
         var env = environment ?? ProcessInfo.processInfo.environment
         env["SWIFT_BACKTRACE"] = env["SWIFT_BACKTRACE"] ?? "enable=no"
         pid = try spawn(argv, environment: env, stderrTo: log)
