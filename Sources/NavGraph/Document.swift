@@ -13,17 +13,36 @@ struct Doc {
     let location: SourceLocation
 
     static func parse(_ text: String, file: String, diagnostics: inout Diagnostics) -> Doc? {
-        do {
-            guard let node = try Yams.compose(yaml: text) else { return nil }
-            return Doc(node, file: file)
-        } catch let e as YamlError {
-            let (mark, message) = describe(e)
-            diagnostics.error(SourceLocation(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1), message)
-            return nil
-        } catch {
-            diagnostics.error(SourceLocation(file: file, line: 1, column: 1), "cannot read the file: \(error)")
-            return nil
+        var text = text
+        // Yams stops at a duplicate key. In a YAML file's block mapping the later entry is found,
+        // reported and blanked out (lines kept, so positions stay true), and the file is parsed
+        // again, so that one pass still reports the file's other problems.
+        let recovers = !file.hasSuffix(".json")
+        for _ in 0..<64 {
+            do {
+                guard let node = try Yams.compose(yaml: text) else { return nil }
+                return Doc(node, file: file)
+            } catch let YamlError.duplicatedKeysInMapping(duplicates, context) where recovers {
+                let key = duplicates.first ?? "?"
+                guard let later = DuplicateEntry.find(key: key, firstLine: context.mark.line, column: context.mark.column, in: text) else {
+                    diagnostics.error(SourceLocation(file: file, line: context.mark.line, column: context.mark.column),
+                                      "duplicate key `\(key)`: each name may appear once in a mapping; rename or merge the two entries")
+                    return nil
+                }
+                diagnostics.error(SourceLocation(file: file, line: later.line, column: context.mark.column),
+                                  "duplicate key `\(key)` (first at line \(context.mark.line)): each name may appear once in a mapping; rename or merge the two entries")
+                text = later.blanked
+            } catch let e as YamlError {
+                let (mark, message) = describe(e)
+                diagnostics.error(SourceLocation(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1), message)
+                return nil
+            } catch {
+                diagnostics.error(SourceLocation(file: file, line: 1, column: 1), "cannot read the file: \(error)")
+                return nil
+            }
         }
+        diagnostics.error(SourceLocation(file: file, line: 1, column: 1), "too many duplicate keys to go on checking this file; fix the ones reported")
+        return nil
     }
 
     private static func describe(_ e: YamlError) -> (Mark?, String) {
@@ -133,6 +152,48 @@ struct Doc {
             }
         }
         return node.location
+    }
+}
+
+/// The later entry of a key that a YAML block mapping holds twice: the first entry's key is at
+/// `firstLine`:`column` (1-based, as Yams marks them); the later one is the next line at the same
+/// indentation that starts with the same key, and its entry runs until the indentation comes back
+/// to the key's (sequence items at the key's indentation still belong to it).
+struct DuplicateEntry {
+    let line: Int
+    let blanked: String
+
+    static func find(key: String, firstLine: Int, column: Int, in text: String) -> DuplicateEntry? {
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let indent = column - 1
+        func indentation(_ l: Substring) -> Int? {  // nil: a blank or comment line
+            let n = l.prefix { $0 == " " }.count
+            let rest = l.dropFirst(n)
+            return rest.isEmpty || rest.first == "#" || rest == "\r" ? nil : n
+        }
+        func startsWithKey(_ l: Substring) -> Bool {
+            let rest = l.dropFirst(indent)
+            for form in [key, "\"\(key)\"", "'\(key)'"] where rest.hasPrefix(form) {
+                if rest.dropFirst(form.count).drop(while: { $0 == " " }).first == ":" { return true }
+            }
+            return false
+        }
+        var j = firstLine  // the line after the first entry's key (0-based index)
+        while j < lines.count {
+            if let n = indentation(lines[j]) {
+                if n < indent { return nil }
+                if n == indent && startsWithKey(lines[j]) { break }
+            }
+            j += 1
+        }
+        guard j < lines.count else { return nil }
+        var end = j + 1
+        while end < lines.count {
+            if let n = indentation(lines[end]), n < indent || (n == indent && !lines[end].dropFirst(n).hasPrefix("- ")) { break }
+            end += 1
+        }
+        for i in j..<end { lines[i] = "" }
+        return DuplicateEntry(line: j + 1, blanked: lines.joined(separator: "\n"))
     }
 }
 

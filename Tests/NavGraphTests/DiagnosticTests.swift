@@ -53,10 +53,35 @@ import Testing
 
     @Test func duplicateNamesInAFileAndDuplicateModules() {
         let e = errors([("app.yaml", "root: {stack: Home}\ncoordinators:\n  Home: {}\n  Home: {}\n")])
-        #expect(e.count == 1 && e[0].hasPrefix("app.yaml:3:3: error: duplicate key `Home`"), "\(e)")
+        #expect(e == ["app.yaml:4:3: error: duplicate key `Home` (first at line 3): each name may appear once in a mapping; rename or merge the two entries"])
         let m = errors([("a.yaml", "module: shop\nroot: {stack: Home}\ncoordinators: {Home: {}}\n"),
                         ("b.yaml", "module: shop\ncoordinators: {Other: {}}\n")])
         #expect(m == ["b.yaml:1:9: error: module `shop` is declared twice (also by a.yaml); give each file its own `module:` name"])
+    }
+
+    @Test func theRestOfAYAMLFileIsCheckedAfterADuplicateKey() {
+        let e = errors([("app.yaml", """
+            root: {stack: Home}
+            coordinators:
+              Home:
+                opens:
+                - Nope
+              "Home":
+                opens:
+                - Other
+              Other: {opens: [Zip]}
+            coordinators:
+              Extra: {}
+            routes:
+              r: {to: Missing}
+              r: {to: Home}
+            """)])
+        #expect(e.map { $0.prefix { $0 != " " } } == ["app.yaml:5:7:", "app.yaml:6:3:", "app.yaml:9:19:", "app.yaml:10:1:", "app.yaml:13:11:", "app.yaml:14:3:"], "\(e)")
+        #expect(e[1].contains("duplicate key `Home` (first at line 3)") && e[3].contains("duplicate key `coordinators` (first at line 2)")
+                && e[5].contains("duplicate key `r` (first at line 13)"), "\(e)")
+        // In JSON the file's check ends at the duplicate, reported where the first one is.
+        #expect(errors([("app.json", "{\"root\": {\"stack\": \"Home\"}, \"coordinators\": {\"Home\": {}, \"Home\": {}}}")])
+                == ["app.json:1:46: error: duplicate key `Home`: each name may appear once in a mapping; rename or merge the two entries"])
     }
 
     @Test func noRootAndTwoRoots() {
