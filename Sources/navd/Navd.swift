@@ -101,6 +101,7 @@ struct Serve: ParsableCommand {
                 throw ExitCode(1)
             }
         }
+        server.policyFile = policy
         server.graphPath = graph
         server.graphLoader = { dir in loadGraph(dir, printWarnings: false) }
         server.onHangup = { [unowned server] in

@@ -181,9 +181,14 @@ import Testing
         let e = try c.callError("navigate", ["to": "account.Admin"])
         #expect(e["code"] == -32004 && e["data"]?["kind"] == "accessDenied")
         #expect((e["message"]?.stringValue ?? "").contains("staff"))
-        #expect(try c.callError("hello", ["token": "wrong"])["code"] == -32004)
+        let wrong = try c.callError("hello", ["token": "wrong"])
+        #expect(wrong["code"] == -32004 && (wrong["message"]?.stringValue ?? "").contains("the policy file \(dir.file("policy.yaml")) grants it no role"), "\(wrong)")
         #expect(try c.call("hello", ["token": "s3cret"])["roles"] == ["staff"])
         #expect(try c.call("navigate", ["to": "account.Admin"])["node"] != nil)
+        // Without a policy file, the refusal says so and how to give one.
+        let bare = try Daemon()
+        let none = try bare.client().callError("hello", ["token": "s3cret"])
+        #expect(none["code"] == -32004 && (none["message"]?.stringValue ?? "").contains("navd runs without a policy file"), "\(none)")
     }
 
     @Test func uidGrantsRoles() throws {

@@ -24,8 +24,9 @@ extension Server {
                     return
                 }
                 guard let granted = self.policy.tokens[t] else {
-                    call.fail(RPCError(code: -32004, kind: "accessDenied",
-                                             message: "unknown token: no role is granted to it by the policy file"))
+                    let why = self.policyFile.map { "the policy file \($0) grants it no role; list it under `tokens:` there (SIGHUP reloads the file)" }
+                        ?? "navd runs without a policy file, so no token grants a role; start navd with --policy FILE listing the token under `tokens:`"
+                    call.fail(RPCError(code: -32004, kind: "accessDenied", message: "unknown token: \(why)"))
                     return
                 }
                 call.connection.roles.formUnion(granted)

@@ -72,6 +72,8 @@ public final class Server {
     var graphVersion = 1
     /// Roles per uid and per token.
     public var policy = Policy()
+    /// The policy file `policy` came from (`--policy`), for messages; nil: no policy, nobody holds a role.
+    public var policyFile: String?
     /// More counters for `stats`, from the components that own them.
     var extraStats: () -> JSONObject = { [:] }
     /// The OpenRPC document returned by `rpc.discover`, embedded in the binary.
