@@ -127,6 +127,8 @@ import Testing
         let e = try c.callError("tree", ["session": "kiosk"])
         #expect(e["code"] == -32001 && (e["message"]?.stringValue ?? "").contains("session.open"))
         #expect(try c.callError("session.close", ["name": "main"])["data"]?["kind"] == "notAllowed")
+        let empty = try c.callError("session.open", ["name": ""])
+        #expect(empty["code"] == -32602 && (empty["message"]?.stringValue ?? "").contains("is empty"), "\(empty)")
     }
 
     @Test func contextFacts() throws {

@@ -118,8 +118,11 @@ extension Server {
                 let p = try Params<SessionNameParam>(call)
                 let given = try p.string(.name)
                 let alias = try p.string(.session)
-                guard let name = given ?? alias, !name.isEmpty else {
+                guard let name = given ?? alias else {
                     throw .invalidParams("`session.open` needs \"name\": the session's name", data: ["param": "name"])
+                }
+                guard !name.isEmpty else {
+                    throw .invalidParams("`session.open`'s \"name\" is empty; give the session a name such as \"test-1\"", data: ["param": "name"])
                 }
                 if self.hub.sessions[name] == nil {
                     self.hub.sessions[name] = SessionState(Session(name: name, graph: self.graph))
