@@ -803,7 +803,11 @@ public final class Session {
             }
             if index == 0 {
                 guard let owner = container.parent, owner.kind == .screen || owner.kind == .flow else {
-                    throw NavError(.unknownNode, "nothing to dismiss: `\(node.id)` (\(graph.coordinators[node.coordinator].name)) is the first screen of \(container.parent == nil ? "the root stack" : "a tab"); navigate with by: root or select instead",
+                    let place = container.parent == nil ? "the root stack" : "a tab"
+                    let what = node.kind == .flow
+                        ? "flow `\(node.id)` (\(graph.coordinators[node.coordinator].name)) is the first node of \(place) and cannot leave the tree (dismissing its first step would abandon it)"
+                        : "`\(node.id)` (\(graph.coordinators[node.coordinator].name)) is the first screen of \(place)"
+                    throw NavError(.unknownNode, "nothing to dismiss: \(what); navigate with by: root or select instead",
                                    data: ["node": .string(node.id)])
                 }
                 forget(container, into: &removed, except: flowNode)

@@ -226,5 +226,34 @@ import Testing
         #expect(completed["params"]?["coordinator"] == "cart.Checkout")
         #expect(out.contains { $0["id"] == 5 && $0["result"]?["version"] != nil })
     }
-}
 
+    /// `flowCompleted` goes to subscribers and to the client that started the flow; selecting a tab
+    /// whose first node is a flow starts nothing.
+    @Test func onlyTheClientThatStartedAFlowHearsItEndWithoutSubscribing() throws {
+        let d = try Daemon(graph: """
+            root: {tabs: [Setup, Main]}
+            coordinators:
+              Setup: {flow: {start: A, steps: [A, B]}}
+              A: {opens: [B]}
+              B: {}
+              Main: {opens: [Setup]}
+            """)
+        let selector = try d.client(), starter = try d.client()
+        let tabFlow = try #require(try selector.call("navigate", ["to": "app.Setup", "by": "select"])["node"]?.stringValue)
+        try selector.call("navigate", ["to": "app.Main", "by": "select"])
+        let started = try #require(try starter.call("navigate", ["to": "app.Setup"])["node"]?.stringValue)
+        #expect(started != tabFlow)
+        // The tab's flow cannot be abandoned by dismissing its first step; the refusal says why.
+        try selector.call("navigate", ["to": "app.Setup", "by": "select"])
+        let refused = try selector.callError("dismiss")
+        #expect(refused["data"]?["kind"] == "unknownNode" && (refused["message"]?.stringValue ?? "").contains("flow `\(tabFlow)` (app.Setup) is the first node of a tab"), "\(refused)")
+        try selector.call("navigate", ["to": "app.Main", "by": "select"])
+        // A root navigation ends both flows: the tab's and the one `starter` started.
+        try selector.call("navigate", ["to": "app.Main", "by": "root"])
+        try selector.call("ping")
+        try starter.call("ping")
+        #expect(selector.notifications.isEmpty, "\(selector.notifications)")
+        let heard = starter.notifications.filter { $0["method"] == "flowCompleted" }
+        #expect(heard.count == 1 && heard.first?["params"]?["flow"] == .string(started) && heard.first?["params"]?["status"] == "cancelled", "\(heard)")
+    }
+}

@@ -369,8 +369,11 @@ extension Server {
 
     /// Commits `plan` and publishes it; `starter` hears `flowCompleted` of a flow it starts.
     func commit(_ state: SessionState, _ plan: Plan, navigation: Int, starter: Connection) throws(NavError) -> Navigated {
+        let numbered = state.session.idCounter
         let c = try state.session.commit(plan)
-        if let n = c.node, n.kind == .flow { state.flowStarters[n.id] = starter }
+        // A flow this commit made (its number is new): selecting a tab whose first node is a
+        // flow, or a link that ends on one already there, starts nothing.
+        if let n = c.node, n.kind == .flow, n.number > numbered { state.flowStarters[n.id] = starter }
         // The reply reports the path of this commit. Publishing can lead to further commits (a flow
         // that ended resumes a navigation; a dismissed source or a dropped subscriber cancels one
         // and its recovery flow), so then the path is listed now; otherwise it is written from
