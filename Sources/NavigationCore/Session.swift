@@ -365,6 +365,8 @@ public final class Session {
     /// Facts set with `context.set`, read by `check` preconditions.
     public var facts: [String: JSONValue] = [:]
     private var nextId = 0
+    /// The id counter when the last `commit(_:)` began (``madeByLastCommit(_:)``).
+    private var idCounterBeforeCommit = 0
     private let nodes = NodeIndex()
     /// Leaf nodes that left the tree with no other reference to them, made new nodes again by
     /// ``newNode(_:coordinator:params:)`` (a screen pushed and dismissed over and over allocates
@@ -653,6 +655,7 @@ public final class Session {
 
     /// Applies a validated plan: the source must still exist and `ifVersion` must still hold.
     public func commit(_ plan: Plan) throws(NavError) -> Commit {
+        idCounterBeforeCommit = nextId
         if let steps = plan.link { return try commitLink(steps, ifVersion: plan.ifVersion) }
         guard let source = nodes[number: plan.source] else {
             throw NavError(.conflict, "the source node `\(plan.sourceId)` is gone (dismissed while the navigation was pending)", data: ["node": .string(plan.sourceId)])
@@ -1148,5 +1151,8 @@ extension Session {
     }
 
     /// The id counter, saved so restored sessions never reuse an id.
-    public var idCounter: Int { nextIdValue }
+    public var idCounter: Int { nextId }
+
+    /// Whether the last `commit(_:)` made `node` (rather than selecting or keeping it).
+    public func madeByLastCommit(_ node: Node) -> Bool { node.number > idCounterBeforeCommit }
 }

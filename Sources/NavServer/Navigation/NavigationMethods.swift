@@ -369,11 +369,10 @@ extension Server {
 
     /// Commits `plan` and publishes it; `starter` hears `flowCompleted` of a flow it starts.
     func commit(_ state: SessionState, _ plan: Plan, navigation: Int, starter: Connection) throws(NavError) -> Navigated {
-        let numbered = state.session.idCounter
         let c = try state.session.commit(plan)
-        // A flow this commit made (its number is new): selecting a tab whose first node is a
-        // flow, or a link that ends on one already there, starts nothing.
-        if let n = c.node, n.kind == .flow, n.number > numbered { state.flowStarters[n.id] = starter }
+        // Only a flow this commit made has a starter: selecting a tab whose first node is a flow,
+        // or a link that ends on one already there, starts nothing.
+        if let n = c.node, n.kind == .flow, state.session.madeByLastCommit(n) { state.flowStarters[n.id] = starter }
         // The reply reports the path of this commit. Publishing can lead to further commits (a flow
         // that ended resumes a navigation; a dismissed source or a dropped subscriber cancels one
         // and its recovery flow), so then the path is listed now; otherwise it is written from
