@@ -47,6 +47,37 @@ import Testing
         #expect(r["version"] == 3)
     }
 
+    /// A client whose reply was lost to a crash retries with its `key` and gets the first reply:
+    /// keys and their replies (failures too) are saved with the commit.
+    @Test func aKeyedRetryAfterKillNineGetsTheFirstReply() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite"), sock = dir.file("d.sock")
+        let pushed: JSONValue, refused: JSONValue, other: JSONValue
+        do {
+            let d = try Daemon(arguments: ["--state", state], socketPath: sock)
+            let c = try d.client()
+            try c.call("session.open", ["name": "other"])
+            pushed = try c.call("navigate", ["to": "shop.Product", "with": ["id": "p1"], "key": "tap-1"])
+            refused = try c.callError("navigate", ["to": "shop.Nowhere", "key": "tap-2"])
+            other = try c.call("navigate", ["session": "other", "to": "shop.Product", "with": ["id": "p2"], "key": "tap-1"])
+            d.stop(signal: SIGKILL)
+        }
+        let d = try Daemon(arguments: ["--state", state], socketPath: sock)
+        let c = try d.client()
+        #expect(try c.call("navigate", ["to": "shop.Product", "with": ["id": "p1"], "key": "tap-1"]) == pushed)
+        #expect(try c.callError("navigate", ["to": "shop.Nowhere", "key": "tap-2"]) == refused)
+        #expect(try c.call("navigate", ["session": "other", "to": "shop.Product", "with": ["id": "p2"], "key": "tap-1"]) == other)
+        #expect(try c.call("tree")["version"] == 1, "the retry navigated again")
+        // New navigations are numbered after the ones the saved replies name.
+        let next = try c.call("navigate", ["to": "shop.Product", "with": ["id": "p3"]])
+        #expect(next["navigation"] != pushed["navigation"] && next["navigation"] != other["navigation"], "\(next)")
+        // A closed session's keys go with it.
+        try c.call("session.close", ["name": "other"])
+        try c.call("session.open", ["name": "other"])
+        #expect(try c.call("navigate", ["session": "other", "to": "shop.Product", "with": ["id": "p2"], "key": "tap-1"])["version"] == 1)
+    }
+
     @Test func acknowledgedNavigationsSurviveKillNineUnderLoad() throws {
         let dir = TempDir()
         defer { dir.remove() }

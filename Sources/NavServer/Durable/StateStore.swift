@@ -28,8 +28,15 @@ final class StateStore: DurableHooks {
     private var db: OpaquePointer?
     private var upsert: OpaquePointer?
     private var delete: OpaquePointer?
+    private var insertKey: OpaquePointer?
+    private var trimKeys: OpaquePointer?
+    private var deleteKeys: OpaquePointer?
     private var dirty: [String: Session] = [:]
     private var closed: Set<String> = []
+    /// Replies of keyed navigations remembered since the last flush: session, key, reply.
+    private var keys: [(session: String, key: String, reply: String)] = []
+    /// Orders the `keys` rows (the newest `Session.maxKeys` of a session are kept).
+    private var keySeq = 0
     let path: String
     private(set) var transactions = 0
 
@@ -50,6 +57,13 @@ final class StateStore: DurableHooks {
             try exec("CREATE TABLE IF NOT EXISTS sessions (name TEXT PRIMARY KEY, version INTEGER NOT NULL, next_id INTEGER NOT NULL, tree TEXT NOT NULL, facts TEXT NOT NULL)")
             upsert = try prepare("INSERT INTO sessions (name, version, next_id, tree, facts) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(name) DO UPDATE SET version = ?2, next_id = ?3, tree = ?4, facts = ?5")
             delete = try prepare("DELETE FROM sessions WHERE name = ?1")
+            // A navigation's key and its reply, so that a retry after a reply lost to a crash gets
+            // that reply instead of navigating twice (files without the table get it here).
+            try exec("CREATE TABLE IF NOT EXISTS keys (session TEXT NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL, reply TEXT NOT NULL, PRIMARY KEY (session, key))")
+            insertKey = try prepare("INSERT OR IGNORE INTO keys (session, key, seq, reply) VALUES (?1, ?2, ?3, ?4)")
+            trimKeys = try prepare("DELETE FROM keys WHERE session = ?1 AND seq <= ?2")
+            deleteKeys = try prepare("DELETE FROM keys WHERE session = ?1")
+            keySeq = try int("SELECT coalesce(max(seq), 0) FROM keys")
         } catch {
             close()
             throw error
@@ -125,10 +139,51 @@ final class StateStore: DurableHooks {
                 throw StateError(description: "session \"\(name)\" in \(path) is corrupt: \(error)")
             }
         }
+        try loadKeys(into: out)
         return out
     }
 
+    /// Each session's remembered keys, oldest first.
+    private func loadKeys(into sessions: [Session]) throws(StateError) {
+        let byName = Dictionary(sessions.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        let s = try prepare("SELECT session, key, reply FROM keys ORDER BY seq")
+        defer { sqlite3_finalize(s) }
+        let parser = JSONParser(maxDepth: 4096)
+        while true {
+            let rc = sqlite3_step(s)
+            if rc == SQLITE_DONE { break }
+            guard rc == SQLITE_ROW else { throw StateError(description: "cannot read \(path): \(String(cString: sqlite3_errmsg(db)))") }
+            let name = String(cString: sqlite3_column_text(s, 0))
+            let key = String(cString: sqlite3_column_text(s, 1))
+            guard let session = byName[name],
+                  let reply = try? parser.parse(String(cString: sqlite3_column_text(s, 2))),
+                  let result = StateStore.keyedReply(reply) else {
+                throw StateError(description: "key \"\(key)\" of session \"\(name)\" in \(path) is corrupt; move \(path) aside (or give another --state PATH, or --ephemeral) to start with fresh sessions")
+            }
+            session.remember(key: key, result)
+        }
+    }
+
+    /// A keyed reply as stored: `{"result": …}` or `{"error": {kind, message, data}}`.
+    static func keyedReplyJSON(_ r: Result<JSONValue, NavError>) -> JSONValue {
+        switch r {
+        case .success(let v): return ["result": v]
+        case .failure(let e): return ["error": ["kind": .string(e.kind.rawValue), "message": .string(e.message), "data": .object(e.data)]]
+        }
+    }
+
+    static func keyedReply(_ j: JSONValue) -> Result<JSONValue, NavError>? {
+        if let v = j["result"] { return .success(v) }
+        guard let e = j["error"], let kind = e["kind"]?.stringValue.flatMap(NavError.Kind.init(rawValue:)),
+              let message = e["message"]?.stringValue else { return nil }
+        return .failure(NavError(kind, message, data: e["data"]?.objectValue ?? [:]))
+    }
+
     // MARK: DurableHooks
+
+    func keyRemembered(_ s: Session, key: String, reply: Result<JSONValue, NavError>) {
+        keys.append((s.name, key, JSONWriter.string(StateStore.keyedReplyJSON(reply))))
+    }
 
     func sessionChanged(_ s: Session) {
         dirty[s.name] = s
@@ -141,7 +196,7 @@ final class StateStore: DurableHooks {
         closed.insert(name)
     }
 
-    var hasPendingWrites: Bool { !dirty.isEmpty || !closed.isEmpty }
+    var hasPendingWrites: Bool { !dirty.isEmpty || !closed.isEmpty || !keys.isEmpty }
 
     /// Writes every session changed since the last flush in one transaction.
     func flush(graph: NavigationGraph) throws(StateError) {
@@ -151,6 +206,23 @@ final class StateStore: DurableHooks {
             sqlite3_reset(delete)
             navsql_bind_text(delete, 1, name, -1)
             guard sqlite3_step(delete) == SQLITE_DONE else { try? exec("ROLLBACK"); throw lastError() }
+            sqlite3_reset(deleteKeys)
+            navsql_bind_text(deleteKeys, 1, name, -1)
+            guard sqlite3_step(deleteKeys) == SQLITE_DONE else { try? exec("ROLLBACK"); throw lastError() }
+        }
+        for k in keys where !closed.contains(k.session) {
+            keySeq += 1
+            sqlite3_reset(insertKey)
+            navsql_bind_text(insertKey, 1, k.session, -1)
+            navsql_bind_text(insertKey, 2, k.key, -1)
+            sqlite3_bind_int64(insertKey, 3, Int64(keySeq))
+            navsql_bind_text(insertKey, 4, k.reply, -1)
+            guard sqlite3_step(insertKey) == SQLITE_DONE else { try? exec("ROLLBACK"); throw lastError() }
+            // Keep the newest Session.maxKeys of the session, as it does in memory.
+            sqlite3_reset(trimKeys)
+            navsql_bind_text(trimKeys, 1, k.session, -1)
+            sqlite3_bind_int64(trimKeys, 2, Int64(keySeq - Session.maxKeys))
+            guard sqlite3_step(trimKeys) == SQLITE_DONE else { try? exec("ROLLBACK"); throw lastError() }
         }
         for (_, s) in dirty {
             var facts = JSONObject()
@@ -169,6 +241,7 @@ final class StateStore: DurableHooks {
         transactions += 1
         dirty.removeAll(keepingCapacity: true)
         closed.removeAll()
+        keys.removeAll(keepingCapacity: true)
     }
 
     private func lastError() -> StateError {
@@ -176,10 +249,8 @@ final class StateStore: DurableHooks {
     }
 
     func close() {
-        sqlite3_finalize(upsert)
-        sqlite3_finalize(delete)
-        upsert = nil
-        delete = nil
+        for stmt in [upsert, delete, insertKey, trimKeys, deleteKeys] { sqlite3_finalize(stmt) }
+        (upsert, delete, insertKey, trimKeys, deleteKeys) = (nil, nil, nil, nil, nil)
         sqlite3_close(db)
         db = nil
     }

@@ -279,7 +279,7 @@ public enum EmbeddedProtocol {
           "schema": {
             "type": "string"
           },
-          "description": "Idempotency key within the session."
+          "description": "Idempotency key within the session: a second navigate with it changes nothing and gets the first one's reply, also after a restart with a state file."
         },
         {
           "name": "dryRun",

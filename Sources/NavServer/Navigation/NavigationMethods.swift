@@ -273,7 +273,7 @@ extension Server {
         do {
             plan = try validate()
         } catch {
-            if let key { session.remember(key: key, .failure(error)) }
+            if let key { remember(session, key: key, .failure(error)) }
             call.fail(error.rpc)
             return
         }
@@ -281,10 +281,10 @@ extension Server {
             // Nothing to wait for: commit now, without the pending-navigation bookkeeping.
             do throws(NavError) {
                 let done = try commit(state, plan, navigation: hub.nextNavigation(), starter: call.connection)
-                if let key { session.remember(key: key, .success(done.json)) }
+                if let key { remember(session, key: key, .success(done.json)) }
                 call.succeed(done)
             } catch {
-                if let key { session.remember(key: key, .failure(error)) }
+                if let key { remember(session, key: key, .failure(error)) }
                 call.fail(error.rpc)
             }
             return
@@ -362,6 +362,13 @@ extension Server {
         commitResult(nav.state, nav.plan, navigation: nav.number, starter: nav.connection).map(\.json)
     }
 
+    /// Remembers a keyed navigation's reply in its session and, with a state file, on disk (written
+    /// with the iteration's commits, before the reply leaves).
+    func remember(_ session: Session, key: String, _ reply: Result<JSONValue, NavError>) {
+        session.remember(key: key, reply)
+        durable?.keyRemembered(session, key: key, reply: reply)
+    }
+
     /// Commits `plan` and publishes it; `starter` hears `flowCompleted` of a flow it starts.
     func commitResult(_ state: SessionState, _ plan: Plan, navigation: Int, starter: Connection) -> Result<Navigated, NavError> {
         do throws(NavError) { return .success(try commit(state, plan, navigation: navigation, starter: starter)) } catch { return .failure(error) }
@@ -396,7 +403,7 @@ extension Server {
             if hub.pendingBySource[sourceKey] === nav { hub.pendingBySource[sourceKey] = nil }
             if let key = nav.key { hub.pendingByKey[session.name + "\u{0}" + key] = nil }
         }
-        if let key = nav.key { session.remember(key: key, result) }
+        if let key = nav.key { remember(session, key: key, result) }
         for r in nav.replies {
             switch result {
             case .success(let v): r.succeed(v)

@@ -110,6 +110,9 @@ final class SessionHub {
         sessions["main"] = SessionState(Session(name: "main", graph: server.graph))
     }
 
+    /// Numbers navigations after `n` from now on (ids in replies restored from a state file).
+    func numberNavigations(after n: Int) { navigationCounter = max(navigationCounter, n) }
+
     /// The next navigation's number (its id is ``PendingNavigation/id(_:)`` of it).
     func nextNavigation() -> Int {
         navigationCounter += 1
@@ -229,4 +232,6 @@ protocol DurableHooks: AnyObject {
     func sessionOpened(_ s: Session)
     func sessionClosed(_ name: String)
     func factsChanged(_ s: Session)
+    /// A keyed navigation's reply, kept so that a retry after a restart gets it too.
+    func keyRemembered(_ s: Session, key: String, reply: Result<JSONValue, NavError>)
 }
