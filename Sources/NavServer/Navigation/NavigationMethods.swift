@@ -364,6 +364,7 @@ extension Server {
 
     /// Remembers a keyed navigation's reply in its session and, with a state file, on disk (written
     /// with the iteration's commits, before the reply leaves).
+    @inline(never)
     func remember(_ session: Session, key: String, _ reply: Result<JSONValue, NavError>) {
         session.remember(key: key, reply)
         durable?.keyRemembered(session, key: key, reply: reply)
