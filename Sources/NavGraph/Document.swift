@@ -16,33 +16,29 @@ struct Doc {
         var text = text
         // Yams stops at a duplicate key. In a YAML file's block mapping the later entry is found,
         // reported and blanked out (lines kept, so positions stay true), and the file is parsed
-        // again, so that one pass still reports the file's other problems.
-        let recovers = !file.hasSuffix(".json")
-        for _ in 0..<64 {
+        // again, so that one pass still reports the file's other problems. Each round blanks a
+        // line that was not blank, so the rounds end.
+        while true {
             do {
                 guard let node = try Yams.compose(yaml: text) else { return nil }
                 return Doc(node, file: file)
-            } catch let YamlError.duplicatedKeysInMapping(duplicates, context) where recovers {
-                let key = duplicates.first ?? "?"
-                guard let later = DuplicateEntry.find(key: key, firstLine: context.mark.line, column: context.mark.column, in: text) else {
-                    diagnostics.error(SourceLocation(file: file, line: context.mark.line, column: context.mark.column),
-                                      "duplicate key `\(key)`: each name may appear once in a mapping; rename or merge the two entries")
-                    return nil
-                }
-                diagnostics.error(SourceLocation(file: file, line: later.line, column: context.mark.column),
-                                  "duplicate key `\(key)` (first at line \(context.mark.line)): each name may appear once in a mapping; rename or merge the two entries")
-                text = later.blanked
-            } catch let e as YamlError {
-                let (mark, message) = describe(e)
-                diagnostics.error(SourceLocation(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1), message)
-                return nil
             } catch {
-                diagnostics.error(SourceLocation(file: file, line: 1, column: 1), "cannot read the file: \(error)")
+                if !file.hasSuffix(".json"), case let YamlError.duplicatedKeysInMapping(duplicates, context) = error,
+                   let later = DuplicateEntry.find(key: duplicates.first ?? "?", firstLine: context.mark.line, column: context.mark.column, in: text) {
+                    diagnostics.error(SourceLocation(file: file, line: later.line, column: context.mark.column),
+                                      duplicateKey(duplicates.first ?? "?", firstLine: context.mark.line))
+                    text = later.blanked
+                    continue
+                }
+                let (mark, message) = (error as? YamlError).map(describe) ?? (nil, "cannot read the file: \(error)")
+                diagnostics.error(SourceLocation(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1), message)
                 return nil
             }
         }
-        diagnostics.error(SourceLocation(file: file, line: 1, column: 1), "too many duplicate keys to go on checking this file; fix the ones reported")
-        return nil
+    }
+
+    private static func duplicateKey(_ key: String, firstLine: Int? = nil) -> String {
+        "duplicate key `\(key)`\(firstLine.map { " (first at line \($0))" } ?? ""): each name may appear once in a mapping; rename or merge the two entries"
     }
 
     private static func describe(_ e: YamlError) -> (Mark?, String) {
@@ -53,8 +49,7 @@ struct Doc {
             let ctx = context.map { " (\($0.text) at line \($0.mark.line), column \($0.mark.column))" } ?? ""
             return (mark, "syntax error: \(problem)\(ctx)")
         case let .duplicatedKeysInMapping(duplicates, context):
-            let key = duplicates.first ?? "?"
-            return (context.mark, "duplicate key `\(key)`: each name may appear once in a mapping; rename or merge the two entries")
+            return (context.mark, duplicateKey(duplicates.first ?? "?"))
         case let .reader(problem, _, _, _):
             return (nil, "the file cannot be read as UTF-8 text: \(problem)")
         default:

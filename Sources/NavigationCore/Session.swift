@@ -417,7 +417,6 @@ public final class Session {
     }
 
     public var nodeCount: Int { nodes.count }
-    var nextIdValue: Int { nextId }
 
     func replaceState(root newRoot: Node, version v: Int, nextId n: Int, facts f: [String: JSONValue]) {
         nodes.removeAll()

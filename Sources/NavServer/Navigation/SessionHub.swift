@@ -54,6 +54,8 @@ final class PendingNavigation {
     let id: String
 
     static func id(_ number: Int) -> String { prefixedDecimal("nav-", number) }
+    /// The number in an id made by ``id(_:)``, or nil.
+    static func number(ofId id: String) -> Int? { id.hasPrefix("nav-") ? Int(id.dropFirst(4)) : nil }
     let state: SessionState
     let plan: Plan
     /// The navigation's `key` (idempotency), if it has one.

@@ -60,12 +60,12 @@ public final class Server {
         for session in sessions { hub.sessions[session.name] = SessionState(session) }
         // Restored keyed replies name navigations ("nav-7"); new ones are numbered after them.
         for session in sessions {
-            for case let reply in session.keyed.values {
+            for reply in session.keyed.values {
                 let id: JSONValue? = switch reply {
                 case .success(let v): v["navigation"]
                 case .failure(let e): e.data["navigation"]
                 }
-                if let n = id?.stringValue.flatMap({ Int($0.dropFirst(4)) }) { hub.numberNavigations(after: n) }
+                if let n = id?.stringValue.flatMap(PendingNavigation.number(ofId:)) { hub.numberNavigations(after: n) }
             }
         }
         if hub.sessions["main"].map({ st in !sessions.contains { $0 === st.session } }) ?? true {
