@@ -39,15 +39,17 @@ for _ in $(seq 100); do [ -S "$WORK/navd.sock" ] && [ -S "$WORK/redis.sock" ] &&
 open_sessions "$WORK/navd.sock" "$C"
 write_pairs_template "$WORK/pairs.jsonl"
 
-# user and system clock ticks, read and write calls of process $1
-sample() { echo "$(awk '{print $14, $15}' "/proc/$1/stat") $(awk '/^syscr|^syscw/ {printf "%s ", $2}' "/proc/$1/io")"; }
-# name, rate, before, after
+# user and system clock ticks, read and write calls of process $1, and the time (ns)
+sample() { echo "$(awk '{print $14, $15}' "/proc/$1/stat") $(awk '/^syscr|^syscw/ {printf "%s ", $2}' "/proc/$1/io") $(date +%s%N)"; }
+# name, rate, before, after. "busy" is the server's CPU time over the wall time of the run: near
+# 100 % the server was the limit; well below, it waited for its client.
 report() {
     local tick; tick=$(getconf CLK_TCK)
-    read -r u0 s0 r0 w0 <<<"$3"; read -r u1 s1 r1 w1 <<<"$4"
+    read -r u0 s0 r0 w0 t0 <<<"$3"; read -r u1 s1 r1 w1 t1 <<<"$4"
     awk -v name="$1" -v rps="$2" -v n="$N" -v t="$tick" -v u=$((u1 - u0)) -v s=$((s1 - s0)) -v r=$((r1 - r0)) -v w=$((w1 - w0)) \
-        'BEGIN { printf "%-6s %10s req/s  user %4.0f ns  sys %4.0f ns  per request;  reads %.4f  writes %.4f per request\n",
-                 name, rps, u * 1e9 / t / n, s * 1e9 / t / n, r / n, w / n }'
+        -v ns=$((t1 - t0)) \
+        'BEGIN { printf "%-6s %10s req/s  user %4.0f ns  sys %4.0f ns  per request;  reads %.4f  writes %.4f per request;  busy %3.0f %%\n",
+                 name, rps, u * 1e9 / t / n, s * 1e9 / t / n, r / n, w / n, (u + s) * 1e9 / t / ns * 100 }'
 }
 
 echo "C=$C P=$P, $N requests each (servers on cpu0, clients on cpu1 when there are two)"
