@@ -589,7 +589,7 @@ public final class Session {
         guard target.allows(style) else {
             let allowed = Presentation.allCases.filter { target.allows($0) }.map(\.rawValue).joined(separator: ", ")
             throw NavError(.notAllowed, "`\(target.name)` cannot be shown by \(style.rawValue); its presentations are \(allowed)",
-                           data: ["to": .string(target.name), "by": .string(style.rawValue)])
+                           data: ["from": .string(source.id), "to": .string(target.name), "by": .string(style.rawValue)])
         }
         let enclosingFlow: Node? = source.parentRef.flatMap { p in p._withUnsafeGuaranteedRef { $0.kind == .flow ? $0 : nil } }
         let isStepOfEnclosingFlow = enclosingFlow.map { graph.coordinators[$0.coordinator].flow?.steps.contains(target.index) ?? false } ?? false

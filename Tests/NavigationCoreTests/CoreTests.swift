@@ -166,7 +166,14 @@ func coreGraph() -> NavigationGraph {
     @Test func abilitiesAndPresentationsAreEnforced() throws {
         let s = session()
         #expect(kind { try go(s, NavigateRequest(to: "Reviews")) } == .notAllowed, "Home does not open Reviews")
-        #expect(kind { try go(s, NavigateRequest(to: "Search", by: .push)) } == .notAllowed, "Search is present-only")
+        do {
+            try go(s, NavigateRequest(to: "Search", by: .push))
+            Issue.record("expected notAllowed: Search is present-only")
+        } catch let e as NavError {
+            #expect(e.kind == .notAllowed)
+            // Both refusals name the source they judged, whether given or the visible top.
+            #expect(e.data["from"] == s.visibleTop.map { .string($0.id) } && e.data["by"] == "push")
+        }
         #expect(s.version == 0, "failed commands change nothing")
     }
 

@@ -1413,7 +1413,7 @@ public enum EmbeddedProtocol {
         "message": "notAllowed",
         "data": {
           "kind": "notAllowed",
-          "description": "The source's opens does not include the target, or the style is not allowed."
+          "description": "The source's opens does not include the target, or the style is not allowed. data.from names the source node judged (given, or the visible top); data.to and data.by the target and style where they apply."
         }
       },
       "accessDenied": {
