@@ -171,7 +171,7 @@ func coreGraph() -> NavigationGraph {
             Issue.record("expected notAllowed: Search is present-only")
         } catch let e as NavError {
             #expect(e.kind == .notAllowed)
-            // Both refusals name the source they judged, whether given or the visible top.
+            // The refusal names the source it judged: here the visible top, as no `from` was given.
             #expect(e.data["from"] == s.visibleTop.map { .string($0.id) } && e.data["by"] == "push")
         }
         #expect(s.version == 0, "failed commands change nothing")
