@@ -57,9 +57,9 @@ public final class Server {
             s.close()
             throw error
         }
-        for session in sessions { hub.sessions[session.name] = SessionState(session) }
-        // Restored keyed replies name navigations ("nav-7"); new ones are numbered after them.
         for session in sessions {
+            hub.sessions[session.name] = SessionState(session)
+            // Restored keyed replies name navigations ("nav-7"); new ones are numbered after them.
             for reply in session.keyed.values {
                 let id: JSONValue? = switch reply {
                 case .success(let v): v["navigation"]
