@@ -64,6 +64,20 @@ public final class JSONParser {
         return JSONView(tape: tape, strings: strings, index: 1, parser: self, generation: generation)
     }
 
+    /// Indexes `lines` (complete lines followed by ``padding`` readable bytes) in one pass, so that
+    /// the lines parsed next, in order, with `padded: true`, cost less each. The results are those of
+    /// parsing each line alone (a line the index does not match, or any other parse, ends the batch
+    /// and is parsed alone). Call ``endBatch()`` before the bytes change.
+    public func beginBatch(_ lines: UnsafeRawBufferPointer) {
+        guard let base = lines.baseAddress else { return }
+        navjson_batch_begin(raw, base.assumingMemoryBound(to: CChar.self), lines.count, UInt32(clamping: maxDepth))
+    }
+
+    public func endBatch() { navjson_batch_end(raw) }
+
+    /// How many documents were parsed from a batch's index so far.
+    public var batchedDocuments: Int { Int(navjson_batched(raw)) }
+
     /// Parses a complete document held in `bytes` into a tree.
     public func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONValue {
         try view(bytes).value

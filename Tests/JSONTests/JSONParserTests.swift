@@ -114,3 +114,77 @@ import Testing
     }
 }
 
+
+/// Lines indexed together (`beginBatch`) parse exactly as each line alone: the same value or the
+/// same error, whatever the lines hold, including lines that are not one whole JSON document.
+@Suite struct JSONBatchTests {
+    /// Lines of every shape: documents, several values on a line, a document split across lines,
+    /// unterminated strings, invalid UTF-8, blank lines, nesting over the limit, `\r` endings.
+    static let pool: [[UInt8]] = [
+        #"{"jsonrpc":"2.0","id":1,"method":"navigate","params":{"session":"s1","to":"shop.Product","with":{"id":"42"}}}"#,
+        #"{"jsonrpc":"2.0","id":2,"method":"dismiss","params":{"session":"s1"}}"#,
+        #"[{"a":1},{"b":[true,false,null]}]"#, #"{"s":"tab\there \"quoted\" \u00e9 \ud83d\ude00"}"#,
+        "42", "-1.5e3", #""just a string""#, "true", "null", "[]", "{}", "1 2", #"{"a":1} {"b":2}"#, "{} x",
+        #"{"a":"#, "1}", #"{"a":"unterminated"#, #"still"}"#, "", "   ", "\t", "{\"a\":1}\r", " [1, 2 ,3 ] ",
+        "nul", "[1,]", "{\"a\" 1}", "\"\u{1}\"", String(repeating: "[", count: 9) + String(repeating: "]", count: 9),
+        String(repeating: "[", count: 8) + String(repeating: "]", count: 8), "]", "}", "{\"k\":\"v\"}}",
+    ].map { Array($0.utf8) } + [Array(#"{"a":""#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8), [0xFF]]
+
+    /// (`NAVD_BATCH_ROUNDS=300000 swift test --filter batchedLines` runs more rounds than the default 3,000.)
+    @Test func batchedLinesParseAsEachLineAlone() throws {
+        var rng = SplitMix64(seed: 0xBA7C)
+        let batched = JSONParser(maxDepth: 8)
+        let alone = JSONParser(maxDepth: 8)
+        for _ in 0..<(Int(ProcessInfo.processInfo.environment["NAVD_BATCH_ROUNDS"] ?? "") ?? 3000) {
+            let count = 2 + Int(rng.next() % 14)
+            var buffer: [UInt8] = []
+            var lines: [Range<Int>] = []
+            for _ in 0..<count {
+                // Mostly whole documents (the first eleven), so that batches run on for a while.
+                let line = Self.pool[Int(rng.next() % UInt64(rng.next() % 8 == 0 ? Self.pool.count : 11))]
+                lines.append(buffer.count..<(buffer.count + line.count))
+                buffer += line
+                buffer.append(0x0A)
+            }
+            let interrupt = rng.next() % 4 == 0 ? Int(rng.next() % UInt64(count)) : -1
+            buffer += [UInt8](repeating: 0x20, count: JSONParser.padding)
+            try buffer.withUnsafeBytes { all in
+                let end = lines.last!.upperBound + 1
+                batched.beginBatch(UnsafeRawBufferPointer(rebasing: all[0..<end]))
+                defer { batched.endBatch() }
+                for (i, r) in lines.enumerated() {
+                    // Another document parsed in the middle ends the batch; the rest still parse right.
+                    if i == interrupt { _ = try? batched.parse(Array("[1]".utf8)) }
+                    let line = UnsafeRawBufferPointer(rebasing: all[r])
+                    let expected = Result { () throws(JSONParseError) in try alone.view(line).value }
+                    let got = Result { () throws(JSONParseError) in try batched.view(line, padded: true).value }
+                    switch (expected, got) {
+                    case (.success(let a), .success(let b)): #expect(a == b, "line \(i) of \(String(decoding: all[0..<end], as: UTF8.self))")
+                    case (.failure(let a), .failure(let b)): #expect(a == b, "line \(i) of \(String(decoding: all[0..<end], as: UTF8.self))")
+                    default: Issue.record("line \(i): alone \(expected), batched \(got) in \(String(decoding: all[0..<end], as: UTF8.self))")
+                    }
+                }
+            }
+        }
+        // The index served many lines (the comparison is not only of lines parsed alone).
+        #expect(batched.batchedDocuments > 10_000, "\(batched.batchedDocuments) lines parsed from a batch's index")
+    }
+
+    @Test func wholeDocumentsAreParsedFromTheIndex() throws {
+        let parser = JSONParser(maxDepth: 64)
+        let lines = (0..<16).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"dismiss","params":{"session":"s\#($0)"}}"# }
+        let buffer = Array((lines.joined(separator: "\n") + "\n").utf8) + [UInt8](repeating: 0, count: JSONParser.padding)
+        let before = parser.batchedDocuments
+        try buffer.withUnsafeBytes { all in
+            parser.beginBatch(UnsafeRawBufferPointer(rebasing: all[0..<(all.count - JSONParser.padding)])); defer { parser.endBatch() }
+            var start = 0
+            for (i, l) in lines.enumerated() {
+                let v = try parser.view(UnsafeRawBufferPointer(rebasing: all[start..<(start + l.utf8.count)]), padded: true).value
+                #expect(v["id"] == .int(i))
+                #expect(v["params"]?["session"] == .string("s\(i)"))
+                start += l.utf8.count + 1
+            }
+        }
+        #expect(parser.batchedDocuments - before == 16)
+    }
+}

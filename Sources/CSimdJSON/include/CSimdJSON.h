@@ -38,6 +38,18 @@ int navjson_parse_padded(navjson_parser *p, const char *data, size_t len, uint32
 /// The readable bytes navjson_parse_padded needs after its input (simdjson's SIMDJSON_PADDING).
 #define NAVJSON_PADDING 64
 
+/// Indexes `len` bytes of complete lines at `data` (followed by NAVJSON_PADDING readable bytes)
+/// in one pass of simdjson's stage 1, so that parsing those lines in order, each with
+/// navjson_parse_padded, costs only stage 2 each. Any other call, a line out of order or one the
+/// index does not match ends the batch and is parsed alone, so the results are those of parsing
+/// each line alone. Batches longer than NAVJSON_MAX_BATCH are not indexed.
+void navjson_batch_begin(navjson_parser *p, const char *data, size_t len, uint32_t max_depth);
+/// Ends the batch (the bytes may change after).
+void navjson_batch_end(navjson_parser *p);
+/// How many documents were parsed from a batch's index (by stage 2 alone) so far.
+uint64_t navjson_batched(navjson_parser *p);
+#define NAVJSON_MAX_BATCH (1024 * 1024)
+
 /// A short English description of the last error of `p`.
 const char *navjson_last_error(navjson_parser *p);
 

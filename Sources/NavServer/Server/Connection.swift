@@ -2,6 +2,9 @@ import JSON
 import Logging
 import RPC
 import UV
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One client connection: its stream, framing state, coalesced output, identity, subscriptions and the
 /// requests navd has sent it. Confined to the loop thread.
@@ -94,6 +97,8 @@ final class Connection {
         guard !isClosed else { return }
         server.stats.bytesIn += bytes.count
         var messages = 0
+        let batched = beginBatch(bytes)
+        defer { if batched { server.parser.endBatch() } }
         do {
             try decoder.feed(bytes) { framing, body in
                 guard !self.isClosed else { return }
@@ -125,6 +130,24 @@ final class Connection {
             sendFramed(w.bytes, lastFraming)
             closeAfterFlush()
         }
+    }
+
+    /// A read of several whole lines (a pipelining client) is indexed by the JSON parser in one pass
+    /// before its lines are handled one by one: stage 1 of simdjson once per read, not per line.
+    /// Only lines that start the read (no partial message before them) in the read buffer, whose
+    /// padding the parser needs; a header block (`Content-Length` framing) is left alone.
+    private func beginBatch(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard !decoder.hasPartialMessage, let base = bytes.baseAddress, bytes.count > 0,
+              base.load(as: UInt8.self) != UInt8(ascii: "C"), base.load(as: UInt8.self) != UInt8(ascii: "c"),
+              EventLoop.readPadding >= JSONParser.padding, server.loop.isInReadBuffer(bytes),
+              let first = memchr(base, 0x0A, bytes.count)
+        else { return false }
+        // The end of the last whole line (a pipelining client's read usually ends with one).
+        var end = bytes.count
+        while end > 0 && bytes[end - 1] != 0x0A { end -= 1 }
+        guard base + end - 1 != UnsafeRawPointer(first) else { return false }  // one line: nothing to share
+        server.parser.beginBatch(UnsafeRawBufferPointer(start: base, count: end))
+        return true
     }
 
     // MARK: Output
