@@ -76,10 +76,11 @@ extern "C" uint64_t navjson_batched(navjson_parser *p) { return p->batched; }
 /// is the same. Anything else ends the batch; the caller parses the line alone.
 static bool parse_in_batch(navjson_parser *p, const char *data, size_t len) {
     using namespace simdjson;
+    if (data < p->batch) return false;
     auto *impl = p->parser.implementation.get();
     size_t from = size_t(data - p->batch), to = from + len;
     uint32_t next = impl->next_structural_index;
-    if (data < p->batch || to > p->batch_len || next >= impl->n_structural_indexes) return false;
+    if (to > p->batch_len || next >= impl->n_structural_indexes) return false;
     size_t start = impl->structural_indexes[next];
     if (start < from || start >= to) return false;
     if (impl->stage2_next(p->parser.doc) != SUCCESS) return false;

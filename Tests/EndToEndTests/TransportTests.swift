@@ -144,6 +144,35 @@ import Glibc
         }
     }
 
+    /// Lines that arrive together (one read, parsed from one index) are answered as each alone,
+    /// in order: good lines, an empty one, two values on a line, a batch, a `\r\n` ending.
+    @Test func linesSentTogetherAreAnsweredAsEachAlone() throws {
+        let d = try Daemon()
+        try withBystander(d) { c in
+            try c.sendRaw([
+                #"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, "", "1 2",
+                #"{"jsonrpc":"2.0","id":2,"method":"navigate","params":{"to":"shop.Product","with":{"id":"42"}}}"#,
+                #"{"jsonrpc":"2.0","id":3,"method":"ping"} {"x":1}"#,
+                #"{"jsonrpc":"2.0","id":4,"method":"dismiss"}"#,
+                #"[{"jsonrpc":"2.0","id":5,"method":"ping"}]"#,
+                #"{"jsonrpc":"2.0","id":6,"method":"ping"}"# + "\r",
+            ].joined(separator: "\n") + "\n")
+            var replies: [JSONValue] = []
+            for _ in 0..<8 { replies.append(try #require(try c.readMessage())) }
+            #expect(replies[0] == ["jsonrpc": "2.0", "id": 1, "result": "pong"])
+            #expect(replies[1]["error"]?["data"]?["kind"] == "emptyMessage")
+            #expect(replies[2]["error"]?["data"]?["kind"] == "parseError")
+            let node = try #require(replies[3]["result"]?["node"])
+            #expect(replies[3]["id"] == 2)
+            #expect(replies[4]["error"]?["data"]?["kind"] == "parseError")
+            #expect(replies[4]["id"] == .null)
+            #expect(replies[5]["id"] == 4)
+            #expect(replies[5]["result"]?["removed"] == [node])
+            #expect(replies[6] == [["jsonrpc": "2.0", "id": 5, "result": "pong"]])
+            #expect(replies[7] == ["jsonrpc": "2.0", "id": 6, "result": "pong"])
+        }
+    }
+
     @Test func twoMebibyteLineClosesTheConnectionWithMessageTooLarge() throws {
         let d = try Daemon()
         try withBystander(d) { c in
