@@ -275,8 +275,8 @@ public final class Schema: @unchecked Sendable {
                     return fail("maxLength", "must be at most \(maxLength) characters long, not \(n)")
                 }
             }
-            if hasPattern, let pattern, (try? pattern.regex.firstMatch(in: s)) == nil {
-                return fail("pattern", "must match the pattern `\(pattern.source)`; \(JSONWriter.string(value)) does not")
+            if hasPattern, !matchesPattern(s) {
+                return fail("pattern", "must match the pattern `\(pattern!.source)`; \(JSONWriter.string(value)) does not")
             }
         case .int, .double:
             guard hasBounds else { break }
@@ -304,6 +304,15 @@ public final class Schema: @unchecked Sendable {
     }
 
     /// Whether `value` matches: the same rules as ``check(_:)``, answered yes or no.
+    /// Whether `s` matches `pattern`. Out of line: a `Regex` (a resilient generic type) in a
+    /// function's frame costs that function a metadata lookup and a stack slot sized at run time
+    /// on every call, whether the schema has a pattern or not.
+    @inline(never)
+    private func matchesPattern(_ s: String) -> Bool {
+        guard let pattern else { return true }
+        return (try? pattern.regex.firstMatch(in: s)) != nil
+    }
+
     func accepts(_ value: JSONValue) -> Bool {
         if let types, !Schema.matches(value, types) { return false }
         if hasEnum, !enumValues!.contains(where: { Schema.equal($0, value) }) { return false }
@@ -316,7 +325,7 @@ public final class Schema: @unchecked Sendable {
                 if let minLength, n < minLength { return false }
                 if let maxLength, n > maxLength { return false }
             }
-            if hasPattern, let pattern, (try? pattern.regex.firstMatch(in: s)) == nil { return false }
+            if hasPattern, !matchesPattern(s) { return false }
         case .int, .double:
             guard hasBounds else { return true }
             let d = value.doubleValue!
