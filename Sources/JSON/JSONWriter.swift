@@ -196,6 +196,21 @@ extension JSONValue: JSONEncodable {
     @inlinable public func encode(into w: inout JSONWriter) { w.write(self) }
 }
 
+/// JSON text written before (by a ``JSONWriter``, or read and checked), written again as it is.
+public struct JSONText: JSONEncodable, Sendable, Equatable {
+    public let bytes: [UInt8]
+    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+    /// The text of `value`.
+    public init(_ value: JSONValue) { bytes = JSONWriter.encode(value) }
+    /// The text of `value`.
+    public init(encoding value: some JSONEncodable) {
+        var w = JSONWriter(capacity: 128)
+        value.encode(into: &w)
+        bytes = w.bytes
+    }
+    public func encode(into w: inout JSONWriter) { w.buffer.append(contentsOf: bytes) }
+}
+
 extension JSONWriter {
     /// Writes an array of strings.
     public mutating func write(strings: [String]) {

@@ -393,9 +393,13 @@ public final class Session {
         return o.members
     }
 
-    /// Replies of keyed navigations (idempotency), oldest first, bounded.
-    public private(set) var keyed: [String: Result<JSONValue, NavError>] = [:]
-    private var keyOrder: [String] = []
+    /// Replies of keyed navigations (idempotency): the newest ``maxKeys``. A result is kept as the
+    /// JSON text first sent (one array: cheap to keep, to send again and to forget).
+    public private(set) var keyed: [String: Result<JSONText, NavError>] = [:]
+    /// The keys of `keyed` in a ring, oldest at `oldestKey` once it is full: the oldest is
+    /// overwritten, so remembering a key costs the same however many are kept.
+    private var keyRing: [String] = []
+    private var oldestKey = 0
     public static let maxKeys = 4096
 
     public init(name: String, graph: NavigationGraph) {
@@ -869,15 +873,15 @@ public final class Session {
 
     // MARK: keys
 
-    public func remember(key: String, _ reply: Result<JSONValue, NavError>) {
-        if keyed[key] == nil {
-            keyOrder.append(key)
-            if keyOrder.count > Session.maxKeys {
-                let old = keyOrder.removeFirst()
-                keyed[old] = nil
-            }
+    public func remember(key: String, _ reply: Result<JSONText, NavError>) {
+        guard keyed.updateValue(reply, forKey: key) == nil else { return }  // a key again: its reply replaced
+        if keyRing.count < Session.maxKeys {
+            keyRing.append(key)
+        } else {
+            keyed[keyRing[oldestKey]] = nil
+            keyRing[oldestKey] = key
+            oldestKey = (oldestKey + 1) % Session.maxKeys
         }
-        keyed[key] = reply
     }
 }
 

@@ -331,7 +331,22 @@ func coreGraph() -> NavigationGraph {
 
     @Test func keysRememberReplies() throws {
         let s = session()
-        s.remember(key: "k", .success(["version": 1]))
-        #expect(try s.keyed["k"]?.get() == ["version": 1])
+        s.remember(key: "k", .success(JSONText(["version": 1])))
+        #expect(try s.keyed["k"]?.get() == JSONText(Array(#"{"version":1}"#.utf8)))
+    }
+
+    @Test func theNewestKeysAreKeptOldestForgottenFirst() throws {
+        let s = session()
+        let n = Session.maxKeys
+        for i in 0..<(n * 2 + 7) {
+            s.remember(key: "k\(i)", .success(JSONText(.int(i))))
+            if i == n + 2 { s.remember(key: "k\(n + 1)", .success(JSONText(.int(-1)))) }  // a key again: replaced, not added
+            #expect(s.keyed.count == min(i + 1, n))
+        }
+        // Kept: the newest n, k(n+7) … k(2n+6); forgotten: everything older.
+        #expect(s.keyed["k\(n + 6)"] == nil)
+        #expect(try s.keyed["k\(n + 7)"]?.get() == JSONText(.int(n + 7)))
+        #expect(try s.keyed["k\(2 * n + 6)"]?.get() == JSONText(.int(2 * n + 6)))
+        #expect(s.keyed["k0"] == nil && s.keyed["k\(n + 1)"] == nil)
     }
 }

@@ -165,15 +165,16 @@ final class StateStore: DurableHooks {
     }
 
     /// A keyed reply as stored: `{"result": …}` or `{"error": {kind, message, data}}`.
-    static func keyedReplyJSON(_ r: Result<JSONValue, NavError>) -> JSONValue {
+    static func keyedReplyText(_ r: Result<JSONText, NavError>) -> String {
         switch r {
-        case .success(let v): return ["result": v]
-        case .failure(let e): return ["error": ["kind": .string(e.kind.rawValue), "message": .string(e.message), "data": .object(e.data)]]
+        case .success(let t): return "{\"result\":" + String(decoding: t.bytes, as: UTF8.self) + "}"
+        case .failure(let e):
+            return JSONWriter.string(["error": ["kind": .string(e.kind.rawValue), "message": .string(e.message), "data": .object(e.data)]])
         }
     }
 
-    static func keyedReply(_ j: JSONValue) -> Result<JSONValue, NavError>? {
-        if let v = j["result"] { return .success(v) }
+    static func keyedReply(_ j: JSONValue) -> Result<JSONText, NavError>? {
+        if let v = j["result"] { return .success(JSONText(v)) }
         guard let e = j["error"], let kind = e["kind"]?.stringValue.flatMap(NavError.Kind.init(rawValue:)),
               let message = e["message"]?.stringValue else { return nil }
         return .failure(NavError(kind, message, data: e["data"]?.objectValue ?? [:]))
@@ -181,8 +182,8 @@ final class StateStore: DurableHooks {
 
     // MARK: DurableHooks
 
-    func keyRemembered(_ s: Session, key: String, reply: Result<JSONValue, NavError>) {
-        keys.append((s.name, key, JSONWriter.string(StateStore.keyedReplyJSON(reply))))
+    func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>) {
+        keys.append((s.name, key, StateStore.keyedReplyText(reply)))
     }
 
     func sessionChanged(_ s: Session) {

@@ -281,7 +281,7 @@ extension Server {
             // Nothing to wait for: commit now, without the pending-navigation bookkeeping.
             do throws(NavError) {
                 let done = try commit(state, plan, navigation: hub.nextNavigation(), starter: call.connection)
-                if let key { remember(session, key: key, .success(done.json)) }
+                if let key { remember(session, key: key, .success(JSONText(encoding: done))) }
                 call.succeed(done)
             } catch {
                 if let key { remember(session, key: key, .failure(error)) }
@@ -365,7 +365,7 @@ extension Server {
     /// Remembers a keyed navigation's reply in its session and, with a state file, on disk (written
     /// with the iteration's commits, before the reply leaves).
     @inline(never)
-    func remember(_ session: Session, key: String, _ reply: Result<JSONValue, NavError>) {
+    func remember(_ session: Session, key: String, _ reply: Result<JSONText, NavError>) {
         session.remember(key: key, reply)
         durable?.keyRemembered(session, key: key, reply: reply)
     }
@@ -404,7 +404,7 @@ extension Server {
             if hub.pendingBySource[sourceKey] === nav { hub.pendingBySource[sourceKey] = nil }
             if let key = nav.key { hub.pendingByKey[session.name + "\u{0}" + key] = nil }
         }
-        if let key = nav.key { remember(session, key: key, result) }
+        if let key = nav.key { remember(session, key: key, result.map(JSONText.init)) }
         for r in nav.replies {
             switch result {
             case .success(let v): r.succeed(v)

@@ -235,5 +235,5 @@ protocol DurableHooks: AnyObject {
     func sessionClosed(_ name: String)
     func factsChanged(_ s: Session)
     /// A keyed navigation's reply, kept so that a retry after a restart gets it too.
-    func keyRemembered(_ s: Session, key: String, reply: Result<JSONValue, NavError>)
+    func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>)
 }

@@ -60,9 +60,10 @@ public final class Server {
         for session in sessions {
             hub.sessions[session.name] = SessionState(session)
             // Restored keyed replies name navigations ("nav-7"); new ones are numbered after them.
+            let parser = JSONParser(maxDepth: 4096)
             for reply in session.keyed.values {
                 let id: JSONValue? = switch reply {
-                case .success(let v): v["navigation"]
+                case .success(let t): (try? parser.parse(t.bytes))?["navigation"]
                 case .failure(let e): e.data["navigation"]
                 }
                 if let n = id?.stringValue.flatMap(PendingNavigation.number(ofId:)) { hub.numberNavigations(after: n) }
