@@ -71,7 +71,8 @@ import Testing
         }
         let c = try d.client()
         var deadline = Date().addingTimeInterval(10)
-        while try c.call("stats")["connections"]?.intValue ?? 0 < 2 && Date() < deadline { usleep(10_000) }
+        // Until navctl has subscribed (connected is not enough: its subscribe may still be on its way).
+        while try c.call("stats")["subscriptions"]?.intValue ?? 0 < 1 && Date() < deadline { usleep(10_000) }
         try c.call("navigate", ["to": "shop.Product", "with": ["id": "w"]])
         #expect(done.wait(timeout: .now() + 10) == .success)
         #expect(box.value.hasPrefix("stackChanged {\"session\":\"main\",\"version\":1"), "\(box.value)")
@@ -79,8 +80,7 @@ import Testing
         let provider = try spawnDetached(Repo.binary("navctl"), ["provide", "cart.paymentAuthorized", "--fail", "card expired"], env: env)
         defer { kill(provider, SIGKILL); var s: Int32 = 0; waitpid(provider, &s, 0) }
         deadline = Date().addingTimeInterval(10)
-        while try c.call("stats")["connections"]?.intValue ?? 0 < 2 && Date() < deadline { usleep(10_000) }
-        usleep(100_000)
+        while try c.call("stats")["provided"]?.intValue ?? 0 < 1 && Date() < deadline { usleep(10_000) }
         try c.call("context.set", ["facts": ["loggedIn": true, "cart.items": 1]])
         try c.call("navigate", ["to": "cart.Cart", "by": "select"])
         try c.call("navigate", ["to": "cart.Checkout", "by": "present"])

@@ -131,6 +131,29 @@ import Testing
         #expect(empty["code"] == -32602 && (empty["message"]?.stringValue ?? "").contains("is empty"), "\(empty)")
     }
 
+    @Test func statsCountSubscriptionsAndProvidedNames() throws {
+        let d = try Daemon()
+        let a = try d.client(), b = try d.client(), provider = try d.client()
+        func stat(_ name: String) throws -> Int { try a.call("stats")[name]?.intValue ?? -1 }
+        #expect(try stat("subscriptions") == 0 && stat("provided") == 0)
+        try a.call("session.open", ["name": "other"])
+        try a.call("subscribe")
+        try a.call("subscribe")  // again: still one subscription
+        try a.call("subscribe", ["session": "other"])
+        try b.call("subscribe")
+        #expect(try stat("subscriptions") == 3)
+        try a.call("unsubscribe")
+        #expect(try stat("subscriptions") == 2)
+        try provider.call("provide", ["preconditions": ["cart.paymentAuthorized", "account.Login"]])
+        #expect(try stat("provided") == 2)
+        b.close()
+        provider.close()
+        // Until navd has seen both close (their ends are read on the loop's next turns).
+        let deadline = Date().addingTimeInterval(10)
+        while try (stat("subscriptions"), stat("provided")) != (1, 0) && Date() < deadline { usleep(10_000) }
+        #expect(try stat("subscriptions") == 1 && stat("provided") == 0)
+    }
+
     @Test func contextFacts() throws {
         let d = try Daemon()
         let c = try d.client()
