@@ -109,6 +109,43 @@ public final class Node {
         return .object(o)
     }
 
+    /// Writes what ``json(_:)`` makes, byte for byte, without making it (for `tree` and the other
+    /// snapshots, which would otherwise build a value for every node and string only to write it).
+    public func write(into w: inout JSONWriter, _ graph: NavigationGraph) {
+        w.raw("{\"id\":")
+        writeId(into: &w)
+        w.raw(",\"kind\":")
+        w.write(string: kind.rawValue)
+        switch kind {
+        case .stack:
+            writeChildren(into: &w, graph)
+        case .tabs:
+            writeChildren(into: &w, graph)
+            w.raw(",\"selected\":")
+            w.write(int: selected)
+        case .screen, .flow:
+            w.raw(",\"coordinator\":")
+            w.write(string: graph.coordinators[coordinator].name)
+            w.raw(",\"params\":")
+            w.write(params)
+            if kind == .flow { writeChildren(into: &w, graph) }
+            if let p = presented {
+                w.raw(",\"presented\":")
+                p.write(into: &w, graph)
+            }
+        }
+        w.raw(UInt8(ascii: "}"))
+    }
+
+    private func writeChildren(into w: inout JSONWriter, _ graph: NavigationGraph) {
+        w.raw(",\"children\":[")
+        for (i, c) in children.enumerated() {
+            if i > 0 { w.raw(UInt8(ascii: ",")) }
+            c.write(into: &w, graph)
+        }
+        w.raw(UInt8(ascii: "]"))
+    }
+
     /// Writes the id as a JSON string, from its number.
     @inlinable
     public func writeId(into w: inout JSONWriter) { w.write(nodeId: number) }

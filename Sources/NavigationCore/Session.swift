@@ -547,6 +547,19 @@ public final class Session {
         ["session": .string(name), "version": .int(version), "root": root.json(graph), "visible": .array(visible.map(JSONValue.string))]
     }
 
+    /// Writes what ``snapshot()`` makes, byte for byte, without making it.
+    public func writeSnapshot(into w: inout JSONWriter) {
+        w.raw("{\"session\":")
+        w.write(string: name)
+        w.raw(",\"version\":")
+        w.write(int: version)
+        w.raw(",\"root\":")
+        root.write(into: &w, graph)
+        w.raw(",\"visible\":")
+        writeVisible(into: &w)
+        w.raw(UInt8(ascii: "}"))
+    }
+
     // MARK: navigate
 
     /// Validates a navigation completely without changing anything.

@@ -119,6 +119,10 @@ import NavClient
                     #expect(s.version == version && JSONWriter.string(s.root.json(graph)) == before, "a failed command changed the tree")
                 }
                 checkInvariants(s, everSeen: everSeen)
+                // The snapshot written straight into a reply is the snapshot value, byte for byte.
+                var w = JSONWriter()
+                s.writeSnapshot(into: &w)
+                #expect(w.bytes == JSONWriter.encode(.object(s.snapshot())), "written snapshot differs at seed \(seed), session \(sequence)")
             }
         }
         #expect(commits > 1000 && failures > 1000, "the generator exercises both paths (\(commits) commits, \(failures) failures)")

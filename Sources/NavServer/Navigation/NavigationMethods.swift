@@ -61,27 +61,27 @@ extension Server {
         }
 
         methods["tree"] = { [self] call in
-            self.handle(call) { () throws(RPCError) -> JSONValue in
+            self.handle(call) { () throws(RPCError) -> Snapshot in
                 let p = try Params<SessionParam>(call)
-                return .object(try self.hub.state(p.given(.session), for: call.connection).session.snapshot())
+                return Snapshot(session: try self.hub.state(p.given(.session), for: call.connection).session)
             }
         }
 
         methods["subscribe"] = { [self] call in
-            self.handle(call) { () throws(RPCError) -> JSONValue in
+            self.handle(call) { () throws(RPCError) -> Snapshot in
                 let p = try Params<SessionParam>(call)
                 let state = try self.hub.state(p.given(.session), for: call.connection)
                 self.hub.subscribe(call.connection, to: state)
-                return .object(state.session.snapshot())
+                return Snapshot(session: state.session)
             }
         }
 
         methods["unsubscribe"] = { [self] call in
-            self.handle(call) { () throws(RPCError) -> JSONValue in
+            self.handle(call) { () throws(RPCError) -> Snapshot in
                 let p = try Params<SessionParam>(call)
                 let state = try self.hub.state(p.given(.session), for: call.connection)
                 self.hub.unsubscribe(call.connection, from: state)
-                return .object(state.session.snapshot())
+                return Snapshot(session: state.session)
             }
         }
 
@@ -114,7 +114,7 @@ extension Server {
         }
 
         methods["session.open"] = { [self] call in
-            self.handle(call) { () throws(RPCError) -> JSONValue in
+            self.handle(call) { () throws(RPCError) -> Snapshot in
                 let p = try Params<SessionNameParam>(call)
                 let given = try p.string(.name)
                 let alias = try p.string(.session)
@@ -128,7 +128,7 @@ extension Server {
                     self.hub.sessions[name] = SessionState(Session(name: name, graph: self.graph))
                     self.durable?.sessionOpened(self.hub.sessions[name]!.session)
                 }
-                return .object(self.hub.sessions[name]!.session.snapshot())
+                return Snapshot(session: self.hub.sessions[name]!.session)
             }
         }
 

@@ -61,6 +61,14 @@ struct Navigated: JSONEncodable {
     }
 }
 
+/// A session's tree as `tree`, `subscribe`, `unsubscribe` and `session.open` answer it
+/// (``Session/snapshot()``), written straight into the reply when the reply is sent.
+struct Snapshot: JSONEncodable {
+    let session: Session
+
+    func encode(into w: inout JSONWriter) { session.writeSnapshot(into: &w) }
+}
+
 /// The result of `dismiss` and `flowComplete`: `{version, removed}`, the removed ids written from
 /// their numbers.
 struct Removed: JSONEncodable {
