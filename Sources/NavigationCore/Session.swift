@@ -933,28 +933,33 @@ private func factEqual(_ a: JSONValue, _ b: JSONValue) -> Bool {
 extension Session {
     /// Matches `url` against the graph's links and validates the whole stack it names.
     public func planLink(_ url: String, caller: Caller, ifVersion: Int? = nil) throws(NavError) -> Plan {
-        var rest = Substring(url)
-        if let scheme = rest.firstRange(of: "://") {
-            rest = rest[scheme.upperBound...]
-            rest = rest.firstIndex(of: "/").map { rest[$0...] } ?? "/"
+        // Read as bytes: the delimiters are ASCII, so every slice cut at one is whole UTF-8 (and
+        // the Character-wise searches and splits cost tens of thousands of instructions a link).
+        let u = Array(url.utf8)
+        let slash = UInt8(ascii: "/")
+        var lo = 0, hi = u.count
+        var hostOnly = false  // `shop://app`: the path is "/"
+        if let afterScheme = endOfScheme(u) {
+            if let s = u[afterScheme...].firstIndex(of: slash) { lo = s } else { hostOnly = true }
         }
-        if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
-        let pathPart: Substring, queryPart: Substring?
-        if let q = rest.firstIndex(of: "?") { (pathPart, queryPart) = (rest[..<q], rest[rest.index(after: q)...]) } else { (pathPart, queryPart) = (rest, nil) }
-        guard pathPart.hasPrefix("/") else {
+        if hostOnly { lo = hi }
+        if let hash = u[lo..<hi].firstIndex(of: UInt8(ascii: "#")) { hi = hash }
+        let q = u[lo..<hi].firstIndex(of: UInt8(ascii: "?"))
+        let pathEnd = q ?? hi
+        guard hostOnly || (lo < pathEnd && u[lo] == slash) else {
             throw NavError(.noMatchingLink, "`\(url)` is not a URL path: write it as /product/42 or shop://app/product/42", data: ["url": .string(url)])
         }
         var segments: [Substring] = []
-        for seg in pathPart.split(separator: "/", omittingEmptySubsequences: true) {
+        for seg in u[lo..<pathEnd].split(separator: slash, omittingEmptySubsequences: true) {
             guard let decoded = percentDecode(seg) else {
-                throw NavError(.noMatchingLink, "`\(url)` has a malformed percent-escape in `\(seg)`", data: ["url": .string(url)])
+                throw NavError(.noMatchingLink, "`\(url)` has a malformed percent-escape in `\(String(decoding: seg, as: UTF8.self))`", data: ["url": .string(url)])
             }
             segments.append(Substring(decoded))
         }
         var query: [String: String] = [:]
-        for item in queryPart?.split(separator: "&") ?? [] {
-            let kv = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let k = percentDecode(kv[0]), let v = percentDecode(kv.count > 1 ? kv[1] : "") else {
+        for item in q.map({ u[($0 + 1)..<hi].split(separator: UInt8(ascii: "&")) }) ?? [] {
+            let kv = item.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            guard let k = percentDecode(kv[0]), let v = percentDecode(kv.count > 1 ? kv[1] : []) else {
                 throw NavError(.noMatchingLink, "`\(url)` has a malformed percent-escape in its query", data: ["url": .string(url)])
             }
             query[k] = v
@@ -1089,10 +1094,21 @@ extension Session {
 }
 
 /// Decodes %XX escapes (and `+` as a space in queries is left alone: URLs use %20).
-func percentDecode(_ s: Substring) -> String? {
-    guard s.contains("%") else { return String(s) }
+/// Where what follows the first `://` starts in `u`, if it has one.
+private func endOfScheme(_ u: [UInt8]) -> Int? {
+    var i = 0
+    while i + 2 < u.count {
+        if u[i] == UInt8(ascii: ":") && u[i + 1] == UInt8(ascii: "/") && u[i + 2] == UInt8(ascii: "/") { return i + 3 }
+        i += 1
+    }
+    return nil
+}
+
+/// `s` with its `%XX` escapes decoded, or nil when an escape is malformed or the result is not UTF-8.
+func percentDecode(_ s: ArraySlice<UInt8>) -> String? {
+    guard s.contains(UInt8(ascii: "%")) else { return String(decoding: s, as: UTF8.self) }
     var bytes: [UInt8] = []
-    var it = s.utf8.makeIterator()
+    var it = s.makeIterator()
     while let b = it.next() {
         if b == UInt8(ascii: "%") {
             guard let h = it.next(), let l = it.next(), let hv = hexValue(h), let lv = hexValue(l) else { return nil }

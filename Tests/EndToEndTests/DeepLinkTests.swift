@@ -30,6 +30,9 @@ import Testing
             ("/search?q=red%20shoes", ["shop.Home", "shop.Search"], ["query": "red shoes"]),
             ("/cart", ["cart.Cart"], [:]),
             ("shop://app/orders/ord-9", ["account.Account", "account.Orders", "account.OrderDetail"], ["orderId": "ord-9"]),
+            // A fragment is dropped; escapes decode to UTF-8; raw UTF-8 and empty segments are read as they are.
+            ("shop://app//product/caf%C3%A9?ref=a%26b#reviews", ["shop.Home", "shop.Product"], ["id": "café", "ref": "a&b"]),
+            ("/product/né-1/", ["shop.Home", "shop.Product"], ["id": "né-1"]),
         ]
         for (url, stack, params) in cases {
             let before = try #require(try c.call("tree")["version"]?.intValue)
