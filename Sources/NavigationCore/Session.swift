@@ -121,13 +121,127 @@ extension Optional where Wrapped: RangeReplaceableCollection {
 /// The changes a commit records, built only when someone will read them.
 struct ChangeLog {
     let enabled: Bool
-    /// nil while empty (see ``Commit``).
-    private(set) var items: [JSONValue]? = nil
+    /// Unretained: the session holds its graph, and a log lives only while its commit is made.
+    private let graph: Unmanaged<NavigationGraph>
+    /// The changes so far as JSON text: `[`, then each change written when it happens (a node as
+    /// it is then: a later change of the same commit may change it again). nil while empty.
+    private var w: JSONWriter? = nil
 
-    init(enabled: Bool) { self.enabled = enabled }
+    init(enabled: Bool, _ graph: NavigationGraph) {
+        self.enabled = enabled
+        self.graph = Unmanaged.passUnretained(graph)
+    }
 
-    mutating func append(_ change: @autoclosure () -> JSONValue) {
-        if enabled { items.append(change()) }
+    /// The list, `[…]`, or nil when nothing was recorded.
+    var text: JSONText? {
+        guard var w else { return nil }
+        w.raw(UInt8(ascii: "]"))
+        return JSONText(w.bytes)
+    }
+
+    /// `{"op":"push"|"present","parent":…,"node":…}`
+    @inline(__always)
+    mutating func added(_ op: StaticString, parent: Node, node: Node) {
+        if enabled { writeAdded(op, parent: parent, node: node) }
+    }
+
+    @inline(never)
+    private mutating func writeAdded(_ op: StaticString, parent: Node, node: Node) {
+        begin(op, parent: parent)
+        w!.raw(",\"node\":")
+        write(node)
+        w!.raw(UInt8(ascii: "}"))
+    }
+
+    /// `{"op":"replace","parent":…,"index":…,"node":…,"removed":[…]}`
+    @inline(__always)
+    mutating func replaced(parent: Node, index: Int, node: Node, removed: NodeNumbers) {
+        if enabled { writeReplaced(parent: parent, index: index, node: node, removed: removed) }
+    }
+
+    @inline(never)
+    private mutating func writeReplaced(parent: Node, index: Int, node: Node, removed: NodeNumbers) {
+        begin("replace", parent: parent)
+        w!.raw(",\"index\":")
+        w!.write(int: index)
+        w!.raw(",\"node\":")
+        write(node)
+        end(removed: removed)
+    }
+
+    /// `{"op":"reset","root":…,"removed":[…]}`
+    @inline(__always)
+    mutating func reset(root: Node, removed: NodeNumbers) {
+        if enabled { writeReset(root: root, removed: removed) }
+    }
+
+    @inline(never)
+    private mutating func writeReset(root: Node, removed: NodeNumbers) {
+        open("reset")
+        w!.raw(",\"root\":")
+        write(root)
+        end(removed: removed)
+    }
+
+    /// `{"op":"select","parent":…,"index":…}`
+    @inline(__always)
+    mutating func selected(parent: Node, index: Int) {
+        if enabled { writeSelected(parent: parent, index: index) }
+    }
+
+    @inline(never)
+    private mutating func writeSelected(parent: Node, index: Int) {
+        begin("select", parent: parent)
+        w!.raw(",\"index\":")
+        w!.write(int: index)
+        w!.raw(UInt8(ascii: "}"))
+    }
+
+    /// `{"op":"dismiss","parent":…,"removed":[…]}`; with `index`, `{"op":"pop","parent":…,"index":…,"removed":[…]}`.
+    @inline(__always)
+    mutating func removed(_ op: StaticString, parent: Node, index: Int? = nil, removed: NodeNumbers) {
+        if enabled { writeRemoved(op, parent: parent, index: index, removed: removed) }
+    }
+
+    @inline(never)
+    private mutating func writeRemoved(_ op: StaticString, parent: Node, index: Int?, removed: NodeNumbers) {
+        begin(op, parent: parent)
+        if let index {
+            w!.raw(",\"index\":")
+            w!.write(int: index)
+        }
+        end(removed: removed)
+    }
+
+    private mutating func write(_ node: Node) {
+        graph._withUnsafeGuaranteedRef { node.write(into: &w!, $0) }
+    }
+
+    private mutating func open(_ op: StaticString) {
+        if w == nil {
+            w = JSONWriter(capacity: 256)
+            w!.raw(UInt8(ascii: "["))
+        } else {
+            w!.raw(UInt8(ascii: ","))
+        }
+        w!.raw("{\"op\":\"")
+        w!.raw(op)
+        w!.raw(UInt8(ascii: "\""))
+    }
+
+    private mutating func begin(_ op: StaticString, parent: Node) {
+        open(op)
+        w!.raw(",\"parent\":")
+        parent.writeId(into: &w!)
+    }
+
+    private mutating func end(removed: NodeNumbers) {
+        w!.raw(",\"removed\":[")
+        for (i, n) in removed.enumerated() {
+            if i > 0 { w!.raw(UInt8(ascii: ",")) }
+            w!.write(nodeId: n)
+        }
+        w!.raw("]}")
     }
 }
 
@@ -135,21 +249,26 @@ struct ChangeLog {
 public struct Commit {
     public let version: Int
     /// Ordered operations that bring a copy of the tree from `version - 1` to `version`; empty when
-    /// the session does not record changes (``Session/recordsChanges``).
-    public var changes: [JSONValue] { changeList ?? [] }
+    /// the session does not record changes (``Session/recordsChanges``). Read from ``changeText``.
+    public var changes: [JSONValue] {
+        guard let changeText else { return [] }
+        return (try? JSONParser(maxDepth: 100_000).parse(changeText.bytes))?.arrayValue ?? []
+    }
     /// The node the navigation created (or selected), if any.
     public let node: Node?
     /// The numbers of the nodes that left the tree (ids: ``removed``), each subtree in pre-order.
     public let removedNumbers: NodeNumbers
     public var endedFlows: [EndedFlow] { endedList ?? [] }
-    /// The lists, nil when empty (as they usually are): dropping a commit then releases nothing
-    /// for them (an empty array is released like any other, an absent one is not).
-    public let changeList: [JSONValue]?
+    /// The changes as JSON text (a list), written as they happened: sent to subscribers as it is.
+    /// nil when none were recorded. The lists below are nil when empty (as they usually are):
+    /// dropping a commit then releases nothing for them (an empty array is released like any
+    /// other, an absent one is not).
+    public let changeText: JSONText?
     public let endedList: [EndedFlow]?
 
-    init(version: Int, changes: [JSONValue]?, node: Node?, removedNumbers: NodeNumbers, endedFlows: [EndedFlow]?) {
+    init(version: Int, changes: JSONText?, node: Node?, removedNumbers: NodeNumbers, endedFlows: [EndedFlow]?) {
         self.version = version
-        changeList = changes
+        changeText = changes
         self.node = node
         self.removedNumbers = removedNumbers
         endedList = endedFlows
@@ -680,7 +799,7 @@ public final class Session {
             throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires; fetch `tree` and decide again",
                            data: ["version": .int(version), "ifVersion": .int(v)])
         }
-        var changes = ChangeLog(enabled: recordsChanges)
+        var changes = ChangeLog(enabled: recordsChanges, graph)
         var removed = Removal()
         let created: Node
         switch plan.by {
@@ -693,7 +812,7 @@ public final class Session {
             created = makeTarget(plan.target, params: plan.params)
             container._withUnsafeGuaranteedRef { container in
                 adopt(created, into: container)
-                changes.append(["op": "push", "parent": .string(container.id), "node": created.json(graph)])
+                changes.added("push", parent: container, node: created)
             }
         case .present:
             if source.presented != nil {
@@ -703,7 +822,7 @@ public final class Session {
             let stack = makeStack(holding: created)
             stack.parent = source
             source.presented = stack
-            changes.append(["op": "present", "parent": .string(source.id), "node": stack.json(graph)])
+            changes.added("present", parent: source, node: stack)
         case .replace:
             let container = source.parent!
             let index = source.indexInParent!
@@ -711,23 +830,22 @@ public final class Session {
             container.children.removeSubrange(index...)
             created = makeTarget(plan.target, params: plan.params)
             adopt(created, into: container)
-            changes.append(["op": "replace", "parent": .string(container.id), "index": .int(index), "node": created.json(graph),
-                            "removed": removed.idsJSON])
+            changes.replaced(parent: container, index: index, node: created, removed: removed.numbers)
         case .root:
             forget(root, into: &removed)
             created = makeTarget(plan.target, params: plan.params)
             root = makeStack(holding: created)
-            changes.append(["op": "reset", "root": root.json(graph), "removed": removed.idsJSON])
+            changes.reset(root: root, removed: removed.numbers)
         case .select:
             guard let i = tabIndex(of: plan.target) else {
                 throw NavError(.notAllowed, "no tab starts with `\(graph.coordinators[plan.target].name)`")
             }
             root.selected = i
             created = root.children[i].children[0]
-            changes.append(["op": "select", "parent": .string(root.id), "index": .int(i)])
+            changes.selected(parent: root, index: i)
         }
         version += 1
-        return Commit(version: version, changes: changes.items, node: created, removedNumbers: removed.numbers, endedFlows: removed.ended)
+        return Commit(version: version, changes: changes.text, node: created, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 
     /// Runs `plan` then `commit` on a copy: what would happen, with nothing changed.
@@ -756,9 +874,6 @@ public final class Session {
     struct Removal {
         var numbers = NodeNumbers()
         var ended: [EndedFlow]? = nil  // nil while empty (see ``Commit``)
-
-        /// The ids, as a change lists them.
-        var idsJSON: JSONValue { .array(numbers.map { .string(Node.id($0)) }) }
 
         mutating func append(_ other: Removal) {
             numbers.append(contentsOf: other.numbers)
@@ -801,7 +916,7 @@ public final class Session {
 
     /// Removes `node` following the dismiss rules; `flowNode` is the flow completing, if any.
     private func remove(_ node: Node, status: EndedFlow.Status, result: JSONValue?, error: JSONValue?, flowNode: Node?) throws(NavError) -> Commit {
-        var changes = ChangeLog(enabled: recordsChanges)
+        var changes = ChangeLog(enabled: recordsChanges, graph)
         var removed = Removal()
         switch node.kind {
         case .tabs:
@@ -812,7 +927,7 @@ public final class Session {
             }
             forget(node, into: &removed, except: flowNode)
             owner.presented = nil
-            changes.append(["op": "dismiss", "parent": .string(owner.id), "removed": removed.idsJSON])
+            changes.removed("dismiss", parent: owner, removed: removed.numbers)
         case .screen, .flow:
             let container = node.parentRef!._withUnsafeGuaranteedRef { $0 }
             let index = node.indexInParent!
@@ -831,18 +946,18 @@ public final class Session {
                 }
                 forget(container, into: &removed, except: flowNode)
                 owner.presented = nil
-                changes.append(["op": "dismiss", "parent": .string(owner.id), "removed": removed.idsJSON])
+                changes.removed("dismiss", parent: owner, removed: removed.numbers)
             } else {
                 for n in container.children[index...] { forget(n, into: &removed, except: flowNode) }
                 if index == container.children.count - 1 { container.children.removeLast() } else { container.children.removeSubrange(index...) }
-                changes.append(["op": "pop", "parent": .string(container.id), "index": .int(index), "removed": removed.idsJSON])
+                changes.removed("pop", parent: container, index: index, removed: removed.numbers)
             }
         }
         if let f = flowNode {
             removed.ended.insertFirst(EndedFlow(id: f.id, coordinator: f.coordinator, status: status, result: result, error: error))
         }
         version += 1
-        return Commit(version: version, changes: changes.items, node: nil, removedNumbers: removed.numbers, endedFlows: removed.ended)
+        return Commit(version: version, changes: changes.text, node: nil, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 
     // MARK: flowComplete
@@ -1032,14 +1147,14 @@ extension Session {
         if let v = ifVersion, v != version {
             throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires", data: ["version": .int(version)])
         }
-        var changes = ChangeLog(enabled: recordsChanges)
+        var changes = ChangeLog(enabled: recordsChanges, graph)
         var removed = Removal()
         let first = steps[0]
         var stack: Node?
         if root.kind == .tabs, let i = tabIndex(of: first.coordinator) {
             if root.selected != i {
                 root.selected = i
-                changes.append(["op": "select", "parent": .string(root.id), "index": .int(i)])
+                changes.selected(parent: root, index: i)
             }
             stack = root.children[i]
         } else if root.kind == .stack, root.children.first?.coordinator == first.coordinator, root.children.first?.kind == .screen {
@@ -1051,14 +1166,14 @@ extension Session {
                 var cut = Removal()
                 for n in stack.children[1...] { forget(n, into: &cut) }
                 stack.children.removeSubrange(1...)
-                changes.append(["op": "pop", "parent": .string(stack.id), "index": 1, "removed": cut.idsJSON])
+                changes.removed("pop", parent: stack, index: 1, removed: cut.numbers)
                 removed.append(cut)
             }
             if let p = bottom.presented {
                 var modal = Removal()
                 forget(p, into: &modal)
                 bottom.presented = nil
-                changes.append(["op": "dismiss", "parent": .string(bottom.id), "removed": modal.idsJSON])
+                changes.removed("dismiss", parent: bottom, removed: modal.numbers)
                 removed.append(modal)
             }
             top = bottom
@@ -1068,13 +1183,13 @@ extension Session {
             let bottom = makeTarget(first.coordinator, params: first.params)
             let newRoot = makeStack(holding: bottom)
             top = bottom
-            var ignored = ChangeLog(enabled: false)
+            var ignored = ChangeLog(enabled: false, graph)
             for step in steps.dropFirst() { top = attach(step, over: top, changes: &ignored) }
             root = newRoot
-            changes.append(["op": "reset", "root": root.json(graph), "removed": removed.idsJSON])
+            changes.reset(root: root, removed: removed.numbers)
         }
         version += 1
-        return Commit(version: version, changes: changes.items, node: top, removedNumbers: removed.numbers, endedFlows: removed.ended)
+        return Commit(version: version, changes: changes.text, node: top, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 
     private func attach(_ step: LinkStep, over top: Node, changes: inout ChangeLog) -> Node {
@@ -1083,11 +1198,11 @@ extension Session {
             let s = makeStack(holding: node)
             s.parent = top
             top.presented = s
-            changes.append(["op": "present", "parent": .string(top.id), "node": s.json(graph)])
+            changes.added("present", parent: top, node: s)
         } else {
             let container = top.kind == .flow ? top.parent! : top.parent!
             adopt(node, into: container)
-            changes.append(["op": "push", "parent": .string(container.id), "node": node.json(graph)])
+            changes.added("push", parent: container, node: node)
         }
         return node.kind == .flow ? node.children[0] : node
     }
@@ -1178,7 +1293,9 @@ extension Session {
         var removed = Removal()
         forget(old, into: &removed)
         version += 1
-        return Commit(version: version, changes: [["op": "reset", "root": root.json(graph), "removed": removed.idsJSON]],
+        var changes = ChangeLog(enabled: true, graph)
+        changes.reset(root: root, removed: removed.numbers)
+        return Commit(version: version, changes: changes.text,
                       node: nil, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 

@@ -105,7 +105,8 @@ struct Removed: JSONEncodable {
 struct StackChanged: JSONEncodable {
     let session: String
     let version: Int
-    let changes: [JSONValue]
+    /// The commit's changes as written when it was made (``Commit/changeText``).
+    let changes: JSONText?
     let visible: VisiblePath
 
     func encode(into w: inout JSONWriter) {
@@ -114,7 +115,7 @@ struct StackChanged: JSONEncodable {
         w.raw(",\"version\":")
         w.write(int: version)
         w.raw(",\"changes\":")
-        w.write(.array(changes))
+        if let changes { changes.encode(into: &w) } else { w.raw("[]") }
         w.raw(",\"visible\":")
         visible.encode(into: &w, at: version)
         w.raw("}")

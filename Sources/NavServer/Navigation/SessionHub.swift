@@ -162,7 +162,7 @@ final class SessionHub {
         server.durable?.sessionChanged(s)
         if !state.subscribers.isEmpty {
             server.broadcast(method: "stackChanged",
-                             encodable: StackChanged(session: s.name, version: commit.version, changes: commit.changes, visible: .current(s)),
+                             encodable: StackChanged(session: s.name, version: commit.version, changes: commit.changeText, visible: .current(s)),
                              to: state.audience)
         }
         if let ended = commit.endedList {
