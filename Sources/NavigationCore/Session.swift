@@ -611,6 +611,14 @@ public final class Session {
         return path
     }
 
+    /// The numbers of ``visible``'s nodes (their ids are "n" and the number): one array, no strings.
+    public var visibleNumbers: [Int] {
+        var path: [Int] = []
+        path.reserveCapacity(8)
+        forEachVisible { path.append($0.number) }
+        return path
+    }
+
     /// Calls `body` with each node from the root to the screen the user sees (``visible``'s nodes);
     /// `body` must not change the tree.
     @inline(__always)

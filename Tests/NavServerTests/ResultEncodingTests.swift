@@ -27,10 +27,11 @@ import Testing
         var rng = SplitMix64(seed: 0xD1AC)
         let session = Session(name: "s", graph: GraphLoader.loadEmbeddedExample().graph!)
         for i in 0..<1000 {
-            let visible = (0..<Int(rng.next() % 5)).map { _ in Self.randomString(&rng) }
+            let numbers = (0..<Int(rng.next() % 5)).map { _ in Int(rng.next() % 2_000_000_000) }
+            let visible = numbers.map(Node.id)
             let node = i % 3 == 0 ? nil : session.visibleTop
             let n = Navigated(navigation: Int(rng.next() % 1_000_000), node: node?.number ?? -1,
-                              version: Int(bitPattern: UInt(rng.next())), visible: .ids(visible))
+                              version: Int(bitPattern: UInt(rng.next())), visible: .numbers(numbers))
             let o = try Self.decode(n)
             #expect(o?["navigation"] as? String == "nav-\(n.navigation)")
             #expect(o?["node"] as? String == (node?.id ?? ""))
@@ -41,14 +42,14 @@ import Testing
             n.encode(into: &w)
             #expect(try JSONParser().parse(w.bytes) == n.json)
 
-            let numbers = (0..<Int(rng.next() % 5)).map { _ in Int(rng.next() % 2_000_000_000) }
+            let removedNumbers = (0..<Int(rng.next() % 5)).map { _ in Int(rng.next() % 2_000_000_000) }
             var kept = NodeNumbers()
-            for n in numbers { kept.append(n) }
-            #expect(Array(kept) == numbers)
+            for n in removedNumbers { kept.append(n) }
+            #expect(Array(kept) == removedNumbers)
             let r = Removed(version: Int(rng.next() % 1000), removed: kept)
             let ro = try Self.decode(r)
             #expect((ro?["version"] as? NSNumber)?.intValue == r.version)
-            #expect(ro?["removed"] as? [String] == numbers.map { "n\($0)" })
+            #expect(ro?["removed"] as? [String] == removedNumbers.map { "n\($0)" })
         }
     }
 }

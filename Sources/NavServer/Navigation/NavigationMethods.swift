@@ -386,7 +386,7 @@ extension Server {
         // and its recovery flow), so then the path is listed now; otherwise it is written from
         // the tree when the reply is encoded, without building an array.
         let mayCommitAgain = c.endedList != nil || !c.removedNumbers.isEmpty || !state.subscribers.isEmpty
-        let path: VisiblePath = mayCommitAgain ? .ids(state.session.visible) : .current(state.session)
+        let path: VisiblePath = mayCommitAgain ? .numbers(state.session.visibleNumbers) : .current(state.session)
         hub.publish(c, in: state)
         return Navigated(navigation: navigation, node: c.node?.number ?? -1, version: c.version, visible: path)
     }

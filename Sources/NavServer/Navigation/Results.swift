@@ -5,14 +5,15 @@ import NavigationCore
 /// (no array is built on the request path; the session must still be at the version that is
 /// reported, and alive: the reply is written before the handler returns).
 enum VisiblePath {
-    case ids([String])
+    /// Node numbers, listed when the reply may be written after a later commit.
+    case numbers([Int])
     case current(Unmanaged<Session>)
 
     static func current(_ s: Session) -> VisiblePath { .current(Unmanaged.passUnretained(s)) }
 
     var ids: [String] {
         switch self {
-        case .ids(let a): return a
+        case .numbers(let a): return a.map(Node.id)
         case .current(let s): return s._withUnsafeGuaranteedRef { $0.visible }
         }
     }
@@ -20,7 +21,13 @@ enum VisiblePath {
     /// Writes the path of the commit that made `version` (a path read from the tree must still be it).
     func encode(into w: inout JSONWriter, at version: Int) {
         switch self {
-        case .ids(let a): w.write(strings: a)
+        case .numbers(let a):
+            w.raw(UInt8(ascii: "["))
+            for (i, n) in a.enumerated() {
+                if i > 0 { w.raw(UInt8(ascii: ",")) }
+                w.write(nodeId: n)
+            }
+            w.raw(UInt8(ascii: "]"))
         case .current(let s):
             s._withUnsafeGuaranteedRef { s in
                 assert(s.version == version, "visible path read after a later commit")
