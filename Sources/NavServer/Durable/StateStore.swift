@@ -228,13 +228,15 @@ final class StateStore: DurableHooks {
         for (_, s) in dirty {
             var facts = JSONObject()
             for k in s.facts.keys.sorted() { facts.append(k, s.facts[k]!) }
-            let tree = JSONWriter.string(s.root.json(graph))
+            // The tree written straight from the nodes (no value built for each node).
+            var tree = JSONWriter(capacity: 1024)
+            s.root.write(into: &tree, graph)
             let factsText = JSONWriter.string(.object(facts))
             sqlite3_reset(upsert)
             navsql_bind_text(upsert, 1, s.name, -1)
             sqlite3_bind_int64(upsert, 2, Int64(s.version))
             sqlite3_bind_int64(upsert, 3, Int64(s.idCounter))
-            navsql_bind_text(upsert, 4, tree, -1)
+            tree.buffer.withUnsafeBytes { navsql_bind_text(upsert, 4, $0.baseAddress?.assumingMemoryBound(to: CChar.self), Int32($0.count)) }
             navsql_bind_text(upsert, 5, factsText, -1)
             guard sqlite3_step(upsert) == SQLITE_DONE else { try? exec("ROLLBACK"); throw lastError() }
         }
