@@ -252,7 +252,7 @@ public struct Commit {
     /// the session does not record changes (``Session/recordsChanges``). Read from ``changeText``.
     public var changes: [JSONValue] {
         guard let changeText else { return [] }
-        return (try? JSONParser(maxDepth: 100_000).parse(changeText.bytes))?.arrayValue ?? []
+        return (try? JSONParser(maxDepth: 4096).parse(changeText.bytes))?.arrayValue ?? []
     }
     /// The node the navigation created (or selected), if any.
     public let node: Node?
