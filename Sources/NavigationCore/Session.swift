@@ -139,85 +139,18 @@ struct ChangeLog {
         return JSONText(w.bytes)
     }
 
-    /// `{"op":"push"|"present","parent":…,"node":…}`
+    /// Records `{"op":…,"parent":…,"index":…,"node"|"root":…,"removed":[…]}` with the fields given,
+    /// in that order: push and present (parent, node), replace (parent, index, node, removed), reset
+    /// (root, removed), select (parent, index), dismiss (parent, removed), pop (parent, index,
+    /// removed). Inlined down to the `enabled` check; the writing is out of line.
     @inline(__always)
-    mutating func added(_ op: StaticString, parent: Node, node: Node) {
-        if enabled { writeAdded(op, parent: parent, node: node) }
+    mutating func record(_ op: StaticString, parent: Node? = nil, index: Int? = nil, node: Node? = nil, root: Node? = nil,
+                         removed: NodeNumbers? = nil) {
+        if enabled { write(op, parent: parent, index: index, node: node, root: root, removed: removed) }
     }
 
     @inline(never)
-    private mutating func writeAdded(_ op: StaticString, parent: Node, node: Node) {
-        begin(op, parent: parent)
-        w!.raw(",\"node\":")
-        write(node)
-        w!.raw(UInt8(ascii: "}"))
-    }
-
-    /// `{"op":"replace","parent":…,"index":…,"node":…,"removed":[…]}`
-    @inline(__always)
-    mutating func replaced(parent: Node, index: Int, node: Node, removed: NodeNumbers) {
-        if enabled { writeReplaced(parent: parent, index: index, node: node, removed: removed) }
-    }
-
-    @inline(never)
-    private mutating func writeReplaced(parent: Node, index: Int, node: Node, removed: NodeNumbers) {
-        begin("replace", parent: parent)
-        w!.raw(",\"index\":")
-        w!.write(int: index)
-        w!.raw(",\"node\":")
-        write(node)
-        end(removed: removed)
-    }
-
-    /// `{"op":"reset","root":…,"removed":[…]}`
-    @inline(__always)
-    mutating func reset(root: Node, removed: NodeNumbers) {
-        if enabled { writeReset(root: root, removed: removed) }
-    }
-
-    @inline(never)
-    private mutating func writeReset(root: Node, removed: NodeNumbers) {
-        open("reset")
-        w!.raw(",\"root\":")
-        write(root)
-        end(removed: removed)
-    }
-
-    /// `{"op":"select","parent":…,"index":…}`
-    @inline(__always)
-    mutating func selected(parent: Node, index: Int) {
-        if enabled { writeSelected(parent: parent, index: index) }
-    }
-
-    @inline(never)
-    private mutating func writeSelected(parent: Node, index: Int) {
-        begin("select", parent: parent)
-        w!.raw(",\"index\":")
-        w!.write(int: index)
-        w!.raw(UInt8(ascii: "}"))
-    }
-
-    /// `{"op":"dismiss","parent":…,"removed":[…]}`; with `index`, `{"op":"pop","parent":…,"index":…,"removed":[…]}`.
-    @inline(__always)
-    mutating func removed(_ op: StaticString, parent: Node, index: Int? = nil, removed: NodeNumbers) {
-        if enabled { writeRemoved(op, parent: parent, index: index, removed: removed) }
-    }
-
-    @inline(never)
-    private mutating func writeRemoved(_ op: StaticString, parent: Node, index: Int?, removed: NodeNumbers) {
-        begin(op, parent: parent)
-        if let index {
-            w!.raw(",\"index\":")
-            w!.write(int: index)
-        }
-        end(removed: removed)
-    }
-
-    private mutating func write(_ node: Node) {
-        graph._withUnsafeGuaranteedRef { node.write(into: &w!, $0) }
-    }
-
-    private mutating func open(_ op: StaticString) {
+    private mutating func write(_ op: StaticString, parent: Node?, index: Int?, node: Node?, root: Node?, removed: NodeNumbers?) {
         if w == nil {
             w = JSONWriter(capacity: 256)
             w!.raw(UInt8(ascii: "["))
@@ -227,21 +160,31 @@ struct ChangeLog {
         w!.raw("{\"op\":\"")
         w!.raw(op)
         w!.raw(UInt8(ascii: "\""))
-    }
-
-    private mutating func begin(_ op: StaticString, parent: Node) {
-        open(op)
-        w!.raw(",\"parent\":")
-        parent.writeId(into: &w!)
-    }
-
-    private mutating func end(removed: NodeNumbers) {
-        w!.raw(",\"removed\":[")
-        for (i, n) in removed.enumerated() {
-            if i > 0 { w!.raw(UInt8(ascii: ",")) }
-            w!.write(nodeId: n)
+        if let parent {
+            w!.raw(",\"parent\":")
+            parent.writeId(into: &w!)
         }
-        w!.raw("]}")
+        if let index {
+            w!.raw(",\"index\":")
+            w!.write(int: index)
+        }
+        if let node {
+            w!.raw(",\"node\":")
+            graph._withUnsafeGuaranteedRef { node.write(into: &w!, $0) }
+        }
+        if let root {
+            w!.raw(",\"root\":")
+            graph._withUnsafeGuaranteedRef { root.write(into: &w!, $0) }
+        }
+        if let removed {
+            w!.raw(",\"removed\":[")
+            for (i, n) in removed.enumerated() {
+                if i > 0 { w!.raw(UInt8(ascii: ",")) }
+                w!.write(nodeId: n)
+            }
+            w!.raw(UInt8(ascii: "]"))
+        }
+        w!.raw(UInt8(ascii: "}"))
     }
 }
 
@@ -820,7 +763,7 @@ public final class Session {
             created = makeTarget(plan.target, params: plan.params)
             container._withUnsafeGuaranteedRef { container in
                 adopt(created, into: container)
-                changes.added("push", parent: container, node: created)
+                changes.record("push", parent: container, node: created)
             }
         case .present:
             if source.presented != nil {
@@ -830,7 +773,7 @@ public final class Session {
             let stack = makeStack(holding: created)
             stack.parent = source
             source.presented = stack
-            changes.added("present", parent: source, node: stack)
+            changes.record("present", parent: source, node: stack)
         case .replace:
             let container = source.parent!
             let index = source.indexInParent!
@@ -838,19 +781,19 @@ public final class Session {
             container.children.removeSubrange(index...)
             created = makeTarget(plan.target, params: plan.params)
             adopt(created, into: container)
-            changes.replaced(parent: container, index: index, node: created, removed: removed.numbers)
+            changes.record("replace", parent: container, index: index, node: created, removed: removed.numbers)
         case .root:
             forget(root, into: &removed)
             created = makeTarget(plan.target, params: plan.params)
             root = makeStack(holding: created)
-            changes.reset(root: root, removed: removed.numbers)
+            changes.record("reset", root: root, removed: removed.numbers)
         case .select:
             guard let i = tabIndex(of: plan.target) else {
                 throw NavError(.notAllowed, "no tab starts with `\(graph.coordinators[plan.target].name)`")
             }
             root.selected = i
             created = root.children[i].children[0]
-            changes.selected(parent: root, index: i)
+            changes.record("select", parent: root, index: i)
         }
         version += 1
         return Commit(version: version, changes: changes.text, node: created, removedNumbers: removed.numbers, endedFlows: removed.ended)
@@ -935,7 +878,7 @@ public final class Session {
             }
             forget(node, into: &removed, except: flowNode)
             owner.presented = nil
-            changes.removed("dismiss", parent: owner, removed: removed.numbers)
+            changes.record("dismiss", parent: owner, removed: removed.numbers)
         case .screen, .flow:
             let container = node.parentRef!._withUnsafeGuaranteedRef { $0 }
             let index = node.indexInParent!
@@ -954,11 +897,11 @@ public final class Session {
                 }
                 forget(container, into: &removed, except: flowNode)
                 owner.presented = nil
-                changes.removed("dismiss", parent: owner, removed: removed.numbers)
+                changes.record("dismiss", parent: owner, removed: removed.numbers)
             } else {
                 for n in container.children[index...] { forget(n, into: &removed, except: flowNode) }
                 if index == container.children.count - 1 { container.children.removeLast() } else { container.children.removeSubrange(index...) }
-                changes.removed("pop", parent: container, index: index, removed: removed.numbers)
+                changes.record("pop", parent: container, index: index, removed: removed.numbers)
             }
         }
         if let f = flowNode {
@@ -1162,7 +1105,7 @@ extension Session {
         if root.kind == .tabs, let i = tabIndex(of: first.coordinator) {
             if root.selected != i {
                 root.selected = i
-                changes.selected(parent: root, index: i)
+                changes.record("select", parent: root, index: i)
             }
             stack = root.children[i]
         } else if root.kind == .stack, root.children.first?.coordinator == first.coordinator, root.children.first?.kind == .screen {
@@ -1174,14 +1117,14 @@ extension Session {
                 var cut = Removal()
                 for n in stack.children[1...] { forget(n, into: &cut) }
                 stack.children.removeSubrange(1...)
-                changes.removed("pop", parent: stack, index: 1, removed: cut.numbers)
+                changes.record("pop", parent: stack, index: 1, removed: cut.numbers)
                 removed.append(cut)
             }
             if let p = bottom.presented {
                 var modal = Removal()
                 forget(p, into: &modal)
                 bottom.presented = nil
-                changes.removed("dismiss", parent: bottom, removed: modal.numbers)
+                changes.record("dismiss", parent: bottom, removed: modal.numbers)
                 removed.append(modal)
             }
             top = bottom
@@ -1194,7 +1137,7 @@ extension Session {
             var ignored = ChangeLog(enabled: false, graph)
             for step in steps.dropFirst() { top = attach(step, over: top, changes: &ignored) }
             root = newRoot
-            changes.reset(root: root, removed: removed.numbers)
+            changes.record("reset", root: root, removed: removed.numbers)
         }
         version += 1
         return Commit(version: version, changes: changes.text, node: top, removedNumbers: removed.numbers, endedFlows: removed.ended)
@@ -1206,11 +1149,11 @@ extension Session {
             let s = makeStack(holding: node)
             s.parent = top
             top.presented = s
-            changes.added("present", parent: top, node: s)
+            changes.record("present", parent: top, node: s)
         } else {
             let container = top.kind == .flow ? top.parent! : top.parent!
             adopt(node, into: container)
-            changes.added("push", parent: container, node: node)
+            changes.record("push", parent: container, node: node)
         }
         return node.kind == .flow ? node.children[0] : node
     }
@@ -1302,7 +1245,7 @@ extension Session {
         forget(old, into: &removed)
         version += 1
         var changes = ChangeLog(enabled: true, graph)
-        changes.reset(root: root, removed: removed.numbers)
+        changes.record("reset", root: root, removed: removed.numbers)
         return Commit(version: version, changes: changes.text,
                       node: nil, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
