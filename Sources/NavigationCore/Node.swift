@@ -176,4 +176,14 @@ extension JSONWriter {
         write(int: number)
         raw(UInt8(ascii: "\""))
     }
+
+    /// Writes the ids of nodes `numbers` as a JSON array.
+    public mutating func write(nodeIds numbers: some Sequence<Int>) {
+        raw(UInt8(ascii: "["))
+        for (i, n) in numbers.enumerated() {
+            if i > 0 { raw(UInt8(ascii: ",")) }
+            write(nodeId: n)
+        }
+        raw(UInt8(ascii: "]"))
+    }
 }

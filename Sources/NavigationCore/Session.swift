@@ -177,12 +177,8 @@ struct ChangeLog {
             graph._withUnsafeGuaranteedRef { root.write(into: &w!, $0) }
         }
         if let removed {
-            w!.raw(",\"removed\":[")
-            for (i, n) in removed.enumerated() {
-                if i > 0 { w!.raw(UInt8(ascii: ",")) }
-                w!.write(nodeId: n)
-            }
-            w!.raw(UInt8(ascii: "]"))
+            w!.raw(",\"removed\":")
+            w!.write(nodeIds: removed)
         }
         w!.raw(UInt8(ascii: "}"))
     }

@@ -21,13 +21,7 @@ enum VisiblePath {
     /// Writes the path of the commit that made `version` (a path read from the tree must still be it).
     func encode(into w: inout JSONWriter, at version: Int) {
         switch self {
-        case .numbers(let a):
-            w.raw(UInt8(ascii: "["))
-            for (i, n) in a.enumerated() {
-                if i > 0 { w.raw(UInt8(ascii: ",")) }
-                w.write(nodeId: n)
-            }
-            w.raw(UInt8(ascii: "]"))
+        case .numbers(let a): w.write(nodeIds: a)
         case .current(let s):
             s._withUnsafeGuaranteedRef { s in
                 assert(s.version == version, "visible path read after a later commit")

@@ -57,10 +57,10 @@ public final class Server {
             s.close()
             throw error
         }
+        // Restored keyed replies name navigations ("nav-7"); new ones are numbered after them.
+        let parser = JSONParser(maxDepth: 4096)
         for session in sessions {
             hub.sessions[session.name] = SessionState(session)
-            // Restored keyed replies name navigations ("nav-7"); new ones are numbered after them.
-            let parser = JSONParser(maxDepth: 4096)
             for reply in session.keyed.values {
                 let id: JSONValue? = switch reply {
                 case .success(let t): (try? parser.parse(t.bytes))?["navigation"]
