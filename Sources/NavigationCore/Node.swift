@@ -177,7 +177,8 @@ extension JSONWriter {
         raw(UInt8(ascii: "\""))
     }
 
-    /// Writes the ids of nodes `numbers` as a JSON array.
+    /// Writes the ids of nodes `numbers` as a JSON array (inlinable: specialized where it is called).
+    @inlinable
     public mutating func write(nodeIds numbers: some Sequence<Int>) {
         raw(UInt8(ascii: "["))
         for (i, n) in numbers.enumerated() {
