@@ -5,7 +5,7 @@ SOCKET     ?= $(if $(XDG_RUNTIME_DIR),$(XDG_RUNTIME_DIR)/navd.sock,/tmp/navd-$(s
 DEB_PACKAGES := libuv1-dev libsimdjson-dev socat tmux graphviz sqlite3 libsqlite3-dev procps python3
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps build build-debug embed graph-png bench bench-instructions bench-cpu bench-graph bench-core demo clean help
+.PHONY: run test deps build build-debug embed graph-png bench bench-instructions bench-cpu bench-graph bench-core pgo-profile demo clean help
 
 help:
 	@echo "make run   - install what is missing, build (release), start navd on the example graph"
@@ -56,6 +56,11 @@ bench-instructions: deps
 ## Knobs: C, P, N, NAVD.
 bench-cpu: deps
 	scripts/cpu-per-request.sh
+
+## make pgo-profile: retake Profiles/navd.profdata, the profile that lays out release builds
+## (after a change to the request path; see scripts/pgo-profile.sh). Needs ../shared/perf-anchors.
+pgo-profile: deps
+	scripts/pgo-profile.sh
 
 bench-graph: deps
 	$(SWIFT) build -c release --product graph-load-bench

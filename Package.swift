@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
 
 // Layers, bottom up (each folder under Sources/ is one module):
@@ -17,7 +18,25 @@ import PackageDescription
 /// its Swift code on one thread: navd and the clients run a libuv loop on the main thread, and
 /// precondition commands are child processes, not threads. Code that shares objects between
 /// threads must not be added to these modules. Debug builds, which the tests use, keep both checks.
-let hotPath: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked", "-Xfrontend", "-assume-single-threaded"], .when(configuration: .release))]
+///
+/// Release builds of those modules are also laid out by a profile of navd at work
+/// (`Profiles/navd.profdata`, made by `make pgo-profile`; BENCHMARKS.md "Profile-guided layout"):
+/// LLVM keeps the code a request runs together and moves the rest aside, so the request path fits
+/// the CPU's 32 KiB instruction cache (simulated misses per request 134 → 36). `NAVD_PGO=off`
+/// builds without it; `NAVD_PGO=generate` builds the instrumented navd that writes a profile (to
+/// `$LLVM_PROFILE_FILE`).
+let profile = Context.packageDirectory + "/Profiles/navd.profdata"
+let pgo: [String] = {
+    switch Context.environment["NAVD_PGO"] {
+    case "generate": return ["-Xfrontend", "-ir-profile-generate"]
+    case "off": return []
+    // The frontend skips LLVM for a file whose IR is unchanged, keeping an object built without
+    // (or with an older) profile: with one, each file of a rebuilt module goes through LLVM.
+    default: return FileManager.default.fileExists(atPath: profile)
+        ? ["-Xfrontend", "-ir-profile-use=\(profile)", "-Xfrontend", "-disable-incremental-llvm-codegen"] : []
+    }
+}()
+let hotPath: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked", "-Xfrontend", "-assume-single-threaded"] + pgo, .when(configuration: .release))]
 
 let package = Package(
     name: "navd",

@@ -6,6 +6,9 @@
 #   scripts/instructions.sh            navigate/dismiss pairs, 10 connections, 16 in flight, 20,000 requests
 #   MODE=fanout scripts/instructions.sh   one publisher (16 in flight), 100 subscribers, 4,000 messages
 #   N=... C=... P=... NAVD=path        other counts, connections, depth, binary
+#   CACHE=1 scripts/instructions.sh    also: instruction-cache misses and mispredicted branches per
+#                                      request, from callgrind's simulation of this CPU's caches
+#                                      (I1=SIZE,WAYS,LINE simulates another first-level cache)
 #   PROFILE=1 scripts/instructions.sh  also: where they go, by function and by source line (a build with
 #                                      DWARF 4 debug info in .build-prof, which valgrind can read; the
 #                                      callgrind file is kept and named at the end)
@@ -40,7 +43,9 @@ trap cleanup EXIT
 cp "$NAVD" "$WORK/navd"
 [ -n "$PROFILE" ] || strip --strip-debug "$WORK/navd"
 SOCK=$WORK/navd.sock
-valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.out" "$WORK/navd" --socket "$SOCK" --ephemeral --log-level error \
+SIM=()
+[ -n "${CACHE:-}" ] && SIM=(--cache-sim=yes --branch-sim=yes ${I1:+--I1=$I1})
+valgrind --tool=callgrind "${SIM[@]}" --callgrind-out-file="$WORK/cg.out" "$WORK/navd" --socket "$SOCK" --ephemeral --log-level error \
     >"$WORK/valgrind.log" 2>&1 &
 VP=$!
 for _ in $(seq 600); do [ -S "$SOCK" ] && break; sleep 0.1; done
@@ -64,6 +69,12 @@ fi
 callgrind_control -d "$VP" >/dev/null 2>&1
 sleep 0.5
 total=$(grep -h -m1 "^summary:\|^totals:" "$WORK"/cg.out.* | awk '{print $2}')
+if [ -n "${CACHE:-}" ]; then
+    # events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw Bc Bcm Bi Bim
+    grep -h -m1 "^summary:\|^totals:" "$WORK"/cg.out.* | awk -v n="$N" '{
+        printf "per request: instruction-cache misses %.1f, data-cache misses %.1f, mispredicted branches %.1f (conditional %.1f, indirect %.1f)\n",
+               $5 / n, ($6 + $7) / n, ($12 + $14) / n, $12 / n, $14 / n }'
+fi
 errors=$(sed -n 's/.*errors=\([0-9]*\).*/\1/p' "$WORK/loadgen.out")
 echo "instructions $what: $((total / N))  (N=$N, loadgen errors=${errors:-?})"
 if [ -n "$PROFILE" ]; then
