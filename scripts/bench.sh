@@ -59,7 +59,8 @@ stop_navd() { kill -TERM "$NAVD_PID"; wait "$NAVD_PID" 2>/dev/null || true; }
 navbench() { "${CLI[@]}" "$BIN/navbench" --socket "$NAVD_SOCK" --duration "$DUR" --warmup "$WARMUP" "$@"; }
 
 # ---- 1. navbench matrix ------------------------------------------------------------------
-log "bench: building release navd and navbench…"
+if [ "${NAVD_PGO:-}" = off ] || [ ! -f Profiles/navd.profdata ]; then layout="without a profile"; else layout="laid out by Profiles/navd.profdata"; fi
+log "bench: building release navd and navbench ($layout)…"
 swift build -c release --product navd >/dev/null
 swift build -c release --product navbench >/dev/null
 swift build -c release --product navctl >/dev/null
