@@ -6,6 +6,7 @@
 #   scripts/instructions.sh            navigate/dismiss pairs, 10 connections, 16 in flight, 20,000 requests
 #   MODE=fanout scripts/instructions.sh   one publisher (16 in flight), 100 subscribers, 4,000 messages
 #   N=... C=... P=... NAVD=path        other counts, connections, depth, binary
+#   NAVD_ARGS="--state F --durability process"   navd's options in place of --ephemeral
 #   CACHE=1 scripts/instructions.sh    also: instruction-cache misses and mispredicted branches per
 #                                      request, from callgrind's simulation of this CPU's caches
 #                                      (I1=SIZE,WAYS,LINE simulates another first-level cache)
@@ -45,7 +46,7 @@ cp "$NAVD" "$WORK/navd"
 SOCK=$WORK/navd.sock
 SIM=()
 [ -n "${CACHE:-}" ] && SIM=(--cache-sim=yes --branch-sim=yes ${I1:+--I1=$I1})
-valgrind --tool=callgrind "${SIM[@]}" --callgrind-out-file="$WORK/cg.out" "$WORK/navd" --socket "$SOCK" --ephemeral --log-level error \
+valgrind --tool=callgrind "${SIM[@]}" --callgrind-out-file="$WORK/cg.out" "$WORK/navd" --socket "$SOCK" ${NAVD_ARGS:---ephemeral} --log-level error \
     >"$WORK/valgrind.log" 2>&1 &
 VP=$!
 for _ in $(seq 600); do [ -S "$SOCK" ] && break; sleep 0.1; done
