@@ -5,8 +5,9 @@
 #
 #   scripts/duel.sh OLD NEW             C=50 P=16, 5 s, three rounds
 #   C=10 P=1 D=3 R=5 scripts/duel.sh A B
+#   DURABILITY=process scripts/duel.sh A B   each with a state file of its own (else --ephemeral)
 #
-# Both servers (--ephemeral) run at once on cpu0, each driven by its own perf-anchors loadgen on
+# Both servers run at once on cpu0, each driven by its own perf-anchors loadgen on
 # cpu1 with navigate/dismiss pairs (one session per connection). Each round prints, per binary, the
 # CPU time navd used per request (from /proc/PID/stat) and the requests it served. The same binary
 # twice comes out within about 0.5 %.
@@ -30,7 +31,12 @@ for round in $(seq "$R"); do
     PIDS=()
     for i in 0 1; do
         bin=${*:$((i + 1)):1}
-        taskset -c 0 "$bin" --socket "$WORK/$i.sock" --ephemeral --log-level error &
+        if [ -n "${DURABILITY:-}" ]; then
+            rm -f "$WORK/$i.sqlite"*; state=(--state "$WORK/$i.sqlite" --durability "$DURABILITY")
+        else
+            state=(--ephemeral)
+        fi
+        taskset -c 0 "$bin" --socket "$WORK/$i.sock" "${state[@]}" --log-level error &
         PIDS+=($!)
     done
     for i in 0 1; do

@@ -5,4 +5,13 @@
 static inline void navsql_bind_text(sqlite3_stmt *s, int i, const char *text, int n) {
     sqlite3_bind_text(s, i, text, n, SQLITE_TRANSIENT);
 }
+/// SQLite set up for a process that uses it from one thread only (navd: its loop's thread), before
+/// its first use: no mutexes at all (a connection opened with SQLITE_OPEN_NOMUTEX still takes the
+/// global ones, about 20 a commit) and no memory statistics. sqlite3_config is variadic, which
+/// Swift cannot call. Returns SQLITE_MISUSE, and changes nothing, once SQLite is initialised.
+static inline int navsql_configure_single_thread(void) {
+    int rc = sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
+    if (rc == SQLITE_OK) rc = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    return rc;
+}
 #endif

@@ -42,6 +42,8 @@ final class StateStore: DurableHooks {
 
     init(path: String, durability: Durability) throws(StateError) {
         self.path = path
+        // Before SQLite's first use in the process; later calls change nothing.
+        _ = navsql_configure_single_thread()
         var handle: OpaquePointer?
         guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
             let msg = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
