@@ -132,7 +132,13 @@ public final class Coordinator: @unchecked Sendable {
         self.localName = localName
         self.name = module + "." + localName
         self.location = location
+        var w = JSONWriter(capacity: name.utf8.count + 8)
+        w.write(string: name)
+        nameJSON = w.bytes
     }
+
+    /// ``name`` as a JSON string (quoted, escaped), copied as it is into trees and changes.
+    public let nameJSON: [UInt8]
 
     public var isFlow: Bool { flow != nil }
 

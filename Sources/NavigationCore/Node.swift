@@ -114,8 +114,12 @@ public final class Node {
     public func write(into w: inout JSONWriter, _ graph: NavigationGraph) {
         w.raw("{\"id\":")
         writeId(into: &w)
-        w.raw(",\"kind\":")
-        w.write(string: kind.rawValue)
+        switch kind {
+        case .stack: w.raw(",\"kind\":\"stack\"")
+        case .tabs: w.raw(",\"kind\":\"tabs\"")
+        case .screen: w.raw(",\"kind\":\"screen\"")
+        case .flow: w.raw(",\"kind\":\"flow\"")
+        }
         switch kind {
         case .stack:
             writeChildren(into: &w, graph)
@@ -125,7 +129,7 @@ public final class Node {
             w.write(int: selected)
         case .screen, .flow:
             w.raw(",\"coordinator\":")
-            w.write(string: graph.coordinators[coordinator].name)
+            graph.coordinators[coordinator].nameJSON.withUnsafeBytes { w.buffer.append(contentsOf: $0) }
             w.raw(",\"params\":")
             w.write(params)
             if kind == .flow { writeChildren(into: &w, graph) }
