@@ -5,6 +5,11 @@
 static inline void navsql_bind_text(sqlite3_stmt *s, int i, const char *text, int n) {
     sqlite3_bind_text(s, i, text, n, SQLITE_TRANSIENT);
 }
+/// Binds text SQLite reads in place, without a copy (SQLITE_STATIC): the caller keeps it valid
+/// until the statement has been stepped, and binds something else before the text goes.
+static inline void navsql_bind_text_in_place(sqlite3_stmt *s, int i, const char *text, int n) {
+    sqlite3_bind_text(s, i, text, n, SQLITE_STATIC);
+}
 /// SQLite set up for a process that uses it from one thread only (navd: its loop's thread), before
 /// its first use: no mutexes at all (a connection opened with SQLITE_OPEN_NOMUTEX still takes the
 /// global ones, about 20 a commit) and no memory statistics. sqlite3_config is variadic, which

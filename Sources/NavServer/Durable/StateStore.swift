@@ -31,6 +31,11 @@ final class StateStore: DurableHooks {
     private var insertKey: OpaquePointer?
     private var trimKeys: OpaquePointer?
     private var deleteKeys: OpaquePointer?
+    /// `BEGIN` and `COMMIT`, prepared once (`sqlite3_exec` compiles its SQL at every call).
+    private var begin: OpaquePointer?
+    private var commit: OpaquePointer?
+    /// Where each session's tree is written before it is bound (kept: no allocation per flush).
+    private var treeText = JSONWriter(capacity: 4096)
     private var dirty: [String: Session] = [:]
     private var closed: Set<String> = []
     /// Replies of keyed navigations remembered since the last flush: session, key, reply.
@@ -57,6 +62,8 @@ final class StateStore: DurableHooks {
             try exec("PRAGMA journal_mode=WAL")
             try exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "OFF")")
             try exec("CREATE TABLE IF NOT EXISTS sessions (name TEXT PRIMARY KEY, version INTEGER NOT NULL, next_id INTEGER NOT NULL, tree TEXT NOT NULL, facts TEXT NOT NULL)")
+            begin = try prepare("BEGIN")
+            commit = try prepare("COMMIT")
             upsert = try prepare("INSERT INTO sessions (name, version, next_id, tree, facts) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(name) DO UPDATE SET version = ?2, next_id = ?3, tree = ?4, facts = ?5")
             delete = try prepare("DELETE FROM sessions WHERE name = ?1")
             // A navigation's key and its reply, so that a retry after a reply lost to a crash gets
@@ -204,7 +211,8 @@ final class StateStore: DurableHooks {
     /// Writes every session changed since the last flush in one transaction.
     func flush(graph: NavigationGraph) throws(StateError) {
         guard hasPendingWrites else { return }
-        try exec("BEGIN")
+        sqlite3_reset(begin)
+        guard sqlite3_step(begin) == SQLITE_DONE else { throw lastError() }
         for name in closed {
             sqlite3_reset(delete)
             navsql_bind_text(delete, 1, name, -1)
@@ -230,19 +238,25 @@ final class StateStore: DurableHooks {
         for (_, s) in dirty {
             var facts = JSONObject()
             for k in s.facts.keys.sorted() { facts.append(k, s.facts[k]!) }
-            // The tree written straight from the nodes (no value built for each node).
-            var tree = JSONWriter(capacity: 1024)
-            s.root.write(into: &tree, graph)
+            // The tree written straight from the nodes (no value built for each node), into the
+            // store's own buffer, which SQLite reads in place while the statement steps.
+            treeText.buffer.removeAll(keepingAtMost: 1 << 20)
+            s.root.write(into: &treeText, graph)
             let factsText = JSONWriter.string(.object(facts))
             sqlite3_reset(upsert)
             navsql_bind_text(upsert, 1, s.name, -1)
             sqlite3_bind_int64(upsert, 2, Int64(s.version))
             sqlite3_bind_int64(upsert, 3, Int64(s.idCounter))
-            tree.buffer.withUnsafeBytes { navsql_bind_text(upsert, 4, $0.baseAddress?.assumingMemoryBound(to: CChar.self), Int32($0.count)) }
             navsql_bind_text(upsert, 5, factsText, -1)
-            guard sqlite3_step(upsert) == SQLITE_DONE else { try? exec("ROLLBACK"); throw lastError() }
+            let done = treeText.buffer.withUnsafeBytes { text -> Bool in
+                navsql_bind_text_in_place(upsert, 4, text.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(text.count))
+                defer { sqlite3_bind_null(upsert, 4) }  // the binding must not outlive the text
+                return sqlite3_step(upsert) == SQLITE_DONE
+            }
+            guard done else { try? exec("ROLLBACK"); throw lastError() }
         }
-        try exec("COMMIT")
+        sqlite3_reset(commit)
+        guard sqlite3_step(commit) == SQLITE_DONE else { try? exec("ROLLBACK"); throw lastError() }
         transactions += 1
         dirty.removeAll(keepingCapacity: true)
         closed.removeAll()
@@ -254,8 +268,8 @@ final class StateStore: DurableHooks {
     }
 
     func close() {
-        for stmt in [upsert, delete, insertKey, trimKeys, deleteKeys] { sqlite3_finalize(stmt) }
-        (upsert, delete, insertKey, trimKeys, deleteKeys) = (nil, nil, nil, nil, nil)
+        for stmt in [upsert, delete, insertKey, trimKeys, deleteKeys, begin, commit] { sqlite3_finalize(stmt) }
+        (upsert, delete, insertKey, trimKeys, deleteKeys, begin, commit) = (nil, nil, nil, nil, nil, nil, nil)
         sqlite3_close(db)
         db = nil
     }
