@@ -236,13 +236,11 @@ final class StateStore: DurableHooks {
             guard sqlite3_step(trimKeys) == SQLITE_DONE else { try? exec("ROLLBACK"); throw lastError() }
         }
         for (_, s) in dirty {
-            var facts = JSONObject()
-            for k in s.facts.keys.sorted() { facts.append(k, s.facts[k]!) }
             // The tree written straight from the nodes (no value built for each node), into the
             // store's own buffer, which SQLite reads in place while the statement steps.
             treeText.buffer.removeAll(keepingAtMost: 1 << 20)
             s.root.write(into: &treeText, graph)
-            let factsText = JSONWriter.string(.object(facts))
+            let factsText = s.facts.isEmpty ? "{}" : JSONWriter.string(.object(JSONObject(uniqueMembers: s.facts.keys.sorted().map { (key: $0, value: s.facts[$0]!) })))
             sqlite3_reset(upsert)
             navsql_bind_text(upsert, 1, s.name, -1)
             sqlite3_bind_int64(upsert, 2, Int64(s.version))
