@@ -30,10 +30,16 @@ let pgo: [String] = {
     switch Context.environment["NAVD_PGO"] {
     case "generate": return ["-Xfrontend", "-ir-profile-generate"]
     case "off": return []
-    // The frontend skips LLVM for a file whose IR is unchanged, keeping an object built without
-    // (or with an older) profile: with one, each file of a rebuilt module goes through LLVM.
-    default: return FileManager.default.fileExists(atPath: profile)
-        ? ["-Xfrontend", "-ir-profile-use=\(profile)", "-Xfrontend", "-disable-incremental-llvm-codegen"] : []
+    default:
+        // The build system does not see the profile as an input, and the frontend skips LLVM for a
+        // file whose IR is unchanged, keeping an object built without (or with an older) profile.
+        // So the flags name the profile's contents (a changed profile rebuilds the modules), and
+        // each file of a rebuilt module goes through LLVM.
+        guard let data = FileManager.default.contents(atPath: profile) else { return [] }
+        var fnv: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in data { fnv = (fnv ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return ["-Xfrontend", "-ir-profile-use=\(profile)", "-Xfrontend", "-disable-incremental-llvm-codegen",
+                "-DNAVD_PROFILE_\(String(fnv, radix: 16))"]
     }
 }()
 let hotPath: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked", "-Xfrontend", "-assume-single-threaded"] + pgo, .when(configuration: .release))]
