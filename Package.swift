@@ -22,7 +22,7 @@ import PackageDescription
 /// Release builds of those modules are also laid out by a profile of navd at work
 /// (`Profiles/navd.profdata`, made by `make pgo-profile`; BENCHMARKS.md "Profile-guided layout"):
 /// LLVM keeps the code a request runs together and moves the rest aside, so the request path fits
-/// the CPU's 32 KiB instruction cache (simulated misses per request 134 → 36). `NAVD_PGO=off`
+/// the CPU's 32 KiB instruction cache (simulated misses per request 134 → 19). `NAVD_PGO=off`
 /// builds without it; `NAVD_PGO=generate` builds the instrumented navd that writes a profile (to
 /// `$LLVM_PROFILE_FILE`).
 let profile = Context.packageDirectory + "/Profiles/navd.profdata"
