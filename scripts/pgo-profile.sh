@@ -49,7 +49,20 @@ start_navd() {
 }
 # stop_navd: SIGTERM; navd exits normally and the runtime writes the profile.
 stop_navd() { kill -TERM "$NAVD_PID"; wait "$NAVD_PID" || true; NAVD_PID=; }
-load() { "$LOADGEN" -s "$WORK/navd.sock" -q "$@" >/dev/null || true; }
+# load pairs|mixed LOADGEN-ARGS…: one phase of the training. A phase that served nothing, or
+# pairs that got errors (the mixed phase errs on purpose), mean a broken training run (navd down,
+# the example graph changed): the profile would then lay navd out for the wrong paths, so the
+# script stops instead of writing it.
+load() {
+    local kind=$1 out ok errors
+    shift
+    out=$("$LOADGEN" -s "$WORK/navd.sock" -q "$@" 2>&1 || true)
+    ok=$(sed -n 's/.* ok=\([0-9]*\).*/\1/p' <<<"$out"); errors=$(sed -n 's/.* errors=\([0-9]*\).*/\1/p' <<<"$out")
+    if [ "${ok:-0}" -eq 0 ] || { [ "$kind" = pairs ] && [ "${errors:-1}" -ne 0 ]; }; then
+        echo "pgo-profile: a training phase failed (loadgen $*): ${out:-no output}" >&2
+        exit 1
+    fi
+}
 
 PAIRS=$WORK/pairs.jsonl
 write_pairs_template "$PAIRS"
@@ -80,21 +93,21 @@ T
 echo "training: ephemeral sessions…"
 start_navd --ephemeral
 open_sessions "$WORK/navd.sock" 50
-load -c 10 -P 16 -n 600000 -d 30 -t "$PAIRS"
-load -c 50 -P 16 -n 600000 -d 30 -t "$PAIRS"
-load -c 50 -P 1 -n 150000 -d 30 -t "$PAIRS"
-load -c 10 -P 1 -n 100000 -d 30 -t "$PAIRS"
-load -c 1 -P 1 -n 20000 -d 30 -t "$PAIRS"
-load -c 1 -P 16 -n 40000 -d 30 -t "$PAIRS" -k 100 \
+load pairs -c 10 -P 16 -n 600000 -d 30 -t "$PAIRS"
+load pairs -c 50 -P 16 -n 600000 -d 30 -t "$PAIRS"
+load pairs -c 50 -P 1 -n 150000 -d 30 -t "$PAIRS"
+load pairs -c 10 -P 1 -n 100000 -d 30 -t "$PAIRS"
+load pairs -c 1 -P 1 -n 20000 -d 30 -t "$PAIRS"
+load pairs -c 1 -P 16 -n 40000 -d 30 -t "$PAIRS" -k 100 \
     --subscribe-request '{"jsonrpc":"2.0","id":{{id}},"method":"subscribe","params":{"session":"s0"}}'
-load -c 4 -P 4 -n 40000 -d 30 -t "$MIXED"
+load mixed -c 4 -P 4 -n 40000 -d 30 -t "$MIXED"
 stop_navd
 
 echo "training: a state file (--durability process)…"
 start_navd --state "$WORK/state.sqlite" --durability process
 open_sessions "$WORK/navd.sock" 10
-load -c 10 -P 1 -n 60000 -d 30 -t "$PAIRS"
-load -c 10 -P 16 -n 200000 -d 30 -t "$PAIRS"
+load pairs -c 10 -P 1 -n 60000 -d 30 -t "$PAIRS"
+load pairs -c 10 -P 16 -n 200000 -d 30 -t "$PAIRS"
 stop_navd
 
 mkdir -p Profiles
