@@ -303,7 +303,6 @@ public final class Schema: @unchecked Sendable {
         return nil
     }
 
-    /// Whether `value` matches: the same rules as ``check(_:)``, answered yes or no.
     /// Whether `s` matches `pattern`. Out of line: a `Regex` (a resilient generic type) in a
     /// function's frame costs that function a metadata lookup and a stack slot sized at run time
     /// on every call, whether the schema has a pattern or not.
@@ -313,6 +312,7 @@ public final class Schema: @unchecked Sendable {
         return (try? pattern.regex.firstMatch(in: s)) != nil
     }
 
+    /// Whether `value` matches: the same rules as ``check(_:)``, answered yes or no.
     func accepts(_ value: JSONValue) -> Bool {
         if let types, !Schema.matches(value, types) { return false }
         if hasEnum, !enumValues!.contains(where: { Schema.equal($0, value) }) { return false }

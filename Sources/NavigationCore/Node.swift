@@ -115,20 +115,16 @@ public final class Node {
         w.raw("{\"id\":")
         writeId(into: &w)
         switch kind {
-        case .stack: w.raw(",\"kind\":\"stack\"")
-        case .tabs: w.raw(",\"kind\":\"tabs\"")
-        case .screen: w.raw(",\"kind\":\"screen\"")
-        case .flow: w.raw(",\"kind\":\"flow\"")
-        }
-        switch kind {
         case .stack:
+            w.raw(",\"kind\":\"stack\"")
             writeChildren(into: &w, graph)
         case .tabs:
+            w.raw(",\"kind\":\"tabs\"")
             writeChildren(into: &w, graph)
             w.raw(",\"selected\":")
             w.write(int: selected)
         case .screen, .flow:
-            w.raw(",\"coordinator\":")
+            w.raw(kind == .screen ? ",\"kind\":\"screen\",\"coordinator\":" : ",\"kind\":\"flow\",\"coordinator\":")
             graph.coordinators[coordinator].nameJSON.withUnsafeBytes { w.buffer.append(contentsOf: $0) }
             w.raw(",\"params\":")
             w.write(params)

@@ -1147,7 +1147,7 @@ extension Session {
             top.presented = s
             changes.record("present", parent: top, node: s)
         } else {
-            let container = top.kind == .flow ? top.parent! : top.parent!
+            let container = top.parent!
             adopt(node, into: container)
             changes.record("push", parent: container, node: node)
         }
@@ -1155,7 +1155,6 @@ extension Session {
     }
 }
 
-/// Decodes %XX escapes (and `+` as a space in queries is left alone: URLs use %20).
 /// Where what follows the first `://` starts in `u`, if it has one.
 private func endOfScheme(_ u: [UInt8]) -> Int? {
     var i = 0
@@ -1166,7 +1165,8 @@ private func endOfScheme(_ u: [UInt8]) -> Int? {
     return nil
 }
 
-/// `s` with its `%XX` escapes decoded, or nil when an escape is malformed or the result is not UTF-8.
+/// `s` with its `%XX` escapes decoded, or nil when an escape is malformed or the result is not UTF-8
+/// (`+` is left alone, not read as a space: URLs write a space as %20).
 func percentDecode(_ s: ArraySlice<UInt8>) -> String? {
     guard s.contains(UInt8(ascii: "%")) else { return String(decoding: s, as: UTF8.self) }
     var bytes: [UInt8] = []

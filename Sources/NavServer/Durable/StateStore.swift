@@ -211,54 +211,61 @@ final class StateStore: DurableHooks {
     /// Writes every session changed since the last flush in one transaction.
     func flush(graph: NavigationGraph) throws(StateError) {
         guard hasPendingWrites else { return }
-        sqlite3_reset(begin)
-        guard sqlite3_step(begin) == SQLITE_DONE else { throw lastError() }
-        for name in closed {
-            sqlite3_reset(delete)
-            navsql_bind_text(delete, 1, name, -1)
-            guard sqlite3_step(delete) == SQLITE_DONE else { try? exec("ROLLBACK"); throw lastError() }
-            sqlite3_reset(deleteKeys)
-            navsql_bind_text(deleteKeys, 1, name, -1)
-            guard sqlite3_step(deleteKeys) == SQLITE_DONE else { try? exec("ROLLBACK"); throw lastError() }
-        }
-        for k in keys where !closed.contains(k.session) {
-            keySeq += 1
-            sqlite3_reset(insertKey)
-            navsql_bind_text(insertKey, 1, k.session, -1)
-            navsql_bind_text(insertKey, 2, k.key, -1)
-            sqlite3_bind_int64(insertKey, 3, Int64(keySeq))
-            navsql_bind_text(insertKey, 4, k.reply, -1)
-            guard sqlite3_step(insertKey) == SQLITE_DONE else { try? exec("ROLLBACK"); throw lastError() }
-            // Keep the newest Session.maxKeys of the session, as it does in memory.
-            sqlite3_reset(trimKeys)
-            navsql_bind_text(trimKeys, 1, k.session, -1)
-            sqlite3_bind_int64(trimKeys, 2, Int64(keySeq - Session.maxKeys))
-            guard sqlite3_step(trimKeys) == SQLITE_DONE else { try? exec("ROLLBACK"); throw lastError() }
-        }
-        for (_, s) in dirty {
-            // The tree written straight from the nodes (no value built for each node), into the
-            // store's own buffer, which SQLite reads in place while the statement steps.
-            treeText.buffer.removeAll(keepingAtMost: 1 << 20)
-            s.root.write(into: &treeText, graph)
-            let factsText = s.facts.isEmpty ? "{}" : JSONWriter.string(.object(JSONObject(uniqueMembers: s.facts.keys.sorted().map { (key: $0, value: s.facts[$0]!) })))
-            sqlite3_reset(upsert)
-            navsql_bind_text(upsert, 1, s.name, -1)
-            sqlite3_bind_int64(upsert, 2, Int64(s.version))
-            sqlite3_bind_int64(upsert, 3, Int64(s.idCounter))
-            navsql_bind_text(upsert, 5, factsText, -1)
-            let done = treeText.buffer.withUnsafeBytes { text -> Bool in
-                navsql_bind_text_in_place(upsert, 4, text.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(text.count))
-                defer { sqlite3_bind_null(upsert, 4) }  // the binding must not outlive the text
-                return sqlite3_step(upsert) == SQLITE_DONE
+        try run(begin)
+        do throws(StateError) {
+            for name in closed {
+                try run(delete) { navsql_bind_text($0, 1, name, -1) }
+                try run(deleteKeys) { navsql_bind_text($0, 1, name, -1) }
             }
-            guard done else { try? exec("ROLLBACK"); throw lastError() }
+            for k in keys where !closed.contains(k.session) {
+                keySeq += 1
+                let seq = keySeq
+                try run(insertKey) {
+                    navsql_bind_text($0, 1, k.session, -1)
+                    navsql_bind_text($0, 2, k.key, -1)
+                    sqlite3_bind_int64($0, 3, Int64(seq))
+                    navsql_bind_text($0, 4, k.reply, -1)
+                }
+                // Keep the newest Session.maxKeys of the session, as it does in memory.
+                try run(trimKeys) {
+                    navsql_bind_text($0, 1, k.session, -1)
+                    sqlite3_bind_int64($0, 2, Int64(seq - Session.maxKeys))
+                }
+            }
+            for (_, s) in dirty {
+                // The tree written straight from the nodes (no value built for each node), into the
+                // store's own buffer, which SQLite reads in place while the statement steps.
+                treeText.buffer.removeAll(keepingAtMost: 1 << 20)
+                s.root.write(into: &treeText, graph)
+                let factsText = s.facts.isEmpty ? "{}" : JSONWriter.string(.object(JSONObject(uniqueMembers: s.facts.keys.sorted().map { (key: $0, value: s.facts[$0]!) })))
+                sqlite3_reset(upsert)
+                navsql_bind_text(upsert, 1, s.name, -1)
+                sqlite3_bind_int64(upsert, 2, Int64(s.version))
+                sqlite3_bind_int64(upsert, 3, Int64(s.idCounter))
+                navsql_bind_text(upsert, 5, factsText, -1)
+                let done = treeText.buffer.withUnsafeBytes { text -> Bool in
+                    navsql_bind_text_in_place(upsert, 4, text.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(text.count))
+                    defer { sqlite3_bind_null(upsert, 4) }  // the binding must not outlive the text
+                    return sqlite3_step(upsert) == SQLITE_DONE
+                }
+                guard done else { throw lastError() }
+            }
+            try run(commit)
+        } catch {
+            try? exec("ROLLBACK")
+            throw error
         }
-        sqlite3_reset(commit)
-        guard sqlite3_step(commit) == SQLITE_DONE else { try? exec("ROLLBACK"); throw lastError() }
         transactions += 1
         dirty.removeAll(keepingCapacity: true)
         closed.removeAll()
         keys.removeAll(keepingCapacity: true)
+    }
+
+    /// Resets a prepared statement, binds its parameters with `bind`, and steps it to its end.
+    private func run(_ stmt: OpaquePointer?, _ bind: (OpaquePointer?) -> Void = { _ in }) throws(StateError) {
+        sqlite3_reset(stmt)
+        bind(stmt)
+        guard sqlite3_step(stmt) == SQLITE_DONE else { throw lastError() }
     }
 
     private func lastError() -> StateError {
