@@ -26,20 +26,20 @@ import PackageDescription
 /// builds without it; `NAVD_PGO=generate` builds the instrumented navd that writes a profile (to
 /// `$LLVM_PROFILE_FILE`).
 let profile = Context.packageDirectory + "/Profiles/navd.profdata"
+/// The first 16 hex digits of the profile's SHA-256, written here by `make pgo-profile`. SwiftPM
+/// evaluates this file again only when its text changes, and does not see the profile as an
+/// input: naming the digest in the flags is what makes a new profile rebuild the modules.
+let profileDigest = "c38b535183d0093b"
 let pgo: [String] = {
     switch Context.environment["NAVD_PGO"] {
     case "generate": return ["-Xfrontend", "-ir-profile-generate"]
     case "off": return []
     default:
-        // The build system does not see the profile as an input, and the frontend skips LLVM for a
-        // file whose IR is unchanged, keeping an object built without (or with an older) profile.
-        // So the flags name the profile's contents (a changed profile rebuilds the modules), and
-        // each file of a rebuilt module goes through LLVM.
-        guard let data = FileManager.default.contents(atPath: profile) else { return [] }
-        var fnv: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in data { fnv = (fnv ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        // The frontend skips LLVM for a file whose IR is unchanged, keeping an object built with an
+        // older profile (or none): with one, each file of a rebuilt module goes through LLVM.
+        guard FileManager.default.fileExists(atPath: profile) else { return [] }
         return ["-Xfrontend", "-ir-profile-use=\(profile)", "-Xfrontend", "-disable-incremental-llvm-codegen",
-                "-DNAVD_PROFILE_\(String(fnv, radix: 16))"]
+                "-DNAVD_PROFILE_\(profileDigest)"]
     }
 }()
 let hotPath: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked", "-Xfrontend", "-assume-single-threaded"] + pgo, .when(configuration: .release))]

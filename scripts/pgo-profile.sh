@@ -12,7 +12,8 @@
 #    50 connections; a session watched by 100 subscribers; keyed, routed and deep-link navigations,
 #    trees, facts, pings, batches and bad requests; and the same pairs with a state file
 #    (--durability process). Most of the weight is the pairs, as in use.
-# 3. Merges what it wrote with the toolchain's llvm-profdata into Profiles/navd.profdata.
+# 3. Merges what it wrote with the toolchain's llvm-profdata into Profiles/navd.profdata, and writes
+#    its digest into Package.swift (profileDigest), so that the next release build uses it.
 # Needs the perf anchors' loadgen (PERF_ANCHORS, default ../shared/perf-anchors).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -112,4 +113,8 @@ stop_navd
 
 mkdir -p Profiles
 "$PROFDATA" merge --sparse -o Profiles/navd.profdata "$WORK"/navd-*.profraw
+# Package.swift names the profile's digest in the flags, so that the next build rebuilds with it.
+digest=$(sha256sum Profiles/navd.profdata | cut -c1-16)
+sed -i "s/^let profileDigest = \".*\"/let profileDigest = \"$digest\"/" Package.swift
+grep -q "^let profileDigest = \"$digest\"" Package.swift || { echo "pgo-profile: could not write the digest into Package.swift" >&2; exit 1; }
 echo "wrote Profiles/navd.profdata ($(du -k Profiles/navd.profdata | cut -f1) KB); release builds use it (NAVD_PGO=off: without)"
