@@ -66,21 +66,15 @@ extension Server {
         ]
     }
 
-    private func expand(_ arg: String, _ nav: PendingNavigation) -> String {
-        guard arg.contains("{") else { return arg }
-        var out = arg.replacingAll("{to}", graph.coordinators[nav.plan.target].name).replacingAll("{session}", nav.state.session.name)
-        while let start = out.firstRange(of: "{with."), let end = out[start.upperBound...].firstIndex(of: "}") {
-            let field = String(out[start.upperBound..<end])
-            let v = nav.plan.params[field]
-            let text: String
-            switch v {
-            case .string(let s)?: text = s
-            case nil, .null?: text = ""
-            case let other?: text = JSONWriter.string(other)
+    /// Fills the placeholders of one argument (one pass over the template; see ``ArgvTemplate``).
+    private func expand(_ arg: String, _ nav: PendingNavigation) throws(ArgvTemplate.Refusal) -> String {
+        try ArgvTemplate.expand(arg, to: graph.coordinators[nav.plan.target].name, session: nav.state.session.name) { field in
+            switch nav.plan.params[field] {
+            case .string(let s)?: return s
+            case nil, .null?: return nil
+            case let other?: return JSONWriter.string(other)
             }
-            out.replaceSubrange(start.lowerBound...end, with: text)
         }
-        return out
     }
 
     /// Queues a command: spawning costs about a millisecond, so at most `spawnsPerIteration`
@@ -122,7 +116,16 @@ extension Server {
 
     private func spawnCommand(_ nav: PendingNavigation, _ p: Precondition, argv: [String], timeoutMs: UInt64,
                               _ done: @escaping (TaskOutcome) -> Void) {
-        var args = argv.map { expand($0, nav) }
+        var args: [String]
+        do throws(ArgvTemplate.Refusal) {
+            args = try argv.map { arg throws(ArgvTemplate.Refusal) in try expand(arg, nav) }
+        } catch {
+            let field = error.placeholder.hasPrefix("with.") ? String(error.placeholder.dropFirst(5)) : error.placeholder
+            finish(nav, .failure(NavError(.invalidParams, "precondition `\(p.name)` cannot run: \(error.reason); send the value without it",
+                                          data: ["param": .string(error.placeholder.hasPrefix("with.") ? "with" : error.placeholder),
+                                                 "field": .string(field), "navigation": .string(nav.id)])))
+            return
+        }
         if args[0].contains("/") && !args[0].hasPrefix("/") {
             args[0] = graph.baseDirectory + "/" + args[0]
         }
