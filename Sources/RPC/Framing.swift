@@ -51,7 +51,10 @@ public enum FramingError: Error, Sendable, Equatable {
 /// across reads and many messages in one read; bytes are copied only when a message spans reads.
 public struct FrameDecoder {
     public let maxMessage: Int
-    public let maxHeader = 8 * 1024
+    /// The longest header block accepted. `Content-Length: N` and an optional `Content-Type` fit in
+    /// well under it; a header that runs on without its blank line is refused at this size.
+    public static let maxHeader = 1024
+    public var maxHeader: Int { Self.maxHeader }
     private var pending: [UInt8] = []
     /// Set after a framing error: the stream cannot be resynchronised.
     public private(set) var failed = false
@@ -171,7 +174,10 @@ public struct FrameDecoder {
             let name = line[..<colon].trimmingSpaces.lowercased()
             let value = line[line.index(after: colon)...].trimmingSpaces
             if name == "content-length" {
-                guard let v = Int(value), v >= 0 else {
+                guard length == nil else {
+                    throw .badHeader("the header block has two Content-Length lines; send exactly one")
+                }
+                guard value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), value.utf8.count <= 18, let v = Int(value) else {
                     throw .badHeader("Content-Length '\(value.prefix(40))' is not a non-negative integer")
                 }
                 length = v
