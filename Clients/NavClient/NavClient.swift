@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import UV
 
 #if canImport(Glibc)
 import Glibc
@@ -43,13 +44,29 @@ public final class NavClient {
         }
     }
 
-    /// `--socket`, else `$NAVD_SOCKET`, else `$XDG_RUNTIME_DIR/navd.sock`, else `/tmp/navd-<uid>.sock`.
+    /// `--socket`, else `$NAVD_SOCKET`, else `$XDG_RUNTIME_DIR/navd.sock`, else `$TMPDIR/navd-<uid>/navd.sock` (`/tmp` without `TMPDIR`).
     public static func defaultSocketPath(explicit: String? = nil) -> String {
         if let explicit { return explicit }
         let env = ProcessInfo.processInfo.environment
         if let s = env["NAVD_SOCKET"], !s.isEmpty { return s }
         if let r = env["XDG_RUNTIME_DIR"], !r.isEmpty { return r + "/navd.sock" }
-        return "/tmp/navd-\(getuid()).sock"
+        let tmp = env["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        return (tmp.hasSuffix("/") ? String(tmp.dropLast()) : tmp) + "/navd-\(getuid())/navd.sock"
+    }
+
+    /// Whether the path is the default one (neither `--socket` nor `$NAVD_SOCKET` named it): then the
+    /// client talks only to a navd of its own uid (or root's), never to a socket another user placed.
+    static func usesDefaultPath(explicit: String?) -> Bool {
+        explicit == nil && (ProcessInfo.processInfo.environment["NAVD_SOCKET"] ?? "").isEmpty
+    }
+
+    /// Refuses a peer that runs as another user (a squatted default socket).
+    static func checkPeer(uid: UInt32, path: String) throws(NavClientError) {
+        guard uid == getuid() || uid == 0 else {
+            throw NavClientError(code: 0, kind: "connect",
+                                 message: "the socket \(path) is served by uid \(uid), not by you (uid \(getuid())): refusing to talk to it; start your own navd or name a socket with --socket / NAVD_SOCKET",
+                                 data: .null)
+        }
     }
 
     public init(socketPath: String? = nil) throws {
@@ -71,6 +88,16 @@ public final class NavClient {
             close(fd)
             throw NavClientError(code: 0, kind: "connect",
                                  message: "cannot connect to navd at \(self.socketPath): \(why) (is navd running? start it with `make run` or pass --socket / NAVD_SOCKET)", data: .null)
+        }
+        if NavClient.usesDefaultPath(explicit: socketPath) {
+            guard let cred = PeerCredentials.of(descriptor: fd) else {
+                close(fd)
+                throw NavClientError(code: 0, kind: "connect", message: "cannot read the credentials of \(self.socketPath)'s server", data: .null)
+            }
+            do { try NavClient.checkPeer(uid: cred.uid, path: self.socketPath) } catch {
+                close(fd)
+                throw error
+            }
         }
     }
 

@@ -26,7 +26,9 @@ public final class NavLoopClient {
     public init(loop: EventLoop, socketPath: String? = nil) {
         self.loop = loop
         self.socketPath = NavClient.defaultSocketPath(explicit: socketPath)
+        self.explicitPath = socketPath
     }
+    private let explicitPath: String?
 
     /// Connects; `done` receives nil once connected, else why not.
     public func connect(_ done: @escaping (NavClientError?) -> Void) {
@@ -38,6 +40,19 @@ public final class NavLoopClient {
                 self.stream = nil
                 done(.connection("cannot connect to navd at \(path): \(error.message) (is navd running? start it with `make run` or pass --socket / NAVD_SOCKET)"))
                 return
+            }
+            if NavClient.usesDefaultPath(explicit: self.explicitPath) {
+                do throws(NavClientError) {
+                    guard let peer = s.peerCredentials() else {
+                        throw .connection("cannot read the credentials of \(path)'s server")
+                    }
+                    try NavClient.checkPeer(uid: peer.uid, path: path)
+                } catch {
+                    s.close()
+                    self.stream = nil
+                    done(error)
+                    return
+                }
             }
             self.connected = true
             s.startReading { [weak self] event in self?.read(event) }

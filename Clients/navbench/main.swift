@@ -23,7 +23,7 @@ struct NavBench: ParsableCommand {
         Exit status 1 when any error was seen.
         """)
 
-    @Option(help: "navd's socket (default: $NAVD_SOCKET, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>.sock).")
+    @Option(help: "navd's socket (default: $NAVD_SOCKET, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>/navd.sock).")
     var socket: String?
 
     @Option(help: "Connections doing navigate/dismiss pairs, each in its own session.")

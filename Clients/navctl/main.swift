@@ -5,7 +5,7 @@ import NavClient
 
 /// Options every subcommand shares.
 struct Common: ParsableArguments {
-    @Option(help: "navd's socket (default: $NAVD_SOCKET, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>.sock).")
+    @Option(help: "navd's socket (default: $NAVD_SOCKET, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>/navd.sock).")
     var socket: String?
 
     @Option(help: "Session (default: main).")

@@ -17,7 +17,7 @@ struct NavTUI: ParsableCommand {
         NO_COLOR is set.
         """)
 
-    @Option(help: "navd's socket (default: $NAVD_SOCKET, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>.sock).")
+    @Option(help: "navd's socket (default: $NAVD_SOCKET, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>/navd.sock).")
     var socket: String?
 
     @Option(help: "Session to show and drive (created if missing).")

@@ -8,6 +8,13 @@ public struct PeerCredentials: Sendable, Equatable {
     public let pid: Int32
     public let uid: UInt32
     public let gid: UInt32
+
+    /// The credentials of the peer of a connected Unix socket (`SO_PEERCRED`), or nil.
+    public static func of(descriptor fd: Int32) -> PeerCredentials? {
+        var pid: Int32 = 0, uid: Int32 = 0, gid: Int32 = 0
+        guard navuv_peercred(fd, &pid, &uid, &gid) == 0 else { return nil }
+        return PeerCredentials(pid: pid, uid: UInt32(bitPattern: uid), gid: UInt32(bitPattern: gid))
+    }
 }
 
 /// A connected Unix-domain stream (see ``StreamHandle`` for reading and writing).
@@ -58,9 +65,7 @@ public final class PipeStream: StreamHandle {
     public func peerCredentials() -> PeerCredentials? {
         var fd: uv_os_fd_t = -1
         guard uv_fileno(handle, &fd) == 0 else { return nil }
-        var pid: Int32 = 0, uid: Int32 = 0, gid: Int32 = 0
-        guard navuv_peercred(fd, &pid, &uid, &gid) == 0 else { return nil }
-        return PeerCredentials(pid: pid, uid: UInt32(bitPattern: uid), gid: UInt32(bitPattern: gid))
+        return PeerCredentials.of(descriptor: fd)
     }
 }
 

@@ -23,7 +23,7 @@ struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the daemon in the foreground (the default subcommand).")
 
-    @Option(help: "Socket path (default: $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>.sock).")
+    @Option(help: "Socket path (default: $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>/navd.sock).")
     var socket: String?
 
     @Option(help: "Directory of navigation graph module files (default: the embedded example app).")
@@ -136,6 +136,10 @@ struct Serve: ParsableCommand {
                                                  "navd.graph": "\(graph ?? "embedded example")",
                                                  "navd.coordinators": "\(navGraph.coordinators.count)"])
         let clean = server.run()
+        if let failure = server.failure {
+            logger.critical("navd stopped on a fault", metadata: ["navd.error": "\(failure)", "navd.handlesReleased": "\(clean)"])
+            throw ExitCode(1)
+        }
         logger.info("navd stopped", metadata: ["navd.handlesReleased": "\(clean)"])
     }
 }

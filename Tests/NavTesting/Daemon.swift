@@ -43,7 +43,7 @@ public final class Daemon: @unchecked Sendable {
     /// Starts `navd` with `arguments` (plus `--socket`) and waits until it logs that it listens. With
     /// `graph`, navd serves that one module (written as `app.yaml` in a directory of the daemon's own).
     public init(graph: String? = nil, arguments: [String] = [], socketPath: String? = nil, environment: [String: String]? = nil,
-                waitUntilServing: Bool = true) throws {
+                waitUntilServing: Bool = true, useDefaultSocket: Bool = false) throws {
         dir = TempDir()
         self.socketPath = socketPath ?? dir.file("navd.sock")
         var graphArgs: [String] = []
@@ -54,7 +54,8 @@ public final class Daemon: @unchecked Sendable {
         }
         // Tests keep no state file unless they ask for one.
         let stateArgs = arguments.contains("--state") ? [] : ["--ephemeral"]
-        let argv = [Repo.binary("navd"), "--socket", self.socketPath] + stateArgs + graphArgs + arguments
+        let socketArgs = useDefaultSocket ? [] : ["--socket", self.socketPath]
+        let argv = [Repo.binary("navd")] + socketArgs + stateArgs + graphArgs + arguments
         var env = environment ?? ProcessInfo.processInfo.environment
         env["SWIFT_BACKTRACE"] = env["SWIFT_BACKTRACE"] ?? "enable=no"
         pid = try spawn(argv, environment: env, stderrTo: log)

@@ -120,8 +120,8 @@ final class Connection {
                     "message larger than \(limit) bytes (the --max-message limit); the connection will close",
                     kind: "messageTooLarge", data: ["limit": .int(limit)])
             case .badHeader(let why):
-                rpcError = .parseError("malformed Content-Length header: \(why); the connection will close",
-                                       kind: "badHeader")
+                rpcError = .invalidRequest("malformed Content-Length header: \(why); the connection will close",
+                                           kind: "badHeader")
             }
             server.logger.warning("closing connection after a framing error",
                                   metadata: ["navd.client": "\(id)", "navd.error": "\(rpcError.message)"])
@@ -322,8 +322,9 @@ final class Connection {
     func closeAfterFlush() {
         guard !isClosed else { return }
         flush()
+        guard !isClosed else { return }  // the flush found the output over --max-output and closed
         finishClose()
-        stream.shutdownAndClose()
+        server.drain(stream)
     }
 
     /// Closes at once (queued output is dropped).

@@ -108,7 +108,21 @@ public final class Server {
     /// Binds the socket (refusing a live one, replacing a stale one), installs signal handlers.
     public func start() throws {
         let path = config.socketPath
-        if access(path, F_OK) == 0 {
+        guard path.utf8.count <= ServerConfiguration.maxSocketPath else {
+            throw StartupError(description: "the socket path \(path) is \(path.utf8.count) bytes long; Unix sockets allow at most \(ServerConfiguration.maxSocketPath): choose a shorter --socket")
+        }
+        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        if directory == ServerConfiguration.privateSocketDirectory(environment: getenv("TMPDIR").map { ["TMPDIR": String(cString: $0)] } ?? [:]) {
+            try preparePrivateDirectory(directory)
+        }
+        var st = stat()
+        if lstat(path, &st) == 0 {
+            guard (st.st_mode & S_IFMT) == S_IFSOCK else {
+                throw StartupError(description: "\(path) exists and is not a socket; navd does not replace other files: remove it or choose another --socket")
+            }
+            guard st.st_uid == getuid() else {
+                throw StartupError(description: "the socket \(path) belongs to uid \(st.st_uid), not to navd's uid \(getuid()); navd will not take it over: remove it or choose another --socket")
+            }
             if socketAnswers(path) {
                 throw StartupError(description: "another navd is already serving \(path); stop it first or choose another path with --socket")
             }
@@ -138,6 +152,21 @@ public final class Server {
                 }
             }
             signals.append(s)
+        }
+    }
+
+    /// Makes (or checks) the 0700 directory of the default socket: it must be a real directory owned by
+    /// navd's uid that nobody else may enter, or another user could place a socket of their own there.
+    private func preparePrivateDirectory(_ dir: String) throws {
+        if mkdir(dir, 0o700) != 0 && errno != EEXIST {
+            throw StartupError(description: "cannot create \(dir) for the socket: \(String(cString: strerror(errno))); choose another --socket")
+        }
+        var st = stat()
+        guard lstat(dir, &st) == 0 else {
+            throw StartupError(description: "cannot inspect \(dir): \(String(cString: strerror(errno))); choose another --socket")
+        }
+        guard (st.st_mode & S_IFMT) == S_IFDIR, st.st_uid == getuid(), st.st_mode & 0o077 == 0 else {
+            throw StartupError(description: "\(dir) is not a private directory of uid \(getuid()) (it is a symbolic link, belongs to uid \(st.st_uid) or is open to others, mode \(String(st.st_mode & 0o777, radix: 8))); navd will not put its socket there: remove it or choose another --socket")
         }
     }
 
@@ -171,38 +200,64 @@ public final class Server {
         listener = nil
         unlink(config.socketPath)
         flushAll()
-        for c in Array(connections.values) { c.closeAfterFlush() }
         for s in signals { s.close() }
         signals = []
-        // Clients that never read must not hold the exit back.
-        let deadline = Timer(loop: loop)
-        deadline.unref()
-        deadline.start(milliseconds: 500) { [unowned self] in
-            for c in Array(self.connections.values) { c.close(reason: "shutdown") }
-        }
-        shutdownDeadline = deadline
         onShutdown?()
+        for c in Array(connections.values) { c.closeAfterFlush() }
         if connections.isEmpty { finishShutdown() }
     }
 
     /// Runs once at the beginning of shutdown (other components close their handles).
     var onShutdown: (() -> Void)?
 
-    private var shutdownDeadline: Timer?
+    /// Set when navd stopped because of a fault (it could not save its state), not because it was
+    /// asked to: the process then exits with a non-zero status so that a supervisor restarts it.
+    public private(set) var failure: String?
+
+    private var shutdownFinished = false
 
     private func finishShutdown() {
+        guard !shutdownFinished else { return }
+        shutdownFinished = true
         if let store {
-            try? store.flush(graph: graph)
+            do { try store.flush(graph: graph) } catch {
+                if failure == nil { failure = "cannot write the state file: \(error)" }
+            }
             store.close()
             self.store = nil
         }
-        shutdownDeadline?.close()
-        shutdownDeadline = nil
         flusher?.close()
         flusher = nil
         // Method handlers hold the server strongly: end that cycle.
         methods.removeAll()
-        loop.stop()
+        if drainingStreams.isEmpty { loop.stop() }
+    }
+
+    // MARK: Closing streams
+
+    /// Streams of closed connections still handing their last output to the kernel, each with the
+    /// timer that closes it if its client never reads that output.
+    private var drainingStreams: [ObjectIdentifier: (stream: PipeStream, timer: Timer)] = [:]
+
+    /// How long a closed connection's last output may wait for its client to read it: 500 ms while
+    /// navd shuts down (clients that never read must not hold the exit back), else 5 s.
+    var drainTimeoutMs: UInt64 { isShuttingDown ? 500 : 5_000 }
+
+    /// Shuts `stream` down after its queued writes, closing it outright if they are not read in time.
+    func drain(_ stream: PipeStream) {
+        let id = ObjectIdentifier(stream)
+        let timer = Timer(loop: loop)
+        drainingStreams[id] = (stream, timer)
+        timer.start(milliseconds: drainTimeoutMs) { [unowned self] in
+            stream.close { [unowned self] in self.streamClosed(id) }
+        }
+        stream.shutdownAndClose { [unowned self] in self.streamClosed(id) }
+    }
+
+    private func streamClosed(_ id: ObjectIdentifier) {
+        guard let entry = drainingStreams.removeValue(forKey: id) else { return }
+        entry.timer.close()
+        if shutdownFinished && drainingStreams.isEmpty { loop.stop() }
     }
 
     // MARK: Connections
@@ -220,7 +275,7 @@ public final class Server {
                 into: &w)
             w.raw(UInt8(ascii: "\n"))
             stream.write(w.bytes)
-            stream.shutdownAndClose()
+            drain(stream)
             return
         }
         let c = Connection(id: nextConnectionId, server: self, stream: stream)
@@ -249,7 +304,8 @@ public final class Server {
         if let store, store.hasPendingWrites {
             do { try store.flush(graph: graph) } catch {
                 logger.critical("cannot write the state file; stopping so that nothing unsaved is acknowledged", metadata: ["navd.error": "\(error)"])
-                for c in connections.values { c.close(reason: "navd cannot save its state") }
+                failure = "cannot write the state file: \(error)"
+                for c in Array(connections.values) { c.close(reason: "navd cannot save its state") }
                 dirty.removeAll()
                 shutdown()
                 return

@@ -24,11 +24,22 @@ public struct ServerConfiguration: Sendable {
 
     public init(socketPath: String) { self.socketPath = socketPath }
 
-    /// The default socket path: `$XDG_RUNTIME_DIR/navd.sock`, else `/tmp/navd-<uid>.sock`.
+    /// The default socket path: `$XDG_RUNTIME_DIR/navd.sock`, else `/tmp/navd-<uid>/navd.sock` (in a
+    /// directory only this uid may enter, so another user cannot squat the path).
     public static func defaultSocketPath(environment: [String: String]) -> String {
         if let dir = environment["XDG_RUNTIME_DIR"], !dir.isEmpty { return dir + "/navd.sock" }
-        return "/tmp/navd-\(getuid()).sock"
+        return privateSocketDirectory(environment: environment) + "/navd.sock"
     }
+
+    /// `$TMPDIR/navd-<uid>` (`/tmp/navd-<uid>` without `TMPDIR`): the directory of the default socket
+    /// when `XDG_RUNTIME_DIR` is not set.
+    public static func privateSocketDirectory(environment: [String: String]) -> String {
+        let tmp = environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        return (tmp.hasSuffix("/") ? String(tmp.dropLast()) : tmp) + "/navd-\(getuid())"
+    }
+
+    /// The longest socket path the platform accepts (`sun_path` less its terminating NUL).
+    public static let maxSocketPath = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
 }
 
 #if canImport(Glibc)
