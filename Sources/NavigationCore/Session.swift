@@ -422,6 +422,9 @@ public final class Session {
     public var recordsChanges = true
     /// Facts set with `context.set`, read by `check` preconditions.
     public var facts: [String: JSONValue] = [:]
+    /// The uid of the user who opened the session (nil: navd's own, as for "main"). Only that user
+    /// and admins may close it or write its facts.
+    public var owner: UInt32?
     private var nextId = 0
     /// The id counter when the last `commit(_:)` began (``madeByLastCommit(_:)``).
     private var idCounterBeforeCommit = 0
@@ -948,6 +951,14 @@ public final class Session {
 
     // MARK: keys
 
+    /// Takes over `other`'s remembered keys, oldest first (a session rebuilt for a new graph keeps
+    /// answering retries of navigations made before the reload).
+    public func adoptKeys(of other: Session) {
+        for k in other.keyRing[other.oldestKey...] + other.keyRing[..<other.oldestKey] {
+            if let r = other.keyed[k] { remember(key: k, r) }
+        }
+    }
+
     public func remember(key: String, _ reply: Result<JSONText, NavError>) {
         guard keyed.updateValue(reply, forKey: key) == nil else { return }  // a key again: its reply replaced
         if keyRing.count < Session.maxKeys {
@@ -963,7 +974,13 @@ public final class Session {
 extension Session {
     /// Presents `flow` over the visible top screen to recover a precondition: a system action,
     /// so abilities and presentations do not apply.
-    public func presentForRecovery(_ flow: Int) throws(NavError) -> Commit {
+    public func presentForRecovery(_ flow: Int, caller: Caller) throws(NavError) -> Commit {
+        let c = graph.coordinators[flow]
+        if !c.access.isEmpty && caller.roles.isDisjoint(with: c.access) {
+            let held = caller.roles.isEmpty ? "none" : caller.roles.sorted().joined(separator: ", ")
+            throw NavError(.accessDenied, "the recovery flow `\(c.name)` admits only clients with role \(c.access.joined(separator: " or ")); this client holds \(held), so it cannot be presented for it",
+                           data: ["to": .string(c.name), "roles": .array(c.access.map(JSONValue.string))])
+        }
         guard let top = visibleTop else { throw NavError(.conflict, "session `\(name)` shows no screen to present the recovery flow over") }
         return try commit(Plan(target: flow, by: .present, params: .object([:]), source: top.number, ifVersion: nil, preconditions: []))
     }
@@ -1199,8 +1216,56 @@ extension Session {
     public convenience init(restoring name: String, graph: NavigationGraph, root json: JSONValue, version: Int,
                             nextId: Int, facts: [String: JSONValue]) throws(NavError) {
         self.init(name: name, graph: graph)
+        guard (0...Session.maxRestoredCounter).contains(version), (0...Session.maxRestoredCounter).contains(nextId) else {
+            throw NavError(.conflict, "saved version \(version) or id counter \(nextId) is outside 0…\(Session.maxRestoredCounter)")
+        }
         let restored = try Session.node(from: json, graph: graph)
+        try Session.validateRestored(restored, nextId: nextId)
         replaceState(root: restored, version: version, nextId: nextId, facts: facts)
+    }
+
+    /// The largest version or id counter a saved session may hold: far beyond any real count, and far
+    /// enough below `Int.max` that counting on can never overflow.
+    public static let maxRestoredCounter = 1 << 53
+
+    /// Checks that a saved tree has the shape navd makes: a stack or tabs at the root, stacks of
+    /// screens and flows (never empty), tabs of stacks with a selected index among them, flows of
+    /// screens, presented stacks; every id unique and below the id counter, so that no id is reused.
+    static func validateRestored(_ root: Node, nextId: Int) throws(NavError) {
+        guard root.kind == .stack || root.kind == .tabs else {
+            throw NavError(.conflict, "the saved root is a \(root.kind.rawValue); navd's roots are stacks or tabs")
+        }
+        var seen = Set<Int>()
+        var work: [Node] = [root]
+        while let n = work.popLast() {
+            guard n.number > 0, n.number <= nextId else {
+                throw NavError(.conflict, "saved node \(n.id) is numbered beyond the saved id counter \(nextId): a new node would reuse its id")
+            }
+            guard seen.insert(n.number).inserted else { throw NavError(.conflict, "saved node id \(n.id) appears twice") }
+            let allowed: Set<Node.Kind>
+            switch n.kind {
+            case .stack: allowed = [.screen, .flow]
+            case .tabs: allowed = [.stack]
+            case .flow: allowed = [.screen]
+            case .screen: allowed = []
+            }
+            if n.kind == .stack || n.kind == .tabs || n.kind == .flow, n.children.isEmpty {
+                throw NavError(.conflict, "saved \(n.kind.rawValue) \(n.id) has no children")
+            }
+            for c in n.children where !allowed.contains(c.kind) {
+                throw NavError(.conflict, "saved \(n.kind.rawValue) \(n.id) holds a \(c.kind.rawValue) (\(c.id))")
+            }
+            if n.kind == .tabs, !n.children.indices.contains(n.selected) {
+                throw NavError(.conflict, "saved tabs \(n.id) select tab \(n.selected) of \(n.children.count)")
+            }
+            if let p = n.presented {
+                guard n.kind == .screen || n.kind == .flow, p.kind == .stack else {
+                    throw NavError(.conflict, "saved \(n.kind.rawValue) \(n.id) presents a \(p.kind.rawValue); only screens and flows present, and what they present is a stack")
+                }
+                work.append(p)
+            }
+            work.append(contentsOf: n.children)
+        }
     }
 
     static func node(from j: JSONValue, graph: NavigationGraph) throws(NavError) -> Node {

@@ -47,6 +47,13 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
     public static func invalidParams(_ message: String, data: JSONObject = [:]) -> RPCError {
         RPCError(code: -32602, kind: "invalidParams", message: message, data: data)
     }
+    public static func accessDenied(_ message: String, data: JSONObject = [:]) -> RPCError {
+        RPCError(code: -32004, kind: "accessDenied", message: message, data: data)
+    }
+    /// A documented limit was reached: `limit` names it (the flag that sets it), `max` gives it.
+    public static func limitExceeded(_ message: String, limit: String, max: Int) -> RPCError {
+        RPCError(code: -32012, kind: "limitExceeded", message: message, data: ["limit": .string(limit), "max": .int(max)])
+    }
     public static func internalError(_ message: String) -> RPCError {
         RPCError(code: -32603, kind: "internalError", message: message)
     }

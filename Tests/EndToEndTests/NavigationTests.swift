@@ -208,7 +208,7 @@ import Testing
         #expect((e["message"]?.stringValue ?? "").contains("staff"))
         let wrong = try c.callError("hello", ["token": "wrong"])
         #expect(wrong["code"] == -32004 && (wrong["message"]?.stringValue ?? "").contains("the policy file \(dir.file("policy.yaml")) grants it no role"), "\(wrong)")
-        #expect(try c.call("hello", ["token": "s3cret"])["roles"] == ["staff"])
+        #expect(try c.call("hello", ["token": "s3cret"])["roles"] == ["admin", "staff"])
         #expect(try c.call("navigate", ["to": "account.Admin"])["node"] != nil)
         // Without a policy file, the refusal says so and how to give one.
         let bare = try Daemon()
@@ -222,7 +222,7 @@ import Testing
         try "uids: {\"\(getuid())\": [staff]}\n".write(toFile: dir.file("policy.yaml"), atomically: true, encoding: .utf8)
         let d = try Daemon(arguments: ["--policy", dir.file("policy.yaml")])
         let c = try d.client()
-        #expect(try c.call("hello")["roles"] == ["staff"])
+        #expect(try c.call("hello")["roles"] == ["admin", "staff"])
         try c.call("navigate", ["to": "account.Account", "by": "select"])
         #expect(try c.call("navigate", ["to": "account.Admin"])["node"] != nil)
     }

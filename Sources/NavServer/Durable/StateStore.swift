@@ -47,6 +47,10 @@ final class StateStore: DurableHooks {
 
     init(path: String, durability: Durability) throws(StateError) {
         self.path = path
+        var st = stat()
+        if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && st.st_size == 0 {
+            throw StateError(description: "the state file \(path) is empty (0 bytes): it is not a navd state file, and starting afresh on it would hide whatever emptied it; remove it to start with fresh sessions, or give another --state PATH")
+        }
         // Before SQLite's first use in the process; later calls change nothing.
         _ = navsql_configure_single_thread()
         var handle: OpaquePointer?
@@ -62,15 +66,21 @@ final class StateStore: DurableHooks {
             try exec("PRAGMA journal_mode=WAL")
             try exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "OFF")")
             try exec("CREATE TABLE IF NOT EXISTS sessions (name TEXT PRIMARY KEY, version INTEGER NOT NULL, next_id INTEGER NOT NULL, tree TEXT NOT NULL, facts TEXT NOT NULL)")
+            // The uid that opened each session (NULL: navd's own); files written before it get the column.
+            if try int("SELECT count(*) FROM pragma_table_info('sessions') WHERE name = 'owner'") == 0 {
+                try exec("ALTER TABLE sessions ADD COLUMN owner INTEGER")
+            }
             begin = try prepare("BEGIN")
             commit = try prepare("COMMIT")
-            upsert = try prepare("INSERT INTO sessions (name, version, next_id, tree, facts) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(name) DO UPDATE SET version = ?2, next_id = ?3, tree = ?4, facts = ?5")
+            upsert = try prepare("INSERT INTO sessions (name, version, next_id, tree, facts, owner) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(name) DO UPDATE SET version = ?2, next_id = ?3, tree = ?4, facts = ?5, owner = ?6")
             delete = try prepare("DELETE FROM sessions WHERE name = ?1")
             // A navigation's key and its reply, so that a retry after a reply lost to a crash gets
             // that reply instead of navigating twice (files without the table get it here).
             try exec("CREATE TABLE IF NOT EXISTS keys (session TEXT NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL, reply TEXT NOT NULL, PRIMARY KEY (session, key))")
             insertKey = try prepare("INSERT OR IGNORE INTO keys (session, key, seq, reply) VALUES (?1, ?2, ?3, ?4)")
-            trimKeys = try prepare("DELETE FROM keys WHERE session = ?1 AND seq <= ?2")
+            try exec("CREATE INDEX IF NOT EXISTS keys_by_session ON keys (session, seq)")
+            // Keeps a session's newest Session.maxKeys keys, whatever other sessions wrote meanwhile.
+            trimKeys = try prepare("DELETE FROM keys WHERE session = ?1 AND seq <= (SELECT seq FROM keys WHERE session = ?1 ORDER BY seq DESC LIMIT 1 OFFSET ?2)")
             deleteKeys = try prepare("DELETE FROM keys WHERE session = ?1")
             keySeq = try int("SELECT coalesce(max(seq), 0) FROM keys")
         } catch {
@@ -123,9 +133,17 @@ final class StateStore: DurableHooks {
         return Int(sqlite3_column_int64(s, 0))
     }
 
+    /// A text column of the current row; NULL (a hand-edited file) is refused.
+    private func text(_ stmt: OpaquePointer?, _ column: Int32) throws(StateError) -> String {
+        guard let p = sqlite3_column_text(stmt, column) else {
+            throw StateError(description: "\(path) holds NULL where navd writes text (column \(column) of a saved row); the file was edited by hand or is corrupt: move it aside to start with fresh sessions")
+        }
+        return String(cString: p)
+    }
+
     /// Every saved session, rebuilt against `graph`.
     func load(graph: NavigationGraph) throws(StateError) -> [Session] {
-        let s = try prepare("SELECT name, version, next_id, tree, facts FROM sessions ORDER BY name")
+        let s = try prepare("SELECT name, version, next_id, tree, facts, owner FROM sessions ORDER BY name")
         defer { sqlite3_finalize(s) }
         let parser = JSONParser(maxDepth: 4096)
         var out: [Session] = []
@@ -133,15 +151,21 @@ final class StateStore: DurableHooks {
             let rc = sqlite3_step(s)
             if rc == SQLITE_DONE { break }
             guard rc == SQLITE_ROW else { throw StateError(description: "cannot read \(path): \(String(cString: sqlite3_errmsg(db)))") }
-            let name = String(cString: sqlite3_column_text(s, 0))
+            let name = try text(s, 0)
             let version = Int(sqlite3_column_int64(s, 1))
             let nextId = Int(sqlite3_column_int64(s, 2))
             do {
-                let tree = try parser.parse(String(cString: sqlite3_column_text(s, 3)))
-                let factsJSON = try parser.parse(String(cString: sqlite3_column_text(s, 4)))
+                let tree = try parser.parse(try text(s, 3))
+                let factsJSON = try parser.parse(try text(s, 4))
                 var facts: [String: JSONValue] = [:]
                 for (k, v) in factsJSON.objectValue ?? [:] { facts[k] = v }
-                out.append(try Session(restoring: name, graph: graph, root: tree, version: version, nextId: nextId, facts: facts))
+                let session = try Session(restoring: name, graph: graph, root: tree, version: version, nextId: nextId, facts: facts)
+                if sqlite3_column_type(s, 5) != SQLITE_NULL {
+                    let owner = sqlite3_column_int64(s, 5)
+                    guard let uid = UInt32(exactly: owner) else { throw NavError(.conflict, "owner \(owner) is not a uid") }
+                    session.owner = uid
+                }
+                out.append(session)
             } catch let e as NavError {
                 throw StateError(description: "cannot restore session \"\(name)\" from \(path): \(e.message); start navd with the graph it was saved with, or move \(path) aside (or give another --state PATH, or --ephemeral) to start with fresh sessions")
             } catch {
@@ -162,10 +186,10 @@ final class StateStore: DurableHooks {
             let rc = sqlite3_step(s)
             if rc == SQLITE_DONE { break }
             guard rc == SQLITE_ROW else { throw StateError(description: "cannot read \(path): \(String(cString: sqlite3_errmsg(db)))") }
-            let name = String(cString: sqlite3_column_text(s, 0))
-            let key = String(cString: sqlite3_column_text(s, 1))
+            let name = try text(s, 0)
+            let key = try text(s, 1)
             guard let session = byName[name],
-                  let reply = try? parser.parse(String(cString: sqlite3_column_text(s, 2))),
+                  let reply = try? parser.parse(try text(s, 2)),
                   let result = StateStore.keyedReply(reply) else {
                 throw StateError(description: "key \"\(key)\" of session \"\(name)\" in \(path) is corrupt; move \(path) aside (or give another --state PATH, or --ephemeral) to start with fresh sessions")
             }
@@ -226,10 +250,12 @@ final class StateStore: DurableHooks {
                     sqlite3_bind_int64($0, 3, Int64(seq))
                     navsql_bind_text($0, 4, k.reply, -1)
                 }
-                // Keep the newest Session.maxKeys of the session, as it does in memory.
+            }
+            // Keep the newest Session.maxKeys of each session that remembered keys, as it does in memory.
+            for name in Set(keys.map(\.session)) where !closed.contains(name) {
                 try run(trimKeys) {
-                    navsql_bind_text($0, 1, k.session, -1)
-                    sqlite3_bind_int64($0, 2, Int64(seq - Session.maxKeys))
+                    navsql_bind_text($0, 1, name, -1)
+                    sqlite3_bind_int64($0, 2, Int64(Session.maxKeys))
                 }
             }
             for (_, s) in dirty {
@@ -243,6 +269,7 @@ final class StateStore: DurableHooks {
                 sqlite3_bind_int64(upsert, 2, Int64(s.version))
                 sqlite3_bind_int64(upsert, 3, Int64(s.idCounter))
                 navsql_bind_text(upsert, 5, factsText, -1)
+                if let owner = s.owner { sqlite3_bind_int64(upsert, 6, Int64(owner)) } else { sqlite3_bind_null(upsert, 6) }
                 let done = treeText.buffer.withUnsafeBytes { text -> Bool in
                     navsql_bind_text_in_place(upsert, 4, text.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(text.count))
                     defer { sqlite3_bind_null(upsert, 4) }  // the binding must not outlive the text

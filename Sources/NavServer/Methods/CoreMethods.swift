@@ -23,13 +23,14 @@ extension Server {
                     call.fail(.invalidParams("\"token\" must be a string"))
                     return
                 }
-                guard let granted = self.policy.tokens[t] else {
+                guard self.policy.tokens[t] != nil else {
                     let why = self.policyFile.map { "the policy file \($0) grants it no role; list it under `tokens:` there (SIGHUP reloads the file)" }
                         ?? "navd runs without a policy file, so no token grants a role; start navd with --policy FILE listing the token under `tokens:`"
-                    call.fail(RPCError(code: -32004, kind: "accessDenied", message: "unknown token: \(why)"))
+                    call.fail(.accessDenied("unknown token: \(why)"))
                     return
                 }
-                call.connection.roles.formUnion(granted)
+                call.connection.token = t
+                call.connection.roles = self.policy.roles(uid: call.connection.peer?.uid, token: t)
             }
             var result: JSONObject = [
                 "server": "navd", "version": .string(navdVersion), "protocol": 1,

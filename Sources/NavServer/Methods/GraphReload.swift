@@ -12,7 +12,13 @@ extension Server {
         methods["graph.reload"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params<ReloadParam>(call)
-                return self.reloadGraph(path: try p.string(.path), force: try p.bool(.force) ?? false)
+                try self.requireAdmin(call.connection, "`graph.reload`")
+                let path = try p.string(.path)
+                if path != nil && !self.policy.allowReloadPath {
+                    throw .accessDenied("`graph.reload` reloads the graph navd was started with; naming a directory (\"path\") needs `allowReloadPath: true` in the policy file. Send graph.reload without \"path\", or restart navd with --graph DIR",
+                                        data: ["param": "path"])
+                }
+                return self.reloadGraph(path: path, force: try p.bool(.force) ?? false)
             }
         }
     }
@@ -73,6 +79,8 @@ extension Server {
                 logger.error("session could not be rebuilt after reload; it starts afresh", metadata: ["navd.session": "\(s.name)"])
                 rebuilt = Session(name: s.name, graph: newGraph)
             }
+            rebuilt.owner = s.owner
+            rebuilt.adoptKeys(of: s)
             state.session = rebuilt
             state.flowStarters = [:]
             durable?.sessionChanged(rebuilt)

@@ -2,6 +2,9 @@ import JSON
 import NavGraph
 import NavigationCore
 import RPC
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension Server {
     /// navigate, dismiss, flowComplete, tree, subscribe/unsubscribe, context.*, session.*, cancel.
@@ -89,6 +92,7 @@ extension Server {
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params<ContextParam>(call)
                 let state = try self.hub.state(p.given(.session), for: call.connection)
+                try self.requireOwner(call.connection, state.session, "`context.set`")
                 guard let facts = try p.objectParam(.facts) else {
                     throw .invalidParams("`context.set` needs \"facts\": an object of fact name → JSON value (null removes a fact)", data: ["param": "facts"])
                 }
@@ -125,7 +129,9 @@ extension Server {
                     throw .invalidParams("`session.open`'s \"name\" is empty; give the session a name such as \"test-1\"", data: ["param": "name"])
                 }
                 if self.hub.sessions[name] == nil {
-                    self.hub.sessions[name] = SessionState(Session(name: name, graph: self.graph))
+                    let session = Session(name: name, graph: self.graph)
+                    if let uid = call.connection.peer?.uid, uid != getuid() { session.owner = uid }
+                    self.hub.sessions[name] = SessionState(session)
                     self.durable?.sessionOpened(self.hub.sessions[name]!.session)
                 }
                 return Snapshot(session: self.hub.sessions[name]!.session)
@@ -144,6 +150,7 @@ extension Server {
                     throw RPCError(code: -32003, kind: "notAllowed", message: "session \"main\" always exists and cannot be closed", data: ["session": "main"])
                 }
                 let state = try self.hub.state(name)
+                try self.requireOwner(call.connection, state.session, "`session.close`")
                 for p in self.hub.pending.values where p.state === state {
                     self.finish(p, .failure(NavError(.cancelled, "the navigation was cancelled: its session \"\(name)\" was closed", data: ["navigation": .string(p.id)])))
                 }
@@ -165,6 +172,7 @@ extension Server {
         methods["provide"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params<ProvideParam>(call)
+                try self.requireAdmin(call.connection, "`provide` (answering preconditions for every session)")
                 guard let names = try p.stringArray(.preconditions), !names.isEmpty else {
                     throw .invalidParams("`provide` needs \"preconditions\": the names of the provider preconditions (or recovery providers) this client evaluates", data: ["param": "preconditions"])
                 }
@@ -184,6 +192,14 @@ extension Server {
                 return ["cancelled": true]
             }
         }
+    }
+
+    /// Refuses to close or write the facts of a session another user opened, unless the client is an admin.
+    func requireOwner(_ c: Connection, _ s: Session, _ what: String) throws(RPCError) {
+        let owner = s.owner ?? getuid()
+        if c.peer?.uid == owner || c.roles.contains(Policy.adminRole) { return }
+        throw .accessDenied("\(what) on session \"\(s.name)\" needs the uid that opened it (\(owner)) or the role \(Policy.adminRole); open a session of your own with session.open {name}",
+                            data: ["session": .string(s.name), "roles": [.string(Policy.adminRole)]])
     }
 
     func factsObject(_ s: Session) -> JSONObject {

@@ -59,7 +59,7 @@ extension Server {
         case .flow(let f):
             let state = nav.state
             do throws(NavError) {
-                let c = try state.session.presentForRecovery(f)
+                let c = try state.session.presentForRecovery(f, caller: nav.caller)
                 guard let flowNode = c.node else { throw NavError(.conflict, "no recovery flow node") }
                 state.flowStarters[flowNode.id] = nav.connection
                 hub.recoveries[state.session.name + "\u{0}" + flowNode.id] = nav
@@ -68,6 +68,11 @@ extension Server {
                 nav.cancelTask = { [unowned self] in
                     self.hub.recoveries[state.session.name + "\u{0}" + flowNode.id] = nil
                 }
+            } catch where error.kind == .accessDenied {
+                var e = error
+                e.data["precondition"] = .string(p.name)
+                e.data["navigation"] = .string(nav.id)
+                finish(nav, .failure(e))
             } catch {
                 failed(nav, p, reason: "\(reason); the recovery flow could not be presented: \(error.message)")
             }

@@ -28,8 +28,11 @@ final class Connection {
     var lastFraming: Framing = .newline
     let peer: PeerCredentials?
     var clientName: String?
-    /// Roles granted by the policy for this peer's uid and its token (`hello {token}`).
+    /// Roles granted by the policy for this peer's uid and its token (`hello {token}`); computed again
+    /// when the policy is reloaded, so a revoked uid or token loses its roles on open connections.
     var roles: Set<String> = []
+    /// The token this client presented in `hello`, if the policy knew it.
+    var token: String?
     /// The session this connection's last request used (see ``SessionHub/state(_:for:)``).
     var lastSession: SessionState?
     /// Sessions this connection is subscribed to.

@@ -1,15 +1,37 @@
 import JSON
 import Yams
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Who holds which roles (SPEC section 8): per peer uid and per token given in `hello`.
 /// A client's roles are the union of its uid's and its token's; without a policy nobody holds a role.
 public struct Policy: Sendable, Equatable {
     public var uids: [UInt32: Set<String>] = [:]
     public var tokens: [String: Set<String>] = [:]
+    /// Whether `graph.reload` may name a directory (`path`); without it a client can only reload the
+    /// graph navd was started with. Even then, only clients holding ``adminRole`` may reload.
+    public var allowReloadPath = false
 
-    public init(uids: [UInt32: Set<String>] = [:], tokens: [String: Set<String>] = [:]) {
+    /// The role that may change the daemon rather than a session: `graph.reload`, `provide`, and
+    /// closing or writing facts into another user's session. navd's own uid always holds it.
+    public static let adminRole = "admin"
+
+    public init(uids: [UInt32: Set<String>] = [:], tokens: [String: Set<String>] = [:], allowReloadPath: Bool = false) {
         self.uids = uids
         self.tokens = tokens
+        self.allowReloadPath = allowReloadPath
+    }
+
+    /// The roles of a client: its uid's and its token's, and ``adminRole`` for navd's own uid.
+    public func roles(uid: UInt32?, token: String?) -> Set<String> {
+        var r: Set<String> = []
+        if let uid {
+            if let granted = uids[uid] { r = granted }
+            if uid == getuid() { r.insert(Policy.adminRole) }
+        }
+        if let token, let granted = tokens[token] { r.formUnion(granted) }
+        return r
     }
 
     /// Parses a policy file's text (YAML or JSON): `{uids: {"1000": [customer]}, tokens: {"s3cret": [auditor]}}`.
@@ -24,8 +46,12 @@ public struct Policy: Sendable, Equatable {
             throw PolicyError(message: "\(file): expected a mapping with 'uids' and/or 'tokens'")
         }
         var p = Policy()
-        for key in top.keys where key != "uids" && key != "tokens" {
-            throw PolicyError(message: "\(file): unknown key '\(key)'; expected 'uids' or 'tokens'")
+        for key in top.keys where key != "uids" && key != "tokens" && key != "allowReloadPath" {
+            throw PolicyError(message: "\(file): unknown key '\(key)'; expected 'uids', 'tokens' or 'allowReloadPath'")
+        }
+        if let allow = top["allowReloadPath"] {
+            guard let b = allow as? Bool else { throw PolicyError(message: "\(file): 'allowReloadPath' must be true or false") }
+            p.allowReloadPath = b
         }
         func roles(_ v: Any, _ what: String) throws -> Set<String> {
             if let list = v as? [Any] {

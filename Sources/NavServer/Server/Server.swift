@@ -81,8 +81,20 @@ public final class Server {
     public var graphPath: String?
     /// Counts reloads; sent in `graphReloaded`.
     var graphVersion = 1
-    /// Roles per uid and per token.
-    public var policy = Policy()
+    /// Roles per uid and per token. Setting it (SIGHUP) recomputes every open connection's roles.
+    public var policy = Policy() {
+        didSet {
+            for c in connections.values { c.roles = policy.roles(uid: c.peer?.uid, token: c.token) }
+        }
+    }
+
+    /// Refuses a request that changes the daemon unless the client holds ``Policy/adminRole``.
+    func requireAdmin(_ c: Connection, _ what: String) throws(RPCError) {
+        guard !c.roles.contains(Policy.adminRole) else { return }
+        let uid = c.peer.map { "uid \($0.uid)" } ?? "this client"
+        throw .accessDenied("\(what) changes the daemon and needs the role \(Policy.adminRole); \(uid) does not hold it. navd's own uid holds it; grant it to others in the policy file (--policy), under `uids:` or `tokens:`",
+                            data: ["roles": [.string(Policy.adminRole)]])
+    }
     /// The policy file `policy` came from (`--policy`), for messages; nil: no policy, nobody holds a role.
     public var policyFile: String?
     /// More counters for `stats`, from the components that own them.
@@ -280,7 +292,7 @@ public final class Server {
         }
         let c = Connection(id: nextConnectionId, server: self, stream: stream)
         nextConnectionId += 1
-        if let uid = c.peer?.uid, let granted = policy.uids[uid] { c.roles = granted }
+        c.roles = policy.roles(uid: c.peer?.uid, token: nil)
         connections[c.id] = c
         stats.connectionsAccepted += 1
         c.start()
