@@ -141,3 +141,199 @@ import Glibc
         #expect(Date().timeIntervalSince(start) < 3, "navd took \(Date().timeIntervalSince(start)) s to stop")
     }
 }
+
+/// Roles: what changes the daemon needs `admin`; a revoked token loses its roles on open connections.
+@Suite(.serialized) struct AccessTests {
+    /// Runs `lines` through socat as uid 65534 (nobody) against `d`, whose socket and folder are
+    /// opened to others for the test; returns the replies.
+    private func asNobody(_ d: Daemon, _ lines: [String]) throws -> [JSONValue] {
+        chmod(d.dir.path, 0o755)
+        chmod(d.socketPath, 0o666)
+        let input = lines.joined(separator: "\n") + "\n"
+        let r = try runCommand("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups",
+                                                    "/usr/bin/socat", "-t2", "-", "UNIX-CONNECT:\(d.socketPath)"], input: input)
+        let parser = JSONParser(maxDepth: 64)
+        return try r.stdout.split(separator: "\n").map { try parser.parse(Array($0.utf8)) }
+    }
+
+    private func request(_ id: Int, _ method: String, _ params: String = "{}") -> String {
+        #"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#
+    }
+
+    @Test func anotherUserNeedsAdminToChangeTheDaemonOrOthersSessions() throws {
+        let d = try Daemon()
+        let owner = try d.client()
+        try owner.call("session.open", ["name": "rootsession"])
+        let replies = try asNobody(d, [
+            request(1, "hello"),
+            request(2, "graph.reload"),
+            request(3, "provide", #"{"preconditions":["shop.x"]}"#),
+            request(4, "session.close", #"{"name":"rootsession"}"#),
+            request(5, "context.set", #"{"facts":{"loggedIn":true}}"#),
+            request(6, "session.open", #"{"name":"mine"}"#),
+            request(7, "context.set", #"{"session":"mine","facts":{"loggedIn":true}}"#),
+            request(8, "session.close", #"{"name":"mine"}"#),
+        ])
+        let byId = Dictionary(replies.map { ($0["id"]?.intValue ?? -1, $0) }, uniquingKeysWith: { a, _ in a })
+        #expect(byId[1]?["result"]?["roles"] == [], "\(replies)")
+        for id in [2, 3, 4, 5] {
+            #expect(byId[id]?["error"]?["code"] == -32004 && byId[id]?["error"]?["data"]?["kind"] == "accessDenied", "request \(id): \(String(describing: byId[id]))")
+        }
+        #expect((byId[2]?["error"]?["message"]?.stringValue ?? "").contains("needs the role admin"))
+        #expect(byId[7]?["result"]?["facts"]?["loggedIn"] == true, "a user writes the facts of a session they opened")
+        #expect(byId[8]?["result"]?["ok"] == true)
+        #expect(try owner.call("session.list")["sessions"] == ["main", "rootsession"])
+        #expect(try owner.call("context.get")["facts"] == [:])
+    }
+
+    @Test func reloadNamesAPathOnlyWhenThePolicyAllowsIt() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let graph = dir.file("graph")
+        try FileManager.default.createDirectory(atPath: graph, withIntermediateDirectories: true)
+        try "root: {stack: Home}\ncoordinators:\n  Home: {}\n".write(toFile: graph + "/app.yaml", atomically: true, encoding: .utf8)
+        try "uids: {}\n".write(toFile: dir.file("policy.yaml"), atomically: true, encoding: .utf8)
+        let d = try Daemon(arguments: ["--policy", dir.file("policy.yaml")])
+        let c = try d.client()
+        let e = try c.callError("graph.reload", ["path": .string(graph)])
+        #expect(e["code"] == -32004 && (e["message"]?.stringValue ?? "").contains("allowReloadPath"), "\(e)")
+        #expect(try c.call("graph.reload")["ok"] == true, "reloading the graph navd was started with needs no path")
+        try "allowReloadPath: true\n".write(toFile: dir.file("policy.yaml"), atomically: true, encoding: .utf8)
+        kill(d.pid, SIGHUP)
+        try d.waitForLog("policy reloaded")
+        let r = try c.call("graph.reload", ["path": .string(graph), "force": true])
+        #expect(r["ok"] == true, "\(r)")
+    }
+
+    @Test func aRevokedTokenLosesItsRolesOnOpenConnections() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let policy = dir.file("policy.yaml")
+        try "tokens: {\"s3cret\": [staff]}\n".write(toFile: policy, atomically: true, encoding: .utf8)
+        let d = try Daemon(graph: "root: {stack: Home}\ncoordinators:\n  Home: {opens: [BackOffice]}\n  BackOffice: {access: [staff]}\n",
+                           arguments: ["--policy", policy])
+        let c = try d.client()
+        #expect(try c.call("hello", ["token": "s3cret"])["roles"] == ["admin", "staff"])
+        #expect(try c.call("navigate", ["to": "BackOffice"])["version"] == 1)
+        try c.call("dismiss")
+        try "tokens: {}\n".write(toFile: policy, atomically: true, encoding: .utf8)
+        kill(d.pid, SIGHUP)
+        try d.waitForLog("policy reloaded")
+        #expect(try c.call("hello")["roles"] == ["admin"])
+        let e = try c.callError("navigate", ["to": "BackOffice"])
+        #expect(e["data"]?["kind"] == "accessDenied", "\(e)")
+    }
+
+    /// A recovery flow whose access the navigating client lacks is not presented.
+    @Test func aRecoveryFlowHonoursItsAccessRule() throws {
+        let yaml = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Secret]}
+              Secret: {preconditions: [signedIn]}
+              StaffLogin: {flow: {start: Step}, access: [staff]}
+              Step: {}
+            preconditions:
+              signedIn: {check: {fact: signedIn, equals: true}, recover: {flow: StaffLogin}}
+            """
+        let d = try Daemon(graph: yaml)
+        let c = try d.client()
+        let e = try c.callError("navigate", ["to": "Secret"])
+        #expect(e["code"] == -32004 && e["data"]?["kind"] == "accessDenied" && e["data"]?["to"] == "app.StaffLogin", "\(e)")
+        let tree = try c.call("tree")
+        #expect(tree["version"] == 0, "nothing was presented: \(tree)")
+    }
+}
+
+/// A state file edited by hand is refused with a message, not trusted.
+@Suite(.serialized) struct TamperedStateTests {
+    private func tampered(_ sql: String) throws -> String {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite"), sock = dir.file("d.sock")
+        do {
+            let d = try Daemon(arguments: ["--state", state], socketPath: sock)
+            let c = try d.client()
+            let p = try c.call("navigate", ["to": "shop.Product", "with": ["id": "p1"]])
+            try c.call("navigate", ["to": "shop.Reviews", "from": p["node"]!])
+            d.stop()
+        }
+        if !sql.isEmpty {
+            let r = try runCommand("/usr/bin/sqlite3", [state, sql])
+            guard r.status == 0 else { throw TestFailure("sqlite3: \(r.stderr)") }
+        } else {
+            truncate(state, 0)
+            unlink(state + "-wal")
+        }
+        let d = try Daemon(arguments: ["--state", state], socketPath: sock, waitUntilServing: false)
+        #expect(d.waitForExit() == 1, "navd must refuse the file: \(d.stderr)")
+        return d.stderr
+    }
+
+    @Test func anEmptyFileIsRefused() throws {
+        #expect(try tampered("").contains("is empty (0 bytes)"))
+    }
+
+    @Test func aHugeVersionIsRefused() throws {
+        #expect(try tampered("UPDATE sessions SET version = 9223372036854775807").contains("outside 0"))
+    }
+
+    @Test func aRewoundIdCounterIsRefused() throws {
+        #expect(try tampered("UPDATE sessions SET next_id = 1").contains("beyond the saved id counter"))
+    }
+
+    @Test func duplicateNodeIdsAreRefused() throws {
+        // The pushed product and its reviews both become n8.
+        let out = try tampered("UPDATE sessions SET tree = replace(tree, '\"id\":\"n9\"', '\"id\":\"n8\"')")
+        #expect(out.contains("appears twice"), "\(out)")
+    }
+
+    @Test func aTabIndexOutOfRangeIsRefused() throws {
+        let out = try tampered("UPDATE sessions SET tree = replace(tree, '\"selected\":0', '\"selected\":7')")
+        #expect(out.contains("select tab 7"), "\(out)")
+    }
+}
+
+/// Idempotency keys: trimmed per session on disk, kept across a graph reload.
+@Suite(.serialized) struct KeyTests {
+    @Test func aBusySessionDoesNotTrimAQuietSessionsKeys() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite"), sock = dir.file("d.sock")
+        var quiet: [JSONValue] = []
+        do {
+            let d = try Daemon(arguments: ["--state", state], socketPath: sock)
+            let c = try d.client()
+            try c.call("session.open", ["name": "quiet"])
+            for i in 0..<11 {
+                quiet.append(try c.call("navigate", ["session": "quiet", "to": "shop.Home", "by": "root", "key": .string("q\(i)")]))
+            }
+            // A busy session remembers more keys than a session keeps (4,096), in batches.
+            for chunk in 0..<10 {
+                var batch: [String] = []
+                for i in 0..<500 {
+                    let n = chunk * 500 + i
+                    batch.append(#"{"jsonrpc":"2.0","id":\#(n),"method":"navigate","params":{"to":"shop.Home","by":"root","key":"b\#(n)"}}"#)
+                }
+                try c.sendRaw("[" + batch.joined(separator: ",") + "]\n")
+                _ = try c.readMessage()
+            }
+            d.stop(signal: SIGKILL)
+        }
+        let d = try Daemon(arguments: ["--state", state], socketPath: sock)
+        let c = try d.client()
+        for i in 0..<11 {
+            #expect(try c.call("navigate", ["session": "quiet", "to": "shop.Home", "by": "root", "key": .string("q\(i)")]) == quiet[i])
+        }
+        #expect(try c.call("tree", ["session": "quiet"])["version"] == 11, "no retry navigated again")
+    }
+
+    @Test func aGraphReloadKeepsKeys() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        let first = try c.call("navigate", ["to": "shop.Product", "with": ["id": "p1"], "key": "tap"])
+        #expect(try c.call("graph.reload")["ok"] == true)
+        #expect(try c.call("navigate", ["to": "shop.Product", "with": ["id": "p1"], "key": "tap"]) == first)
+        #expect(try c.call("tree")["version"] == 1)
+    }
+}
