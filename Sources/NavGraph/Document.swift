@@ -12,7 +12,10 @@ struct Doc {
     let value: Value
     let location: SourceLocation
 
-    static func parse(_ text: String, file: String, diagnostics: inout Diagnostics) -> Doc? {
+    /// Thrown when a file expands to more nodes than its budget.
+    struct TooManyNodes: Error {}
+
+    static func parse(_ text: String, file: String, maxNodes: Int = GraphLimits().maxNodes, diagnostics: inout Diagnostics) -> Doc? {
         var text = text
         // Yams stops at a duplicate key. In a YAML file's block mapping the later entry is found,
         // reported and blanked out (lines kept, so positions stay true), and the file is parsed
@@ -21,7 +24,12 @@ struct Doc {
         while true {
             do {
                 guard let node = try Yams.compose(yaml: text) else { return nil }
-                return Doc(node, file: file)
+                var budget = maxNodes
+                do { return try Doc(node, file: file, budget: &budget) } catch {
+                    diagnostics.error(SourceLocation(file: file, line: 1, column: 1),
+                                      "the file expands to more than \(maxNodes) YAML nodes (the --max-graph-nodes limit); YAML aliases (*name) repeat what they name, so a few of them can multiply a small file: write the values out, or raise the limit")
+                    return nil
+                }
             } catch {
                 if !file.hasSuffix(".json"), case let YamlError.duplicatedKeysInMapping(duplicates, context) = error,
                    let later = DuplicateEntry.find(key: duplicates.first ?? "?", firstLine: context.mark.line, column: context.mark.column, in: text) {
@@ -57,19 +65,29 @@ struct Doc {
         }
     }
 
-    init(_ node: Node, file: String) {
+    /// Converts a composed YAML node, counting every node it makes against `budget` (an alias is
+    /// composed as the node it names, so it is counted each time it is used).
+    init(_ node: Node, file: String, budget: inout Int) throws(TooManyNodes) {
+        budget -= 1
+        guard budget >= 0 else { throw TooManyNodes() }
         let m = node.mark
         location = SourceLocation(file: file, line: m?.line ?? 1, column: m?.column ?? 1)
         switch node {
         case .scalar(let s):
             value = .scalar(s.string, plain: s.style == .plain || s.style == .any)
         case .mapping(let map):
-            value = .map(map.map { pair in
-                let k = Doc(pair.key, file: file)
-                return (k.text ?? k.description, k.location, Doc(pair.value, file: file))
-            })
+            var pairs: [(key: String, keyLocation: SourceLocation, value: Doc)] = []
+            pairs.reserveCapacity(map.count)
+            for pair in map {
+                let k = try Doc(pair.key, file: file, budget: &budget)
+                pairs.append((k.text ?? k.description, k.location, try Doc(pair.value, file: file, budget: &budget)))
+            }
+            value = .map(pairs)
         case .sequence(let seq):
-            value = .seq(seq.map { Doc($0, file: file) })
+            var items: [Doc] = []
+            items.reserveCapacity(seq.count)
+            for item in seq { items.append(try Doc(item, file: file, budget: &budget)) }
+            value = .seq(items)
         case .alias:
             value = .scalar("", plain: true)
         }

@@ -11,12 +11,28 @@ public struct GraphSource: Sendable {
     }
 }
 
+/// Bounds on what loading a graph may cost, so that a hostile or mistaken file cannot take the
+/// daemon's memory or time: each is reported with a diagnostic naming the flag that sets it.
+public struct GraphLimits: Sendable {
+    /// The largest module file read, in bytes (`--max-graph-file`). Default 4 MiB, hundreds of times
+    /// a real module's size.
+    public var maxFileBytes = 4 << 20
+    /// The most YAML nodes one file may expand to, aliases counted each time they are used
+    /// (`--max-graph-nodes`). Default 200,000: a 600-byte alias bomb expands to 10^10.
+    public var maxNodes = 200_000
+    /// The most module files read from a graph directory. Default 10,000.
+    public var maxFiles = 10_000
+    public init() {}
+}
+
 /// Loads module files into a ``NavigationGraph``, reporting every problem like a compiler.
 public enum GraphLoader {
     public static let extensions: Set<String> = ["yaml", "yml", "json"]
 
     /// Loads every `*.yaml`, `*.yml` and `*.json` file of `directory`.
-    public static func load(directory: String) -> (graph: NavigationGraph?, diagnostics: Diagnostics) {
+    /// Only regular files are read (a symbolic link is followed to one), each at most
+    /// `limits.maxFileBytes`: a FIFO or a device named `*.yaml` is refused, not read.
+    public static func load(directory: String, limits: GraphLimits = GraphLimits()) -> (graph: NavigationGraph?, diagnostics: Diagnostics) {
         var d = Diagnostics()
         let fm = FileManager.default
         var isDir: ObjCBool = false
@@ -28,11 +44,33 @@ public enum GraphLoader {
         let names = ((try? fm.contentsOfDirectory(atPath: directory)) ?? [])
             .filter { extensions.contains(($0 as NSString).pathExtension.lowercased()) }
             .sorted()
+        if names.count > limits.maxFiles {
+            d.error(SourceLocation(file: directory, line: 1, column: 1),
+                    "`\(directory)` holds \(names.count) module files; a graph may have at most \(limits.maxFiles)")
+            return (nil, d)
+        }
         var sources: [GraphSource] = []
         for n in names {
             let path = (directory as NSString).appendingPathComponent(n)
-            guard let data = fm.contents(atPath: path) else {
+            var st = stat()
+            guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+                d.error(SourceLocation(file: path, line: 1, column: 1), "not a regular file (a directory, a device, a FIFO or a broken link); module files are plain text files")
+                continue
+            }
+            guard Int(st.st_size) <= limits.maxFileBytes else {
+                d.error(SourceLocation(file: path, line: 1, column: 1),
+                        "the file is \(st.st_size) bytes; a module file may be at most \(limits.maxFileBytes) (the --max-graph-file limit)")
+                continue
+            }
+            guard let handle = FileHandle(forReadingAtPath: path),
+                  let data = try? handle.read(upToCount: limits.maxFileBytes + 1) ?? Data() else {
                 d.error(SourceLocation(file: path, line: 1, column: 1), "cannot read the file")
+                continue
+            }
+            try? handle.close()
+            guard data.count <= limits.maxFileBytes else {
+                d.error(SourceLocation(file: path, line: 1, column: 1),
+                        "the file grew past \(limits.maxFileBytes) bytes while it was read (the --max-graph-file limit)")
                 continue
             }
             guard let text = String(data: data, encoding: .utf8) else {
@@ -46,15 +84,17 @@ public enum GraphLoader {
                     "no module files in `\(directory)`: a graph is one or more *.yaml, *.yml or *.json files")
             return (nil, d)
         }
-        let (g, more) = load(sources: sources, baseDirectory: directory)
+        let (g, more) = load(sources: sources, baseDirectory: directory, limits: limits)
         d.append(contentsOf: more)
         return (d.hasErrors ? nil : g, d)
     }
 
     /// Loads module files given as text (`file` names them in diagnostics; its stem is the
     /// module's default name).
-    public static func load(sources: [GraphSource], baseDirectory: String) -> (graph: NavigationGraph?, diagnostics: Diagnostics) {
+    public static func load(sources: [GraphSource], baseDirectory: String,
+                            limits: GraphLimits = GraphLimits()) -> (graph: NavigationGraph?, diagnostics: Diagnostics) {
         var b = Builder(baseDirectory: baseDirectory)
+        b.limits = limits
         let g = b.build(sources)
         return (b.d.hasErrors ? nil : g, b.d)
     }
@@ -81,6 +121,7 @@ private struct RawModule {
 private struct Builder {
     var d = Diagnostics()
     let baseDirectory: String
+    var limits = GraphLimits()
     var modules: [RawModule] = []
     var moduleNames: [String: Int] = [:]
     var coordinators: [Coordinator] = []
@@ -199,9 +240,22 @@ private struct Builder {
     mutating func build(_ sources: [GraphSource]) -> NavigationGraph? {
         // Pass 1: parse files, name modules, declare coordinators and preconditions.
         for src in sources {
-            guard let doc = Doc.parse(src.text, file: src.file, diagnostics: &d) else { continue }
-            guard doc.mapping != nil else {
+            guard src.text.utf8.count <= limits.maxFileBytes else {
+                d.error(SourceLocation(file: src.file, line: 1, column: 1),
+                        "the file is \(src.text.utf8.count) bytes; a module file may be at most \(limits.maxFileBytes) (the --max-graph-file limit)")
+                continue
+            }
+            guard let doc = Doc.parse(src.text, file: src.file, maxNodes: limits.maxNodes, diagnostics: &d) else { continue }
+            guard let top = doc.mapping else {
                 d.error(doc.location, "a module file must be a mapping with keys such as `coordinators:` and `routes:`, not \(doc.typeName)")
+                continue
+            }
+            // A file whose top level has a key that is neither a module key nor a near miss of one
+            // is not a module file (a link to some other file, say): it is reported without a word
+            // of its content.
+            let strange = top.filter { !Builder.moduleKeys.contains($0.key) && suggestion(for: $0.key, among: Builder.moduleKeys) == nil }
+            if !strange.isEmpty {
+                d.error(doc.location, "not a module file: its top level has \(strange.count) key(s) that module files do not have (they have \(Builder.moduleKeys.joined(separator: ", "))); its content is not shown")
                 continue
             }
             unknownKeys(doc, allowed: Builder.moduleKeys, what: "a module file")

@@ -4,8 +4,8 @@ import JSON
 import NavGraph
 
 /// Loads `dir`, or the embedded example when nil; prints diagnostics to stderr.
-func loadGraph(_ dir: String?, printWarnings: Bool = true) -> (NavigationGraph?, Diagnostics) {
-    let (g, d) = dir.map { GraphLoader.load(directory: $0) } ?? GraphLoader.loadEmbeddedExample(baseDirectory: materializeExampleScripts())
+func loadGraph(_ dir: String?, limits: GraphLimits = GraphLimits(), printWarnings: Bool = true) -> (NavigationGraph?, Diagnostics) {
+    let (g, d) = dir.map { GraphLoader.load(directory: $0, limits: limits) } ?? GraphLoader.loadEmbeddedExample(baseDirectory: materializeExampleScripts())
     for x in d.sorted where x.severity == .error || printWarnings {
         FileHandle.standardError.write(Data((x.description + "\n").utf8))
     }
@@ -23,8 +23,10 @@ struct Check: ParsableCommand {
     @Flag(help: "Treat warnings as errors.")
     var strict = false
 
+    @OptionGroup var graphLimits: GraphLimitOptions
+
     func run() throws {
-        let (_, d) = loadGraph(directory)
+        let (_, d) = loadGraph(directory, limits: graphLimits.limits)
         let errors = d.errors.count, warnings = d.warnings.count
         let summary = "\(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")"
         FileHandle.standardError.write(Data("\(directory ?? "embedded example"): \(summary)\n".utf8))
@@ -70,4 +72,25 @@ func materializeExampleScripts() -> String {
         try? fm.setAttributes([.posixPermissions: 0o700], ofItemAtPath: path)
     }
     return dir
+}
+
+/// The bounds on loading a graph (`navd serve` and `navd check`).
+struct GraphLimitOptions: ParsableArguments {
+    @Option(help: "Largest module file read, in bytes.")
+    var maxGraphFile: Int = GraphLimits().maxFileBytes
+
+    @Option(help: "Most YAML nodes one module file may expand to (aliases counted at every use).")
+    var maxGraphNodes: Int = GraphLimits().maxNodes
+
+    func validate() throws {
+        guard maxGraphFile >= 1024 else { throw ValidationError("--max-graph-file must be at least 1024 bytes") }
+        guard maxGraphNodes >= 100 else { throw ValidationError("--max-graph-nodes must be at least 100") }
+    }
+
+    var limits: GraphLimits {
+        var l = GraphLimits()
+        l.maxFileBytes = maxGraphFile
+        l.maxNodes = maxGraphNodes
+        return l
+    }
 }

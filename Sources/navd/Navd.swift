@@ -56,6 +56,8 @@ struct Serve: ParsableCommand {
     @Option(help: "Deepest JSON nesting accepted.")
     var maxDepth: Int = 64
 
+    @OptionGroup var graphLimits: GraphLimitOptions
+
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("unknown log level '\(logLevel)'; use trace, debug, info, notice, warning, error or critical")
@@ -87,7 +89,7 @@ struct Serve: ParsableCommand {
         config.logLevel = level
 
         raiseDescriptorLimit()
-        let (loaded, diagnostics) = loadGraph(graph, printWarnings: true)
+        let (loaded, diagnostics) = loadGraph(graph, limits: graphLimits.limits, printWarnings: true)
         guard let navGraph = loaded else {
             FileHandle.standardError.write(Data("navd: the graph has \(diagnostics.errors.count) error(s); fix them (`navd check \(graph ?? "")` lists them) and start again\n".utf8))
             throw ExitCode(1)
@@ -103,7 +105,8 @@ struct Serve: ParsableCommand {
         }
         server.policyFile = policy
         server.graphPath = graph
-        server.graphLoader = { dir in loadGraph(dir, printWarnings: false) }
+        let limits = graphLimits.limits
+        server.graphLoader = { dir in loadGraph(dir, limits: limits, printWarnings: false) }
         server.onHangup = { [unowned server] in
             if let policy {
                 do {

@@ -337,3 +337,27 @@ import Glibc
         #expect(try c.call("tree")["version"] == 1)
     }
 }
+
+/// `graph.reload` of a hostile directory: refused quickly with a diagnostic, other clients served.
+@Suite struct HostileReloadTests {
+    @Test func reloadingAnAliasBombIsRefusedWhileOthersAreServed() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        var lines = ["x0: &a0 [" + Array(repeating: "lol", count: 10).joined(separator: ",") + "]"]
+        for i in 1..<10 { lines.append("x\(i): &a\(i) [" + Array(repeating: "*a\(i - 1)", count: 10).joined(separator: ",") + "]") }
+        let graph = dir.file("graph"), bomb = dir.file("bomb")
+        for d in [graph, bomb] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
+        try "root: {stack: Home}\ncoordinators:\n  Home: {}\n".write(toFile: graph + "/app.yaml", atomically: true, encoding: .utf8)
+        try "allowReloadPath: true\n".write(toFile: dir.file("policy.yaml"), atomically: true, encoding: .utf8)
+        let d = try Daemon(arguments: ["--graph", graph, "--policy", dir.file("policy.yaml")])
+        try (lines.joined(separator: "\n") + "\n").write(toFile: bomb + "/app.yaml", atomically: true, encoding: .utf8)
+        let c = try d.client()
+        let start = Date()
+        let r = try c.call("graph.reload", ["path": .string(bomb)], timeout: 5)
+        #expect(r["ok"] == false)
+        #expect((r["errors"]?.arrayValue?.first?.stringValue ?? "").contains("--max-graph-nodes"), "\(r)")
+        #expect(Date().timeIntervalSince(start) < 1)
+        #expect(try d.client().call("ping", timeout: 1) == "pong")
+        #expect(d.isRunning)
+    }
+}

@@ -1,4 +1,9 @@
 import JSON
+import NavTesting
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 @testable import NavGraph
 
@@ -285,5 +290,64 @@ import Testing
         #expect(home.opens.map { graph.coordinators[$0].name } == ["cart.Cart", "shop.Home"])
         guard case .tabs(let tabs) = graph.root else { Issue.record("tabs root expected"); return }
         #expect(tabs.map { graph.coordinators[$0].name } == ["shop.Home", "cart.Cart"])
+    }
+}
+
+/// Hostile graph files: bounded, reported without their content.
+@Suite struct HostileGraphFileTests {
+    private func dir(_ files: [String: String]) throws -> TempDir {
+        let d = TempDir()
+        for (name, text) in files { try text.write(toFile: d.file(name), atomically: true, encoding: .utf8) }
+        return d
+    }
+
+    /// `x0: &a0 [lol ×10]`, then `x{i}: &a{i} [*a{i-1} ×10]`: 500 bytes that expand to 10^10 nodes.
+    @Test func aYAMLAliasBombIsStoppedAtTheNodeLimit() throws {
+        var lines = ["x0: &a0 [" + Array(repeating: "lol", count: 10).joined(separator: ",") + "]"]
+        for i in 1..<10 { lines.append("x\(i): &a\(i) [" + Array(repeating: "*a\(i - 1)", count: 10).joined(separator: ",") + "]") }
+        let d = try dir(["app.yaml": lines.joined(separator: "\n") + "\n"])
+        defer { d.remove() }
+        let (g, diags) = GraphLoader.load(directory: d.path)
+        #expect(g == nil)
+        #expect(diags.errors.map(\.message).contains { $0.contains("more than 200000 YAML nodes") }, "\(diags.errors)")
+    }
+
+    @Test func aFileOverTheSizeLimitIsNotRead() throws {
+        let d = try dir(["app.yaml": "root: {stack: Home}\ncoordinators:\n  Home: {}\n" + String(repeating: "# padding\n", count: 500)])
+        defer { d.remove() }
+        var limits = GraphLimits()
+        limits.maxFileBytes = 2048
+        let (g, diags) = GraphLoader.load(directory: d.path, limits: limits)
+        #expect(g == nil)
+        #expect(diags.errors.first?.message.contains("may be at most 2048 (the --max-graph-file limit)") == true, "\(diags.errors)")
+    }
+
+    @Test func aFIFONamedLikeAModuleIsNotOpened() throws {
+        let d = try dir(["app.yaml": "root: {stack: Home}\ncoordinators:\n  Home: {}\n"])
+        defer { d.remove() }
+        mkfifo(d.file("pipe.yaml"), 0o600)
+        let (g, diags) = GraphLoader.load(directory: d.path)
+        #expect(g == nil)
+        #expect(diags.errors.first?.message.contains("not a regular file") == true, "\(diags.errors)")
+    }
+
+    /// A link to some other file (a secret, say) is reported without a word of its content.
+    @Test func aFileThatIsNotAModuleIsReportedWithoutItsContent() throws {
+        let d = try dir(["app.yaml": "root: {stack: Home}\ncoordinators:\n  Home: {}\n",
+                         "secret.yaml": "api_token_x9: hunter2-very-secret\npassword: swordfish\n"])
+        defer { d.remove() }
+        let (g, diags) = GraphLoader.load(directory: d.path)
+        #expect(g == nil)
+        let text = diags.all.map(\.description).joined(separator: "\n")
+        #expect(text.contains("not a module file"), "\(text)")
+        for secret in ["api_token_x9", "hunter2", "password", "swordfish"] { #expect(!text.contains(secret), "\(text)") }
+    }
+
+    /// A near miss of a module key is still named, with the key it resembles.
+    @Test func aMisspeltModuleKeyIsStillNamed() throws {
+        let d = try dir(["app.yaml": "root: {stack: Home}\ncoordinator:\n  Home: {}\n"])
+        defer { d.remove() }
+        let (_, diags) = GraphLoader.load(directory: d.path)
+        #expect(diags.errors.map(\.message).contains { $0.contains("unknown key `coordinator`") && $0.contains("did you mean `coordinators`") }, "\(diags.errors)")
     }
 }
