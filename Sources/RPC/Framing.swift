@@ -61,13 +61,16 @@ public struct FrameDecoder {
 
     public init(maxMessage: Int) { self.maxMessage = maxMessage }
 
-    /// Whether bytes of an unfinished message are buffered.
+    /// Whether bytes are kept: an unfinished message, or messages after a stop.
     public var hasPartialMessage: Bool { !pending.isEmpty }
+    /// How many bytes are kept.
+    public var heldBytes: Int { pending.count }
 
-    /// Feeds `input`; calls `onMessage` for each complete message body, in order. Throws on a framing
-    /// error (after delivering the messages that preceded it).
+    /// Feeds `input`; calls `onMessage` for each complete message body, in order, until it returns
+    /// false: the bytes after that message are then kept (``hasHeldInput``) and handled by the next
+    /// call (``resume(_:)``). Throws on a framing error (after delivering the messages before it).
     public mutating func feed(_ input: UnsafeRawBufferPointer,
-                              _ onMessage: (Framing, UnsafeRawBufferPointer) -> Void) throws(FramingError) {
+                              _ onMessage: (Framing, UnsafeRawBufferPointer) -> Bool) throws(FramingError) {
         guard !failed else { return }
         if pending.isEmpty {
             let used = try Self.scan(input, maxMessage: maxMessage, maxHeader: maxHeader, failed: &failed, onMessage)
@@ -96,9 +99,23 @@ public struct FrameDecoder {
         }
     }
 
+    /// Feeds `input`, handling every message.
+    public mutating func feed(_ input: UnsafeRawBufferPointer,
+                              _ onMessage: (Framing, UnsafeRawBufferPointer) -> Void) throws(FramingError) {
+        try feed(input) { framing, body -> Bool in
+            onMessage(framing, body)
+            return true
+        }
+    }
+
+    /// Handles the bytes kept after a stop (see ``feed(_:_:)``), again until `onMessage` returns false.
+    public mutating func resume(_ onMessage: (Framing, UnsafeRawBufferPointer) -> Bool) throws(FramingError) {
+        try feed(UnsafeRawBufferPointer(start: nil, count: 0), onMessage)
+    }
+
     /// Scans complete messages from `buf`; returns how many bytes were consumed.
     private static func scan(_ buf: UnsafeRawBufferPointer, maxMessage: Int, maxHeader: Int, failed: inout Bool,
-                             _ onMessage: (Framing, UnsafeRawBufferPointer) -> Void) throws(FramingError) -> Int {
+                             _ onMessage: (Framing, UnsafeRawBufferPointer) -> Bool) throws(FramingError) -> Int {
         var pos = 0
         let n = buf.count
         while pos < n {
@@ -125,8 +142,9 @@ public struct FrameDecoder {
                 }
                 let bodyStart = end + 4
                 if n - bodyStart < length { return pos }
-                onMessage(.contentLength, UnsafeRawBufferPointer(rebasing: buf[bodyStart..<(bodyStart + length)]))
+                let goOn = onMessage(.contentLength, UnsafeRawBufferPointer(rebasing: buf[bodyStart..<(bodyStart + length)]))
                 pos = bodyStart + length
+                if !goOn { return pos }
             } else {
                 guard let nl = findNewline(buf, from: pos) else {
                     if n - pos > maxMessage {
@@ -141,8 +159,9 @@ public struct FrameDecoder {
                     failed = true
                     throw .messageTooLarge(limit: maxMessage)
                 }
-                onMessage(.newline, UnsafeRawBufferPointer(rebasing: buf[pos..<end]))
+                let goOn = onMessage(.newline, UnsafeRawBufferPointer(rebasing: buf[pos..<end]))
                 pos = nl + 1
+                if !goOn { return pos }
             }
         }
         return pos

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import JSON
 import Logging
+import NavGraph
 import NavServer
 
 @main
@@ -56,6 +57,27 @@ struct Serve: ParsableCommand {
     @Option(help: "Deepest JSON nesting accepted.")
     var maxDepth: Int = 64
 
+    @Option(help: "Most requests in one batch; a larger batch is refused with limitExceeded.")
+    var maxBatch: Int = 1_000
+
+    @Option(help: "Most sessions; session.open of one more is refused with limitExceeded.")
+    var maxSessions: Int = 10_000
+
+    @Option(help: "Most facts in one session.")
+    var maxFacts: Int = 10_000
+
+    @Option(help: "Longest name a client may give (session, fact, key, token, client), in bytes.")
+    var maxName: Int = 256
+
+    @Option(help: "Largest value of one fact, encoded as JSON, in bytes.")
+    var maxFactValue: Int = 64 * 1024
+
+    @Option(help: "Bytes of unsent output of all clients together; past it the client holding the most is disconnected.")
+    var maxTotalOutput: Int = 256 * 1024 * 1024
+
+    @Option(help: "How long part of a message may wait for its rest before the client is disconnected (500ms, 30s, 1m).")
+    var messageTimeout: String = "30s"
+
     @OptionGroup var graphLimits: GraphLimitOptions
 
     func validate() throws {
@@ -70,6 +92,15 @@ struct Serve: ParsableCommand {
         guard maxOutput >= 1024 else { throw ValidationError("--max-output must be at least 1024 bytes") }
         guard maxMessage >= 64 else { throw ValidationError("--max-message must be at least 64 bytes") }
         guard (1...10_000).contains(maxDepth) else { throw ValidationError("--max-depth must be between 1 and 10000") }
+        guard maxBatch >= 1 else { throw ValidationError("--max-batch must be at least 1") }
+        guard maxSessions >= 1 else { throw ValidationError("--max-sessions must be at least 1 (session \"main\" always exists)") }
+        guard maxFacts >= 1 else { throw ValidationError("--max-facts must be at least 1") }
+        guard maxName >= 16 else { throw ValidationError("--max-name must be at least 16 bytes") }
+        guard maxFactValue >= 16 else { throw ValidationError("--max-fact-value must be at least 16 bytes") }
+        guard maxTotalOutput >= maxOutput else { throw ValidationError("--max-total-output must be at least --max-output") }
+        guard let t = parseDuration(.string(messageTimeout)), t >= 100 else {
+            throw ValidationError("--message-timeout takes a duration of at least 100ms, such as 500ms, 30s or 1m")
+        }
     }
 
     func run() throws {
@@ -86,6 +117,13 @@ struct Serve: ParsableCommand {
         config.maxOutput = maxOutput
         config.maxMessage = maxMessage
         config.maxDepth = maxDepth
+        config.maxBatch = maxBatch
+        config.maxSessions = maxSessions
+        config.maxFacts = maxFacts
+        config.maxName = maxName
+        config.maxFactValue = maxFactValue
+        config.maxTotalOutput = maxTotalOutput
+        config.messageTimeoutMs = parseDuration(.string(messageTimeout))!
         config.logLevel = level
 
         raiseDescriptorLimit()

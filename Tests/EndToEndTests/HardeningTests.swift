@@ -361,3 +361,135 @@ import Glibc
         #expect(d.isRunning)
     }
 }
+
+/// Every queue, batch, name and count a client can grow has a limit answered with limitExceeded,
+/// and a client that reads slowly is slowed, not disconnected.
+@Suite(.serialized) struct LimitTests {
+    /// 2,000 `graph.describe` written while another thread reads: every reply arrives (the old navd
+    /// disconnected the client as one that "does not read its output").
+    @Test func aClientThatPipelinesWhileItReadsGetsEveryReply() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        let count = 2_000
+        let fd = c.fd
+        let reader = Thread.detachNewThreadWithResult { () -> Int in
+            // Counts reply lines as they come, reading the socket directly.
+            var lines = 0
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while lines < count {
+                var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                guard poll(&p, 1, 20_000) == 1 else { break }
+                let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                if n <= 0 { break }
+                lines += chunk[0..<n].reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
+            }
+            return lines
+        }
+        var burst: [UInt8] = []
+        for i in 0..<count { burst += Array(#"{"jsonrpc":"2.0","id":\#(i),"method":"graph.describe"}"#.utf8) + [10] }
+        try c.sendRaw(burst)
+        #expect(reader.wait() == count)
+        #expect(!d.stderr.contains("does not read its output"))
+    }
+
+    @Test func aBatchOverTheLimitIsRefusedWhole() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        var items: [String] = []
+        for i in 0..<9_000 { items.append(#"{"jsonrpc":"2.0","id":\#(i),"method":"context.set","params":{"facts":{"f\#(i)":1}}}"#) }
+        try c.sendRaw("[" + items.joined(separator: ",") + "]\n")
+        let m = try #require(try c.readMessage())
+        #expect(m["error"]?["code"] == -32012 && m["error"]?["data"]?["limit"] == "--max-batch" && m["error"]?["data"]?["max"] == 1000, "\(m)")
+        #expect(try c.call("context.get")["facts"] == [:], "nothing of the refused batch ran")
+    }
+
+    /// A batch of heavy requests is handled a slice per loop iteration: another client's ping is
+    /// answered meanwhile, and the batch's replies count against --max-output.
+    @Test func aHeavyBatchDoesNotStallOthersAndItsRepliesCountAsOutput() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        var facts = JSONObject()
+        for i in 0..<5_000 { facts.append("fact.\(i)", .string(String(repeating: "v", count: 20))) }
+        try c.call("context.set", ["facts": .object(facts)])
+        var items: [String] = []
+        for i in 0..<1_000 { items.append(#"{"jsonrpc":"2.0","id":\#(i),"method":"context.get"}"#) }
+        try c.sendRaw("[" + items.joined(separator: ",") + "]\n")
+        let bystander = try d.client()
+        let start = Date()
+        #expect(try bystander.call("ping", timeout: 2) == "pong")
+        #expect(Date().timeIntervalSince(start) < 1, "ping took \(Date().timeIntervalSince(start)) s")
+        // 1,000 replies of ~150 KB are far over the 8 MiB --max-output: the batch's client is dropped.
+        #expect(try c.waitForClose(timeout: 10))
+        #expect(try bystander.call("ping") == "pong")
+        #expect((try bystander.call("stats")["memory"]?["rss"]?.intValue ?? .max) < 300 * 1024 * 1024)
+    }
+
+    @Test func sessionsFactsAndNamesAreBounded() throws {
+        let d = try Daemon(arguments: ["--max-sessions", "3", "--max-facts", "4", "--max-name", "32"])
+        let c = try d.client()
+        try c.call("session.open", ["name": "a"])
+        try c.call("session.open", ["name": "b"])
+        let tooMany = try c.callError("session.open", ["name": "c"])
+        #expect(tooMany["code"] == -32012 && tooMany["data"]?["limit"] == "--max-sessions" && tooMany["data"]?["max"] == 3, "\(tooMany)")
+        let long = try c.callError("session.open", ["name": .string(String(repeating: "x", count: 100_000))])
+        #expect(long["data"]?["limit"] == "--max-name", "\(long)")
+        let nul = try c.callError("session.open", ["name": "x\u{0}y"])
+        #expect(nul["code"] == -32602, "\(nul)")
+        try c.call("context.set", ["facts": ["a": 1, "b": 2, "c": 3]])
+        let facts = try c.callError("context.set", ["facts": ["d": 4, "e": 5]])
+        #expect(facts["data"]?["limit"] == "--max-facts" && facts["data"]?["max"] == 4, "\(facts)")
+        #expect(try c.call("context.get")["facts"] == ["a": 1, "b": 2, "c": 3], "a refused context.set sets nothing")
+        #expect(try c.call("context.set", ["facts": ["a": .null, "d": 4, "e": 5]])["facts"] == ["b": 2, "c": 3, "d": 4, "e": 5])
+        let key = try c.callError("navigate", ["to": "shop.Product", "with": ["id": "p"], "key": .string(String(repeating: "k", count: 33))])
+        #expect(key["data"]?["limit"] == "--max-name", "\(key)")
+        let value = try c.callError("context.set", ["facts": ["big": .string(String(repeating: "v", count: 70_000))]])
+        #expect(value["data"]?["limit"] == "--max-fact-value", "\(value)")
+    }
+
+    @Test func halfAMessageIsRefusedAfterTheMessageTimeout() throws {
+        let d = try Daemon(arguments: ["--message-timeout", "300ms"])
+        let c = try d.client()
+        try c.sendRaw(#"{"jsonrpc":"2.0","id":1,"meth"#)
+        let m = try #require(try c.readMessage(timeout: 5))
+        #expect(m["error"]?["data"]?["kind"] == "messageTimeout", "\(m)")
+        #expect(try c.waitForClose())
+        #expect(try d.client().call("ping") == "pong")
+    }
+
+    /// 40 subscribers that never read, each under --max-output, together over --max-total-output:
+    /// navd drops the largest backlogs and keeps its memory.
+    @Test func unreadOutputOfAllClientsTogetherIsBounded() throws {
+        let d = try Daemon(arguments: ["--max-output", "4194304", "--max-total-output", "16777216"])
+        let sinks = try (0..<40).map { _ in try d.client() }
+        for s in sinks {
+            setsockopt(s.fd, SOL_SOCKET, SO_RCVBUF, [Int32(4096)], 4)
+            _ = try s.call("subscribe")
+        }
+        let driver = try d.client()
+        let big = String(repeating: "x", count: 60_000)
+        for i in 0..<100 {
+            try driver.call("navigate", ["to": "shop.Product", "with": ["id": .string("\(i)-\(big)")]])
+            try driver.call("dismiss")
+        }
+        let stats = try driver.call("stats")
+        #expect((stats["slowClientsDropped"]?.intValue ?? 0) > 0, "\(stats)")
+        #expect(d.stderr.contains("--max-total-output"))
+        #expect((stats["memory"]?["rss"]?.intValue ?? .max) < 200 * 1024 * 1024)
+    }
+}
+
+extension Thread {
+    /// Runs `body` on a new thread; `wait()` returns its result.
+    static func detachNewThreadWithResult<T: Sendable>(_ body: @escaping @Sendable () -> T) -> ThreadResult<T> {
+        let r = ThreadResult<T>()
+        Thread.detachNewThread { r.set(body()) }
+        return r
+    }
+}
+
+final class ThreadResult<T: Sendable>: @unchecked Sendable {
+    private var value: T?
+    private let done = DispatchSemaphore(value: 0)
+    func set(_ v: T) { value = v; done.signal() }
+    func wait() -> T { done.wait(); return value! }
+}

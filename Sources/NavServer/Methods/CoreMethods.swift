@@ -16,11 +16,20 @@ extension Server {
                     call.fail(.invalidParams("\"client\" must be a string naming the client, e.g. \"nav-tui\""))
                     return
                 }
+                do throws(RPCError) { try self.checkName(s, "the client name", param: "client") } catch {
+                    call.fail(error)
+                    return
+                }
                 call.connection.clientName = s
             }
             if let token = call.param("token") {
                 guard case .string(let t) = token else {
                     call.fail(.invalidParams("\"token\" must be a string"))
+                    return
+                }
+                guard t.utf8.count <= self.config.maxName else {
+                    call.fail(.limitExceeded("the token is \(t.utf8.count) bytes long; tokens may be at most \(self.config.maxName) bytes (the --max-name limit)",
+                                             limit: "--max-name", max: self.config.maxName))
                     return
                 }
                 guard self.policy.tokens[t] != nil else {

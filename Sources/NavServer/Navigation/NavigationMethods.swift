@@ -96,6 +96,23 @@ extension Server {
                 guard let facts = try p.objectParam(.facts) else {
                     throw .invalidParams("`context.set` needs \"facts\": an object of fact name → JSON value (null removes a fact)", data: ["param": "facts"])
                 }
+                // Checked whole before anything changes: a refused request sets no fact.
+                var added = 0
+                for (k, v) in facts {
+                    try self.checkName(k, "the fact name \"\(k.prefix(40))\"", param: "facts")
+                    if v.isNull { continue }
+                    let size = JSONWriter.encode(v).count
+                    if size > self.config.maxFactValue {
+                        throw .limitExceeded("the value of fact \"\(k)\" is \(size) bytes of JSON; a fact may hold at most \(self.config.maxFactValue) (the --max-fact-value limit)",
+                                             limit: "--max-fact-value", max: self.config.maxFactValue)
+                    }
+                    if state.session.facts[k] == nil { added += 1 }
+                }
+                let removed = facts.filter { $0.value.isNull && state.session.facts[$0.key] != nil }.count
+                if state.session.facts.count + added - removed > self.config.maxFacts {
+                    throw .limitExceeded("session \"\(state.session.name)\" would hold \(state.session.facts.count + added - removed) facts; a session may hold at most \(self.config.maxFacts) (the --max-facts limit): remove facts by setting them to null",
+                                         limit: "--max-facts", max: self.config.maxFacts)
+                }
                 for (k, v) in facts {
                     if v.isNull { state.session.facts.removeValue(forKey: k) } else { state.session.facts[k] = v }
                 }
@@ -128,7 +145,12 @@ extension Server {
                 guard !name.isEmpty else {
                     throw .invalidParams("`session.open`'s \"name\" is empty; give the session a name such as \"test-1\"", data: ["param": "name"])
                 }
+                try self.checkName(name, "the session name", param: "name")
                 if self.hub.sessions[name] == nil {
+                    guard self.hub.sessions.count < self.config.maxSessions else {
+                        throw .limitExceeded("navd already holds \(self.hub.sessions.count) sessions, the most it keeps (the --max-sessions limit); close sessions you no longer need with session.close",
+                                             limit: "--max-sessions", max: self.config.maxSessions)
+                    }
                     let session = Session(name: name, graph: self.graph)
                     if let uid = call.connection.peer?.uid, uid != getuid() { session.owner = uid }
                     self.hub.sessions[name] = SessionState(session)
@@ -176,6 +198,11 @@ extension Server {
                 guard let names = try p.stringArray(.preconditions), !names.isEmpty else {
                     throw .invalidParams("`provide` needs \"preconditions\": the names of the provider preconditions (or recovery providers) this client evaluates", data: ["param": "preconditions"])
                 }
+                for n in names { try self.checkName(n, "the provided name \"\(n.prefix(40))\"", param: "preconditions") }
+                guard names.count <= self.config.maxBatch else {
+                    throw .limitExceeded("`provide` names \(names.count) preconditions; one call may name at most \(self.config.maxBatch) (the --max-batch limit)",
+                                         limit: "--max-batch", max: self.config.maxBatch)
+                }
                 // Precondition names are stored qualified; other names (recovery providers) as given.
                 let resolved = names.map { self.graph.precondition(named: $0)?.name ?? $0 }
                 self.hub.provide(resolved, by: call.connection)
@@ -200,6 +227,18 @@ extension Server {
         if c.peer?.uid == owner || c.roles.contains(Policy.adminRole) { return }
         throw .accessDenied("\(what) on session \"\(s.name)\" needs the uid that opened it (\(owner)) or the role \(Policy.adminRole); open a session of your own with session.open {name}",
                             data: ["session": .string(s.name), "roles": [.string(Policy.adminRole)]])
+    }
+
+    /// Refuses a name a client gives (a session, a fact, a key…) that is longer than `--max-name` or
+    /// holds a control character (it would garble logs and commands).
+    func checkName(_ name: String, _ what: String, param: String) throws(RPCError) {
+        if name.utf8.count > config.maxName {
+            throw .limitExceeded("\(what) is \(name.utf8.count) bytes long; names may be at most \(config.maxName) bytes (the --max-name limit)",
+                                 limit: "--max-name", max: config.maxName)
+        }
+        if name.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+            throw .invalidParams("\(what) holds a control character (a NUL, a newline, …); names are printable text", data: ["param": .string(param)])
+        }
     }
 
     func factsObject(_ s: Session) -> JSONObject {
@@ -236,6 +275,7 @@ extension Server {
             from = try p.string(.from)
             ifVersion = try p.int(.ifVersion)
             key = try p.string(.key)
+            if let key { try checkName(key, "the navigation key", param: "key") }
             dryRun = try p.bool(.dryRun) ?? false
         } catch {
             call.fail(error)

@@ -38,7 +38,7 @@ final class Connection {
     /// Sessions this connection is subscribed to.
     var subscriptions: Set<String> = []
     private(set) var isClosed = false
-    private var readPaused = false
+    private(set) var readPaused = false
     private var isDirty = false
     /// Requests navd sent to this client, by id.
     private var outbound: [Int: OutboundRequest] = [:]
@@ -74,14 +74,14 @@ final class Connection {
     private func peerFinishedSending() {
         peerDone = true
         stream.pauseReading()
-        if awaiting == 0 { closeAfterFlush() }
+        if awaiting == 0 && !holdsInput { closeAfterFlush() }
     }
 
     func requestDispatched() { awaiting += 1 }
 
     func requestAnswered() {
         awaiting -= 1
-        if peerDone && awaiting == 0 && !isClosed {
+        if peerDone && awaiting == 0 && !isClosed && !holdsInput {
             // Close once this iteration's output is flushed.
             closeSoon()
         }
@@ -103,11 +103,9 @@ final class Connection {
         let batched = beginBatch(bytes)
         defer { if batched { server.parser.endBatch() } }
         do {
-            try decoder.feed(bytes) { framing, body in
-                guard !self.isClosed else { return }
-                self.lastFraming = framing
+            try decoder.feed(bytes) { framing, body -> Bool in
                 messages += 1
-                server.handleMessage(body, framing: framing, from: self)
+                return self.handle(framing, body)
             }
             // A read that carried one message is a client waiting for that answer before it sends
             // again: the answer leaves now, while the loop goes on with other connections, instead
@@ -116,22 +114,112 @@ final class Connection {
             // nothing is acknowledged before it is in the state file.
             if messages == 1 && isDirty && hasOwnOutput && !server.holdsReplies { flush() }
         } catch {
-            let rpcError: RPCError
-            switch error {
-            case .messageTooLarge(let limit):
-                rpcError = .invalidRequest(
-                    "message larger than \(limit) bytes (the --max-message limit); the connection will close",
-                    kind: "messageTooLarge", data: ["limit": .int(limit)])
-            case .badHeader(let why):
-                rpcError = .invalidRequest("malformed Content-Length header: \(why); the connection will close",
-                                           kind: "badHeader")
+            framingFailed(error)
+            return
+        }
+        afterInput()
+    }
+
+    /// Handles one message; answers whether to go on with the next one now (see ``mustHold``).
+    @inline(__always)
+    private func handle(_ framing: Framing, _ body: UnsafeRawBufferPointer) -> Bool {
+        guard !isClosed else { return false }
+        lastFraming = framing
+        server.handleMessage(body, framing: framing, from: self)
+        return !mustHold
+    }
+
+    /// Holds the rest of the input when handling must stop, and notes how long an unfinished
+    /// message has waited.
+    private func afterInput() {
+        guard !isClosed else { return }
+        if mustHold {
+            hold()
+        } else if decoder.hasPartialMessage {
+            if partialSince == 0 { partialSince = server.loop.now }
+        } else {
+            partialSince = 0
+        }
+    }
+
+    private func framingFailed(_ error: FramingError) {
+        let rpcError: RPCError
+        switch error {
+        case .messageTooLarge(let limit):
+            rpcError = .invalidRequest(
+                "message larger than \(limit) bytes (the --max-message limit); the connection will close",
+                kind: "messageTooLarge", data: ["limit": .int(limit)])
+        case .badHeader(let why):
+            rpcError = .invalidRequest("malformed Content-Length header: \(why); the connection will close",
+                                       kind: "badHeader")
+        }
+        server.logger.warning("closing connection after a framing error",
+                              metadata: ["navd.client": "\(id)", "navd.error": "\(rpcError.message)"])
+        var w = JSONWriter()
+        RPCEncoder.error(id: .null, error: rpcError, into: &w)
+        sendFramed(w.bytes, lastFraming)
+        closeAfterFlush()
+    }
+
+    // MARK: Holding input
+
+    /// Set while navd has stopped handling this client's messages: its unsent output passed the
+    /// mark (it reads slower than it asks), or a large batch is handled a slice per loop iteration.
+    /// Reading is paused and what was read stays in the decoder until ``resumeInput()``.
+    private(set) var holdsInput = false
+    /// Entered in the server's list of connections whose held input is handled next iteration.
+    var queuedForInput = false
+    /// A batch handled a slice per loop iteration.
+    var pendingBatch: PendingBatch?
+    /// When the kept bytes of an unfinished message began to wait (loop time in ms; 0: none).
+    private(set) var partialSince: UInt64 = 0
+
+    /// Bytes this client has not read yet: coalesced output, shared notifications, the stream's queue.
+    var unsentBytes: Int { output.count + (sharedEnd - sharedStart) + stream.queuedBytes }
+
+    /// Output past which navd stops reading this client's requests (back-pressure).
+    var pauseMark: Int { min(server.config.readPauseThreshold, server.config.maxOutput / 2) }
+
+    /// Whether handling must stop after the current message.
+    var mustHold: Bool { pendingBatch != nil || unsentBytes > pauseMark }
+
+    private func hold() {
+        if !holdsInput {
+            holdsInput = true
+            stream.pauseReading()
+        }
+        server.inputHeld(self)
+    }
+
+    /// Handles held input (the server calls it when the output is below the mark again, or for the
+    /// next slice of a batch), until it must stop again or none is left; then reads again.
+    func resumeInput() {
+        guard holdsInput, !isClosed else { return }
+        if pendingBatch != nil {
+            server.continueBatch(self)
+            if isClosed { return }
+            if mustHold {
+                server.inputHeld(self)
+                return
             }
-            server.logger.warning("closing connection after a framing error",
-                                  metadata: ["navd.client": "\(id)", "navd.error": "\(rpcError.message)"])
-            var w = JSONWriter()
-            RPCEncoder.error(id: .null, error: rpcError, into: &w)
-            sendFramed(w.bytes, lastFraming)
-            closeAfterFlush()
+        }
+        do {
+            try decoder.resume { framing, body -> Bool in self.handle(framing, body) }
+        } catch {
+            framingFailed(error)
+            return
+        }
+        guard !isClosed else { return }
+        if mustHold {
+            server.inputHeld(self)
+            return
+        }
+        holdsInput = false
+        partialSince = decoder.hasPartialMessage ? server.loop.now : 0
+        if peerDone {
+            if awaiting == 0 { closeSoon() }
+        } else if !readPaused {
+            stream.resumeReading()
         }
     }
 
@@ -222,7 +310,7 @@ final class Connection {
         }
     }
 
-    private func overflow() {
+    func overflow() {
         server.stats.slowClientsDropped += 1
         server.logger.warning(
             "disconnecting a client that does not read its output",
@@ -256,17 +344,25 @@ final class Connection {
         let queued = stream.queuedBytes
         if queued > server.config.maxOutput {
             overflow()
-        } else if queued > min(server.config.readPauseThreshold, server.config.maxOutput / 2) && !readPaused {
-            readPaused = true
-            stream.pauseReading()
+        } else if queued > pauseMark {
+            if !readPaused {
+                readPaused = true
+                stream.pauseReading()
+            }
+        } else if holdsInput {
+            server.inputHeld(self)  // written at once: nothing will drain, so resume from here
         }
+        if queued > 0 { server.outputQueued(self) }
     }
 
     private func drained() {
-        if readPaused && !isClosed {
+        guard !isClosed else { return }
+        server.outputDrained(self)
+        if readPaused {
             readPaused = false
-            stream.resumeReading()
+            if !holdsInput { stream.resumeReading() }
         }
+        if holdsInput { server.inputHeld(self) }
     }
 
     // MARK: Requests from navd to the client

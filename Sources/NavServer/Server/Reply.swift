@@ -1,13 +1,32 @@
 import JSON
 import RPC
 
+/// A batch whose requests are dispatched a slice per loop iteration: its text (parsed again for
+/// each slice) and where the next slice starts.
+final class PendingBatch {
+    let body: [UInt8]
+    let framing: Framing
+    let collector: BatchCollector
+    var next: Int
+
+    init(body: [UInt8], framing: Framing, collector: BatchCollector, next: Int) {
+        self.body = body
+        self.framing = framing
+        self.collector = collector
+        self.next = next
+    }
+}
+
 /// Collects the replies of one batch and sends them together, in request order, once all are in.
+/// The replies it holds count as the connection's unsent output (`--max-output`).
 final class BatchCollector {
     let connection: Connection
     let framing: Framing
     /// Each reply's encoded message.
     var slots: [[UInt8]?]
     var outstanding: Int
+    /// Bytes of the replies collected so far.
+    private var bytes = 0
 
     init(connection: Connection, framing: Framing, count: Int) {
         self.connection = connection
@@ -19,8 +38,13 @@ final class BatchCollector {
     func fill(_ index: Int, _ encode: (inout JSONWriter) -> Void) {
         var w = JSONWriter(capacity: 64)
         encode(&w)
+        bytes += w.bytes.count
         slots[index] = w.bytes
         outstanding -= 1
+        if bytes + connection.unsentBytes > connection.server.config.maxOutput && !connection.isClosed {
+            connection.overflow()
+            return
+        }
         finishIfDone()
     }
 

@@ -153,6 +153,11 @@ public final class Server {
         let f = Check(loop: loop)
         f.start { [unowned self] in self.flushAll() }
         flusher = f
+        let sweep = Timer(loop: loop)
+        sweep.unref()
+        let every = max(10, min(1_000, config.messageTimeoutMs / 4))
+        sweep.start(milliseconds: every, repeat: every) { [unowned self] in self.sweepPartialMessages() }
+        sweeper = sweep
         for sig in [SIGTERM, SIGINT, SIGHUP] {
             let s = Signal(loop: loop)
             s.start(signal: sig) { [unowned self] signum in
@@ -240,6 +245,11 @@ public final class Server {
         }
         flusher?.close()
         flusher = nil
+        sweeper?.close()
+        sweeper = nil
+        inputIdle?.close()
+        inputIdle = nil
+        readyInput.removeAll()
         // Method handlers hold the server strongly: end that cycle.
         methods.removeAll()
         if drainingStreams.isEmpty { loop.stop() }
@@ -312,6 +322,7 @@ public final class Server {
     var holdsReplies: Bool { store?.hasPendingWrites ?? false }
 
     private func flushAll() {
+        if !readyInput.isEmpty { resumeReadyInput() }
         // Commits reach the state file before any reply or notification of this iteration leaves.
         if let store, store.hasPendingWrites {
             do { try store.flush(graph: graph) } catch {
@@ -334,6 +345,75 @@ public final class Server {
         // Every connection that referred to the log was dirty and has just been flushed.
         broadcastLog.removeAll(keepingAtMost: 1 << 20)
     }
+
+    // MARK: Held input and output limits
+
+    /// Connections whose held input is handled in the next iteration (see ``Connection/holdsInput``).
+    private var readyInput: [Connection] = []
+    /// Keeps the loop from waiting in poll while held input is ready to be handled.
+    private var inputIdle: Idle?
+
+    /// A connection holds input: it is handled next iteration if the connection's output is below
+    /// its mark (or a batch waits for its next slice); otherwise when its output drains.
+    func inputHeld(_ c: Connection) {
+        guard !c.queuedForInput, !c.isClosed, c.pendingBatch != nil || c.unsentBytes <= c.pauseMark else { return }
+        c.queuedForInput = true
+        readyInput.append(c)
+        if inputIdle == nil {
+            let idle = Idle(loop: loop)
+            idle.start()
+            inputIdle = idle
+        }
+    }
+
+    private func resumeReadyInput() {
+        let ready = readyInput
+        readyInput.removeAll()
+        for c in ready {
+            c.queuedForInput = false
+            c.resumeInput()
+        }
+        if readyInput.isEmpty, let idle = inputIdle {
+            idle.close()
+            inputIdle = nil
+        }
+    }
+
+    /// Connections whose stream holds output the kernel has not taken (clients reading slowly).
+    private var backlogged: [ObjectIdentifier: Connection] = [:]
+
+    /// `c` has output queued in its stream: if all clients together hold more than
+    /// `--max-total-output`, those holding the most are disconnected until they hold less.
+    func outputQueued(_ c: Connection) {
+        backlogged[ObjectIdentifier(c)] = c
+        var total = backlogged.values.reduce(0) { $0 + $1.unsentBytes }
+        while total > config.maxTotalOutput, let worst = backlogged.values.max(by: { $0.unsentBytes < $1.unsentBytes }) {
+            total -= worst.unsentBytes
+            backlogged[ObjectIdentifier(worst)] = nil
+            logger.warning("disconnecting the client holding the most unsent output: all clients together passed --max-total-output",
+                           metadata: ["navd.client": "\(worst.id)", "navd.limit": "\(config.maxTotalOutput)"])
+            worst.overflow()
+        }
+    }
+
+    func outputDrained(_ c: Connection) { backlogged[ObjectIdentifier(c)] = nil }
+
+    /// Disconnects clients that left part of a message unsent for longer than `--message-timeout`.
+    private func sweepPartialMessages() {
+        let now = loop.now
+        for c in Array(connections.values) where c.partialSince != 0 && now - c.partialSince >= config.messageTimeoutMs {
+            logger.info("closing a connection that left part of a message unsent", metadata: ["navd.client": "\(c.id)"])
+            var w = JSONWriter()
+            RPCEncoder.error(id: .null, error: .invalidRequest(
+                "part of a message waited \(formatMs(config.messageTimeoutMs)) for its rest (the --message-timeout limit); end every message with a newline, or send the Content-Length bytes you announced; the connection will close",
+                kind: "messageTimeout", data: ["limit": .int(Int(config.messageTimeoutMs))]), into: &w)
+            c.sendFramed(w.bytes, c.lastFraming)
+            c.closeAfterFlush()
+        }
+    }
+
+    private var sweeper: Timer?
+
 
     // MARK: Messages
 
@@ -359,7 +439,7 @@ public final class Server {
             return
         }
         if message.isArray {
-            handleBatch(message.elements, framing: framing, from: c)
+            handleBatch(message, body: body, framing: framing, from: c)
             return
         }
         if let r = RPCMessage.request(message) {
@@ -376,24 +456,51 @@ public final class Server {
         }
     }
 
-    private func handleBatch(_ items: [JSONView], framing: Framing, from c: Connection) {
-        guard !items.isEmpty else {
+    /// How long one loop iteration may spend on one batch's requests; the rest wait for the next
+    /// iteration, so that a large batch does not stall other clients.
+    static let batchSliceNs: UInt64 = 2_000_000
+
+    private func handleBatch(_ message: JSONView, body: UnsafeRawBufferPointer, framing: Framing, from c: Connection) {
+        let items = message.elements
+        let count = items.count
+        guard count > 0 else {
             answerInvalid(RPCDecodeFailure(id: .null, error: .invalidRequest("empty batch: a batch must hold at least one request", kind: "emptyBatch")),
                           to: c, framing: framing, batch: nil, slot: 0)
             return
         }
-        let decoded = items.map(RPCMessage.decode)
-        let batch = BatchCollector(connection: c, framing: framing, count: items.count)
-        for d in decoded {
-            switch d {
+        guard count <= config.maxBatch else {
+            answerInvalid(RPCDecodeFailure(id: .null, error: .limitExceeded(
+                "a batch of \(count) requests; a batch may hold at most \(config.maxBatch) (the --max-batch limit): send it in smaller batches",
+                limit: "--max-batch", max: config.maxBatch)), to: c, framing: framing, batch: nil, slot: 0)
+            return
+        }
+        let batch = BatchCollector(connection: c, framing: framing, count: count)
+        for item in items {
+            switch RPCMessage.decode(item) {
             case .request(let r) where r.id != nil: batch.outstanding += 1
             case .invalid: batch.outstanding += 1
             default: break
             }
         }
         batch.outstanding += 1  // held until every item is dispatched
-        for (i, d) in decoded.enumerated() {
-            switch d {
+        let next = dispatchSlice(items, from: 0, batch: batch, framing: framing, connection: c)
+        if next < count && !c.isClosed {
+            // The rest waits for the next iterations; the connection holds its other input meanwhile.
+            c.pendingBatch = PendingBatch(body: Array(body), framing: framing, collector: batch, next: next)
+            return
+        }
+        batch.outstanding -= 1
+        batch.finishIfDone()
+    }
+
+    /// Dispatches `items` from `start` for at most ``batchSliceNs``; returns the index of the first
+    /// item left.
+    private func dispatchSlice(_ items: [JSONView], from start: Int, batch: BatchCollector, framing: Framing,
+                               connection c: Connection) -> Int {
+        let began = EventLoop.hrtime
+        var i = start
+        while i < items.count && !c.isClosed {
+            switch RPCMessage.decode(items[i]) {
             case .request(let r):
                 dispatch(r, from: c, framing: framing, batch: r.id == nil ? nil : batch, slot: i)
             case .response(let r):
@@ -401,9 +508,29 @@ public final class Server {
             case .invalid(let f):
                 answerInvalid(f, to: c, framing: framing, batch: batch, slot: i)
             }
+            i += 1
+            if EventLoop.hrtime - began > Server.batchSliceNs { break }
         }
-        batch.outstanding -= 1
-        batch.finishIfDone()
+        return i
+    }
+
+    /// Dispatches the next slice of `c`'s pending batch (parsed again from its saved text).
+    func continueBatch(_ c: Connection) {
+        guard let p = c.pendingBatch else { return }
+        let message: JSONView
+        do {
+            message = try p.body.withUnsafeBytes { raw throws(JSONParseError) in try parser.view(raw, padded: false) }
+        } catch {
+            c.pendingBatch = nil  // it was parsed once already, so this cannot happen
+            return
+        }
+        let items = message.elements
+        p.next = dispatchSlice(items, from: p.next, batch: p.collector, framing: p.framing, connection: c)
+        if p.next >= items.count || c.isClosed {
+            c.pendingBatch = nil
+            p.collector.outstanding -= 1
+            p.collector.finishIfDone()
+        }
     }
 
     /// Answers a message that is not valid JSON-RPC (it was never a request the connection awaits).

@@ -18,6 +18,26 @@ public struct ServerConfiguration: Sendable {
     /// While this many bytes of output wait for a client, navd stops reading its requests
     /// (back-pressure), so a client that pipelines without reading cannot grow navd's memory.
     public var readPauseThreshold: Int = 1024 * 1024
+    /// The most requests in one batch (`--max-batch`). A larger batch is refused whole with
+    /// `limitExceeded`; a batch is handled a few milliseconds' worth per loop iteration, so others
+    /// are served meanwhile. Default 1,000.
+    public var maxBatch: Int = 1_000
+    /// The most sessions (`--max-sessions`); `session.open` of one more is refused. Default 10,000.
+    public var maxSessions: Int = 10_000
+    /// The most facts in one session (`--max-facts`); a `context.set` that would pass it changes
+    /// nothing. Default 10,000.
+    public var maxFacts: Int = 10_000
+    /// The longest name a client may give (session names, fact names, navigation keys, tokens,
+    /// client names), in bytes (`--max-name`). Default 256.
+    public var maxName: Int = 256
+    /// The largest value of one fact, encoded as JSON, in bytes (`--max-fact-value`). Default 64 KiB.
+    public var maxFactValue: Int = 64 * 1024
+    /// Unsent output of all clients together (`--max-total-output`): past it, the client holding the
+    /// most is disconnected, as one past `maxOutput` is. Default 256 MiB.
+    public var maxTotalOutput: Int = 256 * 1024 * 1024
+    /// How long part of a message may wait for the rest (`--message-timeout`, ms): a client that
+    /// sends half a message and stops is told and disconnected. Default 30 s.
+    public var messageTimeoutMs: UInt64 = 30_000
     /// How long a request from navd to a client (`precondition.evaluate`) may wait for its reply.
     public var clientRequestTimeoutMs: UInt64 = 10_000
     public var logLevel: Logger.Level = .info
