@@ -96,6 +96,7 @@ public final class Daemon: @unchecked Sendable {
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         let s = decodeStatus(status)
         exitStatus = s
+        log.waitUntilClosed(timeout: 5)  // so that ``stderr`` holds everything navd wrote
         return s
     }
 
@@ -150,6 +151,14 @@ final class LogCollector: @unchecked Sendable {
             }
             Glibc.close(fd)
         }
+    }
+
+    /// Waits until the process's stderr reached its end (everything it wrote is in).
+    func waitUntilClosed(timeout: Double) {
+        let deadline = Date().addingTimeInterval(timeout)
+        cond.lock()
+        defer { cond.unlock() }
+        while !closed && cond.wait(until: deadline) {}
     }
 
     func wait(for text: String, timeout: Double) -> Bool {
