@@ -5,7 +5,7 @@ SOCKET     ?= $(if $(XDG_RUNTIME_DIR),$(XDG_RUNTIME_DIR)/navd.sock,/tmp/navd-$(s
 DEB_PACKAGES := libuv1-dev libsimdjson-dev socat tmux graphviz sqlite3 libsqlite3-dev procps python3
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps build build-debug embed graph-png bench bench-instructions bench-cpu bench-graph bench-core pgo-profile demo clean help
+.PHONY: run test deps build build-debug embed graph-png bench bench-instructions bench-cpu bench-graph bench-core pgo-profile demo clean help fuzz fuzz-smoke test-asan soak
 
 help:
 	@echo "make run   - install what is missing, build (release), start navd on the example graph"
@@ -36,6 +36,27 @@ run: build
 
 test: build-debug
 	$(SWIFT) test --skip-build
+	$(MAKE) fuzz-smoke
+
+## make fuzz: each libFuzzer target (framing, json, graph, argv) for FUZZ_SECONDS (default 300) from
+## the seed corpus in Fuzz/corpus; a crash fails and leaves its input in .build-fuzz/artifacts/.
+FUZZ_SECONDS ?= 300
+fuzz: deps
+	scripts/fuzz.sh $(FUZZ_SECONDS)
+
+## The short run `make test` ends with: 15 s per target.
+fuzz-smoke: deps
+	scripts/fuzz.sh 15
+
+## make test-asan: the end-to-end tests against navd and its clients built with AddressSanitizer.
+test-asan: deps
+	scripts/test-asan.sh
+
+## make soak: 10 minutes (SOAK_SECONDS) of mixed navigations, preconditions and churning subscribers,
+## navd killed with -9 and restarted every minute; checks that no acknowledged version is lost and
+## that descriptors, child processes and memory stay flat. Prints its figures.
+soak: build
+	scripts/soak.sh
 
 ## Regenerate the Swift files that embed Protocol/openrpc.json and the example graph.
 embed:
@@ -79,4 +100,4 @@ graph-png: build-debug
 	.build/debug/navd graph Examples/shop | dot -Tpng -o Examples/shop/graph.png
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-fuzz .build-asan

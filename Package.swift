@@ -29,7 +29,7 @@ let profile = Context.packageDirectory + "/Profiles/navd.profdata"
 /// The first 16 hex digits of the profile's SHA-256, written here by `make pgo-profile`. SwiftPM
 /// evaluates this file again only when its text changes, and does not see the profile as an
 /// input: naming the digest in the flags is what makes a new profile rebuild the modules.
-let profileDigest = "c38b535183d0093b"
+let profileDigest = "85145f352b23b54c"
 let pgo: [String] = {
     switch Context.environment["NAVD_PGO"] {
     case "generate": return ["-Xfrontend", "-ir-profile-generate"]
@@ -121,6 +121,8 @@ let package = Package(
             ],
             path: "Clients/navbench"
         ),
+        // libFuzzer targets for the parsers (`make fuzz`); a plain build replays inputs given as files.
+        .executableTarget(name: "navd-fuzz", dependencies: ["JSON", "RPC", "NavGraph"], path: "Fuzz/Sources"),
         .executableTarget(name: "graph-load-bench", dependencies: ["NavGraph"], path: "Benchmarks/GraphLoadBench"),
         .executableTarget(name: "core-bench", dependencies: ["NavigationCore", "NavGraph", "JSON"], path: "Benchmarks/CoreBench"),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "NavTesting"]),

@@ -23,7 +23,11 @@ struct Doc {
         // line that was not blank, so the rounds end.
         while true {
             do {
-                guard let node = try Yams.compose(yaml: text) else { return nil }
+                guard let node = try Yams.compose(yaml: text) else {
+                    diagnostics.error(SourceLocation(file: file, line: 1, column: 1),
+                                      "the file is empty (or holds only comments); a module file is a mapping with keys such as `coordinators:` and `routes:`")
+                    return nil
+                }
                 var budget = maxNodes
                 do { return try Doc(node, file: file, budget: &budget) } catch {
                     diagnostics.error(SourceLocation(file: file, line: 1, column: 1),

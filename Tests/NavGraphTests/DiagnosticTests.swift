@@ -343,6 +343,13 @@ import Testing
         for secret in ["api_token_x9", "hunter2", "password", "swordfish"] { #expect(!text.contains(secret), "\(text)") }
     }
 
+    /// Found by the graph fuzz target: an empty file gave no graph and no diagnostic at all.
+    @Test func anEmptyFileIsReported() throws {
+        let (g, diags) = GraphLoader.load(sources: [GraphSource(file: "empty.yaml", text: "# nothing\n")], baseDirectory: "/g")
+        #expect(g == nil)
+        #expect(diags.errors.first?.message.contains("the file is empty") == true, "\(diags.errors)")
+    }
+
     /// A near miss of a module key is still named, with the key it resembles.
     @Test func aMisspeltModuleKeyIsStillNamed() throws {
         let d = try dir(["app.yaml": "root: {stack: Home}\ncoordinator:\n  Home: {}\n"])

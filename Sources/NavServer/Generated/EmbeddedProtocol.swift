@@ -101,6 +101,9 @@ public enum EmbeddedProtocol {
         {
           "code": -32004,
           "message": "accessDenied: unknown token"
+        },
+        {
+          "$ref": "#/components/errors/limitExceeded"
         }
       ],
       "examples": [
@@ -353,6 +356,9 @@ public enum EmbeddedProtocol {
         },
         {
           "$ref": "#/components/errors/invalidParams"
+        },
+        {
+          "$ref": "#/components/errors/limitExceeded"
         }
       ],
       "examples": [
@@ -819,6 +825,12 @@ public enum EmbeddedProtocol {
         },
         {
           "$ref": "#/components/errors/invalidParams"
+        },
+        {
+          "$ref": "#/components/errors/accessDenied"
+        },
+        {
+          "$ref": "#/components/errors/limitExceeded"
         }
       ],
       "examples": [
@@ -899,7 +911,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "provide",
-      "summary": "Declare that this client evaluates these provider preconditions (and recovery providers); navd will send it precondition.evaluate / precondition.recover requests.",
+      "summary": "Declare that this client evaluates these provider preconditions (and recovery providers); navd will send it precondition.evaluate / precondition.recover requests. Needs the role admin (navd's own uid holds it).",
       "params": [
         {
           "name": "preconditions",
@@ -932,6 +944,12 @@ public enum EmbeddedProtocol {
       "errors": [
         {
           "$ref": "#/components/errors/invalidParams"
+        },
+        {
+          "$ref": "#/components/errors/accessDenied"
+        },
+        {
+          "$ref": "#/components/errors/limitExceeded"
         }
       ],
       "examples": [
@@ -1056,6 +1074,9 @@ public enum EmbeddedProtocol {
       "errors": [
         {
           "$ref": "#/components/errors/invalidParams"
+        },
+        {
+          "$ref": "#/components/errors/limitExceeded"
         }
       ],
       "examples": [
@@ -1123,6 +1144,9 @@ public enum EmbeddedProtocol {
         },
         {
           "$ref": "#/components/errors/notAllowed"
+        },
+        {
+          "$ref": "#/components/errors/accessDenied"
         }
       ],
       "examples": [
@@ -1283,7 +1307,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "graph.reload",
-      "summary": "Load and validate the graph again (from path, default where it came from) and swap it in between two commits. An invalid graph changes nothing (ok false, errors lists the diagnostics). Live nodes whose coordinator the new graph lacks refuse the reload unless force, which removes them with ordinary stackChanged notifications. Pending navigations fail with conflict. Every connection receives graphReloaded. SIGHUP does the same.",
+      "summary": "Load and validate the graph again (from where it came; from path only when the policy sets allowReloadPath) and swap it in between two commits. Needs the role admin. An invalid graph changes nothing (ok false, errors lists the diagnostics). Live nodes whose coordinator the new graph lacks refuse the reload unless force, which removes them with ordinary stackChanged notifications. Pending navigations fail with conflict; sessions keep their navigation keys. Every connection receives graphReloaded. SIGHUP does the same.",
       "paramStructure": "by-name",
       "params": [
         {
@@ -1363,6 +1387,14 @@ public enum EmbeddedProtocol {
             }
           }
         }
+      ],
+      "errors": [
+        {
+          "$ref": "#/components/errors/accessDenied"
+        },
+        {
+          "$ref": "#/components/errors/invalidParams"
+        }
       ]
     }
   ],
@@ -1421,7 +1453,7 @@ public enum EmbeddedProtocol {
         "message": "accessDenied",
         "data": {
           "kind": "accessDenied",
-          "description": "The client lacks a role the target admits."
+          "description": "The client lacks a role the target (or a recovery flow presented for it) admits, gave an unknown token, lacks admin for a method that changes the daemon or another uid's session (data.roles), or named a graph.reload path the policy does not allow."
         }
       },
       "preconditionFailed": {
@@ -1478,6 +1510,14 @@ public enum EmbeddedProtocol {
         "data": {
           "kind": "noMatchingLink",
           "description": "open matched no link pattern."
+        }
+      },
+      "limitExceeded": {
+        "code": -32012,
+        "message": "limitExceeded",
+        "data": {
+          "kind": "limitExceeded",
+          "description": "A documented limit was reached; data.limit names the navd option that sets it, data.max gives its value. Nothing of the request was done."
         }
       }
     },

@@ -1,0 +1,160 @@
+import JSON
+import NavGraph
+import RPC
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Fuzz targets for every parser a client or a graph file reaches. One binary, the target chosen by
+/// `NAVD_FUZZ_TARGET` (framing, json, graph, argv). Built with `-sanitize=fuzzer,address -DFUZZING`
+/// (`make fuzz`) it is a libFuzzer binary; built plainly it runs the files given as arguments
+/// through the target (replaying a corpus or a crash).
+enum FuzzTarget: String, CaseIterable {
+    case framing, json, graph, argv
+
+    static var current: FuzzTarget {
+        guard let name = getenv("NAVD_FUZZ_TARGET").map({ String(cString: $0) }), let t = FuzzTarget(rawValue: name) else {
+            say("set NAVD_FUZZ_TARGET to one of: \(FuzzTarget.allCases.map(\.rawValue).joined(separator: ", "))")
+            exit(2)
+        }
+        return t
+    }
+
+    func run(_ data: UnsafeRawBufferPointer) {
+        switch self {
+        case .framing: fuzzFraming(data)
+        case .json: fuzzJSON(data)
+        case .graph: fuzzGraph(data)
+        case .argv: fuzzArgv(data)
+        }
+    }
+}
+
+/// Writes a line to standard error.
+func say(_ line: String) {
+    let bytes = Array((line + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+}
+
+/// Fails loudly: libFuzzer keeps the input that reached it.
+func require(_ ok: Bool, _ what: @autoclosure () -> String) {
+    if !ok {
+        say("fuzz invariant broken: \(what())")
+        abort()
+    }
+}
+
+/// The stream split at a point taken from the input: the same messages must come out, in order,
+/// as when it arrives in one read; none larger than the limit.
+func fuzzFraming(_ data: UnsafeRawBufferPointer) {
+    let maxMessage = 512
+    func decode(_ cuts: [Int]) -> ([[UInt8]], Bool) {
+        var d = FrameDecoder(maxMessage: maxMessage)
+        var out: [[UInt8]] = []
+        var failed = false
+        var start = 0
+        for cut in cuts + [data.count] where cut >= start {
+            do {
+                try d.feed(UnsafeRawBufferPointer(rebasing: data[start..<cut])) { (_, body) -> Bool in
+                    require(body.count <= maxMessage, "a message over the limit was delivered")
+                    out.append(Array(body))
+                    return true
+                }
+            } catch {
+                failed = true
+                break
+            }
+            start = cut
+        }
+        return (out, failed)
+    }
+    let whole = decode([])
+    let cut = data.isEmpty ? 0 : Int(data[0]) % (data.count + 1)
+    let split = decode([cut])
+    if !whole.1 && !split.1 { require(whole.0 == split.0, "splitting the stream changed its messages") }
+}
+
+/// Parse; a parsed value written and parsed again is the same value.
+func fuzzJSON(_ data: UnsafeRawBufferPointer) {
+    let parser = JSONParser(maxDepth: 64)
+    guard let v = try? parser.parse(data) else { return }
+    let text = JSONWriter.encode(v)
+    guard let again = try? parser.parse(text) else {
+        require(false, "navd's own JSON did not parse: \(String(decoding: text.prefix(200), as: UTF8.self))")
+        return
+    }
+    require(again == v || JSONWriter.encode(again) == text, "a value changed through write and parse")
+    _ = try? parser.view(data, padded: false)
+}
+
+/// Load the input as one module file, with small limits.
+func fuzzGraph(_ data: UnsafeRawBufferPointer) {
+    var limits = GraphLimits()
+    limits.maxFileBytes = 64 * 1024
+    limits.maxNodes = 5_000
+    let text = String(decoding: data, as: UTF8.self)
+    let (graph, diagnostics) = GraphLoader.load(sources: [GraphSource(file: "fuzz.yaml", text: text)], baseDirectory: "/nonexistent",
+                                                limits: limits)
+    require(graph != nil || diagnostics.hasErrors, "no graph and no error")
+}
+
+/// The input is a template, then after a NUL byte the value of every `{with.FIELD}`: the output is
+/// the template with each placeholder replaced once, so its length is bounded by the template's
+/// plus one value per placeholder, and a value is never expanded again.
+func fuzzArgv(_ data: UnsafeRawBufferPointer) {
+    let bytes = Array(data)
+    let nul = bytes.firstIndex(of: 0) ?? bytes.count
+    let template = String(decoding: bytes[..<nul], as: UTF8.self)
+    let value = nul < bytes.count ? String(decoding: bytes[(nul + 1)...].filter { $0 != 0 }, as: UTF8.self) : "{with.x}"
+    let placeholders = template.utf8.filter { $0 == UInt8(ascii: "{") }.count
+    do {
+        let out = try ArgvTemplate.expand(template, to: "app.X", session: value, field: { _ in value })
+        let bound = template.utf8.count + placeholders * max(value.utf8.count, 5)
+        require(out.utf8.count <= bound, "expansion grew past one value per placeholder")
+    } catch {
+        require(false, "a value without NUL was refused")
+    }
+}
+
+#if FUZZING
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    FuzzTarget.current.run(UnsafeRawBufferPointer(start: data, count: size))
+    return 0
+}
+
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(_ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+                         _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32) -> Int32
+
+/// SwiftPM links an executable's entry point as `navd_fuzz_main`: hand over to libFuzzer's driver.
+@_cdecl("navd_fuzz_main")
+public func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    var c = argc
+    var v = argv
+    return LLVMFuzzerRunDriver(&c, &v) { data, size in fuzzOne(data, size) }
+}
+#else
+@main
+struct Replay {
+    static func main() {
+        let target = FuzzTarget.current
+        var n = 0
+        for path in CommandLine.arguments.dropFirst() {
+            guard let f = fopen(path, "rb") else { continue }
+            var bytes: [UInt8] = []
+            var buf = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let r = fread(&buf, 1, buf.count, f)
+                if r <= 0 { break }
+                bytes += buf[0..<r]
+            }
+            fclose(f)
+            bytes.withUnsafeBytes { target.run($0) }
+            n += 1
+        }
+        print("replayed \(n) input(s) through \(target.rawValue)")
+    }
+}
+#endif

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs navd's libFuzzer targets (framing, json, graph, argv), each for SECONDS (default 60), from the
+# seed corpus in Fuzz/corpus. New inputs go to .build-fuzz/corpus/TARGET (the seeds are not
+# changed); a crash leaves its input in .build-fuzz/artifacts/ and fails the run. Replay one with
+#   NAVD_FUZZ_TARGET=json .build-fuzz/debug/navd-fuzz .build-fuzz/artifacts/crash-…
+#
+#   scripts/fuzz.sh [SECONDS] [TARGET…]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_EACH=${1:-60}
+shift || true
+TARGETS=${*:-framing json graph argv}
+swift build --product navd-fuzz --scratch-path .build-fuzz \
+    -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xswiftc -parse-as-library >/dev/null
+BIN=.build-fuzz/debug/navd-fuzz
+mkdir -p .build-fuzz/artifacts
+for t in $TARGETS; do
+    mkdir -p ".build-fuzz/corpus/$t"
+    log=".build-fuzz/$t.log"
+    if ! NAVD_FUZZ_TARGET=$t SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 "$BIN" \
+        -max_total_time="$SECONDS_EACH" -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix=.build-fuzz/artifacts/ ".build-fuzz/corpus/$t" "Fuzz/corpus/$t" >"$log" 2>&1; then
+        echo "fuzz $t: FAILED (input kept in .build-fuzz/artifacts/); the end of its log:" >&2
+        tail -n 30 "$log" >&2
+        exit 1
+    fi
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
+    echo "fuzz $t: ${runs:-?} inputs in ${SECONDS_EACH} s, $cov, no crash"
+done

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Soak navd: mixed navigations (with command and check preconditions), subscribers that come and
+go, and navd killed with -9 and restarted every minute on the same state file. At the end it checks
+that no acknowledged version was lost (every session's version after a restart is at least the last
+one a reply acknowledged) and prints descriptors, child processes and memory at each restart.
+
+    scripts/soak.py NAVD SECONDS      (make soak: 600 s)
+"""
+import json, os, signal, socket, subprocess, sys, tempfile, threading, time
+
+NAVD, SECONDS = sys.argv[1], int(sys.argv[2])
+WORK = tempfile.mkdtemp(prefix="navd-soak-")
+SOCK, STATE, GRAPH = WORK + "/navd.sock", WORK + "/state.sqlite", WORK + "/graph"
+os.makedirs(GRAPH)
+open(GRAPH + "/app.yaml", "w").write("""
+root: {stack: Home}
+coordinators:
+  Home: {opens: [Item, Guarded, Checked]}
+  Item: {setup: {type: object, required: [id], properties: {id: {type: string}}}, opens: [Item]}
+  Guarded: {preconditions: [quick]}
+  Checked: {preconditions: [ready]}
+preconditions:
+  quick: {command: [sh, -c, "read line; exit 0"], timeout: 2s}
+  ready: {check: {fact: ready, equals: true}}
+""")
+
+class Client:
+    def __init__(self):
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.settimeout(10)
+        self.s.connect(SOCK)
+        self.f = self.s.makefile("rb")
+        self.n = 0
+    def call(self, method, **params):
+        self.n += 1
+        self.s.sendall(json.dumps({"jsonrpc": "2.0", "id": self.n, "method": method, "params": params}).encode() + b"\n")
+        while True:
+            line = self.f.readline()
+            if not line:
+                raise ConnectionError("closed")
+            m = json.loads(line)
+            if m.get("id") == self.n:
+                return m
+    def close(self):
+        try: self.s.close()
+        except OSError: pass
+
+acked = {}          # session -> highest version a success reply acknowledged
+lock = threading.Lock()
+stop = threading.Event()
+errors = {"unexpected": 0, "connection": 0}
+requests = [0]
+
+def worker(i):
+    session = "s%d" % i
+    while not stop.is_set():
+        try:
+            c = Client()
+            c.call("session.open", name=session)
+            c.call("context.set", session=session, facts={"ready": True})
+            while not stop.is_set():
+                for method, params in (("navigate", {"to": "Item", "with": {"id": "x%d" % i}}), ("dismiss", {}),
+                                       ("navigate", {"to": "Guarded"}), ("dismiss", {}),
+                                       ("navigate", {"to": "Checked"}), ("dismiss", {})):
+                    r = c.call(method, session=session, **params)
+                    requests[0] += 1
+                    if "result" in r:
+                        with lock:
+                            acked[session] = max(acked.get(session, 0), r["result"]["version"])
+                    elif r["error"]["data"]["kind"] not in ("notAllowed", "unknownNode", "conflict"):
+                        errors["unexpected"] += 1
+        except (ConnectionError, OSError, json.JSONDecodeError, KeyError):
+            errors["connection"] += 1
+            time.sleep(0.05)
+
+def subscribers():
+    while not stop.is_set():
+        try:
+            cs = [Client() for _ in range(5)]
+            for k, c in enumerate(cs): c.call("subscribe", session="s%d" % k)
+            time.sleep(0.2)
+            for c in cs: c.close()
+        except (ConnectionError, OSError):
+            time.sleep(0.05)
+
+def start():
+    p = subprocess.Popen([NAVD, "--socket", SOCK, "--state", STATE, "--graph", GRAPH, "--log-level", "error"],
+                         stderr=open(WORK + "/navd.log", "a"))
+    for _ in range(200):
+        try:
+            Client().call("ping"); return p
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit("navd did not start: " + open(WORK + "/navd.log").read())
+
+def measure(p):
+    fds = len(os.listdir("/proc/%d/fd" % p.pid))
+    children = subprocess.run(["pgrep", "-c", "-P", str(p.pid)], capture_output=True, text=True).stdout.strip() or "0"
+    rss = int([l for l in open("/proc/%d/status" % p.pid) if l.startswith("VmRSS")][0].split()[1])
+    return fds, int(children), rss
+
+navd = start()
+threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(8)] + \
+          [threading.Thread(target=subscribers, daemon=True)]
+for t in threads: t.start()
+began, lost, rows = time.time(), 0, []
+while time.time() - began < SECONDS:
+    time.sleep(min(60, max(1, SECONDS - (time.time() - began))))
+    fds, children, rss = measure(navd)
+    with lock:
+        navd.send_signal(signal.SIGKILL)
+        navd.wait()
+        snapshot = dict(acked)
+        navd = start()
+        c = Client()
+        for session, version in snapshot.items():
+            r = c.call("tree", session=session)
+            have = r.get("result", {}).get("version", -1)
+            if have < version:
+                lost += 1
+                print("LOST: session %s acknowledged v%d, restored v%d" % (session, version, have))
+        c.close()
+    rows.append((round(time.time() - began), requests[0], fds, children, rss))
+    print("t=%4ds requests=%d navd before kill -9: fds=%d children=%d rss=%d KiB" % rows[-1], flush=True)
+stop.set()
+time.sleep(0.5)
+fds, children, rss = measure(navd)
+navd.send_signal(signal.SIGTERM)
+status = navd.wait()
+print("soak: %d s, %d requests, %d restarts after kill -9, lost acknowledged versions: %d, unexpected errors: %d, "
+      "reconnects: %d, last fds=%d children=%d rss=%d KiB, exit status on SIGTERM: %d"
+      % (SECONDS, requests[0], len(rows), lost, errors["unexpected"], errors["connection"], fds, children, rss, status))
+sys.exit(1 if lost or errors["unexpected"] or status != 0 else 0)

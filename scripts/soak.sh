@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# make soak: scripts/soak.py against the release navd for SOAK_SECONDS (default 600).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exec python3 scripts/soak.py "${NAVD:-.build/release/navd}" "${SOAK_SECONDS:-600}"
