@@ -493,3 +493,37 @@ final class ThreadResult<T: Sendable>: @unchecked Sendable {
     func set(_ v: T) { value = v; done.signal() }
     func wait() -> T { done.wait(); return value! }
 }
+
+/// A state file that cannot be written (a full disk) stops navd with a failure status, so that a
+/// supervisor restarts it; nothing unsaved is acknowledged.
+@Suite struct FullDiskTests {
+    @Test func aFullDiskStopsNavdWithStatusOne() throws {
+        let dir = TempDir()
+        defer {
+            _ = try? runCommand("/bin/umount", [dir.path])
+            dir.remove()
+        }
+        let mounted = try runCommand("/bin/mount", ["-t", "tmpfs", "-o", "size=200k", "tmpfs", dir.path])
+        guard mounted.status == 0 else {
+            print("skipped: cannot mount a small tmpfs here (\(mounted.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))")
+            return
+        }
+        let d = try Daemon(arguments: ["--state", dir.file("state.sqlite")], socketPath: TempDir().file("d.sock"))
+        let c = try d.client()
+        var acknowledged = 0
+        var refusedOrClosed = false
+        for i in 0..<100 {
+            let value = String(repeating: "v", count: 40_000)
+            guard let id = try? c.send("context.set", ["facts": [.init("f\(i)"): .string(value)]]),
+                  let r = try? c.reply(to: id, timeout: 5) else {
+                refusedOrClosed = true
+                break
+            }
+            if r["result"] != nil { acknowledged += 1 } else { refusedOrClosed = true; break }
+        }
+        #expect(refusedOrClosed, "200 KB cannot hold 100 facts of 40 KB")
+        #expect(d.waitForExit() == 1, "\(d.stderr)")
+        #expect(d.stderr.contains("cannot write the state file"))
+        #expect(acknowledged < 100)
+    }
+}
