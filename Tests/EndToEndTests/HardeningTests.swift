@@ -77,13 +77,13 @@ import Glibc
         let file = dir.file("precious.txt")
         try "keep me".write(toFile: file, atomically: true, encoding: .utf8)
         let d = try Daemon(socketPath: file, waitUntilServing: false)
-        #expect(d.waitForExit() == 1)
+        #expect(d.waitForExit(timeout: 10) == 1)
         #expect(d.stderr.contains("is not a socket"), "\(d.stderr)")
         #expect(try String(contentsOfFile: file, encoding: .utf8) == "keep me")
 
         let long = dir.path + "/" + String(repeating: "s", count: 120) + ".sock"
         let d2 = try Daemon(socketPath: long, waitUntilServing: false)
-        #expect(d2.waitForExit() == 1)
+        #expect(d2.waitForExit(timeout: 10) == 1)
         #expect(d2.stderr.contains("at most 107"), "\(d2.stderr)")
     }
 
@@ -105,13 +105,13 @@ import Glibc
 
         chmod(dir, 0o777)
         let open = try Daemon(socketPath: "", environment: env, waitUntilServing: false, useDefaultSocket: true)
-        #expect(open.waitForExit() == 1)
+        #expect(open.waitForExit(timeout: 10) == 1)
         #expect(open.stderr.contains("not a private directory"), "\(open.stderr)")
 
         rmdir(dir)
         symlink(tmp.path, dir)
         let linked = try Daemon(socketPath: "", environment: env, waitUntilServing: false, useDefaultSocket: true)
-        #expect(linked.waitForExit() == 1)
+        #expect(linked.waitForExit(timeout: 10) == 1)
         #expect(linked.stderr.contains("not a private directory"), "\(linked.stderr)")
     }
 
@@ -266,7 +266,7 @@ import Glibc
             unlink(state + "-wal")
         }
         let d = try Daemon(arguments: ["--state", state], socketPath: sock, waitUntilServing: false)
-        #expect(d.waitForExit() == 1, "navd must refuse the file: \(d.stderr)")
+        #expect(d.waitForExit(timeout: 10) == 1, "navd must refuse the file: \(d.stderr)")
         return d.stderr
     }
 
@@ -318,14 +318,17 @@ import Glibc
                 try c.sendRaw("[" + batch.joined(separator: ",") + "]\n")
                 _ = try c.readMessage()
             }
+            // The quiet session remembers one more key after the busy one's 5,000: the old navd then
+            // trimmed the quiet session by the global counter and kept only this last key.
+            quiet.append(try c.call("navigate", ["session": "quiet", "to": "shop.Home", "by": "root", "key": "q11"]))
             d.stop(signal: SIGKILL)
         }
         let d = try Daemon(arguments: ["--state", state], socketPath: sock)
         let c = try d.client()
-        for i in 0..<11 {
+        for i in 0..<12 {
             #expect(try c.call("navigate", ["session": "quiet", "to": "shop.Home", "by": "root", "key": .string("q\(i)")]) == quiet[i])
         }
-        #expect(try c.call("tree", ["session": "quiet"])["version"] == 11, "no retry navigated again")
+        #expect(try c.call("tree", ["session": "quiet"])["version"] == 12, "no retry navigated again")
     }
 
     @Test func aGraphReloadKeepsKeys() throws {
@@ -421,7 +424,7 @@ import Glibc
         // 1,000 replies of ~150 KB are far over the 8 MiB --max-output: the batch's client is dropped.
         #expect(try c.waitForClose(timeout: 10))
         #expect(try bystander.call("ping") == "pong")
-        #expect((try bystander.call("stats")["memory"]?["rss"]?.intValue ?? .max) < 300 * 1024 * 1024)
+        #expect((try bystander.call("stats")["memory"]?["rss"]?.intValue ?? .max) < memoryBound(300))
     }
 
     @Test func sessionsFactsAndNamesAreBounded() throws {
@@ -474,8 +477,15 @@ import Glibc
         let stats = try driver.call("stats")
         #expect((stats["slowClientsDropped"]?.intValue ?? 0) > 0, "\(stats)")
         #expect(d.stderr.contains("--max-total-output"))
-        #expect((stats["memory"]?["rss"]?.intValue ?? .max) < 200 * 1024 * 1024)
+        #expect((stats["memory"]?["rss"]?.intValue ?? .max) < memoryBound(200))
     }
+}
+
+/// A bound on navd's resident memory in MiB, four times as much for AddressSanitizer builds
+/// (`make test-asan`), whose shadow memory and quarantine count as resident too.
+func memoryBound(_ mebibytes: Int) -> Int {
+    let asan = ProcessInfo.processInfo.environment["NAVD_BIN_DIR"]?.contains("asan") ?? false
+    return mebibytes * 1024 * 1024 * (asan ? 4 : 1)
 }
 
 extension Thread {
@@ -522,7 +532,7 @@ final class ThreadResult<T: Sendable>: @unchecked Sendable {
             if r["result"] != nil { acknowledged += 1 } else { refusedOrClosed = true; break }
         }
         #expect(refusedOrClosed, "200 KB cannot hold 100 facts of 40 KB")
-        #expect(d.waitForExit() == 1, "\(d.stderr)")
+        #expect(d.waitForExit(timeout: 10) == 1, "\(d.stderr)")
         #expect(d.stderr.contains("cannot write the state file"))
         #expect(acknowledged < 100)
     }

@@ -100,6 +100,19 @@ public final class Daemon: @unchecked Sendable {
         return s
     }
 
+    /// Waits at most `timeout` seconds for navd to exit; nil if it is still running (then it is killed).
+    public func waitForExit(timeout: Double) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while isRunning {
+            if Date() > deadline {
+                stop(signal: SIGKILL)
+                return nil
+            }
+            usleep(20_000)
+        }
+        return waitForExit()
+    }
+
     /// Sends `signal` and waits for the exit; returns the exit status.
     @discardableResult
     public func stop(signal: Int32 = SIGTERM) -> Int32 {
