@@ -678,8 +678,13 @@ public final class Session {
                            data: ["from": .string(source.id), "to": .string(target.name), "by": .string(style.rawValue)])
         }
         let enclosingFlow: Node? = source.parentRef.flatMap { p in p._withUnsafeGuaranteedRef { $0.kind == .flow ? $0 : nil } }
-        let isStepOfEnclosingFlow = enclosingFlow.map { graph.coordinators[$0.coordinator].flow?.steps.contains(target.index) ?? false } ?? false
-        if style.needsAbility && !sourceCoordinator.canOpen(target.index) && !isStepOfEnclosingFlow {
+        let enclosingSteps = enclosingFlow.flatMap { graph.coordinators[$0.coordinator].flow?.steps }
+        let isStepOfEnclosingFlow = enclosingSteps?.contains(target.index) ?? false
+        // Steps follow `opens` like every screen; a step that declares none opens the step after it.
+        let isNextStep = sourceCoordinator.opens.isEmpty && enclosingSteps.map { steps in
+            steps.firstIndex(of: source.coordinator).map { $0 + 1 < steps.count && steps[$0 + 1] == target.index } ?? false
+        } ?? false
+        if style.needsAbility && !sourceCoordinator.canOpen(target.index) && !isNextStep {
             let opens = sourceCoordinator.opens.map { graph.coordinators[$0].name }
             throw NavError(.notAllowed, "`\(sourceCoordinator.name)` cannot open `\(target.name)`: its opens are \(opens.isEmpty ? "empty" : opens.joined(separator: ", ")) (select and root are always available)",
                            data: ["from": .string(source.id), "to": .string(target.name), "by": .string(style.rawValue)])
@@ -696,10 +701,11 @@ public final class Session {
                                data: ["from": .string(source.id)])
             }
         case .select:
-            guard tabIndex(of: target.index) != nil else {
-                let tabs = root.kind == .tabs ? root.children.compactMap { $0.children.first.map { graph.coordinators[$0.coordinator].name } } : []
-                throw NavError(.notAllowed, tabs.isEmpty ? "select needs tabs at the root of the tree; session `\(name)`'s root is a stack (the graph's root, or a `root` navigation's)"
-                                                        : "`\(target.name)` does not start a tab; the tabs start with \(tabs.joined(separator: ", "))",
+            guard declaredTab(target.index) != nil else {
+                var tabs: [String] = []
+                if case .tabs(let declared) = graph.root { tabs = declared.map { graph.coordinators[$0].name } }
+                throw NavError(.notAllowed, tabs.isEmpty ? "select needs tabs, and the graph's root is a stack"
+                                                        : "`\(target.name)` is not one of the tabs; the graph declares the tabs \(tabs.joined(separator: ", "))",
                                data: ["to": .string(target.name), "by": "select"])
             }
         default: break
@@ -733,9 +739,17 @@ public final class Session {
         }
     }
 
+    /// The index of the tab the graph's root declares for `coordinator`, if it declares tabs.
+    func declaredTab(_ coordinator: Int) -> Int? {
+        guard case .tabs(let tabs) = graph.root else { return nil }
+        return tabs.firstIndex(of: coordinator)
+    }
+
+    /// The tab of the live tab shell that the graph declares for `coordinator`: tabs keep the identity
+    /// the graph gave them (by index), whatever their stacks hold now.
     func tabIndex(of coordinator: Int) -> Int? {
-        guard root.kind == .tabs else { return nil }
-        return root.children.firstIndex { $0.children.first?.coordinator == coordinator }
+        guard root.kind == .tabs, let i = declaredTab(coordinator), i < root.children.count else { return nil }
+        return i
     }
 
     /// Applies a validated plan: the source must still exist and `ifVersion` must still hold.
@@ -787,9 +801,16 @@ public final class Session {
             root = makeStack(holding: created)
             changes.record("reset", root: root, removed: removed.numbers)
         case .select:
-            guard let i = tabIndex(of: plan.target) else {
-                throw NavError(.notAllowed, "no tab starts with `\(graph.coordinators[plan.target].name)`")
+            guard let tab = declaredTab(plan.target) else {
+                throw NavError(.notAllowed, "`\(graph.coordinators[plan.target].name)` is not one of the tabs the graph declares")
             }
+            if tabIndex(of: plan.target) == nil {
+                // The tab shell was replaced (a `root` navigation): selecting a tab brings it back, fresh.
+                forget(root, into: &removed)
+                root = makeRoot()
+                changes.record("reset", root: root, removed: removed.numbers)
+            }
+            let i = tab
             root.selected = i
             created = root.children[i].children[0]
             changes.record("select", parent: root, index: i)
