@@ -59,6 +59,18 @@ public struct TreeMirror: Sendable {
             root = c["root"] ?? .null
             return
         }
+        if op == "update" {
+            // A live screen's params changed: the change carries the node as it is now.
+            guard let id = c["node"]?["id"]?.stringValue else { throw Gap(description: "update without a node: \(JSONWriter.string(c))") }
+            let params = c["node"]?["params"] ?? .object([:])
+            let found = TreeMirror.update(&root, id: id) { node in
+                guard case .object(var o) = node else { return }
+                o["params"] = params
+                node = .object(o)
+            }
+            if !found { throw Gap(description: "no node \(id) for update") }
+            return
+        }
         guard let parent = c["parent"]?.stringValue else { throw Gap(description: "change without parent: \(JSONWriter.string(c))") }
         let found = TreeMirror.update(&root, id: parent) { node in
             guard case .object(var o) = node else { return }

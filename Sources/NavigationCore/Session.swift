@@ -80,6 +80,8 @@ public struct Plan: Sendable {
     public let preconditions: [Int]
     /// For a deep link (`open`): the whole stack to build, bottom first.
     public var link: [LinkStep]? = nil
+    /// Presentation hints for front-ends (`navigate {hints}`): opaque to navd, carried to `stackChanged`.
+    public var hints: JSONValue? = nil
 
     /// The source node's id.
     public var sourceId: String { Node.id(source) }
@@ -416,7 +418,7 @@ public final class Session {
     public let name: String
     public let graph: NavigationGraph
     public private(set) var root: Node
-    public private(set) var version = 0
+    public internal(set) var version = 0
     /// Whether commits build their `changes` (the JSON subscribers apply). A server turns it off for a
     /// session nobody subscribes to; dry runs always record.
     public var recordsChanges = true
@@ -428,7 +430,7 @@ public final class Session {
     private var nextId = 0
     /// The id counter when the last `commit(_:)` began (``madeByLastCommit(_:)``).
     private var idCounterBeforeCommit = 0
-    private let nodes = NodeIndex()
+    let nodes = NodeIndex()
     /// Leaf nodes that left the tree with no other reference to them, made new nodes again by
     /// ``newNode(_:coordinator:params:)`` (a screen pushed and dismissed over and over allocates
     /// nothing); a few at most.
@@ -886,7 +888,7 @@ public final class Session {
     }
 
     /// Removes `node` following the dismiss rules; `flowNode` is the flow completing, if any.
-    private func remove(_ node: Node, status: EndedFlow.Status, result: JSONValue?, error: JSONValue?, flowNode: Node?) throws(NavError) -> Commit {
+    func remove(_ node: Node, status: EndedFlow.Status, result: JSONValue?, error: JSONValue?, flowNode: Node?) throws(NavError) -> Commit {
         var changes = ChangeLog(enabled: recordsChanges, graph)
         var removed = Removal()
         switch node.kind {
@@ -1103,27 +1105,39 @@ extension Session {
                     with.append(key, setup.coerce(value, forProperty: key))
                 }
             }
-            // Mediation, as in `navigate`: fields the link leaves unset come from the screen below.
-            if let below = steps.last { mediate(c, from: below.params, into: &with) }
-            let by = i == 0 ? Presentation.push : (entry.by ?? .push)
-            if i > 0 && !c.allows(by) {
-                throw NavError(.notAllowed, "link `\(link.pattern)` shows `\(c.name)` by \(by.rawValue), which its presentations do not allow", data: ["url": .string(url)])
-            }
-            if !c.access.isEmpty && caller.roles.isDisjoint(with: c.access) {
-                throw NavError(.accessDenied, "`\(c.name)` (in link `\(link.pattern)`) admits only clients with role \(c.access.joined(separator: " or "))",
-                               data: ["to": .string(c.name), "url": .string(url)])
-            }
-            if let setup = c.setup, let v = setup.validate(.object(with)) {
-                throw NavError(.invalidSetup, "`\(url)` gives `\(c.name)` an invalid setup: \(v.message)",
-                               data: ["pointer": .string(v.pointer), "rule": .string(v.rule), "to": .string(c.name), "url": .string(url)])
-            }
-            for p in c.preconditions where !preconditions.contains(p) { preconditions.append(p) }
-            steps.append(LinkStep(coordinator: entry.coordinator, params: .object(with), by: by))
+            try appendStep(c, with: with, by: entry.by, to: &steps, preconditions: &preconditions, caller: caller,
+                           origin: "link `\(link.pattern)`", data: ["url": .string(url)])
         }
         var plan = Plan(target: steps.last!.coordinator, by: .push, params: steps.last!.params, source: visibleTop?.number ?? root.number,
                         ifVersion: ifVersion, preconditions: preconditions)
         plan.link = steps
         return plan
+    }
+
+    /// Validates one screen of a stack built at once (a deep link's, a `reset`'s) and appends it:
+    /// mediation from the screen below, its presentation, access and setup; its preconditions join
+    /// the plan's. `origin` names what asked for it in messages.
+    func appendStep(_ c: Coordinator, with given: JSONObject, by asked: Presentation?, to steps: inout [LinkStep],
+                    preconditions: inout [Int], caller: Caller, origin: String, data: JSONObject) throws(NavError) {
+        var with = given
+        // Mediation, as in `navigate`: fields left unset come from the screen below.
+        if let below = steps.last { mediate(c, from: below.params, into: &with) }
+        let by = steps.isEmpty ? Presentation.push : (asked ?? .push)
+        if !steps.isEmpty && !c.allows(by) {
+            throw NavError(.notAllowed, "\(origin) shows `\(c.name)` by \(by.rawValue), which its presentations do not allow", data: data)
+        }
+        if !c.access.isEmpty && caller.roles.isDisjoint(with: c.access) {
+            var d = data
+            d["to"] = .string(c.name)
+            throw NavError(.accessDenied, "`\(c.name)` (in \(origin)) admits only clients with role \(c.access.joined(separator: " or "))", data: d)
+        }
+        if let setup = c.setup, let v = setup.validate(.object(with)) {
+            var d: JSONObject = ["pointer": .string(v.pointer), "rule": .string(v.rule), "to": .string(c.name)]
+            for (k, x) in data { d[k] = x }
+            throw NavError(.invalidSetup, "\(origin) gives `\(c.name)` an invalid setup: \(v.message)", data: d)
+        }
+        for p in c.preconditions where !preconditions.contains(p) { preconditions.append(p) }
+        steps.append(LinkStep(coordinator: c.index, params: .object(with), by: by))
     }
 
     /// Builds a link's stack in one commit: in the tab (or root stack) that starts with its first

@@ -31,3 +31,104 @@ import Testing
         #expect(back["version"] == tree["version"])
     }
 }
+
+/// Pop-to, results to screens, live params, reset and hints, through the socket.
+@Suite struct RouterSemanticsTests {
+    static let graph = """
+        root: {tabs: [Home, Settings]}
+        coordinators:
+          Home: {opens: [List, Editor]}
+          Settings: {}
+          List: {opens: [Item, Editor]}
+          Item:
+            setup: {type: object, required: [id], properties: {id: {type: string}, title: {type: string, maxLength: 10}}}
+            opens: [Item, Editor]
+          Editor: {presentations: [present, push]}
+        """
+
+    @Test func dismissToPopsToTheNearestMatchInOneCommit() throws {
+        let d = try Daemon(graph: Self.graph)
+        let c = try d.client()
+        let list = try c.call("navigate", ["to": "List"])["node"]!
+        try c.call("navigate", ["to": "Item", "with": ["id": "1"]])
+        try c.call("navigate", ["to": "Item", "with": ["id": "2"]])
+        let editor = try c.call("navigate", ["to": "Editor", "by": "present"])
+        #expect(editor["version"] == 4)
+        let popped = try c.call("dismiss", ["to": "List"])
+        #expect(popped["version"] == 5, "one commit")
+        #expect(popped["removed"]?.arrayValue?.count == 4, "\(popped)")
+        #expect(try c.call("tree")["visible"]?.arrayValue?.last == list)
+        try c.call("navigate", ["to": "Item", "with": ["id": "3"]])
+        let inclusive = try c.call("dismiss", ["to": "List", "inclusive": true])
+        #expect(inclusive["removed"]?.arrayValue?.first == list)
+        let nothing = try c.callError("dismiss", ["to": "Home"])
+        #expect(nothing["data"]?["kind"] == "unknownNode", "nothing above Home: \(nothing)")
+        let unknown = try c.callError("dismiss", ["to": "Nowhere"])
+        #expect(unknown["data"]?["kind"] == "unknownTarget", "\(unknown)")
+    }
+
+    @Test func dismissWithAResultTellsTheScreenBelow() throws {
+        let d = try Daemon(graph: Self.graph)
+        let watcher = try d.client()
+        try watcher.call("subscribe")
+        let c = try d.client()
+        let list = try c.call("navigate", ["to": "List"])["node"]!
+        let editor = try c.call("navigate", ["to": "Editor", "by": "present", "from": list])["node"]!
+        try c.call("dismiss", ["result": ["saved": true]])
+        let n = try c.notification("screenResult")
+        #expect(n["params"] == ["session": "main", "node": editor, "to": list, "result": ["saved": true]], "\(n)")
+        #expect(try watcher.notification("screenResult")["params"]?["to"] == list)
+    }
+
+    @Test func updateMergesValidatedParamsAndPublishesThem() throws {
+        let d = try Daemon(graph: Self.graph)
+        let watcher = try d.client()
+        var mirror = try watcher.call("subscribe")
+        let c = try d.client()
+        try c.call("navigate", ["to": "List"])
+        let item = try c.call("navigate", ["to": "Item", "with": ["id": "1"]])["node"]!
+        let r = try c.call("update", ["node": item, "with": ["title": "Hello"]])
+        #expect(r["node"]?["params"] == ["id": "1", "title": "Hello"], "\(r)")
+        let bad = try c.callError("update", ["node": item, "with": ["title": "far too long a title"]])
+        #expect(bad["data"]?["kind"] == "invalidSetup" && bad["data"]?["pointer"] == "/title", "\(bad)")
+        let removeRequired = try c.callError("update", ["node": item, "with": ["id": .null]])
+        #expect(removeRequired["data"]?["kind"] == "invalidSetup")
+        var last: JSONValue = .null
+        while last["params"]?["version"] != r["version"] { last = try watcher.notification("stackChanged") }
+        #expect(last["params"]?["changes"]?.arrayValue?.first?["op"] == "update", "\(last)")
+        mirror = try watcher.call("tree")
+        #expect(JSONWriter.string(mirror).contains("\"title\":\"Hello\""))
+    }
+
+    @Test func resetGoesBackToTheDeclaredRootOrBuildsAStack() throws {
+        let d = try Daemon(graph: Self.graph)
+        let c = try d.client()
+        try c.call("navigate", ["to": "List"])
+        try c.call("navigate", ["to": "Home", "by": "root"])
+        let fresh = try c.call("reset")
+        let tree = try c.call("tree")
+        #expect(tree["root"]?["kind"] == "tabs" && tree["version"] == fresh["version"], "\(tree)")
+        let built = try c.call("reset", ["to": ["Home", "List", ["to": "Item", "with": ["id": "7"]], ["to": "Editor", "by": "present"]]])
+        let after = try c.call("tree")
+        let home = after["root"]?["children"]?.arrayValue?.first?["children"]?.arrayValue ?? []
+        #expect(after["version"] == built["version"] && home.map { $0["coordinator"] } == ["app.Home", "app.List", "app.Item"], "\(after)")
+        #expect(home.last?["params"] == ["id": "7"] && home.last?["presented"]?["children"]?.arrayValue?.first?["coordinator"] == "app.Editor", "\(after)")
+        let bad = try c.callError("reset", ["to": ["Home", ["to": "Item"]]])
+        #expect(bad["data"]?["kind"] == "invalidSetup", "\(bad)")
+        #expect(try c.call("tree")["version"] == built["version"], "a refused reset changes nothing")
+    }
+
+    @Test func hintsAreCarriedIntoStackChanged() throws {
+        let d = try Daemon(graph: Self.graph)
+        let watcher = try d.client()
+        try watcher.call("subscribe")
+        let c = try d.client()
+        try c.call("navigate", ["to": "List", "hints": ["animated": false, "transition": "fade"]])
+        let n = try watcher.notification("stackChanged")
+        #expect(n["params"]?["hints"] == ["animated": false, "transition": "fade"], "\(n)")
+        let big = try c.callError("navigate", ["to": "Editor", "hints": ["x": .string(String(repeating: "h", count: 5000))]])
+        #expect(big["data"]?["kind"] == "limitExceeded", "\(big)")
+        let notObject = try c.callError("navigate", ["to": "Editor", "hints": "fast"])
+        #expect(notObject["data"]?["kind"] == "invalidParams")
+    }
+}

@@ -81,3 +81,85 @@ import Testing
         #expect(ops == ["reset", "select"], "\(String(describing: ops))")
     }
 }
+
+/// Pop to a destination, live params and reset, on the core alone.
+@Suite struct RouterCoreTests {
+    static let yaml = """
+        root: {stack: Home}
+        coordinators:
+          Home: {opens: [List, Admin]}
+          List: {opens: [Item]}
+          Item:
+            setup: {type: object, required: [id], properties: {id: {type: string}, note: {type: string, maxLength: 5}}}
+            opens: [Item]
+          Admin: {access: [staff], setup: {type: object, properties: {mode: {type: string}}}}
+        """
+    let graph: NavigationGraph = {
+        let (g, d) = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: RouterCoreTests.yaml)], baseDirectory: "/")
+        precondition(!d.hasErrors, d.sorted.map(\.description).joined(separator: "\n"))
+        return g!
+    }()
+
+    @discardableResult
+    func go(_ s: Session, _ to: String, with: JSONObject = JSONObject(), caller: Caller = Caller()) throws -> Commit {
+        try s.commit(try s.plan(NavigateRequest(to: to, with: with), caller: caller))
+    }
+
+    func names(_ s: Session) -> [String] { s.root.children.map { graph.coordinators[$0.coordinator].localName } }
+
+    @Test func popToFindsTheNearestMatchFromTheTop() throws {
+        let s = Session(name: "t", graph: graph)
+        try go(s, "List")
+        let first = try go(s, "Item", with: ["id": "1"]).node!
+        try go(s, "Item", with: ["id": "2"])
+        try go(s, "Item", with: ["id": "3"])
+        #expect(try s.popTarget("Item").params["id"] == "3", "the top one matches first")
+        let c = try s.dismiss(to: "Item", inclusive: true)
+        #expect(names(s) == ["Home", "List", "Item", "Item"] && c.removed.count == 1)
+        #expect(throws: NavError.self, "nothing above the top to dismiss") { try s.dismiss(to: "Item", inclusive: false) }
+        _ = try s.dismiss(to: first.id, inclusive: false)
+        #expect(s.visibleTop === first)
+        _ = try s.dismiss(to: "List", inclusive: false)
+        #expect(names(s) == ["Home", "List"])
+        #expect(throws: NavError.self) { try s.dismiss(to: "List", inclusive: false) }
+    }
+
+    @Test func updateValidatesMergesAndChecksAccess() throws {
+        let s = Session(name: "t", graph: graph)
+        try go(s, "List")
+        let item = try go(s, "Item", with: ["id": "1"]).node!
+        let v = s.version
+        _ = try s.update(item.id, with: ["note": "hi"], caller: Caller())
+        #expect(item.params == ["id": "1", "note": "hi"] && s.version == v + 1)
+        _ = try s.update(item.id, with: ["note": .null], caller: Caller())
+        #expect(item.params == ["id": "1"])
+        #expect(throws: NavError.self) { try s.update(item.id, with: ["note": "too long"], caller: Caller()) }
+        #expect(item.params == ["id": "1"] && s.version == v + 2, "a refused update changes nothing")
+        _ = try s.dismiss(to: "Home", inclusive: false)
+        let admin = try go(s, "Admin", caller: Caller(roles: ["staff"])).node!
+        let refused = Result { () throws(NavError) in try s.update(admin.id, with: ["mode": "x"], caller: Caller()) }
+        #expect(refused.kindOfFailure == .accessDenied, "a client without the staff role may not change Admin's params")
+        _ = try s.update(admin.id, with: ["mode": "x"], caller: Caller(roles: ["staff"]))
+        #expect(admin.params == ["mode": "x"])
+    }
+
+    @Test func resetBuildsTheStackInOneCommitOrRefusesWhole() throws {
+        let s = Session(name: "t", graph: graph)
+        try go(s, "List")
+        let v = s.version
+        #expect(throws: NavError.self) { try s.planReset([ResetStep(to: "Home"), ResetStep(to: "Item")], caller: Caller(), ifVersion: nil) }
+        #expect(throws: NavError.self) { try s.planReset([ResetStep(to: "Home")], caller: Caller(), ifVersion: v + 7) }
+        let plan = try s.planReset([ResetStep(to: "Home"), ResetStep(to: "List"), ResetStep(to: "Item", with: ["id": "9"])], caller: Caller(), ifVersion: v)
+        _ = try s.commit(plan)
+        #expect(s.version == v + 1 && names(s) == ["Home", "List", "Item"])
+        _ = s.resetToRoot()
+        #expect(s.version == v + 2 && names(s) == ["Home"])
+    }
+}
+
+extension Result where Failure == NavError {
+    var kindOfFailure: NavError.Kind? {
+        if case .failure(let e) = self { return e.kind }
+        return nil
+    }
+}

@@ -289,6 +289,13 @@ public enum EmbeddedProtocol {
           "schema": {
             "type": "boolean"
           }
+        },
+        {
+          "name": "hints",
+          "description": "presentation wishes for front-ends (animated, transition…): opaque to navd, at most 4 KiB of JSON, carried into stackChanged as hints",
+          "schema": {
+            "type": "object"
+          }
         }
       ],
       "result": {
@@ -395,7 +402,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "dismiss",
-      "summary": "Remove a node and everything above it in its stack (a presented stack's first child dismisses the modal; a flow's first step abandons the flow).",
+      "summary": "Remove a node and everything above it in its stack (a presented stack's first child dismisses the modal; a flow's first step abandons the flow). With \"to\" (a coordinator name or node id) it pops to the nearest matching screen in the stacks of the visible path, removing everything above it (and it too with inclusive: true), in one commit. With \"result\", the screen now on top receives it as a screenResult notification (its subscribers and the caller).",
       "params": [
         {
           "name": "session",
@@ -410,6 +417,25 @@ public enum EmbeddedProtocol {
             "type": "string"
           },
           "description": "Default: the visible top screen."
+        },
+        {
+          "name": "to",
+          "description": "pop to this coordinator or node",
+          "schema": {
+            "type": "string"
+          }
+        },
+        {
+          "name": "inclusive",
+          "description": "remove the matching screen too",
+          "schema": {
+            "type": "boolean"
+          }
+        },
+        {
+          "name": "result",
+          "description": "delivered to the screen below as screenResult (at most 4 KiB of JSON)",
+          "schema": {}
         }
       ],
       "result": {
@@ -435,6 +461,12 @@ public enum EmbeddedProtocol {
         },
         {
           "$ref": "#/components/errors/invalidParams"
+        },
+        {
+          "$ref": "#/components/errors/unknownTarget"
+        },
+        {
+          "$ref": "#/components/errors/limitExceeded"
         }
       ],
       "examples": [
@@ -453,6 +485,175 @@ public enum EmbeddedProtocol {
         }
       ],
       "paramStructure": "by-name"
+    },
+    {
+      "name": "update",
+      "summary": "Merge fields into a live screen's (or flow's) params (null removes one), validated by its setup schema; one commit published as an update change carrying the node.",
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "session",
+          "description": "the session (default \"main\")",
+          "schema": {
+            "type": "string"
+          }
+        },
+        {
+          "name": "node",
+          "description": "the live node",
+          "required": true,
+          "schema": {
+            "type": "string"
+          }
+        },
+        {
+          "name": "with",
+          "description": "the fields to merge",
+          "required": true,
+          "schema": {
+            "type": "object"
+          }
+        }
+      ],
+      "result": {
+        "name": "updated",
+        "schema": {
+          "type": "object",
+          "required": [
+            "version",
+            "node"
+          ],
+          "properties": {
+            "version": {
+              "type": "integer"
+            },
+            "node": {
+              "type": "object"
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/unknownNode"
+        },
+        {
+          "$ref": "#/components/errors/invalidSetup"
+        },
+        {
+          "$ref": "#/components/errors/invalidParams"
+        },
+        {
+          "$ref": "#/components/errors/unknownTarget"
+        }
+      ]
+    },
+    {
+      "name": "reset",
+      "summary": "Put the session back to the graph's declared root (fresh tabs) in one commit, or with \"to\" build the given stack as a deep link builds it (each screen validated; the preconditions of every screen run before the commit).",
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "session",
+          "description": "the session (default \"main\")",
+          "schema": {
+            "type": "string"
+          }
+        },
+        {
+          "name": "to",
+          "description": "the screens, bottom first",
+          "schema": {
+            "type": "array",
+            "items": {
+              "oneOf": [
+                {
+                  "type": "string"
+                },
+                {
+                  "type": "object",
+                  "required": [
+                    "to"
+                  ],
+                  "properties": {
+                    "to": {
+                      "type": "string"
+                    },
+                    "with": {
+                      "type": "object"
+                    },
+                    "by": {
+                      "enum": [
+                        "push",
+                        "present"
+                      ]
+                    }
+                  }
+                }
+              ]
+            }
+          }
+        },
+        {
+          "name": "ifVersion",
+          "schema": {
+            "type": "integer"
+          }
+        }
+      ],
+      "result": {
+        "name": "reset",
+        "schema": {
+          "type": "object",
+          "required": [
+            "version",
+            "visible"
+          ],
+          "properties": {
+            "version": {
+              "type": "integer"
+            },
+            "visible": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            },
+            "node": {
+              "type": "string"
+            },
+            "navigation": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/unknownTarget"
+        },
+        {
+          "$ref": "#/components/errors/invalidSetup"
+        },
+        {
+          "$ref": "#/components/errors/notAllowed"
+        },
+        {
+          "$ref": "#/components/errors/accessDenied"
+        },
+        {
+          "$ref": "#/components/errors/preconditionFailed"
+        },
+        {
+          "$ref": "#/components/errors/preconditionTimeout"
+        },
+        {
+          "$ref": "#/components/errors/conflict"
+        },
+        {
+          "$ref": "#/components/errors/invalidParams"
+        }
+      ]
     },
     {
       "name": "flowComplete",
@@ -1610,6 +1811,18 @@ public enum EmbeddedProtocol {
         "status": "completed",
         "result": {
           "orderId": "ord-7"
+        }
+      }
+    },
+    {
+      "name": "screenResult",
+      "summary": "To subscribers and to the caller after dismiss {result}: node is the screen that was shown, to the screen now on top.",
+      "params": {
+        "session": "main",
+        "node": "n12",
+        "to": "n9",
+        "result": {
+          "saved": true
         }
       }
     },

@@ -13,7 +13,7 @@ extension Server {
     /// an `unowned(unsafe)` one, at every use.)
     func registerNavigationMethods() {
         // Param tables are made now, not on a first request (making one reflects on the enum's cases).
-        _ = (SessionParam.table, DismissParam.table, FlowCompleteParam.table, ContextParam.table, SessionNameParam.table,
+        _ = (SessionParam.table, DismissParam.table, UpdateParam.table, ResetParam.table, FlowCompleteParam.table, ContextParam.table, SessionNameParam.table,
              ProvideParam.table, CancelParam.table, NavigateParam.table, OpenParam.table, ReloadParam.table)
         methods["navigate"] = { [self] call in self.navigate(call) }
         methods["open"] = { [self] call in self.open(call) }
@@ -23,13 +23,41 @@ extension Server {
                 let p = try Params<DismissParam>(call)
                 let state = try self.hub.state(p.given(.session), for: call.connection)
                 let node = try p.string(.node)
+                let to = try p.string(.to)
+                let inclusive = try p.bool(.inclusive) ?? false
+                if node != nil && to != nil {
+                    throw .invalidParams("`dismiss` takes \"node\" (that node and what is above it) or \"to\" (pop to a screen), not both", data: ["param": "to"])
+                }
+                let result = p.value(.result)
+                if let result { try self.checkSize(result, "\"result\"", limit: Server.maxHintsBytes, param: "result") }
                 do throws(NavError) {
-                    let c = try state.session.dismiss(node)
+                    let c: Commit
+                    let shown = state.session.visibleTop?.id
+                    if let to { c = try state.session.dismiss(to: to, inclusive: inclusive) } else { c = try state.session.dismiss(node) }
                     self.hub.publish(c, in: state)
+                    if let result { self.deliverScreenResult(result, from: shown ?? c.removed.first ?? "", in: state, caller: call.connection) }
                     return Removed(c)
                 } catch { throw error.rpc }
             }
         }
+
+        methods["update"] = { [self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                let p = try Params<UpdateParam>(call)
+                let state = try self.hub.state(p.given(.session), for: call.connection)
+                let node = try p.requiredString(.node, "the id of the live screen whose params to change")
+                guard let with = try p.objectParam(.with) else {
+                    throw .invalidParams("`update` needs \"with\": the fields to merge into the screen's params (null removes one)", data: ["param": "with"])
+                }
+                do throws(NavError) {
+                    let c = try state.session.update(node, with: with, caller: Caller(roles: call.connection.roles))
+                    self.hub.publish(c, in: state)
+                    return ["version": .int(c.version), "node": c.node.map { $0.json(self.graph) } ?? .null]
+                } catch { throw error.rpc }
+            }
+        }
+
+        methods["reset"] = { [self] call in self.reset(call) }
 
         methods["flowComplete"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> Removed in
@@ -241,6 +269,100 @@ extension Server {
         }
     }
 
+    /// The largest `hints` object or dismiss `result`, as JSON.
+    static let maxHintsBytes = 4096
+
+    /// Refuses a value larger than `limit` bytes of JSON.
+    func checkSize(_ v: JSONValue, _ what: String, limit: Int, param: String) throws(RPCError) {
+        let size = JSONWriter.encode(v).count
+        if size > limit {
+            throw .limitExceeded("\(what) is \(size) bytes of JSON; it may be at most \(limit)", limit: param, max: limit)
+        }
+    }
+
+    /// `dismiss {result}`: tells the screen now on top (the one below what was dismissed) the result
+    /// of the screen that was shown, as `screenResult {session, node, to, result}` to the session's
+    /// subscribers and the caller.
+    func deliverScreenResult(_ result: JSONValue, from shown: String, in state: SessionState, caller: Connection) {
+        let s = state.session
+        let params: JSONValue = [
+            "session": .string(s.name), "node": .string(shown),
+            "to": .string(s.visibleTop?.id ?? ""), "result": result,
+        ]
+        var targets = Array(state.subscribers.values)
+        if state.subscribers[caller.id] == nil { targets.append(caller) }
+        broadcast(method: "screenResult", params: params, to: targets)
+    }
+
+    /// `reset {}` (the graph's root, fresh) or `reset {to: [{to, with?, by?}…]}` (a stack built as a
+    /// deep link builds it, after the preconditions of its screens).
+    private func reset(_ call: Call) {
+        let state: SessionState
+        let steps: [ResetStep]?
+        let ifVersion: Int?
+        do throws(RPCError) {
+            let p = try Params<ResetParam>(call)
+            state = try hub.state(p.given(.session), for: call.connection)
+            ifVersion = try p.int(.ifVersion)
+            if let raw = p.value(.to) {
+                guard case .array(let items) = raw, items.count <= config.maxBatch else {
+                    throw .invalidParams("\"to\" must be a list of screens, like [\"shop.Home\", {\"to\": \"shop.Product\", \"with\": {\"id\": \"p1\"}}] (at most --max-batch)",
+                                         data: ["param": "to"])
+                }
+                steps = try items.map { item throws(RPCError) -> ResetStep in
+                    if case .string(let name) = item { return ResetStep(to: name) }
+                    guard let to = item["to"]?.stringValue else {
+                        throw .invalidParams("each screen of \"to\" is a coordinator name or {to, with?, by?}", data: ["param": "to"])
+                    }
+                    var by: Presentation?
+                    if let b = item["by"]?.stringValue {
+                        guard let pr = Presentation(rawValue: b), pr == .push || pr == .present else {
+                            throw .invalidParams("a reset screen is shown by push or present, not \"\(b)\"", data: ["param": "to"])
+                        }
+                        by = pr
+                    }
+                    return ResetStep(to: to, with: item["with"]?.objectValue ?? JSONObject(), by: by)
+                }
+            } else {
+                steps = nil
+            }
+        } catch {
+            call.fail(error)
+            return
+        }
+        let session = state.session
+        guard let steps else {
+            if let v = ifVersion, v != session.version {
+                call.fail(NavError(.conflict, "the tree is at version \(session.version), not \(v) as \"ifVersion\" requires", data: ["version": .int(session.version)]).rpc)
+                return
+            }
+            let c = session.resetToRoot()
+            hub.publish(c, in: state)
+            call.succeed(["version": .int(c.version), "visible": .array(session.visible.map(JSONValue.string))])
+            return
+        }
+        let plan: Plan
+        do throws(NavError) {
+            plan = try session.planReset(steps, caller: Caller(roles: call.connection.roles), ifVersion: ifVersion)
+        } catch {
+            call.fail(error.rpc)
+            return
+        }
+        if plan.preconditions.isEmpty {
+            call.finish(commitResult(state, plan, navigation: hub.nextNavigation(), starter: call.connection).mapError(\.rpc))
+            return
+        }
+        let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan, key: nil,
+                                    caller: Caller(roles: call.connection.roles), reply: call.deferred())
+        nav.registered = true
+        hub.pending[nav.id] = nav
+        call.connection.onClose.append { [unowned self, weak nav] _ in
+            guard let nav, !nav.finished else { return }
+            self.finish(nav, .failure(NavError(.cancelled, "the navigation was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
+        }
+        runPreconditions(nav)
+    }
+
     func factsObject(_ s: Session) -> JSONObject {
         JSONObject(uniqueMembers: s.facts.keys.sorted().map { ($0, s.facts[$0]!) })
     }
@@ -255,6 +377,7 @@ extension Server {
     private func navigate(_ call: Call) {
         let state: SessionState
         let by: Presentation?, to: JSONView?, route: String?, with: JSONObject?, from: String?, ifVersion: Int?, key: String?, dryRun: Bool
+        let hints: JSONValue?
         do throws(RPCError) {
             let p = try Params<NavigateParam>(call)
             state = try hub.state(p.given(.session), for: call.connection)
@@ -277,6 +400,15 @@ extension Server {
             key = try p.string(.key)
             if let key { try checkName(key, "the navigation key", param: "key") }
             dryRun = try p.bool(.dryRun) ?? false
+            if let h = p.value(.hints) {
+                guard case .object = h else {
+                    throw .invalidParams("\"hints\" must be an object of presentation wishes, like {\"animated\": false}", data: ["param": "hints"])
+                }
+                try checkSize(h, "\"hints\"", limit: Server.maxHintsBytes, param: "hints")
+                hints = h
+            } else {
+                hints = nil
+            }
         } catch {
             call.fail(error)
             return
@@ -291,7 +423,9 @@ extension Server {
             } else {
                 destination = try graph.destination(to: to?.string, route: route)
             }
-            return try session.plan(destination, by: by, with: with, from: from, ifVersion: ifVersion, caller: caller)
+            var plan = try session.plan(destination, by: by, with: with, from: from, ifVersion: ifVersion, caller: caller)
+            plan.hints = hints
+            return plan
         }
 
         if dryRun {
@@ -443,7 +577,7 @@ extension Server {
         // the tree when the reply is encoded, without building an array.
         let mayCommitAgain = c.endedList != nil || !c.removedNumbers.isEmpty || !state.subscribers.isEmpty
         let path: VisiblePath = mayCommitAgain ? .numbers(state.session.visibleNumbers) : .current(state.session)
-        hub.publish(c, in: state)
+        hub.publish(c, in: state, hints: plan.hints)
         return Navigated(navigation: navigation, node: c.node?.number ?? -1, version: c.version, visible: path)
     }
 
@@ -477,7 +611,17 @@ extension Server {
 
 /// The params of each navigation method (see ``ParamName``).
 enum DismissParam: Int, ParamName {
-    case session, node
+    case session, node, to, inclusive, result
+    nonisolated(unsafe) static var tableStorage: ParamTable?
+}
+
+enum UpdateParam: Int, ParamName {
+    case session, node, with
+    nonisolated(unsafe) static var tableStorage: ParamTable?
+}
+
+enum ResetParam: Int, ParamName {
+    case session, to, ifVersion
     nonisolated(unsafe) static var tableStorage: ParamTable?
 }
 
@@ -507,7 +651,7 @@ enum CancelParam: Int, ParamName {
 }
 
 enum NavigateParam: Int, ParamName {
-    case session, to, route, by, with, from, ifVersion, key, dryRun
+    case session, to, route, by, with, from, ifVersion, key, dryRun, hints
     nonisolated(unsafe) static var tableStorage: ParamTable?
 }
 

@@ -109,6 +109,8 @@ struct StackChanged: JSONEncodable {
     /// The commit's changes as written when it was made (``Commit/changeText``).
     let changes: JSONText?
     let visible: VisiblePath
+    /// The navigation's presentation hints, when it gave some.
+    var hints: JSONValue? = nil
 
     func encode(into w: inout JSONWriter) {
         w.raw("{\"session\":")
@@ -119,6 +121,10 @@ struct StackChanged: JSONEncodable {
         if let changes { changes.encode(into: &w) } else { w.raw("[]") }
         w.raw(",\"visible\":")
         visible.encode(into: &w, at: version)
+        if let hints {
+            w.raw(",\"hints\":")
+            w.write(hints)
+        }
         w.raw("}")
     }
 }

@@ -156,13 +156,14 @@ final class SessionHub {
 
     /// Sends `stackChanged` (and `flowCompleted` for flows that ended) for a commit. Called before
     /// the reply to the request that caused it, so a subscribed requester sees the change first.
-    func publish(_ commit: Commit, in state: SessionState) {
+    func publish(_ commit: Commit, in state: SessionState, hints: JSONValue? = nil) {
         commits += 1
         let s = state.session
         server.durable?.sessionChanged(s)
         if !state.subscribers.isEmpty {
             server.broadcast(method: "stackChanged",
-                             encodable: StackChanged(session: s.name, version: commit.version, changes: commit.changeText, visible: .current(s)),
+                             encodable: StackChanged(session: s.name, version: commit.version, changes: commit.changeText, visible: .current(s),
+                                                     hints: hints),
                              to: state.audience)
         }
         if let ended = commit.endedList {

@@ -1,0 +1,111 @@
+import JSON
+import NavGraph
+
+/// Pop to a destination (`dismiss {to, inclusive}`), reset, and live params (`update {node, with}`).
+extension Session {
+    /// The nearest node matching `target` (a node id, or a coordinator's name) among the stacks and
+    /// flows on the visible path, searched from the top of the innermost one down to the root.
+    public func popTarget(_ target: String) throws(NavError) -> Node {
+        var containers: [Node] = []
+        forEachVisible { n in if n.kind == .stack || n.kind == .flow { containers.append(n) } }
+        let byId = nodes[target]
+        let coordinator: Int? = byId == nil ? try graph.destination(to: target, route: nil).target : nil
+        for container in containers.reversed() {
+            for child in container.children.reversed() {
+                if let byId, child === byId { return child }
+                if let coordinator, child.coordinator == coordinator { return child }
+            }
+        }
+        let what = byId != nil ? "node `\(target)`" : "no screen of `\(graph.coordinators[coordinator!].name)`"
+        throw NavError(.unknownNode, "\(what) is not in the stacks of the visible path of session `\(name)`; `tree` shows them",
+                       data: ["to": .string(target)])
+    }
+
+    /// Removes everything above the nearest screen matching `target` on the visible path (and that
+    /// screen too when `inclusive`), in one commit.
+    public func dismiss(to target: String, inclusive: Bool) throws(NavError) -> Commit {
+        let match = try popTarget(target)
+        if inclusive { return try remove(match, status: .cancelled, result: nil, error: nil, flowNode: nil) }
+        guard let container = match.parent, let i = match.indexInParent else {
+            throw NavError(.unknownNode, "nothing above `\(match.id)` to dismiss", data: ["to": .string(target)])
+        }
+        if i + 1 < container.children.count {
+            return try remove(container.children[i + 1], status: .cancelled, result: nil, error: nil, flowNode: nil)
+        }
+        if let modal = match.presented {
+            return try remove(modal, status: .cancelled, result: nil, error: nil, flowNode: nil)
+        }
+        throw NavError(.unknownNode, "nothing above `\(match.id)` (\(graph.coordinators[match.coordinator].name)) to dismiss: it is the visible top; use inclusive: true to dismiss it too",
+                       data: ["node": .string(match.id), "to": .string(target)])
+    }
+
+    /// Merges `given` into the params of the live screen or flow `nodeId` (a null removes a field),
+    /// validated by its setup schema; one commit with an `update` change carrying the node. The
+    /// caller needs one of the coordinator's `access` roles, as to navigate to it.
+    public func update(_ nodeId: String, with given: JSONObject, caller: Caller) throws(NavError) -> Commit {
+        guard let n = nodes[nodeId] else {
+            throw NavError(.unknownNode, "no node `\(nodeId)` in session `\(name)`; `tree` lists the current nodes", data: ["node": .string(nodeId)])
+        }
+        guard n.kind == .screen || n.kind == .flow else {
+            throw NavError(.unknownNode, "node `\(nodeId)` is a \(n.kind.rawValue); only screens and flows have params", data: ["node": .string(nodeId)])
+        }
+        let c = graph.coordinators[n.coordinator]
+        if !c.access.isEmpty && caller.roles.isDisjoint(with: c.access) {
+            let held = caller.roles.isEmpty ? "none" : caller.roles.sorted().joined(separator: ", ")
+            throw NavError(.accessDenied, "`\(c.name)` admits only clients with role \(c.access.joined(separator: " or ")); this client holds \(held), so it cannot change the params of `\(nodeId)`",
+                           data: ["node": .string(nodeId), "roles": .array(c.access.map(JSONValue.string))])
+        }
+        var merged = n.params.objectValue ?? JSONObject()
+        for (k, v) in given {
+            if v.isNull { merged.members.removeAll { $0.key == k } } else { merged[k] = v }
+        }
+        let params = JSONValue.object(merged)
+        if let setup = c.setup, let violation = setup.validate(params) {
+            throw NavError(.invalidSetup, "the params of `\(nodeId)` would not match the setup of `\(c.name)`: \(violation.message)",
+                           data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "node": .string(nodeId)])
+        }
+        n.params = params
+        var changes = ChangeLog(enabled: recordsChanges, graph)
+        changes.record("update", node: n)
+        version += 1
+        return Commit(version: version, changes: changes.text, node: n, removedNumbers: NodeNumbers(), endedFlows: nil)
+    }
+}
+
+/// One screen asked for by `reset {to: [...]}`.
+public struct ResetStep: Sendable {
+    public var to: String
+    public var with: JSONObject
+    public var by: Presentation?
+    public init(to: String, with: JSONObject = JSONObject(), by: Presentation? = nil) {
+        self.to = to
+        self.with = with
+        self.by = by
+    }
+}
+
+extension Session {
+    /// `reset {to: [steps]}`: the stack is validated screen by screen as a deep link's is (presentation,
+    /// access, setup, mediation; the preconditions of every screen run before the commit), then built
+    /// as a deep link builds it.
+    public func planReset(_ entries: [ResetStep], caller: Caller, ifVersion: Int?) throws(NavError) -> Plan {
+        guard !entries.isEmpty else {
+            throw NavError(.invalidParams, "`reset` with \"to\" needs at least one screen, like [{to: \"shop.Home\"}]; send reset {} for the graph's root",
+                           data: ["param": "to"])
+        }
+        if let v = ifVersion, v != version {
+            throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires", data: ["version": .int(version)])
+        }
+        var steps: [LinkStep] = []
+        var preconditions: [Int] = []
+        for (i, e) in entries.enumerated() {
+            let c = graph.coordinators[try graph.destination(to: e.to, route: nil).target]
+            try appendStep(c, with: e.with, by: e.by, to: &steps, preconditions: &preconditions, caller: caller,
+                           origin: "reset step \(i)", data: ["step": .int(i)])
+        }
+        var plan = Plan(target: steps.last!.coordinator, by: .push, params: steps.last!.params, source: visibleTop?.number ?? root.number,
+                        ifVersion: ifVersion, preconditions: preconditions)
+        plan.link = steps
+        return plan
+    }
+}
