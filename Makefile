@@ -5,7 +5,7 @@ SOCKET     ?= $(if $(XDG_RUNTIME_DIR),$(XDG_RUNTIME_DIR)/navd.sock,/tmp/navd-$(s
 DEB_PACKAGES := libuv1-dev libsimdjson-dev socat tmux graphviz sqlite3 libsqlite3-dev procps python3
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps build build-debug embed graph-png bench bench-instructions bench-cpu bench-graph bench-core pgo-profile demo clean help fuzz fuzz-smoke test-asan soak
+.PHONY: run test deps build build-debug embed graph-png bench bench-instructions bench-cpu bench-graph bench-core pgo-profile demo clean help fuzz fuzz-smoke test-asan soak attacks
 
 help:
 	@echo "make run   - install what is missing, build (release), start navd on the example graph"
@@ -57,6 +57,11 @@ test-asan: deps
 ## that descriptors, child processes and memory stay flat. Prints its figures.
 soak: build
 	scripts/soak.sh
+
+## make attacks: the hardening attacks (placeholder values, reload without a role, an alias bomb,
+## huge batches, pipelining, bad --socket paths) against the release navd while another client pings.
+attacks: build
+	python3 scripts/attacks.py .build/release/navd
 
 ## Regenerate the Swift files that embed Protocol/openrpc.json and the example graph.
 embed:
