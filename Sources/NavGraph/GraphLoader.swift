@@ -132,10 +132,12 @@ private struct Builder {
     var preconditionUsed: Set<Int> = []
     var recoverLocations: [Int: SourceLocation] = [:]
     var flowDeclared: Set<Int> = []
+    /// Named ability sets ("module.name" → the coordinators they list), usable in `opens`.
+    var abilities: [String: [Int]] = [:]
 
     init(baseDirectory: String) { self.baseDirectory = baseDirectory }
 
-    static let moduleKeys = ["module", "root", "coordinators", "routes", "links", "preconditions", "description"]
+    static let moduleKeys = ["module", "root", "coordinators", "routes", "links", "preconditions", "abilities", "description"]
     static let coordinatorKeys = ["setup", "opens", "presentations", "preconditions", "access", "mediation", "flow", "description", "title"]
     static let flowKeys = ["start", "steps", "result"]
     static let routeKeys = ["to", "by", "with", "description"]
@@ -301,7 +303,15 @@ private struct Builder {
             modules.append(raw)
         }
 
-        // Pass 2: coordinators.
+        // Pass 2: ability sets, then coordinators (whose `opens` may name them).
+        var abilityDocs: [(module: String, map: [(key: String, keyLocation: SourceLocation, value: Doc)])] = []
+        for m in modules {
+            if let a = m.doc["abilities"], let map = expectMap(a, "`abilities`") {
+                abilityDocs.append((m.name, map))
+                for (name, _, _) in map { abilities[m.name + "." + name] = [] }
+            }
+        }
+        for (module, map) in abilityDocs { buildAbilities(map, module: module) }
         for m in modules {
             for (name, loc, doc) in m.coordinators {
                 let c = coordinators[coordinatorIndex[m.name + "." + name]!]
@@ -381,6 +391,34 @@ private struct Builder {
                                preconditions: preconditions, routes: routes, links: links, root: root, baseDirectory: baseDirectory)
     }
 
+    /// `abilities: {browse: [Product, Search]}`: named lists of coordinators that `opens` may use by
+    /// name, so many screens share one list. A set lists coordinators only (not other sets), and its
+    /// name may not be a coordinator's of the same module.
+    mutating func buildAbilities(_ map: [(key: String, keyLocation: SourceLocation, value: Doc)], module: String) {
+        for (name, loc, v) in map {
+            let q = module + "." + name
+            if name.isEmpty || name.contains(".") {
+                d.error(loc, "`\(name)` is not a valid ability set name: names are declared unqualified, without dots")
+                continue
+            }
+            if coordinatorIndex[q] != nil {
+                d.error(loc, "ability set `\(q)` has the name of a coordinator; `opens: [\(name)]` would be ambiguous, so rename the set")
+                abilities[q] = nil
+                continue
+            }
+            var set: [Int] = []
+            for (ref, l) in stringList(v, "ability set `\(q)`") {
+                if coordinatorIndex[qualify(ref, in: module)] == nil && abilities[qualify(ref, in: module)] != nil {
+                    d.error(l, "ability set `\(q)` lists the ability set `\(ref)`; a set lists coordinators only (list the coordinators, or name both sets in `opens`)")
+                    continue
+                }
+                guard let i = resolveCoordinator(ref, in: module, at: l, role: " (in ability set `\(q)`)") else { continue }
+                if set.contains(i) { d.error(l, "`\(coordinators[i].name)` is listed twice in ability set `\(q)`") } else { set.append(i) }
+            }
+            abilities[q] = set
+        }
+    }
+
     mutating func buildCoordinator(_ c: Coordinator, _ doc: Doc, module: String, at loc: SourceLocation) {
         if doc.isNull { return }
         guard doc.mapping != nil else {
@@ -390,13 +428,18 @@ private struct Builder {
         unknownKeys(doc, allowed: Builder.coordinatorKeys, what: "coordinator `\(c.name)`")
         if let s = doc["setup"] { c.setup = schema(s, what: "setup") }
         if let o = doc["opens"] {
+            var listed = Set<Int>()
             for (ref, l) in stringList(o, "`opens`") {
+                // An ability set brings its coordinators (one already opened is not repeated).
+                if coordinatorIndex[qualify(ref, in: module)] == nil, let set = abilities[qualify(ref, in: module)] {
+                    for i in set where c.opensSet.insert(i).inserted { c.opens.append(i) }
+                    continue
+                }
                 guard let i = resolveCoordinator(ref, in: module, at: l) else { continue }
-                if c.opensSet.contains(i) {
+                if !listed.insert(i).inserted {
                     d.error(l, "`\(coordinators[i].name)` is listed twice in the `opens` of `\(c.name)`")
-                } else {
+                } else if c.opensSet.insert(i).inserted {
                     c.opens.append(i)
-                    c.opensSet.insert(i)
                 }
             }
         }

@@ -132,3 +132,30 @@ import Testing
         #expect(notObject["data"]?["kind"] == "invalidParams")
     }
 }
+
+/// Ability sets through the socket: `opens` naming a set admits exactly its coordinators.
+@Suite struct AbilitySetEndToEndTests {
+    @Test func aSetInOpensAdmitsItsCoordinatorsAndNoOthers() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            abilities: {browse: [Product, Search]}
+            coordinators:
+              Home: {opens: [browse]}
+              Product: {opens: [browse, Basket]}
+              Search: {}
+              Basket: {}
+            """)
+        let c = try d.client()
+        try c.call("navigate", ["to": "Search"])
+        try c.call("dismiss")
+        try c.call("navigate", ["to": "Product"])
+        try c.call("navigate", ["to": "Basket"])
+        try c.call("dismiss")
+        try c.call("dismiss")
+        let refused = try c.callError("navigate", ["to": "Basket"])
+        #expect(refused["data"]?["kind"] == "notAllowed" && (refused["message"]?.stringValue ?? "").contains("app.Product, app.Search"), "\(refused)")
+        let described = try c.call("graph.describe")
+        let home = described["coordinators"]?["app.Home"]
+        #expect(home?["opens"] == ["app.Product", "app.Search"], "\(String(describing: home))")
+    }
+}

@@ -358,3 +358,52 @@ import Testing
         #expect(diags.errors.map(\.message).contains { $0.contains("unknown key `coordinator`") && $0.contains("did you mean `coordinators`") }, "\(diags.errors)")
     }
 }
+
+/// `abilities:`: named lists of coordinators that `opens` uses by name, across modules too.
+@Suite struct AbilityTests {
+    func load(_ files: [(String, String)]) -> (NavigationGraph?, [String]) {
+        let (g, d) = GraphLoader.load(sources: files.map { GraphSource(file: $0.0, text: $0.1) }, baseDirectory: "/g")
+        return (g, d.sorted.map(\.description).filter { $0.contains(": error: ") })
+    }
+
+    @Test func opensTakesAbilitySetsFromItsModuleAndOthers() throws {
+        let (g, e) = load([
+            ("app.yaml", """
+                root: {stack: Home}
+                abilities:
+                  browse: [Product, Search]
+                coordinators:
+                  Home: {opens: [browse, Search, shop.buy]}
+                  Product: {opens: [browse]}
+                  Search: {}
+                """),
+            ("shop.yaml", "abilities: {buy: [Cart]}\ncoordinators: {Cart: {opens: [app.browse]}}\n"),
+        ])
+        #expect(e == [])
+        let graph = try #require(g)
+        func opens(_ name: String) -> [String] {
+            let c = graph.coordinators.first { $0.name == name }!
+            return c.opens.map { graph.coordinators[$0].name }
+        }
+        #expect(opens("app.Home") == ["app.Product", "app.Search", "shop.Cart"], "a set's member listed again is not a duplicate")
+        #expect(opens("app.Product") == ["app.Product", "app.Search"])
+        #expect(opens("shop.Cart") == ["app.Product", "app.Search"])
+    }
+
+    @Test func badAbilitySetsAreErrorsWithTheirPlace() {
+        let (_, e) = load([("app.yaml", """
+            root: {stack: Home}
+            abilities:
+              Home: [Search]
+              nested: [more]
+              more: [Serch]
+            coordinators:
+              Home: {opens: [nested, nowhere]}
+              Search: {}
+            """)])
+        #expect(e.contains { $0.hasPrefix("app.yaml:3:3: error: ability set `app.Home` has the name of a coordinator") }, "\(e)")
+        #expect(e.contains { $0.hasPrefix("app.yaml:4:12: error: ability set `app.nested` lists the ability set `more`") }, "\(e)")
+        #expect(e.contains { $0.hasPrefix("app.yaml:5:10: error: `app.Serch` (in ability set `app.more`) is not a coordinator; did you mean `app.Search`?") }, "\(e)")
+        #expect(e.contains { $0.hasPrefix("app.yaml:7:26: error: `app.nowhere` is not a coordinator") }, "\(e.joined(separator: "\n"))")
+    }
+}

@@ -66,7 +66,7 @@ description: Cart, checkout and orders.
 
 coordinators:
   Cart:
-    opens: [Checkout, shop.Product]
+    opens: [Checkout, shop.browse]
   Checkout:
     description: A flow that collects an address and a payment, then places the order.
     flow:
@@ -119,10 +119,14 @@ module: shop
 description: Catalogue, product pages and reviews.
 root: {tabs: [shop.Home, cart.Cart, account.Account]}
 
+# Ability sets: lists of coordinators that `opens` uses by name (cart.yaml uses shop.browse).
+abilities:
+  browse: [Product, Search, Category]
+
 coordinators:
   Home:
     description: The storefront with featured products.
-    opens: [Product, Search, Category, account.Login]
+    opens: [browse, account.Login]
   Search:
     setup:
       type: object
