@@ -82,6 +82,9 @@ public struct Plan: Sendable {
     public var link: [LinkStep]? = nil
     /// Presentation hints for front-ends (`navigate {hints}`): opaque to navd, carried to `stackChanged`.
     public var hints: JSONValue? = nil
+    /// `navigate {popUpTo}`: the screen to pop to (its number) and whether it goes too; the target is
+    /// then placed from the screen left on top, in the same commit.
+    public var popUpTo: (node: Int, inclusive: Bool)? = nil
 
     /// The source node's id.
     public var sourceId: String { Node.id(source) }
@@ -758,7 +761,7 @@ public final class Session {
     public func commit(_ plan: Plan) throws(NavError) -> Commit {
         idCounterBeforeCommit = nextId
         if let steps = plan.link { return try commitLink(steps, ifVersion: plan.ifVersion) }
-        guard let source = nodes[number: plan.source] else {
+        guard let origin = nodes[number: plan.source] else {
             throw NavError(.conflict, "the source node `\(plan.sourceId)` is gone (dismissed while the navigation was pending)", data: ["node": .string(plan.sourceId)])
         }
         if let v = plan.ifVersion, v != version {
@@ -767,6 +770,10 @@ public final class Session {
         }
         var changes = ChangeLog(enabled: recordsChanges, graph)
         var removed = Removal()
+        var source = origin
+        if let pop = plan.popUpTo {
+            source = try popUp(to: pop.node, inclusive: pop.inclusive, changes: &changes, removed: &removed)
+        }
         let created: Node
         switch plan.by {
         case .push:
@@ -819,6 +826,25 @@ public final class Session {
         }
         version += 1
         return Commit(version: version, changes: changes.text, node: created, removedNumbers: removed.numbers, endedFlows: removed.ended)
+    }
+
+    /// The pop of `navigate {popUpTo}`: removes what is above screen `number` (and it too when
+    /// `inclusive`), recording the change; answers the screen now on top, from which the navigation
+    /// is placed. Nothing above it is no pop.
+    func popUp(to number: Int, inclusive: Bool, changes: inout ChangeLog, removed: inout Removal) throws(NavError) -> Node {
+        guard let match = nodes[number: number] else {
+            throw NavError(.conflict, "the popUpTo screen `\(Node.id(number))` is gone (dismissed while the navigation was pending)",
+                           data: ["node": .string(Node.id(number))])
+        }
+        if inclusive {
+            try detach(match, flowNode: nil, changes: &changes, removed: &removed)
+        } else if let container = match.parent, let i = match.indexInParent, i + 1 < container.children.count {
+            try detach(container.children[i + 1], flowNode: nil, changes: &changes, removed: &removed)
+        } else if let modal = match.presented {
+            try detach(modal, flowNode: nil, changes: &changes, removed: &removed)
+        }
+        guard let top = visibleTop else { throw NavError(.unknownNode, "no screen is left on top after popUpTo") }
+        return top
     }
 
     /// Runs `plan` then `commit` on a copy: what would happen, with nothing changed.
@@ -891,6 +917,17 @@ public final class Session {
     func remove(_ node: Node, status: EndedFlow.Status, result: JSONValue?, error: JSONValue?, flowNode: Node?) throws(NavError) -> Commit {
         var changes = ChangeLog(enabled: recordsChanges, graph)
         var removed = Removal()
+        try detach(node, flowNode: flowNode, changes: &changes, removed: &removed)
+        if let f = flowNode {
+            removed.ended.insertFirst(EndedFlow(id: f.id, coordinator: f.coordinator, status: status, result: result, error: error))
+        }
+        version += 1
+        return Commit(version: version, changes: changes.text, node: nil, removedNumbers: removed.numbers, endedFlows: removed.ended)
+    }
+
+    /// Takes `node` and what is above it out of the tree by the dismiss rules, recording the change;
+    /// the caller commits.
+    func detach(_ node: Node, flowNode: Node?, changes: inout ChangeLog, removed: inout Removal) throws(NavError) {
         switch node.kind {
         case .tabs:
             throw NavError(.unknownNode, "nothing to dismiss: `\(node.id)` is the tab bar", data: ["node": .string(node.id)])
@@ -906,7 +943,7 @@ public final class Session {
             let index = node.indexInParent!
             if container.kind == .flow && index == 0 {
                 // Dismissing a flow's first step abandons the flow.
-                return try remove(container, status: .cancelled, result: nil, error: nil, flowNode: nil)
+                return try detach(container, flowNode: nil, changes: &changes, removed: &removed)
             }
             if index == 0 {
                 guard let owner = container.parent, owner.kind == .screen || owner.kind == .flow else {
@@ -926,11 +963,6 @@ public final class Session {
                 changes.record("pop", parent: container, index: index, removed: removed.numbers)
             }
         }
-        if let f = flowNode {
-            removed.ended.insertFirst(EndedFlow(id: f.id, coordinator: f.coordinator, status: status, result: result, error: error))
-        }
-        version += 1
-        return Commit(version: version, changes: changes.text, node: nil, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 
     // MARK: flowComplete

@@ -118,6 +118,32 @@ import Testing
         #expect(try c.call("tree")["version"] == built["version"], "a refused reset changes nothing")
     }
 
+    @Test func navigateWithPopUpToPopsAndPushesInOneCommit() throws {
+        let d = try Daemon(graph: Self.graph)
+        let watcher = try d.client()
+        try watcher.call("subscribe")
+        let c = try d.client()
+        let list = try c.call("navigate", ["to": "List"])["node"]!
+        try c.call("navigate", ["to": "Item", "with": ["id": "1"]])
+        try c.call("navigate", ["to": "Item", "with": ["id": "2"]])
+        let r = try c.call("navigate", ["to": "Item", "with": ["id": "3"], "popUpTo": ["to": "List"]])
+        #expect(r["version"] == 4, "one commit: \(r)")
+        var last: JSONValue = .null
+        while last["params"]?["version"] != 4 { last = try watcher.notification("stackChanged") }
+        #expect(last["params"]?["changes"]?.arrayValue?.map { $0["op"] } == ["pop", "push"], "\(last)")
+        let home = try c.call("tree")["root"]?["children"]?.arrayValue?.first?["children"]?.arrayValue ?? []
+        #expect(home.map { $0["coordinator"] } == ["app.Home", "app.List", "app.Item"] && home.last?["params"] == ["id": "3"])
+        let presented = try c.call("navigate", ["to": "Editor", "by": "present", "popUpTo": ["to": list, "inclusive": true]])
+        #expect(presented["visible"]?.arrayValue?.count == 5, "Home presents the editor: \(presented)")
+        let replace = try c.callError("navigate", ["to": "List", "by": "replace", "popUpTo": ["to": "Home"]])
+        #expect(replace["data"]?["kind"] == "invalidParams" && replace["data"]?["param"] == "popUpTo", "\(replace)")
+        try c.call("dismiss")
+        let nowhere = try c.callError("navigate", ["to": "Editor", "popUpTo": ["to": "Settings"]])
+        #expect(nowhere["data"]?["kind"] == "unknownNode", "Settings is not on the visible path: \(nowhere)")
+        let shape = try c.callError("navigate", ["to": "Editor", "popUpTo": "Home"])
+        #expect(shape["data"]?["kind"] == "invalidParams")
+    }
+
     @Test func hintsAreCarriedIntoStackChanged() throws {
         let d = try Daemon(graph: Self.graph)
         let watcher = try d.client()

@@ -124,6 +124,27 @@ import Testing
         #expect(throws: NavError.self) { try s.dismiss(to: "List", inclusive: false) }
     }
 
+    @Test func popUpToPopsThenPushesInOneCommit() throws {
+        let s = Session(name: "t", graph: graph)
+        let list = try go(s, "List").node!
+        try go(s, "Item", with: ["id": "1"])
+        try go(s, "Item", with: ["id": "2"])
+        let v = s.version
+        var plan = try s.plan(NavigateRequest(to: "Item", with: ["id": "9"]), caller: Caller())
+        plan.popUpTo = (list.number, false)
+        let c = try s.commit(plan)
+        #expect(s.version == v + 1 && names(s) == ["Home", "List", "Item"] && s.visibleTop?.params == ["id": "9"])
+        #expect(c.removed.count == 2)
+        let ops = (try JSONParser(maxDepth: 64).parse(try #require(c.changeText).bytes)).arrayValue?.compactMap { $0["op"]?.stringValue }
+        #expect(ops == ["pop", "push"], "\(String(describing: ops))")
+        #expect(throws: NavError.self, "List cannot open Admin, whatever the pop leaves") { try s.plan(NavigateRequest(to: "Admin", from: list.id), caller: Caller(roles: ["staff"])) }
+        _ = try s.dismiss(to: "List", inclusive: false)
+        var inclusive = try s.plan(NavigateRequest(to: "Item", with: ["id": "3"]), caller: Caller())
+        inclusive.popUpTo = (list.number, true)
+        _ = try s.commit(inclusive)
+        #expect(names(s) == ["Home", "Item"], "List went too; Item is pushed on Home's stack")
+    }
+
     @Test func updateValidatesMergesAndChecksAccess() throws {
         let s = Session(name: "t", graph: graph)
         try go(s, "List")

@@ -296,6 +296,25 @@ public enum EmbeddedProtocol {
           "schema": {
             "type": "object"
           }
+        },
+        {
+          "name": "popUpTo",
+          "description": "pop to the nearest screen of a coordinator (or a node id) on the visible path, and it too with inclusive, then place the target from the screen left on top, in one commit; by must be push or present",
+          "schema": {
+            "type": "object",
+            "required": [
+              "to"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "to": {
+                "type": "string"
+              },
+              "inclusive": {
+                "type": "boolean"
+              }
+            }
+          }
         }
       ],
       "result": {

@@ -378,6 +378,7 @@ extension Server {
         let state: SessionState
         let by: Presentation?, to: JSONView?, route: String?, with: JSONObject?, from: String?, ifVersion: Int?, key: String?, dryRun: Bool
         let hints: JSONValue?
+        let popUpTo: (to: String, inclusive: Bool)?
         do throws(RPCError) {
             let p = try Params<NavigateParam>(call)
             state = try hub.state(p.given(.session), for: call.connection)
@@ -409,6 +410,23 @@ extension Server {
             } else {
                 hints = nil
             }
+            if let pop = p.value(.popUpTo) {
+                guard let target = pop["to"]?.stringValue, pop.objectValue?.keys.allSatisfy({ $0 == "to" || $0 == "inclusive" }) == true else {
+                    throw .invalidParams("\"popUpTo\" must be {to: COORDINATOR_OR_NODE, inclusive?: bool}, like {\"to\": \"shop.Home\"}", data: ["param": "popUpTo"])
+                }
+                var inclusive = false
+                if let i = pop["inclusive"] {
+                    guard case .bool(let b) = i else { throw .invalidParams("\"popUpTo.inclusive\" must be true or false", data: ["param": "popUpTo"]) }
+                    inclusive = b
+                }
+                if let by, by != .push && by != .present {
+                    throw .invalidParams("\"popUpTo\" goes with by: push or present (the target is placed from the screen left on top), not \(by.rawValue)",
+                                         data: ["param": "popUpTo"])
+                }
+                popUpTo = (target, inclusive)
+            } else {
+                popUpTo = nil
+            }
         } catch {
             call.fail(error)
             return
@@ -425,6 +443,14 @@ extension Server {
             }
             var plan = try session.plan(destination, by: by, with: with, from: from, ifVersion: ifVersion, caller: caller)
             plan.hints = hints
+            if let popUpTo {
+                guard plan.by == .push || plan.by == .present else {
+                    throw NavError(.invalidParams, "\"popUpTo\" goes with by: push or present, and this navigation is by \(plan.by.rawValue)", data: ["param": "popUpTo"])
+                }
+                plan.popUpTo = (try session.popTarget(popUpTo.to).number, popUpTo.inclusive)
+                // What the pop leaves on top must be able to show the target (a modal already shown is popped first).
+                _ = try session.dryRun(plan)
+            }
             return plan
         }
 
@@ -651,7 +677,7 @@ enum CancelParam: Int, ParamName {
 }
 
 enum NavigateParam: Int, ParamName {
-    case session, to, route, by, with, from, ifVersion, key, dryRun, hints
+    case session, to, route, by, with, from, ifVersion, key, dryRun, hints, popUpTo
     nonisolated(unsafe) static var tableStorage: ParamTable?
 }
 
