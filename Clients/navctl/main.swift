@@ -100,7 +100,7 @@ struct Navctl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "navctl",
         abstract: "Drive navd from the command line (like i3-msg or redis-cli).",
-        subcommands: [Navigate.self, Route.self, Dismiss.self, Complete.self, Open.self, Tree.self, Watch.self,
+        subcommands: [Navigate.self, Route.self, Dismiss.self, Complete.self, Open.self, Update.self, Reset.self, Link.self, Tree.self, Watch.self,
                       Set_.self, Sessions.self, Stats.self, Provide.self, Call.self])
 }
 
@@ -112,12 +112,17 @@ struct Navigate: ParsableCommand {
     @OptionGroup var setup: SetupOptions
     @Option(help: "Idempotency key.") var key: String?
     @Flag(help: "Validate only; commit nothing.") var dryRun = false
+    @Option(help: "Pop to this coordinator or node first (one commit).") var popUpTo: String?
+    @Flag(help: "With --pop-up-to: pop that screen too.") var inclusive = false
+    @Option(name: .customLong("hint"), help: "Presentation hint KEY=VALUE for front-ends (repeatable), such as animated=false.") var hints: [String] = []
     func run() throws {
         var p: JSONObject = ["to": .string(target)]
         if let by { p["by"] = .string(by) }
         try setup.apply(to: &p)
         if let key { p["key"] = .string(key) }
         if dryRun { p["dryRun"] = true }
+        if let popUpTo { p["popUpTo"] = ["to": .string(popUpTo), "inclusive": .bool(inclusive)] }
+        if !hints.isEmpty { p["hints"] = .object(try pairs(hints)) }
         try common.run("navigate", p, human: summary)
     }
 }
@@ -149,11 +154,55 @@ struct Route: ParsableCommand {
 }
 
 struct Dismiss: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Dismiss a node (default: the visible top).")
+    static let configuration = CommandConfiguration(abstract: "Dismiss a node (default: the visible top), or pop to a screen with --to.")
     @OptionGroup var common: Common
     @Argument var node: String?
+    @Option(help: "Pop to the nearest screen of this coordinator (or this node) on the visible path.") var to: String?
+    @Flag(help: "With --to: dismiss that screen too.") var inclusive = false
+    @Option(help: "A result for the screen below, as JSON (sent as screenResult).") var result: String?
     func run() throws {
-        try common.run("dismiss", node.map { ["node": .string($0)] } ?? [:], human: summary)
+        var p: JSONObject = [:]
+        if let node { p["node"] = .string(node) }
+        if let to { p["to"] = .string(to) }
+        if inclusive { p["inclusive"] = true }
+        if let result { p["result"] = try parseJSON(result, what: "--result") }
+        try common.run("dismiss", p, human: summary)
+    }
+}
+
+struct Update: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Merge fields into a live screen's params (KEY=null removes one).")
+    @OptionGroup var common: Common
+    @Argument(help: "The screen's node id.") var node: String
+    @Argument(help: "Fields KEY=VALUE (VALUE is JSON when it parses).") var fields: [String] = []
+    func run() throws {
+        try common.run("update", ["node": .string(node), "with": .object(try pairs(fields))]) { r in
+            "node \(r["node"]?["id"]?.stringValue ?? "?"), version \(r["version"]?.intValue ?? 0), params \(JSONWriter.string(r["node"]?["params"] ?? .null))"
+        }
+    }
+}
+
+struct Reset: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Reset the session to the graph's root, or to the stack of the given screens.",
+        discussion: "Each SCREEN is a coordinator name or a JSON object {\"to\": NAME, \"with\": {...}, \"by\": \"present\"}.")
+    @OptionGroup var common: Common
+    @Argument(help: "Screens of the new stack, bottom first (none: the graph's root).") var screens: [String] = []
+    func run() throws {
+        var p: JSONObject = [:]
+        if !screens.isEmpty {
+            p["to"] = .array(try screens.map { $0.hasPrefix("{") ? try parseJSON($0, what: "a screen") : .string($0) })
+        }
+        try common.run("reset", p, human: summary)
+    }
+}
+
+struct Link: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print the URL of the visible path (or of a node) from the graph's links.")
+    @OptionGroup var common: Common
+    @Argument(help: "A node id (default: the visible top).") var node: String?
+    func run() throws {
+        try common.run("link.resolve", node.map { ["node": .string($0)] } ?? [:]) { $0["url"]?.stringValue ?? "" }
     }
 }
 

@@ -174,7 +174,12 @@ public struct Route: Sendable {
 public struct Link: Sendable {
     public enum Segment: Sendable, Equatable {
         case literal(String)
+        /// `:name`: one non-empty segment.
         case parameter(String)
+        /// `:name?`: one segment or none (only after every required segment).
+        case optional(String)
+        /// `*name`: the rest of the path, one segment or more, joined by `/` (only last).
+        case wildcard(String)
     }
     public struct Entry: Sendable {
         public let coordinator: Int
@@ -190,19 +195,32 @@ public struct Link: Sendable {
     public let module: String
     public let location: SourceLocation
 
-    /// The parameters of `path` (without query) if it matches, else nil.
+    /// The parameters of `path` (without query) if it matches, else nil. Optional segments come only
+    /// after the required ones and a wildcard only last (the loader checks), so one greedy pass decides.
     public func match(pathSegments: [Substring]) -> [String: String]? {
-        guard pathSegments.count == segments.count else { return nil }
         var params: [String: String] = [:]
-        for (s, p) in zip(segments, pathSegments) {
+        var i = 0
+        for s in segments {
             switch s {
-            case .literal(let l): if l != p { return nil }
+            case .literal(let l):
+                guard i < pathSegments.count, pathSegments[i] == l else { return nil }
+                i += 1
             case .parameter(let name):
-                if p.isEmpty { return nil }
-                params[name] = String(p)
+                guard i < pathSegments.count, !pathSegments[i].isEmpty else { return nil }
+                params[name] = String(pathSegments[i])
+                i += 1
+            case .optional(let name):
+                if i < pathSegments.count {
+                    if !pathSegments[i].isEmpty { params[name] = String(pathSegments[i]) }
+                    i += 1
+                }
+            case .wildcard(let name):
+                guard i < pathSegments.count else { return nil }
+                params[name] = pathSegments[i...].joined(separator: "/")
+                i = pathSegments.count
             }
         }
-        return params
+        return i == pathSegments.count ? params : nil
     }
 }
 

@@ -727,13 +727,39 @@ private struct Builder {
         var segments: [Link.Segment] = []
         var declared: [String] = []
         for seg in pathPart.split(separator: "/", omittingEmptySubsequences: true) {
-            if seg.hasPrefix(":") {
-                let p = String(seg.dropFirst())
-                if p.isEmpty { d.error(loc, "link `\(pattern)` has a `:` without a parameter name"); return nil }
+            if case .wildcard(let w) = segments.last {
+                d.error(loc, "link `\(pattern)`: `*\(w)` takes the rest of the path, so it must be the last segment")
+                return nil
+            }
+            if seg.hasPrefix(":") || seg.hasPrefix("*") {
+                let optional = seg.hasPrefix(":") && seg.hasSuffix("?")
+                let p = String(seg.dropFirst().dropLast(optional ? 1 : 0))
+                if p.isEmpty || p.contains(where: { ":*?".contains($0) }) {
+                    d.error(loc, "link `\(pattern)`: `\(seg)` is not a parameter; write `:name`, `:name?` (optional) or `*name` (the rest of the path)")
+                    return nil
+                }
                 if declared.contains(p) { d.error(loc, "link `\(pattern)` declares `:\(p)` twice"); return nil }
                 declared.append(p)
-                segments.append(.parameter(p))
+                if seg.hasPrefix("*") {
+                    if segments.contains(where: { if case .optional = $0 { return true } else { return false } }) {
+                        d.error(loc, "link `\(pattern)`: `*\(p)` after an optional segment would make matches ambiguous")
+                        return nil
+                    }
+                    segments.append(.wildcard(p))
+                } else if optional {
+                    segments.append(.optional(p))
+                } else {
+                    if case .optional(let o) = segments.last {
+                        d.error(loc, "link `\(pattern)`: the optional `:\(o)?` must come after every required segment")
+                        return nil
+                    }
+                    segments.append(.parameter(p))
+                }
             } else {
+                if case .optional(let o) = segments.last {
+                    d.error(loc, "link `\(pattern)`: the optional `:\(o)?` must come after every required segment")
+                    return nil
+                }
                 segments.append(.literal(String(seg)))
             }
         }
@@ -914,8 +940,23 @@ extension Doc {
     }
 }
 
+/// A link pattern's path and query (`/search/:q?` has no query: a `?` that ends a `:name` segment
+/// marks it optional; the query starts at the first other `?`).
 func splitQuery(_ s: String) -> (path: Substring, query: Substring?) {
-    if let q = s.firstIndex(of: "?") { return (s[..<q], s[s.index(after: q)...]) }
+    var segmentStart = s.startIndex
+    var i = s.startIndex
+    while i < s.endIndex {
+        let c = s[i]
+        if c == "/" { segmentStart = s.index(after: i) }
+        if c == "?" {
+            let next = s.index(after: i)
+            let endsSegment = next == s.endIndex || s[next] == "/" || s[next] == "?"
+            if !(endsSegment && s[segmentStart] == ":" && i > s.index(after: segmentStart)) {
+                return (s[..<i], s[next...])
+            }
+        }
+        i = s.index(after: i)
+    }
     return (Substring(s), nil)
 }
 

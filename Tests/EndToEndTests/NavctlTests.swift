@@ -41,6 +41,31 @@ import Testing
         #expect(try navctl(d, ["sessions", "--session", "k"]).stdout == "k\nmain\n")
     }
 
+    @Test func routerSubcommands() throws {
+        let d = try Daemon()
+        var r = try navctl(d, ["navigate", "shop.Product", "--with", "id=p1"])
+        r = try navctl(d, ["link"])
+        #expect(r.status == 0 && r.stdout == "/product/p1\n", "\(r)")
+        r = try navctl(d, ["navigate", "shop.Product", "--with", "id=p2", "--hint", "animated=false"])
+        #expect(r.status == 0, "\(r)")
+        r = try navctl(d, ["navigate", "shop.Product", "--with", "id=p3", "--pop-up-to", "shop.Home"])
+        let tree = try json(try navctl(d, ["tree", "--json"]).stdout)
+        let stack = tree["root"]?["children"]?.arrayValue?.first?["children"]?.arrayValue ?? []
+        #expect(r.status == 0 && stack.map { $0["params"]?["id"] } == [nil, "p3"], "p1 and p2 were popped: \(tree)")
+        let node = tree["visible"]?.arrayValue?.last?.stringValue ?? ""
+        r = try navctl(d, ["update", node, "ref=mail"])
+        #expect(r.status == 0 && r.stdout.contains(#"params {"id":"p3","ref":"mail"}"#), "\(r)")
+        r = try navctl(d, ["dismiss", "--to", "shop.Home", "--result", #"{"picked":"p3"}"#])
+        #expect(r.status == 0 && r.stdout.contains("removed \(node)"), "\(r)")
+        r = try navctl(d, ["reset", "shop.Home", #"{"to":"shop.Product","with":{"id":"p9"}}"#])
+        #expect(r.status == 0, "\(r)")
+        #expect(try navctl(d, ["link"]).stdout == "/product/p9\n")
+        r = try navctl(d, ["reset"])
+        #expect(r.status == 0 && r.stdout.contains("visible"), "\(r)")
+        r = try navctl(d, ["link"])
+        #expect(r.status == 1 && r.stderr.contains("noMatchingLink"), "no link builds the bare Home tab: \(r)")
+    }
+
     @Test func errorsAndExitCodes() throws {
         let d = try Daemon()
         var r = try navctl(d, ["navigate", "shop.Prodcut"])

@@ -185,3 +185,32 @@ import Testing
         #expect(home?["opens"] == ["app.Product", "app.Search"], "\(String(describing: home))")
     }
 }
+
+/// Optional and wildcard link segments and `link.resolve`, through the socket.
+@Suite struct ReverseLinkEndToEndTests {
+    @Test func openAndResolveAreInverse() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Docs, Search]}
+              Docs: {setup: {type: object, required: [path], properties: {path: {type: string}}}}
+              Search: {setup: {type: object, properties: {q: {type: string}, page: {type: integer}}}}
+            links:
+              "/docs/*path": [Home, {to: Docs, with: {path: ":path"}}]
+              "/search/:q?/:page?": [Home, {to: Search, with: {q: ":q", page: ":page"}}]
+            """)
+        let c = try d.client()
+        for url in ["/docs/guide/intro%20page.md", "/search", "/search/boots", "/search/boots/3"] {
+            try c.call("open", ["url": .string(url)])
+            let r = try c.call("link.resolve")
+            #expect(r["url"] == .string(url), "\(url): \(r)")
+        }
+        let tree = try c.call("tree")
+        #expect(tree["root"]?["children"]?.arrayValue?.last?["params"] == ["q": "boots", "page": 3], "\(tree)")
+        let home = tree["root"]?["children"]?.arrayValue?.first?["id"] ?? .null
+        let none = try c.callError("link.resolve", ["node": home])
+        #expect(none["code"] == -32011 && none["data"]?["kind"] == "noMatchingLink", "\(none)")
+        let gone = try c.callError("link.resolve", ["node": "n404"])
+        #expect(gone["data"]?["kind"] == "unknownNode")
+    }
+}

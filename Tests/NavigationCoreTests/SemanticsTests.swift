@@ -184,3 +184,68 @@ extension Result where Failure == NavError {
         return nil
     }
 }
+
+/// Optional and wildcard link segments, and reverse routing (`link.resolve`).
+@Suite struct LinkSegmentTests {
+    static let yaml = """
+        root: {tabs: [Home, Files]}
+        coordinators:
+          Home: {opens: [Search, Product]}
+          Search: {setup: {type: object, properties: {q: {type: string}, page: {type: integer}}}}
+          Product: {setup: {type: object, required: [id], properties: {id: {type: string}, tab: {type: string}}}, opens: [Reviews]}
+          Reviews: {setup: {type: object, properties: {sort: {type: string}}}, presentations: [push, present]}
+          Files: {opens: [File]}
+          File: {setup: {type: object, required: [path], properties: {path: {type: string}}}}
+        links:
+          "/search/:q?": [Home, {to: Search, with: {q: ":q"}}]
+          "/product/:id/reviews": [Home, {to: Product, with: {id: ":id"}}, {to: Reviews, with: {sort: "new"}}]
+          "/product/:id?tab=:tab": [Home, {to: Product, with: {id: ":id", tab: ":tab"}}]
+          "/files/*path": [Files, {to: File, with: {path: ":path"}}]
+        """
+    let graph: NavigationGraph = {
+        let (g, d) = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: LinkSegmentTests.yaml)], baseDirectory: "/")
+        precondition(!d.hasErrors, d.sorted.map(\.description).joined(separator: "\n"))
+        return g!
+    }()
+
+    func open(_ s: Session, _ url: String) throws -> Commit { try s.commit(try s.planLink(url, caller: Caller())) }
+
+    @Test func optionalAndWildcardSegmentsMatch() throws {
+        let s = Session(name: "t", graph: graph)
+        try open(s, "/search")
+        #expect(s.visibleTop?.params == [:], "an absent optional segment leaves its field out")
+        try open(s, "/search/shoes")
+        #expect(s.visibleTop?.params == ["q": "shoes"])
+        try open(s, "/files/docs/2026/report%20final.pdf")
+        #expect(s.visibleTop?.params == ["path": "docs/2026/report final.pdf"])
+        #expect(throws: NavError.self, "a wildcard takes one segment or more") { try open(s, "/files") }
+        #expect(throws: NavError.self, "one optional segment at most") { try open(s, "/search/a/b") }
+    }
+
+    @Test func resolveGivesTheURLThatOpensTheSameStack() throws {
+        let s = Session(name: "t", graph: graph)
+        for url in ["/search/red%20shoes", "/search", "/files/a/b%3Fc.txt", "/product/p%2F1?tab=specs", "/product/p1/reviews"] {
+            try open(s, url)
+            #expect(try s.resolveLink(nil).url == url, "round trip of \(url)")
+        }
+        let reviews = try #require(s.visibleTop)
+        _ = try s.update(reviews.id, with: ["sort": "old"], caller: Caller())
+        #expect(throws: NavError.self, "no link gives Reviews a sort other than new") { try s.resolveLink(nil) }
+        let product = try #require(reviews.parent?.children[1])
+        #expect(try s.resolveLink(product.id).url == "/product/p1", "a node below the top, by its id")
+        #expect(throws: NavError.self) { try s.resolveLink("n999") }
+    }
+
+    @Test func badSegmentsAreCheckErrors() {
+        func errors(_ links: String) -> [String] {
+            let text = "root: {stack: Home}\ncoordinators: {Home: {setup: {type: object, properties: {a: {type: string}, b: {type: string}}}}}\nlinks:\n" + links
+            return GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: text)], baseDirectory: "/").diagnostics.sorted.map(\.description)
+                .filter { $0.contains(": error: ") }
+        }
+        #expect(errors("  \"/x/:a?/:b\": [{to: Home, with: {a: \":a\", b: \":b\"}}]\n").first?.contains("must come after every required segment") == true)
+        #expect(errors("  \"/x/*a/:b\": [{to: Home, with: {a: \":a\", b: \":b\"}}]\n").first?.contains("must be the last segment") == true)
+        #expect(errors("  \"/x/:a?/*b\": [{to: Home, with: {a: \":a\", b: \":b\"}}]\n").first?.contains("ambiguous") == true)
+        #expect(errors("  \"/x/*\": [Home]\n").first?.contains("is not a parameter") == true)
+        #expect(errors("  \"/x/:a?/:b?\": [{to: Home, with: {a: \":a\", b: \":b\"}}]\n") == [], "several trailing optionals are fine")
+    }
+}

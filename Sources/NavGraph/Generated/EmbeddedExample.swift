@@ -181,6 +181,8 @@ links:
   "/product/:id/reviews": [shop.Home, {to: shop.Product, with: {id: ":id"}}, {to: shop.Reviews, with: {productId: ":id"}}]
   "/category/:slug?page=:page": [shop.Home, {to: shop.Category, with: {slug: ":slug", page: ":page"}}]
   "/search?q=:query": [shop.Home, {to: shop.Search, with: {query: ":query"}}]
+  # `:query?` is optional: /find and /find/boots both open Search (link.resolve gives them back).
+  "/find/:query?": [shop.Home, {to: shop.Search, with: {query: ":query"}}]
 """#),
     ]
     /// The scripts its command preconditions run, by path relative to the graph folder.

@@ -1526,6 +1526,66 @@ public enum EmbeddedProtocol {
       ]
     },
     {
+      "name": "link.resolve",
+      "summary": "The URL of the visible path (or of a node) from the graph's links: the first link whose screens and constants describe the stack ending at the node; open of it builds the same stack.",
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "session",
+          "schema": {
+            "type": "string"
+          }
+        },
+        {
+          "name": "node",
+          "description": "a screen or flow node id (default: the visible top)",
+          "schema": {
+            "type": "string"
+          }
+        }
+      ],
+      "result": {
+        "name": "link",
+        "schema": {
+          "type": "object",
+          "required": [
+            "url",
+            "link"
+          ],
+          "properties": {
+            "url": {
+              "type": "string"
+            },
+            "link": {
+              "type": "string",
+              "description": "the pattern"
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/noMatchingLink"
+        },
+        {
+          "$ref": "#/components/errors/unknownNode"
+        }
+      ],
+      "examples": [
+        {
+          "name": "the URL of the visible product",
+          "params": [],
+          "result": {
+            "name": "link",
+            "value": {
+              "url": "/product/p42",
+              "link": "/product/:id"
+            }
+          }
+        }
+      ]
+    },
+    {
       "name": "graph.reload",
       "summary": "Load and validate the graph again (from where it came; from path only when the policy sets allowReloadPath) and swap it in between two commits. Needs the role admin. An invalid graph changes nothing (ok false, errors lists the diagnostics). Live nodes whose coordinator the new graph lacks refuse the reload unless force, which removes them with ordinary stackChanged notifications. Pending navigations fail with conflict; sessions keep their navigation keys. Every connection receives graphReloaded. SIGHUP does the same.",
       "paramStructure": "by-name",

@@ -13,7 +13,7 @@ extension Server {
     /// an `unowned(unsafe)` one, at every use.)
     func registerNavigationMethods() {
         // Param tables are made now, not on a first request (making one reflects on the enum's cases).
-        _ = (SessionParam.table, DismissParam.table, UpdateParam.table, ResetParam.table, FlowCompleteParam.table, ContextParam.table, SessionNameParam.table,
+        _ = (SessionParam.table, DismissParam.table, UpdateParam.table, ResetParam.table, LinkResolveParam.table, FlowCompleteParam.table, ContextParam.table, SessionNameParam.table,
              ProvideParam.table, CancelParam.table, NavigateParam.table, OpenParam.table, ReloadParam.table)
         methods["navigate"] = { [self] call in self.navigate(call) }
         methods["open"] = { [self] call in self.open(call) }
@@ -58,6 +58,18 @@ extension Server {
         }
 
         methods["reset"] = { [self] call in self.reset(call) }
+
+        methods["link.resolve"] = { [self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                let p = try Params<LinkResolveParam>(call)
+                let state = try self.hub.state(p.given(.session), for: call.connection)
+                let node = try p.string(.node)
+                do throws(NavError) {
+                    let (url, pattern) = try state.session.resolveLink(node)
+                    return ["url": .string(url), "link": .string(pattern)]
+                } catch { throw error.rpc }
+            }
+        }
 
         methods["flowComplete"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> Removed in
@@ -678,6 +690,11 @@ enum CancelParam: Int, ParamName {
 
 enum NavigateParam: Int, ParamName {
     case session, to, route, by, with, from, ifVersion, key, dryRun, hints, popUpTo
+    nonisolated(unsafe) static var tableStorage: ParamTable?
+}
+
+enum LinkResolveParam: Int, ParamName {
+    case session, node
     nonisolated(unsafe) static var tableStorage: ParamTable?
 }
 

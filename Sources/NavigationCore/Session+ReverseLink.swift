@@ -1,0 +1,121 @@
+import JSON
+import NavGraph
+
+/// Reverse routing (`link.resolve`): the URL of a node from the graph's links, the inverse of `open`.
+extension Session {
+    /// The URL whose link would build the stack that ends at `nodeId` (default: the visible top), and
+    /// that link's pattern. The first link (in declaration order) whose screens are that stack's and
+    /// whose constants and parameters its params fill wins.
+    public func resolveLink(_ nodeId: String?) throws(NavError) -> (url: String, pattern: String) {
+        let node: Node
+        if let id = nodeId {
+            guard let n = nodes[id] else {
+                throw NavError(.unknownNode, "no node `\(id)` in session `\(name)`; `tree` lists the current nodes", data: ["node": .string(id)])
+            }
+            guard n.kind == .screen || n.kind == .flow else {
+                throw NavError(.unknownNode, "node `\(id)` is a \(n.kind.rawValue); a URL names a screen or a flow", data: ["node": .string(id)])
+            }
+            node = n
+        } else {
+            guard let top = visibleTop else { throw NavError(.unknownNode, "session `\(name)` shows no screen") }
+            node = top
+        }
+        let stack = linkChain(to: node)
+        for link in graph.links where link.entries.count == stack.count {
+            if let url = url(of: link, for: stack) { return (url, link.pattern) }
+        }
+        let names = stack.map { graph.coordinators[$0.coordinator].name }.joined(separator: " → ")
+        throw NavError(.noMatchingLink, "no link of the graph builds \(names) with these params; links give a URL only to the stacks they declare",
+                       data: ["node": .string(node.id)])
+    }
+
+    /// The screens a deep link would list to build the stack that ends at `n`: the screens below it in
+    /// its stack, and those below the screen presenting that stack, and so on (a tab's or the root
+    /// stack's first screen first). A flow stands for itself and its first step, as in a link.
+    func linkChain(to n: Node) -> [Node] {
+        guard let container = n.parent, let i = n.indexInParent else { return [n] }
+        switch container.kind {
+        case .flow:
+            let before = linkChain(to: container)
+            return i == 0 ? before : before + container.children[1...i]
+        case .stack:
+            var below: [Node] = []
+            if let owner = container.parent, owner.kind == .screen || owner.kind == .flow { below = linkChain(to: owner) }
+            return below + container.children[...i]
+        default:
+            return [n]
+        }
+    }
+
+    /// `link`'s URL for the screens `stack`, or nil when the link does not describe them: other
+    /// coordinators, a constant their params do not hold, a required parameter they do not give.
+    private func url(of link: Link, for stack: [Node]) -> String? {
+        var values: [String: String] = [:]
+        for (entry, node) in zip(link.entries, stack) {
+            guard entry.coordinator == node.coordinator else { return nil }
+            for (field, v) in entry.with {
+                let held = node.params[field]
+                if case .string(let s) = v, s.hasPrefix(":") {
+                    let p = String(s.dropFirst())
+                    guard let held else { continue }  // an optional or query parameter left out
+                    guard let text = urlText(held) else { return nil }
+                    if let other = values[p], other != text { return nil }
+                    values[p] = text
+                } else {
+                    // A constant: the screen must hold it (a constant written as text matches its typed value).
+                    guard let held else { return nil }
+                    if held != v, !(v.stringValue != nil && urlText(held) == v.stringValue) { return nil }
+                }
+            }
+        }
+        var path = ""
+        for s in link.segments {
+            switch s {
+            case .literal(let l): path += "/" + percentEncode(l)
+            case .parameter(let p):
+                guard let v = values[p], !v.isEmpty else { return nil }
+                path += "/" + percentEncode(v)
+            case .optional(let p):
+                if let v = values[p], !v.isEmpty { path += "/" + percentEncode(v) }
+            case .wildcard(let p):
+                guard let v = values[p], !v.isEmpty else { return nil }
+                path += "/" + v.split(separator: "/", omittingEmptySubsequences: false).map { percentEncode(String($0)) }.joined(separator: "/")
+            }
+        }
+        if path.isEmpty { path = "/" }
+        var query: [String] = []
+        for (key, p) in link.query {
+            if let v = values[p] { query.append(percentEncode(key) + "=" + percentEncode(v)) }
+        }
+        return query.isEmpty ? path : path + "?" + query.joined(separator: "&")
+    }
+
+    /// A param as the text a URL carries (strings, numbers, booleans); nil for other values.
+    private func urlText(_ v: JSONValue) -> String? {
+        switch v {
+        case .string(let s): return s
+        case .bool(let b): return b ? "true" : "false"
+        case .int, .double: return JSONWriter.string(v)
+        default: return nil
+        }
+    }
+}
+
+/// Percent-encodes everything but RFC 3986's unreserved characters.
+func percentEncode(_ s: String) -> String {
+    var out = ""
+    out.reserveCapacity(s.utf8.count)
+    let hex = Array("0123456789ABCDEF".utf8)
+    for b in s.utf8 {
+        switch b {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            out.unicodeScalars.append(Unicode.Scalar(b))
+        default:
+            out.unicodeScalars.append("%")
+            out.unicodeScalars.append(Unicode.Scalar(hex[Int(b >> 4)]))
+            out.unicodeScalars.append(Unicode.Scalar(hex[Int(b & 15)]))
+        }
+    }
+    return out
+}
