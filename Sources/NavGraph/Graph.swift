@@ -155,6 +155,20 @@ public final class Coordinator: @unchecked Sendable {
     }
 }
 
+extension Array where Element == Coordinator {
+    /// Whether a stack built at once (a deep link's, a `reset`'s) may hold `above` right above
+    /// `below`: `below` (for a flow, its first step, which is built with it) opens `above`, or
+    /// `above` is the step after that first step and the step declares no `opens`.
+    public func stackStepAllowed(from below: Int, to above: Int) -> Bool {
+        let source = self[below]
+        let opener = source.flow.map { self[$0.start] } ?? source
+        if opener.canOpen(above) { return true }
+        if let flow = source.flow, opener.opens.isEmpty, let i = flow.steps.firstIndex(of: flow.start), i + 1 < flow.steps.count,
+           flow.steps[i + 1] == above { return true }
+        return false
+    }
+}
+
 public struct Flow: Sendable {
     public let start: Int
     public let steps: [Int]

@@ -132,6 +132,9 @@ private struct Builder {
     var preconditionUsed: Set<Int> = []
     var recoverLocations: [Int: SourceLocation] = [:]
     var flowDeclared: Set<Int> = []
+    /// Coordinators whose `opens` named something that does not exist (checks that read `opens` skip
+    /// them rather than repeat that error).
+    var incompleteOpens: Set<Int> = []
     /// Named ability sets ("module.name" → the coordinators they list), usable in `opens`.
     var abilities: [String: [Int]] = [:]
 
@@ -380,6 +383,8 @@ private struct Builder {
 
         // Pass 5: cross checks.
         checkMediation()
+        checkConstants(routes: routes, links: links)
+        checkLinkOpens(links)
         checkRecoveryCycles(preconditions)
         warnUnreached(root: root, routes: routes, links: links, preconditions: preconditions)
         for (i, p) in preconditionNames.enumerated() where !preconditionUsed.contains(i) {
@@ -435,7 +440,7 @@ private struct Builder {
                     for i in set where c.opensSet.insert(i).inserted { c.opens.append(i) }
                     continue
                 }
-                guard let i = resolveCoordinator(ref, in: module, at: l) else { continue }
+                guard let i = resolveCoordinator(ref, in: module, at: l) else { incompleteOpens.insert(c.index); continue }
                 if !listed.insert(i).inserted {
                     d.error(l, "`\(coordinators[i].name)` is listed twice in the `opens` of `\(c.name)`")
                 } else if c.opensSet.insert(i).inserted {
@@ -856,6 +861,66 @@ private struct Builder {
     }
 
     // MARK: cross checks
+
+    /// A constant a route or link gives a setup field must be one the field's schema accepts (or no
+    /// navigation by it could ever pass), and a field the setup forbids cannot be given at all.
+    /// Values written `":param"` come from the URL and are checked when it is opened.
+    mutating func checkConstants(routes: [Route], links: [Link]) {
+        func problem(_ target: Coordinator, _ field: String, _ value: JSONValue) -> String? {
+            guard let setup = target.setup else { return nil }
+            if let property = setup.properties.first(where: { $0.name == field })?.schema {
+                return property.validate(value).map { "\($0.message)" }
+            }
+            switch setup.additional {
+            case .allowed: return nil
+            case .forbidden:
+                let declared = setup.properties.map(\.name)
+                return "the setup of `\(target.name)` declares no field `\(field)` and allows no others (it declares \(declared.isEmpty ? "none" : declared.joined(separator: ", ")))"
+            case .schema(let extra): return extra.validate(value).map { "\($0.message)" }
+            }
+        }
+        for r in routes {
+            let target = coordinators[r.to]
+            for (field, v) in r.with ?? [:] {
+                if let why = problem(target, field, v) {
+                    d.error(r.location, "route `\(r.name)` gives `\(target.name)` the constant \(field): \(JSONWriter.string(v)), which its setup never accepts: \(why)")
+                }
+            }
+        }
+        for l in links {
+            for e in l.entries {
+                let target = coordinators[e.coordinator]
+                for (field, v) in e.with {
+                    var value = v
+                    if case .string(let text) = v {
+                        if text.hasPrefix(":") { continue }
+                        value = target.setup?.coerce(text, forProperty: field) ?? v  // as `open` reads it
+                    }
+                    if let why = problem(target, field, value) {
+                        d.error(l.location, "link `\(l.pattern)` gives `\(target.name)` the constant \(field): \(JSONWriter.string(v)), which its setup never accepts: \(why)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Each screen of a link after the first must be one the screen below it may open: the screen
+    /// itself, or for a flow its first step (which a link builds with it), by its `opens` or as the
+    /// next step of its flow.
+    mutating func checkLinkOpens(_ links: [Link]) {
+        for l in links {
+            for (below, above) in zip(l.entries, l.entries.dropFirst()) {
+                if stackStepAllowed(from: below.coordinator, to: above.coordinator) { continue }
+                let source = coordinators[below.coordinator]
+                let opener = source.flow.map { coordinators[$0.start] } ?? source
+                if incompleteOpens.contains(opener.index) { continue }
+                let opens = opener.opens.map { coordinators[$0].name }
+                d.error(l.location, "link `\(l.pattern)` puts `\(coordinators[above.coordinator].name)` above `\(source.name)`, which cannot open it: the opens of `\(opener.name)` are \(opens.isEmpty ? "empty" : opens.joined(separator: ", "))")
+            }
+        }
+    }
+
+    func stackStepAllowed(from below: Int, to above: Int) -> Bool { coordinators.stackStepAllowed(from: below, to: above) }
 
     /// A mediation reads `$source.FIELD`: every coordinator that may open the target must declare FIELD.
     mutating func checkMediation() {

@@ -1158,6 +1158,11 @@ extension Session {
         if !steps.isEmpty && !c.allows(by) {
             throw NavError(.notAllowed, "\(origin) shows `\(c.name)` by \(by.rawValue), which its presentations do not allow", data: data)
         }
+        if let below = steps.last, !graph.coordinators.stackStepAllowed(from: below.coordinator, to: c.index) {
+            var d = data
+            d["to"] = .string(c.name)
+            throw NavError(.notAllowed, "\(origin) puts `\(c.name)` above `\(graph.coordinators[below.coordinator].name)`, which cannot open it (its opens decide, as for navigate)", data: d)
+        }
         if !c.access.isEmpty && caller.roles.isDisjoint(with: c.access) {
             var d = data
             d["to"] = .string(c.name)

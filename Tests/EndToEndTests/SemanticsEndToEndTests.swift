@@ -113,8 +113,10 @@ import Testing
         let home = after["root"]?["children"]?.arrayValue?.first?["children"]?.arrayValue ?? []
         #expect(after["version"] == built["version"] && home.map { $0["coordinator"] } == ["app.Home", "app.List", "app.Item"], "\(after)")
         #expect(home.last?["params"] == ["id": "7"] && home.last?["presented"]?["children"]?.arrayValue?.first?["coordinator"] == "app.Editor", "\(after)")
-        let bad = try c.callError("reset", ["to": ["Home", ["to": "Item"]]])
+        let bad = try c.callError("reset", ["to": ["Home", "List", ["to": "Item"]]])
         #expect(bad["data"]?["kind"] == "invalidSetup", "\(bad)")
+        let skipped = try c.callError("reset", ["to": ["Home", ["to": "Item", "with": ["id": "1"]]]])
+        #expect(skipped["data"]?["kind"] == "notAllowed" && skipped["data"]?["to"] == "app.Item", "Home does not open Item: \(skipped)")
         #expect(try c.call("tree")["version"] == built["version"], "a refused reset changes nothing")
     }
 

@@ -407,3 +407,55 @@ import Testing
         #expect(e.contains { $0.hasPrefix("app.yaml:7:26: error: `app.nowhere` is not a coordinator") }, "\(e.joined(separator: "\n"))")
     }
 }
+
+/// Constants of routes and links are checked against the target's setup, and a link's screens
+/// against `opens`, when the graph is loaded (`navd check`).
+@Suite struct ConstantCheckTests {
+    func errors(_ text: String) -> [String] {
+        GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: text)], baseDirectory: "/g").diagnostics.sorted.map(\.description)
+            .filter { $0.contains(": error: ") }
+    }
+
+    static let base = """
+        root: {stack: Home}
+        coordinators:
+          Home: {opens: [Product, Wizard]}
+          Product:
+            setup: {type: object, required: [id], properties: {id: {type: string, pattern: "^p[0-9]+$"}, count: {type: integer}}, additionalProperties: false}
+            opens: [Reviews]
+          Reviews: {}
+          Wizard: {flow: {start: One, steps: [One, Two]}}
+          One: {}
+          Two: {}
+
+        """
+
+    @Test func constantsTheSetupNeverAcceptsAreErrors() {
+        let e = errors(Self.base + """
+            routes:
+              bad: {to: Product, with: {id: "x1"}}
+              unknown: {to: Product, with: {colour: red}}
+              fine: {to: Product, with: {id: p1, count: 2}}
+            links:
+              "/p/:n": [Home, {to: Product, with: {id: ":n", count: "many"}}]
+              "/q/:n": [Home, {to: Product, with: {id: ":n", count: "3"}}]
+            """)
+        #expect(e.count == 3, "\(e)")
+        #expect(e.contains { $0.hasPrefix("app.yaml:12:3: error: route `app.bad` gives `app.Product` the constant id: \"x1\", which its setup never accepts") }, "\(e)")
+        #expect(e.contains { $0.contains("route `app.unknown` gives `app.Product` the constant colour: \"red\"") && $0.contains("declares no field `colour` and allows no others") }, "\(e)")
+        #expect(e.contains { $0.hasPrefix("app.yaml:16:3: error: link `/p/:n` gives `app.Product` the constant count: \"many\"") }, "\(e)")
+    }
+
+    @Test func aLinkWhoseScreensBreakOpensIsAnError() {
+        let e = errors(Self.base + """
+            links:
+              "/r/:n": [Home, {to: Product, with: {id: ":n"}}, Reviews]
+              "/skip": [Home, Reviews]
+              "/wizard": [Home, Wizard, Two]
+              "/wizard-skip": [Wizard, Home]
+            """)
+        #expect(e.count == 2, "\(e)")
+        #expect(e.contains { $0.hasPrefix("app.yaml:13:3: error: link `/skip` puts `app.Reviews` above `app.Home`, which cannot open it: the opens of `app.Home` are app.Product, app.Wizard") }, "\(e)")
+        #expect(e.contains { $0.contains("link `/wizard-skip` puts `app.Home` above `app.Wizard`, which cannot open it: the opens of `app.One` are empty") }, "\(e)")
+    }
+}
