@@ -262,6 +262,10 @@ public struct Precondition: Sendable {
     public let kind: Kind
     public let recover: Recover?
     public let location: SourceLocation
+    /// `recover: {flow, facts}`: the facts a completed recovery flow establishes before the
+    /// precondition is evaluated again; a value `"$result"` or `"$result.a.b"` is taken from the
+    /// flow's result (see ``resolveResultReferences(_:in:)``).
+    public var recoverFacts: JSONObject = JSONObject()
 
     public var kindName: String {
         switch kind {
@@ -270,6 +274,31 @@ public struct Precondition: Sendable {
         case .provider: return "provider"
         }
     }
+}
+
+/// Replaces each string `"$result"` or `"$result.a.b"` among `values` by that part of `result`, in
+/// one pass over the graph's values (a result's own strings are never read as references); a path
+/// the result does not have leaves the field out.
+public func resolveResultReferences(_ values: JSONObject, in result: JSONValue?) -> JSONObject {
+    var out = JSONObject()
+    for (k, v) in values {
+        guard case .string(let s) = v, s == "$result" || s.hasPrefix("$result.") else {
+            out.append(k, v)
+            continue
+        }
+        var cur: JSONValue? = result
+        for part in s.split(separator: ".").dropFirst() { cur = cur?[String(part)] }
+        if let cur { out.append(k, cur) }
+    }
+    return out
+}
+
+/// Whether `s` is a well-formed result reference (`$result` or `$result.a.b`, no empty part).
+public func isResultReference(_ s: String) -> Bool? {
+    guard s.hasPrefix("$result") else { return nil }
+    if s == "$result" { return true }
+    guard s.hasPrefix("$result.") else { return false }
+    return !s.split(separator: ".", omittingEmptySubsequences: false).dropFirst().contains { $0.isEmpty }
 }
 
 /// Default timeout of command and provider tasks.

@@ -147,7 +147,7 @@ private struct Builder {
     static let linkEntryKeys = ["to", "with", "by"]
     static let preconditionKeys = ["check", "command", "provider", "recover", "timeout", "description"]
     static let checkKeys = ["fact", "equals", "notEquals", "exists"]
-    static let recoverKeys = ["flow", "command", "provider", "timeout"]
+    static let recoverKeys = ["flow", "facts", "command", "provider", "timeout"]
 
     // MARK: helpers
 
@@ -605,12 +605,16 @@ private struct Builder {
             kind = .provider(timeoutMs: timeout)
         }
         var recover: Precondition.Recover?
+        var facts = JSONObject()
         if let r = doc["recover"] {
             recoverLocations[index] = r.location
             recover = buildRecover(r, module: module, precondition: "\(module).\(name)", timeout: timeout)
+            if let f = r["facts"] { facts = recoverFacts(f, precondition: "\(module).\(name)", byFlow: r["flow"] != nil) }
         }
-        return Precondition(index: index, name: module + "." + name, localName: name, module: module,
-                            kind: kind!, recover: recover, location: loc)
+        var p = Precondition(index: index, name: module + "." + name, localName: name, module: module,
+                             kind: kind!, recover: recover, location: loc)
+        p.recoverFacts = facts
+        return p
     }
 
     mutating func commandSpec(_ doc: Doc, timeout: UInt64, what: String) -> ([String], UInt64)? {
@@ -642,6 +646,25 @@ private struct Builder {
             return nil
         }
         return (argv, t)
+    }
+
+    /// `recover.facts`: fact name → JSON value, or `"$result…"` taken from the recovery flow's result.
+    mutating func recoverFacts(_ doc: Doc, precondition: String, byFlow: Bool) -> JSONObject {
+        guard byFlow else {
+            d.error(doc.location, "`recover.facts` of `\(precondition)` goes with `recover.flow`: the facts a completed flow establishes (a command or provider sets facts itself)")
+            return JSONObject()
+        }
+        guard case .object(let o) = doc.json, doc.mapping != nil else {
+            d.error(doc.location, "`recover.facts` must be a mapping of fact name → value, such as {signedIn: true, user: \"$result.user\"}")
+            return JSONObject()
+        }
+        for (k, loc, v) in doc.mapping ?? [] {
+            if k.isEmpty { d.error(loc, "a fact name may not be empty") }
+            if let s = v.text, isResultReference(s) == false {
+                d.error(v.location, "`\(s)` is not a result reference; write \"$result\" (the whole result) or \"$result.FIELD\"")
+            }
+        }
+        return o
     }
 
     mutating func buildRecover(_ doc: Doc, module: String, precondition: String, timeout: UInt64) -> Precondition.Recover? {

@@ -23,11 +23,10 @@ import Testing
                 text = text.replacingOccurrences(of: "presentations: [push, present, replace]", with: "presentations: [push, present, slide]")
             }
             if f == "cart.yaml" {
-                text = text.replacingOccurrences(of: "recover: {flow: Login}", with: "")
                 text = text.replacingOccurrences(of: "check: {fact: cart.items, notEquals: 0}", with: "check: {fact: cart.items}")
             }
             if f == "account.yaml" {
-                text = text.replacingOccurrences(of: "recover: {flow: Login}", with: "recover: {flow: Logon}")
+                text = text.replacingOccurrences(of: "recover: {flow: Login,", with: "recover: {flow: Logon,")
             }
             try text.write(toFile: dir.file(f), atomically: true, encoding: .utf8)
         }

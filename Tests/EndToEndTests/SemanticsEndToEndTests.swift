@@ -216,3 +216,64 @@ import Testing
         #expect(gone["data"]?["kind"] == "unknownNode")
     }
 }
+
+/// Recovery that continues: `recover.facts` says what a completed recovery flow establishes.
+@Suite struct RecoveryFactsTests {
+    static let graph = """
+        root: {stack: Home}
+        coordinators:
+          Home: {opens: [Protected]}
+          Protected: {preconditions: [signedIn]}
+          SignIn:
+            flow: {start: Credentials, result: {type: object, required: [user], properties: {user: {type: string}}}}
+          Credentials: {}
+        preconditions:
+          signedIn:
+            check: {fact: signedIn, equals: true}
+            recover: {flow: SignIn, facts: {signedIn: true, user: "$result.user", missing: "$result.nothing"}}
+        """
+
+    @Test func aCompletedRecoveryFlowSetsItsFactsAndTheNavigationProceeds() throws {
+        let d = try Daemon(graph: Self.graph)
+        let app = try d.client()
+        let watcher = try d.client()
+        try watcher.call("subscribe")
+        let id = try app.send("navigate", ["to": "Protected"])
+        let presented = try watcher.notification("stackChanged")
+        let flow = try #require(presented["params"]?["changes"]?.arrayValue?.first?["node"]?["children"]?.arrayValue?.first?["id"])
+        // No context.set: the graph says what signing in establishes.
+        try app.call("flowComplete", ["flow": flow, "result": ["user": "{with.x} $result.user"]])
+        let done = try app.reply(to: id)
+        #expect(done["result"]?["version"] == 3, "\(done)")
+        let facts = try app.call("context.get")["facts"]
+        #expect(facts == ["signedIn": true, "user": "{with.x} $result.user"], "taken from the result as it is, never read again: \(String(describing: facts))")
+    }
+
+    @Test func aCancelledRecoveryFlowSetsNothing() throws {
+        let d = try Daemon(graph: Self.graph)
+        let app = try d.client()
+        let watcher = try d.client()
+        try watcher.call("subscribe")
+        let id = try app.send("navigate", ["to": "Protected"])
+        let presented = try watcher.notification("stackChanged")
+        let flow = try #require(presented["params"]?["changes"]?.arrayValue?.first?["node"]?["children"]?.arrayValue?.first?["id"])
+        try app.call("flowComplete", ["flow": flow, "cancelled": true])
+        #expect(try app.reply(to: id)["error"]?["data"]?["kind"] == "preconditionFailed")
+        #expect(try app.call("context.get")["facts"] == [:])
+    }
+
+    @Test func recoverFactsAreCheckedByNavdCheck() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        try """
+            root: {stack: Home}
+            coordinators: {Home: {}}
+            preconditions:
+              a: {check: {fact: x, equals: 1}, recover: {command: [true], facts: {x: 1}}}
+              b: {check: {fact: x, equals: 1}, recover: {provider: fix, facts: {x: 1}}}
+            """.write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
+        let r = try runCommand(Repo.binary("navd"), ["check", dir.path])
+        let lines = r.stderr.split(separator: "\n").filter { $0.contains("`recover.facts` of `app.") && $0.contains("goes with `recover.flow`") }
+        #expect(r.status == 1 && lines.count == 2, "\(r.stderr)")
+    }
+}

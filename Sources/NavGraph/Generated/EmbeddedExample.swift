@@ -57,7 +57,9 @@ links:
 preconditions:
   loggedIn:
     check: {fact: loggedIn, equals: true}
-    recover: {flow: Login}
+    # A completed Login establishes the fact (and the user's name, from its result): the waiting
+    # navigation continues without a front-end setting it.
+    recover: {flow: Login, facts: {loggedIn: true, user: "$result.user"}}
 """#),
         (name: "cart.yaml", text: #"""
 # The cart and the checkout flow, which returns the order it placed.

@@ -90,7 +90,30 @@ extension Server {
             failed(nav, p, reason: "the recovery flow `\(graph.coordinators[flow.coordinator].name)` was \(flow.status == .failed ? "failed" : "cancelled")")
             return
         }
+        if !p.recoverFacts.isEmpty {
+            if let problem = establish(resolveResultReferences(p.recoverFacts, in: flow.result), in: state) {
+                nav.recovered = true
+                failed(nav, p, reason: "the recovery flow `\(graph.coordinators[flow.coordinator].name)` completed, but its facts could not be set: \(problem)")
+                return
+            }
+        }
         reevaluate(nav)
+    }
+
+    /// Sets facts a recovery flow establishes (`recover.facts`), within --max-facts and
+    /// --max-fact-value; answers the problem instead when one would pass a limit (nothing is set).
+    func establish(_ facts: JSONObject, in state: SessionState) -> String? {
+        let s = state.session
+        var added = 0
+        for (k, v) in facts {
+            let size = JSONWriter.encode(v).count
+            if size > config.maxFactValue { return "fact \"\(k)\" would hold \(size) bytes of JSON; --max-fact-value is \(config.maxFactValue)" }
+            if s.facts[k] == nil { added += 1 }
+        }
+        if s.facts.count + added > config.maxFacts { return "session \"\(s.name)\" would hold more than --max-facts (\(config.maxFacts)) facts" }
+        for (k, v) in facts { s.facts[k] = v }
+        durable?.factsChanged(s)
+        return nil
     }
 
     /// Evaluates the current precondition again after a recovery; no second recovery.
