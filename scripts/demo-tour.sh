@@ -39,8 +39,7 @@ for _ in $(seq 100); do [ -n "$(visible_flow)" ] && break; sleep 0.05; done
 LOGIN=$(visible_flow)
 run tree
 
-say "Complete login: the app records the fact, then finishes the flow with its result"
-run set loggedIn=true
+say "Complete login: its completion establishes loggedIn (recover.facts), so checkout goes on"
 run complete "$LOGIN" --result '{"user":"ann"}'
 wait "$CHECKOUT"
 cat /tmp/navd-demo-checkout.$$; rm -f /tmp/navd-demo-checkout.$$
@@ -50,7 +49,7 @@ say "Go through the checkout flow: payment (asks the provider), confirm"
 run navigate cart.Payment
 run navigate cart.Confirm --with total=42
 
-say "Place the order: the flow completes with its result"
+say "Place the order: the flow completes with its result, and navigation continues to the order (then)"
 run complete "$CHECKOUT_FLOW" --result '{"orderId":"ord-1","total":42}'
 run tree
 say "Tour done. Both UIs followed every step; drive them with their keys now (q quits a UI)."

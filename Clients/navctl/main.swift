@@ -66,6 +66,13 @@ func summary(_ r: JSONValue) -> String {
     if let v = r["version"]?.intValue { parts.append("version \(v)") }
     if let removed = r["removed"]?.arrayValue, !removed.isEmpty { parts.append("removed \(removed.compactMap(\.stringValue).joined(separator: " "))") }
     if let vis = r["visible"]?.arrayValue { parts.append("visible \(vis.compactMap(\.stringValue).joined(separator: " > "))") }
+    if let then = r["then"] {
+        if let e = then["error"] {
+            parts.append("then failed: \(e["data"]?["kind"]?.stringValue ?? "?"): \(e["message"]?.stringValue ?? "")")
+        } else {
+            parts.append("then \(summary(then))")
+        }
+    }
     return parts.joined(separator: ", ")
 }
 

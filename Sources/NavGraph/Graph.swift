@@ -173,6 +173,21 @@ public struct Flow: Sendable {
     public let start: Int
     public let steps: [Int]
     public let result: Schema?
+    /// Where navigation continues when the flow completes (`then:`), unless the navigate that
+    /// started it said otherwise.
+    public var then: FlowThen? = nil
+}
+
+/// A navigation made when a flow completes: `with` values `"$result…"` come from its result.
+public struct FlowThen: Sendable {
+    public let to: Int
+    public let by: Presentation?
+    public let with: JSONObject
+    public init(to: Int, by: Presentation?, with: JSONObject) {
+        self.to = to
+        self.by = by
+        self.with = with
+    }
 }
 
 public struct Route: Sendable {

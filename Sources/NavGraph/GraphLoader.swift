@@ -142,7 +142,7 @@ private struct Builder {
 
     static let moduleKeys = ["module", "root", "coordinators", "routes", "links", "preconditions", "abilities", "description"]
     static let coordinatorKeys = ["setup", "opens", "presentations", "preconditions", "access", "mediation", "flow", "description", "title"]
-    static let flowKeys = ["start", "steps", "result"]
+    static let flowKeys = ["start", "steps", "result", "then"]
     static let routeKeys = ["to", "by", "with", "description"]
     static let linkEntryKeys = ["to", "with", "by"]
     static let preconditionKeys = ["check", "command", "provider", "recover", "timeout", "description"]
@@ -530,10 +530,50 @@ private struct Builder {
         }
         var result: Schema?
         if let r = doc["result"] { result = schema(r, what: "flow result") }
+        var then: FlowThen?
+        if let t = doc["then"] { then = flowThen(t, of: c, module: module) }
         if let st = start {
-            c.flow = Flow(start: st, steps: steps, result: result)
+            c.flow = Flow(start: st, steps: steps, result: result, then: then)
             for s in steps { coordinators[s].stepOf.append(c.index) }
         }
+    }
+
+    /// `then: Target` or `then: {to, by?, with?}`: where navigation continues after the flow completes;
+    /// `with` values may be `"$result"` or `"$result.FIELD"`.
+    mutating func flowThen(_ doc: Doc, of c: Coordinator, module: String) -> FlowThen? {
+        var toDoc = doc
+        var by: Presentation?
+        var with = JSONObject()
+        if doc.mapping != nil {
+            unknownKeys(doc, allowed: ["to", "by", "with"], what: "the `then` of flow `\(c.name)`")
+            guard let t = doc["to"] else {
+                d.error(doc.location, "the `then` of flow `\(c.name)` needs `to:`, the coordinator navigation continues to")
+                return nil
+            }
+            toDoc = t
+            if let b = doc["by"] { by = presentation(b) }
+            if let w = doc["with"] {
+                guard case .object(let o) = w.json else {
+                    d.error(w.location, "`with` of a flow's `then` must be a mapping of setup fields")
+                    return nil
+                }
+                with = o
+                for (_, _, v) in w.mapping ?? [] {
+                    if let s = v.text, isResultReference(s) == false {
+                        d.error(v.location, "`\(s)` is not a result reference; write \"$result\" (the whole result) or \"$result.FIELD\"")
+                    }
+                }
+            }
+        }
+        guard let ref = toDoc.text, !toDoc.isNull else {
+            d.error(toDoc.location, "the `then` of flow `\(c.name)` must name a coordinator, as `then: OrderDetail` or {to: OrderDetail, with: {id: \"$result.id\"}}")
+            return nil
+        }
+        guard let i = resolveCoordinator(ref, in: module, at: toDoc.location, role: " (the `then` of flow `\(c.name)`)") else { return nil }
+        if let by, !coordinators[i].allows(by) {
+            d.error(doc.location, "the `then` of flow `\(c.name)` shows `\(coordinators[i].name)` by \(by.rawValue), which its `presentations` do not allow")
+        }
+        return FlowThen(to: i, by: by, with: with)
     }
 
     mutating func buildPrecondition(index: Int, module: String, name: String, _ doc: Doc, at loc: SourceLocation) -> Precondition? {
@@ -1010,7 +1050,10 @@ private struct Builder {
         }
         for c in coordinators {
             reached.formUnion(c.opens)
-            if let f = c.flow { reached.formUnion(f.steps) }
+            if let f = c.flow {
+                reached.formUnion(f.steps)
+                if let t = f.then { reached.insert(t.to) }
+            }
         }
         for r in routes { reached.insert(r.to) }
         for l in links { reached.formUnion(l.entries.map(\.coordinator)) }

@@ -85,6 +85,8 @@ public struct Plan: Sendable {
     /// `navigate {popUpTo}`: the screen to pop to (its number) and whether it goes too; the target is
     /// then placed from the screen left on top, in the same commit.
     public var popUpTo: (node: Int, inclusive: Bool)? = nil
+    /// `navigate {then}` to a flow: where navigation continues when that flow completes.
+    public var then: FlowThen? = nil
 
     /// The source node's id.
     public var sourceId: String { Node.id(source) }
@@ -643,8 +645,10 @@ public final class Session {
 
     /// Validates a navigation to `destination` completely without changing anything: `by` and `with`
     /// as given (they win over a route's), `from` a node id (default: the visible top).
+    /// `afterFlow`: the navigation continues a completed flow (its `then`): the flow's `opens` and
+    /// its declared `then` decide what it may open, not the source's.
     public func plan(_ destination: Destination, by: Presentation?, with given: JSONObject?, from: String?, ifVersion: Int?,
-                     caller: Caller) throws(NavError) -> Plan {
+                     caller: Caller, afterFlow: Int? = nil) throws(NavError) -> Plan {
         let target = graph.coordinators[destination.target]
         var with: JSONObject
         if let routeWith = destination.with {
@@ -689,7 +693,13 @@ public final class Session {
         let isNextStep = sourceCoordinator.opens.isEmpty && enclosingSteps.map { steps in
             steps.firstIndex(of: source.coordinator).map { $0 + 1 < steps.count && steps[$0 + 1] == target.index } ?? false
         } ?? false
-        if style.needsAbility && !sourceCoordinator.canOpen(target.index) && !isNextStep {
+        if let flow = afterFlow.map({ graph.coordinators[$0] }) {
+            if style.needsAbility && !flow.canOpen(target.index) && flow.flow?.then?.to != target.index {
+                let opens = flow.opens.map { graph.coordinators[$0].name }
+                throw NavError(.notAllowed, "flow `\(flow.name)` cannot continue to `\(target.name)`: a flow continues to its declared `then` or to what its opens list (\(opens.isEmpty ? "empty" : opens.joined(separator: ", ")))",
+                               data: ["from": .string(source.id), "to": .string(target.name), "by": .string(style.rawValue)])
+            }
+        } else if style.needsAbility && !sourceCoordinator.canOpen(target.index) && !isNextStep {
             let opens = sourceCoordinator.opens.map { graph.coordinators[$0].name }
             throw NavError(.notAllowed, "`\(sourceCoordinator.name)` cannot open `\(target.name)`: its opens are \(opens.isEmpty ? "empty" : opens.joined(separator: ", ")) (select and root are always available)",
                            data: ["from": .string(source.id), "to": .string(target.name), "by": .string(style.rawValue)])

@@ -145,7 +145,9 @@ func spawnDetached(_ path: String, _ args: [String], env: [String: String]) thro
         #expect(r.stdout.contains("version 7, removed"), "\(r.stdout)")
         let c = try d.client()
         let t = try c.call("tree")
-        #expect(t["version"] == 7)
-        #expect(t["visible"]?.arrayValue?.count == 3)
+        #expect(r.stdout.contains("then node n"), "checkout continues to the order: \(r.stdout)")
+        #expect(t["version"] == 8)
+        let top = t["root"]?["children"]?.arrayValue?.first?["children"]?.arrayValue?.last
+        #expect(top?["coordinator"] == "account.OrderDetail" && top?["params"] == ["orderId": "ord-1"], "\(t)")
     }
 }

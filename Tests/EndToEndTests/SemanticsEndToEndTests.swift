@@ -277,3 +277,71 @@ import Testing
         #expect(r.status == 1 && lines.count == 2, "\(r.stderr)")
     }
 }
+
+/// A flow's `then`: where navigation continues when it completes.
+@Suite struct FlowThenTests {
+    static let graph = """
+        root: {stack: Home}
+        coordinators:
+          Home: {opens: [Checkout, Quick]}
+          Checkout:
+            flow:
+              start: Pay
+              result: {type: object, required: [orderId], properties: {orderId: {type: string}}}
+              then: {to: Receipt, with: {orderId: "$result.orderId"}}
+            opens: [Thanks]
+          Pay: {}
+          Quick: {flow: {start: Pay2, then: Receipt}}
+          Pay2: {}
+          Receipt:
+            setup: {type: object, required: [orderId], properties: {orderId: {type: string}}}
+            preconditions: [ready]
+          Thanks: {}
+        preconditions:
+          ready: {check: {fact: ready, notEquals: false}}
+        """
+
+    @Test func theDeclaredThenNavigatesWithTheResult() throws {
+        let d = try Daemon(graph: Self.graph)
+        let c = try d.client()
+        let flow = try c.call("navigate", ["to": "Checkout", "by": "present"])["node"]!
+        let r = try c.call("flowComplete", ["flow": flow, "result": ["orderId": "o-7"]])
+        #expect(r["then"]?["node"] != nil && r["then"]?["version"] == 3, "\(r)")
+        let tree = try c.call("tree")
+        let top = tree["root"]?["children"]?.arrayValue?.last
+        #expect(top?["coordinator"] == "app.Receipt" && top?["params"] == ["orderId": "o-7"], "\(tree)")
+    }
+
+    @Test func theNavigateThatStartsTheFlowMaySayOtherwise() throws {
+        let d = try Daemon(graph: Self.graph)
+        let c = try d.client()
+        let flow = try c.call("navigate", ["to": "Checkout", "by": "present", "then": ["to": "Thanks", "by": "push"]])["node"]!
+        let r = try c.call("flowComplete", ["flow": flow, "result": ["orderId": "o-8"]])
+        #expect(r["then"]?["version"] == 3, "\(r)")
+        let top = try c.call("tree")["root"]?["children"]?.arrayValue?.last
+        #expect(top?["coordinator"] == "app.Thanks")
+        let notOpened = try c.callError("navigate", ["to": "Checkout", "then": "Home"])
+        #expect(notOpened["data"]?["kind"] == "notAllowed" && notOpened["data"]?["param"] == "then", "Checkout neither opens Home nor declares it: \(notOpened)")
+        let shape = try c.callError("navigate", ["to": "Receipt", "with": ["orderId": "x"], "then": "Thanks"])
+        #expect(shape["data"]?["kind"] == "invalidParams" && shape["data"]?["param"] == "then", "\(shape)")
+    }
+
+    @Test func aThenThatCannotGoIsReportedAndTheFlowStillEnds() throws {
+        let d = try Daemon(graph: Self.graph)
+        let c = try d.client()
+        // Quick's then gives Receipt no orderId: the navigation is refused, the flow completed.
+        let flow = try c.call("navigate", ["to": "Quick"])["node"]!
+        let r = try c.call("flowComplete", ["flow": flow, "result": ["x": 1]])
+        #expect(r["version"] == 2 && r["then"]?["error"]?["data"]?["kind"] == "invalidSetup", "\(r)")
+        // A then whose preconditions fail is answered once they have run.
+        try c.call("context.set", ["facts": ["ready": false]])
+        let second = try c.call("navigate", ["to": "Checkout"])["node"]!
+        let failed = try c.call("flowComplete", ["flow": second, "result": ["orderId": "o-9"]])
+        #expect(failed["then"]?["error"]?["data"]?["kind"] == "preconditionFailed", "\(failed)")
+        #expect(try c.call("tree")["visible"]?.arrayValue?.count == 2, "back on Home")
+        // Cancelling a flow goes nowhere.
+        let third = try c.call("navigate", ["to": "Checkout"])["node"]!
+        let cancelled = try c.call("flowComplete", ["flow": third, "cancelled": true])
+        #expect(cancelled["then"] == nil, "\(cancelled)")
+    }
+}

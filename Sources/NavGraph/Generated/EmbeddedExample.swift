@@ -80,6 +80,8 @@ coordinators:
         properties:
           orderId: {type: string, pattern: "^ord-[0-9]+$"}
           total: {type: number, minimum: 0}
+      # When the order is placed, navigation continues to it (its id from the flow's result).
+      then: {to: account.OrderDetail, with: {orderId: "$result.orderId"}}
     presentations: [present, push]
     preconditions: [account.loggedIn, cartNotEmpty, inStock]
   Address:

@@ -315,6 +315,34 @@ public enum EmbeddedProtocol {
               }
             }
           }
+        },
+        {
+          "name": "then",
+          "description": "only to a flow: where navigation continues when it completes (a coordinator name or {to, by?, with?}, with values \"$result\" or \"$result.FIELD\" taken from its result); the flow's declared then or one of its opens",
+          "schema": {
+            "oneOf": [
+              {
+                "type": "string"
+              },
+              {
+                "type": "object",
+                "required": [
+                  "to"
+                ],
+                "properties": {
+                  "to": {
+                    "type": "string"
+                  },
+                  "by": {
+                    "type": "string"
+                  },
+                  "with": {
+                    "type": "object"
+                  }
+                }
+              }
+            ]
+          }
         }
       ],
       "result": {
@@ -676,7 +704,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "flowComplete",
-      "summary": "End a flow with a result (validated against its result schema), an error, or cancelled; the flow leaves the tree and flowCompleted is sent.",
+      "summary": "End a flow with a result (validated against its result schema), an error, or cancelled; the flow leaves the tree and flowCompleted is sent. A completed flow with a then (from its navigate, else the graph) continues there; the reply waits for that navigation and carries it as then (its result, or {error}).",
       "params": [
         {
           "name": "session",
@@ -731,6 +759,10 @@ public enum EmbeddedProtocol {
               "items": {
                 "type": "string"
               }
+            },
+            "then": {
+              "type": "object",
+              "description": "the navigate result of the flow's then, or {error}"
             }
           }
         }

@@ -71,37 +71,7 @@ extension Server {
             }
         }
 
-        methods["flowComplete"] = { [self] call in
-            self.handle(call) { () throws(RPCError) -> Removed in
-                let p = try Params<FlowCompleteParam>(call)
-                let state = try self.hub.state(p.given(.session), for: call.connection)
-                let flow = try p.requiredString(.flow, "the id of the flow node to complete")
-                let given = ([.result, .error, .cancelled] as [FlowCompleteParam]).filter { p.has($0) }.map { "\($0)" }
-                guard given.count == 1 else {
-                    throw .invalidParams("`flowComplete` needs exactly one of \"result\", \"error\" ({message, data?}) or \"cancelled\": true; got \(given.isEmpty ? "none" : given.joined(separator: ", "))",
-                                         data: ["param": "result"])
-                }
-                let outcome: Session.FlowOutcome
-                switch given[0] {
-                case "result": outcome = .result(p.value(.result)!)
-                case "error":
-                    guard let e = try p.objectParam(.error), e["message"]?.stringValue != nil else {
-                        throw .invalidParams("\"error\" must be an object {message: string, data?: any}", data: ["param": "error"])
-                    }
-                    outcome = .error(.object(e))
-                default:
-                    guard try p.bool(.cancelled) == true else {
-                        throw .invalidParams("\"cancelled\" must be true", data: ["param": "cancelled"])
-                    }
-                    outcome = .cancelled
-                }
-                do throws(NavError) {
-                    let c = try state.session.flowComplete(flow, outcome)
-                    self.hub.publish(c, in: state)
-                    return Removed(c)
-                } catch { throw error.rpc }
-            }
-        }
+        methods["flowComplete"] = { [self] call in self.flowComplete(call) }
 
         methods["tree"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> Snapshot in
@@ -306,6 +276,37 @@ extension Server {
         broadcast(method: "screenResult", params: params, to: targets)
     }
 
+    /// `navigate {then}`: a coordinator name or `{to, by?, with?}` (with values `"$result…"` taken
+    /// from the flow's result when it completes).
+    func flowThen(_ v: JSONValue) throws(RPCError) -> FlowThen {
+        let shape = "\"then\" must be a coordinator name or {to, by?, with?}, like {\"to\": \"account.OrderDetail\", \"with\": {\"orderId\": \"$result.orderId\"}}"
+        var to: String?, by: Presentation?, with = JSONObject()
+        switch v {
+        case .string(let name): to = name
+        case .object(let o):
+            guard o.keys.allSatisfy({ ["to", "by", "with"].contains($0) }) else { throw .invalidParams(shape, data: ["param": "then"]) }
+            to = o["to"]?.stringValue
+            if let b = o["by"] {
+                guard let name = b.stringValue, let pr = Presentation(rawValue: name) else { throw .invalidParams(shape, data: ["param": "then"]) }
+                by = pr
+            }
+            if let w = o["with"] {
+                guard case .object(let wo) = w else { throw .invalidParams(shape, data: ["param": "then"]) }
+                for (_, x) in wo {
+                    if case .string(let s) = x, isResultReference(s) == false {
+                        throw .invalidParams("`\(s)` in \"then.with\" is not a result reference; write \"$result\" or \"$result.FIELD\"", data: ["param": "then"])
+                    }
+                }
+                with = wo
+            }
+        default: break
+        }
+        guard let to else { throw .invalidParams(shape, data: ["param": "then"]) }
+        do throws(NavError) {
+            return FlowThen(to: try graph.destination(to: to, route: nil).target, by: by, with: with)
+        } catch { throw error.rpc }
+    }
+
     /// `reset {}` (the graph's root, fresh) or `reset {to: [{to, with?, by?}…]}` (a stack built as a
     /// deep link builds it, after the preconditions of its screens).
     private func reset(_ call: Call) {
@@ -391,6 +392,7 @@ extension Server {
         let by: Presentation?, to: JSONView?, route: String?, with: JSONObject?, from: String?, ifVersion: Int?, key: String?, dryRun: Bool
         let hints: JSONValue?
         let popUpTo: (to: String, inclusive: Bool)?
+        let then: FlowThen?
         do throws(RPCError) {
             let p = try Params<NavigateParam>(call)
             state = try hub.state(p.given(.session), for: call.connection)
@@ -439,6 +441,7 @@ extension Server {
             } else {
                 popUpTo = nil
             }
+            then = try p.value(.then).map { v throws(RPCError) in try flowThen(v) }
         } catch {
             call.fail(error)
             return
@@ -453,8 +456,20 @@ extension Server {
             } else {
                 destination = try graph.destination(to: to?.string, route: route)
             }
+            if let then {
+                guard graph.coordinators[destination.target].flow != nil else {
+                    throw NavError(.invalidParams, "\"then\" says where to go when a flow completes, and `\(graph.coordinators[destination.target].name)` is not a flow",
+                                   data: ["param": "then"])
+                }
+                let flow = graph.coordinators[destination.target]
+                if then.by?.needsAbility ?? true, !flow.canOpen(then.to), flow.flow?.then?.to != then.to {
+                    throw NavError(.notAllowed, "flow `\(flow.name)` cannot continue to `\(graph.coordinators[then.to].name)`: \"then\" names its declared `then` or a coordinator its opens list",
+                                   data: ["param": "then", "to": .string(graph.coordinators[then.to].name)])
+                }
+            }
             var plan = try session.plan(destination, by: by, with: with, from: from, ifVersion: ifVersion, caller: caller)
             plan.hints = hints
+            plan.then = then
             if let popUpTo {
                 guard plan.by == .push || plan.by == .present else {
                     throw NavError(.invalidParams, "\"popUpTo\" goes with by: push or present, and this navigation is by \(plan.by.rawValue)", data: ["param": "popUpTo"])
@@ -608,7 +623,10 @@ extension Server {
         let c = try state.session.commit(plan)
         // Only a flow this commit made has a starter: selecting a tab whose first node is a flow,
         // or a link that ends on one already there, starts nothing.
-        if let n = c.node, n.kind == .flow, state.session.madeByLastCommit(n) { state.flowStarters[n.id] = starter }
+        if let n = c.node, n.kind == .flow, state.session.madeByLastCommit(n) {
+            state.flowStarters[n.id] = starter
+            if let then = plan.then { state.flowThens[n.id] = then }
+        }
         // The reply reports the path of this commit. Publishing can lead to further commits (a flow
         // that ended resumes a navigation; a dismissed source or a dropped subscriber cancels one
         // and its recovery flow), so then the path is listed now; otherwise it is written from
@@ -638,6 +656,10 @@ extension Server {
             case .success(let v): r.succeed(v)
             case .failure(let e): r.fail(e.rpc)
             }
+        }
+        if let done = nav.onFinish {
+            nav.onFinish = nil
+            done(result)
         }
     }
 
@@ -689,7 +711,7 @@ enum CancelParam: Int, ParamName {
 }
 
 enum NavigateParam: Int, ParamName {
-    case session, to, route, by, with, from, ifVersion, key, dryRun, hints, popUpTo
+    case session, to, route, by, with, from, ifVersion, key, dryRun, hints, popUpTo, then
     nonisolated(unsafe) static var tableStorage: ParamTable?
 }
 

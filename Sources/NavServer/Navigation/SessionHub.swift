@@ -39,6 +39,8 @@ final class SessionState {
     }
     /// The connection that started each live flow (it hears `flowCompleted` even unsubscribed).
     var flowStarters: [String: Connection] = [:]
+    /// Where navigation continues after each live flow whose navigate gave `then` (in memory only).
+    var flowThens: [String: FlowThen] = [:]
 
     init(_ session: Session) {
         self.session = session
@@ -73,6 +75,9 @@ final class PendingNavigation {
     var registered = false
     /// Cancels whatever task runs now (a process, a provider request, a recovery flow).
     var cancelTask: (() -> Void)?
+    /// Called with the outcome after the replies (a flow's `then` navigation answers in the reply
+    /// to `flowComplete`).
+    var onFinish: ((Result<JSONValue, NavError>) -> Void)?
 
     init(number: Int, state: SessionState, plan: Plan, key: String?, caller: Caller, reply: Reply) {
         self.number = number
@@ -83,6 +88,18 @@ final class PendingNavigation {
         self.caller = caller
         self.replies = [reply]
         self.connection = reply.connection
+    }
+
+    /// A navigation nobody waits a navigate reply for: `onFinish` hears its outcome.
+    init(number: Int, state: SessionState, plan: Plan, caller: Caller, connection: Connection) {
+        self.number = number
+        self.id = Self.id(number)
+        self.state = state
+        self.plan = plan
+        self.key = nil
+        self.caller = caller
+        self.replies = []
+        self.connection = connection
     }
 }
 
@@ -189,6 +206,7 @@ final class SessionHub {
         if let r = f.result { p.append("result", r) }
         if let e = f.error { p.append("error", e) }
         var targets = Array(state.subscribers.values)
+        state.flowThens[f.id] = nil
         if let starter = state.flowStarters.removeValue(forKey: f.id), state.subscribers[starter.id] == nil {
             targets.append(starter)
         }

@@ -1,0 +1,93 @@
+import JSON
+import NavGraph
+import NavigationCore
+import RPC
+
+/// `flowComplete`, and the navigation a completed flow continues with (`then`).
+extension Server {
+    func flowComplete(_ call: Call) {
+        let state: SessionState
+        let flow: String
+        let outcome: Session.FlowOutcome
+        do throws(RPCError) {
+            let p = try Params<FlowCompleteParam>(call)
+            state = try hub.state(p.given(.session), for: call.connection)
+            flow = try p.requiredString(.flow, "the id of the flow node to complete")
+            let given = ([.result, .error, .cancelled] as [FlowCompleteParam]).filter { p.has($0) }.map { "\($0)" }
+            guard given.count == 1 else {
+                throw .invalidParams("`flowComplete` needs exactly one of \"result\", \"error\" ({message, data?}) or \"cancelled\": true; got \(given.isEmpty ? "none" : given.joined(separator: ", "))",
+                                     data: ["param": "result"])
+            }
+            switch given[0] {
+            case "result": outcome = .result(p.value(.result)!)
+            case "error":
+                guard let e = try p.objectParam(.error), e["message"]?.stringValue != nil else {
+                    throw .invalidParams("\"error\" must be an object {message: string, data?: any}", data: ["param": "error"])
+                }
+                outcome = .error(.object(e))
+            default:
+                guard try p.bool(.cancelled) == true else {
+                    throw .invalidParams("\"cancelled\" must be true", data: ["param": "cancelled"])
+                }
+                outcome = .cancelled
+            }
+        } catch {
+            call.fail(error)
+            return
+        }
+        // Read before the commit: publishing the end of the flow forgets both.
+        let isRecovery = hub.recoveries[state.session.name + "\u{0}" + flow] != nil
+        let flowCoordinator = state.session.node(flow).flatMap { $0.kind == .flow ? $0.coordinator : nil }
+        let then = state.flowThens[flow] ?? flowCoordinator.flatMap { graph.coordinators[$0].flow?.then }
+        let c: Commit
+        do throws(NavError) { c = try state.session.flowComplete(flow, outcome) } catch {
+            call.fail(error.rpc)
+            return
+        }
+        hub.publish(c, in: state)
+        // A recovery flow's completion resumes the navigation that waited on it instead.
+        guard case .result(let result) = outcome, !isRecovery, let then, let flowCoordinator else {
+            call.succeed(Removed(c))
+            return
+        }
+        continueAfterFlow(then, of: flowCoordinator, result: result, completed: c, in: state, call: call)
+    }
+
+    /// Navigates to a completed flow's `then` from the screen now on top, as the client that completed
+    /// it; the reply to `flowComplete` carries its outcome as `then` (after its preconditions).
+    private func continueAfterFlow(_ then: FlowThen, of flow: Int, result: JSONValue, completed c: Commit, in state: SessionState, call: Call) {
+        let removed: JSONValue = .array(c.removed.map(JSONValue.string))
+        let version = c.version
+        func reply(_ outcome: Result<JSONValue, NavError>, _ to: Reply) {
+            let thenValue: JSONValue
+            switch outcome {
+            case .success(let v): thenValue = v
+            case .failure(let e): thenValue = ["error": e.rpc.json]
+            }
+            to.succeed(["version": .int(version), "removed": removed, "then": thenValue] as JSONValue)
+        }
+        let caller = Caller(roles: call.connection.roles)
+        let plan: Plan
+        do throws(NavError) {
+            plan = try state.session.plan(Destination(target: then.to), by: then.by, with: resolveResultReferences(then.with, in: result),
+                                          from: nil, ifVersion: nil, caller: caller, afterFlow: flow)
+        } catch {
+            reply(.failure(error), call.deferred())
+            return
+        }
+        if plan.preconditions.isEmpty {
+            reply(commitResult(state, plan, navigation: hub.nextNavigation(), starter: call.connection).map(\.json), call.deferred())
+            return
+        }
+        let deferred = call.deferred()
+        let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan, caller: caller, connection: call.connection)
+        nav.onFinish = { outcome in reply(outcome, deferred) }
+        nav.registered = true
+        hub.pending[nav.id] = nav
+        call.connection.onClose.append { [unowned self, weak nav] _ in
+            guard let nav, !nav.finished else { return }
+            self.finish(nav, .failure(NavError(.cancelled, "the navigation was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
+        }
+        runPreconditions(nav)
+    }
+}
