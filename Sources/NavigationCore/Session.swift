@@ -435,6 +435,8 @@ public final class Session {
     private var nextId = 0
     /// The id counter when the last `commit(_:)` began (``madeByLastCommit(_:)``).
     private var idCounterBeforeCommit = 0
+    /// A copy a commit is tried on first (it tries no further copy).
+    var isTrial = false
     let nodes = NodeIndex()
     /// Leaf nodes that left the tree with no other reference to them, made new nodes again by
     /// ``newNode(_:coordinator:params:)`` (a screen pushed and dismissed over and over allocates
@@ -782,6 +784,13 @@ public final class Session {
         var removed = Removal()
         var source = origin
         if let pop = plan.popUpTo {
+            // Presenting from what the pop leaves can still be refused: try it on a copy first, so a
+            // refused navigation changes nothing.
+            if plan.by == .present && !isTrial {
+                let trial = Session(copying: self)
+                trial.isTrial = true
+                _ = try trial.commit(plan)
+            }
             source = try popUp(to: pop.node, inclusive: pop.inclusive, changes: &changes, removed: &removed)
         }
         let created: Node
@@ -848,10 +857,11 @@ public final class Session {
         }
         if inclusive {
             try detach(match, flowNode: nil, changes: &changes, removed: &removed)
-        } else if let container = match.parent, let i = match.indexInParent, i + 1 < container.children.count {
-            try detach(container.children[i + 1], flowNode: nil, changes: &changes, removed: &removed)
-        } else if let modal = match.presented {
-            try detach(modal, flowNode: nil, changes: &changes, removed: &removed)
+        } else {
+            if let container = match.parent, let i = match.indexInParent, i + 1 < container.children.count {
+                try detach(container.children[i + 1], flowNode: nil, changes: &changes, removed: &removed)
+            }
+            if let modal = match.presented { try detach(modal, flowNode: nil, changes: &changes, removed: &removed) }
         }
         guard let top = visibleTop else { throw NavError(.unknownNode, "no screen is left on top after popUpTo") }
         return top

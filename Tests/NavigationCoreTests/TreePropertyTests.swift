@@ -83,7 +83,7 @@ import NavClient
                 s.root.forEach { allIds.append($0.id) }
                 let commit: Commit?
                 do {
-                    switch Int.random(in: 0..<10, using: &rng) {
+                    switch Int.random(in: 0..<15, using: &rng) {
                     case 0..<6:
                         let target = coordinators.randomElement(using: &rng)!
                         let by = Bool.random(using: &rng) ? Presentation.allCases.randomElement(using: &rng)! : nil
@@ -91,9 +91,52 @@ import NavClient
                         let caller = Caller(roles: Bool.random(using: &rng) ? ["staff"] : [])
                         let r = NavigateRequest(to: target.name, by: by, with: sample(target.setup, &rng), from: from,
                                                 ifVersion: Int.random(in: 0..<8, using: &rng) == 0 ? s.version - 1 : nil)
-                        commit = try s.commit(try s.plan(r, caller: caller))
+                        var plan = try s.plan(r, caller: caller)
+                        if Int.random(in: 0..<4, using: &rng) == 0 {
+                            // navigate {popUpTo}: pop to a coordinator (or node) on the visible path first.
+                            let to = Bool.random(using: &rng) ? coordinators.randomElement(using: &rng)!.name : allIds.randomElement(using: &rng)!
+                            plan.popUpTo = (try s.popTarget(to).number, Bool.random(using: &rng))
+                        }
+                        commit = try s.commit(plan)
                     case 6..<8:
                         commit = try s.dismiss(Bool.random(using: &rng) ? allIds.randomElement(using: &rng) : nil)
+                    case 8:
+                        // dismiss {to, inclusive}
+                        let to = Bool.random(using: &rng) ? coordinators.randomElement(using: &rng)!.name : allIds.randomElement(using: &rng)!
+                        commit = try s.dismiss(to: to, inclusive: Bool.random(using: &rng))
+                    case 9:
+                        // update {node, with}
+                        let id = allIds.randomElement(using: &rng)!
+                        let setup = s.node(id).flatMap { $0.kind == .screen || $0.kind == .flow ? graph.coordinators[$0.coordinator].setup : nil }
+                        commit = try s.update(id, with: sample(setup, &rng), caller: Caller(roles: Bool.random(using: &rng) ? ["staff"] : []))
+                    case 10:
+                        // reset {} or reset {to: [...]}
+                        if Bool.random(using: &rng) {
+                            commit = s.resetToRoot()
+                        } else {
+                            let steps = (0..<Int.random(in: 1...3, using: &rng)).map { _ -> ResetStep in
+                                let c = coordinators.randomElement(using: &rng)!
+                                return ResetStep(to: c.name, with: sample(c.setup, &rng), by: Bool.random(using: &rng) ? .present : nil)
+                            }
+                            commit = try s.commit(try s.planReset(steps, caller: Caller(roles: ["staff"]), ifVersion: nil))
+                        }
+                    case 11:
+                        // open: a URL made from one of the graph's link patterns.
+                        let link = graph.links.randomElement(using: &rng)!
+                        let path = link.segments.map { seg -> String in
+                            switch seg {
+                            case .literal(let l): return l
+                            case .parameter, .optional: return ["p1", "a1", "ord-3", "2"].randomElement(using: &rng)!
+                            case .wildcard: return "a/b"
+                            }
+                        }
+                        commit = try s.commit(try s.planLink("/" + path.joined(separator: "/"), caller: Caller()))
+                        // link.resolve gives back a URL whose link builds the same stack.
+                        if let url = try? s.resolveLink(nil).url {
+                            let steps = (try? s.planLink(url, caller: Caller()))?.link ?? []
+                            #expect(steps.map { [$0.coordinator: JSONWriter.string($0.params)] }
+                                    == s.linkChain(to: s.visibleTop!).map { [$0.coordinator: JSONWriter.string($0.params)] }, "resolve/open round trip of \(url)")
+                        }
                     default:
                         var flows: [String] = []
                         s.root.forEach { if $0.kind == .flow { flows.append($0.id) } }
