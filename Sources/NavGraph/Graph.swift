@@ -175,11 +175,11 @@ public struct Flow: Sendable {
     public let result: Schema?
     /// Where navigation continues when the flow completes (`then:`), unless the navigate that
     /// started it said otherwise.
-    public var then: FlowThen? = nil
+    public var then: NavigationSpec? = nil
 }
 
 /// A navigation made when a flow completes: `with` values `"$result…"` come from its result.
-public struct FlowThen: Sendable {
+public struct NavigationSpec: Sendable {
     public let to: Int
     public let by: Presentation?
     public let with: JSONObject
@@ -281,6 +281,9 @@ public struct Precondition: Sendable {
     /// precondition is evaluated again; a value `"$result"` or `"$result.a.b"` is taken from the
     /// flow's result (see ``resolveResultReferences(_:in:)``).
     public var recoverFacts: JSONObject = JSONObject()
+    /// `redirect:`: where the navigation goes instead when this precondition fails (after its
+    /// recovery, if any).
+    public var redirect: NavigationSpec? = nil
 
     public var kindName: String {
         switch kind {

@@ -145,7 +145,7 @@ private struct Builder {
     static let flowKeys = ["start", "steps", "result", "then"]
     static let routeKeys = ["to", "by", "with", "description"]
     static let linkEntryKeys = ["to", "with", "by"]
-    static let preconditionKeys = ["check", "command", "provider", "recover", "timeout", "description"]
+    static let preconditionKeys = ["check", "command", "provider", "recover", "redirect", "timeout", "description"]
     static let checkKeys = ["fact", "equals", "notEquals", "exists"]
     static let recoverKeys = ["flow", "facts", "command", "provider", "timeout"]
 
@@ -530,31 +530,31 @@ private struct Builder {
         }
         var result: Schema?
         if let r = doc["result"] { result = schema(r, what: "flow result") }
-        var then: FlowThen?
-        if let t = doc["then"] { then = flowThen(t, of: c, module: module) }
+        var then: NavigationSpec?
+        if let t = doc["then"] { then = navigationSpec(t, what: "the `then` of flow `\(c.name)`", module: module) }
         if let st = start {
             c.flow = Flow(start: st, steps: steps, result: result, then: then)
             for s in steps { coordinators[s].stepOf.append(c.index) }
         }
     }
 
-    /// `then: Target` or `then: {to, by?, with?}`: where navigation continues after the flow completes;
-    /// `with` values may be `"$result"` or `"$result.FIELD"`.
-    mutating func flowThen(_ doc: Doc, of c: Coordinator, module: String) -> FlowThen? {
+    /// `Target` or `{to, by?, with?}`: a navigation the graph describes (a flow's `then`, a
+    /// precondition's `redirect`); `with` values may be `"$result"` or `"$result.FIELD"`.
+    mutating func navigationSpec(_ doc: Doc, what: String, module: String) -> NavigationSpec? {
         var toDoc = doc
         var by: Presentation?
         var with = JSONObject()
         if doc.mapping != nil {
-            unknownKeys(doc, allowed: ["to", "by", "with"], what: "the `then` of flow `\(c.name)`")
+            unknownKeys(doc, allowed: ["to", "by", "with"], what: what)
             guard let t = doc["to"] else {
-                d.error(doc.location, "the `then` of flow `\(c.name)` needs `to:`, the coordinator navigation continues to")
+                d.error(doc.location, "\(what) needs `to:`, the coordinator navigation goes to")
                 return nil
             }
             toDoc = t
             if let b = doc["by"] { by = presentation(b) }
             if let w = doc["with"] {
                 guard case .object(let o) = w.json else {
-                    d.error(w.location, "`with` of a flow's `then` must be a mapping of setup fields")
+                    d.error(w.location, "`with` of \(what) must be a mapping of setup fields")
                     return nil
                 }
                 with = o
@@ -566,14 +566,14 @@ private struct Builder {
             }
         }
         guard let ref = toDoc.text, !toDoc.isNull else {
-            d.error(toDoc.location, "the `then` of flow `\(c.name)` must name a coordinator, as `then: OrderDetail` or {to: OrderDetail, with: {id: \"$result.id\"}}")
+            d.error(toDoc.location, "\(what) must name a coordinator, as `OrderDetail` or {to: OrderDetail, with: {id: \"$result.id\"}}")
             return nil
         }
-        guard let i = resolveCoordinator(ref, in: module, at: toDoc.location, role: " (the `then` of flow `\(c.name)`)") else { return nil }
+        guard let i = resolveCoordinator(ref, in: module, at: toDoc.location, role: " (\(what))") else { return nil }
         if let by, !coordinators[i].allows(by) {
-            d.error(doc.location, "the `then` of flow `\(c.name)` shows `\(coordinators[i].name)` by \(by.rawValue), which its `presentations` do not allow")
+            d.error(doc.location, "\(what) shows `\(coordinators[i].name)` by \(by.rawValue), which its `presentations` do not allow")
         }
-        return FlowThen(to: i, by: by, with: with)
+        return NavigationSpec(to: i, by: by, with: with)
     }
 
     mutating func buildPrecondition(index: Int, module: String, name: String, _ doc: Doc, at loc: SourceLocation) -> Precondition? {
@@ -654,6 +654,7 @@ private struct Builder {
         var p = Precondition(index: index, name: module + "." + name, localName: name, module: module,
                              kind: kind!, recover: recover, location: loc)
         p.recoverFacts = facts
+        if let r = doc["redirect"] { p.redirect = navigationSpec(r, what: "the `redirect` of precondition `\(module).\(name)`", module: module) }
         return p
     }
 
@@ -1057,7 +1058,10 @@ private struct Builder {
         }
         for r in routes { reached.insert(r.to) }
         for l in links { reached.formUnion(l.entries.map(\.coordinator)) }
-        for p in preconditions { if case .flow(let f)? = p.recover { reached.insert(f) } }
+        for p in preconditions {
+            if case .flow(let f)? = p.recover { reached.insert(f) }
+            if let r = p.redirect { reached.insert(r.to) }
+        }
         for c in coordinators where !reached.contains(c.index) {
             d.warning(c.location, "coordinator `\(c.name)` cannot be reached: nothing opens it and no root, route or link leads to it")
         }

@@ -86,7 +86,7 @@ public struct Plan: Sendable {
     /// then placed from the screen left on top, in the same commit.
     public var popUpTo: (node: Int, inclusive: Bool)? = nil
     /// `navigate {then}` to a flow: where navigation continues when that flow completes.
-    public var then: FlowThen? = nil
+    public var then: NavigationSpec? = nil
 
     /// The source node's id.
     public var sourceId: String { Node.id(source) }
@@ -648,9 +648,10 @@ public final class Session {
     /// Validates a navigation to `destination` completely without changing anything: `by` and `with`
     /// as given (they win over a route's), `from` a node id (default: the visible top).
     /// `afterFlow`: the navigation continues a completed flow (its `then`): the flow's `opens` and
-    /// its declared `then` decide what it may open, not the source's.
+    /// its declared `then` decide what it may open, not the source's. `declaredTarget`: the graph
+    /// itself names this target (a precondition's declared `redirect`), so `opens` is not asked.
     public func plan(_ destination: Destination, by: Presentation?, with given: JSONObject?, from: String?, ifVersion: Int?,
-                     caller: Caller, afterFlow: Int? = nil) throws(NavError) -> Plan {
+                     caller: Caller, afterFlow: Int? = nil, declaredTarget: Bool = false) throws(NavError) -> Plan {
         let target = graph.coordinators[destination.target]
         var with: JSONObject
         if let routeWith = destination.with {
@@ -695,7 +696,9 @@ public final class Session {
         let isNextStep = sourceCoordinator.opens.isEmpty && enclosingSteps.map { steps in
             steps.firstIndex(of: source.coordinator).map { $0 + 1 < steps.count && steps[$0 + 1] == target.index } ?? false
         } ?? false
-        if let flow = afterFlow.map({ graph.coordinators[$0] }) {
+        if declaredTarget {
+            // The graph declared this navigation; presentations, access and setup still apply.
+        } else if let flow = afterFlow.map({ graph.coordinators[$0] }) {
             if style.needsAbility && !flow.canOpen(target.index) && flow.flow?.then?.to != target.index {
                 let opens = flow.opens.map { graph.coordinators[$0].name }
                 throw NavError(.notAllowed, "flow `\(flow.name)` cannot continue to `\(target.name)`: a flow continues to its declared `then` or to what its opens list (\(opens.isEmpty ? "empty" : opens.joined(separator: ", ")))",

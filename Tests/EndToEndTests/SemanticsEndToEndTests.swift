@@ -279,7 +279,7 @@ import Testing
 }
 
 /// A flow's `then`: where navigation continues when it completes.
-@Suite struct FlowThenTests {
+@Suite struct NavigationSpecTests {
     static let graph = """
         root: {stack: Home}
         coordinators:
@@ -343,5 +343,69 @@ import Testing
         let third = try c.call("navigate", ["to": "Checkout"])["node"]!
         let cancelled = try c.call("flowComplete", ["flow": third, "cancelled": true])
         #expect(cancelled["then"] == nil, "\(cancelled)")
+    }
+}
+
+/// Redirecting preconditions: a declared `redirect:`, a provider's or a command's `{redirect}`, loops.
+@Suite struct RedirectTests {
+    static let graph = """
+        root: {stack: Home}
+        coordinators:
+          Home: {opens: [Cart, Loop1, Promo, Deal, Sale]}
+          Cart: {preconditions: [signedIn]}
+          SignIn: {setup: {type: object, required: [next], properties: {next: {type: string}}}}
+          Loop1: {preconditions: [toLoop2]}
+          Loop2: {preconditions: [toLoop1]}
+          Promo: {preconditions: [askPromo]}
+          Deal: {preconditions: [cmdRedirect]}
+          Sale: {}
+          Hidden: {}
+        preconditions:
+          signedIn: {check: {fact: signedIn, equals: true}, redirect: {to: SignIn, by: present, with: {next: app.Cart}}}
+          toLoop2: {check: {fact: x, equals: 1}, redirect: Loop2}
+          toLoop1: {check: {fact: x, equals: 1}, redirect: Loop1}
+          askPromo: {provider: true, timeout: 2s}
+          cmdRedirect: {command: [sh, -c, "cat >/dev/null; echo '{\\"redirect\\": {\\"to\\": \\"app.Sale\\"}}'; exit 1"]}
+        """
+
+    @Test func aDeclaredRedirectGoesElsewhereAndSaysSo() throws {
+        let d = try Daemon(graph: Self.graph)
+        let c = try d.client()
+        let r = try c.call("navigate", ["to": "Cart"])
+        #expect(r["redirected"] == [["from": "app.Cart", "precondition": "app.signedIn", "to": "app.SignIn"]], "\(r)")
+        let tree = try c.call("tree")
+        let top = tree["root"]?["children"]?.arrayValue?.first?["presented"]?["children"]?.arrayValue?.first
+        #expect(top?["coordinator"] == "app.SignIn" && top?["params"] == ["next": "app.Cart"], "SignIn is not in Home's opens, but the graph declared it: \(tree)")
+        try c.call("dismiss")
+        try c.call("context.set", ["facts": ["signedIn": true]])
+        #expect(try c.call("navigate", ["to": "Cart"])["redirected"] == nil)
+    }
+
+    @Test func loopsAreDetected() throws {
+        let d = try Daemon(graph: Self.graph)
+        let c = try d.client()
+        let e = try c.callError("navigate", ["to": "Loop1"])
+        #expect(e["data"]?["kind"] == "preconditionFailed" && e["data"]?["redirects"] == ["app.Loop1", "app.Loop2", "app.Loop1"], "\(e)")
+        #expect(try c.call("tree")["version"] == 0, "nothing committed")
+    }
+
+    @Test func providersAndCommandsMayAnswerARedirect() throws {
+        let d = try Daemon(graph: Self.graph)
+        let provider = try d.client()
+        try provider.call("provide", ["preconditions": ["app.askPromo"]])
+        let c = try d.client()
+        let id = try c.send("navigate", ["to": "Promo"])
+        let ask = try provider.serverRequest("precondition.evaluate")
+        try provider.respond(to: ask, result: ["passed": false, "redirect": ["to": "app.Sale"]])
+        let r = try c.reply(to: id)
+        #expect(r["result"]?["redirected"]?.arrayValue?.first?["to"] == "app.Sale", "\(r)")
+        try c.call("dismiss")
+        // A redirect a provider answers must still be one the source opens.
+        let id2 = try c.send("navigate", ["to": "Promo"])
+        try provider.respond(to: try provider.serverRequest("precondition.evaluate"), result: ["passed": false, "redirect": "app.Hidden"])
+        let refused = try c.reply(to: id2)
+        #expect(refused["error"]?["data"]?["kind"] == "notAllowed" && refused["error"]?["data"]?["redirectedTo"] == "app.Hidden", "\(refused)")
+        let deal = try c.call("navigate", ["to": "Deal"], timeout: 10)
+        #expect(deal["redirected"]?.arrayValue?.first?["to"] == "app.Sale", "a command's first line: \(deal)")
     }
 }

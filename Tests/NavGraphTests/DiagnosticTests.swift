@@ -459,3 +459,27 @@ import Testing
         #expect(e.contains { $0.contains("link `/wizard-skip` puts `app.Home` above `app.Wizard`, which cannot open it: the opens of `app.One` are empty") }, "\(e)")
     }
 }
+
+/// `redirect:` of a precondition and `then:` of a flow name real coordinators, with the shape checked.
+@Suite struct NavigationSpecTests {
+    @Test func redirectsAndThensAreResolvedOrReported() {
+        let text = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Flow], preconditions: [a, b]}
+              Flow: {flow: {start: Step, then: {to: Hme, with: {x: "$result..x"}}}}
+              Step: {}
+              SignIn: {presentations: [present]}
+            preconditions:
+              a: {check: {fact: a, equals: 1}, redirect: {to: SignIn, by: push}}
+              b: {check: {fact: b, equals: 1}, redirect: {go: SignIn}}
+            """
+        let (g, d) = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: text)], baseDirectory: "/g")
+        let e = d.sorted.map(\.description).filter { $0.contains(": error: ") }
+        #expect(g == nil && e.count == 5, "\(e)")
+        #expect(e.contains { $0.hasPrefix("app.yaml:4:41: error: `app.Hme` (the `then` of flow `app.Flow`) is not a coordinator; did you mean `app.Home`?") }, "\(e)")
+        #expect(e.contains { $0.contains("`$result..x` is not a result reference") }, "\(e)")
+        #expect(e.contains { $0.contains("the `redirect` of precondition `app.a` shows `app.SignIn` by push, which its `presentations` do not allow") }, "\(e)")
+        #expect(e.contains { $0.contains("unknown key `go` in the `redirect` of precondition `app.b`; did you mean `to`?") }, "\(e)")
+    }
+}

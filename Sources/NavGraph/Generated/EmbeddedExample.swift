@@ -108,6 +108,8 @@ links:
 preconditions:
   cartNotEmpty:
     check: {fact: cart.items, notEquals: 0}
+    # An empty cart sends the user shopping instead of failing the navigation.
+    redirect: {to: shop.Home, by: select}
   inStock:
     description: Asks the warehouse script whether the cart can be shipped.
     command: [scripts/in-stock.sh, "{session}", "{to}"]

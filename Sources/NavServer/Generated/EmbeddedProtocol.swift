@@ -376,6 +376,24 @@ public enum EmbeddedProtocol {
             },
             "changes": {
               "type": "array"
+            },
+            "redirected": {
+              "type": "array",
+              "description": "when preconditions redirected the navigation: each hop's from, precondition and to",
+              "items": {
+                "type": "object",
+                "properties": {
+                  "from": {
+                    "type": "string"
+                  },
+                  "precondition": {
+                    "type": "string"
+                  },
+                  "to": {
+                    "type": "string"
+                  }
+                }
+              }
             }
           }
         }

@@ -85,7 +85,7 @@ extension Server {
             state.flowStarters = [:]
             // A navigate's `then` names its target by index: find it again by name (or drop it).
             state.flowThens = state.flowThens.compactMapValues { t in
-                newGraph.coordinator(named: graph.coordinators[t.to].name).map { FlowThen(to: $0.index, by: t.by, with: t.with) }
+                newGraph.coordinator(named: graph.coordinators[t.to].name).map { NavigationSpec(to: $0.index, by: t.by, with: t.with) }
             }
             durable?.sessionChanged(rebuilt)
         }

@@ -55,7 +55,7 @@ extension Server {
 
     /// Navigates to a completed flow's `then` from the screen now on top, as the client that completed
     /// it; the reply to `flowComplete` carries its outcome as `then` (after its preconditions).
-    private func continueAfterFlow(_ then: FlowThen, of flow: Int, result: JSONValue, completed c: Commit, in state: SessionState, call: Call) {
+    private func continueAfterFlow(_ then: NavigationSpec, of flow: Int, result: JSONValue, completed c: Commit, in state: SessionState, call: Call) {
         let removed: JSONValue = .array(c.removed.map(JSONValue.string))
         let version = c.version
         func reply(_ outcome: Result<JSONValue, NavError>, _ to: Reply) {

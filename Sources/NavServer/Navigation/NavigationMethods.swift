@@ -278,32 +278,35 @@ extension Server {
 
     /// `navigate {then}`: a coordinator name or `{to, by?, with?}` (with values `"$result…"` taken
     /// from the flow's result when it completes).
-    func flowThen(_ v: JSONValue) throws(RPCError) -> FlowThen {
-        let shape = "\"then\" must be a coordinator name or {to, by?, with?}, like {\"to\": \"account.OrderDetail\", \"with\": {\"orderId\": \"$result.orderId\"}}"
+    func flowThen(_ v: JSONValue) throws(RPCError) -> NavigationSpec { try navigationSpec(v, param: "then") }
+
+    /// A coordinator name or `{to, by?, with?}` (`navigate {then}`, a precondition's redirect answer).
+    func navigationSpec(_ v: JSONValue, param: String) throws(RPCError) -> NavigationSpec {
+        let shape = "\"\(param)\" must be a coordinator name or {to, by?, with?}, like {\"to\": \"account.OrderDetail\", \"with\": {\"orderId\": \"$result.orderId\"}}"
         var to: String?, by: Presentation?, with = JSONObject()
         switch v {
         case .string(let name): to = name
         case .object(let o):
-            guard o.keys.allSatisfy({ ["to", "by", "with"].contains($0) }) else { throw .invalidParams(shape, data: ["param": "then"]) }
+            guard o.keys.allSatisfy({ ["to", "by", "with"].contains($0) }) else { throw .invalidParams(shape, data: ["param": .string(param)]) }
             to = o["to"]?.stringValue
             if let b = o["by"] {
-                guard let name = b.stringValue, let pr = Presentation(rawValue: name) else { throw .invalidParams(shape, data: ["param": "then"]) }
+                guard let name = b.stringValue, let pr = Presentation(rawValue: name) else { throw .invalidParams(shape, data: ["param": .string(param)]) }
                 by = pr
             }
             if let w = o["with"] {
-                guard case .object(let wo) = w else { throw .invalidParams(shape, data: ["param": "then"]) }
+                guard case .object(let wo) = w else { throw .invalidParams(shape, data: ["param": .string(param)]) }
                 for (_, x) in wo {
                     if case .string(let s) = x, isResultReference(s) == false {
-                        throw .invalidParams("`\(s)` in \"then.with\" is not a result reference; write \"$result\" or \"$result.FIELD\"", data: ["param": "then"])
+                        throw .invalidParams("`\(s)` in \"\(param).with\" is not a result reference; write \"$result\" or \"$result.FIELD\"", data: ["param": .string(param)])
                     }
                 }
                 with = wo
             }
         default: break
         }
-        guard let to else { throw .invalidParams(shape, data: ["param": "then"]) }
+        guard let to else { throw .invalidParams(shape, data: ["param": .string(param)]) }
         do throws(NavError) {
-            return FlowThen(to: try graph.destination(to: to, route: nil).target, by: by, with: with)
+            return NavigationSpec(to: try graph.destination(to: to, route: nil).target, by: by, with: with)
         } catch { throw error.rpc }
     }
 
@@ -392,7 +395,7 @@ extension Server {
         let by: Presentation?, to: JSONView?, route: String?, with: JSONObject?, from: String?, ifVersion: Int?, key: String?, dryRun: Bool
         let hints: JSONValue?
         let popUpTo: (to: String, inclusive: Bool)?
-        let then: FlowThen?
+        let then: NavigationSpec?
         do throws(RPCError) {
             let p = try Params<NavigateParam>(call)
             state = try hub.state(p.given(.session), for: call.connection)
@@ -602,7 +605,13 @@ extension Server {
 
     /// Commits a navigation whose preconditions passed.
     func commitResult(_ nav: PendingNavigation) -> Result<JSONValue, NavError> {
-        commitResult(nav.state, nav.plan, navigation: nav.number, starter: nav.connection).map(\.json)
+        let r = commitResult(nav.state, nav.plan, navigation: nav.number, starter: nav.connection).map(\.json)
+        guard !nav.redirects.isEmpty, case .success(.object(var o)) = r else { return r }
+        // Where it went instead, and why.
+        o.append("redirected", .array(nav.redirects.map { hop in
+            ["from": .string(graph.coordinators[hop.from].name), "precondition": .string(hop.precondition), "to": .string(graph.coordinators[hop.to].name)]
+        }))
+        return .success(.object(o))
     }
 
     /// Remembers a keyed navigation's reply in its session and, with a state file, on disk (written

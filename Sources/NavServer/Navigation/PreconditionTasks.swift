@@ -20,6 +20,7 @@ extension Server {
                 self.runPreconditions(nav)
             case .failed(let reason): self.failed(nav, p, reason: reason)
             case .timedOut(let reason): self.failed(nav, p, reason: reason, timeout: true)
+            case .redirect(let spec): self.redirect(nav, p, spec, declared: false)
             }
         }
         switch p.kind {
@@ -39,6 +40,7 @@ extension Server {
             case .passed: self.reevaluate(nav)
             case .failed(let why): self.failed(nav, p, reason: "\(reason); recovery failed: \(why)")
             case .timedOut(let why): self.failed(nav, p, reason: "\(reason); recovery \(why)", timeout: true)
+            case .redirect: self.failed(nav, p, reason: "\(reason); recovery answered a redirect, which only an evaluation may")
             }
         }
         switch r {
@@ -55,6 +57,8 @@ extension Server {
         case passed
         case failed(String)
         case timedOut(String)
+        /// `{redirect: {to, by?, with?}}`: navigate there instead (a provider's answer, a command's output).
+        case redirect(JSONValue)
     }
 
     /// The navigation as commands see it on stdin and providers in their params.
@@ -143,6 +147,9 @@ extension Server {
                 nav.cancelTask = nil
                 if outcome.status == 0 {
                     done(.passed)
+                } else if let line = firstLine(outcome.stdout), line.hasPrefix("{"),
+                          let v = try? JSONParser(maxDepth: 16).parse(line), let r = v["redirect"] {
+                    done(.redirect(r))
                 } else {
                     let line = firstLine(outcome.stdout) ?? firstLine(outcome.stderr)
                     let why = line ?? (outcome.signal != 0 ? "\(args[0]) was killed by signal \(outcome.signal)" : "\(args[0]) exited with status \(outcome.status)")
@@ -193,6 +200,8 @@ extension Server {
             case .success(let v):
                 if v[resultKey]?.boolValue == true {
                     done(.passed)
+                } else if let r = v["redirect"], v[resultKey]?.boolValue != true {
+                    done(.redirect(r))
                 } else if v[resultKey]?.boolValue == false {
                     done(.failed(v["reason"]?.stringValue ?? "the provider said no"))
                 } else {

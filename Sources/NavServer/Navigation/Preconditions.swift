@@ -39,6 +39,10 @@ extension Server {
             recover(nav, p, r, reason: reason)
             return
         }
+        if let r = p.redirect {
+            redirect(nav, p, r, declared: true)
+            return
+        }
         let kind: NavError.Kind = timeout ? .preconditionTimeout : .preconditionFailed
         let what = timeout ? "timed out" : "failed"
         finish(nav, .failure(NavError(kind, "precondition `\(p.name)` of `\(graph.coordinators[nav.plan.target].name)` \(what): \(reason)",
@@ -114,6 +118,53 @@ extension Server {
         for (k, v) in facts { s.facts[k] = v }
         durable?.factsChanged(s)
         return nil
+    }
+
+    /// The most redirects one navigation may take (a longer chain is reported as a loop).
+    static let maxRedirects = 8
+
+    /// A precondition answered `{redirect: …}`: parses it (a provider or command answer).
+    func redirect(_ nav: PendingNavigation, _ p: Precondition, _ raw: JSONValue, declared: Bool) {
+        do throws(RPCError) {
+            redirect(nav, p, try navigationSpec(raw, param: "redirect"), declared: false)
+        } catch {
+            failed(nav, p, reason: "it answered a redirect navd cannot follow: \(error.message)")
+        }
+    }
+
+    /// Sends `nav` to `spec` instead, from the same source: validated as a navigation (the graph's
+    /// own `redirect:` skips `opens`), then its target's preconditions run from the first. A target
+    /// already visited, or more than ``maxRedirects`` redirects, is a loop and fails the navigation.
+    func redirect(_ nav: PendingNavigation, _ p: Precondition, _ spec: NavigationSpec, declared: Bool) {
+        guard !nav.finished else { return }
+        let chain = [nav.redirects.first?.from ?? nav.plan.target] + nav.redirects.map(\.to)
+        let names = (chain + [spec.to]).map { graph.coordinators[$0].name }.joined(separator: " → ")
+        if chain.contains(spec.to) || nav.redirects.count >= Server.maxRedirects {
+            finish(nav, .failure(NavError(.preconditionFailed, "precondition `\(p.name)` redirects in a loop: \(names) (at most \(Server.maxRedirects) redirects, each to a target not visited yet)",
+                                          data: ["precondition": .string(p.name), "reason": "redirect loop", "navigation": .string(nav.id),
+                                                 "redirects": .array((chain + [spec.to]).map { .string(graph.coordinators[$0].name) })])))
+            return
+        }
+        let session = nav.state.session
+        var plan: Plan
+        do throws(NavError) {
+            plan = try session.plan(Destination(target: spec.to), by: spec.by ?? nav.plan.by, with: spec.with, from: nav.plan.sourceId,
+                                    ifVersion: nav.plan.ifVersion, caller: nav.caller, declaredTarget: declared)
+        } catch {
+            var e = error
+            e.data["precondition"] = .string(p.name)
+            e.data["navigation"] = .string(nav.id)
+            e.data["redirectedTo"] = .string(graph.coordinators[spec.to].name)
+            finish(nav, .failure(NavError(e.kind, "precondition `\(p.name)` redirects to `\(graph.coordinators[spec.to].name)`, which cannot be navigated to: \(e.message)", data: e.data)))
+            return
+        }
+        plan.hints = nav.plan.hints
+        plan.popUpTo = nav.plan.popUpTo
+        nav.redirects.append((from: nav.plan.target, precondition: p.name, to: spec.to))
+        nav.plan = plan
+        nav.step = 0
+        nav.recovered = false
+        runPreconditions(nav)
     }
 
     /// Evaluates the current precondition again after a recovery; no second recovery.

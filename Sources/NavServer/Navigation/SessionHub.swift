@@ -40,7 +40,7 @@ final class SessionState {
     /// The connection that started each live flow (it hears `flowCompleted` even unsubscribed).
     var flowStarters: [String: Connection] = [:]
     /// Where navigation continues after each live flow whose navigate gave `then` (in memory only).
-    var flowThens: [String: FlowThen] = [:]
+    var flowThens: [String: NavigationSpec] = [:]
 
     init(_ session: Session) {
         self.session = session
@@ -59,7 +59,10 @@ final class PendingNavigation {
     /// The number in an id made by ``id(_:)``, or nil.
     static func number(ofId id: String) -> Int? { id.hasPrefix("nav-") ? Int(id.dropFirst(4)) : nil }
     let state: SessionState
-    let plan: Plan
+    /// What it navigates to; a precondition's redirect replaces it.
+    var plan: Plan
+    /// Redirects taken so far: the target left, the precondition that redirected, the new target.
+    var redirects: [(from: Int, precondition: String, to: Int)] = []
     /// The navigation's `key` (idempotency), if it has one.
     let key: String?
     let caller: Caller
