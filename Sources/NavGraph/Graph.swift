@@ -25,6 +25,8 @@ public final class NavigationGraph: @unchecked Sendable {
     let preconditionIndex: [String: Int]
     /// Unqualified names declared by several modules, for a precise error message.
     let ambiguous: [String: [String]]
+    /// Whether some coordinator has `leave:` guards (a dismiss then looks at what it removes).
+    public let hasLeaveGuards: Bool
 
     init(modules: [Module], coordinators: [Coordinator], preconditions: [Precondition], routes: [Route],
          links: [Link], root: Root, baseDirectory: String) {
@@ -35,6 +37,7 @@ public final class NavigationGraph: @unchecked Sendable {
         self.links = links
         self.root = root
         self.baseDirectory = baseDirectory
+        hasLeaveGuards = coordinators.contains { !$0.leave.isEmpty }
         var ambiguous: [String: [String]] = [:]
         func index(_ names: [(qualified: String, local: String)]) -> [String: Int] {
             var idx: [String: Int] = [:]
@@ -115,6 +118,8 @@ public final class Coordinator: @unchecked Sendable {
     /// `presentations` as bits, for the check every navigation makes.
     private var presentationMask: UInt8 = 0xFF
     public internal(set) var preconditions: [Int] = []
+    /// `leave:`: preconditions evaluated before a dismiss removes a node of this coordinator.
+    public internal(set) var leave: [Int] = []
     /// Roles admitted; empty means anyone.
     public internal(set) var access: [String] = []
     /// Setup fields filled from the source's params: field → path in the source's params.

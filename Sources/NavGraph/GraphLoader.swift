@@ -141,7 +141,7 @@ private struct Builder {
     init(baseDirectory: String) { self.baseDirectory = baseDirectory }
 
     static let moduleKeys = ["module", "root", "coordinators", "routes", "links", "preconditions", "abilities", "description"]
-    static let coordinatorKeys = ["setup", "opens", "presentations", "preconditions", "access", "mediation", "flow", "description", "title"]
+    static let coordinatorKeys = ["setup", "opens", "presentations", "preconditions", "leave", "access", "mediation", "flow", "description", "title"]
     static let flowKeys = ["start", "steps", "result", "then"]
     static let routeKeys = ["to", "by", "with", "description"]
     static let linkEntryKeys = ["to", "with", "by"]
@@ -458,6 +458,11 @@ private struct Builder {
         if let p = doc["preconditions"] {
             for (ref, l) in stringList(p, "`preconditions`") {
                 if let i = resolvePrecondition(ref, in: module, at: l) { c.preconditions.append(i) }
+            }
+        }
+        if let p = doc["leave"] {
+            for (ref, l) in stringList(p, "`leave`") {
+                if let i = resolvePrecondition(ref, in: module, at: l) { c.leave.append(i) }
             }
         }
         if let a = doc["access"] { c.access = stringList(a, "`access`").map(\.0) }

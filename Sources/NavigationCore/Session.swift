@@ -90,6 +90,15 @@ public struct Plan: Sendable {
 
     /// The source node's id.
     public var sourceId: String { Node.id(source) }
+
+    public init(target: Int, by: Presentation, params: JSONValue, source: Int, ifVersion: Int?, preconditions: [Int]) {
+        self.target = target
+        self.by = by
+        self.params = params
+        self.source = source
+        self.ifVersion = ifVersion
+        self.preconditions = preconditions
+    }
 }
 
 /// One screen of a deep link's stack.
@@ -868,6 +877,12 @@ public final class Session {
         }
         guard let top = visibleTop else { throw NavError(.unknownNode, "no screen is left on top after popUpTo") }
         return top
+    }
+
+    /// Makes `change` on a copy of the session: what it would commit (the nodes it would remove, say),
+    /// with nothing changed here.
+    public func preview(_ change: (Session) throws(NavError) -> Commit) throws(NavError) -> Commit {
+        try change(Session(copying: self))
     }
 
     /// Runs `plan` then `commit` on a copy: what would happen, with nothing changed.

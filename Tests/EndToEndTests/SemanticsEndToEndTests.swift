@@ -409,3 +409,55 @@ import Testing
         #expect(deal["redirected"]?.arrayValue?.first?["to"] == "app.Sale", "a command's first line: \(deal)")
     }
 }
+
+/// Leave guards: `leave:` preconditions run before a dismiss removes their screen.
+@Suite struct LeaveGuardTests {
+    static let graph = """
+        root: {stack: Home}
+        coordinators:
+          Home: {opens: [List, Editor]}
+          List: {opens: [Editor]}
+          Editor: {leave: [saved, confirmed], presentations: [push, present]}
+        preconditions:
+          saved: {check: {fact: saved, equals: true}}
+          confirmed: {provider: true, timeout: 5s}
+        """
+
+    @Test func aGuardThatSaysNoKeepsTheScreen() throws {
+        let d = try Daemon(graph: Self.graph)
+        let c = try d.client()
+        try c.call("navigate", ["to": "List"])
+        let editor = try c.call("navigate", ["to": "Editor"])["node"]!
+        let refused = try c.callError("dismiss")
+        #expect(refused["data"]?["kind"] == "preconditionFailed" && refused["data"]?["precondition"] == "app.saved", "\(refused)")
+        #expect((refused["message"]?.stringValue ?? "").contains("leave guard `app.saved` of `app.Editor`"), "\(refused)")
+        let popping = try c.callError("dismiss", ["to": "Home"])
+        #expect(popping["data"]?["kind"] == "preconditionFailed", "popping over the editor is guarded too: \(popping)")
+        #expect(try c.call("tree")["visible"]?.arrayValue?.last == editor)
+    }
+
+    @Test func theDismissWaitsForTheProviderAndCanBeCancelled() throws {
+        let d = try Daemon(graph: Self.graph)
+        let prompt = try d.client()
+        try prompt.call("provide", ["preconditions": ["app.confirmed"]])
+        let c = try d.client()
+        try c.call("context.set", ["facts": ["saved": true]])
+        let editor = try c.call("navigate", ["to": "Editor", "by": "present"])["node"]!
+        // The user is asked; the dismiss waits, and other requests are answered meanwhile.
+        let id = try c.send("dismiss")
+        let ask = try prompt.serverRequest("precondition.evaluate")
+        #expect(ask["params"]?["navigation"]?["leaving"] == editor, "\(ask)")
+        #expect(try c.call("ping") == "pong")
+        try prompt.respond(to: ask, result: ["passed": true])
+        let done = try c.reply(to: id)
+        #expect(done["result"]?["removed"]?.arrayValue?.contains(editor) == true, "\(done)")
+        // Asked again, and cancelled before the answer: the screen stays.
+        let second = try c.call("navigate", ["to": "Editor", "by": "present"])["node"]!
+        let id2 = try c.send("dismiss")
+        let ask2 = try prompt.serverRequest("precondition.evaluate")
+        let nav = try #require(ask2["params"]?["navigation"]?["id"])
+        #expect(try c.call("cancel", ["navigation": nav])["cancelled"] == true)
+        #expect(try c.reply(to: id2)["error"]?["data"]?["kind"] == "cancelled")
+        #expect(try c.call("tree")["visible"]?.arrayValue?.last == second)
+    }
+}

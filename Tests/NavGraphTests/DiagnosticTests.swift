@@ -37,7 +37,7 @@ import Testing
 
     @Test func unknownKeyWithSuggestion() {
         let e = errors([("app.yaml", Self.app + "\n    presentaions: [push]\n")])
-        #expect(e == ["app.yaml:7:5: error: unknown key `presentaions` in coordinator `app.Product`; did you mean `presentations`? allowed keys: setup, opens, presentations, preconditions, access, mediation, flow, description, title"])
+        #expect(e == ["app.yaml:7:5: error: unknown key `presentaions` in coordinator `app.Product`; did you mean `presentations`? allowed keys: setup, opens, presentations, preconditions, leave, access, mediation, flow, description, title"])
     }
 
     @Test func unknownReferenceWithSuggestion() {

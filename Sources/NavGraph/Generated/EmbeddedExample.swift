@@ -176,6 +176,13 @@ coordinators:
     mediation: {productId: "$source.id"}
     presentations: [present]
     preconditions: [account.loggedIn]
+    # A front-end sets the fact review.draft while the user types: dismissing then is refused.
+    leave: [noDraft]
+
+preconditions:
+  noDraft:
+    description: Nothing typed in a review would be lost.
+    check: {fact: review.draft, exists: false}
 
 routes:
   showProduct: {to: Product, by: push}

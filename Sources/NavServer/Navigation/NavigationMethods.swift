@@ -18,28 +18,7 @@ extension Server {
         methods["navigate"] = { [self] call in self.navigate(call) }
         methods["open"] = { [self] call in self.open(call) }
 
-        methods["dismiss"] = { [self] call in
-            self.handle(call) { () throws(RPCError) -> Removed in
-                let p = try Params<DismissParam>(call)
-                let state = try self.hub.state(p.given(.session), for: call.connection)
-                let node = try p.string(.node)
-                let to = try p.string(.to)
-                let inclusive = try p.bool(.inclusive) ?? false
-                if node != nil && to != nil {
-                    throw .invalidParams("`dismiss` takes \"node\" (that node and what is above it) or \"to\" (pop to a screen), not both", data: ["param": "to"])
-                }
-                let result = p.value(.result)
-                if let result { try self.checkSize(result, "\"result\"", limit: Server.maxHintsBytes, param: "result") }
-                do throws(NavError) {
-                    let c: Commit
-                    let shown = state.session.visibleTop?.id
-                    if let to { c = try state.session.dismiss(to: to, inclusive: inclusive) } else { c = try state.session.dismiss(node) }
-                    self.hub.publish(c, in: state)
-                    if let result { self.deliverScreenResult(result, from: shown ?? c.removed.first ?? "", in: state, caller: call.connection) }
-                    return Removed(c)
-                } catch { throw error.rpc }
-            }
-        }
+        methods["dismiss"] = { [self] call in self.dismiss(call) }
 
         methods["update"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
@@ -605,6 +584,7 @@ extension Server {
 
     /// Commits a navigation whose preconditions passed.
     func commitResult(_ nav: PendingNavigation) -> Result<JSONValue, NavError> {
+        if let instead = nav.commitInstead { return instead() }
         let r = commitResult(nav.state, nav.plan, navigation: nav.number, starter: nav.connection).map(\.json)
         guard !nav.redirects.isEmpty, case .success(.object(var o)) = r else { return r }
         // Where it went instead, and why.

@@ -63,7 +63,14 @@ extension Server {
 
     /// The navigation as commands see it on stdin and providers in their params.
     func navigationJSON(_ nav: PendingNavigation) -> JSONValue {
-        [
+        if let leaving = nav.leaving {
+            // A leave guard: the screen about to be dismissed.
+            return [
+                "id": .string(nav.id), "session": .string(nav.state.session.name), "leaving": .string(leaving),
+                "coordinator": .string(graph.coordinators[nav.plan.target].name), "with": nav.plan.params,
+            ]
+        }
+        return [
             "id": .string(nav.id), "session": .string(nav.state.session.name),
             "to": .string(graph.coordinators[nav.plan.target].name), "by": .string(nav.plan.by.rawValue),
             "with": nav.plan.params, "from": .string(nav.plan.sourceId),

@@ -39,13 +39,15 @@ extension Server {
             recover(nav, p, r, reason: reason)
             return
         }
-        if let r = p.redirect {
+        if let r = p.redirect, nav.leaving == nil {
             redirect(nav, p, r, declared: true)
             return
         }
         let kind: NavError.Kind = timeout ? .preconditionTimeout : .preconditionFailed
         let what = timeout ? "timed out" : "failed"
-        finish(nav, .failure(NavError(kind, "precondition `\(p.name)` of `\(graph.coordinators[nav.plan.target].name)` \(what): \(reason)",
+        let subject = nav.leaving.map { "leave guard `\(p.name)` of `\(graph.coordinators[nav.plan.target].name)` (\($0)), so it stays," }
+            ?? "precondition `\(p.name)` of `\(graph.coordinators[nav.plan.target].name)`"
+        finish(nav, .failure(NavError(kind, "\(subject) \(what): \(reason)",
                                       data: ["precondition": .string(p.name), "reason": .string(reason), "navigation": .string(nav.id)])))
     }
 
@@ -125,6 +127,10 @@ extension Server {
 
     /// A precondition answered `{redirect: …}`: parses it (a provider or command answer).
     func redirect(_ nav: PendingNavigation, _ p: Precondition, _ raw: JSONValue, declared: Bool) {
+        if nav.leaving != nil {
+            failed(nav, p, reason: "it answered a redirect, and a leave guard can only let the dismiss go on or refuse it")
+            return
+        }
         do throws(RPCError) {
             redirect(nav, p, try navigationSpec(raw, param: "redirect"), declared: false)
         } catch {

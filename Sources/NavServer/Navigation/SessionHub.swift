@@ -81,6 +81,10 @@ final class PendingNavigation {
     /// Called with the outcome after the replies (a flow's `then` navigation answers in the reply
     /// to `flowComplete`).
     var onFinish: ((Result<JSONValue, NavError>) -> Void)?
+    /// A dismiss waiting on leave guards: the node it leaves, and the dismiss it makes once they pass
+    /// (instead of committing the plan, which only carries the guards).
+    var leaving: String?
+    var commitInstead: (() -> Result<JSONValue, NavError>)?
 
     init(number: Int, state: SessionState, plan: Plan, key: String?, caller: Caller, reply: Reply) {
         self.number = number

@@ -1,0 +1,92 @@
+import JSON
+import NavGraph
+import NavigationCore
+import RPC
+
+/// `dismiss`, with the `leave:` guards of what it would remove.
+extension Server {
+    func dismiss(_ call: Call) {
+        let state: SessionState
+        let node: String?, to: String?, inclusive: Bool, result: JSONValue?
+        do throws(RPCError) {
+            let p = try Params<DismissParam>(call)
+            state = try hub.state(p.given(.session), for: call.connection)
+            node = try p.string(.node)
+            to = try p.string(.to)
+            inclusive = try p.bool(.inclusive) ?? false
+            if node != nil && to != nil {
+                throw .invalidParams("`dismiss` takes \"node\" (that node and what is above it) or \"to\" (pop to a screen), not both", data: ["param": "to"])
+            }
+            result = p.value(.result)
+            if let result { try checkSize(result, "\"result\"", limit: Server.maxHintsBytes, param: "result") }
+        } catch {
+            call.fail(error)
+            return
+        }
+        let session = state.session
+        if !graph.hasLeaveGuards {
+            // No guard anywhere: dismiss at once (the common case, without the closures below).
+            let shown = result == nil ? nil : session.visibleTop?.id
+            do throws(NavError) {
+                let c: Commit
+                if let to { c = try session.dismiss(to: to, inclusive: inclusive) } else { c = try session.dismiss(node) }
+                hub.publish(c, in: state)
+                if let result { deliverScreenResult(result, from: shown ?? c.removed.first ?? "", in: state, caller: call.connection) }
+                call.succeed(Removed(c))
+            } catch {
+                call.fail(error.rpc)
+            }
+            return
+        }
+        let change = { (s: Session) throws(NavError) -> Commit in
+            if let to { return try s.dismiss(to: to, inclusive: inclusive) }
+            return try s.dismiss(node)
+        }
+        /// Dismisses now (the guards, if any, have passed): publishes, hands `result` on, answers.
+        let dismissNow = { [unowned self] () -> Result<JSONValue, NavError> in
+            let shown = session.visibleTop?.id
+            do throws(NavError) {
+                let c = try change(session)
+                self.hub.publish(c, in: state)
+                if let result { self.deliverScreenResult(result, from: shown ?? c.removed.first ?? "", in: state, caller: call.connection) }
+                return .success(["version": .int(c.version), "removed": .array(c.removed.map(JSONValue.string))])
+            } catch { return .failure(error) }
+        }
+        // The leave guards of every screen and flow it would remove, the top one's first.
+        var guards: [Int] = []
+        var guarded: Node?
+        do {
+            let removed: [String]
+            do throws(NavError) { removed = try session.preview(change).removed } catch {
+                call.fail(error.rpc)
+                return
+            }
+            for id in removed.reversed() {
+                guard let n = session.node(id), n.kind == .screen || n.kind == .flow else { continue }
+                for p in graph.coordinators[n.coordinator].leave where !guards.contains(p) {
+                    guards.append(p)
+                    if guarded == nil { guarded = n }
+                }
+            }
+        }
+        guard let guarded else {
+            switch dismissNow() {
+            case .success(let v): call.succeed(v)
+            case .failure(let e): call.fail(e.rpc)
+            }
+            return
+        }
+        let plan = Plan(target: guarded.coordinator, by: .push, params: guarded.params, source: guarded.number, ifVersion: nil, preconditions: guards)
+        let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan, key: nil,
+                                    caller: Caller(roles: call.connection.roles), reply: call.deferred())
+        nav.leaving = guarded.id
+        nav.commitInstead = dismissNow
+        nav.registered = true
+        hub.pending[nav.id] = nav
+        call.connection.onClose.append { [unowned self, weak nav] _ in
+            guard let nav, !nav.finished else { return }
+            self.finish(nav, .failure(NavError(.cancelled, "the dismiss was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
+        }
+        runPreconditions(nav)
+    }
+}
