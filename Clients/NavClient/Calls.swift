@@ -62,6 +62,26 @@ public struct NavCall: Sendable {
         NavCall("dismiss", with(session: session, [("node", node.map(JSONValue.string))]))
     }
 
+    /// `dismiss {to, inclusive?, result?}`: pop to the nearest screen of `target` (a coordinator or a node id).
+    public static func dismiss(to target: String, inclusive: Bool = false, result: JSONValue? = nil, session: String? = nil) -> NavCall {
+        NavCall("dismiss", with(session: session, [("to", .string(target)), ("inclusive", inclusive ? .bool(true) : nil), ("result", result)]))
+    }
+
+    /// `update {node, with}`: merge fields into a live screen's params (a null removes one).
+    public static func update(node: String, with fields: JSONObject, session: String? = nil) -> NavCall {
+        NavCall("update", with(session: session, [("node", .string(node)), ("with", .object(fields))]))
+    }
+
+    /// `reset {}` (the graph's root) or `reset {to: [...]}` (coordinator names or {to, with?, by?}).
+    public static func reset(to screens: [JSONValue]? = nil, session: String? = nil) -> NavCall {
+        NavCall("reset", with(session: session, [("to", screens.map(JSONValue.array))]))
+    }
+
+    /// `link.resolve {node?}`: the URL of the visible path (or of a node).
+    public static func resolveLink(node: String? = nil, session: String? = nil) -> NavCall {
+        NavCall("link.resolve", with(session: session, [("node", node.map(JSONValue.string))]))
+    }
+
     public static func flowComplete(flow: String, _ outcome: FlowOutcome, session: String? = nil) -> NavCall {
         var o = with(session: session, [("flow", .string(flow))])
         switch outcome {

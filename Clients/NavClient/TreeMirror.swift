@@ -37,6 +37,11 @@ public struct TreeMirror: Sendable {
         visible.reversed().lazy.compactMap(node).first { $0["kind"]?.stringValue == "flow" }
     }
 
+    /// The first screen of the innermost stack on the visible path (where `dismiss {to}` of it pops to).
+    public var visibleStackFirst: JSONValue? {
+        visible.reversed().lazy.compactMap(node).first { $0["kind"]?.stringValue == "stack" }?["children"]?.arrayValue?.first
+    }
+
     static func find(_ n: JSONValue, id: String) -> JSONValue? {
         if n["id"]?.stringValue == id { return n }
         for c in n["children"]?.arrayValue ?? [] { if let hit = find(c, id: id) { return hit } }

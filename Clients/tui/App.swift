@@ -23,8 +23,11 @@ final class App {
     var form: Form?
     /// The navigation waiting on preconditions: id, target and what it waits for.
     var pending: (navigation: String, to: String, waitingFor: String)?
-    /// Keys given to actions, in order; q d c x are fixed (quit, dismiss, complete, cancel).
-    static let actionKeys = Array("123456789abefghijklmnoprsuvwyz")
+    /// Keys given to actions, in order; q d c x t r are fixed (quit, dismiss, complete, cancel, pop
+    /// to the top of the stack, reset).
+    static let actionKeys = Array("123456789abefghijklmnopsuvwyz")
+    /// The URL of the visible path (`link.resolve`), when a link of the graph builds it.
+    var url: String?
     var actions: [Action] = []
     var onQuit: () -> Void = {}
     /// Targets of this UI's navigations still waiting for their reply (to recognise its pending ones).
@@ -91,6 +94,7 @@ final class App {
             switch r {
             case .success(let snapshot):
                 self.mirror = TreeMirror(snapshot: snapshot)
+                self.resolveURL()
                 self.setStatus("connected to \(self.client.socketPath), session \(self.session)", .ok)
             case .failure(let e): self.fail(e)
             }
@@ -102,10 +106,14 @@ final class App {
         switch method {
         case "stackChanged" where s == session:
             for c in p["changes"]?.arrayValue ?? [] { addLog("v\(p["version"]?.intValue ?? 0) " + describe(change: c)) }
+            if let h = p["hints"] { addLog("  hints " + JSONWriter.string(h)) }
             do { try mirror?.apply(p) } catch {
                 addLog("out of step (\(error)); taking a new snapshot")
                 resubscribe()
             }
+            resolveURL()
+        case "screenResult" where s == session:
+            addLog("screenResult for \(p["to"]?.stringValue ?? "?") from \(p["node"]?.stringValue ?? "?") " + JSONWriter.string(p["result"] ?? .null))
         case "navigationPending" where s == session:
             let waiting = p["waitingFor"]?.stringValue ?? JSONWriter.string(p["waitingFor"] ?? .null)
             // Only this UI's own navigations get the pending line and `x`; others' are logged.
@@ -126,6 +134,14 @@ final class App {
             break
         }
         refresh()
+    }
+
+    /// Asks navd for the URL of the visible path (shown beside the actions).
+    func resolveURL() {
+        client.call(.resolveLink(session: session)) { [unowned self] r in
+            if case .success(let v) = r { self.url = v["url"]?.stringValue } else { self.url = nil }
+            self.refresh()
+        }
     }
 
     func describe(change c: JSONValue) -> String {
@@ -306,6 +322,15 @@ final class App {
         send(.flowComplete(flow: id, .cancelled, session: session), what: "cancel \(flow["coordinator"]?.stringValue ?? id)")
     }
 
+    /// Pops to the first screen of the visible stack (`dismiss {to}`), one commit.
+    func popToStackTop() {
+        guard let mirror, let first = mirror.visibleStackFirst, let id = first["id"]?.stringValue, id != mirror.top?["id"]?.stringValue else {
+            setStatus("already at the top of this stack", .error)
+            return
+        }
+        send(.dismiss(to: id, session: session), what: "pop to \(first["coordinator"]?.stringValue ?? id)")
+    }
+
     func handle(_ key: Key) {
         if key == .interrupt { return onQuit() }
         if var f = form {
@@ -320,6 +345,8 @@ final class App {
         case "d": send(.dismiss(session: session), what: "dismiss")
         case "c": completeFlow()
         case "x": cancel()
+        case "t": popToStackTop()
+        case "r": send(.reset(session: session), what: "reset")
         default:
             if let a = actions.first(where: { $0.key == c }) { a.run() } else { setStatus("no action on key \(c)", .error) }
         }

@@ -115,6 +115,8 @@ struct Screen {
             return l
         }
         fixed.append(key("d", "dismiss"))
+        fixed.append(key("t", "pop to the top of this stack"))
+        fixed.append(key("r", "reset to the root"))
         if let flow = app.mirror?.visibleFlow?["coordinator"]?.stringValue {
             fixed.append(key("c", "complete \(flow)"))
             fixed.append(key("x", app.pending == nil ? "cancel \(flow)" : "cancel pending"))
@@ -122,7 +124,7 @@ struct Screen {
             fixed.append(key("x", "cancel pending"))
         }
         fixed.append(key("q", "quit"))
-        var list = [Line(" actions on \(topName)", .bold)]
+        var list = [Line(" actions on \(topName)" + (app.url.map { "  \($0)" } ?? ""), .bold)]
         let room = max(0, rows - 1 - fixed.count)
         list += app.actions.prefix(room).map { key(String($0.key), $0.label, $0.detail) }
         return list + fixed

@@ -24,17 +24,18 @@ extension Session {
     /// Removes everything above the nearest screen matching `target` on the visible path (and that
     /// screen too when `inclusive`), in one commit.
     public func dismiss(to target: String, inclusive: Bool) throws(NavError) -> Commit {
+        try remove(try popRemovalTarget(target, inclusive: inclusive), status: .cancelled, result: nil, error: nil, flowNode: nil)
+    }
+
+    /// The node `dismiss(to:inclusive:)` removes (with what is above it).
+    func popRemovalTarget(_ target: String, inclusive: Bool) throws(NavError) -> Node {
         let match = try popTarget(target)
-        if inclusive { return try remove(match, status: .cancelled, result: nil, error: nil, flowNode: nil) }
+        if inclusive { return match }
         guard let container = match.parent, let i = match.indexInParent else {
             throw NavError(.unknownNode, "nothing above `\(match.id)` to dismiss", data: ["to": .string(target)])
         }
-        if i + 1 < container.children.count {
-            return try remove(container.children[i + 1], status: .cancelled, result: nil, error: nil, flowNode: nil)
-        }
-        if let modal = match.presented {
-            return try remove(modal, status: .cancelled, result: nil, error: nil, flowNode: nil)
-        }
+        if i + 1 < container.children.count { return container.children[i + 1] }
+        if let modal = match.presented { return modal }
         throw NavError(.unknownNode, "nothing above `\(match.id)` (\(graph.coordinators[match.coordinator].name)) to dismiss: it is the visible top; use inclusive: true to dismiss it too",
                        data: ["node": .string(match.id), "to": .string(target)])
     }

@@ -936,19 +936,22 @@ public final class Session {
 
     /// Removes `nodeId` (default: the visible top) and everything above it in its stack.
     public func dismiss(_ nodeId: String?) throws(NavError) -> Commit {
-        var node: Node
+        var node = try dismissTarget(nodeId)
+        let commit = try remove(node, status: .cancelled, result: nil, error: nil, flowNode: nil)
+        recycle(&node)
+        return commit
+    }
+
+    /// The node `dismiss(_:)` removes: `nodeId`, or the visible top.
+    func dismissTarget(_ nodeId: String?) throws(NavError) -> Node {
         if let id = nodeId {
             guard let n = nodes[id] else {
                 throw NavError(.unknownNode, "no node `\(id)` in session `\(name)`; `tree` lists the current nodes", data: ["node": .string(id)])
             }
-            node = n
-        } else {
-            guard let top = visibleTopRef else { throw NavError(.unknownNode, "nothing to dismiss") }
-            node = top._withUnsafeGuaranteedRef { $0 }
+            return n
         }
-        let commit = try remove(node, status: .cancelled, result: nil, error: nil, flowNode: nil)
-        recycle(&node)
-        return commit
+        guard let top = visibleTopRef else { throw NavError(.unknownNode, "nothing to dismiss") }
+        return top._withUnsafeGuaranteedRef { $0 }
     }
 
     /// Removes `node` following the dismiss rules; `flowNode` is the flow completing, if any.
@@ -965,7 +968,14 @@ public final class Session {
 
     /// Takes `node` and what is above it out of the tree by the dismiss rules, recording the change;
     /// the caller commits.
-    func detach(_ node: Node, flowNode: Node?, changes: inout ChangeLog, removed: inout Removal) throws(NavError) {
+    /// What removing `node` by the dismiss rules takes out of the tree: a presented stack (from its
+    /// owner), or the children of a stack or flow from an index on. Checks only; changes nothing.
+    enum Detachment {
+        case modal(owner: Node, stack: Node)
+        case pop(container: Node, index: Int)
+    }
+
+    func detachment(of node: Node) throws(NavError) -> Detachment {
         switch node.kind {
         case .tabs:
             throw NavError(.unknownNode, "nothing to dismiss: `\(node.id)` is the tab bar", data: ["node": .string(node.id)])
@@ -973,15 +983,13 @@ public final class Session {
             guard let owner = node.parent, owner.kind == .screen || owner.kind == .flow else {
                 throw NavError(.unknownNode, "nothing to dismiss: `\(node.id)` is \(node.parent == nil ? "the root stack" : "a tab's stack")", data: ["node": .string(node.id)])
             }
-            forget(node, into: &removed, except: flowNode)
-            owner.presented = nil
-            changes.record("dismiss", parent: owner, removed: removed.numbers)
+            return .modal(owner: owner, stack: node)
         case .screen, .flow:
             let container = node.parentRef!._withUnsafeGuaranteedRef { $0 }
             let index = node.indexInParent!
             if container.kind == .flow && index == 0 {
                 // Dismissing a flow's first step abandons the flow.
-                return try detach(container, flowNode: nil, changes: &changes, removed: &removed)
+                return try detachment(of: container)
             }
             if index == 0 {
                 guard let owner = container.parent, owner.kind == .screen || owner.kind == .flow else {
@@ -992,15 +1000,41 @@ public final class Session {
                     throw NavError(.unknownNode, "nothing to dismiss: \(what); navigate with by: root or select instead",
                                    data: ["node": .string(node.id)])
                 }
-                forget(container, into: &removed, except: flowNode)
-                owner.presented = nil
-                changes.record("dismiss", parent: owner, removed: removed.numbers)
-            } else {
-                for n in container.children[index...] { forget(n, into: &removed, except: flowNode) }
-                if index == container.children.count - 1 { container.children.removeLast() } else { container.children.removeSubrange(index...) }
-                changes.record("pop", parent: container, index: index, removed: removed.numbers)
+                return .modal(owner: owner, stack: container)
             }
+            return .pop(container: container, index: index)
         }
+    }
+
+    func detach(_ node: Node, flowNode: Node?, changes: inout ChangeLog, removed: inout Removal) throws(NavError) {
+        switch try detachment(of: node) {
+        case .modal(let owner, let stack):
+            forget(stack, into: &removed, except: flowNode)
+            owner.presented = nil
+            changes.record("dismiss", parent: owner, removed: removed.numbers)
+        case .pop(let container, let index):
+            for n in container.children[index...] { forget(n, into: &removed, except: flowNode) }
+            if index == container.children.count - 1 { container.children.removeLast() } else { container.children.removeSubrange(index...) }
+            changes.record("pop", parent: container, index: index, removed: removed.numbers)
+        }
+    }
+
+    /// Calls `body` with every node a dismiss would remove, top first (what `dismiss(_:)` or, with
+    /// `to`, `dismiss(to:inclusive:)` would take out); changes nothing. Throws what the dismiss would.
+    public func forEachDismissed(node nodeId: String?, to: String?, inclusive: Bool, _ body: (Node) -> Void) throws(NavError) {
+        let target: Node
+        if let to { target = try popRemovalTarget(to, inclusive: inclusive) } else { target = try dismissTarget(nodeId) }
+        var roots: [Node] = []
+        switch try detachment(of: target) {
+        case .modal(_, let stack): roots = [stack]
+        case .pop(let container, let index): roots = Array(container.children[index...])
+        }
+        func walk(_ n: Node) {
+            if let p = n.presented { walk(p) }
+            for c in n.children.reversed() { walk(c) }
+            body(n)
+        }
+        for r in roots.reversed() { walk(r) }
     }
 
     // MARK: flowComplete

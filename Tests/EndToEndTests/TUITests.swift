@@ -114,6 +114,26 @@ final class TmuxPane {
         #expect(s.contains("icanon echo") && !s.contains("-icanon"), "\(s)")
     }
 
+    @Test func urlPopToTopAndReset() throws {
+        let d = try Daemon()
+        let pane = try TmuxPane(width: 100, height: 30, command: "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")); exec sleep 120")
+        try pane.waitFor("actions on shop.Home")
+        var env = ProcessInfo.processInfo.environment
+        env["NAVD_SOCKET"] = d.socketPath
+        #expect(try runCommand(Repo.binary("navctl"), ["open", "/product/p1/reviews"], environment: env).status == 0)
+        // The URL of the visible path, from link.resolve.
+        var s = try pane.waitFor("actions on shop.Reviews  /product/p1/reviews")
+        #expect(s.contains(" t pop to the top of this stack") && s.contains(" r reset to the root"), "\(s)")
+        try pane.send("t")
+        s = try pane.waitFor("actions on shop.Home")
+        #expect(s.contains("pop in n3 removed"), "one pop, to the tab's first screen: \(s)")
+        #expect(try runCommand(Repo.binary("navctl"), ["navigate", "account.Account", "--by", "select"], environment: env).status == 0)
+        try pane.waitFor("actions on account.Account")
+        try pane.send("r")
+        s = try pane.waitFor("reset: version")
+        #expect(s.contains("actions on shop.Home"), "\(s)")
+    }
+
     @Test func preconditionPendingCancelAndSigterm() throws {
         let d = try Daemon()
         let command = "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")) --session s2; echo exit=$?; exec sleep 120"

@@ -24,54 +24,27 @@ extension Server {
             return
         }
         let session = state.session
-        if !graph.hasLeaveGuards {
-            // No guard anywhere: dismiss at once (the common case, without the closures below).
-            let shown = result == nil ? nil : session.visibleTop?.id
-            do throws(NavError) {
-                let c: Commit
-                if let to { c = try session.dismiss(to: to, inclusive: inclusive) } else { c = try session.dismiss(node) }
-                hub.publish(c, in: state)
-                if let result { deliverScreenResult(result, from: shown ?? c.removed.first ?? "", in: state, caller: call.connection) }
-                call.succeed(Removed(c))
-            } catch {
-                call.fail(error.rpc)
-            }
-            return
-        }
-        let change = { (s: Session) throws(NavError) -> Commit in
-            if let to { return try s.dismiss(to: to, inclusive: inclusive) }
-            return try s.dismiss(node)
-        }
-        /// Dismisses now (the guards, if any, have passed): publishes, hands `result` on, answers.
-        let dismissNow = { [unowned self] () -> Result<JSONValue, NavError> in
-            let shown = session.visibleTop?.id
-            do throws(NavError) {
-                let c = try change(session)
-                self.hub.publish(c, in: state)
-                if let result { self.deliverScreenResult(result, from: shown ?? c.removed.first ?? "", in: state, caller: call.connection) }
-                return .success(["version": .int(c.version), "removed": .array(c.removed.map(JSONValue.string))])
-            } catch { return .failure(error) }
-        }
         // The leave guards of every screen and flow it would remove, the top one's first.
         var guards: [Int] = []
         var guarded: Node?
-        do {
-            let removed: [String]
-            do throws(NavError) { removed = try session.preview(change).removed } catch {
+        if graph.hasLeaveGuards {
+            do throws(NavError) {
+                try session.forEachDismissed(node: node, to: to, inclusive: inclusive) { n in
+                    guard n.kind == .screen || n.kind == .flow else { return }
+                    for p in graph.coordinators[n.coordinator].leave where !guards.contains(p) {
+                        guards.append(p)
+                        if guarded == nil { guarded = n }
+                    }
+                }
+            } catch {
                 call.fail(error.rpc)
                 return
             }
-            for id in removed.reversed() {
-                guard let n = session.node(id), n.kind == .screen || n.kind == .flow else { continue }
-                for p in graph.coordinators[n.coordinator].leave where !guards.contains(p) {
-                    guards.append(p)
-                    if guarded == nil { guarded = n }
-                }
-            }
         }
         guard let guarded else {
-            switch dismissNow() {
-            case .success(let v): call.succeed(v)
+            // No guard: dismiss at once.
+            switch dismissNow(state, node: node, to: to, inclusive: inclusive, result: result, caller: call.connection) {
+            case .success(let c): call.succeed(Removed(c))
             case .failure(let e): call.fail(e.rpc)
             }
             return
@@ -80,7 +53,12 @@ extension Server {
         let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan, key: nil,
                                     caller: Caller(roles: call.connection.roles), reply: call.deferred())
         nav.leaving = guarded.id
-        nav.commitInstead = dismissNow
+        let connection = call.connection
+        nav.commitInstead = { [unowned self] in
+            self.dismissNow(state, node: node, to: to, inclusive: inclusive, result: result, caller: connection).map { c in
+                ["version": .int(c.version), "removed": .array(c.removed.map(JSONValue.string))]
+            }
+        }
         nav.registered = true
         hub.pending[nav.id] = nav
         call.connection.onClose.append { [unowned self, weak nav] _ in
@@ -88,5 +66,19 @@ extension Server {
             self.finish(nav, .failure(NavError(.cancelled, "the dismiss was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
         }
         runPreconditions(nav)
+    }
+
+    /// Dismisses (the guards, if any, have passed): commits, publishes and hands `result` on.
+    private func dismissNow(_ state: SessionState, node: String?, to: String?, inclusive: Bool, result: JSONValue?,
+                            caller: Connection) -> Result<Commit, NavError> {
+        let session = state.session
+        let shown = result == nil ? nil : session.visibleTop?.id
+        do throws(NavError) {
+            let c: Commit
+            if let to { c = try session.dismiss(to: to, inclusive: inclusive) } else { c = try session.dismiss(node) }
+            hub.publish(c, in: state)
+            if let result { deliverScreenResult(result, from: shown ?? c.removed.first ?? "", in: state, caller: caller) }
+            return .success(c)
+        } catch { return .failure(error) }
     }
 }
