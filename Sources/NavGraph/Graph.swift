@@ -27,6 +27,8 @@ public final class NavigationGraph: @unchecked Sendable {
     let ambiguous: [String: [String]]
     /// Whether some coordinator has `leave:` guards (a dismiss then looks at what it removes).
     public let hasLeaveGuards: Bool
+    /// By coordinator index: whether it has `leave:` guards.
+    public let leaveGuarded: [Bool]
 
     init(modules: [Module], coordinators: [Coordinator], preconditions: [Precondition], routes: [Route],
          links: [Link], root: Root, baseDirectory: String) {
@@ -37,7 +39,8 @@ public final class NavigationGraph: @unchecked Sendable {
         self.links = links
         self.root = root
         self.baseDirectory = baseDirectory
-        hasLeaveGuards = coordinators.contains { !$0.leave.isEmpty }
+        leaveGuarded = coordinators.map { !$0.leave.isEmpty }
+        hasLeaveGuards = leaveGuarded.contains(true)
         var ambiguous: [String: [String]] = [:]
         func index(_ names: [(qualified: String, local: String)]) -> [String: Int] {
             var idx: [String: Int] = [:]

@@ -80,13 +80,26 @@ public struct Plan: Sendable {
     public let preconditions: [Int]
     /// For a deep link (`open`): the whole stack to build, bottom first.
     public var link: [LinkStep]? = nil
+    /// What few navigations carry (hints, popUpTo, then), boxed so the plan of every other one stays
+    /// small to copy.
+    private var extras: PlanExtras?
+
     /// Presentation hints for front-ends (`navigate {hints}`): opaque to navd, carried to `stackChanged`.
-    public var hints: JSONValue? = nil
+    public var hints: JSONValue? {
+        get { extras?.hints }
+        set { extras = PlanExtras(hints: newValue, popUpTo: popUpTo, then: then) }
+    }
     /// `navigate {popUpTo}`: the screen to pop to (its number) and whether it goes too; the target is
     /// then placed from the screen left on top, in the same commit.
-    public var popUpTo: (node: Int, inclusive: Bool)? = nil
+    public var popUpTo: (node: Int, inclusive: Bool)? {
+        get { extras?.popUpTo }
+        set { extras = PlanExtras(hints: hints, popUpTo: newValue, then: then) }
+    }
     /// `navigate {then}` to a flow: where navigation continues when that flow completes.
-    public var then: NavigationSpec? = nil
+    public var then: NavigationSpec? {
+        get { extras?.then }
+        set { extras = PlanExtras(hints: hints, popUpTo: popUpTo, then: newValue) }
+    }
 
     /// The source node's id.
     public var sourceId: String { Node.id(source) }
@@ -98,6 +111,18 @@ public struct Plan: Sendable {
         self.source = source
         self.ifVersion = ifVersion
         self.preconditions = preconditions
+    }
+}
+
+/// The rarely set parts of a ``Plan`` (immutable: a plan that changes one makes a new box).
+final class PlanExtras: Sendable {
+    let hints: JSONValue?
+    let popUpTo: (node: Int, inclusive: Bool)?
+    let then: NavigationSpec?
+    init(hints: JSONValue?, popUpTo: (node: Int, inclusive: Bool)?, then: NavigationSpec?) {
+        self.hints = hints
+        self.popUpTo = popUpTo
+        self.then = then
     }
 }
 
@@ -970,9 +995,11 @@ public final class Session {
     /// the caller commits.
     /// What removing `node` by the dismiss rules takes out of the tree: a presented stack (from its
     /// owner), or the children of a stack or flow from an index on. Checks only; changes nothing.
+    /// Unretained (as the tree walks are): valid while the tree is unchanged, which it is from the
+    /// check to the change.
     enum Detachment {
-        case modal(owner: Node, stack: Node)
-        case pop(container: Node, index: Int)
+        case modal(owner: Unmanaged<Node>, stack: Unmanaged<Node>)
+        case pop(container: Unmanaged<Node>, index: Int)
     }
 
     func detachment(of node: Node) throws(NavError) -> Detachment {
@@ -980,10 +1007,10 @@ public final class Session {
         case .tabs:
             throw NavError(.unknownNode, "nothing to dismiss: `\(node.id)` is the tab bar", data: ["node": .string(node.id)])
         case .stack:
-            guard let owner = node.parent, owner.kind == .screen || owner.kind == .flow else {
+            guard let owner = node.parentRef, owner._withUnsafeGuaranteedRef({ $0.kind == .screen || $0.kind == .flow }) else {
                 throw NavError(.unknownNode, "nothing to dismiss: `\(node.id)` is \(node.parent == nil ? "the root stack" : "a tab's stack")", data: ["node": .string(node.id)])
             }
-            return .modal(owner: owner, stack: node)
+            return .modal(owner: owner, stack: Unmanaged.passUnretained(node))
         case .screen, .flow:
             let container = node.parentRef!._withUnsafeGuaranteedRef { $0 }
             let index = node.indexInParent!
@@ -992,7 +1019,7 @@ public final class Session {
                 return try detachment(of: container)
             }
             if index == 0 {
-                guard let owner = container.parent, owner.kind == .screen || owner.kind == .flow else {
+                guard let owner = container.parentRef, owner._withUnsafeGuaranteedRef({ $0.kind == .screen || $0.kind == .flow }) else {
                     let place = container.parent == nil ? "the root stack" : "a tab"
                     let what = node.kind == .flow
                         ? "flow `\(node.id)` (\(graph.coordinators[node.coordinator].name)) is the first node of \(place) and cannot leave the tree (dismissing its first step would abandon it)"
@@ -1000,41 +1027,74 @@ public final class Session {
                     throw NavError(.unknownNode, "nothing to dismiss: \(what); navigate with by: root or select instead",
                                    data: ["node": .string(node.id)])
                 }
-                return .modal(owner: owner, stack: container)
+                return .modal(owner: owner, stack: Unmanaged.passUnretained(container))
             }
-            return .pop(container: container, index: index)
+            return .pop(container: Unmanaged.passUnretained(container), index: index)
         }
     }
 
     func detach(_ node: Node, flowNode: Node?, changes: inout ChangeLog, removed: inout Removal) throws(NavError) {
         switch try detachment(of: node) {
         case .modal(let owner, let stack):
-            forget(stack, into: &removed, except: flowNode)
-            owner.presented = nil
-            changes.record("dismiss", parent: owner, removed: removed.numbers)
+            owner._withUnsafeGuaranteedRef { owner in
+                stack._withUnsafeGuaranteedRef { forget($0, into: &removed, except: flowNode) }
+                owner.presented = nil
+                changes.record("dismiss", parent: owner, removed: removed.numbers)
+            }
         case .pop(let container, let index):
-            for n in container.children[index...] { forget(n, into: &removed, except: flowNode) }
-            if index == container.children.count - 1 { container.children.removeLast() } else { container.children.removeSubrange(index...) }
-            changes.record("pop", parent: container, index: index, removed: removed.numbers)
+            container._withUnsafeGuaranteedRef { container in
+                for n in container.children[index...] { forget(n, into: &removed, except: flowNode) }
+                if index == container.children.count - 1 { container.children.removeLast() } else { container.children.removeSubrange(index...) }
+                changes.record("pop", parent: container, index: index, removed: removed.numbers)
+            }
         }
     }
 
-    /// Calls `body` with every node a dismiss would remove, top first (what `dismiss(_:)` or, with
-    /// `to`, `dismiss(to:inclusive:)` would take out); changes nothing. Throws what the dismiss would.
-    public func forEachDismissed(node nodeId: String?, to: String?, inclusive: Bool, _ body: (Node) -> Void) throws(NavError) {
+    /// The `leave:` guards of what a dismiss would remove (`dismiss(_:)`, or with `to`,
+    /// `dismiss(to:inclusive:)`): their preconditions, the top screen's first, and the topmost guarded
+    /// node. Changes nothing; throws what the dismiss would.
+    public func leaveGuards(node nodeId: String?, to: String?, inclusive: Bool) throws(NavError) -> (preconditions: [Int], guarded: Node?) {
+        // The usual dismiss (the visible top, a screen above others in its stack, presenting nothing)
+        // removes that screen alone: only its own guards count. Read without retaining anything.
+        if nodeId == nil && to == nil, let top = visibleTopRef {
+            let alone = top._withUnsafeGuaranteedRef { n -> Bool in
+                guard n.presented == nil, let c = n.parentRef else { return false }
+                return c._withUnsafeGuaranteedRef { $0.kind == .stack && $0.children.count > 1 && $0.children.last === n }
+            }
+            if alone {
+                let coordinator = top._withUnsafeGuaranteedRef { $0.coordinator }
+                if !graph.leaveGuarded[coordinator] { return ([], nil) }
+            }
+        }
         let target: Node
         if let to { target = try popRemovalTarget(to, inclusive: inclusive) } else { target = try dismissTarget(nodeId) }
-        var roots: [Node] = []
+        var preconditions: [Int] = []
+        var guarded: Node?
         switch try detachment(of: target) {
-        case .modal(_, let stack): roots = [stack]
-        case .pop(let container, let index): roots = Array(container.children[index...])
+        case .modal(_, let stack): stack._withUnsafeGuaranteedRef { collectLeaveGuards($0, &preconditions, &guarded) }
+        case .pop(let container, let index):
+            container._withUnsafeGuaranteedRef { container in
+                var i = container.children.count
+                while i > index {
+                    i -= 1
+                    collectLeaveGuards(container.children[i], &preconditions, &guarded)
+                }
+            }
         }
-        func walk(_ n: Node) {
-            if let p = n.presented { walk(p) }
-            for c in n.children.reversed() { walk(c) }
-            body(n)
+        return (preconditions, guarded)
+    }
+
+    /// The guards of `n` and what is above it, top first.
+    private func collectLeaveGuards(_ n: Node, _ preconditions: inout [Int], _ guarded: inout Node?) {
+        if let p = n.presented { collectLeaveGuards(p, &preconditions, &guarded) }
+        var i = n.children.count
+        while i > 0 {
+            i -= 1
+            collectLeaveGuards(n.children[i], &preconditions, &guarded)
         }
-        for r in roots.reversed() { walk(r) }
+        guard n.kind == .screen || n.kind == .flow, graph.leaveGuarded[n.coordinator] else { return }
+        for p in graph.coordinators[n.coordinator].leave where !preconditions.contains(p) { preconditions.append(p) }
+        if guarded == nil { guarded = n }
     }
 
     // MARK: flowComplete

@@ -279,11 +279,11 @@ import Testing
 }
 
 /// A flow's `then`: where navigation continues when it completes.
-@Suite struct NavigationSpecTests {
+@Suite struct FlowThenTests {
     static let graph = """
         root: {stack: Home}
         coordinators:
-          Home: {opens: [Checkout, Quick]}
+          Home: {opens: [Checkout, Quick, Thanks]}
           Checkout:
             flow:
               start: Pay
@@ -320,9 +320,10 @@ import Testing
         #expect(r["then"]?["version"] == 3, "\(r)")
         let top = try c.call("tree")["root"]?["children"]?.arrayValue?.last
         #expect(top?["coordinator"] == "app.Thanks")
+        try c.call("dismiss")
         let notOpened = try c.callError("navigate", ["to": "Checkout", "then": "Home"])
         #expect(notOpened["data"]?["kind"] == "notAllowed" && notOpened["data"]?["param"] == "then", "Checkout neither opens Home nor declares it: \(notOpened)")
-        let shape = try c.callError("navigate", ["to": "Receipt", "with": ["orderId": "x"], "then": "Thanks"])
+        let shape = try c.callError("navigate", ["to": "Thanks", "then": "Receipt"])
         #expect(shape["data"]?["kind"] == "invalidParams" && shape["data"]?["param"] == "then", "\(shape)")
     }
 

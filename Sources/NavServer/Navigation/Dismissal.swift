@@ -29,13 +29,7 @@ extension Server {
         var guarded: Node?
         if graph.hasLeaveGuards {
             do throws(NavError) {
-                try session.forEachDismissed(node: node, to: to, inclusive: inclusive) { n in
-                    guard n.kind == .screen || n.kind == .flow else { return }
-                    for p in graph.coordinators[n.coordinator].leave where !guards.contains(p) {
-                        guards.append(p)
-                        if guarded == nil { guarded = n }
-                    }
-                }
+                (guards, guarded) = try session.leaveGuards(node: node, to: to, inclusive: inclusive)
             } catch {
                 call.fail(error.rpc)
                 return
@@ -43,9 +37,15 @@ extension Server {
         }
         guard let guarded else {
             // No guard: dismiss at once.
-            switch dismissNow(state, node: node, to: to, inclusive: inclusive, result: result, caller: call.connection) {
-            case .success(let c): call.succeed(Removed(c))
-            case .failure(let e): call.fail(e.rpc)
+            let shown = result == nil ? nil : session.visibleTop?.id
+            do throws(NavError) {
+                let c: Commit
+                if let to { c = try session.dismiss(to: to, inclusive: inclusive) } else { c = try session.dismiss(node) }
+                hub.publish(c, in: state)
+                if let result { deliverScreenResult(result, from: shown ?? c.removed.first ?? "", in: state, caller: call.connection) }
+                call.succeed(Removed(c))
+            } catch {
+                call.fail(error.rpc)
             }
             return
         }

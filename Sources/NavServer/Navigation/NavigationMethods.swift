@@ -358,6 +358,35 @@ extension Server {
         runPreconditions(nav)
     }
 
+    /// `navigate`'s `hints`, `then` and `popUpTo`, applied to a validated plan. (A method, not part
+    /// of `navigate`'s local `validate`, so that the plan of every other navigation captures nothing
+    /// more.)
+    private func applyOptions(to plan: inout Plan, session: Session, hints: JSONValue?, popUpTo: (to: String, inclusive: Bool)?,
+                              then: NavigationSpec?) throws(NavError) {
+        if let hints { plan.hints = hints }
+        if let then { plan.then = then }
+        if let popUpTo {
+            guard plan.by == .push || plan.by == .present else {
+                throw NavError(.invalidParams, "\"popUpTo\" goes with by: push or present, and this navigation is by \(plan.by.rawValue)", data: ["param": "popUpTo"])
+            }
+            plan.popUpTo = (try session.popTarget(popUpTo.to).number, popUpTo.inclusive)
+            // What the pop leaves on top must be able to show the target (a modal already shown is popped first).
+            _ = try session.dryRun(plan)
+        }
+    }
+
+    /// `navigate {then}` goes only to a flow, and names the flow's declared `then` or one of its opens.
+    private func checkThen(_ then: NavigationSpec, flow target: Int) throws(NavError) {
+        let flow = graph.coordinators[target]
+        guard flow.flow != nil else {
+            throw NavError(.invalidParams, "\"then\" says where to go when a flow completes, and `\(flow.name)` is not a flow", data: ["param": "then"])
+        }
+        if then.by?.needsAbility ?? true, !flow.canOpen(then.to), flow.flow?.then?.to != then.to {
+            throw NavError(.notAllowed, "flow `\(flow.name)` cannot continue to `\(graph.coordinators[then.to].name)`: \"then\" names its declared `then` or a coordinator its opens list",
+                           data: ["param": "then", "to": .string(graph.coordinators[then.to].name)])
+        }
+    }
+
     func factsObject(_ s: Session) -> JSONObject {
         JSONObject(uniqueMembers: s.facts.keys.sorted().map { ($0, s.facts[$0]!) })
     }
@@ -438,34 +467,17 @@ extension Server {
             } else {
                 destination = try graph.destination(to: to?.string, route: route)
             }
-            if let then {
-                guard graph.coordinators[destination.target].flow != nil else {
-                    throw NavError(.invalidParams, "\"then\" says where to go when a flow completes, and `\(graph.coordinators[destination.target].name)` is not a flow",
-                                   data: ["param": "then"])
-                }
-                let flow = graph.coordinators[destination.target]
-                if then.by?.needsAbility ?? true, !flow.canOpen(then.to), flow.flow?.then?.to != then.to {
-                    throw NavError(.notAllowed, "flow `\(flow.name)` cannot continue to `\(graph.coordinators[then.to].name)`: \"then\" names its declared `then` or a coordinator its opens list",
-                                   data: ["param": "then", "to": .string(graph.coordinators[then.to].name)])
-                }
-            }
-            var plan = try session.plan(destination, by: by, with: with, from: from, ifVersion: ifVersion, caller: caller)
-            plan.hints = hints
-            plan.then = then
-            if let popUpTo {
-                guard plan.by == .push || plan.by == .present else {
-                    throw NavError(.invalidParams, "\"popUpTo\" goes with by: push or present, and this navigation is by \(plan.by.rawValue)", data: ["param": "popUpTo"])
-                }
-                plan.popUpTo = (try session.popTarget(popUpTo.to).number, popUpTo.inclusive)
-                // What the pop leaves on top must be able to show the target (a modal already shown is popped first).
-                _ = try session.dryRun(plan)
-            }
-            return plan
+            return try session.plan(destination, by: by, with: with, from: from, ifVersion: ifVersion, caller: caller)
         }
+
 
         if dryRun {
             do {
-                let plan = try validate()
+                var plan = try validate()
+                if hints != nil || popUpTo != nil || then != nil {
+                    if let then { try checkThen(then, flow: plan.target) }
+                    try applyOptions(to: &plan, session: session, hints: hints, popUpTo: popUpTo, then: then)
+                }
                 let (commit, visible) = try session.dryRun(plan)
                 call.succeed([
                     "dryRun": true, "version": .int(session.version),
@@ -496,7 +508,13 @@ extension Server {
 
         let plan: Plan
         do {
-            plan = try validate()
+            var p = try validate()
+            // The options few navigations give (kept out of `validate`, whose captures cost every navigation).
+            if hints != nil || popUpTo != nil || then != nil {
+                if let then { try checkThen(then, flow: p.target) }
+                try applyOptions(to: &p, session: session, hints: hints, popUpTo: popUpTo, then: then)
+            }
+            plan = p
         } catch {
             if let key { remember(session, key: key, .failure(error)) }
             call.fail(error.rpc)
@@ -608,6 +626,7 @@ extension Server {
     }
 
     /// Commits `plan` and publishes it; `starter` hears `flowCompleted` of a flow it starts.
+    @inline(__always)
     func commit(_ state: SessionState, _ plan: Plan, navigation: Int, starter: Connection) throws(NavError) -> Navigated {
         let c = try state.session.commit(plan)
         // Only a flow this commit made has a starter: selecting a tab whose first node is a flow,

@@ -164,8 +164,8 @@ extension Server {
             finish(nav, .failure(NavError(e.kind, "precondition `\(p.name)` redirects to `\(graph.coordinators[spec.to].name)`, which cannot be navigated to: \(e.message)", data: e.data)))
             return
         }
-        plan.hints = nav.plan.hints
-        plan.popUpTo = nav.plan.popUpTo
+        if let hints = nav.plan.hints { plan.hints = hints }
+        if let popUpTo = nav.plan.popUpTo { plan.popUpTo = popUpTo }
         nav.redirects.append((from: nav.plan.target, precondition: p.name, to: spec.to))
         nav.plan = plan
         nav.step = 0
