@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The scripted tour `make demo` plays in its navctl pane (also run by the tests with PAUSE=0):
-# open a product, hit the login precondition, complete login, check out.
+# open a product, hit the login precondition, complete login, check out; then pop to a screen,
+# ask for the URL of what is shown, and reset.
 # Needs NAVD_SOCKET (or navctl's default socket) and navctl on PATH or in NAVCTL.
 set -euo pipefail
 NAVCTL=${NAVCTL:-navctl}
@@ -31,6 +32,11 @@ say "Open a product by deep link"
 run open /product/42
 run set cart.items=1
 
+say "A related product replaces this one in the history: pop to shop.Home and push, one commit (popUpTo)"
+run navigate shop.Product --with id=p7 --pop-up-to shop.Home --hint animated=false
+say "Where is the user? The URL of the visible path, from the graph's links (link.resolve)"
+run link
+
 say "Check out: the login precondition fails and presents the Login flow (the navigation waits)"
 printf '$ navctl navigate cart.Checkout --by present   (in the background)\n'
 "$NAVCTL" navigate cart.Checkout --by present --session "$SESSION" >/tmp/navd-demo-checkout.$$ 2>&1 &
@@ -52,4 +58,7 @@ run navigate cart.Confirm --with total=42
 say "Place the order: the flow completes with its result, and navigation continues to the order (then)"
 run complete "$CHECKOUT_FLOW" --result '{"orderId":"ord-1","total":42}'
 run tree
+
+say "Back to the graph's root, fresh tabs, one commit (reset)"
+run reset
 say "Tour done. Both UIs followed every step; drive them with their keys now (q quits a UI)."

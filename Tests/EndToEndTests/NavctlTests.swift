@@ -141,13 +141,14 @@ func spawnDetached(_ path: String, _ args: [String], env: [String: String]) thro
         env["PAUSE"] = "0"
         let r = try runCommand(Repo.file("scripts/demo-tour.sh").path, [], environment: env)
         #expect(r.status == 0, "\(r)")
-        #expect(r.stdout.contains("account.Login [n9] (flow)"), "\(r.stdout)")
-        #expect(r.stdout.contains("version 7, removed"), "\(r.stdout)")
+        #expect(r.stdout.contains("account.Login [n10] (flow)"), "\(r.stdout)")
+        #expect(r.stdout.contains("version 8, removed"), "\(r.stdout)")
         let c = try d.client()
         let t = try c.call("tree")
         #expect(r.stdout.contains("then node n"), "checkout continues to the order: \(r.stdout)")
-        #expect(t["version"] == 8)
-        let top = t["root"]?["children"]?.arrayValue?.first?["children"]?.arrayValue?.last
-        #expect(top?["coordinator"] == "account.OrderDetail" && top?["params"] == ["orderId": "ord-1"], "\(t)")
+        #expect(r.stdout.contains("\n/product/p7\n"), "the URL after popUpTo: \(r.stdout)")
+        #expect(t["version"] == 10, "\(t)")
+        let home = t["root"]?["children"]?.arrayValue?.first?["children"]?.arrayValue ?? []
+        #expect(home.count == 1 && home.first?["coordinator"] == "shop.Home", "reset to fresh tabs: \(t)")
     }
 }

@@ -467,7 +467,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "dismiss",
-      "summary": "Remove a node and everything above it in its stack (a presented stack's first child dismisses the modal; a flow's first step abandons the flow). With \"to\" (a coordinator name or node id) it pops to the nearest matching screen in the stacks of the visible path, removing everything above it (and it too with inclusive: true), in one commit. With \"result\", the screen now on top receives it as a screenResult notification (its subscribers and the caller).",
+      "summary": "Remove a node and everything above it in its stack (a presented stack's first child dismisses the modal; a flow's first step abandons the flow). With \"to\" (a coordinator name or node id) it pops to the nearest matching screen in the stacks of the visible path, removing everything above it (and it too with inclusive: true), in one commit. With \"result\", the screen now on top receives it as a screenResult notification (its subscribers and the caller). When what it removes has leave: guards, they run first (the dismiss is pending, cancellable, and refused with preconditionFailed when a guard says no).",
       "params": [
         {
           "name": "session",
@@ -532,6 +532,15 @@ public enum EmbeddedProtocol {
         },
         {
           "$ref": "#/components/errors/limitExceeded"
+        },
+        {
+          "$ref": "#/components/errors/preconditionFailed"
+        },
+        {
+          "$ref": "#/components/errors/preconditionTimeout"
+        },
+        {
+          "$ref": "#/components/errors/cancelled"
         }
       ],
       "examples": [
