@@ -233,7 +233,9 @@ import Testing
             recover: {flow: SignIn, facts: {signedIn: true, user: "$result.user", missing: "$result.nothing"}}
         """
 
-    @Test func aCompletedRecoveryFlowSetsItsFactsAndTheNavigationProceeds() throws {
+    /// A navigation to Protected, waiting on the SignIn flow it presented: the daemon, the client,
+    /// the navigate's request id and the flow's id.
+    func navigateIntoRecovery() throws -> (Daemon, TestClient, JSONValue, JSONValue) {
         let d = try Daemon(graph: Self.graph)
         let app = try d.client()
         let watcher = try d.client()
@@ -241,6 +243,12 @@ import Testing
         let id = try app.send("navigate", ["to": "Protected"])
         let presented = try watcher.notification("stackChanged")
         let flow = try #require(presented["params"]?["changes"]?.arrayValue?.first?["node"]?["children"]?.arrayValue?.first?["id"])
+        return (d, app, id, flow)
+    }
+
+    @Test func aCompletedRecoveryFlowSetsItsFactsAndTheNavigationProceeds() throws {
+        let (d, app, id, flow) = try navigateIntoRecovery()
+        _ = d
         // No context.set: the graph says what signing in establishes.
         try app.call("flowComplete", ["flow": flow, "result": ["user": "{with.x} $result.user"]])
         let done = try app.reply(to: id)
@@ -250,13 +258,8 @@ import Testing
     }
 
     @Test func aCancelledRecoveryFlowSetsNothing() throws {
-        let d = try Daemon(graph: Self.graph)
-        let app = try d.client()
-        let watcher = try d.client()
-        try watcher.call("subscribe")
-        let id = try app.send("navigate", ["to": "Protected"])
-        let presented = try watcher.notification("stackChanged")
-        let flow = try #require(presented["params"]?["changes"]?.arrayValue?.first?["node"]?["children"]?.arrayValue?.first?["id"])
+        let (d, app, id, flow) = try navigateIntoRecovery()
+        _ = d
         try app.call("flowComplete", ["flow": flow, "cancelled": true])
         #expect(try app.reply(to: id)["error"]?["data"]?["kind"] == "preconditionFailed")
         #expect(try app.call("context.get")["facts"] == [:])

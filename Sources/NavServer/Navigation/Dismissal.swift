@@ -59,13 +59,7 @@ extension Server {
                 ["version": .int(c.version), "removed": .array(c.removed.map(JSONValue.string))]
             }
         }
-        nav.registered = true
-        hub.pending[nav.id] = nav
-        call.connection.onClose.append { [unowned self, weak nav] _ in
-            guard let nav, !nav.finished else { return }
-            self.finish(nav, .failure(NavError(.cancelled, "the dismiss was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
-        }
-        runPreconditions(nav)
+        startPending(nav, for: call.connection, what: "dismiss")
     }
 
     /// Dismisses (the guards, if any, have passed): commits, publishes and hands `result` on.

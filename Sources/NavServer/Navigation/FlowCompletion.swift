@@ -82,12 +82,6 @@ extension Server {
         let deferred = call.deferred()
         let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan, caller: caller, connection: call.connection)
         nav.onFinish = { outcome in reply(outcome, deferred) }
-        nav.registered = true
-        hub.pending[nav.id] = nav
-        call.connection.onClose.append { [unowned self, weak nav] _ in
-            guard let nav, !nav.finished else { return }
-            self.finish(nav, .failure(NavError(.cancelled, "the navigation was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
-        }
-        runPreconditions(nav)
+        startPending(nav, for: call.connection)
     }
 }

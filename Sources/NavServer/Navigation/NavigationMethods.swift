@@ -349,13 +349,7 @@ extension Server {
         }
         let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan, key: nil,
                                     caller: Caller(roles: call.connection.roles), reply: call.deferred())
-        nav.registered = true
-        hub.pending[nav.id] = nav
-        call.connection.onClose.append { [unowned self, weak nav] _ in
-            guard let nav, !nav.finished else { return }
-            self.finish(nav, .failure(NavError(.cancelled, "the navigation was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
-        }
-        runPreconditions(nav)
+        startPending(nav, for: call.connection)
     }
 
     /// `navigate`'s `hints`, `then` and `popUpTo`, applied to a validated plan. (A method, not part
@@ -591,11 +585,17 @@ extension Server {
         }
         let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan,
                                     key: nil, caller: caller, reply: call.deferred())
+        startPending(nav, for: call.connection)
+    }
+
+    /// Enters `nav` among the pending navigations, cancels it if the client that asked for it
+    /// disconnects, and starts its preconditions.
+    func startPending(_ nav: PendingNavigation, for connection: Connection, what: String = "navigation") {
         nav.registered = true
         hub.pending[nav.id] = nav
-        call.connection.onClose.append { [unowned self, weak nav] _ in
+        connection.onClose.append { [unowned self, weak nav] _ in
             guard let nav, !nav.finished else { return }
-            self.finish(nav, .failure(NavError(.cancelled, "the navigation was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
+            self.finish(nav, .failure(NavError(.cancelled, "the \(what) was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
         }
         runPreconditions(nav)
     }

@@ -86,27 +86,25 @@ final class PendingNavigation {
     var leaving: String?
     var commitInstead: (() -> Result<JSONValue, NavError>)?
 
-    init(number: Int, state: SessionState, plan: Plan, key: String?, caller: Caller, reply: Reply) {
+    init(number: Int, state: SessionState, plan: Plan, key: String?, caller: Caller, replies: [Reply], connection: Connection) {
         self.number = number
         self.id = Self.id(number)
         self.state = state
         self.plan = plan
         self.key = key
         self.caller = caller
-        self.replies = [reply]
-        self.connection = reply.connection
+        self.replies = replies
+        self.connection = connection
+    }
+
+    /// A navigation whose requester waits for its reply.
+    convenience init(number: Int, state: SessionState, plan: Plan, key: String?, caller: Caller, reply: Reply) {
+        self.init(number: number, state: state, plan: plan, key: key, caller: caller, replies: [reply], connection: reply.connection)
     }
 
     /// A navigation nobody waits a navigate reply for: `onFinish` hears its outcome.
-    init(number: Int, state: SessionState, plan: Plan, caller: Caller, connection: Connection) {
-        self.number = number
-        self.id = Self.id(number)
-        self.state = state
-        self.plan = plan
-        self.key = nil
-        self.caller = caller
-        self.replies = []
-        self.connection = connection
+    convenience init(number: Int, state: SessionState, plan: Plan, caller: Caller, connection: Connection) {
+        self.init(number: number, state: state, plan: plan, key: nil, caller: caller, replies: [], connection: connection)
     }
 }
 
