@@ -90,7 +90,7 @@ func renderTree(_ t: JSONValue) -> String {
             line += "\(n["coordinator"]?.stringValue ?? "?") [\(id)]"
             if kind == "flow" { line += " (flow)" }
             if let p = n["params"], p != .object([:]) { line += " " + JSONWriter.string(p) }
-        case "tabs": line += "tabs [\(id)] selected \(n["selected"]?.intValue ?? 0)"
+        case "tabs": line += "tabs " + (n["coordinator"]?.stringValue.map { "\($0) " } ?? "") + "[\(id)] selected \(n["selected"]?.intValue ?? 0)"
         default: line += "stack [\(id)]"
         }
         let mark = visible.contains(id) ? "▶ " : "  "

@@ -209,6 +209,16 @@ final class App {
                 self.go(target: to, route: name, style: nil, prefill: prefill)
             }))
         }
+        // The tabs of the innermost tab container on the visible path (a tab bar inside a modal).
+        if let shell = mirror.visible.reversed().lazy.compactMap(mirror.node).first(where: { $0["kind"]?.stringValue == "tabs" && $0["coordinator"] != nil }),
+           let name = shell["coordinator"]?.stringValue {
+            let tabs = coordinators[name]?["tabs"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            for (i, tab) in tabs.enumerated() where i != shell["selected"]?.intValue {
+                list.append(("select \(tab)", "in \(name)", { [unowned self] in
+                    self.send(.navigate(to: tab, by: .select, session: self.session), what: "select \(tab)")
+                }))
+            }
+        }
         for (i, tab) in tabRoots(of: mirror).enumerated() where i != tabsSelected(of: mirror) {
             list.append(("select \(tab)", "tab \(i + 1)", { [unowned self] in
                 self.send(.navigate(to: tab, by: .select, session: self.session), what: "select \(tab)")

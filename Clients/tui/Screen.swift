@@ -90,6 +90,7 @@ struct Screen {
                 if let p = n["params"], p.objectValue?.isEmpty == false { l.add(" " + JSONWriter.string(p), .dim) }
             default:
                 l.add(kind, on ? .highlight : .dim)
+                if let c = n["coordinator"]?.stringValue { l.add(" " + c, on ? .highlight : .plain) }  // a tab container
                 l.add(" [\(id)]", .dim)
             }
             out.append((l, on))

@@ -123,6 +123,9 @@ public final class Coordinator: @unchecked Sendable {
     public internal(set) var preconditions: [Int] = []
     /// `leave:`: preconditions evaluated before a dismiss removes a node of this coordinator.
     public internal(set) var leave: [Int] = []
+    /// `tabs:`: a tab container: navigating to it (push, present, replace, root) makes a tabs node
+    /// with a stack per listed coordinator. Empty for every other coordinator.
+    public internal(set) var tabs: [Int] = []
     /// Roles admitted; empty means anyone.
     public internal(set) var access: [String] = []
     /// Setup fields filled from the source's params: field → path in the source's params.

@@ -14,7 +14,9 @@ extension NavigationGraph {
             var o = JSONObject()
             o.append("module", .string(c.module))
             if let d = c.description { o.append("description", .string(d)) }
-            o.append("kind", .string(c.isFlow ? "flow" : "screen"))
+            o.append("kind", .string(c.isFlow ? "flow" : c.tabs.isEmpty ? "screen" : "tabs"))
+            if !c.tabs.isEmpty { o.append("tabs", names(c.tabs)) }
+            if !c.leave.isEmpty { o.append("leave", .array(c.leave.map { .string(preconditions[$0].name) })) }
             if let s = c.setup { o.append("setup", s.source) }
             o.append("opens", names(c.opens))
             o.append("presentations", .array((c.presentations.map { p in Presentation.allCases.filter { p.contains($0) } } ?? Presentation.allCases).map { .string($0.rawValue) }))
@@ -28,6 +30,7 @@ extension NavigationGraph {
                 fo.append("start", .string(coordinators[f.start].name))
                 fo.append("steps", names(f.steps))
                 if let r = f.result { fo.append("result", r.source) }
+                if let t = f.then { fo.append("then", .string(coordinators[t.to].name)) }
                 o.append("flow", .object(fo))
             }
             if !c.stepOf.isEmpty { o.append("stepOf", names(c.stepOf)) }

@@ -135,13 +135,15 @@ private struct Builder {
     /// Coordinators whose `opens` named something that does not exist (checks that read `opens` skip
     /// them rather than repeat that error).
     var incompleteOpens: Set<Int> = []
+    /// Where each tab container declared its `tabs` (a tab may not be a container itself).
+    var tabContainerLocations: [Int: SourceLocation] = [:]
     /// Named ability sets ("module.name" → the coordinators they list), usable in `opens`.
     var abilities: [String: [Int]] = [:]
 
     init(baseDirectory: String) { self.baseDirectory = baseDirectory }
 
     static let moduleKeys = ["module", "root", "coordinators", "routes", "links", "preconditions", "abilities", "description"]
-    static let coordinatorKeys = ["setup", "opens", "presentations", "preconditions", "leave", "access", "mediation", "flow", "description", "title"]
+    static let coordinatorKeys = ["setup", "opens", "presentations", "preconditions", "leave", "access", "mediation", "flow", "tabs", "description", "title"]
     static let flowKeys = ["start", "steps", "result", "then"]
     static let routeKeys = ["to", "by", "with", "description"]
     static let linkEntryKeys = ["to", "with", "by"]
@@ -383,6 +385,16 @@ private struct Builder {
 
         // Pass 5: cross checks.
         checkMediation()
+        for (i, loc) in tabContainerLocations.sorted(by: { $0.key < $1.key }) {
+            for t in coordinators[i].tabs where !coordinators[t].tabs.isEmpty {
+                d.error(loc, "`\(coordinators[t].name)`, a tab of `\(coordinators[i].name)`, is a tab container itself; tabs hold screens or flows")
+            }
+            for t in coordinators[i].tabs {
+                if let v = coordinators[t].setup?.validate(.object([:])) {
+                    d.error(loc, "`\(coordinators[t].name)`, a tab of `\(coordinators[i].name)`, starts with no params, and its setup refuses that: \(v.message)")
+                }
+            }
+        }
         checkConstants(routes: routes, links: links)
         checkLinkOpens(links)
         checkRecoveryCycles(preconditions)
@@ -459,6 +471,19 @@ private struct Builder {
             for (ref, l) in stringList(p, "`preconditions`") {
                 if let i = resolvePrecondition(ref, in: module, at: l) { c.preconditions.append(i) }
             }
+        }
+        if let t = doc["tabs"] {
+            if doc["flow"] != nil {
+                d.error(t.location, "coordinator `\(c.name)` is a flow and a tab container; give it `flow` or `tabs`, not both")
+            }
+            var tabs: [Int] = []
+            for (ref, l) in stringList(t, "`tabs`") {
+                guard let i = resolveCoordinator(ref, in: module, at: l, role: " (a tab of `\(c.name)`)") else { continue }
+                if tabs.contains(i) { d.error(l, "`\(coordinators[i].name)` is listed twice in the `tabs` of `\(c.name)`") } else { tabs.append(i) }
+            }
+            if tabs.isEmpty { d.error(t.location, "the `tabs` of `\(c.name)` list no coordinator; give at least one, as [General, Privacy]") }
+            c.tabs = tabs
+            tabContainerLocations[c.index] = t.location
         }
         if let p = doc["leave"] {
             for (ref, l) in stringList(p, "`leave`") {
@@ -1056,6 +1081,7 @@ private struct Builder {
         }
         for c in coordinators {
             reached.formUnion(c.opens)
+            reached.formUnion(c.tabs)
             if let f = c.flow {
                 reached.formUnion(f.steps)
                 if let t = f.then { reached.insert(t.to) }

@@ -98,6 +98,11 @@ public final class Node {
         case .stack:
             o.append("children", .array(children.map { $0.json(graph) }))
         case .tabs:
+            if coordinator >= 0 {
+                // A tab container navigated to (not the root's tabs): its coordinator and params.
+                o.append("coordinator", .string(graph.coordinators[coordinator].name))
+                o.append("params", params)
+            }
             o.append("children", .array(children.map { $0.json(graph) }))
             o.append("selected", .int(selected))
         case .screen, .flow:
@@ -120,6 +125,12 @@ public final class Node {
             writeChildren(into: &w, graph)
         case .tabs:
             w.raw(",\"kind\":\"tabs\"")
+            if coordinator >= 0 {
+                w.raw(",\"coordinator\":")
+                graph.coordinators[coordinator].nameJSON.withUnsafeBytes { w.buffer.append(contentsOf: $0) }
+                w.raw(",\"params\":")
+                w.write(params)
+            }
             writeChildren(into: &w, graph)
             w.raw(",\"selected\":")
             w.write(int: selected)

@@ -560,6 +560,13 @@ public final class Session {
 
     /// A screen, or a flow with its start step.
     func makeTarget(_ coordinator: Int, params: JSONValue) -> Node {
+        let tabs = graph.coordinators[coordinator].tabs
+        if !tabs.isEmpty {
+            // A tab container: a tabs node with a stack per tab, the first selected.
+            let t = newNode(.tabs, coordinator: coordinator, params: params)
+            for c in tabs { adopt(makeStack(holding: makeTarget(c, params: .object([:]))), into: t) }
+            return t
+        }
         let start = graph.coordinators[coordinator].flowStart
         if start >= 0 {
             let flow = newNode(.flow, coordinator: coordinator, params: params)
@@ -755,7 +762,7 @@ public final class Session {
                                data: ["from": .string(source.id)])
             }
         case .select:
-            guard declaredTab(target.index) != nil else {
+            guard nestedTab(of: target.index) != nil || declaredTab(target.index) != nil else {
                 var tabs: [String] = []
                 if case .tabs(let declared) = graph.root { tabs = declared.map { graph.coordinators[$0].name } }
                 throw NavError(.notAllowed, tabs.isEmpty ? "select needs tabs, and the graph's root is a stack"
@@ -791,6 +798,18 @@ public final class Session {
             for p in path { v = v?[p] }
             if let v { with[field] = v }
         }
+    }
+
+    /// The innermost tab container on the visible path that declares `coordinator` as a tab, and
+    /// that tab's index.
+    func nestedTab(of coordinator: Int) -> (Node, Int)? {
+        var found: (Node, Int)?
+        forEachVisible { n in
+            if n.kind == .tabs, n.coordinator >= 0, let i = graph.coordinators[n.coordinator].tabs.firstIndex(of: coordinator), i < n.children.count {
+                found = (n, i)
+            }
+        }
+        return found
     }
 
     /// The index of the tab the graph's root declares for `coordinator`, if it declares tabs.
@@ -866,6 +885,13 @@ public final class Session {
             root = makeStack(holding: created)
             changes.record("reset", root: root, removed: removed.numbers)
         case .select:
+            if let (shell, i) = nestedTab(of: plan.target) {
+                // A tab of a tab container on the visible path (the innermost that declares it).
+                shell.selected = i
+                created = shell.children[i].children[0]
+                changes.record("select", parent: shell, index: i)
+                break
+            }
             guard let tab = declaredTab(plan.target) else {
                 throw NavError(.notAllowed, "`\(graph.coordinators[plan.target].name)` is not one of the tabs the graph declares")
             }
@@ -1004,19 +1030,27 @@ public final class Session {
 
     func detachment(of node: Node) throws(NavError) -> Detachment {
         switch node.kind {
-        case .tabs:
+        case .tabs where node.coordinator < 0:
             throw NavError(.unknownNode, "nothing to dismiss: `\(node.id)` is the tab bar", data: ["node": .string(node.id)])
         case .stack:
+            if let shell = node.parent, shell.kind == .tabs, shell.coordinator >= 0 {
+                // A tab of a tab container: dismissing it dismisses the container.
+                return try detachment(of: shell)
+            }
             guard let owner = node.parentRef, owner._withUnsafeGuaranteedRef({ $0.kind == .screen || $0.kind == .flow }) else {
                 throw NavError(.unknownNode, "nothing to dismiss: `\(node.id)` is \(node.parent == nil ? "the root stack" : "a tab's stack")", data: ["node": .string(node.id)])
             }
             return .modal(owner: owner, stack: Unmanaged.passUnretained(node))
-        case .screen, .flow:
+        case .screen, .flow, .tabs:
             let container = node.parentRef!._withUnsafeGuaranteedRef { $0 }
             let index = node.indexInParent!
             if container.kind == .flow && index == 0 {
                 // Dismissing a flow's first step abandons the flow.
                 return try detachment(of: container)
+            }
+            if index == 0, let shell = container.parent, shell.kind == .tabs, shell.coordinator >= 0 {
+                // The first screen of a tab of a tab container: the container goes.
+                return try detachment(of: shell)
             }
             if index == 0 {
                 guard let owner = container.parentRef, owner._withUnsafeGuaranteedRef({ $0.kind == .screen || $0.kind == .flow }) else {
@@ -1092,7 +1126,7 @@ public final class Session {
             i -= 1
             collectLeaveGuards(n.children[i], &preconditions, &guarded)
         }
-        guard n.kind == .screen || n.kind == .flow, graph.leaveGuarded[n.coordinator] else { return }
+        guard n.kind == .screen || n.kind == .flow || (n.kind == .tabs && n.coordinator >= 0), graph.leaveGuarded[n.coordinator] else { return }
         for p in graph.coordinators[n.coordinator].leave where !preconditions.contains(p) { preconditions.append(p) }
         if guarded == nil { guarded = n }
     }
@@ -1448,13 +1482,16 @@ extension Session {
             guard seen.insert(n.number).inserted else { throw NavError(.conflict, "saved node id \(n.id) appears twice") }
             let allowed: Set<Node.Kind>
             switch n.kind {
-            case .stack: allowed = [.screen, .flow]
+            case .stack: allowed = [.screen, .flow, .tabs]
             case .tabs: allowed = [.stack]
             case .flow: allowed = [.screen]
             case .screen: allowed = []
             }
             if n.kind == .stack || n.kind == .tabs || n.kind == .flow, n.children.isEmpty {
                 throw NavError(.conflict, "saved \(n.kind.rawValue) \(n.id) has no children")
+            }
+            for c in n.children where c.kind == .tabs && c.coordinator < 0 {
+                throw NavError(.conflict, "saved stack \(n.id) holds tabs \(c.id) that name no tab container")
             }
             for c in n.children where !allowed.contains(c.kind) {
                 throw NavError(.conflict, "saved \(n.kind.rawValue) \(n.id) holds a \(c.kind.rawValue) (\(c.id))")
@@ -1477,7 +1514,7 @@ extension Session {
             throw NavError(.conflict, "saved node without id or kind: \(JSONWriter.string(j).prefix(120))")
         }
         var coordinator = -1
-        if kind == .screen || kind == .flow {
+        if kind == .screen || kind == .flow || (kind == .tabs && j["coordinator"] != nil) {
             let cname = j["coordinator"]?.stringValue ?? ""
             guard let c = graph.coordinator(named: cname) else {
                 throw NavError(.unknownTarget, "saved node \(id) shows `\(cname)`, which the graph does not declare")

@@ -465,3 +465,68 @@ import Testing
         #expect(try c.call("tree")["visible"]?.arrayValue?.last == second)
     }
 }
+
+/// Tab containers anywhere: a tab bar presented in a modal or pushed on a stack.
+@Suite struct TabContainerTests {
+    static let graph = """
+        root: {tabs: [Home, Inbox]}
+        coordinators:
+          Home: {opens: [Settings, Detail]}
+          Inbox: {}
+          Settings: {tabs: [General, Privacy], presentations: [present, push]}
+          General: {opens: [Detail]}
+          Privacy: {}
+          Detail: {}
+        """
+
+    @Test func presentSelectPushAndDismissATabBarInAModal() throws {
+        let d = try Daemon(graph: Self.graph)
+        let watcher = try d.client()
+        try watcher.call("subscribe")
+        let c = try d.client()
+        let r = try c.call("navigate", ["to": "Settings", "by": "present"])
+        var tree = try c.call("tree")
+        let shell = tree["root"]?["children"]?.arrayValue?.first?["children"]?.arrayValue?.first?["presented"]?["children"]?.arrayValue?.first
+        #expect(shell?["kind"] == "tabs" && shell?["coordinator"] == "app.Settings" && shell?["id"] == r["node"], "\(tree)")
+        #expect(shell?["children"]?.arrayValue?.map { $0["children"]?.arrayValue?.first?["coordinator"] } == ["app.General", "app.Privacy"])
+        // select finds the tab in the innermost tab bar of the visible path, not the root's.
+        let privacy = try c.call("navigate", ["to": "Privacy", "by": "select"])
+        tree = try c.call("tree")
+        #expect(tree["visible"]?.arrayValue?.last == privacy["node"], "\(tree)")
+        #expect(try c.callError("navigate", ["to": "General", "by": "push"])["data"]?["kind"] == "notAllowed")
+        try c.call("navigate", ["to": "General", "by": "select"])
+        try c.call("navigate", ["to": "Detail"])
+        try c.call("dismiss")
+        // Dismissing a tab's first screen dismisses the whole tab bar, and with it the modal.
+        let gone = try c.call("dismiss")
+        #expect(gone["removed"]?.arrayValue?.contains(r["node"] ?? .null) == true, "\(gone)")
+        #expect(try c.call("tree")["visible"]?.arrayValue?.count == 3)
+        // Selecting a root tab still works when no inner tab bar declares it.
+        #expect(try c.call("navigate", ["to": "Inbox", "by": "select"])["version"] != nil)
+        var n = 0
+        while try watcher.notification("stackChanged")["params"]?["version"] != 7 { n += 1 }
+        #expect(n < 7)
+    }
+
+    @Test func aPushedTabBarSurvivesARestart() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: dir.file("graph"), withIntermediateDirectories: true)
+        try Self.graph.write(toFile: dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
+        let args = ["--graph", dir.file("graph"), "--state", dir.file("state.sqlite")]
+        var before: JSONValue = .null
+        do {
+            let d = try Daemon(arguments: args, socketPath: dir.file("d.sock"))
+            let c = try d.client()
+            try c.call("navigate", ["to": "Settings", "by": "push"])
+            try c.call("navigate", ["to": "Privacy", "by": "select"])
+            before = try c.call("tree")
+            d.stop(signal: SIGKILL)
+        }
+        let d2 = try Daemon(arguments: args, socketPath: dir.file("d.sock"))
+        let c2 = try d2.client()
+        #expect(try c2.call("tree") == before)
+        try c2.call("navigate", ["to": "General", "by": "select"])
+        #expect(try c2.call("navigate", ["to": "Detail"])["version"] == 4)
+    }
+}

@@ -37,7 +37,7 @@ import Testing
 
     @Test func unknownKeyWithSuggestion() {
         let e = errors([("app.yaml", Self.app + "\n    presentaions: [push]\n")])
-        #expect(e == ["app.yaml:7:5: error: unknown key `presentaions` in coordinator `app.Product`; did you mean `presentations`? allowed keys: setup, opens, presentations, preconditions, leave, access, mediation, flow, description, title"])
+        #expect(e == ["app.yaml:7:5: error: unknown key `presentaions` in coordinator `app.Product`; did you mean `presentations`? allowed keys: setup, opens, presentations, preconditions, leave, access, mediation, flow, tabs, description, title"])
     }
 
     @Test func unknownReferenceWithSuggestion() {
@@ -481,5 +481,27 @@ import Testing
         #expect(e.contains { $0.contains("`$result..x` is not a result reference") }, "\(e)")
         #expect(e.contains { $0.contains("the `redirect` of precondition `app.a` shows `app.SignIn` by push, which its `presentations` do not allow") }, "\(e)")
         #expect(e.contains { $0.contains("unknown key `go` in the `redirect` of precondition `app.b`; did you mean `to`?") }, "\(e)")
+    }
+}
+
+/// `tabs:` on a coordinator (a tab container) is checked like the root's tabs, and more.
+@Suite struct TabContainerDiagnosticTests {
+    @Test func containersAreCheckedAtLoad() {
+        let text = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Box, Both]}
+              Box: {tabs: [One, Inner, Needs, One]}
+              Inner: {tabs: [One]}
+              One: {}
+              Needs: {setup: {type: object, required: [id], properties: {id: {type: string}}}}
+              Both: {tabs: [One], flow: {start: One}}
+            """
+        let e = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: text)], baseDirectory: "/g").diagnostics.sorted.map(\.description)
+            .filter { $0.contains(": error: ") }
+        #expect(e.contains { $0.contains("`app.One` is listed twice in the `tabs` of `app.Box`") }, "\(e)")
+        #expect(e.contains { $0.contains("`app.Inner`, a tab of `app.Box`, is a tab container itself") }, "\(e)")
+        #expect(e.contains { $0.contains("`app.Needs`, a tab of `app.Box`, starts with no params") }, "\(e)")
+        #expect(e.contains { $0.contains("`app.Both` is a flow and a tab container") }, "\(e)")
     }
 }

@@ -36,9 +36,12 @@ import NavClient
             case .tabs:
                 #expect(!n.children.isEmpty && n.children.indices.contains(n.selected))
                 #expect(n.children.allSatisfy { $0.kind == .stack })
+                #expect((n.coordinator >= 0) == (parent != nil), "only the root's tabs have no coordinator: \(n.id)")
+                if n.coordinator >= 0 { #expect(n.children.count == graph.coordinators[n.coordinator].tabs.count) }
             case .stack:
                 #expect(!n.children.isEmpty, "empty stack \(n.id)")
-                #expect(n.children.allSatisfy { $0.kind == .screen || $0.kind == .flow })
+                #expect(n.children.allSatisfy { $0.kind == .screen || $0.kind == .flow || ($0.kind == .tabs && $0.coordinator >= 0) },
+                        "a stack holds screens, flows and tab containers")
             case .flow:
                 let steps = graph.coordinators[n.coordinator].flow!.steps
                 #expect(!n.children.isEmpty && n.children.allSatisfy { $0.kind == .screen && steps.contains($0.coordinator) }, "malformed flow \(n.id)")

@@ -11,7 +11,13 @@ description: Sign-in, profile and the back office.
 
 coordinators:
   Account:
-    opens: [Login, Profile, Orders, Admin]
+    opens: [Login, Profile, Orders, Admin, Settings]
+  Settings:
+    description: A tab bar inside a modal; select moves between its tabs.
+    tabs: [General, Privacy]
+    presentations: [present, push]
+  General: {}
+  Privacy: {}
   Login:
     description: Signs the user in; completes with the user's name.
     flow:
