@@ -125,7 +125,9 @@ public final class Coordinator: @unchecked Sendable {
     public internal(set) var leave: [Int] = []
     /// `tabs:`: a tab container: navigating to it (push, present, replace, root) makes a tabs node
     /// with a stack per listed coordinator. Empty for every other coordinator.
-    public internal(set) var tabs: [Int] = []
+    public internal(set) var tabs: [Int] = [] { didSet { isTabContainer = !tabs.isEmpty } }
+    /// Whether `tabs` lists any (read on every navigation, without touching the array).
+    public private(set) var isTabContainer = false
     /// Roles admitted; empty means anyone.
     public internal(set) var access: [String] = []
     /// Setup fields filled from the source's params: field → path in the source's params.

@@ -560,11 +560,10 @@ public final class Session {
 
     /// A screen, or a flow with its start step.
     func makeTarget(_ coordinator: Int, params: JSONValue) -> Node {
-        let tabs = graph.coordinators[coordinator].tabs
-        if !tabs.isEmpty {
+        if graph.coordinators[coordinator].isTabContainer {
             // A tab container: a tabs node with a stack per tab, the first selected.
             let t = newNode(.tabs, coordinator: coordinator, params: params)
-            for c in tabs { adopt(makeStack(holding: makeTarget(c, params: .object([:]))), into: t) }
+            for c in graph.coordinators[coordinator].tabs { adopt(makeStack(holding: makeTarget(c, params: .object([:]))), into: t) }
             return t
         }
         let start = graph.coordinators[coordinator].flowStart
