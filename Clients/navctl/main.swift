@@ -122,6 +122,7 @@ struct Navigate: ParsableCommand {
     @Option(help: "Pop to this coordinator or node first (one commit).") var popUpTo: String?
     @Flag(help: "With --pop-up-to: pop that screen too.") var inclusive = false
     @Option(name: .customLong("hint"), help: "Presentation hint KEY=VALUE for front-ends (repeatable), such as animated=false.") var hints: [String] = []
+    @Option(help: "For a flow: where navigation continues when it completes, a coordinator or {\"to\", \"with\"} as JSON.") var then: String?
     func run() throws {
         var p: JSONObject = ["to": .string(target)]
         if let by { p["by"] = .string(by) }
@@ -130,6 +131,7 @@ struct Navigate: ParsableCommand {
         if dryRun { p["dryRun"] = true }
         if let popUpTo { p["popUpTo"] = ["to": .string(popUpTo), "inclusive": .bool(inclusive)] }
         if !hints.isEmpty { p["hints"] = .object(try pairs(hints)) }
+        if let then { p["then"] = then.hasPrefix("{") ? try parseJSON(then, what: "--then") : .string(then) }
         try common.run("navigate", p, human: summary)
     }
 }

@@ -104,6 +104,15 @@ public struct Plan: Sendable {
     /// The source node's id.
     public var sourceId: String { Node.id(source) }
 
+    /// This plan with `extra` preconditions evaluated before its own (a `popUpTo`'s leave guards).
+    public func withPreconditions(before extra: [Int]) -> Plan {
+        var p = Plan(target: target, by: by, params: params, source: source, ifVersion: ifVersion,
+                     preconditions: extra + preconditions.filter { !extra.contains($0) })
+        p.link = link
+        p.extras = extras
+        return p
+    }
+
     public init(target: Int, by: Presentation, params: JSONValue, source: Int, ifVersion: Int?, preconditions: [Int]) {
         self.target = target
         self.by = by

@@ -64,6 +64,8 @@ import Testing
         #expect(r.status == 0 && r.stdout.contains("visible"), "\(r)")
         r = try navctl(d, ["link"])
         #expect(r.status == 1 && r.stderr.contains("noMatchingLink"), "no link builds the bare Home tab: \(r)")
+        r = try navctl(d, ["navigate", "shop.Search", "--then", "shop.Home"])
+        #expect(r.status == 1 && r.stderr.contains("invalidParams") && r.stderr.contains("is not a flow"), "--then is passed on: \(r)")
     }
 
     @Test func errorsAndExitCodes() throws {

@@ -440,6 +440,16 @@ import Testing
         #expect(try c.call("tree")["visible"]?.arrayValue?.last == editor)
     }
 
+    @Test func aPopUpToOverAGuardedScreenRunsItsGuardFirst() throws {
+        let d = try Daemon(graph: Self.graph)
+        let c = try d.client()
+        let list = try c.call("navigate", ["to": "List"])["node"]!
+        let editor = try c.call("navigate", ["to": "Editor"])["node"]!
+        let refused = try c.callError("navigate", ["to": "Editor", "from": list, "popUpTo": ["to": "List"]])
+        #expect(refused["data"]?["kind"] == "preconditionFailed" && refused["data"]?["precondition"] == "app.saved", "\(refused)")
+        #expect(try c.call("tree")["visible"]?.arrayValue?.last == editor, "nothing popped")
+    }
+
     @Test func theDismissWaitsForTheProviderAndCanBeCancelled() throws {
         let d = try Daemon(graph: Self.graph)
         let prompt = try d.client()

@@ -364,6 +364,11 @@ extension Server {
                 throw NavError(.invalidParams, "\"popUpTo\" goes with by: push or present, and this navigation is by \(plan.by.rawValue)", data: ["param": "popUpTo"])
             }
             plan.popUpTo = (try session.popTarget(popUpTo.to).number, popUpTo.inclusive)
+            // The screens the pop removes keep their leave guards: they run first.
+            if graph.hasLeaveGuards, let guards = try? session.leaveGuards(node: nil, to: popUpTo.to, inclusive: popUpTo.inclusive),
+               !guards.preconditions.isEmpty {
+                plan = plan.withPreconditions(before: guards.preconditions)
+            }
             // What the pop leaves on top must be able to show the target (a modal already shown is popped first).
             _ = try session.dryRun(plan)
         }
