@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The scripted tour `make demo` plays in its navctl pane (also run by the tests with PAUSE=0):
 # open a product, hit the login precondition, complete login, check out; then pop to a screen,
-# ask for the URL of what is shown, and reset.
+# ask for the URL of what is shown, reset, open a tab bar in a modal and pop back.
 # Needs NAVD_SOCKET (or navctl's default socket) and navctl on PATH or in NAVCTL.
 set -euo pipefail
 NAVCTL=${NAVCTL:-navctl}
@@ -61,4 +61,12 @@ run tree
 
 say "Back to the graph's root, fresh tabs, one commit (reset)"
 run reset
+
+say "A tab bar inside a modal: Settings is a tab container; select moves between its tabs"
+run navigate account.Account --by select
+run navigate account.Settings --by present --hint transition=sheet
+run navigate account.Privacy --by select
+run tree
+say "Pop back to the account screen: the modal and its tab bar go, one commit (dismiss --to)"
+run dismiss --to account.Account
 say "Tour done. Both UIs followed every step; drive them with their keys now (q quits a UI)."

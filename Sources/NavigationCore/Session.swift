@@ -176,6 +176,8 @@ struct ChangeLog {
     /// The changes so far as JSON text: `[`, then each change written when it happens (a node as
     /// it is then: a later change of the same commit may change it again). nil while empty.
     private var w: JSONWriter? = nil
+    /// A navigation's presentation hints, written into the next change recorded (its own).
+    var hints: JSONValue? = nil
 
     init(enabled: Bool, _ graph: NavigationGraph) {
         self.enabled = enabled
@@ -229,6 +231,11 @@ struct ChangeLog {
         if let removed {
             w!.raw(",\"removed\":")
             w!.write(nodeIds: removed)
+        }
+        if let h = hints {
+            w!.raw(",\"hints\":")
+            w!.write(h)
+            hints = nil
         }
         w!.raw(UInt8(ascii: "}"))
     }
@@ -857,6 +864,7 @@ public final class Session {
             }
             source = try popUp(to: pop.node, inclusive: pop.inclusive, changes: &changes, removed: &removed)
         }
+        if changes.enabled, let h = plan.hints { changes.hints = h }
         let created: Node
         switch plan.by {
         case .push:

@@ -149,8 +149,11 @@ func spawnDetached(_ path: String, _ args: [String], env: [String: String]) thro
         let t = try c.call("tree")
         #expect(r.stdout.contains("then node n"), "checkout continues to the order: \(r.stdout)")
         #expect(r.stdout.contains("\n/product/p7\n"), "the URL after popUpTo: \(r.stdout)")
-        #expect(t["version"] == 10, "\(t)")
+        #expect(r.stdout.contains("tabs account.Settings [n"), "the tab container in the tree: \(r.stdout)")
+        #expect(t["version"] == 14, "\(t)")
         let home = t["root"]?["children"]?.arrayValue?.first?["children"]?.arrayValue ?? []
         #expect(home.count == 1 && home.first?["coordinator"] == "shop.Home", "reset to fresh tabs: \(t)")
+        let account = t["root"]?["children"]?.arrayValue?.last?["children"]?.arrayValue?.first
+        #expect(t["root"]?["selected"] == 2 && account?["coordinator"] == "account.Account" && account?["presented"] == nil, "\(t)")
     }
 }

@@ -154,6 +154,7 @@ import Testing
         try c.call("navigate", ["to": "List", "hints": ["animated": false, "transition": "fade"]])
         let n = try watcher.notification("stackChanged")
         #expect(n["params"]?["hints"] == ["animated": false, "transition": "fade"], "\(n)")
+        #expect(n["params"]?["changes"]?.arrayValue?.first?["hints"] == ["animated": false, "transition": "fade"], "and in the navigation's change: \(n)")
         let big = try c.callError("navigate", ["to": "Editor", "hints": ["x": .string(String(repeating: "h", count: 5000))]])
         #expect(big["data"]?["kind"] == "limitExceeded", "\(big)")
         let notObject = try c.callError("navigate", ["to": "Editor", "hints": "fast"])
