@@ -23,9 +23,9 @@ final class App {
     var form: Form?
     /// The navigation waiting on preconditions: id, target and what it waits for.
     var pending: (navigation: String, to: String, waitingFor: String)?
-    /// Keys given to actions, in order; q d c x t r are fixed (quit, dismiss, complete, cancel, pop
-    /// to the top of the stack, reset).
-    static let actionKeys = Array("123456789abefghijklmnopsuvwyz")
+    /// Keys given to actions, in order; q d c x t r u are fixed (quit, dismiss, complete, cancel, pop
+    /// to the top of the stack, reset, update the visible screen's params).
+    static let actionKeys = Array("123456789abefghijklmnopsvwyz")
     /// The URL of the visible path (`link.resolve`), when a link of the graph builds it.
     var url: String?
     var actions: [Action] = []
@@ -332,6 +332,18 @@ final class App {
         send(.flowComplete(flow: id, .cancelled, session: session), what: "cancel \(flow["coordinator"]?.stringValue ?? id)")
     }
 
+    /// A form for the visible screen's params, prefilled; submitting sends `update`.
+    func updateTop() {
+        guard let top = mirror?.top, let id = top["id"]?.stringValue, let name = top["coordinator"]?.stringValue, needsForm(name) else {
+            setStatus("the visible screen has no setup model: no params to change", .error)
+            return
+        }
+        form = Form(title: "update \(name) [\(id)]", schema: coordinators[name]?["setup"], prefill: top["params"]?.objectValue ?? [:]) { [unowned self] with in
+            self.send(.update(node: id, with: with, session: self.session), what: "update \(name)", fromForm: true)
+        }
+        refresh()
+    }
+
     /// Pops to the first screen of the visible stack (`dismiss {to}`), one commit.
     func popToStackTop() {
         guard let mirror, let first = mirror.visibleStackFirst, let id = first["id"]?.stringValue, id != mirror.top?["id"]?.stringValue else {
@@ -357,6 +369,7 @@ final class App {
         case "x": cancel()
         case "t": popToStackTop()
         case "r": send(.reset(session: session), what: "reset")
+        case "u": updateTop()
         default:
             if let a = actions.first(where: { $0.key == c }) { a.run() } else { setStatus("no action on key \(c)", .error) }
         }

@@ -118,6 +118,7 @@ struct Screen {
         fixed.append(key("d", "dismiss"))
         fixed.append(key("t", "pop to the top of this stack"))
         fixed.append(key("r", "reset to the root"))
+        fixed.append(key("u", "update this screen's params"))
         if let flow = app.mirror?.visibleFlow?["coordinator"]?.stringValue {
             fixed.append(key("c", "complete \(flow)"))
             fixed.append(key("x", app.pending == nil ? "cancel \(flow)" : "cancel pending"))

@@ -124,6 +124,11 @@ final class TmuxPane {
         // The URL of the visible path, from link.resolve.
         var s = try pane.waitFor("actions on shop.Reviews  /product/p1/reviews")
         #expect(s.contains(" t pop to the top of this stack") && s.contains(" r reset to the root"), "\(s)")
+        // u: a form with the screen's params; navd's update commits them.
+        try pane.send("u")
+        try pane.waitFor("update shop.Reviews")
+        try pane.send("Enter")
+        s = try pane.waitFor("v2 update shop.Reviews")
         try pane.send("t")
         s = try pane.waitFor("actions on shop.Home")
         #expect(s.contains("pop in n3 removed"), "one pop, to the tab's first screen: \(s)")
