@@ -40,12 +40,17 @@ public struct NavCall: Sendable {
 
     public static func describeGraph() -> NavCall { NavCall("graph.describe") }
 
+    /// `popUpTo` pops to that screen (a coordinator or node id; `popInclusive`: it too) first, in the
+    /// same commit; `hints` are carried to front-ends; `then` (to a flow) says where to go when it completes.
     public static func navigate(to target: String, by style: Style? = nil, with setup: JSONValue? = nil, from source: String? = nil,
-                                session: String? = nil, ifVersion: Int? = nil, key: String? = nil, dryRun: Bool = false) -> NavCall {
+                                session: String? = nil, ifVersion: Int? = nil, key: String? = nil, dryRun: Bool = false,
+                                popUpTo: String? = nil, popInclusive: Bool = false, hints: JSONObject? = nil, then: JSONValue? = nil) -> NavCall {
         NavCall("navigate", with(session: session, [
             ("to", .string(target)), ("by", style.map { .string($0.rawValue) }), ("with", setup),
             ("from", source.map(JSONValue.string)), ("ifVersion", ifVersion.map(JSONValue.int)),
             ("key", key.map(JSONValue.string)), ("dryRun", dryRun ? .bool(true) : nil),
+            ("popUpTo", popUpTo.map { ["to": .string($0), "inclusive": .bool(popInclusive)] }),
+            ("hints", hints.map(JSONValue.object)), ("then", then),
         ]))
     }
 
@@ -60,6 +65,11 @@ public struct NavCall: Sendable {
 
     public static func dismiss(node: String? = nil, session: String? = nil) -> NavCall {
         NavCall("dismiss", with(session: session, [("node", node.map(JSONValue.string))]))
+    }
+
+    /// `dismiss {node?, result}`: dismiss with a result for the screen below (`screenResult`).
+    public static func dismiss(node: String? = nil, result: JSONValue, session: String? = nil) -> NavCall {
+        NavCall("dismiss", with(session: session, [("node", node.map(JSONValue.string)), ("result", result)]))
     }
 
     /// `dismiss {to, inclusive?, result?}`: pop to the nearest screen of `target` (a coordinator or a node id).

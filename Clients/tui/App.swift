@@ -23,11 +23,15 @@ final class App {
     var form: Form?
     /// The navigation waiting on preconditions: id, target and what it waits for.
     var pending: (navigation: String, to: String, waitingFor: String)?
-    /// Keys given to actions, in order; q d c x t r u are fixed (quit, dismiss, complete, cancel, pop
-    /// to the top of the stack, reset, update the visible screen's params).
-    static let actionKeys = Array("123456789abefghijklmnopsvwyz")
+    /// Keys given to actions, in order; q d c x t r u p e are fixed (quit, dismiss, complete, cancel,
+    /// pop to the top of the stack, reset, update the visible screen's params, pop first, dismiss
+    /// with a result).
+    static let actionKeys = Array("123456789abfghijklmnosvwyz")
     /// The URL of the visible path (`link.resolve`), when a link of the graph builds it.
     var url: String?
+    /// `p` was pressed: the next action navigates after popping to the first screen of the visible
+    /// stack (`popUpTo`), in one commit.
+    var popFirst = false
     var actions: [Action] = []
     var onQuit: () -> Void = {}
     /// Targets of this UI's navigations still waiting for their reply (to recognise its pending ones).
@@ -253,11 +257,14 @@ final class App {
 
     /// Navigates to `target` (or by `route`), through a form when the target has a setup model.
     func go(target: String, route: String?, style: NavCall.Style?, prefill: JSONObject) {
-        let what = route.map { "route \($0)" } ?? "\(style?.rawValue ?? "push") \(target)"
+        // `p` first: pop to the first screen of the visible stack, then navigate (one commit).
+        let popTo = popFirst ? mirror?.visibleStackFirst?["id"]?.stringValue : nil
+        popFirst = false
+        let what = (popTo.map { "pop to \($0), " } ?? "") + (route.map { "route \($0)" } ?? "\(style?.rawValue ?? "push") \(target)")
         let call: (JSONObject?) -> NavCall = { [session] with in
             let w = with.map(JSONValue.object)
             if let route { return .navigate(route: route, with: w, session: session) }
-            return .navigate(to: target, by: style, with: w, session: session)
+            return .navigate(to: target, by: style, with: w, session: session, popUpTo: popTo)
         }
         guard needsForm(target) else {
             send(call(prefill.isEmpty ? nil : prefill), what: what)
@@ -285,7 +292,15 @@ final class App {
                 let c = Committed(v)
                 if fromForm { self.form = nil }
                 if self.pending?.navigation == c.navigation { self.pending = nil }
-                self.setStatus("\(what): version \(c.version)" + (c.node.map { ", node \($0)" } ?? ""), .ok)
+                var text = "\(what): version \(c.version)" + (c.node.map { ", node \($0)" } ?? "")
+                // Where preconditions sent it instead, and where a completed flow went on to.
+                if let hops = v["redirected"]?.arrayValue, let last = hops.last?["to"]?.stringValue {
+                    text += ", redirected to \(last) by \(hops.compactMap { $0["precondition"]?.stringValue }.joined(separator: ", "))"
+                }
+                if let then = v["then"] {
+                    text += then["error"].map { ", then failed: \($0["message"]?.stringValue ?? "")" } ?? ", then \(then["node"]?.stringValue ?? "?")"
+                }
+                self.setStatus(text, .ok)
             case .failure(let e):
                 if let nav = self.pending, e.kind == "cancelled" || e.data["navigation"]?.stringValue == nav.navigation { self.pending = nil }
                 if fromForm, e.kind == "invalidSetup" || e.kind == "invalidParams" {
@@ -332,6 +347,18 @@ final class App {
         send(.flowComplete(flow: id, .cancelled, session: session), what: "cancel \(flow["coordinator"]?.stringValue ?? id)")
     }
 
+    /// Dismisses the visible screen with a result for the screen below (`dismiss {result}` →
+    /// `screenResult`): a form with one field, JSON or text.
+    func dismissWithResult() {
+        let schema: JSONValue = ["type": "object", "properties": ["result": ["type": "string"]]]
+        form = Form(title: "dismiss with a result (JSON, or text)", schema: schema) { [unowned self] o in
+            let text = o["result"]?.stringValue ?? ""
+            let result = (try? JSONParser(maxDepth: 64).parse(text)) ?? .string(text)
+            self.send(.dismiss(result: result, session: self.session), what: "dismiss with a result", fromForm: true)
+        }
+        refresh()
+    }
+
     /// A form for the visible screen's params, prefilled; submitting sends `update`.
     func updateTop() {
         guard let top = mirror?.top, let id = top["id"]?.stringValue, let name = top["coordinator"]?.stringValue, needsForm(name) else {
@@ -370,6 +397,10 @@ final class App {
         case "t": popToStackTop()
         case "r": send(.reset(session: session), what: "reset")
         case "u": updateTop()
+        case "p":
+            popFirst.toggle()
+            setStatus(popFirst ? "p: the next action pops to the top of this stack first" : "p: off", .dim)
+        case "e": dismissWithResult()
         default:
             if let a = actions.first(where: { $0.key == c }) { a.run() } else { setStatus("no action on key \(c)", .error) }
         }

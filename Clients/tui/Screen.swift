@@ -119,6 +119,8 @@ struct Screen {
         fixed.append(key("t", "pop to the top of this stack"))
         fixed.append(key("r", "reset to the root"))
         fixed.append(key("u", "update this screen's params"))
+        fixed.append(key("e", "dismiss with a result"))
+        fixed.append(key("p", app.popFirst ? "pop first: ON (next action)" : "pop to the top first, then the next action"))
         if let flow = app.mirror?.visibleFlow?["coordinator"]?.stringValue {
             fixed.append(key("c", "complete \(flow)"))
             fixed.append(key("x", app.pending == nil ? "cancel \(flow)" : "cancel pending"))
