@@ -249,3 +249,69 @@ extension Result where Failure == NavError {
         #expect(errors("  \"/x/:a?/:b?\": [{to: Home, with: {a: \":a\", b: \":b\"}}]\n") == [], "several trailing optionals are fine")
     }
 }
+
+/// What the server's precondition machine reads from the core: leave guards of a dismiss, result
+/// references of recover facts and thens, tab containers.
+@Suite struct GuardAndContainerCoreTests {
+    static let yaml = """
+        root: {stack: Home}
+        coordinators:
+          Home: {opens: [Editor, Box]}
+          Editor: {opens: [Editor], leave: [saved, asked]}
+          Box: {tabs: [One, Two], presentations: [push, present]}
+          One: {opens: [Editor]}
+          Two: {}
+        preconditions:
+          saved: {check: {fact: saved, equals: true}}
+          asked: {provider: true}
+        """
+    let graph: NavigationGraph = {
+        let (g, d) = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: GuardAndContainerCoreTests.yaml)], baseDirectory: "/")
+        precondition(!d.hasErrors, d.sorted.map(\.description).joined(separator: "\n"))
+        return g!
+    }()
+
+    @discardableResult
+    func go(_ s: Session, _ to: String, by: Presentation? = nil) throws -> Commit {
+        try s.commit(try s.plan(NavigateRequest(to: to, by: by), caller: Caller()))
+    }
+
+    @Test func leaveGuardsAreThoseOfWhatADismissRemovesTopFirst() throws {
+        let s = Session(name: "t", graph: graph)
+        #expect(graph.hasLeaveGuards && graph.leaveGuarded.filter { $0 }.count == 1)
+        let first = try go(s, "Editor").node!
+        let second = try go(s, "Editor").node!
+        let top = try s.leaveGuards(node: nil, to: nil, inclusive: false)
+        #expect(top.guarded === second && top.preconditions.map { graph.preconditions[$0].localName } == ["saved", "asked"])
+        let both = try s.leaveGuards(node: first.id, to: nil, inclusive: false)
+        #expect(both.guarded === second, "the top screen's guards come first")
+        #expect(try s.leaveGuards(node: nil, to: "Home", inclusive: false).preconditions.count == 2, "dismiss {to} removes guarded screens too")
+        #expect(throws: NavError.self) { try s.leaveGuards(node: "n1", to: nil, inclusive: false) }
+        #expect(s.version == 2, "asking changes nothing")
+    }
+
+    @Test func resultReferencesAreReadOnceFromTheResult() {
+        let facts: JSONObject = ["signedIn": true, "user": "$result.user.name", "all": "$result", "gone": "$result.nope", "text": "$results"]
+        let out = resolveResultReferences(facts, in: ["user": ["name": "$result.user.name"]])
+        #expect(out == ["signedIn": true, "user": "$result.user.name", "all": ["user": ["name": "$result.user.name"]], "text": "$results"])
+        #expect(isResultReference("$result") == true && isResultReference("$result.a.b") == true)
+        #expect(isResultReference("$result..a") == false && isResultReference("$resultx") == false && isResultReference("plain") == nil)
+    }
+
+    @Test func aTabContainerIsATabsNodeAnywhereAndItsFirstScreenTakesItAway() throws {
+        let s = Session(name: "t", graph: graph)
+        let box = try go(s, "Box", by: .present).node!
+        #expect(box.kind == .tabs && box.coordinator >= 0 && box.children.count == 2 && box.parent?.kind == .stack)
+        try go(s, "Two", by: .select)
+        #expect(box.selected == 1)
+        try go(s, "One", by: .select)
+        try go(s, "Editor")
+        #expect(s.visible.count == 6, "root stack, Home, the modal, the tab bar, its tab, Editor")
+        _ = try s.dismiss(nil)
+        let c = try s.dismiss(nil)
+        #expect(c.removed.contains(box.id) && s.visible.count == 2, "the first screen of a container's tab takes the container (and its modal)")
+        try go(s, "Box", by: .push)
+        let restored = try Session(restoring: "t", graph: graph, root: s.root.json(graph), version: s.version, nextId: s.idCounter, facts: [:])
+        #expect(JSONWriter.string(restored.root.json(graph)) == JSONWriter.string(s.root.json(graph)))
+    }
+}
