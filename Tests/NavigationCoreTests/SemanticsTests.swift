@@ -4,6 +4,13 @@ import NavTesting
 import Testing
 @testable import NavigationCore
 
+/// A graph from one module file `app.yaml`, which must load without errors.
+func loadTestGraph(_ yaml: String) -> NavigationGraph {
+    let (g, d) = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: yaml)], baseDirectory: "/")
+    precondition(!d.hasErrors, d.sorted.map(\.description).joined(separator: "\n"))
+    return g!
+}
+
 /// Flow steps follow `opens`; tabs keep the identity the graph declared for them.
 @Suite struct SemanticsTests {
     static let yaml = """
@@ -22,11 +29,7 @@ import Testing
           Payment: {opens: [Confirm]}
           Confirm: {}
         """
-    let graph: NavigationGraph = {
-        let (g, d) = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: SemanticsTests.yaml)], baseDirectory: "/")
-        precondition(!d.hasErrors, d.sorted.map(\.description).joined(separator: "\n"))
-        return g!
-    }()
+    let graph = loadTestGraph(SemanticsTests.yaml)
 
     @discardableResult
     func go(_ s: Session, _ to: String, by: Presentation? = nil) throws -> Commit {
@@ -94,11 +97,7 @@ import Testing
             opens: [Item]
           Admin: {access: [staff], setup: {type: object, properties: {mode: {type: string}}}}
         """
-    let graph: NavigationGraph = {
-        let (g, d) = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: RouterCoreTests.yaml)], baseDirectory: "/")
-        precondition(!d.hasErrors, d.sorted.map(\.description).joined(separator: "\n"))
-        return g!
-    }()
+    let graph = loadTestGraph(RouterCoreTests.yaml)
 
     @discardableResult
     func go(_ s: Session, _ to: String, with: JSONObject = JSONObject(), caller: Caller = Caller()) throws -> Commit {
@@ -202,11 +201,7 @@ extension Result where Failure == NavError {
           "/product/:id?tab=:tab": [Home, {to: Product, with: {id: ":id", tab: ":tab"}}]
           "/files/*path": [Files, {to: File, with: {path: ":path"}}]
         """
-    let graph: NavigationGraph = {
-        let (g, d) = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: LinkSegmentTests.yaml)], baseDirectory: "/")
-        precondition(!d.hasErrors, d.sorted.map(\.description).joined(separator: "\n"))
-        return g!
-    }()
+    let graph = loadTestGraph(LinkSegmentTests.yaml)
 
     func open(_ s: Session, _ url: String) throws -> Commit { try s.commit(try s.planLink(url, caller: Caller())) }
 
@@ -265,11 +260,7 @@ extension Result where Failure == NavError {
           saved: {check: {fact: saved, equals: true}}
           asked: {provider: true}
         """
-    let graph: NavigationGraph = {
-        let (g, d) = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: GuardAndContainerCoreTests.yaml)], baseDirectory: "/")
-        precondition(!d.hasErrors, d.sorted.map(\.description).joined(separator: "\n"))
-        return g!
-    }()
+    let graph = loadTestGraph(GuardAndContainerCoreTests.yaml)
 
     @discardableResult
     func go(_ s: Session, _ to: String, by: Presentation? = nil) throws -> Commit {
