@@ -126,6 +126,9 @@ public final class Coordinator: @unchecked Sendable {
     /// `tabs:`: a tab container: navigating to it (push, present, replace, root) makes a tabs node
     /// with a stack per listed coordinator. Empty for every other coordinator.
     public internal(set) var tabs: [Int] = [] { didSet { isTabContainer = !tabs.isEmpty } }
+    /// Whether a completed flow of this coordinator may continue to `target` (its `then`): the flow
+    /// declares it as `then`, or lists it in `opens`.
+    public func mayContinue(to target: Int) -> Bool { canOpen(target) || flow?.then?.to == target }
     /// Whether `tabs` lists any (read on every navigation, without touching the array).
     public private(set) var isTabContainer = false
     /// Roles admitted; empty means anyone.

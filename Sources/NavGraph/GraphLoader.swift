@@ -1004,7 +1004,7 @@ private struct Builder {
     mutating func checkLinkOpens(_ links: [Link]) {
         for l in links {
             for (below, above) in zip(l.entries, l.entries.dropFirst()) {
-                if stackStepAllowed(from: below.coordinator, to: above.coordinator) { continue }
+                if coordinators.stackStepAllowed(from: below.coordinator, to: above.coordinator) { continue }
                 let source = coordinators[below.coordinator]
                 let opener = source.flow.map { coordinators[$0.start] } ?? source
                 if incompleteOpens.contains(opener.index) { continue }
@@ -1014,7 +1014,6 @@ private struct Builder {
         }
     }
 
-    func stackStepAllowed(from below: Int, to above: Int) -> Bool { coordinators.stackStepAllowed(from: below, to: above) }
 
     /// A mediation reads `$source.FIELD`: every coordinator that may open the target must declare FIELD.
     mutating func checkMediation() {

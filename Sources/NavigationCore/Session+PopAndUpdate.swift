@@ -30,14 +30,18 @@ extension Session {
     /// The node `dismiss(to:inclusive:)` removes (with what is above it).
     func popRemovalTarget(_ target: String, inclusive: Bool) throws(NavError) -> Node {
         let match = try popTarget(target)
-        if inclusive { return match }
-        guard let container = match.parent, let i = match.indexInParent else {
-            throw NavError(.unknownNode, "nothing above `\(match.id)` to dismiss", data: ["to": .string(target)])
-        }
-        if i + 1 < container.children.count { return container.children[i + 1] }
-        if let modal = match.presented { return modal }
+        if let going = removalAbove(match, inclusive: inclusive) { return going }
         throw NavError(.unknownNode, "nothing above `\(match.id)` (\(graph.coordinators[match.coordinator].name)) to dismiss: it is the visible top; use inclusive: true to dismiss it too",
                        data: ["node": .string(match.id), "to": .string(target)])
+    }
+
+    /// What popping to `match` removes with what is above it: `match` itself when `inclusive`, else
+    /// the node above it in its stack, else what it presents; nil when nothing is above it. Shared by
+    /// `dismiss {to}` and `navigate {popUpTo}`.
+    func removalAbove(_ match: Node, inclusive: Bool) -> Node? {
+        if inclusive { return match }
+        if let container = match.parent, let i = match.indexInParent, i + 1 < container.children.count { return container.children[i + 1] }
+        return match.presented
     }
 
     /// Merges `given` into the params of the live screen or flow `nodeId` (a null removes a field),

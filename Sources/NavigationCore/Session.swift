@@ -755,7 +755,7 @@ public final class Session {
         if declaredTarget {
             // The graph declared this navigation; presentations, access and setup still apply.
         } else if let flow = afterFlow.map({ graph.coordinators[$0] }) {
-            if style.needsAbility && !flow.canOpen(target.index) && flow.flow?.then?.to != target.index {
+            if style.needsAbility && !flow.mayContinue(to: target.index) {
                 let opens = flow.opens.map { graph.coordinators[$0].name }
                 throw NavError(.notAllowed, "flow `\(flow.name)` cannot continue to `\(target.name)`: a flow continues to its declared `then` or to what its opens list (\(opens.isEmpty ? "empty" : opens.joined(separator: ", ")))",
                                data: ["from": .string(source.id), "to": .string(target.name), "by": .string(style.rawValue)])
@@ -934,22 +934,11 @@ public final class Session {
             throw NavError(.conflict, "the popUpTo screen `\(Node.id(number))` is gone (dismissed while the navigation was pending)",
                            data: ["node": .string(Node.id(number))])
         }
-        if inclusive {
-            try detach(match, flowNode: nil, changes: &changes, removed: &removed)
-        } else {
-            if let container = match.parent, let i = match.indexInParent, i + 1 < container.children.count {
-                try detach(container.children[i + 1], flowNode: nil, changes: &changes, removed: &removed)
-            }
-            if let modal = match.presented { try detach(modal, flowNode: nil, changes: &changes, removed: &removed) }
+        if let going = removalAbove(match, inclusive: inclusive) {
+            try detach(going, flowNode: nil, changes: &changes, removed: &removed)
         }
         guard let top = visibleTop else { throw NavError(.unknownNode, "no screen is left on top after popUpTo") }
         return top
-    }
-
-    /// Makes `change` on a copy of the session: what it would commit (the nodes it would remove, say),
-    /// with nothing changed here.
-    public func preview(_ change: (Session) throws(NavError) -> Commit) throws(NavError) -> Commit {
-        try change(Session(copying: self))
     }
 
     /// Runs `plan` then `commit` on a copy: what would happen, with nothing changed.
@@ -1033,8 +1022,6 @@ public final class Session {
         return Commit(version: version, changes: changes.text, node: nil, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 
-    /// Takes `node` and what is above it out of the tree by the dismiss rules, recording the change;
-    /// the caller commits.
     /// What removing `node` by the dismiss rules takes out of the tree: a presented stack (from its
     /// owner), or the children of a stack or flow from an index on. Checks only; changes nothing.
     /// Unretained (as the tree walks are): valid while the tree is unchanged, which it is from the
@@ -1083,6 +1070,8 @@ public final class Session {
         }
     }
 
+    /// Takes `node` and what is above it out of the tree by the dismiss rules, recording the change;
+    /// the caller commits.
     func detach(_ node: Node, flowNode: Node?, changes: inout ChangeLog, removed: inout Removal) throws(NavError) {
         switch try detachment(of: node) {
         case .modal(let owner, let stack):

@@ -37,13 +37,8 @@ extension Server {
         }
         guard let guarded else {
             // No guard: dismiss at once.
-            let shown = result == nil ? nil : session.visibleTop?.id
             do throws(NavError) {
-                let c: Commit
-                if let to { c = try session.dismiss(to: to, inclusive: inclusive) } else { c = try session.dismiss(node) }
-                hub.publish(c, in: state)
-                if let result { deliverScreenResult(result, from: shown ?? c.removed.first ?? "", in: state, caller: call.connection) }
-                call.succeed(Removed(c))
+                call.succeed(Removed(try dismissNow(state, node: node, to: to, inclusive: inclusive, result: result, caller: call.connection)))
             } catch {
                 call.fail(error.rpc)
             }
@@ -55,8 +50,9 @@ extension Server {
         nav.leaving = guarded.id
         let connection = call.connection
         nav.commitInstead = { [unowned self] in
-            self.dismissNow(state, node: node, to: to, inclusive: inclusive, result: result, caller: connection).map { c in
-                ["version": .int(c.version), "removed": .array(c.removed.map(JSONValue.string))]
+            Result { () throws(NavError) in
+                let c = try self.dismissNow(state, node: node, to: to, inclusive: inclusive, result: result, caller: connection)
+                return ["version": .int(c.version), "removed": .array(c.removed.map(JSONValue.string))]
             }
         }
         startPending(nav, for: call.connection, what: "dismiss")
@@ -64,15 +60,13 @@ extension Server {
 
     /// Dismisses (the guards, if any, have passed): commits, publishes and hands `result` on.
     private func dismissNow(_ state: SessionState, node: String?, to: String?, inclusive: Bool, result: JSONValue?,
-                            caller: Connection) -> Result<Commit, NavError> {
+                            caller: Connection) throws(NavError) -> Commit {
         let session = state.session
         let shown = result == nil ? nil : session.visibleTop?.id
-        do throws(NavError) {
-            let c: Commit
-            if let to { c = try session.dismiss(to: to, inclusive: inclusive) } else { c = try session.dismiss(node) }
-            hub.publish(c, in: state)
-            if let result { deliverScreenResult(result, from: shown ?? c.removed.first ?? "", in: state, caller: caller) }
-            return .success(c)
-        } catch { return .failure(error) }
+        let c: Commit
+        if let to { c = try session.dismiss(to: to, inclusive: inclusive) } else { c = try session.dismiss(node) }
+        hub.publish(c, in: state)
+        if let result { deliverScreenResult(result, from: shown ?? c.removed.first ?? "", in: state, caller: caller) }
+        return c
     }
 }

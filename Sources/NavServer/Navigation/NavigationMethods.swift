@@ -255,10 +255,6 @@ extension Server {
         broadcast(method: "screenResult", params: params, to: targets)
     }
 
-    /// `navigate {then}`: a coordinator name or `{to, by?, with?}` (with values `"$result…"` taken
-    /// from the flow's result when it completes).
-    func flowThen(_ v: JSONValue) throws(RPCError) -> NavigationSpec { try navigationSpec(v, param: "then") }
-
     /// A coordinator name or `{to, by?, with?}` (`navigate {then}`, a precondition's redirect answer).
     func navigationSpec(_ v: JSONValue, param: String) throws(RPCError) -> NavigationSpec {
         let shape = "\"\(param)\" must be a coordinator name or {to, by?, with?}, like {\"to\": \"account.OrderDetail\", \"with\": {\"orderId\": \"$result.orderId\"}}"
@@ -380,7 +376,7 @@ extension Server {
         guard flow.flow != nil else {
             throw NavError(.invalidParams, "\"then\" says where to go when a flow completes, and `\(flow.name)` is not a flow", data: ["param": "then"])
         }
-        if then.by?.needsAbility ?? true, !flow.canOpen(then.to), flow.flow?.then?.to != then.to {
+        if then.by?.needsAbility ?? true, !flow.mayContinue(to: then.to) {
             throw NavError(.notAllowed, "flow `\(flow.name)` cannot continue to `\(graph.coordinators[then.to].name)`: \"then\" names its declared `then` or a coordinator its opens list",
                            data: ["param": "then", "to": .string(graph.coordinators[then.to].name)])
         }
@@ -451,7 +447,7 @@ extension Server {
             } else {
                 popUpTo = nil
             }
-            then = try p.value(.then).map { v throws(RPCError) in try flowThen(v) }
+            then = try p.value(.then).map { v throws(RPCError) in try navigationSpec(v, param: "then") }
         } catch {
             call.fail(error)
             return

@@ -20,7 +20,7 @@ extension Server {
                 self.runPreconditions(nav)
             case .failed(let reason): self.failed(nav, p, reason: reason)
             case .timedOut(let reason): self.failed(nav, p, reason: reason, timeout: true)
-            case .redirect(let spec): self.redirect(nav, p, spec, declared: false)
+            case .redirect(let answer): self.followRedirect(nav, p, answered: answer)
             }
         }
         switch p.kind {

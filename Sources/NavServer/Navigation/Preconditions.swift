@@ -125,8 +125,8 @@ extension Server {
     /// The most redirects one navigation may take (a longer chain is reported as a loop).
     static let maxRedirects = 8
 
-    /// A precondition answered `{redirect: …}`: parses it (a provider or command answer).
-    func redirect(_ nav: PendingNavigation, _ p: Precondition, _ raw: JSONValue, declared: Bool) {
+    /// A precondition answered `{redirect: …}` (a provider or command answer): parses it and follows it.
+    func followRedirect(_ nav: PendingNavigation, _ p: Precondition, answered raw: JSONValue) {
         if nav.leaving != nil {
             failed(nav, p, reason: "it answered a redirect, and a leave guard can only let the dismiss go on or refuse it")
             return
