@@ -10,7 +10,7 @@ public struct NavError: Error, Sendable, Equatable {
 
     public enum Kind: String, Sendable {
         case unknownTarget, invalidSetup, notAllowed, accessDenied, preconditionFailed, preconditionTimeout
-        case conflict, cancelled, unknownNode, flowNotActive, noMatchingLink, invalidParams
+        case conflict, cancelled, unknownNode, flowNotActive, noMatchingLink, invalidParams, limitExceeded
 
         public var code: Int {
             switch self {
@@ -26,6 +26,7 @@ public struct NavError: Error, Sendable, Equatable {
             case .flowNotActive: return -32010
             case .noMatchingLink: return -32011
             case .invalidParams: return -32602
+            case .limitExceeded: return -32012
             }
         }
     }

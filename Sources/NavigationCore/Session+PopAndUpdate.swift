@@ -46,8 +46,9 @@ extension Session {
 
     /// Merges `given` into the params of the live screen or flow `nodeId` (a null removes a field),
     /// validated by its setup schema; one commit with an `update` change carrying the node. The
-    /// caller needs one of the coordinator's `access` roles, as to navigate to it.
-    public func update(_ nodeId: String, with given: JSONObject, caller: Caller) throws(NavError) -> Commit {
+    /// caller needs one of the coordinator's `access` roles, as to navigate to it. The merged params
+    /// may be at most `maxBytes` of JSON (updates add up; one navigate cannot give more either).
+    public func update(_ nodeId: String, with given: JSONObject, caller: Caller, maxBytes: Int = .max) throws(NavError) -> Commit {
         guard let n = nodes[nodeId] else {
             throw NavError(.unknownNode, "no node `\(nodeId)` in session `\(name)`; `tree` lists the current nodes", data: ["node": .string(nodeId)])
         }
@@ -65,6 +66,13 @@ extension Session {
             if v.isNull { merged.members.removeAll { $0.key == k } } else { merged[k] = v }
         }
         let params = JSONValue.object(merged)
+        if maxBytes < .max {
+            let size = JSONWriter.encode(params).count
+            if size > maxBytes {
+                throw NavError(.limitExceeded, "the params of `\(nodeId)` would be \(size) bytes of JSON; a screen's params may be at most \(maxBytes) (the --max-message limit)",
+                               data: ["limit": "--max-message", "max": .int(maxBytes), "node": .string(nodeId)])
+            }
+        }
         if let setup = c.setup, let violation = setup.validate(params) {
             throw NavError(.invalidSetup, "the params of `\(nodeId)` would not match the setup of `\(c.name)`: \(violation.message)",
                            data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "node": .string(nodeId)])

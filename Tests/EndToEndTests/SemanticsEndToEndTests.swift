@@ -100,6 +100,17 @@ import Testing
         #expect(JSONWriter.string(mirror).contains("\"title\":\"Hello\""))
     }
 
+    @Test func updatesCannotGrowAScreensParamsPastTheMessageLimit() throws {
+        let d = try Daemon(graph: Self.graph, arguments: ["--max-message", "3000"])
+        let c = try d.client()
+        let home = try c.call("tree")["visible"]?.arrayValue?.last ?? .null
+        let chunk = JSONValue.string(String(repeating: "x", count: 1200))
+        try c.call("update", ["node": home, "with": ["a": chunk]])
+        let refused = try c.callError("update", ["node": home, "with": ["b": chunk, "c": chunk]])
+        #expect(refused["code"] == -32012 && refused["data"]?["kind"] == "limitExceeded" && refused["data"]?["limit"] == "--max-message", "\(refused)")
+        #expect(try c.call("tree")["root"]?["children"]?.arrayValue?.first?["children"]?.arrayValue?.first?["params"]?["b"] == nil, "nothing merged")
+    }
+
     @Test func resetGoesBackToTheDeclaredRootOrBuildsAStack() throws {
         let d = try Daemon(graph: Self.graph)
         let c = try d.client()

@@ -29,7 +29,7 @@ extension Server {
                     throw .invalidParams("`update` needs \"with\": the fields to merge into the screen's params (null removes one)", data: ["param": "with"])
                 }
                 do throws(NavError) {
-                    let c = try state.session.update(node, with: with, caller: Caller(roles: call.connection.roles))
+                    let c = try state.session.update(node, with: with, caller: Caller(roles: call.connection.roles), maxBytes: self.config.maxMessage)
                     self.hub.publish(c, in: state)
                     return ["version": .int(c.version), "node": c.node.map { $0.json(self.graph) } ?? .null]
                 } catch { throw error.rpc }
