@@ -476,7 +476,7 @@ import Glibc
         }
         let stats = try driver.call("stats")
         #expect((stats["slowClientsDropped"]?.intValue ?? 0) > 0, "\(stats)")
-        #expect(d.stderr.contains("--max-total-output"))
+        try d.waitForLog("--max-total-output")
         #expect((stats["memory"]?["rss"]?.intValue ?? .max) < memoryBound(200))
     }
 }

@@ -262,7 +262,7 @@ import Glibc
             try c.sendRaw(batch + "]\n")
             #expect(try c.waitForClose())
         }
-        #expect(d.stderr.contains("does not read its output"))
+        try d.waitForLog("does not read its output")
     }
 
     @Test func fiveHundredSimultaneousConnections() throws {
