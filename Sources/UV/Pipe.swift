@@ -61,6 +61,16 @@ public final class PipeStream: StreamHandle {
         return s
     }
 
+    /// Whether the peer closed both directions (it closed its socket or shut down reading too),
+    /// as opposed to only finishing sending (`shutdown(SHUT_WR)`, after which it still reads).
+    /// Asks the kernel without waiting (`poll` with no timeout reports the hang-up).
+    public var peerHungUp: Bool {
+        var fd: uv_os_fd_t = -1
+        guard uv_fileno(handle, &fd) == 0 else { return true }
+        var p = pollfd(fd: fd, events: 0, revents: 0)
+        return poll(&p, 1, 0) == 1 && p.revents & Int16(POLLHUP | POLLERR) != 0
+    }
+
     /// The peer's pid, uid and gid (SO_PEERCRED).
     public func peerCredentials() -> PeerCredentials? {
         var fd: uv_os_fd_t = -1

@@ -71,9 +71,16 @@ final class Connection {
     /// The client shut down its side (as `socat` does after its input): answer what it asked, then close.
     private var peerDone = false
 
+    /// The end of the client's input. A client that only finished sending (`shutdown(SHUT_WR)`, as
+    /// `echo … | socat` does) still gets the replies it waits for; one that closed its socket can
+    /// read nothing more, so it is gone now: what it waited for is cancelled at once.
     private func peerFinishedSending() {
         peerDone = true
         stream.pauseReading()
+        if !holdsInput && stream.peerHungUp {
+            close(reason: nil)
+            return
+        }
         if awaiting == 0 && !holdsInput { closeAfterFlush() }
     }
 
