@@ -34,6 +34,21 @@ public final class NavClient {
     public private(set) var pendingNotifications: [JSONValue] = []
     /// Answers requests navd sends (precondition.evaluate / recover); nil answers with an error.
     public var requestHandler: ((String, JSONValue) -> JSONValue?)?
+    /// When set, notifications that arrive while a call waits for its reply are handed to it as they
+    /// come (a `navigationPending` for this client's own navigation, say) instead of being queued.
+    /// An error it throws ends the call's wait with that error.
+    public var onNotification: ((JSONValue) throws -> Void)?
+    /// Signals that interrupt a wait for navd (a call or ``nextNotification()``), which then throws
+    /// `interrupted`; the client stays usable (to `cancel` what it waited for). Setting it blocks them
+    /// in this thread, so they stay pending until the wait sees them (checked every 100 ms).
+    public var interruptingSignals: [Int32] = [] {
+        didSet {
+            var set = sigset_t()
+            sigemptyset(&set)
+            for s in interruptingSignals { sigaddset(&set, s) }
+            sigprocmask(SIG_BLOCK, &set, nil)
+        }
+    }
 
     /// Answers navd's `precondition.evaluate` / `precondition.recover` requests with `body`.
     public func onPrecondition(_ body: @escaping (PreconditionRequest) -> PreconditionAnswer) {
@@ -113,8 +128,9 @@ public final class NavClient {
         }
     }
 
-    /// The next message from navd; nil when navd closed the connection.
-    public func readMessage() throws -> JSONValue? {
+    /// The next message from navd; nil when navd closed the connection. Throws `timeout` when
+    /// `deadline` passes first, `interrupted` when one of ``interruptingSignals`` arrives.
+    public func readMessage(deadline: Date? = nil) throws -> JSONValue? {
         while true {
             if let nl = buffer.firstIndex(of: 10) {
                 let line = Array(buffer[..<nl])
@@ -122,6 +138,7 @@ public final class NavClient {
                 if line.isEmpty { continue }
                 return try parser.parse(line)
             }
+            if deadline != nil || !interruptingSignals.isEmpty { try waitReadable(deadline: deadline) }
             var chunk = [UInt8](repeating: 0, count: 65536)
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n < 0 && errno == EINTR { continue }
@@ -130,24 +147,55 @@ public final class NavClient {
         }
     }
 
-    /// Calls `method`; returns its result or throws the error navd answered.
-    @discardableResult
-    public func call(_ method: String, _ params: JSONObject = [:]) throws -> JSONValue {
-        try call(NavCall(method, params))
+    /// Waits until the socket has input, `deadline` passes (`timeout`) or an interrupting signal is
+    /// pending (`interrupted`, the signal taken).
+    private func waitReadable(deadline: Date?) throws {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for s in interruptingSignals { sigaddset(&set, s) }
+        while true {
+            if !interruptingSignals.isEmpty {
+                var pending = sigset_t()
+                sigpending(&pending)
+                if let s = interruptingSignals.first(where: { sigismember(&pending, $0) == 1 }) {
+                    var none = timespec(tv_sec: 0, tv_nsec: 0)
+                    _ = sigtimedwait(&set, nil, &none)
+                    throw NavClientError(code: 0, kind: "interrupted", message: "interrupted by signal \(s)", data: .null)
+                }
+            }
+            var ms: Int32 = interruptingSignals.isEmpty ? -1 : 100
+            if let deadline {
+                let left = deadline.timeIntervalSinceNow
+                if left <= 0 { throw NavClientError(code: 0, kind: "timeout", message: "navd did not answer in time", data: .null) }
+                ms = ms < 0 ? Int32(min(left * 1000 + 1, 1e9)) : min(ms, Int32(left * 1000 + 1))
+            }
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let r = poll(&p, 1, ms)
+            if r > 0 { return }
+            if r < 0 && errno != EINTR { return }  // let recv report the error
+        }
     }
 
-    /// Sends `request`; returns its result or throws the error navd answered.
+    /// Calls `method`; returns its result or throws the error navd answered.
     @discardableResult
-    public func call(_ request: NavCall) throws -> JSONValue {
+    public func call(_ method: String, _ params: JSONObject = [:], timeout: Double? = nil) throws -> JSONValue {
+        try call(NavCall(method, params), timeout: timeout)
+    }
+
+    /// Sends `request`; returns its result or throws the error navd answered (`timeout` when no
+    /// reply came within `timeout` seconds).
+    @discardableResult
+    public func call(_ request: NavCall, timeout: Double? = nil) throws -> JSONValue {
         let id = nextId
         nextId += 1
         let method = request.method
         try sendBytes(request.line(id: id))
+        let deadline = timeout.map { Date().addingTimeInterval($0) }
         while true {
-            guard let m = try readMessage() else {
+            guard let m = try readMessage(deadline: deadline) else {
                 throw NavClientError(code: 0, kind: "connection", message: "navd closed the connection before answering \(method)", data: .null)
             }
-            if handleIncoming(m) { continue }
+            if try handleIncoming(m) { continue }
             guard m["id"] == .int(id) else { continue }
             if let e = m["error"] { throw NavClientError(rpcError: e) }
             return m["result"] ?? .null
@@ -155,10 +203,12 @@ public final class NavClient {
     }
 
     /// Queues notifications and answers navd's requests; true when `m` was one of those.
-    private func handleIncoming(_ m: JSONValue) -> Bool {
+    private func handleIncoming(_ m: JSONValue) throws -> Bool {
         guard let method = m["method"]?.stringValue else { return false }
         if let id = m["id"] {
             try? sendBytes(NavCall.answer(id: id, method: method, result: requestHandler?(method, m["params"] ?? .null)))
+        } else if let onNotification {
+            try onNotification(m)
         } else {
             pendingNotifications.append(m)
         }
@@ -170,7 +220,7 @@ public final class NavClient {
         if !pendingNotifications.isEmpty { return pendingNotifications.removeFirst() }
         while let m = try readMessage() {
             if m["method"] != nil && m["id"] == nil { return m }
-            _ = handleIncoming(m)
+            _ = try handleIncoming(m)
         }
         return nil
     }
@@ -178,7 +228,7 @@ public final class NavClient {
     /// Serves navd's requests (for `provide`) until the connection closes.
     public func serve() throws {
         while let m = try readMessage() {
-            _ = handleIncoming(m)
+            _ = try handleIncoming(m)
             pendingNotifications.removeAll()
         }
     }

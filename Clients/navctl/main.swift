@@ -3,7 +3,8 @@ import Foundation
 import JSON
 import NavClient
 
-/// Options every subcommand shares.
+/// Options every subcommand shares. They may also be given before the subcommand
+/// (`navctl --json tree`, `navctl --socket PATH tree`): ``GlobalOptions`` moves them after it.
 struct Common: ParsableArguments {
     @Option(help: "navd's socket (default: $NAVD_SOCKET, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>/navd.sock).")
     var socket: String?
@@ -13,6 +14,14 @@ struct Common: ParsableArguments {
 
     @Flag(help: "Print navd's JSON result instead of a human summary.")
     var json = false
+
+    @Flag(help: "No colour (as NO_COLOR does).")
+    var noColor = false
+
+    @Option(help: "Give up (and cancel a pending navigation) after this many seconds without an answer; exit status 1.")
+    var timeout: Double?
+
+    var color: Bool { !noColor && isatty(1) == 1 && (ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty }
 
     func client() throws -> NavClient {
         do { return try NavClient(socketPath: socket) } catch let e as NavClientError {
@@ -27,19 +36,92 @@ struct Common: ParsableArguments {
         return p
     }
 
-    /// Calls navd; errors go to stderr as `navctl: KIND (CODE): MESSAGE`, exit status 1.
-    func run(_ method: String, _ extra: JSONObject = [:], human: (JSONValue) -> String) throws {
+    /// Calls navd; errors go to stderr as `navctl: KIND (CODE): MESSAGE`, exit status 1. While a
+    /// navigation is pending, says on stderr what it waits for; Ctrl-C (or SIGTERM) cancels it and
+    /// exits with 130, `--timeout` cancels it and exits with 1. With `noWait`, a navigation that has to
+    /// wait is left to navd (sent `detach: true`) and reported as pending.
+    func run(_ method: String, _ extra: JSONObject = [:], noWait: Bool = false, human: (JSONValue) -> String) throws {
         let c = try client()
-        do {
-            let r = try c.call(method, params(extra))
-            print(json ? JSONWriter.string(r) : human(r))
-        } catch let e as NavClientError {
-            if json {
-                print(JSONWriter.string(["error": ["code": .int(e.code), "kind": .string(e.kind), "message": .string(e.message), "data": e.data]]))
-            }
-            FileHandle.standardError.write(Data("navctl: \(e.kind) (\(e.code)): \(e.message)\n".utf8))
-            throw ExitCode(e.code == 0 ? 2 : 1)
+        var pending: JSONValue?
+        c.interruptingSignals = [SIGINT, SIGTERM]
+        c.onNotification = { n in
+            guard n["method"]?.stringValue == "navigationPending", let p = n["params"] else { return }
+            pending = p
+            explainPending(p)
+            if noWait { throw StopWaiting() }
         }
+        do {
+            let r = try c.call(method, params(extra), timeout: timeout)
+            print(json ? JSONWriter.string(r) : human(r))
+        } catch is StopWaiting {
+            let p = pending ?? .null
+            print(json ? JSONWriter.string(["pending": p]) : "pending \(p["navigation"]?.stringValue ?? "?"): waits for \(p["waitingFor"]?.stringValue ?? "?")")
+        } catch let e as NavClientError where e.kind == "interrupted" || e.kind == "timeout" {
+            let nav = pending?["navigation"]?.stringValue
+            if let nav {
+                c.interruptingSignals = []
+                if (try? c.call("cancel", params(["navigation": .string(nav)]), timeout: 2)) != nil {
+                    FileHandle.standardError.write(Data("navctl: cancelled \(nav)\n".utf8))
+                }
+            }
+            if e.kind == "interrupted" { throw ExitCode(130) }
+            FileHandle.standardError.write(Data("navctl: timeout: no answer from navd within \(timeout ?? 0) s\(nav.map { " (\($0) was cancelled)" } ?? "")\n".utf8))
+            throw ExitCode(1)
+        } catch let e as NavClientError {
+            try fail(e)
+        }
+    }
+
+    /// Reports an error navd answered and exits (1; 2 when navd cannot be reached).
+    func fail(_ e: NavClientError) throws -> Never {
+        if json {
+            print(JSONWriter.string(["error": ["code": .int(e.code), "kind": .string(e.kind), "message": .string(e.message), "data": e.data]]))
+        }
+        FileHandle.standardError.write(Data("navctl: \(e.kind) (\(e.code)): \(e.message)\n".utf8))
+        throw ExitCode(e.code == 0 ? 2 : 1)
+    }
+
+    /// What a pending navigation waits for, and how to end the wait, on stderr.
+    func explainPending(_ p: JSONValue) {
+        let nav = p["navigation"]?.stringValue ?? "?"
+        var text = "navctl: \(nav) to \(p["to"]?.stringValue ?? "?") waits for precondition `\(p["waitingFor"]?.stringValue ?? "?")`"
+        if let flow = p["flow"], let node = flow["node"]?.stringValue {
+            let s = session.map { " --session \($0)" } ?? ""
+            text += "\nnavctl: navd presented the recovery flow \(flow["coordinator"]?.stringValue ?? "?") as \(node): finish it with `navctl complete \(node)\(s) --result JSON` (or `--cancel`)"
+        }
+        text += "\nnavctl: Ctrl-C cancels the navigation\n"
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+}
+
+/// Ends a call's wait when navd reports the navigation pending (`--no-wait`).
+struct StopWaiting: Error {}
+
+/// Moves the options every subcommand shares from before the subcommand to after it, so that
+/// `navctl --json --socket S tree` means `navctl tree --json --socket S` (as git -C, kubectl
+/// --context or redis-cli -s work). Only the leading run of shared options moves.
+enum GlobalOptions {
+    static let valued: Set<String> = ["--socket", "--session", "--timeout"]
+    static let flags: Set<String> = ["--json", "--no-color"]
+
+    static func reorder(_ args: [String]) -> [String] {
+        var moved: [String] = []
+        var i = 0
+        while i < args.count {
+            let a = args[i]
+            let name = a.split(separator: "=", maxSplits: 1).first.map(String.init) ?? a
+            if flags.contains(a) || (valued.contains(name) && a.contains("=")) {
+                moved.append(a)
+                i += 1
+            } else if valued.contains(a), i + 1 < args.count {
+                moved += [a, args[i + 1]]
+                i += 2
+            } else {
+                break
+            }
+        }
+        guard !moved.isEmpty, i < args.count else { return args }
+        return [args[i]] + moved + args[(i + 1)...]
     }
 }
 
@@ -77,9 +159,8 @@ func summary(_ r: JSONValue) -> String {
 }
 
 /// The tree, indented, with the visible path marked `▶` (coloured on a terminal).
-func renderTree(_ t: JSONValue) -> String {
+func renderTree(_ t: JSONValue, color: Bool) -> String {
     let visible = Set(t["visible"]?.arrayValue?.compactMap(\.stringValue) ?? [])
-    let color = isatty(1) == 1 && (ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty
     var out = "session \(t["session"]?.stringValue ?? "?") version \(t["version"]?.intValue ?? 0)\n"
     func walk(_ n: JSONValue, _ depth: Int, _ label: String) {
         let id = n["id"]?.stringValue ?? "?"
@@ -103,6 +184,12 @@ func renderTree(_ t: JSONValue) -> String {
 }
 
 @main
+struct Main {
+    static func main() {
+        Navctl.main(GlobalOptions.reorder(Array(CommandLine.arguments.dropFirst())))
+    }
+}
+
 struct Navctl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "navctl",
@@ -123,6 +210,7 @@ struct Navigate: ParsableCommand {
     @Flag(help: "With --pop-up-to: pop that screen too.") var inclusive = false
     @Option(name: .customLong("hint"), help: "Presentation hint KEY=VALUE for front-ends (repeatable), such as animated=false.") var hints: [String] = []
     @Option(help: "For a flow: where navigation continues when it completes, a coordinator or {\"to\", \"with\"} as JSON.") var then: String?
+    @Flag(help: "Do not wait for preconditions: a navigation that has to wait is left to navd (it goes on after navctl exits) and reported as pending.") var noWait = false
     func run() throws {
         var p: JSONObject = ["to": .string(target)]
         if let by { p["by"] = .string(by) }
@@ -132,7 +220,9 @@ struct Navigate: ParsableCommand {
         if let popUpTo { p["popUpTo"] = ["to": .string(popUpTo), "inclusive": .bool(inclusive)] }
         if !hints.isEmpty { p["hints"] = .object(try pairs(hints)) }
         if let then { p["then"] = then.hasPrefix("{") ? try parseJSON(then, what: "--then") : .string(then) }
-        try common.run("navigate", p, human: summary)
+        p["progress"] = true
+        if noWait { p["detach"] = true }
+        try common.run("navigate", p, noWait: noWait, human: summary)
     }
 }
 
@@ -155,10 +245,13 @@ struct Route: ParsableCommand {
     @OptionGroup var common: Common
     @Argument var name: String
     @OptionGroup var setup: SetupOptions
+    @Flag(help: "Do not wait for preconditions: a navigation that has to wait is left to navd and reported as pending.") var noWait = false
     func run() throws {
         var p: JSONObject = ["route": .string(name)]
         try setup.apply(to: &p)
-        try common.run("navigate", p, human: summary)
+        p["progress"] = true
+        if noWait { p["detach"] = true }
+        try common.run("navigate", p, noWait: noWait, human: summary)
     }
 }
 
@@ -241,7 +334,7 @@ struct Open: ParsableCommand {
 struct Tree: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show the tree, the visible path marked ▶.")
     @OptionGroup var common: Common
-    func run() throws { try common.run("tree", human: renderTree) }
+    func run() throws { try common.run("tree") { renderTree($0, color: common.color) } }
 }
 
 struct Watch: ParsableCommand {

@@ -119,7 +119,10 @@ final class App {
         case "screenResult" where s == session:
             addLog("screenResult for \(p["to"]?.stringValue ?? "?") from \(p["node"]?.stringValue ?? "?") " + JSONWriter.string(p["result"] ?? .null))
         case "navigationPending" where s == session:
-            let waiting = p["waitingFor"]?.stringValue ?? JSONWriter.string(p["waitingFor"] ?? .null)
+            var waiting = p["waitingFor"]?.stringValue ?? JSONWriter.string(p["waitingFor"] ?? .null)
+            if let flow = p["flow"], let node = flow["node"]?.stringValue {
+                waiting += " (recovery flow \(flow["coordinator"]?.stringValue ?? "?") [\(node)]: finish it, c completes it)"
+            }
             // Only this UI's own navigations get the pending line and `x`; others' are logged.
             if let to = p["to"]?.stringValue, inFlight[to] != nil {
                 pending = (p["navigation"]?.stringValue ?? "", to, waiting)

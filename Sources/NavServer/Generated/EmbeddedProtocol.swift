@@ -291,6 +291,20 @@ public enum EmbeddedProtocol {
           }
         },
         {
+          "name": "progress",
+          "description": "The caller gets navigationPending too while this navigation waits for preconditions (with the recovery flow's node), as LSP's work-done progress: to say what it waits for and to cancel it.",
+          "schema": {
+            "type": "boolean"
+          }
+        },
+        {
+          "name": "detach",
+          "description": "A navigation that has to wait for preconditions goes on when the client that asked for it disconnects (by default it is cancelled then); its reply is then lost, subscribers still see its commit.",
+          "schema": {
+            "type": "boolean"
+          }
+        },
+        {
           "name": "hints",
           "description": "presentation wishes for front-ends (animated, transition…): opaque to navd, at most 4 KiB of JSON, carried into stackChanged as hints",
           "schema": {
@@ -1931,12 +1945,16 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "navigationPending",
-      "summary": "To subscribers while a precondition task of a navigation runs.",
+      "summary": "To subscribers, and to the client whose navigation it is when it asked with progress: true, while a precondition task of a navigation runs; flow names the recovery flow presented for it, when there is one.",
       "params": {
         "session": "main",
         "navigation": "nav-3",
-        "to": "cart.Checkout",
-        "waitingFor": "cart.inStock"
+        "to": "account.Orders",
+        "waitingFor": "account.loggedIn",
+        "flow": {
+          "node": "n8",
+          "coordinator": "account.Login"
+        }
       }
     },
     {

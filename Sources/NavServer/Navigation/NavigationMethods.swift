@@ -396,6 +396,7 @@ extension Server {
     private func navigate(_ call: Call) {
         let state: SessionState
         let by: Presentation?, to: JSONView?, route: String?, with: JSONObject?, from: String?, ifVersion: Int?, key: String?, dryRun: Bool
+        let detach: Bool, progress: Bool
         let hints: JSONValue?
         let popUpTo: (to: String, inclusive: Bool)?
         let then: NavigationSpec?
@@ -421,6 +422,8 @@ extension Server {
             key = try p.string(.key)
             if let key { try checkName(key, "the navigation key", param: "key") }
             dryRun = try p.bool(.dryRun) ?? false
+            detach = try p.bool(.detach) ?? false
+            progress = try p.bool(.progress) ?? false
             if let h = p.value(.hints) {
                 guard case .object = h else {
                     throw .invalidParams("\"hints\" must be an object of presentation wishes, like {\"animated\": false}", data: ["param": "hints"])
@@ -536,9 +539,13 @@ extension Server {
         nav.registered = true
         hub.pending[nav.id] = nav
         hub.pendingBySource[sourceKey] = nav
-        call.connection.onClose.append { [unowned self, weak nav] _ in
-            guard let nav, !nav.finished else { return }
-            self.finish(nav, .failure(NavError(.cancelled, "the navigation was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
+        nav.reportsProgress = progress
+        // A detached navigation outlives its client (`navctl --no-wait`); others end with it.
+        if !detach {
+            call.connection.onClose.append { [unowned self, weak nav] _ in
+                guard let nav, !nav.finished else { return }
+                self.finish(nav, .failure(NavError(.cancelled, "the navigation was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
+            }
         }
         if let key { hub.pendingByKey[session.name + "\u{0}" + key] = nav }
         runPreconditions(nav)
@@ -720,7 +727,7 @@ enum CancelParam: Int, ParamName {
 }
 
 enum NavigateParam: Int, ParamName {
-    case session, to, route, by, with, from, ifVersion, key, dryRun, hints, popUpTo, then
+    case session, to, route, by, with, from, ifVersion, key, dryRun, hints, popUpTo, then, detach, progress
     nonisolated(unsafe) static var tableStorage: ParamTable?
 }
 

@@ -51,13 +51,21 @@ extension Server {
                                       data: ["precondition": .string(p.name), "reason": .string(reason), "navigation": .string(nav.id)])))
     }
 
-    /// Tells subscribers that `nav` waits for `what`.
-    func announcePending(_ nav: PendingNavigation, waitingFor what: String) {
-        guard !nav.state.subscribers.isEmpty else { return }
-        broadcast(method: "navigationPending", params: [
+    /// Tells subscribers, and the client that asked for `nav` when it asked for progress (so that it can
+    /// say what it waits for and cancel it), that `nav` waits for precondition `what`; `flow` is the
+    /// recovery flow presented for it.
+    func announcePending(_ nav: PendingNavigation, waitingFor what: String, flow: Node? = nil) {
+        var params: JSONObject = [
             "session": .string(nav.state.session.name), "navigation": .string(nav.id),
             "to": .string(graph.coordinators[nav.plan.target].name), "waitingFor": .string(what),
-        ], to: nav.state.audience)
+        ]
+        if let flow {
+            params["flow"] = ["node": .string(flow.id), "coordinator": .string(graph.coordinators[flow.coordinator].name)]
+        }
+        var targets = nav.state.audience
+        if nav.reportsProgress && !nav.connection.isClosed && !targets.contains(where: { $0 === nav.connection }) { targets.append(nav.connection) }
+        guard !targets.isEmpty else { return }
+        broadcast(method: "navigationPending", encodable: JSONValue.object(params), to: targets)
     }
 
     private func recover(_ nav: PendingNavigation, _ p: Precondition, _ r: Precondition.Recover, reason: String) {
@@ -69,8 +77,8 @@ extension Server {
                 guard let flowNode = c.node else { throw NavError(.conflict, "no recovery flow node") }
                 state.flowStarters[flowNode.id] = nav.connection
                 hub.recoveries[state.session.name + "\u{0}" + flowNode.id] = nav
-                announcePending(nav, waitingFor: p.name)
                 hub.publish(c, in: state)
+                announcePending(nav, waitingFor: p.name, flow: flowNode)
                 nav.cancelTask = { [unowned self] in
                     self.hub.recoveries[state.session.name + "\u{0}" + flowNode.id] = nil
                 }

@@ -68,6 +68,8 @@ final class PendingNavigation {
     let caller: Caller
     var replies: [Reply]
     let connection: Connection
+    /// The client that asked gets `navigationPending` too (`navigate {progress: true}`).
+    var reportsProgress = false
     /// Index of the precondition being evaluated.
     var step = 0
     /// Recovery already tried for the current precondition.

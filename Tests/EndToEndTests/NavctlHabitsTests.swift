@@ -1,0 +1,106 @@
+import Foundation
+import JSON
+import NavTesting
+import Testing
+
+/// navctl as people already use such tools: global options before the subcommand, and a
+/// navigation that waits on a precondition explained, cancellable, bounded in time or left to navd.
+@Suite struct NavctlHabitsTests {
+    func navctl(_ args: [String], socket: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+        var env = ProcessInfo.processInfo.environment
+        env["NAVD_SOCKET"] = socket
+        env["NO_COLOR"] = nil
+        return try runCommand(Repo.binary("navctl"), args, environment: env)
+    }
+
+    func json(_ s: String) throws -> JSONValue { try JSONParser(maxDepth: 256).parse(s) }
+
+    @Test func globalOptionsGoBeforeOrAfterTheSubcommand() throws {
+        let d = try Daemon()
+        var r = try navctl(["--json", "--socket", d.socketPath, "tree"])
+        #expect(try r.status == 0 && json(r.stdout)["version"] == 0, "\(r)")
+        r = try navctl(["--socket", d.socketPath, "tree"])
+        #expect(r.status == 0 && r.stdout.contains("▶     shop.Home [n2]"), "\(r)")
+        r = try navctl(["--socket=\(d.socketPath)", "--json", "navigate", "shop.Product", "--with", "id=p1"])
+        #expect(try r.status == 0 && json(r.stdout)["version"] == 1, "\(r)")
+        r = try navctl(["--session", "main", "--no-color", "--socket", d.socketPath, "tree"])
+        #expect(r.status == 0 && !r.stdout.contains("\u{1B}[") && r.stdout.contains("shop.Product [n8]"), "\(r)")
+        r = try navctl(["tree", "--json", "--socket", d.socketPath])
+        #expect(try r.status == 0 && json(r.stdout)["version"] == 1, "after the subcommand, as before: \(r)")
+        // The exit statuses stay: 2 when navd cannot be reached, 1 for navd's errors.
+        #expect(try navctl(["--socket", "/nonexistent/navd.sock", "tree"]).status == 2)
+        r = try navctl(["--socket", d.socketPath, "navigate", "shop.Nope"])
+        #expect(r.status == 1 && r.stderr.contains("unknownTarget"), "\(r)")
+        // An unknown option before the subcommand is still an error, not swallowed.
+        #expect(try navctl(["--frobnicate", "tree"]).status != 0)
+    }
+
+    /// Ctrl-C in a real terminal: navctl says what the navigation waits for (the recovery flow and
+    /// the command that finishes it), cancels it and exits with 130; the flow stays presented.
+    @Test func aPendingNavigationIsExplainedAndCtrlCCancelsIt() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        try c.call("navigate", ["route": "account"])
+        let command = "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("navctl")) route orders; echo exit=$?; exec sleep 120"
+        let pane = try TmuxPane(width: 160, height: 20, command: command)
+        let screen = try pane.waitFor("Ctrl-C cancels the navigation")
+        #expect(screen.contains("waits for precondition `account.loggedIn`"), "\(screen)")
+        #expect(screen.contains("recovery flow account.Login as n8: finish it with `navctl complete n8 --result JSON`"), "\(screen)")
+        #expect(try c.call("stats")["pending"] == 1)
+        try pane.send("C-c")
+        let after = try pane.waitFor("exit=")
+        #expect(after.contains("navctl: cancelled nav-2") && after.contains("exit=130"), "\(after)")
+        #expect(try c.call("stats")["pending"] == 0)
+        let visible = try c.call("tree")["visible"]?.arrayValue ?? []
+        #expect(visible.contains("n8"), "the recovery flow stays presented: \(visible)")
+    }
+
+    @Test func timeoutCancelsAndNoWaitLeavesTheNavigationToNavd() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        try c.call("navigate", ["route": "account"])
+        var r = try navctl(["--socket", d.socketPath, "--timeout", "0.5", "route", "orders"])
+        #expect(r.status == 1 && r.stderr.contains("navctl: cancelled nav-2") && r.stderr.contains("timeout"), "\(r)")
+        #expect(try c.call("stats")["pending"] == 0)
+        try c.call("flowComplete", ["flow": "n8", "cancelled": true])
+
+        r = try navctl(["--socket", d.socketPath, "--json", "route", "orders", "--no-wait"])
+        #expect(r.status == 0, "\(r)")
+        let pending = try json(r.stdout)["pending"]
+        #expect(pending?["waitingFor"] == "account.loggedIn" && pending?["flow"]?["coordinator"] == "account.Login", "\(r)")
+        let flow = try #require(pending?["flow"]?["node"]?.stringValue)
+        // navctl has exited; the navigation waits on in navd and goes on when the flow completes.
+        #expect(try c.call("stats")["pending"] == 1)
+        try c.call("flowComplete", ["flow": .string(flow), "result": ["user": "ann"]])
+        let t = try c.call("tree")
+        let account = t["root"]?["children"]?.arrayValue?.last?["children"]?.arrayValue ?? []
+        #expect(account.last?["coordinator"] == "account.Orders", "\(t)")
+    }
+}
+
+/// A recovery flow whose navigation's client went away: the navigation is cancelled, the flow
+/// stays presented for whoever is in it, and completing it later changes nothing else.
+@Suite struct AbandonedRecoveryTests {
+    @Test func theFlowStaysAndEndingItChangesNothingElse() throws {
+        let d = try Daemon()
+        let watcher = try d.client()
+        _ = try watcher.call("subscribe")
+        let quitter = try d.client()
+        try quitter.call("navigate", ["route": "account"])
+        _ = try quitter.send("navigate", ["route": "orders"])
+        let pending = try watcher.notification("navigationPending")
+        let flow = try #require(pending["params"]?["flow"]?["node"]?.stringValue, "\(pending)")
+        quitter.close()
+        let deadline = Date().addingTimeInterval(5)
+        while try watcher.call("stats")["pending"] != 0 && Date() < deadline { usleep(10_000) }
+        #expect(try watcher.call("stats")["pending"] == 0, "the navigation ends with its client")
+        var t = try watcher.call("tree")
+        #expect(t["visible"]?.arrayValue?.contains(.string(flow)) == true, "the flow stays presented: \(t)")
+        let done = try watcher.call("flowComplete", ["flow": .string(flow), "result": ["user": "ann"]])
+        #expect(done["then"] == nil, "\(done)")
+        t = try watcher.call("tree")
+        let account = t["root"]?["children"]?.arrayValue?.last?["children"]?.arrayValue ?? []
+        #expect(account.map { $0["coordinator"] } == ["account.Account"], "nothing navigates to Orders: \(t)")
+        #expect(try watcher.call("context.get")["facts"]?["loggedIn"] == nil, "recover.facts are set only for a waiting navigation")
+    }
+}
