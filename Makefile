@@ -2,10 +2,12 @@
 SWIFT      ?= swift
 SOCKET     ?= $(if $(XDG_RUNTIME_DIR),$(XDG_RUNTIME_DIR)/navd.sock,/tmp/navd-$(shell id -u)/navd.sock)
 # Debian packages navd builds or tests with.
-DEB_PACKAGES := libuv1-dev libsimdjson-dev socat tmux graphviz sqlite3 libsqlite3-dev procps python3
+DEB_PACKAGES := libuv1-dev libsimdjson-dev socat tmux graphviz sqlite3 libsqlite3-dev procps python3 python3-venv
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps build build-debug embed graph-png bench bench-instructions bench-cpu bench-graph bench-core pgo-profile demo clean help fuzz fuzz-smoke test-asan soak attacks
+PYENV      := .build/pyenv
+
+.PHONY: run test test-python python-deps deps build build-debug embed graph-png bench bench-instructions bench-cpu bench-graph bench-core pgo-profile demo clean help fuzz fuzz-smoke test-asan soak attacks
 
 help:
 	@echo "make run   - install what is missing, build (release), start navd on the example graph"
@@ -36,7 +38,18 @@ run: build
 
 test: build-debug
 	$(SWIFT) test --skip-build
+	$(MAKE) test-python
 	$(MAKE) fuzz-smoke
+
+## A virtual environment with pytest (from PyPI) and the Python client (Clients/python) installed.
+python-deps: deps
+	@[ -f $(PYENV)/.ready ] || { python3 -m venv $(PYENV) && $(PYENV)/bin/pip install -q --upgrade pytest setuptools wheel && touch $(PYENV)/.ready; }
+	@$(PYENV)/bin/pip install -q --no-build-isolation --no-deps ./Clients/python
+
+## The Python client's tests and the README's pytest example, against the debug navd.
+test-python: python-deps
+	NAVD_BIN=$(CURDIR)/.build/debug/navd $(PYENV)/bin/python -m pytest -q -p no:cacheprovider --rootdir=$(CURDIR) \
+	  Clients/python/tests Clients/python/examples
 
 ## make fuzz: each libFuzzer target (framing, json, graph, argv) for FUZZ_SECONDS (default 300) from
 ## the seed corpus in Fuzz/corpus; a crash fails and leaves its input in .build-fuzz/artifacts/.

@@ -1,0 +1,485 @@
+"""A blocking client for navd, the navigation daemon (JSON-RPC 2.0 over a Unix socket).
+
+    from navd_client import Client
+    with Client() as c:
+        c.set_facts(loggedIn=True)
+        c.navigate("shop.Product", with_={"id": "p1"})
+        print(c.tree().top["coordinator"])
+
+Errors navd answers are raised as :class:`NavdError` subclasses named after ``data.kind``
+(``NotAllowed``, ``InvalidSetup``, ``PreconditionFailed``, …), each carrying ``code``,
+``kind``, ``message`` and ``data``. Notifications that arrive while a call waits are queued
+(:meth:`Client.next_notification`, :meth:`Client.wait_for`); mirrors made by
+:meth:`Client.subscribe` are kept current from ``stackChanged`` as messages are read.
+Requests navd sends (``precondition.evaluate``/``recover``) are answered by the handlers given
+to :meth:`Client.provide`, while the client waits; :class:`Provider` answers them on a
+connection and thread of its own.
+"""
+
+import collections
+import copy
+import json
+import os
+import select
+import socket
+import threading
+import time
+
+__all__ = [
+    "Client", "Provider", "TreeMirror", "NavdError", "ConnectError", "ConnectionClosed", "Timeout",
+    "OutOfStep", "default_socket_path", "error_class",
+]
+
+MAX_LINE = 64 * 1024 * 1024
+
+
+# ----------------------------------------------------------------------------- errors
+
+class NavdError(Exception):
+    """An error navd answered: JSON-RPC ``code``, ``data.kind``, ``message`` and ``data``."""
+
+    code = None
+    kind = "error"
+
+    def __init__(self, message, code=None, kind=None, data=None):
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        if kind is not None:
+            self.kind = kind
+        self.data = data if data is not None else {}
+
+    def __str__(self):
+        return "%s (%s): %s" % (self.kind, self.code, self.message)
+
+
+class ConnectError(NavdError):
+    """navd could not be reached (no socket, nobody listening, or a socket of another user)."""
+    code, kind = 0, "connect"
+
+
+class ConnectionClosed(NavdError):
+    """navd closed the connection before answering."""
+    code, kind = 0, "connection"
+
+
+class Timeout(NavdError):
+    """No answer (or no awaited notification) within the timeout."""
+    code, kind = 0, "timeout"
+
+
+class OutOfStep(NavdError):
+    """A ``stackChanged`` does not follow the mirror's version (a gap): take a new snapshot."""
+    code, kind = 0, "outOfStep"
+
+
+# One class per data.kind of Protocol/PROTOCOL.md's error table.
+_KINDS = {
+    "parseError": -32700, "invalidUTF8": -32700, "emptyMessage": -32700,
+    "invalidRequest": -32600, "emptyBatch": -32600, "messageTooLarge": -32600, "tooDeep": -32600,
+    "badHeader": -32600, "tooManyConnections": -32600, "messageTimeout": -32600,
+    "methodNotFound": -32601, "invalidParams": -32602, "internalError": -32603,
+    "unknownTarget": -32001, "invalidSetup": -32002, "notAllowed": -32003, "accessDenied": -32004,
+    "preconditionFailed": -32005, "preconditionTimeout": -32006, "conflict": -32007,
+    "cancelled": -32008, "unknownNode": -32009, "flowNotActive": -32010, "noMatchingLink": -32011,
+    "limitExceeded": -32012,
+}
+_CLASSES = {}
+for _kind, _code in _KINDS.items():
+    _name = _kind[0].upper() + _kind[1:]
+    _CLASSES[_kind] = type(_name, (NavdError,), {"code": _code, "kind": _kind, "__module__": __name__})
+    globals()[_name] = _CLASSES[_kind]
+    __all__.append(_name)
+
+
+def error_class(kind):
+    """The exception class for a ``data.kind`` (``NavdError`` for a kind this client does not know)."""
+    return _CLASSES.get(kind, NavdError)
+
+
+def _error_from(obj):
+    data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+    kind = data.get("kind", "error")
+    return error_class(kind)(obj.get("message", ""), code=obj.get("code"), kind=kind, data=data)
+
+
+# ----------------------------------------------------------------------------- the tree
+
+class TreeMirror:
+    """A session's tree as navd last described it: ``version``, ``root``, ``visible`` (node ids
+    from the root to the screen the user sees). :meth:`apply` applies a ``stackChanged``."""
+
+    def __init__(self, snapshot):
+        self.session = snapshot["session"]
+        self.version = snapshot["version"]
+        self.root = snapshot["root"]
+        self.visible = list(snapshot["visible"])
+        self.stale = False
+
+    def node(self, node_id):
+        """The node with that id, or None."""
+        for n in self.nodes():
+            if n.get("id") == node_id:
+                return n
+        return None
+
+    def nodes(self):
+        """Every node, depth first (children, then what a screen presents)."""
+        todo = [self.root]
+        while todo:
+            n = todo.pop()
+            yield n
+            if "presented" in n:
+                todo.append(n["presented"])
+            todo.extend(reversed(n.get("children", [])))
+
+    def find(self, coordinator):
+        """The screens and flows of that coordinator, in tree order."""
+        return [n for n in self.nodes() if n.get("coordinator") == coordinator]
+
+    @property
+    def top(self):
+        """The visible screen."""
+        return self.node(self.visible[-1]) if self.visible else None
+
+    @property
+    def path(self):
+        """The coordinators on the visible path (screens and flows), root first: the top of each
+        stack, into flows and what screens present (see :attr:`stack` for a whole stack)."""
+        return [n["coordinator"] for n in map(self.node, self.visible) if n and "coordinator" in n]
+
+    @property
+    def stack(self):
+        """The coordinators of the innermost stack on the visible path, bottom first (a tab's
+        stack, or the stack a screen presents)."""
+        for node_id in reversed(self.visible):
+            n = self.node(node_id)
+            if n is not None and n.get("kind") == "stack":
+                return [c.get("coordinator") for c in n.get("children", [])]
+        return []
+
+    def apply(self, change):
+        """Applies a ``stackChanged``'s params; False when it is not newer (or not this session's).
+        Raises :class:`OutOfStep` on a gap."""
+        if change.get("session") != self.session or change["version"] <= self.version:
+            return False
+        if change["version"] != self.version + 1:
+            raise OutOfStep("stackChanged version %d after %d: versions were missed" % (change["version"], self.version))
+        for ch in change["changes"]:
+            op = ch["op"]
+            if op == "reset":
+                self.root = copy.deepcopy(ch["root"])
+                continue
+            if op == "update":
+                self.node(ch["node"]["id"])["params"] = copy.deepcopy(ch["node"].get("params", {}))
+                continue
+            parent = self.node(ch["parent"])
+            if parent is None:
+                raise OutOfStep("stackChanged names node %s, which the mirror does not hold" % ch["parent"])
+            if op == "push":
+                parent.setdefault("children", []).append(copy.deepcopy(ch["node"]))
+            elif op == "present":
+                parent["presented"] = copy.deepcopy(ch["node"])
+            elif op == "pop":
+                del parent["children"][ch["index"]:]
+            elif op == "dismiss":
+                parent.pop("presented", None)
+            elif op == "replace":
+                del parent["children"][ch["index"]:]
+                parent["children"].append(copy.deepcopy(ch["node"]))
+            elif op == "select":
+                parent["selected"] = ch["index"]
+            else:
+                raise OutOfStep("unknown change op %r: take a new snapshot" % op)
+        self.version = change["version"]
+        self.visible = list(change["visible"])
+        return True
+
+
+# ----------------------------------------------------------------------------- the client
+
+def default_socket_path(explicit=None):
+    """``explicit``, else ``$NAVD_SOCKET``, else ``$XDG_RUNTIME_DIR/navd.sock``, else
+    ``$TMPDIR/navd-<uid>/navd.sock`` (``/tmp`` without ``TMPDIR``), as navd and navctl choose."""
+    if explicit:
+        return explicit
+    env = os.environ
+    if env.get("NAVD_SOCKET"):
+        return env["NAVD_SOCKET"]
+    if env.get("XDG_RUNTIME_DIR"):
+        return env["XDG_RUNTIME_DIR"] + "/navd.sock"
+    return (env.get("TMPDIR") or "/tmp").rstrip("/") + "/navd-%d/navd.sock" % os.getuid()
+
+
+def _params(params, kw):
+    """Merges keyword params into ``params``: ``with_``/``from_`` name ``with``/``from``; None is left out."""
+    p = dict(params or {})
+    for k, v in kw.items():
+        if v is not None:
+            p[k[:-1] if k.endswith("_") else k] = v
+    return p
+
+
+class Client:
+    """A blocking connection to navd (newline-delimited JSON-RPC 2.0)."""
+
+    def __init__(self, socket_path=None, timeout=10.0, name=None, token=None):
+        self.socket_path = default_socket_path(socket_path)
+        self.timeout = timeout
+        self.notifications = collections.deque()
+        self.mirrors = {}
+        self._handlers = {}
+        self._replies = {}
+        self._buf = b""
+        self._next_id = 1
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self._sock.connect(self.socket_path)
+        except OSError as e:
+            self._sock.close()
+            raise ConnectError("cannot connect to navd at %s: %s (is navd running? pass socket_path or set NAVD_SOCKET)"
+                               % (self.socket_path, e.strerror or e)) from None
+        if socket_path is None and not os.environ.get("NAVD_SOCKET"):
+            self._check_owner()
+        if name or token:
+            self.call("hello", client=name, token=token)
+
+    def _check_owner(self):
+        # The default path is only trusted when navd runs as this user (or root): a socket another
+        # user placed there is refused, as navctl does.
+        import struct
+        creds = self._sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        uid = struct.unpack("3i", creds)[1]
+        if uid not in (os.getuid(), 0):
+            self._sock.close()
+            raise ConnectError("the socket %s is served by uid %d, not by you (uid %d): refusing to talk to it"
+                               % (self.socket_path, uid, os.getuid()))
+
+    def close(self):
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- messages
+
+    def _send(self, message):
+        self._sock.sendall(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+
+    def _read(self, deadline):
+        """The next message; raises ConnectionClosed at the end, Timeout past ``deadline``."""
+        while b"\n" not in self._buf:
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([self._sock], [], [], left)[0]:
+                    raise Timeout("navd sent nothing within the timeout")
+            chunk = self._sock.recv(65536)
+            if not chunk:
+                raise ConnectionClosed("navd closed the connection")
+            self._buf += chunk
+            if len(self._buf) > MAX_LINE:
+                raise NavdError("a line from navd is longer than %d bytes" % MAX_LINE)
+        line, self._buf = self._buf.split(b"\n", 1)
+        return json.loads(line) if line.strip() else self._read(deadline)
+
+    def _deadline(self, timeout):
+        t = self.timeout if timeout is None else timeout
+        return None if t is None else time.monotonic() + t
+
+    def _incoming(self, m):
+        """Handles a request or notification from navd; False for a reply."""
+        method = m.get("method") if isinstance(m, dict) else None
+        if method is None:
+            return False
+        if "id" in m:
+            self._answer(m)
+            return True
+        if method == "stackChanged":
+            p = m.get("params", {})
+            mirror = self.mirrors.get(p.get("session"))
+            if mirror is not None and not mirror.stale:
+                try:
+                    mirror.apply(p)
+                except OutOfStep:
+                    mirror.stale = True
+        self.notifications.append(m)
+        return True
+
+    def _answer(self, request):
+        handler = self._handlers.get(request["method"])
+        if handler is None:
+            self._send({"jsonrpc": "2.0", "id": request["id"],
+                        "error": {"code": -32601, "message": "this client does not answer %s" % request["method"]}})
+            return
+        try:
+            result = handler(request.get("params", {}))
+            self._send({"jsonrpc": "2.0", "id": request["id"], "result": result})
+        except Exception as e:  # the handler's failure is the provider's answer, not ours to raise
+            self._send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32603, "message": str(e)}})
+
+    # -- calls
+
+    def send(self, method, params=None, **kw):
+        """Sends a request without waiting; returns its id (see :meth:`reply`)."""
+        rid = self._next_id
+        self._next_id += 1
+        self._send({"jsonrpc": "2.0", "id": rid, "method": method, "params": _params(params, kw)})
+        return rid
+
+    def reply(self, rid, timeout=None):
+        """Waits for the reply to request ``rid``: its result, or the error raised."""
+        deadline = self._deadline(timeout)
+        m = self._replies.pop(rid, None)
+        while m is None:
+            m = self._read(deadline)
+            if self._incoming(m):
+                m = None
+            elif m.get("id") != rid:
+                self._replies[m.get("id")] = m  # the reply to another request sent earlier
+                m = None
+        self._refresh_stale()
+        if "error" in m:
+            raise _error_from(m["error"])
+        return m.get("result")
+
+    def call(self, method, params=None, timeout=None, **kw):
+        """Calls ``method`` with ``params`` (a dict) and/or keywords; returns the result."""
+        return self.reply(self.send(method, params, **kw), timeout)
+
+    def notify(self, method, params=None, **kw):
+        """Sends a notification (no reply)."""
+        self._send({"jsonrpc": "2.0", "method": method, "params": _params(params, kw)})
+
+    def next_notification(self, timeout=None):
+        """The next notification (queued first): ``{"method", "params"}``; Timeout when none comes."""
+        deadline = self._deadline(timeout)
+        while not self.notifications:
+            m = self._read(deadline)
+            self._incoming(m)
+        return self.notifications.popleft()
+
+    def wait_for(self, method, predicate=None, timeout=None):
+        """Reads notifications until one of ``method`` (whose params satisfy ``predicate``) comes;
+        returns its params. Others read meanwhile are dropped."""
+        deadline = self._deadline(timeout)
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                n = self.next_notification(left)
+            except Timeout:
+                raise Timeout("no %s notification within the timeout" % method) from None
+            if n.get("method") == method and (predicate is None or predicate(n.get("params", {}))):
+                return n.get("params", {})
+
+    def serve(self, timeout=None):
+        """Answers navd's requests until the connection closes (or ``timeout`` passes)."""
+        deadline = self._deadline(timeout) if timeout is not None else None
+        try:
+            while True:
+                m = self._read(deadline)
+                self._incoming(m)
+                self.notifications.clear()
+        except (ConnectionClosed, OSError):
+            return
+
+    def _refresh_stale(self):
+        for name, mirror in list(self.mirrors.items()):
+            if mirror.stale:
+                mirror.stale = False
+                fresh = TreeMirror(self.call("tree", session=name))
+                mirror.__dict__.update(fresh.__dict__)
+
+    # -- typed calls
+
+    def ping(self):
+        return self.call("ping")
+
+    def navigate(self, to=None, route=None, by=None, with_=None, from_=None, session=None, **extra):
+        """``navigate``; returns ``{navigation, node, version, visible, …}``."""
+        return self.call("navigate", extra, to=to, route=route, by=by, with_=with_, from_=from_, session=session)
+
+    def dismiss(self, node=None, session=None, **extra):
+        return self.call("dismiss", extra, node=node, session=session)
+
+    def flow_complete(self, flow, result=None, error=None, cancelled=False, session=None):
+        return self.call("flowComplete", flow=flow, result=result,
+                         error={"message": error} if isinstance(error, str) else error,
+                         cancelled=True if cancelled else None, session=session)
+
+    def open(self, url, session=None, **extra):
+        return self.call("open", extra, url=url, session=session)
+
+    def cancel(self, navigation, session=None):
+        return self.call("cancel", navigation=navigation, session=session).get("cancelled", False)
+
+    def tree(self, session=None):
+        """A snapshot of the session's tree (not kept current: see :meth:`subscribe`)."""
+        return TreeMirror(self.call("tree", session=session))
+
+    def subscribe(self, session=None):
+        """Subscribes; returns a mirror of the tree kept current from ``stackChanged`` as this client
+        reads (a call, :meth:`next_notification`, :meth:`wait_for`). A gap is mended with a new snapshot."""
+        mirror = TreeMirror(self.call("subscribe", session=session))
+        self.mirrors[mirror.session] = mirror
+        return mirror
+
+    def set_facts(self, facts=None, session=None, **kw):
+        """Merges facts into the session (``None`` removes one); returns all of them."""
+        merged = dict(facts or {})
+        merged.update(kw)
+        return self.call("context.set", facts=merged, session=session)["facts"]
+
+    def facts(self, names=None, session=None):
+        return self.call("context.get", facts=names, session=session)["facts"]
+
+    def provide(self, answers):
+        """Answers ``precondition.evaluate``/``recover`` for the preconditions named in ``answers``
+        (name -> callable(request params) -> True, False, a reason string (failed), or a dict such as
+        ``{"passed": False, "redirect": {...}}``) while this client waits for navd."""
+        self._handlers["precondition.evaluate"] = lambda p: _answer(answers, p, "passed")
+        self._handlers["precondition.recover"] = lambda p: _answer(answers, p, "recovered")
+        return self.call("provide", preconditions=list(answers))
+
+
+def _answer(answers, params, key):
+    fn = answers.get(params.get("precondition"))
+    if fn is None:
+        return {key: False, "reason": "this provider does not know %s" % params.get("precondition")}
+    a = fn(params)
+    if isinstance(a, dict):
+        return a
+    if isinstance(a, str):
+        return {key: False, "reason": a}
+    return {key: True} if a else {key: False, "reason": "the provider said no"}
+
+
+class Provider:
+    """Answers provider preconditions on a connection and thread of its own until stopped:
+
+        with Provider(sock, {"cart.paymentAuthorized": lambda request: True}):
+            ...  # navigations guarded by cart.paymentAuthorized pass
+    """
+
+    def __init__(self, socket_path, answers, token=None):
+        self.client = Client(socket_path, timeout=None, token=token)
+        self.client.provide(answers)
+        self._thread = threading.Thread(target=self.client.serve, daemon=True)
+        self._thread.start()
+
+    def stop(self):
+        self.client.close()
+        self._thread.join(5)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()

@@ -1,0 +1,153 @@
+"""The Python client and its pytest plugin against a real navd (started per test by the plugin)."""
+
+import json
+import os
+import socket
+import threading
+
+import pytest
+
+import navd_client
+from navd_client import (Cancelled, Client, ConnectError, InvalidParams, InvalidSetup, NavdError, NotAllowed,
+                         PreconditionFailed, Provider, Timeout, TreeMirror, UnknownTarget)
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+
+
+def write_graph(tmp_path, text):
+    d = tmp_path / "graph"
+    d.mkdir()
+    (d / "app.yaml").write_text(text)
+    return str(d)
+
+
+def test_call_and_typed_errors(navd_client):
+    assert navd_client.ping() == "pong"
+    r = navd_client.navigate("shop.Product", with_={"id": "p1"})
+    assert r["version"] == 1 and r["node"] == r["visible"][-1]
+    with pytest.raises(InvalidSetup) as e:
+        navd_client.navigate("shop.Product", with_={"id": ""})
+    assert e.value.code == -32002 and e.value.kind == "invalidSetup" and e.value.data["pointer"] == "/id"
+    with pytest.raises(UnknownTarget) as e:
+        navd_client.navigate("shop.Prodcut")
+    assert "did you mean `shop.Product`" in e.value.message
+    with pytest.raises(NotAllowed):
+        navd_client.navigate("account.Orders")
+    with pytest.raises(InvalidParams) as e:
+        navd_client.call("navigate", {"to": 5})
+    assert isinstance(e.value, NavdError) and e.value.data["param"] == "to"
+    with pytest.raises(NavdError) as e:
+        navd_client.call("no.such.method")
+    assert e.value.kind == "methodNotFound" and e.value.code == -32601
+
+
+def test_mirror_follows_every_change_of_another_client(navd):
+    watcher, driver = navd.client(), navd.client()
+    tree = watcher.subscribe()
+    assert tree.path == ["shop.Home"] and tree.version == 0
+    driver.set_facts(loggedIn=True, **{"cart.items": 2})
+    driver.navigate("shop.Product", with_={"id": "p7"})
+    driver.navigate("shop.Reviews")
+    driver.dismiss()
+    driver.navigate(route="account")
+    driver.navigate("account.Orders")
+    driver.call("update", node=driver.tree().top["id"], with_={})
+    driver.open("/product/p9")
+    driver.call("reset")
+    for _ in range(8):
+        watcher.wait_for("stackChanged")
+    # The mirror, kept current from stackChanged alone, equals a fresh snapshot.
+    fresh = driver.tree()
+    assert tree.version == fresh.version == 8
+    assert tree.root == fresh.root and tree.visible == fresh.visible
+
+
+def test_mirror_gap_is_refused():
+    t = TreeMirror({"session": "main", "version": 3, "root": {"id": "n1", "kind": "stack", "children": []}, "visible": ["n1"]})
+    assert not t.apply({"session": "main", "version": 3, "changes": [], "visible": []})
+    with pytest.raises(navd_client.OutOfStep):
+        t.apply({"session": "main", "version": 5, "changes": [], "visible": []})
+
+
+def test_pending_navigation_notifications_and_cancel(navd_client):
+    tree = navd_client.subscribe()
+    navd_client.navigate(route="account")
+    rid = navd_client.send("navigate", route="orders")
+    pending = navd_client.wait_for("navigationPending")
+    assert pending["waitingFor"] == "account.loggedIn" and pending["flow"]["coordinator"] == "account.Login"
+    assert tree.top["coordinator"] == "account.Credentials"
+    assert navd_client.cancel(pending["navigation"])
+    with pytest.raises(Cancelled):
+        navd_client.reply(rid)
+
+
+def test_provider_helper_answers_on_its_own_thread(navd, tmp_path):
+    asked = []
+
+    def authorize(request):
+        asked.append(request["precondition"])
+        return True
+
+    c = navd.client()
+    c.set_facts(loggedIn=True, **{"cart.items": 2})
+    with Provider(navd.socket, {"cart.paymentAuthorized": authorize}):
+        c.navigate("cart.Cart", by="select")
+        flow = c.navigate("cart.Checkout", by="present")["node"]
+        c.navigate("cart.Payment")
+        c.navigate("cart.Confirm", with_={"total": 12.5})
+        done = c.flow_complete(flow, result={"orderId": "ord-7"})
+    assert asked == ["cart.paymentAuthorized"] and flow in done["removed"]
+
+
+def test_provider_refusal_is_precondition_failed(navd):
+    c = navd.client()
+    c.set_facts(loggedIn=True, **{"cart.items": 2})
+    with Provider(navd.socket, {"cart.paymentAuthorized": lambda r: "card declined"}):
+        c.navigate("cart.Cart", by="select")
+        c.navigate("cart.Checkout", by="present")
+        with pytest.raises(PreconditionFailed) as e:
+            c.navigate("cart.Payment")
+    assert e.value.data["precondition"] == "cart.paymentAuthorized" and "card declined" in e.value.data["reason"]
+
+
+def test_graph_marker_serves_that_graph(tmp_path, request):
+    graph = write_graph(tmp_path, "module: app\nroot: {stack: Home}\ncoordinators:\n  Home: {opens: [Detail]}\n  Detail: {}\n")
+    from navd_client.pytest_plugin import Navd
+    d = Navd(request.config.getoption("--navd-binary") or os.environ["NAVD_BIN"], graph)
+    try:
+        with d.client() as c:
+            assert c.navigate("app.Detail")["version"] == 1
+            assert c.tree().stack == ["app.Home", "app.Detail"]
+    finally:
+        assert d.stop() == 0
+    assert "navd listening" in d.log
+
+
+def test_a_bad_graph_is_reported_with_navds_diagnostic(tmp_path, request):
+    graph = write_graph(tmp_path, "module: app\nroot: {stack: Hom}\ncoordinators:\n  Home: {}\n")
+    from navd_client.pytest_plugin import Navd
+    with pytest.raises(RuntimeError) as e:
+        Navd(request.config.getoption("--navd-binary") or os.environ["NAVD_BIN"], graph)
+    assert "did you mean `app.Home`" in str(e.value)
+
+
+def test_timeouts_and_connect_errors(navd_client, tmp_path):
+    with pytest.raises(Timeout):
+        navd_client.next_notification(timeout=0.2)
+    with pytest.raises(ConnectError) as e:
+        Client(str(tmp_path / "nobody.sock"))
+    assert "cannot connect to navd" in str(e.value)
+
+
+def test_notifications_arriving_during_a_call_are_queued(navd):
+    a, b = navd.client(), navd.client()
+    a.subscribe()
+    b.navigate("shop.Product", with_={"id": "p1"})
+    assert a.ping() == "pong"  # the stackChanged is read while waiting for this reply
+    assert len(a.notifications) == 1 and a.next_notification()["method"] == "stackChanged"
+
+
+def test_readme_shows_the_example_that_runs():
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    example = open(os.path.join(ROOT, "Clients", "python", "examples", "test_example.py")).read()
+    assert example.strip() in readme, "README's pytest example must be Clients/python/examples/test_example.py"
