@@ -94,6 +94,21 @@ struct Common: ParsableArguments {
     }
 }
 
+/// Names from the running navd's graph for shell completion: `section` is "coordinators" or
+/// "routes". Uses `--socket` from the words typed so far; none when navd cannot be reached.
+func graphNames(_ section: String) -> CompletionKind {
+    .custom { words, _, prefix in
+        var socket: String?
+        if let i = words.firstIndex(of: "--socket"), i + 1 < words.count {
+            socket = words[i + 1]
+        } else if let w = words.first(where: { $0.hasPrefix("--socket=") }) {
+            socket = String(w.dropFirst("--socket=".count))
+        }
+        guard let c = try? NavClient(socketPath: socket), let g = try? c.call("graph.describe", timeout: 2) else { return [] }
+        return (g[section]?.objectValue?.keys.sorted() ?? []).filter { $0.hasPrefix(prefix) }
+    }
+}
+
 /// Ends a call's wait when navd reports the navigation pending (`--no-wait`).
 struct StopWaiting: Error {}
 
@@ -201,12 +216,12 @@ struct Navctl: ParsableCommand {
 struct Navigate: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Navigate to a coordinator.")
     @OptionGroup var common: Common
-    @Argument(help: "Target coordinator, such as shop.Product.") var target: String
+    @Argument(help: "Target coordinator, such as shop.Product.", completion: graphNames("coordinators")) var target: String
     @Option(help: "push, present, replace, root or select.") var by: String?
     @OptionGroup var setup: SetupOptions
     @Option(help: "Idempotency key.") var key: String?
     @Flag(help: "Validate only; commit nothing.") var dryRun = false
-    @Option(help: "Pop to this coordinator or node first (one commit).") var popUpTo: String?
+    @Option(help: "Pop to this coordinator or node first (one commit).", completion: graphNames("coordinators")) var popUpTo: String?
     @Flag(help: "With --pop-up-to: pop that screen too.") var inclusive = false
     @Option(name: .customLong("hint"), help: "Presentation hint KEY=VALUE for front-ends (repeatable), such as animated=false.") var hints: [String] = []
     @Option(help: "For a flow: where navigation continues when it completes, a coordinator or {\"to\", \"with\"} as JSON.") var then: String?
@@ -243,7 +258,7 @@ struct SetupOptions: ParsableArguments {
 struct Route: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Navigate by a route name.")
     @OptionGroup var common: Common
-    @Argument var name: String
+    @Argument(help: "A route of the graph, such as showProduct.", completion: graphNames("routes")) var name: String
     @OptionGroup var setup: SetupOptions
     @Flag(help: "Do not wait for preconditions: a navigation that has to wait is left to navd and reported as pending.") var noWait = false
     func run() throws {
@@ -259,7 +274,7 @@ struct Dismiss: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Dismiss a node (default: the visible top), or pop to a screen with --to.")
     @OptionGroup var common: Common
     @Argument var node: String?
-    @Option(help: "Pop to the nearest screen of this coordinator (or this node) on the visible path.") var to: String?
+    @Option(help: "Pop to the nearest screen of this coordinator (or this node) on the visible path.", completion: graphNames("coordinators")) var to: String?
     @Flag(help: "With --to: dismiss that screen too.") var inclusive = false
     @Option(help: "A result for the screen below, as JSON (sent as screenResult).") var result: String?
     func run() throws {

@@ -78,6 +78,38 @@ import Testing
     }
 }
 
+/// `navctl --generate-completion-script bash` completes coordinator and route names from the
+/// running navd's graph, in a real bash.
+@Suite struct NavctlCompletionTests {
+    @Test func bashCompletesCoordinatorsAndRoutesFromTheLiveGraph() throws {
+        let d = try Daemon()
+        let navctl = Repo.binary("navctl")
+        let script = try runCommand(navctl, ["--generate-completion-script", "bash"])
+        #expect(script.status == 0 && script.stdout.contains("_navctl"), "\(script)")
+        let dir = TempDir()
+        defer { dir.remove() }
+        try script.stdout.write(toFile: dir.file("navctl.bash"), atomically: true, encoding: .utf8)
+        func complete(_ words: [String]) throws -> [String] {
+            let line = ([navctl] + words).joined(separator: " ")
+            let body = """
+                shopt -s extglob
+                source \(dir.file("navctl.bash"))
+                COMP_LINE='\(line)'; COMP_POINT=${#COMP_LINE}
+                COMP_WORDS=(\(([navctl] + words).map { "'\($0)'" }.joined(separator: " "))); COMP_CWORD=\(words.count)
+                _navctl
+                printf '%s\\n' "${COMPREPLY[@]}"
+                """
+            var env = ProcessInfo.processInfo.environment
+            env["NAVD_SOCKET"] = d.socketPath
+            let r = try runCommand("/bin/bash", ["-c", body], environment: env)
+            return r.stdout.split(separator: "\n").map(String.init).sorted()
+        }
+        #expect(try complete(["navigate", "shop.Pr"]) == ["shop.Product"])
+        #expect(try complete(["navigate", "shop.Home", "--pop-up-to", "cart.C"]) == ["cart.Cart", "cart.Checkout", "cart.Confirm"])
+        #expect(try complete(["route", "account.o"]) == ["account.orders"])
+    }
+}
+
 /// A recovery flow whose navigation's client went away: the navigation is cancelled, the flow
 /// stays presented for whoever is in it, and completing it later changes nothing else.
 @Suite struct AbandonedRecoveryTests {
