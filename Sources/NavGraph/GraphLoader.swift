@@ -135,8 +135,17 @@ private struct Builder {
     /// Coordinators whose `opens` named something that does not exist (checks that read `opens` skip
     /// them rather than repeat that error).
     var incompleteOpens: Set<Int> = []
-    /// Where each tab container declared its `tabs` (a tab may not be a container itself).
-    var tabContainerLocations: [Int: SourceLocation] = [:]
+    /// Where each tab container names its tabs, one per tab (a tab may not be a container itself).
+    var tabContainerLocations: [Int: [SourceLocation]] = [:]
+    /// Where each mediation expression is written (coordinator → field → the value), so that the
+    /// checks made once every module is read point at the expression.
+    var mediationLocations: [Int: [String: SourceLocation]] = [:]
+    /// Where each constant of a route's or a link entry's `with` is written (the route's or the
+    /// entry's location → field → the value).
+    var constantLocations: [SourceLocation: [String: SourceLocation]] = [:]
+    /// Where each entry of a link is written (the link's location → one per entry kept: the entry,
+    /// and the coordinator name in it).
+    var linkEntryLocations: [SourceLocation: [(entry: SourceLocation, name: SourceLocation)]] = [:]
     /// Named ability sets ("module.name" → the coordinators they list), usable in `opens`.
     var abilities: [String: [Int]] = [:]
 
@@ -385,11 +394,11 @@ private struct Builder {
 
         // Pass 5: cross checks.
         checkMediation()
-        for (i, loc) in tabContainerLocations.sorted(by: { $0.key < $1.key }) {
-            for t in coordinators[i].tabs where !coordinators[t].tabs.isEmpty {
+        for (i, locations) in tabContainerLocations.sorted(by: { $0.key < $1.key }) {
+            for (t, loc) in zip(coordinators[i].tabs, locations) where !coordinators[t].tabs.isEmpty {
                 d.error(loc, "`\(coordinators[t].name)`, a tab of `\(coordinators[i].name)`, is a tab container itself; tabs hold screens or flows")
             }
-            for t in coordinators[i].tabs {
+            for (t, loc) in zip(coordinators[i].tabs, locations) {
                 if let v = coordinators[t].setup?.validate(.object([:])) {
                     d.error(loc, "`\(coordinators[t].name)`, a tab of `\(coordinators[i].name)`, starts with no params, and its setup refuses that: \(v.message)")
                 }
@@ -477,13 +486,19 @@ private struct Builder {
                 d.error(t.location, "coordinator `\(c.name)` is a flow and a tab container; give it `flow` or `tabs`, not both")
             }
             var tabs: [Int] = []
+            var locations: [SourceLocation] = []
             for (ref, l) in stringList(t, "`tabs`") {
                 guard let i = resolveCoordinator(ref, in: module, at: l, role: " (a tab of `\(c.name)`)") else { continue }
-                if tabs.contains(i) { d.error(l, "`\(coordinators[i].name)` is listed twice in the `tabs` of `\(c.name)`") } else { tabs.append(i) }
+                if tabs.contains(i) {
+                    d.error(l, "`\(coordinators[i].name)` is listed twice in the `tabs` of `\(c.name)`")
+                } else {
+                    tabs.append(i)
+                    locations.append(l)
+                }
             }
             if tabs.isEmpty { d.error(t.location, "the `tabs` of `\(c.name)` list no coordinator; give at least one, as [General, Privacy]") }
             c.tabs = tabs
-            tabContainerLocations[c.index] = t.location
+            tabContainerLocations[c.index] = locations
         }
         if let p = doc["leave"] {
             for (ref, l) in stringList(p, "`leave`") {
@@ -507,6 +522,7 @@ private struct Builder {
                     d.error(l, "mediation fills `\(field)`, which the setup of `\(c.name)` does not declare")
                 }
                 c.mediation.append((field, path))
+                mediationLocations[c.index, default: [:]][field] = v.location
             }
         }
         if let t = doc["description"] ?? doc["title"] { c.description = t.text }
@@ -601,7 +617,7 @@ private struct Builder {
         }
         guard let i = resolveCoordinator(ref, in: module, at: toDoc.location, role: " (\(what))") else { return nil }
         if let by, !coordinators[i].allows(by) {
-            d.error(doc.location, "\(what) shows `\(coordinators[i].name)` by \(by.rawValue), which its `presentations` do not allow")
+            d.error(doc["by"]?.location ?? doc.location, "\(what) shows `\(coordinators[i].name)` by \(by.rawValue), which its `presentations` do not allow")
         }
         return NavigationSpec(to: i, by: by, with: with)
     }
@@ -801,6 +817,7 @@ private struct Builder {
             if let b = doc["by"] { by = presentation(b) }
             if let w = doc["with"] {
                 if case .object(let o) = w.json { with = o } else { d.error(w.location, "`with` of a route must be a mapping of setup fields") }
+                for (field, _, v) in w.mapping ?? [] { constantLocations[loc, default: [:]][field] = v.location }
             }
         } else {
             d.error(doc.location, "route `\(module).\(name)` must be a mapping such as {to: Product, by: push}")
@@ -899,6 +916,7 @@ private struct Builder {
                         ok = false
                     }
                     for (field, _, v) in w.mapping ?? [] {
+                        constantLocations[item.location, default: [:]][field] = v.location
                         guard let s = v.text, s.hasPrefix(":") else { continue }
                         let p = String(s.dropFirst())
                         if declared.contains(p) { used.insert(p) } else {
@@ -915,6 +933,7 @@ private struct Builder {
             }
             guard let i = resolveCoordinator(name, in: module, at: l, role: " (in link `\(pattern)`)") else { ok = false; continue }
             entries.append(Link.Entry(coordinator: i, with: with, by: by))
+            linkEntryLocations[loc, default: []].append((item.location, l))
         }
         for p in declared where !used.contains(p) {
             d.error(loc, "link `\(pattern)` declares `:\(p)` but no entry uses it; fill a setup field with \":\(p)\" or remove it from the pattern")
@@ -977,13 +996,14 @@ private struct Builder {
             let target = coordinators[r.to]
             for (field, v) in r.with ?? [:] {
                 if let why = problem(target, field, v) {
-                    d.error(r.location, "route `\(r.name)` gives `\(target.name)` the constant \(field): \(JSONWriter.string(v)), which its setup never accepts: \(why)")
+                    d.error(constantLocations[r.location]?[field] ?? r.location, "route `\(r.name)` gives `\(target.name)` the constant \(field): \(JSONWriter.string(v)), which its setup never accepts: \(why)")
                 }
             }
         }
         for l in links {
-            for e in l.entries {
+            for (n, e) in l.entries.enumerated() {
                 let target = coordinators[e.coordinator]
+                let entryLocation = linkEntryLocations[l.location]?[n].entry
                 for (field, v) in e.with {
                     var value = v
                     if case .string(let text) = v {
@@ -991,7 +1011,7 @@ private struct Builder {
                         value = target.setup?.coerce(text, forProperty: field) ?? v  // as `open` reads it
                     }
                     if let why = problem(target, field, value) {
-                        d.error(l.location, "link `\(l.pattern)` gives `\(target.name)` the constant \(field): \(JSONWriter.string(v)), which its setup never accepts: \(why)")
+                        d.error(entryLocation.flatMap { constantLocations[$0]?[field] } ?? l.location, "link `\(l.pattern)` gives `\(target.name)` the constant \(field): \(JSONWriter.string(v)), which its setup never accepts: \(why)")
                     }
                 }
             }
@@ -1003,13 +1023,13 @@ private struct Builder {
     /// next step of its flow.
     mutating func checkLinkOpens(_ links: [Link]) {
         for l in links {
-            for (below, above) in zip(l.entries, l.entries.dropFirst()) {
+            for (n, (below, above)) in zip(l.entries, l.entries.dropFirst()).enumerated() {
                 if coordinators.stackStepAllowed(from: below.coordinator, to: above.coordinator) { continue }
                 let source = coordinators[below.coordinator]
                 let opener = source.flow.map { coordinators[$0.start] } ?? source
                 if incompleteOpens.contains(opener.index) { continue }
                 let opens = opener.opens.map { coordinators[$0].name }
-                d.error(l.location, "link `\(l.pattern)` puts `\(coordinators[above.coordinator].name)` above `\(source.name)`, which cannot open it: the opens of `\(opener.name)` are \(opens.isEmpty ? "empty" : opens.joined(separator: ", "))")
+                d.error(linkEntryLocations[l.location]?[n + 1].name ?? l.location, "link `\(l.pattern)` puts `\(coordinators[above.coordinator].name)` above `\(source.name)`, which cannot open it: the opens of `\(opener.name)` are \(opens.isEmpty ? "empty" : opens.joined(separator: ", "))")
             }
         }
     }
@@ -1020,14 +1040,15 @@ private struct Builder {
         for target in coordinators where !target.mediation.isEmpty {
             let sources = coordinators.filter { $0.opensSet.contains(target.index) }
             for (field, path) in target.mediation {
+                let at = mediationLocations[target.index]?[field] ?? target.location
                 for s in sources {
                     guard let setup = s.setup else {
-                        d.error(target.location, "`\(target.name)` fills `\(field)` from `$source.\(path.joined(separator: "."))`, but its source `\(s.name)` has no setup model to read it from; declare `\(path[0])` in the setup of `\(s.name)`")
+                        d.error(at, "`\(target.name)` fills `\(field)` from `$source.\(path.joined(separator: "."))`, but its source `\(s.name)` has no setup model to read it from; declare `\(path[0])` in the setup of `\(s.name)`")
                         continue
                     }
                     if !setup.declares(path[0]) {
                         let hint = suggestion(for: path[0], among: setup.properties.map(\.name)).map { "; did you mean `$source.\($0)`?" } ?? ""
-                        d.error(target.location, "`\(target.name)` fills `\(field)` from `$source.\(path.joined(separator: "."))`, but the setup of its source `\(s.name)` does not declare `\(path[0])`\(hint)")
+                        d.error(at, "`\(target.name)` fills `\(field)` from `$source.\(path.joined(separator: "."))`, but the setup of its source `\(s.name)` does not declare `\(path[0])`\(hint)")
                     }
                 }
             }

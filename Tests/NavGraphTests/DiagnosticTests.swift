@@ -179,7 +179,7 @@ import Testing
               Reviews:
                 mediation: {productId: "$source.Id"}
             """)]
-        #expect(errors(files) == ["app.yaml:8:3: error: `app.Reviews` fills `productId` from `$source.Id`, but the setup of its source `app.Product` does not declare `Id`; did you mean `$source.id`?"])
+        #expect(errors(files) == ["app.yaml:9:28: error: `app.Reviews` fills `productId` from `$source.Id`, but the setup of its source `app.Product` does not declare `Id`; did you mean `$source.id`?"])
     }
 
     @Test func recoveryByAFlowThatDoesNotExist() {
@@ -441,9 +441,9 @@ import Testing
               "/q/:n": [Home, {to: Product, with: {id: ":n", count: "3"}}]
             """)
         #expect(e.count == 3, "\(e)")
-        #expect(e.contains { $0.hasPrefix("app.yaml:12:3: error: route `app.bad` gives `app.Product` the constant id: \"x1\", which its setup never accepts") }, "\(e)")
+        #expect(e.contains { $0.hasPrefix("app.yaml:12:33: error: route `app.bad` gives `app.Product` the constant id: \"x1\", which its setup never accepts") }, "\(e)")
         #expect(e.contains { $0.contains("route `app.unknown` gives `app.Product` the constant colour: \"red\"") && $0.contains("declares no field `colour` and allows no others") }, "\(e)")
-        #expect(e.contains { $0.hasPrefix("app.yaml:16:3: error: link `/p/:n` gives `app.Product` the constant count: \"many\"") }, "\(e)")
+        #expect(e.contains { $0.hasPrefix("app.yaml:16:57: error: link `/p/:n` gives `app.Product` the constant count: \"many\"") }, "\(e)")
     }
 
     @Test func aLinkWhoseScreensBreakOpensIsAnError() {
@@ -455,7 +455,7 @@ import Testing
               "/wizard-skip": [Wizard, Home]
             """)
         #expect(e.count == 2, "\(e)")
-        #expect(e.contains { $0.hasPrefix("app.yaml:13:3: error: link `/skip` puts `app.Reviews` above `app.Home`, which cannot open it: the opens of `app.Home` are app.Product, app.Wizard") }, "\(e)")
+        #expect(e.contains { $0.hasPrefix("app.yaml:13:19: error: link `/skip` puts `app.Reviews` above `app.Home`, which cannot open it: the opens of `app.Home` are app.Product, app.Wizard") }, "\(e)")
         #expect(e.contains { $0.contains("link `/wizard-skip` puts `app.Home` above `app.Wizard`, which cannot open it: the opens of `app.One` are empty") }, "\(e)")
     }
 }
