@@ -26,7 +26,7 @@ for m in 0..<moduleCount {
     }
     y += "routes:\n"
     for c in stride(from: 0, to: perModule, by: 10) { y += "  r\(c): {to: C\(c), by: push}\n" }
-    y += "links:\n  \"/m\(m)/:id\": [m0.C0, {to: m\(m).C1, with: {id: \":id\"}}]\n"
+    y += "links:\n  \"/m\(m)/:id\": [m\(m).C0, {to: m\(m).C1, with: {id: \":id\"}}]\n"
     y += "preconditions:\n  ready: {check: {fact: ready.m\(m), equals: true}}\n"
     sources.append(GraphSource(file: "m\(m).yaml", text: y))
 }

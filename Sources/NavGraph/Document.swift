@@ -1,7 +1,6 @@
 import JSON
-import Yams
 
-/// A parsed graph file: YAML (or JSON, which Yams reads as YAML) with the position of every
+/// A parsed graph file: YAML (or JSON, which YAML reads too) with the position of every
 /// node, so that every diagnostic can point at the exact line and column.
 struct Doc {
     enum Value {
@@ -12,89 +11,36 @@ struct Doc {
     let value: Value
     let location: SourceLocation
 
-    /// Thrown when a file expands to more nodes than its budget.
-    struct TooManyNodes: Error {}
-
     static func parse(_ text: String, file: String, maxNodes: Int = GraphLimits().maxNodes, diagnostics: inout Diagnostics) -> Doc? {
-        var text = text
-        // Yams stops at a duplicate key. In a YAML file's block mapping the later entry is found,
-        // reported and blanked out (lines kept, so positions stay true), and the file is parsed
-        // again, so that one pass still reports the file's other problems. Each round blanks a
-        // line that was not blank, so the rounds end.
-        while true {
-            do {
-                guard let node = try Yams.compose(yaml: text) else {
-                    diagnostics.error(SourceLocation(file: file, line: 1, column: 1),
-                                      "the file is empty (or holds only comments); a module file is a mapping with keys such as `coordinators:` and `routes:`")
-                    return nil
-                }
-                var budget = maxNodes
-                do { return try Doc(node, file: file, budget: &budget) } catch {
-                    diagnostics.error(SourceLocation(file: file, line: 1, column: 1),
-                                      "the file expands to more than \(maxNodes) YAML nodes (the --max-graph-nodes limit); YAML aliases (*name) repeat what they name, so a few of them can multiply a small file: write the values out, or raise the limit")
-                    return nil
-                }
-            } catch {
-                if !file.hasSuffix(".json"), case let YamlError.duplicatedKeysInMapping(duplicates, context) = error,
-                   let later = DuplicateEntry.find(key: duplicates.first ?? "?", firstLine: context.mark.line, column: context.mark.column, in: text) {
-                    diagnostics.error(SourceLocation(file: file, line: later.line, column: context.mark.column),
-                                      duplicateKey(duplicates.first ?? "?", firstLine: context.mark.line))
-                    text = later.blanked
-                    continue
-                }
-                let (mark, message) = (error as? YamlError).map(describe) ?? (nil, "cannot read the file: \(error)")
-                diagnostics.error(SourceLocation(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1), message)
-                return nil
+        var reader = YAMLReader(file: file, maxNodes: maxNodes)
+        let doc: Doc?
+        do throws(YAMLReader.Failure) {
+            doc = try reader.read(text)
+        } catch {
+            switch error {
+            case .tooManyNodes:
+                diagnostics.error(SourceLocation(file: file, line: 1, column: 1),
+                                  "the file expands to more than \(maxNodes) YAML nodes (the --max-graph-nodes limit); YAML aliases (*name) repeat what they name, so a few of them can multiply a small file: write the values out, or raise the limit")
+            case .syntax(let line, let column, let message):
+                diagnostics.error(SourceLocation(file: file, line: line, column: column), message)
             }
+            return nil
         }
+        // A later entry of a key already in its mapping is reported and left out; the rest of the
+        // file is still checked.
+        for dup in reader.duplicates {
+            diagnostics.error(dup.at, duplicateKey(dup.key, firstLine: dup.firstLine))
+        }
+        guard let doc else {
+            diagnostics.error(SourceLocation(file: file, line: 1, column: 1),
+                              "the file is empty (or holds only comments); a module file is a mapping with keys such as `coordinators:` and `routes:`")
+            return nil
+        }
+        return doc
     }
 
     private static func duplicateKey(_ key: String, firstLine: Int? = nil) -> String {
         "duplicate key `\(key)`\(firstLine.map { " (first at line \($0))" } ?? ""): each name may appear once in a mapping; rename or merge the two entries"
-    }
-
-    private static func describe(_ e: YamlError) -> (Mark?, String) {
-        switch e {
-        case let .scanner(context, problem, mark, _),
-             let .parser(context, problem, mark, _),
-             let .composer(context, problem, mark, _):
-            let ctx = context.map { " (\($0.text) at line \($0.mark.line), column \($0.mark.column))" } ?? ""
-            return (mark, "syntax error: \(problem)\(ctx)")
-        case let .duplicatedKeysInMapping(duplicates, context):
-            return (context.mark, duplicateKey(duplicates.first ?? "?"))
-        case let .reader(problem, _, _, _):
-            return (nil, "the file cannot be read as UTF-8 text: \(problem)")
-        default:
-            return (nil, "cannot parse: \(e)")
-        }
-    }
-
-    /// Converts a composed YAML node, counting every node it makes against `budget` (an alias is
-    /// composed as the node it names, so it is counted each time it is used).
-    init(_ node: Node, file: String, budget: inout Int) throws(TooManyNodes) {
-        budget -= 1
-        guard budget >= 0 else { throw TooManyNodes() }
-        let m = node.mark
-        location = SourceLocation(file: file, line: m?.line ?? 1, column: m?.column ?? 1)
-        switch node {
-        case .scalar(let s):
-            value = .scalar(s.string, plain: s.style == .plain || s.style == .any)
-        case .mapping(let map):
-            var pairs: [(key: String, keyLocation: SourceLocation, value: Doc)] = []
-            pairs.reserveCapacity(map.count)
-            for pair in map {
-                let k = try Doc(pair.key, file: file, budget: &budget)
-                pairs.append((k.text ?? k.description, k.location, try Doc(pair.value, file: file, budget: &budget)))
-            }
-            value = .map(pairs)
-        case .sequence(let seq):
-            var items: [Doc] = []
-            items.reserveCapacity(seq.count)
-            for item in seq { items.append(try Doc(item, file: file, budget: &budget)) }
-            value = .seq(items)
-        case .alias:
-            value = .scalar("", plain: true)
-        }
     }
 
     var text: String? {
@@ -153,6 +99,35 @@ struct Doc {
         }
     }
 
+    /// Whether two nodes hold the same data (scalars, their style, keys and order), wherever they are.
+    func sameData(as other: Doc) -> Bool {
+        switch (value, other.value) {
+        case let (.scalar(a, pa), .scalar(b, pb)): return pa == pb && a == b
+        case let (.map(a), .map(b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0.key == $1.key && $0.value.sameData(as: $1.value) }
+        case let (.seq(a), .seq(b)): return a.count == b.count && zip(a, b).allSatisfy { $0.sameData(as: $1) }
+        default: return false
+        }
+    }
+
+    /// Feeds the node's data (not its location) to `hasher`, consistently with ``sameData(as:)``.
+    func hashData(into hasher: inout Hasher) {
+        switch value {
+        case .scalar(let s, let plain):
+            hasher.combine(plain)
+            hasher.combine(s)
+        case .map(let m):
+            hasher.combine(m.count)
+            for e in m {
+                hasher.combine(e.key)
+                e.value.hashData(into: &hasher)
+            }
+        case .seq(let a):
+            hasher.combine(a.count &+ 1_000_003)
+            for e in a { e.hashData(into: &hasher) }
+        }
+    }
+
     /// Location of the value at a JSON pointer inside this node (for schema errors), or this node's.
     func location(at pointer: String, key atKey: Bool = false) -> SourceLocation {
         var node = self
@@ -169,48 +144,6 @@ struct Doc {
             }
         }
         return node.location
-    }
-}
-
-/// The later entry of a key that a YAML block mapping holds twice: the first entry's key is at
-/// `firstLine`:`column` (1-based, as Yams marks them); the later one is the next line at the same
-/// indentation that starts with the same key, and its entry runs until the indentation comes back
-/// to the key's (sequence items at the key's indentation still belong to it).
-struct DuplicateEntry {
-    let line: Int
-    let blanked: String
-
-    static func find(key: String, firstLine: Int, column: Int, in text: String) -> DuplicateEntry? {
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        let indent = column - 1
-        func indentation(_ l: Substring) -> Int? {  // nil: a blank or comment line
-            let n = l.prefix { $0 == " " }.count
-            let rest = l.dropFirst(n)
-            return rest.isEmpty || rest.first == "#" || rest == "\r" ? nil : n
-        }
-        func startsWithKey(_ l: Substring) -> Bool {
-            let rest = l.dropFirst(indent)
-            for form in [key, "\"\(key)\"", "'\(key)'"] where rest.hasPrefix(form) {
-                if rest.dropFirst(form.count).drop(while: { $0 == " " }).first == ":" { return true }
-            }
-            return false
-        }
-        var j = firstLine  // the line after the first entry's key (0-based index)
-        while j < lines.count {
-            if let n = indentation(lines[j]) {
-                if n < indent { return nil }
-                if n == indent && startsWithKey(lines[j]) { break }
-            }
-            j += 1
-        }
-        guard j < lines.count else { return nil }
-        var end = j + 1
-        while end < lines.count {
-            if let n = indentation(lines[end]), n < indent || (n == indent && !lines[end].dropFirst(n).hasPrefix("- ")) { break }
-            end += 1
-        }
-        for i in j..<end { lines[i] = "" }
-        return DuplicateEntry(line: j + 1, blanked: lines.joined(separator: "\n"))
     }
 }
 

@@ -146,6 +146,8 @@ private struct Builder {
     /// Where each entry of a link is written (the link's location → one per entry kept: the entry,
     /// and the coordinator name in it).
     var linkEntryLocations: [SourceLocation: [(entry: SourceLocation, name: SourceLocation)]] = [:]
+    /// Schemas compiled so far, by the hash of the YAML they were compiled from.
+    var schemas: [Int: [(doc: Doc, schema: Schema)]] = [:]
     /// Named ability sets ("module.name" → the coordinators they list), usable in `opens`.
     var abilities: [String: [Int]] = [:]
 
@@ -197,7 +199,7 @@ private struct Builder {
 
     /// "Name" → "module.Name"; "other.Name" stays.
     func qualify(_ ref: String, in module: String) -> String {
-        ref.contains(".") ? ref : module + "." + ref
+        ref.utf8.contains(UInt8(ascii: ".")) ? ref : module + "." + ref
     }
 
     mutating func resolveCoordinator(_ ref: String, in module: String, at loc: SourceLocation, role: String = "") -> Int? {
@@ -243,12 +245,19 @@ private struct Builder {
     }
 
     mutating func schema(_ doc: Doc, what: String) -> Schema? {
+        // Many coordinators share one setup model; a schema is immutable, so it is compiled once.
+        var hasher = Hasher()
+        doc.hashData(into: &hasher)
+        let hash = hasher.finalize()
+        if let s = schemas[hash]?.first(where: { $0.doc.sameData(as: doc) }) { return s.schema }
         var errors: [Schema.CompileError] = []
         let s = Schema.compile(doc.json, errors: &errors)
         for e in errors {
             d.error(doc.location(at: e.pointer, key: e.atKey), "invalid \(what) schema at `\(e.pointer.isEmpty ? "/" : e.pointer)`: \(e.message)")
         }
-        return errors.isEmpty ? s : nil
+        guard errors.isEmpty, let s else { return nil }
+        schemas[hash, default: []].append((doc, s))
+        return s
     }
 
     // MARK: passes
@@ -283,7 +292,7 @@ private struct Builder {
                     d.error(m.location, "`module` must be a name such as `shop`")
                 }
             }
-            if name.isEmpty || name.contains(".") || name.contains(where: \.isWhitespace) {
+            if name.isEmpty || name.utf8.contains(UInt8(ascii: ".")) || name.contains(where: \.isWhitespace) {
                 d.error(nameLoc, "`\(name)` is not a valid module name: use letters, digits, `_` or `-`, without dots")
                 continue
             }
@@ -295,7 +304,7 @@ private struct Builder {
             var raw = RawModule(name: name, file: src.file, doc: doc)
             if let cs = doc["coordinators"], let m = expectMap(cs, "`coordinators`") {
                 for (k, loc, v) in m {
-                    if k.contains(".") || k.isEmpty {
+                    if k.utf8.contains(UInt8(ascii: ".")) || k.isEmpty {
                         d.error(loc, "`\(k)` is not a valid coordinator name: names are declared unqualified, without dots")
                         continue
                     }
@@ -423,7 +432,7 @@ private struct Builder {
     mutating func buildAbilities(_ map: [(key: String, keyLocation: SourceLocation, value: Doc)], module: String) {
         for (name, loc, v) in map {
             let q = module + "." + name
-            if name.isEmpty || name.contains(".") {
+            if name.isEmpty || name.utf8.contains(UInt8(ascii: ".")) {
                 d.error(loc, "`\(name)` is not a valid ability set name: names are declared unqualified, without dots")
                 continue
             }
@@ -538,7 +547,7 @@ private struct Builder {
         var stepsOK = true
         if let s = doc["steps"] {
             for (ref, l) in stringList(s, "`steps`") {
-                if ref.contains(".") && !ref.hasPrefix(module + ".") {
+                if ref.utf8.contains(UInt8(ascii: ".")) && !ref.hasPrefix(module + ".") {
                     d.error(l, "flow step `\(ref)` is not a coordinator of module `\(module)`: a flow's steps must be declared in the flow's own module")
                     stepsOK = false
                     continue
@@ -558,7 +567,7 @@ private struct Builder {
         var start: Int?
         if let s = doc["start"] {
             if let ref = s.text, !s.isNull {
-                if ref.contains(".") && !ref.hasPrefix(module + ".") {
+                if ref.utf8.contains(UInt8(ascii: ".")) && !ref.hasPrefix(module + ".") {
                     d.error(s.location, "flow start `\(ref)` is not a coordinator of module `\(module)`: a flow's steps must be declared in the flow's own module")
                 } else {
                     start = resolveCoordinator(ref, in: module, at: s.location, role: " (the start of flow `\(c.name)`)")
@@ -1116,13 +1125,6 @@ private struct Builder {
         for c in coordinators where !reached.contains(c.index) {
             d.warning(c.location, "coordinator `\(c.name)` cannot be reached: nothing opens it and no root, route or link leads to it")
         }
-    }
-}
-
-extension Doc {
-    init(value: Value, location: SourceLocation) {
-        self.value = value
-        self.location = location
     }
 }
 

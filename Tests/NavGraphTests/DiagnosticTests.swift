@@ -84,9 +84,9 @@ import Testing
         #expect(e.map { $0.prefix { $0 != " " } } == ["app.yaml:5:7:", "app.yaml:6:3:", "app.yaml:9:19:", "app.yaml:10:1:", "app.yaml:13:11:", "app.yaml:14:3:"], "\(e)")
         #expect(e[1].contains("duplicate key `Home` (first at line 3)") && e[3].contains("duplicate key `coordinators` (first at line 2)")
                 && e[5].contains("duplicate key `r` (first at line 13)"), "\(e)")
-        // In JSON the file's check ends at the duplicate, reported where the first one is.
+        // In JSON too, the later key is reported and the rest checked.
         #expect(errors([("app.json", "{\"root\": {\"stack\": \"Home\"}, \"coordinators\": {\"Home\": {}, \"Home\": {}}}")])
-                == ["app.json:1:46: error: duplicate key `Home`: each name may appear once in a mapping; rename or merge the two entries"])
+                == ["app.json:1:58: error: duplicate key `Home` (first at line 1): each name may appear once in a mapping; rename or merge the two entries"])
     }
 
     @Test func noRootAndTwoRoots() {

@@ -1,0 +1,178 @@
+import CYaml
+
+/// Builds a ``Doc`` straight from libyaml's events (the C parser Yams wraps), without Yams'
+/// node tree and tag resolution: graph files are read as plain data, so each scalar only needs
+/// its text, its style and its position. Iterative (an explicit stack), so nesting depth is
+/// bounded by memory, not the thread's stack; every node made, aliases included, counts against
+/// the file's node budget.
+struct YAMLReader {
+    enum Failure: Error {
+        /// A syntax (or encoding) error: where and what, as libyaml says it.
+        case syntax(line: Int, column: Int, message: String)
+        case tooManyNodes
+    }
+
+    /// A collection being built.
+    private struct Frame {
+        var isMap: Bool
+        var location: SourceLocation
+        var anchor: String?
+        var items: [Doc] = []
+        var pairs: [(key: String, keyLocation: SourceLocation, value: Doc)] = []
+        var merged: [(key: String, keyLocation: SourceLocation, value: Doc)] = []
+        var pendingKey: Doc?
+        /// The line of each key in `pairs`, made once a mapping is large enough to need it.
+        var lines: [String: Int] = [:]
+        var nodes = 1
+
+        /// The line of `key` if this mapping already has it.
+        mutating func line(of key: String) -> Int? {
+            if pairs.count <= 8 { return pairs.first { $0.key == key }?.keyLocation.line }
+            if lines.isEmpty { for p in pairs { lines[p.key] = p.keyLocation.line } }
+            return lines[key]
+        }
+
+        mutating func append(_ key: String, _ location: SourceLocation, _ value: Doc) {
+            pairs.append((key, location, value))
+            if !lines.isEmpty { lines[key] = location.line }
+        }
+    }
+
+    let file: String
+    var budget: Int
+    /// Duplicate keys found (reported by the caller; the first entry is kept).
+    var duplicates: [(key: String, at: SourceLocation, firstLine: Int)] = []
+    private var anchors: [String: (doc: Doc, nodes: Int)] = [:]
+
+    init(file: String, maxNodes: Int) {
+        self.file = file
+        budget = maxNodes
+    }
+
+    /// The file's single document; nil for a file without one.
+    mutating func read(_ text: String) throws(Failure) -> Doc? {
+        var bytes = Array(text.utf8)
+        if bytes.isEmpty { bytes.append(10) }
+        var parser = yaml_parser_t()
+        guard yaml_parser_initialize(&parser) == 1 else { throw .syntax(line: 1, column: 1, message: "out of memory") }
+        defer { yaml_parser_delete(&parser) }
+        return try bytes.withUnsafeBufferPointer { (buffer) throws(Failure) -> Doc? in
+            yaml_parser_set_input_string(&parser, buffer.baseAddress, buffer.count)
+            yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING)
+            return try readStream(&parser)
+        }
+    }
+
+    private mutating func readStream(_ parser: inout yaml_parser_t) throws(Failure) -> Doc? {
+        var stack: [Frame] = []
+        var root: Doc?
+        var documents = 0
+        var event = yaml_event_t()
+        while true {
+            guard yaml_parser_parse(&parser, &event) == 1 else { throw Self.failure(parser) }
+            defer { yaml_event_delete(&event) }
+            let mark = event.start_mark
+            let location = SourceLocation(file: file, line: Int(mark.line) + 1, column: Int(mark.column) + 1)
+            var finished: (doc: Doc, nodes: Int, anchor: String?)?
+            switch event.type {
+            case YAML_STREAM_END_EVENT:
+                return root
+            case YAML_DOCUMENT_START_EVENT:
+                documents += 1
+                if documents > 1 {
+                    throw .syntax(line: location.line, column: location.column,
+                                  message: "syntax error: but found another document (expected a single document in the stream at line 1, column 1)")
+                }
+            case YAML_SCALAR_EVENT:
+                let s = event.data.scalar
+                let text = String(decoding: UnsafeBufferPointer(start: s.value, count: Int(s.length)), as: UTF8.self)
+                let plain = s.style == YAML_PLAIN_SCALAR_STYLE || s.style == YAML_ANY_SCALAR_STYLE
+                finished = (Doc(value: .scalar(text, plain: plain), location: location), 1, Self.string(s.anchor))
+            case YAML_ALIAS_EVENT:
+                let name = Self.string(event.data.alias.anchor) ?? ""
+                guard let a = anchors[name] else {
+                    throw .syntax(line: location.line, column: location.column, message: "syntax error: found undefined alias `\(name)`")
+                }
+                finished = (a.doc, a.nodes, nil)
+            case YAML_SEQUENCE_START_EVENT:
+                try spend(1)
+                stack.append(Frame(isMap: false, location: location, anchor: Self.string(event.data.sequence_start.anchor)))
+            case YAML_MAPPING_START_EVENT:
+                try spend(1)
+                stack.append(Frame(isMap: true, location: location, anchor: Self.string(event.data.mapping_start.anchor)))
+            case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
+                let f = stack.removeLast()
+                if f.isMap {
+                    var pairs = f.pairs
+                    for m in f.merged where !pairs.contains(where: { $0.key == m.key }) { pairs.append(m) }
+                    finished = (Doc(value: .map(pairs), location: f.location), f.nodes, f.anchor)
+                } else {
+                    finished = (Doc(value: .seq(f.items), location: f.location), f.nodes, f.anchor)
+                }
+            default:
+                break
+            }
+            guard let (found, nodes, anchor) = finished else { continue }
+            var doc = found
+            if event.type == YAML_SCALAR_EVENT || event.type == YAML_ALIAS_EVENT { try spend(nodes) }
+            if let anchor { anchors[anchor] = (doc, nodes) }
+            guard !stack.isEmpty else {
+                root = doc
+                continue
+            }
+            stack[stack.count - 1].nodes += nodes
+            if stack[stack.count - 1].isMap {
+                add(&stack[stack.count - 1], &doc)
+            } else {
+                stack[stack.count - 1].items.append(doc)
+            }
+        }
+    }
+
+    /// A key, or the value of the pending key, arrives in a mapping.
+    private mutating func add(_ f: inout Frame, _ doc: inout Doc) {
+        guard let key = f.pendingKey else {
+            f.pendingKey = doc
+            return
+        }
+        f.pendingKey = nil
+        let name = key.text ?? key.description
+        if case .scalar("<<", true) = key.value {
+            // A merge key: the entries of the mapping (or mappings) it names, unless given here.
+            let sources = doc.sequence ?? [doc]
+            for m in sources { f.merged += m.mapping ?? [] }
+            return
+        }
+        if let first = f.line(of: name) {
+            duplicates.append((name, key.location, first))
+            return
+        }
+        f.append(name, key.location, doc)
+    }
+
+    private mutating func spend(_ nodes: Int) throws(Failure) {
+        budget -= nodes
+        if budget < 0 { throw .tooManyNodes }
+    }
+
+    private static func string(_ p: UnsafeMutablePointer<yaml_char_t>?) -> String? {
+        guard let p else { return nil }
+        return String(cString: UnsafeRawPointer(p).assumingMemoryBound(to: CChar.self))
+    }
+
+    /// libyaml's error, worded as Yams words it.
+    private static func failure(_ parser: yaml_parser_t) -> Failure {
+        let problem = parser.problem.map { String(cString: $0) } ?? "unknown problem"
+        switch parser.error {
+        case YAML_READER_ERROR:
+            return .syntax(line: 1, column: 1, message: "the file cannot be read as UTF-8 text: \(problem)")
+        case YAML_MEMORY_ERROR:
+            return .syntax(line: 1, column: 1, message: "out of memory while parsing")
+        default:
+            let ctx = parser.context.map {
+                " (\(String(cString: $0)) at line \(parser.context_mark.line + 1), column \(parser.context_mark.column + 1))"
+            } ?? ""
+            return .syntax(line: Int(parser.problem_mark.line) + 1, column: Int(parser.problem_mark.column) + 1, message: "syntax error: \(problem)\(ctx)")
+        }
+    }
+}
