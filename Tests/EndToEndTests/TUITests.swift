@@ -164,9 +164,10 @@ final class TmuxPane {
         try pane.waitFor("actions on shop.Product")
         // Checkout waits on account.loggedIn, whose recovery presents the Login flow.
         try pane.send("3")
-        try pane.waitFor("waits for account.loggedIn")
-        // navigationPending comes first, then the stackChanged that presents the recovery flow.
-        var s = try pane.waitFor("flow account.Login")
+        // The stackChanged that presents the recovery flow comes first, then navigationPending
+        // naming it: the pending line says which flow to finish.
+        var s = try pane.waitFor("waits for account.loggedIn (recovery flow account.Login [n")
+        s = try pane.waitFor("flow account.Login")
         #expect(s.contains("x cancel pending"), "\(s)")
         try pane.send("x")
         s = try pane.waitFor("cancelled")
