@@ -87,7 +87,7 @@ extension Server {
             state.flowThens = state.flowThens.compactMapValues { t in
                 newGraph.coordinator(named: graph.coordinators[t.to].name).map { NavigationSpec(to: $0.index, by: t.by, with: t.with) }
             }
-            durable?.sessionChanged(rebuilt)
+            store.sessionChanged(rebuilt)
         }
         graph = newGraph
         if path != nil { graphPath = path }

@@ -105,7 +105,7 @@ extension Server {
                 for (k, v) in facts {
                     if v.isNull { state.session.facts.removeValue(forKey: k) } else { state.session.facts[k] = v }
                 }
-                self.durable?.factsChanged(state.session)
+                self.store.factsChanged(state.session)
                 return ["facts": .object(self.factsObject(state.session))]
             }
         }
@@ -143,7 +143,7 @@ extension Server {
                     let session = Session(name: name, graph: self.graph)
                     if let uid = call.connection.peer?.uid, uid != getuid() { session.owner = uid }
                     self.hub.sessions[name] = SessionState(session)
-                    self.durable?.sessionOpened(self.hub.sessions[name]!.session)
+                    self.store.sessionOpened(self.hub.sessions[name]!.session)
                 }
                 return Snapshot(session: self.hub.sessions[name]!.session)
             }
@@ -168,7 +168,7 @@ extension Server {
                 for c in state.subscribers.values { c.subscriptions.remove(name) }
                 state.isClosed = true
                 self.hub.sessions[name] = nil
-                self.durable?.sessionClosed(name)
+                self.store.sessionClosed(name)
                 return ["ok": true]
             }
         }
@@ -625,7 +625,7 @@ extension Server {
     @inline(never)
     func remember(_ session: Session, key: String, _ reply: Result<JSONText, NavError>) {
         session.remember(key: key, reply)
-        durable?.keyRemembered(session, key: key, reply: reply)
+        store.keyRemembered(session, key: key, reply: reply)
     }
 
     /// Commits `plan` and publishes it; `starter` hears `flowCompleted` of a flow it starts.

@@ -126,7 +126,7 @@ extension Server {
         }
         if s.facts.count + added > config.maxFacts { return "session \"\(s.name)\" would hold more than --max-facts (\(config.maxFacts)) facts" }
         for (k, v) in facts { s.facts[k] = v }
-        durable?.factsChanged(s)
+        store.factsChanged(s)
         return nil
     }
 

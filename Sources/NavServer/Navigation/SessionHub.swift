@@ -183,7 +183,7 @@ final class SessionHub {
     func publish(_ commit: Commit, in state: SessionState, hints: JSONValue? = nil) {
         commits += 1
         let s = state.session
-        server.durable?.sessionChanged(s)
+        server.store.sessionChanged(s)
         if !state.subscribers.isEmpty {
             server.broadcast(method: "stackChanged",
                              encodable: StackChanged(session: s.name, version: commit.version, changes: commit.changeText, visible: .current(s),
@@ -252,14 +252,4 @@ final class SessionHub {
         state.subscribers[c.id] = nil
         c.subscriptions.remove(state.session.name)
     }
-}
-
-/// What the durable store hears about (sessions opened and closed, facts set, commits).
-protocol DurableHooks: AnyObject {
-    func sessionChanged(_ s: Session)
-    func sessionOpened(_ s: Session)
-    func sessionClosed(_ name: String)
-    func factsChanged(_ s: Session)
-    /// A keyed navigation's reply, kept so that a retry after a restart gets it too.
-    func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>)
 }

@@ -45,13 +45,17 @@ public final class Server {
     public internal(set) var graph: NavigationGraph
     /// Sessions, pending navigations, subscriptions and providers.
     var hub: SessionHub!
-    /// Durable state, when navd keeps it (a state file); told about every change.
-    var durable: DurableHooks? { store }
-    var store: StateStore?
+    /// Where sessions are kept (``EphemeralStore`` until a state file is used); told about every
+    /// change, flushed once per loop iteration.
+    var store: any Store = EphemeralStore()
 
     /// Keeps state in `path`: restores its sessions now, saves every commit from now on.
     public func useStateFile(_ path: String, durability: Durability) throws(StateError) -> Int {
-        let s = try StateStore(path: path, durability: durability)
+        try use(SQLiteStore(path: path, durability: durability))
+    }
+
+    /// Restores the sessions `s` keeps and tells it every change from now on.
+    func use(_ s: any Store) throws(StateError) -> Int {
         let sessions: [Session]
         do { sessions = try s.load(graph: graph) } catch {
             s.close()
@@ -236,13 +240,11 @@ public final class Server {
     private func finishShutdown() {
         guard !shutdownFinished else { return }
         shutdownFinished = true
-        if let store {
-            do { try store.flush(graph: graph) } catch {
-                if failure == nil { failure = "cannot write the state file: \(error)" }
-            }
-            store.close()
-            self.store = nil
+        do { try store.flush(graph: graph) } catch {
+            if failure == nil { failure = "cannot write the state file: \(error)" }
         }
+        store.close()
+        store = EphemeralStore()
         flusher?.close()
         flusher = nil
         sweeper?.close()
@@ -319,12 +321,12 @@ public final class Server {
     }
 
     /// Whether replies must wait for the end of the iteration: commits not yet in the state file.
-    var holdsReplies: Bool { store?.hasPendingWrites ?? false }
+    var holdsReplies: Bool { store.hasPendingWrites }
 
     private func flushAll() {
         if !readyInput.isEmpty { resumeReadyInput() }
         // Commits reach the state file before any reply or notification of this iteration leaves.
-        if let store, store.hasPendingWrites {
+        if store.hasPendingWrites {
             do { try store.flush(graph: graph) } catch {
                 logger.critical("cannot write the state file; stopping so that nothing unsaved is acknowledged", metadata: ["navd.error": "\(error)"])
                 failure = "cannot write the state file: \(error)"

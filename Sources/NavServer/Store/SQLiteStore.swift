@@ -7,21 +7,9 @@ import NavigationCore
 import Glibc
 #endif
 
-/// How hard a commit is pushed to disk before its reply leaves navd (like Redis's appendfsync).
-public enum Durability: String, Sendable, CaseIterable {
-    /// fsync per group of commits: survives power loss.
-    case full
-    /// Written to the file (the kernel's cache) per group: survives `kill -9` of navd, not power loss.
-    case process
-}
-
-public struct StateError: Error, CustomStringConvertible {
-    public let description: String
-}
-
 /// Sessions (tree, version, id counter, facts) in an SQLite file. Commits of one loop iteration
 /// are written in one transaction (group commit) before any reply of that iteration is sent.
-final class StateStore: DurableHooks {
+final class SQLiteStore: Store {
     static let schemaVersion = 1
     static let applicationId: Int32 = 0x6E617664  // "navd"
 
@@ -95,15 +83,15 @@ final class StateStore: DurableHooks {
         let version = try int("PRAGMA user_version")
         let tables = try int("SELECT count(*) FROM sqlite_master")
         if app == 0 && version == 0 && tables == 0 {
-            try exec("PRAGMA application_id=\(StateStore.applicationId)")
-            try exec("PRAGMA user_version=\(StateStore.schemaVersion)")
+            try exec("PRAGMA application_id=\(SQLiteStore.applicationId)")
+            try exec("PRAGMA user_version=\(SQLiteStore.schemaVersion)")
             return
         }
-        guard app == Int(StateStore.applicationId) else {
+        guard app == Int(SQLiteStore.applicationId) else {
             throw StateError(description: "\(path) is an SQLite file that navd did not create (application_id \(app)); choose another --state file or remove it")
         }
-        guard version <= StateStore.schemaVersion else {
-            throw StateError(description: "\(path) was written by a newer navd (state schema \(version), this navd reads up to \(StateStore.schemaVersion)); upgrade navd or use another --state file")
+        guard version <= SQLiteStore.schemaVersion else {
+            throw StateError(description: "\(path) was written by a newer navd (state schema \(version), this navd reads up to \(SQLiteStore.schemaVersion)); upgrade navd or use another --state file")
         }
     }
 
@@ -190,7 +178,7 @@ final class StateStore: DurableHooks {
             let key = try text(s, 1)
             guard let session = byName[name],
                   let reply = try? parser.parse(try text(s, 2)),
-                  let result = StateStore.keyedReply(reply) else {
+                  let result = SQLiteStore.keyedReply(reply) else {
                 throw StateError(description: "key \"\(key)\" of session \"\(name)\" in \(path) is corrupt; move \(path) aside (or give another --state PATH, or --ephemeral) to start with fresh sessions")
             }
             session.remember(key: key, result)
@@ -213,10 +201,10 @@ final class StateStore: DurableHooks {
         return .failure(NavError(kind, message, data: e["data"]?.objectValue ?? [:]))
     }
 
-    // MARK: DurableHooks
+    // MARK: Store
 
     func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>) {
-        keys.append((s.name, key, StateStore.keyedReplyText(reply)))
+        keys.append((s.name, key, SQLiteStore.keyedReplyText(reply)))
     }
 
     func sessionChanged(_ s: Session) {
