@@ -36,7 +36,7 @@ extension Server {
             return
         }
         // Read before the commit: publishing the end of the flow forgets both.
-        let isRecovery = hub.recoveries[state.session.name + "\u{0}" + flow] != nil
+        let isRecovery = hub.recoveries[SessionKey(state.session.name, flow)] != nil
         let flowCoordinator = state.session.node(flow).flatMap { $0.kind == .flow ? $0.coordinator : nil }
         let then = state.flowThens[flow] ?? flowCoordinator.flatMap { graph.coordinators[$0].flow?.then }
         let c: Commit

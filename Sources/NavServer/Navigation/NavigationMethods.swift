@@ -498,7 +498,7 @@ extension Server {
                 }
                 return
             }
-            if let joining = hub.pendingByKey[session.name + "\u{0}" + key] {
+            if let joining = hub.pendingByKey[SessionKey(session.name, key)] {
                 joining.replies.append(call.deferred())
                 return
             }
@@ -532,7 +532,7 @@ extension Server {
         }
         let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan, key: key, caller: caller, reply: call.deferred())
         // A newer navigation from the same source supersedes a pending one.
-        let sourceKey = session.name + "\u{0}" + plan.sourceId
+        let sourceKey = SessionKey(session.name, plan.sourceId)
         if let older = hub.pendingBySource[sourceKey] {
             finish(older, .failure(NavError(.cancelled, "the navigation was superseded by \(nav.id) from the same source", data: ["navigation": .string(older.id), "by": .string(nav.id)])))
         }
@@ -547,7 +547,7 @@ extension Server {
                 self.finish(nav, .failure(NavError(.cancelled, "the navigation was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
             }
         }
-        if let key { hub.pendingByKey[session.name + "\u{0}" + key] = nav }
+        if let key { hub.pendingByKey[SessionKey(session.name, key)] = nav }
         runPreconditions(nav)
     }
 
@@ -662,9 +662,9 @@ extension Server {
         let session = nav.state.session
         if nav.registered {
             hub.pending[nav.id] = nil
-            let sourceKey = session.name + "\u{0}" + nav.plan.sourceId
+            let sourceKey = SessionKey(session.name, nav.plan.sourceId)
             if hub.pendingBySource[sourceKey] === nav { hub.pendingBySource[sourceKey] = nil }
-            if let key = nav.key { hub.pendingByKey[session.name + "\u{0}" + key] = nil }
+            if let key = nav.key { hub.pendingByKey[SessionKey(session.name, key)] = nil }
         }
         if let key = nav.key { remember(session, key: key, result.map(JSONText.init)) }
         for r in nav.replies {

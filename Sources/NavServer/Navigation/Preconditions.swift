@@ -76,11 +76,11 @@ extension Server {
                 let c = try state.session.presentForRecovery(f, caller: nav.caller)
                 guard let flowNode = c.node else { throw NavError(.conflict, "no recovery flow node") }
                 state.flowStarters[flowNode.id] = nav.connection
-                hub.recoveries[state.session.name + "\u{0}" + flowNode.id] = nav
+                hub.recoveries[SessionKey(state.session.name, flowNode.id)] = nav
                 hub.publish(c, in: state)
                 announcePending(nav, waitingFor: p.name, flow: flowNode)
                 nav.cancelTask = { [unowned self] in
-                    self.hub.recoveries[state.session.name + "\u{0}" + flowNode.id] = nil
+                    self.hub.recoveries[SessionKey(state.session.name, flowNode.id)] = nil
                 }
             } catch where error.kind == .accessDenied {
                 var e = error
@@ -97,7 +97,7 @@ extension Server {
 
     /// A recovery flow ended: evaluate the precondition again (completed) or fail (otherwise).
     func recoveryFlowEnded(_ flow: EndedFlow, in state: SessionState) {
-        guard let nav = hub.recoveries.removeValue(forKey: state.session.name + "\u{0}" + flow.id), !nav.finished else { return }
+        guard let nav = hub.recoveries.removeValue(forKey: SessionKey(state.session.name, flow.id)), !nav.finished else { return }
         nav.cancelTask = nil
         let p = graph.preconditions[nav.plan.preconditions[nav.step]]
         guard flow.status == .completed else {

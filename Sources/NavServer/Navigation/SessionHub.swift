@@ -119,11 +119,11 @@ final class SessionHub {
     var sessions: [String: SessionState] = [:]
     var pending: [String: PendingNavigation] = [:]
     /// Pending navigations by session and source node (a newer one from the same source supersedes).
-    var pendingBySource: [String: PendingNavigation] = [:]
+    var pendingBySource: [SessionKey: PendingNavigation] = [:]
     /// Pending keyed navigations, so a repeated key joins the first.
-    var pendingByKey: [String: PendingNavigation] = [:]
+    var pendingByKey: [SessionKey: PendingNavigation] = [:]
     /// Navigations waiting for a recovery flow, by session and flow node id.
-    var recoveries: [String: PendingNavigation] = [:]
+    var recoveries: [SessionKey: PendingNavigation] = [:]
     private var navigationCounter = 0
     /// Commands waiting to be spawned, and the handles that spawn the next few per iteration.
     var spawnQueue: [() -> Void] = []
@@ -196,7 +196,7 @@ final class SessionHub {
         // Navigations pending from removed nodes are cancelled.
         if !commit.removedNumbers.isEmpty && !pendingBySource.isEmpty {
             for id in commit.removed {
-                if let p = pendingBySource[s.name + "\u{0}" + id] {
+                if let p = pendingBySource[SessionKey(s.name, id)] {
                     server.finish(p, .failure(NavError(.cancelled, "the navigation was cancelled: its source `\(id)` was dismissed", data: ["navigation": .string(p.id)])))
                 }
             }
@@ -251,5 +251,16 @@ final class SessionHub {
     func unsubscribe(_ c: Connection, from state: SessionState) {
         state.subscribers[c.id] = nil
         c.subscriptions.remove(state.session.name)
+    }
+}
+
+/// A name within a session (a node id, a navigation key), as a table key.
+struct SessionKey: Hashable {
+    let session: String
+    let name: String
+
+    init(_ session: String, _ name: String) {
+        self.session = session
+        self.name = name
     }
 }
