@@ -1,0 +1,135 @@
+import JSON
+import NavGraph
+
+/// The changes a commit records, built only when someone will read them.
+struct ChangeLog {
+    let enabled: Bool
+    /// Unretained: the session holds its graph, and a log lives only while its commit is made.
+    private let graph: Unmanaged<NavigationGraph>
+    /// The changes so far as JSON text: `[`, then each change written when it happens (a node as
+    /// it is then: a later change of the same commit may change it again). nil while empty.
+    private var w: JSONWriter? = nil
+    /// A navigation's presentation hints, written into the next change recorded (its own).
+    var hints: JSONValue? = nil
+
+    init(enabled: Bool, _ graph: NavigationGraph) {
+        self.enabled = enabled
+        self.graph = Unmanaged.passUnretained(graph)
+    }
+
+    /// The list, `[…]`, or nil when nothing was recorded.
+    var text: JSONText? {
+        guard var w else { return nil }
+        w.raw(UInt8(ascii: "]"))
+        return JSONText(w.bytes)
+    }
+
+    /// Records `{"op":…,"parent":…,"index":…,"node"|"root":…,"removed":[…]}` with the fields given,
+    /// in that order: push and present (parent, node), replace (parent, index, node, removed), reset
+    /// (root, removed), select (parent, index), dismiss (parent, removed), pop (parent, index,
+    /// removed). Inlined down to the `enabled` check; the writing is out of line.
+    @inline(__always)
+    mutating func record(_ op: StaticString, parent: Node? = nil, index: Int? = nil, node: Node? = nil, root: Node? = nil,
+                         removed: NodeNumbers? = nil) {
+        if enabled { write(op, parent: parent, index: index, node: node, root: root, removed: removed) }
+    }
+
+    @inline(never)
+    private mutating func write(_ op: StaticString, parent: Node?, index: Int?, node: Node?, root: Node?, removed: NodeNumbers?) {
+        if w == nil {
+            w = JSONWriter(capacity: 256)
+            w!.raw(UInt8(ascii: "["))
+        } else {
+            w!.raw(UInt8(ascii: ","))
+        }
+        w!.raw("{\"op\":\"")
+        w!.raw(op)
+        w!.raw(UInt8(ascii: "\""))
+        if let parent {
+            w!.raw(",\"parent\":")
+            parent.writeId(into: &w!)
+        }
+        if let index {
+            w!.raw(",\"index\":")
+            w!.write(int: index)
+        }
+        if let node {
+            w!.raw(",\"node\":")
+            graph._withUnsafeGuaranteedRef { node.write(into: &w!, $0) }
+        }
+        if let root {
+            w!.raw(",\"root\":")
+            graph._withUnsafeGuaranteedRef { root.write(into: &w!, $0) }
+        }
+        if let removed {
+            w!.raw(",\"removed\":")
+            w!.write(nodeIds: removed)
+        }
+        if let h = hints {
+            w!.raw(",\"hints\":")
+            w!.write(h)
+            hints = nil
+        }
+        w!.raw(UInt8(ascii: "}"))
+    }
+}
+
+/// One committed change of a session's tree.
+public struct Commit {
+    public let version: Int
+    /// Ordered operations that bring a copy of the tree from `version - 1` to `version`; empty when
+    /// the session does not record changes (``Session/recordsChanges``). Read from ``changeText``.
+    public var changes: [JSONValue] {
+        guard let changeText else { return [] }
+        return (try? JSONParser(maxDepth: 4096).parse(changeText.bytes))?.arrayValue ?? []
+    }
+    /// The node the navigation created (or selected), if any.
+    public let node: Node?
+    /// The numbers of the nodes that left the tree (ids: ``removed``), each subtree in pre-order.
+    public let removedNumbers: NodeNumbers
+    public var endedFlows: [EndedFlow] { endedList ?? [] }
+    /// The changes as JSON text (a list), written as they happened: sent to subscribers as it is.
+    /// nil when none were recorded. The lists below are nil when empty (as they usually are):
+    /// dropping a commit then releases nothing for them (an empty array is released like any
+    /// other, an absent one is not).
+    public let changeText: JSONText?
+    public let endedList: [EndedFlow]?
+
+    init(version: Int, changes: JSONText?, node: Node?, removedNumbers: NodeNumbers, endedFlows: [EndedFlow]?) {
+        self.version = version
+        changeText = changes
+        self.node = node
+        self.removedNumbers = removedNumbers
+        endedList = endedFlows
+    }
+
+    /// The ids of the nodes that left the tree.
+    public var removed: [String] { removedNumbers.map(Node.id) }
+}
+
+/// Node numbers in order, the first kept inline: a commit usually removes one node or none, and
+/// then no array is allocated.
+public struct NodeNumbers: RandomAccessCollection, Sendable {
+    private var first: Int = 0
+    private var rest: [Int]? = nil  // nil, not empty: nothing to release
+    public private(set) var count = 0
+
+    public init() {}
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+
+    public subscript(i: Int) -> Int {
+        precondition(i >= 0 && i < count, "index out of range")
+        return i == 0 ? first : rest.unsafelyUnwrapped[i - 1]
+    }
+
+    public mutating func append(_ n: Int) {
+        if count == 0 { first = n } else { rest.append(n) }
+        count += 1
+    }
+
+    public mutating func append(contentsOf other: NodeNumbers) {
+        for n in other { append(n) }
+    }
+}

@@ -1,0 +1,175 @@
+import JSON
+import NavGraph
+
+/// What a client asks `navigate` to do, decoded from its params.
+public struct NavigateRequest: Sendable {
+    public var to: String?
+    public var route: String?
+    public var by: Presentation?
+    public var with: JSONObject?
+    public var from: String?
+    public var ifVersion: Int?
+    public var key: String?
+    public var dryRun = false
+
+    public init(to: String? = nil, route: String? = nil, by: Presentation? = nil, with: JSONObject? = nil,
+                from: String? = nil, ifVersion: Int? = nil, key: String? = nil, dryRun: Bool = false) {
+        self.to = to
+        self.route = route
+        self.by = by
+        self.with = with
+        self.from = from
+        self.ifVersion = ifVersion
+        self.key = key
+        self.dryRun = dryRun
+    }
+}
+
+/// Where a navigation goes: a coordinator of the graph (by index), and the style and setup a route
+/// supplies (a navigation's own `by` and `with` win over them).
+public struct Destination: Sendable {
+    public let target: Int
+    public let by: Presentation?
+    public let with: JSONObject?
+
+    public init(target: Int, by: Presentation? = nil, with: JSONObject? = nil) {
+        self.target = target
+        self.by = by
+        self.with = with
+    }
+}
+
+extension NavigationGraph {
+    /// The destination `to` (a coordinator) or `route` (a route name) names, or the error that says
+    /// what is wrong: neither or both given, an unknown or ambiguous name (with a suggestion).
+    public func destination(to: String?, route routeName: String?) throws(NavError) -> Destination {
+        if let routeName {
+            if to != nil { throw NavError(.invalidParams, "give either \"to\" (a coordinator) or \"route\" (a route name), not both", data: ["param": "to"]) }
+            guard let route = route(named: routeName) else {
+                if let amb = ambiguity(of: routeName) {
+                    throw NavError(.unknownTarget, "route `\(routeName)` is declared by several modules; say which: \(amb.joined(separator: ", "))", data: ["route": .string(routeName)])
+                }
+                let hint = suggestRoute(for: routeName).map { "; did you mean `\($0)`?" } ?? "; the routes are \(routes.map(\.name).joined(separator: ", "))"
+                throw NavError(.unknownTarget, "no route `\(routeName)`\(hint)", data: ["route": .string(routeName)])
+            }
+            return Destination(target: route.to, by: route.by, with: route.with)
+        }
+        guard let name = to else {
+            throw NavError(.invalidParams, "navigate needs \"to\" (a coordinator such as \"shop.Product\") or \"route\" (a route name)", data: ["param": "to"])
+        }
+        guard let c = coordinator(named: name) else {
+            if let amb = ambiguity(of: name) {
+                throw NavError(.unknownTarget, "`\(name)` is declared by several modules; say which: \(amb.joined(separator: ", "))", data: ["to": .string(name)])
+            }
+            let hint = suggestCoordinator(for: name).map { "; did you mean `\($0)`?" } ?? ""
+            throw NavError(.unknownTarget, "`\(name)` is not a coordinator of the graph\(hint)", data: ["to": .string(name)])
+        }
+        return Destination(target: c.index)
+    }
+}
+
+/// A navigation that passed validation and waits for its preconditions, then its commit.
+public struct Plan: Sendable {
+    public let target: Int
+    public let by: Presentation
+    public let params: JSONValue
+    /// The number of the source node (its id is ``sourceId``).
+    public let source: Int
+    public let ifVersion: Int?
+    /// Preconditions to evaluate, in order.
+    public let preconditions: [Int]
+    /// For a deep link (`open`): the whole stack to build, bottom first.
+    public var link: [LinkStep]? = nil
+    /// What few navigations carry (hints, popUpTo, then), boxed so the plan of every other one stays
+    /// small to copy.
+    private var extras: PlanExtras?
+
+    /// Presentation hints for front-ends (`navigate {hints}`): opaque to navd, carried to `stackChanged`.
+    public var hints: JSONValue? {
+        get { extras?.hints }
+        set { extras = PlanExtras(hints: newValue, popUpTo: popUpTo, then: then) }
+    }
+    /// `navigate {popUpTo}`: the screen to pop to (its number) and whether it goes too; the target is
+    /// then placed from the screen left on top, in the same commit.
+    public var popUpTo: (node: Int, inclusive: Bool)? {
+        get { extras?.popUpTo }
+        set { extras = PlanExtras(hints: hints, popUpTo: newValue, then: then) }
+    }
+    /// `navigate {then}` to a flow: where navigation continues when that flow completes.
+    public var then: NavigationSpec? {
+        get { extras?.then }
+        set { extras = PlanExtras(hints: hints, popUpTo: popUpTo, then: newValue) }
+    }
+
+    /// The source node's id.
+    public var sourceId: String { Node.id(source) }
+
+    /// This plan with `extra` preconditions evaluated before its own (a `popUpTo`'s leave guards).
+    public func withPreconditions(before extra: [Int]) -> Plan {
+        var p = Plan(target: target, by: by, params: params, source: source, ifVersion: ifVersion,
+                     preconditions: extra + preconditions.filter { !extra.contains($0) })
+        p.link = link
+        p.extras = extras
+        return p
+    }
+
+    public init(target: Int, by: Presentation, params: JSONValue, source: Int, ifVersion: Int?, preconditions: [Int]) {
+        self.target = target
+        self.by = by
+        self.params = params
+        self.source = source
+        self.ifVersion = ifVersion
+        self.preconditions = preconditions
+    }
+}
+
+/// The rarely set parts of a ``Plan`` (immutable: a plan that changes one makes a new box).
+final class PlanExtras: Sendable {
+    let hints: JSONValue?
+    let popUpTo: (node: Int, inclusive: Bool)?
+    let then: NavigationSpec?
+    init(hints: JSONValue?, popUpTo: (node: Int, inclusive: Bool)?, then: NavigationSpec?) {
+        self.hints = hints
+        self.popUpTo = popUpTo
+        self.then = then
+    }
+}
+
+/// One screen of a deep link's stack.
+public struct LinkStep: Sendable {
+    public let coordinator: Int
+    public let params: JSONValue
+    public let by: Presentation
+}
+
+/// A flow that left the tree in a commit.
+public struct EndedFlow: Sendable {
+    public enum Status: String, Sendable { case completed, failed, cancelled }
+    public let id: String
+    public let coordinator: Int
+    public let status: Status
+    public let result: JSONValue?
+    public let error: JSONValue?
+}
+
+/// Lists kept as nil while empty (see ``Commit``): the first element makes the array.
+extension Optional where Wrapped: RangeReplaceableCollection {
+    mutating func append(_ element: Wrapped.Element) {
+        if self == nil { self = Wrapped([element]) } else { self!.append(element) }
+    }
+
+    mutating func insertFirst(_ element: Wrapped.Element) {
+        if self == nil { self = Wrapped([element]) } else { self!.insert(element, at: self!.startIndex) }
+    }
+
+    mutating func append(contentsOf other: Wrapped?) {
+        guard let other else { return }
+        if self == nil { self = other } else { self!.append(contentsOf: other) }
+    }
+}
+
+/// The roles of the client making a request.
+public struct Caller: Sendable {
+    public var roles: Set<String>
+    public init(roles: Set<String> = []) { self.roles = roles }
+}

@@ -1,0 +1,220 @@
+import JSON
+import NavGraph
+
+// MARK: - Deep links
+
+extension Session {
+    /// Matches `url` against the graph's links and validates the whole stack it names.
+    public func planLink(_ url: String, caller: Caller, ifVersion: Int? = nil) throws(NavError) -> Plan {
+        // Read as bytes: the delimiters are ASCII, so every slice cut at one is whole UTF-8 (and
+        // the Character-wise searches and splits cost tens of thousands of instructions a link).
+        let u = Array(url.utf8)
+        let slash = UInt8(ascii: "/")
+        var lo = 0, hi = u.count
+        var hostOnly = false  // `shop://app`: the path is "/"
+        if let afterScheme = endOfScheme(u) {
+            if let s = u[afterScheme...].firstIndex(of: slash) { lo = s } else { hostOnly = true }
+        }
+        if hostOnly { lo = hi }
+        if let hash = u[lo..<hi].firstIndex(of: UInt8(ascii: "#")) { hi = hash }
+        let q = u[lo..<hi].firstIndex(of: UInt8(ascii: "?"))
+        let pathEnd = q ?? hi
+        guard hostOnly || (lo < pathEnd && u[lo] == slash) else {
+            throw NavError(.noMatchingLink, "`\(url)` is not a URL path: write it as /product/42 or shop://app/product/42", data: ["url": .string(url)])
+        }
+        var segments: [Substring] = []
+        for seg in u[lo..<pathEnd].split(separator: slash, omittingEmptySubsequences: true) {
+            guard let decoded = percentDecode(seg) else {
+                throw NavError(.noMatchingLink, "`\(url)` has a malformed percent-escape in `\(String(decoding: seg, as: UTF8.self))`", data: ["url": .string(url)])
+            }
+            segments.append(Substring(decoded))
+        }
+        var query: [String: String] = [:]
+        for item in q.map({ u[($0 + 1)..<hi].split(separator: UInt8(ascii: "&")) }) ?? [] {
+            let kv = item.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            guard let k = percentDecode(kv[0]), let v = percentDecode(kv.count > 1 ? kv[1] : []) else {
+                throw NavError(.noMatchingLink, "`\(url)` has a malformed percent-escape in its query", data: ["url": .string(url)])
+            }
+            query[k] = v
+        }
+        for link in graph.links {
+            guard var params = link.match(pathSegments: segments) else { continue }
+            for (key, p) in link.query { if let v = query[key] { params[p] = v } }
+            // Query values the pattern does not declare go to the target's setup when it has that field
+            // (`/product/42?ref=mail` fills Product's `ref`); any others (`utm_source`…) are ignored.
+            var extra: [(String, String)] = []
+            for (key, v) in query where !link.query.contains(where: { $0.key == key }) { extra.append((key, v)) }
+            return try planLinkStack(link, params: params, extraQuery: extra.sorted { $0.0 < $1.0 }, url: url, caller: caller, ifVersion: ifVersion)
+        }
+        let patterns = graph.links.map(\.pattern)
+        throw NavError(.noMatchingLink, "`\(url)` matches no link of the graph; the patterns are \(patterns.isEmpty ? "none" : patterns.joined(separator: ", "))",
+                       data: ["url": .string(url)])
+    }
+
+    private func planLinkStack(_ link: Link, params: [String: String], extraQuery: [(String, String)], url: String, caller: Caller,
+                               ifVersion: Int?) throws(NavError) -> Plan {
+        if let v = ifVersion, v != version {
+            throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires", data: ["version": .int(version)])
+        }
+        var steps: [LinkStep] = []
+        var preconditions: [Int] = []
+        for (i, entry) in link.entries.enumerated() {
+            let c = graph.coordinators[entry.coordinator]
+            var with = JSONObject()
+            for (field, v) in entry.with {
+                if case .string(let s) = v, s.hasPrefix(":") {
+                    guard let value = params[String(s.dropFirst())] else { continue }  // an absent query parameter
+                    with.append(field, c.setup?.coerce(value, forProperty: field) ?? .string(value))
+                } else if case .string(let s) = v {
+                    with.append(field, c.setup?.coerce(s, forProperty: field) ?? v)  // a constant written as text, like the URL's values
+                } else {
+                    with.append(field, v)
+                }
+            }
+            if i == link.entries.count - 1, let setup = c.setup {
+                for (key, value) in extraQuery where with[key] == nil && setup.declares(key) {
+                    with.append(key, setup.coerce(value, forProperty: key))
+                }
+            }
+            try appendStep(c, with: with, by: entry.by, to: &steps, preconditions: &preconditions, caller: caller,
+                           origin: "link `\(link.pattern)`", data: ["url": .string(url)])
+        }
+        var plan = Plan(target: steps.last!.coordinator, by: .push, params: steps.last!.params, source: visibleTop?.number ?? root.number,
+                        ifVersion: ifVersion, preconditions: preconditions)
+        plan.link = steps
+        return plan
+    }
+
+    /// Validates one screen of a stack built at once (a deep link's, a `reset`'s) and appends it:
+    /// mediation from the screen below, its presentation, access and setup; its preconditions join
+    /// the plan's. `origin` names what asked for it in messages.
+    func appendStep(_ c: Coordinator, with given: JSONObject, by asked: Presentation?, to steps: inout [LinkStep],
+                    preconditions: inout [Int], caller: Caller, origin: String, data: JSONObject) throws(NavError) {
+        var with = given
+        // Mediation, as in `navigate`: fields left unset come from the screen below.
+        if let below = steps.last { mediate(c, from: below.params, into: &with) }
+        let by = steps.isEmpty ? Presentation.push : (asked ?? .push)
+        if !steps.isEmpty && !c.allows(by) {
+            throw NavError(.notAllowed, "\(origin) shows `\(c.name)` by \(by.rawValue), which its presentations do not allow", data: data)
+        }
+        if let below = steps.last, !graph.coordinators.stackStepAllowed(from: below.coordinator, to: c.index) {
+            var d = data
+            d["to"] = .string(c.name)
+            throw NavError(.notAllowed, "\(origin) puts `\(c.name)` above `\(graph.coordinators[below.coordinator].name)`, which cannot open it (its opens decide, as for navigate)", data: d)
+        }
+        if !c.access.isEmpty && caller.roles.isDisjoint(with: c.access) {
+            var d = data
+            d["to"] = .string(c.name)
+            throw NavError(.accessDenied, "`\(c.name)` (in \(origin)) admits only clients with role \(c.access.joined(separator: " or "))", data: d)
+        }
+        if let setup = c.setup, let v = setup.validate(.object(with)) {
+            var d: JSONObject = ["pointer": .string(v.pointer), "rule": .string(v.rule), "to": .string(c.name)]
+            for (k, x) in data { d[k] = x }
+            throw NavError(.invalidSetup, "\(origin) gives `\(c.name)` an invalid setup: \(v.message)", data: d)
+        }
+        for p in c.preconditions where !preconditions.contains(p) { preconditions.append(p) }
+        steps.append(LinkStep(coordinator: c.index, params: .object(with), by: by))
+    }
+
+    /// Builds a link's stack in one commit: in the tab (or root stack) that starts with its first
+    /// screen when there is one, else as a new root stack.
+    func commitLink(_ steps: [LinkStep], ifVersion: Int?) throws(NavError) -> Commit {
+        if let v = ifVersion, v != version {
+            throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires", data: ["version": .int(version)])
+        }
+        var changes = ChangeLog(enabled: recordsChanges, graph)
+        var removed = Removal()
+        let first = steps[0]
+        var stack: Node?
+        if root.kind == .tabs, let i = tabIndex(of: first.coordinator) {
+            if root.selected != i {
+                root.selected = i
+                changes.record("select", parent: root, index: i)
+            }
+            stack = root.children[i]
+        } else if root.kind == .stack, root.children.first?.coordinator == first.coordinator, root.children.first?.kind == .screen {
+            stack = root
+        }
+        var top: Node
+        if let stack, let bottom = stack.children.first, bottom.params == first.params || first.params == .object([:]) {
+            if stack.children.count > 1 {
+                var cut = Removal()
+                for n in stack.children[1...] { forget(n, into: &cut) }
+                stack.children.removeSubrange(1...)
+                changes.record("pop", parent: stack, index: 1, removed: cut.numbers)
+                removed.append(cut)
+            }
+            if let p = bottom.presented {
+                var modal = Removal()
+                forget(p, into: &modal)
+                bottom.presented = nil
+                changes.record("dismiss", parent: bottom, removed: modal.numbers)
+                removed.append(modal)
+            }
+            top = bottom
+            for step in steps.dropFirst() { top = attach(step, over: top, changes: &changes) }
+        } else {
+            forget(root, into: &removed)
+            let bottom = makeTarget(first.coordinator, params: first.params)
+            let newRoot = makeStack(holding: bottom)
+            top = bottom
+            var ignored = ChangeLog(enabled: false, graph)
+            for step in steps.dropFirst() { top = attach(step, over: top, changes: &ignored) }
+            root = newRoot
+            changes.record("reset", root: root, removed: removed.numbers)
+        }
+        version += 1
+        return Commit(version: version, changes: changes.text, node: top, removedNumbers: removed.numbers, endedFlows: removed.ended)
+    }
+
+    private func attach(_ step: LinkStep, over top: Node, changes: inout ChangeLog) -> Node {
+        let node = makeTarget(step.coordinator, params: step.params)
+        if step.by == .present {
+            let s = makeStack(holding: node)
+            s.parent = top
+            top.presented = s
+            changes.record("present", parent: top, node: s)
+        } else {
+            let container = top.parent!
+            adopt(node, into: container)
+            changes.record("push", parent: container, node: node)
+        }
+        return node.kind == .flow ? node.children[0] : node
+    }
+}
+
+/// Where what follows the first `://` starts in `u`, if it has one.
+private func endOfScheme(_ u: [UInt8]) -> Int? {
+    var i = 0
+    while i + 2 < u.count {
+        if u[i] == UInt8(ascii: ":") && u[i + 1] == UInt8(ascii: "/") && u[i + 2] == UInt8(ascii: "/") { return i + 3 }
+        i += 1
+    }
+    return nil
+}
+
+/// `s` with its `%XX` escapes decoded, or nil when an escape is malformed or the result is not UTF-8
+/// (`+` is left alone, not read as a space: URLs write a space as %20).
+func percentDecode(_ s: ArraySlice<UInt8>) -> String? {
+    guard s.contains(UInt8(ascii: "%")) else { return String(decoding: s, as: UTF8.self) }
+    var bytes: [UInt8] = []
+    var it = s.makeIterator()
+    while let b = it.next() {
+        if b == UInt8(ascii: "%") {
+            guard let h = it.next(), let l = it.next(), let hv = hexValue(h), let lv = hexValue(l) else { return nil }
+            bytes.append(hv << 4 | lv)
+        } else {
+            bytes.append(b)
+        }
+    }
+    return String(validating: bytes, as: UTF8.self)
+}
+
+private func hexValue(_ c: UInt8) -> UInt8? {
+    switch c {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+    default: return nil
+    }
+}

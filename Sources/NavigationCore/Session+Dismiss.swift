@@ -1,0 +1,153 @@
+import JSON
+import NavGraph
+
+/// `dismiss`: what a dismiss removes, how it is detached, and the leave guards it must pass.
+extension Session {
+    // MARK: dismiss
+
+    /// Removes `nodeId` (default: the visible top) and everything above it in its stack.
+    public func dismiss(_ nodeId: String?) throws(NavError) -> Commit {
+        var node = try dismissTarget(nodeId)
+        let commit = try remove(node, status: .cancelled, result: nil, error: nil, flowNode: nil)
+        recycle(&node)
+        return commit
+    }
+
+    /// The node `dismiss(_:)` removes: `nodeId`, or the visible top.
+    func dismissTarget(_ nodeId: String?) throws(NavError) -> Node {
+        if let id = nodeId {
+            guard let n = nodes[id] else {
+                throw NavError(.unknownNode, "no node `\(id)` in session `\(name)`; `tree` lists the current nodes", data: ["node": .string(id)])
+            }
+            return n
+        }
+        guard let top = visibleTopRef else { throw NavError(.unknownNode, "nothing to dismiss") }
+        return top._withUnsafeGuaranteedRef { $0 }
+    }
+
+    /// Removes `node` following the dismiss rules; `flowNode` is the flow completing, if any.
+    func remove(_ node: Node, status: EndedFlow.Status, result: JSONValue?, error: JSONValue?, flowNode: Node?) throws(NavError) -> Commit {
+        var changes = ChangeLog(enabled: recordsChanges, graph)
+        var removed = Removal()
+        try detach(node, flowNode: flowNode, changes: &changes, removed: &removed)
+        if let f = flowNode {
+            removed.ended.insertFirst(EndedFlow(id: f.id, coordinator: f.coordinator, status: status, result: result, error: error))
+        }
+        version += 1
+        return Commit(version: version, changes: changes.text, node: nil, removedNumbers: removed.numbers, endedFlows: removed.ended)
+    }
+
+    /// What removing `node` by the dismiss rules takes out of the tree: a presented stack (from its
+    /// owner), or the children of a stack or flow from an index on. Checks only; changes nothing.
+    /// Unretained (as the tree walks are): valid while the tree is unchanged, which it is from the
+    /// check to the change.
+    enum Detachment {
+        case modal(owner: Unmanaged<Node>, stack: Unmanaged<Node>)
+        case pop(container: Unmanaged<Node>, index: Int)
+    }
+
+    func detachment(of node: Node) throws(NavError) -> Detachment {
+        switch node.kind {
+        case .tabs where node.coordinator < 0:
+            throw NavError(.unknownNode, "nothing to dismiss: `\(node.id)` is the tab bar", data: ["node": .string(node.id)])
+        case .stack:
+            if let shell = node.parent, shell.kind == .tabs, shell.coordinator >= 0 {
+                // A tab of a tab container: dismissing it dismisses the container.
+                return try detachment(of: shell)
+            }
+            guard let owner = node.parentRef, owner._withUnsafeGuaranteedRef({ $0.kind == .screen || $0.kind == .flow }) else {
+                throw NavError(.unknownNode, "nothing to dismiss: `\(node.id)` is \(node.parent == nil ? "the root stack" : "a tab's stack")", data: ["node": .string(node.id)])
+            }
+            return .modal(owner: owner, stack: Unmanaged.passUnretained(node))
+        case .screen, .flow, .tabs:
+            let container = node.parentRef!._withUnsafeGuaranteedRef { $0 }
+            let index = node.indexInParent!
+            if container.kind == .flow && index == 0 {
+                // Dismissing a flow's first step abandons the flow.
+                return try detachment(of: container)
+            }
+            if index == 0, let shell = container.parent, shell.kind == .tabs, shell.coordinator >= 0 {
+                // The first screen of a tab of a tab container: the container goes.
+                return try detachment(of: shell)
+            }
+            if index == 0 {
+                guard let owner = container.parentRef, owner._withUnsafeGuaranteedRef({ $0.kind == .screen || $0.kind == .flow }) else {
+                    let place = container.parent == nil ? "the root stack" : "a tab"
+                    let what = node.kind == .flow
+                        ? "flow `\(node.id)` (\(graph.coordinators[node.coordinator].name)) is the first node of \(place) and cannot leave the tree (dismissing its first step would abandon it)"
+                        : "`\(node.id)` (\(graph.coordinators[node.coordinator].name)) is the first screen of \(place)"
+                    throw NavError(.unknownNode, "nothing to dismiss: \(what); navigate with by: root or select instead",
+                                   data: ["node": .string(node.id)])
+                }
+                return .modal(owner: owner, stack: Unmanaged.passUnretained(container))
+            }
+            return .pop(container: Unmanaged.passUnretained(container), index: index)
+        }
+    }
+
+    /// Takes `node` and what is above it out of the tree by the dismiss rules, recording the change;
+    /// the caller commits.
+    func detach(_ node: Node, flowNode: Node?, changes: inout ChangeLog, removed: inout Removal) throws(NavError) {
+        switch try detachment(of: node) {
+        case .modal(let owner, let stack):
+            owner._withUnsafeGuaranteedRef { owner in
+                stack._withUnsafeGuaranteedRef { forget($0, into: &removed, except: flowNode) }
+                owner.presented = nil
+                changes.record("dismiss", parent: owner, removed: removed.numbers)
+            }
+        case .pop(let container, let index):
+            container._withUnsafeGuaranteedRef { container in
+                for n in container.children[index...] { forget(n, into: &removed, except: flowNode) }
+                if index == container.children.count - 1 { container.children.removeLast() } else { container.children.removeSubrange(index...) }
+                changes.record("pop", parent: container, index: index, removed: removed.numbers)
+            }
+        }
+    }
+
+    /// The `leave:` guards of what a dismiss would remove (`dismiss(_:)`, or with `to`,
+    /// `dismiss(to:inclusive:)`): their preconditions, the top screen's first, and the topmost guarded
+    /// node. Changes nothing; throws what the dismiss would.
+    public func leaveGuards(node nodeId: String?, to: String?, inclusive: Bool) throws(NavError) -> (preconditions: [Int], guarded: Node?) {
+        // The usual dismiss (the visible top, a screen above others in its stack, presenting nothing)
+        // removes that screen alone: only its own guards count. Read without retaining anything.
+        if nodeId == nil && to == nil, let top = visibleTopRef {
+            let alone = top._withUnsafeGuaranteedRef { n -> Bool in
+                guard n.presented == nil, let c = n.parentRef else { return false }
+                return c._withUnsafeGuaranteedRef { $0.kind == .stack && $0.children.count > 1 && $0.children.last === n }
+            }
+            if alone {
+                let coordinator = top._withUnsafeGuaranteedRef { $0.coordinator }
+                if !graph.leaveGuarded[coordinator] { return ([], nil) }
+            }
+        }
+        let target: Node
+        if let to { target = try popRemovalTarget(to, inclusive: inclusive) } else { target = try dismissTarget(nodeId) }
+        var preconditions: [Int] = []
+        var guarded: Node?
+        switch try detachment(of: target) {
+        case .modal(_, let stack): stack._withUnsafeGuaranteedRef { collectLeaveGuards($0, &preconditions, &guarded) }
+        case .pop(let container, let index):
+            container._withUnsafeGuaranteedRef { container in
+                var i = container.children.count
+                while i > index {
+                    i -= 1
+                    collectLeaveGuards(container.children[i], &preconditions, &guarded)
+                }
+            }
+        }
+        return (preconditions, guarded)
+    }
+
+    /// The guards of `n` and what is above it, top first.
+    private func collectLeaveGuards(_ n: Node, _ preconditions: inout [Int], _ guarded: inout Node?) {
+        if let p = n.presented { collectLeaveGuards(p, &preconditions, &guarded) }
+        var i = n.children.count
+        while i > 0 {
+            i -= 1
+            collectLeaveGuards(n.children[i], &preconditions, &guarded)
+        }
+        guard n.kind == .screen || n.kind == .flow || (n.kind == .tabs && n.coordinator >= 0), graph.leaveGuarded[n.coordinator] else { return }
+        for p in graph.coordinators[n.coordinator].leave where !preconditions.contains(p) { preconditions.append(p) }
+        if guarded == nil { guarded = n }
+    }
+}

@@ -1,0 +1,80 @@
+import JSON
+import NavGraph
+
+/// `flowComplete`: a flow ends with a result, an error or a cancel.
+extension Session {
+    // MARK: flowComplete
+
+    public enum FlowOutcome: Sendable {
+        case result(JSONValue)
+        case error(JSONValue)
+        case cancelled
+    }
+
+    /// Ends the flow `flowId` and removes it (and what is above it) from the tree.
+    public func flowComplete(_ flowId: String, _ outcome: FlowOutcome) throws(NavError) -> Commit {
+        guard let flow = nodes[flowId] else {
+            throw NavError(.flowNotActive, "no live flow `\(flowId)` in session `\(name)`: it completed, was dismissed, or never existed", data: ["flow": .string(flowId)])
+        }
+        guard flow.kind == .flow else {
+            throw NavError(.flowNotActive, "node `\(flowId)` is a \(flow.kind.rawValue), not a flow", data: ["flow": .string(flowId)])
+        }
+        let c = graph.coordinators[flow.coordinator]
+        switch outcome {
+        case .result(let r):
+            if let schema = c.flow?.result, let v = schema.validate(r) {
+                throw NavError(.invalidSetup, "the result does not match the result schema of flow `\(c.name)`: \(v.message)",
+                               data: ["pointer": .string(v.pointer), "rule": .string(v.rule), "flow": .string(flowId)])
+            }
+            return try removeFlow(flow, .completed, result: r, error: nil)
+        case .error(let e):
+            return try removeFlow(flow, .failed, result: nil, error: e)
+        case .cancelled:
+            return try removeFlow(flow, .cancelled, result: nil, error: nil)
+        }
+    }
+
+    private func removeFlow(_ flow: Node, _ status: EndedFlow.Status, result: JSONValue?, error: JSONValue?) throws(NavError) -> Commit {
+        if flow.indexInParent == 0, let stack = flow.parent, stack.parent == nil || stack.parent?.kind == .tabs {
+            throw NavError(.notAllowed, "flow `\(flow.id)` is the first node of \(stack.parent == nil ? "the root stack" : "a tab") and cannot leave the tree; navigate with by: root instead",
+                           data: ["flow": .string(flow.id)])
+        }
+        return try remove(flow, status: status, result: result, error: error, flowNode: flow)
+    }
+}
+
+extension Session {
+    /// Presents `flow` over the visible top screen to recover a precondition: a system action,
+    /// so abilities and presentations do not apply.
+    public func presentForRecovery(_ flow: Int, caller: Caller) throws(NavError) -> Commit {
+        let c = graph.coordinators[flow]
+        if !c.access.isEmpty && caller.roles.isDisjoint(with: c.access) {
+            let held = caller.roles.isEmpty ? "none" : caller.roles.sorted().joined(separator: ", ")
+            throw NavError(.accessDenied, "the recovery flow `\(c.name)` admits only clients with role \(c.access.joined(separator: " or ")); this client holds \(held), so it cannot be presented for it",
+                           data: ["to": .string(c.name), "roles": .array(c.access.map(JSONValue.string))])
+        }
+        guard let top = visibleTop else { throw NavError(.conflict, "session `\(name)` shows no screen to present the recovery flow over") }
+        return try commit(Plan(target: flow, by: .present, params: .object([:]), source: top.number, ifVersion: nil, preconditions: []))
+    }
+
+    /// Evaluates a `check` precondition against the session's facts.
+    public func evaluate(fact: String, _ test: Precondition.Check) -> (passed: Bool, reason: String) {
+        let v = facts[fact]
+        switch test {
+        case .equals(let want):
+            let ok = v.map { factEqual($0, want) } ?? false
+            return (ok, ok ? "" : "fact `\(fact)` is \(v.map { JSONWriter.string($0) } ?? "not set"), it must be \(JSONWriter.string(want))")
+        case .notEquals(let avoid):
+            let ok = !(v.map { factEqual($0, avoid) } ?? false)
+            return (ok, ok ? "" : "fact `\(fact)` is \(JSONWriter.string(avoid)), it must not be")
+        case .exists(let want):
+            let ok = (v != nil) == want
+            return (ok, ok ? "" : want ? "fact `\(fact)` is not set" : "fact `\(fact)` is set, it must not be")
+        }
+    }
+}
+
+private func factEqual(_ a: JSONValue, _ b: JSONValue) -> Bool {
+    if let x = a.doubleValue, let y = b.doubleValue { return x == y }
+    return a == b
+}

@@ -1,0 +1,299 @@
+import JSON
+import NavGraph
+
+/// `navigate`: a plan validated against the graph and the tree, then committed in one step.
+extension Session {
+    // MARK: navigate
+
+    /// Validates a navigation completely without changing anything.
+    public func plan(_ r: NavigateRequest, caller: Caller) throws(NavError) -> Plan {
+        try plan(graph.destination(to: r.to, route: r.route), by: r.by, with: r.with, from: r.from, ifVersion: r.ifVersion, caller: caller)
+    }
+
+    /// Validates a navigation to `destination` completely without changing anything: `by` and `with`
+    /// as given (they win over a route's), `from` a node id (default: the visible top).
+    /// `afterFlow`: the navigation continues a completed flow (its `then`): the flow's `opens` and
+    /// its declared `then` decide what it may open, not the source's. `declaredTarget`: the graph
+    /// itself names this target (a precondition's declared `redirect`), so `opens` is not asked.
+    public func plan(_ destination: Destination, by: Presentation?, with given: JSONObject?, from: String?, ifVersion: Int?,
+                     caller: Caller, afterFlow: Int? = nil, declaredTarget: Bool = false) throws(NavError) -> Plan {
+        let target = graph.coordinators[destination.target]
+        var with: JSONObject
+        if let routeWith = destination.with {
+            with = routeWith
+            if let given { for (k, v) in given { with[k] = v } }
+        } else {
+            with = given ?? JSONObject()
+        }
+        let style = by ?? destination.by ?? .push
+        let r = (from: from, ifVersion: ifVersion)
+
+        // Source.
+        let source: Node
+        if let from = r.from {
+            guard let n = nodes[from] else {
+                throw NavError(.unknownNode, "no node `\(from)` in session `\(name)`; `tree` lists the current nodes", data: ["node": .string(from)])
+            }
+            guard n.kind == .screen else {
+                throw NavError(.unknownNode, "node `\(from)` is a \(n.kind.rawValue); \"from\" must name a screen", data: ["node": .string(from)])
+            }
+            source = n
+        } else {
+            guard let top = visibleTopRef else { throw NavError(.unknownNode, "session `\(name)` shows no screen to navigate from") }
+            source = top._withUnsafeGuaranteedRef { $0 }
+        }
+        if let v = r.ifVersion, v != version {
+            throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires; fetch `tree` and decide again",
+                           data: ["version": .int(version), "ifVersion": .int(v)])
+        }
+
+        // Style, abilities, access.
+        let sourceCoordinator = graph.coordinators[source.coordinator]
+        guard target.allows(style) else {
+            let allowed = Presentation.allCases.filter { target.allows($0) }.map(\.rawValue).joined(separator: ", ")
+            throw NavError(.notAllowed, "`\(target.name)` cannot be shown by \(style.rawValue); its presentations are \(allowed)",
+                           data: ["from": .string(source.id), "to": .string(target.name), "by": .string(style.rawValue)])
+        }
+        let enclosingFlow: Node? = source.parentRef.flatMap { p in p._withUnsafeGuaranteedRef { $0.kind == .flow ? $0 : nil } }
+        let enclosingSteps = enclosingFlow.flatMap { graph.coordinators[$0.coordinator].flow?.steps }
+        let isStepOfEnclosingFlow = enclosingSteps?.contains(target.index) ?? false
+        // Steps follow `opens` like every screen; a step that declares none opens the step after it.
+        let isNextStep = sourceCoordinator.opens.isEmpty && enclosingSteps.map { steps in
+            steps.firstIndex(of: source.coordinator).map { $0 + 1 < steps.count && steps[$0 + 1] == target.index } ?? false
+        } ?? false
+        if declaredTarget {
+            // The graph declared this navigation; presentations, access and setup still apply.
+        } else if let flow = afterFlow.map({ graph.coordinators[$0] }) {
+            if style.needsAbility && !flow.mayContinue(to: target.index) {
+                let opens = flow.opens.map { graph.coordinators[$0].name }
+                throw NavError(.notAllowed, "flow `\(flow.name)` cannot continue to `\(target.name)`: a flow continues to its declared `then` or to what its opens list (\(opens.isEmpty ? "empty" : opens.joined(separator: ", ")))",
+                               data: ["from": .string(source.id), "to": .string(target.name), "by": .string(style.rawValue)])
+            }
+        } else if style.needsAbility && !sourceCoordinator.canOpen(target.index) && !isNextStep {
+            let opens = sourceCoordinator.opens.map { graph.coordinators[$0].name }
+            throw NavError(.notAllowed, "`\(sourceCoordinator.name)` cannot open `\(target.name)`: its opens are \(opens.isEmpty ? "empty" : opens.joined(separator: ", ")) (select and root are always available)",
+                           data: ["from": .string(source.id), "to": .string(target.name), "by": .string(style.rawValue)])
+        }
+        switch style {
+        case .present:
+            if source.presented != nil {
+                throw NavError(.notAllowed, "`\(source.id)` (\(sourceCoordinator.name)) is already presenting; dismiss its modal first or present from the modal's top",
+                               data: ["from": .string(source.id)])
+            }
+        case .replace:
+            if let f = enclosingFlow, !isStepOfEnclosingFlow {
+                throw NavError(.notAllowed, "`\(target.name)` cannot replace a step of flow `\(graph.coordinators[f.coordinator].name)`: it is not one of its steps",
+                               data: ["from": .string(source.id)])
+            }
+        case .select:
+            guard nestedTab(of: target.index) != nil || declaredTab(target.index) != nil else {
+                var tabs: [String] = []
+                if case .tabs(let declared) = graph.root { tabs = declared.map { graph.coordinators[$0].name } }
+                throw NavError(.notAllowed, tabs.isEmpty ? "select needs tabs, and the graph's root is a stack"
+                                                        : "`\(target.name)` is not one of the tabs; the graph declares the tabs \(tabs.joined(separator: ", "))",
+                               data: ["to": .string(target.name), "by": "select"])
+            }
+        default: break
+        }
+        if !target.access.isEmpty && caller.roles.isDisjoint(with: target.access) {
+            let held = caller.roles.isEmpty ? "none" : caller.roles.sorted().joined(separator: ", ")
+            throw NavError(.accessDenied, "`\(target.name)` admits only clients with role \(target.access.joined(separator: " or ")); this client holds \(held). Roles come from the policy file (--policy), by uid or by token (hello {token})",
+                           data: ["to": .string(target.name), "roles": .array(target.access.map(JSONValue.string))])
+        }
+
+        // Setup model: mediation, then the schema.
+        if style == .select {
+            return Plan(target: target.index, by: style, params: .object(with), source: source.number, ifVersion: r.ifVersion, preconditions: target.preconditions)
+        }
+        mediate(target, from: source.params, into: &with)
+        let params = JSONValue.object(with)
+        if let setup = target.setup, let violation = setup.validate(params) {
+            throw NavError(.invalidSetup, "\"with\" does not match the setup of `\(target.name)`: \(violation.message)",
+                           data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "to": .string(target.name)])
+        }
+        return Plan(target: target.index, by: style, params: params, source: source.number, ifVersion: r.ifVersion, preconditions: target.preconditions)
+    }
+
+    /// Mediation: the fields of `target`'s setup that `with` leaves unset, copied from the source's params.
+    @inline(__always)
+    func mediate(_ target: Coordinator, from source: JSONValue, into with: inout JSONObject) {
+        for (field, path) in target.mediation where with[field] == nil {
+            var v: JSONValue? = source
+            for p in path { v = v?[p] }
+            if let v { with[field] = v }
+        }
+    }
+
+    /// The innermost tab container on the visible path that declares `coordinator` as a tab, and
+    /// that tab's index.
+    func nestedTab(of coordinator: Int) -> (Node, Int)? {
+        var found: (Node, Int)?
+        forEachVisible { n in
+            if n.kind == .tabs, n.coordinator >= 0, let i = graph.coordinators[n.coordinator].tabs.firstIndex(of: coordinator), i < n.children.count {
+                found = (n, i)
+            }
+        }
+        return found
+    }
+
+    /// The index of the tab the graph's root declares for `coordinator`, if it declares tabs.
+    func declaredTab(_ coordinator: Int) -> Int? {
+        guard case .tabs(let tabs) = graph.root else { return nil }
+        return tabs.firstIndex(of: coordinator)
+    }
+
+    /// The tab of the live tab shell that the graph declares for `coordinator`: tabs keep the identity
+    /// the graph gave them (by index), whatever their stacks hold now.
+    func tabIndex(of coordinator: Int) -> Int? {
+        guard root.kind == .tabs, let i = declaredTab(coordinator), i < root.children.count else { return nil }
+        return i
+    }
+
+    /// Applies a validated plan: the source must still exist and `ifVersion` must still hold.
+    public func commit(_ plan: Plan) throws(NavError) -> Commit {
+        idCounterBeforeCommit = nextId
+        if let steps = plan.link { return try commitLink(steps, ifVersion: plan.ifVersion) }
+        guard let origin = nodes[number: plan.source] else {
+            throw NavError(.conflict, "the source node `\(plan.sourceId)` is gone (dismissed while the navigation was pending)", data: ["node": .string(plan.sourceId)])
+        }
+        if let v = plan.ifVersion, v != version {
+            throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires; fetch `tree` and decide again",
+                           data: ["version": .int(version), "ifVersion": .int(v)])
+        }
+        var changes = ChangeLog(enabled: recordsChanges, graph)
+        var removed = Removal()
+        var source = origin
+        if let pop = plan.popUpTo {
+            // Presenting from what the pop leaves can still be refused: try it on a copy first, so a
+            // refused navigation changes nothing.
+            if plan.by == .present && !isTrial {
+                let trial = Session(copying: self)
+                trial.isTrial = true
+                _ = try trial.commit(plan)
+            }
+            source = try popUp(to: pop.node, inclusive: pop.inclusive, changes: &changes, removed: &removed)
+        }
+        if changes.enabled, let h = plan.hints { changes.hints = h }
+        let created: Node
+        switch plan.by {
+        case .push:
+            // Unretained walk up (reading `parent` would retain, atomically).
+            var container = source.parentRef!
+            if container._withUnsafeGuaranteedRef({ $0.kind == .flow && !(graph.coordinators[$0.coordinator].flow?.steps.contains(plan.target) ?? false) }) {
+                container = container._withUnsafeGuaranteedRef { $0.parentRef! }
+            }
+            created = makeTarget(plan.target, params: plan.params)
+            container._withUnsafeGuaranteedRef { container in
+                adopt(created, into: container)
+                changes.record("push", parent: container, node: created)
+            }
+        case .present:
+            if source.presented != nil {
+                throw NavError(.notAllowed, "`\(source.id)` is already presenting; dismiss its modal first", data: ["from": .string(source.id)])
+            }
+            created = makeTarget(plan.target, params: plan.params)
+            let stack = makeStack(holding: created)
+            stack.parent = source
+            source.presented = stack
+            changes.record("present", parent: source, node: stack)
+        case .replace:
+            let container = source.parent!
+            let index = source.indexInParent!
+            for n in container.children[index...] { forget(n, into: &removed) }
+            container.children.removeSubrange(index...)
+            created = makeTarget(plan.target, params: plan.params)
+            adopt(created, into: container)
+            changes.record("replace", parent: container, index: index, node: created, removed: removed.numbers)
+        case .root:
+            forget(root, into: &removed)
+            created = makeTarget(plan.target, params: plan.params)
+            root = makeStack(holding: created)
+            changes.record("reset", root: root, removed: removed.numbers)
+        case .select:
+            if let (shell, i) = nestedTab(of: plan.target) {
+                // A tab of a tab container on the visible path (the innermost that declares it).
+                shell.selected = i
+                created = shell.children[i].children[0]
+                changes.record("select", parent: shell, index: i)
+                break
+            }
+            guard let tab = declaredTab(plan.target) else {
+                throw NavError(.notAllowed, "`\(graph.coordinators[plan.target].name)` is not one of the tabs the graph declares")
+            }
+            if tabIndex(of: plan.target) == nil {
+                // The tab shell was replaced (a `root` navigation): selecting a tab brings it back, fresh.
+                forget(root, into: &removed)
+                root = makeRoot()
+                changes.record("reset", root: root, removed: removed.numbers)
+            }
+            let i = tab
+            root.selected = i
+            created = root.children[i].children[0]
+            changes.record("select", parent: root, index: i)
+        }
+        version += 1
+        return Commit(version: version, changes: changes.text, node: created, removedNumbers: removed.numbers, endedFlows: removed.ended)
+    }
+
+    /// The pop of `navigate {popUpTo}`: removes what is above screen `number` (and it too when
+    /// `inclusive`), recording the change; answers the screen now on top, from which the navigation
+    /// is placed. Nothing above it is no pop.
+    func popUp(to number: Int, inclusive: Bool, changes: inout ChangeLog, removed: inout Removal) throws(NavError) -> Node {
+        guard let match = nodes[number: number] else {
+            throw NavError(.conflict, "the popUpTo screen `\(Node.id(number))` is gone (dismissed while the navigation was pending)",
+                           data: ["node": .string(Node.id(number))])
+        }
+        if let going = removalAbove(match, inclusive: inclusive) {
+            try detach(going, flowNode: nil, changes: &changes, removed: &removed)
+        }
+        guard let top = visibleTop else { throw NavError(.unknownNode, "no screen is left on top after popUpTo") }
+        return top
+    }
+
+    /// Runs `plan` then `commit` on a copy: what would happen, with nothing changed.
+    public func dryRun(_ r: NavigateRequest, caller: Caller) throws(NavError) -> (plan: Plan, commit: Commit, visible: [String]) {
+        let p = try plan(r, caller: caller)
+        let (c, visible) = try dryRun(p)
+        return (p, c, visible)
+    }
+
+    /// Commits a validated plan on a copy: the commit and visible path it would give, with nothing changed.
+    public func dryRun(_ plan: Plan) throws(NavError) -> (commit: Commit, visible: [String]) {
+        let copy = Session(copying: self)
+        let c = try copy.commit(plan)
+        return (c, copy.visible)
+    }
+
+    /// Commits `plan` on a copy: the commit and visible path it would give (nil if it would fail).
+    public func dryRunCommit(_ plan: Plan) -> (Commit?, [String]) {
+        let copy = Session(copying: self)
+        guard let c = try? copy.commit(plan) else { return (nil, visible) }
+        return (c, copy.visible)
+    }
+
+    /// Nodes leaving the tree in one commit: their numbers (each subtree in pre-order) and the flows
+    /// among them, which end.
+    struct Removal {
+        var numbers = NodeNumbers()
+        var ended: [EndedFlow]? = nil  // nil while empty (see ``Commit``)
+
+        mutating func append(_ other: Removal) {
+            numbers.append(contentsOf: other.numbers)
+            ended.append(contentsOf: other.ended)
+        }
+    }
+
+    /// Drops `n` and everything below it from the index (pre-order: the node, its children, what it
+    /// presents), recording them in `r`; flows among them end as cancelled, except `except` (a flow
+    /// completing, which ends with its own status). Nodes that left the tree have no parent.
+    func forget(_ n: Node, into r: inout Removal, except: Node? = nil) {
+        r.numbers.append(n.number)
+        nodes.remove(n)
+        n.parentRef = nil
+        if n.kind == .flow && n !== except {
+            r.ended.append(EndedFlow(id: n.id, coordinator: n.coordinator, status: .cancelled, result: nil, error: nil))
+        }
+        for c in n.children { forget(c, into: &r, except: except) }
+        if let p = n.presented { forget(p, into: &r, except: except) }
+    }
+}
