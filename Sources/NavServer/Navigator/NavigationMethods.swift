@@ -1,0 +1,352 @@
+import JSON
+import NavGraph
+import NavigationCore
+import RPC
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Server {
+    /// navigate, dismiss, flowComplete, tree, subscribe/unsubscribe, context.*, session.*, cancel.
+    /// Handlers hold the server strongly: it owns the table and empties it at shutdown, which ends
+    /// the cycle. (A checked `unowned` reference costs an atomic operation per request, and so does
+    /// an `unowned(unsafe)` one, at every use.)
+    func registerNavigationMethods() {
+        // Param tables are made now, not on a first request (making one reflects on the enum's cases).
+        _ = (SessionParam.table, DismissParam.table, UpdateParam.table, ResetParam.table, LinkResolveParam.table, FlowCompleteParam.table, ContextParam.table, SessionNameParam.table,
+             ProvideParam.table, CancelParam.table, NavigateParam.table, OpenParam.table, ReloadParam.table)
+        methods["navigate"] = { [self] call in self.navigate(call) }
+        methods["open"] = { [self] call in self.open(call) }
+
+        methods["dismiss"] = { [self] call in self.dismiss(call) }
+
+        methods["update"] = { [self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                let p = try Params<UpdateParam>(call)
+                let state = try self.hub.state(p.given(.session), for: call.connection)
+                let node = try p.requiredString(.node, "the id of the live screen whose params to change")
+                guard let with = try p.objectParam(.with) else {
+                    throw .invalidParams("`update` needs \"with\": the fields to merge into the screen's params (null removes one)", data: ["param": "with"])
+                }
+                do throws(NavError) {
+                    let c = try state.session.update(node, with: with, caller: Caller(roles: call.connection.roles), maxBytes: self.config.maxMessage)
+                    self.hub.publish(c, in: state)
+                    return ["version": .int(c.version), "node": c.node.map { $0.json(self.graph) } ?? .null]
+                } catch { throw error.rpc }
+            }
+        }
+
+        methods["reset"] = { [self] call in self.reset(call) }
+
+        methods["link.resolve"] = { [self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                let p = try Params<LinkResolveParam>(call)
+                let state = try self.hub.state(p.given(.session), for: call.connection)
+                let node = try p.string(.node)
+                do throws(NavError) {
+                    let (url, pattern) = try state.session.resolveLink(node)
+                    return ["url": .string(url), "link": .string(pattern)]
+                } catch { throw error.rpc }
+            }
+        }
+
+        methods["flowComplete"] = { [self] call in self.flowComplete(call) }
+
+        methods["tree"] = { [self] call in
+            self.handle(call) { () throws(RPCError) -> Snapshot in
+                let p = try Params<SessionParam>(call)
+                return Snapshot(session: try self.hub.state(p.given(.session), for: call.connection).session)
+            }
+        }
+
+        methods["subscribe"] = { [self] call in
+            self.handle(call) { () throws(RPCError) -> Snapshot in
+                let p = try Params<SessionParam>(call)
+                let state = try self.hub.state(p.given(.session), for: call.connection)
+                self.hub.subscribe(call.connection, to: state)
+                return Snapshot(session: state.session)
+            }
+        }
+
+        methods["unsubscribe"] = { [self] call in
+            self.handle(call) { () throws(RPCError) -> Snapshot in
+                let p = try Params<SessionParam>(call)
+                let state = try self.hub.state(p.given(.session), for: call.connection)
+                self.hub.unsubscribe(call.connection, from: state)
+                return Snapshot(session: state.session)
+            }
+        }
+
+        methods["context.set"] = { [self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                let p = try Params<ContextParam>(call)
+                let state = try self.hub.state(p.given(.session), for: call.connection)
+                try self.requireOwner(call.connection, state.session, "`context.set`")
+                guard let facts = try p.objectParam(.facts) else {
+                    throw .invalidParams("`context.set` needs \"facts\": an object of fact name → JSON value (null removes a fact)", data: ["param": "facts"])
+                }
+                // Checked whole before anything changes: a refused request sets no fact.
+                var added = 0
+                for (k, v) in facts {
+                    try self.checkName(k, "the fact name \"\(k.prefix(40))\"", param: "facts")
+                    if v.isNull { continue }
+                    let size = JSONWriter.encode(v).count
+                    if size > self.config.maxFactValue {
+                        throw .limitExceeded("the value of fact \"\(k)\" is \(size) bytes of JSON; a fact may hold at most \(self.config.maxFactValue) (the --max-fact-value limit)",
+                                             limit: "--max-fact-value", max: self.config.maxFactValue)
+                    }
+                    if state.session.facts[k] == nil { added += 1 }
+                }
+                let removed = facts.filter { $0.value.isNull && state.session.facts[$0.key] != nil }.count
+                if state.session.facts.count + added - removed > self.config.maxFacts {
+                    throw .limitExceeded("session \"\(state.session.name)\" would hold \(state.session.facts.count + added - removed) facts; a session may hold at most \(self.config.maxFacts) (the --max-facts limit): remove facts by setting them to null",
+                                         limit: "--max-facts", max: self.config.maxFacts)
+                }
+                for (k, v) in facts {
+                    if v.isNull { state.session.facts.removeValue(forKey: k) } else { state.session.facts[k] = v }
+                }
+                self.store.factsChanged(state.session)
+                return ["facts": .object(self.factsObject(state.session))]
+            }
+        }
+
+        methods["context.get"] = { [self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                let p = try Params<ContextParam>(call)
+                let state = try self.hub.state(p.given(.session), for: call.connection)
+                if let names = try p.stringArray(.facts) {
+                    var o = JSONObject()
+                    for n in names { if let v = state.session.facts[n] { o.append(n, v) } }
+                    return ["facts": .object(o)]
+                }
+                return ["facts": .object(self.factsObject(state.session))]
+            }
+        }
+
+        methods["session.open"] = { [self] call in
+            self.handle(call) { () throws(RPCError) -> Snapshot in
+                let p = try Params<SessionNameParam>(call)
+                let given = try p.string(.name)
+                let alias = try p.string(.session)
+                guard let name = given ?? alias else {
+                    throw .invalidParams("`session.open` needs \"name\": the session's name", data: ["param": "name"])
+                }
+                guard !name.isEmpty else {
+                    throw .invalidParams("`session.open`'s \"name\" is empty; give the session a name such as \"test-1\"", data: ["param": "name"])
+                }
+                try self.checkName(name, "the session name", param: "name")
+                if self.hub.sessions[name] == nil {
+                    guard self.hub.sessions.count < self.config.maxSessions else {
+                        throw .limitExceeded("navd already holds \(self.hub.sessions.count) sessions, the most it keeps (the --max-sessions limit); close sessions you no longer need with session.close",
+                                             limit: "--max-sessions", max: self.config.maxSessions)
+                    }
+                    let session = Session(name: name, graph: self.graph)
+                    if let uid = call.connection.peer?.uid, uid != getuid() { session.owner = uid }
+                    self.hub.sessions[name] = SessionState(session)
+                    self.store.sessionOpened(self.hub.sessions[name]!.session)
+                }
+                return Snapshot(session: self.hub.sessions[name]!.session)
+            }
+        }
+
+        methods["session.close"] = { [self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                let p = try Params<SessionNameParam>(call)
+                let given = try p.string(.name)
+                let alias = try p.string(.session)
+                guard let name = given ?? alias else {
+                    throw .invalidParams("`session.close` needs \"name\": the session's name", data: ["param": "name"])
+                }
+                guard name != "main" else {
+                    throw RPCError(code: -32003, kind: "notAllowed", message: "session \"main\" always exists and cannot be closed", data: ["session": "main"])
+                }
+                let state = try self.hub.state(name)
+                try self.requireOwner(call.connection, state.session, "`session.close`")
+                for p in self.hub.pending.values where p.state === state {
+                    self.finish(p, .failure(NavError(.cancelled, "the navigation was cancelled: its session \"\(name)\" was closed", data: ["navigation": .string(p.id)])))
+                }
+                for c in state.subscribers.values { c.subscriptions.remove(name) }
+                state.isClosed = true
+                self.hub.sessions[name] = nil
+                self.store.sessionClosed(name)
+                return ["ok": true]
+            }
+        }
+
+        methods["session.list"] = { [self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                _ = try Params<SessionParam>(call)
+                return ["sessions": .array(self.hub.sessions.keys.sorted().map(JSONValue.string))]
+            }
+        }
+
+        methods["provide"] = { [self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                let p = try Params<ProvideParam>(call)
+                try self.requireAdmin(call.connection, "`provide` (answering preconditions for every session)")
+                guard let names = try p.stringArray(.preconditions), !names.isEmpty else {
+                    throw .invalidParams("`provide` needs \"preconditions\": the names of the provider preconditions (or recovery providers) this client evaluates", data: ["param": "preconditions"])
+                }
+                for n in names { try self.checkName(n, "the provided name \"\(n.prefix(40))\"", param: "preconditions") }
+                guard names.count <= self.config.maxBatch else {
+                    throw .limitExceeded("`provide` names \(names.count) preconditions; one call may name at most \(self.config.maxBatch) (the --max-batch limit)",
+                                         limit: "--max-batch", max: self.config.maxBatch)
+                }
+                // Precondition names are stored qualified; other names (recovery providers) as given.
+                let resolved = names.map { self.graph.precondition(named: $0)?.name ?? $0 }
+                self.hub.provide(resolved, by: call.connection)
+                return ["ok": true, "preconditions": .array(resolved.map(JSONValue.string))]
+            }
+        }
+
+        methods["cancel"] = { [self] call in
+            self.handle(call) { () throws(RPCError) -> JSONValue in
+                let p = try Params<CancelParam>(call)
+                let id = try p.requiredString(.navigation, "the id a navigate reply or navigationPending notification gave")
+                guard let pending = self.hub.pending[id] else { return ["cancelled": false] }
+                self.finish(pending, .failure(NavError(.cancelled, "the navigation was cancelled by a `cancel` request", data: ["navigation": .string(id)])))
+                return ["cancelled": true]
+            }
+        }
+    }
+
+    /// Refuses to close or write the facts of a session another user opened, unless the client is an admin.
+    func requireOwner(_ c: Connection, _ s: Session, _ what: String) throws(RPCError) {
+        let owner = s.owner ?? getuid()
+        if c.peer?.uid == owner || c.roles.contains(Policy.adminRole) { return }
+        throw .accessDenied("\(what) on session \"\(s.name)\" needs the uid that opened it (\(owner)) or the role \(Policy.adminRole); open a session of your own with session.open {name}",
+                            data: ["session": .string(s.name), "roles": [.string(Policy.adminRole)]])
+    }
+
+    /// Refuses a name a client gives (a session, a fact, a key…) that is longer than `--max-name` or
+    /// holds a control character (it would garble logs and commands).
+    func checkName(_ name: String, _ what: String, param: String) throws(RPCError) {
+        if name.utf8.count > config.maxName {
+            throw .limitExceeded("\(what) is \(name.utf8.count) bytes long; names may be at most \(config.maxName) bytes (the --max-name limit)",
+                                 limit: "--max-name", max: config.maxName)
+        }
+        if name.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+            throw .invalidParams("\(what) holds a control character (a NUL, a newline, …); names are printable text", data: ["param": .string(param)])
+        }
+    }
+
+    /// The largest `hints` object or dismiss `result`, as JSON.
+    static let maxHintsBytes = 4096
+
+    /// Refuses a value larger than `limit` bytes of JSON.
+    func checkSize(_ v: JSONValue, _ what: String, limit: Int, param: String) throws(RPCError) {
+        let size = JSONWriter.encode(v).count
+        if size > limit {
+            throw .limitExceeded("\(what) is \(size) bytes of JSON; it may be at most \(limit)", limit: param, max: limit)
+        }
+    }
+
+    /// `dismiss {result}`: tells the screen now on top (the one below what was dismissed) the result
+    /// of the screen that was shown, as `screenResult {session, node, to, result}` to the session's
+    /// subscribers and the caller.
+    func deliverScreenResult(_ result: JSONValue, from shown: String, in state: SessionState, caller: Connection) {
+        let s = state.session
+        let params: JSONValue = [
+            "session": .string(s.name), "node": .string(shown),
+            "to": .string(s.visibleTop?.id ?? ""), "result": result,
+        ]
+        var targets = Array(state.subscribers.values)
+        if state.subscribers[caller.id] == nil { targets.append(caller) }
+        broadcast(method: "screenResult", params: params, to: targets)
+    }
+
+    /// A coordinator name or `{to, by?, with?}` (`navigate {then}`, a precondition's redirect answer).
+    func navigationSpec(_ v: JSONValue, param: String) throws(RPCError) -> NavigationSpec {
+        let shape = "\"\(param)\" must be a coordinator name or {to, by?, with?}, like {\"to\": \"account.OrderDetail\", \"with\": {\"orderId\": \"$result.orderId\"}}"
+        var to: String?, by: Presentation?, with = JSONObject()
+        switch v {
+        case .string(let name): to = name
+        case .object(let o):
+            guard o.keys.allSatisfy({ ["to", "by", "with"].contains($0) }) else { throw .invalidParams(shape, data: ["param": .string(param)]) }
+            to = o["to"]?.stringValue
+            if let b = o["by"] {
+                guard let name = b.stringValue, let pr = Presentation(rawValue: name) else { throw .invalidParams(shape, data: ["param": .string(param)]) }
+                by = pr
+            }
+            if let w = o["with"] {
+                guard case .object(let wo) = w else { throw .invalidParams(shape, data: ["param": .string(param)]) }
+                for (_, x) in wo {
+                    if case .string(let s) = x, isResultReference(s) == false {
+                        throw .invalidParams("`\(s)` in \"\(param).with\" is not a result reference; write \"$result\" or \"$result.FIELD\"", data: ["param": .string(param)])
+                    }
+                }
+                with = wo
+            }
+        default: break
+        }
+        guard let to else { throw .invalidParams(shape, data: ["param": .string(param)]) }
+        do throws(NavError) {
+            return NavigationSpec(to: try graph.destination(to: to, route: nil).target, by: by, with: with)
+        } catch { throw error.rpc }
+    }
+
+    func factsObject(_ s: Session) -> JSONObject {
+        JSONObject(uniqueMembers: s.facts.keys.sorted().map { ($0, s.facts[$0]!) })
+    }
+
+    /// Runs a synchronous handler and replies with its result or error.
+    func handle<R: JSONEncodable>(_ call: Call, _ body: () throws(RPCError) -> R) {
+        do { call.succeed(try body()) } catch { call.fail(error) }
+    }
+}
+
+/// The params of each navigation method (see ``ParamName``).
+enum DismissParam: Int, ParamName {
+    case session, node, to, inclusive, result
+    nonisolated(unsafe) static var tableStorage: ParamTable?
+}
+
+enum UpdateParam: Int, ParamName {
+    case session, node, with
+    nonisolated(unsafe) static var tableStorage: ParamTable?
+}
+
+enum ResetParam: Int, ParamName {
+    case session, to, ifVersion
+    nonisolated(unsafe) static var tableStorage: ParamTable?
+}
+
+enum FlowCompleteParam: Int, ParamName {
+    case session, flow, result, error, cancelled
+    nonisolated(unsafe) static var tableStorage: ParamTable?
+}
+
+enum ContextParam: Int, ParamName {
+    case session, facts
+    nonisolated(unsafe) static var tableStorage: ParamTable?
+}
+
+enum SessionNameParam: Int, ParamName {
+    case name, session
+    nonisolated(unsafe) static var tableStorage: ParamTable?
+}
+
+enum ProvideParam: Int, ParamName {
+    case preconditions, session
+    nonisolated(unsafe) static var tableStorage: ParamTable?
+}
+
+enum CancelParam: Int, ParamName {
+    case navigation, session
+    nonisolated(unsafe) static var tableStorage: ParamTable?
+}
+
+enum NavigateParam: Int, ParamName {
+    case session, to, route, by, with, from, ifVersion, key, dryRun, hints, popUpTo, then, detach, progress
+    nonisolated(unsafe) static var tableStorage: ParamTable?
+}
+
+enum LinkResolveParam: Int, ParamName {
+    case session, node
+    nonisolated(unsafe) static var tableStorage: ParamTable?
+}
+
+enum OpenParam: Int, ParamName {
+    case session, url, dryRun, ifVersion
+    nonisolated(unsafe) static var tableStorage: ParamTable?
+}
