@@ -1,0 +1,151 @@
+import Foundation
+import JSON
+
+/// Checks made once every module is read: constants, links against opens, mediation, recovery
+/// cycles, unreached coordinators.
+extension Builder {
+    // MARK: cross checks
+
+    /// A constant a route or link gives a setup field must be one the field's schema accepts (or no
+    /// navigation by it could ever pass), and a field the setup forbids cannot be given at all.
+    /// Values written `":param"` come from the URL and are checked when it is opened.
+    mutating func checkConstants(routes: [Route], links: [Link]) {
+        func problem(_ target: Coordinator, _ field: String, _ value: JSONValue) -> String? {
+            guard let setup = target.setup else { return nil }
+            if let property = setup.properties.first(where: { $0.name == field })?.schema {
+                return property.validate(value).map { "\($0.message)" }
+            }
+            switch setup.additional {
+            case .allowed: return nil
+            case .forbidden:
+                let declared = setup.properties.map(\.name)
+                return "the setup of `\(target.name)` declares no field `\(field)` and allows no others (it declares \(declared.isEmpty ? "none" : declared.joined(separator: ", ")))"
+            case .schema(let extra): return extra.validate(value).map { "\($0.message)" }
+            }
+        }
+        for r in routes {
+            let target = coordinators[r.to]
+            for (field, v) in r.with ?? [:] {
+                if let why = problem(target, field, v) {
+                    d.error(constantLocations[r.location]?[field] ?? r.location, "route `\(r.name)` gives `\(target.name)` the constant \(field): \(JSONWriter.string(v)), which its setup never accepts: \(why)")
+                }
+            }
+        }
+        for l in links {
+            for (n, e) in l.entries.enumerated() {
+                let target = coordinators[e.coordinator]
+                let entryLocation = linkEntryLocations[l.location]?[n].entry
+                for (field, v) in e.with {
+                    var value = v
+                    if case .string(let text) = v {
+                        if text.hasPrefix(":") { continue }
+                        value = target.setup?.coerce(text, forProperty: field) ?? v  // as `open` reads it
+                    }
+                    if let why = problem(target, field, value) {
+                        d.error(entryLocation.flatMap { constantLocations[$0]?[field] } ?? l.location, "link `\(l.pattern)` gives `\(target.name)` the constant \(field): \(JSONWriter.string(v)), which its setup never accepts: \(why)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Each screen of a link after the first must be one the screen below it may open: the screen
+    /// itself, or for a flow its first step (which a link builds with it), by its `opens` or as the
+    /// next step of its flow.
+    mutating func checkLinkOpens(_ links: [Link]) {
+        for l in links {
+            for (n, (below, above)) in zip(l.entries, l.entries.dropFirst()).enumerated() {
+                if coordinators.stackStepAllowed(from: below.coordinator, to: above.coordinator) { continue }
+                let source = coordinators[below.coordinator]
+                let opener = source.flow.map { coordinators[$0.start] } ?? source
+                if incompleteOpens.contains(opener.index) { continue }
+                let opens = opener.opens.map { coordinators[$0].name }
+                d.error(linkEntryLocations[l.location]?[n + 1].name ?? l.location, "link `\(l.pattern)` puts `\(coordinators[above.coordinator].name)` above `\(source.name)`, which cannot open it: the opens of `\(opener.name)` are \(opens.isEmpty ? "empty" : opens.joined(separator: ", "))")
+            }
+        }
+    }
+
+
+    /// A mediation reads `$source.FIELD`: every coordinator that may open the target must declare FIELD.
+    mutating func checkMediation() {
+        for target in coordinators where !target.mediation.isEmpty {
+            let sources = coordinators.filter { $0.opensSet.contains(target.index) }
+            for (field, path) in target.mediation {
+                let at = mediationLocations[target.index]?[field] ?? target.location
+                for s in sources {
+                    guard let setup = s.setup else {
+                        d.error(at, "`\(target.name)` fills `\(field)` from `$source.\(path.joined(separator: "."))`, but its source `\(s.name)` has no setup model to read it from; declare `\(path[0])` in the setup of `\(s.name)`")
+                        continue
+                    }
+                    if !setup.declares(path[0]) {
+                        let hint = suggestion(for: path[0], among: setup.properties.map(\.name)).map { "; did you mean `$source.\($0)`?" } ?? ""
+                        d.error(at, "`\(target.name)` fills `\(field)` from `$source.\(path.joined(separator: "."))`, but the setup of its source `\(s.name)` does not declare `\(path[0])`\(hint)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// A flow F depends on flow G when a precondition guarding F (or one of F's steps) recovers with G.
+    /// A cycle means recovering would present the same flow forever.
+    mutating func checkRecoveryCycles(_ preconditions: [Precondition]) {
+        var edges: [Int: [(to: Int, precondition: Int)]] = [:]
+        for c in coordinators where c.flow != nil {
+            let guarded = [c.index] + (c.flow?.steps ?? [])
+            for g in guarded {
+                for p in coordinators[g].preconditions where p < preconditions.count {
+                    if case .flow(let f)? = preconditions[p].recover { edges[c.index, default: []].append((f, p)) }
+                }
+            }
+        }
+        var reported: Set<Int> = []
+        for start in edges.keys.sorted() {
+            // DFS for a path from `start` back to itself.
+            var stack: [(node: Int, path: [(Int, Int)])] = [(start, [])]
+            var seen: Set<Int> = []
+            while let (node, path) = stack.popLast() {
+                for e in edges[node] ?? [] {
+                    let newPath = path + [(e.to, e.precondition)]
+                    if e.to == start {
+                        let p = newPath.last!.1
+                        if !reported.contains(p) {
+                            reported.insert(p)
+                            let chain = ([start] + newPath.map(\.0)).map { coordinators[$0].name }.joined(separator: " → ")
+                            d.error(recoverLocations[p] ?? preconditions[p].location,
+                                    "recovery cycle: precondition `\(preconditions[p].name)` recovers with flow `\(coordinators[e.to].name)`, which that precondition (directly or through other flows) guards (\(chain)); recover with a flow it does not guard")
+                        }
+                    } else if !seen.contains(e.to) {
+                        seen.insert(e.to)
+                        stack.append((e.to, newPath))
+                    }
+                }
+            }
+        }
+    }
+
+    mutating func warnUnreached(root: Root?, routes: [Route], links: [Link], preconditions: [Precondition]) {
+        var reached = Set<Int>()
+        switch root {
+        case .stack(let i)?: reached.insert(i)
+        case .tabs(let t)?: reached.formUnion(t)
+        case nil: return
+        }
+        for c in coordinators {
+            reached.formUnion(c.opens)
+            reached.formUnion(c.tabs)
+            if let f = c.flow {
+                reached.formUnion(f.steps)
+                if let t = f.then { reached.insert(t.to) }
+            }
+        }
+        for r in routes { reached.insert(r.to) }
+        for l in links { reached.formUnion(l.entries.map(\.coordinator)) }
+        for p in preconditions {
+            if case .flow(let f)? = p.recover { reached.insert(f) }
+            if let r = p.redirect { reached.insert(r.to) }
+        }
+        for c in coordinators where !reached.contains(c.index) {
+            d.warning(c.location, "coordinator `\(c.name)` cannot be reached: nothing opens it and no root, route or link leads to it")
+        }
+    }
+}

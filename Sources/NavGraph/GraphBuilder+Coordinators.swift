@@ -1,0 +1,210 @@
+import Foundation
+import JSON
+
+/// Coordinators, their flows and ability sets, and the navigations a graph describes (then, redirect).
+extension Builder {
+    /// `abilities: {browse: [Product, Search]}`: named lists of coordinators that `opens` may use by
+    /// name, so many screens share one list. A set lists coordinators only (not other sets), and its
+    /// name may not be a coordinator's of the same module.
+    mutating func buildAbilities(_ map: [(key: String, keyLocation: SourceLocation, value: Doc)], module: String) {
+        for (name, loc, v) in map {
+            let q = module + "." + name
+            if name.isEmpty || name.utf8.contains(UInt8(ascii: ".")) {
+                d.error(loc, "`\(name)` is not a valid ability set name: names are declared unqualified, without dots")
+                continue
+            }
+            if coordinatorIndex[q] != nil {
+                d.error(loc, "ability set `\(q)` has the name of a coordinator; `opens: [\(name)]` would be ambiguous, so rename the set")
+                abilities[q] = nil
+                continue
+            }
+            var set: [Int] = []
+            for (ref, l) in stringList(v, "ability set `\(q)`") {
+                if coordinatorIndex[qualify(ref, in: module)] == nil && abilities[qualify(ref, in: module)] != nil {
+                    d.error(l, "ability set `\(q)` lists the ability set `\(ref)`; a set lists coordinators only (list the coordinators, or name both sets in `opens`)")
+                    continue
+                }
+                guard let i = resolveCoordinator(ref, in: module, at: l, role: " (in ability set `\(q)`)") else { continue }
+                if set.contains(i) { d.error(l, "`\(coordinators[i].name)` is listed twice in ability set `\(q)`") } else { set.append(i) }
+            }
+            abilities[q] = set
+        }
+    }
+
+    mutating func buildCoordinator(_ c: Coordinator, _ doc: Doc, module: String, at loc: SourceLocation) {
+        if doc.isNull { return }
+        guard doc.mapping != nil else {
+            d.error(doc.location, "coordinator `\(c.name)` must be a mapping (its `setup`, `opens`, …), or empty")
+            return
+        }
+        unknownKeys(doc, allowed: Builder.coordinatorKeys, what: "coordinator `\(c.name)`")
+        if let s = doc["setup"] { c.setup = schema(s, what: "setup") }
+        if let o = doc["opens"] {
+            var listed = Set<Int>()
+            for (ref, l) in stringList(o, "`opens`") {
+                // An ability set brings its coordinators (one already opened is not repeated).
+                if coordinatorIndex[qualify(ref, in: module)] == nil, let set = abilities[qualify(ref, in: module)] {
+                    for i in set where c.opensSet.insert(i).inserted { c.opens.append(i) }
+                    continue
+                }
+                guard let i = resolveCoordinator(ref, in: module, at: l) else { incompleteOpens.insert(c.index); continue }
+                if !listed.insert(i).inserted {
+                    d.error(l, "`\(coordinators[i].name)` is listed twice in the `opens` of `\(c.name)`")
+                } else if c.opensSet.insert(i).inserted {
+                    c.opens.append(i)
+                }
+            }
+        }
+        if let p = doc["presentations"] {
+            var set = Set<Presentation>()
+            for (s, l) in stringList(p, "`presentations`") {
+                if let pr = presentation(Doc(value: .scalar(s, plain: true), location: l)) { set.insert(pr) }
+            }
+            c.presentations = set
+        }
+        if let p = doc["preconditions"] {
+            for (ref, l) in stringList(p, "`preconditions`") {
+                if let i = resolvePrecondition(ref, in: module, at: l) { c.preconditions.append(i) }
+            }
+        }
+        if let t = doc["tabs"] {
+            if doc["flow"] != nil {
+                d.error(t.location, "coordinator `\(c.name)` is a flow and a tab container; give it `flow` or `tabs`, not both")
+            }
+            var tabs: [Int] = []
+            var locations: [SourceLocation] = []
+            for (ref, l) in stringList(t, "`tabs`") {
+                guard let i = resolveCoordinator(ref, in: module, at: l, role: " (a tab of `\(c.name)`)") else { continue }
+                if tabs.contains(i) {
+                    d.error(l, "`\(coordinators[i].name)` is listed twice in the `tabs` of `\(c.name)`")
+                } else {
+                    tabs.append(i)
+                    locations.append(l)
+                }
+            }
+            if tabs.isEmpty { d.error(t.location, "the `tabs` of `\(c.name)` list no coordinator; give at least one, as [General, Privacy]") }
+            c.tabs = tabs
+            tabContainerLocations[c.index] = locations
+        }
+        if let p = doc["leave"] {
+            for (ref, l) in stringList(p, "`leave`") {
+                if let i = resolvePrecondition(ref, in: module, at: l) { c.leave.append(i) }
+            }
+        }
+        if let a = doc["access"] { c.access = stringList(a, "`access`").map(\.0) }
+        if let m = doc["mediation"], let map = expectMap(m, "`mediation`") {
+            for (field, l, v) in map {
+                guard let expr = v.text, expr.hasPrefix("$source") else {
+                    d.error(v.location, "mediation of `\(field)` must read the source's params, as \"$source.FIELD\", not `\(v.description)`")
+                    continue
+                }
+                let path = expr.split(separator: ".").dropFirst().map(String.init)
+                if expr != "$source" && !expr.hasPrefix("$source.") || path.isEmpty {
+                    d.error(v.location, "mediation of `\(field)` must name a field of the source's params, as \"$source.FIELD\", not `\(expr)`")
+                    continue
+                }
+                if let setup = c.setup, setup.types?.contains(.object) ?? true, !setup.properties.isEmpty, !setup.declares(field),
+                   case .forbidden = setup.additional {
+                    d.error(l, "mediation fills `\(field)`, which the setup of `\(c.name)` does not declare")
+                }
+                c.mediation.append((field, path))
+                mediationLocations[c.index, default: [:]][field] = v.location
+            }
+        }
+        if let t = doc["description"] ?? doc["title"] { c.description = t.text }
+    }
+
+    mutating func buildFlow(_ c: Coordinator, _ doc: Doc, module: String) {
+        guard doc.mapping != nil else {
+            d.error(doc.location, "`flow` of `\(c.name)` must be a mapping with `start`, `steps` and optionally `result`")
+            return
+        }
+        unknownKeys(doc, allowed: Builder.flowKeys, what: "the flow of `\(c.name)`")
+        var steps: [Int] = []
+        var stepsOK = true
+        if let s = doc["steps"] {
+            for (ref, l) in stringList(s, "`steps`") {
+                if ref.utf8.contains(UInt8(ascii: ".")) && !ref.hasPrefix(module + ".") {
+                    d.error(l, "flow step `\(ref)` is not a coordinator of module `\(module)`: a flow's steps must be declared in the flow's own module")
+                    stepsOK = false
+                    continue
+                }
+                guard let i = resolveCoordinator(ref, in: module, at: l, role: " (a step of flow `\(c.name)`)") else { stepsOK = false; continue }
+                if i == c.index {
+                    d.error(l, "flow `\(c.name)` cannot be a step of itself")
+                    stepsOK = false
+                    continue
+                }
+                if flowDeclared.contains(i) {
+                    d.error(l, "flow step `\(coordinators[i].name)` is a flow; steps must be screens")
+                }
+                steps.append(i)
+            }
+        }
+        var start: Int?
+        if let s = doc["start"] {
+            if let ref = s.text, !s.isNull {
+                if ref.utf8.contains(UInt8(ascii: ".")) && !ref.hasPrefix(module + ".") {
+                    d.error(s.location, "flow start `\(ref)` is not a coordinator of module `\(module)`: a flow's steps must be declared in the flow's own module")
+                } else {
+                    start = resolveCoordinator(ref, in: module, at: s.location, role: " (the start of flow `\(c.name)`)")
+                }
+            } else {
+                d.error(s.location, "`start` must name the flow's first step")
+            }
+        } else {
+            d.error(doc.location, "flow `\(c.name)` has no `start`; add `start:` naming its first step")
+        }
+        if let st = start {
+            if doc["steps"] == nil { steps = [st] } else if stepsOK && !steps.contains(st) {
+                d.error(doc["start"]!.location, "flow start `\(coordinators[st].name)` is not among the flow's steps; add it to `steps`")
+            }
+        }
+        var result: Schema?
+        if let r = doc["result"] { result = schema(r, what: "flow result") }
+        var then: NavigationSpec?
+        if let t = doc["then"] { then = navigationSpec(t, what: "the `then` of flow `\(c.name)`", module: module) }
+        if let st = start {
+            c.flow = Flow(start: st, steps: steps, result: result, then: then)
+            for s in steps { coordinators[s].stepOf.append(c.index) }
+        }
+    }
+
+    /// `Target` or `{to, by?, with?}`: a navigation the graph describes (a flow's `then`, a
+    /// precondition's `redirect`); `with` values may be `"$result"` or `"$result.FIELD"`.
+    mutating func navigationSpec(_ doc: Doc, what: String, module: String) -> NavigationSpec? {
+        var toDoc = doc
+        var by: Presentation?
+        var with = JSONObject()
+        if doc.mapping != nil {
+            unknownKeys(doc, allowed: ["to", "by", "with"], what: what)
+            guard let t = doc["to"] else {
+                d.error(doc.location, "\(what) needs `to:`, the coordinator navigation goes to")
+                return nil
+            }
+            toDoc = t
+            if let b = doc["by"] { by = presentation(b) }
+            if let w = doc["with"] {
+                guard case .object(let o) = w.json else {
+                    d.error(w.location, "`with` of \(what) must be a mapping of setup fields")
+                    return nil
+                }
+                with = o
+                for (_, _, v) in w.mapping ?? [] {
+                    if let s = v.text, isResultReference(s) == false {
+                        d.error(v.location, "`\(s)` is not a result reference; write \"$result\" (the whole result) or \"$result.FIELD\"")
+                    }
+                }
+            }
+        }
+        guard let ref = toDoc.text, !toDoc.isNull else {
+            d.error(toDoc.location, "\(what) must name a coordinator, as `OrderDetail` or {to: OrderDetail, with: {id: \"$result.id\"}}")
+            return nil
+        }
+        guard let i = resolveCoordinator(ref, in: module, at: toDoc.location, role: " (\(what))") else { return nil }
+        if let by, !coordinators[i].allows(by) {
+            d.error(doc["by"]?.location ?? doc.location, "\(what) shows `\(coordinators[i].name)` by \(by.rawValue), which its `presentations` do not allow")
+        }
+        return NavigationSpec(to: i, by: by, with: with)
+    }
+}

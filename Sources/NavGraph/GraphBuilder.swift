@@ -1,0 +1,321 @@
+import Foundation
+import JSON
+
+// MARK: - Builder
+
+struct RawModule {
+    let name: String
+    let file: String
+    let doc: Doc
+    var coordinators: [(name: String, location: SourceLocation, doc: Doc)] = []
+    var preconditions: [(name: String, location: SourceLocation, doc: Doc)] = []
+}
+
+struct Builder {
+    var d = Diagnostics()
+    let baseDirectory: String
+    var limits = GraphLimits()
+    var modules: [RawModule] = []
+    var moduleNames: [String: Int] = [:]
+    var coordinators: [Coordinator] = []
+    var coordinatorIndex: [String: Int] = [:]
+    var preconditionIndex: [String: Int] = [:]
+    var preconditionLocations: [SourceLocation] = []
+    var preconditionNames: [(module: String, local: String)] = []
+    var preconditionUsed: Set<Int> = []
+    var recoverLocations: [Int: SourceLocation] = [:]
+    var flowDeclared: Set<Int> = []
+    /// Coordinators whose `opens` named something that does not exist (checks that read `opens` skip
+    /// them rather than repeat that error).
+    var incompleteOpens: Set<Int> = []
+    /// Where each tab container names its tabs, one per tab (a tab may not be a container itself).
+    var tabContainerLocations: [Int: [SourceLocation]] = [:]
+    /// Where each mediation expression is written (coordinator → field → the value), so that the
+    /// checks made once every module is read point at the expression.
+    var mediationLocations: [Int: [String: SourceLocation]] = [:]
+    /// Where each constant of a route's or a link entry's `with` is written (the route's or the
+    /// entry's location → field → the value).
+    var constantLocations: [SourceLocation: [String: SourceLocation]] = [:]
+    /// Where each entry of a link is written (the link's location → one per entry kept: the entry,
+    /// and the coordinator name in it).
+    var linkEntryLocations: [SourceLocation: [(entry: SourceLocation, name: SourceLocation)]] = [:]
+    /// Schemas compiled so far, by the hash of the YAML they were compiled from.
+    var schemas: [Int: [(doc: Doc, schema: Schema)]] = [:]
+    /// Named ability sets ("module.name" → the coordinators they list), usable in `opens`.
+    var abilities: [String: [Int]] = [:]
+
+    init(baseDirectory: String) { self.baseDirectory = baseDirectory }
+
+    static let moduleKeys = ["module", "root", "coordinators", "routes", "links", "preconditions", "abilities", "description"]
+    static let coordinatorKeys = ["setup", "opens", "presentations", "preconditions", "leave", "access", "mediation", "flow", "tabs", "description", "title"]
+    static let flowKeys = ["start", "steps", "result", "then"]
+    static let routeKeys = ["to", "by", "with", "description"]
+    static let linkEntryKeys = ["to", "with", "by"]
+    static let preconditionKeys = ["check", "command", "provider", "recover", "redirect", "timeout", "description"]
+    static let checkKeys = ["fact", "equals", "notEquals", "exists"]
+    static let recoverKeys = ["flow", "facts", "command", "provider", "timeout"]
+
+    // MARK: helpers
+
+    mutating func unknownKeys(_ doc: Doc, allowed: [String], what: String) {
+        guard let m = doc.mapping else { return }
+        for (k, loc, _) in m where !allowed.contains(k) {
+            let hint = suggestion(for: k, among: allowed).map { "did you mean `\($0)`? " } ?? ""
+            d.error(loc, "unknown key `\(k)` in \(what); \(hint)allowed keys: \(allowed.joined(separator: ", "))")
+        }
+    }
+
+    mutating func expectMap(_ doc: Doc, _ what: String) -> [(key: String, keyLocation: SourceLocation, value: Doc)]? {
+        if doc.isNull { return [] }
+        guard let m = doc.mapping else {
+            d.error(doc.location, "\(what) must be a mapping, not \(doc.typeName)")
+            return nil
+        }
+        return m
+    }
+
+    mutating func stringList(_ doc: Doc, _ what: String) -> [(String, SourceLocation)] {
+        if doc.isNull { return [] }
+        if let s = doc.text { return [(s, doc.location)] }
+        guard let seq = doc.sequence else {
+            d.error(doc.location, "\(what) must be a list of names such as [Home, cart.Cart], not \(doc.typeName)")
+            return []
+        }
+        var out: [(String, SourceLocation)] = []
+        for item in seq {
+            if let s = item.text, !item.isNull { out.append((s, item.location)) } else {
+                d.error(item.location, "\(what) must hold names, not \(item.typeName)")
+            }
+        }
+        return out
+    }
+
+    /// "Name" → "module.Name"; "other.Name" stays.
+    func qualify(_ ref: String, in module: String) -> String {
+        ref.utf8.contains(UInt8(ascii: ".")) ? ref : module + "." + ref
+    }
+
+    mutating func resolveCoordinator(_ ref: String, in module: String, at loc: SourceLocation, role: String = "") -> Int? {
+        let q = qualify(ref, in: module)
+        if let i = coordinatorIndex[q] { return i }
+        let parts = q.split(separator: ".", maxSplits: 1)
+        let mod = String(parts[0])
+        if moduleNames[mod] == nil {
+            let hint = suggestion(for: mod, among: moduleNames.keys).map { "; did you mean `\($0)`?" } ?? ""
+            d.error(loc, "`\(ref)`\(role) refers to module `\(mod)`, which does not exist\(hint)")
+            return nil
+        }
+        let hint: String
+        if let s = suggestion(for: q, among: coordinatorIndex.keys) {
+            hint = "; did you mean `\(s)`?"
+        } else {
+            let here = coordinators.filter { $0.module == mod }.map(\.localName).sorted()
+            hint = here.isEmpty ? "" : "; module `\(mod)` declares \(here.prefix(12).joined(separator: ", "))\(here.count > 12 ? ", …" : "")"
+        }
+        d.error(loc, "`\(q)`\(role) is not a coordinator\(hint)")
+        return nil
+    }
+
+    mutating func resolvePrecondition(_ ref: String, in module: String, at loc: SourceLocation) -> Int? {
+        let q = qualify(ref, in: module)
+        if let i = preconditionIndex[q] {
+            preconditionUsed.insert(i)
+            return i
+        }
+        let hint = suggestion(for: q, among: preconditionIndex.keys).map { "; did you mean `\($0)`?" }
+            ?? (preconditionIndex.isEmpty ? "; declare it under `preconditions:` of module `\(q.split(separator: ".")[0])`" : "")
+        d.error(loc, "`\(q)` is not a precondition\(hint)")
+        return nil
+    }
+
+    mutating func presentation(_ doc: Doc) -> Presentation? {
+        guard let s = doc.text, let p = Presentation(rawValue: s) else {
+            let hint = doc.text.flatMap { suggestion(for: $0, among: Presentation.allCases.map(\.rawValue)) }.map { "did you mean `\($0)`? " } ?? ""
+            d.error(doc.location, "`\(doc.description)` is not a presentation style; \(hint)use push, present, replace, root or select")
+            return nil
+        }
+        return p
+    }
+
+    mutating func schema(_ doc: Doc, what: String) -> Schema? {
+        // Many coordinators share one setup model; a schema is immutable, so it is compiled once.
+        var hasher = Hasher()
+        doc.hashData(into: &hasher)
+        let hash = hasher.finalize()
+        if let s = schemas[hash]?.first(where: { $0.doc.sameData(as: doc) }) { return s.schema }
+        var errors: [Schema.CompileError] = []
+        let s = Schema.compile(doc.json, errors: &errors)
+        for e in errors {
+            d.error(doc.location(at: e.pointer, key: e.atKey), "invalid \(what) schema at `\(e.pointer.isEmpty ? "/" : e.pointer)`: \(e.message)")
+        }
+        guard errors.isEmpty, let s else { return nil }
+        schemas[hash, default: []].append((doc, s))
+        return s
+    }
+
+    // MARK: passes
+
+    mutating func build(_ sources: [GraphSource]) -> NavigationGraph? {
+        // Pass 1: parse files, name modules, declare coordinators and preconditions.
+        for src in sources {
+            guard src.text.utf8.count <= limits.maxFileBytes else {
+                d.error(SourceLocation(file: src.file, line: 1, column: 1),
+                        "the file is \(src.text.utf8.count) bytes; a module file may be at most \(limits.maxFileBytes) (the --max-graph-file limit)")
+                continue
+            }
+            guard let doc = Doc.parse(src.text, file: src.file, maxNodes: limits.maxNodes, diagnostics: &d) else { continue }
+            guard let top = doc.mapping else {
+                d.error(doc.location, "a module file must be a mapping with keys such as `coordinators:` and `routes:`, not \(doc.typeName)")
+                continue
+            }
+            // A file whose top level has a key that is neither a module key nor a near miss of one
+            // is not a module file (a link to some other file, say): it is reported without a word
+            // of its content.
+            let strange = top.filter { !Builder.moduleKeys.contains($0.key) && suggestion(for: $0.key, among: Builder.moduleKeys) == nil }
+            if !strange.isEmpty {
+                d.error(doc.location, "not a module file: its top level has \(strange.count) key(s) that module files do not have (they have \(Builder.moduleKeys.joined(separator: ", "))); its content is not shown")
+                continue
+            }
+            unknownKeys(doc, allowed: Builder.moduleKeys, what: "a module file")
+            let stem = ((src.file as NSString).lastPathComponent as NSString).deletingPathExtension
+            var name = stem
+            var nameLoc = doc.location
+            if let m = doc["module"] {
+                if let s = m.text, !m.isNull { name = s; nameLoc = m.location } else {
+                    d.error(m.location, "`module` must be a name such as `shop`")
+                }
+            }
+            if name.isEmpty || name.utf8.contains(UInt8(ascii: ".")) || name.contains(where: \.isWhitespace) {
+                d.error(nameLoc, "`\(name)` is not a valid module name: use letters, digits, `_` or `-`, without dots")
+                continue
+            }
+            if let other = moduleNames[name] {
+                d.error(nameLoc, "module `\(name)` is declared twice (also by \(modules[other].file)); give each file its own `module:` name")
+                continue
+            }
+            moduleNames[name] = modules.count
+            var raw = RawModule(name: name, file: src.file, doc: doc)
+            if let cs = doc["coordinators"], let m = expectMap(cs, "`coordinators`") {
+                for (k, loc, v) in m {
+                    if k.utf8.contains(UInt8(ascii: ".")) || k.isEmpty {
+                        d.error(loc, "`\(k)` is not a valid coordinator name: names are declared unqualified, without dots")
+                        continue
+                    }
+                    raw.coordinators.append((k, loc, v))
+                    let c = Coordinator(index: coordinators.count, module: name, localName: k, location: loc)
+                    coordinatorIndex[c.name] = c.index
+                    if v["flow"] != nil { flowDeclared.insert(c.index) }
+                    coordinators.append(c)
+                }
+            }
+            if let ps = doc["preconditions"], let m = expectMap(ps, "`preconditions`") {
+                for (k, loc, v) in m {
+                    raw.preconditions.append((k, loc, v))
+                    preconditionIndex[name + "." + k] = preconditionNames.count
+                    preconditionNames.append((name, k))
+                    preconditionLocations.append(loc)
+                }
+            }
+            modules.append(raw)
+        }
+
+        // Pass 2: ability sets, then coordinators (whose `opens` may name them).
+        var abilityDocs: [(module: String, map: [(key: String, keyLocation: SourceLocation, value: Doc)])] = []
+        for m in modules {
+            if let a = m.doc["abilities"], let map = expectMap(a, "`abilities`") {
+                abilityDocs.append((m.name, map))
+                for (name, _, _) in map { abilities[m.name + "." + name] = [] }
+            }
+        }
+        for (module, map) in abilityDocs { buildAbilities(map, module: module) }
+        for m in modules {
+            for (name, loc, doc) in m.coordinators {
+                let c = coordinators[coordinatorIndex[m.name + "." + name]!]
+                buildCoordinator(c, doc, module: m.name, at: loc)
+            }
+        }
+        // Flows need every coordinator's basics first (steps, starts).
+        for m in modules {
+            for (name, _, doc) in m.coordinators {
+                guard let f = doc["flow"] else { continue }
+                let c = coordinators[coordinatorIndex[m.name + "." + name]!]
+                buildFlow(c, f, module: m.name)
+            }
+        }
+
+        // Pass 3: preconditions.
+        var preconditions: [Precondition] = []
+        for m in modules {
+            for (name, loc, doc) in m.preconditions {
+                let idx = preconditions.count
+                if let p = buildPrecondition(index: idx, module: m.name, name: name, doc, at: loc) {
+                    preconditions.append(p)
+                } else {
+                    preconditions.append(Precondition(index: idx, name: m.name + "." + name, localName: name, module: m.name,
+                                                      kind: .provider(timeoutMs: defaultTaskTimeoutMs), recover: nil, location: loc))
+                }
+            }
+        }
+
+        // Pass 4: routes, links, root.
+        var routes: [Route] = []
+        var links: [Link] = []
+        var root: Root?
+        var rootLocation: SourceLocation?
+        for m in modules {
+            if let rs = m.doc["routes"], let map = expectMap(rs, "`routes`") {
+                for (name, loc, doc) in map {
+                    if let r = buildRoute(name, doc, module: m.name, at: loc) { routes.append(r) }
+                }
+            }
+            if let ls = m.doc["links"], let map = expectMap(ls, "`links`") {
+                for (pattern, loc, doc) in map {
+                    if let l = buildLink(pattern, doc, module: m.name, at: loc) {
+                        if let dup = links.first(where: { $0.segments == l.segments }) {
+                            d.error(loc, "link `\(pattern)` matches the same URLs as `\(dup.pattern)` (\(dup.location)); keep one of them")
+                        } else {
+                            links.append(l)
+                        }
+                    }
+                }
+            }
+            if let r = m.doc["root"] {
+                if let first = rootLocation {
+                    d.error(r.location, "a second `root`: only one module may declare the root (the first is at \(first))")
+                    continue
+                }
+                rootLocation = r.location
+                root = buildRoot(r, module: m.name)
+            }
+        }
+        if rootLocation == nil && !modules.isEmpty {
+            let first = modules[0]
+            d.error(SourceLocation(file: first.file, line: 1, column: 1),
+                    "no module declares `root`; add `root: {stack: Home}` or `root: {tabs: [Home, cart.Cart]}` to one module file")
+        }
+
+        // Pass 5: cross checks.
+        checkMediation()
+        for (i, locations) in tabContainerLocations.sorted(by: { $0.key < $1.key }) {
+            for (t, loc) in zip(coordinators[i].tabs, locations) where !coordinators[t].tabs.isEmpty {
+                d.error(loc, "`\(coordinators[t].name)`, a tab of `\(coordinators[i].name)`, is a tab container itself; tabs hold screens or flows")
+            }
+            for (t, loc) in zip(coordinators[i].tabs, locations) {
+                if let v = coordinators[t].setup?.validate(.object([:])) {
+                    d.error(loc, "`\(coordinators[t].name)`, a tab of `\(coordinators[i].name)`, starts with no params, and its setup refuses that: \(v.message)")
+                }
+            }
+        }
+        checkConstants(routes: routes, links: links)
+        checkLinkOpens(links)
+        checkRecoveryCycles(preconditions)
+        warnUnreached(root: root, routes: routes, links: links, preconditions: preconditions)
+        for (i, p) in preconditionNames.enumerated() where !preconditionUsed.contains(i) {
+            d.warning(preconditionLocations[i], "precondition `\(p.module).\(p.local)` guards no coordinator; use it in some `preconditions:` list or remove it")
+        }
+
+        guard !d.hasErrors, let root else { return nil }
+        return NavigationGraph(modules: modules.map { Module(name: $0.name, file: $0.file) }, coordinators: coordinators,
+                               preconditions: preconditions, routes: routes, links: links, root: root, baseDirectory: baseDirectory)
+    }
+}
