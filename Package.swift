@@ -83,7 +83,7 @@ let package = Package(
         .target(name: "JSON", dependencies: ["CSimdJSON"], swiftSettings: hotPath),
         .target(name: "RPC", dependencies: ["JSON"], swiftSettings: hotPath),
         .target(name: "NavGraph", dependencies: ["JSON", .product(name: "Yams", package: "Yams")], swiftSettings: hotPath),
-        .target(name: "NavigationCore", dependencies: ["NavGraph", "JSON"], swiftSettings: hotPath),
+        .target(name: "NavigationCore", dependencies: ["NavGraph", "JSON", "RPC"], swiftSettings: hotPath),
         .target(
             name: "NavServer",
             dependencies: [
@@ -129,7 +129,7 @@ let package = Package(
         .testTarget(name: "RPCTests", dependencies: ["RPC", "JSON", "NavTesting"]),
         .testTarget(name: "NavGraphTests", dependencies: ["NavGraph", "JSON", "NavTesting"]),
         .testTarget(name: "NavigationCoreTests", dependencies: ["NavigationCore", "NavGraph", "JSON", "NavTesting", "NavClient"]),
-        .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "NavGraph", "NavigationCore", "NavTesting"]),
+        .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "RPC", "NavGraph", "NavigationCore", "NavTesting"]),
         .testTarget(name: "EndToEndTests", dependencies: ["JSON", "NavClient", "NavTesting"]),
         .target(name: "NavTesting", dependencies: ["JSON"], path: "Tests/NavTesting"),
     ]

@@ -10,7 +10,7 @@ extension Session {
                             nextId: Int, facts: [String: JSONValue]) throws(NavError) {
         self.init(name: name, graph: graph)
         guard (0...Session.maxRestoredCounter).contains(version), (0...Session.maxRestoredCounter).contains(nextId) else {
-            throw NavError(.conflict, "saved version \(version) or id counter \(nextId) is outside 0…\(Session.maxRestoredCounter)")
+            throw NavError(.corruptState, "saved version \(version) or id counter \(nextId) is outside 0…\(Session.maxRestoredCounter)")
         }
         let restored = try Session.node(from: json, graph: graph)
         try Session.validateRestored(restored, nextId: nextId)
@@ -26,15 +26,15 @@ extension Session {
     /// screens, presented stacks; every id unique and below the id counter, so that no id is reused.
     static func validateRestored(_ root: Node, nextId: Int) throws(NavError) {
         guard root.kind == .stack || root.kind == .tabs else {
-            throw NavError(.conflict, "the saved root is a \(root.kind.rawValue); navd's roots are stacks or tabs")
+            throw NavError(.corruptState, "the saved root is a \(root.kind.rawValue); navd's roots are stacks or tabs")
         }
         var seen = Set<Int>()
         var work: [Node] = [root]
         while let n = work.popLast() {
             guard n.number > 0, n.number <= nextId else {
-                throw NavError(.conflict, "saved node \(n.id) is numbered beyond the saved id counter \(nextId): a new node would reuse its id")
+                throw NavError(.corruptState, "saved node \(n.id) is numbered beyond the saved id counter \(nextId): a new node would reuse its id")
             }
-            guard seen.insert(n.number).inserted else { throw NavError(.conflict, "saved node id \(n.id) appears twice") }
+            guard seen.insert(n.number).inserted else { throw NavError(.corruptState, "saved node id \(n.id) appears twice") }
             let allowed: Set<Node.Kind>
             switch n.kind {
             case .stack: allowed = [.screen, .flow, .tabs]
@@ -43,20 +43,20 @@ extension Session {
             case .screen: allowed = []
             }
             if n.kind == .stack || n.kind == .tabs || n.kind == .flow, n.children.isEmpty {
-                throw NavError(.conflict, "saved \(n.kind.rawValue) \(n.id) has no children")
+                throw NavError(.corruptState, "saved \(n.kind.rawValue) \(n.id) has no children")
             }
             for c in n.children where c.kind == .tabs && c.coordinator < 0 {
-                throw NavError(.conflict, "saved stack \(n.id) holds tabs \(c.id) that name no tab container")
+                throw NavError(.corruptState, "saved stack \(n.id) holds tabs \(c.id) that name no tab container")
             }
             for c in n.children where !allowed.contains(c.kind) {
-                throw NavError(.conflict, "saved \(n.kind.rawValue) \(n.id) holds a \(c.kind.rawValue) (\(c.id))")
+                throw NavError(.corruptState, "saved \(n.kind.rawValue) \(n.id) holds a \(c.kind.rawValue) (\(c.id))")
             }
             if n.kind == .tabs, !n.children.indices.contains(n.selected) {
-                throw NavError(.conflict, "saved tabs \(n.id) select tab \(n.selected) of \(n.children.count)")
+                throw NavError(.corruptState, "saved tabs \(n.id) select tab \(n.selected) of \(n.children.count)")
             }
             if let p = n.presented {
                 guard n.kind == .screen || n.kind == .flow, p.kind == .stack else {
-                    throw NavError(.conflict, "saved \(n.kind.rawValue) \(n.id) presents a \(p.kind.rawValue); only screens and flows present, and what they present is a stack")
+                    throw NavError(.corruptState, "saved \(n.kind.rawValue) \(n.id) presents a \(p.kind.rawValue); only screens and flows present, and what they present is a stack")
                 }
                 work.append(p)
             }
@@ -66,7 +66,7 @@ extension Session {
 
     static func node(from j: JSONValue, graph: NavigationGraph) throws(NavError) -> Node {
         guard let id = j["id"]?.stringValue, let k = j["kind"]?.stringValue, let kind = Node.Kind(rawValue: k) else {
-            throw NavError(.conflict, "saved node without id or kind: \(JSONWriter.string(j).prefix(120))")
+            throw NavError(.corruptState, "saved node without id or kind: \(JSONWriter.string(j).prefix(120))")
         }
         var coordinator = -1
         if kind == .screen || kind == .flow || (kind == .tabs && j["coordinator"] != nil) {
@@ -77,7 +77,7 @@ extension Session {
             coordinator = c.index
         }
         guard let n = Node(id: id, kind: kind, coordinator: coordinator, params: j["params"] ?? .object([:])) else {
-            throw NavError(.conflict, "saved node id `\(id)` is not one navd makes (\"n\" and a number)")
+            throw NavError(.corruptState, "saved node id `\(id)` is not one navd makes (\"n\" and a number)")
         }
         n.selected = j["selected"]?.intValue ?? 0
         for c in j["children"]?.arrayValue ?? [] {

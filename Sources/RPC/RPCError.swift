@@ -7,10 +7,11 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
     public var data: JSONObject
 
-    public init(code: Int, kind: String, message: String, data: JSONObject = [:]) {
-        self.code = code
+    /// An error of one of the kinds navd defines (``ErrorKind``: its code comes from there).
+    public init(_ kind: ErrorKind, _ message: String, data: JSONObject = [:]) {
+        self.code = kind.code
         self.message = message
-        var d = JSONObject(uniqueMembers: [(key: "kind", value: .string(kind))])
+        var d = JSONObject(uniqueMembers: [(key: "kind", value: .string(kind.rawValue))])
         for (k, v) in data where k != "kind" { d.append(k, v) }
         self.data = d
     }
@@ -33,28 +34,27 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
 
     // MARK: The standard JSON-RPC 2.0 errors
 
-    public static func parseError(_ message: String, kind: String = "parseError") -> RPCError {
-        RPCError(code: -32700, kind: kind, message: message)
+    public static func parseError(_ message: String, kind: ErrorKind = .parseError) -> RPCError {
+        RPCError(kind, message)
     }
-    public static func invalidRequest(_ message: String, kind: String = "invalidRequest", data: JSONObject = [:]) -> RPCError {
-        RPCError(code: -32600, kind: kind, message: message, data: data)
+    public static func invalidRequest(_ message: String, kind: ErrorKind = .invalidRequest, data: JSONObject = [:]) -> RPCError {
+        RPCError(kind, message, data: data)
     }
     public static func methodNotFound(_ method: String) -> RPCError {
-        RPCError(code: -32601, kind: "methodNotFound",
-                 message: "unknown method '\(method)'; call rpc.discover for the list of methods",
+        RPCError(.methodNotFound, "unknown method '\(method)'; call rpc.discover for the list of methods",
                  data: ["method": .string(method)])
     }
     public static func invalidParams(_ message: String, data: JSONObject = [:]) -> RPCError {
-        RPCError(code: -32602, kind: "invalidParams", message: message, data: data)
+        RPCError(.invalidParams, message, data: data)
     }
     public static func accessDenied(_ message: String, data: JSONObject = [:]) -> RPCError {
-        RPCError(code: -32004, kind: "accessDenied", message: message, data: data)
+        RPCError(.accessDenied, message, data: data)
     }
     /// A documented limit was reached: `limit` names it (the flag that sets it), `max` gives it.
     public static func limitExceeded(_ message: String, limit: String, max: Int) -> RPCError {
-        RPCError(code: -32012, kind: "limitExceeded", message: message, data: ["limit": .string(limit), "max": .int(max)])
+        RPCError(.limitExceeded, message, data: ["limit": .string(limit), "max": .int(max)])
     }
     public static func internalError(_ message: String) -> RPCError {
-        RPCError(code: -32603, kind: "internalError", message: message)
+        RPCError(.internalError, message)
     }
 }

@@ -21,10 +21,10 @@ extension Server {
         } catch {
             let e: RPCError
             switch error.kind {
-            case .empty: e = .parseError("empty message: send one JSON-RPC object or batch per line", kind: "emptyMessage")
-            case .invalidUTF8: e = .parseError("the message is not valid UTF-8", kind: "invalidUTF8")
+            case .empty: e = .parseError("empty message: send one JSON-RPC object or batch per line", kind: .emptyMessage)
+            case .invalidUTF8: e = .parseError("the message is not valid UTF-8", kind: .invalidUTF8)
             case .tooDeep:
-                e = .invalidRequest("JSON nested deeper than \(config.maxDepth) levels (the limit)", kind: "tooDeep",
+                e = .invalidRequest("JSON nested deeper than \(config.maxDepth) levels (the limit)", kind: .tooDeep,
                                     data: ["limit": .int(config.maxDepth)])
             case .syntax: e = .parseError("invalid JSON: \(error.detail)")
             }
@@ -60,7 +60,7 @@ extension Server {
         let items = message.elements
         let count = items.count
         guard count > 0 else {
-            answerInvalid(RPCDecodeFailure(id: .null, error: .invalidRequest("empty batch: a batch must hold at least one request", kind: "emptyBatch")),
+            answerInvalid(RPCDecodeFailure(id: .null, error: .invalidRequest("empty batch: a batch must hold at least one request", kind: .emptyBatch)),
                           to: c, framing: framing, batch: nil, slot: 0)
             return
         }

@@ -194,5 +194,5 @@ enum SessionParam: Int, ParamName {
 }
 
 extension NavError {
-    var rpc: RPCError { RPCError(code: code, kind: kind.rawValue, message: message, data: data) }
+    var rpc: RPCError { RPCError(kind, message, data: data) }
 }

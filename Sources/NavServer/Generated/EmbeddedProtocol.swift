@@ -1755,11 +1755,11 @@ public enum EmbeddedProtocol {
     "errors": {
       "parseError": {
         "code": -32700,
-        "message": "invalid JSON, invalid UTF-8, an empty message or a malformed header (data.kind: parseError, invalidUTF8, emptyMessage, badHeader)"
+        "message": "invalid JSON, invalid UTF-8 or an empty message (data.kind: parseError, invalidUTF8, emptyMessage)"
       },
       "invalidRequest": {
         "code": -32600,
-        "message": "not a JSON-RPC 2.0 request, or a limit was exceeded (data.kind: invalidRequest, emptyBatch, messageTooLarge, tooDeep, tooManyConnections)"
+        "message": "not a JSON-RPC 2.0 request, a malformed header, or a limit of the connection was exceeded (data.kind: invalidRequest, emptyBatch, messageTooLarge, tooDeep, badHeader, tooManyConnections, messageTimeout)"
       },
       "methodNotFound": {
         "code": -32601,

@@ -158,7 +158,7 @@ extension Server {
                     throw .invalidParams("`session.close` needs \"name\": the session's name", data: ["param": "name"])
                 }
                 guard name != "main" else {
-                    throw RPCError(code: -32003, kind: "notAllowed", message: "session \"main\" always exists and cannot be closed", data: ["session": "main"])
+                    throw RPCError(.notAllowed, "session \"main\" always exists and cannot be closed", data: ["session": "main"])
                 }
                 let state = try self.hub.state(name)
                 try self.requireOwner(call.connection, state.session, "`session.close`")

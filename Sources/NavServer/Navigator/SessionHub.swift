@@ -169,8 +169,7 @@ final class SessionHub {
     func state(_ name: String) throws(RPCError) -> SessionState {
         guard let s = sessions[name] else {
             let hint = suggestion(for: name, among: sessions.keys).map { "; did you mean \"\($0)\"?" } ?? ""
-            throw RPCError(code: -32001, kind: "unknownTarget",
-                           message: "no session \"\(name)\"\(hint); open it with session.open {name: \"\(name)\"} (session.list lists them)",
+            throw RPCError(.unknownTarget, "no session \"\(name)\"\(hint); open it with session.open {name: \"\(name)\"} (session.list lists them)",
                            data: ["session": .string(name)])
         }
         return s

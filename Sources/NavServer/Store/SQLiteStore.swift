@@ -150,7 +150,7 @@ final class SQLiteStore: Store {
                 let session = try Session(restoring: name, graph: graph, root: tree, version: version, nextId: nextId, facts: facts)
                 if sqlite3_column_type(s, 5) != SQLITE_NULL {
                     let owner = sqlite3_column_int64(s, 5)
-                    guard let uid = UInt32(exactly: owner) else { throw NavError(.conflict, "owner \(owner) is not a uid") }
+                    guard let uid = UInt32(exactly: owner) else { throw NavError(.corruptState, "owner \(owner) is not a uid") }
                     session.owner = uid
                 }
                 out.append(session)

@@ -65,7 +65,7 @@ extension Server {
             var w = JSONWriter()
             RPCEncoder.error(id: .null, error: .invalidRequest(
                 "part of a message waited \(formatMs(config.messageTimeoutMs)) for its rest (the --message-timeout limit); end every message with a newline, or send the Content-Length bytes you announced; the connection will close",
-                kind: "messageTimeout", data: ["limit": .int(Int(config.messageTimeoutMs))]), into: &w)
+                kind: .messageTimeout, data: ["limit": .int(Int(config.messageTimeoutMs))]), into: &w)
             c.sendFramed(w.bytes, c.lastFraming)
             c.closeAfterFlush()
         }

@@ -155,10 +155,10 @@ final class Connection {
         case .messageTooLarge(let limit):
             rpcError = .invalidRequest(
                 "message larger than \(limit) bytes (the --max-message limit); the connection will close",
-                kind: "messageTooLarge", data: ["limit": .int(limit)])
+                kind: .messageTooLarge, data: ["limit": .int(limit)])
         case .badHeader(let why):
             rpcError = .invalidRequest("malformed Content-Length header: \(why); the connection will close",
-                                       kind: "badHeader")
+                                       kind: .badHeader)
         }
         server.logger.warning("closing connection after a framing error",
                               metadata: ["navd.client": "\(id)", "navd.error": "\(rpcError.message)"])
@@ -380,16 +380,14 @@ final class Connection {
     func request(_ method: String, params: JSONValue, timeoutMs: UInt64,
                  completion: @escaping (Result<JSONValue, RPCError>) -> Void) -> Int {
         guard !isClosed else {
-            completion(.failure(RPCError(code: -32603, kind: "clientGone", message: "the client is not connected")))
+            completion(.failure(RPCError(.clientGone, "the client is not connected")))
             return -1
         }
         let rid = server.nextOutboundId()
         let timer = Timer(loop: server.loop)
         outbound[rid] = OutboundRequest(method: method, completion: completion, timer: timer)
         timer.start(milliseconds: timeoutMs) {
-            self.completeOutbound(rid, .failure(RPCError(
-                code: -32603, kind: "timeout",
-                message: "the client did not answer \(method) within \(timeoutMs) ms")))
+            self.completeOutbound(rid, .failure(RPCError(.timeout, "the client did not answer \(method) within \(timeoutMs) ms")))
         }
         var w = JSONWriter()
         RPCEncoder.request(id: .int(rid), method: method, params: params, into: &w)
@@ -449,8 +447,7 @@ final class Connection {
         outbound = [:]
         for (_, r) in pending {
             r.timer.close()
-            r.completion(.failure(RPCError(code: -32603, kind: "clientGone",
-                                           message: "the client disconnected before answering \(r.method)")))
+            r.completion(.failure(RPCError(.clientGone, "the client disconnected before answering \(r.method)")))
         }
         let hooks = onClose
         onClose = []

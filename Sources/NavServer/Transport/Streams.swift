@@ -20,9 +20,7 @@ extension Server {
             logger.warning("refusing a connection: --max-connections reached",
                            metadata: ["navd.limit": "\(config.maxConnections)"])
             var w = JSONWriter()
-            RPCEncoder.error(id: .null, error: RPCError(
-                code: -32600, kind: "tooManyConnections",
-                message: "navd already serves \(config.maxConnections) connections (the --max-connections limit); try again later"),
+            RPCEncoder.error(id: .null, error: RPCError(.tooManyConnections, "navd already serves \(config.maxConnections) connections (the --max-connections limit); try again later"),
                 into: &w)
             w.raw(UInt8(ascii: "\n"))
             stream.write(w.bytes)
