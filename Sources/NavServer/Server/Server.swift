@@ -23,7 +23,7 @@ public final class Server {
     var listener: PipeListener?
     var signals: [Signal] = []
     var flusher: Check?
-    internal(set) var connections: [Int: Connection] = [:]
+    var connections: [Int: Connection] = [:]
     var nextConnectionId = 1
     var outboundCounter = 0
     /// Connections with output queued in this iteration.
