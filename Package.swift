@@ -129,6 +129,7 @@ let package = Package(
         .testTarget(name: "RPCTests", dependencies: ["RPC", "JSON", "NavTesting"]),
         .testTarget(name: "NavGraphTests", dependencies: ["NavGraph", "JSON", "NavTesting"]),
         .testTarget(name: "NavigationCoreTests", dependencies: ["NavigationCore", "NavGraph", "JSON", "NavTesting", "NavClient"]),
+        .testTarget(name: "UVTests", dependencies: ["UV"]),
         .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "RPC", "NavGraph", "NavigationCore", "NavTesting"]),
         .testTarget(name: "EndToEndTests", dependencies: ["JSON", "NavClient", "NavTesting"]),
         .target(name: "NavTesting", dependencies: ["JSON"], path: "Tests/NavTesting"),

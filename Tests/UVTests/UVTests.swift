@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+import UV
+
+/// The libuv layer on its own: timers, a listening socket and a connection, a child process.
+@Suite struct UVTests {
+    @Test func timersFireInOrderAndAClosedTimerNever() {
+        let loop = EventLoop()
+        var fired: [String] = []
+        let late = Timer(loop: loop), early = Timer(loop: loop), closed = Timer(loop: loop)
+        late.start(milliseconds: 20) {
+            fired.append("late")
+            late.close()
+        }
+        early.start(milliseconds: 1) {
+            fired.append("early")
+            early.close()
+        }
+        closed.start(milliseconds: 5) { fired.append("closed") }
+        closed.close()
+        loop.run()
+        #expect(fired == ["early", "late"])
+        #expect(loop.close())
+    }
+
+    @Test func aListenerAcceptsAConnectionThatSendsBytes() throws {
+        let loop = EventLoop()
+        let path = NSTemporaryDirectory() + "uv-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
+        defer { unlink(path) }
+        let listener = PipeListener(loop: loop)
+        try listener.bind(path: path)
+        var received: [UInt8] = []
+        var server: PipeStream?
+        var peerUid: UInt32?
+        try listener.listen { l in
+            guard let s = try? l.accept() else { return }
+            server = s
+            peerUid = s.peerCredentials()?.uid
+            s.startReading { event in
+                switch event {
+                case .data(let bytes): received += bytes
+                case .end, .error:
+                    s.close()
+                    listener.close()
+                }
+            }
+        }
+        var connectError: UVError?
+        var client: PipeStream?
+        client = PipeStream.connect(loop: loop, path: path) { s, error in
+            connectError = error
+            let hello = Array("hello\n".utf8)
+            hello.withUnsafeBytes { s.write($0) }
+            s.shutdownAndClose {}
+        }
+        loop.run()
+        #expect(connectError == nil)
+        #expect(String(decoding: received, as: UTF8.self) == "hello\n")
+        #expect(peerUid == getuid())
+        _ = (server, client)
+    }
+
+    @Test func aChildProcessRunsWithItsInputAndIsReaped() throws {
+        let loop = EventLoop()
+        var outcome: ChildProcess.Outcome?
+        let p = try ChildProcess(loop: loop, argv: ["/bin/cat"], environment: ["PATH=/bin:/usr/bin"], directory: nil,
+                                 input: Array("from stdin".utf8)) { outcome = $0 }
+        loop.run()
+        #expect(outcome?.status == 0 && outcome?.signal == 0)
+        #expect(outcome.map { String(decoding: $0.stdout, as: UTF8.self) } == "from stdin")
+        _ = p
+    }
+
+    @Test func aProgramThatCannotStartIsAnError() {
+        let loop = EventLoop()
+        #expect(throws: UVError.self) {
+            _ = try ChildProcess(loop: loop, argv: ["/nonexistent/program"], environment: [], directory: nil, input: []) { _ in }
+        }
+        loop.run()
+    }
+}
