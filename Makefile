@@ -39,6 +39,7 @@ run: build
 test: build-debug
 	$(SWIFT) test --skip-build
 	$(MAKE) test-python
+	scripts/client-package.sh
 	$(MAKE) fuzz-smoke
 
 ## A virtual environment with pytest (from PyPI) and the Python client (Clients/python) installed.

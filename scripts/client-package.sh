@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# A package outside the repository depends on NavClient by path, builds, and talks to a navd:
+# NavClient is usable as a dependency (make test runs this).
+#   scripts/client-package.sh [NAVD]     (default: .build/debug/navd)
+set -euo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+NAVD=${1:-$REPO/.build/debug/navd}
+WORK=$(mktemp -d /tmp/navd-client-package.XXXXXX)
+NAVD_PID=
+cleanup() { [ -n "$NAVD_PID" ] && kill "$NAVD_PID" 2>/dev/null; rm -rf "$WORK"; }
+trap cleanup EXIT
+mkdir -p "$WORK/app/Sources/app"
+cat > "$WORK/app/Package.swift" <<SWIFT
+// swift-tools-version:6.0
+import PackageDescription
+let package = Package(
+    name: "app",
+    dependencies: [.package(name: "navd", path: "$REPO")],
+    targets: [.executableTarget(name: "app", dependencies: [.product(name: "NavClient", package: "navd")])]
+)
+SWIFT
+cat > "$WORK/app/Sources/app/main.swift" <<'SWIFT'
+import NavClient
+
+let navd = try NavClient(socketPath: CommandLine.arguments[1])
+try navd.ping()
+let mirror = try navd.subscribe()
+let r = try navd.navigate(to: "shop.Product", with: ["id": "p42"])
+print("navigated: version \(r.version), from version \(mirror.version)")
+SWIFT
+echo "client-package: building a package that depends on NavClient by path…"
+swift build --package-path "$WORK/app" --scratch-path "$WORK/build" 2>&1 | tail -1
+"$NAVD" serve --ephemeral --socket "$WORK/navd.sock" 2>/dev/null &
+NAVD_PID=$!
+for _ in $(seq 200); do [ -S "$WORK/navd.sock" ] && break; sleep 0.05; done
+out=$("$WORK/build/debug/app" "$WORK/navd.sock")
+echo "client-package: $out"
+[ "$out" = "navigated: version 1, from version 0" ] || { echo "client-package: unexpected output" >&2; exit 1; }
