@@ -6,6 +6,8 @@ DEB_PACKAGES := libuv1-dev libsimdjson-dev socat tmux graphviz sqlite3 libsqlite
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 PYENV      := .build/pyenv
+# Release builds of navd tuned with the flags Package.swift keeps behind NAVD_TUNED.
+export NAVD_TUNED ?= 1
 
 .PHONY: run test test-python python-deps deps build build-debug embed graph-png bench bench-instructions bench-cpu bench-graph bench-core pgo-profile demo clean help fuzz fuzz-smoke test-asan soak attacks
 

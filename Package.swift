@@ -11,20 +11,18 @@ import PackageDescription
 //   NavigationCore      the coordinator tree and its commands (pure, no I/O)
 //   NavServer           sockets, connections, sessions, subscriptions, preconditions
 //   navd                the executable
-/// Release builds of the daemon's modules skip Swift's dynamic exclusivity checks (`swift_beginAccess`
-/// was 6–9 % of navd's profile under load) and use non-atomic reference counting
-/// (`-assume-single-threaded`: retain/release were 14 % of navd's CPU at 10 connections × 16 in
-/// flight, 11 % after). That is sound only because every program built from these modules runs
-/// its Swift code on one thread: navd and the clients run a libuv loop on the main thread, and
-/// precondition commands are child processes, not threads. Code that shares objects between
-/// threads must not be added to these modules. Debug builds, which the tests use, keep both checks.
+/// Tuned release builds of the daemon's modules skip Swift's dynamic exclusivity checks and use
+/// non-atomic reference counting (`-assume-single-threaded`): both sit on every request's path
+/// (BENCHMARKS.md gives what they save). That is sound only because every program built from these
+/// modules runs its Swift code on one thread: navd and the clients run a libuv loop on the main
+/// thread, and precondition commands are child processes, not threads. Code that shares objects
+/// between threads must not be added to these modules. Debug builds, which the tests use, keep both
+/// checks.
 ///
-/// Release builds of those modules are also laid out by a profile of navd at work
-/// (`Profiles/navd.profdata`, made by `make pgo-profile`; BENCHMARKS.md "Profile-guided layout"):
-/// LLVM keeps the code a request runs together and moves the rest aside, so the request path fits
-/// the CPU's 32 KiB instruction cache (simulated misses per request 134 → 19). `NAVD_PGO=off`
-/// builds without it; `NAVD_PGO=generate` builds the instrumented navd that writes a profile (to
-/// `$LLVM_PROFILE_FILE`).
+/// Tuned builds are also laid out by a profile of navd at work (`Profiles/navd.profdata`, made by
+/// `make pgo-profile`; BENCHMARKS.md "Profile-guided layout"), so that the code a request runs fits
+/// the CPU's instruction cache. `NAVD_PGO=off` builds without it; `NAVD_PGO=generate` builds the
+/// instrumented navd that writes a profile (to `$LLVM_PROFILE_FILE`).
 let profile = Context.packageDirectory + "/Profiles/navd.profdata"
 /// The first 16 hex digits of the profile's SHA-256, written here by `make pgo-profile`. SwiftPM
 /// evaluates this file again only when its text changes, and does not see the profile as an
@@ -42,7 +40,13 @@ let pgo: [String] = {
                 "-DNAVD_PROFILE_\(profileDigest)"]
     }
 }()
-let hotPath: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked", "-Xfrontend", "-assume-single-threaded"] + pgo, .when(configuration: .release))]
+/// Tuned release builds use flags SwiftPM calls unsafe, and a package whose targets use them cannot
+/// be depended on by version: they are on only where `NAVD_TUNED=1` (the Makefile and the scripts
+/// that build navd set it), so a package that depends on NavClient gets none.
+let tuned = Context.environment["NAVD_TUNED"] == "1"
+let hotPath: [SwiftSetting] = tuned
+    ? [.unsafeFlags(["-enforce-exclusivity=unchecked", "-Xfrontend", "-assume-single-threaded"] + pgo, .when(configuration: .release))]
+    : []
 
 let package = Package(
     name: "navd",
@@ -76,7 +80,7 @@ let package = Package(
         .target(
             name: "CSimdJSON",
             path: "Sources/CSimdJSON",
-            cxxSettings: [.unsafeFlags(["-O3"]), .define("SIMDJSON_THREADS_ENABLED", to: "1")],
+            cxxSettings: (tuned ? [.unsafeFlags(["-O3"])] : []) + [.define("SIMDJSON_THREADS_ENABLED", to: "1")],
             linkerSettings: [.linkedLibrary("simdjson")]
         ),
         .target(name: "UV", dependencies: ["CLibUV"], swiftSettings: hotPath),

@@ -13,6 +13,7 @@
 # CONNS ["1 10 50"], DEPTHS ["1 16"], SUBS ["0 100"], IDLE [10000], PERF_ANCHORS.
 # Servers run on cpu0 and load generators on cpu1 when the machine has two cpus (as the anchors do).
 set -euo pipefail
+export NAVD_TUNED=${NAVD_TUNED:-1}  # tuned release builds (Package.swift)
 cd "$(dirname "$0")/.."
 . scripts/workload.sh
 

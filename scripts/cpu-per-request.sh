@@ -10,6 +10,7 @@
 # From /proc/PID/stat and /proc/PID/io before and after: user and system nanoseconds, read(2) and
 # write(2) calls per request. Needs the perf anchors (PERF_ANCHORS); installs redis-server when missing.
 set -euo pipefail
+export NAVD_TUNED=${NAVD_TUNED:-1}  # tuned release builds (Package.swift)
 cd "$(dirname "$0")/.."
 . scripts/workload.sh
 ANCHORS=${PERF_ANCHORS:-../shared/perf-anchors}

@@ -12,6 +12,7 @@
 # CPU time navd used per request (from /proc/PID/stat) and the requests it served. The same binary
 # twice comes out within about 0.5 %.
 set -euo pipefail
+export NAVD_TUNED=${NAVD_TUNED:-1}  # tuned release builds (Package.swift)
 cd "$(dirname "$0")/.."
 . scripts/workload.sh
 [ $# -eq 2 ] || { echo "usage: scripts/duel.sh NAVD_A NAVD_B" >&2; exit 2; }

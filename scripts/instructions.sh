@@ -18,6 +18,7 @@
 # ../shared/perf-anchors). Counts navd's user-space instructions from the first request to the last
 # (the counters are zeroed once the sessions are open); kernel time is not counted.
 set -euo pipefail
+export NAVD_TUNED=${NAVD_TUNED:-1}  # tuned release builds (Package.swift)
 cd "$(dirname "$0")/.."
 . scripts/workload.sh
 ANCHORS=${PERF_ANCHORS:-../shared/perf-anchors}

@@ -16,6 +16,7 @@
 #    its digest into Package.swift (profileDigest), so that the next release build uses it.
 # Needs the perf anchors' loadgen (PERF_ANCHORS, default ../shared/perf-anchors).
 set -euo pipefail
+export NAVD_TUNED=${NAVD_TUNED:-1}  # tuned release builds (Package.swift)
 cd "$(dirname "$0")/.."
 . scripts/workload.sh
 ANCHORS=${PERF_ANCHORS:-../shared/perf-anchors}
