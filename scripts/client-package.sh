@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A package outside the repository depends on NavClient by path, builds, and talks to a navd:
-# NavClient is usable as a dependency (make test runs this).
+# A package outside the repository depends on NavClient by version (a clone of this repository's
+# HEAD, tagged 1.0.0, as a git dependency), builds, and talks to a navd with it: NavClient is usable
+# as a dependency, with no unsafe build flags (make test runs this).
 #   scripts/client-package.sh [NAVD]     (default: .build/debug/navd)
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -9,13 +10,15 @@ WORK=$(mktemp -d /tmp/navd-client-package.XXXXXX)
 NAVD_PID=
 cleanup() { [ -n "$NAVD_PID" ] && kill "$NAVD_PID" 2>/dev/null; rm -rf "$WORK"; }
 trap cleanup EXIT
+git clone -q "$REPO" "$WORK/navd"
+git -C "$WORK/navd" -c user.name=navd -c user.email=navd@localhost tag -a 1.0.0 -m 1.0.0
 mkdir -p "$WORK/app/Sources/app"
 cat > "$WORK/app/Package.swift" <<SWIFT
 // swift-tools-version:6.0
 import PackageDescription
 let package = Package(
     name: "app",
-    dependencies: [.package(name: "navd", path: "$REPO")],
+    dependencies: [.package(url: "file://$WORK/navd", from: "1.0.0")],
     targets: [.executableTarget(name: "app", dependencies: [.product(name: "NavClient", package: "navd")])]
 )
 SWIFT
@@ -28,8 +31,8 @@ let mirror = try navd.subscribe()
 let r = try navd.navigate(to: "shop.Product", with: ["id": "p42"])
 print("navigated: version \(r.version), from version \(mirror.version)")
 SWIFT
-echo "client-package: building a package that depends on NavClient by path…"
-swift build --package-path "$WORK/app" --scratch-path "$WORK/build" 2>&1 | tail -1
+echo "client-package: building a package that depends on NavClient 1.0.0 (a tagged clone of HEAD)…"
+env -u NAVD_TUNED swift build --package-path "$WORK/app" --scratch-path "$WORK/build" 2>&1 | tail -3
 "$NAVD" serve --ephemeral --socket "$WORK/navd.sock" 2>/dev/null &
 NAVD_PID=$!
 for _ in $(seq 200); do [ -S "$WORK/navd.sock" ] && break; sleep 0.05; done
