@@ -39,6 +39,7 @@ run: build
 	exec .build/release/navd --socket $(SOCKET)
 
 test: build-debug
+	scripts/profile-sources.sh --check
 	$(SWIFT) test --skip-build
 	$(MAKE) test-python
 	scripts/client-package.sh

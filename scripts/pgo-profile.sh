@@ -36,6 +36,7 @@ NAVD_PID=
 cleanup() { [ -n "$NAVD_PID" ] && kill "$NAVD_PID" 2>/dev/null; rm -rf "$WORK"; }
 trap cleanup EXIT
 
+SOURCES=$(scripts/profile-sources.sh)  # what this profile is taken from (make test checks it)
 echo "building the instrumented navd (.build-pgo-gen)…"
 NAVD_PGO=generate swift build -c release --product navd --scratch-path .build-pgo-gen \
     -Xlinker "$RUNTIME" -Xlinker -u__llvm_profile_runtime >/dev/null
@@ -118,4 +119,5 @@ mkdir -p Profiles
 digest=$(sha256sum Profiles/navd.profdata | cut -c1-16)
 sed -i "s/^let profileDigest = \".*\"/let profileDigest = \"$digest\"/" Package.swift
 grep -q "^let profileDigest = \"$digest\"" Package.swift || { echo "pgo-profile: could not write the digest into Package.swift" >&2; exit 1; }
+echo "$SOURCES" > Profiles/navd.sources
 echo "wrote Profiles/navd.profdata ($(du -k Profiles/navd.profdata | cut -f1) KB); release builds use it (NAVD_PGO=off: without)"
