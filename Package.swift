@@ -128,7 +128,7 @@ let package = Package(
         // libFuzzer targets for the parsers (`make fuzz`); a plain build replays inputs given as files.
         .executableTarget(name: "navd-fuzz", dependencies: ["JSON", "RPC", "NavGraph"], path: "Fuzz/Sources"),
         .executableTarget(name: "graph-load-bench", dependencies: ["NavGraph"], path: "Benchmarks/GraphLoadBench"),
-        .executableTarget(name: "core-bench", dependencies: ["NavigationCore", "NavGraph", "JSON"], path: "Benchmarks/CoreBench"),
+        .executableTarget(name: "core-bench", dependencies: ["NavigationCore", "NavGraph", "JSON", "NavTesting"], path: "Benchmarks/CoreBench"),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "NavTesting"]),
         .testTarget(name: "RPCTests", dependencies: ["RPC", "JSON", "NavTesting"]),
         .testTarget(name: "NavGraphTests", dependencies: ["NavGraph", "JSON", "NavTesting"]),
@@ -136,6 +136,6 @@ let package = Package(
         .testTarget(name: "UVTests", dependencies: ["UV"]),
         .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "RPC", "NavGraph", "NavigationCore", "NavTesting"]),
         .testTarget(name: "EndToEndTests", dependencies: ["JSON", "NavClient", "NavTesting"]),
-        .target(name: "NavTesting", dependencies: ["JSON"], path: "Tests/NavTesting"),
+        .target(name: "NavTesting", dependencies: ["JSON", "NavGraph", "NavigationCore"], path: "Tests/NavTesting"),
     ]
 )

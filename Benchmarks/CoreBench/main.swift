@@ -4,6 +4,7 @@ import Foundation
 import JSON
 import NavGraph
 import NavigationCore
+import NavTesting
 
 let yaml = """
     root: {stack: Home}

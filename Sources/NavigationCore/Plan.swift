@@ -1,30 +1,6 @@
 import JSON
 import NavGraph
 
-/// What a client asks `navigate` to do, decoded from its params.
-public struct NavigateRequest: Sendable {
-    public var to: String?
-    public var route: String?
-    public var by: Presentation?
-    public var with: JSONObject?
-    public var from: String?
-    public var ifVersion: Int?
-    public var key: String?
-    public var dryRun = false
-
-    public init(to: String? = nil, route: String? = nil, by: Presentation? = nil, with: JSONObject? = nil,
-                from: String? = nil, ifVersion: Int? = nil, key: String? = nil, dryRun: Bool = false) {
-        self.to = to
-        self.route = route
-        self.by = by
-        self.with = with
-        self.from = from
-        self.ifVersion = ifVersion
-        self.key = key
-        self.dryRun = dryRun
-    }
-}
-
 /// Where a navigation goes: a coordinator of the graph (by index), and the style and setup a route
 /// supplies (a navigation's own `by` and `with` win over them).
 public struct Destination: Sendable {

@@ -5,11 +5,6 @@ import NavGraph
 extension Session {
     // MARK: navigate
 
-    /// Validates a navigation completely without changing anything.
-    public func plan(_ r: NavigateRequest, caller: Caller) throws(NavError) -> Plan {
-        try plan(graph.destination(to: r.to, route: r.route), by: r.by, with: r.with, from: r.from, ifVersion: r.ifVersion, caller: caller)
-    }
-
     /// Validates a navigation to `destination` completely without changing anything: `by` and `with`
     /// as given (they win over a route's), `from` a node id (default: the visible top).
     /// `afterFlow`: the navigation continues a completed flow (its `then`): the flow's `opens` and
@@ -248,13 +243,6 @@ extension Session {
         }
         guard let top = visibleTop else { throw NavError(.unknownNode, "no screen is left on top after popUpTo") }
         return top
-    }
-
-    /// Runs `plan` then `commit` on a copy: what would happen, with nothing changed.
-    public func dryRun(_ r: NavigateRequest, caller: Caller) throws(NavError) -> (plan: Plan, commit: Commit, visible: [String]) {
-        let p = try plan(r, caller: caller)
-        let (c, visible) = try dryRun(p)
-        return (p, c, visible)
     }
 
     /// Commits a validated plan on a copy: the commit and visible path it would give, with nothing changed.

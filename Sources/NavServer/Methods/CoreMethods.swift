@@ -84,7 +84,6 @@ extension Server {
             "uptime": .double(Double(uptimeMs) / 1000),
             "memory": ["rss": .int(EventLoop.residentMemory)],
         ]
-        for (k, v) in extraStats() { o[k] = v }
         return o
     }
 }

@@ -99,10 +99,9 @@ public final class Server {
         throw .accessDenied("\(what) changes the daemon and needs the role \(Policy.adminRole); \(uid) does not hold it. navd's own uid holds it; grant it to others in the policy file (--policy), under `uids:` or `tokens:`",
                             data: ["roles": [.string(Policy.adminRole)]])
     }
+
     /// The policy file `policy` came from (`--policy`), for messages; nil: no policy, nobody holds a role.
     public var policyFile: String?
-    /// More counters for `stats`, from the components that own them.
-    var extraStats: () -> JSONObject = { [:] }
     /// The OpenRPC document returned by `rpc.discover`, embedded in the binary.
     lazy var openRPCDocument: JSONValue = (try? JSONParser(maxDepth: 256).parse(EmbeddedProtocol.openRPC)) ?? .null
 
