@@ -83,11 +83,12 @@ let package = Package(
             cxxSettings: (tuned ? [.unsafeFlags(["-O3"])] : []) + [.define("SIMDJSON_THREADS_ENABLED", to: "1")],
             linkerSettings: [.linkedLibrary("simdjson")]
         ),
-        .target(name: "UV", dependencies: ["CLibUV"], swiftSettings: hotPath),
-        .target(name: "JSON", dependencies: ["CSimdJSON"], swiftSettings: hotPath),
+        .target(name: "Unchecked", swiftSettings: hotPath),
+        .target(name: "UV", dependencies: ["CLibUV", "Unchecked"], swiftSettings: hotPath),
+        .target(name: "JSON", dependencies: ["CSimdJSON", "Unchecked"], swiftSettings: hotPath),
         .target(name: "RPC", dependencies: ["JSON"], swiftSettings: hotPath),
         .target(name: "NavGraph", dependencies: ["JSON", .product(name: "Yams", package: "Yams")], swiftSettings: hotPath),
-        .target(name: "NavigationCore", dependencies: ["NavGraph", "JSON", "RPC"], swiftSettings: hotPath),
+        .target(name: "NavigationCore", dependencies: ["NavGraph", "JSON", "RPC", "Unchecked"], swiftSettings: hotPath),
         .target(
             name: "NavServer",
             dependencies: [
@@ -134,6 +135,7 @@ let package = Package(
         .testTarget(name: "NavGraphTests", dependencies: ["NavGraph", "JSON", "NavTesting"]),
         .testTarget(name: "NavigationCoreTests", dependencies: ["NavigationCore", "NavGraph", "JSON", "NavTesting", "NavClient"]),
         .testTarget(name: "UVTests", dependencies: ["UV"]),
+        .testTarget(name: "UncheckedTests", dependencies: ["Unchecked"]),
         .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "RPC", "NavGraph", "NavigationCore", "NavTesting"]),
         .testTarget(name: "EndToEndTests", dependencies: ["JSON", "NavClient", "NavTesting"]),
         .target(name: "NavTesting", dependencies: ["JSON", "NavGraph", "NavigationCore"], path: "Tests/NavTesting"),

@@ -1,3 +1,4 @@
+import Unchecked
 import CSimdJSON
 
 #if canImport(Glibc)
@@ -22,7 +23,7 @@ public struct JSONView {
     #if DEBUG
     /// Debug builds check that the parser has not parsed again since (release builds keep a view to
     /// three words: it is copied on every read of a request).
-    @usableFromInline unowned(unsafe) let parser: JSONParser
+    @usableFromInline let parserRef: Unretained<JSONParser>
     @usableFromInline let generation: Int
     #endif
 
@@ -32,7 +33,7 @@ public struct JSONView {
         self.strings = strings
         self.index = index
         #if DEBUG
-        self.parser = parser
+        self.parserRef = Unretained(parser)
         self.generation = generation
         #endif
     }
@@ -48,14 +49,14 @@ public struct JSONView {
 
     @inlinable @inline(__always) func word(_ i: Int) -> UInt64 {
         #if DEBUG
-        assert(parser.generation == generation, "a JSONView was read after its parser parsed another document")
+        assert(parserRef.object.generation == generation, "a JSONView was read after its parser parsed another document")
         #endif
         return tape[i]
     }
 
     @inlinable @inline(__always) func at(_ i: Int) -> JSONView {
         #if DEBUG
-        JSONView(tape: tape, strings: strings, index: i, parser: parser, generation: generation)
+        JSONView(tape: tape, strings: strings, index: i, parser: parserRef.object, generation: generation)
         #else
         JSONView(tape: tape, strings: strings, index: i)
         #endif

@@ -1,3 +1,4 @@
+import Unchecked
 import JSON
 import NavGraph
 
@@ -5,7 +6,7 @@ import NavGraph
 struct ChangeLog {
     let enabled: Bool
     /// Unretained: the session holds its graph, and a log lives only while its commit is made.
-    private let graph: Unmanaged<NavigationGraph>
+    private let graph: Unretained<NavigationGraph>
     /// The changes so far as JSON text: `[`, then each change written when it happens (a node as
     /// it is then: a later change of the same commit may change it again). nil while empty.
     private var w: JSONWriter? = nil
@@ -14,7 +15,7 @@ struct ChangeLog {
 
     init(enabled: Bool, _ graph: NavigationGraph) {
         self.enabled = enabled
-        self.graph = Unmanaged.passUnretained(graph)
+        self.graph = Unretained(graph)
     }
 
     /// The list, `[…]`, or nil when nothing was recorded.
@@ -55,11 +56,11 @@ struct ChangeLog {
         }
         if let node {
             w!.raw(",\"node\":")
-            graph._withUnsafeGuaranteedRef { node.write(into: &w!, $0) }
+            graph.with { node.write(into: &w!, $0) }
         }
         if let root {
             w!.raw(",\"root\":")
-            graph._withUnsafeGuaranteedRef { root.write(into: &w!, $0) }
+            graph.with { root.write(into: &w!, $0) }
         }
         if let removed {
             w!.raw(",\"removed\":")
@@ -121,7 +122,7 @@ public struct NodeNumbers: RandomAccessCollection, Sendable {
 
     public subscript(i: Int) -> Int {
         precondition(i >= 0 && i < count, "index out of range")
-        return i == 0 ? first : rest.unsafelyUnwrapped[i - 1]
+        return i == 0 ? first : rest![i - 1]
     }
 
     public mutating func append(_ n: Int) {

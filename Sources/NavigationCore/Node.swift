@@ -1,3 +1,4 @@
+import Unchecked
 import JSON
 import NavGraph
 
@@ -22,14 +23,14 @@ public final class Node {
     /// Screen or flow: the stack it presents modally.
     public internal(set) var presented: Node?
     /// The node this one is a child of (or the screen that presents it): not retained, like an
-    /// `unowned` reference without its costs (a checked one counts, an `unowned(unsafe)` one retains
+    /// `unowned` reference without its costs (a checked one counts, an unchecked one retains
     /// atomically at each use). Valid while the node is in the tree, where its parent outlives it;
     /// a node that left the tree has none.
-    var parentRef: Unmanaged<Node>?
+    var parentRef: Unretained<Node>?
 
     public internal(set) var parent: Node? {
-        get { parentRef?.takeUnretainedValue() }
-        set { parentRef = newValue.map { Unmanaged.passUnretained($0) } }
+        get { parentRef?.object }
+        set { parentRef = newValue.map { Unretained($0) } }
     }
 
     /// The id of node `number`: "n" and the number.
@@ -65,18 +66,16 @@ public final class Node {
     /// The child the user sees through this node (the selected tab, the top of a stack or flow, the
     /// stack a screen presents), or nil; read without reference counting, for walks of a tree that
     /// holds its nodes throughout.
-    @inline(__always) var visibleChild: Unmanaged<Node>? {
+    @inline(__always) var visibleChild: Unretained<Node>? {
         switch kind {
         case .tabs: return children.isEmpty ? nil : unretainedChild(selected)
         case .stack, .flow: return children.isEmpty ? nil : unretainedChild(children.count - 1)
-        case .screen: return presented.map { Unmanaged.passUnretained($0) }
+        case .screen: return presented.map { Unretained($0) }
         }
     }
 
-    @inline(__always) private func unretainedChild(_ i: Int) -> Unmanaged<Node> {
-        children.withUnsafeBufferPointer { b in
-            Unmanaged.fromOpaque(UnsafeRawPointer(b.baseAddress! + i).load(as: UnsafeRawPointer.self))
-        }
+    @inline(__always) private func unretainedChild(_ i: Int) -> Unretained<Node> {
+        Unretained.element(i, of: children)
     }
 
     /// Deep copy with the same ids (used by dry runs).
@@ -172,7 +171,7 @@ public final class Node {
     /// of a stack (what `dismiss` removes by default) is found first.
     var indexInParent: Int? {
         guard let p = parentRef else { return nil }
-        return p._withUnsafeGuaranteedRef { p in
+        return p.with { p in
             if let last = p.children.last, last === self { return p.children.count - 1 }
             return p.children.firstIndex { $0 === self }
         }

@@ -1,3 +1,4 @@
+import Unchecked
 import JSON
 import NavGraph
 
@@ -22,7 +23,7 @@ extension Session {
             return n
         }
         guard let top = visibleTopRef else { throw NavError(.unknownNode, "nothing to dismiss") }
-        return top._withUnsafeGuaranteedRef { $0 }
+        return top.with { $0 }
     }
 
     /// Removes `node` following the dismiss rules; `flowNode` is the flow completing, if any.
@@ -42,8 +43,8 @@ extension Session {
     /// Unretained (as the tree walks are): valid while the tree is unchanged, which it is from the
     /// check to the change.
     enum Detachment {
-        case modal(owner: Unmanaged<Node>, stack: Unmanaged<Node>)
-        case pop(container: Unmanaged<Node>, index: Int)
+        case modal(owner: Unretained<Node>, stack: Unretained<Node>)
+        case pop(container: Unretained<Node>, index: Int)
     }
 
     func detachment(of node: Node) throws(NavError) -> Detachment {
@@ -55,12 +56,12 @@ extension Session {
                 // A tab of a tab container: dismissing it dismisses the container.
                 return try detachment(of: shell)
             }
-            guard let owner = node.parentRef, owner._withUnsafeGuaranteedRef({ $0.kind == .screen || $0.kind == .flow }) else {
+            guard let owner = node.parentRef, owner.with({ $0.kind == .screen || $0.kind == .flow }) else {
                 throw NavError(.unknownNode, "nothing to dismiss: `\(node.id)` is \(node.parent == nil ? "the root stack" : "a tab's stack")", data: ["node": .string(node.id)])
             }
-            return .modal(owner: owner, stack: Unmanaged.passUnretained(node))
+            return .modal(owner: owner, stack: Unretained(node))
         case .screen, .flow, .tabs:
-            let container = node.parentRef!._withUnsafeGuaranteedRef { $0 }
+            let container = node.parentRef!.with { $0 }
             let index = node.indexInParent!
             if container.kind == .flow && index == 0 {
                 // Dismissing a flow's first step abandons the flow.
@@ -71,7 +72,7 @@ extension Session {
                 return try detachment(of: shell)
             }
             if index == 0 {
-                guard let owner = container.parentRef, owner._withUnsafeGuaranteedRef({ $0.kind == .screen || $0.kind == .flow }) else {
+                guard let owner = container.parentRef, owner.with({ $0.kind == .screen || $0.kind == .flow }) else {
                     let place = container.parent == nil ? "the root stack" : "a tab"
                     let what = node.kind == .flow
                         ? "flow `\(node.id)` (\(graph.coordinators[node.coordinator].name)) is the first node of \(place) and cannot leave the tree (dismissing its first step would abandon it)"
@@ -79,9 +80,9 @@ extension Session {
                     throw NavError(.unknownNode, "nothing to dismiss: \(what); navigate with by: root or select instead",
                                    data: ["node": .string(node.id)])
                 }
-                return .modal(owner: owner, stack: Unmanaged.passUnretained(container))
+                return .modal(owner: owner, stack: Unretained(container))
             }
-            return .pop(container: Unmanaged.passUnretained(container), index: index)
+            return .pop(container: Unretained(container), index: index)
         }
     }
 
@@ -90,13 +91,13 @@ extension Session {
     func detach(_ node: Node, flowNode: Node?, changes: inout ChangeLog, removed: inout Removal) throws(NavError) {
         switch try detachment(of: node) {
         case .modal(let owner, let stack):
-            owner._withUnsafeGuaranteedRef { owner in
-                stack._withUnsafeGuaranteedRef { forget($0, into: &removed, except: flowNode) }
+            owner.with { owner in
+                stack.with { forget($0, into: &removed, except: flowNode) }
                 owner.presented = nil
                 changes.record("dismiss", parent: owner, removed: removed.numbers)
             }
         case .pop(let container, let index):
-            container._withUnsafeGuaranteedRef { container in
+            container.with { container in
                 for n in container.children[index...] { forget(n, into: &removed, except: flowNode) }
                 if index == container.children.count - 1 { container.children.removeLast() } else { container.children.removeSubrange(index...) }
                 changes.record("pop", parent: container, index: index, removed: removed.numbers)
@@ -111,12 +112,12 @@ extension Session {
         // The usual dismiss (the visible top, a screen above others in its stack, presenting nothing)
         // removes that screen alone: only its own guards count. Read without retaining anything.
         if nodeId == nil && to == nil, let top = visibleTopRef {
-            let alone = top._withUnsafeGuaranteedRef { n -> Bool in
+            let alone = top.with { n -> Bool in
                 guard n.presented == nil, let c = n.parentRef else { return false }
-                return c._withUnsafeGuaranteedRef { $0.kind == .stack && $0.children.count > 1 && $0.children.last === n }
+                return c.with { $0.kind == .stack && $0.children.count > 1 && $0.children.last === n }
             }
             if alone {
-                let coordinator = top._withUnsafeGuaranteedRef { $0.coordinator }
+                let coordinator = top.with { $0.coordinator }
                 if !graph.leaveGuarded[coordinator] { return ([], nil) }
             }
         }
@@ -125,9 +126,9 @@ extension Session {
         var preconditions: [Int] = []
         var guarded: Node?
         switch try detachment(of: target) {
-        case .modal(_, let stack): stack._withUnsafeGuaranteedRef { collectLeaveGuards($0, &preconditions, &guarded) }
+        case .modal(_, let stack): stack.with { collectLeaveGuards($0, &preconditions, &guarded) }
         case .pop(let container, let index):
-            container._withUnsafeGuaranteedRef { container in
+            container.with { container in
                 var i = container.children.count
                 while i > index {
                     i -= 1

@@ -35,7 +35,7 @@ extension Session {
             source = n
         } else {
             guard let top = visibleTopRef else { throw NavError(.unknownNode, "session `\(name)` shows no screen to navigate from") }
-            source = top._withUnsafeGuaranteedRef { $0 }
+            source = top.with { $0 }
         }
         if let v = r.ifVersion, v != version {
             throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires; fetch `tree` and decide again",
@@ -49,7 +49,7 @@ extension Session {
             throw NavError(.notAllowed, "`\(target.name)` cannot be shown by \(style.rawValue); its presentations are \(allowed)",
                            data: ["from": .string(source.id), "to": .string(target.name), "by": .string(style.rawValue)])
         }
-        let enclosingFlow: Node? = source.parentRef.flatMap { p in p._withUnsafeGuaranteedRef { $0.kind == .flow ? $0 : nil } }
+        let enclosingFlow: Node? = source.parentRef.flatMap { p in p.with { $0.kind == .flow ? $0 : nil } }
         let enclosingSteps = enclosingFlow.flatMap { graph.coordinators[$0.coordinator].flow?.steps }
         let isStepOfEnclosingFlow = enclosingSteps?.contains(target.index) ?? false
         // Steps follow `opens` like every screen; a step that declares none opens the step after it.
@@ -174,11 +174,11 @@ extension Session {
         case .push:
             // Unretained walk up (reading `parent` would retain, atomically).
             var container = source.parentRef!
-            if container._withUnsafeGuaranteedRef({ $0.kind == .flow && !(graph.coordinators[$0.coordinator].flow?.steps.contains(plan.target) ?? false) }) {
-                container = container._withUnsafeGuaranteedRef { $0.parentRef! }
+            if container.with({ $0.kind == .flow && !(graph.coordinators[$0.coordinator].flow?.steps.contains(plan.target) ?? false) }) {
+                container = container.with { $0.parentRef! }
             }
             created = makeTarget(plan.target, params: plan.params)
-            container._withUnsafeGuaranteedRef { container in
+            container.with { container in
                 adopt(created, into: container)
                 changes.record("push", parent: container, node: created)
             }

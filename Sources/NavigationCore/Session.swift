@@ -1,3 +1,4 @@
+import Unchecked
 import JSON
 import NavGraph
 
@@ -104,7 +105,7 @@ public final class Session {
     }
 
     func adopt(_ child: Node, into parent: Node) {
-        child.parentRef = Unmanaged.passUnretained(parent)
+        child.parentRef = Unretained(parent)
         parent.children.append(child)
     }
 
@@ -165,9 +166,9 @@ public final class Session {
     @inline(__always)
     public func forEachVisible(_ body: (Node) -> Void) {
         // The tree holds every node for the whole walk: no retain and release per step.
-        var cur = Unmanaged.passUnretained(root)
+        var cur = Unretained(root)
         while true {
-            guard let next = cur._withUnsafeGuaranteedRef({ n -> Unmanaged<Node>? in
+            guard let next = cur.with({ n -> Unretained<Node>? in
                 body(n)
                 return n.visibleChild
             }) else { return }
@@ -178,9 +179,9 @@ public final class Session {
     /// Writes ``visible`` as a JSON array of ids, from the tree (no array, no strings, no reference counting).
     public func writeVisible(into w: inout JSONWriter) {
         w.raw(UInt8(ascii: "["))
-        var cur = Unmanaged.passUnretained(root)
+        var cur = Unretained(root)
         while true {
-            let next = cur._withUnsafeGuaranteedRef { n -> Unmanaged<Node>? in
+            let next = cur.with { n -> Unretained<Node>? in
                 let next = n.visibleChild
                 w.reserving(25) { o in  // a node id (at most 23 bytes), then "," or "]"
                     o.nodeId(n.number)
@@ -194,16 +195,16 @@ public final class Session {
     }
 
     /// The screen the user sees.
-    public var visibleTop: Node? { visibleTopRef?.takeUnretainedValue() }
+    public var visibleTop: Node? { visibleTopRef?.object }
 
     /// The screen the user sees, unretained (valid until the tree changes): the walk and its result
     /// cost no reference counting, where ``visibleTop``'s result is retained (atomically).
     @inline(__always)
-    var visibleTopRef: Unmanaged<Node>? {
-        var n = Unmanaged.passUnretained(root)
-        var top: Unmanaged<Node>? = nil
+    var visibleTopRef: Unretained<Node>? {
+        var n = Unretained(root)
+        var top: Unretained<Node>? = nil
         while true {
-            let (isScreen, next) = n._withUnsafeGuaranteedRef { ($0.kind == .screen, $0.visibleChild) }
+            let (isScreen, next) = n.with { ($0.kind == .screen, $0.visibleChild) }
             if isScreen { top = n }
             guard let next else { return top }
             n = next

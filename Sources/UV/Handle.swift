@@ -1,3 +1,4 @@
+import Unchecked
 import CLibUV
 
 /// Base of every libuv handle wrapper. The wrapper keeps itself alive (a retained reference in
@@ -18,7 +19,7 @@ public class Handle {
 
     /// Call once the uv_*_init succeeded: from then on libuv owns a reference until close.
     func retainForLoop() {
-        handle.pointee.data = Unmanaged.passRetained(self).toOpaque()
+        handle.pointee.data = CContext.retain(self)
     }
 
     /// Closes the handle (idempotent). `then` runs when libuv has released it.
@@ -27,7 +28,7 @@ public class Handle {
         isClosing = true
         onClose = then
         uv_close(handle) { h in
-            let me = Unmanaged<Handle>.fromOpaque(h!.pointee.data).takeRetainedValue()
+            let me = CContext.take(h!.pointee.data, as: Handle.self)
             me.handle.pointee.data = nil
             me.didClose()
             let cb = me.onClose
@@ -48,6 +49,6 @@ public class Handle {
 
     @inline(__always)
     static func from<T: Handle>(_ p: UnsafeMutableRawPointer?, as: T.Type) -> T {
-        Unmanaged<T>.fromOpaque(p!).takeUnretainedValue()
+        CContext.peek(p!, as: T.self)
     }
 }

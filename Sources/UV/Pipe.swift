@@ -1,3 +1,4 @@
+import Unchecked
 import CLibUV
 #if canImport(Glibc)
 import Glibc
@@ -32,9 +33,9 @@ public final class PipeStream: StreamHandle {
         let s = PipeStream(loop: loop)
         let req = UnsafeMutablePointer<uv_connect_t>.allocate(capacity: 1)
         let box = ConnectBox(stream: s, completion: completion)
-        req.pointee.data = Unmanaged.passRetained(box).toOpaque()
+        req.pointee.data = CContext.retain(box)
         uv_pipe_connect(req, s.pipe, path) { req, status in
-            let box = Unmanaged<ConnectBox>.fromOpaque(req!.pointee.data).takeRetainedValue()
+            let box = CContext.take(req!.pointee.data, as: ConnectBox.self)
             req!.deallocate()
             box.completion(box.stream, status < 0 ? UVError(status) : nil)
         }

@@ -1,3 +1,4 @@
+import Unchecked
 import CLibUV
 
 /// A libuv stream (a pipe or a terminal): reads arrive through ``startReading(_:)``; writes are
@@ -111,9 +112,9 @@ public class StreamHandle: Handle {
         guard !isClosing else { return }
         let req = UnsafeMutablePointer<uv_shutdown_t>.allocate(capacity: 1)
         let box = CloseBox(then)
-        req.pointee.data = Unmanaged.passRetained(box).toOpaque()
+        req.pointee.data = CContext.retain(box)
         let rc = uv_shutdown(req, stream) { req, _ in
-            let box = Unmanaged<CloseBox>.fromOpaque(req!.pointee.data).takeRetainedValue()
+            let box = CContext.take(req!.pointee.data, as: CloseBox.self)
             let s = req!.pointee.handle!
             req!.deallocate()
             if let d = s.pointee.data {
@@ -121,7 +122,7 @@ public class StreamHandle: Handle {
             }
         }
         if rc < 0 {
-            Unmanaged<CloseBox>.fromOpaque(req.pointee.data).release()
+            CContext.release(req.pointee.data, as: CloseBox.self)
             req.deallocate()
             close(then: then)
         }

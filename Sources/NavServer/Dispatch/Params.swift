@@ -1,25 +1,13 @@
+import Unchecked
 import JSON
 import NavigationCore
 import RPC
 
 /// The names of one method's params: an enum whose cases are the names as they appear on the wire,
 /// so a handler reads `p.string(.node)` and a misspelt name does not compile. Each conformance
-/// declares `nonisolated(unsafe) static var tableStorage: ParamTable?`, where ``table`` keeps its
-/// names as bytes once made. (Not a `static let`: on Linux every read of one calls `swift_once`,
-/// about a hundred instructions per request; a `static var` initialised to nil is set up at load
-/// time and read directly. All of navd runs on one thread.)
+/// declares `static let table = ParamTable(Self.self)`: the names as bytes, made once.
 protocol ParamName: RawRepresentable<Int>, CaseIterable {
-    static var tableStorage: ParamTable? { get set }
-}
-
-extension ParamName {
-    /// The names, made on first use.
-    static var table: ParamTable {
-        if let t = tableStorage { return t }
-        let t = ParamTable(Self.self)
-        tableStorage = t
-        return t
-    }
+    static var table: ParamTable { get }
 }
 
 /// One method's param names, built once from the enum's case names: as strings for messages and as
@@ -69,7 +57,7 @@ final class ParamTable: @unchecked Sendable {
 struct Params<P: ParamName> {
     private let methodName: JSONView
     let object: JSONView?
-    private let table: Unmanaged<ParamTable>
+    private let table: Unretained<ParamTable>
 
     /// The method's name, for messages.
     var method: String { methodName.string ?? "" }
@@ -78,7 +66,7 @@ struct Params<P: ParamName> {
         methodName = call.methodName
         object = call.params.flatMap { $0.isObject ? $0 : nil }
         let table = P.table
-        self.table = Unmanaged.passUnretained(table)  // tables live as long as the process
+        self.table = Unretained(table)  // tables live as long as the process
         let positions = table.positions
         positions.update(repeating: 0)
         guard let object else { return }
@@ -98,7 +86,7 @@ struct Params<P: ParamName> {
     @inline(__always)
     private func member(_ name: P) -> JSONView? {
         guard let object else { return nil }
-        let pos = Int(table._withUnsafeGuaranteedRef { $0.positions[name.rawValue] })
+        let pos = Int(table.with { $0.positions[name.rawValue] })
         return pos == 0 ? nil : object.view(at: pos)
     }
 
@@ -190,7 +178,7 @@ struct Params<P: ParamName> {
 /// Params of methods that only name a session.
 enum SessionParam: Int, ParamName {
     case session
-    nonisolated(unsafe) static var tableStorage: ParamTable?
+    static let table = ParamTable(Self.self)
 }
 
 extension NavError {

@@ -1,3 +1,4 @@
+import Unchecked
 import JSON
 import RPC
 
@@ -92,7 +93,7 @@ final class Reply {
     private func answer(_ result: some JSONEncodable) {
         guard let id, !answered else { return }
         answered = true
-        connection.deliver(framing, batch: batch.map(Unmanaged.passUnretained), slot: slot, isError: false) {
+        connection.deliver(framing, batch: batch.map(Unretained.init), slot: slot, isError: false) {
             RPCEncoder.response(id: id, result: result, into: &$0)
         }
     }
@@ -100,7 +101,7 @@ final class Reply {
     func fail(_ error: RPCError) {
         guard let id, !answered else { return }
         answered = true
-        connection.deliver(framing, batch: batch.map(Unmanaged.passUnretained), slot: slot, isError: true) {
+        connection.deliver(framing, batch: batch.map(Unretained.init), slot: slot, isError: true) {
             RPCEncoder.error(id: id, error: error, into: &$0)
         }
     }
@@ -130,7 +131,7 @@ struct Call {
     let framing: Framing
     /// The batch the call belongs to, unretained: the batch's handler holds it while calls are
     /// dispatched, and ``deferred()`` retains it for a later answer (most calls have none).
-    let batchRef: Unmanaged<BatchCollector>?
+    let batchRef: Unretained<BatchCollector>?
     let slot: Int
 
     init(connection: Connection, id: JSONView?, methodName: JSONView, params: JSONView?, framing: Framing, batch: BatchCollector?, slot: Int) {
@@ -139,7 +140,7 @@ struct Call {
         self.methodName = methodName
         self.params = params
         self.framing = framing
-        self.batchRef = batch.map { Unmanaged.passUnretained($0) }
+        self.batchRef = batch.map { Unretained($0) }
         self.slot = slot
     }
 
@@ -178,7 +179,7 @@ struct Call {
 
     /// The way to answer after the handler returns; the call itself must then not be answered.
     func deferred() -> Reply {
-        Reply(connection: connection, id: id?.value, framing: framing, batch: batchRef?.takeUnretainedValue(), slot: slot)
+        Reply(connection: connection, id: id?.value, framing: framing, batch: batchRef?.object, slot: slot)
     }
 }
 
@@ -186,10 +187,10 @@ extension Connection {
     /// Sends one answer, encoded by `encode`: into its slot of `batch` when the request came in one
     /// (unretained: the caller holds the batch), otherwise into the output; and counts it.
     @inline(__always)
-    func deliver(_ framing: Framing, batch: Unmanaged<BatchCollector>?, slot: Int, isError: Bool,
+    func deliver(_ framing: Framing, batch: Unretained<BatchCollector>?, slot: Int, isError: Bool,
                  _ encode: (inout JSONWriter) -> Void) {
         if let batch {
-            batch._withUnsafeGuaranteedRef { $0.fill(slot, encode) }
+            batch.with { $0.fill(slot, encode) }
         } else {
             send(framing, encode)
         }

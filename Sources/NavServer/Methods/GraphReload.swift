@@ -101,5 +101,5 @@ extension Server {
 
 enum ReloadParam: Int, ParamName {
     case path, force
-    nonisolated(unsafe) static var tableStorage: ParamTable?
+    static let table = ParamTable(Self.self)
 }

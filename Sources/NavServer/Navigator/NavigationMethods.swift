@@ -9,8 +9,7 @@ import Glibc
 extension Server {
     /// navigate, dismiss, flowComplete, tree, subscribe/unsubscribe, context.*, session.*, cancel.
     /// Handlers hold the server strongly: it owns the table and empties it at shutdown, which ends
-    /// the cycle. (A checked `unowned` reference costs an atomic operation per request, and so does
-    /// an `unowned(unsafe)` one, at every use.)
+    /// the cycle. (An `unowned` reference, checked or not, costs an atomic operation at every use.)
     func registerNavigationMethods() {
         // Param tables are made now, not on a first request (making one reflects on the enum's cases).
         _ = (SessionParam.table, DismissParam.table, UpdateParam.table, ResetParam.table, LinkResolveParam.table, FlowCompleteParam.table, ContextParam.table, SessionNameParam.table,
@@ -298,55 +297,55 @@ extension Server {
 /// The params of each navigation method (see ``ParamName``).
 enum DismissParam: Int, ParamName {
     case session, node, to, inclusive, result
-    nonisolated(unsafe) static var tableStorage: ParamTable?
+    static let table = ParamTable(Self.self)
 }
 
 enum UpdateParam: Int, ParamName {
     case session, node, with
-    nonisolated(unsafe) static var tableStorage: ParamTable?
+    static let table = ParamTable(Self.self)
 }
 
 enum ResetParam: Int, ParamName {
     case session, to, ifVersion
-    nonisolated(unsafe) static var tableStorage: ParamTable?
+    static let table = ParamTable(Self.self)
 }
 
 enum FlowCompleteParam: Int, ParamName {
     case session, flow, result, error, cancelled
-    nonisolated(unsafe) static var tableStorage: ParamTable?
+    static let table = ParamTable(Self.self)
 }
 
 enum ContextParam: Int, ParamName {
     case session, facts
-    nonisolated(unsafe) static var tableStorage: ParamTable?
+    static let table = ParamTable(Self.self)
 }
 
 enum SessionNameParam: Int, ParamName {
     case name, session
-    nonisolated(unsafe) static var tableStorage: ParamTable?
+    static let table = ParamTable(Self.self)
 }
 
 enum ProvideParam: Int, ParamName {
     case preconditions, session
-    nonisolated(unsafe) static var tableStorage: ParamTable?
+    static let table = ParamTable(Self.self)
 }
 
 enum CancelParam: Int, ParamName {
     case navigation, session
-    nonisolated(unsafe) static var tableStorage: ParamTable?
+    static let table = ParamTable(Self.self)
 }
 
 enum NavigateParam: Int, ParamName {
     case session, to, route, by, with, from, ifVersion, key, dryRun, hints, popUpTo, then, detach, progress
-    nonisolated(unsafe) static var tableStorage: ParamTable?
+    static let table = ParamTable(Self.self)
 }
 
 enum LinkResolveParam: Int, ParamName {
     case session, node
-    nonisolated(unsafe) static var tableStorage: ParamTable?
+    static let table = ParamTable(Self.self)
 }
 
 enum OpenParam: Int, ParamName {
     case session, url, dryRun, ifVersion
-    nonisolated(unsafe) static var tableStorage: ParamTable?
+    static let table = ParamTable(Self.self)
 }

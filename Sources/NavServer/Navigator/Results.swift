@@ -1,3 +1,4 @@
+import Unchecked
 import JSON
 import NavigationCore
 
@@ -7,14 +8,14 @@ import NavigationCore
 enum VisiblePath {
     /// Node numbers, listed when the reply may be written after a later commit.
     case numbers([Int])
-    case current(Unmanaged<Session>)
+    case current(Unretained<Session>)
 
-    static func current(_ s: Session) -> VisiblePath { .current(Unmanaged.passUnretained(s)) }
+    static func current(_ s: Session) -> VisiblePath { .current(Unretained(s)) }
 
     var ids: [String] {
         switch self {
         case .numbers(let a): return a.map(Node.id)
-        case .current(let s): return s._withUnsafeGuaranteedRef { $0.visible }
+        case .current(let s): return s.with { $0.visible }
         }
     }
 
@@ -23,7 +24,7 @@ enum VisiblePath {
         switch self {
         case .numbers(let a): w.write(nodeIds: a)
         case .current(let s):
-            s._withUnsafeGuaranteedRef { s in
+            s.with { s in
                 assert(s.version == version, "visible path read after a later commit")
                 s.writeVisible(into: &w)
             }

@@ -113,8 +113,7 @@ final class PendingNavigation {
 /// Every session and pending navigation of the daemon, and the notifications they produce.
 final class SessionHub {
     /// The server, which owns the hub. Strong: the two live as long as the server, and reading a strong
-    /// `let` costs nothing, where an `unowned(unsafe)` reference or `Unmanaged.takeUnretainedValue()`
-    /// costs an atomic retain at each use.
+    /// `let` costs nothing, where an unchecked `unowned` reference costs an atomic retain at each use.
     let server: Server
     var sessions: [String: SessionState] = [:]
     var pending: [String: PendingNavigation] = [:]

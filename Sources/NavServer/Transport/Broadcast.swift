@@ -1,3 +1,4 @@
+import Unchecked
 import JSON
 import Logging
 import NavGraph
@@ -32,7 +33,7 @@ extension Server {
         // The array holds every target for the whole loop: no retain and release per subscriber.
         targets.withUnsafeBufferPointer { list in
           for i in list.indices {
-            Unmanaged.passUnretained(list[i])._withUnsafeGuaranteedRef { c in
+            Unretained(list[i]).with { c in
             guard !c.isClosed else { return }
             switch c.lastFraming {
             case .newline:

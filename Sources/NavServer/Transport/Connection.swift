@@ -12,8 +12,8 @@ final class Connection {
     let id: Int
     /// The server creates, owns and outlives its connections. A strong reference: the cycle lasts while
     /// the server lists the connection and ends when it drops it. (A weak reference would give the
-    /// server a side table and every retain/release the slow path; an `unowned(unsafe)` one costs an
-    /// atomic retain at every use, which a strong `let` does not.)
+    /// server a side table and every retain/release the slow path; an unchecked `unowned` one costs
+    /// an atomic retain at every use, which a strong `let` does not.)
     let server: Server
     let stream: PipeStream
     private var decoder: FrameDecoder

@@ -1,0 +1,88 @@
+import Testing
+import Unchecked
+
+final class Item {
+    let n: Int
+    init(_ n: Int) { self.n = n }
+}
+
+/// The fenced module on its own: unretained references, C context pointers, the unretained table.
+@Suite struct UncheckedTests {
+    @Test func anUnretainedReferenceReadsItsObjectWithoutKeepingIt() {
+        let a = Item(1), b = Item(2)
+        let r = Unretained(a)
+        #expect(r.object === a && r.with { $0.n } == 1)
+        #expect(r === Unretained(a) && !(r === Unretained(b)))
+        #expect(Unretained<Item>(opaque: r.opaque).object === a)
+        let array = [a, b]
+        #expect(Unretained.element(1, of: array).object === b)
+        // It counts nothing: the object goes when its last counted reference does.
+        weak var gone: Item?
+        var kept: Unretained<Item>?
+        do {
+            let c = Item(3)
+            gone = c
+            kept = Unretained(c)
+        }
+        #expect(gone == nil && kept != nil)
+    }
+
+    @Test func aCContextIsRetainedUntilTakenBack() {
+        weak var gone: Item?
+        var pointer: UnsafeMutableRawPointer?
+        do {
+            let item = Item(7)
+            gone = item
+            pointer = CContext.retain(item)
+        }
+        #expect(gone != nil, "C's reference keeps it")
+        #expect(CContext.peek(pointer!, as: Item.self).n == 7)
+        #expect(CContext.take(pointer!, as: Item.self).n == 7)
+        #expect(gone == nil, "taken back: released")
+        do {
+            let item = Item(8)
+            gone = item
+            pointer = CContext.retain(item)
+        }
+        CContext.release(pointer!, as: Item.self)
+        #expect(gone == nil)
+    }
+
+    @Test func theTableListsByKeyThroughGrowthAndRemoval() {
+        let table = UnretainedTable<Item>()
+        let items = (0..<1000).map(Item.init)
+        for i in items { table.insert(i, key: i.n * 3) }
+        #expect(table.count == 1000)
+        #expect(table[-1] == nil && table[1] == nil)
+        #expect(items.allSatisfy { table[$0.n * 3] === $0 })
+        // Removing every other key keeps the rest findable (entries move back into the gaps).
+        for i in items where i.n % 2 == 0 { table.remove(key: i.n * 3) }
+        #expect(table.count == 500)
+        #expect(items.allSatisfy { (table[$0.n * 3] === $0) == ($0.n % 2 == 1) })
+        let replacement = Item(-1)
+        table.insert(replacement, key: 3)
+        #expect(table[3] === replacement && table.count == 500)
+        table.removeAll()
+        #expect(table.count == 0 && table[9] == nil)
+    }
+
+    @Test func randomInsertsAndRemovalsMatchADictionary() {
+        var rng = SystemRandomNumberGenerator()
+        let table = UnretainedTable<Item>()
+        var model: [Int: Item] = [:]
+        let pool = (0..<64).map(Item.init)
+        for _ in 0..<20_000 {
+            let key = Int.random(in: 0..<200, using: &rng)
+            if Bool.random(using: &rng) {
+                let item = pool[Int.random(in: 0..<64, using: &rng)]
+                table.insert(item, key: key)
+                model[key] = item
+            } else {
+                table.remove(key: key)
+                model[key] = nil
+            }
+        }
+        #expect(table.count == model.count)
+        #expect((0..<200).allSatisfy { table[$0] === model[$0] })
+    }
+}
