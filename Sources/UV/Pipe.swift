@@ -10,6 +10,12 @@ public struct PeerCredentials: Sendable, Equatable {
     public let uid: UInt32
     public let gid: UInt32
 
+    public init(pid: Int32, uid: UInt32, gid: UInt32) {
+        self.pid = pid
+        self.uid = uid
+        self.gid = gid
+    }
+
     /// The credentials of the peer of a connected Unix socket (`SO_PEERCRED`), or nil.
     public static func of(descriptor fd: Int32) -> PeerCredentials? {
         var pid: Int32 = 0, uid: Int32 = 0, gid: Int32 = 0

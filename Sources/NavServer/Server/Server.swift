@@ -153,14 +153,7 @@ public final class Server {
             throw StartupError(description: "cannot listen on \(path): \(error.message)")
         }
         listener = l
-        let f = Check(loop: loop)
-        f.start { [unowned self] in self.flushAll() }
-        flusher = f
-        let sweep = Timer(loop: loop)
-        sweep.unref()
-        let every = max(10, min(1_000, config.messageTimeoutMs / 4))
-        sweep.start(milliseconds: every, repeat: every) { [unowned self] in self.sweepPartialMessages() }
-        sweeper = sweep
+        startServing()
         for sig in [SIGTERM, SIGINT, SIGHUP] {
             let s = Signal(loop: loop)
             s.start(signal: sig) { [unowned self] signum in
@@ -173,6 +166,20 @@ public final class Server {
             }
             signals.append(s)
         }
+    }
+
+    /// Starts what serves connections on the loop, however they arrive: the end-of-iteration
+    /// flush and the sweep of half-sent messages. ``start()`` calls it; a test that attaches
+    /// ``MemoryStream``s calls it alone.
+    func startServing() {
+        let f = Check(loop: loop)
+        f.start { [unowned self] in self.flushAll() }
+        flusher = f
+        let sweep = Timer(loop: loop)
+        sweep.unref()
+        let every = max(10, min(1_000, config.messageTimeoutMs / 4))
+        sweep.start(milliseconds: every, repeat: every) { [unowned self] in self.sweepPartialMessages() }
+        sweeper = sweep
     }
 
     /// Makes (or checks) the 0700 directory of the default socket: it must be a real directory owned by
@@ -260,7 +267,7 @@ public final class Server {
 
     /// Streams of closed connections still handing their last output to the kernel, each with the
     /// timer that closes it if its client never reads that output.
-    var drainingStreams: [ObjectIdentifier: (stream: PipeStream, timer: Timer)] = [:]
+    var drainingStreams: [ObjectIdentifier: (stream: any ClientStream, timer: Timer)] = [:]
     /// Connections whose held input is handled in the next iteration (see ``Connection/holdsInput``).
     var readyInput: [Connection] = []
     /// Keeps the loop from waiting in poll while held input is ready to be handled.

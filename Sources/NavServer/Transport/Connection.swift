@@ -15,7 +15,7 @@ final class Connection {
     /// server a side table and every retain/release the slow path; an unchecked `unowned` one costs
     /// an atomic retain at every use, which a strong `let` does not.)
     let server: Server
-    let stream: PipeStream
+    let stream: any ClientStream
     private var decoder: FrameDecoder
     /// Output not yet handed to the stream; flushed once per loop iteration (or at once after a read
     /// that carried a single request, see ``received(_:)``).
@@ -45,7 +45,7 @@ final class Connection {
     /// Called once when the connection goes away, for cleanup by other parts of the server.
     var onClose: [(Connection) -> Void] = []
 
-    init(id: Int, server: Server, stream: PipeStream) {
+    init(id: Int, server: Server, stream: any ClientStream) {
         self.id = id
         self.server = server
         self.stream = stream
@@ -436,7 +436,7 @@ final class Connection {
         guard !isClosed else { return }
         if let reason { server.logger.info("connection closed", metadata: ["navd.client": "\(id)", "navd.reason": "\(reason)"]) }
         finishClose()
-        stream.close()
+        stream.close(then: nil)
     }
 
     private func finishClose() {

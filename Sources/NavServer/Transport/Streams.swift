@@ -15,6 +15,13 @@ extension Server {
 
     func accept(_ listener: PipeListener) {
         guard let stream = try? listener.accept() else { return }
+        attach(stream)
+    }
+
+    /// Serves a client on `stream` (a socket navd accepted, or a ``MemoryStream`` in a test):
+    /// refused with `tooManyConnections` past `--max-connections`.
+    @discardableResult
+    func attach(_ stream: any ClientStream) -> Connection? {
         if connections.count >= config.maxConnections {
             stats.connectionsRefused += 1
             logger.warning("refusing a connection: --max-connections reached",
@@ -23,9 +30,9 @@ extension Server {
             RPCEncoder.error(id: .null, error: RPCError(.tooManyConnections, "navd already serves \(config.maxConnections) connections (the --max-connections limit); try again later"),
                 into: &w)
             w.raw(UInt8(ascii: "\n"))
-            stream.write(w.bytes)
+            w.bytes.withUnsafeBytes { stream.write($0) }
             drain(stream)
-            return
+            return nil
         }
         let c = Connection(id: nextConnectionId, server: self, stream: stream)
         nextConnectionId += 1
@@ -33,6 +40,7 @@ extension Server {
         connections[c.id] = c
         stats.connectionsAccepted += 1
         c.start()
+        return c
     }
 
     func connectionClosed(_ c: Connection) {
@@ -81,7 +89,7 @@ extension Server {
     var drainTimeoutMs: UInt64 { isShuttingDown ? 500 : 5_000 }
 
     /// Shuts `stream` down after its queued writes, closing it outright if they are not read in time.
-    func drain(_ stream: PipeStream) {
+    func drain(_ stream: any ClientStream) {
         let id = ObjectIdentifier(stream)
         let timer = Timer(loop: loop)
         drainingStreams[id] = (stream, timer)

@@ -1,0 +1,112 @@
+import UV
+
+/// What a connection reads its client's bytes from and writes its output to: a Unix socket
+/// (``PipeStream``) when navd serves, a ``MemoryStream`` when a test drives the server in-process.
+protocol ClientStream: AnyObject {
+    /// Called when all queued output has been taken (by the kernel, or by the test).
+    var onDrain: (() -> Void)? { get set }
+    func startReading(_ handler: @escaping StreamHandle.ReadHandler)
+    func pauseReading()
+    func resumeReading()
+    /// Output handed over that the reader has not taken yet.
+    var queuedBytes: Int { get }
+    func write(_ bytes: UnsafeRawBufferPointer)
+    func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer)
+    /// Whether the client closed its end (not only finished sending).
+    var peerHungUp: Bool { get }
+    func peerCredentials() -> PeerCredentials?
+    func close(then: (() -> Void)?)
+    /// Closes after the queued output is taken.
+    func shutdownAndClose(then: (() -> Void)?)
+}
+
+extension PipeStream: ClientStream {}
+
+/// An in-process client stream: a test feeds the bytes a client would send (``send(_:)``,
+/// ``finishSending()``) and reads what navd wrote (``takeOutput()``), while the server runs on its
+/// loop as it does for sockets (``Server/attach(_:)``).
+final class MemoryStream: ClientStream {
+    var onDrain: (() -> Void)?
+    private var handler: StreamHandle.ReadHandler?
+    private var reading = false
+    /// Bytes sent while reading was paused, delivered when it resumes.
+    private var held: [UInt8] = []
+    private var endHeld = false
+    /// What navd wrote, not taken yet.
+    private(set) var output: [UInt8] = []
+    private(set) var isClosed = false
+    /// The client closed its end (a test sets it to act out a client that went away).
+    var peerHungUp = false
+    let credentials: PeerCredentials?
+
+    init(credentials: PeerCredentials? = nil) { self.credentials = credentials }
+
+    func startReading(_ handler: @escaping StreamHandle.ReadHandler) {
+        self.handler = handler
+        resumeReading()
+    }
+
+    func pauseReading() { reading = false }
+
+    func resumeReading() {
+        guard !isClosed, handler != nil else { return }
+        reading = true
+        if !held.isEmpty {
+            let bytes = held
+            held = []
+            deliver(bytes)
+        }
+        if endHeld && reading {
+            endHeld = false
+            handler?(.end)
+        }
+    }
+
+    /// Sends `text`'s bytes to navd (as one read).
+    func send(_ text: String) { deliver(Array(text.utf8)) }
+
+    private func deliver(_ bytes: [UInt8]) {
+        guard !isClosed else { return }
+        guard reading, let handler else {
+            held += bytes
+            return
+        }
+        bytes.withUnsafeBytes { handler(.data($0)) }
+    }
+
+    /// The client finished sending (it may still read).
+    func finishSending() {
+        if reading { handler?(.end) } else { endHeld = true }
+    }
+
+    /// What navd wrote since the last call; its queue drains.
+    func takeOutput() -> [UInt8] {
+        let o = output
+        output = []
+        if !o.isEmpty { onDrain?() }
+        return o
+    }
+
+    var queuedBytes: Int { output.count }
+
+    func write(_ bytes: UnsafeRawBufferPointer) {
+        guard !isClosed else { return }
+        output += bytes
+    }
+
+    func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) {
+        write(first)
+        write(second)
+    }
+
+    func peerCredentials() -> PeerCredentials? { credentials }
+
+    func close(then: (() -> Void)?) {
+        guard !isClosed else { return }
+        isClosed = true
+        handler = nil
+        then?()
+    }
+
+    func shutdownAndClose(then: (() -> Void)?) { close(then: then) }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import JSON
+import Logging
+import NavGraph
+import Testing
+import UV
+@testable import NavServer
+
+/// A server driven in-process: clients are ``MemoryStream``s attached to it, and the test runs the
+/// server's loop itself, so transport, dispatch and navigator are tested without sockets.
+final class InProcessServer {
+    let server: Server
+
+    init(config: ServerConfiguration = ServerConfiguration(socketPath: "/nonexistent")) {
+        server = Server(config: config, graph: GraphLoader.loadEmbeddedExample().graph!, logger: Logger(label: "test"))
+        server.startServing()
+    }
+
+    /// A client, as navd's own uid (which holds `admin`) unless told otherwise.
+    func client(uid: UInt32 = getuid()) -> MemoryStream {
+        let s = MemoryStream(credentials: PeerCredentials(pid: getpid(), uid: uid, gid: getgid()))
+        server.attach(s)
+        return s
+    }
+
+    /// Runs loop iterations (at most `iterations`) until `stream` has written `count` lines; answers
+    /// them parsed.
+    func lines(_ stream: MemoryStream, count: Int, iterations: Int = 1_000) throws -> [JSONValue] {
+        var bytes: [UInt8] = []
+        for _ in 0..<iterations where bytes.count(where: { $0 == 10 }) < count {
+            server.loop.runOnce(wait: false)
+            bytes += stream.takeOutput()
+        }
+        let lines = bytes.split(separator: 10)
+        guard lines.count == count else { throw TestFailure("expected \(count) lines from navd, got \(lines.count): \(String(decoding: bytes, as: UTF8.self))") }
+        return try lines.map { try JSONParser(maxDepth: 256).parse(Array($0)) }
+    }
+
+    /// Sends one request line and answers the one line navd writes back.
+    func call(_ stream: MemoryStream, _ line: String) throws -> JSONValue {
+        stream.send(line + "\n")
+        return try lines(stream, count: 1)[0]
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
+
+@Suite struct InMemoryTransportTests {
+    @Test func requestsAndErrorsInProcess() throws {
+        let p = InProcessServer()
+        let c = p.client()
+        #expect(try p.call(c, #"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)["result"] == "pong")
+        let bad = try p.call(c, #"{"jsonrpc":"2.0","id":2,"method":"navigate","params":{"to":"shop.Nope"}}"#)
+        #expect(bad["error"]?["data"]?["kind"] == "unknownTarget" && bad["id"] == 2)
+        let garbage = try p.call(c, "{not json")
+        #expect(garbage["error"]?["code"] == -32700 && garbage["id"] == .null)
+        let batch = try p.call(c, #"[{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","id":4,"method":"nope"}]"#)
+        #expect(batch.arrayValue?.count == 2 && batch.arrayValue?.last?["error"]?["data"]?["kind"] == "methodNotFound")
+    }
+
+    @Test func aSubscriberSeesTheChangeBeforeTheReplyAndOthersOnlyTheirReply() throws {
+        let p = InProcessServer()
+        let watcher = p.client(), driver = p.client()
+        let snapshot = try p.call(watcher, #"{"jsonrpc":"2.0","id":1,"method":"subscribe"}"#)
+        #expect(snapshot["result"]?["version"] == 0)
+        driver.send(#"{"jsonrpc":"2.0","id":7,"method":"navigate","params":{"to":"shop.Product","with":{"id":"p1"}}}"# + "\n")
+        let reply = try p.lines(driver, count: 1)[0]
+        #expect(reply["result"]?["version"] == 1 && reply["id"] == 7)
+        let changed = try p.lines(watcher, count: 1)[0]
+        #expect(changed["method"] == "stackChanged" && changed["params"]?["version"] == 1)
+        // A subscribed requester: its stackChanged first, then its reply, in one flush.
+        watcher.send(#"{"jsonrpc":"2.0","id":2,"method":"dismiss"}"# + "\n")
+        let both = try p.lines(watcher, count: 2)
+        #expect(both[0]["method"] == "stackChanged" && both[1]["id"] == 2, "\(both)")
+    }
+
+    @Test func aClientThatHangsUpCancelsWhatItWaitsFor() throws {
+        let p = InProcessServer()
+        let c = p.client(), watcher = p.client()
+        _ = try p.call(c, #"{"jsonrpc":"2.0","id":1,"method":"navigate","params":{"route":"account"}}"#)
+        c.send(#"{"jsonrpc":"2.0","id":2,"method":"navigate","params":{"route":"orders"}}"# + "\n")
+        for _ in 0..<10 { p.server.loop.runOnce(wait: false) }
+        #expect(try p.call(watcher, #"{"jsonrpc":"2.0","id":1,"method":"stats"}"#)["result"]?["pending"] == 1)
+        c.peerHungUp = true
+        c.finishSending()
+        #expect(c.isClosed)
+        #expect(try p.call(watcher, #"{"jsonrpc":"2.0","id":2,"method":"stats"}"#)["result"]?["pending"] == 0)
+    }
+
+    @Test func aClientThatOnlyFinishedSendingStillGetsItsReply() throws {
+        let p = InProcessServer()
+        let c = p.client()
+        c.send(#"{"jsonrpc":"2.0","id":1,"method":"ping"}"# + "\n")
+        c.finishSending()
+        #expect(try p.lines(c, count: 1)[0]["result"] == "pong")
+    }
+
+    @Test func anotherUserNeedsAdminInProcessToo() throws {
+        let p = InProcessServer()
+        let stranger = p.client(uid: 65534)
+        let r = try p.call(stranger, #"{"jsonrpc":"2.0","id":1,"method":"graph.reload"}"#)
+        #expect(r["error"]?["data"]?["kind"] == "accessDenied")
+    }
+}
