@@ -40,6 +40,7 @@ run: build
 
 test: build-debug
 	scripts/profile-sources.sh --check
+	scripts/lint.sh
 	$(SWIFT) test --skip-build
 	$(MAKE) test-python
 	scripts/client-package.sh

@@ -3,8 +3,8 @@
 import Foundation
 import JSON
 import NavGraph
-import NavigationCore
 import NavTesting
+import NavigationCore
 
 let yaml = """
     root: {stack: Home}
@@ -66,4 +66,4 @@ for i in 0..<10_000 {
 }
 let after = rssMiB()
 print(String(format: "core: 10,000 sessions x 10 screens: RSS %.1f MiB (%.1f MiB before them, %.0f bytes per session); %d nodes",
-             after, before, (after - before) * 1048576 / 10_000, sessions.reduce(0) { $0 + $1.nodeCount }))
+             after, before, (after - before) * 1_048_576 / 10_000, sessions.reduce(0) { $0 + $1.nodeCount }))

@@ -52,6 +52,6 @@ for _ in 0..<3 {
     diagnostics = d.all.count
     if d.hasErrors { print(d.errors.prefix(5).map(\.description).joined(separator: "\n")) }
 }
-print(String(format: "graph-load: %d modules, %d coordinators, %.1f MiB of YAML, %d diagnostics", moduleCount, coordinators, Double(bytes) / 1048576, diagnostics))
+print(String(format: "graph-load: %d modules, %d coordinators, %.1f MiB of YAML, %d diagnostics", moduleCount, coordinators, Double(bytes) / 1_048_576, diagnostics))
 print(String(format: "graph-load: load+validate best %.3f s, worst %.3f s (3 runs)", times.min()!, times.max()!))
 print(String(format: "graph-load: peak RSS %.1f MiB (%.1f MiB before loading)", Double(rssPeakKiB()) / 1024, Double(before) / 1024))

@@ -1,5 +1,5 @@
-import Unchecked
 import CSimdJSON
+import Unchecked
 
 #if canImport(Glibc)
 import Glibc

@@ -102,10 +102,10 @@ struct Doc {
     /// Whether two nodes hold the same data (scalars, their style, keys and order), wherever they are.
     func sameData(as other: Doc) -> Bool {
         switch (value, other.value) {
-        case let (.scalar(a, pa), .scalar(b, pb)): return pa == pb && a == b
-        case let (.map(a), .map(b)):
+        case (.scalar(let a, let pa), .scalar(let b, let pb)): return pa == pb && a == b
+        case (.map(let a), .map(let b)):
             return a.count == b.count && zip(a, b).allSatisfy { $0.key == $1.key && $0.value.sameData(as: $1.value) }
-        case let (.seq(a), .seq(b)): return a.count == b.count && zip(a, b).allSatisfy { $0.sameData(as: $1) }
+        case (.seq(let a), .seq(let b)): return a.count == b.count && zip(a, b).allSatisfy { $0.sameData(as: $1) }
         default: return false
         }
     }

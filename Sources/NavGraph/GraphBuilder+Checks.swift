@@ -65,7 +65,6 @@ extension Builder {
         }
     }
 
-
     /// A mediation reads `$source.FIELD`: every coordinator that may open the target must declare FIELD.
     mutating func checkMediation() {
         for target in coordinators where !target.mediation.isEmpty {

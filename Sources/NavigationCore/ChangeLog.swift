@@ -1,6 +1,6 @@
-import Unchecked
 import JSON
 import NavGraph
+import Unchecked
 
 /// The changes a commit records, built only when someone will read them.
 struct ChangeLog {

@@ -1,6 +1,6 @@
 import JSON
-import Unchecked
 import NavGraph
+import Unchecked
 
 /// `prefix` followed by `n` in decimal (node and navigation ids), without string interpolation's
 /// generic machinery: ids are made on every navigation.

@@ -1,6 +1,6 @@
-import Unchecked
 import JSON
 import NavGraph
+import Unchecked
 
 /// `dismiss`: what a dismiss removes, how it is detached, and the leave guards it must pass.
 extension Session {

@@ -1,6 +1,6 @@
-import Unchecked
 import JSON
 import NavGraph
+import Unchecked
 
 /// One session: a coordinator tree, its version, its facts and its navigation keys. All commands
 /// validate completely before they change anything, so a failed command leaves no trace.

@@ -1,5 +1,5 @@
-import Unchecked
 import CLibUV
+import Unchecked
 
 /// Base of every libuv handle wrapper. The wrapper keeps itself alive (a retained reference in
 /// `handle->data`) from `init` until libuv's close callback, so a handle is closed exactly once and its

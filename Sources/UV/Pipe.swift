@@ -1,5 +1,5 @@
-import Unchecked
 import CLibUV
+import Unchecked
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,5 @@
-import Unchecked
 import CLibUV
+import Unchecked
 
 /// A libuv stream (a pipe or a terminal): reads arrive through ``startReading(_:)``; writes are
 /// written at once when the kernel takes them, else queued with their bytes copied once, and the

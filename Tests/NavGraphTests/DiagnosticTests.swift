@@ -1,11 +1,12 @@
+import Foundation
 import JSON
 import NavTesting
-import Foundation
+import Testing
+@testable import NavGraph
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
-@testable import NavGraph
 
 /// Each diagnostic the loader gives, with its exact file, line, column and message.
 @Suite struct DiagnosticTests {

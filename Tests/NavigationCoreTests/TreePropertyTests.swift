@@ -1,9 +1,9 @@
 import JSON
+import NavClient
 import NavGraph
 import NavTesting
 import Testing
 @testable import NavigationCore
-import NavClient
 
 
 /// Random operation sequences over the example graph, in many sessions: after every step the tree

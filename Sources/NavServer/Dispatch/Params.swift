@@ -1,7 +1,7 @@
-import Unchecked
 import JSON
 import NavigationCore
 import RPC
+import Unchecked
 
 /// The names of one method's params: an enum whose cases are the names as they appear on the wire,
 /// so a handler reads `p.string(.node)` and a misspelt name does not compile. Each conformance

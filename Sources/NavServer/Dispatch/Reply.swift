@@ -1,6 +1,6 @@
-import Unchecked
 import JSON
 import RPC
+import Unchecked
 
 /// A batch whose requests are dispatched a slice per loop iteration: its text (parsed again for
 /// each slice) and where the next slice starts.

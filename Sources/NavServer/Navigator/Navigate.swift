@@ -85,7 +85,6 @@ extension Server {
             return try session.plan(destination, by: by, with: with, from: from, ifVersion: ifVersion, caller: caller)
         }
 
-
         if dryRun {
             do {
                 var plan = try validate()

@@ -1,6 +1,6 @@
-import Unchecked
 import JSON
 import NavigationCore
+import Unchecked
 
 /// A `visible` path to write: ids already listed, or read from the session's tree as it is now
 /// (no array is built on the request path; the session must still be at the version that is

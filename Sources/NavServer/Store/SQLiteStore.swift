@@ -11,7 +11,7 @@ import Glibc
 /// are written in one transaction (group commit) before any reply of that iteration is sent.
 final class SQLiteStore: Store {
     static let schemaVersion = 1
-    static let applicationId: Int32 = 0x6E617664  // "navd"
+    static let applicationId: Int32 = 0x6E61_7664  // "navd"
 
     private var db: OpaquePointer?
     private var upsert: OpaquePointer?

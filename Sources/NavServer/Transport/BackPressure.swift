@@ -13,7 +13,6 @@ import Glibc
 extension Server {
     // MARK: Held input and output limits
 
-
     /// A connection holds input: it is handled next iteration if the connection's output is below
     /// its mark (or a batch waits for its next slice); otherwise when its output drains.
     func inputHeld(_ c: Connection) {
@@ -39,7 +38,6 @@ extension Server {
             inputIdle = nil
         }
     }
-
 
     /// `c` has output queued in its stream: if all clients together hold more than
     /// `--max-total-output`, those holding the most are disconnected until they hold less.

@@ -1,10 +1,10 @@
-import Unchecked
 import JSON
 import Logging
 import NavGraph
 import NavigationCore
 import RPC
 import UV
+import Unchecked
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -83,7 +83,6 @@ extension Server {
 
     // MARK: Closing streams
 
-
     /// How long a closed connection's last output may wait for its client to read it: 500 ms while
     /// navd shuts down (clients that never read must not hold the exit back), else 5 s.
     var drainTimeoutMs: UInt64 { isShuttingDown ? 500 : 5_000 }
