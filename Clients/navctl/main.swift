@@ -358,10 +358,7 @@ struct Watch: ParsableCommand {
     @Option(help: "Stop after this many notifications.") var count: Int?
     func run() throws {
         let c = try common.client()
-        do { try c.call("subscribe", common.params()) } catch let e as NavClientError {
-            FileHandle.standardError.write(Data("navctl: \(e.kind) (\(e.code)): \(e.message)\n".utf8))
-            throw ExitCode(1)
-        }
+        do { try c.call("subscribe", common.params()) } catch let e as NavClientError { try common.fail(e) }
         var seen = 0
         while let n = try c.nextNotification() {
             let method = n["method"]?.stringValue ?? "?"
@@ -433,10 +430,7 @@ struct Provide: ParsableCommand {
         c.requestHandler = { method, _ in
             method == "precondition.evaluate" || method == "precondition.recover" ? answer() : nil
         }
-        do { try c.call("provide", ["preconditions": [.string(name)]]) } catch let e as NavClientError {
-            FileHandle.standardError.write(Data("navctl: \(e.kind) (\(e.code)): \(e.message)\n".utf8))
-            throw ExitCode(1)
-        }
+        do { try c.call("provide", ["preconditions": [.string(name)]]) } catch let e as NavClientError { try common.fail(e) }
         FileHandle.standardError.write(Data("navctl: providing \(name); Ctrl-C to stop\n".utf8))
         try c.serve()
     }
