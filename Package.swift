@@ -77,6 +77,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .systemLibrary(
+            name: "CPostgres",
+            path: "Sources/CPostgres",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         .target(
             name: "CSimdJSON",
             path: "Sources/CSimdJSON",
@@ -92,7 +98,7 @@ let package = Package(
         .target(
             name: "NavServer",
             dependencies: [
-                "UV", "JSON", "RPC", "NavGraph", "NavigationCore", "CSQLite",
+                "UV", "JSON", "RPC", "NavGraph", "NavigationCore", "CSQLite", "CPostgres",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ],

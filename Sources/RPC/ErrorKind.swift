@@ -9,6 +9,11 @@ public enum ErrorKind: String, Sendable, CaseIterable {
     // navd's own (-32001 …).
     case unknownTarget, invalidSetup, notAllowed, accessDenied, preconditionFailed, preconditionTimeout
     case conflict, cancelled, unknownNode, flowNotActive, noMatchingLink, limitExceeded
+    /// The store of record (PostgreSQL) cannot be reached, or the session is being taken over: nothing
+    /// was done; retry later (`data.retryAfterMs`).
+    case unavailable
+    /// The session is owned by another navd node (`data.node`, `data.socket`): ask that node.
+    case moved
     /// A request navd sent to a client (a provider) ended without an answer: the client went away
     /// or did not answer in time. Internal: it becomes a precondition's reason, never a reply.
     case clientGone, timeout
@@ -35,6 +40,8 @@ public enum ErrorKind: String, Sendable, CaseIterable {
         case .flowNotActive: return -32010
         case .noMatchingLink: return -32011
         case .limitExceeded: return -32012
+        case .unavailable: return -32013
+        case .moved: return -32014
         }
     }
 

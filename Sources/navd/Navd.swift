@@ -39,6 +39,16 @@ struct Serve: ParsableCommand {
     @Flag(help: "Keep no state file: sessions start afresh at every start.")
     var ephemeral = false
 
+    @Option(name: [.customLong("store"), .customLong("store-url")],
+            help: "Keep sessions in PostgreSQL (postgres://… or a libpq key=value string), shared with other navd nodes (cluster mode, Protocol/CLUSTER.md).")
+    var store: String?
+
+    @Option(help: "This node's name in the cluster (default: the host name and the socket path). Unique per node; a restart under the same name takes back the node's sessions.")
+    var node: String?
+
+    @Option(help: "Cluster lease: how long a node's sessions stay its own without renewal (e.g. 2s); renewed every third of it. A crashed node's sessions are taken over after it.")
+    var lease: String = "2s"
+
     @Option(help: "full: fsync every group of commits (survives power loss); process: survives kill -9 of navd (default).")
     var durability: String = "process"
 
@@ -88,6 +98,11 @@ struct Serve: ParsableCommand {
             throw ValidationError("unknown --durability '\(durability)'; use full or process")
         }
         if ephemeral && state != nil { throw ValidationError("--ephemeral and --state exclude each other") }
+        if store != nil && (ephemeral || state != nil) { throw ValidationError("--store keeps sessions in PostgreSQL: it excludes --state and --ephemeral") }
+        guard let leaseMs = parseDuration(.string(lease)), (100...600_000).contains(leaseMs) else {
+            throw ValidationError("--lease '\(lease)' is not a duration between 100ms and 10m (e.g. 500ms, 2s, 1m)")
+        }
+        if let node, node.isEmpty || node.utf8.count > 200 { throw ValidationError("--node must be 1 to 200 bytes long") }
         guard maxConnections > 0 else { throw ValidationError("--max-connections must be at least 1") }
         guard maxOutput >= 1024 else { throw ValidationError("--max-output must be at least 1024 bytes") }
         guard maxMessage >= 64 else { throw ValidationError("--max-message must be at least 64 bytes") }
@@ -157,7 +172,18 @@ struct Serve: ParsableCommand {
             let r = server.reloadGraph()
             if r["ok"] != true { logger.error("graph not reloaded: \(JSONWriter.string(r))") }
         }
-        if !ephemeral {
+        if let store {
+            var host = [CChar](repeating: 0, count: 256)
+            gethostname(&host, host.count - 1)
+            let nodeName = node ?? (String(cString: host) + ":" + config.socketPath)
+            do {
+                let restored = try server.useSharedStore(store, node: nodeName, leaseMs: Int(parseDuration(.string(lease))!))
+                logger.info("cluster store ready", metadata: ["navd.node": "\(nodeName)", "navd.sessions": "\(restored)"])
+            } catch {
+                FileHandle.standardError.write(Data("navd: \(error)\n".utf8))
+                throw ExitCode(1)
+            }
+        } else if !ephemeral {
             let path = state ?? defaultStatePath(socket: config.socketPath)
             do {
                 let restored = try server.useStateFile(path, durability: Durability(rawValue: durability)!)

@@ -1872,6 +1872,22 @@ public enum EmbeddedProtocol {
           "kind": "limitExceeded",
           "description": "A documented limit was reached; data.limit names the navd option that sets it, data.max gives its value. Nothing of the request was done."
         }
+      },
+      "unavailable": {
+        "code": -32013,
+        "message": "unavailable",
+        "data": {
+          "kind": "unavailable",
+          "description": "Cluster mode (--store postgres://): PostgreSQL cannot be reached, or the session's owner stopped renewing its lease and a node is taking it over. Nothing was done; retry after data.retryAfterMs."
+        }
+      },
+      "moved": {
+        "code": -32014,
+        "message": "moved",
+        "data": {
+          "kind": "moved",
+          "description": "Cluster mode: the session is owned by another navd node; data.node names it and data.socket is where it listens. Clients send the request there once."
+        }
       }
     },
     "schemas": {

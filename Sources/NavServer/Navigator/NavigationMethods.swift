@@ -59,6 +59,7 @@ extension Server {
         }
 
         methods["subscribe"] = { [self] call in
+            if self.hub.publishesChanges, let name = self.remoteSession(call) { return self.subscribeRemote(call, name) }
             self.handle(call) { () throws(RPCError) -> Snapshot in
                 let p = try Params<SessionParam>(call)
                 let state = try self.hub.state(p.given(.session), for: call.connection)
@@ -68,6 +69,11 @@ extension Server {
         }
 
         methods["unsubscribe"] = { [self] call in
+            if self.hub.publishesChanges, let name = self.remoteSession(call) {
+                self.hub.dropMirrorSubscriber(name, call.connection)
+                call.connection.subscriptions.remove(name)
+                return self.subscribeRemoteEnded(call, name)
+            }
             self.handle(call) { () throws(RPCError) -> Snapshot in
                 let p = try Params<SessionParam>(call)
                 let state = try self.hub.state(p.given(.session), for: call.connection)
@@ -134,6 +140,7 @@ extension Server {
                     throw .invalidParams("`session.open`'s \"name\" is empty; give the session a name such as \"test-1\"", data: ["param": "name"])
                 }
                 try self.checkName(name, "the session name", param: "name")
+                if self.hub.sessions[name] == nil, let elsewhere = self.store.missing(name) { throw elsewhere }
                 if self.hub.sessions[name] == nil {
                     guard self.hub.sessions.count < self.config.maxSessions else {
                         throw .limitExceeded("navd already holds \(self.hub.sessions.count) sessions, the most it keeps (the --max-sessions limit); close sessions you no longer need with session.close",
@@ -141,7 +148,7 @@ extension Server {
                     }
                     let session = Session(name: name, graph: self.graph)
                     if let uid = call.connection.peer?.uid, uid != getuid() { session.owner = uid }
-                    self.hub.sessions[name] = SessionState(session)
+                    self.hub.sessions[name] = SessionState(session, recordsAlways: self.hub.publishesChanges)
                     self.store.sessionOpened(self.hub.sessions[name]!.session)
                 }
                 return Snapshot(session: self.hub.sessions[name]!.session)

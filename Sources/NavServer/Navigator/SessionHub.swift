@@ -10,11 +10,14 @@ import Glibc
 
 /// A session as the server holds it: the core's tree plus who listens to it.
 final class SessionState {
-    var session: Session { didSet { session.recordsChanges = !subscribers.isEmpty } }
+    var session: Session { didSet { session.recordsChanges = recordsAlways || !subscribers.isEmpty } }
+    /// Commits build their `changes` even without subscribers here (cluster mode: other nodes'
+    /// subscribers hear them through the store).
+    let recordsAlways: Bool
     /// Subscribed connections, by connection id. Commits build their `changes` only while there are some.
     var subscribers: [Int: Connection] = [:] {
         didSet {
-            session.recordsChanges = !subscribers.isEmpty
+            session.recordsChanges = recordsAlways || !subscribers.isEmpty
             audienceCache = nil
         }
     }
@@ -42,10 +45,11 @@ final class SessionState {
     /// Where navigation continues after each live flow whose navigate gave `then` (in memory only).
     var flowThens: [String: NavigationSpec] = [:]
 
-    init(_ session: Session) {
+    init(_ session: Session, recordsAlways: Bool = false) {
         self.session = session
+        self.recordsAlways = recordsAlways
         nameBytes = Array(session.name.utf8)
-        session.recordsChanges = false
+        session.recordsChanges = recordsAlways
     }
 }
 
@@ -129,6 +133,10 @@ final class SessionHub {
     var spawnCheck: Check?
     var spawnIdle: Idle?
     var commits = 0
+    /// Cluster mode: subscribers here of sessions other nodes own.
+    var mirrors: [String: Mirror] = [:]
+    /// Cluster mode: every commit's `stackChanged` goes to the store for other nodes' subscribers.
+    var publishesChanges = false
 
     init(server: Server) {
         self.server = server
@@ -167,6 +175,7 @@ final class SessionHub {
 
     func state(_ name: String) throws(RPCError) -> SessionState {
         guard let s = sessions[name] else {
+            if let moved = server.store.missing(name) { throw moved }
             let hint = suggestion(for: name, among: sessions.keys).map { "; did you mean \"\($0)\"?" } ?? ""
             throw RPCError(.unknownTarget, "no session \"\(name)\"\(hint); open it with session.open {name: \"\(name)\"} (session.list lists them)",
                            data: ["session": .string(name)])
@@ -187,6 +196,10 @@ final class SessionHub {
                              encodable: StackChanged(session: s.name, version: commit.version, changes: commit.changeText, visible: .current(s),
                                                      hints: hints),
                              to: state.audience)
+        }
+        if publishesChanges {
+            server.store.changePublished(s, body: JSONText(encoding: StackChanged(session: s.name, version: commit.version, changes: commit.changeText,
+                                                                                  visible: .current(s), hints: hints)).bytes)
         }
         if let ended = commit.endedList {
             for f in ended { announceEnd(of: f, in: state) }

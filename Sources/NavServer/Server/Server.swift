@@ -48,6 +48,10 @@ public final class Server {
     /// Where sessions are kept (``EphemeralStore`` until a state file is used); told about every
     /// change, flushed once per loop iteration.
     var store: any Store = EphemeralStore()
+    /// Handlers of changing methods set aside while the store cannot write (cluster mode).
+    var refusedMethods: [String: MethodTable.Handler] = [:]
+    /// Set while an asynchronous store writes a commit (see ``Store/isAsynchronous``).
+    var commitInFlight = false
 
     /// Keeps state in `path`: restores its sessions now, saves every commit from now on.
     public func useStateFile(_ path: String, durability: Durability) throws(StateError) -> Int {
@@ -73,10 +77,24 @@ public final class Server {
                 if let n = id?.stringValue.flatMap(PendingNavigation.number(ofId:)) { hub.numberNavigations(after: n) }
             }
         }
+        store = s
+        if s.publishesChanges {
+            hub.publishesChanges = true
+            // Cluster mode: "main" is one node's like any session; a new one is made only when no
+            // node owns it.
+            if !sessions.contains(where: { $0.name == "main" }) {
+                hub.sessions["main"] = nil
+                if s.missing("main") == nil {
+                    hub.sessions["main"] = SessionState(Session(name: "main", graph: graph), recordsAlways: true)
+                    s.sessionOpened(hub.sessions["main"]!.session)
+                }
+            }
+            for session in sessions { hub.sessions[session.name] = SessionState(session, recordsAlways: true) }
+            return sessions.count
+        }
         if hub.sessions["main"].map({ st in !sessions.contains { $0 === st.session } }) ?? true {
             s.sessionOpened(hub.sessions["main"]!.session)
         }
-        store = s
         return sessions.count
     }
     /// Loads a graph from a directory (nil: the embedded example), for `graph.reload`.

@@ -1,12 +1,14 @@
 import JSON
 import NavGraph
 import NavigationCore
+import RPC
 
 /// Where sessions are kept across restarts. The navigator tells its store about every change as
 /// it happens; the server has the store write them, in one group per loop iteration (`flush`),
 /// before any reply or notification of that iteration leaves navd, so nothing acknowledged is
 /// lost. Stores: ``SQLiteStore`` (a state file, the default) and ``EphemeralStore``
-/// (`--ephemeral`: nothing is kept). A store shared between machines implements the same calls.
+/// (`--ephemeral`: nothing is kept) write at once; ``PostgresStore`` (`--store postgres://…`),
+/// shared by several navd nodes, writes in the background (``isAsynchronous``).
 protocol Store: AnyObject {
     /// The sessions kept, rebuilt against `graph` and validated (called once, before serving).
     func load(graph: NavigationGraph) throws(StateError) -> [Session]
@@ -21,6 +23,33 @@ protocol Store: AnyObject {
     /// Writes what was told since the last flush, all or nothing.
     func flush(graph: NavigationGraph) throws(StateError)
     func close()
+
+    /// Whether writes complete later (a store across the network): the server then calls
+    /// ``beginFlush(graph:done:)`` and holds every reply and notification, and reads no more
+    /// requests, until `done` runs; one flush at a time.
+    var isAsynchronous: Bool { get }
+    /// Starts writing what was told since the last flush, all or nothing; `done` runs once, on the
+    /// loop: nil when it is stored, else why not (nothing of it is stored, and the store has told
+    /// its ``ClusterEvents`` which sessions to read again).
+    func beginFlush(graph: NavigationGraph, done: @escaping (StateError?) -> Void)
+    /// Why a session navd does not hold cannot be served here (another node owns it: `moved`; the
+    /// store or a takeover must be waited for: `unavailable`); nil: there is no such session.
+    func missing(_ name: String) -> RPCError?
+    /// Whether commits' `stackChanged` params are wanted (``changePublished(_:body:)``) for
+    /// subscribers on other nodes, even when the session has no subscriber here.
+    var publishesChanges: Bool { get }
+    func changePublished(_ s: Session, body: [UInt8])
+}
+
+extension Store {
+    var isAsynchronous: Bool { false }
+    func beginFlush(graph: NavigationGraph, done: @escaping (StateError?) -> Void) {
+        do { try flush(graph: graph) } catch { return done(error) }
+        done(nil)
+    }
+    func missing(_ name: String) -> RPCError? { nil }
+    var publishesChanges: Bool { false }
+    func changePublished(_ s: Session, body: [UInt8]) {}
 }
 
 /// `--ephemeral`: sessions live in memory only and start afresh at every start.

@@ -225,7 +225,7 @@ final class Connection {
         partialSince = decoder.hasPartialMessage ? server.loop.now : 0
         if peerDone {
             if awaiting == 0 { closeSoon() }
-        } else if !readPaused {
+        } else if !readPaused && !gated {
             stream.resumeReading()
         }
     }
@@ -332,11 +332,53 @@ final class Connection {
     /// Whether output of its own (replies; notifications sent with them) waits, not only shared ones.
     var hasOwnOutput: Bool { !output.isEmpty }
 
+    // MARK: Waiting for a commit
+
+    /// Set while the server waits for a commit to be stored (see ``Server/commitInFlight``): the
+    /// stream is not read, and output stays queued.
+    private(set) var gated = false
+    /// ``closeAfterFlush()`` was asked while output had to wait: it closes after the next flush.
+    private var closesAfterFlush = false
+
+    func gateInput() {
+        guard !gated, !isClosed else { return }
+        gated = true
+        if !readPaused && !holdsInput && !peerDone { stream.pauseReading() }
+    }
+
+    func ungateInput() {
+        guard gated else { return }
+        gated = false
+        if !isClosed && !readPaused && !holdsInput && !peerDone { stream.resumeReading() }
+    }
+
+    /// Forgets the notifications shared with other subscribers that are not sent yet (their commit
+    /// was not stored).
+    func dropSharedOutput() {
+        sharedStart = 0
+        sharedEnd = 0
+        isDirty = false
+    }
+
     /// Hands the coalesced output to the stream (one write per loop iteration).
     func flush() {
+        if server.commitInFlight {
+            // Nothing leaves before the commit it may depend on is stored.
+            if !isDirty && !isClosed {
+                isDirty = true
+                server.dirty.append(self)
+            }
+            return
+        }
         isDirty = false
         let shared = sharedEnd - sharedStart
-        guard !isClosed, !output.isEmpty || shared > 0 else { return }
+        guard !isClosed, !output.isEmpty || shared > 0 else {
+            if closesAfterFlush && !isClosed {
+                closesAfterFlush = false
+                closeAfterFlush()
+            }
+            return
+        }
         server.stats.bytesOut += output.count + shared
         if shared > 0 {
             server.broadcastLog.withUnsafeBytes { log in
@@ -360,6 +402,10 @@ final class Connection {
             server.inputHeld(self)  // written at once: nothing will drain, so resume from here
         }
         if queued > 0 { server.outputQueued(self) }
+        if closesAfterFlush {
+            closesAfterFlush = false
+            closeAfterFlush()
+        }
     }
 
     private func drained() {
@@ -367,7 +413,7 @@ final class Connection {
         server.outputDrained(self)
         if readPaused {
             readPaused = false
-            if !holdsInput { stream.resumeReading() }
+            if !holdsInput && !gated { stream.resumeReading() }
         }
         if holdsInput { server.inputHeld(self) }
     }
@@ -425,6 +471,11 @@ final class Connection {
     /// Flushes what is queued, then closes.
     func closeAfterFlush() {
         guard !isClosed else { return }
+        if server.commitInFlight {
+            closesAfterFlush = true
+            flush()
+            return
+        }
         flush()
         guard !isClosed else { return }  // the flush found the output over --max-output and closed
         finishClose()

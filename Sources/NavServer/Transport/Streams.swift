@@ -45,7 +45,7 @@ extension Server {
 
     func connectionClosed(_ c: Connection) {
         connections[c.id] = nil
-        if isShuttingDown && connections.isEmpty { finishShutdown() }
+        if isShuttingDown && connections.isEmpty && !commitInFlight { finishShutdown() }
     }
 
     func nextOutboundId() -> Int {
@@ -54,12 +54,18 @@ extension Server {
     }
 
     /// Whether replies must wait for the end of the iteration: commits not yet in the state file.
-    var holdsReplies: Bool { store.hasPendingWrites }
+    var holdsReplies: Bool { commitInFlight || store.hasPendingWrites }
 
     func flushAll() {
+        // While a store across the network writes a commit, nothing is read, handled or sent.
+        if commitInFlight { return }
         if !readyInput.isEmpty { resumeReadyInput() }
         // Commits reach the state file before any reply or notification of this iteration leaves.
         if store.hasPendingWrites {
+            if store.isAsynchronous {
+                beginCommit()
+                return
+            }
             do { try store.flush(graph: graph) } catch {
                 logger.critical("cannot write the state file; stopping so that nothing unsaved is acknowledged", metadata: ["navd.error": "\(error)"])
                 failure = "cannot write the state file: \(error)"
@@ -69,6 +75,11 @@ extension Server {
                 return
             }
         }
+        sendOutput()
+    }
+
+    /// Hands every connection's queued output to its stream.
+    private func sendOutput() {
         if !dirty.isEmpty {
             let batch = dirty
             dirty.removeAll(keepingCapacity: true)
@@ -79,6 +90,42 @@ extension Server {
         }
         // Every connection that referred to the log was dirty and has just been flushed.
         broadcastLog.removeAll(keepingAtMost: 1 << 20)
+    }
+
+    // MARK: Commits written in the background
+
+    /// Has the store write this iteration's commits; until it answers, connections are not read
+    /// and their output waits (group commit: what arrives meanwhile goes into the next commit).
+    private func beginCommit() {
+        commitInFlight = true
+        for c in connections.values { c.gateInput() }
+        inputIdle?.stop()
+        store.beginFlush(graph: graph) { [unowned self] error in self.commitEnded(error) }
+    }
+
+    private func commitEnded(_ error: StateError?) {
+        commitInFlight = false
+        if let error {
+            // Nothing of the commit is stored: no reply or notification that depends on it may
+            // leave. Clients waiting for a reply are disconnected (they retry, keyed navigations
+            // safely); subscribers lose the unsent notifications of versions that never were.
+            logger.error("a commit was not stored; its clients are disconnected and its sessions read again", metadata: ["navd.error": "\(error)"])
+            let batch = dirty
+            dirty.removeAll()
+            for c in batch {
+                if c.hasOwnOutput { c.close(reason: "navd could not store the changes it was about to acknowledge") } else { c.dropSharedOutput() }
+            }
+            broadcastLog.removeAll(keepingAtMost: 1 << 20)
+        }
+        if store.hasPendingWrites {
+            // Changes made while the commit was written (a precondition ended): theirs go first.
+            beginCommit()
+            return
+        }
+        sendOutput()
+        for c in Array(connections.values) { c.ungateInput() }
+        if let idle = inputIdle { idle.start() }
+        if isShuttingDown && connections.isEmpty { finishShutdown() }
     }
 
     // MARK: Closing streams

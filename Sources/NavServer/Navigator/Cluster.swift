@@ -1,0 +1,253 @@
+import JSON
+import Logging
+import NavGraph
+import NavigationCore
+import RPC
+
+/// Subscribers on this node of a session another node owns. They hear its commits through the
+/// store's notifications, in version order; after a gap they get a fresh snapshot (a `reset`).
+final class Mirror {
+    let name: String
+    var subscribers: [Int: Connection] = [:]
+    /// The last version its subscribers were sent.
+    var version: Int
+    /// A snapshot is being read: notifications wait in `buffered`.
+    var fetching = false
+    var buffered: [(version: Int, payload: String)] = []
+    /// The most notifications kept while a snapshot is read; past it they are dropped and another
+    /// snapshot is read.
+    static let maxBuffered = 1_024
+
+    init(name: String, version: Int) {
+        self.name = name
+        self.version = version
+    }
+}
+
+/// Cluster mode (`--store postgres://…`): sessions that arrive (takeover) and leave (another node
+/// took them, or a commit could not be stored), subscribers of sessions other nodes own, and
+/// changing requests turned away while PostgreSQL cannot be reached.
+extension Server: ClusterEvents {
+    /// Methods that change sessions: refused with `unavailable` while the store cannot write.
+    static let changingMethods = ["navigate", "open", "dismiss", "update", "reset", "flowComplete",
+                                  "context.set", "session.open", "session.close", "graph.reload"]
+
+    func sessionsClaimed(_ sessions: [Session], own: Bool) {
+        var names = Set<String>()
+        for s in sessions {
+            names.insert(s.name)
+            if let st = hub.sessions[s.name] {
+                guard st.session.version != s.version || st.session.idCounter != s.idCounter else { continue }
+                cancelPending(of: st, "session \"\(s.name)\" was read again from PostgreSQL")
+                st.session = s
+                sendSnapshot(of: s, to: st.audience)
+                continue
+            }
+            let st = SessionState(s, recordsAlways: true)
+            hub.sessions[s.name] = st
+            if let m = hub.mirrors.removeValue(forKey: s.name) {
+                for (id, c) in m.subscribers where !c.isClosed {
+                    st.subscribers[id] = c
+                    c.onClose.append { [unowned self] conn in self.hub.sessions[s.name]?.subscribers[conn.id] = nil }
+                }
+                if m.version != s.version { sendSnapshot(of: s, to: st.audience) }
+            }
+        }
+        if own {
+            for name in Array(hub.sessions.keys) where !names.contains(name) {
+                hub.evict(name, because: NavError(.cancelled, "session \"\(name)\" is now owned by another navd node"))
+            }
+        }
+    }
+
+    func sessionsLost(_ names: [String]) {
+        for name in names {
+            hub.evict(name, because: NavError(.cancelled, "session \"\(name)\" left this navd node (another node owns it, or its last change could not be stored)"))
+        }
+    }
+
+    func storeAvailabilityChanged(_ available: Bool, reason: String) {
+        if available {
+            for (name, h) in refusedMethods { methods[name] = h }
+            refusedMethods = [:]
+            logger.notice("changes are accepted again", metadata: ["navd.reason": "\(reason)"])
+            return
+        }
+        guard refusedMethods.isEmpty else { return }
+        for name in Self.changingMethods {
+            guard let h = methods[name] else { continue }
+            refusedMethods[name] = h
+            methods[name] = { call in
+                call.fail(RPCError(.unavailable, "navd cannot store changes now (\(reason)); nothing was done. Reads (tree, subscribe, context.get) still work; retry after data.retryAfterMs",
+                                   data: ["retryAfterMs": .int(250)]))
+            }
+        }
+    }
+
+    func leaseLost(_ why: String) {
+        guard failure == nil else { return }
+        logger.critical("this node lost its registration in PostgreSQL (another navd started with the same --node?); stopping", metadata: ["navd.error": "\(why)"])
+        failure = "lost the cluster lease: \(why)"
+        for c in Array(connections.values) { c.close(reason: "navd lost its cluster lease") }
+        dirty.removeAll()
+        shutdown()
+    }
+
+    // MARK: Subscribers of other nodes' sessions
+
+    func changeNotified(_ payload: String) {
+        guard !hub.mirrors.isEmpty, let p = try? JSONParser(maxDepth: 64).parse(payload),
+              let name = p["session"]?.stringValue, let version = p["version"]?.intValue,
+              hub.sessions[name] == nil, let m = hub.mirrors[name] else { return }
+        if m.fetching {
+            if m.buffered.count < Mirror.maxBuffered { m.buffered.append((version, payload)) }
+            return
+        }
+        forward(version, payload, p, to: m)
+    }
+
+    private func forward(_ version: Int, _ payload: String, _ p: JSONValue, to m: Mirror) {
+        if version <= m.version { return }
+        guard version == m.version + 1, p["changes"] != nil else {
+            refetch(m)
+            return
+        }
+        m.version = version
+        broadcast(method: "stackChanged", encodable: JSONText(Array(payload.utf8)), to: ContiguousArray(m.subscribers.values))
+    }
+
+    /// Reads the session from the store and sends its subscribers a snapshot, then the notifications
+    /// that arrived meanwhile.
+    private func refetch(_ m: Mirror) {
+        guard !m.fetching, let pg = store as? PostgresStore else { return }
+        m.fetching = true
+        pg.read(m.name) { [unowned self] r in
+            m.fetching = false
+            if case .success(let s?) = r, s.version > m.version {
+                m.version = s.version
+                sendSnapshot(of: s, to: ContiguousArray(m.subscribers.values))
+            }
+            let waiting = m.buffered.sorted { $0.version < $1.version }
+            m.buffered = []
+            let parser = JSONParser(maxDepth: 64)
+            for (v, payload) in waiting {
+                guard !m.fetching, let p = try? parser.parse(payload) else { continue }
+                forward(v, payload, p, to: m)
+            }
+        }
+    }
+
+    /// `stackChanged` with one `reset` change: the subscriber's tree becomes `s`'s.
+    func sendSnapshot(of s: Session, to targets: ContiguousArray<Connection>) {
+        guard !targets.isEmpty else { return }
+        var w = JSONWriter(capacity: 1024)
+        w.raw("[{\"op\":\"reset\",\"root\":")
+        s.root.write(into: &w, s.graph)
+        w.raw(",\"removed\":[]}]")
+        broadcast(method: "stackChanged",
+                  encodable: StackChanged(session: s.name, version: s.version, changes: JSONText(w.bytes), visible: .current(s)),
+                  to: targets)
+    }
+
+    /// `subscribe` to a session another node owns: answered with its tree as PostgreSQL holds it.
+    func subscribeRemote(_ call: Call, _ name: String) {
+        guard let pg = store as? PostgresStore else { return call.fail(RPCError(.internalError, "no shared store")) }
+        let reply = call.deferred()
+        let c = call.connection
+        pg.read(name) { [unowned self] r in
+            switch r {
+            case .failure(let e): reply.fail(e)
+            case .success(nil):
+                reply.fail(RPCError(.unknownTarget, "no session \"\(name)\"; open it with session.open {name: \"\(name)\"}", data: ["session": .string(name)]))
+            case .success(let s?):
+                if let local = hub.sessions[name] {
+                    // It arrived here meanwhile (a takeover): an ordinary subscription.
+                    hub.subscribe(c, to: local)
+                    return reply.succeed(Snapshot(session: local.session))
+                }
+                let m = hub.mirrors[name] ?? Mirror(name: name, version: s.version)
+                hub.mirrors[name] = m
+                if m.subscribers[c.id] == nil && !c.isClosed {
+                    m.subscribers[c.id] = c
+                    c.subscriptions.insert(name)
+                    c.onClose.append { [unowned self] conn in self.hub.dropMirrorSubscriber(name, conn) }
+                }
+                reply.succeed(Snapshot(session: s))
+                if s.version > m.version {
+                    m.version = s.version
+                    sendSnapshot(of: s, to: ContiguousArray(m.subscribers.values.filter { $0 !== c }))
+                } else if s.version < m.version {
+                    refetch(m)
+                }
+            }
+        }
+    }
+
+    private func cancelPending(of state: SessionState, _ why: String) {
+        for p in hub.pending.values where p.state === state {
+            finish(p, .failure(NavError(.cancelled, "the navigation was cancelled: \(why)", data: ["navigation": .string(p.id)])))
+        }
+    }
+}
+
+extension SessionHub {
+    /// Stops serving `name` here: its pending navigations fail with `error`, its subscribers follow
+    /// it through the store (as subscribers of a session another node owns).
+    func evict(_ name: String, because error: NavError) {
+        guard let state = sessions.removeValue(forKey: name) else { return }
+        state.isClosed = true
+        for p in pending.values where p.state === state {
+            var e = error
+            e.data["navigation"] = .string(p.id)
+            server.finish(p, .failure(e))
+        }
+        guard !state.subscribers.isEmpty else { return }
+        let m = mirrors[name] ?? Mirror(name: name, version: state.session.version)
+        mirrors[name] = m
+        for (id, c) in state.subscribers where !c.isClosed {
+            m.subscribers[id] = c
+            c.onClose.append { [unowned self] conn in self.dropMirrorSubscriber(name, conn) }
+        }
+    }
+
+    func dropMirrorSubscriber(_ name: String, _ c: Connection) {
+        guard let m = mirrors[name] else { return }
+        m.subscribers[c.id] = nil
+        if m.subscribers.isEmpty && !m.fetching { mirrors[name] = nil }
+    }
+}
+
+extension Server {
+    /// The session a `subscribe`/`unsubscribe` names when another node owns it (nil: this node
+    /// serves the request as usual, errors included).
+    func remoteSession(_ call: Call) -> String? {
+        let given = call.param("session")
+        guard given == nil || given?.stringValue != nil else { return nil }
+        let name = given?.stringValue ?? "main"
+        guard hub.sessions[name] == nil, let pg = store as? PostgresStore, pg.remoteOwner(name) != nil else { return nil }
+        return name
+    }
+
+    /// `unsubscribe` from a session another node owns: answered with its tree as PostgreSQL holds it.
+    func subscribeRemoteEnded(_ call: Call, _ name: String) {
+        guard let pg = store as? PostgresStore else { return }
+        let reply = call.deferred()
+        pg.read(name) { r in
+            switch r {
+            case .failure(let e): reply.fail(e)
+            case .success(nil): reply.fail(RPCError(.unknownTarget, "no session \"\(name)\"", data: ["session": .string(name)]))
+            case .success(let s?): reply.succeed(Snapshot(session: s))
+            }
+        }
+    }
+}
+
+extension Server {
+    /// Cluster mode: keeps sessions in PostgreSQL at `conninfo`, shared with other nodes; restores
+    /// this node's sessions (and those of nodes whose lease expired) now. Call before ``start()``.
+    public func useSharedStore(_ conninfo: String, node: String, leaseMs: Int) throws(StateError) -> Int {
+        let pg = PostgresStore(conninfo: conninfo, node: node, socket: config.socketPath, leaseMs: leaseMs, loop: loop, logger: logger)
+        pg.events = self
+        return try use(pg)
+    }
+}

@@ -1,0 +1,132 @@
+/// The tables and functions navd keeps in PostgreSQL (cluster mode). Created at a node's start
+/// under an advisory lock, so nodes starting together do not race; `CREATE OR REPLACE` keeps the
+/// functions current with the navd that starts.
+///
+/// - `navd_nodes`: one row per node: where it listens, its incarnation (+1 at every start: the
+///   fencing token of everything it writes) and when its lease expires. The owner renews it.
+/// - `navd_sessions`: a session's tree, version, id counter and facts, with its owner node and
+///   epoch (+1 at every takeover). A session's lease is its owner's row: while that is unexpired
+///   nobody else may take the session; every write checks node, incarnation, lease and epoch.
+/// - `navd_keys`: the replies of keyed navigations, written with their commit.
+enum PostgresSchema {
+    static let version = 1
+
+    static let setup: [String] = [
+        "SET client_min_messages TO warning",
+        "SELECT pg_advisory_lock(7173900)",
+        """
+        CREATE TABLE IF NOT EXISTS navd_nodes (
+            node text PRIMARY KEY, socket text NOT NULL, incarnation bigint NOT NULL, expires timestamptz NOT NULL)
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS navd_sessions (
+            name text PRIMARY KEY, version bigint NOT NULL, next_id bigint NOT NULL, tree text NOT NULL,
+            facts text NOT NULL, uid bigint, node text NOT NULL, epoch bigint NOT NULL)
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS navd_keys (
+            session text NOT NULL, key text NOT NULL, seq bigint GENERATED ALWAYS AS IDENTITY,
+            reply text NOT NULL, PRIMARY KEY (session, key))
+        """,
+        "CREATE INDEX IF NOT EXISTS navd_keys_by_session ON navd_keys (session, seq)",
+        "CREATE INDEX IF NOT EXISTS navd_sessions_by_node ON navd_sessions (node)",
+        // One group commit: fails whole (and writes nothing) unless the node still holds its lease at
+        // its incarnation and every session is still its own at the epoch it holds.
+        """
+        CREATE OR REPLACE FUNCTION navd_commit(p_node text, p_inc bigint, doc json) RETURNS void
+        LANGUAGE plpgsql AS $$
+        DECLARE r record; n bigint;
+        BEGIN
+            PERFORM 1 FROM navd_nodes WHERE node = p_node AND incarnation = p_inc AND expires > clock_timestamp();
+            IF NOT FOUND THEN
+                RAISE EXCEPTION 'node % does not hold its lease at incarnation %', p_node, p_inc USING ERRCODE = 'NV001';
+            END IF;
+            FOR r IN SELECT value AS name FROM json_array_elements_text(doc->'c') LOOP
+                DELETE FROM navd_sessions WHERE name = r.name AND node = p_node;
+                DELETE FROM navd_keys WHERE session = r.name;
+                PERFORM pg_notify('navd_owners', json_build_object('s', r.name, 'n', NULL)::text);
+            END LOOP;
+            FOR r IN SELECT * FROM json_to_recordset(doc->'s')
+                AS t(n text, v bigint, i bigint, t json, f json, u bigint, e bigint, b json, new boolean) LOOP
+                INSERT INTO navd_sessions AS s (name, version, next_id, tree, facts, uid, node, epoch)
+                    VALUES (r.n, r.v, r.i, r.t::text, r.f::text, r.u, p_node, r.e)
+                    ON CONFLICT (name) DO UPDATE SET version = r.v, next_id = r.i, tree = r.t::text, facts = r.f::text, uid = r.u
+                    WHERE s.node = p_node AND s.epoch = r.e;
+                GET DIAGNOSTICS n = ROW_COUNT;
+                IF n = 0 THEN
+                    RAISE EXCEPTION 'session % is not owned by node % at epoch %', r.n, p_node, r.e USING ERRCODE = 'NV002';
+                END IF;
+                IF r.new THEN PERFORM pg_notify('navd_owners', json_build_object('s', r.n, 'n', p_node)::text); END IF;
+                PERFORM pg_notify('navd_changes', x) FROM json_array_elements_text(r.b) AS x;
+            END LOOP;
+            INSERT INTO navd_keys (session, key, reply)
+                SELECT k.s, k.k, k.r FROM json_to_recordset(doc->'k') AS k(s text, k text, r text)
+                ON CONFLICT DO NOTHING;
+            DELETE FROM navd_keys k WHERE k.session IN (SELECT DISTINCT x.s FROM json_to_recordset(doc->'k') AS x(s text))
+                AND k.seq <= (SELECT y.seq FROM navd_keys y WHERE y.session = k.session ORDER BY y.seq DESC LIMIT 1 OFFSET 4096);
+        END $$
+        """,
+        // Claims sessions and returns them whole (keys included): with p_own, the node's own (at its
+        // start, or after PostgreSQL came back); else those whose owner's lease expired, at most
+        // p_limit, skipping rows another node is claiming. Every claim raises the session's epoch.
+        """
+        CREATE OR REPLACE FUNCTION navd_claim(p_node text, p_inc bigint, p_limit int, p_own boolean)
+        RETURNS TABLE (o_name text, o_version bigint, o_next_id bigint, o_tree text, o_facts text, o_uid bigint, o_epoch bigint, o_keys json)
+        LANGUAGE plpgsql AS $$
+        #variable_conflict use_column
+        DECLARE c record;
+        BEGIN
+            PERFORM 1 FROM navd_nodes WHERE node = p_node AND incarnation = p_inc;
+            IF NOT FOUND THEN
+                RAISE EXCEPTION 'node % is no longer at incarnation %', p_node, p_inc USING ERRCODE = 'NV001';
+            END IF;
+            FOR c IN UPDATE navd_sessions s SET node = p_node, epoch = s.epoch + 1
+                WHERE s.name IN (
+                    SELECT x.name FROM navd_sessions x
+                    WHERE CASE WHEN p_own THEN x.node = p_node
+                          ELSE x.node <> p_node AND NOT EXISTS (
+                              SELECT 1 FROM navd_nodes n WHERE n.node = x.node AND n.expires > clock_timestamp()) END
+                    ORDER BY x.name LIMIT p_limit FOR UPDATE SKIP LOCKED)
+                RETURNING s.* LOOP
+                o_name := c.name; o_version := c.version; o_next_id := c.next_id; o_tree := c.tree;
+                o_facts := c.facts; o_uid := c.uid; o_epoch := c.epoch;
+                o_keys := (SELECT coalesce(json_agg(json_build_array(k.key, k.reply) ORDER BY k.seq), '[]'::json)
+                           FROM navd_keys k WHERE k.session = c.name);
+                IF NOT p_own THEN PERFORM pg_notify('navd_owners', json_build_object('s', c.name, 'n', p_node)::text); END IF;
+                RETURN NEXT;
+            END LOOP;
+        END $$
+        """,
+        // Renews the node's lease and answers every node: name, socket, milliseconds of lease left.
+        """
+        CREATE OR REPLACE FUNCTION navd_renew(p_node text, p_inc bigint, p_lease_ms int) RETURNS json
+        LANGUAGE plpgsql AS $$
+        BEGIN
+            UPDATE navd_nodes SET expires = clock_timestamp() + p_lease_ms * interval '1 millisecond'
+                WHERE node = p_node AND incarnation = p_inc;
+            IF NOT FOUND THEN
+                RAISE EXCEPTION 'node % is no longer at incarnation %', p_node, p_inc USING ERRCODE = 'NV001';
+            END IF;
+            RETURN (SELECT json_agg(json_build_array(node, socket,
+                        greatest(0, (extract(epoch FROM expires - clock_timestamp()) * 1000)::bigint)))
+                    FROM navd_nodes);
+        END $$
+        """,
+        "SELECT pg_advisory_unlock(7173900)",
+    ]
+
+    /// Registers a node (a new incarnation each start) and answers its incarnation.
+    static let register = """
+        INSERT INTO navd_nodes (node, socket, incarnation, expires)
+        VALUES ($1, $2, 1, clock_timestamp() + $3::int * interval '1 millisecond')
+        ON CONFLICT (node) DO UPDATE SET socket = excluded.socket, incarnation = navd_nodes.incarnation + 1,
+            expires = excluded.expires
+        RETURNING incarnation
+        """
+
+    static let commit = "SELECT navd_commit($1, $2::bigint, $3::json)"
+    static let claim = "SELECT * FROM navd_claim($1, $2::bigint, $3::int, $4::boolean)"
+    static let renew = "SELECT navd_renew($1, $2::bigint, $3::int)"
+    static let directory = "SELECT name, node FROM navd_sessions"
+    static let readSession = "SELECT name, version, next_id, tree, facts, uid, node FROM navd_sessions WHERE name = $1"
+}

@@ -1,0 +1,442 @@
+import JSON
+import Logging
+import NavGraph
+import NavigationCore
+import RPC
+import UV
+
+/// What a shared store tells the server about sessions it did not change itself.
+protocol ClusterEvents: AnyObject {
+    /// Sessions this node now owns, read from the store: taken over from a node whose lease
+    /// expired, or (with `own`) its own sessions read again after the store came back; with `own`,
+    /// a session the node holds that is not among them was lost to another node.
+    func sessionsClaimed(_ sessions: [Session], own: Bool)
+    /// Sessions the node must stop serving: another node owns them now, or their last changes
+    /// could not be stored (they are read again when the store is back).
+    func sessionsLost(_ names: [String])
+    /// A commit of a session another node owns (`stackChanged` params, or without `changes` when
+    /// the change was too large for a notification).
+    func changeNotified(_ payload: String)
+    /// Changes cannot be stored (false) or can again (true).
+    func storeAvailabilityChanged(_ available: Bool, reason: String)
+    /// This node's registration was taken by another process with the same node name: it must stop.
+    func leaseLost(_ why: String)
+}
+
+/// Sessions in PostgreSQL, shared by several navd nodes (`--store postgres://…`). Each session is
+/// owned by one node at a time; see Protocol/CLUSTER.md for the model. Everything runs on the loop:
+/// commits, lease renewals and takeovers are queries of one ``PGConnection``.
+final class PostgresStore: Store {
+    let node: String
+    let socket: String
+    let leaseMs: Int
+    /// The most sessions one takeover claims (the rest are claimed by the next sweeps).
+    static let claimBatch = 1_000
+    private let connection: PGConnection
+    private let loop: EventLoop
+    private let logger: Logger
+    weak var events: ClusterEvents?
+    private(set) var incarnation = 0
+    private var graph: NavigationGraph?
+
+    /// Sessions this node owns, by their epoch (absent: created here, not yet stored).
+    private var epochs: [String: Int] = [:]
+    /// Every session of the cluster and its owner node, kept current by `navd_owners` notifications.
+    private var owners: [String: String] = [:]
+    /// Every node: its socket and when its lease ends (loop time, ms), as of the last renewal.
+    private var nodes: [String: (socket: String, until: UInt64)] = [:]
+
+    private var dirty: [String: Session] = [:]
+    private var closed: Set<String> = []
+    private var keys: [(session: String, key: String, reply: String)] = []
+    /// `stackChanged` params of this flush's commits, by session, for subscribers on other nodes.
+    private var bodies: [String: [String]] = [:]
+    private var timer: Timer?
+    private var sweeping = false
+    private var renewing = false
+    /// Set when PostgreSQL went away or a commit failed: changes wait until the node's sessions were
+    /// read again.
+    private(set) var needsResync = false
+    private var resyncing = false
+    private(set) var commits = 0
+    /// Every PostgreSQL notification payload is at most this long; a larger change is announced
+    /// without its body and read by subscribers' nodes from the table.
+    static let maxPayload = 7_900
+
+    init(conninfo: String, node: String, socket: String, leaseMs: Int, loop: EventLoop, logger: Logger) {
+        self.node = node
+        self.socket = socket
+        self.leaseMs = leaseMs
+        self.loop = loop
+        self.logger = logger
+        connection = PGConnection(loop: loop, conninfo: conninfo, logger: logger)
+    }
+
+    var isUp: Bool { connection.isUp && !needsResync && !resyncing }
+
+    // MARK: Start (blocking: before navd serves)
+
+    func load(graph: NavigationGraph) throws(StateError) -> [Session] {
+        self.graph = graph
+        try connection.connectNow()
+        for sql in PostgresSchema.setup { _ = try connection.runNow(sql) }
+        let reg = try connection.runNow(PostgresSchema.register, [node, socket, String(leaseMs)])
+        guard let inc = reg.rows.first?[0].flatMap({ Int($0) }) else { throw StateError(description: "PostgreSQL did not register node \(node)") }
+        incarnation = inc
+        let renewed = try connection.runNow(PostgresSchema.renew, [node, String(incarnation), String(leaseMs)])
+        readNodes(renewed.rows.first?[0] ?? nil)
+        var sessions = try claimNow(own: true)
+        // Sessions whose owner's lease already expired (a node that crashed while none other ran).
+        sessions += try claimNow(own: false)
+        let dir = try connection.runNow(PostgresSchema.directory)
+        for row in dir.rows { if let n = row[0], let o = row[1] { owners[n] = o } }
+        _ = try connection.runNow("LISTEN navd_changes")
+        _ = try connection.runNow("LISTEN navd_owners")
+        connection.onNotification = { [unowned self] channel, payload in self.notified(channel, payload) }
+        connection.onDown = { [unowned self] why in self.wentDown(why) }
+        connection.onUp = { [unowned self] in self.cameBack() }
+        try connection.startAsync()
+        startTimer()
+        logger.notice("cluster node registered", metadata: ["navd.node": "\(node)", "navd.incarnation": "\(incarnation)",
+                                                           "navd.sessions": "\(sessions.count)"])
+        return sessions
+    }
+
+    private func claimNow(own: Bool) throws(StateError) -> [Session] {
+        let rows = try connection.runNow(PostgresSchema.claim, [node, String(incarnation), String(Self.claimBatch * 100), own ? "true" : "false"])
+        do {
+            return try restore(rows)
+        } catch {
+            throw StateError(description: "\(error)")
+        }
+    }
+
+    /// Sessions rebuilt from claimed rows (`navd_claim`'s columns); their epochs are noted.
+    private func restore(_ rows: PGRows) throws(StateError) -> [Session] {
+        guard let graph else { return [] }
+        let parser = JSONParser(maxDepth: 4096)
+        var out: [Session] = []
+        for row in rows.rows {
+            let name = row[0] ?? ""
+            do {
+                guard let version = row[1].flatMap({ Int($0) }), let nextId = row[2].flatMap({ Int($0) }),
+                      let tree = row[3], let facts = row[4], let epoch = row[6].flatMap({ Int($0) }) else {
+                    throw NavError(.corruptState, "a column navd writes is NULL or not a number")
+                }
+                var factTable: [String: JSONValue] = [:]
+                for (k, v) in try parser.parse(facts).objectValue ?? [:] { factTable[k] = v }
+                let s = try Session(restoring: name, graph: graph, root: try parser.parse(tree), version: version, nextId: nextId, facts: factTable)
+                if let uid = row[5].flatMap({ UInt32($0) }) { s.owner = uid }
+                for pair in try parser.parse(row[7] ?? "[]").arrayValue ?? [] {
+                    let kv = pair.arrayValue ?? []
+                    guard kv.count == 2, let key = kv[0].stringValue, let text = kv[1].stringValue,
+                          let reply = SQLiteStore.keyedReply(try parser.parse(text)) else {
+                        throw NavError(.corruptState, "a remembered key is corrupt")
+                    }
+                    s.remember(key: key, reply)
+                }
+                epochs[name] = epoch
+                owners[name] = node
+                out.append(s)
+            } catch let e as NavError {
+                throw StateError(description: "cannot restore session \"\(name)\" from PostgreSQL: \(e.message); start navd with the graph it was saved with")
+            } catch {
+                throw StateError(description: "session \"\(name)\" in PostgreSQL is corrupt: \(error)")
+            }
+        }
+        return out
+    }
+
+    private func readNodes(_ json: String?) {
+        guard let json, let list = try? JSONParser(maxDepth: 8).parse(json).arrayValue else { return }
+        let now = loop.now
+        nodes = [:]
+        for entry in list {
+            let e = entry.arrayValue ?? []
+            guard e.count == 3, let name = e[0].stringValue, let sock = e[1].stringValue, let left = e[2].intValue else { continue }
+            nodes[name] = (sock, now + UInt64(max(0, left)))
+        }
+    }
+
+    // MARK: Leases
+
+    private func startTimer() {
+        let t = Timer(loop: loop)
+        timer = t
+        let every = UInt64(max(leaseMs / 3, 10))
+        t.start(milliseconds: every, repeat: every) { [unowned self] in self.tick() }
+    }
+
+    /// Renews this node's lease, then takes over sessions of nodes whose lease expired.
+    private func tick() {
+        guard connection.isUp, !renewing else { return }
+        renewing = true
+        connection.query(PostgresSchema.renew, [node, String(incarnation), String(leaseMs)]) { [unowned self] r in
+            renewing = false
+            switch r {
+            case .success(let rows):
+                readNodes(rows.rows.first?[0] ?? nil)
+                if needsResync { resync() } else { sweep() }
+            case .failure(let f) where f.sqlState == "NV001":
+                events?.leaseLost(f.message)
+            case .failure: break  // the connection failed: it is opened again, then the node resyncs
+            }
+        }
+    }
+
+    /// Claims the sessions of nodes whose lease expired (at most ``claimBatch`` per sweep).
+    func sweep() {
+        guard connection.isUp, !sweeping, !needsResync, !resyncing else { return }
+        sweeping = true
+        connection.query(PostgresSchema.claim, [node, String(incarnation), String(Self.claimBatch), "false"]) { [unowned self] r in
+            sweeping = false
+            switch r {
+            case .success(let rows) where !rows.rows.isEmpty:
+                do {
+                    let sessions = try restore(rows)
+                    logger.notice("took over sessions whose owner's lease expired", metadata: ["navd.sessions": "\(sessions.count)"])
+                    events?.sessionsClaimed(sessions, own: false)
+                    if rows.rows.count == Self.claimBatch { sweep() }
+                } catch {
+                    logger.error("cannot restore sessions taken over", metadata: ["navd.error": "\(error)"])
+                }
+            case .failure(let f) where f.sqlState == "NV001": events?.leaseLost(f.message)
+            default: break
+            }
+        }
+    }
+
+    /// Reads this node's sessions again (after PostgreSQL came back, or a commit failed), raising
+    /// their epochs: what navd holds in memory becomes what PostgreSQL holds.
+    private func resync() {
+        guard connection.isUp, !resyncing else { return }
+        resyncing = true
+        needsResync = false
+        connection.query(PostgresSchema.claim, [node, String(incarnation), String(Self.claimBatch * 100), "true"]) { [unowned self] r in
+            resyncing = false
+            switch r {
+            case .success(let rows):
+                do {
+                    let mine = Set(epochs.keys)
+                    epochs = [:]
+                    let sessions = try restore(rows)
+                    for name in mine where epochs[name] == nil && owners[name] == node { owners[name] = nil }
+                    events?.sessionsClaimed(sessions, own: true)
+                    events?.storeAvailabilityChanged(true, reason: "PostgreSQL is reachable again")
+                    sweep()
+                } catch {
+                    logger.error("cannot restore this node's sessions", metadata: ["navd.error": "\(error)"])
+                    needsResync = true
+                }
+            case .failure(let f) where f.sqlState == "NV001": events?.leaseLost(f.message)
+            case .failure: needsResync = true
+            }
+        }
+    }
+
+    private func wentDown(_ why: String) {
+        logger.error("lost the connection to PostgreSQL; changes are refused until it is back", metadata: ["navd.error": "\(why)"])
+        needsResync = true
+        events?.storeAvailabilityChanged(false, reason: "PostgreSQL cannot be reached: \(why)")
+    }
+
+    private func cameBack() {
+        Array(["LISTEN navd_changes", "LISTEN navd_owners"]).forEach { connection.query($0) { _ in } }
+        connection.query(PostgresSchema.directory) { [unowned self] r in
+            if case .success(let rows) = r {
+                owners = [:]
+                for row in rows.rows { if let n = row[0], let o = row[1] { owners[n] = o } }
+            }
+        }
+        tick()
+    }
+
+    // MARK: Notifications
+
+    private func notified(_ channel: String, _ payload: String) {
+        if channel == "navd_changes" {
+            events?.changeNotified(payload)
+            return
+        }
+        guard channel == "navd_owners", let j = try? JSONParser(maxDepth: 8).parse(payload), let s = j["s"]?.stringValue else { return }
+        let newOwner = j["n"]?.stringValue
+        owners[s] = newOwner
+        if newOwner != node, epochs.removeValue(forKey: s) != nil {
+            events?.sessionsLost([s])
+        }
+    }
+
+    // MARK: Where a session is
+
+    /// Why the node does not serve `name` (it holds no such session): it is another live node's
+    /// (`moved`), or PostgreSQL or a takeover must be waited for (`unavailable`); nil: no such session.
+    func missing(_ name: String) -> RPCError? {
+        if !isUp {
+            return RPCError(.unavailable, "navd node \(node) cannot reach PostgreSQL, where session \"\(name)\" is kept; retry in a moment",
+                            data: ["session": .string(name), "node": .string(node), "retryAfterMs": .int(250)])
+        }
+        guard let owner = owners[name] else { return nil }
+        if owner == node {
+            return RPCError(.unavailable, "session \"\(name)\" is being read again from PostgreSQL on node \(node); retry in a moment",
+                            data: ["session": .string(name), "node": .string(node), "retryAfterMs": .int(100)])
+        }
+        if let n = nodes[owner], n.until > loop.now {
+            return RPCError(.moved, "session \"\(name)\" is owned by navd node \(owner), listening on \(n.socket); send the request there",
+                            data: ["session": .string(name), "node": .string(owner), "socket": .string(n.socket)])
+        }
+        sweep()
+        return RPCError(.unavailable, "session \"\(name)\"'s owner, node \(owner), stopped renewing its lease; a node is taking the session over: retry in a moment",
+                        data: ["session": .string(name), "node": .string(owner), "retryAfterMs": .int(leaseMs / 3)])
+    }
+
+    /// The owner of `name` when another node owns it, and where it listens.
+    func remoteOwner(_ name: String) -> (node: String, socket: String)? {
+        guard let owner = owners[name], owner != node else { return nil }
+        return (owner, nodes[owner]?.socket ?? "")
+    }
+
+    /// A session's row as it is now (for a subscriber on this node of a session another node owns).
+    func read(_ name: String, _ done: @escaping (Result<Session?, RPCError>) -> Void) {
+        connection.query(PostgresSchema.readSession, [name]) { [unowned self] r in
+            switch r {
+            case .failure(let f):
+                done(.failure(RPCError(.unavailable, "cannot read session \"\(name)\" from PostgreSQL: \(f.message)", data: ["retryAfterMs": .int(250)])))
+            case .success(let rows):
+                guard let row = rows.rows.first, let graph else { return done(.success(nil)) }
+                let parser = JSONParser(maxDepth: 4096)
+                do {
+                    var facts: [String: JSONValue] = [:]
+                    for (k, v) in try parser.parse(row[4] ?? "{}").objectValue ?? [:] { facts[k] = v }
+                    let s = try Session(restoring: name, graph: graph, root: try parser.parse(row[3] ?? "null"),
+                                        version: Int(row[1] ?? "") ?? 0, nextId: Int(row[2] ?? "") ?? 0, facts: facts)
+                    done(.success(s))
+                } catch {
+                    done(.failure(RPCError(.internalError, "session \"\(name)\" in PostgreSQL cannot be read: \(error)")))
+                }
+            }
+        }
+    }
+
+    // MARK: Store
+
+    var isAsynchronous: Bool { true }
+    var publishesChanges: Bool { true }
+
+    func sessionChanged(_ s: Session) {
+        dirty[s.name] = s
+        closed.remove(s.name)
+    }
+    func sessionOpened(_ s: Session) { sessionChanged(s) }
+    func factsChanged(_ s: Session) { sessionChanged(s) }
+    func sessionClosed(_ name: String) {
+        dirty[name] = nil
+        bodies[name] = nil
+        closed.insert(name)
+    }
+    func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>) {
+        keys.append((s.name, key, SQLiteStore.keyedReplyText(reply)))
+    }
+    func changePublished(_ s: Session, body: [UInt8]) {
+        bodies[s.name, default: []].append(body.count <= Self.maxPayload
+            ? String(decoding: body, as: UTF8.self)
+            : JSONWriter.string(["session": .string(s.name), "version": .int(s.version)]))
+    }
+
+    var hasPendingWrites: Bool { !dirty.isEmpty || !closed.isEmpty || !keys.isEmpty }
+
+    func flush(graph: NavigationGraph) throws(StateError) {
+        guard hasPendingWrites else { return }
+        throw StateError(description: "the PostgreSQL store writes in the background")
+    }
+
+    /// Sends this iteration's changes as one `navd_commit` call; `done` runs when PostgreSQL answered.
+    func beginFlush(graph: NavigationGraph, done: @escaping (StateError?) -> Void) {
+        let batch = dirty, gone = closed, keyed = keys, changes = bodies
+        dirty.removeAll(keepingCapacity: true)
+        closed.removeAll()
+        keys.removeAll(keepingCapacity: true)
+        bodies.removeAll(keepingCapacity: true)
+        let names = Array(batch.keys) + Array(gone)
+        guard isUp else {
+            fail(names, "PostgreSQL cannot be reached", done)
+            return
+        }
+        var w = JSONWriter(capacity: 4096)
+        w.raw("{\"s\":[")
+        var first = true
+        for (name, s) in batch {
+            if !first { w.raw(",") }
+            first = false
+            let epoch = epochs[name]
+            w.raw("{\"n\":")
+            w.write(string: name)
+            w.raw(",\"v\":")
+            w.write(int: s.version)
+            w.raw(",\"i\":")
+            w.write(int: s.idCounter)
+            w.raw(",\"e\":")
+            w.write(int: epoch ?? 1)
+            w.raw(epoch == nil ? ",\"new\":true,\"u\":" : ",\"new\":false,\"u\":")
+            if let uid = s.owner { w.write(int: Int(uid)) } else { w.raw("null") }
+            w.raw(",\"t\":")
+            s.root.write(into: &w, graph)
+            w.raw(",\"f\":")
+            w.write(.object(JSONObject(uniqueMembers: s.facts.keys.sorted().map { (key: $0, value: s.facts[$0]!) })))
+            w.raw(",\"b\":")
+            w.write(strings: changes[name] ?? [])
+            w.raw("}")
+        }
+        w.raw("],\"c\":")
+        w.write(strings: Array(gone))
+        w.raw(",\"k\":[")
+        first = true
+        for k in keyed where !gone.contains(k.session) {
+            if !first { w.raw(",") }
+            first = false
+            w.raw("{\"s\":")
+            w.write(string: k.session)
+            w.raw(",\"k\":")
+            w.write(string: k.key)
+            w.raw(",\"r\":")
+            w.write(string: k.reply)
+            w.raw("}")
+        }
+        w.raw("]}")
+        let doc = String(decoding: w.bytes, as: UTF8.self)
+        connection.query(PostgresSchema.commit, [node, String(incarnation), doc]) { [unowned self] r in
+            switch r {
+            case .success:
+                commits += 1
+                for name in batch.keys where epochs[name] == nil {
+                    epochs[name] = 1
+                    owners[name] = node
+                }
+                for name in gone {
+                    epochs[name] = nil
+                    owners[name] = nil
+                }
+                done(nil)
+            case .failure(let f):
+                if f.sqlState == "NV001" { events?.leaseLost(f.message) }
+                fail(names, f.message, done)
+            }
+        }
+    }
+
+    /// A commit that was not stored: its sessions are dropped from memory and read again.
+    private func fail(_ names: [String], _ why: String, _ done: (StateError?) -> Void) {
+        let wasUp = isUp
+        needsResync = true
+        if wasUp { events?.storeAvailabilityChanged(false, reason: "a commit was not stored: \(why)") }
+        for name in names { epochs[name] = nil }
+        done(StateError(description: "PostgreSQL did not store the commit: \(why)"))
+        events?.sessionsLost(names)
+        if connection.isUp { tick() }
+    }
+
+    func close() {
+        timer?.close()
+        timer = nil
+        connection.close()
+    }
+}
