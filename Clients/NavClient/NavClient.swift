@@ -26,8 +26,16 @@ public struct NavClientError: Error, CustomStringConvertible {
 /// A synchronous client of navd over its Unix socket, newline-delimited JSON-RPC.
 /// Notifications that arrive while waiting for a reply are queued for ``nextNotification()``.
 public final class NavClient {
-    public let socketPath: String
-    private let fd: Int32
+    /// The socket this client talks to: the one it was made with, or, after it followed a `moved`
+    /// error (cluster mode), the node that owns the session.
+    public private(set) var socketPath: String
+    private var fd: Int32
+    /// Whether a `moved` error is followed: the client connects to the owner node the error names,
+    /// says `hello` again as it did, and sends the request there once. Subscriptions made on the
+    /// previous node stay there (subscribe again).
+    public var followsMoved = true
+    /// The last `hello` sent, said again after following `moved`.
+    private var lastHello: NavCall?
     private var buffer: [UInt8] = []
     private var nextId = 1
     private let parser = JSONParser(maxDepth: 512)
@@ -86,13 +94,17 @@ public final class NavClient {
 
     public init(socketPath: String? = nil) throws {
         self.socketPath = NavClient.defaultSocketPath(explicit: socketPath)
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        fd = try NavClient.connectSocket(self.socketPath, checkingPeer: NavClient.usesDefaultPath(explicit: socketPath))
+    }
+
+    private static func connectSocket(_ socketPath: String, checkingPeer: Bool) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(self.socketPath.utf8)
+        let bytes = Array(socketPath.utf8)
         guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else {
             close(fd)
-            throw NavClientError(code: 0, kind: "connect", message: "socket path too long: \(self.socketPath)", data: .null)
+            throw NavClientError(code: 0, kind: "connect", message: "socket path too long: \(socketPath)", data: .null)
         }
         withUnsafeMutableBytes(of: &addr.sun_path) { p in for (i, b) in bytes.enumerated() { p[i] = b } }
         let rc = withUnsafePointer(to: &addr) {
@@ -102,18 +114,19 @@ public final class NavClient {
             let why = String(cString: strerror(errno))
             close(fd)
             throw NavClientError(code: 0, kind: "connect",
-                                 message: "cannot connect to navd at \(self.socketPath): \(why) (is navd running? start it with `make run` or pass --socket / NAVD_SOCKET)", data: .null)
+                                 message: "cannot connect to navd at \(socketPath): \(why) (is navd running? start it with `make run` or pass --socket / NAVD_SOCKET)", data: .null)
         }
-        if NavClient.usesDefaultPath(explicit: socketPath) {
+        if checkingPeer {
             guard let cred = PeerCredentials.of(descriptor: fd) else {
                 close(fd)
-                throw NavClientError(code: 0, kind: "connect", message: "cannot read the credentials of \(self.socketPath)'s server", data: .null)
+                throw NavClientError(code: 0, kind: "connect", message: "cannot read the credentials of \(socketPath)'s server", data: .null)
             }
-            do { try NavClient.checkPeer(uid: cred.uid, path: self.socketPath) } catch {
+            do { try NavClient.checkPeer(uid: cred.uid, path: socketPath) } catch {
                 close(fd)
                 throw error
             }
         }
+        return fd
     }
 
     deinit { close(fd) }
@@ -197,9 +210,32 @@ public final class NavClient {
             }
             if try handleIncoming(m) { continue }
             guard m["id"] == .int(id) else { continue }
-            if let e = m["error"] { throw NavClientError(rpcError: e) }
+            if let e = m["error"] {
+                let error = NavClientError(rpcError: e)
+                if error.kind == "moved", followsMoved, !followingMoved, let target = error.data["socket"]?.stringValue, !target.isEmpty {
+                    return try follow(to: target, request, timeout: timeout)
+                }
+                throw error
+            }
+            if method == "hello" { lastHello = request }
             return m["result"] ?? .null
         }
+    }
+
+    private var followingMoved = false
+
+    /// Connects to the node a `moved` error named and sends `request` there (once: a second
+    /// `moved` is an error).
+    private func follow(to target: String, _ request: NavCall, timeout: Double?) throws -> JSONValue {
+        let newFd = try NavClient.connectSocket(target, checkingPeer: true)
+        close(fd)
+        fd = newFd
+        socketPath = target
+        buffer = []
+        followingMoved = true
+        defer { followingMoved = false }
+        if let hello = lastHello { try call(hello, timeout: timeout) }
+        return try call(request, timeout: timeout)
     }
 
     /// Queues notifications and answers navd's requests; true when `m` was one of those.

@@ -53,7 +53,7 @@ public final class Daemon: @unchecked Sendable {
             graphArgs = ["--graph", dir.file("graph")]
         }
         // Tests keep no state file unless they ask for one.
-        let stateArgs = arguments.contains("--state") ? [] : ["--ephemeral"]
+        let stateArgs = arguments.contains("--state") || arguments.contains("--store") ? [] : ["--ephemeral"]
         let socketArgs = useDefaultSocket ? [] : ["--socket", self.socketPath]
         let argv = [Repo.binary("navd")] + socketArgs + stateArgs + graphArgs + arguments
         var env = environment ?? ProcessInfo.processInfo.environment

@@ -83,7 +83,7 @@ _KINDS = {
     "unknownTarget": -32001, "invalidSetup": -32002, "notAllowed": -32003, "accessDenied": -32004,
     "preconditionFailed": -32005, "preconditionTimeout": -32006, "conflict": -32007,
     "cancelled": -32008, "unknownNode": -32009, "flowNotActive": -32010, "noMatchingLink": -32011,
-    "limitExceeded": -32012,
+    "limitExceeded": -32012, "unavailable": -32013, "moved": -32014,
 }
 _CLASSES = {}
 for _kind, _code in _KINDS.items():
@@ -233,6 +233,18 @@ class Client:
         self._replies = {}
         self._buf = b""
         self._next_id = 1
+        #: Whether a ``moved`` error (cluster mode) is followed: the client connects to the node it
+        #: names, says hello again as it did, and sends the request there once.
+        self.follow_moved = True
+        self._hello = None
+        self._connect()
+        if socket_path is None and not os.environ.get("NAVD_SOCKET"):
+            self._check_owner()
+        if name or token:
+            self._hello = {k: v for k, v in (("client", name), ("token", token)) if v is not None}
+            self.call("hello", client=name, token=token)
+
+    def _connect(self):
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self._sock.connect(self.socket_path)
@@ -240,10 +252,6 @@ class Client:
             self._sock.close()
             raise ConnectError("cannot connect to navd at %s: %s (is navd running? pass socket_path or set NAVD_SOCKET)"
                                % (self.socket_path, e.strerror or e)) from None
-        if socket_path is None and not os.environ.get("NAVD_SOCKET"):
-            self._check_owner()
-        if name or token:
-            self.call("hello", client=name, token=token)
 
     def _check_owner(self):
         # The default path is only trusted when navd runs as this user (or root): a socket another
@@ -351,8 +359,22 @@ class Client:
         return m.get("result")
 
     def call(self, method, params=None, timeout=None, **kw):
-        """Calls ``method`` with ``params`` (a dict) and/or keywords; returns the result."""
-        return self.reply(self.send(method, params, **kw), timeout)
+        """Calls ``method`` with ``params`` (a dict) and/or keywords; returns the result. A ``moved``
+        error (cluster mode: another node owns the session) is followed once (see ``follow_moved``)."""
+        try:
+            return self.reply(self.send(method, params, **kw), timeout)
+        except Moved as e:
+            target = (e.data or {}).get("socket")
+            if not self.follow_moved or not target:
+                raise
+            self.close()
+            self.socket_path = target
+            self._buf = b""
+            self._connect()
+            self._check_owner()
+            if self._hello:
+                self.reply(self.send("hello", self._hello), timeout)
+            return self.reply(self.send(method, params, **kw), timeout)
 
     def notify(self, method, params=None, **kw):
         """Sends a notification (no reply)."""

@@ -80,15 +80,8 @@ public final class Server {
         store = s
         if s.publishesChanges {
             hub.publishesChanges = true
-            // Cluster mode: "main" is one node's like any session; a new one is made only when no
-            // node owns it.
-            if !sessions.contains(where: { $0.name == "main" }) {
-                hub.sessions["main"] = nil
-                if s.missing("main") == nil {
-                    hub.sessions["main"] = SessionState(Session(name: "main", graph: graph), recordsAlways: true)
-                    s.sessionOpened(hub.sessions["main"]!.session)
-                }
-            }
+            // Cluster mode: "main" is one node's like any session (the store made it if none had).
+            if !sessions.contains(where: { $0.name == "main" }) { hub.sessions["main"] = nil }
             for session in sessions { hub.sessions[session.name] = SessionState(session, recordsAlways: true) }
             return sessions.count
         }

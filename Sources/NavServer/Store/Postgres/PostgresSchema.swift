@@ -124,6 +124,11 @@ enum PostgresSchema {
         RETURNING incarnation
         """
 
+    /// A new session owned by the node (epoch 1), unless it exists: answers its name if made.
+    static let createSession = """
+        INSERT INTO navd_sessions (name, version, next_id, tree, facts, uid, node, epoch)
+        VALUES ($1, $2::bigint, $3::bigint, $4, '{}', NULL, $5, 1) ON CONFLICT (name) DO NOTHING RETURNING name
+        """
     static let commit = "SELECT navd_commit($1, $2::bigint, $3::json)"
     static let claim = "SELECT * FROM navd_claim($1, $2::bigint, $3::int, $4::boolean)"
     static let renew = "SELECT navd_renew($1, $2::bigint, $3::int)"

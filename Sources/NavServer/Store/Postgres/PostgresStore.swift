@@ -90,6 +90,24 @@ final class PostgresStore: Store {
         sessions += try claimNow(own: false)
         let dir = try connection.runNow(PostgresSchema.directory)
         for row in dir.rows { if let n = row[0], let o = row[1] { owners[n] = o } }
+        if owners["main"] == nil {
+            // "main" always exists: the first node to start makes it, now, so that nodes starting
+            // together do not each make their own.
+            let main = Session(name: "main", graph: graph)
+            var tree = JSONWriter(capacity: 1024)
+            main.root.write(into: &tree, graph)
+            let made = try connection.runNow(PostgresSchema.createSession,
+                                             ["main", String(main.version), String(main.idCounter), String(decoding: tree.bytes, as: UTF8.self), node])
+            if made.rows.isEmpty {
+                let row = try connection.runNow("SELECT node FROM navd_sessions WHERE name = 'main'")
+                owners["main"] = row.rows.first?[0] ?? nil
+            } else {
+                epochs["main"] = 1
+                owners["main"] = node
+                sessions.append(main)
+                _ = try connection.runNow("SELECT pg_notify('navd_owners', $1)", [JSONWriter.string(["s": "main", "n": .string(node)])])
+            }
+        }
         _ = try connection.runNow("LISTEN navd_changes")
         _ = try connection.runNow("LISTEN navd_owners")
         connection.onNotification = { [unowned self] channel, payload in self.notified(channel, payload) }
@@ -275,7 +293,10 @@ final class PostgresStore: Store {
             return RPCError(.unavailable, "navd node \(node) cannot reach PostgreSQL, where session \"\(name)\" is kept; retry in a moment",
                             data: ["session": .string(name), "node": .string(node), "retryAfterMs": .int(250)])
         }
-        guard let owner = owners[name] else { return nil }
+        guard let owner = owners[name] else {
+            lookUp(name)
+            return nil
+        }
         if owner == node {
             return RPCError(.unavailable, "session \"\(name)\" is being read again from PostgreSQL on node \(node); retry in a moment",
                             data: ["session": .string(name), "node": .string(node), "retryAfterMs": .int(100)])
@@ -287,6 +308,19 @@ final class PostgresStore: Store {
         sweep()
         return RPCError(.unavailable, "session \"\(name)\"'s owner, node \(owner), stopped renewing its lease; a node is taking the session over: retry in a moment",
                         data: ["session": .string(name), "node": .string(owner), "retryAfterMs": .int(leaseMs / 3)])
+    }
+
+    /// Names looked up in PostgreSQL because a request named them and the directory did not know them.
+    private var lookingUp: Set<String> = []
+
+    /// Reads the owner of `name` (a node learns of sessions others make through their notification;
+    /// a request may come first): the next request finds it in the directory.
+    private func lookUp(_ name: String) {
+        guard lookingUp.count < 1_000, lookingUp.insert(name).inserted else { return }
+        connection.query("SELECT node FROM navd_sessions WHERE name = $1", [name]) { [unowned self] r in
+            lookingUp.remove(name)
+            if case .success(let rows) = r, let owner = rows.rows.first?[0], owners[name] == nil { owners[name] = owner }
+        }
     }
 
     /// The owner of `name` when another node owns it, and where it listens.

@@ -1,0 +1,289 @@
+import Foundation
+import JSON
+import NavClient
+import NavTesting
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Cluster mode: several navd nodes sharing sessions through a real PostgreSQL (started here in a
+/// temporary directory). Skipped, with the reason printed, where PostgreSQL is not installed.
+@Suite(.serialized, .enabled(if: postgresCanRun)) struct ClusterTests {
+    /// A navd node of the cluster on `pg`, with a short lease so that takeovers are quick.
+    static func node(_ name: String, _ pg: PostgresServer, socket: String? = nil, lease: String = "1s") throws -> Daemon {
+        try Daemon(arguments: ["--store", pg.conninfo, "--node", name, "--lease", lease], socketPath: socket)
+    }
+
+    @Test func aSessionOwnedByAnotherNodeIsMovedAndClientsFollowIt() throws {
+        let pg = try PostgresServer()
+        let a = try Self.node("A", pg)
+        let b = try Self.node("B", pg)
+        let ca = try a.client()
+        try ca.call("session.open", ["name": "s1"])
+        try ca.call("navigate", ["session": "s1", "to": "cart.Cart", "by": "select"])
+
+        // B names the owner and where it listens.
+        // B learns of s1 from A's notification, which may come just after A's reply.
+        let cb = try b.client()
+        var moved: JSONValue = .null
+        try waitUntil(timeout: 5) {
+            moved = try cb.callError("tree", ["session": "s1"])
+            return moved["data"]?["kind"]?.stringValue != "unknownTarget"
+        }
+        #expect(moved["code"]?.intValue == -32014)
+        #expect(moved["data"]?["kind"]?.stringValue == "moved")
+        #expect(moved["data"]?["node"]?.stringValue == "A")
+        #expect(moved["data"]?["socket"]?.stringValue == a.socketPath)
+
+        // NavClient follows it once, and stays with the owner.
+        let client = try NavClient(socketPath: b.socketPath)
+        let tree = try client.call("tree", ["session": "s1"])
+        #expect(tree["version"]?.intValue == 1)
+        #expect(client.socketPath == a.socketPath)
+
+        // So does navctl (it uses NavClient).
+        let out = try runCommand(Repo.binary("navctl"), ["--socket", b.socketPath, "--json", "tree", "--session", "s1"])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(try JSONParser(maxDepth: 64).parse(out.stdout)["version"]?.intValue == 1)
+
+        // A session nobody has is still unknown, on any node.
+        #expect(try b.client().callError("tree", ["session": "nope"])["data"]?["kind"]?.stringValue == "unknownTarget")
+        // And one another node owns cannot be opened here.
+        #expect(try b.client().callError("session.open", ["name": "s1"])["data"]?["kind"]?.stringValue == "moved")
+    }
+
+    @Test func aSubscriberOnOneNodeSeesEveryChangeMadeThroughAnother() throws {
+        let pg = try PostgresServer()
+        let a = try Self.node("A", pg)
+        let b = try Self.node("B", pg)
+        let owner = try a.client()
+        try owner.call("session.open", ["name": "shared"])
+        let watcher = try b.client()
+        let snapshot = try watcher.call("subscribe", ["session": "shared"])
+        var mirror = TreeMirror(snapshot: snapshot)
+        #expect(mirror.version == 0)
+
+        // Commits through A, some pipelined (several per group commit), some one by one.
+        var expected = 0
+        for round in 0..<10 {
+            for i in 0..<4 {
+                let tab = (round * 4 + i) % 2 == 0 ? "cart.Cart" : "shop.Home"
+                try owner.send("navigate", ["session": "shared", "to": .string(tab), "by": "select"], id: .int(1000 + i))
+            }
+            for i in 0..<4 { _ = try owner.reply(to: .int(1000 + i)) }
+            try owner.call("navigate", ["session": "shared", "to": "shop.Product", "with": ["id": .string("p\(round)")]])
+            try owner.call("dismiss", ["session": "shared"])
+            expected += 6
+        }
+        // Every version, in order, no gap; the changes rebuild A's tree exactly.
+        for v in 1...expected {
+            let n = try watcher.notification("stackChanged")
+            #expect(n["params"]?["session"]?.stringValue == "shared")
+            #expect(n["params"]?["version"]?.intValue == v)
+            #expect(n["params"]?["changes"]?.arrayValue?.first?["op"]?.stringValue != "reset", "version \(v) came as a snapshot")
+            try mirror.apply(n["params"]!)
+        }
+        let truth = try owner.call("tree", ["session": "shared"])
+        #expect(mirror.version == expected)
+        #expect(mirror.root == truth["root"])
+    }
+
+    /// Several clients navigate their own sessions through node after node; the owner is killed
+    /// with SIGKILL under that load, three times. Every navigation is keyed and retried with its key
+    /// until answered, so each session's version must equal the number of acknowledged navigations,
+    /// and the acknowledged versions must be 1, 2, 3, … (none lost, none applied twice).
+    @Test func killingTheOwnerUnderLoadLosesNothingAndRepeatsNothing() throws {
+        let pg = try PostgresServer()
+        let dir = TempDir()
+        defer { dir.remove() }
+        let sockets = ["A", "B", "C"].map { dir.file("\($0).sock") }
+        var nodes: [String: Daemon] = [:]
+        for (i, name) in ["A", "B", "C"].enumerated() { nodes[name] = try Self.node(name, pg, socket: sockets[i]) }
+        let sessions = (0..<4).map { "load-\($0)" }
+        do {
+            let c = try nodes["A"]!.client()
+            for s in sessions { try c.call("session.open", ["name": .string(s)]) }
+        }
+        let stop = Flag()
+        let results = Results()
+        let threads = sessions.enumerated().map { (i, s) in
+            Thread {
+                results.record(s, driveSession(s, sockets: sockets, start: i, until: stop, results: results))
+            }
+        }
+        for t in threads { t.start() }
+        var owner = "A"
+        for round in 1...3 {
+            // Let navigations commit on the owner, then kill it.
+            let before = try countAcknowledged(pg, sessions)
+            try waitUntil(timeout: 20) { (try? countAcknowledged(pg, sessions)) ?? 0 >= before + 40 }
+            nodes[owner]!.stop(signal: SIGKILL)
+            // Another node takes the sessions over; the load goes on there.
+            try waitUntil(timeout: 20) {
+                let owners = try pg.psql("SELECT DISTINCT node FROM navd_sessions WHERE name LIKE 'load-%'")
+                return !owners.isEmpty && !owners.contains(owner)
+            }
+            let next = try pg.psql("SELECT node FROM navd_sessions WHERE name = 'load-0'")
+            let mark = try countAcknowledged(pg, sessions)
+            try waitUntil(timeout: 20) { (try? countAcknowledged(pg, sessions)) ?? 0 >= mark + 40 }
+            // The killed node comes back (a new incarnation) for the next round.
+            let index = ["A", "B", "C"].firstIndex(of: owner)!
+            nodes[owner] = try Self.node(owner, pg, socket: sockets[index])
+            print("cluster kill round \(round): \(owner) killed, sessions taken over by \(next)")
+            owner = next
+        }
+        stop.set()
+        for t in threads { while !t.isFinished { usleep(10_000) } }
+        let c = try NavClient(socketPath: sockets[0])
+        for s in sessions {
+            let acked = results.versions(s)
+            #expect(acked.count > 100, "session \(s): only \(acked.count) acknowledged navigations")
+            #expect(acked == Array(1...acked.count), "session \(s): acknowledged versions are not 1…\(acked.count): \(acked.suffix(20))")
+            let tree = try c.call("tree", ["session": .string(s)])
+            #expect(tree["version"]?.intValue == acked.count, "session \(s): version \(tree["version"] ?? .null), acknowledged \(acked.count)")
+        }
+        #expect(results.failures.isEmpty, "\(results.failures.prefix(5))")
+    }
+
+    @Test func postgresRestartedUnderLoadIsReportedThenRecoveredFrom() throws {
+        let pg = try PostgresServer()
+        let a = try Self.node("A", pg)
+        let stop = Flag()
+        let results = Results()
+        let t = Thread { results.record("main", driveSession("main", sockets: [a.socketPath], start: 0, until: stop, results: results)) }
+        t.start()
+        try waitUntil(timeout: 20) { results.acknowledged >= 30 }
+        pg.stop()
+        // Changes are refused with `unavailable`, reads are still served.
+        let c = try a.client()
+        try waitUntil(timeout: 10) {
+            let e = try c.callError("navigate", ["to": "cart.Cart", "by": "select"])
+            return e["data"]?["kind"]?.stringValue == "unavailable"
+        }
+        #expect(try c.call("tree")["session"]?.stringValue == "main")
+        let during = results.acknowledged
+        try pg.start()
+        // navd reconnects by itself and the load goes on.
+        try waitUntil(timeout: 20) { results.acknowledged >= during + 30 }
+        stop.set()
+        while !t.isFinished { usleep(10_000) }
+        let acked = results.versions("main")
+        #expect(acked == Array(1...acked.count), "acknowledged versions are not 1…\(acked.count)")
+        #expect(try a.client().call("tree")["version"]?.intValue == acked.count)
+        #expect(results.sawUnavailable)
+        #expect(a.stderr.contains("connected to PostgreSQL again"))
+    }
+}
+
+let postgresCanRun: Bool = {
+    if let why = PostgresServer.unavailableReason {
+        print("ClusterTests skipped: \(why)")
+        return false
+    }
+    return true
+}()
+
+// MARK: Load driver
+
+final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
+}
+
+final class Results: @unchecked Sendable {
+    private let lock = NSLock()
+    private var acked: [String: [Int]] = [:]
+    private(set) var failures: [String] = []
+    private var unavailable = false
+    private var count = 0
+
+    func record(_ s: String, _ r: (versions: [Int], failures: [String], sawUnavailable: Bool)) {
+        lock.withLock {
+            acked[s] = r.versions
+            failures += r.failures
+            unavailable = unavailable || r.sawUnavailable
+        }
+    }
+    func acknowledge() { lock.withLock { count += 1 } }
+    var acknowledged: Int { lock.withLock { count } }
+    var sawUnavailable: Bool { lock.withLock { unavailable } }
+    func versions(_ s: String) -> [Int] { lock.withLock { acked[s] ?? [] } }
+}
+
+/// Navigates session `s` (alternating tabs, each navigation keyed) until `stop`, through whichever
+/// node answers: a refused connection or a closed one moves to the next socket, `moved` is followed
+/// by NavClient, `unavailable` is retried after the delay navd asks for. Answers the acknowledged
+/// versions in order.
+func driveSession(_ s: String, sockets: [String], start: Int, until stop: Flag, results: Results) -> (versions: [Int], failures: [String], sawUnavailable: Bool) {
+    var versions: [Int] = []
+    var failures: [String] = []
+    var sawUnavailable = false
+    var next = start
+    var client: NavClient?
+    var n = 0
+    while !stop.isSet {
+        n += 1
+        let key = "\(s)-\(n)"
+        let tab = n % 2 == 0 ? "shop.Home" : "cart.Cart"
+        var attempts = 0
+        while true {
+            attempts += 1
+            if attempts > 2_000 {
+                failures.append("\(key): no answer after 2000 attempts")
+                return (versions, failures, sawUnavailable)
+            }
+            do {
+                if client == nil {
+                    client = try NavClient(socketPath: sockets[next % sockets.count])
+                    next += 1
+                }
+                let r = try client!.call("navigate", ["session": .string(s), "to": .string(tab), "by": "select", "key": .string(key)], timeout: 5)
+                guard let v = r["version"]?.intValue else {
+                    failures.append("\(key): no version in \(r)")
+                    break
+                }
+                versions.append(v)
+                results.acknowledge()
+                break
+            } catch let e as NavClientError {
+                switch e.kind {
+                case "connect", "connection", "timeout", "moved":
+                    client = nil
+                    usleep(20_000)
+                case "unavailable":
+                    sawUnavailable = true
+                    client = nil
+                    usleep(UInt32(min(e.data["retryAfterMs"]?.intValue ?? 100, 500)) * 1_000)
+                default:
+                    failures.append("\(key): \(e)")
+                    return (versions, failures, sawUnavailable)
+                }
+            } catch {
+                failures.append("\(key): \(error)")
+                return (versions, failures, sawUnavailable)
+            }
+        }
+    }
+    return (versions, failures, sawUnavailable)
+}
+
+/// Acknowledged navigations of `sessions` as PostgreSQL holds them (their versions summed).
+func countAcknowledged(_ pg: PostgresServer, _ sessions: [String]) throws -> Int {
+    let list = sessions.map { "'\($0)'" }.joined(separator: ",")
+    return Int(try pg.psql("SELECT coalesce(sum(version), 0) FROM navd_sessions WHERE name IN (\(list))")) ?? 0
+}
+
+/// Polls `condition` (a state outside this process: PostgreSQL's tables, another process) until it
+/// holds.
+func waitUntil(timeout: Double, _ condition: () throws -> Bool) throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if try condition() { return }
+        usleep(50_000)
+    }
+    throw TestFailure("condition not met within \(timeout) s")
+}

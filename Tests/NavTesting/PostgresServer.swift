@@ -1,0 +1,85 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real PostgreSQL server in a temporary directory, listening only on a Unix socket there. Made
+/// with `initdb` and run with `pg_ctl`; as root (PostgreSQL refuses to run as root) both run as
+/// the unprivileged user `nobody` through `runuser`.
+public final class PostgresServer: @unchecked Sendable {
+    public let dir: TempDir
+    public let port = 5432
+    private let bin: String
+    private let asUser: [String]
+
+    /// The libpq connection string of the server (superuser `navd`, database `postgres`).
+    public var conninfo: String { "host=\(dir.path) port=\(port) user=navd dbname=postgres connect_timeout=2" }
+
+    /// Why PostgreSQL cannot run here, or nil: tests that need it are skipped with this reason.
+    public static var unavailableReason: String? {
+        binDir == nil ? "PostgreSQL's initdb and pg_ctl are not installed (make test installs the postgresql package with apt-get)" : nil
+    }
+
+    private static var binDir: String? {
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
+        for v in versions.sorted(by: >) {
+            let d = "/usr/lib/postgresql/\(v)/bin"
+            if FileManager.default.isExecutableFile(atPath: d + "/initdb") && FileManager.default.isExecutableFile(atPath: d + "/pg_ctl") { return d }
+        }
+        return nil
+    }
+
+    /// Creates the cluster and starts the server.
+    public init() throws {
+        guard let bin = Self.binDir else { throw TestFailure(Self.unavailableReason!) }
+        self.bin = bin
+        dir = TempDir()
+        if getuid() == 0 {
+            asUser = ["/usr/sbin/runuser", "-u", "nobody", "--"]
+            chmod(dir.path, 0o755)
+            chown(dir.path, 65534, 65534)
+        } else {
+            asUser = []
+        }
+        let r = try run([bin + "/initdb", "-D", dir.file("data"), "-A", "trust", "-U", "navd", "-E", "UTF8", "--no-sync"])
+        guard r.status == 0 else { throw TestFailure("initdb failed: \(r.stderr)") }
+        try start()
+    }
+
+    private func run(_ argv: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let full = asUser + argv
+        return try runCommand(full[0], Array(full.dropFirst()))
+    }
+
+    /// Starts the server. Through Python's `subprocess`, which closes every descriptor above 2 in
+    /// the child: the server keeps whatever it inherits open (this test process's pipes), and
+    /// whoever reads their other end would wait for it forever.
+    public func start() throws {
+        let out = dir.file("pg_ctl.out")
+        let argv = asUser + [bin + "/pg_ctl", "-D", dir.file("data"), "-w", "-t", "30", "-l", dir.file("log"),
+                             "-o", "-k \(dir.path) -p \(port) -c listen_addresses= -c max_connections=50", "start"]
+        let py = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[2:], stdin=subprocess.DEVNULL, stdout=open(sys.argv[1], 'w'), stderr=subprocess.STDOUT))"
+        let r = try runSpawned(["/usr/bin/python3", "-c", py, out] + argv)
+        guard r.status == 0 else {
+            throw TestFailure("pg_ctl start failed: \((try? String(contentsOfFile: out, encoding: .utf8)) ?? "") \((try? String(contentsOfFile: dir.file("log"), encoding: .utf8)) ?? "")")
+        }
+    }
+
+    /// Stops the server (`fast`: open connections are ended).
+    public func stop() {
+        _ = try? run([bin + "/pg_ctl", "-D", dir.file("data"), "-w", "-m", "fast", "stop"])
+    }
+
+    /// Runs SQL with psql and answers its output (unaligned, tuples only).
+    public func psql(_ sql: String) throws -> String {
+        let r = try runCommand("/usr/bin/psql", ["-X", "-A", "-t", "-q", "-h", dir.path, "-p", "\(port)", "-U", "navd", "-d", "postgres", "-c", sql])
+        guard r.status == 0 else { throw TestFailure("psql failed: \(r.stderr)") }
+        return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    deinit {
+        stop()
+        dir.remove()
+    }
+}
