@@ -262,6 +262,7 @@ final class PostgresStore: Store {
         Array(["LISTEN navd_changes", "LISTEN navd_owners"]).forEach { connection.query($0) { _ in } }
         connection.query(PostgresSchema.directory) { [unowned self] r in
             if case .success(let rows) = r {
+                absent = [:]
                 owners = [:]
                 for row in rows.rows { if let n = row[0], let o = row[1] { owners[n] = o } }
             }
@@ -279,6 +280,7 @@ final class PostgresStore: Store {
         guard channel == "navd_owners", let j = try? JSONParser(maxDepth: 8).parse(payload), let s = j["s"]?.stringValue else { return }
         let newOwner = j["n"]?.stringValue
         owners[s] = newOwner
+        absent[s] = nil
         if newOwner != node, epochs.removeValue(forKey: s) != nil {
             events?.sessionsLost([s])
         }
@@ -294,8 +296,11 @@ final class PostgresStore: Store {
                             data: ["session": .string(name), "node": .string(node), "retryAfterMs": .int(250)])
         }
         guard let owner = owners[name] else {
-            lookUp(name)
-            return nil
+            if let seen = absent[name], loop.now - seen < 1_000 { return nil }
+            // Another node may have made it a moment ago (its notification is on its way): the
+            // request is handled again once PostgreSQL was asked (see ``Call/fail(_:)``).
+            return RPCError(.unavailable, "session \"\(name)\" is being looked up in PostgreSQL; retry in a moment",
+                            data: ["session": .string(name), "retryAfterMs": .int(10), RPCError.lookUpMarker: .string(name)])
         }
         if owner == node {
             return RPCError(.unavailable, "session \"\(name)\" is being read again from PostgreSQL on node \(node); retry in a moment",
@@ -310,17 +315,41 @@ final class PostgresStore: Store {
                         data: ["session": .string(name), "node": .string(owner), "retryAfterMs": .int(leaseMs / 3)])
     }
 
-    /// Names looked up in PostgreSQL because a request named them and the directory did not know them.
-    private var lookingUp: Set<String> = []
+    /// Names found in no row of PostgreSQL, and when (loop time): requests naming them within a
+    /// second are answered at once.
+    private var absent: [String: UInt64] = [:]
+    /// Requests waiting for a look-up, by session name.
+    private var lookingUp: [String: [() -> Void]] = [:]
+    /// The most requests that may wait for look-ups; more are answered `unavailable`.
+    static let maxLookUps = 10_000
+    private var waitingLookUps = 0
 
     /// Reads the owner of `name` (a node learns of sessions others make through their notification;
-    /// a request may come first): the next request finds it in the directory.
-    private func lookUp(_ name: String) {
-        guard lookingUp.count < 1_000, lookingUp.insert(name).inserted else { return }
-        connection.query("SELECT node FROM navd_sessions WHERE name = $1", [name]) { [unowned self] r in
-            lookingUp.remove(name)
-            if case .success(let rows) = r, let owner = rows.rows.first?[0], owners[name] == nil { owners[name] = owner }
+    /// a request may come first), then runs `then`: the directory now knows it, or knows it is absent.
+    func lookUp(_ name: String, then: @escaping () -> Void) -> Bool {
+        guard waitingLookUps < Self.maxLookUps, connection.isUp else { return false }
+        waitingLookUps += 1
+        if lookingUp[name] != nil {
+            lookingUp[name]!.append(then)
+            return true
         }
+        lookingUp[name] = [then]
+        connection.query("SELECT node FROM navd_sessions WHERE name = $1", [name]) { [unowned self] r in
+            let waiting = lookingUp.removeValue(forKey: name) ?? []
+            waitingLookUps -= waiting.count
+            if case .success(let rows) = r {
+                if let owner = rows.rows.first?[0] {
+                    if owners[name] == nil { owners[name] = owner }
+                } else {
+                    if absent.count > 10_000 { absent = absent.filter { loop.now - $0.value < 1_000 } }
+                    absent[name] = loop.now
+                }
+            } else {
+                absent[name] = loop.now
+            }
+            for w in waiting { w() }
+        }
+        return true
     }
 
     /// The owner of `name` when another node owns it, and where it listens.
