@@ -48,6 +48,15 @@ import Glibc
         #expect(out.status == 0, "\(out.stderr)")
         #expect(try JSONParser(maxDepth: 64).parse(out.stdout)["version"]?.intValue == 1)
 
+        // And the Python client.
+        let py = "import json, sys; sys.path.insert(0, sys.argv[1]); import navd_client as n; c = n.Client(sys.argv[2]); "
+            + "t = c.call('tree', session='s1'); print(json.dumps({'version': t['version'], 'socket': c.socket_path}))"
+        let pyOut = try runCommand("/usr/bin/python3", ["-c", py, Repo.file("Clients/python").path, b.socketPath])
+        #expect(pyOut.status == 0, "\(pyOut.stderr)")
+        let pyResult = try JSONParser(maxDepth: 8).parse(pyOut.stdout)
+        #expect(pyResult["version"]?.intValue == 1)
+        #expect(pyResult["socket"]?.stringValue == a.socketPath)
+
         // A session nobody has is still unknown, on any node.
         #expect(try b.client().callError("tree", ["session": "nope"])["data"]?["kind"]?.stringValue == "unknownTarget")
         // And one another node owns cannot be opened here.
