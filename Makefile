@@ -9,7 +9,7 @@ PYENV      := .build/pyenv
 # Release builds of navd tuned with the flags Package.swift keeps behind NAVD_TUNED.
 export NAVD_TUNED ?= 1
 
-.PHONY: run test test-python python-deps deps build build-debug embed graph-png bench bench-instructions bench-cpu bench-graph bench-core pgo-profile demo clean help fuzz fuzz-smoke test-asan soak attacks
+.PHONY: run test test-python python-deps deps build build-debug embed graph-png bench bench-instructions bench-cpu bench-graph bench-core pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
 
 help:
 	@echo "make run   - install what is missing, build (release), start navd on the example graph"
@@ -117,6 +117,14 @@ bench-core: deps
 ## make demo: navd, two nav-tui side by side on one session, and a navctl tour, in tmux.
 demo: build
 	scripts/demo.sh
+
+## Cluster mode in tmux: PostgreSQL, two navd nodes, a nav-tui on each, navctl driving one (Protocol/CLUSTER.md).
+cluster-demo: build
+	scripts/cluster-demo.sh
+
+## Cluster mode's figures: req/s with the PostgreSQL store beside SQLite and pgbench; takeover time.
+bench-cluster: build
+	scripts/cluster-bench.sh
 
 ## Redraw the example graph shown in the README (needs graphviz).
 graph-png: build-debug
