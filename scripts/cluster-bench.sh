@@ -15,10 +15,11 @@ DUR=${DUR:-3}
 LEASE=${LEASE:-2s}
 TAKEOVER=${TAKEOVER:-1000}
 WORK=$(mktemp -d /tmp/navd-cluster-bench.XXXXXX)
+chmod 755 "$WORK"  # PostgreSQL runs as nobody under it
 BIN=.build/release
 PIDS=()
 cleanup() {
-    for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+    for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
     scripts/pg-temp.sh stop "$WORK/pg"
     rm -rf "$WORK"
 }
@@ -52,7 +53,6 @@ row() {
     stop_navd
 }
 row "postgres (one node)" --store "$PG" --node bench --lease "$LEASE"
-commits=$("${PSQL[@]}" -c "SELECT xact_commit FROM pg_stat_database WHERE datname = 'postgres'")
 row "sqlite --durability full" --state "$WORK/full.sqlite" --durability full
 row "sqlite --durability process" --state "$WORK/process.sqlite" --durability process
 
@@ -77,8 +77,16 @@ start_navd B --store "$PG" --node B --lease "$LEASE"
 B_SOCK=$SOCK
 t0=$(date +%s%N)
 kill -9 "$A_PID"
-while [ "$("${PSQL[@]}" -c "SELECT count(*) FROM navd_sessions WHERE name LIKE 't-%' AND node = 'B'")" != "$TAKEOVER" ]; do sleep 0.02; done
+wait "$A_PID" 2>/dev/null || true
+deadline=$((SECONDS + 60))
+while [ "$("${PSQL[@]}" -c "SELECT count(*) FROM navd_sessions WHERE name LIKE 't-%' AND node = 'B'")" != "$TAKEOVER" ]; do
+    (( SECONDS < deadline )) || { log "cluster-bench: B did not take the sessions over within 60 s"; exit 1; }
+    sleep 0.02
+done
 last=$((TAKEOVER - 1))
-until echo "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tree\",\"params\":{\"session\":\"t-$last\"}}" | socat -t2 - UNIX-CONNECT:"$B_SOCK" | grep -q '"result"'; do sleep 0.01; done
+until echo "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tree\",\"params\":{\"session\":\"t-$last\"}}" | socat -t2 - UNIX-CONNECT:"$B_SOCK" | grep -q '"result"'; do
+    (( SECONDS < deadline )) || { log "cluster-bench: B does not serve t-$last within 60 s"; exit 1; }
+    sleep 0.01
+done
 t1=$(date +%s%N)
 printf "%-34s %10d ms\n" "kill -9 → all served by B" $(( (t1 - t0) / 1000000 ))

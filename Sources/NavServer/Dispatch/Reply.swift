@@ -167,7 +167,7 @@ struct Call {
         guard let id else { return }
         if let name = error.data[RPCError.lookUpMarker]?.stringValue {
             // Cluster mode: the session is not known here yet; asked again once the store was read.
-            if batchRef == nil, connection.server.retryAfterLookUp(self, name) { return }
+            if connection.server.retryAfterLookUp(self, name) { return }
             var plain = error
             plain.data[RPCError.lookUpMarker] = nil
             return fail(plain)

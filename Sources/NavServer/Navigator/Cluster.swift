@@ -36,6 +36,7 @@ extension Server: ClusterEvents {
         var names = Set<String>()
         for s in sessions {
             names.insert(s.name)
+            numberNavigations(afterThoseOf: s)
             if let st = hub.sessions[s.name] {
                 guard st.session.version != s.version || st.session.idCounter != s.idCounter else { continue }
                 cancelPending(of: st, "session \"\(s.name)\" was read again from PostgreSQL")
@@ -261,8 +262,8 @@ extension RPCError {
 
 extension Server {
     /// Handles `call` again once the store has looked `name` up (cluster mode): the request, made
-    /// into text again, is dispatched anew and answered then. False when it cannot wait (too many
-    /// wait, or PostgreSQL cannot be reached).
+    /// into text again, is dispatched anew and answered then (into its slot when it came in a
+    /// batch). False when it cannot wait (too many wait, or PostgreSQL cannot be reached).
     func retryAfterLookUp(_ call: Call, _ name: String) -> Bool {
         guard let pg = store as? PostgresStore, let id = call.id else { return false }
         var w = JSONWriter(capacity: 256)
@@ -276,13 +277,14 @@ extension Server {
         }
         w.raw("}")
         let text = w.bytes
-        let c = call.connection, framing = call.framing
+        // A batch's collector waits for this reply (its slot is filled by the retried call).
+        let c = call.connection, framing = call.framing, batch = call.batchRef?.object, slot = call.slot
         return pg.lookUp(name) { [unowned self] in
             guard !c.isClosed else { return }
             text.withUnsafeBytes { raw in
                 guard let message = try? parser.view(raw, padded: false), case .request(let r) = RPCMessage.decode(message),
                       let handler = methods.handler(named: r.methodName.stringBytes) else { return }
-                handler(Call(connection: c, id: r.id, methodName: r.methodName, params: r.params, framing: framing, batch: nil, slot: 0))
+                handler(Call(connection: c, id: r.id, methodName: r.methodName, params: r.params, framing: framing, batch: batch, slot: slot))
             }
         }
     }

@@ -65,17 +65,9 @@ public final class Server {
             s.close()
             throw error
         }
-        // Restored keyed replies name navigations ("nav-7"); new ones are numbered after them.
-        let parser = JSONParser(maxDepth: 4096)
         for session in sessions {
             hub.sessions[session.name] = SessionState(session)
-            for reply in session.keyed.values {
-                let id: JSONValue? = switch reply {
-                case .success(let t): (try? parser.parse(t.bytes))?["navigation"]
-                case .failure(let e): e.data["navigation"]
-                }
-                if let n = id?.stringValue.flatMap(PendingNavigation.number(ofId:)) { hub.numberNavigations(after: n) }
-            }
+            numberNavigations(afterThoseOf: session)
         }
         store = s
         if s.publishesChanges {
@@ -90,6 +82,18 @@ public final class Server {
         }
         return sessions.count
     }
+    /// Restored keyed replies name navigations ("nav-7"): new ones are numbered after them.
+    func numberNavigations(afterThoseOf session: Session) {
+        let parser = JSONParser(maxDepth: 4096)
+        for reply in session.keyed.values {
+            let id: JSONValue? = switch reply {
+            case .success(let t): (try? parser.parse(t.bytes))?["navigation"]
+            case .failure(let e): e.data["navigation"]
+            }
+            if let n = id?.stringValue.flatMap(PendingNavigation.number(ofId:)) { hub.numberNavigations(after: n) }
+        }
+    }
+
     /// Loads a graph from a directory (nil: the embedded example), for `graph.reload`.
     public var graphLoader: ((String?) -> (NavigationGraph?, Diagnostics))?
     /// Where the current graph came from (nil: the embedded example).
