@@ -173,9 +173,7 @@ struct Serve: ParsableCommand {
             if r["ok"] != true { logger.error("graph not reloaded: \(JSONWriter.string(r))") }
         }
         if let store {
-            var host = [CChar](repeating: 0, count: 256)
-            gethostname(&host, host.count - 1)
-            let nodeName = node ?? (String(cString: host) + ":" + config.socketPath)
+            let nodeName = node ?? (ProcessInfo.processInfo.hostName + ":" + config.socketPath)
             do {
                 let restored = try server.useSharedStore(store, node: nodeName, leaseMs: Int(parseDuration(.string(lease))!))
                 logger.info("cluster store ready", metadata: ["navd.node": "\(nodeName)", "navd.sessions": "\(restored)"])

@@ -57,6 +57,12 @@ import Glibc
         #expect(pyResult["version"]?.intValue == 1)
         #expect(pyResult["socket"]?.stringValue == a.socketPath)
 
+        // stats names the node and what it owns.
+        let stats = try ca.call("stats")["cluster"]
+        #expect(stats?["node"]?.stringValue == "A")
+        #expect(stats?["available"] == true)
+        #expect(stats?["owned"]?.intValue == 2)  // main (A started first) and s1
+
         // A session nobody has is still unknown, on any node.
         #expect(try b.client().callError("tree", ["session": "nope"])["data"]?["kind"]?.stringValue == "unknownTarget")
         // And one another node owns cannot be opened here.

@@ -84,6 +84,7 @@ extension Server {
             "uptime": .double(Double(uptimeMs) / 1000),
             "memory": ["rss": .int(EventLoop.residentMemory)],
         ]
+        if let pg = store as? PostgresStore { o.append("cluster", .object(pg.statsObject(mirrors: hub.mirrors.count))) }
         return o
     }
 }

@@ -380,6 +380,15 @@ final class PostgresStore: Store {
         }
     }
 
+    /// `stats.cluster`: this node, its incarnation, whether it can write, what it knows of others.
+    func statsObject(mirrors: Int) -> JSONObject {
+        [
+            "node": .string(node), "incarnation": .int(incarnation), "available": .bool(isUp),
+            "commits": .int(commits), "owned": .int(epochs.count), "known": .int(owners.count),
+            "nodes": .int(nodes.count), "mirrored": .int(mirrors), "queries": .int(connection.queuedQueries),
+        ]
+    }
+
     // MARK: Store
 
     var isAsynchronous: Bool { true }
