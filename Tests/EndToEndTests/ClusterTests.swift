@@ -12,8 +12,8 @@ import Glibc
 /// temporary directory). Skipped, with the reason printed, where PostgreSQL is not installed.
 @Suite(.serialized, .enabled(if: postgresCanRun)) struct ClusterTests {
     /// A navd node of the cluster on `pg`, with a short lease so that takeovers are quick.
-    static func node(_ name: String, _ pg: PostgresServer, socket: String? = nil, lease: String = "1s") throws -> Daemon {
-        try Daemon(arguments: ["--store", pg.conninfo, "--node", name, "--lease", lease], socketPath: socket)
+    static func node(_ name: String, _ pg: PostgresServer, socket: String? = nil, lease: String = "1s", graph: String? = nil) throws -> Daemon {
+        try Daemon(graph: graph, arguments: ["--store", pg.conninfo, "--node", name, "--lease", lease], socketPath: socket)
     }
 
     @Test func aSessionOwnedByAnotherNodeIsMovedAndClientsFollowIt() throws {
@@ -103,6 +103,53 @@ import Glibc
         let truth = try owner.call("tree", ["session": "shared"])
         #expect(mirror.version == expected)
         #expect(mirror.root == truth["root"])
+    }
+
+    @Test func subscribersFollowASessionThroughATakeoverAndLargeChangesComeAsSnapshots() throws {
+        let pg = try PostgresServer()
+        let graph = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Note]}
+              Note: {setup: {type: object, properties: {text: {type: string}}}}
+            """
+        let a = try Self.node("A", pg, graph: graph)
+        let b = try Self.node("B", pg, graph: graph)
+        let owner = try a.client()
+        try owner.call("session.open", ["name": "t"])
+        let watcher = try b.client()
+        var mirror = TreeMirror(snapshot: try watcher.call("subscribe", ["session": "t"]))
+        try owner.call("navigate", ["session": "t", "to": "Note", "with": ["text": "short"]])
+        try owner.call("dismiss", ["session": "t"])
+        // A change too large for a notification (its params over 7,900 bytes) reaches B's subscriber
+        // as a snapshot of the same version.
+        try owner.call("navigate", ["session": "t", "to": "Note", "with": ["text": .string(String(repeating: "x", count: 9_000))]])
+        for v in 1...3 {
+            let n = try watcher.notification("stackChanged")
+            #expect(n["params"]?["version"]?.intValue == v)
+            let isReset = n["params"]?["changes"]?.arrayValue?.first?["op"]?.stringValue == "reset"
+            #expect(isReset == (v == 3), "version \(v)")
+            try mirror.apply(n["params"]!)
+        }
+        #expect(mirror.root == (try owner.call("tree", ["session": "t"]))["root"])
+
+        // A dies; B takes t over, and its subscriber goes on from where it was, without a gap.
+        _ = a.stop(signal: SIGKILL)
+        let client = try NavClient(socketPath: b.socketPath)
+        var served: JSONValue = .null
+        try waitUntil(timeout: 10, "B serves t") {
+            do {
+                served = try client.call("dismiss", ["session": "t"])
+                return true
+            } catch let e as NavClientError where e.kind == "unavailable" || e.kind == "moved" || e.kind == "connect" {
+                return false
+            }
+        }
+        #expect(served["version"]?.intValue == 4)
+        let n = try watcher.notification("stackChanged")
+        #expect(n["params"]?["version"]?.intValue == 4)
+        try mirror.apply(n["params"]!)
+        #expect(mirror.root == (try client.call("tree", ["session": "t"]))["root"])
     }
 
     /// Several clients navigate their own sessions through node after node; the owner is killed
