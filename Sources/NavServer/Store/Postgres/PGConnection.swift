@@ -68,7 +68,7 @@ final class PGConnection {
         guard let c, PQstatus(c) == CONNECTION_OK else {
             let why = c.map { Self.errorText($0) } ?? "out of memory"
             PQfinish(c)
-            throw StateError(description: "cannot connect to PostgreSQL (\(Self.redacted(conninfo))): \(why)")
+            throw StateError(description: "cannot connect to PostgreSQL (\(Self.redacted(conninfo))): \(why); start PostgreSQL or correct --store (a libpq connection string: postgres://USER@HOST/DATABASE, or host=… dbname=… user=…)")
         }
         conn = c
     }
@@ -306,6 +306,10 @@ final class PGConnection {
 
     /// The connection string without its password, for messages.
     static func redacted(_ conninfo: String) -> String {
+        if !conninfo.contains("://") {
+            // key=value form: hide password=…
+            return conninfo.split(separator: " ").map { $0.hasPrefix("password=") ? "password=***" : String($0) }.joined(separator: " ")
+        }
         guard let at = conninfo.range(of: "@"), let scheme = conninfo.range(of: "://"), scheme.upperBound < at.lowerBound else {
             return conninfo
         }
