@@ -41,7 +41,7 @@ final class Connection {
     private(set) var readPaused = false
     private var isDirty = false
     /// Requests navd sent to this client, by id.
-    private var outbound: [Int: OutboundRequest] = [:]
+    var outbound: [Int: OutboundRequest] = [:]
     /// Called once when the connection goes away, for cleanup by other parts of the server.
     var onClose: [(Connection) -> Void] = []
 
@@ -418,54 +418,6 @@ final class Connection {
         if holdsInput { server.inputHeld(self) }
     }
 
-    // MARK: Requests from navd to the client
-
-    /// Sends a request to the client; `completion` runs exactly once: with its reply, or with an error if
-    /// the client answers with one, does not answer in `timeoutMs`, or disconnects.
-    @discardableResult
-    func request(_ method: String, params: JSONValue, timeoutMs: UInt64,
-                 completion: @escaping (Result<JSONValue, RPCError>) -> Void) -> Int {
-        guard !isClosed else {
-            completion(.failure(RPCError(.clientGone, "the client is not connected")))
-            return -1
-        }
-        let rid = server.nextOutboundId()
-        let timer = Timer(loop: server.loop)
-        outbound[rid] = OutboundRequest(method: method, completion: completion, timer: timer)
-        timer.start(milliseconds: timeoutMs) {
-            self.completeOutbound(rid, .failure(RPCError(.timeout, "the client did not answer \(method) within \(timeoutMs) ms")))
-        }
-        var w = JSONWriter()
-        RPCEncoder.request(id: .int(rid), method: method, params: params, into: &w)
-        sendFramed(w.bytes, lastFraming)
-        return rid
-    }
-
-    /// Withdraws a request: its completion will not run, and the client is told (`$/cancelRequest`).
-    func cancelRequest(_ rid: Int) {
-        guard let r = outbound.removeValue(forKey: rid) else { return }
-        r.timer.close()
-        var w = JSONWriter()
-        RPCEncoder.notification(method: "$/cancelRequest", params: ["id": .int(rid)], into: &w)
-        sendFramed(w.bytes, lastFraming)
-    }
-
-    var outboundCount: Int { outbound.count }
-
-    func receivedResponse(_ response: RPCResponse) {
-        guard let rid = response.id.intValue, outbound[rid] != nil else {
-            server.logger.debug("reply to an unknown request id", metadata: ["navd.client": "\(id)"])
-            return
-        }
-        completeOutbound(rid, response.result)
-    }
-
-    private func completeOutbound(_ rid: Int, _ result: Result<JSONValue, RPCError>) {
-        guard let r = outbound.removeValue(forKey: rid) else { return }
-        r.timer.close()
-        r.completion(result)
-    }
-
     // MARK: Closing
 
     /// Flushes what is queued, then closes.
@@ -505,10 +457,4 @@ final class Connection {
         for h in hooks { h(self) }
         server.connectionClosed(self)
     }
-}
-
-struct OutboundRequest {
-    let method: String
-    let completion: (Result<JSONValue, RPCError>) -> Void
-    let timer: Timer
 }

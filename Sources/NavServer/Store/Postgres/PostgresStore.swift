@@ -32,19 +32,19 @@ final class PostgresStore: Store {
     let leaseMs: Int
     /// The most sessions one takeover claims (the rest are claimed by the next sweeps).
     static let claimBatch = 1_000
-    private let connection: PGConnection
-    private let loop: EventLoop
+    let connection: PGConnection
+    let loop: EventLoop
     private let logger: Logger
     weak var events: ClusterEvents?
     private(set) var incarnation = 0
-    private var graph: NavigationGraph?
+    var graph: NavigationGraph?
 
     /// Sessions this node owns, by their epoch (absent: created here, not yet stored).
     private var epochs: [String: Int] = [:]
     /// Every session of the cluster and its owner node, kept current by `navd_owners` notifications.
-    private var owners: [String: String] = [:]
+    var owners: [String: String] = [:]
     /// Every node: its socket and when its lease ends (loop time, ms), as of the last renewal.
-    private var nodes: [String: (socket: String, until: UInt64)] = [:]
+    var nodes: [String: (socket: String, until: UInt64)] = [:]
 
     private var dirty: [String: Session] = [:]
     private var closed: Set<String> = []
@@ -59,6 +59,15 @@ final class PostgresStore: Store {
     private(set) var needsResync = false
     private var resyncing = false
     private(set) var commits = 0
+    /// Names found in no row of PostgreSQL, and when (loop time): requests naming them within a
+    /// second are answered at once.
+    var absent: [String: UInt64] = [:]
+    /// Requests waiting for a look-up, by session name.
+    var lookingUp: [String: [() -> Void]] = [:]
+    /// The most requests that may wait for look-ups; more are answered `unavailable`.
+    static let maxLookUps = 10_000
+    var waitingLookUps = 0
+
     /// Every PostgreSQL notification payload is at most this long; a larger change is announced
     /// without its body and read by subscribers' nodes from the table.
     static let maxPayload = 7_900
@@ -283,100 +292,6 @@ final class PostgresStore: Store {
         absent[s] = nil
         if newOwner != node, epochs.removeValue(forKey: s) != nil {
             events?.sessionsLost([s])
-        }
-    }
-
-    // MARK: Where a session is
-
-    /// Why the node does not serve `name` (it holds no such session): it is another live node's
-    /// (`moved`), or PostgreSQL or a takeover must be waited for (`unavailable`); nil: no such session.
-    func missing(_ name: String) -> RPCError? {
-        if !isUp {
-            return RPCError(.unavailable, "navd node \(node) cannot reach PostgreSQL, where session \"\(name)\" is kept; retry in a moment",
-                            data: ["session": .string(name), "node": .string(node), "retryAfterMs": .int(250)])
-        }
-        guard let owner = owners[name] else {
-            if let seen = absent[name], loop.now - seen < 1_000 { return nil }
-            // Another node may have made it a moment ago (its notification is on its way): the
-            // request is handled again once PostgreSQL was asked (see ``Call/fail(_:)``).
-            return RPCError(.unavailable, "session \"\(name)\" is being looked up in PostgreSQL; retry in a moment",
-                            data: ["session": .string(name), "retryAfterMs": .int(10), RPCError.lookUpMarker: .string(name)])
-        }
-        if owner == node {
-            return RPCError(.unavailable, "session \"\(name)\" is being read again from PostgreSQL on node \(node); retry in a moment",
-                            data: ["session": .string(name), "node": .string(node), "retryAfterMs": .int(100)])
-        }
-        if let n = nodes[owner], n.until > loop.now {
-            return RPCError(.moved, "session \"\(name)\" is owned by navd node \(owner), listening on \(n.socket); send the request there",
-                            data: ["session": .string(name), "node": .string(owner), "socket": .string(n.socket)])
-        }
-        sweep()
-        return RPCError(.unavailable, "session \"\(name)\"'s owner, node \(owner), stopped renewing its lease; a node is taking the session over: retry in a moment",
-                        data: ["session": .string(name), "node": .string(owner), "retryAfterMs": .int(leaseMs / 3)])
-    }
-
-    /// Names found in no row of PostgreSQL, and when (loop time): requests naming them within a
-    /// second are answered at once.
-    private var absent: [String: UInt64] = [:]
-    /// Requests waiting for a look-up, by session name.
-    private var lookingUp: [String: [() -> Void]] = [:]
-    /// The most requests that may wait for look-ups; more are answered `unavailable`.
-    static let maxLookUps = 10_000
-    private var waitingLookUps = 0
-
-    /// Reads the owner of `name` (a node learns of sessions others make through their notification;
-    /// a request may come first), then runs `then`: the directory now knows it, or knows it is absent.
-    func lookUp(_ name: String, then: @escaping () -> Void) -> Bool {
-        guard waitingLookUps < Self.maxLookUps, connection.isUp else { return false }
-        waitingLookUps += 1
-        if lookingUp[name] != nil {
-            lookingUp[name]!.append(then)
-            return true
-        }
-        lookingUp[name] = [then]
-        connection.query("SELECT node FROM navd_sessions WHERE name = $1", [name]) { [unowned self] r in
-            let waiting = lookingUp.removeValue(forKey: name) ?? []
-            waitingLookUps -= waiting.count
-            if case .success(let rows) = r {
-                if let owner = rows.rows.first?[0] {
-                    if owners[name] == nil { owners[name] = owner }
-                } else {
-                    if absent.count > 10_000 { absent = absent.filter { loop.now - $0.value < 1_000 } }
-                    absent[name] = loop.now
-                }
-            } else {
-                absent[name] = loop.now
-            }
-            for w in waiting { w() }
-        }
-        return true
-    }
-
-    /// The owner of `name` when another node owns it, and where it listens.
-    func remoteOwner(_ name: String) -> (node: String, socket: String)? {
-        guard let owner = owners[name], owner != node else { return nil }
-        return (owner, nodes[owner]?.socket ?? "")
-    }
-
-    /// A session's row as it is now (for a subscriber on this node of a session another node owns).
-    func read(_ name: String, _ done: @escaping (Result<Session?, RPCError>) -> Void) {
-        connection.query(PostgresSchema.readSession, [name]) { [unowned self] r in
-            switch r {
-            case .failure(let f):
-                done(.failure(RPCError(.unavailable, "cannot read session \"\(name)\" from PostgreSQL: \(f.message)", data: ["retryAfterMs": .int(250)])))
-            case .success(let rows):
-                guard let row = rows.rows.first, let graph else { return done(.success(nil)) }
-                let parser = JSONParser(maxDepth: 4096)
-                do {
-                    var facts: [String: JSONValue] = [:]
-                    for (k, v) in try parser.parse(row[4] ?? "{}").objectValue ?? [:] { facts[k] = v }
-                    let s = try Session(restoring: name, graph: graph, root: try parser.parse(row[3] ?? "null"),
-                                        version: Int(row[1] ?? "") ?? 0, nextId: Int(row[2] ?? "") ?? 0, facts: facts)
-                    done(.success(s))
-                } catch {
-                    done(.failure(RPCError(.internalError, "session \"\(name)\" in PostgreSQL cannot be read: \(error)")))
-                }
-            }
         }
     }
 

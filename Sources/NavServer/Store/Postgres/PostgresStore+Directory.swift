@@ -1,0 +1,91 @@
+import JSON
+import NavGraph
+import NavigationCore
+import RPC
+
+/// Where a session is: this node, another live node (`moved`), a node whose lease expired
+/// (`unavailable` while it is taken over), or nowhere yet known (looked up in PostgreSQL).
+extension PostgresStore {
+    /// Why the node does not serve `name` (it holds no such session): it is another live node's
+    /// (`moved`), or PostgreSQL or a takeover must be waited for (`unavailable`); nil: no such session.
+    func missing(_ name: String) -> RPCError? {
+        if !isUp {
+            return RPCError(.unavailable, "navd node \(node) cannot reach PostgreSQL, where session \"\(name)\" is kept; retry in a moment",
+                            data: ["session": .string(name), "node": .string(node), "retryAfterMs": .int(250)])
+        }
+        guard let owner = owners[name] else {
+            if let seen = absent[name], loop.now - seen < 1_000 { return nil }
+            // Another node may have made it a moment ago (its notification is on its way): the
+            // request is handled again once PostgreSQL was asked (see ``Call/fail(_:)``).
+            return RPCError(.unavailable, "session \"\(name)\" is being looked up in PostgreSQL; retry in a moment",
+                            data: ["session": .string(name), "retryAfterMs": .int(10), RPCError.lookUpMarker: .string(name)])
+        }
+        if owner == node {
+            return RPCError(.unavailable, "session \"\(name)\" is being read again from PostgreSQL on node \(node); retry in a moment",
+                            data: ["session": .string(name), "node": .string(node), "retryAfterMs": .int(100)])
+        }
+        if let n = nodes[owner], n.until > loop.now {
+            return RPCError(.moved, "session \"\(name)\" is owned by navd node \(owner), listening on \(n.socket); send the request there",
+                            data: ["session": .string(name), "node": .string(owner), "socket": .string(n.socket)])
+        }
+        sweep()
+        return RPCError(.unavailable, "session \"\(name)\"'s owner, node \(owner), stopped renewing its lease; a node is taking the session over: retry in a moment",
+                        data: ["session": .string(name), "node": .string(owner), "retryAfterMs": .int(leaseMs / 3)])
+    }
+
+    /// Reads the owner of `name` (a node learns of sessions others make through their notification;
+    /// a request may come first), then runs `then`: the directory now knows it, or knows it is absent.
+    func lookUp(_ name: String, then: @escaping () -> Void) -> Bool {
+        guard waitingLookUps < Self.maxLookUps, connection.isUp else { return false }
+        waitingLookUps += 1
+        if lookingUp[name] != nil {
+            lookingUp[name]!.append(then)
+            return true
+        }
+        lookingUp[name] = [then]
+        connection.query("SELECT node FROM navd_sessions WHERE name = $1", [name]) { [unowned self] r in
+            let waiting = lookingUp.removeValue(forKey: name) ?? []
+            waitingLookUps -= waiting.count
+            if case .success(let rows) = r {
+                if let owner = rows.rows.first?[0] {
+                    if owners[name] == nil { owners[name] = owner }
+                } else {
+                    if absent.count > 10_000 { absent = absent.filter { loop.now - $0.value < 1_000 } }
+                    absent[name] = loop.now
+                }
+            } else {
+                absent[name] = loop.now
+            }
+            for w in waiting { w() }
+        }
+        return true
+    }
+
+    /// The owner of `name` when another node owns it, and where it listens.
+    func remoteOwner(_ name: String) -> (node: String, socket: String)? {
+        guard let owner = owners[name], owner != node else { return nil }
+        return (owner, nodes[owner]?.socket ?? "")
+    }
+
+    /// A session's row as it is now (for a subscriber on this node of a session another node owns).
+    func read(_ name: String, _ done: @escaping (Result<Session?, RPCError>) -> Void) {
+        connection.query(PostgresSchema.readSession, [name]) { [unowned self] r in
+            switch r {
+            case .failure(let f):
+                done(.failure(RPCError(.unavailable, "cannot read session \"\(name)\" from PostgreSQL: \(f.message)", data: ["retryAfterMs": .int(250)])))
+            case .success(let rows):
+                guard let row = rows.rows.first, let graph else { return done(.success(nil)) }
+                let parser = JSONParser(maxDepth: 4096)
+                do {
+                    var facts: [String: JSONValue] = [:]
+                    for (k, v) in try parser.parse(row[4] ?? "{}").objectValue ?? [:] { facts[k] = v }
+                    let s = try Session(restoring: name, graph: graph, root: try parser.parse(row[3] ?? "null"),
+                                        version: Int(row[1] ?? "") ?? 0, nextId: Int(row[2] ?? "") ?? 0, facts: facts)
+                    done(.success(s))
+                } catch {
+                    done(.failure(RPCError(.internalError, "session \"\(name)\" in PostgreSQL cannot be read: \(error)")))
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import JSON
+import RPC
+import UV
+
+/// Requests navd sends a client (a provider's `precondition.evaluate`, `precondition.recover`):
+/// each with a timer, answered once by the client's reply, a timeout, or the client going away.
+extension Connection {
+    // MARK: Requests from navd to the client
+
+    /// Sends a request to the client; `completion` runs exactly once: with its reply, or with an error if
+    /// the client answers with one, does not answer in `timeoutMs`, or disconnects.
+    @discardableResult
+    func request(_ method: String, params: JSONValue, timeoutMs: UInt64,
+                 completion: @escaping (Result<JSONValue, RPCError>) -> Void) -> Int {
+        guard !isClosed else {
+            completion(.failure(RPCError(.clientGone, "the client is not connected")))
+            return -1
+        }
+        let rid = server.nextOutboundId()
+        let timer = Timer(loop: server.loop)
+        outbound[rid] = OutboundRequest(method: method, completion: completion, timer: timer)
+        timer.start(milliseconds: timeoutMs) {
+            self.completeOutbound(rid, .failure(RPCError(.timeout, "the client did not answer \(method) within \(timeoutMs) ms")))
+        }
+        var w = JSONWriter()
+        RPCEncoder.request(id: .int(rid), method: method, params: params, into: &w)
+        sendFramed(w.bytes, lastFraming)
+        return rid
+    }
+
+    /// Withdraws a request: its completion will not run, and the client is told (`$/cancelRequest`).
+    func cancelRequest(_ rid: Int) {
+        guard let r = outbound.removeValue(forKey: rid) else { return }
+        r.timer.close()
+        var w = JSONWriter()
+        RPCEncoder.notification(method: "$/cancelRequest", params: ["id": .int(rid)], into: &w)
+        sendFramed(w.bytes, lastFraming)
+    }
+
+    var outboundCount: Int { outbound.count }
+
+    func receivedResponse(_ response: RPCResponse) {
+        guard let rid = response.id.intValue, outbound[rid] != nil else {
+            server.logger.debug("reply to an unknown request id", metadata: ["navd.client": "\(id)"])
+            return
+        }
+        completeOutbound(rid, response.result)
+    }
+
+    func completeOutbound(_ rid: Int, _ result: Result<JSONValue, RPCError>) {
+        guard let r = outbound.removeValue(forKey: rid) else { return }
+        r.timer.close()
+        r.completion(result)
+    }
+}
+
+struct OutboundRequest {
+    let method: String
+    let completion: (Result<JSONValue, RPCError>) -> Void
+    let timer: Timer
+}
