@@ -71,6 +71,14 @@ public final class PostgresServer: @unchecked Sendable {
         _ = try? run([bin + "/pg_ctl", "-D", dir.file("data"), "-w", "-m", "fast", "stop"])
     }
 
+    /// Sends `signal` to every process of the server (the postmaster and its children).
+    public func signal(_ signal: Int32) throws {
+        guard let first = try? String(contentsOfFile: dir.file("data/postmaster.pid"), encoding: .utf8).split(separator: "\n").first,
+              let pid = pid_t(first) else { throw TestFailure("no postmaster.pid") }
+        let children = (try? runCommand("/usr/bin/pgrep", ["-P", "\(pid)"]).stdout) ?? ""
+        for p in [pid] + children.split(separator: "\n").compactMap({ pid_t($0) }) { kill(p, signal) }
+    }
+
     /// Runs SQL with psql and answers its output (unaligned, tuples only).
     public func psql(_ sql: String) throws -> String {
         let r = try runCommand("/usr/bin/psql", ["-X", "-A", "-t", "-q", "-h", dir.path, "-p", "\(port)", "-U", "navd", "-d", "postgres", "-c", sql])

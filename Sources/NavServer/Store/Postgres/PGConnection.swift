@@ -50,6 +50,11 @@ final class PGConnection {
     /// while PostgreSQL is slow).
     static let maxQueued = 10_000
 
+    /// How long a query may wait for PostgreSQL's answer before the connection is given up (and
+    /// opened again): a server that stops answering must not hold navd's commits forever.
+    var queryTimeoutMs: UInt64 = 5_000
+    private var watchdog: Timer?
+
     var onNotification: ((String, String) -> Void)?
     var onDown: ((String) -> Void)?
     var onUp: (() -> Void)?
@@ -121,7 +126,18 @@ final class PGConnection {
         sent = true
         current = PGRows()
         currentError = nil
+        armWatchdog()
         flushOutput()
+    }
+
+    /// Gives the connection up if the query sent (or the connection being opened) is not done
+    /// within ``queryTimeoutMs``.
+    private func armWatchdog() {
+        let w = watchdog ?? Timer(loop: loop)
+        watchdog = w
+        w.start(milliseconds: queryTimeoutMs) { [unowned self] in
+            if sent || connecting { failed("PostgreSQL did not answer within \(queryTimeoutMs) ms") }
+        }
     }
 
     /// Hands libpq's buffered output to the socket; watches for writability while some is left.
@@ -174,6 +190,7 @@ final class PGConnection {
             guard let res = PQgetResult(conn) else {
                 // The query's last result: it is complete.
                 sent = false
+                watchdog?.stop()
                 let q = queue.removeFirst()
                 let outcome: Result<PGRows, PGFailure> = currentError.map { .failure($0) } ?? .success(current)
                 current = PGRows()
@@ -199,6 +216,7 @@ final class PGConnection {
         isUp = false
         connecting = false
         sent = false
+        watchdog?.stop()
         poll?.close()
         poll = nil
         PQfinish(conn)
@@ -228,6 +246,7 @@ final class PGConnection {
         conn = c
         PQsetnonblocking(c, 1)
         connecting = true
+        armWatchdog()
         continueConnecting()
     }
 
@@ -246,6 +265,7 @@ final class PGConnection {
         case PGRES_POLLING_WRITING: startPoll([.writable])
         case PGRES_POLLING_OK:
             connecting = false
+            watchdog?.stop()
             isUp = true
             retryDelayMs = 50
             startPoll([.readable])
@@ -265,6 +285,8 @@ final class PGConnection {
         closed = true
         retryTimer?.close()
         retryTimer = nil
+        watchdog?.close()
+        watchdog = nil
         poll?.close()
         poll = nil
         PQfinish(conn)

@@ -79,6 +79,8 @@ final class PostgresStore: Store {
         self.loop = loop
         self.logger = logger
         connection = PGConnection(loop: loop, conninfo: conninfo, logger: logger)
+        // Past the lease the node's sessions may be another's anyway: wait no longer than it.
+        connection.queryTimeoutMs = UInt64(max(leaseMs, 500))
     }
 
     var isUp: Bool { connection.isUp && !needsResync && !resyncing }
