@@ -143,7 +143,7 @@ let package = Package(
         .testTarget(name: "UVTests", dependencies: ["UV"]),
         .testTarget(name: "UncheckedTests", dependencies: ["Unchecked"]),
         .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "RPC", "NavGraph", "NavigationCore", "NavTesting"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["JSON", "NavClient", "NavTesting"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["JSON", "UV", "NavClient", "NavTesting"]),
         .target(name: "NavTesting", dependencies: ["JSON", "NavGraph", "NavigationCore"], path: "Tests/NavTesting"),
     ]
 )

@@ -13,6 +13,12 @@ public final class NavLoopClient {
     private var buffer: [UInt8] = []
     private var nextId = 1
     private var waiting: [Int: Reply] = [:]
+    /// The line of each request waiting, kept to send it again where a `moved` error points.
+    private var sentLines: [Int: [UInt8]] = [:]
+    /// Whether a `moved` error (cluster mode) is followed: the request is sent once more, over a
+    /// connection of its own to the node that owns the session, and answered from there. This
+    /// client's own connection (and its subscriptions) stays where it is.
+    public var followsMoved = true
     private let parser = JSONParser(maxDepth: 512)
     private var connected = false
 
@@ -72,7 +78,9 @@ public final class NavLoopClient {
             return id
         }
         waiting[id] = reply
-        stream.write(request.line(id: id))
+        let line = request.line(id: id)
+        if followsMoved { sentLines[id] = line }
+        stream.write(line)
         return id
     }
 
@@ -81,6 +89,7 @@ public final class NavLoopClient {
         stream = nil
         connected = false
         s.close()
+        sentLines.removeAll()
         failWaiting(.connection("connection closed"))
     }
 
@@ -104,6 +113,7 @@ public final class NavLoopClient {
             buffer.removeSubrange(0..<start)
         case .end, .error:
             let why: NavClientError = .connection("navd closed the connection")
+            sentLines.removeAll()
             stream?.close()
             stream = nil
             connected = false
@@ -123,6 +133,49 @@ public final class NavLoopClient {
             return
         }
         guard let id = m["id"]?.intValue, let reply = waiting.removeValue(forKey: id) else { return }
-        if let e = m["error"] { reply(.failure(NavClientError(rpcError: e))) } else { reply(.success(m["result"] ?? .null)) }
+        let line = sentLines.removeValue(forKey: id)
+        if let e = m["error"] {
+            let error = NavClientError(rpcError: e)
+            if error.kind == "moved", let line, let target = error.data["socket"]?.stringValue, !target.isEmpty {
+                return follow(line, id: id, to: target, reply)
+            }
+            reply(.failure(error))
+        } else {
+            reply(.success(m["result"] ?? .null))
+        }
+    }
+
+    /// Sends `line` (request `id`) to the node at `target` over a connection of its own, answers
+    /// `reply` with what that node says (a second `moved` included), then closes that connection.
+    private func follow(_ line: [UInt8], id: Int, to target: String, _ reply: @escaping Reply) {
+        var answered = false
+        var pending: [UInt8] = []
+        let finish: (PipeStream, Result<JSONValue, NavClientError>) -> Void = { s, r in
+            guard !answered else { return }
+            answered = true
+            s.close()
+            reply(r)
+        }
+        _ = PipeStream.connect(loop: loop, path: target) { [parser] s, error in
+            if let error {
+                finish(s, .failure(.connection("cannot reach the node that owns the session at \(target): \(error.message)")))
+                return
+            }
+            s.startReading { event in
+                switch event {
+                case .data(let bytes):
+                    pending.append(contentsOf: bytes)
+                    while let nl = pending.firstIndex(of: 10) {
+                        let m = try? parser.parse(Array(pending[..<nl]))
+                        pending.removeSubrange(...nl)
+                        guard let m, m["method"] == nil, m["id"]?.intValue == id else { continue }
+                        if let e = m["error"] { finish(s, .failure(NavClientError(rpcError: e))) } else { finish(s, .success(m["result"] ?? .null)) }
+                    }
+                case .end, .error:
+                    finish(s, .failure(.connection("the node that owns the session (\(target)) closed the connection before answering")))
+                }
+            }
+            s.write(line)
+        }
     }
 }

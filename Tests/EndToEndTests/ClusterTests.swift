@@ -3,6 +3,7 @@ import JSON
 import NavClient
 import NavTesting
 import Testing
+import UV
 
 #if canImport(Glibc)
 import Glibc
@@ -56,6 +57,21 @@ import Glibc
         let pyResult = try JSONParser(maxDepth: 8).parse(pyOut.stdout)
         #expect(pyResult["version"]?.intValue == 1)
         #expect(pyResult["socket"]?.stringValue == a.socketPath)
+
+        // NavLoopClient (nav-tui's) sends the request once more, over a connection of its own, to
+        // the owner; its own connection stays with B.
+        let loop = EventLoop()
+        let loopClient = NavLoopClient(loop: loop, socketPath: b.socketPath)
+        var answer: Result<JSONValue, NavClientError>?
+        loopClient.connect { error in
+            if let error { return answer = .failure(error) }
+            loopClient.call(NavCall("navigate", ["session": "s1", "to": "shop.Home", "by": "select"])) { answer = $0 }
+        }
+        while answer == nil { loop.runOnce(wait: true) }
+        #expect((try? answer?.get())?["version"]?.intValue == 2, "\(String(describing: answer))")
+        #expect(loopClient.socketPath == b.socketPath && loopClient.isConnected)
+        loopClient.close()
+        loop.runOnce(wait: false)
 
         // stats names the node and what it owns.
         let stats = try ca.call("stats")["cluster"]
