@@ -73,6 +73,11 @@ import Glibc
         loopClient.close()
         loop.runOnce(wait: false)
 
+        // session.list on any node lists the cluster's sessions and their owners.
+        let list = try cb.call("session.list")
+        #expect(list["sessions"] == ["main", "s1"])
+        #expect(list["owners"]?["s1"]?.stringValue == "A")
+
         // stats names the node and what it owns.
         let stats = try ca.call("stats")["cluster"]
         #expect(stats?["node"]?.stringValue == "A")

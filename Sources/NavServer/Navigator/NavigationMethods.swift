@@ -182,6 +182,14 @@ extension Server {
         methods["session.list"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 _ = try Params<SessionParam>(call)
+                if let pg = self.store as? PostgresStore {
+                    // Cluster mode: every session of the cluster, and the node that owns each.
+                    var owners = pg.directory
+                    for name in self.hub.sessions.keys { owners[name] = pg.node }
+                    let names = owners.keys.sorted()
+                    return ["sessions": .array(names.map(JSONValue.string)),
+                            "owners": .object(JSONObject(uniqueMembers: names.map { ($0, .string(owners[$0]!)) }))]
+                }
                 return ["sessions": .array(self.hub.sessions.keys.sorted().map(JSONValue.string))]
             }
         }

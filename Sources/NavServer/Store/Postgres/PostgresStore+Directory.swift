@@ -61,6 +61,9 @@ extension PostgresStore {
         return true
     }
 
+    /// Every session the node knows of (from PostgreSQL and the notifications since), by owner node.
+    var directory: [String: String] { owners }
+
     /// The owner of `name` when another node owns it, and where it listens.
     func remoteOwner(_ name: String) -> (node: String, socket: String)? {
         guard let owner = owners[name], owner != node else { return nil }
