@@ -1475,6 +1475,13 @@ public enum EmbeddedProtocol {
               "items": {
                 "type": "string"
               }
+            },
+            "owners": {
+              "type": "object",
+              "description": "Cluster mode only: the node that owns each session.",
+              "additionalProperties": {
+                "type": "string"
+              }
             }
           }
         }
