@@ -64,7 +64,10 @@ import Glibc
         let loopClient = NavLoopClient(loop: loop, socketPath: b.socketPath)
         var answer: Result<JSONValue, NavClientError>?
         loopClient.connect { error in
-            if let error { return answer = .failure(error) }
+            if let error {
+                answer = .failure(error)
+                return
+            }
             loopClient.call(NavCall("navigate", ["session": "s1", "to": "shop.Home", "by": "select"])) { answer = $0 }
         }
         while answer == nil { loop.runOnce(wait: true) }
