@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import UV
 
-/// The libuv layer on its own: timers, a listening socket and a connection, a child process.
+/// The libuv layer on its own: timers, a listening socket and a connection, a poll handle, a child process.
 @Suite struct UVTests {
     @Test func timersFireInOrderAndAClosedTimerNever() {
         let loop = EventLoop()
@@ -20,6 +20,31 @@ import UV
         closed.close()
         loop.run()
         #expect(fired == ["early", "late"])
+        #expect(loop.close())
+    }
+
+    @Test func aPollHandleReportsAForeignSocketReadableThenWritable() throws {
+        // A descriptor libuv does not own (as libpq's socket is): the handle only says when it is ready.
+        var fds: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        defer { close(fds[0]); close(fds[1]) }
+        let loop = EventLoop()
+        let poll = try Poll(loop: loop, fd: fds[0])
+        var seen: [String] = []
+        poll.start([.readable]) { events, status in
+            #expect(status == 0)
+            guard events.contains(.readable) else { return }
+            var buf = [UInt8](repeating: 0, count: 16)
+            let n = read(fds[0], &buf, buf.count)
+            seen.append(String(decoding: buf[0..<max(0, n)], as: UTF8.self))
+            poll.start([.writable]) { events, _ in
+                if events.contains(.writable) { seen.append("writable") }
+                poll.close()
+            }
+        }
+        _ = "ping".withCString { write(fds[1], $0, 4) }
+        loop.run()
+        #expect(seen == ["ping", "writable"])
         #expect(loop.close())
     }
 
