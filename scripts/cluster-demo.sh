@@ -17,7 +17,8 @@ PG=$(scripts/pg-temp.sh start "$WORK/pg")
 A=$WORK/A.sock B=$WORK/B.sock
 
 node() {  # NAME SOCKET: a navd node whose pane stops it when tmux hangs up
-    echo "bash -c '$BIN/navd --socket $2 --store \"$PG\" --node $1 --lease 2s & pid=\$!; echo \$pid > $WORK/$1.pid; trap \"kill -TERM \$pid\" HUP TERM EXIT; wait \$pid; echo navd node $1 exited; sleep 100000'"
+    # When the node is killed the pane stays (its message visible) until tmux closes it.
+    echo "bash -c '$BIN/navd --socket $2 --store \"$PG\" --node $1 --lease 2s & pid=\$!; echo \$pid > $WORK/$1.pid; trap \"kill -TERM \$pid; exit\" HUP TERM; wait \$pid; echo navd node $1 exited; read -r _'"
 }
 tmux new-session -d -s "$NAME" -n nodes -x 200 -y 50 "$(node A "$A")"
 for _ in $(seq 100); do [ -S "$A" ] && break; sleep 0.05; done
@@ -34,7 +35,8 @@ echo 'kill node A:  kill -9 \\\$(cat $WORK/A.pid)     then on B:  navctl --socke
 RC
 ) -i"
 tmux select-window -t "$NAME:ui"
-tmux set-hook -t "$NAME" session-closed "run-shell '$PWD/scripts/pg-temp.sh stop $WORK/pg'" 2>/dev/null || true
+# PostgreSQL stops when the tmux session is gone.
+nohup bash -c "while tmux has-session -t '$NAME' 2>/dev/null; do sleep 1; done; '$PWD/scripts/pg-temp.sh' stop '$WORK/pg'" >/dev/null 2>&1 &
 echo "cluster demo in tmux session $NAME: nodes A ($A) and B ($B) on PostgreSQL in $WORK/pg"
-echo "  attach: tmux attach -t $NAME     stop: tmux kill-session -t $NAME; scripts/pg-temp.sh stop $WORK/pg"
+echo "  attach: tmux attach -t $NAME     stop: tmux kill-session -t $NAME (PostgreSQL stops with it)"
 if [ -t 0 ] && [ -t 1 ] && [ -z "${TMUX:-}" ]; then exec tmux attach -t "$NAME"; fi
