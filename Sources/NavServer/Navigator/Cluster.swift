@@ -152,34 +152,26 @@ extension Server: ClusterEvents {
 
     /// `subscribe` to a session another node owns: answered with its tree as PostgreSQL holds it.
     func subscribeRemote(_ call: Call, _ name: String) {
-        guard let pg = store as? PostgresStore else { return call.fail(RPCError(.internalError, "no shared store")) }
-        let reply = call.deferred()
         let c = call.connection
-        pg.read(name) { [unowned self] r in
-            switch r {
-            case .failure(let e): reply.fail(e)
-            case .success(nil):
-                reply.fail(RPCError(.unknownTarget, "no session \"\(name)\"; open it with session.open {name: \"\(name)\"}", data: ["session": .string(name)]))
-            case .success(let s?):
-                if let local = hub.sessions[name] {
-                    // It arrived here meanwhile (a takeover): an ordinary subscription.
-                    hub.subscribe(c, to: local)
-                    return reply.succeed(Snapshot(session: local.session))
-                }
-                let m = hub.mirrors[name] ?? Mirror(name: name, version: s.version)
-                hub.mirrors[name] = m
-                if m.subscribers[c.id] == nil && !c.isClosed {
-                    m.subscribers[c.id] = c
-                    c.subscriptions.insert(name)
-                    c.onClose.append { [unowned self] conn in self.hub.dropMirrorSubscriber(name, conn) }
-                }
-                reply.succeed(Snapshot(session: s))
-                if s.version > m.version {
-                    m.version = s.version
-                    sendSnapshot(of: s, to: ContiguousArray(m.subscribers.values.filter { $0 !== c }))
-                } else if s.version < m.version {
-                    refetch(m)
-                }
+        readStored(name, for: call) { [unowned self] s, reply in
+            if let local = hub.sessions[name] {
+                // It arrived here meanwhile (a takeover): an ordinary subscription.
+                hub.subscribe(c, to: local)
+                return reply.succeed(Snapshot(session: local.session))
+            }
+            let m = hub.mirrors[name] ?? Mirror(name: name, version: s.version)
+            hub.mirrors[name] = m
+            if m.subscribers[c.id] == nil && !c.isClosed {
+                m.subscribers[c.id] = c
+                c.subscriptions.insert(name)
+                c.onClose.append { [unowned self] conn in self.hub.dropMirrorSubscriber(name, conn) }
+            }
+            reply.succeed(Snapshot(session: s))
+            if s.version > m.version {
+                m.version = s.version
+                sendSnapshot(of: s, to: ContiguousArray(m.subscribers.values.filter { $0 !== c }))
+            } else if s.version < m.version {
+                refetch(m)
             }
         }
     }
@@ -231,13 +223,20 @@ extension Server {
 
     /// `unsubscribe` from a session another node owns: answered with its tree as PostgreSQL holds it.
     func subscribeRemoteEnded(_ call: Call, _ name: String) {
-        guard let pg = store as? PostgresStore else { return }
+        readStored(name, for: call) { s, reply in reply.succeed(Snapshot(session: s)) }
+    }
+
+    /// Reads `name` as PostgreSQL holds it and answers `call` later: its failure, or `unknownTarget`
+    /// when no node has it, or what `then` does with the session.
+    private func readStored(_ name: String, for call: Call, _ then: @escaping (Session, Reply) -> Void) {
+        guard let pg = store as? PostgresStore else { return call.fail(RPCError(.internalError, "no shared store")) }
         let reply = call.deferred()
         pg.read(name) { r in
             switch r {
             case .failure(let e): reply.fail(e)
-            case .success(nil): reply.fail(RPCError(.unknownTarget, "no session \"\(name)\"", data: ["session": .string(name)]))
-            case .success(let s?): reply.succeed(Snapshot(session: s))
+            case .success(nil):
+                reply.fail(RPCError(.unknownTarget, "no session \"\(name)\"; open it with session.open {name: \"\(name)\"}", data: ["session": .string(name)]))
+            case .success(let s?): then(s, reply)
             }
         }
     }

@@ -111,7 +111,7 @@ extension Server {
                     if v.isNull { state.session.facts.removeValue(forKey: k) } else { state.session.facts[k] = v }
                 }
                 self.store.factsChanged(state.session)
-                return ["facts": .object(self.factsObject(state.session))]
+                return ["facts": .object(state.session.sortedFacts)]
             }
         }
 
@@ -124,7 +124,7 @@ extension Server {
                     for n in names { if let v = state.session.facts[n] { o.append(n, v) } }
                     return ["facts": .object(o)]
                 }
-                return ["facts": .object(self.factsObject(state.session))]
+                return ["facts": .object(state.session.sortedFacts)]
             }
         }
 
@@ -297,10 +297,6 @@ extension Server {
         do throws(NavError) {
             return NavigationSpec(to: try graph.destination(to: to, route: nil).target, by: by, with: with)
         } catch { throw error.rpc }
-    }
-
-    func factsObject(_ s: Session) -> JSONObject {
-        JSONObject(uniqueMembers: s.facts.keys.sorted().map { ($0, s.facts[$0]!) })
     }
 
     /// Runs a synchronous handler and replies with its result or error.

@@ -191,11 +191,9 @@ extension Server {
             done(.failed("no connected client provides `\(name)` (a front-end must call provide {preconditions: [\"\(name)\"]})"))
             return
         }
-        var facts = JSONObject()
-        for k in nav.state.session.facts.keys.sorted() { facts.append(k, nav.state.session.facts[k]!) }
         let params: JSONValue = [
             "precondition": .string(name), "session": .string(nav.state.session.name),
-            "navigation": navigationJSON(nav), "facts": .object(facts),
+            "navigation": navigationJSON(nav), "facts": .object(nav.state.session.sortedFacts),
         ]
         stats.tasksStarted += 1
         var settled = false

@@ -65,16 +65,15 @@ public final class Server {
             s.close()
             throw error
         }
+        store = s
+        hub.publishesChanges = s.publishesChanges
         for session in sessions {
-            hub.sessions[session.name] = SessionState(session)
+            hub.sessions[session.name] = SessionState(session, recordsAlways: s.publishesChanges)
             numberNavigations(afterThoseOf: session)
         }
-        store = s
         if s.publishesChanges {
-            hub.publishesChanges = true
             // Cluster mode: "main" is one node's like any session (the store made it if none had).
             if !sessions.contains(where: { $0.name == "main" }) { hub.sessions["main"] = nil }
-            for session in sessions { hub.sessions[session.name] = SessionState(session, recordsAlways: true) }
             return sessions.count
         }
         if hub.sessions["main"].map({ st in !sessions.contains { $0 === st.session } }) ?? true {

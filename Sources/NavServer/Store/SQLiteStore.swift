@@ -24,10 +24,8 @@ final class SQLiteStore: Store {
     private var commit: OpaquePointer?
     /// Where each session's tree is written before it is bound (kept: no allocation per flush).
     private var treeText = JSONWriter(capacity: 4096)
-    private var dirty: [String: Session] = [:]
-    private var closed: Set<String> = []
-    /// Replies of keyed navigations remembered since the last flush: session, key, reply.
-    private var keys: [(session: String, key: String, reply: String)] = []
+    /// What was told since the last flush.
+    private var pending = PendingWrites()
     /// Orders the `keys` rows (the newest `Session.maxKeys` of a session are kept).
     private var keySeq = 0
     let path: String
@@ -203,28 +201,20 @@ final class SQLiteStore: Store {
 
     // MARK: Store
 
-    func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>) {
-        keys.append((s.name, key, SQLiteStore.keyedReplyText(reply)))
-    }
+    func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>) { pending.remember(s, key: key, reply: reply) }
+    func sessionChanged(_ s: Session) { pending.change(s) }
+    func sessionOpened(_ s: Session) { pending.change(s) }
+    func factsChanged(_ s: Session) { pending.change(s) }
+    func sessionClosed(_ name: String) { pending.close(name) }
 
-    func sessionChanged(_ s: Session) {
-        dirty[s.name] = s
-        closed.remove(s.name)
-    }
-    func sessionOpened(_ s: Session) { sessionChanged(s) }
-    func factsChanged(_ s: Session) { sessionChanged(s) }
-    func sessionClosed(_ name: String) {
-        dirty[name] = nil
-        closed.insert(name)
-    }
-
-    var hasPendingWrites: Bool { !dirty.isEmpty || !closed.isEmpty || !keys.isEmpty }
+    var hasPendingWrites: Bool { !pending.isEmpty }
 
     /// Writes every session changed since the last flush in one transaction.
     func flush(graph: NavigationGraph) throws(StateError) {
         guard hasPendingWrites else { return }
         try run(begin)
         do throws(StateError) {
+            let closed = pending.closed, keys = pending.keys
             for name in closed {
                 try run(delete) { navsql_bind_text($0, 1, name, -1) }
                 try run(deleteKeys) { navsql_bind_text($0, 1, name, -1) }
@@ -246,12 +236,12 @@ final class SQLiteStore: Store {
                     sqlite3_bind_int64($0, 2, Int64(Session.maxKeys))
                 }
             }
-            for (_, s) in dirty {
+            for (_, s) in pending.changed {
                 // The tree written straight from the nodes (no value built for each node), into the
                 // store's own buffer, which SQLite reads in place while the statement steps.
                 treeText.buffer.removeAll(keepingAtMost: 1 << 20)
                 s.root.write(into: &treeText, graph)
-                let factsText = s.facts.isEmpty ? "{}" : JSONWriter.string(.object(JSONObject(uniqueMembers: s.facts.keys.sorted().map { (key: $0, value: s.facts[$0]!) })))
+                let factsText = s.facts.isEmpty ? "{}" : JSONWriter.string(.object(s.sortedFacts))
                 sqlite3_reset(upsert)
                 navsql_bind_text(upsert, 1, s.name, -1)
                 sqlite3_bind_int64(upsert, 2, Int64(s.version))
@@ -271,9 +261,7 @@ final class SQLiteStore: Store {
             throw error
         }
         transactions += 1
-        dirty.removeAll(keepingCapacity: true)
-        closed.removeAll()
-        keys.removeAll(keepingCapacity: true)
+        pending.removeAll()
     }
 
     /// Resets a prepared statement, binds its parameters with `bind`, and steps it to its end.

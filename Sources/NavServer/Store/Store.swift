@@ -52,6 +52,42 @@ extension Store {
     func changePublished(_ s: Session, body: [UInt8]) {}
 }
 
+/// What a store was told since its last write (the same bookkeeping for every store that writes
+/// in groups): each changed session's latest state, the sessions closed, the keyed replies.
+struct PendingWrites {
+    private(set) var changed: [String: Session] = [:]
+    private(set) var closed: Set<String> = []
+    /// Session, key, and the reply as stored (``SQLiteStore/keyedReplyText(_:)``).
+    private(set) var keys: [(session: String, key: String, reply: String)] = []
+
+    var isEmpty: Bool { changed.isEmpty && closed.isEmpty && keys.isEmpty }
+
+    mutating func change(_ s: Session) {
+        changed[s.name] = s
+        closed.remove(s.name)
+    }
+
+    mutating func close(_ name: String) {
+        changed[name] = nil
+        closed.insert(name)
+    }
+
+    mutating func remember(_ s: Session, key: String, reply: Result<JSONText, NavError>) {
+        keys.append((s.name, key, SQLiteStore.keyedReplyText(reply)))
+    }
+
+    mutating func removeAll() {
+        changed.removeAll(keepingCapacity: true)
+        closed.removeAll()
+        keys.removeAll(keepingCapacity: true)
+    }
+}
+
+extension Session {
+    /// The facts as one object, sorted by name (as `context.get`, providers and stores show them).
+    var sortedFacts: JSONObject { JSONObject(uniqueMembers: facts.keys.sorted().map { (key: $0, value: facts[$0]!) }) }
+}
+
 /// `--ephemeral`: sessions live in memory only and start afresh at every start.
 final class EphemeralStore: Store {
     func load(graph: NavigationGraph) throws(StateError) -> [Session] { [] }

@@ -371,14 +371,14 @@ final class Connection {
             return
         }
         isDirty = false
-        let shared = sharedEnd - sharedStart
-        guard !isClosed, !output.isEmpty || shared > 0 else {
+        defer {
             if closesAfterFlush && !isClosed {
                 closesAfterFlush = false
                 closeAfterFlush()
             }
-            return
         }
+        let shared = sharedEnd - sharedStart
+        guard !isClosed, !output.isEmpty || shared > 0 else { return }
         server.stats.bytesOut += output.count + shared
         if shared > 0 {
             server.broadcastLog.withUnsafeBytes { log in
@@ -402,10 +402,6 @@ final class Connection {
             server.inputHeld(self)  // written at once: nothing will drain, so resume from here
         }
         if queued > 0 { server.outputQueued(self) }
-        if closesAfterFlush {
-            closesAfterFlush = false
-            closeAfterFlush()
-        }
     }
 
     private func drained() {

@@ -46,9 +46,8 @@ final class PostgresStore: Store {
     /// Every node: its socket and when its lease ends (loop time, ms), as of the last renewal.
     var nodes: [String: (socket: String, until: UInt64)] = [:]
 
-    private var dirty: [String: Session] = [:]
-    private var closed: Set<String> = []
-    private var keys: [(session: String, key: String, reply: String)] = []
+    /// What was told since the last commit began.
+    private var pending = PendingWrites()
     /// `stackChanged` params of this flush's commits, by session, for subscribers on other nodes.
     private var bodies: [String: [String]] = [:]
     private var timer: Timer?
@@ -311,27 +310,21 @@ final class PostgresStore: Store {
     var isAsynchronous: Bool { true }
     var publishesChanges: Bool { true }
 
-    func sessionChanged(_ s: Session) {
-        dirty[s.name] = s
-        closed.remove(s.name)
-    }
-    func sessionOpened(_ s: Session) { sessionChanged(s) }
-    func factsChanged(_ s: Session) { sessionChanged(s) }
+    func sessionChanged(_ s: Session) { pending.change(s) }
+    func sessionOpened(_ s: Session) { pending.change(s) }
+    func factsChanged(_ s: Session) { pending.change(s) }
     func sessionClosed(_ name: String) {
-        dirty[name] = nil
+        pending.close(name)
         bodies[name] = nil
-        closed.insert(name)
     }
-    func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>) {
-        keys.append((s.name, key, SQLiteStore.keyedReplyText(reply)))
-    }
+    func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>) { pending.remember(s, key: key, reply: reply) }
     func changePublished(_ s: Session, body: [UInt8]) {
         bodies[s.name, default: []].append(body.count <= Self.maxPayload
             ? String(decoding: body, as: UTF8.self)
             : JSONWriter.string(["session": .string(s.name), "version": .int(s.version)]))
     }
 
-    var hasPendingWrites: Bool { !dirty.isEmpty || !closed.isEmpty || !keys.isEmpty }
+    var hasPendingWrites: Bool { !pending.isEmpty }
 
     func flush(graph: NavigationGraph) throws(StateError) {
         guard hasPendingWrites else { return }
@@ -340,10 +333,8 @@ final class PostgresStore: Store {
 
     /// Sends this iteration's changes as one `navd_commit` call; `done` runs when PostgreSQL answered.
     func beginFlush(graph: NavigationGraph, done: @escaping (StateError?) -> Void) {
-        let batch = dirty, gone = closed, keyed = keys, changes = bodies
-        dirty.removeAll(keepingCapacity: true)
-        closed.removeAll()
-        keys.removeAll(keepingCapacity: true)
+        let batch = pending.changed, gone = pending.closed, keyed = pending.keys, changes = bodies
+        pending.removeAll()
         bodies.removeAll(keepingCapacity: true)
         let names = Array(batch.keys) + Array(gone)
         guard isUp else {
@@ -370,7 +361,7 @@ final class PostgresStore: Store {
             w.raw(",\"t\":")
             s.root.write(into: &w, graph)
             w.raw(",\"f\":")
-            w.write(.object(JSONObject(uniqueMembers: s.facts.keys.sorted().map { (key: $0, value: s.facts[$0]!) })))
+            w.write(.object(s.sortedFacts))
             w.raw(",\"b\":")
             w.write(strings: changes[name] ?? [])
             w.raw("}")
