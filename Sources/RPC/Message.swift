@@ -188,10 +188,16 @@ public enum RPCEncoder {
     }
 
     public static func notification(method: String, encodable params: some JSONEncodable, into w: inout JSONWriter) {
+        notification(method: method, into: &w) { params.encode(into: &$0) }
+    }
+
+    /// A notification whose params `params` writes.
+    @inlinable
+    public static func notification(method: String, into w: inout JSONWriter, params: (inout JSONWriter) -> Void) {
         w.raw("{\"jsonrpc\":\"2.0\",\"method\":")
         w.write(string: method)
         w.raw(",\"params\":")
-        params.encode(into: &w)
+        params(&w)
         w.raw("}")
     }
 

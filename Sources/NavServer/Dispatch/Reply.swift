@@ -123,6 +123,8 @@ final class Reply {
 /// Made of views and two references; handlers borrow it, so it is retained once per request.
 struct Call {
     let connection: Connection
+    /// The connection, as the navigator sees it.
+    var client: some Client { connection }
     /// The request's id as given, or nil for a notification.
     let id: JSONView?
     let methodName: JSONView

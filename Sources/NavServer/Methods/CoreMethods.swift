@@ -74,7 +74,7 @@ extension Server {
             "commits": .int(hub.commits),
             "pending": .int(hub.pending.count),
             "sessions": .int(hub.sessions.count),
-            "subscriptions": .int(hub.sessions.values.reduce(0) { $0 + $1.subscribers.count }),
+            "subscriptions": .int(hub.sessions.values.reduce(0) { $0 + $1.subscribers.clients.count }),
             "provided": .int(hub.providers.values.reduce(0) { $0 + ($1.contains { !$0.isClosed } ? 1 : 0) }),
             "tasksStarted": .int(stats.tasksStarted),
             "bytesIn": .int(stats.bytesIn),

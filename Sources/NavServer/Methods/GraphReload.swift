@@ -66,7 +66,7 @@ extension Server {
                 commit = state.session.resetToRoot()
             }
             removed += commit.removedNumbers.count
-            hub.publish(commit, in: state)
+            publish(commit, in: state)
         }
         // Rebuild every session's nodes against the new graph (coordinator indices change).
         for state in hub.sessions.values {

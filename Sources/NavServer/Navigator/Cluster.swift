@@ -8,7 +8,7 @@ import RPC
 /// store's notifications, in version order; after a gap they get a fresh snapshot (a `reset`).
 final class Mirror {
     let name: String
-    var subscribers: [Int: Connection] = [:]
+    var subscribers: Listeners
     /// The last version its subscribers were sent.
     var version: Int
     /// A snapshot is being read: notifications wait in `buffered`.
@@ -18,9 +18,10 @@ final class Mirror {
     /// snapshot is read.
     static let maxBuffered = 1_024
 
-    init(name: String, version: Int) {
+    init(name: String, version: Int, audience: any Audience) {
         self.name = name
         self.version = version
+        self.subscribers = Listeners(audience)
     }
 }
 
@@ -44,26 +45,26 @@ extension Server: ClusterEvents {
                 sendSnapshot(of: s, to: st.audience)
                 continue
             }
-            let st = SessionState(s, recordsAlways: true)
+            let st = hub.makeState(s)
             hub.sessions[s.name] = st
             if let m = hub.mirrors.removeValue(forKey: s.name) {
-                for (id, c) in m.subscribers where !c.isClosed {
-                    st.subscribers[id] = c
-                    c.onClose.append { [unowned self] conn in self.hub.sessions[s.name]?.subscribers[conn.id] = nil }
+                for c in m.subscribers.clients.values where !c.isClosed {
+                    st.subscribers.insert(c)
+                    c.whenGone { [unowned self] gone in self.hub.sessions[s.name]?.subscribers.remove(gone.id) }
                 }
                 if m.version != s.version { sendSnapshot(of: s, to: st.audience) }
             }
         }
         if own {
             for name in Array(hub.sessions.keys) where !names.contains(name) {
-                hub.evict(name, because: NavError(.cancelled, "session \"\(name)\" is now owned by another navd node"))
+                evict(name, because: NavError(.cancelled, "session \"\(name)\" is now owned by another navd node"))
             }
         }
     }
 
     func sessionsLost(_ names: [String]) {
         for name in names {
-            hub.evict(name, because: NavError(.cancelled, "session \"\(name)\" left this navd node (another node owns it, or its last change could not be stored)"))
+            evict(name, because: NavError(.cancelled, "session \"\(name)\" left this navd node (another node owns it, or its last change could not be stored)"))
         }
     }
 
@@ -89,7 +90,7 @@ extension Server: ClusterEvents {
         guard failure == nil else { return }
         logger.critical("this node lost its registration in PostgreSQL (another navd started with the same --node?); stopping", metadata: ["navd.error": "\(why)"])
         failure = "lost the cluster lease: \(why)"
-        for c in Array(connections.values) { c.close(reason: "navd lost its cluster lease") }
+        hub.publisher.disconnectAll(reason: "navd lost its cluster lease")
         dirty.removeAll()
         shutdown()
     }
@@ -114,7 +115,7 @@ extension Server: ClusterEvents {
             return
         }
         m.version = version
-        broadcast(method: "stackChanged", encodable: JSONText(Array(payload.utf8)), to: ContiguousArray(m.subscribers.values))
+        hub.publisher.notify("stackChanged", JSONText(Array(payload.utf8)), to: m.subscribers.audience)
     }
 
     /// Reads the session from the store and sends its subscribers a snapshot, then the notifications
@@ -126,7 +127,7 @@ extension Server: ClusterEvents {
             m.fetching = false
             if case .success(let s?) = r, s.version > m.version {
                 m.version = s.version
-                sendSnapshot(of: s, to: ContiguousArray(m.subscribers.values))
+                sendSnapshot(of: s, to: m.subscribers.audience)
             }
             let waiting = m.buffered.sorted { $0.version < $1.version }
             m.buffered = []
@@ -139,37 +140,34 @@ extension Server: ClusterEvents {
     }
 
     /// `stackChanged` with one `reset` change: the subscriber's tree becomes `s`'s.
-    func sendSnapshot(of s: Session, to targets: ContiguousArray<Connection>) {
-        guard !targets.isEmpty else { return }
+    func sendSnapshot(of s: Session, to audience: any Audience, except: (any Client)? = nil) {
         var w = JSONWriter(capacity: 1024)
         w.raw("[{\"op\":\"reset\",\"root\":")
         s.root.write(into: &w, s.graph)
         w.raw(",\"removed\":[]}]")
-        broadcast(method: "stackChanged",
-                  encodable: StackChanged(session: s.name, version: s.version, changes: JSONText(w.bytes), visible: .current(s)),
-                  to: targets)
+        hub.publisher.notify("stackChanged", StackChanged(session: s.name, version: s.version, changes: JSONText(w.bytes), visible: .current(s)),
+                             to: audience, except: except)
     }
 
     /// `subscribe` to a session another node owns: answered with its tree as PostgreSQL holds it.
     func subscribeRemote(_ call: Call, _ name: String) {
-        let c = call.connection
+        let c = call.client
         readStored(name, for: call) { [unowned self] s, reply in
             if let local = hub.sessions[name] {
                 // It arrived here meanwhile (a takeover): an ordinary subscription.
                 hub.subscribe(c, to: local)
                 return reply.succeed(Snapshot(session: local.session))
             }
-            let m = hub.mirrors[name] ?? Mirror(name: name, version: s.version)
+            let m = hub.mirrors[name] ?? Mirror(name: name, version: s.version, audience: hub.publisher.makeAudience())
             hub.mirrors[name] = m
-            if m.subscribers[c.id] == nil && !c.isClosed {
-                m.subscribers[c.id] = c
+            if !c.isClosed && m.subscribers.insert(c) {
                 c.subscriptions.insert(name)
-                c.onClose.append { [unowned self] conn in self.hub.dropMirrorSubscriber(name, conn) }
+                c.whenGone { [unowned self] gone in self.hub.dropMirrorSubscriber(name, gone) }
             }
             reply.succeed(Snapshot(session: s))
             if s.version > m.version {
                 m.version = s.version
-                sendSnapshot(of: s, to: ContiguousArray(m.subscribers.values.filter { $0 !== c }))
+                sendSnapshot(of: s, to: m.subscribers.audience, except: c)
             } else if s.version < m.version {
                 refetch(m)
             }
@@ -183,29 +181,31 @@ extension Server: ClusterEvents {
     }
 }
 
-extension SessionHub {
+extension Server {
     /// Stops serving `name` here: its pending navigations fail with `error`, its subscribers follow
     /// it through the store (as subscribers of a session another node owns).
     func evict(_ name: String, because error: NavError) {
-        guard let state = sessions.removeValue(forKey: name) else { return }
+        guard let state = hub.sessions.removeValue(forKey: name) else { return }
         state.isClosed = true
-        for p in pending.values where p.state === state {
+        for p in hub.pending.values where p.state === state {
             var e = error
             e.data["navigation"] = .string(p.id)
-            server.finish(p, .failure(e))
+            finish(p, .failure(e))
         }
         guard !state.subscribers.isEmpty else { return }
-        let m = mirrors[name] ?? Mirror(name: name, version: state.session.version)
-        mirrors[name] = m
-        for (id, c) in state.subscribers where !c.isClosed {
-            m.subscribers[id] = c
-            c.onClose.append { [unowned self] conn in self.dropMirrorSubscriber(name, conn) }
+        let m = hub.mirrors[name] ?? Mirror(name: name, version: state.session.version, audience: hub.publisher.makeAudience())
+        hub.mirrors[name] = m
+        for c in state.subscribers.clients.values where !c.isClosed {
+            m.subscribers.insert(c)
+            c.whenGone { [unowned self] gone in self.hub.dropMirrorSubscriber(name, gone) }
         }
     }
+}
 
-    func dropMirrorSubscriber(_ name: String, _ c: Connection) {
+extension SessionHub {
+    func dropMirrorSubscriber(_ name: String, _ c: any Client) {
         guard let m = mirrors[name] else { return }
-        m.subscribers[c.id] = nil
+        m.subscribers.remove(c.id)
         if m.subscribers.isEmpty && !m.fetching { mirrors[name] = nil }
     }
 }
@@ -237,53 +237,6 @@ extension Server {
             case .success(nil):
                 reply.fail(RPCError(.unknownTarget, "no session \"\(name)\"; open it with session.open {name: \"\(name)\"}", data: ["session": .string(name)]))
             case .success(let s?): then(s, reply)
-            }
-        }
-    }
-}
-
-extension Server {
-    /// Cluster mode: keeps sessions in PostgreSQL at `conninfo`, shared with other nodes; restores
-    /// this node's sessions (and those of nodes whose lease expired) now. Call before ``start()``.
-    public func useSharedStore(_ conninfo: String, node: String, leaseMs: Int) throws(StateError) -> Int {
-        let pg = PostgresStore(conninfo: conninfo, node: node, socket: config.socketPath, leaseMs: leaseMs, loop: loop, logger: logger)
-        pg.events = self
-        return try use(pg)
-    }
-}
-
-extension RPCError {
-    /// In `data` of an `unavailable` error a shared store gives for a session it must look up first:
-    /// the request is handled again after the look-up (``Server/retryAfterLookUp(_:_:)``) and this
-    /// error is never sent as it is.
-    static let lookUpMarker = "\u{0}lookUp"
-}
-
-extension Server {
-    /// Handles `call` again once the store has looked `name` up (cluster mode): the request, made
-    /// into text again, is dispatched anew and answered then (into its slot when it came in a
-    /// batch). False when it cannot wait (too many wait, or PostgreSQL cannot be reached).
-    func retryAfterLookUp(_ call: Call, _ name: String) -> Bool {
-        guard let pg = store as? PostgresStore, let id = call.id else { return false }
-        var w = JSONWriter(capacity: 256)
-        w.raw("{\"jsonrpc\":\"2.0\",\"id\":")
-        w.write(id)
-        w.raw(",\"method\":")
-        w.write(call.methodName)
-        if let p = call.params {
-            w.raw(",\"params\":")
-            w.write(p)
-        }
-        w.raw("}")
-        let text = w.bytes
-        // A batch's collector waits for this reply (its slot is filled by the retried call).
-        let c = call.connection, framing = call.framing, batch = call.batchRef?.object, slot = call.slot
-        return pg.lookUp(name) { [unowned self] in
-            guard !c.isClosed else { return }
-            text.withUnsafeBytes { raw in
-                guard let message = try? parser.view(raw, padded: false), case .request(let r) = RPCMessage.decode(message),
-                      let handler = methods.handler(named: r.methodName.stringBytes) else { return }
-                handler(Call(connection: c, id: r.id, methodName: r.methodName, params: r.params, framing: framing, batch: batch, slot: slot))
             }
         }
     }

@@ -10,7 +10,7 @@ extension Server {
         let node: String?, to: String?, inclusive: Bool, result: JSONValue?
         do throws(RPCError) {
             let p = try Params<DismissParam>(call)
-            state = try hub.state(p.given(.session), for: call.connection)
+            state = try hub.state(p.given(.session), for: call.client)
             node = try p.string(.node)
             to = try p.string(.to)
             inclusive = try p.bool(.inclusive) ?? false
@@ -38,7 +38,7 @@ extension Server {
         guard let guarded else {
             // No guard: dismiss at once.
             do throws(NavError) {
-                call.succeed(Removed(try dismissNow(state, node: node, to: to, inclusive: inclusive, result: result, caller: call.connection)))
+                call.succeed(Removed(try dismissNow(state, node: node, to: to, inclusive: inclusive, result: result, caller: call.client)))
             } catch {
                 call.fail(error.rpc)
             }
@@ -46,26 +46,26 @@ extension Server {
         }
         let plan = Plan(target: guarded.coordinator, by: .push, params: guarded.params, source: guarded.number, ifVersion: nil, preconditions: guards)
         let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan, key: nil,
-                                    caller: Caller(roles: call.connection.roles), reply: call.deferred())
+                                    caller: Caller(roles: call.client.roles), reply: call.deferred())
         nav.leaving = guarded.id
-        let connection = call.connection
+        let connection = call.client
         nav.commitInstead = { [unowned self] in
             Result { () throws(NavError) in
                 let c = try self.dismissNow(state, node: node, to: to, inclusive: inclusive, result: result, caller: connection)
                 return ["version": .int(c.version), "removed": .array(c.removed.map(JSONValue.string))]
             }
         }
-        startPending(nav, for: call.connection, what: "dismiss")
+        startPending(nav, for: call.client, what: "dismiss")
     }
 
     /// Dismisses (the guards, if any, have passed): commits, publishes and hands `result` on.
     private func dismissNow(_ state: SessionState, node: String?, to: String?, inclusive: Bool, result: JSONValue?,
-                            caller: Connection) throws(NavError) -> Commit {
+                            caller: some Client) throws(NavError) -> Commit {
         let session = state.session
         let shown = result == nil ? nil : session.visibleTop?.id
         let c: Commit
         if let to { c = try session.dismiss(to: to, inclusive: inclusive) } else { c = try session.dismiss(node) }
-        hub.publish(c, in: state)
+        publish(c, in: state)
         if let result { deliverScreenResult(result, from: shown ?? c.removed.first ?? "", in: state, caller: caller) }
         return c
     }

@@ -11,7 +11,7 @@ extension Server {
         let outcome: Session.FlowOutcome
         do throws(RPCError) {
             let p = try Params<FlowCompleteParam>(call)
-            state = try hub.state(p.given(.session), for: call.connection)
+            state = try hub.state(p.given(.session), for: call.client)
             flow = try p.requiredString(.flow, "the id of the flow node to complete")
             let given = ([.result, .error, .cancelled] as [FlowCompleteParam]).filter { p.has($0) }.map { "\($0)" }
             guard given.count == 1 else {
@@ -44,7 +44,7 @@ extension Server {
             call.fail(error.rpc)
             return
         }
-        hub.publish(c, in: state)
+        publish(c, in: state)
         // A recovery flow's completion resumes the navigation that waited on it instead.
         guard case .result(let result) = outcome, !isRecovery, let then, let flowCoordinator else {
             call.succeed(Removed(c))
@@ -66,7 +66,7 @@ extension Server {
             }
             to.succeed(["version": .int(version), "removed": removed, "then": thenValue] as JSONValue)
         }
-        let caller = Caller(roles: call.connection.roles)
+        let caller = Caller(roles: call.client.roles)
         let plan: Plan
         do throws(NavError) {
             plan = try state.session.plan(Destination(target: then.to), by: then.by, with: resolveResultReferences(then.with, in: result),
@@ -76,12 +76,12 @@ extension Server {
             return
         }
         if plan.preconditions.isEmpty {
-            reply(commitResult(state, plan, navigation: hub.nextNavigation(), starter: call.connection).map(\.json), call.deferred())
+            reply(commitResult(state, plan, navigation: hub.nextNavigation(), starter: call.client).map(\.json), call.deferred())
             return
         }
         let deferred = call.deferred()
-        let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan, caller: caller, connection: call.connection)
+        let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan, caller: caller, client: call.client)
         nav.onFinish = { outcome in reply(outcome, deferred) }
-        startPending(nav, for: call.connection)
+        startPending(nav, for: call.client)
     }
 }

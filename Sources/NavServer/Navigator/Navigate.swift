@@ -19,7 +19,7 @@ extension Server {
         let then: NavigationSpec?
         do throws(RPCError) {
             let p = try Params<NavigateParam>(call)
-            state = try hub.state(p.given(.session), for: call.connection)
+            state = try hub.state(p.given(.session), for: call.client)
             if let b = try p.string(.by) {
                 guard let pr = Presentation(rawValue: b) else {
                     throw RPCError.invalidParams("\"by\" must be push, present, replace, root or select, not \"\(b)\"", data: ["param": "by"])
@@ -72,7 +72,7 @@ extension Server {
             call.fail(error)
             return
         }
-        let caller = Caller(roles: call.connection.roles)
+        let caller = Caller(roles: call.client.roles)
         let session = state.session
         /// Validates the navigation (while `to` is still readable: before this handler returns).
         func validate() throws(NavError) -> Plan {
@@ -137,7 +137,7 @@ extension Server {
         if plan.preconditions.isEmpty {
             // Nothing to wait for: commit now, without the pending-navigation bookkeeping.
             do throws(NavError) {
-                let done = try commit(state, plan, navigation: hub.nextNavigation(), starter: call.connection)
+                let done = try commit(state, plan, navigation: hub.nextNavigation(), starter: call.client)
                 if let key { remember(session, key: key, .success(JSONText(encoding: done))) }
                 call.succeed(done)
             } catch {
@@ -158,7 +158,7 @@ extension Server {
         nav.reportsProgress = progress
         // A detached navigation outlives its client (`navctl --no-wait`); others end with it.
         if !detach {
-            call.connection.onClose.append { [unowned self, weak nav] _ in
+            call.client.whenGone { [unowned self, weak nav] _ in
                 guard let nav, !nav.finished else { return }
                 self.finish(nav, .failure(NavError(.cancelled, "the navigation was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
             }
@@ -176,7 +176,7 @@ extension Server {
         let ifVersion: Int?
         do throws(RPCError) {
             let p = try Params<OpenParam>(call)
-            state = try hub.state(p.given(.session), for: call.connection)
+            state = try hub.state(p.given(.session), for: call.client)
             url = try p.requiredString(.url, "the deep link to open, such as \"/product/42\" or \"shop://app/product/42\"")
             dryRun = try p.bool(.dryRun) ?? false
             ifVersion = try p.int(.ifVersion)
@@ -185,7 +185,7 @@ extension Server {
             return
         }
         let session = state.session
-        let caller = Caller(roles: call.connection.roles)
+        let caller = Caller(roles: call.client.roles)
         let plan: Plan
         do throws(NavError) {
             plan = try session.planLink(url, caller: caller, ifVersion: ifVersion)
@@ -204,12 +204,12 @@ extension Server {
             return
         }
         if plan.preconditions.isEmpty {
-            call.finish(commitResult(state, plan, navigation: hub.nextNavigation(), starter: call.connection).mapError(\.rpc))
+            call.finish(commitResult(state, plan, navigation: hub.nextNavigation(), starter: call.client).mapError(\.rpc))
             return
         }
         let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan,
                                     key: nil, caller: caller, reply: call.deferred())
-        startPending(nav, for: call.connection)
+        startPending(nav, for: call.client)
     }
 
     /// `reset {}` (the graph's root, fresh) or `reset {to: [{to, with?, by?}…]}` (a stack built as a
@@ -220,7 +220,7 @@ extension Server {
         let ifVersion: Int?
         do throws(RPCError) {
             let p = try Params<ResetParam>(call)
-            state = try hub.state(p.given(.session), for: call.connection)
+            state = try hub.state(p.given(.session), for: call.client)
             ifVersion = try p.int(.ifVersion)
             if let raw = p.value(.to) {
                 guard case .array(let items) = raw, items.count <= config.maxBatch else {
@@ -255,24 +255,24 @@ extension Server {
                 return
             }
             let c = session.resetToRoot()
-            hub.publish(c, in: state)
+            publish(c, in: state)
             call.succeed(["version": .int(c.version), "visible": .array(session.visible.map(JSONValue.string))])
             return
         }
         let plan: Plan
         do throws(NavError) {
-            plan = try session.planReset(steps, caller: Caller(roles: call.connection.roles), ifVersion: ifVersion)
+            plan = try session.planReset(steps, caller: Caller(roles: call.client.roles), ifVersion: ifVersion)
         } catch {
             call.fail(error.rpc)
             return
         }
         if plan.preconditions.isEmpty {
-            call.finish(commitResult(state, plan, navigation: hub.nextNavigation(), starter: call.connection).mapError(\.rpc))
+            call.finish(commitResult(state, plan, navigation: hub.nextNavigation(), starter: call.client).mapError(\.rpc))
             return
         }
         let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan, key: nil,
-                                    caller: Caller(roles: call.connection.roles), reply: call.deferred())
-        startPending(nav, for: call.connection)
+                                    caller: Caller(roles: call.client.roles), reply: call.deferred())
+        startPending(nav, for: call.client)
     }
 
     /// `navigate`'s `hints`, `then` and `popUpTo`, applied to a validated plan. (A method, not part

@@ -22,14 +22,14 @@ extension Server {
         methods["update"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params<UpdateParam>(call)
-                let state = try self.hub.state(p.given(.session), for: call.connection)
+                let state = try self.hub.state(p.given(.session), for: call.client)
                 let node = try p.requiredString(.node, "the id of the live screen whose params to change")
                 guard let with = try p.objectParam(.with) else {
                     throw .invalidParams("`update` needs \"with\": the fields to merge into the screen's params (null removes one)", data: ["param": "with"])
                 }
                 do throws(NavError) {
-                    let c = try state.session.update(node, with: with, caller: Caller(roles: call.connection.roles), maxBytes: self.config.maxMessage)
-                    self.hub.publish(c, in: state)
+                    let c = try state.session.update(node, with: with, caller: Caller(roles: call.client.roles), maxBytes: self.config.maxMessage)
+                    self.publish(c, in: state)
                     return ["version": .int(c.version), "node": c.node.map { $0.json(self.graph) } ?? .null]
                 } catch { throw error.rpc }
             }
@@ -40,7 +40,7 @@ extension Server {
         methods["link.resolve"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params<LinkResolveParam>(call)
-                let state = try self.hub.state(p.given(.session), for: call.connection)
+                let state = try self.hub.state(p.given(.session), for: call.client)
                 let node = try p.string(.node)
                 do throws(NavError) {
                     let (url, pattern) = try state.session.resolveLink(node)
@@ -54,7 +54,7 @@ extension Server {
         methods["tree"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> Snapshot in
                 let p = try Params<SessionParam>(call)
-                return Snapshot(session: try self.hub.state(p.given(.session), for: call.connection).session)
+                return Snapshot(session: try self.hub.state(p.given(.session), for: call.client).session)
             }
         }
 
@@ -62,22 +62,22 @@ extension Server {
             if self.hub.publishesChanges, let name = self.remoteSession(call) { return self.subscribeRemote(call, name) }
             self.handle(call) { () throws(RPCError) -> Snapshot in
                 let p = try Params<SessionParam>(call)
-                let state = try self.hub.state(p.given(.session), for: call.connection)
-                self.hub.subscribe(call.connection, to: state)
+                let state = try self.hub.state(p.given(.session), for: call.client)
+                self.hub.subscribe(call.client, to: state)
                 return Snapshot(session: state.session)
             }
         }
 
         methods["unsubscribe"] = { [self] call in
             if self.hub.publishesChanges, let name = self.remoteSession(call) {
-                self.hub.dropMirrorSubscriber(name, call.connection)
-                call.connection.subscriptions.remove(name)
+                self.hub.dropMirrorSubscriber(name, call.client)
+                call.client.subscriptions.remove(name)
                 return self.subscribeRemoteEnded(call, name)
             }
             self.handle(call) { () throws(RPCError) -> Snapshot in
                 let p = try Params<SessionParam>(call)
-                let state = try self.hub.state(p.given(.session), for: call.connection)
-                self.hub.unsubscribe(call.connection, from: state)
+                let state = try self.hub.state(p.given(.session), for: call.client)
+                self.hub.unsubscribe(call.client, from: state)
                 return Snapshot(session: state.session)
             }
         }
@@ -85,8 +85,8 @@ extension Server {
         methods["context.set"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params<ContextParam>(call)
-                let state = try self.hub.state(p.given(.session), for: call.connection)
-                try self.requireOwner(call.connection, state.session, "`context.set`")
+                let state = try self.hub.state(p.given(.session), for: call.client)
+                try self.requireOwner(call.client, state.session, "`context.set`")
                 guard let facts = try p.objectParam(.facts) else {
                     throw .invalidParams("`context.set` needs \"facts\": an object of fact name → JSON value (null removes a fact)", data: ["param": "facts"])
                 }
@@ -118,7 +118,7 @@ extension Server {
         methods["context.get"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params<ContextParam>(call)
-                let state = try self.hub.state(p.given(.session), for: call.connection)
+                let state = try self.hub.state(p.given(.session), for: call.client)
                 if let names = try p.stringArray(.facts) {
                     var o = JSONObject()
                     for n in names { if let v = state.session.facts[n] { o.append(n, v) } }
@@ -147,8 +147,8 @@ extension Server {
                                              limit: "--max-sessions", max: self.config.maxSessions)
                     }
                     let session = Session(name: name, graph: self.graph)
-                    if let uid = call.connection.peer?.uid, uid != getuid() { session.owner = uid }
-                    self.hub.sessions[name] = SessionState(session, recordsAlways: self.hub.publishesChanges)
+                    if let uid = call.client.uid, uid != getuid() { session.owner = uid }
+                    self.hub.sessions[name] = self.hub.makeState(session)
                     self.store.sessionOpened(self.hub.sessions[name]!.session)
                 }
                 return Snapshot(session: self.hub.sessions[name]!.session)
@@ -167,11 +167,11 @@ extension Server {
                     throw RPCError(.notAllowed, "session \"main\" always exists and cannot be closed", data: ["session": "main"])
                 }
                 let state = try self.hub.state(name)
-                try self.requireOwner(call.connection, state.session, "`session.close`")
+                try self.requireOwner(call.client, state.session, "`session.close`")
                 for p in self.hub.pending.values where p.state === state {
                     self.finish(p, .failure(NavError(.cancelled, "the navigation was cancelled: its session \"\(name)\" was closed", data: ["navigation": .string(p.id)])))
                 }
-                for c in state.subscribers.values { c.subscriptions.remove(name) }
+                for c in state.subscribers.clients.values { c.subscriptions.remove(name) }
                 state.isClosed = true
                 self.hub.sessions[name] = nil
                 self.store.sessionClosed(name)
@@ -197,7 +197,7 @@ extension Server {
         methods["provide"] = { [self] call in
             self.handle(call) { () throws(RPCError) -> JSONValue in
                 let p = try Params<ProvideParam>(call)
-                try self.requireAdmin(call.connection, "`provide` (answering preconditions for every session)")
+                try self.requireAdmin(call.client, "`provide` (answering preconditions for every session)")
                 guard let names = try p.stringArray(.preconditions), !names.isEmpty else {
                     throw .invalidParams("`provide` needs \"preconditions\": the names of the provider preconditions (or recovery providers) this client evaluates", data: ["param": "preconditions"])
                 }
@@ -208,7 +208,7 @@ extension Server {
                 }
                 // Precondition names are stored qualified; other names (recovery providers) as given.
                 let resolved = names.map { self.graph.precondition(named: $0)?.name ?? $0 }
-                self.hub.provide(resolved, by: call.connection)
+                self.hub.provide(resolved, by: call.client)
                 return ["ok": true, "preconditions": .array(resolved.map(JSONValue.string))]
             }
         }
@@ -225,9 +225,9 @@ extension Server {
     }
 
     /// Refuses to close or write the facts of a session another user opened, unless the client is an admin.
-    func requireOwner(_ c: Connection, _ s: Session, _ what: String) throws(RPCError) {
+    func requireOwner(_ c: some Client, _ s: Session, _ what: String) throws(RPCError) {
         let owner = s.owner ?? getuid()
-        if c.peer?.uid == owner || c.roles.contains(Policy.adminRole) { return }
+        if c.uid == owner || c.roles.contains(Policy.adminRole) { return }
         throw .accessDenied("\(what) on session \"\(s.name)\" needs the uid that opened it (\(owner)) or the role \(Policy.adminRole); open a session of your own with session.open {name}",
                             data: ["session": .string(s.name), "roles": [.string(Policy.adminRole)]])
     }
@@ -258,15 +258,13 @@ extension Server {
     /// `dismiss {result}`: tells the screen now on top (the one below what was dismissed) the result
     /// of the screen that was shown, as `screenResult {session, node, to, result}` to the session's
     /// subscribers and the caller.
-    func deliverScreenResult(_ result: JSONValue, from shown: String, in state: SessionState, caller: Connection) {
+    func deliverScreenResult(_ result: JSONValue, from shown: String, in state: SessionState, caller: some Client) {
         let s = state.session
         let params: JSONValue = [
             "session": .string(s.name), "node": .string(shown),
             "to": .string(s.visibleTop?.id ?? ""), "result": result,
         ]
-        var targets = Array(state.subscribers.values)
-        if state.subscribers[caller.id] == nil { targets.append(caller) }
-        broadcast(method: "screenResult", params: params, to: targets)
+        hub.publisher.notify("screenResult", params, to: state.audience, also: caller)
     }
 
     /// A coordinator name or `{to, by?, with?}` (`navigate {then}`, a precondition's redirect answer).

@@ -11,10 +11,10 @@ import Glibc
 extension Server {
     /// Enters `nav` among the pending navigations, cancels it if the client that asked for it
     /// disconnects, and starts its preconditions.
-    func startPending(_ nav: PendingNavigation, for connection: Connection, what: String = "navigation") {
+    func startPending(_ nav: PendingNavigation, for client: some Client, what: String = "navigation") {
         nav.registered = true
         hub.pending[nav.id] = nav
-        connection.onClose.append { [unowned self, weak nav] _ in
+        client.whenGone { [unowned self, weak nav] _ in
             guard let nav, !nav.finished else { return }
             self.finish(nav, .failure(NavError(.cancelled, "the \(what) was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
         }
@@ -24,7 +24,7 @@ extension Server {
     /// Commits a navigation whose preconditions passed.
     func commitResult(_ nav: PendingNavigation) -> Result<JSONValue, NavError> {
         if let instead = nav.commitInstead { return instead() }
-        let r = commitResult(nav.state, nav.plan, navigation: nav.number, starter: nav.connection).map(\.json)
+        let r = commitResult(nav.state, nav.plan, navigation: nav.number, starter: nav.client).map(\.json)
         guard !nav.redirects.isEmpty, case .success(.object(var o)) = r else { return r }
         // Where it went instead, and why.
         o.append("redirected", .array(nav.redirects.map { hop in
@@ -42,13 +42,13 @@ extension Server {
     }
 
     /// Commits `plan` and publishes it; `starter` hears `flowCompleted` of a flow it starts.
-    func commitResult(_ state: SessionState, _ plan: Plan, navigation: Int, starter: Connection) -> Result<Navigated, NavError> {
+    func commitResult(_ state: SessionState, _ plan: Plan, navigation: Int, starter: some Client) -> Result<Navigated, NavError> {
         do throws(NavError) { return .success(try commit(state, plan, navigation: navigation, starter: starter)) } catch { return .failure(error) }
     }
 
     /// Commits `plan` and publishes it; `starter` hears `flowCompleted` of a flow it starts.
     @inline(__always)
-    func commit(_ state: SessionState, _ plan: Plan, navigation: Int, starter: Connection) throws(NavError) -> Navigated {
+    func commit(_ state: SessionState, _ plan: Plan, navigation: Int, starter: some Client) throws(NavError) -> Navigated {
         let c = try state.session.commit(plan)
         // Only a flow this commit made has a starter: selecting a tab whose first node is a flow,
         // or a link that ends on one already there, starts nothing.
@@ -62,7 +62,7 @@ extension Server {
         // the tree when the reply is encoded, without building an array.
         let mayCommitAgain = c.endedList != nil || !c.removedNumbers.isEmpty || !state.subscribers.isEmpty
         let path: VisiblePath = mayCommitAgain ? .numbers(state.session.visibleNumbers) : .current(state.session)
-        hub.publish(c, in: state, hints: plan.hints)
+        publish(c, in: state, hints: plan.hints)
         return Navigated(navigation: navigation, node: c.node?.number ?? -1, version: c.version, visible: path)
     }
 

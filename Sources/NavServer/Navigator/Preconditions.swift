@@ -62,10 +62,7 @@ extension Server {
         if let flow {
             params["flow"] = ["node": .string(flow.id), "coordinator": .string(graph.coordinators[flow.coordinator].name)]
         }
-        var targets = nav.state.audience
-        if nav.reportsProgress && !nav.connection.isClosed && !targets.contains(where: { $0 === nav.connection }) { targets.append(nav.connection) }
-        guard !targets.isEmpty else { return }
-        broadcast(method: "navigationPending", encodable: JSONValue.object(params), to: targets)
+        hub.publisher.notify("navigationPending", JSONValue.object(params), to: nav.state.audience, also: nav.reportsProgress ? nav.client : nil)
     }
 
     private func recover(_ nav: PendingNavigation, _ p: Precondition, _ r: Precondition.Recover, reason: String) {
@@ -75,9 +72,9 @@ extension Server {
             do throws(NavError) {
                 let c = try state.session.presentForRecovery(f, caller: nav.caller)
                 guard let flowNode = c.node else { throw NavError(.conflict, "no recovery flow node") }
-                state.flowStarters[flowNode.id] = nav.connection
+                state.flowStarters[flowNode.id] = nav.client
                 hub.recoveries[SessionKey(state.session.name, flowNode.id)] = nav
-                hub.publish(c, in: state)
+                publish(c, in: state)
                 announcePending(nav, waitingFor: p.name, flow: flowNode)
                 nav.cancelTask = { [unowned self] in
                     self.hub.recoveries[SessionKey(state.session.name, flowNode.id)] = nil

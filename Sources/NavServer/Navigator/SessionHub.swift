@@ -14,21 +14,10 @@ final class SessionState {
     /// Commits build their `changes` even without subscribers here (cluster mode: other nodes'
     /// subscribers hear them through the store).
     let recordsAlways: Bool
-    /// Subscribed connections, by connection id. Commits build their `changes` only while there are some.
-    var subscribers: [Int: Connection] = [:] {
-        didSet {
-            session.recordsChanges = recordsAlways || !subscribers.isEmpty
-            audienceCache = nil
-        }
-    }
-    private var audienceCache: ContiguousArray<Connection>?
-    /// The subscribers as an array, kept between changes: every commit iterates it.
-    var audience: ContiguousArray<Connection> {
-        if let a = audienceCache { return a }
-        let a = ContiguousArray(subscribers.values)
-        audienceCache = a
-        return a
-    }
+    /// Subscribed clients. Commits build their `changes` only while there are some.
+    var subscribers: Listeners { didSet { session.recordsChanges = recordsAlways || !subscribers.isEmpty } }
+    /// The subscribers as the publisher delivers to them.
+    var audience: any Audience { subscribers.audience }
     /// Set when the session is closed (connections may still remember this state).
     var isClosed = false
     /// The session's name as bytes, to match a request's `session` without making a string (a
@@ -40,13 +29,14 @@ final class SessionState {
         nameBytes.count == raw.count
             && (raw.count == 0 || nameBytes.withUnsafeBytes { bytesEqual($0.baseAddress!, raw.baseAddress!, count: raw.count) })
     }
-    /// The connection that started each live flow (it hears `flowCompleted` even unsubscribed).
-    var flowStarters: [String: Connection] = [:]
+    /// The client that started each live flow (it hears `flowCompleted` even unsubscribed).
+    var flowStarters: [String: any Client] = [:]
     /// Where navigation continues after each live flow whose navigate gave `then` (in memory only).
     var flowThens: [String: NavigationSpec] = [:]
 
-    init(_ session: Session, recordsAlways: Bool = false) {
+    init(_ session: Session, audience: any Audience, recordsAlways: Bool) {
         self.session = session
+        self.subscribers = Listeners(audience)
         self.recordsAlways = recordsAlways
         nameBytes = Array(session.name.utf8)
         session.recordsChanges = recordsAlways
@@ -71,7 +61,8 @@ final class PendingNavigation {
     let key: String?
     let caller: Caller
     var replies: [Reply]
-    let connection: Connection
+    /// The client that asked.
+    let client: any Client
     /// The client that asked gets `navigationPending` too (`navigate {progress: true}`).
     var reportsProgress = false
     /// Index of the precondition being evaluated.
@@ -92,7 +83,7 @@ final class PendingNavigation {
     var leaving: String?
     var commitInstead: (() -> Result<JSONValue, NavError>)?
 
-    init(number: Int, state: SessionState, plan: Plan, key: String?, caller: Caller, replies: [Reply], connection: Connection) {
+    init(number: Int, state: SessionState, plan: Plan, key: String?, caller: Caller, replies: [Reply], client: any Client) {
         self.number = number
         self.id = Self.id(number)
         self.state = state
@@ -100,25 +91,29 @@ final class PendingNavigation {
         self.key = key
         self.caller = caller
         self.replies = replies
-        self.connection = connection
+        self.client = client
     }
 
     /// A navigation whose requester waits for its reply.
     convenience init(number: Int, state: SessionState, plan: Plan, key: String?, caller: Caller, reply: Reply) {
-        self.init(number: number, state: state, plan: plan, key: key, caller: caller, replies: [reply], connection: reply.connection)
+        self.init(number: number, state: state, plan: plan, key: key, caller: caller, replies: [reply], client: reply.connection)
     }
 
     /// A navigation nobody waits a navigate reply for: `onFinish` hears its outcome.
-    convenience init(number: Int, state: SessionState, plan: Plan, caller: Caller, connection: Connection) {
-        self.init(number: number, state: state, plan: plan, key: nil, caller: caller, replies: [], connection: connection)
+    convenience init(number: Int, state: SessionState, plan: Plan, caller: Caller, client: any Client) {
+        self.init(number: number, state: state, plan: plan, key: nil, caller: caller, replies: [], client: client)
     }
 }
 
-/// Every session and pending navigation of the daemon, and the notifications they produce.
+/// Every session and pending navigation of the daemon, who listens to each session and who
+/// provides each precondition. Reaches clients only as ``Client``s and through its ``Publisher``.
 final class SessionHub {
-    /// The server, which owns the hub. Strong: the two live as long as the server, and reading a strong
-    /// `let` costs nothing, where an unchecked `unowned` reference costs an atomic retain at each use.
-    let server: Server
+    /// Where notifications go (the server). Strong: the two live as long as the server, and reading a
+    /// strong `let` costs nothing, where an unchecked `unowned` reference costs an atomic retain at
+    /// each use.
+    let publisher: any Publisher
+    /// Where sessions are kept; told about every change.
+    var store: any Store = EphemeralStore()
     var sessions: [String: SessionState] = [:]
     var pending: [String: PendingNavigation] = [:]
     /// Pending navigations by session and source node (a newer one from the same source supersedes).
@@ -138,9 +133,14 @@ final class SessionHub {
     /// Cluster mode: every commit's `stackChanged` goes to the store for other nodes' subscribers.
     var publishesChanges = false
 
-    init(server: Server) {
-        self.server = server
-        sessions["main"] = SessionState(Session(name: "main", graph: server.graph))
+    init(publisher: any Publisher, graph: NavigationGraph) {
+        self.publisher = publisher
+        sessions["main"] = makeState(Session(name: "main", graph: graph))
+    }
+
+    /// `session` as the hub holds it, with an audience of its own.
+    func makeState(_ session: Session) -> SessionState {
+        SessionState(session, audience: publisher.makeAudience(), recordsAlways: publishesChanges)
     }
 
     /// Numbers navigations after `n` from now on (ids in replies restored from a state file).
@@ -155,7 +155,7 @@ final class SessionHub {
     /// The session a request names (its `session` param, `session`; absent or null: "main"). Each
     /// connection remembers the last one it used, so a client that stays in one session is matched by
     /// bytes, not looked up by name.
-    func state(_ session: JSONView?, for c: Connection) throws(RPCError) -> SessionState {
+    func state(_ session: JSONView?, for c: some Client) throws(RPCError) -> SessionState {
         if let cached = c.lastSession, !cached.isClosed {
             if let v = session {
                 if v.kind == .string && cached.isNamed(v.stringBytes) { return cached }
@@ -175,7 +175,7 @@ final class SessionHub {
 
     func state(_ name: String) throws(RPCError) -> SessionState {
         guard let s = sessions[name] else {
-            if let moved = server.store.missing(name) { throw moved }
+            if let moved = store.missing(name) { throw moved }
             let hint = suggestion(for: name, among: sessions.keys).map { "; did you mean \"\($0)\"?" } ?? ""
             throw RPCError(.unknownTarget, "no session \"\(name)\"\(hint); open it with session.open {name: \"\(name)\"} (session.list lists them)",
                            data: ["session": .string(name)])
@@ -183,84 +183,34 @@ final class SessionHub {
         return s
     }
 
-    // MARK: Publishing
+    /// Clients providing each precondition (or recovery) name; the latest is asked first.
+    var providers: [String: [any Client]] = [:]
 
-    /// Sends `stackChanged` (and `flowCompleted` for flows that ended) for a commit. Called before
-    /// the reply to the request that caused it, so a subscribed requester sees the change first.
-    func publish(_ commit: Commit, in state: SessionState, hints: JSONValue? = nil) {
-        commits += 1
-        let s = state.session
-        server.store.sessionChanged(s)
-        if !state.subscribers.isEmpty {
-            server.broadcast(method: "stackChanged",
-                             encodable: StackChanged(session: s.name, version: commit.version, changes: commit.changeText, visible: .current(s),
-                                                     hints: hints),
-                             to: state.audience)
-        }
-        if publishesChanges {
-            server.store.changePublished(s, body: JSONText(encoding: StackChanged(session: s.name, version: commit.version, changes: commit.changeText,
-                                                                                  visible: .current(s), hints: hints)).bytes)
-        }
-        if let ended = commit.endedList {
-            for f in ended { announceEnd(of: f, in: state) }
-        }
-        // Navigations pending from removed nodes are cancelled.
-        if !commit.removedNumbers.isEmpty && !pendingBySource.isEmpty {
-            for id in commit.removed {
-                if let p = pendingBySource[SessionKey(s.name, id)] {
-                    server.finish(p, .failure(NavError(.cancelled, "the navigation was cancelled: its source `\(id)` was dismissed", data: ["navigation": .string(p.id)])))
-                }
-            }
-        }
-    }
-
-    /// Tells the session's subscribers, and the connection that started it, that flow `f` ended.
-    private func announceEnd(of f: EndedFlow, in state: SessionState) {
-        let s = state.session
-        var p: JSONObject = [
-            "session": .string(s.name), "flow": .string(f.id),
-            "coordinator": .string(s.graph.coordinators[f.coordinator].name), "status": .string(f.status.rawValue),
-        ]
-        if let r = f.result { p.append("result", r) }
-        if let e = f.error { p.append("error", e) }
-        var targets = Array(state.subscribers.values)
-        state.flowThens[f.id] = nil
-        if let starter = state.flowStarters.removeValue(forKey: f.id), state.subscribers[starter.id] == nil {
-            targets.append(starter)
-        }
-        if !targets.isEmpty { server.broadcast(method: "flowCompleted", params: .object(p), to: targets) }
-        server.flowEnded(f, in: state)
-    }
-
-    /// Connections providing each precondition (or recovery) name; the latest is asked first.
-    var providers: [String: [Connection]] = [:]
-
-    func provider(for name: String) -> Connection? {
+    func provider(for name: String) -> (any Client)? {
         providers[name]?.last { !$0.isClosed }
     }
 
-    func provide(_ names: [String], by c: Connection) {
+    func provide(_ names: [String], by c: any Client) {
         for n in names where !(providers[n]?.contains { $0 === c } ?? false) {
             providers[n, default: []].append(c)
         }
-        c.onClose.append { [unowned self] conn in
-            for n in names { self.providers[n]?.removeAll { $0 === conn } }
+        c.whenGone { [unowned self] gone in
+            for n in names { self.providers[n]?.removeAll { $0 === gone } }
         }
     }
 
-    func subscribe(_ c: Connection, to state: SessionState) {
+    func subscribe(_ c: any Client, to state: SessionState) {
         let name = state.session.name
-        if state.subscribers[c.id] == nil {
-            state.subscribers[c.id] = c
+        if state.subscribers.insert(c) {
             c.subscriptions.insert(name)
             // By name, not by a weak reference: a weak reference would give the session's state a side
             // table and slow every retain and release of it on the request path.
-            c.onClose.append { [unowned self] conn in self.sessions[name]?.subscribers[conn.id] = nil }
+            c.whenGone { [unowned self] gone in self.sessions[name]?.subscribers.remove(gone.id) }
         }
     }
 
-    func unsubscribe(_ c: Connection, from state: SessionState) {
-        state.subscribers[c.id] = nil
+    func unsubscribe(_ c: any Client, from state: SessionState) {
+        state.subscribers.remove(c.id)
         c.subscriptions.remove(state.session.name)
     }
 }

@@ -46,8 +46,11 @@ public final class Server {
     /// Sessions, pending navigations, subscriptions and providers.
     var hub: SessionHub!
     /// Where sessions are kept (``EphemeralStore`` until a state file is used); told about every
-    /// change, flushed once per loop iteration.
-    var store: any Store = EphemeralStore()
+    /// change, flushed once per loop iteration. The hub holds it.
+    var store: any Store {
+        get { hub.store }
+        set { hub.store = newValue }
+    }
     /// Handlers of changing methods set aside while the store cannot write (cluster mode).
     var refusedMethods: [String: MethodTable.Handler] = [:]
     /// Set while an asynchronous store writes a commit (see ``Store/isAsynchronous``).
@@ -56,6 +59,14 @@ public final class Server {
     /// Keeps state in `path`: restores its sessions now, saves every commit from now on.
     public func useStateFile(_ path: String, durability: Durability) throws(StateError) -> Int {
         try use(SQLiteStore(path: path, durability: durability))
+    }
+
+    /// Cluster mode: keeps sessions in PostgreSQL at `conninfo`, shared with other nodes; restores
+    /// this node's sessions (and those of nodes whose lease expired) now. Call before ``start()``.
+    public func useSharedStore(_ conninfo: String, node: String, leaseMs: Int) throws(StateError) -> Int {
+        let pg = PostgresStore(conninfo: conninfo, node: node, socket: config.socketPath, leaseMs: leaseMs, loop: loop, logger: logger)
+        pg.events = self
+        return try use(pg)
     }
 
     /// Restores the sessions `s` keeps and tells it every change from now on.
@@ -68,7 +79,7 @@ public final class Server {
         store = s
         hub.publishesChanges = s.publishesChanges
         for session in sessions {
-            hub.sessions[session.name] = SessionState(session, recordsAlways: s.publishesChanges)
+            hub.sessions[session.name] = hub.makeState(session)
             numberNavigations(afterThoseOf: session)
         }
         if s.publishesChanges {
@@ -107,9 +118,9 @@ public final class Server {
     }
 
     /// Refuses a request that changes the daemon unless the client holds ``Policy/adminRole``.
-    func requireAdmin(_ c: Connection, _ what: String) throws(RPCError) {
+    func requireAdmin(_ c: some Client, _ what: String) throws(RPCError) {
         guard !c.roles.contains(Policy.adminRole) else { return }
-        let uid = c.peer.map { "uid \($0.uid)" } ?? "this client"
+        let uid = c.uid.map { "uid \($0)" } ?? "this client"
         throw .accessDenied("\(what) changes the daemon and needs the role \(Policy.adminRole); \(uid) does not hold it. navd's own uid holds it; grant it to others in the policy file (--policy), under `uids:` or `tokens:`",
                             data: ["roles": [.string(Policy.adminRole)]])
     }
@@ -127,7 +138,7 @@ public final class Server {
         self.parser = JSONParser(maxDepth: config.maxDepth)
         registerCoreMethods()
         registerGraphMethods()
-        hub = SessionHub(server: self)
+        hub = SessionHub(publisher: self, graph: graph)
         registerNavigationMethods()
         registerReloadMethod()
     }

@@ -21,10 +21,15 @@ extension Server {
     }
 
     func broadcast(method: String, encodable params: some JSONEncodable, to targets: ContiguousArray<Connection>) {
+        broadcast(method, to: targets) { params.encode(into: &$0) }
+    }
+
+    /// Sends one notification to `targets`; `params` writes its params.
+    func broadcast(_ method: String, to targets: ContiguousArray<Connection>, params: (inout JSONWriter) -> Void) {
         let log = broadcastLog
         let start = log.count
         var w = JSONWriter(into: log)
-        RPCEncoder.notification(method: method, encodable: params, into: &w)
+        RPCEncoder.notification(method: method, into: &w, params: params)
         let bodyEnd = log.count
         log.append(UInt8(ascii: "\n"))
         let end = log.count
@@ -51,5 +56,56 @@ extension Server {
           }
         }
         stats.notificationsSent += sent
+    }
+}
+
+/// The navigator's notifications, delivered to connections.
+extension Server: Publisher {
+    func makeAudience() -> any Audience { Recipients() }
+
+    func notify(_ method: String, to audience: any Audience, also: (any Client)?, except: (any Client)?, params: (inout JSONWriter) -> Void) {
+        // Every audience is made by `makeAudience`, and every client is a connection.
+        let recipients = audience as! Recipients
+        var targets = recipients.list
+        if let extra = also as? Connection, !recipients.contains(extra) { targets.append(extra) }
+        if let except { targets.removeAll { $0 === except } }
+        guard !targets.isEmpty else { return }
+        broadcast(method, to: targets, params: params)
+    }
+
+    func disconnectAll(reason: String) {
+        for c in Array(connections.values) { c.close(reason: reason) }
+    }
+}
+
+/// An audience as connections: an array every notification walks (positions by id, so a client
+/// leaves in constant time).
+final class Recipients: Audience {
+    private(set) var list: ContiguousArray<Connection> = []
+    private var positions: [Int: Int] = [:]
+
+    func contains(_ c: Connection) -> Bool { positions[c.id] != nil }
+
+    func add(_ client: any Client) {
+        guard let c = client as? Connection, positions[c.id] == nil else { return }
+        positions[c.id] = list.count
+        list.append(c)
+    }
+
+    func remove(_ id: Int) {
+        guard let i = positions.removeValue(forKey: id) else { return }
+        let last = list.removeLast()
+        if i < list.count {
+            list[i] = last
+            positions[last.id] = i
+        }
+    }
+}
+
+extension Connection: Client {
+    var uid: UInt32? { peer?.uid }
+
+    func whenGone(_ body: @escaping (any Client) -> Void) {
+        onClose.append(body)
     }
 }

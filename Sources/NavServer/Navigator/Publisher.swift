@@ -1,0 +1,77 @@
+import JSON
+import RPC
+
+/// A client as the navigator knows it: an id, roles and a uid to check, a few per-client notes
+/// (its last session, its subscriptions), questions it can be asked (a provider's precondition),
+/// and its going away. The transport's `Connection` is one; the navigator never sees a socket, a
+/// framing or an output buffer, and sends nothing itself: notifications go through a
+/// ``Publisher``.
+protocol Client: AnyObject {
+    var id: Int { get }
+    var roles: Set<String> { get }
+    /// The peer's uid, when the transport knows it (a Unix socket does).
+    var uid: UInt32? { get }
+    var isClosed: Bool { get }
+    /// The session its last request used (see ``SessionHub/state(_:for:)``).
+    var lastSession: SessionState? { get set }
+    /// Sessions it is subscribed to (reported by `stats`).
+    var subscriptions: Set<String> { get set }
+    /// Runs `body` once, when the client goes away.
+    func whenGone(_ body: @escaping (any Client) -> Void)
+    /// Sends the client a request; `completion` runs exactly once (its answer, an error answer, a
+    /// timeout after `timeoutMs`, or the client going away). Returns the request's id.
+    @discardableResult
+    func request(_ method: String, params: JSONValue, timeoutMs: UInt64, completion: @escaping (Result<JSONValue, RPCError>) -> Void) -> Int
+    /// Withdraws a request: its completion will not run.
+    func cancelRequest(_ id: Int)
+}
+
+/// The clients listening to one session (or one mirrored session), in whatever form the publisher
+/// delivers to fastest. Made by the publisher, filled by the navigator through ``Listeners``.
+protocol Audience: AnyObject {
+    func add(_ client: any Client)
+    func remove(_ id: Int)
+}
+
+/// Where the navigator's news goes: notifications to an audience (and one more client), and
+/// turning every client away. The server implements it over its connections.
+protocol Publisher: AnyObject {
+    func makeAudience() -> any Audience
+    /// Sends notification `method` to every member of `audience` but `except`, and to `also` when it
+    /// is not a member; `params` writes the notification's params.
+    func notify(_ method: String, to audience: any Audience, also: (any Client)?, except: (any Client)?, params: (inout JSONWriter) -> Void)
+    /// Disconnects every client (the node lost its right to serve).
+    func disconnectAll(reason: String)
+}
+
+extension Publisher {
+    func notify(_ method: String, _ params: some JSONEncodable, to audience: any Audience, also: (any Client)? = nil, except: (any Client)? = nil) {
+        notify(method, to: audience, also: also, except: except) { params.encode(into: &$0) }
+    }
+}
+
+/// Who listens to a session: the navigator's view, by client id, and the publisher's audience, kept
+/// in step.
+struct Listeners {
+    private(set) var clients: [Int: any Client] = [:]
+    let audience: any Audience
+
+    init(_ audience: any Audience) { self.audience = audience }
+
+    var isEmpty: Bool { clients.isEmpty }
+    func contains(_ c: any Client) -> Bool { clients[c.id] != nil }
+
+    /// Adds `c`; false if it was already listening.
+    @discardableResult
+    mutating func insert(_ c: any Client) -> Bool {
+        guard clients[c.id] == nil else { return false }
+        clients[c.id] = c
+        audience.add(c)
+        return true
+    }
+
+    mutating func remove(_ id: Int) {
+        guard clients.removeValue(forKey: id) != nil else { return }
+        audience.remove(id)
+    }
+}
