@@ -29,6 +29,7 @@ extension PostgresStore {
                             data: ["session": .string(name), "node": .string(owner), "socket": .string(n.socket)])
         }
         sweep()
+        refreshOwner(name)
         return RPCError(.unavailable, "session \"\(name)\"'s owner, node \(owner), stopped renewing its lease; a node is taking the session over: retry in a moment",
                         data: ["session": .string(name), "node": .string(owner), "retryAfterMs": .int(leaseMs / 3)])
     }
@@ -59,6 +60,22 @@ extension PostgresStore {
             for w in waiting { w() }
         }
         return true
+    }
+
+    /// Reads the owner of `name` again: the directory names a node whose lease expired, and if
+    /// another node took the session over while this one missed its notification (a reconnection),
+    /// only PostgreSQL knows.
+    private func refreshOwner(_ name: String) {
+        guard connection.isUp, refreshing.count < Self.maxLookUps, refreshing.insert(name).inserted else { return }
+        connection.query("SELECT node FROM navd_sessions WHERE name = $1", [name]) { [unowned self] r in
+            refreshing.remove(name)
+            guard case .success(let rows) = r else { return }
+            if let owner = rows.rows.first?[0] ?? nil {
+                if owner != node { owners[name] = owner }
+            } else if owners[name] != node {
+                owners[name] = nil
+            }
+        }
     }
 
     /// Every session the node knows of (from PostgreSQL and the notifications since), by owner node.

@@ -66,6 +66,12 @@ final class PostgresStore: Store {
     /// The most requests that may wait for look-ups; more are answered `unavailable`.
     static let maxLookUps = 10_000
     var waitingLookUps = 0
+    /// Sessions whose owner is read again because the directory names a node whose lease expired
+    /// (at most ``maxLookUps`` at a time).
+    var refreshing: Set<String> = []
+    /// While the directory is read again (after a reconnection): owners notified meanwhile, which
+    /// are newer than what that read answers.
+    private var notifiedDuringRead: [String: String?]?
 
     /// Every PostgreSQL notification payload is at most this long; a larger change is announced
     /// without its body and read by subscribers' nodes from the table.
@@ -270,12 +276,15 @@ final class PostgresStore: Store {
 
     private func cameBack() {
         Array(["LISTEN navd_changes", "LISTEN navd_owners"]).forEach { connection.query($0) { _ in } }
+        notifiedDuringRead = [:]
         connection.query(PostgresSchema.directory) { [unowned self] r in
             if case .success(let rows) = r {
                 absent = [:]
                 owners = [:]
                 for row in rows.rows { if let n = row[0], let o = row[1] { owners[n] = o } }
+                for (n, o) in notifiedDuringRead ?? [:] { owners[n] = o }
             }
+            notifiedDuringRead = nil
         }
         tick()
     }
@@ -290,6 +299,7 @@ final class PostgresStore: Store {
         guard channel == "navd_owners", let j = try? JSONParser(maxDepth: 8).parse(payload), let s = j["s"]?.stringValue else { return }
         let newOwner = j["n"]?.stringValue
         owners[s] = newOwner
+        notifiedDuringRead?[s] = .some(newOwner)
         absent[s] = nil
         if newOwner != node, epochs.removeValue(forKey: s) != nil {
             events?.sessionsLost([s])
