@@ -104,4 +104,31 @@ struct TestFailure: Error, CustomStringConvertible {
         let r = try p.call(stranger, #"{"jsonrpc":"2.0","id":1,"method":"graph.reload"}"#)
         #expect(r["error"]?["data"]?["kind"] == "accessDenied")
     }
+
+    @Test func subscribersWhoLeaveHearNothingAndTheOthersHearEveryChangeOnce() throws {
+        let p = InProcessServer()
+        let subscribers = (0..<5).map { _ in p.client() }
+        for (i, c) in subscribers.enumerated() {
+            #expect(try p.call(c, #"{"jsonrpc":"2.0","id":\#(i),"method":"subscribe"}"#)["result"]?["version"] == 0)
+        }
+        let driver = p.client()
+        // The first leaves by unsubscribing, the third by hanging up, the last unsubscribes and
+        // subscribes again: the audience loses members from its front, its middle and its end.
+        _ = try p.call(subscribers[0], #"{"jsonrpc":"2.0","id":10,"method":"unsubscribe"}"#)
+        subscribers[2].peerHungUp = true
+        subscribers[2].finishSending()
+        _ = try p.call(subscribers[4], #"{"jsonrpc":"2.0","id":11,"method":"unsubscribe"}"#)
+        _ = try p.call(subscribers[4], #"{"jsonrpc":"2.0","id":12,"method":"subscribe"}"#)
+        #expect(try p.call(driver, #"{"jsonrpc":"2.0","id":1,"method":"stats"}"#)["result"]?["subscriptions"] == 3)
+        for v in 1...3 {
+            let r = try p.call(driver, #"{"jsonrpc":"2.0","id":\#(v + 1),"method":"navigate","params":{"to":"shop.Product","with":{"id":"p\#(v)"}}}"#)
+            #expect(r["result"]?["version"] == .int(v))
+        }
+        for i in [1, 3, 4] {
+            let heard = try p.lines(subscribers[i], count: 3)
+            #expect(heard.map { $0["params"]?["version"] } == [1, 2, 3], "subscriber \(i): \(heard)")
+        }
+        p.server.loop.runOnce(wait: false)
+        #expect(subscribers[0].takeOutput().isEmpty)
+    }
 }

@@ -70,6 +70,8 @@ final class BatchCollector {
 /// the request's id. Share it freely: it is one object per request, and only the first answer counts.
 final class Reply {
     let connection: Connection
+    /// The connection, as the navigator sees it.
+    var client: some Client { connection }
     let id: JSONValue?
     let framing: Framing
     let batch: BatchCollector?
@@ -205,5 +207,12 @@ extension Connection {
         }
         if isError { server.stats.errors += 1 } else { server.stats.requestsAnswered += 1 }
         requestAnswered()
+    }
+}
+
+extension Call {
+    /// Answers with what `body` returns, or with the error it throws.
+    func answer<R: JSONEncodable>(_ body: () throws(RPCError) -> R) {
+        do { succeed(try body()) } catch { fail(error) }
     }
 }

@@ -16,7 +16,7 @@ extension Server {
                     call.fail(.invalidParams("\"client\" must be a string naming the client, e.g. \"nav-tui\""))
                     return
                 }
-                do throws(RPCError) { try self.checkName(s, "the client name", param: "client") } catch {
+                do throws(RPCError) { try self.config.checkName(s, "the client name", param: "client") } catch {
                     call.fail(error)
                     return
                 }
@@ -71,12 +71,12 @@ extension Server {
             "notificationsReceived": .int(stats.notificationsIn),
             "errors": .int(stats.errors),
             "notificationsSent": .int(stats.notificationsSent),
-            "commits": .int(hub.commits),
-            "pending": .int(hub.pending.count),
-            "sessions": .int(hub.sessions.count),
-            "subscriptions": .int(hub.sessions.values.reduce(0) { $0 + $1.subscribers.clients.count }),
-            "provided": .int(hub.providers.values.reduce(0) { $0 + ($1.contains { !$0.isClosed } ? 1 : 0) }),
-            "tasksStarted": .int(stats.tasksStarted),
+            "commits": .int(navigator.commits),
+            "pending": .int(navigator.pending.count),
+            "sessions": .int(navigator.sessions.count),
+            "subscriptions": .int(navigator.sessions.values.reduce(0) { $0 + $1.subscribers.clients.count }),
+            "provided": .int(navigator.providers.values.reduce(0) { $0 + ($1.contains { !$0.isClosed } ? 1 : 0) }),
+            "tasksStarted": .int(navigator.tasksStarted),
             "bytesIn": .int(stats.bytesIn),
             "bytesOut": .int(stats.bytesOut),
             "slowClientsDropped": .int(stats.slowClientsDropped),
@@ -84,7 +84,7 @@ extension Server {
             "uptime": .double(Double(uptimeMs) / 1000),
             "memory": ["rss": .int(EventLoop.residentMemory)],
         ]
-        if let pg = store as? PostgresStore { o.append("cluster", .object(pg.statsObject(mirrors: hub.mirrors.count))) }
+        if let pg = store as? PostgresStore { o.append("cluster", .object(pg.statsObject(mirrors: navigator.mirrors.count))) }
         return o
     }
 }

@@ -10,9 +10,9 @@ extension Server {
     /// `stackChanged` notifications. Pending navigations fail with `conflict`.
     func registerReloadMethod() {
         methods["graph.reload"] = { [self] call in
-            self.handle(call) { () throws(RPCError) -> JSONValue in
+            call.answer { () throws(RPCError) -> JSONValue in
                 let p = try Params<ReloadParam>(call)
-                try self.requireAdmin(call.connection, "`graph.reload`")
+                try Policy.requireAdmin(call.connection, "`graph.reload`")
                 let path = try p.string(.path)
                 if path != nil && !self.policy.allowReloadPath {
                     throw .accessDenied("`graph.reload` reloads the graph navd was started with; naming a directory (\"path\") needs `allowReloadPath: true` in the policy file. Send graph.reload without \"path\", or restart navd with --graph DIR",
@@ -37,8 +37,8 @@ extension Server {
         }
         // Live nodes the new graph cannot show.
         var missing: [(SessionState, Node)] = []
-        for name in hub.sessions.keys.sorted() {
-            let state = hub.sessions[name]!
+        for name in navigator.sessions.keys.sorted() {
+            let state = navigator.sessions[name]!
             state.session.root.forEach { n in
                 if n.coordinator >= 0, newGraph.coordinator(named: graph.coordinators[n.coordinator].name) == nil {
                     missing.append((state, n))
@@ -53,8 +53,8 @@ extension Server {
                     "hint": "dismiss those nodes first, or reload with force: true to remove them"]
         }
         // Pending navigations were planned against the old graph.
-        for nav in Array(hub.pending.values) {
-            finish(nav, .failure(NavError(.conflict, "the graph was reloaded while the navigation was pending; navigate again", data: ["navigation": .string(nav.id)])))
+        for nav in Array(navigator.pending.values) {
+            navigator.finish(nav, .failure(NavError(.conflict, "the graph was reloaded while the navigation was pending; navigate again", data: ["navigation": .string(nav.id)])))
         }
         // Forced: remove the missing nodes with ordinary commits, against the old graph.
         var removed = 0
@@ -66,10 +66,10 @@ extension Server {
                 commit = state.session.resetToRoot()
             }
             removed += commit.removedNumbers.count
-            publish(commit, in: state)
+            navigator.publish(commit, in: state)
         }
         // Rebuild every session's nodes against the new graph (coordinator indices change).
-        for state in hub.sessions.values {
+        for state in navigator.sessions.values {
             let s = state.session
             let rebuilt: Session
             do throws(NavError) {
@@ -89,7 +89,7 @@ extension Server {
             }
             store.sessionChanged(rebuilt)
         }
-        graph = newGraph
+        navigator.graph = newGraph
         if path != nil { graphPath = path }
         graphVersion += 1
         broadcast(method: "graphReloaded", params: ["version": .int(graphVersion)], to: connections.values)

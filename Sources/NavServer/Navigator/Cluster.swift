@@ -25,38 +25,34 @@ final class Mirror {
     }
 }
 
-/// Cluster mode (`--store postgres://…`): sessions that arrive (takeover) and leave (another node
-/// took them, or a commit could not be stored), subscribers of sessions other nodes own, and
-/// changing requests turned away while PostgreSQL cannot be reached.
-extension Server: ClusterEvents {
-    /// Methods that change sessions: refused with `unavailable` while the store cannot write.
-    static let changingMethods = ["navigate", "open", "dismiss", "update", "reset", "flowComplete",
-                                  "context.set", "session.open", "session.close", "graph.reload"]
-
-    func sessionsClaimed(_ sessions: [Session], own: Bool) {
+/// Cluster mode (`--store postgres://…`), the navigator's side: sessions that arrive (takeover)
+/// and leave (another node took them, or a commit could not be stored), and subscribers of
+/// sessions other nodes own.
+extension Navigator {
+    func sessionsClaimed(_ claimed: [Session], own: Bool) {
         var names = Set<String>()
-        for s in sessions {
+        for s in claimed {
             names.insert(s.name)
             numberNavigations(afterThoseOf: s)
-            if let st = hub.sessions[s.name] {
+            if let st = sessions[s.name] {
                 guard st.session.version != s.version || st.session.idCounter != s.idCounter else { continue }
                 cancelPending(of: st, "session \"\(s.name)\" was read again from PostgreSQL")
                 st.session = s
                 sendSnapshot(of: s, to: st.audience)
                 continue
             }
-            let st = hub.makeState(s)
-            hub.sessions[s.name] = st
-            if let m = hub.mirrors.removeValue(forKey: s.name) {
+            let st = makeState(s)
+            sessions[s.name] = st
+            if let m = mirrors.removeValue(forKey: s.name) {
                 for c in m.subscribers.clients.values where !c.isClosed {
                     st.subscribers.insert(c)
-                    c.whenGone { [unowned self] gone in self.hub.sessions[s.name]?.subscribers.remove(gone.id) }
+                    c.whenGone { [unowned self] gone in self.sessions[s.name]?.subscribers.remove(gone.id) }
                 }
                 if m.version != s.version { sendSnapshot(of: s, to: st.audience) }
             }
         }
         if own {
-            for name in Array(hub.sessions.keys) where !names.contains(name) {
+            for name in Array(sessions.keys) where !names.contains(name) {
                 evict(name, because: NavError(.cancelled, "session \"\(name)\" is now owned by another navd node"))
             }
         }
@@ -68,39 +64,12 @@ extension Server: ClusterEvents {
         }
     }
 
-    func storeAvailabilityChanged(_ available: Bool, reason: String) {
-        if available {
-            for (name, h) in refusedMethods { methods[name] = h }
-            refusedMethods = [:]
-            logger.notice("changes are accepted again", metadata: ["navd.reason": "\(reason)"])
-            return
-        }
-        guard refusedMethods.isEmpty else { return }
-        for name in Self.changingMethods {
-            guard let h = methods[name] else { continue }
-            refusedMethods[name] = h
-            methods[name] = { call in
-                call.fail(RPCError(.unavailable, "navd cannot store changes now (\(reason)); nothing was done. Reads (tree, subscribe, context.get) still work; retry after data.retryAfterMs",
-                                   data: ["retryAfterMs": .int(250)]))
-            }
-        }
-    }
-
-    func leaseLost(_ why: String) {
-        guard failure == nil else { return }
-        logger.critical("this node lost its registration in PostgreSQL (another navd started with the same --node?); stopping", metadata: ["navd.error": "\(why)"])
-        failure = "lost the cluster lease: \(why)"
-        hub.publisher.disconnectAll(reason: "navd lost its cluster lease")
-        dirty.removeAll()
-        shutdown()
-    }
-
     // MARK: Subscribers of other nodes' sessions
 
     func changeNotified(_ payload: String) {
-        guard !hub.mirrors.isEmpty, let p = try? JSONParser(maxDepth: 64).parse(payload),
+        guard !mirrors.isEmpty, let p = try? JSONParser(maxDepth: 64).parse(payload),
               let name = p["session"]?.stringValue, let version = p["version"]?.intValue,
-              hub.sessions[name] == nil, let m = hub.mirrors[name] else { return }
+              sessions[name] == nil, let m = mirrors[name] else { return }
         if m.fetching {
             if m.buffered.count < Mirror.maxBuffered { m.buffered.append((version, payload)) }
             return
@@ -115,7 +84,7 @@ extension Server: ClusterEvents {
             return
         }
         m.version = version
-        hub.publisher.notify("stackChanged", JSONText(Array(payload.utf8)), to: m.subscribers.audience)
+        publisher.notify("stackChanged", JSONText(Array(payload.utf8)), to: m.subscribers.audience)
     }
 
     /// Reads the session from the store and sends its subscribers a snapshot, then the notifications
@@ -145,7 +114,7 @@ extension Server: ClusterEvents {
         w.raw("[{\"op\":\"reset\",\"root\":")
         s.root.write(into: &w, s.graph)
         w.raw(",\"removed\":[]}]")
-        hub.publisher.notify("stackChanged", StackChanged(session: s.name, version: s.version, changes: JSONText(w.bytes), visible: .current(s)),
+        publisher.notify("stackChanged", StackChanged(session: s.name, version: s.version, changes: JSONText(w.bytes), visible: .current(s)),
                              to: audience, except: except)
     }
 
@@ -153,16 +122,16 @@ extension Server: ClusterEvents {
     func subscribeRemote(_ call: Call, _ name: String) {
         let c = call.client
         readStored(name, for: call) { [unowned self] s, reply in
-            if let local = hub.sessions[name] {
+            if let local = sessions[name] {
                 // It arrived here meanwhile (a takeover): an ordinary subscription.
-                hub.subscribe(c, to: local)
+                subscribe(c, to: local)
                 return reply.succeed(Snapshot(session: local.session))
             }
-            let m = hub.mirrors[name] ?? Mirror(name: name, version: s.version, audience: hub.publisher.makeAudience())
-            hub.mirrors[name] = m
+            let m = mirrors[name] ?? Mirror(name: name, version: s.version, audience: publisher.makeAudience())
+            mirrors[name] = m
             if !c.isClosed && m.subscribers.insert(c) {
                 c.subscriptions.insert(name)
-                c.whenGone { [unowned self] gone in self.hub.dropMirrorSubscriber(name, gone) }
+                c.whenGone { [unowned self] gone in self.dropMirrorSubscriber(name, gone) }
             }
             reply.succeed(Snapshot(session: s))
             if s.version > m.version {
@@ -175,34 +144,34 @@ extension Server: ClusterEvents {
     }
 
     private func cancelPending(of state: SessionState, _ why: String) {
-        for p in hub.pending.values where p.state === state {
+        for p in pending.values where p.state === state {
             finish(p, .failure(NavError(.cancelled, "the navigation was cancelled: \(why)", data: ["navigation": .string(p.id)])))
         }
     }
 }
 
-extension Server {
+extension Navigator {
     /// Stops serving `name` here: its pending navigations fail with `error`, its subscribers follow
     /// it through the store (as subscribers of a session another node owns).
     func evict(_ name: String, because error: NavError) {
-        guard let state = hub.sessions.removeValue(forKey: name) else { return }
+        guard let state = sessions.removeValue(forKey: name) else { return }
         state.isClosed = true
-        for p in hub.pending.values where p.state === state {
+        for p in pending.values where p.state === state {
             var e = error
             e.data["navigation"] = .string(p.id)
             finish(p, .failure(e))
         }
         guard !state.subscribers.isEmpty else { return }
-        let m = hub.mirrors[name] ?? Mirror(name: name, version: state.session.version, audience: hub.publisher.makeAudience())
-        hub.mirrors[name] = m
+        let m = mirrors[name] ?? Mirror(name: name, version: state.session.version, audience: publisher.makeAudience())
+        mirrors[name] = m
         for c in state.subscribers.clients.values where !c.isClosed {
             m.subscribers.insert(c)
-            c.whenGone { [unowned self] gone in self.hub.dropMirrorSubscriber(name, gone) }
+            c.whenGone { [unowned self] gone in self.dropMirrorSubscriber(name, gone) }
         }
     }
 }
 
-extension SessionHub {
+extension Navigator {
     func dropMirrorSubscriber(_ name: String, _ c: any Client) {
         guard let m = mirrors[name] else { return }
         m.subscribers.remove(c.id)
@@ -210,14 +179,14 @@ extension SessionHub {
     }
 }
 
-extension Server {
+extension Navigator {
     /// The session a `subscribe`/`unsubscribe` names when another node owns it (nil: this node
     /// serves the request as usual, errors included).
     func remoteSession(_ call: Call) -> String? {
         let given = call.param("session")
         guard given == nil || given?.stringValue != nil else { return nil }
         let name = given?.stringValue ?? "main"
-        guard hub.sessions[name] == nil, let pg = store as? PostgresStore, pg.remoteOwner(name) != nil else { return nil }
+        guard sessions[name] == nil, let pg = store as? PostgresStore, pg.remoteOwner(name) != nil else { return nil }
         return name
     }
 

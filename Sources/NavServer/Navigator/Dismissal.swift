@@ -4,13 +4,13 @@ import NavigationCore
 import RPC
 
 /// `dismiss`, with the `leave:` guards of what it would remove.
-extension Server {
+extension Navigator {
     func dismiss(_ call: Call) {
         let state: SessionState
         let node: String?, to: String?, inclusive: Bool, result: JSONValue?
         do throws(RPCError) {
             let p = try Params<DismissParam>(call)
-            state = try hub.state(p.given(.session), for: call.client)
+            state = try self.state(p.given(.session), for: call.client)
             node = try p.string(.node)
             to = try p.string(.to)
             inclusive = try p.bool(.inclusive) ?? false
@@ -18,7 +18,7 @@ extension Server {
                 throw .invalidParams("`dismiss` takes \"node\" (that node and what is above it) or \"to\" (pop to a screen), not both", data: ["param": "to"])
             }
             result = p.value(.result)
-            if let result { try checkSize(result, "\"result\"", limit: Server.maxHintsBytes, param: "result") }
+            if let result { try checkSize(result, "\"result\"", limit: Navigator.maxHintsBytes, param: "result") }
         } catch {
             call.fail(error)
             return
@@ -45,7 +45,7 @@ extension Server {
             return
         }
         let plan = Plan(target: guarded.coordinator, by: .push, params: guarded.params, source: guarded.number, ifVersion: nil, preconditions: guards)
-        let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan, key: nil,
+        let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: nil,
                                     caller: Caller(roles: call.client.roles), reply: call.deferred())
         nav.leaving = guarded.id
         let connection = call.client

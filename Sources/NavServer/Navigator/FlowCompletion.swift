@@ -4,14 +4,14 @@ import NavigationCore
 import RPC
 
 /// `flowComplete`, and the navigation a completed flow continues with (`then`).
-extension Server {
+extension Navigator {
     func flowComplete(_ call: Call) {
         let state: SessionState
         let flow: String
         let outcome: Session.FlowOutcome
         do throws(RPCError) {
             let p = try Params<FlowCompleteParam>(call)
-            state = try hub.state(p.given(.session), for: call.client)
+            state = try self.state(p.given(.session), for: call.client)
             flow = try p.requiredString(.flow, "the id of the flow node to complete")
             let given = ([.result, .error, .cancelled] as [FlowCompleteParam]).filter { p.has($0) }.map { "\($0)" }
             guard given.count == 1 else {
@@ -36,7 +36,7 @@ extension Server {
             return
         }
         // Read before the commit: publishing the end of the flow forgets both.
-        let isRecovery = hub.recoveries[SessionKey(state.session.name, flow)] != nil
+        let isRecovery = recoveries[SessionKey(state.session.name, flow)] != nil
         let flowCoordinator = state.session.node(flow).flatMap { $0.kind == .flow ? $0.coordinator : nil }
         let then = state.flowThens[flow] ?? flowCoordinator.flatMap { graph.coordinators[$0].flow?.then }
         let c: Commit
@@ -76,11 +76,11 @@ extension Server {
             return
         }
         if plan.preconditions.isEmpty {
-            reply(commitResult(state, plan, navigation: hub.nextNavigation(), starter: call.client).map(\.json), call.deferred())
+            reply(commitResult(state, plan, navigation: nextNavigation(), starter: call.client).map(\.json), call.deferred())
             return
         }
         let deferred = call.deferred()
-        let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan, caller: caller, client: call.client)
+        let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, caller: caller, client: call.client)
         nav.onFinish = { outcome in reply(outcome, deferred) }
         startPending(nav, for: call.client)
     }

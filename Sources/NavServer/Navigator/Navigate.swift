@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// `navigate`, `open` and `reset`: decoded, planned by the session, started as pending navigations.
-extension Server {
+extension Navigator {
     // MARK: navigate
 
     func navigate(_ call: Call) {
@@ -19,7 +19,7 @@ extension Server {
         let then: NavigationSpec?
         do throws(RPCError) {
             let p = try Params<NavigateParam>(call)
-            state = try hub.state(p.given(.session), for: call.client)
+            state = try self.state(p.given(.session), for: call.client)
             if let b = try p.string(.by) {
                 guard let pr = Presentation(rawValue: b) else {
                     throw RPCError.invalidParams("\"by\" must be push, present, replace, root or select, not \"\(b)\"", data: ["param": "by"])
@@ -37,7 +37,7 @@ extension Server {
             from = try p.string(.from)
             ifVersion = try p.int(.ifVersion)
             key = try p.string(.key)
-            if let key { try checkName(key, "the navigation key", param: "key") }
+            if let key { try config.checkName(key, "the navigation key", param: "key") }
             dryRun = try p.bool(.dryRun) ?? false
             detach = try p.bool(.detach) ?? false
             progress = try p.bool(.progress) ?? false
@@ -45,7 +45,7 @@ extension Server {
                 guard case .object = h else {
                     throw .invalidParams("\"hints\" must be an object of presentation wishes, like {\"animated\": false}", data: ["param": "hints"])
                 }
-                try checkSize(h, "\"hints\"", limit: Server.maxHintsBytes, param: "hints")
+                try checkSize(h, "\"hints\"", limit: Navigator.maxHintsBytes, param: "hints")
                 hints = h
             } else {
                 hints = nil
@@ -114,7 +114,7 @@ extension Server {
                 }
                 return
             }
-            if let joining = hub.pendingByKey[SessionKey(session.name, key)] {
+            if let joining = pendingByKey[SessionKey(session.name, key)] {
                 joining.replies.append(call.deferred())
                 return
             }
@@ -137,7 +137,7 @@ extension Server {
         if plan.preconditions.isEmpty {
             // Nothing to wait for: commit now, without the pending-navigation bookkeeping.
             do throws(NavError) {
-                let done = try commit(state, plan, navigation: hub.nextNavigation(), starter: call.client)
+                let done = try commit(state, plan, navigation: nextNavigation(), starter: call.client)
                 if let key { remember(session, key: key, .success(JSONText(encoding: done))) }
                 call.succeed(done)
             } catch {
@@ -146,15 +146,15 @@ extension Server {
             }
             return
         }
-        let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan, key: key, caller: caller, reply: call.deferred())
+        let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: key, caller: caller, reply: call.deferred())
         // A newer navigation from the same source supersedes a pending one.
         let sourceKey = SessionKey(session.name, plan.sourceId)
-        if let older = hub.pendingBySource[sourceKey] {
+        if let older = pendingBySource[sourceKey] {
             finish(older, .failure(NavError(.cancelled, "the navigation was superseded by \(nav.id) from the same source", data: ["navigation": .string(older.id), "by": .string(nav.id)])))
         }
         nav.registered = true
-        hub.pending[nav.id] = nav
-        hub.pendingBySource[sourceKey] = nav
+        pending[nav.id] = nav
+        pendingBySource[sourceKey] = nav
         nav.reportsProgress = progress
         // A detached navigation outlives its client (`navctl --no-wait`); others end with it.
         if !detach {
@@ -163,7 +163,7 @@ extension Server {
                 self.finish(nav, .failure(NavError(.cancelled, "the navigation was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
             }
         }
-        if let key { hub.pendingByKey[SessionKey(session.name, key)] = nav }
+        if let key { pendingByKey[SessionKey(session.name, key)] = nav }
         runPreconditions(nav)
     }
 
@@ -176,7 +176,7 @@ extension Server {
         let ifVersion: Int?
         do throws(RPCError) {
             let p = try Params<OpenParam>(call)
-            state = try hub.state(p.given(.session), for: call.client)
+            state = try self.state(p.given(.session), for: call.client)
             url = try p.requiredString(.url, "the deep link to open, such as \"/product/42\" or \"shop://app/product/42\"")
             dryRun = try p.bool(.dryRun) ?? false
             ifVersion = try p.int(.ifVersion)
@@ -204,10 +204,10 @@ extension Server {
             return
         }
         if plan.preconditions.isEmpty {
-            call.finish(commitResult(state, plan, navigation: hub.nextNavigation(), starter: call.client).mapError(\.rpc))
+            call.finish(commitResult(state, plan, navigation: nextNavigation(), starter: call.client).mapError(\.rpc))
             return
         }
-        let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan,
+        let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan,
                                     key: nil, caller: caller, reply: call.deferred())
         startPending(nav, for: call.client)
     }
@@ -220,7 +220,7 @@ extension Server {
         let ifVersion: Int?
         do throws(RPCError) {
             let p = try Params<ResetParam>(call)
-            state = try hub.state(p.given(.session), for: call.client)
+            state = try self.state(p.given(.session), for: call.client)
             ifVersion = try p.int(.ifVersion)
             if let raw = p.value(.to) {
                 guard case .array(let items) = raw, items.count <= config.maxBatch else {
@@ -267,10 +267,10 @@ extension Server {
             return
         }
         if plan.preconditions.isEmpty {
-            call.finish(commitResult(state, plan, navigation: hub.nextNavigation(), starter: call.client).mapError(\.rpc))
+            call.finish(commitResult(state, plan, navigation: nextNavigation(), starter: call.client).mapError(\.rpc))
             return
         }
-        let nav = PendingNavigation(number: hub.nextNavigation(), state: state, plan: plan, key: nil,
+        let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: nil,
                                     caller: Caller(roles: call.client.roles), reply: call.deferred())
         startPending(nav, for: call.client)
     }

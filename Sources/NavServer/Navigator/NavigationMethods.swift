@@ -6,11 +6,11 @@ import RPC
 import Glibc
 #endif
 
-extension Server {
+extension Navigator {
     /// navigate, dismiss, flowComplete, tree, subscribe/unsubscribe, context.*, session.*, cancel.
     /// Handlers hold the server strongly: it owns the table and empties it at shutdown, which ends
     /// the cycle. (An `unowned` reference, checked or not, costs an atomic operation at every use.)
-    func registerNavigationMethods() {
+    func registerNavigationMethods(in methods: MethodTable) {
         // Param tables are made now, not on a first request (making one reflects on the enum's cases).
         _ = (SessionParam.table, DismissParam.table, UpdateParam.table, ResetParam.table, LinkResolveParam.table, FlowCompleteParam.table, ContextParam.table, SessionNameParam.table,
              ProvideParam.table, CancelParam.table, NavigateParam.table, OpenParam.table, ReloadParam.table)
@@ -20,9 +20,9 @@ extension Server {
         methods["dismiss"] = { [self] call in self.dismiss(call) }
 
         methods["update"] = { [self] call in
-            self.handle(call) { () throws(RPCError) -> JSONValue in
+            call.answer { () throws(RPCError) -> JSONValue in
                 let p = try Params<UpdateParam>(call)
-                let state = try self.hub.state(p.given(.session), for: call.client)
+                let state = try self.state(p.given(.session), for: call.client)
                 let node = try p.requiredString(.node, "the id of the live screen whose params to change")
                 guard let with = try p.objectParam(.with) else {
                     throw .invalidParams("`update` needs \"with\": the fields to merge into the screen's params (null removes one)", data: ["param": "with"])
@@ -38,9 +38,9 @@ extension Server {
         methods["reset"] = { [self] call in self.reset(call) }
 
         methods["link.resolve"] = { [self] call in
-            self.handle(call) { () throws(RPCError) -> JSONValue in
+            call.answer { () throws(RPCError) -> JSONValue in
                 let p = try Params<LinkResolveParam>(call)
-                let state = try self.hub.state(p.given(.session), for: call.client)
+                let state = try self.state(p.given(.session), for: call.client)
                 let node = try p.string(.node)
                 do throws(NavError) {
                     let (url, pattern) = try state.session.resolveLink(node)
@@ -52,40 +52,40 @@ extension Server {
         methods["flowComplete"] = { [self] call in self.flowComplete(call) }
 
         methods["tree"] = { [self] call in
-            self.handle(call) { () throws(RPCError) -> Snapshot in
+            call.answer { () throws(RPCError) -> Snapshot in
                 let p = try Params<SessionParam>(call)
-                return Snapshot(session: try self.hub.state(p.given(.session), for: call.client).session)
+                return Snapshot(session: try self.state(p.given(.session), for: call.client).session)
             }
         }
 
         methods["subscribe"] = { [self] call in
-            if self.hub.publishesChanges, let name = self.remoteSession(call) { return self.subscribeRemote(call, name) }
-            self.handle(call) { () throws(RPCError) -> Snapshot in
+            if self.publishesChanges, let name = self.remoteSession(call) { return self.subscribeRemote(call, name) }
+            call.answer { () throws(RPCError) -> Snapshot in
                 let p = try Params<SessionParam>(call)
-                let state = try self.hub.state(p.given(.session), for: call.client)
-                self.hub.subscribe(call.client, to: state)
+                let state = try self.state(p.given(.session), for: call.client)
+                self.subscribe(call.client, to: state)
                 return Snapshot(session: state.session)
             }
         }
 
         methods["unsubscribe"] = { [self] call in
-            if self.hub.publishesChanges, let name = self.remoteSession(call) {
-                self.hub.dropMirrorSubscriber(name, call.client)
+            if self.publishesChanges, let name = self.remoteSession(call) {
+                self.dropMirrorSubscriber(name, call.client)
                 call.client.subscriptions.remove(name)
                 return self.subscribeRemoteEnded(call, name)
             }
-            self.handle(call) { () throws(RPCError) -> Snapshot in
+            call.answer { () throws(RPCError) -> Snapshot in
                 let p = try Params<SessionParam>(call)
-                let state = try self.hub.state(p.given(.session), for: call.client)
-                self.hub.unsubscribe(call.client, from: state)
+                let state = try self.state(p.given(.session), for: call.client)
+                self.unsubscribe(call.client, from: state)
                 return Snapshot(session: state.session)
             }
         }
 
         methods["context.set"] = { [self] call in
-            self.handle(call) { () throws(RPCError) -> JSONValue in
+            call.answer { () throws(RPCError) -> JSONValue in
                 let p = try Params<ContextParam>(call)
-                let state = try self.hub.state(p.given(.session), for: call.client)
+                let state = try self.state(p.given(.session), for: call.client)
                 try self.requireOwner(call.client, state.session, "`context.set`")
                 guard let facts = try p.objectParam(.facts) else {
                     throw .invalidParams("`context.set` needs \"facts\": an object of fact name → JSON value (null removes a fact)", data: ["param": "facts"])
@@ -93,7 +93,7 @@ extension Server {
                 // Checked whole before anything changes: a refused request sets no fact.
                 var added = 0
                 for (k, v) in facts {
-                    try self.checkName(k, "the fact name \"\(k.prefix(40))\"", param: "facts")
+                    try self.config.checkName(k, "the fact name \"\(k.prefix(40))\"", param: "facts")
                     if v.isNull { continue }
                     let size = JSONWriter.encode(v).count
                     if size > self.config.maxFactValue {
@@ -116,9 +116,9 @@ extension Server {
         }
 
         methods["context.get"] = { [self] call in
-            self.handle(call) { () throws(RPCError) -> JSONValue in
+            call.answer { () throws(RPCError) -> JSONValue in
                 let p = try Params<ContextParam>(call)
-                let state = try self.hub.state(p.given(.session), for: call.client)
+                let state = try self.state(p.given(.session), for: call.client)
                 if let names = try p.stringArray(.facts) {
                     var o = JSONObject()
                     for n in names { if let v = state.session.facts[n] { o.append(n, v) } }
@@ -129,7 +129,7 @@ extension Server {
         }
 
         methods["session.open"] = { [self] call in
-            self.handle(call) { () throws(RPCError) -> Snapshot in
+            call.answer { () throws(RPCError) -> Snapshot in
                 let p = try Params<SessionNameParam>(call)
                 let given = try p.string(.name)
                 let alias = try p.string(.session)
@@ -139,24 +139,24 @@ extension Server {
                 guard !name.isEmpty else {
                     throw .invalidParams("`session.open`'s \"name\" is empty; give the session a name such as \"test-1\"", data: ["param": "name"])
                 }
-                try self.checkName(name, "the session name", param: "name")
-                if self.hub.sessions[name] == nil, let elsewhere = self.store.missing(name) { throw elsewhere }
-                if self.hub.sessions[name] == nil {
-                    guard self.hub.sessions.count < self.config.maxSessions else {
-                        throw .limitExceeded("navd already holds \(self.hub.sessions.count) sessions, the most it keeps (the --max-sessions limit); close sessions you no longer need with session.close",
+                try self.config.checkName(name, "the session name", param: "name")
+                if self.sessions[name] == nil, let elsewhere = self.store.missing(name) { throw elsewhere }
+                if self.sessions[name] == nil {
+                    guard self.sessions.count < self.config.maxSessions else {
+                        throw .limitExceeded("navd already holds \(self.sessions.count) sessions, the most it keeps (the --max-sessions limit); close sessions you no longer need with session.close",
                                              limit: "--max-sessions", max: self.config.maxSessions)
                     }
                     let session = Session(name: name, graph: self.graph)
                     if let uid = call.client.uid, uid != getuid() { session.owner = uid }
-                    self.hub.sessions[name] = self.hub.makeState(session)
-                    self.store.sessionOpened(self.hub.sessions[name]!.session)
+                    self.sessions[name] = self.makeState(session)
+                    self.store.sessionOpened(self.sessions[name]!.session)
                 }
-                return Snapshot(session: self.hub.sessions[name]!.session)
+                return Snapshot(session: self.sessions[name]!.session)
             }
         }
 
         methods["session.close"] = { [self] call in
-            self.handle(call) { () throws(RPCError) -> JSONValue in
+            call.answer { () throws(RPCError) -> JSONValue in
                 let p = try Params<SessionNameParam>(call)
                 let given = try p.string(.name)
                 let alias = try p.string(.session)
@@ -166,58 +166,58 @@ extension Server {
                 guard name != "main" else {
                     throw RPCError(.notAllowed, "session \"main\" always exists and cannot be closed", data: ["session": "main"])
                 }
-                let state = try self.hub.state(name)
+                let state = try self.state(name)
                 try self.requireOwner(call.client, state.session, "`session.close`")
-                for p in self.hub.pending.values where p.state === state {
+                for p in self.pending.values where p.state === state {
                     self.finish(p, .failure(NavError(.cancelled, "the navigation was cancelled: its session \"\(name)\" was closed", data: ["navigation": .string(p.id)])))
                 }
                 for c in state.subscribers.clients.values { c.subscriptions.remove(name) }
                 state.isClosed = true
-                self.hub.sessions[name] = nil
+                self.sessions[name] = nil
                 self.store.sessionClosed(name)
                 return ["ok": true]
             }
         }
 
         methods["session.list"] = { [self] call in
-            self.handle(call) { () throws(RPCError) -> JSONValue in
+            call.answer { () throws(RPCError) -> JSONValue in
                 _ = try Params<SessionParam>(call)
                 if let pg = self.store as? PostgresStore {
                     // Cluster mode: every session of the cluster, and the node that owns each.
                     var owners = pg.directory
-                    for name in self.hub.sessions.keys { owners[name] = pg.node }
+                    for name in self.sessions.keys { owners[name] = pg.node }
                     let names = owners.keys.sorted()
                     return ["sessions": .array(names.map(JSONValue.string)),
                             "owners": .object(JSONObject(uniqueMembers: names.map { ($0, .string(owners[$0]!)) }))]
                 }
-                return ["sessions": .array(self.hub.sessions.keys.sorted().map(JSONValue.string))]
+                return ["sessions": .array(self.sessions.keys.sorted().map(JSONValue.string))]
             }
         }
 
         methods["provide"] = { [self] call in
-            self.handle(call) { () throws(RPCError) -> JSONValue in
+            call.answer { () throws(RPCError) -> JSONValue in
                 let p = try Params<ProvideParam>(call)
-                try self.requireAdmin(call.client, "`provide` (answering preconditions for every session)")
+                try Policy.requireAdmin(call.client, "`provide` (answering preconditions for every session)")
                 guard let names = try p.stringArray(.preconditions), !names.isEmpty else {
                     throw .invalidParams("`provide` needs \"preconditions\": the names of the provider preconditions (or recovery providers) this client evaluates", data: ["param": "preconditions"])
                 }
-                for n in names { try self.checkName(n, "the provided name \"\(n.prefix(40))\"", param: "preconditions") }
+                for n in names { try self.config.checkName(n, "the provided name \"\(n.prefix(40))\"", param: "preconditions") }
                 guard names.count <= self.config.maxBatch else {
                     throw .limitExceeded("`provide` names \(names.count) preconditions; one call may name at most \(self.config.maxBatch) (the --max-batch limit)",
                                          limit: "--max-batch", max: self.config.maxBatch)
                 }
                 // Precondition names are stored qualified; other names (recovery providers) as given.
                 let resolved = names.map { self.graph.precondition(named: $0)?.name ?? $0 }
-                self.hub.provide(resolved, by: call.client)
+                self.provide(resolved, by: call.client)
                 return ["ok": true, "preconditions": .array(resolved.map(JSONValue.string))]
             }
         }
 
         methods["cancel"] = { [self] call in
-            self.handle(call) { () throws(RPCError) -> JSONValue in
+            call.answer { () throws(RPCError) -> JSONValue in
                 let p = try Params<CancelParam>(call)
                 let id = try p.requiredString(.navigation, "the id a navigate reply or navigationPending notification gave")
-                guard let pending = self.hub.pending[id] else { return ["cancelled": false] }
+                guard let pending = self.pending[id] else { return ["cancelled": false] }
                 self.finish(pending, .failure(NavError(.cancelled, "the navigation was cancelled by a `cancel` request", data: ["navigation": .string(id)])))
                 return ["cancelled": true]
             }
@@ -230,18 +230,6 @@ extension Server {
         if c.uid == owner || c.roles.contains(Policy.adminRole) { return }
         throw .accessDenied("\(what) on session \"\(s.name)\" needs the uid that opened it (\(owner)) or the role \(Policy.adminRole); open a session of your own with session.open {name}",
                             data: ["session": .string(s.name), "roles": [.string(Policy.adminRole)]])
-    }
-
-    /// Refuses a name a client gives (a session, a fact, a key…) that is longer than `--max-name` or
-    /// holds a control character (it would garble logs and commands).
-    func checkName(_ name: String, _ what: String, param: String) throws(RPCError) {
-        if name.utf8.count > config.maxName {
-            throw .limitExceeded("\(what) is \(name.utf8.count) bytes long; names may be at most \(config.maxName) bytes (the --max-name limit)",
-                                 limit: "--max-name", max: config.maxName)
-        }
-        if name.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
-            throw .invalidParams("\(what) holds a control character (a NUL, a newline, …); names are printable text", data: ["param": .string(param)])
-        }
     }
 
     /// The largest `hints` object or dismiss `result`, as JSON.
@@ -264,7 +252,7 @@ extension Server {
             "session": .string(s.name), "node": .string(shown),
             "to": .string(s.visibleTop?.id ?? ""), "result": result,
         ]
-        hub.publisher.notify("screenResult", params, to: state.audience, also: caller)
+        publisher.notify("screenResult", params, to: state.audience, also: caller)
     }
 
     /// A coordinator name or `{to, by?, with?}` (`navigate {then}`, a precondition's redirect answer).
@@ -297,10 +285,6 @@ extension Server {
         } catch { throw error.rpc }
     }
 
-    /// Runs a synchronous handler and replies with its result or error.
-    func handle<R: JSONEncodable>(_ call: Call, _ body: () throws(RPCError) -> R) {
-        do { call.succeed(try body()) } catch { call.fail(error) }
-    }
 }
 
 /// The params of each navigation method (see ``ParamName``).

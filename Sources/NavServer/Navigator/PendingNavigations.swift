@@ -8,12 +8,12 @@ import Glibc
 
 /// Pending navigations: started, committed when their preconditions pass, finished with one
 /// outcome for every reply waiting on them.
-extension Server {
+extension Navigator {
     /// Enters `nav` among the pending navigations, cancels it if the client that asked for it
     /// disconnects, and starts its preconditions.
     func startPending(_ nav: PendingNavigation, for client: some Client, what: String = "navigation") {
         nav.registered = true
-        hub.pending[nav.id] = nav
+        pending[nav.id] = nav
         client.whenGone { [unowned self, weak nav] _ in
             guard let nav, !nav.finished else { return }
             self.finish(nav, .failure(NavError(.cancelled, "the \(what) was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
@@ -74,10 +74,10 @@ extension Server {
         nav.cancelTask = nil
         let session = nav.state.session
         if nav.registered {
-            hub.pending[nav.id] = nil
+            pending[nav.id] = nil
             let sourceKey = SessionKey(session.name, nav.plan.sourceId)
-            if hub.pendingBySource[sourceKey] === nav { hub.pendingBySource[sourceKey] = nil }
-            if let key = nav.key { hub.pendingByKey[SessionKey(session.name, key)] = nil }
+            if pendingBySource[sourceKey] === nav { pendingBySource[sourceKey] = nil }
+            if let key = nav.key { pendingByKey[SessionKey(session.name, key)] = nil }
         }
         if let key = nav.key { remember(session, key: key, result.map(JSONText.init)) }
         for r in nav.replies {

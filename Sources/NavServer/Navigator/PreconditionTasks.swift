@@ -6,7 +6,7 @@ import UV
 
 /// The asynchronous precondition tasks: `command` (a child process) and `provider` (a request to
 /// the client that provides the precondition), for evaluation and for recovery.
-extension Server {
+extension Navigator {
     /// The environment commands run with: nothing inherited from navd.
     static let commandEnvironment = ["PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"]
 
@@ -92,7 +92,7 @@ extension Server {
     /// processes start per loop iteration and a burst of navigations cannot stall other clients.
     private func runCommand(_ nav: PendingNavigation, _ p: Precondition, argv: [String], timeoutMs: UInt64, role: String,
                             _ done: @escaping (TaskOutcome) -> Void) {
-        hub.spawnQueue.append { [unowned self, weak nav] in
+        spawnQueue.append { [unowned self, weak nav] in
             guard let nav, !nav.finished else { return }
             self.spawnCommand(nav, p, argv: argv, timeoutMs: timeoutMs, done)
         }
@@ -105,22 +105,22 @@ extension Server {
     /// an Idle handle keeps the loop from blocking in poll while work is queued). A timer would
     /// not do: libuv runs a 0 ms timer started from a timer callback in the same pass.
     private func scheduleSpawns() {
-        guard hub.spawnCheck == nil, !hub.spawnQueue.isEmpty else { return }
+        guard spawnCheck == nil, !spawnQueue.isEmpty else { return }
         let check = Check(loop: loop)
         let idle = Idle(loop: loop)
-        hub.spawnCheck = check
-        hub.spawnIdle = idle
+        spawnCheck = check
+        spawnIdle = idle
         idle.start()
         check.start { [unowned self] in
-            let n = min(Server.spawnsPerIteration, self.hub.spawnQueue.count)
-            let batch = self.hub.spawnQueue.prefix(n)
-            self.hub.spawnQueue.removeFirst(n)
+            let n = min(Navigator.spawnsPerIteration, self.spawnQueue.count)
+            let batch = self.spawnQueue.prefix(n)
+            self.spawnQueue.removeFirst(n)
             for job in batch { job() }
-            if self.hub.spawnQueue.isEmpty {
+            if self.spawnQueue.isEmpty {
                 check.close()
                 idle.close()
-                self.hub.spawnCheck = nil
-                self.hub.spawnIdle = nil
+                self.spawnCheck = nil
+                self.spawnIdle = nil
             }
         }
     }
@@ -146,7 +146,7 @@ extension Server {
         var settled = false
         let process: ChildProcess
         do {
-            process = try ChildProcess(loop: loop, argv: args, environment: Server.commandEnvironment,
+            process = try ChildProcess(loop: loop, argv: args, environment: Navigator.commandEnvironment,
                                        directory: graph.baseDirectory.hasPrefix("/") ? graph.baseDirectory : nil, input: input) { outcome in
                 guard !settled else { return }
                 settled = true
@@ -168,7 +168,7 @@ extension Server {
             done(.failed("cannot run \(args[0]): \(error.message)"))
             return
         }
-        stats.tasksStarted += 1
+        tasksStarted += 1
         timer.start(milliseconds: timeoutMs) {
             guard !settled else { return }
             settled = true
@@ -187,7 +187,7 @@ extension Server {
 
     private func askProvider(_ nav: PendingNavigation, _ p: Precondition, name: String, method: String, resultKey: String,
                              timeoutMs: UInt64, _ done: @escaping (TaskOutcome) -> Void) {
-        guard let provider = hub.provider(for: name) else {
+        guard let provider = provider(for: name) else {
             done(.failed("no connected client provides `\(name)` (a front-end must call provide {preconditions: [\"\(name)\"]})"))
             return
         }
@@ -195,7 +195,7 @@ extension Server {
             "precondition": .string(name), "session": .string(nav.state.session.name),
             "navigation": navigationJSON(nav), "facts": .object(nav.state.session.sortedFacts),
         ]
-        stats.tasksStarted += 1
+        tasksStarted += 1
         var settled = false
         let rid = provider.request(method, params: params, timeoutMs: timeoutMs) { result in
             guard !settled else { return }

@@ -5,7 +5,7 @@ import RPC
 
 /// Preconditions run as asynchronous tasks on the loop: each navigation is a small state machine
 /// (`PendingNavigation.step`) advanced by callbacks; the loop serves everyone else meanwhile.
-extension Server {
+extension Navigator {
     /// Evaluates the preconditions of `nav` from its current step; commits when all have passed.
     func runPreconditions(_ nav: PendingNavigation) {
         while !nav.finished {
@@ -62,7 +62,7 @@ extension Server {
         if let flow {
             params["flow"] = ["node": .string(flow.id), "coordinator": .string(graph.coordinators[flow.coordinator].name)]
         }
-        hub.publisher.notify("navigationPending", JSONValue.object(params), to: nav.state.audience, also: nav.reportsProgress ? nav.client : nil)
+        publisher.notify("navigationPending", JSONValue.object(params), to: nav.state.audience, also: nav.reportsProgress ? nav.client : nil)
     }
 
     private func recover(_ nav: PendingNavigation, _ p: Precondition, _ r: Precondition.Recover, reason: String) {
@@ -73,11 +73,11 @@ extension Server {
                 let c = try state.session.presentForRecovery(f, caller: nav.caller)
                 guard let flowNode = c.node else { throw NavError(.conflict, "no recovery flow node") }
                 state.flowStarters[flowNode.id] = nav.client
-                hub.recoveries[SessionKey(state.session.name, flowNode.id)] = nav
+                recoveries[SessionKey(state.session.name, flowNode.id)] = nav
                 publish(c, in: state)
                 announcePending(nav, waitingFor: p.name, flow: flowNode)
                 nav.cancelTask = { [unowned self] in
-                    self.hub.recoveries[SessionKey(state.session.name, flowNode.id)] = nil
+                    self.recoveries[SessionKey(state.session.name, flowNode.id)] = nil
                 }
             } catch where error.kind == .accessDenied {
                 var e = error
@@ -94,7 +94,7 @@ extension Server {
 
     /// A recovery flow ended: evaluate the precondition again (completed) or fail (otherwise).
     func recoveryFlowEnded(_ flow: EndedFlow, in state: SessionState) {
-        guard let nav = hub.recoveries.removeValue(forKey: SessionKey(state.session.name, flow.id)), !nav.finished else { return }
+        guard let nav = recoveries.removeValue(forKey: SessionKey(state.session.name, flow.id)), !nav.finished else { return }
         nav.cancelTask = nil
         let p = graph.preconditions[nav.plan.preconditions[nav.step]]
         guard flow.status == .completed else {
@@ -150,8 +150,8 @@ extension Server {
         guard !nav.finished else { return }
         let chain = [nav.redirects.first?.from ?? nav.plan.target] + nav.redirects.map(\.to)
         let names = (chain + [spec.to]).map { graph.coordinators[$0].name }.joined(separator: " → ")
-        if chain.contains(spec.to) || nav.redirects.count >= Server.maxRedirects {
-            finish(nav, .failure(NavError(.preconditionFailed, "precondition `\(p.name)` redirects in a loop: \(names) (at most \(Server.maxRedirects) redirects, each to a target not visited yet)",
+        if chain.contains(spec.to) || nav.redirects.count >= Navigator.maxRedirects {
+            finish(nav, .failure(NavError(.preconditionFailed, "precondition `\(p.name)` redirects in a loop: \(names) (at most \(Navigator.maxRedirects) redirects, each to a target not visited yet)",
                                           data: ["precondition": .string(p.name), "reason": "redirect loop", "navigation": .string(nav.id),
                                                  "redirects": .array((chain + [spec.to]).map { .string(graph.coordinators[$0].name) })])))
             return

@@ -4,19 +4,18 @@ import NavigationCore
 
 /// What a commit tells the world: the store, the session's subscribers (`stackChanged`), the
 /// clients of flows that ended (`flowCompleted`), and navigations whose source it removed.
-extension Server {
+extension Navigator {
     /// Publishes a commit. Called before the reply to the request that caused it, so a subscribed
     /// requester sees the change first.
     func publish(_ commit: Commit, in state: SessionState, hints: JSONValue? = nil) {
-        hub.commits += 1
+        commits += 1
         let s = state.session
-        let store = hub.store
         store.sessionChanged(s)
         if !state.subscribers.isEmpty {
-            hub.publisher.notify("stackChanged", StackChanged(session: s.name, version: commit.version, changes: commit.changeText, visible: .current(s), hints: hints),
+            publisher.notify("stackChanged", StackChanged(session: s.name, version: commit.version, changes: commit.changeText, visible: .current(s), hints: hints),
                                  to: state.audience)
         }
-        if hub.publishesChanges {
+        if publishesChanges {
             store.changePublished(s, body: JSONText(encoding: StackChanged(session: s.name, version: commit.version, changes: commit.changeText,
                                                                            visible: .current(s), hints: hints)).bytes)
         }
@@ -24,9 +23,9 @@ extension Server {
             for f in ended { announceEnd(of: f, in: state) }
         }
         // Navigations pending from removed nodes are cancelled.
-        if !commit.removedNumbers.isEmpty && !hub.pendingBySource.isEmpty {
+        if !commit.removedNumbers.isEmpty && !pendingBySource.isEmpty {
             for id in commit.removed {
-                if let p = hub.pendingBySource[SessionKey(s.name, id)] {
+                if let p = pendingBySource[SessionKey(s.name, id)] {
                     finish(p, .failure(NavError(.cancelled, "the navigation was cancelled: its source `\(id)` was dismissed", data: ["navigation": .string(p.id)])))
                 }
             }
@@ -44,7 +43,7 @@ extension Server {
         if let e = f.error { p.append("error", e) }
         state.flowThens[f.id] = nil
         let starter = state.flowStarters.removeValue(forKey: f.id)
-        hub.publisher.notify("flowCompleted", JSONValue.object(p), to: state.audience, also: starter)
+        publisher.notify("flowCompleted", JSONValue.object(p), to: state.audience, also: starter)
         flowEnded(f, in: state)
     }
 }

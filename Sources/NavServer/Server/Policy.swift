@@ -1,4 +1,5 @@
 import JSON
+import RPC
 import Yams
 #if canImport(Glibc)
 import Glibc
@@ -83,4 +84,14 @@ public struct Policy: Sendable, Equatable {
 public struct PolicyError: Error, CustomStringConvertible {
     public let message: String
     public var description: String { message }
+}
+
+extension Policy {
+    /// Refuses a request that changes the daemon unless the client holds ``Policy/adminRole``.
+    static func requireAdmin(_ c: some Client, _ what: String) throws(RPCError) {
+        guard !c.roles.contains(adminRole) else { return }
+        let uid = c.uid.map { "uid \($0)" } ?? "this client"
+        throw .accessDenied("\(what) changes the daemon and needs the role \(adminRole); \(uid) does not hold it. navd's own uid holds it; grant it to others in the policy file (--policy), under `uids:` or `tokens:`",
+                            data: ["roles": [.string(adminRole)]])
+    }
 }

@@ -34,22 +34,20 @@ public final class Server {
     var stats = Stats()
     let startedAt = EventLoop.hrtime
     let parser: JSONParser
-    /// Field names of the setup models requests carry (`with`), made into strings once.
-    let setupKeys = StringCache()
     /// Method name → handler.
     let methods = MethodTable()
     private(set) var isShuttingDown = false
     /// Runs when SIGHUP arrives.
     public var onHangup: (() -> Void)?
     /// The navigation graph every navigation is checked against.
-    public internal(set) var graph: NavigationGraph
-    /// Sessions, pending navigations, subscriptions and providers.
-    var hub: SessionHub!
+    public var graph: NavigationGraph { navigator.graph }
+    /// Sessions, pending navigations, subscriptions, providers, and the navigation methods.
+    var navigator: Navigator!
     /// Where sessions are kept (``EphemeralStore`` until a state file is used); told about every
     /// change, flushed once per loop iteration. The hub holds it.
     var store: any Store {
-        get { hub.store }
-        set { hub.store = newValue }
+        get { navigator.store }
+        set { navigator.store = newValue }
     }
     /// Handlers of changing methods set aside while the store cannot write (cluster mode).
     var refusedMethods: [String: MethodTable.Handler] = [:]
@@ -77,33 +75,21 @@ public final class Server {
             throw error
         }
         store = s
-        hub.publishesChanges = s.publishesChanges
+        navigator.publishesChanges = s.publishesChanges
         for session in sessions {
-            hub.sessions[session.name] = hub.makeState(session)
-            numberNavigations(afterThoseOf: session)
+            navigator.sessions[session.name] = navigator.makeState(session)
+            navigator.numberNavigations(afterThoseOf: session)
         }
         if s.publishesChanges {
             // Cluster mode: "main" is one node's like any session (the store made it if none had).
-            if !sessions.contains(where: { $0.name == "main" }) { hub.sessions["main"] = nil }
+            if !sessions.contains(where: { $0.name == "main" }) { navigator.sessions["main"] = nil }
             return sessions.count
         }
-        if hub.sessions["main"].map({ st in !sessions.contains { $0 === st.session } }) ?? true {
-            s.sessionOpened(hub.sessions["main"]!.session)
+        if navigator.sessions["main"].map({ st in !sessions.contains { $0 === st.session } }) ?? true {
+            s.sessionOpened(navigator.sessions["main"]!.session)
         }
         return sessions.count
     }
-    /// Restored keyed replies name navigations ("nav-7"): new ones are numbered after them.
-    func numberNavigations(afterThoseOf session: Session) {
-        let parser = JSONParser(maxDepth: 4096)
-        for reply in session.keyed.values {
-            let id: JSONValue? = switch reply {
-            case .success(let t): (try? parser.parse(t.bytes))?["navigation"]
-            case .failure(let e): e.data["navigation"]
-            }
-            if let n = id?.stringValue.flatMap(PendingNavigation.number(ofId:)) { hub.numberNavigations(after: n) }
-        }
-    }
-
     /// Loads a graph from a directory (nil: the embedded example), for `graph.reload`.
     public var graphLoader: ((String?) -> (NavigationGraph?, Diagnostics))?
     /// Where the current graph came from (nil: the embedded example).
@@ -117,14 +103,6 @@ public final class Server {
         }
     }
 
-    /// Refuses a request that changes the daemon unless the client holds ``Policy/adminRole``.
-    func requireAdmin(_ c: some Client, _ what: String) throws(RPCError) {
-        guard !c.roles.contains(Policy.adminRole) else { return }
-        let uid = c.uid.map { "uid \($0)" } ?? "this client"
-        throw .accessDenied("\(what) changes the daemon and needs the role \(Policy.adminRole); \(uid) does not hold it. navd's own uid holds it; grant it to others in the policy file (--policy), under `uids:` or `tokens:`",
-                            data: ["roles": [.string(Policy.adminRole)]])
-    }
-
     /// The policy file `policy` came from (`--policy`), for messages; nil: no policy, nobody holds a role.
     public var policyFile: String?
     /// The OpenRPC document returned by `rpc.discover`, embedded in the binary.
@@ -132,14 +110,13 @@ public final class Server {
 
     public init(config: ServerConfiguration, graph: NavigationGraph, logger: Logger, loop: EventLoop = EventLoop()) {
         self.config = config
-        self.graph = graph
         self.logger = logger
         self.loop = loop
         self.parser = JSONParser(maxDepth: config.maxDepth)
+        navigator = Navigator(config: config, graph: graph, logger: logger, loop: loop, publisher: self)
         registerCoreMethods()
         registerGraphMethods()
-        hub = SessionHub(publisher: self, graph: graph)
-        registerNavigationMethods()
+        navigator.registerNavigationMethods(in: methods)
         registerReloadMethod()
     }
 

@@ -1,4 +1,5 @@
 import Logging
+import RPC
 
 /// Every limit and setting of a running navd, with its default and the reason for it.
 public struct ServerConfiguration: Sendable {
@@ -65,3 +66,17 @@ public struct ServerConfiguration: Sendable {
 #if canImport(Glibc)
 import Glibc
 #endif
+
+extension ServerConfiguration {
+    /// Refuses a name a client gives (a session, a fact, a key…) that is longer than `--max-name` or
+    /// holds a control character (it would garble logs and commands).
+    func checkName(_ name: String, _ what: String, param: String) throws(RPCError) {
+        if name.utf8.count > maxName {
+            throw .limitExceeded("\(what) is \(name.utf8.count) bytes long; names may be at most \(maxName) bytes (the --max-name limit)",
+                                 limit: "--max-name", max: maxName)
+        }
+        if name.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+            throw .invalidParams("\(what) holds a control character (a NUL, a newline, …); names are printable text", data: ["param": .string(param)])
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import JSON
+import Logging
+import NavGraph
+import NavigationCore
+import RPC
+import UV
+
+/// The navigator: every session and pending navigation of the daemon, who listens to each session
+/// and who provides each precondition; the navigation methods, preconditions, recovery, dismissal
+/// and flows (its extensions in this folder). It knows nothing of sockets: it reaches clients only
+/// as ``Client``s and through its ``Publisher``, and keeps sessions through a ``Store``.
+final class Navigator {
+    let config: ServerConfiguration
+    let logger: Logger
+    /// The loop its tasks (timers, child processes) run on.
+    let loop: EventLoop
+    /// The navigation graph every navigation is checked against (replaced by `graph.reload`).
+    var graph: NavigationGraph
+    /// Field names of the setup models requests carry (`with`), made into strings once.
+    let setupKeys = StringCache()
+    /// Precondition tasks started (commands and provider requests), for `stats`.
+    var tasksStarted = 0
+    /// Where notifications go (the server). Strong: the two live as long as the server, and reading a
+    /// strong `let` costs nothing, where an unchecked `unowned` reference costs an atomic retain at
+    /// each use.
+    let publisher: any Publisher
+    /// Where sessions are kept; told about every change.
+    var store: any Store = EphemeralStore()
+    var sessions: [String: SessionState] = [:]
+    var pending: [String: PendingNavigation] = [:]
+    /// Pending navigations by session and source node (a newer one from the same source supersedes).
+    var pendingBySource: [SessionKey: PendingNavigation] = [:]
+    /// Pending keyed navigations, so a repeated key joins the first.
+    var pendingByKey: [SessionKey: PendingNavigation] = [:]
+    /// Navigations waiting for a recovery flow, by session and flow node id.
+    var recoveries: [SessionKey: PendingNavigation] = [:]
+    private var navigationCounter = 0
+    /// Commands waiting to be spawned, and the handles that spawn the next few per iteration.
+    var spawnQueue: [() -> Void] = []
+    var spawnCheck: Check?
+    var spawnIdle: Idle?
+    var commits = 0
+    /// Cluster mode: subscribers here of sessions other nodes own.
+    var mirrors: [String: Mirror] = [:]
+    /// Cluster mode: every commit's `stackChanged` goes to the store for other nodes' subscribers.
+    var publishesChanges = false
+
+    init(config: ServerConfiguration, graph: NavigationGraph, logger: Logger, loop: EventLoop, publisher: any Publisher) {
+        self.config = config
+        self.graph = graph
+        self.logger = logger
+        self.loop = loop
+        self.publisher = publisher
+        sessions["main"] = makeState(Session(name: "main", graph: graph))
+    }
+
+    /// `session` as the hub holds it, with an audience of its own.
+    func makeState(_ session: Session) -> SessionState {
+        SessionState(session, audience: publisher.makeAudience(), recordsAlways: publishesChanges)
+    }
+
+    /// Numbers navigations after `n` from now on (ids in replies restored from a state file).
+    func numberNavigations(after n: Int) { navigationCounter = max(navigationCounter, n) }
+
+    /// Restored keyed replies name navigations ("nav-7"): new ones are numbered after them.
+    func numberNavigations(afterThoseOf session: Session) {
+        let parser = JSONParser(maxDepth: 4096)
+        for reply in session.keyed.values {
+            let id: JSONValue? = switch reply {
+            case .success(let t): (try? parser.parse(t.bytes))?["navigation"]
+            case .failure(let e): e.data["navigation"]
+            }
+            if let n = id?.stringValue.flatMap(PendingNavigation.number(ofId:)) { numberNavigations(after: n) }
+        }
+    }
+
+    /// The next navigation's number (its id is ``PendingNavigation/id(_:)`` of it).
+    func nextNavigation() -> Int {
+        navigationCounter += 1
+        return navigationCounter
+    }
+
+    /// The session a request names (its `session` param, `session`; absent or null: "main"). Each
+    /// connection remembers the last one it used, so a client that stays in one session is matched by
+    /// bytes, not looked up by name.
+    func state(_ session: JSONView?, for c: some Client) throws(RPCError) -> SessionState {
+        if let cached = c.lastSession, !cached.isClosed {
+            if let v = session {
+                if v.kind == .string && cached.isNamed(v.stringBytes) { return cached }
+            } else if cached.session.name == "main" {
+                return cached
+            }
+        }
+        var name = "main"
+        if let v = session {
+            guard let s = v.string else { throw Params<SessionParam>.wrong("session", "a string", v) }
+            name = s
+        }
+        let s = try self.state(name)
+        c.lastSession = s
+        return s
+    }
+
+    func state(_ name: String) throws(RPCError) -> SessionState {
+        guard let s = sessions[name] else {
+            if let moved = store.missing(name) { throw moved }
+            let hint = suggestion(for: name, among: sessions.keys).map { "; did you mean \"\($0)\"?" } ?? ""
+            throw RPCError(.unknownTarget, "no session \"\(name)\"\(hint); open it with session.open {name: \"\(name)\"} (session.list lists them)",
+                           data: ["session": .string(name)])
+        }
+        return s
+    }
+
+    /// Clients providing each precondition (or recovery) name; the latest is asked first.
+    var providers: [String: [any Client]] = [:]
+
+    func provider(for name: String) -> (any Client)? {
+        providers[name]?.last { !$0.isClosed }
+    }
+
+    func provide(_ names: [String], by c: any Client) {
+        for n in names where !(providers[n]?.contains { $0 === c } ?? false) {
+            providers[n, default: []].append(c)
+        }
+        c.whenGone { [unowned self] gone in
+            for n in names { self.providers[n]?.removeAll { $0 === gone } }
+        }
+    }
+
+    func subscribe(_ c: any Client, to state: SessionState) {
+        let name = state.session.name
+        if state.subscribers.insert(c) {
+            c.subscriptions.insert(name)
+            // By name, not by a weak reference: a weak reference would give the session's state a side
+            // table and slow every retain and release of it on the request path.
+            c.whenGone { [unowned self] gone in self.sessions[name]?.subscribers.remove(gone.id) }
+        }
+    }
+
+    func unsubscribe(_ c: any Client, from state: SessionState) {
+        state.subscribers.remove(c.id)
+        c.subscriptions.remove(state.session.name)
+    }
+}

@@ -1,0 +1,64 @@
+import JSON
+import NavigationCore
+
+/// A navigation accepted and waiting for its preconditions, then its commit.
+final class PendingNavigation {
+    let number: Int
+    /// "nav-" and the number.
+    let id: String
+
+    static func id(_ number: Int) -> String { prefixedDecimal("nav-", number) }
+    /// The number in an id made by ``id(_:)``, or nil.
+    static func number(ofId id: String) -> Int? { id.hasPrefix("nav-") ? Int(id.dropFirst(4)) : nil }
+    let state: SessionState
+    /// What it navigates to; a precondition's redirect replaces it.
+    var plan: Plan
+    /// Redirects taken so far: the target left, the precondition that redirected, the new target.
+    var redirects: [(from: Int, precondition: String, to: Int)] = []
+    /// The navigation's `key` (idempotency), if it has one.
+    let key: String?
+    let caller: Caller
+    var replies: [Reply]
+    /// The client that asked.
+    let client: any Client
+    /// The client that asked gets `navigationPending` too (`navigate {progress: true}`).
+    var reportsProgress = false
+    /// Index of the precondition being evaluated.
+    var step = 0
+    /// Recovery already tried for the current precondition.
+    var recovered = false
+    var finished = false
+    /// Entered in the hub's pending tables (it waits on preconditions); a navigation that commits at
+    /// once never is, and finishing it skips their lookups.
+    var registered = false
+    /// Cancels whatever task runs now (a process, a provider request, a recovery flow).
+    var cancelTask: (() -> Void)?
+    /// Called with the outcome after the replies (a flow's `then` navigation answers in the reply
+    /// to `flowComplete`).
+    var onFinish: ((Result<JSONValue, NavError>) -> Void)?
+    /// A dismiss waiting on leave guards: the node it leaves, and the dismiss it makes once they pass
+    /// (instead of committing the plan, which only carries the guards).
+    var leaving: String?
+    var commitInstead: (() -> Result<JSONValue, NavError>)?
+
+    init(number: Int, state: SessionState, plan: Plan, key: String?, caller: Caller, replies: [Reply], client: any Client) {
+        self.number = number
+        self.id = Self.id(number)
+        self.state = state
+        self.plan = plan
+        self.key = key
+        self.caller = caller
+        self.replies = replies
+        self.client = client
+    }
+
+    /// A navigation whose requester waits for its reply.
+    convenience init(number: Int, state: SessionState, plan: Plan, key: String?, caller: Caller, reply: Reply) {
+        self.init(number: number, state: state, plan: plan, key: key, caller: caller, replies: [reply], client: reply.client)
+    }
+
+    /// A navigation nobody waits a navigate reply for: `onFinish` hears its outcome.
+    convenience init(number: Int, state: SessionState, plan: Plan, caller: Caller, client: any Client) {
+        self.init(number: number, state: state, plan: plan, key: nil, caller: caller, replies: [], client: client)
+    }
+}

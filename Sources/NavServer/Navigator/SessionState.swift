@@ -1,0 +1,53 @@
+import JSON
+import NavGraph
+import NavigationCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A session as the server holds it: the core's tree plus who listens to it.
+final class SessionState {
+    var session: Session { didSet { session.recordsChanges = recordsAlways || !subscribers.isEmpty } }
+    /// Commits build their `changes` even without subscribers here (cluster mode: other nodes'
+    /// subscribers hear them through the store).
+    let recordsAlways: Bool
+    /// Subscribed clients. Commits build their `changes` only while there are some.
+    var subscribers: Listeners { didSet { session.recordsChanges = recordsAlways || !subscribers.isEmpty } }
+    /// The subscribers as the publisher delivers to them.
+    var audience: any Audience { subscribers.audience }
+    /// Set when the session is closed (connections may still remember this state).
+    var isClosed = false
+    /// The session's name as bytes, to match a request's `session` without making a string (a
+    /// session's name never changes).
+    private let nameBytes: [UInt8]
+
+    @inline(__always)
+    func isNamed(_ raw: UnsafeRawBufferPointer) -> Bool {
+        nameBytes.count == raw.count
+            && (raw.count == 0 || nameBytes.withUnsafeBytes { bytesEqual($0.baseAddress!, raw.baseAddress!, count: raw.count) })
+    }
+    /// The client that started each live flow (it hears `flowCompleted` even unsubscribed).
+    var flowStarters: [String: any Client] = [:]
+    /// Where navigation continues after each live flow whose navigate gave `then` (in memory only).
+    var flowThens: [String: NavigationSpec] = [:]
+
+    init(_ session: Session, audience: any Audience, recordsAlways: Bool) {
+        self.session = session
+        self.subscribers = Listeners(audience)
+        self.recordsAlways = recordsAlways
+        nameBytes = Array(session.name.utf8)
+        session.recordsChanges = recordsAlways
+    }
+}
+
+/// A name within a session (a node id, a navigation key), as a table key.
+struct SessionKey: Hashable {
+    let session: String
+    let name: String
+
+    init(_ session: String, _ name: String) {
+        self.session = session
+        self.name = name
+    }
+}
