@@ -357,9 +357,13 @@ func driveSession(_ s: String, sockets: [String], start: Int, until stop: Flag, 
         let tab = n % 2 == 0 ? "shop.Home" : "cart.Cart"
         var attempts = 0
         var last = ""
+        // A navigation in flight when the load stops is still retried to its answer (it may have
+        // been committed by a node that was killed before replying), for at most 20 seconds more.
+        var stoppedAt: Date?
         while true {
             attempts += 1
-            if attempts > 2_000 || (attempts > 1 && stop.isSet) {
+            if stoppedAt == nil && stop.isSet { stoppedAt = Date() }
+            if attempts > 2_000 || (stoppedAt.map { Date().timeIntervalSince($0) > 20 } ?? false) {
                 failures.append("\(key): no answer after \(attempts) attempts; last: \(last)")
                 return (versions, failures, sawUnavailable)
             }
