@@ -13,7 +13,7 @@ extension Server {
     /// into text again, is dispatched anew and answered then (into its slot when it came in a
     /// batch). False when it cannot wait (too many wait, or PostgreSQL cannot be reached).
     func retryAfterLookUp(_ call: Call, _ name: String) -> Bool {
-        guard let pg = store as? PostgresStore, let id = call.id else { return false }
+        guard let pg = store.shared, let id = call.id else { return false }
         var w = JSONWriter(capacity: 256)
         w.raw("{\"jsonrpc\":\"2.0\",\"id\":")
         w.write(id)

@@ -84,7 +84,7 @@ extension Server {
             "uptime": .double(Double(uptimeMs) / 1000),
             "memory": ["rss": .int(EventLoop.residentMemory)],
         ]
-        if let pg = store as? PostgresStore { o.append("cluster", .object(pg.statsObject(mirrors: navigator.mirrors.count))) }
+        if let pg = store.shared { o.append("cluster", .object(pg.statsObject(mirrors: navigator.mirrors.count))) }
         return o
     }
 }

@@ -182,7 +182,7 @@ extension Navigator {
         methods["session.list"] = { [self] call in
             call.answer { () throws(RPCError) -> JSONValue in
                 _ = try Params<SessionParam>(call)
-                if let pg = self.store as? PostgresStore {
+                if let pg = self.store.shared {
                     // Cluster mode: every session of the cluster, and the node that owns each.
                     var owners = pg.directory
                     for name in self.sessions.keys { owners[name] = pg.node }

@@ -39,6 +39,25 @@ protocol Store: AnyObject {
     /// subscribers on other nodes, even when the session has no subscriber here.
     var publishesChanges: Bool { get }
     func changePublished(_ s: Session, body: [UInt8])
+    /// The store as several navd nodes share it (cluster mode), or nil.
+    var shared: (any SharedStore)? { get }
+}
+
+/// A store several navd nodes share (``PostgresStore``): who owns each session, and sessions as
+/// the store holds them, for requests about sessions another node owns.
+protocol SharedStore: AnyObject {
+    /// This node's name.
+    var node: String { get }
+    /// Every session of the cluster this node knows of, by owner node.
+    var directory: [String: String] { get }
+    /// The owner of `name` when another node owns it, and where it listens.
+    func remoteOwner(_ name: String) -> (node: String, socket: String)?
+    /// Reads `name` as the store holds it now (nil: no such session).
+    func read(_ name: String, _ done: @escaping (Result<Session?, RPCError>) -> Void)
+    /// Learns who owns `name`, then runs `then`; false when it cannot wait now.
+    func lookUp(_ name: String, then: @escaping () -> Void) -> Bool
+    /// `stats.cluster`.
+    func statsObject(mirrors: Int) -> JSONObject
 }
 
 extension Store {
@@ -50,6 +69,7 @@ extension Store {
     func missing(_ name: String) -> RPCError? { nil }
     var publishesChanges: Bool { false }
     func changePublished(_ s: Session, body: [UInt8]) {}
+    var shared: (any SharedStore)? { nil }
 }
 
 /// What a store was told since its last write (the same bookkeeping for every store that writes

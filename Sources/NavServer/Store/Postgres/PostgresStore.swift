@@ -26,7 +26,7 @@ protocol ClusterEvents: AnyObject {
 /// Sessions in PostgreSQL, shared by several navd nodes (`--store postgres://…`). Each session is
 /// owned by one node at a time; see Protocol/CLUSTER.md for the model. Everything runs on the loop:
 /// commits, lease renewals and takeovers are queries of one ``PGConnection``.
-final class PostgresStore: Store {
+final class PostgresStore: Store, SharedStore {
     let node: String
     let socket: String
     let leaseMs: Int
@@ -319,6 +319,7 @@ final class PostgresStore: Store {
 
     var isAsynchronous: Bool { true }
     var publishesChanges: Bool { true }
+    var shared: (any SharedStore)? { self }
 
     func sessionChanged(_ s: Session) { pending.change(s) }
     func sessionOpened(_ s: Session) { pending.change(s) }
