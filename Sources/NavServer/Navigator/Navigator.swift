@@ -54,7 +54,7 @@ final class Navigator {
         sessions["main"] = makeState(Session(name: "main", graph: graph))
     }
 
-    /// `session` as the hub holds it, with an audience of its own.
+    /// `session` as the navigator holds it, with an audience of its own.
     func makeState(_ session: Session) -> SessionState {
         SessionState(session, audience: publisher.makeAudience(), recordsAlways: publishesChanges)
     }

@@ -28,7 +28,7 @@ final class PendingNavigation {
     /// Recovery already tried for the current precondition.
     var recovered = false
     var finished = false
-    /// Entered in the hub's pending tables (it waits on preconditions); a navigation that commits at
+    /// Entered in the navigator's pending tables (it waits on preconditions); a navigation that commits at
     /// once never is, and finishing it skips their lookups.
     var registered = false
     /// Cancels whatever task runs now (a process, a provider request, a recovery flow).

@@ -44,7 +44,7 @@ public final class Server {
     /// Sessions, pending navigations, subscriptions, providers, and the navigation methods.
     var navigator: Navigator!
     /// Where sessions are kept (``EphemeralStore`` until a state file is used); told about every
-    /// change, flushed once per loop iteration. The hub holds it.
+    /// change, flushed once per loop iteration. The navigator holds it.
     var store: any Store {
         get { navigator.store }
         set { navigator.store = newValue }

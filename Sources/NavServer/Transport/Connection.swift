@@ -33,7 +33,7 @@ final class Connection {
     var roles: Set<String> = []
     /// The token this client presented in `hello`, if the policy knew it.
     var token: String?
-    /// The session this connection's last request used (see ``SessionHub/state(_:for:)``).
+    /// The session this connection's last request used (see ``Navigator/state(_:for:)``).
     var lastSession: SessionState?
     /// Sessions this connection is subscribed to.
     var subscriptions: Set<String> = []
