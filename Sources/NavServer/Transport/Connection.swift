@@ -16,6 +16,9 @@ final class Connection {
     /// an atomic retain at every use, which a strong `let` does not.)
     let server: Server
     let stream: any ClientStream
+    /// The stream when it is a socket, as it is whenever navd serves: the calls every notification
+    /// and flush makes (queued bytes, writes) go to it directly rather than through the protocol.
+    private let pipe: PipeStream?
     private var decoder: FrameDecoder
     /// Output not yet handed to the stream; flushed once per loop iteration (or at once after a read
     /// that carried a single request, see ``received(_:)``).
@@ -49,6 +52,7 @@ final class Connection {
         self.id = id
         self.server = server
         self.stream = stream
+        self.pipe = stream as? PipeStream
         self.decoder = FrameDecoder(maxMessage: server.config.maxMessage)
         self.peer = stream.peerCredentials()
         // These closures hold the connection strongly; the cycle ends when the stream closes (its
@@ -182,7 +186,23 @@ final class Connection {
     private(set) var partialSince: UInt64 = 0
 
     /// Bytes this client has not read yet: coalesced output, shared notifications, the stream's queue.
-    var unsentBytes: Int { output.count + (sharedEnd - sharedStart) + stream.queuedBytes }
+    var unsentBytes: Int { output.count + (sharedEnd - sharedStart) + queuedBytes }
+
+    /// Output handed to the stream that its reader has not taken yet.
+    private var queuedBytes: Int {
+        if let pipe { return pipe.queuedBytes }
+        return stream.queuedBytes
+    }
+
+    private func write(_ bytes: UnsafeRawBufferPointer) {
+        if let pipe { return pipe.write(bytes) }
+        stream.write(bytes)
+    }
+
+    private func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) {
+        if let pipe { return pipe.write(first, second) }
+        stream.write(first, second)
+    }
 
     /// Output past which navd stops reading this client's requests (back-pressure).
     var pauseMark: Int { min(server.config.readPauseThreshold, server.config.maxOutput / 2) }
@@ -307,7 +327,7 @@ final class Connection {
     }
 
     private func markDirty() {
-        if output.count + (sharedEnd - sharedStart) + stream.queuedBytes > server.config.maxOutput {
+        if output.count + (sharedEnd - sharedStart) + queuedBytes > server.config.maxOutput {
             overflow()
             return
         }
@@ -322,7 +342,7 @@ final class Connection {
         server.logger.warning(
             "disconnecting a client that does not read its output",
             metadata: ["navd.client": "\(id)", "navd.limit": "\(server.config.maxOutput)",
-                       "navd.pending": "\(output.count + (sharedEnd - sharedStart) + stream.queuedBytes)"])
+                       "navd.pending": "\(output.count + (sharedEnd - sharedStart) + queuedBytes)"])
         output.removeAll(keepingAtMost: 64 * 1024)
         sharedStart = 0
         sharedEnd = 0
@@ -382,15 +402,15 @@ final class Connection {
         server.stats.bytesOut += output.count + shared
         if shared > 0 {
             server.broadcastLog.withUnsafeBytes { log in
-                output.withUnsafeBytes { own in stream.write(own, UnsafeRawBufferPointer(rebasing: log[sharedStart..<sharedEnd])) }
+                output.withUnsafeBytes { own in write(own, UnsafeRawBufferPointer(rebasing: log[sharedStart..<sharedEnd])) }
             }
             sharedStart = 0
             sharedEnd = 0
         } else {
-            output.withUnsafeBytes { stream.write($0) }
+            output.withUnsafeBytes { write($0) }
         }
         output.removeAll(keepingAtMost: 64 * 1024)
-        let queued = stream.queuedBytes
+        let queued = queuedBytes
         if queued > server.config.maxOutput {
             overflow()
         } else if queued > pauseMark {
