@@ -93,7 +93,7 @@ let package = Package(
         .target(name: "UV", dependencies: ["CLibUV", "Unchecked"], swiftSettings: hotPath),
         .target(name: "JSON", dependencies: ["CSimdJSON", "Unchecked"], swiftSettings: hotPath),
         .target(name: "RPC", dependencies: ["JSON"], swiftSettings: hotPath),
-        .target(name: "NavGraph", dependencies: ["JSON", .product(name: "Yams", package: "Yams")], swiftSettings: hotPath),
+        .target(name: "NavGraph", dependencies: ["JSON", "Unchecked", .product(name: "Yams", package: "Yams")], swiftSettings: hotPath),
         .target(name: "NavigationCore", dependencies: ["NavGraph", "JSON", "RPC", "Unchecked"], swiftSettings: hotPath),
         .target(
             name: "NavServer",

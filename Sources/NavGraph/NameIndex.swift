@@ -1,4 +1,5 @@
 import JSON
+import Unchecked
 
 /// Names → indices, fixed once built. Navigations look up the coordinator or route a client names
 /// on every request; this table hashes the name's bytes a word at a time and compares candidates

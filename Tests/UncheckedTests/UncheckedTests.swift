@@ -85,4 +85,39 @@ final class Item {
         #expect(table.count == model.count)
         #expect((0..<200).allSatisfy { table[$0] === model[$0] })
     }
+
+    @Test func aNameTableFindsEveryNameByItsBytesAndNothingElse() {
+        // Names that share lengths, first, middle and last bytes (the hash's inputs) collide.
+        var names = ["", "a", "ab", "ba", "navigate", "navigatf", "session.open", "session.list", "x" + String(repeating: "y", count: 40)]
+        names += (0..<200).map { "m\($0 % 10)\($0)z" }
+        let table = NameTable(names)
+        #expect(table.count == names.count)
+        for (i, n) in names.enumerated() {
+            #expect(Array(n.utf8).withUnsafeBytes { table.index(of: $0) } == i, "\(n)")
+            #expect(Array(n.utf8).withUnsafeBytes { table.matches(i, $0) })
+        }
+        for absent in ["b", "navigatg", "session.opem", "m0 0z", "x" + String(repeating: "y", count: 39), "aa"] {
+            #expect(Array(absent.utf8).withUnsafeBytes { table.index(of: $0) } == nil, "\(absent)")
+        }
+        #expect(NameTable([]).index(of: UnsafeRawBufferPointer(start: nil, count: 0)) == nil)
+    }
+
+    @Test func bytesAreEqualExactlyWhenEveryByteIs() {
+        for n in 0...40 {
+            let a = (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }
+            #expect(a.withUnsafeBytes { x in a.withUnsafeBytes { y in n == 0 || bytesEqual(x.baseAddress!, y.baseAddress!, count: n) } })
+            for i in 0..<n {
+                var b = a
+                b[i] ^= 0x20
+                #expect(!a.withUnsafeBytes { x in b.withUnsafeBytes { y in bytesEqual(x.baseAddress!, y.baseAddress!, count: n) } }, "length \(n), byte \(i)")
+            }
+        }
+    }
+
+    @Test func scratchWordsStartZeroedAndKeepWhatIsWritten() {
+        let s = ScratchWords(count: 8)
+        #expect(s.words.allSatisfy { $0 == 0 } && s.words.count == 8)
+        s.words[3] = 42
+        #expect(s.words[3] == 42)
+    }
 }

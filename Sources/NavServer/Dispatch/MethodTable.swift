@@ -1,9 +1,9 @@
 import JSON
+import Unchecked
 
-/// Method name → handler, found by the name's bytes as read from the request: no `String` is made,
-/// and a lookup is a short hash of the length and two bytes into a small open-addressing table of
-/// indices, then one comparison with names stored back to back. A class whose lookup storage is
-/// its own (raw memory, rebuilt when a method is registered): a lookup copies and retains nothing.
+/// Method name → handler, found by the name's bytes as read from the request (a ``NameTable``,
+/// rebuilt when a method is registered): no `String` is made, and a lookup copies and retains
+/// nothing.
 final class MethodTable {
     typealias Handler = (Call) -> Void
     /// One registered method. A class: a closure kept in an array or a tuple is stored at the most
@@ -18,25 +18,10 @@ final class MethodTable {
         }
     }
     private var entries: [Entry] = []
-    /// Every name, by entry index; hash → entry index + 1 (0: empty), at most half full.
-    private var names = PackedNames([String]())
-    private var slots = UnsafeMutableBufferPointer<Int32>.allocate(capacity: 0)
-    private var mask = -1
+    /// Every name, by entry index.
+    private var names = NameTable([])
 
-    init() { rebuild([]) }
-
-    deinit { release() }
-
-    private func release() {
-        names.deallocate()
-        slots.deallocate()
-    }
-
-    @inline(__always)
-    private static func hash(_ name: UnsafeRawBufferPointer) -> Int {
-        let n = name.count
-        return n == 0 ? 0 : n &* 131 &+ Int(name[0]) &* 31 &+ Int(name[n &- 1]) &* 7 &+ Int(name[n >> 1])
-    }
+    init() {}
 
     /// Registers (or replaces, or with nil removes) the handler of `name`.
     subscript(name: String) -> Handler? {
@@ -52,31 +37,15 @@ final class MethodTable {
     func removeAll() { rebuild([]) }
 
     private func rebuild(_ list: [Entry]) {
-        release()
         entries = list
-        var size = 64
-        while size < list.count * 2 { size *= 2 }
-        mask = size - 1
-        names = PackedNames(list.map(\.name))
-        slots = .allocate(capacity: size)
-        slots.initialize(repeating: 0)
-        for (e, entry) in list.enumerated() {
-            var i = Array(entry.name.utf8).withUnsafeBytes { Self.hash($0) } & mask
-            while slots[i] != 0 { i = (i + 1) & mask }
-            slots[i] = Int32(e + 1)
-        }
+        names = NameTable(list.map(\.name))
     }
 
     /// Every registered name.
     var keys: [String] { entries.map(\.name) }
 
     func handler(named name: UnsafeRawBufferPointer) -> Handler? {
-        var i = Self.hash(name) & mask
-        while slots[i] != 0 {
-            let e = Int(slots[i]) &- 1
-            if names.matches(e, name) { return entries[e].handler }
-            i = (i &+ 1) & mask
-        }
-        return nil
+        guard let e = names.index(of: name) else { return nil }
+        return entries[e].handler
     }
 }

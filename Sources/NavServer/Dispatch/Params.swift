@@ -12,24 +12,19 @@ protocol ParamName: RawRepresentable<Int>, CaseIterable {
 
 /// One method's param names, built once from the enum's case names: as strings for messages and as
 /// bytes for matching a request's keys.
-final class ParamTable: @unchecked Sendable {
+final class ParamTable: Sendable {
     let names: [String]
     /// The names as bytes, for matching keys (storage of the table's own, read without retaining
     /// an array per request).
-    private let packed: PackedNames
+    private let packed: NameTable
+    private let scratch: ScratchWords
 
     init<P: ParamName>(_: P.Type) {
         precondition(P.allCases.count <= 32, "a method takes at most 32 params")
         precondition(P.allCases.enumerated().allSatisfy { $0.offset == $0.element.rawValue }, "param cases are numbered 0, 1, 2, …")
         names = P.allCases.map { "\($0)" }
-        packed = PackedNames(names)
-        positions = .allocate(capacity: names.count)
-        positions.initialize(repeating: 0)
-    }
-
-    deinit {
-        packed.deallocate()
-        positions.deallocate()
+        packed = NameTable(names)
+        scratch = ScratchWords(count: names.count)
     }
 
     /// Where each param's value sits in the document of the request being read (0: absent; a
@@ -37,7 +32,7 @@ final class ParamTable: @unchecked Sendable {
     /// read before its handler returns and before another request of the method is read, and a
     /// table of positions copied along with each `Params` value stalled on store forwarding
     /// (narrow stores read back by a wide copy).
-    let positions: UnsafeMutableBufferPointer<UInt32>
+    var positions: UnsafeMutableBufferPointer<UInt32> { scratch.words }
 
     /// The index of the name whose bytes are `key`, or nil.
     @inline(__always)

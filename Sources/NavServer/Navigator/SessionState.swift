@@ -1,6 +1,7 @@
 import JSON
 import NavGraph
 import NavigationCore
+import Unchecked
 
 #if canImport(Glibc)
 import Glibc
