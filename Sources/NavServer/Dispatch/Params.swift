@@ -52,7 +52,8 @@ final class ParamTable: Sendable {
 struct Params<P: ParamName> {
     private let methodName: JSONView
     let object: JSONView?
-    private let table: Unretained<ParamTable>
+    /// The method's positions (``ParamTable/positions``), which outlive every request.
+    private let positions: UnsafeMutableBufferPointer<UInt32>
 
     /// The method's name, for messages.
     var method: String { methodName.string ?? "" }
@@ -61,8 +62,8 @@ struct Params<P: ParamName> {
         methodName = call.methodName
         object = call.params.flatMap { $0.isObject ? $0 : nil }
         let table = P.table
-        self.table = Unretained(table)  // tables live as long as the process
         let positions = table.positions
+        self.positions = positions  // tables live as long as the process
         positions.update(repeating: 0)
         guard let object else { return }
         let methodName = self.methodName
@@ -81,7 +82,7 @@ struct Params<P: ParamName> {
     @inline(__always)
     private func member(_ name: P) -> JSONView? {
         guard let object else { return nil }
-        let pos = Int(table.with { $0.positions[name.rawValue] })
+        let pos = Int(positions[name.rawValue])
         return pos == 0 ? nil : object.view(at: pos)
     }
 
