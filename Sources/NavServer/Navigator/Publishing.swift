@@ -11,13 +11,16 @@ extension Navigator {
         commits += 1
         let s = state.session
         store.sessionChanged(s)
-        if !state.subscribers.isEmpty {
-            publisher.notify("stackChanged", StackChanged(session: s.name, version: commit.version, changes: commit.changeText, visible: .current(s), hints: hints),
-                                 to: state.audience)
+        func change() -> StackChanged {
+            StackChanged(session: s.name, version: commit.version, changes: commit.changeText, visible: .current(s), hints: hints)
         }
         if publishesChanges {
-            store.changePublished(s, body: JSONText(encoding: StackChanged(session: s.name, version: commit.version, changes: commit.changeText,
-                                                                           visible: .current(s), hints: hints)).bytes)
+            // Cluster mode: encoded once, for the store (other nodes' subscribers) and the ones here.
+            let body = JSONText(encoding: change())
+            store.changePublished(s, body: body.bytes)
+            if !state.subscribers.isEmpty { publisher.notify("stackChanged", body, to: state.audience) }
+        } else if !state.subscribers.isEmpty {
+            publisher.notify("stackChanged", change(), to: state.audience)
         }
         if let ended = commit.endedList {
             for f in ended { announceEnd(of: f, in: state) }

@@ -133,5 +133,6 @@ enum PostgresSchema {
     static let claim = "SELECT * FROM navd_claim($1, $2::bigint, $3::int, $4::boolean)"
     static let renew = "SELECT navd_renew($1, $2::bigint, $3::int)"
     static let directory = "SELECT name, node FROM navd_sessions"
+    static let owner = "SELECT node FROM navd_sessions WHERE name = $1"
     static let readSession = "SELECT name, version, next_id, tree, facts, uid, node FROM navd_sessions WHERE name = $1"
 }

@@ -44,7 +44,7 @@ extension PostgresStore {
             return true
         }
         lookingUp[name] = [then]
-        connection.query("SELECT node FROM navd_sessions WHERE name = $1", [name]) { [unowned self] r in
+        connection.query(PostgresSchema.owner, [name]) { [unowned self] r in
             let waiting = lookingUp.removeValue(forKey: name) ?? []
             waitingLookUps -= waiting.count
             if case .success(let rows) = r {
@@ -67,7 +67,7 @@ extension PostgresStore {
     /// only PostgreSQL knows.
     private func refreshOwner(_ name: String) {
         guard connection.isUp, refreshing.count < Self.maxLookUps, refreshing.insert(name).inserted else { return }
-        connection.query("SELECT node FROM navd_sessions WHERE name = $1", [name]) { [unowned self] r in
+        connection.query(PostgresSchema.owner, [name]) { [unowned self] r in
             refreshing.remove(name)
             guard case .success(let rows) = r else { return }
             if let owner = rows.rows.first?[0] ?? nil {

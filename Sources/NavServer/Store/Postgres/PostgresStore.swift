@@ -115,7 +115,7 @@ final class PostgresStore: Store, SharedStore {
             let made = try connection.runNow(PostgresSchema.createSession,
                                              ["main", String(main.version), String(main.idCounter), String(decoding: tree.bytes, as: UTF8.self), node])
             if made.rows.isEmpty {
-                let row = try connection.runNow("SELECT node FROM navd_sessions WHERE name = 'main'")
+                let row = try connection.runNow(PostgresSchema.owner, ["main"])
                 owners["main"] = row.rows.first?[0] ?? nil
             } else {
                 epochs["main"] = 1
