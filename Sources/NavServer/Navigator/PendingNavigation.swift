@@ -28,6 +28,9 @@ final class PendingNavigation {
     /// Recovery already tried for the current precondition.
     var recovered = false
     var finished = false
+    /// Set while its commit is made and published: what the commit removes (its own source, by
+    /// `replace`, `root` or `popUpTo`) must not cancel it, since it committed.
+    var committing = false
     /// Entered in the navigator's pending tables (it waits on preconditions); a navigation that commits at
     /// once never is, and finishing it skips their lookups.
     var registered = false

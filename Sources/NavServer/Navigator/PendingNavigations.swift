@@ -67,8 +67,9 @@ extension Navigator {
     }
 
     /// Replies to everyone waiting on `nav` (the requester and joined keyed duplicates), once.
+    /// A navigation being committed is answered by its commit alone (see ``PendingNavigation/committing``).
     func finish(_ nav: PendingNavigation, _ result: Result<JSONValue, NavError>) {
-        guard !nav.finished else { return }
+        guard !nav.finished, !nav.committing else { return }
         nav.finished = true
         nav.cancelTask?()
         nav.cancelTask = nil

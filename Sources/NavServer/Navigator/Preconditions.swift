@@ -10,7 +10,10 @@ extension Navigator {
     func runPreconditions(_ nav: PendingNavigation) {
         while !nav.finished {
             guard nav.step < nav.plan.preconditions.count else {
-                finish(nav, commitResult(nav))
+                nav.committing = true
+                let outcome = commitResult(nav)
+                nav.committing = false
+                finish(nav, outcome)
                 return
             }
             let p = graph.preconditions[nav.plan.preconditions[nav.step]]
