@@ -98,6 +98,11 @@ public final class NavClient {
     }
 
     private static func connectSocket(_ socketPath: String, checkingPeer: Bool) throws -> Int32 {
+        // An empty path (an unset variable in `--socket "$X"`) or a leading NUL would name an
+        // abstract socket, which has no file permissions: anyone could be listening there.
+        guard let first = socketPath.utf8.first, first != 0 else {
+            throw NavClientError(code: 0, kind: "connect", message: "the socket path is empty; give navd's socket with --socket PATH or NAVD_SOCKET", data: .null)
+        }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)

@@ -97,6 +97,9 @@ struct Serve: ParsableCommand {
         guard Durability(rawValue: durability) != nil else {
             throw ValidationError("unknown --durability '\(durability)'; use full or process")
         }
+        for (option, path) in [("--socket", socket), ("--graph", graph), ("--policy", policy), ("--state", state)] {
+            if let path, let problem = ServerConfiguration.pathProblem(path, option: option) { throw ValidationError(problem) }
+        }
         if ephemeral && state != nil { throw ValidationError("--ephemeral and --state exclude each other") }
         if store != nil && (ephemeral || state != nil) { throw ValidationError("--store keeps sessions in PostgreSQL: it excludes --state and --ephemeral") }
         guard let leaseMs = parseDuration(.string(lease)), (100...600_000).contains(leaseMs) else {

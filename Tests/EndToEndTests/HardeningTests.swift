@@ -81,10 +81,24 @@ import Glibc
         #expect(d.stderr.contains("is not a socket"), "\(d.stderr)")
         #expect(try String(contentsOfFile: file, encoding: .utf8) == "keep me")
 
+        // A bad option is a usage error (status 64, as sysexits' EX_USAGE), said before anything starts.
         let long = dir.path + "/" + String(repeating: "s", count: 120) + ".sock"
         let d2 = try Daemon(socketPath: long, waitUntilServing: false)
-        #expect(d2.waitForExit(timeout: 10) == 1)
+        #expect(d2.waitForExit(timeout: 10) == 64)
         #expect(d2.stderr.contains("at most 107"), "\(d2.stderr)")
+    }
+
+    /// `--socket ""` (an unset variable in `--socket "$X"`) and an abstract name would make Linux
+    /// bind a socket no file permission protects: both are refused, and so is any empty path option.
+    @Test(arguments: [["--socket", ""], ["--socket", "@navd"], ["--graph", ""], ["--state", ""], ["--policy", ""]])
+    func emptyPathsAndAbstractSocketNamesAreRefused(_ option: [String]) throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let d = option[0] == "--socket" ? try Daemon(socketPath: option[1], waitUntilServing: false)
+                                        : try Daemon(arguments: option, waitUntilServing: false)
+        #expect(d.waitForExit(timeout: 10) == 64, "\(d.stderr)")
+        let said = option[1].isEmpty ? "\(option[0]) is empty" : "abstract socket name"
+        #expect(d.stderr.contains(said), "\(d.stderr)")
     }
 
     /// The default socket lives in a 0700 directory of navd's uid; a directory someone else

@@ -125,9 +125,7 @@ public final class Server {
     /// Binds the socket (refusing a live one, replacing a stale one), installs signal handlers.
     public func start() throws {
         let path = config.socketPath
-        guard path.utf8.count <= ServerConfiguration.maxSocketPath else {
-            throw StartupError(description: "the socket path \(path) is \(path.utf8.count) bytes long; Unix sockets allow at most \(ServerConfiguration.maxSocketPath): choose a shorter --socket")
-        }
+        if let problem = ServerConfiguration.pathProblem(path, option: "--socket") { throw StartupError(description: problem) }
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         if directory == ServerConfiguration.privateSocketDirectory(environment: getenv("TMPDIR").map { ["TMPDIR": String(cString: $0)] } ?? [:]) {
             try preparePrivateDirectory(directory)

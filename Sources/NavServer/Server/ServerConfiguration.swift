@@ -61,6 +61,27 @@ public struct ServerConfiguration: Sendable {
 
     /// The longest socket path the platform accepts (`sun_path` less its terminating NUL).
     public static let maxSocketPath = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
+
+    /// Why `path`, given as `option`, cannot name a file navd reads or creates; nil when it can.
+    /// Every path option is checked by this one rule: not empty (an unset shell variable in
+    /// `--socket "$X"` gives ""), no NUL byte, at most `PATH_MAX` bytes; a socket path also fits
+    /// `sun_path` and is not an abstract name (a leading NUL, or `@` as other tools write one), which
+    /// Linux would bind with no file permissions at all, open to every user.
+    public static func pathProblem(_ path: String, option: String) -> String? {
+        if path.isEmpty {
+            return "\(option) is empty; give the path of a file (an unset shell variable in \(option) \"$X\" gives an empty one)"
+        }
+        if path.utf8.contains(0) { return "\(option) holds a NUL byte; give a plain file path" }
+        if path.utf8.count > Int(PATH_MAX) { return "\(option) is \(path.utf8.count) bytes long; paths may be at most \(PATH_MAX) bytes" }
+        guard option == "--socket" else { return nil }
+        if path.hasPrefix("@") {
+            return "\(option) \(path) looks like an abstract socket name, which has no file permissions and lets every user connect; navd listens only on a file (write ./\(path) for a file of that name)"
+        }
+        if path.utf8.count > maxSocketPath {
+            return "the socket path \(path) is \(path.utf8.count) bytes long; Unix sockets allow at most \(maxSocketPath): choose a shorter \(option)"
+        }
+        return nil
+    }
 }
 
 #if canImport(Glibc)
