@@ -107,7 +107,7 @@ let package = Package(
         .executableTarget(
             name: "navd",
             dependencies: [
-                "NavServer", "NavGraph", "JSON",
+                "NavServer", "NavigationCore", "NavGraph", "JSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -16,6 +16,9 @@ public final class Node {
     /// Index into the graph's coordinators (screens and flows), else -1.
     public private(set) var coordinator: Int
     public internal(set) var params: JSONValue
+    /// `params` as JSON, in bytes, for a node that shows a coordinator (0 for stacks and the root's
+    /// tabs): what it adds to its session's ``Session/paramsBytes``.
+    var paramsBytes = 0
     /// Stack: screens and flows, last on top. Tabs: stacks. Flow: its step screens, last on top.
     public internal(set) var children: [Node] = []
     /// Tabs: the selected index.
@@ -48,12 +51,13 @@ public final class Node {
 
     /// Makes a node that left the tree, with no other reference to it, a new node (see
     /// ``Session``'s spare nodes): an allocation and a free saved per screen shown and dismissed.
-    func reuse(number: Int, kind: Kind, coordinator: Int, params: JSONValue) {
+    func reuse(number: Int, kind: Kind, coordinator: Int, params: JSONValue, paramsBytes: Int) {
         assert(children.isEmpty && presented == nil && parentRef == nil, "only a detached leaf is reused")
         self.number = number
         self.kind = kind
         self.coordinator = coordinator
         self.params = params
+        self.paramsBytes = paramsBytes
         selected = 0
     }
 
@@ -81,6 +85,7 @@ public final class Node {
     /// Deep copy with the same ids (used by dry runs).
     func copy() -> Node {
         let n = Node(number: number, kind: kind, coordinator: coordinator, params: params)
+        n.paramsBytes = paramsBytes
         n.selected = selected
         n.children = children.map { let c = $0.copy(); c.parent = n; return c }
         if let p = presented { let c = p.copy(); c.parent = n; n.presented = c }

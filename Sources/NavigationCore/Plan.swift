@@ -49,6 +49,8 @@ public struct Plan: Sendable {
     public let target: Int
     public let by: Presentation
     public let params: JSONValue
+    /// `params` as JSON, in bytes (what the new node adds to its session's setup models).
+    public let paramsBytes: Int
     /// The number of the source node (its id is ``sourceId``).
     public let source: Int
     public let ifVersion: Int?
@@ -93,6 +95,7 @@ public struct Plan: Sendable {
         self.target = target
         self.by = by
         self.params = params
+        self.paramsBytes = params.encodedSize
         self.source = source
         self.ifVersion = ifVersion
         self.preconditions = preconditions

@@ -122,6 +122,13 @@ extension Session {
         if let v = ifVersion, v != version {
             throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires", data: ["version": .int(version)])
         }
+        // Within the limits: the estimate counts nothing the link removes; past it, the link is
+        // built on a copy and measured there, so a refused link changes nothing.
+        if !isTrial && !linkFits(steps) {
+            let trial = Session(copying: self)
+            trial.isTrial = true
+            _ = try trial.commitLink(steps, ifVersion: ifVersion)
+        }
         var changes = ChangeLog(enabled: recordsChanges, graph)
         var removed = Removal()
         let first = steps[0]
@@ -155,7 +162,7 @@ extension Session {
             for step in steps.dropFirst() { top = attach(step, over: top, changes: &changes) }
         } else {
             forget(root, into: &removed)
-            let bottom = makeTarget(first.coordinator, params: first.params)
+            let bottom = makeTarget(first.coordinator, params: first.params, bytes: first.params.encodedSize)
             let newRoot = makeStack(holding: bottom)
             top = bottom
             var ignored = ChangeLog(enabled: false, graph)
@@ -163,12 +170,13 @@ extension Session {
             root = newRoot
             changes.record("reset", root: root, removed: removed.numbers)
         }
+        if isTrial { try limits.check(depth: root.height, nodes: nodeCount, paramsBytes: paramsBytes) }
         version += 1
         return Commit(version: version, changes: changes.text, node: top, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 
     private func attach(_ step: LinkStep, over top: Node, changes: inout ChangeLog) -> Node {
-        let node = makeTarget(step.coordinator, params: step.params)
+        let node = makeTarget(step.coordinator, params: step.params, bytes: step.params.encodedSize)
         if step.by == .present {
             let s = makeStack(holding: node)
             s.parent = top

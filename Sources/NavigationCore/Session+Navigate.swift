@@ -155,18 +155,25 @@ extension Session {
             throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires; fetch `tree` and decide again",
                            data: ["version": .int(version), "ifVersion": .int(v)])
         }
+        // Within the limits (exactly; a popUpTo's growth is estimated, and measured on a copy below).
+        let fits = try checkGrowth(plan, from: origin)
         var changes = ChangeLog(enabled: recordsChanges, graph)
         var removed = Removal()
         var source = origin
         if let pop = plan.popUpTo {
-            // Presenting from what the pop leaves can still be refused: try it on a copy first, so a
-            // refused navigation changes nothing.
-            if plan.by == .present && !isTrial {
+            // Presenting from what the pop leaves can still be refused, and what the pop removes may
+            // make room: try it on a copy first, so a refused navigation changes nothing.
+            if (plan.by == .present || !fits) && !isTrial {
                 let trial = Session(copying: self)
                 trial.isTrial = true
                 _ = try trial.commit(plan)
             }
             source = try popUp(to: pop.node, inclusive: pop.inclusive, changes: &changes, removed: &removed)
+            if isTrial {
+                var popped = plan
+                popped.popUpTo = nil
+                _ = try checkGrowth(popped, from: source)
+            }
         }
         if changes.enabled, let h = plan.hints { changes.hints = h }
         let created: Node
@@ -177,7 +184,7 @@ extension Session {
             if container.with({ $0.kind == .flow && !(graph.coordinators[$0.coordinator].flow?.steps.contains(plan.target) ?? false) }) {
                 container = container.with { $0.parentRef! }
             }
-            created = makeTarget(plan.target, params: plan.params)
+            created = makeTarget(plan.target, params: plan.params, bytes: plan.paramsBytes)
             container.with { container in
                 adopt(created, into: container)
                 changes.record("push", parent: container, node: created)
@@ -186,7 +193,7 @@ extension Session {
             if source.presented != nil {
                 throw NavError(.notAllowed, "`\(source.id)` is already presenting; dismiss its modal first", data: ["from": .string(source.id)])
             }
-            created = makeTarget(plan.target, params: plan.params)
+            created = makeTarget(plan.target, params: plan.params, bytes: plan.paramsBytes)
             let stack = makeStack(holding: created)
             stack.parent = source
             source.presented = stack
@@ -196,12 +203,12 @@ extension Session {
             let index = source.indexInParent!
             for n in container.children[index...] { forget(n, into: &removed) }
             container.children.removeSubrange(index...)
-            created = makeTarget(plan.target, params: plan.params)
+            created = makeTarget(plan.target, params: plan.params, bytes: plan.paramsBytes)
             adopt(created, into: container)
             changes.record("replace", parent: container, index: index, node: created, removed: removed.numbers)
         case .root:
             forget(root, into: &removed)
-            created = makeTarget(plan.target, params: plan.params)
+            created = makeTarget(plan.target, params: plan.params, bytes: plan.paramsBytes)
             root = makeStack(holding: created)
             changes.record("reset", root: root, removed: removed.numbers)
         case .select:
@@ -277,6 +284,7 @@ extension Session {
     func forget(_ n: Node, into r: inout Removal, except: Node? = nil) {
         r.numbers.append(n.number)
         nodes.remove(n)
+        paramsBytes -= n.paramsBytes
         n.parentRef = nil
         if n.kind == .flow && n !== except {
             r.ended.append(EndedFlow(id: n.id, coordinator: n.coordinator, status: .cancelled, result: nil, error: nil))

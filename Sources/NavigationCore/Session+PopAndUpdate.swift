@@ -66,18 +66,19 @@ extension Session {
             if v.isNull { merged.members.removeAll { $0.key == k } } else { merged[k] = v }
         }
         let params = JSONValue.object(merged)
-        if maxBytes < .max {
-            let size = JSONWriter.encode(params).count
-            if size > maxBytes {
-                throw NavError(.limitExceeded, "the params of `\(nodeId)` would be \(size) bytes of JSON; a screen's params may be at most \(maxBytes) (the --max-message limit)",
-                               data: ["limit": "--max-message", "max": .int(maxBytes), "node": .string(nodeId)])
-            }
+        let size = params.encodedSize
+        if size > maxBytes {
+            throw NavError(.limitExceeded, "the params of `\(nodeId)` would be \(size) bytes of JSON; a screen's params may be at most \(maxBytes) (the --max-message limit)",
+                           data: ["limit": "--max-message", "max": .int(maxBytes), "node": .string(nodeId)])
         }
+        try limits.check(depth: 0, nodes: 0, paramsBytes: paramsBytes - n.paramsBytes + size)
         if let setup = c.setup, let violation = setup.validate(params) {
             throw NavError(.invalidSetup, "the params of `\(nodeId)` would not match the setup of `\(c.name)`: \(violation.message)",
                            data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "node": .string(nodeId)])
         }
         n.params = params
+        paramsBytes += size - n.paramsBytes
+        n.paramsBytes = size
         var changes = ChangeLog(enabled: recordsChanges, graph)
         changes.record("update", node: n)
         version += 1

@@ -4,17 +4,51 @@ import NavGraph
 // MARK: - Restoring
 
 extension Session {
-    /// A session rebuilt from its saved form (`root` as `tree` answers it). Throws a message when
-    /// the saved tree names coordinators the graph does not have or is malformed.
+    /// A session rebuilt from its saved form (`root` as `tree` answers it, `facts` as `context.get`
+    /// does), checked as a request would be: the tree's shape and ids, every coordinator known, every
+    /// setup model valid for its coordinator's current schema, facts an object of named values, and
+    /// every bound of `limits`. Throws the first problem, naming the node or fact and the rule.
     public convenience init(restoring name: String, graph: NavigationGraph, root json: JSONValue, version: Int,
-                            nextId: Int, facts: [String: JSONValue]) throws(NavError) {
+                            nextId: Int, facts: JSONValue, limits: SessionLimits) throws(NavError) {
         self.init(name: name, graph: graph)
+        self.limits = limits
         guard (0...Session.maxRestoredCounter).contains(version), (0...Session.maxRestoredCounter).contains(nextId) else {
             throw NavError(.corruptState, "saved version \(version) or id counter \(nextId) is outside 0…\(Session.maxRestoredCounter)")
         }
-        let restored = try Session.node(from: json, graph: graph)
+        var count = 0
+        let restored = try Session.node(from: json, graph: graph, depth: 1, count: &count, limits: limits)
         try Session.validateRestored(restored, nextId: nextId)
-        replaceState(root: restored, version: version, nextId: nextId, facts: facts)
+        let table = try Session.restoredFacts(facts, limits: limits)
+        replaceState(root: restored, version: version, nextId: nextId, facts: table)
+        try limits.check(depth: 0, nodes: 0, paramsBytes: paramsBytes)
+        if factsBytes > limits.maxFactsBytes {
+            throw NavError(.limitExceeded, "the saved facts are \(factsBytes) bytes of JSON together; --max-facts-bytes is \(limits.maxFactsBytes)",
+                           data: ["limit": "--max-facts-bytes", "max": .int(limits.maxFactsBytes)])
+        }
+    }
+
+    /// Saved facts: an object of fact name → value, each within the fact limits.
+    static func restoredFacts(_ j: JSONValue, limits: SessionLimits) throws(NavError) -> [String: JSONValue] {
+        guard case .object(let o) = j else {
+            throw NavError(.corruptState, "the saved facts are \(j.typeName == "null" ? "null" : "a JSON \(j.typeName)"), not an object of fact name → value")
+        }
+        guard o.count <= limits.maxFacts else {
+            throw NavError(.limitExceeded, "\(o.count) facts are saved; --max-facts is \(limits.maxFacts)", data: ["limit": "--max-facts", "max": .int(limits.maxFacts)])
+        }
+        var table: [String: JSONValue] = [:]
+        table.reserveCapacity(o.count)
+        for (k, v) in o {
+            if k.isEmpty || k.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+                throw NavError(.corruptState, "a saved fact name is empty or holds a control character: \(JSONWriter.string(.string(String(k.prefix(40)))))")
+            }
+            let size = v.encodedSize
+            if size > limits.maxFactValue {
+                throw NavError(.limitExceeded, "saved fact \"\(k.prefix(64))\" holds \(size) bytes of JSON; --max-fact-value is \(limits.maxFactValue)",
+                               data: ["limit": "--max-fact-value", "max": .int(limits.maxFactValue)])
+            }
+            table[k] = v
+        }
+        return table
     }
 
     /// The largest version or id counter a saved session may hold: far beyond any real count, and far
@@ -64,7 +98,19 @@ extension Session {
         }
     }
 
-    static func node(from j: JSONValue, graph: NavigationGraph) throws(NavError) -> Node {
+    /// The saved node `j` at `depth` (the root: 1) and what is below it, read within `limits`'
+    /// depth and node count (so the walk is bounded), each setup model checked against its
+    /// coordinator's schema.
+    static func node(from j: JSONValue, graph: NavigationGraph, depth: Int, count: inout Int, limits: SessionLimits) throws(NavError) -> Node {
+        guard depth <= limits.maxDepth else {
+            throw NavError(.limitExceeded, "the saved tree is deeper than \(limits.maxDepth) nodes (the --max-tree-depth limit)",
+                           data: ["limit": "--max-tree-depth", "max": .int(limits.maxDepth)])
+        }
+        count += 1
+        guard count <= limits.maxNodes else {
+            throw NavError(.limitExceeded, "the saved tree has more than \(limits.maxNodes) nodes (the --max-tree-nodes limit)",
+                           data: ["limit": "--max-tree-nodes", "max": .int(limits.maxNodes)])
+        }
         guard let id = j["id"]?.stringValue, let k = j["kind"]?.stringValue, let kind = Node.Kind(rawValue: k) else {
             throw NavError(.corruptState, "saved node without id or kind: \(JSONWriter.string(j).prefix(120))")
         }
@@ -76,17 +122,29 @@ extension Session {
             }
             coordinator = c.index
         }
-        guard let n = Node(id: id, kind: kind, coordinator: coordinator, params: j["params"] ?? .object([:])) else {
+        let params = j["params"] ?? .object([:])
+        if coordinator >= 0 {
+            let c = graph.coordinators[coordinator]
+            guard case .object = params else {
+                throw NavError(.corruptState, "saved node \(id) (\(c.name)) has params that are a JSON \(params.typeName), not an object")
+            }
+            if let setup = c.setup, let violation = setup.validate(params) {
+                throw NavError(.invalidSetup, "saved node \(id) (\(c.name)) has params that do not match its setup: \(violation.message)",
+                               data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "node": .string(id)])
+            }
+        }
+        guard let n = Node(id: id, kind: kind, coordinator: coordinator, params: params) else {
             throw NavError(.corruptState, "saved node id `\(id)` is not one navd makes (\"n\" and a number)")
         }
+        if coordinator >= 0 { n.paramsBytes = params.encodedSize }
         n.selected = j["selected"]?.intValue ?? 0
         for c in j["children"]?.arrayValue ?? [] {
-            let child = try node(from: c, graph: graph)
+            let child = try node(from: c, graph: graph, depth: depth + 1, count: &count, limits: limits)
             child.parent = n
             n.children.append(child)
         }
         if let p = j["presented"] {
-            let child = try node(from: p, graph: graph)
+            let child = try node(from: p, graph: graph, depth: depth + 1, count: &count, limits: limits)
             child.parent = n
             n.presented = child
         }

@@ -12,8 +12,14 @@ public final class Session {
     /// Whether commits build their `changes` (the JSON subscribers apply). A server turns it off for a
     /// session nobody subscribes to; dry runs always record.
     public var recordsChanges = true
-    /// Facts set with `context.set`, read by `check` preconditions.
-    public var facts: [String: JSONValue] = [:]
+    /// Facts set with `context.set` (``setFacts(_:)``), read by `check` preconditions.
+    public internal(set) var facts: [String: JSONValue] = [:]
+    /// The bounds this session's tree and facts stay within (navd's options).
+    public var limits = SessionLimits()
+    /// The setup models of every node of the tree together, as JSON, in bytes (`--max-params-bytes`).
+    public internal(set) var paramsBytes = 0
+    /// The names and values of every fact together, as JSON, in bytes (`--max-facts-bytes`).
+    public internal(set) var factsBytes = 0
     /// The uid of the user who opened the session (nil: navd's own, as for "main"). Only that user
     /// and admins may close it or write its facts.
     public var owner: UInt32?
@@ -71,6 +77,9 @@ public final class Session {
         root = s.root.copy()
         version = s.version
         facts = s.facts
+        factsBytes = s.factsBytes
+        paramsBytes = s.paramsBytes
+        limits = s.limits
         nextId = s.nextId
         root.forEach { nodes.insert($0) }
     }
@@ -83,23 +92,32 @@ public final class Session {
         version = v
         nextId = n
         facts = f
-        root.forEach { nodes.insert($0) }
+        factsBytes = f.reduce(0) { $0 + Session.factBytes($1.key, $1.value) }
+        paramsBytes = 0
+        root.forEach { node in
+            nodes.insert(node)
+            paramsBytes += node.paramsBytes
+        }
     }
     public func node(_ id: String) -> Node? { nodes[id] }
     public func node(number: Int) -> Node? { nodes[number: number] }
 
     // MARK: Tree building
 
-    /// A new node with the next id, entered in the index.
-    private func newNode(_ kind: Node.Kind, coordinator: Int = -1, params: JSONValue = .object([:])) -> Node {
+    /// A new node with the next id, entered in the index; `bytes` is `params` as JSON (counted in
+    /// ``paramsBytes`` for a node that shows a coordinator).
+    private func newNode(_ kind: Node.Kind, coordinator: Int = -1, params: JSONValue = .object([:]), bytes: Int = 2) -> Node {
         nextId += 1
         let n: Node
+        let counted = coordinator >= 0 ? bytes : 0
         if let s = spare.popLast() {
-            s.reuse(number: nextId, kind: kind, coordinator: coordinator, params: params)
+            s.reuse(number: nextId, kind: kind, coordinator: coordinator, params: params, paramsBytes: counted)
             n = s
         } else {
             n = Node(number: nextId, kind: kind, coordinator: coordinator, params: params)
+            n.paramsBytes = counted
         }
+        paramsBytes += counted
         nodes.insert(n)
         return n
     }
@@ -109,21 +127,21 @@ public final class Session {
         parent.children.append(child)
     }
 
-    /// A screen, or a flow with its start step.
-    func makeTarget(_ coordinator: Int, params: JSONValue) -> Node {
+    /// A screen, or a flow with its start step; `bytes` is `params` as JSON.
+    func makeTarget(_ coordinator: Int, params: JSONValue, bytes: Int) -> Node {
         if graph.coordinators[coordinator].isTabContainer {
             // A tab container: a tabs node with a stack per tab, the first selected.
-            let t = newNode(.tabs, coordinator: coordinator, params: params)
-            for c in graph.coordinators[coordinator].tabs { adopt(makeStack(holding: makeTarget(c, params: .object([:]))), into: t) }
+            let t = newNode(.tabs, coordinator: coordinator, params: params, bytes: bytes)
+            for c in graph.coordinators[coordinator].tabs { adopt(makeStack(holding: makeTarget(c, params: .object([:]), bytes: 2)), into: t) }
             return t
         }
         let start = graph.coordinators[coordinator].flowStart
         if start >= 0 {
-            let flow = newNode(.flow, coordinator: coordinator, params: params)
+            let flow = newNode(.flow, coordinator: coordinator, params: params, bytes: bytes)
             adopt(newNode(.screen, coordinator: start), into: flow)
             return flow
         }
-        return newNode(.screen, coordinator: coordinator, params: params)
+        return newNode(.screen, coordinator: coordinator, params: params, bytes: bytes)
     }
 
     func makeStack(holding first: Node) -> Node {
@@ -135,10 +153,10 @@ public final class Session {
     func makeRoot() -> Node {
         switch graph.root {
         case .stack(let c):
-            return makeStack(holding: makeTarget(c, params: .object([:])))
+            return makeStack(holding: makeTarget(c, params: .object([:]), bytes: 2))
         case .tabs(let tabs):
             let t = newNode(.tabs)
-            for c in tabs { adopt(makeStack(holding: makeTarget(c, params: .object([:]))), into: t) }
+            for c in tabs { adopt(makeStack(holding: makeTarget(c, params: .object([:]), bytes: 2)), into: t) }
             return t
         }
     }

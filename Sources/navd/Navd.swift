@@ -4,6 +4,7 @@ import JSON
 import Logging
 import NavGraph
 import NavServer
+import NavigationCore
 
 @main
 struct Navd: ParsableCommand {
@@ -88,6 +89,48 @@ struct Serve: ParsableCommand {
     @Option(help: "How long part of a message may wait for its rest before the client is disconnected (500ms, 30s, 1m).")
     var messageTimeout: String = "30s"
 
+    @Option(help: "Deepest tree of a session: nodes from the root to the deepest, both counted (each modal adds two). Deeper navigations are refused.")
+    var maxTreeDepth: Int = 64
+
+    @Option(help: "Most nodes in one session's tree.")
+    var maxTreeNodes: Int = 10_000
+
+    @Option(help: "Most bytes of setup models (params, as JSON) in one session's tree together.")
+    var maxParamsBytes: Int = 1024 * 1024
+
+    @Option(help: "Most bytes of facts (names and values, as JSON) in one session together.")
+    var maxFactsBytes: Int = 1024 * 1024
+
+    @Option(help: "Most sessions one uid may have opened.")
+    var maxSessionsPerUid: Int = 1_000
+
+    @Option(help: "Most connections from one uid.")
+    var maxConnectionsPerUid: Int = 1_024
+
+    @Option(help: "Most pending navigations and guarded dismisses in all.")
+    var maxPending: Int = 16_384
+
+    @Option(help: "Most pending navigations and guarded dismisses of one uid.")
+    var maxPendingPerUid: Int = 1_024
+
+    @Option(help: "Most pending navigations and guarded dismisses of one connection.")
+    var maxPendingPerConnection: Int = 256
+
+    @Option(help: "Most pending navigations and guarded dismisses in one session.")
+    var maxPendingPerSession: Int = 4_096
+
+    @Option(help: "Most command preconditions running at once; more wait their turn.")
+    var maxChildren: Int = 64
+
+    @Option(help: "Most command preconditions running at once for one uid's navigations.")
+    var maxChildrenPerUid: Int = 16
+
+    @Option(help: "Most provider requests in flight at one provider for one uid's navigations; more wait in navd.")
+    var maxProviderRequestsPerUid: Int = 32
+
+    @Flag(help: "Start even when a saved session breaks a rule (a schema, a limit): set it aside in the state file's set_aside table, log it, and serve the others.")
+    var repair = false
+
     @OptionGroup var graphLimits: GraphLimitOptions
 
     func validate() throws {
@@ -119,6 +162,18 @@ struct Serve: ParsableCommand {
         guard let t = parseDuration(.string(messageTimeout)), t >= 100 else {
             throw ValidationError("--message-timeout takes a duration of at least 100ms, such as 500ms, 30s or 1m")
         }
+        guard (4...SessionLimits.depthCeiling).contains(maxTreeDepth) else {
+            throw ValidationError("--max-tree-depth must be between 4 and \(SessionLimits.depthCeiling)")
+        }
+        for (option, value, least) in [("--max-tree-nodes", maxTreeNodes, 4), ("--max-params-bytes", maxParamsBytes, 1024), ("--max-facts-bytes", maxFactsBytes, 1024),
+                                       ("--max-sessions-per-uid", maxSessionsPerUid, 1), ("--max-connections-per-uid", maxConnectionsPerUid, 1),
+                                       ("--max-pending", maxPending, 1), ("--max-pending-per-uid", maxPendingPerUid, 1),
+                                       ("--max-pending-per-connection", maxPendingPerConnection, 1), ("--max-pending-per-session", maxPendingPerSession, 1),
+                                       ("--max-children", maxChildren, 1), ("--max-children-per-uid", maxChildrenPerUid, 1),
+                                       ("--max-provider-requests-per-uid", maxProviderRequestsPerUid, 1)] where value < least {
+            throw ValidationError("\(option) must be at least \(least)")
+        }
+        if repair && (ephemeral || store != nil) { throw ValidationError("--repair sets aside sessions of a state file: it goes with --state (or the default state file), not --ephemeral or --store") }
     }
 
     func run() throws {
@@ -137,17 +192,34 @@ struct Serve: ParsableCommand {
         config.maxDepth = maxDepth
         config.maxBatch = maxBatch
         config.maxSessions = maxSessions
-        config.maxFacts = maxFacts
+        config.session.maxFacts = maxFacts
         config.maxName = maxName
-        config.maxFactValue = maxFactValue
+        config.session.maxFactValue = maxFactValue
         config.maxTotalOutput = maxTotalOutput
         config.messageTimeoutMs = parseDuration(.string(messageTimeout))!
+        config.session.maxDepth = maxTreeDepth
+        config.session.maxNodes = maxTreeNodes
+        config.session.maxParamsBytes = maxParamsBytes
+        config.session.maxFactsBytes = maxFactsBytes
+        config.maxSessionsPerUid = maxSessionsPerUid
+        config.maxConnectionsPerUid = maxConnectionsPerUid
+        config.maxPending = maxPending
+        config.maxPendingPerUid = maxPendingPerUid
+        config.maxPendingPerConnection = maxPendingPerConnection
+        config.maxPendingPerSession = maxPendingPerSession
+        config.maxChildren = maxChildren
+        config.maxChildrenPerUid = maxChildrenPerUid
+        config.maxProviderRequestsPerUid = maxProviderRequestsPerUid
         config.logLevel = level
 
         raiseDescriptorLimit()
         let (loaded, diagnostics) = loadGraph(graph, limits: graphLimits.limits, printWarnings: true)
         guard let navGraph = loaded else {
             FileHandle.standardError.write(Data("navd: the graph has \(diagnostics.errors.count) error(s); fix them (`navd check \(graph ?? "")` lists them) and start again\n".utf8))
+            throw ExitCode(1)
+        }
+        if let problem = config.session.problem(with: navGraph) {
+            FileHandle.standardError.write(Data("navd: \(problem): raise the limit or simplify the graph's root\n".utf8))
             throw ExitCode(1)
         }
         let server = Server(config: config, graph: navGraph, logger: logger)
@@ -187,7 +259,7 @@ struct Serve: ParsableCommand {
         } else if !ephemeral {
             let path = state ?? defaultStatePath(socket: config.socketPath)
             do {
-                let restored = try server.useStateFile(path, durability: Durability(rawValue: durability)!)
+                let restored = try server.useStateFile(path, durability: Durability(rawValue: durability)!, repair: repair)
                 logger.info("state restored", metadata: ["navd.state": "\(path)", "navd.sessions": "\(restored)"])
             } catch {
                 FileHandle.standardError.write(Data("navd: \(error)\n".utf8))

@@ -188,3 +188,28 @@ import Testing
         #expect(parser.batchedDocuments - before == 16)
     }
 }
+
+/// `encodedSize` counts exactly what the writer writes (the size limits measure it).
+@Suite struct JSONSizeTests {
+    func random(_ depth: Int, _ rng: inout SplitMix64) -> JSONValue {
+        let strings = ["", "a", "é\u{1}\n\"\\", "\u{7f}\t\u{8}\u{c}\r", String(repeating: "x", count: 40), "日本"]
+        switch Int.random(in: 0..<(depth > 3 ? 6 : 8), using: &rng) {
+        case 0: return .null
+        case 1: return .bool(Bool.random(using: &rng))
+        case 2: return .int([0, -1, 9, 10, -10, Int.max, Int.min, 123_456].randomElement(using: &rng)!)
+        case 3: return .double([0.5, -2.0, 1e20, 3.25e-7, .nan, .infinity, 1e15, 999_999_999_999_999.0].randomElement(using: &rng)!)
+        case 4, 5: return .string(strings.randomElement(using: &rng)!)
+        case 6: return .array((0..<Int.random(in: 0...4, using: &rng)).map { _ in random(depth + 1, &rng) })
+        default:
+            return .object(JSONObject((0..<Int.random(in: 0...4, using: &rng)).map { i in (strings.randomElement(using: &rng)! + "\(i)", random(depth + 1, &rng)) }))
+        }
+    }
+
+    @Test func encodedSizeIsTheWrittenSize() {
+        var rng = SplitMix64(seed: 7)
+        for _ in 0..<5_000 {
+            let v = random(0, &rng)
+            #expect(v.encodedSize == JSONWriter.encode(v).count, "\(JSONWriter.string(v))")
+        }
+    }
+}

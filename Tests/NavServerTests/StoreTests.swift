@@ -13,7 +13,7 @@ import Testing
     func session(_ name: String) throws -> Session {
         let s = Session(name: name, graph: graph)
         _ = try s.commit(s.plan(NavigateRequest(to: "shop.Product", with: ["id": "p1"]), caller: Caller()))
-        s.facts["loggedIn"] = true
+        try s.setFacts(["loggedIn": true])
         return s
     }
 

@@ -302,7 +302,7 @@ extension Result where Failure == NavError {
         let c = try s.dismiss(nil)
         #expect(c.removed.contains(box.id) && s.visible.count == 2, "the first screen of a container's tab takes the container (and its modal)")
         try go(s, "Box", by: .push)
-        let restored = try Session(restoring: "t", graph: graph, root: s.root.json(graph), version: s.version, nextId: s.idCounter, facts: [:])
+        let restored = try Session(restoring: "t", graph: graph, root: s.root.json(graph), version: s.version, nextId: s.idCounter, facts: [:], limits: SessionLimits())
         #expect(JSONWriter.string(restored.root.json(graph)) == JSONWriter.string(s.root.json(graph)))
     }
 }

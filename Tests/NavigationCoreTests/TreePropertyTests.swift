@@ -53,6 +53,12 @@ import Testing
         }
         walk(s.root, parent: nil)
         #expect(ids.count == s.nodeCount)
+        // Within the limits, and the setup models counted as they are.
+        var params = 0
+        s.root.forEach { if $0.coordinator >= 0 { params += $0.params.encodedSize } }
+        #expect(s.paramsBytes == params, "params bytes counted \(s.paramsBytes), are \(params)")
+        #expect(s.root.height <= s.limits.maxDepth && s.nodeCount <= s.limits.maxNodes && s.paramsBytes <= s.limits.maxParamsBytes,
+                "past a limit: depth \(s.root.height), nodes \(s.nodeCount), params \(s.paramsBytes) (\(s.limits))")
         // visible: a path from the root that ends at a screen.
         let v = s.visible
         #expect(v.first == s.root.id)
@@ -72,13 +78,19 @@ import Testing
     func randomOperationsKeepTheTreeConsistent(seed: UInt64) throws {
         var rng = SplitMix64(seed: seed)
         let coordinators = graph.coordinators
-        var commits = 0, failures = 0
+        var commits = 0, failures = 0, limited = 0
         for sequence in 0..<750 {
             let s = Session(name: "s\(sequence)", graph: graph)
+            if Bool.random(using: &rng) {
+                // Tight limits, so that navigations meet them: refused ones change nothing.
+                s.limits.maxDepth = Int.random(in: 4...8, using: &rng)
+                s.limits.maxNodes = Int.random(in: 8...20, using: &rng)
+                s.limits.maxParamsBytes = Int.random(in: 12...80, using: &rng)
+            }
             var mirror = TreeMirror(snapshot: .object(s.snapshot()))
             var everSeen = Set<String>()
             s.root.forEach { everSeen.insert($0.id) }
-            if Bool.random(using: &rng) { s.facts["loggedIn"] = true }
+            if Bool.random(using: &rng) { try s.setFacts(["loggedIn": true]) }
             for _ in 0..<Int.random(in: 5...40, using: &rng) {
                 let before = JSONWriter.string(s.root.json(graph))
                 let version = s.version
@@ -149,6 +161,7 @@ import Testing
                         commit = try s.flowComplete(id, outcome)
                     }
                 } catch {
+                    if (error as? NavError)?.kind == .limitExceeded { limited += 1 }
                     commit = nil
                 }
                 if let commit {
@@ -171,6 +184,6 @@ import Testing
                 #expect(w.bytes == JSONWriter.encode(.object(s.snapshot())), "written snapshot differs at seed \(seed), session \(sequence)")
             }
         }
-        #expect(commits > 1000 && failures > 1000, "the generator exercises both paths (\(commits) commits, \(failures) failures)")
+        #expect(commits > 1000 && failures > 1000 && limited > 50, "the generator exercises every path (\(commits) commits, \(failures) failures, \(limited) past a limit)")
     }
 }

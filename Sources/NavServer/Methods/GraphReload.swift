@@ -35,20 +35,28 @@ extension Server {
             logger.warning("graph reload refused: the new graph has errors", metadata: ["navd.errors": "\(errors.count)"])
             return ["ok": false, "errors": .array(errors)]
         }
-        // Live nodes the new graph cannot show.
+        // Live nodes the new graph cannot show: their coordinator is gone, or their params no longer
+        // match its setup (a restored session is checked as a request is).
         var missing: [(SessionState, Node)] = []
+        var problems: [String] = []
         for name in navigator.sessions.keys.sorted() {
             let state = navigator.sessions[name]!
             state.session.root.forEach { n in
-                if n.coordinator >= 0, newGraph.coordinator(named: graph.coordinators[n.coordinator].name) == nil {
+                guard n.coordinator >= 0 else { return }
+                let shown = graph.coordinators[n.coordinator].name
+                guard let c = newGraph.coordinator(named: shown) else {
                     missing.append((state, n))
+                    problems.append("session \"\(name)\": node \(n.id) shows `\(shown)`, which the new graph does not declare")
+                    return
+                }
+                if let v = c.setup?.validate(n.params) {
+                    missing.append((state, n))
+                    problems.append("session \"\(name)\": the params of node \(n.id) do not match the new setup of `\(shown)`: \(v.message)")
                 }
             }
         }
         if !missing.isEmpty && !force {
-            let errors = missing.map { (s, n) in
-                JSONValue.string("session \"\(s.session.name)\": node \(n.id) shows `\(graph.coordinators[n.coordinator].name)`, which the new graph does not declare")
-            }
+            let errors = problems.map(JSONValue.string)
             return ["ok": false, "errors": .array(errors),
                     "hint": "dismiss those nodes first, or reload with force: true to remove them"]
         }
@@ -74,10 +82,12 @@ extension Server {
             let rebuilt: Session
             do throws(NavError) {
                 rebuilt = try Session(restoring: s.name, graph: newGraph, root: s.root.json(graph), version: s.version,
-                                      nextId: s.idCounter, facts: s.facts)
+                                      nextId: s.idCounter, facts: .object(s.sortedFacts), limits: config.session)
             } catch {
-                logger.error("session could not be rebuilt after reload; it starts afresh", metadata: ["navd.session": "\(s.name)"])
+                logger.error("session could not be rebuilt after reload; it starts afresh",
+                             metadata: ["navd.session": "\(s.name)", "navd.error": "\(error.message)"])
                 rebuilt = Session(name: s.name, graph: newGraph)
+                rebuilt.limits = config.session
             }
             rebuilt.owner = s.owner
             rebuilt.adoptKeys(of: s)

@@ -67,7 +67,7 @@ extension Navigator {
     // MARK: Subscribers of other nodes' sessions
 
     func changeNotified(_ payload: String) {
-        guard !mirrors.isEmpty, let p = try? JSONParser(maxDepth: 64).parse(payload),
+        guard !mirrors.isEmpty, let p = try? JSONParser(maxDepth: config.writtenDepth).parse(payload),
               let name = p["session"]?.stringValue, let version = p["version"]?.intValue,
               sessions[name] == nil, let m = mirrors[name] else { return }
         if m.fetching {
@@ -100,7 +100,7 @@ extension Navigator {
             }
             let waiting = m.buffered.sorted { $0.version < $1.version }
             m.buffered = []
-            let parser = JSONParser(maxDepth: 64)
+            let parser = JSONParser(maxDepth: config.writtenDepth)
             for (v, payload) in waiting {
                 guard !m.fetching, let p = try? parser.parse(payload) else { continue }
                 forward(v, payload, p, to: m)

@@ -91,25 +91,8 @@ extension Navigator {
                     throw .invalidParams("`context.set` needs \"facts\": an object of fact name → JSON value (null removes a fact)", data: ["param": "facts"])
                 }
                 // Checked whole before anything changes: a refused request sets no fact.
-                var added = 0
-                for (k, v) in facts {
-                    try self.config.checkName(k, "the fact name \"\(k.prefix(40))\"", param: "facts")
-                    if v.isNull { continue }
-                    let size = JSONWriter.encode(v).count
-                    if size > self.config.maxFactValue {
-                        throw .limitExceeded("the value of fact \"\(k)\" is \(size) bytes of JSON; a fact may hold at most \(self.config.maxFactValue) (the --max-fact-value limit)",
-                                             limit: "--max-fact-value", max: self.config.maxFactValue)
-                    }
-                    if state.session.facts[k] == nil { added += 1 }
-                }
-                let removed = facts.filter { $0.value.isNull && state.session.facts[$0.key] != nil }.count
-                if state.session.facts.count + added - removed > self.config.maxFacts {
-                    throw .limitExceeded("session \"\(state.session.name)\" would hold \(state.session.facts.count + added - removed) facts; a session may hold at most \(self.config.maxFacts) (the --max-facts limit): remove facts by setting them to null",
-                                         limit: "--max-facts", max: self.config.maxFacts)
-                }
-                for (k, v) in facts {
-                    if v.isNull { state.session.facts.removeValue(forKey: k) } else { state.session.facts[k] = v }
-                }
+                for (k, _) in facts { try self.config.checkName(k, "the fact name \"\(k.prefix(40))\"", param: "facts") }
+                do throws(NavError) { try state.session.setFacts(facts) } catch { throw error.rpc }
                 self.store.factsChanged(state.session)
                 return ["facts": .object(state.session.sortedFacts)]
             }

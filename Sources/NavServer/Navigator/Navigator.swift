@@ -56,7 +56,8 @@ final class Navigator {
 
     /// `session` as the navigator holds it, with an audience of its own.
     func makeState(_ session: Session) -> SessionState {
-        SessionState(session, audience: publisher.makeAudience(), recordsAlways: publishesChanges)
+        session.limits = config.session
+        return SessionState(session, audience: publisher.makeAudience(), recordsAlways: publishesChanges)
     }
 
     /// Numbers navigations after `n` from now on (ids in replies restored from a state file).
@@ -64,7 +65,7 @@ final class Navigator {
 
     /// Restored keyed replies name navigations ("nav-7"): new ones are numbered after them.
     func numberNavigations(afterThoseOf session: Session) {
-        let parser = JSONParser(maxDepth: 4096)
+        let parser = JSONParser(maxDepth: config.writtenDepth)
         for reply in session.keyed.values {
             let id: JSONValue? = switch reply {
             case .success(let t): (try? parser.parse(t.bytes))?["navigation"]

@@ -114,19 +114,11 @@ extension Navigator {
         reevaluate(nav)
     }
 
-    /// Sets facts a recovery flow establishes (`recover.facts`), within --max-facts and
-    /// --max-fact-value; answers the problem instead when one would pass a limit (nothing is set).
+    /// Sets facts a recovery flow establishes (`recover.facts`), within the session's fact limits;
+    /// answers the problem instead when one would pass a limit (nothing is set).
     func establish(_ facts: JSONObject, in state: SessionState) -> String? {
-        let s = state.session
-        var added = 0
-        for (k, v) in facts {
-            let size = JSONWriter.encode(v).count
-            if size > config.maxFactValue { return "fact \"\(k)\" would hold \(size) bytes of JSON; --max-fact-value is \(config.maxFactValue)" }
-            if s.facts[k] == nil { added += 1 }
-        }
-        if s.facts.count + added > config.maxFacts { return "session \"\(s.name)\" would hold more than --max-facts (\(config.maxFacts)) facts" }
-        for (k, v) in facts { s.facts[k] = v }
-        store.factsChanged(s)
+        do throws(NavError) { try state.session.setFacts(facts) } catch { return error.message }
+        store.factsChanged(state.session)
         return nil
     }
 

@@ -55,14 +55,22 @@ public final class Server {
     var commitInFlight = false
 
     /// Keeps state in `path`: restores its sessions now, saves every commit from now on.
-    public func useStateFile(_ path: String, durability: Durability) throws(StateError) -> Int {
-        try use(SQLiteStore(path: path, durability: durability))
+    /// With `repair`, a saved session that breaks a rule (a schema, a limit) is set aside in the
+    /// file's `set_aside` table and logged, instead of stopping navd.
+    public func useStateFile(_ path: String, durability: Durability, repair: Bool = false) throws(StateError) -> Int {
+        let file = try SQLiteStore(path: path, durability: durability, saved: SavedSessions(config), repair: repair)
+        let restored = try use(file)
+        for (name, reason) in file.setAside {
+            logger.warning("session set aside (--repair): it is kept in the state file's set_aside table and not served",
+                           metadata: ["navd.session": "\(name)", "navd.reason": "\(reason)", "navd.state": "\(path)"])
+        }
+        return restored
     }
 
     /// Cluster mode: keeps sessions in PostgreSQL at `conninfo`, shared with other nodes; restores
     /// this node's sessions (and those of nodes whose lease expired) now. Call before ``start()``.
     public func useSharedStore(_ conninfo: String, node: String, leaseMs: Int) throws(StateError) -> Int {
-        let pg = PostgresStore(conninfo: conninfo, node: node, socket: config.socketPath, leaseMs: leaseMs, loop: loop, logger: logger)
+        let pg = PostgresStore(conninfo: conninfo, node: node, socket: config.socketPath, leaseMs: leaseMs, saved: SavedSessions(config), loop: loop, logger: logger)
         pg.events = self
         return try use(pg)
     }

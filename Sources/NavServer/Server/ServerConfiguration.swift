@@ -1,4 +1,5 @@
 import Logging
+import NavigationCore
 import RPC
 
 /// Every limit and setting of a running navd, with its default and the reason for it.
@@ -25,14 +26,37 @@ public struct ServerConfiguration: Sendable {
     public var maxBatch: Int = 1_000
     /// The most sessions (`--max-sessions`); `session.open` of one more is refused. Default 10,000.
     public var maxSessions: Int = 10_000
-    /// The most facts in one session (`--max-facts`); a `context.set` that would pass it changes
-    /// nothing. Default 10,000.
-    public var maxFacts: Int = 10_000
+    /// The bounds of every session: its tree's depth (`--max-tree-depth`, 64), nodes
+    /// (`--max-tree-nodes`, 10,000) and setup models (`--max-params-bytes`, 1 MiB); its facts
+    /// (`--max-facts`, 10,000; `--max-fact-value`, 64 KiB each; `--max-facts-bytes`, 1 MiB in all).
+    /// A command that would pass one changes nothing and is answered `limitExceeded`.
+    public var session = SessionLimits()
+    /// Sessions one uid may have opened (`--max-sessions-per-uid`), so that one user cannot take the
+    /// `--max-sessions` that belong to all. Default 1,000.
+    public var maxSessionsPerUid: Int = 1_000
+    /// Connections from one uid (`--max-connections-per-uid`), so that one user cannot take every
+    /// slot of `--max-connections`. Default 1,024.
+    public var maxConnectionsPerUid: Int = 1_024
+    /// Pending navigations and guarded dismisses (waiting on preconditions): in all (`--max-pending`,
+    /// 16,384), of one uid (`--max-pending-per-uid`, 1,024), of one connection
+    /// (`--max-pending-per-connection`, 256), in one session (`--max-pending-per-session`, 4,096).
+    /// One more is refused with `limitExceeded` before anything runs.
+    public var maxPending: Int = 16_384
+    public var maxPendingPerUid: Int = 1_024
+    public var maxPendingPerConnection: Int = 256
+    public var maxPendingPerSession: Int = 4_096
+    /// Command preconditions running at once: in all (`--max-children`, 64) and of one uid's
+    /// navigations (`--max-children-per-uid`, 16). More wait their turn (their timeout runs meanwhile).
+    public var maxChildren: Int = 64
+    public var maxChildrenPerUid: Int = 16
+    /// Provider requests (`precondition.evaluate`, `precondition.recover`) in flight at one provider
+    /// for navigations of one uid (`--max-provider-requests-per-uid`). More wait in navd, not in the
+    /// provider's output, and are sent in turn, uid by uid: one user flooding a provider delays only
+    /// itself, and the provider is never disconnected for requests it was sent. Default 32.
+    public var maxProviderRequestsPerUid: Int = 32
     /// The longest name a client may give (session names, fact names, navigation keys, tokens,
     /// client names), in bytes (`--max-name`). Default 256.
     public var maxName: Int = 256
-    /// The largest value of one fact, encoded as JSON, in bytes (`--max-fact-value`). Default 64 KiB.
-    public var maxFactValue: Int = 64 * 1024
     /// Unsent output of all clients together (`--max-total-output`): past it, the client holding the
     /// most is disconnected, as one past `maxOutput` is. Default 256 MiB.
     public var maxTotalOutput: Int = 256 * 1024 * 1024
@@ -44,6 +68,11 @@ public struct ServerConfiguration: Sendable {
     public var logLevel: Logger.Level = .info
 
     public init(socketPath: String) { self.socketPath = socketPath }
+
+    /// The deepest JSON nesting of anything navd writes (a tree within `--max-tree-depth` with values
+    /// from requests within `--max-depth`): what readers of navd's own output accept (state files,
+    /// other nodes' notifications, clients).
+    public var writtenDepth: Int { SessionLimits.writtenDepth(treeDepth: session.maxDepth, valueDepth: maxDepth) }
 
     /// The default socket path: `$XDG_RUNTIME_DIR/navd.sock`, else `/tmp/navd-<uid>/navd.sock` (in a
     /// directory only this uid may enter, so another user cannot squat the path).

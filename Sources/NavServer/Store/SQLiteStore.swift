@@ -30,9 +30,18 @@ final class SQLiteStore: Store {
     private var keySeq = 0
     let path: String
     private(set) var transactions = 0
+    /// How saved sessions are read back and checked.
+    private let saved: SavedSessions
+    /// With `--repair`: a saved session that breaks a rule is set aside (moved to the `set_aside`
+    /// table, with the reason) instead of stopping navd.
+    private let repair: Bool
+    /// The sessions `load` set aside, and why.
+    private(set) var setAside: [(session: String, reason: String)] = []
 
-    init(path: String, durability: Durability) throws(StateError) {
+    init(path: String, durability: Durability, saved: SavedSessions = SavedSessions(ServerConfiguration(socketPath: "")), repair: Bool = false) throws(StateError) {
         self.path = path
+        self.saved = saved
+        self.repair = repair
         var st = stat()
         if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && st.st_size == 0 {
             throw StateError(description: "the state file \(path) is empty (0 bytes): it is not a navd state file, and starting afresh on it would hide whatever emptied it; remove it to start with fresh sessions, or give another --state PATH")
@@ -127,39 +136,67 @@ final class SQLiteStore: Store {
         return String(cString: p)
     }
 
-    /// Every saved session, rebuilt against `graph`.
+    /// Every saved session, rebuilt against `graph` and checked as a request is. One that breaks a
+    /// rule stops navd with the session and the rule named, or (`--repair`) is set aside.
     func load(graph: NavigationGraph) throws(StateError) -> [Session] {
         let s = try prepare("SELECT name, version, next_id, tree, facts, owner FROM sessions ORDER BY name")
         defer { sqlite3_finalize(s) }
-        let parser = JSONParser(maxDepth: 4096)
+        let parser = saved.parser()
         var out: [Session] = []
+        var broken: [(session: String, reason: String)] = []
         while true {
             let rc = sqlite3_step(s)
             if rc == SQLITE_DONE { break }
             guard rc == SQLITE_ROW else { throw StateError(description: "cannot read \(path): \(String(cString: sqlite3_errmsg(db)))") }
             let name = try text(s, 0)
-            let version = Int(sqlite3_column_int64(s, 1))
-            let nextId = Int(sqlite3_column_int64(s, 2))
-            do {
-                let tree = try parser.parse(try text(s, 3))
-                let factsJSON = try parser.parse(try text(s, 4))
-                var facts: [String: JSONValue] = [:]
-                for (k, v) in factsJSON.objectValue ?? [:] { facts[k] = v }
-                let session = try Session(restoring: name, graph: graph, root: tree, version: version, nextId: nextId, facts: facts)
+            do throws(NavError) {
+                let session = try saved.session(name, graph: graph, version: Int(sqlite3_column_int64(s, 1)), nextId: Int(sqlite3_column_int64(s, 2)),
+                                                tree: try texts(s, 3), facts: try texts(s, 4), parser: parser)
                 if sqlite3_column_type(s, 5) != SQLITE_NULL {
                     let owner = sqlite3_column_int64(s, 5)
                     guard let uid = UInt32(exactly: owner) else { throw NavError(.corruptState, "owner \(owner) is not a uid") }
                     session.owner = uid
                 }
+                if let problem = saved.countProblem(session, beside: out) { throw NavError(.limitExceeded, problem) }
                 out.append(session)
-            } catch let e as NavError {
-                throw StateError(description: "cannot restore session \"\(name)\" from \(path): \(e.message); start navd with the graph it was saved with, or move \(path) aside (or give another --state PATH, or --ephemeral) to start with fresh sessions")
             } catch {
-                throw StateError(description: "session \"\(name)\" in \(path) is corrupt: \(error)")
+                guard repair else {
+                    throw StateError(description: "cannot restore session \"\(name)\" from \(path): \(error.message). Start navd with the graph it was saved with and the same limits; or start it once with --repair to set such sessions aside (kept in the file's set_aside table) and serve the others; or move \(path) aside (or give another --state PATH, or --ephemeral) to start with fresh sessions")
+                }
+                broken.append((name, error.message))
             }
         }
+        sqlite3_reset(s)
+        for b in broken { try setSessionAside(b.session, reason: b.reason) }
+        setAside = broken
         try loadKeys(into: out)
         return out
+    }
+
+    /// A text column as ``text(_:_:)`` reads it, for code that throws ``NavError``.
+    private func texts(_ stmt: OpaquePointer?, _ column: Int32) throws(NavError) -> String {
+        do { return try text(stmt, column) } catch { throw NavError(.corruptState, error.description) }
+    }
+
+    /// Moves session `name`'s row to the `set_aside` table (made when first needed), with why, and
+    /// forgets its keys: the rest of the file is served, the session's data is kept for a person to look at.
+    private func setSessionAside(_ name: String, reason: String) throws(StateError) {
+        try exec("CREATE TABLE IF NOT EXISTS set_aside (name TEXT NOT NULL, version INTEGER, next_id INTEGER, tree TEXT, facts TEXT, owner INTEGER, reason TEXT NOT NULL, at TEXT NOT NULL)")
+        let move = try prepare("INSERT INTO set_aside SELECT name, version, next_id, tree, facts, owner, ?2, datetime('now') FROM sessions WHERE name = ?1")
+        defer { sqlite3_finalize(move) }
+        try run(begin)
+        do throws(StateError) {
+            try run(move) {
+                navsql_bind_text($0, 1, name, -1)
+                navsql_bind_text($0, 2, reason, -1)
+            }
+            try run(delete) { navsql_bind_text($0, 1, name, -1) }
+            try run(deleteKeys) { navsql_bind_text($0, 1, name, -1) }
+            try run(commit)
+        } catch {
+            try? exec("ROLLBACK")
+            throw error
+        }
     }
 
     /// Each session's remembered keys, oldest first.
@@ -167,7 +204,7 @@ final class SQLiteStore: Store {
         let byName = Dictionary(sessions.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         let s = try prepare("SELECT session, key, reply FROM keys ORDER BY seq")
         defer { sqlite3_finalize(s) }
-        let parser = JSONParser(maxDepth: 4096)
+        let parser = saved.parser()
         while true {
             let rc = sqlite3_step(s)
             if rc == SQLITE_DONE { break }

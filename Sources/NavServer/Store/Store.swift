@@ -2,6 +2,9 @@ import JSON
 import NavGraph
 import NavigationCore
 import RPC
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Where sessions are kept across restarts. The navigator tells its store about every change as
 /// it happens; the server has the store write them, in one group per loop iteration (`flush`),
@@ -106,6 +109,56 @@ struct PendingWrites {
 extension Session {
     /// The facts as one object, sorted by name (as `context.get`, providers and stores show them).
     var sortedFacts: JSONObject { JSONObject(uniqueMembers: facts.keys.sorted().map { (key: $0, value: facts[$0]!) }) }
+}
+
+/// How a store reads back what navd wrote: JSON nested no deeper than navd writes it for trees
+/// within the limits, and each session checked as a request is (``Session/init(restoring:graph:root:version:nextId:facts:limits:)``).
+struct SavedSessions {
+    let limits: SessionLimits
+    /// The deepest nesting of any document navd writes (``SessionLimits/writtenDepth(treeDepth:valueDepth:)``).
+    let jsonDepth: Int
+
+    /// `--max-sessions` and `--max-sessions-per-uid`, which restored sessions keep to as well.
+    let maxSessions: Int
+    let maxSessionsPerUid: Int
+
+    init(_ config: ServerConfiguration) {
+        limits = config.session
+        jsonDepth = config.writtenDepth
+        maxSessions = config.maxSessions
+        maxSessionsPerUid = config.maxSessionsPerUid
+    }
+
+    /// Why `session` cannot be restored beside `kept` (sessions already restored) within the session
+    /// counts, or nil.
+    func countProblem(_ session: Session, beside kept: [Session]) -> String? {
+        if kept.count >= maxSessions { return "more sessions are saved than --max-sessions (\(maxSessions)) allows" }
+        let uid = session.owner ?? getuid()
+        if kept.lazy.filter({ ($0.owner ?? getuid()) == uid }).count >= maxSessionsPerUid {
+            return "uid \(uid) opened more saved sessions than --max-sessions-per-uid (\(maxSessionsPerUid)) allows"
+        }
+        return nil
+    }
+
+    func parser() -> JSONParser { JSONParser(maxDepth: jsonDepth) }
+
+    /// Parses saved JSON `text` (`what` names it in an error).
+    func parse(_ parser: JSONParser, _ text: String, _ what: String) throws(NavError) -> JSONValue {
+        do { return try parser.parse(text) } catch {
+            if error.kind == .tooDeep {
+                throw NavError(.limitExceeded, "\(what) is nested deeper than navd writes for a tree within --max-tree-depth \(limits.maxDepth)",
+                               data: ["limit": "--max-tree-depth", "max": .int(limits.maxDepth)])
+            }
+            throw NavError(.corruptState, "\(what) is not valid JSON (\(error))")
+        }
+    }
+
+    /// A saved session, checked: its tree and facts as saved JSON text.
+    func session(_ name: String, graph: NavigationGraph, version: Int, nextId: Int, tree: String, facts: String,
+                 parser: JSONParser) throws(NavError) -> Session {
+        try Session(restoring: name, graph: graph, root: parse(parser, tree, "the saved tree"), version: version, nextId: nextId,
+                    facts: parse(parser, facts, "the saved facts"), limits: limits)
+    }
 }
 
 /// `--ephemeral`: sessions live in memory only and start afresh at every start.

@@ -95,15 +95,12 @@ extension PostgresStore {
                 done(.failure(RPCError(.unavailable, "cannot read session \"\(name)\" from PostgreSQL: \(f.message)", data: ["retryAfterMs": .int(250)])))
             case .success(let rows):
                 guard let row = rows.rows.first, let graph else { return done(.success(nil)) }
-                let parser = JSONParser(maxDepth: 4096)
-                do {
-                    var facts: [String: JSONValue] = [:]
-                    for (k, v) in try parser.parse(row[4] ?? "{}").objectValue ?? [:] { facts[k] = v }
-                    let s = try Session(restoring: name, graph: graph, root: try parser.parse(row[3] ?? "null"),
-                                        version: Int(row[1] ?? "") ?? 0, nextId: Int(row[2] ?? "") ?? 0, facts: facts)
+                do throws(NavError) {
+                    let s = try saved.session(name, graph: graph, version: Int(row[1] ?? "") ?? 0, nextId: Int(row[2] ?? "") ?? 0,
+                                              tree: row[3] ?? "null", facts: row[4] ?? "{}", parser: saved.parser())
                     done(.success(s))
                 } catch {
-                    done(.failure(RPCError(.internalError, "session \"\(name)\" in PostgreSQL cannot be read: \(error)")))
+                    done(.failure(RPCError(.internalError, "session \"\(name)\" in PostgreSQL cannot be read: \(error.message)")))
                 }
             }
         }

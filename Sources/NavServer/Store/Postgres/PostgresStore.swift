@@ -77,7 +77,11 @@ final class PostgresStore: Store, SharedStore {
     /// without its body and read by subscribers' nodes from the table.
     static let maxPayload = 7_900
 
-    init(conninfo: String, node: String, socket: String, leaseMs: Int, loop: EventLoop, logger: Logger) {
+    /// How sessions read from PostgreSQL are parsed and checked.
+    let saved: SavedSessions
+
+    init(conninfo: String, node: String, socket: String, leaseMs: Int, saved: SavedSessions, loop: EventLoop, logger: Logger) {
+        self.saved = saved
         self.node = node
         self.socket = socket
         self.leaseMs = leaseMs
@@ -148,7 +152,7 @@ final class PostgresStore: Store, SharedStore {
     /// Sessions rebuilt from claimed rows (`navd_claim`'s columns); their epochs are noted.
     private func restore(_ rows: PGRows) throws(StateError) -> [Session] {
         guard let graph else { return [] }
-        let parser = JSONParser(maxDepth: 4096)
+        let parser = saved.parser()
         var out: [Session] = []
         for row in rows.rows {
             let name = row[0] ?? ""
@@ -157,9 +161,7 @@ final class PostgresStore: Store, SharedStore {
                       let tree = row[3], let facts = row[4], let epoch = row[6].flatMap({ Int($0) }) else {
                     throw NavError(.corruptState, "a column navd writes is NULL or not a number")
                 }
-                var factTable: [String: JSONValue] = [:]
-                for (k, v) in try parser.parse(facts).objectValue ?? [:] { factTable[k] = v }
-                let s = try Session(restoring: name, graph: graph, root: try parser.parse(tree), version: version, nextId: nextId, facts: factTable)
+                let s = try saved.session(name, graph: graph, version: version, nextId: nextId, tree: tree, facts: facts, parser: parser)
                 if let uid = row[5].flatMap({ UInt32($0) }) { s.owner = uid }
                 for pair in try parser.parse(row[7] ?? "[]").arrayValue ?? [] {
                     let kv = pair.arrayValue ?? []

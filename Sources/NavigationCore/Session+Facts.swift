@@ -1,0 +1,42 @@
+import JSON
+
+/// Facts: what `check` preconditions read, set by `context.set` and by recovery flows
+/// (`recover.facts`), within the session's limits.
+extension Session {
+    /// What one fact counts for `--max-facts-bytes`: its name and its value, as JSON.
+    static func factBytes(_ name: String, _ value: JSONValue) -> Int {
+        JSONValue.encodedSize(of: name) + 1 + value.encodedSize
+    }
+
+    /// Sets `changes` (a null removes a fact), all or nothing: refused with `limitExceeded` when a
+    /// value passes `--max-fact-value` or the session would pass `--max-facts` or `--max-facts-bytes`.
+    public func setFacts(_ changes: JSONObject) throws(NavError) {
+        var count = facts.count, bytes = factsBytes
+        for (k, v) in changes {
+            if let old = facts[k] {
+                count -= 1
+                bytes -= Session.factBytes(k, old)
+            }
+            if v.isNull { continue }
+            let size = v.encodedSize
+            if size > limits.maxFactValue {
+                throw NavError(.limitExceeded, "the value of fact \"\(k.prefix(64))\" is \(size) bytes of JSON; a fact may hold at most \(limits.maxFactValue) (the --max-fact-value limit)",
+                               data: ["limit": "--max-fact-value", "max": .int(limits.maxFactValue)])
+            }
+            count += 1
+            bytes += JSONValue.encodedSize(of: k) + 1 + size
+        }
+        if count > limits.maxFacts {
+            throw NavError(.limitExceeded, "session \"\(name)\" would hold \(count) facts; a session may hold at most \(limits.maxFacts) (the --max-facts limit): remove facts by setting them to null",
+                           data: ["limit": "--max-facts", "max": .int(limits.maxFacts)])
+        }
+        if bytes > limits.maxFactsBytes {
+            throw NavError(.limitExceeded, "the facts of session \"\(name)\" would be \(bytes) bytes of JSON together; a session may hold at most \(limits.maxFactsBytes) (the --max-facts-bytes limit): keep large data out of facts, or remove facts by setting them to null",
+                           data: ["limit": "--max-facts-bytes", "max": .int(limits.maxFactsBytes)])
+        }
+        for (k, v) in changes {
+            if v.isNull { facts.removeValue(forKey: k) } else { facts[k] = v }
+        }
+        factsBytes = bytes
+    }
+}
