@@ -36,7 +36,21 @@ extension Navigator {
             return
         }
         // Read before the commit: publishing the end of the flow forgets both.
-        let isRecovery = recoveries[SessionKey(state.session.name, flow)] != nil
+        let recovering = recoveries[SessionKey(state.session.name, flow)]
+        let isRecovery = recovering != nil
+        if let nav = recovering, case .result = outcome {
+            // A completed recovery flow writes its precondition's `recover.facts` into the session:
+            // only who may write the session's facts may complete it (as `context.set` requires).
+            let p = graph.preconditions[nav.plan.preconditions[nav.step]]
+            if !p.recoverFacts.isEmpty {
+                do throws(RPCError) {
+                    try requireOwner(call.client, state.session, "completing recovery flow `\(flow)` (it sets the facts \(p.recoverFacts.keys.joined(separator: ", ")) by `recover.facts` of \(p.name))")
+                } catch {
+                    call.fail(error)
+                    return
+                }
+            }
+        }
         let flowCoordinator = state.session.node(flow).flatMap { $0.kind == .flow ? $0.coordinator : nil }
         let then = state.flowThens[flow] ?? flowCoordinator.flatMap { graph.coordinators[$0].flow?.then }
         let c: Commit
