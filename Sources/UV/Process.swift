@@ -23,6 +23,9 @@ public final class ChildProcess: Handle {
     private var exit: (status: Int32, signal: Int32)?
     private var openPipes = 2
     private var onExit: ((Outcome) -> Void)?
+    /// Runs once when the process itself has exited (even abandoned, even while a child of its own
+    /// still holds its output open): for counting the processes running.
+    public var onExited: (() -> Void)?
     /// Most bytes kept of each output stream.
     public static let outputCap = 64 * 1024
     public private(set) var pid: Int32 = 0
@@ -66,6 +69,9 @@ public final class ChildProcess: Handle {
                     options.exit_cb = { p, status, signal in
                         let me = Handle.from(p!.pointee.data, as: ChildProcess.self)
                         me.exit = (Int32(truncatingIfNeeded: status), signal)
+                        let exited = me.onExited
+                        me.onExited = nil
+                        exited?()
                         me.maybeFinish()
                     }
                     rc = uv_spawn(loop.raw, proc, &options)

@@ -46,7 +46,7 @@ extension Navigator {
             if let m = mirrors.removeValue(forKey: s.name) {
                 for c in m.subscribers.clients.values where !c.isClosed {
                     st.subscribers.insert(c)
-                    c.whenGone { [unowned self] gone in self.sessions[s.name]?.subscribers.remove(gone.id) }
+                    watch(c)
                 }
                 if m.version != s.version { sendSnapshot(of: s, to: st.audience) }
             }
@@ -131,7 +131,7 @@ extension Navigator {
             mirrors[name] = m
             if !c.isClosed && m.subscribers.insert(c) {
                 c.subscriptions.insert(name)
-                c.whenGone { [unowned self] gone in self.dropMirrorSubscriber(name, gone) }
+                watch(c)
             }
             reply.succeed(Snapshot(session: s))
             if s.version > m.version {
@@ -166,7 +166,7 @@ extension Navigator {
         mirrors[name] = m
         for c in state.subscribers.clients.values where !c.isClosed {
             m.subscribers.insert(c)
-            c.whenGone { [unowned self] gone in self.dropMirrorSubscriber(name, gone) }
+            watch(c)
         }
     }
 }

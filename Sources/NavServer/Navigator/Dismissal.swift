@@ -55,7 +55,7 @@ extension Navigator {
                 return ["version": .int(c.version), "removed": .array(c.removed.map(JSONValue.string))]
             }
         }
-        startPending(nav, for: call.client, what: "dismiss")
+        startPending(nav, supersedingBySource: true)
     }
 
     /// Dismisses (the guards, if any, have passed): commits, publishes and hands `result` on.

@@ -96,6 +96,6 @@ extension Navigator {
         let deferred = call.deferred()
         let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, caller: caller, client: call.client)
         nav.onFinish = { outcome in reply(outcome, deferred) }
-        startPending(nav, for: call.client)
+        startPending(nav)
     }
 }

@@ -115,6 +115,11 @@ extension Navigator {
                 return
             }
             if let joining = pendingByKey[SessionKey(session.name, key)] {
+                guard joining.replies.count < Navigator.maxJoined else {
+                    call.fail(.limitExceeded("\(joining.replies.count) requests already wait for \(joining.id) (key \"\(key)\"), the most that may; wait for its reply",
+                                             limit: "joined", max: Navigator.maxJoined))
+                    return
+                }
                 joining.replies.append(call.deferred())
                 return
             }
@@ -147,25 +152,14 @@ extension Navigator {
             return
         }
         let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: key, caller: caller, reply: call.deferred())
-        // A newer navigation from the same source supersedes a pending one.
-        let sourceKey = SessionKey(session.name, plan.sourceId)
-        if let older = pendingBySource[sourceKey] {
-            finish(older, .failure(NavError(.cancelled, "the navigation was superseded by \(nav.id) from the same source", data: ["navigation": .string(older.id), "by": .string(nav.id)])))
-        }
-        nav.registered = true
-        pending[nav.id] = nav
-        pendingBySource[sourceKey] = nav
-        nav.reportsProgress = progress
         // A detached navigation outlives its client (`navctl --no-wait`); others end with it.
-        if !detach {
-            call.client.whenGone { [unowned self, weak nav] _ in
-                guard let nav, !nav.finished else { return }
-                self.finish(nav, .failure(NavError(.cancelled, "the navigation was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
-            }
-        }
-        if let key { pendingByKey[SessionKey(session.name, key)] = nav }
-        runPreconditions(nav)
+        nav.detached = detach
+        nav.reportsProgress = progress
+        startPending(nav, supersedingBySource: true)
     }
+
+    /// The most requests that may wait for one pending keyed navigation (repeats of its key).
+    static let maxJoined = 64
 
     /// `open {url}`: a deep link builds its whole stack in one commit, after the preconditions of
     /// every coordinator on the way.
@@ -209,7 +203,7 @@ extension Navigator {
         }
         let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan,
                                     key: nil, caller: caller, reply: call.deferred())
-        startPending(nav, for: call.client)
+        startPending(nav)
     }
 
     /// `reset {}` (the graph's root, fresh) or `reset {to: [{to, with?, by?}…]}` (a stack built as a
@@ -272,7 +266,7 @@ extension Navigator {
         }
         let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: nil,
                                     caller: Caller(roles: call.client.roles), reply: call.deferred())
-        startPending(nav, for: call.client)
+        startPending(nav)
     }
 
     /// `navigate`'s `hints`, `then` and `popUpTo`, applied to a validated plan. (A method, not part

@@ -129,8 +129,14 @@ extension Navigator {
                         throw .limitExceeded("navd already holds \(self.sessions.count) sessions, the most it keeps (the --max-sessions limit); close sessions you no longer need with session.close",
                                              limit: "--max-sessions", max: self.config.maxSessions)
                     }
+                    let uid = call.client.uid ?? getuid()
+                    let opened = self.sessions.values.reduce(0) { $0 + (($1.session.owner ?? getuid()) == uid ? 1 : 0) }
+                    guard opened < self.config.maxSessionsPerUid else {
+                        throw .limitExceeded("uid \(uid) has opened \(opened) sessions, the most one user may (the --max-sessions-per-uid limit); close sessions you no longer need with session.close",
+                                             limit: "--max-sessions-per-uid", max: self.config.maxSessionsPerUid)
+                    }
                     let session = Session(name: name, graph: self.graph)
-                    if let uid = call.client.uid, uid != getuid() { session.owner = uid }
+                    if uid != getuid() { session.owner = uid }
                     self.sessions[name] = self.makeState(session)
                     self.store.sessionOpened(self.sessions[name]!.session)
                 }

@@ -34,9 +34,21 @@ final class Navigator {
     var pendingByKey: [SessionKey: PendingNavigation] = [:]
     /// Navigations waiting for a recovery flow, by session and flow node id.
     var recoveries: [SessionKey: PendingNavigation] = [:]
+    /// Pending navigations by the uid they count against, and by the client that asked (by its id:
+    /// cancelled when it goes, but the detached ones).
+    var pendingByUid: [UInt32: Int] = [:]
+    var pendingByClient: [Int: [Int: PendingNavigation]] = [:]
+    /// Clients the navigator hears the going of (``watch(_:)``): one hook each, however many
+    /// subscriptions, provisions and navigations they make.
+    var watched: Set<Int> = []
     private var navigationCounter = 0
-    /// Commands waiting to be spawned, and the handles that spawn the next few per iteration.
-    var spawnQueue: [() -> Void] = []
+    /// Commands waiting to be spawned, by uid in turn, and the handles that spawn the next few per
+    /// iteration while a uid with room has some.
+    var spawnQueue = FairQueue<() -> Void>()
+    /// Command processes running, in all and by the uid of their navigation (`--max-children`,
+    /// `--max-children-per-uid`).
+    var childrenRunning = 0
+    var childrenByUid: [UInt32: Int] = [:]
     var spawnCheck: Check?
     var spawnIdle: Idle?
     var commits = 0
@@ -114,6 +126,8 @@ final class Navigator {
 
     /// Clients providing each precondition (or recovery) name; the latest is asked first.
     var providers: [String: [any Client]] = [:]
+    /// The requests waiting for and in flight at each provider, by its client id.
+    var providerSlots: [Int: ProviderSlots] = [:]
 
     func provider(for name: String) -> (any Client)? {
         providers[name]?.last { !$0.isClosed }
@@ -123,18 +137,40 @@ final class Navigator {
         for n in names where !(providers[n]?.contains { $0 === c } ?? false) {
             providers[n, default: []].append(c)
         }
-        c.whenGone { [unowned self] gone in
-            for n in names { self.providers[n]?.removeAll { $0 === gone } }
-        }
+        watch(c)
     }
 
     func subscribe(_ c: any Client, to state: SessionState) {
-        let name = state.session.name
         if state.subscribers.insert(c) {
-            c.subscriptions.insert(name)
-            // By name, not by a weak reference: a weak reference would give the session's state a side
-            // table and slow every retain and release of it on the request path.
-            c.whenGone { [unowned self] gone in self.sessions[name]?.subscribers.remove(gone.id) }
+            c.subscriptions.insert(state.session.name)
+            watch(c)
+        }
+    }
+
+    /// Hears when `c` goes, once however often it is asked: its subscriptions end (here and for
+    /// other nodes' sessions), it provides nothing more, and the navigations it waits for (but the
+    /// detached ones) are cancelled. One hook per client, so a client that subscribes and
+    /// unsubscribes, or navigates, over and over grows nothing.
+    func watch(_ c: any Client) {
+        guard watched.insert(c.id).inserted else { return }
+        // By name, not by a weak reference: a weak reference would give the session's state a side
+        // table and slow every retain and release of it on the request path.
+        c.whenGone { [unowned self] gone in
+            self.watched.remove(gone.id)
+            for name in gone.subscriptions {
+                self.sessions[name]?.subscribers.remove(gone.id)
+                self.dropMirrorSubscriber(name, gone)
+            }
+            for (n, list) in self.providers where list.contains(where: { $0 === gone }) {
+                self.providers[n]?.removeAll { $0 === gone }
+            }
+            self.providerSlots[gone.id]?.providerGone()
+            self.providerSlots[gone.id] = nil
+            guard let navs = self.pendingByClient.removeValue(forKey: gone.id) else { return }
+            for nav in navs.values.sorted(by: { $0.number < $1.number }) where !nav.detached {
+                self.finish(nav, .failure(NavError(.cancelled, "the \(nav.leaving == nil ? "navigation" : "dismiss") was cancelled: the client that asked for it disconnected",
+                                                   data: ["navigation": .string(nav.id)])))
+            }
         }
     }
 

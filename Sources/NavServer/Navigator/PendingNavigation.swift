@@ -1,5 +1,8 @@
 import JSON
 import NavigationCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A navigation accepted and waiting for its preconditions, then its commit.
 final class PendingNavigation {
@@ -21,6 +24,10 @@ final class PendingNavigation {
     var replies: [Reply]
     /// The client that asked.
     let client: any Client
+    /// The uid it counts against (`--max-pending-per-uid`): the client's, else navd's own.
+    let uid: UInt32
+    /// Goes on when its client disconnects (`navigate {detach: true}`, `navctl --no-wait`).
+    var detached = false
     /// The client that asked gets `navigationPending` too (`navigate {progress: true}`).
     var reportsProgress = false
     /// Index of the precondition being evaluated.
@@ -53,6 +60,7 @@ final class PendingNavigation {
         self.caller = caller
         self.replies = replies
         self.client = client
+        self.uid = client.uid ?? getuid()
     }
 
     /// A navigation whose requester waits for its reply.

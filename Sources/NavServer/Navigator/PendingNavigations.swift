@@ -9,16 +9,65 @@ import Glibc
 /// Pending navigations: started, committed when their preconditions pass, finished with one
 /// outcome for every reply waiting on them.
 extension Navigator {
-    /// Enters `nav` among the pending navigations, cancels it if the client that asked for it
-    /// disconnects, and starts its preconditions.
-    func startPending(_ nav: PendingNavigation, for client: some Client, what: String = "navigation") {
+    /// Enters `nav` among the pending navigations (``register(_:)``) and starts its preconditions;
+    /// answers a limit's refusal instead when one more would pass it (not remembered under its key:
+    /// a retry may find room). `supersedingBySource`: a newer navigation from the same source (or
+    /// dismiss of the same screen) cancels a pending one, and the removal of that node cancels it.
+    func startPending(_ nav: PendingNavigation, supersedingBySource: Bool = false) {
+        let sourceKey = SessionKey(nav.state.session.name, nav.plan.sourceId)
+        let older = supersedingBySource ? pendingBySource[sourceKey] : nil
+        do throws(NavError) { try admitPending(nav, freeing: older) } catch {
+            nav.finished = true
+            for r in nav.replies { r.fail(error.rpc) }
+            nav.onFinish?(.failure(error))
+            return
+        }
+        if let older {
+            let what = nav.leaving == nil ? "navigation" : "dismiss"
+            finish(older, .failure(NavError(.cancelled, "the \(older.leaving == nil ? "navigation" : "dismiss") was superseded by \(what) \(nav.id) from the same screen",
+                                            data: ["navigation": .string(older.id), "by": .string(nav.id)])))
+        }
+        register(nav)
+        if supersedingBySource { pendingBySource[sourceKey] = nav }
+        if let key = nav.key { pendingByKey[SessionKey(nav.state.session.name, key)] = nav }
+        runPreconditions(nav)
+    }
+
+    /// Refuses one more pending navigation past `--max-pending`, or past the share of its uid, its
+    /// connection or its session; `freeing` is a pending navigation it supersedes (it leaves first).
+    func admitPending(_ nav: PendingNavigation, freeing older: PendingNavigation? = nil) throws(NavError) {
+        func freed(_ same: Bool) -> Int { older.map { !$0.finished && $0.registered && same ? 1 : 0 } ?? 0 }
+        let total = pending.count - freed(true)
+        if total >= config.maxPending {
+            throw NavError(.limitExceeded, "navd has \(total) pending navigations and dismisses, the most it keeps (the --max-pending limit); wait for some to finish, or cancel some",
+                           data: ["limit": "--max-pending", "max": .int(config.maxPending)])
+        }
+        let uid = pendingByUid[nav.uid, default: 0] - freed(older?.uid == nav.uid)
+        if uid >= config.maxPendingPerUid {
+            throw NavError(.limitExceeded, "uid \(nav.uid) has \(uid) pending navigations and dismisses, the most one user may (the --max-pending-per-uid limit); wait for them to finish, or cancel some",
+                           data: ["limit": "--max-pending-per-uid", "max": .int(config.maxPendingPerUid)])
+        }
+        let mine = (pendingByClient[nav.client.id]?.count ?? 0) - freed(older?.client === nav.client)
+        if mine >= config.maxPendingPerConnection {
+            throw NavError(.limitExceeded, "this connection has \(mine) pending navigations and dismisses, the most one connection may (the --max-pending-per-connection limit); wait for their replies, or cancel some",
+                           data: ["limit": "--max-pending-per-connection", "max": .int(config.maxPendingPerConnection)])
+        }
+        let here = nav.state.pendingCount - freed(older?.state === nav.state)
+        if here >= config.maxPendingPerSession {
+            throw NavError(.limitExceeded, "session \"\(nav.state.session.name)\" has \(here) pending navigations and dismisses, the most one session may (the --max-pending-per-session limit); wait for some to finish, or cancel some",
+                           data: ["limit": "--max-pending-per-session", "max": .int(config.maxPendingPerSession)])
+        }
+    }
+
+    /// Enters `nav` among the pending navigations, counted against its uid, its client and its
+    /// session; the client's going cancels it (unless it is detached).
+    func register(_ nav: PendingNavigation) {
         nav.registered = true
         pending[nav.id] = nav
-        client.whenGone { [unowned self, weak nav] _ in
-            guard let nav, !nav.finished else { return }
-            self.finish(nav, .failure(NavError(.cancelled, "the \(what) was cancelled: the client that asked for it disconnected", data: ["navigation": .string(nav.id)])))
-        }
-        runPreconditions(nav)
+        pendingByUid[nav.uid, default: 0] += 1
+        nav.state.pendingCount += 1
+        pendingByClient[nav.client.id, default: [:]][nav.number] = nav
+        watch(nav.client)
     }
 
     /// Commits a navigation whose preconditions passed.
@@ -79,6 +128,12 @@ extension Navigator {
             let sourceKey = SessionKey(session.name, nav.plan.sourceId)
             if pendingBySource[sourceKey] === nav { pendingBySource[sourceKey] = nil }
             if let key = nav.key { pendingByKey[SessionKey(session.name, key)] = nil }
+            let left = pendingByUid[nav.uid, default: 1] - 1
+            pendingByUid[nav.uid] = left > 0 ? left : nil
+            nav.state.pendingCount -= 1
+            if pendingByClient[nav.client.id]?.removeValue(forKey: nav.number) != nil, pendingByClient[nav.client.id]?.isEmpty == true {
+                pendingByClient[nav.client.id] = nil
+            }
         }
         if let key = nav.key { remember(session, key: key, result.map(JSONText.init)) }
         for r in nav.replies {

@@ -89,34 +89,49 @@ extension Navigator {
     }
 
     /// Queues a command: spawning costs about a millisecond, so at most `spawnsPerIteration`
-    /// processes start per loop iteration and a burst of navigations cannot stall other clients.
+    /// processes start per loop iteration and a burst of navigations cannot stall other clients;
+    /// at most `--max-children` run at once, `--max-children-per-uid` for one uid's navigations, and
+    /// uids take turns. The timeout runs from now: a command that waits its turn too long times out.
     private func runCommand(_ nav: PendingNavigation, _ p: Precondition, argv: [String], timeoutMs: UInt64, role: String,
                             _ done: @escaping (TaskOutcome) -> Void) {
-        spawnQueue.append { [unowned self, weak nav] in
+        let queuedAt = loop.now
+        let ticket = spawnQueue.append({ [unowned self, weak nav] in
             guard let nav, !nav.finished else { return }
-            self.spawnCommand(nav, p, argv: argv, timeoutMs: timeoutMs, done)
-        }
+            let waited = self.loop.now >= queuedAt ? self.loop.now - queuedAt : 0
+            guard waited < timeoutMs else {
+                nav.cancelTask = nil
+                return done(.timedOut("\(argv[0]) could not start within \(formatMs(timeoutMs)): the most command preconditions were running (--max-children, --max-children-per-uid)"))
+            }
+            self.spawnCommand(nav, p, argv: argv, timeoutMs: timeoutMs - waited, done)
+        }, uid: nav.uid)
+        nav.cancelTask = { [unowned self] in self.spawnQueue.remove(ticket) }
         scheduleSpawns()
     }
 
     static let spawnsPerIteration = 2
 
+    /// Whether a command of `uid`'s may start now.
+    private func mayStartChild(_ uid: UInt32) -> Bool {
+        childrenRunning < config.maxChildren && childrenByUid[uid, default: 0] < config.maxChildrenPerUid
+    }
+
     /// Runs queued spawns a few per loop iteration, after the iteration's I/O (a Check handle;
-    /// an Idle handle keeps the loop from blocking in poll while work is queued). A timer would
-    /// not do: libuv runs a 0 ms timer started from a timer callback in the same pass.
-    private func scheduleSpawns() {
-        guard spawnCheck == nil, !spawnQueue.isEmpty else { return }
+    /// an Idle handle keeps the loop from blocking in poll while work is queued), while a uid with
+    /// room has some; a child's exit schedules them again. A timer would not do: libuv runs a 0 ms
+    /// timer started from a timer callback in the same pass.
+    func scheduleSpawns() {
+        guard spawnCheck == nil, spawnQueue.hasJob(where: mayStartChild) else { return }
         let check = Check(loop: loop)
         let idle = Idle(loop: loop)
         spawnCheck = check
         spawnIdle = idle
         idle.start()
         check.start { [unowned self] in
-            let n = min(Navigator.spawnsPerIteration, self.spawnQueue.count)
-            let batch = self.spawnQueue.prefix(n)
-            self.spawnQueue.removeFirst(n)
-            for job in batch { job() }
-            if self.spawnQueue.isEmpty {
+            for _ in 0..<Navigator.spawnsPerIteration {
+                guard let job = self.spawnQueue.pop(where: self.mayStartChild) else { break }
+                job()
+            }
+            if !self.spawnQueue.hasJob(where: self.mayStartChild) {
                 check.close()
                 idle.close()
                 self.spawnCheck = nil
@@ -169,6 +184,15 @@ extension Navigator {
             return
         }
         tasksStarted += 1
+        let uid = nav.uid
+        childrenRunning += 1
+        childrenByUid[uid, default: 0] += 1
+        process.onExited = { [unowned self] in
+            self.childrenRunning -= 1
+            let left = self.childrenByUid[uid, default: 1] - 1
+            self.childrenByUid[uid] = left > 0 ? left : nil
+            self.scheduleSpawns()
+        }
         timer.start(milliseconds: timeoutMs) {
             guard !settled else { return }
             settled = true
@@ -196,10 +220,8 @@ extension Navigator {
             "navigation": navigationJSON(nav), "facts": .object(nav.state.session.sortedFacts),
         ]
         tasksStarted += 1
-        var settled = false
-        let rid = provider.request(method, params: params, timeoutMs: timeoutMs) { result in
-            guard !settled else { return }
-            settled = true
+        let slots = slots(of: provider)
+        let request = ProviderRequest(method: method, params: params, timeoutMs: timeoutMs, uid: nav.uid, queuedAt: loop.now) { result in
             nav.cancelTask = nil
             switch result {
             case .success(let v):
@@ -221,12 +243,9 @@ extension Navigator {
             }
         }
         // Held strongly until the navigation finishes (a weak reference would give the connection a
-        // side table); cancelling a request of a closed connection does nothing.
-        nav.cancelTask = {
-            guard !settled else { return }
-            settled = true
-            provider.cancelRequest(rid)
-        }
+        // side table); withdrawing a request of a closed connection does nothing.
+        nav.cancelTask = { slots.withdraw(request) }
+        slots.submit(request)
     }
 }
 

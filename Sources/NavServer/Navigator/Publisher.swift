@@ -19,11 +19,17 @@ protocol Client: AnyObject {
     /// Runs `body` once, when the client goes away.
     func whenGone(_ body: @escaping (any Client) -> Void)
     /// Sends the client a request; `completion` runs exactly once (its answer, an error answer, a
-    /// timeout after `timeoutMs`, or the client going away). Returns the request's id.
+    /// timeout after `timeoutMs`, or the client going away); `released` once the request no longer
+    /// occupies the client (even after it was withdrawn). Returns the request's id.
     @discardableResult
-    func request(_ method: String, params: JSONValue, timeoutMs: UInt64, completion: @escaping (Result<JSONValue, RPCError>) -> Void) -> Int
+    func request(_ method: String, params: JSONValue, timeoutMs: UInt64, released: (() -> Void)?,
+                 completion: @escaping (Result<JSONValue, RPCError>) -> Void) -> Int
     /// Withdraws a request: its completion will not run.
     func cancelRequest(_ id: Int)
+    /// Whether the client holds more unread output than it should be sent more of.
+    var isBackedUp: Bool { get }
+    /// Runs `body` once, when the client has read everything sent to it.
+    func whenDrained(_ body: @escaping () -> Void)
 }
 
 /// The clients listening to one session (or one mirrored session), in whatever form the publisher

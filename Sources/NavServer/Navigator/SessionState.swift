@@ -19,6 +19,8 @@ final class SessionState {
     var audience: any Audience { subscribers.audience }
     /// Set when the session is closed (connections may still remember this state).
     var isClosed = false
+    /// Its pending navigations and guarded dismisses (`--max-pending-per-session`).
+    var pendingCount = 0
     /// The session's name as bytes, to match a request's `session` without making a string (a
     /// session's name never changes).
     private let nameBytes: [UInt8]

@@ -24,6 +24,8 @@ public final class Server {
     var signals: [Signal] = []
     var flusher: Check?
     var connections: [Int: Connection] = [:]
+    /// Open connections by the peer's uid (`--max-connections-per-uid`).
+    var connectionsByUid: [UInt32: Int] = [:]
     var nextConnectionId = 1
     var outboundCounter = 0
     /// Connections with output queued in this iteration.

@@ -8,17 +8,20 @@ extension Connection {
     // MARK: Requests from navd to the client
 
     /// Sends a request to the client; `completion` runs exactly once: with its reply, or with an error if
-    /// the client answers with one, does not answer in `timeoutMs`, or disconnects.
+    /// the client answers with one, does not answer in `timeoutMs`, or disconnects. `released` runs
+    /// once when the request is over for the client too: answered, timed out or the client gone, even
+    /// after ``cancelRequest(_:)`` (a withdrawn request still occupies the client until then).
     @discardableResult
-    func request(_ method: String, params: JSONValue, timeoutMs: UInt64,
+    func request(_ method: String, params: JSONValue, timeoutMs: UInt64, released: (() -> Void)? = nil,
                  completion: @escaping (Result<JSONValue, RPCError>) -> Void) -> Int {
         guard !isClosed else {
             completion(.failure(RPCError(.clientGone, "the client is not connected")))
+            released?()
             return -1
         }
         let rid = server.nextOutboundId()
         let timer = Timer(loop: server.loop)
-        outbound[rid] = OutboundRequest(method: method, completion: completion, timer: timer)
+        outbound[rid] = OutboundRequest(method: method, completion: completion, released: released, timer: timer)
         timer.start(milliseconds: timeoutMs) {
             self.completeOutbound(rid, .failure(RPCError(.timeout, "the client did not answer \(method) within \(timeoutMs) ms")))
         }
@@ -29,9 +32,16 @@ extension Connection {
     }
 
     /// Withdraws a request: its completion will not run, and the client is told (`$/cancelRequest`).
+    /// One with a `released` hook stays counted until the client answers it or its time is up.
     func cancelRequest(_ rid: Int) {
-        guard let r = outbound.removeValue(forKey: rid) else { return }
-        r.timer.close()
+        guard var r = outbound[rid], r.completion != nil else { return }
+        if r.released == nil {
+            outbound[rid] = nil
+            r.timer.close()
+        } else {
+            r.completion = nil
+            outbound[rid] = r
+        }
         var w = JSONWriter()
         RPCEncoder.notification(method: "$/cancelRequest", params: ["id": .int(rid)], into: &w)
         sendFramed(w.bytes, lastFraming)
@@ -50,12 +60,15 @@ extension Connection {
     func completeOutbound(_ rid: Int, _ result: Result<JSONValue, RPCError>) {
         guard let r = outbound.removeValue(forKey: rid) else { return }
         r.timer.close()
-        r.completion(result)
+        r.completion?(result)
+        r.released?()
     }
 }
 
 struct OutboundRequest {
     let method: String
-    let completion: (Result<JSONValue, RPCError>) -> Void
+    /// Nil once withdrawn (``Connection/cancelRequest(_:)``).
+    var completion: ((Result<JSONValue, RPCError>) -> Void)?
+    let released: (() -> Void)?
     let timer: Timer
 }

@@ -424,8 +424,25 @@ final class Connection {
         if queued > 0 { server.outputQueued(self) }
     }
 
+    /// Run once, the next time this client has read everything navd sent it (``whenDrained(_:)``).
+    private var drainHooks: [() -> Void] = []
+
+    /// Runs `body` once, when the client has read all its output (at once if it has).
+    func whenDrained(_ body: @escaping () -> Void) {
+        if unsentBytes == 0 { return body() }
+        drainHooks.append(body)
+    }
+
+    /// Whether this client holds more unread output than its mark (it reads slower than it is sent).
+    var isBackedUp: Bool { unsentBytes > pauseMark }
+
     private func drained() {
         guard !isClosed else { return }
+        if !drainHooks.isEmpty {
+            let hooks = drainHooks
+            drainHooks = []
+            for h in hooks { h() }
+        }
         server.outputDrained(self)
         if readPaused {
             readPaused = false
@@ -466,7 +483,8 @@ final class Connection {
         outbound = [:]
         for (_, r) in pending {
             r.timer.close()
-            r.completion(.failure(RPCError(.clientGone, "the client disconnected before answering \(r.method)")))
+            r.completion?(.failure(RPCError(.clientGone, "the client disconnected before answering \(r.method)")))
+            r.released?()
         }
         let hooks = onClose
         onClose = []

@@ -19,21 +19,30 @@ extension Server {
     }
 
     /// Serves a client on `stream` (a socket navd accepted, or a ``MemoryStream`` in a test):
-    /// refused with `tooManyConnections` past `--max-connections`.
+    /// refused with `tooManyConnections` past `--max-connections`, or past `--max-connections-per-uid`
+    /// for its uid (so that one user cannot take every slot).
     @discardableResult
     func attach(_ stream: any ClientStream) -> Connection? {
+        let uid = stream.peerCredentials()?.uid ?? getuid()
+        let refusal: (limit: String, message: String)?
         if connections.count >= config.maxConnections {
+            refusal = ("--max-connections", "navd already serves \(config.maxConnections) connections (the --max-connections limit); try again later")
+        } else if connectionsByUid[uid, default: 0] >= config.maxConnectionsPerUid {
+            refusal = ("--max-connections-per-uid", "uid \(uid) already has \(config.maxConnectionsPerUid) connections to navd (the --max-connections-per-uid limit); close some first")
+        } else {
+            refusal = nil
+        }
+        if let refusal {
             stats.connectionsRefused += 1
-            logger.warning("refusing a connection: --max-connections reached",
-                           metadata: ["navd.limit": "\(config.maxConnections)"])
+            logger.warning("refusing a connection: \(refusal.limit) reached", metadata: ["navd.uid": "\(uid)"])
             var w = JSONWriter()
-            RPCEncoder.error(id: .null, error: RPCError(.tooManyConnections, "navd already serves \(config.maxConnections) connections (the --max-connections limit); try again later"),
-                into: &w)
+            RPCEncoder.error(id: .null, error: RPCError(.tooManyConnections, refusal.message, data: ["limit": .string(refusal.limit)]), into: &w)
             w.raw(UInt8(ascii: "\n"))
             w.bytes.withUnsafeBytes { stream.write($0) }
             drain(stream)
             return nil
         }
+        connectionsByUid[uid, default: 0] += 1
         let c = Connection(id: nextConnectionId, server: self, stream: stream)
         nextConnectionId += 1
         c.roles = policy.roles(uid: c.peer?.uid, token: nil)
@@ -45,6 +54,9 @@ extension Server {
 
     func connectionClosed(_ c: Connection) {
         connections[c.id] = nil
+        let uid = c.peer?.uid ?? getuid()
+        let left = connectionsByUid[uid, default: 1] - 1
+        connectionsByUid[uid] = left > 0 ? left : nil
         if isShuttingDown && connections.isEmpty && !commitInFlight { finishShutdown() }
     }
 
