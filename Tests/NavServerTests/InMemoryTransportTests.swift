@@ -11,8 +11,10 @@ import UV
 final class InProcessServer {
     let server: Server
 
-    init(config: ServerConfiguration = ServerConfiguration(socketPath: "/nonexistent")) {
-        server = Server(config: config, graph: GraphLoader.loadEmbeddedExample().graph!, logger: Logger(label: "test"))
+    /// A server on the example graph, or on the one module `graph` (named `app`; commands run in `directory`).
+    init(config: ServerConfiguration = ServerConfiguration(socketPath: "/nonexistent"), graph: String? = nil, directory: String = "/tmp") {
+        let g = graph.map { GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: $0)], baseDirectory: directory).graph! }
+        server = Server(config: config, graph: g ?? GraphLoader.loadEmbeddedExample().graph!, logger: Logger(label: "test"))
         server.startServing()
     }
 

@@ -1,6 +1,9 @@
 import JSON
 import RPC
 import UV
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The version navd reports in `hello`.
 public let navdVersion = "0.1.0"
@@ -81,10 +84,27 @@ extension Server {
             "bytesOut": .int(stats.bytesOut),
             "slowClientsDropped": .int(stats.slowClientsDropped),
             "pendingClientRequests": .int(connections.values.reduce(0) { $0 + $1.outboundCount }),
+            "children": .int(navigator.childrenRunning),
+            "providerRequestsWaiting": .int(navigator.providerSlots.values.reduce(0) { $0 + $1.waitingCount }),
+            "users": .object(usersObject()),
             "uptime": .double(Double(uptimeMs) / 1000),
             "memory": ["rss": .int(EventLoop.residentMemory)],
         ]
         if let pg = store.shared { o.append("cluster", .object(pg.statsObject(mirrors: navigator.mirrors.count))) }
         return o
+    }
+
+    /// What each uid holds of the shares counted per user: connections, sessions it opened, pending
+    /// navigations and running command children.
+    func usersObject() -> JSONObject {
+        var sessions: [UInt32: Int] = [:]
+        for st in navigator.sessions.values { sessions[st.session.owner ?? getuid(), default: 0] += 1 }
+        let uids = Set(connectionsByUid.keys).union(sessions.keys).union(navigator.pendingByUid.keys).union(navigator.childrenByUid.keys)
+        return JSONObject(uniqueMembers: uids.sorted().map { uid in
+            (key: String(uid), value: [
+                "connections": .int(connectionsByUid[uid] ?? 0), "sessions": .int(sessions[uid] ?? 0),
+                "pending": .int(navigator.pendingByUid[uid] ?? 0), "children": .int(navigator.childrenByUid[uid] ?? 0),
+            ] as JSONValue)
+        })
     }
 }
