@@ -98,6 +98,9 @@ public final class ByteBuffer {
     /// A copy of the bytes written so far.
     public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
 
+    /// Forgets what was written after the first `n` bytes.
+    public func truncate(to n: Int) { used = Swift.min(used, Swift.max(0, n)) }
+
     /// Forgets the content; keeps the memory unless it grew beyond `keepingAtMost` bytes.
     public func removeAll(keepingAtMost limit: Int = .max) {
         used = 0

@@ -226,3 +226,18 @@ import Glibc
         }
     }
 }
+
+/// No answer can exceed what a client may hold unread: one larger than --max-output is replaced by
+/// a `limitExceeded` error, and the client stays connected.
+@Suite struct ReplySizeTests {
+    @Test func anAnswerLargerThanMaxOutputIsAnErrorNotADisconnection() throws {
+        let d = try Daemon(arguments: ["--max-output", "4096"])
+        let c = try d.client()
+        try c.call("navigate", ["to": "shop.Product", "with": ["id": "p1", "ref": .string(String(repeating: "r", count: 5000))]])
+        let e = try c.callError("tree")
+        #expect(e["code"] == -32012 && e["data"]?["limit"] == "--max-output" && e["data"]?["max"] == 4096, "\(e)")
+        #expect(try c.call("ping") == "pong")
+        try c.call("dismiss")
+        #expect(try c.call("tree")["version"] == 2)
+    }
+}

@@ -84,12 +84,14 @@ public final class TestClient {
     /// Reads one line (without its newline); nil at end of stream.
     public func readLine(timeout: Double = 10) throws -> [UInt8]? {
         let deadline = Date().addingTimeInterval(timeout)
+        var scanned = 0  // bytes of `buffer` known to hold no newline (a long line is scanned once)
         while true {
-            if let nl = buffer.firstIndex(of: 0x0A) {
+            if let nl = buffer[scanned...].firstIndex(of: 0x0A) {
                 let line = Array(buffer[..<nl])
                 buffer.removeFirst(nl + 1)
                 return line
             }
+            scanned = buffer.count
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { throw TestFailure("timed out after \(timeout) s waiting for a message") }
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)

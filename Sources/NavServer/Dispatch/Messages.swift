@@ -133,7 +133,7 @@ extension Server {
     func answerInvalid(_ f: RPCDecodeFailure, to c: Connection, framing: Framing, batch: BatchCollector?, slot: Int) {
         stats.errors += 1
         if let batch {
-            batch.fill(slot) { RPCEncoder.error(id: f.id, error: f.error, into: &$0) }
+            batch.fill(slot, { RPCEncoder.error(id: f.id, error: f.error, into: &$0) }, instead: { RPCEncoder.error(id: f.id, error: $0, into: &$1) })
         } else {
             c.send(framing) { RPCEncoder.error(id: f.id, error: f.error, into: &$0) }
         }

@@ -26,7 +26,9 @@ final class BatchCollector {
     /// Each reply's encoded message.
     var slots: [[UInt8]?]
     var outstanding: Int
-    /// Bytes of the replies collected so far.
+    /// The most an error reply standing in for a left-out answer takes (its message and an id).
+    static let errorRoom = 640
+    /// Bytes of the replies collected so far (errors standing in for those left out aside).
     private var bytes = 0
 
     init(connection: Connection, framing: Framing, count: Int) {
@@ -36,17 +38,31 @@ final class BatchCollector {
         outstanding = 0
     }
 
-    func fill(_ index: Int, _ encode: (inout JSONWriter) -> Void) {
+    /// Keeps reply `index`: the error `instead` writes when the batch's replies would pass
+    /// `--max-output` with it (the batch is answered whole, each answer that does not fit by an
+    /// error). Answers the size of the reply as `encode` wrote it (past `--max-output`: left out).
+    @discardableResult
+    func fill(_ index: Int, _ encode: (inout JSONWriter) -> Void, instead: (RPCError, inout JSONWriter) -> Void) -> Int {
         var w = JSONWriter(capacity: 64)
         encode(&w)
-        bytes += w.bytes.count
+        var size = w.buffer.count
+        // Room is kept for an error in every slot, so that the whole batch's answer fits.
+        if bytes + size > connection.server.config.maxOutput - slots.count * BatchCollector.errorRoom {
+            // Left out: the error stands in (a few hundred bytes, at most --max-batch of them).
+            w = JSONWriter(capacity: 256)
+            instead(connection.tooLarge(size, inBatch: true), &w)
+            size = connection.server.config.maxOutput + 1
+        } else {
+            bytes += size
+        }
         slots[index] = w.bytes
         outstanding -= 1
         if bytes + connection.unsentBytes > connection.server.config.maxOutput && !connection.isClosed {
             connection.overflow()
-            return
+            return size
         }
         finishIfDone()
+        return size
     }
 
     func finishIfDone() {
@@ -95,17 +111,17 @@ final class Reply {
     private func answer(_ result: some JSONEncodable) {
         guard let id, !answered else { return }
         answered = true
-        connection.deliver(framing, batch: batch.map(Unretained.init), slot: slot, isError: false) {
-            RPCEncoder.response(id: id, result: result, into: &$0)
-        }
+        connection.deliver(framing, batch: batch.map(Unretained.init), slot: slot, isError: false,
+                           { RPCEncoder.response(id: id, result: result, into: &$0) },
+                           instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
     }
 
     func fail(_ error: RPCError) {
         guard let id, !answered else { return }
         answered = true
-        connection.deliver(framing, batch: batch.map(Unretained.init), slot: slot, isError: true) {
-            RPCEncoder.error(id: id, error: error, into: &$0)
-        }
+        connection.deliver(framing, batch: batch.map(Unretained.init), slot: slot, isError: true,
+                           { RPCEncoder.error(id: id, error: error, into: &$0) },
+                           instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
     }
 
     func finish(_ result: Result<some JSONEncodable, RPCError>) {
@@ -162,9 +178,9 @@ struct Call {
     @inline(__always)
     private func answer(_ result: some JSONEncodable) {
         guard let id else { return }
-        connection.deliver(framing, batch: batchRef, slot: slot, isError: false) {
-            RPCEncoder.response(id: id, result: result, into: &$0)
-        }
+        connection.deliver(framing, batch: batchRef, slot: slot, isError: false,
+                           { RPCEncoder.response(id: id, result: result, into: &$0) },
+                           instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
     }
 
     func fail(_ error: RPCError) {
@@ -176,9 +192,9 @@ struct Call {
             plain.data[RPCError.lookUpMarker] = nil
             return fail(plain)
         }
-        connection.deliver(framing, batch: batchRef, slot: slot, isError: true) {
-            RPCEncoder.error(id: id, error: error, into: &$0)
-        }
+        connection.deliver(framing, batch: batchRef, slot: slot, isError: true,
+                           { RPCEncoder.error(id: id, error: error, into: &$0) },
+                           instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
     }
 
     func finish(_ result: Result<some JSONEncodable, RPCError>) {
@@ -196,17 +212,33 @@ struct Call {
 
 extension Connection {
     /// Sends one answer, encoded by `encode`: into its slot of `batch` when the request came in one
-    /// (unretained: the caller holds the batch), otherwise into the output; and counts it.
+    /// (unretained: the caller holds the batch), otherwise into the output; and counts it. An answer
+    /// larger than `--max-output` (what a client may hold unread) is replaced by the error
+    /// `instead` writes, so that no answer disconnects the client that asked for it.
     @inline(__always)
     func deliver(_ framing: Framing, batch: Unretained<BatchCollector>?, slot: Int, isError: Bool,
-                 _ encode: (inout JSONWriter) -> Void) {
+                 _ encode: (inout JSONWriter) -> Void, instead: (RPCError, inout JSONWriter) -> Void) {
+        var isError = isError
+        let size: Int
         if let batch {
-            batch.with { $0.fill(slot, encode) }
+            size = batch.with { $0.fill(slot, encode, instead: instead) }
         } else {
-            send(framing, encode)
+            size = send(framing, encode)
+            if size > server.config.maxOutput { send(framing) { instead(tooLarge(size), &$0) } }
+        }
+        if size > server.config.maxOutput {
+            server.logger.info("an answer larger than --max-output was replaced by an error", metadata: ["navd.client": "\(id)", "navd.bytes": "\(size)"])
+            isError = true
         }
         if isError { server.stats.errors += 1 } else { server.stats.requestsAnswered += 1 }
         requestAnswered()
+    }
+
+    /// The error that takes the place of an answer of `size` bytes, past `--max-output`.
+    func tooLarge(_ size: Int, inBatch: Bool = false) -> RPCError {
+        let what = inBatch ? "with this answer (\(size) bytes) the batch's answers would be" : "the answer is \(size) bytes,"
+        return .limitExceeded("\(what) more than a client may hold unread (the --max-output limit, \(server.config.maxOutput)); ask for less (context.get {facts: [names]}) or in smaller batches, or ask whoever runs navd to raise --max-output",
+                              limit: "--max-output", max: server.config.maxOutput)
     }
 }
 

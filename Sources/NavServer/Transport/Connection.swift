@@ -279,21 +279,30 @@ final class Connection {
     }
 
     /// Encodes one message straight into the output buffer (newline framing: no scratch buffer, no
-    /// copy), or through a scratch buffer when `Content-Length` needs the length first.
-    func send(_ framing: Framing, _ encode: (inout JSONWriter) -> Void) {
-        guard !isClosed else { return }
+    /// copy), or through a scratch buffer when `Content-Length` needs the length first. Answers the
+    /// bytes it added; one message larger than `--max-output` is taken back (``deliver``
+    /// answers an error instead) rather than disconnect the client.
+    @discardableResult
+    func send(_ framing: Framing, _ encode: (inout JSONWriter) -> Void) -> Int {
+        guard !isClosed else { return 0 }
         if sharedEnd > sharedStart { copyShared() }
+        let start = output.count
         if framing == .newline {
             var w = JSONWriter(into: output)
             encode(&w)
             output.append(UInt8(ascii: "\n"))
-            markDirty()
         } else {
             var w = JSONWriter(capacity: 128)
             encode(&w)
             w.buffer.withUnsafeBytes { Framing.append($0, framing, to: output) }
-            markDirty()
         }
+        let size = output.count - start
+        if size > server.config.maxOutput {
+            output.truncate(to: start)
+            return size
+        }
+        markDirty()
+        return size
     }
 
     /// Queues bytes already framed.
