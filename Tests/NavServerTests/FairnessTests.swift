@@ -31,6 +31,7 @@ extension InProcessServer {
 
 /// Another user's facts stay theirs: a recovery flow that writes facts (`recover.facts`) is
 /// completed only by who may write the session's facts.
+extension InProcess {
 @Suite struct FactsOwnerTests {
     @Test func anotherUserCannotWriteFactsByCompletingARecoveryFlow() throws {
         let p = InProcessServer()
@@ -55,6 +56,7 @@ extension InProcessServer {
         #expect(done["result"]?["version"] != nil, "\(done)")
         #expect(try p.call(owner, 4, "context.get")["result"]?["facts"] == ["loggedIn": true, "user": "ann"])
     }
+}
 }
 
 extension InProcessServer {
@@ -83,6 +85,7 @@ struct LineReader {
 
 /// One user cannot take what belongs to all: connections, sessions, pending work, command children
 /// and a provider's attention are shared out per uid.
+extension InProcess {
 @Suite struct FairnessTests {
     static let providerGraph = """
         root: {stack: Home}
@@ -227,6 +230,7 @@ struct LineReader {
         }))
         #expect(order.firstIndex(of: 20)! < 2, "the other uid's command did not wait for the three of the first: \(order)")
     }
+}
 }
 
 @Suite struct FairQueueTests {

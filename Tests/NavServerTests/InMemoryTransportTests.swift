@@ -50,6 +50,12 @@ struct TestFailure: Error, CustomStringConvertible {
     init(_ d: String) { description = d }
 }
 
+/// Every suite that runs an in-process server, one test at a time: servers in one process share the
+/// method tables' scratch space for params (`ParamTable`, one per method, sound in navd's single
+/// loop thread), so two servers on two test threads must not decode requests at once.
+@Suite(.serialized) struct InProcess {}
+
+extension InProcess {
 @Suite struct InMemoryTransportTests {
     @Test func requestsAndErrorsInProcess() throws {
         let p = InProcessServer()
@@ -133,4 +139,5 @@ struct TestFailure: Error, CustomStringConvertible {
         p.server.loop.runOnce(wait: false)
         #expect(subscribers[0].takeOutput().isEmpty)
     }
+}
 }
