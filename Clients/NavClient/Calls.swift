@@ -225,4 +225,10 @@ extension NavClientError {
     public static func connection(_ message: String) -> NavClientError {
         NavClientError(code: 0, kind: "connection", message: message, data: .null)
     }
+
+    /// What navd sent is not JSON-RPC the client can read (not JSON, nested too deep, a line longer
+    /// than ``NavClient/maxLine``).
+    public static func protocolError(_ message: String) -> NavClientError {
+        NavClientError(code: 0, kind: "protocol", message: message, data: .null)
+    }
 }

@@ -37,9 +37,24 @@ public final class NavClient {
     /// The last `hello` sent, said again after following `moved`.
     private var lastHello: NavCall?
     private var buffer: [UInt8] = []
+    /// Bytes at the start of `buffer` known to hold no newline (a long line is scanned once).
+    private var scanned = 0
     private var nextId = 1
-    private let parser = JSONParser(maxDepth: 512)
+    /// Deep enough for anything navd writes (``NavClient/maxDepth``), no deeper.
+    private let parser = JSONParser(maxDepth: NavClient.maxDepth)
     public private(set) var pendingNotifications: [JSONValue] = []
+    /// Notifications dropped, oldest first, because more than ``maxQueuedNotifications`` waited.
+    public private(set) var droppedNotifications = 0
+
+    /// The longest line accepted from navd: its `--max-output` (8 MiB by default) and then some.
+    public static let maxLine = 16 << 20
+    /// The deepest JSON accepted from navd: what it writes for a tree within the deepest
+    /// `--max-tree-depth` it allows (1,000) with values within `--max-depth` 64.
+    public static let maxDepth = 2 * 1_000 + 64 + 8
+    /// The most notifications kept unread (read while a call waits); past it the oldest are dropped.
+    public var maxQueuedNotifications = 10_000
+    /// How long connecting may take by default (navd stopped, or its queue of connections full).
+    public static let connectTimeout = 5.0
     /// Answers requests navd sends (precondition.evaluate / recover); nil answers with an error.
     public var requestHandler: ((String, JSONValue) -> JSONValue?)?
     /// When set, notifications that arrive while a call waits for its reply are handed to it as they
@@ -92,12 +107,38 @@ public final class NavClient {
         }
     }
 
-    public init(socketPath: String? = nil) throws {
+    /// Connects to navd at `socketPath` (see ``defaultSocketPath(explicit:)``), within `connectTimeout` seconds.
+    public init(socketPath: String? = nil, connectTimeout: Double = NavClient.connectTimeout) throws {
         self.socketPath = NavClient.defaultSocketPath(explicit: socketPath)
-        fd = try NavClient.connectSocket(self.socketPath, checkingPeer: NavClient.usesDefaultPath(explicit: socketPath))
+        fd = try NavClient.connectSocket(self.socketPath, checkingPeer: NavClient.usesDefaultPath(explicit: socketPath), timeout: connectTimeout)
     }
 
-    private static func connectSocket(_ socketPath: String, checkingPeer: Bool) throws -> Int32 {
+    /// Connects `fd` to `addr` within ``connectTimeout``: a Unix socket whose server does not accept
+    /// (stopped, or its queue full) refuses a non-blocking connect with EAGAIN until then.
+    private static func connect(_ fd: Int32, _ addr: inout sockaddr_un, path: String, timeout: Double) throws(NavClientError) {
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+        defer { _ = fcntl(fd, F_SETFL, flags) }
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let rc = withUnsafePointer(to: &addr) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            if rc == 0 { return }
+            let e = errno
+            if e == EAGAIN || e == EINTR {
+                guard Date() < deadline else {
+                    throw NavClientError(code: 0, kind: "timeout", message: "navd at \(path) did not accept the connection within \(timeout) s (is it stopped or overloaded?)", data: .null)
+                }
+                usleep(10_000)
+                continue
+            }
+            throw NavClientError(code: 0, kind: "connect",
+                                 message: "cannot connect to navd at \(path): \(String(cString: strerror(e))) (is navd running? start it with `make run` or pass --socket / NAVD_SOCKET)", data: .null)
+        }
+    }
+
+    private static func connectSocket(_ socketPath: String, checkingPeer: Bool, timeout: Double = NavClient.connectTimeout) throws -> Int32 {
         // An empty path (an unset variable in `--socket "$X"`) or a leading NUL would name an
         // abstract socket, which has no file permissions: anyone could be listening there.
         guard let first = socketPath.utf8.first, first != 0 else {
@@ -112,14 +153,9 @@ public final class NavClient {
             throw NavClientError(code: 0, kind: "connect", message: "socket path too long: \(socketPath)", data: .null)
         }
         withUnsafeMutableBytes(of: &addr.sun_path) { p in for (i, b) in bytes.enumerated() { p[i] = b } }
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard rc == 0 else {
-            let why = String(cString: strerror(errno))
+        do { try connect(fd, &addr, path: socketPath, timeout: timeout) } catch {
             close(fd)
-            throw NavClientError(code: 0, kind: "connect",
-                                 message: "cannot connect to navd at \(socketPath): \(why) (is navd running? start it with `make run` or pass --socket / NAVD_SOCKET)", data: .null)
+            throw error
         }
         if checkingPeer {
             guard let cred = PeerCredentials.of(descriptor: fd) else {
@@ -136,11 +172,23 @@ public final class NavClient {
 
     deinit { close(fd) }
 
-    private func sendBytes(_ bytes: [UInt8]) throws {
+    /// Sends `bytes`, all of them before `deadline` (`timeout` past it: navd stopped reading).
+    private func sendBytes(_ bytes: [UInt8], deadline: Date? = nil) throws {
         var off = 0
         while off < bytes.count {
-            let n = bytes[off...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let n = bytes[off...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
             if n < 0 && errno == EINTR { continue }
+            if n < 0 && errno == EAGAIN {
+                var ms: Int32 = -1
+                if let deadline {
+                    let left = deadline.timeIntervalSinceNow
+                    guard left > 0 else { throw NavClientError(code: 0, kind: "timeout", message: "navd did not take the request in time (is it stopped?)", data: .null) }
+                    ms = Int32(min(left * 1000 + 1, 1e9))
+                }
+                var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&p, 1, ms)
+                continue
+            }
             guard n > 0 else { throw NavClientError(code: 0, kind: "connection", message: "navd closed the connection", data: .null) }
             off += n
         }
@@ -150,11 +198,20 @@ public final class NavClient {
     /// `deadline` passes first, `interrupted` when one of ``interruptingSignals`` arrives.
     public func readMessage(deadline: Date? = nil) throws -> JSONValue? {
         while true {
-            if let nl = buffer.firstIndex(of: 10) {
+            if let nl = buffer[scanned...].firstIndex(of: 10) {
                 let line = Array(buffer[..<nl])
                 buffer.removeSubrange(...nl)
+                scanned = 0
                 if line.isEmpty { continue }
-                return try parser.parse(line)
+                do { return try parser.parse(line) } catch {
+                    throw NavClientError.protocolError("navd sent a line that is not JSON-RPC (\(error)): \(String(decoding: line.prefix(80), as: UTF8.self))")
+                }
+            }
+            scanned = buffer.count
+            guard buffer.count <= NavClient.maxLine else {
+                buffer = []
+                scanned = 0
+                throw NavClientError.protocolError("a line from navd is longer than \(NavClient.maxLine) bytes")
             }
             if deadline != nil || !interruptingSignals.isEmpty { try waitReadable(deadline: deadline) }
             var chunk = [UInt8](repeating: 0, count: 65536)
@@ -207,8 +264,8 @@ public final class NavClient {
         let id = nextId
         nextId += 1
         let method = request.method
-        try sendBytes(request.line(id: id))
         let deadline = timeout.map { Date().addingTimeInterval($0) }
+        try sendBytes(request.line(id: id), deadline: deadline)
         while true {
             guard let m = try readMessage(deadline: deadline) else {
                 throw NavClientError(code: 0, kind: "connection", message: "navd closed the connection before answering \(method)", data: .null)
@@ -237,6 +294,7 @@ public final class NavClient {
         fd = newFd
         socketPath = target
         buffer = []
+        scanned = 0
         followingMoved = true
         defer { followingMoved = false }
         if let hello = lastHello { try call(hello, timeout: timeout) }
@@ -251,6 +309,10 @@ public final class NavClient {
         } else if let onNotification {
             try onNotification(m)
         } else {
+            if pendingNotifications.count >= maxQueuedNotifications {
+                pendingNotifications.removeFirst()
+                droppedNotifications += 1
+            }
             pendingNotifications.append(m)
         }
         return true

@@ -99,27 +99,41 @@ public final class NavLoopClient {
         for (_, r) in w.sorted(by: { $0.key < $1.key }) { r(.failure(error)) }
     }
 
+    /// Bytes at the start of `buffer` known to hold no newline (a long line is scanned once).
+    private var scanned = 0
+
     private func read(_ event: PipeStream.ReadEvent) {
         switch event {
         case .data(let bytes):
             buffer.append(contentsOf: bytes)
             var start = 0
-            while let nl = buffer[start...].firstIndex(of: 10) {
+            var searchFrom = scanned
+            while let nl = buffer[searchFrom...].firstIndex(of: 10) {
                 let line = buffer[start..<nl]
                 start = nl + 1
+                searchFrom = start
                 if line.isEmpty { continue }
-                if let m = try? parser.parse(Array(line)) { dispatch(m) }
+                guard let m = try? parser.parse(Array(line)) else { return lost(.protocolError("navd sent a line that is not JSON-RPC")) }
+                dispatch(m)
             }
             buffer.removeSubrange(0..<start)
+            scanned = buffer.count
+            guard buffer.count <= NavClient.maxLine else { return lost(.protocolError("a line from navd is longer than \(NavClient.maxLine) bytes")) }
         case .end, .error:
-            let why: NavClientError = .connection("navd closed the connection")
-            sentLines.removeAll()
-            stream?.close()
-            stream = nil
-            connected = false
-            failWaiting(why)
-            onClose?(why)
+            lost(.connection("navd closed the connection"))
         }
+    }
+
+    /// The connection ended (or broke off): calls still waiting fail with `why`.
+    private func lost(_ why: NavClientError) {
+        buffer = []
+        scanned = 0
+        sentLines.removeAll()
+        stream?.close()
+        stream = nil
+        connected = false
+        failWaiting(why)
+        onClose?(why)
     }
 
     private func dispatch(_ m: JSONValue) {

@@ -8,7 +8,10 @@
 
 Errors navd answers are raised as :class:`NavdError` subclasses named after ``data.kind``
 (``NotAllowed``, ``InvalidSetup``, ``PreconditionFailed``, …), each carrying ``code``,
-``kind``, ``message`` and ``data``. Notifications that arrive while a call waits are queued
+``kind``, ``message`` and ``data``. Every other failure is a ``NavdError`` too: ``ConnectError``,
+``ConnectionClosed``, ``Timeout`` (connecting, sending and receiving all honour the client's
+timeout) and ``ProtocolError`` (what came is not navd's JSON-RPC: not JSON, not UTF-8, nested too
+deep, a line longer than ``max_line``). Nothing else escapes the client. Notifications that arrive while a call waits are queued
 (:meth:`Client.next_notification`, :meth:`Client.wait_for`); mirrors made by
 :meth:`Client.subscribe` are kept current from ``stackChanged`` as messages are read.
 Requests navd sends (``precondition.evaluate``/``recover``) are answered by the handlers given
@@ -27,10 +30,13 @@ import time
 
 __all__ = [
     "Client", "Provider", "TreeMirror", "NavdError", "ConnectError", "ConnectionClosed", "Timeout",
-    "OutOfStep", "default_socket_path", "error_class",
+    "ProtocolError", "OutOfStep", "default_socket_path", "error_class",
 ]
 
-MAX_LINE = 64 * 1024 * 1024
+#: The longest line accepted from navd (its own --max-output, 8 MiB by default, and then some).
+MAX_LINE = 16 * 1024 * 1024
+#: The most notifications kept unread; past it the oldest are dropped (and counted).
+MAX_NOTIFICATIONS = 10_000
 
 
 # ----------------------------------------------------------------------------- errors
@@ -67,6 +73,12 @@ class ConnectionClosed(NavdError):
 class Timeout(NavdError):
     """No answer (or no awaited notification) within the timeout."""
     code, kind = 0, "timeout"
+
+
+class ProtocolError(NavdError):
+    """What navd sent is not JSON-RPC this client can read: not JSON, not UTF-8, nested too deep,
+    a line longer than ``max_line``, or not an object of the expected shape."""
+    code, kind = 0, "protocol"
 
 
 class OutOfStep(NavdError):
@@ -201,8 +213,11 @@ class TreeMirror:
 
 def default_socket_path(explicit=None):
     """``explicit``, else ``$NAVD_SOCKET``, else ``$XDG_RUNTIME_DIR/navd.sock``, else
-    ``$TMPDIR/navd-<uid>/navd.sock`` (``/tmp`` without ``TMPDIR``), as navd and navctl choose."""
-    if explicit:
+    ``$TMPDIR/navd-<uid>/navd.sock`` (``/tmp`` without ``TMPDIR``), as navd and navctl choose. An
+    empty path is refused: Linux would take it for an abstract socket, which anyone may serve."""
+    if explicit is not None:
+        if not explicit or explicit.startswith("\0"):
+            raise ConnectError("the socket path is empty; give navd's socket (socket_path or NAVD_SOCKET)")
         return explicit
     env = os.environ
     if env.get("NAVD_SOCKET"):
@@ -222,16 +237,24 @@ def _params(params, kw):
 
 
 class Client:
-    """A blocking connection to navd (newline-delimited JSON-RPC 2.0)."""
+    """A blocking connection to navd (newline-delimited JSON-RPC 2.0). ``timeout`` (seconds, None:
+    wait for ever) bounds connecting, and each call's sending and receiving; ``max_line`` the
+    longest line accepted; ``max_notifications`` the notifications kept unread (the oldest are
+    dropped past it, counted in ``dropped_notifications``; subscribed mirrors are kept current
+    regardless)."""
 
-    def __init__(self, socket_path=None, timeout=10.0, name=None, token=None):
+    def __init__(self, socket_path=None, timeout=10.0, name=None, token=None, max_line=MAX_LINE,
+                 max_notifications=MAX_NOTIFICATIONS):
         self.socket_path = default_socket_path(socket_path)
         self.timeout = timeout
-        self.notifications = collections.deque()
+        self.max_line = max_line
+        self.dropped_notifications = 0
+        self.notifications = collections.deque(maxlen=max_notifications)
         self.mirrors = {}
         self._handlers = {}
         self._replies = {}
-        self._buf = b""
+        self._buf = bytearray()
+        self._scanned = 0
         self._next_id = 1
         #: Whether a ``moved`` error (cluster mode) is followed: the client connects to the node it
         #: names, says hello again as it did, and sends the request there once.
@@ -245,13 +268,26 @@ class Client:
             self.call("hello", client=name, token=token)
 
     def _connect(self):
+        """Connects within the timeout: a Unix socket whose server does not accept (its queue is
+        full, the server stopped) refuses a non-blocking connect with EAGAIN, tried again until then."""
+        deadline = self._deadline(None)
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            self._sock.connect(self.socket_path)
-        except OSError as e:
-            self._sock.close()
-            raise ConnectError("cannot connect to navd at %s: %s (is navd running? pass socket_path or set NAVD_SOCKET)"
-                               % (self.socket_path, e.strerror or e)) from None
+        self._sock.setblocking(False)
+        while True:
+            try:
+                self._sock.connect(self.socket_path)
+                break
+            except (BlockingIOError, InterruptedError):
+                if deadline is not None and time.monotonic() >= deadline:
+                    self._sock.close()
+                    raise Timeout("navd at %s did not accept the connection within %s s (is it stopped or overloaded?)"
+                                  % (self.socket_path, self.timeout)) from None
+                time.sleep(0.01)
+            except (OSError, ValueError) as e:
+                self._sock.close()
+                raise ConnectError("cannot connect to navd at %s: %s (is navd running? pass socket_path or set NAVD_SOCKET)"
+                                   % (self.socket_path, getattr(e, "strerror", None) or e)) from None
+        self._sock.setblocking(True)
 
     def _check_owner(self):
         # The default path is only trusted when navd runs as this user (or root): a socket another
@@ -279,24 +315,80 @@ class Client:
 
     # -- messages
 
-    def _send(self, message):
-        self._sock.sendall(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+    def _send(self, message, deadline=None):
+        """Sends one message, within ``deadline`` (by default the client's timeout from now)."""
+        try:
+            data = json.dumps(message, separators=(",", ":")).encode() + b"\n"
+        except (TypeError, ValueError, RecursionError) as e:
+            raise NavdError("this message cannot be sent as JSON: %s" % e) from None
+        if deadline is None:
+            deadline = self._deadline(None)
+        view = memoryview(data)
+        try:
+            while view:
+                if deadline is not None:
+                    left = deadline - time.monotonic()
+                    if left <= 0 or not select.select([], [self._sock], [], left)[1]:
+                        raise Timeout("navd did not take the request within the timeout (is it stopped?)")
+                try:
+                    n = self._sock.send(view, socket.MSG_DONTWAIT)  # a blocking send waits for all of it
+                except BlockingIOError:
+                    n = 0
+                view = view[n:]
+        except (BrokenPipeError, ConnectionResetError):
+            raise ConnectionClosed("navd closed the connection") from None
+        except OSError as e:
+            raise ConnectionClosed("cannot send to navd: %s" % (e.strerror or e)) from None
 
     def _read(self, deadline):
-        """The next message; raises ConnectionClosed at the end, Timeout past ``deadline``."""
-        while b"\n" not in self._buf:
+        """The next message; raises ConnectionClosed at the end, Timeout past ``deadline``,
+        ProtocolError for what is not a JSON-RPC message."""
+        while True:
+            nl = self._buf.find(b"\n", self._scanned)
+            if nl >= 0:
+                line = bytes(self._buf[:nl])
+                del self._buf[:nl + 1]
+                self._scanned = 0
+                if line.strip():
+                    return self._decode(line)
+                continue
+            self._scanned = len(self._buf)
+            if len(self._buf) > self.max_line:
+                self._buf = bytearray()
+                self._scanned = 0
+                raise ProtocolError("a line from navd is longer than %d bytes (max_line)" % self.max_line)
             if deadline is not None:
                 left = deadline - time.monotonic()
                 if left <= 0 or not select.select([self._sock], [], [], left)[0]:
                     raise Timeout("navd sent nothing within the timeout")
-            chunk = self._sock.recv(65536)
+            try:
+                chunk = self._sock.recv(min(65536, self.max_line + 1 - len(self._buf)))
+            except OSError as e:
+                raise ConnectionClosed("cannot read from navd: %s" % (e.strerror or e)) from None
             if not chunk:
                 raise ConnectionClosed("navd closed the connection")
             self._buf += chunk
-            if len(self._buf) > MAX_LINE:
-                raise NavdError("a line from navd is longer than %d bytes" % MAX_LINE)
-        line, self._buf = self._buf.split(b"\n", 1)
-        return json.loads(line) if line.strip() else self._read(deadline)
+
+    @staticmethod
+    def _decode(line):
+        try:
+            m = json.loads(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise ProtocolError("navd sent a line that is not UTF-8") from None
+        except RecursionError:
+            raise ProtocolError("navd sent JSON nested too deep to read") from None
+        except ValueError as e:
+            raise ProtocolError("navd sent a line that is not JSON (%s): %r" % (e, line[:80])) from None
+        if not isinstance(m, dict) or ("method" not in m and "id" not in m):
+            raise ProtocolError("navd sent a message that is not a JSON-RPC object: %r" % line[:80])
+        if "error" in m and not isinstance(m["error"], dict):
+            raise ProtocolError("navd sent an error that is not an object: %r" % line[:80])
+        return m
+
+    def _queue(self, notification):
+        if len(self.notifications) == self.notifications.maxlen:
+            self.dropped_notifications += 1  # the deque drops the oldest
+        self.notifications.append(notification)
 
     def _deadline(self, timeout):
         t = self.timeout if timeout is None else timeout
@@ -311,18 +403,18 @@ class Client:
             self._answer(m)
             return True
         if method == "stackChanged":
-            p = m.get("params", {})
+            p = m.get("params") if isinstance(m.get("params"), dict) else {}
             mirror = self.mirrors.get(p.get("session"))
             if mirror is not None and not mirror.stale:
                 try:
                     mirror.apply(p)
-                except OutOfStep:
-                    mirror.stale = True
-        self.notifications.append(m)
+                except (OutOfStep, KeyError, TypeError, IndexError, AttributeError, ValueError):
+                    mirror.stale = True  # a change it cannot follow: a new snapshot mends it
+        self._queue(m)
         return True
 
     def _answer(self, request):
-        handler = self._handlers.get(request["method"])
+        handler = self._handlers.get(request.get("method"))
         if handler is None:
             self._send({"jsonrpc": "2.0", "id": request["id"],
                         "error": {"code": -32601, "message": "this client does not answer %s" % request["method"]}})
@@ -337,9 +429,12 @@ class Client:
 
     def send(self, method, params=None, **kw):
         """Sends a request without waiting; returns its id (see :meth:`reply`)."""
+        return self._request(method, _params(params, kw), None)
+
+    def _request(self, method, params, deadline):
         rid = self._next_id
         self._next_id += 1
-        self._send({"jsonrpc": "2.0", "id": rid, "method": method, "params": _params(params, kw)})
+        self._send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}, deadline)
         return rid
 
     def reply(self, rid, timeout=None):
@@ -351,7 +446,8 @@ class Client:
             if self._incoming(m):
                 m = None
             elif m.get("id") != rid:
-                self._replies[m.get("id")] = m  # the reply to another request sent earlier
+                if len(self._replies) < 10_000:
+                    self._replies[m.get("id")] = m  # the reply to another request sent earlier
                 m = None
         self._refresh_stale()
         if "error" in m:
@@ -362,14 +458,15 @@ class Client:
         """Calls ``method`` with ``params`` (a dict) and/or keywords; returns the result. A ``moved``
         error (cluster mode: another node owns the session) is followed once (see ``follow_moved``)."""
         try:
-            return self.reply(self.send(method, params, **kw), timeout)
+            return self.reply(self._request(method, _params(params, kw), self._deadline(timeout)), timeout)
         except Moved as e:
             target = (e.data or {}).get("socket")
             if not self.follow_moved or not target:
                 raise
             self.close()
             self.socket_path = target
-            self._buf = b""
+            self._buf = bytearray()
+            self._scanned = 0
             self._connect()
             self._check_owner()
             if self._hello:
@@ -416,7 +513,7 @@ class Client:
         for name, mirror in list(self.mirrors.items()):
             if mirror.stale:
                 mirror.stale = False
-                fresh = TreeMirror(self.call("tree", session=name))
+                fresh = _mirror(self.call("tree", session=name))
                 mirror.__dict__.update(fresh.__dict__)
 
     # -- typed calls
@@ -444,12 +541,12 @@ class Client:
 
     def tree(self, session=None):
         """A snapshot of the session's tree (not kept current: see :meth:`subscribe`)."""
-        return TreeMirror(self.call("tree", session=session))
+        return _mirror(self.call("tree", session=session))
 
     def subscribe(self, session=None):
         """Subscribes; returns a mirror of the tree kept current from ``stackChanged`` as this client
         reads (a call, :meth:`next_notification`, :meth:`wait_for`). A gap is mended with a new snapshot."""
-        mirror = TreeMirror(self.call("subscribe", session=session))
+        mirror = _mirror(self.call("subscribe", session=session))
         self.mirrors[mirror.session] = mirror
         return mirror
 
@@ -469,6 +566,13 @@ class Client:
         self._handlers["precondition.evaluate"] = lambda p: _answer(answers, p, "passed")
         self._handlers["precondition.recover"] = lambda p: _answer(answers, p, "recovered")
         return self.call("provide", preconditions=list(answers))
+
+
+def _mirror(snapshot):
+    try:
+        return TreeMirror(snapshot)
+    except (KeyError, TypeError, AttributeError):
+        raise ProtocolError("navd answered a tree of an unexpected shape: %r" % (str(snapshot)[:80],)) from None
 
 
 def _answer(answers, params, key):
