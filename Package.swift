@@ -142,7 +142,7 @@ let package = Package(
         .testTarget(name: "NavigationCoreTests", dependencies: ["NavigationCore", "NavGraph", "JSON", "NavTesting", "NavClient"]),
         .testTarget(name: "UVTests", dependencies: ["UV"]),
         .testTarget(name: "UncheckedTests", dependencies: ["Unchecked"]),
-        .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "RPC", "NavGraph", "NavigationCore", "NavTesting"]),
+        .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "RPC", "NavGraph", "NavigationCore", "NavTesting", "NavClient"]),
         .testTarget(name: "EndToEndTests", dependencies: ["JSON", "UV", "NavClient", "NavTesting"]),
         .target(name: "NavTesting", dependencies: ["JSON", "NavGraph", "NavigationCore"], path: "Tests/NavTesting"),
     ]
