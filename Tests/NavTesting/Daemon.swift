@@ -91,7 +91,11 @@ public final class Daemon: @unchecked Sendable {
     /// Waits for navd to exit; returns its exit status (128 + signal when killed).
     @discardableResult
     public func waitForExit() -> Int32 {
-        if let exitStatus { return exitStatus }
+        if let exitStatus {
+            // Reaped already (``isRunning``): its stderr may still be on its way to the collector.
+            log.waitUntilClosed(timeout: 5)
+            return exitStatus
+        }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         let s = decodeStatus(status)
