@@ -1,17 +1,19 @@
 import JSON
 import NavGraph
+import NavigationCore
 import RPC
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Fuzz targets for every parser a client or a graph file reaches. One binary, the target chosen by
-/// `NAVD_FUZZ_TARGET` (framing, json, graph, argv). Built with `-sanitize=fuzzer,address -DFUZZING`
+/// Fuzz targets for every parser a client, a graph file or a state file reaches, and for sequences of
+/// requests. One binary, the target chosen by `NAVD_FUZZ_TARGET` (framing, json, graph, argv, state,
+/// session). Built with `-sanitize=fuzzer,address -DFUZZING`
 /// (`make fuzz`) it is a libFuzzer binary; built plainly it runs the files given as arguments
 /// through the target (replaying a corpus or a crash).
 enum FuzzTarget: String, CaseIterable {
-    case framing, json, graph, argv
+    case framing, json, graph, argv, state, session
 
     static var current: FuzzTarget {
         guard let name = getenv("NAVD_FUZZ_TARGET").map({ String(cString: $0) }), let t = FuzzTarget(rawValue: name) else {
@@ -27,6 +29,8 @@ enum FuzzTarget: String, CaseIterable {
         case .json: fuzzJSON(data)
         case .graph: fuzzGraph(data)
         case .argv: fuzzArgv(data)
+        case .state: fuzzState(data)
+        case .session: fuzzSession(data)
         }
     }
 }
