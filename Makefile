@@ -76,8 +76,11 @@ test-asan: deps
 soak: build
 	scripts/soak.sh
 
-## make attacks: the hardening attacks (placeholder values, reload without a role, an alias bomb,
-## huge batches, pipelining, bad --socket paths) against the release navd while another client pings.
+## make attacks: the hardening attacks against the release navd while another client pings: the first
+## pass's (placeholder values, reload without a role, an alias bomb, huge batches, pipelining, bad
+## --socket paths) and the robustness issue's ten (depth, committed replies, a provider flood, recovery
+## facts, memory, per-uid fairness, --socket "", pending work, clients against a stopped navd,
+## restored state). Prints ping p50/p99/max and navd's RSS after each.
 attacks: build
 	python3 scripts/attacks.py .build/release/navd
 

@@ -1,23 +1,44 @@
 #!/usr/bin/env python3
 """Replay the attacks of the hardening work against a running build of navd, as a hostile local
 client would, while another client pings navd every 20 ms. Each attack passes when navd refuses
-or survives it as PROTOCOL.md says, and the pinging client's slowest answer during it stays under
-a second. Prints one line per attack and exits 1 if any failed.
+or survives it as PROTOCOL.md and SECURITY.md say, and the pinging client's slowest answer during
+it stays under a second. Prints one line per attack (ping p50, p99 and max while it ran, navd's
+resident memory after it) and exits 1 if any failed.
 
     scripts/attacks.py NAVD        (make attacks: a release build)
 
-Faults that need a tampered state file, a full disk, a squatted default socket, a policy change
-with SIGHUP or a recovery flow are regression tests of `make test` (HardeningTests.swift); this
-script covers what a client can do through the socket and what `navd check` reads.
+The first six are the attacks of the first hardening pass; the next ten those of the robustness
+issue (depth, committed replies, a provider flood, recovery facts, memory, per-uid fairness, the
+socket path, pending work, clients against a stuck server, restored state). The attacker runs as
+uid 65534 (setpriv) where the attack is about another user. Each also stays as a test of
+`make test` (Tests/EndToEndTests/AttackTests.swift, HardeningTests.swift, Tests/NavServerTests/
+FairnessTests.swift, Clients/python/tests/test_hostile_server.py).
 """
-import json, os, resource, shutil, socket, subprocess, sys, tempfile, threading, time
+import json, os, resource, shutil, signal, socket, subprocess, sys, tempfile, threading, time
 
 NAVD = os.path.abspath(sys.argv[1])
+NAVCTL = os.path.join(os.path.dirname(NAVD), "navctl")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO + "/Clients/python")
+import navd_client  # noqa: E402 - the repository's own client
 WORK = tempfile.mkdtemp(prefix="navd-attacks-")
 os.chmod(WORK, 0o755)  # the attacker of attack 2 is another uid
 SOCK, GRAPH = WORK + "/navd.sock", WORK + "/graph"
 shutil.copytree(REPO + "/Examples/shop", GRAPH)
+# Screens the attacks need beside the example's: reached by `root` (always available).
+open(GRAPH + "/attacks.yaml", "w").write("""module: attacks
+coordinators:
+  Form: {opens: [Waits, Paid, Slow, Draft]}
+  Waits: {preconditions: [pause], opens: [Waits]}
+  Paid: {preconditions: [asked]}
+  Slow: {preconditions: [sleepy]}
+  Draft: {leave: [asked]}
+  Big: {opens: [Big]}
+preconditions:
+  pause: {command: [sh, -c, "cat >/dev/null; sleep 0.1"]}
+  asked: {provider: true, timeout: 30s}
+  sleepy: {command: [sleep, "5"], timeout: 20s}
+""")
 
 
 def request(i, method, params=None):
@@ -68,6 +89,7 @@ class Pinger(threading.Thread):
         self.stop = threading.Event()
 
     def run(self):
+        self.samples = []
         while not self.stop.is_set():
             t = time.monotonic()
             try:
@@ -76,13 +98,19 @@ class Pinger(threading.Thread):
             except Exception as e:  # noqa: BLE001 - any failure is the finding
                 self.failed = repr(e)
                 return
+            took = time.monotonic() - t
             with self.lock:
-                self.worst = max(self.worst, time.monotonic() - t)
+                self.worst = max(self.worst, took)
+                self.samples.append(took)
             time.sleep(0.02)
 
     def window(self):
+        """The slowest ping since the last window, and p50/p99 of the window's pings (seconds)."""
         with self.lock:
             w, self.worst = self.worst, 0.0
+            samples, self.samples = sorted(self.samples), []
+        pct = lambda q: samples[min(len(samples) - 1, int(len(samples) * q))] if samples else 0.0
+        self.last = (pct(0.5), pct(0.99), len(samples))
         return w
 
 
@@ -199,6 +227,400 @@ def socket_paths():
     return ok, "regular file: exit %d, file kept; %d-byte path: exit %d" % (a.returncode, len(long_path), b.returncode)
 
 
+# --- the attacks of the robustness issue ----------------------------------------------------------
+
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def as_nobody(code, *args, timeout=120, wait=True):
+    """Runs Python `code` as uid 65534 with the repository's client importable; its last stdout line
+    is JSON, answered parsed (or the Popen when not `wait`)."""
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": REPO + "/Clients/python", "SOCK": SOCK}
+    python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable  # one uid 65534 may run
+    argv = NOBODY + [python, "-c", code] + [str(a) for a in args]
+    if not wait:
+        return subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.run(argv, env=env, capture_output=True, timeout=timeout)
+    lines = p.stdout.decode().strip().splitlines()
+    if p.returncode != 0 or not lines:
+        raise RuntimeError("the attacker failed: %s" % p.stderr.decode()[-400:])
+    return json.loads(lines[-1])
+
+
+def start_navd(*args, sock=None):
+    """Another navd (release) on a socket of its own (or `sock`); answers (Popen, socket path)."""
+    d = tempfile.mkdtemp(prefix="navd-attack-", dir=WORK)
+    sock = sock or d + "/n.sock"
+    log = open(d + "/navd.log", "wb")
+    p = subprocess.Popen([NAVD, "--socket", sock, "--log-level", "warning"] + list(args), stdout=subprocess.DEVNULL, stderr=log)
+    deadline = time.monotonic() + 20
+    while True:  # until it answers (a socket file may be left from a navd killed before it)
+        try:
+            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            probe.connect(sock)
+            probe.close()
+            return p, sock
+        except OSError:
+            probe.close()
+        if p.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError("navd did not start: %s" % open(d + "/navd.log").read())
+        time.sleep(0.02)
+
+
+def rss_mb(pid):
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def deep_nesting():
+    """Presents over presents until navd refuses; navctl and the Python client read the deepest
+    tree; navd killed -9 restarts on its state file and serves the same tree."""
+    state = tempfile.mkdtemp(prefix="navd-deep-", dir=WORK) + "/s.sqlite"
+    p, sock = start_navd("--state", state)
+    c = navd_client.Client(sock)
+    n, refusal = 0, None
+    while n < 10000:
+        try:
+            c.navigate("shop.Product", by="present", with_={"id": "p%d" % n})
+            n += 1
+        except navd_client.NavdError as e:
+            refusal = e
+            break
+    tree = c.call("tree")
+    printed = subprocess.run([NAVCTL, "--socket", sock, "tree"], capture_output=True, timeout=20)
+    py = navd_client.Client(sock).tree()
+    c.close()
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    p2, _ = start_navd("--state", state, sock=sock)
+    again = navd_client.Client(sock).call("tree")
+    p2.terminate()
+    p2.wait(10)
+    ok = (refusal is not None and refusal.kind == "limitExceeded" and refusal.data.get("limit") == "--max-tree-depth"
+          and printed.returncode == 0 and len(py.visible) == len(tree["visible"]) and again == tree)
+    return ok, "%d nested presents (%d levels), then %s %s; navctl tree exit %d; restarted after kill -9 with the same tree: %s" % (
+        n, len(tree["visible"]), refusal.kind if refusal else "none", refusal.data.get("limit") if refusal else "",
+        printed.returncode, again == tree)
+
+
+def committed_answers():
+    """A navigation that waits, then replaces its own source, is answered as committed (and so is
+    a keyed retry)."""
+    c = navd_client.Client(SOCK)
+    c.call("session.open", name="a2")
+    form = c.navigate("attacks.Form", by="root", session="a2")
+    r = c.navigate("attacks.Waits", by="replace", from_=form["node"], key="k", session="a2")
+    again = c.navigate("attacks.Waits", by="replace", from_=form["node"], key="k", session="a2")
+    top = c.tree(session="a2").visible[-1]
+    c.close()
+    return r == again and r["node"] == top, "replace after a command: version %d, node %s on top, keyed retry equal: %s" % (
+        r["version"], r["node"], r == again)
+
+
+FLOOD = r"""
+import json, socket, sys, threading
+from navd_client import Client
+n = int(sys.argv[1])
+c = Client(__import__("os").environ["SOCK"], timeout=60)
+c.call("session.open", name="att")
+c.navigate("attacks.Form", by="root", session="att")
+s = c._sock
+got = [0]
+def read():
+    f = s.makefile("rb")
+    while got[0] < n and f.readline():
+        got[0] += 1
+t = threading.Thread(target=read); t.start()
+line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "navigate", "params": {"session": "att", "to": "attacks.Paid"}}).encode() + b"\n"
+s.sendall(line * n)
+t.join(120)
+print(json.dumps({"answered": got[0]}))
+"""
+
+
+def provider_flood():
+    """100,000 pipelined navigations needing a provider, from uid 65534 in its own session, while
+    a provider answers: the provider is never disconnected, and navd's own uid is still served."""
+    answered = [0]
+
+    def yes(_):
+        answered[0] += 1
+        return True
+    prov = navd_client.Provider(SOCK, {"attacks.asked": yes})
+    r = as_nobody(FLOOD, 100000, timeout=300)
+    c = navd_client.Client(SOCK)
+    c.call("session.open", name="a3")
+    c.navigate("attacks.Form", by="root", session="a3")
+    t = time.monotonic()
+    mine = c.navigate("attacks.Paid", session="a3")
+    took = time.monotonic() - t
+    provided = c.call("stats")["provided"]
+    c.close()
+    prov.stop()
+    ok = r["answered"] == 100000 and provided >= 1 and mine["version"] > 0
+    return ok, "uid 65534: %d of 100,000 answered; the provider answered %d and stayed connected (provided %d); another navigation through it: %.1f ms" % (
+        r["answered"], answered[0], provided, took * 1000)
+
+
+MALLORY = r"""
+import json, os
+from navd_client import Client, NavdError
+c = Client(os.environ["SOCK"])
+c.navigate(route="account")
+c.send("navigate", route="orders")
+flow = None
+for _ in range(50):
+    flows = [n["id"] for n in c.tree().nodes() if n.get("kind") == "flow"]
+    if flows:
+        flow = flows[-1]
+        break
+try:
+    c.flow_complete(flow, result={"user": "mallory"})
+    out = "completed"
+except NavdError as e:
+    out = e.kind
+print(json.dumps({"flow": flow, "outcome": out}))
+"""
+
+
+def recovery_facts():
+    """uid 65534 may not write main's facts, nor through the recovery flow's recover.facts."""
+    c = navd_client.Client(SOCK)
+    c.call("reset")
+    r = as_nobody(MALLORY)
+    facts = c.facts()
+    c.call("reset")
+    c.close()
+    return r["outcome"] == "accessDenied" and "user" not in facts, "completing %s as uid 65534: %s; main's facts: %s" % (
+        r["flow"], r["outcome"], json.dumps(facts))
+
+
+def memory_bounds():
+    """64 KiB facts until refused; 900 KB setup models until refused; the tree stays answerable."""
+    c = navd_client.Client(SOCK)
+    c.call("session.open", name="a5")
+    facts = 0
+    try:
+        while facts < 9600:
+            c.set_facts({"f%d" % facts: "v" * 65000}, session="a5")
+            facts += 1
+    except navd_client.LimitExceeded as e:
+        facts_limit = e.data.get("limit")
+    screens = 0
+    c.navigate("attacks.Form", by="root", session="a5")
+    try:
+        while screens < 60:
+            c.navigate("attacks.Big", by="root" if screens == 0 else "push", session="a5", with_={"ref": "r" * 900000})
+            screens += 1
+    except navd_client.LimitExceeded as e:
+        params_limit = e.data.get("limit")
+    t = time.monotonic()
+    tree = c.call("tree", session="a5")
+    took = time.monotonic() - t
+    c.call("session.close", name="a5")
+    c.close()
+    ok = facts < 20 and facts_limit == "--max-facts-bytes" and screens < 3 and params_limit == "--max-params-bytes"
+    return ok, "%d facts of 64 KiB, then %s; %d screens of 900 KB, then %s; tree of %d bytes in %.1f ms" % (
+        facts, facts_limit, screens, params_limit, len(json.dumps(tree)), took * 1000)
+
+
+HOG = r"""
+import json, os, resource, socket, sys, time
+from navd_client import Client, NavdError
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+path = os.environ["SOCK"]
+conns = []
+refused = None
+while len(conns) < 20000:
+    try:
+        c = Client(path, timeout=10)
+        c.ping()
+        conns.append(c)
+    except NavdError as e:
+        # Refused: navd said why at once, and closed. Read what it says to a new connection.
+        raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        raw.connect(path)
+        said = json.loads(raw.makefile("rb").readline() or b"{}")
+        refused = ((said.get("error") or {}).get("data") or {}).get("limit") or e.message
+        break
+sessions, srefused = 0, None
+while sessions < 20000:
+    try:
+        conns[0].call("session.open", name="hog%d" % sessions)
+        sessions += 1
+    except NavdError as e:
+        srefused = e.data.get("limit")
+        break
+# Pending navigations: 16 commands (children), the rest waiting on a provider that never answers.
+pending = 0
+for i in range(1000):
+    c = conns[1 + i // 200]
+    c.send("navigate", session="hog%d" % i, to="attacks.Form", by="root")
+for i in range(1000):
+    c = conns[1 + i // 200]
+    c.send("navigate", session="hog%d" % i, to="attacks.Slow" if i < 16 else "attacks.Paid")
+    pending += 1
+time.sleep(1)
+print(json.dumps({"connections": len(conns), "refused": refused, "sessions": sessions, "sessionsRefused": srefused, "pending": pending}), flush=True)
+sys.stdin.read()
+"""
+
+
+def per_uid_fairness():
+    """uid 65534 takes its every share: connections, sessions, pending navigations, command
+    children. navd's own uid still connects, opens a session, navigates and pings quickly."""
+    holder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # a provider that never answers
+    holder.connect(SOCK)
+    holder.sendall(b'{"jsonrpc":"2.0","id":1,"method":"provide","params":{"preconditions":["attacks.asked"]}}\n')
+    drain = threading.Thread(target=lambda: [None for _ in iter(lambda: holder.recv(65536), b"")], daemon=True)
+    drain.start()
+    hog = as_nobody(HOG, wait=False)
+    held = json.loads(hog.stdout.readline())
+    stats = navd_client.Client(SOCK).call("stats")
+    users = stats["users"].get("65534", {})
+    lat = []
+    for i in range(200):
+        t = time.monotonic()
+        c = navd_client.Client(SOCK)
+        c.call("session.open", name="fair%d" % i)
+        c.navigate("shop.Product", with_={"id": "p1"}, session="fair%d" % i)
+        c.ping()
+        lat.append(time.monotonic() - t)
+        c.call("session.close", name="fair%d" % i)
+        c.close()
+    lat.sort()
+    p99 = lat[int(len(lat) * 0.99)]
+    hog.stdin.close()
+    hog.wait(60)
+    holder.close()
+    ok = held["refused"] == "--max-connections-per-uid" and held["sessionsRefused"] == "--max-sessions-per-uid" and p99 < 0.010
+    return ok, "uid 65534 holds %d connections (then %s), %d sessions (then %s), pending %d, children %d; navd's uid: connect+open+navigate+ping p50 %.2f ms, p99 %.2f ms" % (
+        held["connections"], held["refused"], held["sessions"], held["sessionsRefused"], users.get("pending", 0), users.get("children", 0),
+        lat[len(lat) // 2] * 1000, p99 * 1000)
+
+
+def socket_empty():
+    """--socket "" and abstract names are refused, before anything starts."""
+    a = subprocess.run([NAVD, "--ephemeral", "--socket", ""], capture_output=True, timeout=20)
+    b = subprocess.run([NAVD, "--ephemeral", "--socket", "@navd"], capture_output=True, timeout=20)
+    ok = a.returncode == 64 and b"is empty" in a.stderr and b.returncode == 64 and b"abstract" in b.stderr
+    return ok, "--socket \"\": exit %d; --socket @navd: exit %d" % (a.returncode, b.returncode)
+
+
+def pending_work():
+    """20,000 dismisses of a guarded screen: each supersedes the last, and a reset ends the last at
+    once. 300 slow commands from one uid: at most its share run at once."""
+    holder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    holder.connect(SOCK)
+    holder.sendall(b'{"jsonrpc":"2.0","id":1,"method":"provide","params":{"preconditions":["attacks.asked"]}}\n')
+    threading.Thread(target=lambda: [None for _ in iter(lambda: holder.recv(65536), b"")], daemon=True).start()
+    c = navd_client.Client(SOCK, timeout=60)
+    c.call("session.open", name="a8")
+    c.navigate("attacks.Form", by="root", session="a8")
+    draft = c.navigate("attacks.Draft", session="a8")["node"]
+    # Raw, with a reader: 20,000 requests pipelined while their answers are read.
+    raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    raw.connect(SOCK)
+    replies = []
+    done = threading.Event()
+
+    def read():
+        f = raw.makefile("rb")
+        for line in f:
+            replies.append(json.loads(line))
+            if len(replies) == 19999:
+                done.set()
+        done.set()
+    threading.Thread(target=read, daemon=True).start()
+    raw.sendall(b"".join(json.dumps(request(i, "dismiss", {"node": draft, "session": "a8"})).encode() + b"\n" for i in range(20000)))
+    done.wait(120)
+    superseded = sum(1 for r in replies if (r.get("error") or {}).get("data", {}).get("kind") == "cancelled")
+    pending = c.call("stats")["pending"]
+    t = time.monotonic()
+    other = navd_client.Client(SOCK)
+    other.call("reset", session="a8")
+    while len(replies) < 20000 and time.monotonic() - t < 5:
+        time.sleep(0.001)
+    ended = time.monotonic() - t
+    last = (replies[-1].get("error") or {}).get("data", {}).get("kind", "committed") if len(replies) == 20000 else "unanswered"
+    raw.close()
+    # Slow commands: 300 navigations from one uid in 300 sessions, over two connections.
+    conns = [navd_client.Client(SOCK, timeout=60) for _ in range(2)]
+    for i in range(300):
+        conns[i % 2].call("session.open", name="slow%d" % i)
+        conns[i % 2].navigate("attacks.Form", by="root", session="slow%d" % i)
+    for i in range(300):
+        conns[i % 2].send("navigate", session="slow%d" % i, to="attacks.Slow")
+    most = 0
+    for _ in range(30):
+        most = max(most, other.call("stats")["children"])
+        time.sleep(0.1)
+    for cc in conns:
+        cc.close()
+    for i in range(300):
+        other.call("session.close", name="slow%d" % i)
+    other.call("session.close", name="a8")
+    other.close()
+    c.close()
+    holder.close()
+    ok = superseded == 19999 and pending <= 2 and last == "cancelled" and ended < 1 and most <= 16
+    return ok, "%d of 20,000 dismisses superseded, %d pending; after reset the last was %s in %.1f ms; 300 slow commands of one uid: at most %d ran at once" % (
+        superseded, pending, last, ended * 1000, most)
+
+
+def stuck_server():
+    """The Python client and navctl against a stopped navd: their timeouts hold, for sending too."""
+    p, sock = start_navd("--ephemeral")
+    os.kill(p.pid, signal.SIGSTOP)
+    t = time.monotonic()
+    try:
+        navd_client.Client(sock, timeout=2).call("navigate", to="shop.Product", with_={"id": "x" * 900000})
+        py = "answered"
+    except navd_client.NavdError as e:
+        py = e.kind
+    py_took = time.monotonic() - t
+    t = time.monotonic()
+    ctl = subprocess.run([NAVCTL, "--socket", sock, "--timeout", "1", "tree"], capture_output=True, timeout=30)
+    ctl_took = time.monotonic() - t
+    os.kill(p.pid, signal.SIGCONT)
+    p.terminate()
+    p.wait(10)
+    ok = py == "timeout" and py_took < 5 and ctl.returncode == 1 and ctl_took < 5
+    return ok, "Python client, 900 KB to a stopped navd with timeout=2: %s in %.1f s; navctl --timeout 1: exit %d in %.1f s" % (
+        py, py_took, ctl.returncode, ctl_took)
+
+
+def restored_state():
+    """A state file whose session breaks its schema, holds facts that are not an object, or more
+    sessions than allowed is refused, naming the session and the rule; --repair sets it aside."""
+    state = tempfile.mkdtemp(prefix="navd-state-", dir=WORK) + "/s.sqlite"
+    p, sock = start_navd("--state", state)
+    c = navd_client.Client(sock)
+    for name in ["a", "b", "c"]:
+        c.call("session.open", name=name)
+        c.navigate("shop.Product", with_={"id": "p1"}, session=name)
+    c.close()
+    p.terminate()
+    p.wait(10)
+    subprocess.run(["sqlite3", state, "UPDATE sessions SET tree = replace(tree, '\"id\":\"p1\"', '\"id\":7') WHERE name = 'b'"], check=True)
+    refused = subprocess.run([NAVD, "--socket", sock, "--state", state], capture_output=True, timeout=20)
+    subprocess.run(["sqlite3", state, "UPDATE sessions SET tree = replace(tree, '\"id\":7', '\"id\":\"p1\"'), facts = '[1]' WHERE name = 'b'"], check=True)
+    facts = subprocess.run([NAVD, "--socket", sock, "--state", state], capture_output=True, timeout=20)
+    subprocess.run(["sqlite3", state, "UPDATE sessions SET facts = '{}' WHERE name = 'b'"], check=True)
+    many = subprocess.run([NAVD, "--socket", sock, "--state", state, "--max-sessions", "2"], capture_output=True, timeout=20)
+    p, sock = start_navd("--state", state, "--max-sessions", "2", "--repair", sock=sock)
+    kept = navd_client.Client(sock).call("session.list")["sessions"]
+    p.terminate()
+    p.wait(10)
+    ok = (refused.returncode == 1 and b'session "b"' in refused.stderr and b"must be string" in refused.stderr
+          and facts.returncode == 1 and b"not an object" in facts.stderr and many.returncode == 1 and b"--max-sessions (2)" in many.stderr)
+    return ok, "bad params: exit %d; facts [1]: exit %d; 4 sessions with --max-sessions 2: exit %d; --repair serves %s" % (
+        refused.returncode, facts.returncode, many.returncode, kept)
+
+
 ATTACKS = [
     ("1. placeholder-shaped values in a command's argv", placeholder_values),
     ("2. graph.reload, provide, others' facts without a role", reload_without_role),
@@ -206,16 +628,26 @@ ATTACKS = [
     ("4. 9,000-request batch; 1,000 context.get of 10,000 facts", big_batches),
     ("5. 2,000 pipelined requests while reading", pipelining_reader),
     ("6. --socket at a regular file or past the length limit", socket_paths),
+    ("7. deep nesting: presents until refused, kill -9, restart", deep_nesting),
+    ("8. a waiting navigation that replaces its source", committed_answers),
+    ("9. 100,000 provider navigations from another uid", provider_flood),
+    ("10. recover.facts written by another uid", recovery_facts),
+    ("11. 64 KiB facts and 900 KB params without end", memory_bounds),
+    ("12. one uid takes every share; another is served", per_uid_fairness),
+    ("13. --socket \"\" and abstract names", socket_empty),
+    ("14. 20,000 guarded dismisses; 300 slow commands", pending_work),
+    ("15. clients against a stopped navd", stuck_server),
+    ("16. a state file that breaks the rules", restored_state),
 ]
 
 
 def main():
-    navd = subprocess.Popen([NAVD, "--graph", GRAPH, "--socket", SOCK, "--ephemeral"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    log = open(WORK + "/navd.log", "wb")  # read by nobody while it runs: a pipe would fill up and stall navd
+    navd = subprocess.Popen([NAVD, "--graph", GRAPH, "--socket", SOCK, "--ephemeral"], stdout=subprocess.DEVNULL, stderr=log)
     deadline = time.monotonic() + 20
     while not os.path.exists(SOCK):
         if navd.poll() is not None or time.monotonic() > deadline:
-            sys.exit("navd did not start: %s" % navd.stderr.read().decode())
+            sys.exit("navd did not start: %s" % open(WORK + "/navd.log").read())
         time.sleep(0.05)
     os.chmod(SOCK, 0o666)
     pinger = Pinger()
@@ -228,10 +660,12 @@ def main():
         except Exception as e:  # noqa: BLE001 - an exception is a failed attack check
             ok, detail = False, "raised %r" % e
         worst = pinger.window()
+        p50, p99, _ = pinger.last
         alive = navd.poll() is None and pinger.failed is None
         held = ok and alive and worst < 1.0
         failures += not held
-        print("%-60s %-4s ping max %6.1f ms  %s" % (name, "held" if held else "FAIL", worst * 1000, detail), flush=True)
+        print("%-58s %-4s ping p50 %5.2f p99 %6.2f max %6.1f ms, RSS %4.0f MB  %s" % (
+            name, "held" if held else "FAIL", p50 * 1000, p99 * 1000, worst * 1000, rss_mb(navd.pid) if alive else 0, detail), flush=True)
         if not alive:
             print("navd stopped or stopped answering: %s" % (pinger.failed or "exit %s" % navd.poll()))
             break

@@ -1,3 +1,7 @@
+// The session target drives navd's server in-process through its internal memory streams, which
+// only a build for testing can reach: debug builds (make fuzz, the replay build). A release build of
+// the package leaves it out.
+#if DEBUG
 import JSON
 import Logging
 import NavClient
@@ -34,7 +38,7 @@ let sessionGraphText = """
     links:
       "/a/:n": [Home, {to: A, with: {n: ":n"}}]
     """
-nonisolated(unsafe) let sessionGraph = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: sessionGraphText)], baseDirectory: "/nonexistent").graph!
+let sessionGraph = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: sessionGraphText)], baseDirectory: "/nonexistent").graph!
 
 /// A sequence of requests, read from the input, through an in-process navd (memory streams, its
 /// real loop): navd answers every request, never crashes, keeps to its limits, and a subscriber's
@@ -135,3 +139,8 @@ func fuzzSession(_ data: UnsafeRawBufferPointer) {
     server.shutdown()
     _ = server.run()
 }
+#else
+func fuzzSession(_ data: UnsafeRawBufferPointer) {
+    say("the session target needs a debug build (make fuzz builds one)")
+}
+#endif

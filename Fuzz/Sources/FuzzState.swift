@@ -3,7 +3,7 @@ import NavGraph
 import NavigationCore
 
 /// The example graph, loaded once for every input.
-nonisolated(unsafe) let exampleGraph = GraphLoader.loadEmbeddedExample().graph!
+let exampleGraph = GraphLoader.loadEmbeddedExample().graph!
 
 /// A saved session as a state file holds it: the tree's JSON text, then after a NUL byte the facts'.
 /// Small limits (depth 12, 60 nodes) so that trees beyond them are reached. A session that restores

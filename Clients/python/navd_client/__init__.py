@@ -227,6 +227,14 @@ def default_socket_path(explicit=None):
     return (env.get("TMPDIR") or "/tmp").rstrip("/") + "/navd-%d/navd.sock" % os.getuid()
 
 
+def _ready(sock, events, seconds):
+    """Whether `sock` is ready for `events` within `seconds` (poll: any descriptor number, where
+    select stops at 1024)."""
+    p = select.poll()
+    p.register(sock, events | select.POLLERR | select.POLLHUP)
+    return bool(p.poll(max(0, int(seconds * 1000) + 1)))
+
+
 def _params(params, kw):
     """Merges keyword params into ``params``: ``with_``/``from_`` name ``with``/``from``; None is left out."""
     p = dict(params or {})
@@ -328,7 +336,7 @@ class Client:
             while view:
                 if deadline is not None:
                     left = deadline - time.monotonic()
-                    if left <= 0 or not select.select([], [self._sock], [], left)[1]:
+                    if left <= 0 or not _ready(self._sock, select.POLLOUT, left):
                         raise Timeout("navd did not take the request within the timeout (is it stopped?)")
                 try:
                     n = self._sock.send(view, socket.MSG_DONTWAIT)  # a blocking send waits for all of it
@@ -359,7 +367,7 @@ class Client:
                 raise ProtocolError("a line from navd is longer than %d bytes (max_line)" % self.max_line)
             if deadline is not None:
                 left = deadline - time.monotonic()
-                if left <= 0 or not select.select([self._sock], [], [], left)[0]:
+                if left <= 0 or not _ready(self._sock, select.POLLIN, left):
                     raise Timeout("navd sent nothing within the timeout")
             try:
                 chunk = self._sock.recv(min(65536, self.max_line + 1 - len(self._buf)))

@@ -139,7 +139,7 @@ final class SQLiteStore: Store {
     /// Every saved session, rebuilt against `graph` and checked as a request is. One that breaks a
     /// rule stops navd with the session and the rule named, or (`--repair`) is set aside.
     func load(graph: NavigationGraph) throws(StateError) -> [Session] {
-        let s = try prepare("SELECT name, version, next_id, tree, facts, owner FROM sessions ORDER BY name")
+        let s = try prepare("SELECT name, version, next_id, tree, facts, owner FROM sessions ORDER BY name <> 'main', name")  // "main" first: it always exists, and counts
         defer { sqlite3_finalize(s) }
         let parser = saved.parser()
         var out: [Session] = []
