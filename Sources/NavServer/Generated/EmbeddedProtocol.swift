@@ -130,7 +130,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "stats",
-      "summary": "Counters: connections, requests, commits, pending work, uptime (seconds), memory (bytes).",
+      "summary": "Counters: connections, requests, commits, pending work, command children running, provider requests waiting in navd, what each uid holds of its shares (users: connections, sessions, pending, children), uptime (seconds), memory (bytes).",
       "params": [],
       "result": {
         "name": "stats",
@@ -633,6 +633,9 @@ public enum EmbeddedProtocol {
         },
         {
           "$ref": "#/components/errors/unknownTarget"
+        },
+        {
+          "$ref": "#/components/errors/limitExceeded"
         }
       ]
     },
@@ -740,6 +743,12 @@ public enum EmbeddedProtocol {
         },
         {
           "$ref": "#/components/errors/invalidParams"
+        },
+        {
+          "$ref": "#/components/errors/limitExceeded"
+        },
+        {
+          "$ref": "#/components/errors/cancelled"
         }
       ]
     },
@@ -820,6 +829,12 @@ public enum EmbeddedProtocol {
         },
         {
           "$ref": "#/components/errors/invalidParams"
+        },
+        {
+          "$ref": "#/components/errors/accessDenied"
+        },
+        {
+          "$ref": "#/components/errors/limitExceeded"
         }
       ],
       "examples": [
@@ -849,7 +864,8 @@ public enum EmbeddedProtocol {
           }
         }
       ],
-      "paramStructure": "by-name"
+      "paramStructure": "by-name",
+      "description": "Completing a recovery flow whose precondition declares recover.facts writes those facts into the session: it needs the uid that opened the session or the role admin, as context.set does (accessDenied)."
     },
     {
       "name": "tree",
@@ -895,6 +911,9 @@ public enum EmbeddedProtocol {
       "errors": [
         {
           "$ref": "#/components/errors/unknownTarget"
+        },
+        {
+          "$ref": "#/components/errors/limitExceeded"
         }
       ],
       "examples": [
@@ -972,6 +991,9 @@ public enum EmbeddedProtocol {
       "errors": [
         {
           "$ref": "#/components/errors/unknownTarget"
+        },
+        {
+          "$ref": "#/components/errors/limitExceeded"
         }
       ],
       "examples": [
@@ -1184,6 +1206,9 @@ public enum EmbeddedProtocol {
       "errors": [
         {
           "$ref": "#/components/errors/unknownTarget"
+        },
+        {
+          "$ref": "#/components/errors/limitExceeded"
         }
       ],
       "examples": [
@@ -1578,6 +1603,12 @@ public enum EmbeddedProtocol {
         },
         {
           "$ref": "#/components/errors/invalidParams"
+        },
+        {
+          "$ref": "#/components/errors/limitExceeded"
+        },
+        {
+          "$ref": "#/components/errors/cancelled"
         }
       ],
       "examples": [
@@ -1877,7 +1908,7 @@ public enum EmbeddedProtocol {
         "message": "limitExceeded",
         "data": {
           "kind": "limitExceeded",
-          "description": "A documented limit was reached; data.limit names the navd option that sets it, data.max gives its value. Nothing of the request was done."
+          "description": "A documented limit was reached; data.limit names the navd option that sets it (--max-tree-depth, --max-params-bytes, --max-pending-per-uid, --max-output, …; a few fixed limits are named as SECURITY.md lists them), data.max gives its value. Nothing of the request was done. An answer larger than --max-output is replaced by this error."
         }
       },
       "unavailable": {
