@@ -1,6 +1,7 @@
 extension JSONValue {
     /// The number of bytes ``JSONWriter`` writes for this value, counted without writing it: what
-    /// navd's size limits measure (a session's setup models and facts, hints, results).
+    /// navd's size limits measure (a session's setup models and facts, hints, results). Every new
+    /// screen's setup model is counted, so strings are scanned in place, without iterating a view.
     public var encodedSize: Int {
         switch self {
         case .null: return 4
@@ -20,16 +21,38 @@ extension JSONValue {
     }
 
     /// The bytes of `s` written as a JSON string, quotes and escapes counted.
+    @inline(__always)
     public static func encodedSize(of s: String) -> Int {
-        var n = 2
-        for c in s.utf8 {
-            if c >= 0x20 && c != 0x22 && c != 0x5C {
-                n += 1
-            } else {
-                switch c {
-                case 0x22, 0x5C, 0x0A, 0x0D, 0x09, 0x08, 0x0C: n += 2
-                default: n += 6
-                }
+        if let n = s.utf8.withContiguousStorageIfAvailable({ escapedSize($0) }) { return n }
+        var copy = s
+        return copy.withUTF8 { escapedSize($0) }
+    }
+
+    @inline(__always)
+    static func escapedSize(_ b: UnsafeRawBufferPointer) -> Int {
+        guard let p = b.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return 2 }
+        return escapedSize(p, b.count)
+    }
+
+    @inline(__always)
+    static func escapedSize(_ b: UnsafeBufferPointer<UInt8>) -> Int {
+        guard let p = b.baseAddress else { return 2 }
+        return escapedSize(p, b.count)
+    }
+
+    /// Quotes, the bytes, and what escaping adds: one byte for `\"`, `\\` and the named controls,
+    /// five for `\u00XX`.
+    @inline(__always)
+    static func escapedSize(_ p: UnsafePointer<UInt8>, _ count: Int) -> Int {
+        var n = 2 + count
+        var i = 0
+        while i < count {
+            let c = p[i]
+            i += 1
+            if c >= 0x20 && c != 0x22 && c != 0x5C { continue }
+            switch c {
+            case 0x22, 0x5C, 0x0A, 0x0D, 0x09, 0x08, 0x0C: n += 1
+            default: n += 5
             }
         }
         return n
@@ -50,7 +73,11 @@ extension JSONObject {
     /// The number of bytes ``JSONWriter`` writes for this object (see ``JSONValue/encodedSize``).
     public var encodedSize: Int {
         var n = 2 + Swift.max(0, count - 1)
-        for m in members { n += JSONValue.encodedSize(of: m.key) + 1 + m.value.encodedSize }
+        for m in members {
+            n += JSONValue.encodedSize(of: m.key) + 1
+            // The common member: a string (a setup model's id, a fact's flag).
+            if case .string(let s) = m.value { n += JSONValue.encodedSize(of: s) } else { n += m.value.encodedSize }
+        }
         return n
     }
 }

@@ -29,6 +29,33 @@ public final class NavigationGraph: @unchecked Sendable {
     public let hasLeaveGuards: Bool
     /// By coordinator index: whether it has `leave:` guards.
     public let leaveGuarded: [Bool]
+    /// By coordinator index: what navigating to it makes (read on every navigation, for the limits).
+    public let made: [Made]
+
+    /// What a navigation to a coordinator adds to a tree: its node, a flow's start step, a tab
+    /// container's stacks and their first nodes.
+    public struct Made: Sendable {
+        /// Nodes from its node to the deepest it makes, both counted.
+        public let height: Int
+        /// How many nodes it makes.
+        public let nodes: Int
+        /// The bytes of the empty setup models (`{}`) of the nodes it makes besides its own.
+        public let extraBytes: Int
+
+        static func of(_ c: Coordinator, in coordinators: [Coordinator]) -> Made {
+            func alone(_ c: Coordinator) -> Made { c.flowStart >= 0 ? Made(height: 2, nodes: 2, extraBytes: 2) : Made(height: 1, nodes: 1, extraBytes: 0) }
+            guard c.isTabContainer else { return alone(c) }
+            // A tab is never a container itself (the graph is refused otherwise).
+            var height = 0, nodes = 1, bytes = 0
+            for t in c.tabs {
+                let m = alone(coordinators[t])
+                height = max(height, m.height)
+                nodes += 1 + m.nodes
+                bytes += 2 + m.extraBytes
+            }
+            return Made(height: 2 + height, nodes: nodes, extraBytes: bytes)
+        }
+    }
 
     init(modules: [Module], coordinators: [Coordinator], preconditions: [Precondition], routes: [Route],
          links: [Link], root: Root, baseDirectory: String) {
@@ -40,6 +67,7 @@ public final class NavigationGraph: @unchecked Sendable {
         self.root = root
         self.baseDirectory = baseDirectory
         leaveGuarded = coordinators.map { !$0.leave.isEmpty }
+        made = coordinators.map { Made.of($0, in: coordinators) }
         hasLeaveGuards = leaveGuarded.contains(true)
         var ambiguous: [String: [String]] = [:]
         func index(_ names: [(qualified: String, local: String)]) -> [String: Int] {

@@ -92,10 +92,16 @@ public struct Plan: Sendable {
     }
 
     public init(target: Int, by: Presentation, params: JSONValue, source: Int, ifVersion: Int?, preconditions: [Int]) {
+        self.init(target: target, by: by, params: params, paramsBytes: params.encodedSize, source: source, ifVersion: ifVersion,
+                  preconditions: preconditions)
+    }
+
+    /// A plan whose `params` the caller measured (`paramsBytes` is `params` as JSON, in bytes).
+    public init(target: Int, by: Presentation, params: JSONValue, paramsBytes: Int, source: Int, ifVersion: Int?, preconditions: [Int]) {
         self.target = target
         self.by = by
         self.params = params
-        self.paramsBytes = params.encodedSize
+        self.paramsBytes = paramsBytes
         self.source = source
         self.ifVersion = ifVersion
         self.preconditions = preconditions

@@ -10,8 +10,9 @@ extension Session {
     /// `afterFlow`: the navigation continues a completed flow (its `then`): the flow's `opens` and
     /// its declared `then` decide what it may open, not the source's. `declaredTarget`: the graph
     /// itself names this target (a precondition's declared `redirect`), so `opens` is not asked.
+    /// `withBytes`: `given` as JSON, in bytes, when the caller measured it (else it is measured).
     public func plan(_ destination: Destination, by: Presentation?, with given: JSONObject?, from: String?, ifVersion: Int?,
-                     caller: Caller, afterFlow: Int? = nil, declaredTarget: Bool = false) throws(NavError) -> Plan {
+                     caller: Caller, afterFlow: Int? = nil, declaredTarget: Bool = false, withBytes: Int? = nil) throws(NavError) -> Plan {
         let target = graph.coordinators[destination.target]
         var with: JSONObject
         if let routeWith = destination.with {
@@ -100,13 +101,17 @@ extension Session {
         if style == .select {
             return Plan(target: target.index, by: style, params: .object(with), source: source.number, ifVersion: r.ifVersion, preconditions: target.preconditions)
         }
+        let given = with.count
         mediate(target, from: source.params, into: &with)
         let params = JSONValue.object(with)
         if let setup = target.setup, let violation = setup.validate(params) {
             throw NavError(.invalidSetup, "\"with\" does not match the setup of `\(target.name)`: \(violation.message)",
                            data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "to": .string(target.name)])
         }
-        return Plan(target: target.index, by: style, params: params, source: source.number, ifVersion: r.ifVersion, preconditions: target.preconditions)
+        // The size the caller measured holds while the params are `with` as given.
+        let bytes = destination.with == nil && with.count == given ? withBytes ?? params.encodedSize : params.encodedSize
+        return Plan(target: target.index, by: style, params: params, paramsBytes: bytes, source: source.number, ifVersion: r.ifVersion,
+                    preconditions: target.preconditions)
     }
 
     /// Mediation: the fields of `target`'s setup that `with` leaves unset, copied from the source's params.
@@ -156,7 +161,7 @@ extension Session {
                            data: ["version": .int(version), "ifVersion": .int(v)])
         }
         // Within the limits (exactly; a popUpTo's growth is estimated, and measured on a copy below).
-        let fits = try checkGrowth(plan, from: origin)
+        let fits = try checkGrowth(target: plan.target, by: plan.by, bytes: plan.paramsBytes, exact: plan.popUpTo == nil, from: origin)
         var changes = ChangeLog(enabled: recordsChanges, graph)
         var removed = Removal()
         var source = origin
@@ -169,11 +174,7 @@ extension Session {
                 _ = try trial.commit(plan)
             }
             source = try popUp(to: pop.node, inclusive: pop.inclusive, changes: &changes, removed: &removed)
-            if isTrial {
-                var popped = plan
-                popped.popUpTo = nil
-                _ = try checkGrowth(popped, from: source)
-            }
+            if isTrial { _ = try checkGrowth(target: plan.target, by: plan.by, bytes: plan.paramsBytes, exact: true, from: source) }
         }
         if changes.enabled, let h = plan.hints { changes.hints = h }
         let created: Node

@@ -41,12 +41,14 @@ extension SessionLimits {
                  data: ["limit": .string(option), "max": .int(max)])
     }
 
+    @inline(__always)
     func fits(depth: Int, nodes: Int, paramsBytes: Int) -> Bool {
         depth <= maxDepth && nodes <= maxNodes && paramsBytes <= maxParamsBytes
     }
 
     /// Refuses a tree of `depth` levels, `nodes` nodes and `paramsBytes` bytes of setup models; for an
     /// estimate (`exact` false), answers whether it fits instead.
+    @inline(__always)
     func check(depth: Int, nodes: Int, paramsBytes: Int, exact: Bool) throws(NavError) -> Bool {
         if !exact { return fits(depth: depth, nodes: nodes, paramsBytes: paramsBytes) }
         try check(depth: depth, nodes: nodes, paramsBytes: paramsBytes)
@@ -54,7 +56,15 @@ extension SessionLimits {
     }
 
     /// Refuses a tree of `depth` levels, `nodes` nodes and `paramsBytes` bytes of setup models.
+    @inline(__always)
     func check(depth: Int, nodes: Int, paramsBytes: Int) throws(NavError) {
+        if fits(depth: depth, nodes: nodes, paramsBytes: paramsBytes) { return }
+        try refuse(depth: depth, nodes: nodes, paramsBytes: paramsBytes)
+    }
+
+    /// The `limitExceeded` of a tree that passes a limit (kept out of the line: messages are long).
+    @inline(never)
+    func refuse(depth: Int, nodes: Int, paramsBytes: Int) throws(NavError) {
         if depth > maxDepth {
             throw exceeded("the tree's depth", depth, maxDepth, option: "--max-tree-depth",
                            hint: "dismiss modals or flows before presenting more, or navigate with by: root or reset")
@@ -81,6 +91,7 @@ extension SessionLimits {
 
 extension Session {
     /// Nodes from the root to `n`, both counted (the tree holds every node of the walk).
+    @inline(__always)
     func depth(of n: Node) -> Int {
         var d = 1
         var p = n.parentRef
@@ -91,23 +102,11 @@ extension Session {
         return d
     }
 
-    /// What making a node of `coordinator` adds (``makeTarget(_:params:bytes:)``): the nodes from it
-    /// to its deepest, both counted; how many nodes it makes; and the bytes of the empty setup models
-    /// of the nodes it makes besides its own. A tab container makes a stack and a node for each tab;
-    /// a flow makes its start step.
+    /// What making a node of `coordinator` adds (``makeTarget(_:params:bytes:)``; ``NavigationGraph/Made``).
+    @inline(__always)
     func shape(of coordinator: Int) -> (height: Int, nodes: Int, extraBytes: Int) {
-        let c = graph.coordinators[coordinator]
-        if c.isTabContainer {
-            var height = 0, nodes = 1, bytes = 0
-            for t in c.tabs {
-                let s = shape(of: t)  // a tab is never a container itself (the graph checks it)
-                height = max(height, s.height)
-                nodes += 1 + s.nodes
-                bytes += 2 + s.extraBytes
-            }
-            return (2 + height, nodes, bytes)
-        }
-        return c.flowStart >= 0 ? (2, 2, 2) : (1, 1, 0)
+        let m = graph.made[coordinator]
+        return (m.height, m.nodes, m.extraBytes)
     }
 
     /// Whether a deep link's stack surely fits, counting nothing it removes: from the bottom of the
@@ -146,21 +145,30 @@ extension Session {
         }
     }
 
-    /// Refuses `plan` from `source` when the tree it would make passes a limit. Exact, except where a
-    /// `popUpTo` or a deep link removes nodes before it adds its own: then it is an estimate that
-    /// counts nothing removed, and ``commit(_:)`` measures the tree on a trial copy when the estimate
-    /// passes a limit. Answers false when an estimate passed a limit (the commit must be measured).
-    func checkGrowth(_ plan: Plan, from source: Node) throws(NavError) -> Bool {
-        let s = shape(of: plan.target)
-        let added = plan.paramsBytes + s.extraBytes
-        let exact = plan.popUpTo == nil
-        switch plan.by {
+    /// Refuses a navigation to `target` by `by` from `source`, whose setup model is `bytes` of JSON,
+    /// when the tree it would make passes a limit. Exact, except where a `popUpTo` (`exact` false)
+    /// removes nodes before it adds its own: then it is an estimate that counts nothing removed, and
+    /// ``commit(_:)`` measures the tree on a trial copy when the estimate passes a limit. Answers
+    /// false when an estimate passed a limit (the commit must be measured). Given scalars, not the
+    /// plan: it runs on every navigation.
+    @inline(__always)
+    func checkGrowth(target: Int, by: Presentation, bytes: Int, exact: Bool, from source: Node) throws(NavError) -> Bool {
+        let s = graph.made[target]
+        let added = bytes + s.extraBytes
+        switch by {
         case .push:
-            var container = source.parentRef!
-            if container.with({ $0.kind == .flow && !(graph.coordinators[$0.coordinator].flow?.steps.contains(plan.target) ?? false) }) {
-                container = container.with { $0.parentRef! }
+            // A screen pushed is no deeper than the screens already in its stack (a stack is never
+            // empty): only a taller target (a flow, a tab container) can deepen the tree.
+            var deepest = 0
+            if s.height > 1 {
+                // The stack the target goes on: the source's, or the one holding the source's flow.
+                var container = source.parentRef!
+                if container.with({ $0.kind == .flow && !(graph.coordinators[$0.coordinator].flow?.steps.contains(target) ?? false) }) {
+                    container = container.with { $0.parentRef! }
+                }
+                deepest = container.with { self.depth(of: $0) } + s.height
             }
-            return try limits.check(depth: container.with { depth(of: $0) } + s.height, nodes: nodeCount + s.nodes, paramsBytes: paramsBytes + added, exact: exact)
+            return try limits.check(depth: deepest, nodes: nodeCount + s.nodes, paramsBytes: paramsBytes + added, exact: exact)
         case .present:
             return try limits.check(depth: depth(of: source) + 1 + s.height, nodes: nodeCount + 1 + s.nodes, paramsBytes: paramsBytes + added, exact: exact)
         case .replace:
@@ -175,11 +183,11 @@ extension Session {
                 }
             }
             return try limits.check(depth: depth(of: source) - 1 + s.height, nodes: nodeCount - goneNodes + s.nodes,
-                             paramsBytes: paramsBytes - goneBytes + added, exact: exact)
+                                    paramsBytes: paramsBytes - goneBytes + added, exact: exact)
         case .root:
             return try limits.check(depth: 1 + s.height, nodes: 1 + s.nodes, paramsBytes: added, exact: exact)
         case .select:
-            if nestedTab(of: plan.target) == nil, declaredTab(plan.target) != nil, tabIndex(of: plan.target) == nil {
+            if nestedTab(of: target) == nil, declaredTab(target) != nil, tabIndex(of: target) == nil {
                 let r = rootShape()
                 return try limits.check(depth: r.height, nodes: r.nodes, paramsBytes: r.bytes, exact: exact)
             }

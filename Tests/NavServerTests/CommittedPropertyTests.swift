@@ -138,6 +138,11 @@ extension InProcess {
                 }
             }
             #expect(history.keys.sorted() == Array(0...mirror.version), "the subscriber saw every version once")
+            // Setup models measured as requests were read add up to the tree's, as navd writes it.
+            let session = p.server.navigator.sessions["main"]!.session
+            var written = 0
+            session.root.forEach { if $0.coordinator >= 0 { written += $0.params.encodedSize } }
+            #expect(session.paramsBytes == written, "params bytes counted \(session.paramsBytes), written \(written)")
             var kinds: [String: Int] = [:]
             for r in replies.values { kinds[r["error"]?["data"]?["kind"]?.stringValue ?? "ok", default: 0] += 1 }
             print("committed-property seed \(seed): \(committed) committed, \(refused) refused, \(mirror.version) versions: \(kinds.sorted { $0.key < $1.key })")

@@ -128,6 +128,7 @@ struct Params<P: ParamName> {
         return s
     }
 
+    @inline(__always)
     func int(_ name: P) throws(RPCError) -> Int? {
         guard let v = given(name) else { return nil }
         guard let i = v.int else { throw wrong(name, "an integer", v) }
@@ -157,6 +158,16 @@ struct Params<P: ParamName> {
     func objectParam(_ name: P, keys: StringCache, reusing storage: consuming [JSONObject.Member]) throws(RPCError) -> JSONObject? {
         guard let v = try objectView(name) else { return nil }
         return v.objectValue(keys: keys, reusing: &storage)
+    }
+
+    /// As ``objectParam(_:keys:reusing:)``, and `size` the object's size as navd writes it, measured
+    /// in place (``JSONView/encodedSize``; from the object when the param repeats a key).
+    func objectParam(_ name: P, keys: StringCache, reusing storage: consuming [JSONObject.Member], size: inout Int?) throws(RPCError) -> JSONObject? {
+        guard let v = try objectView(name) else { return nil }
+        var bytes = 0
+        let o = v.objectValue(keys: keys, reusing: &storage, size: &bytes)
+        size = bytes
+        return o
     }
 
     func stringArray(_ name: P) throws(RPCError) -> [String]? {

@@ -218,20 +218,24 @@ extension Connection {
     @inline(__always)
     func deliver(_ framing: Framing, batch: Unretained<BatchCollector>?, slot: Int, isError: Bool,
                  _ encode: (inout JSONWriter) -> Void, instead: (RPCError, inout JSONWriter) -> Void) {
-        var isError = isError
-        let size: Int
-        if let batch {
-            size = batch.with { $0.fill(slot, encode, instead: instead) }
-        } else {
-            size = send(framing, encode)
-            if size > server.config.maxOutput { send(framing) { instead(tooLarge(size), &$0) } }
-        }
+        let size = batch.map { b in b.with { $0.fill(slot, encode, instead: instead) } } ?? send(framing, encode)
         if size > server.config.maxOutput {
-            server.logger.info("an answer larger than --max-output was replaced by an error", metadata: ["navd.client": "\(id)", "navd.bytes": "\(size)"])
-            isError = true
+            replaced(size, framing, batched: batch != nil, instead)
+        } else if isError {
+            server.stats.errors += 1
+        } else {
+            server.stats.requestsAnswered += 1
         }
-        if isError { server.stats.errors += 1 } else { server.stats.requestsAnswered += 1 }
         requestAnswered()
+    }
+
+    /// An answer of `size` bytes, past `--max-output`, was left out: the error `instead` writes
+    /// goes in its place (a batch's collector put it there already).
+    @inline(never)
+    private func replaced(_ size: Int, _ framing: Framing, batched: Bool, _ instead: (RPCError, inout JSONWriter) -> Void) {
+        if !batched { send(framing) { instead(tooLarge(size), &$0) } }
+        server.logger.info("an answer larger than --max-output was replaced by an error", metadata: ["navd.client": "\(id)", "navd.bytes": "\(size)"])
+        server.stats.errors += 1
     }
 
     /// The error that takes the place of an answer of `size` bytes, past `--max-output`.

@@ -15,6 +15,7 @@ extension Navigator {
         let by: Presentation?, to: JSONView?, route: String?, with: JSONObject?, from: String?, ifVersion: Int?, key: String?, dryRun: Bool
         let detach: Bool, progress: Bool
         let hints: JSONValue?
+        var withBytes: Int?
         let popUpTo: (to: String, inclusive: Bool)?
         let then: NavigationSpec?
         do throws(RPCError) {
@@ -33,7 +34,7 @@ extension Navigator {
             route = try p.string(.route)
             // The setup model is built in the storage of the node the session will make next
             // (a node dismissed earlier), when it has one.
-            with = try p.objectParam(.with, keys: setupKeys, reusing: state.session.takeSpareSetupStorage())
+            with = try p.objectParam(.with, keys: setupKeys, reusing: state.session.takeSpareSetupStorage(), size: &withBytes)
             from = try p.string(.from)
             ifVersion = try p.int(.ifVersion)
             key = try p.string(.key)
@@ -82,7 +83,7 @@ extension Navigator {
             } else {
                 destination = try graph.destination(to: to?.string, route: route)
             }
-            return try session.plan(destination, by: by, with: with, from: from, ifVersion: ifVersion, caller: caller)
+            return try session.plan(destination, by: by, with: with, from: from, ifVersion: ifVersion, caller: caller, withBytes: withBytes)
         }
 
         if dryRun {
