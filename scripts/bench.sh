@@ -90,7 +90,7 @@ for mode in process full; do
 done
 
 echo
-start_navd idle --ephemeral
+start_navd idle --ephemeral --max-connections-per-uid 16384  # one uid opens them all
 python3 scripts/idle-connections.py "$NAVD_SOCK" "$IDLE"
 stop_navd
 

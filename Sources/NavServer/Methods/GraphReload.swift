@@ -35,6 +35,9 @@ extension Server {
             logger.warning("graph reload refused: the new graph has errors", metadata: ["navd.errors": "\(errors.count)"])
             return ["ok": false, "errors": .array(errors)]
         }
+        if let problem = config.session.problem(with: newGraph) {
+            return ["ok": false, "errors": [.string("the new graph cannot be served within navd's limits: \(problem)")]]
+        }
         // Live nodes the new graph cannot show: their coordinator is gone, or their params no longer
         // match its setup (a restored session is checked as a request is).
         var missing: [(SessionState, Node)] = []
