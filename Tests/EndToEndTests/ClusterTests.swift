@@ -240,6 +240,43 @@ import Glibc
         #expect(results.failures.isEmpty, "\(results.failures.prefix(5))")
     }
 
+    /// A second process started under the same `--node` while clients write: the first is fenced
+    /// (its commits refused by PostgreSQL), says so, and stops with status 1 (not a crash); the second
+    /// serves the node's sessions, with every acknowledged version there.
+    @Test func aSecondProcessUnderTheSameNameStopsTheFirstCleanly() throws {
+        let pg = try PostgresServer()
+        let dir = TempDir()
+        defer { dir.remove() }
+        let sockets = [dir.file("first.sock"), dir.file("second.sock")]
+        let first = try Self.node("X", pg, socket: sockets[0])
+        do {
+            let c = try first.client()
+            for s in ["f-0", "f-1"] { try c.call("session.open", ["name": .string(s)]) }
+        }
+        let stop = Flag()
+        let results = Results()
+        let threads = ["f-0", "f-1"].enumerated().map { (i, s) in
+            Thread { results.record(s, driveSession(s, sockets: sockets, start: i, until: stop, results: results)) }
+        }
+        for t in threads { t.start() }
+        try waitUntil(timeout: 20, "20 navigations on the first process") { (try? countAcknowledged(pg, ["f-0", "f-1"])) ?? 0 >= 20 }
+        let second = try Self.node("X", pg, socket: sockets[1])
+        let status = first.waitForExit(timeout: 20)
+        #expect(status == 1, "the first process ended with \(String(describing: status)): \(first.stderr.suffix(2000))")
+        #expect(first.stderr.contains("lost its registration"), "\(first.stderr.suffix(2000))")
+        let mark = try countAcknowledged(pg, ["f-0", "f-1"])
+        try waitUntil(timeout: 20, "20 more navigations on the second process") { (try? countAcknowledged(pg, ["f-0", "f-1"])) ?? 0 >= mark + 20 }
+        stop.set()
+        for t in threads { while !t.isFinished { usleep(10_000) } }
+        let c = try second.client()
+        for s in ["f-0", "f-1"] {
+            let acked = results.versions(s)
+            #expect(acked == Array(1...max(1, acked.count)), "session \(s): acknowledged versions \(acked.suffix(10))")
+            #expect(try c.call("tree", ["session": .string(s)])["version"]?.intValue == acked.count)
+        }
+        #expect(results.failures.isEmpty, "\(results.failures.prefix(5))")
+    }
+
     @Test func aPostgreSQLThatStopsAnsweringIsGivenUpOnAfterTheLease() throws {
         let pg = try PostgresServer()
         let a = try Self.node("A", pg)

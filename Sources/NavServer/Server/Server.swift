@@ -241,7 +241,9 @@ public final class Server {
         signals = []
         onShutdown?()
         for c in Array(connections.values) { c.closeAfterFlush() }
-        if connections.isEmpty { finishShutdown() }
+        // A commit the store is writing ends first (its answer finishes the shutdown): the store
+        // is not closed under its own callback.
+        if connections.isEmpty && !commitInFlight { finishShutdown() }
     }
 
     /// Runs once at the beginning of shutdown (other components close their handles).
@@ -259,8 +261,9 @@ public final class Server {
         do { try store.flush(graph: graph) } catch {
             if failure == nil { failure = "cannot write the state file: \(error)" }
         }
+        // Closed, and kept until the server goes: the shutdown may have been asked from one of the
+        // store's own callbacks (a lost lease), which must not find its store released under it.
         store.close()
-        store = EphemeralStore()
         flusher?.close()
         flusher = nil
         sweeper?.close()

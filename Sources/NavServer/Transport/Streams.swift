@@ -129,8 +129,9 @@ extension Server {
             }
             broadcastLog.removeAll(keepingAtMost: 1 << 20)
         }
-        if store.hasPendingWrites {
-            // Changes made while the commit was written (a precondition ended): theirs go first.
+        if store.hasPendingWrites && failure == nil {
+            // Changes made while the commit was written (a precondition ended): theirs go first
+            // (not when navd stops on a fault: nothing more can be stored).
             beginCommit()
             return
         }
