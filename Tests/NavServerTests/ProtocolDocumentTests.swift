@@ -31,4 +31,35 @@ import Testing
             #expect(m["summary"]?.stringValue?.isEmpty == false, "\(m["name"] ?? nil) needs a summary")
         }
     }
+
+    /// The clients call only methods navd answers: every method name NavClient, navctl, nav-tui and
+    /// the Python client send is registered (a renamed or removed method fails here, not in use).
+    @Test func everyMethodTheClientsCallIsRegistered() throws {
+        let server = Server(config: ServerConfiguration(socketPath: "/nonexistent"), graph: GraphLoader.loadEmbeddedExample().graph!, logger: Logger(label: "test"))
+        let served = Set(server.methods.keys)
+        let sources = ["Clients/NavClient/Calls.swift", "Clients/NavClient/NavClient.swift", "Clients/NavClient/NavLoopClient.swift",
+                       "Clients/navctl/main.swift", "Clients/tui/App.swift", "Clients/python/navd_client/__init__.py"]
+        // `NavCall("m"`, `run("m"`, `call("m"`, `send("m"`: the method is the first argument.
+        let pattern = try Regex(#"(?:NavCall|run|call|send)\("([a-z][A-Za-z]*(?:\.[a-z][A-Za-z]*)?)""#)
+        var called = Set<String>()
+        for file in sources {
+            let text = try String(contentsOf: Repo.root.appendingPathComponent(file), encoding: .utf8)
+            for m in text.matches(of: pattern) { called.insert(String(m.output[1].substring ?? "")) }
+        }
+        #expect(called.count >= 15, "the scan finds the clients' calls: \(called.sorted())")
+        #expect(called.subtracting(served).isEmpty, "the clients call methods navd does not answer: \(called.subtracting(served).sorted())")
+    }
+
+    /// What each method declares where it is registered (MethodTable.Spec) is what the document
+    /// says: its params, and whether it changes sessions (`x-navd-changes`).
+    @Test func eachMethodsDeclarationIsTheDocuments() throws {
+        let server = Server(config: ServerConfiguration(socketPath: "/nonexistent"), graph: GraphLoader.loadEmbeddedExample().graph!, logger: Logger(label: "test"))
+        for m in document["methods"]?.arrayValue ?? [] {
+            let name = try #require(m["name"]?.stringValue)
+            guard let spec = server.methods[name]?.spec else { continue }  // the test above reports it
+            let documented = Set(m["params"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? [])
+            #expect(documented == Set(spec.params), "\(name): documented params \(documented.sorted()), read \(spec.params.sorted())")
+            #expect(m["x-navd-changes"]?.boolValue == spec.changes, "\(name): x-navd-changes \(m["x-navd-changes"] ?? .null), registered \(spec.changes)")
+        }
+    }
 }

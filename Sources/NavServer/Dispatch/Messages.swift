@@ -147,7 +147,7 @@ extension Server {
         }
         let call = Call(connection: c, id: request.id, methodName: request.methodName, params: request.params,
                         framing: framing, batch: batch, slot: slot)
-        guard let handler = methods.handler(named: request.methodName.stringBytes) else {
+        guard let entry = methods.entry(named: request.methodName.stringBytes) else {
             call.fail(.methodNotFound(request.method))
             return
         }
@@ -155,6 +155,19 @@ extension Server {
             call.fail(.invalidParams("navd's methods take named parameters: \"params\" must be an object"))
             return
         }
-        handler(call)
+        run(entry, call, lookedUp: false)
+    }
+
+    /// Hands `call` to its method, unless the method changes sessions while the store cannot write,
+    /// or (cluster mode) the session it names is elsewhere or must be looked up first.
+    @inline(__always)
+    func run(_ entry: MethodTable.Entry, _ call: Call, lookedUp: Bool) {
+        if entry.spec.changes, let why = refusingChanges {
+            call.fail(RPCError(.unavailable, "navd cannot store changes now (\(why)); nothing was done. Reads (tree, subscribe, context.get) still work; retry after data.retryAfterMs",
+                               data: ["retryAfterMs": .int(250)]))
+            return
+        }
+        if let pg = sharedStore, entry.spec.session != .none, !locate(call, entry, in: pg, lookedUp: lookedUp) { return }
+        entry.handler(call)
     }
 }

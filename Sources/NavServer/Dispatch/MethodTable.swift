@@ -1,19 +1,48 @@
 import JSON
 import Unchecked
 
-/// Method name → handler, found by the name's bytes as read from the request (a ``NameTable``,
-/// rebuilt when a method is registered): no `String` is made, and a lookup copies and retains
-/// nothing.
+/// Every method navd answers, each with what it is, declared where it is registered (as Redis's
+/// command table flags each command): its params, whether it changes sessions or the daemon, and
+/// which param names the session it acts on. Found by the name's bytes as read from the request (a
+/// ``NameTable``, rebuilt when a method is registered): no `String` is made, and a lookup copies and
+/// retains nothing. `ProtocolDocumentTests` checks each declaration against Protocol/openrpc.json,
+/// `MethodDeclarationTests` against what the method does.
 final class MethodTable {
     typealias Handler = (Call) -> Void
+
+    /// What one method is.
+    struct Spec: Sendable, Equatable {
+        let name: String
+        /// Its params' names, as on the wire.
+        let params: [String]
+        /// Whether it may change a session or the daemon (a commit, facts, sessions, the graph): such
+        /// methods are refused while the store cannot write (cluster mode), and only they may make
+        /// the store write.
+        let changes: Bool
+        /// Which session it acts on, for cluster mode's look-up before it is dispatched.
+        let session: SessionUse
+    }
+
+    /// How a method uses a session.
+    enum SessionUse: Sendable, Equatable {
+        /// None (or all of them).
+        case none
+        /// The one the first of these params present names (none present: `main`); a session another
+        /// node owns is answered `moved`.
+        case acts(on: [String])
+        /// The same, but a session another node owns is served here (a subscriber hears it through
+        /// the store).
+        case watches(_ params: [String])
+    }
+
     /// One registered method. A class: a closure kept in an array or a tuple is stored at the most
     /// general abstraction and comes back wrapped in a reabstraction thunk (a call through each);
     /// a class's property keeps it as written.
-    private final class Entry {
-        let name: String
+    final class Entry {
+        let spec: Spec
         let handler: Handler
-        init(_ name: String, _ handler: @escaping Handler) {
-            self.name = name
+        init(_ spec: Spec, _ handler: @escaping Handler) {
+            self.spec = spec
             self.handler = handler
         }
     }
@@ -23,14 +52,18 @@ final class MethodTable {
 
     init() {}
 
-    /// Registers (or replaces, or with nil removes) the handler of `name`.
-    subscript(name: String) -> Handler? {
-        get { Array(name.utf8).withUnsafeBytes { handler(named: $0) } }
-        set {
-            var kept = entries.filter { $0.name != name }
-            if let newValue { kept.append(Entry(name, newValue)) }
-            rebuild(kept)
-        }
+    /// Registers (or replaces) method `name`, whose params are the cases of `P`.
+    func register<P: ParamName>(_ name: String, _: P.Type, changes: Bool, session: SessionUse, _ handler: @escaping Handler) {
+        register(Spec(name: name, params: P.table.names, changes: changes, session: session), handler)
+    }
+
+    /// Registers (or replaces) method `name`, whose params are `params`.
+    func register(_ name: String, params: [String], changes: Bool, session: SessionUse, _ handler: @escaping Handler) {
+        register(Spec(name: name, params: params, changes: changes, session: session), handler)
+    }
+
+    private func register(_ spec: Spec, _ handler: @escaping Handler) {
+        rebuild(entries.filter { $0.spec.name != spec.name } + [Entry(spec, handler)])
     }
 
     /// Forgets every method (at shutdown: handlers hold the server).
@@ -38,14 +71,20 @@ final class MethodTable {
 
     private func rebuild(_ list: [Entry]) {
         entries = list
-        names = NameTable(list.map(\.name))
+        names = NameTable(list.map(\.spec.name))
     }
 
     /// Every registered name.
-    var keys: [String] { entries.map(\.name) }
+    var keys: [String] { entries.map(\.spec.name) }
 
-    func handler(named name: UnsafeRawBufferPointer) -> Handler? {
+    /// Every declaration, in registration order.
+    var specs: [Spec] { entries.map(\.spec) }
+
+    func entry(named name: UnsafeRawBufferPointer) -> Entry? {
         guard let e = names.index(of: name) else { return nil }
-        return entries[e].handler
+        return entries[e]
     }
+
+    /// The entry of `name` (tests, and handlers made into text again).
+    subscript(name: String) -> Entry? { Array(name.utf8).withUnsafeBytes { entry(named: $0) } }
 }

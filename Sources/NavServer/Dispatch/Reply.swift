@@ -185,13 +185,6 @@ struct Call {
 
     func fail(_ error: RPCError) {
         guard let id else { return }
-        if let name = error.data[RPCError.lookUpMarker]?.stringValue {
-            // Cluster mode: the session is not known here yet; asked again once the store was read.
-            if connection.server.retryAfterLookUp(self, name) { return }
-            var plain = error
-            plain.data[RPCError.lookUpMarker] = nil
-            return fail(plain)
-        }
         connection.deliver(framing, batch: batchRef, slot: slot, isError: true,
                            { RPCEncoder.error(id: id, error: error, into: &$0) },
                            instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })

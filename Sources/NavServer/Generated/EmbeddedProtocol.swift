@@ -9,12 +9,13 @@ public enum EmbeddedProtocol {
   "info": {
     "title": "navd",
     "version": "1",
-    "description": "navd's JSON-RPC 2.0 interface over a Unix socket. See Protocol/PROTOCOL.md for framing, limits and errors."
+    "description": "navd's JSON-RPC 2.0 interface over a Unix socket. See Protocol/PROTOCOL.md for framing, limits and errors. Each method's x-navd-changes says whether it may change a session or the daemon: such methods are refused with unavailable while the store cannot write (cluster mode), and only they make the store write."
   },
   "methods": [
     {
       "name": "ping",
       "summary": "Liveness check.",
+      "x-navd-changes": false,
       "params": [],
       "result": {
         "name": "pong",
@@ -36,6 +37,7 @@ public enum EmbeddedProtocol {
     {
       "name": "hello",
       "summary": "Introduce the client; a token adds the roles the policy grants to it.",
+      "x-navd-changes": false,
       "paramStructure": "by-name",
       "params": [
         {
@@ -131,6 +133,7 @@ public enum EmbeddedProtocol {
     {
       "name": "stats",
       "summary": "Counters: connections, requests, commits, pending work, command children running, provider requests waiting in navd, what each uid holds of its shares (users: connections, sessions, pending, children), uptime (seconds), memory (bytes).",
+      "x-navd-changes": false,
       "params": [],
       "result": {
         "name": "stats",
@@ -142,6 +145,7 @@ public enum EmbeddedProtocol {
     {
       "name": "rpc.discover",
       "summary": "This document.",
+      "x-navd-changes": false,
       "params": [],
       "result": {
         "name": "OpenRPC document",
@@ -153,6 +157,7 @@ public enum EmbeddedProtocol {
     {
       "name": "graph.describe",
       "summary": "The resolved navigation graph: modules, root, coordinators (setup, opens, presentations, preconditions, access, mediation, flow), routes, links, preconditions.",
+      "x-navd-changes": false,
       "paramStructure": "by-name",
       "params": [],
       "result": {
@@ -223,6 +228,7 @@ public enum EmbeddedProtocol {
     {
       "name": "navigate",
       "summary": "Navigate to a coordinator (or a route): validated against the graph, preconditions run, then committed atomically. The reply comes when committed or failed.",
+      "x-navd-changes": true,
       "params": [
         {
           "name": "session",
@@ -482,6 +488,7 @@ public enum EmbeddedProtocol {
     {
       "name": "dismiss",
       "summary": "Remove a node and everything above it in its stack (a presented stack's first child dismisses the modal; a flow's first step abandons the flow). With \"to\" (a coordinator name or node id) it pops to the nearest matching screen in the stacks of the visible path, removing everything above it (and it too with inclusive: true), in one commit. With \"result\", the screen now on top receives it as a screenResult notification (its subscribers and the caller). When what it removes has leave: guards, they run first (the dismiss is pending, cancellable, and refused with preconditionFailed when a guard says no).",
+      "x-navd-changes": true,
       "params": [
         {
           "name": "session",
@@ -577,6 +584,7 @@ public enum EmbeddedProtocol {
     {
       "name": "update",
       "summary": "Merge fields into a live screen's (or flow's) params (null removes one), validated by its setup schema; one commit published as an update change carrying the node.",
+      "x-navd-changes": true,
       "paramStructure": "by-name",
       "params": [
         {
@@ -642,6 +650,7 @@ public enum EmbeddedProtocol {
     {
       "name": "reset",
       "summary": "Put the session back to the graph's declared root (fresh tabs) in one commit, or with \"to\" build the given stack as a deep link builds it (each screen validated; the preconditions of every screen run before the commit).",
+      "x-navd-changes": true,
       "paramStructure": "by-name",
       "params": [
         {
@@ -755,6 +764,7 @@ public enum EmbeddedProtocol {
     {
       "name": "flowComplete",
       "summary": "End a flow with a result (validated against its result schema), an error, or cancelled; the flow leaves the tree and flowCompleted is sent. A completed flow with a then (from its navigate, else the graph) continues there; the reply waits for that navigation and carries it as then (its result, or {error}).",
+      "x-navd-changes": true,
       "params": [
         {
           "name": "session",
@@ -870,6 +880,7 @@ public enum EmbeddedProtocol {
     {
       "name": "tree",
       "summary": "The session's tree and visible path.",
+      "x-navd-changes": false,
       "params": [
         {
           "name": "session",
@@ -950,6 +961,7 @@ public enum EmbeddedProtocol {
     {
       "name": "subscribe",
       "summary": "Receive stackChanged, navigationPending and flowCompleted notifications for the session; returns a snapshot.",
+      "x-navd-changes": false,
       "params": [
         {
           "name": "session",
@@ -1030,6 +1042,7 @@ public enum EmbeddedProtocol {
     {
       "name": "unsubscribe",
       "summary": "Stop the session's notifications; returns a snapshot.",
+      "x-navd-changes": false,
       "params": [
         {
           "name": "session",
@@ -1107,6 +1120,7 @@ public enum EmbeddedProtocol {
     {
       "name": "context.set",
       "summary": "Set facts of the session (null removes one); check preconditions read them.",
+      "x-navd-changes": true,
       "params": [
         {
           "name": "session",
@@ -1174,6 +1188,7 @@ public enum EmbeddedProtocol {
     {
       "name": "context.get",
       "summary": "The session's facts (all, or those named).",
+      "x-navd-changes": false,
       "params": [
         {
           "name": "session",
@@ -1230,6 +1245,7 @@ public enum EmbeddedProtocol {
     {
       "name": "provide",
       "summary": "Declare that this client evaluates these provider preconditions (and recovery providers); navd will send it precondition.evaluate / precondition.recover requests. Needs the role admin (navd's own uid holds it).",
+      "x-navd-changes": false,
       "params": [
         {
           "name": "preconditions",
@@ -1240,6 +1256,13 @@ public enum EmbeddedProtocol {
             }
           },
           "required": true
+        },
+        {
+          "name": "session",
+          "description": "Accepted and not used: the method is not about one session (clients that send a session with every call).",
+          "schema": {
+            "type": "string"
+          }
         }
       ],
       "result": {
@@ -1297,6 +1320,7 @@ public enum EmbeddedProtocol {
     {
       "name": "cancel",
       "summary": "Cancel a pending navigation (it fails with cancelled).",
+      "x-navd-changes": true,
       "params": [
         {
           "name": "session",
@@ -1351,6 +1375,7 @@ public enum EmbeddedProtocol {
     {
       "name": "session.open",
       "summary": "Open (or get) a session; it starts from the graph's root.",
+      "x-navd-changes": true,
       "params": [
         {
           "name": "name",
@@ -1358,6 +1383,13 @@ public enum EmbeddedProtocol {
             "type": "string"
           },
           "required": true
+        },
+        {
+          "name": "session",
+          "description": "Another name for \"name\" (clients that send a session with every call).",
+          "schema": {
+            "type": "string"
+          }
         }
       ],
       "result": {
@@ -1436,6 +1468,7 @@ public enum EmbeddedProtocol {
     {
       "name": "session.close",
       "summary": "Close a session (not main); its pending navigations are cancelled.",
+      "x-navd-changes": true,
       "params": [
         {
           "name": "name",
@@ -1443,6 +1476,13 @@ public enum EmbeddedProtocol {
             "type": "string"
           },
           "required": true
+        },
+        {
+          "name": "session",
+          "description": "Another name for \"name\" (clients that send a session with every call).",
+          "schema": {
+            "type": "string"
+          }
         }
       ],
       "result": {
@@ -1489,7 +1529,16 @@ public enum EmbeddedProtocol {
     {
       "name": "session.list",
       "summary": "Names of the open sessions.",
-      "params": [],
+      "x-navd-changes": false,
+      "params": [
+        {
+          "name": "session",
+          "description": "Accepted and not used: the method is not about one session (clients that send a session with every call).",
+          "schema": {
+            "type": "string"
+          }
+        }
+      ],
       "result": {
         "name": "sessions",
         "schema": {
@@ -1531,6 +1580,7 @@ public enum EmbeddedProtocol {
     {
       "name": "open",
       "summary": "Open a deep link: match the graph's links (path and query parameters, percent-decoded, converted to the declared types), run the preconditions of every coordinator on the way, and build the whole stack in one commit.",
+      "x-navd-changes": true,
       "paramStructure": "by-name",
       "params": [
         {
@@ -1639,6 +1689,7 @@ public enum EmbeddedProtocol {
     {
       "name": "link.resolve",
       "summary": "The URL of the visible path (or of a node) from the graph's links: the first link whose screens and constants describe the stack ending at the node; open of it builds the same stack.",
+      "x-navd-changes": false,
       "paramStructure": "by-name",
       "params": [
         {
@@ -1699,6 +1750,7 @@ public enum EmbeddedProtocol {
     {
       "name": "graph.reload",
       "summary": "Load and validate the graph again (from where it came; from path only when the policy sets allowReloadPath) and swap it in between two commits. Needs the role admin. An invalid graph changes nothing (ok false, errors lists the diagnostics). Live nodes whose coordinator the new graph lacks refuse the reload unless force, which removes them with ordinary stackChanged notifications. Pending navigations fail with conflict; sessions keep their navigation keys. Every connection receives graphReloaded. SIGHUP does the same.",
+      "x-navd-changes": true,
       "paramStructure": "by-name",
       "params": [
         {

@@ -11,9 +11,9 @@ public let navdVersion = "0.1.0"
 extension Server {
     /// `ping`, `hello`, `stats`, `rpc.discover`: methods that need no navigation state.
     func registerCoreMethods() {
-        methods["ping"] = { call in call.succeed("pong") }
+        methods.register("ping", params: [], changes: false, session: .none) { call in call.succeed("pong") }
 
-        methods["hello"] = { [self] call in
+        methods.register("hello", params: ["client", "token"], changes: false, session: .none) { [self] call in
             if let name = call.param("client") {
                 guard case .string(let s) = name else {
                     call.fail(.invalidParams("\"client\" must be a string naming the client, e.g. \"nav-tui\""))
@@ -55,11 +55,11 @@ extension Server {
             call.succeed(.object(result))
         }
 
-        methods["stats"] = { [self] call in
+        methods.register("stats", params: [], changes: false, session: .none) { [self] call in
             call.succeed(.object(self.statsObject()))
         }
 
-        methods["rpc.discover"] = { [self] call in
+        methods.register("rpc.discover", params: [], changes: false, session: .none) { [self] call in
             call.succeed(self.openRPCDocument)
         }
     }

@@ -5,7 +5,7 @@ import RPC
 extension Server {
     /// `graph.describe`: the resolved graph, as `navd graph --format json` prints it.
     func registerGraphMethods() {
-        methods["graph.describe"] = { [self] call in
+        methods.register("graph.describe", params: [], changes: false, session: .none) { [self] call in
             call.succeed(self.graph.describe())
         }
     }

@@ -9,7 +9,7 @@ extension Server {
     /// new graph lacks refuse the reload, unless `force`, which removes them with ordinary
     /// `stackChanged` notifications. Pending navigations fail with `conflict`.
     func registerReloadMethod() {
-        methods["graph.reload"] = { [self] call in
+        methods.register("graph.reload", ReloadParam.self, changes: true, session: .none) { [self] call in
             call.answer { () throws(RPCError) -> JSONValue in
                 let p = try Params<ReloadParam>(call)
                 try Policy.requireAdmin(call.connection, "`graph.reload`")

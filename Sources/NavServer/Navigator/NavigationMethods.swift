@@ -14,12 +14,12 @@ extension Navigator {
         // Param tables are made now, not on a first request (making one reflects on the enum's cases).
         _ = (SessionParam.table, DismissParam.table, UpdateParam.table, ResetParam.table, LinkResolveParam.table, FlowCompleteParam.table, ContextParam.table, SessionNameParam.table,
              ProvideParam.table, CancelParam.table, NavigateParam.table, OpenParam.table, ReloadParam.table)
-        methods["navigate"] = { [self] call in self.navigate(call) }
-        methods["open"] = { [self] call in self.open(call) }
+        methods.register("navigate", NavigateParam.self, changes: true, session: .acts(on: ["session"])) { [self] call in self.navigate(call) }
+        methods.register("open", OpenParam.self, changes: true, session: .acts(on: ["session"])) { [self] call in self.open(call) }
 
-        methods["dismiss"] = { [self] call in self.dismiss(call) }
+        methods.register("dismiss", DismissParam.self, changes: true, session: .acts(on: ["session"])) { [self] call in self.dismiss(call) }
 
-        methods["update"] = { [self] call in
+        methods.register("update", UpdateParam.self, changes: true, session: .acts(on: ["session"])) { [self] call in
             call.answer { () throws(RPCError) -> JSONValue in
                 let p = try Params<UpdateParam>(call)
                 let state = try self.state(p.given(.session), for: call.client)
@@ -35,9 +35,9 @@ extension Navigator {
             }
         }
 
-        methods["reset"] = { [self] call in self.reset(call) }
+        methods.register("reset", ResetParam.self, changes: true, session: .acts(on: ["session"])) { [self] call in self.reset(call) }
 
-        methods["link.resolve"] = { [self] call in
+        methods.register("link.resolve", LinkResolveParam.self, changes: false, session: .acts(on: ["session"])) { [self] call in
             call.answer { () throws(RPCError) -> JSONValue in
                 let p = try Params<LinkResolveParam>(call)
                 let state = try self.state(p.given(.session), for: call.client)
@@ -49,16 +49,16 @@ extension Navigator {
             }
         }
 
-        methods["flowComplete"] = { [self] call in self.flowComplete(call) }
+        methods.register("flowComplete", FlowCompleteParam.self, changes: true, session: .acts(on: ["session"])) { [self] call in self.flowComplete(call) }
 
-        methods["tree"] = { [self] call in
+        methods.register("tree", SessionParam.self, changes: false, session: .acts(on: ["session"])) { [self] call in
             call.answer { () throws(RPCError) -> Snapshot in
                 let p = try Params<SessionParam>(call)
                 return Snapshot(session: try self.state(p.given(.session), for: call.client).session)
             }
         }
 
-        methods["subscribe"] = { [self] call in
+        methods.register("subscribe", SessionParam.self, changes: false, session: .watches(["session"])) { [self] call in
             if self.publishesChanges, let name = self.remoteSession(call) { return self.subscribeRemote(call, name) }
             call.answer { () throws(RPCError) -> Snapshot in
                 let p = try Params<SessionParam>(call)
@@ -68,7 +68,7 @@ extension Navigator {
             }
         }
 
-        methods["unsubscribe"] = { [self] call in
+        methods.register("unsubscribe", SessionParam.self, changes: false, session: .watches(["session"])) { [self] call in
             if self.publishesChanges, let name = self.remoteSession(call) {
                 self.dropMirrorSubscriber(name, call.client)
                 call.client.subscriptions.remove(name)
@@ -82,7 +82,7 @@ extension Navigator {
             }
         }
 
-        methods["context.set"] = { [self] call in
+        methods.register("context.set", ContextParam.self, changes: true, session: .acts(on: ["session"])) { [self] call in
             call.answer { () throws(RPCError) -> JSONValue in
                 let p = try Params<ContextParam>(call)
                 let state = try self.state(p.given(.session), for: call.client)
@@ -98,7 +98,7 @@ extension Navigator {
             }
         }
 
-        methods["context.get"] = { [self] call in
+        methods.register("context.get", ContextParam.self, changes: false, session: .acts(on: ["session"])) { [self] call in
             call.answer { () throws(RPCError) -> JSONValue in
                 let p = try Params<ContextParam>(call)
                 let state = try self.state(p.given(.session), for: call.client)
@@ -111,7 +111,7 @@ extension Navigator {
             }
         }
 
-        methods["session.open"] = { [self] call in
+        methods.register("session.open", SessionNameParam.self, changes: true, session: .acts(on: ["name", "session"])) { [self] call in
             call.answer { () throws(RPCError) -> Snapshot in
                 let p = try Params<SessionNameParam>(call)
                 let given = try p.string(.name)
@@ -123,7 +123,6 @@ extension Navigator {
                     throw .invalidParams("`session.open`'s \"name\" is empty; give the session a name such as \"test-1\"", data: ["param": "name"])
                 }
                 try self.config.checkName(name, "the session name", param: "name")
-                if self.sessions[name] == nil, let elsewhere = self.store.missing(name) { throw elsewhere }
                 if self.sessions[name] == nil {
                     guard self.sessions.count < self.config.maxSessions else {
                         throw .limitExceeded("navd already holds \(self.sessions.count) sessions, the most it keeps (the --max-sessions limit); close sessions you no longer need with session.close",
@@ -144,7 +143,7 @@ extension Navigator {
             }
         }
 
-        methods["session.close"] = { [self] call in
+        methods.register("session.close", SessionNameParam.self, changes: true, session: .acts(on: ["name", "session"])) { [self] call in
             call.answer { () throws(RPCError) -> JSONValue in
                 let p = try Params<SessionNameParam>(call)
                 let given = try p.string(.name)
@@ -168,7 +167,7 @@ extension Navigator {
             }
         }
 
-        methods["session.list"] = { [self] call in
+        methods.register("session.list", SessionParam.self, changes: false, session: .none) { [self] call in
             call.answer { () throws(RPCError) -> JSONValue in
                 _ = try Params<SessionParam>(call)
                 if let pg = self.store.shared {
@@ -183,7 +182,7 @@ extension Navigator {
             }
         }
 
-        methods["provide"] = { [self] call in
+        methods.register("provide", ProvideParam.self, changes: false, session: .none) { [self] call in
             call.answer { () throws(RPCError) -> JSONValue in
                 let p = try Params<ProvideParam>(call)
                 try Policy.requireAdmin(call.client, "`provide` (answering preconditions for every session)")
@@ -202,7 +201,7 @@ extension Navigator {
             }
         }
 
-        methods["cancel"] = { [self] call in
+        methods.register("cancel", CancelParam.self, changes: true, session: .acts(on: ["session"])) { [self] call in
             call.answer { () throws(RPCError) -> JSONValue in
                 let p = try Params<CancelParam>(call)
                 let id = try p.requiredString(.navigation, "the id a navigate reply or navigationPending notification gave")

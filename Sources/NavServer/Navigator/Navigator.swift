@@ -116,7 +116,6 @@ final class Navigator {
 
     func state(_ name: String) throws(RPCError) -> SessionState {
         guard let s = sessions[name] else {
-            if let moved = store.missing(name) { throw moved }
             let hint = suggestion(for: name, among: sessions.keys).map { "; did you mean \"\($0)\"?" } ?? ""
             throw RPCError(.unknownTarget, "no session \"\(name)\"\(hint); open it with session.open {name: \"\(name)\"} (session.list lists them)",
                            data: ["session": .string(name)])

@@ -51,8 +51,11 @@ public final class Server {
         get { navigator.store }
         set { navigator.store = newValue }
     }
-    /// Handlers of changing methods set aside while the store cannot write (cluster mode).
-    var refusedMethods: [String: MethodTable.Handler] = [:]
+    /// Why the store cannot write now (cluster mode): while set, changing methods are refused.
+    var refusingChanges: String?
+    /// The store as several nodes share it (cluster mode), kept here so that dispatch asks it
+    /// without a call through the store's protocol on every request.
+    var sharedStore: (any SharedStore)?
     /// Set while an asynchronous store writes a commit (see ``Store/isAsynchronous``).
     var commitInFlight = false
 
@@ -85,6 +88,7 @@ public final class Server {
             throw error
         }
         store = s
+        sharedStore = s.shared
         navigator.publishesChanges = s.publishesChanges
         for session in sessions {
             navigator.sessions[session.name] = navigator.makeState(session)

@@ -35,9 +35,6 @@ protocol Store: AnyObject {
     /// loop: nil when it is stored, else why not (nothing of it is stored, and the store has told
     /// its ``ClusterEvents`` which sessions to read again).
     func beginFlush(graph: NavigationGraph, done: @escaping (StateError?) -> Void)
-    /// Why a session navd does not hold cannot be served here (another node owns it: `moved`; the
-    /// store or a takeover must be waited for: `unavailable`); nil: there is no such session.
-    func missing(_ name: String) -> RPCError?
     /// Whether commits' `stackChanged` params are wanted (``changePublished(_:body:)``) for
     /// subscribers on other nodes, even when the session has no subscriber here.
     var publishesChanges: Bool { get }
@@ -55,6 +52,9 @@ protocol SharedStore: AnyObject {
     var directory: [String: String] { get }
     /// The owner of `name` when another node owns it, and where it listens.
     func remoteOwner(_ name: String) -> (node: String, socket: String)?
+    /// Where a session this node does not hold is: another node's (`moved`), one to wait for
+    /// (`unavailable`), nowhere, or not known yet (to look up).
+    func whereabouts(_ name: String) -> SessionWhereabouts
     /// Reads `name` as the store holds it now (nil: no such session).
     func read(_ name: String, _ done: @escaping (Result<Session?, RPCError>) -> Void)
     /// Learns who owns `name`, then runs `then`; false when it cannot wait now.
@@ -69,7 +69,6 @@ extension Store {
         do { try flush(graph: graph) } catch { return done(error) }
         done(nil)
     }
-    func missing(_ name: String) -> RPCError? { nil }
     var publishesChanges: Bool { false }
     func changePublished(_ s: Session, body: [UInt8]) {}
     var shared: (any SharedStore)? { nil }

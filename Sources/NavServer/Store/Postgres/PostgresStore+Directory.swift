@@ -8,30 +8,29 @@ import RPC
 extension PostgresStore {
     /// Why the node does not serve `name` (it holds no such session): it is another live node's
     /// (`moved`), or PostgreSQL or a takeover must be waited for (`unavailable`); nil: no such session.
-    func missing(_ name: String) -> RPCError? {
+    func whereabouts(_ name: String) -> SessionWhereabouts {
         if !isUp {
-            return RPCError(.unavailable, "navd node \(node) cannot reach PostgreSQL, where session \"\(name)\" is kept; retry in a moment",
-                            data: ["session": .string(name), "node": .string(node), "retryAfterMs": .int(250)])
+            return .unavailable(RPCError(.unavailable, "navd node \(node) cannot reach PostgreSQL, where session \"\(name)\" is kept; retry in a moment",
+                                         data: ["session": .string(name), "node": .string(node), "retryAfterMs": .int(250)]))
         }
         guard let owner = owners[name] else {
-            if let seen = absent[name], loop.now - seen < 1_000 { return nil }
-            // Another node may have made it a moment ago (its notification is on its way): the
-            // request is handled again once PostgreSQL was asked (see ``Call/fail(_:)``).
-            return RPCError(.unavailable, "session \"\(name)\" is being looked up in PostgreSQL; retry in a moment",
-                            data: ["session": .string(name), "retryAfterMs": .int(10), RPCError.lookUpMarker: .string(name)])
+            // Another node may have made it a moment ago (its notification is on its way): unknown
+            // until PostgreSQL was asked, then absent for a second.
+            if let seen = absent[name], loop.now - seen < 1_000 { return .absent }
+            return .unknown
         }
         if owner == node {
-            return RPCError(.unavailable, "session \"\(name)\" is being read again from PostgreSQL on node \(node); retry in a moment",
-                            data: ["session": .string(name), "node": .string(node), "retryAfterMs": .int(100)])
+            return .unavailable(RPCError(.unavailable, "session \"\(name)\" is being read again from PostgreSQL on node \(node); retry in a moment",
+                                         data: ["session": .string(name), "node": .string(node), "retryAfterMs": .int(100)]))
         }
         if let n = nodes[owner], n.until > loop.now {
-            return RPCError(.moved, "session \"\(name)\" is owned by navd node \(owner), listening on \(n.socket); send the request there",
-                            data: ["session": .string(name), "node": .string(owner), "socket": .string(n.socket)])
+            return .moved(RPCError(.moved, "session \"\(name)\" is owned by navd node \(owner), listening on \(n.socket); send the request there",
+                                   data: ["session": .string(name), "node": .string(owner), "socket": .string(n.socket)]))
         }
         sweep()
         refreshOwner(name)
-        return RPCError(.unavailable, "session \"\(name)\"'s owner, node \(owner), stopped renewing its lease; a node is taking the session over: retry in a moment",
-                        data: ["session": .string(name), "node": .string(owner), "retryAfterMs": .int(leaseMs / 3)])
+        return .unavailable(RPCError(.unavailable, "session \"\(name)\"'s owner, node \(owner), stopped renewing its lease; a node is taking the session over: retry in a moment",
+                                     data: ["session": .string(name), "node": .string(owner), "retryAfterMs": .int(leaseMs / 3)]))
     }
 
     /// Reads the owner of `name` (a node learns of sessions others make through their notification;

@@ -1,0 +1,79 @@
+import JSON
+import RPC
+
+/// Where a session a request names is, as a store several nodes share knows it (cluster mode).
+enum SessionWhereabouts {
+    /// Nowhere: the method answers as it does on one node (`unknownTarget`; `session.open` makes it).
+    case absent
+    /// Another live node owns it (the `moved` error to answer).
+    case moved(RPCError)
+    /// The store or a takeover must be waited for (the `unavailable` error to answer).
+    case unavailable(RPCError)
+    /// The directory does not know it yet (another node may have just made it): ask the store, then
+    /// dispatch the request.
+    case unknown
+}
+
+extension Server {
+    /// Cluster mode: whether to dispatch `call` now. The session it names (``MethodTable/SessionUse``)
+    /// is here, or nowhere, or another node's that the method may watch from here: yes. Another
+    /// node's otherwise, or one that cannot be reached now: answered `moved` or `unavailable`. One
+    /// the directory does not know: looked up first, then dispatched (once: `lookedUp`).
+    func locate(_ call: Call, _ entry: MethodTable.Entry, in pg: any SharedStore, lookedUp: Bool) -> Bool {
+        let params: [String], watches: Bool
+        switch entry.spec.session {
+        case .none: return true
+        case .acts(let p): (params, watches) = (p, false)
+        case .watches(let p): (params, watches) = (p, true)
+        }
+        var name = "main"
+        for p in params {
+            guard let v = call.param(p), !v.isNull else { continue }
+            guard let s = v.stringValue else { return true }  // the method says what is wrong with it
+            name = s
+            break
+        }
+        if navigator.sessions[name] != nil { return true }
+        switch pg.whereabouts(name) {
+        case .absent: return true
+        case .moved(let e):
+            if watches { return true }
+            call.fail(e)
+        case .unavailable(let e): call.fail(e)
+        case .unknown:
+            if lookedUp { return true }
+            if retryAfterLookUp(call, entry, name) { return false }
+            call.fail(RPCError(.unavailable, "session \"\(name)\" is being looked up in PostgreSQL; retry in a moment",
+                               data: ["session": .string(name), "retryAfterMs": .int(10)]))
+        }
+        return false
+    }
+
+    /// Runs `call` again once the store has looked `name` up: the request, made into text again (its
+    /// bytes are gone when the handler returns), is read anew and answered then (into its slot
+    /// when it came in a batch). False when it cannot wait (too many wait, or PostgreSQL cannot be
+    /// reached).
+    func retryAfterLookUp(_ call: Call, _ entry: MethodTable.Entry, _ name: String) -> Bool {
+        guard let pg = sharedStore, let id = call.id else { return false }
+        var w = JSONWriter(capacity: 256)
+        w.raw("{\"jsonrpc\":\"2.0\",\"id\":")
+        w.write(id)
+        w.raw(",\"method\":")
+        w.write(call.methodName)
+        if let p = call.params {
+            w.raw(",\"params\":")
+            w.write(p)
+        }
+        w.raw("}")
+        let text = w.bytes
+        // A batch's collector waits for this reply (its slot is filled by the retried call).
+        let c = call.connection, framing = call.framing, batch = call.batchRef?.object, slot = call.slot
+        return pg.lookUp(name) { [unowned self] in
+            guard !c.isClosed else { return }
+            text.withUnsafeBytes { raw in
+                guard let message = try? parser.view(raw, padded: false), case .request(let r) = RPCMessage.decode(message) else { return }
+                run(entry, Call(connection: c, id: r.id, methodName: r.methodName, params: r.params, framing: framing, batch: batch, slot: slot), lookedUp: true)
+            }
+        }
+    }
+}

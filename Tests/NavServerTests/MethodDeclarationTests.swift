@@ -1,0 +1,75 @@
+import Foundation
+import JSON
+import NavGraph
+import NavigationCore
+import Testing
+@testable import NavServer
+
+/// A store that only records what it is told (a method that writes nothing tells it nothing).
+final class RecordingStore: Store {
+    var told: [String] = []
+    func load(graph: NavigationGraph) throws(StateError) -> [Session] { [] }
+    func sessionChanged(_ s: Session) { told.append("changed \(s.name)") }
+    func sessionOpened(_ s: Session) { told.append("opened \(s.name)") }
+    func sessionClosed(_ name: String) { told.append("closed \(name)") }
+    func factsChanged(_ s: Session) { told.append("facts \(s.name)") }
+    func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>) { told.append("key \(key)") }
+    var hasPendingWrites: Bool { false }
+    func flush(graph: NavigationGraph) throws(StateError) {}
+    func close() {}
+}
+
+/// Whether a method changes sessions is declared where it is registered (MethodTable.Spec), and
+/// checked here against what it does: a method declared not to change writes nothing to the store,
+/// whatever it is asked, and while the store cannot write exactly the changing methods are refused.
+extension InProcess {
+    @Suite struct MethodDeclarationTests {
+        /// Params that make each method do what it does, in a session where that is possible. A
+        /// method registered without an entry here fails the test: declare what it does first.
+        static let examples: [String: [JSONObject]] = [
+            "ping": [[:]], "hello": [["client": "t"]], "stats": [[:]], "rpc.discover": [[:]], "graph.describe": [[:]],
+            "navigate": [["to": "shop.Product", "with": ["id": "p1"], "key": "k1"]],
+            "open": [["url": "/product/p2"]], "dismiss": [[:]], "update": [["node": "n9", "with": ["ref": "x"]]],
+            "reset": [[:]], "link.resolve": [[:]], "flowComplete": [["flow": "n99", "cancelled": true]],
+            "tree": [[:]], "subscribe": [[:]], "unsubscribe": [[:]],
+            "context.set": [["facts": ["a": 1]]], "context.get": [[:], ["facts": ["a"]]],
+            "session.open": [["name": "other"]], "session.close": [["name": "other"]], "session.list": [[:]],
+            "provide": [["preconditions": ["cart.paymentAuthorized"]]], "cancel": [["navigation": "nav-1"]],
+            "graph.reload": [[:]],
+        ]
+
+        @Test func aMethodDeclaredNotToChangeWritesNothing() throws {
+            let p = InProcessServer()
+            let store = RecordingStore()
+            p.server.store = store
+            let c = p.client()
+            // Something in the tree and a pending navigation for the reading methods to read and cancel.
+            _ = try p.call(c, 1, "navigate", ["to": "shop.Product", "with": ["id": "p0"]])
+            var id = 10
+            for spec in p.server.methods.specs {
+                let examples = try #require(Self.examples[spec.name], "\(spec.name) has no example: declare what it does here")
+                for params in examples where !spec.changes {
+                    store.told = []
+                    id += 1
+                    _ = try p.call(c, id, spec.name, .object(params))
+                    #expect(store.told.isEmpty, "\(spec.name) is declared not to change anything, yet told the store \(store.told)")
+                }
+            }
+        }
+
+        @Test func whileTheStoreCannotWriteExactlyTheChangingMethodsAreRefused() throws {
+            let p = InProcessServer()
+            let c = p.client()
+            p.server.refusingChanges = "a test"
+            var id = 0
+            for spec in p.server.methods.specs {
+                for params in Self.examples[spec.name] ?? [] {
+                    id += 1
+                    let r = try p.call(c, id, spec.name, .object(params))
+                    let refused = r["error"]?["data"]?["kind"] == "unavailable"
+                    #expect(refused == spec.changes, "\(spec.name): \(refused ? "refused" : "served") while the store cannot write, declared changes: \(spec.changes)")
+                }
+            }
+        }
+    }
+}
