@@ -90,7 +90,7 @@ extension Server {
             "uptime": .double(Double(uptimeMs) / 1000),
             "memory": ["rss": .int(EventLoop.residentMemory)],
         ]
-        if let pg = store.shared { o.append("cluster", .object(pg.statsObject(mirrors: navigator.mirrors.count))) }
+        if let pg = sharedStore { o.append("cluster", .object(pg.statsObject(mirrors: navigator.mirrors.count))) }
         return o
     }
 

@@ -90,7 +90,7 @@ extension Navigator {
     /// Reads the session from the store and sends its subscribers a snapshot, then the notifications
     /// that arrived meanwhile.
     private func refetch(_ m: Mirror) {
-        guard !m.fetching, let pg = store.shared else { return }
+        guard !m.fetching, let pg = shared else { return }
         m.fetching = true
         pg.read(m.name) { [unowned self] r in
             m.fetching = false
@@ -186,7 +186,7 @@ extension Navigator {
         let given = call.param("session")
         guard given == nil || given?.stringValue != nil else { return nil }
         let name = given?.stringValue ?? "main"
-        guard sessions[name] == nil, let pg = store.shared, pg.remoteOwner(name) != nil else { return nil }
+        guard sessions[name] == nil, let pg = shared, pg.remoteOwner(name) != nil else { return nil }
         return name
     }
 
@@ -198,7 +198,7 @@ extension Navigator {
     /// Reads `name` as PostgreSQL holds it and answers `call` later: its failure, or `unknownTarget`
     /// when no node has it, or what `then` does with the session.
     private func readStored(_ name: String, for call: Call, _ then: @escaping (Session, Reply) -> Void) {
-        guard let pg = store.shared else { return call.fail(RPCError(.internalError, "no shared store")) }
+        guard let pg = shared else { return call.fail(RPCError(.internalError, "no shared store")) }
         let reply = call.deferred()
         pg.read(name) { r in
             switch r {

@@ -170,7 +170,7 @@ extension Navigator {
         methods.register("session.list", SessionParam.self, changes: false, session: .none) { [self] call in
             call.answer { () throws(RPCError) -> JSONValue in
                 _ = try Params<SessionParam>(call)
-                if let pg = self.store.shared {
+                if let pg = self.shared {
                     // Cluster mode: every session of the cluster, and the node that owns each.
                     var owners = pg.directory
                     for name in self.sessions.keys { owners[name] = pg.node }

@@ -54,8 +54,10 @@ final class Navigator {
     var commits = 0
     /// Cluster mode: subscribers here of sessions other nodes own.
     var mirrors: [String: Mirror] = [:]
-    /// Cluster mode: every commit's `stackChanged` goes to the store for other nodes' subscribers.
-    var publishesChanges = false
+    /// Cluster mode: the store as the nodes share it; every commit's `stackChanged` goes to it for
+    /// other nodes' subscribers.
+    var shared: (any SharedStore)?
+    var publishesChanges: Bool { shared != nil }
 
     init(config: ServerConfiguration, graph: NavigationGraph, logger: Logger, loop: EventLoop, publisher: any Publisher) {
         self.config = config

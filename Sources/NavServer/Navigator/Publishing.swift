@@ -14,10 +14,10 @@ extension Navigator {
         func change() -> StackChanged {
             StackChanged(session: s.name, version: commit.version, changes: commit.changeText, visible: .current(s), hints: hints)
         }
-        if publishesChanges {
+        if let shared {
             // Cluster mode: encoded once, for the store (other nodes' subscribers) and the ones here.
             let body = JSONText(encoding: change())
-            store.changePublished(s, body: body.bytes)
+            shared.changePublished(s, body: body.bytes)
             if !state.subscribers.isEmpty { publisher.notify("stackChanged", body, to: state.audience) }
         } else if !state.subscribers.isEmpty {
             publisher.notify("stackChanged", change(), to: state.audience)

@@ -56,7 +56,7 @@ public final class Server {
     /// The store as several nodes share it (cluster mode), kept here so that dispatch asks it
     /// without a call through the store's protocol on every request.
     var sharedStore: (any SharedStore)?
-    /// Set while an asynchronous store writes a commit (see ``Store/isAsynchronous``).
+    /// Set while a shared store writes a commit in the background (``SharedStore/beginFlush(graph:done:)``).
     var commitInFlight = false
 
     /// Keeps state in `path`: restores its sessions now, saves every commit from now on.
@@ -88,13 +88,13 @@ public final class Server {
             throw error
         }
         store = s
-        sharedStore = s.shared
-        navigator.publishesChanges = s.publishesChanges
+        sharedStore = s as? any SharedStore
+        navigator.shared = sharedStore
         for session in sessions {
             navigator.sessions[session.name] = navigator.makeState(session)
             navigator.numberNavigations(afterThoseOf: session)
         }
-        if s.publishesChanges {
+        if sharedStore != nil {
             // Cluster mode: "main" is one node's like any session (the store made it if none had).
             if !sessions.contains(where: { $0.name == "main" }) { navigator.sessions["main"] = nil }
             return sessions.count

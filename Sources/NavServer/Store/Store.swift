@@ -11,7 +11,8 @@ import Glibc
 /// before any reply or notification of that iteration leaves navd, so nothing acknowledged is
 /// lost. Stores: ``SQLiteStore`` (a state file, the default) and ``EphemeralStore``
 /// (`--ephemeral`: nothing is kept) write at once; ``PostgresStore`` (`--store postgres://…`),
-/// shared by several navd nodes, writes in the background (``isAsynchronous``).
+/// shared by several navd nodes, is a ``SharedStore``: it writes in the background. This protocol
+/// is all a single node needs; nothing of cluster mode is in it.
 protocol Store: AnyObject {
     /// The sessions kept, rebuilt against `graph` and validated (called once, before serving).
     func load(graph: NavigationGraph) throws(StateError) -> [Session]
@@ -26,26 +27,21 @@ protocol Store: AnyObject {
     /// Writes what was told since the last flush, all or nothing.
     func flush(graph: NavigationGraph) throws(StateError)
     func close()
-
-    /// Whether writes complete later (a store across the network): the server then calls
-    /// ``beginFlush(graph:done:)`` and holds every reply and notification, and reads no more
-    /// requests, until `done` runs; one flush at a time.
-    var isAsynchronous: Bool { get }
-    /// Starts writing what was told since the last flush, all or nothing; `done` runs once, on the
-    /// loop: nil when it is stored, else why not (nothing of it is stored, and the store has told
-    /// its ``ClusterEvents`` which sessions to read again).
-    func beginFlush(graph: NavigationGraph, done: @escaping (StateError?) -> Void)
-    /// Whether commits' `stackChanged` params are wanted (``changePublished(_:body:)``) for
-    /// subscribers on other nodes, even when the session has no subscriber here.
-    var publishesChanges: Bool { get }
-    func changePublished(_ s: Session, body: [UInt8])
-    /// The store as several navd nodes share it (cluster mode), or nil.
-    var shared: (any SharedStore)? { get }
 }
 
-/// A store several navd nodes share (``PostgresStore``): who owns each session, and sessions as
-/// the store holds them, for requests about sessions another node owns.
-protocol SharedStore: AnyObject {
+/// A store several navd nodes share (``PostgresStore``, cluster mode): it writes in the background,
+/// wants every commit's `stackChanged` for other nodes' subscribers, and knows who owns each session
+/// and the sessions as it holds them, for requests about sessions another node owns. The server and
+/// the navigator find it once, when the store is put to use.
+protocol SharedStore: Store {
+    /// Starts writing what was told since the last flush, all or nothing; `done` runs once, on the
+    /// loop: nil when it is stored, else why not (nothing of it is stored, and the store has told
+    /// its ``ClusterEvents`` which sessions to read again). The server holds every reply and
+    /// notification, and reads no more requests, until `done` runs; one flush at a time.
+    func beginFlush(graph: NavigationGraph, done: @escaping (StateError?) -> Void)
+    /// A commit's `stackChanged` params, for subscribers on other nodes (every commit, subscribed
+    /// here or not).
+    func changePublished(_ s: Session, body: [UInt8])
     /// This node's name.
     var node: String { get }
     /// Every session of the cluster this node knows of, by owner node.
@@ -61,17 +57,6 @@ protocol SharedStore: AnyObject {
     func lookUp(_ name: String, then: @escaping () -> Void) -> Bool
     /// `stats.cluster`.
     func statsObject(mirrors: Int) -> JSONObject
-}
-
-extension Store {
-    var isAsynchronous: Bool { false }
-    func beginFlush(graph: NavigationGraph, done: @escaping (StateError?) -> Void) {
-        do { try flush(graph: graph) } catch { return done(error) }
-        done(nil)
-    }
-    var publishesChanges: Bool { false }
-    func changePublished(_ s: Session, body: [UInt8]) {}
-    var shared: (any SharedStore)? { nil }
 }
 
 /// What a store was told since its last write (the same bookkeeping for every store that writes

@@ -74,8 +74,8 @@ extension Server {
         if !readyInput.isEmpty { resumeReadyInput() }
         // Commits reach the state file before any reply or notification of this iteration leaves.
         if store.hasPendingWrites {
-            if store.isAsynchronous {
-                beginCommit()
+            if let shared = sharedStore {
+                beginCommit(shared)
                 return
             }
             do { try store.flush(graph: graph) } catch {
@@ -108,11 +108,11 @@ extension Server {
 
     /// Has the store write this iteration's commits; until it answers, connections are not read
     /// and their output waits (group commit: what arrives meanwhile goes into the next commit).
-    private func beginCommit() {
+    private func beginCommit(_ shared: any SharedStore) {
         commitInFlight = true
         for c in connections.values { c.gateInput() }
         inputIdle?.stop()
-        store.beginFlush(graph: graph) { [unowned self] error in self.commitEnded(error) }
+        shared.beginFlush(graph: graph) { [unowned self] error in self.commitEnded(error) }
     }
 
     private func commitEnded(_ error: StateError?) {
@@ -129,10 +129,10 @@ extension Server {
             }
             broadcastLog.removeAll(keepingAtMost: 1 << 20)
         }
-        if store.hasPendingWrites && failure == nil {
+        if let shared = sharedStore, shared.hasPendingWrites && failure == nil {
             // Changes made while the commit was written (a precondition ended): theirs go first
             // (not when navd stops on a fault: nothing more can be stored).
-            beginCommit()
+            beginCommit(shared)
             return
         }
         sendOutput()

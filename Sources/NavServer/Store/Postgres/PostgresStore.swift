@@ -319,9 +319,6 @@ final class PostgresStore: Store, SharedStore {
 
     // MARK: Store
 
-    var isAsynchronous: Bool { true }
-    var publishesChanges: Bool { true }
-    var shared: (any SharedStore)? { self }
 
     func sessionChanged(_ s: Session) { pending.change(s) }
     func sessionOpened(_ s: Session) { pending.change(s) }
