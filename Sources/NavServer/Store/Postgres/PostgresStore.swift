@@ -319,7 +319,6 @@ final class PostgresStore: Store, SharedStore {
 
     // MARK: Store
 
-
     func sessionChanged(_ s: Session) { pending.change(s) }
     func sessionOpened(_ s: Session) { pending.change(s) }
     func factsChanged(_ s: Session) { pending.change(s) }
