@@ -11,9 +11,8 @@ extension Navigator {
     /// Handlers hold the server strongly: it owns the table and empties it at shutdown, which ends
     /// the cycle. (An `unowned` reference, checked or not, costs an atomic operation at every use.)
     func registerNavigationMethods(in methods: MethodTable) {
-        // Param tables are made now, not on a first request (making one reflects on the enum's cases).
-        _ = (SessionParam.table, DismissParam.table, UpdateParam.table, ResetParam.table, LinkResolveParam.table, FlowCompleteParam.table, ContextParam.table, SessionNameParam.table,
-             ProvideParam.table, CancelParam.table, NavigateParam.table, OpenParam.table, ReloadParam.table)
+        // Registering a method with its param enum makes the enum's table now, not on a first request
+        // (making one reflects on the enum's cases).
         methods.register("navigate", NavigateParam.self, changes: true, session: .acts(on: ["session"])) { [self] call in self.navigate(call) }
         methods.register("open", OpenParam.self, changes: true, session: .acts(on: ["session"])) { [self] call in self.open(call) }
 
