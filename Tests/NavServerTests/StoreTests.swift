@@ -71,7 +71,7 @@ import Testing
     @Test func filesThatAreNotNavdsAreRefused() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        FileManager.default.createFile(atPath: dir.file("empty"), contents: Data())
+        #expect(FileManager.default.createFile(atPath: dir.file("empty"), contents: Data()))
         #expect(throws: StateError.self) { _ = try SQLiteStore(path: dir.file("empty"), durability: .process) }
         try "not sqlite at all".write(toFile: dir.file("text"), atomically: true, encoding: .utf8)
         #expect(throws: StateError.self) { _ = try SQLiteStore(path: dir.file("text"), durability: .process) }

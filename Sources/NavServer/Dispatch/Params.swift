@@ -99,6 +99,7 @@ struct Params<P: ParamName> {
         return v
     }
 
+    @inline(never)
     private func wrong(_ name: P, _ expected: String, _ v: JSONView) -> RPCError {
         Params.wrong(P.table.names[name.rawValue], expected, v)
     }
@@ -107,6 +108,7 @@ struct Params<P: ParamName> {
         .invalidParams("\"\(name)\" must be \(expected), not \(v.typeName) \(JSONWriter.string(v.value))", data: ["param": .string(name)])
     }
 
+    @inline(__always)
     func string(_ name: P) throws(RPCError) -> String? {
         guard let v = given(name) else { return nil }
         guard let s = v.string else { throw wrong(name, "a string", v) }
@@ -135,6 +137,7 @@ struct Params<P: ParamName> {
         return i
     }
 
+    @inline(__always)
     func bool(_ name: P) throws(RPCError) -> Bool? {
         guard let v = given(name) else { return nil }
         guard let b = v.bool else { throw wrong(name, "true or false", v) }

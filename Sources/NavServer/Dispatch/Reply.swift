@@ -84,7 +84,7 @@ final class BatchCollector {
 /// The way back to the client for an answer that comes after the method's handler returned (a
 /// navigation waiting on preconditions, a keyed duplicate joining it): it keeps an owned copy of
 /// the request's id. Share it freely: it is one object per request, and only the first answer counts.
-final class Reply {
+final class Reply: Answer {
     let connection: Connection
     /// The connection, as the navigator sees it.
     var client: some Client { connection }
@@ -124,12 +124,6 @@ final class Reply {
                            instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
     }
 
-    func finish(_ result: Result<some JSONEncodable, RPCError>) {
-        switch result {
-        case .success(let v): answer(v)
-        case .failure(let e): fail(e)
-        }
-    }
 }
 
 /// One incoming call as a method handler sees it, read in place from the parser's buffers: the
@@ -139,7 +133,7 @@ final class Reply {
 /// nothing: its answers send nothing.
 ///
 /// Made of views and two references; handlers borrow it, so it is retained once per request.
-struct Call {
+struct Call: Responder {
     let connection: Connection
     /// The connection, as the navigator sees it.
     var client: some Client { connection }
@@ -190,15 +184,11 @@ struct Call {
                            instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
     }
 
-    func finish(_ result: Result<some JSONEncodable, RPCError>) {
-        switch result {
-        case .success(let v): answer(v)
-        case .failure(let e): fail(e)
-        }
-    }
-
     /// The way to answer after the handler returns; the call itself must then not be answered.
-    func deferred() -> Reply {
+    func deferred() -> any Answer { reply() }
+
+    /// ``deferred()`` as dispatch's own type.
+    func reply() -> Reply {
         Reply(connection: connection, id: id?.value, framing: framing, batch: batchRef?.object, slot: slot)
     }
 }
@@ -236,12 +226,5 @@ extension Connection {
         let what = inBatch ? "with this answer (\(size) bytes) the batch's answers would be" : "the answer is \(size) bytes,"
         return .limitExceeded("\(what) more than a client may hold unread (the --max-output limit, \(server.config.maxOutput)); ask for less (context.get {facts: [names]}) or in smaller batches, or ask whoever runs navd to raise --max-output",
                               limit: "--max-output", max: server.config.maxOutput)
-    }
-}
-
-extension Call {
-    /// Answers with what `body` returns, or with the error it throws.
-    func answer<R: JSONEncodable>(_ body: () throws(RPCError) -> R) {
-        do { succeed(try body()) } catch { fail(error) }
     }
 }

@@ -119,7 +119,7 @@ extension Navigator {
     }
 
     /// `subscribe` to a session another node owns: answered with its tree as PostgreSQL holds it.
-    func subscribeRemote(_ call: Call, _ name: String) {
+    func subscribeRemote(_ name: String, _ call: some Responder) {
         let c = call.client
         readStored(name, for: call) { [unowned self] s, reply in
             if let local = sessions[name] {
@@ -180,24 +180,23 @@ extension Navigator {
 }
 
 extension Navigator {
-    /// The session a `subscribe`/`unsubscribe` names when another node owns it (nil: this node
-    /// serves the request as usual, errors included).
-    func remoteSession(_ call: Call) -> String? {
-        let given = call.param("session")
-        guard given == nil || given?.stringValue != nil else { return nil }
-        let name = given?.stringValue ?? "main"
-        guard sessions[name] == nil, let pg = shared, pg.remoteOwner(name) != nil else { return nil }
-        return name
+    /// Whether `name`, which a `subscribe`/`unsubscribe` names, is a session another node owns
+    /// (then this node serves it as a mirror; else as usual, errors included).
+    func isRemote(_ name: String) -> Bool {
+        guard sessions[name] == nil, let pg = shared else { return false }
+        return pg.remoteOwner(name) != nil
     }
 
     /// `unsubscribe` from a session another node owns: answered with its tree as PostgreSQL holds it.
-    func subscribeRemoteEnded(_ call: Call, _ name: String) {
+    func unsubscribeRemote(_ name: String, _ call: some Responder) {
+        dropMirrorSubscriber(name, call.client)
+        call.client.subscriptions.remove(name)
         readStored(name, for: call) { s, reply in reply.succeed(Snapshot(session: s)) }
     }
 
     /// Reads `name` as PostgreSQL holds it and answers `call` later: its failure, or `unknownTarget`
     /// when no node has it, or what `then` does with the session.
-    private func readStored(_ name: String, for call: Call, _ then: @escaping (Session, Reply) -> Void) {
+    private func readStored(_ name: String, for call: some Responder, _ then: @escaping (Session, any Answer) -> Void) {
         guard let pg = shared else { return call.fail(RPCError(.internalError, "no shared store")) }
         let reply = call.deferred()
         pg.read(name) { r in

@@ -5,31 +5,15 @@ import RPC
 
 /// `dismiss`, with the `leave:` guards of what it would remove.
 extension Navigator {
-    func dismiss(_ call: Call) {
-        let state: SessionState
-        let node: String?, to: String?, inclusive: Bool, result: JSONValue?
-        do throws(RPCError) {
-            let p = try Params<DismissParam>(call)
-            state = try self.state(p.given(.session), for: call.client)
-            node = try p.string(.node)
-            to = try p.string(.to)
-            inclusive = try p.bool(.inclusive) ?? false
-            if node != nil && to != nil {
-                throw .invalidParams("`dismiss` takes \"node\" (that node and what is above it) or \"to\" (pop to a screen), not both", data: ["param": "to"])
-            }
-            result = p.value(.result)
-            if let result { try checkSize(result, "\"result\"", limit: Navigator.maxHintsBytes, param: "result") }
-        } catch {
-            call.fail(error)
-            return
-        }
+    func dismiss(_ r: borrowing DismissRequest, _ call: some Responder) {
+        let state = r.state
         let session = state.session
         // The leave guards of every screen and flow it would remove, the top one's first.
         var guards: [Int] = []
         var guarded: Node?
         if graph.hasLeaveGuards {
             do throws(NavError) {
-                (guards, guarded) = try session.leaveGuards(node: node, to: to, inclusive: inclusive)
+                (guards, guarded) = try session.leaveGuards(node: r.node, to: r.to, inclusive: r.inclusive)
             } catch {
                 call.fail(error.rpc)
                 return
@@ -38,7 +22,7 @@ extension Navigator {
         guard let guarded else {
             // No guard: dismiss at once.
             do throws(NavError) {
-                call.succeed(Removed(try dismissNow(state, node: node, to: to, inclusive: inclusive, result: result, caller: call.client)))
+                call.succeed(Removed(try dismissNow(state, node: r.node, to: r.to, inclusive: r.inclusive, result: r.result, caller: call.client)))
             } catch {
                 call.fail(error.rpc)
             }
@@ -46,9 +30,10 @@ extension Navigator {
         }
         let plan = Plan(target: guarded.coordinator, by: .push, params: guarded.params, source: guarded.number, ifVersion: nil, preconditions: guards)
         let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: nil,
-                                    caller: Caller(roles: call.client.roles), reply: call.deferred())
+                                    caller: Caller(roles: call.client.roles), reply: call.deferred(), client: call.client)
         nav.leaving = guarded.id
         let connection = call.client
+        let (node, to, inclusive, result) = (r.node, r.to, r.inclusive, r.result)
         nav.commitInstead = { [unowned self] in
             Result { () throws(NavError) in
                 let c = try self.dismissNow(state, node: node, to: to, inclusive: inclusive, result: result, caller: connection)

@@ -5,36 +5,8 @@ import RPC
 
 /// `flowComplete`, and the navigation a completed flow continues with (`then`).
 extension Navigator {
-    func flowComplete(_ call: Call) {
-        let state: SessionState
-        let flow: String
-        let outcome: Session.FlowOutcome
-        do throws(RPCError) {
-            let p = try Params<FlowCompleteParam>(call)
-            state = try self.state(p.given(.session), for: call.client)
-            flow = try p.requiredString(.flow, "the id of the flow node to complete")
-            let given = ([.result, .error, .cancelled] as [FlowCompleteParam]).filter { p.has($0) }.map { "\($0)" }
-            guard given.count == 1 else {
-                throw .invalidParams("`flowComplete` needs exactly one of \"result\", \"error\" ({message, data?}) or \"cancelled\": true; got \(given.isEmpty ? "none" : given.joined(separator: ", "))",
-                                     data: ["param": "result"])
-            }
-            switch given[0] {
-            case "result": outcome = .result(p.value(.result)!)
-            case "error":
-                guard let e = try p.objectParam(.error), e["message"]?.stringValue != nil else {
-                    throw .invalidParams("\"error\" must be an object {message: string, data?: any}", data: ["param": "error"])
-                }
-                outcome = .error(.object(e))
-            default:
-                guard try p.bool(.cancelled) == true else {
-                    throw .invalidParams("\"cancelled\" must be true", data: ["param": "cancelled"])
-                }
-                outcome = .cancelled
-            }
-        } catch {
-            call.fail(error)
-            return
-        }
+    func flowComplete(_ r: FlowCompleteRequest, _ call: some Responder) {
+        let (state, flow, outcome) = (r.state, r.flow, r.outcome)
         // Read before the commit: publishing the end of the flow forgets both.
         let recovering = recoveries[SessionKey(state.session.name, flow)]
         let isRecovery = recovering != nil
@@ -69,10 +41,10 @@ extension Navigator {
 
     /// Navigates to a completed flow's `then` from the screen now on top, as the client that completed
     /// it; the reply to `flowComplete` carries its outcome as `then` (after its preconditions).
-    private func continueAfterFlow(_ then: NavigationSpec, of flow: Int, result: JSONValue, completed c: Commit, in state: SessionState, call: Call) {
+    private func continueAfterFlow(_ then: NavigationSpec, of flow: Int, result: JSONValue, completed c: Commit, in state: SessionState, call: some Responder) {
         let removed: JSONValue = .array(c.removed.map(JSONValue.string))
         let version = c.version
-        func reply(_ outcome: Result<JSONValue, NavError>, _ to: Reply) {
+        func reply(_ outcome: Result<JSONValue, NavError>, _ to: any Answer) {
             let thenValue: JSONValue
             switch outcome {
             case .success(let v): thenValue = v

@@ -10,89 +10,13 @@ import Glibc
 extension Navigator {
     // MARK: navigate
 
-    func navigate(_ call: Call) {
-        let state: SessionState
-        let by: Presentation?, to: JSONView?, route: String?, with: JSONObject?, from: String?, ifVersion: Int?, key: String?, dryRun: Bool
-        let detach: Bool, progress: Bool
-        let hints: JSONValue?
-        var withBytes: Int?
-        let popUpTo: (to: String, inclusive: Bool)?
-        let then: NavigationSpec?
-        do throws(RPCError) {
-            let p = try Params<NavigateParam>(call)
-            state = try self.state(p.given(.session), for: call.client)
-            if let b = try p.string(.by) {
-                guard let pr = Presentation(rawValue: b) else {
-                    throw RPCError.invalidParams("\"by\" must be push, present, replace, root or select, not \"\(b)\"", data: ["param": "by"])
-                }
-                by = pr
-            } else {
-                by = nil
-            }
-            // `to` stays in place: it is looked up by its bytes (a string is made only for a message).
-            to = try p.stringView(.to)
-            route = try p.string(.route)
-            // The setup model is built in the storage of the node the session will make next
-            // (a node dismissed earlier), when it has one.
-            with = try p.objectParam(.with, keys: setupKeys, reusing: state.session.takeSpareSetupStorage(), size: &withBytes)
-            from = try p.string(.from)
-            ifVersion = try p.int(.ifVersion)
-            key = try p.string(.key)
-            if let key { try config.checkName(key, "the navigation key", param: "key") }
-            dryRun = try p.bool(.dryRun) ?? false
-            detach = try p.bool(.detach) ?? false
-            progress = try p.bool(.progress) ?? false
-            if let h = p.value(.hints) {
-                guard case .object = h else {
-                    throw .invalidParams("\"hints\" must be an object of presentation wishes, like {\"animated\": false}", data: ["param": "hints"])
-                }
-                try checkSize(h, "\"hints\"", limit: Navigator.maxHintsBytes, param: "hints")
-                hints = h
-            } else {
-                hints = nil
-            }
-            if let pop = p.value(.popUpTo) {
-                guard let target = pop["to"]?.stringValue, pop.objectValue?.keys.allSatisfy({ $0 == "to" || $0 == "inclusive" }) == true else {
-                    throw .invalidParams("\"popUpTo\" must be {to: COORDINATOR_OR_NODE, inclusive?: bool}, like {\"to\": \"shop.Home\"}", data: ["param": "popUpTo"])
-                }
-                var inclusive = false
-                if let i = pop["inclusive"] {
-                    guard case .bool(let b) = i else { throw .invalidParams("\"popUpTo.inclusive\" must be true or false", data: ["param": "popUpTo"]) }
-                    inclusive = b
-                }
-                if let by, by != .push && by != .present {
-                    throw .invalidParams("\"popUpTo\" goes with by: push or present (the target is placed from the screen left on top), not \(by.rawValue)",
-                                         data: ["param": "popUpTo"])
-                }
-                popUpTo = (target, inclusive)
-            } else {
-                popUpTo = nil
-            }
-            then = try p.value(.then).map { v throws(RPCError) in try navigationSpec(v, param: "then") }
-        } catch {
-            call.fail(error)
-            return
-        }
+    func navigate(_ r: borrowing NavigateRequest, _ call: some Responder) {
+        let state = r.state
         let caller = Caller(roles: call.client.roles)
         let session = state.session
-        /// Validates the navigation (while `to` is still readable: before this handler returns).
-        func validate() throws(NavError) -> Plan {
-            let destination: Destination
-            if route == nil, let to, let i = graph.coordinatorIndex(utf8: to.stringBytes) {
-                destination = Destination(target: i)
-            } else {
-                destination = try graph.destination(to: to?.string, route: route)
-            }
-            return try session.plan(destination, by: by, with: with, from: from, ifVersion: ifVersion, caller: caller, withBytes: withBytes)
-        }
-
-        if dryRun {
+        if r.dryRun {
             do {
-                var plan = try validate()
-                if hints != nil || popUpTo != nil || then != nil {
-                    if let then { try checkThen(then, flow: plan.target) }
-                    try applyOptions(to: &plan, session: session, hints: hints, popUpTo: popUpTo, then: then)
-                }
+                let plan = try self.plan(r, caller: caller)
                 let (commit, visible) = try session.dryRun(plan)
                 call.succeed([
                     "dryRun": true, "version": .int(session.version),
@@ -106,7 +30,7 @@ extension Navigator {
             }
             return
         }
-
+        let key = r.key
         if let key {
             if let done = session.keyed[key] {
                 switch done {
@@ -128,13 +52,7 @@ extension Navigator {
 
         let plan: Plan
         do {
-            var p = try validate()
-            // The options few navigations give (kept out of `validate`, whose captures cost every navigation).
-            if hints != nil || popUpTo != nil || then != nil {
-                if let then { try checkThen(then, flow: p.target) }
-                try applyOptions(to: &p, session: session, hints: hints, popUpTo: popUpTo, then: then)
-            }
-            plan = p
+            plan = try self.plan(r, caller: caller)
         } catch {
             if let key { remember(session, key: key, .failure(error)) }
             call.fail(error.rpc)
@@ -152,11 +70,29 @@ extension Navigator {
             }
             return
         }
-        let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: key, caller: caller, reply: call.deferred())
+        let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: key, caller: caller, reply: call.deferred(), client: call.client)
         // A detached navigation outlives its client (`navctl --no-wait`); others end with it.
-        nav.detached = detach
-        nav.reportsProgress = progress
+        nav.detached = r.detach
+        nav.reportsProgress = r.progress
         startPending(nav, supersedingBySource: true)
+    }
+
+    /// Validates a navigation: its plan, with the options few navigations give (`hints`, `popUpTo`,
+    /// `then`).
+    private func plan(_ r: borrowing NavigateRequest, caller: Caller) throws(NavError) -> Plan {
+        let destination: Destination
+        if r.route == nil, let i = r.coordinator {
+            destination = Destination(target: i)
+        } else {
+            destination = try graph.destination(to: r.toName, route: r.route)
+        }
+        let session = r.state.session
+        var p = try session.plan(destination, by: r.by, with: r.with, from: r.from, ifVersion: r.ifVersion, caller: caller, withBytes: r.withBytes)
+        if let o = r.options {
+            if let then = o.then { try checkThen(then, flow: p.target) }
+            try applyOptions(to: &p, session: session, hints: o.hints, popUpTo: o.popUpTo, then: o.then)
+        }
+        return p
     }
 
     /// The most requests that may wait for one pending keyed navigation (repeats of its key).
@@ -164,21 +100,8 @@ extension Navigator {
 
     /// `open {url}`: a deep link builds its whole stack in one commit, after the preconditions of
     /// every coordinator on the way.
-    func open(_ call: Call) {
-        let state: SessionState
-        let url: String
-        let dryRun: Bool
-        let ifVersion: Int?
-        do throws(RPCError) {
-            let p = try Params<OpenParam>(call)
-            state = try self.state(p.given(.session), for: call.client)
-            url = try p.requiredString(.url, "the deep link to open, such as \"/product/42\" or \"shop://app/product/42\"")
-            dryRun = try p.bool(.dryRun) ?? false
-            ifVersion = try p.int(.ifVersion)
-        } catch {
-            call.fail(error)
-            return
-        }
+    func open(_ r: OpenRequest, _ call: some Responder) {
+        let (state, url, dryRun, ifVersion) = (r.state, r.url, r.dryRun, r.ifVersion)
         let session = state.session
         let caller = Caller(roles: call.client.roles)
         let plan: Plan
@@ -203,46 +126,14 @@ extension Navigator {
             return
         }
         let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan,
-                                    key: nil, caller: caller, reply: call.deferred())
+                                    key: nil, caller: caller, reply: call.deferred(), client: call.client)
         startPending(nav)
     }
 
     /// `reset {}` (the graph's root, fresh) or `reset {to: [{to, with?, by?}…]}` (a stack built as a
     /// deep link builds it, after the preconditions of its screens).
-    func reset(_ call: Call) {
-        let state: SessionState
-        let steps: [ResetStep]?
-        let ifVersion: Int?
-        do throws(RPCError) {
-            let p = try Params<ResetParam>(call)
-            state = try self.state(p.given(.session), for: call.client)
-            ifVersion = try p.int(.ifVersion)
-            if let raw = p.value(.to) {
-                guard case .array(let items) = raw, items.count <= config.maxBatch else {
-                    throw .invalidParams("\"to\" must be a list of screens, like [\"shop.Home\", {\"to\": \"shop.Product\", \"with\": {\"id\": \"p1\"}}] (at most --max-batch)",
-                                         data: ["param": "to"])
-                }
-                steps = try items.map { item throws(RPCError) -> ResetStep in
-                    if case .string(let name) = item { return ResetStep(to: name) }
-                    guard let to = item["to"]?.stringValue else {
-                        throw .invalidParams("each screen of \"to\" is a coordinator name or {to, with?, by?}", data: ["param": "to"])
-                    }
-                    var by: Presentation?
-                    if let b = item["by"]?.stringValue {
-                        guard let pr = Presentation(rawValue: b), pr == .push || pr == .present else {
-                            throw .invalidParams("a reset screen is shown by push or present, not \"\(b)\"", data: ["param": "to"])
-                        }
-                        by = pr
-                    }
-                    return ResetStep(to: to, with: item["with"]?.objectValue ?? JSONObject(), by: by)
-                }
-            } else {
-                steps = nil
-            }
-        } catch {
-            call.fail(error)
-            return
-        }
+    func reset(_ r: ResetRequest, _ call: some Responder) {
+        let (state, steps, ifVersion) = (r.state, r.steps, r.ifVersion)
         let session = state.session
         guard let steps else {
             if let v = ifVersion, v != session.version {
@@ -266,7 +157,7 @@ extension Navigator {
             return
         }
         let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: nil,
-                                    caller: Caller(roles: call.client.roles), reply: call.deferred())
+                                    caller: Caller(roles: call.client.roles), reply: call.deferred(), client: call.client)
         startPending(nav)
     }
 

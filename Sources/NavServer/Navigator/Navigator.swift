@@ -10,7 +10,7 @@ import UV
 /// and flows (its extensions in this folder). It knows nothing of sockets: it reaches clients only
 /// as ``Client``s and through its ``Publisher``, and keeps sessions through a ``Store``.
 final class Navigator {
-    let config: ServerConfiguration
+    let config: NavigatorLimits
     let logger: Logger
     /// The loop its tasks (timers, child processes) run on.
     let loop: EventLoop
@@ -59,7 +59,7 @@ final class Navigator {
     var shared: (any SharedStore)?
     var publishesChanges: Bool { shared != nil }
 
-    init(config: ServerConfiguration, graph: NavigationGraph, logger: Logger, loop: EventLoop, publisher: any Publisher) {
+    init(config: NavigatorLimits, graph: NavigationGraph, logger: Logger, loop: EventLoop, publisher: any Publisher) {
         self.config = config
         self.graph = graph
         self.logger = logger
@@ -108,7 +108,9 @@ final class Navigator {
         }
         var name = "main"
         if let v = session {
-            guard let s = v.string else { throw Params<SessionParam>.wrong("session", "a string", v) }
+            guard let s = v.string else {
+                throw .invalidParams("\"session\" must be a string, not \(v.typeName) \(JSONWriter.string(v.value))", data: ["param": "session"])
+            }
             name = s
         }
         let s = try self.state(name)
@@ -134,7 +136,7 @@ final class Navigator {
         providers[name]?.last { !$0.isClosed }
     }
 
-    func provide(_ names: [String], by c: any Client) {
+    func addProvider(_ names: [String], _ c: any Client) {
         for n in names where !(providers[n]?.contains { $0 === c } ?? false) {
             providers[n, default: []].append(c)
         }

@@ -21,7 +21,7 @@ final class PendingNavigation {
     /// The navigation's `key` (idempotency), if it has one.
     let key: String?
     let caller: Caller
-    var replies: [Reply]
+    var replies: [any Answer]
     /// The client that asked.
     let client: any Client
     /// The uid it counts against (`--max-pending-per-uid`): the client's, else navd's own.
@@ -51,7 +51,7 @@ final class PendingNavigation {
     var leaving: String?
     var commitInstead: (() -> Result<JSONValue, NavError>)?
 
-    init(number: Int, state: SessionState, plan: Plan, key: String?, caller: Caller, replies: [Reply], client: any Client) {
+    init(number: Int, state: SessionState, plan: Plan, key: String?, caller: Caller, replies: [any Answer], client: any Client) {
         self.number = number
         self.id = Self.id(number)
         self.state = state
@@ -64,8 +64,8 @@ final class PendingNavigation {
     }
 
     /// A navigation whose requester waits for its reply.
-    convenience init(number: Int, state: SessionState, plan: Plan, key: String?, caller: Caller, reply: Reply) {
-        self.init(number: number, state: state, plan: plan, key: key, caller: caller, replies: [reply], client: reply.client)
+    convenience init(number: Int, state: SessionState, plan: Plan, key: String?, caller: Caller, reply: any Answer, client: any Client) {
+        self.init(number: number, state: state, plan: plan, key: key, caller: caller, replies: [reply], client: client)
     }
 
     /// A navigation nobody waits a navigate reply for: `onFinish` hears its outcome.

@@ -1,6 +1,10 @@
 import JSON
 import RPC
 
+/// The role that may change the daemon rather than a session (`provide`, and closing or writing
+/// facts into another user's session; `graph.reload` too). navd's own uid always holds it.
+let adminRole = "admin"
+
 /// A client as the navigator knows it: an id, roles and a uid to check, a few per-client notes
 /// (its last session, its subscriptions), questions it can be asked (a provider's precondition),
 /// and its going away. The transport's `Connection` is one; the navigator never sees a socket, a
@@ -79,5 +83,42 @@ struct Listeners {
     mutating func remove(_ id: Int) {
         guard clients.removeValue(forKey: id) != nil else { return }
         audience.remove(id)
+    }
+}
+
+/// A request's way back to the client that asked, as the navigator answers it: at once, or later
+/// through what ``deferred()`` gives (a navigation that waits for its preconditions). Dispatch's
+/// `Call` is one (its answer written straight into the client's output); tests use their own.
+protocol Responder {
+    associatedtype Asker: Client
+    /// The client that asked.
+    var client: Asker { get }
+    func succeed(_ result: JSONValue)
+    /// Answers with a result of a known shape, written as it is encoded.
+    func succeed<R: JSONEncodable>(_ result: R)
+    func fail(_ error: RPCError)
+    /// The way to answer later; this responder must not be answered then.
+    func deferred() -> any Answer
+}
+
+/// An answer given later (a pending navigation's, or a keyed duplicate's joining it): the first
+/// answer counts.
+protocol Answer: AnyObject {
+    func succeed(_ result: JSONValue)
+    func succeed<R: JSONEncodable>(_ result: R)
+    func fail(_ error: RPCError)
+}
+
+extension Responder {
+    func finish(_ result: Result<some JSONEncodable, RPCError>) {
+        switch result {
+        case .success(let v): succeed(v)
+        case .failure(let e): fail(e)
+        }
+    }
+
+    /// Answers with what `body` returns, or with the error it throws.
+    func answer<R: JSONEncodable>(_ body: () throws(RPCError) -> R) {
+        do { succeed(try body()) } catch { fail(error) }
     }
 }

@@ -16,7 +16,7 @@ public struct Policy: Sendable, Equatable {
 
     /// The role that may change the daemon rather than a session: `graph.reload`, `provide`, and
     /// closing or writing facts into another user's session. navd's own uid always holds it.
-    public static let adminRole = "admin"
+    public static let adminRole = NavServer.adminRole
 
     public init(uids: [UInt32: Set<String>] = [:], tokens: [String: Set<String>] = [:], allowReloadPath: Bool = false) {
         self.uids = uids

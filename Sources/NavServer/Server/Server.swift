@@ -127,10 +127,10 @@ public final class Server {
         self.logger = logger
         self.loop = loop
         self.parser = JSONParser(maxDepth: config.maxDepth)
-        navigator = Navigator(config: config, graph: graph, logger: logger, loop: loop, publisher: self)
+        navigator = Navigator(config: config.navigator, graph: graph, logger: logger, loop: loop, publisher: self)
         registerCoreMethods()
         registerGraphMethods()
-        navigator.registerNavigationMethods(in: methods)
+        NavigationMethods.register(in: methods, navigator)
         registerReloadMethod()
     }
 

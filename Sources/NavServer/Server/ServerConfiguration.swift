@@ -118,15 +118,19 @@ import Glibc
 #endif
 
 extension ServerConfiguration {
-    /// Refuses a name a client gives (a session, a fact, a key…) that is longer than `--max-name` or
-    /// holds a control character (it would garble logs and commands).
+    /// Refuses a name a client gives (a client name, a token) as the navigator refuses its names.
     func checkName(_ name: String, _ what: String, param: String) throws(RPCError) {
-        if name.utf8.count > maxName {
-            throw .limitExceeded("\(what) is \(name.utf8.count) bytes long; names may be at most \(maxName) bytes (the --max-name limit)",
-                                 limit: "--max-name", max: maxName)
-        }
-        if name.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
-            throw .invalidParams("\(what) holds a control character (a NUL, a newline, …); names are printable text", data: ["param": .string(param)])
-        }
+        try navigator.checkName(name, what, param: param)
+    }
+}
+
+extension ServerConfiguration {
+    /// What the navigator keeps to, of these options.
+    var navigator: NavigatorLimits {
+        NavigatorLimits(session: session, maxSessions: maxSessions, maxSessionsPerUid: maxSessionsPerUid, maxPending: maxPending,
+                        maxPendingPerUid: maxPendingPerUid, maxPendingPerConnection: maxPendingPerConnection,
+                        maxPendingPerSession: maxPendingPerSession, maxChildren: maxChildren, maxChildrenPerUid: maxChildrenPerUid,
+                        maxProviderRequestsPerUid: maxProviderRequestsPerUid, maxBatch: maxBatch, maxMessage: maxMessage, maxName: maxName,
+                        writtenDepth: writtenDepth)
     }
 }

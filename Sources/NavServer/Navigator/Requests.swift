@@ -1,0 +1,106 @@
+import JSON
+import NavGraph
+import NavigationCore
+
+/// The navigation methods' requests as the navigator takes them: decoded by the methods layer
+/// (`Methods/NavigationMethods.swift`, reading params in place), checked for their shape there, and
+/// checked against the graph, the tree and the limits here. The navigator knows no JSON-RPC call.
+/// The two of every navigation (navigate, dismiss) are not copyable: handed over and read in place,
+/// never copied field by field; they are made whole, by their full initializer (each field assigned
+/// after `init` destroys the value it replaces).
+
+/// `navigate`.
+struct NavigateRequest: ~Copyable {
+    let state: SessionState
+    /// `to`, found among the graph's coordinators by its bytes when it was read (the hot path).
+    var coordinator: Int?
+    /// `to` as given, when it was not found that way (for the error, or a route given too).
+    var toName: String?
+    var route: String?
+    var by: Presentation?
+    var with: JSONObject?
+    /// `with` as JSON, in bytes, measured as it was read.
+    var withBytes: Int?
+    var from: String?
+    var ifVersion: Int?
+    var key: String?
+    var dryRun = false
+    /// Goes on if its client disconnects (`navctl --no-wait`).
+    var detach = false
+    /// The client that asked hears `navigationPending` too.
+    var progress = false
+    /// `hints`, `popUpTo` and `then`, which few navigations give: one reference, nil for the others.
+    let options: NavigateOptions?
+
+    init(state: SessionState, coordinator: Int? = nil, toName: String? = nil, route: String? = nil, by: Presentation? = nil,
+         with: JSONObject? = nil, withBytes: Int? = nil, from: String? = nil, ifVersion: Int? = nil, key: String? = nil,
+         dryRun: Bool = false, detach: Bool = false, progress: Bool = false, hints: JSONValue? = nil,
+         popUpTo: (to: String, inclusive: Bool)? = nil, then: NavigationSpec? = nil) {
+        self.state = state
+        self.coordinator = coordinator
+        self.toName = toName
+        self.route = route
+        self.by = by
+        self.with = with
+        self.withBytes = withBytes
+        self.from = from
+        self.ifVersion = ifVersion
+        self.key = key
+        self.dryRun = dryRun
+        self.detach = detach
+        self.progress = progress
+        options = hints == nil && popUpTo == nil && then == nil ? nil : NavigateOptions(hints: hints, popUpTo: popUpTo, then: then)
+    }
+}
+
+/// `navigate`'s `hints`, `popUpTo` and `then`.
+final class NavigateOptions {
+    let hints: JSONValue?
+    let popUpTo: (to: String, inclusive: Bool)?
+    let then: NavigationSpec?
+
+    init(hints: JSONValue?, popUpTo: (to: String, inclusive: Bool)?, then: NavigationSpec?) {
+        self.hints = hints
+        self.popUpTo = popUpTo
+        self.then = then
+    }
+}
+
+/// `open {url}`.
+struct OpenRequest {
+    let state: SessionState
+    let url: String
+    var dryRun = false
+    var ifVersion: Int?
+}
+
+/// `reset {}` (`steps` nil: the graph's root) or `reset {to: [...]}`.
+struct ResetRequest {
+    let state: SessionState
+    let steps: [ResetStep]?
+    var ifVersion: Int?
+}
+
+/// `dismiss {node?}` or `dismiss {to, inclusive?}`, with a `result` for the screen below.
+struct DismissRequest: ~Copyable {
+    let state: SessionState
+    var node: String?
+    var to: String?
+    var inclusive = false
+    var result: JSONValue?
+
+    init(state: SessionState, node: String? = nil, to: String? = nil, inclusive: Bool = false, result: JSONValue? = nil) {
+        self.state = state
+        self.node = node
+        self.to = to
+        self.inclusive = inclusive
+        self.result = result
+    }
+}
+
+/// `flowComplete {flow, result | error | cancelled}`.
+struct FlowCompleteRequest {
+    let state: SessionState
+    let flow: String
+    let outcome: Session.FlowOutcome
+}

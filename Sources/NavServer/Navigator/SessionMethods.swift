@@ -1,0 +1,118 @@
+import JSON
+import NavGraph
+import NavigationCore
+import RPC
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The navigator's side of the methods that read a session, change its params or facts, open and
+/// close sessions, provide preconditions and cancel navigations: each decoded by the methods layer.
+extension Navigator {
+    /// `update {node, with}`: merges `with` into a live screen's params, published as an `update`.
+    func update(_ node: String, with: JSONObject, in state: SessionState, by client: some Client) throws(NavError) -> JSONValue {
+        let c = try state.session.update(node, with: with, caller: Caller(roles: client.roles), maxBytes: config.maxMessage)
+        publish(c, in: state)
+        return ["version": .int(c.version), "node": c.node.map { $0.json(graph) } ?? .null]
+    }
+
+    /// `link.resolve {node?}`: the URL of the visible path (or of `node`).
+    func resolveLink(_ node: String?, in state: SessionState) throws(NavError) -> JSONValue {
+        let (url, pattern) = try state.session.resolveLink(node)
+        return ["url": .string(url), "link": .string(pattern)]
+    }
+
+    /// `context.set {facts}`: checked whole before anything changes (a refused request sets no fact).
+    func setFacts(_ facts: JSONObject, in state: SessionState, by client: some Client) throws(RPCError) -> JSONValue {
+        try requireOwner(client, state.session, "`context.set`")
+        for (k, _) in facts { try config.checkName(k, "the fact name \"\(k.prefix(40))\"", param: "facts") }
+        do throws(NavError) { try state.session.setFacts(facts) } catch { throw error.rpc }
+        store.factsChanged(state.session)
+        return ["facts": .object(state.session.sortedFacts)]
+    }
+
+    /// `context.get {facts?}`: every fact, or those named.
+    func facts(_ names: [String]?, in state: SessionState) -> JSONValue {
+        guard let names else { return ["facts": .object(state.session.sortedFacts)] }
+        var o = JSONObject()
+        for n in names { if let v = state.session.facts[n] { o.append(n, v) } }
+        return ["facts": .object(o)]
+    }
+
+    /// `session.open {name}`: the session, made (and owned by `client`'s uid) if it is not there,
+    /// within `--max-sessions` and the uid's share.
+    func openSession(_ name: String, by client: some Client) throws(RPCError) -> SessionState {
+        guard !name.isEmpty else {
+            throw .invalidParams("`session.open`'s \"name\" is empty; give the session a name such as \"test-1\"", data: ["param": "name"])
+        }
+        try config.checkName(name, "the session name", param: "name")
+        if let s = sessions[name] { return s }
+        guard sessions.count < config.maxSessions else {
+            throw .limitExceeded("navd already holds \(sessions.count) sessions, the most it keeps (the --max-sessions limit); close sessions you no longer need with session.close",
+                                 limit: "--max-sessions", max: config.maxSessions)
+        }
+        let uid = client.uid ?? getuid()
+        let opened = sessions.values.reduce(0) { $0 + (($1.session.owner ?? getuid()) == uid ? 1 : 0) }
+        guard opened < config.maxSessionsPerUid else {
+            throw .limitExceeded("uid \(uid) has opened \(opened) sessions, the most one user may (the --max-sessions-per-uid limit); close sessions you no longer need with session.close",
+                                 limit: "--max-sessions-per-uid", max: config.maxSessionsPerUid)
+        }
+        let session = Session(name: name, graph: graph)
+        if uid != getuid() { session.owner = uid }
+        let state = makeState(session)
+        sessions[name] = state
+        store.sessionOpened(session)
+        return state
+    }
+
+    /// `session.close {name}`: its pending navigations are cancelled, its subscribers forget it.
+    func closeSession(_ name: String, by client: some Client) throws(RPCError) {
+        guard name != "main" else {
+            throw RPCError(.notAllowed, "session \"main\" always exists and cannot be closed", data: ["session": "main"])
+        }
+        let state = try self.state(name)
+        try requireOwner(client, state.session, "`session.close`")
+        for p in pending.values where p.state === state {
+            finish(p, .failure(NavError(.cancelled, "the navigation was cancelled: its session \"\(name)\" was closed", data: ["navigation": .string(p.id)])))
+        }
+        for c in state.subscribers.clients.values { c.subscriptions.remove(name) }
+        state.isClosed = true
+        sessions[name] = nil
+        store.sessionClosed(name)
+    }
+
+    /// `session.list`: the sessions (in cluster mode every session of the cluster, and its owner).
+    func sessionList() -> JSONValue {
+        if let pg = shared {
+            var owners = pg.directory
+            for name in sessions.keys { owners[name] = pg.node }
+            let names = owners.keys.sorted()
+            return ["sessions": .array(names.map(JSONValue.string)),
+                    "owners": .object(JSONObject(uniqueMembers: names.map { ($0, .string(owners[$0]!)) }))]
+        }
+        return ["sessions": .array(sessions.keys.sorted().map(JSONValue.string))]
+    }
+
+    /// `provide {preconditions}` (the caller checked the role): answers the names as kept
+    /// (preconditions qualified, other names, recovery providers, as given).
+    func provide(_ names: [String], by client: some Client) throws(RPCError) -> [String] {
+        guard !names.isEmpty else {
+            throw .invalidParams("`provide` needs \"preconditions\": the names of the provider preconditions (or recovery providers) this client evaluates", data: ["param": "preconditions"])
+        }
+        for n in names { try config.checkName(n, "the provided name \"\(n.prefix(40))\"", param: "preconditions") }
+        guard names.count <= config.maxBatch else {
+            throw .limitExceeded("`provide` names \(names.count) preconditions; one call may name at most \(config.maxBatch) (the --max-batch limit)",
+                                 limit: "--max-batch", max: config.maxBatch)
+        }
+        let resolved = names.map { graph.precondition(named: $0)?.name ?? $0 }
+        addProvider(resolved, client)
+        return resolved
+    }
+
+    /// `cancel {navigation}`: whether a pending navigation of that id was cancelled.
+    func cancel(_ id: String) -> Bool {
+        guard let p = pending[id] else { return false }
+        finish(p, .failure(NavError(.cancelled, "the navigation was cancelled by a `cancel` request", data: ["navigation": .string(id)])))
+        return true
+    }
+}

@@ -1,0 +1,233 @@
+import Foundation
+import JSON
+import Logging
+import NavGraph
+import NavigationCore
+import RPC
+import Testing
+import UV
+@testable import NavServer
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A client as the navigator sees it, with nothing under it: requests it is sent are kept for the
+/// test to answer.
+final class FakeClient: Client {
+    let id: Int
+    var roles: Set<String>
+    let uid: UInt32?
+    var isClosed = false
+    var lastSession: SessionState?
+    var subscriptions: Set<String> = []
+    var goneHooks: [(any Client) -> Void] = []
+    /// Requests the navigator sent it, by id: method, params, how to answer, how to release.
+    var requests: [Int: (method: String, params: JSONValue, completion: (Result<JSONValue, RPCError>) -> Void, released: (() -> Void)?)] = [:]
+    private var nextRequest = 0
+
+    init(id: Int, uid: UInt32? = getuid(), roles: Set<String> = ["admin"]) {
+        self.id = id
+        self.uid = uid
+        self.roles = roles
+    }
+
+    func whenGone(_ body: @escaping (any Client) -> Void) { goneHooks.append(body) }
+
+    func request(_ method: String, params: JSONValue, timeoutMs: UInt64, released: (() -> Void)?,
+                 completion: @escaping (Result<JSONValue, RPCError>) -> Void) -> Int {
+        nextRequest += 1
+        requests[nextRequest] = (method, params, completion, released)
+        return nextRequest
+    }
+
+    func cancelRequest(_ id: Int) { requests[id]?.released?() ; requests[id] = nil }
+    var isBackedUp: Bool { false }
+    func whenDrained(_ body: @escaping () -> Void) { body() }
+
+    /// Answers every request it holds with `result`.
+    func answerAll(_ result: JSONValue) {
+        let all = requests
+        requests = [:]
+        for (_, r) in all.sorted(by: { $0.key < $1.key }) {
+            r.completion(.success(result))
+            r.released?()
+        }
+    }
+
+    /// The client goes away.
+    func leave() {
+        isClosed = true
+        let hooks = goneHooks
+        goneHooks = []
+        for h in hooks { h(self) }
+    }
+}
+
+/// Answers as the navigator gives them, in order, and what each answered.
+final class Answers: Answer {
+    var given: [Result<JSONValue, RPCError>] = []
+    func succeed(_ result: JSONValue) { given.append(.success(result)) }
+    func succeed<R: JSONEncodable>(_ result: R) {
+        var w = JSONWriter()
+        result.encode(into: &w)
+        given.append(.success((try? JSONParser(maxDepth: 512).parse(w.bytes)) ?? .null))
+    }
+    func fail(_ error: RPCError) { given.append(.failure(error)) }
+}
+
+/// A responder that answers into ``Answers`` (at once or deferred: the same list).
+struct FakeResponder: Responder {
+    let client: FakeClient
+    let answers: Answers
+    func succeed(_ result: JSONValue) { answers.succeed(result) }
+    func succeed<R: JSONEncodable>(_ result: R) { answers.succeed(result) }
+    func fail(_ error: RPCError) { answers.fail(error) }
+    func deferred() -> any Answer { answers }
+}
+
+/// Notifications the navigator publishes, in order.
+final class RecordingPublisher: Publisher {
+    final class Members: Audience {
+        var ids: Set<Int> = []
+        func add(_ client: any Client) { ids.insert(client.id) }
+        func remove(_ id: Int) { ids.remove(id) }
+    }
+    var sent: [(method: String, to: Set<Int>, params: JSONValue)] = []
+    func makeAudience() -> any Audience { Members() }
+    func notify(_ method: String, to audience: any Audience, also: (any Client)?, except: (any Client)?, params: (inout JSONWriter) -> Void) {
+        var w = JSONWriter()
+        params(&w)
+        var to = (audience as! Members).ids
+        if let also { to.insert(also.id) }
+        if let except { to.remove(except.id) }
+        sent.append((method, to, (try? JSONParser(maxDepth: 512).parse(w.bytes)) ?? .null))
+    }
+    func disconnectAll(reason: String) {}
+}
+
+/// The navigator alone: no transport, no dispatch. Requests are its own typed values, answers go to
+/// a fake responder, notifications to a recording publisher, changes to a recording store.
+@Suite struct NavigatorTests {
+    /// A stack with a screen that takes a setup and one guarded by a provider.
+    static let graph: NavigationGraph = {
+        let text = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Item, Pay]}
+              Item:
+                setup: {type: object, required: [id], properties: {id: {type: string}}}
+              Pay:
+                preconditions: [authorized]
+            preconditions:
+              authorized: {provider: true, timeout: 5s}
+
+            """
+        let (g, d) = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: text)], baseDirectory: "/g")
+        precondition(!d.hasErrors, "\(d.sorted)")
+        return g!
+    }()
+
+    let loop = EventLoop()
+    let publisher = RecordingPublisher()
+    let store = RecordingStore()
+    let navigator: Navigator
+
+    init() { navigator = Self.navigator(NavigatorLimits(), loop: loop, publisher: publisher, store: store) }
+
+    static func navigator(_ limits: NavigatorLimits, loop: EventLoop, publisher: RecordingPublisher, store: RecordingStore) -> Navigator {
+        let n = Navigator(config: limits, graph: graph, logger: Logger(label: "test"), loop: loop, publisher: publisher)
+        n.store = store
+        return n
+    }
+
+    var main: SessionState { navigator.sessions["main"]! }
+
+    func navigate(_ to: String, in state: SessionState? = nil, with: JSONObject? = nil, on navigator: Navigator? = nil, as client: FakeClient) -> Answers {
+        let n = navigator ?? self.navigator
+        var r = NavigateRequest(state: state ?? main)
+        r.coordinator = Array(to.utf8).withUnsafeBytes { n.graph.coordinatorIndex(utf8: $0) }
+        if r.coordinator == nil { r.toName = to }
+        r.with = with
+        let answers = Answers()
+        n.navigate(r, FakeResponder(client: client, answers: answers))
+        return answers
+    }
+
+    func failure(_ answers: Answers) -> RPCError? {
+        if case .failure(let e)? = answers.given.first { e } else { nil }
+    }
+
+    @Test func aNavigationCommitsTellsTheStoreAndItsSubscribersAndAnswers() throws {
+        let watcher = FakeClient(id: 1), driver = FakeClient(id: 2)
+        navigator.subscribe(watcher, to: main)
+        let answers = navigate("app.Item", with: ["id": "p1"], as: driver)
+        let reply = try #require(try answers.given.first?.get())
+        #expect(reply["version"] == 1 && reply["node"] != nil, "\(reply)")
+        #expect(publisher.sent.map(\.method) == ["stackChanged"] && publisher.sent.first?.to == [1])
+        #expect(publisher.sent.first?.params["changes"]?.arrayValue?.first?["op"] == "push")
+        #expect(store.told == ["changed main"])
+        #expect(main.session.version == 1 && main.session.visibleTop?.id == reply["node"]?.stringValue)
+    }
+
+    @Test func errorsAreAnsweredAndChangeNothing() throws {
+        let driver = FakeClient(id: 1)
+        #expect(failure(navigate("app.Nope", as: driver))?.kind == "unknownTarget")
+        let invalid = try #require(failure(navigate("app.Item", with: ["id": 5], as: driver)))
+        #expect(invalid.kind == "invalidSetup" && invalid.data["pointer"] == "/id", "\(invalid)")
+        #expect(main.session.version == 0 && store.told.isEmpty && publisher.sent.isEmpty)
+    }
+
+    /// A provider precondition: the navigation waits, the provider is asked, its answer commits it.
+    @Test func aNavigationWaitsForItsProviderThenCommits() throws {
+        let provider = FakeClient(id: 1), driver = FakeClient(id: 2)
+        navigator.addProvider(["app.authorized"], provider)
+        let pay = navigate("app.Pay", as: driver)
+        #expect(pay.given.isEmpty, "it waits for the provider")
+        #expect(provider.requests.count == 1 && provider.requests.values.first?.method == "precondition.evaluate")
+        #expect(navigator.pending.count == 1 && main.session.version == 0)
+        provider.answerAll(["passed": true])
+        let done = try #require(try pay.given.first?.get())
+        #expect(done["version"] == 1 && navigator.pending.isEmpty, "\(done)")
+        #expect(store.told == ["changed main"])
+    }
+
+    /// The provider says no: the navigation fails, nothing changes.
+    @Test func aProviderThatRefusesFailsTheNavigation() throws {
+        let provider = FakeClient(id: 1), driver = FakeClient(id: 2)
+        navigator.addProvider(["app.authorized"], provider)
+        let pay = navigate("app.Pay", as: driver)
+        provider.answerAll(["passed": false, "reason": "card declined"])
+        let e = try #require(failure(pay), "\(pay.given)")
+        #expect(e.kind == "preconditionFailed" && e.message.contains("card declined"), "\(e)")
+        #expect(main.session.version == 0 && navigator.pending.isEmpty && store.told.isEmpty)
+    }
+
+    /// The client that asked goes away: what it waits for is cancelled, and the provider's request
+    /// withdrawn.
+    @Test func aClientThatLeavesCancelsWhatItWaitsFor() throws {
+        let provider = FakeClient(id: 1), driver = FakeClient(id: 2)
+        navigator.addProvider(["app.authorized"], provider)
+        _ = navigate("app.Pay", as: driver)
+        #expect(navigator.pending.count == 1 && provider.requests.count == 1)
+        driver.leave()
+        #expect(navigator.pending.isEmpty && provider.requests.isEmpty && main.session.version == 0)
+    }
+
+    /// Pending work is capped per client, by the navigator's own limits.
+    @Test func pendingWorkIsCappedPerClient() throws {
+        var limits = NavigatorLimits()
+        limits.maxPendingPerConnection = 2
+        let n = Self.navigator(limits, loop: loop, publisher: publisher, store: store)
+        let provider = FakeClient(id: 1), driver = FakeClient(id: 2)
+        n.addProvider(["app.authorized"], provider)
+        let outcomes = try (0..<3).map { i in
+            navigate("app.Pay", in: try n.openSession("s\(i)", by: driver), on: n, as: driver)
+        }
+        #expect(n.pending.count == 2 && outcomes[0].given.isEmpty && outcomes[1].given.isEmpty)
+        let refused = try #require(failure(outcomes[2]), "\(outcomes[2].given)")
+        #expect(refused.data["limit"] == "--max-pending-per-connection", "\(refused)")
+        driver.leave()
+        #expect(n.pending.isEmpty)
+    }
+}
