@@ -117,6 +117,7 @@ final class RecordingPublisher: Publisher {
               Home: {opens: [Item, Pay]}
               Item:
                 setup: {type: object, required: [id], properties: {id: {type: string}}}
+                opens: [Pay]
               Pay:
                 preconditions: [authorized]
             preconditions:
@@ -229,5 +230,54 @@ final class RecordingPublisher: Publisher {
         #expect(refused.data["limit"] == "--max-pending-per-connection", "\(refused)")
         driver.leave()
         #expect(n.pending.isEmpty)
+    }
+
+    /// A graph without `Item`: a session showing one refuses the swap unless forced; forced, the
+    /// node goes with an ordinary commit, a pending navigation fails with `conflict`, and the
+    /// session is served by the new graph.
+    @Test func aReloadedGraphIsRefusedWhileANodeCannotBeShownThenForced() throws {
+        let smaller = try #require(GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Pay]}
+              Pay:
+                preconditions: [authorized]
+            preconditions:
+              authorized: {provider: true}
+
+            """)], baseDirectory: "/g").graph)
+        let provider = FakeClient(id: 1), driver = FakeClient(id: 2), watcher = FakeClient(id: 3)
+        navigator.addProvider(["app.authorized"], provider)
+        navigator.subscribe(watcher, to: main)
+        let item = try #require(try navigate("app.Item", with: ["id": "p1"], as: driver).given.first?.get()["node"]?.stringValue)
+        guard case .refused(let problems) = navigator.swapGraph(to: smaller, force: false) else { Issue.record("swapped"); return }
+        #expect(problems.count == 1 && problems[0].contains(item) && problems[0].contains("app.Item"), "\(problems)")
+        #expect(navigator.graph !== smaller && main.session.node(item) != nil)
+
+        let pay = navigate("app.Pay", as: driver)
+        #expect(navigator.pending.count == 1)
+        publisher.sent = []
+        guard case .swapped(let removed) = navigator.swapGraph(to: smaller, force: true) else { Issue.record("refused"); return }
+        #expect(removed == 1 && main.session.node(item) == nil && navigator.graph === smaller)
+        #expect(failure(pay)?.kind == "conflict" && navigator.pending.isEmpty, "\(pay.given)")
+        #expect(publisher.sent.map(\.method).contains("stackChanged"))
+        // The session now plans against the new graph.
+        let again = navigate("app.Item", with: ["id": "p2"], as: driver)
+        #expect(failure(again)?.kind == "unknownTarget")
+    }
+
+    /// Restoring: the store's sessions are served, navigation numbers go on after theirs, and a
+    /// single node tells the store about the "main" it made when the store had none.
+    @Test func restoringServesTheStoresSessionsAndMakesMainOnce() throws {
+        let kept = Session(name: "kept", graph: Self.graph)
+        let n = Navigator(config: NavigatorLimits(), graph: Self.graph, logger: Logger(label: "test"), loop: loop, publisher: publisher)
+        let other = RecordingStore()
+        #expect(n.restore([kept], from: other, shared: nil) == 1)
+        #expect(n.sessions["kept"]?.session === kept && n.sessions["main"] != nil)
+        #expect(other.told == ["opened main"])
+        let again = Navigator(config: NavigatorLimits(), graph: Self.graph, logger: Logger(label: "test"), loop: loop, publisher: publisher)
+        let third = RecordingStore()
+        _ = again.restore([Session(name: "main", graph: Self.graph)], from: third, shared: nil)
+        #expect(third.told.isEmpty, "the store's own main is not opened again")
     }
 }

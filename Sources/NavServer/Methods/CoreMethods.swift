@@ -66,6 +66,7 @@ extension Server {
 
     func statsObject() -> JSONObject {
         let uptimeMs = Int((EventLoop.hrtime - startedAt) / 1_000_000)
+        let n = navigator.counts
         var o: JSONObject = [
             "connections": .int(connections.count),
             "connectionsAccepted": .int(stats.connectionsAccepted),
@@ -74,36 +75,34 @@ extension Server {
             "notificationsReceived": .int(stats.notificationsIn),
             "errors": .int(stats.errors),
             "notificationsSent": .int(stats.notificationsSent),
-            "commits": .int(navigator.commits),
-            "pending": .int(navigator.pending.count),
-            "sessions": .int(navigator.sessions.count),
-            "subscriptions": .int(navigator.sessions.values.reduce(0) { $0 + $1.subscribers.clients.count }),
-            "provided": .int(navigator.providers.values.reduce(0) { $0 + ($1.contains { !$0.isClosed } ? 1 : 0) }),
-            "tasksStarted": .int(navigator.tasksStarted),
+            "commits": .int(n.commits),
+            "pending": .int(n.pending),
+            "sessions": .int(n.sessions),
+            "subscriptions": .int(n.subscriptions),
+            "provided": .int(n.provided),
+            "tasksStarted": .int(n.tasksStarted),
             "bytesIn": .int(stats.bytesIn),
             "bytesOut": .int(stats.bytesOut),
             "slowClientsDropped": .int(stats.slowClientsDropped),
             "pendingClientRequests": .int(connections.values.reduce(0) { $0 + $1.outboundCount }),
-            "children": .int(navigator.childrenRunning),
-            "providerRequestsWaiting": .int(navigator.providerSlots.values.reduce(0) { $0 + $1.waitingCount }),
-            "users": .object(usersObject()),
+            "children": .int(n.children),
+            "providerRequestsWaiting": .int(n.providerRequestsWaiting),
+            "users": .object(usersObject(n)),
             "uptime": .double(Double(uptimeMs) / 1000),
             "memory": ["rss": .int(EventLoop.residentMemory)],
         ]
-        if let pg = sharedStore { o.append("cluster", .object(pg.statsObject(mirrors: navigator.mirrors.count))) }
+        if let pg = sharedStore { o.append("cluster", .object(pg.statsObject(mirrors: n.mirrors))) }
         return o
     }
 
     /// What each uid holds of the shares counted per user: connections, sessions it opened, pending
     /// navigations and running command children.
-    func usersObject() -> JSONObject {
-        var sessions: [UInt32: Int] = [:]
-        for st in navigator.sessions.values { sessions[st.session.owner ?? getuid(), default: 0] += 1 }
-        let uids = Set(connectionsByUid.keys).union(sessions.keys).union(navigator.pendingByUid.keys).union(navigator.childrenByUid.keys)
+    func usersObject(_ n: Navigator.Counts) -> JSONObject {
+        let uids = Set(connectionsByUid.keys).union(n.sessionsByUid.keys).union(n.pendingByUid.keys).union(n.childrenByUid.keys)
         return JSONObject(uniqueMembers: uids.sorted().map { uid in
             (key: String(uid), value: [
-                "connections": .int(connectionsByUid[uid] ?? 0), "sessions": .int(sessions[uid] ?? 0),
-                "pending": .int(navigator.pendingByUid[uid] ?? 0), "children": .int(navigator.childrenByUid[uid] ?? 0),
+                "connections": .int(connectionsByUid[uid] ?? 0), "sessions": .int(n.sessionsByUid[uid] ?? 0),
+                "pending": .int(n.pendingByUid[uid] ?? 0), "children": .int(n.childrenByUid[uid] ?? 0),
             ] as JSONValue)
         })
     }

@@ -38,71 +38,14 @@ extension Server {
         if let problem = config.session.problem(with: newGraph) {
             return ["ok": false, "errors": [.string("the new graph cannot be served within navd's limits: \(problem)")]]
         }
-        // Live nodes the new graph cannot show: their coordinator is gone, or their params no longer
-        // match its setup (a restored session is checked as a request is).
-        var missing: [(SessionState, Node)] = []
-        var problems: [String] = []
-        for name in navigator.sessions.keys.sorted() {
-            let state = navigator.sessions[name]!
-            state.session.root.forEach { n in
-                guard n.coordinator >= 0 else { return }
-                let shown = graph.coordinators[n.coordinator].name
-                guard let c = newGraph.coordinator(named: shown) else {
-                    missing.append((state, n))
-                    problems.append("session \"\(name)\": node \(n.id) shows `\(shown)`, which the new graph does not declare")
-                    return
-                }
-                if let v = c.setup?.validate(n.params) {
-                    missing.append((state, n))
-                    problems.append("session \"\(name)\": the params of node \(n.id) do not match the new setup of `\(shown)`: \(v.message)")
-                }
-            }
-        }
-        if !missing.isEmpty && !force {
-            let errors = problems.map(JSONValue.string)
-            return ["ok": false, "errors": .array(errors),
+        let removed: Int
+        switch navigator.swapGraph(to: newGraph, force: force) {
+        case .refused(let problems):
+            return ["ok": false, "errors": .array(problems.map(JSONValue.string)),
                     "hint": "dismiss those nodes first, or reload with force: true to remove them"]
+        case .swapped(let n):
+            removed = n
         }
-        // Pending navigations were planned against the old graph.
-        for nav in Array(navigator.pending.values) {
-            navigator.finish(nav, .failure(NavError(.conflict, "the graph was reloaded while the navigation was pending; navigate again", data: ["navigation": .string(nav.id)])))
-        }
-        // Forced: remove the missing nodes with ordinary commits, against the old graph.
-        var removed = 0
-        for (state, node) in missing where state.session.node(node.id) != nil {
-            let commit: Commit
-            do throws(NavError) {
-                commit = try state.session.dismiss(node.id)
-            } catch {
-                commit = state.session.resetToRoot()
-            }
-            removed += commit.removedNumbers.count
-            navigator.publish(commit, in: state)
-        }
-        // Rebuild every session's nodes against the new graph (coordinator indices change).
-        for state in navigator.sessions.values {
-            let s = state.session
-            let rebuilt: Session
-            do throws(NavError) {
-                rebuilt = try Session(restoring: s.name, graph: newGraph, root: s.root.json(graph), version: s.version,
-                                      nextId: s.idCounter, facts: .object(s.sortedFacts), limits: config.session)
-            } catch {
-                logger.error("session could not be rebuilt after reload; it starts afresh",
-                             metadata: ["navd.session": "\(s.name)", "navd.error": "\(error.message)"])
-                rebuilt = Session(name: s.name, graph: newGraph)
-                rebuilt.limits = config.session
-            }
-            rebuilt.owner = s.owner
-            rebuilt.adoptKeys(of: s)
-            state.session = rebuilt
-            state.flowStarters = [:]
-            // A navigate's `then` names its target by index: find it again by name (or drop it).
-            state.flowThens = state.flowThens.compactMapValues { t in
-                newGraph.coordinator(named: graph.coordinators[t.to].name).map { NavigationSpec(to: $0.index, by: t.by, with: t.with) }
-            }
-            store.sessionChanged(rebuilt)
-        }
-        navigator.graph = newGraph
         if path != nil { graphPath = path }
         graphVersion += 1
         broadcast(method: "graphReloaded", params: ["version": .int(graphVersion)], to: connections.values)

@@ -87,22 +87,8 @@ public final class Server {
             s.close()
             throw error
         }
-        store = s
         sharedStore = s as? any SharedStore
-        navigator.shared = sharedStore
-        for session in sessions {
-            navigator.sessions[session.name] = navigator.makeState(session)
-            navigator.numberNavigations(afterThoseOf: session)
-        }
-        if sharedStore != nil {
-            // Cluster mode: "main" is one node's like any session (the store made it if none had).
-            if !sessions.contains(where: { $0.name == "main" }) { navigator.sessions["main"] = nil }
-            return sessions.count
-        }
-        if navigator.sessions["main"].map({ st in !sessions.contains { $0 === st.session } }) ?? true {
-            s.sessionOpened(navigator.sessions["main"]!.session)
-        }
-        return sessions.count
+        return navigator.restore(sessions, from: s, shared: sharedStore)
     }
     /// Loads a graph from a directory (nil: the embedded example), for `graph.reload`.
     public var graphLoader: ((String?) -> (NavigationGraph?, Diagnostics))?

@@ -1,0 +1,136 @@
+import JSON
+import NavGraph
+import NavigationCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The sessions' lifecycle, which the navigator owns: restored from a store, carried over to a
+/// reloaded graph, counted for `stats`. The server decides when (at start, on `graph.reload` or
+/// SIGHUP, on `stats`); what happens to the sessions is decided here.
+extension Navigator {
+    /// Takes the sessions `store` kept, and tells it every change from now on. Returns how many it
+    /// restored. A single node makes "main" when the store had none (and tells the store); a node
+    /// sharing its store serves "main" only when the store gave it.
+    func restore(_ sessions: [Session], from store: any Store, shared: (any SharedStore)?) -> Int {
+        self.store = store
+        self.shared = shared
+        for session in sessions {
+            self.sessions[session.name] = makeState(session)
+            numberNavigations(afterThoseOf: session)
+        }
+        let hasMain = sessions.contains { $0.name == "main" }
+        if shared != nil {
+            if !hasMain { self.sessions["main"] = nil }
+        } else if !hasMain, let main = self.sessions["main"] {
+            store.sessionOpened(main.session)
+        }
+        return sessions.count
+    }
+
+    /// What carrying the sessions over to a new graph did.
+    enum GraphSwap {
+        /// Live nodes the new graph cannot show (their coordinator is gone, or their params no longer
+        /// match its setup), one line each; nothing changed.
+        case refused(problems: [String])
+        /// Swapped; `removedNodes` nodes were removed first (forced).
+        case swapped(removedNodes: Int)
+    }
+
+    /// Carries every session over to `newGraph`, between two commits. Refused while a live node
+    /// cannot be shown by it, unless `force`, which removes those nodes first with ordinary commits
+    /// (published as `stackChanged`). Pending navigations, planned against the old graph, fail with
+    /// `conflict`.
+    func swapGraph(to newGraph: NavigationGraph, force: Bool) -> GraphSwap {
+        var missing: [(SessionState, Node)] = []
+        var problems: [String] = []
+        for name in sessions.keys.sorted() {
+            let state = sessions[name]!
+            state.session.root.forEach { n in
+                guard n.coordinator >= 0 else { return }
+                let shown = graph.coordinators[n.coordinator].name
+                guard let c = newGraph.coordinator(named: shown) else {
+                    missing.append((state, n))
+                    problems.append("session \"\(name)\": node \(n.id) shows `\(shown)`, which the new graph does not declare")
+                    return
+                }
+                // A restored session is checked as a request is.
+                if let v = c.setup?.validate(n.params) {
+                    missing.append((state, n))
+                    problems.append("session \"\(name)\": the params of node \(n.id) do not match the new setup of `\(shown)`: \(v.message)")
+                }
+            }
+        }
+        if !missing.isEmpty && !force { return .refused(problems: problems) }
+        for nav in Array(pending.values) {
+            finish(nav, .failure(NavError(.conflict, "the graph was reloaded while the navigation was pending; navigate again", data: ["navigation": .string(nav.id)])))
+        }
+        // Forced: the missing nodes go with ordinary commits, against the old graph.
+        var removed = 0
+        for (state, node) in missing where state.session.node(node.id) != nil {
+            let commit: Commit
+            do throws(NavError) {
+                commit = try state.session.dismiss(node.id)
+            } catch {
+                commit = state.session.resetToRoot()
+            }
+            removed += commit.removedNumbers.count
+            publish(commit, in: state)
+        }
+        // Every session's nodes are rebuilt against the new graph (coordinator indices change).
+        for state in sessions.values {
+            let s = state.session
+            let rebuilt: Session
+            do throws(NavError) {
+                rebuilt = try Session(restoring: s.name, graph: newGraph, root: s.root.json(graph), version: s.version,
+                                      nextId: s.idCounter, facts: .object(s.sortedFacts), limits: config.session)
+            } catch {
+                logger.error("session could not be rebuilt after reload; it starts afresh",
+                             metadata: ["navd.session": "\(s.name)", "navd.error": "\(error.message)"])
+                rebuilt = Session(name: s.name, graph: newGraph)
+                rebuilt.limits = config.session
+            }
+            rebuilt.owner = s.owner
+            rebuilt.adoptKeys(of: s)
+            state.session = rebuilt
+            state.flowStarters = [:]
+            // A navigate's `then` names its target by index: found again by name (or dropped).
+            state.flowThens = state.flowThens.compactMapValues { t in
+                newGraph.coordinator(named: graph.coordinators[t.to].name).map { NavigationSpec(to: $0.index, by: t.by, with: t.with) }
+            }
+            store.sessionChanged(rebuilt)
+        }
+        graph = newGraph
+        return .swapped(removedNodes: removed)
+    }
+
+    /// The navigator's counts, for `stats`.
+    struct Counts {
+        var commits: Int
+        var pending: Int
+        var sessions: Int
+        var subscriptions: Int
+        /// Preconditions with a live provider.
+        var provided: Int
+        var tasksStarted: Int
+        var children: Int
+        var providerRequestsWaiting: Int
+        var mirrors: Int
+        /// Per uid: sessions it opened (navd's own uid for those nobody opened), pending
+        /// navigations, running children.
+        var sessionsByUid: [UInt32: Int]
+        var pendingByUid: [UInt32: Int]
+        var childrenByUid: [UInt32: Int]
+    }
+
+    var counts: Counts {
+        var byUid: [UInt32: Int] = [:]
+        for st in sessions.values { byUid[st.session.owner ?? getuid(), default: 0] += 1 }
+        return Counts(commits: commits, pending: pending.count, sessions: sessions.count,
+                      subscriptions: sessions.values.reduce(0) { $0 + $1.subscribers.clients.count },
+                      provided: providers.values.reduce(0) { $0 + ($1.contains { !$0.isClosed } ? 1 : 0) },
+                      tasksStarted: tasksStarted, children: childrenRunning,
+                      providerRequestsWaiting: providerSlots.values.reduce(0) { $0 + $1.waitingCount },
+                      mirrors: mirrors.count, sessionsByUid: byUid, pendingByUid: pendingByUid, childrenByUid: childrenByUid)
+    }
+}
