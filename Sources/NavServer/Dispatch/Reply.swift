@@ -19,9 +19,9 @@ final class PendingBatch {
 }
 
 /// Collects the replies of one batch and sends them together, in request order, once all are in.
-/// The replies it holds count as the connection's unsent output (`--max-output`).
+/// The replies it holds count as the client's unsent output (`--max-output`).
 final class BatchCollector {
-    let connection: Connection
+    let peer: Peer
     let framing: Framing
     /// Each reply's encoded message.
     var slots: [[UInt8]?]
@@ -31,8 +31,8 @@ final class BatchCollector {
     /// Bytes of the replies collected so far (errors standing in for those left out aside).
     private var bytes = 0
 
-    init(connection: Connection, framing: Framing, count: Int) {
-        self.connection = connection
+    init(peer: Peer, framing: Framing, count: Int) {
+        self.peer = peer
         self.framing = framing
         slots = Array(repeating: nil, count: count)
         outstanding = 0
@@ -47,18 +47,19 @@ final class BatchCollector {
         encode(&w)
         var size = w.buffer.count
         // Room is kept for an error in every slot, so that the whole batch's answer fits.
-        if bytes + size > connection.server.config.maxOutput - slots.count * BatchCollector.errorRoom {
+        let maxOutput = peer.dispatcher.limits.maxOutput
+        if bytes + size > maxOutput - slots.count * BatchCollector.errorRoom {
             // Left out: the error stands in (a few hundred bytes, at most --max-batch of them).
             w = JSONWriter(capacity: 256)
-            instead(connection.tooLarge(size, inBatch: true), &w)
-            size = connection.server.config.maxOutput + 1
+            instead(peer.tooLarge(size, inBatch: true), &w)
+            size = maxOutput + 1
         } else {
             bytes += size
         }
         slots[index] = w.bytes
         outstanding -= 1
-        if bytes + connection.unsentBytes > connection.server.config.maxOutput && !connection.isClosed {
-            connection.overflow()
+        if bytes + peer.connection.unsentBytes > maxOutput && !peer.connection.isClosed {
+            peer.connection.overflow()
             return size
         }
         finishIfDone()
@@ -77,7 +78,7 @@ final class BatchCollector {
             out.append(contentsOf: r)
         }
         out.append(UInt8(ascii: "]"))
-        connection.sendFramed(out, framing)
+        peer.connection.sendFramed(out, framing)
     }
 }
 
@@ -85,17 +86,15 @@ final class BatchCollector {
 /// navigation waiting on preconditions, a keyed duplicate joining it): it keeps an owned copy of
 /// the request's id. Share it freely: it is one object per request, and only the first answer counts.
 final class Reply: Answer {
-    let connection: Connection
-    /// The connection, as the navigator sees it.
-    var client: some Client { connection }
+    let peer: Peer
     let id: JSONValue?
     let framing: Framing
     let batch: BatchCollector?
     let slot: Int
     private var answered = false
 
-    init(connection: Connection, id: JSONValue?, framing: Framing, batch: BatchCollector?, slot: Int) {
-        self.connection = connection
+    init(peer: Peer, id: JSONValue?, framing: Framing, batch: BatchCollector?, slot: Int) {
+        self.peer = peer
         self.id = id
         self.framing = framing
         self.batch = batch
@@ -111,7 +110,7 @@ final class Reply: Answer {
     private func answer(_ result: some JSONEncodable) {
         guard let id, !answered else { return }
         answered = true
-        connection.deliver(framing, batch: batch.map(Unretained.init), slot: slot, isError: false,
+        peer.deliver(framing, batch: batch.map(Unretained.init), slot: slot, isError: false,
                            { RPCEncoder.response(id: id, result: result, into: &$0) },
                            instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
     }
@@ -119,7 +118,7 @@ final class Reply: Answer {
     func fail(_ error: RPCError) {
         guard let id, !answered else { return }
         answered = true
-        connection.deliver(framing, batch: batch.map(Unretained.init), slot: slot, isError: true,
+        peer.deliver(framing, batch: batch.map(Unretained.init), slot: slot, isError: true,
                            { RPCEncoder.error(id: id, error: error, into: &$0) },
                            instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
     }
@@ -134,9 +133,9 @@ final class Reply: Answer {
 ///
 /// Made of views and two references; handlers borrow it, so it is retained once per request.
 struct Call: Responder {
-    let connection: Connection
-    /// The connection, as the navigator sees it.
-    var client: some Client { connection }
+    /// The client that asked (the navigator sees it as a ``Client``).
+    let peer: Peer
+    var client: Peer { peer }
     /// The request's id as given, or nil for a notification.
     let id: JSONView?
     let methodName: JSONView
@@ -148,8 +147,8 @@ struct Call: Responder {
     let batchRef: Unretained<BatchCollector>?
     let slot: Int
 
-    init(connection: Connection, id: JSONView?, methodName: JSONView, params: JSONView?, framing: Framing, batch: BatchCollector?, slot: Int) {
-        self.connection = connection
+    init(peer: Peer, id: JSONView?, methodName: JSONView, params: JSONView?, framing: Framing, batch: BatchCollector?, slot: Int) {
+        self.peer = peer
         self.id = id
         self.methodName = methodName
         self.params = params
@@ -172,14 +171,14 @@ struct Call: Responder {
     @inline(__always)
     private func answer(_ result: some JSONEncodable) {
         guard let id else { return }
-        connection.deliver(framing, batch: batchRef, slot: slot, isError: false,
+        peer.deliver(framing, batch: batchRef, slot: slot, isError: false,
                            { RPCEncoder.response(id: id, result: result, into: &$0) },
                            instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
     }
 
     func fail(_ error: RPCError) {
         guard let id else { return }
-        connection.deliver(framing, batch: batchRef, slot: slot, isError: true,
+        peer.deliver(framing, batch: batchRef, slot: slot, isError: true,
                            { RPCEncoder.error(id: id, error: error, into: &$0) },
                            instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
     }
@@ -189,11 +188,11 @@ struct Call: Responder {
 
     /// ``deferred()`` as dispatch's own type.
     func reply() -> Reply {
-        Reply(connection: connection, id: id?.value, framing: framing, batch: batchRef?.object, slot: slot)
+        Reply(peer: peer, id: id?.value, framing: framing, batch: batchRef?.object, slot: slot)
     }
 }
 
-extension Connection {
+extension Peer {
     /// Sends one answer, encoded by `encode`: into its slot of `batch` when the request came in one
     /// (unretained: the caller holds the batch), otherwise into the output; and counts it. An answer
     /// larger than `--max-output` (what a client may hold unread) is replaced by the error
@@ -201,30 +200,30 @@ extension Connection {
     @inline(__always)
     func deliver(_ framing: Framing, batch: Unretained<BatchCollector>?, slot: Int, isError: Bool,
                  _ encode: (inout JSONWriter) -> Void, instead: (RPCError, inout JSONWriter) -> Void) {
-        let size = batch.map { b in b.with { $0.fill(slot, encode, instead: instead) } } ?? send(framing, encode)
-        if size > server.config.maxOutput {
+        let size = batch.map { b in b.with { $0.fill(slot, encode, instead: instead) } } ?? connection.send(framing, encode)
+        if size > dispatcher.limits.maxOutput {
             replaced(size, framing, batched: batch != nil, instead)
         } else if isError {
-            server.stats.errors += 1
+            dispatcher.stats.errors += 1
         } else {
-            server.stats.requestsAnswered += 1
+            dispatcher.stats.requestsAnswered += 1
         }
-        requestAnswered()
+        connection.requestAnswered()
     }
 
     /// An answer of `size` bytes, past `--max-output`, was left out: the error `instead` writes
     /// goes in its place (a batch's collector put it there already).
     @inline(never)
     private func replaced(_ size: Int, _ framing: Framing, batched: Bool, _ instead: (RPCError, inout JSONWriter) -> Void) {
-        if !batched { send(framing) { instead(tooLarge(size), &$0) } }
-        server.logger.info("an answer larger than --max-output was replaced by an error", metadata: ["navd.client": "\(id)", "navd.bytes": "\(size)"])
-        server.stats.errors += 1
+        if !batched { connection.send(framing) { instead(tooLarge(size), &$0) } }
+        dispatcher.logger.info("an answer larger than --max-output was replaced by an error", metadata: ["navd.client": "\(id)", "navd.bytes": "\(size)"])
+        dispatcher.stats.errors += 1
     }
 
     /// The error that takes the place of an answer of `size` bytes, past `--max-output`.
     func tooLarge(_ size: Int, inBatch: Bool = false) -> RPCError {
         let what = inBatch ? "with this answer (\(size) bytes) the batch's answers would be" : "the answer is \(size) bytes,"
-        return .limitExceeded("\(what) more than a client may hold unread (the --max-output limit, \(server.config.maxOutput)); ask for less (context.get {facts: [names]}) or in smaller batches, or ask whoever runs navd to raise --max-output",
-                              limit: "--max-output", max: server.config.maxOutput)
+        return .limitExceeded("\(what) more than a client may hold unread (the --max-output limit, \(dispatcher.limits.maxOutput)); ask for less (context.get {facts: [names]}) or in smaller batches, or ask whoever runs navd to raise --max-output",
+                              limit: "--max-output", max: dispatcher.limits.maxOutput)
     }
 }

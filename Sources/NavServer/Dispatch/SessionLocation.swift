@@ -14,7 +14,7 @@ enum SessionWhereabouts {
     case unknown
 }
 
-extension Server {
+extension Dispatcher {
     /// Cluster mode: whether to dispatch `call` now. The session it names (``MethodTable/SessionUse``)
     /// is here, or nowhere, or another node's that the method may watch from here: yes. Another
     /// node's otherwise, or one that cannot be reached now: answered `moved` or `unavailable`. One
@@ -33,7 +33,7 @@ extension Server {
             name = s
             break
         }
-        if navigator.sessions[name] != nil { return true }
+        if servesSession(name) { return true }
         switch pg.whereabouts(name) {
         case .absent: return true
         case .moved(let e):
@@ -67,12 +67,12 @@ extension Server {
         w.raw("}")
         let text = w.bytes
         // A batch's collector waits for this reply (its slot is filled by the retried call).
-        let c = call.connection, framing = call.framing, batch = call.batchRef?.object, slot = call.slot
+        let c = call.peer, framing = call.framing, batch = call.batchRef?.object, slot = call.slot
         return pg.lookUp(name) { [unowned self] in
             guard !c.isClosed else { return }
             text.withUnsafeBytes { raw in
                 guard let message = try? parser.view(raw, padded: false), case .request(let r) = RPCMessage.decode(message) else { return }
-                run(entry, Call(connection: c, id: r.id, methodName: r.methodName, params: r.params, framing: framing, batch: batch, slot: slot), lookedUp: true)
+                run(entry, Call(peer: c, id: r.id, methodName: r.methodName, params: r.params, framing: framing, batch: batch, slot: slot), lookedUp: true)
             }
         }
     }

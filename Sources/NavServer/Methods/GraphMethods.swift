@@ -2,11 +2,33 @@ import JSON
 import NavGraph
 import RPC
 
-extension Server {
-    /// `graph.describe`: the resolved graph, as `navd graph --format json` prints it.
-    func registerGraphMethods() {
-        methods.register("graph.describe", params: [], changes: false, session: .none) { [self] call in
-            call.succeed(self.graph.describe())
+/// `graph.describe` and `graph.reload`.
+enum GraphMethods {
+    static func register(in methods: MethodTable, _ server: Server) {
+        /// `graph.describe`: the resolved graph, as `navd graph --format json` prints it.
+        methods.register("graph.describe", params: [], changes: false, session: .none) { [server] call in
+            call.succeed(server.graph.describe())
+        }
+        /// `graph.reload {path?, force?}` (also SIGHUP): load and validate the graph again and swap it
+        /// in between two commits. An invalid graph changes nothing. Live nodes whose coordinator the
+        /// new graph lacks refuse the reload, unless `force`, which removes them with ordinary
+        /// `stackChanged` notifications. Pending navigations fail with `conflict`.
+        methods.register("graph.reload", ReloadParam.self, changes: true, session: .none) { [server] call in
+            call.answer { () throws(RPCError) -> JSONValue in
+                let p = try Params<ReloadParam>(call)
+                try Policy.requireAdmin(call.peer, "`graph.reload`")
+                let path = try p.string(.path)
+                if path != nil && !server.policy.allowReloadPath {
+                    throw .accessDenied("`graph.reload` reloads the graph navd was started with; naming a directory (\"path\") needs `allowReloadPath: true` in the policy file. Send graph.reload without \"path\", or restart navd with --graph DIR",
+                                        data: ["param": "path"])
+                }
+                return server.reloadGraph(path: path, force: try p.bool(.force) ?? false)
+            }
         }
     }
+}
+
+enum ReloadParam: Int, ParamName {
+    case path, force
+    static let table = ParamTable(Self.self)
 }

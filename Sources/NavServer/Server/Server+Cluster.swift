@@ -13,7 +13,7 @@ extension Server: ClusterEvents {
     func changeNotified(_ payload: String) { navigator.changeNotified(payload) }
 
     /// While the store cannot write, the methods declared as changing (``MethodTable/Spec/changes``)
-    /// are answered `unavailable` (``Server/dispatch(_:from:framing:batch:slot:)``).
+    /// are answered `unavailable` (``Dispatcher/run(_:_:lookedUp:)``).
     func storeAvailabilityChanged(_ available: Bool, reason: String) {
         if available {
             guard refusingChanges != nil else { return }
@@ -28,8 +28,7 @@ extension Server: ClusterEvents {
         guard failure == nil else { return }
         logger.critical("this node lost its registration in PostgreSQL (another navd started with the same --node?); stopping", metadata: ["navd.error": "\(why)"])
         failure = "lost the cluster lease: \(why)"
-        disconnectAll(reason: "navd lost its cluster lease")
-        dirty.removeAll()
+        transport.closeAll(reason: "navd lost its cluster lease")
         shutdown()
     }
 }

@@ -23,21 +23,13 @@ public final class Server {
     var listener: PipeListener?
     var signals: [Signal] = []
     var flusher: Check?
-    var connections: [Int: Connection] = [:]
-    /// Open connections by the peer's uid (`--max-connections-per-uid`).
-    var connectionsByUid: [UInt32: Int] = [:]
-    var nextConnectionId = 1
-    var outboundCounter = 0
-    /// Connections with output queued in this iteration.
-    var dirty: [Connection] = []
-    /// This iteration's notifications, each encoded and framed once; subscribers refer to ranges of it
-    /// until they are flushed, then it is emptied.
-    let broadcastLog = ByteBuffer(capacity: 4096)
-    var stats = Stats()
+    /// The connections (transport: bytes, framing, output, flow control).
+    let transport: ConnectionSet
+    /// From messages to methods and back; the navigator's publisher.
+    let dispatcher: Dispatcher
     let startedAt = EventLoop.hrtime
-    let parser: JSONParser
-    /// Method name → handler.
-    let methods = MethodTable()
+    /// Method name → what it declared and its handler.
+    var methods: MethodTable { dispatcher.methods }
     private(set) var isShuttingDown = false
     /// Runs when SIGHUP arrives.
     public var onHangup: (() -> Void)?
@@ -52,7 +44,10 @@ public final class Server {
         set { navigator.store = newValue }
     }
     /// Why the store cannot write now (cluster mode): while set, changing methods are refused.
-    var refusingChanges: String?
+    var refusingChanges: String? {
+        get { dispatcher.refusingChanges }
+        set { dispatcher.refusingChanges = newValue }
+    }
     /// The store as several nodes share it (cluster mode), kept here so that dispatch asks it
     /// without a call through the store's protocol on every request.
     var sharedStore: (any SharedStore)?
@@ -88,6 +83,7 @@ public final class Server {
             throw error
         }
         sharedStore = s as? any SharedStore
+        dispatcher.sharedStore = sharedStore
         return navigator.restore(sessions, from: s, shared: sharedStore)
     }
     /// Loads a graph from a directory (nil: the embedded example), for `graph.reload`.
@@ -97,10 +93,9 @@ public final class Server {
     /// Counts reloads; sent in `graphReloaded`.
     var graphVersion = 1
     /// Roles per uid and per token. Setting it (SIGHUP) recomputes every open connection's roles.
-    public var policy = Policy() {
-        didSet {
-            for c in connections.values { c.roles = policy.roles(uid: c.peer?.uid, token: c.token) }
-        }
+    public var policy: Policy {
+        get { dispatcher.policy }
+        set { dispatcher.policy = newValue }
     }
 
     /// The policy file `policy` came from (`--policy`), for messages; nil: no policy, nobody holds a role.
@@ -112,12 +107,21 @@ public final class Server {
         self.config = config
         self.logger = logger
         self.loop = loop
-        self.parser = JSONParser(maxDepth: config.maxDepth)
-        navigator = Navigator(config: config.navigator, graph: graph, logger: logger, loop: loop, publisher: self)
-        registerCoreMethods()
-        registerGraphMethods()
+        transport = ConnectionSet(loop: loop, logger: logger, limits: config.transport)
+        dispatcher = Dispatcher(loop: loop, logger: logger, limits: config.dispatch, transport: transport)
+        transport.delegate = dispatcher
+        let navigator = Navigator(config: config.navigator, graph: graph, logger: logger, loop: loop, publisher: dispatcher)
+        self.navigator = navigator
+        dispatcher.servesSession = { [unowned navigator] name in navigator.sessions[name] != nil }
+        dispatcher.host = self
+        CoreMethods.register(in: methods, self)
+        GraphMethods.register(in: methods, self)
         NavigationMethods.register(in: methods, navigator)
-        registerReloadMethod()
+    }
+
+    /// Serves a client on `stream` (a test's ``MemoryStream``; sockets are accepted by the listener).
+    func attach(_ stream: any ClientStream) {
+        transport.attach(stream)
     }
 
     // MARK: Lifecycle
@@ -147,7 +151,7 @@ public final class Server {
         let l = PipeListener(loop: loop)
         do {
             try l.bind(path: path, mode: 0o600)
-            try l.listen { [unowned self] listener in self.accept(listener) }
+            try l.listen { [unowned self] listener in self.transport.accept(listener) }
         } catch {
             l.close()
             throw StartupError(description: "cannot listen on \(path): \(error.message)")
@@ -175,11 +179,7 @@ public final class Server {
         let f = Check(loop: loop)
         f.start { [unowned self] in self.flushAll() }
         flusher = f
-        let sweep = Timer(loop: loop)
-        sweep.unref()
-        let every = max(10, min(1_000, config.messageTimeoutMs / 4))
-        sweep.start(milliseconds: every, repeat: every) { [unowned self] in self.sweepPartialMessages() }
-        sweeper = sweep
+        transport.start()
     }
 
     /// Makes (or checks) the 0700 directory of the default socket: it must be a real directory owned by
@@ -223,6 +223,7 @@ public final class Server {
     public func shutdown() {
         guard !isShuttingDown else { return }
         isShuttingDown = true
+        transport.isClosing = true
         listener?.close()
         listener = nil
         unlink(config.socketPath)
@@ -230,10 +231,10 @@ public final class Server {
         for s in signals { s.close() }
         signals = []
         onShutdown?()
-        for c in Array(connections.values) { c.closeAfterFlush() }
+        transport.closeAllAfterFlush()
         // A commit the store is writing ends first (its answer finishes the shutdown): the store
         // is not closed under its own callback.
-        if connections.isEmpty && !commitInFlight { finishShutdown() }
+        if transport.isEmpty && !commitInFlight { finishShutdown() }
     }
 
     /// Runs once at the beginning of shutdown (other components close their handles).
@@ -256,26 +257,9 @@ public final class Server {
         store.close()
         flusher?.close()
         flusher = nil
-        sweeper?.close()
-        sweeper = nil
-        inputIdle?.close()
-        inputIdle = nil
-        readyInput.removeAll()
+        transport.stop()
         // Method handlers hold the server strongly: end that cycle.
         methods.removeAll()
-        if drainingStreams.isEmpty { loop.stop() }
+        if !transport.hasDrainingStreams { loop.stop() }
     }
-
-    // MARK: State of the transport and dispatch layers (their code: Transport/, Dispatch/)
-
-    /// Streams of closed connections still handing their last output to the kernel, each with the
-    /// timer that closes it if its client never reads that output.
-    var drainingStreams: [ObjectIdentifier: (stream: any ClientStream, timer: Timer)] = [:]
-    /// Connections whose held input is handled in the next iteration (see ``Connection/holdsInput``).
-    var readyInput: [Connection] = []
-    /// Keeps the loop from waiting in poll while held input is ready to be handled.
-    var inputIdle: Idle?
-    /// Connections whose stream holds output the kernel has not taken (clients reading slowly).
-    var backlogged: [ObjectIdentifier: Connection] = [:]
-    var sweeper: Timer?
 }

@@ -126,6 +126,16 @@ extension ServerConfiguration {
 
 extension ServerConfiguration {
     /// What the navigator keeps to, of these options.
+    /// What the transport keeps to.
+    var transport: TransportLimits {
+        TransportLimits(maxConnections: maxConnections, maxConnectionsPerUid: maxConnectionsPerUid, maxMessage: maxMessage,
+                        maxOutput: maxOutput, readPauseThreshold: readPauseThreshold, maxTotalOutput: maxTotalOutput,
+                        messageTimeoutMs: messageTimeoutMs)
+    }
+
+    /// What dispatch keeps to.
+    var dispatch: DispatchLimits { DispatchLimits(maxDepth: maxDepth, maxBatch: maxBatch, maxOutput: maxOutput) }
+
     var navigator: NavigatorLimits {
         NavigatorLimits(session: session, maxSessions: maxSessions, maxSessionsPerUid: maxSessionsPerUid, maxPending: maxPending,
                         maxPendingPerUid: maxPendingPerUid, maxPendingPerConnection: maxPendingPerConnection,

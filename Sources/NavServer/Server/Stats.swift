@@ -1,15 +1,51 @@
-/// Counters reported by the `stats` method.
-struct Stats {
-    var connectionsAccepted = 0
-    var connectionsRefused = 0
-    var requests = 0
-    var requestsAnswered = 0
-    var notificationsIn = 0
-    var errors = 0
-    var notificationsSent = 0
-    var commits = 0
-    var tasksStarted = 0
-    var bytesIn = 0
-    var bytesOut = 0
-    var slowClientsDropped = 0
+import JSON
+import UV
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `stats`: each layer's counters, and what each uid holds.
+extension Server {
+    func statsObject() -> JSONObject {
+        let uptimeMs = Int((EventLoop.hrtime - startedAt) / 1_000_000)
+        let n = navigator.counts, t = transport.stats, d = dispatcher.stats
+        var o: JSONObject = [
+            "connections": .int(transport.count),
+            "connectionsAccepted": .int(t.connectionsAccepted),
+            "connectionsRefused": .int(t.connectionsRefused),
+            "requests": .int(d.requests),
+            "notificationsReceived": .int(d.notificationsIn),
+            "errors": .int(d.errors),
+            "notificationsSent": .int(t.notificationsSent),
+            "commits": .int(n.commits),
+            "pending": .int(n.pending),
+            "sessions": .int(n.sessions),
+            "subscriptions": .int(n.subscriptions),
+            "provided": .int(n.provided),
+            "tasksStarted": .int(n.tasksStarted),
+            "bytesIn": .int(t.bytesIn),
+            "bytesOut": .int(t.bytesOut),
+            "slowClientsDropped": .int(t.slowClientsDropped),
+            "pendingClientRequests": .int(dispatcher.outboundCount),
+            "children": .int(n.children),
+            "providerRequestsWaiting": .int(n.providerRequestsWaiting),
+            "users": .object(usersObject(n)),
+            "uptime": .double(Double(uptimeMs) / 1000),
+            "memory": ["rss": .int(EventLoop.residentMemory)],
+        ]
+        if let pg = sharedStore { o.append("cluster", .object(pg.statsObject(mirrors: n.mirrors))) }
+        return o
+    }
+
+    /// What each uid holds of the shares counted per user: connections, sessions it opened, pending
+    /// navigations and running command children.
+    func usersObject(_ n: Navigator.Counts) -> JSONObject {
+        let uids = Set(transport.byUid.keys).union(n.sessionsByUid.keys).union(n.pendingByUid.keys).union(n.childrenByUid.keys)
+        return JSONObject(uniqueMembers: uids.sorted().map { uid in
+            (key: String(uid), value: [
+                "connections": .int(transport.byUid[uid] ?? 0), "sessions": .int(n.sessionsByUid[uid] ?? 0),
+                "pending": .int(n.pendingByUid[uid] ?? 0), "children": .int(n.childrenByUid[uid] ?? 0),
+            ] as JSONValue)
+        })
+    }
 }

@@ -6,16 +6,36 @@ import UV
 import Glibc
 #endif
 
-/// One client connection: its stream, framing state, coalesced output, identity, subscriptions and the
-/// requests navd has sent it. Confined to the loop thread.
+/// What a connection hands its messages to: the layer above (dispatch's peer). A connection calls
+/// up only through this and ``ConnectionSetDelegate``.
+protocol ConnectionHandler: AnyObject {
+    /// One message read, with the framing it came in.
+    func received(_ body: UnsafeRawBufferPointer, framing: Framing)
+    /// A read of several whole lines is about to be handed over one message at a time: true if the
+    /// handler indexed them at once (then ``readEnded()`` follows the last).
+    func willReceive(lines: UnsafeRawBufferPointer) -> Bool
+    func readEnded()
+    /// Runs the next slice of work the handler holds back this connection's input for
+    /// (``Connection/workHeld``).
+    func continueHeldWork()
+    /// The connection closed; called once.
+    func connectionClosed()
+}
+
+/// One client connection: its stream, framing state, coalesced output, and flow control (held
+/// input, back-pressure, closing after the last answer). Knows nothing of what the messages mean.
+/// Confined to the loop thread.
 final class Connection {
     let id: Int
-    /// The server creates, owns and outlives its connections. A strong reference: the cycle lasts while
-    /// the server lists the connection and ends when it drops it. (A weak reference would give the
-    /// server a side table and every retain/release the slow path; an unchecked `unowned` one costs
-    /// an atomic retain at every use, which a strong `let` does not.)
-    let server: Server
+    /// The set creates, owns and outlives its connections. A strong reference: the cycle lasts while
+    /// the set lists the connection and ends when it drops it. (A weak reference would give the set
+    /// a side table and every retain/release the slow path; an unchecked `unowned` one costs an
+    /// atomic retain at every use, which a strong `let` does not.)
+    let owner: ConnectionSet
     let stream: any ClientStream
+    /// Where its messages go; given by the layer above when the connection is accepted, dropped when
+    /// it closes (which ends the cycle between the two).
+    var handler: (any ConnectionHandler)?
     /// The stream when it is a socket, as it is whenever navd serves: the calls every notification
     /// and flush makes (queued bytes, writes) go to it directly rather than through the protocol.
     private let pipe: PipeStream?
@@ -23,38 +43,25 @@ final class Connection {
     /// Output not yet handed to the stream; flushed once per loop iteration (or at once after a read
     /// that carried a single request, see ``received(_:)``).
     let output = ByteBuffer(capacity: 16)
-    /// Notifications shared with other subscribers: a range of the server's broadcast log that follows
+    /// Notifications shared with other subscribers: a range of the set's broadcast log that follows
     /// `output`. It is written from the log itself at flush, so a notification is not copied once per
     /// subscriber; anything else sent meanwhile first copies the range into `output` (order is kept).
     private var sharedStart = 0, sharedEnd = 0
     /// The framing of the last message received (used for notifications and requests from navd).
     var lastFraming: Framing = .newline
-    let peer: PeerCredentials?
-    var clientName: String?
-    /// Roles granted by the policy for this peer's uid and its token (`hello {token}`); computed again
-    /// when the policy is reloaded, so a revoked uid or token loses its roles on open connections.
-    var roles: Set<String> = []
-    /// The token this client presented in `hello`, if the policy knew it.
-    var token: String?
-    /// The session this connection's last request used (see ``Navigator/state(_:for:)``).
-    var lastSession: SessionState?
-    /// Sessions this connection is subscribed to.
-    var subscriptions: Set<String> = []
+    /// Who is at the other end (a Unix socket knows).
+    let credentials: PeerCredentials?
     private(set) var isClosed = false
     private(set) var readPaused = false
     private var isDirty = false
-    /// Requests navd sent to this client, by id.
-    var outbound: [Int: OutboundRequest] = [:]
-    /// Called once when the connection goes away, for cleanup by other parts of the server.
-    var onClose: [(Connection) -> Void] = []
 
-    init(id: Int, server: Server, stream: any ClientStream) {
+    init(id: Int, owner: ConnectionSet, stream: any ClientStream) {
         self.id = id
-        self.server = server
+        self.owner = owner
         self.stream = stream
         self.pipe = stream as? PipeStream
-        self.decoder = FrameDecoder(maxMessage: server.config.maxMessage)
-        self.peer = stream.peerCredentials()
+        self.decoder = FrameDecoder(maxMessage: owner.limits.maxMessage)
+        self.credentials = stream.peerCredentials()
         // These closures hold the connection strongly; the cycle ends when the stream closes (its
         // handlers are dropped then), so every callback finds the connection alive.
         stream.onDrain = { self.drained() }
@@ -100,7 +107,7 @@ final class Connection {
 
     private func closeSoon() {
         guard !isClosed else { return }
-        let t = Timer(loop: server.loop)
+        let t = Timer(loop: owner.loop)
         t.start(milliseconds: 0) {
             t.close()
             self.closeAfterFlush()
@@ -108,22 +115,23 @@ final class Connection {
     }
 
     private func received(_ bytes: UnsafeRawBufferPointer) {
-        guard !isClosed else { return }
-        server.stats.bytesIn += bytes.count
+        // The handler, held once for the whole read rather than once per message.
+        guard !isClosed, let handler else { return }
+        owner.stats.bytesIn += bytes.count
         var messages = 0
-        let batched = beginBatch(bytes)
-        defer { if batched { server.parser.endBatch() } }
+        let batched = beginBatch(bytes, handler)
+        defer { if batched { handler.readEnded() } }
         do {
             try decoder.feed(bytes) { framing, body -> Bool in
                 messages += 1
-                return self.handle(framing, body)
+                return self.handle(framing, body, handler)
             }
             // A read that carried one message is a client waiting for that answer before it sends
             // again: the answer leaves now, while the loop goes on with other connections, instead
             // of at the end of the iteration. A client that pipelines gets its answers together at
             // the end of the iteration, one write for many. Not while commits wait to be saved:
             // nothing is acknowledged before it is in the state file.
-            if messages == 1 && isDirty && hasOwnOutput && !server.holdsReplies { flush() }
+            if messages == 1 && isDirty && hasOwnOutput && !(owner.delegate?.repliesWait ?? false) { flush() }
         } catch {
             framingFailed(error)
             return
@@ -133,10 +141,10 @@ final class Connection {
 
     /// Handles one message; answers whether to go on with the next one now (see ``mustHold``).
     @inline(__always)
-    private func handle(_ framing: Framing, _ body: UnsafeRawBufferPointer) -> Bool {
+    private func handle(_ framing: Framing, _ body: UnsafeRawBufferPointer, _ handler: any ConnectionHandler) -> Bool {
         guard !isClosed else { return false }
         lastFraming = framing
-        server.handleMessage(body, framing: framing, from: self)
+        handler.received(body, framing: framing)
         return !mustHold
     }
 
@@ -147,7 +155,7 @@ final class Connection {
         if mustHold {
             hold()
         } else if decoder.hasPartialMessage {
-            if partialSince == 0 { partialSince = server.loop.now }
+            if partialSince == 0 { partialSince = owner.loop.now }
         } else {
             partialSince = 0
         }
@@ -164,7 +172,7 @@ final class Connection {
             rpcError = .invalidRequest("malformed Content-Length header: \(why); the connection will close",
                                        kind: .badHeader)
         }
-        server.logger.warning("closing connection after a framing error",
+        owner.logger.warning("closing connection after a framing error",
                               metadata: ["navd.client": "\(id)", "navd.error": "\(rpcError.message)"])
         var w = JSONWriter()
         RPCEncoder.error(id: .null, error: rpcError, into: &w)
@@ -175,13 +183,15 @@ final class Connection {
     // MARK: Holding input
 
     /// Set while navd has stopped handling this client's messages: its unsent output passed the
-    /// mark (it reads slower than it asks), or a large batch is handled a slice per loop iteration.
+    /// mark (it reads slower than it asks), or the layer above holds work back (``workHeld``).
     /// Reading is paused and what was read stays in the decoder until ``resumeInput()``.
     private(set) var holdsInput = false
-    /// Entered in the server's list of connections whose held input is handled next iteration.
+    /// Entered in the set's list of connections whose held input is handled next iteration.
     var queuedForInput = false
-    /// A batch handled a slice per loop iteration.
-    var pendingBatch: PendingBatch?
+    /// Set by the layer above while it holds work back from this connection's input (a large batch
+    /// handled a slice per loop iteration): input waits, and ``ConnectionHandler/continueHeldWork()``
+    /// runs each iteration until it is cleared.
+    var workHeld = false
     /// When the kept bytes of an unfinished message began to wait (loop time in ms; 0: none).
     private(set) var partialSince: UInt64 = 0
 
@@ -205,44 +215,45 @@ final class Connection {
     }
 
     /// Output past which navd stops reading this client's requests (back-pressure).
-    var pauseMark: Int { min(server.config.readPauseThreshold, server.config.maxOutput / 2) }
+    var pauseMark: Int { owner.limits.pauseMark }
 
     /// Whether handling must stop after the current message.
-    var mustHold: Bool { pendingBatch != nil || unsentBytes > pauseMark }
+    var mustHold: Bool { workHeld || unsentBytes > pauseMark }
 
     private func hold() {
         if !holdsInput {
             holdsInput = true
             stream.pauseReading()
         }
-        server.inputHeld(self)
+        owner.inputHeld(self)
     }
 
-    /// Handles held input (the server calls it when the output is below the mark again, or for the
+    /// Handles held input (the set calls it when the output is below the mark again, or for the
     /// next slice of a batch), until it must stop again or none is left; then reads again.
     func resumeInput() {
         guard holdsInput, !isClosed else { return }
-        if pendingBatch != nil {
-            server.continueBatch(self)
+        if workHeld {
+            handler?.continueHeldWork()
             if isClosed { return }
             if mustHold {
-                server.inputHeld(self)
+                owner.inputHeld(self)
                 return
             }
         }
         do {
-            try decoder.resume { framing, body -> Bool in self.handle(framing, body) }
+            guard let handler else { return }
+            try decoder.resume { framing, body -> Bool in self.handle(framing, body, handler) }
         } catch {
             framingFailed(error)
             return
         }
         guard !isClosed else { return }
         if mustHold {
-            server.inputHeld(self)
+            owner.inputHeld(self)
             return
         }
         holdsInput = false
-        partialSince = decoder.hasPartialMessage ? server.loop.now : 0
+        partialSince = decoder.hasPartialMessage ? owner.loop.now : 0
         if peerDone {
             if awaiting == 0 { closeSoon() }
         } else if !readPaused && !gated {
@@ -250,22 +261,22 @@ final class Connection {
         }
     }
 
-    /// A read of several whole lines (a pipelining client) is indexed by the JSON parser in one pass
-    /// before its lines are handled one by one: stage 1 of simdjson once per read, not per line.
-    /// Only lines that start the read (no partial message before them) in the read buffer, whose
-    /// padding the parser needs; a header block (`Content-Length` framing) is left alone.
-    private func beginBatch(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    /// A read of several whole lines (a pipelining client) is offered to the handler in one piece
+    /// before its lines are handed over one by one (the JSON parser indexes them in one pass: stage 1
+    /// of simdjson once per read, not per line). Only lines that start the read (no partial message
+    /// before them) in the loop's read buffer, whose padding a parser needs; a header block
+    /// (`Content-Length` framing) is left alone.
+    private func beginBatch(_ bytes: UnsafeRawBufferPointer, _ handler: any ConnectionHandler) -> Bool {
         guard !decoder.hasPartialMessage, let base = bytes.baseAddress, bytes.count > 0,
               base.load(as: UInt8.self) != UInt8(ascii: "C"), base.load(as: UInt8.self) != UInt8(ascii: "c"),
-              EventLoop.readPadding >= JSONParser.padding, server.loop.isInReadBuffer(bytes),
+              EventLoop.readPadding >= JSONParser.padding, owner.loop.isInReadBuffer(bytes),
               let first = memchr(base, 0x0A, bytes.count)
         else { return false }
         // The end of the last whole line (a pipelining client's read usually ends with one).
         var end = bytes.count
         while end > 0 && bytes[end - 1] != 0x0A { end -= 1 }
         guard base + end - 1 != UnsafeRawPointer(first) else { return false }  // one line: nothing to share
-        server.parser.beginBatch(UnsafeRawBufferPointer(start: base, count: end))
-        return true
+        return handler.willReceive(lines: UnsafeRawBufferPointer(start: base, count: end))
     }
 
     // MARK: Output
@@ -297,7 +308,7 @@ final class Connection {
             w.buffer.withUnsafeBytes { Framing.append($0, framing, to: output) }
         }
         let size = output.count - start
-        if size > server.config.maxOutput {
+        if size > owner.limits.maxOutput {
             output.truncate(to: start)
             return size
         }
@@ -313,7 +324,7 @@ final class Connection {
         markDirty()
     }
 
-    /// Queues the framed notification at `start..<end` of the server's broadcast log, by reference.
+    /// Queues the framed notification at `start..<end` of the set's broadcast log, by reference.
     func sendShared(_ start: Int, _ end: Int) {
         guard !isClosed else { return }
         if sharedEnd == sharedStart {
@@ -328,7 +339,7 @@ final class Connection {
 
     /// Moves the shared range into `output` (something else is sent after it).
     private func copyShared() {
-        server.broadcastLog.withUnsafeBytes { log in
+        owner.broadcastLog.withUnsafeBytes { log in
             output.append(contentsOf: UnsafeRawBufferPointer(rebasing: log[sharedStart..<sharedEnd]))
         }
         sharedStart = 0
@@ -336,21 +347,21 @@ final class Connection {
     }
 
     private func markDirty() {
-        if output.count + (sharedEnd - sharedStart) + queuedBytes > server.config.maxOutput {
+        if output.count + (sharedEnd - sharedStart) + queuedBytes > owner.limits.maxOutput {
             overflow()
             return
         }
         if !isDirty {
             isDirty = true
-            server.dirty.append(self)
+            owner.dirty.append(self)
         }
     }
 
     func overflow() {
-        server.stats.slowClientsDropped += 1
-        server.logger.warning(
+        owner.stats.slowClientsDropped += 1
+        owner.logger.warning(
             "disconnecting a client that does not read its output",
-            metadata: ["navd.client": "\(id)", "navd.limit": "\(server.config.maxOutput)",
+            metadata: ["navd.client": "\(id)", "navd.limit": "\(owner.limits.maxOutput)",
                        "navd.pending": "\(output.count + (sharedEnd - sharedStart) + queuedBytes)"])
         output.removeAll(keepingAtMost: 64 * 1024)
         sharedStart = 0
@@ -363,7 +374,7 @@ final class Connection {
 
     // MARK: Waiting for a commit
 
-    /// Set while the server waits for a commit to be stored (see ``Server/commitInFlight``): the
+    /// Set while the set holds output (a commit is being stored, ``ConnectionSet/holdOutput()``): the
     /// stream is not read, and output stays queued.
     private(set) var gated = false
     /// ``closeAfterFlush()`` was asked while output had to wait: it closes after the next flush.
@@ -391,11 +402,11 @@ final class Connection {
 
     /// Hands the coalesced output to the stream (one write per loop iteration).
     func flush() {
-        if server.commitInFlight {
+        if owner.outputHeld {
             // Nothing leaves before the commit it may depend on is stored.
             if !isDirty && !isClosed {
                 isDirty = true
-                server.dirty.append(self)
+                owner.dirty.append(self)
             }
             return
         }
@@ -408,9 +419,9 @@ final class Connection {
         }
         let shared = sharedEnd - sharedStart
         guard !isClosed, !output.isEmpty || shared > 0 else { return }
-        server.stats.bytesOut += output.count + shared
+        owner.stats.bytesOut += output.count + shared
         if shared > 0 {
-            server.broadcastLog.withUnsafeBytes { log in
+            owner.broadcastLog.withUnsafeBytes { log in
                 output.withUnsafeBytes { own in write(own, UnsafeRawBufferPointer(rebasing: log[sharedStart..<sharedEnd])) }
             }
             sharedStart = 0
@@ -420,7 +431,7 @@ final class Connection {
         }
         output.removeAll(keepingAtMost: 64 * 1024)
         let queued = queuedBytes
-        if queued > server.config.maxOutput {
+        if queued > owner.limits.maxOutput {
             overflow()
         } else if queued > pauseMark {
             if !readPaused {
@@ -428,9 +439,9 @@ final class Connection {
                 stream.pauseReading()
             }
         } else if holdsInput {
-            server.inputHeld(self)  // written at once: nothing will drain, so resume from here
+            owner.inputHeld(self)  // written at once: nothing will drain, so resume from here
         }
-        if queued > 0 { server.outputQueued(self) }
+        if queued > 0 { owner.outputQueued(self) }
     }
 
     /// Run once, the next time this client has read everything navd sent it (``whenDrained(_:)``).
@@ -452,12 +463,12 @@ final class Connection {
             drainHooks = []
             for h in hooks { h() }
         }
-        server.outputDrained(self)
+        owner.outputDrained(self)
         if readPaused {
             readPaused = false
             if !holdsInput && !gated { stream.resumeReading() }
         }
-        if holdsInput { server.inputHeld(self) }
+        if holdsInput { owner.inputHeld(self) }
     }
 
     // MARK: Closing
@@ -465,7 +476,7 @@ final class Connection {
     /// Flushes what is queued, then closes.
     func closeAfterFlush() {
         guard !isClosed else { return }
-        if server.commitInFlight {
+        if owner.outputHeld {
             closesAfterFlush = true
             flush()
             return
@@ -473,13 +484,13 @@ final class Connection {
         flush()
         guard !isClosed else { return }  // the flush found the output over --max-output and closed
         finishClose()
-        server.drain(stream)
+        owner.drain(stream)
     }
 
     /// Closes at once (queued output is dropped).
     func close(reason: String?) {
         guard !isClosed else { return }
-        if let reason { server.logger.info("connection closed", metadata: ["navd.client": "\(id)", "navd.reason": "\(reason)"]) }
+        if let reason { owner.logger.info("connection closed", metadata: ["navd.client": "\(id)", "navd.reason": "\(reason)"]) }
         finishClose()
         stream.close(then: nil)
     }
@@ -488,16 +499,9 @@ final class Connection {
         isClosed = true
         sharedStart = 0
         sharedEnd = 0
-        let pending = outbound
-        outbound = [:]
-        for (_, r) in pending {
-            r.timer.close()
-            r.completion?(.failure(RPCError(.clientGone, "the client disconnected before answering \(r.method)")))
-            r.released?()
-        }
-        let hooks = onClose
-        onClose = []
-        for h in hooks { h(self) }
-        server.connectionClosed(self)
+        let h = handler
+        handler = nil
+        h?.connectionClosed()
+        owner.connectionClosed(self)
     }
 }

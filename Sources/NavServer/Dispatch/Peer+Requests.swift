@@ -4,7 +4,7 @@ import UV
 
 /// Requests navd sends a client (a provider's `precondition.evaluate`, `precondition.recover`):
 /// each with a timer, answered once by the client's reply, a timeout, or the client going away.
-extension Connection {
+extension Peer {
     // MARK: Requests from navd to the client
 
     /// Sends a request to the client; `completion` runs exactly once: with its reply, or with an error if
@@ -19,15 +19,15 @@ extension Connection {
             released?()
             return -1
         }
-        let rid = server.nextOutboundId()
-        let timer = Timer(loop: server.loop)
+        let rid = dispatcher.nextOutboundId()
+        let timer = Timer(loop: dispatcher.loop)
         outbound[rid] = OutboundRequest(method: method, completion: completion, released: released, timer: timer)
         timer.start(milliseconds: timeoutMs) {
             self.completeOutbound(rid, .failure(RPCError(.timeout, "the client did not answer \(method) within \(timeoutMs) ms")))
         }
         var w = JSONWriter()
         RPCEncoder.request(id: .int(rid), method: method, params: params, into: &w)
-        sendFramed(w.bytes, lastFraming)
+        connection.sendFramed(w.bytes, connection.lastFraming)
         return rid
     }
 
@@ -44,14 +44,14 @@ extension Connection {
         }
         var w = JSONWriter()
         RPCEncoder.notification(method: "$/cancelRequest", params: ["id": .int(rid)], into: &w)
-        sendFramed(w.bytes, lastFraming)
+        connection.sendFramed(w.bytes, connection.lastFraming)
     }
 
     var outboundCount: Int { outbound.count }
 
     func receivedResponse(_ response: RPCResponse) {
         guard let rid = response.id.intValue, outbound[rid] != nil else {
-            server.logger.debug("reply to an unknown request id", metadata: ["navd.client": "\(id)"])
+            dispatcher.logger.debug("reply to an unknown request id", metadata: ["navd.client": "\(id)"])
             return
         }
         completeOutbound(rid, response.result)
@@ -67,7 +67,7 @@ extension Connection {
 
 struct OutboundRequest {
     let method: String
-    /// Nil once withdrawn (``Connection/cancelRequest(_:)``).
+    /// Nil once withdrawn (``Peer/cancelRequest(_:)``).
     var completion: ((Result<JSONValue, RPCError>) -> Void)?
     let released: (() -> Void)?
     let timer: Timer

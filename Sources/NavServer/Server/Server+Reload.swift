@@ -1,28 +1,10 @@
 import JSON
 import NavGraph
 import NavigationCore
-import RPC
 
+/// `graph.reload` and SIGHUP: the graph is loaded and checked here; what happens to the sessions is
+/// the navigator's (``Navigator/swapGraph(to:force:)``).
 extension Server {
-    /// `graph.reload {path?, force?}` (also SIGHUP): load and validate the graph again and swap it
-    /// in between two commits. An invalid graph changes nothing. Live nodes whose coordinator the
-    /// new graph lacks refuse the reload, unless `force`, which removes them with ordinary
-    /// `stackChanged` notifications. Pending navigations fail with `conflict`.
-    func registerReloadMethod() {
-        methods.register("graph.reload", ReloadParam.self, changes: true, session: .none) { [self] call in
-            call.answer { () throws(RPCError) -> JSONValue in
-                let p = try Params<ReloadParam>(call)
-                try Policy.requireAdmin(call.connection, "`graph.reload`")
-                let path = try p.string(.path)
-                if path != nil && !self.policy.allowReloadPath {
-                    throw .accessDenied("`graph.reload` reloads the graph navd was started with; naming a directory (\"path\") needs `allowReloadPath: true` in the policy file. Send graph.reload without \"path\", or restart navd with --graph DIR",
-                                        data: ["param": "path"])
-                }
-                return self.reloadGraph(path: path, force: try p.bool(.force) ?? false)
-            }
-        }
-    }
-
     /// Reloads from `path` (default: where the graph came from); answers `{ok, errors, …}`.
     public func reloadGraph(path: String? = nil, force: Bool = false) -> JSONValue {
         guard let loader = graphLoader else {
@@ -48,14 +30,9 @@ extension Server {
         }
         if path != nil { graphPath = path }
         graphVersion += 1
-        broadcast(method: "graphReloaded", params: ["version": .int(graphVersion)], to: connections.values)
+        transport.broadcastToAll(method: "graphReloaded", params: ["version": .int(graphVersion)])
         logger.info("graph reloaded", metadata: ["navd.graph": "\(source ?? "embedded example")", "navd.coordinators": "\(newGraph.coordinators.count)"])
         return ["ok": true, "errors": [], "version": .int(graphVersion), "removedNodes": .int(removed),
                 "warnings": .array(diagnostics.warnings.map { .string($0.description) })]
     }
-}
-
-enum ReloadParam: Int, ParamName {
-    case path, force
-    static let table = ParamTable(Self.self)
 }

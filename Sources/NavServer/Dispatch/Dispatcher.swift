@@ -4,16 +4,85 @@ import NavGraph
 import NavigationCore
 import RPC
 import UV
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// A message read from a connection: parsed in place, a batch spread over loop iterations, each
-/// request dispatched to its method.
-extension Server {
+/// What dispatch asks of the server that owns it: whether replies wait for changes to be stored,
+/// and the news of connections closing (for the shutdown).
+protocol DispatchHost: AnyObject {
+    var repliesWait: Bool { get }
+    func connectionClosed()
+    func streamsClosed()
+}
+
+/// The limits dispatch keeps to (``ServerConfiguration`` makes them).
+struct DispatchLimits: Sendable {
+    /// The deepest JSON nesting a message may have (`--max-depth`).
+    var maxDepth = 64
+    /// The most requests one batch may hold (`--max-batch`).
+    var maxBatch = 1_000
+    /// The most unread output a client may hold (`--max-output`): no answer may be larger.
+    var maxOutput = 8 << 20
+}
+
+/// Dispatch's counters, for `stats`.
+struct DispatchStats {
+    var requests = 0
+    var requestsAnswered = 0
+    var notificationsIn = 0
+    var errors = 0
+}
+
+/// From a message to a method and back: each connection's messages (through its ``Peer``) parsed
+/// in place, a batch spread over loop iterations, each request located (cluster mode) and handed to
+/// the method the table declares, its answer written back. The layer between the transport (which
+/// knows no meaning) and the navigator and methods (which know no connection).
+final class Dispatcher {
+    let loop: EventLoop
+    let logger: Logger
+    let limits: DispatchLimits
+    let parser: JSONParser
+    /// Method name → what it declared and its handler.
+    let methods = MethodTable()
+    let transport: ConnectionSet
+    var stats = DispatchStats()
+    /// Every client, by connection id.
+    private(set) var peers: [Int: Peer] = [:]
+    /// Roles per uid and per token; changing it recomputes every client's roles.
+    var policy = Policy() {
+        didSet {
+            for p in peers.values { p.roles = policy.roles(uid: p.uid, token: p.token) }
+        }
+    }
+    /// Why the store cannot write now (cluster mode): while set, changing methods are refused.
+    var refusingChanges: String?
+    /// The store as several nodes share it (cluster mode): where sessions not served here are.
+    var sharedStore: (any SharedStore)?
+    /// Whether a session is served here (cluster mode asks before locating it elsewhere).
+    var servesSession: (String) -> Bool = { _ in false }
+    /// The server: held strongly, both live as long as the process.
+    var host: (any DispatchHost)?
+    private var outboundCounter = 0
+
+    init(loop: EventLoop, logger: Logger, limits: DispatchLimits, transport: ConnectionSet) {
+        self.loop = loop
+        self.logger = logger
+        self.limits = limits
+        self.parser = JSONParser(maxDepth: limits.maxDepth)
+        self.transport = transport
+    }
+
+    func nextOutboundId() -> Int {
+        outboundCounter += 1
+        return outboundCounter
+    }
+
+    /// Requests navd sent its clients that they have not answered.
+    var outboundCount: Int { peers.values.reduce(0) { $0 + $1.outbound.count } }
+
+    func peerClosed(_ p: Peer) { peers[p.id] = nil }
+
     // MARK: Messages
 
-    func handleMessage(_ body: UnsafeRawBufferPointer, framing: Framing, from c: Connection) {
+    func handleMessage(_ body: UnsafeRawBufferPointer, framing: Framing, from c: Peer) {
         let message: JSONView
         do {
             // A message in the read buffer is followed by its padding: parsed in place.
@@ -24,14 +93,14 @@ extension Server {
             case .empty: e = .parseError("empty message: send one JSON-RPC object or batch per line", kind: .emptyMessage)
             case .invalidUTF8: e = .parseError("the message is not valid UTF-8", kind: .invalidUTF8)
             case .tooDeep:
-                e = .invalidRequest("JSON nested deeper than \(config.maxDepth) levels (the limit)", kind: .tooDeep,
-                                    data: ["limit": .int(config.maxDepth)])
+                e = .invalidRequest("JSON nested deeper than \(limits.maxDepth) levels (the limit)", kind: .tooDeep,
+                                    data: ["limit": .int(limits.maxDepth)])
             case .syntax: e = .parseError("invalid JSON: \(error.detail)")
             }
             stats.errors += 1
             var w = JSONWriter()
             RPCEncoder.error(id: .null, error: e, into: &w)
-            c.sendFramed(w.bytes, framing)
+            c.connection.sendFramed(w.bytes, framing)
             return
         }
         if message.isArray {
@@ -56,7 +125,7 @@ extension Server {
     /// iteration, so that a large batch does not stall other clients.
     static let batchSliceNs: UInt64 = 2_000_000
 
-    func handleBatch(_ message: JSONView, body: UnsafeRawBufferPointer, framing: Framing, from c: Connection) {
+    func handleBatch(_ message: JSONView, body: UnsafeRawBufferPointer, framing: Framing, from c: Peer) {
         let items = message.elements
         let count = items.count
         guard count > 0 else {
@@ -64,13 +133,13 @@ extension Server {
                           to: c, framing: framing, batch: nil, slot: 0)
             return
         }
-        guard count <= config.maxBatch else {
+        guard count <= limits.maxBatch else {
             answerInvalid(RPCDecodeFailure(id: .null, error: .limitExceeded(
-                "a batch of \(count) requests; a batch may hold at most \(config.maxBatch) (the --max-batch limit): send it in smaller batches",
-                limit: "--max-batch", max: config.maxBatch)), to: c, framing: framing, batch: nil, slot: 0)
+                "a batch of \(count) requests; a batch may hold at most \(limits.maxBatch) (the --max-batch limit): send it in smaller batches",
+                limit: "--max-batch", max: limits.maxBatch)), to: c, framing: framing, batch: nil, slot: 0)
             return
         }
-        let batch = BatchCollector(connection: c, framing: framing, count: count)
+        let batch = BatchCollector(peer: c, framing: framing, count: count)
         for item in items {
             switch RPCMessage.decode(item) {
             case .request(let r) where r.id != nil: batch.outstanding += 1
@@ -79,7 +148,7 @@ extension Server {
             }
         }
         batch.outstanding += 1  // held until every item is dispatched
-        let next = dispatchSlice(items, from: 0, batch: batch, framing: framing, connection: c)
+        let next = dispatchSlice(items, from: 0, batch: batch, framing: framing, peer: c)
         if next < count && !c.isClosed {
             // The rest waits for the next iterations; the connection holds its other input meanwhile.
             c.pendingBatch = PendingBatch(body: Array(body), framing: framing, collector: batch, next: next)
@@ -92,7 +161,7 @@ extension Server {
     /// Dispatches `items` from `start` for at most ``batchSliceNs``; returns the index of the first
     /// item left.
     func dispatchSlice(_ items: [JSONView], from start: Int, batch: BatchCollector, framing: Framing,
-                               connection c: Connection) -> Int {
+                       peer c: Peer) -> Int {
         let began = EventLoop.hrtime
         var i = start
         while i < items.count && !c.isClosed {
@@ -105,13 +174,13 @@ extension Server {
                 answerInvalid(f, to: c, framing: framing, batch: batch, slot: i)
             }
             i += 1
-            if EventLoop.hrtime - began > Server.batchSliceNs { break }
+            if EventLoop.hrtime - began > Dispatcher.batchSliceNs { break }
         }
         return i
     }
 
     /// Dispatches the next slice of `c`'s pending batch (parsed again from its saved text).
-    func continueBatch(_ c: Connection) {
+    func continueBatch(_ c: Peer) {
         guard let p = c.pendingBatch else { return }
         let message: JSONView
         do {
@@ -121,7 +190,7 @@ extension Server {
             return
         }
         let items = message.elements
-        p.next = dispatchSlice(items, from: p.next, batch: p.collector, framing: p.framing, connection: c)
+        p.next = dispatchSlice(items, from: p.next, batch: p.collector, framing: p.framing, peer: c)
         if p.next >= items.count || c.isClosed {
             c.pendingBatch = nil
             p.collector.outstanding -= 1
@@ -130,22 +199,22 @@ extension Server {
     }
 
     /// Answers a message that is not valid JSON-RPC (it was never a request the connection awaits).
-    func answerInvalid(_ f: RPCDecodeFailure, to c: Connection, framing: Framing, batch: BatchCollector?, slot: Int) {
+    func answerInvalid(_ f: RPCDecodeFailure, to c: Peer, framing: Framing, batch: BatchCollector?, slot: Int) {
         stats.errors += 1
         if let batch {
             batch.fill(slot, { RPCEncoder.error(id: f.id, error: f.error, into: &$0) }, instead: { RPCEncoder.error(id: f.id, error: $0, into: &$1) })
         } else {
-            c.send(framing) { RPCEncoder.error(id: f.id, error: f.error, into: &$0) }
+            c.connection.send(framing) { RPCEncoder.error(id: f.id, error: f.error, into: &$0) }
         }
     }
 
     @inline(__always)
-    func dispatch(_ request: RPCRequest, from c: Connection, framing: Framing, batch: BatchCollector?, slot: Int) {
+    func dispatch(_ request: RPCRequest, from c: Peer, framing: Framing, batch: BatchCollector?, slot: Int) {
         if request.id == nil { stats.notificationsIn += 1 } else {
             stats.requests += 1
-            c.requestDispatched()
+            c.connection.requestDispatched()
         }
-        let call = Call(connection: c, id: request.id, methodName: request.methodName, params: request.params,
+        let call = Call(peer: c, id: request.id, methodName: request.methodName, params: request.params,
                         framing: framing, batch: batch, slot: slot)
         guard let entry = methods.entry(named: request.methodName.stringBytes) else {
             call.fail(.methodNotFound(request.method))
@@ -170,4 +239,18 @@ extension Server {
         if let pg = sharedStore, entry.spec.session != .none, !locate(call, entry, in: pg, lookedUp: lookedUp) { return }
         entry.handler(call)
     }
+}
+
+extension Dispatcher: ConnectionSetDelegate {
+    func accepted(_ c: Connection) -> any ConnectionHandler {
+        let p = Peer(connection: c, dispatcher: self, roles: policy.roles(uid: c.credentials?.uid, token: nil))
+        peers[c.id] = p
+        return p
+    }
+
+    func closed(_ c: Connection) { host?.connectionClosed() }
+
+    var repliesWait: Bool { host?.repliesWait ?? false }
+
+    func streamsClosed() { host?.streamsClosed() }
 }

@@ -1,0 +1,65 @@
+import Logging
+import NavigationCore
+
+/// The end of every loop iteration: the store writes the iteration's commits first, then the
+/// transport sends what the iteration queued, so that nothing unsaved is acknowledged.
+extension Server: DispatchHost {
+    /// Whether replies must wait for the end of the iteration: commits not yet in the state file.
+    var repliesWait: Bool { commitInFlight || store.hasPendingWrites }
+
+    func connectionClosed() {
+        if isShuttingDown && transport.isEmpty && !commitInFlight { finishShutdown() }
+    }
+
+    func streamsClosed() {
+        if shutdownFinished { loop.stop() }
+    }
+
+    func flushAll() {
+        // While a store across the network writes a commit, nothing is read, handled or sent.
+        if commitInFlight { return }
+        transport.handleReadyInput()
+        // Commits reach the state file before any reply or notification of this iteration leaves.
+        if store.hasPendingWrites {
+            if let shared = sharedStore {
+                beginCommit(shared)
+                return
+            }
+            do { try store.flush(graph: graph) } catch {
+                logger.critical("cannot write the state file; stopping so that nothing unsaved is acknowledged", metadata: ["navd.error": "\(error)"])
+                failure = "cannot write the state file: \(error)"
+                transport.closeAll(reason: "navd cannot save its state")
+                shutdown()
+                return
+            }
+        }
+        transport.flush()
+    }
+
+    // MARK: Commits written in the background
+
+    /// Has the store write this iteration's commits; until it answers, connections are not read
+    /// and their output waits (group commit: what arrives meanwhile goes into the next commit).
+    private func beginCommit(_ shared: any SharedStore) {
+        commitInFlight = true
+        transport.holdOutput()
+        shared.beginFlush(graph: graph) { [unowned self] error in self.commitEnded(error) }
+    }
+
+    private func commitEnded(_ error: StateError?) {
+        commitInFlight = false
+        if let error {
+            // Nothing of the commit is stored: no reply or notification that depends on it may leave.
+            logger.error("a commit was not stored; its clients are disconnected and its sessions read again", metadata: ["navd.error": "\(error)"])
+            transport.dropHeldOutput()
+        }
+        if let shared = sharedStore, shared.hasPendingWrites && failure == nil {
+            // Changes made while the commit was written (a precondition ended): theirs go first
+            // (not when navd stops on a fault: nothing more can be stored).
+            beginCommit(shared)
+            return
+        }
+        transport.releaseOutput()
+        if isShuttingDown && transport.isEmpty { finishShutdown() }
+    }
+}

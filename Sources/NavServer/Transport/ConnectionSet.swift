@@ -1,0 +1,283 @@
+import JSON
+import Logging
+import RPC
+import UV
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the transport asks of the layer above it, for the whole set of connections. The layer above
+/// (dispatch) implements it; the transport calls up only through it and ``ConnectionHandler``.
+protocol ConnectionSetDelegate: AnyObject {
+    /// A connection was accepted: the layer above gives it the handler of its messages.
+    func accepted(_ c: Connection) -> any ConnectionHandler
+    /// A connection closed (its handler heard it first).
+    func closed(_ c: Connection)
+    /// Whether replies must wait for the end of the iteration (changes not yet stored): a read that
+    /// carried one request is then not answered at once.
+    var repliesWait: Bool { get }
+    /// The last stream of a closed connection is closed (it handed its output over, or its time ran out).
+    func streamsClosed()
+}
+
+/// Every connection, and what is per loop iteration: connections with output to write, held input
+/// ready to be handled, clients reading slowly, the broadcast log of this iteration's notifications,
+/// the streams of closed connections still writing their last output. Knows nothing above it: what
+/// a message means is its connection's handler's business.
+final class ConnectionSet {
+    let loop: EventLoop
+    let logger: Logger
+    let limits: TransportLimits
+    var stats = TransportStats()
+    /// The layer above, set before the first connection. Held strongly: the server owns both for
+    /// the process's life.
+    var delegate: (any ConnectionSetDelegate)?
+
+    private(set) var connections: [Int: Connection] = [:]
+    /// Open connections by the peer's uid (`--max-connections-per-uid`).
+    private(set) var byUid: [UInt32: Int] = [:]
+    private var nextId = 1
+    /// Connections with output queued in this iteration.
+    var dirty: [Connection] = []
+    /// This iteration's notifications, each encoded and framed once; subscribers refer to ranges of it
+    /// until they are flushed, then it is emptied.
+    let broadcastLog = ByteBuffer(capacity: 4096)
+    /// Set while output must not leave (a commit is being stored in the background): connections are
+    /// not read, flushes keep their output.
+    private(set) var outputHeld = false
+    /// Set while navd stops: a closed connection's last output waits at most 500 ms for its reader.
+    var isClosing = false
+    /// Streams of closed connections still handing their last output to the kernel, each with the
+    /// timer that closes it if its client never reads that output.
+    private var drainingStreams: [ObjectIdentifier: (stream: any ClientStream, timer: Timer)] = [:]
+    /// Connections whose held input is handled in the next iteration (see ``Connection/holdsInput``).
+    private var readyInput: [Connection] = []
+    /// Keeps the loop from waiting in poll while held input is ready to be handled.
+    private var inputIdle: Idle?
+    /// Connections whose stream holds output the kernel has not taken (clients reading slowly).
+    private var backlogged: [ObjectIdentifier: Connection] = [:]
+    private var sweeper: Timer?
+
+    init(loop: EventLoop, logger: Logger, limits: TransportLimits) {
+        self.loop = loop
+        self.logger = logger
+        self.limits = limits
+    }
+
+    var isEmpty: Bool { connections.isEmpty }
+    var count: Int { connections.count }
+    var hasDrainingStreams: Bool { !drainingStreams.isEmpty }
+
+    /// Starts the sweep of half-sent messages (`--message-timeout`).
+    func start() {
+        let sweep = Timer(loop: loop)
+        sweep.unref()
+        let every = max(10, min(1_000, limits.messageTimeoutMs / 4))
+        sweep.start(milliseconds: every, repeat: every) { [unowned self] in self.sweepPartialMessages() }
+        sweeper = sweep
+    }
+
+    /// Releases the set's own handles (connections close by themselves).
+    func stop() {
+        sweeper?.close()
+        sweeper = nil
+        inputIdle?.close()
+        inputIdle = nil
+        readyInput.removeAll()
+    }
+
+    // MARK: Connections
+
+    func accept(_ listener: PipeListener) {
+        guard let stream = try? listener.accept() else { return }
+        attach(stream)
+    }
+
+    /// Serves a client on `stream` (a socket navd accepted, or a ``MemoryStream`` in a test):
+    /// refused with `tooManyConnections` past `--max-connections`, or past `--max-connections-per-uid`
+    /// for its uid (so that one user cannot take every slot).
+    @discardableResult
+    func attach(_ stream: any ClientStream) -> Connection? {
+        let uid = stream.peerCredentials()?.uid ?? getuid()
+        let refusal: (limit: String, message: String)?
+        if connections.count >= limits.maxConnections {
+            refusal = ("--max-connections", "navd already serves \(limits.maxConnections) connections (the --max-connections limit); try again later")
+        } else if byUid[uid, default: 0] >= limits.maxConnectionsPerUid {
+            refusal = ("--max-connections-per-uid", "uid \(uid) already has \(limits.maxConnectionsPerUid) connections to navd (the --max-connections-per-uid limit); close some first")
+        } else {
+            refusal = nil
+        }
+        if let refusal {
+            stats.connectionsRefused += 1
+            logger.warning("refusing a connection: \(refusal.limit) reached", metadata: ["navd.uid": "\(uid)"])
+            var w = JSONWriter()
+            RPCEncoder.error(id: .null, error: RPCError(.tooManyConnections, refusal.message, data: ["limit": .string(refusal.limit)]), into: &w)
+            w.raw(UInt8(ascii: "\n"))
+            w.bytes.withUnsafeBytes { stream.write($0) }
+            drain(stream)
+            return nil
+        }
+        byUid[uid, default: 0] += 1
+        let c = Connection(id: nextId, owner: self, stream: stream)
+        nextId += 1
+        c.handler = delegate?.accepted(c)
+        connections[c.id] = c
+        stats.connectionsAccepted += 1
+        c.start()
+        return c
+    }
+
+    /// The connection `c` closed (``Connection/finishClose()``).
+    func connectionClosed(_ c: Connection) {
+        connections[c.id] = nil
+        backlogged[ObjectIdentifier(c)] = nil
+        let uid = c.credentials?.uid ?? getuid()
+        let left = byUid[uid, default: 1] - 1
+        byUid[uid] = left > 0 ? left : nil
+        delegate?.closed(c)
+    }
+
+    /// Closes every connection at once (queued output is dropped).
+    func closeAll(reason: String) {
+        for c in Array(connections.values) { c.close(reason: reason) }
+        dirty.removeAll()
+    }
+
+    /// Closes every connection once its queued output is written.
+    func closeAllAfterFlush() {
+        for c in Array(connections.values) { c.closeAfterFlush() }
+    }
+
+    // MARK: Output
+
+    /// Handles the held input that is ready (the end of a loop iteration, before what it changes is
+    /// stored and its answers are sent).
+    func handleReadyInput() {
+        if !readyInput.isEmpty && !outputHeld { resumeReadyInput() }
+    }
+
+    /// Hands every connection's queued output to its stream (the end of a loop iteration); nothing
+    /// while output is held.
+    func flush() {
+        if outputHeld { return }
+        if !dirty.isEmpty {
+            let batch = dirty
+            dirty.removeAll(keepingCapacity: true)
+            // Connections with replies first, then those that only have notifications: a requester
+            // gets its answers (and can send its next requests) while the notifications are written.
+            for c in batch where c.hasOwnOutput { c.flush() }
+            for c in batch { c.flush() }
+        }
+        // Every connection that referred to the log was dirty and has just been flushed.
+        broadcastLog.removeAll(keepingAtMost: 1 << 20)
+    }
+
+    /// Until ``releaseOutput()``, nothing is read, handled or sent (a commit is being stored: what
+    /// arrives meanwhile goes into the next one, and nothing that depends on it leaves before it).
+    func holdOutput() {
+        outputHeld = true
+        for c in connections.values { c.gateInput() }
+        inputIdle?.stop()
+    }
+
+    /// What waits to be sent depends on changes that were not stored: clients waiting for a reply are
+    /// disconnected (they retry, keyed navigations safely); subscribers lose the notifications of
+    /// versions that never were.
+    func dropHeldOutput() {
+        let batch = dirty
+        dirty.removeAll()
+        for c in batch {
+            if c.hasOwnOutput { c.close(reason: "navd could not store the changes it was about to acknowledge") } else { c.dropSharedOutput() }
+        }
+        broadcastLog.removeAll(keepingAtMost: 1 << 20)
+    }
+
+    /// Sends what waited, and reads again.
+    func releaseOutput() {
+        outputHeld = false
+        flush()
+        for c in Array(connections.values) { c.ungateInput() }
+        inputIdle?.start()
+    }
+
+    // MARK: Held input and output limits
+
+    /// A connection holds input: it is handled next iteration if the connection's output is below
+    /// its mark (or the layer above holds work for its next slice); otherwise when its output drains.
+    func inputHeld(_ c: Connection) {
+        guard !c.queuedForInput, !c.isClosed, c.workHeld || c.unsentBytes <= limits.pauseMark else { return }
+        c.queuedForInput = true
+        readyInput.append(c)
+        if inputIdle == nil {
+            let idle = Idle(loop: loop)
+            idle.start()
+            inputIdle = idle
+        }
+    }
+
+    private func resumeReadyInput() {
+        let ready = readyInput
+        readyInput.removeAll()
+        for c in ready {
+            c.queuedForInput = false
+            c.resumeInput()
+        }
+        if readyInput.isEmpty, let idle = inputIdle {
+            idle.close()
+            inputIdle = nil
+        }
+    }
+
+    /// `c` has output queued in its stream: if all clients together hold more than
+    /// `--max-total-output`, those holding the most are disconnected until they hold less.
+    func outputQueued(_ c: Connection) {
+        backlogged[ObjectIdentifier(c)] = c
+        var total = backlogged.values.reduce(0) { $0 + $1.unsentBytes }
+        while total > limits.maxTotalOutput, let worst = backlogged.values.max(by: { $0.unsentBytes < $1.unsentBytes }) {
+            total -= worst.unsentBytes
+            backlogged[ObjectIdentifier(worst)] = nil
+            logger.warning("disconnecting the client holding the most unsent output: all clients together passed --max-total-output",
+                           metadata: ["navd.client": "\(worst.id)", "navd.limit": "\(limits.maxTotalOutput)"])
+            worst.overflow()
+        }
+    }
+
+    func outputDrained(_ c: Connection) { backlogged[ObjectIdentifier(c)] = nil }
+
+    /// Disconnects clients that left part of a message unsent for longer than `--message-timeout`.
+    func sweepPartialMessages() {
+        let now = loop.now
+        for c in Array(connections.values) where c.partialSince != 0 && now - c.partialSince >= limits.messageTimeoutMs {
+            logger.info("closing a connection that left part of a message unsent", metadata: ["navd.client": "\(c.id)"])
+            var w = JSONWriter()
+            RPCEncoder.error(id: .null, error: .invalidRequest(
+                "part of a message waited \(formatMs(limits.messageTimeoutMs)) for its rest (the --message-timeout limit); end every message with a newline, or send the Content-Length bytes you announced; the connection will close",
+                kind: .messageTimeout, data: ["limit": .int(Int(limits.messageTimeoutMs))]), into: &w)
+            c.sendFramed(w.bytes, c.lastFraming)
+            c.closeAfterFlush()
+        }
+    }
+
+    // MARK: Closing streams
+
+    /// How long a closed connection's last output may wait for its client to read it: 500 ms while
+    /// navd shuts down (clients that never read must not hold the exit back), else 5 s.
+    private var drainTimeoutMs: UInt64 { isClosing ? 500 : 5_000 }
+
+    /// Shuts `stream` down after its queued writes, closing it outright if they are not read in time.
+    func drain(_ stream: any ClientStream) {
+        let id = ObjectIdentifier(stream)
+        let timer = Timer(loop: loop)
+        drainingStreams[id] = (stream, timer)
+        timer.start(milliseconds: drainTimeoutMs) { [unowned self] in
+            stream.close { [unowned self] in self.streamClosed(id) }
+        }
+        stream.shutdownAndClose { [unowned self] in self.streamClosed(id) }
+    }
+
+    private func streamClosed(_ id: ObjectIdentifier) {
+        guard let entry = drainingStreams.removeValue(forKey: id) else { return }
+        entry.timer.close()
+        if drainingStreams.isEmpty { delegate?.streamsClosed() }
+    }
+}

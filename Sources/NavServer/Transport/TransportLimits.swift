@@ -1,0 +1,29 @@
+/// The limits the transport keeps to (``ServerConfiguration`` makes them): the part of navd's
+/// options about connections, messages and output. The transport knows no other configuration.
+struct TransportLimits: Sendable {
+    var maxConnections = 16_384
+    var maxConnectionsPerUid = 1_024
+    /// The largest message a client may send (`--max-message`).
+    var maxMessage = 1 << 20
+    /// Unread output past which a client is disconnected (`--max-output`).
+    var maxOutput = 8 << 20
+    /// Unread output past which a client's requests stop being read (back-pressure).
+    var readPauseThreshold = 1 << 20
+    /// Unread output of all clients together past which those holding the most are disconnected.
+    var maxTotalOutput = 256 << 20
+    /// How long part of a message may wait for its rest (`--message-timeout`).
+    var messageTimeoutMs: UInt64 = 30_000
+
+    /// Output past which navd stops reading a client's requests.
+    var pauseMark: Int { min(readPauseThreshold, maxOutput / 2) }
+}
+
+/// The transport's counters, for `stats`.
+struct TransportStats {
+    var connectionsAccepted = 0
+    var connectionsRefused = 0
+    var bytesIn = 0
+    var bytesOut = 0
+    var slowClientsDropped = 0
+    var notificationsSent = 0
+}

@@ -1,0 +1,246 @@
+import Foundation
+import JSON
+import Logging
+import RPC
+import Testing
+import UV
+@testable import NavServer
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The transport alone: connections over ``MemoryStream``s, a handler of its own above them (no
+/// dispatch, no navigator). What a message means is the handler's business; these tests check what
+/// the transport promises: whole messages in their framing, output written once per iteration,
+/// back-pressure, limits, notifications shared, closing after the last answer.
+@Suite struct TransportTests {
+    /// Answers each message with `reply(body)` (nothing when it returns nil), records what it heard.
+    final class EchoHandler: ConnectionHandler {
+        let connection: Connection
+        var heard: [(body: String, framing: Framing)] = []
+        var reply: (String) -> String? = { "ok:" + $0 }
+        var continued = 0
+        var closed = 0
+        /// Holds input for this many iterations after the next message (a batch answered in slices).
+        var holdFor = 0
+
+        init(_ c: Connection) { connection = c }
+
+        func received(_ body: UnsafeRawBufferPointer, framing: Framing) {
+            let text = String(decoding: body, as: UTF8.self)
+            heard.append((text, framing))
+            connection.requestDispatched()
+            if let r = reply(text) {
+                connection.send(framing) { w in for b in r.utf8 { w.raw(b) } }
+            }
+            connection.requestAnswered()
+            if holdFor > 0 { connection.workHeld = true }
+        }
+
+        func willReceive(lines: UnsafeRawBufferPointer) -> Bool { false }
+        func readEnded() {}
+
+        func continueHeldWork() {
+            continued += 1
+            holdFor -= 1
+            if holdFor <= 0 { connection.workHeld = false }
+        }
+
+        func connectionClosed() { closed += 1 }
+    }
+
+    final class Host: ConnectionSetDelegate {
+        var handlers: [Int: EchoHandler] = [:]
+        var closedIds: [Int] = []
+        var repliesWait = false
+        var streamsClosedCount = 0
+        func accepted(_ c: Connection) -> any ConnectionHandler {
+            let h = EchoHandler(c)
+            handlers[c.id] = h
+            return h
+        }
+        func closed(_ c: Connection) { closedIds.append(c.id) }
+        func streamsClosed() { streamsClosedCount += 1 }
+    }
+
+    let loop = EventLoop()
+    let host = Host()
+    let set: ConnectionSet
+    let flusher: Check
+
+    init() { (set, flusher) = Self.make(TransportLimits(), loop: loop, host: host) }
+
+    static func make(_ limits: TransportLimits, loop: EventLoop, host: Host) -> (ConnectionSet, Check) {
+        let set = ConnectionSet(loop: loop, logger: Logger(label: "test"), limits: limits)
+        set.delegate = host
+        // The end of each iteration, as the server does it.
+        let f = Check(loop: loop)
+        f.start {
+            set.handleReadyInput()
+            set.flush()
+        }
+        return (set, f)
+    }
+
+    func client(uid: UInt32 = getuid(), into set: ConnectionSet? = nil) -> (MemoryStream, Connection?) {
+        let s = MemoryStream(credentials: PeerCredentials(pid: getpid(), uid: uid, gid: getgid()))
+        return (s, (set ?? self.set).attach(s))
+    }
+
+    func iterate(_ n: Int = 3) { for _ in 0..<n { loop.runOnce(wait: false) } }
+
+    func text(_ s: MemoryStream) -> String { String(decoding: s.takeOutput(), as: UTF8.self) }
+
+    @Test func messagesAreHandedOverWholeInTheirFraming() throws {
+        let (s, c) = client()
+        let h = try #require(c.flatMap { host.handlers[$0.id] })
+        s.send("{\"a\":1}\n{\"b\"")
+        s.send(":2}\nContent-Length: 7\r\n\r\n{\"c\":3}")
+        s.send("Content-Len")
+        s.send("gth: 2\r\n\r\n[]")
+        iterate()
+        #expect(h.heard.map(\.body) == ["{\"a\":1}", "{\"b\":2}", "{\"c\":3}", "[]"])
+        #expect(h.heard.map(\.framing) == [.newline, .newline, .contentLength, .contentLength])
+        // Each answer in the framing of its message.
+        #expect(text(s) == "ok:{\"a\":1}\nok:{\"b\":2}\nContent-Length: 10\r\n\r\nok:{\"c\":3}Content-Length: 5\r\n\r\nok:[]")
+        #expect(set.stats.bytesIn > 0 && set.stats.bytesOut > 0)
+    }
+
+    @Test func aMessageLargerThanTheLimitClosesTheConnectionWithAnError() throws {
+        var limits = TransportLimits()
+        limits.maxMessage = 64
+        let (set, f) = Self.make(limits, loop: loop, host: host)
+        defer { f.close() }
+        let (s, c) = client(into: set)
+        s.send(String(repeating: "x", count: 100) + "\n")
+        iterate()
+        let out = text(s)
+        #expect(out.contains("\"kind\":\"messageTooLarge\"") && out.contains("the --max-message limit"), "\(out)")
+        #expect(c?.isClosed == true && host.closedIds == [c!.id] && host.handlers[c!.id]?.closed == 1)
+        #expect(set.isEmpty)
+    }
+
+    /// A client that asks faster than it reads stops being read past its mark, and is read again
+    /// (its held messages handled) once it has read its output.
+    @Test func aClientThatDoesNotReadStopsBeingReadThenResumes() throws {
+        var limits = TransportLimits()
+        limits.readPauseThreshold = 1_000
+        let (set, f) = Self.make(limits, loop: loop, host: host)
+        defer { f.close() }
+        let (s, c) = client(into: set)
+        let h = try #require(c.flatMap { host.handlers[$0.id] })
+        h.reply = { _ in String(repeating: "y", count: 300) }
+        s.send(String(repeating: "{}\n", count: 10))
+        iterate()
+        // 300 bytes per answer: handling stops once more than 1,000 wait unread.
+        #expect(h.heard.count == 4 && c!.holdsInput)
+        #expect(s.takeOutput().count == 4 * 301)
+        iterate()
+        #expect(h.heard.count == 8)
+        _ = s.takeOutput()
+        iterate()
+        #expect(h.heard.count == 10 && !c!.holdsInput)
+    }
+
+    @Test func aClientHoldingMoreThanMaxOutputIsDisconnected() throws {
+        var limits = TransportLimits()
+        limits.maxOutput = 4_096
+        limits.readPauseThreshold = 1 << 20
+        let (set, f) = Self.make(limits, loop: loop, host: host)
+        defer { f.close() }
+        let (s, c) = client(into: set)
+        let h = try #require(c.flatMap { host.handlers[$0.id] })
+        h.reply = { _ in String(repeating: "z", count: 1_500) }
+        // The mark is min(threshold, maxOutput / 2) = 2,048: two answers pass it, reading stops.
+        s.send("{}\n{}\n")
+        iterate()
+        #expect(!c!.isClosed)
+        // What it holds grows past --max-output only if navd writes more: a third answer, sent by
+        // the layer above regardless (a notification), is one too many.
+        c!.send(.newline) { w in for _ in 0..<1_500 { w.raw(UInt8(ascii: "n")) } }
+        #expect(c!.isClosed && set.stats.slowClientsDropped == 1)
+        _ = s
+    }
+
+    /// One notification to several connections: encoded once, each client gets it in the framing
+    /// it speaks, in order with its own answers.
+    @Test func aBroadcastReachesEachClientInItsFraming() throws {
+        let (a, ca) = client(), (b, cb) = client(), (lsp, cl) = client()
+        lsp.send("Content-Length: 2\r\n\r\n{}")
+        a.send("{}\n")
+        iterate()
+        _ = text(a)
+        _ = text(lsp)
+        set.broadcast("changed", to: [ca!, cb!, cl!]) { $0.raw("{\"v\":1}") }
+        set.broadcast("changed", to: [ca!, cl!]) { $0.raw("{\"v\":2}") }
+        iterate()
+        let line1 = "{\"jsonrpc\":\"2.0\",\"method\":\"changed\",\"params\":{\"v\":1}}"
+        let line2 = "{\"jsonrpc\":\"2.0\",\"method\":\"changed\",\"params\":{\"v\":2}}"
+        #expect(text(a) == line1 + "\n" + line2 + "\n")
+        #expect(text(b) == line1 + "\n")
+        #expect(text(lsp) == "Content-Length: \(line1.utf8.count)\r\n\r\n\(line1)Content-Length: \(line2.utf8.count)\r\n\r\n\(line2)")
+        #expect(set.stats.notificationsSent == 5)
+    }
+
+    @Test func connectionsAreCountedPerUid() throws {
+        var limits = TransportLimits()
+        limits.maxConnectionsPerUid = 2
+        let (set, f) = Self.make(limits, loop: loop, host: host)
+        defer { f.close() }
+        let first = client(uid: 4242, into: set), second = client(uid: 4242, into: set)
+        let (third, refused) = client(uid: 4242, into: set)
+        let other = client(uid: 4343, into: set)
+        #expect(first.1 != nil && second.1 != nil && refused == nil && other.1 != nil)
+        let out = text(third)
+        #expect(out.contains("\"kind\":\"tooManyConnections\"") && out.contains("--max-connections-per-uid"), "\(out)")
+        #expect(set.byUid[4242] == 2 && set.stats.connectionsRefused == 1)
+        first.1!.close(reason: nil)
+        #expect(set.byUid[4242] == 1 && client(uid: 4242, into: set).1 != nil)
+    }
+
+    /// A client that finished sending (as `echo … | socat` does) gets the answers it waits for, then
+    /// the connection closes.
+    @Test func aClientThatFinishedSendingIsAnsweredThenClosed() throws {
+        let (s, c) = client()
+        s.send("{\"q\":1}\n{\"q\":2}\n")
+        s.finishSending()
+        iterate(5)
+        #expect(text(s) == "ok:{\"q\":1}\nok:{\"q\":2}\n")
+        #expect(c!.isClosed && host.closedIds == [c!.id])
+        iterate(3)
+        #expect(host.streamsClosedCount == 1, "its stream drained and closed")
+    }
+
+    /// The layer above may hold a connection's input (a batch answered a slice per iteration): its
+    /// next messages wait, and it is asked to go on each iteration until it lets go.
+    @Test func workHeldAboveHoldsTheInputUntilReleased() throws {
+        let (s, c) = client()
+        let h = try #require(c.flatMap { host.handlers[$0.id] })
+        h.holdFor = 3
+        s.send("{\"first\":1}\n{\"second\":2}\n")
+        iterate(1)
+        #expect(h.heard.count == 1 && c!.workHeld)
+        iterate(5)
+        #expect(h.continued == 3 && !c!.workHeld && h.heard.count == 2)
+    }
+
+    /// While output is held (a commit being stored), nothing is read or sent; released, all of it leaves.
+    @Test func heldOutputWaitsForItsRelease() throws {
+        let (s, c) = client()
+        let h = try #require(c.flatMap { host.handlers[$0.id] })
+        host.repliesWait = true  // a change waits to be stored: the answer is not written at once
+        s.send("{}\n")
+        set.holdOutput()
+        iterate()
+        #expect(h.heard.count == 1 && text(s).isEmpty)
+        s.send("{\"later\":1}\n")
+        iterate()
+        #expect(h.heard.count == 1, "not read while held")
+        set.releaseOutput()
+        iterate()
+        let out = text(s)
+        #expect(out == "ok:{}\nok:{\"later\":1}\n")
+        #expect(h.heard.count == 2)
+    }
+}
