@@ -71,5 +71,22 @@ extension InProcess {
                 }
             }
         }
+
+        /// A client holding none of the roles a method declares is refused before the method runs;
+        /// every other method serves it. (uid 65534 holds no role without a policy.)
+        @Test func exactlyTheMethodsDeclaringRolesRefuseAClientWithoutThem() throws {
+            let p = InProcessServer()
+            let stranger = p.client(uid: 65534)
+            var id = 0
+            for spec in p.server.methods.specs {
+                for params in Self.examples[spec.name] ?? [] {
+                    id += 1
+                    let r = try p.call(stranger, id, spec.name, .object(params))
+                    let denied = r["error"]?["data"]?["kind"] == "accessDenied" && r["error"]?["data"]?["roles"] == .array(spec.roles.map(JSONValue.string))
+                    #expect(denied == !spec.roles.isEmpty, "\(spec.name): \(r)")
+                }
+            }
+            #expect(p.server.methods.specs.filter { !$0.roles.isEmpty }.map(\.name).sorted() == ["graph.reload", "provide"])
+        }
     }
 }

@@ -51,7 +51,8 @@ import Testing
     }
 
     /// What each method declares where it is registered (MethodTable.Spec) is what the document
-    /// says: its params, and whether it changes sessions (`x-navd-changes`).
+    /// says: its params, whether it changes sessions (`x-navd-changes`), and who may call it
+    /// (`x-navd-roles`).
     @Test func eachMethodsDeclarationIsTheDocuments() throws {
         let server = Server(config: ServerConfiguration(socketPath: "/nonexistent"), graph: GraphLoader.loadEmbeddedExample().graph!, logger: Logger(label: "test"))
         for m in document["methods"]?.arrayValue ?? [] {
@@ -60,6 +61,8 @@ import Testing
             let documented = Set(m["params"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? [])
             #expect(documented == Set(spec.params), "\(name): documented params \(documented.sorted()), read \(spec.params.sorted())")
             #expect(m["x-navd-changes"]?.boolValue == spec.changes, "\(name): x-navd-changes \(m["x-navd-changes"] ?? .null), registered \(spec.changes)")
+            let roles = m["x-navd-roles"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            #expect(roles == spec.roles, "\(name): x-navd-roles \(roles), registered \(spec.roles)")
         }
     }
 }

@@ -227,10 +227,15 @@ final class Dispatcher {
         run(entry, call, lookedUp: false)
     }
 
-    /// Hands `call` to its method, unless the method changes sessions while the store cannot write,
-    /// or (cluster mode) the session it names is elsewhere or must be looked up first.
+    /// Hands `call` to its method, unless its client holds none of the roles the method declares,
+    /// the method changes sessions while the store cannot write, or (cluster mode) the session it
+    /// names is elsewhere or must be looked up first.
     @inline(__always)
     func run(_ entry: MethodTable.Entry, _ call: Call, lookedUp: Bool) {
+        if entry.isRestricted, !entry.spec.roles.contains(where: call.peer.roles.contains) {
+            call.fail(Policy.denied(entry.spec, to: call.peer))
+            return
+        }
         if entry.spec.changes, let why = refusingChanges {
             call.fail(RPCError(.unavailable, "navd cannot store changes now (\(why)); nothing was done. Reads (tree, subscribe, context.get) still work; retry after data.retryAfterMs",
                                data: ["retryAfterMs": .int(250)]))

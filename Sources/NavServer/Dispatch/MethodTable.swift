@@ -2,8 +2,8 @@ import JSON
 import Unchecked
 
 /// Every method navd answers, each with what it is, declared where it is registered (as Redis's
-/// command table flags each command): its params, whether it changes sessions or the daemon, and
-/// which param names the session it acts on. Found by the name's bytes as read from the request (a
+/// command table flags each command): its params, whether it changes sessions or the daemon,
+/// which param names the session it acts on, and the roles that may call it. Found by the name's bytes as read from the request (a
 /// ``NameTable``, rebuilt when a method is registered): no `String` is made, and a lookup copies and
 /// retains nothing. `ProtocolDocumentTests` checks each declaration against Protocol/openrpc.json,
 /// `MethodDeclarationTests` against what the method does.
@@ -21,6 +21,9 @@ final class MethodTable {
         let changes: Bool
         /// Which session it acts on, for cluster mode's look-up before it is dispatched.
         let session: SessionUse
+        /// The roles that may call it (any one of them); empty: every client. Checked by dispatch
+        /// before the method runs.
+        var roles: [String] = []
     }
 
     /// How a method uses a session.
@@ -41,9 +44,12 @@ final class MethodTable {
     final class Entry {
         let spec: Spec
         let handler: Handler
+        /// Whether only some roles may call it (read on every request: a flag, not the list).
+        let isRestricted: Bool
         init(_ spec: Spec, _ handler: @escaping Handler) {
             self.spec = spec
             self.handler = handler
+            isRestricted = !spec.roles.isEmpty
         }
     }
     private var entries: [Entry] = []
@@ -53,13 +59,15 @@ final class MethodTable {
     init() {}
 
     /// Registers (or replaces) method `name`, whose params are the cases of `P`.
-    func register<P: ParamName>(_ name: String, _: P.Type, changes: Bool, session: SessionUse, _ handler: @escaping Handler) {
-        register(Spec(name: name, params: P.table.names, changes: changes, session: session), handler)
+    func register<P: ParamName>(_ name: String, _: P.Type, changes: Bool, session: SessionUse, roles: [String] = [],
+                                _ handler: @escaping Handler) {
+        register(Spec(name: name, params: P.table.names, changes: changes, session: session, roles: roles), handler)
     }
 
     /// Registers (or replaces) method `name`, whose params are `params`.
-    func register(_ name: String, params: [String], changes: Bool, session: SessionUse, _ handler: @escaping Handler) {
-        register(Spec(name: name, params: params, changes: changes, session: session), handler)
+    func register(_ name: String, params: [String], changes: Bool, session: SessionUse, roles: [String] = [],
+                  _ handler: @escaping Handler) {
+        register(Spec(name: name, params: params, changes: changes, session: session, roles: roles), handler)
     }
 
     private func register(_ spec: Spec, _ handler: @escaping Handler) {

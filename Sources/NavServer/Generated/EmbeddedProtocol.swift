@@ -9,7 +9,7 @@ public enum EmbeddedProtocol {
   "info": {
     "title": "navd",
     "version": "1",
-    "description": "navd's JSON-RPC 2.0 interface over a Unix socket. See Protocol/PROTOCOL.md for framing, limits and errors. Each method's x-navd-changes says whether it may change a session or the daemon: such methods are refused with unavailable while the store cannot write (cluster mode), and only they make the store write."
+    "description": "navd's JSON-RPC 2.0 interface over a Unix socket. See Protocol/PROTOCOL.md for framing, limits and errors. Each method's x-navd-changes says whether it may change a session or the daemon: such methods are refused with unavailable while the store cannot write (cluster mode), and only they make the store write. A method with x-navd-roles may be called only by a client holding one of those roles (others are answered accessDenied with data.roles)."
   },
   "methods": [
     {
@@ -1246,6 +1246,7 @@ public enum EmbeddedProtocol {
       "name": "provide",
       "summary": "Declare that this client evaluates these provider preconditions (and recovery providers); navd will send it precondition.evaluate / precondition.recover requests. Needs the role admin (navd's own uid holds it).",
       "x-navd-changes": false,
+      "x-navd-roles": ["admin"],
       "params": [
         {
           "name": "preconditions",
@@ -1751,6 +1752,7 @@ public enum EmbeddedProtocol {
       "name": "graph.reload",
       "summary": "Load and validate the graph again (from where it came; from path only when the policy sets allowReloadPath) and swap it in between two commits. Needs the role admin. An invalid graph changes nothing (ok false, errors lists the diagnostics). Live nodes whose coordinator the new graph lacks refuse the reload unless force, which removes them with ordinary stackChanged notifications. Pending navigations fail with conflict; sessions keep their navigation keys. Every connection receives graphReloaded. SIGHUP does the same.",
       "x-navd-changes": true,
+      "x-navd-roles": ["admin"],
       "paramStructure": "by-name",
       "params": [
         {

@@ -13,10 +13,9 @@ enum GraphMethods {
         /// in between two commits. An invalid graph changes nothing. Live nodes whose coordinator the
         /// new graph lacks refuse the reload, unless `force`, which removes them with ordinary
         /// `stackChanged` notifications. Pending navigations fail with `conflict`.
-        methods.register("graph.reload", ReloadParam.self, changes: true, session: .none) { [server] call in
+        methods.register("graph.reload", ReloadParam.self, changes: true, session: .none, roles: [adminRole]) { [server] call in
             call.answer { () throws(RPCError) -> JSONValue in
                 let p = try Params<ReloadParam>(call)
-                try Policy.requireAdmin(call.peer, "`graph.reload`")
                 let path = try p.string(.path)
                 if path != nil && !server.policy.allowReloadPath {
                     throw .accessDenied("`graph.reload` reloads the graph navd was started with; naming a directory (\"path\") needs `allowReloadPath: true` in the policy file. Send graph.reload without \"path\", or restart navd with --graph DIR",

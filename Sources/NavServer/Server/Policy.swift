@@ -87,11 +87,12 @@ public struct PolicyError: Error, CustomStringConvertible {
 }
 
 extension Policy {
-    /// Refuses a request that changes the daemon unless the client holds ``Policy/adminRole``.
-    static func requireAdmin(_ c: some Client, _ what: String) throws(RPCError) {
-        guard !c.roles.contains(adminRole) else { return }
+    /// The refusal of a method declared for `spec.roles` to a client that holds none of them.
+    static func denied(_ spec: MethodTable.Spec, to c: some Client) -> RPCError {
         let uid = c.uid.map { "uid \($0)" } ?? "this client"
-        throw .accessDenied("\(what) changes the daemon and needs the role \(adminRole); \(uid) does not hold it. navd's own uid holds it; grant it to others in the policy file (--policy), under `uids:` or `tokens:`",
-                            data: ["roles": [.string(adminRole)]])
+        let roles = spec.roles.map { "`\($0)`" }.joined(separator: " or ")
+        let what = spec.roles == [adminRole] ? "navd's own uid holds it; grant it to others" : "grant it"
+        return .accessDenied("`\(spec.name)` needs the role \(roles) (it acts on the daemon, not on one session); \(uid) does not hold it. \(what) in the policy file (--policy), under `uids:` or `tokens:`",
+                             data: ["roles": .array(spec.roles.map(JSONValue.string))])
     }
 }
