@@ -7,17 +7,15 @@ extension Server: DispatchHost {
     /// Whether replies must wait for the end of the iteration: commits not yet in the state file.
     var repliesWait: Bool { commitInFlight || store.hasPendingWrites }
 
-    func connectionClosed() {
-        if isShuttingDown && transport.isEmpty && !commitInFlight { finishShutdown() }
-    }
+    func connectionClosed() { finishIfDone() }
 
     func streamsClosed() {
-        if shutdownFinished { loop.stop() }
+        if phase.isStopped { loop.stop() }
     }
 
     func flushAll() {
         // While a store across the network writes a commit, nothing is read, handled or sent.
-        if commitInFlight { return }
+        if commitInFlight || phase.isStopped { return }
         transport.handleReadyInput()
         // Commits reach the state file before any reply or notification of this iteration leaves.
         if store.hasPendingWrites {
@@ -27,9 +25,7 @@ extension Server: DispatchHost {
             }
             do { try store.flush(graph: graph) } catch {
                 logger.critical("cannot write the state file; stopping so that nothing unsaved is acknowledged", metadata: ["navd.error": "\(error)"])
-                failure = "cannot write the state file: \(error)"
-                transport.closeAll(reason: "navd cannot save its state")
-                shutdown()
+                stop(.stateFileFailed("\(error)"))
                 return
             }
         }
@@ -53,13 +49,13 @@ extension Server: DispatchHost {
             logger.error("a commit was not stored; its clients are disconnected and its sessions read again", metadata: ["navd.error": "\(error)"])
             transport.dropHeldOutput()
         }
-        if let shared = sharedStore, shared.hasPendingWrites && failure == nil {
+        if let shared = sharedStore, shared.hasPendingWrites && !(phase.cause?.isFault ?? false) {
             // Changes made while the commit was written (a precondition ended): theirs go first
             // (not when navd stops on a fault: nothing more can be stored).
             beginCommit(shared)
             return
         }
         transport.releaseOutput()
-        if isShuttingDown && transport.isEmpty { finishShutdown() }
+        finishIfDone()
     }
 }

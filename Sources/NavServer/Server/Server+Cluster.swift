@@ -6,11 +6,22 @@ import RPC
 /// the navigator, except changing requests turned away while PostgreSQL cannot be reached and the
 /// stop when this node lost its lease.
 extension Server: ClusterEvents {
-    func sessionsClaimed(_ sessions: [Session], own: Bool) { navigator.sessionsClaimed(sessions, own: own) }
+    // Nothing new is taken from the store once navd stops (``ServerPhase``).
 
-    func sessionsLost(_ names: [String]) { navigator.sessionsLost(names) }
+    func sessionsClaimed(_ sessions: [Session], own: Bool) {
+        guard phase.isServing else { return }
+        navigator.sessionsClaimed(sessions, own: own)
+    }
 
-    func changeNotified(_ payload: String) { navigator.changeNotified(payload) }
+    func sessionsLost(_ names: [String]) {
+        guard phase.isServing else { return }
+        navigator.sessionsLost(names)
+    }
+
+    func changeNotified(_ payload: String) {
+        guard phase.isServing else { return }
+        navigator.changeNotified(payload)
+    }
 
     /// While the store cannot write, the methods declared as changing (``MethodTable/Spec/changes``)
     /// are answered `unavailable` (``Dispatcher/run(_:_:lookedUp:)``).
@@ -25,10 +36,8 @@ extension Server: ClusterEvents {
     }
 
     func leaseLost(_ why: String) {
-        guard failure == nil else { return }
+        guard !(phase.cause?.isFault ?? false) else { return }
         logger.critical("this node lost its registration in PostgreSQL (another navd started with the same --node?); stopping", metadata: ["navd.error": "\(why)"])
-        failure = "lost the cluster lease: \(why)"
-        transport.closeAll(reason: "navd lost its cluster lease")
-        shutdown()
+        stop(.leaseLost(why))
     }
 }

@@ -30,7 +30,9 @@ public final class Server {
     let startedAt = EventLoop.hrtime
     /// Method name → what it declared and its handler.
     var methods: MethodTable { dispatcher.methods }
-    private(set) var isShuttingDown = false
+    /// Serving, stopping or stopped (``ServerPhase``): asked by every callback.
+    public private(set) var phase = ServerPhase.serving
+    var isShuttingDown: Bool { !phase.isServing }
     /// Runs when SIGHUP arrives.
     public var onHangup: (() -> Void)?
     /// The navigation graph every navigation is checked against.
@@ -161,11 +163,12 @@ public final class Server {
         for sig in [SIGTERM, SIGINT, SIGHUP] {
             let s = Signal(loop: loop)
             s.start(signal: sig) { [unowned self] signum in
+                guard self.phase.isServing else { return }
                 if signum == SIGHUP {
                     self.onHangup?()
                 } else {
                     self.logger.info("signal received, shutting down", metadata: ["navd.signal": "\(signum)"])
-                    self.shutdown()
+                    self.stop(.signal(signum))
                 }
             }
             signals.append(s)
@@ -220,37 +223,63 @@ public final class Server {
     }
 
     /// Stops accepting, flushes replies, closes every connection and removes the socket file.
-    public func shutdown() {
-        guard !isShuttingDown else { return }
-        isShuttingDown = true
+    public func shutdown() { stop(.asked) }
+
+    /// The one way to stop. From `serving`: stop accepting, flush, close every connection after its
+    /// output (at once on a fault: nothing unsaved may leave), and finish once no commit is being
+    /// stored. While already stopping, a fault still counts (the exit status says so) and closes
+    /// the connections left at once.
+    func stop(_ cause: StopCause) {
+        switch phase {
+        case .serving:
+            phase = .stopping(cause)
+        case .stopping(let current):
+            if cause.isFault && !current.isFault {
+                phase = .stopping(cause)
+                transport.closeAll(reason: "navd stopped: \(cause)")
+                finishIfDone()
+            }
+            return
+        case .stopped(let current):
+            // The last flush failed after everything closed: the exit status must say so.
+            if cause.isFault && !current.isFault { phase = .stopped(cause) }
+            return
+        }
         transport.isClosing = true
         listener?.close()
         listener = nil
         unlink(config.socketPath)
-        flushAll()
+        if cause.isFault {
+            transport.closeAll(reason: "navd stopped: \(cause)")
+        } else {
+            flushAll()
+        }
         for s in signals { s.close() }
         signals = []
-        onShutdown?()
         transport.closeAllAfterFlush()
-        // A commit the store is writing ends first (its answer finishes the shutdown): the store
-        // is not closed under its own callback.
-        if transport.isEmpty && !commitInFlight { finishShutdown() }
+        finishIfDone()
     }
 
-    /// Runs once at the beginning of shutdown (other components close their handles).
-    var onShutdown: (() -> Void)?
+    /// Finishes stopping once every connection closed and no commit is being stored (its answer
+    /// calls this again): the store is not closed under its own callback.
+    func finishIfDone() {
+        guard case .stopping = phase, transport.isEmpty, !commitInFlight else { return }
+        finishShutdown()
+    }
 
-    /// Set when navd stopped because of a fault (it could not save its state), not because it was
-    /// asked to: the process then exits with a non-zero status so that a supervisor restarts it.
-    public internal(set) var failure: String?
+    /// Set when navd stopped because of a fault (it could not save its state, it lost its lease),
+    /// not because it was asked to: the process then exits with a non-zero status so that a
+    /// supervisor restarts it.
+    public var failure: String? {
+        guard let c = phase.cause, c.isFault else { return nil }
+        return c.description
+    }
 
-    var shutdownFinished = false
-
-    func finishShutdown() {
-        guard !shutdownFinished else { return }
-        shutdownFinished = true
+    private func finishShutdown() {
+        guard case .stopping(let cause) = phase else { return }
+        phase = .stopped(cause)
         do { try store.flush(graph: graph) } catch {
-            if failure == nil { failure = "cannot write the state file: \(error)" }
+            stop(.stateFileFailed("\(error)"))
         }
         // Closed, and kept until the server goes: the shutdown may have been asked from one of the
         // store's own callbacks (a lost lease), which must not find its store released under it.
