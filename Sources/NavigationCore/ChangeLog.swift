@@ -1,12 +1,11 @@
 import JSON
 import NavGraph
-import Unchecked
 
 /// The changes a commit records, built only when someone will read them.
 struct ChangeLog {
     let enabled: Bool
     /// Unretained: the session holds its graph, and a log lives only while its commit is made.
-    private let graph: Unretained<NavigationGraph>
+    private let graph: GraphLink
     /// The changes so far as JSON text: `[`, then each change written when it happens (a node as
     /// it is then: a later change of the same commit may change it again). nil while empty.
     private var w: JSONWriter? = nil
@@ -15,7 +14,7 @@ struct ChangeLog {
 
     init(enabled: Bool, _ graph: NavigationGraph) {
         self.enabled = enabled
-        self.graph = Unretained(graph)
+        self.graph = GraphLink(graph)
     }
 
     /// The list, `[…]`, or nil when nothing was recorded.

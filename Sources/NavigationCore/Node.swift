@@ -1,6 +1,5 @@
 import JSON
 import NavGraph
-import Unchecked
 
 /// One node of a session's coordinator tree (SPEC section 4). Nodes are reference objects so a
 /// commit changes the few nodes it touches in place; `parent` lets a command find a node's
@@ -29,11 +28,11 @@ public final class Node {
     /// `unowned` reference without its costs (a checked one counts, an unchecked one retains
     /// atomically at each use). Valid while the node is in the tree, where its parent outlives it;
     /// a node that left the tree has none.
-    var parentRef: Unretained<Node>?
+    var parentRef: NodeLink?
 
     public internal(set) var parent: Node? {
-        get { parentRef?.object }
-        set { parentRef = newValue.map { Unretained($0) } }
+        get { parentRef?.node }
+        set { parentRef = newValue.map { NodeLink($0) } }
     }
 
     /// The id of node `number`: "n" and the number.
@@ -70,16 +69,16 @@ public final class Node {
     /// The child the user sees through this node (the selected tab, the top of a stack or flow, the
     /// stack a screen presents), or nil; read without reference counting, for walks of a tree that
     /// holds its nodes throughout.
-    @inline(__always) var visibleChild: Unretained<Node>? {
+    @inline(__always) var visibleChild: NodeLink? {
         switch kind {
         case .tabs: return children.isEmpty ? nil : unretainedChild(selected)
         case .stack, .flow: return children.isEmpty ? nil : unretainedChild(children.count - 1)
-        case .screen: return presented.map { Unretained($0) }
+        case .screen: return presented.map { NodeLink($0) }
         }
     }
 
-    @inline(__always) private func unretainedChild(_ i: Int) -> Unretained<Node> {
-        Unretained.element(i, of: children)
+    @inline(__always) private func unretainedChild(_ i: Int) -> NodeLink {
+        NodeLink.child(i, of: self)
     }
 
     /// Deep copy with the same ids (used by dry runs).

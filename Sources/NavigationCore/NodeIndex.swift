@@ -1,6 +1,5 @@
 import JSON
 import NavGraph
-import Unchecked
 
 /// `prefix` followed by `n` in decimal (node and navigation ids), without string interpolation's
 /// generic machinery: ids are made on every navigation.
@@ -30,10 +29,10 @@ public func prefixedDecimal(_ prefix: StaticString, _ n: Int) -> String {
 /// The nodes of a tree by id. Ids are the ones ``Session`` makes ("n" and a number), so the index is
 /// keyed by the number: hashing an integer is much cheaper than hashing a string, and every
 /// navigation looks nodes up, adds some and removes others. A string that is not such an id finds
-/// nothing. The nodes are held unretained (``UnretainedTable``): the tree holds every node it lists,
-/// and a node is in the index exactly while it is in the tree.
+/// nothing. The nodes are not counted (``NodeTable``, TreeLinks.swift): the tree holds every node it
+/// lists, and a node is in the index exactly while it is in the tree.
 final class NodeIndex {
-    private let table = UnretainedTable<Node>()
+    private let table = NodeTable()
 
     /// The number of an id made by ``Session/newId()``: "n", then digits without a leading zero.
     static func number(_ id: String) -> Int? {

@@ -1,6 +1,5 @@
 import JSON
 import NavGraph
-import Unchecked
 
 /// `dismiss`: what a dismiss removes, how it is detached, and the leave guards it must pass.
 extension Session {
@@ -43,8 +42,8 @@ extension Session {
     /// Unretained (as the tree walks are): valid while the tree is unchanged, which it is from the
     /// check to the change.
     enum Detachment {
-        case modal(owner: Unretained<Node>, stack: Unretained<Node>)
-        case pop(container: Unretained<Node>, index: Int)
+        case modal(owner: NodeLink, stack: NodeLink)
+        case pop(container: NodeLink, index: Int)
     }
 
     func detachment(of node: Node) throws(NavError) -> Detachment {
@@ -59,7 +58,7 @@ extension Session {
             guard let owner = node.parentRef, owner.with({ $0.kind == .screen || $0.kind == .flow }) else {
                 throw NavError(.unknownNode, "nothing to dismiss: `\(node.id)` is \(node.parent == nil ? "the root stack" : "a tab's stack")", data: ["node": .string(node.id)])
             }
-            return .modal(owner: owner, stack: Unretained(node))
+            return .modal(owner: owner, stack: NodeLink(node))
         case .screen, .flow, .tabs:
             let container = node.parentRef!.with { $0 }
             let index = node.indexInParent!
@@ -80,9 +79,9 @@ extension Session {
                     throw NavError(.unknownNode, "nothing to dismiss: \(what); navigate with by: root or select instead",
                                    data: ["node": .string(node.id)])
                 }
-                return .modal(owner: owner, stack: Unretained(container))
+                return .modal(owner: owner, stack: NodeLink(container))
             }
-            return .pop(container: Unretained(container), index: index)
+            return .pop(container: NodeLink(container), index: index)
         }
     }
 

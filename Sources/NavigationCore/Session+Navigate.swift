@@ -180,7 +180,7 @@ extension Session {
         let created: Node
         switch plan.by {
         case .push:
-            // Unretained walk up (reading `parent` would retain, atomically).
+            // A walk up that counts no reference (reading `parent` would retain).
             var container = source.parentRef!
             if container.with({ $0.kind == .flow && !(graph.coordinators[$0.coordinator].flow?.steps.contains(plan.target) ?? false) }) {
                 container = container.with { $0.parentRef! }

@@ -1,6 +1,5 @@
 import JSON
 import NavGraph
-import Unchecked
 
 /// One session: a coordinator tree, its version, its facts and its navigation keys. All commands
 /// validate completely before they change anything, so a failed command leaves no trace.
@@ -123,7 +122,7 @@ public final class Session {
     }
 
     func adopt(_ child: Node, into parent: Node) {
-        child.parentRef = Unretained(parent)
+        child.parentRef = NodeLink(parent)
         parent.children.append(child)
     }
 
@@ -184,9 +183,9 @@ public final class Session {
     @inline(__always)
     public func forEachVisible(_ body: (Node) -> Void) {
         // The tree holds every node for the whole walk: no retain and release per step.
-        var cur = Unretained(root)
+        var cur = NodeLink(root)
         while true {
-            guard let next = cur.with({ n -> Unretained<Node>? in
+            guard let next = cur.with({ n -> NodeLink? in
                 body(n)
                 return n.visibleChild
             }) else { return }
@@ -197,9 +196,9 @@ public final class Session {
     /// Writes ``visible`` as a JSON array of ids, from the tree (no array, no strings, no reference counting).
     public func writeVisible(into w: inout JSONWriter) {
         w.raw(UInt8(ascii: "["))
-        var cur = Unretained(root)
+        var cur = NodeLink(root)
         while true {
-            let next = cur.with { n -> Unretained<Node>? in
+            let next = cur.with { n -> NodeLink? in
                 let next = n.visibleChild
                 w.reserving(25) { o in  // a node id (at most 23 bytes), then "," or "]"
                     o.nodeId(n.number)
@@ -213,14 +212,14 @@ public final class Session {
     }
 
     /// The screen the user sees.
-    public var visibleTop: Node? { visibleTopRef?.object }
+    public var visibleTop: Node? { visibleTopRef?.node }
 
     /// The screen the user sees, unretained (valid until the tree changes): the walk and its result
     /// cost no reference counting, where ``visibleTop``'s result is retained (atomically).
     @inline(__always)
-    var visibleTopRef: Unretained<Node>? {
-        var n = Unretained(root)
-        var top: Unretained<Node>? = nil
+    var visibleTopRef: NodeLink? {
+        var n = NodeLink(root)
+        var top: NodeLink? = nil
         while true {
             let (isScreen, next) = n.with { ($0.kind == .screen, $0.visibleChild) }
             if isScreen { top = n }

@@ -71,3 +71,15 @@ public enum CContext {
         Unmanaged<Object>.fromOpaque(pointer).release()
     }
 }
+
+extension ContiguousArray where Element: AnyObject {
+    /// Runs `body` with each element, counting no reference per element: the array, a value this
+    /// call holds, keeps every element alive for the whole loop (whatever `body` does to the
+    /// array it came from).
+    @inlinable @inline(__always)
+    public func forEachUncounted(_ body: (Element) throws -> Void) rethrows {
+        try withUnsafeBufferPointer { list in
+            for i in list.indices { try Unretained(list[i]).with(body) }
+        }
+    }
+}

@@ -118,6 +118,20 @@ func coreGraph() -> NavigationGraph {
         #expect(c.node?.params == ["id": "p1"])
     }
 
+    /// A node taken out of the tree links to no parent and is gone from the index; what stays keeps
+    /// its links (the rules of TreeLinks.swift).
+    @Test func aNodeTakenOutOfTheTreeLinksToNothing() throws {
+        let s = session()
+        try go(s, NavigateRequest(to: "Search", by: .present))
+        try go(s, NavigateRequest(to: "Product", with: ["id": "x"]))
+        let product = try #require(s.visibleTop), modal = try #require(product.parent)
+        #expect(modal.kind == .stack && s.linkProblems().isEmpty)
+        _ = try s.dismiss(modal.children[0].id)
+        #expect(modal.parent == nil && product.parent == nil && modal.children.allSatisfy { $0.parent == nil })
+        #expect(s.node(product.id) == nil && s.node(modal.id) == nil)
+        #expect(s.linkProblems().isEmpty && names(s) == ["Home"])
+    }
+
     @Test func presentShowsAModalAndModalsStack() throws {
         let s = session()
         try go(s, NavigateRequest(to: "Search", by: .present))

@@ -53,6 +53,8 @@ import Testing
         }
         walk(s.root, parent: nil)
         #expect(ids.count == s.nodeCount)
+        // The links that count no reference keep their rules (TreeLinks.swift).
+        #expect(s.linkProblems().isEmpty, "\(s.linkProblems())")
         // Within the limits, and the setup models counted as they are.
         var params = 0
         s.root.forEach { if $0.coordinator >= 0 { params += $0.params.encodedSize } }

@@ -27,6 +27,23 @@ final class Item {
         #expect(gone == nil && kept != nil)
     }
 
+    /// The array a loop walks keeps every element alive, even when the loop empties the array it
+    /// came from and drops the elements' other references (under `make test-asan` too).
+    @Test func aLoopOverAnArrayWithoutCountingKeepsEveryElementAlive() {
+        var source: ContiguousArray<Item>? = [Item(1), Item(2), Item(3)]
+        weak var last: Item?
+        last = source?.last
+        var seen: [Int] = []
+        let walked = source!
+        walked.forEachUncounted { item in
+            source = nil  // the loop's own copy holds them
+            seen.append(item.n)
+        }
+        #expect(seen == [1, 2, 3] && last != nil)
+        _ = consume walked
+        #expect(last == nil, "nothing more holds them once the loop's array goes")
+    }
+
     @Test func aCContextIsRetainedUntilTakenBack() {
         weak var gone: Item?
         var pointer: UnsafeMutableRawPointer?

@@ -1,6 +1,5 @@
 import JSON
 import RPC
-import Unchecked
 
 /// A batch whose requests are dispatched a slice per loop iteration: its text (parsed again for
 /// each slice) and where the next slice starts.
@@ -110,7 +109,7 @@ final class Reply: Answer {
     private func answer(_ result: some JSONEncodable) {
         guard let id, !answered else { return }
         answered = true
-        peer.deliver(framing, batch: batch.map(Unretained.init), slot: slot, isError: false,
+        peer.deliver(framing, batch: batch, slot: slot, isError: false,
                            { RPCEncoder.response(id: id, result: result, into: &$0) },
                            instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
     }
@@ -118,7 +117,7 @@ final class Reply: Answer {
     func fail(_ error: RPCError) {
         guard let id, !answered else { return }
         answered = true
-        peer.deliver(framing, batch: batch.map(Unretained.init), slot: slot, isError: true,
+        peer.deliver(framing, batch: batch, slot: slot, isError: true,
                            { RPCEncoder.error(id: id, error: error, into: &$0) },
                            instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
     }
@@ -131,7 +130,8 @@ final class Reply: Answer {
 /// later through the ``Reply`` that ``deferred()`` makes. A notification (no id) is answered by
 /// nothing: its answers send nothing.
 ///
-/// Made of views and two references; handlers borrow it, so it is retained once per request.
+/// Made of views and two references (three in a batch); handlers borrow it, so it is retained once
+/// per request.
 struct Call: Responder {
     /// The client that asked (the navigator sees it as a ``Client``).
     let peer: Peer
@@ -142,9 +142,8 @@ struct Call: Responder {
     /// An object, an empty array, or nil.
     let params: JSONView?
     let framing: Framing
-    /// The batch the call belongs to, unretained: the batch's handler holds it while calls are
-    /// dispatched, and ``deferred()`` retains it for a later answer (most calls have none).
-    let batchRef: Unretained<BatchCollector>?
+    /// The batch the call belongs to (most calls have none).
+    let batch: BatchCollector?
     let slot: Int
 
     init(peer: Peer, id: JSONView?, methodName: JSONView, params: JSONView?, framing: Framing, batch: BatchCollector?, slot: Int) {
@@ -153,7 +152,7 @@ struct Call: Responder {
         self.methodName = methodName
         self.params = params
         self.framing = framing
-        self.batchRef = batch.map { Unretained($0) }
+        self.batch = batch
         self.slot = slot
     }
 
@@ -171,14 +170,14 @@ struct Call: Responder {
     @inline(__always)
     private func answer(_ result: some JSONEncodable) {
         guard let id else { return }
-        peer.deliver(framing, batch: batchRef, slot: slot, isError: false,
+        peer.deliver(framing, batch: batch, slot: slot, isError: false,
                            { RPCEncoder.response(id: id, result: result, into: &$0) },
                            instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
     }
 
     func fail(_ error: RPCError) {
         guard let id else { return }
-        peer.deliver(framing, batch: batchRef, slot: slot, isError: true,
+        peer.deliver(framing, batch: batch, slot: slot, isError: true,
                            { RPCEncoder.error(id: id, error: error, into: &$0) },
                            instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
     }
@@ -188,19 +187,19 @@ struct Call: Responder {
 
     /// ``deferred()`` as dispatch's own type.
     func reply() -> Reply {
-        Reply(peer: peer, id: id?.value, framing: framing, batch: batchRef?.object, slot: slot)
+        Reply(peer: peer, id: id?.value, framing: framing, batch: batch, slot: slot)
     }
 }
 
 extension Peer {
-    /// Sends one answer, encoded by `encode`: into its slot of `batch` when the request came in one
-    /// (unretained: the caller holds the batch), otherwise into the output; and counts it. An answer
+    /// Sends one answer, encoded by `encode`: into its slot of `batch` when the request came in one,
+    /// otherwise into the output; and counts it. An answer
     /// larger than `--max-output` (what a client may hold unread) is replaced by the error
     /// `instead` writes, so that no answer disconnects the client that asked for it.
     @inline(__always)
-    func deliver(_ framing: Framing, batch: Unretained<BatchCollector>?, slot: Int, isError: Bool,
+    func deliver(_ framing: Framing, batch: BatchCollector?, slot: Int, isError: Bool,
                  _ encode: (inout JSONWriter) -> Void, instead: (RPCError, inout JSONWriter) -> Void) {
-        let size = batch.map { b in b.with { $0.fill(slot, encode, instead: instead) } } ?? connection.send(framing, encode)
+        let size = batch.map { $0.fill(slot, encode, instead: instead) } ?? connection.send(framing, encode)
         if size > dispatcher.limits.maxOutput {
             replaced(size, framing, batched: batch != nil, instead)
         } else if isError {

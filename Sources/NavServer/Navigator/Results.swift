@@ -1,6 +1,5 @@
 import JSON
 import NavigationCore
-import Unchecked
 
 /// A `visible` path to write: ids already listed, or read from the session's tree as it is now
 /// (no array is built on the request path; the session must still be at the version that is
@@ -8,14 +7,12 @@ import Unchecked
 enum VisiblePath {
     /// Node numbers, listed when the reply may be written after a later commit.
     case numbers([Int])
-    case current(Unretained<Session>)
-
-    static func current(_ s: Session) -> VisiblePath { .current(Unretained(s)) }
+    case current(Session)
 
     var ids: [String] {
         switch self {
         case .numbers(let a): return a.map(Node.id)
-        case .current(let s): return s.with { $0.visible }
+        case .current(let s): return s.visible
         }
     }
 
@@ -24,10 +21,8 @@ enum VisiblePath {
         switch self {
         case .numbers(let a): w.write(nodeIds: a)
         case .current(let s):
-            s.with { s in
-                assert(s.version == version, "visible path read after a later commit")
-                s.writeVisible(into: &w)
-            }
+            assert(s.version == version, "visible path read after a later commit")
+            s.writeVisible(into: &w)
         }
     }
 }

@@ -38,9 +38,7 @@ extension ConnectionSet {
         var headed: ByteBuffer?
         var sent = 0
         // The array holds every target for the whole loop: no retain and release per subscriber.
-        targets.withUnsafeBufferPointer { list in
-          for i in list.indices {
-            Unretained(list[i]).with { c in
+        targets.forEachUncounted { c in
             guard !c.isClosed else { return }
             switch c.lastFraming {
             case .newline:
@@ -54,8 +52,6 @@ extension ConnectionSet {
                 headed!.withUnsafeBytes { c.sendRaw($0) }
             }
             sent += 1
-            }
-          }
         }
         stats.notificationsSent += sent
     }
