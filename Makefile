@@ -9,7 +9,7 @@ PYENV      := .build/pyenv
 # Release builds of navd tuned with the flags Package.swift keeps behind NAVD_TUNED.
 export NAVD_TUNED ?= 1
 
-.PHONY: run test test-python python-deps deps build build-debug embed graph-png bench bench-instructions bench-cpu bench-graph bench-core pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
+.PHONY: run test test-python python-deps deps build build-debug embed graph-png build-no-cluster bench bench-instructions bench-cpu bench-graph bench-core pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
 
 help:
 	@echo "make run   - install what is missing, build (release), start navd on the example graph"
@@ -44,7 +44,18 @@ test: build-debug
 	$(SWIFT) test --skip-build
 	$(MAKE) test-python
 	scripts/client-package.sh
+	$(MAKE) build-no-cluster
 	$(MAKE) fuzz-smoke
+
+## navd without cluster mode (NAVD_CLUSTER=off): NavCluster and libpq are not built or linked, and
+## `--store` says so. Checked in `make test`.
+build-no-cluster: deps
+	NAVD_CLUSTER=off $(SWIFT) build --product navd --scratch-path .build-nocluster
+	@! ldd .build-nocluster/debug/navd | grep -q libpq || { echo "build-no-cluster: navd links libpq" >&2; exit 1; }
+	@! ls .build-nocluster/debug/Modules/NavCluster.swiftmodule >/dev/null 2>&1 || { echo "build-no-cluster: NavCluster was built" >&2; exit 1; }
+	@out=$$(.build-nocluster/debug/navd serve --socket /tmp/navd-nocluster-$$$$.sock --store postgres://nobody/none 2>&1); status=$$?; \
+	  [ $$status -eq 1 ] && echo "$$out" | grep -q "built without cluster mode" || { echo "build-no-cluster: --store answered $$status: $$out" >&2; exit 1; }
+	@echo "build-no-cluster: navd without cluster mode builds, links no libpq, and refuses --store"
 
 ## A virtual environment with pytest (from PyPI) and the Python client (Clients/python) installed.
 python-deps: deps

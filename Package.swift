@@ -27,7 +27,7 @@ let profile = Context.packageDirectory + "/Profiles/navd.profdata"
 /// The first 16 hex digits of the profile's SHA-256, written here by `make pgo-profile`. SwiftPM
 /// evaluates this file again only when its text changes, and does not see the profile as an
 /// input: naming the digest in the flags is what makes a new profile rebuild the modules.
-let profileDigest = "9c065a7f63185a52"
+let profileDigest = "f02f058e4918fdaf"
 let pgo: [String] = {
     switch Context.environment["NAVD_PGO"] {
     case "generate": return ["-Xfrontend", "-ir-profile-generate"]
@@ -44,6 +44,9 @@ let pgo: [String] = {
 /// be depended on by version: they are on only where `NAVD_TUNED=1` (the Makefile and the scripts
 /// that build navd set it), so a package that depends on NavClient gets none.
 let tuned = Context.environment["NAVD_TUNED"] == "1"
+/// Cluster mode (PostgreSQL, libpq) is built unless `NAVD_CLUSTER=off`: then no module of it is
+/// compiled, libpq is not needed, and `navd serve --store` says that this navd has no cluster mode.
+let cluster = Context.environment["NAVD_CLUSTER"] != "off"
 let hotPath: [SwiftSetting] = tuned
     ? [.unsafeFlags(["-enforce-exclusivity=unchecked", "-Xfrontend", "-assume-single-threaded"] + pgo, .when(configuration: .release))]
     : []
@@ -98,15 +101,26 @@ let package = Package(
         .target(
             name: "NavServer",
             dependencies: [
-                "UV", "JSON", "RPC", "NavGraph", "NavigationCore", "CSQLite", "CPostgres",
+                "UV", "JSON", "RPC", "NavGraph", "NavigationCore", "CSQLite",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: hotPath
         ),
+    ] + (cluster ? [
+        // Cluster mode (`--store postgres://…`): the shared store over libpq, a module of its own.
+        .target(
+            name: "NavCluster",
+            dependencies: [
+                "NavServer", "UV", "JSON", "RPC", "NavGraph", "NavigationCore", "CPostgres",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: hotPath
+        ),
+    ] : []) + [
         .executableTarget(
             name: "navd",
-            dependencies: [
+            dependencies: (cluster ? ["NavCluster"] : []) + [
                 "NavServer", "NavigationCore", "NavGraph", "JSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -5,6 +5,9 @@ import Logging
 import NavGraph
 import NavServer
 import NavigationCore
+#if canImport(NavCluster)
+import NavCluster
+#endif
 
 @main
 struct Navd: ParsableCommand {
@@ -250,7 +253,7 @@ struct Serve: ParsableCommand {
         if let store {
             let nodeName = node ?? (ProcessInfo.processInfo.hostName + ":" + config.socketPath)
             do {
-                let restored = try server.useSharedStore(store, node: nodeName, leaseMs: Int(parseDuration(.string(lease))!))
+                let restored = try server.useSharedStore(try sharedStore(store, node: nodeName, leaseMs: Int(parseDuration(.string(lease))!), server: server))
                 logger.info("cluster store ready", metadata: ["navd.node": "\(nodeName)", "navd.sessions": "\(restored)"])
             } catch {
                 FileHandle.standardError.write(Data("navd: \(error)\n".utf8))
@@ -304,4 +307,14 @@ func defaultStatePath(socket: String) -> String {
     try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     let name = socket.split(separator: "/").joined(separator: "_")
     return dir + "/" + name + ".sqlite"
+}
+
+/// Cluster mode's store, when this navd was built with it (NavCluster; not with `NAVD_CLUSTER=off`).
+func sharedStore(_ conninfo: String, node: String, leaseMs: Int, server: Server) throws(StateError) -> any SharedStore {
+    #if canImport(NavCluster)
+    PostgresStore(conninfo: conninfo, node: node, socket: server.socketPath, leaseMs: leaseMs, saved: server.savedSessions,
+                  loop: server.loop, logger: server.logger)
+    #else
+    throw StateError(description: "this navd was built without cluster mode (NAVD_CLUSTER=off): --store needs a navd built with it (make build), or use --state FILE")
+    #endif
 }

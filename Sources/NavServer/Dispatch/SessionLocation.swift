@@ -2,7 +2,7 @@ import JSON
 import RPC
 
 /// Where a session a request names is, as a store several nodes share knows it (cluster mode).
-enum SessionWhereabouts {
+public enum SessionWhereabouts {
     /// Nowhere: the method answers as it does on one node (`unknownTarget`; `session.open` makes it).
     case absent
     /// Another live node owns it (the `moved` error to answer).

@@ -8,24 +8,24 @@ import RPC
 extension Server: ClusterEvents {
     // Nothing new is taken from the store once navd stops (``ServerPhase``).
 
-    func sessionsClaimed(_ sessions: [Session], own: Bool) {
+    public func sessionsClaimed(_ sessions: [Session], own: Bool) {
         guard phase.isServing else { return }
         navigator.sessionsClaimed(sessions, own: own)
     }
 
-    func sessionsLost(_ names: [String]) {
+    public func sessionsLost(_ names: [String]) {
         guard phase.isServing else { return }
         navigator.sessionsLost(names)
     }
 
-    func changeNotified(_ payload: String) {
+    public func changeNotified(_ payload: String) {
         guard phase.isServing else { return }
         navigator.changeNotified(payload)
     }
 
     /// While the store cannot write, the methods declared as changing (``MethodTable/Spec/changes``)
     /// are answered `unavailable` (``Dispatcher/run(_:_:lookedUp:)``).
-    func storeAvailabilityChanged(_ available: Bool, reason: String) {
+    public func storeAvailabilityChanged(_ available: Bool, reason: String) {
         if available {
             guard refusingChanges != nil else { return }
             refusingChanges = nil
@@ -35,7 +35,7 @@ extension Server: ClusterEvents {
         }
     }
 
-    func leaseLost(_ why: String) {
+    public func leaseLost(_ why: String) {
         guard !(phase.cause?.isFault ?? false) else { return }
         logger.critical("this node lost its registration in PostgreSQL (another navd started with the same --node?); stopping", metadata: ["navd.error": "\(why)"])
         stop(.leaseLost(why))

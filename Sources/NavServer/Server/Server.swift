@@ -18,8 +18,8 @@ public struct StartupError: Error, CustomStringConvertible {
 /// Everything runs on one libuv loop, on the thread that calls ``run()``.
 public final class Server {
     let config: ServerConfiguration
-    let logger: Logger
-    let loop: EventLoop
+    public let logger: Logger
+    public let loop: EventLoop
     var listener: PipeListener?
     var signals: [Signal] = []
     var flusher: Check?
@@ -69,13 +69,19 @@ public final class Server {
         return restored
     }
 
-    /// Cluster mode: keeps sessions in PostgreSQL at `conninfo`, shared with other nodes; restores
-    /// this node's sessions (and those of nodes whose lease expired) now. Call before ``start()``.
-    public func useSharedStore(_ conninfo: String, node: String, leaseMs: Int) throws(StateError) -> Int {
-        let pg = PostgresStore(conninfo: conninfo, node: node, socket: config.socketPath, leaseMs: leaseMs, saved: SavedSessions(config), loop: loop, logger: logger)
-        pg.events = self
-        return try use(pg)
+    /// Cluster mode: keeps sessions in `store`, shared with other nodes (NavCluster's
+    /// `PostgresStore`); restores this node's sessions (and those of nodes whose lease expired)
+    /// now. Call before ``start()``.
+    public func useSharedStore(_ store: any SharedStore) throws(StateError) -> Int {
+        store.events = self
+        return try use(store)
     }
+
+    /// The socket it serves (where other nodes send clients, in cluster mode).
+    public var socketPath: String { config.socketPath }
+
+    /// How stores read back what navd wrote, within this server's limits.
+    public var savedSessions: SavedSessions { SavedSessions(config) }
 
     /// Restores the sessions `s` keeps and tells it every change from now on.
     func use(_ s: any Store) throws(StateError) -> Int {

@@ -213,27 +213,11 @@ final class SQLiteStore: Store {
             let key = try text(s, 1)
             guard let session = byName[name],
                   let reply = try? parser.parse(try text(s, 2)),
-                  let result = SQLiteStore.keyedReply(reply) else {
+                  let result = KeyedReply.decode(reply) else {
                 throw StateError(description: "key \"\(key)\" of session \"\(name)\" in \(path) is corrupt; move \(path) aside (or give another --state PATH, or --ephemeral) to start with fresh sessions")
             }
             session.remember(key: key, result)
         }
-    }
-
-    /// A keyed reply as stored: `{"result": …}` or `{"error": {kind, message, data}}`.
-    static func keyedReplyText(_ r: Result<JSONText, NavError>) -> String {
-        switch r {
-        case .success(let t): return "{\"result\":" + String(decoding: t.bytes, as: UTF8.self) + "}"
-        case .failure(let e):
-            return JSONWriter.string(["error": ["kind": .string(e.kind.rawValue), "message": .string(e.message), "data": .object(e.data)]])
-        }
-    }
-
-    static func keyedReply(_ j: JSONValue) -> Result<JSONText, NavError>? {
-        if let v = j["result"] { return .success(JSONText(v)) }
-        guard let e = j["error"], let kind = e["kind"]?.stringValue.flatMap(NavError.Kind.init(rawValue:)),
-              let message = e["message"]?.stringValue else { return nil }
-        return .failure(NavError(kind, message, data: e["data"]?.objectValue ?? [:]))
     }
 
     // MARK: Store

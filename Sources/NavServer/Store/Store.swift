@@ -13,7 +13,7 @@ import Glibc
 /// (`--ephemeral`: nothing is kept) write at once; ``PostgresStore`` (`--store postgres://…`),
 /// shared by several navd nodes, is a ``SharedStore``: it writes in the background. This protocol
 /// is all a single node needs; nothing of cluster mode is in it.
-protocol Store: AnyObject {
+public protocol Store: AnyObject {
     /// The sessions kept, rebuilt against `graph` and validated (called once, before serving).
     func load(graph: NavigationGraph) throws(StateError) -> [Session]
     func sessionChanged(_ s: Session)
@@ -33,7 +33,7 @@ protocol Store: AnyObject {
 /// wants every commit's `stackChanged` for other nodes' subscribers, and knows who owns each session
 /// and the sessions as it holds them, for requests about sessions another node owns. The server and
 /// the navigator find it once, when the store is put to use.
-protocol SharedStore: Store {
+public protocol SharedStore: Store {
     /// Starts writing what was told since the last flush, all or nothing; `done` runs once, on the
     /// loop: nil when it is stored, else why not (nothing of it is stored, and the store has told
     /// its ``ClusterEvents`` which sessions to read again). The server holds every reply and
@@ -57,33 +57,74 @@ protocol SharedStore: Store {
     func lookUp(_ name: String, then: @escaping () -> Void) -> Bool
     /// `stats.cluster`.
     func statsObject(mirrors: Int) -> JSONObject
+    /// Where it reports what it did not change itself (the server, once the store is put to use).
+    var events: (any ClusterEvents)? { get set }
+}
+
+/// What a shared store tells the server about sessions it did not change itself.
+public protocol ClusterEvents: AnyObject {
+    /// Sessions this node now owns, read from the store: taken over from a node whose lease
+    /// expired, or (with `own`) its own sessions read again after the store came back; with `own`,
+    /// a session the node holds that is not among them was lost to another node.
+    func sessionsClaimed(_ sessions: [Session], own: Bool)
+    /// Sessions the node must stop serving: another node owns them now, or their last changes
+    /// could not be stored (they are read again when the store is back).
+    func sessionsLost(_ names: [String])
+    /// A commit of a session another node owns (`stackChanged` params, or without `changes` when
+    /// the change was too large for a notification).
+    func changeNotified(_ payload: String)
+    /// Changes cannot be stored (false) or can again (true).
+    func storeAvailabilityChanged(_ available: Bool, reason: String)
+    /// This node's registration was taken by another process with the same node name: it must stop.
+    func leaseLost(_ why: String)
+}
+
+/// A keyed navigation's reply as every store keeps it: `{"result": …}` or `{"error": {kind, message, data}}`.
+public enum KeyedReply {
+    public static func text(_ r: Result<JSONText, NavError>) -> String {
+        switch r {
+        case .success(let t): return "{\"result\":" + String(decoding: t.bytes, as: UTF8.self) + "}"
+        case .failure(let e):
+            return JSONWriter.string(["error": ["kind": .string(e.kind.rawValue), "message": .string(e.message), "data": .object(e.data)]])
+        }
+    }
+
+    /// What ``text(_:)`` wrote, parsed back; nil when it is not such a reply.
+    public static func decode(_ j: JSONValue) -> Result<JSONText, NavError>? {
+        if let v = j["result"] { return .success(JSONText(v)) }
+        guard let e = j["error"], let kind = e["kind"]?.stringValue.flatMap(NavError.Kind.init(rawValue:)),
+              let message = e["message"]?.stringValue else { return nil }
+        return .failure(NavError(kind, message, data: e["data"]?.objectValue ?? [:]))
+    }
 }
 
 /// What a store was told since its last write (the same bookkeeping for every store that writes
 /// in groups): each changed session's latest state, the sessions closed, the keyed replies.
-struct PendingWrites {
-    private(set) var changed: [String: Session] = [:]
-    private(set) var closed: Set<String> = []
-    /// Session, key, and the reply as stored (``SQLiteStore/keyedReplyText(_:)``).
-    private(set) var keys: [(session: String, key: String, reply: String)] = []
+public struct PendingWrites {
+    public private(set) var changed: [String: Session] = [:]
+    public private(set) var closed: Set<String> = []
+    /// Session, key, and the reply as stored (``KeyedReply/text(_:)``).
+    public private(set) var keys: [(session: String, key: String, reply: String)] = []
 
-    var isEmpty: Bool { changed.isEmpty && closed.isEmpty && keys.isEmpty }
+    public init() {}
 
-    mutating func change(_ s: Session) {
+    public var isEmpty: Bool { changed.isEmpty && closed.isEmpty && keys.isEmpty }
+
+    public mutating func change(_ s: Session) {
         changed[s.name] = s
         closed.remove(s.name)
     }
 
-    mutating func close(_ name: String) {
+    public mutating func close(_ name: String) {
         changed[name] = nil
         closed.insert(name)
     }
 
-    mutating func remember(_ s: Session, key: String, reply: Result<JSONText, NavError>) {
-        keys.append((s.name, key, SQLiteStore.keyedReplyText(reply)))
+    public mutating func remember(_ s: Session, key: String, reply: Result<JSONText, NavError>) {
+        keys.append((s.name, key, KeyedReply.text(reply)))
     }
 
-    mutating func removeAll() {
+    public mutating func removeAll() {
         changed.removeAll(keepingCapacity: true)
         closed.removeAll()
         keys.removeAll(keepingCapacity: true)
@@ -92,21 +133,21 @@ struct PendingWrites {
 
 extension Session {
     /// The facts as one object, sorted by name (as `context.get`, providers and stores show them).
-    var sortedFacts: JSONObject { JSONObject(uniqueMembers: facts.keys.sorted().map { (key: $0, value: facts[$0]!) }) }
+    public var sortedFacts: JSONObject { JSONObject(uniqueMembers: facts.keys.sorted().map { (key: $0, value: facts[$0]!) }) }
 }
 
 /// How a store reads back what navd wrote: JSON nested no deeper than navd writes it for trees
 /// within the limits, and each session checked as a request is (``Session/init(restoring:graph:root:version:nextId:facts:limits:)``).
-struct SavedSessions {
-    let limits: SessionLimits
+public struct SavedSessions {
+    public let limits: SessionLimits
     /// The deepest nesting of any document navd writes (``SessionLimits/writtenDepth(treeDepth:valueDepth:)``).
-    let jsonDepth: Int
+    public let jsonDepth: Int
 
     /// `--max-sessions` and `--max-sessions-per-uid`, which restored sessions keep to as well.
-    let maxSessions: Int
-    let maxSessionsPerUid: Int
+    public let maxSessions: Int
+    public let maxSessionsPerUid: Int
 
-    init(_ config: ServerConfiguration) {
+    public init(_ config: ServerConfiguration) {
         limits = config.session
         jsonDepth = config.writtenDepth
         maxSessions = config.maxSessions
@@ -115,7 +156,7 @@ struct SavedSessions {
 
     /// Why `session` cannot be restored beside `kept` (sessions already restored) within the session
     /// counts, or nil.
-    func countProblem(_ session: Session, beside kept: [Session]) -> String? {
+    public func countProblem(_ session: Session, beside kept: [Session]) -> String? {
         if kept.count >= maxSessions { return "more sessions are saved than --max-sessions (\(maxSessions)) allows" }
         let uid = session.owner ?? getuid()
         if kept.lazy.filter({ ($0.owner ?? getuid()) == uid }).count >= maxSessionsPerUid {
@@ -124,10 +165,10 @@ struct SavedSessions {
         return nil
     }
 
-    func parser() -> JSONParser { JSONParser(maxDepth: jsonDepth) }
+    public func parser() -> JSONParser { JSONParser(maxDepth: jsonDepth) }
 
     /// Parses saved JSON `text` (`what` names it in an error).
-    func parse(_ parser: JSONParser, _ text: String, _ what: String) throws(NavError) -> JSONValue {
+    public func parse(_ parser: JSONParser, _ text: String, _ what: String) throws(NavError) -> JSONValue {
         do { return try parser.parse(text) } catch {
             if error.kind == .tooDeep {
                 throw NavError(.limitExceeded, "\(what) is nested deeper than navd writes for a tree within --max-tree-depth \(limits.maxDepth)",
@@ -138,7 +179,7 @@ struct SavedSessions {
     }
 
     /// A saved session, checked: its tree and facts as saved JSON text.
-    func session(_ name: String, graph: NavigationGraph, version: Int, nextId: Int, tree: String, facts: String,
+    public func session(_ name: String, graph: NavigationGraph, version: Int, nextId: Int, tree: String, facts: String,
                  parser: JSONParser) throws(NavError) -> Session {
         try Session(restoring: name, graph: graph, root: parse(parser, tree, "the saved tree"), version: version, nextId: nextId,
                     facts: parse(parser, facts, "the saved facts"), limits: limits)
@@ -169,4 +210,5 @@ public enum Durability: String, Sendable, CaseIterable {
 /// A store that cannot be opened, read or written; the message says which file and why.
 public struct StateError: Error, CustomStringConvertible {
     public let description: String
+    public init(description: String) { self.description = description }
 }

@@ -1,33 +1,17 @@
 import JSON
 import Logging
 import NavGraph
+import NavServer
 import NavigationCore
 import RPC
 import UV
 
-/// What a shared store tells the server about sessions it did not change itself.
-protocol ClusterEvents: AnyObject {
-    /// Sessions this node now owns, read from the store: taken over from a node whose lease
-    /// expired, or (with `own`) its own sessions read again after the store came back; with `own`,
-    /// a session the node holds that is not among them was lost to another node.
-    func sessionsClaimed(_ sessions: [Session], own: Bool)
-    /// Sessions the node must stop serving: another node owns them now, or their last changes
-    /// could not be stored (they are read again when the store is back).
-    func sessionsLost(_ names: [String])
-    /// A commit of a session another node owns (`stackChanged` params, or without `changes` when
-    /// the change was too large for a notification).
-    func changeNotified(_ payload: String)
-    /// Changes cannot be stored (false) or can again (true).
-    func storeAvailabilityChanged(_ available: Bool, reason: String)
-    /// This node's registration was taken by another process with the same node name: it must stop.
-    func leaseLost(_ why: String)
-}
 
 /// Sessions in PostgreSQL, shared by several navd nodes (`--store postgres://…`). Each session is
 /// owned by one node at a time; see Protocol/CLUSTER.md for the model. Everything runs on the loop:
 /// commits, lease renewals and takeovers are queries of one ``PGConnection``.
-final class PostgresStore: Store, SharedStore {
-    let node: String
+public final class PostgresStore: Store, SharedStore {
+    public let node: String
     let socket: String
     let leaseMs: Int
     /// The most sessions one takeover claims (the rest are claimed by the next sweeps).
@@ -35,7 +19,7 @@ final class PostgresStore: Store, SharedStore {
     let connection: PGConnection
     let loop: EventLoop
     private let logger: Logger
-    weak var events: ClusterEvents?
+    public weak var events: ClusterEvents?
     private(set) var incarnation = 0
     var graph: NavigationGraph?
 
@@ -80,7 +64,7 @@ final class PostgresStore: Store, SharedStore {
     /// How sessions read from PostgreSQL are parsed and checked.
     let saved: SavedSessions
 
-    init(conninfo: String, node: String, socket: String, leaseMs: Int, saved: SavedSessions, loop: EventLoop, logger: Logger) {
+    public init(conninfo: String, node: String, socket: String, leaseMs: Int, saved: SavedSessions, loop: EventLoop, logger: Logger) {
         self.saved = saved
         self.node = node
         self.socket = socket
@@ -96,7 +80,7 @@ final class PostgresStore: Store, SharedStore {
 
     // MARK: Start (blocking: before navd serves)
 
-    func load(graph: NavigationGraph) throws(StateError) -> [Session] {
+    public func load(graph: NavigationGraph) throws(StateError) -> [Session] {
         self.graph = graph
         try connection.connectNow()
         for sql in PostgresSchema.setup { _ = try connection.runNow(sql) }
@@ -166,7 +150,7 @@ final class PostgresStore: Store, SharedStore {
                 for pair in try parser.parse(row[7] ?? "[]").arrayValue ?? [] {
                     let kv = pair.arrayValue ?? []
                     guard kv.count == 2, let key = kv[0].stringValue, let text = kv[1].stringValue,
-                          let reply = SQLiteStore.keyedReply(try parser.parse(text)) else {
+                          let reply = KeyedReply.decode(try parser.parse(text)) else {
                         throw NavError(.corruptState, "a remembered key is corrupt")
                     }
                     s.remember(key: key, reply)
@@ -309,7 +293,7 @@ final class PostgresStore: Store, SharedStore {
     }
 
     /// `stats.cluster`: this node, its incarnation, whether it can write, what it knows of others.
-    func statsObject(mirrors: Int) -> JSONObject {
+    public func statsObject(mirrors: Int) -> JSONObject {
         [
             "node": .string(node), "incarnation": .int(incarnation), "available": .bool(isUp),
             "commits": .int(commits), "owned": .int(epochs.count), "known": .int(owners.count),
@@ -319,29 +303,29 @@ final class PostgresStore: Store, SharedStore {
 
     // MARK: Store
 
-    func sessionChanged(_ s: Session) { pending.change(s) }
-    func sessionOpened(_ s: Session) { pending.change(s) }
-    func factsChanged(_ s: Session) { pending.change(s) }
-    func sessionClosed(_ name: String) {
+    public func sessionChanged(_ s: Session) { pending.change(s) }
+    public func sessionOpened(_ s: Session) { pending.change(s) }
+    public func factsChanged(_ s: Session) { pending.change(s) }
+    public func sessionClosed(_ name: String) {
         pending.close(name)
         bodies[name] = nil
     }
-    func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>) { pending.remember(s, key: key, reply: reply) }
-    func changePublished(_ s: Session, body: [UInt8]) {
+    public func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>) { pending.remember(s, key: key, reply: reply) }
+    public func changePublished(_ s: Session, body: [UInt8]) {
         bodies[s.name, default: []].append(body.count <= Self.maxPayload
             ? String(decoding: body, as: UTF8.self)
             : JSONWriter.string(["session": .string(s.name), "version": .int(s.version)]))
     }
 
-    var hasPendingWrites: Bool { !pending.isEmpty }
+    public var hasPendingWrites: Bool { !pending.isEmpty }
 
-    func flush(graph: NavigationGraph) throws(StateError) {
+    public func flush(graph: NavigationGraph) throws(StateError) {
         guard hasPendingWrites else { return }
         throw StateError(description: "the PostgreSQL store writes in the background")
     }
 
     /// Sends this iteration's changes as one `navd_commit` call; `done` runs when PostgreSQL answered.
-    func beginFlush(graph: NavigationGraph, done: @escaping (StateError?) -> Void) {
+    public func beginFlush(graph: NavigationGraph, done: @escaping (StateError?) -> Void) {
         let batch = pending.changed, gone = pending.closed, keyed = pending.keys, changes = bodies
         pending.removeAll()
         bodies.removeAll(keepingCapacity: true)
@@ -423,7 +407,7 @@ final class PostgresStore: Store, SharedStore {
         if connection.isUp { tick() }
     }
 
-    func close() {
+    public func close() {
         timer?.close()
         timer = nil
         connection.close()

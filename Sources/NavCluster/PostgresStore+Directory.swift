@@ -1,5 +1,6 @@
 import JSON
 import NavGraph
+import NavServer
 import NavigationCore
 import RPC
 
@@ -8,7 +9,7 @@ import RPC
 extension PostgresStore {
     /// Why the node does not serve `name` (it holds no such session): it is another live node's
     /// (`moved`), or PostgreSQL or a takeover must be waited for (`unavailable`); nil: no such session.
-    func whereabouts(_ name: String) -> SessionWhereabouts {
+    public func whereabouts(_ name: String) -> SessionWhereabouts {
         if !isUp {
             return .unavailable(RPCError(.unavailable, "navd node \(node) cannot reach PostgreSQL, where session \"\(name)\" is kept; retry in a moment",
                                          data: ["session": .string(name), "node": .string(node), "retryAfterMs": .int(250)]))
@@ -35,7 +36,7 @@ extension PostgresStore {
 
     /// Reads the owner of `name` (a node learns of sessions others make through their notification;
     /// a request may come first), then runs `then`: the directory now knows it, or knows it is absent.
-    func lookUp(_ name: String, then: @escaping () -> Void) -> Bool {
+    public func lookUp(_ name: String, then: @escaping () -> Void) -> Bool {
         guard waitingLookUps < Self.maxLookUps, connection.isUp else { return false }
         waitingLookUps += 1
         if lookingUp[name] != nil {
@@ -78,16 +79,16 @@ extension PostgresStore {
     }
 
     /// Every session the node knows of (from PostgreSQL and the notifications since), by owner node.
-    var directory: [String: String] { owners }
+    public var directory: [String: String] { owners }
 
     /// The owner of `name` when another node owns it, and where it listens.
-    func remoteOwner(_ name: String) -> (node: String, socket: String)? {
+    public func remoteOwner(_ name: String) -> (node: String, socket: String)? {
         guard let owner = owners[name], owner != node else { return nil }
         return (owner, nodes[owner]?.socket ?? "")
     }
 
     /// A session's row as it is now (for a subscriber on this node of a session another node owns).
-    func read(_ name: String, _ done: @escaping (Result<Session?, RPCError>) -> Void) {
+    public func read(_ name: String, _ done: @escaping (Result<Session?, RPCError>) -> Void) {
         connection.query(PostgresSchema.readSession, [name]) { [unowned self] r in
             switch r {
             case .failure(let f):

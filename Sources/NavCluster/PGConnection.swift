@@ -1,5 +1,6 @@
 import CPostgres
 import Logging
+import NavServer
 import UV
 
 #if canImport(Glibc)
