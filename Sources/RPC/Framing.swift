@@ -1,4 +1,5 @@
 import JSON
+import Synchronization
 
 /// How one message is delimited on the stream.
 public enum Framing: Sendable, Equatable {
@@ -6,6 +7,9 @@ public enum Framing: Sendable, Equatable {
     case newline
     /// `Content-Length: N\r\n\r\n` then N bytes, as in the Language Server Protocol.
     case contentLength
+    /// The framing of another kind of stream (WebSocket frames, length prefixes…), registered once
+    /// with ``FrameFormats/register(_:)`` by the stream that speaks it.
+    case custom(FrameFormatID)
 
     /// Appends a framed `body` to `out`.
     public static func append(_ body: UnsafeRawBufferPointer, _ framing: Framing, to out: inout [UInt8]) {
@@ -16,6 +20,11 @@ public enum Framing: Sendable, Equatable {
         case .contentLength:
             out.append(contentsOf: "Content-Length: \(body.count)\r\n\r\n".utf8)
             out.append(contentsOf: body)
+        case .custom(let id):
+            let format = FrameFormats.format(id)
+            out.append(contentsOf: format.header(bodyLength: body.count))
+            out.append(contentsOf: body)
+            out.append(contentsOf: format.trailer)
         }
     }
 
@@ -27,6 +36,11 @@ public enum Framing: Sendable, Equatable {
         case .contentLength:
             out.append("Content-Length: \(body.count)\r\n\r\n")
             out.append(contentsOf: body)
+        case .custom(let id):
+            let format = FrameFormats.format(id)
+            format.header(bodyLength: body.count).withUnsafeBytes { out.append(contentsOf: $0) }
+            out.append(contentsOf: body)
+            format.trailer.withUnsafeBytes { out.append(contentsOf: $0) }
         }
     }
 
@@ -35,6 +49,39 @@ public enum Framing: Sendable, Equatable {
         out.reserveCapacity(body.count + 32)
         body.withUnsafeBytes { append($0, framing, to: &out) }
         return out
+    }
+}
+
+/// How a kind of stream frames each message it sends: bytes before the body (which may depend on
+/// its length) and after it. A WebSocket's text frame is a header and no trailer; a line is no
+/// header and a newline.
+public protocol FrameFormat: Sendable {
+    func header(bodyLength: Int) -> [UInt8]
+    var trailer: [UInt8] { get }
+}
+
+/// A registered ``FrameFormat``, as ``Framing/custom(_:)`` names it (a byte: a framing is copied
+/// with every message, and stays two bytes that cost no reference count).
+public struct FrameFormatID: Sendable, Hashable {
+    let index: UInt8
+}
+
+/// The frame formats of every kind of stream navd serves besides its sockets' two framings.
+public enum FrameFormats {
+    private static let registry = Mutex<[any FrameFormat]>([])
+
+    /// Registers `format` (once per kind of stream, e.g. in a `static let`; at most 256 kinds);
+    /// answers its framing.
+    public static func register(_ format: any FrameFormat) -> Framing {
+        registry.withLock { list in
+            precondition(list.count < 256, "at most 256 frame formats")
+            list.append(format)
+            return .custom(FrameFormatID(index: UInt8(list.count - 1)))
+        }
+    }
+
+    static func format(_ id: FrameFormatID) -> any FrameFormat {
+        registry.withLock { $0[Int(id.index)] }
     }
 }
 

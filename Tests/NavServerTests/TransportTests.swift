@@ -244,3 +244,117 @@ import Glibc
         #expect(h.heard.count == 2)
     }
 }
+
+/// A kind of stream with a framing of its own, written here alone (no change to the transport):
+/// each message is a 4-byte big-endian length, then the body, both ways.
+final class LengthPrefixedStream: ClientStream {
+    struct Format: FrameFormat {
+        func header(bodyLength n: Int) -> [UInt8] { [UInt8(n >> 24 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] }
+        var trailer: [UInt8] { [] }
+    }
+    static let framing = FrameFormats.register(Format())
+
+    final class Decoder: MessageDecoder {
+        let maxMessage: Int
+        var pending: [UInt8] = []
+        init(maxMessage: Int) { self.maxMessage = maxMessage }
+        var hasPartialMessage: Bool { !pending.isEmpty }
+        func feed(_ input: UnsafeRawBufferPointer, _ onMessage: (Framing, UnsafeRawBufferPointer) -> Bool) throws(FramingError) {
+            pending += input
+            try resume(onMessage)
+        }
+        func resume(_ onMessage: (Framing, UnsafeRawBufferPointer) -> Bool) throws(FramingError) {
+            while pending.count >= 4 {
+                let n = pending[0..<4].reduce(0) { $0 << 8 | Int($1) }
+                guard n <= maxMessage else { throw .messageTooLarge(limit: maxMessage) }
+                guard pending.count >= 4 + n else { return }
+                let body = Array(pending[4..<(4 + n)])
+                pending.removeFirst(4 + n)
+                let goOn = body.withUnsafeBytes { onMessage(LengthPrefixedStream.framing, $0) }
+                if !goOn { return }
+            }
+        }
+    }
+
+    let inner: MemoryStream
+    init(uid: UInt32 = getuid()) { inner = MemoryStream(credentials: PeerCredentials(pid: getpid(), uid: uid, gid: getgid())) }
+
+    func messageDecoder(maxMessage: Int) -> (any MessageDecoder)? { Decoder(maxMessage: maxMessage) }
+
+    /// Sends `body` as one frame, cut in two reads when `split`.
+    func send(_ body: String, split: Bool = false) {
+        let frame = Format().header(bodyLength: body.utf8.count) + Array(body.utf8)
+        if split {
+            inner.send(String(decoding: frame[..<3], as: UTF8.self))
+            inner.send(String(decoding: frame[3...], as: UTF8.self))
+        } else {
+            inner.send(String(decoding: frame, as: UTF8.self))
+        }
+    }
+
+    /// The bodies navd wrote, unframed.
+    func takeMessages() -> [String] {
+        var out = inner.takeOutput()[...], bodies: [String] = []
+        while out.count >= 4 {
+            let n = out.prefix(4).reduce(0) { $0 << 8 | Int($1) }
+            bodies.append(String(decoding: out.dropFirst(4).prefix(n), as: UTF8.self))
+            out = out.dropFirst(4 + n)
+        }
+        return bodies
+    }
+
+    var onDrain: (() -> Void)? {
+        get { inner.onDrain }
+        set { inner.onDrain = newValue }
+    }
+    func startReading(_ handler: @escaping StreamHandle.ReadHandler) { inner.startReading(handler) }
+    func pauseReading() { inner.pauseReading() }
+    func resumeReading() { inner.resumeReading() }
+    var queuedBytes: Int { inner.queuedBytes }
+    func write(_ bytes: UnsafeRawBufferPointer) { inner.write(bytes) }
+    func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) { inner.write(first, second) }
+    var peerHungUp: Bool { inner.peerHungUp }
+    func peerCredentials() -> PeerCredentials? { inner.peerCredentials() }
+    func close(then: (() -> Void)?) { inner.close(then: then) }
+    func shutdownAndClose(then: (() -> Void)?) { inner.shutdownAndClose(then: then) }
+}
+
+extension TransportTests {
+    /// A stream that frames its messages its own way is served by the same transport: its messages
+    /// arrive whole with its framing, its answers and notifications leave in it.
+    @Test func aStreamWithAFramingOfItsOwnNeedsNoChangeToTheTransport() throws {
+        let s = LengthPrefixedStream()
+        let c = try #require(set.attach(s))
+        let h = try #require(host.handlers[c.id])
+        s.send("{\"a\":1}")
+        s.send("{\"b\":2}", split: true)
+        iterate()
+        #expect(h.heard.map(\.body) == ["{\"a\":1}", "{\"b\":2}"] && h.heard.allSatisfy { $0.framing == LengthPrefixedStream.framing })
+        #expect(s.takeMessages() == ["ok:{\"a\":1}", "ok:{\"b\":2}"])
+        let (line, lc) = client()
+        set.broadcast("changed", to: [c, lc!]) { $0.raw("{\"v\":1}") }
+        iterate()
+        let note = "{\"jsonrpc\":\"2.0\",\"method\":\"changed\",\"params\":{\"v\":1}}"
+        #expect(s.takeMessages() == [note] && text(line) == note + "\n")
+    }
+}
+
+extension InProcess {
+    /// The same stream through dispatch and the navigator: requests answered in its framing.
+    @Suite struct OwnFramingThroughDispatchTests {
+        @Test func requestsOverAStreamWithItsOwnFramingAreAnswered() throws {
+            let p = InProcessServer()
+            let s = LengthPrefixedStream()
+            p.server.attach(s)
+            s.send("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}")
+            s.send("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"navigate\",\"params\":{\"to\":\"shop.Product\",\"with\":{\"id\":\"p1\"}}}", split: true)
+            var got: [String] = []
+            for _ in 0..<100 where got.count < 2 {
+                p.server.loop.runOnce(wait: false)
+                got += s.takeMessages()
+            }
+            #expect(got.count == 2 && got[0] == "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"pong\"}", "\(got)")
+            #expect(got.last?.contains("\"version\":1") == true, "\(got)")
+        }
+    }
+}

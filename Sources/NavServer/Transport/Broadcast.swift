@@ -7,8 +7,8 @@ extension ConnectionSet {
     // MARK: Broadcast
 
     /// Sends one notification to `targets`, encoding it once per framing in use: the line goes into the
-    /// broadcast log and every newline subscriber refers to it; the Content-Length form is built when
-    /// first needed and copied.
+    /// broadcast log and every newline subscriber refers to it; each other framing's form (a
+    /// `Content-Length` header, a stream's own frame) is built when first needed and copied.
     func broadcast(method: String, params: JSONValue, to targets: some Sequence<Connection>) {
         broadcast(method, to: ContiguousArray(targets)) { params.encode(into: &$0) }
     }
@@ -36,6 +36,8 @@ extension ConnectionSet {
     private func deliver(_ start: Int, _ bodyEnd: Int, _ end: Int, to targets: ContiguousArray<Connection>) {
         let log = broadcastLog
         var headed: ByteBuffer?
+        /// The notification in each other framing met so far (few: one per kind of stream).
+        var framed: [(framing: Framing, bytes: ByteBuffer)] = []
         var sent = 0
         // The array holds every target for the whole loop: no retain and release per subscriber.
         targets.forEachUncounted { c in
@@ -50,6 +52,17 @@ extension ConnectionSet {
                     headed = h
                 }
                 headed!.withUnsafeBytes { c.sendRaw($0) }
+            case .custom:
+                let framing = c.lastFraming
+                let bytes: ByteBuffer
+                if let known = framed.first(where: { $0.framing == framing }) {
+                    bytes = known.bytes
+                } else {
+                    bytes = ByteBuffer(capacity: bodyEnd - start + 32)
+                    log.withUnsafeBytes { Framing.append(UnsafeRawBufferPointer(rebasing: $0[start..<bodyEnd]), framing, to: bytes) }
+                    framed.append((framing, bytes))
+                }
+                bytes.withUnsafeBytes { c.sendRaw($0) }
             }
             sent += 1
         }

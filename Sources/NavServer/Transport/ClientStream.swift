@@ -1,3 +1,4 @@
+import RPC
 import UV
 
 /// What a connection reads its client's bytes from and writes its output to: a Unix socket
@@ -18,6 +19,24 @@ protocol ClientStream: AnyObject {
     func close(then: (() -> Void)?)
     /// Closes after the queued output is taken.
     func shutdownAndClose(then: (() -> Void)?)
+    /// How its input is cut into messages, for a stream with a framing of its own (its messages
+    /// then carry a ``Framing/custom(_:)`` framing, and its output is framed by that format); nil:
+    /// a socket's framings, newline or `Content-Length`, chosen by the client message by message.
+    func messageDecoder(maxMessage: Int) -> (any MessageDecoder)?
+}
+
+extension ClientStream {
+    func messageDecoder(maxMessage: Int) -> (any MessageDecoder)? { nil }
+}
+
+/// Cuts a stream's bytes into messages (see ``FrameDecoder`` for a socket's): each message is
+/// handed over with its framing until the handler answers false; the bytes after it are kept for
+/// ``resume(_:)``.
+protocol MessageDecoder: AnyObject {
+    func feed(_ input: UnsafeRawBufferPointer, _ onMessage: (Framing, UnsafeRawBufferPointer) -> Bool) throws(FramingError)
+    func resume(_ onMessage: (Framing, UnsafeRawBufferPointer) -> Bool) throws(FramingError)
+    /// Whether bytes are kept: an unfinished message, or messages after a stop.
+    var hasPartialMessage: Bool { get }
 }
 
 extension PipeStream: ClientStream {}

@@ -39,7 +39,10 @@ final class Connection {
     /// The stream when it is a socket, as it is whenever navd serves: the calls every notification
     /// and flush makes (queued bytes, writes) go to it directly rather than through the protocol.
     private let pipe: PipeStream?
+    /// A socket's framings (newline or `Content-Length`, message by message)…
     private var decoder: FrameDecoder
+    /// …or the stream's own (``ClientStream/messageDecoder(maxMessage:)``).
+    private let ownDecoder: (any MessageDecoder)?
     /// Output not yet handed to the stream; flushed once per loop iteration (or at once after a read
     /// that carried a single request, see ``received(_:)``).
     let output = ByteBuffer(capacity: 16)
@@ -61,6 +64,7 @@ final class Connection {
         self.stream = stream
         self.pipe = stream as? PipeStream
         self.decoder = FrameDecoder(maxMessage: owner.limits.maxMessage)
+        self.ownDecoder = stream.messageDecoder(maxMessage: owner.limits.maxMessage)
         self.credentials = stream.peerCredentials()
         // These closures hold the connection strongly; the cycle ends when the stream closes (its
         // handlers are dropped then), so every callback finds the connection alive.
@@ -122,9 +126,16 @@ final class Connection {
         let batched = beginBatch(bytes, handler)
         defer { if batched { handler.readEnded() } }
         do {
-            try decoder.feed(bytes) { framing, body -> Bool in
-                messages += 1
-                return self.handle(framing, body, handler)
+            if let own = ownDecoder {
+                try own.feed(bytes) { framing, body -> Bool in
+                    messages += 1
+                    return self.handle(framing, body, handler)
+                }
+            } else {
+                try decoder.feed(bytes) { framing, body -> Bool in
+                    messages += 1
+                    return self.handle(framing, body, handler)
+                }
             }
             // A read that carried one message is a client waiting for that answer before it sends
             // again: the answer leaves now, while the loop goes on with other connections, instead
@@ -154,7 +165,7 @@ final class Connection {
         guard !isClosed else { return }
         if mustHold {
             hold()
-        } else if decoder.hasPartialMessage {
+        } else if hasPartialMessage {
             if partialSince == 0 { partialSince = owner.loop.now }
         } else {
             partialSince = 0
@@ -179,6 +190,8 @@ final class Connection {
         sendFramed(w.bytes, lastFraming)
         closeAfterFlush()
     }
+
+    private var hasPartialMessage: Bool { ownDecoder?.hasPartialMessage ?? decoder.hasPartialMessage }
 
     // MARK: Holding input
 
@@ -242,7 +255,11 @@ final class Connection {
         }
         do {
             guard let handler else { return }
-            try decoder.resume { framing, body -> Bool in self.handle(framing, body, handler) }
+            if let own = ownDecoder {
+                try own.resume { framing, body -> Bool in self.handle(framing, body, handler) }
+            } else {
+                try decoder.resume { framing, body -> Bool in self.handle(framing, body, handler) }
+            }
         } catch {
             framingFailed(error)
             return
@@ -253,7 +270,7 @@ final class Connection {
             return
         }
         holdsInput = false
-        partialSince = decoder.hasPartialMessage ? owner.loop.now : 0
+        partialSince = hasPartialMessage ? owner.loop.now : 0
         if peerDone {
             if awaiting == 0 { closeSoon() }
         } else if !readPaused && !gated {
@@ -267,7 +284,7 @@ final class Connection {
     /// before them) in the loop's read buffer, whose padding a parser needs; a header block
     /// (`Content-Length` framing) is left alone.
     private func beginBatch(_ bytes: UnsafeRawBufferPointer, _ handler: any ConnectionHandler) -> Bool {
-        guard !decoder.hasPartialMessage, let base = bytes.baseAddress, bytes.count > 0,
+        guard ownDecoder == nil, !hasPartialMessage, let base = bytes.baseAddress, bytes.count > 0,
               base.load(as: UInt8.self) != UInt8(ascii: "C"), base.load(as: UInt8.self) != UInt8(ascii: "c"),
               EventLoop.readPadding >= JSONParser.padding, owner.loop.isInReadBuffer(bytes),
               let first = memchr(base, 0x0A, bytes.count)
@@ -298,7 +315,7 @@ final class Connection {
         guard !isClosed else { return 0 }
         if sharedEnd > sharedStart { copyShared() }
         let start = output.count
-        if framing == .newline {
+        if case .newline = framing {
             var w = JSONWriter(into: output)
             encode(&w)
             output.append(UInt8(ascii: "\n"))
