@@ -1,46 +1,62 @@
 import JSON
 import Synchronization
 
-/// How one message is delimited on the stream.
-public enum Framing: Sendable, Equatable {
+/// How one message is delimited on the stream: one byte, copied with every message at no cost.
+public struct Framing: Sendable, Hashable, CustomStringConvertible {
+    /// 0: newline, 1: `Content-Length`, 2 and up: a registered ``FrameFormat``.
+    @usableFromInline let raw: UInt8
+
+    @inlinable init(raw: UInt8) { self.raw = raw }
+
     /// One JSON text per line, `\n`-terminated (`\r\n` accepted). The default.
-    case newline
+    @inlinable public static var newline: Framing { Framing(raw: 0) }
     /// `Content-Length: N\r\n\r\n` then N bytes, as in the Language Server Protocol.
-    case contentLength
+    @inlinable public static var contentLength: Framing { Framing(raw: 1) }
     /// The framing of another kind of stream (WebSocket frames, length prefixes…), registered once
     /// with ``FrameFormats/register(_:)`` by the stream that speaks it.
-    case custom(FrameFormatID)
+    public static func custom(_ id: FrameFormatID) -> Framing { Framing(raw: id.index &+ 2) }
+
+    @inlinable public var isNewline: Bool { raw == 0 }
+    @inlinable public var isContentLength: Bool { raw == 1 }
+    /// The registered format, for a custom framing.
+    public var format: FrameFormatID? { raw >= 2 ? FrameFormatID(index: raw &- 2) : nil }
+
+    public var description: String {
+        switch raw {
+        case 0: "newline"
+        case 1: "contentLength"
+        default: "custom(\(raw - 2))"
+        }
+    }
 
     /// Appends a framed `body` to `out`.
     public static func append(_ body: UnsafeRawBufferPointer, _ framing: Framing, to out: inout [UInt8]) {
-        switch framing {
-        case .newline:
+        if framing.isNewline {
             out.append(contentsOf: body)
             out.append(UInt8(ascii: "\n"))
-        case .contentLength:
-            out.append(contentsOf: "Content-Length: \(body.count)\r\n\r\n".utf8)
-            out.append(contentsOf: body)
-        case .custom(let id):
+        } else if let id = framing.format {
             let format = FrameFormats.format(id)
             out.append(contentsOf: format.header(bodyLength: body.count))
             out.append(contentsOf: body)
             out.append(contentsOf: format.trailer)
+        } else {
+            out.append(contentsOf: "Content-Length: \(body.count)\r\n\r\n".utf8)
+            out.append(contentsOf: body)
         }
     }
 
     public static func append(_ body: UnsafeRawBufferPointer, _ framing: Framing, to out: ByteBuffer) {
-        switch framing {
-        case .newline:
+        if framing.isNewline {
             out.append(contentsOf: body)
             out.append(UInt8(ascii: "\n"))
-        case .contentLength:
-            out.append("Content-Length: \(body.count)\r\n\r\n")
-            out.append(contentsOf: body)
-        case .custom(let id):
+        } else if let id = framing.format {
             let format = FrameFormats.format(id)
             format.header(bodyLength: body.count).withUnsafeBytes { out.append(contentsOf: $0) }
             out.append(contentsOf: body)
             format.trailer.withUnsafeBytes { out.append(contentsOf: $0) }
+        } else {
+            out.append("Content-Length: \(body.count)\r\n\r\n")
+            out.append(contentsOf: body)
         }
     }
 
@@ -60,8 +76,7 @@ public protocol FrameFormat: Sendable {
     var trailer: [UInt8] { get }
 }
 
-/// A registered ``FrameFormat``, as ``Framing/custom(_:)`` names it (a byte: a framing is copied
-/// with every message, and stays two bytes that cost no reference count).
+/// A registered ``FrameFormat``, as ``Framing/custom(_:)`` names it.
 public struct FrameFormatID: Sendable, Hashable {
     let index: UInt8
 }
@@ -70,11 +85,11 @@ public struct FrameFormatID: Sendable, Hashable {
 public enum FrameFormats {
     private static let registry = Mutex<[any FrameFormat]>([])
 
-    /// Registers `format` (once per kind of stream, e.g. in a `static let`; at most 256 kinds);
+    /// Registers `format` (once per kind of stream, e.g. in a `static let`; at most 254 kinds);
     /// answers its framing.
     public static func register(_ format: any FrameFormat) -> Framing {
         registry.withLock { list in
-            precondition(list.count < 256, "at most 256 frame formats")
+            precondition(list.count < 254, "at most 254 frame formats")
             list.append(format)
             return .custom(FrameFormatID(index: UInt8(list.count - 1)))
         }

@@ -42,18 +42,17 @@ extension ConnectionSet {
         // The array holds every target for the whole loop: no retain and release per subscriber.
         targets.forEachUncounted { c in
             guard !c.isClosed else { return }
-            switch c.lastFraming {
-            case .newline:
+            let framing = c.lastFraming
+            if framing.isNewline {
                 c.sendShared(start, end)
-            case .contentLength:
+            } else if framing.isContentLength {
                 if headed == nil {
                     let h = ByteBuffer(capacity: bodyEnd - start + 32)
                     log.withUnsafeBytes { Framing.append(UnsafeRawBufferPointer(rebasing: $0[start..<bodyEnd]), .contentLength, to: h) }
                     headed = h
                 }
                 headed!.withUnsafeBytes { c.sendRaw($0) }
-            case .custom:
-                let framing = c.lastFraming
+            } else {
                 let bytes: ByteBuffer
                 if let known = framed.first(where: { $0.framing == framing }) {
                     bytes = known.bytes

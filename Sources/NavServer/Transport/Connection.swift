@@ -315,7 +315,7 @@ final class Connection {
         guard !isClosed else { return 0 }
         if sharedEnd > sharedStart { copyShared() }
         let start = output.count
-        if case .newline = framing {
+        if framing.isNewline {
             var w = JSONWriter(into: output)
             encode(&w)
             output.append(UInt8(ascii: "\n"))
