@@ -114,12 +114,19 @@ final class RecordingPublisher: Publisher {
         let text = """
             root: {stack: Home}
             coordinators:
-              Home: {opens: [Item, Pay]}
+              Home: {opens: [Item, Pay, Signup]}
               Item:
                 setup: {type: object, required: [id], properties: {id: {type: string}}}
                 opens: [Pay]
               Pay:
                 preconditions: [authorized]
+              Signup:
+                flow:
+                  start: Name
+                  steps: [Name]
+                  result: {type: object, required: [user], properties: {user: {type: string}}}
+                presentations: [present]
+              Name: {}
             preconditions:
               authorized: {provider: true, timeout: 5s}
 
@@ -279,5 +286,45 @@ final class RecordingPublisher: Publisher {
         let third = RecordingStore()
         _ = again.restore([Session(name: "main", graph: Self.graph)], from: third, shared: nil)
         #expect(third.told.isEmpty, "the store's own main is not opened again")
+    }
+
+    /// A dismiss with a result: the screen goes with an ordinary commit, the screen below hears the
+    /// result (`screenResult`, to subscribers and the caller).
+    @Test func aDismissRemovesTheScreenAndHandsItsResultBelow() throws {
+        let watcher = FakeClient(id: 1), driver = FakeClient(id: 2)
+        navigator.subscribe(watcher, to: main)
+        let home = try #require(main.session.visibleTop?.id)
+        let item = try #require(try navigate("app.Item", with: ["id": "p1"], as: driver).given.first?.get()["node"]?.stringValue)
+        publisher.sent = []
+        store.told = []
+        let answers = Answers()
+        navigator.dismiss(DismissRequest(state: main, result: ["picked": 3]), FakeResponder(client: driver, answers: answers))
+        let reply = try #require(try answers.given.first?.get())
+        #expect(reply["removed"] == [.string(item)] && main.session.visibleTop?.id == home, "\(reply)")
+        #expect(publisher.sent.map(\.method) == ["stackChanged", "screenResult"] && store.told == ["changed main"])
+        let result = publisher.sent[1]
+        #expect(result.to == [1, 2] && result.params["node"] == .string(item) && result.params["to"] == .string(home) && result.params["result"] == ["picked": 3])
+    }
+
+    /// A flow returns its result: completing it removes it and tells its starter and the
+    /// subscribers; a result that breaks the flow's schema is refused and changes nothing.
+    @Test func aFlowReturnsItsResultToWhoStartedIt() throws {
+        let watcher = FakeClient(id: 1), starter = FakeClient(id: 2)
+        navigator.subscribe(watcher, to: main)
+        let r = NavigateRequest(state: main, toName: "app.Signup", by: .present)
+        let started = Answers()
+        navigator.navigate(r, FakeResponder(client: starter, answers: started))
+        let flow = try #require(try started.given.first?.get()["node"]?.stringValue, "\(started.given)")
+        let version = main.session.version
+        let bad = Answers()
+        navigator.flowComplete(FlowCompleteRequest(state: main, flow: flow, outcome: .result(["user": 5])), FakeResponder(client: starter, answers: bad))
+        #expect(failure(bad)?.kind == "invalidSetup" && main.session.version == version, "\(bad.given)")
+        publisher.sent = []
+        let done = Answers()
+        navigator.flowComplete(FlowCompleteRequest(state: main, flow: flow, outcome: .result(["user": "ann"])), FakeResponder(client: starter, answers: done))
+        #expect(try done.given.first?.get()["version"]?.intValue == version + 1)
+        #expect(main.session.node(flow) == nil)
+        let completed = try #require(publisher.sent.first { $0.method == "flowCompleted" })
+        #expect(completed.to == [1, 2] && completed.params["status"] == "completed" && completed.params["result"] == ["user": "ann"], "\(completed)")
     }
 }
