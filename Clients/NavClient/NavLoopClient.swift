@@ -175,6 +175,16 @@ public final class NavLoopClient {
                 finish(s, .failure(.connection("cannot reach the node that owns the session at \(target): \(error.message)")))
                 return
             }
+            // The socket comes from the cluster's directory: a node must run as this user (or root),
+            // as NavClient and the Python client require, or a rewritten directory could send the
+            // request to anyone's server.
+            do throws(NavClientError) {
+                guard let peer = s.peerCredentials() else { throw .connection("cannot read the credentials of \(target)'s server") }
+                try NavClient.checkPeer(uid: peer.uid, path: target)
+            } catch {
+                finish(s, .failure(error))
+                return
+            }
             s.startReading { event in
                 switch event {
                 case .data(let bytes):

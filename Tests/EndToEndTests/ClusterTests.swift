@@ -129,6 +129,86 @@ import Glibc
         #expect(mirror.root == truth["root"])
     }
 
+    /// A change as deep as a request may be reaches the other node's subscribers (the notification
+    /// reader reads what navd writes, not only what a request may hold), and a subscription to a
+    /// session another node owns counts in that node's `stats.subscriptions`.
+    @Test func aDeepChangeReachesTheOtherNodeAndItsSubscriberIsCounted() throws {
+        let pg = try PostgresServer()
+        let graph = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Deep]}
+              Deep: {setup: {type: object}}
+
+            """
+        let a = try Self.node("A", pg, graph: graph)
+        let b = try Self.node("B", pg, graph: graph)
+        let owner = try a.client()
+        try owner.call("session.open", ["name": "deep"])
+        let watcher = try b.client()
+        try waitUntil(timeout: 5, "B knows the session") {
+            (try? watcher.call("subscribe", ["session": "deep"])) != nil
+        }
+        #expect(try watcher.call("stats", [:])["subscriptions"]?.intValue == 1, "a subscriber of another node's session counts")
+        // 58 levels of setup model: the request nests 61 deep (its limit is 64), the notification
+        // that carries it past 64.
+        var deep: JSONValue = ["leaf": true]
+        for _ in 0..<57 { deep = ["d": deep] }
+        let r = try owner.call("navigate", ["session": "deep", "to": "app.Deep", "with": deep])
+        #expect(r["version"]?.intValue == 1)
+        let n = try watcher.notification("stackChanged")
+        #expect(n["params"]?["version"]?.intValue == 1 && n["params"]?["session"]?.stringValue == "deep")
+        var p = n["params"]?["changes"]?.arrayValue?.first?["node"]?["params"]
+        var levels = 0
+        while let next = p?["d"] {
+            p = next
+            levels += 1
+        }
+        #expect(levels == 57 && p?["leaf"] == true, "the whole setup model arrived (\(levels) levels)")
+    }
+
+    /// A `moved` error names a socket from the cluster's directory, which whoever can write to
+    /// PostgreSQL can rewrite: every client follows it only to a server of its own uid (or root's).
+    @Test func clientsFollowMovedOnlyToAServerOfTheirOwnUser() throws {
+        let pg = try PostgresServer()
+        let a = try Self.node("A", pg)
+        try a.client().call("session.open", ["name": "s1"])
+        // Another user's server, where the directory will say A listens.
+        let dir = TempDir()
+        defer { dir.remove() }
+        chmod(dir.path, 0o777)
+        let evil = dir.file("evil.sock")
+        let listener = Process()
+        listener.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        listener.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/socat", "UNIX-LISTEN:\(evil),fork", "EXEC:/bin/cat"]
+        try listener.run()
+        defer { listener.terminate() }
+        try waitUntil(timeout: 5, "the other user's server listens") { FileManager.default.fileExists(atPath: evil) }
+        _ = try pg.psql("UPDATE navd_nodes SET socket = '\(evil)' WHERE node = 'A'")
+        let b = try Self.node("B", pg)
+        let moved = try b.client().callError("tree", ["session": "s1"])
+        #expect(moved["data"]?["socket"]?.stringValue == evil, "\(moved)")
+
+        // nav-tui's loop client.
+        let loop = EventLoop()
+        let loopClient = NavLoopClient(loop: loop, socketPath: b.socketPath)
+        var answer: Result<JSONValue, NavClientError>?
+        loopClient.connect { error in
+            if let error { answer = .failure(error); return }
+            loopClient.call(NavCall("tree", ["session": "s1"])) { answer = $0 }
+        }
+        while answer == nil { loop.runOnce(wait: true) }
+        guard case .failure(let e)? = answer else { Issue.record("followed to another user's server: \(String(describing: answer))"); return }
+        #expect(e.message.contains("served by uid 65534"), "\(e.message)")
+        loopClient.close()
+        loop.runOnce(wait: false)
+        // NavClient (navctl) and the Python client refuse it too.
+        #expect(throws: NavClientError.self) { _ = try NavClient(socketPath: b.socketPath).call("tree", ["session": "s1"]) }
+        let py = "import sys; sys.path.insert(0, sys.argv[1]); import navd_client as n; c = n.Client(sys.argv[2]); c.call('tree', session='s1')"
+        let pyOut = try runCommand("/usr/bin/python3", ["-c", py, Repo.file("Clients/python").path, b.socketPath])
+        #expect(pyOut.status != 0 && pyOut.stderr.contains("65534"), "\(pyOut.stderr)")
+    }
+
     @Test func subscribersFollowASessionThroughATakeoverAndLargeChangesComeAsSnapshots() throws {
         let pg = try PostgresServer()
         let graph = """

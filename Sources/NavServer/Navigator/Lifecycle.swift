@@ -104,7 +104,8 @@ extension Navigator {
         return .swapped(removedNodes: removed)
     }
 
-    /// The navigator's counts, for `stats`.
+    /// The navigator's counts, for `stats`. `subscriptions` counts this node's subscribers of
+    /// sessions it owns and of sessions other nodes own (heard through the store).
     struct Counts {
         var commits: Int
         var pending: Int
@@ -127,7 +128,8 @@ extension Navigator {
         var byUid: [UInt32: Int] = [:]
         for st in sessions.values { byUid[st.session.owner ?? getuid(), default: 0] += 1 }
         return Counts(commits: commits, pending: pending.count, sessions: sessions.count,
-                      subscriptions: sessions.values.reduce(0) { $0 + $1.subscribers.clients.count },
+                      subscriptions: sessions.values.reduce(0) { $0 + $1.subscribers.clients.count }
+                          + mirrors.values.reduce(0) { $0 + $1.subscribers.clients.count },
                       provided: providers.values.reduce(0) { $0 + ($1.contains { !$0.isClosed } ? 1 : 0) },
                       tasksStarted: tasksStarted, children: childrenRunning,
                       providerRequestsWaiting: providerSlots.values.reduce(0) { $0 + $1.waitingCount },
