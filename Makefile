@@ -9,7 +9,7 @@ PYENV      := .build/pyenv
 # Release builds of navd tuned with the flags Package.swift keeps behind NAVD_TUNED.
 export NAVD_TUNED ?= 1
 
-.PHONY: run test test-python python-deps deps build build-debug embed graph-png build-no-cluster bench bench-instructions bench-cpu bench-graph bench-core pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
+.PHONY: chaos chaos-smoke run test test-python python-deps deps build build-debug embed graph-png build-no-cluster bench bench-instructions bench-cpu bench-graph bench-core pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
 
 help:
 	@echo "make run   - install what is missing, build (release), start navd on the example graph"
@@ -46,6 +46,7 @@ test: build-debug
 	scripts/client-package.sh
 	$(MAKE) build-no-cluster
 	$(MAKE) fuzz-smoke
+	$(MAKE) chaos-smoke
 
 ## navd without cluster mode (NAVD_CLUSTER=off): NavCluster and libpq are not built or linked, and
 ## `--store` says so. Checked in `make test`.
@@ -65,7 +66,7 @@ python-deps: deps
 ## The Python client's tests and the README's pytest example, against the debug navd.
 test-python: python-deps
 	NAVD_BIN=$(CURDIR)/.build/debug/navd $(PYENV)/bin/python -m pytest -q -p no:cacheprovider --rootdir=$(CURDIR) \
-	  Clients/python/tests Clients/python/examples
+	  Clients/python/tests Clients/python/examples scripts/tests
 
 ## make fuzz: each libFuzzer target (framing, json, graph, argv) for FUZZ_SECONDS (default 300) from
 ## the seed corpus in Fuzz/corpus; a crash fails and leaves its input in .build-fuzz/artifacts/.
@@ -76,6 +77,20 @@ fuzz: deps
 ## The short run `make test` ends with: 15 s per target.
 fuzz-smoke: deps
 	scripts/fuzz.sh 15
+
+## make chaos: CHAOS_SECONDS (default 300) of keyed navigations and subscribers on three cluster nodes
+## (a private PostgreSQL) while faults are injected at random: kill -9, SIGSTOP past the lease, a
+## second process under a live node's name, PostgreSQL restarted, its backends terminated, commits
+## held by a lock. Then scripts/history.py checks the history (unique increasing versions, nothing
+## acknowledged lost or applied twice, no fork, subscribers complete or given snapshots, no session
+## unavailable beyond two leases while PostgreSQL is up) and prints its verdict and figures.
+CHAOS_SECONDS ?= 300
+chaos: build
+	python3 scripts/chaos.py --navd .build/release/navd --seconds $(CHAOS_SECONDS)
+
+## The short run `make test` ends with: 60 s against the debug navd.
+chaos-smoke: build-debug
+	python3 scripts/chaos.py --navd .build/debug/navd --seconds 60
 
 ## make test-asan: the end-to-end tests against navd and its clients built with AddressSanitizer.
 test-asan: deps

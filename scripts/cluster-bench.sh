@@ -15,7 +15,7 @@ DUR=${DUR:-3}
 LEASE=${LEASE:-2s}
 TAKEOVER=${TAKEOVER:-1000}
 WORK=$(mktemp -d /tmp/navd-cluster-bench.XXXXXX)
-chmod 755 "$WORK"  # PostgreSQL runs as nobody under it
+chmod 755 "$WORK"  # PostgreSQL runs as the postgres user under it
 BIN=.build/release
 PIDS=()
 cleanup() {

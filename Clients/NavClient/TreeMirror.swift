@@ -49,13 +49,23 @@ public struct TreeMirror: Sendable {
         return nil
     }
 
-    /// Applies one `stackChanged` params object; its version must be exactly the next one.
+    /// Applies one `stackChanged` params object; its version must be exactly the next one, unless
+    /// it is a snapshot (one `reset` op), which may cover versions the subscriber missed (or repeat
+    /// the version it has).
     public mutating func apply(_ notification: JSONValue) throws {
         guard let v = notification["version"]?.intValue else { throw Gap(description: "stackChanged without version") }
-        guard v == version + 1 else { throw Gap(description: "stackChanged for version \(v) after version \(version)") }
+        guard v == version + 1 || (v >= version && TreeMirror.isSnapshot(notification)) else {
+            throw Gap(description: "stackChanged for version \(v) after version \(version)")
+        }
         for change in notification["changes"]?.arrayValue ?? [] { try applyChange(change) }
         version = v
         if let vis = notification["visible"]?.arrayValue { visible = vis.compactMap(\.stringValue) }
+    }
+
+    /// Whether a `stackChanged` params object is a snapshot: its changes are one `reset`.
+    public static func isSnapshot(_ notification: JSONValue) -> Bool {
+        guard let changes = notification["changes"]?.arrayValue, changes.count == 1 else { return false }
+        return changes[0]["op"]?.stringValue == "reset"
     }
 
     private mutating func applyChange(_ c: JSONValue) throws {

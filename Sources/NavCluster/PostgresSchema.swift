@@ -35,11 +35,16 @@ enum PostgresSchema {
         """
         CREATE OR REPLACE FUNCTION navd_commit(p_node text, p_inc bigint, doc json) RETURNS void
         LANGUAGE plpgsql AS $$
-        DECLARE r record; n bigint;
+        DECLARE r record; n bigint; inc bigint; live boolean;
         BEGIN
-            PERFORM 1 FROM navd_nodes WHERE node = p_node AND incarnation = p_inc AND expires > clock_timestamp();
-            IF NOT FOUND THEN
-                RAISE EXCEPTION 'node % does not hold its lease at incarnation %', p_node, p_inc USING ERRCODE = 'NV001';
+            -- FOR SHARE: a process registering under this name (a new incarnation) waits for the
+            -- commit, then claims the sessions as it left them.
+            SELECT incarnation, expires > clock_timestamp() INTO inc, live FROM navd_nodes WHERE node = p_node FOR SHARE;
+            IF NOT FOUND OR inc <> p_inc THEN
+                RAISE EXCEPTION 'node % is at incarnation %, not %: another process registered under its name', p_node, inc, p_inc USING ERRCODE = 'NV001';
+            END IF;
+            IF NOT live THEN
+                RAISE EXCEPTION 'the lease of node % had expired', p_node USING ERRCODE = 'NV003';
             END IF;
             FOR r IN SELECT value AS name FROM json_array_elements_text(doc->'c') LOOP
                 DELETE FROM navd_sessions WHERE name = r.name AND node = p_node;
@@ -67,8 +72,9 @@ enum PostgresSchema {
         END $$
         """,
         // Claims sessions and returns them whole (keys included): with p_own, the node's own (at its
-        // start, or after PostgreSQL came back); else those whose owner's lease expired, at most
-        // p_limit, skipping rows another node is claiming. Every claim raises the session's epoch.
+        // start, or after PostgreSQL came back), waiting for rows a commit of its previous
+        // incarnation still holds; else those whose owner's lease expired, at most p_limit, skipping
+        // rows another node is claiming or committing. Every claim raises the session's epoch.
         """
         CREATE OR REPLACE FUNCTION navd_claim(p_node text, p_inc bigint, p_limit int, p_own boolean)
         RETURNS TABLE (o_name text, o_version bigint, o_next_id bigint, o_tree text, o_facts text, o_uid bigint, o_epoch bigint, o_keys json)
@@ -79,6 +85,9 @@ enum PostgresSchema {
             PERFORM 1 FROM navd_nodes WHERE node = p_node AND incarnation = p_inc;
             IF NOT FOUND THEN
                 RAISE EXCEPTION 'node % is no longer at incarnation %', p_node, p_inc USING ERRCODE = 'NV001';
+            END IF;
+            IF p_own THEN
+                PERFORM 1 FROM navd_sessions x WHERE x.node = p_node ORDER BY x.name FOR UPDATE;
             END IF;
             FOR c IN UPDATE navd_sessions s SET node = p_node, epoch = s.epoch + 1
                 WHERE s.name IN (

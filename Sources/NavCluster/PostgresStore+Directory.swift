@@ -21,6 +21,7 @@ extension PostgresStore {
             return .unknown
         }
         if owner == node {
+            reclaimStranded(name)
             return .unavailable(RPCError(.unavailable, "session \"\(name)\" is being read again from PostgreSQL on node \(node); retry in a moment",
                                          data: ["session": .string(name), "node": .string(node), "retryAfterMs": .int(100)]))
         }

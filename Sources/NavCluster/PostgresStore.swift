@@ -25,6 +25,8 @@ public final class PostgresStore: Store, SharedStore {
 
     /// Sessions this node owns, by their epoch (absent: created here, not yet stored).
     private var epochs: [String: Int] = [:]
+    /// The version of each session this node owns as PostgreSQL holds it (``storedVersion(of:)``).
+    private var versions: [String: Int] = [:]
     /// Every session of the cluster and its owner node, kept current by `navd_owners` notifications.
     var owners: [String: String] = [:]
     /// Every node: its socket and when its lease ends (loop time, ms), as of the last renewal.
@@ -41,6 +43,8 @@ public final class PostgresStore: Store, SharedStore {
     /// read again.
     private(set) var needsResync = false
     private var resyncing = false
+    /// When ``reclaimStranded(_:)`` last read the node's sessions again (loop time, ms).
+    private var lastReclaim: UInt64 = 0
     private(set) var commits = 0
     /// Names found in no row of PostgreSQL, and when (loop time): requests naming them within a
     /// second are answered at once.
@@ -107,6 +111,7 @@ public final class PostgresStore: Store, SharedStore {
                 owners["main"] = row.rows.first?[0] ?? nil
             } else {
                 epochs["main"] = 1
+                versions["main"] = main.version
                 owners["main"] = node
                 sessions.append(main)
                 _ = try connection.runNow("SELECT pg_notify('navd_owners', $1)", [JSONWriter.string(["s": "main", "n": .string(node)])])
@@ -156,6 +161,7 @@ public final class PostgresStore: Store, SharedStore {
                     s.remember(key: key, reply)
                 }
                 epochs[name] = epoch
+                versions[name] = version
                 owners[name] = node
                 out.append(s)
             } catch let e as NavError {
@@ -195,6 +201,15 @@ public final class PostgresStore: Store, SharedStore {
             renewing = false
             switch r {
             case .success(let rows):
+                // Renewed after its lease had ended (the node was paused, or the renewal slow):
+                // others may have taken its sessions, and their notifications may be lost; what it
+                // holds is read again before it writes.
+                if let mine = nodes[node], loop.now > mine.until, !needsResync {
+                    logger.warning("this node's lease had expired before it was renewed; reading its sessions again",
+                                   metadata: ["navd.node": "\(node)", "navd.lateMs": "\(loop.now - mine.until)"])
+                    needsResync = true
+                    events?.storeAvailabilityChanged(false, reason: "this node's lease had expired; its sessions are read again")
+                }
                 readNodes(rows.rows.first?[0] ?? nil)
                 if needsResync { resync() } else { sweep() }
             case .failure(let f) where f.sqlState == "NV001":
@@ -242,6 +257,7 @@ public final class PostgresStore: Store, SharedStore {
                     let sessions = try restore(rows)
                     for name in mine where epochs[name] == nil && owners[name] == node { owners[name] = nil }
                     events?.sessionsClaimed(sessions, own: true)
+                    for name in mine where epochs[name] == nil { versions[name] = nil }
                     events?.storeAvailabilityChanged(true, reason: "PostgreSQL is reachable again")
                     sweep()
                 } catch {
@@ -252,6 +268,17 @@ public final class PostgresStore: Store, SharedStore {
             case .failure: needsResync = true
             }
         }
+    }
+
+    /// A request named a session the directory says is this node's, which it does not hold while
+    /// it is not reading its sessions again (a claim that missed it): they are read again, at most
+    /// once per lease.
+    func reclaimStranded(_ name: String) {
+        guard connection.isUp, !needsResync, !resyncing, loop.now >= lastReclaim + UInt64(leaseMs) else { return }
+        lastReclaim = loop.now
+        logger.warning("session \"\(name)\" is this node's in PostgreSQL but not held here; reading the node's sessions again")
+        needsResync = true
+        tick()
     }
 
     private func wentDown(_ why: String) {
@@ -289,10 +316,13 @@ public final class PostgresStore: Store, SharedStore {
         absent[s] = nil
         if newOwner != node, epochs.removeValue(forKey: s) != nil {
             events?.sessionsLost([s])
+            versions[s] = nil
         }
     }
 
     /// `stats.cluster`: this node, its incarnation, whether it can write, what it knows of others.
+    public func storedVersion(of name: String) -> Int? { versions[name] }
+
     public func statsObject(mirrors: Int) -> JSONObject {
         [
             "node": .string(node), "incarnation": .int(incarnation), "available": .bool(isUp),
@@ -330,6 +360,8 @@ public final class PostgresStore: Store, SharedStore {
         pending.removeAll()
         bodies.removeAll(keepingCapacity: true)
         let names = Array(batch.keys) + Array(gone)
+        var written: [(String, Int)] = []
+        written.reserveCapacity(batch.count)
         guard isUp else {
             fail(names, "PostgreSQL cannot be reached", done)
             return
@@ -341,6 +373,7 @@ public final class PostgresStore: Store, SharedStore {
             if !first { w.raw(",") }
             first = false
             let epoch = epochs[name]
+            written.append((name, s.version))
             w.raw("{\"n\":")
             w.write(string: name)
             w.raw(",\"v\":")
@@ -384,13 +417,21 @@ public final class PostgresStore: Store, SharedStore {
                     epochs[name] = 1
                     owners[name] = node
                 }
+                for (name, version) in written { versions[name] = version }
                 for name in gone {
                     epochs[name] = nil
+                    versions[name] = nil
                     owners[name] = nil
                 }
                 done(nil)
             case .failure(let f):
-                if f.sqlState == "NV001" { events?.leaseLost(f.message) }
+                switch f.sqlState {
+                case "NV001": events?.leaseLost(f.message)
+                case "NV003":
+                    logger.warning("this node's lease had expired in PostgreSQL (the node was paused, or PostgreSQL or the machine was slow): its commit was refused, not acknowledged; renewing the lease and reading its sessions again",
+                                   metadata: ["navd.node": "\(node)", "navd.sessions": "\(names.count)"])
+                default: break
+                }
                 fail(names, f.message, done)
             }
         }
@@ -402,8 +443,11 @@ public final class PostgresStore: Store, SharedStore {
         needsResync = true
         if wasUp { events?.storeAvailabilityChanged(false, reason: "a commit was not stored: \(why)") }
         for name in names { epochs[name] = nil }
-        done(StateError(description: "PostgreSQL did not store the commit: \(why)"))
+        // The sessions leave first: what the server then sends again (``SharedStore/beginFlush``)
+        // must not be their unstored state.
         events?.sessionsLost(names)
+        for name in names { versions[name] = nil }
+        done(StateError(description: "PostgreSQL did not store the commit: \(why)"))
         if connection.isUp { tick() }
     }
 

@@ -181,8 +181,12 @@ import Glibc
         let listener = Process()
         listener.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
         listener.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/socat", "UNIX-LISTEN:\(evil),fork", "EXEC:/bin/cat"]
+        // socat forks a child per connection: none may hold this process's output open.
+        listener.standardInput = FileHandle.nullDevice
+        listener.standardOutput = FileHandle.nullDevice
+        listener.standardError = FileHandle.nullDevice
         try listener.run()
-        defer { listener.terminate() }
+        defer { _ = try? runCommand("/usr/bin/pkill", ["-KILL", "-f", "UNIX-LISTEN:\(evil)"]) }
         try waitUntil(timeout: 5, "the other user's server listens") { FileManager.default.fileExists(atPath: evil) }
         _ = try pg.psql("UPDATE navd_nodes SET socket = '\(evil)' WHERE node = 'A'")
         let b = try Self.node("B", pg)

@@ -6,7 +6,10 @@ import Glibc
 
 /// A real PostgreSQL server in a temporary directory, listening only on a Unix socket there. Made
 /// with `initdb` and run with `pg_ctl`; as root (PostgreSQL refuses to run as root) both run as
-/// the unprivileged user `nobody` through `runuser`.
+/// the system user `postgres` (the postgresql package makes it; `nobody` where it is missing)
+/// through `runuser`. The server is private: the directory, socket included, is mode 0700, so
+/// only its owner and root can connect (another local user cannot reach it, let alone rewrite the
+/// cluster's tables).
 public final class PostgresServer: @unchecked Sendable {
     public let dir: TempDir
     public let port = 5432
@@ -36,12 +39,13 @@ public final class PostgresServer: @unchecked Sendable {
         self.bin = bin
         dir = TempDir()
         if getuid() == 0 {
-            asUser = ["/usr/sbin/runuser", "-u", "nobody", "--"]
-            chmod(dir.path, 0o755)
-            chown(dir.path, 65534, 65534)
+            let owner = getpwnam("postgres").map { ("postgres", $0.pointee.pw_uid, $0.pointee.pw_gid) } ?? ("nobody", 65534, 65534)
+            asUser = ["/usr/sbin/runuser", "-u", owner.0, "--"]
+            chown(dir.path, owner.1, owner.2)
         } else {
             asUser = []
         }
+        chmod(dir.path, 0o700)
         let r = try run([bin + "/initdb", "-D", dir.file("data"), "-A", "trust", "-U", "navd", "-E", "UTF8", "--no-sync"])
         guard r.status == 0 else { throw TestFailure("initdb failed: \(r.stderr)") }
         try start()

@@ -173,10 +173,11 @@ class TreeMirror:
 
     def apply(self, change):
         """Applies a ``stackChanged``'s params; False when it is not newer (or not this session's).
-        Raises :class:`OutOfStep` on a gap."""
+        Raises :class:`OutOfStep` on a gap (a snapshot, one ``reset``, may cover one)."""
         if change.get("session") != self.session or change["version"] <= self.version:
             return False
-        if change["version"] != self.version + 1:
+        snapshot = len(change["changes"]) == 1 and change["changes"][0].get("op") == "reset"
+        if change["version"] != self.version + 1 and not snapshot:
             raise OutOfStep("stackChanged version %d after %d: versions were missed" % (change["version"], self.version))
         for ch in change["changes"]:
             op = ch["op"]

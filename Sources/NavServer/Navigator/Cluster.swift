@@ -13,6 +13,9 @@ final class Mirror {
     var version: Int
     /// A snapshot is being read: notifications wait in `buffered`.
     var fetching = false
+    /// The next snapshot read is sent even at the version subscribers were last sent (they may
+    /// not have received it).
+    var resend = false
     var buffered: [(version: Int, payload: String)] = []
     /// The most notifications kept while a snapshot is read; past it they are dropped and another
     /// snapshot is read.
@@ -89,12 +92,15 @@ extension Navigator {
 
     /// Reads the session from the store and sends its subscribers a snapshot, then the notifications
     /// that arrived meanwhile.
-    private func refetch(_ m: Mirror) {
+    func refetch(_ m: Mirror, resend: Bool = false) {
+        if resend { m.resend = true }
         guard !m.fetching, let pg = shared else { return }
         m.fetching = true
         pg.read(m.name) { [unowned self] r in
             m.fetching = false
-            if case .success(let s?) = r, s.version > m.version {
+            let resend = m.resend
+            m.resend = false
+            if case .success(let s?) = r, s.version > m.version || (resend && s.version == m.version) {
                 m.version = s.version
                 sendSnapshot(of: s, to: m.subscribers.audience)
             }
@@ -162,16 +168,44 @@ extension Navigator {
             finish(p, .failure(e))
         }
         guard !state.subscribers.isEmpty else { return }
-        let m = mirrors[name] ?? Mirror(name: name, version: state.session.version, audience: publisher.makeAudience())
+        // Its subscribers were last told the version the store holds from this node (the session
+        // in memory may be ahead: a commit refused), and may have missed what another node committed
+        // meanwhile (its notifications are not forwarded while the session is held here): the
+        // session is read from the store, and a snapshot sent if it is newer.
+        let told = shared?.storedVersion(of: name) ?? state.session.version
+        let m = mirrors[name] ?? Mirror(name: name, version: told, audience: publisher.makeAudience())
         mirrors[name] = m
         for c in state.subscribers.clients.values where !c.isClosed {
             m.subscribers.insert(c)
             watch(c)
         }
+        refetch(m)
     }
 }
 
 extension Navigator {
+    /// A commit was not stored and the notifications waiting for it were dropped, some that did not
+    /// depend on it too (a snapshot, another node's change, a change made while it was written):
+    /// every session that clients `ids` follow is sent to its subscribers again as a snapshot (from
+    /// memory, or read from the store for other nodes' sessions). The version may be one a
+    /// subscriber has; a snapshot of it changes nothing.
+    func notificationsDropped(for ids: Set<Int>) {
+        guard !ids.isEmpty else { return }
+        for st in sessions.values where st.subscribers.clients.keys.contains(where: ids.contains) {
+            sendSnapshot(of: st.session, to: st.audience)
+        }
+        for m in mirrors.values where m.subscribers.clients.keys.contains(where: ids.contains) {
+            refetch(m, resend: true)
+        }
+    }
+
+    /// The store is back (a reconnection, or its sessions read again): notifications sent
+    /// meanwhile may be lost, so every session other nodes own that subscribers here follow is read
+    /// again (a snapshot when it is newer).
+    func refetchMirrors() {
+        for m in mirrors.values { refetch(m) }
+    }
+
     func dropMirrorSubscriber(_ name: String, _ c: any Client) {
         guard let m = mirrors[name] else { return }
         m.subscribers.remove(c.id)

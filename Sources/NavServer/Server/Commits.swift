@@ -47,7 +47,7 @@ extension Server: DispatchHost {
         if let error {
             // Nothing of the commit is stored: no reply or notification that depends on it may leave.
             logger.error("a commit was not stored; its clients are disconnected and its sessions read again", metadata: ["navd.error": "\(error)"])
-            transport.dropHeldOutput()
+            navigator.notificationsDropped(for: transport.dropHeldOutput())
         }
         if let shared = sharedStore, shared.hasPendingWrites && !(phase.cause?.isFault ?? false) {
             // Changes made while the commit was written (a precondition ended): theirs go first

@@ -27,6 +27,8 @@ extension Server: ClusterEvents {
     /// are answered `unavailable` (``Dispatcher/run(_:_:lookedUp:)``).
     public func storeAvailabilityChanged(_ available: Bool, reason: String) {
         if available {
+            // Notifications of other nodes' sessions may have been lost meanwhile.
+            navigator.refetchMirrors()
             guard refusingChanges != nil else { return }
             refusingChanges = nil
             logger.notice("changes are accepted again", metadata: ["navd.reason": "\(reason)"])
@@ -37,7 +39,7 @@ extension Server: ClusterEvents {
 
     public func leaseLost(_ why: String) {
         guard !(phase.cause?.isFault ?? false) else { return }
-        logger.critical("this node lost its registration in PostgreSQL (another navd started with the same --node?); stopping", metadata: ["navd.error": "\(why)"])
+        logger.critical("this node lost its registration in PostgreSQL: another navd process registered under the same --node; stopping (exit status 1)", metadata: ["navd.error": "\(why)"])
         stop(.leaseLost(why))
     }
 }

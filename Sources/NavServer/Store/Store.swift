@@ -53,6 +53,10 @@ public protocol SharedStore: Store {
     func whereabouts(_ name: String) -> SessionWhereabouts
     /// Reads `name` as the store holds it now (nil: no such session).
     func read(_ name: String, _ done: @escaping (Result<Session?, RPCError>) -> Void)
+    /// The version of `name` this node last stored or read, while it owns the session and until
+    /// ``ClusterEvents`` heard it lost it: what its subscribers here were last told, whatever
+    /// uncommitted changes the session in memory holds.
+    func storedVersion(of name: String) -> Int?
     /// Learns who owns `name`, then runs `then`; false when it cannot wait now.
     func lookUp(_ name: String, then: @escaping () -> Void) -> Bool
     /// `stats.cluster`.

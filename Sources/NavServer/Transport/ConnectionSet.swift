@@ -183,13 +183,23 @@ final class ConnectionSet {
     /// What waits to be sent depends on changes that were not stored: clients waiting for a reply are
     /// disconnected (they retry, keyed navigations safely); subscribers lose the notifications of
     /// versions that never were.
-    func dropHeldOutput() {
+    /// Answers the ids of the connections kept open whose notifications were dropped (some may
+    /// not have depended on the commit: the layer above sends them what they must know again).
+    @discardableResult
+    func dropHeldOutput() -> Set<Int> {
         let batch = dirty
         dirty.removeAll()
+        var kept = Set<Int>()
         for c in batch {
-            if c.hasOwnOutput { c.close(reason: "navd could not store the changes it was about to acknowledge") } else { c.dropSharedOutput() }
+            if c.hasOwnOutput {
+                c.close(reason: "navd could not store the changes it was about to acknowledge")
+            } else {
+                c.dropSharedOutput()
+                if !c.isClosed { kept.insert(c.id) }
+            }
         }
         broadcastLog.removeAll(keepingAtMost: 1 << 20)
+        return kept
     }
 
     /// Sends what waited, and reads again.
