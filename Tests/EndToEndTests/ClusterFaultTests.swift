@@ -165,6 +165,7 @@ extension ClusterTests {
             } catch {
                 let v = try versions()
                 Issue.record("\(error): stranded \(sessions.filter { (v[$0] ?? 0) <= (mark[$0] ?? 0) }); \(next.stderr.suffix(1500))")
+                current = next
                 break
             }
             current = next
