@@ -254,8 +254,8 @@ class Faults(threading.Thread):
         names = ["A", "B", "C"]
         while not self.stop.is_set():
             self.sleep(self.rng.uniform(*self.gap))
-            if self.stop.is_set():
-                break
+            if self.stop.is_set() or not self.kinds:
+                continue
             kind = self.rng.choice(self.kinds)
             name = self.rng.choice(names)
             at = now()
@@ -325,14 +325,14 @@ def main():
     ap.add_argument("--lease-ms", type=int, default=1000)
     ap.add_argument("--sessions", type=int, default=6)
     ap.add_argument("--seed", type=int, default=None)
-    ap.add_argument("--faults", default=",".join(Faults.KINDS), help="comma-separated kinds (default: all)")
+    ap.add_argument("--faults", default=",".join(Faults.KINDS), help="comma-separated kinds (default: all; none: no fault)")
     ap.add_argument("--gap", default="1.5,4", help="seconds between faults: MIN,MAX")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, history)")
     a = ap.parse_args()
     seed = a.seed if a.seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
     lease = a.lease_ms / 1000.0
-    kinds = [k for k in a.faults.split(",") if k]
+    kinds = [k for k in a.faults.split(",") if k and k != "none"]
     for k in kinds:
         if k not in Faults.KINDS:
             ap.error("unknown fault %r (known: %s)" % (k, ", ".join(Faults.KINDS)))

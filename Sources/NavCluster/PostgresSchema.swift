@@ -35,7 +35,7 @@ enum PostgresSchema {
         """
         CREATE OR REPLACE FUNCTION navd_commit(p_node text, p_inc bigint, doc json) RETURNS void
         LANGUAGE plpgsql AS $$
-        DECLARE r record; n bigint; inc bigint; live boolean;
+        DECLARE r record; n bigint; inc bigint; live boolean; cut bigint;
         BEGIN
             -- FOR SHARE: a process registering under this name (a new incarnation) waits for the
             -- commit, then claims the sessions as it left them.
@@ -67,8 +67,12 @@ enum PostgresSchema {
             INSERT INTO navd_keys (session, key, reply)
                 SELECT k.s, k.k, k.r FROM json_to_recordset(doc->'k') AS k(s text, k text, r text)
                 ON CONFLICT DO NOTHING;
-            DELETE FROM navd_keys k WHERE k.session IN (SELECT DISTINCT x.s FROM json_to_recordset(doc->'k') AS x(s text))
-                AND k.seq <= (SELECT y.seq FROM navd_keys y WHERE y.session = k.session ORDER BY y.seq DESC LIMIT 1 OFFSET 4096);
+            -- Each session keeps its newest 4,096 keys: one cut per session (a cut per row was
+            -- quadratic in the keys a session holds).
+            FOR r IN SELECT DISTINCT x.s AS name FROM json_to_recordset(doc->'k') AS x(s text) LOOP
+                SELECT y.seq INTO cut FROM navd_keys y WHERE y.session = r.name ORDER BY y.seq DESC LIMIT 1 OFFSET 4096;
+                IF FOUND THEN DELETE FROM navd_keys WHERE session = r.name AND seq <= cut; END IF;
+            END LOOP;
         END $$
         """,
         // Claims sessions and returns them whole (keys included): with p_own, the node's own (at its
