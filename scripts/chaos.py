@@ -416,8 +416,8 @@ def main():
         for f in faults.failed:
             print("chaos: a fault could not be injected: %s" % f)
         history.report(violations, figures)
-        print("  seed %d; history in %s" % (seed, os.path.join(work, "history.jsonl")))
         ok = not violations
+        print("  seed %d%s" % (seed, "; history in %s" % os.path.join(work, "history.jsonl") if a.keep or not ok else ""))
     finally:
         stop.set()
         cluster.stop_all()
