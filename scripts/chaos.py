@@ -352,7 +352,9 @@ def main():
         for s in names:
             setup.call("session.open", name=s)
         setup.close()
-        timeout = max(0.3, lease / 2)
+        # A client gives a node a quarter of a lease: a paused node (or one a `moved` names
+        # while its lease runs out) costs it little once another node serves the session.
+        timeout = max(0.2, lease / 4)
         drivers = [Driver(cluster, hist, s, random.Random(rng.random()), stop, timeout) for s in names]
         subs = [Subscriber(cluster, hist, s, random.Random(rng.random()), stop, 5.0) for s in names for _ in range(2)]
         gap = tuple(float(x) for x in a.gap.split(","))

@@ -98,11 +98,14 @@ extension Navigator {
         m.fetching = true
         pg.read(m.name) { [unowned self] r in
             m.fetching = false
-            let resend = m.resend
-            m.resend = false
-            if case .success(let s?) = r, s.version > m.version || (resend && s.version == m.version) {
-                m.version = s.version
-                sendSnapshot(of: s, to: m.subscribers.audience)
+            if case .success(let found) = r {
+                // A read that failed keeps `resend` for the next (after the store is back).
+                let resend = m.resend
+                m.resend = false
+                if let s = found, s.version > m.version || (resend && s.version == m.version) {
+                    m.version = s.version
+                    sendSnapshot(of: s, to: m.subscribers.audience)
+                }
             }
             let waiting = m.buffered.sorted { $0.version < $1.version }
             m.buffered = []
