@@ -32,7 +32,7 @@ extension Session {
         var query: [String: String] = [:]
         for item in q.map({ u[($0 + 1)..<hi].split(separator: UInt8(ascii: "&")) }) ?? [] {
             let kv = item.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
-            guard let k = percentDecode(kv[0]), let v = percentDecode(kv.count > 1 ? kv[1] : []) else {
+            guard let k = formDecode(kv[0]), let v = formDecode(kv.count > 1 ? kv[1] : []) else {
                 throw NavError(.noMatchingLink, "`\(url)` has a malformed percent-escape in its query", data: ["url": .string(url)])
             }
             query[k] = v
@@ -89,7 +89,7 @@ extension Session {
     /// mediation from the screen below, its presentation, access and setup; its preconditions join
     /// the plan's. `origin` names what asked for it in messages.
     func appendStep(_ c: Coordinator, with given: JSONObject, by asked: Presentation?, to steps: inout [LinkStep],
-                    preconditions: inout [Int], caller: Caller, origin: String, data: JSONObject) throws(NavError) {
+                    preconditions: inout [Int], caller: Caller, origin: String, data: JSONObject, checkOpens: Bool = true) throws(NavError) {
         var with = given
         // Mediation, as in `navigate`: fields left unset come from the screen below.
         if let below = steps.last { mediate(c, from: below.params, into: &with) }
@@ -97,7 +97,7 @@ extension Session {
         if !steps.isEmpty && !c.allows(by) {
             throw NavError(.notAllowed, "\(origin) shows `\(c.name)` by \(by.rawValue), which its presentations do not allow", data: data)
         }
-        if let below = steps.last, !graph.coordinators.stackStepAllowed(from: below.coordinator, to: c.index) {
+        if checkOpens, let below = steps.last, !graph.coordinators.stackStepAllowed(from: below.coordinator, to: c.index) {
             var d = data
             d["to"] = .string(c.name)
             throw NavError(.notAllowed, "\(origin) puts `\(c.name)` above `\(graph.coordinators[below.coordinator].name)`, which cannot open it (its opens decide, as for navigate)", data: d)
@@ -114,6 +114,29 @@ extension Session {
         }
         for p in c.preconditions where !preconditions.contains(p) { preconditions.append(p) }
         steps.append(LinkStep(coordinator: c.index, params: .object(with), by: by))
+    }
+
+    /// A link's (or a `reset`'s) stack after a precondition of one of its screens redirected it to
+    /// `target`: the screens below the first one holding `precondition` stay as the link builds
+    /// them, and the redirect's target takes that screen's place, validated as a screen of the
+    /// stack (mediation from the screen below, presentation, access, setup; the graph's own
+    /// `redirect:` skips `opens`, as in `navigate`). When the first screen redirects and starts a
+    /// tab, the target is placed on that tab's first screen, unless it starts a tab itself. Only the
+    /// target's preconditions are left: those of the screens kept ran before the redirect.
+    public func planRedirectedLink(_ steps: [LinkStep], precondition: Int, to target: Int, by: Presentation?, with: JSONObject,
+                                   source: Int, ifVersion: Int?, caller: Caller, declaredTarget: Bool) throws(NavError) -> Plan {
+        let at = steps.firstIndex { graph.coordinators[$0.coordinator].preconditions.contains(precondition) } ?? steps.count - 1
+        var kept = Array(steps[..<at])
+        if kept.isEmpty, root.kind == .tabs, tabIndex(of: steps[0].coordinator) != nil, tabIndex(of: target) == nil {
+            kept = [steps[0]]
+        }
+        let c = graph.coordinators[target]
+        var preconditions: [Int] = []
+        try appendStep(c, with: with, by: by, to: &kept, preconditions: &preconditions, caller: caller,
+                       origin: "the redirect to `\(c.name)`", data: [:], checkOpens: !declaredTarget)
+        var plan = Plan(target: target, by: .push, params: kept.last!.params, source: source, ifVersion: ifVersion, preconditions: preconditions)
+        plan.link = kept
+        return plan
     }
 
     /// Builds a link's stack in one commit: in the tab (or root stack) that starts with its first
@@ -201,8 +224,14 @@ private func endOfScheme(_ u: [UInt8]) -> Int? {
     return nil
 }
 
-/// `s` with its `%XX` escapes decoded, or nil when an escape is malformed or the result is not UTF-8
-/// (`+` is left alone, not read as a space: URLs write a space as %20).
+/// A query key or value as forms and URLSearchParams write them: `+` is a space (a `+` itself is
+/// `%2B`), then `%XX` escapes. Path segments are ``percentDecode(_:)``d (there `+` is a `+`).
+func formDecode(_ s: ArraySlice<UInt8>) -> String? {
+    guard s.contains(UInt8(ascii: "+")) else { return percentDecode(s) }
+    return percentDecode(ArraySlice(s.map { $0 == UInt8(ascii: "+") ? UInt8(ascii: " ") : $0 }))
+}
+
+/// `s` with its `%XX` escapes decoded, or nil when an escape is malformed or the result is not UTF-8.
 func percentDecode(_ s: ArraySlice<UInt8>) -> String? {
     guard s.contains(UInt8(ascii: "%")) else { return String(decoding: s, as: UTF8.self) }
     var bytes: [UInt8] = []

@@ -16,8 +16,8 @@ extension Session {
                 if let coordinator, child.coordinator == coordinator { return child }
             }
         }
-        let what = byId != nil ? "node `\(target)`" : "no screen of `\(graph.coordinators[coordinator!].name)`"
-        throw NavError(.unknownNode, "\(what) is not in the stacks of the visible path of session `\(name)`; `tree` shows them",
+        let what = byId != nil ? "node `\(target)` is not" : "no screen of `\(graph.coordinators[coordinator!].name)` is"
+        throw NavError(.unknownNode, "\(what) in the stacks of the visible path of session `\(name)`; `tree` shows them",
                        data: ["to": .string(target)])
     }
 

@@ -117,6 +117,28 @@ import Testing
         #expect(top?["params"] == ["n": 7, "flag": true, "size": 1.5, "note": "12"])
     }
 
+    /// In a query `+` is a space, as forms and URLSearchParams write it (`%2B` a plus); in a path
+    /// segment it is a plus. link.resolve writes what open reads back.
+    @Test func aPlusInAQueryValueIsASpace() throws {
+        let graph = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Search]}
+              Search: {setup: {type: object, properties: {tag: {type: string}, q: {type: string}}}}
+            links:
+              "/search/:tag?q=:q": [Home, {to: Search, with: {tag: ":tag", q: ":q"}}]
+            """
+        let d = try Daemon(graph: graph)
+        let c = try d.client()
+        try c.call("open", ["url": "/search/a+b?q=red+shoes%2Bsocks"])
+        let top = try c.call("tree")["root"]?["children"]?.arrayValue?.last
+        #expect(top?["params"] == ["tag": "a+b", "q": "red shoes+socks"], "\(top ?? .null)")
+        let url = try c.call("link.resolve")["url"]?.stringValue ?? ""
+        try c.call("dismiss")
+        try c.call("open", ["url": .string(url)])
+        #expect(try c.call("tree")["root"]?["children"]?.arrayValue?.last?["params"] == top?["params"], "\(url)")
+    }
+
     @Test func aLinkStepTakesItsMediatedFieldsFromTheScreenBelowIt() throws {
         let graph = """
             root: {stack: Home}

@@ -143,7 +143,13 @@ extension Navigator {
     /// already visited, or more than ``maxRedirects`` redirects, is a loop and fails the navigation.
     func redirect(_ nav: PendingNavigation, _ p: Precondition, _ spec: NavigationSpec, declared: Bool) {
         guard !nav.finished else { return }
-        let chain = [nav.redirects.first?.from ?? nav.plan.target] + nav.redirects.map(\.to)
+        // What redirects: the target, or in a link's (a reset's) stack the first screen holding `p`.
+        var from = nav.plan.target
+        if let link = nav.plan.link, nav.step < nav.plan.preconditions.count {
+            let held = nav.plan.preconditions[nav.step]
+            from = link.first { graph.coordinators[$0.coordinator].preconditions.contains(held) }?.coordinator ?? from
+        }
+        let chain = [nav.redirects.first?.from ?? from] + nav.redirects.map(\.to)
         let names = (chain + [spec.to]).map { graph.coordinators[$0].name }.joined(separator: " → ")
         if chain.contains(spec.to) || nav.redirects.count >= Navigator.maxRedirects {
             finish(nav, .failure(NavError(.preconditionFailed, "precondition `\(p.name)` redirects in a loop: \(names) (at most \(Navigator.maxRedirects) redirects, each to a target not visited yet)",
@@ -154,8 +160,14 @@ extension Navigator {
         let session = nav.state.session
         var plan: Plan
         do throws(NavError) {
-            plan = try session.plan(Destination(target: spec.to), by: spec.by ?? nav.plan.by, with: spec.with, from: nav.plan.sourceId,
-                                    ifVersion: nav.plan.ifVersion, caller: nav.caller, declaredTarget: declared)
+            if let link = nav.plan.link, nav.step < nav.plan.preconditions.count {
+                // A link or a reset: the target takes the redirecting screen's place in its stack.
+                plan = try session.planRedirectedLink(link, precondition: nav.plan.preconditions[nav.step], to: spec.to, by: spec.by, with: spec.with,
+                                                      source: nav.plan.source, ifVersion: nav.plan.ifVersion, caller: nav.caller, declaredTarget: declared)
+            } else {
+                plan = try session.plan(Destination(target: spec.to), by: spec.by ?? nav.plan.by, with: spec.with, from: nav.plan.sourceId,
+                                        ifVersion: nav.plan.ifVersion, caller: nav.caller, declaredTarget: declared)
+            }
         } catch {
             var e = error
             e.data["precondition"] = .string(p.name)
@@ -166,7 +178,7 @@ extension Navigator {
         }
         if let hints = nav.plan.hints { plan.hints = hints }
         if let popUpTo = nav.plan.popUpTo { plan.popUpTo = popUpTo }
-        nav.redirects.append((from: nav.plan.target, precondition: p.name, to: spec.to))
+        nav.redirects.append((from: from, precondition: p.name, to: spec.to))
         nav.plan = plan
         nav.step = 0
         nav.recovered = false
