@@ -65,6 +65,30 @@ extension Builder {
         }
     }
 
+    /// Every field a link screen's setup requires must be one the link can give: from the pattern or
+    /// a constant (`with`), or mediated from the screen below. A screen before the last that lacks
+    /// one can never be opened by the link (an error, at the entry); the last screen may still get
+    /// it from a query value the pattern does not declare (`?id=…`): a warning.
+    mutating func checkLinkRequiredFields(_ links: [Link]) {
+        for l in links {
+            for (n, e) in l.entries.enumerated() {
+                let target = coordinators[e.coordinator]
+                guard let setup = target.setup else { continue }
+                let mediated = n > 0 ? Set(target.mediation.map(\.field)) : []
+                let missing = setup.required.filter { e.with[$0] == nil && !mediated.contains($0) }
+                guard !missing.isEmpty else { continue }
+                let at = linkEntryLocations[l.location]?[n].entry ?? l.location
+                let fields = missing.map { "`\($0)`" }.joined(separator: ", ")
+                let fix = "fill \(missing.count == 1 ? "it" : "them") in the entry's `with` from the pattern (\(missing.map { "\($0): \":\($0)\"" }.joined(separator: ", "))) or with a constant"
+                if n < l.entries.count - 1 {
+                    d.error(at, "link `\(l.pattern)` gives `\(target.name)` no \(fields), which its setup requires, so the link can never open; \(fix)")
+                } else {
+                    d.warning(at, "link `\(l.pattern)` gives `\(target.name)` no \(fields), which its setup requires: only a query value the pattern does not declare (?\(missing[0])=…) can; \(fix)")
+                }
+            }
+        }
+    }
+
     /// A mediation reads `$source.FIELD`: every coordinator that may open the target must declare FIELD.
     mutating func checkMediation() {
         for target in coordinators where !target.mediation.isEmpty {

@@ -308,6 +308,7 @@ struct Builder {
         }
         checkConstants(routes: routes, links: links)
         checkLinkOpens(links)
+        checkLinkRequiredFields(links)
         checkRecoveryCycles(preconditions)
         warnUnreached(root: root, routes: routes, links: links, preconditions: preconditions)
         for (i, p) in preconditionNames.enumerated() where !preconditionUsed.contains(i) {

@@ -152,6 +152,31 @@ import Glibc
         ])
     }
 
+    /// A link that gives a screen no field its setup requires: an error before the last screen (no
+    /// URL can ever open it), a warning on the last (only an undeclared query value can give it).
+    @Test func linkScreensMissingARequiredField() {
+        let app = """
+            root: {stack: Home}
+            coordinators:
+              Home:
+                opens: [Product, Note]
+              Product:
+                opens: [Note]
+                setup: {type: object, required: [id], properties: {id: {type: string}}}
+              Note:
+                setup: {type: object, required: [id, title], properties: {id: {type: string}, title: {type: string}}}
+            links:
+              "/p/new/note/:id": [Home, Product, {to: Note, with: {id: ":id"}}]
+              "/notes/new": [Home, Note]
+              "/p/:id": [Home, {to: Product, with: {id: ":id"}}]
+            """
+        #expect(check([("app.yaml", app)]) == [
+            "app.yaml:11:29: error: link `/p/new/note/:id` gives `app.Product` no `id`, which its setup requires, so the link can never open; fill it in the entry's `with` from the pattern (id: \":id\") or with a constant",
+            "app.yaml:11:38: warning: link `/p/new/note/:id` gives `app.Note` no `title`, which its setup requires: only a query value the pattern does not declare (?title=…) can; fill it in the entry's `with` from the pattern (title: \":title\") or with a constant",
+            "app.yaml:12:24: warning: link `/notes/new` gives `app.Note` no `id`, `title`, which its setup requires: only a query value the pattern does not declare (?id=…) can; fill them in the entry's `with` from the pattern (id: \":id\", title: \":title\") or with a constant",
+        ])
+    }
+
     @Test func routesAndLinksToNowhere() {
         let e = errors([("app.yaml", Self.app + """
 
