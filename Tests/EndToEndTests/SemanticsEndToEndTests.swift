@@ -277,6 +277,39 @@ import Testing
         #expect(try app.call("context.get")["facts"] == [:])
     }
 
+    /// The client that waited on a recovery flow gave up (Ctrl-C, a timeout: it disconnected, or it
+    /// sent `cancel`). The flow it presented is closed with it, so the same navigation asked again
+    /// recovers afresh (the flow left on top used to refuse it: its steps open nothing of the app),
+    /// and completing that flow proceeds and sets its facts.
+    @Test func aCancelledNavigationClosesTheRecoveryFlowItPresented() throws {
+        let d = try Daemon(graph: Self.graph)
+        let watcher = try d.client()
+        try watcher.call("subscribe")
+        for how in ["disconnect", "cancel"] {
+            let app = try d.client()
+            let id = try app.send("navigate", ["to": "Protected"])
+            let presented = try watcher.notification("stackChanged")
+            let flow = try #require(presented["params"]?["changes"]?.arrayValue?.first?["node"]?["children"]?.arrayValue?.first?["id"])
+            let pending = try watcher.notification("navigationPending")
+            if how == "disconnect" {
+                app.close()
+            } else {
+                try app.call("cancel", ["navigation": pending["params"]?["navigation"] ?? .null])
+                #expect(try app.reply(to: id)["error"]?["data"]?["kind"] == "cancelled")
+            }
+            let closed = try watcher.notification("stackChanged")
+            #expect(closed["params"]?["changes"]?.arrayValue?.first?["op"] == "dismiss", "\(how): \(closed)")
+            #expect(closed["params"]?["changes"]?.arrayValue?.first?["removed"]?.arrayValue?.contains(flow) == true, "\(how): \(closed)")
+        }
+        let again = try d.client()
+        let id = try again.send("navigate", ["to": "Protected"])
+        let presented = try watcher.notification("stackChanged")
+        let flow = try #require(presented["params"]?["changes"]?.arrayValue?.first?["node"]?["children"]?.arrayValue?.first?["id"])
+        try again.call("flowComplete", ["flow": flow, "result": ["user": "ann"]])
+        #expect(try again.reply(to: id)["result"]?["node"] != nil)
+        #expect(try again.call("context.get")["facts"]?["signedIn"] == true)
+    }
+
     @Test func recoverFactsAreCheckedByNavdCheck() throws {
         let dir = TempDir()
         defer { dir.remove() }

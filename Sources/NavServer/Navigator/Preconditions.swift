@@ -79,8 +79,10 @@ extension Navigator {
                 recoveries[SessionKey(state.session.name, flowNode.id)] = nav
                 publish(c, in: state)
                 announcePending(nav, waitingFor: p.name, flow: flowNode)
+                let key = SessionKey(state.session.name, flowNode.id)
                 nav.cancelTask = { [unowned self] in
-                    self.recoveries[SessionKey(state.session.name, flowNode.id)] = nil
+                    self.recoveries[key] = nil
+                    self.closeAbandonedRecovery(key, in: state)
                 }
             } catch where error.kind == .accessDenied {
                 var e = error
@@ -93,6 +95,16 @@ extension Navigator {
         case .command, .provider:
             recoverAsync(nav, p, r, reason: reason)
         }
+    }
+
+    /// The navigation waiting on recovery flow `key` ended without it (cancelled, its client gone,
+    /// superseded, timed out): the flow it presented goes too (ended `cancelled`, as if its starter
+    /// cancelled it), so that it neither blocks the same navigation later (its steps open nothing
+    /// of the app) nor completes to no effect.
+    private func closeAbandonedRecovery(_ key: SessionKey, in state: SessionState) {
+        guard !state.isClosed, state.session.node(key.name)?.kind == .flow,
+              let c = try? state.session.flowComplete(key.name, .cancelled) else { return }
+        publish(c, in: state)
     }
 
     /// A recovery flow ended: evaluate the precondition again (completed) or fail (otherwise).
