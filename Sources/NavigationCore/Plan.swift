@@ -58,6 +58,8 @@ public struct Plan: Sendable {
     public let preconditions: [Int]
     /// For a deep link (`open`): the whole stack to build, bottom first.
     public var link: [LinkStep]? = nil
+    /// `select {with}`: ``params`` are the tab's first screen's, merged with `with` and validated.
+    public var selectsWith = false
     /// What few navigations carry (hints, popUpTo, then), boxed so the plan of every other one stays
     /// small to copy.
     private var extras: PlanExtras?
@@ -87,6 +89,7 @@ public struct Plan: Sendable {
         var p = Plan(target: target, by: by, params: params, source: source, ifVersion: ifVersion,
                      preconditions: extra + preconditions.filter { !extra.contains($0) })
         p.link = link
+        p.selectsWith = selectsWith
         p.extras = extras
         return p
     }

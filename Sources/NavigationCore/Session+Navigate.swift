@@ -99,7 +99,23 @@ extension Session {
 
         // Setup model: mediation, then the schema.
         if style == .select {
-            return Plan(target: target.index, by: style, params: .object(with), source: source.number, ifVersion: r.ifVersion, preconditions: target.preconditions)
+            // `with` is merged into the params of the tab's first screen (a null removes a field),
+            // as `update` does, and the result must match its setup; none leaves them as they are.
+            guard !with.isEmpty else {
+                return Plan(target: target.index, by: style, params: .object(with), source: source.number, ifVersion: r.ifVersion, preconditions: target.preconditions)
+            }
+            var merged = tabFirstNode(of: target.index)?.params.objectValue ?? JSONObject()
+            for (k, v) in with {
+                if v.isNull { merged.members.removeAll { $0.key == k } } else { merged[k] = v }
+            }
+            let params = JSONValue.object(merged)
+            if let setup = target.setup, let violation = setup.validate(params) {
+                throw NavError(.invalidSetup, "select's \"with\" would make the params of tab `\(target.name)` not match its setup: \(violation.message)",
+                               data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "to": .string(target.name)])
+            }
+            var plan = Plan(target: target.index, by: style, params: params, source: source.number, ifVersion: r.ifVersion, preconditions: target.preconditions)
+            plan.selectsWith = true
+            return plan
         }
         let given = with.count
         mediate(target, from: source.params, into: &with)
@@ -140,6 +156,14 @@ extension Session {
     func declaredTab(_ coordinator: Int) -> Int? {
         guard case .tabs(let tabs) = graph.root else { return nil }
         return tabs.firstIndex(of: coordinator)
+    }
+
+    /// The first node of the tab `select` would show for `coordinator` (nil: a fresh tab shell would be
+    /// made).
+    func tabFirstNode(of coordinator: Int) -> Node? {
+        if let (shell, i) = nestedTab(of: coordinator) { return shell.children[i].children.first }
+        if let i = tabIndex(of: coordinator) { return root.children[i].children.first }
+        return nil
     }
 
     /// The tab of the live tab shell that the graph declares for `coordinator`: tabs keep the identity
@@ -213,6 +237,11 @@ extension Session {
             root = makeStack(holding: created)
             changes.record("reset", root: root, removed: removed.numbers)
         case .select:
+            if plan.selectsWith {
+                // Checked before anything changes (a fresh tab shell's first screen holds no params).
+                let before = tabFirstNode(of: plan.target)?.paramsBytes ?? 0
+                try limits.check(depth: 0, nodes: 0, paramsBytes: paramsBytes - before + plan.paramsBytes)
+            }
             if let (shell, i) = nestedTab(of: plan.target) {
                 // A tab of a tab container on the visible path (the innermost that declares it).
                 shell.selected = i
@@ -233,6 +262,14 @@ extension Session {
             root.selected = i
             created = root.children[i].children[0]
             changes.record("select", parent: root, index: i)
+        }
+        if plan.selectsWith, created.params != plan.params {
+            // `select {with}`: the tab's first screen takes the params validated with the plan.
+            let size = plan.paramsBytes
+            created.params = plan.params
+            paramsBytes += size - created.paramsBytes
+            created.paramsBytes = size
+            changes.record("update", node: created)
         }
         version += 1
         return Commit(version: version, changes: changes.text, node: created, removedNumbers: removed.numbers, endedFlows: removed.ended)

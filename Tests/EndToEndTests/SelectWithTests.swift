@@ -1,0 +1,52 @@
+import Foundation
+import JSON
+import NavTesting
+import Testing
+
+/// `select {with}` (React Navigation's `navigate('Tab', params)`): the tab's first screen takes the
+/// params, merged and validated as `update` does, in the select's commit; invalid ones are refused
+/// and change nothing.
+@Suite struct SelectWithTests {
+    static let graph = """
+        root: {tabs: [Home, Cart]}
+        coordinators:
+          Home: {}
+          Cart:
+            setup: {type: object, properties: {coupon: {type: string, maxLength: 5}, note: {type: string}}, additionalProperties: false}
+        """
+
+    static func cart(_ c: TestClient) throws -> JSONValue? {
+        try c.call("tree")["root"]?["children"]?.arrayValue?[1]["children"]?.arrayValue?.first?["params"]
+    }
+
+    @Test func selectWithParamsUpdatesTheTabsFirstScreen() throws {
+        let d = try Daemon(graph: Self.graph)
+        let c = try d.client()
+        let watcher = try d.client()
+        try watcher.call("subscribe")
+        let r = try c.call("navigate", ["to": "Cart", "by": "select", "with": ["coupon": "AB12", "note": "hi"]])
+        #expect(r["version"] == 1)
+        #expect(try Self.cart(c) == ["coupon": "AB12", "note": "hi"])
+        let n = try watcher.notification("stackChanged")
+        let ops = n["params"]?["changes"]?.arrayValue?.compactMap { $0["op"]?.stringValue }
+        #expect(ops == ["select", "update"], "\(n)")
+        // Merged: a field given replaces, null removes, others stay.
+        try c.call("navigate", ["to": "Home", "by": "select"])
+        try c.call("navigate", ["to": "Cart", "by": "select", "with": ["note": .null, "coupon": "ZZ"]])
+        #expect(try Self.cart(c) == ["coupon": "ZZ"])
+        // Without `with` the params stay.
+        try c.call("navigate", ["to": "Cart", "by": "select"])
+        #expect(try Self.cart(c) == ["coupon": "ZZ"])
+    }
+
+    @Test func invalidParamsAreRefusedAndChangeNothing() throws {
+        let d = try Daemon(graph: Self.graph)
+        let c = try d.client()
+        for bad: JSONValue in [["coupon": "TOO-LONG"], ["other": 1], ["coupon": 5]] {
+            let e = try c.callError("navigate", ["to": "Cart", "by": "select", "with": bad])
+            #expect(e["data"]?["kind"] == "invalidSetup" && e["data"]?["to"] == "app.Cart", "\(bad): \(e)")
+        }
+        let tree = try c.call("tree")
+        #expect(tree["version"] == 0 && tree["root"]?["selected"] == 0, "nothing selected or changed: \(tree)")
+    }
+}
