@@ -277,12 +277,14 @@ struct Dismiss: ParsableCommand {
     @Option(help: "Pop to the nearest screen of this coordinator (or this node) on the visible path.", completion: graphNames("coordinators")) var to: String?
     @Flag(help: "With --to: dismiss that screen too.") var inclusive = false
     @Option(help: "A result for the screen below, as JSON (sent as screenResult).") var result: String?
+    @Flag(help: "With --result (an object): merge it into the params of the screen below, so that it stays.") var merge = false
     func run() throws {
         var p: JSONObject = [:]
         if let node { p["node"] = .string(node) }
         if let to { p["to"] = .string(to) }
         if inclusive { p["inclusive"] = true }
         if let result { p["result"] = try parseJSON(result, what: "--result") }
+        if merge { p["merge"] = true }
         try common.run("dismiss", p, human: summary)
     }
 }

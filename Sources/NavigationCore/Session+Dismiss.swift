@@ -5,12 +5,32 @@ import NavGraph
 extension Session {
     // MARK: dismiss
 
-    /// Removes `nodeId` (default: the visible top) and everything above it in its stack.
-    public func dismiss(_ nodeId: String?) throws(NavError) -> Commit {
+    /// Removes `nodeId` (default: the visible top) and everything above it in its stack; with
+    /// `merging` (`dismiss {result, merge: true}`), the screen then on top takes those fields into its
+    /// params in the same commit (an `update` change), or nothing happens if it may not.
+    public func dismiss(_ nodeId: String?, merging: ResultMerge? = nil) throws(NavError) -> Commit {
+        if let merging, !isTrial {
+            // Checked on a copy first: a merge the screen below refuses changes nothing.
+            let trial = Session(copying: self)
+            trial.isTrial = true
+            _ = try trial.dismiss(nodeId, merging: merging)
+        }
         var node = try dismissTarget(nodeId)
-        let commit = try remove(node, status: .cancelled, result: nil, error: nil, flowNode: nil)
+        let commit = try remove(node, status: .cancelled, result: nil, error: nil, flowNode: nil, merging: merging)
         recycle(&node)
         return commit
+    }
+
+    /// What `dismiss {result, merge: true}` merges into the screen left on top, and as whom.
+    public struct ResultMerge: Sendable {
+        public let fields: JSONObject
+        public let caller: Caller
+        public let maxBytes: Int
+        public init(fields: JSONObject, caller: Caller, maxBytes: Int) {
+            self.fields = fields
+            self.caller = caller
+            self.maxBytes = maxBytes
+        }
     }
 
     /// The node `dismiss(_:)` removes: `nodeId`, or the visible top.
@@ -26,10 +46,16 @@ extension Session {
     }
 
     /// Removes `node` following the dismiss rules; `flowNode` is the flow completing, if any.
-    func remove(_ node: Node, status: EndedFlow.Status, result: JSONValue?, error: JSONValue?, flowNode: Node?) throws(NavError) -> Commit {
+    func remove(_ node: Node, status: EndedFlow.Status, result: JSONValue?, error: JSONValue?, flowNode: Node?,
+                merging: ResultMerge? = nil) throws(NavError) -> Commit {
         var changes = ChangeLog(enabled: recordsChanges, graph)
         var removed = Removal()
         try detach(node, flowNode: flowNode, changes: &changes, removed: &removed)
+        if let merging {
+            guard let top = visibleTopRef?.with({ $0 }) else { throw NavError(.unknownNode, "no screen is left on top to take the result") }
+            try merge(merging.fields, into: top, caller: merging.caller, maxBytes: merging.maxBytes)
+            changes.record("update", node: top)
+        }
         if let f = flowNode {
             removed.ended.insertFirst(EndedFlow(id: f.id, coordinator: f.coordinator, status: status, result: result, error: error))
         }

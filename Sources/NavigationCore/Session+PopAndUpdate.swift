@@ -23,8 +23,13 @@ extension Session {
 
     /// Removes everything above the nearest screen matching `target` on the visible path (and that
     /// screen too when `inclusive`), in one commit.
-    public func dismiss(to target: String, inclusive: Bool) throws(NavError) -> Commit {
-        try remove(try popRemovalTarget(target, inclusive: inclusive), status: .cancelled, result: nil, error: nil, flowNode: nil)
+    public func dismiss(to target: String, inclusive: Bool, merging: ResultMerge? = nil) throws(NavError) -> Commit {
+        if let merging, !isTrial {
+            let trial = Session(copying: self)
+            trial.isTrial = true
+            _ = try trial.dismiss(to: target, inclusive: inclusive, merging: merging)
+        }
+        return try remove(try popRemovalTarget(target, inclusive: inclusive), status: .cancelled, result: nil, error: nil, flowNode: nil, merging: merging)
     }
 
     /// The node `dismiss(to:inclusive:)` removes (with what is above it).
@@ -52,6 +57,17 @@ extension Session {
         guard let n = nodes[nodeId] else {
             throw NavError(.unknownNode, "no node `\(nodeId)` in session `\(name)`; `tree` lists the current nodes", data: ["node": .string(nodeId)])
         }
+        try merge(given, into: n, caller: caller, maxBytes: maxBytes)
+        var changes = ChangeLog(enabled: recordsChanges, graph)
+        changes.record("update", node: n)
+        version += 1
+        return Commit(version: version, changes: changes.text, node: n, removedNumbers: NodeNumbers(), endedFlows: nil)
+    }
+
+    /// Merges `given` into the params of screen or flow `n` (a null removes a field), checked first
+    /// (access, size, the session's limits, the setup schema): on an error nothing changed.
+    func merge(_ given: JSONObject, into n: Node, caller: Caller, maxBytes: Int = .max) throws(NavError) {
+        let nodeId = n.id
         guard n.kind == .screen || n.kind == .flow else {
             throw NavError(.unknownNode, "node `\(nodeId)` is a \(n.kind.rawValue); only screens and flows have params", data: ["node": .string(nodeId)])
         }
@@ -79,10 +95,6 @@ extension Session {
         n.params = params
         paramsBytes += size - n.paramsBytes
         n.paramsBytes = size
-        var changes = ChangeLog(enabled: recordsChanges, graph)
-        changes.record("update", node: n)
-        version += 1
-        return Commit(version: version, changes: changes.text, node: n, removedNumbers: NodeNumbers(), endedFlows: nil)
     }
 }
 

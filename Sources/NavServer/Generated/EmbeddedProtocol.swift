@@ -487,7 +487,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "dismiss",
-      "summary": "Remove a node and everything above it in its stack (a presented stack's first child dismisses the modal; a flow's first step abandons the flow). With \"to\" (a coordinator name or node id) it pops to the nearest matching screen in the stacks of the visible path, removing everything above it (and it too with inclusive: true), in one commit. With \"result\", the screen now on top receives it as a screenResult notification (its subscribers and the caller). When what it removes has leave: guards, they run first (the dismiss is pending, cancellable, and refused with preconditionFailed when a guard says no).",
+      "summary": "Remove a node and everything above it in its stack (a presented stack's first child dismisses the modal; a flow's first step abandons the flow). With \"to\" (a coordinator name or node id) it pops to the nearest matching screen in the stacks of the visible path, removing everything above it (and it too with inclusive: true), in one commit. With \"result\", the screen now on top receives it as a screenResult notification (its subscribers and the caller); with merge: true, the result (an object) also becomes part of that screen's params in the same commit, so it stays (a front-end connecting later sees it). When what it removes has leave: guards, they run first (the dismiss is pending, cancellable, and refused with preconditionFailed when a guard says no).",
       "x-navd-changes": true,
       "params": [
         {
@@ -522,6 +522,13 @@ public enum EmbeddedProtocol {
           "name": "result",
           "description": "delivered to the screen below as screenResult (at most 4 KiB of JSON)",
           "schema": {}
+        },
+        {
+          "name": "merge",
+          "description": "with result (an object): merge it into the params of the screen left on top, validated by its setup, in the same commit (an update change); refused, nothing changes",
+          "schema": {
+            "type": "boolean"
+          }
         }
       ],
       "result": {

@@ -44,7 +44,11 @@ enum NavigationMethods {
                 }
                 let result = p.value(.result)
                 if let result { try checkSize(result, "\"result\"", limit: Navigator.maxHintsBytes, param: "result") }
-                n.dismiss(DismissRequest(state: state, node: node, to: to, inclusive: try p.bool(.inclusive) ?? false, result: result), call)
+                let merge = try p.bool(.merge) ?? false
+                if merge && result?.objectValue == nil {
+                    throw .invalidParams("`merge: true` merges \"result\" into the params of the screen below, so \"result\" must be an object of its setup's fields, like {\"address\": \"…\"}", data: ["param": "result"])
+                }
+                n.dismiss(DismissRequest(state: state, node: node, to: to, inclusive: try p.bool(.inclusive) ?? false, result: result, merge: merge), call)
             }
         }
         methods.register("update", UpdateParam.self, changes: true, session: session) { call in
@@ -275,7 +279,7 @@ extension Call {
 
 /// The params of each navigation method (see ``ParamName``).
 enum DismissParam: Int, ParamName {
-    case session, node, to, inclusive, result
+    case session, node, to, inclusive, result, merge
     static let table = ParamTable(Self.self)
 }
 

@@ -22,7 +22,7 @@ extension Navigator {
         guard let guarded else {
             // No guard: dismiss at once.
             do throws(NavError) {
-                call.succeed(Removed(try dismissNow(state, node: r.node, to: r.to, inclusive: r.inclusive, result: r.result, caller: call.client)))
+                call.succeed(Removed(try dismissNow(state, node: r.node, to: r.to, inclusive: r.inclusive, result: r.result, merge: r.merge, caller: call.client)))
             } catch {
                 call.fail(error.rpc)
             }
@@ -33,10 +33,10 @@ extension Navigator {
                                     caller: Caller(roles: call.client.roles), reply: call.deferred(), client: call.client)
         nav.leaving = guarded.id
         let connection = call.client
-        let (node, to, inclusive, result) = (r.node, r.to, r.inclusive, r.result)
+        let (node, to, inclusive, result, merge) = (r.node, r.to, r.inclusive, r.result, r.merge)
         nav.commitInstead = { [unowned self] in
             Result { () throws(NavError) in
-                let c = try self.dismissNow(state, node: node, to: to, inclusive: inclusive, result: result, caller: connection)
+                let c = try self.dismissNow(state, node: node, to: to, inclusive: inclusive, result: result, merge: merge, caller: connection)
                 return ["version": .int(c.version), "removed": .array(c.removed.map(JSONValue.string))]
             }
         }
@@ -44,12 +44,15 @@ extension Navigator {
     }
 
     /// Dismisses (the guards, if any, have passed): commits, publishes and hands `result` on.
-    private func dismissNow(_ state: SessionState, node: String?, to: String?, inclusive: Bool, result: JSONValue?,
+    private func dismissNow(_ state: SessionState, node: String?, to: String?, inclusive: Bool, result: JSONValue?, merge: Bool,
                             caller: some Client) throws(NavError) -> Commit {
         let session = state.session
         let shown = result == nil ? nil : session.visibleTop?.id
+        let merging = merge ? result?.objectValue.map {
+            Session.ResultMerge(fields: $0, caller: Caller(roles: caller.roles), maxBytes: config.maxMessage)
+        } : nil
         let c: Commit
-        if let to { c = try session.dismiss(to: to, inclusive: inclusive) } else { c = try session.dismiss(node) }
+        if let to { c = try session.dismiss(to: to, inclusive: inclusive, merging: merging) } else { c = try session.dismiss(node, merging: merging) }
         publish(c, in: state)
         if let result { deliverScreenResult(result, from: shown ?? c.removed.first ?? "", in: state, caller: caller) }
         return c

@@ -88,13 +88,16 @@ struct DismissRequest: ~Copyable {
     var to: String?
     var inclusive = false
     var result: JSONValue?
+    /// `merge: true`: `result` (an object) is merged into the params of the screen left on top.
+    var merge = false
 
-    init(state: SessionState, node: String? = nil, to: String? = nil, inclusive: Bool = false, result: JSONValue? = nil) {
+    init(state: SessionState, node: String? = nil, to: String? = nil, inclusive: Bool = false, result: JSONValue? = nil, merge: Bool = false) {
         self.state = state
         self.node = node
         self.to = to
         self.inclusive = inclusive
         self.result = result
+        self.merge = merge
     }
 }
 
