@@ -102,7 +102,7 @@ extension Session {
                     let what = node.kind == .flow
                         ? "flow `\(node.id)` (\(graph.coordinators[node.coordinator].name)) is the first node of \(place) and cannot leave the tree (dismissing its first step would abandon it)"
                         : "`\(node.id)` (\(graph.coordinators[node.coordinator].name)) is the first screen of \(place)"
-                    throw NavError(.unknownNode, "nothing to dismiss: \(what); navigate with by: root or select instead",
+                    throw NavError(.unknownNode, "nothing to dismiss: \(what) (a stack is never empty); to make another screen the first, navigate from it with by: replace (or by: root, or select a tab)",
                                    data: ["node": .string(node.id)])
                 }
                 return .modal(owner: owner, stack: NodeLink(container))
