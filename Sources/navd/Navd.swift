@@ -225,6 +225,7 @@ struct Serve: ParsableCommand {
             FileHandle.standardError.write(Data("navd: \(problem): raise the limit or simplify the graph's root\n".utf8))
             throw ExitCode(1)
         }
+        useSQLiteFromOneThreadOnly()
         let server = Server(config: config, graph: navGraph, logger: logger)
         if let policy {
             do {

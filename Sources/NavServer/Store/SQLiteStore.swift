@@ -9,11 +9,20 @@ import Glibc
 
 /// Sessions (tree, version, id counter, facts) in an SQLite file. Commits of one loop iteration
 /// are written in one transaction (group commit) before any reply of that iteration is sent.
+/// Tells SQLite that this process uses it from one thread only (navd: its loop's thread): no
+/// mutexes, no memory statistics. Call it before the first state file opens; later it changes
+/// nothing. A process that opens state files from several threads at once (the tests) must not:
+/// SQLite's own global state (its VFS list) would then be unguarded.
+public func useSQLiteFromOneThreadOnly() {
+    _ = navsql_configure_single_thread()
+}
+
 final class SQLiteStore: Store {
     static let schemaVersion = 1
     static let applicationId: Int32 = 0x6E61_7664  // "navd"
 
     private var db: OpaquePointer?
+
     private var upsert: OpaquePointer?
     private var delete: OpaquePointer?
     private var insertKey: OpaquePointer?
@@ -46,8 +55,6 @@ final class SQLiteStore: Store {
         if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && st.st_size == 0 {
             throw StateError(description: "the state file \(path) is empty (0 bytes): it is not a navd state file, and starting afresh on it would hide whatever emptied it; remove it to start with fresh sessions, or give another --state PATH")
         }
-        // Before SQLite's first use in the process; later calls change nothing.
-        _ = navsql_configure_single_thread()
         var handle: OpaquePointer?
         guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
             let msg = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
