@@ -345,7 +345,8 @@ struct Open: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Open a deep link.")
     @OptionGroup var common: Common
     @Argument var url: String
-    func run() throws { try common.run("open", ["url": .string(url)], human: summary) }
+    @Flag(help: "Open only the link's last screen, pushed from the visible screen (its opens decide).") var push = false
+    func run() throws { try common.run("open", push ? ["url": .string(url), "by": "push"] : ["url": .string(url)], human: summary) }
 }
 
 struct Tree: ParsableCommand {

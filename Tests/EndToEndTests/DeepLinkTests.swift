@@ -117,6 +117,38 @@ import Testing
         #expect(top?["params"] == ["n": 7, "flag": true, "size": 1.5, "note": "12"])
     }
 
+    /// `open {url, by: push}` (Jetpack's `navigate(Uri)`): only the link's last screen, pushed from
+    /// the visible screen as `navigate` would push it; its `opens` decide. navctl `open --push`.
+    @Test func openByPushPushesTheLastScreenFromTheVisibleOne() throws {
+        let graph = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [List, Item]}
+              List: {opens: [Item]}
+              Item: {opens: [Item], setup: {type: object, required: [n], properties: {n: {type: integer}}}}
+              Lonely: {}
+            links:
+              "/item/:n": [Home, List, {to: Item, with: {n: ":n"}}]
+              "/lonely": [Lonely]
+            """
+        let d = try Daemon(graph: graph)
+        let c = try d.client()
+        try c.call("navigate", ["to": "Item", "with": ["n": 1]])
+        let r = try c.call("open", ["url": "/item/2", "by": "push"])
+        #expect(r["version"] == 2)
+        let stack = try c.call("tree")["root"]?["children"]?.arrayValue ?? []
+        #expect(stack.map { $0["coordinator"] } == ["app.Home", "app.Item", "app.Item"], "pushed on the visible Item, no List: \(stack)")
+        #expect(stack.last?["params"] == ["n": 2])
+        // The visible screen's opens decide, as for navigate.
+        let e = try c.callError("open", ["url": "/lonely", "by": "push"])
+        #expect(e["data"]?["kind"] == "notAllowed", "\(e)")
+        #expect(try c.callError("open", ["url": "/item/3", "by": "present"])["data"]?["kind"] == "invalidParams")
+        // navctl open --push.
+        let out = try runCommand(Repo.binary("navctl"), ["--socket", d.socketPath, "--json", "open", "--push", "/item/4"])
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(try c.call("tree")["root"]?["children"]?.arrayValue?.count == 4)
+    }
+
     /// In a query `+` is a space, as forms and URLSearchParams write it (`%2B` a plus); in a path
     /// segment it is a plus. link.resolve writes what open reads back.
     @Test func aPlusInAQueryValueIsASpace() throws {

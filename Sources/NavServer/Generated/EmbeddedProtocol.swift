@@ -1615,6 +1615,16 @@ public enum EmbeddedProtocol {
           "schema": {
             "type": "integer"
           }
+        },
+        {
+          "name": "by",
+          "description": "push: only the link's last screen, pushed from the visible screen as navigate would push it (its opens decide); without it the link builds its whole stack",
+          "schema": {
+            "type": "string",
+            "enum": [
+              "push"
+            ]
+          }
         }
       ],
       "result": {

@@ -24,6 +24,12 @@ enum NavigationMethods {
                                     url: try p.requiredString(.url, "the deep link to open, such as \"/product/42\" or \"shop://app/product/42\""))
                 r.dryRun = try p.bool(.dryRun) ?? false
                 r.ifVersion = try p.int(.ifVersion)
+                if let by = try p.string(.by) {
+                    guard by == "push" else {
+                        throw .invalidParams("`open` takes by: \"push\" (the link's last screen, pushed from the visible screen as navigate would) or no \"by\" (the link builds its whole stack); not \"\(by)\"", data: ["param": "by"])
+                    }
+                    r.pushesLastScreen = true
+                }
                 n.open(r, call)
             }
         }
@@ -329,6 +335,6 @@ enum LinkResolveParam: Int, ParamName {
 }
 
 enum OpenParam: Int, ParamName {
-    case session, url, dryRun, ifVersion
+    case session, url, dryRun, ifVersion, by
     static let table = ParamTable(Self.self)
 }

@@ -106,7 +106,15 @@ extension Navigator {
         let caller = Caller(roles: call.client.roles)
         let plan: Plan
         do throws(NavError) {
-            plan = try session.planLink(url, caller: caller, ifVersion: ifVersion)
+            let link = try session.planLink(url, caller: caller, ifVersion: ifVersion)
+            if r.pushesLastScreen, let last = link.link?.last {
+                // Jetpack's navigate(Uri): the matched destination, pushed as `navigate` would push
+                // it (the visible screen's opens decide; unset fields mediated from it).
+                plan = try session.plan(Destination(target: last.coordinator), by: .push, with: last.params.objectValue, from: nil,
+                                        ifVersion: ifVersion, caller: caller)
+            } else {
+                plan = link
+            }
         } catch {
             call.fail(error.rpc)
             return

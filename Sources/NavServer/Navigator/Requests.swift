@@ -72,6 +72,8 @@ struct OpenRequest {
     let url: String
     var dryRun = false
     var ifVersion: Int?
+    /// `by: push`: only the link's last screen, navigated to from the visible screen.
+    var pushesLastScreen = false
 }
 
 /// `reset {}` (`steps` nil: the graph's root) or `reset {to: [...]}`.
