@@ -42,7 +42,11 @@ import collections
 import copy
 import hashlib
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Clients", "python"))
+import navd_client as nc  # noqa: E402
 
 
 def digest(value):
@@ -50,55 +54,12 @@ def digest(value):
     return hashlib.sha1(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
 
 
-class Gap(Exception):
-    pass
-
-
-def _find(root, node_id):
-    todo = [root]
-    while todo:
-        n = todo.pop()
-        if n.get("id") == node_id:
-            return n
-        if "presented" in n:
-            todo.append(n["presented"])
-        todo.extend(n.get("children", []))
-    return None
+Gap = nc.OutOfStep
 
 
 def apply_changes(root, changes):
-    """The tree after ``changes`` (the ops of Protocol/PROTOCOL.md's table) applied to ``root``."""
-    root = copy.deepcopy(root)
-    for ch in changes:
-        op = ch.get("op")
-        if op == "reset":
-            root = copy.deepcopy(ch["root"])
-            continue
-        if op == "update":
-            n = _find(root, ch["node"]["id"])
-            if n is None:
-                raise Gap("update of node %s, not in the tree" % ch["node"]["id"])
-            n["params"] = copy.deepcopy(ch["node"].get("params", {}))
-            continue
-        parent = _find(root, ch.get("parent"))
-        if parent is None:
-            raise Gap("%s under node %s, not in the tree" % (op, ch.get("parent")))
-        if op == "push":
-            parent.setdefault("children", []).append(copy.deepcopy(ch["node"]))
-        elif op == "present":
-            parent["presented"] = copy.deepcopy(ch["node"])
-        elif op == "pop":
-            del parent["children"][ch["index"]:]
-        elif op == "dismiss":
-            parent.pop("presented", None)
-        elif op == "replace":
-            del parent.setdefault("children", [])[ch["index"]:]
-            parent["children"].append(copy.deepcopy(ch["node"]))
-        elif op == "select":
-            parent["selected"] = ch["index"]
-        else:
-            raise Gap("unknown op %r" % op)
-    return root
+    """The tree after ``changes`` applied to a copy of ``root`` (the Python client's rules)."""
+    return nc.apply_changes(copy.deepcopy(root), changes)
 
 
 def is_snapshot(changes):

@@ -116,16 +116,15 @@ extension Session {
         steps.append(LinkStep(coordinator: c.index, params: .object(with), by: by))
     }
 
-    /// A link's (or a `reset`'s) stack after a precondition of one of its screens redirected it to
-    /// `target`: the screens below the first one holding `precondition` stay as the link builds
-    /// them, and the redirect's target takes that screen's place, validated as a screen of the
+    /// A link's (or a `reset`'s) stack after a precondition of its screen `at` (the first holding
+    /// it) redirected it to `target`: the screens below stay as the link builds them, and the
+    /// redirect's target takes that screen's place, validated as a screen of the
     /// stack (mediation from the screen below, presentation, access, setup; the graph's own
     /// `redirect:` skips `opens`, as in `navigate`). When the first screen redirects and starts a
     /// tab, the target is placed on that tab's first screen, unless it starts a tab itself. Only the
     /// target's preconditions are left: those of the screens kept ran before the redirect.
-    public func planRedirectedLink(_ steps: [LinkStep], precondition: Int, to target: Int, by: Presentation?, with: JSONObject,
+    public func planRedirectedLink(_ steps: [LinkStep], replacing at: Int, to target: Int, by: Presentation?, with: JSONObject,
                                    source: Int, ifVersion: Int?, caller: Caller, declaredTarget: Bool) throws(NavError) -> Plan {
-        let at = steps.firstIndex { graph.coordinators[$0.coordinator].preconditions.contains(precondition) } ?? steps.count - 1
         var kept = Array(steps[..<at])
         if kept.isEmpty, root.kind == .tabs, tabIndex(of: steps[0].coordinator) != nil, tabIndex(of: target) == nil {
             kept = [steps[0]]
@@ -148,9 +147,7 @@ extension Session {
         // Within the limits: the estimate counts nothing the link removes; past it, the link is
         // built on a copy and measured there, so a refused link changes nothing.
         if !isTrial && !linkFits(steps) {
-            let trial = Session(copying: self)
-            trial.isTrial = true
-            _ = try trial.commitLink(steps, ifVersion: ifVersion)
+            try tryOnCopy { trial throws(NavError) in _ = try trial.commitLink(steps, ifVersion: ifVersion) }
         }
         var changes = ChangeLog(enabled: recordsChanges, graph)
         var removed = Removal()

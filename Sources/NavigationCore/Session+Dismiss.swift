@@ -11,9 +11,7 @@ extension Session {
     public func dismiss(_ nodeId: String?, merging: ResultMerge? = nil) throws(NavError) -> Commit {
         if let merging, !isTrial {
             // Checked on a copy first: a merge the screen below refuses changes nothing.
-            let trial = Session(copying: self)
-            trial.isTrial = true
-            _ = try trial.dismiss(nodeId, merging: merging)
+            try tryOnCopy { trial throws(NavError) in _ = try trial.dismiss(nodeId, merging: merging) }
         }
         var node = try dismissTarget(nodeId)
         let commit = try remove(node, status: .cancelled, result: nil, error: nil, flowNode: nil, merging: merging)

@@ -104,11 +104,7 @@ extension Session {
             guard !with.isEmpty else {
                 return Plan(target: target.index, by: style, params: .object(with), source: source.number, ifVersion: r.ifVersion, preconditions: target.preconditions)
             }
-            var merged = tabFirstNode(of: target.index)?.params.objectValue ?? JSONObject()
-            for (k, v) in with {
-                if v.isNull { merged.members.removeAll { $0.key == k } } else { merged[k] = v }
-            }
-            let params = JSONValue.object(merged)
+            let params = Session.merged(tabFirstNode(of: target.index)?.params ?? .object([:]), with)
             if let setup = target.setup, let violation = setup.validate(params) {
                 throw NavError(.invalidSetup, "select's \"with\" would make the params of tab `\(target.name)` not match its setup: \(violation.message)",
                                data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "to": .string(target.name)])
@@ -193,9 +189,7 @@ extension Session {
             // Presenting from what the pop leaves can still be refused, and what the pop removes may
             // make room: try it on a copy first, so a refused navigation changes nothing.
             if (plan.by == .present || !fits) && !isTrial {
-                let trial = Session(copying: self)
-                trial.isTrial = true
-                _ = try trial.commit(plan)
+                try tryOnCopy { trial throws(NavError) in _ = try trial.commit(plan) }
             }
             source = try popUp(to: pop.node, inclusive: pop.inclusive, changes: &changes, removed: &removed)
             if isTrial { _ = try checkGrowth(target: plan.target, by: plan.by, bytes: plan.paramsBytes, exact: true, from: source) }
@@ -265,10 +259,7 @@ extension Session {
         }
         if plan.selectsWith, created.params != plan.params {
             // `select {with}`: the tab's first screen takes the params validated with the plan.
-            let size = plan.paramsBytes
-            created.params = plan.params
-            paramsBytes += size - created.paramsBytes
-            created.paramsBytes = size
+            setParams(created, plan.params, bytes: plan.paramsBytes)
             changes.record("update", node: created)
         }
         version += 1

@@ -25,9 +25,7 @@ extension Session {
     /// screen too when `inclusive`), in one commit.
     public func dismiss(to target: String, inclusive: Bool, merging: ResultMerge? = nil) throws(NavError) -> Commit {
         if let merging, !isTrial {
-            let trial = Session(copying: self)
-            trial.isTrial = true
-            _ = try trial.dismiss(to: target, inclusive: inclusive, merging: merging)
+            try tryOnCopy { trial throws(NavError) in _ = try trial.dismiss(to: target, inclusive: inclusive, merging: merging) }
         }
         return try remove(try popRemovalTarget(target, inclusive: inclusive), status: .cancelled, result: nil, error: nil, flowNode: nil, merging: merging)
     }
@@ -77,11 +75,7 @@ extension Session {
             throw NavError(.accessDenied, "`\(c.name)` admits only clients with role \(c.access.joined(separator: " or ")); this client holds \(held), so it cannot change the params of `\(nodeId)`",
                            data: ["node": .string(nodeId), "roles": .array(c.access.map(JSONValue.string))])
         }
-        var merged = n.params.objectValue ?? JSONObject()
-        for (k, v) in given {
-            if v.isNull { merged.members.removeAll { $0.key == k } } else { merged[k] = v }
-        }
-        let params = JSONValue.object(merged)
+        let params = Session.merged(n.params, given)
         let size = params.encodedSize
         if size > maxBytes {
             throw NavError(.limitExceeded, "the params of `\(nodeId)` would be \(size) bytes of JSON; a screen's params may be at most \(maxBytes) (the --max-message limit)",
@@ -92,9 +86,23 @@ extension Session {
             throw NavError(.invalidSetup, "the params of `\(nodeId)` would not match the setup of `\(c.name)`: \(violation.message)",
                            data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "node": .string(nodeId)])
         }
+        setParams(n, params, bytes: size)
+    }
+
+    /// `params` with `given` merged in, as `update` merges: a field given replaces, a null removes one.
+    static func merged(_ params: JSONValue, _ given: JSONObject) -> JSONValue {
+        var merged = params.objectValue ?? JSONObject()
+        for (k, v) in given {
+            if v.isNull { merged.members.removeAll { $0.key == k } } else { merged[k] = v }
+        }
+        return .object(merged)
+    }
+
+    /// Gives `n` new params measured at `bytes`, keeping the session's total.
+    func setParams(_ n: Node, _ params: JSONValue, bytes: Int) {
         n.params = params
-        paramsBytes += size - n.paramsBytes
-        n.paramsBytes = size
+        paramsBytes += bytes - n.paramsBytes
+        n.paramsBytes = bytes
     }
 }
 

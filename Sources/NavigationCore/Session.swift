@@ -27,6 +27,14 @@ public final class Session {
     var idCounterBeforeCommit = 0
     /// A copy a commit is tried on first (it tries no further copy).
     var isTrial = false
+
+    /// Runs `change` on a copy of the session first, so that a change refused part-way (a limit
+    /// passed, a merge refused) leaves this session as it was.
+    func tryOnCopy(_ change: (Session) throws(NavError) -> Void) throws(NavError) {
+        let trial = Session(copying: self)
+        trial.isTrial = true
+        try change(trial)
+    }
     let nodes = NodeIndex()
     /// Leaf nodes that left the tree with no other reference to them, made new nodes again by
     /// ``newNode(_:coordinator:params:)`` (a screen pushed and dismissed over and over allocates

@@ -30,7 +30,7 @@ import time
 
 __all__ = [
     "Client", "Provider", "TreeMirror", "NavdError", "ConnectError", "ConnectionClosed", "Timeout",
-    "ProtocolError", "OutOfStep", "default_socket_path", "error_class",
+    "ProtocolError", "OutOfStep", "apply_changes", "default_socket_path", "error_class",
 ]
 
 #: The longest line accepted from navd (its own --max-output, 8 MiB by default, and then some).
@@ -179,35 +179,58 @@ class TreeMirror:
         snapshot = len(change["changes"]) == 1 and change["changes"][0].get("op") == "reset"
         if change["version"] != self.version + 1 and not snapshot:
             raise OutOfStep("stackChanged version %d after %d: versions were missed" % (change["version"], self.version))
-        for ch in change["changes"]:
-            op = ch["op"]
-            if op == "reset":
-                self.root = copy.deepcopy(ch["root"])
-                continue
-            if op == "update":
-                self.node(ch["node"]["id"])["params"] = copy.deepcopy(ch["node"].get("params", {}))
-                continue
-            parent = self.node(ch["parent"])
-            if parent is None:
-                raise OutOfStep("stackChanged names node %s, which the mirror does not hold" % ch["parent"])
-            if op == "push":
-                parent.setdefault("children", []).append(copy.deepcopy(ch["node"]))
-            elif op == "present":
-                parent["presented"] = copy.deepcopy(ch["node"])
-            elif op == "pop":
-                del parent["children"][ch["index"]:]
-            elif op == "dismiss":
-                parent.pop("presented", None)
-            elif op == "replace":
-                del parent["children"][ch["index"]:]
-                parent["children"].append(copy.deepcopy(ch["node"]))
-            elif op == "select":
-                parent["selected"] = ch["index"]
-            else:
-                raise OutOfStep("unknown change op %r: take a new snapshot" % op)
+        self.root = apply_changes(self.root, change["changes"])
         self.version = change["version"]
         self.visible = list(change["visible"])
         return True
+
+
+def _find(root, node_id):
+    todo = [root]
+    while todo:
+        n = todo.pop()
+        if n.get("id") == node_id:
+            return n
+        if "presented" in n:
+            todo.append(n["presented"])
+        todo.extend(n.get("children", []))
+    return None
+
+
+def apply_changes(root, changes):
+    """The tree after a ``stackChanged``'s ``changes`` (PROTOCOL.md's table of ops): ``root`` is
+    changed in place and returned (a ``reset`` returns its own). Raises :class:`OutOfStep` when a
+    change names a node the tree does not hold, or an op this client does not know."""
+    for ch in changes:
+        op = ch["op"]
+        if op == "reset":
+            root = copy.deepcopy(ch["root"])
+            continue
+        if op == "update":
+            n = _find(root, ch["node"]["id"])
+            if n is None:
+                raise OutOfStep("stackChanged updates node %s, which the mirror does not hold" % ch["node"]["id"])
+            n["params"] = copy.deepcopy(ch["node"].get("params", {}))
+            continue
+        parent = _find(root, ch["parent"])
+        if parent is None:
+            raise OutOfStep("stackChanged names node %s, which the mirror does not hold" % ch["parent"])
+        if op == "push":
+            parent.setdefault("children", []).append(copy.deepcopy(ch["node"]))
+        elif op == "present":
+            parent["presented"] = copy.deepcopy(ch["node"])
+        elif op == "pop":
+            del parent["children"][ch["index"]:]
+        elif op == "dismiss":
+            parent.pop("presented", None)
+        elif op == "replace":
+            del parent["children"][ch["index"]:]
+            parent["children"].append(copy.deepcopy(ch["node"]))
+        elif op == "select":
+            parent["selected"] = ch["index"]
+        else:
+            raise OutOfStep("unknown change op %r: take a new snapshot" % op)
+    return root
 
 
 # ----------------------------------------------------------------------------- the client

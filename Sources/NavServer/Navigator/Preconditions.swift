@@ -157,9 +157,12 @@ extension Navigator {
         guard !nav.finished else { return }
         // What redirects: the target, or in a link's (a reset's) stack the first screen holding `p`.
         var from = nav.plan.target
+        var redirecting: (link: [LinkStep], at: Int)?
         if let link = nav.plan.link, nav.step < nav.plan.preconditions.count {
             let held = nav.plan.preconditions[nav.step]
-            from = link.first { graph.coordinators[$0.coordinator].preconditions.contains(held) }?.coordinator ?? from
+            let at = link.firstIndex { graph.coordinators[$0.coordinator].preconditions.contains(held) } ?? link.count - 1
+            redirecting = (link, at)
+            from = link[at].coordinator
         }
         let chain = [nav.redirects.first?.from ?? from] + nav.redirects.map(\.to)
         let names = (chain + [spec.to]).map { graph.coordinators[$0].name }.joined(separator: " → ")
@@ -172,9 +175,9 @@ extension Navigator {
         let session = nav.state.session
         var plan: Plan
         do throws(NavError) {
-            if let link = nav.plan.link, nav.step < nav.plan.preconditions.count {
+            if let (link, at) = redirecting {
                 // A link or a reset: the target takes the redirecting screen's place in its stack.
-                plan = try session.planRedirectedLink(link, precondition: nav.plan.preconditions[nav.step], to: spec.to, by: spec.by, with: spec.with,
+                plan = try session.planRedirectedLink(link, replacing: at, to: spec.to, by: spec.by, with: spec.with,
                                                       source: nav.plan.source, ifVersion: nav.plan.ifVersion, caller: nav.caller, declaredTarget: declared)
             } else {
                 plan = try session.plan(Destination(target: spec.to), by: spec.by ?? nav.plan.by, with: spec.with, from: nav.plan.sourceId,
