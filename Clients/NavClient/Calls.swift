@@ -40,26 +40,41 @@ public struct NavCall: Sendable {
 
     public static func describeGraph() -> NavCall { NavCall("graph.describe") }
 
+    /// `navigate {existing}`: what a push does when the stack already shows a screen of the target.
+    public enum Existing: String, Sendable, CaseIterable {
+        /// A new screen, always (navd's default).
+        case push
+        /// The screen on top, if it is the target's, stays and takes the params.
+        case top
+        /// The nearest such screen in the stack is popped to and takes the params; else a push.
+        case pop
+    }
+
     /// `popUpTo` pops to that screen (a coordinator or node id; `popInclusive`: it too) first, in the
-    /// same commit; `hints` are carried to front-ends; `then` (to a flow) says where to go when it completes.
+    /// same commit; `hints` are carried to front-ends; `then` (to a flow) says where to go when it
+    /// completes; `existing` (with `merge`: the params merged) reuses a screen already in the stack.
     public static func navigate(to target: String, by style: Style? = nil, with setup: JSONValue? = nil, from source: String? = nil,
                                 session: String? = nil, ifVersion: Int? = nil, key: String? = nil, dryRun: Bool = false,
-                                popUpTo: String? = nil, popInclusive: Bool = false, hints: JSONObject? = nil, then: JSONValue? = nil) -> NavCall {
+                                popUpTo: String? = nil, popInclusive: Bool = false, hints: JSONObject? = nil, then: JSONValue? = nil,
+                                existing: Existing? = nil, merge: Bool = false) -> NavCall {
         NavCall("navigate", with(session: session, [
             ("to", .string(target)), ("by", style.map { .string($0.rawValue) }), ("with", setup),
             ("from", source.map(JSONValue.string)), ("ifVersion", ifVersion.map(JSONValue.int)),
             ("key", key.map(JSONValue.string)), ("dryRun", dryRun ? .bool(true) : nil),
             ("popUpTo", popUpTo.map { ["to": .string($0), "inclusive": .bool(popInclusive)] }),
             ("hints", hints.map(JSONValue.object)), ("then", then),
+            ("existing", existing.map { .string($0.rawValue) }), ("merge", merge ? .bool(true) : nil),
         ]))
     }
 
     public static func navigate(route: String, by style: Style? = nil, with setup: JSONValue? = nil, from source: String? = nil,
-                                session: String? = nil, ifVersion: Int? = nil, key: String? = nil, dryRun: Bool = false) -> NavCall {
+                                session: String? = nil, ifVersion: Int? = nil, key: String? = nil, dryRun: Bool = false,
+                                existing: Existing? = nil, merge: Bool = false) -> NavCall {
         NavCall("navigate", with(session: session, [
             ("route", .string(route)), ("by", style.map { .string($0.rawValue) }), ("with", setup),
             ("from", source.map(JSONValue.string)), ("ifVersion", ifVersion.map(JSONValue.int)),
             ("key", key.map(JSONValue.string)), ("dryRun", dryRun ? .bool(true) : nil),
+            ("existing", existing.map { .string($0.rawValue) }), ("merge", merge ? .bool(true) : nil),
         ]))
     }
 
@@ -67,9 +82,10 @@ public struct NavCall: Sendable {
         NavCall("dismiss", with(session: session, [("node", node.map(JSONValue.string))]))
     }
 
-    /// `dismiss {node?, result}`: dismiss with a result for the screen below (`screenResult`).
-    public static func dismiss(node: String? = nil, result: JSONValue, session: String? = nil) -> NavCall {
-        NavCall("dismiss", with(session: session, [("node", node.map(JSONValue.string)), ("result", result)]))
+    /// `dismiss {node?, result}`: dismiss with a result for the screen below (`screenResult`);
+    /// `merge`: the result (an object) is merged into that screen's params, so that it stays.
+    public static func dismiss(node: String? = nil, result: JSONValue, merge: Bool = false, session: String? = nil) -> NavCall {
+        NavCall("dismiss", with(session: session, [("node", node.map(JSONValue.string)), ("result", result), ("merge", merge ? .bool(true) : nil)]))
     }
 
     /// `dismiss {to, inclusive?, result?}`: pop to the nearest screen of `target` (a coordinator or a node id).
@@ -105,9 +121,13 @@ public struct NavCall: Sendable {
         return NavCall("flowComplete", o)
     }
 
-    public static func open(url: String, session: String? = nil, ifVersion: Int? = nil, dryRun: Bool = false) -> NavCall {
+    /// `open {url}`; `pushingLastScreen`: `by: push`, only the link's last screen, pushed from the
+    /// visible screen.
+    public static func open(url: String, session: String? = nil, ifVersion: Int? = nil, dryRun: Bool = false,
+                            pushingLastScreen: Bool = false) -> NavCall {
         NavCall("open", with(session: session, [
             ("url", .string(url)), ("ifVersion", ifVersion.map(JSONValue.int)), ("dryRun", dryRun ? .bool(true) : nil),
+            ("by", pushingLastScreen ? "push" : nil),
         ]))
     }
 

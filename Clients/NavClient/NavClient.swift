@@ -351,21 +351,29 @@ extension NavClient {
 
     @discardableResult
     public func navigate(to target: String, by style: NavCall.Style? = nil, with setup: JSONValue? = nil, from source: String? = nil,
-                         session: String? = nil, ifVersion: Int? = nil, key: String? = nil, dryRun: Bool = false) throws -> Committed {
+                         session: String? = nil, ifVersion: Int? = nil, key: String? = nil, dryRun: Bool = false,
+                         existing: NavCall.Existing? = nil, merge: Bool = false) throws -> Committed {
         Committed(try call(.navigate(to: target, by: style, with: setup, from: source, session: session,
-                                     ifVersion: ifVersion, key: key, dryRun: dryRun)))
+                                     ifVersion: ifVersion, key: key, dryRun: dryRun, existing: existing, merge: merge)))
     }
 
     @discardableResult
     public func navigate(route: String, by style: NavCall.Style? = nil, with setup: JSONValue? = nil, from source: String? = nil,
-                         session: String? = nil, ifVersion: Int? = nil, key: String? = nil, dryRun: Bool = false) throws -> Committed {
+                         session: String? = nil, ifVersion: Int? = nil, key: String? = nil, dryRun: Bool = false,
+                         existing: NavCall.Existing? = nil, merge: Bool = false) throws -> Committed {
         Committed(try call(.navigate(route: route, by: style, with: setup, from: source, session: session,
-                                     ifVersion: ifVersion, key: key, dryRun: dryRun)))
+                                     ifVersion: ifVersion, key: key, dryRun: dryRun, existing: existing, merge: merge)))
     }
 
     @discardableResult
     public func dismiss(node: String? = nil, session: String? = nil) throws -> Committed {
         Committed(try call(.dismiss(node: node, session: session)))
+    }
+
+    /// `dismiss {result, merge?}`: the result for the screen below; with `merge` it stays in its params.
+    @discardableResult
+    public func dismiss(node: String? = nil, result: JSONValue, merge: Bool = false, session: String? = nil) throws -> Committed {
+        Committed(try call(.dismiss(node: node, result: result, merge: merge, session: session)))
     }
 
     @discardableResult
@@ -374,8 +382,9 @@ extension NavClient {
     }
 
     @discardableResult
-    public func open(url: String, session: String? = nil, ifVersion: Int? = nil, dryRun: Bool = false) throws -> Committed {
-        Committed(try call(.open(url: url, session: session, ifVersion: ifVersion, dryRun: dryRun)))
+    public func open(url: String, session: String? = nil, ifVersion: Int? = nil, dryRun: Bool = false,
+                     pushingLastScreen: Bool = false) throws -> Committed {
+        Committed(try call(.open(url: url, session: session, ifVersion: ifVersion, dryRun: dryRun, pushingLastScreen: pushingLastScreen)))
     }
 
     public func tree(session: String? = nil) throws -> TreeMirror { TreeMirror(snapshot: try call(.tree(session: session))) }

@@ -225,11 +225,13 @@ struct Navigate: ParsableCommand {
     @Flag(help: "With --pop-up-to: pop that screen too.") var inclusive = false
     @Option(name: .customLong("hint"), help: "Presentation hint KEY=VALUE for front-ends (repeatable), such as animated=false.") var hints: [String] = []
     @Option(help: "For a flow: where navigation continues when it completes, a coordinator or {\"to\", \"with\"} as JSON.") var then: String?
+    @OptionGroup var reuse: ExistingOptions
     @Flag(help: "Do not wait for preconditions: a navigation that has to wait is left to navd (it goes on after navctl exits) and reported as pending.") var noWait = false
     func run() throws {
         var p: JSONObject = ["to": .string(target)]
         if let by { p["by"] = .string(by) }
         try setup.apply(to: &p)
+        reuse.apply(to: &p)
         if let key { p["key"] = .string(key) }
         if dryRun { p["dryRun"] = true }
         if let popUpTo { p["popUpTo"] = ["to": .string(popUpTo), "inclusive": .bool(inclusive)] }
@@ -238,6 +240,18 @@ struct Navigate: ParsableCommand {
         p["progress"] = true
         if noWait { p["detach"] = true }
         try common.run("navigate", p, noWait: noWait, human: summary)
+    }
+}
+
+/// `--existing` and `--merge`, shared by `navigate` and `route`.
+struct ExistingOptions: ParsableArguments {
+    @Option(help: "When the stack already shows the target: push (a new screen, the default), top (keep the screen on top and give it the params) or pop (go back to the nearest one, else push).")
+    var existing: String?
+    @Flag(help: "With --existing top or pop: merge --with into the params of the screen found instead of replacing them.") var merge = false
+
+    func apply(to p: inout JSONObject) {
+        if let existing { p["existing"] = .string(existing) }
+        if merge { p["merge"] = true }
     }
 }
 
@@ -260,10 +274,12 @@ struct Route: ParsableCommand {
     @OptionGroup var common: Common
     @Argument(help: "A route of the graph, such as showProduct.", completion: graphNames("routes")) var name: String
     @OptionGroup var setup: SetupOptions
+    @OptionGroup var reuse: ExistingOptions
     @Flag(help: "Do not wait for preconditions: a navigation that has to wait is left to navd and reported as pending.") var noWait = false
     func run() throws {
         var p: JSONObject = ["route": .string(name)]
         try setup.apply(to: &p)
+        reuse.apply(to: &p)
         p["progress"] = true
         if noWait { p["detach"] = true }
         try common.run("navigate", p, noWait: noWait, human: summary)

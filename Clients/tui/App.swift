@@ -23,15 +23,18 @@ final class App {
     var form: Form?
     /// The navigation waiting on preconditions: id, target and what it waits for.
     var pending: (navigation: String, to: String, waitingFor: String)?
-    /// Keys given to actions, in order; q d c x t r u p e are fixed (quit, dismiss, complete, cancel,
-    /// pop to the top of the stack, reset, update the visible screen's params, pop first, dismiss
-    /// with a result).
+    /// Keys given to actions, in order; q d c x t r u p K e E are fixed (quit, dismiss, complete,
+    /// cancel, pop to the top of the stack, reset, update the visible screen's params, pop first,
+    /// go back to an existing screen, dismiss with a result, dismiss merging it below).
     static let actionKeys = Array("123456789abfghijklmnosvwyz")
     /// The URL of the visible path (`link.resolve`), when a link of the graph builds it.
     var url: String?
     /// `p` was pressed: the next action navigates after popping to the first screen of the visible
     /// stack (`popUpTo`), in one commit.
     var popFirst = false
+    /// `K` was pressed: the next action goes back to a screen of its target already in the stack
+    /// (`existing: pop`), giving it the params, and pushes only when there is none.
+    var keepExisting = false
     var actions: [Action] = []
     var onQuit: () -> Void = {}
     /// Targets of this UI's navigations still waiting for their reply (to recognise its pending ones).
@@ -262,12 +265,15 @@ final class App {
     func go(target: String, route: String?, style: NavCall.Style?, prefill: JSONObject) {
         // `p` first: pop to the first screen of the visible stack, then navigate (one commit).
         let popTo = popFirst ? mirror?.visibleStackFirst?["id"]?.stringValue : nil
+        let existing: NavCall.Existing? = keepExisting ? .pop : nil
         popFirst = false
-        let what = (popTo.map { "pop to \($0), " } ?? "") + (route.map { "route \($0)" } ?? "\(style?.rawValue ?? "push") \(target)")
+        keepExisting = false
+        let what = (popTo.map { "pop to \($0), " } ?? "") + (existing != nil ? "back to or " : "")
+            + (route.map { "route \($0)" } ?? "\(style?.rawValue ?? "push") \(target)")
         let call: (JSONObject?) -> NavCall = { [session] with in
             let w = with.map(JSONValue.object)
-            if let route { return .navigate(route: route, with: w, session: session) }
-            return .navigate(to: target, by: style, with: w, session: session, popUpTo: popTo)
+            if let route { return .navigate(route: route, with: w, session: session, existing: existing) }
+            return .navigate(to: target, by: style, with: w, session: session, popUpTo: popTo, existing: existing)
         }
         guard needsForm(target) else {
             send(call(prefill.isEmpty ? nil : prefill), what: what)
@@ -352,12 +358,15 @@ final class App {
 
     /// Dismisses the visible screen with a result for the screen below (`dismiss {result}` →
     /// `screenResult`): a form with one field, JSON or text.
-    func dismissWithResult() {
+    /// `e`: a result for the screen below (`screenResult`); `E` (`merge`): a JSON object merged into
+    /// that screen's params, so that it stays.
+    func dismissWithResult(merge: Bool = false) {
         let schema: JSONValue = ["type": "object", "properties": ["result": ["type": "string"]]]
-        form = Form(title: "dismiss with a result (JSON, or text)", schema: schema) { [unowned self] o in
+        let title = merge ? "dismiss, merging into the screen below (a JSON object of its fields)" : "dismiss with a result (JSON, or text)"
+        form = Form(title: title, schema: schema) { [unowned self] o in
             let text = o["result"]?.stringValue ?? ""
             let result = (try? JSONParser(maxDepth: 64).parse(text)) ?? .string(text)
-            self.send(.dismiss(result: result, session: self.session), what: "dismiss with a result", fromForm: true)
+            self.send(.dismiss(result: result, merge: merge, session: self.session), what: merge ? "dismiss, merging the result" : "dismiss with a result", fromForm: true)
         }
         refresh()
     }
@@ -402,8 +411,14 @@ final class App {
         case "u": updateTop()
         case "p":
             popFirst.toggle()
+            keepExisting = false
             setStatus(popFirst ? "p: the next action pops to the top of this stack first" : "p: off", .dim)
+        case "K":
+            keepExisting.toggle()
+            popFirst = false
+            setStatus(keepExisting ? "K: the next action goes back to its screen if this stack shows one" : "K: off", .dim)
         case "e": dismissWithResult()
+        case "E": dismissWithResult(merge: true)
         default:
             if let a = actions.first(where: { $0.key == c }) { a.run() } else { setStatus("no action on key \(c)", .error) }
         }

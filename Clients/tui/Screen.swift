@@ -119,8 +119,9 @@ struct Screen {
         fixed.append(key("t", "pop to the top of this stack"))
         fixed.append(key("r", "reset to the root"))
         fixed.append(key("u", "update this screen's params"))
-        fixed.append(key("e", "dismiss with a result"))
+        fixed.append(key("e", "dismiss with a result", "E: merged into the screen below"))
         fixed.append(key("p", app.popFirst ? "pop first: ON (next action)" : "pop to the top first, then the next action"))
+        fixed.append(key("K", app.keepExisting ? "back to an existing screen: ON (next action)" : "next action: back to its screen if the stack has one"))
         if let flow = app.mirror?.visibleFlow?["coordinator"]?.stringValue {
             fixed.append(key("c", "complete \(flow)"))
             fixed.append(key("x", app.pending == nil ? "cancel \(flow)" : "cancel pending"))

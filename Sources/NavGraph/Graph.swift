@@ -163,6 +163,9 @@ public final class Coordinator: @unchecked Sendable {
     public internal(set) var access: [String] = []
     /// Setup fields filled from the source's params: field → path in the source's params.
     public internal(set) var mediation: [(field: String, sourcePath: [String])] = []
+    /// `identity:`: the setup fields that tell two screens of this coordinator apart for
+    /// `navigate {existing}` (empty: any two are the same).
+    public internal(set) var identity: [String] = []
     public internal(set) var flow: Flow? { didSet { flowStart = flow?.start ?? -1 } }
     /// The start step of the flow this coordinator is, or -1 (read without copying ``flow``).
     public private(set) var flowStart = -1

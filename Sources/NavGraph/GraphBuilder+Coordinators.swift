@@ -111,6 +111,19 @@ extension Builder {
                 mediationLocations[c.index, default: [:]][field] = v.location
             }
         }
+        if let id = doc["identity"] {
+            for (field, l) in stringList(id, "`identity`") {
+                if c.identity.contains(field) {
+                    d.error(l, "`\(field)` is listed twice in the `identity` of `\(c.name)`")
+                } else if c.setup.map({ !$0.declares(field) }) ?? true {
+                    let declared = c.setup?.properties.map(\.name) ?? []
+                    d.error(l, "identity field `\(field)` is not declared by the setup of `\(c.name)`; `identity` names fields of its setup's `properties`"
+                        + (declared.isEmpty ? ", and it declares none" : " (\(declared.joined(separator: ", ")))"))
+                } else {
+                    c.identity.append(field)
+                }
+            }
+        }
         if let t = doc["description"] ?? doc["title"] { c.description = t.text }
     }
 

@@ -47,7 +47,7 @@ struct Builder {
     init(baseDirectory: String) { self.baseDirectory = baseDirectory }
 
     static let moduleKeys = ["module", "root", "coordinators", "routes", "links", "preconditions", "abilities", "description"]
-    static let coordinatorKeys = ["setup", "opens", "presentations", "preconditions", "leave", "access", "mediation", "flow", "tabs", "description", "title"]
+    static let coordinatorKeys = ["setup", "opens", "presentations", "preconditions", "leave", "access", "mediation", "identity", "flow", "tabs", "description", "title"]
     static let flowKeys = ["start", "steps", "result", "then"]
     static let routeKeys = ["to", "by", "with", "description"]
     static let linkEntryKeys = ["to", "with", "by"]

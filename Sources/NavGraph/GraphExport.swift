@@ -25,6 +25,7 @@ extension NavigationGraph {
             if !c.mediation.isEmpty {
                 o.append("mediation", .object(JSONObject(uniqueMembers: c.mediation.map { ($0.field, .string("$source." + $0.sourcePath.joined(separator: "."))) })))
             }
+            if !c.identity.isEmpty { o.append("identity", .array(c.identity.map(JSONValue.string))) }
             if let f = c.flow {
                 var fo = JSONObject()
                 fo.append("start", .string(coordinators[f.start].name))

@@ -60,25 +60,31 @@ public struct Plan: Sendable {
     public var link: [LinkStep]? = nil
     /// `select {with}`: ``params`` are the tab's first screen's, merged with `with` and validated.
     public var selectsWith = false
-    /// What few navigations carry (hints, popUpTo, then), boxed so the plan of every other one stays
+    /// What few navigations carry (hints, popUpTo, then, a screen reused), boxed so the plan of every other one stays
     /// small to copy.
     private var extras: PlanExtras?
 
     /// Presentation hints for front-ends (`navigate {hints}`): opaque to navd, carried to `stackChanged`.
     public var hints: JSONValue? {
         get { extras?.hints }
-        set { extras = PlanExtras(hints: newValue, popUpTo: popUpTo, then: then) }
+        set { extras = PlanExtras(hints: newValue, popUpTo: popUpTo, then: then, reuse: reuse) }
     }
     /// `navigate {popUpTo}`: the screen to pop to (its number) and whether it goes too; the target is
     /// then placed from the screen left on top, in the same commit.
     public var popUpTo: (node: Int, inclusive: Bool)? {
         get { extras?.popUpTo }
-        set { extras = PlanExtras(hints: hints, popUpTo: newValue, then: then) }
+        set { extras = PlanExtras(hints: hints, popUpTo: newValue, then: then, reuse: reuse) }
     }
     /// `navigate {then}` to a flow: where navigation continues when that flow completes.
     public var then: NavigationSpec? {
         get { extras?.then }
-        set { extras = PlanExtras(hints: hints, popUpTo: popUpTo, then: newValue) }
+        set { extras = PlanExtras(hints: hints, popUpTo: popUpTo, then: newValue, reuse: reuse) }
+    }
+    /// `navigate {existing: top | pop}` that found a screen of the target: its number. The commit
+    /// pops to it (``popUpTo``, when it is not on top) and gives it ``params`` instead of pushing.
+    public var reuse: Int? {
+        get { extras?.reuse }
+        set { extras = PlanExtras(hints: hints, popUpTo: popUpTo, then: then, reuse: newValue) }
     }
 
     /// The source node's id.
@@ -116,11 +122,24 @@ final class PlanExtras: Sendable {
     let hints: JSONValue?
     let popUpTo: (node: Int, inclusive: Bool)?
     let then: NavigationSpec?
-    init(hints: JSONValue?, popUpTo: (node: Int, inclusive: Bool)?, then: NavigationSpec?) {
+    let reuse: Int?
+    init(hints: JSONValue?, popUpTo: (node: Int, inclusive: Bool)?, then: NavigationSpec?, reuse: Int?) {
         self.hints = hints
         self.popUpTo = popUpTo
         self.then = then
+        self.reuse = reuse
     }
+}
+
+/// `navigate {existing}`: what a push does when the stack already shows a screen of its target
+/// (the same one, when the target declares an `identity`).
+public enum Existing: String, Sendable, CaseIterable {
+    /// A new screen, always (the default).
+    case push
+    /// The screen on top of the stack, if it is one of the target, is kept and takes the params.
+    case top
+    /// The nearest such screen in the stack is popped to and takes the params; else a push.
+    case pop
 }
 
 /// One screen of a deep link's stack.

@@ -11,8 +11,10 @@ extension Session {
     /// its declared `then` decide what it may open, not the source's. `declaredTarget`: the graph
     /// itself names this target (a precondition's declared `redirect`), so `opens` is not asked.
     /// `withBytes`: `given` as JSON, in bytes, when the caller measured it (else it is measured).
+    /// `existing` and `merge`: `navigate {existing, merge}` (see ``planReuse``).
     public func plan(_ destination: Destination, by: Presentation?, with given: JSONObject?, from: String?, ifVersion: Int?,
-                     caller: Caller, afterFlow: Int? = nil, declaredTarget: Bool = false, withBytes: Int? = nil) throws(NavError) -> Plan {
+                     caller: Caller, afterFlow: Int? = nil, declaredTarget: Bool = false, withBytes: Int? = nil,
+                     existing: Existing = .push, merge: Bool = false) throws(NavError) -> Plan {
         let target = graph.coordinators[destination.target]
         var with: JSONObject
         if let routeWith = destination.with {
@@ -114,8 +116,18 @@ extension Session {
             return plan
         }
         let given = with.count
+        let asGiven = existing == .push ? nil : with
         mediate(target, from: source.params, into: &with)
         let params = JSONValue.object(with)
+        if let asGiven {
+            guard style == .push else {
+                throw NavError(.invalidParams, "\"existing\" says what a push does when the stack already shows `\(target.name)`; this navigation is by \(style.rawValue), so leave \"existing\" out or push",
+                               data: ["param": "existing"])
+            }
+            if let reused = try planReuse(target, existing, params: params, given: asGiven, merge: merge, from: source, ifVersion: r.ifVersion) {
+                return reused
+            }
+        }
         if let setup = target.setup, let violation = setup.validate(params) {
             throw NavError(.invalidSetup, "\"with\" does not match the setup of `\(target.name)`: \(violation.message)",
                            data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "to": .string(target.name)])
@@ -124,6 +136,41 @@ extension Session {
         let bytes = destination.with == nil && with.count == given ? withBytes ?? params.encodedSize : params.encodedSize
         return Plan(target: target.index, by: style, params: params, paramsBytes: bytes, source: source.number, ifVersion: r.ifVersion,
                     preconditions: target.preconditions)
+    }
+
+    /// `navigate {existing: top | pop}`: the plan that keeps a screen of `target` already in the stack
+    /// the push would go to, or nil (push as usual). `top`: the screen on top of that stack; `pop`:
+    /// the nearest from the top. A screen is the same when the target declares no `identity`, or
+    /// when its params and the new ones agree on every identity field. It takes `params` (with
+    /// `merge`, its own params with `given` merged in, validated), and what is above it leaves in
+    /// the same commit (a ``Plan/popUpTo``, whose leave guards the server adds).
+    func planReuse(_ target: Coordinator, _ existing: Existing, params: JSONValue, given: JSONObject, merge: Bool,
+                   from source: Node, ifVersion: Int?) throws(NavError) -> Plan? {
+        let stack = pushContainer(from: source, target: target.index)
+        let candidates = existing == .top ? stack.children.suffix(1) : stack.children[...]
+        for screen in candidates.reversed() where screen.kind == .screen && screen.coordinator == target.index {
+            let kept = merge ? Session.merged(screen.params, given) : params
+            guard target.identity.allSatisfy({ screen.params[$0] == kept[$0] }) else { continue }
+            if merge, let setup = target.setup, let violation = setup.validate(kept) {
+                throw NavError(.invalidSetup, "\"with\" merged into the params of `\(screen.id)` would not match the setup of `\(target.name)`: \(violation.message)",
+                               data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "node": .string(screen.id)])
+            }
+            var plan = Plan(target: target.index, by: .push, params: kept, source: source.number, ifVersion: ifVersion, preconditions: target.preconditions)
+            plan.reuse = screen.number
+            if screen !== stack.children.last || screen.presented != nil { plan.popUpTo = (screen.number, false) }
+            return plan
+        }
+        return nil
+    }
+
+    /// The stack or flow a push from `source` to `target` goes into: the source's, or the one around
+    /// its flow when `target` is not one of that flow's steps.
+    func pushContainer(from source: Node, target: Int) -> Node {
+        let container = source.parent!
+        if container.kind == .flow && !(graph.coordinators[container.coordinator].flow?.steps.contains(target) ?? false) {
+            return container.parent!
+        }
+        return container
     }
 
     /// Mediation: the fields of `target`'s setup that `with` leaves unset, copied from the source's params.
@@ -181,7 +228,9 @@ extension Session {
                            data: ["version": .int(version), "ifVersion": .int(v)])
         }
         // Within the limits (exactly; a popUpTo's growth is estimated, and measured on a copy below).
-        let fits = try checkGrowth(target: plan.target, by: plan.by, bytes: plan.paramsBytes, exact: plan.popUpTo == nil, from: origin)
+        let reuse = plan.reuse
+        var fits = true
+        if reuse == nil { fits = try checkGrowth(target: plan.target, by: plan.by, bytes: plan.paramsBytes, exact: plan.popUpTo == nil, from: origin) }
         var changes = ChangeLog(enabled: recordsChanges, graph)
         var removed = Removal()
         var source = origin
@@ -191,10 +240,12 @@ extension Session {
             if (plan.by == .present || !fits) && !isTrial {
                 try tryOnCopy { trial throws(NavError) in _ = try trial.commit(plan) }
             }
+            if let reuse { try checkReuse(reuse, plan) }
             source = try popUp(to: pop.node, inclusive: pop.inclusive, changes: &changes, removed: &removed)
-            if isTrial { _ = try checkGrowth(target: plan.target, by: plan.by, bytes: plan.paramsBytes, exact: true, from: source) }
+            if isTrial && reuse == nil { _ = try checkGrowth(target: plan.target, by: plan.by, bytes: plan.paramsBytes, exact: true, from: source) }
         }
         if changes.enabled, let h = plan.hints { changes.hints = h }
+        if let reuse { return try commitReuse(reuse, plan, changes: &changes, removed: removed) }
         let created: Node
         switch plan.by {
         case .push:
@@ -264,6 +315,33 @@ extension Session {
         }
         version += 1
         return Commit(version: version, changes: changes.text, node: created, removedNumbers: removed.numbers, endedFlows: removed.ended)
+    }
+
+    /// The screen `navigate {existing}` keeps, if it may take the plan's params (checked before a
+    /// pop changes anything).
+    @discardableResult
+    func checkReuse(_ number: Int, _ plan: Plan) throws(NavError) -> Node {
+        guard let screen = nodes[number: number] else {
+            throw NavError(.conflict, "the screen `\(Node.id(number))` that \"existing\" found is gone (dismissed while the navigation was pending)",
+                           data: ["node": .string(Node.id(number))])
+        }
+        try limits.check(depth: 0, nodes: 0, paramsBytes: paramsBytes - screen.paramsBytes + plan.paramsBytes)
+        return screen
+    }
+
+    /// Commits `navigate {existing}` that found screen `number` (after any pop): it takes the plan's
+    /// params (an `update` change). Nothing popped and the same params is no change: the version
+    /// stays, and nothing is published.
+    func commitReuse(_ number: Int, _ plan: Plan, changes: inout ChangeLog, removed: Removal) throws(NavError) -> Commit {
+        let screen = try checkReuse(number, plan)
+        if screen.params != plan.params {
+            setParams(screen, plan.params, bytes: plan.paramsBytes)
+            changes.record("update", node: screen)
+        } else if removed.numbers.isEmpty {
+            return Commit(version: version, changes: nil, node: screen, removedNumbers: NodeNumbers(), endedFlows: nil)
+        }
+        version += 1
+        return Commit(version: version, changes: changes.text, node: screen, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 
     /// The pop of `navigate {popUpTo}`: removes what is above screen `number` (and it too when

@@ -46,6 +46,23 @@ import Testing
         #expect((try writer.stats()["commits"]?.intValue ?? 0) >= 4)
     }
 
+    /// The options that came from other routers: `existing`, `merge`, `dismiss {result, merge}`,
+    /// `open {by: push}`.
+    @Test func peerOptions() throws {
+        let d = try Daemon()
+        let c = try NavClient(socketPath: d.socketPath)
+        let p1 = try c.navigate(to: "shop.Product", with: ["id": "p1"])
+        let kept = try c.navigate(to: "shop.Product", with: ["ref": "mail"], existing: .top, merge: true)
+        #expect(kept.node == p1.node && kept.version == 2)
+        try c.navigate(to: "shop.Reviews")
+        let back = try c.dismiss(result: ["ref": "review"], merge: true)
+        #expect(back.version == 4)
+        let opened = try c.open(url: "/product/p9", pushingLastScreen: true)
+        let tree = try c.tree()
+        #expect(tree.node(p1.node ?? "")?["params"] == ["id": "p1", "ref": "review"])
+        #expect(tree.visible.last == opened.node && tree.node(opened.node ?? "")?["params"] == ["id": "p9"])
+    }
+
     @Test func providerAnswersAndFlowResult() throws {
         let d = try Daemon()
         // Used by the serving thread only once `serve()` runs; this thread reads `asked` after navd

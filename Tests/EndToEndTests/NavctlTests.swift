@@ -66,6 +66,16 @@ import Testing
         #expect(r.status == 1 && r.stderr.contains("noMatchingLink"), "no link builds the bare Home tab: \(r)")
         r = try navctl(d, ["navigate", "shop.Search", "--then", "shop.Home"])
         #expect(r.status == 1 && r.stderr.contains("invalidParams") && r.stderr.contains("is not a flow"), "--then is passed on: \(r)")
+        // --existing and --merge (navigate and route): the product on top is kept.
+        r = try navctl(d, ["navigate", "shop.Product", "--with", "id=p4"])
+        let product = r.stdout.split(separator: ",").first.map(String.init) ?? "?"
+        r = try navctl(d, ["route", "showProduct", "--with", "ref=mail", "--existing", "top", "--merge"])
+        #expect(r.status == 0 && r.stdout.hasPrefix(product), "the same screen: \(r)")
+        r = try navctl(d, ["navigate", "shop.Product", "--with", "id=p5", "--existing", "pop"])
+        #expect(r.status == 0 && r.stdout.hasPrefix(product), "\(r)")
+        #expect(try navctl(d, ["link"]).stdout == "/product/p5\n")
+        r = try navctl(d, ["navigate", "shop.Product", "--with", "id=p5", "--existing", "twice"])
+        #expect(r.status == 1 && r.stderr.contains("\"existing\" must be push"), "\(r)")
     }
 
     @Test func errorsAndExitCodes() throws {

@@ -19,9 +19,19 @@ import Testing
           qux: {opens: [baz, bar, qux], setup: {type: object, properties: {answer: {type: integer}, test: {type: string}}}}
         """
 
+    /// The same routes where bar and qux have an identity (the peer's `getId`: bar by `foo`, qux by `fux`).
+    static let identityGraph = """
+        root: {stack: baz}
+        coordinators:
+          baz: {opens: [bar, qux, baz], setup: {type: object, properties: {answer: {type: integer}}}}
+          bar: {opens: [baz, qux, bar], identity: [foo], setup: {type: object, properties: {answer: {type: integer}, foo: {type: string}}}}
+          qux: {opens: [baz, bar, qux], identity: [fux], setup: {type: object, properties: {fux: {type: string}}}}
+        """
+
     /// The root stack as (coordinator without module, params) pairs, bottom first.
-    static func stack(_ c: TestClient) throws -> [String] {
-        let children = try c.call("tree")["root"]?["children"]?.arrayValue ?? []
+    static func stack(_ c: TestClient) -> [String] {
+        guard let tree = try? c.call("tree") else { return ["(tree failed)"] }
+        let children = tree["root"]?["children"]?.arrayValue ?? []
         return children.map { n in
             let name = (n["coordinator"]?.stringValue ?? "?").replacingOccurrences(of: "app.", with: "")
             let params = n["params"].map { JSONWriter.string($0) } ?? "{}"
@@ -29,11 +39,18 @@ import Testing
         }
     }
 
-    func daemonWithStack(_ names: [String]) throws -> (Daemon, TestClient) {
-        let d = try Daemon(graph: Self.stackGraph)
+    func daemonWithStack(_ names: [String], graph: String = stackGraph) throws -> (Daemon, TestClient) {
+        let d = try Daemon(graph: graph)
         let c = try d.client()
         for n in names.dropFirst() { try c.call("navigate", ["to": .string(n)]) }
         return (d, c)
+    }
+
+    /// Makes the root stack `steps` (the peer's starting state), as `reset {to}` builds it from the
+    /// graph's root (a link keeps the bottom screen it shares with the tree).
+    static func reset(_ c: TestClient, _ steps: [(String, JSONValue)]) throws {
+        try c.call("reset")
+        try c.call("reset", ["to": .array(steps.map { ["to": .string($0.0), "with": $0.1] })])
     }
 
     /// StackRouter.test.tsx, "handles navigate action": navigate('qux', {answer: 42}) on
@@ -41,11 +58,11 @@ import Testing
     @Test func handlesNavigateAction() throws {
         var (d, c) = try daemonWithStack(["baz", "bar"])
         try c.call("navigate", ["to": "qux", "with": ["answer": 42]])
-        #expect(try Self.stack(c) == ["baz", "bar", "qux{\"answer\":42}"])
+        #expect(Self.stack(c) == ["baz", "bar", "qux{\"answer\":42}"])
         _ = d
         (d, c) = try daemonWithStack(["baz", "bar"])
         try c.call("navigate", ["to": "baz", "with": ["answer": 42]])
-        #expect(try Self.stack(c) == ["baz", "bar", "baz{\"answer\":42}"])
+        #expect(Self.stack(c) == ["baz", "bar", "baz{\"answer\":42}"])
     }
 
     /// StackRouter.test.tsx, "doesn't navigate to nonexistent screen": the router answers null (no
@@ -55,7 +72,7 @@ import Testing
         _ = d
         let e = try c.callError("navigate", ["to": "far", "with": ["answer": 42]])
         #expect(e["data"]?["kind"] == "unknownTarget")
-        #expect(try Self.stack(c) == ["baz", "bar"])
+        #expect(Self.stack(c) == ["baz", "bar"])
         #expect(try c.call("tree")["version"] == 1)
     }
 
@@ -67,7 +84,7 @@ import Testing
         // The peer's starting state [qux {test: a}, baz {foo: a}], built with reset {to}.
         try c.call("reset", ["to": [["to": "qux", "with": ["test": "a"]], ["to": "baz", "with": ["foo": "a"]]]])
         try c.call("navigate", ["to": "bar", "with": ["foo": "a"]])
-        #expect(try Self.stack(c) == ["qux{\"test\":\"a\"}", "baz{\"foo\":\"a\"}", "bar{\"foo\":\"a\"}"])
+        #expect(Self.stack(c) == ["qux{\"test\":\"a\"}", "baz{\"foo\":\"a\"}", "bar{\"foo\":\"a\"}"])
     }
 
     /// StackRouter.test.tsx, "handles pop action" (its first case): pop on [baz, bar, qux] leaves
@@ -76,6 +93,86 @@ import Testing
         let (d, c) = try daemonWithStack(["baz", "bar", "qux"])
         _ = d
         try c.call("dismiss")
-        #expect(try Self.stack(c) == ["baz", "bar"])
+        #expect(Self.stack(c) == ["baz", "bar"])
+    }
+
+    /// StackRouter.test.tsx, "updates params on navigate if already on the screen": navigate('bar',
+    /// {answer: 96}) on [baz, bar {answer: 42, color: tomato}] keeps bar, its params replaced. In
+    /// navd: `existing: top` (the default pushes); the screen keeps its id, one `update` change.
+    @Test func updatesParamsOnNavigateIfAlreadyOnTheScreen() throws {
+        let (d, c) = try daemonWithStack(["baz"])
+        _ = d
+        try Self.reset(c, [("baz", [:]), ("bar", ["answer": 42, "color": "tomato"])])
+        let before = try c.call("tree")
+        let top = try c.call("navigate", ["to": "bar", "with": ["answer": 96], "existing": "top"])
+        #expect(Self.stack(c) == ["baz", "bar{\"answer\":96}"])
+        #expect(top["node"] == before["root"]?["children"]?.arrayValue?[1]["id"])
+        #expect(top["version"]?.intValue == (before["version"]?.intValue ?? 0) + 1)
+    }
+
+    /// StackRouter.test.tsx, "merges params on navigate when specified": navigate('bar', {answer:
+    /// 96}, {merge: true}) on [baz, bar {color: tomato}] gives bar {color: tomato, answer: 96}.
+    @Test func mergesParamsOnNavigateWhenSpecified() throws {
+        let (d, c) = try daemonWithStack(["baz"])
+        _ = d
+        try Self.reset(c, [("baz", [:]), ("bar", ["color": "tomato"])])
+        try c.call("navigate", ["to": "bar", "with": ["answer": 96], "existing": "top", "merge": true])
+        #expect(Self.stack(c) == ["baz", "bar{\"color\":\"tomato\",\"answer\":96}"])
+    }
+
+    /// StackRouter.test.tsx, "handles getId for navigate": with bar's identity `foo`, navigating to
+    /// bar {foo: a} pushes unless the screen on top is bar {foo: a}, which stays as it is (no change,
+    /// the version stays).
+    @Test func handlesIdentityForNavigate() throws {
+        let (d, c) = try daemonWithStack(["bar"], graph: Self.identityGraph)
+        _ = d
+        let nav: JSONValue = ["to": "bar", "with": ["foo": "a"], "existing": "top"]
+        try Self.reset(c, [("bar", [:])])
+        try c.call("navigate", nav)
+        #expect(Self.stack(c) == ["bar", "bar{\"foo\":\"a\"}"])
+
+        let v = try c.call("tree")["version"]
+        let same = try c.call("navigate", nav)
+        #expect(Self.stack(c) == ["bar", "bar{\"foo\":\"a\"}"])
+        let now = try c.call("tree")["version"]
+        #expect(same["version"] == v && now == v)
+
+        try Self.reset(c, [("bar", ["foo": "a"]), ("bar", [:])])
+        try c.call("navigate", nav)
+        #expect(Self.stack(c) == ["bar{\"foo\":\"a\"}", "bar", "bar{\"foo\":\"a\"}"])
+
+        try Self.reset(c, [("bar", [:]), ("bar", ["foo": "a"])])
+        try c.call("navigate", ["to": "bar", "with": ["foo": "b"], "existing": "top"])
+        #expect(Self.stack(c) == ["bar", "bar{\"foo\":\"a\"}", "bar{\"foo\":\"b\"}"])
+    }
+
+    /// StackRouter.test.tsx, "goes back to matching screen for navigate if pop: true": qux, not in
+    /// [baz, bar], is pushed; baz is popped to and takes {answer: 42}; bar {answer: 42} on top takes
+    /// {answer: 96}. In navd: `existing: pop`.
+    @Test func goesBackToTheMatchingScreenWithExistingPop() throws {
+        var (d, c) = try daemonWithStack(["baz", "bar"])
+        try c.call("navigate", ["to": "qux", "with": ["answer": 42], "existing": "pop"])
+        #expect(Self.stack(c) == ["baz", "bar", "qux{\"answer\":42}"])
+        _ = d
+        (d, c) = try daemonWithStack(["baz", "bar"])
+        let r = try c.call("navigate", ["to": "baz", "with": ["answer": 42], "existing": "pop"])
+        #expect(Self.stack(c) == ["baz{\"answer\":42}"])
+        #expect(r["version"] == 2)  // one commit: the pop and the update
+        try Self.reset(c, [("baz", [:]), ("bar", ["answer": 42])])
+        try c.call("navigate", ["to": "bar", "with": ["answer": 96], "existing": "pop"])
+        #expect(Self.stack(c) == ["baz", "bar{\"answer\":96}"])
+    }
+
+    /// StackRouter.test.tsx, "goes back to matching ID for navigate if pop: true": bar {foo: a} on
+    /// top stays; from [bar, bar a, bar b, bar c], bar {foo: b} pops bar c.
+    @Test func goesBackToTheMatchingIdentityWithExistingPop() throws {
+        let (d, c) = try daemonWithStack(["bar"], graph: Self.identityGraph)
+        _ = d
+        try Self.reset(c, [("bar", [:]), ("bar", ["foo": "a"])])
+        try c.call("navigate", ["to": "bar", "with": ["foo": "a"], "existing": "pop"])
+        #expect(Self.stack(c) == ["bar", "bar{\"foo\":\"a\"}"])
+        try Self.reset(c, [("bar", [:]), ("bar", ["foo": "a"]), ("bar", ["foo": "b"]), ("bar", ["foo": "c"])])
+        try c.call("navigate", ["to": "bar", "with": ["foo": "b"], "existing": "pop"])
+        #expect(Self.stack(c) == ["bar", "bar{\"foo\":\"a\"}", "bar{\"foo\":\"b\"}"])
     }
 }

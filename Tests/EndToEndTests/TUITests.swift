@@ -153,6 +153,37 @@ final class TmuxPane {
         #expect(s.contains("actions on shop.Home"), "\(s)")
     }
 
+    /// K: the next action goes back to a screen of its target in the stack (`existing: pop`);
+    /// E: dismiss with a result merged into the screen below (`merge: true`).
+    @Test func keepExistingAndAResultThatStays() throws {
+        let d = try Daemon()
+        let command = "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")) --session s3; exec sleep 120"
+        let pane = try TmuxPane(width: 100, height: 30, command: command)
+        try pane.waitFor("session s3")
+        var env = ProcessInfo.processInfo.environment
+        env["NAVD_SOCKET"] = d.socketPath
+        #expect(try runCommand(Repo.binary("navctl"), ["navigate", "shop.Product", "--with", "id=p1", "--session", "s3"], environment: env).status == 0)
+        try pane.waitFor("actions on shop.Product")
+        try pane.send("K")
+        try pane.waitFor("back to an existing screen: ON")
+        try pane.send("4")
+        try pane.waitFor("▸ id*")
+        try pane.send("p", "2", "Enter")
+        var s = try pane.waitFor("back to or push shop.Product: version 2")
+        #expect(s.contains("v2 update shop.Product") && !s.contains("v2 push"), "the product kept, its params replaced: \(s)")
+        try pane.send("1")
+        try pane.waitFor("▸ productId")
+        try pane.send("Enter")
+        try pane.waitFor("actions on shop.Reviews")
+        try pane.send("E")
+        try pane.waitFor("merging into the screen below")
+        for ch in "{\"ref\":\"mail\"}" { try pane.send(String(ch)) }
+        try pane.send("Enter")
+        s = try pane.waitFor("actions on shop.Product")
+        let tree = try runCommand(Repo.binary("navctl"), ["tree", "--json", "--session", "s3"], environment: env).stdout
+        #expect(tree.contains("\"params\":{\"id\":\"p2\",\"ref\":\"mail\"}"), "\(tree)")
+    }
+
     @Test func preconditionPendingCancelAndSigterm() throws {
         let d = try Daemon()
         let command = "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")) --session s2; echo exit=$?; exec sleep 120"

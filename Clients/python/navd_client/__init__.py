@@ -553,20 +553,26 @@ class Client:
     def ping(self):
         return self.call("ping")
 
-    def navigate(self, to=None, route=None, by=None, with_=None, from_=None, session=None, **extra):
-        """``navigate``; returns ``{navigation, node, version, visible, …}``."""
-        return self.call("navigate", extra, to=to, route=route, by=by, with_=with_, from_=from_, session=session)
+    def navigate(self, to=None, route=None, by=None, with_=None, from_=None, session=None, existing=None, merge=None, **extra):
+        """``navigate``; returns ``{navigation, node, version, visible, …}``. ``existing`` ("top" or
+        "pop", with ``merge=True`` to merge the params) keeps a screen of the target already in the
+        stack; other params (``popUpTo``, ``hints``, ``key``, …) go as keywords."""
+        return self.call("navigate", extra, to=to, route=route, by=by, with_=with_, from_=from_, session=session,
+                         existing=existing, merge=True if merge else None)
 
-    def dismiss(self, node=None, session=None, **extra):
-        return self.call("dismiss", extra, node=node, session=session)
+    def dismiss(self, node=None, session=None, result=None, merge=None, **extra):
+        """``dismiss``; with ``result`` the screen below hears it (``screenResult``), and with
+        ``merge=True`` (a dict result) it is merged into that screen's params, so that it stays."""
+        return self.call("dismiss", extra, node=node, session=session, result=result, merge=True if merge else None)
 
     def flow_complete(self, flow, result=None, error=None, cancelled=False, session=None):
         return self.call("flowComplete", flow=flow, result=result,
                          error={"message": error} if isinstance(error, str) else error,
                          cancelled=True if cancelled else None, session=session)
 
-    def open(self, url, session=None, **extra):
-        return self.call("open", extra, url=url, session=session)
+    def open(self, url, session=None, by=None, **extra):
+        """``open`` a deep link; ``by="push"`` pushes only its last screen from the visible one."""
+        return self.call("open", extra, url=url, session=session, by=by)
 
     def cancel(self, navigation, session=None):
         return self.call("cancel", navigation=navigation, session=session).get("cancelled", False)

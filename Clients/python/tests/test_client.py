@@ -151,3 +151,29 @@ def test_readme_shows_the_example_that_runs():
     readme = open(os.path.join(ROOT, "README.md")).read()
     example = open(os.path.join(ROOT, "Clients", "python", "examples", "test_example.py")).read()
     assert example.strip() in readme, "README's pytest example must be Clients/python/examples/test_example.py"
+
+
+def test_peer_options_existing_merge_open_push(navd_client):
+    """The options that came from other routers, through the Python client's named arguments."""
+    p1 = navd_client.navigate("shop.Product", with_={"id": "p1"})
+    # existing="top": the product on top is kept, its params replaced (one update, same node).
+    kept = navd_client.navigate("shop.Product", with_={"id": "p2"}, existing="top")
+    assert kept["node"] == p1["node"] and kept["version"] == 2
+    # merge=True: fields merged into the params of the screen found.
+    navd_client.navigate("shop.Product", with_={"ref": "mail"}, existing="top", merge=True)
+    reviews = navd_client.navigate("shop.Reviews")
+    assert reviews["version"] == 4
+    # dismiss(result=…, merge=True): the result stays in the params of the screen below.
+    navd_client.dismiss(result={"ref": "review"}, merge=True)
+    tree = navd_client.tree()
+    assert tree.node(p1["node"])["params"] == {"id": "p2", "ref": "review"}
+    # open(by="push"): only the link's last screen, pushed from the visible product.
+    opened = navd_client.open("/product/p9", by="push")
+    assert navd_client.tree().node(opened["node"])["params"] == {"id": "p9"}
+    # existing="pop": the nearest product screen (Product declares no identity) takes the params.
+    back = navd_client.navigate("shop.Product", with_={"id": "p10"}, existing="pop")
+    assert back["node"] == opened["node"] and back["visible"][-1] == opened["node"]
+    assert navd_client.tree().node(opened["node"])["params"] == {"id": "p10"}
+    with pytest.raises(InvalidParams) as e:
+        navd_client.navigate("shop.Product", with_={"id": "p3"}, existing="sometimes")
+    assert e.value.data["param"] == "existing"

@@ -363,6 +363,25 @@ public enum EmbeddedProtocol {
               }
             ]
           }
+        },
+        {
+          "name": "existing",
+          "description": "what a push does when the stack it goes into already shows a screen of the target (the same one, when the target declares an identity): push (default) always pushes a new screen; top keeps the screen on top if it is one and gives it the new params; pop goes back to the nearest one in that stack (what is above it leaves, its leave guards first) and gives it the new params, else pushes. A screen found with the same params is no change (the version stays). Only with by: push; not with popUpTo",
+          "schema": {
+            "type": "string",
+            "enum": [
+              "push",
+              "top",
+              "pop"
+            ]
+          }
+        },
+        {
+          "name": "merge",
+          "description": "with existing top or pop: the screen found keeps its params with with merged in (a null removes a field), validated by its setup, instead of taking with as its params",
+          "schema": {
+            "type": "boolean"
+          }
         }
       ],
       "result": {

@@ -216,11 +216,30 @@ enum NavigationMethods {
             }
             popUpTo = (target, inclusive)
         }
+        var existing = Existing.push
+        if let e = try p.string(.existing) {
+            guard let given = Existing(rawValue: e) else {
+                throw .invalidParams("\"existing\" must be push (always a new screen, the default), top (keep the screen on top if it is the target's) or pop (go back to the nearest one in the stack, else push), not \"\(e)\"",
+                                     data: ["param": "existing"])
+            }
+            if given != .push, let by, by != .push {
+                throw .invalidParams("\"existing\" says what a push does when the stack already shows the target; it goes with by: push, not \(by.rawValue)", data: ["param": "existing"])
+            }
+            if given != .push, popUpTo != nil {
+                throw .invalidParams("give \"existing\" or \"popUpTo\", not both: existing: pop already goes back to the screen it finds", data: ["param": "existing"])
+            }
+            existing = given
+        }
+        let merge = try p.bool(.merge) ?? false
+        if merge && existing == .push {
+            throw .invalidParams("\"merge\": true merges \"with\" into the params of the screen \"existing\" finds, so it needs existing: top or pop", data: ["param": "merge"])
+        }
         return NavigateRequest(state: state, coordinator: coordinator, toName: toName, route: route, by: by, with: with, withBytes: withBytes,
                                from: try p.string(.from), ifVersion: try p.int(.ifVersion), key: key,
                                dryRun: try p.bool(.dryRun) ?? false, detach: try p.bool(.detach) ?? false, progress: try p.bool(.progress) ?? false,
                                hints: hints, popUpTo: popUpTo,
-                               then: try p.value(.then).map { v throws(RPCError) in try n.navigationSpec(v, param: "then") })
+                               then: try p.value(.then).map { v throws(RPCError) in try n.navigationSpec(v, param: "then") },
+                               existing: existing, merge: merge)
     }
 
     /// `reset`'s `to`: screens as names or `{to, with?, by?}`, at most `max` of them; nil: the root.
@@ -325,7 +344,7 @@ enum CancelParam: Int, ParamName {
 }
 
 enum NavigateParam: Int, ParamName {
-    case session, to, route, by, with, from, ifVersion, key, dryRun, hints, popUpTo, then, detach, progress
+    case session, to, route, by, with, from, ifVersion, key, dryRun, hints, popUpTo, then, detach, progress, existing, merge
     static let table = ParamTable(Self.self)
 }
 

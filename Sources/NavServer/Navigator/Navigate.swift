@@ -87,10 +87,17 @@ extension Navigator {
             destination = try graph.destination(to: r.toName, route: r.route)
         }
         let session = r.state.session
-        var p = try session.plan(destination, by: r.by, with: r.with, from: r.from, ifVersion: r.ifVersion, caller: caller, withBytes: r.withBytes)
-        if let o = r.options {
-            if let then = o.then { try checkThen(then, flow: p.target) }
-            try applyOptions(to: &p, session: session, hints: o.hints, popUpTo: o.popUpTo, then: o.then)
+        guard let o = r.options else {
+            return try session.plan(destination, by: r.by, with: r.with, from: r.from, ifVersion: r.ifVersion, caller: caller, withBytes: r.withBytes)
+        }
+        var p = try session.plan(destination, by: r.by, with: r.with, from: r.from, ifVersion: r.ifVersion, caller: caller, withBytes: r.withBytes,
+                                 existing: o.existing, merge: o.merge)
+        if let then = o.then { try checkThen(then, flow: p.target) }
+        try applyOptions(to: &p, session: session, hints: o.hints, popUpTo: o.popUpTo, then: o.then)
+        if p.reuse != nil, let pop = p.popUpTo, graph.hasLeaveGuards {
+            // `existing: pop` removes what is above the screen it keeps: their leave guards run first.
+            let guards = try session.leaveGuards(node: nil, to: Node.id(pop.node), inclusive: false)
+            if !guards.preconditions.isEmpty { p = p.withPreconditions(before: guards.preconditions) }
         }
         return p
     }

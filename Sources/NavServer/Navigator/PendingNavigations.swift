@@ -98,7 +98,10 @@ extension Navigator {
     /// Commits `plan` and publishes it; `starter` hears `flowCompleted` of a flow it starts.
     @inline(__always)
     func commit(_ state: SessionState, _ plan: Plan, navigation: Int, starter: some Client) throws(NavError) -> Navigated {
+        let before = state.session.version
         let c = try state.session.commit(plan)
+        // `navigate {existing}` that found the screen as asked changes nothing: nothing to publish.
+        if c.version == before { return Navigated(navigation: navigation, node: c.node?.number ?? -1, version: c.version, visible: .current(state.session)) }
         // Only a flow this commit made has a starter: selecting a tab whose first node is a flow,
         // or a link that ends on one already there, starts nothing.
         if let n = c.node, n.kind == .flow, state.session.madeByLastCommit(n) {

@@ -29,13 +29,14 @@ struct NavigateRequest: ~Copyable {
     var detach = false
     /// The client that asked hears `navigationPending` too.
     var progress = false
-    /// `hints`, `popUpTo` and `then`, which few navigations give: one reference, nil for the others.
+    /// `hints`, `popUpTo`, `then` and `existing`, which few navigations give: one reference, nil for
+    /// the others.
     let options: NavigateOptions?
 
     init(state: SessionState, coordinator: Int? = nil, toName: String? = nil, route: String? = nil, by: Presentation? = nil,
          with: JSONObject? = nil, withBytes: Int? = nil, from: String? = nil, ifVersion: Int? = nil, key: String? = nil,
          dryRun: Bool = false, detach: Bool = false, progress: Bool = false, hints: JSONValue? = nil,
-         popUpTo: (to: String, inclusive: Bool)? = nil, then: NavigationSpec? = nil) {
+         popUpTo: (to: String, inclusive: Bool)? = nil, then: NavigationSpec? = nil, existing: Existing = .push, merge: Bool = false) {
         self.state = state
         self.coordinator = coordinator
         self.toName = toName
@@ -49,20 +50,25 @@ struct NavigateRequest: ~Copyable {
         self.dryRun = dryRun
         self.detach = detach
         self.progress = progress
-        options = hints == nil && popUpTo == nil && then == nil ? nil : NavigateOptions(hints: hints, popUpTo: popUpTo, then: then)
+        options = hints == nil && popUpTo == nil && then == nil && existing == .push ? nil
+            : NavigateOptions(hints: hints, popUpTo: popUpTo, then: then, existing: existing, merge: merge)
     }
 }
 
-/// `navigate`'s `hints`, `popUpTo` and `then`.
+/// `navigate`'s `hints`, `popUpTo`, `then` and `existing` (with `merge`).
 final class NavigateOptions {
     let hints: JSONValue?
     let popUpTo: (to: String, inclusive: Bool)?
     let then: NavigationSpec?
+    let existing: Existing
+    let merge: Bool
 
-    init(hints: JSONValue?, popUpTo: (to: String, inclusive: Bool)?, then: NavigationSpec?) {
+    init(hints: JSONValue?, popUpTo: (to: String, inclusive: Bool)?, then: NavigationSpec?, existing: Existing, merge: Bool) {
         self.hints = hints
         self.popUpTo = popUpTo
         self.then = then
+        self.existing = existing
+        self.merge = merge
     }
 }
 
