@@ -100,6 +100,17 @@ public struct Plan: Sendable {
         return p
     }
 
+    /// This plan placing its target in the place of screen `number` (`by: replace`): `navigate
+    /// {popUpTo: {to, inclusive: true}}` whose match is the first screen of the root stack or of a
+    /// tab, which no pop may empty; `extra` preconditions (the leave guards of what goes) first.
+    public func replacing(_ number: Int, preconditions extra: [Int]) -> Plan {
+        var p = Plan(target: target, by: .replace, params: params, paramsBytes: paramsBytes, source: number, ifVersion: ifVersion,
+                     preconditions: extra + preconditions.filter { !extra.contains($0) })
+        p.extras = extras
+        p.popUpTo = nil
+        return p
+    }
+
     public init(target: Int, by: Presentation, params: JSONValue, source: Int, ifVersion: Int?, preconditions: [Int]) {
         self.init(target: target, by: by, params: params, paramsBytes: params.encodedSize, source: source, ifVersion: ifVersion,
                   preconditions: preconditions)

@@ -41,6 +41,14 @@ extension Session {
     /// What popping to `match` removes with what is above it: `match` itself when `inclusive`, else
     /// the node above it in its stack, else what it presents; nil when nothing is above it. Shared by
     /// `dismiss {to}` and `navigate {popUpTo}`.
+    /// Whether `n` is the first screen (or flow) of the root stack or of a tab of the root: the one
+    /// a stack that is never empty keeps, so no dismiss removes it.
+    public func isFirstOfARootStack(_ n: Node) -> Bool {
+        guard n.indexInParent == 0, let stack = n.parent, stack.kind == .stack else { return false }
+        guard let shell = stack.parent else { return true }
+        return shell.kind == .tabs && shell.coordinator < 0
+    }
+
     func removalAbove(_ match: Node, inclusive: Bool) -> Node? {
         if inclusive { return match }
         if let container = match.parent, let i = match.indexInParent, i + 1 < container.children.count { return container.children[i + 1] }

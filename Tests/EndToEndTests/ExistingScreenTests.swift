@@ -87,4 +87,27 @@ import Testing
         let output = r.stdout + r.stderr
         #expect(output.contains("app.yaml:3:21: error: identity field `id` is not declared by the setup of `app.Home`"), "\(output)")
     }
+
+    /// Jetpack's `popUpTo(start) { inclusive = true }`: popping the root stack's first screen too
+    /// makes the target its first screen (the stack is never empty), after the leave guards of
+    /// everything it removes.
+    @Test func popUpToInclusiveOfTheFirstScreenMakesTheTargetTheFirst() throws {
+        let d = try Daemon(graph: Self.graph)
+        let c = try d.client()
+        try c.call("navigate", ["to": "List", "with": ["folder": "inbox"]])
+        try c.call("navigate", ["to": "Editor"])
+        let nav: JSONValue = ["to": "List", "with": ["folder": "sent"], "popUpTo": ["to": "Home", "inclusive": true]]
+        let refused = try c.callError("navigate", nav)
+        #expect(refused["data"]?["kind"] == "preconditionFailed" && refused["data"]?["precondition"] == "app.saved", "\(refused)")
+        #expect(try c.call("tree")["version"] == 2)
+        try c.call("context.set", ["facts": ["saved": true]])
+        let r = try c.call("navigate", nav)
+        let tree = try c.call("tree")
+        let stack = tree["root"]?["children"]?.arrayValue ?? []
+        #expect(stack.map { $0["coordinator"] } == ["app.List"] && stack.first?["id"] == r["node"], "\(tree)")
+        #expect(r["version"] == 3, "one commit")
+        // Presenting from a stack left empty has no meaning: the error says what to do.
+        let e = try c.callError("navigate", ["to": "Editor", "by": "present", "popUpTo": ["to": "List", "inclusive": true]])
+        #expect(e["data"]?["kind"] == "invalidParams" && (e["message"]?.stringValue ?? "").contains("which a push does"), "\(e)")
+    }
 }

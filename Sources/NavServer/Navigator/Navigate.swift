@@ -187,7 +187,24 @@ extension Navigator {
             guard plan.by == .push || plan.by == .present else {
                 throw NavError(.invalidParams, "\"popUpTo\" goes with by: push or present, and this navigation is by \(plan.by.rawValue)", data: ["param": "popUpTo"])
             }
-            plan.popUpTo = (try session.popTarget(popUpTo.to).number, popUpTo.inclusive)
+            let match = try session.popTarget(popUpTo.to)
+            if popUpTo.inclusive && session.isFirstOfARootStack(match) {
+                // Jetpack's popUpTo(start) { inclusive = true }: the stack is never empty, so the
+                // target takes the first screen's place (by: replace), after the leave guards of
+                // that screen and of what is above it.
+                guard plan.by == .push else {
+                    throw NavError(.invalidParams, "popUpTo inclusive of `\(match.id)`, the first screen of its stack, makes the target its first screen, which a push does (as by: replace from it); a stack is never empty, so there is nothing to present from",
+                                   data: ["param": "popUpTo"])
+                }
+                var guards: [Int] = graph.coordinators[match.coordinator].leave
+                if graph.hasLeaveGuards, let above = try? session.leaveGuards(node: nil, to: match.id, inclusive: false) {
+                    guards = above.preconditions + guards.filter { !above.preconditions.contains($0) }
+                }
+                plan = plan.replacing(match.number, preconditions: guards)
+                _ = try session.dryRun(plan)
+                return
+            }
+            plan.popUpTo = (match.number, popUpTo.inclusive)
             // The screens the pop removes keep their leave guards: they run first.
             if graph.hasLeaveGuards, let guards = try? session.leaveGuards(node: nil, to: popUpTo.to, inclusive: popUpTo.inclusive),
                !guards.preconditions.isEmpty {
