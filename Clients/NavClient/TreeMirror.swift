@@ -106,6 +106,8 @@ public struct TreeMirror: Sendable {
                 o["children"] = .array(Array((o["children"]?.arrayValue ?? []).prefix(i)) + [c["node"] ?? .null])
             case "select":
                 o["selected"] = c["index"]
+                // Tabs that keep a history (`back: history`) carry it in the change.
+                if let h = c["history"] { o["history"] = h } else { o.members.removeAll { $0.key == "history" } }
             default: break
             }
             node = .object(o)

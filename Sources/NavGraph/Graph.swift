@@ -17,6 +17,8 @@ public final class NavigationGraph: @unchecked Sendable {
     public let routes: [Route]
     public let links: [Link]
     public let root: Root
+    /// `root.back`: what dismiss does at the first screen of a root tab.
+    public let rootBack: TabBack
     /// Where relative command paths of preconditions are resolved (the graph directory).
     public let baseDirectory: String
     /// Qualified name → index, plus unqualified names that only one module declares.
@@ -58,13 +60,14 @@ public final class NavigationGraph: @unchecked Sendable {
     }
 
     init(modules: [Module], coordinators: [Coordinator], preconditions: [Precondition], routes: [Route],
-         links: [Link], root: Root, baseDirectory: String) {
+         links: [Link], root: Root, rootBack: TabBack = .none, baseDirectory: String) {
         self.modules = modules
         self.coordinators = coordinators
         self.preconditions = preconditions
         self.routes = routes
         self.links = links
         self.root = root
+        self.rootBack = rootBack
         self.baseDirectory = baseDirectory
         leaveGuarded = coordinators.map { !$0.leave.isEmpty }
         made = coordinators.map { Made.of($0, in: coordinators) }
@@ -117,6 +120,21 @@ public enum Root: Sendable {
     case tabs([Int])
 }
 
+/// `back:` of a tabs container (the root's tabs or a tab container coordinator): what `dismiss` does
+/// at the first screen of the selected tab (React Navigation's `backBehavior`).
+public enum TabBack: String, Sendable, CaseIterable {
+    /// Nothing to go back to: the dismiss is refused (the root's tabs) or removes the tab container
+    /// (a tab container navigated to), as without `back:`.
+    case none
+    /// The first tab is selected (the one a tabs container starts on), unless it is the selected one.
+    case firstTab
+    /// The tab before the selected one in the declared order, unless it is the first.
+    case order
+    /// The tab selected before, as the session's tab history remembers it (each tab once, the
+    /// most recent last); a tab left by going back is not remembered.
+    case history
+}
+
 public final class Coordinator: @unchecked Sendable {
     public let index: Int
     /// "module.Name".
@@ -159,6 +177,8 @@ public final class Coordinator: @unchecked Sendable {
     public func mayContinue(to target: Int) -> Bool { canOpen(target) || flow?.then?.to == target }
     /// Whether `tabs` lists any (read on every navigation, without touching the array).
     public private(set) var isTabContainer = false
+    /// `back:` of a tab container: what dismiss does at the first screen of its selected tab.
+    public internal(set) var tabBack: TabBack = .none
     /// Roles admitted; empty means anyone.
     public internal(set) var access: [String] = []
     /// Setup fields filled from the source's params: field → path in the source's params.

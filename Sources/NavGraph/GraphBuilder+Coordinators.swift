@@ -86,6 +86,13 @@ extension Builder {
             c.tabs = tabs
             tabContainerLocations[c.index] = locations
         }
+        if let b = doc["back"] {
+            if doc["tabs"] == nil {
+                d.error(b.location, "`back` says what dismiss does at the first screen of a tab, and `\(c.name)` declares no `tabs`")
+            } else if let back = tabBack(b) {
+                c.tabBack = back
+            }
+        }
         if let p = doc["leave"] {
             for (ref, l) in stringList(p, "`leave`") {
                 if let i = resolvePrecondition(ref, in: module, at: l) { c.leave.append(i) }

@@ -140,12 +140,21 @@ extension Builder {
         return ok ? Link(pattern: pattern, segments: segments, query: query, entries: entries, module: module, location: loc) : nil
     }
 
+    /// `back: none | firstTab | order | history` of a tabs container.
+    mutating func tabBack(_ doc: Doc) -> TabBack? {
+        guard let text = doc.text, let b = TabBack(rawValue: text) else {
+            d.error(doc.location, "`back` must be one of \(TabBack.allCases.map(\.rawValue).joined(separator: ", ")), not `\(doc.description)`")
+            return nil
+        }
+        return b
+    }
+
     mutating func buildRoot(_ doc: Doc, module: String) -> Root? {
         guard doc.mapping != nil else {
             d.error(doc.location, "`root` must be {stack: Home} or {tabs: [Home, cart.Cart]}")
             return nil
         }
-        unknownKeys(doc, allowed: ["stack", "tabs"], what: "`root`")
+        unknownKeys(doc, allowed: ["stack", "tabs", "back"], what: "`root`")
         if let s = doc["stack"], doc["tabs"] == nil {
             guard let ref = s.text, !s.isNull else {
                 d.error(s.location, "`root.stack` must name the coordinator at the bottom of the root stack")

@@ -47,7 +47,7 @@ struct Builder {
     init(baseDirectory: String) { self.baseDirectory = baseDirectory }
 
     static let moduleKeys = ["module", "root", "coordinators", "routes", "links", "preconditions", "abilities", "description"]
-    static let coordinatorKeys = ["setup", "opens", "presentations", "preconditions", "leave", "access", "mediation", "identity", "flow", "tabs", "description", "title"]
+    static let coordinatorKeys = ["setup", "opens", "presentations", "preconditions", "leave", "access", "mediation", "identity", "flow", "tabs", "back", "description", "title"]
     static let flowKeys = ["start", "steps", "result", "then"]
     static let routeKeys = ["to", "by", "with", "description"]
     static let linkEntryKeys = ["to", "with", "by"]
@@ -261,6 +261,7 @@ struct Builder {
         var routes: [Route] = []
         var links: [Link] = []
         var root: Root?
+        var rootBack = TabBack.none
         var rootLocation: SourceLocation?
         for m in modules {
             if let rs = m.doc["routes"], let map = expectMap(rs, "`routes`") {
@@ -286,6 +287,11 @@ struct Builder {
                 }
                 rootLocation = r.location
                 root = buildRoot(r, module: m.name)
+                if let b = r["back"] {
+                    if case .tabs = root { rootBack = tabBack(b) ?? .none } else if root != nil {
+                        d.error(b.location, "`root.back` says what dismiss does at the first screen of a tab, and this root is a stack; declare it with `tabs`")
+                    }
+                }
             }
         }
         if rootLocation == nil && !modules.isEmpty {
@@ -317,6 +323,7 @@ struct Builder {
 
         guard !d.hasErrors, let root else { return nil }
         return NavigationGraph(modules: modules.map { Module(name: $0.name, file: $0.file) }, coordinators: coordinators,
-                               preconditions: preconditions, routes: routes, links: links, root: root, baseDirectory: baseDirectory)
+                               preconditions: preconditions, routes: routes, links: links, root: root, rootBack: rootBack,
+                               baseDirectory: baseDirectory)
     }
 }

@@ -7,7 +7,9 @@ extension NavigationGraph {
         var rootObj = JSONObject()
         switch root {
         case .stack(let i): rootObj.append("stack", .string(coordinators[i].name))
-        case .tabs(let t): rootObj.append("tabs", names(t))
+        case .tabs(let t):
+            rootObj.append("tabs", names(t))
+            if rootBack != .none { rootObj.append("back", .string(rootBack.rawValue)) }
         }
         var cs = JSONObject()
         for c in coordinators {
@@ -16,6 +18,7 @@ extension NavigationGraph {
             if let d = c.description { o.append("description", .string(d)) }
             o.append("kind", .string(c.isFlow ? "flow" : c.tabs.isEmpty ? "screen" : "tabs"))
             if !c.tabs.isEmpty { o.append("tabs", names(c.tabs)) }
+            if c.tabBack != .none { o.append("back", .string(c.tabBack.rawValue)) }
             if !c.leave.isEmpty { o.append("leave", .array(c.leave.map { .string(preconditions[$0].name) })) }
             if let s = c.setup { o.append("setup", s.source) }
             o.append("opens", names(c.opens))

@@ -26,16 +26,17 @@ struct ChangeLog {
 
     /// Records `{"op":…,"parent":…,"index":…,"node"|"root":…,"removed":[…]}` with the fields given,
     /// in that order: push and present (parent, node), replace (parent, index, node, removed), reset
-    /// (root, removed), select (parent, index), dismiss (parent, removed), pop (parent, index,
+    /// (root, removed), select (parent, index, and the tabs' history when they keep one), dismiss (parent, removed), pop (parent, index,
     /// removed). Inlined down to the `enabled` check; the writing is out of line.
     @inline(__always)
     mutating func record(_ op: StaticString, parent: Node? = nil, index: Int? = nil, node: Node? = nil, root: Node? = nil,
-                         removed: NodeNumbers? = nil) {
-        if enabled { write(op, parent: parent, index: index, node: node, root: root, removed: removed) }
+                         removed: NodeNumbers? = nil, tabHistory: [Int]? = nil) {
+        if enabled { write(op, parent: parent, index: index, node: node, root: root, removed: removed, tabHistory: tabHistory) }
     }
 
     @inline(never)
-    private mutating func write(_ op: StaticString, parent: Node?, index: Int?, node: Node?, root: Node?, removed: NodeNumbers?) {
+    private mutating func write(_ op: StaticString, parent: Node?, index: Int?, node: Node?, root: Node?, removed: NodeNumbers?,
+                                tabHistory: [Int]?) {
         if w == nil {
             w = JSONWriter(capacity: 256)
             w!.raw(UInt8(ascii: "["))
@@ -64,6 +65,10 @@ struct ChangeLog {
         if let removed {
             w!.raw(",\"removed\":")
             w!.write(nodeIds: removed)
+        }
+        if let tabHistory {
+            w!.raw(",\"history\":")
+            w!.write(.array(tabHistory.map(JSONValue.int)))
         }
         if let h = hints {
             w!.raw(",\"hints\":")

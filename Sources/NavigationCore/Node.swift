@@ -22,6 +22,9 @@ public final class Node {
     public internal(set) var children: [Node] = []
     /// Tabs: the selected index.
     public internal(set) var selected: Int = 0
+    /// Tabs whose container declares `back: history`: the tabs selected before, each once, the most
+    /// recent last (never the selected one); nil while empty.
+    public internal(set) var tabHistory: [Int]?
     /// Screen or flow: the stack it presents modally.
     public internal(set) var presented: Node?
     /// The node this one is a child of (or the screen that presents it): not retained, like an
@@ -58,6 +61,7 @@ public final class Node {
         self.params = params
         self.paramsBytes = paramsBytes
         selected = 0
+        tabHistory = nil
     }
 
     /// A node with an id of the form navd makes ("n" and a number); nil for any other form.
@@ -86,6 +90,7 @@ public final class Node {
         let n = Node(number: number, kind: kind, coordinator: coordinator, params: params)
         n.paramsBytes = paramsBytes
         n.selected = selected
+        n.tabHistory = tabHistory
         n.children = children.map { let c = $0.copy(); c.parent = n; return c }
         if let p = presented { let c = p.copy(); c.parent = n; n.presented = c }
         return n
@@ -108,6 +113,7 @@ public final class Node {
             }
             o.append("children", .array(children.map { $0.json(graph) }))
             o.append("selected", .int(selected))
+            if let h = tabHistory { o.append("history", .array(h.map(JSONValue.int))) }
         case .screen, .flow:
             o.append("coordinator", .string(graph.coordinators[coordinator].name))
             o.append("params", params)
@@ -137,6 +143,7 @@ public final class Node {
             writeChildren(into: &w, graph)
             w.raw(",\"selected\":")
             w.write(int: selected)
+            if let h = tabHistory { w.raw(",\"history\":"); w.write(.array(h.map(JSONValue.int))) }
         case .screen, .flow:
             w.raw(kind == .screen ? ",\"kind\":\"screen\",\"coordinator\":" : ",\"kind\":\"flow\",\"coordinator\":")
             graph.coordinators[coordinator].nameJSON.withUnsafeBytes { w.buffer.append(contentsOf: $0) }

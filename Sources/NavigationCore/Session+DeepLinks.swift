@@ -154,10 +154,7 @@ extension Session {
         let first = steps[0]
         var stack: Node?
         if root.kind == .tabs, let i = tabIndex(of: first.coordinator) {
-            if root.selected != i {
-                root.selected = i
-                changes.record("select", parent: root, index: i)
-            }
+            if root.selected != i { select(i, in: root, changes: &changes) }
             stack = root.children[i]
         } else if root.kind == .stack, root.children.first?.coordinator == first.coordinator, root.children.first?.kind == .screen {
             stack = root

@@ -48,7 +48,7 @@ extension Session {
                 merging: ResultMerge? = nil) throws(NavError) -> Commit {
         var changes = ChangeLog(enabled: recordsChanges, graph)
         var removed = Removal()
-        try detach(node, flowNode: flowNode, changes: &changes, removed: &removed)
+        try detach(node, flowNode: flowNode, changes: &changes, removed: &removed, goingBack: flowNode == nil)
         if let merging {
             guard let top = visibleTopRef?.with({ $0 }) else { throw NavError(.unknownNode, "no screen is left on top to take the result") }
             try merge(merging.fields, into: top, caller: merging.caller, maxBytes: merging.maxBytes)
@@ -68,9 +68,14 @@ extension Session {
     enum Detachment {
         case modal(owner: NodeLink, stack: NodeLink)
         case pop(container: NodeLink, index: Int)
+        /// A dismiss at the first screen of the selected tab of a container with `back:`: that
+        /// tab is selected instead, nothing removed.
+        case selectTab(shell: NodeLink, index: Int)
     }
 
-    func detachment(of node: Node) throws(NavError) -> Detachment {
+    /// `goingBack`: a dismiss (not a pop of popUpTo, not a flow ending), which at the first screen of
+    /// a tab follows its container's `back:`.
+    func detachment(of node: Node, goingBack: Bool = false) throws(NavError) -> Detachment {
         switch node.kind {
         case .tabs where node.coordinator < 0:
             throw NavError(.unknownNode, "nothing to dismiss: `\(node.id)` is the tab bar", data: ["node": .string(node.id)])
@@ -86,6 +91,10 @@ extension Session {
         case .screen, .flow, .tabs:
             let container = node.parentRef!.with { $0 }
             let index = node.indexInParent!
+            if goingBack && index == 0 && node.kind == .screen, let shell = container.parent, shell.kind == .tabs,
+               shell.children[shell.selected] === container, let back = tabToGoBack(in: shell) {
+                return .selectTab(shell: NodeLink(shell), index: back)
+            }
             if container.kind == .flow && index == 0 {
                 // Dismissing a flow's first step abandons the flow.
                 return try detachment(of: container)
@@ -111,8 +120,10 @@ extension Session {
 
     /// Takes `node` and what is above it out of the tree by the dismiss rules, recording the change;
     /// the caller commits.
-    func detach(_ node: Node, flowNode: Node?, changes: inout ChangeLog, removed: inout Removal) throws(NavError) {
-        switch try detachment(of: node) {
+    func detach(_ node: Node, flowNode: Node?, changes: inout ChangeLog, removed: inout Removal, goingBack: Bool = false) throws(NavError) {
+        switch try detachment(of: node, goingBack: goingBack) {
+        case .selectTab(let shell, let index):
+            shell.with { goBack(to: index, in: $0, changes: &changes) }
         case .modal(let owner, let stack):
             owner.with { owner in
                 stack.with { forget($0, into: &removed, except: flowNode) }
@@ -131,7 +142,8 @@ extension Session {
     /// The `leave:` guards of what a dismiss would remove (`dismiss(_:)`, or with `to`,
     /// `dismiss(to:inclusive:)`): their preconditions, the top screen's first, and the topmost guarded
     /// node. Changes nothing; throws what the dismiss would.
-    public func leaveGuards(node nodeId: String?, to: String?, inclusive: Bool) throws(NavError) -> (preconditions: [Int], guarded: Node?) {
+    /// `goingBack`: for a dismiss (see ``detachment(of:goingBack:)``).
+    public func leaveGuards(node nodeId: String?, to: String?, inclusive: Bool, goingBack: Bool = false) throws(NavError) -> (preconditions: [Int], guarded: Node?) {
         // The usual dismiss (the visible top, a screen above others in its stack, presenting nothing)
         // removes that screen alone: only its own guards count. Read without retaining anything.
         if nodeId == nil && to == nil, let top = visibleTopRef {
@@ -148,7 +160,8 @@ extension Session {
         if let to { target = try popRemovalTarget(to, inclusive: inclusive) } else { target = try dismissTarget(nodeId) }
         var preconditions: [Int] = []
         var guarded: Node?
-        switch try detachment(of: target) {
+        switch try detachment(of: target, goingBack: goingBack) {
+        case .selectTab: break
         case .modal(_, let stack): stack.with { collectLeaveGuards($0, &preconditions, &guarded) }
         case .pop(let container, let index):
             container.with { container in

@@ -289,9 +289,8 @@ extension Session {
             }
             if let (shell, i) = nestedTab(of: plan.target) {
                 // A tab of a tab container on the visible path (the innermost that declares it).
-                shell.selected = i
+                select(i, in: shell, changes: &changes)
                 created = shell.children[i].children[0]
-                changes.record("select", parent: shell, index: i)
                 break
             }
             guard let tab = declaredTab(plan.target) else {
@@ -303,10 +302,8 @@ extension Session {
                 root = makeRoot()
                 changes.record("reset", root: root, removed: removed.numbers)
             }
-            let i = tab
-            root.selected = i
-            created = root.children[i].children[0]
-            changes.record("select", parent: root, index: i)
+            select(tab, in: root, changes: &changes)
+            created = root.children[tab].children[0]
         }
         if plan.selectsWith, created.params != plan.params {
             // `select {with}`: the tab's first screen takes the params validated with the plan.

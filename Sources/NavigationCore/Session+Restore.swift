@@ -88,6 +88,9 @@ extension Session {
             if n.kind == .tabs, !n.children.indices.contains(n.selected) {
                 throw NavError(.corruptState, "saved tabs \(n.id) select tab \(n.selected) of \(n.children.count)")
             }
+            if let h = n.tabHistory, !h.allSatisfy(n.children.indices.contains) {
+                throw NavError(.corruptState, "saved tabs \(n.id) remember tab \(h.first { !n.children.indices.contains($0) } ?? -1) of \(n.children.count)")
+            }
             if let p = n.presented {
                 guard n.kind == .screen || n.kind == .flow, p.kind == .stack else {
                     throw NavError(.corruptState, "saved \(n.kind.rawValue) \(n.id) presents a \(p.kind.rawValue); only screens and flows present, and what they present is a stack")
@@ -138,6 +141,14 @@ extension Session {
         }
         if coordinator >= 0 { n.paramsBytes = params.encodedSize }
         n.selected = j["selected"]?.intValue ?? 0
+        if kind == .tabs, let h = j["history"] {
+            // Each tab at most once, never the selected one (checked against the children below).
+            guard let list = h.arrayValue?.compactMap(\.intValue), list.count == h.arrayValue?.count, Set(list).count == list.count,
+                  !list.isEmpty, !list.contains(n.selected) else {
+                throw NavError(.corruptState, "saved tabs \(id) have a history that is not a list of distinct tab indexes other than the selected one")
+            }
+            n.tabHistory = list
+        }
         for c in j["children"]?.arrayValue ?? [] {
             let child = try node(from: c, graph: graph, depth: depth + 1, count: &count, limits: limits)
             child.parent = n

@@ -228,6 +228,11 @@ def apply_changes(root, changes):
             parent["children"].append(copy.deepcopy(ch["node"]))
         elif op == "select":
             parent["selected"] = ch["index"]
+            # Tabs that keep a history (``back: history``) carry it in the change.
+            if "history" in ch:
+                parent["history"] = list(ch["history"])
+            else:
+                parent.pop("history", None)
         else:
             raise OutOfStep("unknown change op %r: take a new snapshot" % op)
     return root

@@ -177,3 +177,25 @@ def test_peer_options_existing_merge_open_push(navd_client):
     with pytest.raises(InvalidParams) as e:
         navd_client.navigate("shop.Product", with_={"id": "p3"}, existing="sometimes")
     assert e.value.data["param"] == "existing"
+
+
+def test_a_mirror_follows_the_tab_history(request, tmp_path):
+    """Tabs with ``back: history``: the history the select changes carry keeps a mirror equal to the tree."""
+    graph = write_graph(tmp_path, "module: app\nroot: {tabs: [A, B, C], back: history}\ncoordinators:\n  A: {}\n  B: {}\n  C: {}\n")
+    from navd_client.pytest_plugin import Navd
+    d = Navd(request.config.getoption("--navd-binary") or os.environ["NAVD_BIN"], graph)
+    try:
+        with d.client() as c, d.client() as watcher:
+            mirror = watcher.subscribe()
+            for tab in ["app.B", "app.C", "app.A"]:
+                c.navigate(tab, by="select")
+            c.dismiss()
+            assert c.tree().root["history"] == [1]
+            c.dismiss()
+            tree = c.tree()
+            assert tree.root["selected"] == 1 and "history" not in tree.root
+            while mirror.version < tree.version:
+                watcher.next_notification()
+            assert mirror.root == tree.root
+    finally:
+        assert d.stop() == 0

@@ -13,7 +13,7 @@ extension Navigator {
         var guarded: Node?
         if graph.hasLeaveGuards {
             do throws(NavError) {
-                (guards, guarded) = try session.leaveGuards(node: r.node, to: r.to, inclusive: r.inclusive)
+                (guards, guarded) = try session.leaveGuards(node: r.node, to: r.to, inclusive: r.inclusive, goingBack: true)
             } catch {
                 call.fail(error.rpc)
                 return
