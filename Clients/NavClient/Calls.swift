@@ -56,8 +56,9 @@ public struct NavCall: Sendable {
     public static func navigate(to target: String, by style: Style? = nil, with setup: JSONValue? = nil, from source: String? = nil,
                                 session: String? = nil, ifVersion: Int? = nil, key: String? = nil, dryRun: Bool = false,
                                 popUpTo: String? = nil, popInclusive: Bool = false, hints: JSONObject? = nil, then: JSONValue? = nil,
-                                existing: Existing? = nil, merge: Bool = false) -> NavCall {
+                                existing: Existing? = nil, merge: Bool = false, force: Bool = false) -> NavCall {
         NavCall("navigate", with(session: session, [
+            ("force", force ? .bool(true) : nil),
             ("to", .string(target)), ("by", style.map { .string($0.rawValue) }), ("with", setup),
             ("from", source.map(JSONValue.string)), ("ifVersion", ifVersion.map(JSONValue.int)),
             ("key", key.map(JSONValue.string)), ("dryRun", dryRun ? .bool(true) : nil),
@@ -99,8 +100,9 @@ public struct NavCall: Sendable {
     }
 
     /// `reset {}` (the graph's root) or `reset {to: [...]}` (coordinator names or {to, with?, by?}).
-    public static func reset(to screens: [JSONValue]? = nil, session: String? = nil) -> NavCall {
-        NavCall("reset", with(session: session, [("to", screens.map(JSONValue.array))]))
+    /// `force`: guarded screens leave without their leave guards.
+    public static func reset(to screens: [JSONValue]? = nil, session: String? = nil, force: Bool = false) -> NavCall {
+        NavCall("reset", with(session: session, [("to", screens.map(JSONValue.array)), ("force", force ? .bool(true) : nil)]))
     }
 
     /// `link.resolve {node?}`: the URL of the visible path (or of a node).
@@ -124,8 +126,9 @@ public struct NavCall: Sendable {
     /// `open {url}`; `pushingLastScreen`: `by: push`, only the link's last screen, pushed from the
     /// visible screen.
     public static func open(url: String, session: String? = nil, ifVersion: Int? = nil, dryRun: Bool = false,
-                            pushingLastScreen: Bool = false) -> NavCall {
+                            pushingLastScreen: Bool = false, force: Bool = false) -> NavCall {
         NavCall("open", with(session: session, [
+            ("force", force ? .bool(true) : nil),
             ("url", .string(url)), ("ifVersion", ifVersion.map(JSONValue.int)), ("dryRun", dryRun ? .bool(true) : nil),
             ("by", pushingLastScreen ? "push" : nil),
         ]))

@@ -352,9 +352,9 @@ extension NavClient {
     @discardableResult
     public func navigate(to target: String, by style: NavCall.Style? = nil, with setup: JSONValue? = nil, from source: String? = nil,
                          session: String? = nil, ifVersion: Int? = nil, key: String? = nil, dryRun: Bool = false,
-                         existing: NavCall.Existing? = nil, merge: Bool = false) throws -> Committed {
+                         existing: NavCall.Existing? = nil, merge: Bool = false, force: Bool = false) throws -> Committed {
         Committed(try call(.navigate(to: target, by: style, with: setup, from: source, session: session,
-                                     ifVersion: ifVersion, key: key, dryRun: dryRun, existing: existing, merge: merge)))
+                                     ifVersion: ifVersion, key: key, dryRun: dryRun, existing: existing, merge: merge, force: force)))
     }
 
     @discardableResult
@@ -383,8 +383,8 @@ extension NavClient {
 
     @discardableResult
     public func open(url: String, session: String? = nil, ifVersion: Int? = nil, dryRun: Bool = false,
-                     pushingLastScreen: Bool = false) throws -> Committed {
-        Committed(try call(.open(url: url, session: session, ifVersion: ifVersion, dryRun: dryRun, pushingLastScreen: pushingLastScreen)))
+                     pushingLastScreen: Bool = false, force: Bool = false) throws -> Committed {
+        Committed(try call(.open(url: url, session: session, ifVersion: ifVersion, dryRun: dryRun, pushingLastScreen: pushingLastScreen, force: force)))
     }
 
     public func tree(session: String? = nil) throws -> TreeMirror { TreeMirror(snapshot: try call(.tree(session: session))) }

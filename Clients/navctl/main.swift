@@ -226,10 +226,12 @@ struct Navigate: ParsableCommand {
     @Option(name: .customLong("hint"), help: "Presentation hint KEY=VALUE for front-ends (repeatable), such as animated=false.") var hints: [String] = []
     @Option(help: "For a flow: where navigation continues when it completes, a coordinator or {\"to\", \"with\"} as JSON.") var then: String?
     @OptionGroup var reuse: ExistingOptions
+    @Flag(help: "With --by replace or root: remove guarded screens without running their leave guards.") var force = false
     @Flag(help: "Do not wait for preconditions: a navigation that has to wait is left to navd (it goes on after navctl exits) and reported as pending.") var noWait = false
     func run() throws {
         var p: JSONObject = ["to": .string(target)]
         if let by { p["by"] = .string(by) }
+        if force { p["force"] = true }
         try setup.apply(to: &p)
         reuse.apply(to: &p)
         if let key { p["key"] = .string(key) }
@@ -323,8 +325,10 @@ struct Reset: ParsableCommand {
         discussion: "Each SCREEN is a coordinator name or a JSON object {\"to\": NAME, \"with\": {...}, \"by\": \"present\"}.")
     @OptionGroup var common: Common
     @Argument(help: "Screens of the new stack, bottom first (none: the graph's root).") var screens: [String] = []
+    @Flag(help: "Remove guarded screens without running their leave guards.") var force = false
     func run() throws {
         var p: JSONObject = [:]
+        if force { p["force"] = true }
         if !screens.isEmpty {
             p["to"] = .array(try screens.map { $0.hasPrefix("{") ? try parseJSON($0, what: "a screen") : .string($0) })
         }
@@ -362,7 +366,13 @@ struct Open: ParsableCommand {
     @OptionGroup var common: Common
     @Argument var url: String
     @Flag(help: "Open only the link's last screen, pushed from the visible screen (its opens decide).") var push = false
-    func run() throws { try common.run("open", push ? ["url": .string(url), "by": "push"] : ["url": .string(url)], human: summary) }
+    @Flag(help: "Remove guarded screens the link replaces without running their leave guards.") var force = false
+    func run() throws {
+        var p: JSONObject = ["url": .string(url)]
+        if push { p["by"] = "push" }
+        if force { p["force"] = true }
+        try common.run("open", p, human: summary)
+    }
 }
 
 struct Tree: ParsableCommand {

@@ -23,8 +23,8 @@ final class App {
     var form: Form?
     /// The navigation waiting on preconditions: id, target and what it waits for.
     var pending: (navigation: String, to: String, waitingFor: String)?
-    /// Keys given to actions, in order; q d c x t r u p K e E are fixed (quit, dismiss, complete,
-    /// cancel, pop to the top of the stack, reset, update the visible screen's params, pop first,
+    /// Keys given to actions, in order; q d c x t r R u p K e E are fixed (quit, dismiss, complete,
+    /// cancel, pop to the top of the stack, reset (R: without leave guards), update the visible screen's params, pop first,
     /// go back to an existing screen, dismiss with a result, dismiss merging it below).
     static let actionKeys = Array("123456789abfghijklmnosvwyz")
     /// The URL of the visible path (`link.resolve`), when a link of the graph builds it.
@@ -408,6 +408,7 @@ final class App {
         case "x": cancel()
         case "t": popToStackTop()
         case "r": send(.reset(session: session), what: "reset")
+        case "R": send(.reset(session: session, force: true), what: "reset, without leave guards")
         case "u": updateTop()
         case "p":
             popFirst.toggle()

@@ -117,7 +117,7 @@ struct Screen {
         }
         fixed.append(key("d", "dismiss"))
         fixed.append(key("t", "pop to the top of this stack"))
-        fixed.append(key("r", "reset to the root"))
+        fixed.append(key("r", "reset to the root", "R: without leave guards"))
         fixed.append(key("u", "update this screen's params"))
         fixed.append(key("e", "dismiss with a result", "E: merged into the screen below"))
         fixed.append(key("p", app.popFirst ? "pop first: ON (next action)" : "pop to the top first, then the next action"))

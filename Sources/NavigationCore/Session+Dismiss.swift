@@ -175,6 +175,27 @@ extension Session {
         return (preconditions, guarded)
     }
 
+    /// The `leave:` guards of what committing `plan` would remove (a `replace`, a `root`, a deep link
+    /// or a `reset {to}` replacing stacks), the topmost's first; empty when it removes nothing
+    /// guarded, or would fail (its commit then says why).
+    public func leaveGuards(removedBy plan: Plan) -> [Int] {
+        guard let removed = dryRunCommit(plan).0?.removedNumbers else { return [] }
+        var preconditions: [Int] = []
+        for number in removed.reversed() {
+            guard let n = nodes[number: number], n.coordinator >= 0, graph.leaveGuarded[n.coordinator] else { continue }
+            for p in graph.coordinators[n.coordinator].leave where !preconditions.contains(p) { preconditions.append(p) }
+        }
+        return preconditions
+    }
+
+    /// The `leave:` guards of every node of the tree, the topmost's first (what `reset {}` removes).
+    public func leaveGuardsOfTheTree() -> [Int] {
+        var preconditions: [Int] = []
+        var guarded: Node?
+        collectLeaveGuards(root, &preconditions, &guarded)
+        return preconditions
+    }
+
     /// The guards of `n` and what is above it, top first.
     private func collectLeaveGuards(_ n: Node, _ preconditions: inout [Int], _ guarded: inout Node?) {
         if let p = n.presented { collectLeaveGuards(p, &preconditions, &guarded) }

@@ -76,6 +76,14 @@ import Testing
         #expect(try navctl(d, ["link"]).stdout == "/product/p5\n")
         r = try navctl(d, ["navigate", "shop.Product", "--with", "id=p5", "--existing", "twice"])
         #expect(r.status == 1 && r.stderr.contains("\"existing\" must be push"), "\(r)")
+        // A reset over a guarded draft is refused; --force resets without asking.
+        #expect(try navctl(d, ["set", "loggedIn=true", "review.draft=\"typed\""]).status == 0)
+        r = try navctl(d, ["navigate", "shop.WriteReview", "--by", "present", "--with", "rating=5"])
+        #expect(r.status == 0, "\(r)")
+        r = try navctl(d, ["reset"])
+        #expect(r.status == 1 && r.stderr.contains("preconditionFailed") && r.stderr.contains("noDraft"), "\(r)")
+        r = try navctl(d, ["open", "/product/p6", "--force"])
+        #expect(r.status == 0, "\(r)")
     }
 
     @Test func errorsAndExitCodes() throws {

@@ -189,7 +189,7 @@ extension InProcess {
                 "each dismiss supersedes the one before")
         #expect(try p.call(provider, 2, "stats")["result"]?["pending"] == 1)
         let other = p.client()
-        _ = try p.call(other, 1, "reset")
+        _ = try p.call(other, 1, "reset", ["force": true])
         var last: JSONValue?
         #expect(p.run(until: { last = reader.take(c).first; return last != nil }, iterations: 100))
         #expect(last?["id"] == 2_009 && last?["error"]?["data"]?["kind"] == "cancelled"

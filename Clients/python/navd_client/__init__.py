@@ -575,6 +575,11 @@ class Client:
                          error={"message": error} if isinstance(error, str) else error,
                          cancelled=True if cancelled else None, session=session)
 
+    def reset(self, to=None, session=None, force=None, **extra):
+        """``reset``: the graph's root, fresh, or (``to``, a list of coordinator names or
+        ``{to, with, by}``) that stack; ``force=True`` removes guarded screens without their leave guards."""
+        return self.call("reset", extra, to=to, session=session, force=True if force else None)
+
     def open(self, url, session=None, by=None, **extra):
         """``open`` a deep link; ``by="push"`` pushes only its last screen from the visible one."""
         return self.call("open", extra, url=url, session=session, by=by)

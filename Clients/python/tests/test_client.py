@@ -199,3 +199,21 @@ def test_a_mirror_follows_the_tab_history(request, tmp_path):
             assert mirror.root == tree.root
     finally:
         assert d.stop() == 0
+
+
+def test_replacements_run_leave_guards_unless_forced(request, tmp_path):
+    """reset/open/navigate by replace or root run the leave guards of what they remove; force skips them."""
+    graph = write_graph(tmp_path, "module: app\nroot: {stack: Home}\ncoordinators:\n  Home: {opens: [Editor]}\n"
+                                  "  Editor: {leave: [saved]}\npreconditions:\n  saved: {check: {fact: saved, equals: true}}\n")
+    from navd_client.pytest_plugin import Navd
+    d = Navd(request.config.getoption("--navd-binary") or os.environ["NAVD_BIN"], graph)
+    try:
+        with d.client() as c:
+            c.navigate("app.Editor")
+            with pytest.raises(PreconditionFailed):
+                c.reset()
+            with pytest.raises(PreconditionFailed):
+                c.navigate("app.Home", by="root")
+            assert c.reset(force=True)["version"] == 2
+    finally:
+        assert d.stop() == 0

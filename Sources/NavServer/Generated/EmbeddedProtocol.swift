@@ -382,6 +382,13 @@ public enum EmbeddedProtocol {
           "schema": {
             "type": "boolean"
           }
+        },
+        {
+          "name": "force",
+          "description": "with by: replace or root: remove the screens it replaces without running their leave guards (by default they run first, the topmost's first, as a dismiss runs them)",
+          "schema": {
+            "type": "boolean"
+          }
         }
       ],
       "result": {
@@ -724,6 +731,13 @@ public enum EmbeddedProtocol {
           "name": "ifVersion",
           "schema": {
             "type": "integer"
+          }
+        },
+        {
+          "name": "force",
+          "description": "remove the tree without running the leave guards of its screens (by default they run first, the topmost's first)",
+          "schema": {
+            "type": "boolean"
           }
         }
       ],
@@ -1643,6 +1657,13 @@ public enum EmbeddedProtocol {
             "enum": [
               "push"
             ]
+          }
+        },
+        {
+          "name": "force",
+          "description": "remove the screens the link replaces without running their leave guards (by default they run first, the topmost's first)",
+          "schema": {
+            "type": "boolean"
           }
         }
       ],

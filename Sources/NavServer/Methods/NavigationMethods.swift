@@ -24,6 +24,7 @@ enum NavigationMethods {
                                     url: try p.requiredString(.url, "the deep link to open, such as \"/product/42\" or \"shop://app/product/42\""))
                 r.dryRun = try p.bool(.dryRun) ?? false
                 r.ifVersion = try p.int(.ifVersion)
+                r.force = try p.bool(.force) ?? false
                 if let by = try p.string(.by) {
                     guard by == "push" else {
                         throw .invalidParams("`open` takes by: \"push\" (the link's last screen, pushed from the visible screen as navigate would) or no \"by\" (the link builds its whole stack); not \"\(by)\"", data: ["param": "by"])
@@ -37,7 +38,8 @@ enum NavigationMethods {
             call.answerOrRun { () throws(RPCError) in
                 let p = try Params<ResetParam>(call)
                 let state = try n.state(p.given(.session), for: call.client)
-                n.reset(ResetRequest(state: state, steps: try resetSteps(p.value(.to), max: n.config.maxBatch), ifVersion: try p.int(.ifVersion)), call)
+                n.reset(ResetRequest(state: state, steps: try resetSteps(p.value(.to), max: n.config.maxBatch), ifVersion: try p.int(.ifVersion),
+                                     force: try p.bool(.force) ?? false), call)
             }
         }
         methods.register("dismiss", DismissParam.self, changes: true, session: session) { call in
@@ -239,7 +241,7 @@ enum NavigationMethods {
                                dryRun: try p.bool(.dryRun) ?? false, detach: try p.bool(.detach) ?? false, progress: try p.bool(.progress) ?? false,
                                hints: hints, popUpTo: popUpTo,
                                then: try p.value(.then).map { v throws(RPCError) in try n.navigationSpec(v, param: "then") },
-                               existing: existing, merge: merge)
+                               existing: existing, merge: merge, force: try p.bool(.force) ?? false)
     }
 
     /// `reset`'s `to`: screens as names or `{to, with?, by?}`, at most `max` of them; nil: the root.
@@ -314,7 +316,7 @@ enum UpdateParam: Int, ParamName {
 }
 
 enum ResetParam: Int, ParamName {
-    case session, to, ifVersion
+    case session, to, ifVersion, force
     static let table = ParamTable(Self.self)
 }
 
@@ -344,7 +346,7 @@ enum CancelParam: Int, ParamName {
 }
 
 enum NavigateParam: Int, ParamName {
-    case session, to, route, by, with, from, ifVersion, key, dryRun, hints, popUpTo, then, detach, progress, existing, merge
+    case session, to, route, by, with, from, ifVersion, key, dryRun, hints, popUpTo, then, detach, progress, existing, merge, force
     static let table = ParamTable(Self.self)
 }
 
@@ -354,6 +356,6 @@ enum LinkResolveParam: Int, ParamName {
 }
 
 enum OpenParam: Int, ParamName {
-    case session, url, dryRun, ifVersion, by
+    case session, url, dryRun, ifVersion, by, force
     static let table = ParamTable(Self.self)
 }

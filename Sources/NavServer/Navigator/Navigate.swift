@@ -88,7 +88,8 @@ extension Navigator {
         }
         let session = r.state.session
         guard let o = r.options else {
-            return try session.plan(destination, by: r.by, with: r.with, from: r.from, ifVersion: r.ifVersion, caller: caller, withBytes: r.withBytes)
+            let p = try session.plan(destination, by: r.by, with: r.with, from: r.from, ifVersion: r.ifVersion, caller: caller, withBytes: r.withBytes)
+            return p.by == .replace || p.by == .root ? guardingReplacement(p, in: session) : p
         }
         var p = try session.plan(destination, by: r.by, with: r.with, from: r.from, ifVersion: r.ifVersion, caller: caller, withBytes: r.withBytes,
                                  existing: o.existing, merge: o.merge)
@@ -99,7 +100,15 @@ extension Navigator {
             let guards = try session.leaveGuards(node: nil, to: Node.id(pop.node), inclusive: false)
             if !guards.preconditions.isEmpty { p = p.withPreconditions(before: guards.preconditions) }
         }
-        return p
+        return !o.force && (p.by == .replace || p.by == .root) ? guardingReplacement(p, in: session) : p
+    }
+
+    /// `plan` (a `replace`, a `root`, a deep link or a `reset {to}`), after the `leave:` guards of
+    /// the screens it removes (the topmost's first), as a dismiss runs them; `force` skips them.
+    func guardingReplacement(_ plan: Plan, in session: Session) -> Plan {
+        guard graph.hasLeaveGuards else { return plan }
+        let guards = session.leaveGuards(removedBy: plan)
+        return guards.isEmpty ? plan : plan.withPreconditions(before: guards)
     }
 
     /// The most requests that may wait for one pending keyed navigation (repeats of its key).
@@ -120,7 +129,7 @@ extension Navigator {
                 plan = try session.plan(Destination(target: last.coordinator), by: .push, with: last.params.objectValue, from: nil,
                                         ifVersion: ifVersion, caller: caller)
             } else {
-                plan = link
+                plan = r.force ? link : guardingReplacement(link, in: session)
             }
         } catch {
             call.fail(error.rpc)
@@ -155,14 +164,26 @@ extension Navigator {
                 call.fail(NavError(.conflict, "the tree is at version \(session.version), not \(v) as \"ifVersion\" requires", data: ["version": .int(session.version)]).rpc)
                 return
             }
-            let c = session.resetToRoot()
-            publish(c, in: state)
-            call.succeed(["version": .int(c.version), "visible": .array(session.visible.map(JSONValue.string))])
+            let resetNow = { [unowned self] () -> JSONValue in
+                let c = session.resetToRoot()
+                self.publish(c, in: state)
+                return ["version": .int(c.version), "visible": .array(session.visible.map(JSONValue.string))]
+            }
+            let guards = graph.hasLeaveGuards && !r.force ? session.leaveGuardsOfTheTree() : []
+            guard !guards.isEmpty, let top = session.visibleTop else { return call.succeed(resetNow()) }
+            // The leave guards of the whole tree first, as a dismiss of it would run them.
+            let plan = Plan(target: top.coordinator, by: .root, params: top.params, source: top.number, ifVersion: nil, preconditions: guards)
+            let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: nil,
+                                        caller: Caller(roles: call.client.roles), reply: call.deferred(), client: call.client)
+            nav.leaving = top.id
+            nav.commitInstead = { .success(resetNow()) }
+            startPending(nav)
             return
         }
-        let plan: Plan
+        var plan: Plan
         do throws(NavError) {
             plan = try session.planReset(steps, caller: Caller(roles: call.client.roles), ifVersion: ifVersion)
+            if !r.force { plan = guardingReplacement(plan, in: session) }
         } catch {
             call.fail(error.rpc)
             return

@@ -36,7 +36,8 @@ struct NavigateRequest: ~Copyable {
     init(state: SessionState, coordinator: Int? = nil, toName: String? = nil, route: String? = nil, by: Presentation? = nil,
          with: JSONObject? = nil, withBytes: Int? = nil, from: String? = nil, ifVersion: Int? = nil, key: String? = nil,
          dryRun: Bool = false, detach: Bool = false, progress: Bool = false, hints: JSONValue? = nil,
-         popUpTo: (to: String, inclusive: Bool)? = nil, then: NavigationSpec? = nil, existing: Existing = .push, merge: Bool = false) {
+         popUpTo: (to: String, inclusive: Bool)? = nil, then: NavigationSpec? = nil, existing: Existing = .push, merge: Bool = false,
+         force: Bool = false) {
         self.state = state
         self.coordinator = coordinator
         self.toName = toName
@@ -50,25 +51,28 @@ struct NavigateRequest: ~Copyable {
         self.dryRun = dryRun
         self.detach = detach
         self.progress = progress
-        options = hints == nil && popUpTo == nil && then == nil && existing == .push ? nil
-            : NavigateOptions(hints: hints, popUpTo: popUpTo, then: then, existing: existing, merge: merge)
+        options = hints == nil && popUpTo == nil && then == nil && existing == .push && !force ? nil
+            : NavigateOptions(hints: hints, popUpTo: popUpTo, then: then, existing: existing, merge: merge, force: force)
     }
 }
 
-/// `navigate`'s `hints`, `popUpTo`, `then` and `existing` (with `merge`).
+/// `navigate`'s `hints`, `popUpTo`, `then`, `existing` (with `merge`) and `force`.
 final class NavigateOptions {
     let hints: JSONValue?
     let popUpTo: (to: String, inclusive: Bool)?
     let then: NavigationSpec?
     let existing: Existing
     let merge: Bool
+    /// `force: true`: a `replace` or `root` removes guarded screens without running their `leave:`.
+    let force: Bool
 
-    init(hints: JSONValue?, popUpTo: (to: String, inclusive: Bool)?, then: NavigationSpec?, existing: Existing, merge: Bool) {
+    init(hints: JSONValue?, popUpTo: (to: String, inclusive: Bool)?, then: NavigationSpec?, existing: Existing, merge: Bool, force: Bool) {
         self.hints = hints
         self.popUpTo = popUpTo
         self.then = then
         self.existing = existing
         self.merge = merge
+        self.force = force
     }
 }
 
@@ -80,6 +84,8 @@ struct OpenRequest {
     var ifVersion: Int?
     /// `by: push`: only the link's last screen, navigated to from the visible screen.
     var pushesLastScreen = false
+    /// Removes guarded screens without running their `leave:` guards.
+    var force = false
 }
 
 /// `reset {}` (`steps` nil: the graph's root) or `reset {to: [...]}`.
@@ -87,6 +93,8 @@ struct ResetRequest {
     let state: SessionState
     let steps: [ResetStep]?
     var ifVersion: Int?
+    /// Removes guarded screens without running their `leave:` guards.
+    var force = false
 }
 
 /// `dismiss {node?}` or `dismiss {to, inclusive?}`, with a `result` for the screen below.

@@ -1,0 +1,57 @@
+import Foundation
+import JSON
+import NavTesting
+import Testing
+
+/// Navigations that replace screens (`replace`, `root`, `reset`, `open`) run the `leave:` guards of
+/// what they remove, unless `force: true` (go_router's `onExit` on `go()`).
+@Suite struct ReplacementGuardTests {
+    static let graph = """
+        root: {stack: Home}
+        coordinators:
+          Home: {opens: [Editor, List]}
+          Editor: {opens: [List], leave: [saved]}
+          List: {}
+        links:
+          "/list": [Home, List]
+        preconditions:
+          saved: {check: {fact: saved, equals: true}}
+        """
+
+    func daemonOnTheEditor() throws -> (Daemon, TestClient) {
+        let d = try Daemon(graph: Self.graph)
+        let c = try d.client()
+        try c.call("navigate", ["to": "Editor"])
+        return (d, c)
+    }
+
+    @Test(arguments: [
+        ("navigate", ["to": "List", "by": "replace"] as JSONValue),
+        ("navigate", ["to": "Home", "by": "root"] as JSONValue),
+        ("open", ["url": "/list"] as JSONValue),
+        ("reset", ["to": ["Home", "List"]] as JSONValue),
+        ("reset", [:] as JSONValue),
+    ])
+    func aReplacementRunsTheGuardsOfWhatItRemovesUnlessForced(method: String, params: JSONValue) throws {
+        let (d, c) = try daemonOnTheEditor()
+        _ = d
+        let refused = try c.callError(method, params)
+        #expect(refused["data"]?["kind"] == "preconditionFailed" && refused["data"]?["precondition"] == "app.saved", "\(method) \(refused)")
+        let tree = try c.call("tree")
+        #expect(tree["version"] == 1, "nothing changed: \(tree)")
+        guard case .object(var forced) = params else { return }
+        forced["force"] = true
+        let r = try c.call(method, .object(forced))
+        #expect(r["version"] == 2, "\(method) with force: \(r)")
+    }
+
+    @Test func aGuardThatPassesLetsTheReplacementThrough() throws {
+        let (d, c) = try daemonOnTheEditor()
+        _ = d
+        try c.call("context.set", ["facts": ["saved": true]])
+        let r = try c.call("open", ["url": "/list"])
+        #expect(r["version"] == 2)
+        let stack = try c.call("tree")["root"]?["children"]?.arrayValue?.map { $0["coordinator"] }
+        #expect(stack == ["app.Home", "app.List"])
+    }
+}
