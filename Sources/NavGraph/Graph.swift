@@ -19,6 +19,9 @@ public final class NavigationGraph: @unchecked Sendable {
     public let root: Root
     /// `root.back`: what dismiss does at the first screen of a root tab.
     public let rootBack: TabBack
+    /// `guards:` of the modules: preconditions run before those of every coordinator they guard
+    /// (already first in each such coordinator's ``Coordinator/preconditions``).
+    public let guards: [GraphGuard]
     /// Where relative command paths of preconditions are resolved (the graph directory).
     public let baseDirectory: String
     /// Qualified name → index, plus unqualified names that only one module declares.
@@ -60,7 +63,7 @@ public final class NavigationGraph: @unchecked Sendable {
     }
 
     init(modules: [Module], coordinators: [Coordinator], preconditions: [Precondition], routes: [Route],
-         links: [Link], root: Root, rootBack: TabBack = .none, baseDirectory: String) {
+         links: [Link], root: Root, rootBack: TabBack = .none, guards: [GraphGuard] = [], baseDirectory: String) {
         self.modules = modules
         self.coordinators = coordinators
         self.preconditions = preconditions
@@ -68,6 +71,7 @@ public final class NavigationGraph: @unchecked Sendable {
         self.links = links
         self.root = root
         self.rootBack = rootBack
+        self.guards = guards
         self.baseDirectory = baseDirectory
         leaveGuarded = coordinators.map { !$0.leave.isEmpty }
         made = coordinators.map { Made.of($0, in: coordinators) }
@@ -118,6 +122,16 @@ public struct Module: Sendable {
 public enum Root: Sendable {
     case stack(Int)
     case tabs([Int])
+}
+
+/// A graph-level guard (`guards: [{precondition, except}]` of a module): its precondition runs
+/// first for every navigation to a coordinator it does not exempt.
+public struct GraphGuard: Sendable {
+    public let precondition: Int
+    /// Coordinators exempt: those `except` names (a module name exempts its coordinators), and the
+    /// flow that recovers the precondition with its steps, and its redirect target.
+    public let exempt: Set<Int>
+    public let location: SourceLocation
 }
 
 /// `back:` of a tabs container (the root's tabs or a tab container coordinator): what `dismiss` does

@@ -46,7 +46,7 @@ struct Builder {
 
     init(baseDirectory: String) { self.baseDirectory = baseDirectory }
 
-    static let moduleKeys = ["module", "root", "coordinators", "routes", "links", "preconditions", "abilities", "description"]
+    static let moduleKeys = ["module", "root", "coordinators", "routes", "links", "preconditions", "guards", "abilities", "description"]
     static let coordinatorKeys = ["setup", "opens", "presentations", "preconditions", "leave", "access", "mediation", "identity", "flow", "tabs", "back", "description", "title"]
     static let flowKeys = ["start", "steps", "result", "then"]
     static let routeKeys = ["to", "by", "with", "description"]
@@ -300,6 +300,14 @@ struct Builder {
                     "no module declares `root`; add `root: {stack: Home}` or `root: {tabs: [Home, cart.Cart]}` to one module file")
         }
 
+        // Graph-level guards become the first preconditions of every coordinator they guard, so
+        // that the checks below (recovery cycles) and every kind of navigation see them.
+        var guards: [GraphGuard] = []
+        for m in modules {
+            if let g = m.doc["guards"] { guards += buildGuards(g, module: m.name, preconditions: preconditions) }
+        }
+        applyGuards(guards)
+
         // Pass 5: cross checks.
         checkMediation()
         for (i, locations) in tabContainerLocations.sorted(by: { $0.key < $1.key }) {
@@ -324,6 +332,6 @@ struct Builder {
         guard !d.hasErrors, let root else { return nil }
         return NavigationGraph(modules: modules.map { Module(name: $0.name, file: $0.file) }, coordinators: coordinators,
                                preconditions: preconditions, routes: routes, links: links, root: root, rootBack: rootBack,
-                               baseDirectory: baseDirectory)
+                               guards: guards, baseDirectory: baseDirectory)
     }
 }

@@ -83,7 +83,7 @@ extension NavigationGraph {
             }
             ps.append(p.name, .object(o))
         }
-        return [
+        var out: JSONObject = [
             "modules": .array(modules.map { .string($0.name) }),
             "root": .object(rootObj),
             "coordinators": .object(cs),
@@ -91,6 +91,13 @@ extension NavigationGraph {
             "links": .object(ls),
             "preconditions": .object(ps),
         ]
+        if !guards.isEmpty {
+            // A coordinator's `preconditions` above start with the guards that guard it.
+            out.append("guards", .array(guards.map { g in
+                ["precondition": .string(preconditions[g.precondition].name), "except": names(g.exempt.sorted())]
+            }))
+        }
+        return .object(out)
     }
 
     /// The graph in Graphviz DOT: modules as clusters, `opens` as solid edges, flow steps inside
