@@ -17,6 +17,11 @@ import Testing
           baz: {opens: [bar, qux, baz], setup: {type: object, properties: {answer: {type: integer}}}}
           bar: {opens: [baz, qux, bar], setup: {type: object, properties: {answer: {type: integer}, foo: {type: string}}}}
           qux: {opens: [baz, bar, qux], setup: {type: object, properties: {answer: {type: integer}, test: {type: string}}}}
+        routes:
+          # The peer's initial params (routeParamList) are a route's `with` defaults in navd.
+          bazRoute: {to: baz, with: {foo: 21}}
+          baz12: {to: baz, with: {foo: 12}}
+          barRoute: {to: bar, with: {color: test}}
         """
 
     /// The same routes where bar and qux have an identity (the peer's `getId`: bar by `foo`, qux by `fux`).
@@ -87,14 +92,119 @@ import Testing
         #expect(Self.stack(c) == ["qux{\"test\":\"a\"}", "baz{\"foo\":\"a\"}", "bar{\"foo\":\"a\"}"])
     }
 
-    /// StackRouter.test.tsx, "handles pop action" (its first case): pop on [baz, bar, qux] leaves
-    /// [baz, bar]; navd's `dismiss` removes the visible top.
+    /// StackRouter.test.tsx, "handles pop action": pop on [baz, bar, qux] leaves [baz, bar] (navd:
+    /// `dismiss`); pop(2) leaves [baz] (`dismiss {node: bar}`, bar and what is above it); pop(4)
+    /// stops at the first screen (`dismiss {to: baz}`); pop on [baz] changes nothing (navd refuses:
+    /// a stack is never empty). Its cases with a `source` that is not the top keep the routes above
+    /// it, which navd never does: not applicable.
     @Test func handlesPopAction() throws {
-        let (d, c) = try daemonWithStack(["baz", "bar", "qux"])
-        _ = d
+        var (d, c) = try daemonWithStack(["baz", "bar", "qux"])
         try c.call("dismiss")
         #expect(Self.stack(c) == ["baz", "bar"])
+        (d, c) = try daemonWithStack(["baz", "bar", "qux"])
+        let bar = try c.call("tree")["root"]?["children"]?.arrayValue?[1]["id"] ?? .null
+        try c.call("dismiss", ["node": bar])
+        #expect(Self.stack(c) == ["baz"])
+        (d, c) = try daemonWithStack(["baz", "bar", "qux"])
+        try c.call("dismiss", ["to": "baz"])
+        #expect(Self.stack(c) == ["baz"])
+        let e = try c.callError("dismiss")
+        #expect(e["data"]?["kind"] == "unknownNode" && Self.stack(c) == ["baz"], "\(e)")
+        _ = d
     }
+
+    /// StackRouter.test.tsx, "handles pop to top action": popToTop on [baz] changes nothing, on
+    /// [baz, bar, qux] leaves [baz]. navd: `dismiss {to: the first screen}` (already on top: refused,
+    /// nothing changes).
+    @Test func handlesPopToTopAction() throws {
+        var (d, c) = try daemonWithStack(["baz"])
+        #expect(try c.callError("dismiss", ["to": "baz"])["data"]?["kind"] == "unknownNode")
+        #expect(Self.stack(c) == ["baz"])
+        (d, c) = try daemonWithStack(["baz", "bar", "qux"])
+        try c.call("dismiss", ["to": "baz"])
+        #expect(Self.stack(c) == ["baz"])
+        _ = d
+    }
+
+    /// StackRouter.test.tsx, "doesn't handle replace if source key isn't present when target is
+    /// specified", "doesn't handle replace if screen to replace with isn't present", "doesn't
+    /// push nonexistent screen", "doesn't popTo to nonexistent screen", "doesn't handle popTo if
+    /// source key isn't present when target is specified": the router answers null; navd answers
+    /// the error and the tree stays.
+    @Test func refusedActionsChangeNothing() throws {
+        let (d, c) = try daemonWithStack(["baz", "bar"])
+        _ = d
+        let cases: [(JSONValue, String)] = [
+            (["to": "qux", "by": "replace", "from": "n999"], "unknownNode"),
+            (["to": "nonexistent", "by": "replace"], "unknownTarget"),
+            (["to": "far", "with": ["answer": 42]], "unknownTarget"),
+            (["to": "far", "existing": "pop"], "unknownTarget"),
+            (["to": "qux", "existing": "pop", "from": "n999"], "unknownNode"),
+        ]
+        for (params, kind) in cases {
+            let e = try c.callError("navigate", params)
+            #expect(e["data"]?["kind"] == .string(kind), "\(params): \(e)")
+        }
+        #expect(Self.stack(c) == ["baz", "bar"])
+        #expect(try c.call("tree")["version"] == 1)
+    }
+
+    /// StackRouter.test.tsx, "handles push action": push('baz') on [bar] gives baz its initial
+    /// params {foo: 21}; push('baz', {bar: 29}) merges them. In navd the initial params are the
+    /// `with` of a route (`bazRoute`), which the request's `with` overrides field by field.
+    @Test func handlesPushAction() throws {
+        let (d, c) = try daemonWithStack(["baz"])
+        _ = d
+        try Self.reset(c, [("bar", [:])])
+        try c.call("navigate", ["route": "bazRoute"])
+        #expect(Self.stack(c) == ["bar", "baz{\"foo\":21}"])
+        try Self.reset(c, [("bar", [:])])
+        try c.call("navigate", ["route": "bazRoute", "with": ["bar": 29]])
+        #expect(Self.stack(c) == ["bar", "baz{\"foo\":21,\"bar\":29}"])
+    }
+
+    /// StackRouter.test.tsx, "handles getId for push": push always adds a screen, whatever its
+    /// identity (navd's default, `existing: push`).
+    @Test func handlesIdentityForPush() throws {
+        let (d, c) = try daemonWithStack(["baz"], graph: Self.identityGraph)
+        _ = d
+        try Self.reset(c, [("bar", [:]), ("bar", ["foo": "a"])])
+        try c.call("navigate", ["to": "bar", "with": ["foo": "a"]])
+        try c.call("navigate", ["to": "bar", "with": ["foo": "b"]])
+        #expect(Self.stack(c) == ["bar", "bar{\"foo\":\"a\"}", "bar{\"foo\":\"a\"}", "bar{\"foo\":\"b\"}"])
+    }
+
+    /// StackRouter.test.tsx, "doesn't merge params on popTo to an existing screen": popTo('bar') on
+    /// [baz, bar {answer: 42}, qux] gives bar its initial params alone; popTo('bar', {fruit}) on
+    /// [baz, bar {answer: 42}] gives {color, fruit}. navd: `existing: pop` with the route's defaults.
+    @Test func doesNotMergeParamsOnExistingPop() throws {
+        let (d, c) = try daemonWithStack(["baz"])
+        _ = d
+        try Self.reset(c, [("baz", [:]), ("bar", ["answer": 42]), ("qux", [:])])
+        try c.call("navigate", ["route": "barRoute", "existing": "pop"])
+        #expect(Self.stack(c) == ["baz", "bar{\"color\":\"test\"}"])
+        try Self.reset(c, [("baz", [:]), ("bar", ["answer": 42])])
+        try c.call("navigate", ["route": "barRoute", "with": ["fruit": "orange"], "existing": "pop"])
+        #expect(Self.stack(c) == ["baz", "bar{\"color\":\"test\",\"fruit\":\"orange\"}"])
+    }
+
+    /// StackRouter.test.tsx, "merges params on popTo to an existing screen if merge: true": the
+    /// screen found keeps its params with the initial and given ones merged in. navd: `existing:
+    /// pop, merge: true` (fields in navd's order: the screen's, then the new ones).
+    @Test func mergesParamsOnExistingPopWithMerge() throws {
+        let (d, c) = try daemonWithStack(["baz"])
+        _ = d
+        try Self.reset(c, [("baz", [:]), ("bar", ["answer": 42]), ("qux", [:])])
+        try c.call("navigate", ["route": "barRoute", "existing": "pop", "merge": true])
+        #expect(Self.stack(c) == ["baz", "bar{\"answer\":42,\"color\":\"test\"}"])
+        try Self.reset(c, [("baz", [:]), ("bar", ["answer": 42])])
+        try c.call("navigate", ["route": "barRoute", "with": ["fruit": "orange"], "existing": "pop", "merge": true])
+        #expect(Self.stack(c) == ["baz", "bar{\"answer\":42,\"color\":\"test\",\"fruit\":\"orange\"}"])
+        try Self.reset(c, [("baz", ["test": 99]), ("bar", ["answer": 42])])
+        try c.call("navigate", ["route": "baz12", "with": ["color": "black"], "existing": "pop", "merge": true])
+        #expect(Self.stack(c) == ["baz{\"test\":99,\"foo\":12,\"color\":\"black\"}"])
+    }
+
 
     /// StackRouter.test.tsx, "updates params on navigate if already on the screen": navigate('bar',
     /// {answer: 96}) on [baz, bar {answer: 42, color: tomato}] keeps bar, its params replaced. In
