@@ -285,4 +285,143 @@ import Testing
         try c.call("navigate", ["to": "bar", "with": ["foo": "b"], "existing": "pop"])
         #expect(Self.stack(c) == ["bar", "bar{\"foo\":\"a\"}", "bar{\"foo\":\"b\"}"])
     }
+
+    // MARK: BaseRouter.test.tsx
+
+    /// React Navigation, `packages/routers/src/__tests__/BaseRouter.test.tsx`: routes foo, bar,
+    /// baz, qux; the peer's state is [foo, bar {fruit: orange}, baz {sort: latest}].
+    static let baseGraph = """
+        root: {stack: foo}
+        coordinators:
+          foo: {opens: [bar]}
+          bar: {opens: [baz]}
+          baz: {opens: [qux]}
+          qux: {}
+        """
+
+    func baseState() throws -> (Daemon, TestClient, [String]) {
+        let d = try Daemon(graph: Self.baseGraph)
+        let c = try d.client()
+        try c.call("reset", ["to": [["to": "foo"], ["to": "bar", "with": ["fruit": "orange"]], ["to": "baz", "with": ["sort": "latest"]]]])
+        let ids = try c.call("tree")["root"]?["children"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+        return (d, c, ids)
+    }
+
+    /// BaseRouter.test.tsx, "sets params for the focused screen with SET_PARAMS", "merges params for
+    /// the source screen with SET_PARAMS", "sets params for the source screen with SET_PARAMS",
+    /// "doesn't handle SET_PARAMS if source key isn't present": navd's `update {node, with}` merges
+    /// (the focused screen is the node the front-end shows; an unknown node is refused).
+    @Test func setParams() throws {
+        let (d, c, ids) = try baseState()
+        _ = d
+        try c.call("update", ["node": .string(ids[1]), "with": ["answer": 42]])
+        try c.call("update", ["node": .string(ids[2]), "with": ["user": "jane"]])
+        try c.call("update", ["node": .string(ids[0]), "with": ["user": "jane"]])
+        #expect(Self.stack(c) == ["foo{\"user\":\"jane\"}", "bar{\"fruit\":\"orange\",\"answer\":42}", "baz{\"sort\":\"latest\",\"user\":\"jane\"}"])
+        #expect(try c.callError("update", ["node": "magic", "with": ["answer": 42]])["data"]?["kind"] == "unknownNode")
+    }
+
+    /// BaseRouter.test.tsx, "replaces params for the focused screen with REPLACE_PARAMS", "adds
+    /// params for the source screen with REPLACE_PARAMS", "replaces params for the source screen
+    /// with REPLACE_PARAMS", "doesn't handle REPLACE_PARAMS if source key isn't present": navd's
+    /// `update` replaces by removing the old fields (`null`) in the same commit.
+    @Test func replaceParams() throws {
+        let (d, c, ids) = try baseState()
+        _ = d
+        try c.call("update", ["node": .string(ids[1]), "with": ["fruit": .null, "answer": 42]])
+        try c.call("update", ["node": .string(ids[0]), "with": ["user": "jane"]])
+        try c.call("update", ["node": .string(ids[2]), "with": ["sort": .null, "user": "jane"]])
+        #expect(Self.stack(c) == ["foo{\"user\":\"jane\"}", "bar{\"answer\":42}", "baz{\"user\":\"jane\"}"])
+        #expect(try c.callError("update", ["node": "magic", "with": ["answer": 42]])["data"]?["kind"] == "unknownNode")
+    }
+
+    /// BaseRouter.test.tsx, "doesn't handle RESET if routes don't match routeNames", "doesn't
+    /// handle RESET if there are no routes": refused, the tree stays.
+    @Test func resetsThatCannotBeMade() throws {
+        let (d, c, _) = try baseState()
+        _ = d
+        let before = try c.call("tree")
+        #expect(try c.callError("reset", ["to": ["bar", "baz", "quz"]])["data"]?["kind"] == "unknownTarget")
+        #expect(try c.callError("reset", ["to": []])["data"]?["kind"] == "invalidParams")
+        #expect(try c.call("tree") == before)
+    }
+
+    // MARK: TabRouter.test.tsx
+
+    /// React Navigation, `packages/routers/src/__tests__/TabRouter.test.tsx`: tabs bar, baz, qux
+    /// (the root's tabs), with the router's `backBehavior` as the tabs' `back:`.
+    static func tabGraph(back: String) -> String {
+        """
+        root: {tabs: [bar, baz, qux], back: \(back)}
+        coordinators:
+          bar: {setup: {type: object, properties: {answer: {type: integer}, fruit: {type: string}}}}
+          baz: {setup: {type: object, properties: {answer: {type: integer}, fruit: {type: string}}}}
+          qux: {}
+        """
+    }
+
+    /// The selected tab's coordinator (without module), or what the dismiss answered.
+    static func tab(_ c: TestClient) -> String {
+        guard let root = try? c.call("tree")["root"], let i = root["selected"]?.intValue,
+              let name = root["children"]?.arrayValue?[i]["children"]?.arrayValue?.first?["coordinator"]?.stringValue else { return "?" }
+        return name.replacingOccurrences(of: "app.", with: "")
+    }
+
+    /// Presses back (`dismiss`) and answers the tab then selected, or "null" when navd refused
+    /// (the peer's router answering null: nothing to go back to).
+    static func back(_ c: TestClient) throws -> String {
+        let id = try c.send("dismiss")
+        let r = try c.reply(to: id)
+        if let e = r["error"] { return e["data"]?["kind"] == "unknownNode" ? "null" : "error \(e)" }
+        return tab(c)
+    }
+
+    /// TabRouter.test.tsx, "handles back action with backBehavior: history", "… order", "…
+    /// initialRoute" (navd's `firstTab`: the first tab is the initial one), "… none": the peer
+    /// jumps from tab to tab and asks, after each jump, what back would give (without going
+    /// back); here each question is a fresh session given the same jumps, then one `dismiss`.
+    /// "null" is the router's null: navd refuses (nothing to go back to).
+    @Test(arguments: [
+        ("history", ["qux", "baz", "bar"], ["null", "bar", "qux", "baz"]),
+        ("order", ["qux", "baz", "bar"], ["null", "baz", "bar", "null"]),
+        ("firstTab", ["qux", "baz", "bar"], ["null", "bar", "bar", "null"]),
+        ("none", ["baz"], ["-", "null"]),
+    ])
+    func handlesBackAction(back: String, jumps: [String], expected: [String]) throws {
+        for (n, answer) in expected.enumerated() where answer != "-" {
+            let d = try Daemon(graph: Self.tabGraph(back: back))
+            let c = try d.client()
+            for t in jumps.prefix(n) { try c.call("navigate", ["to": .string(t), "by": "select"]) }
+            #expect(try Self.back(c) == answer, "back: \(back), after \(jumps.prefix(n))")
+        }
+    }
+
+    /// TabRouter.test.tsx, "updates route key history on navigate and jump to": after jumps to baz,
+    /// qux, bar and baz, back goes to bar, then qux (navd's history leaves out the selected tab).
+    @Test func tabHistoryFollowsNavigateAndJumpTo() throws {
+        let d = try Daemon(graph: Self.tabGraph(back: "history"))
+        let c = try d.client()
+        for t in ["baz", "qux", "bar", "baz"] { try c.call("navigate", ["to": .string(t), "by": "select"]) }
+        #expect(try c.call("tree")["root"]?["history"] == [2, 0])
+        #expect(try Self.back(c) == "bar")
+        #expect(try Self.back(c) == "qux")
+    }
+
+    /// TabRouter.test.tsx, "handles navigate action", "handles jump to action", "merges params on
+    /// navigate to an existing screen", "merges params on jump to an existing screen": navigate or
+    /// jumpTo a tab selects it; params given are merged into its screen's; an unknown tab is refused.
+    /// navd: `navigate {by: select, with}`.
+    @Test func selectingATabMergesItsParams() throws {
+        let d = try Daemon(graph: Self.tabGraph(back: "none"))
+        let c = try d.client()
+        try c.call("navigate", ["to": "baz", "by": "select", "with": ["answer": 42]])
+        #expect(Self.tab(c) == "baz")
+        try c.call("navigate", ["to": "bar", "by": "select"])
+        try c.call("navigate", ["to": "baz", "by": "select"])
+        try c.call("navigate", ["to": "baz", "by": "select", "with": ["fruit": "orange"]])
+        let root = try c.call("tree")["root"]
+        #expect(root?["children"]?.arrayValue?[1]["children"]?.arrayValue?.first?["params"] == ["answer": 42, "fruit": "orange"])
+        #expect(try c.callError("navigate", ["to": "non-existent", "by": "select"])["data"]?["kind"] == "unknownTarget")
+    }
 }
+
