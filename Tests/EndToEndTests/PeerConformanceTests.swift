@@ -423,5 +423,85 @@ import Testing
         #expect(root?["children"]?.arrayValue?[1]["children"]?.arrayValue?.first?["params"] == ["answer": 42, "fruit": "orange"])
         #expect(try c.callError("navigate", ["to": "non-existent", "by": "select"])["data"]?["kind"] == "unknownTarget")
     }
+
+    // MARK: go_router on_exit_test.dart
+
+    /// flutter/packages, `packages/go_router/test/on_exit_test.dart`: a route's `onExit` is navd's
+    /// `leave:` guard; `pop` is `dismiss`, `go` is `open` (a link replacing the stack). `allowed`
+    /// answers at once (a fact), `asked` asynchronously (a provider).
+    static let exitGraph = """
+        root: {stack: Home}
+        coordinators:
+          Home: {opens: [P1, Q1]}
+          P1: {opens: [P2], leave: [allowed], setup: {type: object, properties: {id: {type: string}}}}
+          P2: {opens: [P3], leave: [asked], setup: {type: object, properties: {id: {type: string}}}}
+          P3: {leave: [asked], setup: {type: object, properties: {id: {type: string}}}}
+          Q1: {leave: [asked]}
+        links:
+          "/": [Home]
+          "/1": [Home, P1]
+        preconditions:
+          allowed: {check: {fact: allow, equals: true}}
+          asked: {provider: true, timeout: 10s}
+        """
+
+    /// on_exit_test.dart, "back button works synchronously", "context.go works synchronously",
+    /// "pop is cancelled when onExit returns false", "pop does not call restore with stale config
+    /// when route has onExit": a guard that says no keeps the screen (for `dismiss` and for a link
+    /// that replaces the stack); once it says yes, the screen goes.
+    @Test(arguments: [("dismiss", [:] as JSONValue), ("open", ["url": "/"] as JSONValue)])
+    func onExitAnsweredAtOnce(method: String, params: JSONValue) throws {
+        let d = try Daemon(graph: Self.exitGraph)
+        let c = try d.client()
+        try c.call("open", ["url": "/1"])
+        #expect(try c.callError(method, params)["data"]?["precondition"] == "app.allowed")
+        #expect(Self.stack(c) == ["Home", "P1"])
+        try c.call("context.set", ["facts": ["allow": true]])
+        try c.call(method, params)
+        #expect(Self.stack(c) == ["Home"])
+    }
+
+    /// on_exit_test.dart, "back button works asynchronously", "context.go works asynchronously":
+    /// while the guard's answer is awaited the screen stays; false keeps it, true lets it go.
+    @Test(arguments: [("dismiss", [:] as JSONValue), ("reset", ["to": ["Home"]] as JSONValue)])
+    func onExitAnsweredLater(method: String, params: JSONValue) throws {
+        let d = try Daemon(graph: Self.exitGraph)
+        let provider = try d.client()
+        try provider.call("provide", ["preconditions": ["app.asked"]])
+        let c = try d.client()
+        try c.call("navigate", ["to": "Q1"])
+        for answer in [false, true] {
+            let id = try c.send(method, params)
+            let ask = try provider.serverRequest("precondition.evaluate")
+            #expect(Self.stack(c) == ["Home", "Q1"], "the screen stays while the guard is asked")
+            try provider.respond(to: ask, result: ["passed": .bool(answer)])
+            let r = try c.reply(to: id)
+            #expect((r["error"] == nil) == answer, "\(r)")
+            #expect(Self.stack(c) == (answer ? ["Home"] : ["Home", "Q1"]))
+        }
+    }
+
+    /// on_exit_test.dart, "It should provide the correct uri to the onExit callback", "It should
+    /// provide the correct path parameters to the onExit callback": popping one screen at a time,
+    /// each guard is told which screen it is leaving, its coordinator and its params.
+    @Test func onExitIsToldTheScreenItLeaves() throws {
+        let d = try Daemon(graph: Self.exitGraph)
+        let provider = try d.client()
+        try provider.call("provide", ["preconditions": ["app.asked"]])
+        let c = try d.client()
+        try c.call("context.set", ["facts": ["allow": true]])
+        try c.call("reset", ["to": [["to": "Home"], ["to": "P1", "with": ["id": "1"]], ["to": "P2", "with": ["id": "2"]], ["to": "P3", "with": ["id": "3"]]]])
+        let ids = try c.call("tree")["root"]?["children"]?.arrayValue?.map { $0["id"] ?? .null } ?? []
+        for (i, name) in [(3, "app.P3"), (2, "app.P2")] {
+            let id = try c.send("dismiss")
+            let ask = try provider.serverRequest("precondition.evaluate")
+            let nav = ask["params"]?["navigation"]
+            #expect(nav?["leaving"] == ids[i] && nav?["coordinator"] == .string(name) && nav?["with"] == ["id": .string(String(i))], "\(ask)")
+            try provider.respond(to: ask, result: ["passed": true])
+            #expect(try c.reply(to: id)["error"] == nil)
+        }
+        try c.call("dismiss")
+        #expect(Self.stack(c) == ["Home"])
+    }
 }
 
