@@ -1,0 +1,192 @@
+import Foundation
+import JSON
+import NavTesting
+import Testing
+
+/// Cases of go_router's own tests (flutter/packages, `packages/go_router/test/go_router_test.dart`)
+/// that map onto navd, through the socket. A go_router `GoRoute` path is a navd link (`go` is
+/// `open`, `push` is `open {by: push}`, `pop` is `dismiss`), a named route is a navd route, a
+/// redirect is a precondition's `redirect:` (top-level: a graph-level guard), `pop(result)` is
+/// `dismiss {result}`, a `StatefulShellRoute`'s branches are tabs. PROTOCOL.md §11 lists every test
+/// read and why the others do not map.
+@Suite struct GoRouterConformanceTests {
+    static let graph = """
+        root: {stack: Home}
+        coordinators:
+          Home: {opens: [Login, Page1, Page2, Family, Person, Ok, Dialog]}
+          Login: {}
+          Page1: {opens: [Page2, Page1], setup: {type: object, properties: {param1: {type: string}}}}
+          Page2: {opens: [Page1, Page2]}
+          Family: {opens: [Person], setup: {type: object, required: [fid], properties: {fid: {type: string}}}}
+          Person: {setup: {type: object, required: [fid, pid], additionalProperties: false, properties: {fid: {type: string}, pid: {type: string}}}}
+          Ok: {setup: {type: object, required: [ok], properties: {ok: {type: string}}}}
+          Dialog: {presentations: [present]}
+        routes:
+          home: {to: Home, by: root}
+          login: {to: Login}
+          family: {to: Family}
+          person: {to: Person}
+        links:
+          "/": [Home]
+          "/login": [Home, Login]
+          "/page1?param1=:param1": [Home, {to: Page1, with: {param1: ":param1"}}]
+          "/page1/:param1": [Home, {to: Page1, with: {param1: ":param1"}}]
+          "/page2": [Home, Page2]
+          "/family/:fid": [Home, {to: Family, with: {fid: ":fid"}}]
+          "/family?fid=:fid": [Home, {to: Family, with: {fid: ":fid"}}]
+          "/family/:fid/person/:pid": [Home, {to: Family, with: {fid: ":fid"}}, {to: Person, with: {fid: ":fid", pid: ":pid"}}]
+          "/person?fid=:fid&pid=:pid": [Home, {to: Person, with: {fid: ":fid", pid: ":pid"}}]
+          "/:ok": [Home, {to: Ok, with: {ok: ":ok"}}]
+        """
+
+    func daemon(_ graph: String = graph) throws -> (Daemon, TestClient) {
+        let d = try Daemon(graph: graph)
+        return (d, try d.client())
+    }
+
+    static func stack(_ c: TestClient) -> [String] { PeerConformanceTests.stack(c) }
+
+    /// "match home route", "match 2nd top level route", "… with subroutes", "match sub-route",
+    /// "match sub-routes", "match top level route when location has trailing /", "… has scheme/host
+    /// and has trailing /" (and (2)), "If there is more than one route to match, use the first match."
+    /// (`/:ok` after the literal paths), "return first matching route if too many subroutes" (the
+    /// first declared of distinct patterns), the `_effectiveInitialLocation()` cases (scheme and
+    /// authority, no path, with a trailing slash, with a query), "match no routes" (an error, the tree
+    /// stays), "preserve path param case", "preserve query param case", "preserve path param spaces
+    /// and slashes", "preserve query param spaces and slashes" (raw, and form-encoded with `+`).
+    @Test(arguments: [
+        ("/", ["Home"]),
+        ("/login", ["Home", "Login"]),
+        ("/login/", ["Home", "Login"]),
+        ("https://www.domain.com/?bar=baz", ["Home"]),
+        ("https://www.domain.com/login/", ["Home", "Login"]),
+        ("https://domain.com", ["Home"]),
+        ("https://domain.com/", ["Home"]),
+        ("https://domain.com?param=1", ["Home"]),
+        ("/family/f2", ["Home", "Family{\"fid\":\"f2\"}"]),
+        ("/family/F2", ["Home", "Family{\"fid\":\"F2\"}"]),
+        ("/family?fid=F2", ["Home", "Family{\"fid\":\"F2\"}"]),
+        ("/family/f2/person/p1", ["Home", "Family{\"fid\":\"f2\"}", "Person{\"fid\":\"f2\",\"pid\":\"p1\"}"]),
+        ("/user", ["Home", "Ok{\"ok\":\"user\"}"]),
+        ("/page1/param%20w%2F%20spaces%20and%20slashes", ["Home", "Page1{\"param1\":\"param w/ spaces and slashes\"}"]),
+        ("/page1?param1=param w/ spaces and slashes", ["Home", "Page1{\"param1\":\"param w/ spaces and slashes\"}"]),
+        ("/page1?param1=param+w%2F+spaces+and+slashes", ["Home", "Page1{\"param1\":\"param w/ spaces and slashes\"}"]),
+    ])
+    func aLocationBuildsItsStack(url: String, expected: [String]) throws {
+        let (d, c) = try daemon()
+        _ = d
+        try c.call("open", ["url": .string(url)])
+        #expect(Self.stack(c) == expected, "\(url)")
+    }
+
+    /// "match no routes": no route matches, an error, nothing changes. ("match path case
+    /// insensitively" does not hold: navd matches a path as written.)
+    @Test func aLocationNoLinkMatchesIsAnError() throws {
+        let (d, c) = try daemon()
+        _ = d
+        for url in ["/foo/bar", "/FaMiLy/f2/person/p1"] {
+            #expect(try c.callError("open", ["url": .string(url)])["data"]?["kind"] == "noMatchingLink", "\(url)")
+        }
+        #expect(Self.stack(c) == ["Home"])
+    }
+
+    /// "can correctly pop stacks of repeated pages", "push + query param", "keep param in nested
+    /// route", "Handles the Android back button correctly", "Handles the Android back button
+    /// correctly with ShellRoute" (pops one screen at a time), "Should pop from the correct
+    /// navigator when parentNavigatorKey is set".
+    @Test func pushAndPop() throws {
+        var (d, c) = try daemon()
+        try c.call("open", ["url": "/page1"])
+        for url in ["/page2", "/page1", "/page2"] { try c.call("open", ["url": .string(url), "by": "push"]) }
+        #expect(Self.stack(c) == ["Home", "Page1", "Page2", "Page1", "Page2"])
+        try c.call("dismiss")
+        #expect(Self.stack(c) == ["Home", "Page1", "Page2", "Page1"])
+
+        (d, c) = try daemon()
+        try c.call("open", ["url": "/family?fid=f2"])
+        try c.call("open", ["url": "/person?fid=f2&pid=p1", "by": "push"])
+        #expect(Self.stack(c) == ["Home", "Family{\"fid\":\"f2\"}", "Person{\"fid\":\"f2\",\"pid\":\"p1\"}"])
+
+        (d, c) = try daemon()
+        try c.call("open", ["url": "/family/f1/person/p2", "by": "push"])
+        #expect(Self.stack(c) == ["Home", "Person{\"fid\":\"f1\",\"pid\":\"p2\"}"], "only the matched screen is pushed")
+
+        (d, c) = try daemon()
+        try c.call("open", ["url": "/family/f2/person/p1"])
+        try c.call("dismiss")
+        #expect(Self.stack(c) == ["Home", "Family{\"fid\":\"f2\"}"])
+        try c.call("dismiss")
+        #expect(Self.stack(c) == ["Home"])
+        _ = d
+    }
+
+    /// "report correct url": "on push with optionURLReflectImperativeAPIs = true", "on pop", "on
+    /// pop twice", "on pop with path parameters" (and case 2), "router state" (the location and its
+    /// parameters), "preserve path param spaces and slashes" of named routes (the location made
+    /// from params opens them again). navd's `link.resolve` always follows the tree ("on push" with
+    /// the option off does not hold).
+    @Test func theLocationFollowsTheTree() throws {
+        let (d, c) = try daemon()
+        _ = d
+        try c.call("open", ["url": "/family/f2/person/p1"])
+        #expect(try c.call("link.resolve")["url"] == "/family/f2/person/p1")
+        try c.call("dismiss")
+        #expect(try c.call("link.resolve")["url"] == "/family/f2")
+        try c.call("dismiss")
+        #expect(try c.call("link.resolve")["url"] == "/")
+        try c.call("open", ["url": "/login", "by": "push"])
+        #expect(try c.call("link.resolve")["url"] == "/login")
+        try c.call("reset", ["to": ["Home", ["to": "Page1", "with": ["param1": "param w/ spaces and slashes"]]]])
+        let url = try c.call("link.resolve")["url"]?.stringValue ?? ""
+        try c.call("reset")
+        try c.call("open", ["url": .string(url)])
+        #expect(Self.stack(c) == ["Home", "Page1{\"param1\":\"param w/ spaces and slashes\"}"], "\(url)")
+    }
+
+    /// Named routes: "match home route", "match 2nd top level route", "match sub-route", "match w/
+    /// params", "sparsely named routes" hold; "match no routes", "cannot match case insensitive",
+    /// "too few params" (twice) and "too many params" are errors that change nothing.
+    @Test func namedRoutes() throws {
+        let (d, c) = try daemon()
+        _ = d
+        try c.call("navigate", ["route": "login"])
+        try c.call("navigate", ["route": "home"])
+        #expect(Self.stack(c) == ["Home"])
+        try c.call("navigate", ["route": "person", "with": ["fid": "f2", "pid": "p1"]])
+        #expect(Self.stack(c) == ["Home", "Person{\"fid\":\"f2\",\"pid\":\"p1\"}"])
+        try c.call("navigate", ["route": "home"])
+        let refused: [(JSONValue, String)] = [
+            (["route": "work"], "unknownTarget"),
+            (["route": "PeRsOn", "with": ["fid": "f2", "pid": "p1"]], "unknownTarget"),
+            (["route": "person", "with": ["fid": "f2"]], "invalidSetup"),
+            (["route": "family"], "invalidSetup"),
+            (["route": "person", "with": ["fid": "f2", "pid": "p1", "extra": "x"]], "invalidSetup"),
+        ]
+        for (params, kind) in refused {
+            #expect(try c.callError("navigate", params)["data"]?["kind"] == .string(kind), "\(params)")
+        }
+        #expect(Self.stack(c) == ["Home"])
+    }
+
+    /// "empty path", "lack of leading / on top-level route", "error: duplicate path param", "match
+    /// too many routes" (two routes of one name), "If there is more than one route to match, use
+    /// the first match" (two links of one path: navd refuses the graph instead), "empty name":
+    /// `navd check` refuses the graph, saying where.
+    @Test(arguments: [
+        ("links:\n  \"\": [Home]\n", "app.yaml:6:3"),
+        ("links:\n  \"foo\": [Home]\n", "app.yaml:6:3"),
+        ("links:\n  \"/:id/:blah/:id\": [Home]\n", "app.yaml:6:3"),
+        ("links:\n  \"/a\": [Home]\n  \"/a\": [Home]\n", "app.yaml:7:3"),
+        ("routes:\n  home: {to: Home}\n  home: {to: Home}\n", "app.yaml:7:3"),
+        ("routes:\n  \"\": {to: Home}\n", "app.yaml:6:3"),
+    ])
+    func graphsGoRouterRefusesNavdRefuses(tail: String, at: String) throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        try ("root: {stack: Home}\ncoordinators:\n  Home: {}\n" + "preconditions: {}\n" + tail)
+            .write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
+        let r = try runCommand(Repo.binary("navd"), ["check", dir.path])
+        let out = r.stdout + r.stderr
+        #expect(r.status != 0 && out.contains("\(at): error:"), "\(tail): \(out)")
+    }
+}
