@@ -189,4 +189,171 @@ import Testing
         let out = r.stdout + r.stderr
         #expect(r.status != 0 && out.contains("\(at): error:"), "\(tail): \(out)")
     }
+
+    // MARK: redirects
+
+    /// A top-level redirect (a graph-level guard: not signed in → Login) and route-level ones
+    /// (Dummy → Login, Dummy1 → Dummy2 → Home, Loop1 ↔ Loop2).
+    static let redirectGraph = """
+        root: {stack: Home}
+        guards:
+          - {precondition: signedIn, except: [Home, Loop1, Loop2]}
+        coordinators:
+          Home: {opens: [Login, Dummy, Dummy1, Book, Loop1, Other]}
+          Login: {}
+          Other: {}
+          Other2: {}
+          Dummy: {opens: [Dummy2], preconditions: [toOther]}
+          Dummy1: {preconditions: [toDummy2]}
+          Dummy2: {preconditions: [toOther2]}
+          Book: {setup: {type: object, properties: {bookId: {type: string}}}, preconditions: [asked]}
+          Loop1: {preconditions: [toLoop2]}
+          Loop2: {preconditions: [toLoop1]}
+        routes:
+          dummy: {to: Dummy}
+        links:
+          "/dummy": [Home, Dummy]
+          "/dummy/dummy2": [Home, Dummy, Dummy2]
+          "/book/:bookId": [Home, {to: Book, with: {bookId: ":bookId"}}]
+        preconditions:
+          signedIn: {check: {fact: user, exists: true}, redirect: Login}
+          toOther: {check: {fact: never, exists: true}, redirect: Other}
+          toDummy2: {check: {fact: never, exists: true}, redirect: Dummy2}
+          toOther2: {check: {fact: never, exists: true}, redirect: Other2}
+          toLoop1: {check: {fact: never, exists: true}, redirect: Loop1}
+          toLoop2: {check: {fact: never, exists: true}, redirect: Loop2}
+          asked: {provider: true, timeout: 10s}
+        """
+
+    /// "top-level redirect", "top-level redirect w/ named routes", "top-level redirect take
+    /// priority over route level": the guard sends every guarded navigation to Login first (the
+    /// coordinator's own redirect never runs). Signed in: "route-level redirect", "route-level
+    /// redirect w/ named routes", "multiple mixed redirect" (a chain), "parent route level redirect
+    /// take priority over child" (in a link, the first screen that redirects wins).
+    @Test func redirects() throws {
+        let (d, c) = try daemon(Self.redirectGraph)
+        _ = d
+        for request in [("open", ["url": "/dummy"] as JSONValue), ("navigate", ["route": "dummy"] as JSONValue)] {
+            let r = try c.call(request.0, request.1)
+            #expect(r["redirected"]?.arrayValue?.map { $0["precondition"] } == ["app.signedIn"], "\(r)")
+            #expect(Self.stack(c).last == "Login")
+            try c.call("reset")
+        }
+        try c.call("context.set", ["facts": ["user": "ann"]])
+        try c.call("open", ["url": "/dummy"])
+        #expect(Self.stack(c) == ["Home", "Other"])
+        try c.call("reset")
+        try c.call("navigate", ["route": "dummy"])
+        #expect(Self.stack(c) == ["Home", "Other"])
+        try c.call("reset")
+        let chain = try c.call("navigate", ["to": "Dummy1"])
+        #expect(chain["redirected"]?.arrayValue?.map { $0["to"] } == ["app.Dummy2", "app.Other2"], "\(chain)")
+        try c.call("reset")
+        try c.call("open", ["url": "/dummy/dummy2"])
+        #expect(Self.stack(c) == ["Home", "Other"])
+    }
+
+    /// "route-level redirect loop" does not hold (go_router shows a page; navd refuses), the loops
+    /// of "top-level redirect loop", "mixed redirect loop", "top-level redirect loop w/ query
+    /// params" and "redirect limit" do: an error naming the chain, nothing changed.
+    @Test func aRedirectLoopIsAnError() throws {
+        let (d, c) = try daemon(Self.redirectGraph)
+        _ = d
+        let e = try c.callError("navigate", ["to": "Loop1"])
+        #expect(e["data"]?["kind"] == "preconditionFailed" && e["data"]?["redirects"] != nil, "\(e)")
+        #expect(Self.stack(c) == ["Home"])
+    }
+
+    /// "works correctly with async redirect", "route-level redirect state", "top-level redirect
+    /// state contains path parameters", "sub-sub-route-level redirect params": a redirect decided
+    /// later (a provider) is awaited, and is told the location's parameters.
+    @Test func aRedirectDecidedLaterIsToldTheParameters() throws {
+        let (d, c) = try daemon(Self.redirectGraph)
+        _ = d
+        let provider = try d.client()
+        try provider.call("provide", ["preconditions": ["app.asked"]])
+        try c.call("context.set", ["facts": ["user": "ann"]])
+        let id = try c.send("open", ["url": "/book/0"])
+        let ask = try provider.serverRequest("precondition.evaluate")
+        #expect(ask["params"]?["navigation"]?["with"] == ["bookId": "0"], "\(ask)")
+        #expect(Self.stack(c) == ["Home"], "nothing yet")
+        try provider.respond(to: ask, result: ["passed": false, "redirect": "app.Login"])
+        let r = try c.reply(to: id)
+        #expect(r["result"]?["redirected"] != nil, "\(r)")
+        #expect(Self.stack(c) == ["Home", "Login"])
+    }
+
+    // MARK: results, tabs, restoration
+
+    /// "calls [push] on closest GoRouter and waits for result", "calls [pop] on closest GoRouter
+    /// with result", "can complete leaf route", "Should pop dialog if it is present": the screen
+    /// below (or the one that presented a dialog) hears the result (`screenResult`).
+    @Test func popWithAResult() throws {
+        let (d, c) = try daemon()
+        _ = d
+        try c.call("subscribe")
+        try c.call("open", ["url": "/login"])
+        try c.call("dismiss", ["result": true])
+        #expect(try c.notification("screenResult")["params"]?["result"] == true)
+        try c.call("navigate", ["to": "Dialog", "by": "present"])
+        try c.call("dismiss", ["result": "picked"])
+        let n = try c.notification("screenResult")
+        #expect(n["params"]?["result"] == "picked" && Self.stack(c) == ["Home"], "\(n)")
+    }
+
+    /// A `StatefulShellRoute` is navd's tabs: "Builds StatefulShellRoute", "Navigation with
+    /// goBranch is correctly handled in StatefulShellRoute" (an unknown branch is an error),
+    /// "Navigates to correct nested navigation tree in StatefulShellRoute and maintains state",
+    /// "StatefulShellRoute supports nested routes with params", "Pops from the correct Navigator in
+    /// a StatefulShellRoute when the Android back button is pressed", and the restoration tests
+    /// "Restores state correctly", "Restores state of branches in StatefulShellRoute correctly"
+    /// (every tab's stack is there after `kill -9`, as a state file keeps it).
+    @Test func branchesAreTabsAndSurviveARestart() throws {
+        let graph = """
+            root: {tabs: [A, B, C, D]}
+            coordinators:
+              A: {opens: [DetailA]}
+              B: {opens: [DetailB]}
+              C: {}
+              D: {}
+              DetailA: {}
+              DetailB: {}
+            links:
+              "/a": [A]
+              "/a/detailA": [A, DetailA]
+              "/b": [B]
+              "/b/detailB": [B, DetailB]
+              "/c": [C]
+            """
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite"), sock = dir.file("d.sock")
+        var before: JSONValue = .null
+        do {
+            let d = try Daemon(graph: graph, arguments: ["--state", state], socketPath: sock)
+            let c = try d.client()
+            try c.call("open", ["url": "/a/detailA"])
+            try c.call("open", ["url": "/b/detailB"])
+            #expect(PeerConformanceTests.tab(c) == "B")
+            try c.call("dismiss")
+            for (tab, i) in [("B", 1), ("C", 2), ("D", 3)] {
+                try c.call("navigate", ["to": .string(tab), "by": "select"])
+                #expect(try c.call("tree")["root"]?["selected"] == .int(i))
+            }
+            #expect(try c.callError("navigate", ["to": "DetailB", "by": "select"])["data"]?["kind"] == "notAllowed")
+            try c.call("navigate", ["to": "A", "by": "select"])
+            let tabA = try c.call("tree")["root"]?["children"]?.arrayValue?[0]["children"]?.arrayValue?.map { $0["coordinator"] }
+            #expect(tabA == ["app.A", "app.DetailA"], "tab A kept its stack")
+            before = try c.call("tree")
+            d.stop(signal: SIGKILL)
+        }
+        let d = try Daemon(graph: graph, arguments: ["--state", state], socketPath: sock)
+        let c = try d.client()
+        #expect(try c.call("tree") == before)
+        try c.call("dismiss")
+        try c.call("open", ["url": "/a/detailA"])
+        let detail = try c.call("tree")["root"]?["children"]?.arrayValue?[0]["children"]?.arrayValue?.last?["id"]
+        #expect(detail != before["visible"]?.arrayValue?.last, "a new detail screen, fresh")
+    }
 }
+
