@@ -15,7 +15,7 @@ import Testing
         coordinators:
           Home: {opens: [Login, Page1, Page2, Family, Person, Ok, Dialog]}
           Login: {}
-          Page1: {opens: [Page2, Page1], setup: {type: object, properties: {param1: {type: string}}}}
+          Page1: {opens: [Page2, Page1, Dialog], setup: {type: object, properties: {param1: {type: string}}}}
           Page2: {opens: [Page1, Page2]}
           Family: {opens: [Person], setup: {type: object, required: [fid], properties: {fid: {type: string}}}}
           Person: {setup: {type: object, required: [fid, pid], additionalProperties: false, properties: {fid: {type: string}, pid: {type: string}}}}
@@ -90,7 +90,8 @@ import Testing
         #expect(Self.stack(c) == ["Home"])
     }
 
-    /// "can correctly pop stacks of repeated pages", "push + query param", "keep param in nested
+    /// "can correctly pop stacks of repeated pages", "repeatedly pops imperative route does not
+    /// crash", "push + query param", "keep param in nested
     /// route", "Handles the Android back button correctly", "Handles the Android back button
     /// correctly with ShellRoute" (pops one screen at a time), "Should pop from the correct
     /// navigator when parentNavigatorKey is set".
@@ -110,6 +111,15 @@ import Testing
         (d, c) = try daemon()
         try c.call("open", ["url": "/family/f1/person/p2", "by": "push"])
         #expect(Self.stack(c) == ["Home", "Person{\"fid\":\"f1\",\"pid\":\"p2\"}"], "only the matched screen is pushed")
+
+        // "repeatedly pops imperative route does not crash": a dialog over a pushed screen, twice.
+        (d, c) = try daemon()
+        try c.call("open", ["url": "/page1"])
+        for _ in 0..<2 {
+            try c.call("navigate", ["to": "Dialog", "by": "present"])
+            try c.call("dismiss")
+            #expect(Self.stack(c) == ["Home", "Page1"])
+        }
 
         (d, c) = try daemon()
         try c.call("open", ["url": "/family/f2/person/p1"])
@@ -354,6 +364,34 @@ import Testing
         try c.call("open", ["url": "/a/detailA"])
         let detail = try c.call("tree")["root"]?["children"]?.arrayValue?[0]["children"]?.arrayValue?.last?["id"]
         #expect(detail != before["visible"]?.arrayValue?.last, "a new detail screen, fresh")
+    }
+
+    /// "works correctly with async redirect": a top-level redirect (a graph-level guard) decided
+    /// later by a provider; nothing changes until it answers, then the navigation goes to Login.
+    @Test func anAsyncTopLevelRedirect() throws {
+        let graph = """
+            root: {stack: Home}
+            guards:
+              - {precondition: asked, except: [Home, Login]}
+            coordinators:
+              Home: {opens: [Page, Login]}
+              Page: {}
+              Login: {}
+            links:
+              "/page": [Home, Page]
+            preconditions:
+              asked: {provider: true, timeout: 10s}
+            """
+        let (d, c) = try daemon(graph)
+        let provider = try d.client()
+        try provider.call("provide", ["preconditions": ["app.asked"]])
+        let id = try c.send("open", ["url": "/page"])
+        let ask = try provider.serverRequest("precondition.evaluate")
+        #expect(Self.stack(c) == ["Home"])
+        try provider.respond(to: ask, result: ["passed": false, "redirect": "app.Login"])
+        let r = try c.reply(to: id)
+        #expect(r["result"]?["redirected"] != nil, "\(r)")
+        #expect(Self.stack(c) == ["Home", "Login"])
     }
 }
 

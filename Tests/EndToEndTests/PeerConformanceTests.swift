@@ -205,7 +205,6 @@ import Testing
         #expect(Self.stack(c) == ["baz{\"test\":99,\"foo\":12,\"color\":\"black\"}"])
     }
 
-
     /// StackRouter.test.tsx, "updates params on navigate if already on the screen": navigate('bar',
     /// {answer: 96}) on [baz, bar {answer: 42, color: tomato}] keeps bar, its params replaced. In
     /// navd: `existing: top` (the default pushes); the screen keeps its id, one `update` change.
