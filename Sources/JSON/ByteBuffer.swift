@@ -95,6 +95,13 @@ public final class ByteBuffer {
         try body(UnsafeRawBufferPointer(start: base, count: used))
     }
 
+    /// Writes `value` little endian over the 4 bytes written at `offset` (a length or checksum
+    /// filled in after what it describes was written).
+    public func overwrite(uint32 value: UInt32, at offset: Int) {
+        precondition(offset >= 0 && offset + 4 <= used, "overwrite past what was written")
+        for i in 0..<4 { base[offset + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(i))) }
+    }
+
     /// A copy of the bytes written so far.
     public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
 

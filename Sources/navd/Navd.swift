@@ -74,6 +74,9 @@ struct Serve: ParsableCommand {
     @Option(help: "Most requests in one batch; a larger batch is refused with limitExceeded.")
     var maxBatch: Int = 1_000
 
+    @Option(help: "Size in bytes of the state file's log (STATE.log) at which its snapshot is rewritten and the log starts again.")
+    var logCompactBytes: Int = 16 << 20
+
     @Option(help: "Most sessions; session.open of one more is refused with limitExceeded.")
     var maxSessions: Int = 10_000
 
@@ -157,6 +160,7 @@ struct Serve: ParsableCommand {
         guard maxMessage >= 64 else { throw ValidationError("--max-message must be at least 64 bytes") }
         guard (1...10_000).contains(maxDepth) else { throw ValidationError("--max-depth must be between 1 and 10000") }
         guard maxBatch >= 1 else { throw ValidationError("--max-batch must be at least 1") }
+        guard logCompactBytes >= 4096 else { throw ValidationError("--log-compact-bytes must be at least 4096") }
         guard maxSessions >= 1 else { throw ValidationError("--max-sessions must be at least 1 (session \"main\" always exists)") }
         guard maxFacts >= 1 else { throw ValidationError("--max-facts must be at least 1") }
         guard maxName >= 16 else { throw ValidationError("--max-name must be at least 16 bytes") }
@@ -194,6 +198,7 @@ struct Serve: ParsableCommand {
         config.maxMessage = maxMessage
         config.maxDepth = maxDepth
         config.maxBatch = maxBatch
+        config.logCompactBytes = logCompactBytes
         config.maxSessions = maxSessions
         config.session.maxFacts = maxFacts
         config.maxName = maxName

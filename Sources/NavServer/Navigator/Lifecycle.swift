@@ -19,6 +19,8 @@ extension Navigator {
             self.sessions[session.name] = makeState(session)
             numberNavigations(afterThoseOf: session)
         }
+        // Sessions made before the store was chosen ("main") record changes as it wants them.
+        for state in self.sessions.values { state.recordsAlways = publishesChanges || store.wantsChanges }
         let hasMain = sessions.contains { $0.name == "main" }
         if shared != nil {
             if !hasMain { self.sessions["main"] = nil }

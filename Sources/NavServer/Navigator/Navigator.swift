@@ -71,7 +71,7 @@ final class Navigator {
     /// `session` as the navigator holds it, with an audience of its own.
     func makeState(_ session: Session) -> SessionState {
         session.limits = config.session
-        return SessionState(session, audience: publisher.makeAudience(), recordsAlways: publishesChanges)
+        return SessionState(session, audience: publisher.makeAudience(), recordsAlways: publishesChanges || store.wantsChanges)
     }
 
     /// Numbers navigations after `n` from now on (ids in replies restored from a state file).

@@ -10,7 +10,7 @@ extension Navigator {
     func publish(_ commit: Commit, in state: SessionState, hints: JSONValue? = nil) {
         commits += 1
         let s = state.session
-        store.sessionChanged(s)
+        store.sessionCommitted(s, changes: commit.changeText)
         func change() -> StackChanged {
             StackChanged(session: s.name, version: commit.version, changes: commit.changeText, visible: .current(s), hints: hints)
         }

@@ -11,8 +11,8 @@ import Glibc
 final class SessionState {
     var session: Session { didSet { session.recordsChanges = recordsAlways || !subscribers.isEmpty } }
     /// Commits build their `changes` even without subscribers here (cluster mode: other nodes'
-    /// subscribers hear them through the store).
-    let recordsAlways: Bool
+    /// subscribers hear them through the store; a log store keeps them).
+    var recordsAlways: Bool { didSet { session.recordsChanges = recordsAlways || !subscribers.isEmpty } }
     /// Subscribed clients. Commits build their `changes` only while there are some.
     var subscribers: Listeners { didSet { session.recordsChanges = recordsAlways || !subscribers.isEmpty } }
     /// The subscribers as the publisher delivers to them.

@@ -60,9 +60,10 @@ public final class Server {
     /// With `repair`, a saved session that breaks a rule (a schema, a limit) is set aside in the
     /// file's `set_aside` table and logged, instead of stopping navd.
     public func useStateFile(_ path: String, durability: Durability, repair: Bool = false) throws(StateError) -> Int {
-        let file = try SQLiteStore(path: path, durability: durability, saved: SavedSessions(config), repair: repair)
+        let file = try LogStore(path: path, durability: durability, saved: SavedSessions(config), repair: repair,
+                                compactAt: config.logCompactBytes)
         let restored = try use(file)
-        for (name, reason) in file.setAside {
+        for (name, reason) in file.snapshot.setAside {
             logger.warning("session set aside (--repair): it is kept in the state file's set_aside table and not served",
                            metadata: ["navd.session": "\(name)", "navd.reason": "\(reason)", "navd.state": "\(path)"])
         }

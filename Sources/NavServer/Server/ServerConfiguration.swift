@@ -24,6 +24,9 @@ public struct ServerConfiguration: Sendable {
     /// `limitExceeded`; a batch is handled a few milliseconds' worth per loop iteration, so others
     /// are served meanwhile. Default 1,000.
     public var maxBatch: Int = 1_000
+    /// With a state file: the size of its log (`STATE.log`) at which the snapshot is rewritten and
+    /// the log starts again (`--log-compact-bytes`). Default 16 MiB.
+    public var logCompactBytes: Int = 16 << 20
     /// The most sessions (`--max-sessions`); `session.open` of one more is refused. Default 10,000.
     public var maxSessions: Int = 10_000
     /// The bounds of every session: its tree's depth (`--max-tree-depth`, 64), nodes

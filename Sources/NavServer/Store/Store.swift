@@ -27,6 +27,16 @@ public protocol Store: AnyObject {
     /// Writes what was told since the last flush, all or nothing.
     func flush(graph: NavigationGraph) throws(StateError)
     func close()
+    /// Whether commits must record their `changes` for it (``sessionCommitted(_:changes:)``).
+    var wantsChanges: Bool { get }
+    /// A commit of `s`, with the changes it recorded (nil when it recorded none).
+    func sessionCommitted(_ s: Session, changes: JSONText?)
+}
+
+extension Store {
+    public var wantsChanges: Bool { false }
+    /// Stores that keep whole sessions are told the session changed.
+    public func sessionCommitted(_ s: Session, changes: JSONText?) { sessionChanged(s) }
 }
 
 /// A store several navd nodes share (``PostgresStore``, cluster mode): it writes in the background,

@@ -1,0 +1,348 @@
+import JSON
+import NavGraph
+import NavigationCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A state file kept as an SQLite snapshot (`STATE`, readable with `sqlite3`) and an append-only
+/// log beside it (`STATE.log`, ``LogRecord``): every commit appends its changes (not its whole
+/// tree), each loop iteration's records go to the log in one `write()` before any reply of the
+/// iteration leaves (`full` durability: and one `fdatasync`), and when the log outgrows its
+/// threshold the sessions changed since the last snapshot are written to the snapshot in one
+/// transaction and the log starts again. Starting replays the log over the snapshot.
+final class LogStore: Store {
+    let snapshot: SQLiteStore
+    let logPath: String
+    private let durability: Durability
+    private let saved: SavedSessions
+    private var fd: Int32 = -1
+    /// This iteration's records, written by `flush` in one `write()`.
+    private var records = JSONWriter(capacity: 64 * 1024)
+    /// The log's size on disk.
+    private(set) var logSize = 0
+    /// The log size at which the snapshot is rewritten and the log starts again.
+    let compactAt: Int
+    /// What the snapshot lacks: sessions changed, closed, keys remembered since it was written.
+    private var unsnapshotted = PendingKeys()
+    private(set) var compactions = 0
+
+    /// `compactAt`: the log size that triggers a snapshot (default: 16 MiB).
+    init(path: String, durability: Durability, saved: SavedSessions, repair: Bool, compactAt: Int = 16 << 20) throws(StateError) {
+        snapshot = try SQLiteStore(path: path, durability: durability, saved: saved, repair: repair)
+        logPath = path + ".log"
+        self.durability = durability
+        self.saved = saved
+        self.compactAt = compactAt
+    }
+
+    // MARK: Store
+
+    var wantsChanges: Bool { true }
+
+    func sessionCommitted(_ s: Session, changes: JSONText?) {
+        guard let changes else { return sessionChanged(s) }
+        LogRecord.append(to: &records) { w in
+            w.raw("{\"c\":")
+            w.write(.string(s.name))
+            w.raw(",\"v\":")
+            w.write(int: s.version)
+            w.raw(",\"n\":")
+            w.write(int: s.idCounter)
+            w.raw(",\"ch\":")
+            changes.bytes.withUnsafeBytes { w.buffer.append(contentsOf: $0) }
+            w.raw(UInt8(ascii: "}"))
+        }
+        unsnapshotted.change(s)
+    }
+
+    func sessionChanged(_ s: Session) {
+        LogRecord.append(to: &records) { w in
+            w.raw("{\"s\":")
+            w.write(.string(s.name))
+            w.raw(",\"v\":")
+            w.write(int: s.version)
+            w.raw(",\"n\":")
+            w.write(int: s.idCounter)
+            w.raw(",\"t\":")
+            s.root.write(into: &w, s.graph)
+            w.raw(",\"f\":")
+            w.write(.object(s.sortedFacts))
+            if let owner = s.owner {
+                w.raw(",\"o\":")
+                w.write(int: Int(owner))
+            }
+            w.raw(UInt8(ascii: "}"))
+        }
+        unsnapshotted.change(s)
+    }
+
+    func sessionOpened(_ s: Session) { sessionChanged(s) }
+
+    func factsChanged(_ s: Session) {
+        LogRecord.append(to: &records) { w in
+            w.raw("{\"f\":")
+            w.write(.string(s.name))
+            w.raw(",\"facts\":")
+            w.write(.object(s.sortedFacts))
+            w.raw(UInt8(ascii: "}"))
+        }
+        unsnapshotted.change(s)
+    }
+
+    func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>) {
+        LogRecord.append(to: &records) { w in
+            w.raw("{\"k\":")
+            w.write(.string(s.name))
+            w.raw(",\"key\":")
+            w.write(.string(key))
+            w.raw(",\"r\":")
+            w.write(.string(KeyedReply.text(reply)))
+            w.raw(UInt8(ascii: "}"))
+        }
+        unsnapshotted.remember(s, key: key, reply: reply)
+    }
+
+    func sessionClosed(_ name: String) {
+        LogRecord.append(to: &records) { w in
+            w.raw("{\"x\":")
+            w.write(.string(name))
+            w.raw(UInt8(ascii: "}"))
+        }
+        unsnapshotted.close(name)
+    }
+
+    var hasPendingWrites: Bool { !records.buffer.isEmpty }
+
+    /// Appends this iteration's records in one `write()` (`full`: then `fdatasync`); a write that
+    /// fails leaves the log as it was (what it wrote is cut off) and nothing of it is acknowledged.
+    func flush(graph: NavigationGraph) throws(StateError) {
+        guard hasPendingWrites else { return }
+        let written = records.buffer.withUnsafeBytes { bytes -> Int32 in
+            var off = 0
+            while off < bytes.count {
+                let n = write(fd, bytes.baseAddress! + off, bytes.count - off)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                off += n
+            }
+            return 0
+        }
+        if written != 0 {
+            _ = ftruncate(fd, off_t(logSize))
+            throw StateError(description: "cannot append to \(logPath): \(String(cString: strerror(written)))")
+        }
+        if durability == .full, fdatasync(fd) != 0 {
+            let e = errno
+            _ = ftruncate(fd, off_t(logSize))
+            throw StateError(description: "cannot sync \(logPath): \(String(cString: strerror(e)))")
+        }
+        logSize += records.buffer.count
+        records.buffer.removeAll(keepingAtMost: 1 << 20)
+        if logSize >= compactAt { try compact(graph: graph) }
+    }
+
+    /// Writes what the snapshot lacks into it (one transaction), then starts the log again. A crash
+    /// between the two replays records the snapshot already holds: commits it covers are skipped,
+    /// the other records bring each session to the same state again.
+    func compact(graph: NavigationGraph) throws(StateError) {
+        guard !unsnapshotted.isEmpty || logSize > LogRecord.header.count else { return }
+        unsnapshotted.feed(snapshot)
+        try snapshot.flush(graph: graph)
+        unsnapshotted = PendingKeys()
+        guard ftruncate(fd, off_t(LogRecord.header.count)) == 0 else {
+            throw StateError(description: "cannot start \(logPath) again: \(String(cString: strerror(errno)))")
+        }
+        if durability == .full { _ = fdatasync(fd) }
+        logSize = LogRecord.header.count
+        compactions += 1
+    }
+
+    func close() {
+        if fd >= 0 {
+            // A clean stop leaves a snapshot and an empty log: the next start reads no log.
+            if let graph = lastGraph { try? compact(graph: graph) }
+            Glibc.close(fd)
+            fd = -1
+        }
+        snapshot.close()
+    }
+
+    /// The graph sessions were last loaded or written with (for the compaction at `close`).
+    private var lastGraph: NavigationGraph?
+
+    // MARK: Loading
+
+    /// The snapshot's sessions brought forward by the log. A torn last record (a write cut off:
+    /// never acknowledged) is cut from the log; a record that fails its checksum before the end,
+    /// a commit that skips a version, or a replayed session that breaks a rule stops navd, naming
+    /// the byte and the session.
+    func load(graph: NavigationGraph) throws(StateError) -> [Session] {
+        lastGraph = graph
+        var sessions = try snapshot.load(graph: graph)
+        // Appends only: every write lands at the end, also after the log is cut back to its header.
+        fd = open(logPath, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw StateError(description: "cannot open \(logPath): \(String(cString: strerror(errno)))") }
+        fchmod(fd, 0o600)
+        let bytes = try readAll()
+        if bytes.isEmpty {
+            try writeHeader()
+            return sessions
+        }
+        guard bytes.count >= LogRecord.header.count, Array(bytes.prefix(LogRecord.header.count)) == LogRecord.header else {
+            throw StateError(description: "\(logPath) is not a navd log (it does not start with \"navdlog1\"); move it aside to start from the snapshot \(snapshot.path) alone")
+        }
+        var order = sessions.map(\.name)
+        var byName = Dictionary(sessions.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        var replayed = Set<String>()
+        var end = bytes.count
+        let parser = saved.parser()
+        var offset = LogRecord.header.count
+        reading: while offset < bytes.count {
+            switch LogRecord.read(bytes, at: offset) {
+            case .truncated:
+                end = offset
+                break reading
+            case .badChecksum(let recordEnd):
+                if recordEnd >= bytes.count {
+                    end = offset
+                    break reading
+                }
+                throw StateError(description: "\(logPath) is corrupt at byte \(offset): a record fails its checksum and records follow it, so what follows cannot be trusted. Move \(logPath) aside to start from the snapshot \(snapshot.path) (losing the changes logged since it), or restore both files from a backup")
+            case .record(let range):
+                do throws(NavError) {
+                    let payload = try saved.parse(parser, String(decoding: bytes[range], as: UTF8.self), "a log record")
+                    replayed.insert(try apply(payload, graph: graph, byName: &byName, order: &order))
+                } catch {
+                    throw StateError(description: "cannot replay \(logPath) at byte \(offset): \(error.message). Start navd with the graph and limits the log was written with, or move \(logPath) aside to start from the snapshot \(snapshot.path) alone")
+                }
+                offset = range.upperBound
+            }
+        }
+        sessions = order.compactMap { byName[$0] }
+        for s in sessions where replayed.contains(s.name) {
+            do throws(NavError) { try s.checkReplayed() } catch {
+                throw StateError(description: "session \"\(s.name)\" replayed from \(logPath) breaks a rule: \(error.message)")
+            }
+            unsnapshotted.change(s)
+        }
+        for name in replayed where byName[name] == nil { unsnapshotted.close(name) }
+        if end < bytes.count {
+            // A torn tail: a record cut off by a crash or a full disk, never acknowledged.
+            guard ftruncate(fd, off_t(end)) == 0 else { throw StateError(description: "cannot cut the torn end of \(logPath): \(String(cString: strerror(errno)))") }
+        }
+        logSize = end
+        // The replayed state becomes the snapshot now: the log starts empty.
+        try compact(graph: graph)
+        return sessions
+    }
+
+    /// Applies one record to the sessions being restored; answers the session it is about.
+    private func apply(_ p: JSONValue, graph: NavigationGraph, byName: inout [String: Session], order: inout [String]) throws(NavError) -> String {
+        if let name = p["c"]?.stringValue {
+            guard let s = byName[name] else { throw NavError(.corruptState, "a commit of session \"\(name)\", which is not open") }
+            guard let v = p["v"]?.intValue, let n = p["n"]?.intValue, let changes = p["ch"] else {
+                throw NavError(.corruptState, "a commit record of session \"\(name)\" lacks its version, id counter or changes")
+            }
+            if v <= s.version { return name }  // the snapshot holds it already
+            try s.replay(changes: changes, version: v, nextId: n)
+            return name
+        }
+        if let name = p["s"]?.stringValue {
+            guard let v = p["v"]?.intValue, let n = p["n"]?.intValue, let tree = p["t"], let facts = p["f"] else {
+                throw NavError(.corruptState, "a state record of session \"\(name)\" lacks its version, id counter, tree or facts")
+            }
+            let old = byName[name]
+            if let old, v < old.version { return name }
+            let s = try Session(restoring: name, graph: graph, root: tree, version: v, nextId: n, facts: facts, limits: saved.limits)
+            if let o = p["o"]?.intValue {
+                guard let uid = UInt32(exactly: o) else { throw NavError(.corruptState, "owner \(o) of session \"\(name)\" is not a uid") }
+                s.owner = uid
+            }
+            if let old { s.adoptKeys(of: old) } else {
+                if let problem = saved.countProblem(s, beside: Array(byName.values)) { throw NavError(.limitExceeded, problem) }
+                order.append(name)
+            }
+            byName[name] = s
+            return name
+        }
+        if let name = p["f"]?.stringValue {
+            guard let s = byName[name], let facts = p["facts"] else { throw NavError(.corruptState, "a facts record of session \"\(name)\", which is not open") }
+            try s.replayFacts(facts)
+            return name
+        }
+        if let name = p["k"]?.stringValue {
+            guard let s = byName[name], let key = p["key"]?.stringValue, let text = p["r"]?.stringValue,
+                  let reply = KeyedReply.decode(try saved.parse(saved.parser(), text, "a keyed reply")) else {
+                throw NavError(.corruptState, "a key record of session \"\(name)\" is not whole, or its session is not open")
+            }
+            s.remember(key: key, reply)
+            return name
+        }
+        if let name = p["x"]?.stringValue {
+            byName[name] = nil
+            order.removeAll { $0 == name }
+            return name
+        }
+        throw NavError(.corruptState, "a record of an unknown kind")
+    }
+
+    private func readAll() throws(StateError) -> [UInt8] {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw StateError(description: "cannot read \(logPath): \(String(cString: strerror(errno)))") }
+        var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
+        var off = 0
+        while off < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + off, $0.count - off, off_t(off)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw StateError(description: "cannot read \(logPath): \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { break }
+            off += n
+        }
+        return Array(bytes.prefix(off))
+    }
+
+    private func writeHeader() throws(StateError) {
+        let n = LogRecord.header.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard n == LogRecord.header.count else { throw StateError(description: "cannot write \(logPath): \(String(cString: strerror(errno)))") }
+        if durability == .full { _ = fdatasync(fd) }
+        logSize = LogRecord.header.count
+    }
+}
+
+/// What a log store's snapshot lacks since it was written: the sessions changed (their latest
+/// state), closed, and the keyed replies remembered meanwhile.
+struct PendingKeys {
+    private var changed: [String: Session] = [:]
+    private var closed: Set<String> = []
+    private var keys: [(session: Session, key: String, reply: Result<JSONText, NavError>)] = []
+
+    var isEmpty: Bool { changed.isEmpty && closed.isEmpty && keys.isEmpty }
+
+    mutating func change(_ s: Session) {
+        changed[s.name] = s
+        closed.remove(s.name)
+    }
+
+    mutating func close(_ name: String) {
+        changed[name] = nil
+        closed.insert(name)
+        keys.removeAll { $0.session.name == name }
+    }
+
+    mutating func remember(_ session: Session, key: String, reply: Result<JSONText, NavError>) {
+        keys.append((session, key, reply))
+    }
+
+    /// Tells `store` all of it, as the navigator would have told it.
+    func feed(_ store: SQLiteStore) {
+        for name in closed { store.sessionClosed(name) }
+        for s in changed.values { store.sessionChanged(s) }
+        for k in keys { store.keyRemembered(k.session, key: k.key, reply: k.reply) }
+    }
+}

@@ -1,0 +1,114 @@
+import JSON
+import NavGraph
+
+// MARK: - Replaying recorded changes
+
+/// A restored session brought forward by the changes its commits recorded (the `changes` of
+/// `stackChanged`, as a durable log keeps them): each change applied as a subscriber's copy of
+/// the tree applies it, but to the session's own nodes, every node it brings read as a restored
+/// node is (shape, coordinator, setup model), within the session's limits.
+extension Session {
+    /// Applies the changes of the commit that made `version` (exactly the next version) and sets
+    /// the id counter it left. On an error the session is unusable: the caller refuses the log.
+    public func replay(changes: JSONValue, version v: Int, nextId n: Int) throws(NavError) {
+        guard v == version + 1 else {
+            throw NavError(.corruptState, "a recorded commit makes version \(v) of session \"\(name)\", which is at version \(version)")
+        }
+        guard (0...Session.maxRestoredCounter).contains(n), n >= nextId else {
+            throw NavError(.corruptState, "a recorded commit of session \"\(name)\" sets the id counter to \(n), below \(nextId) or out of range")
+        }
+        guard case .array(let list) = changes else {
+            throw NavError(.corruptState, "the recorded changes of version \(v) of session \"\(name)\" are not a list")
+        }
+        nextId = n
+        var count = 0
+        for change in list { try replayChange(change, count: &count) }
+        version = v
+    }
+
+    /// Replaces every fact by the recorded ones (an object of fact name → value, checked as saved
+    /// facts are).
+    public func replayFacts(_ j: JSONValue) throws(NavError) {
+        let table = try Session.restoredFacts(j, limits: limits)
+        facts = table
+        factsBytes = table.reduce(0) { $0 + Session.factBytes($1.key, $1.value) }
+        if factsBytes > limits.maxFactsBytes {
+            throw NavError(.limitExceeded, "the recorded facts of session \"\(name)\" are \(factsBytes) bytes of JSON; --max-facts-bytes is \(limits.maxFactsBytes)")
+        }
+    }
+
+    /// Checks a session after its changes were replayed, as a restored one is checked.
+    public func checkReplayed() throws(NavError) {
+        try Session.validateRestored(root, nextId: nextId)
+        try limits.check(depth: root.height, nodes: nodeCount, paramsBytes: paramsBytes)
+    }
+
+    private func replayChange(_ c: JSONValue, count: inout Int) throws(NavError) {
+        guard let op = c["op"]?.stringValue else { throw NavError(.corruptState, "a recorded change of session \"\(name)\" has no op") }
+        var removed = Removal()
+        switch op {
+        case "reset":
+            let fresh = try replayedNode(c["root"], count: &count)
+            forget(root, into: &removed)
+            root = fresh
+            fresh.forEach { nodes.insert($0); paramsBytes += $0.paramsBytes }
+        case "update":
+            guard let id = c["node"]?["id"]?.stringValue, let n = nodes[id], n.coordinator >= 0 else {
+                throw NavError(.corruptState, "a recorded update of session \"\(name)\" names no live screen")
+            }
+            let params = c["node"]?["params"] ?? .object([:])
+            if let setup = graph.coordinators[n.coordinator].setup, let violation = setup.validate(params) {
+                throw NavError(.invalidSetup, "a recorded update of \(id) does not match its setup: \(violation.message)")
+            }
+            setParams(n, params, bytes: params.encodedSize)
+        default:
+            guard let parentId = c["parent"]?.stringValue, let parent = nodes[parentId] else {
+                throw NavError(.corruptState, "a recorded \(op) of session \"\(name)\" names no live parent")
+            }
+            let index = c["index"]?.intValue ?? 0
+            switch op {
+            case "push", "replace":
+                guard parent.kind == .stack || parent.kind == .flow, (0...parent.children.count).contains(index) else {
+                    throw NavError(.corruptState, "a recorded \(op) into \(parentId) does not fit its children")
+                }
+                if op == "replace" {
+                    for child in parent.children[index...] { forget(child, into: &removed) }
+                    parent.children.removeSubrange(index...)
+                }
+                let node = try replayedNode(c["node"], count: &count)
+                adopt(node, into: parent)
+                node.forEach { nodes.insert($0); paramsBytes += $0.paramsBytes }
+            case "present":
+                guard parent.kind == .screen || parent.kind == .flow, parent.presented == nil else {
+                    throw NavError(.corruptState, "a recorded present from \(parentId) does not fit")
+                }
+                let stack = try replayedNode(c["node"], count: &count)
+                stack.parent = parent
+                parent.presented = stack
+                stack.forEach { nodes.insert($0); paramsBytes += $0.paramsBytes }
+            case "dismiss":
+                guard let p = parent.presented else { throw NavError(.corruptState, "a recorded dismiss of \(parentId) finds nothing presented") }
+                forget(p, into: &removed)
+                parent.presented = nil
+            case "pop":
+                guard index < parent.children.count else { throw NavError(.corruptState, "a recorded pop of \(parentId) at \(index) finds no child") }
+                for child in parent.children[index...] { forget(child, into: &removed) }
+                parent.children.removeSubrange(index...)
+            case "select":
+                guard parent.kind == .tabs, parent.children.indices.contains(index) else {
+                    throw NavError(.corruptState, "a recorded select of \(parentId) at \(index) finds no tab")
+                }
+                parent.selected = index
+                parent.tabHistory = c["history"]?.arrayValue.map { $0.compactMap(\.intValue) }.flatMap { $0.isEmpty ? nil : $0 }
+            default:
+                throw NavError(.corruptState, "a recorded change of session \"\(name)\" has the unknown op \"\(op)\"")
+            }
+        }
+    }
+
+    /// A node a change brings, read as a restored node is (its subtree bounded by the limits).
+    private func replayedNode(_ j: JSONValue?, count: inout Int) throws(NavError) -> Node {
+        guard let j else { throw NavError(.corruptState, "a recorded change of session \"\(name)\" lacks its node") }
+        return try Session.node(from: j, graph: graph, depth: 1, count: &count, limits: limits)
+    }
+}

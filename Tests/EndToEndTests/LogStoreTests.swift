@@ -1,0 +1,135 @@
+import Foundation
+import JSON
+import NavTesting
+import Testing
+
+/// The state file's log (`STATE.log`): commits appended as their changes, replayed over the
+/// snapshot at start; a torn last record cut, a corrupt middle refused with its byte, compaction.
+@Suite struct LogStoreTests {
+    /// Record boundaries of a log: (offset, length) of each record after the 8-byte header.
+    static func records(_ log: [UInt8]) -> [(offset: Int, length: Int)] {
+        var out: [(Int, Int)] = []
+        var off = 8
+        while off + 8 <= log.count {
+            let len = Int(log[off]) | Int(log[off + 1]) << 8 | Int(log[off + 2]) << 16 | Int(log[off + 3]) << 24
+            guard off + 8 + len <= log.count else { break }
+            out.append((off, len))
+            off += 8 + len
+        }
+        return out
+    }
+
+    /// navd with a state file, `n` pushes of Product, then killed (-9): the log holds them.
+    func killedAfterPushes(_ n: Int, dir: TempDir) throws -> (state: String, log: String, versions: [JSONValue]) {
+        let state = dir.file("state.sqlite")
+        let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d.sock"))
+        let c = try d.client()
+        var versions: [JSONValue] = []
+        for i in 0..<n { versions.append(try c.call("navigate", ["to": "shop.Product", "with": ["id": .string("p\(i)")]])["version"] ?? .null) }
+        d.stop(signal: SIGKILL)
+        return (state, state + ".log", versions)
+    }
+
+    @Test func commitsAreReplayedAfterKillNine() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let (state, log, versions) = try killedAfterPushes(5, dir: dir)
+        let bytes = [UInt8](FileManager.default.contents(atPath: log) ?? Data())
+        #expect(Self.records(bytes).count >= 5, "one record per commit at least")
+        #expect(String(decoding: bytes.prefix(8), as: UTF8.self) == "navdlog1")
+        let attrs = try FileManager.default.attributesOfItem(atPath: log)
+        #expect((attrs[.posixPermissions] as? Int) == 0o600)
+        let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d2.sock"))
+        let tree = try d.client().call("tree")
+        #expect(tree["version"] == versions.last, "\(tree)")
+        // The replayed state became the snapshot: the log starts empty again.
+        #expect((FileManager.default.contents(atPath: log)?.count ?? 0) == 8)
+    }
+
+    @Test func aTornLastRecordIsCutAndTheRestReplayed() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let (state, log, versions) = try killedAfterPushes(4, dir: dir)
+        var bytes = [UInt8](FileManager.default.contents(atPath: log) ?? Data())
+        let last = try #require(Self.records(bytes).last)
+        bytes.removeLast(bytes.count - (last.offset + 8 + last.length / 2))  // a write cut in the middle
+        try Data(bytes).write(to: URL(fileURLWithPath: log))
+        let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d2.sock"))
+        #expect(try d.client().call("tree")["version"]?.intValue == (versions.last?.intValue ?? 0) - 1)
+    }
+
+    @Test func aCorruptRecordBeforeOthersStopsNavdNamingTheByte() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let (state, log, _) = try killedAfterPushes(4, dir: dir)
+        var bytes = [UInt8](FileManager.default.contents(atPath: log) ?? Data())
+        let second = Self.records(bytes)[1]
+        bytes[second.offset + 8 + second.length / 2] ^= 0x20  // one bit flipped inside a record
+        try Data(bytes).write(to: URL(fileURLWithPath: log))
+        let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d2.sock"), waitUntilServing: false)
+        #expect(d.waitForExit(timeout: 10) != 0)
+        #expect(d.stderr.contains("is corrupt at byte \(second.offset)"), "\(d.stderr)")
+        // The file is left as it was, for a person to look at.
+        #expect([UInt8](FileManager.default.contents(atPath: log) ?? Data()) == bytes)
+    }
+
+    @Test func aMissingCommitInTheMiddleStopsNavdNamingTheSession() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let (state, log, _) = try killedAfterPushes(4, dir: dir)
+        var bytes = [UInt8](FileManager.default.contents(atPath: log) ?? Data())
+        let recs = Self.records(bytes)
+        let gone = recs[recs.count - 2]
+        bytes.removeSubrange(gone.offset..<(gone.offset + 8 + gone.length))
+        try Data(bytes).write(to: URL(fileURLWithPath: log))
+        let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d2.sock"), waitUntilServing: false)
+        #expect(d.waitForExit(timeout: 10) != 0)
+        #expect(d.stderr.contains("cannot replay") && d.stderr.contains("session \"main\""), "\(d.stderr)")
+    }
+
+    /// A small compaction threshold: the snapshot is rewritten many times under load, and every
+    /// acknowledged commit is there after kill -9; a clean stop leaves an empty log.
+    @Test func compactionKeepsEverythingAcknowledged() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite")
+        var last: JSONValue = .null
+        var facts: JSONValue = .null
+        do {
+            let d = try Daemon(arguments: ["--state", state, "--log-compact-bytes", "4096"], socketPath: dir.file("d.sock"))
+            let c = try d.client()
+            for i in 0..<200 {
+                last = try c.call("navigate", ["to": "shop.Product", "with": ["id": .string("p\(i)")], "key": .string("k\(i)")])
+                try c.call("dismiss")
+                if i % 50 == 0 { facts = try c.call("context.set", ["facts": ["n": .int(i)]]) }
+            }
+            last = try c.call("tree")
+            d.stop(signal: SIGKILL)
+        }
+        #expect((FileManager.default.contents(atPath: state + ".log")?.count ?? 0) < 4096 + 2048)
+        let d = try Daemon(arguments: ["--state", state, "--log-compact-bytes", "4096"], socketPath: dir.file("d2.sock"))
+        let c = try d.client()
+        #expect(try c.call("tree") == last)
+        #expect(try c.call("context.get") == facts)
+        // A keyed retry after the restart gets its first reply.
+        let retry = try c.call("navigate", ["to": "shop.Product", "with": ["id": "p0"], "key": "k0"])
+        #expect(retry["version"] == 1, "\(retry)")
+        #expect(d.stop(signal: SIGTERM) == 0)
+        #expect((FileManager.default.contents(atPath: state + ".log")?.count ?? 0) == 8, "a clean stop leaves the log empty")
+    }
+
+    /// A state file of the previous format (the SQLite file alone, no log) is read as it is.
+    @Test func aStateFileWithoutALogIsRead() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let (state, log, versions) = try killedAfterPushes(3, dir: dir)
+        do {
+            let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d2.sock"))
+            #expect(d.stop(signal: SIGTERM) == 0)
+        }
+        try FileManager.default.removeItem(atPath: log)
+        let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d3.sock"))
+        #expect(try d.client().call("tree")["version"] == versions.last)
+        #expect(FileManager.default.fileExists(atPath: log))
+    }
+}
