@@ -4,6 +4,7 @@ import PackageDescription
 
 // Layers, bottom up (each folder under Sources/ is one module):
 //   CLibUV, CSimdJSON   C shims over the system libraries (libuv, simdjson)
+//   CChecksum           CRC-32C of the state file's log records
 //   UV                  the only Swift code that calls uv_*: loop, streams, timers, signals, processes
 //   JSON                JSONValue, the parser seam (simdjson) and the writer
 //   RPC                 JSON-RPC 2.0 messages, errors and framing (NDJSON / Content-Length)
@@ -27,7 +28,7 @@ let profile = Context.packageDirectory + "/Profiles/navd.profdata"
 /// The first 16 hex digits of the profile's SHA-256, written here by `make pgo-profile`. SwiftPM
 /// evaluates this file again only when its text changes, and does not see the profile as an
 /// input: naming the digest in the flags is what makes a new profile rebuild the modules.
-let profileDigest = "8bfd16cc316b15ec"
+let profileDigest = "e4b0662128b8a18c"
 let pgo: [String] = {
     switch Context.environment["NAVD_PGO"] {
     case "generate": return ["-Xfrontend", "-ir-profile-generate"]
@@ -92,6 +93,8 @@ let package = Package(
             cxxSettings: (tuned ? [.unsafeFlags(["-O3"])] : []) + [.define("SIMDJSON_THREADS_ENABLED", to: "1")],
             linkerSettings: [.linkedLibrary("simdjson")]
         ),
+        // CRC-32C for the state file's log (the processor's crc32 instruction where there is one).
+        .target(name: "CChecksum", path: "Sources/CChecksum"),
         .target(name: "Unchecked", swiftSettings: hotPath),
         .target(name: "UV", dependencies: ["CLibUV", "Unchecked"], swiftSettings: hotPath),
         .target(name: "JSON", dependencies: ["CSimdJSON", "Unchecked"], swiftSettings: hotPath),
@@ -101,7 +104,7 @@ let package = Package(
         .target(
             name: "NavServer",
             dependencies: [
-                "UV", "JSON", "RPC", "NavGraph", "NavigationCore", "CSQLite",
+                "UV", "JSON", "RPC", "NavGraph", "NavigationCore", "CSQLite", "CChecksum",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -157,7 +160,7 @@ let package = Package(
         .testTarget(name: "NavigationCoreTests", dependencies: ["NavigationCore", "NavGraph", "JSON", "NavTesting", "NavClient"]),
         .testTarget(name: "UVTests", dependencies: ["UV"]),
         .testTarget(name: "UncheckedTests", dependencies: ["Unchecked"]),
-        .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "RPC", "NavGraph", "NavigationCore", "NavTesting", "NavClient"]),
+        .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "RPC", "NavGraph", "NavigationCore", "NavTesting", "NavClient", "CChecksum"]),
         .testTarget(name: "EndToEndTests", dependencies: ["JSON", "UV", "NavClient", "NavTesting"]),
         .target(name: "NavTesting", dependencies: ["JSON", "NavGraph", "NavigationCore"], path: "Tests/NavTesting"),
     ]

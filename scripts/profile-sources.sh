@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fingerprint=$(find Sources/Unchecked Sources/UV Sources/JSON Sources/RPC Sources/NavGraph Sources/NavigationCore Sources/NavServer \
-        Sources/NavCluster Sources/CLibUV Sources/CSimdJSON -type f \( -name '*.swift' -o -name '*.h' -o -name '*.cpp' \) -not -path '*/Generated/*' \
+        Sources/NavCluster Sources/CLibUV Sources/CSimdJSON Sources/CChecksum -type f \( -name '*.swift' -o -name '*.h' -o -name '*.cpp' -o -name '*.c' \) -not -path '*/Generated/*' \
     | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)
 if [ "${1:-}" = --check ]; then
     recorded=$(cat Profiles/navd.sources 2>/dev/null || echo none)

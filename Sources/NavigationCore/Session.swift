@@ -22,6 +22,9 @@ public final class Session {
     /// The uid of the user who opened the session (nil: navd's own, as for "main"). Only that user
     /// and admins may close it or write its facts.
     public var owner: UInt32?
+    /// Free for the store that keeps this session: a log store marks with it the sessions its
+    /// snapshot lacks (a compare where a lookup by name would hash the name at every commit).
+    public var storeMark = 0
     var nextId = 0
     /// The id counter when the last `commit(_:)` began (``madeByLastCommit(_:)``).
     var idCounterBeforeCommit = 0

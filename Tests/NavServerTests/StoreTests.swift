@@ -1,3 +1,4 @@
+import CChecksum
 import Foundation
 import JSON
 import NavGraph
@@ -83,5 +84,23 @@ import Testing
         #expect(!store.hasPendingWrites)
         try store.flush(graph: graph)
         #expect(try store.load(graph: graph).isEmpty)
+    }
+}
+
+/// The log's checksum is CRC-32C: the standard check value, and one bit changed changes it.
+@Suite struct LogChecksumTests {
+    @Test func crc32cOfTheCheckString() {
+        let check = Array("123456789".utf8)
+        #expect(check.withUnsafeBytes { CRC32C.checksum($0) } == 0xE306_9283)
+        let long = [UInt8](repeating: 0x5A, count: 1000)
+        var flipped = long
+        flipped[500] ^= 1
+        #expect(long.withUnsafeBytes { CRC32C.checksum($0) } != flipped.withUnsafeBytes { CRC32C.checksum($0) })
+        #expect([UInt8]().withUnsafeBytes { CRC32C.checksum($0) } == 0)
+        // The table, as machines without the crc32 instruction compute it, agrees at every length.
+        for n in 0..<64 {
+            let bytes = (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            #expect(bytes.withUnsafeBytes { CRC32C.checksum($0) } == bytes.withUnsafeBytes { navd_crc32c_portable($0.baseAddress, $0.count) })
+        }
     }
 }

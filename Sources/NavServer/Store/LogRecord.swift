@@ -1,3 +1,4 @@
+import CChecksum
 import JSON
 
 /// The records of navd's append-only log (`STATE.log` beside the state file): each is
@@ -56,19 +57,9 @@ enum LogRecord {
     }
 }
 
-/// CRC-32C (Castagnoli), the checksum of iSCSI, ext4 and LevelDB's logs: a byte at a time from a table.
+/// CRC-32C (Castagnoli), the checksum of iSCSI, ext4 and LevelDB's logs (``navd_crc32c``).
 enum CRC32C {
-    static let table: [UInt32] = (0..<256).map { i -> UInt32 in
-        var c = UInt32(i)
-        for _ in 0..<8 { c = c & 1 != 0 ? (c >> 1) ^ 0x82F6_3B78 : c >> 1 }
-        return c
-    }
-
     static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
-        var c: UInt32 = 0xFFFF_FFFF
-        table.withUnsafeBufferPointer { t in
-            for b in bytes { c = t[Int((c ^ UInt32(b)) & 0xFF)] ^ (c >> 8) }
-        }
-        return c ^ 0xFFFF_FFFF
+        navd_crc32c(bytes.baseAddress, bytes.count)
     }
 }

@@ -25,7 +25,7 @@ final class LogStore: Store {
     /// The log size at which the snapshot is rewritten and the log starts again.
     let compactAt: Int
     /// What the snapshot lacks: sessions changed, closed, keys remembered since it was written.
-    private var unsnapshotted = PendingKeys()
+    private var unsnapshotted = PendingKeys(epoch: 1)
     private(set) var compactions = 0
 
     /// `compactAt`: the log size that triggers a snapshot (default: 16 MiB).
@@ -152,7 +152,7 @@ final class LogStore: Store {
         guard !unsnapshotted.isEmpty || logSize > LogRecord.header.count else { return }
         unsnapshotted.feed(snapshot)
         try snapshot.flush(graph: graph)
-        unsnapshotted = PendingKeys()
+        unsnapshotted = PendingKeys(epoch: unsnapshotted.epoch + 1)
         guard ftruncate(fd, off_t(LogRecord.header.count)) == 0 else {
             throw StateError(description: "cannot start \(logPath) again: \(String(cString: strerror(errno)))")
         }
@@ -316,21 +316,30 @@ final class LogStore: Store {
 }
 
 /// What a log store's snapshot lacks since it was written: the sessions changed (their latest
-/// state), closed, and the keyed replies remembered meanwhile.
+/// state), closed, and the keyed replies remembered meanwhile. A changed session is found by its
+/// ``Session/storeMark`` (this epoch's number), not by its name.
 struct PendingKeys {
-    private var changed: [String: Session] = [:]
+    private var changed: [Session] = []
     private var closed: Set<String> = []
     private var keys: [(session: Session, key: String, reply: Result<JSONText, NavError>)] = []
+    /// This snapshot epoch's mark (its store numbers its epochs from 1).
+    let epoch: Int
+
+    init(epoch: Int) { self.epoch = epoch }
 
     var isEmpty: Bool { changed.isEmpty && closed.isEmpty && keys.isEmpty }
 
+    @inline(__always)
     mutating func change(_ s: Session) {
-        changed[s.name] = s
-        closed.remove(s.name)
+        guard s.storeMark != epoch else { return }
+        s.storeMark = epoch
+        changed.append(s)
+        if !closed.isEmpty { closed.remove(s.name) }
     }
 
     mutating func close(_ name: String) {
-        changed[name] = nil
+        for s in changed where s.name == name { s.storeMark = 0 }
+        changed.removeAll { $0.name == name }
         closed.insert(name)
         keys.removeAll { $0.session.name == name }
     }
@@ -342,7 +351,7 @@ struct PendingKeys {
     /// Tells `store` all of it, as the navigator would have told it.
     func feed(_ store: SQLiteStore) {
         for name in closed { store.sessionClosed(name) }
-        for s in changed.values { store.sessionChanged(s) }
+        for s in changed { store.sessionChanged(s) }
         for k in keys { store.keyRemembered(k.session, key: k.key, reply: k.reply) }
     }
 }

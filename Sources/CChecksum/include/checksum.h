@@ -1,0 +1,15 @@
+#ifndef NAVD_CHECKSUM_H
+#define NAVD_CHECKSUM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// CRC-32C (Castagnoli) of `n` bytes at `data`, as iSCSI, ext4 and LevelDB use it: the processor's
+/// crc32 instruction where it has one (SSE 4.2), else a table a byte at a time.
+uint32_t navd_crc32c(const void *data, size_t n);
+
+/// The same, a byte at a time from a table, whatever the processor (what machines without the
+/// instruction use; tests compare the two).
+uint32_t navd_crc32c_portable(const void *data, size_t n);
+
+#endif
