@@ -9,7 +9,7 @@ PYENV      := .build/pyenv
 # Release builds of navd tuned with the flags Package.swift keeps behind NAVD_TUNED.
 export NAVD_TUNED ?= 1
 
-.PHONY: chaos chaos-smoke run test test-python python-deps deps build build-debug embed graph-png build-no-cluster bench bench-instructions bench-cpu bench-graph bench-core pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
+.PHONY: chaos chaos-smoke run test test-python python-deps deps build build-debug embed graph-png build-no-cluster bench bench-instructions bench-durable bench-cpu bench-graph bench-core pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
 
 help:
 	@echo "make run   - install what is missing, build (release), start navd on the example graph"
@@ -119,6 +119,11 @@ embed:
 ## with the C echo server and Redis, plus 10,000 idle connections. Knobs: DUR, RUNS, PERF_ANCHORS.
 bench: deps
 	scripts/bench.sh
+
+## make bench-durable: navd's durable modes (ephemeral, process, full; 50 and 10,000 sessions) beside
+## Redis with appendfsync no and always, in one run: throughput ratios and bytes written per request.
+bench-durable: deps
+	PERF_ANCHORS=$(or $(PERF_ANCHORS),../shared/perf-anchors) scripts/bench-durable.sh
 
 ## make bench-instructions: navd's instructions per request and per fanned-out message (callgrind).
 bench-instructions: deps
