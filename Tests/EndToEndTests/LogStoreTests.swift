@@ -12,7 +12,7 @@ import Testing
         var off = 8
         while off + 8 <= log.count {
             let len = Int(log[off]) | Int(log[off + 1]) << 8 | Int(log[off + 2]) << 16 | Int(log[off + 3]) << 24
-            guard off + 8 + len <= log.count else { break }
+            guard len > 0, off + 8 + len <= log.count else { break }  // zeros: the segment's end
             out.append((off, len))
             off += 8 + len
         }
@@ -42,17 +42,25 @@ import Testing
         let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d2.sock"))
         let tree = try d.client().call("tree")
         #expect(tree["version"] == versions.last, "\(tree)")
-        // The replayed state became the snapshot: the log starts empty again.
-        #expect((FileManager.default.contents(atPath: log)?.count ?? 0) == 8)
+        // The replayed state became the snapshot: the log starts empty again (its segment, zeros).
+        #expect(Self.records([UInt8](FileManager.default.contents(atPath: log) ?? Data())).isEmpty)
     }
 
-    @Test func aTornLastRecordIsCutAndTheRestReplayed() throws {
+    /// A write cut in the middle: the file ends there, or (inside the segment written in advance)
+    /// zeros follow what was written.
+    @Test(arguments: [true, false])
+    func aTornLastRecordIsCutAndTheRestReplayed(fileEnds: Bool) throws {
         let dir = TempDir()
         defer { dir.remove() }
         let (state, log, versions) = try killedAfterPushes(4, dir: dir)
         var bytes = [UInt8](FileManager.default.contents(atPath: log) ?? Data())
         let last = try #require(Self.records(bytes).last)
-        bytes.removeLast(bytes.count - (last.offset + 8 + last.length / 2))  // a write cut in the middle
+        let cut = last.offset + 8 + last.length / 2
+        if fileEnds {
+            bytes.removeLast(bytes.count - cut)
+        } else {
+            for i in cut..<(last.offset + 8 + last.length) { bytes[i] = 0 }
+        }
         try Data(bytes).write(to: URL(fileURLWithPath: log))
         let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d2.sock"))
         #expect(try d.client().call("tree")["version"]?.intValue == (versions.last?.intValue ?? 0) - 1)
@@ -106,7 +114,8 @@ import Testing
             last = try c.call("tree")
             d.stop(signal: SIGKILL)
         }
-        #expect((FileManager.default.contents(atPath: state + ".log")?.count ?? 0) < 4096 + 2048)
+        let logged = Self.records([UInt8](FileManager.default.contents(atPath: state + ".log") ?? Data()))
+        #expect(logged.reduce(0) { $0 + 8 + $1.length } < 4096 + 2048, "the log starts again past 4096 bytes")
         let d = try Daemon(arguments: ["--state", state, "--log-compact-bytes", "4096"], socketPath: dir.file("d2.sock"))
         let c = try d.client()
         #expect(try c.call("tree") == last)
@@ -115,7 +124,7 @@ import Testing
         let retry = try c.call("navigate", ["to": "shop.Product", "with": ["id": "p0"], "key": "k0"])
         #expect(retry["version"] == 1, "\(retry)")
         #expect(d.stop(signal: SIGTERM) == 0)
-        #expect((FileManager.default.contents(atPath: state + ".log")?.count ?? 0) == 8, "a clean stop leaves the log empty")
+        #expect(Self.records([UInt8](FileManager.default.contents(atPath: state + ".log") ?? Data())).isEmpty, "a clean stop leaves the log empty")
     }
 
     /// A state file of the previous format (the SQLite file alone, no log) is read as it is.

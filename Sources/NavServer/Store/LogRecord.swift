@@ -5,7 +5,8 @@ import JSON
 ///
 ///     u32 length (little endian) · u32 CRC-32C of the payload · payload (`length` bytes of JSON)
 ///
-/// after an 8-byte header `navdlog1`. A payload is one JSON object, by kind:
+/// after an 8-byte header `navdlog1`, up to the first zero length (the log's segment is written
+/// with zeros in advance). A payload is one JSON object, by kind:
 ///
 /// - `{"c": session, "v": version, "n": id counter, "ch": [changes]}`: a commit, its `stackChanged` changes;
 /// - `{"s": session, "v": version, "n": id counter, "t": tree, "f": facts, "o": owner?}`: a session's
@@ -32,6 +33,8 @@ enum LogRecord {
     /// One record read from `bytes` at `offset`: its payload's range, or why it cannot be read.
     enum Read {
         case record(Range<Int>)
+        /// A zero length: the rest of the segment, written in advance, is zeros.
+        case end
         /// The bytes end inside the record (a torn tail if nothing follows).
         case truncated
         /// The checksum does not match (torn if it is the last record, else corrupt).
@@ -49,6 +52,7 @@ enum LogRecord {
             length |= Int(bytes[offset + i]) << (8 * i)
             crc |= UInt32(bytes[offset + 4 + i]) << (8 * UInt32(i))
         }
+        if length == 0 && crc == 0 { return .end }
         let start = offset + 8
         guard length <= maxPayload, bytes.count - start >= length else { return .truncated }
         let payload = UnsafeRawBufferPointer(rebasing: bytes[start..<(start + length)])

@@ -119,26 +119,9 @@ final class LogStore: Store {
     /// fails leaves the log as it was (what it wrote is cut off) and nothing of it is acknowledged.
     func flush(graph: NavigationGraph) throws(StateError) {
         guard hasPendingWrites else { return }
-        let written = records.buffer.withUnsafeBytes { bytes -> Int32 in
-            var off = 0
-            while off < bytes.count {
-                let n = write(fd, bytes.baseAddress! + off, bytes.count - off)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                off += n
-            }
-            return 0
-        }
-        if written != 0 {
-            _ = ftruncate(fd, off_t(logSize))
-            throw StateError(description: "cannot append to \(logPath): \(String(cString: strerror(written)))")
-        }
-        if durability == .full, fdatasync(fd) != 0 {
-            let e = errno
-            _ = ftruncate(fd, off_t(logSize))
-            throw StateError(description: "cannot sync \(logPath): \(String(cString: strerror(e)))")
+        let failed = records.buffer.withUnsafeBytes { writeFully($0, at: logSize) }
+        if failed != 0 {
+            throw StateError(description: "cannot append to \(logPath): \(String(cString: strerror(failed)))")
         }
         logSize += records.buffer.count
         records.buffer.removeAll(keepingAtMost: 1 << 20)
@@ -153,12 +136,53 @@ final class LogStore: Store {
         unsnapshotted.feed(snapshot)
         try snapshot.flush(graph: graph)
         unsnapshotted = PendingKeys(epoch: unsnapshotted.epoch + 1)
-        guard ftruncate(fd, off_t(LogRecord.header.count)) == 0 else {
-            throw StateError(description: "cannot start \(logPath) again: \(String(cString: strerror(errno)))")
-        }
-        if durability == .full { _ = fdatasync(fd) }
-        logSize = LogRecord.header.count
+        try startSegment()
         compactions += 1
+    }
+
+    /// The log's file is a segment written whole in advance (the header, then zeros, `segmentSize`
+    /// bytes): records overwrite zeros and the file's size does not change, so that `fdatasync`
+    /// writes the records alone, not the file's metadata too; the first zero length read marks the
+    /// end. Starting the log again writes the segment again.
+    /// Where the disk has no room for the segment, the log is the header alone and grows with its
+    /// records (each sync then writes the file's size too).
+    private func startSegment() throws(StateError) {
+        var failed = LogRecord.header.withUnsafeBytes { writeFully($0, at: 0) }
+        if failed == 0 && ftruncate(fd, off_t(LogRecord.header.count)) != 0 { failed = errno }
+        guard failed == 0 else { throw StateError(description: "cannot write \(logPath): \(String(cString: strerror(failed)))") }
+        let zeros = [UInt8](repeating: 0, count: 1 << 20)
+        var off = LogRecord.header.count
+        while failed == 0 && off < segmentSize {
+            let n = min(zeros.count, segmentSize - off)
+            failed = zeros.withUnsafeBytes { writeFully(UnsafeRawBufferPointer(rebasing: $0[..<n]), at: off) }
+            off += n
+        }
+        preallocated = failed == 0
+        if !preallocated { _ = ftruncate(fd, off_t(LogRecord.header.count)) }
+        if durability == .full && fdatasync(fd) != 0 {
+            throw StateError(description: "cannot write \(logPath): \(String(cString: strerror(errno)))")
+        }
+        logSize = LogRecord.header.count
+    }
+
+    /// Whether the log's segment was written in advance (false: no room on the disk for it).
+    private(set) var preallocated = false
+
+    /// The segment's size: the compaction threshold and room for the iteration that passes it.
+    private var segmentSize: Int { compactAt + max(compactAt / 4, 64 << 10) }
+
+    /// Writes `bytes` at `offset`, all of them; the error number, or 0.
+    private func writeFully(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int32 {
+        var done = 0
+        while done < bytes.count {
+            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            done += n
+        }
+        return 0
     }
 
     func close() {
@@ -183,13 +207,14 @@ final class LogStore: Store {
     func load(graph: NavigationGraph) throws(StateError) -> [Session] {
         lastGraph = graph
         var sessions = try snapshot.load(graph: graph)
-        // Appends only: every write lands at the end, also after the log is cut back to its header.
-        fd = open(logPath, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        // `full`: each write returns once its data is on the disk (O_DSYNC: one call, where write
+        // and fdatasync would be two).
+        fd = open(logPath, O_RDWR | O_CREAT | O_CLOEXEC | (durability == .full ? O_DSYNC : 0), 0o600)
         guard fd >= 0 else { throw StateError(description: "cannot open \(logPath): \(String(cString: strerror(errno)))") }
         fchmod(fd, 0o600)
         let bytes = try readAll()
         if bytes.isEmpty {
-            try writeHeader()
+            try startSegment()
             return sessions
         }
         guard bytes.count >= LogRecord.header.count, Array(bytes.prefix(LogRecord.header.count)) == LogRecord.header else {
@@ -203,11 +228,14 @@ final class LogStore: Store {
         var offset = LogRecord.header.count
         reading: while offset < bytes.count {
             switch LogRecord.read(bytes, at: offset) {
+            case .end:
+                break reading
             case .truncated:
                 end = offset
                 break reading
             case .badChecksum(let recordEnd):
-                if recordEnd >= bytes.count {
+                // Torn: the last record, cut off (only the segment's zeros, or nothing, follow it).
+                if recordEnd + 8 > bytes.count || bytes[recordEnd..<(recordEnd + 8)].allSatisfy({ $0 == 0 }) {
                     end = offset
                     break reading
                 }
@@ -230,11 +258,7 @@ final class LogStore: Store {
             unsnapshotted.change(s)
         }
         for name in replayed where byName[name] == nil { unsnapshotted.close(name) }
-        if end < bytes.count {
-            // A torn tail: a record cut off by a crash or a full disk, never acknowledged.
-            guard ftruncate(fd, off_t(end)) == 0 else { throw StateError(description: "cannot cut the torn end of \(logPath): \(String(cString: strerror(errno)))") }
-        }
-        logSize = end
+        logSize = end  // a torn tail (a record cut off by a crash, never acknowledged) goes with the compaction below
         // The replayed state becomes the snapshot now: the log starts empty.
         try compact(graph: graph)
         return sessions
@@ -307,12 +331,6 @@ final class LogStore: Store {
         return Array(bytes.prefix(off))
     }
 
-    private func writeHeader() throws(StateError) {
-        let n = LogRecord.header.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard n == LogRecord.header.count else { throw StateError(description: "cannot write \(logPath): \(String(cString: strerror(errno)))") }
-        if durability == .full { _ = fdatasync(fd) }
-        logSize = LogRecord.header.count
-    }
 }
 
 /// What a log store's snapshot lacks since it was written: the sessions changed (their latest
