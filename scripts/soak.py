@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Soak navd: mixed navigations (with command and check preconditions), subscribers that come and
-go, and navd killed with -9 and restarted every minute on the same state file. At the end it checks
+go, and navd killed with -9 and restarted every minute on the same state file (its log rewritten
+into the snapshot every 64 KiB of records: SOAK_LOG_COMPACT_BYTES). At the end it checks
 that no acknowledged version was lost (every session's version after a restart is at least the last
 one a reply acknowledged) and prints descriptors, child processes and memory at each restart.
 
@@ -84,7 +85,10 @@ def subscribers():
             time.sleep(0.05)
 
 def start():
-    p = subprocess.Popen([NAVD, "--socket", SOCK, "--state", STATE, "--graph", GRAPH, "--log-level", "error"],
+    # A small log threshold: the snapshot is rewritten every few hundred commits, so kills land
+    # during compactions too.
+    p = subprocess.Popen([NAVD, "--socket", SOCK, "--state", STATE, "--graph", GRAPH, "--log-level", "error",
+                          "--log-compact-bytes", os.environ.get("SOAK_LOG_COMPACT_BYTES", "65536")],
                          stderr=open(WORK + "/navd.log", "a"))
     for _ in range(200):
         try:
