@@ -35,6 +35,7 @@ final class LogStore: Store {
         self.durability = durability
         self.saved = saved
         self.compactAt = compactAt
+        counts = SavedSessions.SessionCounts(saved)
     }
 
     // MARK: Store
@@ -195,6 +196,9 @@ final class LogStore: Store {
         snapshot.close()
     }
 
+    /// The sessions restored so far, counted (while loading).
+    private var counts: SavedSessions.SessionCounts
+
     /// The graph sessions were last loaded or written with (for the compaction at `close`).
     private var lastGraph: NavigationGraph?
 
@@ -222,6 +226,8 @@ final class LogStore: Store {
         }
         var order = sessions.map(\.name)
         var byName = Dictionary(sessions.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        counts = SavedSessions.SessionCounts(saved)
+        for s in sessions { _ = counts.admit(s) }
         var replayed = Set<String>()
         var end = bytes.count
         let parser = saved.parser()
@@ -287,7 +293,7 @@ final class LogStore: Store {
                 s.owner = uid
             }
             if let old { s.adoptKeys(of: old) } else {
-                if let problem = saved.countProblem(s, beside: Array(byName.values)) { throw NavError(.limitExceeded, problem) }
+                if let problem = counts.admit(s) { throw NavError(.limitExceeded, problem) }
                 order.append(name)
             }
             byName[name] = s
@@ -307,6 +313,7 @@ final class LogStore: Store {
             return name
         }
         if let name = p["x"]?.stringValue {
+            if let gone = byName[name] { counts.remove(gone) }
             byName[name] = nil
             order.removeAll { $0 == name }
             return name

@@ -150,6 +150,7 @@ final class SQLiteStore: Store {
         defer { sqlite3_finalize(s) }
         let parser = saved.parser()
         var out: [Session] = []
+        var counts = SavedSessions.SessionCounts(saved)
         var broken: [(session: String, reason: String)] = []
         while true {
             let rc = sqlite3_step(s)
@@ -164,7 +165,7 @@ final class SQLiteStore: Store {
                     guard let uid = UInt32(exactly: owner) else { throw NavError(.corruptState, "owner \(owner) is not a uid") }
                     session.owner = uid
                 }
-                if let problem = saved.countProblem(session, beside: out) { throw NavError(.limitExceeded, problem) }
+                if let problem = counts.admit(session) { throw NavError(.limitExceeded, problem) }
                 out.append(session)
             } catch {
                 guard repair else {

@@ -171,12 +171,37 @@ public struct SavedSessions {
     /// Why `session` cannot be restored beside `kept` (sessions already restored) within the session
     /// counts, or nil.
     public func countProblem(_ session: Session, beside kept: [Session]) -> String? {
-        if kept.count >= maxSessions { return "more sessions are saved than --max-sessions (\(maxSessions)) allows" }
-        let uid = session.owner ?? getuid()
-        if kept.lazy.filter({ ($0.owner ?? getuid()) == uid }).count >= maxSessionsPerUid {
-            return "uid \(uid) opened more saved sessions than --max-sessions-per-uid (\(maxSessionsPerUid)) allows"
+        var counts = SessionCounts(self)
+        for s in kept { _ = counts.admit(s) }
+        return counts.admit(session)
+    }
+
+    /// Restored sessions counted as they come, against `--max-sessions` and `--max-sessions-per-uid`
+    /// (a count per uid: restoring many sessions stays linear).
+    public struct SessionCounts {
+        let saved: SavedSessions
+        private var total = 0
+        private var byUid: [UInt32: Int] = [:]
+
+        public init(_ saved: SavedSessions) { self.saved = saved }
+
+        /// Counts `session` in, or answers why the counts do not admit it (then it is not counted).
+        public mutating func admit(_ session: Session) -> String? {
+            if total >= saved.maxSessions { return "more sessions are saved than --max-sessions (\(saved.maxSessions)) allows" }
+            let uid = session.owner ?? getuid()
+            if byUid[uid, default: 0] >= saved.maxSessionsPerUid {
+                return "uid \(uid) opened more saved sessions than --max-sessions-per-uid (\(saved.maxSessionsPerUid)) allows"
+            }
+            total += 1
+            byUid[uid, default: 0] += 1
+            return nil
         }
-        return nil
+
+        /// Counts out a session that is gone (closed while the log was replayed).
+        public mutating func remove(_ session: Session) {
+            total -= 1
+            byUid[session.owner ?? getuid(), default: 1] -= 1
+        }
     }
 
     public func parser() -> JSONParser { JSONParser(maxDepth: jsonDepth) }
