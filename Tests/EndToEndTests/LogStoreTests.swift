@@ -127,6 +127,22 @@ import Testing
         #expect(Self.records([UInt8](FileManager.default.contents(atPath: state + ".log") ?? Data())).isEmpty, "a clean stop leaves the log empty")
     }
 
+    /// A compaction a crash interrupted: the log it was writing into the snapshot (`.old`) is
+    /// replayed before the new one.
+    @Test func aCompactionCutShortReplaysTheOldLogFirst() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let (state, log, versions) = try killedAfterPushes(6, dir: dir)
+        let bytes = [UInt8](FileManager.default.contents(atPath: log) ?? Data())
+        let recs = Self.records(bytes)
+        let split = recs[recs.count / 2].offset
+        try Data(bytes[..<split]).write(to: URL(fileURLWithPath: log + ".old"))
+        try Data(Array(bytes[..<8]) + Array(bytes[split...])).write(to: URL(fileURLWithPath: log))
+        let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d2.sock"))
+        #expect(try d.client().call("tree")["version"] == versions.last)
+        #expect(!FileManager.default.fileExists(atPath: log + ".old"), "the compaction at start ended it")
+    }
+
     /// A state file of the previous format (the SQLite file alone, no log) is read as it is.
     @Test func aStateFileWithoutALogIsRead() throws {
         let dir = TempDir()

@@ -1,5 +1,6 @@
 import Logging
 import NavigationCore
+import UV
 
 /// The end of every loop iteration: the store writes the iteration's commits first, then the
 /// transport sends what the iteration queued, so that nothing unsaved is acknowledged.
@@ -30,6 +31,23 @@ extension Server: DispatchHost {
             }
         }
         transport.flush()
+        if store.hasBackgroundWork { storeSlice() }
+    }
+
+    /// One slice of the store's background work, after this iteration's replies left; while more
+    /// remains the loop keeps turning (an idle handle), so that it ends without waiting for traffic.
+    private func storeSlice() {
+        do { try store.backgroundSlice(graph: graph) } catch {
+            logger.critical("cannot write the state file; stopping so that nothing unsaved is acknowledged", metadata: ["navd.error": "\(error)"])
+            stop(.stateFileFailed("\(error)"))
+            return
+        }
+        if store.hasBackgroundWork {
+            if storeWork == nil { storeWork = Idle(loop: loop) }
+            storeWork?.start()
+        } else {
+            storeWork?.stop()
+        }
     }
 
     // MARK: Commits written in the background

@@ -23,6 +23,8 @@ public final class Server {
     var listener: PipeListener?
     var signals: [Signal] = []
     var flusher: Check?
+    /// Keeps the loop turning while the store has background work (``Store/hasBackgroundWork``).
+    var storeWork: Idle?
     /// The connections (transport: bytes, framing, output, flow control).
     let transport: ConnectionSet
     /// From messages to methods and back; the navigator's publisher.
@@ -293,6 +295,8 @@ public final class Server {
         store.close()
         flusher?.close()
         flusher = nil
+        storeWork?.close()
+        storeWork = nil
         transport.stop()
         // Method handlers hold the server strongly: end that cycle.
         methods.removeAll()

@@ -34,6 +34,7 @@ extension Server {
             "memory": ["rss": .int(EventLoop.residentMemory)],
         ]
         if let pg = sharedStore { o.append("cluster", .object(pg.statsObject(mirrors: n.mirrors))) }
+        if let log = store as? LogStore { o.append("state", .object(log.statsObject())) }
         return o
     }
 

@@ -116,8 +116,9 @@ final class LogStore: Store {
 
     var hasPendingWrites: Bool { !records.buffer.isEmpty }
 
-    /// Appends this iteration's records in one `write()` (`full`: then `fdatasync`); a write that
-    /// fails leaves the log as it was (what it wrote is cut off) and nothing of it is acknowledged.
+    /// Appends this iteration's records in one `write()` (`full`: the log is opened O_DSYNC);
+    /// a write that fails stops navd: nothing of it is acknowledged. Past the threshold, starts a
+    /// compaction (``compactionSlice(graph:)`` does the rest, a slice per loop iteration).
     func flush(graph: NavigationGraph) throws(StateError) {
         guard hasPendingWrites else { return }
         let failed = records.buffer.withUnsafeBytes { writeFully($0, at: logSize) }
@@ -126,44 +127,138 @@ final class LogStore: Store {
         }
         logSize += records.buffer.count
         records.buffer.removeAll(keepingAtMost: 1 << 20)
-        if logSize >= compactAt { try compact(graph: graph) }
+        if logSize >= compactAt && compacting == nil { try beginCompaction() }
     }
 
-    /// Writes what the snapshot lacks into it (one transaction), then starts the log again. A crash
-    /// between the two replays records the snapshot already holds: commits it covers are skipped,
-    /// the other records bring each session to the same state again.
+    // MARK: Compaction
+
+    /// The log a compaction is writing into the snapshot, renamed (`STATE.log.old`): a crash
+    /// before the compaction ends replays it before the new log.
+    var oldLogPath: String { logPath + ".old" }
+
+    /// A compaction under way: what the snapshot lacks as the old log left it, written a slice at a time.
+    private var compacting: (pending: PendingKeys.Items, next: Int, started: UInt64)?
+
+    /// The most sessions written into the snapshot in one slice (about a millisecond's worth).
+    static let sessionsPerSlice = 80
+
+    var hasBackgroundWork: Bool { compacting != nil }
+
+    /// Renames the log to `STATE.log.old`, starts a new one, and keeps what the snapshot lacks as
+    /// the work of the compaction; changes from now on are the new log's.
+    private func beginCompaction() throws(StateError) {
+        guard rename(logPath, oldLogPath) == 0 else {
+            throw StateError(description: "cannot rename \(logPath) to \(oldLogPath): \(String(cString: strerror(errno)))")
+        }
+        Glibc.close(fd)
+        fd = try openLog(truncating: true)
+        try startSegment()
+        if durability == .full { syncDirectory() }
+        compacting = (unsnapshotted.items, 0, monotonicNanoseconds())
+        unsnapshotted = PendingKeys(epoch: unsnapshotted.epoch + 1)
+    }
+
+    /// Writes the next slice of a compaction into the snapshot (one transaction); the last slice
+    /// removes the old log.
+    func backgroundSlice(graph: NavigationGraph) throws(StateError) { try compactionSlice(graph: graph) }
+
+    func compactionSlice(graph: NavigationGraph) throws(StateError) {
+        guard let c = compacting else { return }
+        let sliceStart = monotonicNanoseconds()
+        if c.next == 0 {
+            for name in c.pending.closed { snapshot.sessionClosed(name) }
+            for k in c.pending.keys { snapshot.keyRemembered(k.session, key: k.key, reply: k.reply) }
+        }
+        let end = min(c.next + LogStore.sessionsPerSlice, c.pending.changed.count)
+        for s in c.pending.changed[c.next..<end] { snapshot.sessionChanged(s) }
+        try snapshot.flush(graph: graph)
+        let sliceMs = Double(monotonicNanoseconds() - sliceStart) / 1e6
+        maxSliceMs = max(maxSliceMs, sliceMs)
+        if end < c.pending.changed.count {
+            compacting = (c.pending, end, c.started)
+            return
+        }
+        guard unlink(oldLogPath) == 0 || errno == ENOENT else {
+            throw StateError(description: "cannot remove \(oldLogPath): \(String(cString: strerror(errno)))")
+        }
+        if durability == .full { syncDirectory() }
+        compacting = nil
+        compactions += 1
+        lastCompactionMs = Double(monotonicNanoseconds() - c.started) / 1e6
+    }
+
+    /// Brings the snapshot up to date at once (at start, after replaying, and at a clean stop):
+    /// the compaction under way, then what the snapshot lacks; the log starts again.
     func compact(graph: NavigationGraph) throws(StateError) {
-        guard !unsnapshotted.isEmpty || logSize > LogRecord.header.count else { return }
+        while compacting != nil { try compactionSlice(graph: graph) }
+        guard !unsnapshotted.isEmpty || logSize > LogRecord.header.count || access(oldLogPath, F_OK) == 0 else { return }
         unsnapshotted.feed(snapshot)
         try snapshot.flush(graph: graph)
         unsnapshotted = PendingKeys(epoch: unsnapshotted.epoch + 1)
         try startSegment()
+        if unlink(oldLogPath) == 0, durability == .full { syncDirectory() }
         compactions += 1
     }
 
-    /// The log's file is a segment written whole in advance (the header, then zeros, `segmentSize`
-    /// bytes): records overwrite zeros and the file's size does not change, so that `fdatasync`
-    /// writes the records alone, not the file's metadata too; the first zero length read marks the
-    /// end. Starting the log again writes the segment again.
-    /// Where the disk has no room for the segment, the log is the header alone and grows with its
-    /// records (each sync then writes the file's size too).
+    /// The directory's entries on the disk (a rename or removal of a log, `full`).
+    private func syncDirectory() {
+        let slash = logPath.lastIndex(of: "/")
+        let path = slash.map { $0 == logPath.startIndex ? "/" : String(logPath[..<$0]) } ?? "."
+        let dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dir >= 0 {
+            _ = fsync(dir)
+            Glibc.close(dir)
+        }
+    }
+
+    /// The log's file starts with the header. `full`: it is a segment written whole in advance (the
+    /// header, then zeros, `segmentSize` bytes): records overwrite zeros and the file's size does not
+    /// change, so that each synchronous write puts the records alone on the disk, not the file's
+    /// metadata too; the first zero length read marks the end. Where the disk has no room for the
+    /// segment, or with `process` (nothing is synced), the log grows with its records.
     private func startSegment() throws(StateError) {
         var failed = LogRecord.header.withUnsafeBytes { writeFully($0, at: 0) }
         if failed == 0 && ftruncate(fd, off_t(LogRecord.header.count)) != 0 { failed = errno }
         guard failed == 0 else { throw StateError(description: "cannot write \(logPath): \(String(cString: strerror(failed)))") }
+        logSize = LogRecord.header.count
+        preallocated = false
+        guard durability == .full else { return }
+        // The zeros through a descriptor without O_DSYNC, then synced once.
+        let plain = open(logPath, O_WRONLY | O_CLOEXEC)
+        guard plain >= 0 else { return }
+        defer { Glibc.close(plain) }
         let zeros = [UInt8](repeating: 0, count: 1 << 20)
         var off = LogRecord.header.count
         while failed == 0 && off < segmentSize {
             let n = min(zeros.count, segmentSize - off)
-            failed = zeros.withUnsafeBytes { writeFully(UnsafeRawBufferPointer(rebasing: $0[..<n]), at: off) }
+            failed = zeros.withUnsafeBytes { writeFully(UnsafeRawBufferPointer(rebasing: $0[..<n]), at: off, fd: plain) }
             off += n
         }
+        if failed == 0 && fdatasync(plain) != 0 { failed = errno }
         preallocated = failed == 0
         if !preallocated { _ = ftruncate(fd, off_t(LogRecord.header.count)) }
-        if durability == .full && fdatasync(fd) != 0 {
-            throw StateError(description: "cannot write \(logPath): \(String(cString: strerror(errno)))")
-        }
-        logSize = LogRecord.header.count
+    }
+
+    /// How long the last compaction took from start to end, and the longest slice of one held the
+    /// loop, in milliseconds.
+    private(set) var lastCompactionMs = 0.0
+    private(set) var maxSliceMs = 0.0
+
+    /// `stats.state`: the log, its compactions.
+    func statsObject() -> JSONObject {
+        [
+            "snapshot": .string(snapshot.path), "log": .string(logPath), "logBytes": .int(logSize),
+            "compactAt": .int(compactAt), "compactions": .int(compactions), "preallocated": .bool(preallocated),
+            "compacting": .bool(compacting != nil),
+            "lastCompactionMs": .double((lastCompactionMs * 1000).rounded() / 1000),
+            "maxSliceMs": .double((maxSliceMs * 1000).rounded() / 1000),
+        ]
+    }
+
+    private func monotonicNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
     /// Whether the log's segment was written in advance (false: no room on the disk for it).
@@ -173,10 +268,11 @@ final class LogStore: Store {
     private var segmentSize: Int { compactAt + max(compactAt / 4, 64 << 10) }
 
     /// Writes `bytes` at `offset`, all of them; the error number, or 0.
-    private func writeFully(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int32 {
+    private func writeFully(_ bytes: UnsafeRawBufferPointer, at offset: Int, fd target: Int32? = nil) -> Int32 {
+        let f = target ?? fd
         var done = 0
         while done < bytes.count {
-            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
+            let n = pwrite(f, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
             if n < 0 {
                 if errno == EINTR { continue }
                 return errno
@@ -211,50 +307,15 @@ final class LogStore: Store {
     func load(graph: NavigationGraph) throws(StateError) -> [Session] {
         lastGraph = graph
         var sessions = try snapshot.load(graph: graph)
-        // `full`: each write returns once its data is on the disk (O_DSYNC: one call, where write
-        // and fdatasync would be two).
-        fd = open(logPath, O_RDWR | O_CREAT | O_CLOEXEC | (durability == .full ? O_DSYNC : 0), 0o600)
-        guard fd >= 0 else { throw StateError(description: "cannot open \(logPath): \(String(cString: strerror(errno)))") }
-        fchmod(fd, 0o600)
-        let bytes = try readAll()
-        if bytes.isEmpty {
-            try startSegment()
-            return sessions
-        }
-        guard bytes.count >= LogRecord.header.count, Array(bytes.prefix(LogRecord.header.count)) == LogRecord.header else {
-            throw StateError(description: "\(logPath) is not a navd log (it does not start with \"navdlog1\"); move it aside to start from the snapshot \(snapshot.path) alone")
-        }
         var order = sessions.map(\.name)
         var byName = Dictionary(sessions.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         counts = SavedSessions.SessionCounts(saved)
         for s in sessions { _ = counts.admit(s) }
         var replayed = Set<String>()
-        var end = bytes.count
-        let parser = saved.parser()
-        var offset = LogRecord.header.count
-        reading: while offset < bytes.count {
-            switch LogRecord.read(bytes, at: offset) {
-            case .end:
-                break reading
-            case .truncated:
-                end = offset
-                break reading
-            case .badChecksum(let recordEnd):
-                // Torn: the last record, cut off (only the segment's zeros, or nothing, follow it).
-                if recordEnd + 8 > bytes.count || bytes[recordEnd..<(recordEnd + 8)].allSatisfy({ $0 == 0 }) {
-                    end = offset
-                    break reading
-                }
-                throw StateError(description: "\(logPath) is corrupt at byte \(offset): a record fails its checksum and records follow it, so what follows cannot be trusted. Move \(logPath) aside to start from the snapshot \(snapshot.path) (losing the changes logged since it), or restore both files from a backup")
-            case .record(let range):
-                do throws(NavError) {
-                    let payload = try saved.parse(parser, String(decoding: bytes[range], as: UTF8.self), "a log record")
-                    replayed.insert(try apply(payload, graph: graph, byName: &byName, order: &order))
-                } catch {
-                    throw StateError(description: "cannot replay \(logPath) at byte \(offset): \(error.message). Start navd with the graph and limits the log was written with, or move \(logPath) aside to start from the snapshot \(snapshot.path) alone")
-                }
-                offset = range.upperBound
-            }
+        // A compaction the crash interrupted left the log it was writing into the snapshot: first.
+        for path in [oldLogPath, logPath] {
+            let bytes = try readLog(path)
+            try replay(bytes, from: path, graph: graph, byName: &byName, order: &order, replayed: &replayed)
         }
         sessions = order.compactMap { byName[$0] }
         for s in sessions where replayed.contains(s.name) {
@@ -264,10 +325,74 @@ final class LogStore: Store {
             unsnapshotted.change(s)
         }
         for name in replayed where byName[name] == nil { unsnapshotted.close(name) }
-        logSize = end  // a torn tail (a record cut off by a crash, never acknowledged) goes with the compaction below
-        // The replayed state becomes the snapshot now: the log starts empty.
+        // The replayed state becomes the snapshot now; the log starts again (a torn tail, a record
+        // cut off by a crash and never acknowledged, goes with it).
+        fd = try openLog(truncating: false)
         try compact(graph: graph)
+        if logSize == 0 { try startSegment() }  // nothing to compact: a new log all the same
         return sessions
+    }
+
+    /// The bytes of the log at `path` (none when there is no such file).
+    private func readLog(_ path: String) throws(StateError) -> [UInt8] {
+        let f = open(path, O_RDONLY | O_CLOEXEC)
+        if f < 0 {
+            if errno == ENOENT { return [] }
+            throw StateError(description: "cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { Glibc.close(f) }
+        var st = stat()
+        guard fstat(f, &st) == 0 else { throw StateError(description: "cannot read \(path): \(String(cString: strerror(errno)))") }
+        var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
+        var off = 0
+        while off < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { pread(f, $0.baseAddress! + off, $0.count - off, off_t(off)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw StateError(description: "cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { break }
+            off += n
+        }
+        return Array(bytes.prefix(off))
+    }
+
+    /// Replays the records of one log file over the sessions restored so far.
+    private func replay(_ bytes: [UInt8], from path: String, graph: NavigationGraph, byName: inout [String: Session], order: inout [String],
+                        replayed: inout Set<String>) throws(StateError) {
+        if bytes.isEmpty { return }
+        guard bytes.count >= LogRecord.header.count, Array(bytes.prefix(LogRecord.header.count)) == LogRecord.header else {
+            throw StateError(description: "\(path) is not a navd log (it does not start with \"navdlog1\"); move it aside to start from the snapshot \(snapshot.path) alone")
+        }
+        let parser = saved.parser()
+        var offset = LogRecord.header.count
+        reading: while offset < bytes.count {
+            switch LogRecord.read(bytes, at: offset) {
+            case .end, .truncated:
+                break reading
+            case .badChecksum(let recordEnd):
+                // Torn: the last record, cut off (only the segment's zeros, or nothing, follow it).
+                if recordEnd + 8 > bytes.count || bytes[recordEnd..<(recordEnd + 8)].allSatisfy({ $0 == 0 }) { break reading }
+                throw StateError(description: "\(path) is corrupt at byte \(offset): a record fails its checksum and records follow it, so what follows cannot be trusted. Move \(path) aside to start from the snapshot \(snapshot.path) (losing the changes logged since it), or restore the files from a backup")
+            case .record(let range):
+                do throws(NavError) {
+                    let payload = try saved.parse(parser, String(decoding: bytes[range], as: UTF8.self), "a log record")
+                    replayed.insert(try apply(payload, graph: graph, byName: &byName, order: &order))
+                } catch {
+                    throw StateError(description: "cannot replay \(path) at byte \(offset): \(error.message). Start navd with the graph and limits the log was written with, or move \(path) aside to start from the snapshot \(snapshot.path) alone")
+                }
+                offset = range.upperBound
+            }
+        }
+    }
+
+    /// Opens the log (`full`: each write returns once its data is on the disk, O_DSYNC: one call
+    /// where write and fdatasync would be two).
+    private func openLog(truncating: Bool) throws(StateError) -> Int32 {
+        let f = open(logPath, O_RDWR | O_CREAT | O_CLOEXEC | (truncating ? O_TRUNC : 0) | (durability == .full ? O_DSYNC : 0), 0o600)
+        guard f >= 0 else { throw StateError(description: "cannot open \(logPath): \(String(cString: strerror(errno)))") }
+        fchmod(f, 0o600)
+        return f
     }
 
     /// Applies one record to the sessions being restored; answers the session it is about.
@@ -321,22 +446,6 @@ final class LogStore: Store {
         throw NavError(.corruptState, "a record of an unknown kind")
     }
 
-    private func readAll() throws(StateError) -> [UInt8] {
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw StateError(description: "cannot read \(logPath): \(String(cString: strerror(errno)))") }
-        var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
-        var off = 0
-        while off < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + off, $0.count - off, off_t(off)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw StateError(description: "cannot read \(logPath): \(String(cString: strerror(errno)))")
-            }
-            if n == 0 { break }
-            off += n
-        }
-        return Array(bytes.prefix(off))
-    }
 
 }
 
@@ -372,6 +481,15 @@ struct PendingKeys {
     mutating func remember(_ session: Session, key: String, reply: Result<JSONText, NavError>) {
         keys.append((session, key, reply))
     }
+
+    /// What it holds, for a compaction that writes it a slice at a time.
+    struct Items {
+        let changed: [Session]
+        let closed: Set<String>
+        let keys: [(session: Session, key: String, reply: Result<JSONText, NavError>)]
+    }
+
+    var items: Items { Items(changed: changed, closed: closed, keys: keys) }
 
     /// Tells `store` all of it, as the navigator would have told it.
     func feed(_ store: SQLiteStore) {

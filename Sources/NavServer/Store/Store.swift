@@ -29,12 +29,18 @@ public protocol Store: AnyObject {
     func close()
     /// Whether commits must record their `changes` for it (``sessionCommitted(_:changes:)``).
     var wantsChanges: Bool { get }
+    /// Work it does a slice at a time after the replies of a loop iteration left (a log store's
+    /// compaction); the loop keeps turning while there is some.
+    var hasBackgroundWork: Bool { get }
+    func backgroundSlice(graph: NavigationGraph) throws(StateError)
     /// A commit of `s`, with the changes it recorded (nil when it recorded none).
     func sessionCommitted(_ s: Session, changes: JSONText?)
 }
 
 extension Store {
     public var wantsChanges: Bool { false }
+    public var hasBackgroundWork: Bool { false }
+    public func backgroundSlice(graph: NavigationGraph) throws(StateError) {}
     /// Stores that keep whole sessions are told the session changed.
     public func sessionCommitted(_ s: Session, changes: JSONText?) { sessionChanged(s) }
 }
