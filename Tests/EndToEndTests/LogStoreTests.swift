@@ -143,6 +143,30 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: log + ".old"), "the compaction at start ended it")
     }
 
+    /// A graph reloaded with its coordinators in another order: the snapshot a clean stop writes
+    /// names them by the new graph.
+    @Test func aReloadedGraphNamesTheCoordinatorsOfTheLastSnapshot() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let graphDir = dir.file("graph")
+        try FileManager.default.createDirectory(atPath: graphDir, withIntermediateDirectories: true)
+        try "root: {stack: Home}\ncoordinators:\n  Home: {opens: [Detail]}\n  Detail: {}\n"
+            .write(toFile: graphDir + "/app.yaml", atomically: true, encoding: .utf8)
+        let state = dir.file("state.sqlite")
+        do {
+            let d = try Daemon(arguments: ["--graph", graphDir, "--state", state], socketPath: dir.file("a.sock"))
+            let c = try d.client()
+            try c.call("navigate", ["to": "Detail"])
+            try "root: {stack: Home}\ncoordinators:\n  Aaa: {}\n  Home: {opens: [Detail, Aaa]}\n  Detail: {}\n"
+                .write(toFile: graphDir + "/app.yaml", atomically: true, encoding: .utf8)
+            #expect(try c.call("graph.reload")["ok"] == true)
+            #expect(d.stop(signal: SIGTERM) == 0)
+        }
+        let d = try Daemon(arguments: ["--graph", graphDir, "--state", state], socketPath: dir.file("b.sock"))
+        let stack = try d.client().call("tree")["root"]?["children"]?.arrayValue?.map { $0["coordinator"] }
+        #expect(stack == ["app.Home", "app.Detail"])
+    }
+
     /// A state file of the previous format (the SQLite file alone, no log) is read as it is.
     @Test func aStateFileWithoutALogIsRead() throws {
         let dir = TempDir()

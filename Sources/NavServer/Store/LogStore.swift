@@ -121,6 +121,7 @@ final class LogStore: Store {
     /// compaction (``compactionSlice(graph:)`` does the rest, a slice per loop iteration).
     func flush(graph: NavigationGraph) throws(StateError) {
         guard hasPendingWrites else { return }
+        lastGraph = graph  // a reload's graph names the coordinators the snapshot writes at close
         let failed = records.buffer.withUnsafeBytes { writeFully($0, at: logSize) }
         if failed != 0 {
             throw StateError(description: "cannot append to \(logPath): \(String(cString: strerror(failed)))")
