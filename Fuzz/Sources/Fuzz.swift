@@ -9,11 +9,11 @@ import Glibc
 
 /// Fuzz targets for every parser a client, a graph file or a state file reaches, and for sequences of
 /// requests. One binary, the target chosen by `NAVD_FUZZ_TARGET` (framing, json, graph, argv, state,
-/// session). Built with `-sanitize=fuzzer,address -DFUZZING`
+/// session, log). Built with `-sanitize=fuzzer,address -DFUZZING`
 /// (`make fuzz`) it is a libFuzzer binary; built plainly it runs the files given as arguments
 /// through the target (replaying a corpus or a crash).
 enum FuzzTarget: String, CaseIterable {
-    case framing, json, graph, argv, state, session
+    case framing, json, graph, argv, state, session, log
 
     static var current: FuzzTarget {
         guard let name = getenv("NAVD_FUZZ_TARGET").map({ String(cString: $0) }), let t = FuzzTarget(rawValue: name) else {
@@ -31,6 +31,7 @@ enum FuzzTarget: String, CaseIterable {
         case .argv: fuzzArgv(data)
         case .state: fuzzState(data)
         case .session: fuzzSession(data)
+        case .log: fuzzLog(data)
         }
     }
 }

@@ -12,7 +12,7 @@ import Glibc
 /// iteration leaves (`full` durability: and one `fdatasync`), and when the log outgrows its
 /// threshold the sessions changed since the last snapshot are written to the snapshot in one
 /// transaction and the log starts again. Starting replays the log over the snapshot.
-final class LogStore: Store {
+public final class LogStore: Store {
     let snapshot: SQLiteStore
     let logPath: String
     private let durability: Durability
@@ -29,7 +29,7 @@ final class LogStore: Store {
     private(set) var compactions = 0
 
     /// `compactAt`: the log size that triggers a snapshot (default: 16 MiB).
-    init(path: String, durability: Durability, saved: SavedSessions, repair: Bool, compactAt: Int = 16 << 20) throws(StateError) {
+    public init(path: String, durability: Durability, saved: SavedSessions, repair: Bool, compactAt: Int = 16 << 20) throws(StateError) {
         snapshot = try SQLiteStore(path: path, durability: durability, saved: saved, repair: repair)
         logPath = path + ".log"
         self.durability = durability
@@ -40,9 +40,9 @@ final class LogStore: Store {
 
     // MARK: Store
 
-    var wantsChanges: Bool { true }
+    public var wantsChanges: Bool { true }
 
-    func sessionCommitted(_ s: Session, changes: JSONText?) {
+    public func sessionCommitted(_ s: Session, changes: JSONText?) {
         guard let changes else { return sessionChanged(s) }
         LogRecord.append(to: &records) { w in
             w.raw("{\"c\":")
@@ -58,7 +58,7 @@ final class LogStore: Store {
         unsnapshotted.change(s)
     }
 
-    func sessionChanged(_ s: Session) {
+    public func sessionChanged(_ s: Session) {
         LogRecord.append(to: &records) { w in
             w.raw("{\"s\":")
             w.write(.string(s.name))
@@ -79,9 +79,9 @@ final class LogStore: Store {
         unsnapshotted.change(s)
     }
 
-    func sessionOpened(_ s: Session) { sessionChanged(s) }
+    public func sessionOpened(_ s: Session) { sessionChanged(s) }
 
-    func factsChanged(_ s: Session) {
+    public func factsChanged(_ s: Session) {
         LogRecord.append(to: &records) { w in
             w.raw("{\"f\":")
             w.write(.string(s.name))
@@ -92,7 +92,7 @@ final class LogStore: Store {
         unsnapshotted.change(s)
     }
 
-    func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>) {
+    public func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>) {
         LogRecord.append(to: &records) { w in
             w.raw("{\"k\":")
             w.write(.string(s.name))
@@ -105,7 +105,7 @@ final class LogStore: Store {
         unsnapshotted.remember(s, key: key, reply: reply)
     }
 
-    func sessionClosed(_ name: String) {
+    public func sessionClosed(_ name: String) {
         LogRecord.append(to: &records) { w in
             w.raw("{\"x\":")
             w.write(.string(name))
@@ -114,12 +114,12 @@ final class LogStore: Store {
         unsnapshotted.close(name)
     }
 
-    var hasPendingWrites: Bool { !records.buffer.isEmpty }
+    public var hasPendingWrites: Bool { !records.buffer.isEmpty }
 
     /// Appends this iteration's records in one `write()` (`full`: the log is opened O_DSYNC);
     /// a write that fails stops navd: nothing of it is acknowledged. Past the threshold, starts a
     /// compaction (``compactionSlice(graph:)`` does the rest, a slice per loop iteration).
-    func flush(graph: NavigationGraph) throws(StateError) {
+    public func flush(graph: NavigationGraph) throws(StateError) {
         guard hasPendingWrites else { return }
         lastGraph = graph  // a reload's graph names the coordinators the snapshot writes at close
         let failed = records.buffer.withUnsafeBytes { writeFully($0, at: logSize) }
@@ -143,7 +143,7 @@ final class LogStore: Store {
     /// The most sessions written into the snapshot in one slice (about a millisecond's worth).
     static let sessionsPerSlice = 80
 
-    var hasBackgroundWork: Bool { compacting != nil }
+    public var hasBackgroundWork: Bool { compacting != nil }
 
     /// Renames the log to `STATE.log.old`, starts a new one, and keeps what the snapshot lacks as
     /// the work of the compaction; changes from now on are the new log's.
@@ -161,7 +161,7 @@ final class LogStore: Store {
 
     /// Writes the next slice of a compaction into the snapshot (one transaction); the last slice
     /// removes the old log.
-    func backgroundSlice(graph: NavigationGraph) throws(StateError) { try compactionSlice(graph: graph) }
+    public func backgroundSlice(graph: NavigationGraph) throws(StateError) { try compactionSlice(graph: graph) }
 
     func compactionSlice(graph: NavigationGraph) throws(StateError) {
         guard let c = compacting else { return }
@@ -283,7 +283,7 @@ final class LogStore: Store {
         return 0
     }
 
-    func close() {
+    public func close() {
         if fd >= 0 {
             // A clean stop leaves a snapshot and an empty log: the next start reads no log.
             if let graph = lastGraph { try? compact(graph: graph) }
@@ -305,7 +305,7 @@ final class LogStore: Store {
     /// never acknowledged) is cut from the log; a record that fails its checksum before the end,
     /// a commit that skips a version, or a replayed session that breaks a rule stops navd, naming
     /// the byte and the session.
-    func load(graph: NavigationGraph) throws(StateError) -> [Session] {
+    public func load(graph: NavigationGraph) throws(StateError) -> [Session] {
         lastGraph = graph
         var sessions = try snapshot.load(graph: graph)
         var order = sessions.map(\.name)
