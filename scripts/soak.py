@@ -88,7 +88,8 @@ def start():
     # A small log threshold: the snapshot is rewritten every few hundred commits, so kills land
     # during compactions too.
     p = subprocess.Popen([NAVD, "--socket", SOCK, "--state", STATE, "--graph", GRAPH, "--log-level", "error",
-                          "--log-compact-bytes", os.environ.get("SOAK_LOG_COMPACT_BYTES", "65536")],
+                          "--log-compact-bytes", os.environ.get("SOAK_LOG_COMPACT_BYTES", "65536"),
+                          "--log-compact-ratio", "0"],
                          stderr=open(WORK + "/navd.log", "a"))
     for _ in range(200):
         try:

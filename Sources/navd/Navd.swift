@@ -74,8 +74,11 @@ struct Serve: ParsableCommand {
     @Option(help: "Most requests in one batch; a larger batch is refused with limitExceeded.")
     var maxBatch: Int = 1_000
 
-    @Option(help: "Size in bytes of the state file's log (STATE.log) at which its snapshot is rewritten and the log starts again.")
+    @Option(help: "Size in bytes of the state file's log (STATE.log) at which its snapshot is rewritten and the log starts again, at least.")
     var logCompactBytes: Int = 16 << 20
+
+    @Option(help: "The log is compacted when it is also this many times the snapshot's size (0: --log-compact-bytes alone).")
+    var logCompactRatio: Int = 3
 
     @Option(help: "Most sessions; session.open of one more is refused with limitExceeded.")
     var maxSessions: Int = 10_000
@@ -161,6 +164,7 @@ struct Serve: ParsableCommand {
         guard (1...10_000).contains(maxDepth) else { throw ValidationError("--max-depth must be between 1 and 10000") }
         guard maxBatch >= 1 else { throw ValidationError("--max-batch must be at least 1") }
         guard logCompactBytes >= 4096 else { throw ValidationError("--log-compact-bytes must be at least 4096") }
+        guard (0...100).contains(logCompactRatio) else { throw ValidationError("--log-compact-ratio must be between 0 and 100") }
         guard maxSessions >= 1 else { throw ValidationError("--max-sessions must be at least 1 (session \"main\" always exists)") }
         guard maxFacts >= 1 else { throw ValidationError("--max-facts must be at least 1") }
         guard maxName >= 16 else { throw ValidationError("--max-name must be at least 16 bytes") }
@@ -199,6 +203,7 @@ struct Serve: ParsableCommand {
         config.maxDepth = maxDepth
         config.maxBatch = maxBatch
         config.logCompactBytes = logCompactBytes
+        config.logCompactRatio = logCompactRatio
         config.maxSessions = maxSessions
         config.session.maxFacts = maxFacts
         config.maxName = maxName

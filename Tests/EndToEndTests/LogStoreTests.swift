@@ -103,8 +103,9 @@ import Testing
         let state = dir.file("state.sqlite")
         var last: JSONValue = .null
         var facts: JSONValue = .null
+        var threshold = 0
         do {
-            let d = try Daemon(arguments: ["--state", state, "--log-compact-bytes", "4096"], socketPath: dir.file("d.sock"))
+            let d = try Daemon(arguments: ["--state", state, "--log-compact-bytes", "4096", "--log-compact-ratio", "0"], socketPath: dir.file("d.sock"))
             let c = try d.client()
             for i in 0..<200 {
                 last = try c.call("navigate", ["to": "shop.Product", "with": ["id": .string("p\(i)")], "key": .string("k\(i)")])
@@ -112,11 +113,15 @@ import Testing
                 if i % 50 == 0 { facts = try c.call("context.set", ["facts": ["n": .int(i)]]) }
             }
             last = try c.call("tree")
+            let stats = try c.call("stats")["state"]
+            #expect((stats?["compactions"]?.intValue ?? 0) >= 2, "\(String(describing: stats))")
+            threshold = stats?["compactAt"]?.intValue ?? 0
             d.stop(signal: SIGKILL)
         }
         let logged = Self.records([UInt8](FileManager.default.contents(atPath: state + ".log") ?? Data()))
+        #expect(threshold == 4096)
         #expect(logged.reduce(0) { $0 + 8 + $1.length } < 4096 + 2048, "the log starts again past 4096 bytes")
-        let d = try Daemon(arguments: ["--state", state, "--log-compact-bytes", "4096"], socketPath: dir.file("d2.sock"))
+        let d = try Daemon(arguments: ["--state", state, "--log-compact-bytes", "4096", "--log-compact-ratio", "0"], socketPath: dir.file("d2.sock"))
         let c = try d.client()
         #expect(try c.call("tree") == last)
         #expect(try c.call("context.get") == facts)
@@ -125,6 +130,28 @@ import Testing
         #expect(retry["version"] == 1, "\(retry)")
         #expect(d.stop(signal: SIGTERM) == 0)
         #expect(Self.records([UInt8](FileManager.default.contents(atPath: state + ".log") ?? Data())).isEmpty, "a clean stop leaves the log empty")
+    }
+
+    /// With `--log-compact-ratio` (3 by default) the threshold is three times the snapshot when
+    /// that is more than `--log-compact-bytes`, and grows with it: a large snapshot is not
+    /// rewritten for a few commits.
+    @Test func theThresholdGrowsWithTheSnapshot() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let d = try Daemon(arguments: ["--state", dir.file("s.sqlite"), "--log-compact-bytes", "4096"], socketPath: dir.file("d.sock"))
+        let c = try d.client()
+        let first = try #require(try c.call("stats")["state"]?["compactAt"]?.intValue)
+        #expect(first > 4096 && first % (3 * 4096) == 0, "three times the snapshot's pages: \(first)")
+        for i in 0..<300 {
+            try c.call("session.open", ["name": .string("s\(i)")])
+            try c.call("navigate", ["session": .string("s\(i)"), "to": "shop.Product", "with": ["id": .string(String(repeating: "p", count: 200))]])
+        }
+        let stats = try #require(try c.call("stats")["state"])
+        let later = try #require(stats["compactAt"]?.intValue)
+        #expect((stats["compactions"]?.intValue ?? 0) >= 1, "\(stats)")
+        #expect(later > first && later % (3 * 4096) == 0, "the threshold follows the snapshot: \(first) then \(later)")
+        #expect(try #require(stats["logBytes"]?.intValue) < later, "\(stats)")
+        #expect(d.stop(signal: SIGTERM) == 0)
     }
 
     /// A compaction a crash interrupted: the log it was writing into the snapshot (`.old`) is
@@ -198,7 +225,7 @@ import Testing
         var seq = 0
         for round in 0..<6 {
             let sock = dir.file("d\(round).sock")
-            let d = try Daemon(arguments: ["--state", state, "--log-compact-bytes", "8192"], socketPath: sock)
+            let d = try Daemon(arguments: ["--state", state, "--log-compact-bytes", "8192", "--log-compact-ratio", "0"], socketPath: sock)
             let clients = try (0..<4).map { _ in try d.client() }
             for (i, c) in clients.enumerated() { _ = try? c.call("session.open", ["name": .string("w\(i)")]) }
             let delay = 30_000 + Int(rng.next() % 250_000)
@@ -224,7 +251,7 @@ import Testing
                 if running, seq % 13 == 0 { _ = try? clients[1].call("graph.reload") }
             }
             _ = d.waitForExit()
-            let check = try Daemon(arguments: ["--state", state, "--log-compact-bytes", "8192"], socketPath: dir.file("c\(round).sock"))
+            let check = try Daemon(arguments: ["--state", state, "--log-compact-bytes", "8192", "--log-compact-ratio", "0"], socketPath: dir.file("c\(round).sock"))
             let c = try check.client()
             for (name, a) in acked {
                 let tree = try c.call("tree", ["session": .string(name)])

@@ -63,7 +63,7 @@ public final class Server {
     /// file's `set_aside` table and logged, instead of stopping navd.
     public func useStateFile(_ path: String, durability: Durability, repair: Bool = false) throws(StateError) -> Int {
         let file = try LogStore(path: path, durability: durability, saved: SavedSessions(config), repair: repair,
-                                compactAt: config.logCompactBytes)
+                                compactAt: config.logCompactBytes, compactRatio: config.logCompactRatio)
         let restored = try use(file)
         for (name, reason) in file.snapshot.setAside {
             logger.warning("session set aside (--repair): it is kept in the state file's set_aside table and not served",

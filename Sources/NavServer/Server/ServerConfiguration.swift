@@ -27,6 +27,10 @@ public struct ServerConfiguration: Sendable {
     /// With a state file: the size of its log (`STATE.log`) at which the snapshot is rewritten and
     /// the log starts again (`--log-compact-bytes`). Default 16 MiB.
     public var logCompactBytes: Int = 16 << 20
+    /// The log is compacted only once it is also this many times the snapshot's size
+    /// (`--log-compact-ratio`; 0 leaves `logCompactBytes` alone), so that a large snapshot is not
+    /// rewritten for a few commits, as Redis grows its rewrite threshold with the file. Default 3.
+    public var logCompactRatio: Int = 3
     /// The most sessions (`--max-sessions`); `session.open` of one more is refused. Default 10,000.
     public var maxSessions: Int = 10_000
     /// The bounds of every session: its tree's depth (`--max-tree-depth`, 64), nodes

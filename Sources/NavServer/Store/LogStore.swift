@@ -22,19 +22,27 @@ public final class LogStore: Store {
     private var records = JSONWriter(capacity: 64 * 1024)
     /// The log's size on disk.
     private(set) var logSize = 0
-    /// The log size at which the snapshot is rewritten and the log starts again.
+    /// The log size at which the snapshot is rewritten and the log starts again, at least: it is
+    /// `compactRatio` times the snapshot's size when that is more (``threshold``), as Redis grows
+    /// its rewrite threshold with the file, so that a large snapshot is not rewritten for a few commits.
     let compactAt: Int
+    let compactRatio: Int
+    /// The threshold now: the larger of `compactAt` and `compactRatio` times the snapshot as last written.
+    private(set) var threshold: Int
     /// What the snapshot lacks: sessions changed, closed, keys remembered since it was written.
     private var unsnapshotted = PendingKeys(epoch: 1)
     private(set) var compactions = 0
 
     /// `compactAt`: the log size that triggers a snapshot (default: 16 MiB).
-    public init(path: String, durability: Durability, saved: SavedSessions, repair: Bool, compactAt: Int = 16 << 20) throws(StateError) {
+    public init(path: String, durability: Durability, saved: SavedSessions, repair: Bool, compactAt: Int = 16 << 20,
+                compactRatio: Int = 3) throws(StateError) {
         snapshot = try SQLiteStore(path: path, durability: durability, saved: saved, repair: repair)
         logPath = path + ".log"
         self.durability = durability
         self.saved = saved
         self.compactAt = compactAt
+        self.compactRatio = compactRatio
+        threshold = compactAt
         counts = SavedSessions.SessionCounts(saved)
     }
 
@@ -128,7 +136,7 @@ public final class LogStore: Store {
         }
         logSize += records.buffer.count
         records.buffer.removeAll(keepingAtMost: 1 << 20)
-        if logSize >= compactAt && compacting == nil { try beginCompaction() }
+        if logSize >= threshold && compacting == nil { try beginCompaction() }
     }
 
     // MARK: Compaction
@@ -186,6 +194,7 @@ public final class LogStore: Store {
         compacting = nil
         compactions += 1
         lastCompactionMs = Double(monotonicNanoseconds() - c.started) / 1e6
+        updateThreshold()
     }
 
     /// Brings the snapshot up to date at once (at start, after replaying, and at a clean stop):
@@ -196,9 +205,15 @@ public final class LogStore: Store {
         unsnapshotted.feed(snapshot)
         try snapshot.flush(graph: graph)
         unsnapshotted = PendingKeys(epoch: unsnapshotted.epoch + 1)
+        updateThreshold()
         try startSegment()
         if unlink(oldLogPath) == 0, durability == .full { syncDirectory() }
         compactions += 1
+    }
+
+    /// The threshold for the snapshot as it is now.
+    private func updateThreshold() {
+        threshold = compactRatio == 0 ? compactAt : max(compactAt, compactRatio * snapshot.databaseBytes())
     }
 
     /// The directory's entries on the disk (a rename or removal of a log, `full`).
@@ -249,7 +264,7 @@ public final class LogStore: Store {
     func statsObject() -> JSONObject {
         [
             "snapshot": .string(snapshot.path), "log": .string(logPath), "logBytes": .int(logSize),
-            "compactAt": .int(compactAt), "compactions": .int(compactions), "preallocated": .bool(preallocated),
+            "compactAt": .int(threshold), "compactions": .int(compactions), "preallocated": .bool(preallocated),
             "compacting": .bool(compacting != nil),
             "lastCompactionMs": .double((lastCompactionMs * 1000).rounded() / 1000),
             "maxSliceMs": .double((maxSliceMs * 1000).rounded() / 1000),
@@ -266,7 +281,7 @@ public final class LogStore: Store {
     private(set) var preallocated = false
 
     /// The segment's size: the compaction threshold and room for the iteration that passes it.
-    private var segmentSize: Int { compactAt + max(compactAt / 4, 64 << 10) }
+    private var segmentSize: Int { threshold + max(threshold / 4, 64 << 10) }
 
     /// Writes `bytes` at `offset`, all of them; the error number, or 0.
     private func writeFully(_ bytes: UnsafeRawBufferPointer, at offset: Int, fd target: Int32? = nil) -> Int32 {
@@ -329,6 +344,7 @@ public final class LogStore: Store {
         // The replayed state becomes the snapshot now; the log starts again (a torn tail, a record
         // cut off by a crash and never acknowledged, goes with it).
         fd = try openLog(truncating: false)
+        updateThreshold()
         try compact(graph: graph)
         if logSize == 0 { try startSegment() }  // nothing to compact: a new log all the same
         return sessions

@@ -135,6 +135,11 @@ final class SQLiteStore: Store {
         return Int(sqlite3_column_int64(s, 0))
     }
 
+    /// The database's size in bytes, its write-ahead log's pages included (pages in use × page size).
+    func databaseBytes() -> Int {
+        ((try? int("PRAGMA page_count")) ?? 0) * ((try? int("PRAGMA page_size")) ?? 0)
+    }
+
     /// A text column of the current row; NULL (a hand-edited file) is refused.
     private func text(_ stmt: OpaquePointer?, _ column: Int32) throws(StateError) -> String {
         guard let p = sqlite3_column_text(stmt, column) else {
