@@ -527,9 +527,11 @@ final class ThreadResult<T: Sendable>: @unchecked Sendable {
 }
 
 /// A state file that cannot be written (a full disk) stops navd with a failure status, so that a
-/// supervisor restarts it; nothing unsaved is acknowledged.
+/// supervisor restarts it; nothing unsaved is acknowledged, and once there is room again navd
+/// restores everything it acknowledged (the record the full disk cut off is a torn tail, dropped).
 @Suite struct FullDiskTests {
-    @Test func aFullDiskStopsNavdWithStatusOne() throws {
+    @Test(arguments: ["process", "full"])
+    func aFullDiskStopsNavdWithStatusOneAndLosesNothingAcknowledged(durability: String) throws {
         let dir = TempDir()
         defer {
             _ = try? runCommand("/bin/umount", [dir.path])
@@ -540,22 +542,44 @@ final class ThreadResult<T: Sendable>: @unchecked Sendable {
             print("skipped: cannot mount a small tmpfs here (\(mounted.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))")
             return
         }
-        let d = try Daemon(arguments: ["--state", dir.file("state.sqlite")], socketPath: TempDir().file("d.sock"))
+        let state = dir.file("state.sqlite")
+        let sockets = TempDir()
+        defer { sockets.remove() }
+        let d = try Daemon(arguments: ["--state", state, "--durability", durability], socketPath: sockets.file("d.sock"))
         let c = try d.client()
         var acknowledged = 0
+        var lastTree: JSONValue = .null
         var refusedOrClosed = false
-        for i in 0..<100 {
-            let value = String(repeating: "v", count: 40_000)
-            guard let id = try? c.send("context.set", ["facts": [.init("f\(i)"): .string(value)]]),
-                  let r = try? c.reply(to: id, timeout: 5) else {
+        for i in 0..<1_000 {
+            // Facts fill the disk fast; a navigation in between gives the tree a version to check.
+            guard let id = try? c.send("context.set", ["facts": [.init("f\(i)"): .string(String(repeating: "v", count: 4_000))]]),
+                  let r = try? c.reply(to: id, timeout: 5), r["result"] != nil,
+                  let nav = try? c.call("navigate", ["to": "shop.Product", "with": ["id": .string("p\(i)")]], timeout: 5),
+                  nav["version"] != nil else {
                 refusedOrClosed = true
                 break
             }
-            if r["result"] != nil { acknowledged += 1 } else { refusedOrClosed = true; break }
+            acknowledged = i + 1
+            lastTree = nav
         }
-        #expect(refusedOrClosed, "200 KB cannot hold 100 facts of 40 KB")
+        #expect(refusedOrClosed, "200 KB cannot hold 1,000 facts of 4 KB")
         #expect(d.waitForExit(timeout: 10) == 1, "\(d.stderr)")
         #expect(d.stderr.contains("cannot write the state file"))
-        #expect(acknowledged < 100)
+        #expect(acknowledged > 0 && acknowledged < 1_000)
+        print("full disk (\(durability)): \(acknowledged) acknowledged")
+        // Room again: everything acknowledged is there, and the next commit follows it.
+        #expect(try runCommand("/bin/mount", ["-o", "remount,size=64m", dir.path]).status == 0)
+        let again = try Daemon(arguments: ["--state", state, "--durability", durability], socketPath: sockets.file("d2.sock"))
+        let c2 = try again.client()
+        let facts = try c2.call("context.get")["facts"]
+        for i in 0..<acknowledged {
+            #expect(facts?["f\(i)"]?.stringValue?.count == 4_000, "acknowledged fact f\(i) lost")
+        }
+        let tree = try c2.call("tree")
+        let version = try #require(tree["version"]?.intValue)
+        let acknowledgedVersion = try #require(lastTree["version"]?.intValue)
+        #expect(version >= acknowledgedVersion && version <= acknowledgedVersion + 2, "\(version) vs \(acknowledgedVersion)")
+        #expect(try c2.call("dismiss")["version"]?.intValue == version + 1)
+        #expect(again.stop(signal: SIGTERM) == 0)
     }
 }
