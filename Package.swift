@@ -93,6 +93,9 @@ let package = Package(
             cxxSettings: (tuned ? [.unsafeFlags(["-O3"])] : []) + [.define("SIMDJSON_THREADS_ENABLED", to: "1")],
             linkerSettings: [.linkedLibrary("simdjson")]
         ),
+        // The release and the commit every executable's --version prints (the plugin writes the commit).
+        .target(name: "BuildInfo", plugins: ["BuildInfoPlugin"]),
+        .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
         // CRC-32C for the state file's log (the processor's crc32 instruction where there is one).
         .target(name: "CChecksum", path: "Sources/CChecksum"),
         .target(name: "Unchecked", swiftSettings: hotPath),
@@ -104,7 +107,7 @@ let package = Package(
         .target(
             name: "NavServer",
             dependencies: [
-                "UV", "JSON", "RPC", "NavGraph", "NavigationCore", "CSQLite", "CChecksum",
+                "UV", "JSON", "RPC", "NavGraph", "NavigationCore", "CSQLite", "CChecksum", "BuildInfo",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -124,7 +127,7 @@ let package = Package(
         .executableTarget(
             name: "navd",
             dependencies: (cluster ? ["NavCluster"] : []) + [
-                "NavServer", "NavigationCore", "NavGraph", "JSON",
+                "NavServer", "NavigationCore", "NavGraph", "JSON", "BuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -132,18 +135,18 @@ let package = Package(
         .target(name: "NavClient", dependencies: ["JSON", "UV"], path: "Clients/NavClient"),
         .executableTarget(
             name: "navctl",
-            dependencies: ["NavClient", "JSON", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["NavClient", "JSON", "BuildInfo", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Clients/navctl"
         ),
         .executableTarget(
             name: "nav-tui",
-            dependencies: ["NavClient", "UV", "JSON", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["NavClient", "UV", "JSON", "BuildInfo", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Clients/tui"
         ),
         .executableTarget(
             name: "navbench",
             dependencies: [
-                "NavClient", "UV", "JSON",
+                "NavClient", "UV", "JSON", "BuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BuildInfo
 import Foundation
 import Histogram
 import JSON
@@ -21,7 +22,8 @@ struct NavBench: ParsableCommand {
         Prints one line: rps p50_us p99_us p999_us max_us notif_rps notif_all_rps errors … \
         (latency from the write of a request to the read of its reply, HdrHistogram, 3 digits). \
         Exit status 1 when any error was seen.
-        """)
+        """,
+        version: BuildInfo.versionLine("navbench"))
 
     @Option(help: "navd's socket (default: $NAVD_SOCKET, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>/navd.sock).")
     var socket: String?

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BuildInfo
 import Foundation
 import JSON
 import Logging
@@ -19,6 +20,7 @@ struct Navd: ParsableCommand {
               echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | socat - UNIX-CONNECT:$SOCK
             See Protocol/PROTOCOL.md for the methods, notifications and errors.
             """,
+        version: BuildInfo.versionLine("navd"),
         subcommands: [Serve.self, Check.self, GraphCommand.self],
         defaultSubcommand: Serve.self
     )

@@ -1,3 +1,4 @@
+import BuildInfo
 import JSON
 import RPC
 import UV
@@ -6,7 +7,7 @@ import Glibc
 #endif
 
 /// The version navd reports in `hello`.
-public let navdVersion = "0.1.0"
+public let navdVersion = BuildInfo.version
 
 /// `ping`, `hello`, `stats`, `rpc.discover`: methods that need no navigation state.
 enum CoreMethods {
