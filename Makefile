@@ -9,11 +9,61 @@ PYENV      := .build/pyenv
 # Release builds of navd tuned with the flags Package.swift keeps behind NAVD_TUNED.
 export NAVD_TUNED ?= 1
 
-.PHONY: chaos chaos-smoke run test test-python python-deps deps build build-debug embed graph-png build-no-cluster bench bench-instructions bench-durable bench-cpu bench-graph bench-core pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
+.PHONY: install uninstall man man-check chaos chaos-smoke run test test-python python-deps deps build build-debug embed graph-png build-no-cluster bench bench-instructions bench-durable bench-cpu bench-graph bench-core pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
 
+## make help: every target, one line each (scripts/tests/test_install.py checks that none is missing).
 help:
-	@echo "make run   - install what is missing, build (release), start navd on the example graph"
-	@echo "make test  - install what is missing, build, run every test"
+	@echo "make run            - install what is missing, build (release), start navd on the example graph"
+	@echo "make test           - install what is missing, build, run every test"
+	@echo
+	@echo "Build and install:"
+	@echo "  deps              - install the Debian packages that are missing"
+	@echo "  build             - release build (tuned, profile-guided)"
+	@echo "  build-debug       - debug build with the tests"
+	@echo "  build-no-cluster  - navd without cluster mode (no libpq), checked to refuse --store"
+	@echo "  install           - binaries, man pages, completions, systemd user unit under PREFIX (DESTDIR, CONFIG=debug)"
+	@echo "  uninstall         - remove what install put there"
+	@echo "  man               - regenerate man/*.1 from the argument definitions"
+	@echo "  embed             - regenerate the Swift files embedding openrpc.json and the example graph"
+	@echo "  graph-png         - redraw the example graph's picture (graphviz)"
+	@echo "  clean             - remove the build folders"
+	@echo "Demos:"
+	@echo "  demo              - navd, two nav-tui and a navctl tour in tmux"
+	@echo "  cluster-demo      - PostgreSQL, two navd nodes, a nav-tui on each, in tmux"
+	@echo "Longer tests:"
+	@echo "  test-python       - the Python client's tests against the debug navd"
+	@echo "  fuzz              - every fuzz target for FUZZ_SECONDS (300)"
+	@echo "  fuzz-smoke        - every fuzz target for 15 s (part of make test)"
+	@echo "  chaos             - CHAOS_SECONDS (300) of faults on a three-node cluster, history checked"
+	@echo "  chaos-smoke       - 60 s of the same against the debug navd (part of make test)"
+	@echo "  soak              - SOAK_SECONDS (600) of load with kill -9 every minute"
+	@echo "  attacks           - the hardening attacks against the release navd"
+	@echo "  test-asan         - the end-to-end tests with AddressSanitizer"
+	@echo "Benchmarks (they print figures):"
+	@echo "  bench             - the navbench matrix beside the C echo server and Redis"
+	@echo "  bench-durable     - ephemeral, process and full beside Redis AOF"
+	@echo "  bench-instructions - instructions per request and per fanned-out message (callgrind)"
+	@echo "  bench-cpu         - CPU time and syscalls per request beside Redis"
+	@echo "  bench-cluster     - the PostgreSQL store beside SQLite and pgbench; takeover time"
+	@echo "  bench-graph       - loading a graph of 10,000 coordinators"
+	@echo "  bench-core        - the navigation core alone"
+	@echo "  pgo-profile       - retake the profile that lays out release builds"
+	@echo "  python-deps       - the Python virtual environment (pytest, the client)"
+
+## make install: binaries, man pages, shell completions, a systemd user unit and the docs under
+## PREFIX (/usr/local), staged under DESTDIR when set; CONFIG=debug installs the debug build.
+PREFIX ?= /usr/local
+CONFIG ?= release
+install: $(if $(filter debug,$(CONFIG)),build-debug,build)
+	PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) CONFIG=$(CONFIG) scripts/install.sh install
+
+## make uninstall: removes what make install put under PREFIX (DESTDIR); sessions kept stay.
+uninstall:
+	PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) scripts/install.sh uninstall
+
+## make man: regenerate man/*.1 from the argument definitions (checked in make test).
+man: build-debug
+	scripts/man.sh
 
 ## Install the Debian packages that are missing (apt-get update once, only when needed).
 deps:
@@ -30,7 +80,7 @@ build: deps
 	$(SWIFT) build -c release
 
 build-debug: deps
-	$(SWIFT) build --build-tests
+	SWIFT=$(SWIFT) scripts/build-debug.sh
 
 run: build
 	@echo "navd will listen on $(SOCKET)"
@@ -41,6 +91,7 @@ run: build
 test: build-debug
 	scripts/profile-sources.sh --check
 	scripts/lint.sh
+	scripts/man.sh --check
 	$(SWIFT) test --skip-build
 	$(MAKE) test-python
 	scripts/client-package.sh
