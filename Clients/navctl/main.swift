@@ -1,4 +1,5 @@
 import ArgumentParser
+import BuildInfo
 import Foundation
 import JSON
 import NavClient
@@ -47,12 +48,17 @@ struct Common: ParsableArguments {
         c.onNotification = { n in
             guard n["method"]?.stringValue == "navigationPending", let p = n["params"] else { return }
             pending = p
-            explainPending(p)
+            explainPending(p, noWait: noWait)
             if noWait { throw StopWaiting() }
         }
         do {
             let r = try c.call(method, params(extra), timeout: timeout)
             print(json ? JSONWriter.string(r) : human(r))
+            if r["ok"] == .bool(false) {
+                // An answer that says it failed (graph.reload of a broken graph) is a failure too.
+                FileHandle.standardError.write(Data("navctl: \(method) answered ok: false\n".utf8))
+                throw ExitCode(1)
+            }
         } catch is StopWaiting {
             let p = pending ?? .null
             print(json ? JSONWriter.string(["pending": p]) : "pending \(p["navigation"]?.stringValue ?? "?"): waits for \(p["waitingFor"]?.stringValue ?? "?")")
@@ -72,6 +78,38 @@ struct Common: ParsableArguments {
         }
     }
 
+    /// The setup model of coordinator `target` (or of the route's target), and its name, from the
+    /// running navd's graph: nil when navd cannot say (the values of `--with` are then read as JSON
+    /// when they parse). A short name (`Product`, `showProduct`) finds the one it ends.
+    func setupModel(of target: String, route: Bool) -> (JSONValue?, String) {
+        guard let c = try? NavClient(socketPath: socket), let g = try? c.call("graph.describe", timeout: 5) else { return (nil, target) }
+        func find(_ section: String, _ name: String) -> (String, JSONValue)? {
+            guard let all = g[section]?.objectValue else { return nil }
+            if let v = all[name] { return (name, v) }
+            let matches = all.filter { $0.key.hasSuffix("." + name) }
+            return matches.count == 1 ? matches.first.map { ($0.key, $0.value) } : nil
+        }
+        var name = target
+        if route {
+            guard let r = find("routes", target)?.1, let to = r["to"]?.stringValue else { return (nil, target) }
+            name = to
+        }
+        guard let (full, coordinator) = find("coordinators", name) else { return (nil, target) }
+        return (coordinator["setup"], full)
+    }
+
+    /// The setup model of the coordinator of live node `node` (``setupModel(of:route:)``).
+    func setupModelOfNode(_ node: String) -> (JSONValue?, String) {
+        guard let c = try? NavClient(socketPath: socket), let t = try? c.call("tree", params(), timeout: 5) else { return (nil, node) }
+        func walk(_ n: JSONValue) -> String? {
+            if n["id"]?.stringValue == node { return n["coordinator"]?.stringValue }
+            for c in n["children"]?.arrayValue ?? [] { if let f = walk(c) { return f } }
+            return n["presented"].flatMap(walk)
+        }
+        guard let coordinator = walk(t["root"] ?? .null) else { return (nil, node) }
+        return setupModel(of: coordinator, route: false)
+    }
+
     /// Reports an error navd answered and exits (1; 2 when navd cannot be reached).
     func fail(_ e: NavClientError) throws -> Never {
         if json {
@@ -82,14 +120,16 @@ struct Common: ParsableArguments {
     }
 
     /// What a pending navigation waits for, and how to end the wait, on stderr.
-    func explainPending(_ p: JSONValue) {
+    func explainPending(_ p: JSONValue, noWait: Bool = false) {
         let nav = p["navigation"]?.stringValue ?? "?"
         var text = "navctl: \(nav) to \(p["to"]?.stringValue ?? "?") waits for precondition `\(p["waitingFor"]?.stringValue ?? "?")`"
         if let flow = p["flow"], let node = flow["node"]?.stringValue {
             let s = session.map { " --session \($0)" } ?? ""
             text += "\nnavctl: navd presented the recovery flow \(flow["coordinator"]?.stringValue ?? "?") as \(node): finish it with `navctl complete \(node)\(s) --result JSON` (or `--cancel`)"
         }
-        text += "\nnavctl: Ctrl-C cancels the navigation\n"
+        text += noWait
+            ? "\nnavctl: --no-wait: navd goes on with it after navctl exits; `navctl cancel \(nav)\(session.map { " --session \($0)" } ?? "")` cancels it\n"
+            : "\nnavctl: Ctrl-C cancels the navigation\n"
         FileHandle.standardError.write(Data(text.utf8))
     }
 }
@@ -140,21 +180,79 @@ enum GlobalOptions {
     }
 }
 
+/// A mistake in the command line found after parsing it: said on stderr in one line, exit status 64
+/// (EX_USAGE, as for the options ArgumentParser refuses).
+func usageError(_ message: String) -> ExitCode {
+    FileHandle.standardError.write(Data("navctl: \(message)\n".utf8))
+    return ExitCode(64)
+}
+
 func parseJSON(_ text: String, what: String) throws -> JSONValue {
     do { return try JSONParser(maxDepth: 64).parse(text) } catch {
-        throw ValidationError("\(what) is not valid JSON: \(error)")
+        throw usageError("\(what) is not valid JSON: \(error)")
     }
 }
 
-/// `k=v` pairs: v is JSON when it parses (numbers, true, {"a":1}), else a string.
-func pairs(_ items: [String]) throws -> JSONObject {
+/// `k=v` pairs: v is JSON when it parses (numbers, true, {"a":1}), else a string. With `schema`
+/// (a setup model's JSON Schema), each value is read as its field's type says: a string field takes
+/// `id=7` as "7" (or a JSON string, `id="7"`), a number, boolean, object or array field JSON.
+func pairs(_ items: [String], option: String = "", schema: JSONValue? = nil, owner: String = "") throws -> JSONObject {
     var o = JSONObject()
     for item in items {
-        guard let eq = item.firstIndex(of: "=") else { throw ValidationError("`\(item)` is not KEY=VALUE") }
+        guard let eq = item.firstIndex(of: "="), eq != item.startIndex else {
+            throw usageError("\(option.isEmpty ? "" : option + " ")`\(item)` is not KEY=VALUE: write it as id=p1 (a string), n=7 (a number), "
+                             + "tags='[\"a\"]' (JSON)\(option == "--with" ? ", or the whole setup as --with-json '{\"id\":\"p1\"}'" : "")")
+        }
         let k = String(item[..<eq]), v = String(item[item.index(after: eq)...])
-        o[k] = (try? JSONParser(maxDepth: 64).parse(v)) ?? .string(v)
+        let parsed = try? JSONParser(maxDepth: 64).parse(v)
+        switch fieldTypes(schema, k) {
+        case ["string"]:
+            if v.hasPrefix("\""), case .string = parsed { o[k] = parsed } else { o[k] = .string(v) }
+        case let types where !types.isEmpty && !types.contains("string"):
+            guard let parsed, types.contains(jsonType(parsed)) || (types.contains("number") && jsonType(parsed) == "integer") else {
+                let t = types.joined(separator: " or ")
+                throw usageError("\(option) \(item): field \(k) of \(owner) is \(t == "integer" || t == "object" || t == "array" ? "an" : "a") \(t); "
+                                 + "write it as \(k)=\(example(types[0]))")
+            }
+            o[k] = parsed
+        default:
+            o[k] = parsed ?? .string(v)
+        }
     }
     return o
+}
+
+/// The JSON Schema types a setup model gives field `name` (none when it says nothing).
+func fieldTypes(_ schema: JSONValue?, _ name: String) -> [String] {
+    switch schema?["properties"]?[name]?["type"] {
+    case .string(let t): [t]
+    case .array(let ts): ts.compactMap(\.stringValue)
+    default: []
+    }
+}
+
+func jsonType(_ v: JSONValue) -> String {
+    switch v {
+    case .null: "null"
+    case .bool: "boolean"
+    case .int: "integer"
+    case .double: "number"
+    case .string: "string"
+    case .array: "array"
+    case .object: "object"
+    }
+}
+
+func example(_ type: String) -> String {
+    switch type {
+    case "integer": "7"
+    case "number": "1.5"
+    case "boolean": "true"
+    case "object": "'{\"key\":\"value\"}'"
+    case "array": "'[\"a\",\"b\"]'"
+    case "null": "null"
+    default: "text"
+    }
 }
 
 func summary(_ r: JSONValue) -> String {
@@ -209,8 +307,20 @@ struct Navctl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "navctl",
         abstract: "Drive navd from the command line (like i3-msg or redis-cli).",
-        subcommands: [Navigate.self, Route.self, Dismiss.self, Complete.self, Open.self, Update.self, Reset.self, Link.self, Tree.self, Watch.self,
-                      Set_.self, Sessions.self, Stats.self, Provide.self, Call.self])
+        discussion: """
+            Options every subcommand takes (--socket, --session, --json, --no-color, --timeout) may \
+            also come before it: navctl --session s1 tree.
+
+            EXIT STATUS
+              0    done (with --no-wait: the navigation is pending in navd)
+              1    navd answered an error or ok: false, or --timeout passed
+              2    navd cannot be reached, or the connection was lost
+              64   a wrong command line (an option, KEY=VALUE, JSON)
+              130  interrupted (Ctrl-C): the pending navigation was cancelled
+            """,
+        version: BuildInfo.versionLine("navctl"),
+        subcommands: [Navigate.self, Route.self, Dismiss.self, Complete.self, Cancel.self, Open.self, Update.self, Reset.self, Link.self, Tree.self,
+                      Watch.self, Set_.self, SessionCommand.self, Sessions.self, Stats.self, Provide.self, Call.self])
 }
 
 struct Navigate: ParsableCommand {
@@ -232,7 +342,7 @@ struct Navigate: ParsableCommand {
         var p: JSONObject = ["to": .string(target)]
         if let by { p["by"] = .string(by) }
         if force { p["force"] = true }
-        try setup.apply(to: &p)
+        try setup.apply(to: &p, common: common, target: target)
         reuse.apply(to: &p)
         if let key { p["key"] = .string(key) }
         if dryRun { p["dryRun"] = true }
@@ -263,8 +373,10 @@ struct SetupOptions: ParsableArguments {
     @Option(help: "The whole setup as JSON.") var withJson: String?
     @Option(help: "Source node id (default: the visible top).") var from: String?
 
-    func apply(to p: inout JSONObject) throws {
-        var w = try pairs(with)
+    /// `target`: the coordinator (or with `route`, the route) whose setup model types the values of `--with`.
+    func apply(to p: inout JSONObject, common: Common, target: String, route: Bool = false) throws {
+        let (schema, owner) = with.isEmpty ? (nil, target) : common.setupModel(of: target, route: route)
+        var w = try pairs(with, option: "--with", schema: schema, owner: owner)
         if let withJson { for (k, v) in try parseJSON(withJson, what: "--with-json").objectValue ?? [:] { w[k] = v } }
         if !w.isEmpty { p["with"] = .object(w) }
         if let from { p["from"] = .string(from) }
@@ -280,7 +392,7 @@ struct Route: ParsableCommand {
     @Flag(help: "Do not wait for preconditions: a navigation that has to wait is left to navd and reported as pending.") var noWait = false
     func run() throws {
         var p: JSONObject = ["route": .string(name)]
-        try setup.apply(to: &p)
+        try setup.apply(to: &p, common: common, target: name, route: true)
         reuse.apply(to: &p)
         p["progress"] = true
         if noWait { p["detach"] = true }
@@ -313,7 +425,9 @@ struct Update: ParsableCommand {
     @Argument(help: "The screen's node id.") var node: String
     @Argument(help: "Fields KEY=VALUE (VALUE is JSON when it parses).") var fields: [String] = []
     func run() throws {
-        try common.run("update", ["node": .string(node), "with": .object(try pairs(fields))]) { r in
+        let (schema, owner) = fields.isEmpty ? (nil, node) : common.setupModelOfNode(node)
+        let with = try pairs(fields, schema: schema, owner: owner)
+        try common.run("update", ["node": .string(node), "with": .object(with)]) { r in
             "node \(r["node"]?["id"]?.stringValue ?? "?"), version \(r["version"]?.intValue ?? 0), params \(JSONWriter.string(r["node"]?["params"] ?? .null))"
         }
     }
@@ -410,12 +524,56 @@ struct Set_: ParsableCommand {
     }
 }
 
-struct Sessions: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List sessions.")
+/// `navctl session open|close|list NAME`: sessions as a unit of their own (as `tmux new-session`,
+/// `kill-session`, `ls`).
+struct SessionCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "session", abstract: "Open, close or list sessions.",
+        subcommands: [SessionOpen.self, SessionClose.self, SessionList.self])
+}
+
+struct SessionOpen: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "open", abstract: "Open a session (its tree starts at the graph's root); an open one is left as it is.")
     @OptionGroup var common: Common
+    @Argument(help: "The session's name.") var name: String
     func run() throws {
+        try common.run("session.open", ["name": .string(name)]) { r in
+            "session \(r["session"]?.stringValue ?? name) version \(r["version"]?.intValue ?? 0)"
+        }
+    }
+}
+
+struct SessionClose: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "close", abstract: "Close a session: its tree, facts and pending navigations go.")
+    @OptionGroup var common: Common
+    @Argument(help: "The session's name.") var name: String
+    func run() throws {
+        try common.run("session.close", ["name": .string(name)]) { _ in "closed \(name)" }
+    }
+}
+
+struct Cancel: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Cancel a pending navigation (its id, such as nav-3, as navigate --no-wait reported it).")
+    @OptionGroup var common: Common
+    @Argument(help: "The navigation's id.") var navigation: String
+    func run() throws {
+        try common.run("cancel", ["navigation": .string(navigation)]) { _ in "cancelled \(navigation)" }
+    }
+}
+
+struct SessionList: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List sessions.")
+    @OptionGroup var common: Common
+    func run() throws { try Sessions.list(common) }
+}
+
+struct Sessions: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List sessions (as session list).")
+    static func list(_ common: Common) throws {
         try common.run("session.list") { r in (r["sessions"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: "\n") }
     }
+    @OptionGroup var common: Common
+    func run() throws { try Sessions.list(common) }
 }
 
 struct Stats: ParsableCommand {
