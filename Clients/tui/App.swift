@@ -35,16 +35,27 @@ final class App {
     /// `K` was pressed: the next action goes back to a screen of its target already in the stack
     /// (`existing: pop`), giving it the params, and pushes only when there is none.
     var keepExisting = false
+    /// A form's submit decided there was nothing to send: the form closes once its key is handled.
+    var formSentNothing = false
+    /// The page of the action list shown (`>` and `<`), from 0; back to 0 when the visible screen changes.
+    var actionPage = 0
+    private var actionsOf: String?
     var actions: [Action] = []
     var onQuit: () -> Void = {}
     /// Targets of this UI's navigations still waiting for their reply (to recognise its pending ones).
     var inFlight: [String: Int] = [:]
 
-    init(client: NavLoopClient, terminal: Terminal, session: String) {
+    init(client: NavLoopClient, terminal: Terminal, session: String, create: Bool = false) {
         self.client = client
         self.terminal = terminal
         self.session = session
+        self.create = create
     }
+
+    /// `--create`: open the session when it is not.
+    let create: Bool
+    /// Why nav-tui stopped on its own (printed after the terminal is restored; exit status 1).
+    var exitMessage: String?
 
     // MARK: - Connection
 
@@ -79,6 +90,7 @@ final class App {
             }
             self.client.call(.hello(client: "nav-tui")) { _ in }
             self.loadGraph()
+            guard self.create else { return self.resubscribe() }
             self.client.call(.openSession(self.session)) { [unowned self] r in
                 if case .failure(let e) = r { self.fail(e) }
                 self.resubscribe()
@@ -103,6 +115,11 @@ final class App {
                 self.mirror = TreeMirror(snapshot: snapshot)
                 self.resolveURL()
                 self.setStatus("connected to \(self.client.socketPath), session \(self.session)", .ok)
+            case .failure(let e) where e.kind == "unknownTarget" && e.data["session"] != nil && self.mirror == nil:
+                // As navctl: a session that is not open is an error, not made on the way.
+                self.exitMessage = "no session \"\(self.session)\" is open: open it with `navctl session open \(self.session)`, "
+                    + "or start nav-tui --session \(self.session) --create"
+                self.onQuit()
             case .failure(let e): self.fail(e)
             }
         }
@@ -235,7 +252,20 @@ final class App {
             }))
         }
         actions = zip(App.actionKeys, list).map { Action(key: $0, label: $1.0, detail: $1.1, run: $1.2) }
+        if let id = top["id"]?.stringValue, id != actionsOf {
+            actionsOf = id
+            actionPage = 0
+        }
     }
+
+    /// Shows the next (`+1`) or previous page of the action list.
+    func turnActionPage(_ by: Int) {
+        actionPage = max(0, min(actionPage + by, lastActionPage))
+        refresh()
+    }
+
+    /// Set by the screen as it lays out the actions: the last page there is at this size.
+    var lastActionPage = 0
 
     func defaultStyle(_ target: String) -> NavCall.Style {
         let styles = coordinators[target]?["presentations"]?.arrayValue?.compactMap { $0.stringValue.flatMap(NavCall.Style.init(rawValue:)) } ?? []
@@ -377,7 +407,14 @@ final class App {
             setStatus("the visible screen has no setup model: no params to change", .error)
             return
         }
-        form = Form(title: "update \(name) [\(id)]", schema: coordinators[name]?["setup"], prefill: top["params"]?.objectValue ?? [:]) { [unowned self] with in
+        let params = top["params"]?.objectValue ?? [:]
+        form = Form(title: "update \(name) [\(id)]", schema: coordinators[name]?["setup"], prefill: params) { [unowned self] with in
+            // update merges: fields equal to the params change nothing, so nothing is sent.
+            guard with.contains(where: { params[$0.key] != $0.value }) else {
+                self.formSentNothing = true
+                self.setStatus("update \(name): nothing changed, nothing sent", .dim)
+                return
+            }
             self.send(.update(node: id, with: with, session: self.session), what: "update \(name)", fromForm: true)
         }
         refresh()
@@ -386,7 +423,7 @@ final class App {
     /// Pops to the first screen of the visible stack (`dismiss {to}`), one commit.
     func popToStackTop() {
         guard let mirror, let first = mirror.visibleStackFirst, let id = first["id"]?.stringValue, id != mirror.top?["id"]?.stringValue else {
-            setStatus("already at the top of this stack", .error)
+            setStatus("already at the first screen of this stack", .error)
             return
         }
         send(.dismiss(to: id, session: session), what: "pop to \(first["coordinator"]?.stringValue ?? id)")
@@ -397,6 +434,10 @@ final class App {
         if var f = form {
             // Submitting only sends a request; navd's answer changes the form later, in its reply.
             form = f.handle(key) ? f : nil
+            if formSentNothing {
+                formSentNothing = false
+                form = nil
+            }
             refresh()
             return
         }
@@ -407,6 +448,8 @@ final class App {
         case "c": completeFlow()
         case "x": cancel()
         case "t": popToStackTop()
+        case ">": turnActionPage(+1)
+        case "<": turnActionPage(-1)
         case "r": send(.reset(session: session), what: "reset")
         case "R": send(.reset(session: session, force: true), what: "reset, without leave guards")
         case "u": updateTop()

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BuildInfo
 import Foundation
 import NavClient
 import UV
@@ -15,13 +16,17 @@ struct NavTUI: ParsableCommand {
         flow (a form for its result), x cancels a pending navigation or the visible flow, q quits. \
         In a form: Tab/↑↓ move between fields, Enter submits, Esc cancels. Colour is off when \
         NO_COLOR is set.
-        """)
+        """,
+        version: BuildInfo.versionLine("nav-tui"))
 
     @Option(help: "navd's socket (default: $NAVD_SOCKET, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>/navd.sock).")
     var socket: String?
 
-    @Option(help: "Session to show and drive (created if missing).")
+    @Option(help: "Session to show and drive; it must be open (as navctl --session) unless --create is given. Session main always is.")
     var session = "main"
+
+    @Flag(help: "Open the session when it is not open (as navctl session open NAME).")
+    var create = false
 
     func run() throws {
         guard isatty(0) == 1, isatty(1) == 1 else {
@@ -39,7 +44,7 @@ struct NavTUI: ParsableCommand {
             throw ExitCode(2)
         }
         let client = NavLoopClient(loop: loop, socketPath: socket)
-        let app = App(client: client, terminal: terminal, session: session)
+        let app = App(client: client, terminal: terminal, session: session, create: create)
         let retry = UV.Timer(loop: loop)
         app.retry = retry
         let resize = Signal(loop: loop), interrupt = Signal(loop: loop), terminate = Signal(loop: loop)
@@ -71,5 +76,9 @@ struct NavTUI: ParsableCommand {
         loop.run()
         terminal.leave()
         loop.close()
+        if let message = app.exitMessage {
+            FileHandle.standardError.write(Data("nav-tui: \(message)\n".utf8))
+            throw ExitCode(1)
+        }
     }
 }

@@ -19,9 +19,11 @@ struct Screen {
         title.add(String(repeating: " ", count: max(0, columns - title.width)), .title)
         out.append(title)
 
-        let logRows = max(3, rows / 4)
-        let pendingRows = app.pending == nil ? 0 : 1
-        let bodyRows = max(1, rows - 1 - 1 - logRows - 1 - pendingRows)
+        // The pending line and the status line wrap (up to 2 and 3 rows): what they say is not cut.
+        let pendingLines = app.pending.map { p in wrap(Line("⏳ \(p.to) waits for \(p.waitingFor) — x cancels", .key), rows: 2) } ?? []
+        let statusLines = wrap(app.status, rows: 3)
+        let logRows = max(3, rows / 4) - (statusLines.count - 1)
+        let bodyRows = max(1, rows - 1 - 1 - max(1, logRows) - statusLines.count - pendingLines.count)
         if let form = app.form {
             var body = form.render(width: columns)
             // Keep the error and the help line when the form is taller than the room.
@@ -36,20 +38,47 @@ struct Screen {
                 l.spans = cut(l.spans, to: leftWidth - 1)
                 l.add(String(repeating: " ", count: max(0, leftWidth - 1 - l.width)))
                 l.add("│", .dim)
-                if i < right.count { l.spans += right[i].spans }
+                if i < right.count { l.spans += cut(right[i].spans, to: columns - leftWidth) }
                 out.append(l)
             }
         }
-        if let p = app.pending {
-            out.append(Line("⏳ \(p.to) waits for \(p.waitingFor) — x cancels", .key))
-        }
+        out += pendingLines
         var header = Line("── notifications ", .dim)
         header.add(String(repeating: "─", count: max(0, columns - header.width)), .dim)
         out.append(header)
-        let shown = app.log.suffix(logRows)
+        let shown = app.log.suffix(max(1, logRows))
         out += shown
-        out += Array(repeating: Line(), count: logRows - shown.count)
-        out.append(app.status)
+        out += Array(repeating: Line(), count: max(1, logRows) - shown.count)
+        out += statusLines
+        return out
+    }
+
+    /// `line` cut into rows of the screen's width, at most `rows` of them (the last ends with … when
+    /// even they cannot hold it).
+    private func wrap(_ line: Line, rows: Int) -> [Line] {
+        var out: [Line] = []
+        var current = Line()
+        for (text, style) in line.spans {
+            var rest = Substring(text)
+            while !rest.isEmpty {
+                if current.width == columns {
+                    out.append(current)
+                    current = Line()
+                }
+                let room = columns - current.width
+                current.add(String(rest.prefix(room)), style)
+                rest = rest.dropFirst(room)
+            }
+        }
+        out.append(current)
+        if out.count > rows {
+            out = Array(out.prefix(rows))
+            out[rows - 1].spans = cut(out[rows - 1].spans, to: columns)
+            if let last = out[rows - 1].spans.last, !last.0.hasSuffix("…") {
+                out[rows - 1].spans = cut(out[rows - 1].spans, to: columns - 1)
+                out[rows - 1].add("…", last.1)
+            }
+        }
         return out
     }
 
@@ -105,33 +134,56 @@ struct Screen {
         return out
     }
 
-    /// Actions of the visible screen, then the fixed keys.
+    /// Actions of the visible screen, a page at a time (`>` and `<` turn it, a marker says there is
+    /// more), then the fixed keys, two or three to a row.
     private func actionLines(rows: Int) -> [Line] {
         let topName = app.mirror?.top?["coordinator"]?.stringValue ?? "?"
-        var fixed: [Line] = []
         func key(_ k: String, _ label: String, _ detail: String = "") -> Line {
             var l = Line(" \(k) ", .key)
             l.add(label)
             if !detail.isEmpty { l.add("  " + detail, .dim) }
             return l
         }
-        fixed.append(key("d", "dismiss"))
-        fixed.append(key("t", "pop to the top of this stack"))
-        fixed.append(key("r", "reset to the root", "R: without leave guards"))
-        fixed.append(key("u", "update this screen's params"))
-        fixed.append(key("e", "dismiss with a result", "E: merged into the screen below"))
-        fixed.append(key("p", app.popFirst ? "pop first: ON (next action)" : "pop to the top first, then the next action"))
-        fixed.append(key("K", app.keepExisting ? "back to an existing screen: ON (next action)" : "next action: back to its screen if the stack has one"))
-        if let flow = app.mirror?.visibleFlow?["coordinator"]?.stringValue {
-            fixed.append(key("c", "complete \(flow)"))
-            fixed.append(key("x", app.pending == nil ? "cancel \(flow)" : "cancel pending"))
-        } else if app.pending != nil {
-            fixed.append(key("x", "cancel pending"))
+        func keys(_ pairs: [(String, String, Bool)]) -> Line {
+            var l = Line()
+            for (i, (k, label, on)) in pairs.enumerated() {
+                l.add((i > 0 ? "  " : "") + " \(k) ", .key)
+                l.add(label, on ? .highlight : .plain)
+            }
+            return l
         }
-        fixed.append(key("q", "quit"))
+        var fixed: [Line] = [
+            keys([("d", "dismiss", false), ("u", "params", false), ("q", "quit", false)]),
+            keys([("t", "pop to this stack's first screen", false)]),
+            keys([("r", "reset", false), ("R", "reset without guards", false)]),
+            keys([("e", "result", false), ("E", "result merged below", false)]),
+            keys([("p", app.popFirst ? "pop first: ON" : "pop first", app.popFirst), ("K", app.keepExisting ? "to existing: ON" : "to existing", app.keepExisting)]),
+        ]
+        if let flow = app.mirror?.visibleFlow?["coordinator"]?.stringValue {
+            fixed.append(keys([("c", "complete \(flow)", false)]))
+            fixed.append(keys([("x", app.pending == nil ? "cancel \(flow)" : "cancel pending", false)]))
+        } else if app.pending != nil {
+            fixed.append(keys([("x", "cancel pending", false)]))
+        }
         var list = [Line(" actions on \(topName)" + (app.url.map { "  \($0)" } ?? ""), .bold)]
-        let room = max(0, rows - 1 - fixed.count)
-        list += app.actions.prefix(room).map { key(String($0.key), $0.label, $0.detail) }
+        let room = max(1, rows - 1 - fixed.count)
+        let all = app.actions
+        app.lastActionPage = all.count <= room ? 0 : (all.count - 1) / max(1, room - 1)
+        if all.count <= room {
+            list += all.map { key(String($0.key), $0.label, $0.detail) }
+        } else {
+            // A page of room - 1 actions and a marker row.
+            let per = max(1, room - 1)
+            let start = min(app.actionPage, app.lastActionPage) * per
+            let page = all[start..<min(all.count, start + per)]
+            list += page.map { key(String($0.key), $0.label, $0.detail) }
+            let after = all.count - (start + page.count)
+            var marker = Line(" ", .dim)
+            if start > 0 { marker.add("◀ < \(start) before  ", .key) }
+            if after > 0 { marker.add("▶ > \(after) more", .key) }
+            list.append(marker)
+        }
+        list += Array(repeating: Line(), count: max(0, rows - fixed.count - list.count))
         return list + fixed
     }
 }

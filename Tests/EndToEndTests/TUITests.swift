@@ -123,11 +123,17 @@ final class TmuxPane {
         #expect(try runCommand(Repo.binary("navctl"), ["open", "/product/p1/reviews"], environment: env).status == 0)
         // The URL of the visible path, from link.resolve.
         var s = try pane.waitFor("actions on shop.Reviews  /product/p1/reviews")
-        #expect(s.contains(" t pop to the top of this stack") && s.contains(" r reset to the root"), "\(s)")
-        // u: a form with the screen's params; navd's update commits them.
+        #expect(s.contains(" t pop to this stack's first screen") && s.contains(" r reset"), "\(s)")
+        // u: a form with the screen's params; submitted unchanged it sends nothing (no version 2)…
         try pane.send("u")
         try pane.waitFor("update shop.Reviews")
         try pane.send("Enter")
+        s = try pane.waitFor("update shop.Reviews: nothing changed, nothing sent")
+        #expect(s.contains("version 1 ·"), "\(s)")
+        // …and with a field changed, navd's update commits it.
+        try pane.send("u")
+        try pane.waitFor("[p1_]")
+        try pane.send("BSpace", "2", "Enter")
         s = try pane.waitFor("v2 update shop.Reviews")
         // e: dismiss with a result; the screen below is told (screenResult, in the log).
         try pane.send("e")
@@ -153,11 +159,75 @@ final class TmuxPane {
         #expect(s.contains("actions on shop.Home"), "\(s)")
     }
 
+    /// At 80×24 every action of shop.Home is reachable and shown (a page at a time, `>` and `<`,
+    /// with a marker while there are more), every fixed key is labelled, and a long status line
+    /// wraps instead of being cut.
+    @Test func everyActionAndLineFitsAt80By24() throws {
+        let d = try Daemon()
+        let pane = try TmuxPane(width: 80, height: 24, command: "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")); exec sleep 120")
+        var s = try pane.waitFor("actions on shop.Home")
+        print("nav-tui at 80x24, shop.Home, first page:\n\(s)")
+        // Every row fits: nothing is wider than the terminal.
+        for line in s.split(separator: "\n") { #expect(line.count <= 80, "\(line)") }
+        #expect(s.contains("▶ > "), "a marker says there are more: \(s)")
+        for label in [" d dismiss", " u params", " q quit", " t pop to this stack's first screen", " r reset", " R reset without guards",
+                      " e result", " E result merged below", " p pop first", " K to existing"] {
+            #expect(s.contains(label), "\(label) in \(s)")
+        }
+        // The keys of the actions shown, on the right of the │.
+        func keys(_ screen: String) -> [Character] {
+            screen.split(separator: "\n").compactMap { line -> Character? in
+                guard let bar = line.firstIndex(of: "│") else { return nil }
+                let right = line[line.index(after: bar)...]
+                guard right.count > 3, right.first == " ", right.dropFirst(2).first == " " else { return nil }
+                let k = right.dropFirst().first!
+                return "123456789abfghijklmnosvwyz".contains(k) ? k : nil
+            }
+        }
+        let first = keys(s)
+        try pane.send(">")
+        s = try pane.waitFor("◀ < ")
+        print("second page:\n\(s)")
+        let second = keys(s)
+        let all = first + second
+        #expect(all.count >= 11, "shop.Home has more actions than one page at 80x24 holds: \(all)")
+        #expect(String(all) == String("123456789abfghijklmnosvwyz".prefix(all.count)), "each action once, in order: \(all)")
+        #expect(s.contains("◀ < \(first.count) before"), "\(s)")
+        try pane.send("<")
+        s = try pane.waitFor("▶ > ")
+        #expect(!s.contains("◀ < "), "back on the first page: \(s)")
+        // A long message wraps: navd's whole refusal is on the screen.
+        try pane.send("t")
+        s = try pane.waitFor("already at the first screen of this stack")
+        try pane.send("d")
+        s = try pane.waitFor("dismiss: ")
+        let status = s.split(separator: "\n").suffix(3).joined()
+        // navd's message for the same refusal, whole, in the wrapped rows.
+        var message = ""
+        do { try d.client().call("dismiss") } catch let e as RPCFailure { message = e.message }
+        #expect(message.count > 80 && status.contains(message), "the status line holds the whole message \(message.debugDescription): \(s)")
+        print("a long status line:\n\(s)")
+    }
+
+    /// Like navctl, nav-tui does not make a session on the way: a session that is not open ends it
+    /// with a message saying how to open one (exit status 1); --create opens it.
+    @Test func aSessionThatIsNotOpenIsAnErrorUnlessCreate() throws {
+        let d = try Daemon()
+        let pane = try TmuxPane(width: 80, height: 24, command: "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")) --session nope; echo exit=$?; exec sleep 120")
+        let s = try pane.waitFor("exit=1")
+        #expect(s.contains("nav-tui: no session \"nope\" is open: open it with `navctl session open nope`"), "\(s)")
+        #expect(try d.client().call("session.list")["sessions"]?.arrayValue?.contains("nope") == false)
+        let created = try TmuxPane(width: 80, height: 24, command: "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")) --session nope --create; exec sleep 120")
+        try created.waitFor("actions on shop.Home")
+        let sessions = try d.client().call("session.list")["sessions"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(sessions.contains("nope"), "--create opened it: \(sessions)")
+    }
+
     /// K: the next action goes back to a screen of its target in the stack (`existing: pop`);
     /// E: dismiss with a result merged into the screen below (`merge: true`).
     @Test func keepExistingAndAResultThatStays() throws {
         let d = try Daemon()
-        let command = "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")) --session s3; exec sleep 120"
+        let command = "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")) --session s3 --create; exec sleep 120"
         let pane = try TmuxPane(width: 100, height: 30, command: command)
         try pane.waitFor("session s3")
         var env = ProcessInfo.processInfo.environment
@@ -165,7 +235,7 @@ final class TmuxPane {
         #expect(try runCommand(Repo.binary("navctl"), ["navigate", "shop.Product", "--with", "id=p1", "--session", "s3"], environment: env).status == 0)
         try pane.waitFor("actions on shop.Product")
         try pane.send("K")
-        try pane.waitFor("back to an existing screen: ON")
+        try pane.waitFor("to existing: ON")
         try pane.send("4")
         try pane.waitFor("▸ id*")
         try pane.send("p", "2", "Enter")
@@ -186,7 +256,7 @@ final class TmuxPane {
 
     @Test func preconditionPendingCancelAndSigterm() throws {
         let d = try Daemon()
-        let command = "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")) --session s2; echo exit=$?; exec sleep 120"
+        let command = "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")) --session s2 --create; echo exit=$?; exec sleep 120"
         let pane = try TmuxPane(width: 100, height: 30, command: command)
         try pane.waitFor("session s2")
         var env = ProcessInfo.processInfo.environment
