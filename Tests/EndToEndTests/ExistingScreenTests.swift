@@ -29,7 +29,8 @@ import Testing
         for (params, says) in cases {
             let e = try c.callError("navigate", params)
             #expect(e["data"]?["kind"] == "invalidParams", "\(e)")
-            #expect((e["message"]?.stringValue ?? "").contains(says), "\(e)")
+            let said = e["message"]?.stringValue ?? ""
+            #expect(said.contains(says), "\(e)")
         }
         // A merge the setup refuses names the screen and the field, and changes nothing.
         let e = try c.callError("navigate", ["to": "List", "with": ["sort": 3], "existing": "top", "merge": true])

@@ -69,7 +69,8 @@ import Testing
         let e = try b.callError("navigate", ["to": "shop.Product", "with": ["id": "b"], "ifVersion": .int(v)])
         #expect(e["code"] == -32007 && e["data"]?["kind"] == "conflict")
         #expect(e["data"]?["version"] == .int(v + 1))
-        #expect((e["message"]?.stringValue ?? "").contains("fetch `tree`"))
+        let said = e["message"]?.stringValue ?? ""
+        #expect(said.contains("fetch `tree`"))
     }
 
     @Test func navigatingFromARemovedNodeConflictsOrFailsPrecisely() throws {
@@ -171,7 +172,8 @@ import Testing
         let e2 = try c.callError("navigate", ["to": "shop.Product", "bogus": 1])
         #expect(e2["data"]?["param"] == "bogus")
         let e3 = try c.callError("navigate", ["to": "shop.Product", "by": "slide", "with": ["id": "a"]])
-        #expect((e3["message"]?.stringValue ?? "").contains("push, present, replace, root or select"))
+        let said = e3["message"]?.stringValue ?? ""
+        #expect(said.contains("push, present, replace, root or select"))
         let e4 = try c.callError("flowComplete", ["flow": "n2"])
         #expect(e4["code"] == -32602)
     }
@@ -205,7 +207,8 @@ import Testing
         try c.call("navigate", ["to": "account.Account", "by": "select"])
         let e = try c.callError("navigate", ["to": "account.Admin"])
         #expect(e["code"] == -32004 && e["data"]?["kind"] == "accessDenied")
-        #expect((e["message"]?.stringValue ?? "").contains("staff"))
+        let said = e["message"]?.stringValue ?? ""
+        #expect(said.contains("staff"))
         let wrong = try c.callError("hello", ["token": "wrong"])
         #expect(wrong["code"] == -32004 && (wrong["message"]?.stringValue ?? "").contains("the policy file \(dir.file("policy.yaml")) grants it no role"), "\(wrong)")
         #expect(try c.call("hello", ["token": "s3cret"])["roles"] == ["admin", "staff"])

@@ -69,7 +69,8 @@ func preconditionGraph(_ dir: TempDir) throws -> String {
         #expect(e["code"] == -32005 && e["data"]?["precondition"] == "app.failCmd" && e["data"]?["reason"] == "out of stock")
         let m = try c.callError("navigate", ["to": "Missing"])
         #expect(m["code"] == -32005)
-        #expect((m["data"]?["reason"]?.stringValue ?? "").contains("cannot run"), "\(m)")
+        let message = m["data"]?["reason"]?.stringValue ?? ""
+        #expect(message.contains("cannot run"), "\(m)")
         #expect(try c.call("tree")["version"] == 2)
     }
 
@@ -131,7 +132,8 @@ func preconditionGraph(_ dir: TempDir) throws -> String {
         id = try c.send("navigate", ["to": "Asked"])
         req = try p.serverRequest("precondition.evaluate")
         try p.respond(to: req, result: ["ok": 1])
-        #expect((try c.reply(to: id)["error"]?["data"]?["reason"]?.stringValue ?? "").contains("not {passed"))
+        let message = try c.reply(to: id)["error"]?["data"]?["reason"]?.stringValue ?? ""
+        #expect(message.contains("not {passed"))
         // Timeout (2 s).
         id = try c.send("navigate", ["to": "Asked"])
         _ = try p.serverRequest("precondition.evaluate")

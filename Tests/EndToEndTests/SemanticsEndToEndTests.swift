@@ -479,7 +479,8 @@ import Testing
         let editor = try c.call("navigate", ["to": "Editor"])["node"]!
         let refused = try c.callError("dismiss")
         #expect(refused["data"]?["kind"] == "preconditionFailed" && refused["data"]?["precondition"] == "app.saved", "\(refused)")
-        #expect((refused["message"]?.stringValue ?? "").contains("leave guard `app.saved` of `app.Editor`"), "\(refused)")
+        let said = refused["message"]?.stringValue ?? ""
+        #expect(said.contains("leave guard `app.saved` of `app.Editor`"), "\(refused)")
         let popping = try c.callError("dismiss", ["to": "Home"])
         #expect(popping["data"]?["kind"] == "preconditionFailed", "popping over the editor is guarded too: \(popping)")
         #expect(try c.call("tree")["visible"]?.arrayValue?.last == editor)

@@ -148,7 +148,7 @@ import Testing
             }
             let interrupt = rng.next() % 4 == 0 ? Int(rng.next() % UInt64(count)) : -1
             buffer += [UInt8](repeating: 0x20, count: JSONParser.padding)
-            try buffer.withUnsafeBytes { all in
+            buffer.withUnsafeBytes { all in
                 let end = lines.last!.upperBound + 1
                 batched.beginBatch(UnsafeRawBufferPointer(rebasing: all[0..<end]))
                 defer { batched.endBatch() }

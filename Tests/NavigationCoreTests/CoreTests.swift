@@ -79,7 +79,7 @@ func coreGraph() -> NavigationGraph {
     /// Property: the index answers what a dictionary of the same inserts and removals answers.
     @Test func nodeIndexAgreesWithADictionary() {
         var rng = SplitMix64(seed: 0x1D7)
-        var index = NodeIndex()
+        let index = NodeIndex()
         var model: [Int: Node] = [:]
         for step in 0..<20_000 {
             let k = Int(rng.next() % (step < 10_000 ? 3000 : 200))

@@ -203,7 +203,7 @@ extension Result where Failure == NavError {
         """
     let graph = loadTestGraph(LinkSegmentTests.yaml)
 
-    func open(_ s: Session, _ url: String) throws -> Commit { try s.commit(try s.planLink(url, caller: Caller())) }
+    @discardableResult func open(_ s: Session, _ url: String) throws -> Commit { try s.commit(try s.planLink(url, caller: Caller())) }
 
     @Test func optionalAndWildcardSegmentsMatch() throws {
         let s = Session(name: "t", graph: graph)

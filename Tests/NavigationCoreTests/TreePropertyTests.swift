@@ -163,7 +163,7 @@ import Testing
                         commit = try s.flowComplete(id, outcome)
                     }
                 } catch {
-                    if (error as? NavError)?.kind == .limitExceeded { limited += 1 }
+                    if error.kind == .limitExceeded { limited += 1 }
                     commit = nil
                 }
                 if let commit {
