@@ -78,6 +78,86 @@ import Testing
     }
 }
 
+/// What a first day with navctl turns up: values read as the setup model types them, a failure
+/// answer that exits non-zero, usage mistakes said in one line with status 64, sessions opened and
+/// closed by name, --no-wait telling how to cancel.
+@Suite struct NavctlFirstDayTests {
+    func navctl(_ args: [String], socket: String) throws -> (status: Int32, stdout: String, stderr: String) {
+        var env = ProcessInfo.processInfo.environment
+        env["NAVD_SOCKET"] = socket
+        return try runCommand(Repo.binary("navctl"), args, environment: env)
+    }
+
+    @Test func withValuesAreReadAsTheSetupModelTypesThem() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        // A string field takes digits as a string; a JSON string is accepted too.
+        var r = try navctl(["navigate", "shop.Product", "--with", "id=7"], socket: d.socketPath)
+        #expect(r.status == 0, "\(r)")
+        r = try navctl(["--json", "route", "showProduct", "--with", "id=\"8\""], socket: d.socketPath)
+        #expect(r.status == 0, "\(r)")
+        var top = try c.call("tree")
+        func topParams(_ t: JSONValue) -> JSONValue? {
+            var n = t["root"]?["children"]?.arrayValue?.first
+            while let next = n?["children"]?.arrayValue?.last { n = next }
+            return n?["params"]
+        }
+        #expect(topParams(top) == ["id": "8"], "\(top)")
+        // An integer field takes a number; a word there is refused with the right form, before navd is asked.
+        try c.call("reset")
+        r = try navctl(["navigate", "shop.Category", "--with", "slug=shoes", "--with", "page=2"], socket: d.socketPath)
+        #expect(r.status == 0, "\(r)")
+        top = try c.call("tree")
+        #expect(topParams(top) == ["slug": "shoes", "page": 2], "\(top)")
+        r = try navctl(["navigate", "shop.Category", "--with", "slug=shoes", "--with", "page=two"], socket: d.socketPath)
+        #expect(r.status == 64 && r.stderr.contains("field page of shop.Category is an integer; write it as page=7"), "\(r)")
+        #expect(!r.stderr.contains("USAGE"), "one line, not the generic usage: \(r)")
+        r = try navctl(["navigate", "shop.Product", "--with", "id"], socket: d.socketPath)
+        #expect(r.status == 64 && r.stderr.contains("`id` is not KEY=VALUE") && r.stderr.contains("--with-json"), "\(r)")
+        r = try navctl(["navigate", "shop.Product", "--with-json", "{id:"], socket: d.socketPath)
+        #expect(r.status == 64 && r.stderr.contains("--with-json is not valid JSON"), "\(r)")
+    }
+
+    @Test func anAnswerThatSaysItFailedExitsOne() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let graph = dir.file("g")
+        try FileManager.default.createDirectory(atPath: graph, withIntermediateDirectories: true)
+        try "root: {stack: A}\ncoordinators:\n  A: {}\n".write(toFile: graph + "/app.yaml", atomically: true, encoding: .utf8)
+        let d = try Daemon(arguments: ["--graph", graph])
+        try "root: {stack: Nope}\ncoordinators:\n  A: {}\n".write(toFile: graph + "/app.yaml", atomically: true, encoding: .utf8)
+        let r = try navctl(["call", "graph.reload"], socket: d.socketPath)
+        #expect(r.status == 1 && r.stdout.contains("\"ok\":false") && r.stderr.contains("graph.reload answered ok: false"), "\(r)")
+    }
+
+    @Test func sessionsAreOpenedAndClosedByName() throws {
+        let d = try Daemon()
+        #expect(try navctl(["--session", "s1", "tree"], socket: d.socketPath).status == 1, "not open yet")
+        var r = try navctl(["session", "open", "s1"], socket: d.socketPath)
+        #expect(r.status == 0 && r.stdout.contains("session s1 version 0"), "\(r)")
+        r = try navctl(["session", "list"], socket: d.socketPath)
+        #expect(r.stdout.split(separator: "\n") == ["main", "s1"], "\(r)")
+        #expect(try navctl(["--session", "s1", "navigate", "shop.Product", "--with", "id=1"], socket: d.socketPath).status == 0)
+        r = try navctl(["session", "close", "s1"], socket: d.socketPath)
+        #expect(r.status == 0 && r.stdout.contains("closed s1"), "\(r)")
+        r = try navctl(["--session", "s1", "tree"], socket: d.socketPath)
+        #expect(r.status == 1 && r.stderr.contains("no session \"s1\""), "\(r)")
+    }
+
+    @Test func noWaitSaysHowToCancel() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        try c.call("navigate", ["route": "account"])
+        var r = try navctl(["route", "orders", "--no-wait"], socket: d.socketPath)
+        #expect(r.status == 0 && !r.stderr.contains("Ctrl-C") && r.stderr.contains("navd goes on with it after navctl exits"), "\(r)")
+        let nav = try #require(r.stdout.split(separator: " ").dropFirst().first.map { String($0.dropLast()) })
+        #expect(r.stderr.contains("navctl cancel \(nav)"), "\(r)")
+        r = try navctl(["cancel", nav], socket: d.socketPath)
+        #expect(r.status == 0 && r.stdout.contains("cancelled \(nav)"), "\(r)")
+        #expect(try c.call("stats")["pending"] == 0)
+    }
+}
+
 /// `navctl --generate-completion-script bash` completes coordinator and route names from the
 /// running navd's graph, in a real bash.
 @Suite struct NavctlCompletionTests {
