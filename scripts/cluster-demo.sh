@@ -30,7 +30,7 @@ tmux split-window -t "$NAME:ui" -h "NAVD_SOCKET=$B $BIN/nav-tui"
 tmux split-window -t "$NAME:ui" -v -f -l 12 "bash --rcfile <(cat <<RC
 export PATH=$BIN:\\\$PATH NAVD_SOCKET=$A
 echo 'left: nav-tui on node A (owner of main); right: nav-tui on node B (subscribed through PostgreSQL)'
-echo 'try:  navctl navigate shop.Product --with {\"id\":\"7\"}      then:  navctl dismiss'
+echo 'try:  navctl navigate shop.Product --with id=7      then:  navctl dismiss'
 echo 'kill node A:  kill -9 \\\$(cat $WORK/A.pid)     then on B:  navctl --socket $B navigate cart.Cart --by select'
 RC
 ) -i"

@@ -5,6 +5,14 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
     public enum Kind: Sendable, Equatable { case syntax, invalidUTF8, tooDeep, empty }
     public let kind: Kind
     public let detail: String
+    /// For a syntax error: where the document goes wrong (``JSONSyntaxLocator``).
+    public var location: JSONSyntaxLocator.Location?
+
+    public init(kind: Kind, detail: String, location: JSONSyntaxLocator.Location? = nil) {
+        self.kind = kind
+        self.detail = detail
+        self.location = location
+    }
     public var description: String {
         switch kind {
         case .syntax: return "invalid JSON: \(detail)"
@@ -57,7 +65,10 @@ public final class JSONParser {
             case Int32(NAVJSON_ERR_UTF8): throw JSONParseError(kind: .invalidUTF8, detail: detail)
             case Int32(NAVJSON_ERR_DEPTH): throw JSONParseError(kind: .tooDeep, detail: detail)
             case Int32(NAVJSON_ERR_EMPTY): throw JSONParseError(kind: .empty, detail: detail)
-            default: throw JSONParseError(kind: .syntax, detail: detail)
+            default:
+                // The slow path only: where the document goes wrong, as simdjson does not say.
+                let at = JSONSyntaxLocator.locate(bytes)
+                throw JSONParseError(kind: .syntax, detail: at?.description ?? detail, location: at)
             }
         }
         // Word 0 is the root word; the document's value starts at word 1.

@@ -154,6 +154,31 @@ extension NavigationGraph {
                 }
             }
         }
+        // Routes and deep links: a node each, outside the modules, with a dashed edge to the screen
+        // they show (a link's label names the stack it builds).
+        if !routes.isEmpty {
+            out += "  subgraph cluster_routes {\n    label=\"routes\"; style=\"rounded,dashed\"; color=\"#2f6fbf\";\n"
+            for r in routes {
+                out += "    \(q("route:" + r.name)) [label=\(q(r.name)), shape=cds, fillcolor=\"#e3efff\", color=\"#2f6fbf\"];\n"
+            }
+            out += "  }\n"
+            for r in routes {
+                out += "  \(q("route:" + r.name)) -> \(q(coordinators[r.to].name)) [style=dashed, color=\"#2f6fbf\", label=\(q(r.by?.rawValue ?? "push"))];\n"
+            }
+        }
+        if !links.isEmpty {
+            out += "  subgraph cluster_links {\n    label=\"deep links\"; style=\"rounded,dashed\"; color=\"#2e8b57\";\n"
+            for l in links {
+                out += "    \(q("link:" + l.pattern)) [label=\(q(l.pattern)), shape=note, fillcolor=\"#e6f5ec\", color=\"#2e8b57\"];\n"
+            }
+            out += "  }\n"
+            for l in links {
+                guard let last = l.entries.last else { continue }
+                let stack = l.entries.map { coordinators[$0.coordinator].localName }.joined(separator: " › ")
+                out += "  \(q("link:" + l.pattern)) -> \(q(coordinators[last.coordinator].name)) [style=dashed, color=\"#2e8b57\", label=\(q(stack))];\n"
+            }
+        }
+        out += "  legend [shape=plaintext, fillcolor=none, label=\"→ opens    ⋯ start of a flow    red dashed: recovery flow of a precondition\\lblue dashed: a route to its target    green dashed: a deep link to the screen it shows (via its stack)\\l\"];\n"
         out += "}\n"
         return out
     }

@@ -34,8 +34,8 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
 
     // MARK: The standard JSON-RPC 2.0 errors
 
-    public static func parseError(_ message: String, kind: ErrorKind = .parseError) -> RPCError {
-        RPCError(kind, message)
+    public static func parseError(_ message: String, kind: ErrorKind = .parseError, data: JSONObject = [:]) -> RPCError {
+        RPCError(kind, message, data: data)
     }
     public static func invalidRequest(_ message: String, kind: ErrorKind = .invalidRequest, data: JSONObject = [:]) -> RPCError {
         RPCError(kind, message, data: data)

@@ -63,6 +63,15 @@ import Testing
         #expect(dot.contains("subgraph \"cluster_flow_cart.Checkout\""))
         #expect(dot.contains("root -> \"shop.Home\" [label=\"tab 0\""))
         #expect(dot.contains("recover loggedIn"))
+        // Every route and every deep link is drawn, with an edge to the screen it shows.
+        for r in g.routes {
+            #expect(dot.contains("\"route:\(r.name)\" -> \"\(g.coordinators[r.to].name)\""), "route \(r.name)")
+        }
+        for l in g.links {
+            #expect(dot.contains("\"link:\(l.pattern)\" -> \"\(g.coordinators[l.entries.last!.coordinator].name)\""), "link \(l.pattern)")
+        }
+        #expect(dot.contains("\"link:/product/:id/reviews\" -> \"shop.Reviews\" [style=dashed, color=\"#2e8b57\", label=\"Home › Product › Reviews\"]"))
+        #expect(dot.contains("legend [shape=plaintext"))
     }
 
     @Test func describeListsTheResolvedGraph() throws {

@@ -95,7 +95,9 @@ final class Dispatcher {
             case .tooDeep:
                 e = .invalidRequest("JSON nested deeper than \(limits.maxDepth) levels (the limit)", kind: .tooDeep,
                                     data: ["limit": .int(limits.maxDepth)])
-            case .syntax: e = .parseError("invalid JSON: \(error.detail)")
+            case .syntax:
+                let at = error.location.map { l -> JSONObject in ["offset": .int(l.offset), "line": .int(l.line), "column": .int(l.column)] }
+                e = .parseError("invalid JSON: \(error.detail)", data: at ?? [:])
             }
             stats.errors += 1
             var w = JSONWriter()

@@ -1,0 +1,213 @@
+/// Where a document simdjson refused goes wrong: a small validating scanner run only on that slow
+/// path, so that a parse error names the line, column and byte of the first bad byte and what was
+/// expected there (simdjson says only that the structure is improper). Iterative, bounded by the
+/// document's size: a hostile message costs one more pass over its bytes, nothing else.
+public enum JSONSyntaxLocator {
+    public struct Location: Equatable, Sendable {
+        /// Byte offset of the first byte that cannot continue a JSON document (0-based).
+        public let offset: Int
+        /// 1-based line and column (in bytes) of that byte.
+        public let line: Int
+        public let column: Int
+        /// What the document needed there, and what it had.
+        public let expected: String
+        public let found: String
+
+        public var description: String {
+            "at line \(line), column \(column) (byte \(offset)): expected \(expected), found \(found)"
+        }
+    }
+
+    /// The first bad byte of `bytes` as JSON, or nil when the scanner finds the document well formed
+    /// (simdjson refused it for a reason of its own, such as a number out of range).
+    public static func locate(_ bytes: UnsafeRawBufferPointer) -> Location? {
+        var s = Scanner(bytes: bytes)
+        return s.run()
+    }
+
+    private struct Scanner {
+        let bytes: UnsafeRawBufferPointer
+        var i = 0
+
+        enum Container { case object, array }
+        /// Open containers, innermost last.
+        var stack: [Container] = []
+
+        init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+        mutating func skipSpace() {
+            while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0a || bytes[i] == 0x0d || bytes[i] == 0x09 { i += 1 }
+        }
+
+        func fail(_ expected: String, at offset: Int? = nil) -> Location {
+            let at = offset ?? i
+            var line = 1, lineStart = 0
+            for k in 0..<min(at, bytes.count) where bytes[k] == 0x0a {
+                line += 1
+                lineStart = k + 1
+            }
+            return Location(offset: at, line: line, column: at - lineStart + 1, expected: expected, found: describe(at))
+        }
+
+        func describe(_ at: Int) -> String {
+            guard at < bytes.count else { return "the end of the message" }
+            let b = bytes[at]
+            switch b {
+            case 0x22: return "'\"'"
+            case 0x20...0x7e: return "'\(Character(Unicode.Scalar(b)))'"
+            case 0x0a: return "a line break"
+            default: return "byte 0x" + String(b, radix: 16, uppercase: true)
+            }
+        }
+
+        /// What the scanner needs next.
+        enum Need { case value, firstMember, firstElement, afterValue }
+
+        /// One pass, as a state machine over an explicit stack (no recursion: nesting costs a stack
+        /// entry, bounded by the message's size).
+        mutating func run() -> Location? {
+            var need = Need.value
+            scan: while true {
+                skipSpace()
+                switch need {
+                case .value:
+                    guard i < bytes.count else { return fail("a value") }
+                    switch bytes[i] {
+                    case 0x7b:
+                        i += 1
+                        stack.append(.object)
+                        need = .firstMember
+                    case 0x5b:
+                        i += 1
+                        stack.append(.array)
+                        need = .firstElement
+                    default:
+                        if let e = scalar() { return e }
+                        need = .afterValue
+                    }
+                case .firstMember:
+                    if i < bytes.count, bytes[i] == 0x7d {
+                        i += 1
+                        stack.removeLast()
+                        need = .afterValue
+                    } else {
+                        if let e = memberName() { return e }
+                        need = .value
+                    }
+                case .firstElement:
+                    if i < bytes.count, bytes[i] == 0x5d {
+                        i += 1
+                        stack.removeLast()
+                        need = .afterValue
+                    } else {
+                        need = .value
+                    }
+                case .afterValue:
+                    guard let container = stack.last else { break scan }
+                    guard i < bytes.count else { return fail(container == .object ? "',' or '}'" : "',' or ']'") }
+                    let b = bytes[i]
+                    if b == 0x2c {  // ,
+                        i += 1
+                        if container == .object {
+                            skipSpace()
+                            if let e = memberName() { return e }
+                        }
+                        need = .value
+                    } else if (container == .object && b == 0x7d) || (container == .array && b == 0x5d) {
+                        i += 1
+                        stack.removeLast()
+                    } else {
+                        return fail(container == .object ? "',' or '}' after a member" : "',' or ']' after an element")
+                    }
+                }
+            }
+            return i < bytes.count ? fail("the end of the document") : nil
+        }
+
+        /// A member name and the ':' after it.
+        mutating func memberName() -> Location? {
+            guard i < bytes.count, bytes[i] == 0x22 else { return fail("a member name in double quotes") }
+            if let e = string() { return e }
+            skipSpace()
+            guard i < bytes.count, bytes[i] == 0x3a else { return fail("':' after the member name") }
+            i += 1
+            return nil
+        }
+
+        /// A string, number, true, false or null.
+        mutating func scalar() -> Location? {
+            switch bytes[i] {
+            case 0x22: return string()
+            case 0x2d, 0x30...0x39: return number()
+            case 0x74: return literal("true")
+            case 0x66: return literal("false")
+            case 0x6e: return literal("null")
+            default: return fail("a value (an object, array, string, number, true, false or null)")
+            }
+        }
+
+        mutating func literal(_ word: StaticString) -> Location? {
+            let w = UnsafeRawBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+            for k in 0..<w.count {
+                guard i + k < bytes.count, bytes[i + k] == w[k] else { return fail("`\(word)`", at: i + k) }
+            }
+            i += w.count
+            return nil
+        }
+
+        mutating func string() -> Location? {
+            i += 1  // the opening quote
+            while i < bytes.count {
+                let b = bytes[i]
+                if b == 0x22 {
+                    i += 1
+                    return nil
+                }
+                if b < 0x20 { return fail("a character of the string (control characters are written \\n, \\t or \\u00XX)") }
+                if b == 0x5c {
+                    guard i + 1 < bytes.count else { return fail("an escape after '\\'", at: i + 1) }
+                    let e = bytes[i + 1]
+                    if e == 0x75 {  // \uXXXX
+                        for k in 2...5 {
+                            guard i + k < bytes.count, isHex(bytes[i + k]) else { return fail("four hex digits after \\u", at: i + k) }
+                        }
+                        i += 6
+                        continue
+                    }
+                    guard [0x22, 0x5c, 0x2f, 0x62, 0x66, 0x6e, 0x72, 0x74].contains(e) else {
+                        return fail("an escape (\\\", \\\\, \\/, \\b, \\f, \\n, \\r, \\t or \\uXXXX)", at: i + 1)
+                    }
+                    i += 2
+                    continue
+                }
+                i += 1
+            }
+            return fail("'\"' closing the string")
+        }
+
+        func isHex(_ b: UInt8) -> Bool { (0x30...0x39).contains(b) || (0x41...0x46).contains(b) || (0x61...0x66).contains(b) }
+        func isDigit(_ at: Int) -> Bool { at < bytes.count && (0x30...0x39).contains(bytes[at]) }
+
+        mutating func number() -> Location? {
+            if bytes[i] == 0x2d { i += 1 }
+            guard isDigit(i) else { return fail("a digit") }
+            if bytes[i] == 0x30 {
+                i += 1
+            } else {
+                while isDigit(i) { i += 1 }
+            }
+            if i < bytes.count, bytes[i] == 0x2e {
+                i += 1
+                guard isDigit(i) else { return fail("a digit after the decimal point") }
+                while isDigit(i) { i += 1 }
+            }
+            if i < bytes.count, bytes[i] == 0x65 || bytes[i] == 0x45 {
+                i += 1
+                if i < bytes.count, bytes[i] == 0x2b || bytes[i] == 0x2d { i += 1 }
+                guard isDigit(i) else { return fail("a digit of the exponent") }
+                while isDigit(i) { i += 1 }
+            }
+            return nil
+        }
+    }
+}
