@@ -207,6 +207,14 @@ final class TmuxPane {
         do { try d.client().call("dismiss") } catch let e as RPCFailure { message = e.message }
         #expect(message.count > 80 && status.contains(message), "the status line holds the whole message \(message.debugDescription): \(s)")
         print("a long status line:\n\(s)")
+        // An update form submitted unchanged sends nothing, at 80x24 too.
+        _ = try d.client().call("navigate", ["to": "shop.Product", "with": ["id": "p1"]])
+        try pane.waitFor("actions on shop.Product")
+        try pane.send("u")
+        try pane.waitFor("[p1_]")
+        try pane.send("Enter")
+        s = try pane.waitFor("nothing changed, nothing sent")
+        #expect(try d.client().call("tree")["version"] == 1, "no update was committed")
     }
 
     /// Like navctl, nav-tui does not make a session on the way: a session that is not open ends it
