@@ -232,7 +232,9 @@ final class App {
             guard by == .select || by == .root || opens.contains(to) else { continue }
             if by == .select, selectedTabRoot(of: mirror) == to { continue }
             let prefill = r["with"]?.objectValue ?? [:]
-            list.append(("route \(name)", "\(by.rawValue) \(to)", { [unowned self] in
+            // The target's module is the route's most of the time: its local name is enough beside it.
+            let shown = to.hasPrefix((name.split(separator: ".").first.map(String.init) ?? "") + ".") ? String(to.split(separator: ".").last ?? "") : to
+            list.append(("route \(name)", "\(by.rawValue) \(shown)", { [unowned self] in
                 self.go(target: to, route: name, style: nil, prefill: prefill)
             }))
         }

@@ -30,7 +30,7 @@ struct Screen {
             if body.count > bodyRows { body = Array(body.prefix(max(0, bodyRows - 2))) + body.suffix(min(2, bodyRows)) }
             out += body + Array(repeating: Line(), count: max(0, bodyRows - body.count))
         } else {
-            let leftWidth = max(30, columns * 11 / 20)
+            let leftWidth = max(30, columns / 2)
             let left = window(treeLines(), rows: bodyRows)
             let right = actionLines(rows: bodyRows)
             for i in 0..<bodyRows {
