@@ -2,14 +2,14 @@
 SWIFT      ?= swift
 SOCKET     ?= $(if $(XDG_RUNTIME_DIR),$(XDG_RUNTIME_DIR)/navd.sock,/tmp/navd-$(shell id -u)/navd.sock)
 # Debian packages navd builds or tests with.
-DEB_PACKAGES := libuv1-dev libsimdjson-dev socat tmux graphviz sqlite3 libsqlite3-dev procps python3 python3-venv libpq-dev postgresql postgresql-contrib
+DEB_PACKAGES := libuv1-dev libsimdjson-dev socat tmux graphviz sqlite3 libsqlite3-dev procps python3 python3-venv libpq-dev postgresql postgresql-contrib chromium chromium-driver
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 PYENV      := .build/pyenv
 # Release builds of navd tuned with the flags Package.swift keeps behind NAVD_TUNED.
 export NAVD_TUNED ?= 1
 
-.PHONY: install uninstall man man-check chaos chaos-smoke run test test-python python-deps deps build build-debug embed graph-png build-no-cluster bench bench-instructions bench-durable bench-cpu bench-graph bench-core pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
+.PHONY: web web-build embed-web test-web install uninstall man man-check chaos chaos-smoke run test test-python python-deps deps build build-debug embed graph-png build-no-cluster bench bench-instructions bench-durable bench-cpu bench-graph bench-core pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
 
 ## make help: every target, one line each (scripts/tests/test_install.py checks that none is missing).
 help:
@@ -29,9 +29,13 @@ help:
 	@echo "  clean             - remove the build folders"
 	@echo "Demos:"
 	@echo "  demo              - navd, two nav-tui and a navctl tour in tmux"
+	@echo "  web               - navd and nav-web: navd in a browser (prints the URL with its token)"
+	@echo "  web-build         - build nav-web (Clients/web, its own package)"
+	@echo "  embed-web         - regenerate nav-web's embedded page from Clients/web/Assets"
 	@echo "  cluster-demo      - PostgreSQL, two navd nodes, a nav-tui on each, in tmux"
 	@echo "Longer tests:"
 	@echo "  test-python       - the Python client's tests against the debug navd"
+	@echo "  test-web          - nav-web in a headless Chromium (part of make test)"
 	@echo "  fuzz              - every fuzz target for FUZZ_SECONDS (300)"
 	@echo "  fuzz-smoke        - every fuzz target for 15 s (part of make test)"
 	@echo "  chaos             - CHAOS_SECONDS (300) of faults on a three-node cluster, history checked"
@@ -92,8 +96,10 @@ test: build-debug
 	scripts/profile-sources.sh --check
 	scripts/lint.sh
 	scripts/man.sh --check
+	python3 scripts/embed-web.py --check
 	$(SWIFT) test --skip-build
 	$(MAKE) test-python
+	$(MAKE) test-web
 	scripts/client-package.sh
 	$(MAKE) build-no-cluster
 	$(MAKE) fuzz-smoke
@@ -112,6 +118,7 @@ build-no-cluster: deps
 ## A virtual environment with pytest (from PyPI) and the Python client (Clients/python) installed.
 python-deps: deps
 	@[ -f $(PYENV)/.ready ] || { python3 -m venv $(PYENV) && $(PYENV)/bin/pip install -q --upgrade pytest setuptools wheel && touch $(PYENV)/.ready; }
+	@$(PYENV)/bin/python -c "import selenium" 2>/dev/null || $(PYENV)/bin/pip install -q selenium
 	@$(PYENV)/bin/pip install -q --no-build-isolation --no-deps ./Clients/python
 
 ## The Python client's tests and the README's pytest example, against the debug navd.
@@ -217,3 +224,22 @@ graph-png: build-debug
 
 clean:
 	rm -rf .build .build-fuzz .build-asan
+
+## make web: navd (started on the default socket unless one answers there) and nav-web, navd in a
+## browser; prints the URL with its token. WEB_PORT (8765), NAVWEB_ARGS (such as --read-only).
+WEB_PORT ?= 8765
+web: build web-build
+	@scripts/web.sh $(SOCKET) $(WEB_PORT) $(NAVWEB_ARGS)
+
+## nav-web's package (Clients/web: Hummingbird, its own build folder), debug unless CONFIG=release.
+web-build: deps
+	SWIFT=$(SWIFT) scripts/web-build.sh
+
+## Regenerate nav-web's embedded page (Clients/web/Sources/nav-web/Assets.swift) from Clients/web/Assets.
+embed-web:
+	python3 scripts/embed-web.py
+
+## The browser tests: nav-web and its page in a headless Chromium (Selenium, chromium-driver).
+test-web: python-deps web-build
+	NAVD_BIN=$(CURDIR)/.build/debug/navd NAVWEB_BIN=$(CURDIR)/Clients/web/.build/debug/nav-web \
+	  $(PYENV)/bin/python -m pytest -q -p no:cacheprovider --rootdir=$(CURDIR) Clients/web/tests

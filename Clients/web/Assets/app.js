@@ -1,0 +1,436 @@
+// nav-web's page: a navd client over nav-web's WebSocket relay (JSON-RPC 2.0, one message per
+// frame). It mirrors the session's tree from `subscribe` and `stackChanged`, lists the visible
+// screen's actions, keeps every change for time travel, and draws the graph.
+const $ = (id) => document.getElementById(id);
+const clone = (v) => JSON.parse(JSON.stringify(v));
+
+const state = {
+  session: new URLSearchParams(location.search).get('session') || 'main',
+  subscribed: null,
+  graph: null,
+  base: null,        // the snapshot subscribe answered: {version, root, visible}
+  live: null,        // the tree now
+  log: [],           // every stackChanged since the snapshot, oldest first
+  mine: new Set(),   // versions this page's own calls made
+  travel: null,      // the version shown instead of the live tree
+  pending: new Map(),
+  readOnly: false,
+  svgLoaded: false,
+};
+
+// ---- JSON-RPC over the WebSocket ----
+let ws;
+let nextId = 1;
+const waiting = new Map();
+
+function connect() {
+  ws = new WebSocket(`ws://${location.host}/ws`);
+  ws.onopen = () => start().catch((e) => status(describe(e), true));
+  ws.onmessage = (e) => receive(JSON.parse(e.data));
+  ws.onclose = () => status('disconnected from nav-web: reload the page to connect again', true);
+}
+
+function call(method, params = {}) {
+  return new Promise((resolve, reject) => {
+    const id = nextId++;
+    waiting.set(id, { resolve, reject });
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+  });
+}
+
+function receive(m) {
+  if (m.id !== undefined && m.id !== null && waiting.has(m.id)) {
+    const w = waiting.get(m.id);
+    waiting.delete(m.id);
+    if (m.error) w.reject(m.error); else w.resolve(m.result);
+    return;
+  }
+  if (m.error) { status(describe(m.error), true); return; }
+  if (m.method) notified(m.method, m.params || {});
+}
+
+function describe(e) {
+  if (e && e.message) return (e.data && e.data.kind ? e.data.kind + ': ' : '') + e.message;
+  return String(e);
+}
+
+function status(text, bad = false) {
+  const s = $('status');
+  s.textContent = text;
+  s.className = bad ? 'error' : 'dim';
+}
+
+// ---- Start, sessions, subscription ----
+async function start() {
+  await call('hello', { client: 'nav-web' });
+  state.graph = await call('graph.describe');
+  await loadSessions();
+  await subscribe(state.session);
+  status('connected');
+  drawGraph();
+}
+
+async function loadSessions() {
+  const r = await call('session.list');
+  const select = $('session');
+  select.innerHTML = '';
+  for (const name of r.sessions) {
+    const o = document.createElement('option');
+    o.value = o.textContent = name;
+    if (name === state.session) o.selected = true;
+    select.append(o);
+  }
+}
+
+async function subscribe(name) {
+  if (state.subscribed) await call('unsubscribe', { session: state.subscribed }).catch(() => {});
+  const snapshot = await call('subscribe', { session: name });
+  state.session = name;
+  state.subscribed = name;
+  state.base = clone(snapshot);
+  state.live = clone(snapshot);
+  state.log = [];
+  state.mine = new Set();
+  state.travel = null;
+  state.pending.clear();
+  render();
+  loadFacts();
+}
+
+// ---- Notifications ----
+function notified(method, p) {
+  if (method === 'navweb.hello') {
+    state.readOnly = !!p.readOnly;
+    $('mode').textContent = state.readOnly ? 'read-only' : '';
+    return;
+  }
+  if (method === 'navweb.notice') { status(p.message, true); return; }
+  if (method === 'graphReloaded') {
+    call('graph.describe').then((g) => { state.graph = g; drawGraph(); return subscribe(state.session); });
+    return;
+  }
+  if (p.session !== undefined && p.session !== state.subscribed) return;
+  if (method === 'stackChanged') {
+    if (p.version <= state.live.version) return;
+    const snapshot = p.changes.length === 1 && p.changes[0].op === 'reset';
+    if (p.version !== state.live.version + 1 && !snapshot) { subscribe(state.session); return; }
+    applyChanges(state.live, p.changes);
+    state.live.version = p.version;
+    state.live.visible = p.visible;
+    state.log.push(clone(p));
+    render();
+    loadFacts();
+  } else if (method === 'navigationPending') {
+    state.pending.set(p.navigation, p);
+    renderPending();
+  } else if (method === 'flowCompleted') {
+    for (const [id, nav] of state.pending) if (nav.flow && nav.flow.node === p.flow) state.pending.delete(id);
+    renderPending();
+  } else if (method === 'screenResult') {
+    status(`screenResult for ${p.to}: ${JSON.stringify(p.result)}`);
+  }
+}
+
+// The tree after changes (PROTOCOL.md's ops); as the Swift and Python mirrors do.
+function find(root, id) {
+  const todo = [root];
+  while (todo.length) {
+    const n = todo.pop();
+    if (n.id === id) return n;
+    if (n.presented) todo.push(n.presented);
+    for (const c of n.children || []) todo.push(c);
+  }
+  return null;
+}
+
+function applyChanges(tree, changes) {
+  for (const ch of changes) {
+    if (ch.op === 'reset') { tree.root = clone(ch.root); continue; }
+    if (ch.op === 'update') { const n = find(tree.root, ch.node.id); if (n) n.params = clone(ch.node.params || {}); continue; }
+    const parent = find(tree.root, ch.parent);
+    if (!parent) throw new Error(`change names ${ch.parent}, which the tree does not hold`);
+    switch (ch.op) {
+      case 'push': (parent.children = parent.children || []).push(clone(ch.node)); break;
+      case 'present': parent.presented = clone(ch.node); break;
+      case 'pop': parent.children.splice(ch.index); break;
+      case 'dismiss': delete parent.presented; break;
+      case 'replace': parent.children.splice(ch.index); parent.children.push(clone(ch.node)); break;
+      case 'select': parent.selected = ch.index; if (ch.history) parent.history = ch.history; else delete parent.history; break;
+      default: throw new Error(`unknown op ${ch.op}`);
+    }
+  }
+}
+
+// The tree as it was at `version`: the snapshot, then every change up to it.
+function treeAt(version) {
+  const t = clone(state.base);
+  for (const p of state.log) {
+    if (p.version > version) break;
+    applyChanges(t, p.changes);
+    t.version = p.version;
+    t.visible = p.visible;
+  }
+  return t;
+}
+
+// ---- Rendering ----
+function shown() { return state.travel === null ? state.live : treeAt(state.travel); }
+
+function render() {
+  const t = shown();
+  $('version').textContent = `version ${t.version}`;
+  $('travel').hidden = state.travel === null;
+  $('travel-version').textContent = state.travel ?? '';
+  renderTree(t);
+  renderActions();
+  renderLog();
+  renderPending();
+  highlightGraph();
+}
+
+function renderTree(t) {
+  const visible = new Set(t.visible);
+  const ul = (nodes, label) => {
+    const list = document.createElement('ul');
+    nodes.forEach((n, i) => list.append(item(n, label ? label(i) : '')));
+    return list;
+  };
+  const item = (n, prefix) => {
+    const li = document.createElement('li');
+    const span = document.createElement('span');
+    span.className = 'node' + (visible.has(n.id) ? ' on' : '');
+    span.dataset.id = n.id;
+    if (n.coordinator) span.dataset.coordinator = n.coordinator;
+    const name = n.kind === 'screen' || n.kind === 'flow' ? (n.kind === 'flow' ? 'flow ' : '') + n.coordinator
+      : n.kind + (n.coordinator ? ' ' + n.coordinator : '') + (n.kind === 'tabs' ? ` selected ${n.selected}` : '');
+    span.append((visible.has(n.id) ? '▶ ' : '') + prefix + name + ' ');
+    const id = document.createElement('span');
+    id.className = 'id';
+    id.textContent = `[${n.id}]`;
+    span.append(id);
+    if (n.params && Object.keys(n.params).length) {
+      const p = document.createElement('span');
+      p.className = 'params';
+      p.textContent = ' ' + JSON.stringify(n.params);
+      span.append(p);
+    }
+    li.append(span);
+    const kids = n.children || [];
+    if (kids.length) li.append(ul(kids, n.kind === 'tabs' ? (i) => `tab ${i + 1}${i === n.selected ? '*' : ''} ` : null));
+    if (n.presented) li.append(ul([n.presented], () => 'presents '));
+    return li;
+  };
+  $('tree').replaceChildren(ul([t.root]));
+}
+
+function visibleNodes(t) { return t.visible.map((id) => find(t.root, id)).filter(Boolean); }
+function topOf(t) { const v = visibleNodes(t); return v[v.length - 1]; }
+function coordinator(name) { return (state.graph && state.graph.coordinators[name]) || {}; }
+function needsForm(name) { const s = coordinator(name).setup; return !!(s && s.properties && Object.keys(s.properties).length); }
+
+function defaultStyle(target) {
+  const styles = coordinator(target).presentations || ['push'];
+  for (const s of ['push', 'present', 'replace']) if (styles.includes(s)) return s;
+  return styles[0] || 'push';
+}
+
+function actionsFor(t) {
+  const top = topOf(t);
+  if (!top || !top.coordinator) return [];
+  const opens = coordinator(top.coordinator).opens || [];
+  const list = opens.map((target) => ({ label: `${defaultStyle(target)} ${target}`, run: () => go(target, null) }));
+  for (const [name, r] of Object.entries(state.graph.routes || {})) {
+    const by = r.by || 'push';
+    if (by === 'select' && t.root.kind === 'tabs') {
+      const tab = t.root.children[t.root.selected];
+      if (tab && tab.children && tab.children[0] && tab.children[0].coordinator === r.to) continue;  // the tab shown
+    }
+    if (by === 'select' || by === 'root' || opens.includes(r.to)) list.push({ label: `route ${name}`, run: () => go(r.to, name, r.with || {}) });
+  }
+  if (t.root.kind === 'tabs') {
+    t.root.children.forEach((tab, i) => {
+      const first = tab.children && tab.children[0];
+      if (i !== t.root.selected && first) list.push({ label: `select ${first.coordinator}`, run: () => send('navigate', { to: first.coordinator, by: 'select' }, `select ${first.coordinator}`) });
+    });
+  }
+  list.push({ label: 'dismiss', run: () => send('dismiss', {}, 'dismiss') });
+  const flow = visibleNodes(t).reverse().find((n) => n.kind === 'flow');
+  if (flow) {
+    list.push({ label: `complete ${flow.coordinator}`, run: () => completeFlow(flow) });
+    list.push({ label: `cancel ${flow.coordinator}`, run: () => send('flowComplete', { flow: flow.id, cancelled: true }, `cancel ${flow.coordinator}`) });
+  }
+  list.push({ label: 'reset to the root', run: () => send('reset', {}, 'reset') });
+  return list;
+}
+
+function renderActions() {
+  const box = $('actions');
+  box.replaceChildren();
+  const t = state.live;
+  const top = topOf(t);
+  $('top-name').textContent = top ? top.coordinator || top.kind : '…';
+  if (state.travel !== null) { box.textContent = 'time travel is read-only: back to live to act'; return; }
+  for (const a of actionsFor(t)) {
+    const b = document.createElement('button');
+    b.textContent = a.label;
+    b.dataset.action = a.label;
+    b.disabled = state.readOnly;
+    b.onclick = a.run;
+    box.append(b);
+  }
+}
+
+function renderLog() {
+  const body = $('log').tBodies[0];
+  body.replaceChildren();
+  for (const p of state.log) {
+    const tr = document.createElement('tr');
+    tr.dataset.version = p.version;
+    if (state.travel === p.version) tr.className = 'selected';
+    const ops = p.changes.map((c) => c.op).join(', ');
+    const nodes = p.changes.map((c) => (c.node && c.node.id ? `${c.node.id} ${c.node.coordinator || c.node.kind}` : c.removed ? 'removed ' + c.removed.join(' ') : c.parent || '')).join('; ');
+    for (const text of [p.version, ops, nodes, state.mine.has(p.version) ? 'this page' : 'not this page']) {
+      const td = document.createElement('td');
+      td.textContent = text;
+      tr.append(td);
+    }
+    tr.onclick = () => { state.travel = p.version; render(); };
+    body.append(tr);
+  }
+}
+
+function renderPending() {
+  const ul = $('pending');
+  ul.replaceChildren();
+  if (!state.pending.size) { const li = document.createElement('li'); li.textContent = 'none'; ul.append(li); return; }
+  for (const [id, p] of state.pending) {
+    const li = document.createElement('li');
+    li.textContent = `${id} to ${p.to} waits for ${typeof p.waitingFor === 'string' ? p.waitingFor : JSON.stringify(p.waitingFor)}` + (p.flow ? ` (recovery flow ${p.flow.coordinator} [${p.flow.node}])` : '') + ' ';
+    const b = document.createElement('button');
+    b.textContent = 'cancel';
+    b.onclick = () => send('cancel', { navigation: id }, `cancel ${id}`);
+    li.append(b);
+    ul.append(li);
+  }
+}
+
+async function loadFacts() {
+  try { $('facts').textContent = JSON.stringify((await call('context.get', { session: state.subscribed })).facts || {}, null, 1); } catch (e) { /* shown elsewhere */ }
+}
+
+// ---- Acting ----
+async function send(method, params, what, fromForm = false) {
+  status(`${what}…`);
+  try {
+    const r = await call(method, { session: state.session, ...params });
+    if (r && typeof r.version === 'number') state.mine.add(r.version);
+    if (r && r.navigation) state.pending.delete(r.navigation);
+    if (fromForm) closeForm();
+    status(`${what}: version ${r && r.version !== undefined ? r.version : '?'}`);
+    render();
+  } catch (e) {
+    if (e.data && e.data.navigation) state.pending.delete(e.data.navigation);
+    if (fromForm && e.data && (e.data.kind === 'invalidSetup' || e.data.kind === 'invalidParams')) {
+      const err = $('form-error');
+      err.textContent = e.message;
+      err.hidden = false;
+    } else {
+      status(`${what}: ${describe(e)}`, true);
+    }
+    renderPending();
+  }
+}
+
+function go(target, route, prefill = {}) {
+  const params = route ? { route } : { to: target, by: defaultStyle(target) };
+  params.progress = true;
+  const what = route ? `route ${route}` : `${params.by} ${target}`;
+  if (!needsForm(target)) { send('navigate', { ...params, ...(Object.keys(prefill).length ? { with: prefill } : {}) }, what); return; }
+  openForm(what, coordinator(target).setup, prefill, (values) => send('navigate', { ...params, with: values }, what, true));
+}
+
+function completeFlow(flow) {
+  const schema = (coordinator(flow.coordinator).flow || {}).result;
+  const what = `complete ${flow.coordinator}`;
+  if (!schema || !schema.properties) { send('flowComplete', { flow: flow.id, result: {} }, what); return; }
+  openForm(what, schema, {}, (values) => send('flowComplete', { flow: flow.id, result: values }, what, true));
+}
+
+// A form from a JSON Schema object: one field per property; values typed as the schema says
+// (navd validates and its message appears in the form).
+let submitForm = null;
+function openForm(title, schema, prefill, submit) {
+  $('form-title').textContent = title;
+  const fields = $('form-fields');
+  fields.replaceChildren();
+  const required = new Set(schema.required || []);
+  for (const [name, p] of Object.entries(schema.properties || {})) {
+    const label = document.createElement('label');
+    const hint = [p.type || 'any', p.enum ? 'one of ' + p.enum.join(', ') : '', p.pattern ? 'pattern ' + p.pattern : ''].filter(Boolean).join(', ');
+    label.append(`${name}${required.has(name) ? '*' : ''} `);
+    const input = document.createElement('input');
+    input.name = name;
+    input.dataset.type = p.type || 'any';
+    if (prefill[name] !== undefined) input.value = typeof prefill[name] === 'string' ? prefill[name] : JSON.stringify(prefill[name]);
+    label.append(input, ` ${hint}`);
+    fields.append(label);
+  }
+  $('form-error').hidden = true;
+  $('form').hidden = false;
+  submitForm = submit;
+  const first = fields.querySelector('input');
+  if (first) first.focus();
+}
+
+function closeForm() { $('form').hidden = true; submitForm = null; }
+
+function formValues() {
+  const out = {};
+  for (const input of $('form-fields').querySelectorAll('input')) {
+    const v = input.value;
+    if (v === '') continue;
+    const type = input.dataset.type;
+    if (type === 'integer' || type === 'number') out[input.name] = /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(v) ? Number(v) : v;
+    else if (type === 'boolean') out[input.name] = v === 'true' ? true : v === 'false' ? false : v;
+    else if (type === 'object' || type === 'array') { try { out[input.name] = JSON.parse(v); } catch { out[input.name] = v; } }
+    else out[input.name] = v;
+  }
+  return out;
+}
+
+// ---- The graph ----
+async function drawGraph() {
+  const r = await fetch('/graph.svg');
+  const text = await r.text();
+  if (!r.ok) { $('graph').textContent = text; return; }
+  $('graph').innerHTML = text;
+  $('graph').classList.remove('dim');
+  state.svgLoaded = true;
+  highlightGraph();
+}
+
+function highlightGraph() {
+  if (!state.svgLoaded) return;
+  const t = shown();
+  const onPath = new Set(visibleNodes(t).map((n) => n.coordinator).filter(Boolean));
+  const inTree = new Set();
+  const todo = [t.root];
+  while (todo.length) { const n = todo.pop(); if (n.coordinator) inTree.add(n.coordinator); if (n.presented) todo.push(n.presented); todo.push(...(n.children || [])); }
+  const top = topOf(state.live);
+  const opens = new Set(top && top.coordinator ? coordinator(top.coordinator).opens || [] : []);
+  for (const g of document.querySelectorAll('#graph g.node')) {
+    const name = (g.querySelector('title') || {}).textContent;
+    g.classList.toggle('visible', onPath.has(name));
+    g.classList.toggle('intree', inTree.has(name));
+    const openable = state.travel === null && !state.readOnly && opens.has(name);
+    g.classList.toggle('openable', openable);
+    g.onclick = openable ? () => go(name, null) : null;
+  }
+}
+
+// ---- Wiring ----
+$('session').onchange = (e) => subscribe(e.target.value).catch((err) => status(describe(err), true));
+$('live').onclick = () => { state.travel = null; render(); };
+$('form').onsubmit = (e) => { e.preventDefault(); if (submitForm) submitForm(formValues()); };
+$('form-cancel').onclick = closeForm;
+connect();

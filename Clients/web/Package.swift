@@ -1,0 +1,28 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// nav-web, navd's browser front-end and inspector: a package of its own, so that navd and its
+// other clients build without SwiftNIO and Hummingbird (`make web` and `make test` build it).
+let package = Package(
+    name: "nav-web",
+    platforms: [.macOS(.v14)],
+    products: [.executable(name: "nav-web", targets: ["nav-web"])],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "nav-web",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        )
+    ]
+)

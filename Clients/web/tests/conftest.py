@@ -1,0 +1,99 @@
+"""Fixtures for nav-web's browser tests: a navd (the debug build, embedded example graph, no state
+file), a nav-web relaying to it on a free port with a known token, and a headless Chromium driven
+by Selenium through Debian's chromium-driver. Each test saves a screenshot of the page to
+.build/web-screenshots/ (the test's artefacts)."""
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+CHROMIUM = shutil.which("chromium")
+CHROMEDRIVER = shutil.which("chromedriver")
+SHOTS = os.path.join(ROOT, ".build", "web-screenshots")
+TOKEN = "test-token-0123456789abcdef"
+
+
+def wait_for_socket(path, timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(path)
+            s.close()
+            return
+        except OSError:
+            time.sleep(0.02)
+    raise RuntimeError("navd did not listen on %s" % path)
+
+
+class NavWeb:
+    def __init__(self, navd_sock, args=()):
+        self.navd_sock = navd_sock
+        self.proc = subprocess.Popen([os.environ["NAVWEB_BIN"], "--socket", navd_sock, "--port", "0", "--token", TOKEN,
+                                      "--navd", os.environ["NAVD_BIN"], *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        line = self.proc.stdout.readline()
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)", line)
+        if not m:
+            raise RuntimeError("nav-web printed %r" % line)
+        self.port = int(m.group(1))
+        self.url = m.group(0)
+        self.base = "http://127.0.0.1:%d" % self.port
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@pytest.fixture
+def navd():
+    work = tempfile.mkdtemp(prefix="navweb-test-")
+    sock = os.path.join(work, "navd.sock")
+    p = subprocess.Popen([os.environ["NAVD_BIN"], "--socket", sock, "--ephemeral", "--log-level", "error"])
+    wait_for_socket(sock)
+    yield sock
+    p.terminate()
+    p.wait(10)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.fixture
+def navweb(navd):
+    w = NavWeb(navd)
+    yield w
+    w.stop()
+
+
+@pytest.fixture
+def browser(request):
+    if not (CHROMIUM and CHROMEDRIVER):
+        pytest.skip("chromium and chromium-driver are not installed (make deps installs them)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+    o = Options()
+    o.binary_location = CHROMIUM
+    for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1100"]:
+        o.add_argument(a)
+    d = webdriver.Chrome(options=o, service=Service(CHROMEDRIVER))
+    yield d
+    os.makedirs(SHOTS, exist_ok=True)
+    try:
+        d.save_screenshot(os.path.join(SHOTS, request.node.name + ".png"))
+    finally:
+        d.quit()
+
+
+def navctl(sock, *args):
+    r = subprocess.run([os.path.join(os.path.dirname(os.environ["NAVD_BIN"]), "navctl"), "--socket", sock, *args],
+                       capture_output=True, text=True, timeout=20)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout

@@ -1,0 +1,253 @@
+"""nav-web in a real headless Chromium: the token, the live tree, actions and forms that drive
+navd, a recovery flow completed from the page, time travel, the graph's highlights, the Host and
+Origin checks, --read-only, /metrics and /healthz."""
+import base64
+import json
+import os
+import socket
+import time
+import urllib.error
+import urllib.request
+
+from conftest import TOKEN, NavWeb, navctl
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+
+def wait(driver, condition, timeout=5, message=""):
+    return WebDriverWait(driver, timeout, poll_frequency=0.02).until(lambda d: condition(d), message)
+
+
+def text(driver, element_id):
+    return driver.find_element(By.ID, element_id).text
+
+
+def button(driver, label):
+    return driver.find_element(By.CSS_SELECTOR, '#actions button[data-action="%s"]' % label)
+
+
+def tree_json(sock):
+    return json.loads(navctl(sock, "tree", "--json"))
+
+
+def load(driver, navweb):
+    driver.get(navweb.url)
+    wait(driver, lambda d: "shop.Home" in text(d, "tree") and text(d, "status") == "connected", message="the page shows the tree")
+
+
+def http(url, headers=None):
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+class WebSocket:
+    """The smallest WebSocket client the tests need: the upgrade, text frames both ways."""
+
+    def __init__(self, port, origin, cookie=True, host=None):
+        self.s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        key = base64.b64encode(os.urandom(16)).decode()
+        lines = ["GET /ws HTTP/1.1", "Host: %s" % (host or "127.0.0.1:%d" % port), "Upgrade: websocket", "Connection: Upgrade",
+                 "Sec-WebSocket-Key: " + key, "Sec-WebSocket-Version: 13", "Origin: " + origin]
+        if cookie:
+            lines.append("Cookie: navweb_token=" + TOKEN)
+        self.s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = self.s.recv(4096)
+            if not chunk:
+                break
+            head += chunk
+        self.status = int(head.split(b" ")[1]) if head else 0
+        self.buffer = head.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in head else b""
+
+    def send(self, text):
+        data = text.encode()
+        mask = os.urandom(4)
+        header = bytes([0x81, 0x80 | 126]) + len(data).to_bytes(2, "big") if len(data) >= 126 else bytes([0x81, 0x80 | len(data)])
+        self.s.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+
+    def receive(self):
+        while True:
+            if len(self.buffer) >= 2:
+                n = self.buffer[1] & 0x7F
+                start = 2
+                if n == 126:
+                    n = int.from_bytes(self.buffer[2:4], "big")
+                    start = 4
+                elif n == 127:
+                    n = int.from_bytes(self.buffer[2:10], "big")
+                    start = 10
+                if len(self.buffer) >= start + n:
+                    payload = self.buffer[start:start + n]
+                    self.buffer = self.buffer[start + n:]
+                    return json.loads(payload.decode())
+            chunk = self.s.recv(65536)
+            assert chunk, "nav-web closed the WebSocket"
+            self.buffer += chunk
+
+    def call(self, method, params=None, id=1):
+        self.send(json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params or {}}))
+        while True:
+            m = self.receive()
+            if m.get("id") == id:
+                return m
+
+
+def test_the_page_needs_its_token(navweb, browser):
+    status, body = http(navweb.base + "/")
+    assert status == 401 and "needs the token nav-web printed" in body, (status, body)
+    for path in ["/app.js", "/style.css", "/graph.svg", "/metrics"]:
+        assert http(navweb.base + path)[0] == 401, path
+    browser.get(navweb.base + "/")
+    assert "needs the token" in browser.find_element(By.TAG_NAME, "body").text
+    load(browser, navweb)
+    # The first load set the cookie: the page loads again without the token in the URL.
+    browser.get(navweb.base + "/")
+    wait(browser, lambda d: "shop.Home" in text(d, "tree"))
+    assert "▶ shop.Home [n2]" in text(browser, "tree")
+
+
+def test_a_navigation_elsewhere_shows_within_a_second(navweb, browser):
+    load(browser, navweb)
+    navctl(navweb.navd_sock, "navigate", "shop.Product", "--with", "id=p7")
+    started = time.monotonic()
+    wait(browser, lambda d: 'shop.Product [n8] {"id":"p7"}' in text(d, "tree"), timeout=1.0, message="the page follows within a second")
+    assert time.monotonic() - started < 1.0
+    assert text(browser, "top-name") == "shop.Product"
+    row = browser.find_element(By.CSS_SELECTOR, '#log tbody tr[data-version="1"]').text
+    assert "push" in row and "n8 shop.Product" in row and "not this page" in row, row
+
+
+def test_clicking_an_action_changes_navds_tree(navweb, browser):
+    load(browser, navweb)
+    button(browser, "select cart.Cart").click()
+    deadline = time.monotonic() + 3
+    while tree_json(navweb.navd_sock)["root"]["selected"] != 1:
+        assert time.monotonic() < deadline, "navd's tree did not change"
+        time.sleep(0.02)
+    wait(browser, lambda d: text(d, "top-name") == "cart.Cart")
+    assert "this page" in browser.find_element(By.CSS_SELECTOR, '#log tbody tr[data-version="1"]').text
+
+
+def test_an_invalid_value_shows_navds_message_in_the_form(navweb, browser):
+    load(browser, navweb)
+    button(browser, "push shop.Category").click()
+    wait(browser, lambda d: d.find_element(By.ID, "form").is_displayed())
+    browser.find_element(By.NAME, "slug").send_keys("shoes")
+    browser.find_element(By.NAME, "page").send_keys("two")
+    browser.find_element(By.ID, "form-submit").click()
+    wait(browser, lambda d: d.find_element(By.ID, "form-error").is_displayed())
+    error = text(browser, "form-error")
+    assert "/page" in error and "integer" in error, error
+    assert tree_json(navweb.navd_sock)["version"] == 0, "nothing committed"
+    # Corrected, it commits.
+    page = browser.find_element(By.NAME, "page")
+    page.clear()
+    page.send_keys("2")
+    browser.find_element(By.ID, "form-submit").click()
+    wait(browser, lambda d: "shop.Category" in text(d, "top-name"))
+    assert not browser.find_element(By.ID, "form").is_displayed()
+
+
+def test_a_recovery_flow_completes_from_the_page(navweb, browser):
+    load(browser, navweb)
+    button(browser, "route account.account").click()
+    wait(browser, lambda d: text(d, "top-name") == "account.Account")
+    button(browser, "push account.Orders").click()
+    # navd presents the login flow and the navigation waits for it.
+    wait(browser, lambda d: "account.loggedIn" in text(d, "pending"), message="the pending navigation is listed")
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '#actions button[data-action="complete account.Login"]'))
+    button(browser, "complete account.Login").click()
+    wait(browser, lambda d: d.find_element(By.ID, "form").is_displayed())
+    browser.find_element(By.NAME, "user").send_keys("ann")
+    browser.find_element(By.ID, "form-submit").click()
+    wait(browser, lambda d: text(d, "top-name") == "account.Orders", message="the navigation went on to Orders")
+    assert text(browser, "pending") == "none"
+    assert '"loggedIn": true' in text(browser, "facts")
+    t = tree_json(navweb.navd_sock)
+    assert t["root"]["children"][2]["children"][-1]["coordinator"] == "account.Orders"
+
+
+def test_time_travel_and_back(navweb, browser):
+    load(browser, navweb)
+    navctl(navweb.navd_sock, "navigate", "shop.Product", "--with", "id=a")
+    navctl(navweb.navd_sock, "navigate", "shop.Reviews")
+    wait(browser, lambda d: "shop.Reviews" in text(d, "tree"))
+    browser.find_element(By.CSS_SELECTOR, '#log tbody tr[data-version="1"]').click()
+    wait(browser, lambda d: d.find_element(By.ID, "travel").is_displayed())
+    assert text(browser, "version") == "version 1"
+    assert "shop.Product" in text(browser, "tree") and "shop.Reviews" not in text(browser, "tree")
+    assert "read-only" in text(browser, "actions")
+    browser.find_element(By.ID, "live").click()
+    wait(browser, lambda d: "shop.Reviews" in text(d, "tree"))
+    assert text(browser, "version") == "version 2" and not browser.find_element(By.ID, "travel").is_displayed()
+
+
+def test_the_graph_highlights_the_visible_path(navweb, browser):
+    load(browser, navweb)
+
+    def node(name):
+        for g in browser.find_elements(By.CSS_SELECTOR, "#graph g.node"):
+            if g.find_element(By.TAG_NAME, "title").get_attribute("textContent") == name:
+                return g
+        raise AssertionError("no node %s in the picture" % name)
+
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#graph g.node.visible"), message="the picture is drawn and highlighted")
+    assert "visible" in node("shop.Home").get_attribute("class")
+    assert "intree" in node("cart.Cart").get_attribute("class") and "visible" not in node("cart.Cart").get_attribute("class")
+    navctl(navweb.navd_sock, "navigate", "shop.Product", "--with", "id=g")
+    wait(browser, lambda d: "visible" in node("shop.Product").get_attribute("class"))
+    # A screen the visible one opens navigates when clicked (its form first: Reviews has a setup).
+    assert "openable" in node("shop.Reviews").get_attribute("class")
+    browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", node("shop.Reviews"))
+    wait(browser, lambda d: d.find_element(By.ID, "form").is_displayed())
+    browser.find_element(By.ID, "form-submit").click()
+    wait(browser, lambda d: text(d, "top-name") == "shop.Reviews")
+    assert tree_json(navweb.navd_sock)["version"] == 2
+
+
+def test_host_and_origin_are_checked(navweb):
+    ok = WebSocket(navweb.port, "http://127.0.0.1:%d" % navweb.port)
+    assert ok.status == 101
+    assert ok.receive()["method"] == "navweb.hello"
+    assert ok.call("ping")["result"] == "pong"
+    assert WebSocket(navweb.port, "http://evil.example").status != 101, "another site's page"
+    assert WebSocket(navweb.port, "http://127.0.0.1:%d" % navweb.port, cookie=False).status != 101
+    assert WebSocket(navweb.port, "http://evil.example:%d" % navweb.port, host="evil.example:%d" % navweb.port).status != 101
+    status, body = http(navweb.url.replace("127.0.0.1", "localhost"), {"Host": "evil.example:%d" % navweb.port})
+    assert status == 403 and "not this server" in body, (status, body)
+    # Bad input from the page gets navd's own errors.
+    assert ok.call("navigate", {"to": "shop.Nope"}, id=2)["error"]["data"]["kind"] == "unknownTarget"
+    ok.send("{not json")
+    m = ok.receive()
+    assert m["error"]["data"]["kind"] == "parseError" and "line 1, column 2" in m["error"]["message"], m
+
+
+def test_read_only_relays_only_what_changes_nothing(navd, browser):
+    w = NavWeb(navd, ["--read-only"])
+    try:
+        ws = WebSocket(w.port, "http://127.0.0.1:%d" % w.port)
+        assert ws.receive() == {"jsonrpc": "2.0", "method": "navweb.hello", "params": {"readOnly": True}}
+        assert ws.call("tree")["result"]["version"] == 0
+        refused = ws.call("navigate", {"to": "shop.Product", "with": {"id": "1"}}, id=2)
+        assert refused["error"]["data"]["kind"] == "accessDenied" and "--read-only" in refused["error"]["message"], refused
+        assert tree_json(navd)["version"] == 0
+        load(browser, w)
+        assert text(browser, "mode") == "read-only"
+        assert all(not b.is_enabled() for b in browser.find_elements(By.CSS_SELECTOR, "#actions button"))
+    finally:
+        w.stop()
+
+
+def test_metrics_and_healthz(navweb):
+    assert http(navweb.base + "/metrics")[0] == 401
+    status, body = http(navweb.base + "/metrics", {"Authorization": "Bearer " + TOKEN})
+    assert status == 200, body
+    for name in ["navd_requests_total", "navd_connections", "navd_sessions", "navd_commits_total", "navd_uptime_seconds", 'navd_user_connections{uid="']:
+        assert name in body, name
+    assert "# TYPE navd_requests_total counter" in body
+    assert http(navweb.base + "/healthz") == (200, "ok\n")

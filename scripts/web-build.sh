@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# make web-build: nav-web's package (Clients/web, its own build folder), without a warning from
+# its own code (as scripts/build-debug.sh for the main package).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p Clients/web/.build
+log=Clients/web/.build/build.log
+${SWIFT:-swift} build --package-path Clients/web 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+[ "$status" -eq 0 ] || exit "$status"
+own=$(grep -E "^($(pwd)/)?Clients/web/Sources/[^:]*:[0-9]+:[0-9]+: warning:" "$log" | sort -u)
+if [ -n "$own" ]; then
+    echo "web-build: nav-web's code printed $(echo "$own" | wc -l) warning(s); make test builds without warnings:" >&2
+    echo "$own" >&2
+    exit 1
+fi
