@@ -16,6 +16,8 @@ const state = {
   pending: new Map(),
   readOnly: false,
   svgLoaded: false,
+  provided: new Set(),  // provider preconditions this page answers for
+  requests: new Map(),  // navd's requests waiting for this page's answer, by id
 };
 
 // ---- JSON-RPC over the WebSocket ----
@@ -46,6 +48,7 @@ function receive(m) {
     return;
   }
   if (m.error) { status(describe(m.error), true); return; }
+  if (m.method && m.id !== undefined && m.id !== null) { requested(m); return; }
   if (m.method) notified(m.method, m.params || {});
 }
 
@@ -67,7 +70,67 @@ async function start() {
   await loadSessions();
   await subscribe(state.session);
   status('connected');
+  renderProviders();
   drawGraph();
+}
+
+// ---- Provider preconditions: navd asks this page (precondition.evaluate / recover) ----
+function renderProviders() {
+  const box = $('providers');
+  box.replaceChildren();
+  const names = Object.entries(state.graph.preconditions || {}).filter(([, p]) => p.provider || (p.recover && p.recover.provider)).map(([n]) => n);
+  if (!names.length) { box.textContent = 'none in the graph'; return; }
+  box.className = '';
+  for (const name of names) {
+    const b = document.createElement('button');
+    b.dataset.provide = name;
+    b.textContent = state.provided.has(name) ? `answering ${name}` : `answer ${name}`;
+    b.disabled = state.readOnly || state.provided.has(name);
+    b.onclick = async () => {
+      try {
+        await call('provide', { preconditions: [...state.provided, name] });
+        state.provided.add(name);
+        status(`this page answers ${name}`);
+      } catch (e) { status(`provide ${name}: ${describe(e)}`, true); }
+      renderProviders();
+    };
+    box.append(b, ' ');
+  }
+}
+
+function requested(m) {
+  if (m.method !== 'precondition.evaluate' && m.method !== 'precondition.recover') {
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: `nav-web's page does not handle ${m.method}` } }));
+    return;
+  }
+  state.requests.set(m.id, m);
+  renderRequests();
+}
+
+function answer(id, passed) {
+  const reason = passed ? '' : (prompt('Why does it fail?', 'refused in nav-web') || 'refused in nav-web');
+  ws.send(JSON.stringify({ jsonrpc: '2.0', id, result: { passed, recovered: passed, reason } }));
+  state.requests.delete(id);
+  renderRequests();
+}
+
+function renderRequests() {
+  const ul = $('requests');
+  ul.replaceChildren();
+  for (const [id, m] of state.requests) {
+    const p = m.params || {};
+    const li = document.createElement('li');
+    li.dataset.request = String(id);
+    li.append(`${m.method === 'precondition.recover' ? 'recover' : 'evaluate'} ${p.precondition} for ${p.navigation || '?'} (session ${p.session}) `);
+    for (const [label, passed] of [['pass', true], ['fail', false]]) {
+      const b = document.createElement('button');
+      b.textContent = label;
+      b.dataset.answer = label;
+      b.onclick = () => answer(id, passed);
+      li.append(b, ' ');
+    }
+    ul.append(li);
+  }
 }
 
 async function loadSessions() {
@@ -105,6 +168,7 @@ function notified(method, p) {
     return;
   }
   if (method === 'navweb.notice') { status(p.message, true); return; }
+  if (method === '$/cancelRequest') { state.requests.delete(p.id); renderRequests(); return; }
   if (method === 'graphReloaded') {
     call('graph.describe').then((g) => { state.graph = g; drawGraph(); return subscribe(state.session); });
     return;

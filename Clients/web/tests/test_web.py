@@ -251,3 +251,35 @@ def test_metrics_and_healthz(navweb):
         assert name in body, name
     assert "# TYPE navd_requests_total counter" in body
     assert http(navweb.base + "/healthz") == (200, "ok\n")
+
+
+def test_a_provider_request_is_answered_from_the_page(navweb, browser):
+    load(browser, navweb)
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '#providers button[data-provide="cart.paymentAuthorized"]'))
+    browser.find_element(By.CSS_SELECTOR, '#providers button[data-provide="cart.paymentAuthorized"]').click()
+    wait(browser, lambda d: "answering cart.paymentAuthorized" in text(d, "providers"))
+    navctl(navweb.navd_sock, "set", "loggedIn=true", "cart.items=1")
+    navctl(navweb.navd_sock, "navigate", "cart.Cart", "--by", "select")
+    navctl(navweb.navd_sock, "navigate", "cart.Checkout", "--by", "present")
+    out = navctl(navweb.navd_sock, "--json", "navigate", "cart.Payment", "--no-wait")
+    assert json.loads(out)["pending"]["waitingFor"] == "cart.paymentAuthorized", out
+    # navd asks the page; the page shows the request and its answer lets the navigation go on.
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#requests li"), message="navd's request is shown")
+    assert "evaluate cart.paymentAuthorized" in text(browser, "requests")
+    browser.find_element(By.CSS_SELECTOR, '#requests button[data-answer="pass"]').click()
+    wait(browser, lambda d: text(d, "top-name") == "cart.Payment", message="the navigation went on")
+    assert text(browser, "requests") == ""
+
+
+def test_a_pending_navigation_is_cancelled_from_the_page(navweb, browser):
+    load(browser, navweb)
+    navctl(navweb.navd_sock, "navigate", "account.Account", "--by", "select")
+    out = navctl(navweb.navd_sock, "--json", "navigate", "account.Orders", "--no-wait")
+    nav = json.loads(out)["pending"]["navigation"]
+    wait(browser, lambda d: nav in text(d, "pending"), message="the pending navigation is listed")
+    browser.find_element(By.CSS_SELECTOR, "#pending button").click()
+    wait(browser, lambda d: text(d, "pending") == "none")
+    deadline = time.monotonic() + 3
+    while json.loads(navctl(navweb.navd_sock, "stats", "--json"))["pending"] != 0:
+        assert time.monotonic() < deadline, "navd still holds the navigation"
+        time.sleep(0.02)
