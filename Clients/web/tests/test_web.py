@@ -67,7 +67,12 @@ class WebSocket:
     def send(self, text):
         data = text.encode()
         mask = os.urandom(4)
-        header = bytes([0x81, 0x80 | 126]) + len(data).to_bytes(2, "big") if len(data) >= 126 else bytes([0x81, 0x80 | len(data)])
+        if len(data) < 126:
+            header = bytes([0x81, 0x80 | len(data)])
+        elif len(data) < 65536:
+            header = bytes([0x81, 0x80 | 126]) + len(data).to_bytes(2, "big")
+        else:
+            header = bytes([0x81, 0x80 | 127]) + len(data).to_bytes(8, "big")
         self.s.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
 
     def receive(self):
@@ -82,8 +87,10 @@ class WebSocket:
                     n = int.from_bytes(self.buffer[2:10], "big")
                     start = 10
                 if len(self.buffer) >= start + n:
+                    opcode = self.buffer[0] & 0x0F
                     payload = self.buffer[start:start + n]
                     self.buffer = self.buffer[start + n:]
+                    assert opcode != 0x8, "nav-web closed the WebSocket (close frame %r)" % payload
                     return json.loads(payload.decode())
             chunk = self.s.recv(65536)
             assert chunk, "nav-web closed the WebSocket"
@@ -283,3 +290,26 @@ def test_a_pending_navigation_is_cancelled_from_the_page(navweb, browser):
     while json.loads(navctl(navweb.navd_sock, "stats", "--json"))["pending"] != 0:
         assert time.monotonic() < deadline, "navd still holds the navigation"
         time.sleep(0.02)
+
+
+def test_hostile_input_from_a_page_disturbs_nobody(navweb):
+    other = WebSocket(navweb.port, "http://127.0.0.1:%d" % navweb.port)
+    other.receive()
+    bad = WebSocket(navweb.port, "http://127.0.0.1:%d" % navweb.port)
+    bad.receive()
+    # Not JSON, not JSON-RPC, an unknown method, a batch of garbage: navd's own errors come back.
+    for payload, kind in [("[]", "emptyBatch"), ('{"jsonrpc":"2.0","id":3,"method":"nope"}', "methodNotFound"),
+                          ('{"jsonrpc":"2.0","id":4}', "invalidRequest"), ("\u00e9\u0000", "parseError")]:
+        bad.send(payload)
+        m = bad.receive()
+        assert m["error"]["data"]["kind"] == kind, (payload, m)
+    # A message over nav-web's limit (1 MiB) closes that page's WebSocket, and only it.
+    bad.send('{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":"' + "x" * (1 << 21) + '"}}')
+    closed = False
+    try:
+        bad.receive()
+    except (AssertionError, OSError):
+        closed = True
+    assert closed, "the oversized message closed the WebSocket"
+    assert other.call("ping", id=9)["result"] == "pong"
+    assert http(navweb.base + "/healthz") == (200, "ok\n")
