@@ -241,5 +241,7 @@ embed-web:
 
 ## The browser tests: nav-web and its page in a headless Chromium (Selenium, chromium-driver).
 test-web: python-deps web-build
+	@rm -f .build/web-screenshots/figures.txt
 	NAVD_BIN=$(CURDIR)/.build/debug/navd NAVWEB_BIN=$(CURDIR)/Clients/web/.build/debug/nav-web \
 	  $(PYENV)/bin/python -m pytest -q -p no:cacheprovider --rootdir=$(CURDIR) Clients/web/tests
+	@cat .build/web-screenshots/figures.txt 2>/dev/null || true

@@ -156,6 +156,7 @@ async function subscribe(name) {
   state.mine = new Set();
   state.travel = null;
   state.pending.clear();
+  $('log').tBodies[0].replaceChildren();
   render();
   loadFacts();
 }
@@ -241,6 +242,7 @@ function treeAt(version) {
 function shown() { return state.travel === null ? state.live : treeAt(state.travel); }
 
 function render() {
+  const started = performance.now();
   const t = shown();
   $('version').textContent = `version ${t.version}`;
   $('travel').hidden = state.travel === null;
@@ -250,13 +252,35 @@ function render() {
   renderLog();
   renderPending();
   highlightGraph();
+  window.navwebLastRenderMs = performance.now() - started;
+  window.navwebRendered = (window.navwebRendered || 0) + 1;
 }
+
+// A stack of thousands of screens shows its first and last ones and what holds the visible path;
+// the rest is one line that expands it (render what can be seen).
+const expanded = new Set();
+const EDGE = 40;
 
 function renderTree(t) {
   const visible = new Set(t.visible);
-  const ul = (nodes, label) => {
+  const ul = (nodes, label, owner) => {
     const list = document.createElement('ul');
-    nodes.forEach((n, i) => list.append(item(n, label ? label(i) : '')));
+    const long = nodes.length > 3 * EDGE && !expanded.has(owner);
+    nodes.forEach((n, i) => {
+      if (long && i >= EDGE && i < nodes.length - EDGE && !visible.has(n.id)) {
+        if (i === EDGE) {
+          const li = document.createElement('li');
+          const more = document.createElement('button');
+          more.className = 'more';
+          more.textContent = `… ${nodes.length - 2 * EDGE} more screens (show them)`;
+          more.onclick = () => { expanded.add(owner); render(); };
+          li.append(more);
+          list.append(li);
+        }
+        return;
+      }
+      list.append(item(n, label ? label(i) : ''));
+    });
     return list;
   };
   const item = (n, prefix) => {
@@ -280,8 +304,8 @@ function renderTree(t) {
     }
     li.append(span);
     const kids = n.children || [];
-    if (kids.length) li.append(ul(kids, n.kind === 'tabs' ? (i) => `tab ${i + 1}${i === n.selected ? '*' : ''} ` : null));
-    if (n.presented) li.append(ul([n.presented], () => 'presents '));
+    if (kids.length) li.append(ul(kids, n.kind === 'tabs' ? (i) => `tab ${i + 1}${i === n.selected ? '*' : ''} ` : null, n.id));
+    if (n.presented) li.append(ul([n.presented], () => 'presents ', n.id + '/presented'));
     return li;
   };
   $('tree').replaceChildren(ul([t.root]));
@@ -344,10 +368,16 @@ function renderActions() {
   }
 }
 
+// Rows are added as changes come (a session's thousands of changes are not redrawn each time).
 function renderLog() {
   const body = $('log').tBodies[0];
-  body.replaceChildren();
-  for (const p of state.log) {
+  if (body.rows.length > state.log.length) body.replaceChildren();
+  for (const tr of body.querySelectorAll('tr.selected')) tr.classList.remove('selected');
+  if (state.travel !== null) {
+    const row = body.querySelector(`tr[data-version="${state.travel}"]`);
+    if (row) row.classList.add('selected');
+  }
+  for (const p of state.log.slice(body.rows.length)) {
     const tr = document.createElement('tr');
     tr.dataset.version = p.version;
     if (state.travel === p.version) tr.className = 'selected';

@@ -92,6 +92,15 @@ def browser(request):
         d.quit()
 
 
+def record(line):
+    """A figure a test measured: printed, and kept in .build/web-screenshots/figures.txt (make
+    test-web prints the file at its end)."""
+    os.makedirs(SHOTS, exist_ok=True)
+    with open(os.path.join(SHOTS, "figures.txt"), "a") as f:
+        f.write(line + "\n")
+    print(line)
+
+
 def navctl(sock, *args):
     r = subprocess.run([os.path.join(os.path.dirname(os.environ["NAVD_BIN"]), "navctl"), "--socket", sock, *args],
                        capture_output=True, text=True, timeout=20)
