@@ -9,7 +9,7 @@ PYENV      := .build/pyenv
 # Release builds of navd tuned with the flags Package.swift keeps behind NAVD_TUNED.
 export NAVD_TUNED ?= 1
 
-.PHONY: web web-build embed-web test-web install uninstall man man-check chaos chaos-smoke run test test-python python-deps deps build build-debug embed graph-png build-no-cluster bench bench-instructions bench-durable bench-cpu bench-graph bench-core pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
+.PHONY: bench-web web web-build embed-web test-web install uninstall man man-check chaos chaos-smoke run test test-python python-deps deps build build-debug embed graph-png build-no-cluster bench bench-instructions bench-durable bench-cpu bench-graph bench-core pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
 
 ## make help: every target, one line each (scripts/tests/test_install.py checks that none is missing).
 help:
@@ -51,6 +51,7 @@ help:
 	@echo "  bench-cluster     - the PostgreSQL store beside SQLite and pgbench; takeover time"
 	@echo "  bench-graph       - loading a graph of 10,000 coordinators"
 	@echo "  bench-core        - the navigation core alone"
+	@echo "  bench-web         - nav-web's CPU and memory with 10 pages on a busy session"
 	@echo "  pgo-profile       - retake the profile that lays out release builds"
 	@echo "  python-deps       - the Python virtual environment (pytest, the client)"
 
@@ -245,3 +246,9 @@ test-web: python-deps web-build
 	NAVD_BIN=$(CURDIR)/.build/debug/navd NAVWEB_BIN=$(CURDIR)/Clients/web/.build/debug/nav-web \
 	  $(PYENV)/bin/python -m pytest -q -p no:cacheprovider --rootdir=$(CURDIR) Clients/web/tests
 	@cat .build/web-screenshots/figures.txt 2>/dev/null || true
+
+## make bench-web: nav-web's CPU and memory with PAGES (10) pages open on a session committing RATE
+## (1,000) navigations a second for SECONDS (10); release navd, release nav-web.
+bench-web: build python-deps
+	$(SWIFT) build --package-path Clients/web -c release
+	$(PYENV)/bin/python scripts/bench-web.py

@@ -175,8 +175,8 @@ def test_a_recovery_flow_completes_from_the_page(navweb, browser):
     browser.find_element(By.NAME, "user").send_keys("ann")
     browser.find_element(By.ID, "form-submit").click()
     wait(browser, lambda d: text(d, "top-name") == "account.Orders", message="the navigation went on to Orders")
-    assert text(browser, "pending") == "none"
-    assert '"loggedIn": true' in text(browser, "facts")
+    wait(browser, lambda d: text(d, "pending") == "none")
+    wait(browser, lambda d: '"loggedIn": true' in text(d, "facts"), message="the facts the flow established are shown")
     t = tree_json(navweb.navd_sock)
     assert t["root"]["children"][2]["children"][-1]["coordinator"] == "account.Orders"
 

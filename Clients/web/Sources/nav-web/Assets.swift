@@ -193,8 +193,8 @@ function notified(method, p) {
     state.live.version = p.version;
     state.live.visible = p.visible;
     state.log.push(clone(p));
-    render();
-    loadFacts();
+    scheduleRender();
+    scheduleFacts();
   } else if (method === 'navigationPending') {
     state.pending.set(p.navigation, p);
     renderPending();
@@ -249,6 +249,17 @@ function treeAt(version) {
 }
 
 // ---- Rendering ----
+// A busy session changes faster than a page needs to redraw: changes are applied as they come,
+// and drawn at most every 50 ms; facts are read again at most every 250 ms.
+let renderTimer = null;
+function scheduleRender() {
+  if (renderTimer === null) renderTimer = setTimeout(() => { renderTimer = null; render(); }, 50);
+}
+let factsTimer = null;
+function scheduleFacts() {
+  if (factsTimer === null) factsTimer = setTimeout(() => { factsTimer = null; loadFacts(); }, 250);
+}
+
 function shown() { return state.travel === null ? state.live : treeAt(state.travel); }
 
 function render() {
@@ -361,14 +372,20 @@ function actionsFor(t) {
   return list;
 }
 
+// The buttons are made again only when the actions change (a click is never on a replaced button).
+let actionsShown = null;
 function renderActions() {
   const box = $('actions');
-  box.replaceChildren();
   const t = state.live;
   const top = topOf(t);
   $('top-name').textContent = top ? top.coordinator || top.kind : '…';
+  const actions = state.travel !== null ? [] : actionsFor(t);
+  const key = JSON.stringify([state.travel !== null, state.readOnly, top && top.id, actions.map((a) => a.label)]);
+  if (key === actionsShown) { actions.forEach((a, i) => { box.children[i].onclick = a.run; }); return; }
+  actionsShown = key;
+  box.replaceChildren();
   if (state.travel !== null) { box.textContent = 'time travel is read-only: back to live to act'; return; }
-  for (const a of actionsFor(t)) {
+  for (const a of actions) {
     const b = document.createElement('button');
     b.textContent = a.label;
     b.dataset.action = a.label;
@@ -403,8 +420,12 @@ function renderLog() {
   }
 }
 
+let pendingShown = null;
 function renderPending() {
   const ul = $('pending');
+  const key = JSON.stringify([...state.pending.keys()]);
+  if (key === pendingShown) return;
+  pendingShown = key;
   ul.replaceChildren();
   if (!state.pending.size) { const li = document.createElement('li'); li.textContent = 'none'; ul.append(li); return; }
   for (const [id, p] of state.pending) {
