@@ -29,4 +29,14 @@ static inline void navuv_unblock_signals(void) {
     sigfillset(&all);
     pthread_sigmask(SIG_UNBLOCK, &all, NULL);
 }
+#include <sys/epoll.h>
+
+/// Whether the loop's descriptors have events ready now (a zero-timeout look at libuv's epoll set,
+/// which is level-triggered: the events stay for libuv's own poll).
+static inline int navuv_events_ready(uv_loop_t *loop) {
+    int fd = uv_backend_fd(loop);
+    if (fd < 0) return 0;
+    struct epoll_event ev;
+    return epoll_wait(fd, &ev, 1, 0) > 0;
+}
 #endif

@@ -35,6 +35,9 @@ public final class EventLoop {
     /// Runs until no active handle is left or ``stop()`` is called.
     public func run() { uv_run(raw, UV_RUN_DEFAULT) }
 
+    /// Whether a descriptor of the loop has an event ready now (input waiting to be read).
+    public var hasReadyEvents: Bool { navuv_events_ready(raw) != 0 }
+
     /// Runs one iteration without blocking (used while shutting down).
     public func runOnce(wait: Bool) { uv_run(raw, wait ? UV_RUN_ONCE : UV_RUN_NOWAIT) }
 

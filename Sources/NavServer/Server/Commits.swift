@@ -24,6 +24,13 @@ extension Server: DispatchHost {
                 beginCommit(shared)
                 return
             }
+            // `full`: a write waits for the disk; while more requests are ready to be read, one more
+            // turn of the loop lets them join this group (a few turns at most).
+            if store.flushSyncs && gatheredTurns < 4 && phase.isServing && loop.hasReadyEvents {
+                gatheredTurns += 1
+                return
+            }
+            gatheredTurns = 0
             do { try store.flush(graph: graph) } catch {
                 logger.critical("cannot write the state file; stopping so that nothing unsaved is acknowledged", metadata: ["navd.error": "\(error)"])
                 stop(.stateFileFailed("\(error)"))

@@ -57,6 +57,8 @@ public final class Server {
     var sharedStore: (any SharedStore)?
     /// Set while a shared store writes a commit in the background (``SharedStore/beginFlush(graph:done:)``).
     var commitInFlight = false
+    /// Loop turns the commits waiting to be written have gathered more (`--durability full`).
+    var gatheredTurns = 0
 
     /// Keeps state in `path`: restores its sessions now, saves every commit from now on.
     /// With `repair`, a saved session that breaks a rule (a schema, a limit) is set aside in the

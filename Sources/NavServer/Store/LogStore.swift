@@ -123,6 +123,7 @@ public final class LogStore: Store {
     }
 
     public var hasPendingWrites: Bool { !records.buffer.isEmpty }
+    public var flushSyncs: Bool { durability == .full }
 
     /// Appends this iteration's records in one `write()` (`full`: the log is opened O_DSYNC);
     /// a write that fails stops navd: nothing of it is acknowledged. Past the threshold, starts a

@@ -35,11 +35,14 @@ public protocol Store: AnyObject {
     func backgroundSlice(graph: NavigationGraph) throws(StateError)
     /// A commit of `s`, with the changes it recorded (nil when it recorded none).
     func sessionCommitted(_ s: Session, changes: JSONText?)
+    /// Each flush waits for the disk (`--durability full`): worth gathering more commits first.
+    var flushSyncs: Bool { get }
 }
 
 extension Store {
     public var wantsChanges: Bool { false }
     public var hasBackgroundWork: Bool { false }
+    public var flushSyncs: Bool { false }
     public func backgroundSlice(graph: NavigationGraph) throws(StateError) {}
     /// Stores that keep whole sessions are told the session changed.
     public func sessionCommitted(_ s: Session, changes: JSONText?) { sessionChanged(s) }

@@ -498,6 +498,15 @@ final class Connection {
             flush()
             return
         }
+        if owner.delegate?.repliesWait ?? false, isDirty || !output.isEmpty {
+            // Its answers wait for their commits to be saved: it closes after the flush that sends them.
+            closesAfterFlush = true
+            if !isDirty {
+                isDirty = true
+                owner.dirty.append(self)
+            }
+            return
+        }
         flush()
         guard !isClosed else { return }  // the flush found the output over --max-output and closed
         finishClose()
