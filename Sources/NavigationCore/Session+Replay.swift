@@ -65,7 +65,11 @@ extension Session {
             guard let parentId = c["parent"]?.stringValue, let parent = nodes[parentId] else {
                 throw NavError(.corruptState, "a recorded \(op) of session \"\(name)\" names no live parent")
             }
-            let index = c["index"]?.intValue ?? 0
+            let given = c["index"]?.intValue
+            if given == nil && (op == "replace" || op == "pop" || op == "select") {
+                throw NavError(.corruptState, "a recorded \(op) of \(parentId) lacks its index")
+            }
+            let index = given ?? 0
             switch op {
             case "push", "replace":
                 guard parent.kind == .stack || parent.kind == .flow, (0...parent.children.count).contains(index) else {
@@ -91,15 +95,27 @@ extension Session {
                 forget(p, into: &removed)
                 parent.presented = nil
             case "pop":
-                guard index < parent.children.count else { throw NavError(.corruptState, "a recorded pop of \(parentId) at \(index) finds no child") }
+                // A stack keeps its first screen: a pop removes from the second on.
+                guard index >= 1, index < parent.children.count else {
+                    throw NavError(.corruptState, "a recorded pop of \(parentId) at \(index) finds no child it may remove")
+                }
                 for child in parent.children[index...] { forget(child, into: &removed) }
                 parent.children.removeSubrange(index...)
             case "select":
                 guard parent.kind == .tabs, parent.children.indices.contains(index) else {
                     throw NavError(.corruptState, "a recorded select of \(parentId) at \(index) finds no tab")
                 }
+                var history: [Int]?
+                if let h = c["history"] {
+                    // As a saved one: each tab at most once, never the selected one.
+                    guard let list = h.arrayValue?.compactMap(\.intValue), list.count == h.arrayValue?.count, Set(list).count == list.count,
+                          !list.contains(index), list.allSatisfy(parent.children.indices.contains) else {
+                        throw NavError(.corruptState, "a recorded select of \(parentId) carries a history that is not distinct tab indexes other than the selected one")
+                    }
+                    history = list.isEmpty ? nil : list
+                }
                 parent.selected = index
-                parent.tabHistory = c["history"]?.arrayValue.map { $0.compactMap(\.intValue) }.flatMap { $0.isEmpty ? nil : $0 }
+                parent.tabHistory = history
             default:
                 throw NavError(.corruptState, "a recorded change of session \"\(name)\" has the unknown op \"\(op)\"")
             }

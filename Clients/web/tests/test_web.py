@@ -345,3 +345,17 @@ def test_a_session_of_thousands_of_screens_stays_fast(navweb, browser):
     browser.find_element(By.CSS_SELECTOR, "#tree button.more").click()
     wait(browser, lambda d: '{"id":"p1500"}' in text(d, "tree"))
     record("3,000 screens expanded: one render %.1f ms" % browser.execute_script("return window.navwebLastRenderMs"))
+
+
+def test_sessions_are_listed_and_switched(navweb, browser):
+    load(browser, navweb)
+    navctl(navweb.navd_sock, "session", "open", "s2")
+    navctl(navweb.navd_sock, "--session", "s2", "navigate", "shop.Search", "--with", "q=shoes")
+    select = browser.find_element(By.ID, "session")
+    browser.execute_script("arguments[0].focus()", select)
+    wait(browser, lambda d: "s2" in [o.get_attribute("value") for o in d.find_elements(By.CSS_SELECTOR, "#session option")])
+    from selenium.webdriver.support.ui import Select
+    Select(select).select_by_value("s2")
+    wait(browser, lambda d: 'shop.Search' in text(d, "tree") and text(d, "top-name") == "shop.Search")
+    navctl(navweb.navd_sock, "--session", "s2", "dismiss")
+    wait(browser, lambda d: text(d, "top-name") == "shop.Home", timeout=1.0, message="the page follows the session it shows")

@@ -555,6 +555,8 @@ function highlightGraph() {
 
 // ---- Wiring ----
 $('session').onchange = (e) => subscribe(e.target.value).catch((err) => status(describe(err), true));
+// Sessions opened or closed elsewhere appear when the list is opened.
+$('session').onfocus = () => loadSessions().catch(() => {});
 $('live').onclick = () => { state.travel = null; render(); };
 $('form').onsubmit = (e) => { e.preventDefault(); if (submitForm) submitForm(formValues()); };
 $('form-cancel').onclick = closeForm;
