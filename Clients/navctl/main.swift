@@ -158,6 +158,8 @@ struct StopWaiting: Error {}
 enum GlobalOptions {
     static let valued: Set<String> = ["--socket", "--session", "--timeout"]
     static let flags: Set<String> = ["--json", "--no-color"]
+    /// Subcommands that are groups of subcommands.
+    static let groups: Set<String> = ["session"]
 
     static func reorder(_ args: [String]) -> [String] {
         var moved: [String] = []
@@ -176,6 +178,10 @@ enum GlobalOptions {
             }
         }
         guard !moved.isEmpty, i < args.count else { return args }
+        // A group of subcommands (`session open`) takes them after its subcommand.
+        if groups.contains(args[i]), i + 1 < args.count, !args[i + 1].hasPrefix("-") {
+            return [args[i], args[i + 1]] + moved + args[(i + 2)...]
+        }
         return [args[i]] + moved + args[(i + 1)...]
     }
 }

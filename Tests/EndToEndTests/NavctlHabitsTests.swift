@@ -135,6 +135,8 @@ import Testing
         #expect(try navctl(["--session", "s1", "tree"], socket: d.socketPath).status == 1, "not open yet")
         var r = try navctl(["session", "open", "s1"], socket: d.socketPath)
         #expect(r.status == 0 && r.stdout.contains("session s1 version 0"), "\(r)")
+        // Shared options before a group's subcommand go after it (navctl --socket S session list).
+        #expect(try navctl(["--socket", d.socketPath, "session", "list", "--json"], socket: "/nonexistent/navd.sock").status == 0)
         r = try navctl(["session", "list"], socket: d.socketPath)
         #expect(r.stdout.split(separator: "\n") == ["main", "s1"], "\(r)")
         #expect(try navctl(["--session", "s1", "navigate", "shop.Product", "--with", "id=1"], socket: d.socketPath).status == 0)
