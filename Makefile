@@ -2,14 +2,16 @@
 SWIFT      ?= swift
 SOCKET     ?= $(if $(XDG_RUNTIME_DIR),$(XDG_RUNTIME_DIR)/navd.sock,/tmp/navd-$(shell id -u)/navd.sock)
 # Debian packages navd builds or tests with.
-DEB_PACKAGES := libuv1-dev libsimdjson-dev socat tmux graphviz sqlite3 libsqlite3-dev procps python3 python3-venv libpq-dev postgresql postgresql-contrib chromium chromium-driver
+DEB_PACKAGES := libuv1-dev libsimdjson-dev socat tmux graphviz sqlite3 libsqlite3-dev procps python3 python3-venv libpq-dev postgresql postgresql-contrib
+# The browser nav-web's tests drive (make test-web, make bench-web; not needed to run navd).
+WEB_DEB_PACKAGES := chromium chromium-driver
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 PYENV      := .build/pyenv
 # Release builds of navd tuned with the flags Package.swift keeps behind NAVD_TUNED.
 export NAVD_TUNED ?= 1
 
-.PHONY: bench-web web web-build embed-web test-web install uninstall man man-check chaos chaos-smoke run test test-python python-deps deps build build-debug embed graph-png build-no-cluster bench bench-instructions bench-durable bench-cpu bench-graph bench-core pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
+.PHONY: web-deps install-missing bench-web web web-build embed-web test-web install uninstall man man-check chaos chaos-smoke run test test-python python-deps deps build build-debug embed graph-png build-no-cluster bench bench-instructions bench-durable bench-cpu bench-graph bench-core pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
 
 ## make help: every target, one line each (scripts/tests/test_install.py checks that none is missing).
 help:
@@ -18,6 +20,8 @@ help:
 	@echo
 	@echo "Build and install:"
 	@echo "  deps              - install the Debian packages that are missing"
+	@echo "  web-deps          - install chromium and chromium-driver (nav-web's browser tests) when missing"
+	@echo "  install-missing   - install PACKAGES=\"…\" from Debian when missing"
 	@echo "  build             - release build (tuned, profile-guided)"
 	@echo "  build-debug       - debug build with the tests"
 	@echo "  build-no-cluster  - navd without cluster mode (no libpq), checked to refuse --store"
@@ -72,7 +76,15 @@ man: build-debug
 
 ## Install the Debian packages that are missing (apt-get update once, only when needed).
 deps:
-	@missing=""; for p in $(DEB_PACKAGES); do \
+	@$(MAKE) -s install-missing PACKAGES="$(DEB_PACKAGES)"
+
+## The Debian packages of nav-web's browser tests, when missing.
+web-deps:
+	@$(MAKE) -s install-missing PACKAGES="$(WEB_DEB_PACKAGES)"
+
+## Installs the Debian packages of PACKAGES that are missing (apt-get update once, only then).
+install-missing:
+	@missing=""; for p in $(PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -241,7 +253,7 @@ embed-web:
 	python3 scripts/embed-web.py
 
 ## The browser tests: nav-web and its page in a headless Chromium (Selenium, chromium-driver).
-test-web: python-deps web-build
+test-web: web-deps python-deps web-build
 	@rm -f .build/web-screenshots/figures.txt
 	NAVD_BIN=$(CURDIR)/.build/debug/navd NAVWEB_BIN=$(CURDIR)/Clients/web/.build/debug/nav-web \
 	  $(PYENV)/bin/python -m pytest -q -p no:cacheprovider --rootdir=$(CURDIR) Clients/web/tests
@@ -249,6 +261,6 @@ test-web: python-deps web-build
 
 ## make bench-web: nav-web's CPU and memory with PAGES (10) pages open on a session committing RATE
 ## (1,000) navigations a second for SECONDS (10); release navd, release nav-web.
-bench-web: build python-deps
+bench-web: web-deps build python-deps
 	$(SWIFT) build --package-path Clients/web -c release
 	$(PYENV)/bin/python scripts/bench-web.py
