@@ -98,7 +98,11 @@ struct Builder {
     mutating func resolveCoordinator(_ ref: String, in module: String, at loc: SourceLocation, role: String = "") -> Int? {
         let q = qualify(ref, in: module)
         if let i = coordinatorIndex[q] { return i }
-        let parts = q.split(separator: ".", maxSplits: 1)
+        let parts = q.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+            d.error(loc, "`\(ref)`\(role) is not a coordinator name: write Name, or module.Name for another module's")
+            return nil
+        }
         let mod = String(parts[0])
         if moduleNames[mod] == nil {
             let hint = suggestion(for: mod, among: moduleNames.keys).map { "; did you mean `\($0)`?" } ?? ""

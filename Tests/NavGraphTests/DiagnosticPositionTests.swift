@@ -43,6 +43,8 @@ import Testing
         Case(name: "tab whose setup refuses no params", yaml: "  Tabs: {tabs: [One, »Product]}\nroutes: {t: {to: Tabs}}\n",
              says: "starts with no params"),
         Case(name: "route to nowhere", yaml: "routes:\n  gone: {to: »Missing}\n", says: "is not a coordinator"),
+        Case(name: "a lone dot for a name", yaml: "routes:\n  dot: {to: ».}\n", says: "is not a coordinator name: write Name, or module.Name"),
+        Case(name: "a module without a name", yaml: "routes:\n  dot: {to: ».Home}\n", says: "is not a coordinator name"),
         Case(name: "route by a presentation the target refuses", yaml: "  Pushed: {presentations: [push]}\nroutes:\n  p: {to: Pushed, by: »present}\n",
              says: "which its `presentations` do not allow"),
         Case(name: "route constant the setup refuses", yaml: "routes:\n  bad: {to: Product, with: {id: »\"x1\"}}\n", says: "never accepts"),
