@@ -154,30 +154,20 @@ extension NavigationGraph {
                 }
             }
         }
-        // Routes and deep links: a node each, outside the modules, with a dashed edge to the screen
-        // they show (a link's label names the stack it builds).
-        if !routes.isEmpty {
-            out += "  subgraph cluster_routes {\n    label=\"routes\"; style=\"rounded,dashed\"; color=\"#2f6fbf\";\n"
-            for r in routes {
-                out += "    \(q("route:" + r.name)) [label=\(q(r.name)), shape=cds, fillcolor=\"#e3efff\", color=\"#2f6fbf\"];\n"
-            }
+        // Routes and deep links: a node each, in a cluster outside the modules, with a dashed edge to
+        // the screen they show (a link's label names the stack it builds).
+        func cluster(_ id: String, _ label: String, color: String, fill: String, shape: String, _ items: [(node: String, label: String, to: Int, edge: String)]) {
+            guard !items.isEmpty else { return }
+            out += "  subgraph \(id) {\n    label=\(q(label)); style=\"rounded,dashed\"; color=\(q(color));\n"
+            for i in items { out += "    \(q(i.node)) [label=\(q(i.label)), shape=\(shape), fillcolor=\(q(fill)), color=\(q(color))];\n" }
             out += "  }\n"
-            for r in routes {
-                out += "  \(q("route:" + r.name)) -> \(q(coordinators[r.to].name)) [style=dashed, color=\"#2f6fbf\", label=\(q(r.by?.rawValue ?? "push"))];\n"
-            }
+            for i in items { out += "  \(q(i.node)) -> \(q(coordinators[i.to].name)) [style=dashed, color=\(q(color)), label=\(q(i.edge))];\n" }
         }
-        if !links.isEmpty {
-            out += "  subgraph cluster_links {\n    label=\"deep links\"; style=\"rounded,dashed\"; color=\"#2e8b57\";\n"
-            for l in links {
-                out += "    \(q("link:" + l.pattern)) [label=\(q(l.pattern)), shape=note, fillcolor=\"#e6f5ec\", color=\"#2e8b57\"];\n"
-            }
-            out += "  }\n"
-            for l in links {
-                guard let last = l.entries.last else { continue }
-                let stack = l.entries.map { coordinators[$0.coordinator].localName }.joined(separator: " › ")
-                out += "  \(q("link:" + l.pattern)) -> \(q(coordinators[last.coordinator].name)) [style=dashed, color=\"#2e8b57\", label=\(q(stack))];\n"
-            }
-        }
+        cluster("cluster_routes", "routes", color: "#2f6fbf", fill: "#e3efff", shape: "cds",
+                routes.map { ("route:" + $0.name, $0.name, $0.to, $0.by?.rawValue ?? "push") })
+        cluster("cluster_links", "deep links", color: "#2e8b57", fill: "#e6f5ec", shape: "note", links.compactMap { l in
+            l.entries.last.map { ("link:" + l.pattern, l.pattern, $0.coordinator, l.entries.map { coordinators[$0.coordinator].localName }.joined(separator: " › ")) }
+        })
         out += "  legend [shape=plaintext, fillcolor=none, label=\"→ opens    ⋯ start of a flow    red dashed: recovery flow of a precondition\\lblue dashed: a route to its target    green dashed: a deep link to the screen it shows (via its stack)\\l\"];\n"
         out += "}\n"
         return out

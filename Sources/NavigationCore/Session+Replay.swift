@@ -107,12 +107,10 @@ extension Session {
                 }
                 var history: [Int]?
                 if let h = c["history"] {
-                    // As a saved one: each tab at most once, never the selected one.
-                    guard let list = h.arrayValue?.compactMap(\.intValue), list.count == h.arrayValue?.count, Set(list).count == list.count,
-                          !list.contains(index), list.allSatisfy(parent.children.indices.contains) else {
+                    guard let list = Session.tabHistory(h, selected: index), list.allSatisfy(parent.children.indices.contains) else {
                         throw NavError(.corruptState, "a recorded select of \(parentId) carries a history that is not distinct tab indexes other than the selected one")
                     }
-                    history = list.isEmpty ? nil : list
+                    history = list
                 }
                 parent.selected = index
                 parent.tabHistory = history

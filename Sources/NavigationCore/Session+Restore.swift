@@ -142,9 +142,8 @@ extension Session {
         if coordinator >= 0 { n.paramsBytes = params.encodedSize }
         n.selected = j["selected"]?.intValue ?? 0
         if kind == .tabs, let h = j["history"] {
-            // Each tab at most once, never the selected one (checked against the children below).
-            guard let list = h.arrayValue?.compactMap(\.intValue), list.count == h.arrayValue?.count, Set(list).count == list.count,
-                  !list.isEmpty, !list.contains(n.selected) else {
+            // Checked against the children below.
+            guard let list = Session.tabHistory(h, selected: n.selected) else {
                 throw NavError(.corruptState, "saved tabs \(id) have a history that is not a list of distinct tab indexes other than the selected one")
             }
             n.tabHistory = list
@@ -181,4 +180,15 @@ extension Session {
 
     /// Whether the last `commit(_:)` made `node` (rather than selecting or keeping it).
     public func madeByLastCommit(_ node: Node) -> Bool { node.number > idCounterBeforeCommit }
+}
+
+extension Session {
+    /// A tabs node's `history` as navd writes it, in a saved tree or a recorded `select`: distinct
+    /// tab indexes, at least one, never the selected tab; nil when `h` is not one.
+    static func tabHistory(_ h: JSONValue, selected: Int) -> [Int]? {
+        guard let items = h.arrayValue else { return nil }
+        let list = items.compactMap(\.intValue)
+        guard list.count == items.count, !list.isEmpty, Set(list).count == list.count, !list.contains(selected) else { return nil }
+        return list
+    }
 }

@@ -32,22 +32,24 @@ extension Server: DispatchHost {
             }
             gatheredTurns = 0
             do { try store.flush(graph: graph) } catch {
-                logger.critical("cannot write the state file; stopping so that nothing unsaved is acknowledged", metadata: ["navd.error": "\(error)"])
-                stop(.stateFileFailed("\(error)"))
-                return
+                return stateFileFailed(error)
             }
         }
         transport.flush()
         if store.hasBackgroundWork { storeSlice() }
     }
 
+    /// The state file could not be written: navd stops, so that nothing unsaved is acknowledged.
+    private func stateFileFailed(_ error: StateError) {
+        logger.critical("cannot write the state file; stopping so that nothing unsaved is acknowledged", metadata: ["navd.error": "\(error)"])
+        stop(.stateFileFailed("\(error)"))
+    }
+
     /// One slice of the store's background work, after this iteration's replies left; while more
     /// remains the loop keeps turning (an idle handle), so that it ends without waiting for traffic.
     private func storeSlice() {
         do { try store.backgroundSlice(graph: graph) } catch {
-            logger.critical("cannot write the state file; stopping so that nothing unsaved is acknowledged", metadata: ["navd.error": "\(error)"])
-            stop(.stateFileFailed("\(error)"))
-            return
+            return stateFileFailed(error)
         }
         if store.hasBackgroundWork {
             if storeWork == nil { storeWork = Idle(loop: loop) }

@@ -53,12 +53,7 @@ public final class LogStore: Store {
     public func sessionCommitted(_ s: Session, changes: JSONText?) {
         guard let changes else { return sessionChanged(s) }
         LogRecord.append(to: &records) { w in
-            w.raw("{\"c\":")
-            w.write(.string(s.name))
-            w.raw(",\"v\":")
-            w.write(int: s.version)
-            w.raw(",\"n\":")
-            w.write(int: s.idCounter)
+            LogStore.head(&w, "{\"c\":", s)
             w.raw(",\"ch\":")
             changes.bytes.withUnsafeBytes { w.buffer.append(contentsOf: $0) }
             w.raw(UInt8(ascii: "}"))
@@ -66,14 +61,20 @@ public final class LogStore: Store {
         unsnapshotted.change(s)
     }
 
+    /// The start of a commit's or a state's record: its kind's key with the session, then its
+    /// version and id counter.
+    private static func head(_ w: inout JSONWriter, _ key: StaticString, _ s: Session) {
+        w.raw(key)
+        w.write(.string(s.name))
+        w.raw(",\"v\":")
+        w.write(int: s.version)
+        w.raw(",\"n\":")
+        w.write(int: s.idCounter)
+    }
+
     public func sessionChanged(_ s: Session) {
         LogRecord.append(to: &records) { w in
-            w.raw("{\"s\":")
-            w.write(.string(s.name))
-            w.raw(",\"v\":")
-            w.write(int: s.version)
-            w.raw(",\"n\":")
-            w.write(int: s.idCounter)
+            LogStore.head(&w, "{\"s\":", s)
             w.raw(",\"t\":")
             s.root.write(into: &w, s.graph)
             w.raw(",\"f\":")

@@ -501,10 +501,7 @@ final class Connection {
         if owner.delegate?.repliesWait ?? false, isDirty || !output.isEmpty {
             // Its answers wait for their commits to be saved: it closes after the flush that sends them.
             closesAfterFlush = true
-            if !isDirty {
-                isDirty = true
-                owner.dirty.append(self)
-            }
+            markDirty()
             return
         }
         flush()
