@@ -165,6 +165,6 @@ let package = Package(
         .testTarget(name: "UncheckedTests", dependencies: ["Unchecked"]),
         .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "RPC", "NavGraph", "NavigationCore", "NavTesting", "NavClient", "CChecksum"]),
         .testTarget(name: "EndToEndTests", dependencies: ["JSON", "UV", "NavClient", "NavTesting"]),
-        .target(name: "NavTesting", dependencies: ["JSON", "NavGraph", "NavigationCore"], path: "Tests/NavTesting"),
+        .target(name: "NavTesting", dependencies: ["JSON", "NavGraph", "NavigationCore", "CChecksum"], path: "Tests/NavTesting"),
     ]
 )

@@ -64,14 +64,19 @@ public final class Session {
         return o.members
     }
 
-    /// Replies of keyed navigations (idempotency): the newest ``maxKeys``. A result is kept as the
-    /// JSON text first sent (one array: cheap to keep, to send again and to forget).
+    /// Replies of keyed navigations (idempotency): the newest ``maxKeys``, within ``maxKeyBytes``.
+    /// A result is kept as the JSON text first sent (one array: cheap to keep, to send again and to forget).
     public private(set) var keyed: [String: Result<JSONText, NavError>] = [:]
-    /// The keys of `keyed` in a ring, oldest at `oldestKey` once it is full: the oldest is
-    /// overwritten, so remembering a key costs the same however many are kept.
-    private var keyRing: [String] = []
-    private var oldestKey = 0
+    /// The keys of `keyed`, oldest first from `keyHead`, with what each takes: the oldest is
+    /// forgotten first, so remembering a key costs the same however many are kept.
+    private var keyRing: [(key: String, bytes: Int)] = []
+    private var keyHead = 0
+    /// The bytes the kept keys and replies take.
+    public private(set) var keyBytes = 0
+    /// Keys remembered so far: the kept ones are numbered `keySeq - keyed.count ..< keySeq`.
+    public private(set) var keySeq = 0
     public static let maxKeys = 4096
+    public static let maxKeyBytes = 1 << 20
 
     public init(name: String, graph: NavigationGraph) {
         self.name = name
@@ -259,22 +264,42 @@ public final class Session {
 
     // MARK: keys
 
-    /// Takes over `other`'s remembered keys, oldest first (a session rebuilt for a new graph keeps
+    /// Takes over `other`'s remembered keys, as they are (a session rebuilt for a new graph keeps
     /// answering retries of navigations made before the reload).
     public func adoptKeys(of other: Session) {
-        for k in other.keyRing[other.oldestKey...] + other.keyRing[..<other.oldestKey] {
-            if let r = other.keyed[k] { remember(key: k, r) }
-        }
+        (keyed, keyRing, keyHead, keyBytes, keySeq) = (other.keyed, other.keyRing, other.keyHead, other.keyBytes, other.keySeq)
     }
 
+    /// The number of the oldest key kept (``keySeq`` when none is).
+    public var oldestKeySeq: Int { keySeq - keyed.count }
+
+    /// Remembers a keyed reply, then forgets the oldest while more than ``maxKeys`` or
+    /// ``maxKeyBytes`` are kept.
     public func remember(key: String, _ reply: Result<JSONText, NavError>) {
-        guard keyed.updateValue(reply, forKey: key) == nil else { return }  // a key again: its reply replaced
-        if keyRing.count < Session.maxKeys {
-            keyRing.append(key)
-        } else {
-            keyed[keyRing[oldestKey]] = nil
-            keyRing[oldestKey] = key
-            oldestKey = (oldestKey + 1) % Session.maxKeys
+        guard keyed.updateValue(reply, forKey: key) == nil else { return }  // a key again (a replay): its reply replaced
+        let bytes: Int
+        switch reply {
+        case .success(let t): bytes = key.utf8.count + t.bytes.count
+        case .failure(let e): bytes = key.utf8.count + e.message.utf8.count + 64
         }
+        keyRing.append((key, bytes))
+        keyBytes += bytes
+        keySeq += 1
+        while keyed.count > Session.maxKeys || (keyBytes > Session.maxKeyBytes && keyed.count > 1) { forgetOldestKey() }
+    }
+
+    /// Forgets the oldest key kept; the bytes it took (0: none was kept).
+    @discardableResult
+    public func forgetOldestKey() -> Int {
+        guard keyHead < keyRing.count else { return 0 }
+        let (key, bytes) = keyRing[keyHead]
+        keyed[key] = nil
+        keyBytes -= bytes
+        keyHead += 1
+        if keyHead >= 1024 && keyHead * 2 >= keyRing.count {
+            keyRing.removeFirst(keyHead)
+            keyHead = 0
+        }
+        return bytes
     }
 }

@@ -124,6 +124,12 @@ struct Serve: ParsableCommand {
     @Option(help: "Most pending navigations and guarded dismisses of one uid.")
     var maxPendingPerUid: Int = 1_024
 
+    @Option(help: "Most replies of keyed navigations kept for one uid's sessions together (besides 4,096 per session); past it the uid's oldest key is forgotten.")
+    var maxKeysPerUid: Int = 262_144
+
+    @Option(help: "Most bytes of keys and replies kept for one uid's sessions together (besides 1 MiB per session); past it the uid's oldest key is forgotten.")
+    var maxKeyBytesPerUid: Int = 64 << 20
+
     @Option(help: "Most pending navigations and guarded dismisses of one connection.")
     var maxPendingPerConnection: Int = 256
 
@@ -183,7 +189,8 @@ struct Serve: ParsableCommand {
                                        ("--max-pending", maxPending, 1), ("--max-pending-per-uid", maxPendingPerUid, 1),
                                        ("--max-pending-per-connection", maxPendingPerConnection, 1), ("--max-pending-per-session", maxPendingPerSession, 1),
                                        ("--max-children", maxChildren, 1), ("--max-children-per-uid", maxChildrenPerUid, 1),
-                                       ("--max-provider-requests-per-uid", maxProviderRequestsPerUid, 1)] where value < least {
+                                       ("--max-provider-requests-per-uid", maxProviderRequestsPerUid, 1),
+                                       ("--max-keys-per-uid", maxKeysPerUid, 1), ("--max-key-bytes-per-uid", maxKeyBytesPerUid, 4096)] where value < least {
             throw ValidationError("\(option) must be at least \(least)")
         }
         if repair && (ephemeral || store != nil) { throw ValidationError("--repair sets aside sessions of a state file: it goes with --state (or the default state file), not --ephemeral or --store") }
@@ -220,6 +227,8 @@ struct Serve: ParsableCommand {
         config.maxConnectionsPerUid = maxConnectionsPerUid
         config.maxPending = maxPending
         config.maxPendingPerUid = maxPendingPerUid
+        config.maxKeysPerUid = maxKeysPerUid
+        config.maxKeyBytesPerUid = maxKeyBytesPerUid
         config.maxPendingPerConnection = maxPendingPerConnection
         config.maxPendingPerSession = maxPendingPerSession
         config.maxChildren = maxChildren

@@ -48,7 +48,8 @@ import Testing
     }
 
     /// A client whose reply was lost to a crash retries with its `key` and gets the first reply:
-    /// keys and their replies (failures too) are saved with the commit.
+    /// keys and their replies are saved with the commit (a refused navigation leaves no key: its
+    /// retry is refused again, as it was).
     @Test func aKeyedRetryAfterKillNineGetsTheFirstReply() throws {
         let dir = TempDir()
         defer { dir.remove() }

@@ -539,7 +539,7 @@ final class ThreadResult<T: Sendable>: @unchecked Sendable {
             _ = try? runCommand("/bin/umount", [dir.path])
             dir.remove()
         }
-        let mounted = try runCommand("/bin/mount", ["-t", "tmpfs", "-o", "size=200k", "tmpfs", dir.path])
+        let mounted = try runCommand("/bin/mount", ["-t", "tmpfs", "-o", "size=200k,mode=0700", "tmpfs", dir.path])
         guard mounted.status == 0 else {
             print("skipped: cannot mount a small tmpfs here (\(mounted.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))")
             return

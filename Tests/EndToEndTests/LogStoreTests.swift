@@ -6,18 +6,8 @@ import Testing
 /// The state file's log (`STATE.log`): commits appended as their changes, replayed over the
 /// snapshot at start; a torn last record cut, a corrupt middle refused with its byte, compaction.
 @Suite struct LogStoreTests {
-    /// Record boundaries of a log: (offset, length) of each record after the 8-byte header.
-    static func records(_ log: [UInt8]) -> [(offset: Int, length: Int)] {
-        var out: [(Int, Int)] = []
-        var off = 8
-        while off + 8 <= log.count {
-            let len = Int(log[off]) | Int(log[off + 1]) << 8 | Int(log[off + 2]) << 16 | Int(log[off + 3]) << 24
-            guard len > 0, off + 8 + len <= log.count else { break }  // zeros: the segment's end
-            out.append((off, len))
-            off += 8 + len
-        }
-        return out
-    }
+    /// Record boundaries of a log: (offset, payload length) of each record after the 32-byte header.
+    static func records(_ log: [UInt8]) -> [(offset: Int, length: Int)] { LogFile.records(log) }
 
     /// navd with a state file, `n` pushes of Product, then killed (-9): the log holds them.
     func killedAfterPushes(_ n: Int, dir: TempDir) throws -> (state: String, log: String, versions: [JSONValue]) {
@@ -36,7 +26,7 @@ import Testing
         let (state, log, versions) = try killedAfterPushes(5, dir: dir)
         let bytes = [UInt8](FileManager.default.contents(atPath: log) ?? Data())
         #expect(Self.records(bytes).count >= 5, "one record per commit at least")
-        #expect(String(decoding: bytes.prefix(8), as: UTF8.self) == "navdlog1")
+        #expect(String(decoding: bytes.prefix(8), as: UTF8.self) == "navdlog2")
         let attrs = try FileManager.default.attributesOfItem(atPath: log)
         #expect((attrs[.posixPermissions] as? Int) == 0o600)
         let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d2.sock"))
@@ -55,11 +45,14 @@ import Testing
         let (state, log, versions) = try killedAfterPushes(4, dir: dir)
         var bytes = [UInt8](FileManager.default.contents(atPath: log) ?? Data())
         let last = try #require(Self.records(bytes).last)
-        let cut = last.offset + 8 + last.length / 2
+        let cut = last.offset + 16 + last.length / 2
         if fileEnds {
-            bytes.removeLast(bytes.count - cut)
+            // A log that grows with its records (no room for its size in advance): the file ends there.
+            var file = try #require(LogFile(bytes))
+            file.size = 0
+            bytes = Array(file.bytes.prefix(cut))
         } else {
-            for i in cut..<(last.offset + 8 + last.length) { bytes[i] = 0 }
+            for i in cut..<(last.offset + 16 + last.length) { bytes[i] = 0 }
         }
         try Data(bytes).write(to: URL(fileURLWithPath: log))
         let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d2.sock"))
@@ -72,11 +65,11 @@ import Testing
         let (state, log, _) = try killedAfterPushes(4, dir: dir)
         var bytes = [UInt8](FileManager.default.contents(atPath: log) ?? Data())
         let second = Self.records(bytes)[1]
-        bytes[second.offset + 8 + second.length / 2] ^= 0x20  // one bit flipped inside a record
+        bytes[second.offset + 16 + second.length / 2] ^= 0x20  // one bit flipped inside a record
         try Data(bytes).write(to: URL(fileURLWithPath: log))
         let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d2.sock"), waitUntilServing: false)
         #expect(d.waitForExit(timeout: 10) != 0)
-        #expect(d.stderr.contains("is corrupt at byte \(second.offset)"), "\(d.stderr)")
+        #expect(d.stderr.contains("is damaged at byte \(second.offset)"), "\(d.stderr)")
         // The file is left as it was, for a person to look at.
         #expect([UInt8](FileManager.default.contents(atPath: log) ?? Data()) == bytes)
     }
@@ -85,11 +78,10 @@ import Testing
         let dir = TempDir()
         defer { dir.remove() }
         let (state, log, _) = try killedAfterPushes(4, dir: dir)
-        var bytes = [UInt8](FileManager.default.contents(atPath: log) ?? Data())
-        let recs = Self.records(bytes)
-        let gone = recs[recs.count - 2]
-        bytes.removeSubrange(gone.offset..<(gone.offset + 8 + gone.length))
-        try Data(bytes).write(to: URL(fileURLWithPath: log))
+        // Framed whole (checksums and sequence hold): the gap is in what the records say.
+        var file = try #require(LogFile(path: log))
+        file.payloads.remove(at: file.payloads.count - 2)
+        try file.write(to: log)
         let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d2.sock"), waitUntilServing: false)
         #expect(d.waitForExit(timeout: 10) != 0)
         #expect(d.stderr.contains("cannot replay") && d.stderr.contains("session \"main\""), "\(d.stderr)")
@@ -120,7 +112,7 @@ import Testing
         }
         let logged = Self.records([UInt8](FileManager.default.contents(atPath: state + ".log") ?? Data()))
         #expect(threshold == 4096)
-        #expect(logged.reduce(0) { $0 + 8 + $1.length } < 4096 + 2048, "the log starts again past 4096 bytes")
+        #expect(logged.reduce(0) { $0 + 16 + $1.length } < 4096 + 2048, "the log starts again past 4096 bytes")
         let d = try Daemon(arguments: ["--state", state, "--log-compact-bytes", "4096", "--log-compact-ratio", "0"], socketPath: dir.file("d2.sock"))
         let c = try d.client()
         #expect(try c.call("tree") == last)
@@ -160,11 +152,10 @@ import Testing
         let dir = TempDir()
         defer { dir.remove() }
         let (state, log, versions) = try killedAfterPushes(6, dir: dir)
-        let bytes = [UInt8](FileManager.default.contents(atPath: log) ?? Data())
-        let recs = Self.records(bytes)
-        let split = recs[recs.count / 2].offset
-        try Data(bytes[..<split]).write(to: URL(fileURLWithPath: log + ".old"))
-        try Data(Array(bytes[..<8]) + Array(bytes[split...])).write(to: URL(fileURLWithPath: log))
+        let file = try #require(LogFile(path: log))
+        let split = file.payloads.count / 2
+        try LogFile(payloads: Array(file.payloads[..<split])).write(to: log + ".old")
+        try LogFile(payloads: Array(file.payloads[split...])).write(to: log)
         let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d2.sock"))
         #expect(try d.client().call("tree")["version"] == versions.last)
         #expect(!FileManager.default.fileExists(atPath: log + ".old"), "the compaction at start ended it")

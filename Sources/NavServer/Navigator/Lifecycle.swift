@@ -16,7 +16,9 @@ extension Navigator {
         self.store = store
         self.shared = shared
         for session in sessions {
-            self.sessions[session.name] = makeState(session)
+            let state = makeState(session)
+            self.sessions[session.name] = state
+            keyBudget.adopt(state, limits: config)
             numberNavigations(afterThoseOf: session)
         }
         // Sessions made before the store was chosen ("main") record changes as it wants them.
@@ -79,7 +81,9 @@ extension Navigator {
             removed += commit.removedNumbers.count
             publish(commit, in: state)
         }
-        // Every session's nodes are rebuilt against the new graph (coordinator indices change).
+        // Every session's nodes are rebuilt against the new graph (coordinator indices change); the
+        // store hears of the reload first, then of each session rebuilt.
+        store.graphReloaded(newGraph, sessions: sessions.count)
         for state in sessions.values {
             let s = state.session
             let rebuilt: Session

@@ -54,7 +54,7 @@ extension Navigator {
         do {
             plan = try self.plan(r, caller: caller)
         } catch {
-            if let key { remember(session, key: key, .failure(error)) }
+            if let key { remember(state, key: key, .failure(error)) }
             call.fail(error.rpc)
             return
         }
@@ -62,10 +62,10 @@ extension Navigator {
             // Nothing to wait for: commit now, without the pending-navigation bookkeeping.
             do throws(NavError) {
                 let done = try commit(state, plan, navigation: nextNavigation(), starter: call.client)
-                if let key { remember(session, key: key, .success(JSONText(encoding: done))) }
+                if let key { remember(state, key: key, .success(JSONText(encoding: done))) }
                 call.succeed(done)
             } catch {
-                if let key { remember(session, key: key, .failure(error)) }
+                if let key { remember(state, key: key, .failure(error)) }
                 call.fail(error.rpc)
             }
             return

@@ -37,6 +37,8 @@ final class Navigator {
     /// Pending navigations by the uid they count against, and by the client that asked (by its id:
     /// cancelled when it goes, but the detached ones).
     var pendingByUid: [UInt32: Int] = [:]
+    /// Keyed replies kept, counted per uid (``KeyBudget``).
+    var keyBudget = KeyBudget()
     var pendingByClient: [Int: [Int: PendingNavigation]] = [:]
     /// Clients the navigator hears the going of (``watch(_:)``): one hook each, however many
     /// subscriptions, provisions and navigations they make.

@@ -15,6 +15,9 @@ struct NavigatorLimits: Sendable {
     var maxChildren = 64
     var maxChildrenPerUid = 16
     var maxProviderRequestsPerUid = 32
+    /// Keyed replies kept for one uid's sessions together (the oldest forgotten past either).
+    var maxKeysPerUid = 262_144
+    var maxKeyBytesPerUid = 64 << 20
     /// The most items of one list a request may give (`provide`'s names, `reset`'s screens).
     var maxBatch = 1_000
     /// The largest message: one screen's params may not be larger.

@@ -83,11 +83,14 @@ extension Navigator {
     }
 
     /// Remembers a keyed navigation's reply in its session and, with a state file, on disk (written
-    /// with the iteration's commits, before the reply leaves).
+    /// with the iteration's commits, before the reply leaves). Only a navigation that committed is
+    /// remembered: a refused or failed one changed nothing, leaves nothing (no key, no record, no
+    /// memory), and its retry runs again.
     @inline(never)
-    func remember(_ session: Session, key: String, _ reply: Result<JSONText, NavError>) {
-        session.remember(key: key, reply)
-        store.keyRemembered(session, key: key, reply: reply)
+    func remember(_ state: SessionState, key: String, _ reply: Result<JSONText, NavError>) {
+        guard case .success = reply else { return }
+        keyBudget.remember(state, key: key, reply, limits: config)
+        store.keyRemembered(state.session, key: key, reply: reply)
     }
 
     /// Commits `plan` and publishes it; `starter` hears `flowCompleted` of a flow it starts.
@@ -138,7 +141,7 @@ extension Navigator {
                 pendingByClient[nav.client.id] = nil
             }
         }
-        if let key = nav.key { remember(session, key: key, result.map(JSONText.init)) }
+        if let key = nav.key { remember(nav.state, key: key, result.map(JSONText.init)) }
         for r in nav.replies {
             switch result {
             case .success(let v): r.succeed(v)

@@ -76,6 +76,7 @@ extension Navigator {
             finish(p, .failure(NavError(.cancelled, "the navigation was cancelled: its session \"\(name)\" was closed", data: ["navigation": .string(p.id)])))
         }
         for c in state.subscribers.clients.values { c.subscriptions.remove(name) }
+        keyBudget.closed(state)
         state.isClosed = true
         sessions[name] = nil
         store.sessionClosed(name)

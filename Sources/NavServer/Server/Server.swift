@@ -67,6 +67,8 @@ public final class Server {
         let file = try LogStore(path: path, durability: durability, saved: SavedSessions(config), repair: repair,
                                 compactAt: config.logCompactBytes, compactRatio: config.logCompactRatio)
         let restored = try use(file)
+        for line in file.restoreReport { logger.info("state read", metadata: ["navd.state": "\(path)", "navd.read": "\(line)"]) }
+        for line in file.restoreWarnings { logger.warning("state read with a warning", metadata: ["navd.state": "\(path)", "navd.warning": "\(line)"]) }
         for (name, reason) in file.snapshot.setAside {
             logger.warning("session set aside (--repair): it is kept in the state file's set_aside table and not served",
                            metadata: ["navd.session": "\(name)", "navd.reason": "\(reason)", "navd.state": "\(path)"])

@@ -49,6 +49,12 @@ public struct ServerConfiguration: Sendable {
     /// (`--max-pending-per-connection`, 256), in one session (`--max-pending-per-session`, 4,096).
     /// One more is refused with `limitExceeded` before anything runs.
     public var maxPending: Int = 16_384
+    /// Replies of keyed navigations remembered for one uid's sessions, all of them together
+    /// (`--max-keys-per-uid`, 262,144, and `--max-key-bytes-per-uid`, 64 MiB), beside each session's
+    /// own 4,096 keys and 1 MiB: past either, the uid's oldest key is forgotten (its retry then
+    /// navigates again).
+    public var maxKeysPerUid: Int = 262_144
+    public var maxKeyBytesPerUid: Int = 64 << 20
     public var maxPendingPerUid: Int = 1_024
     public var maxPendingPerConnection: Int = 256
     public var maxPendingPerSession: Int = 4_096
@@ -147,7 +153,8 @@ extension ServerConfiguration {
         NavigatorLimits(session: session, maxSessions: maxSessions, maxSessionsPerUid: maxSessionsPerUid, maxPending: maxPending,
                         maxPendingPerUid: maxPendingPerUid, maxPendingPerConnection: maxPendingPerConnection,
                         maxPendingPerSession: maxPendingPerSession, maxChildren: maxChildren, maxChildrenPerUid: maxChildrenPerUid,
-                        maxProviderRequestsPerUid: maxProviderRequestsPerUid, maxBatch: maxBatch, maxMessage: maxMessage, maxName: maxName,
+                        maxProviderRequestsPerUid: maxProviderRequestsPerUid, maxKeysPerUid: maxKeysPerUid,
+                        maxKeyBytesPerUid: maxKeyBytesPerUid, maxBatch: maxBatch, maxMessage: maxMessage, maxName: maxName,
                         writtenDepth: writtenDepth)
     }
 }

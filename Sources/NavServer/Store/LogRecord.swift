@@ -1,63 +1,146 @@
 import CChecksum
 import JSON
 
-/// The records of navd's append-only log (`STATE.log` beside the state file): each is
+/// The records of navd's append-only log (`STATE.log` beside the state file). The file starts with
+/// a 32-byte header,
 ///
-///     u32 length (little endian) · u32 CRC-32C of the payload · payload (`length` bytes of JSON)
+///     "navdlog2" · u64 salt · u64 size · u32 CRC-32C of the 24 bytes before it · u32 zero
 ///
-/// after an 8-byte header `navdlog1`, up to the first zero length (the log's segment is written
-/// with zeros in advance). A payload is one JSON object, by kind:
+/// (the salt is drawn anew for each log file; `size` is the length navd gave the file, which is at
+/// least that long: a shorter one was cut), then records, each
+///
+///     u32 length · u32 sequence · u32 CRC-32C of the payload · u32 CRC-32C of (salt, length, sequence, payload CRC) · payload
+///
+/// (little endian): the header's checksum covers the length, so a damaged length is found, not
+/// taken for the end; sequences count 1, 2, 3 … in each file, so a record out of its place (moved,
+/// swapped, left from another file) is found too. After the last record the file holds zeros (the
+/// size it was given in advance) or ends. A payload is one JSON object (it never holds a zero
+/// byte), by kind:
 ///
 /// - `{"c": session, "v": version, "n": id counter, "ch": [changes]}`: a commit, its `stackChanged` changes;
 /// - `{"s": session, "v": version, "n": id counter, "t": tree, "f": facts, "o": owner?}`: a session's
 ///   whole state (opened, rebuilt by a graph reload, or a commit whose changes were not recorded);
 /// - `{"f": session, "facts": {…}}`: its facts, all of them;
 /// - `{"k": session, "key": key, "r": reply}`: a keyed navigation's reply;
-/// - `{"x": session}`: closed.
+/// - `{"x": session}`: closed;
+/// - `{"g": graph, "sessions": n}`: the graph was reloaded (its identity, ``GraphIdentity``); the
+///   next `n` records are the whole state of every session, rebuilt for it: what came before them
+///   is replaced.
 enum LogRecord {
-    static let header: [UInt8] = Array("navdlog1".utf8)
+    static let magic: [UInt8] = Array("navdlog2".utf8)
+    /// The first format (u32 length, u32 payload CRC): read when a state file of it is converted.
+    static let magicV1: [UInt8] = Array("navdlog1".utf8)
+    static let fileHeaderSize = 32
+    static let headerSize = 16
     /// The largest payload navd reads back (a record claiming more is corrupt, not a reason to allocate).
     static let maxPayload = 1 << 30
 
-    /// Appends one record whose payload `body` writes, filling in its length and checksum.
-    static func append(to w: inout JSONWriter, _ body: (inout JSONWriter) -> Void) {
+    /// A log file's header: its salt and the size navd gave it.
+    static func fileHeader(salt: UInt64, size: Int) -> [UInt8] {
+        var b = [UInt8](repeating: 0, count: fileHeaderSize)
+        b.replaceSubrange(0..<8, with: magic)
+        put(salt, into: &b, at: 8)
+        put(UInt64(size), into: &b, at: 16)
+        let crc = b.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<24])) }
+        put(UInt64(crc), into: &b, at: 24)
+        return b
+    }
+
+    /// The salt and size of a log file's header; nil when the header is not whole and true.
+    static func readFileHeader(_ bytes: UnsafeRawBufferPointer) -> (salt: UInt64, size: Int)? {
+        guard bytes.count >= fileHeaderSize, magic.indices.allSatisfy({ bytes[$0] == magic[$0] }) else { return nil }
+        let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<24]))
+        guard UInt32(truncatingIfNeeded: load(bytes, at: 24, count: 8)) == crc, load(bytes, at: 28, count: 4) == 0 else { return nil }
+        let size = load(bytes, at: 16, count: 8)
+        guard size <= UInt64(Int.max) else { return nil }
+        return (load(bytes, at: 8, count: 8), Int(size))
+    }
+
+    /// Appends one record whose payload `body` writes, filling in its header.
+    static func append(to w: inout JSONWriter, seq: UInt32, salt: UInt64, _ body: (inout JSONWriter) -> Void) {
         let start = w.buffer.count
-        w.buffer.append(contentsOf: [0, 0, 0, 0, 0, 0, 0, 0])
+        w.buffer.append(contentsOf: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
         body(&w)
-        let length = w.buffer.count - start - 8
-        let crc = w.buffer.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[(start + 8)...])) }
-        w.buffer.overwrite(uint32: UInt32(length), at: start)
-        w.buffer.overwrite(uint32: crc, at: start + 4)
+        let length = UInt32(w.buffer.count - start - headerSize)
+        let crc = w.buffer.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[(start + headerSize)...])) }
+        w.buffer.overwrite(uint32: length, at: start)
+        w.buffer.overwrite(uint32: seq, at: start + 4)
+        w.buffer.overwrite(uint32: crc, at: start + 8)
+        w.buffer.overwrite(uint32: headerCRC(salt: salt, length: length, seq: seq, payloadCRC: crc), at: start + 12)
     }
 
-    /// One record read from `bytes` at `offset`: its payload's range, or why it cannot be read.
-    enum Read {
+    /// The checksum of a record's header: the file's salt, the length, the sequence and the payload's checksum.
+    static func headerCRC(salt: UInt64, length: UInt32, seq: UInt32, payloadCRC: UInt32) -> UInt32 {
+        var fields = (salt.littleEndian, length.littleEndian, seq.littleEndian, payloadCRC.littleEndian)
+        return withUnsafeBytes(of: &fields) { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<20])) }
+    }
+
+    /// One record read at `offset`, expecting sequence `seq`.
+    enum Read: Equatable {
         case record(Range<Int>)
-        /// A zero length: the rest of the segment, written in advance, is zeros.
-        case end
-        /// The bytes end inside the record (a torn tail if nothing follows).
-        case truncated
-        /// The checksum does not match (torn if it is the last record, else corrupt).
-        case badChecksum(end: Int)
+        /// Sixteen zero bytes where a header would be: where navd stopped writing, if only zeros follow.
+        case zeros
+        /// Nothing can be read there: a header cut by the file's end or failing its checksum, a
+        /// sequence out of place, a payload past the end or failing its checksum.
+        case bad(String)
     }
 
-    static func read(_ bytes: [UInt8], at offset: Int) -> Read {
-        bytes.withUnsafeBytes { read($0, at: offset) }
-    }
-
-    static func read(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Read {
-        guard bytes.count - offset >= 8 else { return .truncated }
-        var length = 0, crc: UInt32 = 0
-        for i in 0..<4 {
-            length |= Int(bytes[offset + i]) << (8 * i)
-            crc |= UInt32(bytes[offset + 4 + i]) << (8 * UInt32(i))
+    static func read(_ bytes: UnsafeRawBufferPointer, at offset: Int, seq: UInt32, salt: UInt64) -> Read {
+        guard bytes.count - offset >= headerSize else { return .bad("the file ends inside a record's header") }
+        let length = UInt32(load(bytes, at: offset, count: 4)), got = UInt32(load(bytes, at: offset + 4, count: 4))
+        let crc = UInt32(load(bytes, at: offset + 8, count: 4)), hcrc = UInt32(load(bytes, at: offset + 12, count: 4))
+        if length == 0 && got == 0 && crc == 0 && hcrc == 0 { return .zeros }
+        guard headerCRC(salt: salt, length: length, seq: got, payloadCRC: crc) == hcrc else {
+            return .bad("a record header fails its checksum")
         }
-        if length == 0 && crc == 0 { return .end }
+        guard got == seq else { return .bad("record \(got) stands where record \(seq) should") }
+        let start = offset + headerSize
+        guard Int(length) <= maxPayload, bytes.count - start >= Int(length) else { return .bad("record \(seq) runs past the file's end") }
+        let payload = UnsafeRawBufferPointer(rebasing: bytes[start..<(start + Int(length))])
+        guard CRC32C.checksum(payload) == crc else { return .bad("record \(seq)'s payload fails its checksum") }
+        return .record(start..<(start + Int(length)))
+    }
+
+    /// The first offset after `offset` where a whole record of this file starts (its header's and
+    /// payload's checksums hold, with a sequence after `seq`), and its sequence: what makes damage
+    /// in the middle of a log, not a torn tail. Only read when something could not be.
+    static func nextValid(_ bytes: UnsafeRawBufferPointer, after offset: Int, seq: UInt32, salt: UInt64) -> (offset: Int, seq: UInt32)? {
+        var at = offset + 1
+        while at + headerSize <= bytes.count {
+            let s = UInt32(load(bytes, at: at + 4, count: 4))
+            if s >= seq, s > 0, case .record = read(bytes, at: at, seq: s, salt: salt) { return (at, s) }
+            at += 1
+        }
+        return nil
+    }
+
+    /// The end of what was written in `bytes` from `offset`: one past the last byte that is not zero.
+    static func writtenEnd(_ bytes: UnsafeRawBufferPointer, from offset: Int) -> Int {
+        var end = bytes.count
+        while end > offset && bytes[end - 1] == 0 { end -= 1 }
+        return end
+    }
+
+    /// A first-format record (u32 length, u32 payload CRC): its payload, the end of the records
+    /// (a zero length), or nil when it cannot be read.
+    static func readV1(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Range<Int>?? {
+        guard bytes.count - offset >= 8 else { return nil }
+        let length = Int(load(bytes, at: offset, count: 4)), crc = UInt32(load(bytes, at: offset + 4, count: 4))
+        if length == 0 && crc == 0 { return .some(nil) }
         let start = offset + 8
-        guard length <= maxPayload, bytes.count - start >= length else { return .truncated }
-        let payload = UnsafeRawBufferPointer(rebasing: bytes[start..<(start + length)])
-        guard CRC32C.checksum(payload) == crc else { return .badChecksum(end: start + length) }
-        return .record(start..<(start + length))
+        guard length <= maxPayload, bytes.count - start >= length,
+              CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + length)])) == crc else { return nil }
+        return .some(start..<(start + length))
+    }
+
+    static func load(_ bytes: UnsafeRawBufferPointer, at offset: Int, count: Int) -> UInt64 {
+        var v: UInt64 = 0
+        for i in 0..<count { v |= UInt64(bytes[offset + i]) << (8 * UInt64(i)) }
+        return v
+    }
+
+    private static func put(_ v: UInt64, into b: inout [UInt8], at offset: Int) {
+        for i in 0..<8 { b[offset + i] = UInt8(truncatingIfNeeded: v >> (8 * UInt64(i))) }
     }
 }
 

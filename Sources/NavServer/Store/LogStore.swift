@@ -10,36 +10,51 @@ import Glibc
 /// log beside it (`STATE.log`, ``LogRecord``): every commit appends its changes (not its whole
 /// tree), each loop iteration's records go to the log in one `write()` before any reply of the
 /// iteration leaves (`full` durability: and one `fdatasync`), and when the log outgrows its
-/// threshold the sessions changed since the last snapshot are written to the snapshot in one
-/// transaction and the log starts again. Starting replays the log over the snapshot.
+/// threshold the sessions changed since the last snapshot are written to the snapshot a slice at a
+/// time and the log starts again. Starting replays the log over the snapshot
+/// (`LogStore+Restore.swift`).
 public final class LogStore: Store {
     let snapshot: SQLiteStore
     let logPath: String
-    private let durability: Durability
-    private let saved: SavedSessions
-    private var fd: Int32 = -1
+    let durability: Durability
+    let saved: SavedSessions
+    let repair: Bool
+    var fd: Int32 = -1
     /// This iteration's records, written by `flush` in one `write()`.
     private var records = JSONWriter(capacity: 64 * 1024)
+    /// The log file's salt (in its header and every record's header checksum) and the sequence of
+    /// its next record.
+    private var salt: UInt64 = 0
+    private var nextSeq: UInt32 = 1
+    /// The size the log file was given (its header says it): records past it grow it first.
+    private var fileSize = 0
     /// The log's size on disk.
     private(set) var logSize = 0
     /// The log size at which the snapshot is rewritten and the log starts again, at least: it is
-    /// `compactRatio` times the snapshot's size when that is more (``threshold``), as Redis grows
-    /// its rewrite threshold with the file, so that a large snapshot is not rewritten for a few commits.
+    /// `compactRatio` times the snapshot's live pages when that is more (``threshold``), as Redis
+    /// grows its rewrite threshold with the data, so that a large snapshot is not rewritten for a
+    /// few commits.
     let compactAt: Int
     let compactRatio: Int
-    /// The threshold now: the larger of `compactAt` and `compactRatio` times the snapshot as last written.
+    /// The threshold now: the larger of `compactAt` and `compactRatio` times the snapshot's live data.
     private(set) var threshold: Int
     /// What the snapshot lacks: sessions changed, closed, keys remembered since it was written.
-    private var unsnapshotted = PendingKeys(epoch: 1)
+    var unsnapshotted = PendingKeys(epoch: 1)
     private(set) var compactions = 0
+    /// What the last start read and replayed, one line each (the server logs them).
+    public internal(set) var restoreReport: [String] = []
+    /// Warnings of the last start (a torn tail cut, a damaged log kept aside by `--repair`).
+    public internal(set) var restoreWarnings: [String] = []
 
     /// `compactAt`: the log size that triggers a snapshot (default: 16 MiB).
     public init(path: String, durability: Durability, saved: SavedSessions, repair: Bool, compactAt: Int = 16 << 20,
                 compactRatio: Int = 3) throws(StateError) {
+        try StateFiles.check(path)
         snapshot = try SQLiteStore(path: path, durability: durability, saved: saved, repair: repair)
         logPath = path + ".log"
         self.durability = durability
         self.saved = saved
+        self.repair = repair
         self.compactAt = compactAt
         self.compactRatio = compactRatio
         threshold = compactAt
@@ -50,9 +65,16 @@ public final class LogStore: Store {
 
     public var wantsChanges: Bool { true }
 
+    /// Appends one record to this iteration's.
+    @inline(__always)
+    private func log(_ body: (inout JSONWriter) -> Void) {
+        LogRecord.append(to: &records, seq: nextSeq, salt: salt, body)
+        nextSeq &+= 1
+    }
+
     public func sessionCommitted(_ s: Session, changes: JSONText?) {
         guard let changes else { return sessionChanged(s) }
-        LogRecord.append(to: &records) { w in
+        log { w in
             LogStore.head(&w, "{\"c\":", s)
             w.raw(",\"ch\":")
             changes.bytes.withUnsafeBytes { w.buffer.append(contentsOf: $0) }
@@ -73,7 +95,7 @@ public final class LogStore: Store {
     }
 
     public func sessionChanged(_ s: Session) {
-        LogRecord.append(to: &records) { w in
+        log { w in
             LogStore.head(&w, "{\"s\":", s)
             w.raw(",\"t\":")
             s.root.write(into: &w, s.graph)
@@ -91,7 +113,7 @@ public final class LogStore: Store {
     public func sessionOpened(_ s: Session) { sessionChanged(s) }
 
     public func factsChanged(_ s: Session) {
-        LogRecord.append(to: &records) { w in
+        log { w in
             w.raw("{\"f\":")
             w.write(.string(s.name))
             w.raw(",\"facts\":")
@@ -102,7 +124,7 @@ public final class LogStore: Store {
     }
 
     public func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>) {
-        LogRecord.append(to: &records) { w in
+        log { w in
             w.raw("{\"k\":")
             w.write(.string(s.name))
             w.raw(",\"key\":")
@@ -115,12 +137,25 @@ public final class LogStore: Store {
     }
 
     public func sessionClosed(_ name: String) {
-        LogRecord.append(to: &records) { w in
+        log { w in
             w.raw("{\"x\":")
             w.write(.string(name))
             w.raw(UInt8(ascii: "}"))
         }
         unsnapshotted.close(name)
+    }
+
+    /// A reload record: what follows it (the state of each of `sessions` sessions, rebuilt for
+    /// `graph`) replaces what came before it.
+    public func graphReloaded(_ graph: NavigationGraph, sessions: Int) {
+        let identity = snapshot.identity(of: graph)
+        log { w in
+            w.raw("{\"g\":")
+            w.write(.string(identity))
+            w.raw(",\"sessions\":")
+            w.write(int: sessions)
+            w.raw(UInt8(ascii: "}"))
+        }
     }
 
     public var hasPendingWrites: Bool { !records.buffer.isEmpty }
@@ -132,6 +167,7 @@ public final class LogStore: Store {
     public func flush(graph: NavigationGraph) throws(StateError) {
         guard hasPendingWrites else { return }
         lastGraph = graph  // a reload's graph names the coordinators the snapshot writes at close
+        if fileSize > 0 && logSize + records.buffer.count > fileSize { try growFile(to: logSize + records.buffer.count) }
         let failed = records.buffer.withUnsafeBytes { writeFully($0, at: logSize) }
         if failed != 0 {
             throw StateError(description: "cannot append to \(logPath): \(String(cString: strerror(failed)))")
@@ -139,6 +175,16 @@ public final class LogStore: Store {
         logSize += records.buffer.count
         records.buffer.removeAll(keepingAtMost: 1 << 20)
         if logSize >= threshold && compacting == nil { try beginCompaction() }
+    }
+
+    /// Records that pass the size the file was given: it is made larger first (then its header
+    /// says so), so that a file shorter than its header says was cut.
+    private func growFile(to needed: Int) throws(StateError) {
+        let size = max(needed + (64 << 10), fileSize * 2)
+        var failed: Int32 = ftruncate(fd, off_t(size)) == 0 ? 0 : errno
+        if failed == 0 { failed = LogRecord.fileHeader(salt: salt, size: size).withUnsafeBytes { writeFully($0, at: 0) } }
+        guard failed == 0 else { throw StateError(description: "cannot grow \(logPath): \(String(cString: strerror(failed)))") }
+        fileSize = size
     }
 
     // MARK: Compaction
@@ -150,7 +196,8 @@ public final class LogStore: Store {
     /// A compaction under way: what the snapshot lacks as the old log left it, written a slice at a time.
     private var compacting: (pending: PendingKeys.Items, next: Int, started: UInt64)?
 
-    /// The most sessions written into the snapshot in one slice (about a millisecond's worth).
+    /// The most sessions written into the snapshot in one slice (about a millisecond's worth); a
+    /// closed session or a key counts as a tenth of one.
     static let sessionsPerSlice = 80
 
     public var hasBackgroundWork: Bool { compacting != nil }
@@ -170,23 +217,32 @@ public final class LogStore: Store {
     }
 
     /// Writes the next slice of a compaction into the snapshot (one transaction); the last slice
-    /// removes the old log.
+    /// removes the old log. Each session is written under the graph it was built with: one listed
+    /// before a graph reload keeps its own (the reload's records, in the new log, replace it).
     public func backgroundSlice(graph: NavigationGraph) throws(StateError) { try compactionSlice(graph: graph) }
 
-    func compactionSlice(graph: NavigationGraph) throws(StateError) {
+    func compactionSlice(graph: NavigationGraph, last: Bool = true) throws(StateError) {
         guard let c = compacting else { return }
         let sliceStart = monotonicNanoseconds()
-        if c.next == 0 {
-            for name in c.pending.closed { snapshot.sessionClosed(name) }
-            for k in c.pending.keys { snapshot.keyRemembered(k.session, key: k.key, reply: k.reply) }
+        let work = c.pending.work
+        var i = c.next, budget = LogStore.sessionsPerSlice * 10
+        while i < work.count && budget > 0 {
+            switch work[i] {
+            case .closed(let name):
+                snapshot.sessionClosed(name)
+                budget -= 1
+                // The closes go in slices of their own: a session reopened under a closed name comes after them.
+                if i + 1 < work.count, case .closed = work[i + 1] {} else { budget = 0 }
+            case .key(let k): snapshot.keyRemembered(k.session, key: k.key, reply: k.reply); budget -= 1
+            case .changed(let s): snapshot.sessionChanged(s); budget -= 10
+            }
+            i += 1
         }
-        let end = min(c.next + LogStore.sessionsPerSlice, c.pending.changed.count)
-        for s in c.pending.changed[c.next..<end] { snapshot.sessionChanged(s) }
         try snapshot.flush(graph: graph)
         let sliceMs = Double(monotonicNanoseconds() - sliceStart) / 1e6
         maxSliceMs = max(maxSliceMs, sliceMs)
-        if end < c.pending.changed.count {
-            compacting = (c.pending, end, c.started)
+        if i < work.count || !last {
+            compacting = (c.pending, i, c.started)
             return
         }
         guard unlink(oldLogPath) == 0 || errno == ENOENT else {
@@ -196,6 +252,7 @@ public final class LogStore: Store {
         compacting = nil
         compactions += 1
         lastCompactionMs = Double(monotonicNanoseconds() - c.started) / 1e6
+        snapshot.releaseFreePages()
         updateThreshold()
     }
 
@@ -203,58 +260,68 @@ public final class LogStore: Store {
     /// the compaction under way, then what the snapshot lacks; the log starts again.
     func compact(graph: NavigationGraph) throws(StateError) {
         while compacting != nil { try compactionSlice(graph: graph) }
-        guard !unsnapshotted.isEmpty || logSize > LogRecord.header.count || access(oldLogPath, F_OK) == 0 else { return }
-        unsnapshotted.feed(snapshot)
-        try snapshot.flush(graph: graph)
+        guard !unsnapshotted.isEmpty || logSize > LogRecord.fileHeaderSize || access(oldLogPath, F_OK) == 0 else { return }
+        compacting = (unsnapshotted.items, 0, monotonicNanoseconds())
         unsnapshotted = PendingKeys(epoch: unsnapshotted.epoch + 1)
+        while let c = compacting, c.next < c.pending.work.count { try compactionSlice(graph: graph, last: false) }
+        compacting = nil
+        snapshot.releaseFreePages()
         updateThreshold()
         try startSegment()
         if unlink(oldLogPath) == 0, durability == .full { syncDirectory() }
         compactions += 1
     }
 
-    /// The threshold for the snapshot as it is now.
-    private func updateThreshold() {
-        threshold = compactRatio == 0 ? compactAt : max(compactAt, compactRatio * snapshot.databaseBytes())
+    /// The threshold for the snapshot as it is now: its live pages, not its file (free pages,
+    /// left by closed sessions and forgotten keys, do not count).
+    func updateThreshold() {
+        threshold = compactRatio == 0 ? compactAt : max(compactAt, compactRatio * snapshot.liveBytes())
     }
 
     /// The directory's entries on the disk (a rename or removal of a log, `full`).
-    private func syncDirectory() {
-        let slash = logPath.lastIndex(of: "/")
-        let path = slash.map { $0 == logPath.startIndex ? "/" : String(logPath[..<$0]) } ?? "."
-        let dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    func syncDirectory() {
+        let dir = open(StateFiles.directory(of: logPath), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dir >= 0 {
             _ = fsync(dir)
             Glibc.close(dir)
         }
     }
 
-    /// The log's file starts with the header. `full`: it is a segment written whole in advance (the
-    /// header, then zeros, `segmentSize` bytes): records overwrite zeros and the file's size does not
-    /// change, so that each synchronous write puts the records alone on the disk, not the file's
-    /// metadata too; the first zero length read marks the end. Where the disk has no room for the
-    /// segment, or with `process` (nothing is synced), the log grows with its records.
-    private func startSegment() throws(StateError) {
-        var failed = LogRecord.header.withUnsafeBytes { writeFully($0, at: 0) }
-        if failed == 0 && ftruncate(fd, off_t(LogRecord.header.count)) != 0 { failed = errno }
-        guard failed == 0 else { throw StateError(description: "cannot write \(logPath): \(String(cString: strerror(failed)))") }
-        logSize = LogRecord.header.count
-        preallocated = false
-        guard durability == .full else { return }
-        // The zeros through a descriptor without O_DSYNC, then synced once.
-        let plain = open(logPath, O_WRONLY | O_CLOEXEC)
-        guard plain >= 0 else { return }
-        defer { Glibc.close(plain) }
-        let zeros = [UInt8](repeating: 0, count: 1 << 20)
-        var off = LogRecord.header.count
-        while failed == 0 && off < segmentSize {
-            let n = min(zeros.count, segmentSize - off)
-            failed = zeros.withUnsafeBytes { writeFully(UnsafeRawBufferPointer(rebasing: $0[..<n]), at: off, fd: plain) }
-            off += n
+    /// The log's file starts again: its header (a new salt), then zeros up to `segmentSize`
+    /// (records overwrite zeros and the file's size does not change). `full` writes the zeros and
+    /// syncs them once, so that each synchronous write puts the records alone on the disk, not
+    /// the file's metadata too; `process` makes the file that long without writing (a sparse
+    /// file). Where the disk has no room for the segment, the log grows with its records.
+    func startSegment() throws(StateError) {
+        var failed: Int32 = ftruncate(fd, 0) == 0 ? 0 : errno
+        let size = segmentSize
+        if failed == 0 {
+            if durability == .full {
+                // The zeros through a descriptor without O_DSYNC, then synced once.
+                let plain = open(logPath, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+                if plain >= 0 {
+                    let zeros = [UInt8](repeating: 0, count: 1 << 20)
+                    var off = 0, ok: Int32 = 0
+                    while ok == 0 && off < size {
+                        let n = min(zeros.count, size - off)
+                        ok = zeros.withUnsafeBytes { writeFully(UnsafeRawBufferPointer(rebasing: $0[..<n]), at: off, fd: plain) }
+                        off += n
+                    }
+                    if ok == 0 && fdatasync(plain) != 0 { ok = errno }
+                    Glibc.close(plain)
+                    preallocated = ok == 0
+                    if !preallocated { _ = ftruncate(fd, 0) }
+                }
+            } else {
+                preallocated = ftruncate(fd, off_t(size)) == 0
+            }
         }
-        if failed == 0 && fdatasync(plain) != 0 { failed = errno }
-        preallocated = failed == 0
-        if !preallocated { _ = ftruncate(fd, off_t(LogRecord.header.count)) }
+        salt = UInt64.random(in: 1...UInt64.max)
+        nextSeq = 1
+        fileSize = preallocated ? size : 0
+        if failed == 0 { failed = LogRecord.fileHeader(salt: salt, size: fileSize).withUnsafeBytes { writeFully($0, at: 0) } }
+        guard failed == 0 else { throw StateError(description: "cannot write \(logPath): \(String(cString: strerror(failed)))") }
+        logSize = LogRecord.fileHeaderSize
     }
 
     /// How long the last compaction took from start to end, and the longest slice of one held the
@@ -267,7 +334,8 @@ public final class LogStore: Store {
         [
             "snapshot": .string(snapshot.path), "log": .string(logPath), "logBytes": .int(logSize),
             "compactAt": .int(threshold), "compactions": .int(compactions), "preallocated": .bool(preallocated),
-            "compacting": .bool(compacting != nil),
+            "compacting": .bool(compacting != nil), "snapshotLiveBytes": .int(snapshot.liveBytes()),
+            "snapshotFileBytes": .int(snapshot.fileBytes()),
             "lastCompactionMs": .double((lastCompactionMs * 1000).rounded() / 1000),
             "maxSliceMs": .double((maxSliceMs * 1000).rounded() / 1000),
         ]
@@ -279,7 +347,7 @@ public final class LogStore: Store {
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
-    /// Whether the log's segment was written in advance (false: no room on the disk for it).
+    /// Whether the log's file was given its size in advance (false: no room on the disk for it).
     private(set) var preallocated = false
 
     /// The segment's size: the compaction threshold and room for the iteration that passes it.
@@ -300,6 +368,15 @@ public final class LogStore: Store {
         return 0
     }
 
+    /// Opens the log (`full`: each write returns once its data is on the disk, O_DSYNC: one call
+    /// where write and fdatasync would be two); a symbolic link is refused.
+    func openLog(truncating: Bool) throws(StateError) -> Int32 {
+        let f = open(logPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (truncating ? O_TRUNC : 0) | (durability == .full ? O_DSYNC : 0), 0o600)
+        guard f >= 0 else { throw StateError(description: "cannot open \(logPath): \(String(cString: strerror(errno)))") }
+        fchmod(f, 0o600)
+        return f
+    }
+
     public func close() {
         if fd >= 0 {
             // A clean stop leaves a snapshot and an empty log: the next start reads no log.
@@ -311,168 +388,22 @@ public final class LogStore: Store {
     }
 
     /// The sessions restored so far, counted (while loading).
-    private var counts: SavedSessions.SessionCounts
+    var counts: SavedSessions.SessionCounts
 
     /// The graph sessions were last loaded or written with (for the compaction at `close`).
-    private var lastGraph: NavigationGraph?
-
-    // MARK: Loading
-
-    /// The snapshot's sessions brought forward by the log. A torn last record (a write cut off:
-    /// never acknowledged) is cut from the log; a record that fails its checksum before the end,
-    /// a commit that skips a version, or a replayed session that breaks a rule stops navd, naming
-    /// the byte and the session.
-    public func load(graph: NavigationGraph) throws(StateError) -> [Session] {
-        lastGraph = graph
-        var sessions = try snapshot.load(graph: graph)
-        var order = sessions.map(\.name)
-        var byName = Dictionary(sessions.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-        counts = SavedSessions.SessionCounts(saved)
-        for s in sessions { _ = counts.admit(s) }
-        var replayed = Set<String>()
-        // A compaction the crash interrupted left the log it was writing into the snapshot: first.
-        for path in [oldLogPath, logPath] {
-            let bytes = try readLog(path)
-            try replay(bytes, from: path, graph: graph, byName: &byName, order: &order, replayed: &replayed)
-        }
-        sessions = order.compactMap { byName[$0] }
-        for s in sessions where replayed.contains(s.name) {
-            do throws(NavError) { try s.checkReplayed() } catch {
-                throw StateError(description: "session \"\(s.name)\" replayed from \(logPath) breaks a rule: \(error.message)")
-            }
-            unsnapshotted.change(s)
-        }
-        for name in replayed where byName[name] == nil { unsnapshotted.close(name) }
-        // The replayed state becomes the snapshot now; the log starts again (a torn tail, a record
-        // cut off by a crash and never acknowledged, goes with it).
-        fd = try openLog(truncating: false)
-        updateThreshold()
-        try compact(graph: graph)
-        if logSize == 0 { try startSegment() }  // nothing to compact: a new log all the same
-        return sessions
-    }
-
-    /// The bytes of the log at `path` (none when there is no such file).
-    private func readLog(_ path: String) throws(StateError) -> [UInt8] {
-        let f = open(path, O_RDONLY | O_CLOEXEC)
-        if f < 0 {
-            if errno == ENOENT { return [] }
-            throw StateError(description: "cannot open \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { Glibc.close(f) }
-        var st = stat()
-        guard fstat(f, &st) == 0 else { throw StateError(description: "cannot read \(path): \(String(cString: strerror(errno)))") }
-        var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
-        var off = 0
-        while off < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { pread(f, $0.baseAddress! + off, $0.count - off, off_t(off)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw StateError(description: "cannot read \(path): \(String(cString: strerror(errno)))")
-            }
-            if n == 0 { break }
-            off += n
-        }
-        return Array(bytes.prefix(off))
-    }
-
-    /// Replays the records of one log file over the sessions restored so far.
-    private func replay(_ bytes: [UInt8], from path: String, graph: NavigationGraph, byName: inout [String: Session], order: inout [String],
-                        replayed: inout Set<String>) throws(StateError) {
-        if bytes.isEmpty { return }
-        guard bytes.count >= LogRecord.header.count, Array(bytes.prefix(LogRecord.header.count)) == LogRecord.header else {
-            throw StateError(description: "\(path) is not a navd log (it does not start with \"navdlog1\"); move it aside to start from the snapshot \(snapshot.path) alone")
-        }
-        let parser = saved.parser()
-        var offset = LogRecord.header.count
-        reading: while offset < bytes.count {
-            switch LogRecord.read(bytes, at: offset) {
-            case .end, .truncated:
-                break reading
-            case .badChecksum(let recordEnd):
-                // Torn: the last record, cut off (only the segment's zeros, or nothing, follow it).
-                if recordEnd + 8 > bytes.count || bytes[recordEnd..<(recordEnd + 8)].allSatisfy({ $0 == 0 }) { break reading }
-                throw StateError(description: "\(path) is corrupt at byte \(offset): a record fails its checksum and records follow it, so what follows cannot be trusted. Move \(path) aside to start from the snapshot \(snapshot.path) (losing the changes logged since it), or restore the files from a backup")
-            case .record(let range):
-                do throws(NavError) {
-                    let payload = try saved.parse(parser, String(decoding: bytes[range], as: UTF8.self), "a log record")
-                    replayed.insert(try apply(payload, graph: graph, byName: &byName, order: &order))
-                } catch {
-                    throw StateError(description: "cannot replay \(path) at byte \(offset): \(error.message). Start navd with the graph and limits the log was written with, or move \(path) aside to start from the snapshot \(snapshot.path) alone")
-                }
-                offset = range.upperBound
-            }
-        }
-    }
-
-    /// Opens the log (`full`: each write returns once its data is on the disk, O_DSYNC: one call
-    /// where write and fdatasync would be two).
-    private func openLog(truncating: Bool) throws(StateError) -> Int32 {
-        let f = open(logPath, O_RDWR | O_CREAT | O_CLOEXEC | (truncating ? O_TRUNC : 0) | (durability == .full ? O_DSYNC : 0), 0o600)
-        guard f >= 0 else { throw StateError(description: "cannot open \(logPath): \(String(cString: strerror(errno)))") }
-        fchmod(f, 0o600)
-        return f
-    }
-
-    /// Applies one record to the sessions being restored; answers the session it is about.
-    private func apply(_ p: JSONValue, graph: NavigationGraph, byName: inout [String: Session], order: inout [String]) throws(NavError) -> String {
-        if let name = p["c"]?.stringValue {
-            guard let s = byName[name] else { throw NavError(.corruptState, "a commit of session \"\(name)\", which is not open") }
-            guard let v = p["v"]?.intValue, let n = p["n"]?.intValue, let changes = p["ch"] else {
-                throw NavError(.corruptState, "a commit record of session \"\(name)\" lacks its version, id counter or changes")
-            }
-            if v <= s.version { return name }  // the snapshot holds it already
-            try s.replay(changes: changes, version: v, nextId: n)
-            return name
-        }
-        if let name = p["s"]?.stringValue {
-            guard let v = p["v"]?.intValue, let n = p["n"]?.intValue, let tree = p["t"], let facts = p["f"] else {
-                throw NavError(.corruptState, "a state record of session \"\(name)\" lacks its version, id counter, tree or facts")
-            }
-            let old = byName[name]
-            if let old, v < old.version { return name }
-            let s = try Session(restoring: name, graph: graph, root: tree, version: v, nextId: n, facts: facts, limits: saved.limits)
-            if let o = p["o"]?.intValue {
-                guard let uid = UInt32(exactly: o) else { throw NavError(.corruptState, "owner \(o) of session \"\(name)\" is not a uid") }
-                s.owner = uid
-            }
-            if let old { s.adoptKeys(of: old) } else {
-                if let problem = counts.admit(s) { throw NavError(.limitExceeded, problem) }
-                order.append(name)
-            }
-            byName[name] = s
-            return name
-        }
-        if let name = p["f"]?.stringValue {
-            guard let s = byName[name], let facts = p["facts"] else { throw NavError(.corruptState, "a facts record of session \"\(name)\", which is not open") }
-            try s.replayFacts(facts)
-            return name
-        }
-        if let name = p["k"]?.stringValue {
-            guard let s = byName[name], let key = p["key"]?.stringValue, let text = p["r"]?.stringValue,
-                  let reply = KeyedReply.decode(try saved.parse(saved.parser(), text, "a keyed reply")) else {
-                throw NavError(.corruptState, "a key record of session \"\(name)\" is not whole, or its session is not open")
-            }
-            s.remember(key: key, reply)
-            return name
-        }
-        if let name = p["x"]?.stringValue {
-            if let gone = byName[name] { counts.remove(gone) }
-            byName[name] = nil
-            order.removeAll { $0 == name }
-            return name
-        }
-        throw NavError(.corruptState, "a record of an unknown kind")
-    }
-
-
+    var lastGraph: NavigationGraph?
 }
 
 /// What a log store's snapshot lacks since it was written: the sessions changed (their latest
 /// state), closed, and the keyed replies remembered meanwhile. A changed session is found by its
-/// ``Session/storeMark`` (this epoch's number), not by its name.
+/// ``Session/storeMark`` (this epoch's number), not by its name; a session closed is found by its
+/// name and left where it is, marked (so that closing costs the same however many changed).
 struct PendingKeys {
     private var changed: [Session] = []
+    /// The changed sessions by name (the latest of each name), to mark one that closes.
+    private var byName: [String: Session] = [:]
+    /// Sessions closed since: their entries are skipped.
+    private var gone: Set<ObjectIdentifier> = []
     private var closed: Set<String> = []
     private var keys: [(session: Session, key: String, reply: Result<JSONText, NavError>)] = []
     /// This snapshot epoch's mark (its store numbers its epochs from 1).
@@ -487,33 +418,42 @@ struct PendingKeys {
         guard s.storeMark != epoch else { return }
         s.storeMark = epoch
         changed.append(s)
+        byName[s.name] = s
         if !closed.isEmpty { closed.remove(s.name) }
     }
 
     mutating func close(_ name: String) {
-        for s in changed where s.name == name { s.storeMark = 0 }
-        changed.removeAll { $0.name == name }
+        if let s = byName.removeValue(forKey: name) {
+            s.storeMark = 0
+            gone.insert(ObjectIdentifier(s))
+        }
         closed.insert(name)
-        keys.removeAll { $0.session.name == name }
     }
 
     mutating func remember(_ session: Session, key: String, reply: Result<JSONText, NavError>) {
+        if byName[session.name] !== session {
+            byName[session.name] = session
+        }
         keys.append((session, key, reply))
     }
 
-    /// What it holds, for a compaction that writes it a slice at a time.
-    struct Items {
-        let changed: [Session]
-        let closed: Set<String>
-        let keys: [(session: Session, key: String, reply: Result<JSONText, NavError>)]
+    /// One piece of a compaction's work.
+    enum Work {
+        case closed(String)
+        case key((session: Session, key: String, reply: Result<JSONText, NavError>))
+        case changed(Session)
     }
 
-    var items: Items { Items(changed: changed, closed: closed, keys: keys) }
+    /// What it holds, for a compaction that writes it a slice at a time: closes first, then keys,
+    /// then sessions (what a closed session had is left out).
+    struct Items {
+        let work: [Work]
+    }
 
-    /// Tells `store` all of it, as the navigator would have told it.
-    func feed(_ store: SQLiteStore) {
-        for name in closed { store.sessionClosed(name) }
-        for s in changed { store.sessionChanged(s) }
-        for k in keys { store.keyRemembered(k.session, key: k.key, reply: k.reply) }
+    var items: Items {
+        var work: [Work] = closed.sorted().map(Work.closed)
+        work += keys.filter { !gone.contains(ObjectIdentifier($0.session)) }.map(Work.key)
+        work += changed.filter { !gone.contains(ObjectIdentifier($0)) }.map(Work.changed)
+        return Items(work: work)
     }
 }

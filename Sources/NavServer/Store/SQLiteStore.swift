@@ -56,7 +56,7 @@ final class SQLiteStore: Store {
             throw StateError(description: "the state file \(path) is empty (0 bytes): it is not a navd state file, and starting afresh on it would hide whatever emptied it; remove it to start with fresh sessions, or give another --state PATH")
         }
         var handle: OpaquePointer?
-        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, nil) == SQLITE_OK else {
             let msg = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close(handle)
             throw StateError(description: "cannot open the state file \(path): \(msg)")
@@ -72,9 +72,13 @@ final class SQLiteStore: Store {
             if try int("SELECT count(*) FROM pragma_table_info('sessions') WHERE name = 'owner'") == 0 {
                 try exec("ALTER TABLE sessions ADD COLUMN owner INTEGER")
             }
+            // The graph each row was written under (GraphIdentity; NULL: a file from before it).
+            if try int("SELECT count(*) FROM pragma_table_info('sessions') WHERE name = 'graph'") == 0 {
+                try exec("ALTER TABLE sessions ADD COLUMN graph TEXT")
+            }
             begin = try prepare("BEGIN")
             commit = try prepare("COMMIT")
-            upsert = try prepare("INSERT INTO sessions (name, version, next_id, tree, facts, owner) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(name) DO UPDATE SET version = ?2, next_id = ?3, tree = ?4, facts = ?5, owner = ?6")
+            upsert = try prepare("INSERT INTO sessions (name, version, next_id, tree, facts, owner, graph) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(name) DO UPDATE SET version = ?2, next_id = ?3, tree = ?4, facts = ?5, owner = ?6, graph = ?7")
             delete = try prepare("DELETE FROM sessions WHERE name = ?1")
             // A navigation's key and its reply, so that a retry after a reply lost to a crash gets
             // that reply instead of navigating twice (files without the table get it here).
@@ -97,6 +101,9 @@ final class SQLiteStore: Store {
         let version = try int("PRAGMA user_version")
         let tables = try int("SELECT count(*) FROM sqlite_master")
         if app == 0 && version == 0 && tables == 0 {
+            // Pages freed by closed sessions and forgotten keys go back to the file system
+            // (``releaseFreePages()``), a few at a time.
+            try exec("PRAGMA auto_vacuum=INCREMENTAL")
             try exec("PRAGMA application_id=\(SQLiteStore.applicationId)")
             try exec("PRAGMA user_version=\(SQLiteStore.schemaVersion)")
             return
@@ -135,9 +142,33 @@ final class SQLiteStore: Store {
         return Int(sqlite3_column_int64(s, 0))
     }
 
-    /// The database's size in bytes, its write-ahead log's pages included (pages in use × page size).
-    func databaseBytes() -> Int {
+    /// The bytes of the database's live pages (pages less free ones, its write-ahead log's
+    /// included): what the data takes, whatever the file's size.
+    func liveBytes() -> Int {
+        max(0, ((try? int("PRAGMA page_count")) ?? 0) - ((try? int("PRAGMA freelist_count")) ?? 0)) * ((try? int("PRAGMA page_size")) ?? 0)
+    }
+
+    /// The database's size in pages, free ones included.
+    func fileBytes() -> Int {
         ((try? int("PRAGMA page_count")) ?? 0) * ((try? int("PRAGMA page_size")) ?? 0)
+    }
+
+    /// Gives up to 1,024 free pages back to the file system (files made with `auto_vacuum`
+    /// incremental; a file of an older navd keeps its free pages for reuse).
+    func releaseFreePages() {
+        try? exec("PRAGMA incremental_vacuum(1024)")
+    }
+
+    /// Graph identities, by graph (a few: the graphs sessions were built with since the start).
+    private var identities: [ObjectIdentifier: (graph: NavigationGraph, identity: String)] = [:]
+
+    /// `graph`'s identity (``GraphIdentity``), computed once per graph.
+    func identity(of graph: NavigationGraph) -> String {
+        if let known = identities[ObjectIdentifier(graph)] { return known.identity }
+        let id = GraphIdentity.of(graph)
+        if identities.count > 16 { identities.removeAll() }
+        identities[ObjectIdentifier(graph)] = (graph, id)
+        return id
     }
 
     /// A text column of the current row; NULL (a hand-edited file) is refused.
@@ -151,7 +182,7 @@ final class SQLiteStore: Store {
     /// Every saved session, rebuilt against `graph` and checked as a request is. One that breaks a
     /// rule stops navd with the session and the rule named, or (`--repair`) is set aside.
     func load(graph: NavigationGraph) throws(StateError) -> [Session] {
-        let s = try prepare("SELECT name, version, next_id, tree, facts, owner FROM sessions ORDER BY name <> 'main', name")  // "main" first: it always exists, and counts
+        let s = try prepare("SELECT name, version, next_id, tree, facts, owner, graph FROM sessions ORDER BY name <> 'main', name")  // "main" first: it always exists, and counts
         defer { sqlite3_finalize(s) }
         let parser = saved.parser()
         var out: [Session] = []
@@ -173,10 +204,14 @@ final class SQLiteStore: Store {
                 if let problem = counts.admit(session) { throw NavError(.limitExceeded, problem) }
                 out.append(session)
             } catch {
-                guard repair else {
-                    throw StateError(description: "cannot restore session \"\(name)\" from \(path): \(error.message). Start navd with the graph it was saved with and the same limits; or start it once with --repair to set such sessions aside (kept in the file's set_aside table) and serve the others; or move \(path) aside (or give another --state PATH, or --ephemeral) to start with fresh sessions")
+                var under = ""
+                if let g = sqlite3_column_text(s, 6).map({ String(cString: $0) }), g != identity(of: graph) {
+                    under = " (it was saved under graph \(g); the graph navd was given is \(identity(of: graph)))"
                 }
-                broken.append((name, error.message))
+                guard repair else {
+                    throw StateError(description: "cannot restore session \"\(name)\" from \(path): \(error.message)\(under). Start navd with the graph it was saved with and the same limits; or start it once with --repair to set such sessions aside (kept in the file's set_aside table) and serve the others; or move \(path) aside (or give another --state PATH, or --ephemeral) to start with fresh sessions")
+                }
+                broken.append((name, error.message + under))
             }
         }
         sqlite3_reset(s)
@@ -215,6 +250,30 @@ final class SQLiteStore: Store {
     /// Each session's remembered keys, oldest first.
     private func loadKeys(into sessions: [Session]) throws(StateError) {
         let byName = Dictionary(sessions.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        for k in try savedKeys() {
+            guard let session = byName[k.session] else {
+                throw StateError(description: "key \"\(k.key)\" of session \"\(k.session)\" in \(path) is corrupt; move \(path) aside (or give another --state PATH, or --ephemeral) to start with fresh sessions")
+            }
+            session.remember(key: k.key, k.reply)
+        }
+    }
+
+    /// The names of the saved sessions (their rows not read: a graph reload in the log replaces them).
+    func sessionNames() throws(StateError) -> [String] {
+        let s = try prepare("SELECT name FROM sessions")
+        defer { sqlite3_finalize(s) }
+        var out: [String] = []
+        while true {
+            let rc = sqlite3_step(s)
+            if rc == SQLITE_DONE { return out }
+            guard rc == SQLITE_ROW else { throw StateError(description: "cannot read \(path): \(String(cString: sqlite3_errmsg(db)))") }
+            out.append(try text(s, 0))
+        }
+    }
+
+    /// Every remembered key with its session and reply, oldest first.
+    func savedKeys() throws(StateError) -> [(session: String, key: String, reply: Result<JSONText, NavError>)] {
+        var out: [(session: String, key: String, reply: Result<JSONText, NavError>)] = []
         let s = try prepare("SELECT session, key, reply FROM keys ORDER BY seq")
         defer { sqlite3_finalize(s) }
         let parser = saved.parser()
@@ -224,13 +283,12 @@ final class SQLiteStore: Store {
             guard rc == SQLITE_ROW else { throw StateError(description: "cannot read \(path): \(String(cString: sqlite3_errmsg(db)))") }
             let name = try text(s, 0)
             let key = try text(s, 1)
-            guard let session = byName[name],
-                  let reply = try? parser.parse(try text(s, 2)),
-                  let result = KeyedReply.decode(reply) else {
+            guard let reply = try? parser.parse(try text(s, 2)), let result = KeyedReply.decode(reply) else {
                 throw StateError(description: "key \"\(key)\" of session \"\(name)\" in \(path) is corrupt; move \(path) aside (or give another --state PATH, or --ephemeral) to start with fresh sessions")
             }
-            session.remember(key: key, result)
+            out.append((name, key, result))
         }
+        return out
     }
 
     // MARK: Store
@@ -274,7 +332,7 @@ final class SQLiteStore: Store {
                 // The tree written straight from the nodes (no value built for each node), into the
                 // store's own buffer, which SQLite reads in place while the statement steps.
                 treeText.buffer.removeAll(keepingAtMost: 1 << 20)
-                s.root.write(into: &treeText, graph)
+                s.root.write(into: &treeText, s.graph)
                 let factsText = s.facts.isEmpty ? "{}" : JSONWriter.string(.object(s.sortedFacts))
                 sqlite3_reset(upsert)
                 navsql_bind_text(upsert, 1, s.name, -1)
@@ -282,6 +340,7 @@ final class SQLiteStore: Store {
                 sqlite3_bind_int64(upsert, 3, Int64(s.idCounter))
                 navsql_bind_text(upsert, 5, factsText, -1)
                 if let owner = s.owner { sqlite3_bind_int64(upsert, 6, Int64(owner)) } else { sqlite3_bind_null(upsert, 6) }
+                navsql_bind_text(upsert, 7, identity(of: s.graph), -1)
                 let done = treeText.buffer.withUnsafeBytes { text -> Bool in
                     navsql_bind_text_in_place(upsert, 4, text.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(text.count))
                     defer { sqlite3_bind_null(upsert, 4) }  // the binding must not outlive the text

@@ -37,6 +37,8 @@ public protocol Store: AnyObject {
     func sessionCommitted(_ s: Session, changes: JSONText?)
     /// Each flush waits for the disk (`--durability full`): worth gathering more commits first.
     var flushSyncs: Bool { get }
+    /// The graph was reloaded: the state of each of `sessions` sessions, rebuilt for `graph`, follows.
+    func graphReloaded(_ graph: NavigationGraph, sessions: Int)
 }
 
 extension Store {
@@ -44,6 +46,7 @@ extension Store {
     public var hasBackgroundWork: Bool { false }
     public var flushSyncs: Bool { false }
     public func backgroundSlice(graph: NavigationGraph) throws(StateError) {}
+    public func graphReloaded(_ graph: NavigationGraph, sessions: Int) {}
     /// Stores that keep whole sessions are told the session changed.
     public func sessionCommitted(_ s: Session, changes: JSONText?) { sessionChanged(s) }
 }

@@ -1,0 +1,309 @@
+import JSON
+import NavGraph
+import NavigationCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Starting: the logs are read whole (``LogScan``), then replayed over the snapshot. A torn last
+/// record is cut (the crash that cut it came before its reply); damage stops navd, naming the file,
+/// the byte, the last good record and what follows the damage, unless `--repair`, which keeps the
+/// damaged log aside and says what it dropped. The last graph reload in the logs replaces what came
+/// before it: the snapshot's rows and the records before it are not read (their keys are kept).
+extension LogStore {
+    public func load(graph: NavigationGraph) throws(StateError) -> [Session] {
+        lastGraph = graph
+        restoreReport = []
+        restoreWarnings = []
+        // A compaction the crash interrupted left the log it was writing into the snapshot: first.
+        var scans = [try LogScan(path: oldLogPath), try LogScan(path: logPath)]
+        if let i = scans.firstIndex(where: { if case .damaged = $0.ending { true } else { false } }) {
+            let what = damage(scans, at: i)
+            guard repair else {
+                throw StateError(description: what + " navd does not start on a log it cannot read whole, and does not compact it away. Start it once with --repair to keep the damaged log aside (\(scans[i].path).corrupt-TIME) and serve what comes before the damage, dropping what is listed; or restore the state files from a backup")
+            }
+            let stamp = LogStore.stamp()
+            for j in i..<scans.count where !scans[j].bytes.isEmpty {
+                let aside = scans[j].path + ".corrupt-" + stamp
+                guard rename(scans[j].path, aside) == 0 else {
+                    throw StateError(description: "cannot keep \(scans[j].path) aside as \(aside): \(String(cString: strerror(errno)))")
+                }
+                if j > i {
+                    restoreWarnings.append("--repair: \(scans[j].path) follows the damaged log and was written after it: kept aside as \(aside), not replayed; dropped: \(summary(scans[j], scans[j].records.map(\.offset)))")
+                    scans[j].records = []
+                } else {
+                    restoreWarnings.append("--repair: " + what + " The log is kept aside as \(aside); what comes before the damage is replayed.")
+                }
+            }
+        }
+        for s in scans {
+            if case .torn(let offset, let bytes) = s.ending {
+                restoreWarnings.append("\(s.path): its last record (at byte \(offset), \(bytes) bytes of it written) was cut short by a crash while it was written; it was never acknowledged, and is dropped")
+            }
+        }
+        return try replay(scans, graph: graph)
+    }
+
+    /// One line saying where scan `i` is damaged, what was read before, and what follows.
+    private func damage(_ scans: [LogScan], at i: Int) -> String {
+        let s = scans[i]
+        guard case .damaged(let offset, let reason, let intact) = s.ending else { return "" }
+        var text = "\(s.path) is damaged at byte \(offset): \(reason)."
+        if let last = s.records.last, let head = describe(s, last.payload) {
+            text += " The last good record before it is at byte \(last.offset) (\(head))."
+        } else {
+            text += " No record before it could be read."
+        }
+        if !intact.isEmpty { text += " After the damage: \(summary(s, intact))." }
+        let later = scans[(i + 1)...].filter { !$0.records.isEmpty }
+        for l in later { text += " \(l.path), written after it, holds \(summary(l, l.records.map(\.offset)))." }
+        return text
+    }
+
+    /// "N records: session main versions 11–19, …" for the records at `offsets` of `scan`.
+    private func summary(_ scan: LogScan, _ offsets: [Int]) -> String {
+        var versions: [String: (low: Int, high: Int)] = [:]
+        var order: [String] = []
+        var other = 0
+        let parser = saved.parser()
+        for o in offsets {
+            guard let p = try? saved.parse(parser, String(decoding: scan.bytes[scan.payload(at: o)], as: UTF8.self), "a log record"),
+                  let name = (p["c"] ?? p["s"] ?? p["f"] ?? p["k"] ?? p["x"])?.stringValue else { other += 1; continue }
+            let v = p["v"]?.intValue
+            if versions[name] == nil { order.append(name) }
+            let known = versions[name] ?? (Int.max, Int.min)
+            versions[name] = (min(known.low, v ?? known.low), max(known.high, v ?? known.high))
+        }
+        let listed = order.prefix(10).map { name -> String in
+            let r = versions[name]!
+            return r.low == Int.max ? "session \"\(name)\"" : r.low == r.high ? "session \"\(name)\" version \(r.low)" : "session \"\(name)\" versions \(r.low)–\(r.high)"
+        }
+        var text = "\(offsets.count) whole record\(offsets.count == 1 ? "" : "s")"
+        if !listed.isEmpty { text += " (" + listed.joined(separator: ", ") + (order.count > 10 ? ", and \(order.count - 10) more sessions" : "") + ")" }
+        if other > 0 { text += ", \(other) of other kinds" }
+        return text
+    }
+
+    /// "session main, version 10" of a record's payload.
+    private func describe(_ scan: LogScan, _ payload: Range<Int>) -> String? {
+        guard let p = try? saved.parse(saved.parser(), String(decoding: scan.bytes[payload], as: UTF8.self), "a log record") else { return nil }
+        if let g = p["g"]?.stringValue { return "a reload to graph \(g)" }
+        guard let name = (p["c"] ?? p["s"] ?? p["f"] ?? p["k"] ?? p["x"])?.stringValue else { return nil }
+        return p["v"]?.intValue.map { "session \"\(name)\", version \($0)" } ?? "session \"\(name)\""
+    }
+
+    private static func stamp() -> String {
+        var t = time(nil)
+        var tm = tm()
+        gmtime_r(&t, &tm)
+        var buf = [CChar](repeating: 0, count: 32)
+        let n = strftime(&buf, buf.count, "%Y%m%dT%H%M%SZ", &tm)
+        return String(decoding: buf.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// What a replay counts, for the report.
+    private struct Counted {
+        var kinds: [String: Int] = [:]
+        var versions: [String: (from: Int, to: Int)] = [:]
+        var order: [String] = []
+
+        mutating func saw(_ kind: String, _ name: String, from: Int?, to: Int?) {
+            kinds[kind, default: 0] += 1
+            if versions[name] == nil {
+                order.append(name)
+                versions[name] = (from ?? to ?? 0, to ?? from ?? 0)
+            } else if let to {
+                versions[name]!.to = max(versions[name]!.to, to)
+            }
+        }
+    }
+
+    /// The snapshot's sessions brought forward by the records of `scans`.
+    private func replay(_ scans: [LogScan], graph: NavigationGraph) throws(StateError) -> [Session] {
+        let records = scans.indices.flatMap { i in scans[i].records.map { (scan: i, offset: $0.offset, payload: $0.payload) } }
+        let reload = records.lastIndex { r in LogStore.starts(scans[r.scan].bytes, r.payload, with: "{\"g\":") }
+        let parser = saved.parser()
+        var byName: [String: Session] = [:]
+        var order: [String] = []
+        var replayed = Set<String>()
+        var setAside = Set<String>()
+        var snapshotNames: [String] = []
+        var earlierKeys: [(session: String, key: String, reply: Result<JSONText, NavError>, logged: Bool)] = []
+        counts = SavedSessions.SessionCounts(saved)
+        if let reload {
+            // The snapshot's rows and the records before the reload are replaced; their keys stay.
+            snapshotNames = try snapshot.sessionNames()
+            earlierKeys = try snapshot.savedKeys().map { ($0.session, $0.key, $0.reply, false) }
+            for r in records[..<reload] {
+                let bytes = scans[r.scan].bytes
+                if LogStore.starts(bytes, r.payload, with: "{\"k\":") || LogStore.starts(bytes, r.payload, with: "{\"x\":") {
+                    guard let p = try? saved.parse(parser, String(decoding: bytes[r.payload], as: UTF8.self), "a log record") else { continue }
+                    if let name = p["x"]?.stringValue { earlierKeys.removeAll { $0.session == name } }
+                    if let name = p["k"]?.stringValue, let key = p["key"]?.stringValue, let text = p["r"]?.stringValue,
+                       let reply = (try? saved.parse(parser, text, "a keyed reply")).flatMap(KeyedReply.decode) {
+                        earlierKeys.append((name, key, reply, true))
+                    }
+                }
+            }
+            restoreReport.append("snapshot \(snapshot.path): \(snapshotNames.count) sessions, replaced by the graph reload in the log")
+        } else {
+            let sessions = try snapshot.load(graph: graph)
+            for s in sessions {
+                byName[s.name] = s
+                order.append(s.name)
+                _ = counts.admit(s)
+            }
+            setAside = Set(snapshot.setAside.map(\.session))
+            restoreReport.append("snapshot \(snapshot.path): \(sessions.count) sessions")
+        }
+        var counted = Counted()
+        var statesToCome = 0
+        var reloadAt = (path: "", offset: 0)
+        for index in (reload ?? 0)..<records.count {
+            let r = records[index]
+            let path = scans[r.scan].path
+            do throws(NavError) {
+                let payload = try saved.parse(parser, String(decoding: scans[r.scan].bytes[r.payload], as: UTF8.self), "a log record")
+                if index == reload {
+                    guard let id = payload["g"]?.stringValue, let n = payload["sessions"]?.intValue, n >= 0 else {
+                        throw NavError(.corruptState, "a graph reload record lacks its graph or its count of sessions")
+                    }
+                    if id != snapshot.identity(of: graph) {
+                        restoreWarnings.append("the log's last graph reload was to graph \(id); navd was given graph \(snapshot.identity(of: graph)): the sessions are checked against the graph given")
+                    }
+                    counted.kinds["graph reload", default: 0] += 1
+                    statesToCome = n
+                    reloadAt = (path, r.offset)
+                    if n == 0 { adopt(earlierKeys, into: byName) }
+                    continue
+                }
+                if statesToCome > 0 {
+                    guard payload["s"] != nil else {
+                        throw NavError(.corruptState, "the graph reload at byte \(reloadAt.offset) announces \(statesToCome) more sessions' states than follow it")
+                    }
+                }
+                let before = payload["s"] == nil ? (payload["c"] ?? payload["f"] ?? payload["k"])?.stringValue.flatMap { byName[$0]?.version } : nil
+                guard let name = try apply(payload, graph: graph, byName: &byName, order: &order, setAside: &setAside) else {
+                    counted.kinds["dropped (session set aside)", default: 0] += 1
+                    continue
+                }
+                replayed.insert(name)
+                let kind = payload["c"] != nil ? "commits" : payload["s"] != nil ? "states" : payload["f"] != nil ? "facts" : payload["k"] != nil ? "keys" : "closes"
+                counted.saw(kind, name, from: before, to: byName[name]?.version)
+                if statesToCome > 0 {
+                    statesToCome -= 1
+                    if statesToCome == 0 { adopt(earlierKeys, into: byName) }
+                }
+            } catch {
+                throw StateError(description: "cannot replay \(path) at byte \(r.offset): \(error.message). Start navd with the graph and limits the log was written with, or move \(path) aside to start from the snapshot \(snapshot.path) alone")
+            }
+        }
+        if statesToCome > 0 {
+            throw StateError(description: "\(reloadAt.path) is damaged at byte \(reloadAt.offset): its graph reload is followed by \(statesToCome) fewer sessions' states than it announces. Start navd once with --repair, or restore the state files from a backup")
+        }
+        let sessions = order.compactMap { byName[$0] }
+        for s in sessions where replayed.contains(s.name) {
+            do throws(NavError) { try s.checkReplayed() } catch {
+                throw StateError(description: "session \"\(s.name)\" replayed from \(logPath) breaks a rule: \(error.message)")
+            }
+            unsnapshotted.change(s)
+        }
+        // Keys the snapshot lacks: those logged before a reload, for the sessions that stay.
+        for k in earlierKeys where k.logged { if let s = byName[k.session] { unsnapshotted.remember(s, key: k.key, reply: k.reply) } }
+        for name in replayed where byName[name] == nil { unsnapshotted.close(name) }
+        for name in snapshotNames where byName[name] == nil { unsnapshotted.close(name) }
+        report(scans, counted)
+        // The replayed state becomes the snapshot now; the log starts again (a torn tail, a record
+        // cut off by a crash and never acknowledged, goes with it).
+        fd = try openLog(truncating: false)
+        updateThreshold()
+        try compact(graph: graph)
+        if logSize == 0 { try startSegment() }  // nothing to compact: a new log all the same
+        return sessions
+    }
+
+    /// Remembers the keys kept from before a reload in the sessions that came through it.
+    private func adopt(_ keys: [(session: String, key: String, reply: Result<JSONText, NavError>, logged: Bool)], into byName: [String: Session]) {
+        for k in keys { byName[k.session]?.remember(key: k.key, k.reply) }
+    }
+
+    /// The report's lines on the logs.
+    private func report(_ scans: [LogScan], _ c: Counted) {
+        for s in scans where !s.records.isEmpty {
+            restoreReport.append("\(s.path): \(s.records.count) records read\(s.firstFormat ? " (first format, converted)" : "")")
+        }
+        guard !c.kinds.isEmpty else { return }
+        let kinds = c.kinds.keys.sorted().map { "\(c.kinds[$0]!) \($0)" }.joined(separator: ", ")
+        let listed = c.order.prefix(20).map { name in
+            let v = c.versions[name]!
+            return v.from == v.to ? "\(name) v\(v.to)" : "\(name) v\(v.from)→v\(v.to)"
+        }
+        restoreReport.append("replayed \(kinds) for \(c.order.count) sessions: " + listed.joined(separator: ", ") + (c.order.count > 20 ? ", and \(c.order.count - 20) more" : ""))
+    }
+
+    private static func starts(_ bytes: [UInt8], _ payload: Range<Int>, with prefix: StaticString) -> Bool {
+        guard payload.count >= prefix.utf8CodeUnitCount else { return false }
+        return prefix.withUTF8Buffer { p in p.indices.allSatisfy { bytes[payload.lowerBound + $0] == p[$0] } }
+    }
+
+    /// Applies one record to the sessions being restored; answers the session it is about (nil: a
+    /// record of a session `--repair` set aside, dropped).
+    private func apply(_ p: JSONValue, graph: NavigationGraph, byName: inout [String: Session], order: inout [String],
+                       setAside: inout Set<String>) throws(NavError) -> String? {
+        if let name = p["c"]?.stringValue {
+            if setAside.contains(name) { return nil }
+            guard let s = byName[name] else { throw NavError(.corruptState, "a commit of session \"\(name)\", which is not open") }
+            guard let v = p["v"]?.intValue, let n = p["n"]?.intValue, let changes = p["ch"] else {
+                throw NavError(.corruptState, "a commit record of session \"\(name)\" lacks its version, id counter or changes")
+            }
+            if v <= s.version { return name }  // the snapshot holds it already
+            try s.replay(changes: changes, version: v, nextId: n)
+            return name
+        }
+        if let name = p["s"]?.stringValue {
+            guard let v = p["v"]?.intValue, let n = p["n"]?.intValue, let tree = p["t"], let facts = p["f"] else {
+                throw NavError(.corruptState, "a state record of session \"\(name)\" lacks its version, id counter, tree or facts")
+            }
+            let old = byName[name]
+            if let old, v < old.version { return name }
+            let s = try Session(restoring: name, graph: graph, root: tree, version: v, nextId: n, facts: facts, limits: saved.limits)
+            if let o = p["o"]?.intValue {
+                guard let uid = UInt32(exactly: o) else { throw NavError(.corruptState, "owner \(o) of session \"\(name)\" is not a uid") }
+                s.owner = uid
+            }
+            setAside.remove(name)
+            if let old { s.adoptKeys(of: old) } else {
+                if let problem = counts.admit(s) { throw NavError(.limitExceeded, problem) }
+                order.append(name)
+            }
+            byName[name] = s
+            return name
+        }
+        if let name = p["f"]?.stringValue {
+            if setAside.contains(name) { return nil }
+            guard let s = byName[name], let facts = p["facts"] else { throw NavError(.corruptState, "a facts record of session \"\(name)\", which is not open") }
+            try s.replayFacts(facts)
+            return name
+        }
+        if let name = p["k"]?.stringValue {
+            if setAside.contains(name) { return nil }
+            guard let s = byName[name], let key = p["key"]?.stringValue, let text = p["r"]?.stringValue,
+                  let reply = KeyedReply.decode(try saved.parse(saved.parser(), text, "a keyed reply")) else {
+                throw NavError(.corruptState, "a key record of session \"\(name)\" is not whole, or its session is not open")
+            }
+            s.remember(key: key, reply)
+            unsnapshotted.remember(s, key: key, reply: reply)
+            return name
+        }
+        if let name = p["x"]?.stringValue {
+            setAside.remove(name)
+            if let gone = byName[name] { counts.remove(gone) }
+            byName[name] = nil
+            order.removeAll { $0 == name }
+            return name
+        }
+        if p["g"] != nil { throw NavError(.corruptState, "a graph reload record before the last one is replayed") }
+        throw NavError(.corruptState, "a record of an unknown kind")
+    }
+}
