@@ -1,0 +1,307 @@
+import Foundation
+import JSON
+import NavTesting
+import Testing
+
+/// The state file keeps its promises against damage and hostile neighbours, through the real
+/// binary: a damaged log is told from a torn tail and refused (then `--repair` keeps it aside and
+/// says what it dropped); a graph reload during a compaction and a reload before kill -9 restart on
+/// the reloaded graph; a refused keyed navigation stores nothing; keys are bounded per uid; state
+/// files another user could have planted are refused.
+@Suite struct DurableIntegrityTests {
+    /// `n` pushes of Product in main, then kill -9: the state file, its log, and the versions acknowledged.
+    func killedAfterPushes(_ n: Int, dir: TempDir) throws -> (state: String, log: String, versions: [Int]) {
+        let state = dir.file("state.sqlite")
+        let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d.sock"))
+        let c = try d.client()
+        var versions: [Int] = []
+        for i in 0..<n { versions.append(try #require(try c.call("navigate", ["to": "shop.Product", "with": ["id": .string("p\(i)")]])["version"]?.intValue)) }
+        d.stop(signal: SIGKILL)
+        return (state, state + ".log", versions)
+    }
+
+    func bytes(_ path: String) -> [UInt8] { [UInt8](FileManager.default.contents(atPath: path) ?? Data()) }
+
+    enum Damage: String, CaseIterable {
+        case lengthBitOfTheMiddleRecord, lengthBitOfTheFirstRecord, zeroedHeaderInTheMiddle, payloadBitOfTheLastRecord, cutInTheMiddle
+    }
+
+    /// What issue 45 found: a flipped bit in a record's length dropped acknowledged commits without a
+    /// word (taken for a torn tail) and the log was compacted away. Now navd refuses to start, names
+    /// the byte, the last good record and what follows, and leaves the log as it was; `--repair`
+    /// keeps it aside and serves what comes before the damage.
+    @Test(arguments: Damage.allCases)
+    func damageIsRefusedNamingTheByteAndRepairKeepsTheLogAside(_ damage: Damage) throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let (state, log, versions) = try killedAfterPushes(20, dir: dir)
+        var b = bytes(log)
+        let recs = LogFile.records(b)
+        #expect(recs.count == 21, "the state of main, then a commit each")
+        let at: Int
+        switch damage {
+        case .lengthBitOfTheMiddleRecord:
+            at = recs[10].offset
+            b[at + 2] ^= 0x01  // bit 16 of the length
+        case .lengthBitOfTheFirstRecord:
+            at = recs[0].offset
+            b[at + 2] ^= 0x01
+        case .zeroedHeaderInTheMiddle:
+            at = recs[10].offset
+            for i in at..<(at + 16) { b[i] = 0 }
+        case .payloadBitOfTheLastRecord:
+            // All of it was written (it ends in its closing brace): changed afterwards, not torn.
+            at = recs[20].offset
+            b[at + 16 + recs[20].length / 2] ^= 0x04
+        case .cutInTheMiddle:
+            at = recs[12].offset + 5
+            b.removeSubrange(at...)
+        }
+        try Data(b).write(to: URL(fileURLWithPath: log))
+        let refused = try Daemon(arguments: ["--state", state], socketPath: dir.file("r.sock"), waitUntilServing: false)
+        #expect(refused.waitForExit(timeout: 20) == 1)
+        let message = refused.stderr
+        #expect(message.contains("\(log) is damaged at byte \(damage == .cutInTheMiddle ? b.count : at)"), "\(message)")
+        #expect(message.contains("--repair"), "\(message)")
+        if damage == .lengthBitOfTheMiddleRecord {
+            #expect(message.contains("The last good record before it is at byte \(recs[9].offset) (session \"main\", version 9)"), "\(message)")
+            #expect(message.contains("After the damage: 10 whole records (session \"main\" versions 11–20)"), "\(message)")
+        }
+        #expect(bytes(log) == b, "the log is left as it was: never compacted away")
+        // --repair: starts, says what it dropped, keeps the damaged log aside whole.
+        let repaired = try Daemon(arguments: ["--state", state, "--repair"], socketPath: dir.file("p.sock"))
+        let expected: Int
+        switch damage {
+        // The log holds main's state (version 0), then the commits of versions 1…20.
+        case .lengthBitOfTheMiddleRecord, .zeroedHeaderInTheMiddle: expected = versions[8]
+        case .lengthBitOfTheFirstRecord: expected = 0
+        case .payloadBitOfTheLastRecord: expected = versions[18]
+        case .cutInTheMiddle: expected = versions[10]
+        }
+        let tree = try repaired.client().call("tree")
+        #expect(tree["version"]?.intValue == expected, "\(tree)")
+        #expect(repaired.stderr.contains("--repair:") && repaired.stderr.contains("is kept aside as \(log).corrupt-"), "\(repaired.stderr)")
+        let aside = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("state.sqlite.log.corrupt-") }
+        #expect(aside.count == 1)
+        #expect(bytes(dir.file(aside.first ?? "")) == b, "the damaged log is kept as it was")
+    }
+
+    /// The bytes a crash could leave of the last write are still a torn tail, cut with a warning
+    /// that names the byte: the write's end never reached the disk (zeros, or the file's end).
+    @Test func aTornLastRecordIsCutWithAWarning() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let (state, log, versions) = try killedAfterPushes(5, dir: dir)
+        var b = bytes(log)
+        let last = try #require(LogFile.records(b).last)
+        for i in (last.offset + 16 + 3)..<(last.offset + 16 + last.length) { b[i] = 0 }
+        try Data(b).write(to: URL(fileURLWithPath: log))
+        let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("t.sock"))
+        #expect(try d.client().call("tree")["version"]?.intValue == versions[3])
+        #expect(d.stderr.contains("its last record (at byte \(last.offset)"), "\(d.stderr)")
+        #expect(d.stderr.contains("replayed") && d.stderr.contains("main v0→v4"), "what was replayed is logged: \(d.stderr)")
+    }
+
+    static let graphV1 = """
+        root: {stack: Home}
+        coordinators:
+          Home: {opens: [Product, Old]}
+          Product: {setup: {type: object, required: [id], properties: {id: {type: string}}}, opens: [Old]}
+          Old: {}
+        """
+    /// Coordinators in another order (their indices change), `Old` gone, one more.
+    static let graphV2 = """
+        root: {stack: Home}
+        coordinators:
+          Aaa: {}
+          Product: {setup: {type: object, required: [id], properties: {id: {type: string}}}}
+          Home: {opens: [Product, Aaa]}
+        """
+
+    /// What issue 45 found: a forced reload, then kill -9, and navd would not start again (the
+    /// snapshot was checked against the new graph before the log that removed the node was read),
+    /// nor with --repair. The reload is a record that replaces what came before it.
+    @Test func aForcedReloadThenKillNineStartsOnTheReloadedGraph() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let graph = dir.file("graph")
+        try FileManager.default.createDirectory(atPath: graph, withIntermediateDirectories: true)
+        try Self.graphV1.write(toFile: graph + "/app.yaml", atomically: true, encoding: .utf8)
+        let state = dir.file("state.sqlite")
+        let after: JSONValue
+        do {
+            let d = try Daemon(arguments: ["--graph", graph, "--state", state], socketPath: dir.file("a.sock"))
+            let c = try d.client()
+            try c.call("session.open", ["name": "other"])
+            try c.call("navigate", ["to": "Product", "with": ["id": "1"], "key": "k1"])
+            try c.call("navigate", ["to": "Old"])
+            try c.call("navigate", ["session": "other", "to": "Product", "with": ["id": "2"]])
+            // A clean stop first: the snapshot holds Old.
+            #expect(d.stop() == 0)
+        }
+        do {
+            let d = try Daemon(arguments: ["--graph", graph, "--state", state], socketPath: dir.file("b.sock"))
+            let c = try d.client()
+            try Self.graphV2.write(toFile: graph + "/app.yaml", atomically: true, encoding: .utf8)
+            #expect(try c.call("graph.reload", ["force": true])["ok"] == true)
+            after = try c.call("tree")
+            d.stop(signal: SIGKILL)
+        }
+        let d = try Daemon(arguments: ["--graph", graph, "--state", state], socketPath: dir.file("c.sock"))
+        let c = try d.client()
+        #expect(try c.call("tree") == after)
+        #expect(try c.call("tree", ["session": "other"])["version"] == 1)
+        // A key from before the reload still answers its first reply.
+        #expect(try c.call("navigate", ["to": "Product", "with": ["id": "1"], "key": "k1"])["version"] == 1)
+    }
+
+    /// What issue 45 found: `graph.reload` during a compaction crashed navd (the compaction wrote
+    /// sessions listed before the reload with the new graph's numbering). Each session is written
+    /// under its own graph, and a kill -9 at any point of the compaction restarts on the new graph.
+    @Test(arguments: [0, 30_000, 200_000])
+    func aReloadDuringACompactionRestartsOnTheReloadedGraph(killAfterMicroseconds: Int) throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let graph = dir.file("graph")
+        try FileManager.default.createDirectory(atPath: graph, withIntermediateDirectories: true)
+        try Self.graphV1.write(toFile: graph + "/app.yaml", atomically: true, encoding: .utf8)
+        let state = dir.file("state.sqlite")
+        let args = ["--graph", graph, "--state", state, "--log-compact-bytes", "2097152", "--log-compact-ratio", "0", "--max-sessions-per-uid", "10000"]
+        var acked: [String: Int] = [:]
+        var sawCompaction = false
+        do {
+            let d = try Daemon(arguments: args, socketPath: dir.file("a.sock"))
+            let c = try d.client()
+            // Sessions opened and pushed in batches until a compaction is under way.
+            var n = 0
+            while n < 9000 {
+                let batch: [JSONValue] = (n..<(n + 200)).flatMap { i -> [JSONValue] in
+                    let name = JSONValue.string("s\(i)")
+                    return [["jsonrpc": "2.0", "id": .int(2 * i), "method": "session.open", "params": ["name": name]],
+                            ["jsonrpc": "2.0", "id": .int(2 * i + 1), "method": "navigate",
+                             "params": ["session": name, "to": i % 3 == 0 ? "Old" : "Product", "with": i % 3 == 0 ? [:] : ["id": .string(String(repeating: "x", count: 300))]]]]
+                }
+                try c.sendRaw(JSONWriter.string(.array(batch)) + "\n")
+                let replies = try #require(try c.readMessage(timeout: 30)?.arrayValue)
+                for r in replies where r["id"]?.intValue.map({ $0 % 2 == 1 }) == true {
+                    let i = (r["id"]!.intValue! - 1) / 2
+                    acked["s\(i)"] = try #require(r["result"]?["version"]?.intValue, "\(r)")
+                }
+                n += 200
+                if try c.call("stats")["state"]?["compacting"] == true {
+                    sawCompaction = true
+                    break
+                }
+            }
+            try Self.graphV2.write(toFile: graph + "/app.yaml", atomically: true, encoding: .utf8)
+            let reloaded = try c.call("graph.reload", ["force": true])
+            #expect(reloaded["ok"] == true, "\(reloaded)")
+            if killAfterMicroseconds > 0 { usleep(UInt32(killAfterMicroseconds)) }
+            #expect(d.isRunning, "navd survived the reload during the compaction: \(d.stderr.suffix(2000))")
+            d.stop(signal: SIGKILL)
+        }
+        #expect(sawCompaction, "a compaction was under way when the graph was reloaded")
+        let d = try Daemon(arguments: args, socketPath: dir.file("b.sock"))
+        let c = try d.client()
+        let listed = Set(try c.call("session.list")["sessions"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        #expect(listed.isSuperset(of: acked.keys))
+        for name in acked.keys.sorted().filter({ $0.hasSuffix("7") }) {
+            let tree = try c.call("tree", ["session": .string(name)])
+            let text = JSONWriter.string(tree)
+            #expect((tree["version"]?.intValue ?? -1) >= acked[name]!, "\(name): \(text)")
+            #expect(!text.contains("app.Old"), "the forced reload removed Old: \(text)")
+            if name.dropFirst().allSatisfy(\.isNumber), Int(name.dropFirst())! % 3 != 0 { #expect(text.contains("app.Product"), "\(text)") }
+        }
+        #expect(d.stop() == 0)
+    }
+
+    /// What issue 45 found: refused keyed navigations from another user grew the log, memory and
+    /// compaction stalls without bound. A refused navigation leaves no key, no record, no memory.
+    @Test func refusedKeyedNavigationsStoreNothing() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let d = try Daemon(arguments: ["--state", dir.file("s.sqlite")], socketPath: dir.file("d.sock"))
+        let c = try d.client()
+        let before = try #require(try c.call("stats")["state"]?["logBytes"]?.intValue)
+        var batch: [JSONValue] = []
+        for i in 0..<2000 {
+            let key = String(repeating: "k", count: 240) + String(i)
+            batch.append(["jsonrpc": "2.0", "id": .int(i), "method": "navigate", "params": ["to": "shop.Reviews", "key": .string(key)]])
+            if batch.count == 500 {
+                try c.sendRaw(JSONWriter.string(.array(batch)) + "\n")
+                let replies = try #require(try c.readMessage(timeout: 30)?.arrayValue)
+                #expect(replies.allSatisfy { $0["error"]?["data"]?["kind"] != nil })
+                batch = []
+            }
+        }
+        let after = try #require(try c.call("stats")["state"]?["logBytes"]?.intValue)
+        #expect(after == before, "2,000 refused keyed navigations wrote \(after - before) bytes of log")
+        // The key was not kept: its retry with a navigation that may go on commits.
+        let key = String(repeating: "k", count: 240) + "0"
+        #expect(try c.call("navigate", ["to": "shop.Product", "with": ["id": "1"], "key": .string(key)])["version"] == 1)
+        #expect(try c.call("stats")["state"]?["logBytes"]?.intValue ?? 0 > after)
+    }
+
+    /// Keys are bounded per uid across its sessions: past `--max-keys-per-uid` the uid's oldest key
+    /// is forgotten (its retry navigates again), the newest still answer their first reply.
+    @Test func keysAreBoundedPerUidOldestForgotten() throws {
+        let d = try Daemon(arguments: ["--max-keys-per-uid", "50"])
+        let c = try d.client()
+        try c.call("session.open", ["name": "a"])
+        try c.call("session.open", ["name": "b"])
+        var first: [String: JSONValue] = [:]
+        for i in 0..<30 {
+            for s in ["a", "b"] {
+                first["\(s)\(i)"] = try c.call("navigate", ["session": .string(s), "to": "shop.Home", "by": "root", "key": .string("\(s)\(i)")])
+            }
+        }
+        // 60 kept, 50 allowed: the 10 oldest (a0, b0, … a4, b4) are forgotten.
+        let retryOld = try c.call("navigate", ["session": "a", "to": "shop.Home", "by": "root", "key": "a0"])
+        #expect(retryOld["version"]?.intValue == 31, "a0 was forgotten: its retry navigated again: \(retryOld)")
+        #expect(try c.call("navigate", ["session": "b", "to": "shop.Home", "by": "root", "key": "b29"]) == first["b29"])
+        #expect(try c.call("navigate", ["session": "a", "to": "shop.Home", "by": "root", "key": "a10"]) == first["a10"])
+    }
+
+    /// What issue 45 found: state files pre-created by another uid in a shared sticky directory were
+    /// served (and their records replayed). They, a directory others may write, a symbolic link and
+    /// a file others may write are refused with why; navd makes its own files 0600.
+    @Test func stateFilesAnotherUserCouldHavePlantedAreRefused() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        func refusal(_ state: String) throws -> String {
+            let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("r.sock"), waitUntilServing: false)
+            #expect(d.waitForExit(timeout: 20) == 1)
+            return d.stderr
+        }
+        // A shared sticky directory.
+        let shared = dir.file("shared")
+        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true)
+        chmod(shared, 0o1777)
+        #expect(try refusal(shared + "/state.db").contains("is writable by other users (mode 01777)"))
+        // A log another uid made, in a directory of navd's own.
+        let own = dir.file("own")
+        try FileManager.default.createDirectory(atPath: own, withIntermediateDirectories: true)
+        chmod(own, 0o700)
+        FileManager.default.createFile(atPath: own + "/state.db.log", contents: Data("navdlog2".utf8))
+        if getuid() == 0 {
+            chown(own + "/state.db.log", 65534, 65534)
+            #expect(try refusal(own + "/state.db").contains("state.db.log belongs to uid 65534, not to navd's uid 0"))
+            chown(own + "/state.db.log", 0, 0)
+        }
+        chmod(own + "/state.db.log", 0o666)
+        #expect(try refusal(own + "/state.db").contains("state.db.log is writable by other users (mode 0666)"))
+        try FileManager.default.removeItem(atPath: own + "/state.db.log")
+        // A symbolic link.
+        symlink(dir.file("elsewhere"), own + "/state.db.log")
+        #expect(try refusal(own + "/state.db").contains("state.db.log is a symbolic link"))
+        try FileManager.default.removeItem(atPath: own + "/state.db.log")
+        // navd's own files: 0600.
+        let d = try Daemon(arguments: ["--state", own + "/state.db"], socketPath: dir.file("ok.sock"))
+        try d.client().call("navigate", ["to": "shop.Product", "with": ["id": "1"]])
+        for f in ["state.db", "state.db.log"] {
+            let attrs = try FileManager.default.attributesOfItem(atPath: own + "/" + f)
+            #expect((attrs[.posixPermissions] as? Int) == 0o600, "\(f)")
+        }
+        #expect(d.stop() == 0)
+    }
+}
