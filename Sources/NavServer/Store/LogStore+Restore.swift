@@ -121,9 +121,25 @@ extension LogStore {
 
     /// The snapshot's sessions brought forward by the records of `scans`.
     private func replay(_ scans: [LogScan], graph: NavigationGraph) throws(StateError) -> [Session] {
-        let records = scans.indices.flatMap { i in scans[i].records.map { (scan: i, offset: $0.offset, payload: $0.payload) } }
-        let reload = records.lastIndex { r in LogStore.starts(scans[r.scan].bytes, r.payload, with: "{\"g\":") }
+        var records = scans.indices.flatMap { i in scans[i].records.map { (scan: i, offset: $0.offset, payload: $0.payload) } }
         let parser = saved.parser()
+        // A reload is written in one write with the state of every session; when the log was cut
+        // inside it (a torn write, or damage --repair cut), that write never completed: the reload
+        // and what follows it are dropped, and the log is read as it was before it.
+        var reload: Int?
+        while let g = records.lastIndex(where: { r in LogStore.starts(scans[r.scan].bytes, r.payload, with: "{\"g\":") }) {
+            let r = records[g]
+            let announced = (try? saved.parse(parser, String(decoding: scans[r.scan].bytes[r.payload], as: UTF8.self), "a log record"))?["sessions"]?.intValue ?? -1
+            let following = records[(g + 1)...].prefix { LogStore.starts(scans[$0.scan].bytes, $0.payload, with: "{\"s\":") }.count
+            let cut = records[g...].allSatisfy { $0.scan == records.last!.scan } && scans[records.last!.scan].ending != .clean
+            if following < announced && following == records.count - g - 1 && cut {
+                restoreWarnings.append("\(scans[r.scan].path): the graph reload at byte \(r.offset) was cut short (\(following) of its \(announced) sessions' states reached the log): it was never acknowledged, and is dropped")
+                records.removeSubrange(g...)
+                continue
+            }
+            reload = g
+            break
+        }
         var byName: [String: Session] = [:]
         var order: [String] = []
         var replayed = Set<String>()
