@@ -5,11 +5,13 @@ or survives it as PROTOCOL.md and SECURITY.md say, and the pinging client's slow
 it stays under a second. Prints one line per attack (ping p50, p99 and max while it ran, navd's
 resident memory after it) and exits 1 if any failed.
 
-    scripts/attacks.py NAVD        (make attacks: a release build)
+    scripts/attacks.py NAVD        (make attacks: a release build; ATTACKS=17,21 runs those alone)
 
 The first six are the attacks of the first hardening pass; the next ten those of the robustness
 issue (depth, committed replies, a provider flood, recovery facts, memory, per-uid fairness, the
-socket path, pending work, clients against a stuck server, restored state). The attacker runs as
+socket path, pending work, clients against a stuck server, restored state); the last five those of
+the durable store's integrity (a damaged log, reloads with compactions and kill -9, refused keys,
+planted state files). The attacker runs as
 uid 65534 (setpriv) where the attack is about another user. Each also stays as a test of
 `make test` (Tests/EndToEndTests/AttackTests.swift, HardeningTests.swift, Tests/NavServerTests/
 FairnessTests.swift, Clients/python/tests/test_hostile_server.py).
@@ -621,6 +623,201 @@ def restored_state():
         refused.returncode, facts.returncode, many.returncode, kept)
 
 
+def log_records(data):
+    """(offset, payload length) of each record of a log file (framing 2: a 32-byte file header,
+    then a 16-byte header per record), as far as the lengths lead."""
+    first = data[:8] == b"navdlog1"  # the first format (8-byte headers), to replay an attack on an older navd
+    out, off, h = [], 8 if first else 32, 8 if first else 16
+    while off + h <= len(data):
+        n = int.from_bytes(data[off:off + 4], "little")
+        if n == 0 or off + h + n > len(data):
+            break
+        out.append((off, n))
+        off += h + n
+    return out
+
+
+def run_navd(*args, timeout=60):
+    """navd started and left to exit by itself (a refusal): (exit status, stderr, seconds)."""
+    t = time.monotonic()
+    p = subprocess.run([NAVD, "--socket", WORK + "/refused.sock"] + list(args), capture_output=True, timeout=timeout)
+    return p.returncode, p.stderr.decode(errors="replace"), time.monotonic() - t
+
+
+def timed_start(*args, sock=None):
+    t = time.monotonic()
+    p, sock = start_navd(*args, sock=sock)
+    return p, sock, time.monotonic() - t
+
+
+def flipped_log_length():
+    """20 acknowledged navigations, kill -9, bit 16 of the middle record's length flipped: navd
+    refuses to start, naming the byte, and leaves the log as it was; --repair keeps it aside and
+    serves what came before the damage."""
+    state = tempfile.mkdtemp(prefix="navd-state-", dir=WORK) + "/s.sqlite"
+    p, sock = start_navd("--state", state)
+    c = navd_client.Client(sock)
+    for i in range(20):
+        c.navigate("shop.Product", with_={"id": "p%d" % i})
+    c.close()
+    p.kill()
+    p.wait(10)
+    data = bytearray(open(state + ".log", "rb").read())
+    recs = log_records(data)
+    middle = recs[len(recs) // 2][0]
+    data[middle + 2] ^= 0x01
+    open(state + ".log", "wb").write(data)
+    status, err, _ = run_navd("--state", state)
+    kept = open(state + ".log", "rb").read() == bytes(data)
+    p, sock, took = timed_start("--state", state, "--repair")
+    version = navd_client.Client(sock).call("tree")["version"]
+    p.terminate()
+    p.wait(10)
+    aside = [f for f in os.listdir(os.path.dirname(state)) if ".corrupt-" in f]
+    ok = status == 1 and ("damaged at byte %d" % middle) in err and kept and aside and version == len(recs) // 2 - 1
+    return ok, "exit %d (%s…); log unchanged: %s; --repair: version %d served, %s kept, started in %.2f s" % (
+        status, err.strip()[:90], kept, version, aside[0] if aside else "nothing", took)
+
+
+RELOAD_V1 = "root: {stack: Home}\ncoordinators:\n  Home: {opens: [Product, Old]}\n  Product: {setup: {type: object, required: [id], properties: {id: {type: string}}}, opens: [Old]}\n  Old: {}\n"
+RELOAD_V2 = "root: {stack: Home}\ncoordinators:\n  Aaa: {}\n  Product: {setup: {type: object, required: [id], properties: {id: {type: string}}}}\n  Home: {opens: [Product, Aaa]}\n"
+
+
+def reload_during_compaction():
+    """3,000 sessions, a graph reload (forced, coordinators reordered, one removed) while the log is
+    compacted, kill -9, restart on the reloaded graph: navd neither crashes nor loses a session."""
+    d = tempfile.mkdtemp(prefix="navd-reload-", dir=WORK)
+    os.mkdir(d + "/graph")
+    open(d + "/graph/app.yaml", "w").write(RELOAD_V1)
+    args = ["--graph", d + "/graph", "--state", d + "/s.sqlite", "--log-compact-bytes", "1048576", "--log-compact-ratio", "0",
+            "--max-sessions-per-uid", "10000"]
+    p, sock = start_navd(*args)
+    c = navd_client.Client(sock)
+    compacting, n = False, 0
+    while n < 9000 and not compacting:
+        for i in range(n, n + 300):
+            c.send("session.open", name="s%d" % i)
+            c.send("navigate", session="s%d" % i, to="app.Old" if i % 3 == 0 else "app.Product",
+                   **({} if i % 3 == 0 else {"with": {"id": "x" * 300}}))
+        c.call("ping")
+        n += 300
+        compacting = c.call("stats")["state"]["compacting"]
+    open(d + "/graph/app.yaml", "w").write(RELOAD_V2)
+    reloaded = c.call("graph.reload", force=True)
+    alive = p.poll() is None
+    p.kill()
+    p.wait(10)
+    p, sock, took = timed_start(*args)
+    c = navd_client.Client(sock)
+    sessions = len(c.call("session.list")["sessions"])
+    old = sum("app.Old" in json.dumps(c.call("tree", session="s%d" % i)) for i in range(0, n, 97))
+    p.terminate()
+    p.wait(10)
+    ok = compacting and reloaded["ok"] and alive and sessions == n + 1 and old == 0
+    return ok, "%d sessions, compacting at the reload: %s, reload ok: %s, alive after: %s; restart in %.2f s serves %d sessions, %d showing the removed screen" % (
+        n, compacting, reloaded["ok"], alive, took, sessions, old)
+
+
+def forced_reload_then_kill():
+    """A forced graph.reload that removes a screen, kill -9, restart on the reloaded graph: navd
+    starts (without --repair) and serves the state the reload acknowledged."""
+    d = tempfile.mkdtemp(prefix="navd-reload-", dir=WORK)
+    os.mkdir(d + "/graph")
+    open(d + "/graph/app.yaml", "w").write(RELOAD_V1)
+    args = ["--graph", d + "/graph", "--state", d + "/s.sqlite"]
+    p, sock = start_navd(*args)
+    c = navd_client.Client(sock)
+    c.navigate("app.Product", with_={"id": "1"})
+    c.navigate("app.Old")
+    p.terminate()
+    p.wait(10)
+    p, sock = start_navd(*args, sock=sock)
+    c = navd_client.Client(sock)
+    open(d + "/graph/app.yaml", "w").write(RELOAD_V2)
+    c.call("graph.reload", force=True)
+    before = c.call("tree")
+    p.kill()
+    p.wait(10)
+    try:
+        p, sock, took = timed_start(*args, sock=sock)
+    except RuntimeError as e:
+        return False, "navd does not start again: %s" % str(e)[:200]
+    after = navd_client.Client(sock).call("tree")
+    p.terminate()
+    p.wait(10)
+    return after == before, "restart in %.2f s; version %d, top %s (acknowledged: version %d)" % (
+        took, after["version"], after["root"]["children"][-1]["coordinator"], before["version"])
+
+
+REFUSED_KEYS = r"""
+import json, os, socket, sys
+from navd_client import Client
+n = int(sys.argv[1])
+c = Client(os.environ["SOCK"])
+c.call("session.open", name="mallory-keys")
+before = c.call("stats")["state"]["logBytes"]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(os.environ["SOCK"])
+f = s.makefile("rb")
+refused = 0
+for start in range(0, n, 500):
+    batch = [{"jsonrpc": "2.0", "id": i, "method": "navigate", "params": {"session": "mallory-keys", "to": "shop.Reviews",
+              "key": ("%06d" % i) + "k" * 244}} for i in range(start, min(n, start + 500))]
+    s.sendall(json.dumps(batch).encode() + b"\n")
+    refused += sum("error" in r for r in json.loads(f.readline()))
+print(json.dumps({"refused": refused, "logBefore": before, "logAfter": c.call("stats")["state"]["logBytes"]}))
+"""
+
+
+def refused_keys():
+    """uid 65534 sends 100,000 keyed navigations with 250-character keys that navd refuses, in
+    its own session: the log does not grow, navd remembers none of them, its memory stays flat."""
+    state_dir = tempfile.mkdtemp(prefix="navd-state-", dir=WORK)
+    p, sock = start_navd("--state", state_dir + "/s.sqlite", sock=WORK + "/keys.sock")
+    os.chmod(sock, 0o666)
+    c = navd_client.Client(sock)
+    before, rss0 = c.call("stats")["state"], rss_mb(p.pid)
+    env_sock = SOCK
+    globals()["SOCK"] = sock
+    try:
+        r = as_nobody(REFUSED_KEYS, 100000, timeout=300)
+    finally:
+        globals()["SOCK"] = env_sock
+    after, rss1 = c.call("stats")["state"], rss_mb(p.pid)
+    p.terminate()
+    p.wait(10)
+    ok = r["refused"] == 100000 and r["logAfter"] == r["logBefore"] and rss1 - rss0 < 20
+    return ok, "%d refused; log %d -> %d bytes over them, compactions %d; RSS %.1f -> %.1f MB" % (
+        r["refused"], r["logBefore"], r["logAfter"], after["compactions"], rss0, rss1)
+
+
+PLANT = r"""
+import json, os, sys
+d = sys.argv[1]
+open(d + "/state.db.log", "wb").write(b"navdlog2" + bytes(24))
+open(d + "/state.db", "wb").write(b"")
+print(json.dumps({"planted": sorted(os.listdir(d))}))
+"""
+
+
+def planted_state_files():
+    """State files pre-created by uid 65534 in a shared sticky directory, and in a directory of
+    navd's own: navd refuses them, saying why, and does not touch them."""
+    shared = WORK + "/shared"
+    os.mkdir(shared)
+    os.chmod(shared, 0o1777)
+    r = as_nobody(PLANT, shared)
+    status, err, _ = run_navd("--state", shared + "/state.db")
+    own = tempfile.mkdtemp(prefix="navd-own-", dir=WORK)
+    for f in ["state.db.log"]:
+        open(own + "/" + f, "wb").write(b"navdlog2")
+        os.chown(own + "/" + f, 65534, 65534)
+    status2, err2, _ = run_navd("--state", own + "/state.db")
+    ok = status == 1 and "writable by other users" in err and status2 == 1 and "belongs to uid 65534" in err2
+    return ok, "planted %s: exit %d (%s); in navd's own directory: exit %d (%s)" % (
+        r["planted"], status, err.strip()[6:80], status2, err2.strip()[6:90])
+
+
 ATTACKS = [
     ("1. placeholder-shaped values in a command's argv", placeholder_values),
     ("2. graph.reload, provide, others' facts without a role", reload_without_role),
@@ -638,6 +835,11 @@ ATTACKS = [
     ("14. 20,000 guarded dismisses; 300 slow commands", pending_work),
     ("15. clients against a stopped navd", stuck_server),
     ("16. a state file that breaks the rules", restored_state),
+    ("17. a flipped bit in a log record's length, kill -9", flipped_log_length),
+    ("18. graph.reload during a compaction, kill -9", reload_during_compaction),
+    ("19. a forced graph.reload, kill -9, restart", forced_reload_then_kill),
+    ("20. 100,000 refused keyed navigations from another uid", refused_keys),
+    ("21. state files planted by another uid", planted_state_files),
 ]
 
 
@@ -653,7 +855,10 @@ def main():
     pinger = Pinger()
     pinger.start()
     failures = 0
+    only = os.environ.get("ATTACKS", "")  # ATTACKS=17,18 runs those alone
     for name, attack in ATTACKS:
+        if only and name.split(".")[0] not in only.split(","):
+            continue
         pinger.window()
         try:
             ok, detail = attack()

@@ -106,7 +106,8 @@ enum LogRecord {
     /// in the middle of a log, not a torn tail. Only read when something could not be.
     static func nextValid(_ bytes: UnsafeRawBufferPointer, after offset: Int, seq: UInt32, salt: UInt64) -> (offset: Int, seq: UInt32)? {
         var at = offset + 1
-        while at + headerSize <= bytes.count {
+        let end = writtenEnd(bytes, from: offset)  // a record ends with its payload's closing brace: none starts in the zeros after
+        while at + headerSize < end {
             let s = UInt32(load(bytes, at: at + 4, count: 4))
             if s >= seq, s > 0, case .record = read(bytes, at: at, seq: s, salt: salt) { return (at, s) }
             at += 1
@@ -117,6 +118,8 @@ enum LogRecord {
     /// The end of what was written in `bytes` from `offset`: one past the last byte that is not zero.
     static func writtenEnd(_ bytes: UnsafeRawBufferPointer, from offset: Int) -> Int {
         var end = bytes.count
+        // Eight bytes at a time through the zeros a segment made in advance ends with.
+        while end - 8 >= offset && bytes.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self) == 0 { end -= 8 }
         while end > offset && bytes[end - 1] == 0 { end -= 1 }
         return end
     }
