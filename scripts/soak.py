@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Soak navd: mixed navigations (with command and check preconditions), subscribers that come and
-go, and navd killed with -9 and restarted every minute on the same state file (its log rewritten
+go, graph reloads every 2 s (the coordinators in another order: SOAK_RELOAD_SECONDS), and navd killed with -9 and restarted every minute on the same state file (its log rewritten
 into the snapshot every 64 KiB of records: SOAK_LOG_COMPACT_BYTES). At the end it checks
 that no acknowledged version was lost (every session's version after a restart is at least the last
 one a reply acknowledged) and prints descriptors, child processes and memory at each restart.
@@ -13,17 +13,23 @@ NAVD, SECONDS = sys.argv[1], int(sys.argv[2])
 WORK = tempfile.mkdtemp(prefix="navd-soak-")
 SOCK, STATE, GRAPH = WORK + "/navd.sock", WORK + "/state.sqlite", WORK + "/graph"
 os.makedirs(GRAPH)
-open(GRAPH + "/app.yaml", "w").write("""
-root: {stack: Home}
-coordinators:
-  Home: {opens: [Item, Guarded, Checked]}
-  Item: {setup: {type: object, required: [id], properties: {id: {type: string}}}, opens: [Item]}
-  Guarded: {preconditions: [quick]}
-  Checked: {preconditions: [ready]}
-preconditions:
+COORDINATORS = [
+    "  Home: {opens: [Item, Guarded, Checked]}\n",
+    "  Item: {setup: {type: object, required: [id], properties: {id: {type: string}}}, opens: [Item]}\n",
+    "  Guarded: {preconditions: [quick]}\n",
+    "  Checked: {preconditions: [ready]}\n",
+]
+PRECONDITIONS = """preconditions:
   quick: {command: [sh, -c, "read line; exit 0"], timeout: 2s}
   ready: {check: {fact: ready, equals: true}}
-""")
+"""
+
+def write_graph(order):
+    """The graph with its coordinators in `order` (a reload renumbers them)."""
+    open(GRAPH + "/app.yaml.new", "w").write("root: {stack: Home}\ncoordinators:\n" + "".join(COORDINATORS[i] for i in order) + PRECONDITIONS)
+    os.rename(GRAPH + "/app.yaml.new", GRAPH + "/app.yaml")
+
+write_graph([0, 1, 2, 3])
 
 class Client:
     def __init__(self):
@@ -84,6 +90,28 @@ def subscribers():
         except (ConnectionError, OSError):
             time.sleep(0.05)
 
+reloads = [0]
+
+def reloader():
+    """graph.reload every 2 s with the coordinators in another order, so that kills land after
+    reloads and during the compactions that follow them (SOAK_RELOAD_SECONDS, 0: none)."""
+    every = float(os.environ.get("SOAK_RELOAD_SECONDS", "2"))
+    orders = [[0, 1, 2, 3], [3, 2, 1, 0], [1, 3, 0, 2]]
+    while every > 0 and not stop.wait(every):
+        try:
+            with lock:
+                write_graph(orders[(reloads[0] + 1) % len(orders)])
+            c = Client()
+            r = c.call("graph.reload")
+            c.close()
+            if r.get("result", {}).get("ok"):
+                reloads[0] += 1
+            else:
+                errors["unexpected"] += 1
+                print("reload refused: %s" % r)
+        except (ConnectionError, OSError, json.JSONDecodeError):
+            errors["connection"] += 1
+
 def start():
     # A small log threshold: the snapshot is rewritten every few hundred commits, so kills land
     # during compactions too.
@@ -106,7 +134,7 @@ def measure(p):
 
 navd = start()
 threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(8)] + \
-          [threading.Thread(target=subscribers, daemon=True)]
+          [threading.Thread(target=subscribers, daemon=True), threading.Thread(target=reloader, daemon=True)]
 for t in threads: t.start()
 began, lost, rows = time.time(), 0, []
 while time.time() - began < SECONDS:
@@ -132,7 +160,7 @@ time.sleep(0.5)
 fds, children, rss = measure(navd)
 navd.send_signal(signal.SIGTERM)
 status = navd.wait()
-print("soak: %d s, %d requests, %d restarts after kill -9, lost acknowledged versions: %d, unexpected errors: %d, "
+print("soak: %d s, %d requests, %d graph reloads, %d restarts after kill -9, lost acknowledged versions: %d, unexpected errors: %d, "
       "reconnects: %d, last fds=%d children=%d rss=%d KiB, exit status on SIGTERM: %d"
-      % (SECONDS, requests[0], len(rows), lost, errors["unexpected"], errors["connection"], fds, children, rss, status))
+      % (SECONDS, requests[0], reloads[0], len(rows), lost, errors["unexpected"], errors["connection"], fds, children, rss, status))
 sys.exit(1 if lost or errors["unexpected"] or status != 0 else 0)
