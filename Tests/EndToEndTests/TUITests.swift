@@ -26,14 +26,15 @@ final class TmuxPane {
 
     func send(_ keys: String...) throws { try tmux(["send-keys", "-t", target] + keys) }
 
-    /// Waits until the pane shows `text`; returns the screen (fails the test with it on timeout).
+    /// Waits until the pane shows `text` (and no longer shows `gone`, when given); returns the
+    /// screen (fails the test with it on timeout).
     @discardableResult
-    func waitFor(_ text: String, timeout: Double = 10, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+    func waitFor(_ text: String, without gone: String? = nil, timeout: Double = 10, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
         var last = ""
         while Date() < deadline {
             last = try screen()
-            if last.contains(text) { return last }
+            if last.contains(text) && !(gone.map(last.contains) ?? false) { return last }
             usleep(30_000)
         }
         Issue.record("screen never showed \(text.debugDescription):\n\(last)", sourceLocation: sourceLocation)
@@ -203,12 +204,18 @@ final class TmuxPane {
         // A long message wraps: navd's whole refusal is on the screen.
         try pane.send("t")
         s = try pane.waitFor("already at the first screen of this stack")
-        try pane.send("d")
-        s = try pane.waitFor("dismiss: ")
-        let status = s.split(separator: "\n").suffix(3).joined()
-        // navd's message for the same refusal, whole, in the wrapped rows.
+        // navd's message for the same refusal, whole, in the wrapped rows (read until it is all drawn:
+        // a screen captured while nav-tui draws it may hold part of it).
         var message = ""
         do { try d.client().call("dismiss") } catch let e as RPCFailure { message = e.message }
+        try pane.send("d")
+        s = try pane.waitFor("dismiss: ")
+        let deadline = Date().addingTimeInterval(10)
+        while !s.split(separator: "\n").suffix(3).joined().contains(message) && Date() < deadline {
+            usleep(30_000)
+            s = try pane.screen()
+        }
+        let status = s.split(separator: "\n").suffix(3).joined()
         #expect(message.count > 80 && status.contains(message), "the status line holds the whole message \(message.debugDescription): \(s)")
         print("a long status line:\n\(s)")
         // An update form submitted unchanged sends nothing, at 80x24 too.
@@ -283,7 +290,9 @@ final class TmuxPane {
         s = try pane.waitFor("flow account.Login")
         #expect(s.contains("x cancel pending"), "\(s)")
         try pane.send("x")
-        s = try pane.waitFor("cancelled")
+        // The recovery flow's flowCompleted (cancelled) may come before the navigation's own
+        // answer: the pending line goes with the answer.
+        s = try pane.waitFor("cancelled", without: "⏳")
         #expect(!s.contains("⏳"), "\(s)")
         // SIGTERM restores the terminal too.
         let shell = try pane.tmux(["list-panes", "-t", pane.target, "-F", "#{pane_pid}"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)

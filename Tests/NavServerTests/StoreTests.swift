@@ -104,3 +104,73 @@ import Testing
         }
     }
 }
+
+/// The log store across a graph reload, step by step (no timing: each loop iteration's flush and
+/// compaction slice called in turn, as the server calls them).
+@Suite struct LogStoreReloadTests {
+    static func graph(_ text: String, _ dir: TempDir, _ name: String) throws -> NavigationGraph {
+        let d = dir.file(name)
+        try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+        try text.write(toFile: d + "/app.yaml", atomically: true, encoding: .utf8)
+        return try #require(GraphLoader.load(directory: d).graph)
+    }
+
+    static let a = "root: {stack: Home}\ncoordinators:\n  Home: {opens: [Product]}\n  Product: {setup: {type: object, required: [id], properties: {id: {type: string}}}}\n"
+    /// The same screens in another order: their indices change.
+    static let b = "root: {stack: Home}\ncoordinators:\n  Aaa: {}\n  Product: {setup: {type: object, required: [id], properties: {id: {type: string}}}}\n  Home: {opens: [Product, Aaa]}\n"
+
+    /// A compaction under way when the graph is reloaded finishes under the graph each session was
+    /// built with (it crashed, or named a Product `app.Aaa`, when it wrote them with the new one);
+    /// a crash at any slice of it, and after it, restarts on the new graph with every session.
+    @Test(arguments: [0, 1, 2, 100])
+    func aCompactionUnderWayWhenTheGraphIsReloaded(crashAfterSlices: Int) throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let ga = try Self.graph(Self.a, dir, "a"), gb = try Self.graph(Self.b, dir, "b")
+        let path = dir.file("state.sqlite")
+        let saved = SavedSessions(ServerConfiguration(socketPath: ""))
+        do {
+            let store = try LogStore(path: path, durability: .process, saved: saved, repair: false, compactAt: 4096, compactRatio: 0)
+            _ = try store.load(graph: ga)
+            var sessions: [Session] = []
+            for i in 0..<300 {
+                let s = Session(name: "s\(i)", graph: ga)
+                store.sessionOpened(s)
+                let before = s.version
+                _ = try s.commit(s.plan(NavigateRequest(to: "app.Product", with: ["id": .string("p\(i)")]), caller: Caller()))
+                #expect(s.version == before + 1)
+                store.sessionChanged(s)
+                sessions.append(s)
+            }
+            try store.flush(graph: ga)
+            #expect(store.hasBackgroundWork, "the flush passed the threshold: a compaction is under way")
+            try store.backgroundSlice(graph: ga)
+            // The reload: every session rebuilt for the new graph, told after the reload record.
+            store.graphReloaded(gb, sessions: sessions.count)
+            for s in sessions {
+                let rebuilt = try Session(restoring: s.name, graph: gb, root: s.root.json(ga), version: s.version, nextId: s.idCounter,
+                                          facts: .object(s.sortedFacts), limits: saved.limits)
+                store.sessionChanged(rebuilt)
+            }
+            try store.flush(graph: gb)
+            var slices = 0
+            while store.hasBackgroundWork && slices < crashAfterSlices {
+                try store.backgroundSlice(graph: gb)
+                slices += 1
+            }
+            // The rows the compaction wrote name each session's screens as its own graph does.
+            let misnamed = try runCommand("/usr/bin/sqlite3", [path, "SELECT count(*) FROM sessions WHERE tree LIKE '%app.Aaa%'"])
+            #expect(misnamed.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "\(misnamed)")
+            // A crash: the store is not closed (a clean close would compact).
+        }
+        let again = try LogStore(path: path, durability: .process, saved: saved, repair: false, compactAt: 4096, compactRatio: 0)
+        defer { again.close() }
+        let loaded = try again.load(graph: gb)
+        #expect(loaded.count == 300)
+        for s in loaded {
+            let names = s.root.json(gb).description
+            #expect(s.version == 1 && names.contains("app.Product") && !names.contains("app.Aaa"), "\(s.name): \(names)")
+        }
+        #expect(again.restoreReport.contains { $0.contains("replaced by the graph reload") }, "\(again.restoreReport)")
+    }
+}

@@ -45,8 +45,6 @@ struct LogScan {
             }
             return
         }
-        // A file cut before its header was whole (a crash as it was made): nothing was logged in it.
-        if b.count < LogRecord.fileHeaderSize && LogRecord.magic.indices.allSatisfy({ $0 >= b.count || b[$0] == LogRecord.magic[$0] }) { return }
         guard let header = LogRecord.readFileHeader(b) else {
             ending = .damaged(offset: 0, reason: "its header (the first \(LogRecord.fileHeaderSize) bytes) is not a navd log header or fails its checksum", intactAfter: [])
             return

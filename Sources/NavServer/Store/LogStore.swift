@@ -197,8 +197,10 @@ public final class LogStore: Store {
     private var compacting: (pending: PendingKeys.Items, next: Int, started: UInt64)?
 
     /// The most sessions written into the snapshot in one slice (about a millisecond's worth); a
-    /// closed session or a key counts as a tenth of one.
+    /// closed session or a key counts as a tenth of one. A slice also ends once the sessions it
+    /// wrote hold ``bytesPerSlice`` of params (a few large trees are as much work as many small ones).
     static let sessionsPerSlice = 80
+    static let bytesPerSlice = 256 << 10
 
     public var hasBackgroundWork: Bool { compacting != nil }
 
@@ -225,8 +227,8 @@ public final class LogStore: Store {
         guard let c = compacting else { return }
         let sliceStart = monotonicNanoseconds()
         let work = c.pending.work
-        var i = c.next, budget = LogStore.sessionsPerSlice * 10
-        while i < work.count && budget > 0 {
+        var i = c.next, budget = LogStore.sessionsPerSlice * 10, bytes = 0
+        while i < work.count && budget > 0 && bytes < LogStore.bytesPerSlice {
             switch work[i] {
             case .closed(let name):
                 snapshot.sessionClosed(name)
@@ -234,7 +236,10 @@ public final class LogStore: Store {
                 // The closes go in slices of their own: a session reopened under a closed name comes after them.
                 if i + 1 < work.count, case .closed = work[i + 1] {} else { budget = 0 }
             case .key(let k): snapshot.keyRemembered(k.session, key: k.key, reply: k.reply); budget -= 1
-            case .changed(let s): snapshot.sessionChanged(s); budget -= 10
+            case .changed(let s):
+                snapshot.sessionChanged(s)
+                budget -= 10
+                bytes += s.paramsBytes + 64 * s.nodeCount
             }
             i += 1
         }
