@@ -167,7 +167,8 @@ chaos-smoke: build-debug
 test-asan: deps
 	scripts/test-asan.sh
 
-## make soak: 10 minutes (SOAK_SECONDS) of mixed navigations, preconditions and churning subscribers,
+## make soak: 10 minutes (SOAK_SECONDS) of mixed navigations, preconditions, churning subscribers and
+## graph reloads every 2 s (SOAK_RELOAD_SECONDS),
 ## navd killed with -9 and restarted every minute; checks that no acknowledged version is lost and
 ## that descriptors, child processes and memory stay flat. Prints its figures.
 soak: build

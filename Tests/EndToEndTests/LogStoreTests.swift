@@ -185,6 +185,29 @@ import Testing
         #expect(stack == ["app.Home", "app.Detail"])
     }
 
+    /// A log of the first format (`navdlog1`: u32 length, u32 CRC-32C, payload) is replayed and
+    /// converted: the next log is of the second.
+    @Test func aLogOfTheFirstFormatIsReplayedAndConverted() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite")
+        var log = Array("navdlog1".utf8)
+        for payload in [#"{"s":"main","v":0,"n":7,"t":{"id":"n1","kind":"tabs","children":[{"id":"n3","kind":"stack","children":[{"id":"n2","kind":"screen","coordinator":"shop.Home","params":{}}]},{"id":"n5","kind":"stack","children":[{"id":"n4","kind":"screen","coordinator":"cart.Cart","params":{}}]},{"id":"n7","kind":"stack","children":[{"id":"n6","kind":"screen","coordinator":"account.Account","params":{}}]}],"selected":0},"f":{}}"#,
+                        #"{"c":"main","v":1,"n":8,"ch":[{"op":"push","parent":"n3","node":{"id":"n8","kind":"screen","coordinator":"shop.Product","params":{"id":"42"}}}]}"#] {
+            let p = Array(payload.utf8)
+            for v in [UInt32(p.count), LogFile.crc32c(p)] { for i in 0..<4 { log.append(UInt8(truncatingIfNeeded: v >> (8 * UInt32(i)))) } }
+            log += p
+        }
+        try Data(log).write(to: URL(fileURLWithPath: state + ".log"))
+        let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d.sock"))
+        let tree = try d.client().call("tree")
+        #expect(tree["version"] == 1 && JSONWriter.string(tree).contains("shop.Product"), "\(tree)")
+        #expect(d.stderr.contains("first format, converted"), "\(d.stderr)")
+        #expect(String(decoding: Self.bytes(state + ".log").prefix(8), as: UTF8.self) == "navdlog2")
+    }
+
+    static func bytes(_ path: String) -> [UInt8] { [UInt8](FileManager.default.contents(atPath: path) ?? Data()) }
+
     /// A state file of the previous format (the SQLite file alone, no log) is read as it is.
     @Test func aStateFileWithoutALogIsRead() throws {
         let dir = TempDir()
