@@ -232,10 +232,9 @@ extension LogStore {
         report(scans, counted)
         // The replayed state becomes the snapshot now; the log starts again (a torn tail, a record
         // cut off by a crash and never acknowledged, goes with it).
-        fd = try openLog(truncating: false)
         updateThreshold()
         try compact(graph: graph)
-        if logSize == 0 { try startSegment() }  // nothing to compact: a new log all the same
+        if fd < 0 { try startSegment() }  // nothing to compact: a new log all the same
         return sessions
     }
 

@@ -9,9 +9,9 @@ import Glibc
 /// change what navd writes. navd makes its files 0600 and its own directory 0700.
 public enum StateFiles {
     /// The files a state file `path` brings: the SQLite snapshot and its journal, the log, a log
-    /// whose compaction a crash cut short.
+    /// whose compaction a crash cut short, a new log not yet renamed into place.
     public static func all(_ path: String) -> [String] {
-        [path, path + "-wal", path + "-shm", path + "-journal", path + ".log", path + ".log.old"]
+        [path, path + "-wal", path + "-shm", path + "-journal", path + ".log", path + ".log.old", path + ".log.new"]
     }
 
     /// The directory `path` is in.
