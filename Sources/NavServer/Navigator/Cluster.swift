@@ -40,7 +40,9 @@ extension Navigator {
             if let st = sessions[s.name] {
                 guard st.session.version != s.version || st.session.idCounter != s.idCounter else { continue }
                 cancelPending(of: st, "session \"\(s.name)\" was read again from PostgreSQL")
+                sessions.removeValue(forKey: s.name)  // counted again under the owner read
                 st.session = s
+                sessions[s.name] = st
                 sendSnapshot(of: s, to: st.audience)
                 continue
             }

@@ -131,8 +131,7 @@ extension Navigator {
     }
 
     var counts: Counts {
-        var byUid: [UInt32: Int] = [:]
-        for st in sessions.values { byUid[st.session.owner ?? getuid(), default: 0] += 1 }
+        let byUid = sessions.byUid
         return Counts(commits: commits, pending: pending.count, sessions: sessions.count,
                       subscriptions: sessions.values.reduce(0) { $0 + $1.subscribers.clients.count }
                           + mirrors.values.reduce(0) { $0 + $1.subscribers.clients.count },

@@ -26,7 +26,7 @@ final class Navigator {
     let publisher: any Publisher
     /// Where sessions are kept; told about every change.
     var store: any Store = EphemeralStore()
-    var sessions: [String: SessionState] = [:]
+    var sessions = SessionTable()
     var pending: [String: PendingNavigation] = [:]
     /// Pending navigations by session and source node (a newer one from the same source supersedes).
     var pendingBySource: [SessionKey: PendingNavigation] = [:]

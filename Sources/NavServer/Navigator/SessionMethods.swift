@@ -52,7 +52,7 @@ extension Navigator {
                                  limit: "--max-sessions", max: config.maxSessions)
         }
         let uid = client.uid ?? getuid()
-        let opened = sessions.values.reduce(0) { $0 + (($1.session.owner ?? getuid()) == uid ? 1 : 0) }
+        let opened = sessions.opened(by: uid)
         guard opened < config.maxSessionsPerUid else {
             throw .limitExceeded("uid \(uid) has opened \(opened) sessions, the most one user may (the --max-sessions-per-uid limit); close sessions you no longer need with session.close",
                                  limit: "--max-sessions-per-uid", max: config.maxSessionsPerUid)
