@@ -155,7 +155,7 @@ extension Navigator {
     }
 
     private func cancelPending(of state: SessionState, _ why: String) {
-        for p in pending.values where p.state === state {
+        for p in state.pending.values {
             finish(p, .failure(NavError(.cancelled, "the navigation was cancelled: \(why)", data: ["navigation": .string(p.id)])))
         }
     }
@@ -167,7 +167,7 @@ extension Navigator {
     func evict(_ name: String, because error: NavError) {
         guard let state = sessions.removeValue(forKey: name) else { return }
         state.isClosed = true
-        for p in pending.values where p.state === state {
+        for p in state.pending.values {
             var e = error
             e.data["navigation"] = .string(p.id)
             finish(p, .failure(e))

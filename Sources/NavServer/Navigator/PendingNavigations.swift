@@ -65,7 +65,7 @@ extension Navigator {
         nav.registered = true
         pending[nav.id] = nav
         pendingByUid[nav.uid, default: 0] += 1
-        nav.state.pendingCount += 1
+        nav.state.pending[nav.number] = nav
         pendingByClient[nav.client.id, default: [:]][nav.number] = nav
         watch(nav.client)
     }
@@ -136,7 +136,7 @@ extension Navigator {
             if let key = nav.key { pendingByKey[SessionKey(session.name, key)] = nil }
             let left = pendingByUid[nav.uid, default: 1] - 1
             pendingByUid[nav.uid] = left > 0 ? left : nil
-            nav.state.pendingCount -= 1
+            nav.state.pending[nav.number] = nil
             if pendingByClient[nav.client.id]?.removeValue(forKey: nav.number) != nil, pendingByClient[nav.client.id]?.isEmpty == true {
                 pendingByClient[nav.client.id] = nil
             }

@@ -72,7 +72,7 @@ extension Navigator {
         }
         let state = try self.state(name)
         try requireOwner(client, state.session, "`session.close`")
-        for p in pending.values where p.state === state {
+        for p in state.pending.values {
             finish(p, .failure(NavError(.cancelled, "the navigation was cancelled: its session \"\(name)\" was closed", data: ["navigation": .string(p.id)])))
         }
         for c in state.subscribers.clients.values { c.subscriptions.remove(name) }

@@ -19,8 +19,10 @@ final class SessionState {
     var audience: any Audience { subscribers.audience }
     /// Set when the session is closed (connections may still remember this state).
     var isClosed = false
-    /// Its pending navigations and guarded dismisses (`--max-pending-per-session`).
-    var pendingCount = 0
+    /// Its pending navigations and guarded dismisses (`--max-pending-per-session`), by number: what
+    /// closing or losing the session cancels, found without looking at any other session's.
+    var pending: [Int: PendingNavigation] = [:]
+    var pendingCount: Int { pending.count }
     /// The session's name as bytes, to match a request's `session` without making a string (a
     /// session's name never changes).
     private let nameBytes: [UInt8]
