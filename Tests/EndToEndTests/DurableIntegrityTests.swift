@@ -124,9 +124,7 @@ import Testing
     @Test func aForcedReloadThenKillNineStartsOnTheReloadedGraph() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        let graph = dir.file("graph")
-        try FileManager.default.createDirectory(atPath: graph, withIntermediateDirectories: true)
-        try Self.graphV1.write(toFile: graph + "/app.yaml", atomically: true, encoding: .utf8)
+        let graph = try dir.graph(Self.graphV1)
         let state = dir.file("state.sqlite")
         let after: JSONValue
         do {
@@ -174,9 +172,7 @@ import Testing
     func reloadDuringACompaction(killAfterMicroseconds: Int) throws -> Bool {
         let dir = TempDir()
         defer { dir.remove() }
-        let graph = dir.file("graph")
-        try FileManager.default.createDirectory(atPath: graph, withIntermediateDirectories: true)
-        try Self.graphV1.write(toFile: graph + "/app.yaml", atomically: true, encoding: .utf8)
+        let graph = try dir.graph(Self.graphV1)
         let state = dir.file("state.sqlite")
         let args = ["--graph", graph, "--state", state, "--log-compact-bytes", "2097152", "--log-compact-ratio", "0", "--max-sessions-per-uid", "10000"]
         var acked: [String: Int] = [:]
@@ -337,10 +333,8 @@ import Testing
     func randomCrashesAndOneCorruptionNeverLoseSilently(durability: String) throws {
         let dir = TempDir()
         defer { dir.remove() }
-        let graph = dir.file("graph")
-        try FileManager.default.createDirectory(atPath: graph, withIntermediateDirectories: true)
         var variant = 0
-        try Self.graphs[0].write(toFile: graph + "/app.yaml", atomically: true, encoding: .utf8)
+        let graph = try dir.graph(Self.graphs[0])
         let state = dir.file("state.sqlite")
         let args = ["--graph", graph, "--state", state, "--durability", durability, "--log-compact-bytes", "8192", "--log-compact-ratio", "0"]
         // NAVD_PROPERTY_SEED and NAVD_PROPERTY_ROUNDS replay another draw, or more of them.
@@ -356,9 +350,7 @@ import Testing
             let d = try Daemon(arguments: args, socketPath: dir.file("d\(round).sock"))
             let clients = try (0..<4).map { _ in try d.client() }
             for (i, c) in clients.enumerated() { _ = try? c.call("session.open", ["name": .string("w\(i)")]) }
-            let delay = 20_000 + Int(rng.next() % 200_000)
-            let killer = Thread { usleep(UInt32(delay)); kill(d.pid, SIGKILL) }
-            killer.start()
+            d.killNine(afterMicroseconds: 20_000 + Int(rng.next() % 200_000))
             var running = true
             while running {
                 seq += 1

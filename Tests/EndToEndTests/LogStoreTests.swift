@@ -246,9 +246,7 @@ import Testing
                                socketPath: sock)
             let clients = try (0..<4).map { _ in try d.client() }
             for (i, c) in clients.enumerated() { _ = try? c.call("session.open", ["name": .string("w\(i)")]) }
-            let delay = 30_000 + Int(rng.next() % 250_000)
-            let killer = Thread { usleep(UInt32(delay)); kill(d.pid, SIGKILL) }
-            killer.start()
+            d.killNine(afterMicroseconds: 30_000 + Int(rng.next() % 250_000))
             var running = true
             while running {
                 seq += 1

@@ -29,6 +29,14 @@ public struct TempDir {
     }
     public func remove() { try? FileManager.default.removeItem(atPath: path) }
     public func file(_ name: String) -> String { path + "/" + name }
+
+    /// A graph directory `name` holding one module, `text` as `app.yaml`; its path.
+    public func graph(_ text: String, named name: String = "graph") throws -> String {
+        let d = file(name)
+        try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+        try text.write(toFile: d + "/app.yaml", atomically: true, encoding: .utf8)
+        return d
+    }
 }
 
 /// A real navd process on a temporary socket, spawned with posix_spawn (Foundation's Process can
@@ -115,6 +123,13 @@ public final class Daemon: @unchecked Sendable {
             usleep(20_000)
         }
         return waitForExit()
+    }
+
+    /// Kills navd with SIGKILL `microseconds` from now, from a thread of its own (a crash at a
+    /// random point of whatever the test is doing meanwhile).
+    public func killNine(afterMicroseconds microseconds: Int) {
+        let pid = self.pid
+        Thread { usleep(UInt32(microseconds)); kill(pid, SIGKILL) }.start()
     }
 
     /// Sends `signal` and waits for the exit; returns the exit status.

@@ -68,8 +68,7 @@ extension LogStore {
         var other = 0
         let parser = saved.parser()
         for o in offsets {
-            guard let p = try? saved.parse(parser, String(decoding: scan.bytes[scan.payload(at: o)], as: UTF8.self), "a log record"),
-                  let name = (p["c"] ?? p["s"] ?? p["f"] ?? p["k"] ?? p["x"])?.stringValue else { other += 1; continue }
+            guard let p = try? record(scan.bytes, scan.payload(at: o), parser), let name = LogStore.session(of: p) else { other += 1; continue }
             let v = p["v"]?.intValue
             if versions[name] == nil { order.append(name) }
             let known = versions[name] ?? (Int.max, Int.min)
@@ -87,9 +86,9 @@ extension LogStore {
 
     /// "session main, version 10" of a record's payload.
     private func describe(_ scan: LogScan, _ payload: Range<Int>) -> String? {
-        guard let p = try? saved.parse(saved.parser(), String(decoding: scan.bytes[payload], as: UTF8.self), "a log record") else { return nil }
+        guard let p = try? record(scan.bytes, payload, saved.parser()) else { return nil }
         if let g = p["g"]?.stringValue { return "a reload to graph \(g)" }
-        guard let name = (p["c"] ?? p["s"] ?? p["f"] ?? p["k"] ?? p["x"])?.stringValue else { return nil }
+        guard let name = LogStore.session(of: p) else { return nil }
         return p["v"]?.intValue.map { "session \"\(name)\", version \($0)" } ?? "session \"\(name)\""
     }
 
@@ -129,7 +128,7 @@ extension LogStore {
         var reload: Int?
         while let g = records.lastIndex(where: { r in LogStore.starts(scans[r.scan].bytes, r.payload, with: "{\"g\":") }) {
             let r = records[g]
-            let announced = (try? saved.parse(parser, String(decoding: scans[r.scan].bytes[r.payload], as: UTF8.self), "a log record"))?["sessions"]?.intValue ?? -1
+            let announced = (try? record(scans[r.scan].bytes, r.payload, parser))?["sessions"]?.intValue ?? -1
             let following = records[(g + 1)...].prefix { LogStore.starts(scans[$0.scan].bytes, $0.payload, with: "{\"s\":") }.count
             let cut = records[g...].allSatisfy { $0.scan == records.last!.scan } && scans[records.last!.scan].ending != .clean
             if following < announced && following == records.count - g - 1 && cut {
@@ -154,7 +153,7 @@ extension LogStore {
             for r in records[..<reload] {
                 let bytes = scans[r.scan].bytes
                 if LogStore.starts(bytes, r.payload, with: "{\"k\":") || LogStore.starts(bytes, r.payload, with: "{\"x\":") {
-                    guard let p = try? saved.parse(parser, String(decoding: bytes[r.payload], as: UTF8.self), "a log record") else { continue }
+                    guard let p = try? record(bytes, r.payload, parser) else { continue }
                     if let name = p["x"]?.stringValue { earlierKeys.removeAll { $0.session == name } }
                     if let name = p["k"]?.stringValue, let key = p["key"]?.stringValue, let text = p["r"]?.stringValue,
                        let reply = (try? saved.parse(parser, text, "a keyed reply")).flatMap(KeyedReply.decode) {
@@ -180,7 +179,7 @@ extension LogStore {
             let r = records[index]
             let path = scans[r.scan].path
             do throws(NavError) {
-                let payload = try saved.parse(parser, String(decoding: scans[r.scan].bytes[r.payload], as: UTF8.self), "a log record")
+                let payload = try record(scans[r.scan].bytes, r.payload, parser)
                 if index == reload {
                     guard let id = payload["g"]?.stringValue, let n = payload["sessions"]?.intValue, n >= 0 else {
                         throw NavError(.corruptState, "a graph reload record lacks its graph or its count of sessions")
@@ -257,6 +256,14 @@ extension LogStore {
         restoreReport.append("replayed \(kinds) for \(c.order.count) sessions: " + listed.joined(separator: ", ") + (c.order.count > 20 ? ", and \(c.order.count - 20) more" : ""))
     }
 
+    /// A record's payload, parsed.
+    private func record(_ bytes: [UInt8], _ payload: Range<Int>, _ parser: JSONParser) throws(NavError) -> JSONValue {
+        try saved.parse(parser, String(decoding: bytes[payload], as: UTF8.self), "a log record")
+    }
+
+    /// The session a record is about, whatever its kind (nil: a reload, or not a record).
+    private static func session(of p: JSONValue) -> String? { (p["c"] ?? p["s"] ?? p["f"] ?? p["k"] ?? p["x"])?.stringValue }
+
     private static func starts(_ bytes: [UInt8], _ payload: Range<Int>, with prefix: StaticString) -> Bool {
         guard payload.count >= prefix.utf8CodeUnitCount else { return false }
         return prefix.withUTF8Buffer { p in p.indices.allSatisfy { bytes[payload.lowerBound + $0] == p[$0] } }
@@ -318,7 +325,6 @@ extension LogStore {
             order.removeAll { $0 == name }
             return name
         }
-        if p["g"] != nil { throw NavError(.corruptState, "a graph reload record before the last one is replayed") }
         throw NavError(.corruptState, "a record of an unknown kind")
     }
 }

@@ -437,9 +437,7 @@ struct PendingKeys {
     }
 
     mutating func remember(_ session: Session, key: String, reply: Result<JSONText, NavError>) {
-        if byName[session.name] !== session {
-            byName[session.name] = session
-        }
+        byName[session.name] = session
         keys.append((session, key, reply))
     }
 
