@@ -61,8 +61,8 @@ struct Serve: ParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
-    @Option(help: "Most simultaneous connections; more are refused with an error.")
-    var maxConnections: Int = 16_384
+    @Option(help: "Most simultaneous connections; more are refused with an error. Default: what the descriptor limit leaves after command children and navd's own files, at most 65536 (logged at start).")
+    var maxConnections: Int?
 
     @Option(help: "Bytes of unsent output after which a client that is not reading is disconnected.")
     var maxOutput: Int = 8 * 1024 * 1024
@@ -82,8 +82,8 @@ struct Serve: ParsableCommand {
     @Option(help: "The log is compacted when it is also this many times the snapshot's size (0: --log-compact-bytes alone).")
     var logCompactRatio: Int = 3
 
-    @Option(help: "Most sessions; session.open of one more is refused with limitExceeded.")
-    var maxSessions: Int = 10_000
+    @Option(help: "Most sessions; session.open of one more is refused with limitExceeded. One uid may hold all but a 10% reserve kept for other uids.")
+    var maxSessions: Int = 1_000_000
 
     @Option(help: "Most facts in one session.")
     var maxFacts: Int = 10_000
@@ -112,17 +112,17 @@ struct Serve: ParsableCommand {
     @Option(help: "Most bytes of facts (names and values, as JSON) in one session together.")
     var maxFactsBytes: Int = 1024 * 1024
 
-    @Option(help: "Most sessions one uid may have opened.")
-    var maxSessionsPerUid: Int = 1_000
+    @Option(help: "Hard cap on the sessions one uid may have opened (0: none; uids share --max-sessions fairly).")
+    var maxSessionsPerUid: Int = 0
 
-    @Option(help: "Most connections from one uid.")
-    var maxConnectionsPerUid: Int = 1_024
+    @Option(help: "Hard cap on the connections from one uid (0: none; uids share --max-connections fairly).")
+    var maxConnectionsPerUid: Int = 0
 
     @Option(help: "Most pending navigations and guarded dismisses in all.")
-    var maxPending: Int = 16_384
+    var maxPending: Int = 65_536
 
-    @Option(help: "Most pending navigations and guarded dismisses of one uid.")
-    var maxPendingPerUid: Int = 1_024
+    @Option(help: "Hard cap on the pending navigations and guarded dismisses of one uid (0: none; uids share --max-pending fairly).")
+    var maxPendingPerUid: Int = 0
 
     @Option(help: "Most replies of keyed navigations kept for one uid's sessions together (besides 4,096 per session); past it the uid's oldest key is forgotten.")
     var maxKeysPerUid: Int = 262_144
@@ -130,20 +130,26 @@ struct Serve: ParsableCommand {
     @Option(help: "Most bytes of keys and replies kept for one uid's sessions together (besides 1 MiB per session); past it the uid's oldest key is forgotten.")
     var maxKeyBytesPerUid: Int = 64 << 20
 
-    @Option(help: "Most pending navigations and guarded dismisses of one connection.")
-    var maxPendingPerConnection: Int = 256
+    @Option(help: "Most pending navigations and guarded dismisses of one connection (0: none).")
+    var maxPendingPerConnection: Int = 0
 
     @Option(help: "Most pending navigations and guarded dismisses in one session.")
     var maxPendingPerSession: Int = 4_096
 
-    @Option(help: "Most command preconditions running at once; more wait their turn.")
-    var maxChildren: Int = 64
+    @Option(help: "Most command preconditions running at once; more wait their turn, uid by uid (the wait does not count against their timeout). Default: 256, less when the process or descriptor limit is low (logged at start).")
+    var maxChildren: Int?
 
-    @Option(help: "Most command preconditions running at once for one uid's navigations.")
-    var maxChildrenPerUid: Int = 16
+    @Option(help: "Hard cap on the command preconditions running at once for one uid's navigations (0: none; uids share --max-children fairly).")
+    var maxChildrenPerUid: Int = 0
 
-    @Option(help: "Most provider requests in flight at one provider for one uid's navigations; more wait in navd.")
-    var maxProviderRequestsPerUid: Int = 32
+    @Option(help: "Most provider requests in flight at one provider; more wait in navd, uid by uid.")
+    var maxProviderRequests: Int = 256
+
+    @Option(help: "Hard cap on the provider requests in flight at one provider for one uid's navigations (0: none).")
+    var maxProviderRequestsPerUid: Int = 0
+
+    @Option(help: "Longest a navigation may wait for command and provider slots in all before it fails (500ms, 30s, 1m); its preconditions' own timeouts start when they run.")
+    var maxQueueWait: String = "60s"
 
     @Flag(help: "Start even when a saved session breaks a rule (a schema, a limit): set it aside in the state file's set_aside table, log it, and serve the others.")
     var repair = false
@@ -166,7 +172,11 @@ struct Serve: ParsableCommand {
             throw ValidationError("--lease '\(lease)' is not a duration between 100ms and 10m (e.g. 500ms, 2s, 1m)")
         }
         if let node, node.isEmpty || node.utf8.count > 200 { throw ValidationError("--node must be 1 to 200 bytes long") }
-        guard maxConnections > 0 else { throw ValidationError("--max-connections must be at least 1") }
+        if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
+        if let maxChildren, maxChildren < 1 { throw ValidationError("--max-children must be at least 1") }
+        guard let wait = parseDuration(.string(maxQueueWait)), wait >= 100 else {
+            throw ValidationError("--max-queue-wait takes a duration of at least 100ms, such as 500ms, 30s or 1m")
+        }
         guard maxOutput >= 1024 else { throw ValidationError("--max-output must be at least 1024 bytes") }
         guard maxMessage >= 64 else { throw ValidationError("--max-message must be at least 64 bytes") }
         guard (1...10_000).contains(maxDepth) else { throw ValidationError("--max-depth must be between 1 and 10000") }
@@ -185,11 +195,11 @@ struct Serve: ParsableCommand {
             throw ValidationError("--max-tree-depth must be between 4 and \(SessionLimits.depthCeiling)")
         }
         for (option, value, least) in [("--max-tree-nodes", maxTreeNodes, 4), ("--max-params-bytes", maxParamsBytes, 1024), ("--max-facts-bytes", maxFactsBytes, 1024),
-                                       ("--max-sessions-per-uid", maxSessionsPerUid, 1), ("--max-connections-per-uid", maxConnectionsPerUid, 1),
-                                       ("--max-pending", maxPending, 1), ("--max-pending-per-uid", maxPendingPerUid, 1),
-                                       ("--max-pending-per-connection", maxPendingPerConnection, 1), ("--max-pending-per-session", maxPendingPerSession, 1),
-                                       ("--max-children", maxChildren, 1), ("--max-children-per-uid", maxChildrenPerUid, 1),
-                                       ("--max-provider-requests-per-uid", maxProviderRequestsPerUid, 1),
+                                       ("--max-sessions-per-uid", maxSessionsPerUid, 0), ("--max-connections-per-uid", maxConnectionsPerUid, 0),
+                                       ("--max-pending", maxPending, 1), ("--max-pending-per-uid", maxPendingPerUid, 0),
+                                       ("--max-pending-per-connection", maxPendingPerConnection, 0), ("--max-pending-per-session", maxPendingPerSession, 1),
+                                       ("--max-children-per-uid", maxChildrenPerUid, 0),
+                                       ("--max-provider-requests", maxProviderRequests, 1), ("--max-provider-requests-per-uid", maxProviderRequestsPerUid, 0),
                                        ("--max-keys-per-uid", maxKeysPerUid, 1), ("--max-key-bytes-per-uid", maxKeyBytesPerUid, 4096)] where value < least {
             throw ValidationError("\(option) must be at least \(least)")
         }
@@ -206,7 +216,6 @@ struct Serve: ParsableCommand {
         let logger = Logger(label: "navd")
         var config = ServerConfiguration(
             socketPath: socket ?? ServerConfiguration.defaultSocketPath(environment: ProcessInfo.processInfo.environment))
-        config.maxConnections = maxConnections
         config.maxOutput = maxOutput
         config.maxMessage = maxMessage
         config.maxDepth = maxDepth
@@ -231,12 +240,14 @@ struct Serve: ParsableCommand {
         config.maxKeyBytesPerUid = maxKeyBytesPerUid
         config.maxPendingPerConnection = maxPendingPerConnection
         config.maxPendingPerSession = maxPendingPerSession
-        config.maxChildren = maxChildren
         config.maxChildrenPerUid = maxChildrenPerUid
+        config.maxProviderRequests = maxProviderRequests
         config.maxProviderRequestsPerUid = maxProviderRequestsPerUid
+        config.maxQueueWaitMs = parseDuration(.string(maxQueueWait))!
+        let machine = MachineLimits.read()
+        config.sizedToMachine(machine, children: maxChildren, connections: maxConnections)
         config.logLevel = level
 
-        raiseDescriptorLimit()
         let (loaded, diagnostics) = loadGraph(graph, limits: graphLimits.limits, printWarnings: true)
         guard let navGraph = loaded else {
             FileHandle.standardError.write(Data("navd: the graph has \(diagnostics.errors.count) error(s); fix them (`navd check \(graph ?? "")` lists them) and start again\n".utf8))
@@ -300,24 +311,17 @@ struct Serve: ParsableCommand {
         logger.info("navd listening", metadata: ["navd.socket": "\(config.socketPath)", "navd.version": "\(navdVersion)",
                                                  "navd.graph": "\(graph ?? "embedded example")",
                                                  "navd.coordinators": "\(navGraph.coordinators.count)"])
+        logger.info("capacity", metadata: ["navd.descriptors": "\(machine.descriptors)", "navd.processes": "\(machine.processes.map(String.init) ?? "unlimited")",
+                                           "navd.maxConnections": "\(config.maxConnections)\(maxConnections == nil ? " (from the descriptor limit)" : "")",
+                                           "navd.maxChildren": "\(config.maxChildren)\(maxChildren == nil ? " (sized to the machine)" : "")",
+                                           "navd.maxSessions": "\(config.maxSessions)", "navd.maxPending": "\(config.maxPending)",
+                                           "navd.reserve": "\(ServerConfiguration.reservePercent) % of each kept for other uids"])
         let clean = server.run()
         if let failure = server.failure {
             logger.critical("navd stopped on a fault", metadata: ["navd.error": "\(failure)", "navd.handlesReleased": "\(clean)"])
             throw ExitCode(1)
         }
         logger.info("navd stopped", metadata: ["navd.handlesReleased": "\(clean)"])
-    }
-}
-
-/// Raises the soft limit on open descriptors to the hard limit, so --max-connections can be reached.
-private func raiseDescriptorLimit() {
-    var lim = rlimit()
-    #if canImport(Glibc)
-    let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
-    #endif
-    if getrlimit(resource, &lim) == 0 && lim.rlim_cur < lim.rlim_max {
-        lim.rlim_cur = lim.rlim_max
-        setrlimit(resource, &lim)
     }
 }
 

@@ -278,13 +278,15 @@ import Glibc
     }
 
     @Test func connectionsBeyondTheLimitAreRefusedWithAnError() throws {
-        let d = try Daemon(arguments: ["--max-connections", "2"])
+        // One uid alone: 2 of 3, the last kept for other uids.
+        let d = try Daemon(arguments: ["--max-connections", "3"])
         let a = try d.client(), b = try d.client()
         #expect(try a.call("ping") == "pong")
         #expect(try b.call("ping") == "pong")
         let c = try d.client()
         let m = try #require(try c.readMessage())
-        #expect(m["error"]?["data"]?["kind"] == "tooManyConnections")
+        #expect(m["error"]?["data"]?["kind"] == "tooManyConnections" && m["error"]?["data"]?["limit"] == "--max-connections"
+                && m["error"]?["data"]?["held"] == 2, "\(m)")
         #expect(try c.waitForClose())
         #expect(try a.call("ping") == "pong")
     }

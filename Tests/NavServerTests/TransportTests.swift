@@ -183,20 +183,39 @@ import Glibc
         #expect(set.stats.notificationsSent == 5)
     }
 
-    @Test func connectionsAreCountedPerUid() throws {
+    /// One uid alone takes every connection but the reserve (10 %, at least one); another uid gets
+    /// the reserve; a closed connection gives its slot back. The hard cap is opt-in.
+    @Test func connectionsAreSharedBetweenUids() throws {
         var limits = TransportLimits()
-        limits.maxConnectionsPerUid = 2
+        limits.connections = FairShare(limit: 10, option: "--max-connections", capOption: "--max-connections-per-uid")
         let (set, f) = Self.make(limits, loop: loop, host: host)
         defer { f.close() }
-        let first = client(uid: 4242, into: set), second = client(uid: 4242, into: set)
-        let (third, refused) = client(uid: 4242, into: set)
+        let mine = (0..<9).map { _ in client(uid: 4242, into: set) }
+        #expect(mine.allSatisfy { $0.1 != nil }, "one uid alone takes 9 of 10")
+        let (tenth, refused) = client(uid: 4242, into: set)
+        let out = text(tenth)
+        #expect(refused == nil && out.contains("\"kind\":\"tooManyConnections\"") && out.contains("\"limit\":\"--max-connections\"")
+                && out.contains("\"held\":9") && out.contains("\"reserve\":1"), "\(out)")
         let other = client(uid: 4343, into: set)
-        #expect(first.1 != nil && second.1 != nil && refused == nil && other.1 != nil)
-        let out = text(third)
-        #expect(out.contains("\"kind\":\"tooManyConnections\"") && out.contains("--max-connections-per-uid"), "\(out)")
-        #expect(set.byUid[4242] == 2 && set.stats.connectionsRefused == 1)
-        first.1!.close(reason: nil)
-        #expect(set.byUid[4242] == 1 && client(uid: 4242, into: set).1 != nil)
+        #expect(other.1 != nil, "another uid is served from the reserve")
+        let (full, _) = client(uid: 4444, into: set)
+        #expect(text(full).contains("\"limit\":\"--max-connections\"") && !text(full).contains("reserve"), "everything is taken")
+        #expect(set.byUid[4242] == 9 && set.byUid.total == 10 && set.stats.connectionsRefused == 2)
+        // A slot freed while only the reserve is left stays in the reserve; two freed give one back.
+        mine[0].1!.close(reason: nil)
+        #expect(set.byUid[4242] == 8 && client(uid: 4242, into: set).1 == nil)
+        mine[1].1!.close(reason: nil)
+        #expect(client(uid: 4242, into: set).1 != nil && set.byUid[4242] == 8)
+
+        var capped = TransportLimits()
+        capped.connections = FairShare(limit: 10, cap: 2, option: "--max-connections", capOption: "--max-connections-per-uid")
+        let (set2, f2) = Self.make(capped, loop: loop, host: host)
+        defer { f2.close() }
+        _ = client(uid: 4242, into: set2)
+        _ = client(uid: 4242, into: set2)
+        let (third, no) = client(uid: 4242, into: set2)
+        #expect(no == nil && text(third).contains("--max-connections-per-uid"), "\(text(third))")
+        #expect(client(uid: 4343, into: set2).1 != nil)
     }
 
     /// A client that finished sending (as `echo … | socat` does) gets the answers it waits for, then

@@ -131,13 +131,13 @@ extension Navigator {
     }
 
     var counts: Counts {
-        let byUid = sessions.byUid
+        let byUid = sessions.byUid.byUid
         return Counts(commits: commits, pending: pending.count, sessions: sessions.count,
                       subscriptions: sessions.values.reduce(0) { $0 + $1.subscribers.clients.count }
                           + mirrors.values.reduce(0) { $0 + $1.subscribers.clients.count },
                       provided: providers.values.reduce(0) { $0 + ($1.contains { !$0.isClosed } ? 1 : 0) },
-                      tasksStarted: tasksStarted, children: childrenRunning,
+                      tasksStarted: tasksStarted, children: childrenByUid.total,
                       providerRequestsWaiting: providerSlots.values.reduce(0) { $0 + $1.waitingCount },
-                      mirrors: mirrors.count, sessionsByUid: byUid, pendingByUid: pendingByUid, childrenByUid: childrenByUid)
+                      mirrors: mirrors.count, sessionsByUid: byUid, pendingByUid: pendingByUid.byUid, childrenByUid: childrenByUid.byUid)
     }
 }

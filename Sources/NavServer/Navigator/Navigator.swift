@@ -36,7 +36,7 @@ final class Navigator {
     var recoveries: [SessionKey: PendingNavigation] = [:]
     /// Pending navigations by the uid they count against, and by the client that asked (by its id:
     /// cancelled when it goes, but the detached ones).
-    var pendingByUid: [UInt32: Int] = [:]
+    var pendingByUid = UidCounts()
     /// Keyed replies kept, counted per uid (``KeyBudget``).
     var keyBudget = KeyBudget()
     var pendingByClient: [Int: [Int: PendingNavigation]] = [:]
@@ -47,10 +47,8 @@ final class Navigator {
     /// Commands waiting to be spawned, by uid in turn, and the handles that spawn the next few per
     /// iteration while a uid with room has some.
     var spawnQueue = FairQueue<() -> Void>()
-    /// Command processes running, in all and by the uid of their navigation (`--max-children`,
-    /// `--max-children-per-uid`).
-    var childrenRunning = 0
-    var childrenByUid: [UInt32: Int] = [:]
+    /// Command processes running, by the uid of their navigation (`--max-children`, shared).
+    var childrenByUid = UidCounts()
     var spawnCheck: Check?
     var spawnIdle: Idle?
     var commits = 0

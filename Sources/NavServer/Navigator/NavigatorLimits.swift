@@ -6,15 +6,17 @@ import RPC
 struct NavigatorLimits: Sendable {
     /// Every session's bounds (tree, params, facts).
     var session = SessionLimits()
-    var maxSessions = 10_000
-    var maxSessionsPerUid = 1_000
-    var maxPending = 16_384
-    var maxPendingPerUid = 1_024
-    var maxPendingPerConnection = 256
+    /// What uids share (``FairShare``): sessions, pending navigations, running command children and
+    /// one provider's requests in flight.
+    var sessions = FairShare(limit: 1_000_000, option: "--max-sessions", capOption: "--max-sessions-per-uid")
+    var pending = FairShare(limit: 65_536, option: "--max-pending", capOption: "--max-pending-per-uid")
+    /// 0 for none.
+    var maxPendingPerConnection = 0
     var maxPendingPerSession = 4_096
-    var maxChildren = 64
-    var maxChildrenPerUid = 16
-    var maxProviderRequestsPerUid = 32
+    var children = FairShare(limit: 256, option: "--max-children", capOption: "--max-children-per-uid")
+    var providerRequests = FairShare(limit: 256, option: "--max-provider-requests", capOption: "--max-provider-requests-per-uid")
+    /// How long a navigation may wait for command and provider slots in all.
+    var maxQueueWaitMs: UInt64 = 60_000
     /// Keyed replies kept for one uid's sessions together (the oldest forgotten past either).
     var maxKeysPerUid = 262_144
     var maxKeyBytesPerUid = 64 << 20

@@ -24,7 +24,7 @@ final class PendingNavigation {
     var replies: [any Answer]
     /// The client that asked.
     let client: any Client
-    /// The uid it counts against (`--max-pending-per-uid`): the client's, else navd's own.
+    /// The uid it counts against (its share of `--max-pending`, …): the client's, else navd's own.
     let uid: UInt32
     /// Goes on when its client disconnects (`navigate {detach: true}`, `navctl --no-wait`).
     var detached = false
@@ -32,6 +32,8 @@ final class PendingNavigation {
     var reportsProgress = false
     /// Index of the precondition being evaluated.
     var step = 0
+    /// Time it waited for command and provider slots so far, in ms (`--max-queue-wait`).
+    var queuedMs: UInt64 = 0
     /// Recovery already tried for the current precondition.
     var recovered = false
     var finished = false

@@ -33,22 +33,18 @@ extension Navigator {
         runPreconditions(nav)
     }
 
-    /// Refuses one more pending navigation past `--max-pending`, or past the share of its uid, its
-    /// connection or its session; `freeing` is a pending navigation it supersedes (it leaves first).
+    /// Refuses one more pending navigation past `--max-pending` or its uid's share of it
+    /// (``FairShare``), or past the cap of its connection or its session; `freeing` is a pending navigation it supersedes (it leaves first).
     func admitPending(_ nav: PendingNavigation, freeing older: PendingNavigation? = nil) throws(NavError) {
         func freed(_ same: Bool) -> Int { older.map { !$0.finished && $0.registered && same ? 1 : 0 } ?? 0 }
-        let total = pending.count - freed(true)
-        if total >= config.maxPending {
-            throw NavError(.limitExceeded, "navd has \(total) pending navigations and dismisses, the most it keeps (the --max-pending limit); wait for some to finish, or cancel some",
-                           data: ["limit": "--max-pending", "max": .int(config.maxPending)])
-        }
-        let uid = pendingByUid[nav.uid, default: 0] - freed(older?.uid == nav.uid)
-        if uid >= config.maxPendingPerUid {
-            throw NavError(.limitExceeded, "uid \(nav.uid) has \(uid) pending navigations and dismisses, the most one user may (the --max-pending-per-uid limit); wait for them to finish, or cancel some",
-                           data: ["limit": "--max-pending-per-uid", "max": .int(config.maxPendingPerUid)])
+        let verdict = config.pending.verdict(for: nav.uid, in: pendingByUid, freeing: freed(true), freeingOwn: freed(older?.uid == nav.uid))
+        if verdict != .admitted {
+            let e = config.pending.refusal(verdict, uid: nav.uid, in: pendingByUid, what: "pending navigations and dismisses",
+                                           advice: "wait for some to finish, or cancel some")
+            throw NavError(.limitExceeded, e.message, data: e.data)
         }
         let mine = (pendingByClient[nav.client.id]?.count ?? 0) - freed(older?.client === nav.client)
-        if mine >= config.maxPendingPerConnection {
+        if config.maxPendingPerConnection > 0 && mine >= config.maxPendingPerConnection {
             throw NavError(.limitExceeded, "this connection has \(mine) pending navigations and dismisses, the most one connection may (the --max-pending-per-connection limit); wait for their replies, or cancel some",
                            data: ["limit": "--max-pending-per-connection", "max": .int(config.maxPendingPerConnection)])
         }
@@ -64,7 +60,7 @@ extension Navigator {
     func register(_ nav: PendingNavigation) {
         nav.registered = true
         pending[nav.id] = nav
-        pendingByUid[nav.uid, default: 0] += 1
+        pendingByUid.add(nav.uid)
         nav.state.pending[nav.number] = nav
         pendingByClient[nav.client.id, default: [:]][nav.number] = nav
         watch(nav.client)
@@ -134,8 +130,7 @@ extension Navigator {
             let sourceKey = SessionKey(session.name, nav.plan.sourceId)
             if pendingBySource[sourceKey] === nav { pendingBySource[sourceKey] = nil }
             if let key = nav.key { pendingByKey[SessionKey(session.name, key)] = nil }
-            let left = pendingByUid[nav.uid, default: 1] - 1
-            pendingByUid[nav.uid] = left > 0 ? left : nil
+            pendingByUid.remove(nav.uid)
             nav.state.pending[nav.number] = nil
             if pendingByClient[nav.client.id]?.removeValue(forKey: nav.number) != nil, pendingByClient[nav.client.id]?.isEmpty == true {
                 pendingByClient[nav.client.id] = nil

@@ -21,6 +21,7 @@ extension Navigator {
             case .failed(let reason): self.failed(nav, p, reason: reason)
             case .timedOut(let reason): self.failed(nav, p, reason: reason, timeout: true)
             case .redirect(let answer): self.followRedirect(nav, p, answered: answer)
+            case .queuedTooLong(let reason): self.queuedTooLong(nav, p, reason: reason)
             }
         }
         switch p.kind {
@@ -41,6 +42,7 @@ extension Navigator {
             case .failed(let why): self.failed(nav, p, reason: "\(reason); recovery failed: \(why)")
             case .timedOut(let why): self.failed(nav, p, reason: "\(reason); recovery \(why)", timeout: true)
             case .redirect: self.failed(nav, p, reason: "\(reason); recovery answered a redirect, which only an evaluation may")
+            case .queuedTooLong(let why): self.queuedTooLong(nav, p, reason: why)
             }
         }
         switch r {
@@ -59,6 +61,21 @@ extension Navigator {
         case timedOut(String)
         /// `{redirect: {to, by?, with?}}`: navigate there instead (a provider's answer, a command's output).
         case redirect(JSONValue)
+        /// The navigation waited past `--max-queue-wait` for a command or provider slot: it fails
+        /// without recovery (the precondition never ran).
+        case queuedTooLong(String)
+    }
+
+    /// Ends `nav`, which waited past `--max-queue-wait` for a slot to run `p`.
+    func queuedTooLong(_ nav: PendingNavigation, _ p: Precondition, reason: String) {
+        finish(nav, .failure(NavError(.preconditionTimeout, "precondition `\(p.name)` of `\(graph.coordinators[nav.plan.target].name)` never ran: \(reason)",
+                                      data: ["precondition": .string(p.name), "reason": .string(reason), "navigation": .string(nav.id),
+                                             "limit": "--max-queue-wait", "max": .int(Int(config.maxQueueWaitMs))])))
+    }
+
+    /// What is left of `nav`'s `--max-queue-wait` (the time it may still wait for slots).
+    func queueBudget(_ nav: PendingNavigation) -> UInt64 {
+        config.maxQueueWaitMs > nav.queuedMs ? config.maxQueueWaitMs - nav.queuedMs : 0
     }
 
     /// The navigation as commands see it on stdin and providers in their params.
@@ -90,21 +107,34 @@ extension Navigator {
 
     /// Queues a command: spawning costs about a millisecond, so at most `spawnsPerIteration`
     /// processes start per loop iteration and a burst of navigations cannot stall other clients;
-    /// at most `--max-children` run at once, `--max-children-per-uid` for one uid's navigations, and
-    /// uids take turns. The timeout runs from now: a command that waits its turn too long times out.
+    /// at most `--max-children` run at once, shared between uids (``FairShare``), and uids take
+    /// turns. Waiting is not failing: the command's timeout starts when it starts; the navigation's
+    /// waits together are bounded by `--max-queue-wait`, and while it waits for a slot its
+    /// `navigationPending` says so.
     private func runCommand(_ nav: PendingNavigation, _ p: Precondition, argv: [String], timeoutMs: UInt64, role: String,
                             _ done: @escaping (TaskOutcome) -> Void) {
         let queuedAt = loop.now
+        let noSlot = !mayStartChild(nav.uid)
+        if noSlot { announcePending(nav, waitingFor: p.name, queued: ("command", spawnQueue.count(of: nav.uid), spawnQueue.count)) }
+        let limit = Timer(loop: loop)
         let ticket = spawnQueue.append({ [unowned self, weak nav] in
+            limit.close()
             guard let nav, !nav.finished else { return }
-            let waited = self.loop.now >= queuedAt ? self.loop.now - queuedAt : 0
-            guard waited < timeoutMs else {
-                nav.cancelTask = nil
-                return done(.timedOut("\(argv[0]) could not start within \(formatMs(timeoutMs)): the most command preconditions were running (--max-children, --max-children-per-uid)"))
-            }
-            self.spawnCommand(nav, p, argv: argv, timeoutMs: timeoutMs - waited, done)
+            nav.queuedMs += self.loop.now >= queuedAt ? self.loop.now - queuedAt : 0
+            if noSlot { self.announcePending(nav, waitingFor: p.name) }
+            self.spawnCommand(nav, p, argv: argv, timeoutMs: timeoutMs, done)
         }, uid: nav.uid)
-        nav.cancelTask = { [unowned self] in self.spawnQueue.remove(ticket) }
+        let budget = queueBudget(nav)
+        limit.start(milliseconds: budget) { [unowned self, weak nav] in
+            limit.close()
+            guard let nav, !nav.finished, self.spawnQueue.remove(ticket) else { return }
+            nav.cancelTask = nil
+            done(.queuedTooLong("it waited \(formatMs(self.config.maxQueueWaitMs)) in all for a command slot (the --max-queue-wait limit): \(self.childrenByUid.total) command preconditions run, \(self.spawnQueue.count) more wait (--max-children \(self.config.children.limit))"))
+        }
+        nav.cancelTask = { [unowned self] in
+            limit.close()
+            self.spawnQueue.remove(ticket)
+        }
         scheduleSpawns()
     }
 
@@ -112,7 +142,7 @@ extension Navigator {
 
     /// Whether a command of `uid`'s may start now.
     private func mayStartChild(_ uid: UInt32) -> Bool {
-        childrenRunning < config.maxChildren && childrenByUid[uid, default: 0] < config.maxChildrenPerUid
+        config.children.verdict(for: uid, in: childrenByUid) == .admitted
     }
 
     /// Runs queued spawns a few per loop iteration, after the iteration's I/O (a Check handle;
@@ -185,12 +215,9 @@ extension Navigator {
         }
         tasksStarted += 1
         let uid = nav.uid
-        childrenRunning += 1
-        childrenByUid[uid, default: 0] += 1
+        childrenByUid.add(uid)
         process.onExited = { [unowned self] in
-            self.childrenRunning -= 1
-            let left = self.childrenByUid[uid, default: 1] - 1
-            self.childrenByUid[uid] = left > 0 ? left : nil
+            self.childrenByUid.remove(uid)
             self.scheduleSpawns()
         }
         timer.start(milliseconds: timeoutMs) {
@@ -236,6 +263,7 @@ extension Navigator {
                 }
             case .failure(let e):
                 switch e.kind {
+                case "timeout" where e.data["queued"] == true: done(.queuedTooLong(e.message))
                 case "timeout": done(.timedOut("the provider did not answer within \(formatMs(timeoutMs))"))
                 case "clientGone": done(.failed("the provider disconnected"))
                 default: done(.failed("the provider answered with an error: \(e.message)"))
@@ -245,7 +273,14 @@ extension Navigator {
         // Held strongly until the navigation finishes (a weak reference would give the connection a
         // side table); withdrawing a request of a closed connection does nothing.
         nav.cancelTask = { slots.withdraw(request) }
-        slots.submit(request)
+        request.sent = { [weak nav, unowned self] waited in
+            guard let nav, waited > 0 else { return }
+            nav.queuedMs += waited
+            if !nav.finished { self.announcePending(nav, waitingFor: p.name) }
+        }
+        if let queued = slots.submit(request, maxWaitMs: queueBudget(nav)) {
+            announcePending(nav, waitingFor: p.name, queued: ("provider", queued.behind, queued.waiting))
+        }
     }
 }
 

@@ -56,14 +56,19 @@ extension Navigator {
 
     /// Tells subscribers, and the client that asked for `nav` when it asked for progress (so that it can
     /// say what it waits for and cancel it), that `nav` waits for precondition `what`; `flow` is the
-    /// recovery flow presented for it.
-    func announcePending(_ nav: PendingNavigation, waitingFor what: String, flow: Node? = nil) {
+    /// recovery flow presented for it; `queued`, that it waits for a slot to run it (a command's or
+    /// a provider's), behind `behind` of its own uid's (uids take turns) of `waiting` in all.
+    func announcePending(_ nav: PendingNavigation, waitingFor what: String, flow: Node? = nil,
+                         queued: (slot: String, behind: Int, waiting: Int)? = nil) {
         var params: JSONObject = [
             "session": .string(nav.state.session.name), "navigation": .string(nav.id),
             "to": .string(graph.coordinators[nav.plan.target].name), "waitingFor": .string(what),
         ]
         if let flow {
             params["flow"] = ["node": .string(flow.id), "coordinator": .string(graph.coordinators[flow.coordinator].name)]
+        }
+        if let queued {
+            params["queued"] = ["for": .string(queued.slot), "behind": .int(queued.behind), "waiting": .int(queued.waiting)]
         }
         publisher.notify("navigationPending", JSONValue.object(params), to: nav.state.audience, also: nav.reportsProgress ? nav.client : nil)
     }

@@ -47,15 +47,11 @@ extension Navigator {
         }
         try config.checkName(name, "the session name", param: "name")
         if let s = sessions[name] { return s }
-        guard sessions.count < config.maxSessions else {
-            throw .limitExceeded("navd already holds \(sessions.count) sessions, the most it keeps (the --max-sessions limit); close sessions you no longer need with session.close",
-                                 limit: "--max-sessions", max: config.maxSessions)
-        }
         let uid = client.uid ?? getuid()
-        let opened = sessions.opened(by: uid)
-        guard opened < config.maxSessionsPerUid else {
-            throw .limitExceeded("uid \(uid) has opened \(opened) sessions, the most one user may (the --max-sessions-per-uid limit); close sessions you no longer need with session.close",
-                                 limit: "--max-sessions-per-uid", max: config.maxSessionsPerUid)
+        let verdict = config.sessions.verdict(for: uid, in: sessions.byUid)
+        if verdict != .admitted {
+            throw config.sessions.refusal(verdict, uid: uid, in: sessions.byUid, what: "sessions",
+                                          advice: "close sessions you no longer need with session.close")
         }
         let session = Session(name: name, graph: graph)
         if uid != getuid() { session.owner = uid }

@@ -8,13 +8,13 @@ import Glibc
 /// counting every session (which made opening N sessions quadratic).
 struct SessionTable {
     private(set) var byName: [String: SessionState] = [:]
-    private(set) var byUid: [UInt32: Int] = [:]
+    private(set) var byUid = UidCounts()
 
     subscript(name: String) -> SessionState? {
         get { byName[name] }
         set {
             if let old = byName[name] { uncount(old) }
-            if let new = newValue { byUid[SessionTable.uid(of: new), default: 0] += 1 }
+            if let new = newValue { byUid.add(SessionTable.uid(of: new)) }
             byName[name] = newValue
         }
     }
@@ -27,16 +27,14 @@ struct SessionTable {
     }
 
     /// Sessions `uid` opened.
-    func opened(by uid: UInt32) -> Int { byUid[uid] ?? 0 }
+    func opened(by uid: UInt32) -> Int { byUid[uid] }
 
     var count: Int { byName.count }
     var keys: Dictionary<String, SessionState>.Keys { byName.keys }
     var values: Dictionary<String, SessionState>.Values { byName.values }
 
     private mutating func uncount(_ s: SessionState) {
-        let uid = SessionTable.uid(of: s)
-        let left = (byUid[uid] ?? 1) - 1
-        byUid[uid] = left > 0 ? left : nil
+        byUid.remove(SessionTable.uid(of: s))
     }
 
     private static func uid(of s: SessionState) -> UInt32 { s.session.owner ?? getuid() }

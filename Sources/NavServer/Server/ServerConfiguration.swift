@@ -7,7 +7,8 @@ public struct ServerConfiguration: Sendable {
     /// Path of the listening Unix socket (created 0600).
     public var socketPath: String
     /// Connections beyond this are answered with an error and closed, so a runaway client cannot exhaust
-    /// descriptors. Default 10,000.
+    /// descriptors (`--max-connections`). Sized at start from the descriptor limit (``sizedToMachine(_:)``):
+    /// what is left of it after the command children's pipes and navd's own files, at most 65,536.
     public var maxConnections: Int = 16_384
     /// A client whose unsent output exceeds this many bytes is disconnected (it is not reading); others
     /// never notice. Default 8 MiB, as sway's and Redis's pub/sub limits.
@@ -31,42 +32,51 @@ public struct ServerConfiguration: Sendable {
     /// (`--log-compact-ratio`; 0 leaves `logCompactBytes` alone), so that a large snapshot is not
     /// rewritten for a few commits, as Redis grows its rewrite threshold with the file. Default 3.
     public var logCompactRatio: Int = 3
-    /// The most sessions (`--max-sessions`); `session.open` of one more is refused. Default 10,000.
-    public var maxSessions: Int = 10_000
+    /// The most sessions (`--max-sessions`); `session.open` of one more is refused. Default
+    /// 1,000,000: an empty session costs about 2 KB, so a full navd holds about 2 GB (BENCHMARKS.md).
+    public var maxSessions: Int = 1_000_000
     /// The bounds of every session: its tree's depth (`--max-tree-depth`, 64), nodes
     /// (`--max-tree-nodes`, 10,000) and setup models (`--max-params-bytes`, 1 MiB); its facts
     /// (`--max-facts`, 10,000; `--max-fact-value`, 64 KiB each; `--max-facts-bytes`, 1 MiB in all).
     /// A command that would pass one changes nothing and is answered `limitExceeded`.
     public var session = SessionLimits()
-    /// Sessions one uid may have opened (`--max-sessions-per-uid`), so that one user cannot take the
-    /// `--max-sessions` that belong to all. Default 1,000.
-    public var maxSessionsPerUid: Int = 1_000
-    /// Connections from one uid (`--max-connections-per-uid`), so that one user cannot take every
-    /// slot of `--max-connections`. Default 1,024.
-    public var maxConnectionsPerUid: Int = 1_024
+    /// Hard per-uid caps (`--max-sessions-per-uid`, `--max-connections-per-uid`,
+    /// `--max-pending-per-uid`, `--max-children-per-uid`, `--max-provider-requests-per-uid`), 0 for
+    /// none, the default: uids share every capacity by ``FairShare`` (one alone takes all but a 10 %
+    /// reserve kept for others), so the usual deployment, one backend uid serving every end user's
+    /// session, needs no option. An operator who wants a cap sets one.
+    public var maxSessionsPerUid: Int = 0
+    public var maxConnectionsPerUid: Int = 0
     /// Pending navigations and guarded dismisses (waiting on preconditions): in all (`--max-pending`,
-    /// 16,384), of one uid (`--max-pending-per-uid`, 1,024), of one connection
-    /// (`--max-pending-per-connection`, 256), in one session (`--max-pending-per-session`, 4,096).
-    /// One more is refused with `limitExceeded` before anything runs.
-    public var maxPending: Int = 16_384
+    /// 65,536, each a few KB), in one session (`--max-pending-per-session`, 4,096), and optionally
+    /// of one connection (`--max-pending-per-connection`, 0 for none). One more is refused with
+    /// `limitExceeded` before anything runs.
+    public var maxPending: Int = 65_536
     /// Replies of keyed navigations remembered for one uid's sessions, all of them together
     /// (`--max-keys-per-uid`, 262,144, and `--max-key-bytes-per-uid`, 64 MiB), beside each session's
     /// own 4,096 keys and 1 MiB: past either, the uid's oldest key is forgotten (its retry then
     /// navigates again).
     public var maxKeysPerUid: Int = 262_144
     public var maxKeyBytesPerUid: Int = 64 << 20
-    public var maxPendingPerUid: Int = 1_024
-    public var maxPendingPerConnection: Int = 256
+    public var maxPendingPerUid: Int = 0
+    public var maxPendingPerConnection: Int = 0
     public var maxPendingPerSession: Int = 4_096
-    /// Command preconditions running at once: in all (`--max-children`, 64) and of one uid's
-    /// navigations (`--max-children-per-uid`, 16). More wait their turn (their timeout runs meanwhile).
-    public var maxChildren: Int = 64
-    public var maxChildrenPerUid: Int = 16
+    /// Command preconditions running at once (`--max-children`). Checks mostly wait on the network,
+    /// not the CPU, so the default is large: 256, less where the process or descriptor limit is
+    /// low (``sizedToMachine(_:)``). More wait their turn, uid by uid; the wait does not count against
+    /// a precondition's timeout.
+    public var maxChildren: Int = 256
+    public var maxChildrenPerUid: Int = 0
     /// Provider requests (`precondition.evaluate`, `precondition.recover`) in flight at one provider
-    /// for navigations of one uid (`--max-provider-requests-per-uid`). More wait in navd, not in the
-    /// provider's output, and are sent in turn, uid by uid: one user flooding a provider delays only
-    /// itself, and the provider is never disconnected for requests it was sent. Default 32.
-    public var maxProviderRequestsPerUid: Int = 32
+    /// (`--max-provider-requests`, 256). More wait in navd, not in the provider's output, and are
+    /// sent in turn, uid by uid: one user flooding a provider delays only itself, and the provider is
+    /// never disconnected for requests it was sent.
+    public var maxProviderRequests: Int = 256
+    public var maxProviderRequestsPerUid: Int = 0
+    /// How long a navigation may wait for a command slot or a provider slot in all
+    /// (`--max-queue-wait`, ms): waiting is not failing (the precondition's own timeout starts when
+    /// it runs), but a wait past this fails the navigation with `preconditionTimeout`. Default 60 s.
+    public var maxQueueWaitMs: UInt64 = 60_000
     /// The longest name a client may give (session names, fact names, navigation keys, tokens,
     /// client names), in bytes (`--max-name`). Default 256.
     public var maxName: Int = 256
@@ -141,7 +151,8 @@ extension ServerConfiguration {
     /// What the navigator keeps to, of these options.
     /// What the transport keeps to.
     var transport: TransportLimits {
-        TransportLimits(maxConnections: maxConnections, maxConnectionsPerUid: maxConnectionsPerUid, maxMessage: maxMessage,
+        TransportLimits(connections: FairShare(limit: maxConnections, cap: maxConnectionsPerUid, option: "--max-connections", capOption: "--max-connections-per-uid"),
+                        maxMessage: maxMessage,
                         maxOutput: maxOutput, readPauseThreshold: readPauseThreshold, maxTotalOutput: maxTotalOutput,
                         messageTimeoutMs: messageTimeoutMs)
     }
@@ -150,10 +161,14 @@ extension ServerConfiguration {
     var dispatch: DispatchLimits { DispatchLimits(maxDepth: maxDepth, maxBatch: maxBatch, maxOutput: maxOutput) }
 
     var navigator: NavigatorLimits {
-        NavigatorLimits(session: session, maxSessions: maxSessions, maxSessionsPerUid: maxSessionsPerUid, maxPending: maxPending,
-                        maxPendingPerUid: maxPendingPerUid, maxPendingPerConnection: maxPendingPerConnection,
-                        maxPendingPerSession: maxPendingPerSession, maxChildren: maxChildren, maxChildrenPerUid: maxChildrenPerUid,
-                        maxProviderRequestsPerUid: maxProviderRequestsPerUid, maxKeysPerUid: maxKeysPerUid,
+        NavigatorLimits(session: session,
+                        sessions: FairShare(limit: maxSessions, cap: maxSessionsPerUid, option: "--max-sessions", capOption: "--max-sessions-per-uid"),
+                        pending: FairShare(limit: maxPending, cap: maxPendingPerUid, option: "--max-pending", capOption: "--max-pending-per-uid"),
+                        maxPendingPerConnection: maxPendingPerConnection, maxPendingPerSession: maxPendingPerSession,
+                        children: FairShare(limit: maxChildren, cap: maxChildrenPerUid, option: "--max-children", capOption: "--max-children-per-uid"),
+                        providerRequests: FairShare(limit: maxProviderRequests, cap: maxProviderRequestsPerUid,
+                                                    option: "--max-provider-requests", capOption: "--max-provider-requests-per-uid"),
+                        maxQueueWaitMs: maxQueueWaitMs, maxKeysPerUid: maxKeysPerUid,
                         maxKeyBytesPerUid: maxKeyBytesPerUid, maxBatch: maxBatch, maxMessage: maxMessage, maxName: maxName,
                         writtenDepth: writtenDepth)
     }

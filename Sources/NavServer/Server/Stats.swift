@@ -41,10 +41,10 @@ extension Server {
     /// What each uid holds of the shares counted per user: connections, sessions it opened, pending
     /// navigations and running command children.
     func usersObject(_ n: Navigator.Counts) -> JSONObject {
-        let uids = Set(transport.byUid.keys).union(n.sessionsByUid.keys).union(n.pendingByUid.keys).union(n.childrenByUid.keys)
+        let uids = Set(transport.byUid.byUid.keys).union(n.sessionsByUid.keys).union(n.pendingByUid.keys).union(n.childrenByUid.keys)
         return JSONObject(uniqueMembers: uids.sorted().map { uid in
             (key: String(uid), value: [
-                "connections": .int(transport.byUid[uid] ?? 0), "sessions": .int(n.sessionsByUid[uid] ?? 0),
+                "connections": .int(transport.byUid[uid]), "sessions": .int(n.sessionsByUid[uid] ?? 0),
                 "pending": .int(n.pendingByUid[uid] ?? 0), "children": .int(n.childrenByUid[uid] ?? 0),
             ] as JSONValue)
         })

@@ -169,7 +169,8 @@ public struct SavedSessions {
     /// The deepest nesting of any document navd writes (``SessionLimits/writtenDepth(treeDepth:valueDepth:)``).
     public let jsonDepth: Int
 
-    /// `--max-sessions` and `--max-sessions-per-uid`, which restored sessions keep to as well.
+    /// `--max-sessions` and `--max-sessions-per-uid` (0: no cap), which restored sessions keep to as
+    /// well. The fair share's reserve is not applied to them: they were acknowledged already.
     public let maxSessions: Int
     public let maxSessionsPerUid: Int
 
@@ -201,7 +202,7 @@ public struct SavedSessions {
         public mutating func admit(_ session: Session) -> String? {
             if total >= saved.maxSessions { return "more sessions are saved than --max-sessions (\(saved.maxSessions)) allows" }
             let uid = session.owner ?? getuid()
-            if byUid[uid, default: 0] >= saved.maxSessionsPerUid {
+            if saved.maxSessionsPerUid > 0 && byUid[uid, default: 0] >= saved.maxSessionsPerUid {
                 return "uid \(uid) opened more saved sessions than --max-sessions-per-uid (\(saved.maxSessionsPerUid)) allows"
             }
             total += 1

@@ -34,8 +34,8 @@ final class ConnectionSet {
     var delegate: (any ConnectionSetDelegate)?
 
     private(set) var connections: [Int: Connection] = [:]
-    /// Open connections by the peer's uid (`--max-connections-per-uid`).
-    private(set) var byUid: [UInt32: Int] = [:]
+    /// Open connections by the peer's uid (the uid's share of `--max-connections`).
+    private(set) var byUid = UidCounts()
     private var nextId = 1
     /// Connections with output queued in this iteration.
     var dirty: [Connection] = []
@@ -94,30 +94,25 @@ final class ConnectionSet {
     }
 
     /// Serves a client on `stream` (a socket navd accepted, or a ``MemoryStream`` in a test):
-    /// refused with `tooManyConnections` past `--max-connections`, or past `--max-connections-per-uid`
-    /// for its uid (so that one user cannot take every slot).
+    /// refused with `tooManyConnections` past `--max-connections`, or past its uid's share of it
+    /// (``FairShare``: one user alone may take all but the reserve kept for others).
     @discardableResult
     func attach(_ stream: any ClientStream) -> Connection? {
         let uid = stream.peerCredentials()?.uid ?? getuid()
-        let refusal: (limit: String, message: String)?
-        if connections.count >= limits.maxConnections {
-            refusal = ("--max-connections", "navd already serves \(limits.maxConnections) connections (the --max-connections limit); try again later")
-        } else if byUid[uid, default: 0] >= limits.maxConnectionsPerUid {
-            refusal = ("--max-connections-per-uid", "uid \(uid) already has \(limits.maxConnectionsPerUid) connections to navd (the --max-connections-per-uid limit); close some first")
-        } else {
-            refusal = nil
-        }
-        if let refusal {
+        let verdict = limits.connections.verdict(for: uid, in: byUid)
+        if verdict != .admitted {
+            let refusal = limits.connections.refusal(verdict, uid: uid, in: byUid, what: "connections",
+                                                     advice: "close connections you no longer use, or try again later", kind: .tooManyConnections)
             stats.connectionsRefused += 1
-            logger.warning("refusing a connection: \(refusal.limit) reached", metadata: ["navd.uid": "\(uid)"])
+            logger.warning("refusing a connection: \(refusal.data["limit"]?.stringValue ?? "") reached", metadata: ["navd.uid": "\(uid)", "navd.held": "\(byUid[uid])"])
             var w = JSONWriter()
-            RPCEncoder.error(id: .null, error: RPCError(.tooManyConnections, refusal.message, data: ["limit": .string(refusal.limit)]), into: &w)
+            RPCEncoder.error(id: .null, error: refusal, into: &w)
             w.raw(UInt8(ascii: "\n"))
             w.bytes.withUnsafeBytes { stream.write($0) }
             drain(stream)
             return nil
         }
-        byUid[uid, default: 0] += 1
+        byUid.add(uid)
         let c = Connection(id: nextId, owner: self, stream: stream)
         nextId += 1
         c.handler = delegate?.accepted(c)
@@ -132,8 +127,7 @@ final class ConnectionSet {
         connections[c.id] = nil
         backlogged[ObjectIdentifier(c)] = nil
         let uid = c.credentials?.uid ?? getuid()
-        let left = byUid[uid, default: 1] - 1
-        byUid[uid] = left > 0 ? left : nil
+        byUid.remove(uid)
         delegate?.closed(c)
     }
 

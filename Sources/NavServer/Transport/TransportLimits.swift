@@ -1,8 +1,8 @@
 /// The limits the transport keeps to (``ServerConfiguration`` makes them): the part of navd's
 /// options about connections, messages and output. The transport knows no other configuration.
 struct TransportLimits: Sendable {
-    var maxConnections = 16_384
-    var maxConnectionsPerUid = 1_024
+    /// `--max-connections`, shared between uids (with `--max-connections-per-uid`, off by default).
+    var connections = FairShare(limit: 16_384, option: "--max-connections", capOption: "--max-connections-per-uid")
     /// The largest message a client may send (`--max-message`).
     var maxMessage = 1 << 20
     /// Unread output past which a client is disconnected (`--max-output`).

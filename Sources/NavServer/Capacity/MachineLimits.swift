@@ -1,0 +1,59 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the machine lets navd have, read at start: open descriptors (after raising the soft limit
+/// to the hard one, as Redis does for `maxclients`) and processes of its uid. The defaults of
+/// `--max-connections` and `--max-children` are sized from them (``ServerConfiguration/sizedToMachine(_:)``).
+public struct MachineLimits: Sendable, Equatable {
+    /// `RLIMIT_NOFILE` (soft, once raised).
+    public var descriptors: Int
+    /// `RLIMIT_NPROC` (soft); nil when unlimited.
+    public var processes: Int?
+
+    public init(descriptors: Int, processes: Int?) {
+        self.descriptors = descriptors
+        self.processes = processes
+    }
+
+    /// Raises the soft descriptor limit to the hard one (at most 1,048,576), then reads both limits.
+    public static func read() -> MachineLimits {
+        var lim = rlimit()
+        let nofile = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        if getrlimit(nofile, &lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = min(lim.rlim_max, 1 << 20)
+            setrlimit(nofile, &lim)
+        }
+        let descriptors = getrlimit(nofile, &lim) == 0 ? Int(clamping: min(lim.rlim_cur, 1 << 30)) : 1024
+        var processes: Int?
+        if getrlimit(__rlimit_resource_t(__RLIMIT_NPROC.rawValue), &lim) == 0 && lim.rlim_cur != rlim_t.max {
+            processes = Int(clamping: min(lim.rlim_cur, 1 << 30))
+        }
+        return MachineLimits(descriptors: descriptors, processes: processes)
+    }
+
+    /// Descriptors navd keeps for itself whatever the clients do: the listening socket, the state
+    /// file and its log, the loop's own, logging.
+    public static let ownDescriptors = 64
+    /// Descriptors a running command precondition holds in navd: its stdin, stdout and stderr pipes.
+    public static let descriptorsPerChild = 3
+}
+
+extension ServerConfiguration {
+    /// The defaults sized to `machine`: `--max-children` at most a quarter of the uid's processes and
+    /// an eighth of the descriptors (256 at most), `--max-connections` what is left of the
+    /// descriptors after those children's pipes and navd's own (65,536 at most). `children` and
+    /// `connections` are what the operator gave, kept as they are.
+    public mutating func sizedToMachine(_ machine: MachineLimits, children: Int? = nil, connections: Int? = nil) {
+        var c = min(256, max(4, machine.descriptors / 8))
+        if let p = machine.processes { c = min(c, max(1, p / 4)) }
+        maxChildren = children ?? c
+        let left = machine.descriptors - MachineLimits.ownDescriptors - MachineLimits.descriptorsPerChild * maxChildren
+        maxConnections = connections ?? min(65_536, max(16, left))
+    }
+}
+
+extension ServerConfiguration {
+    /// The part of every shared capacity kept for uids other than the heaviest (``FairShare``).
+    public static var reservePercent: Int { FairShare.reservePercent }
+}
