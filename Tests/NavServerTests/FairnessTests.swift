@@ -235,6 +235,83 @@ extension InProcess {
 }
 }
 
+/// Command children are shared, not capped: one uid alone runs all but the reserve at once; another
+/// uid's command starts from the reserve; waiting for a slot is announced and is not failing.
+extension InProcess {
+@Suite struct ChildrenShareTests {
+    static let graph = """
+        root: {stack: Home}
+        coordinators:
+          Home: {opens: [Slow]}
+          Slow: {preconditions: [pause]}
+        preconditions:
+          pause: {command: [sh, -c, "cat >/dev/null; sleep 0.3"], timeout: 500ms}
+        """
+
+    func server(children: Int, queueWaitMs: UInt64 = 60_000) -> InProcessServer {
+        var config = ServerConfiguration(socketPath: "/nonexistent")
+        config.maxChildren = children
+        config.maxQueueWaitMs = queueWaitMs
+        return InProcessServer(config: config, graph: ChildrenShareTests.graph)
+    }
+
+    /// 4 slots (3 for one uid, 1 kept): uid 65534 sends 6, uid 1000 one after them. Three of the
+    /// first run at once, the others are announced queued (behind their own uid's), the other
+    /// uid's runs from the reserve and is among the first four answered, and all seven pass
+    /// although the last of the first uid's waited about 0.3 s of a 0.5 s timeout.
+    @Test func oneUidRunsAllButTheReserveAndAnotherStartsAtOnce() throws {
+        let p = server(children: 4)
+        let many = p.client(uid: 65534), one = p.client(uid: 1000)
+        for i in 0..<6 { _ = try p.call(many, i, "session.open", ["name": .string("m\(i)")]) }
+        _ = try p.call(one, 1, "session.open", ["name": "o"])
+        for i in 0..<6 {
+            many.send(request(10 + i, "navigate", ["session": .string("m\(i)"), "to": "app.Slow", "progress": true]) + "\n")
+        }
+        one.send(request(20, "navigate", ["session": "o", "to": "app.Slow"]) + "\n")
+        var order: [Int] = []
+        var queued: [JSONValue] = []
+        var failures: [JSONValue] = []
+        var manyLines = LineReader(), oneLines = LineReader()
+        #expect(p.run(until: {
+            for m in manyLines.take(many) {
+                if m["method"] == "navigationPending", let q = m["params"]?["queued"] { queued.append(q) }
+                if m["result"] != nil { order.append(m["id"]!.intValue!) }
+                if m["error"] != nil { failures.append(m) }
+            }
+            for m in oneLines.take(one) {
+                if m["result"] != nil { order.append(m["id"]!.intValue!) }
+                if m["error"] != nil { failures.append(m) }
+            }
+            return order.count + failures.count == 7
+        }))
+        #expect(failures.isEmpty, "waiting for a slot is not failing: \(failures)")
+        #expect(order.firstIndex(of: 20).map { $0 < 4 } == true, "the other uid's command did not wait for the first's: \(order)")
+        #expect(queued.count == 3 && queued.allSatisfy { $0["for"] == "command" }, "the three without a slot were told: \(queued)")
+        #expect(queued.map { $0["behind"]?.intValue ?? -1 } == [3, 4, 5], "each behind its own uid's queued before it: \(queued)")
+    }
+
+    /// A navigation that waits longer than `--max-queue-wait` for a slot fails, saying so.
+    @Test func aWaitPastTheQueueLimitFails() throws {
+        let p = server(children: 1, queueWaitMs: 150)
+        let c = p.client()
+        _ = try p.call(c, 1, "session.open", ["name": "a"])
+        _ = try p.call(c, 2, "session.open", ["name": "b"])
+        c.send(request(10, "navigate", ["session": "a", "to": "app.Slow"]) + "\n")
+        c.send(request(11, "navigate", ["session": "b", "to": "app.Slow"]) + "\n")
+        var reader = LineReader()
+        var replies: [Int: JSONValue] = [:]
+        #expect(p.run(until: {
+            for m in reader.take(c) where m["id"] != nil { replies[m["id"]!.intValue!] = m }
+            return replies.count == 2
+        }))
+        #expect(replies[10]?["result"]?["version"] == 1, "\(replies)")
+        let e = replies[11]?["error"]
+        #expect(e?["data"]?["kind"] == "preconditionTimeout" && e?["data"]?["limit"] == "--max-queue-wait"
+                && (e?["message"]?.stringValue ?? "").contains("command slot"), "\(String(describing: e))")
+    }
+}
+}
+
 @Suite struct FairQueueTests {
     @Test func usersTakeTurnsAndWithdrawnJobsLeaveAtOnce() {
         var q = FairQueue<String>()

@@ -71,10 +71,11 @@ struct FairShare: Sendable {
     }
 
     /// Whether `uid` may take one more of what `counts` holds; `freeing` are given back first (a
-    /// navigation that supersedes another), `freeingOwn` of them the uid's own.
-    func verdict(for uid: UInt32, in counts: UidCounts, freeing: Int = 0, freeingOwn: Int = 0) -> Verdict {
-        let total = counts.total - freeing
-        let held = counts[uid] - freeingOwn
+    /// navigation that supersedes another), `freeingOwn` of them the uid's own; `ahead` of the uid's
+    /// are taken first (its jobs queued before this one).
+    func verdict(for uid: UInt32, in counts: UidCounts, freeing: Int = 0, freeingOwn: Int = 0, ahead: Int = 0) -> Verdict {
+        let total = counts.total - freeing + ahead
+        let held = counts[uid] - freeingOwn + ahead
         if total >= limit { return .full }
         if cap > 0 && held >= cap { return .capped }
         if total < open { return .admitted }

@@ -118,9 +118,14 @@ final class Navigator {
         return s
     }
 
+    /// Up to this many sessions, an unknown session's error suggests a near name.
+    static let suggestAmongSessions = 1_000
+
     func state(_ name: String) throws(RPCError) -> SessionState {
         guard let s = sessions[name] else {
-            let hint = suggestion(for: name, among: sessions.keys).map { "; did you mean \"\($0)\"?" } ?? ""
+            // A near name is looked for only among few sessions: a request never costs a walk of them all.
+            let hint = sessions.count > Navigator.suggestAmongSessions ? ""
+                : suggestion(for: name, among: sessions.keys).map { "; did you mean \"\($0)\"?" } ?? ""
             throw RPCError(.unknownTarget, "no session \"\(name)\"\(hint); open it with session.open {name: \"\(name)\"} (session.list lists them)",
                            data: ["session": .string(name)])
         }

@@ -114,7 +114,7 @@ extension Navigator {
     private func runCommand(_ nav: PendingNavigation, _ p: Precondition, argv: [String], timeoutMs: UInt64, role: String,
                             _ done: @escaping (TaskOutcome) -> Void) {
         let queuedAt = loop.now
-        let noSlot = !mayStartChild(nav.uid)
+        let noSlot = config.children.verdict(for: nav.uid, in: childrenByUid, ahead: spawnQueue.count(of: nav.uid)) != .admitted
         if noSlot { announcePending(nav, waitingFor: p.name, queued: ("command", spawnQueue.count(of: nav.uid), spawnQueue.count)) }
         let limit = Timer(loop: loop)
         let ticket = spawnQueue.append({ [unowned self, weak nav] in
