@@ -16,7 +16,7 @@ uid 65534 (setpriv) where the attack is about another user. Each also stays as a
 `make test` (Tests/EndToEndTests/AttackTests.swift, HardeningTests.swift, Tests/NavServerTests/
 FairnessTests.swift, Clients/python/tests/test_hostile_server.py).
 """
-import json, os, resource, shutil, signal, socket, subprocess, sys, tempfile, threading, time
+import json, os, resource, shutil, signal, socket, subprocess, sys, tempfile, threading, time, traceback
 
 NAVD = os.path.abspath(sys.argv[1])
 NAVCTL = os.path.join(os.path.dirname(NAVD), "navctl")
@@ -234,10 +234,11 @@ def socket_paths():
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
 
-def as_nobody(code, *args, timeout=120, wait=True):
-    """Runs Python `code` as uid 65534 with the repository's client importable; its last stdout line
-    is JSON, answered parsed (or the Popen when not `wait`)."""
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": REPO + "/Clients/python", "SOCK": SOCK}
+def as_nobody(code, *args, timeout=120, wait=True, sock=None):
+    """Runs Python `code` as uid 65534 with the repository's client importable (and $SOCK the
+    socket, the main navd's unless `sock`); its last stdout line is JSON, answered parsed (or the
+    Popen when not `wait`)."""
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": REPO + "/Clients/python", "SOCK": sock or SOCK}
     python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable  # one uid 65534 may run
     argv = NOBODY + [python, "-c", code] + [str(a) for a in args]
     if not wait:
@@ -472,21 +473,25 @@ sys.stdin.read()
 
 
 def per_uid_fairness():
-    """uid 65534 takes its every share: connections, sessions, pending navigations, command
-    children. navd's own uid still connects, opens a session, navigates and pings quickly."""
+    """uid 65534 takes every share it may (of a navd with 2,000 connections and 20,000 sessions:
+    all but the 10 % reserve): connections, sessions, pending navigations, command children.
+    navd's own uid still connects, opens a session, navigates and pings quickly."""
+    p, sock = start_navd("--ephemeral", "--graph", GRAPH, "--max-connections", "2000", "--max-sessions", "20000")
+    os.chmod(os.path.dirname(sock), 0o755)
+    os.chmod(sock, 0o666)
     holder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # a provider that never answers
-    holder.connect(SOCK)
+    holder.connect(sock)
     holder.sendall(b'{"jsonrpc":"2.0","id":1,"method":"provide","params":{"preconditions":["attacks.asked"]}}\n')
     drain = threading.Thread(target=lambda: [None for _ in iter(lambda: holder.recv(65536), b"")], daemon=True)
     drain.start()
-    hog = as_nobody(HOG, wait=False)
+    hog = as_nobody(HOG, wait=False, sock=sock)
     held = json.loads(hog.stdout.readline())
-    stats = navd_client.Client(SOCK).call("stats")
+    stats = navd_client.Client(sock).call("stats")
     users = stats["users"].get("65534", {})
     lat = []
     for i in range(200):
         t = time.monotonic()
-        c = navd_client.Client(SOCK)
+        c = navd_client.Client(sock)
         c.call("session.open", name="fair%d" % i)
         c.navigate("shop.Product", with_={"id": "p1"}, session="fair%d" % i)
         c.ping()
@@ -498,9 +503,14 @@ def per_uid_fairness():
     hog.stdin.close()
     hog.wait(60)
     holder.close()
-    ok = held["refused"] == "--max-connections-per-uid" and held["sessionsRefused"] == "--max-sessions-per-uid" and p99 < 0.010
+    p.terminate()
+    p.wait(10)
+    # All but the reserve (200 connections, 2,000 sessions) less what navd's uid holds (the
+    # provider, the stats client, session "main").
+    ok = (held["refused"] == "--max-connections" and users.get("connections", 0) >= 1795 and held["sessionsRefused"] == "--max-sessions"
+          and users.get("sessions", 0) >= 17995 and p99 < 0.010)
     return ok, "uid 65534 holds %d connections (then %s), %d sessions (then %s), pending %d, children %d; navd's uid: connect+open+navigate+ping p50 %.2f ms, p99 %.2f ms" % (
-        held["connections"], held["refused"], held["sessions"], held["sessionsRefused"], users.get("pending", 0), users.get("children", 0),
+        users.get("connections", 0), held["refused"], users.get("sessions", 0), held["sessionsRefused"], users.get("pending", 0), users.get("children", 0),
         lat[len(lat) // 2] * 1000, p99 * 1000)
 
 
@@ -514,7 +524,7 @@ def socket_empty():
 
 def pending_work():
     """20,000 dismisses of a guarded screen: each supersedes the last, and a reset ends the last at
-    once. 300 slow commands from one uid: at most its share run at once."""
+    once. 300 slow commands from one uid: at most its share (all but the reserve) run at once."""
     holder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     holder.connect(SOCK)
     holder.sendall(b'{"jsonrpc":"2.0","id":1,"method":"provide","params":{"preconditions":["attacks.asked"]}}\n')
@@ -543,7 +553,7 @@ def pending_work():
     pending = c.call("stats")["pending"]
     t = time.monotonic()
     other = navd_client.Client(SOCK)
-    other.call("reset", session="a8")
+    other.call("reset", session="a8", force=True)  # the guards would ask the provider that never answers
     while len(replies) < 20000 and time.monotonic() - t < 5:
         time.sleep(0.001)
     ended = time.monotonic() - t
@@ -568,8 +578,9 @@ def pending_work():
     other.close()
     c.close()
     holder.close()
-    ok = superseded == 19999 and pending <= 2 and last == "cancelled" and ended < 1 and most <= 16
-    return ok, "%d of 20,000 dismisses superseded, %d pending; after reset the last was %s in %.1f ms; 300 slow commands of one uid: at most %d ran at once" % (
+    # One uid alone may run every command slot but the reserve: 231 of the default 256.
+    ok = superseded == 19999 and pending <= 2 and last == "cancelled" and ended < 1 and 16 < most <= 231
+    return ok, "%d of 20,000 dismisses superseded, %d pending; after reset the last was %s in %.1f ms; 300 slow commands of one uid: at most %d ran at once (its share: 231 of 256)" % (
         superseded, pending, last, ended * 1000, most)
 
 
@@ -690,7 +701,7 @@ def reload_during_compaction():
     os.mkdir(d + "/graph")
     open(d + "/graph/app.yaml", "w").write(RELOAD_V1)
     args = ["--graph", d + "/graph", "--state", d + "/s.sqlite", "--log-compact-bytes", "1048576", "--log-compact-ratio", "0",
-            "--max-sessions-per-uid", "10000"]
+]
     p, sock = start_navd(*args)
     c = navd_client.Client(sock)
     compacting, n = False, 0
@@ -863,7 +874,7 @@ def main():
         try:
             ok, detail = attack()
         except Exception as e:  # noqa: BLE001 - an exception is a failed attack check
-            ok, detail = False, "raised %r" % e
+            ok, detail = False, "raised %r at %s" % (e, " < ".join("%s:%d" % (f.name, f.lineno) for f in reversed(traceback.extract_tb(e.__traceback__))))
         worst = pinger.window()
         p50, p99, _ = pinger.last
         alive = navd.poll() is None and pinger.failed is None

@@ -49,7 +49,7 @@ wchar() { awk '/^wchar/{print $2}' "/proc/$1/io"; }
 navd_cells() { # NAME SESSIONS ARGS…: loadgen at C=10 and 50, P=1; one line per cell in RESULTS
     local name=$1 n=$2; shift 2
     local sock=$WORK/$name.sock
-    "${SRV[@]}" "$BIN/navd" --socket "$sock" --log-level error --max-sessions 20000 --max-sessions-per-uid 20000 "$@" 2>>"$WORK/navd.log" &
+    "${SRV[@]}" "$BIN/navd" --socket "$sock" --log-level error "$@" 2>>"$WORK/navd.log" &
     local pid=$!
     PIDS+=("$pid")
     wait_socket "$sock"

@@ -90,7 +90,7 @@ for mode in process full; do
 done
 
 echo
-start_navd idle --ephemeral --max-connections-per-uid 16384  # one uid opens them all
+start_navd idle --ephemeral
 python3 scripts/idle-connections.py "$NAVD_SOCK" "$IDLE"
 stop_navd
 

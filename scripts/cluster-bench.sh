@@ -62,7 +62,7 @@ printf "%-34s %10s\n" "pgbench simple-update, 10 clients" "${pg%.*} tps"
 
 echo
 echo "takeover after kill -9 of the owner: $TAKEOVER sessions, --lease $LEASE"
-start_navd A --store "$PG" --node A --lease "$LEASE" --max-sessions-per-uid 100000  # one uid opens them all
+start_navd A --store "$PG" --node A --lease "$LEASE"
 A_PID=$PID; A_SOCK=$SOCK
 python3 - "$A_SOCK" "$TAKEOVER" <<'PY'
 import json, socket, sys
@@ -73,7 +73,7 @@ for i in range(0, n, 500):
     buf = b""
     while not buf.endswith(b"\n"): buf += s.recv(1 << 20)
 PY
-start_navd B --store "$PG" --node B --lease "$LEASE" --max-sessions-per-uid 100000
+start_navd B --store "$PG" --node B --lease "$LEASE"
 B_SOCK=$SOCK
 t0=$(date +%s%N)
 kill -9 "$A_PID"
