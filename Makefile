@@ -11,7 +11,7 @@ PYENV      := .build/pyenv
 # Release builds of navd tuned with the flags Package.swift keeps behind NAVD_TUNED.
 export NAVD_TUNED ?= 1
 
-.PHONY: web-deps install-missing bench-web web web-build embed-web test-web install uninstall man man-check chaos chaos-smoke run test test-python python-deps deps build build-debug embed graph-png build-no-cluster bench bench-instructions bench-durable bench-cpu bench-graph bench-core pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
+.PHONY: web-deps install-missing bench-web web web-build embed-web test-web install uninstall man man-check chaos chaos-smoke run test test-python python-deps deps build build-debug embed graph-png build-no-cluster bench bench-instructions bench-durable bench-scale bench-cpu bench-graph bench-core pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
 
 ## make help: every target, one line each (scripts/tests/test_install.py checks that none is missing).
 help:
@@ -50,6 +50,7 @@ help:
 	@echo "Benchmarks (they print figures):"
 	@echo "  bench             - the navbench matrix beside the C echo server and Redis"
 	@echo "  bench-durable     - ephemeral, process and full beside Redis AOF"
+	@echo "  bench-scale       - cost curves: sessions, connections, subscribers, stack, graph, restart (tables, PNG plots)"
 	@echo "  bench-instructions - instructions per request and per fanned-out message (callgrind)"
 	@echo "  bench-cpu         - CPU time and syscalls per request beside Redis"
 	@echo "  bench-cluster     - the PostgreSQL store beside SQLite and pgbench; takeover time"
@@ -196,6 +197,15 @@ bench: deps
 ## Redis with appendfsync no and always, in one run: throughput ratios and bytes written per request.
 bench-durable: deps
 	PERF_ANCHORS=$(or $(PERF_ANCHORS),../shared/perf-anchors) scripts/bench-durable.sh
+
+## make bench-scale: the cost curves (latency p50/p99 and RSS against sessions up to 1,000,000 and
+## idle connections up to 10,000, a commit reaching 10 to 10,000 subscribers, commit and tree time
+## against stack size, graph load and navd check against coordinators, restart time against state
+## size), Redis beside the sessions curve; Markdown tables on stdout, PNG plots in Benchmarks/scale.
+## SCALE_MAX caps the largest session count.
+bench-scale: build
+	@$(MAKE) -s install-missing PACKAGES="gnuplot-nox redis-server"
+	python3 scripts/bench-scale.py .build/release/navd Benchmarks/scale
 
 ## make bench-instructions: navd's instructions per request and per fanned-out message (callgrind).
 bench-instructions: deps

@@ -153,6 +153,9 @@ import Testing
         let deadline = Date().addingTimeInterval(10)
         while try (stat("subscriptions"), stat("provided")) != (1, 0) && Date() < deadline { usleep(10_000) }
         #expect(try stat("subscriptions") == 1 && stat("provided") == 0)
+        // Closing a session drops its subscribers from the count (kept as they come and go).
+        try a.call("session.close", ["name": "other"])
+        #expect(try stat("subscriptions") == 0)
     }
 
     @Test func contextFacts() throws {

@@ -95,6 +95,7 @@ final class RecordingPublisher: Publisher {
     }
     var sent: [(method: String, to: Set<Int>, params: JSONValue)] = []
     func makeAudience() -> any Audience { Members() }
+    var audienceMembers: Int { 0 }
     func notify(_ method: String, to audience: any Audience, also: (any Client)?, except: (any Client)?, params: (inout JSONWriter) -> Void) {
         var w = JSONWriter()
         params(&w)

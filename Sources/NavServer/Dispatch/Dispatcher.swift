@@ -43,6 +43,8 @@ final class Dispatcher {
     /// Method name → what it declared and its handler.
     let methods = MethodTable()
     let transport: ConnectionSet
+    /// Members of every session's audience together (``Recipients``), for `stats`.
+    let audienceTally = AudienceTally()
     var stats = DispatchStats()
     /// Every client, by connection id.
     private(set) var peers: [Int: Peer] = [:]

@@ -2019,7 +2019,7 @@ public enum EmbeddedProtocol {
         "message": "limitExceeded",
         "data": {
           "kind": "limitExceeded",
-          "description": "A documented limit was reached; data.limit names the navd option that sets it (--max-tree-depth, --max-params-bytes, --max-pending-per-uid, --max-output, …; a few fixed limits are named as SECURITY.md lists them), data.max gives its value. Nothing of the request was done. An answer larger than --max-output is replaced by this error."
+          "description": "A documented limit was reached; data.limit names the navd option that sets it (--max-tree-depth, --max-params-bytes, --max-sessions, --max-output, …; a few fixed limits are named as SECURITY.md lists them), data.max gives its value; a refusal by a uid's share of a limit shared between uids also gives data.held (what the uid holds) and data.reserve. Nothing of the request was done. An answer larger than --max-output is replaced by this error."
         }
       },
       "unavailable": {
@@ -2110,7 +2110,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "navigationPending",
-      "summary": "To subscribers, and to the client whose navigation it is when it asked with progress: true, while a precondition task of a navigation runs; flow names the recovery flow presented for it, when there is one.",
+      "summary": "To subscribers, and to the client whose navigation it is when it asked with progress: true, while a precondition task of a navigation runs; flow names the recovery flow presented for it, when there is one; queued {for: command|provider, behind, waiting} says it waits for a slot to run it (behind: its own uid's queued before it; waiting: all queued), and another navigationPending without queued follows when it starts.",
       "params": {
         "session": "main",
         "navigation": "nav-3",

@@ -133,8 +133,7 @@ extension Navigator {
     var counts: Counts {
         let byUid = sessions.byUid.byUid
         return Counts(commits: commits, pending: pending.count, sessions: sessions.count,
-                      subscriptions: sessions.values.reduce(0) { $0 + $1.subscribers.clients.count }
-                          + mirrors.values.reduce(0) { $0 + $1.subscribers.clients.count },
+                      subscriptions: publisher.audienceMembers,
                       provided: providers.values.reduce(0) { $0 + ($1.contains { !$0.isClosed } ? 1 : 0) },
                       tasksStarted: tasksStarted, children: childrenByUid.total,
                       providerRequestsWaiting: providerSlots.values.reduce(0) { $0 + $1.waitingCount },

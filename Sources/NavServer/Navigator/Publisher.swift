@@ -47,6 +47,9 @@ protocol Audience: AnyObject {
 /// turning every client away. The server implements it over its connections.
 protocol Publisher: AnyObject {
     func makeAudience() -> any Audience
+    /// Members of every audience it made, together (subscriptions, for `stats`), kept as they
+    /// join and leave: counting them never walks the sessions.
+    var audienceMembers: Int { get }
     /// Sends notification `method` to every member of `audience` but `except`, and to `also` when it
     /// is not a member; `params` writes the notification's params.
     func notify(_ method: String, to audience: any Audience, also: (any Client)?, except: (any Client)?, params: (inout JSONWriter) -> Void)
