@@ -1569,7 +1569,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "session.list",
-      "summary": "Names of the open sessions.",
+      "summary": "Names of the open sessions, a page at a time: sessions opened after the cursor, each page sorted by name, next while there may be more (cluster mode: every session of the cluster and its owner, in one answer).",
       "x-navd-changes": false,
       "params": [
         {
@@ -1577,6 +1577,22 @@ public enum EmbeddedProtocol {
           "description": "Accepted and not used: the method is not about one session (clients that send a session with every call).",
           "schema": {
             "type": "string"
+          }
+        },
+        {
+          "name": "after",
+          "description": "The cursor: the next of the previous answer (none: from the first session).",
+          "schema": {
+            "type": "string"
+          }
+        },
+        {
+          "name": "limit",
+          "description": "Most names in the answer, 1 to 10000 (the default).",
+          "schema": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 10000
           }
         }
       ],
@@ -1590,6 +1606,10 @@ public enum EmbeddedProtocol {
               "items": {
                 "type": "string"
               }
+            },
+            "next": {
+              "type": "string",
+              "description": "The cursor of the next page, while there may be more (pass it as after)."
             },
             "owners": {
               "type": "object",

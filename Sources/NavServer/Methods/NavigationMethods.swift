@@ -149,10 +149,23 @@ enum NavigationMethods {
                 return ["ok": true]
             }
         }
-        methods.register("session.list", SessionParam.self, changes: false, session: .none) { call in
+        methods.register("session.list", SessionListParam.self, changes: false, session: .none) { call in
             call.answer { () throws(RPCError) -> JSONValue in
-                _ = try Params<SessionParam>(call)
-                return n.sessionList()
+                let p = try Params<SessionListParam>(call)
+                let limit = try p.int(.limit) ?? Navigator.sessionListPage
+                guard (1...Navigator.sessionListPage).contains(limit) else {
+                    throw .invalidParams("`session.list`'s \"limit\" is \(limit); give 1 to \(Navigator.sessionListPage) names per page",
+                                         data: ["param": "limit"])
+                }
+                var after = 0
+                if let cursor = try p.string(.after) {
+                    guard let c = Int(cursor), c >= 0 else {
+                        throw .invalidParams("`session.list`'s \"after\" is \"\(cursor.prefix(40))\", not a cursor; pass the \"next\" of the previous answer",
+                                             data: ["param": "after"])
+                    }
+                    after = c
+                }
+                return n.sessionList(after: after, limit: limit)
             }
         }
         methods.register("provide", ProvideParam.self, changes: false, session: .none, roles: [adminRole]) { call in
@@ -327,6 +340,11 @@ enum FlowCompleteParam: Int, ParamName {
 
 enum ContextParam: Int, ParamName {
     case session, facts
+    static let table = ParamTable(Self.self)
+}
+
+enum SessionListParam: Int, ParamName {
+    case session, after, limit
     static let table = ParamTable(Self.self)
 }
 

@@ -78,8 +78,11 @@ extension Navigator {
         store.sessionClosed(name)
     }
 
-    /// `session.list`: the sessions (in cluster mode every session of the cluster, and its owner).
-    func sessionList() -> JSONValue {
+    /// `session.list {after?, limit?}`: the sessions, a page at a time (`limit`, at most
+    /// ``sessionListPage``): names of sessions opened after the cursor `after`, each page sorted by
+    /// name, with `next` when there may be more. In cluster mode every session of the cluster, and
+    /// its owner, in one answer.
+    func sessionList(after: Int, limit: Int) -> JSONValue {
         if let pg = shared {
             var owners = pg.directory
             for name in sessions.keys { owners[name] = pg.node }
@@ -87,8 +90,15 @@ extension Navigator {
             return ["sessions": .array(names.map(JSONValue.string)),
                     "owners": .object(JSONObject(uniqueMembers: names.map { ($0, .string(owners[$0]!)) }))]
         }
-        return ["sessions": .array(sessions.keys.sorted().map(JSONValue.string))]
+        let page = sessions.page(after: after, limit: limit)
+        var o: JSONObject = ["sessions": .array(page.names.sorted().map(JSONValue.string))]
+        if let next = page.next { o.append("next", .string(String(next))) }
+        return .object(o)
     }
+
+    /// The most names one `session.list` answers (10,000 names of at most `--max-name` bytes stay
+    /// well within `--max-output`).
+    static let sessionListPage = 10_000
 
     /// `provide {preconditions}` (the caller checked the role): answers the names as kept
     /// (preconditions qualified, other names, recovery providers, as given).

@@ -19,6 +19,8 @@ final class SessionState {
     var audience: any Audience { subscribers.audience }
     /// Set when the session is closed (connections may still remember this state).
     var isClosed = false
+    /// Its place in the order sessions were opened (``SessionTable``, `session.list` pages).
+    var listSeq = 0
     /// Its pending navigations and guarded dismisses (`--max-pending-per-session`), by number: what
     /// closing or losing the session cancels, found without looking at any other session's.
     var pending: [Int: PendingNavigation] = [:]
