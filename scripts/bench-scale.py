@@ -15,6 +15,7 @@ import json, os, random, resource, selectors, shutil, signal, socket, subprocess
 
 NAVD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".build/release/navd")
 OUT = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else "Benchmarks/scale")
+EXTRA = os.environ.get("NAVD_ARGS", "").split()
 SCALE_MAX = int(os.environ.get("SCALE_MAX", "1000000"))
 WORK = tempfile.mkdtemp(prefix="navd-scale-")
 os.chmod(WORK, 0o700)
@@ -380,7 +381,7 @@ def checks_curve():
         "preconditions:\n  remote: {command: [sh, -c, \"cat >/dev/null; sleep 1\"], timeout: 2s}\n")
     data = []
     for n in [200, 300, 1_000]:
-        p, sock, _ = start("--ephemeral", "--graph", d)
+        p, sock, _ = start("--ephemeral", "--graph", d, *EXTRA)
         pool = [Raw(sock) for _ in range(10)]
         for i in range(n):
             pool[i % 10].call("session.open", name="u%d" % i)
