@@ -404,16 +404,19 @@ public func isResultReference(_ s: String) -> Bool? {
 public let defaultTaskTimeoutMs: UInt64 = 10_000
 
 /// Parses `500ms`, `2s`, `1m`, `1h` or a plain number of seconds into milliseconds.
+/// A duration too long to be one (`1e300s`) is not a duration: nil, as a malformed one.
 public func parseDuration(_ v: JSONValue) -> UInt64? {
-    if let d = v.doubleValue { return d >= 0 && d.isFinite ? UInt64(d * 1000) : nil }
+    /// Milliseconds, when `x` is a count of them a UInt64 holds.
+    func ms(_ x: Double) -> UInt64? { x >= 0 && x < 1.8e19 ? UInt64(x) : nil }
+    if let d = v.doubleValue { return d.isFinite ? ms(d * 1000) : nil }
     guard let s = v.stringValue?.trimmingSpaces, !s.isEmpty else { return nil }
     let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000)]
     for (suffix, scale) in units where s.hasSuffix(suffix) {
         let number = s.dropLast(suffix.count)
-        if let d = Double(number), d >= 0, d.isFinite { return UInt64(d * scale) }
+        if let d = Double(number), d.isFinite { return ms(d * scale) }
         return nil
     }
-    if let d = Double(s), d >= 0, d.isFinite { return UInt64(d * 1000) }
+    if let d = Double(s), d.isFinite { return ms(d * 1000) }
     return nil
 }
 

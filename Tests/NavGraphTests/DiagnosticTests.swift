@@ -338,6 +338,23 @@ import Glibc
         #expect(diags.errors.map(\.message).contains { $0.contains("more than 200000 YAML nodes") }, "\(diags.errors)")
     }
 
+    /// A timeout too long for any clock (`1e31s`, found by the graph fuzz target) is a diagnostic,
+    /// not a crash.
+    @Test func aTimeoutTooLongToHoldIsAnError() throws {
+        let d = try dir(["app.yaml": """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [P]}
+              P: {preconditions: [c]}
+            preconditions:
+              c: {command: [echo], timeout: 10000000000000000000000000000000s}
+            """])
+        defer { d.remove() }
+        let (g, diags) = GraphLoader.load(directory: d.path)
+        #expect(g == nil && diags.errors.contains { $0.message.contains("is not a duration") }, "\(diags.errors)")
+        #expect(parseDuration("1e300s") == nil && parseDuration(.double(1e30)) == nil && parseDuration("1.5s") == 1_500)
+    }
+
     @Test func aFileOverTheSizeLimitIsNotRead() throws {
         let d = try dir(["app.yaml": "root: {stack: Home}\ncoordinators:\n  Home: {}\n" + String(repeating: "# padding\n", count: 500)])
         defer { d.remove() }
