@@ -13,6 +13,11 @@ struct RawModule {
 
 struct Builder {
     var d = Diagnostics()
+    /// Hints ("did you mean", what a module declares) given for unknown coordinator names: each
+    /// looks at every coordinator, so past ``maxHints`` the errors come without one and a graph of
+    /// thousands of unknown names is still checked in linear time.
+    var hintsGiven = 0
+    static let maxHints = 20
     let baseDirectory: String
     var limits = GraphLimits()
     var modules: [RawModule] = []
@@ -110,7 +115,10 @@ struct Builder {
             return nil
         }
         let hint: String
-        if let s = suggestion(for: q, among: coordinatorIndex.keys) {
+        hintsGiven += 1
+        if hintsGiven > Builder.maxHints {
+            hint = ""
+        } else if let s = suggestion(for: q, among: coordinatorIndex.keys) {
             hint = "; did you mean `\(s)`?"
         } else {
             let here = coordinators.filter { $0.module == mod }.map(\.localName).sorted()

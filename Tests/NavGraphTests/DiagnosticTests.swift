@@ -355,6 +355,19 @@ import Glibc
         #expect(parseDuration("1e300s") == nil && parseDuration(.double(1e30)) == nil && parseDuration("1.5s") == 1_500)
     }
 
+    /// 3,000 unknown coordinator names: each is an error, the first 20 with a hint (a hint compares
+    /// the name with every coordinator), so checking stays linear in the graph.
+    @Test func thousandsOfUnknownNamesGetHintsOnlyAtFirst() throws {
+        let n = 3_000
+        var lines = ["root: {stack: Home}", "coordinators:", "  Home: {opens: [\((0..<n).map { "C\($0)" }.joined(separator: ", "))]}"]
+        lines += (0..<n).map { "  C\($0): {opens: [Nowhere\($0)]}" }
+        let d = try dir(["app.yaml": lines.joined(separator: "\n") + "\n"])
+        defer { d.remove() }
+        let (g, diags) = GraphLoader.load(directory: d.path)
+        #expect(g == nil && diags.errors.count == n)
+        #expect(diags.errors.filter { $0.message.contains("did you mean") || $0.message.contains("declares") }.count == 20)
+    }
+
     @Test func aFileOverTheSizeLimitIsNotRead() throws {
         let d = try dir(["app.yaml": "root: {stack: Home}\ncoordinators:\n  Home: {}\n" + String(repeating: "# padding\n", count: 500)])
         defer { d.remove() }
