@@ -61,7 +61,8 @@ def main():
             break
         time.sleep(0.02)
     call(sock, "session.open", {"name": "s0"})
-    web = subprocess.Popen([web_bin, "--socket", sock, "--port", "0", "--token", TOKEN, "--navd", navd_bin], stdout=subprocess.PIPE, text=True)
+    web = subprocess.Popen([web_bin, "--socket", sock, "--port", "0", "--navd", navd_bin], stdout=subprocess.PIPE, text=True,
+                           env=dict(os.environ, NAVWEB_TOKEN=TOKEN))
     url = re.search(r"http://\S+", web.stdout.readline()).group(0) + "&session=s0"
     o = Options()
     o.binary_location = shutil.which("chromium")

@@ -174,6 +174,20 @@ import Glibc
         #"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#
     }
 
+    /// `hello {keepRoles}` gives roles up for the rest of the connection: navd's own uid without
+    /// admin is refused graph.reload; keeping a role it does not hold grants nothing; a bad list is
+    /// refused with what to send.
+    @Test func aConnectionGivesUpRolesForGood() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        #expect(try c.call("hello", ["keepRoles": ["admin", "auditor"]])["roles"] == ["admin"])
+        #expect(try c.call("hello", ["keepRoles": []])["roles"] == [])
+        #expect(try c.callError("graph.reload")["data"]?["kind"] == "accessDenied")
+        #expect(try c.call("hello", ["keepRoles": ["admin"]])["roles"] == [], "a role given up is not regained")
+        #expect(try c.callError("hello", ["keepRoles": "admin"])["data"]?["param"] == "keepRoles")
+        #expect(try d.client().call("graph.reload")["ok"] == true, "another connection of the uid keeps admin")
+    }
+
     @Test func anotherUserNeedsAdminToChangeTheDaemonOrOthersSessions() throws {
         let d = try Daemon()
         let owner = try d.client()

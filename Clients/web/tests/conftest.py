@@ -33,10 +33,15 @@ def wait_for_socket(path, timeout=10):
 
 
 class NavWeb:
-    def __init__(self, navd_sock, args=()):
+    """nav-web with the test's token in $NAVWEB_TOKEN (never on its command line); `admin` keeps
+    the roles of the test's uid for the page (answering provider requests needs them)."""
+
+    def __init__(self, navd_sock, args=(), admin=True):
         self.navd_sock = navd_sock
-        self.proc = subprocess.Popen([os.environ["NAVWEB_BIN"], "--socket", navd_sock, "--port", "0", "--token", TOKEN,
-                                      "--navd", os.environ["NAVD_BIN"], *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        env = dict(os.environ, NAVWEB_TOKEN=TOKEN)
+        self.proc = subprocess.Popen([os.environ["NAVWEB_BIN"], "--socket", navd_sock, "--port", "0",
+                                      "--navd", os.environ["NAVD_BIN"], *(["--admin"] if admin else []), *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         line = self.proc.stdout.readline()
         m = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)", line)
         if not m:

@@ -5,6 +5,7 @@ import base64
 import json
 import os
 import socket
+import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -359,3 +360,103 @@ def test_sessions_are_listed_and_switched(navweb, browser):
     wait(browser, lambda d: 'shop.Search' in text(d, "tree") and text(d, "top-name") == "shop.Search")
     navctl(navweb.navd_sock, "--session", "s2", "dismiss")
     wait(browser, lambda d: text(d, "top-name") == "shop.Home", timeout=1.0, message="the page follows the session it shows")
+
+
+# --- issue 47: safe and true ---------------------------------------------------------------
+
+
+def test_the_token_is_never_on_the_command_line(navd):
+    """--token is refused with the reason; --token-file is created 0600 and used; the running
+    nav-web's command line holds no token; a page gives up every role unless --admin."""
+    import tempfile
+    bad = subprocess.run([os.environ["NAVWEB_BIN"], "--socket", navd, "--token", "x" * 32], capture_output=True, text=True, timeout=20)
+    assert bad.returncode != 0 and "/proc/PID/cmdline" in bad.stderr and "--token-file" in bad.stderr, bad.stderr
+    d = tempfile.mkdtemp(prefix="navweb-token-")
+    path = os.path.join(d, "token")
+    p = subprocess.Popen([os.environ["NAVWEB_BIN"], "--socket", navd, "--port", "0", "--token-file", path],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={k: v for k, v in os.environ.items() if k != "NAVWEB_TOKEN"})
+    try:
+        line = p.stdout.readline()
+        token = open(path).read().strip()
+        assert os.stat(path).st_mode & 0o777 == 0o600 and len(token) >= 32 and ("token=" + token) in line, (line, oct(os.stat(path).st_mode))
+        assert token not in open("/proc/%d/cmdline" % p.pid).read()
+        port = int(line.split("127.0.0.1:")[1].split("/")[0])
+        assert http("http://127.0.0.1:%d/metrics" % port, {"Authorization": "Bearer " + token})[0] == 200
+    finally:
+        p.terminate()
+        p.wait(10)
+    os.chmod(path, 0o644)
+    shared = subprocess.run([os.environ["NAVWEB_BIN"], "--socket", navd, "--token-file", path], capture_output=True, text=True, timeout=20)
+    assert shared.returncode != 0 and "chmod 600" in shared.stderr, shared.stderr
+    # Without --admin the page holds no role: graph.reload and provide are refused, reading works.
+    w = NavWeb(navd, admin=False)
+    try:
+        ws = WebSocket(w.port, "http://127.0.0.1:%d" % w.port)
+        ws.receive()
+        assert ws.call("hello", {"client": "page"})["result"]["roles"] == []
+        assert ws.call("graph.reload", id=2)["error"]["data"]["kind"] == "accessDenied"
+        assert ws.call("provide", {"preconditions": ["cart.paymentAuthorized"]}, id=3)["error"]["data"]["kind"] == "accessDenied"
+        assert ws.call("tree", id=4)["result"]["version"] == 0
+    finally:
+        w.stop()
+
+
+def test_the_relay_speaks_one_framing(navd):
+    """What is not one JSON-RPC message or batch is answered parseError and never reaches navd:
+    the Content-Length pieces that once slipped a navigation past --read-only change nothing."""
+    w = NavWeb(navd, ["--read-only"])
+    try:
+        ws = WebSocket(w.port, "http://127.0.0.1:%d" % w.port)
+        ws.receive()
+        body = '{"jsonrpc":"2.0","id":7,"method":"navigate","params":{"to":"shop.Product","with":{"id":"1"}}}'
+        for piece in ["Content-Length: %d\r" % len(body), "\r", '{"jsonrpc":"2.0","id":7,', body[len('{"jsonrpc":"2.0","id":7,'):]]:
+            ws.send(piece)
+            m = ws.receive()
+            assert m["error"]["data"]["kind"] == "parseError" and m["id"] is None, (piece, m)
+        assert tree_json(navd)["version"] == 0
+        # What navd declares as changing nothing goes through; what changes is refused here.
+        assert ws.call("graph.describe", id=8)["result"]
+        refused = ws.call("context.set", {"facts": {"a": 1}}, id=9)
+        assert refused["error"]["data"]["kind"] == "accessDenied" and "changing nothing" in refused["error"]["message"], refused
+    finally:
+        w.stop()
+
+
+def test_a_graph_with_loud_diagnostics_does_not_hang_nav_web(navd):
+    """`navd graph` writing more than a pipe holds to stderr (3,000 errors): /graph.svg answers
+    (500, the errors named), twice, and /healthz stays up."""
+    import tempfile
+    d = tempfile.mkdtemp(prefix="navweb-loud-")
+    lines = ["root: {stack: Home}", "coordinators:", "  Home: {opens: [%s]}" % ", ".join("C%d" % i for i in range(3000))]
+    lines += ["  C%d: {opens: [Nowhere%d]}" % (i, i) for i in range(3000)]  # each an error: an unknown coordinator
+    open(os.path.join(d, "app.yaml"), "w").write("\n".join(lines) + "\n")
+    check = subprocess.run([os.environ["NAVD_BIN"], "graph", d, "--format", "dot"], capture_output=True, timeout=60)
+    assert len(check.stderr) > 65536, "the graph's diagnostics pass a pipe's 64 KiB: %d bytes" % len(check.stderr)
+    w = NavWeb(navd, ["--graph", d])
+    try:
+        for _ in range(2):
+            t = time.monotonic()
+            status, body = http(w.base + "/graph.svg", {"Authorization": "Bearer " + TOKEN})
+            assert status == 500 and "Nowhere" in body and time.monotonic() - t < 15, (status, body[:300])
+        assert http(w.base + "/healthz") == (200, "ok\n")
+    finally:
+        w.stop()
+
+
+def test_the_websocket_takes_one_mebibyte_and_not_a_byte_more(navweb, browser):
+    """From Chromium: a message of exactly 1 MiB is relayed (navd answers it); one byte more closes
+    the WebSocket with 1009 (message too big)."""
+    load(browser, navweb)
+    script = """
+        const done = arguments[arguments.length - 1];
+        const size = arguments[0];
+        const ws = new WebSocket('ws://' + location.host + '/ws');
+        const head = '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"', tail = '"}}';
+        ws.onopen = () => ws.send(head + 'x'.repeat(size - head.length - tail.length) + tail);
+        ws.onmessage = (e) => { const m = JSON.parse(e.data); if (m.id === 1) { done(JSON.stringify(m)); ws.close(); } };
+        ws.onclose = (e) => done('closed ' + e.code);
+    """
+    browser.set_script_timeout(20)
+    at_limit = browser.execute_async_script(script, 1 << 20)
+    assert at_limit.startswith("{") and json.loads(at_limit)["id"] == 1, at_limit[:300]
+    assert browser.execute_async_script(script, (1 << 20) + 1) == "closed 1009"

@@ -51,7 +51,7 @@ final class Dispatcher {
     /// Roles per uid and per token; changing it recomputes every client's roles.
     var policy = Policy() {
         didSet {
-            for p in peers.values { p.roles = policy.roles(uid: p.uid, token: p.token) }
+            for p in peers.values { p.grant(policy.roles(uid: p.uid, token: p.token)) }
         }
     }
     /// Why the store cannot write now (cluster mode): while set, changing methods are refused.

@@ -13,6 +13,9 @@ final class Peer {
     /// Roles granted by the policy for this peer's uid and its token (`hello {token}`); computed again
     /// when the policy is reloaded, so a revoked uid or token loses its roles on open connections.
     var roles: Set<String> = []
+    /// The roles this client keeps of those granted (`hello {keepRoles}`), for the rest of the
+    /// connection; nil: all of them.
+    var keptRoles: Set<String>?
     /// The token this client presented in `hello`, if the policy knew it.
     var token: String?
     /// The session this client's last request used (see ``Navigator/state(_:for:)``).
@@ -32,6 +35,11 @@ final class Peer {
         self.connection = connection
         self.dispatcher = dispatcher
         self.roles = roles
+    }
+
+    /// Gives the peer `granted` (what the policy grants its uid and token), less what it gave up.
+    func grant(_ granted: Set<String>) {
+        roles = keptRoles.map { granted.intersection($0) } ?? granted
     }
 
     var id: Int { connection.id }

@@ -36,7 +36,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "hello",
-      "summary": "Introduce the client; a token adds the roles the policy grants to it.",
+      "summary": "Introduce the client; a token adds the roles the policy grants to it; keepRoles gives up every role not listed, for the rest of the connection (a client acting for others, such as nav-web's pages, keeps none).",
       "x-navd-changes": false,
       "paramStructure": "by-name",
       "params": [
@@ -50,6 +50,16 @@ public enum EmbeddedProtocol {
           "name": "token",
           "schema": {
             "type": "string"
+          }
+        },
+        {
+          "name": "keepRoles",
+          "description": "The roles this connection keeps of those it is granted, now and after a policy reload or a later token; [] gives up every role. Roles given up are not regained on this connection.",
+          "schema": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
           }
         }
       ],

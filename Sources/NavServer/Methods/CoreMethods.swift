@@ -14,7 +14,7 @@ enum CoreMethods {
     static func register(in methods: MethodTable, _ server: Server) {
         methods.register("ping", params: [], changes: false, session: .none) { call in call.succeed("pong") }
 
-        methods.register("hello", params: ["client", "token"], changes: false, session: .none) { [server] call in
+        methods.register("hello", params: ["client", "token", "keepRoles"], changes: false, session: .none) { [server] call in
             if let name = call.param("client") {
                 guard case .string(let s) = name else {
                     call.fail(.invalidParams("\"client\" must be a string naming the client, e.g. \"nav-tui\""))
@@ -43,7 +43,18 @@ enum CoreMethods {
                     return
                 }
                 call.peer.token = t
-                call.peer.roles = server.policy.roles(uid: call.peer.uid, token: t)
+                call.peer.grant(server.policy.roles(uid: call.peer.uid, token: t))
+            }
+            if let keep = call.param("keepRoles") {
+                // A client acting for someone else (nav-web's pages) gives up roles it need not use.
+                guard case .array(let items) = keep, items.count <= server.config.maxBatch,
+                      case let names = items.compactMap(\.stringValue), names.count == items.count else {
+                    call.fail(.invalidParams("\"keepRoles\" must be a list of role names (at most --max-batch), e.g. [] to give up every role or [\"customer\"]",
+                                             data: ["param": "keepRoles"]))
+                    return
+                }
+                call.peer.keptRoles = Set(names).intersection(call.peer.keptRoles ?? Set(names))
+                call.peer.grant(server.policy.roles(uid: call.peer.uid, token: call.peer.token))
             }
             var result: JSONObject = [
                 "server": "navd", "version": .string(navdVersion), "protocol": 1,

@@ -20,12 +20,23 @@ struct GraphPicture: Sendable {
     }
 
     func svgData() async throws -> Data {
-        let dot = try run(navd.contains("/") ? navd : "/usr/bin/env", (navd.contains("/") ? [] : [navd]) + ["graph"] + (graph.map { [$0] } ?? []) + ["--format", "dot"])
-        return try run("/usr/bin/env", ["dot", "-Tsvg"], input: dot)
+        let dot = try await run(navd.contains("/") ? navd : "/usr/bin/env", (navd.contains("/") ? [] : [navd]) + ["graph"] + (graph.map { [$0] } ?? []) + ["--format", "dot"])
+        return try await run("/usr/bin/env", ["dot", "-Tsvg"], input: dot)
     }
 
-    /// Runs a program to its end; its standard output, or why it failed.
-    private func run(_ path: String, _ args: [String], input: Data? = nil) throws -> Data {
+    /// How long drawing may take before the program is killed.
+    static let timeout: TimeInterval = 10
+
+    /// Runs a program to its end, off the server's threads, reading its stdout and stderr together
+    /// (a program that fills one while navd reads the other cannot hang it) and killing it past
+    /// ``timeout``; its standard output, or why it failed.
+    private func run(_ path: String, _ args: [String], input: Data? = nil) async throws -> Data {
+        try await withCheckedThrowingContinuation { (k: CheckedContinuation<Data, any Error>) in
+            DispatchQueue.global().async { k.resume(with: Result { try GraphPicture.runBlocking(path, args, input: input) }) }
+        }
+    }
+
+    private static func runBlocking(_ path: String, _ args: [String], input: Data?) throws -> Data {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)
         p.arguments = args
@@ -33,20 +44,42 @@ struct GraphPicture: Sendable {
         p.standardOutput = out
         p.standardError = err
         p.standardInput = input == nil ? FileHandle.nullDevice : inp
-        do { try p.run() } catch { throw Failure(description: "cannot run \(([path] + args).joined(separator: " ")): \(error)") }
+        let command = ([path] + args).joined(separator: " ")
+        do { try p.run() } catch { throw Failure(description: "cannot run \(command): \(error)") }
+        let killer = DispatchWorkItem { if p.isRunning { p.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
+        defer { killer.cancel() }
+        let readers = DispatchGroup()
+        let errors = Collected()
+        readers.enter()
+        DispatchQueue.global().async {
+            errors.data = err.fileHandleForReading.readDataToEndOfFile()
+            readers.leave()
+        }
         if let input {
-            inp.fileHandleForWriting.write(input)
-            try? inp.fileHandleForWriting.close()
+            readers.enter()
+            DispatchQueue.global().async {
+                inp.fileHandleForWriting.write(input)
+                try? inp.fileHandleForWriting.close()
+                readers.leave()
+            }
         }
         let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        readers.wait()
         p.waitUntilExit()
+        if p.terminationReason == .uncaughtSignal {
+            throw Failure(description: "\(command) did not finish within \(Int(timeout)) s and was stopped")
+        }
         guard p.terminationStatus == 0 else {
-            throw Failure(description: "\(([path] + args).joined(separator: " ")) exited with \(p.terminationStatus): "
-                          + String(decoding: errors.prefix(2000), as: UTF8.self))
+            throw Failure(description: "\(command) exited with \(p.terminationStatus): " + String(decoding: errors.data.prefix(2000), as: UTF8.self))
         }
         return data
     }
 
     func svg() async throws -> String { String(decoding: try await svgData(), as: UTF8.self) }
+}
+
+/// What a reader thread collected, handed over once the thread is done (the group's wait orders it).
+private final class Collected: @unchecked Sendable {
+    var data = Data()
 }

@@ -30,8 +30,14 @@ struct NavWeb: AsyncParsableCommand {
     @Option(help: "Port to listen on (0: any free port).")
     var port = 8765
 
-    @Option(help: "The token the page needs (default: 32 random bytes, printed with the URL).")
+    @Option(help: ArgumentHelp("Refused: a token on the command line is readable by every local user (/proc/PID/cmdline). Use --token-file or $NAVWEB_TOKEN.", visibility: .hidden))
     var token: String?
+
+    @Option(help: "File holding the token the page needs (created with a random token, mode 0600, when absent; it must be yours and private). Else $NAVWEB_TOKEN, else a random token printed with the URL.")
+    var tokenFile: String?
+
+    @Flag(help: "Pages keep the roles of nav-web's uid (admin when it is navd's own): needed to answer provider requests or reload the graph from the page. Without it a page gives up every role (hello {keepRoles: []}).")
+    var admin = false
 
     @Flag(help: "Relay only the methods that change nothing (tree, subscribe, graph.describe, stats, …).")
     var readOnly = false
@@ -42,24 +48,38 @@ struct NavWeb: AsyncParsableCommand {
     @Option(help: "The navd executable that draws the graph (default: the one beside nav-web, else navd on PATH).")
     var navd: String?
 
+    func validate() throws {
+        if token != nil {
+            throw ValidationError("--token puts the secret on the command line, where every local user can read it (/proc/PID/cmdline, ps); "
+                                  + "give it in a file (--token-file PATH, mode 0600) or in the environment ($NAVWEB_TOKEN)")
+        }
+    }
+
     func run() async throws {
         let socketPath = socket ?? NavdSocket.defaultPath()
-        let secret = token ?? Token.random()
-        guard secret.count >= 16 else { throw ValidationError("--token must be at least 16 characters") }
-        let settings = Settings(socketPath: socketPath, token: secret, readOnly: readOnly, host: host,
+        let secret: String
+        if let tokenFile {
+            secret = try Token.fromFile(tokenFile)
+        } else if let env = ProcessInfo.processInfo.environment["NAVWEB_TOKEN"], !env.isEmpty {
+            secret = env
+        } else {
+            secret = Token.random()
+        }
+        guard secret.count >= 16 else { throw ValidationError("the token must be at least 16 characters") }
+        let settings = Settings(socketPath: socketPath, token: secret, readOnly: readOnly, admin: admin, host: host,
                                 picture: GraphPicture(navd: navd ?? GraphPicture.findNavd(), graph: graph))
         var logger = Logger(label: "nav-web")
         logger.logLevel = .warning
         let app = Application(
             router: Routes.router(settings),
-            server: .http1WebSocketUpgrade { request, channel, logger in
+            server: .http1WebSocketUpgrade(configuration: .init(ws: .init(maxFrameSize: Relay.maxMessage)), shouldUpgrade: { request, channel, logger in
                 guard request.path?.split(separator: "?").first == "/ws",
                       let port = channel.localAddress?.port,
                       Access.upgradeAllowed(request, settings: settings, port: port) else { return .dontUpgrade }
                 return .upgrade([:]) { inbound, outbound, _ in
-                    await Relay.run(inbound: inbound, outbound: outbound, settings: settings)
+                    try await Relay.run(inbound: inbound, outbound: outbound, settings: settings)
                 }
-            },
+            }),
             configuration: .init(address: .hostname(host, port: port), serverName: "nav-web"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
@@ -80,16 +100,37 @@ final class Settings: Sendable {
     let socketPath: String
     let token: String
     let readOnly: Bool
+    /// Pages keep nav-web's roles (`--admin`); otherwise they give them all up.
+    let admin: Bool
     let host: String
     let picture: GraphPicture
     let port = AtomicPort()
+    private let lock = NSLock()
+    nonisolated(unsafe) private var unchanging: Set<String>?
 
-    init(socketPath: String, token: String, readOnly: Bool, host: String, picture: GraphPicture) {
+    init(socketPath: String, token: String, readOnly: Bool, admin: Bool, host: String, picture: GraphPicture) {
         self.socketPath = socketPath
         self.token = token
         self.readOnly = readOnly
+        self.admin = admin
         self.host = host
         self.picture = picture
+    }
+}
+
+extension Settings {
+    /// The methods navd declares as changing nothing (`x-navd-changes: false` in its `rpc.discover`),
+    /// asked once: what --read-only relays.
+    func methodsThatChangeNothing() async throws -> Set<String> {
+        if let known = lock.withLock({ unchanging }) { return known }
+        let doc = try await NavdConnection.call(socketPath, method: "rpc.discover")
+        var names: Set<String> = []
+        for case let m as [String: Any] in (doc as? [String: Any])?["methods"] as? [Any] ?? [] {
+            if let name = m["name"] as? String, m["x-navd-changes"] as? Bool == false { names.insert(name) }
+        }
+        guard !names.isEmpty else { throw NavdConnection.Failure(description: "navd's rpc.discover declares no method that changes nothing") }
+        lock.withLock { unchanging = names }
+        return names
     }
 }
 
@@ -115,6 +156,27 @@ enum Token {
     static func random() -> String {
         var g = SystemRandomNumberGenerator()
         return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &g)) }.joined()
+    }
+
+    /// The token in `path`, made (a random one, mode 0600) when the file is absent. A file another
+    /// user owns or may read is refused: its token would not be a secret.
+    static func fromFile(_ path: String) throws -> String {
+        var st = stat()
+        if lstat(path, &st) != 0 {
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
+            guard fd >= 0 else { throw ValidationError("cannot create the token file \(path): \(String(cString: strerror(errno)))") }
+            let t = random()
+            _ = t.withCString { write(fd, $0, strlen($0)) }
+            close(fd)
+            return t
+        }
+        guard st.st_mode & S_IFMT == S_IFREG else { throw ValidationError("the token file \(path) is not a regular file") }
+        guard st.st_uid == getuid() else { throw ValidationError("the token file \(path) belongs to uid \(st.st_uid), not to you (uid \(getuid()))") }
+        guard st.st_mode & 0o077 == 0 else {
+            throw ValidationError("the token file \(path) may be read by others (mode \(String(st.st_mode & 0o777, radix: 8))); chmod 600 \(path)")
+        }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw ValidationError("cannot read the token file \(path)") }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Compares in a time that does not depend on where the strings differ.

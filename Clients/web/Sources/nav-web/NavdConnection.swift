@@ -22,21 +22,38 @@ enum NavdConnection {
         }
     }
 
-    /// One call on a connection of its own: the reply's `result` (an error reply throws).
-    static func call(_ path: String, method: String, params: [String: Any] = [:]) async throws -> Any {
+    /// One call on a connection of its own: the reply's `result` (an error reply throws); past
+    /// `timeout` it throws and the connection is closed.
+    static func call(_ path: String, method: String, params: [String: Any] = [:], timeout: Duration = .seconds(10)) async throws -> Any {
+        let request: [String: Any] = ["jsonrpc": "2.0", "id": 1, "method": method, "params": params]
+        let line = try JSONSerialization.data(withJSONObject: request)
+        let reply = try await withThrowingTaskGroup(of: String.self) { group in
+            group.addTask { try await exchange(path, method: method, line: line) }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw Failure(description: "navd at \(path) did not answer \(method) within \(timeout)")
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+        guard let object = try JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any] else {
+            throw Failure(description: "navd answered \(method) with something that is not a JSON-RPC reply")
+        }
+        if let e = object["error"] as? [String: Any] { throw Failure(description: "\(e["message"] ?? "error")") }
+        guard let result = object["result"] else { throw Failure(description: "navd's reply to \(method) has no result") }
+        return result
+    }
+
+    /// Sends `request` on a connection of its own; answers the reply's line.
+    private static func exchange(_ path: String, method: String, line request: Data) async throws -> String {
         let channel = try await open(path)
         return try await channel.executeThenClose { inbound, outbound in
-            let request: [String: Any] = ["jsonrpc": "2.0", "id": 1, "method": method, "params": params]
-            var line = try JSONSerialization.data(withJSONObject: request)
+            var line = request
             line.append(0x0A)
             try await outbound.write(ByteBuffer(bytes: line))
             var lines = LineSplitter()
             for try await chunk in inbound {
-                for l in lines.feed(chunk) {
-                    guard let reply = try JSONSerialization.jsonObject(with: Data(l.utf8)) as? [String: Any] else { continue }
-                    if let e = reply["error"] as? [String: Any] { throw Failure(description: "\(e["message"] ?? "error")") }
-                    if let r = reply["result"] { return r }
-                }
+                for l in lines.feed(chunk) where l.hasPrefix("{") && !l.contains("\"method\"") { return l }
             }
             throw Failure(description: "navd closed the connection before answering \(method)")
         }

@@ -43,7 +43,7 @@ enum Routes {
         }
         router.get("/healthz") { _, _ in
             do {
-                _ = try await NavdConnection.call(settings.socketPath, method: "ping")
+                _ = try await NavdConnection.call(settings.socketPath, method: "ping", timeout: .seconds(2))
                 return text(.ok, "ok\n")
             } catch {
                 return text(.serviceUnavailable, "navd at \(settings.socketPath) does not answer: \(error)\n")
