@@ -53,7 +53,8 @@ struct Common: ParsableArguments {
         }
         do {
             let r = try c.call(method, params(extra), timeout: timeout)
-            print(json ? JSONWriter.string(r) : human(r))
+            // JSON escapes control characters itself; text from navd shows them as \u{…}.
+            print(json ? JSONWriter.string(r) : terminalSafe(human(r), keeping: ["\n", "\t"]))
             if r["ok"] == .bool(false) {
                 // An answer that says it failed (graph.reload of a broken graph) is a failure too.
                 FileHandle.standardError.write(Data("navctl: \(method) answered ok: false\n".utf8))
@@ -115,7 +116,7 @@ struct Common: ParsableArguments {
         if json {
             print(JSONWriter.string(["error": ["code": .int(e.code), "kind": .string(e.kind), "message": .string(e.message), "data": e.data]]))
         }
-        FileHandle.standardError.write(Data("navctl: \(e.kind) (\(e.code)): \(e.message)\n".utf8))
+        FileHandle.standardError.write(Data("navctl: \(terminalSafe(e.kind)) (\(e.code)): \(terminalSafe(e.message))\n".utf8))
         throw ExitCode(e.code == 0 ? 2 : 1)
     }
 
@@ -130,7 +131,7 @@ struct Common: ParsableArguments {
         text += noWait
             ? "\nnavctl: --no-wait: navd goes on with it after navctl exits; `navctl cancel \(nav)\(session.map { " --session \($0)" } ?? "")` cancels it\n"
             : "\nnavctl: Ctrl-C cancels the navigation\n"
-        FileHandle.standardError.write(Data(text.utf8))
+        FileHandle.standardError.write(Data(terminalSafe(text, keeping: ["\n"]).utf8))
     }
 }
 
@@ -145,8 +146,16 @@ func graphNames(_ section: String) -> CompletionKind {
             socket = String(w.dropFirst("--socket=".count))
         }
         guard let c = try? NavClient(socketPath: socket), let g = try? c.call("graph.describe", timeout: 2) else { return [] }
-        return (g[section]?.objectValue?.keys.sorted() ?? []).filter { $0.hasPrefix(prefix) }
+        // Candidates are data: bash's compgen -W expands $(…) and backticks in its word list, so
+        // only plain names (letters, digits, _, -, .) are offered, whatever the server sends.
+        return (g[section]?.objectValue?.keys.sorted() ?? []).filter { $0.hasPrefix(prefix) && isCompletable($0) }
     }
+}
+
+/// Whether a name from a server may be offered to the shell for completion: letters, digits, `_`,
+/// `-` and `.`, nothing a shell expands.
+func isCompletable(_ name: String) -> Bool {
+    !name.isEmpty && name.unicodeScalars.allSatisfy { ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || "_-.".unicodeScalars.contains($0) }
 }
 
 /// Ends a call's wait when navd reports the navigation pending (`--no-wait`).
@@ -591,7 +600,7 @@ struct Sessions: ParsableCommand {
             try common.fail(e)
         }
         if case .object(var o) = answer { o["sessions"] = .array(names); answer = .object(o) }
-        print(common.json ? JSONWriter.string(answer) : names.compactMap(\.stringValue).joined(separator: "\n"))
+        print(common.json ? JSONWriter.string(answer) : names.compactMap(\.stringValue).map { terminalSafe($0) }.joined(separator: "\n"))
     }
     @OptionGroup var common: Common
     func run() throws { try Sessions.list(common) }

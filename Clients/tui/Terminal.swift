@@ -1,3 +1,4 @@
+import NavClient
 import UV
 
 /// A key as nav-tui understands it, decoded from the bytes a terminal sends in raw mode.
@@ -58,9 +59,11 @@ enum Style {
 struct Line {
     var spans: [(String, Style)] = []
 
-    init(_ text: String = "", _ style: Style = .plain) { if !text.isEmpty { spans = [(text, style)] } }
+    /// Text from navd is written through ``terminalSafe(_:keeping:)``: a control character in a
+    /// name, a param or a result shows as `\u{1B}`, never as a terminal sequence.
+    init(_ text: String = "", _ style: Style = .plain) { if !text.isEmpty { spans = [(terminalSafe(text), style)] } }
 
-    mutating func add(_ text: String, _ style: Style = .plain) { spans.append((text, style)) }
+    mutating func add(_ text: String, _ style: Style = .plain) { spans.append((terminalSafe(text), style)) }
 
     var width: Int { spans.reduce(0) { $0 + $1.0.count } }
 }

@@ -91,3 +91,22 @@ func editDistance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
     }
     return prev[b.count]
 }
+
+/// Whether `s` is a name as the graph's names and session names are written: letters, digits, `_`,
+/// `-`, and `.` where `dots` (session names; a graph's own names are unqualified, without dots).
+/// Nothing a shell or a terminal would read as code or a control sequence.
+public func isPlainName(_ s: String, dots: Bool = false) -> Bool {
+    !s.isEmpty && s.utf8.allSatisfy { b in
+        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F || b == 0x2D || (dots && b == 0x2E)
+    }
+}
+
+/// The first character of `s` that ``isPlainName(_:dots:)`` does not allow, written so that it
+/// shows (a control character as \u{…}).
+public func firstUnplainCharacter(_ s: String, dots: Bool = false) -> String? {
+    for ch in s where !isPlainName(String(ch), dots: dots) {
+        return ch.unicodeScalars.allSatisfy { $0.properties.generalCategory == .control || $0.value == 0x7F || $0 == " " }
+            ? ch.unicodeScalars.map { "\\u{\(String($0.value, radix: 16))}" }.joined() : "`\(ch)`"
+    }
+    return nil
+}

@@ -4,8 +4,8 @@ import JSON
 /// Routes, deep links and the root.
 extension Builder {
     mutating func buildRoute(_ name: String, _ doc: Doc, module: String, at loc: SourceLocation) -> Route? {
-        if name.isEmpty || name.utf8.contains(UInt8(ascii: ".")) || name.contains(where: \.isWhitespace) {
-            d.error(loc, "`\(name)` is not a valid route name: routes are named as coordinators are, unqualified, without dots or spaces, such as showProduct")
+        if !isPlainName(name) {
+            d.error(loc, "`\(name)` is not a valid route name\(firstUnplainCharacter(name).map { " (it holds \($0))" } ?? ""): routes are named as coordinators are, letters, digits, `_` or `-`, unqualified, such as showProduct")
             return nil
         }
         var toDoc: Doc?

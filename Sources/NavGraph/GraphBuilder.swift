@@ -197,8 +197,8 @@ struct Builder {
                     d.error(m.location, "`module` must be a name such as `shop`")
                 }
             }
-            if name.isEmpty || name.utf8.contains(UInt8(ascii: ".")) || name.contains(where: \.isWhitespace) {
-                d.error(nameLoc, "`\(name)` is not a valid module name: use letters, digits, `_` or `-`, without dots")
+            if !isPlainName(name) {
+                d.error(nameLoc, "`\(name)` is not a valid module name\(firstUnplainCharacter(name).map { " (it holds \($0))" } ?? ""): use letters, digits, `_` or `-`, without dots")
                 continue
             }
             if let other = moduleNames[name] {
@@ -209,8 +209,8 @@ struct Builder {
             var raw = RawModule(name: name, file: src.file, doc: doc)
             if let cs = doc["coordinators"], let m = expectMap(cs, "`coordinators`") {
                 for (k, loc, v) in m {
-                    if k.utf8.contains(UInt8(ascii: ".")) || k.isEmpty {
-                        d.error(loc, "`\(k)` is not a valid coordinator name: names are declared unqualified, without dots")
+                    if !isPlainName(k) {
+                        d.error(loc, "`\(k)` is not a valid coordinator name\(firstUnplainCharacter(k).map { " (it holds \($0))" } ?? ""): names are letters, digits, `_` or `-`, declared unqualified (without dots), such as Product")
                         continue
                     }
                     raw.coordinators.append((k, loc, v))

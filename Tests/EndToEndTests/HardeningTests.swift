@@ -34,12 +34,13 @@ import Glibc
         let out = dir.file("args.txt")
         let d = try Daemon(arguments: ["--graph", try argvGraph(dir, out: out)])
         let c = try d.client()
-        try c.call("session.open", ["name": "{with.x}"])
-        let r = try c.call("navigate", ["session": "{with.x}", "to": "Echo",
+        // (A session name can no longer be placeholder-shaped: names are letters, digits, _, - and .)
+        try c.call("session.open", ["name": "s.1"])
+        let r = try c.call("navigate", ["session": "s.1", "to": "Echo",
                                         "with": ["x": "{with.x}{with.x}", "y": "{with.x}{session}"]], timeout: 5)
         #expect(r["version"] == 1)
         let lines = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
-        #expect(lines.prefix(3) == ["{with.x}", "{with.x}{with.x}", "{with.x}{session}"])
+        #expect(lines.prefix(3) == ["s.1", "{with.x}{with.x}", "{with.x}{session}"])
         #expect(try d.client().call("ping", timeout: 1) == "pong")
     }
 
@@ -477,6 +478,12 @@ import Glibc
         #expect(long["data"]?["limit"] == "--max-name", "\(long)")
         let nul = try c.callError("session.open", ["name": "x\u{0}y"])
         #expect(nul["code"] == -32602, "\(nul)")
+        // Session names are letters, digits, _, - and .: no space, no shell or terminal code.
+        for bad in ["a b", "$(id)", "x\u{1b}[31m", "caf\u{e9}", "a`b`"] {
+            let e = try c.callError("session.open", ["name": .string(bad)])
+            let message = e["message"]?.stringValue ?? ""
+            #expect(e["code"] == -32602 && e["data"]?["param"] == "name" && (message.contains("letters, digits") || message.contains("control character")), "\(bad): \(e)")
+        }
         try c.call("context.set", ["facts": ["a": 1, "b": 2, "c": 3]])
         let facts = try c.callError("context.set", ["facts": ["d": 4, "e": 5]])
         #expect(facts["data"]?["limit"] == "--max-facts" && facts["data"]?["max"] == 4, "\(facts)")

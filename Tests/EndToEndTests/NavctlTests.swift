@@ -13,6 +13,34 @@ import Testing
 
     func json(_ s: String) throws -> JSONValue { try JSONParser(maxDepth: 256).parse(s) }
 
+    /// ESC, BEL and CSI sequences in params, facts and results reach the terminal as text
+    /// (`\u{1B}`), never as sequences; --json keeps them JSON-escaped.
+    @Test func controlCharactersFromNavdAreShownNotObeyed() throws {
+        let d = try Daemon()
+        let evil = "\u{1b}]0;pwned\u{07}\u{1b}[2J\u{9b}31m"
+        let c = try d.client()
+        try c.call("navigate", ["to": "shop.Product", "with": ["id": .string(evil)]])
+        try c.call("context.set", ["facts": ["note": .string(evil)]])
+        func raw(_ text: String) -> Bool {
+            text.unicodeScalars.contains(where: { (u: Unicode.Scalar) -> Bool in u.value == 0x1B || u.value == 0x07 || u.value == 0x9B })
+        }
+        // Params and facts are shown as JSON, which escapes them.
+        for args in [["tree"], ["set", "other=1"], ["stats"]] {
+            let r = try navctl(d, args)
+            let out: String = r.stdout
+            #expect(r.status == 0, "\(args) \(r.stderr)")
+            #expect(!raw(out), "\(args): \(out.debugDescription)")
+            if args != ["stats"] {
+                let shown = out.contains("\\u001b]0;pwned\\u0007")
+                #expect(shown, "\(args): \(out)")
+            }
+        }
+        // A message of navd's that quotes what the client sent shows it as \u{1B}, not as a sequence.
+        let refused = try navctl(d, ["navigate", "shop.Nope\u{1b}[31m\u{07}"])
+        let err: String = refused.stderr
+        #expect(refused.status == 1 && !raw(err) && err.contains("\\u{1B}[31m\\u{7}"), "\(err.debugDescription)")
+    }
+
     @Test func everySubcommandHumanAndJSON() throws {
         let d = try Daemon()
         var r = try navctl(d, ["navigate", "shop.Product", "--with", "id=p1"])

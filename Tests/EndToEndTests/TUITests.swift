@@ -230,6 +230,20 @@ final class TmuxPane {
 
     /// Like navctl, nav-tui does not make a session on the way: a session that is not open ends it
     /// with a message saying how to open one (exit status 1); --create opens it.
+    /// A param holding ESC, BEL and CSI sequences is shown in the update form as text (`\u{1B}`):
+    /// the terminal's title, screen and colours stay nav-tui's.
+    @Test func controlCharactersFromNavdAreShownAsText() throws {
+        let d = try Daemon()
+        try d.client().call("navigate", ["to": "shop.Product", "with": ["id": "\u{1b}]0;pwned\u{07}\u{1b}[2Jx"]])
+        let pane = try TmuxPane(width: 100, height: 30, command: "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")); exec sleep 120")
+        try pane.waitFor("actions on shop.Product")
+        try pane.send("u")
+        let s = try pane.waitFor("\\u{1B}]0;pwned\\u{7}\\u{1B}[2Jx")
+        #expect(s.contains("actions on shop.Product") || s.contains("update shop.Product"), "the screen was not cleared by the param: \(s)")
+        let title = try pane.tmux(["display-message", "-p", "-t", pane.target, "#{pane_title}"]).stdout
+        #expect(!title.contains("pwned"), "the pane's title was not set by the param: \(title)")
+    }
+
     @Test func aSessionThatIsNotOpenIsAnErrorUnlessCreate() throws {
         let d = try Daemon()
         let pane = try TmuxPane(width: 80, height: 24, command: "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")) --session nope; echo exit=$?; exec sleep 120")

@@ -368,6 +368,30 @@ import Glibc
         #expect(diags.errors.filter { $0.message.contains("did you mean") || $0.message.contains("declares") }.count == 20)
     }
 
+    /// Names are names: a coordinator, route or module name holding shell or terminal code is
+    /// refused, naming the character.
+    @Test func namesHoldingShellOrTerminalCodeAreRefused() throws {
+        let d = try dir(["app.yaml": """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: ["$(id>/tmp/x)"]}
+              "$(id>/tmp/x)": {}
+              "a`b`": {}
+              "Bell\\u0007": {}
+            routes:
+              "go$(id)": Home
+            """, "m.yaml": "module: \"m\\e[31m\"\nroot: {stack: X}\ncoordinators:\n  X: {}\n"])
+        defer { d.remove() }
+        let (g, diags) = GraphLoader.load(directory: d.path)
+        let messages = diags.errors.map(\.message)
+        #expect(g == nil)
+        #expect(messages.contains { $0.contains("`$(id>/tmp/x)` is not a valid coordinator name (it holds `$`)") }, "\(messages)")
+        #expect(messages.contains { $0.contains("is not a valid coordinator name (it holds `` ` ``)") || $0.contains("a`b`") }, "\(messages)")
+        #expect(messages.contains { $0.contains("\\u{7}") }, "\(messages)")
+        #expect(messages.contains { $0.contains("is not a valid route name") }, "\(messages)")
+        #expect(messages.contains { $0.contains("is not a valid module name (it holds \\u{1b})") }, "\(messages)")
+    }
+
     @Test func aFileOverTheSizeLimitIsNotRead() throws {
         let d = try dir(["app.yaml": "root: {stack: Home}\ncoordinators:\n  Home: {}\n" + String(repeating: "# padding\n", count: 500)])
         defer { d.remove() }

@@ -47,6 +47,10 @@ extension Navigator {
         }
         try config.checkName(name, "the session name", param: "name")
         if let s = sessions[name] { return s }
+        if let bad = firstUnplainCharacter(name, dots: true) {
+            throw .invalidParams("the session name \"\(name.unicodeScalars.count > 64 ? String(name.prefix(64)) + "…" : name)\" holds \(bad); session names are letters, digits, `_`, `-` and `.`, such as user-42 or a3f9.c1 (front-ends, shells and terminals show them as they are)",
+                                 data: ["param": "name"])
+        }
         let uid = client.uid ?? getuid()
         let verdict = config.sessions.verdict(for: uid, in: sessions.byUid)
         if verdict != .admitted {
