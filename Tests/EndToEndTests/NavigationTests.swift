@@ -132,6 +132,24 @@ import Testing
         #expect(empty["code"] == -32602 && (empty["message"]?.stringValue ?? "").contains("is empty"), "\(empty)")
     }
 
+    /// `graph.export` draws the graph navd serves, as `navd graph` draws the directory, and the
+    /// reloaded one after `graph.reload`; an unknown format is refused.
+    @Test func graphExportIsTheLiveGraph() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        try "root: {stack: Home}\ncoordinators:\n  Home: {opens: [First]}\n  First: {}\n".write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
+        let d = try Daemon(arguments: ["--graph", dir.path])
+        let c = try d.client()
+        let before = try c.call("graph.export")
+        let drawn = try runCommand(Repo.binary("navd"), ["graph", dir.path, "--format", "dot"])
+        #expect(before["format"] == "dot" && before["graph"]?.stringValue == drawn.stdout, "\(before)")
+        try "root: {stack: Home}\ncoordinators:\n  Home: {opens: [Second]}\n  Second: {}\n".write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
+        #expect(try c.call("graph.reload", ["force": true])["ok"] == true)
+        let after = try c.call("graph.export")["graph"]?.stringValue ?? ""
+        #expect(after.contains("app.Second") && !after.contains("app.First"), "\(after)")
+        #expect(try c.callError("graph.export", ["format": "svg"])["data"]?["param"] == "format")
+    }
+
     @Test func statsCountSubscriptionsAndProvidedNames() throws {
         let d = try Daemon()
         let a = try d.client(), b = try d.client(), provider = try d.client()

@@ -27,7 +27,7 @@ extension InProcess {
         /// Params that make each method do what it does, in a session where that is possible. A
         /// method registered without an entry here fails the test: declare what it does first.
         static let examples: [String: [JSONObject]] = [
-            "ping": [[:]], "hello": [["client": "t"]], "stats": [[:]], "rpc.discover": [[:]], "graph.describe": [[:]],
+            "ping": [[:]], "hello": [["client": "t"]], "stats": [[:]], "rpc.discover": [[:]], "graph.describe": [[:]], "graph.export": [[:], ["format": "dot"]],
             "navigate": [["to": "shop.Product", "with": ["id": "p1"], "key": "k1"]],
             "open": [["url": "/product/p2"]], "dismiss": [[:]], "update": [["node": "n9", "with": ["ref": "x"]]],
             "reset": [[:]], "link.resolve": [[:]], "flowComplete": [["flow": "n99", "cancelled": true]],

@@ -165,6 +165,32 @@ public enum EmbeddedProtocol {
       }
     },
     {
+      "name": "graph.export",
+      "summary": "The graph navd serves now, drawn in graphviz's dot language (as navd graph draws a directory's): what front-ends draw, so that their picture is the live graph, also after graph.reload.",
+      "x-navd-changes": false,
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "format",
+          "description": "\"dot\" (the default and the only format so far).",
+          "schema": {
+            "enum": ["dot"]
+          }
+        }
+      ],
+      "result": {
+        "name": "export",
+        "schema": {
+          "type": "object",
+          "required": ["format", "graph"],
+          "properties": {
+            "format": {"const": "dot"},
+            "graph": {"type": "string"}
+          }
+        }
+      }
+    },
+    {
       "name": "graph.describe",
       "summary": "The resolved navigation graph: modules, root, coordinators (setup, opens, presentations, preconditions, access, mediation, flow), routes, links, preconditions.",
       "x-navd-changes": false,

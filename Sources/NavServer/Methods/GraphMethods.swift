@@ -9,6 +9,20 @@ enum GraphMethods {
         methods.register("graph.describe", params: [], changes: false, session: .none) { [server] call in
             call.succeed(server.graph.describe())
         }
+        /// `graph.export {format?}`: the graph navd serves now, drawn as `navd graph` draws a
+        /// directory's (`dot`, graphviz's language, the only format so far): what front-ends draw,
+        /// so that their picture is the live graph, also after a reload.
+        methods.register("graph.export", ExportParam.self, changes: false, session: .none) { [server] call in
+            call.answer { () throws(RPCError) -> JSONValue in
+                let p = try Params<ExportParam>(call)
+                let format = try p.string(.format) ?? "dot"
+                guard format == "dot" else {
+                    throw .invalidParams("`graph.export` writes the graph as \"dot\" (graphviz); \"\(format.prefix(40))\" is not a format it knows",
+                                         data: ["param": "format"])
+                }
+                return ["format": "dot", "graph": .string(server.graph.dot())]
+            }
+        }
         /// `graph.reload {path?, force?}` (also SIGHUP): load and validate the graph again and swap it
         /// in between two commits. An invalid graph changes nothing. Live nodes whose coordinator the
         /// new graph lacks refuse the reload, unless `force`, which removes them with ordinary
@@ -29,5 +43,10 @@ enum GraphMethods {
 
 enum ReloadParam: Int, ParamName {
     case path, force
+    static let table = ParamTable(Self.self)
+}
+
+enum ExportParam: Int, ParamName {
+    case format
     static let table = ParamTable(Self.self)
 }

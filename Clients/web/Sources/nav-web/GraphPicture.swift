@@ -1,7 +1,9 @@
 import Foundation
 
-/// The graph as a picture: `navd graph [DIR] --format dot` through graphviz's `dot -Tsvg`.
+/// The graph as a picture, through graphviz's `dot -Tsvg`: the graph navd serves (`graph.export`,
+/// so the picture follows `graph.reload`), or with `--graph DIR` that directory's (`navd graph DIR`).
 struct GraphPicture: Sendable {
+    let socketPath: String
     let navd: String
     let graph: String?
 
@@ -20,7 +22,16 @@ struct GraphPicture: Sendable {
     }
 
     func svgData() async throws -> Data {
-        let dot = try await run(navd.contains("/") ? navd : "/usr/bin/env", (navd.contains("/") ? [] : [navd]) + ["graph"] + (graph.map { [$0] } ?? []) + ["--format", "dot"])
+        let dot: Data
+        if let graph {
+            dot = try await run(navd.contains("/") ? navd : "/usr/bin/env", (navd.contains("/") ? [] : [navd]) + ["graph", graph, "--format", "dot"])
+        } else {
+            let export = try await NavdConnection.call(socketPath, method: "graph.export", params: ["format": "dot"])
+            guard let text = (export as? [String: Any])?["graph"] as? String else {
+                throw Failure(description: "navd's graph.export answered no graph")
+            }
+            dot = Data(text.utf8)
+        }
         return try await run("/usr/bin/env", ["dot", "-Tsvg"], input: dot)
     }
 

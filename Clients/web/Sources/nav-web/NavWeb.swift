@@ -42,10 +42,10 @@ struct NavWeb: AsyncParsableCommand {
     @Flag(help: "Relay only the methods that change nothing (tree, subscribe, graph.describe, stats, …).")
     var readOnly = false
 
-    @Option(help: "The graph directory navd serves, for the picture (default: navd's embedded example).")
+    @Option(help: "Draw this graph directory instead of the graph navd serves (default: navd's live graph, through graph.export).")
     var graph: String?
 
-    @Option(help: "The navd executable that draws the graph (default: the one beside nav-web, else navd on PATH).")
+    @Option(help: "The navd executable that draws --graph DIR (default: the one beside nav-web, else navd on PATH).")
     var navd: String?
 
     func validate() throws {
@@ -67,7 +67,7 @@ struct NavWeb: AsyncParsableCommand {
         }
         guard secret.count >= 16 else { throw ValidationError("the token must be at least 16 characters") }
         let settings = Settings(socketPath: socketPath, token: secret, readOnly: readOnly, admin: admin, host: host,
-                                picture: GraphPicture(navd: navd ?? GraphPicture.findNavd(), graph: graph))
+                                picture: GraphPicture(socketPath: socketPath, navd: navd ?? GraphPicture.findNavd(), graph: graph))
         var logger = Logger(label: "nav-web")
         logger.logLevel = .warning
         let app = Application(
