@@ -11,7 +11,7 @@ PYENV      := .build/pyenv
 # Release builds of navd tuned with the flags Package.swift keeps behind NAVD_TUNED.
 export NAVD_TUNED ?= 1
 
-.PHONY: web-deps install-missing bench-web web web-build embed-web test-web install uninstall man man-check chaos chaos-smoke run test test-python python-deps deps build build-debug embed graph-png build-no-cluster bench bench-instructions bench-durable bench-scale bench-cpu bench-graph bench-core pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
+.PHONY: web-deps install-missing bench-web web web-build web-build-release embed-web test-web install uninstall man man-check chaos chaos-smoke run test test-python python-deps deps build build-debug embed graph-png build-no-cluster bench bench-instructions bench-durable bench-scale bench-cpu bench-graph bench-core pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
 
 ## make help: every target, one line each (scripts/tests/test_install.py checks that none is missing).
 help:
@@ -35,6 +35,7 @@ help:
 	@echo "  demo              - navd, two nav-tui and a navctl tour in tmux"
 	@echo "  web               - navd and nav-web: navd in a browser (prints the URL with its token)"
 	@echo "  web-build         - build nav-web (Clients/web, its own package)"
+	@echo "  web-build-release - build nav-web for release (make install)"
 	@echo "  embed-web         - regenerate nav-web's embedded page from Clients/web/Assets"
 	@echo "  cluster-demo      - PostgreSQL, two navd nodes, a nav-tui on each, in tmux"
 	@echo "Longer tests:"
@@ -64,8 +65,12 @@ help:
 ## PREFIX (/usr/local), staged under DESTDIR when set; CONFIG=debug installs the debug build.
 PREFIX ?= /usr/local
 CONFIG ?= release
-install: $(if $(filter debug,$(CONFIG)),build-debug,build)
+install: $(if $(filter debug,$(CONFIG)),build-debug web-build,build web-build-release)
 	PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) CONFIG=$(CONFIG) scripts/install.sh install
+
+## nav-web's package built for release (make install).
+web-build-release: deps
+	$(SWIFT) build --package-path Clients/web -c release
 
 ## make uninstall: removes what make install put under PREFIX (DESTDIR); sessions kept stay.
 uninstall:
@@ -112,8 +117,8 @@ test: build-debug
 	scripts/man.sh --check
 	python3 scripts/embed-web.py --check
 	$(SWIFT) test --skip-build
-	$(MAKE) test-python
 	$(MAKE) test-web
+	$(MAKE) test-python
 	scripts/client-package.sh
 	$(MAKE) build-no-cluster
 	$(MAKE) fuzz-smoke

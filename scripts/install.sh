@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # make install / make uninstall: the layout of the tools people install daily (git, ripgrep,
 # redis-cli), under PREFIX (default /usr/local), staged under DESTDIR when it is set (packagers):
-#   PREFIX/bin/{navd,navctl,nav-tui,navbench}
+#   PREFIX/bin/{navd,navctl,nav-tui,navbench,nav-web}
 #   PREFIX/share/man/man1/*.1                         (man/, generated from the argument definitions)
 #   PREFIX/share/bash-completion/completions/NAME     (swift-argument-parser's completion scripts)
 #   PREFIX/share/zsh/site-functions/_NAME
 #   PREFIX/share/fish/vendor_completions.d/NAME.fish
 #   PREFIX/lib/systemd/user/navd.service              (`systemctl --user enable --now navd`)
+#   PREFIX/lib/systemd/user/nav-web.service           (after navd; its token in ~/.local/state/nav-web/token)
 #   PREFIX/share/doc/navd/{README.md,LICENSE,PROTOCOL.md,GRAPH.md,openrpc.json}
 # CONFIG (default release) names the build whose binaries are installed.
 set -euo pipefail
@@ -15,7 +16,7 @@ action=${1:?usage: install.sh install|uninstall}
 PREFIX=${PREFIX:-/usr/local}
 DESTDIR=${DESTDIR:-}
 CONFIG=${CONFIG:-release}
-TOOLS=(navd navctl nav-tui navbench)
+TOOLS=(navd navctl nav-tui navbench nav-web)
 root="$DESTDIR$PREFIX"
 bin="$root/bin"
 man1="$root/share/man/man1"
@@ -28,33 +29,37 @@ docs=(README.md LICENSE Protocol/PROTOCOL.md Protocol/GRAPH.md Protocol/openrpc.
 
 case "$action" in
 install)
+    # nav-web is a package of its own: its binary is in Clients/web's build folder.
+    built() { if [ "$1" = nav-web ]; then echo "Clients/web/.build/$CONFIG/nav-web"; else echo ".build/$CONFIG/$1"; fi; }
     for t in "${TOOLS[@]}"; do
-        [ -x ".build/$CONFIG/$t" ] || { echo "install: .build/$CONFIG/$t is not built (make build, or CONFIG=debug after make build-debug)" >&2; exit 1; }
+        [ -x "$(built "$t")" ] || { echo "install: $(built "$t") is not built (make build web-build CONFIG=$CONFIG)" >&2; exit 1; }
     done
     install -d "$bin" "$man1" "$bash_dir" "$zsh_dir" "$fish_dir" "$unit_dir" "$doc_dir"
     for t in "${TOOLS[@]}"; do
-        install -m 0755 ".build/$CONFIG/$t" "$bin/$t"
+        install -m 0755 "$(built "$t")" "$bin/$t"
         install -m 0644 "man/$t.1" "$man1/$t.1"
-        ".build/$CONFIG/$t" --generate-completion-script bash > "$bash_dir/$t"
-        ".build/$CONFIG/$t" --generate-completion-script zsh > "$zsh_dir/_$t"
-        ".build/$CONFIG/$t" --generate-completion-script fish > "$fish_dir/$t.fish"
+        "$(built "$t")" --generate-completion-script bash > "$bash_dir/$t"
+        "$(built "$t")" --generate-completion-script zsh > "$zsh_dir/_$t"
+        "$(built "$t")" --generate-completion-script fish > "$fish_dir/$t.fish"
         chmod 0644 "$bash_dir/$t" "$zsh_dir/_$t" "$fish_dir/$t.fish"
     done
     # The unit names the binary where it will be at run time: PREFIX, not DESTDIR.
-    sed "s|@BINDIR@|$PREFIX/bin|g" dist/navd.service.in > "$unit_dir/navd.service"
-    chmod 0644 "$unit_dir/navd.service"
+    for u in navd nav-web; do
+        sed "s|@BINDIR@|$PREFIX/bin|g" "dist/$u.service.in" > "$unit_dir/$u.service"
+        chmod 0644 "$unit_dir/$u.service"
+    done
     for d in "${docs[@]}"; do install -m 0644 "$d" "$doc_dir/"; done
     echo "installed navd $("$bin/navd" --version | cut -d' ' -f2-) under $root"
     echo "  binaries   $bin"
     echo "  man pages  $man1   (man navd, man navctl)"
     echo "  completions bash, zsh, fish"
-    echo "  unit       $unit_dir/navd.service   (systemctl --user daemon-reload && systemctl --user enable --now navd)"
+    echo "  units      $unit_dir/navd.service, nav-web.service   (systemctl --user daemon-reload && systemctl --user enable --now navd nav-web)"
     ;;
 uninstall)
     for t in "${TOOLS[@]}"; do
         rm -f "$bin/$t" "$man1/$t.1" "$bash_dir/$t" "$zsh_dir/_$t" "$fish_dir/$t.fish"
     done
-    rm -f "$unit_dir/navd.service"
+    rm -f "$unit_dir/navd.service" "$unit_dir/nav-web.service"
     for d in "${docs[@]}"; do rm -f "$doc_dir/$(basename "$d")"; done
     rmdir "$doc_dir" 2>/dev/null || true
     echo "removed navd's files from $root (sessions kept in \$XDG_STATE_HOME/navd/ stay)"

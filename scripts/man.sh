@@ -9,18 +9,23 @@ MAN_DATE=2026-11-26
 TOOLS=(navd navctl nav-tui navbench)
 swift package generate-manual --configuration debug --date "$MAN_DATE" \
     --authors "navd's authors" > .build/man.log 2>&1 || { cat .build/man.log >&2; exit 1; }
+# nav-web is a package of its own (Clients/web): its page comes from its own build.
+swift package --package-path Clients/web generate-manual --configuration debug --date "$MAN_DATE" \
+    --authors "navd's authors" >> .build/man.log 2>&1 || { cat .build/man.log >&2; exit 1; }
 out=.build/plugins/GenerateManual/outputs
+page() { if [ "$1" = nav-web ]; then echo "Clients/web/.build/plugins/GenerateManual/outputs/nav-web/nav-web.1"; else echo "$out/$1/$1.1"; fi; }
+TOOLS+=(nav-web)
 if [ "${1:-}" = --check ]; then
     stale=()
-    for t in "${TOOLS[@]}"; do cmp -s "$out/$t/$t.1" "man/$t.1" || stale+=("man/$t.1"); done
+    for t in "${TOOLS[@]}"; do cmp -s "$(page "$t")" "man/$t.1" || stale+=("man/$t.1"); done
     if [ ${#stale[@]} -gt 0 ]; then
         echo "man-check: ${stale[*]} differ from the argument definitions: run \`make man\` and commit man/" >&2
-        for t in "${TOOLS[@]}"; do diff -u "man/$t.1" "$out/$t/$t.1" >&2 || true; done
+        for t in "${TOOLS[@]}"; do diff -u "man/$t.1" "$(page "$t")" >&2 || true; done
         exit 1
     fi
     echo "man-check: man/ matches the argument definitions of ${TOOLS[*]}"
 else
     mkdir -p man
-    for t in "${TOOLS[@]}"; do cp "$out/$t/$t.1" "man/$t.1"; done
+    for t in "${TOOLS[@]}"; do cp "$(page "$t")" "man/$t.1"; done
     echo "wrote man/{$(IFS=,; echo "${TOOLS[*]}")}.1"
 fi

@@ -10,7 +10,9 @@ import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-TOOLS = ["navd", "navctl", "nav-tui", "navbench"]
+TOOLS = ["navd", "navctl", "nav-tui", "navbench", "nav-web"]
+# nav-web is a package of its own, without the build's commit stamp.
+VERSIONED = ["navd", "navctl", "nav-tui", "navbench"]
 
 
 def make(*args, **env):
@@ -42,7 +44,7 @@ def test_make_install_and_uninstall_into_a_destdir():
 
         # --version: the release and the commit these sources are.
         head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True).stdout.strip()
-        for t in TOOLS:
+        for t in VERSIONED:
             v = subprocess.run([os.path.join(dest, "usr/bin", t), "--version"], capture_output=True, text=True)
             assert v.returncode == 0, v.stderr
             assert re.fullmatch(r"%s 0\.1\.0 \(commit %s(-dirty)?\)\n" % (re.escape(t), head), v.stdout), v.stdout
@@ -59,6 +61,15 @@ def test_make_install_and_uninstall_into_a_destdir():
         # The unit runs the installed navd (PREFIX, not DESTDIR) and restarts it on a failure.
         unit = open(os.path.join(dest, "usr/lib/systemd/user/navd.service")).read()
         assert "\nExecStart=/usr/bin/navd serve\n" in unit and "\nRestart=on-failure\n" in unit, unit
+        # nav-web's unit starts after navd and keeps its token in a private file, not on its command line.
+        web = open(os.path.join(dest, "usr/lib/systemd/user/nav-web.service")).read()
+        assert "\nAfter=navd.service\n" in web and "\nExecStart=/usr/bin/nav-web --token-file %S/nav-web/token\n" in web, web
+        assert "\nStateDirectoryMode=0700\n" in web and "--token " not in web, web
+        help = subprocess.run([os.path.join(dest, "usr/bin/nav-web"), "--help"], capture_output=True, text=True)
+        assert help.returncode == 0 and "--token-file" in help.stdout, help.stdout + help.stderr
+        page = subprocess.run(["man", "-l", "-P", "cat", os.path.join(dest, "usr/share/man/man1/nav-web.1")],
+                              capture_output=True, text=True, env=dict(os.environ, MANWIDTH="80"))
+        assert page.returncode == 0 and "--token-file" in page.stdout, page.stdout[:2000]
 
         # The installed navd serves, the installed navctl drives it.
         sock = os.path.join(dest, "navd.sock")
