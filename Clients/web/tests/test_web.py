@@ -498,3 +498,22 @@ def test_the_picture_is_the_graph_navd_serves_and_follows_a_reload(browser):
         navd.terminate()
         navd.wait(10)
         shutil.rmtree(work, ignore_errors=True)
+
+
+def test_the_change_log_is_a_ring(navweb, browser):
+    """With ?log=20 the page keeps the last 20 changes: 50 navigations leave rows for versions 31 to
+    50, and time travel to the oldest kept shows the tree as it was then."""
+    browser.get(navweb.url + "&log=20")
+    wait(browser, lambda d: "shop.Home" in text(d, "tree") and text(d, "status") == "connected", message="the page shows the tree")
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(navweb.navd_sock)
+    batch = [{"jsonrpc": "2.0", "id": i, "method": "navigate", "params": {"to": "shop.Product", "with": {"id": "r%d" % i}}} for i in range(1, 51)]
+    s.sendall((json.dumps(batch) + "\n").encode())
+    assert all("result" in r for r in json.loads(s.makefile("rb").readline()))
+    s.close()
+    wait(browser, lambda d: '{"id":"r50"}' in text(d, "tree"), timeout=10, message="the page follows")
+    wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#log tbody tr")) == 20, message="20 rows kept")
+    versions = [int(r.get_attribute("data-version")) for r in browser.find_elements(By.CSS_SELECTOR, "#log tbody tr")]
+    assert versions == list(range(31, 51)), versions
+    browser.find_element(By.CSS_SELECTOR, '#log tbody tr[data-version="31"]').click()
+    wait(browser, lambda d: '{"id":"r31"}' in text(d, "tree") and '{"id":"r32"}' not in text(d, "tree"), message="travel to the oldest kept")

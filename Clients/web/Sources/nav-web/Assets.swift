@@ -10,7 +10,8 @@ enum Assets {
         Asset(path: "/app.js", type: "text/javascript; charset=utf-8", body: ##"""
 // nav-web's page: a navd client over nav-web's WebSocket relay (JSON-RPC 2.0, one message per
 // frame). It mirrors the session's tree from `subscribe` and `stackChanged`, lists the visible
-// screen's actions, keeps every change for time travel, and draws the graph.
+// screen's actions, keeps the last changes for time travel (a ring of `?log=N`, default 1,000: the
+// oldest folded into the base tree), and draws the graph.
 const $ = (id) => document.getElementById(id);
 const clone = (v) => JSON.parse(JSON.stringify(v));
 
@@ -18,9 +19,10 @@ const state = {
   session: new URLSearchParams(location.search).get('session') || 'main',
   subscribed: null,
   graph: null,
-  base: null,        // the snapshot subscribe answered: {version, root, visible}
+  base: null,        // the tree before the oldest change kept: {version, root, visible}
   live: null,        // the tree now
-  log: [],           // every stackChanged since the snapshot, oldest first
+  log: [],           // the last stackChanged (at most logLimit), oldest first
+  logLimit: Math.max(10, Number(new URLSearchParams(location.search).get('log')) || 1000),
   mine: new Set(),   // versions this page's own calls made
   travel: null,      // the version shown instead of the live tree
   pending: new Map(),
@@ -193,6 +195,16 @@ function notified(method, p) {
     state.live.version = p.version;
     state.live.visible = p.visible;
     state.log.push(clone(p));
+    // A ring: the oldest change leaves, folded into the base, so memory stays bounded on a busy
+    // session and time travel reaches back as far as the ring does.
+    while (state.log.length > state.logLimit) {
+      const old = state.log.shift();
+      applyChanges(state.base, old.changes);
+      state.base.version = old.version;
+      state.base.visible = old.visible;
+      state.mine.delete(old.version);
+      if (state.travel !== null && state.travel < old.version) state.travel = old.version;
+    }
     scheduleRender();
     scheduleFacts();
   } else if (method === 'navigationPending') {
@@ -398,13 +410,17 @@ function renderActions() {
 // Rows are added as changes come (a session's thousands of changes are not redrawn each time).
 function renderLog() {
   const body = $('log').tBodies[0];
+  // Rows of changes that left the ring go; rows are then added for the changes after the last.
+  const first = state.log.length ? state.log[0].version : Infinity;
+  while (body.rows.length && Number(body.rows[0].dataset.version) < first) body.rows[0].remove();
   if (body.rows.length > state.log.length) body.replaceChildren();
   for (const tr of body.querySelectorAll('tr.selected')) tr.classList.remove('selected');
   if (state.travel !== null) {
     const row = body.querySelector(`tr[data-version="${state.travel}"]`);
     if (row) row.classList.add('selected');
   }
-  for (const p of state.log.slice(body.rows.length)) {
+  const last = body.rows.length ? Number(body.rows[body.rows.length - 1].dataset.version) : -Infinity;
+  for (const p of state.log.filter((q) => q.version > last)) {
     const tr = document.createElement('tr');
     tr.dataset.version = p.version;
     if (state.travel === p.version) tr.className = 'selected';
