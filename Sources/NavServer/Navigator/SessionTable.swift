@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// The navigator's sessions by name, with how many each uid opened (navd's own uid for those
-/// nobody opened) kept as sessions come and go: `session.open` looks its uid's count up instead of
+/// nobody opened) kept as sessions come and go (`byUid`): `session.open` looks its uid's count up instead of
 /// counting every session (which made opening N sessions quadratic), and their names in the order
 /// they were opened, so `session.list` answers a page at a time for the cost of the page.
 struct SessionTable {
@@ -82,8 +82,6 @@ struct SessionTable {
         }
     }
 
-    /// Sessions `uid` opened.
-    func opened(by uid: UInt32) -> Int { byUid[uid] }
 
     var count: Int { byName.count }
     var keys: Dictionary<String, SessionState>.Keys { byName.keys }
