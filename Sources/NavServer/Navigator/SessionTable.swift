@@ -82,7 +82,6 @@ struct SessionTable {
         }
     }
 
-
     var count: Int { byName.count }
     var keys: Dictionary<String, SessionState>.Keys { byName.keys }
     var values: Dictionary<String, SessionState>.Values { byName.values }
