@@ -150,6 +150,52 @@ import Testing
         #expect(try c.callError("graph.export", ["format": "svg"])["data"]?["param"] == "format")
     }
 
+    /// `stats.methods`: each method's answers, errors and latency histogram (cumulative by upper
+    /// bound, Prometheus's shape), counted as answers leave, pipelined or waiting on a precondition.
+    @Test func statsCountRequestsErrorsAndLatencyPerMethod() throws {
+        let dir = try TempDir()
+        try """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Slow, Plain]}
+              Plain: {opens: [Slow]}
+              Slow: {preconditions: [wait]}
+            preconditions:
+              wait: {command: [sh, -c, "cat >/dev/null; sleep 0.3"], timeout: 5s}
+            """.write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
+        let d = try Daemon(arguments: ["--graph", dir.path])
+        let c = try d.client()
+        // One read: five pings, a notification, two navigations (one refused), an unknown method.
+        var lines = (1...5).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"ping"}"# }
+        lines.append(#"{"jsonrpc":"2.0","method":"ping"}"#)
+        lines.append(#"{"jsonrpc":"2.0","id":6,"method":"navigate","params":{"to":"app.Plain"}}"#)
+        lines.append(#"{"jsonrpc":"2.0","id":7,"method":"navigate","params":{"to":"app.Nowhere"}}"#)
+        lines.append(#"{"jsonrpc":"2.0","id":8,"method":"noSuchMethod"}"#)
+        try c.sendRaw(lines.joined(separator: "\n") + "\n")
+        for _ in 0..<8 { _ = try #require(try c.readLine(timeout: 10)) }
+        try c.call("navigate", ["to": "app.Slow"])  // answered after its 0.3 s check
+        let methods = try #require(try c.call("stats")["methods"])
+        #expect(methods["noSuchMethod"] == nil, "a made-up name is not kept")
+        #expect(methods["stats"] == nil, "the stats request itself is answered after it is read")
+        let ping = try #require(methods["ping"]), navigate = try #require(methods["navigate"])
+        #expect(ping["requests"] == 5 && ping["errors"] == 0, "\(ping)")
+        #expect(navigate["requests"] == 3 && navigate["errors"] == 1, "\(navigate)")
+        for m in [ping, navigate] {
+            let buckets = m["latency"]?["buckets"]?.arrayValue ?? []
+            let counts = buckets.compactMap { $0["count"]?.intValue }
+            #expect(buckets.count == 22 && counts == counts.sorted(), "cumulative: \(buckets)")
+            #expect(buckets.last?["le"] == "+Inf" && counts.last == m["requests"]?.intValue && m["latency"]?["count"] == m["requests"])
+        }
+        // The slow navigation took at least its 0.3 s check: above the 0.25 s bound, within 0.5 s's
+        // unless the machine is very slow; the two answered at once are at or below it.
+        let ladder = navigate["latency"]?["buckets"]?.arrayValue ?? []
+        let at025 = try #require(ladder.first { $0["le"]?.doubleValue == 0.25 })
+        #expect(at025["count"] == 2, "\(ladder)")
+        #expect((navigate["latency"]?["sumSeconds"]?.doubleValue ?? 0) >= 0.3)
+        let second = try #require(try c.call("stats")["methods"]?["stats"])
+        #expect(second["requests"] == 1)
+    }
+
     @Test func statsCountSubscriptionsAndProvidedNames() throws {
         let d = try Daemon()
         let a = try d.client(), b = try d.client(), provider = try d.client()

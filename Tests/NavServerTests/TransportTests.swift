@@ -39,7 +39,7 @@ import Glibc
         }
 
         func willReceive(lines: UnsafeRawBufferPointer) -> Bool { false }
-        func readEnded() {}
+        func readEnded(batched: Bool) {}
 
         func continueHeldWork() {
             continued += 1

@@ -63,6 +63,8 @@ final class Dispatcher {
     /// The server: held strongly, both live as long as the process.
     var host: (any DispatchHost)?
     private var outboundCounter = 0
+    /// Methods answered during the read being handled, whose latencies are taken when it ends.
+    private var unsettled: [MethodTable.Entry] = []
 
     init(loop: EventLoop, logger: Logger, limits: DispatchLimits, transport: ConnectionSet) {
         self.loop = loop
@@ -218,17 +220,51 @@ final class Dispatcher {
             stats.requests += 1
             c.connection.requestDispatched()
         }
-        let call = Call(peer: c, id: request.id, methodName: request.methodName, params: request.params,
-                        framing: framing, batch: batch, slot: slot)
         guard let entry = methods.entry(named: request.methodName.stringBytes) else {
-            call.fail(.methodNotFound(request.method))
+            methodNotFound(request, from: c, framing: framing, batch: batch, slot: slot)
             return
         }
+        let call = Call(peer: c, id: request.id, methodName: request.methodName, params: request.params,
+                        framing: framing, batch: batch, slot: slot, entry: entry)
         if let p = request.params, !p.isObject && !(p.isArray && p.count == 0) {
             call.fail(.invalidParams("navd's methods take named parameters: \"params\" must be an object"))
             return
         }
         run(entry, call, lookedUp: false)
+    }
+
+    /// Notes an answer given while its read is handled (its latency is taken when the read ends).
+    @inline(__always)
+    func answeredInRead(_ entry: MethodTable.Entry) {
+        if entry.counts.unsettled == 0 { unsettled.append(entry) }
+        entry.counts.unsettled += 1
+    }
+
+    /// Puts the answers given during the read that just ended in their methods' latency buckets:
+    /// each took from when the read began until now.
+    func settleAnswers() {
+        guard !unsettled.isEmpty else { return }
+        let ns = EventLoop.hrtime &- transport.readStartedAt
+        for e in unsettled {
+            e.counts.answered(e.counts.unsettled, after: ns)
+            e.counts.unsettled = 0
+        }
+        unsettled.removeAll(keepingCapacity: true)
+    }
+
+    /// Answers a request for a method navd does not have (counted among errors, not by method: the
+    /// names a client makes up are not kept).
+    @inline(never)
+    func methodNotFound(_ request: RPCRequest, from c: Peer, framing: Framing, batch: BatchCollector?, slot: Int) {
+        guard let id = request.id else { return }
+        stats.errors += 1
+        let error = RPCError.methodNotFound(request.method)
+        if let batch {
+            batch.fill(slot, { RPCEncoder.error(id: id, error: error, into: &$0) }, instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
+        } else {
+            c.connection.send(framing) { RPCEncoder.error(id: id, error: error, into: &$0) }
+        }
+        c.connection.requestAnswered()
     }
 
     /// Hands `call` to its method, unless its client holds none of the roles the method declares,

@@ -46,6 +46,8 @@ final class MethodTable {
         let handler: Handler
         /// Whether only some roles may call it (read on every request: a flag, not the list).
         let isRestricted: Bool
+        /// Its answers, errors and latencies (`stats.methods`).
+        var counts = MethodCounts()
         init(_ spec: Spec, _ handler: @escaping Handler) {
             self.spec = spec
             self.handler = handler
@@ -87,6 +89,12 @@ final class MethodTable {
 
     /// Every declaration, in registration order.
     var specs: [Spec] { entries.map(\.spec) }
+
+    /// Each method called since navd started, with its counts, by name (`stats.methods`).
+    var countsObject: JSONObject {
+        JSONObject(uniqueMembers: entries.filter { $0.counts.answers > 0 }.sorted { $0.spec.name < $1.spec.name }
+            .map { (key: $0.spec.name, value: JSONValue.object($0.counts.object)) })
+    }
 
     func entry(named name: UnsafeRawBufferPointer) -> Entry? {
         guard let e = names.index(of: name) else { return nil }

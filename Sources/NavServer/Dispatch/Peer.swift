@@ -57,7 +57,10 @@ extension Peer: ConnectionHandler {
         return true
     }
 
-    func readEnded() { dispatcher.parser.endBatch() }
+    func readEnded(batched: Bool) {
+        if batched { dispatcher.parser.endBatch() }
+        dispatcher.settleAnswers()
+    }
 
     func continueHeldWork() { dispatcher.continueBatch(self) }
 

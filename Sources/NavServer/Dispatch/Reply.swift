@@ -1,5 +1,6 @@
 import JSON
 import RPC
+import UV
 
 /// A batch whose requests are dispatched a slice per loop iteration: its text (parsed again for
 /// each slice) and where the next slice starts.
@@ -90,14 +91,18 @@ final class Reply: Answer {
     let framing: Framing
     let batch: BatchCollector?
     let slot: Int
+    let entry: MethodTable.Entry
+    let startedAt: UInt64
     private var answered = false
 
-    init(peer: Peer, id: JSONValue?, framing: Framing, batch: BatchCollector?, slot: Int) {
+    init(peer: Peer, id: JSONValue?, framing: Framing, batch: BatchCollector?, slot: Int, entry: MethodTable.Entry, startedAt: UInt64) {
         self.peer = peer
         self.id = id
         self.framing = framing
         self.batch = batch
         self.slot = slot
+        self.entry = entry
+        self.startedAt = startedAt
     }
 
     /// Answers with a value (what literals and trees read as).
@@ -109,7 +114,7 @@ final class Reply: Answer {
     private func answer(_ result: some JSONEncodable) {
         guard let id, !answered else { return }
         answered = true
-        peer.deliver(framing, batch: batch, slot: slot, isError: false,
+        peer.deliver(framing, batch: batch, slot: slot, isError: false, entry: entry, startedAt: startedAt,
                            { RPCEncoder.response(id: id, result: result, into: &$0) },
                            instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
     }
@@ -117,7 +122,7 @@ final class Reply: Answer {
     func fail(_ error: RPCError) {
         guard let id, !answered else { return }
         answered = true
-        peer.deliver(framing, batch: batch, slot: slot, isError: true,
+        peer.deliver(framing, batch: batch, slot: slot, isError: true, entry: entry, startedAt: startedAt,
                            { RPCEncoder.error(id: id, error: error, into: &$0) },
                            instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
     }
@@ -145,8 +150,11 @@ struct Call: Responder {
     /// The batch the call belongs to (most calls have none).
     let batch: BatchCollector?
     let slot: Int
+    /// The method called, whose counts its answer adds to.
+    let entry: MethodTable.Entry
 
-    init(peer: Peer, id: JSONView?, methodName: JSONView, params: JSONView?, framing: Framing, batch: BatchCollector?, slot: Int) {
+    init(peer: Peer, id: JSONView?, methodName: JSONView, params: JSONView?, framing: Framing, batch: BatchCollector?, slot: Int,
+         entry: MethodTable.Entry) {
         self.peer = peer
         self.id = id
         self.methodName = methodName
@@ -154,6 +162,7 @@ struct Call: Responder {
         self.framing = framing
         self.batch = batch
         self.slot = slot
+        self.entry = entry
     }
 
     var method: String { methodName.string ?? "" }
@@ -170,14 +179,14 @@ struct Call: Responder {
     @inline(__always)
     private func answer(_ result: some JSONEncodable) {
         guard let id else { return }
-        peer.deliver(framing, batch: batch, slot: slot, isError: false,
+        peer.deliver(framing, batch: batch, slot: slot, isError: false, entry: entry, startedAt: nil,
                            { RPCEncoder.response(id: id, result: result, into: &$0) },
                            instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
     }
 
     func fail(_ error: RPCError) {
         guard let id else { return }
-        peer.deliver(framing, batch: batch, slot: slot, isError: true,
+        peer.deliver(framing, batch: batch, slot: slot, isError: true, entry: entry, startedAt: nil,
                            { RPCEncoder.error(id: id, error: error, into: &$0) },
                            instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
     }
@@ -187,25 +196,34 @@ struct Call: Responder {
 
     /// ``deferred()`` as dispatch's own type.
     func reply() -> Reply {
-        Reply(peer: peer, id: id?.value, framing: framing, batch: batch, slot: slot)
+        Reply(peer: peer, id: id?.value, framing: framing, batch: batch, slot: slot, entry: entry,
+              startedAt: peer.dispatcher.transport.readStartedAt)
     }
 }
 
 extension Peer {
     /// Sends one answer, encoded by `encode`: into its slot of `batch` when the request came in one,
-    /// otherwise into the output; and counts it. An answer
+    /// otherwise into the output; and counts it, in all and for its method (`entry`): its latency
+    /// from `startedAt`, or (nil) from the read being handled, taken when that read ends. An answer
     /// larger than `--max-output` (what a client may hold unread) is replaced by the error
     /// `instead` writes, so that no answer disconnects the client that asked for it.
     @inline(__always)
-    func deliver(_ framing: Framing, batch: BatchCollector?, slot: Int, isError: Bool,
+    func deliver(_ framing: Framing, batch: BatchCollector?, slot: Int, isError: Bool, entry: MethodTable.Entry, startedAt: UInt64?,
                  _ encode: (inout JSONWriter) -> Void, instead: (RPCError, inout JSONWriter) -> Void) {
         let size = batch.map { $0.fill(slot, encode, instead: instead) } ?? connection.send(framing, encode)
-        if size > dispatcher.limits.maxOutput {
+        let tooLarge = size > dispatcher.limits.maxOutput
+        if tooLarge {
             replaced(size, framing, batched: batch != nil, instead)
         } else if isError {
             dispatcher.stats.errors += 1
         } else {
             dispatcher.stats.requestsAnswered += 1
+        }
+        if isError || tooLarge { entry.counts.errors += 1 }
+        if let startedAt {
+            entry.counts.answered(after: EventLoop.hrtime &- startedAt)
+        } else {
+            dispatcher.answeredInRead(entry)
         }
         connection.requestAnswered()
     }

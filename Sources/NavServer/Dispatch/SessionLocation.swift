@@ -67,12 +67,19 @@ extension Dispatcher {
         w.raw("}")
         let text = w.bytes
         // A batch's collector waits for this reply (its slot is filled by the retried call).
-        let c = call.peer, framing = call.framing, batch = call.batch, slot = call.slot
+        let c = call.peer, framing = call.framing, batch = call.batch, slot = call.slot, startedAt = transport.readStartedAt
         return pg.lookUp(name) { [unowned self] in
             guard !c.isClosed else { return }
             text.withUnsafeBytes { raw in
                 guard let message = try? parser.view(raw, padded: false), case .request(let r) = RPCMessage.decode(message) else { return }
-                run(entry, Call(peer: c, id: r.id, methodName: r.methodName, params: r.params, framing: framing, batch: batch, slot: slot), lookedUp: true)
+                // Answered as if read now, in a read that began when the request was first read.
+                settleAnswers()
+                let now = transport.readStartedAt
+                transport.readStartedAt = startedAt
+                run(entry, Call(peer: c, id: r.id, methodName: r.methodName, params: r.params, framing: framing, batch: batch, slot: slot,
+                              entry: entry), lookedUp: true)
+                settleAnswers()
+                transport.readStartedAt = now
             }
         }
     }

@@ -142,7 +142,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "stats",
-      "summary": "Counters: connections, requests, commits, pending work, command children running, provider requests waiting in navd, what each uid holds of its shares (users: connections, sessions, pending, children), uptime (seconds), memory (bytes).",
+      "summary": "Counters: connections, requests, commits, pending work, command children running, provider requests waiting in navd, what each uid holds of its shares (users: connections, sessions, pending, children), uptime (seconds), memory (bytes), and per method (methods: requests answered, errors, a latency histogram cumulative by upper bound in seconds).",
       "x-navd-changes": false,
       "params": [],
       "result": {

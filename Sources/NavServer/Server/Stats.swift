@@ -32,6 +32,7 @@ extension Server {
             "users": .object(usersObject(n)),
             "uptime": .double(Double(uptimeMs) / 1000),
             "memory": ["rss": .int(EventLoop.residentMemory)],
+            "methods": .object(dispatcher.methods.countsObject),
         ]
         if let pg = sharedStore { o.append("cluster", .object(pg.statsObject(mirrors: n.mirrors))) }
         if let log = store as? LogStore { o.append("state", .object(log.statsObject())) }

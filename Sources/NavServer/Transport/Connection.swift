@@ -12,9 +12,11 @@ protocol ConnectionHandler: AnyObject {
     /// One message read, with the framing it came in.
     func received(_ body: UnsafeRawBufferPointer, framing: Framing)
     /// A read of several whole lines is about to be handed over one message at a time: true if the
-    /// handler indexed them at once (then ``readEnded()`` follows the last).
+    /// handler indexed them at once.
     func willReceive(lines: UnsafeRawBufferPointer) -> Bool
-    func readEnded()
+    /// The messages of one read (or of held input resumed) were handed over; `batched`: the
+    /// handler indexed them at once (``willReceive(lines:)`` answered true).
+    func readEnded(batched: Bool)
     /// Runs the next slice of work the handler holds back this connection's input for
     /// (``Connection/workHeld``).
     func continueHeldWork()
@@ -121,10 +123,11 @@ final class Connection {
     private func received(_ bytes: UnsafeRawBufferPointer) {
         // The handler, held once for the whole read rather than once per message.
         guard !isClosed, let handler else { return }
+        owner.readStartedAt = EventLoop.hrtime
         owner.stats.bytesIn += bytes.count
         var messages = 0
         let batched = beginBatch(bytes, handler)
-        defer { if batched { handler.readEnded() } }
+        defer { handler.readEnded(batched: batched) }
         do {
             if let own = ownDecoder {
                 try own.feed(bytes) { framing, body -> Bool in
@@ -245,6 +248,8 @@ final class Connection {
     /// next slice of a batch), until it must stop again or none is left; then reads again.
     func resumeInput() {
         guard holdsInput, !isClosed else { return }
+        owner.readStartedAt = EventLoop.hrtime
+        defer { handler?.readEnded(batched: false) }
         if workHeld {
             handler?.continueHeldWork()
             if isClosed { return }

@@ -29,6 +29,8 @@ final class ConnectionSet {
     let logger: Logger
     let limits: TransportLimits
     var stats = TransportStats()
+    /// When the read being handled began (``EventLoop/hrtime``): where a request's latency starts.
+    var readStartedAt: UInt64 = 0
     /// The layer above, set before the first connection. Held strongly: the server owns both for
     /// the process's life.
     var delegate: (any ConnectionSetDelegate)?
