@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes Clients/web/Sources/nav-web/Assets.swift from Clients/web/Assets (the page nav-web serves
+"""Writes Clients/web/Sources/NavWebServer/Assets.swift from Clients/web/Assets (the page nav-web serves
 from its binary: no build step, no files to install beside it). With --check: fails when the file
 is not what the assets give (make test)."""
 import os
@@ -7,7 +7,7 @@ import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 ASSETS = os.path.join(ROOT, "Clients/web/Assets")
-OUT = os.path.join(ROOT, "Clients/web/Sources/nav-web/Assets.swift")
+OUT = os.path.join(ROOT, "Clients/web/Sources/NavWebServer/Assets.swift")
 TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 
 
@@ -31,7 +31,7 @@ text = generate()
 if sys.argv[1:] == ["--check"]:
     current = open(OUT, encoding="utf-8").read() if os.path.exists(OUT) else ""
     if current != text:
-        sys.exit("embed-web: Clients/web/Sources/nav-web/Assets.swift is not what Clients/web/Assets gives: run `make embed-web` and commit it")
+        sys.exit("embed-web: Clients/web/Sources/NavWebServer/Assets.swift is not what Clients/web/Assets gives: run `make embed-web` and commit it")
     print("embed-web: Assets.swift matches Clients/web/Assets")
 else:
     open(OUT, "w", encoding="utf-8").write(text)

@@ -3,6 +3,9 @@ import PackageDescription
 
 // nav-web, navd's browser front-end and inspector: a package of its own, so that navd and its
 // other clients build without SwiftNIO and Hummingbird (`make web` and `make test` build it).
+// NavWebServer is the server (options, access checks, the relay, metrics, the picture), tested
+// through HummingbirdTesting; nav-web only runs it. BuildInfo and its plugin are navd's own
+// (symbolic links), so that `nav-web --version` names the same release and commit.
 let package = Package(
     name: "nav-web",
     platforms: [.macOS(.v14)],
@@ -14,15 +17,26 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
-        .executableTarget(
-            name: "nav-web",
+        .target(name: "BuildInfo", plugins: ["BuildInfoPlugin"]),
+        .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
+        .target(
+            name: "NavWebServer",
             dependencies: [
+                "BuildInfo",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
-        )
+        ),
+        .executableTarget(name: "nav-web", dependencies: ["NavWebServer"]),
+        .testTarget(
+            name: "NavWebServerTests",
+            dependencies: [
+                "NavWebServer",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
     ]
 )

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BuildInfo
 import Foundation
 import Hummingbird
 import HummingbirdWebSocket
@@ -9,9 +10,8 @@ import NIOCore
 /// actions with forms from their setup models, a change log with time travel, the graph as a
 /// picture), relays JSON-RPC between the page and navd over a WebSocket (one navd connection per
 /// page, as the user running nav-web), and exports navd's `stats` as Prometheus metrics.
-@main
-struct NavWeb: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+public struct NavWeb: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "nav-web",
         abstract: "navd in a browser: the live tree, actions, a change log with time travel, the graph as a picture.",
         discussion: """
@@ -19,7 +19,10 @@ struct NavWeb: AsyncParsableCommand {
             needs it (a cookie after the first load, or Authorization: Bearer TOKEN). Listens on \
             127.0.0.1 unless --host says otherwise; requests whose Host or Origin is not this \
             server's are refused (DNS rebinding). /healthz needs no token.
-            """)
+            """,
+        version: BuildInfo.versionLine("nav-web"))
+
+    public init() {}
 
     @Option(help: "navd's socket (default: $NAVD_SOCKET, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>/navd.sock).")
     var socket: String?
@@ -48,14 +51,14 @@ struct NavWeb: AsyncParsableCommand {
     @Option(help: "The navd executable that draws --graph DIR (default: the one beside nav-web, else navd on PATH).")
     var navd: String?
 
-    func validate() throws {
+    public func validate() throws {
         if token != nil {
             throw ValidationError("--token puts the secret on the command line, where every local user can read it (/proc/PID/cmdline, ps); "
                                   + "give it in a file (--token-file PATH, mode 0600) or in the environment ($NAVWEB_TOKEN)")
         }
     }
 
-    func run() async throws {
+    public func run() async throws {
         let socketPath = socket ?? NavdSocket.defaultPath()
         let secret: String
         if let tokenFile {
@@ -70,7 +73,29 @@ struct NavWeb: AsyncParsableCommand {
                                 picture: GraphPicture(socketPath: socketPath, navd: navd ?? GraphPicture.findNavd(), graph: graph))
         var logger = Logger(label: "nav-web")
         logger.logLevel = .warning
-        let app = Application(
+        let host = host
+        let app = NavWeb.application(settings, port: port, logger: logger) { port in
+            let shown = host.contains(":") ? "[\(host)]" : host
+            let text = "nav-web: http://\(shown):\(port)/?token=\(secret)\n"
+                + "nav-web: relaying to navd at \(socketPath)\(settings.readOnly ? " (read-only)" : "")\n"
+            FileHandle.standardOutput.write(Data(text.utf8))
+        }
+        try await app.runService()
+    }
+}
+
+extension NavWeb {
+    /// Parses the command line and runs (what nav-web's `main.swift` does).
+    public static func runFromCommandLine() async {
+        let command: any AsyncParsableCommand.Type = NavWeb.self
+        await command.main()
+    }
+
+    /// The server: the routes (``Routes``), the WebSocket relay on `/ws` (``Relay``), listening on
+    /// `settings.host`, `port` (0: any free port); `running` hears the port once it listens.
+    static func application(_ settings: Settings, port: Int, logger: Logger,
+                            running: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
+        Application(
             router: Routes.router(settings),
             server: .http1WebSocketUpgrade(configuration: .init(ws: .init(maxFrameSize: Relay.maxMessage)), shouldUpgrade: { request, channel, logger in
                 guard request.path?.split(separator: "?").first == "/ws",
@@ -80,18 +105,14 @@ struct NavWeb: AsyncParsableCommand {
                     try await Relay.run(inbound: inbound, outbound: outbound, settings: settings)
                 }
             }),
-            configuration: .init(address: .hostname(host, port: port), serverName: "nav-web"),
+            configuration: .init(address: .hostname(settings.host, port: port), serverName: "nav-web"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
                 settings.port.store(port)
-                let shown = host.contains(":") ? "[\(host)]" : host
-                let text = "nav-web: http://\(shown):\(port)/?token=\(secret)\n"
-                    + "nav-web: relaying to navd at \(socketPath)\(settings.readOnly ? " (read-only)" : "")\n"
-                FileHandle.standardOutput.write(Data(text.utf8))
+                running(port)
             },
             logger: logger
         )
-        try await app.runService()
     }
 }
 
