@@ -3,8 +3,9 @@ SWIFT      ?= swift
 SOCKET     ?= $(if $(XDG_RUNTIME_DIR),$(XDG_RUNTIME_DIR)/navd.sock,/tmp/navd-$(shell id -u)/navd.sock)
 # Debian packages navd builds or tests with.
 DEB_PACKAGES := libuv1-dev libsimdjson-dev socat tmux graphviz sqlite3 libsqlite3-dev procps python3 python3-venv libpq-dev postgresql postgresql-contrib
-# The browser nav-web's tests drive (make test-web, make bench-web; not needed to run navd).
-WEB_DEB_PACKAGES := chromium chromium-driver
+# The browser nav-web's tests drive, and node for its page's unit tests (make test-web, make
+# bench-web; not needed to run navd).
+WEB_DEB_PACKAGES := chromium chromium-driver nodejs
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 PYENV      := .build/pyenv
@@ -40,7 +41,7 @@ help:
 	@echo "  cluster-demo      - PostgreSQL, two navd nodes, a nav-tui on each, in tmux"
 	@echo "Longer tests:"
 	@echo "  test-python       - the Python client's tests against the debug navd"
-	@echo "  test-web          - nav-web in a headless Chromium (part of make test)"
+	@echo "  test-web          - nav-web's server tests, then its page in a headless Chromium (part of make test)"
 	@echo "  fuzz              - every fuzz target for FUZZ_SECONDS (300)"
 	@echo "  fuzz-smoke        - every fuzz target for 15 s (part of make test)"
 	@echo "  chaos             - CHAOS_SECONDS (300) of faults on a three-node cluster, history checked"
@@ -264,12 +265,16 @@ web: build web-build
 web-build: deps
 	SWIFT=$(SWIFT) scripts/web-build.sh
 
-## Regenerate nav-web's embedded page (Clients/web/Sources/nav-web/Assets.swift) from Clients/web/Assets.
+## Regenerate nav-web's embedded page (Clients/web/Sources/NavWebServer/Assets.swift) from Clients/web/Assets.
 embed-web:
 	python3 scripts/embed-web.py
 
-## The browser tests: nav-web and its page in a headless Chromium (Selenium, chromium-driver).
+## nav-web's tests: its server through HummingbirdTesting (Clients/web/Tests, against the debug
+## navd), its page's mirror with node --test (Clients/web/tests/*.test.mjs, on the change fixtures
+## every mirror replays), then the page in a headless Chromium (Selenium, chromium-driver).
 test-web: web-deps python-deps web-build
+	NAVD_BIN=$(CURDIR)/.build/debug/navd $(SWIFT) test --package-path Clients/web
+	node --test Clients/web/tests/
 	@rm -f .build/web-screenshots/figures.txt
 	NAVD_BIN=$(CURDIR)/.build/debug/navd NAVWEB_BIN=$(CURDIR)/Clients/web/.build/debug/nav-web \
 	  $(PYENV)/bin/python -m pytest -q -p no:cacheprovider --rootdir=$(CURDIR) Clients/web/tests

@@ -7,6 +7,26 @@ import Testing
 /// The NavClient library against a live navd: typed calls, typed errors, a mirror kept current from
 /// `stackChanged`, a provider answering `precondition.evaluate`.
 @Suite struct NavClientTests {
+    /// The change fixtures every mirror replays (Tests/Fixtures/changes.json, recorded from a real
+    /// navd by scripts/change-fixtures.py; the Python client and nav-web's page replay them too):
+    /// after every `stackChanged`, the mirror is navd's tree.
+    @Test func theMirrorReplaysTheSharedChangeFixtures() throws {
+        let text = try String(contentsOf: Repo.file("Tests/Fixtures/changes.json"), encoding: .utf8)
+        let cases = try #require(try JSONParser(maxDepth: 256).parse(text)["cases"]?.arrayValue)
+        #expect(cases.count >= 2)
+        for c in cases {
+            let snapshot = try #require(c["snapshot"]), final = try #require(c["final"])
+            var mirror = TreeMirror(snapshot: snapshot)
+            for p in c["stackChanged"]?.arrayValue ?? [] { try mirror.apply(p) }
+            #expect(mirror.version == final["version"]?.intValue && mirror.root == final["root"], "\(c["name"] ?? .null)")
+            #expect(mirror.visible == (final["visible"]?.arrayValue ?? []).compactMap(\.stringValue))
+            // A missed version is a gap, not a guess.
+            var gapped = TreeMirror(snapshot: snapshot)
+            let later = (c["stackChanged"]?.arrayValue ?? []).dropFirst().first { !TreeMirror.isSnapshot($0) }
+            if let later { #expect(throws: TreeMirror.Gap.self) { try gapped.apply(later) } }
+        }
+    }
+
     @Test func typedCallsAndMirror() throws {
         let d = try Daemon()
         let writer = try NavClient(socketPath: d.socketPath)

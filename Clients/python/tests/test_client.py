@@ -62,6 +62,28 @@ def test_mirror_follows_every_change_of_another_client(navd):
     assert tree.root == fresh.root and tree.visible == fresh.visible
 
 
+def test_the_mirror_replays_the_shared_change_fixtures():
+    """Tests/Fixtures/changes.json (recorded from a real navd by scripts/change-fixtures.py), which
+    the Swift mirror and nav-web's page replay too: after every change the mirror is navd's tree."""
+    with open(os.path.join(ROOT, "Tests/Fixtures/changes.json")) as f:
+        cases = json.load(f)["cases"]
+    assert len(cases) >= 2
+    for case in cases:
+        mirror = TreeMirror(case["snapshot"])
+        for change in case["stackChanged"]:
+            assert mirror.apply(change), change["version"]
+        final = case["final"]
+        assert (mirror.version, mirror.root, mirror.visible) == (final["version"], final["root"], final["visible"]), case["name"]
+
+
+def test_the_change_fixtures_are_what_navd_sends():
+    """The fixtures are navd's own: recorded again, they are the same (else run scripts/change-fixtures.py)."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts/change-fixtures.py"), "--check"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
 def test_mirror_gap_is_refused():
     t = TreeMirror({"session": "main", "version": 3, "root": {"id": "n1", "kind": "stack", "children": []}, "visible": ["n1"]})
     assert not t.apply({"session": "main", "version": 3, "changes": [], "visible": []})

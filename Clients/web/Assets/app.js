@@ -1,17 +1,17 @@
-// nav-web's page: a navd client over nav-web's WebSocket relay (JSON-RPC 2.0, one message per
-// frame). It mirrors the session's tree from `subscribe` and `stackChanged`, lists the visible
-// screen's actions, keeps the last changes for time travel (a ring of `?log=N`, default 1,000: the
-// oldest folded into the base tree), and draws the graph.
+// nav-web's page: a navd client over nav-web's WebSocket relay (rpc.js). It mirrors the session's
+// tree from `subscribe` and `stackChanged` (mirror.js, which keeps the last changes for time
+// travel: a ring of `?log=N`, default 1,000), and draws it: the tree, the visible screen's
+// actions, the change log, pending navigations, provider requests, the graph.
+import { SessionMirror, find } from './mirror.js';
+import { Connection, describe } from './rpc.js';
+
 const $ = (id) => document.getElementById(id);
-const clone = (v) => JSON.parse(JSON.stringify(v));
 
 const state = {
   session: new URLSearchParams(location.search).get('session') || 'main',
   subscribed: null,
   graph: null,
-  base: null,        // the tree before the oldest change kept: {version, root, visible}
-  live: null,        // the tree now
-  log: [],           // the last stackChanged (at most logLimit), oldest first
+  mirror: null,      // the session's tree and its last changes (SessionMirror)
   logLimit: Math.max(10, Number(new URLSearchParams(location.search).get('log')) || 1000),
   mine: new Set(),   // versions this page's own calls made
   travel: null,      // the version shown instead of the live tree
@@ -23,40 +23,17 @@ const state = {
 };
 
 // ---- JSON-RPC over the WebSocket ----
-let ws;
-let nextId = 1;
-const waiting = new Map();
+let rpc;
+const call = (method, params) => rpc.call(method, params);
 
 function connect() {
-  ws = new WebSocket(`ws://${location.host}/ws`);
-  ws.onopen = () => start().catch((e) => status(describe(e), true));
-  ws.onmessage = (e) => receive(JSON.parse(e.data));
-  ws.onclose = () => status('disconnected from nav-web: reload the page to connect again', true);
-}
-
-function call(method, params = {}) {
-  return new Promise((resolve, reject) => {
-    const id = nextId++;
-    waiting.set(id, { resolve, reject });
-    ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+  rpc = new Connection(`ws://${location.host}/ws`, {
+    open: () => start().catch((e) => status(describe(e), true)),
+    close: () => status('disconnected from nav-web: reload the page to connect again', true),
+    notification: notified,
+    request: requested,
+    error: (e) => status(describe(e), true),
   });
-}
-
-function receive(m) {
-  if (m.id !== undefined && m.id !== null && waiting.has(m.id)) {
-    const w = waiting.get(m.id);
-    waiting.delete(m.id);
-    if (m.error) w.reject(m.error); else w.resolve(m.result);
-    return;
-  }
-  if (m.error) { status(describe(m.error), true); return; }
-  if (m.method && m.id !== undefined && m.id !== null) { requested(m); return; }
-  if (m.method) notified(m.method, m.params || {});
-}
-
-function describe(e) {
-  if (e && e.message) return (e.data && e.data.kind ? e.data.kind + ': ' : '') + e.message;
-  return String(e);
 }
 
 function status(text, bad = false) {
@@ -102,7 +79,7 @@ function renderProviders() {
 
 function requested(m) {
   if (m.method !== 'precondition.evaluate' && m.method !== 'precondition.recover') {
-    ws.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: `nav-web's page does not handle ${m.method}` } }));
+    rpc.respondError(m.id, { code: -32601, message: `nav-web's page does not handle ${m.method}` });
     return;
   }
   state.requests.set(m.id, m);
@@ -111,7 +88,7 @@ function requested(m) {
 
 function answer(id, passed) {
   const reason = passed ? '' : (prompt('Why does it fail?', 'refused in nav-web') || 'refused in nav-web');
-  ws.send(JSON.stringify({ jsonrpc: '2.0', id, result: { passed, recovered: passed, reason } }));
+  rpc.respond(id, { passed, recovered: passed, reason });
   state.requests.delete(id);
   renderRequests();
 }
@@ -152,9 +129,7 @@ async function subscribe(name) {
   const snapshot = await call('subscribe', { session: name });
   state.session = name;
   state.subscribed = name;
-  state.base = clone(snapshot);
-  state.live = clone(snapshot);
-  state.log = [];
+  state.mirror = new SessionMirror(snapshot, state.logLimit);
   state.mine = new Set();
   state.travel = null;
   state.pending.clear();
@@ -178,23 +153,13 @@ function notified(method, p) {
   }
   if (p.session !== undefined && p.session !== state.subscribed) return;
   if (method === 'stackChanged') {
-    if (p.version <= state.live.version) return;
-    const snapshot = p.changes.length === 1 && p.changes[0].op === 'reset';
-    if (p.version !== state.live.version + 1 && !snapshot) { subscribe(state.session); return; }
-    applyChanges(state.live, p.changes);
-    state.live.version = p.version;
-    state.live.visible = p.visible;
-    state.log.push(clone(p));
-    // A ring: the oldest change leaves, folded into the base, so memory stays bounded on a busy
-    // session and time travel reaches back as far as the ring does.
-    while (state.log.length > state.logLimit) {
-      const old = state.log.shift();
-      applyChanges(state.base, old.changes);
-      state.base.version = old.version;
-      state.base.visible = old.visible;
-      state.mine.delete(old.version);
-      if (state.travel !== null && state.travel < old.version) state.travel = old.version;
-    }
+    let r;
+    try { r = state.mirror.apply(p); } catch (e) { subscribe(state.session); return; }
+    if (r.gap) { subscribe(state.session); return; }
+    if (!r.applied) return;
+    // Changes that left the ring leave the page's marks; time travel stays within the ring.
+    for (const v of r.folded) state.mine.delete(v);
+    if (state.travel !== null && state.travel < state.mirror.oldest) state.travel = state.mirror.oldest;
     scheduleRender();
     scheduleFacts();
   } else if (method === 'navigationPending') {
@@ -206,48 +171,6 @@ function notified(method, p) {
   } else if (method === 'screenResult') {
     status(`screenResult for ${p.to}: ${JSON.stringify(p.result)}`);
   }
-}
-
-// The tree after changes (PROTOCOL.md's ops); as the Swift and Python mirrors do.
-function find(root, id) {
-  const todo = [root];
-  while (todo.length) {
-    const n = todo.pop();
-    if (n.id === id) return n;
-    if (n.presented) todo.push(n.presented);
-    for (const c of n.children || []) todo.push(c);
-  }
-  return null;
-}
-
-function applyChanges(tree, changes) {
-  for (const ch of changes) {
-    if (ch.op === 'reset') { tree.root = clone(ch.root); continue; }
-    if (ch.op === 'update') { const n = find(tree.root, ch.node.id); if (n) n.params = clone(ch.node.params || {}); continue; }
-    const parent = find(tree.root, ch.parent);
-    if (!parent) throw new Error(`change names ${ch.parent}, which the tree does not hold`);
-    switch (ch.op) {
-      case 'push': (parent.children = parent.children || []).push(clone(ch.node)); break;
-      case 'present': parent.presented = clone(ch.node); break;
-      case 'pop': parent.children.splice(ch.index); break;
-      case 'dismiss': delete parent.presented; break;
-      case 'replace': parent.children.splice(ch.index); parent.children.push(clone(ch.node)); break;
-      case 'select': parent.selected = ch.index; if (ch.history) parent.history = ch.history; else delete parent.history; break;
-      default: throw new Error(`unknown op ${ch.op}`);
-    }
-  }
-}
-
-// The tree as it was at `version`: the snapshot, then every change up to it.
-function treeAt(version) {
-  const t = clone(state.base);
-  for (const p of state.log) {
-    if (p.version > version) break;
-    applyChanges(t, p.changes);
-    t.version = p.version;
-    t.visible = p.visible;
-  }
-  return t;
 }
 
 // ---- Rendering ----
@@ -262,7 +185,7 @@ function scheduleFacts() {
   if (factsTimer === null) factsTimer = setTimeout(() => { factsTimer = null; loadFacts(); }, 250);
 }
 
-function shown() { return state.travel === null ? state.live : treeAt(state.travel); }
+function shown() { return state.travel === null ? state.mirror.live : state.mirror.treeAt(state.travel); }
 
 function render() {
   const started = performance.now();
@@ -378,7 +301,7 @@ function actionsFor(t) {
 let actionsShown = null;
 function renderActions() {
   const box = $('actions');
-  const t = state.live;
+  const t = state.mirror.live;
   const top = topOf(t);
   $('top-name').textContent = top ? top.coordinator || top.kind : '…';
   const actions = state.travel !== null ? [] : actionsFor(t);
@@ -401,16 +324,17 @@ function renderActions() {
 function renderLog() {
   const body = $('log').tBodies[0];
   // Rows of changes that left the ring go; rows are then added for the changes after the last.
-  const first = state.log.length ? state.log[0].version : Infinity;
+  const log = state.mirror.log;
+  const first = log.length ? log[0].version : Infinity;
   while (body.rows.length && Number(body.rows[0].dataset.version) < first) body.rows[0].remove();
-  if (body.rows.length > state.log.length) body.replaceChildren();
+  if (body.rows.length > log.length) body.replaceChildren();
   for (const tr of body.querySelectorAll('tr.selected')) tr.classList.remove('selected');
   if (state.travel !== null) {
     const row = body.querySelector(`tr[data-version="${state.travel}"]`);
     if (row) row.classList.add('selected');
   }
   const last = body.rows.length ? Number(body.rows[body.rows.length - 1].dataset.version) : -Infinity;
-  for (const p of state.log.filter((q) => q.version > last)) {
+  for (const p of log.filter((q) => q.version > last)) {
     const tr = document.createElement('tr');
     tr.dataset.version = p.version;
     if (state.travel === p.version) tr.className = 'selected';
@@ -547,7 +471,7 @@ function highlightGraph() {
   const inTree = new Set();
   const todo = [t.root];
   while (todo.length) { const n = todo.pop(); if (n.coordinator) inTree.add(n.coordinator); if (n.presented) todo.push(n.presented); todo.push(...(n.children || [])); }
-  const top = topOf(state.live);
+  const top = topOf(state.mirror.live);
   const opens = new Set(top && top.coordinator ? coordinator(top.coordinator).opens || [] : []);
   for (const g of document.querySelectorAll('#graph g.node')) {
     const name = (g.querySelector('title') || {}).textContent;

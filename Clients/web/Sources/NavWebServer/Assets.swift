@@ -8,20 +8,20 @@ enum Assets {
 
     static let all: [Asset] = [
         Asset(path: "/app.js", type: "text/javascript; charset=utf-8", body: ##"""
-// nav-web's page: a navd client over nav-web's WebSocket relay (JSON-RPC 2.0, one message per
-// frame). It mirrors the session's tree from `subscribe` and `stackChanged`, lists the visible
-// screen's actions, keeps the last changes for time travel (a ring of `?log=N`, default 1,000: the
-// oldest folded into the base tree), and draws the graph.
+// nav-web's page: a navd client over nav-web's WebSocket relay (rpc.js). It mirrors the session's
+// tree from `subscribe` and `stackChanged` (mirror.js, which keeps the last changes for time
+// travel: a ring of `?log=N`, default 1,000), and draws it: the tree, the visible screen's
+// actions, the change log, pending navigations, provider requests, the graph.
+import { SessionMirror, find } from './mirror.js';
+import { Connection, describe } from './rpc.js';
+
 const $ = (id) => document.getElementById(id);
-const clone = (v) => JSON.parse(JSON.stringify(v));
 
 const state = {
   session: new URLSearchParams(location.search).get('session') || 'main',
   subscribed: null,
   graph: null,
-  base: null,        // the tree before the oldest change kept: {version, root, visible}
-  live: null,        // the tree now
-  log: [],           // the last stackChanged (at most logLimit), oldest first
+  mirror: null,      // the session's tree and its last changes (SessionMirror)
   logLimit: Math.max(10, Number(new URLSearchParams(location.search).get('log')) || 1000),
   mine: new Set(),   // versions this page's own calls made
   travel: null,      // the version shown instead of the live tree
@@ -33,40 +33,17 @@ const state = {
 };
 
 // ---- JSON-RPC over the WebSocket ----
-let ws;
-let nextId = 1;
-const waiting = new Map();
+let rpc;
+const call = (method, params) => rpc.call(method, params);
 
 function connect() {
-  ws = new WebSocket(`ws://${location.host}/ws`);
-  ws.onopen = () => start().catch((e) => status(describe(e), true));
-  ws.onmessage = (e) => receive(JSON.parse(e.data));
-  ws.onclose = () => status('disconnected from nav-web: reload the page to connect again', true);
-}
-
-function call(method, params = {}) {
-  return new Promise((resolve, reject) => {
-    const id = nextId++;
-    waiting.set(id, { resolve, reject });
-    ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+  rpc = new Connection(`ws://${location.host}/ws`, {
+    open: () => start().catch((e) => status(describe(e), true)),
+    close: () => status('disconnected from nav-web: reload the page to connect again', true),
+    notification: notified,
+    request: requested,
+    error: (e) => status(describe(e), true),
   });
-}
-
-function receive(m) {
-  if (m.id !== undefined && m.id !== null && waiting.has(m.id)) {
-    const w = waiting.get(m.id);
-    waiting.delete(m.id);
-    if (m.error) w.reject(m.error); else w.resolve(m.result);
-    return;
-  }
-  if (m.error) { status(describe(m.error), true); return; }
-  if (m.method && m.id !== undefined && m.id !== null) { requested(m); return; }
-  if (m.method) notified(m.method, m.params || {});
-}
-
-function describe(e) {
-  if (e && e.message) return (e.data && e.data.kind ? e.data.kind + ': ' : '') + e.message;
-  return String(e);
 }
 
 function status(text, bad = false) {
@@ -112,7 +89,7 @@ function renderProviders() {
 
 function requested(m) {
   if (m.method !== 'precondition.evaluate' && m.method !== 'precondition.recover') {
-    ws.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: `nav-web's page does not handle ${m.method}` } }));
+    rpc.respondError(m.id, { code: -32601, message: `nav-web's page does not handle ${m.method}` });
     return;
   }
   state.requests.set(m.id, m);
@@ -121,7 +98,7 @@ function requested(m) {
 
 function answer(id, passed) {
   const reason = passed ? '' : (prompt('Why does it fail?', 'refused in nav-web') || 'refused in nav-web');
-  ws.send(JSON.stringify({ jsonrpc: '2.0', id, result: { passed, recovered: passed, reason } }));
+  rpc.respond(id, { passed, recovered: passed, reason });
   state.requests.delete(id);
   renderRequests();
 }
@@ -162,9 +139,7 @@ async function subscribe(name) {
   const snapshot = await call('subscribe', { session: name });
   state.session = name;
   state.subscribed = name;
-  state.base = clone(snapshot);
-  state.live = clone(snapshot);
-  state.log = [];
+  state.mirror = new SessionMirror(snapshot, state.logLimit);
   state.mine = new Set();
   state.travel = null;
   state.pending.clear();
@@ -188,23 +163,13 @@ function notified(method, p) {
   }
   if (p.session !== undefined && p.session !== state.subscribed) return;
   if (method === 'stackChanged') {
-    if (p.version <= state.live.version) return;
-    const snapshot = p.changes.length === 1 && p.changes[0].op === 'reset';
-    if (p.version !== state.live.version + 1 && !snapshot) { subscribe(state.session); return; }
-    applyChanges(state.live, p.changes);
-    state.live.version = p.version;
-    state.live.visible = p.visible;
-    state.log.push(clone(p));
-    // A ring: the oldest change leaves, folded into the base, so memory stays bounded on a busy
-    // session and time travel reaches back as far as the ring does.
-    while (state.log.length > state.logLimit) {
-      const old = state.log.shift();
-      applyChanges(state.base, old.changes);
-      state.base.version = old.version;
-      state.base.visible = old.visible;
-      state.mine.delete(old.version);
-      if (state.travel !== null && state.travel < old.version) state.travel = old.version;
-    }
+    let r;
+    try { r = state.mirror.apply(p); } catch (e) { subscribe(state.session); return; }
+    if (r.gap) { subscribe(state.session); return; }
+    if (!r.applied) return;
+    // Changes that left the ring leave the page's marks; time travel stays within the ring.
+    for (const v of r.folded) state.mine.delete(v);
+    if (state.travel !== null && state.travel < state.mirror.oldest) state.travel = state.mirror.oldest;
     scheduleRender();
     scheduleFacts();
   } else if (method === 'navigationPending') {
@@ -216,48 +181,6 @@ function notified(method, p) {
   } else if (method === 'screenResult') {
     status(`screenResult for ${p.to}: ${JSON.stringify(p.result)}`);
   }
-}
-
-// The tree after changes (PROTOCOL.md's ops); as the Swift and Python mirrors do.
-function find(root, id) {
-  const todo = [root];
-  while (todo.length) {
-    const n = todo.pop();
-    if (n.id === id) return n;
-    if (n.presented) todo.push(n.presented);
-    for (const c of n.children || []) todo.push(c);
-  }
-  return null;
-}
-
-function applyChanges(tree, changes) {
-  for (const ch of changes) {
-    if (ch.op === 'reset') { tree.root = clone(ch.root); continue; }
-    if (ch.op === 'update') { const n = find(tree.root, ch.node.id); if (n) n.params = clone(ch.node.params || {}); continue; }
-    const parent = find(tree.root, ch.parent);
-    if (!parent) throw new Error(`change names ${ch.parent}, which the tree does not hold`);
-    switch (ch.op) {
-      case 'push': (parent.children = parent.children || []).push(clone(ch.node)); break;
-      case 'present': parent.presented = clone(ch.node); break;
-      case 'pop': parent.children.splice(ch.index); break;
-      case 'dismiss': delete parent.presented; break;
-      case 'replace': parent.children.splice(ch.index); parent.children.push(clone(ch.node)); break;
-      case 'select': parent.selected = ch.index; if (ch.history) parent.history = ch.history; else delete parent.history; break;
-      default: throw new Error(`unknown op ${ch.op}`);
-    }
-  }
-}
-
-// The tree as it was at `version`: the snapshot, then every change up to it.
-function treeAt(version) {
-  const t = clone(state.base);
-  for (const p of state.log) {
-    if (p.version > version) break;
-    applyChanges(t, p.changes);
-    t.version = p.version;
-    t.visible = p.visible;
-  }
-  return t;
 }
 
 // ---- Rendering ----
@@ -272,7 +195,7 @@ function scheduleFacts() {
   if (factsTimer === null) factsTimer = setTimeout(() => { factsTimer = null; loadFacts(); }, 250);
 }
 
-function shown() { return state.travel === null ? state.live : treeAt(state.travel); }
+function shown() { return state.travel === null ? state.mirror.live : state.mirror.treeAt(state.travel); }
 
 function render() {
   const started = performance.now();
@@ -388,7 +311,7 @@ function actionsFor(t) {
 let actionsShown = null;
 function renderActions() {
   const box = $('actions');
-  const t = state.live;
+  const t = state.mirror.live;
   const top = topOf(t);
   $('top-name').textContent = top ? top.coordinator || top.kind : '…';
   const actions = state.travel !== null ? [] : actionsFor(t);
@@ -411,16 +334,17 @@ function renderActions() {
 function renderLog() {
   const body = $('log').tBodies[0];
   // Rows of changes that left the ring go; rows are then added for the changes after the last.
-  const first = state.log.length ? state.log[0].version : Infinity;
+  const log = state.mirror.log;
+  const first = log.length ? log[0].version : Infinity;
   while (body.rows.length && Number(body.rows[0].dataset.version) < first) body.rows[0].remove();
-  if (body.rows.length > state.log.length) body.replaceChildren();
+  if (body.rows.length > log.length) body.replaceChildren();
   for (const tr of body.querySelectorAll('tr.selected')) tr.classList.remove('selected');
   if (state.travel !== null) {
     const row = body.querySelector(`tr[data-version="${state.travel}"]`);
     if (row) row.classList.add('selected');
   }
   const last = body.rows.length ? Number(body.rows[body.rows.length - 1].dataset.version) : -Infinity;
-  for (const p of state.log.filter((q) => q.version > last)) {
+  for (const p of log.filter((q) => q.version > last)) {
     const tr = document.createElement('tr');
     tr.dataset.version = p.version;
     if (state.travel === p.version) tr.className = 'selected';
@@ -557,7 +481,7 @@ function highlightGraph() {
   const inTree = new Set();
   const todo = [t.root];
   while (todo.length) { const n = todo.pop(); if (n.coordinator) inTree.add(n.coordinator); if (n.presented) todo.push(n.presented); todo.push(...(n.children || [])); }
-  const top = topOf(state.live);
+  const top = topOf(state.mirror.live);
   const opens = new Set(top && top.coordinator ? coordinator(top.coordinator).opens || [] : []);
   for (const g of document.querySelectorAll('#graph g.node')) {
     const name = (g.querySelector('title') || {}).textContent;
@@ -630,6 +554,148 @@ connect();
 </main>
 </body>
 </html>
+"""##),
+        Asset(path: "/mirror.js", type: "text/javascript; charset=utf-8", body: ##"""
+// A session's tree as a subscriber keeps it: the snapshot `subscribe` answers, then each
+// `stackChanged` applied in order (PROTOCOL.md's table of change ops), as the Swift and Python
+// mirrors do (all three replay Tests/Fixtures/changes.json in their tests). The last changes are
+// kept for time travel: a ring of at most `limit`, the oldest folded into the tree it starts from.
+// No DOM here: the page draws it, `node --test` tests it.
+
+export const clone = (v) => JSON.parse(JSON.stringify(v));
+
+// The node with that id, or null.
+export function find(root, id) {
+  const todo = [root];
+  while (todo.length) {
+    const n = todo.pop();
+    if (n.id === id) return n;
+    if (n.presented) todo.push(n.presented);
+    for (const c of n.children || []) todo.push(c);
+  }
+  return null;
+}
+
+// Applies `changes` to `tree` ({root, ...}) in place; throws when a change names a node the tree
+// does not hold or an op this page does not know.
+export function applyChanges(tree, changes) {
+  for (const ch of changes) {
+    if (ch.op === 'reset') { tree.root = clone(ch.root); continue; }
+    if (ch.op === 'update') {
+      const n = find(tree.root, ch.node.id);
+      if (!n) throw new Error(`change updates ${ch.node.id}, which the tree does not hold`);
+      n.params = clone(ch.node.params || {});
+      continue;
+    }
+    const parent = find(tree.root, ch.parent);
+    if (!parent) throw new Error(`change names ${ch.parent}, which the tree does not hold`);
+    switch (ch.op) {
+      case 'push': (parent.children = parent.children || []).push(clone(ch.node)); break;
+      case 'present': parent.presented = clone(ch.node); break;
+      case 'pop': parent.children.splice(ch.index); break;
+      case 'dismiss': delete parent.presented; break;
+      case 'replace': parent.children.splice(ch.index); parent.children.push(clone(ch.node)); break;
+      case 'select': parent.selected = ch.index; if (ch.history) parent.history = ch.history; else delete parent.history; break;
+      default: throw new Error(`unknown op ${ch.op}`);
+    }
+  }
+}
+
+export class SessionMirror {
+  // `snapshot`: subscribe's answer ({session, version, root, visible}); `limit`: how many changes
+  // time travel keeps.
+  constructor(snapshot, limit = 1000) {
+    this.base = clone(snapshot);   // the tree before the oldest change kept
+    this.live = clone(snapshot);   // the tree now
+    this.log = [];                 // the last stackChanged params, oldest first
+    this.limit = Math.max(1, limit);
+  }
+
+  // Applies a stackChanged's params. Answers {applied, gap, folded}: applied false for an old
+  // change; gap true when versions were missed (take a new snapshot: subscribe again), unless
+  // the change is a snapshot itself (one reset); folded: the versions that left the ring.
+  apply(p) {
+    if (p.version <= this.live.version) return { applied: false, gap: false, folded: [] };
+    const snapshot = p.changes.length === 1 && p.changes[0].op === 'reset';
+    if (p.version !== this.live.version + 1 && !snapshot) return { applied: false, gap: true, folded: [] };
+    applyChanges(this.live, p.changes);
+    this.live.version = p.version;
+    this.live.visible = p.visible;
+    this.log.push(clone(p));
+    const folded = [];
+    while (this.log.length > this.limit) {
+      const old = this.log.shift();
+      applyChanges(this.base, old.changes);
+      this.base.version = old.version;
+      this.base.visible = old.visible;
+      folded.push(old.version);
+    }
+    return { applied: true, gap: false, folded };
+  }
+
+  // The oldest version time travel reaches.
+  get oldest() { return this.base.version; }
+
+  // The tree as it was at `version` (from the oldest kept on): the base, then each change up to it.
+  treeAt(version) {
+    const t = clone(this.base);
+    for (const p of this.log) {
+      if (p.version > version) break;
+      applyChanges(t, p.changes);
+      t.version = p.version;
+      t.visible = p.visible;
+    }
+    return t;
+  }
+}
+"""##),
+        Asset(path: "/rpc.js", type: "text/javascript; charset=utf-8", body: ##"""
+// JSON-RPC 2.0 over nav-web's WebSocket relay: one message per frame. Calls are answered by id;
+// requests navd sends the page (precondition.evaluate, precondition.recover) and notifications
+// go to the handlers the page gives.
+
+export function describe(e) {
+  if (e && e.message) return (e.data && e.data.kind ? e.data.kind + ': ' : '') + e.message;
+  return String(e);
+}
+
+export class Connection {
+  // handlers: {open(), close(), notification(method, params), request(message), error(error)}
+  constructor(url, handlers) {
+    this.handlers = handlers;
+    this.nextId = 1;
+    this.waiting = new Map();
+    this.ws = new WebSocket(url);
+    this.ws.onopen = () => handlers.open();
+    this.ws.onmessage = (e) => this.receive(JSON.parse(e.data));
+    this.ws.onclose = () => handlers.close();
+  }
+
+  call(method, params = {}) {
+    return new Promise((resolve, reject) => {
+      const id = this.nextId++;
+      this.waiting.set(id, { resolve, reject });
+      this.ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+    });
+  }
+
+  // Answers a request navd sent the page.
+  respond(id, result) { this.ws.send(JSON.stringify({ jsonrpc: '2.0', id, result })); }
+  respondError(id, error) { this.ws.send(JSON.stringify({ jsonrpc: '2.0', id, error })); }
+
+  receive(m) {
+    const hasId = m.id !== undefined && m.id !== null;
+    if (hasId && this.waiting.has(m.id)) {
+      const w = this.waiting.get(m.id);
+      this.waiting.delete(m.id);
+      if (m.error) w.reject(m.error); else w.resolve(m.result);
+      return;
+    }
+    if (m.error) { this.handlers.error(m.error); return; }
+    if (m.method && hasId) { this.handlers.request(m); return; }
+    if (m.method) this.handlers.notification(m.method, m.params || {});
+  }
+}
 """##),
         Asset(path: "/style.css", type: "text/css; charset=utf-8", body: ##"""
 body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: #222; }

@@ -1,0 +1,92 @@
+// A session's tree as a subscriber keeps it: the snapshot `subscribe` answers, then each
+// `stackChanged` applied in order (PROTOCOL.md's table of change ops), as the Swift and Python
+// mirrors do (all three replay Tests/Fixtures/changes.json in their tests). The last changes are
+// kept for time travel: a ring of at most `limit`, the oldest folded into the tree it starts from.
+// No DOM here: the page draws it, `node --test` tests it.
+
+export const clone = (v) => JSON.parse(JSON.stringify(v));
+
+// The node with that id, or null.
+export function find(root, id) {
+  const todo = [root];
+  while (todo.length) {
+    const n = todo.pop();
+    if (n.id === id) return n;
+    if (n.presented) todo.push(n.presented);
+    for (const c of n.children || []) todo.push(c);
+  }
+  return null;
+}
+
+// Applies `changes` to `tree` ({root, ...}) in place; throws when a change names a node the tree
+// does not hold or an op this page does not know.
+export function applyChanges(tree, changes) {
+  for (const ch of changes) {
+    if (ch.op === 'reset') { tree.root = clone(ch.root); continue; }
+    if (ch.op === 'update') {
+      const n = find(tree.root, ch.node.id);
+      if (!n) throw new Error(`change updates ${ch.node.id}, which the tree does not hold`);
+      n.params = clone(ch.node.params || {});
+      continue;
+    }
+    const parent = find(tree.root, ch.parent);
+    if (!parent) throw new Error(`change names ${ch.parent}, which the tree does not hold`);
+    switch (ch.op) {
+      case 'push': (parent.children = parent.children || []).push(clone(ch.node)); break;
+      case 'present': parent.presented = clone(ch.node); break;
+      case 'pop': parent.children.splice(ch.index); break;
+      case 'dismiss': delete parent.presented; break;
+      case 'replace': parent.children.splice(ch.index); parent.children.push(clone(ch.node)); break;
+      case 'select': parent.selected = ch.index; if (ch.history) parent.history = ch.history; else delete parent.history; break;
+      default: throw new Error(`unknown op ${ch.op}`);
+    }
+  }
+}
+
+export class SessionMirror {
+  // `snapshot`: subscribe's answer ({session, version, root, visible}); `limit`: how many changes
+  // time travel keeps.
+  constructor(snapshot, limit = 1000) {
+    this.base = clone(snapshot);   // the tree before the oldest change kept
+    this.live = clone(snapshot);   // the tree now
+    this.log = [];                 // the last stackChanged params, oldest first
+    this.limit = Math.max(1, limit);
+  }
+
+  // Applies a stackChanged's params. Answers {applied, gap, folded}: applied false for an old
+  // change; gap true when versions were missed (take a new snapshot: subscribe again), unless
+  // the change is a snapshot itself (one reset); folded: the versions that left the ring.
+  apply(p) {
+    if (p.version <= this.live.version) return { applied: false, gap: false, folded: [] };
+    const snapshot = p.changes.length === 1 && p.changes[0].op === 'reset';
+    if (p.version !== this.live.version + 1 && !snapshot) return { applied: false, gap: true, folded: [] };
+    applyChanges(this.live, p.changes);
+    this.live.version = p.version;
+    this.live.visible = p.visible;
+    this.log.push(clone(p));
+    const folded = [];
+    while (this.log.length > this.limit) {
+      const old = this.log.shift();
+      applyChanges(this.base, old.changes);
+      this.base.version = old.version;
+      this.base.visible = old.visible;
+      folded.push(old.version);
+    }
+    return { applied: true, gap: false, folded };
+  }
+
+  // The oldest version time travel reaches.
+  get oldest() { return this.base.version; }
+
+  // The tree as it was at `version` (from the oldest kept on): the base, then each change up to it.
+  treeAt(version) {
+    const t = clone(this.base);
+    for (const p of this.log) {
+      if (p.version > version) break;
+      applyChanges(t, p.changes);
+      t.version = p.version;
+      t.visible = p.visible;
+    }
+    return t;
+  }
+}
