@@ -26,7 +26,7 @@ struct Common: ParsableArguments {
 
     func client() throws -> NavClient {
         do { return try NavClient(socketPath: socket) } catch let e as NavClientError {
-            FileHandle.standardError.write(Data("navctl: \(e.message)\n".utf8))
+            FileHandle.standardError.write(Data("navctl: \(terminalSafe(e.message))\n".utf8))
             throw ExitCode(2)
         }
     }
@@ -54,7 +54,7 @@ struct Common: ParsableArguments {
         do {
             let r = try c.call(method, params(extra), timeout: timeout)
             // JSON escapes control characters itself; text from navd shows them as \u{…}.
-            print(json ? JSONWriter.string(r) : terminalSafe(human(r), keeping: ["\n", "\t"]))
+            print(json ? terminalSafeJSON(JSONWriter.string(r)) : terminalSafe(human(r), keeping: ["\n", "\t"]))
             if r["ok"] == .bool(false) {
                 // An answer that says it failed (graph.reload of a broken graph) is a failure too.
                 FileHandle.standardError.write(Data("navctl: \(method) answered ok: false\n".utf8))
@@ -62,9 +62,9 @@ struct Common: ParsableArguments {
             }
         } catch is StopWaiting {
             let p = pending ?? .null
-            print(json ? JSONWriter.string(["pending": p]) : "pending \(p["navigation"]?.stringValue ?? "?"): waits for \(p["waitingFor"]?.stringValue ?? "?")")
+            print(json ? terminalSafeJSON(JSONWriter.string(["pending": p])) : terminalSafe("pending \(p["navigation"]?.stringValue ?? "?"): waits for \(p["waitingFor"]?.stringValue ?? "?")"))
         } catch let e as NavClientError where e.kind == "interrupted" || e.kind == "timeout" {
-            let nav = pending?["navigation"]?.stringValue
+            let nav = pending?["navigation"]?.stringValue.map { terminalSafe($0) }
             if let nav {
                 c.interruptingSignals = []
                 if (try? c.call("cancel", params(["navigation": .string(nav)]), timeout: 2)) != nil {
@@ -114,7 +114,7 @@ struct Common: ParsableArguments {
     /// Reports an error navd answered and exits (1; 2 when navd cannot be reached).
     func fail(_ e: NavClientError) throws -> Never {
         if json {
-            print(JSONWriter.string(["error": ["code": .int(e.code), "kind": .string(e.kind), "message": .string(e.message), "data": e.data]]))
+            print(terminalSafeJSON(JSONWriter.string(["error": ["code": .int(e.code), "kind": .string(e.kind), "message": .string(e.message), "data": e.data]])))
         }
         FileHandle.standardError.write(Data("navctl: \(terminalSafe(e.kind)) (\(e.code)): \(terminalSafe(e.message))\n".utf8))
         throw ExitCode(e.code == 0 ? 2 : 1)
@@ -520,7 +520,7 @@ struct Watch: ParsableCommand {
         var seen = 0
         while let n = try c.nextNotification() {
             let method = n["method"]?.stringValue ?? "?"
-            let line = common.json ? JSONWriter.string(n) : "\(method) \(JSONWriter.string(n["params"] ?? .null))"
+            let line = common.json ? terminalSafeJSON(JSONWriter.string(n)) : terminalSafe("\(method) \(JSONWriter.string(n["params"] ?? .null))")
             FileHandle.standardOutput.write(Data((line + "\n").utf8))  // unbuffered: one line per notification
             seen += 1
             if let count, seen >= count { return }
@@ -600,7 +600,7 @@ struct Sessions: ParsableCommand {
             try common.fail(e)
         }
         if case .object(var o) = answer { o["sessions"] = .array(names); answer = .object(o) }
-        print(common.json ? JSONWriter.string(answer) : names.compactMap(\.stringValue).map { terminalSafe($0) }.joined(separator: "\n"))
+        print(common.json ? terminalSafeJSON(JSONWriter.string(answer)) : names.compactMap(\.stringValue).map { terminalSafe($0) }.joined(separator: "\n"))
     }
     @OptionGroup var common: Common
     func run() throws { try Sessions.list(common) }

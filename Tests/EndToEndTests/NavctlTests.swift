@@ -35,6 +35,14 @@ import Testing
                 #expect(shown, "\(args): \(out)")
             }
         }
+        // --json: still JSON (the same string read back), with C1 controls (CSI as U+009B) escaped too.
+        for args in [["tree", "--json"], ["set", "other=2", "--json"], ["navigate", "shop.Nope\u{9b}2J", "--json"]] {
+            let r = try navctl(d, args)
+            #expect(!raw(r.stdout), "\(args): \(r.stdout.debugDescription)")
+            #expect(r.stdout.contains("\\u009B"), "\(args): \(r.stdout)")
+        }
+        let tree = try json(try navctl(d, ["tree", "--json"]).stdout)
+        #expect(tree["root"].map(JSONWriter.string)?.contains("\\u001b]0;pwned") == true)
         // A message of navd's that quotes what the client sent shows it as \u{1B}, not as a sequence.
         let refused = try navctl(d, ["navigate", "shop.Nope\u{1b}[31m\u{07}"])
         let err: String = refused.stderr

@@ -151,3 +151,42 @@ def test_notifications_are_bounded(fake):
 def test_an_empty_socket_path_is_refused():
     with pytest.raises(ConnectError):
         Client("")
+
+
+def test_bash_completion_never_runs_names_from_an_impostor_server(fake, tmp_path):
+    """navctl's installed bash completion (swift-argument-parser's script, whose compgen -W would
+    expand $(…) and backticks) asked for `navctl navigate --socket IMPOSTOR <Tab>` offers only
+    plain names: the impostor's `$(touch …)` and backtick names run nothing and are not offered."""
+    import json
+    import subprocess
+    marks = [tmp_path / "dollar", tmp_path / "backtick", tmp_path / "semicolon"]
+    names = {"$(touch %s)" % marks[0]: {}, "`touch %s`" % marks[1]: {}, "a;touch %s" % marks[2]: {},
+             "shop.Home": {}, "shop.Product": {}, "\x1b]0;pwned\x07": {}}
+
+    def answer(line):
+        req = json.loads(line)
+        return (json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": {"coordinators": names, "routes": {}}}) + "\n").encode()
+
+    s = fake(answer=answer)
+    navctl = os.path.join(os.environ.get("NAVD_BIN_DIR") or os.path.dirname(os.environ["NAVD_BIN"]), "navctl")
+    script = subprocess.run([navctl, "--generate-completion-script", "bash"], capture_output=True, text=True, check=True).stdout
+    (tmp_path / "navctl.bash").write_text(script)
+    line = "%s navigate --socket %s " % (navctl, s.path)
+    words = line.split(" ")
+    driver = """
+source %s
+COMP_LINE=%s; COMP_POINT=${#COMP_LINE}
+COMP_WORDS=(%s); COMP_CWORD=%d
+_navctl navctl "" %s
+printf '%%s\\n' "${COMPREPLY[@]}"
+""" % (tmp_path / "navctl.bash", shlex_quote(line), " ".join(shlex_quote(w) for w in words), len(words) - 1, shlex_quote(s.path))
+    r = subprocess.run(["bash", "-c", driver], capture_output=True, text=True, timeout=30)
+    offered = set(r.stdout.split())
+    assert offered == {"shop.Home", "shop.Product"}, (r.stdout, r.stderr)
+    for m in marks:
+        assert not m.exists(), "a name from the server ran: %s" % m
+
+
+def shlex_quote(s):
+    import shlex
+    return shlex.quote(s)
