@@ -153,7 +153,8 @@ import Testing
     /// `stats.methods`: each method's answers, errors and latency histogram (cumulative by upper
     /// bound, Prometheus's shape), counted as answers leave, pipelined or waiting on a precondition.
     @Test func statsCountRequestsErrorsAndLatencyPerMethod() throws {
-        let dir = try TempDir()
+        let dir = TempDir()
+        defer { dir.remove() }
         try """
             root: {stack: Home}
             coordinators:
