@@ -18,6 +18,14 @@ public final class Node {
     /// `params` as JSON, in bytes, for a node that shows a coordinator (0 for stacks and the root's
     /// tabs): what it adds to its session's ``Session/paramsBytes``.
     var paramsBytes = 0
+    /// Screen or flow: params it had before, kept by `update {push: true}` (React Navigation's
+    /// `pushParams`), the most recent last; `dismiss` restores them one at a time before it removes
+    /// the screen. At most ``Session/maxParamsHistory``; nil while empty.
+    public internal(set) var paramsHistory: [JSONValue]?
+    /// ``paramsHistory`` as JSON, in bytes: also counted in the session's ``Session/paramsBytes``.
+    var historyBytes = 0
+    /// What this node adds to its session's ``Session/paramsBytes``: its params and their history.
+    var countedBytes: Int { paramsBytes + historyBytes }
     /// Stack: screens and flows, last on top. Tabs: stacks. Flow: its step screens, last on top.
     public internal(set) var children: [Node] = []
     /// Tabs: the selected index.
@@ -62,6 +70,8 @@ public final class Node {
         self.paramsBytes = paramsBytes
         selected = 0
         tabHistory = nil
+        paramsHistory = nil
+        historyBytes = 0
     }
 
     /// A node with an id of the form navd makes ("n" and a number); nil for any other form.
@@ -89,6 +99,8 @@ public final class Node {
     func copy() -> Node {
         let n = Node(number: number, kind: kind, coordinator: coordinator, params: params)
         n.paramsBytes = paramsBytes
+        n.paramsHistory = paramsHistory
+        n.historyBytes = historyBytes
         n.selected = selected
         n.tabHistory = tabHistory
         n.children = children.map { let c = $0.copy(); c.parent = n; return c }
@@ -117,6 +129,7 @@ public final class Node {
         case .screen, .flow:
             o.append("coordinator", .string(graph.coordinators[coordinator].name))
             o.append("params", params)
+            if let h = paramsHistory { o.append("paramsHistory", .array(h)) }
             if kind == .flow { o.append("children", .array(children.map { $0.json(graph) })) }
             if let p = presented { o.append("presented", p.json(graph)) }
         }
@@ -149,6 +162,7 @@ public final class Node {
             graph.coordinators[coordinator].nameJSON.withUnsafeBytes { w.buffer.append(contentsOf: $0) }
             w.raw(",\"params\":")
             w.write(params)
+            if let h = paramsHistory { w.raw(",\"paramsHistory\":"); w.write(.array(h)) }
             if kind == .flow { writeChildren(into: &w, graph) }
             if let p = presented {
                 w.raw(",\"presented\":")

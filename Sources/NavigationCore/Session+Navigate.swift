@@ -101,12 +101,13 @@ extension Session {
 
         // Setup model: mediation, then the schema.
         if style == .select {
-            // `with` is merged into the params of the tab's first screen (a null removes a field),
-            // as `update` does, and the result must match its setup; none leaves them as they are.
-            guard !with.isEmpty else {
+            // `with` replaces the params of the tab's first screen (React Navigation's navigate to a
+            // tab); with `merge` it is merged into them (a null removes a field), as `update` does.
+            // The result must match the setup; no `with` leaves them as they are.
+            guard given != nil || destination.with != nil else {
                 return Plan(target: target.index, by: style, params: .object(with), source: source.number, ifVersion: r.ifVersion, preconditions: target.preconditions)
             }
-            let params = Session.merged(tabFirstNode(of: target.index)?.params ?? .object([:]), with)
+            let params = merge ? Session.merged(tabFirstNode(of: target.index)?.params ?? .object([:]), with) : .object(with)
             if let setup = target.setup, let violation = setup.validate(params) {
                 throw NavError(.invalidSetup, "select's \"with\" would make the params of tab `\(target.name)` not match its setup: \(violation.message)",
                                data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "to": .string(target.name)])
@@ -140,19 +141,23 @@ extension Session {
 
     /// `navigate {existing: top | pop}`: the plan that keeps a screen of `target` already in the stack
     /// the push would go to, or nil (push as usual). `top`: the screen on top of that stack; `pop`:
-    /// the nearest from the top. A screen is the same when the target declares no `identity`, or
-    /// when its params and the new ones agree on every identity field. It takes `params` (with
-    /// `merge`, its own params with `given` merged in, validated), and what is above it leaves in
-    /// the same commit (a ``Plan/popUpTo``, whose leave guards the server adds).
+    /// the nearest from the top. A screen is the same when the target declares no `identity`, when
+    /// the new params give none of its identity fields (matched by name, as React Navigation does
+    /// when `getId` answers undefined), or when its params and the new ones agree on every identity
+    /// field. It takes `params` (with `merge`, its own params with `given` merged in), validated
+    /// against the setup, and what is above it leaves in the same commit (a ``Plan/popUpTo``, whose
+    /// leave guards the server adds).
     func planReuse(_ target: Coordinator, _ existing: Existing, params: JSONValue, given: JSONObject, merge: Bool,
                    from source: Node, ifVersion: Int?) throws(NavError) -> Plan? {
         let stack = pushContainer(from: source, target: target.index)
         let candidates = existing == .top ? stack.children.suffix(1) : stack.children[...]
+        let byName = target.identity.allSatisfy { (given[$0] ?? .null) == .null }
         for screen in candidates.reversed() where screen.kind == .screen && screen.coordinator == target.index {
             let kept = merge ? Session.merged(screen.params, given) : params
-            guard target.identity.allSatisfy({ screen.params[$0] == kept[$0] }) else { continue }
-            if merge, let setup = target.setup, let violation = setup.validate(kept) {
-                throw NavError(.invalidSetup, "\"with\" merged into the params of `\(screen.id)` would not match the setup of `\(target.name)`: \(violation.message)",
+            guard byName || target.identity.allSatisfy({ screen.params[$0] == kept[$0] }) else { continue }
+            if let setup = target.setup, let violation = setup.validate(kept) {
+                let what = merge ? "merged into the params of `\(screen.id)`" : "given to `\(screen.id)` (the screen \"existing\" found)"
+                throw NavError(.invalidSetup, "\"with\" \(what) would not match the setup of `\(target.name)`: \(violation.message)",
                                data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "node": .string(screen.id)])
             }
             var plan = Plan(target: target.index, by: .push, params: kept, source: source.number, ifVersion: ifVersion, preconditions: target.preconditions)
@@ -388,7 +393,7 @@ extension Session {
     func forget(_ n: Node, into r: inout Removal, except: Node? = nil) {
         r.numbers.append(n.number)
         nodes.remove(n)
-        paramsBytes -= n.paramsBytes
+        paramsBytes -= n.countedBytes
         n.parentRef = nil
         if n.kind == .flow && n !== except {
             r.ended.append(EndedFlow(id: n.id, coordinator: n.coordinator, status: .cancelled, result: nil, error: nil))

@@ -55,15 +55,34 @@ extension Session {
         return match.presented
     }
 
+    /// The most earlier params a screen keeps (`update {push: true}`); past it the oldest go.
+    public static let maxParamsHistory = 16
+
     /// Merges `given` into the params of the live screen or flow `nodeId` (a null removes a field),
     /// validated by its setup schema; one commit with an `update` change carrying the node. The
     /// caller needs one of the coordinator's `access` roles, as to navigate to it. The merged params
     /// may be at most `maxBytes` of JSON (updates add up; one navigate cannot give more either).
-    public func update(_ nodeId: String, with given: JSONObject, caller: Caller, maxBytes: Int = .max) throws(NavError) -> Commit {
+    /// `push`: the params it had are kept in its ``Node/paramsHistory`` (at most
+    /// ``maxParamsHistory``, the oldest dropped), for `dismiss` to restore.
+    public func update(_ nodeId: String, with given: JSONObject, push: Bool = false, caller: Caller, maxBytes: Int = .max) throws(NavError) -> Commit {
         guard let n = nodes[nodeId] else {
             throw NavError(.unknownNode, "no node `\(nodeId)` in session `\(name)`; `tree` lists the current nodes", data: ["node": .string(nodeId)])
         }
-        try merge(given, into: n, caller: caller, maxBytes: maxBytes)
+        if push {
+            var history = n.paramsHistory ?? []
+            history.append(n.params)
+            if history.count > Session.maxParamsHistory { history.removeFirst(history.count - Session.maxParamsHistory) }
+            let before = (n.paramsHistory, n.historyBytes)
+            setParamsHistory(n, history)
+            do throws(NavError) { try merge(given, into: n, caller: caller, maxBytes: maxBytes) } catch {
+                n.paramsHistory = before.0
+                paramsBytes += before.1 - n.historyBytes
+                n.historyBytes = before.1
+                throw error
+            }
+        } else {
+            try merge(given, into: n, caller: caller, maxBytes: maxBytes)
+        }
         var changes = ChangeLog(enabled: recordsChanges, graph)
         changes.record("update", node: n)
         version += 1
@@ -104,6 +123,30 @@ extension Session {
             if v.isNull { merged.members.removeAll { $0.key == k } } else { merged[k] = v }
         }
         return .object(merged)
+    }
+
+    /// `dismiss` of a screen with earlier params (`update {push: true}`): the last of them become its
+    /// params again, one commit with an `update` change; nil when `nodeId` (default: the visible
+    /// top) is not the visible top or has no earlier params (then the dismiss removes it).
+    public func restoreEarlierParams(_ nodeId: String?) throws(NavError) -> Commit? {
+        guard mayHoldParamsHistory, let top = visibleTopRef?.with({ $0 }), nodeId == nil || nodeId == top.id,
+              var history = top.paramsHistory, let earlier = history.popLast() else { return nil }
+        setParamsHistory(top, history.isEmpty ? nil : history)
+        setParams(top, earlier, bytes: earlier.encodedSize)
+        var changes = ChangeLog(enabled: recordsChanges, graph)
+        changes.record("update", node: top)
+        version += 1
+        return Commit(version: version, changes: changes.text, node: top, removedNumbers: NodeNumbers(), endedFlows: nil)
+    }
+
+    /// Gives `n` the params history `history` (nil or empty: none), keeping the session's total.
+    func setParamsHistory(_ n: Node, _ history: [JSONValue]?) {
+        let list = history.flatMap { $0.isEmpty ? nil : $0 }
+        let bytes = list.map { JSONValue.array($0).encodedSize } ?? 0
+        if list != nil { mayHoldParamsHistory = true }
+        n.paramsHistory = list
+        paramsBytes += bytes - n.historyBytes
+        n.historyBytes = bytes
     }
 
     /// Gives `n` new params measured at `bytes`, keeping the session's total.

@@ -51,7 +51,7 @@ extension Session {
             let fresh = try replayedNode(c["root"], count: &count)
             forget(root, into: &removed)
             root = fresh
-            fresh.forEach { nodes.insert($0); paramsBytes += $0.paramsBytes }
+            fresh.forEach { nodes.insert($0); paramsBytes += $0.countedBytes; if $0.paramsHistory != nil { mayHoldParamsHistory = true } }
         case "update":
             guard let id = c["node"]?["id"]?.stringValue, let n = nodes[id], n.coordinator >= 0 else {
                 throw NavError(.corruptState, "a recorded update of session \"\(name)\" names no live screen")
@@ -60,7 +60,9 @@ extension Session {
             if let setup = graph.coordinators[n.coordinator].setup, let violation = setup.validate(params) {
                 throw NavError(.invalidSetup, "a recorded update of \(id) does not match its setup: \(violation.message)")
             }
+            let history = try Session.restoredParamsHistory(c["node"]?["paramsHistory"], of: id, coordinator: graph.coordinators[n.coordinator])
             setParams(n, params, bytes: params.encodedSize)
+            setParamsHistory(n, history)
         default:
             guard let parentId = c["parent"]?.stringValue, let parent = nodes[parentId] else {
                 throw NavError(.corruptState, "a recorded \(op) of session \"\(name)\" names no live parent")
@@ -81,7 +83,7 @@ extension Session {
                 }
                 let node = try replayedNode(c["node"], count: &count)
                 adopt(node, into: parent)
-                node.forEach { nodes.insert($0); paramsBytes += $0.paramsBytes }
+                node.forEach { nodes.insert($0); paramsBytes += $0.countedBytes; if $0.paramsHistory != nil { mayHoldParamsHistory = true } }
             case "present":
                 guard parent.kind == .screen || parent.kind == .flow, parent.presented == nil else {
                     throw NavError(.corruptState, "a recorded present from \(parentId) does not fit")
@@ -89,7 +91,7 @@ extension Session {
                 let stack = try replayedNode(c["node"], count: &count)
                 stack.parent = parent
                 parent.presented = stack
-                stack.forEach { nodes.insert($0); paramsBytes += $0.paramsBytes }
+                stack.forEach { nodes.insert($0); paramsBytes += $0.countedBytes; if $0.paramsHistory != nil { mayHoldParamsHistory = true } }
             case "dismiss":
                 guard let p = parent.presented else { throw NavError(.corruptState, "a recorded dismiss of \(parentId) finds nothing presented") }
                 forget(p, into: &removed)

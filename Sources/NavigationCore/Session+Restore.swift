@@ -139,7 +139,13 @@ extension Session {
         guard let n = Node(id: id, kind: kind, coordinator: coordinator, params: params) else {
             throw NavError(.corruptState, "saved node id `\(id)` is not one navd makes (\"n\" and a number)")
         }
-        if coordinator >= 0 { n.paramsBytes = params.encodedSize }
+        if coordinator >= 0 {
+            n.paramsBytes = params.encodedSize
+            if let h = try restoredParamsHistory(j["paramsHistory"], of: id, coordinator: graph.coordinators[coordinator]) {
+                n.paramsHistory = h
+                n.historyBytes = JSONValue.array(h).encodedSize
+            }
+        }
         n.selected = j["selected"]?.intValue ?? 0
         if kind == .tabs, let h = j["history"] {
             // Checked against the children below.
@@ -185,6 +191,25 @@ extension Session {
 extension Session {
     /// A tabs node's `history` as navd writes it, in a saved tree or a recorded `select`: distinct
     /// tab indexes, at least one, never the selected tab; nil when `h` is not one.
+    /// A saved screen's params history (`paramsHistory`): nil when absent; else a list of at most
+    /// ``maxParamsHistory`` objects, each matching the coordinator's setup as params must.
+    static func restoredParamsHistory(_ h: JSONValue?, of id: String, coordinator c: Coordinator) throws(NavError) -> [JSONValue]? {
+        guard let h else { return nil }
+        guard case .array(let list) = h, !list.isEmpty, list.count <= maxParamsHistory else {
+            throw NavError(.corruptState, "saved node \(id) (\(c.name)) has a params history that is not a list of 1 to \(maxParamsHistory) objects")
+        }
+        for p in list {
+            guard case .object = p else {
+                throw NavError(.corruptState, "saved node \(id) (\(c.name)) has earlier params that are a JSON \(p.typeName), not an object")
+            }
+            if let setup = c.setup, let violation = setup.validate(p) {
+                throw NavError(.invalidSetup, "saved node \(id) (\(c.name)) has earlier params that do not match its setup: \(violation.message)",
+                               data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "node": .string(id)])
+            }
+        }
+        return list
+    }
+
     static func tabHistory(_ h: JSONValue, selected: Int) -> [Int]? {
         guard let items = h.arrayValue else { return nil }
         let list = items.compactMap(\.intValue)

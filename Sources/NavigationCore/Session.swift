@@ -17,6 +17,9 @@ public final class Session {
     public var limits = SessionLimits()
     /// The setup models of every node of the tree together, as JSON, in bytes (`--max-params-bytes`).
     public internal(set) var paramsBytes = 0
+    /// Whether a node may hold earlier params (`update {push: true}`, or a restored or replayed
+    /// history): until then a `dismiss` does not look for them.
+    var mayHoldParamsHistory = false
     /// The names and values of every fact together, as JSON, in bytes (`--max-facts-bytes`).
     public internal(set) var factsBytes = 0
     /// The uid of the user who opened the session (nil: navd's own, as for "main"). Only that user
@@ -94,6 +97,7 @@ public final class Session {
         facts = s.facts
         factsBytes = s.factsBytes
         paramsBytes = s.paramsBytes
+        mayHoldParamsHistory = s.mayHoldParamsHistory
         limits = s.limits
         nextId = s.nextId
         root.forEach { nodes.insert($0) }
@@ -111,7 +115,8 @@ public final class Session {
         paramsBytes = 0
         root.forEach { node in
             nodes.insert(node)
-            paramsBytes += node.paramsBytes
+            paramsBytes += node.countedBytes
+            if node.paramsHistory != nil { mayHoldParamsHistory = true }
         }
     }
     public func node(_ id: String) -> Node? { nodes[id] }

@@ -89,6 +89,18 @@ import Testing
         }
         try c.call("navigate", ["to": "Second", "popUpTo": ["to": "Start", "inclusive": true]])
         #expect(Self.stack(c) == ["Second"], "navigate with popUpTo the root, inclusive: the target alone")
+        // testNavigationViaDeepLinkPopUpTo: navigate(deepLink, navOptions { popUpTo(start) }) leaves
+        // the start destination and the link's destination.
+        (d, c) = try daemon()
+        try c.call("navigate", ["to": "StartWithDefault"])
+        try c.call("navigate", ["to": "Second", "with": ["test": "x"]])
+        try c.call("open", ["url": "android-app://androidx.navigation.test/test/arg2", "by": "push", "popUpTo": ["to": "Start"]])
+        #expect(Self.stack(c) == ["Start", "Second"])
+        try c.call("navigate", ["to": "Second"])
+        try c.call("open", ["url": "android-app://androidx.navigation.test/test/arg2", "by": "push", "popUpTo": ["to": "Start", "inclusive": true]])
+        #expect(Self.stack(c) == ["Second"], "inclusive of the first screen: the link's destination alone")
+        let e = try c.callError("open", ["url": "android-app://androidx.navigation.test/test/arg2", "popUpTo": ["to": "Start"]])
+        #expect(e["data"]?["param"] == "popUpTo", "a link that builds its whole stack replaces it: popUpTo goes with by: push")
         (d, c) = try daemon()
         try c.call("open", ["url": "android-app://androidx.navigation.test/test/arg2"])
         #expect(Self.stack(c) == ["Start", "Second"])

@@ -255,6 +255,26 @@ import Testing
         #expect(Self.stack(c) == ["bar", "bar{\"foo\":\"a\"}", "bar{\"foo\":\"b\"}"])
     }
 
+    /// StackRouter.test.tsx, "handles getId for navigate" (the case where `getId` answers undefined:
+    /// the new params give no identity field): the route is matched by name and takes the params.
+    /// navd: a navigation whose params give none of the target's `identity` fields matches a screen
+    /// of the target by name (`existing: top` or `pop`); before, it pushed a second screen.
+    @Test func identityWithoutItsFieldsMatchesByName() throws {
+        let (d, c) = try daemonWithStack(["bar"], graph: Self.identityGraph)
+        _ = d
+        try Self.reset(c, [("bar", ["foo": "a"])])
+        let v = try c.call("tree")["version"]?.intValue ?? 0
+        let r = try c.call("navigate", ["to": "bar", "with": ["answer": 1], "existing": "top"])
+        #expect(Self.stack(c) == ["bar{\"answer\":1}"], "the screen by name took the params")
+        #expect(r["version"]?.intValue == v + 1)
+        try Self.reset(c, [("bar", ["foo": "a"]), ("baz", [:])])
+        try c.call("navigate", ["to": "bar", "with": [:], "existing": "pop"])
+        #expect(Self.stack(c) == ["bar"])
+        // An identity field given is compared as before: another id pushes.
+        try c.call("navigate", ["to": "bar", "with": ["foo": "b"], "existing": "top"])
+        #expect(Self.stack(c) == ["bar", "bar{\"foo\":\"b\"}"])
+    }
+
     /// StackRouter.test.tsx, "goes back to matching screen for navigate if pop: true": qux, not in
     /// [baz, bar], is pushed; baz is popped to and takes {answer: 42}; bar {answer: 42} on top takes
     /// {answer: 96}. In navd: `existing: pop`.
@@ -306,6 +326,76 @@ import Testing
         return (d, c, ids)
     }
 
+    /// BaseRouter.test.tsx, "pushes new params for the focused screen with PUSH_PARAMS", "pushes new
+    /// params for the source screen with PUSH_PARAMS", "pushes new params for route with no existing
+    /// params with PUSH_PARAMS", "pushes new params with existing history with PUSH_PARAMS", "doesn't
+    /// handle PUSH_PARAMS if source key isn't present": the params are replaced (navd: `update`
+    /// with `null` for the old fields, as for REPLACE_PARAMS) and the earlier ones kept in the
+    /// route's history (navd: `update {push: true}`, `paramsHistory`; a route without params had
+    /// `{}`). Going back restores them before the screen leaves (React Navigation's `goBack` after
+    /// `pushParams`): navd's `dismiss`, an `update` change; at most 16 are kept.
+    @Test func pushesParamsThatBackRestores() throws {
+        let (d, c, ids) = try baseState()
+        _ = d
+        func history(_ i: Int) throws -> JSONValue? { try c.call("tree")["root"]?["children"]?.arrayValue?[i]["paramsHistory"] }
+        try c.call("update", ["node": .string(ids[1]), "with": ["fruit": .null, "answer": 42], "push": true])
+        #expect(Self.stack(c) == ["foo", "bar{\"answer\":42}", "baz{\"sort\":\"latest\"}"])
+        #expect(try history(1) == [["fruit": "orange"]])
+        try c.call("update", ["node": .string(ids[2]), "with": ["sort": .null, "user": "jane"], "push": true])
+        #expect(try history(2) == [["sort": "latest"]] && Self.stack(c).last == "baz{\"user\":\"jane\"}")
+        try c.call("update", ["node": .string(ids[0]), "with": ["user": "jane"], "push": true])
+        #expect(try history(0) == [[:]] && Self.stack(c).first == "foo{\"user\":\"jane\"}")
+        try c.call("update", ["node": .string(ids[1]), "with": ["answer": .null, "fruit": "banana"], "push": true])
+        #expect(try history(1) == [["fruit": "orange"], ["answer": 42]])
+        #expect(try c.callError("update", ["node": "magic", "with": ["answer": 42], "push": true])["data"]?["kind"] == "unknownNode")
+
+        // Back: baz, the visible top, takes its earlier params and stays (nothing removed, an
+        // update change); then it leaves.
+        let watcher = try d.client()
+        try watcher.call("subscribe")
+        let back = try c.call("dismiss")
+        #expect(back["removed"] == [], "the screen stays: \(back)")
+        let bazHistory = try history(2)
+        #expect(Self.stack(c).last == "baz{\"sort\":\"latest\"}" && bazHistory == nil)
+        let restored = try watcher.notification("stackChanged")
+        #expect(restored["params"]?["changes"]?.arrayValue?.map { $0["op"] } == ["update"], "\(restored)")
+        try c.call("dismiss")
+        #expect(Self.stack(c) == ["foo{\"user\":\"jane\"}", "bar{\"fruit\":\"banana\"}"])
+        try c.call("dismiss")
+        #expect(Self.stack(c) == ["foo{\"user\":\"jane\"}", "bar{\"answer\":42}"])
+        // Bounded: the 16 most recent earlier params are kept.
+        for i in 0..<20 { try c.call("update", ["node": .string(ids[1]), "with": ["answer": .int(i)], "push": true]) }
+        let kept = try history(1)?.arrayValue ?? []
+        #expect(kept.count == 16 && kept.last?["answer"] == 18 && kept.first?["answer"] == 3, "\(kept)")
+        // A dismiss that goes `to` a screen removes as before.
+        try c.call("dismiss", ["to": "foo"])
+        #expect(Self.stack(c) == ["foo{\"user\":\"jane\"}"])
+    }
+
+    /// The params history is saved with the session: a navd started again on the same state file
+    /// shows it and restores from it.
+    @Test func pushedParamsSurviveARestart() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite")
+        try Self.baseGraph.write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
+        var bazId = ""
+        do {
+            let d = try Daemon(arguments: ["--graph", dir.path, "--state", state])
+            let c = try d.client()
+            try c.call("navigate", ["to": "bar"])
+            bazId = try c.call("navigate", ["to": "baz", "with": ["sort": "latest"]])["node"]?.stringValue ?? ""
+            try c.call("update", ["node": .string(bazId), "with": ["sort": "newest"], "push": true])
+            #expect(d.stop() == 0)
+        }
+        let d = try Daemon(arguments: ["--graph", dir.path, "--state", state])
+        let c = try d.client()
+        let top = try c.call("tree")["root"]?["children"]?.arrayValue?.last
+        #expect(top?["id"]?.stringValue == bazId && top?["paramsHistory"] == [["sort": "latest"]], "\(top ?? .null)")
+        try c.call("dismiss")
+        #expect(Self.stack(c) == ["foo", "bar", "baz{\"sort\":\"latest\"}"])
+    }
+
     /// BaseRouter.test.tsx, "sets params for the focused screen with SET_PARAMS", "merges params for
     /// the source screen with SET_PARAMS", "sets params for the source screen with SET_PARAMS",
     /// "doesn't handle SET_PARAMS if source key isn't present": navd's `update {node, with}` merges
@@ -353,8 +443,8 @@ import Testing
         """
         root: {tabs: [bar, baz, qux], back: \(back)}
         coordinators:
-          bar: {setup: {type: object, properties: {answer: {type: integer}, fruit: {type: string}}}}
-          baz: {setup: {type: object, properties: {answer: {type: integer}, fruit: {type: string}}}}
+          bar: {setup: {type: object, properties: {answer: {type: integer}, fruit: {type: string}, color: {type: string}}}}
+          baz: {setup: {type: object, properties: {answer: {type: integer}, fruit: {type: string}, color: {type: string}}}}
           qux: {}
         """
     }
@@ -408,18 +498,23 @@ import Testing
 
     /// TabRouter.test.tsx, "handles navigate action", "handles jump to action", "merges params on
     /// navigate to an existing screen", "merges params on jump to an existing screen": navigate or
-    /// jumpTo a tab selects it; params given are merged into its screen's; an unknown tab is refused.
-    /// navd: `navigate {by: select, with}`.
-    @Test func selectingATabMergesItsParams() throws {
+    /// jumpTo a tab selects it; params given replace its screen's (after {color: "tomato"},
+    /// navigating with {answer: 42} leaves exactly {answer: 42}), and are merged only with
+    /// `merge: true`; an unknown tab is refused. navd: `navigate {by: select, with, merge?}`.
+    @Test func selectingATabReplacesItsParamsOrMergesThem() throws {
         let d = try Daemon(graph: Self.tabGraph(back: "none"))
         let c = try d.client()
-        try c.call("navigate", ["to": "baz", "by": "select", "with": ["answer": 42]])
+        func baz() throws -> JSONValue? { try c.call("tree")["root"]?["children"]?.arrayValue?[1]["children"]?.arrayValue?.first?["params"] }
+        try c.call("navigate", ["to": "baz", "by": "select", "with": ["color": "tomato"]])
         #expect(Self.tab(c) == "baz")
         try c.call("navigate", ["to": "bar", "by": "select"])
+        try c.call("navigate", ["to": "baz", "by": "select", "with": ["answer": 42]])
+        #expect(try baz() == ["answer": 42], "replaced, as React Navigation does")
+        try c.call("navigate", ["to": "bar", "by": "select"])
         try c.call("navigate", ["to": "baz", "by": "select"])
-        try c.call("navigate", ["to": "baz", "by": "select", "with": ["fruit": "orange"]])
-        let root = try c.call("tree")["root"]
-        #expect(root?["children"]?.arrayValue?[1]["children"]?.arrayValue?.first?["params"] == ["answer": 42, "fruit": "orange"])
+        #expect(try baz() == ["answer": 42], "no params given: the screen keeps its own")
+        try c.call("navigate", ["to": "baz", "by": "select", "with": ["fruit": "orange"], "merge": true])
+        #expect(try baz() == ["answer": 42, "fruit": "orange"], "merged with merge: true")
         #expect(try c.callError("navigate", ["to": "non-existent", "by": "select"])["data"]?["kind"] == "unknownTarget")
     }
 

@@ -4,8 +4,8 @@ import NavTesting
 import Testing
 
 /// `select {with}` (React Navigation's `navigate('Tab', params)`): the tab's first screen takes the
-/// params, merged and validated as `update` does, in the select's commit; invalid ones are refused
-/// and change nothing.
+/// params in place of its own (with `merge: true`, merged as `update` does), validated, in the
+/// select's commit; invalid ones are refused and change nothing.
 @Suite struct SelectWithTests {
     static let graph = """
         root: {tabs: [Home, Cart]}
@@ -30,13 +30,20 @@ import Testing
         let n = try watcher.notification("stackChanged")
         let ops = n["params"]?["changes"]?.arrayValue?.compactMap { $0["op"]?.stringValue }
         #expect(ops == ["select", "update"], "\(n)")
-        // Merged: a field given replaces, null removes, others stay.
+        // Replaced: the params are exactly those given.
         try c.call("navigate", ["to": "Home", "by": "select"])
-        try c.call("navigate", ["to": "Cart", "by": "select", "with": ["note": .null, "coupon": "ZZ"]])
+        try c.call("navigate", ["to": "Cart", "by": "select", "with": ["note": "again"]])
+        #expect(try Self.cart(c) == ["note": "again"])
+        // Merged with merge: true: a field given replaces, null removes, others stay.
+        try c.call("navigate", ["to": "Cart", "by": "select", "with": ["coupon": "ZZ"], "merge": true])
+        #expect(try Self.cart(c) == ["coupon": "ZZ", "note": "again"])
+        try c.call("navigate", ["to": "Cart", "by": "select", "with": ["note": .null], "merge": true])
         #expect(try Self.cart(c) == ["coupon": "ZZ"])
-        // Without `with` the params stay.
+        // Without `with` the params stay; an empty `with` empties them.
         try c.call("navigate", ["to": "Cart", "by": "select"])
         #expect(try Self.cart(c) == ["coupon": "ZZ"])
+        try c.call("navigate", ["to": "Cart", "by": "select", "with": [:]])
+        #expect(try Self.cart(c) == [:])
     }
 
     @Test func invalidParamsAreRefusedAndChangeNothing() throws {

@@ -55,9 +55,15 @@ import Testing
         #expect(ids.count == s.nodeCount)
         // The links that count no reference keep their rules (TreeLinks.swift).
         #expect(s.linkProblems().isEmpty, "\(s.linkProblems())")
-        // Within the limits, and the setup models counted as they are.
+        // Within the limits, and the setup models (with their earlier params) counted as they are.
         var params = 0
-        s.root.forEach { if $0.coordinator >= 0 { params += $0.params.encodedSize } }
+        s.root.forEach {
+            if $0.coordinator >= 0 { params += $0.params.encodedSize }
+            if let h = $0.paramsHistory {
+                #expect(!h.isEmpty && h.count <= Session.maxParamsHistory)
+                params += JSONValue.array(h).encodedSize
+            }
+        }
         #expect(s.paramsBytes == params, "params bytes counted \(s.paramsBytes), are \(params)")
         #expect(s.root.height <= s.limits.maxDepth && s.nodeCount <= s.limits.maxNodes && s.paramsBytes <= s.limits.maxParamsBytes,
                 "past a limit: depth \(s.root.height), nodes \(s.nodeCount), params \(s.paramsBytes) (\(s.limits))")
@@ -116,7 +122,9 @@ import Testing
                         }
                         commit = try s.commit(plan)
                     case 6..<8:
-                        commit = try s.dismiss(Bool.random(using: &rng) ? allIds.randomElement(using: &rng) : nil)
+                        // dismiss: earlier params (update {push: true}) are restored first, as the server does.
+                        let id = Bool.random(using: &rng) ? allIds.randomElement(using: &rng) : nil
+                        if let restored = try s.restoreEarlierParams(id) { commit = restored } else { commit = try s.dismiss(id) }
                     case 8:
                         // dismiss {to, inclusive}
                         let to = Bool.random(using: &rng) ? coordinators.randomElement(using: &rng)!.name : allIds.randomElement(using: &rng)!
@@ -125,7 +133,8 @@ import Testing
                         // update {node, with}
                         let id = allIds.randomElement(using: &rng)!
                         let setup = s.node(id).flatMap { $0.kind == .screen || $0.kind == .flow ? graph.coordinators[$0.coordinator].setup : nil }
-                        commit = try s.update(id, with: sample(setup, &rng), caller: Caller(roles: Bool.random(using: &rng) ? ["staff"] : []))
+                        commit = try s.update(id, with: sample(setup, &rng), push: Bool.random(using: &rng),
+                                              caller: Caller(roles: Bool.random(using: &rng) ? ["staff"] : []))
                     case 10:
                         // reset {} or reset {to: [...]}
                         if Bool.random(using: &rng) {

@@ -414,7 +414,7 @@ public enum EmbeddedProtocol {
         },
         {
           "name": "merge",
-          "description": "with existing top or pop: the screen found keeps its params with with merged in (a null removes a field), validated by its setup, instead of taking with as its params",
+          "description": "with existing top or pop: the screen found keeps its params with with merged in (a null removes a field), validated by its setup, instead of taking with as its params; with by: select, with is merged into the params of the tab's first screen instead of replacing them",
           "schema": {
             "type": "boolean"
           }
@@ -652,7 +652,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "update",
-      "summary": "Merge fields into a live screen's (or flow's) params (null removes one), validated by its setup schema; one commit published as an update change carrying the node.",
+      "summary": "Merge fields into a live screen's (or flow's) params (null removes one), validated by its setup schema; one commit published as an update change carrying the node. With push: true the params it had are kept in its paramsHistory (at most 16), which dismiss restores one at a time before it removes the screen.",
       "x-navd-changes": true,
       "paramStructure": "by-name",
       "params": [
@@ -677,6 +677,13 @@ public enum EmbeddedProtocol {
           "required": true,
           "schema": {
             "type": "object"
+          }
+        },
+        {
+          "name": "push",
+          "description": "keep the params the node had in its paramsHistory (React Navigation's pushParams): a dismiss of it restores them (an update change) instead of removing it; at most 16 are kept, the oldest dropped",
+          "schema": {
+            "type": "boolean"
           }
         }
       ],
@@ -1720,6 +1727,19 @@ public enum EmbeddedProtocol {
           "description": "remove the screens the link replaces without running their leave guards (by default they run first, the topmost's first)",
           "schema": {
             "type": "boolean"
+          }
+        },
+        {
+          "name": "popUpTo",
+          "description": "with by: push, as navigate's popUpTo (Jetpack's navigate(deepLink, navOptions { popUpTo })): what is above this coordinator or node (and it, inclusive) leaves in the same commit, after its leave guards; inclusive of the first screen of a root stack, the link's screen takes its place",
+          "schema": {
+            "type": "object",
+            "required": ["to"],
+            "properties": {
+              "to": {"type": "string"},
+              "inclusive": {"type": "boolean"}
+            },
+            "additionalProperties": false
           }
         }
       ],

@@ -31,6 +31,12 @@ enum NavigationMethods {
                     }
                     r.pushesLastScreen = true
                 }
+                if let pop = p.value(.popUpTo) {
+                    guard r.pushesLastScreen else {
+                        throw .invalidParams("\"popUpTo\" goes with by: \"push\" (the link's last screen is pushed from the screen the pop leaves on top); without \"by\" the link builds its whole stack, replacing the one shown", data: ["param": "popUpTo"])
+                    }
+                    r.popUpTo = try popUpToParam(pop)
+                }
                 n.open(r, call)
             }
         }
@@ -67,7 +73,8 @@ enum NavigationMethods {
                 guard let with = try p.objectParam(.with) else {
                     throw .invalidParams("`update` needs \"with\": the fields to merge into the screen's params (null removes one)", data: ["param": "with"])
                 }
-                do throws(NavError) { return try n.update(node, with: with, in: state, by: call.client) } catch { throw error.rpc }
+                let push = try p.bool(.push) ?? false
+                do throws(NavError) { return try n.update(node, with: with, push: push, in: state, by: call.client) } catch { throw error.rpc }
             }
         }
         methods.register("flowComplete", FlowCompleteParam.self, changes: true, session: session) { call in
@@ -217,14 +224,7 @@ enum NavigationMethods {
         }
         var popUpTo: (to: String, inclusive: Bool)?
         if let pop = p.value(.popUpTo) {
-            guard let target = pop["to"]?.stringValue, pop.objectValue?.keys.allSatisfy({ $0 == "to" || $0 == "inclusive" }) == true else {
-                throw .invalidParams("\"popUpTo\" must be {to: COORDINATOR_OR_NODE, inclusive?: bool}, like {\"to\": \"shop.Home\"}", data: ["param": "popUpTo"])
-            }
-            var inclusive = false
-            if let i = pop["inclusive"] {
-                guard case .bool(let b) = i else { throw .invalidParams("\"popUpTo.inclusive\" must be true or false", data: ["param": "popUpTo"]) }
-                inclusive = b
-            }
+            let (target, inclusive) = try popUpToParam(pop)
             if let by, by != .push && by != .present {
                 throw .invalidParams("\"popUpTo\" goes with by: push or present (the target is placed from the screen left on top), not \(by.rawValue)",
                                      data: ["param": "popUpTo"])
@@ -246,8 +246,8 @@ enum NavigationMethods {
             existing = given
         }
         let merge = try p.bool(.merge) ?? false
-        if merge && existing == .push {
-            throw .invalidParams("\"merge\": true merges \"with\" into the params of the screen \"existing\" finds, so it needs existing: top or pop", data: ["param": "merge"])
+        if merge && existing == .push && by != .select {
+            throw .invalidParams("\"merge\": true merges \"with\" into the params of the screen \"existing\" finds or of the tab \"by\": \"select\" selects, so it needs existing: top or pop, or by: select", data: ["param": "merge"])
         }
         return NavigateRequest(state: state, coordinator: coordinator, toName: toName, route: route, by: by, with: with, withBytes: withBytes,
                                from: try p.string(.from), ifVersion: try p.int(.ifVersion), key: key,
@@ -324,7 +324,7 @@ enum DismissParam: Int, ParamName {
 }
 
 enum UpdateParam: Int, ParamName {
-    case session, node, with
+    case session, node, with, push
     static let table = ParamTable(Self.self)
 }
 
@@ -373,7 +373,20 @@ enum LinkResolveParam: Int, ParamName {
     static let table = ParamTable(Self.self)
 }
 
+/// `popUpTo: {to, inclusive?}` (`navigate` and `open`).
+func popUpToParam(_ pop: JSONValue) throws(RPCError) -> (to: String, inclusive: Bool) {
+    guard let target = pop["to"]?.stringValue, pop.objectValue?.keys.allSatisfy({ $0 == "to" || $0 == "inclusive" }) == true else {
+        throw .invalidParams("\"popUpTo\" must be {to: COORDINATOR_OR_NODE, inclusive?: bool}, like {\"to\": \"shop.Home\"}", data: ["param": "popUpTo"])
+    }
+    var inclusive = false
+    if let i = pop["inclusive"] {
+        guard case .bool(let b) = i else { throw .invalidParams("\"popUpTo.inclusive\" must be true or false", data: ["param": "popUpTo"]) }
+        inclusive = b
+    }
+    return (target, inclusive)
+}
+
 enum OpenParam: Int, ParamName {
-    case session, url, dryRun, ifVersion, by, force
+    case session, url, dryRun, ifVersion, by, force, popUpTo
     static let table = ParamTable(Self.self)
 }

@@ -8,6 +8,20 @@ extension Navigator {
     func dismiss(_ r: borrowing DismissRequest, _ call: some Responder) {
         let state = r.state
         let session = state.session
+        // A screen with earlier params (`update {push: true}`) takes them back and stays: nothing
+        // is removed, so no leave guard runs. Not when the dismiss hands a result on or goes `to`.
+        if r.to == nil && r.result == nil {
+            do throws(NavError) {
+                if let c = try session.restoreEarlierParams(r.node) {
+                    publish(c, in: state)
+                    call.succeed(Removed(c))
+                    return
+                }
+            } catch {
+                call.fail(error.rpc)
+                return
+            }
+        }
         // The leave guards of every screen and flow it would remove, the top one's first.
         var guards: [Int] = []
         var guarded: Node?

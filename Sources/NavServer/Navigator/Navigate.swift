@@ -125,9 +125,12 @@ extension Navigator {
             let link = try session.planLink(url, caller: caller, ifVersion: ifVersion)
             if r.pushesLastScreen, let last = link.link?.last {
                 // Jetpack's navigate(Uri): the matched destination, pushed as `navigate` would push
-                // it (the visible screen's opens decide; unset fields mediated from it).
-                plan = try session.plan(Destination(target: last.coordinator), by: .push, with: last.params.objectValue, from: nil,
-                                        ifVersion: ifVersion, caller: caller)
+                // it (the visible screen's opens decide; unset fields mediated from it), with
+                // navOptions' popUpTo as `navigate {popUpTo}` does it (leave guards first).
+                var pushed = try session.plan(Destination(target: last.coordinator), by: .push, with: last.params.objectValue, from: nil,
+                                              ifVersion: ifVersion, caller: caller)
+                if let popUpTo = r.popUpTo { try applyOptions(to: &pushed, session: session, hints: nil, popUpTo: popUpTo, then: nil) }
+                plan = pushed
             } else {
                 plan = r.force ? link : guardingReplacement(link, in: session)
             }

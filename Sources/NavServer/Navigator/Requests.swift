@@ -51,7 +51,7 @@ struct NavigateRequest: ~Copyable {
         self.dryRun = dryRun
         self.detach = detach
         self.progress = progress
-        options = hints == nil && popUpTo == nil && then == nil && existing == .push && !force ? nil
+        options = hints == nil && popUpTo == nil && then == nil && existing == .push && !merge && !force ? nil
             : NavigateOptions(hints: hints, popUpTo: popUpTo, then: then, existing: existing, merge: merge, force: force)
     }
 }
@@ -84,6 +84,8 @@ struct OpenRequest {
     var ifVersion: Int?
     /// `by: push`: only the link's last screen, navigated to from the visible screen.
     var pushesLastScreen = false
+    /// With `by: push`: what is above this screen (and it, `inclusive`) leaves first, as `navigate {popUpTo}`.
+    var popUpTo: (to: String, inclusive: Bool)?
     /// Removes guarded screens without running their `leave:` guards.
     var force = false
 }

@@ -9,9 +9,10 @@ import Glibc
 /// The navigator's side of the methods that read a session, change its params or facts, open and
 /// close sessions, provide preconditions and cancel navigations: each decoded by the methods layer.
 extension Navigator {
-    /// `update {node, with}`: merges `with` into a live screen's params, published as an `update`.
-    func update(_ node: String, with: JSONObject, in state: SessionState, by client: some Client) throws(NavError) -> JSONValue {
-        let c = try state.session.update(node, with: with, caller: Caller(roles: client.roles), maxBytes: config.maxMessage)
+    /// `update {node, with, push?}`: merges `with` into a live screen's params, published as an
+    /// `update`; `push` keeps the params it had for `dismiss` to restore.
+    func update(_ node: String, with: JSONObject, push: Bool, in state: SessionState, by client: some Client) throws(NavError) -> JSONValue {
+        let c = try state.session.update(node, with: with, push: push, caller: Caller(roles: client.roles), maxBytes: config.maxMessage)
         publish(c, in: state)
         return ["version": .int(c.version), "node": c.node.map { $0.json(graph) } ?? .null]
     }
