@@ -48,11 +48,16 @@ def shop(c):
 
 
 def tabs(c):
-    """Tabs with `back: history`: selects carry the history; dismiss walks it back; update changes params."""
+    """Tabs with `back: history`: selects carry the history; dismiss walks it back; update changes
+    params, and with push keeps the earlier ones (paramsHistory), which dismiss restores first."""
     for tab in ["app.B", "app.C", "app.A"]:
         c.navigate(tab, by="select")
     c.navigate("app.Detail", with_={"n": 1})
     c.call("update", node=c.tree().top["id"], with_={"n": 2})
+    c.call("update", node=c.tree().top["id"], with_={"n": 3}, push=True)
+    c.call("update", node=c.tree().top["id"], with_={"n": 4}, push=True)
+    c.dismiss()
+    c.dismiss()
     c.dismiss()
     c.dismiss()
     c.dismiss()

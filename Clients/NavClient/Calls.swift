@@ -94,9 +94,10 @@ public struct NavCall: Sendable {
         NavCall("dismiss", with(session: session, [("to", .string(target)), ("inclusive", inclusive ? .bool(true) : nil), ("result", result)]))
     }
 
-    /// `update {node, with}`: merge fields into a live screen's params (a null removes one).
-    public static func update(node: String, with fields: JSONObject, session: String? = nil) -> NavCall {
-        NavCall("update", with(session: session, [("node", .string(node)), ("with", .object(fields))]))
+    /// `update {node, with, push?}`: merge fields into a live screen's params (a null removes one);
+    /// `push`: the params it had are kept (`paramsHistory`) for `dismiss` to restore.
+    public static func update(node: String, with fields: JSONObject, push: Bool = false, session: String? = nil) -> NavCall {
+        NavCall("update", with(session: session, [("node", .string(node)), ("with", .object(fields)), ("push", push ? .bool(true) : nil)]))
     }
 
     /// `reset {}` (the graph's root) or `reset {to: [...]}` (coordinator names or {to, with?, by?}).
@@ -124,13 +125,14 @@ public struct NavCall: Sendable {
     }
 
     /// `open {url}`; `pushingLastScreen`: `by: push`, only the link's last screen, pushed from the
-    /// visible screen.
+    /// visible screen, after `popUpTo` (a coordinator or node; `popInclusive`: it too) is popped to.
     public static func open(url: String, session: String? = nil, ifVersion: Int? = nil, dryRun: Bool = false,
-                            pushingLastScreen: Bool = false, force: Bool = false) -> NavCall {
+                            pushingLastScreen: Bool = false, force: Bool = false, popUpTo: String? = nil, popInclusive: Bool = false) -> NavCall {
         NavCall("open", with(session: session, [
             ("force", force ? .bool(true) : nil),
             ("url", .string(url)), ("ifVersion", ifVersion.map(JSONValue.int)), ("dryRun", dryRun ? .bool(true) : nil),
             ("by", pushingLastScreen ? "push" : nil),
+            ("popUpTo", popUpTo.map { ["to": .string($0), "inclusive": .bool(popInclusive)] }),
         ]))
     }
 

@@ -383,8 +383,15 @@ extension NavClient {
 
     @discardableResult
     public func open(url: String, session: String? = nil, ifVersion: Int? = nil, dryRun: Bool = false,
-                     pushingLastScreen: Bool = false, force: Bool = false) throws -> Committed {
-        Committed(try call(.open(url: url, session: session, ifVersion: ifVersion, dryRun: dryRun, pushingLastScreen: pushingLastScreen, force: force)))
+                     pushingLastScreen: Bool = false, force: Bool = false, popUpTo: String? = nil, popInclusive: Bool = false) throws -> Committed {
+        Committed(try call(.open(url: url, session: session, ifVersion: ifVersion, dryRun: dryRun, pushingLastScreen: pushingLastScreen, force: force,
+                                 popUpTo: popUpTo, popInclusive: popInclusive)))
+    }
+
+    /// `update {node, with, push?}`; `push`: a dismiss of the screen restores the params it had first.
+    @discardableResult
+    public func update(node: String, with fields: JSONObject, push: Bool = false, session: String? = nil) throws -> JSONValue {
+        try call(.update(node: node, with: fields, push: push, session: session))
     }
 
     public func tree(session: String? = nil) throws -> TreeMirror { TreeMirror(snapshot: try call(.tree(session: session))) }

@@ -75,12 +75,15 @@ public struct TreeMirror: Sendable {
             return
         }
         if op == "update" {
-            // A live screen's params changed: the change carries the node as it is now.
+            // A live screen's params changed: the change carries the node as it is now (with its
+            // earlier params, `paramsHistory`, when it keeps any).
             guard let id = c["node"]?["id"]?.stringValue else { throw Gap(description: "update without a node: \(JSONWriter.string(c))") }
             let params = c["node"]?["params"] ?? .object([:])
+            let history = c["node"]?["paramsHistory"]
             let found = TreeMirror.update(&root, id: id) { node in
                 guard case .object(var o) = node else { return }
                 o["params"] = params
+                o["paramsHistory"] = history
                 node = .object(o)
             }
             if !found { throw Gap(description: "no node \(id) for update") }

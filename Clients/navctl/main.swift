@@ -299,6 +299,7 @@ func renderTree(_ t: JSONValue, color: Bool) -> String {
             line += "\(n["coordinator"]?.stringValue ?? "?") [\(id)]"
             if kind == "flow" { line += " (flow)" }
             if let p = n["params"], p != .object([:]) { line += " " + JSONWriter.string(p) }
+            if let h = n["paramsHistory"]?.arrayValue, !h.isEmpty { line += " (earlier params: \(h.count), back restores \(JSONWriter.string(h[h.count - 1])))" }
         case "tabs": line += "tabs " + (n["coordinator"]?.stringValue.map { "\($0) " } ?? "") + "[\(id)] selected \(n["selected"]?.intValue ?? 0)"
         default: line += "stack [\(id)]"
         }
@@ -374,7 +375,7 @@ struct Navigate: ParsableCommand {
 struct ExistingOptions: ParsableArguments {
     @Option(help: "When the stack already shows the target: push (a new screen, the default), top (keep the screen on top and give it the params) or pop (go back to the nearest one, else push).")
     var existing: String?
-    @Flag(help: "With --existing top or pop: merge --with into the params of the screen found instead of replacing them.") var merge = false
+    @Flag(help: "With --existing top or pop, or --by select: merge --with into the params of the screen found or of the tab's first screen instead of replacing them.") var merge = false
 
     func apply(to p: inout JSONObject) {
         if let existing { p["existing"] = .string(existing) }
@@ -439,10 +440,13 @@ struct Update: ParsableCommand {
     @OptionGroup var common: Common
     @Argument(help: "The screen's node id.") var node: String
     @Argument(help: "Fields KEY=VALUE (VALUE is JSON when it parses).") var fields: [String] = []
+    @Flag(help: "Keep the params it had: a dismiss of the screen restores them before it removes the screen.") var push = false
     func run() throws {
         let (schema, owner) = fields.isEmpty ? (nil, node) : common.setupModelOfNode(node)
         let with = try pairs(fields, schema: schema, owner: owner)
-        try common.run("update", ["node": .string(node), "with": .object(with)]) { r in
+        var p: JSONObject = ["node": .string(node), "with": .object(with)]
+        if push { p["push"] = true }
+        try common.run("update", p) { r in
             "node \(r["node"]?["id"]?.stringValue ?? "?"), version \(r["version"]?.intValue ?? 0), params \(JSONWriter.string(r["node"]?["params"] ?? .null))"
         }
     }
@@ -496,10 +500,13 @@ struct Open: ParsableCommand {
     @Argument var url: String
     @Flag(help: "Open only the link's last screen, pushed from the visible screen (its opens decide).") var push = false
     @Flag(help: "Remove guarded screens the link replaces without running their leave guards.") var force = false
+    @Option(help: "With --push: pop to this coordinator or node first (one commit).", completion: graphNames("coordinators")) var popUpTo: String?
+    @Flag(help: "With --pop-up-to: pop that screen too.") var inclusive = false
     func run() throws {
         var p: JSONObject = ["url": .string(url)]
         if push { p["by"] = "push" }
         if force { p["force"] = true }
+        if let popUpTo { p["popUpTo"] = ["to": .string(popUpTo), "inclusive": .bool(inclusive)] }
         try common.run("open", p, human: summary)
     }
 }

@@ -23,8 +23,9 @@ final class App {
     var form: Form?
     /// The navigation waiting on preconditions: id, target and what it waits for.
     var pending: (navigation: String, to: String, waitingFor: String)?
-    /// Keys given to actions, in order; q d c x t r R u p K e E are fixed (quit, dismiss, complete,
-    /// cancel, pop to the top of the stack, reset (R: without leave guards), update the visible screen's params, pop first,
+    /// Keys given to actions, in order; q d c x t r R u U p K e E are fixed (quit, dismiss, complete,
+    /// cancel, pop to the top of the stack, reset (R: without leave guards), update the visible screen's params (U: keeping
+    /// the earlier ones for dismiss to restore), pop first,
     /// go back to an existing screen, dismiss with a result, dismiss merging it below).
     static let actionKeys = Array("123456789abfghijklmnosvwyz")
     /// The URL of the visible path (`link.resolve`), when a link of the graph builds it.
@@ -403,21 +404,22 @@ final class App {
         refresh()
     }
 
-    /// A form for the visible screen's params, prefilled; submitting sends `update`.
-    func updateTop() {
+    /// A form for the visible screen's params, prefilled; submitting sends `update` (`push`: keeping
+    /// the params it had, which `d` then restores before it dismisses the screen).
+    func updateTop(push: Bool = false) {
         guard let top = mirror?.top, let id = top["id"]?.stringValue, let name = top["coordinator"]?.stringValue, needsForm(name) else {
             setStatus("the visible screen has no setup model: no params to change", .error)
             return
         }
         let params = top["params"]?.objectValue ?? [:]
-        form = Form(title: "update \(name) [\(id)]", schema: coordinators[name]?["setup"], prefill: params) { [unowned self] with in
+        form = Form(title: "\(push ? "push params of" : "update") \(name) [\(id)]", schema: coordinators[name]?["setup"], prefill: params) { [unowned self] with in
             // update merges: fields equal to the params change nothing, so nothing is sent.
             guard with.contains(where: { params[$0.key] != $0.value }) else {
                 self.formSentNothing = true
                 self.setStatus("update \(name): nothing changed, nothing sent", .dim)
                 return
             }
-            self.send(.update(node: id, with: with, session: self.session), what: "update \(name)", fromForm: true)
+            self.send(.update(node: id, with: with, push: push, session: self.session), what: push ? "push params of \(name)" : "update \(name)", fromForm: true)
         }
         refresh()
     }
@@ -455,6 +457,7 @@ final class App {
         case "r": send(.reset(session: session), what: "reset")
         case "R": send(.reset(session: session, force: true), what: "reset, without leave guards")
         case "u": updateTop()
+        case "U": updateTop(push: true)
         case "p":
             popFirst.toggle()
             keepExisting = false

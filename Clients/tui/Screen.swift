@@ -117,6 +117,7 @@ struct Screen {
                 l.add((kind == "flow" ? "flow " : "") + (n["coordinator"]?.stringValue ?? "?"), on ? .highlight : .plain)
                 l.add(" [\(id)]", .dim)
                 if let p = n["params"], p.objectValue?.isEmpty == false { l.add(" " + JSONWriter.string(p), .dim) }
+                if let h = n["paramsHistory"]?.arrayValue, !h.isEmpty { l.add(" (\(h.count) earlier: d restores)", .dim) }
             default:
                 l.add(kind, on ? .highlight : .dim)
                 if let c = n["coordinator"]?.stringValue { l.add(" " + c, on ? .highlight : .plain) }  // a tab container
@@ -154,6 +155,7 @@ struct Screen {
         }
         var fixed: [Line] = [
             keys([("d", "dismiss", false), ("u", "params", false), ("q", "quit", false)]),
+            keys([("U", "params, back restores the earlier", false)]),
             keys([("t", "pop to this stack's first screen", false)]),
             keys([("r", "reset", false), ("R", "reset without guards", false)]),
             keys([("e", "result", false), ("E", "result merged below", false)]),

@@ -49,6 +49,26 @@ import Testing
         #expect(refused.status == 1 && !raw(err) && err.contains("\\u{1B}[31m\\u{7}"), "\(err.debugDescription)")
     }
 
+    /// What issue 49 added, through navctl: `update --push` (the tree shows the earlier params,
+    /// `dismiss` restores them), `open --push --pop-up-to`, `navigate --by select --merge`.
+    @Test func pushedParamsPopUpToLinksAndMergedSelects() throws {
+        let d = try Daemon()
+        var r = try navctl(d, ["navigate", "shop.Product", "--with", "id=p1"])
+        let node = try #require(r.stdout.split(separator: ",").first?.split(separator: " ").last.map(String.init))
+        r = try navctl(d, ["update", node, "id=p2", "--push"])
+        #expect(r.status == 0, "\(r)")
+        r = try navctl(d, ["tree"])
+        #expect(r.stdout.contains("(earlier params: 1, back restores {\"id\":\"p1\"})"), "\(r.stdout)")
+        r = try navctl(d, ["dismiss", "--json"])
+        #expect(try json(r.stdout)["removed"] == [], "\(r)")
+        #expect(try navctl(d, ["tree"]).stdout.contains("shop.Product [\(node)] {\"id\":\"p1\"}"))
+        r = try navctl(d, ["navigate", "shop.Product", "--with", "id=p3"])
+        r = try navctl(d, ["open", "/product/p9", "--push", "--pop-up-to", "shop.Home"])
+        #expect(r.status == 0, "\(r)")
+        let stack = try json(try navctl(d, ["tree", "--json"]).stdout)["root"]?["children"]?.arrayValue?[0]["children"]?.arrayValue ?? []
+        #expect(stack.compactMap { $0["params"]?["id"]?.stringValue } == ["p9"] && stack.count == 2, "\(stack)")
+    }
+
     @Test func everySubcommandHumanAndJSON() throws {
         let d = try Daemon()
         var r = try navctl(d, ["navigate", "shop.Product", "--with", "id=p1"])

@@ -171,7 +171,7 @@ final class TmuxPane {
         // Every row fits: nothing is wider than the terminal.
         for line in s.split(separator: "\n") { #expect(line.count <= 80, "\(line)") }
         #expect(s.contains("▶ > "), "a marker says there are more: \(s)")
-        for label in [" d dismiss", " u params", " q quit", " t pop to this stack's first screen", " r reset", " R reset without guards",
+        for label in [" d dismiss", " u params", " U params, back restores the earlier", " q quit", " t pop to this stack's first screen", " r reset", " R reset without guards",
                       " e result", " E result merged below", " p pop first", " K to existing"] {
             #expect(s.contains(label), "\(label) in \(s)")
         }

@@ -211,6 +211,11 @@ def apply_changes(root, changes):
             if n is None:
                 raise OutOfStep("stackChanged updates node %s, which the mirror does not hold" % ch["node"]["id"])
             n["params"] = copy.deepcopy(ch["node"].get("params", {}))
+            # Earlier params (update {push: true}), when the screen keeps any.
+            if "paramsHistory" in ch["node"]:
+                n["paramsHistory"] = copy.deepcopy(ch["node"]["paramsHistory"])
+            else:
+                n.pop("paramsHistory", None)
             continue
         parent = _find(root, ch["parent"])
         if parent is None:
@@ -580,9 +585,16 @@ class Client:
         ``{to, with, by}``) that stack; ``force=True`` removes guarded screens without their leave guards."""
         return self.call("reset", extra, to=to, session=session, force=True if force else None)
 
-    def open(self, url, session=None, by=None, **extra):
-        """``open`` a deep link; ``by="push"`` pushes only its last screen from the visible one."""
-        return self.call("open", extra, url=url, session=session, by=by)
+    def open(self, url, session=None, by=None, pop_up_to=None, inclusive=None, **extra):
+        """``open`` a deep link; ``by="push"`` pushes only its last screen from the visible one, after
+        ``pop_up_to`` (a coordinator or node; ``inclusive=True``: it too) is popped to."""
+        pop = None if pop_up_to is None else {"to": pop_up_to, "inclusive": bool(inclusive)}
+        return self.call("open", extra, url=url, session=session, by=by, popUpTo=pop)
+
+    def update(self, node, with_=None, push=None, session=None, **extra):
+        """``update``: merges ``with_`` into a live screen's params (None removes a field); with
+        ``push=True`` the params it had are kept (``paramsHistory``) and a dismiss restores them."""
+        return self.call("update", extra, node=node, with_=with_ or {}, push=True if push else None, session=session)
 
     def cancel(self, navigation, session=None):
         return self.call("cancel", navigation=navigation, session=session).get("cancelled", False)

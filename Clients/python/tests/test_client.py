@@ -239,3 +239,17 @@ def test_replacements_run_leave_guards_unless_forced(request, tmp_path):
             assert c.reset(force=True)["version"] == 2
     finally:
         assert d.stop() == 0
+
+
+def test_pushed_params_and_a_link_with_pop_up_to(navd_client):
+    """update(push=True) keeps the earlier params, which dismiss restores; open(by="push", pop_up_to=…)."""
+    node = navd_client.navigate("shop.Product", with_={"id": "p1"})["node"]
+    navd_client.update(node, with_={"id": "p2"}, push=True)
+    top = navd_client.tree().top
+    assert top["params"] == {"id": "p2"} and top["paramsHistory"] == [{"id": "p1"}]
+    assert navd_client.dismiss()["removed"] == []
+    top = navd_client.tree().top
+    assert top["id"] == node and top["params"] == {"id": "p1"} and "paramsHistory" not in top
+    navd_client.navigate("shop.Product", with_={"id": "p3"})
+    navd_client.open("/product/p9", by="push", pop_up_to="shop.Home")
+    assert navd_client.tree().stack == ["shop.Home", "shop.Product"] and navd_client.tree().top["params"] == {"id": "p9"}

@@ -248,6 +248,12 @@ function renderTree(t) {
       p.textContent = ' ' + JSON.stringify(n.params);
       span.append(p);
     }
+    if (n.paramsHistory && n.paramsHistory.length) {
+      const h = document.createElement('span');
+      h.className = 'params';
+      h.textContent = ` (${n.paramsHistory.length} earlier params: dismiss restores ${JSON.stringify(n.paramsHistory[n.paramsHistory.length - 1])})`;
+      span.append(h);
+    }
     li.append(span);
     const kids = n.children || [];
     if (kids.length) li.append(ul(kids, n.kind === 'tabs' ? (i) => `tab ${i + 1}${i === n.selected ? '*' : ''} ` : null, n.id));
@@ -287,7 +293,16 @@ function actionsFor(t) {
       if (i !== t.root.selected && first) list.push({ label: `select ${first.coordinator}`, run: () => send('navigate', { to: first.coordinator, by: 'select' }, `select ${first.coordinator}`) });
     });
   }
-  list.push({ label: 'dismiss', run: () => send('dismiss', {}, 'dismiss') });
+  if (needsForm(top.coordinator)) {
+    // update {push: true}: new params, the earlier ones kept for dismiss to restore.
+    list.push({
+      label: 'push params',
+      run: () => openForm(`push params of ${top.coordinator}`, coordinator(top.coordinator).setup, top.params || {},
+        (values) => send('update', { node: top.id, with: values, push: true }, `push params of ${top.coordinator}`, true)),
+    });
+  }
+  const earlier = top.paramsHistory && top.paramsHistory.length;
+  list.push({ label: earlier ? 'dismiss (restores the earlier params)' : 'dismiss', run: () => send('dismiss', {}, 'dismiss') });
   const flow = visibleNodes(t).reverse().find((n) => n.kind === 'flow');
   if (flow) {
     list.push({ label: `complete ${flow.coordinator}`, run: () => completeFlow(flow) });

@@ -27,6 +27,8 @@ export function applyChanges(tree, changes) {
       const n = find(tree.root, ch.node.id);
       if (!n) throw new Error(`change updates ${ch.node.id}, which the tree does not hold`);
       n.params = clone(ch.node.params || {});
+      // Earlier params (update {push: true}), when the screen keeps any.
+      if (ch.node.paramsHistory) n.paramsHistory = clone(ch.node.paramsHistory); else delete n.paramsHistory;
       continue;
     }
     const parent = find(tree.root, ch.parent);
