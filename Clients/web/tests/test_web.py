@@ -236,7 +236,8 @@ def test_host_and_origin_are_checked(navweb):
     assert WebSocket(navweb.port, "http://evil.example:%d" % navweb.port, host="evil.example:%d" % navweb.port).status != 101
     status, body = http(navweb.url.replace("127.0.0.1", "localhost"), {"Host": "evil.example:%d" % navweb.port})
     assert status == 403 and "not this server" in body, (status, body)
-    # Bad input from the page gets navd's own errors.
+    # Bad input from the page gets precise errors: navd's for a request, nav-web's (where the JSON
+    # went wrong, as navd says it) for what is not a message at all.
     assert ok.call("navigate", {"to": "shop.Nope"}, id=2)["error"]["data"]["kind"] == "unknownTarget"
     ok.send("{not json")
     m = ok.receive()

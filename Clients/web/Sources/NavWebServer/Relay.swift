@@ -89,24 +89,29 @@ enum Relay {
     }
 
     /// The line navd gets for a page's message, or nil when nav-web answered it itself (`answer`):
-    /// a message that does not start with `{` or `[` is not a JSON-RPC message or batch (so navd,
-    /// which reads one line per message, never sees another framing such as a Content-Length
-    /// header); the rest goes as one line, and navd's own parser says precisely what is wrong with
-    /// it. With --read-only the message is parsed here, refused unless every method in it changes
-    /// nothing, and relayed as nav-web wrote it again, so that navd reads exactly what was checked.
+    /// every message is parsed here first, and one that is not a JSON object (a request) or array
+    /// (a batch) is answered `parseError` and never reaches navd (so navd, which reads one line per
+    /// message, never sees another framing such as a Content-Length header or half a message).
+    /// The page's own text goes on as one line (navd's parser reads it as written). With
+    /// --read-only the message is refused unless every method in it changes nothing, and relayed
+    /// as nav-web wrote it again, so that navd reads exactly what was checked.
     static func relayedLine(_ text: String, readOnly: Bool, unchanging: Set<String>,
                             answer: (String) async throws -> Void) async throws -> String? {
         let body = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard body.hasPrefix("{") || body.hasPrefix("[") else {
-            try await answer(parseError(text))
+        let parsed: Any
+        do {
+            guard body.hasPrefix("{") || body.hasPrefix("[") else { throw NotAMessage() }
+            parsed = try JSONSerialization.jsonObject(with: Data(body.utf8))
+            guard parsed is [String: Any] || parsed is [Any] else { throw NotAMessage() }
+        } catch {
+            try await answer(parseError(text, invalid: error as NSError, body: body))
             return nil
         }
         guard readOnly else {
             // A raw newline in JSON is only whitespace: the line is the message.
             return body.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\r", with: " ") + "\n"
         }
-        guard let parsed = try? JSONSerialization.jsonObject(with: Data(body.utf8)), parsed is [String: Any] || parsed is [Any],
-              let again = try? JSONSerialization.data(withJSONObject: parsed) else {
+        guard let again = try? JSONSerialization.data(withJSONObject: parsed) else {
             try await answer(parseError(text))
             return nil
         }
@@ -117,14 +122,31 @@ enum Relay {
         return String(decoding: again, as: UTF8.self) + "\n"
     }
 
+    struct NotAMessage: Error {}
+
     /// The answer to a WebSocket message that is not one JSON-RPC message or batch (JSON-RPC's
-    /// parseError, as navd gives it).
-    static func parseError(_ text: String) -> String {
+    /// parseError, as navd gives it: where the JSON went wrong, when it is JSON that did).
+    static func parseError(_ text: String, invalid: NSError? = nil, body: String = "") -> String {
+        var data: [String: Any] = ["kind": "parseError"]
+        var why = "it is not an object or an array"
+        if let reason = invalid?.userInfo[NSDebugDescriptionErrorKey] as? String {
+            why = reason
+            // "… around character N." (an offset from 0): as line and column, as navd says them.
+            if let r = reason.range(of: "character "), let offset = Int(reason[r.upperBound...].prefix { $0.isNumber }) {
+                let before = body.utf8.prefix(offset)
+                let line = before.filter { $0 == 0x0A }.count + 1
+                let column = before.count - (before.lastIndex(of: 0x0A).map { before.distance(from: before.startIndex, to: $0) + 1 } ?? 0) + 1
+                data["offset"] = offset
+                data["line"] = line
+                data["column"] = column
+                why = "invalid JSON at line \(line), column \(column)"
+            }
+        }
         let error: [String: Any] = [
             "code": -32700,
             "message": "nav-web relays one JSON-RPC message (an object) or batch (an array) per WebSocket message, as JSON; "
-                + "this one (\(text.utf8.count) bytes) is not: send one request such as {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
-            "data": ["kind": "parseError"],
+                + "this one (\(text.utf8.count) bytes) is not (\(why)): send one request such as {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
+            "data": data,
         ]
         let reply: [String: Any] = ["jsonrpc": "2.0", "id": NSNull(), "error": error]
         return String(decoding: (try? JSONSerialization.data(withJSONObject: reply)) ?? Data(), as: UTF8.self)

@@ -140,8 +140,14 @@ import Glibc
         let refused = try await Relay.relayedLine(#"[{"jsonrpc":"2.0","id":1,"method":"tree"},{"jsonrpc":"2.0","id":2,"method":"navigate"}]"#,
                                                   readOnly: true, unchanging: ["tree"]) { answers.append($0) }
         #expect(refused == nil && answers.last?.contains("accessDenied") == true && answers.last?.contains("`navigate`") == true)
-        let cut = try await Relay.relayedLine(#"{"jsonrpc":"2.0","id":7,"#, readOnly: true, unchanging: ["tree"]) { answers.append($0) }
-        #expect(cut == nil && answers.last?.contains(#""code":-32700"#) == true)
+        for readOnly in [true, false] {
+            // Half a message (the rest would follow in the next WebSocket message) never reaches navd.
+            answers = []
+            let cut = try await Relay.relayedLine(#"{"jsonrpc":"2.0","id":7,"#, readOnly: readOnly, unchanging: ["tree"]) { answers.append($0) }
+            #expect(cut == nil && answers.last?.contains(#""code":-32700"#) == true)
+            let trailing = try await Relay.relayedLine(#"{"id":1} Content-Length: 5"#, readOnly: readOnly, unchanging: ["tree"]) { answers.append($0) }
+            #expect(trailing == nil && answers.count == 2)
+        }
         let tree = try await Relay.relayedLine(#"{"jsonrpc":"2.0","id":3,"method":"tree"}"#, readOnly: true, unchanging: ["tree"]) { answers.append($0) }
         #expect(tree?.hasSuffix("\n") == true && tree?.contains(#""method":"tree""#) == true)
     }
