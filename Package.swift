@@ -102,12 +102,14 @@ let package = Package(
         .target(name: "UV", dependencies: ["CLibUV", "Unchecked"], swiftSettings: hotPath),
         .target(name: "JSON", dependencies: ["CSimdJSON", "Unchecked"], swiftSettings: hotPath),
         .target(name: "RPC", dependencies: ["JSON"], swiftSettings: hotPath),
+        // NavGraph imports CYaml (libyaml's events, for positions) too: a target of the Yams package
+        // that it exports only through its Yams product.
         .target(name: "NavGraph", dependencies: ["JSON", "Unchecked", .product(name: "Yams", package: "Yams")], swiftSettings: hotPath),
         .target(name: "NavigationCore", dependencies: ["NavGraph", "JSON", "RPC", "Unchecked"], swiftSettings: hotPath),
         .target(
             name: "NavServer",
             dependencies: [
-                "UV", "JSON", "RPC", "NavGraph", "NavigationCore", "CSQLite", "CChecksum", "BuildInfo",
+                "UV", "JSON", "RPC", "NavGraph", "NavigationCore", "CSQLite", "CChecksum", "BuildInfo", "Unchecked",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -163,7 +165,8 @@ let package = Package(
         .testTarget(name: "NavigationCoreTests", dependencies: ["NavigationCore", "NavGraph", "JSON", "NavTesting", "NavClient"]),
         .testTarget(name: "UVTests", dependencies: ["UV"]),
         .testTarget(name: "UncheckedTests", dependencies: ["Unchecked"]),
-        .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "RPC", "NavGraph", "NavigationCore", "NavTesting", "NavClient", "CChecksum"]),
+        .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "RPC", "NavGraph", "NavigationCore", "NavTesting", "NavClient", "CChecksum",
+                                                           "UV", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "EndToEndTests", dependencies: ["JSON", "UV", "NavClient", "NavTesting"]),
         .target(name: "NavTesting", dependencies: ["JSON", "NavGraph", "NavigationCore", "CChecksum"], path: "Tests/NavTesting"),
     ]

@@ -1,0 +1,35 @@
+import ArgumentParser
+import BuildInfo
+import Foundation
+import JSON
+import NavClient
+
+// navctl: drive navd from the command line. The commands are in *Commands.swift and ProvideAndCall.swift,
+// the options every command shares in Common.swift.
+
+@main
+struct Main {
+    static func main() {
+        Navctl.main(GlobalOptions.reorder(Array(CommandLine.arguments.dropFirst())))
+    }
+}
+
+struct Navctl: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "navctl",
+        abstract: "Drive navd from the command line (like i3-msg or redis-cli).",
+        discussion: """
+            Options every subcommand takes (--socket, --session, --json, --no-color, --timeout) may \
+            also come before it: navctl --session s1 tree.
+
+            EXIT STATUS
+              0    done (with --no-wait: the navigation is pending in navd)
+              1    navd answered an error or ok: false, or --timeout passed
+              2    navd cannot be reached, or the connection was lost
+              64   a wrong command line (an option, KEY=VALUE, JSON)
+              130  interrupted (Ctrl-C): the pending navigation was cancelled
+            """,
+        version: BuildInfo.versionLine("navctl"),
+        subcommands: [Navigate.self, Route.self, Dismiss.self, Complete.self, Cancel.self, Open.self, Update.self, Reset.self, Link.self, Tree.self,
+                      Watch.self, Set_.self, SessionCommand.self, Sessions.self, Stats.self, Provide.self, Call.self])
+}

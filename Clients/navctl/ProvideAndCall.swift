@@ -1,0 +1,56 @@
+import ArgumentParser
+import Foundation
+import JSON
+import NavClient
+
+// provide (answer preconditions for navd) and call (any method, raw).
+
+struct Provide: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Evaluate a provider precondition for navd until interrupted.")
+    @OptionGroup var common: Common
+    @Argument var name: String
+    @Flag(help: "Answer passed.") var pass = false
+    @Option(help: "Answer failed with this reason.") var fail: String?
+    @Option(help: "Run this program (no shell; words split on spaces): exit 0 passes, else its first line is the reason.") var exec: String?
+    func validate() throws {
+        guard [pass, fail != nil, exec != nil].filter({ $0 }).count == 1 else {
+            throw ValidationError("give exactly one of --pass, --fail REASON, --exec CMD")
+        }
+    }
+    func run() throws {
+        let c = try common.client()
+        let answer: () -> JSONValue = {
+            if pass { return ["passed": true, "recovered": true] }
+            if let fail { return ["passed": false, "recovered": false, "reason": .string(fail)] }
+            let words = exec!.split(separator: " ").map(String.init)
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: words[0].contains("/") ? words[0] : "/usr/bin/env")
+            p.arguments = words[0].contains("/") ? Array(words.dropFirst()) : words
+            let out = Pipe()
+            p.standardOutput = out
+            do { try p.run() } catch { return ["passed": false, "recovered": false, "reason": .string("cannot run \(words[0])")] }
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? "exit status \(p.terminationStatus)"
+            let ok = p.terminationStatus == 0
+            return ["passed": .bool(ok), "recovered": .bool(ok), "reason": .string(ok ? "" : line)]
+        }
+        c.requestHandler = { method, _ in
+            method == "precondition.evaluate" || method == "precondition.recover" ? answer() : nil
+        }
+        do { try c.call("provide", ["preconditions": [.string(name)]]) } catch let e as NavClientError { try common.fail(e) }
+        FileHandle.standardError.write(Data("navctl: providing \(name); Ctrl-C to stop\n".utf8))
+        try c.serve()
+    }
+}
+
+struct Call: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Call any method with raw JSON params; prints the JSON result.")
+    @OptionGroup var common: Common
+    @Argument var method: String
+    @Argument var params: String?
+    func run() throws {
+        let p = try params.map { try parseJSON($0, what: "params").objectValue ?? [:] } ?? [:]
+        try common.run(method, p) { JSONWriter.string($0) }
+    }
+}

@@ -1,0 +1,107 @@
+import ArgumentParser
+import Foundation
+import JSON
+import NavClient
+
+// The commands that read or manage sessions: tree, watch, set, session, sessions, stats.
+
+struct Tree: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the tree, the visible path marked ▶.")
+    @OptionGroup var common: Common
+    func run() throws { try common.run("tree") { renderTree($0, color: common.color) } }
+}
+
+struct Watch: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Subscribe and print notifications, one per line.")
+    @OptionGroup var common: Common
+    @Option(help: "Stop after this many notifications.") var count: Int?
+    func run() throws {
+        let c = try common.client()
+        do { try c.call("subscribe", common.params()) } catch let e as NavClientError { try common.fail(e) }
+        var seen = 0
+        while let n = try c.nextNotification() {
+            let method = n["method"]?.stringValue ?? "?"
+            let line = common.json ? terminalSafeJSON(JSONWriter.string(n)) : terminalSafe("\(method) \(JSONWriter.string(n["params"] ?? .null))")
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))  // unbuffered: one line per notification
+            seen += 1
+            if let count, seen >= count { return }
+        }
+    }
+}
+
+struct Set_: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "set", abstract: "Set session facts KEY=VALUE (VALUE is JSON when it parses).")
+    @OptionGroup var common: Common
+    @Argument var facts: [String]
+    func run() throws {
+        try common.run("context.set", ["facts": .object(try pairs(facts))]) { r in
+            (r["facts"]?.objectValue ?? [:]).map { "\($0.key)=\(JSONWriter.string($0.value))" }.joined(separator: "\n")
+        }
+    }
+}
+
+/// `navctl session open|close|list NAME`: sessions as a unit of their own (as `tmux new-session`,
+/// `kill-session`, `ls`).
+struct SessionCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "session", abstract: "Open, close or list sessions.",
+        subcommands: [SessionOpen.self, SessionClose.self, SessionList.self])
+}
+
+struct SessionOpen: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "open", abstract: "Open a session (its tree starts at the graph's root); an open one is left as it is.")
+    @OptionGroup var common: Common
+    @Argument(help: "The session's name.") var name: String
+    func run() throws {
+        try common.run("session.open", ["name": .string(name)]) { r in
+            "session \(r["session"]?.stringValue ?? name) version \(r["version"]?.intValue ?? 0)"
+        }
+    }
+}
+
+struct SessionClose: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "close", abstract: "Close a session: its tree, facts and pending navigations go.")
+    @OptionGroup var common: Common
+    @Argument(help: "The session's name.") var name: String
+    func run() throws {
+        try common.run("session.close", ["name": .string(name)]) { _ in "closed \(name)" }
+    }
+}
+
+struct SessionList: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List sessions.")
+    @OptionGroup var common: Common
+    func run() throws { try Sessions.list(common) }
+}
+
+struct Sessions: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List sessions (as session list).")
+    /// Every page of `session.list` (navd answers at most 10,000 names at a time), in order.
+    static func list(_ common: Common) throws {
+        let c = try common.client()
+        var answer: JSONValue = [:]
+        var names: [JSONValue] = []
+        var after: JSONValue?
+        do {
+            repeat {
+                answer = try c.call("session.list", common.params(after.map { ["after": $0] } ?? [:]), timeout: common.timeout)
+                names += answer["sessions"]?.arrayValue ?? []
+                after = answer["next"]
+            } while after != nil
+        } catch let e as NavClientError {
+            try common.fail(e)
+        }
+        if case .object(var o) = answer { o["sessions"] = .array(names); answer = .object(o) }
+        print(common.json ? terminalSafeJSON(JSONWriter.string(answer)) : names.compactMap(\.stringValue).map { terminalSafe($0) }.joined(separator: "\n"))
+    }
+    @OptionGroup var common: Common
+    func run() throws { try Sessions.list(common) }
+}
+
+struct Stats: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show navd's counters.")
+    @OptionGroup var common: Common
+    func run() throws {
+        try common.run("stats") { r in (r.objectValue ?? [:]).map { "\($0.key): \(JSONWriter.string($0.value))" }.joined(separator: "\n") }
+    }
+}
