@@ -129,9 +129,18 @@ extension ClusterTests {
         let sockets = [dir.file("x0.sock"), dir.file("x1.sock")]
         var current = try Self.node("X", pg, socket: sockets[0])
         let sessions = (0..<6).map { "r-\($0)" }
-        do {
-            let c = try current.client()
-            for s in sessions { try c.call("session.open", ["name": .string(s)]) }
+        for s in sessions {
+            // A node whose lease lapsed while the machine was busy (a build beside the tests) answers
+            // `unavailable` until it has read its sessions again, and drops its clients: retried
+            // after data.retryAfterMs on a new connection, as the clients below do.
+            try waitUntil(timeout: 20, "session \(s) opens") {
+                do {
+                    try NavClient(socketPath: current.socketPath).call("session.open", ["name": .string(s)], timeout: 5)
+                    return true
+                } catch let e as NavClientError where ["unavailable", "connection", "connect"].contains(e.kind) {
+                    return false
+                }
+            }
         }
         let stop = Flag()
         let results = Results()
