@@ -62,13 +62,17 @@ extension Session {
     /// validated by its setup schema; one commit with an `update` change carrying the node. The
     /// caller needs one of the coordinator's `access` roles, as to navigate to it. The merged params
     /// may be at most `maxBytes` of JSON (updates add up; one navigate cannot give more either).
-    /// `push`: the params it had are kept in its ``Node/paramsHistory`` (at most
+    /// `push` (screens only): the params it had are kept in its ``Node/paramsHistory`` (at most
     /// ``maxParamsHistory``, the oldest dropped), for `dismiss` to restore.
     public func update(_ nodeId: String, with given: JSONObject, push: Bool = false, caller: Caller, maxBytes: Int = .max) throws(NavError) -> Commit {
         guard let n = nodes[nodeId] else {
             throw NavError(.unknownNode, "no node `\(nodeId)` in session `\(name)`; `tree` lists the current nodes", data: ["node": .string(nodeId)])
         }
         if push {
+            guard n.kind == .screen else {
+                throw NavError(.invalidParams, "`push` keeps a screen's earlier params for `dismiss` to restore; node `\(nodeId)` is a \(n.kind.rawValue), which a dismiss never shows again: update it without push",
+                               data: ["param": "push", "node": .string(nodeId)])
+            }
             var history = n.paramsHistory ?? []
             history.append(n.params)
             if history.count > Session.maxParamsHistory { history.removeFirst(history.count - Session.maxParamsHistory) }
