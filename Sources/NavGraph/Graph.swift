@@ -98,6 +98,8 @@ public final class NavigationGraph: @unchecked Sendable {
     /// The coordinator called `name` ("module.Name", or "Name" when only one module declares it).
     public func coordinator(named name: String) -> Coordinator? { coordinatorIndex[name].map { coordinators[$0] } }
     public func route(named name: String) -> Route? { routeIndex[name].map { routes[$0] } }
+    /// The index of route `name` (qualified or not) in ``routes``.
+    public func routeNumber(named name: String) -> Int? { routeIndex[name] }
     /// The index of the coordinator whose name's UTF-8 is `utf8` (as ``coordinator(named:)``), or nil.
     public func coordinatorIndex(utf8: UnsafeRawBufferPointer) -> Int? { coordinatorIndex[utf8: utf8] }
     public func precondition(named name: String) -> Precondition? { preconditionIndex[name].map { preconditions[$0] } }
@@ -159,6 +161,8 @@ public final class Coordinator: @unchecked Sendable {
     public internal(set) var setup: Schema?
     /// Abilities: what this coordinator may push, present or replace itself with.
     public internal(set) var opens: [Int] = []
+    /// Where each of ``opens`` is listed (an ability set's coordinators: where the set is named).
+    public internal(set) var opensLocations: [SourceLocation] = []
     public internal(set) var opensSet: Set<Int> = [] {
         didSet {
             var bits = [UInt64](repeating: 0, count: ((opensSet.max() ?? -1) + 64) / 64)

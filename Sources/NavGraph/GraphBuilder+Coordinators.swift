@@ -44,7 +44,10 @@ extension Builder {
             for (ref, l) in stringList(o, "`opens`") {
                 // An ability set brings its coordinators (one already opened is not repeated).
                 if coordinatorIndex[qualify(ref, in: module)] == nil, let set = abilities[qualify(ref, in: module)] {
-                    for i in set where c.opensSet.insert(i).inserted { c.opens.append(i) }
+                    for i in set where c.opensSet.insert(i).inserted {
+                        c.opens.append(i)
+                        c.opensLocations.append(l)
+                    }
                     continue
                 }
                 guard let i = resolveCoordinator(ref, in: module, at: l) else { incompleteOpens.insert(c.index); continue }
@@ -52,6 +55,7 @@ extension Builder {
                     d.error(l, "`\(coordinators[i].name)` is listed twice in the `opens` of `\(c.name)`")
                 } else if c.opensSet.insert(i).inserted {
                     c.opens.append(i)
+                    c.opensLocations.append(l)
                 }
             }
         }

@@ -55,6 +55,8 @@ final class NodeIndex {
     }
 
     subscript(number k: Int) -> Node? { table[k] }
+    /// The coordinator of node `k` (-1: none, or no such node), read without counting a reference.
+    func coordinator(ofNode k: Int) -> Int { table.read(k) { $0.coordinator } ?? -1 }
 
     func insert(_ n: Node) { table.insert(n, key: n.number) }
 

@@ -7,6 +7,8 @@ public struct Destination: Sendable {
     public let target: Int
     public let by: Presentation?
     public let with: JSONObject?
+    /// The route it comes from (its index in the graph's routes), or -1.
+    public var route = -1
 
     public init(target: Int, by: Presentation? = nil, with: JSONObject? = nil) {
         self.target = target
@@ -28,7 +30,9 @@ extension NavigationGraph {
                 let hint = suggestRoute(for: routeName).map { "; did you mean `\($0)`?" } ?? "; the routes are \(routes.map(\.name).joined(separator: ", "))"
                 throw NavError(.unknownTarget, "no route `\(routeName)`\(hint)", data: ["route": .string(routeName)])
             }
-            return Destination(target: route.to, by: route.by, with: route.with)
+            var d = Destination(target: route.to, by: route.by, with: route.with)
+            d.route = routeNumber(named: routeName) ?? -1
+            return d
         }
         guard let name = to else {
             throw NavError(.invalidParams, "navigate needs \"to\" (a coordinator such as \"shop.Product\") or \"route\" (a route name)", data: ["param": "to"])
@@ -67,24 +71,34 @@ public struct Plan: Sendable {
     /// Presentation hints for front-ends (`navigate {hints}`): opaque to navd, carried to `stackChanged`.
     public var hints: JSONValue? {
         get { extras?.hints }
-        set { extras = PlanExtras(hints: newValue, popUpTo: popUpTo, then: then, reuse: reuse) }
+        set { extras = PlanExtras(extras, hints: newValue) }
     }
     /// `navigate {popUpTo}`: the screen to pop to (its number) and whether it goes too; the target is
     /// then placed from the screen left on top, in the same commit.
     public var popUpTo: (node: Int, inclusive: Bool)? {
         get { extras?.popUpTo }
-        set { extras = PlanExtras(hints: hints, popUpTo: newValue, then: then, reuse: reuse) }
+        set { extras = PlanExtras(extras, popUpTo: .some(newValue)) }
     }
     /// `navigate {then}` to a flow: where navigation continues when that flow completes.
     public var then: NavigationSpec? {
         get { extras?.then }
-        set { extras = PlanExtras(hints: hints, popUpTo: popUpTo, then: newValue, reuse: reuse) }
+        set { extras = PlanExtras(extras, then: newValue) }
     }
     /// `navigate {existing: top | pop}` that found a screen of the target: its number. The commit
     /// pops to it (``popUpTo``, when it is not on top) and gives it ``params`` instead of pushing.
     public var reuse: Int? {
         get { extras?.reuse }
-        set { extras = PlanExtras(hints: hints, popUpTo: popUpTo, then: then, reuse: newValue) }
+        set { extras = PlanExtras(extras, reuse: newValue) }
+    }
+    /// The route followed (its index in the graph's routes), or -1: for coverage.
+    public var route: Int {
+        get { extras?.route ?? -1 }
+        set { extras = PlanExtras(extras, route: newValue) }
+    }
+    /// The deep link opened (its index in the graph's links), or -1: for coverage.
+    public var linkIndex: Int {
+        get { extras?.linkIndex ?? -1 }
+        set { extras = PlanExtras(extras, linkIndex: newValue) }
     }
 
     /// The source node's id.
@@ -134,11 +148,18 @@ final class PlanExtras: Sendable {
     let popUpTo: (node: Int, inclusive: Bool)?
     let then: NavigationSpec?
     let reuse: Int?
-    init(hints: JSONValue?, popUpTo: (node: Int, inclusive: Bool)?, then: NavigationSpec?, reuse: Int?) {
-        self.hints = hints
-        self.popUpTo = popUpTo
-        self.then = then
-        self.reuse = reuse
+    let route: Int
+    let linkIndex: Int
+
+    /// `base`'s values, but those given (a value given as nil clears it).
+    init(_ base: PlanExtras?, hints: JSONValue?? = nil, popUpTo: (node: Int, inclusive: Bool)?? = nil, then: NavigationSpec?? = nil,
+         reuse: Int?? = nil, route: Int? = nil, linkIndex: Int? = nil) {
+        self.hints = hints ?? base?.hints
+        self.popUpTo = popUpTo ?? base?.popUpTo
+        self.then = then ?? base?.then
+        self.reuse = reuse ?? base?.reuse
+        self.route = route ?? base?.route ?? -1
+        self.linkIndex = linkIndex ?? base?.linkIndex ?? -1
     }
 }
 

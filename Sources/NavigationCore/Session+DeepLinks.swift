@@ -37,14 +37,16 @@ extension Session {
             }
             query[k] = v
         }
-        for link in graph.links {
+        for (index, link) in graph.links.enumerated() {
             guard var params = link.match(pathSegments: segments) else { continue }
             for (key, p) in link.query { if let v = query[key] { params[p] = v } }
             // Query values the pattern does not declare go to the target's setup when it has that field
             // (`/product/42?ref=mail` fills Product's `ref`); any others (`utm_source`…) are ignored.
             var extra: [(String, String)] = []
             for (key, v) in query where !link.query.contains(where: { $0.key == key }) { extra.append((key, v)) }
-            return try planLinkStack(link, params: params, extraQuery: extra.sorted { $0.0 < $1.0 }, url: url, caller: caller, ifVersion: ifVersion)
+            var plan = try planLinkStack(link, params: params, extraQuery: extra.sorted { $0.0 < $1.0 }, url: url, caller: caller, ifVersion: ifVersion)
+            plan.linkIndex = index
+            return plan
         }
         let patterns = graph.links.map(\.pattern)
         throw NavError(.noMatchingLink, "`\(url)` matches no link of the graph; the patterns are \(patterns.isEmpty ? "none" : patterns.joined(separator: ", "))",

@@ -105,7 +105,9 @@ extension Session {
             // tab); with `merge` it is merged into them (a null removes a field), as `update` does.
             // The result must match the setup; no `with` leaves them as they are.
             guard given != nil || destination.with != nil else {
-                return Plan(target: target.index, by: style, params: .object(with), source: source.number, ifVersion: r.ifVersion, preconditions: target.preconditions)
+                var plan = Plan(target: target.index, by: style, params: .object(with), source: source.number, ifVersion: r.ifVersion, preconditions: target.preconditions)
+                if destination.route >= 0 { plan.route = destination.route }
+                return plan
             }
             let params = merge ? Session.merged(tabFirstNode(of: target.index)?.params ?? .object([:]), with) : .object(with)
             if let setup = target.setup, let violation = setup.validate(params) {
@@ -114,6 +116,7 @@ extension Session {
             }
             var plan = Plan(target: target.index, by: style, params: params, source: source.number, ifVersion: r.ifVersion, preconditions: target.preconditions)
             plan.selectsWith = true
+            if destination.route >= 0 { plan.route = destination.route }
             return plan
         }
         let given = with.count
@@ -135,8 +138,10 @@ extension Session {
         }
         // The size the caller measured holds while the params are `with` as given.
         let bytes = destination.with == nil && with.count == given ? withBytes ?? params.encodedSize : params.encodedSize
-        return Plan(target: target.index, by: style, params: params, paramsBytes: bytes, source: source.number, ifVersion: r.ifVersion,
-                    preconditions: target.preconditions)
+        var plan = Plan(target: target.index, by: style, params: params, paramsBytes: bytes, source: source.number, ifVersion: r.ifVersion,
+                        preconditions: target.preconditions)
+        if destination.route >= 0 { plan.route = destination.route }
+        return plan
     }
 
     /// `navigate {existing: top | pop}`: the plan that keeps a screen of `target` already in the stack

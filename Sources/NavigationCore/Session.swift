@@ -121,6 +121,8 @@ public final class Session {
     }
     public func node(_ id: String) -> Node? { nodes[id] }
     public func node(number: Int) -> Node? { nodes[number: number] }
+    /// The coordinator node `number` shows (-1: none, or no such node).
+    public func coordinator(ofNode number: Int) -> Int { nodes.coordinator(ofNode: number) }
 
     // MARK: Tree building
 

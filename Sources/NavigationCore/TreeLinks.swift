@@ -48,6 +48,8 @@ struct GraphLink {
 final class NodeTable {
     private let table = UnretainedTable<Node>()
     subscript(_ k: Int) -> Node? { table[k] }
+    /// What `body` reads of node `k`, without counting a reference (rule 2).
+    func read<T>(_ k: Int, _ body: (Node) -> T) -> T? { table.read(k, body) }
     func insert(_ n: Node, key: Int) { table.insert(n, key: key) }
     func remove(key: Int) { table.remove(key: key) }
     var count: Int { table.count }

@@ -51,6 +51,14 @@ public final class UnretainedTable<Element: AnyObject> {
         return objects[i]!.with { $0 }
     }
 
+    /// What `body` reads of the object listed under `key`, without counting a reference to it; nil
+    /// when nothing is listed there.
+    @inlinable
+    public func read<T>(_ key: Int, _ body: (Element) -> T) -> T? {
+        guard key >= 0, let i = slot(of: key) else { return nil }
+        return objects[i]!.with(body)
+    }
+
     /// Lists `object` under `key` (a negative key lists nothing), replacing what was listed there.
     @inlinable
     public func insert(_ object: Element, key: Int) {

@@ -36,6 +36,7 @@ extension InProcess {
             "session.open": [["name": "other"]], "session.close": [["name": "other"]], "session.list": [[:]],
             "provide": [["preconditions": ["cart.paymentAuthorized"]]], "cancel": [["navigation": "nav-1"]],
             "graph.reload": [[:]],
+            "coverage.start": [["run": "suite"]], "coverage.stop": [["run": "suite"]], "coverage.report": [[:], ["format": "text"], ["format": "lcov"]],
         ]
 
         @Test func aMethodDeclaredNotToChangeWritesNothing() throws {

@@ -1974,6 +1974,146 @@ public enum EmbeddedProtocol {
           "$ref": "#/components/errors/invalidParams"
         }
       ]
+    },
+    {
+      "name": "coverage.start",
+      "summary": "Start a named coverage run (afresh if it exists): every navigation committed and every precondition outcome is counted in it, as in the run all, until coverage.stop. At most 16 named runs.",
+      "x-navd-changes": false,
+      "paramStructure": "by-name",
+      "params": [
+          {
+            "name": "session",
+            "description": "Accepted and not used: coverage is of every session (clients that send a session with every call).",
+            "schema": {
+              "type": "string"
+            }
+          },
+        {
+          "name": "run",
+          "description": "the run's name (not \"all\", the run navd always counts)",
+          "required": true,
+          "schema": {
+            "type": "string"
+          }
+        }
+      ],
+      "result": {
+        "name": "started",
+        "schema": {
+          "type": "object",
+          "required": [
+            "run",
+            "started"
+          ],
+          "properties": {
+            "run": {
+              "type": "string"
+            },
+            "started": {
+              "const": true
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/invalidParams"
+        },
+        {
+          "$ref": "#/components/errors/limitExceeded"
+        }
+      ]
+    },
+    {
+      "name": "coverage.stop",
+      "summary": "Stop counting in a named coverage run; it is kept for coverage.report.",
+      "x-navd-changes": false,
+      "paramStructure": "by-name",
+      "params": [
+          {
+            "name": "session",
+            "description": "Accepted and not used: coverage is of every session (clients that send a session with every call).",
+            "schema": {
+              "type": "string"
+            }
+          },
+        {
+          "name": "run",
+          "description": "the run's name (not \"all\", the run navd always counts)",
+          "required": true,
+          "schema": {
+            "type": "string"
+          }
+        }
+      ],
+      "result": {
+        "name": "stopped",
+        "schema": {
+          "type": "object",
+          "required": [
+            "run",
+            "stopped"
+          ],
+          "properties": {
+            "run": {
+              "type": "string"
+            },
+            "stopped": {
+              "const": true
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/invalidParams"
+        }
+      ]
+    },
+    {
+      "name": "coverage.report",
+      "summary": "What navigations exercised of the graph served now: each coordinator shown, each opens edge taken by style, each route followed, each link opened, each precondition by outcome (passed, failed, recovered, redirected, timedOut, cancelled), each flow started/completed/cancelled, with where each is declared; as JSON, as a text table per module with what was never exercised, or as LCOV for genhtml.",
+      "x-navd-changes": false,
+      "paramStructure": "by-name",
+      "params": [
+          {
+            "name": "session",
+            "description": "Accepted and not used: coverage is of every session (clients that send a session with every call).",
+            "schema": {
+              "type": "string"
+            }
+          },
+        {
+          "name": "run",
+          "description": "a named run (default: all, since navd started or the graph was reloaded)",
+          "schema": {
+            "type": "string"
+          }
+        },
+        {
+          "name": "format",
+          "description": "json (default), text or lcov",
+          "schema": {
+            "enum": [
+              "json",
+              "text",
+              "lcov"
+            ]
+          }
+        }
+      ],
+      "result": {
+        "name": "report",
+        "schema": {
+          "type": "object",
+          "description": "json: {run, commits, totals, modules, coordinators, edges, routes, links, preconditions, flows, missed}; text and lcov: {format, report}"
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/invalidParams"
+        }
+      ]
     }
   ],
   "components": {

@@ -107,6 +107,10 @@ extension Navigator {
             store.sessionChanged(rebuilt)
         }
         graph = newGraph
+        // Coverage is of one graph: counting starts again (named runs too, as started).
+        let runs = coverage
+        coverage = CoverageRuns(graph: newGraph)
+        for name in runs.named.keys where runs.isActive(name) { _ = coverage.start(name, graph: newGraph) }
         return .swapped(removedNodes: removed)
     }
 

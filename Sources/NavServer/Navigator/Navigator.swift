@@ -52,6 +52,8 @@ final class Navigator {
     var spawnCheck: Check?
     var spawnIdle: Idle?
     var commits = 0
+    /// What navigations exercised of the graph (`coverage.report`).
+    var coverage: CoverageRuns
     /// Cluster mode: subscribers here of sessions other nodes own.
     var mirrors: [String: Mirror] = [:]
     /// Cluster mode: the store as the nodes share it; every commit's `stackChanged` goes to it for
@@ -65,6 +67,7 @@ final class Navigator {
         self.logger = logger
         self.loop = loop
         self.publisher = publisher
+        coverage = CoverageRuns(graph: graph)
         sessions["main"] = makeState(Session(name: "main", graph: graph))
     }
 

@@ -98,12 +98,16 @@ extension Navigator {
     @inline(__always)
     func commit(_ state: SessionState, _ plan: Plan, navigation: Int, starter: some Client) throws(NavError) -> Navigated {
         let before = state.session.version
+        let source = state.session.coordinator(ofNode: plan.source)
         let c = try state.session.commit(plan)
+        covered(target: plan.target, by: plan.by, source: source, route: plan.route, link: plan.linkIndex)
+        if let steps = plan.link { covered(built: steps, target: plan.target) }
         // `navigate {existing}` that found the screen as asked changes nothing: nothing to publish.
         if c.version == before { return Navigated(navigation: navigation, node: c.node?.number ?? -1, version: c.version, visible: .current(state.session)) }
         // Only a flow this commit made has a starter: selecting a tab whose first node is a flow,
         // or a link that ends on one already there, starts nothing.
         if let n = c.node, n.kind == .flow, state.session.madeByLastCommit(n) {
+            for run in coverage.active { run.flowStarted(n.coordinator) }
             state.flowStarters[n.id] = starter
             if let then = plan.then { state.flowThens[n.id] = then }
         }
@@ -122,6 +126,9 @@ extension Navigator {
     func finish(_ nav: PendingNavigation, _ result: Result<JSONValue, NavError>) {
         guard !nav.finished, !nav.committing else { return }
         nav.finished = true
+        if case .failure(let e) = result, e.kind == .cancelled, nav.step < nav.plan.preconditions.count {
+            covered(graph.preconditions[nav.plan.preconditions[nav.step]], .cancelled)
+        }
         nav.cancelTask?()
         nav.cancelTask = nil
         let session = nav.state.session

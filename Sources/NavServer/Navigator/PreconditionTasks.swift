@@ -15,6 +15,7 @@ extension Navigator {
         let then: (TaskOutcome) -> Void = { [unowned self] outcome in
             switch outcome {
             case .passed:
+                self.covered(p, nav.recovered ? .recovered : .passed)
                 nav.step += 1
                 nav.recovered = false
                 self.runPreconditions(nav)

@@ -21,6 +21,7 @@ extension Navigator {
             case .check(let fact, let test):
                 let (passed, reason) = nav.state.session.evaluate(fact: fact, test)
                 if passed {
+                    covered(p, nav.recovered ? .recovered : .passed)
                     nav.step += 1
                     nav.recovered = false
                     continue
@@ -46,6 +47,7 @@ extension Navigator {
             redirect(nav, p, r, declared: true)
             return
         }
+        covered(p, timeout ? .timedOut : .failed)
         let kind: NavError.Kind = timeout ? .preconditionTimeout : .preconditionFailed
         let what = timeout ? "timed out" : "failed"
         let subject = nav.leaving.map { "leave guard `\(p.name)` of `\(graph.coordinators[nav.plan.target].name)` (\($0)), so it stays," }
@@ -82,6 +84,11 @@ extension Navigator {
                 guard let flowNode = c.node else { throw NavError(.conflict, "no recovery flow node") }
                 state.flowStarters[flowNode.id] = nav.client
                 recoveries[SessionKey(state.session.name, flowNode.id)] = nav
+                for run in coverage.active {
+                    run.committed(source: -1, target: flowNode.coordinator, by: .present)
+                    run.shownToo(flowNode.children.map(\.coordinator), but: flowNode.coordinator)
+                    run.flowStarted(flowNode.coordinator)
+                }
                 publish(c, in: state)
                 announcePending(nav, waitingFor: p.name, flow: flowNode)
                 let key = SessionKey(state.session.name, flowNode.id)
@@ -198,6 +205,7 @@ extension Navigator {
         }
         if let hints = nav.plan.hints { plan.hints = hints }
         if let popUpTo = nav.plan.popUpTo { plan.popUpTo = popUpTo }
+        covered(p, .redirected)
         nav.redirects.append((from: from, precondition: p.name, to: spec.to))
         nav.plan = plan
         nav.step = 0

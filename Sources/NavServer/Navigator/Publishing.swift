@@ -23,7 +23,10 @@ extension Navigator {
             publisher.notify("stackChanged", change(), to: state.audience)
         }
         if let ended = commit.endedList {
-            for f in ended { announceEnd(of: f, in: state) }
+            for f in ended {
+                for run in coverage.active { run.flowEnded(f.coordinator, completed: f.status == .completed) }
+                announceEnd(of: f, in: state)
+            }
         }
         // Navigations pending from removed nodes are cancelled.
         if !commit.removedNumbers.isEmpty && !pendingBySource.isEmpty {

@@ -132,6 +132,7 @@ public final class Server {
         CoreMethods.register(in: methods, self)
         GraphMethods.register(in: methods, self)
         NavigationMethods.register(in: methods, navigator)
+        CoverageMethods.register(in: methods, navigator)
     }
 
     /// Serves a client on `stream` (a test's ``MemoryStream``; sockets are accepted by the listener).

@@ -1,0 +1,66 @@
+import NavGraph
+import NavigationCore
+
+/// What navigations exercised of the graph (``Coverage``): the run `all` since navd started (or
+/// since the graph was reloaded: coverage is of one graph), and named runs a test suite starts and
+/// stops (`coverage.start {name}`, `coverage.stop {name}`), so that one navd serves several suites.
+/// Every commit and precondition outcome is counted in each active run. A run's size is fixed by
+/// the graph; at most ``maxRuns`` named runs are kept (stopped ones until started again or the
+/// graph changes).
+struct CoverageRuns {
+    static let maxRuns = 16
+    private(set) var all: Coverage
+    private(set) var named: [String: Coverage] = [:]
+    /// The named runs counting now (started and not stopped); `all` always counts.
+    private(set) var started: [Coverage] = []
+    /// Every run counting now: `all` and ``started``.
+    var active: [Coverage] { [all] + started }
+
+    init(graph: NavigationGraph) {
+        all = Coverage(name: "all", graph: graph)
+    }
+
+    /// Starts run `name` afresh (its earlier counts, if any, are dropped); false past ``maxRuns``.
+    mutating func start(_ name: String, graph: NavigationGraph) -> Bool {
+        if named[name] == nil && named.count >= CoverageRuns.maxRuns { return false }
+        started.removeAll { $0 === named[name] }
+        let run = Coverage(name: name, graph: graph)
+        named[name] = run
+        started.append(run)
+        return true
+    }
+
+    /// Stops run `name` (kept for reports); false when there is none.
+    mutating func stop(_ name: String) -> Bool {
+        guard let run = named[name] else { return false }
+        started.removeAll { $0 === run }
+        return true
+    }
+
+    func run(_ name: String?) -> Coverage? { name.map { named[$0] } ?? all }
+
+    func isActive(_ name: String) -> Bool { named[name].map { r in started.contains { $0 === r } } ?? false }
+}
+
+extension Navigator {
+    /// Counts a committed navigation in every active run: its edge (from `source`'s coordinator,
+    /// found before the commit since it may remove the source), its route and link, what a link
+    /// built. Out of line: the navigation path pays a call, not the code.
+    @inline(never)
+    func covered(target: Int, by: Presentation, source: Int, route: Int, link: Int) {
+        coverage.all.committed(source: source, target: target, by: by, route: route, link: link)
+        if !coverage.started.isEmpty {
+            for run in coverage.started { run.committed(source: source, target: target, by: by, route: route, link: link) }
+        }
+    }
+
+    /// Counts the screens a deep link built (those before its last, which ``covered(target:by:source:route:link:)`` counts).
+    func covered(built steps: [LinkStep], target: Int) {
+        for run in coverage.active { run.shownToo(steps.map(\.coordinator), but: target) }
+    }
+
+    /// Counts how the evaluation of precondition `p` ended, in every active run.
+    func covered(_ p: Precondition, _ outcome: Coverage.Outcome) {
+        for run in coverage.active { run.precondition(p.index, outcome) }
+    }
+}

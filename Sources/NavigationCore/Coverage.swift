@@ -1,0 +1,160 @@
+import JSON
+import NavGraph
+
+/// What a run of navigations exercised of a graph (`coverage.report`): each coordinator shown,
+/// each `opens` edge taken and by which style, each route followed, each deep link opened, each
+/// precondition evaluated by outcome, each flow started, completed and cancelled. Counted as
+/// commits and precondition outcomes happen; its size is fixed by the graph (the edges taken are at
+/// most the pairs of coordinators times the styles, one entry each), so a run holds no more however
+/// long it lasts. Pure: the navigator feeds it, the report is made from it and the graph.
+public final class Coverage {
+    /// How a precondition's evaluation ended.
+    public enum Outcome: Int, CaseIterable, Sendable {
+        case passed, failed, recovered, redirected, timedOut, cancelled
+        public var name: String {
+            switch self {
+            case .passed: "passed"
+            case .failed: "failed"
+            case .recovered: "recovered"
+            case .redirected: "redirected"
+            case .timedOut: "timedOut"
+            case .cancelled: "cancelled"
+            }
+        }
+    }
+
+    public let name: String
+    let coordinatorCount: Int
+    /// Every count of the run in one table (one reference for the commit path), by section:
+    /// coordinators shown, `opens` entries taken by style, routes followed, links opened,
+    /// preconditions by outcome, flows started, completed, cancelled.
+    private var counts: [Int]
+    let opensAt: Int, routesAt: Int, linksAt: Int, preconditionsAt: Int, startedAt: Int, completedAt: Int, cancelledAt: Int
+    let routeCount: Int, linkCount: Int
+    /// Where each coordinator's `opens` entries start in ``opens`` (and the end, last).
+    private let opensBase: [Int]
+    /// Every coordinator's `opens`, one after the other (from ``opensBase``).
+    private let opens: [Int]
+    /// Navigations between coordinators that no `opens` entry declares (select, root, a flow's next
+    /// step, a redirect), keyed by ``edgeKey(_:_:_:)``.
+    public private(set) var otherEdges: [Int: Int] = [:]
+    /// Navigations committed in this run.
+    public private(set) var commits = 0
+
+    public init(name: String, graph: NavigationGraph) {
+        self.name = name
+        coordinatorCount = graph.coordinators.count
+        var base: [Int] = []
+        var flat: [Int] = []
+        for c in graph.coordinators {
+            base.append(flat.count)
+            flat.append(contentsOf: c.opens)
+        }
+        base.append(flat.count)
+        opensBase = base
+        opens = flat
+        routeCount = graph.routes.count
+        linkCount = graph.links.count
+        opensAt = coordinatorCount
+        routesAt = opensAt + flat.count * 5
+        linksAt = routesAt + routeCount
+        preconditionsAt = linksAt + linkCount
+        startedAt = preconditionsAt + graph.preconditions.count * Outcome.allCases.count
+        completedAt = startedAt + coordinatorCount
+        cancelledAt = completedAt + coordinatorCount
+        counts = Array(repeating: 0, count: cancelledAt + coordinatorCount)
+    }
+
+    /// Commits that showed coordinator `c`.
+    public func shown(_ c: Int) -> Int { c >= 0 && c < coordinatorCount ? counts[c] : 0 }
+    public func followed(route r: Int) -> Int { r >= 0 && r < routeCount ? counts[routesAt + r] : 0 }
+    public func opened(link l: Int) -> Int { l >= 0 && l < linkCount ? counts[linksAt + l] : 0 }
+    public func flow(_ c: Int) -> (started: Int, completed: Int, cancelled: Int) {
+        guard c >= 0 && c < coordinatorCount else { return (0, 0, 0) }
+        return (counts[startedAt + c], counts[completedAt + c], counts[cancelledAt + c])
+    }
+
+    @inline(__always)
+    func edgeKey(_ source: Int, _ target: Int, _ by: Presentation) -> Int {
+        (source * coordinatorCount + target) * 8 + Coverage.styleIndex(by)
+    }
+
+    static func styleIndex(_ by: Presentation) -> Int {
+        switch by {
+        case .push: 0
+        case .present: 1
+        case .replace: 2
+        case .root: 3
+        case .select: 4
+        }
+    }
+
+    /// Coordinators shown besides the target of a commit (the screens a link or a recovery built).
+    public func shownToo(_ coordinators: [Int], but target: Int) {
+        for c in coordinators where c != target && c >= 0 && c < coordinatorCount { counts[c] &+= 1 }
+    }
+
+    /// A navigation committed: from a screen of `source` (-1: none) to `target` by `by`; `route`
+    /// and `link` are the route followed and the link opened (-1: none).
+    public func committed(source: Int, target: Int, by: Presentation, route: Int = -1, link: Int = -1) {
+        commits &+= 1
+        guard target >= 0 && target < coordinatorCount else { return }
+        counts[target] &+= 1
+        if source >= 0 && source < coordinatorCount {
+            if let k = opensEntry(source, target) {
+                counts[opensAt + k * 5 + Coverage.styleIndex(by)] &+= 1
+            } else {
+                otherEdges[edgeKey(source, target, by), default: 0] += 1
+            }
+        }
+        if route >= 0 && route < routeCount { counts[routesAt + route] &+= 1 }
+        if link >= 0 && link < linkCount { counts[linksAt + link] &+= 1 }
+    }
+
+    public func precondition(_ index: Int, _ outcome: Outcome) {
+        guard index >= 0 && preconditionsAt + index * Outcome.allCases.count < startedAt else { return }
+        counts[preconditionsAt + index * Outcome.allCases.count + outcome.rawValue] &+= 1
+    }
+
+    public func flowStarted(_ coordinator: Int) {
+        if coordinator >= 0 && coordinator < coordinatorCount { counts[startedAt + coordinator] &+= 1 }
+    }
+
+    public func flowEnded(_ coordinator: Int, completed: Bool) {
+        guard coordinator >= 0 && coordinator < coordinatorCount else { return }
+        counts[(completed ? completedAt : cancelledAt) + coordinator] &+= 1
+    }
+
+    /// The index in ``opens`` of `source`'s entry for `target`, if it declares one.
+    @inline(__always)
+    private func opensEntry(_ source: Int, _ target: Int) -> Int? {
+        var i = opensBase[source]
+        let end = opensBase[source + 1]
+        while i < end {
+            if opens[i] == target { return i }
+            i += 1
+        }
+        return nil
+    }
+
+    /// How often `source` → `target` was taken, by each style that took it.
+    public func edge(_ source: Int, _ target: Int) -> [(Presentation, Int)] {
+        Presentation.allCases.compactMap { by in
+            let n: Int
+            if let k = opensEntry(source, target) {
+                n = counts[opensAt + k * 5 + Coverage.styleIndex(by)]
+            } else {
+                n = otherEdges[edgeKey(source, target, by)] ?? 0
+            }
+            return n > 0 ? (by, n) : nil
+        }
+    }
+
+    /// Evaluations of precondition `index`, by outcome.
+    public func outcomes(_ index: Int) -> [(Outcome, Int)] {
+        Outcome.allCases.compactMap { o in
+            let n = counts[preconditionsAt + index * Outcome.allCases.count + o.rawValue]
+            return n > 0 ? (o, n) : nil
+        }
+    }
+}

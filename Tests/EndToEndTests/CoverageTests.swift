@@ -1,0 +1,132 @@
+import Foundation
+import JSON
+import NavTesting
+import Testing
+
+/// `coverage.start`, `coverage.stop`, `coverage.report` through the socket: what navigations
+/// exercised of the graph, by run, as JSON, text and LCOV (read by Debian's `genhtml`).
+@Suite struct CoverageTests {
+    /// A graph with a guarded screen (recovered through a flow), a route, a link and a screen no
+    /// test reaches, written to a file so that the LCOV's source lines exist for genhtml.
+    static let graph = """
+        root: {stack: Home}
+        coordinators:
+          Home: {opens: [List, Secret]}
+          List: {opens: [Item]}
+          Item:
+            setup: {type: object, properties: {id: {type: string}}}
+            preconditions: [signedIn]
+          Secret: {}
+          SignIn:
+            flow: {start: Form, steps: [Form]}
+          Form: {}
+        preconditions:
+          signedIn:
+            check: {fact: signedIn, equals: true}
+            recover: {flow: SignIn, facts: {signedIn: true}}
+        routes:
+          list: {to: List, by: push}
+        links:
+          "/item/:id": [Home, List, {to: Item, with: {id: ":id"}}]
+        """
+
+    static func item(_ report: JSONValue, _ list: String, _ key: String, _ name: String) -> JSONValue? {
+        report[list]?.arrayValue?.first { $0[key]?.stringValue == name }
+    }
+
+    @Test func aReportCountsWhatNavigationsExercised() throws {
+        let d = try Daemon(graph: Self.graph)
+        let c = try d.client()
+        try c.call("navigate", ["route": "list"])
+        // Guarded: the check fails, the recovery flow is presented, completing it passes the check.
+        let watcher = try d.client()
+        try watcher.call("subscribe")
+        try c.sendRaw(#"{"jsonrpc":"2.0","id":77,"method":"navigate","params":{"to":"app.Item","with":{"id":"a"}}}"# + "\n")
+        let pending = try watcher.notification("navigationPending")
+        let flow = try #require(pending["params"]?["flow"]?["node"]?.stringValue, "\(pending)")
+        try watcher.call("flowComplete", ["flow": .string(flow), "result": [:]])
+        // The navigation's reply comes after the flow's end (flowCompleted, to its starter).
+        var replied = false
+        while !replied, let line = try c.readLine(timeout: 10) {
+            replied = String(decoding: line, as: UTF8.self).contains(#""id":77,"result""#)
+        }
+        #expect(replied)
+        try c.call("open", ["url": "/item/b"])
+        // A second evaluation that passes at once (the fact is set now).
+        try c.call("dismiss")
+        try c.call("navigate", ["to": "Item", "with": ["id": "c"]])
+
+        let r = try c.call("coverage.report")
+        #expect(r["run"] == "all")
+        #expect(Self.item(r, "coordinators", "name", "app.Item")?["shown"]?.intValue == 3, "\(r)")
+        #expect(Self.item(r, "coordinators", "name", "app.Secret")?["shown"] == 0)
+        let edge = r["edges"]?.arrayValue?.first { $0["from"] == "app.List" && $0["to"] == "app.Item" }
+        #expect(edge?["taken"]?["push"]?.intValue == 2, "\(edge ?? .null)")
+        #expect(Self.item(r, "routes", "name", "app.list")?["followed"] == 1)
+        #expect(Self.item(r, "links", "pattern", "/item/:id")?["opened"] == 1)
+        let outcomes = Self.item(r, "preconditions", "name", "app.signedIn")?["outcomes"]
+        #expect(outcomes?["recovered"] == 1 && outcomes?["passed"] == 2, "\(outcomes ?? .null)")
+        let signIn = Self.item(r, "flows", "name", "app.SignIn")
+        #expect(signIn?["started"] == 1 && signIn?["completed"] == 1 && signIn?["cancelled"] == 0)
+        #expect(r["totals"]?["coordinators"] == ["covered": 5, "total": 6], "\(r["totals"] ?? .null)")
+        let missed = r["missed"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(missed.contains { $0.hasSuffix("app.yaml:8: coordinator app.Secret") }, "\(missed)")
+        #expect(missed.contains { $0.contains("edge app.Home → app.Secret") }, "\(missed)")
+
+        let text = try c.call("coverage.report", ["format": "text"])["report"]?.stringValue ?? ""
+        #expect(text.contains("TOTAL") && text.contains("5/6 83%") && text.contains("Never exercised"), "\(text)")
+        #expect(text.contains("app.yaml:8  coordinator app.Secret"), "\(text)")
+
+        // LCOV: genhtml (Debian's lcov) accepts it and renders the graph file.
+        let lcov = try c.call("coverage.report", ["format": "lcov"])["report"]?.stringValue ?? ""
+        #expect(lcov.contains("SF:") && lcov.contains("DA:8,0") && lcov.contains("end_of_record"), "\(lcov)")
+        let dir = TempDir()
+        defer { dir.remove() }
+        try lcov.write(toFile: dir.file("navd.lcov"), atomically: true, encoding: .utf8)
+        let html = try runCommand("/usr/bin/genhtml", [dir.file("navd.lcov"), "--output-directory", dir.file("html"), "--quiet"])
+        #expect(html.status == 0, "\(html)")
+        #expect(FileManager.default.fileExists(atPath: dir.file("html/index.html")))
+
+        // navctl prints the same reports.
+        let table = try runCommand(Repo.binary("navctl"), ["coverage", "--socket", d.socketPath])
+        #expect(table.status == 0 && table.stdout == text + "\n", "\(table)")
+        let traced = try runCommand(Repo.binary("navctl"), ["coverage", "report", "--format", "lcov", "--socket", d.socketPath])
+        #expect(traced.stdout == lcov + "\n")
+        #expect(try runCommand(Repo.binary("navctl"), ["coverage", "start", "nightly", "--socket", d.socketPath]).status == 0)
+        #expect(try c.call("coverage.report", ["run": "nightly"])["commits"] == 0)
+    }
+
+    @Test func namedRunsCountFromTheirStartToTheirStop() throws {
+        let d = try Daemon(graph: Self.graph)
+        let c = try d.client()
+        try c.call("navigate", ["to": "List"])
+        try c.call("coverage.start", ["run": "suite-a"])
+        try c.call("dismiss")
+        try c.call("navigate", ["to": "Secret"])
+        try c.call("coverage.stop", ["run": "suite-a"])
+        try c.call("dismiss")
+        try c.call("navigate", ["to": "List"])
+        let a = try c.call("coverage.report", ["run": "suite-a"])
+        #expect(a["run"] == "suite-a" && a["commits"] == 1, "\(a)")
+        #expect(Self.item(a, "coordinators", "name", "app.Secret")?["shown"] == 1)
+        #expect(Self.item(a, "coordinators", "name", "app.List")?["shown"] == 0, "before the run started, after it stopped")
+        let all = try c.call("coverage.report")
+        #expect(all["commits"] == 3 && Self.item(all, "coordinators", "name", "app.List")?["shown"] == 2)
+        // Refusals: an unknown run, the reserved name, a 17th run.
+        #expect(try c.callError("coverage.report", ["run": "nope"])["data"]?["param"] == "run")
+        #expect(try c.callError("coverage.start", ["run": "all"])["data"]?["param"] == "run")
+        for i in 0..<15 { try c.call("coverage.start", ["run": .string("r\(i)")]) }
+        #expect(try c.callError("coverage.start", ["run": "one-too-many"])["data"]?["kind"] == "limitExceeded")
+        try c.call("coverage.start", ["run": "suite-a"])  // started again: emptied, not a new one
+        #expect(try c.callError("coverage.report", ["format": "xml"])["data"]?["param"] == "format")
+    }
+
+    @Test func aReloadStartsCountingAgain() throws {
+        let d = try Daemon(graph: Self.graph)
+        let c = try d.client()
+        try c.call("navigate", ["to": "Secret"])
+        #expect(try c.call("coverage.report")["commits"] == 1)
+        #expect(try c.call("graph.reload", ["force": true])["ok"] == true)
+        #expect(try c.call("coverage.report")["commits"] == 0)
+    }
+}
