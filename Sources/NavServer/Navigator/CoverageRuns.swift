@@ -13,8 +13,12 @@ struct CoverageRuns {
     private(set) var named: [String: Coverage] = [:]
     /// The named runs counting now (started and not stopped); `all` always counts.
     private(set) var started: [Coverage] = []
-    /// Every run counting now: `all` and ``started``.
-    var active: [Coverage] { [all] + started }
+    /// Calls `body` with every run counting now: `all`, then ``started`` (no array is made).
+    @inline(__always)
+    func forEachActive(_ body: (Coverage) -> Void) {
+        body(all)
+        for run in started { body(run) }
+    }
 
     init(graph: NavigationGraph) {
         all = Coverage(name: "all", graph: graph)
@@ -56,11 +60,12 @@ extension Navigator {
 
     /// Counts the screens a deep link built (those before its last, which ``covered(target:by:source:route:link:)`` counts).
     func covered(built steps: [LinkStep], target: Int) {
-        for run in coverage.active { run.shownToo(steps.map(\.coordinator), but: target) }
+        let built = steps.map(\.coordinator)
+        coverage.forEachActive { $0.shownToo(built, but: target) }
     }
 
     /// Counts how the evaluation of precondition `p` ended, in every active run.
     func covered(_ p: Precondition, _ outcome: Coverage.Outcome) {
-        for run in coverage.active { run.precondition(p.index, outcome) }
+        coverage.forEachActive { $0.precondition(p.index, outcome) }
     }
 }

@@ -107,7 +107,7 @@ extension Navigator {
         // Only a flow this commit made has a starter: selecting a tab whose first node is a flow,
         // or a link that ends on one already there, starts nothing.
         if let n = c.node, n.kind == .flow, state.session.madeByLastCommit(n) {
-            for run in coverage.active { run.flowStarted(n.coordinator) }
+            coverage.forEachActive { $0.flowStarted(n.coordinator) }
             state.flowStarters[n.id] = starter
             if let then = plan.then { state.flowThens[n.id] = then }
         }

@@ -84,9 +84,10 @@ extension Navigator {
                 guard let flowNode = c.node else { throw NavError(.conflict, "no recovery flow node") }
                 state.flowStarters[flowNode.id] = nav.client
                 recoveries[SessionKey(state.session.name, flowNode.id)] = nav
-                for run in coverage.active {
+                let steps = flowNode.children.map(\.coordinator)
+                coverage.forEachActive { run in
                     run.committed(source: -1, target: flowNode.coordinator, by: .present)
-                    run.shownToo(flowNode.children.map(\.coordinator), but: flowNode.coordinator)
+                    run.shownToo(steps, but: flowNode.coordinator)
                     run.flowStarted(flowNode.coordinator)
                 }
                 publish(c, in: state)

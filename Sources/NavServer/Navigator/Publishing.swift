@@ -24,7 +24,7 @@ extension Navigator {
         }
         if let ended = commit.endedList {
             for f in ended {
-                for run in coverage.active { run.flowEnded(f.coordinator, completed: f.status == .completed) }
+                coverage.forEachActive { $0.flowEnded(f.coordinator, completed: f.status == .completed) }
                 announceEnd(of: f, in: state)
             }
         }
