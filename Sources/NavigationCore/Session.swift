@@ -88,6 +88,9 @@ public final class Session {
         root = makeRoot()
     }
 
+    /// An independent copy of the session's tree, facts and counters (exploration branches on it).
+    public func copy() -> Session { Session(copying: self) }
+
     init(copying s: Session) {
         recordsChanges = true
         name = s.name

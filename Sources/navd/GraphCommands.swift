@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import JSON
+import NavExplore
 import NavGraph
 
 /// Loads `dir`, or the embedded example when nil; prints diagnostics to stderr.
@@ -27,7 +28,11 @@ struct Check: ParsableCommand {
 
     func run() throws {
         let (graph, d) = loadGraph(directory, limits: graphLimits.limits)
-        let errors = d.errors.count, warnings = d.warnings.count
+        // What the declarations alone show of reachability (`navd explore` walks the trees).
+        let known = Set(d.warnings.map(\.location))
+        let lint = (graph.map(GraphLint.warnings) ?? []).filter { !known.contains($0.location) }
+        for w in lint.sorted(by: { $0.location < $1.location }) { FileHandle.standardError.write(Data((w.description + "\n").utf8)) }
+        let errors = d.errors.count, warnings = d.warnings.count + lint.count
         let summary = "\(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")"
         FileHandle.standardError.write(Data("\(directory ?? "embedded example"): \(summary)\n".utf8))
         // The process ends here: a large graph is left for the kernel to free, not taken apart.
@@ -55,6 +60,68 @@ struct GraphCommand: ParsableCommand {
         case .dot: print(g.dot(), terminator: "")
         case .json: print(String(decoding: JSONWriter.encode(g.describe()), as: UTF8.self))
         }
+    }
+}
+
+struct Explore: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Walk every navigation a graph allows, in-process from its root, and report what no user can reach or finish.",
+        discussion: """
+        Each precondition's outcome is a choice (a check by the facts it reads, a command or provider passing or \
+        failing, a recovery flow completed or cancelled, a redirect followed), breadth first within --depth steps \
+        and --max-states distinct trees. Reports, each at FILE:LINE: screens never shown, screens with no way back \
+        but reset, flows that cannot be completed, deep links whose stack cannot be built, recoveries that cannot \
+        make their precondition pass, redirect cycles, routes that never resolve. With --plan DIR, writes a test \
+        plan taking every edge reachable with facts alone: navd-plan.json and test_navd_plan.py (for navd's pytest \
+        plugin). Exits 1 with --strict when there is a defect, 2 when the graph does not load.
+        """)
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case text, json }
+
+    @Argument(help: "Directory of module files (default: the embedded example app).")
+    var directory: String?
+
+    @Option(help: "The most steps from the root explored (1...\(ExploreOptions.maxDepthLimit)).")
+    var depth = ExploreOptions().depth
+
+    @Option(help: "The most distinct trees explored (1...\(ExploreOptions.maxStatesLimit)).")
+    var maxStates = ExploreOptions().maxStates
+
+    @Option(help: "text or json.")
+    var format: Format = .text
+
+    @Option(help: "Write the test plan into this directory: navd-plan.json and test_navd_plan.py.")
+    var plan: String?
+
+    @Option(help: "The graph directory the generated pytest names in navd_graph (default: DIRECTORY as given).")
+    var planGraph: String?
+
+    @Flag(help: "Exit 1 when exploration finds a defect (notes do not count).")
+    var strict = false
+
+    @OptionGroup var graphLimits: GraphLimitOptions
+
+    func validate() throws {
+        guard (1...ExploreOptions.maxDepthLimit).contains(depth) else { throw ValidationError("--depth must be 1...\(ExploreOptions.maxDepthLimit), not \(depth)") }
+        guard (1...ExploreOptions.maxStatesLimit).contains(maxStates) else { throw ValidationError("--max-states must be 1...\(ExploreOptions.maxStatesLimit), not \(maxStates)") }
+    }
+
+    func run() throws {
+        let (g, _) = loadGraph(directory, limits: graphLimits.limits, printWarnings: false)
+        guard let g else { throw ExitCode(2) }
+        let result = Explorer(graph: g, options: ExploreOptions(depth: depth, maxStates: maxStates)).run()
+        switch format {
+        case .text: print(result.text, terminator: "")
+        case .json: print(String(decoding: JSONWriter.encode(result.json), as: UTF8.self))
+        }
+        if let dir = plan {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            let json = Data(JSONWriter.encode(result.plan.json)) + Data("\n".utf8)
+            try json.write(to: URL(fileURLWithPath: dir + "/navd-plan.json"))
+            try Data(result.plan.pytest(graph: planGraph ?? directory).utf8).write(to: URL(fileURLWithPath: dir + "/test_navd_plan.py"))
+            FileHandle.standardError.write(Data("navd explore: wrote \(dir)/navd-plan.json and \(dir)/test_navd_plan.py (\(result.plan.sequences.count) sequences)\n".utf8))
+        }
+        if strict && !result.defects.isEmpty { throw ExitCode(1) }
     }
 }
 

@@ -1,0 +1,141 @@
+import JSON
+import NavGraph
+import NavigationCore
+
+/// A small set of navigation sequences that together take every `opens` edge a test can reach
+/// with facts alone, as model-based testing tools generate edge-covering paths: each sequence runs
+/// from a fresh session (`session.open`), each step says the facts to set first, how providers
+/// answer, what commands must do, and which coordinator is on top after it. Made greedily: the
+/// edge reached deepest first, its whole path marking every edge it takes, until none is left.
+public struct TestPlan: Sendable {
+    public struct PlanStep: Sendable {
+        public let method: String
+        public let params: JSONObject
+        public let facts: JSONObject
+        public let providers: [String: Bool]
+        public let commands: [String: Bool]
+        public let expect: String
+        public let edge: String?
+    }
+    public struct Sequence: Sendable {
+        public let name: String
+        public let steps: [PlanStep]
+    }
+    public let sequences: [Sequence]
+    /// The edges the plan takes (source → target names), each once.
+    public let edges: [String]
+
+    init(_ e: Explorer, edges wanted: [(Int, Int)]) {
+        let g = e.graph
+        func path(_ i: Int) -> [Step] {
+            var out: [Step] = []
+            var at = i
+            while let p = e.states[at].plainParent, let s = e.states[at].plainStep {
+                out.append(s)
+                at = p
+            }
+            return out.reversed()
+        }
+        let ordered = wanted.map { w -> (Int, Int, Int, Step) in
+            let (from, step) = e.plainEdges[Explorer.Pair(source: w.0, target: w.1)]!
+            return (w.0, w.1, from, step)
+        }.sorted { e.states[$0.2].plainDepth != e.states[$1.2].plainDepth ? e.states[$0.2].plainDepth > e.states[$1.2].plainDepth : ($0.0, $0.1) < ($1.0, $1.1) }
+        var covered = Set<Explorer.Pair>()
+        var sequences: [Sequence] = []
+        for (source, target, from, step) in ordered where !covered.contains(Explorer.Pair(source: source, target: target)) {
+            let steps = path(from) + [step]
+            for s in steps {
+                if let edge = s.edge, g.coordinators[edge.source].canOpen(edge.target) {
+                    covered.insert(Explorer.Pair(source: edge.source, target: edge.target))
+                }
+            }
+            sequences.append(Sequence(name: "edge-\(sequences.count + 1)", steps: steps.map { TestPlan.planStep($0, g) }))
+        }
+        self.sequences = sequences
+        edges = wanted.map { "\(g.coordinators[$0.0].name) → \(g.coordinators[$0.1].name)" }
+    }
+
+    static func planStep(_ s: Step, _ g: NavigationGraph) -> PlanStep {
+        let method: String
+        var params = JSONObject()
+        switch s.action {
+        case .navigate(let t, let by, let with):
+            method = "navigate"
+            params.append("to", .string(g.coordinators[t].name))
+            params.append("by", .string(by.rawValue))
+            if !with.isEmpty { params.append("with", .object(with)) }
+        case .dismiss:
+            method = "dismiss"
+        case .completeFlow(let node, _, let result):
+            method = "flowComplete"
+            params.append("flow", .string(node))
+            if let result { params.append("result", result) } else { params.append("cancelled", .bool(true)) }
+        case .open(_, let url):
+            method = "open"
+            params.append("url", .string(url))
+        }
+        let edge = s.edge.flatMap { g.coordinators[$0.source].canOpen($0.target) ? "\(g.coordinators[$0.source].name) → \(g.coordinators[$0.target].name)" : nil }
+        return PlanStep(method: method, params: params, facts: s.facts, providers: s.providers, commands: s.commands,
+                        expect: s.top >= 0 ? g.coordinators[s.top].name : "", edge: edge)
+    }
+
+    public var json: JSONValue {
+        var o: JSONObject = ["edges": .array(edges.map(JSONValue.string))]
+        o.append("sequences", .array(sequences.map { seq in
+            ["name": .string(seq.name), "steps": .array(seq.steps.map { s in
+                var step: JSONObject = ["method": .string(s.method), "params": .object(s.params)]
+                if !s.facts.isEmpty { step.append("facts", .object(s.facts)) }
+                if !s.providers.isEmpty {
+                    step.append("providers", .object(JSONObject(uniqueMembers: s.providers.sorted { $0.key < $1.key }.map { (key: $0.key, value: JSONValue.bool($0.value)) })))
+                }
+                if !s.commands.isEmpty {
+                    step.append("commands", .object(JSONObject(uniqueMembers: s.commands.sorted { $0.key < $1.key }.map { (key: $0.key, value: JSONValue.bool($0.value)) })))
+                }
+                step.append("expect", .string(s.expect))
+                if let e = s.edge { step.append("edge", .string(e)) }
+                return .object(step)
+            })] as JSONValue
+        }))
+        return .object(o)
+    }
+
+    /// A pytest module that runs the plan (`navd-plan.json` beside it) with navd's pytest plugin,
+    /// one test per sequence; `graph`: the graph directory for `navd_graph` (nil: navd's example).
+    public func pytest(graph: String?) -> String {
+        let marker = graph.map { "@pytest.mark.navd_graph(\(pythonString($0)))\n" } ?? ""
+        return """
+        # Made by `navd explore`: every `opens` edge a test can reach with facts alone, each once.
+        # Run with navd's pytest plugin (pip install navd-client): pytest test_navd_plan.py --navd-coverage
+        import json
+        import os
+
+        import pytest
+
+        from navd_client.plan import run_sequence
+
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "navd-plan.json")) as f:
+            PLAN = json.load(f)
+
+
+        \(marker)@pytest.mark.parametrize("sequence", PLAN["sequences"], ids=lambda s: s["name"])
+        def test_navigation_plan(navd, navd_client, sequence):
+            run_sequence(navd, navd_client, sequence)
+
+        """
+    }
+
+    func pythonString(_ s: String) -> String {
+        var out = "\""
+        for ch in s.unicodeScalars {
+            switch ch {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case _ where ch.value < 0x20 || ch.value == 0x7F:
+                let h = String(ch.value, radix: 16)
+                out += "\\x" + (h.count < 2 ? "0" + h : h)
+            default: out.unicodeScalars.append(ch)
+            }
+        }
+        return out + "\""
+    }
+}
