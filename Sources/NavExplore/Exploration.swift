@@ -195,6 +195,7 @@ extension Explorer {
         case .dismiss: return "dismiss"
         case .completeFlow(_, let f, let r): return "\(r == nil ? "cancel" : "complete") \(graph.coordinators[f].name)"
         case .open(_, let url): return "open \(url)"
+        case .route(let r, _): return "route \(graph.routes[r].name)"
         }
     }
 }

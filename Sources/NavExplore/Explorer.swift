@@ -26,6 +26,8 @@ public enum Action: Sendable {
     case completeFlow(node: String, flow: Int, result: JSONValue?)
     /// `open {url}`.
     case open(link: Int, url: String)
+    /// `navigate {route, with}` from the visible top.
+    case route(route: Int, with: JSONObject)
 }
 
 /// A step taken: the action, how each precondition it met came out, and what that needs of the
@@ -247,7 +249,7 @@ public final class Explorer {
         dismiss(session, take)
         completeFlows(session, take)
         if i == 0 { openLinks(session, take) }
-        resolveRoutes(session)
+        resolveRoutes(session, from: i)
     }
 
     /// Tabs nodes on the visible path, with their selected index.
@@ -369,6 +371,11 @@ public final class Explorer {
                 }
                 built = true
                 linkOpened.insert(li)
+                if r.step.plain && plainLinks[li] == nil {
+                    var st = r.step
+                    st.top = s.visibleTop?.coordinator ?? -1
+                    plainLinks[li] = st
+                }
                 take(r.step, s)
             }
             if !built && linkProblems[li] == nil {
@@ -379,18 +386,36 @@ public final class Explorer {
 
     /// Whether each route can be navigated from this state (routes name `opens` edges and tabs the
     /// other actions already take; only whether they resolve is recorded).
-    func resolveRoutes(_ session: Session) {
-        for (ri, route) in graph.routes.enumerated() where routeResolved[ri] != true {
-            var with = route.with ?? JSONObject()
-            if let sample = sample(route.to)?.members { for m in sample where with[m.key] == nil { with.append(m.key, m.value) } }
+    func resolveRoutes(_ session: Session, from i: Int) {
+        for (ri, route) in graph.routes.enumerated() where routeResolved[ri] != true || (plainRoutes[ri] == nil && states[i].plainDepth != .max) {
+            // The sample fills what the route's own `with` leaves out.
+            var with = JSONObject()
+            if let sample = sample(route.to)?.members { for m in sample where route.with?[m.key] == nil { with.append(m.key, m.value) } }
+            let plan: Plan
             do throws(NavError) {
-                _ = try session.plan(Destination(target: route.to, by: route.by, with: nil), by: nil, with: with, from: nil, ifVersion: nil, caller: caller)
+                plan = try session.plan(Destination(target: route.to, by: route.by, with: route.with), by: nil, with: with, from: nil, ifVersion: nil, caller: caller)
                 routeResolved[ri] = true
             } catch {
                 routeProblem[ri] = error.message
+                continue
+            }
+            guard states[i].plainDepth != .max else { continue }
+            for r in resolve(plan, in: session, step: Step(action: .route(route: ri, with: with))) where r.step.plain {
+                guard let final = r.plan else { continue }
+                let s = session.copy()
+                guard (try? s.commit(final)) != nil else { continue }
+                var st = r.step
+                st.top = s.visibleTop?.coordinator ?? -1
+                plainRoutes[ri] = (i, st)
+                break
             }
         }
     }
+
+    /// Each route first followed by a plain step from a state reached by plain steps (the plan's).
+    var plainRoutes: [Int: (from: Int, step: Step)] = [:]
+    /// Each deep link opened from the root by a plain step.
+    var plainLinks: [Int: Step] = [:]
 
     // MARK: Preconditions as choices
 

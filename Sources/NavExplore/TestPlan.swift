@@ -22,6 +22,10 @@ public struct TestPlan: Sendable {
         public let steps: [PlanStep]
     }
     public let sequences: [Sequence]
+    /// Roles the plan's navigations need (the targets' `access`): the generated pytest runs navd
+    /// with a policy granting them to the token ``token``.
+    public let roles: [String]
+    public static let token = "navd-plan"
     /// The edges the plan takes (source → target names), each once.
     public let edges: [String]
 
@@ -51,7 +55,21 @@ public struct TestPlan: Sendable {
             }
             sequences.append(Sequence(name: "edge-\(sequences.count + 1)", steps: steps.map { TestPlan.planStep($0, g) }))
         }
+        // Every route and deep link a test can take, each once, after the edges.
+        for (ri, (from, step)) in e.plainRoutes.sorted(by: { $0.key < $1.key }) {
+            sequences.append(Sequence(name: "route-\(g.routes[ri].localName)", steps: (path(from) + [step]).map { TestPlan.planStep($0, g) }))
+        }
+        for (li, step) in e.plainLinks.sorted(by: { $0.key < $1.key }) {
+            sequences.append(Sequence(name: "link-\(li + 1)", steps: [TestPlan.planStep(step, g)]))
+        }
         self.sequences = sequences
+        var roles = Set<String>()
+        for s in sequences {
+            for step in s.steps {
+                if step.method == "navigate", let to = step.params["to"]?.stringValue, let c = g.coordinator(named: to) { roles.formUnion(c.access) }
+            }
+        }
+        self.roles = roles.sorted()
         edges = wanted.map { "\(g.coordinators[$0.0].name) → \(g.coordinators[$0.1].name)" }
     }
 
@@ -73,6 +91,10 @@ public struct TestPlan: Sendable {
         case .open(_, let url):
             method = "open"
             params.append("url", .string(url))
+        case .route(let r, let with):
+            method = "navigate"
+            params.append("route", .string(g.routes[r].name))
+            if !with.isEmpty { params.append("with", .object(with)) }
         }
         let edge = s.edge.flatMap { g.coordinators[$0.source].canOpen($0.target) ? "\(g.coordinators[$0.source].name) → \(g.coordinators[$0.target].name)" : nil }
         return PlanStep(method: method, params: params, facts: s.facts, providers: s.providers, commands: s.commands,
@@ -81,6 +103,10 @@ public struct TestPlan: Sendable {
 
     public var json: JSONValue {
         var o: JSONObject = ["edges": .array(edges.map(JSONValue.string))]
+        if !roles.isEmpty {
+            o.append("roles", .array(roles.map(JSONValue.string)))
+            o.append("token", .string(TestPlan.token))
+        }
         o.append("sequences", .array(sequences.map { seq in
             ["name": .string(seq.name), "steps": .array(seq.steps.map { s in
                 var step: JSONObject = ["method": .string(s.method), "params": .object(s.params)]
@@ -108,6 +134,7 @@ public struct TestPlan: Sendable {
         # Run with navd's pytest plugin (pip install navd-client): pytest test_navd_plan.py --navd-coverage
         import json
         import os
+        import tempfile
 
         import pytest
 
@@ -116,10 +143,18 @@ public struct TestPlan: Sendable {
         with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "navd-plan.json")) as f:
             PLAN = json.load(f)
 
+        # Roles the plan's targets admit, granted to the plan's token by a policy of its own.
+        pytestmark = []
+        if PLAN.get("roles"):
+            _policy = os.path.join(tempfile.mkdtemp(prefix="navd-plan-"), "policy.json")
+            with open(_policy, "w") as f:
+                json.dump({"tokens": {PLAN["token"]: PLAN["roles"]}}, f)
+            pytestmark.append(pytest.mark.navd_args("--policy", _policy))
+
 
         \(marker)@pytest.mark.parametrize("sequence", PLAN["sequences"], ids=lambda s: s["name"])
         def test_navigation_plan(navd, navd_client, sequence):
-            run_sequence(navd, navd_client, sequence)
+            run_sequence(navd, navd_client, sequence, token=PLAN.get("token"))
 
         """
     }

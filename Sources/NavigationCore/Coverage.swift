@@ -28,7 +28,7 @@ public final class Coverage {
     /// Every count of the run in one table (one reference for the commit path), by section:
     /// coordinators shown, `opens` entries taken by style, routes followed, links opened,
     /// preconditions by outcome, flows started, completed, cancelled.
-    private var counts: [Int]
+    var counts: [Int]
     let opensAt: Int, routesAt: Int, linksAt: Int, preconditionsAt: Int, startedAt: Int, completedAt: Int, cancelledAt: Int
     let routeCount: Int, linkCount: Int
     /// Where each coordinator's `opens` entries start in ``opens`` (and the end, last).
@@ -39,7 +39,10 @@ public final class Coverage {
     /// step, a redirect), keyed by ``edgeKey(_:_:_:)``.
     public private(set) var otherEdges: [Int: Int] = [:]
     /// Navigations committed in this run.
-    public private(set) var commits = 0
+    public internal(set) var commits = 0
+    /// Precondition outcomes and flow starts and ends counted (with ``commits``, what tells a saver
+    /// that something changed).
+    public private(set) var events = 0
 
     public init(name: String, graph: NavigationGraph) {
         self.name = name
@@ -63,6 +66,30 @@ public final class Coverage {
         completedAt = startedAt + coordinatorCount
         cancelledAt = completedAt + coordinatorCount
         counts = Array(repeating: 0, count: cancelledAt + coordinatorCount)
+        let made = Coverage.made(graph.coordinators)
+        alsoMade = made
+        switch graph.root {
+        case .stack(let c): rootShown = [c] + made[c]
+        case .tabs(let tabs): rootShown = tabs.flatMap { [$0] + made[$0] }
+        }
+    }
+
+    static func made(_ coordinators: [Coordinator]) -> [[Int]] {
+        coordinators.map { c in
+            if c.flowStart >= 0 { return [c.flowStart] }
+            return c.tabs.flatMap { t in [t] + (coordinators[t].flowStart >= 0 ? [coordinators[t].flowStart] : []) }
+        }
+    }
+
+    /// By coordinator: what a navigation to it shows besides it (a flow's start step, a tab
+    /// container's tabs), empty for most.
+    let alsoMade: [[Int]]
+    /// What a new session shows: the root's coordinators.
+    let rootShown: [Int]
+
+    /// A session was opened: it shows the graph's root.
+    public func sessionStarted() {
+        for c in rootShown { counts[c] &+= 1 }
     }
 
     /// Commits that showed coordinator `c`.
@@ -100,6 +127,7 @@ public final class Coverage {
         commits &+= 1
         guard target >= 0 && target < coordinatorCount else { return }
         counts[target] &+= 1
+        for c in alsoMade[target] { counts[c] &+= 1 }
         if source >= 0 && source < coordinatorCount {
             if let k = opensEntry(source, target) {
                 counts[opensAt + k * 5 + Coverage.styleIndex(by)] &+= 1
@@ -114,20 +142,23 @@ public final class Coverage {
     public func precondition(_ index: Int, _ outcome: Outcome) {
         guard index >= 0 && preconditionsAt + index * Outcome.allCases.count < startedAt else { return }
         counts[preconditionsAt + index * Outcome.allCases.count + outcome.rawValue] &+= 1
+        events &+= 1
     }
 
     public func flowStarted(_ coordinator: Int) {
         if coordinator >= 0 && coordinator < coordinatorCount { counts[startedAt + coordinator] &+= 1 }
+        events &+= 1
     }
 
     public func flowEnded(_ coordinator: Int, completed: Bool) {
         guard coordinator >= 0 && coordinator < coordinatorCount else { return }
         counts[(completed ? completedAt : cancelledAt) + coordinator] &+= 1
+        events &+= 1
     }
 
     /// The index in ``opens`` of `source`'s entry for `target`, if it declares one.
     @inline(__always)
-    private func opensEntry(_ source: Int, _ target: Int) -> Int? {
+    func opensEntry(_ source: Int, _ target: Int) -> Int? {
         var i = opensBase[source]
         let end = opensBase[source + 1]
         while i < end {
@@ -156,5 +187,58 @@ public final class Coverage {
             let n = counts[preconditionsAt + index * Outcome.allCases.count + o.rawValue]
             return n > 0 ? (o, n) : nil
         }
+    }
+}
+
+extension Coverage {
+    /// Adds the counts of a JSON report (``CoverageReport/json``, as `coverage.report` gives it) to
+    /// this run, matched by name: reports of several navds (a test per navd) merge into one, and a
+    /// run saved beside the state file is read back. Items the graph no longer declares are skipped
+    /// and counted in the answer. Counts are bounded (a hostile file adds at most `Int.max / 2`).
+    @discardableResult
+    public func add(report: JSONValue, graph: NavigationGraph) -> (added: Int, skipped: Int) {
+        var added = 0, skipped = 0
+        func count(_ v: JSONValue?) -> Int { min(max(v?.intValue ?? 0, 0), Int.max / 4) }
+        func bump(_ at: Int, _ n: Int) {
+            guard n > 0 else { return }
+            counts[at] = min(counts[at] &+ n, Int.max / 2)
+            added += 1
+            events &+= 1
+        }
+        commits = min(commits &+ count(report["commits"]), Int.max / 2)
+        for item in report["coordinators"]?.arrayValue ?? [] {
+            guard let c = item["name"]?.stringValue.flatMap(graph.coordinator(named:)) else { skipped += 1; continue }
+            bump(c.index, count(item["shown"]))
+        }
+        for item in report["edges"]?.arrayValue ?? [] {
+            guard let s = item["from"]?.stringValue.flatMap(graph.coordinator(named:)),
+                  let t = item["to"]?.stringValue.flatMap(graph.coordinator(named:)), let k = opensEntry(s.index, t.index) else { skipped += 1; continue }
+            for (style, n) in item["taken"]?.objectValue ?? JSONObject() {
+                guard let by = Presentation(rawValue: style) else { skipped += 1; continue }
+                bump(opensAt + k * 5 + Coverage.styleIndex(by), count(n))
+            }
+        }
+        for item in report["routes"]?.arrayValue ?? [] {
+            guard let r = item["name"]?.stringValue.flatMap(graph.routeNumber(named:)), r < routeCount else { skipped += 1; continue }
+            bump(routesAt + r, count(item["followed"]))
+        }
+        for item in report["links"]?.arrayValue ?? [] {
+            guard let l = graph.links.firstIndex(where: { $0.pattern == item["pattern"]?.stringValue }), l < linkCount else { skipped += 1; continue }
+            bump(linksAt + l, count(item["opened"]))
+        }
+        for item in report["preconditions"]?.arrayValue ?? [] {
+            guard let p = item["name"]?.stringValue.flatMap(graph.precondition(named:)) else { skipped += 1; continue }
+            for (name, n) in item["outcomes"]?.objectValue ?? JSONObject() {
+                guard let o = Outcome.allCases.first(where: { $0.name == name }) else { skipped += 1; continue }
+                bump(preconditionsAt + p.index * Outcome.allCases.count + o.rawValue, count(n))
+            }
+        }
+        for item in report["flows"]?.arrayValue ?? [] {
+            guard let c = item["name"]?.stringValue.flatMap(graph.coordinator(named:)) else { skipped += 1; continue }
+            bump(startedAt + c.index, count(item["started"]))
+            bump(completedAt + c.index, count(item["completed"]))
+            bump(cancelledAt + c.index, count(item["cancelled"]))
+        }
+        return (added, skipped)
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import NavExplore
 import NavGraph
+import NavigationCore
 
 /// Loads `dir`, or the embedded example when nil; prints diagnostics to stderr.
 func loadGraph(_ dir: String?, limits: GraphLimits = GraphLimits(), printWarnings: Bool = true) -> (NavigationGraph?, Diagnostics) {
@@ -122,6 +123,77 @@ struct Explore: ParsableCommand {
             FileHandle.standardError.write(Data("navd explore: wrote \(dir)/navd-plan.json and \(dir)/test_navd_plan.py (\(result.plan.sequences.count) sequences)\n".utf8))
         }
         if strict && !result.defects.isEmpty { throw ExitCode(1) }
+    }
+}
+
+struct CoverageCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "coverage",
+        abstract: "Merge navigation coverage reports (coverage.report's JSON) and print them as text, JSON or LCOV.",
+        discussion: """
+        Reports of several navds (navd's pytest plugin starts one per test) add up item by item, matched by \
+        name against the graph; items the graph does not declare are skipped (and counted on stderr). \
+        --fail-under N exits 2 when fewer than N % of the graph's opens edges were taken, as coverage.py's \
+        --fail-under does.
+        """)
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case text, json, lcov }
+
+    @Argument(help: "JSON reports to merge (coverage.report {format: json} or navctl coverage --format json).")
+    var reports: [String] = []
+
+    @Option(help: "Directory of module files the reports are of (default: the embedded example app).")
+    var graph: String?
+
+    @Option(help: "text, json or lcov.")
+    var format: Format = .text
+
+    @Option(name: .shortAndLong, help: "Write the report to this file instead of standard output.")
+    var output: String?
+
+    @Option(help: "Exit 2 when fewer than this percentage of opens edges were taken (0-100).")
+    var failUnder: Double?
+
+    /// The largest report read (a report's size is fixed by its graph).
+    static let maxReportBytes = 64 << 20
+
+    func validate() throws {
+        if let f = failUnder, !(0...100).contains(f) { throw ValidationError("--fail-under must be 0-100, not \(f)") }
+    }
+
+    func run() throws {
+        let (g, _) = loadGraph(graph, printWarnings: false)
+        guard let g else { throw ExitCode(1) }
+        let merged = Coverage(name: "merged", graph: g)
+        var skipped = 0
+        for path in reports {
+            guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read \(path)") }
+            guard data.count <= Self.maxReportBytes else { throw ValidationError("\(path) is \(data.count) bytes; a report is at most \(Self.maxReportBytes)") }
+            let value: JSONValue
+            do { value = try JSONParser(maxDepth: 64).parse(Array(data)) } catch {
+                throw ValidationError("\(path) is not a JSON report: \(error)")
+            }
+            // `coverage.report` over JSON-RPC gives the report itself; a saved reply holds it in `result`.
+            skipped += merged.add(report: value["result"] ?? value, graph: g).skipped
+        }
+        if skipped > 0 { FileHandle.standardError.write(Data("navd coverage: \(skipped) items of the reports are not in the graph; skipped\n".utf8)) }
+        let report = CoverageReport(merged, graph: g)
+        let text: String
+        switch format {
+        case .text: text = report.text
+        case .json: text = String(decoding: JSONWriter.encode(report.json), as: UTF8.self) + "\n"
+        case .lcov: text = report.lcov
+        }
+        if let output { try Data(text.utf8).write(to: URL(fileURLWithPath: output)) } else { print(text, terminator: "") }
+        if let failUnder {
+            let edges = report.json["totals"]?["edges"]
+            let covered = edges?["covered"]?.intValue ?? 0, total = edges?["total"]?.intValue ?? 0
+            let percent = total == 0 ? 100 : Double(covered) * 100 / Double(total)
+            if percent < failUnder {
+                FileHandle.standardError.write(Data("navd coverage: \(covered)/\(total) opens edges taken (\(Int(percent)) %), under --fail-under \(failUnder)\n".utf8))
+                throw ExitCode(2)
+            }
+        }
     }
 }
 

@@ -21,7 +21,7 @@ struct Navd: ParsableCommand {
             See Protocol/PROTOCOL.md for the methods, notifications and errors.
             """,
         version: BuildInfo.versionLine("navd"),
-        subcommands: [Serve.self, Check.self, GraphCommand.self, Explore.self],
+        subcommands: [Serve.self, Check.self, GraphCommand.self, Explore.self, CoverageCommand.self],
         defaultSubcommand: Serve.self
     )
 }

@@ -34,6 +34,45 @@ import Testing
         report[list]?.arrayValue?.first { $0[key]?.stringValue == name }
     }
 
+    /// Coverage is kept beside the state file: a stop and a start add up, a named run that was
+    /// counting counts again, and a damaged file is replaced, not fatal.
+    @Test func coverageSurvivesARestartBesideTheStateFile() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite"), sock = dir.file("d.sock")
+        do {
+            let d = try Daemon(arguments: ["--state", state], socketPath: sock)
+            let c = try d.client()
+            try c.call("coverage.start", ["run": "suite"])
+            try c.call("navigate", ["to": "shop.Product", "with": ["id": "p1"]])
+            try c.call("navigate", ["to": "shop.Reviews"])
+            #expect(d.stop(signal: SIGTERM) == 0)
+        }
+        #expect(FileManager.default.fileExists(atPath: state + ".coverage.json"))
+        let d = try Daemon(arguments: ["--state", state], socketPath: sock)
+        let c = try d.client()
+        try c.call("dismiss")
+        try c.call("navigate", ["to": "shop.Reviews"])
+        for run in ["all", "suite"] {
+            let r = try c.call("coverage.report", ["run": .string(run)])
+            let edge = r["edges"]?.arrayValue?.first { $0["from"] == "shop.Product" && $0["to"] == "shop.Reviews" }
+            #expect(edge?["taken"]?["push"] == 2, "\(run): \(String(describing: edge))")
+            #expect(r["commits"] == 3, "\(run)")  // navigations; a dismiss commits no navigation
+        }
+        d.stop(signal: SIGTERM)
+        // A file navd did not write is logged and replaced at the next write.
+        try Data("{not json".utf8).write(to: URL(fileURLWithPath: state + ".coverage.json"))
+        let d2 = try Daemon(arguments: ["--state", state], socketPath: sock)
+        let c2 = try d2.client()
+        #expect(try c2.call("coverage.report")["commits"] == 0)
+        #expect(d2.stderr.contains("coverage not read back"))
+        try c2.call("dismiss")
+        try c2.call("navigate", ["to": "shop.Reviews"])
+        d2.stop(signal: SIGTERM)
+        let saved = try JSONParser(maxDepth: 64).parse(Array(try Data(contentsOf: URL(fileURLWithPath: state + ".coverage.json"))))
+        #expect(saved["runs"]?.arrayValue?.first?["report"]?["commits"] == 1)
+    }
+
     @Test func aReportCountsWhatNavigationsExercised() throws {
         let d = try Daemon(graph: Self.graph)
         let c = try d.client()

@@ -68,7 +68,10 @@ import Testing
         let planned = Set(result.plan.sequences.flatMap { $0.steps.compactMap(\.edge) })
         #expect(planned == Set(result.plan.edges))
         #expect(result.plan.edges.count == result.plainEdges.count)
-        #expect(result.plan.sequences.count < result.plan.edges.count)
+        #expect(result.plan.sequences.filter { $0.name.hasPrefix("edge-") }.count < result.plan.edges.count)
+        // Then one sequence per route and per deep link a test can take.
+        #expect(result.plan.sequences.filter { $0.name.hasPrefix("route-") }.count == graph.routes.count)
+        #expect(result.plan.sequences.filter { $0.name.hasPrefix("link-") }.count == graph.links.count)
     }
 
     @Test func explorationStopsAtItsBoundsAndSaysSo() throws {

@@ -1,3 +1,4 @@
+import JSON
 import NavGraph
 import NavigationCore
 
@@ -41,7 +42,41 @@ struct CoverageRuns {
         return true
     }
 
-    func run(_ name: String?) -> Coverage? { name.map { named[$0] } ?? all }
+    func run(_ name: String?) -> Coverage? { name.map { $0 == "all" ? all : named[$0] } ?? all }
+
+    /// Changes when anything is counted (what ``CoverageFile`` compares before writing).
+    var mark: Int { all.commits &+ all.events }
+
+    /// Every run as its JSON report, for the file beside the state file.
+    func saved(graph: NavigationGraph) -> JSONValue {
+        var runs: [JSONValue] = [["run": "all", "counting": true, "report": CoverageReport(all, graph: graph).json]]
+        for (name, run) in named.sorted(by: { $0.key < $1.key }) {
+            runs.append(["run": .string(name), "counting": .bool(started.contains { $0 === run }), "report": CoverageReport(run, graph: graph).json])
+        }
+        return ["navdCoverage": 1, "runs": .array(runs)]
+    }
+
+    /// Adds the runs of `saved` (``saved(graph:)``'s form) to these, by name; a named run saved as
+    /// counting counts again. At most ``maxRuns`` named runs are taken. Answers the runs read and
+    /// the items skipped (not in the graph).
+    mutating func restore(_ saved: JSONValue, graph: NavigationGraph) -> (runs: Int, skipped: Int) {
+        var count = 0, skipped = 0
+        for entry in saved["runs"]?.arrayValue ?? [] {
+            guard let name = entry["run"]?.stringValue, let report = entry["report"] else { continue }
+            let run: Coverage
+            if name == "all" {
+                run = all
+            } else {
+                guard name.utf8.count <= 128, named.count < CoverageRuns.maxRuns || named[name] != nil else { continue }
+                if named[name] == nil { named[name] = Coverage(name: name, graph: graph) }
+                run = named[name]!
+                if entry["counting"]?.boolValue == true && !started.contains(where: { $0 === run }) { started.append(run) }
+            }
+            skipped += run.add(report: report, graph: graph).skipped
+            count += 1
+        }
+        return (count, skipped)
+    }
 
     func isActive(_ name: String) -> Bool { named[name].map { r in started.contains { $0 === r } } ?? false }
 }

@@ -69,6 +69,7 @@ final class Navigator {
         self.publisher = publisher
         coverage = CoverageRuns(graph: graph)
         sessions["main"] = makeState(Session(name: "main", graph: graph))
+        coverage.all.sessionStarted()
     }
 
     /// `session` as the navigator holds it, with an audience of its own.

@@ -63,6 +63,7 @@ extension Navigator {
         let state = makeState(session)
         sessions[name] = state
         store.sessionOpened(session)
+        coverage.forEachActive { $0.sessionStarted() }
         return state
     }
 

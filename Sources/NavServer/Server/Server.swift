@@ -23,6 +23,8 @@ public final class Server {
     var listener: PipeListener?
     var signals: [Signal] = []
     var flusher: Check?
+    /// Coverage kept beside the state file (none with ephemeral state).
+    var coverageFile: CoverageFile?
     /// Keeps the loop turning while the store has background work (``Store/hasBackgroundWork``).
     var storeWork: Idle?
     /// The connections (transport: bytes, framing, output, flow control).
@@ -67,6 +69,7 @@ public final class Server {
         let file = try LogStore(path: path, durability: durability, saved: SavedSessions(config), repair: repair,
                                 compactAt: config.logCompactBytes, compactRatio: config.logCompactRatio)
         let restored = try use(file)
+        keepCoverage(beside: path)
         for line in file.restoreReport { logger.info("state read", metadata: ["navd.state": "\(path)", "navd.read": "\(line)"]) }
         for line in file.restoreWarnings { logger.warning("state read with a warning", metadata: ["navd.state": "\(path)", "navd.warning": "\(line)"]) }
         for (name, reason) in file.snapshot.setAside {
@@ -197,6 +200,7 @@ public final class Server {
         f.start { [unowned self] in self.flushAll() }
         flusher = f
         transport.start()
+        startCoverageWrites()
     }
 
     /// Makes (or checks) the 0700 directory of the default socket: it must be a real directory owned by
@@ -297,6 +301,7 @@ public final class Server {
         }
         // Closed, and kept until the server goes: the shutdown may have been asked from one of the
         // store's own callbacks (a lost lease), which must not find its store released under it.
+        stopCoverageWrites()
         store.close()
         flusher?.close()
         flusher = nil

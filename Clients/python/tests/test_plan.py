@@ -1,0 +1,70 @@
+"""`navd explore --plan` and the pytest plugin's navigation coverage, end to end: the generated
+plan runs against live navds (one per sequence, the plugin's way) and the merged coverage report
+takes every edge exploration found reachable by facts alone, on the example and on the graph with
+planted defects."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+
+
+def navd_bin():
+    return os.environ.get("NAVD_BIN") or os.path.join(ROOT, ".build", "debug", "navd")
+
+
+def explore(graph, plan_dir, *extra):
+    done = subprocess.run([navd_bin(), "explore", graph, "--format", "json", "--plan", str(plan_dir), "--depth", "8",
+                           "--max-states", "4000"] + list(extra), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def run_plan(plan_dir, *extra):
+    report = plan_dir / "coverage.json"
+    lcov = plan_dir / "coverage.lcov"
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(plan_dir / "test_navd_plan.py"),
+                           "--navd-coverage", "--navd-coverage-json", str(report), "--navd-coverage-lcov", str(lcov)] + list(extra),
+                          capture_output=True, text=True, timeout=600, cwd=str(plan_dir),
+                          env=dict(os.environ, NAVD_BIN=navd_bin()))
+    return done, (json.loads(report.read_text()) if report.exists() else None), lcov
+
+
+def taken(report):
+    return {"%s → %s" % (e["from"], e["to"]) for e in report["edges"] if e["taken"]}
+
+
+def test_the_plan_takes_every_reachable_edge_of_the_example(tmp_path):
+    found = explore(os.path.join(ROOT, "Examples", "shop"), tmp_path)
+    assert [f for f in found["findings"] if not f["note"]] == []
+    reachable = {"%s → %s" % (e["from"], e["to"]) for e in found["edges"] if e["byFactsAlone"]}
+    assert len(reachable) == found["declaredEdges"] == 23
+    done, report, lcov = run_plan(tmp_path, "--navd-cov-fail-under=100")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert taken(report) == reachable
+    assert report["totals"]["edges"] == {"covered": 23, "total": 23}
+    # Every route and deep link the plan follows is counted too, and the summary says so.
+    assert report["totals"]["routes"]["covered"] == report["totals"]["routes"]["total"]
+    assert report["totals"]["links"]["covered"] == report["totals"]["links"]["total"]
+    assert "opens edges taken: 23/23 (100.0 %)" in done.stdout
+    assert "TOTAL" in done.stdout and lcov.read_text().startswith("TN:navd-merged")
+
+
+def test_the_plan_of_the_planted_graph_reaches_its_reachable_edges_and_fail_under_fails(tmp_path):
+    planted = os.path.join(ROOT, "Tests", "Fixtures", "planted")
+    found = explore(planted, tmp_path)
+    kinds = {f["kind"] for f in found["findings"] if not f["note"]}
+    assert {"unreachable", "deadEnd", "incompleteFlow", "brokenLink", "cycle", "route", "recovery"} <= kinds
+    reachable = {"%s → %s" % (e["from"], e["to"]) for e in found["edges"] if e["byFactsAlone"]}
+    assert "app.Home → app.Vault" not in reachable and "app.Orphan → app.Deep" not in reachable
+    done, report, _ = run_plan(tmp_path, "--navd-cov-fail-under=100")
+    # Every sequence passes, every reachable edge is taken, and the unreachable ones fail the bar.
+    assert "failed" not in done.stdout.split("\n")[-2], done.stdout
+    assert taken(report) == reachable
+    assert report["totals"]["edges"]["covered"] == len(reachable) < report["totals"]["edges"]["total"]
+    assert done.returncode == 1
+    assert "under --navd-cov-fail-under=100" in done.stdout
