@@ -19,6 +19,8 @@ public final class NavigationGraph: @unchecked Sendable {
     public let root: Root
     /// `root.back`: what dismiss does at the first screen of a root tab.
     public let rootBack: TabBack
+    /// Where `root:` is declared.
+    public let rootLocation: SourceLocation?
     /// `guards:` of the modules: preconditions run before those of every coordinator they guard
     /// (already first in each such coordinator's ``Coordinator/preconditions``).
     public let guards: [GraphGuard]
@@ -63,7 +65,8 @@ public final class NavigationGraph: @unchecked Sendable {
     }
 
     init(modules: [Module], coordinators: [Coordinator], preconditions: [Precondition], routes: [Route],
-         links: [Link], root: Root, rootBack: TabBack = .none, guards: [GraphGuard] = [], baseDirectory: String) {
+         links: [Link], root: Root, rootBack: TabBack = .none, rootLocation: SourceLocation? = nil, guards: [GraphGuard] = [], baseDirectory: String) {
+        self.rootLocation = rootLocation
         self.modules = modules
         self.coordinators = coordinators
         self.preconditions = preconditions

@@ -344,6 +344,6 @@ struct Builder {
         guard !d.hasErrors, let root else { return nil }
         return NavigationGraph(modules: modules.map { Module(name: $0.name, file: $0.file) }, coordinators: coordinators,
                                preconditions: preconditions, routes: routes, links: links, root: root, rootBack: rootBack,
-                               guards: guards, baseDirectory: baseDirectory)
+                               rootLocation: rootLocation, guards: guards, baseDirectory: baseDirectory)
     }
 }

@@ -31,6 +31,8 @@ public final class Coverage {
     var counts: [Int]
     let opensAt: Int, routesAt: Int, linksAt: Int, preconditionsAt: Int, startedAt: Int, completedAt: Int, cancelledAt: Int
     let routeCount: Int, linkCount: Int
+    /// Where the tab back counts start: one per coordinator, then the root's tabs.
+    let tabBackAt: Int
     /// Where each coordinator's `opens` entries start in ``opens`` (and the end, last).
     private let opensBase: [Int]
     /// Every coordinator's `opens`, one after the other (from ``opensBase``).
@@ -65,7 +67,8 @@ public final class Coverage {
         startedAt = preconditionsAt + graph.preconditions.count * Outcome.allCases.count
         completedAt = startedAt + coordinatorCount
         cancelledAt = completedAt + coordinatorCount
-        counts = Array(repeating: 0, count: cancelledAt + coordinatorCount)
+        tabBackAt = cancelledAt + coordinatorCount
+        counts = Array(repeating: 0, count: tabBackAt + coordinatorCount + 1)
         let made = Coverage.made(graph.coordinators)
         alsoMade = made
         switch graph.root {
@@ -143,6 +146,19 @@ public final class Coverage {
         guard index >= 0 && preconditionsAt + index * Outcome.allCases.count < startedAt else { return }
         counts[preconditionsAt + index * Outcome.allCases.count + outcome.rawValue] &+= 1
         events &+= 1
+    }
+
+    /// A dismiss went back through the `back:` of tabs container `container` (-1: the root's tabs).
+    public func wentBack(in container: Int) {
+        guard container >= -1 && container < coordinatorCount else { return }
+        counts[tabBackAt + (container < 0 ? coordinatorCount : container)] &+= 1
+        events &+= 1
+    }
+
+    /// Dismisses that went back through `container`'s `back:` (-1: the root's tabs).
+    public func wentBack(_ container: Int) -> Int {
+        guard container >= -1 && container < coordinatorCount else { return 0 }
+        return counts[tabBackAt + (container < 0 ? coordinatorCount : container)]
     }
 
     public func flowStarted(_ coordinator: Int) {
@@ -232,6 +248,12 @@ extension Coverage {
                 guard let o = Outcome.allCases.first(where: { $0.name == name }) else { skipped += 1; continue }
                 bump(preconditionsAt + p.index * Outcome.allCases.count + o.rawValue, count(n))
             }
+        }
+        for item in report["tabBacks"]?.arrayValue ?? [] {
+            let name = item["container"]?.stringValue
+            let c = name == "root" ? -1 : name.flatMap(graph.coordinator(named:))?.index
+            guard let c else { skipped += 1; continue }
+            bump(tabBackAt + (c < 0 ? coordinatorCount : c), count(item["used"]))
         }
         for item in report["flows"]?.arrayValue ?? [] {
             guard let c = item["name"]?.stringValue.flatMap(graph.coordinator(named:)) else { skipped += 1; continue }

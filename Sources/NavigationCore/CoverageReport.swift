@@ -48,14 +48,29 @@ public struct CoverageReport {
         for p in graph.preconditions {
             out.append(Item(kind: "precondition", module: p.module, name: p.name, location: p.location, hits: c.outcomes(p.index).reduce(0) { $0 + $1.1 }))
         }
+        for (container, back, module, location) in tabBacks {
+            out.append(Item(kind: "tabBack", module: module, name: "\(container == -1 ? "root" : graph.coordinators[container].name) back: \(back.rawValue)",
+                            location: location, hits: c.wentBack(container)))
+        }
         for co in graph.coordinators where co.isFlow {
             out.append(Item(kind: "flow", module: co.module, name: co.name, location: co.location, hits: c.flow(co.index).started))
         }
         return out
     }
 
-    static let kinds = ["coordinator", "edge", "route", "link", "precondition", "flow"]
-    static let plural = ["coordinator": "coordinators", "edge": "edges", "route": "routes", "link": "links", "precondition": "preconditions", "flow": "flows"]
+    /// Tabs containers declaring a `back:` behaviour: the root's (-1) and tab container coordinators.
+    var tabBacks: [(container: Int, back: TabBack, module: String, location: SourceLocation)] {
+        var out: [(Int, TabBack, String, SourceLocation)] = []
+        if graph.rootBack != .none, let at = graph.rootLocation {
+            out.append((-1, graph.rootBack, graph.modules.first { $0.file == at.file }?.name ?? "", at))
+        }
+        for co in graph.coordinators where co.isTabContainer && co.tabBack != .none { out.append((co.index, co.tabBack, co.module, co.location)) }
+        return out
+    }
+
+    static let kinds = ["coordinator", "edge", "route", "link", "precondition", "flow", "tabBack"]
+    static let plural = ["coordinator": "coordinators", "edge": "edges", "route": "routes", "link": "links", "precondition": "preconditions", "flow": "flows",
+                         "tabBack": "tabBacks"]
 
     // MARK: JSON
 
@@ -97,6 +112,10 @@ public struct CoverageReport {
             let f = c.flow(co.index)
             return ["name": .string(co.name), "started": .int(f.started), "completed": .int(f.completed),
                     "cancelled": .int(f.cancelled), "at": .string(place(co.location))] as JSONValue
+        }))
+        o.append("tabBacks", .array(tabBacks.map { t in
+            ["container": .string(t.container == -1 ? "root" : graph.coordinators[t.container].name), "back": .string(t.back.rawValue),
+             "used": .int(c.wentBack(t.container)), "at": .string(place(t.location))] as JSONValue
         }))
         o.append("missed", .array(all.filter { $0.hits == 0 }.map { .string("\(place($0.location)): \($0.kind) \($0.name)") }))
         return .object(o)

@@ -36,6 +36,7 @@ extension Session {
 
     /// Goes back to tab `i` of `shell`: it leaves the history, and the tab left is not remembered.
     func goBack(to i: Int, in shell: Node, changes: inout ChangeLog) {
+        wentBackIn = shell.coordinator
         if var h = shell.tabHistory {
             h.removeAll { $0 == i }
             shell.tabHistory = h.isEmpty ? nil : h

@@ -25,6 +25,10 @@ public final class Session {
     /// The uid of the user who opened the session (nil: navd's own, as for "main"). Only that user
     /// and admins may close it or write its facts.
     public var owner: UInt32?
+    /// Set by a dismiss that went back through a tabs container's `back:` (instead of removing a
+    /// screen): the container's coordinator, -1 for the root's tabs; nil otherwise. Whoever reads
+    /// it (coverage) sets it back to nil.
+    public var wentBackIn: Int?
     /// Free for the store that keeps this session: a log store marks with it the sessions its
     /// snapshot lacks (a compare where a lookup by name would hash the name at every commit).
     public var storeMark = 0

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import NavClient
 import NavTesting
 import Testing
 
@@ -34,6 +35,26 @@ import Testing
         report[list]?.arrayValue?.first { $0[key]?.stringValue == name }
     }
 
+    /// NavClient gives the report as a value (``CoverageSummary``), run by run.
+    @Test func navClientReadsTheReportAsAValue() throws {
+        let d = try Daemon()
+        let c = try NavClient(socketPath: d.socketPath)
+        _ = try c.call(.coverageStart(run: "suite"))
+        _ = try c.call(.navigate(to: "shop.Product", with: ["id": "p1"]))
+        _ = try c.call(.coverageStop(run: "suite"))
+        _ = try c.call(.navigate(to: "shop.Reviews"))
+        let all = try c.coverage()
+        let suite = try c.coverage(run: "suite")
+        #expect(all.run == "all" && all.commits == 2 && suite.run == "suite" && suite.commits == 1)
+        #expect(all.totals[.edges]?.covered == 2 && suite.totals[.edges]?.covered == 1)
+        #expect(all.totals[.edges]?.total == 23)
+        #expect(all.modules["shop"]?[.edges]?.covered == 2)
+        #expect(suite.percent(of: .edges) < all.percent(of: .edges))
+        #expect(suite.missed.contains { $0.hasSuffix("edge shop.Product → shop.Reviews") })
+        #expect(!all.missed.contains { $0.hasSuffix("edge shop.Product → shop.Reviews") })
+        #expect(throws: NavClientError.self) { try CoverageSummary(["run": 1]) }
+    }
+
     /// Coverage is kept beside the state file: a stop and a start add up, a named run that was
     /// counting counts again, and a damaged file is replaced, not fatal.
     @Test func coverageSurvivesARestartBesideTheStateFile() throws {
@@ -48,7 +69,7 @@ import Testing
             try c.call("navigate", ["to": "shop.Reviews"])
             #expect(d.stop(signal: SIGTERM) == 0)
         }
-        #expect(FileManager.default.fileExists(atPath: state + ".coverage.json"))
+        #expect(FileManager.default.fileExists(atPath: state + ".coverage"))
         let d = try Daemon(arguments: ["--state", state], socketPath: sock)
         let c = try d.client()
         try c.call("dismiss")
@@ -61,7 +82,7 @@ import Testing
         }
         d.stop(signal: SIGTERM)
         // A file navd did not write is logged and replaced at the next write.
-        try Data("{not json".utf8).write(to: URL(fileURLWithPath: state + ".coverage.json"))
+        try Data("{not json".utf8).write(to: URL(fileURLWithPath: state + ".coverage"))
         let d2 = try Daemon(arguments: ["--state", state], socketPath: sock)
         let c2 = try d2.client()
         #expect(try c2.call("coverage.report")["commits"] == 0)
@@ -69,7 +90,7 @@ import Testing
         try c2.call("dismiss")
         try c2.call("navigate", ["to": "shop.Reviews"])
         d2.stop(signal: SIGTERM)
-        let saved = try JSONParser(maxDepth: 64).parse(Array(try Data(contentsOf: URL(fileURLWithPath: state + ".coverage.json"))))
+        let saved = try JSONParser(maxDepth: 64).parse(Array(try Data(contentsOf: URL(fileURLWithPath: state + ".coverage"))))
         #expect(saved["runs"]?.arrayValue?.first?["report"]?["commits"] == 1)
     }
 

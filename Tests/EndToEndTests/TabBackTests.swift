@@ -105,6 +105,23 @@ import Testing
         #expect(shell?["id"] == settings && shell?["selected"] == 0, "\(String(describing: shell))")
         let r = try c.call("dismiss")
         #expect(r["removed"]?.arrayValue?.first == settings, "\(r)")
+        // Coverage counts the container's back: once (the second dismiss removed it instead).
+        let report = try c.call("coverage.report")
+        let backs = report["tabBacks"]?.arrayValue ?? []
+        #expect(backs.count == 1 && backs.first?["container"] == "app.Settings" && backs.first?["back"] == "order" && backs.first?["used"] == 1, "\(backs)")
+        #expect(report["totals"]?["tabBacks"] == ["covered": 1, "total": 1])
+    }
+
+    /// The root's `back:` is an item of its own, declared where `root:` is.
+    @Test func theRootsBackIsCountedWhereItIsDeclared() throws {
+        let d = try Daemon(graph: Self.graph(rootBack: "firstTab", containerBack: "order"))
+        let c = try d.client()
+        var root = try c.call("coverage.report")["tabBacks"]?.arrayValue?.first { $0["container"] == "root" }
+        #expect(root?["used"] == 0 && root?["at"]?.stringValue?.hasSuffix(":1") == true, "\(String(describing: root))")
+        try c.call("navigate", ["to": "C", "by": "select"])
+        try c.call("dismiss")
+        root = try c.call("coverage.report")["tabBacks"]?.arrayValue?.first { $0["container"] == "root" }
+        #expect(root?["used"] == 1 && root?["back"] == "firstTab", "\(String(describing: root))")
     }
 
     @Test func aBackThatIsNoneOfTheChoicesIsAGraphError() throws {

@@ -166,7 +166,11 @@ def pytest_sessionfinish(session, exitstatus):
                 with open(path, "w") as f:
                     json.dump(r, f)
                 files.append(path)
-            argv = [binary, "coverage"] + (["--graph", graph] if graph else []) + files
+            # Paths in the report as coverage.py shows them: relative to where pytest runs, when inside it.
+            shown = graph
+            if graph and os.path.abspath(graph).startswith(os.getcwd() + os.sep):
+                shown = os.path.relpath(graph)
+            argv = [binary, "coverage"] + (["--graph", shown] if shown else []) + files
 
             def run(*extra):
                 done = subprocess.run(argv + list(extra), capture_output=True, text=True)

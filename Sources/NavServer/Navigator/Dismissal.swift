@@ -67,6 +67,10 @@ extension Navigator {
         } : nil
         let c: Commit
         if let to { c = try session.dismiss(to: to, inclusive: inclusive, merging: merging) } else { c = try session.dismiss(node, merging: merging) }
+        if let container = session.wentBackIn {
+            session.wentBackIn = nil
+            coverage.forEachActive { $0.wentBack(in: container) }
+        }
         publish(c, in: state)
         if let result { deliverScreenResult(result, from: shown ?? c.removed.first ?? "", in: state, caller: caller) }
         return c

@@ -5,7 +5,7 @@ import NavGraph
 import NavigationCore
 import UV
 
-/// Coverage kept with the durable state: `STATE.coverage.json` beside the state file holds every
+/// Coverage kept with the durable state: `STATE.coverage` beside the state file holds every
 /// run as its JSON report (what `coverage.report` gives, read back by ``Coverage/add(report:graph:)``),
 /// written when counts changed, every ``CoverageFile/interval`` milliseconds and at shutdown (a
 /// temporary file renamed over the old: a crash leaves the old or the new, never half of one).
@@ -74,7 +74,7 @@ final class CoverageFile {
 extension Server {
     /// Keeps coverage beside the state file `statePath` (see ``CoverageFile``): reads it back now.
     func keepCoverage(beside statePath: String) {
-        let file = CoverageFile(path: statePath + ".coverage.json", logger: logger)
+        let file = CoverageFile(path: statePath + ".coverage", logger: logger)
         file.restore(into: &navigator.coverage, graph: graph)
         coverageFile = file
     }

@@ -11,7 +11,7 @@ public enum StateFiles {
     /// The files a state file `path` brings: the SQLite snapshot and its journal, the log, a log
     /// whose compaction a crash cut short, a new log not yet renamed into place.
     public static func all(_ path: String) -> [String] {
-        [path, path + "-wal", path + "-shm", path + "-journal", path + ".log", path + ".log.old", path + ".log.new", path + ".coverage.json", path + ".coverage.json.new"]
+        [path, path + "-wal", path + "-shm", path + "-journal", path + ".log", path + ".log.old", path + ".log.new", path + ".coverage", path + ".coverage.new"]
     }
 
     /// The directory `path` is in.
