@@ -1,5 +1,6 @@
 import JSON
 import NavGraph
+import Unchecked
 
 /// What a run of navigations exercised of a graph (`coverage.report`): each coordinator shown,
 /// each `opens` edge taken and by which style, each route followed, each deep link opened, each
@@ -28,7 +29,7 @@ public final class Coverage {
     /// Every count of the run in one table (one reference for the commit path), by section:
     /// coordinators shown, `opens` entries taken by style, routes followed, links opened,
     /// preconditions by outcome, flows started, completed, cancelled.
-    var counts: [Int]
+    let counts: Counters
     let opensAt: Int, routesAt: Int, linksAt: Int, preconditionsAt: Int, startedAt: Int, completedAt: Int, cancelledAt: Int
     let routeCount: Int, linkCount: Int
     /// Where the tab back counts start: one per coordinator, then the root's tabs.
@@ -68,9 +69,24 @@ public final class Coverage {
         completedAt = startedAt + coordinatorCount
         cancelledAt = completedAt + coordinatorCount
         tabBackAt = cancelledAt + coordinatorCount
-        counts = Array(repeating: 0, count: tabBackAt + coordinatorCount + 1)
         let made = Coverage.made(graph.coordinators)
         alsoMade = made
+        // The tables the commit path reads sit after the counters, in the same allocation: what a
+        // commit counts is then found without an array's retain, uniqueness or bounds check.
+        let size = tabBackAt + coordinatorCount + 1
+        var starts: [Int] = [], flatMade: [Int] = []
+        for m in made {
+            starts.append(flatMade.count)
+            flatMade += m
+        }
+        starts.append(flatMade.count)
+        let alsoFlatAt = size + starts.count, opensBaseAt = alsoFlatAt + flatMade.count, opensListAt = opensBaseAt + base.count
+        alsoStartAt = size
+        self.alsoFlatAt = alsoFlatAt
+        self.opensBaseAt = opensBaseAt
+        self.opensListAt = opensListAt
+        let tables = starts.map { $0 + alsoFlatAt } + flatMade + base.map { $0 + opensListAt } + flat
+        counts = Counters(count: size, then: tables)
         switch graph.root {
         case .stack(let c): rootShown = [c] + made[c]
         case .tabs(let tabs): rootShown = tabs.flatMap { [$0] + made[$0] }
@@ -87,12 +103,16 @@ public final class Coverage {
     /// By coordinator: what a navigation to it shows besides it (a flow's start step, a tab
     /// container's tabs), empty for most.
     let alsoMade: [[Int]]
+    /// Where, in ``counts`` (after the counters), the tables of the commit path are: for coordinator
+    /// `c`, what a navigation to it makes besides it lies at `read(alsoStartAt + c)..<read(alsoStartAt + c + 1)`
+    /// and its `opens` at `read(opensBaseAt + c)..<read(opensBaseAt + c + 1)` (absolute positions).
+    let alsoStartAt: Int, alsoFlatAt: Int, opensBaseAt: Int, opensListAt: Int
     /// What a new session shows: the root's coordinators.
     let rootShown: [Int]
 
     /// A session was opened: it shows the graph's root.
     public func sessionStarted() {
-        for c in rootShown { counts[c] &+= 1 }
+        for c in rootShown { counts.add(c) }
     }
 
     /// Commits that showed coordinator `c`.
@@ -121,37 +141,53 @@ public final class Coverage {
 
     /// Coordinators shown besides the target of a commit (the screens a link or a recovery built).
     public func shownToo(_ coordinators: [Int], but target: Int) {
-        for c in coordinators where c != target && c >= 0 && c < coordinatorCount { counts[c] &+= 1 }
+        for c in coordinators where c != target && c >= 0 && c < coordinatorCount { counts.add(c) }
+    }
+
+    /// `plan` committed, from a screen of coordinator `source` (-1: none): its target, style, route
+    /// and link (read here, where the plan's accessors inline).
+    public func committed(_ plan: Plan, source: Int) {
+        committed(source: source, target: plan.target, by: plan.by, route: plan.route, link: plan.linkIndex)
     }
 
     /// A navigation committed: from a screen of `source` (-1: none) to `target` by `by`; `route`
     /// and `link` are the route followed and the link opened (-1: none).
+    @inline(__always)
     public func committed(source: Int, target: Int, by: Presentation, route: Int = -1, link: Int = -1) {
         commits &+= 1
-        guard target >= 0 && target < coordinatorCount else { return }
-        counts[target] &+= 1
-        for c in alsoMade[target] { counts[c] &+= 1 }
-        if source >= 0 && source < coordinatorCount {
-            if let k = opensEntry(source, target) {
-                counts[opensAt + k * 5 + Coverage.styleIndex(by)] &+= 1
+        guard UInt(bitPattern: target) < UInt(bitPattern: coordinatorCount) else { return }
+        let counts = self.counts
+        counts.add(target)
+        var m = counts.read(alsoStartAt + target)
+        let end = counts.read(alsoStartAt + target + 1)
+        while m < end {
+            counts.add(counts.read(m))
+            m += 1
+        }
+        if UInt(bitPattern: source) < UInt(bitPattern: coordinatorCount) {
+            var i = counts.read(opensBaseAt + source)
+            let last = counts.read(opensBaseAt + source + 1)
+            while i < last && counts.read(i) != target { i += 1 }
+            if i < last {
+                counts.add(opensAt + (i - opensListAt) * 5 + Coverage.styleIndex(by))
             } else {
                 otherEdges[edgeKey(source, target, by), default: 0] += 1
             }
         }
-        if route >= 0 && route < routeCount { counts[routesAt + route] &+= 1 }
-        if link >= 0 && link < linkCount { counts[linksAt + link] &+= 1 }
+        if UInt(bitPattern: route) < UInt(bitPattern: routeCount) { counts.add(routesAt + route) }
+        if UInt(bitPattern: link) < UInt(bitPattern: linkCount) { counts.add(linksAt + link) }
     }
 
     public func precondition(_ index: Int, _ outcome: Outcome) {
         guard index >= 0 && preconditionsAt + index * Outcome.allCases.count < startedAt else { return }
-        counts[preconditionsAt + index * Outcome.allCases.count + outcome.rawValue] &+= 1
+        counts.add(preconditionsAt + index * Outcome.allCases.count + outcome.rawValue)
         events &+= 1
     }
 
     /// A dismiss went back through the `back:` of tabs container `container` (-1: the root's tabs).
     public func wentBack(in container: Int) {
         guard container >= -1 && container < coordinatorCount else { return }
-        counts[tabBackAt + (container < 0 ? coordinatorCount : container)] &+= 1
+        counts.add(tabBackAt + (container < 0 ? coordinatorCount : container))
         events &+= 1
     }
 
@@ -162,13 +198,13 @@ public final class Coverage {
     }
 
     public func flowStarted(_ coordinator: Int) {
-        if coordinator >= 0 && coordinator < coordinatorCount { counts[startedAt + coordinator] &+= 1 }
+        if coordinator >= 0 && coordinator < coordinatorCount { counts.add(startedAt + coordinator) }
         events &+= 1
     }
 
     public func flowEnded(_ coordinator: Int, completed: Bool) {
         guard coordinator >= 0 && coordinator < coordinatorCount else { return }
-        counts[(completed ? completedAt : cancelledAt) + coordinator] &+= 1
+        counts.add((completed ? completedAt : cancelledAt) + coordinator)
         events &+= 1
     }
 

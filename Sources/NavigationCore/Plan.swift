@@ -64,6 +64,9 @@ public struct Plan: Sendable {
     public var link: [LinkStep]? = nil
     /// `select {with}`: ``params`` are the tab's first screen's, merged with `with` and validated.
     public var selectsWith = false
+    /// The coordinator of the source node when the plan was made (-1: not noted), so that coverage
+    /// need not look it up again (a commit may remove the source).
+    public var sourceCoordinator = -1
     /// What few navigations carry (hints, popUpTo, then, a screen reused), boxed so the plan of every other one stays
     /// small to copy.
     private var extras: PlanExtras?

@@ -106,6 +106,7 @@ extension Session {
             // The result must match the setup; no `with` leaves them as they are.
             guard given != nil || destination.with != nil else {
                 var plan = Plan(target: target.index, by: style, params: .object(with), source: source.number, ifVersion: r.ifVersion, preconditions: target.preconditions)
+                plan.sourceCoordinator = source.coordinator
                 if destination.route >= 0 { plan.route = destination.route }
                 return plan
             }
@@ -115,6 +116,7 @@ extension Session {
                                data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "to": .string(target.name)])
             }
             var plan = Plan(target: target.index, by: style, params: params, source: source.number, ifVersion: r.ifVersion, preconditions: target.preconditions)
+            plan.sourceCoordinator = source.coordinator
             plan.selectsWith = true
             if destination.route >= 0 { plan.route = destination.route }
             return plan
@@ -140,6 +142,7 @@ extension Session {
         let bytes = destination.with == nil && with.count == given ? withBytes ?? params.encodedSize : params.encodedSize
         var plan = Plan(target: target.index, by: style, params: params, paramsBytes: bytes, source: source.number, ifVersion: r.ifVersion,
                         preconditions: target.preconditions)
+        plan.sourceCoordinator = source.coordinator
         if destination.route >= 0 { plan.route = destination.route }
         return plan
     }
@@ -166,6 +169,7 @@ extension Session {
                                data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "node": .string(screen.id)])
             }
             var plan = Plan(target: target.index, by: .push, params: kept, source: source.number, ifVersion: ifVersion, preconditions: target.preconditions)
+            plan.sourceCoordinator = source.coordinator
             plan.reuse = screen.number
             if screen !== stack.children.last || screen.presented != nil { plan.popUpTo = (screen.number, false) }
             return plan

@@ -86,14 +86,14 @@ extension Navigator {
     /// found before the commit since it may remove the source), its route and link, what a link
     /// built. Out of line: the navigation path pays a call, not the code.
     @inline(never)
-    func covered(target: Int, by: Presentation, source: Int, route: Int, link: Int) {
-        coverage.all.committed(source: source, target: target, by: by, route: route, link: link)
+    func covered(_ plan: Plan, source: Int) {
+        coverage.all.committed(plan, source: source)
         if !coverage.started.isEmpty {
-            for run in coverage.started { run.committed(source: source, target: target, by: by, route: route, link: link) }
+            for run in coverage.started { run.committed(plan, source: source) }
         }
     }
 
-    /// Counts the screens a deep link built (those before its last, which ``covered(target:by:source:route:link:)`` counts).
+    /// Counts the screens a deep link built (those before its last, which ``covered(_:source:)`` counts).
     func covered(built steps: [LinkStep], target: Int) {
         let built = steps.map(\.coordinator)
         coverage.forEachActive { $0.shownToo(built, but: target) }

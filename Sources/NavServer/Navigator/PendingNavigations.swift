@@ -98,9 +98,9 @@ extension Navigator {
     @inline(__always)
     func commit(_ state: SessionState, _ plan: Plan, navigation: Int, starter: some Client) throws(NavError) -> Navigated {
         let before = state.session.version
-        let source = state.session.coordinator(ofNode: plan.source)
+        let source = plan.sourceCoordinator >= 0 ? plan.sourceCoordinator : state.session.coordinator(ofNode: plan.source)
         let c = try state.session.commit(plan)
-        covered(target: plan.target, by: plan.by, source: source, route: plan.route, link: plan.linkIndex)
+        covered(plan, source: source)
         if let steps = plan.link { covered(built: steps, target: plan.target) }
         // `navigate {existing}` that found the screen as asked changes nothing: nothing to publish.
         if c.version == before { return Navigated(navigation: navigation, node: c.node?.number ?? -1, version: c.version, visible: .current(state.session)) }
