@@ -137,4 +137,17 @@ final class Item {
         s.words[3] = 42
         #expect(s.words[3] == 42)
     }
+
+    @Test func countersStartAtZeroAndKeepTheTablesAfterThem() {
+        let c = Counters(count: 3, then: [7, 8])
+        #expect(c.count == 5)
+        #expect((0..<3).map { c.read($0) } == [0, 0, 0])
+        #expect(c.read(3) == 7 && c.read(4) == 8)
+        c.add(1)
+        c.add(1)
+        c[2] = 5
+        #expect(c[1] == 2 && c[2] == 5 && c[0] == 0 && c[3] == 7)
+        let none = Counters(count: 0)
+        #expect(none.count == 1 && none[0] == 0)
+    }
 }
