@@ -28,7 +28,7 @@ let profile = Context.packageDirectory + "/Profiles/navd.profdata"
 /// The first 16 hex digits of the profile's SHA-256, written here by `make pgo-profile`. SwiftPM
 /// evaluates this file again only when its text changes, and does not see the profile as an
 /// input: naming the digest in the flags is what makes a new profile rebuild the modules.
-let profileDigest = "0672a71d40061adc"
+let profileDigest = "43e40f49d1e41637"
 let pgo: [String] = {
     switch Context.environment["NAVD_PGO"] {
     case "generate": return ["-Xfrontend", "-ir-profile-generate"]
@@ -157,7 +157,7 @@ let package = Package(
             path: "Clients/navbench"
         ),
         // libFuzzer targets for the parsers (`make fuzz`); a plain build replays inputs given as files.
-        .executableTarget(name: "navd-fuzz", dependencies: ["JSON", "RPC", "NavGraph", "NavigationCore", "NavServer", "NavClient", "UV", "CChecksum",
+        .executableTarget(name: "navd-fuzz", dependencies: ["JSON", "RPC", "NavGraph", "NavigationCore", "NavExplore", "NavServer", "NavClient", "UV", "CChecksum",
                                                           .product(name: "Logging", package: "swift-log")], path: "Fuzz/Sources"),
         .executableTarget(name: "graph-load-bench", dependencies: ["NavGraph"], path: "Benchmarks/GraphLoadBench"),
         .executableTarget(name: "core-bench", dependencies: ["NavigationCore", "NavGraph", "JSON", "NavTesting"], path: "Benchmarks/CoreBench"),

@@ -1,4 +1,5 @@
 import JSON
+import NavExplore
 import NavGraph
 import NavigationCore
 import RPC
@@ -9,11 +10,11 @@ import Glibc
 
 /// Fuzz targets for every parser a client, a graph file or a state file reaches, and for sequences of
 /// requests. One binary, the target chosen by `NAVD_FUZZ_TARGET` (framing, json, graph, argv, state,
-/// session, log). Built with `-sanitize=fuzzer,address -DFUZZING`
+/// session, log, coverage). Built with `-sanitize=fuzzer,address -DFUZZING`
 /// (`make fuzz`) it is a libFuzzer binary; built plainly it runs the files given as arguments
 /// through the target (replaying a corpus or a crash).
 enum FuzzTarget: String, CaseIterable {
-    case framing, json, graph, argv, state, session, log
+    case framing, json, graph, argv, state, session, log, coverage
 
     static var current: FuzzTarget {
         guard let name = getenv("NAVD_FUZZ_TARGET").map({ String(cString: $0) }), let t = FuzzTarget(rawValue: name) else {
@@ -32,6 +33,7 @@ enum FuzzTarget: String, CaseIterable {
         case .state: fuzzState(data)
         case .session: fuzzSession(data)
         case .log: fuzzLog(data)
+        case .coverage: fuzzCoverage(data)
         }
     }
 }
@@ -102,6 +104,13 @@ func fuzzGraph(_ data: UnsafeRawBufferPointer) {
     let (graph, diagnostics) = GraphLoader.load(sources: [GraphSource(file: "fuzz.yaml", text: text)], baseDirectory: "/nonexistent",
                                                 limits: limits)
     require(graph != nil || diagnostics.hasErrors, "no graph and no error")
+    // What `navd check` and `navd explore` do with a graph that loads: warnings, and a short walk.
+    if let graph {
+        _ = GraphLint.warnings(graph)
+        let walk = Explorer(graph: graph, options: ExploreOptions(depth: 3, maxStates: 40)).run()
+        require(walk.stateCount <= 40, "exploration passed --max-states")
+        _ = walk.text
+    }
 }
 
 /// The input is a template, then after a NUL byte the value of every `{with.FIELD}`: the output is

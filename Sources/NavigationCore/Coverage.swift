@@ -246,11 +246,11 @@ extension Coverage {
     /// Adds the counts of a JSON report (``CoverageReport/json``, as `coverage.report` gives it) to
     /// this run, matched by name: reports of several navds (a test per navd) merge into one, and a
     /// run saved beside the state file is read back. Items the graph no longer declares are skipped
-    /// and counted in the answer. Counts are bounded (a hostile file adds at most `Int.max / 2`).
+    /// and counted in the answer. Counts are bounded (none passes `Int.max / 2`, what a report then says reads back as it is).
     @discardableResult
     public func add(report: JSONValue, graph: NavigationGraph) -> (added: Int, skipped: Int) {
         var added = 0, skipped = 0
-        func count(_ v: JSONValue?) -> Int { min(max(v?.intValue ?? 0, 0), Int.max / 4) }
+        func count(_ v: JSONValue?) -> Int { min(max(v?.intValue ?? 0, 0), Int.max / 2) }
         func bump(_ at: Int, _ n: Int) {
             guard n > 0 else { return }
             counts[at] = min(counts[at] &+ n, Int.max / 2)
