@@ -110,6 +110,34 @@ public final class Coverage {
     /// What a new session shows: the root's coordinators.
     let rootShown: [Int]
 
+    /// Routes named by a navigation (resolved to their target), whether it committed or not.
+    private var routesResolved: [Int] = []
+    /// By link: the distinct stacks (coordinators, bottom first) its opens built, at most
+    /// ``maxStacksPerLink`` each (a redirect may build another).
+    public private(set) var linkStacks: [Int: [[Int]]] = [:]
+    public static let maxStacksPerLink = 8
+
+    /// A navigation named route `r` (counted whether or not it then committed).
+    public func resolved(route r: Int) {
+        guard r >= 0 && r < routeCount else { return }
+        if routesResolved.isEmpty { routesResolved = Array(repeating: 0, count: routeCount) }
+        routesResolved[r] &+= 1
+        events &+= 1
+    }
+
+    /// Navigations that named route `r`.
+    public func resolutions(route r: Int) -> Int { r >= 0 && r < routesResolved.count ? routesResolved[r] : 0 }
+
+    /// Deep link `link` built `stack` (its coordinators, bottom first).
+    public func built(_ stack: [Int], link: Int) {
+        guard link >= 0 && link < linkCount else { return }
+        var known = linkStacks[link] ?? []
+        guard !known.contains(stack), known.count < Coverage.maxStacksPerLink else { return }
+        known.append(stack)
+        linkStacks[link] = known
+        events &+= 1
+    }
+
     /// A session was opened: it shows the graph's root.
     public func sessionStarted() {
         for c in rootShown { counts.add(c) }
@@ -273,10 +301,19 @@ extension Coverage {
         for item in report["routes"]?.arrayValue ?? [] {
             guard let r = item["name"]?.stringValue.flatMap(graph.routeNumber(named:)), r < routeCount else { skipped += 1; continue }
             bump(routesAt + r, count(item["followed"]))
+            let n = count(item["resolved"])
+            if n > 0 {
+                if routesResolved.isEmpty { routesResolved = Array(repeating: 0, count: routeCount) }
+                routesResolved[r] = min(routesResolved[r] &+ n, Int.max / 2)
+            }
         }
         for item in report["links"]?.arrayValue ?? [] {
             guard let l = graph.links.firstIndex(where: { $0.pattern == item["pattern"]?.stringValue }), l < linkCount else { skipped += 1; continue }
             bump(linksAt + l, count(item["opened"]))
+            for stack in item["stacks"]?.arrayValue ?? [] {
+                let names = stack.arrayValue?.compactMap { $0.stringValue.flatMap(graph.coordinator(named:))?.index } ?? []
+                if names.count == stack.arrayValue?.count && !names.isEmpty { built(names, link: l) } else { skipped += 1 }
+            }
         }
         for item in report["preconditions"]?.arrayValue ?? [] {
             guard let p = item["name"]?.stringValue.flatMap(graph.precondition(named:)) else { skipped += 1; continue }

@@ -102,8 +102,13 @@ public struct CoverageReport {
                         "at": .string(place(k < co.opensLocations.count ? co.opensLocations[k] : co.location))]
             }
         }))
-        o.append("routes", .array(graph.routes.enumerated().map { (i, r) in ["name": .string(r.name), "followed": .int(c.followed(route: i)), "at": .string(place(r.location))] }))
-        o.append("links", .array(graph.links.enumerated().map { (i, l) in ["pattern": .string(l.pattern), "opened": .int(c.opened(link: i)), "at": .string(place(l.location))] }))
+        o.append("routes", .array(graph.routes.enumerated().map { (i, r) in
+            ["name": .string(r.name), "resolved": .int(c.resolutions(route: i)), "followed": .int(c.followed(route: i)), "at": .string(place(r.location))]
+        }))
+        o.append("links", .array(graph.links.enumerated().map { (i, l) in
+            ["pattern": .string(l.pattern), "opened": .int(c.opened(link: i)),
+             "stacks": .array((c.linkStacks[i] ?? []).map { .array($0.map { .string(graph.coordinators[$0].name) }) }), "at": .string(place(l.location))]
+        }))
         o.append("preconditions", .array(graph.preconditions.map { p in
             ["name": .string(p.name), "outcomes": .object(JSONObject(uniqueMembers: c.outcomes(p.index).map { (key: $0.0.name, value: JSONValue.int($0.1)) })),
              "at": .string(place(p.location))]

@@ -124,6 +124,12 @@ import Testing
         #expect(edge?["taken"]?["push"]?.intValue == 2, "\(edge ?? .null)")
         #expect(Self.item(r, "routes", "name", "app.list")?["followed"] == 1)
         #expect(Self.item(r, "links", "pattern", "/item/:id")?["opened"] == 1)
+        // The stack the link built; a route is resolved when named, followed when committed.
+        #expect(Self.item(r, "links", "pattern", "/item/:id")?["stacks"] == [["app.Home", "app.List", "app.Item"]])
+        #expect(Self.item(r, "routes", "name", "app.list")?["resolved"] == 1)
+        #expect(throws: (any Error).self) { try c.call("navigate", ["route": "list", "with": ["nope": 1]]) }
+        let again = try c.call("coverage.report")
+        #expect(Self.item(again, "routes", "name", "app.list")?["resolved"] == 2 && Self.item(again, "routes", "name", "app.list")?["followed"] == 1)
         let outcomes = Self.item(r, "preconditions", "name", "app.signedIn")?["outcomes"]
         #expect(outcomes?["recovered"] == 1 && outcomes?["passed"] == 2, "\(outcomes ?? .null)")
         let signIn = Self.item(r, "flows", "name", "app.SignIn")

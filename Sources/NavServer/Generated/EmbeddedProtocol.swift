@@ -2072,7 +2072,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "coverage.report",
-      "summary": "What navigations exercised of the graph served now: each coordinator shown, each opens edge taken by style, each route followed, each link opened, each precondition by outcome (passed, failed, recovered, redirected, timedOut, cancelled), each flow started/completed/cancelled, each tabs container's back: behaviour used, with where each is declared; as JSON, as a text table per module with what was never exercised, or as LCOV for genhtml.",
+      "summary": "What navigations exercised of the graph served now: each coordinator shown, each opens edge taken by style, each route resolved and followed, each link opened with the stacks it built, each precondition by outcome (passed, failed, recovered, redirected, timedOut, cancelled), each flow started/completed/cancelled, each tabs container's back: behaviour used, with where each is declared; as JSON, as a text table per module with what was never exercised, or as LCOV for genhtml.",
       "x-navd-changes": false,
       "paramStructure": "by-name",
       "params": [

@@ -94,9 +94,12 @@ extension Navigator {
     }
 
     /// Counts the screens a deep link built (those before its last, which ``covered(_:source:)`` counts).
-    func covered(built steps: [LinkStep], target: Int) {
+    func covered(built steps: [LinkStep], target: Int, link: Int) {
         let built = steps.map(\.coordinator)
-        coverage.forEachActive { $0.shownToo(built, but: target) }
+        coverage.forEachActive {
+            $0.shownToo(built, but: target)
+            $0.built(built, link: link)
+        }
     }
 
     /// Counts how the evaluation of precondition `p` ended, in every active run.

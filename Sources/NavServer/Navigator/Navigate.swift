@@ -85,6 +85,7 @@ extension Navigator {
             destination = Destination(target: i)
         } else {
             destination = try graph.destination(to: r.toName, route: r.route)
+            if destination.route >= 0 { coverage.forEachActive { $0.resolved(route: destination.route) } }
         }
         let session = r.state.session
         guard let o = r.options else {

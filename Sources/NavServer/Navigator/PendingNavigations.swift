@@ -101,7 +101,7 @@ extension Navigator {
         let source = plan.sourceCoordinator >= 0 ? plan.sourceCoordinator : state.session.coordinator(ofNode: plan.source)
         let c = try state.session.commit(plan)
         covered(plan, source: source)
-        if let steps = plan.link { covered(built: steps, target: plan.target) }
+        if let steps = plan.link { covered(built: steps, target: plan.target, link: plan.linkIndex) }
         // `navigate {existing}` that found the screen as asked changes nothing: nothing to publish.
         if c.version == before { return Navigated(navigation: navigation, node: c.node?.number ?? -1, version: c.version, visible: .current(state.session)) }
         // Only a flow this commit made has a starter: selecting a tab whose first node is a flow,
