@@ -9,7 +9,9 @@ import UV
 /// run as its JSON report (what `coverage.report` gives, read back by ``Coverage/add(report:graph:)``),
 /// written when counts changed, every ``CoverageFile/interval`` milliseconds and at shutdown (a
 /// temporary file renamed over the old: a crash leaves the old or the new, never half of one).
-/// A crash loses at most the last interval's counts; a clean stop none.
+/// A crash loses at most the last interval's counts; a clean stop none. The write runs on the
+/// loop: a graph so large that one write takes long is written less often (at most 2 % of the
+/// loop's time: after a write of `d`, none for 50 `d`).
 final class CoverageFile {
     static let interval: UInt64 = 2_000
     /// The largest file read back (a run's size is fixed by its graph; 16 runs of a large graph).
@@ -19,6 +21,8 @@ final class CoverageFile {
     var timer: Timer?
     /// ``CoverageRuns/mark`` when last written.
     var writtenMark = -1
+    /// No timed write before this (``EventLoop/hrtime``, nanoseconds): 50 times the last write's time after it.
+    var quietUntil: UInt64 = 0
 
     init(path: String, logger: Logger) {
         self.path = path
@@ -84,7 +88,10 @@ extension Server {
         guard let file = coverageFile else { return }
         let t = Timer(loop: loop)
         t.start(milliseconds: CoverageFile.interval, repeat: CoverageFile.interval) { [unowned self] in
+            let now = EventLoop.hrtime
+            guard now >= file.quietUntil, file.writtenMark != self.navigator.coverage.mark else { return }
             file.write(self.navigator.coverage, graph: self.graph)
+            file.quietUntil = now + (EventLoop.hrtime - now) * 50
         }
         t.unref()
         file.timer = t
