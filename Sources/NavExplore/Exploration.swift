@@ -37,7 +37,7 @@ public final class Exploration {
         let bound = e.truncated ? " within \(e.options.depth) steps (exploration stopped at --max-states \(e.options.maxStates) or --depth \(e.options.depth); raise them to look further)" : ""
 
         for c in g.coordinators where !e.shown.contains(c.index) {
-            let why = e.unsampled[c.index].map { " (\($0), so no navigation to it could be tried: name a value with `examples: [...]`)" } ?? ""
+            let why = e.unsampledSetup.contains(c.index) ? " (its `setup` schema has no value navd can make, so no navigation to it could be tried: name a value with `examples: [...]`)" : ""
             found.append(Finding(kind: .unreachable, location: c.location, message: "`\(c.name)` is never shown: no navigation from the root reaches it\(bound)\(why)"))
         }
         // Dead ends: a screen on top of every expanded tree it tops, with nothing leading on.
@@ -59,9 +59,9 @@ public final class Exploration {
             found.append(Finding(kind: .incompleteFlow, location: c.location,
                                  message: "flow `\(c.name)` cannot be completed: its last step `\(last)` is never on top (no step's `opens` leads there from `\(g.coordinators[c.flow!.start].name)`)\(bound)"))
         }
-        for c in g.coordinators where c.isFlow && e.unsampled[c.index] != nil && e.shown.contains(c.index) {
+        for c in g.coordinators where e.unsampledResult.contains(c.index) && e.shown.contains(c.index) {
             found.append(Finding(kind: .incompleteFlow, location: c.location,
-                                 message: "flow `\(c.name)` cannot be completed: \(e.unsampled[c.index]!) (name one with `examples: [...]`)"))
+                                 message: "flow `\(c.name)` cannot be completed: its `result` schema has no value navd can make (name one with `examples: [...]`)"))
         }
         for (li, problem) in e.linkProblems.sorted(by: { $0.key < $1.key }) {
             let l = g.links[li]
@@ -102,11 +102,10 @@ public final class Exploration {
             found.append(Finding(kind: .route, location: r.location,
                                  message: "route `\(r.name)` never resolves from any screen reached\(bound)\(e.routeProblem[ri].map { ": \($0)" } ?? "")"))
         }
-        for (c, why) in e.unsampled.sorted(by: { $0.key < $1.key }) where !g.coordinators[c].isFlow || g.coordinators[c].setup != nil {
-            guard why.contains("setup") else { continue }
+        for c in e.unsampledSetup.sorted() {
             let co = g.coordinators[c]
             found.append(Finding(kind: .unsampled, location: co.location,
-                                 message: "`\(co.name)`: \(why); exploration could not navigate to it (give its fields `examples: [...]`)"))
+                                 message: "`\(co.name)`: its `setup` schema has no value navd can make; exploration could not navigate to it (give its fields `examples: [...]`)"))
         }
         findings = found.sorted { $0.location < $1.location }
 

@@ -96,14 +96,14 @@ public final class Explorer {
     var plainEdges: [Pair: (from: Int, step: Step)] = [:]
     var outcomes: [Int: Set<Int>] = [:]     // precondition → outcomes (rawValue) met
     var flowTops: Set<Int> = []             // flows seen with their last step on top
-    var flowsCompleted: Set<Int> = []
     var routeResolved: [Int: Bool] = [:]
     var routeProblem: [Int: String] = [:]
     var linkProblems: [Int: String] = [:]
-    var linkOpened: Set<Int> = []
     var redirectLoops: [(precondition: Int, chain: [Int])] = []
     var redirectProblems: [(precondition: Int, message: String)] = []
-    var unsampled: [Int: String] = [:]      // coordinator → why its setup or result has no sample
+    /// Coordinators whose `setup` schema, and flows whose `result` schema, has no sample value.
+    var unsampledSetup: Set<Int> = []
+    var unsampledResult: Set<Int> = []
     public private(set) var truncated = false
 
     struct EdgeKey: Hashable {
@@ -320,12 +320,11 @@ public final class Explorer {
         if let result = SampleValues.value(for: spec?.result) {
             results.insert(result, at: 0)
         } else {
-            unsampled[f] = "its `result` schema has no value navd can make"
+            unsampledResult.insert(f)
         }
         for result in results {
             let s = session.copy()
             do throws(NavError) { _ = try s.flowComplete(flowNode.id, result.map { .result($0) } ?? .cancelled) } catch { continue }
-            if result != nil { flowsCompleted.insert(f) }
             let step = Step(action: .completeFlow(node: flowNode.id, flow: f, result: result))
             guard let result, let then = spec?.then else {
                 take(step, s)
@@ -370,7 +369,6 @@ public final class Explorer {
                     continue
                 }
                 built = true
-                linkOpened.insert(li)
                 if r.step.plain && plainLinks[li] == nil {
                     var st = r.step
                     st.top = s.visibleTop?.coordinator ?? -1
@@ -460,7 +458,6 @@ public final class Explorer {
             switch r {
             case .flow(let f):
                 rec.recoveredBy.append(f)
-                flowsRecovering.insert(f)
                 let facts = resolveResultReferences(p.recoverFacts, in: SampleValues.value(for: graph.coordinators[f].flow?.result))
                 var decided: Bool?? = .some(nil)
                 if case .check(let fact, let test) = p.kind, let v = facts[fact] { decided = .some(Explorer.passes(v, test)) }
@@ -497,8 +494,6 @@ public final class Explorer {
         fail.outcomes.append((p.index, .failed))
         out.append(Resolution(step: fail, plan: nil))
     }
-
-    var flowsRecovering: Set<Int> = []
 
     func note(_ list: [(precondition: Int, outcome: Coverage.Outcome)]) {
         for (p, o) in list { outcomes[p, default: []].insert(o.rawValue) }
@@ -557,7 +552,7 @@ public final class Explorer {
     func sample(_ c: Int) -> JSONObject? {
         if let s = samples[c] { return s }
         let v = SampleValues.value(for: graph.coordinators[c].setup)?.objectValue
-        if v == nil { unsampled[c] = "its `setup` schema has no value navd can make" }
+        if v == nil { unsampledSetup.insert(c) }
         samples[c] = v
         return v
     }

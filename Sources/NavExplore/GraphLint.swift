@@ -64,7 +64,6 @@ public enum GraphLint {
         var reported = Set<Int>()
         for (start, _) in redirects.sorted(by: { $0.key < $1.key }) {
             var path: [Int] = [start]
-            var via: [Int] = []
             func dfs(_ c: Int) {
                 for (p, t) in redirects[c] ?? [] {
                     if let at = path.firstIndex(of: t) {
@@ -76,10 +75,8 @@ public enum GraphLint {
                     }
                     guard path.count < 64 else { continue }
                     path.append(t)
-                    via.append(p)
                     dfs(t)
                     path.removeLast()
-                    via.removeLast()
                 }
             }
             dfs(start)

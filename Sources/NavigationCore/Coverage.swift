@@ -70,7 +70,6 @@ public final class Coverage {
         cancelledAt = completedAt + coordinatorCount
         tabBackAt = cancelledAt + coordinatorCount
         let made = Coverage.made(graph.coordinators)
-        alsoMade = made
         // The tables the commit path reads sit after the counters, in the same allocation: what a
         // commit counts is then found without an array's retain, uniqueness or bounds check.
         let size = tabBackAt + coordinatorCount + 1
@@ -82,7 +81,6 @@ public final class Coverage {
         starts.append(flatMade.count)
         let alsoFlatAt = size + starts.count, opensBaseAt = alsoFlatAt + flatMade.count, opensListAt = opensBaseAt + base.count
         alsoStartAt = size
-        self.alsoFlatAt = alsoFlatAt
         self.opensBaseAt = opensBaseAt
         self.opensListAt = opensListAt
         let tables = starts.map { $0 + alsoFlatAt } + flatMade + base.map { $0 + opensListAt } + flat
@@ -93,6 +91,8 @@ public final class Coverage {
         }
     }
 
+    /// By coordinator: what a navigation to it shows besides it (a flow's start step, a tab
+    /// container's tabs and their flows' start steps), empty for most.
     static func made(_ coordinators: [Coordinator]) -> [[Int]] {
         coordinators.map { c in
             if c.flowStart >= 0 { return [c.flowStart] }
@@ -100,13 +100,10 @@ public final class Coverage {
         }
     }
 
-    /// By coordinator: what a navigation to it shows besides it (a flow's start step, a tab
-    /// container's tabs), empty for most.
-    let alsoMade: [[Int]]
     /// Where, in ``counts`` (after the counters), the tables of the commit path are: for coordinator
     /// `c`, what a navigation to it makes besides it lies at `read(alsoStartAt + c)..<read(alsoStartAt + c + 1)`
     /// and its `opens` at `read(opensBaseAt + c)..<read(opensBaseAt + c + 1)` (absolute positions).
-    let alsoStartAt: Int, alsoFlatAt: Int, opensBaseAt: Int, opensListAt: Int
+    let alsoStartAt: Int, opensBaseAt: Int, opensListAt: Int
     /// What a new session shows: the root's coordinators.
     let rootShown: [Int]
 
