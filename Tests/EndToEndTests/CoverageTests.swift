@@ -92,6 +92,11 @@ import Testing
         d2.stop(signal: SIGTERM)
         let saved = try JSONParser(maxDepth: 64).parse(Array(try Data(contentsOf: URL(fileURLWithPath: state + ".coverage"))))
         #expect(saved["runs"]?.arrayValue?.first?["report"]?["commits"] == 1)
+        // A file larger than navd writes (64 MiB, sparse here) is not read into memory at all.
+        #expect(truncate(state + ".coverage", off_t(64 << 20) + 1) == 0)
+        let d3 = try Daemon(arguments: ["--state", state], socketPath: sock)
+        #expect(try d3.client().call("coverage.report")["commits"] == 0)
+        #expect(d3.stderr.contains("larger than navd writes"))
     }
 
     @Test func aReportCountsWhatNavigationsExercised() throws {

@@ -31,6 +31,13 @@ final class CoverageFile {
 
     /// Adds the saved runs to `runs`; a missing file is no run, a damaged one is logged and left.
     func restore(into runs: inout CoverageRuns, graph: NavigationGraph) {
+        // The size first: a file larger than any navd writes is not read into memory at all.
+        var st = stat()
+        if lstat(path, &st) == 0 && Int(st.st_size) > CoverageFile.maxBytes {
+            logger.warning("coverage not read back: larger than navd writes; it is replaced at the next write",
+                           metadata: ["navd.coverage": "\(path)", "navd.bytes": "\(st.st_size)", "navd.max": "\(CoverageFile.maxBytes)"])
+            return
+        }
         let bytes: [UInt8]
         do { bytes = try LogScan.readFile(path) } catch {
             logger.warning("coverage not read back", metadata: ["navd.coverage": "\(path)", "navd.error": "\(error)"])
