@@ -12,7 +12,7 @@ PYENV      := .build/pyenv
 # Release builds of navd tuned with the flags Package.swift keeps behind NAVD_TUNED.
 export NAVD_TUNED ?= 1
 
-.PHONY: web-deps install-missing bench-web web web-build web-build-release embed-web test-web install uninstall man man-check chaos chaos-smoke run test test-python python-deps deps build build-debug embed graph-png build-no-cluster bench bench-instructions bench-durable bench-scale bench-cpu bench-graph bench-core pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
+.PHONY: web-deps install-missing bench-web web web-build web-build-release embed-web test-web install uninstall man man-check chaos chaos-smoke run test test-python python-deps deps build build-debug embed protocol graph-png build-no-cluster bench bench-instructions bench-durable bench-scale bench-cpu bench-graph bench-core pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
 
 ## make help: every target, one line each (scripts/tests/test_install.py checks that none is missing).
 help:
@@ -29,7 +29,8 @@ help:
 	@echo "  install           - binaries, man pages, completions, systemd user unit under PREFIX (DESTDIR, CONFIG=debug)"
 	@echo "  uninstall         - remove what install put there"
 	@echo "  man               - regenerate man/*.1 from the argument definitions"
-	@echo "  embed             - regenerate the Swift files embedding openrpc.json and the example graph"
+	@echo "  protocol          - assemble openrpc.json, its embedded copy, the method specs and PROTOCOL.md's method table from Protocol/methods/*.json"
+	@echo "  embed             - make protocol, and regenerate the Swift file embedding the example graph"
 	@echo "  graph-png         - redraw the example graph's picture (graphviz)"
 	@echo "  clean             - remove the build folders"
 	@echo "Demos:"
@@ -116,6 +117,7 @@ test: build-debug
 	scripts/profile-sources.sh --check
 	scripts/lint.sh
 	scripts/man.sh --check
+	python3 scripts/protocol.py --check
 	python3 scripts/embed-web.py --check
 	$(SWIFT) test --skip-build
 	$(MAKE) test-web
@@ -189,8 +191,13 @@ soak: build
 attacks: build
 	python3 scripts/attacks.py .build/release/navd
 
+## Assemble the protocol from one file per method (Protocol/methods/<name>.json): openrpc.json,
+## its embedded copy, Generated/MethodDeclarations.swift and PROTOCOL.md's method table.
+protocol:
+	python3 scripts/protocol.py
+
 ## Regenerate the Swift files that embed Protocol/openrpc.json and the example graph.
-embed:
+embed: protocol
 	python3 scripts/embed-resources.py
 
 ## Benchmarks (release builds; they print figures, they do not pass or fail).

@@ -133,7 +133,8 @@ import Testing
     }
 
     /// `graph.export` draws the graph navd serves, as `navd graph` draws the directory, and the
-    /// reloaded one after `graph.reload`; an unknown format is refused.
+    /// reloaded one after `graph.reload`; as JSON it is what `navd graph --format json` prints; an
+    /// unknown format is refused, naming the formats.
     @Test func graphExportIsTheLiveGraph() throws {
         let dir = TempDir()
         defer { dir.remove() }
@@ -147,7 +148,15 @@ import Testing
         #expect(try c.call("graph.reload", ["force": true])["ok"] == true)
         let after = try c.call("graph.export")["graph"]?.stringValue ?? ""
         #expect(after.contains("app.Second") && !after.contains("app.First"), "\(after)")
-        #expect(try c.callError("graph.export", ["format": "svg"])["data"]?["param"] == "format")
+        let json = try c.call("graph.export", ["format": "json"])
+        let printed = try runCommand(Repo.binary("navd"), ["graph", dir.path, "--format", "json"])
+        let parsed = try JSONParser().parse(printed.stdout)
+        #expect(json["format"] == "json" && json["graph"] == parsed, "\(json)")
+        #expect(json["graph"]?["coordinators"]?["app.Home"]?["opens"] == ["app.Second"], "\(json)")
+        let described = try c.call("graph.describe")
+        #expect(json["graph"] == described)
+        let svg = try c.callError("graph.export", ["format": "svg"])
+        #expect(svg["data"]?["param"] == "format" && (svg["message"]?.stringValue ?? "").contains("\"dot\" or \"json\""), "\(svg)")
     }
 
     /// `stats.methods`: each method's answers, errors and latency histogram (cumulative by upper

@@ -24,20 +24,28 @@ final class RecordingStore: Store {
 /// whatever it is asked, and while the store cannot write exactly the changing methods are refused.
 extension InProcess {
     @Suite struct MethodDeclarationTests {
-        /// Params that make each method do what it does, in a session where that is possible. A
-        /// method registered without an entry here fails the test: declare what it does first.
-        static let examples: [String: [JSONObject]] = [
-            "ping": [[:]], "hello": [["client": "t"]], "stats": [[:]], "rpc.discover": [[:]], "graph.describe": [[:]], "graph.export": [[:], ["format": "dot"]],
-            "navigate": [["to": "shop.Product", "with": ["id": "p1"], "key": "k1"]],
-            "open": [["url": "/product/p2"]], "dismiss": [[:]], "update": [["node": "n9", "with": ["ref": "x"]]],
-            "reset": [[:]], "link.resolve": [[:]], "flowComplete": [["flow": "n99", "cancelled": true]],
-            "tree": [[:]], "subscribe": [[:]], "unsubscribe": [[:]],
-            "context.set": [["facts": ["a": 1]]], "context.get": [[:], ["facts": ["a"]]],
-            "session.open": [["name": "other"]], "session.close": [["name": "other"]], "session.list": [[:]],
-            "provide": [["preconditions": ["cart.paymentAuthorized"]]], "cancel": [["navigation": "nav-1"]],
-            "graph.reload": [[:]],
-            "coverage.start": [["run": "suite"]], "coverage.stop": [["run": "suite"]], "coverage.report": [[:], ["format": "text"], ["format": "lcov"]],
-        ]
+        /// Params that make each method do what it does: the examples each method's declaration
+        /// (`Protocol/methods/<name>.json`, assembled into the embedded OpenRPC document) gives. A
+        /// method declared without one fails the test: give an example of what it does first.
+        static let examples: [String: [JSONObject]] = {
+            guard let document = try? JSONParser(maxDepth: 256).parse(EmbeddedProtocol.openRPC) else { return [:] }
+            var examples: [String: [JSONObject]] = [:]
+            for method in document["methods"]?.arrayValue ?? [] {
+                guard let name = method["name"]?.stringValue else { continue }
+                examples[name] = (method["examples"]?.arrayValue ?? []).map { example in
+                    JSONObject(uniqueMembers: (example["params"]?.arrayValue ?? []).compactMap { p in
+                        p["name"]?.stringValue.map { (key: $0, value: p["value"] ?? .null) }
+                    })
+                }
+            }
+            return examples.filter { !$0.value.isEmpty }
+        }()
+
+        @Test func everyMethodHasAnExampleOfEachFormItAnswers() {
+            #expect(Self.examples["graph.export"]?.contains { $0["format"] == "json" } == true, "\(Self.examples["graph.export"] ?? [])")
+            #expect(Set(Self.examples["coverage.report"]?.compactMap { $0["format"]?.stringValue } ?? []) == ["text", "lcov"])
+            #expect(Self.examples.count == InProcessServer().server.methods.specs.count, "\(Self.examples.keys.sorted())")
+        }
 
         @Test func aMethodDeclaredNotToChangeWritesNothing() throws {
             let p = InProcessServer()

@@ -1,12 +1,12 @@
 import JSON
 import Unchecked
 
-/// Every method navd answers, each with what it is, declared where it is registered (as Redis's
-/// command table flags each command): its params, whether it changes sessions or the daemon,
-/// which param names the session it acts on, and the roles that may call it. Found by the name's bytes as read from the request (a
+/// Every method navd answers, each with what it is, declared once in `Protocol/methods/<name>.json`
+/// (as Redis's command table is made from `src/commands/*.json`) and generated into a ``Spec``: its
+/// params, whether it changes sessions or the daemon, which param names the session it acts on, and
+/// the roles that may call it. Found by the name's bytes as read from the request (a
 /// ``NameTable``, rebuilt when a method is registered): no `String` is made, and a lookup copies and
-/// retains nothing. `ProtocolDocumentTests` checks each declaration against Protocol/openrpc.json,
-/// `MethodDeclarationTests` against what the method does.
+/// retains nothing. `MethodDeclarationTests` checks each declaration against what the method does.
 final class MethodTable {
     typealias Handler = (Call) -> Void
 
@@ -60,19 +60,20 @@ final class MethodTable {
 
     init() {}
 
-    /// Registers (or replaces) method `name`, whose params are the cases of `P`.
-    func register<P: ParamName>(_ name: String, _: P.Type, changes: Bool, session: SessionUse, roles: [String] = [],
-                                _ handler: @escaping Handler) {
-        register(Spec(name: name, params: P.table.names, changes: changes, session: session, roles: roles), handler)
+    /// Registers (or replaces) the method `spec` declares (`Generated/MethodDeclarations.swift`, made
+    /// from `Protocol/methods/<name>.json`), whose params are the cases of `P` (generated with it).
+    func register<P: ParamName>(_ spec: Spec, _: P.Type, _ handler: @escaping Handler) {
+        precondition(P.table.names == spec.params, "\(spec.name): the param enum \(P.self) is not the one generated for it")
+        add(spec, handler)
     }
 
-    /// Registers (or replaces) method `name`, whose params are `params`.
-    func register(_ name: String, params: [String], changes: Bool, session: SessionUse, roles: [String] = [],
-                  _ handler: @escaping Handler) {
-        register(Spec(name: name, params: params, changes: changes, session: session, roles: roles), handler)
+    /// Registers (or replaces) the method `spec` declares, which takes no params.
+    func register(_ spec: Spec, _ handler: @escaping Handler) {
+        precondition(spec.params.isEmpty, "\(spec.name) takes params: register it with its param enum")
+        add(spec, handler)
     }
 
-    private func register(_ spec: Spec, _ handler: @escaping Handler) {
+    private func add(_ spec: Spec, _ handler: @escaping Handler) {
         rebuild(entries.filter { $0.spec.name != spec.name } + [Entry(spec, handler)])
     }
 

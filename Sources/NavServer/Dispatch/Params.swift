@@ -185,11 +185,6 @@ struct Params<P: ParamName> {
     }
 }
 
-/// Params of methods that only name a session.
-enum SessionParam: Int, ParamName {
-    case session
-    static let table = ParamTable(Self.self)
-}
 
 extension NavError {
     var rpc: RPCError { RPCError(kind, message, data: data) }

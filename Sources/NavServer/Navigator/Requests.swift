@@ -3,7 +3,7 @@ import NavGraph
 import NavigationCore
 
 /// The navigation methods' requests as the navigator takes them: decoded by the methods layer
-/// (`Methods/NavigationMethods.swift`, reading params in place), checked for their shape there, and
+/// (`Methods/<Name>.swift`, reading params in place), checked for their shape there, and
 /// checked against the graph, the tree and the limits here. The navigator knows no JSON-RPC call.
 /// The two of every navigation (navigate, dismiss) are not copyable: handed over and read in place,
 /// never copied field by field; they are made whole, by their full initializer (each field assigned

@@ -132,10 +132,7 @@ public final class Server {
         self.navigator = navigator
         dispatcher.servesSession = { [unowned navigator] name in navigator.sessions[name] != nil }
         dispatcher.host = self
-        CoreMethods.register(in: methods, self)
-        GraphMethods.register(in: methods, self)
-        NavigationMethods.register(in: methods, navigator)
-        CoverageMethods.register(in: methods, navigator)
+        methods.registerAll(self)
     }
 
     /// Serves a client on `stream` (a test's ``MemoryStream``; sockets are accepted by the listener).

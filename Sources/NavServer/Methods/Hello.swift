@@ -1,20 +1,15 @@
 import BuildInfo
 import JSON
 import RPC
-import UV
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The version navd reports in `hello`.
 public let navdVersion = BuildInfo.version
 
-/// `ping`, `hello`, `stats`, `rpc.discover`: methods that need no navigation state.
-enum CoreMethods {
+/// `hello`, declared in `Protocol/methods/hello.json`: its spec and param enum are
+/// generated from that file.
+enum HelloMethod: NavdMethod {
     static func register(in methods: MethodTable, _ server: Server) {
-        methods.register("ping", params: [], changes: false, session: .none) { call in call.succeed("pong") }
-
-        methods.register("hello", params: ["client", "token", "keepRoles"], changes: false, session: .none) { [server] call in
+        methods.register(.hello, HelloParam.self) { [server] call in
             if let name = call.param("client") {
                 guard case .string(let s) = name else {
                     call.fail(.invalidParams("\"client\" must be a string naming the client, e.g. \"nav-tui\""))
@@ -65,14 +60,6 @@ enum CoreMethods {
                 result["peer"] = ["pid": .int(Int(p.pid)), "uid": .int(Int(p.uid)), "gid": .int(Int(p.gid))]
             }
             call.succeed(.object(result))
-        }
-
-        methods.register("stats", params: [], changes: false, session: .none) { [server] call in
-            call.succeed(.object(server.statsObject()))
-        }
-
-        methods.register("rpc.discover", params: [], changes: false, session: .none) { [server] call in
-            call.succeed(server.openRPCDocument)
         }
     }
 }

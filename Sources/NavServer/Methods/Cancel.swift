@@ -1,0 +1,19 @@
+import JSON
+import NavGraph
+import NavigationCore
+import RPC
+
+/// `cancel`, declared in `Protocol/methods/cancel.json`: its spec and param enum are
+/// generated from that file.
+enum CancelMethod: NavdMethod {
+    static func register(in methods: MethodTable, _ server: Server) {
+        let n: Navigator = server.navigator
+        methods.register(.cancel, CancelParam.self) { call in
+            call.answer { () throws(RPCError) -> JSONValue in
+                let p = try Params<CancelParam>(call)
+                let id = try p.requiredString(.navigation, "the id a navigate reply or navigationPending notification gave")
+                return ["cancelled": .bool(n.cancel(id))]
+            }
+        }
+    }
+}

@@ -1,0 +1,22 @@
+import JSON
+import NavGraph
+import NavigationCore
+import RPC
+
+/// `context.set`, declared in `Protocol/methods/context.set.json`: its spec and param enum are
+/// generated from that file.
+enum ContextSetMethod: NavdMethod {
+    static func register(in methods: MethodTable, _ server: Server) {
+        let n: Navigator = server.navigator
+        methods.register(.contextSet, ContextSetParam.self) { call in
+            call.answer { () throws(RPCError) -> JSONValue in
+                let p = try Params<ContextSetParam>(call)
+                let state = try n.state(p.given(.session), for: call.client)
+                guard let facts = try p.objectParam(.facts) else {
+                    throw .invalidParams("`context.set` needs \"facts\": an object of fact name → JSON value (null removes a fact)", data: ["param": "facts"])
+                }
+                return try n.setFacts(facts, in: state, by: call.client)
+            }
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import JSON
+import NavGraph
+import NavigationCore
+import RPC
+
+/// `navigate`, declared in `Protocol/methods/navigate.json`: its spec and param enum are
+/// generated from that file.
+enum NavigateMethod: NavdMethod {
+    static func register(in methods: MethodTable, _ server: Server) {
+        let n: Navigator = server.navigator
+        methods.register(.navigate, NavigateParam.self) { call in
+            do throws(RPCError) { n.navigate(try request(call, n), call) } catch { call.fail(error) }
+        }
+    }
+
+    /// `navigate`'s params, read in place: `to` found among the coordinators by its bytes (a string
+    /// is made only for a message), the setup model built in the storage of the node the session
+    /// will make next (a node dismissed earlier) and measured as it is read.
+    @inline(__always)
+    static func request(_ call: Call, _ n: Navigator) throws(RPCError) -> NavigateRequest {
+        let p = try Params<NavigateParam>(call)
+        let state = try n.state(p.given(.session), for: call.client)
+        var by: Presentation?
+        if let b = try p.string(.by) {
+            guard let pr = Presentation(rawValue: b) else {
+                throw RPCError.invalidParams("\"by\" must be push, present, replace, root or select, not \"\(b)\"", data: ["param": "by"])
+            }
+            by = pr
+        }
+        let route = try p.string(.route)
+        var coordinator: Int?, toName: String?
+        if let to = try p.stringView(.to) {
+            if route == nil, let i = n.graph.coordinatorIndex(utf8: to.stringBytes) { coordinator = i } else { toName = to.string }
+        }
+        var withBytes: Int?
+        let with = try p.objectParam(.with, keys: n.setupKeys, reusing: state.session.takeSpareSetupStorage(), size: &withBytes)
+        let key = try p.string(.key)
+        if let key { try n.config.checkName(key, "the navigation key", param: "key") }
+        var hints: JSONValue?
+        if let h = p.value(.hints) {
+            guard case .object = h else {
+                throw .invalidParams("\"hints\" must be an object of presentation wishes, like {\"animated\": false}", data: ["param": "hints"])
+            }
+            try NavigationParams.checkSize(h, "\"hints\"", limit: Navigator.maxHintsBytes, param: "hints")
+            hints = h
+        }
+        var popUpTo: (to: String, inclusive: Bool)?
+        if let pop = p.value(.popUpTo) {
+            let (target, inclusive) = try popUpToParam(pop)
+            if let by, by != .push && by != .present {
+                throw .invalidParams("\"popUpTo\" goes with by: push or present (the target is placed from the screen left on top), not \(by.rawValue)",
+                                     data: ["param": "popUpTo"])
+            }
+            popUpTo = (target, inclusive)
+        }
+        var existing = Existing.push
+        if let e = try p.string(.existing) {
+            guard let given = Existing(rawValue: e) else {
+                throw .invalidParams("\"existing\" must be push (always a new screen, the default), top (keep the screen on top if it is the target's) or pop (go back to the nearest one in the stack, else push), not \"\(e)\"",
+                                     data: ["param": "existing"])
+            }
+            if given != .push, let by, by != .push {
+                throw .invalidParams("\"existing\" says what a push does when the stack already shows the target; it goes with by: push, not \(by.rawValue)", data: ["param": "existing"])
+            }
+            if given != .push, popUpTo != nil {
+                throw .invalidParams("give \"existing\" or \"popUpTo\", not both: existing: pop already goes back to the screen it finds", data: ["param": "existing"])
+            }
+            existing = given
+        }
+        let merge = try p.bool(.merge) ?? false
+        if merge && existing == .push && by != .select {
+            throw .invalidParams("\"merge\": true merges \"with\" into the params of the screen \"existing\" finds or of the tab \"by\": \"select\" selects, so it needs existing: top or pop, or by: select", data: ["param": "merge"])
+        }
+        return NavigateRequest(state: state, coordinator: coordinator, toName: toName, route: route, by: by, with: with, withBytes: withBytes,
+                               from: try p.string(.from), ifVersion: try p.int(.ifVersion), key: key,
+                               dryRun: try p.bool(.dryRun) ?? false, detach: try p.bool(.detach) ?? false, progress: try p.bool(.progress) ?? false,
+                               hints: hints, popUpTo: popUpTo,
+                               then: try p.value(.then).map { v throws(RPCError) in try n.navigationSpec(v, param: "then") },
+                               existing: existing, merge: merge, force: try p.bool(.force) ?? false)
+    }
+}

@@ -1,0 +1,12 @@
+import JSON
+import RPC
+
+/// `rpc.discover`, declared in `Protocol/methods/rpc.discover.json`: its spec and param enum are
+/// generated from that file.
+enum RpcDiscoverMethod: NavdMethod {
+    static func register(in methods: MethodTable, _ server: Server) {
+        methods.register(.rpcDiscover) { [server] call in
+            call.succeed(server.openRPCDocument)
+        }
+    }
+}

@@ -1,0 +1,21 @@
+import JSON
+import NavGraph
+import NavigationCore
+import RPC
+
+/// `unsubscribe`, declared in `Protocol/methods/unsubscribe.json`: its spec and param enum are
+/// generated from that file.
+enum UnsubscribeMethod: NavdMethod {
+    static func register(in methods: MethodTable, _ server: Server) {
+        let n: Navigator = server.navigator
+        methods.register(.unsubscribe, UnsubscribeParam.self) { call in
+            call.answerOrRun { () throws(RPCError) in
+                let p = try Params<UnsubscribeParam>(call)
+                if n.publishesChanges, n.isRemote(try p.string(.session) ?? "main") { return n.unsubscribeRemote(try p.string(.session) ?? "main", call) }
+                let state = try n.state(p.given(.session), for: call.client)
+                n.unsubscribe(call.client, from: state)
+                call.succeed(Snapshot(session: state.session))
+            }
+        }
+    }
+}
