@@ -104,7 +104,7 @@ let package = Package(
         .target(name: "RPC", dependencies: ["JSON"], swiftSettings: hotPath),
         // NavGraph imports CYaml (libyaml's events, for positions) too: a target of the Yams package
         // that it exports only through its Yams product.
-        .target(name: "NavGraph", dependencies: ["JSON", "Unchecked", .product(name: "Yams", package: "Yams")], swiftSettings: hotPath),
+        .target(name: "NavGraph", dependencies: ["JSON", "RPC", "Unchecked", .product(name: "Yams", package: "Yams")], swiftSettings: hotPath),
         .target(name: "NavigationCore", dependencies: ["NavGraph", "JSON", "RPC", "Unchecked"], swiftSettings: hotPath),
         // `navd explore` and `navd check`'s warnings: the graph walked on the navigation core, off the request path.
         .target(name: "NavExplore", dependencies: ["NavigationCore", "NavGraph", "JSON"]),
@@ -131,7 +131,7 @@ let package = Package(
         .executableTarget(
             name: "navd",
             dependencies: (cluster ? ["NavCluster"] : []) + [
-                "NavServer", "NavigationCore", "NavGraph", "NavExplore", "JSON", "BuildInfo",
+                "NavServer", "NavigationCore", "NavGraph", "NavExplore", "JSON", "RPC", "BuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import RPC
 
 /// One module file's text and the name diagnostics give it.
 public struct GraphSource: Sendable {
@@ -16,10 +17,10 @@ public struct GraphSource: Sendable {
 public struct GraphLimits: Sendable {
     /// The largest module file read, in bytes (`--max-graph-file`). Default 4 MiB, hundreds of times
     /// a real module's size.
-    public var maxFileBytes = 4 << 20
+    public var maxFileBytes = Limit.maxGraphFile.defaultValue
     /// The most YAML nodes one file may expand to, aliases counted each time they are used
     /// (`--max-graph-nodes`). Default 200,000: a 600-byte alias bomb expands to 10^10.
-    public var maxNodes = 200_000
+    public var maxNodes = Limit.maxGraphNodes.defaultValue
     /// The most module files read from a graph directory. Default 10,000.
     public var maxFiles = 10_000
     public init() {}

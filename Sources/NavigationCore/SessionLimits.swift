@@ -1,5 +1,6 @@
 import JSON
 import NavGraph
+import RPC
 
 /// The bounds of one session (SECURITY.md "Limits"), set by navd's options: how deep and how large
 /// its tree may grow, how much its setup models and facts may hold. Every command checks them
@@ -9,23 +10,23 @@ public struct SessionLimits: Sendable, Equatable {
     /// `--max-tree-depth`: nodes on the path from the root to the deepest node, both counted (a root
     /// stack and its first screen: 2; each modal adds its stack and its screen). It bounds every walk
     /// of a tree, and the nesting of every document that holds one.
-    public var maxDepth = 64
+    public var maxDepth = Limit.maxTreeDepth.defaultValue
     /// `--max-tree-nodes`: nodes in one session's tree.
-    public var maxNodes = 10_000
+    public var maxNodes = Limit.maxTreeNodes.defaultValue
     /// `--max-params-bytes`: the setup models of every node of one tree together, as JSON.
-    public var maxParamsBytes = 1 << 20
+    public var maxParamsBytes = Limit.maxParamsBytes.defaultValue
     /// `--max-facts`: facts in one session.
-    public var maxFacts = 10_000
+    public var maxFacts = Limit.maxFacts.defaultValue
     /// `--max-fact-value`: one fact's value, as JSON.
-    public var maxFactValue = 64 << 10
+    public var maxFactValue = Limit.maxFactValue.defaultValue
     /// `--max-facts-bytes`: the names and values of every fact of one session together, as JSON.
-    public var maxFactsBytes = 1 << 20
+    public var maxFactsBytes = Limit.maxFactsBytes.defaultValue
 
     public init() {}
 
     /// The largest `--max-tree-depth` navd accepts: deep enough for any app, shallow enough that a
     /// walk of a tree that deep stays far from the end of the stack.
-    public static let depthCeiling = 1_000
+    public static let depthCeiling = Limit.maxTreeDepth.most ?? 1_000
 
     /// The deepest JSON nesting of a document navd writes that holds a tree within `treeDepth`
     /// (a `tree` reply, a `stackChanged`, a saved tree, a keyed reply) whose values come from requests

@@ -213,24 +213,3 @@ func materializeExampleScripts() -> String {
     }
     return dir
 }
-
-/// The bounds on loading a graph (`navd serve` and `navd check`).
-struct GraphLimitOptions: ParsableArguments {
-    @Option(help: "Largest module file read, in bytes.")
-    var maxGraphFile: Int = GraphLimits().maxFileBytes
-
-    @Option(help: "Most YAML nodes one module file may expand to (aliases counted at every use).")
-    var maxGraphNodes: Int = GraphLimits().maxNodes
-
-    func validate() throws {
-        guard maxGraphFile >= 1024 else { throw ValidationError("--max-graph-file must be at least 1024 bytes") }
-        guard maxGraphNodes >= 100 else { throw ValidationError("--max-graph-nodes must be at least 100") }
-    }
-
-    var limits: GraphLimits {
-        var l = GraphLimits()
-        l.maxFileBytes = maxGraphFile
-        l.maxNodes = maxGraphNodes
-        return l
-    }
-}

@@ -8,26 +8,26 @@ struct NavigatorLimits: Sendable {
     var session = SessionLimits()
     /// What uids share (``FairShare``): sessions, pending navigations, running command children and
     /// one provider's requests in flight.
-    var sessions = FairShare(limit: 1_000_000, option: "--max-sessions", capOption: "--max-sessions-per-uid")
-    var pending = FairShare(limit: 65_536, option: "--max-pending", capOption: "--max-pending-per-uid")
+    var sessions = FairShare(limit: Limit.maxSessions.defaultValue, option: "--max-sessions", capOption: "--max-sessions-per-uid")
+    var pending = FairShare(limit: Limit.maxPending.defaultValue, option: "--max-pending", capOption: "--max-pending-per-uid")
     /// 0 for none.
-    var maxPendingPerConnection = 0
-    var maxPendingPerSession = 4_096
-    var children = FairShare(limit: 256, option: "--max-children", capOption: "--max-children-per-uid")
-    var providerRequests = FairShare(limit: 256, option: "--max-provider-requests", capOption: "--max-provider-requests-per-uid")
+    var maxPendingPerConnection = Limit.maxPendingPerConnection.defaultValue
+    var maxPendingPerSession = Limit.maxPendingPerSession.defaultValue
+    var children = FairShare(limit: Limit.maxChildren.defaultValue, option: "--max-children", capOption: "--max-children-per-uid")
+    var providerRequests = FairShare(limit: Limit.maxProviderRequests.defaultValue, option: "--max-provider-requests", capOption: "--max-provider-requests-per-uid")
     /// How long a navigation may wait for command and provider slots in all.
-    var maxQueueWaitMs: UInt64 = 60_000
+    var maxQueueWaitMs = UInt64(Limit.maxQueueWait.defaultValue)
     /// Keyed replies kept for one uid's sessions together (the oldest forgotten past either).
-    var maxKeysPerUid = 262_144
-    var maxKeyBytesPerUid = 64 << 20
+    var maxKeysPerUid = Limit.maxKeysPerUid.defaultValue
+    var maxKeyBytesPerUid = Limit.maxKeyBytesPerUid.defaultValue
     /// The most items of one list a request may give (`provide`'s names, `reset`'s screens).
-    var maxBatch = 1_000
+    var maxBatch = Limit.maxBatch.defaultValue
     /// The largest message: one screen's params may not be larger.
-    var maxMessage = 1 << 20
+    var maxMessage = Limit.maxMessage.defaultValue
     /// The longest name a client may give (a session, a fact, a key).
-    var maxName = 256
+    var maxName = Limit.maxName.defaultValue
     /// The deepest JSON nesting of anything navd writes (what the navigator reads back of it).
-    var writtenDepth = SessionLimits.writtenDepth(treeDepth: 64, valueDepth: 64)
+    var writtenDepth = SessionLimits.writtenDepth(treeDepth: Limit.maxTreeDepth.defaultValue, valueDepth: Limit.maxDepth.defaultValue)
 
     /// Refuses a name a client gives (a session, a fact, a key…) that is longer than `--max-name` or
     /// holds a control character (it would garble logs and commands).

@@ -2,42 +2,43 @@ import Logging
 import NavigationCore
 import RPC
 
-/// Every limit and setting of a running navd, with its default and the reason for it.
+/// Every limit and setting of a running navd, with the reason for it. The limits' defaults and
+/// bounds are declared once, in `Protocol/limits.json` (``Limit``), and listed in PROTOCOL.md §5.
 public struct ServerConfiguration: Sendable {
     /// Path of the listening Unix socket (created 0600).
     public var socketPath: String
     /// Connections beyond this are answered with an error and closed, so a runaway client cannot exhaust
     /// descriptors (`--max-connections`). Sized at start from the descriptor limit (``sizedToMachine(_:)``):
     /// what is left of it after the command children's pipes and navd's own files, at most 65,536.
-    public var maxConnections: Int = 16_384
+    public var maxConnections: Int = Limit.maxConnections.defaultValue
     /// A client whose unsent output exceeds this many bytes is disconnected (it is not reading); others
-    /// never notice. Default 8 MiB, as sway's and Redis's pub/sub limits.
-    public var maxOutput: Int = 8 * 1024 * 1024
+    /// never notice. (8 MiB by default, as sway's and Redis's pub/sub limits.)
+    public var maxOutput: Int = Limit.maxOutput.defaultValue
     /// The largest message accepted, in bytes. Larger ones get `messageTooLarge` and the connection
-    /// closes, since the stream cannot be resynchronised. Default 1 MiB.
-    public var maxMessage: Int = 1024 * 1024
-    /// The deepest JSON nesting accepted. Default 64: no navd message needs more, and it bounds the stack.
-    public var maxDepth: Int = 64
+    /// closes, since the stream cannot be resynchronised.
+    public var maxMessage: Int = Limit.maxMessage.defaultValue
+    /// The deepest JSON nesting accepted: no navd message needs more than the default, and it bounds the stack.
+    public var maxDepth: Int = Limit.maxDepth.defaultValue
     /// While this many bytes of output wait for a client, navd stops reading its requests
     /// (back-pressure), so a client that pipelines without reading cannot grow navd's memory.
     public var readPauseThreshold: Int = 1024 * 1024
     /// The most requests in one batch (`--max-batch`). A larger batch is refused whole with
     /// `limitExceeded`; a batch is handled a few milliseconds' worth per loop iteration, so others
-    /// are served meanwhile. Default 1,000.
-    public var maxBatch: Int = 1_000
+    /// are served meanwhile.
+    public var maxBatch: Int = Limit.maxBatch.defaultValue
     /// With a state file: the size of its log (`STATE.log`) at which the snapshot is rewritten and
-    /// the log starts again (`--log-compact-bytes`). Default 16 MiB.
-    public var logCompactBytes: Int = 16 << 20
+    /// the log starts again (`--log-compact-bytes`).
+    public var logCompactBytes: Int = Limit.logCompactBytes.defaultValue
     /// The log is compacted only once it is also this many times the snapshot's size
     /// (`--log-compact-ratio`; 0 leaves `logCompactBytes` alone), so that a large snapshot is not
-    /// rewritten for a few commits, as Redis grows its rewrite threshold with the file. Default 3.
-    public var logCompactRatio: Int = 3
-    /// The most sessions (`--max-sessions`); `session.open` of one more is refused. Default
-    /// 1,000,000: an empty session costs about 2 KB, so a full navd holds about 2 GB (BENCHMARKS.md).
-    public var maxSessions: Int = 1_000_000
-    /// The bounds of every session: its tree's depth (`--max-tree-depth`, 64), nodes
-    /// (`--max-tree-nodes`, 10,000) and setup models (`--max-params-bytes`, 1 MiB); its facts
-    /// (`--max-facts`, 10,000; `--max-fact-value`, 64 KiB each; `--max-facts-bytes`, 1 MiB in all).
+    /// rewritten for a few commits, as Redis grows its rewrite threshold with the file.
+    public var logCompactRatio: Int = Limit.logCompactRatio.defaultValue
+    /// The most sessions (`--max-sessions`); `session.open` of one more is refused. An empty
+    /// session costs about 2 KB, so a navd full at the default holds about 2 GB (BENCHMARKS.md).
+    public var maxSessions: Int = Limit.maxSessions.defaultValue
+    /// The bounds of every session: its tree's depth (`--max-tree-depth`), nodes
+    /// (`--max-tree-nodes`) and setup models (`--max-params-bytes`); its facts
+    /// (`--max-facts`; `--max-fact-value` each; `--max-facts-bytes` in all).
     /// A command that would pass one changes nothing and is answered `limitExceeded`.
     public var session = SessionLimits()
     /// Hard per-uid caps (`--max-sessions-per-uid`, `--max-connections-per-uid`,
@@ -45,47 +46,47 @@ public struct ServerConfiguration: Sendable {
     /// none, the default: uids share every capacity by ``FairShare`` (one alone takes all but a 10 %
     /// reserve kept for others), so the usual deployment, one backend uid serving every end user's
     /// session, needs no option. An operator who wants a cap sets one.
-    public var maxSessionsPerUid: Int = 0
-    public var maxConnectionsPerUid: Int = 0
+    public var maxSessionsPerUid: Int = Limit.maxSessionsPerUid.defaultValue
+    public var maxConnectionsPerUid: Int = Limit.maxConnectionsPerUid.defaultValue
     /// Pending navigations and guarded dismisses (waiting on preconditions): in all (`--max-pending`,
-    /// 65,536, each a few KB), in one session (`--max-pending-per-session`, 4,096), and optionally
+    /// each a few KB), in one session (`--max-pending-per-session`), and optionally
     /// of one connection (`--max-pending-per-connection`, 0 for none). One more is refused with
     /// `limitExceeded` before anything runs.
-    public var maxPending: Int = 65_536
+    public var maxPending: Int = Limit.maxPending.defaultValue
     /// Replies of keyed navigations remembered for one uid's sessions, all of them together
-    /// (`--max-keys-per-uid`, 262,144, and `--max-key-bytes-per-uid`, 64 MiB), beside each session's
+    /// (`--max-keys-per-uid` and `--max-key-bytes-per-uid`), beside each session's
     /// own 4,096 keys and 1 MiB: past either, the uid's oldest key is forgotten (its retry then
     /// navigates again).
-    public var maxKeysPerUid: Int = 262_144
-    public var maxKeyBytesPerUid: Int = 64 << 20
-    public var maxPendingPerUid: Int = 0
-    public var maxPendingPerConnection: Int = 0
-    public var maxPendingPerSession: Int = 4_096
+    public var maxKeysPerUid: Int = Limit.maxKeysPerUid.defaultValue
+    public var maxKeyBytesPerUid: Int = Limit.maxKeyBytesPerUid.defaultValue
+    public var maxPendingPerUid: Int = Limit.maxPendingPerUid.defaultValue
+    public var maxPendingPerConnection: Int = Limit.maxPendingPerConnection.defaultValue
+    public var maxPendingPerSession: Int = Limit.maxPendingPerSession.defaultValue
     /// Command preconditions running at once (`--max-children`). Checks mostly wait on the network,
-    /// not the CPU, so the default is large: 256, less where the process or descriptor limit is
+    /// not the CPU, so the default is large, lowered where the process or descriptor limit is
     /// low (``sizedToMachine(_:)``). More wait their turn, uid by uid; the wait does not count against
     /// a precondition's timeout.
-    public var maxChildren: Int = 256
-    public var maxChildrenPerUid: Int = 0
+    public var maxChildren: Int = Limit.maxChildren.defaultValue
+    public var maxChildrenPerUid: Int = Limit.maxChildrenPerUid.defaultValue
     /// Provider requests (`precondition.evaluate`, `precondition.recover`) in flight at one provider
-    /// (`--max-provider-requests`, 256). More wait in navd, not in the provider's output, and are
+    /// (`--max-provider-requests`). More wait in navd, not in the provider's output, and are
     /// sent in turn, uid by uid: one user flooding a provider delays only itself, and the provider is
     /// never disconnected for requests it was sent.
-    public var maxProviderRequests: Int = 256
-    public var maxProviderRequestsPerUid: Int = 0
+    public var maxProviderRequests: Int = Limit.maxProviderRequests.defaultValue
+    public var maxProviderRequestsPerUid: Int = Limit.maxProviderRequestsPerUid.defaultValue
     /// How long a navigation may wait for a command slot or a provider slot in all
     /// (`--max-queue-wait`, ms): waiting is not failing (the precondition's own timeout starts when
-    /// it runs), but a wait past this fails the navigation with `preconditionTimeout`. Default 60 s.
-    public var maxQueueWaitMs: UInt64 = 60_000
+    /// it runs), but a wait past this fails the navigation with `preconditionTimeout`.
+    public var maxQueueWaitMs = UInt64(Limit.maxQueueWait.defaultValue)
     /// The longest name a client may give (session names, fact names, navigation keys, tokens,
-    /// client names), in bytes (`--max-name`). Default 256.
-    public var maxName: Int = 256
+    /// client names), in bytes (`--max-name`).
+    public var maxName: Int = Limit.maxName.defaultValue
     /// Unsent output of all clients together (`--max-total-output`): past it, the client holding the
-    /// most is disconnected, as one past `maxOutput` is. Default 256 MiB.
-    public var maxTotalOutput: Int = 256 * 1024 * 1024
+    /// most is disconnected, as one past `maxOutput` is.
+    public var maxTotalOutput: Int = Limit.maxTotalOutput.defaultValue
     /// How long part of a message may wait for the rest (`--message-timeout`, ms): a client that
-    /// sends half a message and stops is told and disconnected. Default 30 s.
-    public var messageTimeoutMs: UInt64 = 30_000
+    /// sends half a message and stops is told and disconnected.
+    public var messageTimeoutMs = UInt64(Limit.messageTimeout.defaultValue)
     /// How long a request from navd to a client (`precondition.evaluate`) may wait for its reply.
     public var clientRequestTimeoutMs: UInt64 = 10_000
     public var logLevel: Logger.Level = .info

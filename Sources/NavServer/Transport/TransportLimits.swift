@@ -1,18 +1,20 @@
+import RPC
+
 /// The limits the transport keeps to (``ServerConfiguration`` makes them): the part of navd's
 /// options about connections, messages and output. The transport knows no other configuration.
 struct TransportLimits: Sendable {
     /// `--max-connections`, shared between uids (with `--max-connections-per-uid`, off by default).
-    var connections = FairShare(limit: 16_384, option: "--max-connections", capOption: "--max-connections-per-uid")
+    var connections = FairShare(limit: Limit.maxConnections.defaultValue, option: "--max-connections", capOption: "--max-connections-per-uid")
     /// The largest message a client may send (`--max-message`).
-    var maxMessage = 1 << 20
+    var maxMessage = Limit.maxMessage.defaultValue
     /// Unread output past which a client is disconnected (`--max-output`).
-    var maxOutput = 8 << 20
+    var maxOutput = Limit.maxOutput.defaultValue
     /// Unread output past which a client's requests stop being read (back-pressure).
     var readPauseThreshold = 1 << 20
     /// Unread output of all clients together past which those holding the most are disconnected.
-    var maxTotalOutput = 256 << 20
+    var maxTotalOutput = Limit.maxTotalOutput.defaultValue
     /// How long part of a message may wait for its rest (`--message-timeout`).
-    var messageTimeoutMs: UInt64 = 30_000
+    var messageTimeoutMs = UInt64(Limit.messageTimeout.defaultValue)
 
     /// Output past which navd stops reading a client's requests.
     var pauseMark: Int { min(readPauseThreshold, maxOutput / 2) }
