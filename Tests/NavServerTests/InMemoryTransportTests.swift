@@ -50,10 +50,9 @@ struct TestFailure: Error, CustomStringConvertible {
     init(_ d: String) { description = d }
 }
 
-/// Every suite that runs an in-process server, one test at a time: servers in one process share the
-/// method tables' scratch space for params (`ParamTable`, one per method, sound in navd's single
-/// loop thread), so two servers on two test threads must not decode requests at once.
-@Suite(.serialized) struct InProcess {}
+/// Every suite that runs an in-process server. Servers share nothing mutable (each method table
+/// keeps its own scratch for params), so their tests run in parallel.
+@Suite struct InProcess {}
 
 extension InProcess {
 @Suite struct InMemoryTransportTests {

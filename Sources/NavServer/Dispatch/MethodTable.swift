@@ -48,10 +48,17 @@ final class MethodTable {
         let isRestricted: Bool
         /// Its answers, errors and latencies (`stats.methods`).
         var counts = MethodCounts()
+        /// Where each param's value sits in the request being read (``Params``): one table per
+        /// method of each server, reused by every request (a request's params are read before its
+        /// handler returns and before another request is read, on the server's one loop thread; a
+        /// table copied along with each `Params` value stalled on store forwarding). Per server, so
+        /// that servers on several threads (tests) never share it.
+        let paramPositions: ScratchWords
         init(_ spec: Spec, _ handler: @escaping Handler) {
             self.spec = spec
             self.handler = handler
             isRestricted = !spec.roles.isEmpty
+            paramPositions = ScratchWords(count: spec.params.count)
         }
     }
     private var entries: [Entry] = []

@@ -17,22 +17,13 @@ final class ParamTable: Sendable {
     /// The names as bytes, for matching keys (storage of the table's own, read without retaining
     /// an array per request).
     private let packed: NameTable
-    private let scratch: ScratchWords
 
     init<P: ParamName>(_: P.Type) {
         precondition(P.allCases.count <= 32, "a method takes at most 32 params")
         precondition(P.allCases.enumerated().allSatisfy { $0.offset == $0.element.rawValue }, "param cases are numbered 0, 1, 2, …")
         names = P.allCases.map { "\($0)" }
         packed = NameTable(names)
-        scratch = ScratchWords(count: names.count)
     }
-
-    /// Where each param's value sits in the document of the request being read (0: absent; a
-    /// document's value never sits at word 0). Kept here, not in ``Params``: a request's params are
-    /// read before its handler returns and before another request of the method is read, and a
-    /// table of positions copied along with each `Params` value stalled on store forwarding
-    /// (narrow stores read back by a wide copy).
-    var positions: UnsafeMutableBufferPointer<UInt32> { scratch.words }
 
     /// The index of the name whose bytes are `key`, or nil.
     @inline(__always)
@@ -52,7 +43,9 @@ final class ParamTable: Sendable {
 struct Params<P: ParamName> {
     private let methodName: JSONView
     let object: JSONView?
-    /// The method's positions (``ParamTable/positions``), which outlive every request.
+    /// Where each param's value sits in the request's document (0: absent; a document's value
+    /// never sits at word 0): the method's scratch in its server's table
+    /// (``MethodTable/Entry/paramPositions``), which outlives every request.
     private let positions: UnsafeMutableBufferPointer<UInt32>
 
     /// The method's name, for messages.
@@ -62,8 +55,8 @@ struct Params<P: ParamName> {
         methodName = call.methodName
         object = call.params.flatMap { $0.isObject ? $0 : nil }
         let table = P.table
-        let positions = table.positions
-        self.positions = positions  // tables live as long as the process
+        let positions = call.entry.paramPositions.words
+        self.positions = positions  // the entry outlives the call
         positions.update(repeating: 0)
         guard let object else { return }
         let methodName = self.methodName
