@@ -51,14 +51,24 @@ final class Connection {
     /// Notifications shared with other subscribers: a range of the set's broadcast log that follows
     /// `output`. It is written from the log itself at flush, so a notification is not copied once per
     /// subscriber; anything else sent meanwhile first copies the range into `output` (order is kept).
-    private var sharedStart = 0, sharedEnd = 0
+    var sharedStart = 0, sharedEnd = 0
     /// The framing of the last message received (used for notifications and requests from navd).
     var lastFraming: Framing = .newline
     /// Who is at the other end (a Unix socket knows).
     let credentials: PeerCredentials?
     private(set) var isClosed = false
-    private(set) var readPaused = false
-    private var isDirty = false
+    var readPaused = false
+    var isDirty = false
+
+    /// Set while the set holds output (a commit is being stored, ``ConnectionSet/holdOutput()``): the
+    /// stream is not read, and output stays queued.
+    var gated = false
+
+    /// ``closeAfterFlush()`` was asked while output had to wait: it closes after the next flush.
+    var closesAfterFlush = false
+
+    /// Run once, the next time this client has read everything navd sent it (``whenDrained(_:)``).
+    var drainHooks: [() -> Void] = []
 
     init(id: Int, owner: ConnectionSet, stream: any ClientStream) {
         self.id = id
@@ -86,7 +96,7 @@ final class Connection {
     /// Requests received whose reply has not been sent yet.
     private(set) var awaiting = 0
     /// The client shut down its side (as `socat` does after its input): answer what it asked, then close.
-    private var peerDone = false
+    var peerDone = false
 
     /// The end of the client's input. A client that only finished sending (`shutdown(SHUT_WR)`, as
     /// `echo … | socat` does) still gets the replies it waits for; one that closed its socket can
@@ -215,17 +225,17 @@ final class Connection {
     var unsentBytes: Int { output.count + (sharedEnd - sharedStart) + queuedBytes }
 
     /// Output handed to the stream that its reader has not taken yet.
-    private var queuedBytes: Int {
+    var queuedBytes: Int {
         if let pipe { return pipe.queuedBytes }
         return stream.queuedBytes
     }
 
-    private func write(_ bytes: UnsafeRawBufferPointer) {
+    func write(_ bytes: UnsafeRawBufferPointer) {
         if let pipe { return pipe.write(bytes) }
         stream.write(bytes)
     }
 
-    private func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) {
+    func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) {
         if let pipe { return pipe.write(first, second) }
         stream.write(first, second)
     }
@@ -299,198 +309,6 @@ final class Connection {
         while end > 0 && bytes[end - 1] != 0x0A { end -= 1 }
         guard base + end - 1 != UnsafeRawPointer(first) else { return false }  // one line: nothing to share
         return handler.willReceive(lines: UnsafeRawBufferPointer(start: base, count: end))
-    }
-
-    // MARK: Output
-
-    /// Queues one complete message body with `framing`.
-    func sendFramed(_ body: [UInt8], _ framing: Framing) {
-        guard !isClosed else { return }
-        if sharedEnd > sharedStart { copyShared() }
-        body.withUnsafeBytes { Framing.append($0, framing, to: output) }
-        markDirty()
-    }
-
-    /// Encodes one message straight into the output buffer (newline framing: no scratch buffer, no
-    /// copy), or through a scratch buffer when `Content-Length` needs the length first. Answers the
-    /// bytes it added; one message larger than `--max-output` is taken back (``deliver``
-    /// answers an error instead) rather than disconnect the client.
-    @discardableResult
-    func send(_ framing: Framing, _ encode: (inout JSONWriter) -> Void) -> Int {
-        guard !isClosed else { return 0 }
-        if sharedEnd > sharedStart { copyShared() }
-        let start = output.count
-        if framing.isNewline {
-            var w = JSONWriter(into: output)
-            encode(&w)
-            output.append(UInt8(ascii: "\n"))
-        } else {
-            var w = JSONWriter(capacity: 128)
-            encode(&w)
-            w.buffer.withUnsafeBytes { Framing.append($0, framing, to: output) }
-        }
-        let size = output.count - start
-        if size > owner.limits.maxOutput {
-            output.truncate(to: start)
-            return size
-        }
-        markDirty()
-        return size
-    }
-
-    /// Queues bytes already framed.
-    func sendRaw(_ framed: UnsafeRawBufferPointer) {
-        guard !isClosed else { return }
-        if sharedEnd > sharedStart { copyShared() }
-        output.append(contentsOf: framed)
-        markDirty()
-    }
-
-    /// Queues the framed notification at `start..<end` of the set's broadcast log, by reference.
-    func sendShared(_ start: Int, _ end: Int) {
-        guard !isClosed else { return }
-        if sharedEnd == sharedStart {
-            sharedStart = start
-        } else if sharedEnd != start {
-            copyShared()
-            sharedStart = start
-        }
-        sharedEnd = end
-        markDirty()
-    }
-
-    /// Moves the shared range into `output` (something else is sent after it).
-    private func copyShared() {
-        owner.broadcastLog.withUnsafeBytes { log in
-            output.append(contentsOf: UnsafeRawBufferPointer(rebasing: log[sharedStart..<sharedEnd]))
-        }
-        sharedStart = 0
-        sharedEnd = 0
-    }
-
-    private func markDirty() {
-        if output.count + (sharedEnd - sharedStart) + queuedBytes > owner.limits.maxOutput {
-            overflow()
-            return
-        }
-        if !isDirty {
-            isDirty = true
-            owner.dirty.append(self)
-        }
-    }
-
-    func overflow() {
-        owner.stats.slowClientsDropped += 1
-        owner.logger.warning(
-            "disconnecting a client that does not read its output",
-            metadata: ["navd.client": "\(id)", "navd.limit": "\(owner.limits.maxOutput)",
-                       "navd.pending": "\(output.count + (sharedEnd - sharedStart) + queuedBytes)"])
-        output.removeAll(keepingAtMost: 64 * 1024)
-        sharedStart = 0
-        sharedEnd = 0
-        close(reason: "output exceeded --max-output")
-    }
-
-    /// Whether output of its own (replies; notifications sent with them) waits, not only shared ones.
-    var hasOwnOutput: Bool { !output.isEmpty }
-
-    // MARK: Waiting for a commit
-
-    /// Set while the set holds output (a commit is being stored, ``ConnectionSet/holdOutput()``): the
-    /// stream is not read, and output stays queued.
-    private(set) var gated = false
-    /// ``closeAfterFlush()`` was asked while output had to wait: it closes after the next flush.
-    private var closesAfterFlush = false
-
-    func gateInput() {
-        guard !gated, !isClosed else { return }
-        gated = true
-        if !readPaused && !holdsInput && !peerDone { stream.pauseReading() }
-    }
-
-    func ungateInput() {
-        guard gated else { return }
-        gated = false
-        if !isClosed && !readPaused && !holdsInput && !peerDone { stream.resumeReading() }
-    }
-
-    /// Forgets the notifications shared with other subscribers that are not sent yet (their commit
-    /// was not stored).
-    func dropSharedOutput() {
-        sharedStart = 0
-        sharedEnd = 0
-        isDirty = false
-    }
-
-    /// Hands the coalesced output to the stream (one write per loop iteration).
-    func flush() {
-        if owner.outputHeld {
-            // Nothing leaves before the commit it may depend on is stored.
-            if !isDirty && !isClosed {
-                isDirty = true
-                owner.dirty.append(self)
-            }
-            return
-        }
-        isDirty = false
-        defer {
-            if closesAfterFlush && !isClosed {
-                closesAfterFlush = false
-                closeAfterFlush()
-            }
-        }
-        let shared = sharedEnd - sharedStart
-        guard !isClosed, !output.isEmpty || shared > 0 else { return }
-        owner.stats.bytesOut += output.count + shared
-        if shared > 0 {
-            owner.broadcastLog.withUnsafeBytes { log in
-                output.withUnsafeBytes { own in write(own, UnsafeRawBufferPointer(rebasing: log[sharedStart..<sharedEnd])) }
-            }
-            sharedStart = 0
-            sharedEnd = 0
-        } else {
-            output.withUnsafeBytes { write($0) }
-        }
-        output.removeAll(keepingAtMost: 64 * 1024)
-        let queued = queuedBytes
-        if queued > owner.limits.maxOutput {
-            overflow()
-        } else if queued > pauseMark {
-            if !readPaused {
-                readPaused = true
-                stream.pauseReading()
-            }
-        } else if holdsInput {
-            owner.inputHeld(self)  // written at once: nothing will drain, so resume from here
-        }
-        if queued > 0 { owner.outputQueued(self) }
-    }
-
-    /// Run once, the next time this client has read everything navd sent it (``whenDrained(_:)``).
-    private var drainHooks: [() -> Void] = []
-
-    /// Runs `body` once, when the client has read all its output (at once if it has).
-    func whenDrained(_ body: @escaping () -> Void) {
-        if unsentBytes == 0 { return body() }
-        drainHooks.append(body)
-    }
-
-    /// Whether this client holds more unread output than its mark (it reads slower than it is sent).
-    var isBackedUp: Bool { unsentBytes > pauseMark }
-
-    private func drained() {
-        guard !isClosed else { return }
-        if !drainHooks.isEmpty {
-            let hooks = drainHooks
-            drainHooks = []
-            for h in hooks { h() }
-        }
-        owner.outputDrained(self)
-        if readPaused {
-            readPaused = false
-            if !holdsInput && !gated { stream.resumeReading() }
-        }
-        if holdsInput { owner.inputHeld(self) }
     }
 
     // MARK: Closing
