@@ -168,7 +168,27 @@ struct Builder {
     // MARK: passes
 
     mutating func build(_ sources: [GraphSource]) -> NavigationGraph? {
-        // Pass 1: parse files, name modules, declare coordinators and preconditions.
+        declareModules(sources)
+        buildCoordinators()
+        let preconditions = buildPreconditions()
+        let (routes, links, top) = buildRoutesLinksAndRoot()
+        // Graph-level guards become the first preconditions of every coordinator they guard, so
+        // that the checks below (recovery cycles) and every kind of navigation see them.
+        var guards: [GraphGuard] = []
+        for m in modules {
+            if let g = m.doc["guards"] { guards += buildGuards(g, module: m.name, preconditions: preconditions) }
+        }
+        applyGuards(guards)
+        crossCheck(root: top.root, routes: routes, links: links, preconditions: preconditions)
+        let root = top.root, rootBack = top.back, rootLocation = top.location
+        guard !d.hasErrors, let root else { return nil }
+        return NavigationGraph(modules: modules.map { Module(name: $0.name, file: $0.file) }, coordinators: coordinators,
+                               preconditions: preconditions, routes: routes, links: links, root: root, rootBack: rootBack,
+                               rootLocation: rootLocation, guards: guards, baseDirectory: baseDirectory)
+    }
+
+    /// Pass 1: parse files, name modules, declare coordinators and preconditions.
+    private mutating func declareModules(_ sources: [GraphSource]) {
         for src in sources {
             guard src.text.utf8.count <= limits.maxFileBytes else {
                 d.error(SourceLocation(file: src.file, line: 1, column: 1),
@@ -230,8 +250,10 @@ struct Builder {
             }
             modules.append(raw)
         }
+    }
 
-        // Pass 2: ability sets, then coordinators (whose `opens` may name them).
+    /// Pass 2: ability sets, then coordinators (whose `opens` may name them), then flows.
+    private mutating func buildCoordinators() {
         var abilityDocs: [(module: String, map: [(key: String, keyLocation: SourceLocation, value: Doc)])] = []
         for m in modules {
             if let a = m.doc["abilities"], let map = expectMap(a, "`abilities`") {
@@ -254,8 +276,10 @@ struct Builder {
                 buildFlow(c, f, module: m.name)
             }
         }
+    }
 
-        // Pass 3: preconditions.
+    /// Pass 3: preconditions (one that does not build stands as a provider, so indices hold).
+    private mutating func buildPreconditions() -> [Precondition] {
         var preconditions: [Precondition] = []
         for m in modules {
             for (name, loc, doc) in m.preconditions {
@@ -268,8 +292,11 @@ struct Builder {
                 }
             }
         }
+        return preconditions
+    }
 
-        // Pass 4: routes, links, root.
+    /// Pass 4: routes, links, root.
+    private mutating func buildRoutesLinksAndRoot() -> (routes: [Route], links: [Link], root: (root: Root?, back: TabBack, location: SourceLocation?)) {
         var routes: [Route] = []
         var links: [Link] = []
         var root: Root?
@@ -311,16 +338,11 @@ struct Builder {
             d.error(SourceLocation(file: first.file, line: 1, column: 1),
                     "no module declares `root`; add `root: {stack: Home}` or `root: {tabs: [Home, cart.Cart]}` to one module file")
         }
+        return (routes, links, (root, rootBack, rootLocation))
+    }
 
-        // Graph-level guards become the first preconditions of every coordinator they guard, so
-        // that the checks below (recovery cycles) and every kind of navigation see them.
-        var guards: [GraphGuard] = []
-        for m in modules {
-            if let g = m.doc["guards"] { guards += buildGuards(g, module: m.name, preconditions: preconditions) }
-        }
-        applyGuards(guards)
-
-        // Pass 5: cross checks.
+    /// Pass 5: cross checks.
+    private mutating func crossCheck(root: Root?, routes: [Route], links: [Link], preconditions: [Precondition]) {
         checkMediation()
         for (i, locations) in tabContainerLocations.sorted(by: { $0.key < $1.key }) {
             for (t, loc) in zip(coordinators[i].tabs, locations) where !coordinators[t].tabs.isEmpty {
@@ -340,10 +362,5 @@ struct Builder {
         for (i, p) in preconditionNames.enumerated() where !preconditionUsed.contains(i) {
             d.warning(preconditionLocations[i], "precondition `\(p.module).\(p.local)` guards no coordinator; use it in some `preconditions:` list or remove it")
         }
-
-        guard !d.hasErrors, let root else { return nil }
-        return NavigationGraph(modules: modules.map { Module(name: $0.name, file: $0.file) }, coordinators: coordinators,
-                               preconditions: preconditions, routes: routes, links: links, root: root, rootBack: rootBack,
-                               rootLocation: rootLocation, guards: guards, baseDirectory: baseDirectory)
     }
 }

@@ -104,82 +104,11 @@ public final class Schema: @unchecked Sendable {
             return nil
         }
 
-        // type
-        if let t = o["type"] {
-            var set: Types = []
-            let names: [JSONValue] = t.arrayValue ?? [t]
-            for n in names {
-                if let s = n.stringValue, let found = Types.names.first(where: { $0.0 == s }) {
-                    set.insert(found.1)
-                } else {
-                    let text = n.stringValue.map { "`\($0)`" } ?? JSONWriter.string(n)
-                    let hint = n.stringValue.flatMap { suggestion(for: $0, among: Types.names.map(\.0)) }.map { "; did you mean `\($0)`?" } ?? ""
-                    errors.append(CompileError(pointer: pointer + "/type",
-                                               message: "\(text) is not a type; use object, string, number, integer, boolean, array or null\(hint)"))
-                }
-            }
-            types = set.isEmpty ? nil : set
-        } else {
-            types = nil
-        }
-
-        // properties
-        var props: [(String, Schema)] = []
-        if let p = o["properties"] {
-            if case .object(let po) = p {
-                for (name, sub) in po {
-                    if let s = Schema.compile(sub, pointer: pointer + "/properties/" + escapePointer(name), errors: &errors) {
-                        props.append((name, s))
-                    }
-                }
-            } else {
-                errors.append(CompileError(pointer: pointer + "/properties", message: "`properties` must map field names to schemas, not be \(p.typeName)"))
-            }
-        }
-        properties = props
-
-        // required
-        var req: [String] = []
-        if let r = o["required"] {
-            if let items = r.arrayValue, items.allSatisfy({ $0.stringValue != nil }) {
-                req = items.compactMap(\.stringValue)
-                if o["properties"] != nil {
-                    for (i, name) in req.enumerated() where !props.contains(where: { $0.0 == name }) {
-                        let hint = suggestion(for: name, among: props.map(\.0)).map { "; did you mean `\($0)`?" } ?? ""
-                        errors.append(CompileError(pointer: pointer + "/required/\(i)",
-                                                   message: "required field `\(name)` is not among the declared properties\(hint)"))
-                    }
-                }
-            } else {
-                errors.append(CompileError(pointer: pointer + "/required", message: "`required` must be a list of field names"))
-            }
-        }
-        required = req
-
-        // additionalProperties
-        switch o["additionalProperties"] {
-        case nil, .bool(true)?: additional = .allowed
-        case .bool(false)?: additional = .forbidden
-        case let v?:
-            if let s = Schema.compile(v, pointer: pointer + "/additionalProperties", errors: &errors) {
-                additional = .schema(s)
-            } else {
-                additional = .allowed
-            }
-        }
-
-        // enum
-        if let e = o["enum"] {
-            if let items = e.arrayValue, !items.isEmpty {
-                enumValues = items
-            } else {
-                errors.append(CompileError(pointer: pointer + "/enum", message: "`enum` must be a non-empty list of the allowed values"))
-                enumValues = nil
-            }
-        } else {
-            enumValues = nil
-        }
-
+        types = Schema.compileTypes(o, pointer: pointer, errors: &errors)
+        properties = Schema.compileProperties(o, pointer: pointer, errors: &errors)
+        required = Schema.compileRequired(o, declared: properties.map(\.name), pointer: pointer, errors: &errors)
+        additional = Schema.compileAdditional(o, pointer: pointer, errors: &errors)
+        enumValues = Schema.compileEnum(o, pointer: pointer, errors: &errors)
         minLength = count("minLength")
         maxLength = count("maxLength")
         minimum = number("minimum")
@@ -191,23 +120,7 @@ public final class Schema: @unchecked Sendable {
             errors.append(CompileError(pointer: pointer + "/minimum", message: "minimum \(formatNumber(a)) is greater than maximum \(formatNumber(b)): no number can match"))
         }
 
-        // pattern
-        if let p = o["pattern"] {
-            if let s = p.stringValue {
-                do {
-                    pattern = (s, try Regex(s))
-                } catch {
-                    errors.append(CompileError(pointer: pointer + "/pattern", message: "`\(s)` is not a valid regular expression: \(error)"))
-                    pattern = nil
-                }
-            } else {
-                errors.append(CompileError(pointer: pointer + "/pattern", message: "`pattern` must be a regular expression string"))
-                pattern = nil
-            }
-        } else {
-            pattern = nil
-        }
-
+        pattern = Schema.compilePattern(o, pointer: pointer, errors: &errors)
         // items
         if let i = o["items"] {
             items = Schema.compile(i, pointer: pointer + "/items", errors: &errors)
@@ -222,6 +135,88 @@ public final class Schema: @unchecked Sendable {
         propertyNames = properties.map(\.name)
         propertySchemas = properties.map(\.schema)
         if case .allowed = additional { checksMembers = !properties.isEmpty } else { checksMembers = true }
+    }
+
+    // MARK: Compiling, keyword by keyword
+
+    private static func compileTypes(_ o: JSONObject, pointer: String, errors: inout [CompileError]) -> Types? {
+        guard let t = o["type"] else { return nil }
+        var set: Types = []
+        let names: [JSONValue] = t.arrayValue ?? [t]
+        for n in names {
+            if let s = n.stringValue, let found = Types.names.first(where: { $0.0 == s }) {
+                set.insert(found.1)
+            } else {
+                let text = n.stringValue.map { "`\($0)`" } ?? JSONWriter.string(n)
+                let hint = n.stringValue.flatMap { suggestion(for: $0, among: Types.names.map(\.0)) }.map { "; did you mean `\($0)`?" } ?? ""
+                errors.append(CompileError(pointer: pointer + "/type",
+                                           message: "\(text) is not a type; use object, string, number, integer, boolean, array or null\(hint)"))
+            }
+        }
+        return set.isEmpty ? nil : set
+    }
+
+    private static func compileProperties(_ o: JSONObject, pointer: String, errors: inout [CompileError]) -> [(name: String, schema: Schema)] {
+        guard let p = o["properties"] else { return [] }
+        guard case .object(let po) = p else {
+            errors.append(CompileError(pointer: pointer + "/properties", message: "`properties` must map field names to schemas, not be \(p.typeName)"))
+            return []
+        }
+        var props: [(name: String, schema: Schema)] = []
+        for (name, sub) in po {
+            if let s = Schema.compile(sub, pointer: pointer + "/properties/" + escapePointer(name), errors: &errors) {
+                props.append((name, s))
+            }
+        }
+        return props
+    }
+
+    /// `required`, each name checked against the declared properties when there are some.
+    private static func compileRequired(_ o: JSONObject, declared: [String], pointer: String, errors: inout [CompileError]) -> [String] {
+        guard let r = o["required"] else { return [] }
+        guard let items = r.arrayValue, items.allSatisfy({ $0.stringValue != nil }) else {
+            errors.append(CompileError(pointer: pointer + "/required", message: "`required` must be a list of field names"))
+            return []
+        }
+        let req = items.compactMap(\.stringValue)
+        if o["properties"] != nil {
+            for (i, name) in req.enumerated() where !declared.contains(name) {
+                let hint = suggestion(for: name, among: declared).map { "; did you mean `\($0)`?" } ?? ""
+                errors.append(CompileError(pointer: pointer + "/required/\(i)",
+                                           message: "required field `\(name)` is not among the declared properties\(hint)"))
+            }
+        }
+        return req
+    }
+
+    private static func compileAdditional(_ o: JSONObject, pointer: String, errors: inout [CompileError]) -> Additional {
+        switch o["additionalProperties"] {
+        case nil, .bool(true)?: return .allowed
+        case .bool(false)?: return .forbidden
+        case let v?:
+            return Schema.compile(v, pointer: pointer + "/additionalProperties", errors: &errors).map { .schema($0) } ?? .allowed
+        }
+    }
+
+    private static func compileEnum(_ o: JSONObject, pointer: String, errors: inout [CompileError]) -> [JSONValue]? {
+        guard let e = o["enum"] else { return nil }
+        if let items = e.arrayValue, !items.isEmpty { return items }
+        errors.append(CompileError(pointer: pointer + "/enum", message: "`enum` must be a non-empty list of the allowed values"))
+        return nil
+    }
+
+    private static func compilePattern(_ o: JSONObject, pointer: String, errors: inout [CompileError]) -> (source: String, regex: Regex<AnyRegexOutput>)? {
+        guard let p = o["pattern"] else { return nil }
+        guard let s = p.stringValue else {
+            errors.append(CompileError(pointer: pointer + "/pattern", message: "`pattern` must be a regular expression string"))
+            return nil
+        }
+        do {
+            return (s, try Regex(s))
+        } catch {
+            errors.append(CompileError(pointer: pointer + "/pattern", message: "`\(s)` is not a valid regular expression: \(error)"))
+            return nil
+        }
     }
 
     // MARK: Validation

@@ -126,37 +126,8 @@ struct Serve: ParsableCommand {
         server.graphPath = graph
         let graphLimits = graphLimits.limits
         server.graphLoader = { dir in loadGraph(dir, limits: graphLimits, printWarnings: false) }
-        server.onHangup = { [unowned server] in
-            if let policy {
-                do {
-                    server.policy = try Policy.parse(String(contentsOfFile: policy, encoding: .utf8), file: policy)
-                    logger.info("policy reloaded", metadata: ["navd.policy": "\(policy)"])
-                } catch {
-                    logger.error("policy not reloaded, the previous one stays in force: \(error)")
-                }
-            }
-            let r = server.reloadGraph()
-            if r["ok"] != true { logger.error("graph not reloaded: \(JSONWriter.string(r))") }
-        }
-        if let store {
-            let nodeName = node ?? (ProcessInfo.processInfo.hostName + ":" + config.socketPath)
-            do {
-                let restored = try server.useSharedStore(try sharedStore(store, node: nodeName, leaseMs: Int(parseDuration(.string(lease))!), server: server))
-                logger.info("cluster store ready", metadata: ["navd.node": "\(nodeName)", "navd.sessions": "\(restored)"])
-            } catch {
-                FileHandle.standardError.write(Data("navd: \(error)\n".utf8))
-                throw ExitCode(1)
-            }
-        } else if !ephemeral {
-            let path = state ?? defaultStatePath(socket: config.socketPath)
-            do {
-                let restored = try server.useStateFile(path, durability: Durability(rawValue: durability)!, repair: repair)
-                logger.info("state restored", metadata: ["navd.state": "\(path)", "navd.sessions": "\(restored)"])
-            } catch {
-                FileHandle.standardError.write(Data("navd: \(error)\n".utf8))
-                throw ExitCode(1)
-            }
-        }
+        server.onHangup = { [unowned server] in reload(server, logger: logger) }
+        try restoreSessions(server, socketPath: config.socketPath, logger: logger)
         do {
             try server.start()
         } catch {
@@ -177,6 +148,44 @@ struct Serve: ParsableCommand {
             throw ExitCode(1)
         }
         logger.info("navd stopped", metadata: ["navd.handlesReleased": "\(clean)"])
+    }
+
+    /// SIGHUP: the policy file read again (a broken one leaves the previous in force), then the graph.
+    private func reload(_ server: Server, logger: Logger) {
+        if let policy {
+            do {
+                server.policy = try Policy.parse(String(contentsOfFile: policy, encoding: .utf8), file: policy)
+                logger.info("policy reloaded", metadata: ["navd.policy": "\(policy)"])
+            } catch {
+                logger.error("policy not reloaded, the previous one stays in force: \(error)")
+            }
+        }
+        let r = server.reloadGraph()
+        if r["ok"] != true { logger.error("graph not reloaded: \(JSONWriter.string(r))") }
+    }
+
+    /// The sessions kept: from PostgreSQL (cluster mode, `--store`), from the state file (the
+    /// default) or none (`--ephemeral`).
+    private func restoreSessions(_ server: Server, socketPath: String, logger: Logger) throws {
+        if let store {
+            let nodeName = node ?? (ProcessInfo.processInfo.hostName + ":" + socketPath)
+            do {
+                let restored = try server.useSharedStore(try sharedStore(store, node: nodeName, leaseMs: Int(parseDuration(.string(lease))!), server: server))
+                logger.info("cluster store ready", metadata: ["navd.node": "\(nodeName)", "navd.sessions": "\(restored)"])
+            } catch {
+                FileHandle.standardError.write(Data("navd: \(error)\n".utf8))
+                throw ExitCode(1)
+            }
+        } else if !ephemeral {
+            let path = state ?? defaultStatePath(socket: socketPath)
+            do {
+                let restored = try server.useStateFile(path, durability: Durability(rawValue: durability)!, repair: repair)
+                logger.info("state restored", metadata: ["navd.state": "\(path)", "navd.sessions": "\(restored)"])
+            } catch {
+                FileHandle.standardError.write(Data("navd: \(error)\n".utf8))
+                throw ExitCode(1)
+            }
+        }
     }
 }
 
