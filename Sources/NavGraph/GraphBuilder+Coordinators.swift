@@ -39,26 +39,7 @@ extension Builder {
         }
         unknownKeys(doc, allowed: Builder.coordinatorKeys, what: "coordinator `\(c.name)`")
         if let s = doc["setup"] { c.setup = schema(s, what: "setup") }
-        if let o = doc["opens"] {
-            var listed = Set<Int>()
-            for (ref, l) in stringList(o, "`opens`") {
-                // An ability set brings its coordinators (one already opened is not repeated).
-                if coordinatorIndex[qualify(ref, in: module)] == nil, let set = abilities[qualify(ref, in: module)] {
-                    for i in set where c.opensSet.insert(i).inserted {
-                        c.opens.append(i)
-                        c.opensLocations.append(l)
-                    }
-                    continue
-                }
-                guard let i = resolveCoordinator(ref, in: module, at: l) else { incompleteOpens.insert(c.index); continue }
-                if !listed.insert(i).inserted {
-                    d.error(l, "`\(coordinators[i].name)` is listed twice in the `opens` of `\(c.name)`")
-                } else if c.opensSet.insert(i).inserted {
-                    c.opens.append(i)
-                    c.opensLocations.append(l)
-                }
-            }
-        }
+        if let o = doc["opens"] { buildOpens(c, o, module: module) }
         if let p = doc["presentations"] {
             var set = Set<Presentation>()
             for (s, l) in stringList(p, "`presentations`") {
@@ -71,25 +52,7 @@ extension Builder {
                 if let i = resolvePrecondition(ref, in: module, at: l) { c.preconditions.append(i) }
             }
         }
-        if let t = doc["tabs"] {
-            if doc["flow"] != nil {
-                d.error(t.location, "coordinator `\(c.name)` is a flow and a tab container; give it `flow` or `tabs`, not both")
-            }
-            var tabs: [Int] = []
-            var locations: [SourceLocation] = []
-            for (ref, l) in stringList(t, "`tabs`") {
-                guard let i = resolveCoordinator(ref, in: module, at: l, role: " (a tab of `\(c.name)`)") else { continue }
-                if tabs.contains(i) {
-                    d.error(l, "`\(coordinators[i].name)` is listed twice in the `tabs` of `\(c.name)`")
-                } else {
-                    tabs.append(i)
-                    locations.append(l)
-                }
-            }
-            if tabs.isEmpty { d.error(t.location, "the `tabs` of `\(c.name)` list no coordinator; give at least one, as [General, Privacy]") }
-            c.tabs = tabs
-            tabContainerLocations[c.index] = locations
-        }
+        if let t = doc["tabs"] { buildTabs(c, t, isFlow: doc["flow"] != nil, module: module) }
         if let b = doc["back"] {
             if doc["tabs"] == nil {
                 d.error(b.location, "`back` says what dismiss does at the first screen of a tab, and `\(c.name)` declares no `tabs`")
@@ -103,39 +66,88 @@ extension Builder {
             }
         }
         if let a = doc["access"] { c.access = stringList(a, "`access`").map(\.0) }
-        if let m = doc["mediation"], let map = expectMap(m, "`mediation`") {
-            for (field, l, v) in map {
-                guard let expr = v.text, expr.hasPrefix("$source") else {
-                    d.error(v.location, "mediation of `\(field)` must read the source's params, as \"$source.FIELD\", not `\(v.description)`")
-                    continue
-                }
-                let path = expr.split(separator: ".").dropFirst().map(String.init)
-                if expr != "$source" && !expr.hasPrefix("$source.") || path.isEmpty {
-                    d.error(v.location, "mediation of `\(field)` must name a field of the source's params, as \"$source.FIELD\", not `\(expr)`")
-                    continue
-                }
-                if let setup = c.setup, setup.types?.contains(.object) ?? true, !setup.properties.isEmpty, !setup.declares(field),
-                   case .forbidden = setup.additional {
-                    d.error(l, "mediation fills `\(field)`, which the setup of `\(c.name)` does not declare")
-                }
-                c.mediation.append((field, path))
-                mediationLocations[c.index, default: [:]][field] = v.location
-            }
-        }
-        if let id = doc["identity"] {
-            for (field, l) in stringList(id, "`identity`") {
-                if c.identity.contains(field) {
-                    d.error(l, "`\(field)` is listed twice in the `identity` of `\(c.name)`")
-                } else if c.setup.map({ !$0.declares(field) }) ?? true {
-                    let declared = c.setup?.properties.map(\.name) ?? []
-                    d.error(l, "identity field `\(field)` is not declared by the setup of `\(c.name)`; `identity` names fields of its setup's `properties`"
-                        + (declared.isEmpty ? ", and it declares none" : " (\(declared.joined(separator: ", ")))"))
-                } else {
-                    c.identity.append(field)
-                }
-            }
-        }
+        if let m = doc["mediation"], let map = expectMap(m, "`mediation`") { buildMediation(c, map) }
+        if let id = doc["identity"] { buildIdentity(c, id) }
         if let t = doc["description"] ?? doc["title"] { c.description = t.text }
+    }
+
+    /// `opens`: coordinators and ability sets (a set brings its coordinators; one already opened is
+    /// not repeated).
+    private mutating func buildOpens(_ c: Coordinator, _ o: Doc, module: String) {
+        var listed = Set<Int>()
+        for (ref, l) in stringList(o, "`opens`") {
+            // An ability set brings its coordinators (one already opened is not repeated).
+            if coordinatorIndex[qualify(ref, in: module)] == nil, let set = abilities[qualify(ref, in: module)] {
+                for i in set where c.opensSet.insert(i).inserted {
+                    c.opens.append(i)
+                    c.opensLocations.append(l)
+                }
+                continue
+            }
+            guard let i = resolveCoordinator(ref, in: module, at: l) else { incompleteOpens.insert(c.index); continue }
+            if !listed.insert(i).inserted {
+                d.error(l, "`\(coordinators[i].name)` is listed twice in the `opens` of `\(c.name)`")
+            } else if c.opensSet.insert(i).inserted {
+                c.opens.append(i)
+                c.opensLocations.append(l)
+            }
+        }
+    }
+
+    private mutating func buildTabs(_ c: Coordinator, _ t: Doc, isFlow: Bool, module: String) {
+        if isFlow {
+            d.error(t.location, "coordinator `\(c.name)` is a flow and a tab container; give it `flow` or `tabs`, not both")
+        }
+        var tabs: [Int] = []
+        var locations: [SourceLocation] = []
+        for (ref, l) in stringList(t, "`tabs`") {
+            guard let i = resolveCoordinator(ref, in: module, at: l, role: " (a tab of `\(c.name)`)") else { continue }
+            if tabs.contains(i) {
+                d.error(l, "`\(coordinators[i].name)` is listed twice in the `tabs` of `\(c.name)`")
+            } else {
+                tabs.append(i)
+                locations.append(l)
+            }
+        }
+        if tabs.isEmpty { d.error(t.location, "the `tabs` of `\(c.name)` list no coordinator; give at least one, as [General, Privacy]") }
+        c.tabs = tabs
+        tabContainerLocations[c.index] = locations
+    }
+
+    /// `mediation`: fields of the target's params filled from the source's (`$source.FIELD`).
+    private mutating func buildMediation(_ c: Coordinator, _ map: [(key: String, keyLocation: SourceLocation, value: Doc)]) {
+        for (field, l, v) in map {
+            guard let expr = v.text, expr.hasPrefix("$source") else {
+                d.error(v.location, "mediation of `\(field)` must read the source's params, as \"$source.FIELD\", not `\(v.description)`")
+                continue
+            }
+            let path = expr.split(separator: ".").dropFirst().map(String.init)
+            if expr != "$source" && !expr.hasPrefix("$source.") || path.isEmpty {
+                d.error(v.location, "mediation of `\(field)` must name a field of the source's params, as \"$source.FIELD\", not `\(expr)`")
+                continue
+            }
+            if let setup = c.setup, setup.types?.contains(.object) ?? true, !setup.properties.isEmpty, !setup.declares(field),
+               case .forbidden = setup.additional {
+                d.error(l, "mediation fills `\(field)`, which the setup of `\(c.name)` does not declare")
+            }
+            c.mediation.append((field, path))
+            mediationLocations[c.index, default: [:]][field] = v.location
+        }
+    }
+
+    /// `identity`: the setup fields that tell two screens of the coordinator apart.
+    private mutating func buildIdentity(_ c: Coordinator, _ id: Doc) {
+        for (field, l) in stringList(id, "`identity`") {
+            if c.identity.contains(field) {
+                d.error(l, "`\(field)` is listed twice in the `identity` of `\(c.name)`")
+            } else if c.setup.map({ !$0.declares(field) }) ?? true {
+                let declared = c.setup?.properties.map(\.name) ?? []
+                d.error(l, "identity field `\(field)` is not declared by the setup of `\(c.name)`; `identity` names fields of its setup's `properties`"
+                    + (declared.isEmpty ? ", and it declares none" : " (\(declared.joined(separator: ", ")))"))
+            } else {
+                c.identity.append(field)
+            }
+        }
     }
 
     mutating func buildFlow(_ c: Coordinator, _ doc: Doc, module: String) {

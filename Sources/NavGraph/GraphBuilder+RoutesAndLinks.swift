@@ -42,59 +42,9 @@ extension Builder {
             return nil
         }
         let (pathPart, queryPart) = splitQuery(pattern)
-        var segments: [Link.Segment] = []
         var declared: [String] = []
-        for seg in pathPart.split(separator: "/", omittingEmptySubsequences: true) {
-            if case .wildcard(let w) = segments.last {
-                d.error(loc, "link `\(pattern)`: `*\(w)` takes the rest of the path, so it must be the last segment")
-                return nil
-            }
-            if seg.hasPrefix(":") || seg.hasPrefix("*") {
-                let optional = seg.hasPrefix(":") && seg.hasSuffix("?")
-                let p = String(seg.dropFirst().dropLast(optional ? 1 : 0))
-                if p.isEmpty || p.contains(where: { ":*?".contains($0) }) {
-                    d.error(loc, "link `\(pattern)`: `\(seg)` is not a parameter; write `:name`, `:name?` (optional) or `*name` (the rest of the path)")
-                    return nil
-                }
-                if declared.contains(p) { d.error(loc, "link `\(pattern)` declares `:\(p)` twice"); return nil }
-                declared.append(p)
-                if seg.hasPrefix("*") {
-                    if segments.contains(where: { if case .optional = $0 { return true } else { return false } }) {
-                        d.error(loc, "link `\(pattern)`: `*\(p)` after an optional segment would make matches ambiguous")
-                        return nil
-                    }
-                    segments.append(.wildcard(p))
-                } else if optional {
-                    segments.append(.optional(p))
-                } else {
-                    if case .optional(let o) = segments.last {
-                        d.error(loc, "link `\(pattern)`: the optional `:\(o)?` must come after every required segment")
-                        return nil
-                    }
-                    segments.append(.parameter(p))
-                }
-            } else {
-                if case .optional(let o) = segments.last {
-                    d.error(loc, "link `\(pattern)`: the optional `:\(o)?` must come after every required segment")
-                    return nil
-                }
-                segments.append(.literal(String(seg)))
-            }
-        }
-        var query: [(String, String)] = []
-        if let q = queryPart {
-            for item in q.split(separator: "&") {
-                let kv = item.split(separator: "=", maxSplits: 1)
-                guard kv.count == 2, kv[1].hasPrefix(":"), kv[1].count > 1 else {
-                    d.error(loc, "link `\(pattern)`: query part `\(item)` must read `key=:param`")
-                    return nil
-                }
-                let p = String(kv[1].dropFirst())
-                if declared.contains(p) { d.error(loc, "link `\(pattern)` declares `:\(p)` twice"); return nil }
-                declared.append(p)
-                query.append((String(kv[0]), p))
-            }
-        }
+        guard let segments = linkSegments(pattern, pathPart, at: loc, declared: &declared),
+              let query = linkQuery(pattern, queryPart, at: loc, declared: &declared) else { return nil }
         guard let seq = doc.sequence, !seq.isEmpty else {
             d.error(doc.location, "link `\(pattern)` leads nowhere: map it to the stack it opens, such as [shop.Home, {to: shop.Product, with: {id: \":id\"}}]")
             return nil
@@ -142,6 +92,68 @@ extension Builder {
             ok = false
         }
         return ok ? Link(pattern: pattern, segments: segments, query: query, entries: entries, module: module, location: loc) : nil
+    }
+
+    /// A link pattern's path, segment by segment; the parameters it declares appended to `declared`.
+    private mutating func linkSegments(_ pattern: String, _ pathPart: Substring, at loc: SourceLocation, declared: inout [String]) -> [Link.Segment]? {
+        var segments: [Link.Segment] = []
+        for seg in pathPart.split(separator: "/", omittingEmptySubsequences: true) {
+            if case .wildcard(let w) = segments.last {
+                d.error(loc, "link `\(pattern)`: `*\(w)` takes the rest of the path, so it must be the last segment")
+                return nil
+            }
+            if seg.hasPrefix(":") || seg.hasPrefix("*") {
+                let optional = seg.hasPrefix(":") && seg.hasSuffix("?")
+                let p = String(seg.dropFirst().dropLast(optional ? 1 : 0))
+                if p.isEmpty || p.contains(where: { ":*?".contains($0) }) {
+                    d.error(loc, "link `\(pattern)`: `\(seg)` is not a parameter; write `:name`, `:name?` (optional) or `*name` (the rest of the path)")
+                    return nil
+                }
+                if declared.contains(p) { d.error(loc, "link `\(pattern)` declares `:\(p)` twice"); return nil }
+                declared.append(p)
+                if seg.hasPrefix("*") {
+                    if segments.contains(where: { if case .optional = $0 { return true } else { return false } }) {
+                        d.error(loc, "link `\(pattern)`: `*\(p)` after an optional segment would make matches ambiguous")
+                        return nil
+                    }
+                    segments.append(.wildcard(p))
+                } else if optional {
+                    segments.append(.optional(p))
+                } else {
+                    if case .optional(let o) = segments.last {
+                        d.error(loc, "link `\(pattern)`: the optional `:\(o)?` must come after every required segment")
+                        return nil
+                    }
+                    segments.append(.parameter(p))
+                }
+            } else {
+                if case .optional(let o) = segments.last {
+                    d.error(loc, "link `\(pattern)`: the optional `:\(o)?` must come after every required segment")
+                    return nil
+                }
+                segments.append(.literal(String(seg)))
+            }
+        }
+        return segments
+    }
+
+    /// A link pattern's query part (`key=:param&…`); the parameters it declares appended to `declared`.
+    private mutating func linkQuery(_ pattern: String, _ queryPart: Substring?, at loc: SourceLocation, declared: inout [String]) -> [(String, String)]? {
+        var query: [(String, String)] = []
+        if let q = queryPart {
+            for item in q.split(separator: "&") {
+                let kv = item.split(separator: "=", maxSplits: 1)
+                guard kv.count == 2, kv[1].hasPrefix(":"), kv[1].count > 1 else {
+                    d.error(loc, "link `\(pattern)`: query part `\(item)` must read `key=:param`")
+                    return nil
+                }
+                let p = String(kv[1].dropFirst())
+                if declared.contains(p) { d.error(loc, "link `\(pattern)` declares `:\(p)` twice"); return nil }
+                declared.append(p)
+                query.append((String(kv[0]), p))
+            }
+        }
+        return query
     }
 
     /// `back: none | firstTab | order | history` of a tabs container.

@@ -12,34 +12,7 @@ extension NavigationGraph {
             if rootBack != .none { rootObj.append("back", .string(rootBack.rawValue)) }
         }
         var cs = JSONObject()
-        for c in coordinators {
-            var o = JSONObject()
-            o.append("module", .string(c.module))
-            if let d = c.description { o.append("description", .string(d)) }
-            o.append("kind", .string(c.isFlow ? "flow" : c.tabs.isEmpty ? "screen" : "tabs"))
-            if !c.tabs.isEmpty { o.append("tabs", names(c.tabs)) }
-            if c.tabBack != .none { o.append("back", .string(c.tabBack.rawValue)) }
-            if !c.leave.isEmpty { o.append("leave", .array(c.leave.map { .string(preconditions[$0].name) })) }
-            if let s = c.setup { o.append("setup", s.source) }
-            o.append("opens", names(c.opens))
-            o.append("presentations", .array((c.presentations.map { p in Presentation.allCases.filter { p.contains($0) } } ?? Presentation.allCases).map { .string($0.rawValue) }))
-            o.append("preconditions", .array(c.preconditions.map { .string(preconditions[$0].name) }))
-            o.append("access", .array(c.access.map(JSONValue.string)))
-            if !c.mediation.isEmpty {
-                o.append("mediation", .object(JSONObject(uniqueMembers: c.mediation.map { ($0.field, .string("$source." + $0.sourcePath.joined(separator: "."))) })))
-            }
-            if !c.identity.isEmpty { o.append("identity", .array(c.identity.map(JSONValue.string))) }
-            if let f = c.flow {
-                var fo = JSONObject()
-                fo.append("start", .string(coordinators[f.start].name))
-                fo.append("steps", names(f.steps))
-                if let r = f.result { fo.append("result", r.source) }
-                if let t = f.then { fo.append("then", .string(coordinators[t.to].name)) }
-                o.append("flow", .object(fo))
-            }
-            if !c.stepOf.isEmpty { o.append("stepOf", names(c.stepOf)) }
-            cs.append(c.name, .object(o))
-        }
+        for c in coordinators { cs.append(c.name, describe(c)) }
         var rs = JSONObject()
         for r in routes {
             var o: JSONObject = ["to": .string(coordinators[r.to].name)]
@@ -57,32 +30,7 @@ extension NavigationGraph {
             }))
         }
         var ps = JSONObject()
-        for p in preconditions {
-            var o = JSONObject()
-            switch p.kind {
-            case .check(let fact, let test):
-                var c: JSONObject = ["fact": .string(fact)]
-                switch test {
-                case .equals(let v): c.append("equals", v)
-                case .notEquals(let v): c.append("notEquals", v)
-                case .exists(let b): c.append("exists", .bool(b))
-                }
-                o.append("check", .object(c))
-            case .command(let argv, let t):
-                o.append("command", .array(argv.map(JSONValue.string)))
-                o.append("timeoutMs", .int(Int(t)))
-            case .provider(let t):
-                o.append("provider", true)
-                o.append("timeoutMs", .int(Int(t)))
-            }
-            switch p.recover {
-            case .flow(let f)?: o.append("recover", ["flow": .string(coordinators[f].name)])
-            case .command(let argv, let t)?: o.append("recover", ["command": .array(argv.map(JSONValue.string)), "timeoutMs": .int(Int(t))])
-            case .provider(let n, let t)?: o.append("recover", ["provider": .string(n), "timeoutMs": .int(Int(t))])
-            case nil: break
-            }
-            ps.append(p.name, .object(o))
-        }
+        for p in preconditions { ps.append(p.name, describe(p)) }
         var out: JSONObject = [
             "modules": .array(modules.map { .string($0.name) }),
             "root": .object(rootObj),
@@ -98,6 +46,65 @@ extension NavigationGraph {
             }))
         }
         return .object(out)
+    }
+
+    /// One coordinator as `graph.describe` shows it.
+    func describe(_ c: Coordinator) -> JSONValue {
+        func names(_ ids: [Int]) -> JSONValue { .array(ids.map { .string(coordinators[$0].name) }) }
+        var o = JSONObject()
+        o.append("module", .string(c.module))
+        if let d = c.description { o.append("description", .string(d)) }
+        o.append("kind", .string(c.isFlow ? "flow" : c.tabs.isEmpty ? "screen" : "tabs"))
+        if !c.tabs.isEmpty { o.append("tabs", names(c.tabs)) }
+        if c.tabBack != .none { o.append("back", .string(c.tabBack.rawValue)) }
+        if !c.leave.isEmpty { o.append("leave", .array(c.leave.map { .string(preconditions[$0].name) })) }
+        if let s = c.setup { o.append("setup", s.source) }
+        o.append("opens", names(c.opens))
+        o.append("presentations", .array((c.presentations.map { p in Presentation.allCases.filter { p.contains($0) } } ?? Presentation.allCases).map { .string($0.rawValue) }))
+        o.append("preconditions", .array(c.preconditions.map { .string(preconditions[$0].name) }))
+        o.append("access", .array(c.access.map(JSONValue.string)))
+        if !c.mediation.isEmpty {
+            o.append("mediation", .object(JSONObject(uniqueMembers: c.mediation.map { ($0.field, .string("$source." + $0.sourcePath.joined(separator: "."))) })))
+        }
+        if !c.identity.isEmpty { o.append("identity", .array(c.identity.map(JSONValue.string))) }
+        if let f = c.flow {
+            var fo = JSONObject()
+            fo.append("start", .string(coordinators[f.start].name))
+            fo.append("steps", names(f.steps))
+            if let r = f.result { fo.append("result", r.source) }
+            if let t = f.then { fo.append("then", .string(coordinators[t.to].name)) }
+            o.append("flow", .object(fo))
+        }
+        if !c.stepOf.isEmpty { o.append("stepOf", names(c.stepOf)) }
+        return .object(o)
+    }
+
+    /// One precondition as `graph.describe` shows it.
+    func describe(_ p: Precondition) -> JSONValue {
+        var o = JSONObject()
+        switch p.kind {
+        case .check(let fact, let test):
+            var c: JSONObject = ["fact": .string(fact)]
+            switch test {
+            case .equals(let v): c.append("equals", v)
+            case .notEquals(let v): c.append("notEquals", v)
+            case .exists(let b): c.append("exists", .bool(b))
+            }
+            o.append("check", .object(c))
+        case .command(let argv, let t):
+            o.append("command", .array(argv.map(JSONValue.string)))
+            o.append("timeoutMs", .int(Int(t)))
+        case .provider(let t):
+            o.append("provider", true)
+            o.append("timeoutMs", .int(Int(t)))
+        }
+        switch p.recover {
+        case .flow(let f)?: o.append("recover", ["flow": .string(coordinators[f].name)])
+        case .command(let argv, let t)?: o.append("recover", ["command": .array(argv.map(JSONValue.string)), "timeoutMs": .int(Int(t))])
+        case .provider(let n, let t)?: o.append("recover", ["provider": .string(n), "timeoutMs": .int(Int(t))])
+        case nil: break
+        }
+        return .object(o)
     }
 
     /// The graph in Graphviz DOT: modules as clusters, `opens` as solid edges, flow steps inside

@@ -122,23 +122,7 @@ extension LogStore {
     private func replay(_ scans: [LogScan], graph: NavigationGraph) throws(StateError) -> [Session] {
         var records = scans.indices.flatMap { i in scans[i].records.map { (scan: i, offset: $0.offset, payload: $0.payload) } }
         let parser = saved.parser()
-        // A reload is written in one write with the state of every session; when the log was cut
-        // inside it (a torn write, or damage --repair cut), that write never completed: the reload
-        // and what follows it are dropped, and the log is read as it was before it.
-        var reload: Int?
-        while let g = records.lastIndex(where: { r in LogStore.starts(scans[r.scan].bytes, r.payload, with: "{\"g\":") }) {
-            let r = records[g]
-            let announced = (try? record(scans[r.scan].bytes, r.payload, parser))?["sessions"]?.intValue ?? -1
-            let following = records[(g + 1)...].prefix { LogStore.starts(scans[$0.scan].bytes, $0.payload, with: "{\"s\":") }.count
-            let cut = records[g...].allSatisfy { $0.scan == records.last!.scan } && scans[records.last!.scan].ending != .clean
-            if following < announced && following == records.count - g - 1 && cut {
-                restoreWarnings.append("\(scans[r.scan].path): the graph reload at byte \(r.offset) was cut short (\(following) of its \(announced) sessions' states reached the log): it was never acknowledged, and is dropped")
-                records.removeSubrange(g...)
-                continue
-            }
-            reload = g
-            break
-        }
+        let reload = lastCompleteReload(&records, scans, parser)
         var byName: [String: Session] = [:]
         var order: [String] = []
         var replayed = Set<String>()
@@ -149,18 +133,7 @@ extension LogStore {
         if let reload {
             // The snapshot's rows and the records before the reload are replaced; their keys stay.
             snapshotNames = try snapshot.sessionNames()
-            earlierKeys = try snapshot.savedKeys().map { ($0.session, $0.key, $0.reply, false) }
-            for r in records[..<reload] {
-                let bytes = scans[r.scan].bytes
-                if LogStore.starts(bytes, r.payload, with: "{\"k\":") || LogStore.starts(bytes, r.payload, with: "{\"x\":") {
-                    guard let p = try? record(bytes, r.payload, parser) else { continue }
-                    if let name = p["x"]?.stringValue { earlierKeys.removeAll { $0.session == name } }
-                    if let name = p["k"]?.stringValue, let key = p["key"]?.stringValue, let text = p["r"]?.stringValue,
-                       let reply = (try? saved.parse(parser, text, "a keyed reply")).flatMap(KeyedReply.decode) {
-                        earlierKeys.append((name, key, reply, true))
-                    }
-                }
-            }
+            earlierKeys = try keysBefore(reload, records, scans, parser)
             restoreReport.append("snapshot \(snapshot.path): \(snapshotNames.count) sessions, replaced by the graph reload in the log")
         } else {
             let sessions = try snapshot.load(graph: graph)
@@ -235,6 +208,46 @@ extension LogStore {
         try compact(graph: graph)
         if fd < 0 { try startSegment() }  // nothing to compact: a new log all the same
         return sessions
+    }
+
+    /// The last graph reload of the log that reached it whole. A reload is written in one write with
+    /// the state of every session; when the log was cut inside it (a torn write, or damage --repair
+    /// cut), that write never completed: the reload and what follows it are dropped from `records`,
+    /// and the log is read as it was before it.
+    private func lastCompleteReload(_ records: inout [(scan: Int, offset: Int, payload: Range<Int>)], _ scans: [LogScan], _ parser: JSONParser) -> Int? {
+        while let g = records.lastIndex(where: { r in LogStore.starts(scans[r.scan].bytes, r.payload, with: "{\"g\":") }) {
+            let r = records[g]
+            let announced = (try? record(scans[r.scan].bytes, r.payload, parser))?["sessions"]?.intValue ?? -1
+            let following = records[(g + 1)...].prefix { LogStore.starts(scans[$0.scan].bytes, $0.payload, with: "{\"s\":") }.count
+            let cut = records[g...].allSatisfy { $0.scan == records.last!.scan } && scans[records.last!.scan].ending != .clean
+            if following < announced && following == records.count - g - 1 && cut {
+                restoreWarnings.append("\(scans[r.scan].path): the graph reload at byte \(r.offset) was cut short (\(following) of its \(announced) sessions' states reached the log): it was never acknowledged, and is dropped")
+                records.removeSubrange(g...)
+                continue
+            }
+            return g
+        }
+        return nil
+    }
+
+    /// The keys a snapshot replaced by a reload keeps: its own, then those the log adds (or drops,
+    /// with a session closed) before the reload.
+    private func keysBefore(_ reload: Int, _ records: [(scan: Int, offset: Int, payload: Range<Int>)], _ scans: [LogScan], _ parser: JSONParser) throws(StateError)
+        -> [(session: String, key: String, reply: Result<JSONText, NavError>, logged: Bool)] {
+        var earlierKeys: [(session: String, key: String, reply: Result<JSONText, NavError>, logged: Bool)] =
+            try snapshot.savedKeys().map { ($0.session, $0.key, $0.reply, false) }
+        for r in records[..<reload] {
+            let bytes = scans[r.scan].bytes
+            if LogStore.starts(bytes, r.payload, with: "{\"k\":") || LogStore.starts(bytes, r.payload, with: "{\"x\":") {
+                guard let p = try? record(bytes, r.payload, parser) else { continue }
+                if let name = p["x"]?.stringValue { earlierKeys.removeAll { $0.session == name } }
+                if let name = p["k"]?.stringValue, let key = p["key"]?.stringValue, let text = p["r"]?.stringValue,
+                   let reply = (try? saved.parse(parser, text, "a keyed reply")).flatMap(KeyedReply.decode) {
+                    earlierKeys.append((name, key, reply, true))
+                }
+            }
+        }
+        return earlierKeys
     }
 
     /// Remembers the keys kept from before a reload in the sessions that came through it.
