@@ -172,6 +172,9 @@ struct Serve: ParsableCommand {
             do {
                 let restored = try server.useSharedStore(try sharedStore(store, node: nodeName, leaseMs: Int(parseDuration(.string(lease))!), server: server))
                 logger.info("cluster store ready", metadata: ["navd.node": "\(nodeName)", "navd.sessions": "\(restored)"])
+                // Coverage counts what this node committed: kept on this machine, where its state
+                // file would be, so a node restarted under its socket reads it back.
+                server.keepCoverage(beside: defaultStatePath(socket: socketPath))
             } catch {
                 FileHandle.standardError.write(Data("navd: \(error)\n".utf8))
                 throw ExitCode(1)

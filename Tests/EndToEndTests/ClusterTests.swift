@@ -17,6 +17,32 @@ import Glibc
         try Daemon(graph: graph, arguments: ["--store", pg.conninfo, "--node", name, "--lease", lease], socketPath: socket)
     }
 
+    /// Cluster mode: a node's coverage (what it committed) is kept on its machine, where its state
+    /// file would be, and read back when it restarts under its socket.
+    @Test func aNodesCoverageSurvivesItsRestart() throws {
+        let pg = try PostgresServer()
+        let home = TempDir()
+        defer { home.remove() }
+        var env = ProcessInfo.processInfo.environment
+        env["XDG_STATE_HOME"] = home.path
+        let sock = home.file("a.sock")
+        let args = ["--store", pg.conninfo, "--node", "A", "--lease", "1s"]
+        do {
+            let a = try Daemon(arguments: args, socketPath: sock, environment: env)
+            let c = try a.client()
+            try c.call("navigate", ["to": "shop.Product", "with": ["id": "p1"]])
+            #expect(a.stop(signal: SIGTERM) == 0)
+        }
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: home.file("navd"))) ?? []
+        #expect(files.contains { $0.hasSuffix(".coverage") }, "\(files)")
+        let a = try Daemon(arguments: args, socketPath: sock, environment: env)
+        let c = try a.client()
+        try c.call("dismiss")
+        try c.call("navigate", ["to": "shop.Product", "with": ["id": "p2"]])
+        let report = try c.call("coverage.report")
+        #expect(report["commits"] == 2, "\(report["commits"] ?? nil)")
+    }
+
     @Test func aSessionOwnedByAnotherNodeIsMovedAndClientsFollowIt() throws {
         let pg = try PostgresServer()
         let a = try Self.node("A", pg)

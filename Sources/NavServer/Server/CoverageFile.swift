@@ -84,7 +84,7 @@ final class CoverageFile {
 
 extension Server {
     /// Keeps coverage beside the state file `statePath` (see ``CoverageFile``): reads it back now.
-    func keepCoverage(beside statePath: String) {
+    public func keepCoverage(beside statePath: String) {
         let file = CoverageFile(path: statePath + ".coverage", logger: logger)
         file.restore(into: &navigator.coverage, graph: graph)
         coverageFile = file
