@@ -101,7 +101,7 @@ let package = Package(
         .target(name: "Unchecked", swiftSettings: hotPath),
         .target(name: "UV", dependencies: ["CLibUV", "Unchecked"], swiftSettings: hotPath),
         .target(name: "JSON", dependencies: ["CSimdJSON", "Unchecked"], swiftSettings: hotPath),
-        .target(name: "RPC", dependencies: ["JSON"], swiftSettings: hotPath),
+        .target(name: "RPC", dependencies: ["JSON", "Unchecked"], swiftSettings: hotPath),
         // NavGraph imports CYaml (libyaml's events, for positions) too: a target of the Yams package
         // that it exports only through its Yams product.
         .target(name: "NavGraph", dependencies: ["JSON", "RPC", "Unchecked", .product(name: "Yams", package: "Yams")], swiftSettings: hotPath),
@@ -163,12 +163,12 @@ let package = Package(
         .executableTarget(name: "core-bench", dependencies: ["NavigationCore", "NavGraph", "JSON", "NavTesting"], path: "Benchmarks/CoreBench"),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "NavTesting"]),
         .testTarget(name: "RPCTests", dependencies: ["RPC", "JSON", "NavTesting"]),
-        .testTarget(name: "NavGraphTests", dependencies: ["NavGraph", "JSON", "NavTesting"]),
+        .testTarget(name: "NavGraphTests", dependencies: ["NavGraph", "JSON", "NavTesting", "Unchecked"]),
         .testTarget(name: "NavigationCoreTests", dependencies: ["NavigationCore", "NavGraph", "JSON", "NavTesting", "NavClient"]),
         .testTarget(name: "NavExploreTests", dependencies: ["NavExplore", "NavigationCore", "NavGraph", "JSON", "NavTesting"]),
         .testTarget(name: "UVTests", dependencies: ["UV"]),
         .testTarget(name: "UncheckedTests", dependencies: ["Unchecked"]),
-        .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "RPC", "NavGraph", "NavigationCore", "NavTesting", "NavClient", "CChecksum",
+        .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "RPC", "NavGraph", "NavigationCore", "NavTesting", "NavClient", "CChecksum", "Unchecked",
                                                            "UV", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "EndToEndTests", dependencies: ["JSON", "UV", "NavClient", "NavTesting"]),
         .target(name: "NavTesting", dependencies: ["JSON", "NavGraph", "NavigationCore", "CChecksum"], path: "Tests/NavTesting"),

@@ -1,4 +1,5 @@
 import CSimdJSON
+import Unchecked
 
 /// Why a byte sequence is not an acceptable JSON document.
 public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -51,6 +52,10 @@ public final class JSONParser {
 
     /// As ``view(_:)``; with `padded`, the caller promises ``padding`` readable bytes after `bytes`
     /// (whatever they hold), and the document is parsed in place instead of copied first.
+    /// `bytes` parsed in place, as a view of them was handed over (see the raw overload).
+    @inline(__always)
+    public func view(_ bytes: ByteView, padded: Bool) throws(JSONParseError) -> JSONView { try view(bytes.raw, padded: padded) }
+
     public func view(_ bytes: UnsafeRawBufferPointer, padded: Bool) throws(JSONParseError) -> JSONView {
         generation &+= 1
         var tape: UnsafePointer<UInt64>? = nil
@@ -79,6 +84,10 @@ public final class JSONParser {
     /// the lines parsed next, in order, with `padded: true`, cost less each. The results are those of
     /// parsing each line alone (a line the index does not match, or any other parse, ends the batch
     /// and is parsed alone). Call ``endBatch()`` before the bytes change.
+    /// Indexes `lines` (see the raw overload) when they are handed over as a view.
+    @inline(__always)
+    public func beginBatch(_ lines: ByteView) { beginBatch(lines.raw) }
+
     public func beginBatch(_ lines: UnsafeRawBufferPointer) {
         guard let base = lines.baseAddress else { return }
         navjson_batch_begin(raw, base.assumingMemoryBound(to: CChar.self), lines.count, UInt32(clamping: maxDepth))

@@ -129,9 +129,9 @@ public struct JSONView {
 
     /// The UTF-8 bytes of a string value, in the parser's buffer (empty for anything else).
     @inlinable @inline(__always)
-    public var stringBytes: UnsafeRawBufferPointer {
-        guard type(index) == UInt8(ascii: "\"") else { return UnsafeRawBufferPointer(start: nil, count: 0) }
-        return stringBytes(at: index)
+    public var stringBytes: ByteView {
+        guard type(index) == UInt8(ascii: "\"") else { return ByteView(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return ByteView(stringBytes(at: index))
     }
 
     @inlinable @inline(__always)
@@ -196,13 +196,13 @@ public struct JSONView {
 
     /// Calls `body` with each member of an object, in document order: the key's UTF-8 bytes and the value.
     @inlinable @inline(__always)
-    public func forEachMember<E: Error>(_ body: (UnsafeRawBufferPointer, JSONView) throws(E) -> Void) throws(E) {
+    public func forEachMember<E: Error>(_ body: (ByteView, JSONView) throws(E) -> Void) throws(E) {
         guard isObject else { return }
         var i = index + 1
         let end = after(index) - 1
         while i < end {
             let v = i + 1
-            try body(stringBytes(at: i), at(v))
+            try body(ByteView(stringBytes(at: i)), at(v))
             i = after(v)
         }
     }
@@ -213,7 +213,7 @@ public struct JSONView {
         guard isObject else { return nil }
         var found: JSONView?
         forEachMember { k, v in
-            if k.count == key.utf8.count && JSONView.bytes(k, equal: key) { found = v }
+            if k.count == key.utf8.count && k.equals(key) { found = v }
         }
         return found
     }
@@ -224,7 +224,7 @@ public struct JSONView {
         guard isObject else { return nil }
         var found: JSONView?
         forEachMember { k, v in
-            if JSONView.bytes(k, equal: key) { found = v }
+            if k.equals(key) { found = v }
         }
         return found
     }
@@ -235,27 +235,6 @@ public struct JSONView {
 
     /// The value at `position` (from ``position``) of the same document.
     @inlinable public func view(at position: Int) -> JSONView { at(position) }
-
-    /// Whether `raw` holds exactly the UTF-8 of `name`.
-    @inlinable @inline(__always) public static func bytes(_ raw: UnsafeRawBufferPointer, equal name: StaticString) -> Bool {
-        raw.count == name.utf8CodeUnitCount && (raw.count == 0 || bytesEqual(raw.baseAddress!, name.utf8Start, count: raw.count))
-    }
-
-    /// Whether `raw` holds exactly `bytes` (a name kept as bytes, compared on the request path).
-    @inlinable @inline(__always) public static func bytes(_ raw: UnsafeRawBufferPointer, equal bytes: [UInt8]) -> Bool {
-        raw.count == bytes.count
-            && (raw.count == 0 || bytes.withUnsafeBufferPointer { bytesEqual(raw.baseAddress!, $0.baseAddress!, count: raw.count) })
-    }
-
-    /// Whether `raw` (a key or string read in place) holds exactly the UTF-8 of `name`.
-    @inlinable @inline(__always) public static func bytes(_ raw: UnsafeRawBufferPointer, equal name: String) -> Bool {
-        var n = name
-        return n.withUTF8 { b in
-            guard raw.count == b.count else { return false }
-            guard let pa = raw.baseAddress, let pb = b.baseAddress else { return raw.count == 0 }
-            return bytesEqual(pa, pb, count: raw.count)
-        }
-    }
 
     /// The value as a `JSONValue` tree, which outlives the parser's buffers.
     public var value: JSONValue { value(keys: nil) }
@@ -317,10 +296,10 @@ public struct JSONView {
         var n = 0
         size += 1
         forEachMember { k, v in
-            let key = keys?.string(k) ?? String(decoding: k, as: UTF8.self)
+            let key = keys?.string(k.raw) ?? k.string
             let value = v.value(keys: keys)
             if measuring {
-                size += JSONValue.escapedSize(k) + 1 + (v.kind == .string ? JSONValue.escapedSize(v.stringBytes) : value.encodedSize)
+                size += JSONValue.escapedSize(k.raw) + 1 + (v.kind == .string ? JSONValue.escapedSize(v.stringBytes.raw) : value.encodedSize)
             }
             var j = 0
             while j < n && members[j].key != key { j += 1 }

@@ -76,7 +76,7 @@ public struct JSONWriter {
         case .int: write(int: view.int!)
         case .double:
             if case .double(let d)? = view.number { write(double: d) } else { raw("null") }
-        case .string: write(utf8: view.stringBytes)
+        case .string: write(utf8: view.stringBytes.raw)
         case .array:
             raw(UInt8(ascii: "["))
             var first = true

@@ -1,4 +1,5 @@
 import JSON
+import Unchecked
 
 /// How a navigation shows its target (SPEC: `by`).
 public enum Presentation: String, CaseIterable, Sendable, Hashable {
@@ -104,7 +105,7 @@ public final class NavigationGraph: @unchecked Sendable {
     /// The index of route `name` (qualified or not) in ``routes``.
     public func routeNumber(named name: String) -> Int? { routeIndex[name] }
     /// The index of the coordinator whose name's UTF-8 is `utf8` (as ``coordinator(named:)``), or nil.
-    public func coordinatorIndex(utf8: UnsafeRawBufferPointer) -> Int? { coordinatorIndex[utf8: utf8] }
+    public func coordinatorIndex(named name: ByteView) -> Int? { coordinatorIndex[bytes: name] }
     public func precondition(named name: String) -> Precondition? { preconditionIndex[name].map { preconditions[$0] } }
 
     /// The qualified names an ambiguous unqualified name could mean, if it is one.

@@ -18,15 +18,12 @@ public struct NameIndex: Sendable {
         table = NameTable(keys)
     }
 
-    /// The value of the name whose UTF-8 is `utf8` (read in place from a request), or nil.
+    /// The value of the name whose UTF-8 is `name` (read in place from a request), or nil.
     @inline(__always)
-    public subscript(utf8 utf8: UnsafeRawBufferPointer) -> Int? {
-        guard let i = table.index(of: utf8) else { return nil }
+    public subscript(bytes name: ByteView) -> Int? {
+        guard let i = table.index(of: name) else { return nil }
         return values[i]
     }
 
-    public subscript(name: String) -> Int? {
-        var s = name
-        return s.withUTF8 { self[utf8: UnsafeRawBufferPointer($0)] }
-    }
+    public subscript(name: String) -> Int? { ByteView.of(name) { self[bytes: $0] } }
 }

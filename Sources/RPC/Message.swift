@@ -1,4 +1,5 @@
 import JSON
+import Unchecked
 
 /// A request or notification received from a peer, read in place from the parser's buffers: valid
 /// until that parser parses the next message. Made only of views, so it is copied as plain words.
@@ -134,8 +135,8 @@ public enum RPCMessage {
         return RPCRequest(id: idView, methodName: m, params: paramsView)
     }
 
-    @inlinable @inline(__always) static func key(_ k: UnsafeRawBufferPointer, _ name: StaticString) -> Bool {
-        JSONView.bytes(k, equal: name)
+    @inlinable @inline(__always) static func key(_ k: ByteView, _ name: StaticString) -> Bool {
+        k.equals(name)
     }
 }
 

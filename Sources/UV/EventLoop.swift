@@ -1,4 +1,5 @@
 import CLibUV
+import Unchecked
 
 /// One libuv loop. All handles made from it belong to the thread that runs it; nothing here is
 /// thread-safe, by design: navd is single-threaded and callback-driven, like Redis.
@@ -26,6 +27,8 @@ public final class EventLoop {
 
     /// Whether `bytes` lie in the shared read buffer (then at least ``readPadding`` readable bytes follow them).
     @inline(__always)
+    public func isInReadBuffer(_ bytes: ByteView) -> Bool { isInReadBuffer(bytes.raw) }
+
     public func isInReadBuffer(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let p = bytes.baseAddress else { return false }
         let start = UnsafeRawPointer(readBuffer)

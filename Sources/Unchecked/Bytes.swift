@@ -23,3 +23,73 @@ public func bytesEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count n: In
     }
     return true
 }
+
+/// Bytes borrowed for the length of a call — a message in the loop's read buffer, a name read in
+/// place from a request — as the layers hand them to each other instead of raw pointers (as
+/// swift-nio's `ByteBufferView`). Read through its accessors; the pointer underneath is made and
+/// used only inside this fence and the JSON and buffer types that make views. A view does not own
+/// its bytes: it is valid while what it was made from is (the call it is given to).
+public struct ByteView: RandomAccessCollection {
+    @usableFromInline let base: UnsafeRawPointer?
+    public let count: Int
+
+    /// A view of `raw`'s bytes (the buffer types and the JSON reader make views).
+    @inlinable @inline(__always)
+    public init(_ raw: UnsafeRawBufferPointer) {
+        base = raw.baseAddress
+        count = raw.count
+    }
+
+    public typealias Index = Int
+    @inlinable public var startIndex: Int { 0 }
+    @inlinable public var endIndex: Int { count }
+
+    @inlinable @inline(__always)
+    public subscript(i: Int) -> UInt8 {
+        precondition(i >= 0 && i < count, "a byte past the view")
+        return base!.load(fromByteOffset: i, as: UInt8.self)
+    }
+
+    /// The bytes as the buffer types and the JSON reader take them (within this fence's users).
+    @inlinable @inline(__always)
+    public var raw: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+
+    /// The bytes as text (invalid UTF-8 repaired).
+    public var string: String { String(decoding: raw, as: UTF8.self) }
+
+    /// Whether the bytes are exactly `other`'s.
+    @inlinable @inline(__always)
+    public func equals(_ other: ByteView) -> Bool {
+        count == other.count && (count == 0 || bytesEqual(base!, other.base!, count: count))
+    }
+
+    /// Whether the bytes are exactly the UTF-8 of `name` (compared on the request path).
+    @inlinable @inline(__always)
+    public func equals(_ name: StaticString) -> Bool {
+        count == name.utf8CodeUnitCount && (count == 0 || bytesEqual(base!, name.utf8Start, count: count))
+    }
+
+    /// Whether the bytes are exactly `bytes` (a name kept as bytes).
+    @inlinable @inline(__always)
+    public func equals(_ bytes: [UInt8]) -> Bool {
+        count == bytes.count && (count == 0 || bytes.withUnsafeBufferPointer { bytesEqual(base!, $0.baseAddress!, count: count) })
+    }
+
+    /// Whether the bytes are exactly the UTF-8 of `name`.
+    @inlinable @inline(__always)
+    public func equals(_ name: String) -> Bool {
+        var n = name
+        return n.withUTF8 { b in
+            guard count == b.count else { return false }
+            guard let pa = base, let pb = b.baseAddress else { return count == 0 }
+            return bytesEqual(pa, pb, count: count)
+        }
+    }
+
+    /// Runs `body` with a view of `string`'s UTF-8 (a look-up by a name held as a `String`).
+    @inlinable
+    public static func of<R>(_ string: String, _ body: (ByteView) throws -> R) rethrows -> R {
+        var s = string
+        return try s.withUTF8 { try body(ByteView(UnsafeRawBufferPointer($0))) }
+    }
+}

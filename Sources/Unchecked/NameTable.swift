@@ -77,17 +77,17 @@ public final class NameTable: @unchecked Sendable {
 
     /// Whether name `i` is `key`, byte for byte (lengths first).
     @inlinable @inline(__always)
-    public func matches(_ i: Int, _ key: UnsafeRawBufferPointer) -> Bool {
+    public func matches(_ i: Int, _ key: ByteView) -> Bool {
         let n = key.count
         let span = spans[i]
         return span >> 32 == UInt64(truncatingIfNeeded: n)
-            && (n == 0 || bytesEqual(key.baseAddress!, bytes.baseAddress! + Int(truncatingIfNeeded: span & 0xFFFF_FFFF), count: n))
+            && (n == 0 || bytesEqual(key.base!, bytes.baseAddress! + Int(truncatingIfNeeded: span & 0xFFFF_FFFF), count: n))
     }
 
     /// The index of the name whose bytes are `key`, or nil.
     @inlinable
-    public func index(of key: UnsafeRawBufferPointer) -> Int? {
-        var i = Self.hash(key) & mask
+    public func index(of key: ByteView) -> Int? {
+        var i = Self.hash(key.raw) & mask
         while slots[i] != 0 {
             let e = Int(slots[i]) &- 1
             if matches(e, key) { return e }

@@ -1,6 +1,7 @@
 import JSON
 import NavTesting
 import Testing
+import Unchecked
 @testable import NavGraph
 
 /// Table-driven tests of the setup-schema subset, one table per keyword.
@@ -207,7 +208,7 @@ import Testing
             func name() -> String { String((0..<Int(rng.next() % 8)).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }) }
             for i in 0..<size { entries[name()] = i }
             let table = NameIndex(entries)
-            func byBytes(_ s: String) -> Int? { Array(s.utf8).withUnsafeBytes { table[utf8: $0] } }
+            func byBytes(_ s: String) -> Int? { ByteView.of(s) { table[bytes: $0] } }
             for (k, v) in entries {
                 #expect(table[k] == v)
                 #expect(byBytes(k) == v, "\(k)")

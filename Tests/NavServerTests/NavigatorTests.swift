@@ -6,6 +6,7 @@ import NavigationCore
 import RPC
 import Testing
 import UV
+import Unchecked
 @testable import NavServer
 
 #if canImport(Glibc)
@@ -155,7 +156,7 @@ final class RecordingPublisher: Publisher {
     func navigate(_ to: String, in state: SessionState? = nil, with: JSONObject? = nil, on navigator: Navigator? = nil, as client: FakeClient) -> Answers {
         let n = navigator ?? self.navigator
         var r = NavigateRequest(state: state ?? main)
-        r.coordinator = Array(to.utf8).withUnsafeBytes { n.graph.coordinatorIndex(utf8: $0) }
+        r.coordinator = ByteView.of(to) { n.graph.coordinatorIndex(named: $0) }
         if r.coordinator == nil { r.toName = to }
         r.with = with
         let answers = Answers()

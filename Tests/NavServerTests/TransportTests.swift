@@ -4,6 +4,7 @@ import Logging
 import RPC
 import Testing
 import UV
+import Unchecked
 @testable import NavServer
 
 #if canImport(Glibc)
@@ -27,8 +28,8 @@ import Glibc
 
         init(_ c: Connection) { connection = c }
 
-        func received(_ body: UnsafeRawBufferPointer, framing: Framing) {
-            let text = String(decoding: body, as: UTF8.self)
+        func received(_ body: ByteView, framing: Framing) {
+            let text = body.string
             heard.append((text, framing))
             connection.requestDispatched()
             if let r = reply(text) {
@@ -38,7 +39,7 @@ import Glibc
             if holdFor > 0 { connection.workHeld = true }
         }
 
-        func willReceive(lines: UnsafeRawBufferPointer) -> Bool { false }
+        func willReceive(lines: ByteView) -> Bool { false }
         func readEnded(batched: Bool) {}
 
         func continueHeldWork() {

@@ -110,13 +110,13 @@ final class Item {
         let table = NameTable(names)
         #expect(table.count == names.count)
         for (i, n) in names.enumerated() {
-            #expect(Array(n.utf8).withUnsafeBytes { table.index(of: $0) } == i, "\(n)")
-            #expect(Array(n.utf8).withUnsafeBytes { table.matches(i, $0) })
+            #expect(ByteView.of(n) { table.index(of: $0) } == i, "\(n)")
+            #expect(ByteView.of(n) { table.matches(i, $0) })
         }
         for absent in ["b", "navigatg", "session.opem", "m0 0z", "x" + String(repeating: "y", count: 39), "aa"] {
-            #expect(Array(absent.utf8).withUnsafeBytes { table.index(of: $0) } == nil, "\(absent)")
+            #expect(ByteView.of(absent) { table.index(of: $0) } == nil, "\(absent)")
         }
-        #expect(NameTable([]).index(of: UnsafeRawBufferPointer(start: nil, count: 0)) == nil)
+        #expect(NameTable([]).index(of: ByteView(UnsafeRawBufferPointer(start: nil, count: 0))) == nil)
     }
 
     @Test func bytesAreEqualExactlyWhenEveryByteIs() {

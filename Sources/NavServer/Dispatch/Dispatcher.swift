@@ -4,6 +4,7 @@ import NavGraph
 import NavigationCore
 import RPC
 import UV
+import Unchecked
 
 /// What dispatch asks of the server that owns it: whether replies wait for changes to be stored,
 /// and the news of connections closing (for the shutdown).
@@ -86,7 +87,7 @@ final class Dispatcher {
 
     // MARK: Messages
 
-    func handleMessage(_ body: UnsafeRawBufferPointer, framing: Framing, from c: Peer) {
+    func handleMessage(_ body: ByteView, framing: Framing, from c: Peer) {
         let message: JSONView
         do {
             // A message in the read buffer is followed by its padding: parsed in place.
@@ -131,7 +132,7 @@ final class Dispatcher {
     /// iteration, so that a large batch does not stall other clients.
     static let batchSliceNs: UInt64 = 2_000_000
 
-    func handleBatch(_ message: JSONView, body: UnsafeRawBufferPointer, framing: Framing, from c: Peer) {
+    func handleBatch(_ message: JSONView, body: ByteView, framing: Framing, from c: Peer) {
         let items = message.elements
         let count = items.count
         guard count > 0 else {

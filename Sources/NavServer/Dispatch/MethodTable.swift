@@ -104,11 +104,11 @@ final class MethodTable {
             .map { (key: $0.spec.name, value: JSONValue.object($0.counts.object)) })
     }
 
-    func entry(named name: UnsafeRawBufferPointer) -> Entry? {
+    func entry(named name: ByteView) -> Entry? {
         guard let e = names.index(of: name) else { return nil }
         return entries[e]
     }
 
     /// The entry of `name` (tests, and handlers made into text again).
-    subscript(name: String) -> Entry? { Array(name.utf8).withUnsafeBytes { entry(named: $0) } }
+    subscript(name: String) -> Entry? { ByteView.of(name) { entry(named: $0) } }
 }

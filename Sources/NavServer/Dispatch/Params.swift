@@ -27,7 +27,7 @@ final class ParamTable: Sendable {
 
     /// The index of the name whose bytes are `key`, or nil.
     @inline(__always)
-    func index(of key: UnsafeRawBufferPointer) -> Int? {
+    func index(of key: ByteView) -> Int? {
         for i in 0..<packed.count where packed.matches(i, key) { return i }
         return nil
     }
@@ -62,7 +62,7 @@ struct Params<P: ParamName> {
         let methodName = self.methodName
         try object.forEachMember { (k, v) throws(RPCError) in
             guard let i = table.index(of: k) else {
-                let name = String(decoding: k, as: UTF8.self)
+                let name = k.string
                 throw RPCError.invalidParams("`\(methodName.string ?? "")` has no param \"\(name)\"; its params are \(table.list)",
                                              data: ["param": .string(name)])
             }

@@ -1,6 +1,7 @@
 import JSON
 import RPC
 import UV
+import Unchecked
 
 /// A client as dispatch knows it, over its connection: who it is (name, roles, token), what it
 /// follows (subscriptions, the session its last request used), the requests navd sent it, and a
@@ -48,11 +49,11 @@ final class Peer {
 
 extension Peer: ConnectionHandler {
     @inline(__always)
-    func received(_ body: UnsafeRawBufferPointer, framing: Framing) {
+    func received(_ body: ByteView, framing: Framing) {
         dispatcher.handleMessage(body, framing: framing, from: self)
     }
 
-    func willReceive(lines: UnsafeRawBufferPointer) -> Bool {
+    func willReceive(lines: ByteView) -> Bool {
         dispatcher.parser.beginBatch(lines)
         return true
     }

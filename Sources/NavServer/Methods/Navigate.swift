@@ -30,7 +30,7 @@ enum NavigateMethod: NavdMethod {
         let route = try p.string(.route)
         var coordinator: Int?, toName: String?
         if let to = try p.stringView(.to) {
-            if route == nil, let i = n.graph.coordinatorIndex(utf8: to.stringBytes) { coordinator = i } else { toName = to.string }
+            if route == nil, let i = n.graph.coordinatorIndex(named: to.stringBytes) { coordinator = i } else { toName = to.string }
         }
         var withBytes: Int?
         let with = try p.objectParam(.with, keys: n.setupKeys, reusing: state.session.takeSpareSetupStorage(), size: &withBytes)

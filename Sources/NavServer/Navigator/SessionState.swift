@@ -30,10 +30,7 @@ final class SessionState {
     private let nameBytes: [UInt8]
 
     @inline(__always)
-    func isNamed(_ raw: UnsafeRawBufferPointer) -> Bool {
-        nameBytes.count == raw.count
-            && (raw.count == 0 || nameBytes.withUnsafeBytes { bytesEqual($0.baseAddress!, raw.baseAddress!, count: raw.count) })
-    }
+    func isNamed(_ name: ByteView) -> Bool { name.equals(nameBytes) }
     /// The client that started each live flow (it hears `flowCompleted` even unsubscribed).
     var flowStarters: [String: any Client] = [:]
     /// Where navigation continues after each live flow whose navigate gave `then` (in memory only).

@@ -2,6 +2,7 @@ import JSON
 import Logging
 import RPC
 import UV
+import Unchecked
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,10 +11,10 @@ import Glibc
 /// up only through this and ``ConnectionSetDelegate``.
 protocol ConnectionHandler: AnyObject {
     /// One message read, with the framing it came in.
-    func received(_ body: UnsafeRawBufferPointer, framing: Framing)
+    func received(_ body: ByteView, framing: Framing)
     /// A read of several whole lines is about to be handed over one message at a time: true if the
     /// handler indexed them at once.
-    func willReceive(lines: UnsafeRawBufferPointer) -> Bool
+    func willReceive(lines: ByteView) -> Bool
     /// The messages of one read (or of held input resumed) were handed over; `batched`: the
     /// handler indexed them at once (``willReceive(lines:)`` answered true).
     func readEnded(batched: Bool)
@@ -168,7 +169,7 @@ final class Connection {
     private func handle(_ framing: Framing, _ body: UnsafeRawBufferPointer, _ handler: any ConnectionHandler) -> Bool {
         guard !isClosed else { return false }
         lastFraming = framing
-        handler.received(body, framing: framing)
+        handler.received(ByteView(body), framing: framing)
         return !mustHold
     }
 
@@ -308,7 +309,7 @@ final class Connection {
         var end = bytes.count
         while end > 0 && bytes[end - 1] != 0x0A { end -= 1 }
         guard base + end - 1 != UnsafeRawPointer(first) else { return false }  // one line: nothing to share
-        return handler.willReceive(lines: UnsafeRawBufferPointer(start: base, count: end))
+        return handler.willReceive(lines: ByteView(UnsafeRawBufferPointer(start: base, count: end)))
     }
 
     // MARK: Closing
