@@ -40,8 +40,11 @@ import Testing
         let navctl = try FileManager.default.contentsOfDirectory(atPath: Repo.root.appendingPathComponent("Clients/navctl").path)
             .filter { $0.hasSuffix(".swift") }.map { "Clients/navctl/" + $0 }
         #expect(navctl.count >= 2, "navctl's files: \(navctl)")
+        let python = try FileManager.default.contentsOfDirectory(atPath: Repo.root.appendingPathComponent("Clients/python/navd_client").path)
+            .filter { $0.hasSuffix(".py") }.map { "Clients/python/navd_client/" + $0 }
+        #expect(python.contains("Clients/python/navd_client/client.py"), "the Python client's files: \(python)")
         let sources = ["Clients/NavClient/Calls.swift", "Clients/NavClient/NavClient.swift", "Clients/NavClient/NavLoopClient.swift",
-                       "Clients/tui/App.swift", "Clients/python/navd_client/__init__.py"] + navctl
+                       "Clients/tui/App.swift"] + navctl + python
         // `NavCall("m"`, `run("m"`, `call("m"`, `send("m"`: the method is the first argument.
         let pattern = try Regex(#"(?:NavCall|run|call|send)\("([a-z][A-Za-z]*(?:\.[a-z][A-Za-z]*)?)""#)
         var called = Set<String>()
