@@ -19,6 +19,14 @@ public struct NavError: Error, Sendable, Equatable {
         self.data = data
     }
 
+    /// A param given wrongly (`data.param` names it, as the methods layer does).
+    public static func invalidParams(_ message: String, data: JSONObject = [:]) -> NavError { NavError(.invalidParams, message, data: data) }
+    public static func accessDenied(_ message: String, data: JSONObject = [:]) -> NavError { NavError(.accessDenied, message, data: data) }
+    /// A documented limit was reached: `limit` names it (the option that sets it), `max` gives it.
+    public static func limitExceeded(_ message: String, limit: String, max: Int) -> NavError {
+        NavError(.limitExceeded, message, data: ["limit": .string(limit), "max": .int(max)])
+    }
+
     /// `data` with `kind` first, as sent on the wire.
     public var wireData: JSONObject {
         var o: JSONObject = ["kind": .string(kind.rawValue)]

@@ -180,6 +180,36 @@ final class RecordingPublisher: Publisher {
         #expect(main.session.version == 1 && main.session.visibleTop?.id == reply["node"]?.stringValue)
     }
 
+    /// The session and facts entry points as a table: each row a call on the navigator, with the
+    /// client making it, and what it gives back (a `NavError` of a kind, or a result) and tells the
+    /// store. The navigator throws only `NavError`; the methods layer makes it a JSON-RPC error.
+    @Test func sessionAndFactsEntryPointsAsATable() throws {
+        let owner = FakeClient(id: 1, roles: []), stranger = FakeClient(id: 2, uid: 65_534, roles: [])
+        let rows: [(what: String, call: () throws(NavError) -> String, expect: String, store: [String])] = [
+            ("open a session", { () throws(NavError) in try self.navigator.openSession("s1", by: owner).session.name }, "s1", ["opened s1"]),
+            ("open it again: the same one", { () throws(NavError) in try self.navigator.openSession("s1", by: owner).session.name }, "s1", []),
+            ("an empty name", { () throws(NavError) in try self.navigator.openSession("", by: owner).session.name }, "invalidParams", []),
+            ("a name with a space", { () throws(NavError) in try self.navigator.openSession("a b", by: owner).session.name }, "invalidParams", []),
+            ("facts in it", { () throws(NavError) in
+                JSONWriter.string(try self.navigator.setFacts(["loggedIn": true], in: self.navigator.state("s1"), by: owner)) }, #"{"facts":{"loggedIn":true}}"#, ["facts s1"]),
+            ("facts by another uid", { () throws(NavError) in
+                JSONWriter.string(try self.navigator.setFacts(["x": 1], in: self.navigator.state("s1"), by: stranger)) }, "accessDenied", []),
+            ("close it by another uid", { () throws(NavError) in try self.navigator.closeSession("s1", by: stranger); return "closed" }, "accessDenied", []),
+            ("close main", { () throws(NavError) in try self.navigator.closeSession("main", by: owner); return "closed" }, "notAllowed", []),
+            ("close it", { () throws(NavError) in try self.navigator.closeSession("s1", by: owner); return "closed" }, "closed", ["closed s1"]),
+            ("a session that is not there", { () throws(NavError) in try self.navigator.state("s1").session.name }, "unknownTarget", []),
+            ("provide nothing", { () throws(NavError) in try self.navigator.provide([], by: owner).joined() }, "invalidParams", []),
+            ("provide by a local name", { () throws(NavError) in try self.navigator.provide(["authorized"], by: owner).joined() }, "app.authorized", []),
+        ]
+        for row in rows {
+            store.told = []
+            let got: String
+            do throws(NavError) { got = try row.call() } catch { got = error.kind.rawValue }
+            #expect(got == row.expect, "\(row.what): \(got)")
+            #expect(store.told == row.store, "\(row.what): the store heard \(store.told)")
+        }
+    }
+
     @Test func errorsAreAnsweredAndChangeNothing() throws {
         let driver = FakeClient(id: 1)
         #expect(failure(navigate("app.Nope", as: driver))?.kind == "unknownTarget")

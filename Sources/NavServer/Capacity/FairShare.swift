@@ -1,4 +1,5 @@
 import JSON
+import NavigationCore
 import RPC
 #if canImport(Glibc)
 import Glibc
@@ -89,17 +90,17 @@ struct FairShare: Sendable {
     /// naming the option that sets the limit, what the uid holds and what to do; `what` is the
     /// plural noun ("sessions"), `advice` what the client can do about it.
     func refusal(_ v: Verdict, uid: UInt32, in counts: UidCounts, what: String, advice: String,
-                 kind: ErrorKind = .limitExceeded) -> RPCError {
+                 kind: ErrorKind = .limitExceeded) -> NavError {
         let held = counts[uid]
         switch v {
         case .admitted, .full:
-            return RPCError(kind, "navd holds \(counts.total) \(what), the most it keeps (the \(option) limit); \(advice)",
+            return NavError(kind, "navd holds \(counts.total) \(what), the most it keeps (the \(option) limit); \(advice)",
                             data: ["limit": .string(option), "max": .int(limit)])
         case .reserved:
-            return RPCError(kind, "uid \(uid) holds \(held) of navd's \(limit) \(what), and the last \(reserve) (\(FairShare.reservePercent) %) are kept for users holding less than an even share (the \(option) limit, shared between uids); \(advice)",
+            return NavError(kind, "uid \(uid) holds \(held) of navd's \(limit) \(what), and the last \(reserve) (\(FairShare.reservePercent) %) are kept for users holding less than an even share (the \(option) limit, shared between uids); \(advice)",
                             data: ["limit": .string(option), "max": .int(limit), "held": .int(held), "reserve": .int(reserve)])
         case .capped:
-            return RPCError(kind, "uid \(uid) holds \(held) \(what), the most one user may (the \(capOption) limit); \(advice)",
+            return NavError(kind, "uid \(uid) holds \(held) \(what), the most one user may (the \(capOption) limit); \(advice)",
                             data: ["limit": .string(capOption), "max": .int(cap), "held": .int(held)])
         }
     }

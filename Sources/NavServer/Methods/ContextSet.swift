@@ -15,7 +15,7 @@ enum ContextSetMethod: NavdMethod {
                 guard let facts = try p.objectParam(.facts) else {
                     throw .invalidParams("`context.set` needs \"facts\": an object of fact name → JSON value (null removes a fact)", data: ["param": "facts"])
                 }
-                return try n.setFacts(facts, in: state, by: call.client)
+                return try asRPC { () throws(NavError) in try n.setFacts(facts, in: state, by: call.client) }
             }
         }
     }

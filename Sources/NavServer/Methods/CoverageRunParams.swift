@@ -12,7 +12,7 @@ enum CoverageRunParams {
         guard name != "all" else {
             throw .invalidParams("\"all\" is the run navd always counts (since it started or the graph was reloaded); name your run otherwise", data: ["param": "run"])
         }
-        try n.config.checkName(name, "the run name", param: "run")
+        try n.config.checkParamName(name, "the run name", param: "run")
         return name
     }
 

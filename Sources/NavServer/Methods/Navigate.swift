@@ -35,7 +35,7 @@ enum NavigateMethod: NavdMethod {
         var withBytes: Int?
         let with = try p.objectParam(.with, keys: n.setupKeys, reusing: state.session.takeSpareSetupStorage(), size: &withBytes)
         let key = try p.string(.key)
-        if let key { try n.config.checkName(key, "the navigation key", param: "key") }
+        if let key { try n.config.checkParamName(key, "the navigation key", param: "key") }
         var hints: JSONValue?
         if let h = p.value(.hints) {
             guard case .object = h else {
@@ -75,7 +75,7 @@ enum NavigateMethod: NavdMethod {
                                from: try p.string(.from), ifVersion: try p.int(.ifVersion), key: key,
                                dryRun: try p.bool(.dryRun) ?? false, detach: try p.bool(.detach) ?? false, progress: try p.bool(.progress) ?? false,
                                hints: hints, popUpTo: popUpTo,
-                               then: try p.value(.then).map { v throws(RPCError) in try n.navigationSpec(v, param: "then") },
+                               then: try p.value(.then).map { v throws(RPCError) in try asRPC { () throws(NavError) in try n.navigationSpec(v, param: "then") } },
                                existing: existing, merge: merge, force: try p.bool(.force) ?? false)
     }
 }

@@ -11,7 +11,8 @@ enum ProvideMethod: NavdMethod {
         methods.register(.provide, ProvideParam.self) { call in
             call.answer { () throws(RPCError) -> JSONValue in
                 let p = try Params<ProvideParam>(call)
-                let names = try n.provide(try p.stringArray(.preconditions) ?? [], by: call.client)
+                let asked = try p.stringArray(.preconditions) ?? []
+                let names = try asRPC { () throws(NavError) in try n.provide(asked, by: call.client) }
                 return ["ok": true, "preconditions": .array(names.map(JSONValue.string))]
             }
         }

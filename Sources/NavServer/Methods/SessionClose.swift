@@ -15,7 +15,7 @@ enum SessionCloseMethod: NavdMethod {
                 guard let name = given ?? alias else {
                     throw .invalidParams("`session.close` needs \"name\": the session's name", data: ["param": "name"])
                 }
-                try n.closeSession(name, by: call.client)
+                try asRPC { () throws(NavError) in try n.closeSession(name, by: call.client) }
                 return ["ok": true]
             }
         }

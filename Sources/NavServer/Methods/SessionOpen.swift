@@ -15,7 +15,7 @@ enum SessionOpenMethod: NavdMethod {
                 guard let name = given ?? alias else {
                     throw .invalidParams("`session.open` needs \"name\": the session's name", data: ["param": "name"])
                 }
-                return Snapshot(session: try n.openSession(name, by: call.client).session)
+                return Snapshot(session: try asRPC { () throws(NavError) in try n.openSession(name, by: call.client) }.session)
             }
         }
     }

@@ -10,7 +10,7 @@ import Glibc
 /// result handed back.
 extension Navigator {
     /// Refuses to close or write the facts of a session another user opened, unless the client is an admin.
-    func requireOwner(_ c: some Client, _ s: Session, _ what: String) throws(RPCError) {
+    func requireOwner(_ c: some Client, _ s: Session, _ what: String) throws(NavError) {
         let owner = s.owner ?? getuid()
         if c.uid == owner || c.roles.contains(adminRole) { return }
         throw .accessDenied("\(what) on session \"\(s.name)\" needs the uid that opened it (\(owner)) or the role \(adminRole); open a session of your own with session.open {name}",
@@ -33,7 +33,7 @@ extension Navigator {
     }
 
     /// A coordinator name or `{to, by?, with?}` (`navigate {then}`, a precondition's redirect answer).
-    func navigationSpec(_ v: JSONValue, param: String) throws(RPCError) -> NavigationSpec {
+    func navigationSpec(_ v: JSONValue, param: String) throws(NavError) -> NavigationSpec {
         let shape = "\"\(param)\" must be a coordinator name or {to, by?, with?}, like {\"to\": \"account.OrderDetail\", \"with\": {\"orderId\": \"$result.orderId\"}}"
         var to: String?, by: Presentation?, with = JSONObject()
         switch v {
@@ -57,9 +57,7 @@ extension Navigator {
         default: break
         }
         guard let to else { throw .invalidParams(shape, data: ["param": .string(param)]) }
-        do throws(NavError) {
-            return NavigationSpec(to: try graph.destination(to: to, route: nil).target, by: by, with: with)
-        } catch { throw error.rpc }
+        return NavigationSpec(to: try graph.destination(to: to, route: nil).target, by: by, with: with)
     }
 
 }

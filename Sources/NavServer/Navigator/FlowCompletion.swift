@@ -15,10 +15,10 @@ extension Navigator {
             // only who may write the session's facts may complete it (as `context.set` requires).
             let p = graph.preconditions[nav.plan.preconditions[nav.step]]
             if !p.recoverFacts.isEmpty {
-                do throws(RPCError) {
+                do throws(NavError) {
                     try requireOwner(call.client, state.session, "completing recovery flow `\(flow)` (it sets the facts \(p.recoverFacts.keys.joined(separator: ", ")) by `recover.facts` of \(p.name))")
                 } catch {
-                    call.fail(error)
+                    call.fail(error.rpc)
                     return
                 }
             }

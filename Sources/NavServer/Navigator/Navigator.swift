@@ -99,38 +99,15 @@ final class Navigator {
         return navigationCounter
     }
 
-    /// The session a request names (its `session` param, `session`; absent or null: "main"). Each
-    /// connection remembers the last one it used, so a client that stays in one session is matched by
-    /// bytes, not looked up by name.
-    func state(_ session: JSONView?, for c: some Client) throws(RPCError) -> SessionState {
-        if let cached = c.lastSession, !cached.isClosed {
-            if let v = session {
-                if v.kind == .string && cached.isNamed(v.stringBytes) { return cached }
-            } else if cached.session.name == "main" {
-                return cached
-            }
-        }
-        var name = "main"
-        if let v = session {
-            guard let s = v.string else {
-                throw .invalidParams("\"session\" must be a string, not \(v.typeName) \(JSONWriter.string(v.value))", data: ["param": "session"])
-            }
-            name = s
-        }
-        let s = try self.state(name)
-        c.lastSession = s
-        return s
-    }
-
     /// Up to this many sessions, an unknown session's error suggests a near name.
     static let suggestAmongSessions = 1_000
 
-    func state(_ name: String) throws(RPCError) -> SessionState {
+    func state(_ name: String) throws(NavError) -> SessionState {
         guard let s = sessions[name] else {
             // A near name is looked for only among few sessions: a request never costs a walk of them all.
             let hint = sessions.count > Navigator.suggestAmongSessions ? ""
                 : suggestion(for: name, among: sessions.keys).map { "; did you mean \"\($0)\"?" } ?? ""
-            throw RPCError(.unknownTarget, "no session \"\(name)\"\(hint); open it with session.open {name: \"\(name)\"} (session.list lists them)",
+            throw NavError(.unknownTarget, "no session \"\(name)\"\(hint); open it with session.open {name: \"\(name)\"} (session.list lists them)",
                            data: ["session": .string(name)])
         }
         return s

@@ -39,9 +39,8 @@ extension Navigator {
         func freed(_ same: Bool) -> Int { older.map { !$0.finished && $0.registered && same ? 1 : 0 } ?? 0 }
         let verdict = config.pending.verdict(for: nav.uid, in: pendingByUid, freeing: freed(true), freeingOwn: freed(older?.uid == nav.uid))
         if verdict != .admitted {
-            let e = config.pending.refusal(verdict, uid: nav.uid, in: pendingByUid, what: "pending navigations and dismisses",
-                                           advice: "wait for some to finish, or cancel some")
-            throw NavError(.limitExceeded, e.message, data: e.data)
+            throw config.pending.refusal(verdict, uid: nav.uid, in: pendingByUid, what: "pending navigations and dismisses",
+                                         advice: "wait for some to finish, or cancel some")
         }
         let mine = (pendingByClient[nav.client.id]?.count ?? 0) - freed(older?.client === nav.client)
         if config.maxPendingPerConnection > 0 && mine >= config.maxPendingPerConnection {

@@ -156,7 +156,7 @@ extension Navigator {
             failed(nav, p, reason: "it answered a redirect, and a leave guard can only let the dismiss go on or refuse it")
             return
         }
-        do throws(RPCError) {
+        do throws(NavError) {
             redirect(nav, p, try navigationSpec(raw, param: "redirect"), declared: false)
         } catch {
             failed(nav, p, reason: "it answered a redirect navd cannot follow: \(error.message)")

@@ -24,10 +24,10 @@ extension Navigator {
     }
 
     /// `context.set {facts}`: checked whole before anything changes (a refused request sets no fact).
-    func setFacts(_ facts: JSONObject, in state: SessionState, by client: some Client) throws(RPCError) -> JSONValue {
+    func setFacts(_ facts: JSONObject, in state: SessionState, by client: some Client) throws(NavError) -> JSONValue {
         try requireOwner(client, state.session, "`context.set`")
         for (k, _) in facts { try config.checkName(k, "the fact name \"\(k.prefix(40))\"", param: "facts") }
-        do throws(NavError) { try state.session.setFacts(facts) } catch { throw error.rpc }
+        try state.session.setFacts(facts)
         store.factsChanged(state.session)
         return ["facts": .object(state.session.sortedFacts)]
     }
@@ -42,7 +42,7 @@ extension Navigator {
 
     /// `session.open {name}`: the session, made (and owned by `client`'s uid) if it is not there,
     /// within `--max-sessions` and the uid's share.
-    func openSession(_ name: String, by client: some Client) throws(RPCError) -> SessionState {
+    func openSession(_ name: String, by client: some Client) throws(NavError) -> SessionState {
         guard !name.isEmpty else {
             throw .invalidParams("`session.open`'s \"name\" is empty; give the session a name such as \"test-1\"", data: ["param": "name"])
         }
@@ -68,9 +68,9 @@ extension Navigator {
     }
 
     /// `session.close {name}`: its pending navigations are cancelled, its subscribers forget it.
-    func closeSession(_ name: String, by client: some Client) throws(RPCError) {
+    func closeSession(_ name: String, by client: some Client) throws(NavError) {
         guard name != "main" else {
-            throw RPCError(.notAllowed, "session \"main\" always exists and cannot be closed", data: ["session": "main"])
+            throw NavError(.notAllowed, "session \"main\" always exists and cannot be closed", data: ["session": "main"])
         }
         let state = try self.state(name)
         try requireOwner(client, state.session, "`session.close`")
@@ -108,7 +108,7 @@ extension Navigator {
 
     /// `provide {preconditions}` (the caller checked the role): answers the names as kept
     /// (preconditions qualified, other names, recovery providers, as given).
-    func provide(_ names: [String], by client: some Client) throws(RPCError) -> [String] {
+    func provide(_ names: [String], by client: some Client) throws(NavError) -> [String] {
         guard !names.isEmpty else {
             throw .invalidParams("`provide` needs \"preconditions\": the names of the provider preconditions (or recovery providers) this client evaluates", data: ["param": "preconditions"])
         }

@@ -104,7 +104,7 @@ final class ConnectionSet {
         let verdict = limits.connections.verdict(for: uid, in: byUid)
         if verdict != .admitted {
             let refusal = limits.connections.refusal(verdict, uid: uid, in: byUid, what: "connections",
-                                                     advice: "close connections you no longer use, or try again later", kind: .tooManyConnections)
+                                                     advice: "close connections you no longer use, or try again later", kind: .tooManyConnections).rpc
             stats.connectionsRefused += 1
             logger.warning("refusing a connection: \(refusal.data["limit"]?.stringValue ?? "") reached", metadata: ["navd.uid": "\(uid)", "navd.held": "\(byUid[uid])"])
             var w = JSONWriter()
