@@ -282,7 +282,13 @@ final class Dispatcher {
                                data: ["retryAfterMs": .int(250)]))
             return
         }
-        if let pg = sharedStore, entry.spec.session != .none, !locate(call, entry, in: pg, lookedUp: lookedUp) { return }
+        if let pg = sharedStore, entry.spec.session != .none {
+            switch locate(call, entry, in: pg, lookedUp: lookedUp) {
+            case .here: break
+            case .remote: return entry.remoteHandler!(call)
+            case .answered: return
+            }
+        }
         entry.handler(call)
     }
 }

@@ -44,6 +44,9 @@ final class MethodTable {
     final class Entry {
         let spec: Spec
         let handler: Handler
+        /// Cluster mode: what answers it for a session another node owns, when its spec watches
+        /// sessions (dispatch chooses, so that no handler asks where a session is).
+        let remoteHandler: Handler?
         /// Whether only some roles may call it (read on every request: a flag, not the list).
         let isRestricted: Bool
         /// Its answers, errors and latencies (`stats.methods`).
@@ -54,9 +57,10 @@ final class MethodTable {
         /// table copied along with each `Params` value stalled on store forwarding). Per server, so
         /// that servers on several threads (tests) never share it.
         let paramPositions: ScratchWords
-        init(_ spec: Spec, _ handler: @escaping Handler) {
+        init(_ spec: Spec, _ handler: @escaping Handler, remote: Handler? = nil) {
             self.spec = spec
             self.handler = handler
+            remoteHandler = remote
             isRestricted = !spec.roles.isEmpty
             paramPositions = ScratchWords(count: spec.params.count)
         }
@@ -72,6 +76,15 @@ final class MethodTable {
     func register<P: ParamName>(_ spec: Spec, _: P.Type, _ handler: @escaping Handler) {
         precondition(P.table.names == spec.params, "\(spec.name): the param enum \(P.self) is not the one generated for it")
         add(spec, handler)
+    }
+
+    /// Registers a method whose spec watches sessions (``SessionUse/watches(_:)``), with what
+    /// answers it here (`handler`) and what answers it for a session another node owns (`remote`,
+    /// cluster mode); dispatch chooses between them.
+    func register<P: ParamName>(_ spec: Spec, _: P.Type, remote: @escaping Handler, _ handler: @escaping Handler) {
+        precondition(P.table.names == spec.params, "\(spec.name): the param enum \(P.self) is not the one generated for it")
+        guard case .watches = spec.session else { preconditionFailure("\(spec.name) does not watch sessions: it has no remote handler") }
+        rebuild(entries.filter { $0.spec.name != spec.name } + [Entry(spec, handler, remote: remote)])
     }
 
     /// Registers (or replaces) the method `spec` declares, which takes no params.

@@ -14,39 +14,51 @@ public enum SessionWhereabouts {
     case unknown
 }
 
+/// Where dispatch found the session a call names (cluster mode).
+enum CallRoute {
+    /// Here, or nowhere (the method answers as on one node): its handler runs.
+    case here
+    /// Another node's, which the method watches from here: its remote handler runs
+    /// (``MethodTable/Entry/remoteHandler``).
+    case remote
+    /// Answered already (`moved`, `unavailable`), or to run again once looked up.
+    case answered
+}
+
 extension Dispatcher {
-    /// Cluster mode: whether to dispatch `call` now. The session it names (``MethodTable/SessionUse``)
-    /// is here, or nowhere, or another node's that the method may watch from here: yes. Another
-    /// node's otherwise, or one that cannot be reached now: answered `moved` or `unavailable`. One
-    /// the directory does not know: looked up first, then dispatched (once: `lookedUp`).
-    func locate(_ call: Call, _ entry: MethodTable.Entry, in pg: any SharedStore, lookedUp: Bool) -> Bool {
+    /// Cluster mode: how to dispatch `call`. The session it names (``MethodTable/SessionUse``) is
+    /// here, or nowhere: its handler. Another node's that the method may watch from here: its
+    /// remote handler. Another node's otherwise, or one that cannot be reached now: answered
+    /// `moved` or `unavailable`. One the directory does not know: looked up first, then dispatched
+    /// (once: `lookedUp`).
+    func locate(_ call: Call, _ entry: MethodTable.Entry, in pg: any SharedStore, lookedUp: Bool) -> CallRoute {
         let params: [String], watches: Bool
         switch entry.spec.session {
-        case .none: return true
+        case .none: return .here
         case .acts(let p): (params, watches) = (p, false)
         case .watches(let p): (params, watches) = (p, true)
         }
         var name = "main"
         for p in params {
             guard let v = call.param(p), !v.isNull else { continue }
-            guard let s = v.stringValue else { return true }  // the method says what is wrong with it
+            guard let s = v.stringValue else { return .here }  // the method says what is wrong with it
             name = s
             break
         }
-        if servesSession(name) { return true }
+        if servesSession(name) { return .here }
         switch pg.whereabouts(name) {
-        case .absent: return true
+        case .absent: return .here
         case .moved(let e):
-            if watches { return true }
+            if watches && entry.remoteHandler != nil { return .remote }
             call.fail(e)
         case .unavailable(let e): call.fail(e)
         case .unknown:
-            if lookedUp { return true }
-            if retryAfterLookUp(call, entry, name) { return false }
+            if lookedUp { return .here }
+            if retryAfterLookUp(call, entry, name) { return .answered }
             call.fail(RPCError(.unavailable, "session \"\(name)\" is being looked up in PostgreSQL; retry in a moment",
                                data: ["session": .string(name), "retryAfterMs": .int(10)]))
         }
-        return false
+        return .answered
     }
 
     /// Runs `call` again once the store has looked `name` up: the request, made into text again (its

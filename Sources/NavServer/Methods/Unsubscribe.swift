@@ -8,10 +8,12 @@ import RPC
 enum UnsubscribeMethod: NavdMethod {
     static func register(in methods: MethodTable, _ server: Server) {
         let n: Navigator = server.navigator
-        methods.register(.unsubscribe, UnsubscribeParam.self) { call in
+        let remote: MethodTable.Handler = { call in
+            call.answerOrRun { () throws(RPCError) in n.unsubscribeRemote(try Params<UnsubscribeParam>(call).string(.session) ?? "main", call) }
+        }
+        methods.register(.unsubscribe, UnsubscribeParam.self, remote: remote) { call in
             call.answerOrRun { () throws(RPCError) in
                 let p = try Params<UnsubscribeParam>(call)
-                if n.publishesChanges, n.isRemote(try p.string(.session) ?? "main") { return n.unsubscribeRemote(try p.string(.session) ?? "main", call) }
                 let state = try n.state(p.given(.session), for: call.client)
                 n.unsubscribe(call.client, from: state)
                 call.succeed(Snapshot(session: state.session))

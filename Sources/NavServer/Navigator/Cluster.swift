@@ -219,13 +219,6 @@ extension Navigator {
 }
 
 extension Navigator {
-    /// Whether `name`, which a `subscribe`/`unsubscribe` names, is a session another node owns
-    /// (then this node serves it as a mirror; else as usual, errors included).
-    func isRemote(_ name: String) -> Bool {
-        guard sessions[name] == nil, let pg = shared else { return false }
-        return pg.remoteOwner(name) != nil
-    }
-
     /// `unsubscribe` from a session another node owns: answered with its tree as PostgreSQL holds it.
     func unsubscribeRemote(_ name: String, _ call: some Responder) {
         dropMirrorSubscriber(name, call.client)
