@@ -1,0 +1,219 @@
+import Foundation
+import JSON
+import NavTesting
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Every queue, batch, name and count a client can grow has a limit answered with limitExceeded,
+/// and a client that reads slowly is slowed, not disconnected.
+@Suite(.serialized) struct LimitTests {
+    /// 2,000 `graph.describe` written while another thread reads: every reply arrives (the old navd
+    /// disconnected the client as one that "does not read its output").
+    @Test func aClientThatPipelinesWhileItReadsGetsEveryReply() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        let count = 2_000
+        let fd = c.fd
+        let reader = Thread.detachNewThreadWithResult { () -> Int in
+            // Counts reply lines as they come, reading the socket directly.
+            var lines = 0
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while lines < count {
+                var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                guard poll(&p, 1, 20_000) == 1 else { break }
+                let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                if n <= 0 { break }
+                lines += chunk[0..<n].reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
+            }
+            return lines
+        }
+        var burst: [UInt8] = []
+        for i in 0..<count { burst += Array(#"{"jsonrpc":"2.0","id":\#(i),"method":"graph.describe"}"#.utf8) + [10] }
+        try c.sendRaw(burst)
+        #expect(reader.wait() == count)
+        #expect(!d.stderr.contains("does not read its output"))
+    }
+
+    @Test func aBatchOverTheLimitIsRefusedWhole() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        var items: [String] = []
+        for i in 0..<9_000 { items.append(#"{"jsonrpc":"2.0","id":\#(i),"method":"context.set","params":{"facts":{"f\#(i)":1}}}"#) }
+        try c.sendRaw("[" + items.joined(separator: ",") + "]\n")
+        let m = try #require(try c.readMessage())
+        #expect(m["error"]?["code"] == -32012 && m["error"]?["data"]?["limit"] == "--max-batch" && m["error"]?["data"]?["max"] == 1000, "\(m)")
+        #expect(try c.call("context.get")["facts"] == [:], "nothing of the refused batch ran")
+    }
+
+    /// A batch of heavy requests is handled a slice per loop iteration: another client's ping is
+    /// answered meanwhile, and the batch's replies count against --max-output.
+    @Test func aHeavyBatchDoesNotStallOthersAndItsRepliesCountAsOutput() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        var facts = JSONObject()
+        for i in 0..<5_000 { facts.append("fact.\(i)", .string(String(repeating: "v", count: 20))) }
+        try c.call("context.set", ["facts": .object(facts)])
+        var items: [String] = []
+        for i in 0..<150 { items.append(#"{"jsonrpc":"2.0","id":\#(i),"method":"context.get"}"#) }
+        try c.sendRaw("[" + items.joined(separator: ",") + "]\n")
+        let bystander = try d.client()
+        let start = Date()
+        #expect(try bystander.call("ping", timeout: 2) == "pong")
+        #expect(Date().timeIntervalSince(start) < 1, "ping took \(Date().timeIntervalSince(start)) s")
+        // 150 replies of ~150 KB are far over the 8 MiB --max-output: the batch is answered whole,
+        // the replies that do not fit as limitExceeded errors, and the client stays connected.
+        let line = try #require(try c.readLine(timeout: 20))
+        #expect(line.count <= 8 * 1024 * 1024 && line.first == UInt8(ascii: "["), "\(line.count) bytes")
+        // Counted in the text (parsing 8 MiB in a debug build takes long): 150 replies, most left out.
+        let text = String(decoding: line, as: UTF8.self)
+        #expect(text.components(separatedBy: #"{"jsonrpc":"2.0","id":"#).count - 1 == 150)
+        let refused = text.components(separatedBy: #""limit":"--max-output""#).count - 1
+        #expect(refused > 90 && refused < 150, "\(refused) replies left out")
+        #expect(try c.call("ping") == "pong")
+        #expect(try bystander.call("ping") == "pong")
+        #expect((try bystander.call("stats")["memory"]?["rss"]?.intValue ?? .max) < memoryBound(300))
+    }
+
+    @Test func sessionsFactsAndNamesAreBounded() throws {
+        let d = try Daemon(arguments: ["--max-sessions", "3", "--max-facts", "4", "--max-name", "32"])
+        let c = try d.client()
+        try c.call("session.open", ["name": "a"])
+        // "main" and "a" are the uid's 2 of 3: the last is the reserve kept for other uids.
+        let tooMany = try c.callError("session.open", ["name": "b"])
+        #expect(tooMany["code"] == -32012 && tooMany["data"]?["limit"] == "--max-sessions" && tooMany["data"]?["max"] == 3
+                && tooMany["data"]?["held"] == 2 && tooMany["data"]?["reserve"] == 1, "\(tooMany)")
+        let long = try c.callError("session.open", ["name": .string(String(repeating: "x", count: 100_000))])
+        #expect(long["data"]?["limit"] == "--max-name", "\(long)")
+        let nul = try c.callError("session.open", ["name": "x\u{0}y"])
+        #expect(nul["code"] == -32602, "\(nul)")
+        // Session names are letters, digits, _, - and .: no space, no shell or terminal code.
+        for bad in ["a b", "$(id)", "x\u{1b}[31m", "caf\u{e9}", "a`b`"] {
+            let e = try c.callError("session.open", ["name": .string(bad)])
+            let message = e["message"]?.stringValue ?? ""
+            #expect(e["code"] == -32602 && e["data"]?["param"] == "name" && (message.contains("letters, digits") || message.contains("control character")), "\(bad): \(e)")
+        }
+        try c.call("context.set", ["facts": ["a": 1, "b": 2, "c": 3]])
+        let facts = try c.callError("context.set", ["facts": ["d": 4, "e": 5]])
+        #expect(facts["data"]?["limit"] == "--max-facts" && facts["data"]?["max"] == 4, "\(facts)")
+        #expect(try c.call("context.get")["facts"] == ["a": 1, "b": 2, "c": 3], "a refused context.set sets nothing")
+        #expect(try c.call("context.set", ["facts": ["a": .null, "d": 4, "e": 5]])["facts"] == ["b": 2, "c": 3, "d": 4, "e": 5])
+        let key = try c.callError("navigate", ["to": "shop.Product", "with": ["id": "p"], "key": .string(String(repeating: "k", count: 33))])
+        #expect(key["data"]?["limit"] == "--max-name", "\(key)")
+        let value = try c.callError("context.set", ["facts": ["big": .string(String(repeating: "v", count: 70_000))]])
+        #expect(value["data"]?["limit"] == "--max-fact-value", "\(value)")
+    }
+
+    @Test func halfAMessageIsRefusedAfterTheMessageTimeout() throws {
+        let d = try Daemon(arguments: ["--message-timeout", "300ms"])
+        let c = try d.client()
+        try c.sendRaw(#"{"jsonrpc":"2.0","id":1,"meth"#)
+        let m = try #require(try c.readMessage(timeout: 5))
+        #expect(m["error"]?["data"]?["kind"] == "messageTimeout", "\(m)")
+        #expect(try c.waitForClose())
+        #expect(try d.client().call("ping") == "pong")
+    }
+
+    /// 40 subscribers that never read, each under --max-output, together over --max-total-output:
+    /// navd drops the largest backlogs and keeps its memory.
+    @Test func unreadOutputOfAllClientsTogetherIsBounded() throws {
+        let d = try Daemon(arguments: ["--max-output", "4194304", "--max-total-output", "16777216"])
+        let sinks = try (0..<40).map { _ in try d.client() }
+        for s in sinks {
+            setsockopt(s.fd, SOL_SOCKET, SO_RCVBUF, [Int32(4096)], 4)
+            _ = try s.call("subscribe")
+        }
+        let driver = try d.client()
+        let big = String(repeating: "x", count: 60_000)
+        for i in 0..<100 {
+            try driver.call("navigate", ["to": "shop.Product", "with": ["id": .string("\(i)-\(big)")]])
+            try driver.call("dismiss")
+        }
+        let stats = try driver.call("stats")
+        #expect((stats["slowClientsDropped"]?.intValue ?? 0) > 0, "\(stats)")
+        try d.waitForLog("--max-total-output")
+        #expect((stats["memory"]?["rss"]?.intValue ?? .max) < memoryBound(200))
+    }
+}
+
+/// A bound on navd's resident memory in MiB, four times as much for AddressSanitizer builds
+/// (`make test-asan`), whose shadow memory and quarantine count as resident too.
+func memoryBound(_ mebibytes: Int) -> Int {
+    let asan = ProcessInfo.processInfo.environment["NAVD_BIN_DIR"]?.contains("asan") ?? false
+    return mebibytes * 1024 * 1024 * (asan ? 4 : 1)
+}
+
+extension Thread {
+    /// Runs `body` on a new thread; `wait()` returns its result.
+    static func detachNewThreadWithResult<T: Sendable>(_ body: @escaping @Sendable () -> T) -> ThreadResult<T> {
+        let r = ThreadResult<T>()
+        Thread.detachNewThread { r.set(body()) }
+        return r
+    }
+}
+
+final class ThreadResult<T: Sendable>: @unchecked Sendable {
+    private var value: T?
+    private let done = DispatchSemaphore(value: 0)
+    func set(_ v: T) { value = v; done.signal() }
+    func wait() -> T { done.wait(); return value! }
+}
+
+/// A state file that cannot be written (a full disk) stops navd with a failure status, so that a
+/// supervisor restarts it; nothing unsaved is acknowledged, and once there is room again navd
+/// restores everything it acknowledged (the record the full disk cut off is a torn tail, dropped).
+@Suite struct FullDiskTests {
+    @Test(arguments: ["process", "full"])
+    func aFullDiskStopsNavdWithStatusOneAndLosesNothingAcknowledged(durability: String) throws {
+        let dir = TempDir()
+        defer {
+            _ = try? runCommand("/bin/umount", [dir.path])
+            dir.remove()
+        }
+        let mounted = try runCommand("/bin/mount", ["-t", "tmpfs", "-o", "size=200k,mode=0700", "tmpfs", dir.path])
+        guard mounted.status == 0 else {
+            print("skipped: cannot mount a small tmpfs here (\(mounted.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))")
+            return
+        }
+        let state = dir.file("state.sqlite")
+        let sockets = TempDir()
+        defer { sockets.remove() }
+        let d = try Daemon(arguments: ["--state", state, "--durability", durability], socketPath: sockets.file("d.sock"))
+        let c = try d.client()
+        var acknowledged = 0
+        var lastTree: JSONValue = .null
+        var refusedOrClosed = false
+        for i in 0..<1_000 {
+            // Facts fill the disk fast; a navigation in between gives the tree a version to check.
+            guard let id = try? c.send("context.set", ["facts": [.init("f\(i)"): .string(String(repeating: "v", count: 4_000))]]),
+                  let r = try? c.reply(to: id, timeout: 5), r["result"] != nil,
+                  let nav = try? c.call("navigate", ["to": "shop.Product", "with": ["id": .string("p\(i)")]], timeout: 5),
+                  nav["version"] != nil else {
+                refusedOrClosed = true
+                break
+            }
+            acknowledged = i + 1
+            lastTree = nav
+        }
+        #expect(refusedOrClosed, "200 KB cannot hold 1,000 facts of 4 KB")
+        #expect(d.waitForExit(timeout: 10) == 1, "\(d.stderr)")
+        #expect(d.stderr.contains("cannot write the state file"))
+        #expect(acknowledged > 0 && acknowledged < 1_000)
+        print("full disk (\(durability)): \(acknowledged) acknowledged")
+        // Room again: everything acknowledged is there, and the next commit follows it.
+        #expect(try runCommand("/bin/mount", ["-o", "remount,size=64m", dir.path]).status == 0)
+        let again = try Daemon(arguments: ["--state", state, "--durability", durability], socketPath: sockets.file("d2.sock"))
+        let c2 = try again.client()
+        let facts = try c2.call("context.get")["facts"]
+        for i in 0..<acknowledged {
+            #expect(facts?["f\(i)"]?.stringValue?.count == 4_000, "acknowledged fact f\(i) lost")
+        }
+        let tree = try c2.call("tree")
+        let version = try #require(tree["version"]?.intValue)
+        let acknowledgedVersion = try #require(lastTree["version"]?.intValue)
+        #expect(version >= acknowledgedVersion && version <= acknowledgedVersion + 2, "\(version) vs \(acknowledgedVersion)")
+        #expect(try c2.call("dismiss")["version"]?.intValue == version + 1)
+        #expect(again.stop(signal: SIGTERM) == 0)
+    }
+}

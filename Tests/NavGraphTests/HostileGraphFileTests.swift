@@ -1,0 +1,275 @@
+import Foundation
+import JSON
+import NavTesting
+import Testing
+@testable import NavGraph
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Hostile graph files: bounded, reported without their content.
+@Suite struct HostileGraphFileTests {
+    private func dir(_ files: [String: String]) throws -> TempDir {
+        let d = TempDir()
+        for (name, text) in files { try text.write(toFile: d.file(name), atomically: true, encoding: .utf8) }
+        return d
+    }
+
+    /// `x0: &a0 [lol ×10]`, then `x{i}: &a{i} [*a{i-1} ×10]`: 500 bytes that expand to 10^10 nodes.
+    @Test func aYAMLAliasBombIsStoppedAtTheNodeLimit() throws {
+        var lines = ["x0: &a0 [" + Array(repeating: "lol", count: 10).joined(separator: ",") + "]"]
+        for i in 1..<10 { lines.append("x\(i): &a\(i) [" + Array(repeating: "*a\(i - 1)", count: 10).joined(separator: ",") + "]") }
+        let d = try dir(["app.yaml": lines.joined(separator: "\n") + "\n"])
+        defer { d.remove() }
+        let (g, diags) = GraphLoader.load(directory: d.path)
+        #expect(g == nil)
+        #expect(diags.errors.map(\.message).contains { $0.contains("more than 200000 YAML nodes") }, "\(diags.errors)")
+    }
+
+    /// A timeout too long for any clock (`1e31s`, found by the graph fuzz target) is a diagnostic,
+    /// not a crash.
+    @Test func aTimeoutTooLongToHoldIsAnError() throws {
+        let d = try dir(["app.yaml": """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [P]}
+              P: {preconditions: [c]}
+            preconditions:
+              c: {command: [echo], timeout: 10000000000000000000000000000000s}
+            """])
+        defer { d.remove() }
+        let (g, diags) = GraphLoader.load(directory: d.path)
+        #expect(g == nil && diags.errors.contains { $0.message.contains("is not a duration") }, "\(diags.errors)")
+        #expect(parseDuration("1e300s") == nil && parseDuration(.double(1e30)) == nil && parseDuration("1.5s") == 1_500)
+    }
+
+    /// 3,000 unknown coordinator names: each is an error, the first 20 with a hint (a hint compares
+    /// the name with every coordinator), so checking stays linear in the graph.
+    @Test func thousandsOfUnknownNamesGetHintsOnlyAtFirst() throws {
+        let n = 3_000
+        var lines = ["root: {stack: Home}", "coordinators:", "  Home: {opens: [\((0..<n).map { "C\($0)" }.joined(separator: ", "))]}"]
+        lines += (0..<n).map { "  C\($0): {opens: [Nowhere\($0)]}" }
+        let d = try dir(["app.yaml": lines.joined(separator: "\n") + "\n"])
+        defer { d.remove() }
+        let (g, diags) = GraphLoader.load(directory: d.path)
+        #expect(g == nil && diags.errors.count == n)
+        #expect(diags.errors.filter { $0.message.contains("did you mean") || $0.message.contains("declares") }.count == 20)
+    }
+
+    /// Names are names: a coordinator, route or module name holding shell or terminal code is
+    /// refused, naming the character.
+    @Test func namesHoldingShellOrTerminalCodeAreRefused() throws {
+        let d = try dir(["app.yaml": """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: ["$(id>/tmp/x)"]}
+              "$(id>/tmp/x)": {}
+              "a`b`": {}
+              "Bell\\u0007": {}
+            routes:
+              "go$(id)": Home
+            """, "m.yaml": "module: \"m\\e[31m\"\nroot: {stack: X}\ncoordinators:\n  X: {}\n"])
+        defer { d.remove() }
+        let (g, diags) = GraphLoader.load(directory: d.path)
+        let messages = diags.errors.map(\.message)
+        #expect(g == nil)
+        #expect(messages.contains { $0.contains("`$(id>/tmp/x)` is not a valid coordinator name (it holds `$`)") }, "\(messages)")
+        #expect(messages.contains { $0.contains("is not a valid coordinator name (it holds `` ` ``)") || $0.contains("a`b`") }, "\(messages)")
+        #expect(messages.contains { $0.contains("\\u{7}") }, "\(messages)")
+        #expect(messages.contains { $0.contains("is not a valid route name") }, "\(messages)")
+        #expect(messages.contains { $0.contains("is not a valid module name (it holds \\u{1b})") }, "\(messages)")
+    }
+
+    @Test func aFileOverTheSizeLimitIsNotRead() throws {
+        let d = try dir(["app.yaml": "root: {stack: Home}\ncoordinators:\n  Home: {}\n" + String(repeating: "# padding\n", count: 500)])
+        defer { d.remove() }
+        var limits = GraphLimits()
+        limits.maxFileBytes = 2048
+        let (g, diags) = GraphLoader.load(directory: d.path, limits: limits)
+        #expect(g == nil)
+        #expect(diags.errors.first?.message.contains("may be at most 2048 (the --max-graph-file limit)") == true, "\(diags.errors)")
+    }
+
+    @Test func aFIFONamedLikeAModuleIsNotOpened() throws {
+        let d = try dir(["app.yaml": "root: {stack: Home}\ncoordinators:\n  Home: {}\n"])
+        defer { d.remove() }
+        mkfifo(d.file("pipe.yaml"), 0o600)
+        let (g, diags) = GraphLoader.load(directory: d.path)
+        #expect(g == nil)
+        #expect(diags.errors.first?.message.contains("not a regular file") == true, "\(diags.errors)")
+    }
+
+    /// A link to some other file (a secret, say) is reported without a word of its content.
+    @Test func aFileThatIsNotAModuleIsReportedWithoutItsContent() throws {
+        let d = try dir(["app.yaml": "root: {stack: Home}\ncoordinators:\n  Home: {}\n",
+                         "secret.yaml": "api_token_x9: hunter2-very-secret\npassword: swordfish\n"])
+        defer { d.remove() }
+        let (g, diags) = GraphLoader.load(directory: d.path)
+        #expect(g == nil)
+        let text = diags.all.map(\.description).joined(separator: "\n")
+        #expect(text.contains("not a module file"), "\(text)")
+        for secret in ["api_token_x9", "hunter2", "password", "swordfish"] { #expect(!text.contains(secret), "\(text)") }
+    }
+
+    /// Found by the graph fuzz target: an empty file gave no graph and no diagnostic at all.
+    @Test func anEmptyFileIsReported() throws {
+        let (g, diags) = GraphLoader.load(sources: [GraphSource(file: "empty.yaml", text: "# nothing\n")], baseDirectory: "/g")
+        #expect(g == nil)
+        #expect(diags.errors.first?.message.contains("the file is empty") == true, "\(diags.errors)")
+    }
+
+    /// A near miss of a module key is still named, with the key it resembles.
+    @Test func aMisspeltModuleKeyIsStillNamed() throws {
+        let d = try dir(["app.yaml": "root: {stack: Home}\ncoordinator:\n  Home: {}\n"])
+        defer { d.remove() }
+        let (_, diags) = GraphLoader.load(directory: d.path)
+        #expect(diags.errors.map(\.message).contains { $0.contains("unknown key `coordinator`") && $0.contains("did you mean `coordinators`") }, "\(diags.errors)")
+    }
+}
+
+/// `abilities:`: named lists of coordinators that `opens` uses by name, across modules too.
+@Suite struct AbilityTests {
+    func load(_ files: [(String, String)]) -> (NavigationGraph?, [String]) {
+        let (g, d) = GraphLoader.load(sources: files.map { GraphSource(file: $0.0, text: $0.1) }, baseDirectory: "/g")
+        return (g, d.sorted.map(\.description).filter { $0.contains(": error: ") })
+    }
+
+    @Test func opensTakesAbilitySetsFromItsModuleAndOthers() throws {
+        let (g, e) = load([
+            ("app.yaml", """
+                root: {stack: Home}
+                abilities:
+                  browse: [Product, Search]
+                coordinators:
+                  Home: {opens: [browse, Search, shop.buy]}
+                  Product: {opens: [browse]}
+                  Search: {}
+                """),
+            ("shop.yaml", "abilities: {buy: [Cart]}\ncoordinators: {Cart: {opens: [app.browse]}}\n"),
+        ])
+        #expect(e == [])
+        let graph = try #require(g)
+        func opens(_ name: String) -> [String] {
+            let c = graph.coordinators.first { $0.name == name }!
+            return c.opens.map { graph.coordinators[$0].name }
+        }
+        #expect(opens("app.Home") == ["app.Product", "app.Search", "shop.Cart"], "a set's member listed again is not a duplicate")
+        #expect(opens("app.Product") == ["app.Product", "app.Search"])
+        #expect(opens("shop.Cart") == ["app.Product", "app.Search"])
+    }
+
+    @Test func badAbilitySetsAreErrorsWithTheirPlace() {
+        let (_, e) = load([("app.yaml", """
+            root: {stack: Home}
+            abilities:
+              Home: [Search]
+              nested: [more]
+              more: [Serch]
+            coordinators:
+              Home: {opens: [nested, nowhere]}
+              Search: {}
+            """)])
+        #expect(e.contains { $0.hasPrefix("app.yaml:3:3: error: ability set `app.Home` has the name of a coordinator") }, "\(e)")
+        #expect(e.contains { $0.hasPrefix("app.yaml:4:12: error: ability set `app.nested` lists the ability set `more`") }, "\(e)")
+        #expect(e.contains { $0.hasPrefix("app.yaml:5:10: error: `app.Serch` (in ability set `app.more`) is not a coordinator; did you mean `app.Search`?") }, "\(e)")
+        #expect(e.contains { $0.hasPrefix("app.yaml:7:26: error: `app.nowhere` is not a coordinator") }, "\(e.joined(separator: "\n"))")
+    }
+}
+
+/// Constants of routes and links are checked against the target's setup, and a link's screens
+/// against `opens`, when the graph is loaded (`navd check`).
+@Suite struct ConstantCheckTests {
+    func errors(_ text: String) -> [String] {
+        GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: text)], baseDirectory: "/g").diagnostics.sorted.map(\.description)
+            .filter { $0.contains(": error: ") }
+    }
+
+    static let base = """
+        root: {stack: Home}
+        coordinators:
+          Home: {opens: [Product, Wizard]}
+          Product:
+            setup: {type: object, required: [id], properties: {id: {type: string, pattern: "^p[0-9]+$"}, count: {type: integer}}, additionalProperties: false}
+            opens: [Reviews]
+          Reviews: {}
+          Wizard: {flow: {start: One, steps: [One, Two]}}
+          One: {}
+          Two: {}
+
+        """
+
+    @Test func constantsTheSetupNeverAcceptsAreErrors() {
+        let e = errors(Self.base + """
+            routes:
+              bad: {to: Product, with: {id: "x1"}}
+              unknown: {to: Product, with: {colour: red}}
+              fine: {to: Product, with: {id: p1, count: 2}}
+            links:
+              "/p/:n": [Home, {to: Product, with: {id: ":n", count: "many"}}]
+              "/q/:n": [Home, {to: Product, with: {id: ":n", count: "3"}}]
+            """)
+        #expect(e.count == 3, "\(e)")
+        #expect(e.contains { $0.hasPrefix("app.yaml:12:33: error: route `app.bad` gives `app.Product` the constant id: \"x1\", which its setup never accepts") }, "\(e)")
+        #expect(e.contains { $0.contains("route `app.unknown` gives `app.Product` the constant colour: \"red\"") && $0.contains("declares no field `colour` and allows no others") }, "\(e)")
+        #expect(e.contains { $0.hasPrefix("app.yaml:16:57: error: link `/p/:n` gives `app.Product` the constant count: \"many\"") }, "\(e)")
+    }
+
+    @Test func aLinkWhoseScreensBreakOpensIsAnError() {
+        let e = errors(Self.base + """
+            links:
+              "/r/:n": [Home, {to: Product, with: {id: ":n"}}, Reviews]
+              "/skip": [Home, Reviews]
+              "/wizard": [Home, Wizard, Two]
+              "/wizard-skip": [Wizard, Home]
+            """)
+        #expect(e.count == 2, "\(e)")
+        #expect(e.contains { $0.hasPrefix("app.yaml:13:19: error: link `/skip` puts `app.Reviews` above `app.Home`, which cannot open it: the opens of `app.Home` are app.Product, app.Wizard") }, "\(e)")
+        #expect(e.contains { $0.contains("link `/wizard-skip` puts `app.Home` above `app.Wizard`, which cannot open it: the opens of `app.One` are empty") }, "\(e)")
+    }
+}
+
+/// `redirect:` of a precondition and `then:` of a flow name real coordinators, with the shape checked.
+@Suite struct NavigationSpecTests {
+    @Test func redirectsAndThensAreResolvedOrReported() {
+        let text = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Flow], preconditions: [a, b]}
+              Flow: {flow: {start: Step, then: {to: Hme, with: {x: "$result..x"}}}}
+              Step: {}
+              SignIn: {presentations: [present]}
+            preconditions:
+              a: {check: {fact: a, equals: 1}, redirect: {to: SignIn, by: push}}
+              b: {check: {fact: b, equals: 1}, redirect: {go: SignIn}}
+            """
+        let (g, d) = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: text)], baseDirectory: "/g")
+        let e = d.sorted.map(\.description).filter { $0.contains(": error: ") }
+        #expect(g == nil && e.count == 5, "\(e)")
+        #expect(e.contains { $0.hasPrefix("app.yaml:4:41: error: `app.Hme` (the `then` of flow `app.Flow`) is not a coordinator; did you mean `app.Home`?") }, "\(e)")
+        #expect(e.contains { $0.contains("`$result..x` is not a result reference") }, "\(e)")
+        #expect(e.contains { $0.contains("the `redirect` of precondition `app.a` shows `app.SignIn` by push, which its `presentations` do not allow") }, "\(e)")
+        #expect(e.contains { $0.contains("unknown key `go` in the `redirect` of precondition `app.b`; did you mean `to`?") }, "\(e)")
+    }
+}
+
+/// `tabs:` on a coordinator (a tab container) is checked like the root's tabs, and more.
+@Suite struct TabContainerDiagnosticTests {
+    @Test func containersAreCheckedAtLoad() {
+        let text = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Box, Both]}
+              Box: {tabs: [One, Inner, Needs, One]}
+              Inner: {tabs: [One]}
+              One: {}
+              Needs: {setup: {type: object, required: [id], properties: {id: {type: string}}}}
+              Both: {tabs: [One], flow: {start: One}}
+            """
+        let e = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: text)], baseDirectory: "/g").diagnostics.sorted.map(\.description)
+            .filter { $0.contains(": error: ") }
+        #expect(e.contains { $0.contains("`app.One` is listed twice in the `tabs` of `app.Box`") }, "\(e)")
+        #expect(e.contains { $0.contains("`app.Inner`, a tab of `app.Box`, is a tab container itself") }, "\(e)")
+        #expect(e.contains { $0.contains("`app.Needs`, a tab of `app.Box`, starts with no params") }, "\(e)")
+        #expect(e.contains { $0.contains("`app.Both` is a flow and a tab container") }, "\(e)")
+    }
+}
