@@ -1,0 +1,440 @@
+"""Attacks 1-15 of scripts/attacks.py: the hardening pass and the robustness issue."""
+from attacks_common import *  # noqa: F401,F403 - the shared work directory, client and helpers
+
+
+def placeholder_values():
+    c = Client()
+    shaped = c.call("session.open", name="{with.x}")  # refused: session names are plain names now
+    c.call("session.open", name="a1")
+    c.call("context.set", session="a1", facts={"loggedIn": True, "cart.items": 2})
+    c.call("navigate", session="a1", to="cart.Cart", by="select")
+    r = c.call("navigate", session="a1", to="cart.Checkout", by="present", **{"with": {"x": "{with.x}{with.x}"}})
+    c.close()
+    return kind(shaped) == "invalidParams" and ("result" in r or kind(r) is not None), "session {with.x}: %s; navigate answered: %s" % (
+        kind(shaped), kind(r) or "ok")
+
+
+def reload_without_role():
+    lines = "\n".join(json.dumps(m) for m in [
+        request(1, "graph.reload", {"path": "/etc"}),
+        request(2, "graph.reload"),
+        request(3, "provide", {"preconditions": ["cart.paymentAuthorized"]}),
+        request(4, "context.set", {"facts": {"loggedIn": True}}),
+    ]) + "\n"
+    p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "socat", "-t2", "-",
+                        "UNIX-CONNECT:" + SOCK], input=lines.encode(), capture_output=True, timeout=20)
+    kinds = [kind(json.loads(l)) for l in p.stdout.decode().splitlines()]
+    owner = Client()
+    path = owner.call("graph.reload", path="/etc")
+    owner.close()
+    ok = kinds == ["accessDenied"] * 4 and kind(path) is not None and "/etc/" not in json.dumps(path.get("error", {}).get("data", {}))
+    return ok, "uid 65534: %s; navd's own uid with a path: %s" % (",".join(map(str, kinds)), kind(path))
+
+
+BOMB = "x0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    "x%d: &a%d [%s]\n" % (i, i, ", ".join(["*a%d" % (i - 1)] * 10)) for i in range(1, 10))
+
+
+def alias_bomb():
+    bomb_dir = WORK + "/bomb"
+    os.makedirs(bomb_dir, exist_ok=True)
+    open(bomb_dir + "/app.yaml", "w").write(BOMB)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t = time.monotonic()
+    check = subprocess.run([NAVD, "check", bomb_dir], capture_output=True, timeout=60)
+    took = time.monotonic() - t
+    rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    said = check.stdout.decode() + check.stderr.decode()
+    # The same file as a module of the running graph, reloaded by navd's own uid.
+    saved = open(GRAPH + "/cart.yaml").read()
+    open(GRAPH + "/cart.yaml", "w").write("module: cart\n" + BOMB)
+    c = Client()
+    r = c.call("graph.reload")
+    open(GRAPH + "/cart.yaml", "w").write(saved)
+    c.close()
+    refused = r.get("result", {}).get("ok") is False or kind(r) is not None
+    ok = check.returncode == 1 and "alias" in said and took < 5 and refused
+    return ok, "navd check: exit %d in %.2f s, peak RSS of children %.0f MB; graph.reload refused: %s" % (
+        check.returncode, took, max(rss_mb, before / 1024), refused)
+
+
+def big_batches():
+    c = Client(timeout=60)
+    c.send([request(i, "context.set", {"facts": {"k%d" % i: i}}) for i in range(9000)])
+    r = c.read()
+    too_big = isinstance(r, dict) and kind(r) == "limitExceeded"
+    # Fill a session to --max-facts (10,000), then ask for all of it a thousand times in one batch.
+    c.call("session.open", name="facts")
+    for chunk in range(10):
+        c.call("context.set", session="facts", facts={"f%d" % (chunk * 1000 + i): "v" * 32 for i in range(1000)})
+    t = time.monotonic()
+    c.send([request(i, "context.get", {"session": "facts"}) for i in range(1000)])
+    try:
+        r = c.read()
+        outcome = "answered %d replies" % len(r) if isinstance(r, list) else "refused: %s" % kind(r)
+    except (ConnectionError, OSError) as e:
+        outcome = "disconnected past --max-output (%s)" % e.__class__.__name__
+    took = time.monotonic() - t
+    c.close()
+    return too_big, "9,000 requests: %s; 1,000 context.get over 10,000 facts: %s in %.1f s" % (
+        kind(r) if not too_big else "limitExceeded", outcome, took)
+
+
+def pipelining_reader():
+    c = Client(timeout=30)
+    got = [0]
+
+    def reader():
+        try:
+            while got[0] < 2000:
+                c.read()
+                got[0] += 1
+        except Exception:  # noqa: BLE001
+            pass
+
+    t = threading.Thread(target=reader)
+    t.start()
+    payload = b"".join(json.dumps(request(i, "graph.describe")).encode() + b"\n" for i in range(2000))
+    c.s.sendall(payload)
+    t.join(60)
+    c.close()
+    return got[0] == 2000, "%d of 2,000 graph.describe replies" % got[0]
+
+
+def socket_paths():
+    victim = WORK + "/not-a-socket"
+    open(victim, "w").write("keep me")
+    a = subprocess.run([NAVD, "--ephemeral", "--socket", victim], capture_output=True, timeout=20)
+    long_path = WORK + "/" + "d" * 120 + ".sock"
+    b = subprocess.run([NAVD, "--ephemeral", "--socket", long_path], capture_output=True, timeout=20)
+    ok = a.returncode != 0 and open(victim).read() == "keep me" and b.returncode != 0 and not os.path.exists(long_path[:107])
+    return ok, "regular file: exit %d, file kept; %d-byte path: exit %d" % (a.returncode, len(long_path), b.returncode)
+
+
+def deep_nesting():
+    """Presents over presents until navd refuses; navctl and the Python client read the deepest
+    tree; navd killed -9 restarts on its state file and serves the same tree."""
+    state = tempfile.mkdtemp(prefix="navd-deep-", dir=WORK) + "/s.sqlite"
+    p, sock = start_navd("--state", state)
+    c = navd_client.Client(sock)
+    n, refusal = 0, None
+    while n < 10000:
+        try:
+            c.navigate("shop.Product", by="present", with_={"id": "p%d" % n})
+            n += 1
+        except navd_client.NavdError as e:
+            refusal = e
+            break
+    tree = c.call("tree")
+    printed = subprocess.run([NAVCTL, "--socket", sock, "tree"], capture_output=True, timeout=20)
+    py = navd_client.Client(sock).tree()
+    c.close()
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    p2, _ = start_navd("--state", state, sock=sock)
+    again = navd_client.Client(sock).call("tree")
+    p2.terminate()
+    p2.wait(10)
+    ok = (refusal is not None and refusal.kind == "limitExceeded" and refusal.data.get("limit") == "--max-tree-depth"
+          and printed.returncode == 0 and len(py.visible) == len(tree["visible"]) and again == tree)
+    return ok, "%d nested presents (%d levels), then %s %s; navctl tree exit %d; restarted after kill -9 with the same tree: %s" % (
+        n, len(tree["visible"]), refusal.kind if refusal else "none", refusal.data.get("limit") if refusal else "",
+        printed.returncode, again == tree)
+
+
+def committed_answers():
+    """A navigation that waits, then replaces its own source, is answered as committed (and so is
+    a keyed retry)."""
+    c = navd_client.Client(SOCK)
+    c.call("session.open", name="a2")
+    form = c.navigate("attacks.Form", by="root", session="a2")
+    r = c.navigate("attacks.Waits", by="replace", from_=form["node"], key="k", session="a2")
+    again = c.navigate("attacks.Waits", by="replace", from_=form["node"], key="k", session="a2")
+    top = c.tree(session="a2").visible[-1]
+    c.close()
+    return r == again and r["node"] == top, "replace after a command: version %d, node %s on top, keyed retry equal: %s" % (
+        r["version"], r["node"], r == again)
+
+
+FLOOD = r"""
+import json, socket, sys, threading
+from navd_client import Client
+n = int(sys.argv[1])
+c = Client(__import__("os").environ["SOCK"], timeout=60)
+c.call("session.open", name="att")
+c.navigate("attacks.Form", by="root", session="att")
+s = c._sock
+got = [0]
+def read():
+    f = s.makefile("rb")
+    while got[0] < n and f.readline():
+        got[0] += 1
+t = threading.Thread(target=read); t.start()
+line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "navigate", "params": {"session": "att", "to": "attacks.Paid"}}).encode() + b"\n"
+s.sendall(line * n)
+t.join(120)
+print(json.dumps({"answered": got[0]}))
+"""
+
+
+def provider_flood():
+    """100,000 pipelined navigations needing a provider, from uid 65534 in its own session, while
+    a provider answers: the provider is never disconnected, and navd's own uid is still served."""
+    answered = [0]
+
+    def yes(_):
+        answered[0] += 1
+        return True
+    prov = navd_client.Provider(SOCK, {"attacks.asked": yes})
+    r = as_nobody(FLOOD, 100000, timeout=300)
+    c = navd_client.Client(SOCK)
+    c.call("session.open", name="a3")
+    c.navigate("attacks.Form", by="root", session="a3")
+    t = time.monotonic()
+    mine = c.navigate("attacks.Paid", session="a3")
+    took = time.monotonic() - t
+    provided = c.call("stats")["provided"]
+    c.close()
+    prov.stop()
+    ok = r["answered"] == 100000 and provided >= 1 and mine["version"] > 0
+    return ok, "uid 65534: %d of 100,000 answered; the provider answered %d and stayed connected (provided %d); another navigation through it: %.1f ms" % (
+        r["answered"], answered[0], provided, took * 1000)
+
+
+MALLORY = r"""
+import json, os
+from navd_client import Client, NavdError
+c = Client(os.environ["SOCK"])
+c.navigate(route="account")
+c.send("navigate", route="orders")
+flow = None
+for _ in range(50):
+    flows = [n["id"] for n in c.tree().nodes() if n.get("kind") == "flow"]
+    if flows:
+        flow = flows[-1]
+        break
+try:
+    c.flow_complete(flow, result={"user": "mallory"})
+    out = "completed"
+except NavdError as e:
+    out = e.kind
+print(json.dumps({"flow": flow, "outcome": out}))
+"""
+
+
+def recovery_facts():
+    """uid 65534 may not write main's facts, nor through the recovery flow's recover.facts."""
+    c = navd_client.Client(SOCK)
+    c.call("reset")
+    r = as_nobody(MALLORY)
+    facts = c.facts()
+    c.call("reset")
+    c.close()
+    return r["outcome"] == "accessDenied" and "user" not in facts, "completing %s as uid 65534: %s; main's facts: %s" % (
+        r["flow"], r["outcome"], json.dumps(facts))
+
+
+def memory_bounds():
+    """64 KiB facts until refused; 900 KB setup models until refused; the tree stays answerable."""
+    c = navd_client.Client(SOCK)
+    c.call("session.open", name="a5")
+    facts = 0
+    try:
+        while facts < 9600:
+            c.set_facts({"f%d" % facts: "v" * 65000}, session="a5")
+            facts += 1
+    except navd_client.LimitExceeded as e:
+        facts_limit = e.data.get("limit")
+    screens = 0
+    c.navigate("attacks.Form", by="root", session="a5")
+    try:
+        while screens < 60:
+            c.navigate("attacks.Big", by="root" if screens == 0 else "push", session="a5", with_={"ref": "r" * 900000})
+            screens += 1
+    except navd_client.LimitExceeded as e:
+        params_limit = e.data.get("limit")
+    t = time.monotonic()
+    tree = c.call("tree", session="a5")
+    took = time.monotonic() - t
+    c.call("session.close", name="a5")
+    c.close()
+    ok = facts < 20 and facts_limit == "--max-facts-bytes" and screens < 3 and params_limit == "--max-params-bytes"
+    return ok, "%d facts of 64 KiB, then %s; %d screens of 900 KB, then %s; tree of %d bytes in %.1f ms" % (
+        facts, facts_limit, screens, params_limit, len(json.dumps(tree)), took * 1000)
+
+
+HOG = r"""
+import json, os, resource, socket, sys, time
+from navd_client import Client, NavdError
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+path = os.environ["SOCK"]
+conns = []
+refused = None
+while len(conns) < 20000:
+    try:
+        c = Client(path, timeout=10)
+        c.ping()
+        conns.append(c)
+    except NavdError as e:
+        # Refused: navd said why at once, and closed. Read what it says to a new connection.
+        raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        raw.connect(path)
+        said = json.loads(raw.makefile("rb").readline() or b"{}")
+        refused = ((said.get("error") or {}).get("data") or {}).get("limit") or e.message
+        break
+sessions, srefused = 0, None
+while sessions < 20000:
+    try:
+        conns[0].call("session.open", name="hog%d" % sessions)
+        sessions += 1
+    except NavdError as e:
+        srefused = e.data.get("limit")
+        break
+# Pending navigations: 16 commands (children), the rest waiting on a provider that never answers.
+pending = 0
+for i in range(1000):
+    c = conns[1 + i // 200]
+    c.send("navigate", session="hog%d" % i, to="attacks.Form", by="root")
+for i in range(1000):
+    c = conns[1 + i // 200]
+    c.send("navigate", session="hog%d" % i, to="attacks.Slow" if i < 16 else "attacks.Paid")
+    pending += 1
+time.sleep(1)
+print(json.dumps({"connections": len(conns), "refused": refused, "sessions": sessions, "sessionsRefused": srefused, "pending": pending}), flush=True)
+sys.stdin.read()
+"""
+
+
+def per_uid_fairness():
+    """uid 65534 takes every share it may (of a navd with 2,000 connections and 20,000 sessions:
+    all but the 10 % reserve): connections, sessions, pending navigations, command children.
+    navd's own uid still connects, opens a session, navigates and pings quickly."""
+    p, sock = start_navd("--ephemeral", "--graph", GRAPH, "--max-connections", "2000", "--max-sessions", "20000")
+    os.chmod(os.path.dirname(sock), 0o755)
+    os.chmod(sock, 0o666)
+    holder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # a provider that never answers
+    holder.connect(sock)
+    holder.sendall(b'{"jsonrpc":"2.0","id":1,"method":"provide","params":{"preconditions":["attacks.asked"]}}\n')
+    drain = threading.Thread(target=lambda: [None for _ in iter(lambda: holder.recv(65536), b"")], daemon=True)
+    drain.start()
+    hog = as_nobody(HOG, wait=False, sock=sock)
+    held = json.loads(hog.stdout.readline())
+    stats = navd_client.Client(sock).call("stats")
+    users = stats["users"].get("65534", {})
+    lat = []
+    for i in range(200):
+        t = time.monotonic()
+        c = navd_client.Client(sock)
+        c.call("session.open", name="fair%d" % i)
+        c.navigate("shop.Product", with_={"id": "p1"}, session="fair%d" % i)
+        c.ping()
+        lat.append(time.monotonic() - t)
+        c.call("session.close", name="fair%d" % i)
+        c.close()
+    lat.sort()
+    p99 = lat[int(len(lat) * 0.99)]
+    hog.stdin.close()
+    hog.wait(60)
+    holder.close()
+    p.terminate()
+    p.wait(10)
+    # All but the reserve (200 connections, 2,000 sessions) less what navd's uid holds (the
+    # provider, the stats client, session "main").
+    ok = (held["refused"] == "--max-connections" and users.get("connections", 0) >= 1795 and held["sessionsRefused"] == "--max-sessions"
+          and users.get("sessions", 0) >= 17995 and p99 < 0.010)
+    return ok, "uid 65534 holds %d connections (then %s), %d sessions (then %s), pending %d, children %d; navd's uid: connect+open+navigate+ping p50 %.2f ms, p99 %.2f ms" % (
+        users.get("connections", 0), held["refused"], users.get("sessions", 0), held["sessionsRefused"], users.get("pending", 0), users.get("children", 0),
+        lat[len(lat) // 2] * 1000, p99 * 1000)
+
+
+def socket_empty():
+    """--socket "" and abstract names are refused, before anything starts."""
+    a = subprocess.run([NAVD, "--ephemeral", "--socket", ""], capture_output=True, timeout=20)
+    b = subprocess.run([NAVD, "--ephemeral", "--socket", "@navd"], capture_output=True, timeout=20)
+    ok = a.returncode == 64 and b"is empty" in a.stderr and b.returncode == 64 and b"abstract" in b.stderr
+    return ok, "--socket \"\": exit %d; --socket @navd: exit %d" % (a.returncode, b.returncode)
+
+
+def pending_work():
+    """20,000 dismisses of a guarded screen: each supersedes the last, and a reset ends the last at
+    once. 300 slow commands from one uid: at most its share (all but the reserve) run at once."""
+    holder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    holder.connect(SOCK)
+    holder.sendall(b'{"jsonrpc":"2.0","id":1,"method":"provide","params":{"preconditions":["attacks.asked"]}}\n')
+    threading.Thread(target=lambda: [None for _ in iter(lambda: holder.recv(65536), b"")], daemon=True).start()
+    c = navd_client.Client(SOCK, timeout=60)
+    c.call("session.open", name="a8")
+    c.navigate("attacks.Form", by="root", session="a8")
+    draft = c.navigate("attacks.Draft", session="a8")["node"]
+    # Raw, with a reader: 20,000 requests pipelined while their answers are read.
+    raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    raw.connect(SOCK)
+    replies = []
+    done = threading.Event()
+
+    def read():
+        f = raw.makefile("rb")
+        for line in f:
+            replies.append(json.loads(line))
+            if len(replies) == 19999:
+                done.set()
+        done.set()
+    threading.Thread(target=read, daemon=True).start()
+    raw.sendall(b"".join(json.dumps(request(i, "dismiss", {"node": draft, "session": "a8"})).encode() + b"\n" for i in range(20000)))
+    done.wait(120)
+    superseded = sum(1 for r in replies if (r.get("error") or {}).get("data", {}).get("kind") == "cancelled")
+    pending = c.call("stats")["pending"]
+    t = time.monotonic()
+    other = navd_client.Client(SOCK)
+    other.call("reset", session="a8", force=True)  # the guards would ask the provider that never answers
+    while len(replies) < 20000 and time.monotonic() - t < 5:
+        time.sleep(0.001)
+    ended = time.monotonic() - t
+    last = (replies[-1].get("error") or {}).get("data", {}).get("kind", "committed") if len(replies) == 20000 else "unanswered"
+    raw.close()
+    # Slow commands: 300 navigations from one uid in 300 sessions, over two connections.
+    conns = [navd_client.Client(SOCK, timeout=60) for _ in range(2)]
+    for i in range(300):
+        conns[i % 2].call("session.open", name="slow%d" % i)
+        conns[i % 2].navigate("attacks.Form", by="root", session="slow%d" % i)
+    for i in range(300):
+        conns[i % 2].send("navigate", session="slow%d" % i, to="attacks.Slow")
+    most = 0
+    for _ in range(30):
+        most = max(most, other.call("stats")["children"])
+        time.sleep(0.1)
+    for cc in conns:
+        cc.close()
+    for i in range(300):
+        other.call("session.close", name="slow%d" % i)
+    other.call("session.close", name="a8")
+    other.close()
+    c.close()
+    holder.close()
+    # One uid alone may run every command slot but the reserve: 231 of the default 256.
+    ok = superseded == 19999 and pending <= 2 and last == "cancelled" and ended < 1 and 16 < most <= 231
+    return ok, "%d of 20,000 dismisses superseded, %d pending; after reset the last was %s in %.1f ms; 300 slow commands of one uid: at most %d ran at once (its share: 231 of 256)" % (
+        superseded, pending, last, ended * 1000, most)
+
+
+def stuck_server():
+    """The Python client and navctl against a stopped navd: their timeouts hold, for sending too."""
+    p, sock = start_navd("--ephemeral")
+    os.kill(p.pid, signal.SIGSTOP)
+    t = time.monotonic()
+    try:
+        navd_client.Client(sock, timeout=2).call("navigate", to="shop.Product", with_={"id": "x" * 900000})
+        py = "answered"
+    except navd_client.NavdError as e:
+        py = e.kind
+    py_took = time.monotonic() - t
+    t = time.monotonic()
+    ctl = subprocess.run([NAVCTL, "--socket", sock, "--timeout", "1", "tree"], capture_output=True, timeout=30)
+    ctl_took = time.monotonic() - t
+    os.kill(p.pid, signal.SIGCONT)
+    p.terminate()
+    p.wait(10)
+    ok = py == "timeout" and py_took < 5 and ctl.returncode == 1 and ctl_took < 5
+    return ok, "Python client, 900 KB to a stopped navd with timeout=2: %s in %.1f s; navctl --timeout 1: exit %d in %.1f s" % (
+        py, py_took, ctl.returncode, ctl_took)
