@@ -160,12 +160,7 @@ def refused_keys():
     os.chmod(sock, 0o666)
     c = navd_client.Client(sock)
     before, rss0 = c.call("stats")["state"], rss_mb(p.pid)
-    env_sock = SOCK
-    globals()["SOCK"] = sock
-    try:
-        r = as_nobody(REFUSED_KEYS, 100000, timeout=300)
-    finally:
-        globals()["SOCK"] = env_sock
+    r = as_nobody(REFUSED_KEYS, 100000, timeout=300, sock=sock)
     after, rss1 = c.call("stats")["state"], rss_mb(p.pid)
     p.terminate()
     p.wait(10)
