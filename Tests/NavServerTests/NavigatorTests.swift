@@ -186,20 +186,20 @@ final class RecordingPublisher: Publisher {
     @Test func sessionAndFactsEntryPointsAsATable() throws {
         let owner = FakeClient(id: 1, roles: []), stranger = FakeClient(id: 2, uid: 65_534, roles: [])
         let rows: [(what: String, call: () throws(NavError) -> String, expect: String, store: [String])] = [
-            ("open a session", { () throws(NavError) in try self.navigator.openSession("s1", by: owner).session.name }, "s1", ["opened s1"]),
-            ("open it again: the same one", { () throws(NavError) in try self.navigator.openSession("s1", by: owner).session.name }, "s1", []),
-            ("an empty name", { () throws(NavError) in try self.navigator.openSession("", by: owner).session.name }, "invalidParams", []),
-            ("a name with a space", { () throws(NavError) in try self.navigator.openSession("a b", by: owner).session.name }, "invalidParams", []),
+            ("open a session", { () throws(NavError) in try self.navigator.openSession(SessionNameRequest(name: "s1"), by: owner).session.name }, "s1", ["opened s1"]),
+            ("open it again: the same one", { () throws(NavError) in try self.navigator.openSession(SessionNameRequest(name: "s1"), by: owner).session.name }, "s1", []),
+            ("an empty name", { () throws(NavError) in try self.navigator.openSession(SessionNameRequest(name: ""), by: owner).session.name }, "invalidParams", []),
+            ("a name with a space", { () throws(NavError) in try self.navigator.openSession(SessionNameRequest(name: "a b"), by: owner).session.name }, "invalidParams", []),
             ("facts in it", { () throws(NavError) in
-                JSONWriter.string(try self.navigator.setFacts(["loggedIn": true], in: self.navigator.state("s1"), by: owner)) }, #"{"facts":{"loggedIn":true}}"#, ["facts s1"]),
+                JSONWriter.string(.object(try self.navigator.setFacts(ContextSetRequest(state: self.navigator.state("s1"), facts: ["loggedIn": true]), by: owner).facts)) }, #"{"loggedIn":true}"#, ["facts s1"]),
             ("facts by another uid", { () throws(NavError) in
-                JSONWriter.string(try self.navigator.setFacts(["x": 1], in: self.navigator.state("s1"), by: stranger)) }, "accessDenied", []),
-            ("close it by another uid", { () throws(NavError) in try self.navigator.closeSession("s1", by: stranger); return "closed" }, "accessDenied", []),
-            ("close main", { () throws(NavError) in try self.navigator.closeSession("main", by: owner); return "closed" }, "notAllowed", []),
-            ("close it", { () throws(NavError) in try self.navigator.closeSession("s1", by: owner); return "closed" }, "closed", ["closed s1"]),
+                JSONWriter.string(.object(try self.navigator.setFacts(ContextSetRequest(state: self.navigator.state("s1"), facts: ["x": 1]), by: stranger).facts)) }, "accessDenied", []),
+            ("close it by another uid", { () throws(NavError) in try self.navigator.closeSession(SessionNameRequest(name: "s1"), by: stranger); return "closed" }, "accessDenied", []),
+            ("close main", { () throws(NavError) in try self.navigator.closeSession(SessionNameRequest(name: "main"), by: owner); return "closed" }, "notAllowed", []),
+            ("close it", { () throws(NavError) in try self.navigator.closeSession(SessionNameRequest(name: "s1"), by: owner); return "closed" }, "closed", ["closed s1"]),
             ("a session that is not there", { () throws(NavError) in try self.navigator.state("s1").session.name }, "unknownTarget", []),
-            ("provide nothing", { () throws(NavError) in try self.navigator.provide([], by: owner).joined() }, "invalidParams", []),
-            ("provide by a local name", { () throws(NavError) in try self.navigator.provide(["authorized"], by: owner).joined() }, "app.authorized", []),
+            ("provide nothing", { () throws(NavError) in (try self.navigator.provide(ProvideRequest(names: []), by: owner).preconditions ?? []).joined() }, "invalidParams", []),
+            ("provide by a local name", { () throws(NavError) in (try self.navigator.provide(ProvideRequest(names: ["authorized"]), by: owner).preconditions ?? []).joined() }, "app.authorized", []),
         ]
         for row in rows {
             store.told = []
@@ -262,7 +262,7 @@ final class RecordingPublisher: Publisher {
         let provider = FakeClient(id: 1), driver = FakeClient(id: 2)
         n.addProvider(["app.authorized"], provider)
         let outcomes = try (0..<3).map { i in
-            navigate("app.Pay", in: try n.openSession("s\(i)", by: driver), on: n, as: driver)
+            navigate("app.Pay", in: try n.openSession(SessionNameRequest(name: "s\(i)"), by: driver), on: n, as: driver)
         }
         #expect(n.pending.count == 2 && outcomes[0].given.isEmpty && outcomes[1].given.isEmpty)
         let refused = try #require(failure(outcomes[2]), "\(outcomes[2].given)")

@@ -9,10 +9,9 @@ enum CancelMethod: NavdMethod {
     static func register(in methods: MethodTable, _ server: Server) {
         let n: Navigator = server.navigator
         methods.register(.cancel, CancelParam.self) { call in
-            call.answer { () throws(RPCError) -> JSONValue in
+            call.answer { () throws(RPCError) -> Cancelled in
                 let p = try Params<CancelParam>(call)
-                let id = try p.requiredString(.navigation, "the id a navigate reply or navigationPending notification gave")
-                return ["cancelled": .bool(n.cancel(id))]
+                return n.cancel(CancelRequest(navigation: try p.requiredString(.navigation, "the id a navigate reply or navigationPending notification gave")))
             }
         }
     }

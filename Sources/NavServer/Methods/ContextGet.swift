@@ -9,10 +9,9 @@ enum ContextGetMethod: NavdMethod {
     static func register(in methods: MethodTable, _ server: Server) {
         let n: Navigator = server.navigator
         methods.register(.contextGet, ContextGetParam.self) { call in
-            call.answer { () throws(RPCError) -> JSONValue in
+            call.answer { () throws(RPCError) -> Facts in
                 let p = try Params<ContextGetParam>(call)
-                let state = try n.state(p.given(.session), for: call.client)
-                return n.facts(try p.stringArray(.facts), in: state)
+                return n.facts(ContextGetRequest(state: try n.state(p.given(.session), for: call.client), names: try p.stringArray(.facts)))
             }
         }
     }

@@ -9,13 +9,14 @@ enum ContextSetMethod: NavdMethod {
     static func register(in methods: MethodTable, _ server: Server) {
         let n: Navigator = server.navigator
         methods.register(.contextSet, ContextSetParam.self) { call in
-            call.answer { () throws(RPCError) -> JSONValue in
+            call.answer { () throws(RPCError) -> Facts in
                 let p = try Params<ContextSetParam>(call)
                 let state = try n.state(p.given(.session), for: call.client)
                 guard let facts = try p.objectParam(.facts) else {
                     throw .invalidParams("`context.set` needs \"facts\": an object of fact name → JSON value (null removes a fact)", data: ["param": "facts"])
                 }
-                return try asRPC { () throws(NavError) in try n.setFacts(facts, in: state, by: call.client) }
+                let r = ContextSetRequest(state: state, facts: facts)
+                return try asRPC { () throws(NavError) in try n.setFacts(r, by: call.client) }
             }
         }
     }

@@ -9,11 +9,10 @@ enum LinkResolveMethod: NavdMethod {
     static func register(in methods: MethodTable, _ server: Server) {
         let n: Navigator = server.navigator
         methods.register(.linkResolve, LinkResolveParam.self) { call in
-            call.answer { () throws(RPCError) -> JSONValue in
+            call.answer { () throws(RPCError) -> ResolvedLink in
                 let p = try Params<LinkResolveParam>(call)
-                let state = try n.state(p.given(.session), for: call.client)
-                let node = try p.string(.node)
-                do throws(NavError) { return try n.resolveLink(node, in: state) } catch { throw error.rpc }
+                let r = LinkResolveRequest(state: try n.state(p.given(.session), for: call.client), node: try p.string(.node))
+                return try asRPC { () throws(NavError) in try n.resolveLink(r) }
             }
         }
     }

@@ -9,11 +9,9 @@ enum ProvideMethod: NavdMethod {
     static func register(in methods: MethodTable, _ server: Server) {
         let n: Navigator = server.navigator
         methods.register(.provide, ProvideParam.self) { call in
-            call.answer { () throws(RPCError) -> JSONValue in
-                let p = try Params<ProvideParam>(call)
-                let asked = try p.stringArray(.preconditions) ?? []
-                let names = try asRPC { () throws(NavError) in try n.provide(asked, by: call.client) }
-                return ["ok": true, "preconditions": .array(names.map(JSONValue.string))]
+            call.answer { () throws(RPCError) -> Done in
+                let r = ProvideRequest(names: try Params<ProvideParam>(call).stringArray(.preconditions) ?? [])
+                return try asRPC { () throws(NavError) in try n.provide(r, by: call.client) }
             }
         }
     }

@@ -9,14 +9,14 @@ enum SessionCloseMethod: NavdMethod {
     static func register(in methods: MethodTable, _ server: Server) {
         let n: Navigator = server.navigator
         methods.register(.sessionClose, SessionCloseParam.self) { call in
-            call.answer { () throws(RPCError) -> JSONValue in
+            call.answer { () throws(RPCError) -> Done in
                 let p = try Params<SessionCloseParam>(call)
                 let given = try p.string(.name), alias = try p.string(.session)
                 guard let name = given ?? alias else {
                     throw .invalidParams("`session.close` needs \"name\": the session's name", data: ["param": "name"])
                 }
-                try asRPC { () throws(NavError) in try n.closeSession(name, by: call.client) }
-                return ["ok": true]
+                let r = SessionNameRequest(name: name)
+                return try asRPC { () throws(NavError) in try n.closeSession(r, by: call.client) }
             }
         }
     }

@@ -9,7 +9,7 @@ enum SessionListMethod: NavdMethod {
     static func register(in methods: MethodTable, _ server: Server) {
         let n: Navigator = server.navigator
         methods.register(.sessionList, SessionListParam.self) { call in
-            call.answer { () throws(RPCError) -> JSONValue in
+            call.answer { () throws(RPCError) -> SessionPage in
                 let p = try Params<SessionListParam>(call)
                 let limit = try p.int(.limit) ?? Navigator.sessionListPage
                 guard (1...Navigator.sessionListPage).contains(limit) else {
@@ -24,7 +24,7 @@ enum SessionListMethod: NavdMethod {
                     }
                     after = c
                 }
-                return n.sessionList(after: after, limit: limit)
+                return n.sessionList(SessionListRequest(after: after, limit: limit))
             }
         }
     }

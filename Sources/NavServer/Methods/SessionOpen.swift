@@ -15,7 +15,8 @@ enum SessionOpenMethod: NavdMethod {
                 guard let name = given ?? alias else {
                     throw .invalidParams("`session.open` needs \"name\": the session's name", data: ["param": "name"])
                 }
-                return Snapshot(session: try asRPC { () throws(NavError) in try n.openSession(name, by: call.client) }.session)
+                let r = SessionNameRequest(name: name)
+                return Snapshot(session: try asRPC { () throws(NavError) in try n.openSession(r, by: call.client) }.session)
             }
         }
     }

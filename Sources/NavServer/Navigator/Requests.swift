@@ -125,3 +125,50 @@ struct FlowCompleteRequest {
     let flow: String
     let outcome: Session.FlowOutcome
 }
+
+/// `update {node, with, push?}`.
+struct UpdateRequest {
+    let state: SessionState
+    let node: String
+    let with: JSONObject
+    var push = false
+}
+
+/// `link.resolve {node?}`.
+struct LinkResolveRequest {
+    let state: SessionState
+    var node: String?
+}
+
+/// `context.set {facts}`.
+struct ContextSetRequest {
+    let state: SessionState
+    let facts: JSONObject
+}
+
+/// `context.get {facts?}`: every fact, or those named.
+struct ContextGetRequest {
+    let state: SessionState
+    var names: [String]?
+}
+
+/// `session.open {name}` and `session.close {name}`.
+struct SessionNameRequest {
+    let name: String
+}
+
+/// `session.list {after?, limit?}`: a page of names after the cursor.
+struct SessionListRequest {
+    var after = 0
+    var limit = Navigator.sessionListPage
+}
+
+/// `provide {preconditions}`.
+struct ProvideRequest {
+    let names: [String]
+}
+
+/// `cancel {navigation}`.
+struct CancelRequest {
+    let navigation: String
+}

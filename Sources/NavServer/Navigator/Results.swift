@@ -124,3 +124,53 @@ struct StackChanged: JSONEncodable {
         w.raw("}")
     }
 }
+
+/// `update`'s result: the session's version and the screen as it is now.
+struct Updated: JSONEncodable {
+    let version: Int
+    let node: JSONValue
+    func encode(into w: inout JSONWriter) { w.write(["version": .int(version), "node": node] as JSONValue) }
+}
+
+/// `link.resolve`'s result: the URL and the link pattern that makes it.
+struct ResolvedLink: JSONEncodable, Equatable {
+    let url: String
+    let link: String
+    func encode(into w: inout JSONWriter) { w.write(["url": .string(url), "link": .string(link)] as JSONValue) }
+}
+
+/// `context.set`'s and `context.get`'s result: `{facts}`.
+struct Facts: JSONEncodable, Equatable {
+    let facts: JSONObject
+    func encode(into w: inout JSONWriter) { w.write(["facts": .object(facts)] as JSONValue) }
+}
+
+/// `session.list`'s result: a page of names (`next` when there may be more), or in cluster mode
+/// every session of the cluster with its owner.
+struct SessionPage: JSONEncodable, Equatable {
+    let sessions: [String]
+    var next: Int?
+    var owners: [String: String]?
+    func encode(into w: inout JSONWriter) {
+        var o: JSONObject = ["sessions": .array(sessions.map(JSONValue.string))]
+        if let next { o.append("next", .string(String(next))) }
+        if let owners { o.append("owners", .object(JSONObject(uniqueMembers: sessions.map { ($0, .string(owners[$0] ?? "")) }))) }
+        w.write(.object(o))
+    }
+}
+
+/// `session.close`'s and `provide`'s result: `{ok: true}`, and for `provide` the names as kept.
+struct Done: JSONEncodable, Equatable {
+    var preconditions: [String]?
+    func encode(into w: inout JSONWriter) {
+        var o: JSONObject = ["ok": true]
+        if let preconditions { o.append("preconditions", .array(preconditions.map(JSONValue.string))) }
+        w.write(.object(o))
+    }
+}
+
+/// `cancel`'s result: whether a pending navigation of that id was cancelled.
+struct Cancelled: JSONEncodable, Equatable {
+    let cancelled: Bool
+    func encode(into w: inout JSONWriter) { w.write(["cancelled": .bool(cancelled)] as JSONValue) }
+}

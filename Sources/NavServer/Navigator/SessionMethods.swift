@@ -11,38 +11,39 @@ import Glibc
 extension Navigator {
     /// `update {node, with, push?}`: merges `with` into a live screen's params, published as an
     /// `update`; `push` keeps the params it had for `dismiss` to restore.
-    func update(_ node: String, with: JSONObject, push: Bool, in state: SessionState, by client: some Client) throws(NavError) -> JSONValue {
-        let c = try state.session.update(node, with: with, push: push, caller: Caller(roles: client.roles), maxBytes: config.maxMessage)
-        publish(c, in: state)
-        return ["version": .int(c.version), "node": c.node.map { $0.json(graph) } ?? .null]
+    func update(_ r: UpdateRequest, by client: some Client) throws(NavError) -> Updated {
+        let c = try r.state.session.update(r.node, with: r.with, push: r.push, caller: Caller(roles: client.roles), maxBytes: config.maxMessage)
+        publish(c, in: r.state)
+        return Updated(version: c.version, node: c.node.map { $0.json(graph) } ?? .null)
     }
 
     /// `link.resolve {node?}`: the URL of the visible path (or of `node`).
-    func resolveLink(_ node: String?, in state: SessionState) throws(NavError) -> JSONValue {
-        let (url, pattern) = try state.session.resolveLink(node)
-        return ["url": .string(url), "link": .string(pattern)]
+    func resolveLink(_ r: LinkResolveRequest) throws(NavError) -> ResolvedLink {
+        let (url, pattern) = try r.state.session.resolveLink(r.node)
+        return ResolvedLink(url: url, link: pattern)
     }
 
     /// `context.set {facts}`: checked whole before anything changes (a refused request sets no fact).
-    func setFacts(_ facts: JSONObject, in state: SessionState, by client: some Client) throws(NavError) -> JSONValue {
-        try requireOwner(client, state.session, "`context.set`")
-        for (k, _) in facts { try config.checkName(k, "the fact name \"\(k.prefix(40))\"", param: "facts") }
-        try state.session.setFacts(facts)
-        store.factsChanged(state.session)
-        return ["facts": .object(state.session.sortedFacts)]
+    func setFacts(_ r: ContextSetRequest, by client: some Client) throws(NavError) -> Facts {
+        try requireOwner(client, r.state.session, "`context.set`")
+        for (k, _) in r.facts { try config.checkName(k, "the fact name \"\(k.prefix(40))\"", param: "facts") }
+        try r.state.session.setFacts(r.facts)
+        store.factsChanged(r.state.session)
+        return Facts(facts: r.state.session.sortedFacts)
     }
 
     /// `context.get {facts?}`: every fact, or those named.
-    func facts(_ names: [String]?, in state: SessionState) -> JSONValue {
-        guard let names else { return ["facts": .object(state.session.sortedFacts)] }
+    func facts(_ r: ContextGetRequest) -> Facts {
+        guard let names = r.names else { return Facts(facts: r.state.session.sortedFacts) }
         var o = JSONObject()
-        for n in names { if let v = state.session.facts[n] { o.append(n, v) } }
-        return ["facts": .object(o)]
+        for n in names { if let v = r.state.session.facts[n] { o.append(n, v) } }
+        return Facts(facts: o)
     }
 
     /// `session.open {name}`: the session, made (and owned by `client`'s uid) if it is not there,
     /// within `--max-sessions` and the uid's share.
-    func openSession(_ name: String, by client: some Client) throws(NavError) -> SessionState {
+    func openSession(_ r: SessionNameRequest, by client: some Client) throws(NavError) -> SessionState {
+        let name = r.name
         guard !name.isEmpty else {
             throw .invalidParams("`session.open`'s \"name\" is empty; give the session a name such as \"test-1\"", data: ["param": "name"])
         }
@@ -68,7 +69,9 @@ extension Navigator {
     }
 
     /// `session.close {name}`: its pending navigations are cancelled, its subscribers forget it.
-    func closeSession(_ name: String, by client: some Client) throws(NavError) {
+    @discardableResult
+    func closeSession(_ r: SessionNameRequest, by client: some Client) throws(NavError) -> Done {
+        let name = r.name
         guard name != "main" else {
             throw NavError(.notAllowed, "session \"main\" always exists and cannot be closed", data: ["session": "main"])
         }
@@ -82,24 +85,21 @@ extension Navigator {
         state.isClosed = true
         sessions[name] = nil
         store.sessionClosed(name)
+        return Done()
     }
 
     /// `session.list {after?, limit?}`: the sessions, a page at a time (`limit`, at most
     /// ``sessionListPage``): names of sessions opened after the cursor `after`, each page sorted by
     /// name, with `next` when there may be more. In cluster mode every session of the cluster, and
     /// its owner, in one answer.
-    func sessionList(after: Int, limit: Int) -> JSONValue {
+    func sessionList(_ r: SessionListRequest) -> SessionPage {
         if let pg = shared {
             var owners = pg.directory
             for name in sessions.keys { owners[name] = pg.node }
-            let names = owners.keys.sorted()
-            return ["sessions": .array(names.map(JSONValue.string)),
-                    "owners": .object(JSONObject(uniqueMembers: names.map { ($0, .string(owners[$0]!)) }))]
+            return SessionPage(sessions: owners.keys.sorted(), owners: owners)
         }
-        let page = sessions.page(after: after, limit: limit)
-        var o: JSONObject = ["sessions": .array(page.names.sorted().map(JSONValue.string))]
-        if let next = page.next { o.append("next", .string(String(next))) }
-        return .object(o)
+        let page = sessions.page(after: r.after, limit: r.limit)
+        return SessionPage(sessions: page.names.sorted(), next: page.next)
     }
 
     /// The most names one `session.list` answers (10,000 names of at most `--max-name` bytes stay
@@ -108,7 +108,8 @@ extension Navigator {
 
     /// `provide {preconditions}` (the caller checked the role): answers the names as kept
     /// (preconditions qualified, other names, recovery providers, as given).
-    func provide(_ names: [String], by client: some Client) throws(NavError) -> [String] {
+    func provide(_ r: ProvideRequest, by client: some Client) throws(NavError) -> Done {
+        let names = r.names
         guard !names.isEmpty else {
             throw .invalidParams("`provide` needs \"preconditions\": the names of the provider preconditions (or recovery providers) this client evaluates", data: ["param": "preconditions"])
         }
@@ -119,13 +120,13 @@ extension Navigator {
         }
         let resolved = names.map { graph.precondition(named: $0)?.name ?? $0 }
         addProvider(resolved, client)
-        return resolved
+        return Done(preconditions: resolved)
     }
 
     /// `cancel {navigation}`: whether a pending navigation of that id was cancelled.
-    func cancel(_ id: String) -> Bool {
-        guard let p = pending[id] else { return false }
-        finish(p, .failure(NavError(.cancelled, "the navigation was cancelled by a `cancel` request", data: ["navigation": .string(id)])))
-        return true
+    func cancel(_ r: CancelRequest) -> Cancelled {
+        guard let p = pending[r.navigation] else { return Cancelled(cancelled: false) }
+        finish(p, .failure(NavError(.cancelled, "the navigation was cancelled by a `cancel` request", data: ["navigation": .string(r.navigation)])))
+        return Cancelled(cancelled: true)
     }
 }
