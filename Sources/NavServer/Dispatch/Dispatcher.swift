@@ -58,7 +58,7 @@ final class Dispatcher {
     /// Why the store cannot write now (cluster mode): while set, changing methods are refused.
     var refusingChanges: String?
     /// The store as several nodes share it (cluster mode): where sessions not served here are.
-    var sharedStore: (any SharedStore)?
+    var directory: (any SessionDirectory)?
     /// Whether a session is served here (cluster mode asks before locating it elsewhere).
     var servesSession: (String) -> Bool = { _ in false }
     /// The server: held strongly, both live as long as the process.
@@ -282,7 +282,7 @@ final class Dispatcher {
                                data: ["retryAfterMs": .int(250)]))
             return
         }
-        if let pg = sharedStore, entry.spec.session != .none {
+        if let pg = directory, entry.spec.session != .none {
             switch locate(call, entry, in: pg, lookedUp: lookedUp) {
             case .here: break
             case .remote: return entry.remoteHandler!(call)

@@ -31,7 +31,7 @@ extension Dispatcher {
     /// remote handler. Another node's otherwise, or one that cannot be reached now: answered
     /// `moved` or `unavailable`. One the directory does not know: looked up first, then dispatched
     /// (once: `lookedUp`).
-    func locate(_ call: Call, _ entry: MethodTable.Entry, in pg: any SharedStore, lookedUp: Bool) -> CallRoute {
+    func locate(_ call: Call, _ entry: MethodTable.Entry, in pg: any SessionDirectory, lookedUp: Bool) -> CallRoute {
         let params: [String], watches: Bool
         switch entry.spec.session {
         case .none: return .here
@@ -66,7 +66,7 @@ extension Dispatcher {
     /// when it came in a batch). False when it cannot wait (too many wait, or PostgreSQL cannot be
     /// reached).
     func retryAfterLookUp(_ call: Call, _ entry: MethodTable.Entry, _ name: String) -> Bool {
-        guard let pg = sharedStore, let id = call.id else { return false }
+        guard let pg = directory, let id = call.id else { return false }
         var w = JSONWriter(capacity: 256)
         w.raw("{\"jsonrpc\":\"2.0\",\"id\":")
         w.write(id)

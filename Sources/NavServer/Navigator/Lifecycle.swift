@@ -12,7 +12,7 @@ extension Navigator {
     /// Takes the sessions `store` kept, and tells it every change from now on. Returns how many it
     /// restored. A single node makes "main" when the store had none (and tells the store); a node
     /// sharing its store serves "main" only when the store gave it.
-    func restore(_ sessions: [Session], from store: any Store, shared: (any SharedStore)?) -> Int {
+    func restore(_ sessions: [Session], from store: any Store, shared: (any SessionReplication)?) -> Int {
         self.store = store
         self.shared = shared
         for session in sessions {

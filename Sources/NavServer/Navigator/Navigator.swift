@@ -56,9 +56,9 @@ final class Navigator {
     var coverage: CoverageRuns
     /// Cluster mode: subscribers here of sessions other nodes own.
     var mirrors: [String: Mirror] = [:]
-    /// Cluster mode: the store as the nodes share it; every commit's `stackChanged` goes to it for
-    /// other nodes' subscribers.
-    var shared: (any SharedStore)?
+    /// Cluster mode: the shared store as replication (``SessionReplication``); every commit's
+    /// `stackChanged` goes to it for other nodes' subscribers.
+    var shared: (any SessionReplication)?
     var publishesChanges: Bool { shared != nil }
 
     init(config: NavigatorLimits, graph: NavigationGraph, logger: Logger, loop: EventLoop, publisher: any Publisher) {

@@ -101,7 +101,7 @@ public final class Server {
             throw error
         }
         sharedStore = s as? any SharedStore
-        dispatcher.sharedStore = sharedStore
+        dispatcher.directory = sharedStore
         return navigator.restore(sessions, from: s, shared: sharedStore)
     }
     /// Loads a graph from a directory (nil: the embedded example), for `graph.reload`.

@@ -55,15 +55,23 @@ extension Store {
 /// wants every commit's `stackChanged` for other nodes' subscribers, and knows who owns each session
 /// and the sessions as it holds them, for requests about sessions another node owns. The server and
 /// the navigator find it once, when the store is put to use.
-public protocol SharedStore: Store {
+/// Cluster mode's store, as the three layers that use it see it: dispatch routes requests by
+/// where sessions are (``SessionDirectory``), the navigator replicates changes to other nodes'
+/// subscribers (``SessionReplication``), the server writes commits in the background (below).
+public protocol SharedStore: Store, SessionDirectory, SessionReplication {
     /// Starts writing what was told since the last flush, all or nothing; `done` runs once, on the
     /// loop: nil when it is stored, else why not (nothing of it is stored, and the store has told
     /// its ``ClusterEvents`` which sessions to read again). The server holds every reply and
     /// notification, and reads no more requests, until `done` runs; one flush at a time.
     func beginFlush(graph: NavigationGraph, done: @escaping (StateError?) -> Void)
-    /// A commit's `stackChanged` params, for subscribers on other nodes (every commit, subscribed
-    /// here or not).
-    func changePublished(_ s: Session, body: [UInt8])
+    /// `stats.cluster`.
+    func statsObject(mirrors: Int) -> JSONObject
+    /// Where it reports what it did not change itself (the server, once the store is put to use).
+    var events: (any ClusterEvents)? { get set }
+}
+
+/// Where the cluster's sessions are: what dispatch needs to send a request to its session's node.
+public protocol SessionDirectory: AnyObject {
     /// This node's name.
     var node: String { get }
     /// Every session of the cluster this node knows of, by owner node.
@@ -73,18 +81,26 @@ public protocol SharedStore: Store {
     /// Where a session this node does not hold is: another node's (`moved`), one to wait for
     /// (`unavailable`), nowhere, or not known yet (to look up).
     func whereabouts(_ name: String) -> SessionWhereabouts
+    /// Learns who owns `name`, then runs `then`; false when it cannot wait now.
+    func lookUp(_ name: String, then: @escaping () -> Void) -> Bool
+}
+
+/// Changes between nodes: what the navigator needs to tell other nodes' subscribers and to serve
+/// subscribers here of sessions other nodes own.
+public protocol SessionReplication: AnyObject {
+    /// This node's name.
+    var node: String { get }
+    /// Every session of the cluster this node knows of, by owner node (`session.list`).
+    var directory: [String: String] { get }
+    /// A commit's `stackChanged` params, for subscribers on other nodes (every commit, subscribed
+    /// here or not).
+    func changePublished(_ s: Session, body: [UInt8])
     /// Reads `name` as the store holds it now (nil: no such session).
     func read(_ name: String, _ done: @escaping (Result<Session?, RPCError>) -> Void)
     /// The version of `name` this node last stored or read, while it owns the session and until
     /// ``ClusterEvents`` heard it lost it: what its subscribers here were last told, whatever
     /// uncommitted changes the session in memory holds.
     func storedVersion(of name: String) -> Int?
-    /// Learns who owns `name`, then runs `then`; false when it cannot wait now.
-    func lookUp(_ name: String, then: @escaping () -> Void) -> Bool
-    /// `stats.cluster`.
-    func statsObject(mirrors: Int) -> JSONObject
-    /// Where it reports what it did not change itself (the server, once the store is put to use).
-    var events: (any ClusterEvents)? { get set }
 }
 
 /// What a shared store tells the server about sessions it did not change itself.
