@@ -9,7 +9,7 @@ public enum EmbeddedProtocol {
   "info": {
     "title": "navd",
     "version": "1",
-    "description": "navd's JSON-RPC 2.0 interface over a Unix socket. See Protocol/PROTOCOL.md for framing, limits and errors. Each method's x-navd-changes says whether it may change a session or the daemon: such methods are refused with unavailable while the store cannot write (cluster mode), and only they make the store write. A method with x-navd-roles may be called only by a client holding one of those roles (others are answered accessDenied with data.roles)."
+    "description": "navd's JSON-RPC 2.0 interface over a Unix socket. See Protocol/PROTOCOL.md for framing, limits and errors. Each method's x-navd-changes says whether it may change a session or the daemon: such methods are refused with unavailable while the store cannot write (cluster mode), and only they make the store write. A method with x-navd-roles may be called only by a client holding one of those roles (others are answered accessDenied with data.roles). A method's x-navd-session names the params that name the session it acts on ({\"acts\": [...]}: in cluster mode a session another node owns is answered moved; {\"watches\": [...]}: it is served here through the store); without it, the method acts on no one session. Each method is declared in Protocol/methods/<name>.json; this document is assembled from those files by scripts/protocol.py."
   },
   "methods": [
     {
