@@ -26,24 +26,7 @@ extension Session {
         let style = by ?? destination.by ?? .push
         let r = (from: from, ifVersion: ifVersion)
 
-        // Source.
-        let source: Node
-        if let from = r.from {
-            guard let n = nodes[from] else {
-                throw NavError(.unknownNode, "no node `\(from)` in session `\(name)`; `tree` lists the current nodes", data: ["node": .string(from)])
-            }
-            guard n.kind == .screen else {
-                throw NavError(.unknownNode, "node `\(from)` is a \(n.kind.rawValue); \"from\" must name a screen", data: ["node": .string(from)])
-            }
-            source = n
-        } else {
-            guard let top = visibleTopRef else { throw NavError(.unknownNode, "session `\(name)` shows no screen to navigate from") }
-            source = top.with { $0 }
-        }
-        if let v = r.ifVersion, v != version {
-            throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires; fetch `tree` and decide again",
-                           data: ["version": .int(version), "ifVersion": .int(v)])
-        }
+        let source = try planSource(from: r.from, ifVersion: r.ifVersion)
 
         // Style, abilities, access.
         let sourceCoordinator = graph.coordinators[source.coordinator]
@@ -72,27 +55,8 @@ extension Session {
             throw NavError(.notAllowed, "`\(sourceCoordinator.name)` cannot open `\(target.name)`: its opens are \(opens.isEmpty ? "empty" : opens.joined(separator: ", ")) (select and root are always available)",
                            data: ["from": .string(source.id), "to": .string(target.name), "by": .string(style.rawValue)])
         }
-        switch style {
-        case .present:
-            if source.presented != nil {
-                throw NavError(.notAllowed, "`\(source.id)` (\(sourceCoordinator.name)) is already presenting; dismiss its modal first or present from the modal's top",
-                               data: ["from": .string(source.id)])
-            }
-        case .replace:
-            if let f = enclosingFlow, !isStepOfEnclosingFlow {
-                throw NavError(.notAllowed, "`\(target.name)` cannot replace a step of flow `\(graph.coordinators[f.coordinator].name)`: it is not one of its steps",
-                               data: ["from": .string(source.id)])
-            }
-        case .select:
-            guard nestedTab(of: target.index) != nil || declaredTab(target.index) != nil else {
-                var tabs: [String] = []
-                if case .tabs(let declared) = graph.root { tabs = declared.map { graph.coordinators[$0].name } }
-                throw NavError(.notAllowed, tabs.isEmpty ? "select needs tabs, and the graph's root is a stack"
-                                                        : "`\(target.name)` is not one of the tabs; the graph declares the tabs \(tabs.joined(separator: ", "))",
-                               data: ["to": .string(target.name), "by": "select"])
-            }
-        default: break
-        }
+        try checkStyle(style, target: target, source: source, sourceCoordinator: sourceCoordinator, enclosingFlow: enclosingFlow,
+                       isStepOfEnclosingFlow: isStepOfEnclosingFlow)
         if !target.access.isEmpty && caller.roles.isDisjoint(with: target.access) {
             let held = caller.roles.isEmpty ? "none" : caller.roles.sorted().joined(separator: ", ")
             throw NavError(.accessDenied, "`\(target.name)` admits only clients with role \(target.access.joined(separator: " or ")); this client holds \(held). Roles come from the policy file (--policy), by uid or by token (hello {token})",
@@ -101,25 +65,7 @@ extension Session {
 
         // Setup model: mediation, then the schema.
         if style == .select {
-            // `with` replaces the params of the tab's first screen (React Navigation's navigate to a
-            // tab); with `merge` it is merged into them (a null removes a field), as `update` does.
-            // The result must match the setup; no `with` leaves them as they are.
-            guard given != nil || destination.with != nil else {
-                var plan = Plan(target: target.index, by: style, params: .object(with), source: source.number, ifVersion: r.ifVersion, preconditions: target.preconditions)
-                plan.sourceCoordinator = source.coordinator
-                if destination.route >= 0 { plan.route = destination.route }
-                return plan
-            }
-            let params = merge ? Session.merged(tabFirstNode(of: target.index)?.params ?? .object([:]), with) : .object(with)
-            if let setup = target.setup, let violation = setup.validate(params) {
-                throw NavError(.invalidSetup, "select's \"with\" would make the params of tab `\(target.name)` not match its setup: \(violation.message)",
-                               data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "to": .string(target.name)])
-            }
-            var plan = Plan(target: target.index, by: style, params: params, source: source.number, ifVersion: r.ifVersion, preconditions: target.preconditions)
-            plan.sourceCoordinator = source.coordinator
-            plan.selectsWith = true
-            if destination.route >= 0 { plan.route = destination.route }
-            return plan
+            return try planSelect(target, destination, with: with, given: given != nil, merge: merge, source: source, ifVersion: r.ifVersion)
         }
         let given = with.count
         let asGiven = existing == .push ? nil : with
@@ -143,6 +89,79 @@ extension Session {
         var plan = Plan(target: target.index, by: style, params: params, paramsBytes: bytes, source: source.number, ifVersion: r.ifVersion,
                         preconditions: target.preconditions)
         plan.sourceCoordinator = source.coordinator
+        if destination.route >= 0 { plan.route = destination.route }
+        return plan
+    }
+
+    /// The screen a navigation starts from (`from`, else the visible top), checked against `ifVersion`.
+    private func planSource(from: String?, ifVersion: Int?) throws(NavError) -> Node {
+        let source: Node
+        if let from {
+            guard let n = nodes[from] else {
+                throw NavError(.unknownNode, "no node `\(from)` in session `\(name)`; `tree` lists the current nodes", data: ["node": .string(from)])
+            }
+            guard n.kind == .screen else {
+                throw NavError(.unknownNode, "node `\(from)` is a \(n.kind.rawValue); \"from\" must name a screen", data: ["node": .string(from)])
+            }
+            source = n
+        } else {
+            guard let top = visibleTopRef else { throw NavError(.unknownNode, "session `\(name)` shows no screen to navigate from") }
+            source = top.with { $0 }
+        }
+        if let v = ifVersion, v != version {
+            throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires; fetch `tree` and decide again",
+                           data: ["version": .int(version), "ifVersion": .int(v)])
+        }
+        return source
+    }
+
+    /// What each style asks of the source: present from a screen not presenting, replace only
+    /// among a flow's steps, select only a tab.
+    private func checkStyle(_ style: Presentation, target: Coordinator, source: Node, sourceCoordinator: Coordinator, enclosingFlow: Node?,
+                            isStepOfEnclosingFlow: Bool) throws(NavError) {
+        switch style {
+        case .present:
+            if source.presented != nil {
+                throw NavError(.notAllowed, "`\(source.id)` (\(sourceCoordinator.name)) is already presenting; dismiss its modal first or present from the modal's top",
+                               data: ["from": .string(source.id)])
+            }
+        case .replace:
+            if let f = enclosingFlow, !isStepOfEnclosingFlow {
+                throw NavError(.notAllowed, "`\(target.name)` cannot replace a step of flow `\(graph.coordinators[f.coordinator].name)`: it is not one of its steps",
+                               data: ["from": .string(source.id)])
+            }
+        case .select:
+            guard nestedTab(of: target.index) != nil || declaredTab(target.index) != nil else {
+                var tabs: [String] = []
+                if case .tabs(let declared) = graph.root { tabs = declared.map { graph.coordinators[$0].name } }
+                throw NavError(.notAllowed, tabs.isEmpty ? "select needs tabs, and the graph's root is a stack"
+                                                        : "`\(target.name)` is not one of the tabs; the graph declares the tabs \(tabs.joined(separator: ", "))",
+                               data: ["to": .string(target.name), "by": "select"])
+            }
+        default: break
+        }
+    }
+
+    /// `by: select`: `with` replaces the params of the tab's first screen (React Navigation's
+    /// navigate to a tab); with `merge` it is merged into them (a null removes a field), as `update`
+    /// does. The result must match the setup; no `with` leaves them as they are.
+    private func planSelect(_ target: Coordinator, _ destination: Destination, with: JSONObject, given: Bool, merge: Bool, source: Node,
+                            ifVersion: Int?) throws(NavError) -> Plan {
+        let style = Presentation.select
+        guard given || destination.with != nil else {
+            var plan = Plan(target: target.index, by: style, params: .object(with), source: source.number, ifVersion: ifVersion, preconditions: target.preconditions)
+            plan.sourceCoordinator = source.coordinator
+            if destination.route >= 0 { plan.route = destination.route }
+            return plan
+        }
+        let params = merge ? Session.merged(tabFirstNode(of: target.index)?.params ?? .object([:]), with) : .object(with)
+        if let setup = target.setup, let violation = setup.validate(params) {
+            throw NavError(.invalidSetup, "select's \"with\" would make the params of tab `\(target.name)` not match its setup: \(violation.message)",
+                           data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "to": .string(target.name)])
+        }
+        var plan = Plan(target: target.index, by: style, params: params, source: source.number, ifVersion: ifVersion, preconditions: target.preconditions)
+        plan.sourceCoordinator = source.coordinator
+        plan.selectsWith = true
         if destination.route >= 0 { plan.route = destination.route }
         return plan
     }
