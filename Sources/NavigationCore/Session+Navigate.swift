@@ -315,28 +315,7 @@ extension Session {
             root = makeStack(holding: created)
             changes.record("reset", root: root, removed: removed.numbers)
         case .select:
-            if plan.selectsWith {
-                // Checked before anything changes (a fresh tab shell's first screen holds no params).
-                let before = tabFirstNode(of: plan.target)?.paramsBytes ?? 0
-                try limits.check(depth: 0, nodes: 0, paramsBytes: paramsBytes - before + plan.paramsBytes)
-            }
-            if let (shell, i) = nestedTab(of: plan.target) {
-                // A tab of a tab container on the visible path (the innermost that declares it).
-                select(i, in: shell, changes: &changes)
-                created = shell.children[i].children[0]
-                break
-            }
-            guard let tab = declaredTab(plan.target) else {
-                throw NavError(.notAllowed, "`\(graph.coordinators[plan.target].name)` is not one of the tabs the graph declares")
-            }
-            if tabIndex(of: plan.target) == nil {
-                // The tab shell was replaced (a `root` navigation): selecting a tab brings it back, fresh.
-                forget(root, into: &removed)
-                root = makeRoot()
-                changes.record("reset", root: root, removed: removed.numbers)
-            }
-            select(tab, in: root, changes: &changes)
-            created = root.children[tab].children[0]
+            created = try commitSelect(plan, changes: &changes, removed: &removed)
         }
         if plan.selectsWith, created.params != plan.params {
             // `select {with}`: the tab's first screen takes the params validated with the plan.
@@ -345,6 +324,32 @@ extension Session {
         }
         version += 1
         return Commit(version: version, changes: changes.text, node: created, removedNumbers: removed.numbers, endedFlows: removed.ended)
+    }
+
+    /// `by: select`: the tab's first screen, its tab selected (a tab of a container on the visible
+    /// path, else of the root's tabs, brought back fresh if a `root` navigation replaced them).
+    private func commitSelect(_ plan: Plan, changes: inout ChangeLog, removed: inout Removal) throws(NavError) -> Node {
+        if plan.selectsWith {
+            // Checked before anything changes (a fresh tab shell's first screen holds no params).
+            let before = tabFirstNode(of: plan.target)?.paramsBytes ?? 0
+            try limits.check(depth: 0, nodes: 0, paramsBytes: paramsBytes - before + plan.paramsBytes)
+        }
+        if let (shell, i) = nestedTab(of: plan.target) {
+            // A tab of a tab container on the visible path (the innermost that declares it).
+            select(i, in: shell, changes: &changes)
+            return shell.children[i].children[0]
+        }
+        guard let tab = declaredTab(plan.target) else {
+            throw NavError(.notAllowed, "`\(graph.coordinators[plan.target].name)` is not one of the tabs the graph declares")
+        }
+        if tabIndex(of: plan.target) == nil {
+            // The tab shell was replaced (a `root` navigation): selecting a tab brings it back, fresh.
+            forget(root, into: &removed)
+            root = makeRoot()
+            changes.record("reset", root: root, removed: removed.numbers)
+        }
+        select(tab, in: root, changes: &changes)
+        return root.children[tab].children[0]
     }
 
     /// The screen `navigate {existing}` keeps, if it may take the plan's params (checked before a
