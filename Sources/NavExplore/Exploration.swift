@@ -67,28 +67,7 @@ public final class Exploration {
             let l = g.links[li]
             found.append(Finding(kind: .brokenLink, location: l.location, message: "deep link `\(l.pattern)`: \(problem)"))
         }
-        for p in g.preconditions {
-            guard case .flow(let f)? = p.recover else { continue }
-            let flow = g.coordinators[f]
-            if !e.flowTops.contains(f) {
-                found.append(Finding(kind: .recovery, location: p.location,
-                                     message: "`\(p.name)` recovers through flow `\(flow.name)`, which cannot be completed: the precondition can never pass by recovery"))
-                continue
-            }
-            guard case .check(let fact, let test) = p.kind else { continue }
-            let facts = resolveResultReferences(p.recoverFacts, in: SampleValues.value(for: flow.flow?.result))
-            if let v = facts[fact] {
-                if !Explorer.passes(v, test) {
-                    found.append(Finding(kind: .recovery, location: p.location,
-                                         message: "`\(p.name)` recovers through `\(flow.name)`, whose `facts` set `\(fact)` to \(JSONWriter.string(v)), for which the check fails: the navigation fails after every recovery"))
-                }
-            } else if p.recoverFacts.isEmpty || !p.recoverFacts.keys.contains(fact) {
-                var f = Finding(kind: .recovery, location: p.location,
-                                message: "`\(p.name)` recovers through `\(flow.name)`, which sets no fact `\(fact)` (`recover: {flow, facts: {\(fact): …}}`): it passes after the flow only if a front-end sets the fact")
-                f.note = true
-                found.append(f)
-            }
-        }
+        found += Exploration.recoveryFindings(e)
         for (p, chain) in e.redirectLoops {
             let pre = g.preconditions[p]
             found.append(Finding(kind: .cycle, location: pre.location,
@@ -121,6 +100,36 @@ public final class Exploration {
         reachedEdges = reached.map { (source: $0.0, target: $0.1) }
         plainEdges = plain
         plan = TestPlan(e, edges: reached.filter { e.plainEdges[Explorer.Pair(source: $0.0, target: $0.1)] != nil })
+    }
+
+    /// Recovery flows that cannot make their precondition pass: the flow cannot be completed, or the
+    /// facts it sets fail the check (a flow setting no fact of the check is a note).
+    static func recoveryFindings(_ e: Explorer) -> [Finding] {
+        let g = e.graph
+        var found: [Finding] = []
+    for p in g.preconditions {
+        guard case .flow(let f)? = p.recover else { continue }
+        let flow = g.coordinators[f]
+        if !e.flowTops.contains(f) {
+            found.append(Finding(kind: .recovery, location: p.location,
+                                 message: "`\(p.name)` recovers through flow `\(flow.name)`, which cannot be completed: the precondition can never pass by recovery"))
+            continue
+        }
+        guard case .check(let fact, let test) = p.kind else { continue }
+        let facts = resolveResultReferences(p.recoverFacts, in: SampleValues.value(for: flow.flow?.result))
+        if let v = facts[fact] {
+            if !Explorer.passes(v, test) {
+                found.append(Finding(kind: .recovery, location: p.location,
+                                     message: "`\(p.name)` recovers through `\(flow.name)`, whose `facts` set `\(fact)` to \(JSONWriter.string(v)), for which the check fails: the navigation fails after every recovery"))
+            }
+        } else if p.recoverFacts.isEmpty || !p.recoverFacts.keys.contains(fact) {
+            var f = Finding(kind: .recovery, location: p.location,
+                            message: "`\(p.name)` recovers through `\(flow.name)`, which sets no fact `\(fact)` (`recover: {flow, facts: {\(fact): …}}`): it passes after the flow only if a front-end sets the fact")
+            f.note = true
+            found.append(f)
+        }
+    }
+        return found
     }
 
     /// `opens` entries of the graph, each source → target once.
