@@ -7,14 +7,9 @@ is embedded by scripts/protocol.py). A test fails when an embedded copy differs 
 import os
 import sys
 
+from protocol import swift_literal as literal  # the same raw-string literal protocol.py writes
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def literal(text: str) -> str:
-    hashes = "#"
-    while ('"' + hashes) in text:
-        hashes += "#"
-    return f'{hashes}"""\n{text}\n"""{hashes}'
 
 
 def write(path: str, body: str) -> None:

@@ -257,7 +257,7 @@ def check_swift(l):
     if l.get("sized"):
         return f"        if let {name} {{ try check(Limit.{name}, {name}) }}"
     if l["unit"] == "duration":
-        return f"        try check(Limit.{name}, milliseconds({name}, Limit.{name}))"
+        return f"        try check(Limit.{name}, milliseconds({name}))"
     return f"        try check(Limit.{name}, {name})"
 
 
@@ -265,7 +265,7 @@ def apply_swift(l, target):
     name = limit_name(l)
     path = l["config"].split(".", 1)[1] if l["config"].startswith("graph.") else l["config"]
     if l["unit"] == "duration":
-        return f"        {target}.{path} = UInt64(milliseconds({name}, Limit.{name}))"
+        return f"        {target}.{path} = UInt64(milliseconds({name}))"
     return f"        {target}.{path} = {name}"
 
 

@@ -9,6 +9,6 @@ func check(_ limit: Limit, _ value: Int) throws {
 
 /// The milliseconds duration option `text` gives (`500ms`, `30s`, `1m`); -1, below every limit's
 /// bounds, when it is no duration.
-func milliseconds(_ text: String, _ limit: Limit) -> Int {
+func milliseconds(_ text: String) -> Int {
     parseDuration(.string(text)).map { Int(clamping: $0) } ?? -1
 }

@@ -73,18 +73,14 @@ final class MethodTable {
 
     /// Registers (or replaces) the method `spec` declares (`Generated/MethodDeclarations.swift`, made
     /// from `Protocol/methods/<name>.json`), whose params are the cases of `P` (generated with it).
-    func register<P: ParamName>(_ spec: Spec, _: P.Type, _ handler: @escaping Handler) {
+    /// A method whose spec watches sessions (``SessionUse/watches(_:)``) may give `remote`, what
+    /// answers it for a session another node owns (cluster mode); dispatch chooses between them.
+    func register<P: ParamName>(_ spec: Spec, _: P.Type, remote: Handler? = nil, _ handler: @escaping Handler) {
         precondition(P.table.names == spec.params, "\(spec.name): the param enum \(P.self) is not the one generated for it")
-        add(spec, handler)
-    }
-
-    /// Registers a method whose spec watches sessions (``SessionUse/watches(_:)``), with what
-    /// answers it here (`handler`) and what answers it for a session another node owns (`remote`,
-    /// cluster mode); dispatch chooses between them.
-    func register<P: ParamName>(_ spec: Spec, _: P.Type, remote: @escaping Handler, _ handler: @escaping Handler) {
-        precondition(P.table.names == spec.params, "\(spec.name): the param enum \(P.self) is not the one generated for it")
-        guard case .watches = spec.session else { preconditionFailure("\(spec.name) does not watch sessions: it has no remote handler") }
-        rebuild(entries.filter { $0.spec.name != spec.name } + [Entry(spec, handler, remote: remote)])
+        if remote != nil {
+            guard case .watches = spec.session else { preconditionFailure("\(spec.name) does not watch sessions: it has no remote handler") }
+        }
+        add(spec, handler, remote: remote)
     }
 
     /// Registers (or replaces) the method `spec` declares, which takes no params.
@@ -93,8 +89,8 @@ final class MethodTable {
         add(spec, handler)
     }
 
-    private func add(_ spec: Spec, _ handler: @escaping Handler) {
-        rebuild(entries.filter { $0.spec.name != spec.name } + [Entry(spec, handler)])
+    private func add(_ spec: Spec, _ handler: @escaping Handler, remote: Handler? = nil) {
+        rebuild(entries.filter { $0.spec.name != spec.name } + [Entry(spec, handler, remote: remote)])
     }
 
     /// Forgets every method (at shutdown: handlers hold the server).

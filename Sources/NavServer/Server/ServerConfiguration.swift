@@ -144,7 +144,7 @@ import Glibc
 extension ServerConfiguration {
     /// Refuses a name a client gives (a client name, a token) as the navigator refuses its names.
     func checkName(_ name: String, _ what: String, param: String) throws(RPCError) {
-        do throws(NavError) { try navigator.checkName(name, what, param: param) } catch { throw error.rpc }
+        try navigator.checkParamName(name, what, param: param)
     }
 }
 

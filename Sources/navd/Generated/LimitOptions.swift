@@ -122,11 +122,11 @@ struct LimitOptions: ParsableArguments {
         try check(Limit.maxChildrenPerUid, maxChildrenPerUid)
         try check(Limit.maxProviderRequests, maxProviderRequests)
         try check(Limit.maxProviderRequestsPerUid, maxProviderRequestsPerUid)
-        try check(Limit.maxQueueWait, milliseconds(maxQueueWait, Limit.maxQueueWait))
+        try check(Limit.maxQueueWait, milliseconds(maxQueueWait))
         try check(Limit.maxKeysPerUid, maxKeysPerUid)
         try check(Limit.maxKeyBytesPerUid, maxKeyBytesPerUid)
         try check(Limit.maxName, maxName)
-        try check(Limit.messageTimeout, milliseconds(messageTimeout, Limit.messageTimeout))
+        try check(Limit.messageTimeout, milliseconds(messageTimeout))
         try check(Limit.logCompactBytes, logCompactBytes)
         try check(Limit.logCompactRatio, logCompactRatio)
     }
@@ -154,11 +154,11 @@ struct LimitOptions: ParsableArguments {
         config.maxChildrenPerUid = maxChildrenPerUid
         config.maxProviderRequests = maxProviderRequests
         config.maxProviderRequestsPerUid = maxProviderRequestsPerUid
-        config.maxQueueWaitMs = UInt64(milliseconds(maxQueueWait, Limit.maxQueueWait))
+        config.maxQueueWaitMs = UInt64(milliseconds(maxQueueWait))
         config.maxKeysPerUid = maxKeysPerUid
         config.maxKeyBytesPerUid = maxKeyBytesPerUid
         config.maxName = maxName
-        config.messageTimeoutMs = UInt64(milliseconds(messageTimeout, Limit.messageTimeout))
+        config.messageTimeoutMs = UInt64(milliseconds(messageTimeout))
         config.logCompactBytes = logCompactBytes
         config.logCompactRatio = logCompactRatio
     }
