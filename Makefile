@@ -119,7 +119,7 @@ test: build-debug
 	scripts/man.sh --check
 	python3 scripts/protocol.py --check
 	python3 scripts/embed-web.py --check
-	$(SWIFT) test --skip-build
+	SWIFT=$(SWIFT) scripts/swift-test.sh
 	$(MAKE) test-web
 	$(MAKE) test-python
 	scripts/client-package.sh

@@ -79,7 +79,9 @@ class Cluster:
             out = open(os.path.join(self.work, "%s-%d.log" % (name, self.gen)), "w")
         p = subprocess.Popen([self.navd, "--socket", sock, "--store", self.pg, "--node", name,
                               "--lease", "%dms" % self.lease_ms],
-                             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+                             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                             # a node keeps its coverage under $XDG_STATE_HOME: in the run's folder
+                             env=dict(os.environ, XDG_STATE_HOME=os.path.join(self.work, "state")))
         deadline = now() + 20
         while not os.path.exists(sock):
             if p.poll() is not None or now() > deadline:

@@ -26,18 +26,21 @@ final class TmuxPane {
 
     func send(_ keys: String...) throws { try tmux(["send-keys", "-t", target] + keys) }
 
-    /// Waits until the pane shows `text` (and no longer shows `gone`, when given); returns the
-    /// screen (fails the test with it on timeout).
+    /// Waits until the pane shows `text` and each of `more` at once (and no longer shows `gone`,
+    /// when given); returns the screen (fails the test with it on timeout). What one step changes
+    /// may be drawn in several redraws (a reply's status line, then a notification's tree and log
+    /// lines), so a step waits for all it expects rather than checking the first screen it sees.
     @discardableResult
-    func waitFor(_ text: String, without gone: String? = nil, timeout: Double = 10, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+    func waitFor(_ text: String, _ more: String..., without gone: String? = nil, timeout: Double = 10,
+                 sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
         var last = ""
         while Date() < deadline {
             last = try screen()
-            if last.contains(text) && !(gone.map(last.contains) ?? false) { return last }
+            if last.contains(text) && more.allSatisfy(last.contains) && !(gone.map(last.contains) ?? false) { return last }
             usleep(30_000)
         }
-        Issue.record("screen never showed \(text.debugDescription):\n\(last)", sourceLocation: sourceLocation)
+        Issue.record("screen never showed \(([text] + more).map(\.debugDescription).joined(separator: " and ")):\n\(last)", sourceLocation: sourceLocation)
         throw TestFailure("timeout waiting for \(text)")
     }
 }
@@ -76,17 +79,14 @@ final class TmuxPane {
         try pane.send("1")
         try pane.waitFor("▸ id*")
         try pane.send("p", "4", "2", "Enter")
-        s = try pane.waitFor("actions on shop.Product")
-        #expect(s.contains("▶     shop.Product [n8] {\"id\":\"p42\"}"), "\(s)")
-        #expect(s.contains("v1 push shop.Product [n8] in n3"), "\(s)")
+        try pane.waitFor("actions on shop.Product", "▶     shop.Product [n8] {\"id\":\"p42\"}", "v1 push shop.Product [n8] in n3")
 
         // A change made by another client (navctl) appears.
         var env = ProcessInfo.processInfo.environment
         env["NAVD_SOCKET"] = d.socketPath
         let r = try runCommand(Repo.binary("navctl"), ["navigate", "shop.Reviews"], environment: env)
         #expect(r.status == 0, "\(r)")
-        s = try pane.waitFor("v2 push shop.Reviews [n9] in n3")
-        #expect(s.contains("actions on shop.Reviews"))
+        s = try pane.waitFor("v2 push shop.Reviews [n9] in n3", "actions on shop.Reviews")
         #expect(s.contains("▶       shop.Reviews [n9] {\"productId\":\"p42\"}") || s.contains("▶     shop.Reviews [n9]"), "\(s)")
 
         // Dismiss from the UI.
@@ -140,24 +140,22 @@ final class TmuxPane {
         try pane.send("e")
         try pane.waitFor("dismiss with a result")
         try pane.send("d", "o", "n", "e", "Enter")
-        s = try pane.waitFor("screenResult for n8")
-        #expect(s.contains("\"done\""), "\(s)")
+        try pane.waitFor("screenResult for n8", "\"done\"")
         // p, then an action: pop to the top of the stack first, in the same commit.
         try pane.send("p")
         try pane.waitFor("pop first: ON")
         try pane.send("1")
         try pane.waitFor("▸ productId")
         try pane.send("Enter")
-        s = try pane.waitFor("pop to n2, push shop.Reviews: version")
-        #expect(s.contains("v4 pop in n3 removed n8") && s.contains("v4 push shop.Reviews"), "one commit: \(s)")
+        // One commit: the pop and the push are logged under the same version.
+        try pane.waitFor("pop to n2, push shop.Reviews: version", "v4 pop in n3 removed n8", "v4 push shop.Reviews")
         try pane.send("t")
-        s = try pane.waitFor("actions on shop.Home")
-        #expect(s.contains("v5 pop in n3 removed"), "one pop, to the tab's first screen: \(s)")
+        // One pop, to the tab's first screen.
+        try pane.waitFor("actions on shop.Home", "v5 pop in n3 removed")
         #expect(try runCommand(Repo.binary("navctl"), ["navigate", "account.Account", "--by", "select"], environment: env).status == 0)
         try pane.waitFor("actions on account.Account")
         try pane.send("r")
-        s = try pane.waitFor("reset: version")
-        #expect(s.contains("actions on shop.Home"), "\(s)")
+        try pane.waitFor("reset: version", "actions on shop.Home")
     }
 
     /// At 80×24 every action of shop.Home is reachable and shown (a page at a time, `>` and `<`,
@@ -272,8 +270,9 @@ final class TmuxPane {
         try pane.send("4")
         try pane.waitFor("▸ id*")
         try pane.send("p", "2", "Enter")
-        var s = try pane.waitFor("back to or push shop.Product: version 2")
-        #expect(s.contains("v2 update shop.Product") && !s.contains("v2 push"), "the product kept, its params replaced: \(s)")
+        // The product kept, its params replaced.
+        var s = try pane.waitFor("back to or push shop.Product: version 2", "v2 update shop.Product")
+        #expect(!s.contains("v2 push"), "\(s)")
         try pane.send("1")
         try pane.waitFor("▸ productId")
         try pane.send("Enter")
@@ -336,8 +335,7 @@ final class TmuxPane {
         let d2 = try Daemon(arguments: ["--state", state], socketPath: sock)
         // The restored tree comes back on screen without any key pressed.
         try pane.waitFor("connected to \(sock)")
-        let s = try pane.waitFor("actions on shop.Product")
-        #expect(s.contains("shop.Product [n8] {\"id\":\"p9\"}"), "\(s)")
+        try pane.waitFor("actions on shop.Product", "shop.Product [n8] {\"id\":\"p9\"}")
         try pane.send("q")
         try pane.waitFor("exit=0")
         _ = d2

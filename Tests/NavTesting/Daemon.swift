@@ -66,6 +66,12 @@ public final class Daemon: @unchecked Sendable {
         let argv = [Repo.binary("navd")] + socketArgs + stateArgs + graphArgs + arguments
         var env = environment ?? ProcessInfo.processInfo.environment
         env["SWIFT_BACKTRACE"] = env["SWIFT_BACKTRACE"] ?? "enable=no"
+        // A cluster node keeps its coverage where its state file would be ($XDG_STATE_HOME/navd/):
+        // beside its socket, not in the home directory of whoever runs the tests (a restart under
+        // the same socket finds it again).
+        if arguments.contains("--store") && environment?["XDG_STATE_HOME"] == nil {
+            env["XDG_STATE_HOME"] = URL(fileURLWithPath: self.socketPath).deletingLastPathComponent().path + "/state"
+        }
         pid = try spawn(argv, environment: env, stderrTo: log)
         if waitUntilServing { try waitForLog("navd listening", timeout: 20) }
     }
