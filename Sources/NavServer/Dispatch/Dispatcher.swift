@@ -59,15 +59,18 @@ final class Dispatcher {
     var refusingChanges: String?
     /// The store as several nodes share it (cluster mode): where sessions not served here are.
     var directory: (any SessionDirectory)?
-    /// Whether a session is served here (cluster mode asks before locating it elsewhere).
-    var servesSession: (String) -> Bool = { _ in false }
+    /// The sessions served here (the navigator's), where each call's session is found.
+    weak var sessions: (any SessionSource)?
+    /// What decoding params reads besides them; replaced with the graph.
+    var decoding: DecodingContext
     /// The server: held strongly, both live as long as the process.
     var host: (any DispatchHost)?
     private var outboundCounter = 0
     /// Methods answered during the read being handled, whose latencies are taken when it ends.
     private var unsettled: [MethodTable.Entry] = []
 
-    init(loop: EventLoop, logger: Logger, limits: DispatchLimits, transport: ConnectionSet) {
+    init(loop: EventLoop, logger: Logger, limits: DispatchLimits, transport: ConnectionSet, decoding: DecodingContext) {
+        self.decoding = decoding
         self.loop = loop
         self.logger = logger
         self.limits = limits

@@ -36,6 +36,14 @@ final class MethodTable {
         /// The same, but a session another node owns is served here (a subscriber hears it through
         /// the store).
         case watches(_ params: [String])
+
+        /// The params that name the session, in the order they are looked at.
+        var params: [String] {
+            switch self {
+            case .none: return []
+            case .acts(let p), .watches(let p): return p
+            }
+        }
     }
 
     /// One registered method. A class: a closure kept in an array or a tuple is stored at the most
@@ -57,12 +65,16 @@ final class MethodTable {
         /// table copied along with each `Params` value stalled on store forwarding). Per server, so
         /// that servers on several threads (tests) never share it.
         let paramPositions: ScratchWords
+        /// The params that name the session it acts on or watches (``SessionUse``), as indices
+        /// into its params: the first given names it (``Call/session(_:)``).
+        let sessionParams: [Int]
         init(_ spec: Spec, _ handler: @escaping Handler, remote: Handler? = nil) {
             self.spec = spec
             self.handler = handler
             remoteHandler = remote
             isRestricted = !spec.roles.isEmpty
             paramPositions = ScratchWords(count: spec.params.count)
+            sessionParams = spec.session.params.compactMap { spec.params.firstIndex(of: $0) }
         }
     }
     private var entries: [Entry] = []

@@ -79,6 +79,14 @@ struct Params<P: ParamName> {
         return pos == 0 ? nil : object.view(at: pos)
     }
 
+    /// The param at `index` of the method's params (its enum's raw value), as ``given(_:)``.
+    @inline(__always)
+    func given(at index: Int) -> JSONView? {
+        guard let object, case let pos = Int(positions[index]), pos != 0 else { return nil }
+        let v = object.view(at: pos)
+        return v.isNull ? nil : v
+    }
+
     /// Whether the param is given at all (`null` included).
     func has(_ name: P) -> Bool { member(name) != nil }
 

@@ -45,7 +45,7 @@ extension Dispatcher {
             name = s
             break
         }
-        if servesSession(name) { return .here }
+        if sessions?.serves(name) == true { return .here }
         switch pg.whereabouts(name) {
         case .absent: return .here
         case .moved(let e):

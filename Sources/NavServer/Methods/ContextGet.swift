@@ -11,7 +11,7 @@ enum ContextGetMethod: NavdMethod {
         methods.register(.contextGet, ContextGetParam.self) { call in
             call.answer { () throws(RPCError) -> Facts in
                 let p = try Params<ContextGetParam>(call)
-                return n.facts(ContextGetRequest(state: try n.state(p.given(.session), for: call.client), names: try p.stringArray(.facts)))
+                return n.facts(ContextGetRequest(state: try call.session(p), names: try p.stringArray(.facts)))
             }
         }
     }

@@ -11,7 +11,7 @@ enum ContextSetMethod: NavdMethod {
         methods.register(.contextSet, ContextSetParam.self) { call in
             call.answer { () throws(RPCError) -> Facts in
                 let p = try Params<ContextSetParam>(call)
-                let state = try n.state(p.given(.session), for: call.client)
+                let state = try call.session(p)
                 guard let facts = try p.objectParam(.facts) else {
                     throw .invalidParams("`context.set` needs \"facts\": an object of fact name → JSON value (null removes a fact)", data: ["param": "facts"])
                 }

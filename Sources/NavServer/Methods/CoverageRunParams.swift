@@ -8,11 +8,11 @@ import RPC
 enum CoverageRunParams {
     static let runHint = "the run's name, such as \"checkout-suite\""
 
-    static func runName(_ name: String, _ n: Navigator) throws(RPCError) -> String {
+    static func runName(_ name: String, _ context: DecodingContext) throws(RPCError) -> String {
         guard name != "all" else {
             throw .invalidParams("\"all\" is the run navd always counts (since it started or the graph was reloaded); name your run otherwise", data: ["param": "run"])
         }
-        try n.config.checkParamName(name, "the run name", param: "run")
+        try context.checkName(name, "the run name", param: "run")
         return name
     }
 

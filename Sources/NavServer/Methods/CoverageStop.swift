@@ -10,7 +10,7 @@ enum CoverageStopMethod: NavdMethod {
         methods.register(.coverageStop, CoverageStopParam.self) { call in
             call.answer { () throws(RPCError) -> JSONValue in
                 let p = try Params<CoverageStopParam>(call)
-                let name = try CoverageRunParams.runName(p.requiredString(.run, CoverageRunParams.runHint), n)
+                let name = try CoverageRunParams.runName(p.requiredString(.run, CoverageRunParams.runHint), call.decoding)
                 guard n.coverage.stop(name) else { throw CoverageRunParams.unknownRun(name, n) }
                 return ["run": .string(name), "stopped": true]
             }

@@ -11,7 +11,7 @@ enum DismissMethod: NavdMethod {
         methods.register(.dismiss, DismissParam.self) { call in
             call.answerOrRun { () throws(RPCError) in
                 let p = try Params<DismissParam>(call)
-                let state = try n.state(p.given(.session), for: call.client)
+                let state = try call.session(p)
                 let node = try p.string(.node), to = try p.string(.to)
                 if node != nil && to != nil {
                     throw .invalidParams("`dismiss` takes \"node\" (that node and what is above it) or \"to\" (pop to a screen), not both", data: ["param": "to"])

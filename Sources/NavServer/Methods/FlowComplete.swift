@@ -11,7 +11,7 @@ enum FlowCompleteMethod: NavdMethod {
         methods.register(.flowComplete, FlowCompleteParam.self) { call in
             call.answerOrRun { () throws(RPCError) in
                 let p = try Params<FlowCompleteParam>(call)
-                let state = try n.state(p.given(.session), for: call.client)
+                let state = try call.session(p)
                 let flow = try p.requiredString(.flow, "the id of the flow node to complete")
                 n.flowComplete(FlowCompleteRequest(state: state, flow: flow, outcome: try outcome(p)), call)
             }

@@ -11,7 +11,7 @@ enum LinkResolveMethod: NavdMethod {
         methods.register(.linkResolve, LinkResolveParam.self) { call in
             call.answer { () throws(RPCError) -> ResolvedLink in
                 let p = try Params<LinkResolveParam>(call)
-                let r = LinkResolveRequest(state: try n.state(p.given(.session), for: call.client), node: try p.string(.node))
+                let r = LinkResolveRequest(state: try call.session(p), node: try p.string(.node))
                 return try asRPC { () throws(NavError) in try n.resolveLink(r) }
             }
         }

@@ -9,17 +9,18 @@ enum NavigateMethod: NavdMethod {
     static func register(in methods: MethodTable, _ server: Server) {
         let n: Navigator = server.navigator
         methods.register(.navigate, NavigateParam.self) { call in
-            do throws(RPCError) { n.navigate(try request(call, n), call) } catch { call.fail(error) }
+            do throws(RPCError) { n.navigate(try request(call, call.decoding), call) } catch { call.fail(error) }
         }
     }
 
     /// `navigate`'s params, read in place: `to` found among the coordinators by its bytes (a string
     /// is made only for a message), the setup model built in the storage of the node the session
-    /// will make next (a node dismissed earlier) and measured as it is read.
+    /// will make next (a node dismissed earlier) and measured as it is read. The session is the
+    /// one dispatch resolves; the graph, key cache and limits come from `context`.
     @inline(__always)
-    static func request(_ call: Call, _ n: Navigator) throws(RPCError) -> NavigateRequest {
+    static func request(_ call: Call, _ context: DecodingContext) throws(RPCError) -> NavigateRequest {
         let p = try Params<NavigateParam>(call)
-        let state = try n.state(p.given(.session), for: call.client)
+        let state = try call.session(p)
         var by: Presentation?
         if let b = try p.string(.by) {
             guard let pr = Presentation(rawValue: b) else {
@@ -30,12 +31,12 @@ enum NavigateMethod: NavdMethod {
         let route = try p.string(.route)
         var coordinator: Int?, toName: String?
         if let to = try p.stringView(.to) {
-            if route == nil, let i = n.graph.coordinatorIndex(named: to.stringBytes) { coordinator = i } else { toName = to.string }
+            if route == nil, let i = context.coordinatorIndex(named: to.stringBytes) { coordinator = i } else { toName = to.string }
         }
         var withBytes: Int?
-        let with = try p.objectParam(.with, keys: n.setupKeys, reusing: state.session.takeSpareSetupStorage(), size: &withBytes)
+        let with = try p.objectParam(.with, keys: context.setupKeys, reusing: state.session.takeSpareSetupStorage(), size: &withBytes)
         let key = try p.string(.key)
-        if let key { try n.config.checkParamName(key, "the navigation key", param: "key") }
+        if let key { try context.checkName(key, "the navigation key", param: "key") }
         var hints: JSONValue?
         if let h = p.value(.hints) {
             guard case .object = h else {
@@ -75,7 +76,7 @@ enum NavigateMethod: NavdMethod {
                                from: try p.string(.from), ifVersion: try p.int(.ifVersion), key: key,
                                dryRun: try p.bool(.dryRun) ?? false, detach: try p.bool(.detach) ?? false, progress: try p.bool(.progress) ?? false,
                                hints: hints, popUpTo: popUpTo,
-                               then: try p.value(.then).map { v throws(RPCError) in try asRPC { () throws(NavError) in try n.navigationSpec(v, param: "then") } },
+                               then: try p.value(.then).map { v throws(RPCError) in try context.navigationSpec(v, param: "then") },
                                existing: existing, merge: merge, force: try p.bool(.force) ?? false)
     }
 }

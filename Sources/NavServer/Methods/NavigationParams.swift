@@ -52,28 +52,3 @@ extension NavigatorLimits {
         try asRPC { () throws(NavError) in try checkName(name, what, param: param) }
     }
 }
-
-extension Navigator {
-    /// The session a request's `session` param names (absent: `main`), decoded here (a wrong type is
-    /// the param's error) and found by the navigator (``state(_:)``); the client's last session is
-    /// matched by its bytes first, without making a string.
-    func state(_ session: JSONView?, for c: some Client) throws(RPCError) -> SessionState {
-        if let cached = c.lastSession, !cached.isClosed {
-            if let v = session {
-                if v.kind == .string && cached.isNamed(v.stringBytes) { return cached }
-            } else if cached.session.name == "main" {
-                return cached
-            }
-        }
-        var name = "main"
-        if let v = session {
-            guard let s = v.string else {
-                throw .invalidParams("\"session\" must be a string, not \(v.typeName) \(JSONWriter.string(v.value))", data: ["param": "session"])
-            }
-            name = s
-        }
-        let s = try asRPC { () throws(NavError) in try self.state(name) }
-        c.lastSession = s
-        return s
-    }
-}

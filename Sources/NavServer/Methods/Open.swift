@@ -11,7 +11,7 @@ enum OpenMethod: NavdMethod {
         methods.register(.open, OpenParam.self) { call in
             call.answerOrRun { () throws(RPCError) in
                 let p = try Params<OpenParam>(call)
-                var r = OpenRequest(state: try n.state(p.given(.session), for: call.client),
+                var r = OpenRequest(state: try call.session(p),
                                     url: try p.requiredString(.url, "the deep link to open, such as \"/product/42\" or \"shop://app/product/42\""))
                 r.dryRun = try p.bool(.dryRun) ?? false
                 r.ifVersion = try p.int(.ifVersion)

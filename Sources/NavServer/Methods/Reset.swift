@@ -11,8 +11,8 @@ enum ResetMethod: NavdMethod {
         methods.register(.reset, ResetParam.self) { call in
             call.answerOrRun { () throws(RPCError) in
                 let p = try Params<ResetParam>(call)
-                let state = try n.state(p.given(.session), for: call.client)
-                n.reset(ResetRequest(state: state, steps: try steps(p.value(.to), max: n.config.maxBatch), ifVersion: try p.int(.ifVersion),
+                let state = try call.session(p)
+                n.reset(ResetRequest(state: state, steps: try steps(p.value(.to), max: call.decoding.limits.maxBatch), ifVersion: try p.int(.ifVersion),
                                      force: try p.bool(.force) ?? false), call)
             }
         }

@@ -16,7 +16,7 @@ enum SubscribeMethod: NavdMethod {
         methods.register(.subscribe, SubscribeParam.self, remote: remote) { call in
             call.answerOrRun { () throws(RPCError) in
                 let p = try Params<SubscribeParam>(call)
-                let state = try n.state(p.given(.session), for: call.client)
+                let state = try call.session(p)
                 n.subscribe(call.client, to: state)
                 call.succeed(Snapshot(session: state.session))
             }

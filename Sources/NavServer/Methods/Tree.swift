@@ -7,11 +7,10 @@ import RPC
 /// generated from that file.
 enum TreeMethod: NavdMethod {
     static func register(in methods: MethodTable, _ server: Server) {
-        let n: Navigator = server.navigator
         methods.register(.tree, TreeParam.self) { call in
             call.answer { () throws(RPCError) -> Snapshot in
                 let p = try Params<TreeParam>(call)
-                return Snapshot(session: try n.state(p.given(.session), for: call.client).session)
+                return Snapshot(session: try call.session(p).session)
             }
         }
     }

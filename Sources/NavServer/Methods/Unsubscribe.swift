@@ -14,7 +14,7 @@ enum UnsubscribeMethod: NavdMethod {
         methods.register(.unsubscribe, UnsubscribeParam.self, remote: remote) { call in
             call.answerOrRun { () throws(RPCError) in
                 let p = try Params<UnsubscribeParam>(call)
-                let state = try n.state(p.given(.session), for: call.client)
+                let state = try call.session(p)
                 n.unsubscribe(call.client, from: state)
                 call.succeed(Snapshot(session: state.session))
             }

@@ -11,7 +11,7 @@ enum UpdateMethod: NavdMethod {
         methods.register(.update, UpdateParam.self) { call in
             call.answer { () throws(RPCError) -> Updated in
                 let p = try Params<UpdateParam>(call)
-                let r = try decode(p, state: n.state(p.given(.session), for: call.client))
+                let r = try decode(p, state: call.session(p))
                 return try asRPC { () throws(NavError) in try n.update(r, by: call.client) }
             }
         }

@@ -32,8 +32,16 @@ extension Navigator {
         publisher.notify("screenResult", params, to: state.audience, also: caller)
     }
 
-    /// A coordinator name or `{to, by?, with?}` (`navigate {then}`, a precondition's redirect answer).
+    /// A coordinator name or `{to, by?, with?}` (a precondition's redirect answer).
     func navigationSpec(_ v: JSONValue, param: String) throws(NavError) -> NavigationSpec {
+        try NavigationSpec.parse(v, param: param, in: graph)
+    }
+}
+
+extension NavigationSpec {
+    /// A coordinator name or `{to, by?, with?}` in `param` (`navigate {then}`, a precondition's
+    /// redirect answer), its target found in `graph`.
+    static func parse(_ v: JSONValue, param: String, in graph: NavigationGraph) throws(NavError) -> NavigationSpec {
         let shape = "\"\(param)\" must be a coordinator name or {to, by?, with?}, like {\"to\": \"account.OrderDetail\", \"with\": {\"orderId\": \"$result.orderId\"}}"
         var to: String?, by: Presentation?, with = JSONObject()
         switch v {
@@ -59,5 +67,4 @@ extension Navigator {
         guard let to else { throw .invalidParams(shape, data: ["param": .string(param)]) }
         return NavigationSpec(to: try graph.destination(to: to, route: nil).target, by: by, with: with)
     }
-
 }

@@ -9,7 +9,7 @@ import UV
 /// and who provides each precondition; the navigation methods, preconditions, recovery, dismissal
 /// and flows (its extensions in this folder). It knows nothing of sockets: it reaches clients only
 /// as ``Client``s and through its ``Publisher``, and keeps sessions through a ``Store``.
-final class Navigator {
+final class Navigator: SessionSource {
     let config: NavigatorLimits
     let logger: Logger
     /// The loop its tasks (timers, child processes) run on.
@@ -17,7 +17,6 @@ final class Navigator {
     /// The navigation graph every navigation is checked against (replaced by `graph.reload`).
     var graph: NavigationGraph
     /// Field names of the setup models requests carry (`with`), made into strings once.
-    let setupKeys = StringCache()
     /// Precondition tasks started (commands and provider requests), for `stats`.
     var tasksStarted = 0
     /// Where notifications go (the server). Strong: the two live as long as the server, and reading a
@@ -101,6 +100,9 @@ final class Navigator {
 
     /// Up to this many sessions, an unknown session's error suggests a near name.
     static let suggestAmongSessions = 1_000
+
+    func session(named name: String) throws(NavError) -> SessionState { try state(name) }
+    func serves(_ name: String) -> Bool { sessions[name] != nil }
 
     func state(_ name: String) throws(NavError) -> SessionState {
         guard let s = sessions[name] else {

@@ -16,7 +16,7 @@ protocol Client: AnyObject {
     /// The peer's uid, when the transport knows it (a Unix socket does).
     var uid: UInt32? { get }
     var isClosed: Bool { get }
-    /// The session its last request used (see ``Navigator/state(_:for:)``).
+    /// The session its last request used (see ``Dispatcher/session(_:for:)``).
     var lastSession: SessionState? { get set }
     /// Sessions it is subscribed to (reported by `stats`).
     var subscriptions: Set<String> { get set }

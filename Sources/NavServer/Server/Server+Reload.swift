@@ -28,6 +28,7 @@ extension Server {
         case .swapped(let n):
             removed = n
         }
+        dispatcher.decoding = dispatcher.decoding.with(graph: newGraph)
         if path != nil { graphPath = path }
         graphVersion += 1
         transport.broadcastToAll(method: "graphReloaded", params: ["version": .int(graphVersion)])

@@ -126,11 +126,12 @@ public final class Server {
         self.logger = logger
         self.loop = loop
         transport = ConnectionSet(loop: loop, logger: logger, limits: config.transport)
-        dispatcher = Dispatcher(loop: loop, logger: logger, limits: config.dispatch, transport: transport)
+        dispatcher = Dispatcher(loop: loop, logger: logger, limits: config.dispatch, transport: transport,
+                                decoding: DecodingContext(graph: graph, setupKeys: StringCache(), limits: config.navigator))
         transport.delegate = dispatcher
         let navigator = Navigator(config: config.navigator, graph: graph, logger: logger, loop: loop, publisher: dispatcher)
         self.navigator = navigator
-        dispatcher.servesSession = { [unowned navigator] name in navigator.sessions[name] != nil }
+        dispatcher.sessions = navigator
         dispatcher.host = self
         methods.registerAll(self)
     }
