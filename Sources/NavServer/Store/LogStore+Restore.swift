@@ -154,12 +154,7 @@ extension LogStore {
             do throws(NavError) {
                 let payload = try record(scans[r.scan].bytes, r.payload, parser)
                 if index == reload {
-                    guard let id = payload["g"]?.stringValue, let n = payload["sessions"]?.intValue, n >= 0 else {
-                        throw NavError(.corruptState, "a graph reload record lacks its graph or its count of sessions")
-                    }
-                    if id != snapshot.identity(of: graph) {
-                        restoreWarnings.append("the log's last graph reload was to graph \(id); navd was given graph \(snapshot.identity(of: graph)): the sessions are checked against the graph given")
-                    }
+                    let n = try reloadRecord(payload, graph: graph)
                     counted.kinds["graph reload", default: 0] += 1
                     statesToCome = n
                     reloadAt = (path, r.offset)
@@ -191,16 +186,7 @@ extension LogStore {
             throw StateError(description: "\(reloadAt.path) is damaged at byte \(reloadAt.offset): its graph reload is followed by \(statesToCome) fewer sessions' states than it announces. Start navd once with --repair, or restore the state files from a backup")
         }
         let sessions = order.compactMap { byName[$0] }
-        for s in sessions where replayed.contains(s.name) {
-            do throws(NavError) { try s.checkReplayed() } catch {
-                throw StateError(description: "session \"\(s.name)\" replayed from \(logPath) breaks a rule: \(error.message)")
-            }
-            unsnapshotted.change(s)
-        }
-        // Keys the snapshot lacks: those logged before a reload, for the sessions that stay.
-        for k in earlierKeys where k.logged { if let s = byName[k.session] { unsnapshotted.remember(s, key: k.key, reply: k.reply) } }
-        for name in replayed where byName[name] == nil { unsnapshotted.close(name) }
-        for name in snapshotNames where byName[name] == nil { unsnapshotted.close(name) }
+        try carry(sessions, byName, replayed: replayed, earlierKeys: earlierKeys, snapshotNames: snapshotNames)
         report(scans, counted)
         // The replayed state becomes the snapshot now; the log starts again (a torn tail, a record
         // cut off by a crash and never acknowledged, goes with it).
@@ -208,6 +194,35 @@ extension LogStore {
         try compact(graph: graph)
         if fd < 0 { try startSegment() }  // nothing to compact: a new log all the same
         return sessions
+    }
+
+    /// A graph reload record: the count of sessions' states that follow it (its graph, when not the
+    /// one given, is warned about: the sessions are checked against the graph given).
+    private func reloadRecord(_ payload: JSONValue, graph: NavigationGraph) throws(NavError) -> Int {
+        guard let id = payload["g"]?.stringValue, let n = payload["sessions"]?.intValue, n >= 0 else {
+            throw NavError(.corruptState, "a graph reload record lacks its graph or its count of sessions")
+        }
+        if id != snapshot.identity(of: graph) {
+            restoreWarnings.append("the log's last graph reload was to graph \(id); navd was given graph \(snapshot.identity(of: graph)): the sessions are checked against the graph given")
+        }
+        return n
+    }
+
+    /// What replay changed, carried into the next snapshot: each replayed session (checked against
+    /// the tree's rules first), keys logged before a reload for the sessions that stay, and the
+    /// sessions closed since the snapshot.
+    private func carry(_ sessions: [Session], _ byName: [String: Session], replayed: Set<String>,
+                       earlierKeys: [(session: String, key: String, reply: Result<JSONText, NavError>, logged: Bool)],
+                       snapshotNames: [String]) throws(StateError) {
+        for s in sessions where replayed.contains(s.name) {
+            do throws(NavError) { try s.checkReplayed() } catch {
+                throw StateError(description: "session \"\(s.name)\" replayed from \(logPath) breaks a rule: \(error.message)")
+            }
+            unsnapshotted.change(s)
+        }
+        for k in earlierKeys where k.logged { if let s = byName[k.session] { unsnapshotted.remember(s, key: k.key, reply: k.reply) } }
+        for name in replayed where byName[name] == nil { unsnapshotted.close(name) }
+        for name in snapshotNames where byName[name] == nil { unsnapshotted.close(name) }
     }
 
     /// The last graph reload of the log that reached it whole. A reload is written in one write with
