@@ -311,12 +311,12 @@ final class RecordingPublisher: Publisher {
         let kept = Session(name: "kept", graph: Self.graph)
         let n = Navigator(config: NavigatorLimits(), graph: Self.graph, logger: Logger(label: "test"), loop: loop, publisher: publisher)
         let other = RecordingStore()
-        #expect(n.restore([kept], from: other, shared: nil) == 1)
+        #expect(n.restore([kept], from: other) == 1)
         #expect(n.sessions["kept"]?.session === kept && n.sessions["main"] != nil)
         #expect(other.told == ["opened main"])
         let again = Navigator(config: NavigatorLimits(), graph: Self.graph, logger: Logger(label: "test"), loop: loop, publisher: publisher)
         let third = RecordingStore()
-        _ = again.restore([Session(name: "main", graph: Self.graph)], from: third, shared: nil)
+        _ = again.restore([Session(name: "main", graph: Self.graph)], from: third)
         #expect(third.told.isEmpty, "the store's own main is not opened again")
     }
 

@@ -96,9 +96,9 @@ extension Navigator {
     /// that arrived meanwhile.
     func refetch(_ m: Mirror, resend: Bool = false) {
         if resend { m.resend = true }
-        guard !m.fetching, let pg = shared else { return }
+        guard !m.fetching else { return }
         m.fetching = true
-        pg.read(m.name) { [unowned self] r in
+        placement.read(m.name) { [unowned self] r in
             m.fetching = false
             if case .success(let found) = r {
                 // A read that failed keeps `resend` for the next (after the store is back).
@@ -177,7 +177,7 @@ extension Navigator {
         // in memory may be ahead: a commit refused), and may have missed what another node committed
         // meanwhile (its notifications are not forwarded while the session is held here): the
         // session is read from the store, and a snapshot sent if it is newer.
-        let told = shared?.storedVersion(of: name) ?? state.session.version
+        let told = placement.storedVersion(of: name) ?? state.session.version
         let m = mirrors[name] ?? Mirror(name: name, version: told, audience: publisher.makeAudience())
         mirrors[name] = m
         for c in state.subscribers.clients.values where !c.isClosed {
@@ -229,9 +229,8 @@ extension Navigator {
     /// Reads `name` as PostgreSQL holds it and answers `call` later: its failure, or `unknownTarget`
     /// when no node has it, or what `then` does with the session.
     private func readStored(_ name: String, for call: some Responder, _ then: @escaping (Session, any Answer) -> Void) {
-        guard let pg = shared else { return call.fail(RPCError(.internalError, "no shared store")) }
         let reply = call.deferred()
-        pg.read(name) { r in
+        placement.read(name) { r in
             switch r {
             case .failure(let e): reply.fail(e)
             case .success(nil):

@@ -12,9 +12,9 @@ extension Navigator {
     /// Takes the sessions `store` kept, and tells it every change from now on. Returns how many it
     /// restored. A single node makes "main" when the store had none (and tells the store); a node
     /// sharing its store serves "main" only when the store gave it.
-    func restore(_ sessions: [Session], from store: any Store, shared: (any SessionReplication)?) -> Int {
+    func restore(_ sessions: [Session], from store: any Store, placement: any SessionPlacement = OneNode()) -> Int {
         self.store = store
-        self.shared = shared
+        self.placement = placement
         for session in sessions {
             let state = makeState(session)
             self.sessions[session.name] = state
@@ -22,12 +22,14 @@ extension Navigator {
             numberNavigations(afterThoseOf: session)
         }
         // Sessions made before the store was chosen ("main") record changes as it wants them.
-        for state in self.sessions.values { state.recordsAlways = publishesChanges || store.wantsChanges }
+        for state in self.sessions.values { state.recordsAlways = placement.recordsAlways || store.wantsChanges }
         let hasMain = sessions.contains { $0.name == "main" }
-        if shared != nil {
-            if !hasMain { self.sessions["main"] = nil }
-        } else if !hasMain, let main = self.sessions["main"] {
-            store.sessionOpened(main.session)
+        if !hasMain {
+            if !placement.makesMain {
+                self.sessions["main"] = nil
+            } else if let main = self.sessions["main"] {
+                store.sessionOpened(main.session)
+            }
         }
         return sessions.count
     }

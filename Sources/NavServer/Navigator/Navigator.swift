@@ -55,10 +55,9 @@ final class Navigator: SessionSource {
     var coverage: CoverageRuns
     /// Cluster mode: subscribers here of sessions other nodes own.
     var mirrors: [String: Mirror] = [:]
-    /// Cluster mode: the shared store as replication (``SessionReplication``); every commit's
-    /// `stackChanged` goes to it for other nodes' subscribers.
-    var shared: (any SessionReplication)?
-    var publishesChanges: Bool { shared != nil }
+    /// Where the sessions live: this node alone, or a store several nodes share (the seam
+    /// cluster mode goes through: ``SessionPlacement``).
+    var placement: any SessionPlacement = OneNode()
 
     init(config: NavigatorLimits, graph: NavigationGraph, logger: Logger, loop: EventLoop, publisher: any Publisher) {
         self.config = config
@@ -74,7 +73,7 @@ final class Navigator: SessionSource {
     /// `session` as the navigator holds it, with an audience of its own.
     func makeState(_ session: Session) -> SessionState {
         session.limits = config.session
-        return SessionState(session, audience: publisher.makeAudience(), recordsAlways: publishesChanges || store.wantsChanges)
+        return SessionState(session, audience: publisher.makeAudience(), recordsAlways: placement.recordsAlways || store.wantsChanges)
     }
 
     /// Numbers navigations after `n` from now on (ids in replies restored from a state file).

@@ -11,17 +11,8 @@ extension Navigator {
         commits += 1
         let s = state.session
         store.sessionCommitted(s, changes: commit.changeText)
-        func change() -> StackChanged {
-            StackChanged(session: s.name, version: commit.version, changes: commit.changeText, visible: .current(s), hints: hints)
-        }
-        if let shared {
-            // Cluster mode: encoded once, for the store (other nodes' subscribers) and the ones here.
-            let body = JSONText(encoding: change())
-            shared.changePublished(s, body: body.bytes)
-            if !state.subscribers.isEmpty { publisher.notify("stackChanged", body, to: state.audience) }
-        } else if !state.subscribers.isEmpty {
-            publisher.notify("stackChanged", change(), to: state.audience)
-        }
+        placement.publish({ StackChanged(session: s.name, version: commit.version, changes: commit.changeText, visible: .current(s), hints: hints) },
+                          of: s, to: state, via: publisher)
         if let ended = commit.endedList {
             for f in ended {
                 coverage.forEachActive { $0.flowEnded(f.coordinator, completed: f.status == .completed) }

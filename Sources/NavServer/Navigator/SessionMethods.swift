@@ -93,13 +93,7 @@ extension Navigator {
     /// name, with `next` when there may be more. In cluster mode every session of the cluster, and
     /// its owner, in one answer.
     func sessionList(_ r: SessionListRequest) -> SessionPage {
-        if let pg = shared {
-            var owners = pg.directory
-            for name in sessions.keys { owners[name] = pg.node }
-            return SessionPage(sessions: owners.keys.sorted(), owners: owners)
-        }
-        let page = sessions.page(after: r.after, limit: r.limit)
-        return SessionPage(sessions: page.names.sorted(), next: page.next)
+        placement.list(r, served: sessions)
     }
 
     /// The most names one `session.list` answers (10,000 names of at most `--max-name` bytes stay

@@ -102,7 +102,7 @@ public final class Server {
         }
         sharedStore = s as? any SharedStore
         dispatcher.directory = sharedStore
-        return navigator.restore(sessions, from: s, shared: sharedStore)
+        return navigator.restore(sessions, from: s, placement: sharedStore.map(Replicated.init) ?? OneNode())
     }
     /// Loads a graph from a directory (nil: the embedded example), for `graph.reload`.
     public var graphLoader: ((String?) -> (NavigationGraph?, Diagnostics))?
