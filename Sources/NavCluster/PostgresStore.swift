@@ -348,6 +348,7 @@ public final class PostgresStore: Store, SharedStore {
     }
 
     public var hasPendingWrites: Bool { !pending.isEmpty }
+    public var flushesInBackground: Bool { true }
 
     public func flush(graph: NavigationGraph) throws(StateError) {
         guard hasPendingWrites else { return }
@@ -443,7 +444,7 @@ public final class PostgresStore: Store, SharedStore {
         needsResync = true
         if wasUp { events?.storeAvailabilityChanged(false, reason: "a commit was not stored: \(why)") }
         for name in names { epochs[name] = nil }
-        // The sessions leave first: what the server then sends again (``SharedStore/beginFlush``)
+        // The sessions leave first: what the server then sends again (``Store/beginFlush(graph:done:)``)
         // must not be their unstored state.
         events?.sessionsLost(names)
         for name in names { versions[name] = nil }

@@ -20,8 +20,8 @@ extension Server: DispatchHost {
         transport.handleReadyInput()
         // Commits reach the state file before any reply or notification of this iteration leaves.
         if store.hasPendingWrites {
-            if let shared = sharedStore {
-                beginCommit(shared)
+            if store.flushesInBackground {
+                beginCommit()
                 return
             }
             // `full`: a write waits for the disk; while more requests are ready to be read, one more
@@ -63,10 +63,10 @@ extension Server: DispatchHost {
 
     /// Has the store write this iteration's commits; until it answers, connections are not read
     /// and their output waits (group commit: what arrives meanwhile goes into the next commit).
-    private func beginCommit(_ shared: any SharedStore) {
+    private func beginCommit() {
         commitInFlight = true
         transport.holdOutput()
-        shared.beginFlush(graph: graph) { [unowned self] error in self.commitEnded(error) }
+        store.beginFlush(graph: graph) { [unowned self] error in self.commitEnded(error) }
     }
 
     private func commitEnded(_ error: StateError?) {
@@ -76,10 +76,10 @@ extension Server: DispatchHost {
             logger.error("a commit was not stored; its clients are disconnected and its sessions read again", metadata: ["navd.error": "\(error)"])
             navigator.notificationsDropped(for: transport.dropHeldOutput())
         }
-        if let shared = sharedStore, shared.hasPendingWrites && !(phase.cause?.isFault ?? false) {
+        if store.hasPendingWrites && !(phase.cause?.isFault ?? false) {
             // Changes made while the commit was written (a precondition ended): theirs go first
             // (not when navd stops on a fault: nothing more can be stored).
-            beginCommit(shared)
+            beginCommit()
             return
         }
         transport.releaseOutput()

@@ -57,7 +57,7 @@ public final class Server {
     /// The store as several nodes share it (cluster mode), kept here so that dispatch asks it
     /// without a call through the store's protocol on every request.
     var sharedStore: (any SharedStore)?
-    /// Set while a shared store writes a commit in the background (``SharedStore/beginFlush(graph:done:)``).
+    /// Set while a shared store writes a commit in the background (``Store/beginFlush(graph:done:)``).
     var commitInFlight = false
     /// Loop turns the commits waiting to be written have gathered more (`--durability full`).
     var gatheredTurns = 0

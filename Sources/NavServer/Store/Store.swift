@@ -39,6 +39,13 @@ public protocol Store: AnyObject {
     var flushSyncs: Bool { get }
     /// The graph was reloaded: the state of each of `sessions` sessions, rebuilt for `graph`, follows.
     func graphReloaded(_ graph: NavigationGraph, sessions: Int)
+    /// Whether commits are written in the background, by ``beginFlush(graph:done:)`` rather than
+    /// ``flush(graph:)`` (a store across the network, whose answer the loop must not wait for).
+    var flushesInBackground: Bool { get }
+    /// Starts writing what was told since the last flush, all or nothing; `done` runs once, on the
+    /// loop: nil when it is stored, else why not (nothing of it is stored). The server holds every
+    /// reply and notification, and reads no more requests, until `done` runs; one flush at a time.
+    func beginFlush(graph: NavigationGraph, done: @escaping (StateError?) -> Void)
 }
 
 extension Store {
@@ -49,6 +56,12 @@ extension Store {
     public func graphReloaded(_ graph: NavigationGraph, sessions: Int) {}
     /// Stores that keep whole sessions are told the session changed.
     public func sessionCommitted(_ s: Session, changes: JSONText?) { sessionChanged(s) }
+    public var flushesInBackground: Bool { false }
+    /// A store that writes on the loop writes now.
+    public func beginFlush(graph: NavigationGraph, done: @escaping (StateError?) -> Void) {
+        do throws(StateError) { try flush(graph: graph) } catch { return done(error) }
+        done(nil)
+    }
 }
 
 /// A store several navd nodes share (``PostgresStore``, cluster mode): it writes in the background,
@@ -59,11 +72,6 @@ extension Store {
 /// where sessions are (``SessionDirectory``), the navigator replicates changes to other nodes'
 /// subscribers (``SessionReplication``), the server writes commits in the background (below).
 public protocol SharedStore: Store, SessionDirectory, SessionReplication {
-    /// Starts writing what was told since the last flush, all or nothing; `done` runs once, on the
-    /// loop: nil when it is stored, else why not (nothing of it is stored, and the store has told
-    /// its ``ClusterEvents`` which sessions to read again). The server holds every reply and
-    /// notification, and reads no more requests, until `done` runs; one flush at a time.
-    func beginFlush(graph: NavigationGraph, done: @escaping (StateError?) -> Void)
     /// `stats.cluster`.
     func statsObject(mirrors: Int) -> JSONObject
     /// Where it reports what it did not change itself (the server, once the store is put to use).
