@@ -157,7 +157,7 @@ let package = Package(
             path: "Clients/navbench"
         ),
         // libFuzzer targets for the parsers (`make fuzz`); a plain build replays inputs given as files.
-        .executableTarget(name: "navd-fuzz", dependencies: ["JSON", "RPC", "NavGraph", "NavigationCore", "NavExplore", "NavServer", "NavClient", "UV", "CChecksum",
+        .executableTarget(name: "navd-fuzz", dependencies: ["JSON", "RPC", "NavGraph", "NavigationCore", "NavExplore", "NavServer", "NavClient", "UV", "Unchecked", "CChecksum",
                                                           .product(name: "Logging", package: "swift-log")], path: "Fuzz/Sources"),
         .executableTarget(name: "graph-load-bench", dependencies: ["NavGraph"], path: "Benchmarks/GraphLoadBench"),
         .executableTarget(name: "core-bench", dependencies: ["NavigationCore", "NavGraph", "JSON", "NavTesting"], path: "Benchmarks/CoreBench"),

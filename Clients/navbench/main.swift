@@ -294,7 +294,7 @@ final class Bench {
                     if !self.finished { self.fail("subscriber \(k) lost its connection") }
                     return
                 }
-                lines.lines(d) { line in
+                lines.lines(d.raw) { line in
                     if let r = scanReply(line) {
                         if !r.ok { self.fail("subscribe failed: \(String(decoding: line, as: UTF8.self))") }
                         if r.id == 2 {
@@ -361,7 +361,7 @@ final class Worker {
             return
         }
         let now = EventLoop.hrtime
-        lines.lines(d) { line in
+        lines.lines(d.raw) { line in
             guard let r = scanReply(line) else {
                 bench.fail("unexpected line: \(String(decoding: line, as: UTF8.self).prefix(200))")
                 return

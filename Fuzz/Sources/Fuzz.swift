@@ -3,6 +3,7 @@ import NavExplore
 import NavGraph
 import NavigationCore
 import RPC
+import Unchecked
 
 #if canImport(Glibc)
 import Glibc
@@ -63,7 +64,7 @@ func fuzzFraming(_ data: UnsafeRawBufferPointer) {
         var start = 0
         for cut in cuts + [data.count] where cut >= start {
             do {
-                try d.feed(UnsafeRawBufferPointer(rebasing: data[start..<cut])) { (_, body) -> Bool in
+                try d.feed(ByteView(UnsafeRawBufferPointer(rebasing: data[start..<cut]))) { (_, body) -> Bool in
                     require(body.count <= maxMessage, "a message over the limit was delivered")
                     out.append(Array(body))
                     return true

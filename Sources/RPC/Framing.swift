@@ -1,5 +1,6 @@
 import JSON
 import Synchronization
+import Unchecked
 
 /// How one message is delimited on the stream: one byte, copied with every message at no cost.
 public struct Framing: Sendable, Hashable, CustomStringConvertible {
@@ -131,9 +132,9 @@ public struct FrameDecoder {
     /// Feeds `input`; calls `onMessage` for each complete message body, in order, until it returns
     /// false: the bytes after that message are then kept (``hasHeldInput``) and handled by the next
     /// call (``resume(_:)``). Throws on a framing error (after delivering the messages before it).
-    public mutating func feed(_ input: UnsafeRawBufferPointer,
-                              _ onMessage: (Framing, UnsafeRawBufferPointer) -> Bool) throws(FramingError) {
+    public mutating func feed(_ view: ByteView, _ onMessage: (Framing, ByteView) -> Bool) throws(FramingError) {
         guard !failed else { return }
+        let input = view.raw
         if pending.isEmpty {
             let used = try Self.scan(input, maxMessage: maxMessage, maxHeader: maxHeader, failed: &failed, onMessage)
             if used < input.count {
@@ -162,8 +163,7 @@ public struct FrameDecoder {
     }
 
     /// Feeds `input`, handling every message.
-    public mutating func feed(_ input: UnsafeRawBufferPointer,
-                              _ onMessage: (Framing, UnsafeRawBufferPointer) -> Void) throws(FramingError) {
+    public mutating func feed(_ input: ByteView, _ onMessage: (Framing, ByteView) -> Void) throws(FramingError) {
         try feed(input) { framing, body -> Bool in
             onMessage(framing, body)
             return true
@@ -171,13 +171,13 @@ public struct FrameDecoder {
     }
 
     /// Handles the bytes kept after a stop (see ``feed(_:_:)``), again until `onMessage` returns false.
-    public mutating func resume(_ onMessage: (Framing, UnsafeRawBufferPointer) -> Bool) throws(FramingError) {
-        try feed(UnsafeRawBufferPointer(start: nil, count: 0), onMessage)
+    public mutating func resume(_ onMessage: (Framing, ByteView) -> Bool) throws(FramingError) {
+        try feed(ByteView(UnsafeRawBufferPointer(start: nil, count: 0)), onMessage)
     }
 
     /// Scans complete messages from `buf`; returns how many bytes were consumed.
     private static func scan(_ buf: UnsafeRawBufferPointer, maxMessage: Int, maxHeader: Int, failed: inout Bool,
-                             _ onMessage: (Framing, UnsafeRawBufferPointer) -> Bool) throws(FramingError) -> Int {
+                             _ onMessage: (Framing, ByteView) -> Bool) throws(FramingError) -> Int {
         var pos = 0
         let n = buf.count
         while pos < n {
@@ -204,7 +204,7 @@ public struct FrameDecoder {
                 }
                 let bodyStart = end + 4
                 if n - bodyStart < length { return pos }
-                let goOn = onMessage(.contentLength, UnsafeRawBufferPointer(rebasing: buf[bodyStart..<(bodyStart + length)]))
+                let goOn = onMessage(.contentLength, ByteView(UnsafeRawBufferPointer(rebasing: buf[bodyStart..<(bodyStart + length)])))
                 pos = bodyStart + length
                 if !goOn { return pos }
             } else {
@@ -221,7 +221,7 @@ public struct FrameDecoder {
                     failed = true
                     throw .messageTooLarge(limit: maxMessage)
                 }
-                let goOn = onMessage(.newline, UnsafeRawBufferPointer(rebasing: buf[pos..<end]))
+                let goOn = onMessage(.newline, ByteView(UnsafeRawBufferPointer(rebasing: buf[pos..<end])))
                 pos = nl + 1
                 if !goOn { return pos }
             }

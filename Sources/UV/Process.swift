@@ -101,7 +101,7 @@ public final class ChildProcess: Handle {
         switch e {
         case .data(let bytes):
             let room = ChildProcess.outputCap - self[keyPath: buffer].count
-            if room > 0 { self[keyPath: buffer].append(contentsOf: bytes.prefix(room)) }
+            if room > 0 { self[keyPath: buffer].append(contentsOf: bytes.raw.prefix(room)) }
         case .end, .error:
             pipe.close()
             openPipes -= 1

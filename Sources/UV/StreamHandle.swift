@@ -9,7 +9,8 @@ public class StreamHandle: Handle {
 
     /// What a read callback reports.
     public enum ReadEvent {
-        case data(UnsafeRawBufferPointer)
+        /// Bytes read, valid until the handler returns.
+        case data(ByteView)
         case end
         case error(UVError)
     }
@@ -36,7 +37,7 @@ public class StreamHandle: Handle {
         }, { s, nread, buf in
             let me = Handle.from(s!.pointee.data, as: StreamHandle.self)
             if nread > 0 {
-                me.onRead?(.data(UnsafeRawBufferPointer(start: buf!.pointee.base, count: nread)))
+                me.onRead?(.data(ByteView(UnsafeRawBufferPointer(start: buf!.pointee.base, count: nread))))
             } else if nread == Int(UV_EOF.rawValue) {
                 me.onRead?(.end)
             } else if nread < 0 {

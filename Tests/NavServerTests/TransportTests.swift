@@ -279,18 +279,18 @@ final class LengthPrefixedStream: ClientStream {
         var pending: [UInt8] = []
         init(maxMessage: Int) { self.maxMessage = maxMessage }
         var hasPartialMessage: Bool { !pending.isEmpty }
-        func feed(_ input: UnsafeRawBufferPointer, _ onMessage: (Framing, UnsafeRawBufferPointer) -> Bool) throws(FramingError) {
+        func feed(_ input: ByteView, _ onMessage: (Framing, ByteView) -> Bool) throws(FramingError) {
             pending += input
             try resume(onMessage)
         }
-        func resume(_ onMessage: (Framing, UnsafeRawBufferPointer) -> Bool) throws(FramingError) {
+        func resume(_ onMessage: (Framing, ByteView) -> Bool) throws(FramingError) {
             while pending.count >= 4 {
                 let n = pending[0..<4].reduce(0) { $0 << 8 | Int($1) }
                 guard n <= maxMessage else { throw .messageTooLarge(limit: maxMessage) }
                 guard pending.count >= 4 + n else { return }
                 let body = Array(pending[4..<(4 + n)])
                 pending.removeFirst(4 + n)
-                let goOn = body.withUnsafeBytes { onMessage(LengthPrefixedStream.framing, $0) }
+                let goOn = body.withUnsafeBytes { onMessage(LengthPrefixedStream.framing, ByteView($0)) }
                 if !goOn { return }
             }
         }

@@ -2,6 +2,7 @@ import JSON
 import NavTesting
 import RPC
 import Testing
+import Unchecked
 
 /// Feeds `chunks` to a decoder and collects (framing, body) of every message, or the error.
 private func decode(_ chunks: [[UInt8]], max: Int = 1024) -> (messages: [(Framing, String)], error: FramingError?) {
@@ -10,7 +11,7 @@ private func decode(_ chunks: [[UInt8]], max: Int = 1024) -> (messages: [(Framin
     for c in chunks {
         let failure: FramingError? = c.withUnsafeBytes { (b) -> FramingError? in
             do {
-                try d.feed(b) { f, body in out.append((f, String(decoding: body, as: UTF8.self))) }
+                try d.feed(ByteView(b)) { f, body in out.append((f, String(decoding: body, as: UTF8.self))) }
                 return nil
             } catch {
                 return error as? FramingError

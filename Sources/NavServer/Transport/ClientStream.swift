@@ -1,5 +1,6 @@
 import RPC
 import UV
+import Unchecked
 
 /// What a connection reads its client's bytes from and writes its output to: a Unix socket
 /// (``PipeStream``) when navd serves, a ``MemoryStream`` when a test drives the server in-process.
@@ -33,8 +34,8 @@ extension ClientStream {
 /// handed over with its framing until the handler answers false; the bytes after it are kept for
 /// ``resume(_:)``.
 protocol MessageDecoder: AnyObject {
-    func feed(_ input: UnsafeRawBufferPointer, _ onMessage: (Framing, UnsafeRawBufferPointer) -> Bool) throws(FramingError)
-    func resume(_ onMessage: (Framing, UnsafeRawBufferPointer) -> Bool) throws(FramingError)
+    func feed(_ input: ByteView, _ onMessage: (Framing, ByteView) -> Bool) throws(FramingError)
+    func resume(_ onMessage: (Framing, ByteView) -> Bool) throws(FramingError)
     /// Whether bytes are kept: an unfinished message, or messages after a stop.
     var hasPartialMessage: Bool { get }
 }
@@ -90,7 +91,7 @@ final class MemoryStream: ClientStream {
             held += bytes
             return
         }
-        bytes.withUnsafeBytes { handler(.data($0)) }
+        bytes.withUnsafeBytes { handler(.data(ByteView($0))) }
     }
 
     /// The client finished sending (it may still read).

@@ -131,7 +131,7 @@ final class Connection {
         }
     }
 
-    private func received(_ bytes: UnsafeRawBufferPointer) {
+    private func received(_ bytes: ByteView) {
         // The handler, held once for the whole read rather than once per message.
         guard !isClosed, let handler else { return }
         owner.readStartedAt = EventLoop.hrtime
@@ -166,10 +166,10 @@ final class Connection {
 
     /// Handles one message; answers whether to go on with the next one now (see ``mustHold``).
     @inline(__always)
-    private func handle(_ framing: Framing, _ body: UnsafeRawBufferPointer, _ handler: any ConnectionHandler) -> Bool {
+    private func handle(_ framing: Framing, _ body: ByteView, _ handler: any ConnectionHandler) -> Bool {
         guard !isClosed else { return false }
         lastFraming = framing
-        handler.received(ByteView(body), framing: framing)
+        handler.received(body, framing: framing)
         return !mustHold
     }
 
@@ -299,7 +299,8 @@ final class Connection {
     /// of simdjson once per read, not per line). Only lines that start the read (no partial message
     /// before them) in the loop's read buffer, whose padding a parser needs; a header block
     /// (`Content-Length` framing) is left alone.
-    private func beginBatch(_ bytes: UnsafeRawBufferPointer, _ handler: any ConnectionHandler) -> Bool {
+    private func beginBatch(_ view: ByteView, _ handler: any ConnectionHandler) -> Bool {
+        let bytes = view.raw
         guard ownDecoder == nil, !hasPartialMessage, let base = bytes.baseAddress, bytes.count > 0,
               base.load(as: UInt8.self) != UInt8(ascii: "C"), base.load(as: UInt8.self) != UInt8(ascii: "c"),
               EventLoop.readPadding >= JSONParser.padding, owner.loop.isInReadBuffer(bytes),
