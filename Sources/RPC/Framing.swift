@@ -31,7 +31,8 @@ public struct Framing: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Appends a framed `body` to `out`.
-    public static func append(_ body: UnsafeRawBufferPointer, _ framing: Framing, to out: inout [UInt8]) {
+    public static func append(_ view: ByteView, _ framing: Framing, to out: inout [UInt8]) {
+        let body = view.raw
         if framing.isNewline {
             out.append(contentsOf: body)
             out.append(UInt8(ascii: "\n"))
@@ -46,7 +47,8 @@ public struct Framing: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public static func append(_ body: UnsafeRawBufferPointer, _ framing: Framing, to out: ByteBuffer) {
+    public static func append(_ view: ByteView, _ framing: Framing, to out: ByteBuffer) {
+        let body = view.raw
         if framing.isNewline {
             out.append(contentsOf: body)
             out.append(UInt8(ascii: "\n"))
@@ -64,7 +66,7 @@ public struct Framing: Sendable, Hashable, CustomStringConvertible {
     public static func frame(_ body: [UInt8], _ framing: Framing) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(body.count + 32)
-        body.withUnsafeBytes { append($0, framing, to: &out) }
+        body.withUnsafeBytes { append(ByteView($0), framing, to: &out) }
         return out
     }
 }

@@ -57,13 +57,14 @@ public class StreamHandle: Handle {
     public final var queuedBytes: Int { isClosing ? 0 : stream.pointee.write_queue_size }
 
     /// Writes `bytes`: as much as the socket takes at once, the rest queued (copied once).
-    public func write(_ bytes: UnsafeRawBufferPointer) {
-        write(bytes, UnsafeRawBufferPointer(start: nil, count: 0))
+    public func write(_ bytes: ByteView) {
+        write(bytes, ByteView(UnsafeRawBufferPointer(start: nil, count: 0)))
     }
 
     /// Writes `first` then `second` (one `writev`): as much as the socket takes at once, the rest
     /// queued (copied once, into one buffer).
-    public func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) {
+    public func write(_ firstView: ByteView, _ secondView: ByteView) {
+        let first = firstView.raw, second = secondView.raw
         let total = first.count + second.count
         guard !isClosing, total > 0 else { return }
         var offset = 0
@@ -105,7 +106,7 @@ public class StreamHandle: Handle {
     }
 
     public func write(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { write($0) }
+        bytes.withUnsafeBytes { write(ByteView($0)) }
     }
 
     /// Shuts the write side down once queued writes are flushed, then closes the handle.

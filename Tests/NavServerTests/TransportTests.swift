@@ -331,8 +331,8 @@ final class LengthPrefixedStream: ClientStream {
     func pauseReading() { inner.pauseReading() }
     func resumeReading() { inner.resumeReading() }
     var queuedBytes: Int { inner.queuedBytes }
-    func write(_ bytes: UnsafeRawBufferPointer) { inner.write(bytes) }
-    func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) { inner.write(first, second) }
+    func write(_ bytes: ByteView) { inner.write(bytes) }
+    func write(_ first: ByteView, _ second: ByteView) { inner.write(first, second) }
     var peerHungUp: Bool { inner.peerHungUp }
     func peerCredentials() -> PeerCredentials? { inner.peerCredentials() }
     func close(then: (() -> Void)?) { inner.close(then: then) }

@@ -75,7 +75,7 @@ import UV
         client = PipeStream.connect(loop: loop, path: path) { s, error in
             connectError = error
             let hello = Array("hello\n".utf8)
-            hello.withUnsafeBytes { s.write($0) }
+            s.write(hello)
             s.shutdownAndClose {}
         }
         loop.run()

@@ -48,20 +48,20 @@ extension ConnectionSet {
             } else if framing.isContentLength {
                 if headed == nil {
                     let h = ByteBuffer(capacity: bodyEnd - start + 32)
-                    log.withUnsafeBytes { Framing.append(UnsafeRawBufferPointer(rebasing: $0[start..<bodyEnd]), .contentLength, to: h) }
+                    log.withUnsafeBytes { Framing.append(ByteView(UnsafeRawBufferPointer(rebasing: $0[start..<bodyEnd])), .contentLength, to: h) }
                     headed = h
                 }
-                headed!.withUnsafeBytes { c.sendRaw($0) }
+                headed!.withUnsafeBytes { c.sendRaw(ByteView($0)) }
             } else {
                 let bytes: ByteBuffer
                 if let known = framed.first(where: { $0.framing == framing }) {
                     bytes = known.bytes
                 } else {
                     bytes = ByteBuffer(capacity: bodyEnd - start + 32)
-                    log.withUnsafeBytes { Framing.append(UnsafeRawBufferPointer(rebasing: $0[start..<bodyEnd]), framing, to: bytes) }
+                    log.withUnsafeBytes { Framing.append(ByteView(UnsafeRawBufferPointer(rebasing: $0[start..<bodyEnd])), framing, to: bytes) }
                     framed.append((framing, bytes))
                 }
-                bytes.withUnsafeBytes { c.sendRaw($0) }
+                bytes.withUnsafeBytes { c.sendRaw(ByteView($0)) }
             }
             sent += 1
         }

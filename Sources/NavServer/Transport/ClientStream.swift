@@ -12,8 +12,8 @@ protocol ClientStream: AnyObject {
     func resumeReading()
     /// Output handed over that the reader has not taken yet.
     var queuedBytes: Int { get }
-    func write(_ bytes: UnsafeRawBufferPointer)
-    func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer)
+    func write(_ bytes: ByteView)
+    func write(_ first: ByteView, _ second: ByteView)
     /// Whether the client closed its end (not only finished sending).
     var peerHungUp: Bool { get }
     func peerCredentials() -> PeerCredentials?
@@ -109,12 +109,12 @@ final class MemoryStream: ClientStream {
 
     var queuedBytes: Int { output.count }
 
-    func write(_ bytes: UnsafeRawBufferPointer) {
+    func write(_ bytes: ByteView) {
         guard !isClosed else { return }
-        output += bytes
+        output += bytes.raw
     }
 
-    func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) {
+    func write(_ first: ByteView, _ second: ByteView) {
         write(first)
         write(second)
     }

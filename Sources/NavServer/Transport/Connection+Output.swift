@@ -2,6 +2,7 @@ import JSON
 import Logging
 import RPC
 import UV
+import Unchecked
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,7 +17,7 @@ extension Connection {
     func sendFramed(_ body: [UInt8], _ framing: Framing) {
         guard !isClosed else { return }
         if sharedEnd > sharedStart { copyShared() }
-        body.withUnsafeBytes { Framing.append($0, framing, to: output) }
+        body.withUnsafeBytes { Framing.append(ByteView($0), framing, to: output) }
         markDirty()
     }
 
@@ -36,7 +37,7 @@ extension Connection {
         } else {
             var w = JSONWriter(capacity: 128)
             encode(&w)
-            w.buffer.withUnsafeBytes { Framing.append($0, framing, to: output) }
+            w.buffer.withUnsafeBytes { Framing.append(ByteView($0), framing, to: output) }
         }
         let size = output.count - start
         if size > owner.limits.maxOutput {
@@ -48,10 +49,10 @@ extension Connection {
     }
 
     /// Queues bytes already framed.
-    func sendRaw(_ framed: UnsafeRawBufferPointer) {
+    func sendRaw(_ framed: ByteView) {
         guard !isClosed else { return }
         if sharedEnd > sharedStart { copyShared() }
-        output.append(contentsOf: framed)
+        output.append(contentsOf: framed.raw)
         markDirty()
     }
 
@@ -147,12 +148,12 @@ extension Connection {
         owner.stats.bytesOut += output.count + shared
         if shared > 0 {
             owner.broadcastLog.withUnsafeBytes { log in
-                output.withUnsafeBytes { own in write(own, UnsafeRawBufferPointer(rebasing: log[sharedStart..<sharedEnd])) }
+                output.withUnsafeBytes { own in write(ByteView(own), ByteView(UnsafeRawBufferPointer(rebasing: log[sharedStart..<sharedEnd]))) }
             }
             sharedStart = 0
             sharedEnd = 0
         } else {
-            output.withUnsafeBytes { write($0) }
+            output.withUnsafeBytes { write(ByteView($0)) }
         }
         output.removeAll(keepingAtMost: 64 * 1024)
         let queued = queuedBytes

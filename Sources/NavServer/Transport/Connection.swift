@@ -231,12 +231,12 @@ final class Connection {
         return stream.queuedBytes
     }
 
-    func write(_ bytes: UnsafeRawBufferPointer) {
+    func write(_ bytes: ByteView) {
         if let pipe { return pipe.write(bytes) }
         stream.write(bytes)
     }
 
-    func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) {
+    func write(_ first: ByteView, _ second: ByteView) {
         if let pipe { return pipe.write(first, second) }
         stream.write(first, second)
     }

@@ -2,6 +2,7 @@ import JSON
 import Logging
 import RPC
 import UV
+import Unchecked
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -110,7 +111,7 @@ final class ConnectionSet {
             var w = JSONWriter()
             RPCEncoder.error(id: .null, error: refusal, into: &w)
             w.raw(UInt8(ascii: "\n"))
-            w.bytes.withUnsafeBytes { stream.write($0) }
+            w.bytes.withUnsafeBytes { stream.write(ByteView($0)) }
             drain(stream)
             return nil
         }
