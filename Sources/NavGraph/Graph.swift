@@ -11,7 +11,7 @@ public enum Presentation: String, CaseIterable, Sendable, Hashable {
 
 /// The fully resolved navigation graph: every reference is an index, nothing is looked up by
 /// string on the navigation path except the names a client sends. Immutable once loaded.
-public final class NavigationGraph: @unchecked Sendable {
+public final class NavigationGraph: Sendable {
     public let modules: [Module]
     public let coordinators: [Coordinator]
     public let preconditions: [Precondition]
@@ -155,27 +155,23 @@ public enum TabBack: String, Sendable, CaseIterable {
     case history
 }
 
-public final class Coordinator: @unchecked Sendable {
+/// A coordinator as the graph declares it: immutable once built (the builder fills a
+/// ``CoordinatorDraft``), so a graph is shared between threads as it is.
+public final class Coordinator: Sendable {
     public let index: Int
     /// "module.Name".
     public let name: String
     public let module: String
     public let localName: String
     public let location: SourceLocation
-    public internal(set) var setup: Schema?
+    public let setup: Schema?
     /// Abilities: what this coordinator may push, present or replace itself with.
-    public internal(set) var opens: [Int] = []
+    public let opens: [Int]
     /// Where each of ``opens`` is listed (an ability set's coordinators: where the set is named).
-    public internal(set) var opensLocations: [SourceLocation] = []
-    public internal(set) var opensSet: Set<Int> = [] {
-        didSet {
-            var bits = [UInt64](repeating: 0, count: ((opensSet.max() ?? -1) + 64) / 64)
-            for i in opensSet { bits[i / 64] |= 1 << UInt64(i % 64) }
-            opensBits = bits
-        }
-    }
+    public let opensLocations: [SourceLocation]
+    public let opensSet: Set<Int>
     /// `opensSet` as bits by coordinator index, for the check every navigation makes.
-    private var opensBits: [UInt64] = []
+    private let opensBits: [UInt64]
 
     /// Whether this coordinator may open the coordinator at `index` (its abilities).
     public func canOpen(_ index: Int) -> Bool {
@@ -183,44 +179,48 @@ public final class Coordinator: @unchecked Sendable {
         return index >= 0 && word < opensBits.count && opensBits[word] & (1 << UInt64(index & 63)) != 0
     }
     /// Allowed presentation styles; nil means any.
-    public internal(set) var presentations: Set<Presentation>? {
-        didSet { presentationMask = presentations.map { $0.reduce(0) { $0 | Self.bit($1) } } ?? 0xFF }
-    }
+    public let presentations: Set<Presentation>?
     /// `presentations` as bits, for the check every navigation makes.
-    private var presentationMask: UInt8 = 0xFF
-    public internal(set) var preconditions: [Int] = []
+    private let presentationMask: UInt8
+    public let preconditions: [Int]
     /// `leave:`: preconditions evaluated before a dismiss removes a node of this coordinator.
-    public internal(set) var leave: [Int] = []
+    public let leave: [Int]
     /// `tabs:`: a tab container: navigating to it (push, present, replace, root) makes a tabs node
     /// with a stack per listed coordinator. Empty for every other coordinator.
-    public internal(set) var tabs: [Int] = [] { didSet { isTabContainer = !tabs.isEmpty } }
+    public let tabs: [Int]
     /// Whether a completed flow of this coordinator may continue to `target` (its `then`): the flow
     /// declares it as `then`, or lists it in `opens`.
     public func mayContinue(to target: Int) -> Bool { canOpen(target) || flow?.then?.to == target }
     /// Whether `tabs` lists any (read on every navigation, without touching the array).
-    public private(set) var isTabContainer = false
+    public let isTabContainer: Bool
     /// `back:` of a tab container: what dismiss does at the first screen of its selected tab.
-    public internal(set) var tabBack: TabBack = .none
+    public let tabBack: TabBack
     /// Roles admitted; empty means anyone.
-    public internal(set) var access: [String] = []
+    public let access: [String]
     /// Setup fields filled from the source's params: field → path in the source's params.
-    public internal(set) var mediation: [(field: String, sourcePath: [String])] = []
+    public let mediation: [(field: String, sourcePath: [String])]
     /// `identity:`: the setup fields that tell two screens of this coordinator apart for
     /// `navigate {existing}` (empty: any two are the same).
-    public internal(set) var identity: [String] = []
-    public internal(set) var flow: Flow? { didSet { flowStart = flow?.start ?? -1 } }
+    public let identity: [String]
+    public let flow: Flow?
     /// The start step of the flow this coordinator is, or -1 (read without copying ``flow``).
-    public private(set) var flowStart = -1
+    public let flowStart: Int
     /// The flow this coordinator is a step of, if any.
-    public internal(set) var stepOf: [Int] = []
-    public internal(set) var description: String?
+    public let stepOf: [Int]
+    public let description: String?
 
-    init(index: Int, module: String, localName: String, location: SourceLocation) {
-        self.index = index
-        self.module = module
-        self.localName = localName
-        self.name = module + "." + localName
-        self.location = location
+    /// The coordinator `d` describes, as the graph keeps it.
+    init(_ d: CoordinatorDraft) {
+        (index, module, localName, name, location) = (d.index, d.module, d.localName, d.name, d.location)
+        (setup, opens, opensLocations, opensSet) = (d.setup, d.opens, d.opensLocations, d.opensSet)
+        var bits = [UInt64](repeating: 0, count: ((d.opensSet.max() ?? -1) + 64) / 64)
+        for i in d.opensSet { bits[i / 64] |= 1 << UInt64(i % 64) }
+        opensBits = bits
+        presentations = d.presentations
+        presentationMask = d.presentations.map { $0.reduce(0) { $0 | Self.bit($1) } } ?? 0xFF
+        (preconditions, leave, tabs, isTabContainer, tabBack) = (d.preconditions, d.leave, d.tabs, !d.tabs.isEmpty, d.tabBack)
+        (access, mediation, identity, stepOf, description) = (d.access, d.mediation, d.identity, d.stepOf, d.description)
+        (flow, flowStart) = (d.flow, d.flow?.start ?? -1)
         var w = JSONWriter(capacity: name.utf8.count + 8)
         w.write(string: name)
         nameJSON = w.bytes
@@ -233,7 +233,7 @@ public final class Coordinator: @unchecked Sendable {
 
     public func allows(_ p: Presentation) -> Bool { presentationMask & Self.bit(p) != 0 }
 
-    private static func bit(_ p: Presentation) -> UInt8 {
+    static func bit(_ p: Presentation) -> UInt8 {
         switch p {
         case .push: return 1
         case .present: return 2

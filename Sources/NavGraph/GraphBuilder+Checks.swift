@@ -10,7 +10,7 @@ extension Builder {
     /// navigation by it could ever pass), and a field the setup forbids cannot be given at all.
     /// Values written `":param"` come from the URL and are checked when it is opened.
     mutating func checkConstants(routes: [Route], links: [Link]) {
-        func problem(_ target: Coordinator, _ field: String, _ value: JSONValue) -> String? {
+        func problem(_ target: CoordinatorDraft, _ field: String, _ value: JSONValue) -> String? {
             guard let setup = target.setup else { return nil }
             if let property = setup.properties.first(where: { $0.name == field })?.schema {
                 return property.validate(value).map { "\($0.message)" }
@@ -52,7 +52,7 @@ extension Builder {
     /// Each screen of a link after the first must be one the screen below it may open: the screen
     /// itself, or for a flow its first step (which a link builds with it), by its `opens` or as the
     /// next step of its flow.
-    mutating func checkLinkOpens(_ links: [Link]) {
+    mutating func checkLinkOpens(_ links: [Link], _ coordinators: [Coordinator]) {
         for l in links {
             for (n, (below, above)) in zip(l.entries, l.entries.dropFirst()).enumerated() {
                 if coordinators.stackStepAllowed(from: below.coordinator, to: above.coordinator) { continue }

@@ -31,7 +31,7 @@ extension Builder {
         }
     }
 
-    mutating func buildCoordinator(_ c: Coordinator, _ doc: Doc, module: String, at loc: SourceLocation) {
+    mutating func buildCoordinator(_ c: CoordinatorDraft, _ doc: Doc, module: String, at loc: SourceLocation) {
         if doc.isNull { return }
         guard doc.mapping != nil else {
             d.error(doc.location, "coordinator `\(c.name)` must be a mapping (its `setup`, `opens`, …), or empty")
@@ -73,7 +73,7 @@ extension Builder {
 
     /// `opens`: coordinators and ability sets (a set brings its coordinators; one already opened is
     /// not repeated).
-    private mutating func buildOpens(_ c: Coordinator, _ o: Doc, module: String) {
+    private mutating func buildOpens(_ c: CoordinatorDraft, _ o: Doc, module: String) {
         var listed = Set<Int>()
         for (ref, l) in stringList(o, "`opens`") {
             // An ability set brings its coordinators (one already opened is not repeated).
@@ -94,7 +94,7 @@ extension Builder {
         }
     }
 
-    private mutating func buildTabs(_ c: Coordinator, _ t: Doc, isFlow: Bool, module: String) {
+    private mutating func buildTabs(_ c: CoordinatorDraft, _ t: Doc, isFlow: Bool, module: String) {
         if isFlow {
             d.error(t.location, "coordinator `\(c.name)` is a flow and a tab container; give it `flow` or `tabs`, not both")
         }
@@ -115,7 +115,7 @@ extension Builder {
     }
 
     /// `mediation`: fields of the target's params filled from the source's (`$source.FIELD`).
-    private mutating func buildMediation(_ c: Coordinator, _ map: [(key: String, keyLocation: SourceLocation, value: Doc)]) {
+    private mutating func buildMediation(_ c: CoordinatorDraft, _ map: [(key: String, keyLocation: SourceLocation, value: Doc)]) {
         for (field, l, v) in map {
             guard let expr = v.text, expr.hasPrefix("$source") else {
                 d.error(v.location, "mediation of `\(field)` must read the source's params, as \"$source.FIELD\", not `\(v.description)`")
@@ -136,7 +136,7 @@ extension Builder {
     }
 
     /// `identity`: the setup fields that tell two screens of the coordinator apart.
-    private mutating func buildIdentity(_ c: Coordinator, _ id: Doc) {
+    private mutating func buildIdentity(_ c: CoordinatorDraft, _ id: Doc) {
         for (field, l) in stringList(id, "`identity`") {
             if c.identity.contains(field) {
                 d.error(l, "`\(field)` is listed twice in the `identity` of `\(c.name)`")
@@ -150,7 +150,7 @@ extension Builder {
         }
     }
 
-    mutating func buildFlow(_ c: Coordinator, _ doc: Doc, module: String) {
+    mutating func buildFlow(_ c: CoordinatorDraft, _ doc: Doc, module: String) {
         guard doc.mapping != nil else {
             d.error(doc.location, "`flow` of `\(c.name)` must be a mapping with `start`, `steps` and optionally `result`")
             return

@@ -22,7 +22,7 @@ struct Builder {
     var limits = GraphLimits()
     var modules: [RawModule] = []
     var moduleNames: [String: Int] = [:]
-    var coordinators: [Coordinator] = []
+    var coordinators: [CoordinatorDraft] = []
     var coordinatorIndex: [String: Int] = [:]
     var preconditionIndex: [String: Int] = [:]
     var preconditionLocations: [SourceLocation] = []
@@ -179,10 +179,11 @@ struct Builder {
             if let g = m.doc["guards"] { guards += buildGuards(g, module: m.name, preconditions: preconditions) }
         }
         applyGuards(guards)
-        crossCheck(root: top.root, routes: routes, links: links, preconditions: preconditions)
+        let built = coordinators.map(Coordinator.init)
+        crossCheck(root: top.root, routes: routes, links: links, preconditions: preconditions, built: built)
         let root = top.root, rootBack = top.back, rootLocation = top.location
         guard !d.hasErrors, let root else { return nil }
-        return NavigationGraph(modules: modules.map { Module(name: $0.name, file: $0.file) }, coordinators: coordinators,
+        return NavigationGraph(modules: modules.map { Module(name: $0.name, file: $0.file) }, coordinators: built,
                                preconditions: preconditions, routes: routes, links: links, root: root, rootBack: rootBack,
                                rootLocation: rootLocation, guards: guards, baseDirectory: baseDirectory)
     }
@@ -234,7 +235,7 @@ struct Builder {
                         continue
                     }
                     raw.coordinators.append((k, loc, v))
-                    let c = Coordinator(index: coordinators.count, module: name, localName: k, location: loc)
+                    let c = CoordinatorDraft(index: coordinators.count, module: name, localName: k, location: loc)
                     coordinatorIndex[c.name] = c.index
                     if v["flow"] != nil { flowDeclared.insert(c.index) }
                     coordinators.append(c)
@@ -342,7 +343,7 @@ struct Builder {
     }
 
     /// Pass 5: cross checks.
-    private mutating func crossCheck(root: Root?, routes: [Route], links: [Link], preconditions: [Precondition]) {
+    private mutating func crossCheck(root: Root?, routes: [Route], links: [Link], preconditions: [Precondition], built: [Coordinator]) {
         checkMediation()
         for (i, locations) in tabContainerLocations.sorted(by: { $0.key < $1.key }) {
             for (t, loc) in zip(coordinators[i].tabs, locations) where !coordinators[t].tabs.isEmpty {
@@ -355,7 +356,7 @@ struct Builder {
             }
         }
         checkConstants(routes: routes, links: links)
-        checkLinkOpens(links)
+        checkLinkOpens(links, built)
         checkLinkRequiredFields(links)
         checkRecoveryCycles(preconditions)
         warnUnreached(root: root, routes: routes, links: links, preconditions: preconditions)

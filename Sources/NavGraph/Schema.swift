@@ -1,9 +1,10 @@
 import JSON
+import Unchecked
 
 /// A setup-model or flow-result schema: the JSON Schema subset of the graph format, compiled
 /// once when the graph loads (patterns compiled, `required` and `enum` turned into sets) so that
 /// validating a value allocates nothing unless it fails.
-public final class Schema: @unchecked Sendable {
+public final class Schema: Sendable {
     public struct Types: OptionSet, Sendable, Hashable {
         public let rawValue: UInt8
         public init(rawValue: UInt8) { self.rawValue = rawValue }
@@ -37,7 +38,7 @@ public final class Schema: @unchecked Sendable {
     public let enumValues: [JSONValue]?
     public let minLength: Int?
     public let maxLength: Int?
-    public let pattern: (source: String, regex: Regex<AnyRegexOutput>)?
+    public let pattern: (source: String, regex: Immutable<Regex<AnyRegexOutput>>)?
     public let minimum: Double?
     public let maximum: Double?
     public let items: Schema?
@@ -205,14 +206,14 @@ public final class Schema: @unchecked Sendable {
         return nil
     }
 
-    private static func compilePattern(_ o: JSONObject, pointer: String, errors: inout [CompileError]) -> (source: String, regex: Regex<AnyRegexOutput>)? {
+    private static func compilePattern(_ o: JSONObject, pointer: String, errors: inout [CompileError]) -> (source: String, regex: Immutable<Regex<AnyRegexOutput>>)? {
         guard let p = o["pattern"] else { return nil }
         guard let s = p.stringValue else {
             errors.append(CompileError(pointer: pointer + "/pattern", message: "`pattern` must be a regular expression string"))
             return nil
         }
         do {
-            return (s, try Regex(s))
+            return (s, Immutable(try Regex(s)))
         } catch {
             errors.append(CompileError(pointer: pointer + "/pattern", message: "`\(s)` is not a valid regular expression: \(error)"))
             return nil
@@ -304,7 +305,7 @@ public final class Schema: @unchecked Sendable {
     @inline(never)
     private func matchesPattern(_ s: String) -> Bool {
         guard let pattern else { return true }
-        return (try? pattern.regex.firstMatch(in: s)) != nil
+        return (try? pattern.regex.value.firstMatch(in: s)) != nil
     }
 
     /// Whether `value` matches: the same rules as ``check(_:)``, answered yes or no.
