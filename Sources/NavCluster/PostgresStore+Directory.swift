@@ -82,12 +82,6 @@ extension PostgresStore {
     /// Every session the node knows of (from PostgreSQL and the notifications since), by owner node.
     public var directory: [String: String] { owners }
 
-    /// The owner of `name` when another node owns it, and where it listens.
-    public func remoteOwner(_ name: String) -> (node: String, socket: String)? {
-        guard let owner = owners[name], owner != node else { return nil }
-        return (owner, nodes[owner]?.socket ?? "")
-    }
-
     /// A session's row as it is now (for a subscriber on this node of a session another node owns).
     public func read(_ name: String, _ done: @escaping (Result<Session?, RPCError>) -> Void) {
         connection.query(PostgresSchema.readSession, [name]) { [unowned self] r in

@@ -320,15 +320,15 @@ public final class PostgresStore: Store, SharedStore {
         }
     }
 
-    /// `stats.cluster`: this node, its incarnation, whether it can write, what it knows of others.
     public func storedVersion(of name: String) -> Int? { versions[name] }
 
-    public func statsObject(mirrors: Int) -> JSONObject {
-        [
+    /// `stats.cluster`: this node, its incarnation, whether it can write, what it knows of others.
+    public func stats(mirrors: Int) -> (key: String, value: JSONObject)? {
+        ("cluster", [
             "node": .string(node), "incarnation": .int(incarnation), "available": .bool(isUp),
             "commits": .int(commits), "owned": .int(epochs.count), "known": .int(owners.count),
             "nodes": .int(nodes.count), "mirrored": .int(mirrors), "queries": .int(connection.queuedQueries),
-        ]
+        ])
     }
 
     // MARK: Store

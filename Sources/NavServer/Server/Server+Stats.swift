@@ -34,8 +34,7 @@ extension Server {
             "memory": ["rss": .int(EventLoop.residentMemory)],
             "methods": .object(dispatcher.methods.countsObject),
         ]
-        if let pg = sharedStore { o.append("cluster", .object(pg.statsObject(mirrors: n.mirrors))) }
-        if let log = store as? LogStore { o.append("state", .object(log.statsObject())) }
+        if let section = store.stats(mirrors: n.mirrors) { o.append(section.key, .object(section.value)) }
         return o
     }
 

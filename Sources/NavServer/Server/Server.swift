@@ -54,9 +54,6 @@ public final class Server {
         get { dispatcher.refusingChanges }
         set { dispatcher.refusingChanges = newValue }
     }
-    /// The store as several nodes share it (cluster mode), kept here so that dispatch asks it
-    /// without a call through the store's protocol on every request.
-    var sharedStore: (any SharedStore)?
     /// Set while a shared store writes a commit in the background (``Store/beginFlush(graph:done:)``).
     var commitInFlight = false
     /// Loop turns the commits waiting to be written have gathered more (`--durability full`).
@@ -100,9 +97,11 @@ public final class Server {
             s.close()
             throw error
         }
-        sharedStore = s as? any SharedStore
-        dispatcher.directory = sharedStore
-        return navigator.restore(sessions, from: s, placement: sharedStore.map(Replicated.init) ?? OneNode())
+        // Cluster mode is decided here, once: dispatch routes by the store's directory, the
+        // navigator replicates through it; nothing else asks which kind of store it is.
+        let shared = s as? any SharedStore
+        dispatcher.directory = shared
+        return navigator.restore(sessions, from: s, placement: shared.map(Replicated.init) ?? OneNode())
     }
     /// Loads a graph from a directory (nil: the embedded example), for `graph.reload`.
     public var graphLoader: ((String?) -> (NavigationGraph?, Diagnostics))?

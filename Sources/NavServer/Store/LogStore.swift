@@ -345,15 +345,15 @@ public final class LogStore: Store {
     private(set) var maxSliceMs = 0.0
 
     /// `stats.state`: the log, its compactions.
-    func statsObject() -> JSONObject {
-        [
+    public func stats(mirrors: Int) -> (key: String, value: JSONObject)? {
+        ("state", [
             "snapshot": .string(snapshot.path), "log": .string(logPath), "logBytes": .int(logSize),
             "compactAt": .int(threshold), "compactions": .int(compactions), "preallocated": .bool(preallocated),
             "compacting": .bool(compacting != nil), "snapshotLiveBytes": .int(snapshot.liveBytes()),
             "snapshotFileBytes": .int(snapshot.fileBytes()),
             "lastCompactionMs": .double((lastCompactionMs * 1000).rounded() / 1000),
             "maxSliceMs": .double((maxSliceMs * 1000).rounded() / 1000),
-        ]
+        ])
     }
 
     private func monotonicNanoseconds() -> UInt64 {

@@ -46,12 +46,16 @@ public protocol Store: AnyObject {
     /// loop: nil when it is stored, else why not (nothing of it is stored). The server holds every
     /// reply and notification, and reads no more requests, until `done` runs; one flush at a time.
     func beginFlush(graph: NavigationGraph, done: @escaping (StateError?) -> Void)
+    /// Its section of `stats` and the key it goes under (`state` for a log store, `cluster` for a
+    /// shared store), or nil; `mirrors` is how many sessions of other nodes are watched from here.
+    func stats(mirrors: Int) -> (key: String, value: JSONObject)?
 }
 
 extension Store {
     public var wantsChanges: Bool { false }
     public var hasBackgroundWork: Bool { false }
     public var flushSyncs: Bool { false }
+    public func stats(mirrors: Int) -> (key: String, value: JSONObject)? { nil }
     public func backgroundSlice(graph: NavigationGraph) throws(StateError) {}
     public func graphReloaded(_ graph: NavigationGraph, sessions: Int) {}
     /// Stores that keep whole sessions are told the session changed.
@@ -64,28 +68,19 @@ extension Store {
     }
 }
 
-/// A store several navd nodes share (``PostgresStore``, cluster mode): it writes in the background,
-/// wants every commit's `stackChanged` for other nodes' subscribers, and knows who owns each session
-/// and the sessions as it holds them, for requests about sessions another node owns. The server and
-/// the navigator find it once, when the store is put to use.
-/// Cluster mode's store, as the three layers that use it see it: dispatch routes requests by
-/// where sessions are (``SessionDirectory``), the navigator replicates changes to other nodes'
-/// subscribers (``SessionReplication``), the server writes commits in the background (below).
+/// A store several navd nodes share (``PostgresStore``, cluster mode), split by the role each
+/// layer has for it, and handed to each once, when the server puts the store to use: the server
+/// keeps sessions in it as in any ``Store`` (it writes in the background:
+/// ``Store/flushesInBackground``); dispatch routes requests by where sessions are
+/// (``SessionDirectory``); the navigator replicates changes to other nodes' subscribers
+/// (``SessionReplication``, through its ``SessionPlacement``).
 public protocol SharedStore: Store, SessionDirectory, SessionReplication {
-    /// `stats.cluster`.
-    func statsObject(mirrors: Int) -> JSONObject
     /// Where it reports what it did not change itself (the server, once the store is put to use).
     var events: (any ClusterEvents)? { get set }
 }
 
 /// Where the cluster's sessions are: what dispatch needs to send a request to its session's node.
 public protocol SessionDirectory: AnyObject {
-    /// This node's name.
-    var node: String { get }
-    /// Every session of the cluster this node knows of, by owner node.
-    var directory: [String: String] { get }
-    /// The owner of `name` when another node owns it, and where it listens.
-    func remoteOwner(_ name: String) -> (node: String, socket: String)?
     /// Where a session this node does not hold is: another node's (`moved`), one to wait for
     /// (`unavailable`), nowhere, or not known yet (to look up).
     func whereabouts(_ name: String) -> SessionWhereabouts
