@@ -131,6 +131,8 @@ final class RecordingPublisher: Publisher {
               Name: {}
             preconditions:
               authorized: {provider: true, timeout: 5s}
+            links:
+              "/item/:id": [Home, {to: Item, with: {id: ":id"}}]
 
             """
         let (g, d) = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: text)], baseDirectory: "/g")
@@ -206,6 +208,118 @@ final class RecordingPublisher: Publisher {
             let got: String
             do throws(NavError) { got = try row.call() } catch { got = error.kind.rawValue }
             #expect(got == row.expect, "\(row.what): \(got)")
+            #expect(store.told == row.store, "\(row.what): the store heard \(store.told)")
+        }
+    }
+
+    /// One row of ``everyOtherEntryPointAsATable``: what is done first on a fresh navigator (on
+    /// `main`, by `driver`), the entry point called, and what it must give: the answer (an error's
+    /// kind, or text the result's JSON holds), the notifications published after the set-up, and
+    /// what the store heard.
+    struct EntryPointRow {
+        let what: String
+        var given: (Navigator, FakeClient) throws -> Void = { _, _ in }
+        let call: (Navigator, SessionState, FakeResponder) throws(NavError) -> JSONValue?
+        let expect: String
+        var notified: [String] = []
+        var store: [String] = []
+    }
+
+    /// The navigator's other entry points as a table of (request, state) → (answer, notifications,
+    /// store): the asynchronous ones answer through the responder, the others return their typed
+    /// result or throw a `NavError`. Each row runs on a navigator of its own, with a subscriber on
+    /// `main`.
+    @Test func everyOtherEntryPointAsATable() throws {
+        func encoded(_ r: some JSONEncodable) -> JSONValue {
+            var w = JSONWriter()
+            r.encode(into: &w)
+            return (try? JSONParser(maxDepth: 64).parse(w.bytes)) ?? .null
+        }
+        func to(_ n: Navigator, _ name: String, with: JSONObject? = nil, by driver: FakeClient) {
+            var r = NavigateRequest(state: n.sessions["main"]!, toName: name)
+            r.with = with
+            n.navigate(r, FakeResponder(client: driver, answers: Answers()))
+        }
+        let item: (Navigator, FakeClient) throws -> Void = { n, d in to(n, "app.Item", with: ["id": "p1"], by: d) }
+        let rows: [EntryPointRow] = [
+            EntryPointRow(what: "navigate with its setup", call: { n, s, r in
+                var q = NavigateRequest(state: s, toName: "app.Item")
+                q.with = ["id": "p1"]
+                n.navigate(q, r)
+                return nil
+            }, expect: #""version":1"#, notified: ["stackChanged"], store: ["changed main"]),
+            EntryPointRow(what: "navigate without the setup's field", call: { n, s, r in n.navigate(NavigateRequest(state: s, toName: "app.Item"), r); return nil },
+                          expect: "invalidSetup"),
+            EntryPointRow(what: "navigate where the screen cannot go", call: { n, s, r in n.navigate(NavigateRequest(state: s, toName: "app.Name"), r); return nil },
+                          expect: "notAllowed"),
+            EntryPointRow(what: "open a link", call: { n, s, r in n.open(OpenRequest(state: s, url: "/item/p2"), r); return nil },
+                          expect: #""version":1"#, notified: ["stackChanged"], store: ["changed main"]),
+            EntryPointRow(what: "open a link, dry run", call: { n, s, r in
+                var q = OpenRequest(state: s, url: "/item/p2")
+                q.dryRun = true
+                n.open(q, r)
+                return nil
+            }, expect: #""dryRun":true"#),
+            EntryPointRow(what: "open a URL no link matches", call: { n, s, r in n.open(OpenRequest(state: s, url: "/nowhere"), r); return nil },
+                          expect: "noMatchingLink"),
+            EntryPointRow(what: "reset to the root", given: item, call: { n, s, r in n.reset(ResetRequest(state: s, steps: nil), r); return nil },
+                          expect: #""version":2"#, notified: ["stackChanged"], store: ["changed main"]),
+            EntryPointRow(what: "reset at a stale version", given: item, call: { n, s, r in
+                var q = ResetRequest(state: s, steps: nil)
+                q.ifVersion = 0
+                n.reset(q, r)
+                return nil
+            }, expect: "conflict"),
+            EntryPointRow(what: "dismiss the top screen", given: item, call: { n, s, r in n.dismiss(DismissRequest(state: s), r); return nil },
+                          expect: #""version":2"#, notified: ["stackChanged"], store: ["changed main"]),
+            EntryPointRow(what: "dismiss the root: nothing to dismiss", call: { n, s, r in n.dismiss(DismissRequest(state: s), r); return nil }, expect: "unknownNode"),
+            EntryPointRow(what: "complete a flow that is not there", call: { n, s, r in
+                n.flowComplete(FlowCompleteRequest(state: s, flow: "n99", outcome: .cancelled), r)
+                return nil
+            }, expect: "flowNotActive"),
+            EntryPointRow(what: "update a screen's params", given: item, call: { n, s, r throws(NavError) in
+                encoded(try n.update(UpdateRequest(state: s, node: s.session.visibleTop!.id, with: ["id": "p3"]), by: r.client))
+            }, expect: #""id":"p3""#, notified: ["stackChanged"], store: ["changed main"]),
+            EntryPointRow(what: "update a node that is not there", call: { n, s, r throws(NavError) in
+                encoded(try n.update(UpdateRequest(state: s, node: "n99", with: [:]), by: r.client))
+            }, expect: "unknownNode"),
+            EntryPointRow(what: "resolve the visible path's link", given: item, call: { n, s, _ throws(NavError) in
+                encoded(try n.resolveLink(LinkResolveRequest(state: s)))
+            }, expect: #""url":"/item/p1""#),
+            EntryPointRow(what: "resolve a path no link builds", call: { n, s, _ throws(NavError) in encoded(try n.resolveLink(LinkResolveRequest(state: s))) },
+                          expect: "noMatchingLink"),
+            EntryPointRow(what: "read the facts named", given: { n, d in _ = try n.setFacts(ContextSetRequest(state: n.sessions["main"]!, facts: ["a": 1, "b": 2]), by: d) },
+                          call: { n, s, _ in encoded(n.facts(ContextGetRequest(state: s, names: ["b", "c"]))) }, expect: #"{"facts":{"b":2}}"#),
+            EntryPointRow(what: "list the sessions", call: { n, _, _ in encoded(n.sessionList(SessionListRequest())) }, expect: #""sessions":["main"]"#),
+            EntryPointRow(what: "cancel a navigation that waits for its provider", given: { n, d in
+                n.addProvider(["app.authorized"], FakeClient(id: 3))
+                to(n, "app.Pay", by: d)
+            },
+                          call: { n, _, _ in encoded(n.cancel(CancelRequest(navigation: n.pending.keys.first ?? "none"))) }, expect: #"{"cancelled":true}"#),
+            EntryPointRow(what: "cancel one that is not there", call: { n, _, _ in encoded(n.cancel(CancelRequest(navigation: "nav-99"))) },
+                          expect: #"{"cancelled":false}"#),
+        ]
+        for row in rows {
+            let publisher = RecordingPublisher(), store = RecordingStore()
+            let n = Self.navigator(NavigatorLimits(), loop: loop, publisher: publisher, store: store)
+            let driver = FakeClient(id: 1), watcher = FakeClient(id: 2)
+            n.subscribe(watcher, to: n.sessions["main"]!)
+            try row.given(n, driver)
+            publisher.sent = []
+            store.told = []
+            let answers = Answers()
+            let got: String
+            do throws(NavError) {
+                if let result = try row.call(n, n.sessions["main"]!, FakeResponder(client: driver, answers: answers)) { answers.succeed(result) }
+                switch answers.given.first {
+                case .success(let v)?: got = JSONWriter.string(v)
+                case .failure(let e)?: got = e.kind
+                case nil: got = "no answer"
+                }
+            } catch { got = error.kind.rawValue }
+            #expect(got == row.expect || (got.hasPrefix("{") && got.contains(row.expect)), "\(row.what): \(got)")
+            #expect(answers.given.count <= 1, "\(row.what): answered \(answers.given.count) times")
+            #expect(publisher.sent.map(\.method) == row.notified, "\(row.what): published \(publisher.sent.map(\.method))")
             #expect(store.told == row.store, "\(row.what): the store heard \(store.told)")
         }
     }
