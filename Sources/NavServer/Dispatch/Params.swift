@@ -51,12 +51,21 @@ struct Params<P: ParamName> {
     /// The method's name, for messages.
     var method: String { methodName.string ?? "" }
 
+    @inline(__always)
     init(_ call: borrowing Call) throws(RPCError) {
-        methodName = call.methodName
-        object = call.params.flatMap { $0.isObject ? $0 : nil }
+        try self.init(method: call.methodName, params: call.params, scratch: call.entry.paramPositions)  // the entry outlives the call
+    }
+
+    /// The params `params` of the method named `method`, their positions noted in `scratch` (one
+    /// word per param, which must outlive this value): what a call's params are read as, and what
+    /// a test decodes without a server.
+    @inline(__always)
+    init(method: JSONView, params: JSONView?, scratch: ScratchWords) throws(RPCError) {
+        methodName = method
+        object = params.flatMap { $0.isObject ? $0 : nil }
         let table = P.table
-        let positions = call.entry.paramPositions.words
-        self.positions = positions  // the entry outlives the call
+        let positions = scratch.words
+        self.positions = positions
         positions.update(repeating: 0)
         guard let object else { return }
         let methodName = self.methodName

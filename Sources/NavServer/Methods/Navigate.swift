@@ -9,18 +9,20 @@ enum NavigateMethod: NavdMethod {
     static func register(in methods: MethodTable, _ server: Server) {
         let n: Navigator = server.navigator
         methods.register(.navigate, NavigateParam.self) { call in
-            do throws(RPCError) { n.navigate(try request(call, call.decoding), call) } catch { call.fail(error) }
+            do throws(RPCError) {
+                let p = try Params<NavigateParam>(call)
+                n.navigate(try request(p, in: try call.session(p), call.decoding), call)
+            } catch { call.fail(error) }
         }
     }
 
     /// `navigate`'s params, read in place: `to` found among the coordinators by its bytes (a string
     /// is made only for a message), the setup model built in the storage of the node the session
-    /// will make next (a node dismissed earlier) and measured as it is read. The session is the
-    /// one dispatch resolves; the graph, key cache and limits come from `context`.
+    /// will make next (a node dismissed earlier) and measured as it is read. The session, `state`,
+    /// is the one dispatch resolves; the graph, key cache and limits come from `context`: decoding
+    /// asks neither the navigator nor the server.
     @inline(__always)
-    static func request(_ call: Call, _ context: DecodingContext) throws(RPCError) -> NavigateRequest {
-        let p = try Params<NavigateParam>(call)
-        let state = try call.session(p)
+    static func request(_ p: Params<NavigateParam>, in state: SessionState, _ context: DecodingContext) throws(RPCError) -> NavigateRequest {
         var by: Presentation?
         if let b = try p.string(.by) {
             guard let pr = Presentation(rawValue: b) else {

@@ -65,6 +65,12 @@ extension NavigationSpec {
         default: break
         }
         guard let to else { throw .invalidParams(shape, data: ["param": .string(param)]) }
-        return NavigationSpec(to: try graph.destination(to: to, route: nil).target, by: by, with: with)
+        do throws(NavError) {
+            return NavigationSpec(to: try graph.destination(to: to, route: nil).target, by: by, with: with)
+        } catch {
+            var data = error.data
+            data.append("param", .string(param))
+            throw NavError(error.kind, "\"\(param)\": \(error.message)", data: data)
+        }
     }
 }

@@ -1,0 +1,82 @@
+import JSON
+import NavGraph
+import NavigationCore
+import RPC
+import Testing
+import Unchecked
+@testable import NavServer
+
+/// A method's params decoded from a ``DecodingContext`` alone: the graph's names, the setup-key
+/// cache and the limits, with no server, dispatcher or navigator. `navigate`'s decoding is the
+/// largest; what it cannot answer from the context (a name the graph does not know) is left for
+/// the navigator, as its request.
+@Suite struct DecodingTests {
+    let graph = NavigatorTests.graph
+    let state = SessionState(Session(name: "main", graph: NavigatorTests.graph), audience: RecordingPublisher.Members(), recordsAlways: false)
+    let scratch = ScratchWords(count: NavigateParam.allCases.count)
+
+    func context(maxName: Int = 256) -> DecodingContext {
+        var limits = NavigatorLimits()
+        limits.maxName = maxName
+        return DecodingContext(graph: graph, setupKeys: StringCache(), limits: limits)
+    }
+
+    /// Decodes `params` (a JSON object's text) as `navigate`'s and hands the request to `body`, or
+    /// answers the error.
+    func decode(_ params: String, _ context: DecodingContext, _ body: (borrowing NavigateRequest) -> Void = { _ in }) -> RPCError? {
+        let parser = JSONParser(), method = JSONParser()
+        do {
+            let name = try Array(#""navigate""#.utf8).withUnsafeBytes { raw in try method.view(raw) }
+            return try Array(params.utf8).withUnsafeBytes { raw throws -> RPCError? in
+                let view = try parser.view(raw)
+                do throws(RPCError) {
+                    let p = try Params<NavigateParam>(method: name, params: view, scratch: scratch)
+                    let request = try NavigateMethod.request(p, in: state, context)
+                    body(request)
+                    return nil
+                } catch { return error }
+            }
+        } catch {
+            Issue.record("the test's JSON does not parse: \(error)")
+            return nil
+        }
+    }
+
+    @Test func aNavigationIsDecodedFromTheContextAlone() throws {
+        let item = try #require(graph.coordinators.firstIndex { $0.name == "app.Item" }), pay = try #require(graph.coordinators.firstIndex { $0.name == "app.Pay" })
+        var seen = false
+        let error = decode(#"{"to": "app.Item", "by": "push", "with": {"id": "p1"}, "key": "k-1", "then": {"to": "app.Pay", "by": "present"}}"#, context()) { r in
+            #expect(r.coordinator == item && r.toName == nil && r.by == .push)
+            #expect(r.with?["id"] == "p1" && r.withBytes == #"{"id":"p1"}"#.utf8.count && r.key == "k-1")
+            #expect(r.options?.then?.to == pay && r.options?.then?.by == .present)
+            seen = true
+        }
+        #expect(error == nil && seen, "\(String(describing: error))")
+    }
+
+    /// A name the graph does not hold is kept as given: the navigator answers it (`unknownTarget`,
+    /// with the names it has), not decoding.
+    @Test func aNameTheGraphDoesNotHoldIsLeftToTheNavigator() {
+        var toName: String?, coordinator: Int?
+        let error = decode(#"{"to": "app.Nowhere"}"#, context()) { r in (toName, coordinator) = (r.toName, r.coordinator) }
+        #expect(error == nil && toName == "app.Nowhere" && coordinator == nil)
+    }
+
+    /// What is wrong with a param is an error naming it, decided from the params and the context.
+    @Test func wrongParamsAreRefusedNamingTheParam() {
+        let rows: [(params: String, context: DecodingContext, kind: String, param: String)] = [
+            (#"{"to": "app.Item", "by": "sideways"}"#, context(), "invalidParams", "by"),
+            (#"{"to": "app.Item", "walk": true}"#, context(), "invalidParams", "walk"),
+            (#"{"to": 5}"#, context(), "invalidParams", "to"),
+            (#"{"to": "app.Item", "key": "a-key-longer-than-eight"}"#, context(maxName: 8), "limitExceeded", "--max-name"),
+            (#"{"to": "app.Item", "then": "app.Nowhere"}"#, context(), "unknownTarget", "then"),
+            (#"{"to": "app.Item", "existing": "top", "by": "present"}"#, context(), "invalidParams", "existing"),
+            (#"{"to": "app.Item", "merge": true}"#, context(), "invalidParams", "merge"),
+        ]
+        for row in rows {
+            let e = decode(row.params, row.context)
+            #expect(e?.kind == row.kind && (e?.data["param"]?.stringValue ?? e?.data["limit"]?.stringValue) == row.param,
+                    "\(row.params): \(String(describing: e))")
+        }
+    }
+}
