@@ -225,23 +225,24 @@ final class RecordingPublisher: Publisher {
         var store: [String] = []
     }
 
-    /// The navigator's other entry points as a table of (request, state) → (answer, notifications,
-    /// store): the asynchronous ones answer through the responder, the others return their typed
-    /// result or throw a `NavError`. Each row runs on a navigator of its own, with a subscriber on
-    /// `main`.
-    @Test func everyOtherEntryPointAsATable() throws {
-        func encoded(_ r: some JSONEncodable) -> JSONValue {
-            var w = JSONWriter()
-            r.encode(into: &w)
-            return (try? JSONParser(maxDepth: 64).parse(w.bytes)) ?? .null
-        }
-        func to(_ n: Navigator, _ name: String, with: JSONObject? = nil, by driver: FakeClient) {
-            var r = NavigateRequest(state: n.sessions["main"]!, toName: name)
-            r.with = with
-            n.navigate(r, FakeResponder(client: driver, answers: Answers()))
-        }
+    /// A typed result as the JSON it is sent as.
+    static func encoded(_ r: some JSONEncodable) -> JSONValue {
+        var w = JSONWriter()
+        r.encode(into: &w)
+        return (try? JSONParser(maxDepth: 64).parse(w.bytes)) ?? .null
+    }
+
+    /// Navigates `main` of `n` to `name`, answer unheard (a row's set-up).
+    static func to(_ n: Navigator, _ name: String, with: JSONObject? = nil, by driver: FakeClient) {
+        var r = NavigateRequest(state: n.sessions["main"]!, toName: name)
+        r.with = with
+        n.navigate(r, FakeResponder(client: driver, answers: Answers()))
+    }
+
+    /// The rows: each entry point's answers, good and refused.
+    static var entryPointRows: [EntryPointRow] {
         let item: (Navigator, FakeClient) throws -> Void = { n, d in to(n, "app.Item", with: ["id": "p1"], by: d) }
-        let rows: [EntryPointRow] = [
+        return [
             EntryPointRow(what: "navigate with its setup", call: { n, s, r in
                 var q = NavigateRequest(state: s, toName: "app.Item")
                 q.with = ["id": "p1"]
@@ -299,7 +300,14 @@ final class RecordingPublisher: Publisher {
             EntryPointRow(what: "cancel one that is not there", call: { n, _, _ in encoded(n.cancel(CancelRequest(navigation: "nav-99"))) },
                           expect: #"{"cancelled":false}"#),
         ]
-        for row in rows {
+    }
+
+    /// The navigator's other entry points as a table of (request, state) → (answer, notifications,
+    /// store): the asynchronous ones answer through the responder, the others return their typed
+    /// result or throw a `NavError`. Each row runs on a navigator of its own, with a subscriber on
+    /// `main`.
+    @Test func everyOtherEntryPointAsATable() throws {
+        for row in Self.entryPointRows {
             let publisher = RecordingPublisher(), store = RecordingStore()
             let n = Self.navigator(NavigatorLimits(), loop: loop, publisher: publisher, store: store)
             let driver = FakeClient(id: 1), watcher = FakeClient(id: 2)
