@@ -1,3 +1,5 @@
+import Unchecked
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -88,6 +90,14 @@ public final class ByteBuffer {
     public func append(_ s: String) {
         var s = s
         s.withUTF8 { append(contentsOf: UnsafeRawBufferPointer($0)) }
+    }
+
+    public func append(contentsOf bytes: ByteView) { append(contentsOf: bytes.raw) }
+
+    /// A view of the bytes written so far, valid only inside `body`.
+    @inline(__always)
+    public func withByteView<R>(_ body: (ByteView) throws -> R) rethrows -> R {
+        try body(ByteView(UnsafeRawBufferPointer(start: base, count: used)))
     }
 
     /// The bytes written so far, valid only inside `body`.

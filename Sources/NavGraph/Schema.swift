@@ -328,33 +328,31 @@ public final class Schema: Sendable {
             if let minimum, d < minimum { return false }
             if let maximum, d > maximum { return false }
         case .object(let o):
-            return o.members.withUnsafeBufferPointer { members -> Bool in
-                for name in required {
-                    var found = false
-                    for m in members.indices where members[m].key == name {
-                        found = true
-                        break
-                    }
-                    if !found { return false }
+            let members = o.members
+            for name in required {
+                var found = false
+                for m in members.indices where members[m].key == name {
+                    found = true
+                    break
                 }
-                guard checksMembers else { return true }
-                return propertyNames.withUnsafeBufferPointer { names -> Bool in
-                    for m in members.indices {
-                        var p = 0
-                        while p < names.count && names[p] != members[m].key { p += 1 }
-                        if p < names.count {
-                            if !propertySchemas[p].accepts(members[m].value) { return false }
-                            continue
-                        }
-                        switch additional {
-                        case .allowed: break
-                        case .forbidden: return false
-                        case .schema(let s): if !s.accepts(members[m].value) { return false }
-                        }
-                    }
-                    return true
+                if !found { return false }
+            }
+            guard checksMembers else { return true }
+            let names = propertyNames
+            for m in members.indices {
+                var p = 0
+                while p < names.count && names[p] != members[m].key { p += 1 }
+                if p < names.count {
+                    if !propertySchemas[p].accepts(members[m].value) { return false }
+                    continue
+                }
+                switch additional {
+                case .allowed: break
+                case .forbidden: return false
+                case .schema(let s): if !s.accepts(members[m].value) { return false }
                 }
             }
+            return true
         case .array(let a):
             if let items {
                 for v in a where !items.accepts(v) { return false }
@@ -367,50 +365,48 @@ public final class Schema: Sendable {
     /// `required`, then each member against its property's schema (or `additionalProperties`), in the
     /// object's order; index loops over the arrays, so nothing is copied or retained per member.
     private func checkMembers(_ o: JSONObject) -> Failure? {
-        o.members.withUnsafeBufferPointer { members -> Failure? in
-            for name in required {
-                var found = false
-                for m in members.indices where members[m].key == name {
-                    found = true
-                    break
+        let members = o.members
+        for name in required {
+            var found = false
+            for m in members.indices where members[m].key == name {
+                found = true
+                break
+            }
+            if !found {
+                var f = fail("required", "is required but missing")
+                f.reversedPath.append(name)
+                return f
+            }
+        }
+        guard checksMembers else { return nil }
+        let names = propertyNames
+        for m in members.indices {
+            var p = 0
+            while p < names.count && names[p] != members[m].key { p += 1 }
+            if p < names.count {
+                if var f = propertySchemas[p].check(members[m].value) {
+                    f.reversedPath.append(members[m].key)
+                    return f
                 }
-                if !found {
-                    var f = fail("required", "is required but missing")
-                    f.reversedPath.append(name)
+                continue
+            }
+            switch additional {
+            case .allowed: break
+            case .forbidden:
+                let key = members[m].key
+                let names = properties.map { "`\($0.name)`" }.joined(separator: ", ")
+                let hint = suggestion(for: key, among: properties.map(\.name)).map { "did you mean `\($0)`? " } ?? ""
+                var f = fail("additionalProperties", "is not allowed here; \(hint)the fields are \(names.isEmpty ? "none" : names)")
+                f.reversedPath.append(key)
+                return f
+            case .schema(let s):
+                if var f = s.check(members[m].value) {
+                    f.reversedPath.append(members[m].key)
                     return f
                 }
             }
-            guard checksMembers else { return nil }
-            return propertyNames.withUnsafeBufferPointer { names -> Failure? in
-                for m in members.indices {
-                    var p = 0
-                    while p < names.count && names[p] != members[m].key { p += 1 }
-                    if p < names.count {
-                        if var f = propertySchemas[p].check(members[m].value) {
-                            f.reversedPath.append(members[m].key)
-                            return f
-                        }
-                        continue
-                    }
-                    switch additional {
-                    case .allowed: break
-                    case .forbidden:
-                        let key = members[m].key
-                        let names = properties.map { "`\($0.name)`" }.joined(separator: ", ")
-                        let hint = suggestion(for: key, among: properties.map(\.name)).map { "did you mean `\($0)`? " } ?? ""
-                        var f = fail("additionalProperties", "is not allowed here; \(hint)the fields are \(names.isEmpty ? "none" : names)")
-                        f.reversedPath.append(key)
-                        return f
-                    case .schema(let s):
-                        if var f = s.check(members[m].value) {
-                            f.reversedPath.append(members[m].key)
-                            return f
-                        }
-                    }
-                }
-                return nil
-            }
         }
+        return nil
     }
 
     static func matches(_ v: JSONValue, _ t: Types) -> Bool {

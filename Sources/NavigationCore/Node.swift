@@ -1,5 +1,6 @@
 import JSON
 import NavGraph
+import Unchecked
 
 /// One node of a session's coordinator tree (SPEC section 4). Nodes are reference objects so a
 /// commit changes the few nodes it touches in place; `parent` lets a command find a node's

@@ -1,31 +1,6 @@
 import JSON
 import NavGraph
 
-/// `prefix` followed by `n` in decimal (node and navigation ids), without string interpolation's
-/// generic machinery: ids are made on every navigation.
-public func prefixedDecimal(_ prefix: StaticString, _ n: Int) -> String {
-    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 40) { buf in
-        let p = prefix.utf8CodeUnitCount
-        buf.baseAddress!.update(from: prefix.utf8Start, count: p)
-        var v = n.magnitude
-        var digits = 0
-        repeat {
-            digits += 1
-            v /= 10
-        } while v > 0
-        var at = p + (n < 0 ? 1 : 0)
-        if n < 0 { buf[p] = UInt8(ascii: "-") }
-        at += digits
-        v = n.magnitude
-        repeat {
-            at -= 1
-            buf[at] = UInt8(ascii: "0") + UInt8(v % 10)
-            v /= 10
-        } while v > 0
-        return String(decoding: UnsafeBufferPointer(rebasing: buf[0..<(p + (n < 0 ? 1 : 0) + digits)]), as: UTF8.self)
-    }
-}
-
 /// The nodes of a tree by id. Ids are the ones ``Session`` makes ("n" and a number), so the index is
 /// keyed by the number: hashing an integer is much cheaper than hashing a string, and every
 /// navigation looks nodes up, adds some and removes others. A string that is not such an id finds

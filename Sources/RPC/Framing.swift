@@ -136,27 +136,21 @@ public struct FrameDecoder {
     /// call (``resume(_:)``). Throws on a framing error (after delivering the messages before it).
     public mutating func feed(_ view: ByteView, _ onMessage: (Framing, ByteView) -> Bool) throws(FramingError) {
         guard !failed else { return }
-        let input = view.raw
         if pending.isEmpty {
-            let used = try Self.scan(input, maxMessage: maxMessage, maxHeader: maxHeader, failed: &failed, onMessage)
-            if used < input.count {
-                pending.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[used...]))
+            let used = try Self.scan(view, maxMessage: maxMessage, maxHeader: maxHeader, failed: &failed, onMessage)
+            if used < view.count {
+                pending.append(contentsOf: view.bytes(from: used))
             }
         } else {
-            pending.append(contentsOf: input)
+            pending.append(contentsOf: view)
             var local = pending
             pending = []
             var failedNow = false
             let limits = (maxMessage, maxHeader)
-            let r: Result<Int, FramingError> = local.withUnsafeBytes { buf in
-                do throws(FramingError) {
-                    return .success(try Self.scan(buf, maxMessage: limits.0, maxHeader: limits.1, failed: &failedNow, onMessage))
-                } catch {
-                    return .failure(error)
-                }
+            defer { failed = failedNow }
+            let used = try local.withByteView { (buf) throws(FramingError) in
+                try Self.scan(buf, maxMessage: limits.0, maxHeader: limits.1, failed: &failedNow, onMessage)
             }
-            failed = failedNow
-            let used = try r.get()
             if used < local.count {
                 local.removeFirst(used)
                 pending = local
@@ -174,11 +168,11 @@ public struct FrameDecoder {
 
     /// Handles the bytes kept after a stop (see ``feed(_:_:)``), again until `onMessage` returns false.
     public mutating func resume(_ onMessage: (Framing, ByteView) -> Bool) throws(FramingError) {
-        try feed(ByteView(UnsafeRawBufferPointer(start: nil, count: 0)), onMessage)
+        try feed(.empty, onMessage)
     }
 
     /// Scans complete messages from `buf`; returns how many bytes were consumed.
-    private static func scan(_ buf: UnsafeRawBufferPointer, maxMessage: Int, maxHeader: Int, failed: inout Bool,
+    private static func scan(_ buf: ByteView, maxMessage: Int, maxHeader: Int, failed: inout Bool,
                              _ onMessage: (Framing, ByteView) -> Bool) throws(FramingError) -> Int {
         var pos = 0
         let n = buf.count
@@ -195,7 +189,7 @@ public struct FrameDecoder {
                 }
                 let length: Int
                 do throws(FramingError) {
-                    length = try parseContentLength(UnsafeRawBufferPointer(rebasing: buf[pos..<end]))
+                    length = try parseContentLength(buf.bytes(pos..<end))
                 } catch {
                     failed = true
                     throw error
@@ -206,11 +200,11 @@ public struct FrameDecoder {
                 }
                 let bodyStart = end + 4
                 if n - bodyStart < length { return pos }
-                let goOn = onMessage(.contentLength, ByteView(UnsafeRawBufferPointer(rebasing: buf[bodyStart..<(bodyStart + length)])))
+                let goOn = onMessage(.contentLength, buf.bytes(bodyStart..<(bodyStart + length)))
                 pos = bodyStart + length
                 if !goOn { return pos }
             } else {
-                guard let nl = findNewline(buf, from: pos) else {
+                guard let nl = buf.firstIndex(of: 0x0A, from: pos) else {
                     if n - pos > maxMessage {
                         failed = true
                         throw .messageTooLarge(limit: maxMessage)
@@ -223,7 +217,7 @@ public struct FrameDecoder {
                     failed = true
                     throw .messageTooLarge(limit: maxMessage)
                 }
-                let goOn = onMessage(.newline, ByteView(UnsafeRawBufferPointer(rebasing: buf[pos..<end])))
+                let goOn = onMessage(.newline, buf.bytes(pos..<end))
                 pos = nl + 1
                 if !goOn { return pos }
             }
@@ -231,14 +225,7 @@ public struct FrameDecoder {
         return pos
     }
 
-    @inline(__always)
-    private static func findNewline(_ buf: UnsafeRawBufferPointer, from: Int) -> Int? {
-        guard let base = buf.baseAddress, from < buf.count else { return nil }
-        guard let p = memchr(base + from, 0x0A, buf.count - from) else { return nil }
-        return UnsafeRawPointer(p) - base
-    }
-
-    private static func findHeaderEnd(_ buf: UnsafeRawBufferPointer, from: Int) -> Int? {
+    private static func findHeaderEnd(_ buf: ByteView, from: Int) -> Int? {
         var i = from
         while i + 3 < buf.count {
             if buf[i] == 0x0D && buf[i + 1] == 0x0A && buf[i + 2] == 0x0D && buf[i + 3] == 0x0A { return i }
@@ -247,8 +234,8 @@ public struct FrameDecoder {
         return nil
     }
 
-    private static func parseContentLength(_ header: UnsafeRawBufferPointer) throws(FramingError) -> Int {
-        let text = String(decoding: header, as: UTF8.self)
+    private static func parseContentLength(_ header: ByteView) throws(FramingError) -> Int {
+        let text = header.string
         var length: Int? = nil
         for line in text.split(separator: "\r\n", omittingEmptySubsequences: true) {
             guard let colon = line.firstIndex(of: ":") else {

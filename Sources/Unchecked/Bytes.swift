@@ -93,3 +93,75 @@ public struct ByteView: RandomAccessCollection {
         return try s.withUTF8 { try body(ByteView(UnsafeRawBufferPointer($0))) }
     }
 }
+
+extension ByteView {
+    /// No bytes.
+    public static var empty: ByteView { ByteView(UnsafeRawBufferPointer(start: nil, count: 0)) }
+
+    /// The bytes at `range` of this view (a message within a read, a header within a message).
+    @inlinable @inline(__always)
+    public func bytes(_ range: Range<Int>) -> ByteView {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "bytes past the view")
+        return ByteView(UnsafeRawBufferPointer(start: base.map { $0 + range.lowerBound }, count: range.count))
+    }
+
+    /// The bytes from `start` to the end.
+    @inlinable @inline(__always)
+    public func bytes(from start: Int) -> ByteView { bytes(start..<count) }
+
+    /// Where the first `byte` at or after `start` is, or nil (`memchr`).
+    @inlinable @inline(__always)
+    public func firstIndex(of byte: UInt8, from start: Int) -> Int? {
+        guard let base, start < count, let p = memchr(base + start, Int32(byte), count - start) else { return nil }
+        return UnsafeRawPointer(p) - base
+    }
+
+    /// The `T` stored little-endian at byte `offset` (unaligned; within the view).
+    @inlinable @inline(__always)
+    public func loadLittleEndian<T: FixedWidthInteger>(at offset: Int, as: T.Type) -> T {
+        precondition(offset >= 0 && offset + MemoryLayout<T>.size <= count, "a load past the view")
+        return T(littleEndian: base!.loadUnaligned(fromByteOffset: offset, as: T.self))
+    }
+
+    /// The bytes as one contiguous buffer: what lets `Array.append(contentsOf:)` copy a view at once.
+    @inlinable
+    public func withContiguousStorageIfAvailable<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
+        try raw.withMemoryRebound(to: UInt8.self) { try body($0) }
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Runs `body` with a view of the array's bytes.
+    @inlinable @inline(__always)
+    public func withByteView<R, E: Error>(_ body: (ByteView) throws(E) -> R) throws(E) -> R {
+        let r: Result<R, E> = withUnsafeBytes { raw in
+            do throws(E) { return .success(try body(ByteView(raw))) } catch { return .failure(error) }
+        }
+        return try r.get()
+    }
+}
+
+/// `prefix` followed by `n` in decimal (node and navigation ids), without string interpolation's
+/// generic machinery: ids are made on every navigation.
+public func prefixedDecimal(_ prefix: StaticString, _ n: Int) -> String {
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 40) { buf in
+        let p = prefix.utf8CodeUnitCount
+        buf.baseAddress!.update(from: prefix.utf8Start, count: p)
+        var v = n.magnitude
+        var digits = 0
+        repeat {
+            digits += 1
+            v /= 10
+        } while v > 0
+        var at = p + (n < 0 ? 1 : 0)
+        if n < 0 { buf[p] = UInt8(ascii: "-") }
+        at += digits
+        v = n.magnitude
+        repeat {
+            at -= 1
+            buf[at] = UInt8(ascii: "0") + UInt8(v % 10)
+            v /= 10
+        } while v > 0
+        return String(decoding: UnsafeBufferPointer(rebasing: buf[0..<(p + (n < 0 ? 1 : 0) + digits)]), as: UTF8.self)
+    }
+}

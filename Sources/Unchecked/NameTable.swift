@@ -108,4 +108,25 @@ public final class ScratchWords: @unchecked Sendable {
     }
 
     deinit { words.deallocate() }
+
+    /// The words as their user reads and writes them, without a reference counted per use (valid
+    /// while the ``ScratchWords`` lives, which its user guarantees).
+    @inlinable public var view: Words { Words(words: words) }
+
+    @frozen
+    public struct Words {
+        @usableFromInline let words: UnsafeMutableBufferPointer<UInt32>
+
+        @inlinable init(words: UnsafeMutableBufferPointer<UInt32>) { self.words = words }
+
+        @inlinable
+        public subscript(i: Int) -> UInt32 {
+            @inline(__always) get { words[i] }
+            @inline(__always) nonmutating set { words[i] = newValue }
+        }
+
+        /// Every word back to zero.
+        @inlinable @inline(__always)
+        public func clear() { words.update(repeating: 0) }
+    }
 }

@@ -5,6 +5,7 @@ import NavGraph
 import NavTesting
 import NavigationCore
 import Testing
+import Unchecked
 @testable import NavServer
 
 /// The stores behind the `Store` seam, on their own: what is told and flushed is loaded back.
@@ -91,16 +92,16 @@ import Testing
 @Suite struct LogChecksumTests {
     @Test func crc32cOfTheCheckString() {
         let check = Array("123456789".utf8)
-        #expect(check.withUnsafeBytes { CRC32C.checksum($0) } == 0xE306_9283)
+        #expect(check.withByteView { CRC32C.checksum($0) } == 0xE306_9283)
         let long = [UInt8](repeating: 0x5A, count: 1000)
         var flipped = long
         flipped[500] ^= 1
-        #expect(long.withUnsafeBytes { CRC32C.checksum($0) } != flipped.withUnsafeBytes { CRC32C.checksum($0) })
-        #expect([UInt8]().withUnsafeBytes { CRC32C.checksum($0) } == 0)
+        #expect(long.withByteView { CRC32C.checksum($0) } != flipped.withByteView { CRC32C.checksum($0) })
+        #expect([UInt8]().withByteView { CRC32C.checksum($0) } == 0)
         // The table, as machines without the crc32 instruction compute it, agrees at every length.
         for n in 0..<64 {
             let bytes = (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
-            #expect(bytes.withUnsafeBytes { CRC32C.checksum($0) } == bytes.withUnsafeBytes { navd_crc32c_portable($0.baseAddress, $0.count) })
+            #expect(bytes.withByteView { CRC32C.checksum($0) } == bytes.withUnsafeBytes { navd_crc32c_portable($0.baseAddress, $0.count) })
         }
     }
 }

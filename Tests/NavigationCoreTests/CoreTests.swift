@@ -2,6 +2,7 @@ import JSON
 import NavGraph
 import NavTesting
 import Testing
+import Unchecked
 @testable import NavigationCore
 
 /// A small graph with every feature the core handles.

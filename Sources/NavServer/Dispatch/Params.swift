@@ -46,7 +46,7 @@ struct Params<P: ParamName> {
     /// Where each param's value sits in the request's document (0: absent; a document's value
     /// never sits at word 0): the method's scratch in its server's table
     /// (``MethodTable/Entry/paramPositions``), which outlives every request.
-    private let positions: UnsafeMutableBufferPointer<UInt32>
+    private let positions: ScratchWords.Words
 
     /// The method's name, for messages.
     var method: String { methodName.string ?? "" }
@@ -64,9 +64,9 @@ struct Params<P: ParamName> {
         methodName = method
         object = params.flatMap { $0.isObject ? $0 : nil }
         let table = P.table
-        let positions = scratch.words
+        let positions = scratch.view
         self.positions = positions
-        positions.update(repeating: 0)
+        positions.clear()
         guard let object else { return }
         let methodName = self.methodName
         try object.forEachMember { (k, v) throws(RPCError) in

@@ -1,5 +1,6 @@
 import JSON
 import NavigationCore
+import Unchecked
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,6 @@
 import CChecksum
 import JSON
+import Unchecked
 
 /// The records of navd's append-only log (`STATE.log` beside the state file). The file starts with
 /// a 32-byte header,
@@ -41,15 +42,15 @@ enum LogRecord {
         b.replaceSubrange(0..<8, with: magic)
         put(salt, into: &b, at: 8)
         put(UInt64(size), into: &b, at: 16)
-        let crc = b.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<24])) }
+        let crc = b.withByteView { CRC32C.checksum($0.bytes(0..<24)) }
         put(UInt64(crc), into: &b, at: 24)
         return b
     }
 
     /// The salt and size of a log file's header; nil when the header is not whole and true.
-    static func readFileHeader(_ bytes: UnsafeRawBufferPointer) -> (salt: UInt64, size: Int)? {
+    static func readFileHeader(_ bytes: ByteView) -> (salt: UInt64, size: Int)? {
         guard bytes.count >= fileHeaderSize, magic.indices.allSatisfy({ bytes[$0] == magic[$0] }) else { return nil }
-        let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<24]))
+        let crc = CRC32C.checksum(bytes.bytes(0..<24))
         guard UInt32(truncatingIfNeeded: load(bytes, at: 24, count: 8)) == crc, load(bytes, at: 28, count: 4) == 0 else { return nil }
         let size = load(bytes, at: 16, count: 8)
         guard size <= UInt64(Int.max) else { return nil }
@@ -62,7 +63,7 @@ enum LogRecord {
         w.buffer.append(contentsOf: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
         body(&w)
         let length = UInt32(w.buffer.count - start - headerSize)
-        let crc = w.buffer.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[(start + headerSize)...])) }
+        let crc = w.buffer.withByteView { CRC32C.checksum($0.bytes(from: start + headerSize)) }
         w.buffer.overwrite(uint32: length, at: start)
         w.buffer.overwrite(uint32: seq, at: start + 4)
         w.buffer.overwrite(uint32: crc, at: start + 8)
@@ -72,7 +73,7 @@ enum LogRecord {
     /// The checksum of a record's header: the file's salt, the length, the sequence and the payload's checksum.
     static func headerCRC(salt: UInt64, length: UInt32, seq: UInt32, payloadCRC: UInt32) -> UInt32 {
         var fields = (salt.littleEndian, length.littleEndian, seq.littleEndian, payloadCRC.littleEndian)
-        return withUnsafeBytes(of: &fields) { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<20])) }
+        return withUnsafeBytes(of: &fields) { CRC32C.checksum(ByteView($0).bytes(0..<20)) }
     }
 
     /// One record read at `offset`, expecting sequence `seq`.
@@ -85,7 +86,7 @@ enum LogRecord {
         case bad(String)
     }
 
-    static func read(_ bytes: UnsafeRawBufferPointer, at offset: Int, seq: UInt32, salt: UInt64) -> Read {
+    static func read(_ bytes: ByteView, at offset: Int, seq: UInt32, salt: UInt64) -> Read {
         guard bytes.count - offset >= headerSize else { return .bad("the file ends inside a record's header") }
         let length = UInt32(load(bytes, at: offset, count: 4)), got = UInt32(load(bytes, at: offset + 4, count: 4))
         let crc = UInt32(load(bytes, at: offset + 8, count: 4)), hcrc = UInt32(load(bytes, at: offset + 12, count: 4))
@@ -96,7 +97,7 @@ enum LogRecord {
         guard got == seq else { return .bad("record \(got) stands where record \(seq) should") }
         let start = offset + headerSize
         guard Int(length) <= maxPayload, bytes.count - start >= Int(length) else { return .bad("record \(seq) runs past the file's end") }
-        let payload = UnsafeRawBufferPointer(rebasing: bytes[start..<(start + Int(length))])
+        let payload = bytes.bytes(start..<(start + Int(length)))
         guard CRC32C.checksum(payload) == crc else { return .bad("record \(seq)'s payload fails its checksum") }
         return .record(start..<(start + Int(length)))
     }
@@ -104,7 +105,7 @@ enum LogRecord {
     /// The first offset after `offset` where a whole record of this file starts (its header's and
     /// payload's checksums hold, with a sequence after `seq`), and its sequence: what makes damage
     /// in the middle of a log, not a torn tail. Only read when something could not be.
-    static func nextValid(_ bytes: UnsafeRawBufferPointer, after offset: Int, seq: UInt32, salt: UInt64) -> (offset: Int, seq: UInt32)? {
+    static func nextValid(_ bytes: ByteView, after offset: Int, seq: UInt32, salt: UInt64) -> (offset: Int, seq: UInt32)? {
         var at = offset + 1
         let end = writtenEnd(bytes, from: offset)  // a record ends with its payload's closing brace: none starts in the zeros after
         while at + headerSize < end {
@@ -116,27 +117,27 @@ enum LogRecord {
     }
 
     /// The end of what was written in `bytes` from `offset`: one past the last byte that is not zero.
-    static func writtenEnd(_ bytes: UnsafeRawBufferPointer, from offset: Int) -> Int {
+    static func writtenEnd(_ bytes: ByteView, from offset: Int) -> Int {
         var end = bytes.count
         // Eight bytes at a time through the zeros a segment made in advance ends with.
-        while end - 8 >= offset && bytes.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self) == 0 { end -= 8 }
+        while end - 8 >= offset && bytes.loadLittleEndian(at: end - 8, as: UInt64.self) == 0 { end -= 8 }
         while end > offset && bytes[end - 1] == 0 { end -= 1 }
         return end
     }
 
     /// A first-format record (u32 length, u32 payload CRC): its payload, the end of the records
     /// (a zero length), or nil when it cannot be read.
-    static func readV1(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Range<Int>?? {
+    static func readV1(_ bytes: ByteView, at offset: Int) -> Range<Int>?? {
         guard bytes.count - offset >= 8 else { return nil }
         let length = Int(load(bytes, at: offset, count: 4)), crc = UInt32(load(bytes, at: offset + 4, count: 4))
         if length == 0 && crc == 0 { return .some(nil) }
         let start = offset + 8
         guard length <= maxPayload, bytes.count - start >= length,
-              CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + length)])) == crc else { return nil }
+              CRC32C.checksum(bytes.bytes(start..<(start + length))) == crc else { return nil }
         return .some(start..<(start + length))
     }
 
-    static func load(_ bytes: UnsafeRawBufferPointer, at offset: Int, count: Int) -> UInt64 {
+    static func load(_ bytes: ByteView, at offset: Int, count: Int) -> UInt64 {
         var v: UInt64 = 0
         for i in 0..<count { v |= UInt64(bytes[offset + i]) << (8 * UInt64(i)) }
         return v
@@ -149,7 +150,7 @@ enum LogRecord {
 
 /// CRC-32C (Castagnoli), the checksum of iSCSI, ext4 and LevelDB's logs (``navd_crc32c``).
 enum CRC32C {
-    static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
-        navd_crc32c(bytes.baseAddress, bytes.count)
+    static func checksum(_ bytes: ByteView) -> UInt32 {
+        navd_crc32c(bytes.raw.baseAddress, bytes.count)
     }
 }

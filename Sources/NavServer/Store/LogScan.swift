@@ -1,3 +1,5 @@
+import Unchecked
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,10 +32,10 @@ struct LogScan {
     init(path: String) throws(StateError) {
         self.path = path
         bytes = try LogScan.readFile(path)
-        bytes.withUnsafeBytes { scan($0) }
+        bytes.withByteView { scan($0) }
     }
 
-    private mutating func scan(_ b: UnsafeRawBufferPointer) {
+    private mutating func scan(_ b: ByteView) {
         // Nothing written (a file made, or emptied, by a start a crash cut short): nothing was logged in it.
         if LogRecord.writtenEnd(b, from: 0) == 0 { return }
         if b.count >= 8 && LogRecord.magicV1.indices.allSatisfy({ b[$0] == LogRecord.magicV1[$0] }) {
@@ -84,7 +86,7 @@ struct LogScan {
 
     /// When the record at `offset` is what a cut write leaves (its header or its payload ends in
     /// zeros or at the file's end), the bytes of it that were written; nil when it was written whole.
-    private func tornLength(_ b: UnsafeRawBufferPointer, at offset: Int, seq: UInt32, salt: UInt64) -> Int? {
+    private func tornLength(_ b: ByteView, at offset: Int, seq: UInt32, salt: UInt64) -> Int? {
         let written = LogRecord.writtenEnd(b, from: offset)
         if offset + LogRecord.headerSize > written { return written - offset }
         let length = Int(LogRecord.load(b, at: offset, count: 4))
@@ -95,7 +97,7 @@ struct LogScan {
     }
 
     /// The offsets of whole records after `offset` (at most 1,000 listed: what a refusal names).
-    private func intact(_ b: UnsafeRawBufferPointer, after offset: Int, seq: UInt32, salt: UInt64) -> [Int] {
+    private func intact(_ b: ByteView, after offset: Int, seq: UInt32, salt: UInt64) -> [Int] {
         var out: [Int] = []
         var at = offset
         var next = seq
@@ -110,7 +112,7 @@ struct LogScan {
 
     /// The payload of an intact record found at `offset` after damage.
     func payload(at offset: Int) -> Range<Int> {
-        let length = bytes.withUnsafeBytes { Int(LogRecord.load($0, at: offset, count: 4)) }
+        let length = bytes.withByteView { Int(LogRecord.load($0, at: offset, count: 4)) }
         return (offset + LogRecord.headerSize)..<(offset + LogRecord.headerSize + length)
     }
 

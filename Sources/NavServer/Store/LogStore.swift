@@ -1,6 +1,7 @@
 import JSON
 import NavGraph
 import NavigationCore
+import Unchecked
 
 #if canImport(Glibc)
 import Glibc
@@ -168,7 +169,7 @@ public final class LogStore: Store {
         guard hasPendingWrites else { return }
         lastGraph = graph  // a reload's graph names the coordinators the snapshot writes at close
         if fileSize > 0 && logSize + records.buffer.count > fileSize { try growFile(to: logSize + records.buffer.count) }
-        let failed = records.buffer.withUnsafeBytes { writeFully($0, at: logSize) }
+        let failed = records.buffer.withByteView { writeFully($0, at: logSize) }
         if failed != 0 {
             throw StateError(description: "cannot append to \(logPath): \(String(cString: strerror(failed)))")
         }
@@ -182,7 +183,7 @@ public final class LogStore: Store {
     private func growFile(to needed: Int) throws(StateError) {
         let size = max(needed + (64 << 10), fileSize * 2)
         var failed: Int32 = ftruncate(fd, off_t(size)) == 0 ? 0 : errno
-        if failed == 0 { failed = LogRecord.fileHeader(salt: salt, size: size).withUnsafeBytes { writeFully($0, at: 0) } }
+        if failed == 0 { failed = LogRecord.fileHeader(salt: salt, size: size).withByteView { writeFully($0, at: 0) } }
         guard failed == 0 else { throw StateError(description: "cannot grow \(logPath): \(String(cString: strerror(failed)))") }
         fileSize = size
     }
@@ -312,7 +313,7 @@ public final class LogStore: Store {
             var off = 0
             while ok == 0 && off < size {
                 let n = min(zeros.count, size - off)
-                ok = zeros.withUnsafeBytes { writeFully(UnsafeRawBufferPointer(rebasing: $0[..<n]), at: off, fd: plain) }
+                ok = zeros.withByteView { writeFully($0.bytes(0..<n), at: off, fd: plain) }
                 off += n
             }
             if ok == 0 && fdatasync(plain) != 0 { ok = errno }
@@ -323,7 +324,7 @@ public final class LogStore: Store {
             preallocated = ftruncate(f, off_t(size)) == 0
         }
         let newSalt = UInt64.random(in: 1...UInt64.max)
-        var failed = LogRecord.fileHeader(salt: newSalt, size: preallocated ? size : 0).withUnsafeBytes { writeFully($0, at: 0, fd: f) }
+        var failed = LogRecord.fileHeader(salt: newSalt, size: preallocated ? size : 0).withByteView { writeFully($0, at: 0, fd: f) }
         if failed == 0 && rename(path, logPath) != 0 { failed = errno }
         guard failed == 0 else {
             Glibc.close(f)
@@ -369,11 +370,11 @@ public final class LogStore: Store {
     private var segmentSize: Int { threshold + max(threshold / 4, 64 << 10) }
 
     /// Writes `bytes` at `offset`, all of them; the error number, or 0.
-    private func writeFully(_ bytes: UnsafeRawBufferPointer, at offset: Int, fd target: Int32? = nil) -> Int32 {
+    private func writeFully(_ bytes: ByteView, at offset: Int, fd target: Int32? = nil) -> Int32 {
         let f = target ?? fd
         var done = 0
         while done < bytes.count {
-            let n = pwrite(f, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
+            let n = pwrite(f, bytes.raw.baseAddress! + done, bytes.count - done, off_t(offset + done))
             if n < 0 {
                 if errno == EINTR { continue }
                 return errno

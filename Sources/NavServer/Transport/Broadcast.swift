@@ -48,7 +48,7 @@ extension ConnectionSet {
             } else if framing.isContentLength {
                 if headed == nil {
                     let h = ByteBuffer(capacity: bodyEnd - start + 32)
-                    log.withUnsafeBytes { Framing.append(ByteView(UnsafeRawBufferPointer(rebasing: $0[start..<bodyEnd])), .contentLength, to: h) }
+                    log.withByteView { Framing.append($0.bytes(start..<bodyEnd), .contentLength, to: h) }
                     headed = h
                 }
                 headed!.withUnsafeBytes { c.sendRaw(ByteView($0)) }
@@ -58,7 +58,7 @@ extension ConnectionSet {
                     bytes = known.bytes
                 } else {
                     bytes = ByteBuffer(capacity: bodyEnd - start + 32)
-                    log.withUnsafeBytes { Framing.append(ByteView(UnsafeRawBufferPointer(rebasing: $0[start..<bodyEnd])), framing, to: bytes) }
+                    log.withByteView { Framing.append($0.bytes(start..<bodyEnd), framing, to: bytes) }
                     framed.append((framing, bytes))
                 }
                 bytes.withUnsafeBytes { c.sendRaw(ByteView($0)) }

@@ -71,9 +71,7 @@ extension Connection {
 
     /// Moves the shared range into `output` (something else is sent after it).
     private func copyShared() {
-        owner.broadcastLog.withUnsafeBytes { log in
-            output.append(contentsOf: UnsafeRawBufferPointer(rebasing: log[sharedStart..<sharedEnd]))
-        }
+        owner.broadcastLog.withByteView { log in output.append(contentsOf: log.bytes(sharedStart..<sharedEnd)) }
         sharedStart = 0
         sharedEnd = 0
     }
@@ -147,8 +145,8 @@ extension Connection {
         guard !isClosed, !output.isEmpty || shared > 0 else { return }
         owner.stats.bytesOut += output.count + shared
         if shared > 0 {
-            owner.broadcastLog.withUnsafeBytes { log in
-                output.withUnsafeBytes { own in write(ByteView(own), ByteView(UnsafeRawBufferPointer(rebasing: log[sharedStart..<sharedEnd]))) }
+            owner.broadcastLog.withByteView { log in
+                output.withByteView { own in write(own, log.bytes(sharedStart..<sharedEnd)) }
             }
             sharedStart = 0
             sharedEnd = 0

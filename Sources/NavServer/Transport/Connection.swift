@@ -300,17 +300,15 @@ final class Connection {
     /// before them) in the loop's read buffer, whose padding a parser needs; a header block
     /// (`Content-Length` framing) is left alone.
     private func beginBatch(_ view: ByteView, _ handler: any ConnectionHandler) -> Bool {
-        let bytes = view.raw
-        guard ownDecoder == nil, !hasPartialMessage, let base = bytes.baseAddress, bytes.count > 0,
-              base.load(as: UInt8.self) != UInt8(ascii: "C"), base.load(as: UInt8.self) != UInt8(ascii: "c"),
-              EventLoop.readPadding >= JSONParser.padding, owner.loop.isInReadBuffer(bytes),
-              let first = memchr(base, 0x0A, bytes.count)
+        guard ownDecoder == nil, !hasPartialMessage, view.count > 0, view[0] != UInt8(ascii: "C"), view[0] != UInt8(ascii: "c"),
+              EventLoop.readPadding >= JSONParser.padding, owner.loop.isInReadBuffer(view),
+              let first = view.firstIndex(of: 0x0A, from: 0)
         else { return false }
         // The end of the last whole line (a pipelining client's read usually ends with one).
-        var end = bytes.count
-        while end > 0 && bytes[end - 1] != 0x0A { end -= 1 }
-        guard base + end - 1 != UnsafeRawPointer(first) else { return false }  // one line: nothing to share
-        return handler.willReceive(lines: ByteView(UnsafeRawBufferPointer(start: base, count: end)))
+        var end = view.count
+        while end > 0 && view[end - 1] != 0x0A { end -= 1 }
+        guard end - 1 != first else { return false }  // one line: nothing to share
+        return handler.willReceive(lines: view.bytes(0..<end))
     }
 
     // MARK: Closing
