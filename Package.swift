@@ -162,7 +162,7 @@ let package = Package(
         .executableTarget(name: "graph-load-bench", dependencies: ["NavGraph"], path: "Benchmarks/GraphLoadBench"),
         .executableTarget(name: "core-bench", dependencies: ["NavigationCore", "NavGraph", "JSON", "NavTesting"], path: "Benchmarks/CoreBench"),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "NavTesting"]),
-        .testTarget(name: "RPCTests", dependencies: ["RPC", "JSON", "NavTesting"]),
+        .testTarget(name: "RPCTests", dependencies: ["RPC", "JSON", "NavTesting", "Unchecked"]),
         .testTarget(name: "NavGraphTests", dependencies: ["NavGraph", "JSON", "NavTesting", "Unchecked"]),
         .testTarget(name: "NavigationCoreTests", dependencies: ["NavigationCore", "NavGraph", "JSON", "NavTesting", "NavClient", "Unchecked"]),
         .testTarget(name: "NavExploreTests", dependencies: ["NavExplore", "NavigationCore", "NavGraph", "JSON", "NavTesting"]),
