@@ -112,7 +112,7 @@ extension ByteView {
     /// Where the first `byte` at or after `start` is, or nil (`memchr`).
     @inlinable @inline(__always)
     public func firstIndex(of byte: UInt8, from start: Int) -> Int? {
-        guard let base, start < count, let p = memchr(base + start, Int32(byte), count - start) else { return nil }
+        guard let base, start >= 0, start < count, let p = memchr(base + start, Int32(byte), count - start) else { return nil }
         return UnsafeRawPointer(p) - base
     }
 

@@ -138,6 +138,52 @@ final class Item {
         #expect(s.words[3] == 42)
     }
 
+    @Test func scratchWordsAreReadAndWrittenThroughTheirView() {
+        let s = ScratchWords(count: 4)
+        let w = s.view
+        w[2] = 9
+        #expect(s.words[2] == 9 && w[2] == 9)
+        w.clear()
+        #expect(s.words.allSatisfy { $0 == 0 })
+    }
+
+    /// A view's parts: sub-ranges, a byte found from a position, little-endian loads, copies.
+    @Test func aByteViewIsSlicedSearchedAndLoadedWithinItsBytes() {
+        let bytes: [UInt8] = Array("ab\ncd\nef".utf8) + [0x78, 0x56, 0x34, 0x12, 0, 0, 0, 0]
+        bytes.withByteView { v in
+            #expect(v.count == 16)
+            #expect(v.bytes(3..<5).string == "cd" && v.bytes(from: 6).count == 10 && v.bytes(4..<4).count == 0)
+            #expect(v.firstIndex(of: 0x0A, from: 0) == 2 && v.firstIndex(of: 0x0A, from: 3) == 5 && v.firstIndex(of: 0x0A, from: 6) == nil)
+            #expect(v.firstIndex(of: 0x0A, from: 16) == nil && v.firstIndex(of: 0x0A, from: -1) == nil)
+            #expect(v.loadLittleEndian(at: 8, as: UInt32.self) == 0x1234_5678 && v.loadLittleEndian(at: 8, as: UInt64.self) == 0x1234_5678)
+            var copy: [UInt8] = []
+            copy.append(contentsOf: v.bytes(0..<5))
+            #expect(copy == Array("ab\ncd".utf8))
+        }
+        #expect(ByteView.empty.count == 0 && ByteView.empty.firstIndex(of: 0, from: 0) == nil)
+        #expect([UInt8]().withByteView { $0.count } == 0)
+    }
+
+    @Test func decimalsArePrefixedAsInterpolationWritesThem() {
+        for n in [0, 7, -7, 10, 99, 12_345, Int.max, Int.min] {
+            #expect(prefixedDecimal("n", n) == "n\(n)")
+        }
+    }
+
+    /// What ``Immutable`` holds is read by several threads at once: a compiled regex matching.
+    @Test func anImmutableRegexMatchesOnSeveralThreadsAtOnce() async throws {
+        let held = Immutable(try Regex<AnyRegexOutput>("^[a-z]+-([0-9]{2,4})$"))
+        let results = await withTaskGroup(of: Bool.self) { group in
+            for i in 0..<64 {
+                group.addTask { (try? held.value.wholeMatch(in: i % 2 == 0 ? "order-\(100 + i)" : "order-x\(i)")) != nil }
+            }
+            var all: [Bool] = []
+            for await r in group { all.append(r) }
+            return all
+        }
+        #expect(results.filter { $0 }.count == 32 && results.count == 64)
+    }
+
     @Test func countersStartAtZeroAndKeepTheTablesAfterThem() {
         let c = Counters(count: 3, then: [7, 8])
         #expect(c.count == 5)
