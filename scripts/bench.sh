@@ -7,7 +7,8 @@
 #  2. When the perf anchors are present (PERF_ANCHORS, default ../shared/perf-anchors): the same
 #     load generator (loadgen) against navd and against the C echo server, redis-benchmark SET against
 #     Redis, pub/sub fan-out to 100 subscribers on navd and on Redis; all in one run, RUNS times,
-#     then navd's ratios (median over the runs), with navd --ephemeral and --durability process.
+#     then navd's ratios (median over the runs) and each cell's spread (largest minus smallest run,
+#     in percent of the median: navd/redis/echo), with navd --ephemeral and --durability process.
 #
 # Knobs (environment): DUR [2] measured seconds per cell, WARMUP [0.5], RUNS [3],
 # CONNS ["1 10 50"], DEPTHS ["1 16"], SUBS ["0 100"], IDLE [10000], PERF_ANCHORS.
@@ -164,23 +165,35 @@ awk -F'\t' -v runs="$RUNS" '
         for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
         return n ? a[int((n + 1) / 2)] : 0
     }
+    # How far the runs lie apart: (largest - smallest) / median, in percent.
+    function spread(key,   n, i, lo, hi, m, a) {
+        n = split(vals[key], a, " ")
+        if (n < 2) return "-"
+        lo = hi = a[1] + 0
+        for (i = 2; i <= n; i++) { if (a[i] + 0 < lo) lo = a[i] + 0; if (a[i] + 0 > hi) hi = a[i] + 0 }
+        m = median(key)
+        return m ? sprintf("%.0f%%", 100 * (hi - lo) / m) : "-"
+    }
     { k = $2 " " $3 " " $4; vals[k "rps"] = vals[k "rps"] " " $5; vals[k "p99"] = vals[k "p99"] " " $6; err[$2] += ($7 == "-" ? 0 : $7) }
     END {
-        printf "%-28s %10s %10s %10s %8s %8s\n", "workload", "navd", "redis SET", "echo", "ratio", "goal"
+        printf "%-28s %10s %10s %10s %8s %8s %14s\n", "workload", "navd", "redis SET", "echo", "ratio", "goal", "spread n/r/e"
         split("10 1,10 16,50 1,50 16", cells, ",")
         for (i = 1; i <= 4; i++) {
             split(cells[i], cp, " ")
             n = median("navd " cells[i] "rps"); r = median("redis " cells[i] "rps"); e = median("echo " cells[i] "rps")
-            printf "%-28s %10d %10d %10d %8.2f %8s\n", "navigate/dismiss C=" cp[1] " P=" cp[2] " req/s", n, r, e, (r ? n / r : 0), ">= 1"
+            printf "%-28s %10d %10d %10d %8.2f %8s %14s\n", "navigate/dismiss C=" cp[1] " P=" cp[2] " req/s", n, r, e, (r ? n / r : 0), ">= 1",
+                   spread("navd " cells[i] "rps") "/" spread("redis " cells[i] "rps") "/" spread("echo " cells[i] "rps")
         }
         for (c = 10; c <= 50; c += 40) {
             n = median("navd-durable " c " 1rps"); r = median("redis " c " 1rps")
-            printf "%-28s %10d %10d %10s %8.2f %8s\n", "  same, --durability process C=" c, n, r, "-", (r ? n / r : 0), "(info)"
+            printf "%-28s %10d %10d %10s %8.2f %8s %14s\n", "  same, --durability process C=" c, n, r, "-", (r ? n / r : 0), "(info)",
+                   spread("navd-durable " c " 1rps") "/" spread("redis " c " 1rps") "/-"
         }
         n = median("navd 50 1p99"); r = median("redis 50 1p99")
         printf "%-28s %10.0f %10.0f %10s %8.2f %8s\n", "p99 us C=50 P=1", n, r, "-", (r ? n / r : 0), "<= 1"
         n = median("navd-fanout 1 16rps"); r = median("redis-fanout 1 16rps")
-        printf "%-28s %10d %10d %10s %8.2f %8s\n", "fan-out to 100, msgs/s all", n, r, "-", (r ? n / r : 0), ">= 1"
+        printf "%-28s %10d %10d %10s %8.2f %8s %14s\n", "fan-out to 100, msgs/s all", n, r, "-", (r ? n / r : 0), ">= 1",
+               spread("navd-fanout 1 16rps") "/" spread("redis-fanout 1 16rps") "/-"
         printf "errors: navd %d, navd durable %d, navd fan-out %d\n", err["navd"], err["navd-durable"], err["navd-fanout"]
     }' "$RESULTS"
 
