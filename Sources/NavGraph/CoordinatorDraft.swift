@@ -31,7 +31,5 @@ final class CoordinatorDraft {
         self.location = location
     }
 
-    var isFlow: Bool { flow != nil }
-
     func allows(_ p: Presentation) -> Bool { presentations?.contains(p) ?? true }
 }

@@ -233,7 +233,7 @@ public final class Coordinator: Sendable {
 
     public func allows(_ p: Presentation) -> Bool { presentationMask & Self.bit(p) != 0 }
 
-    static func bit(_ p: Presentation) -> UInt8 {
+    private static func bit(_ p: Presentation) -> UInt8 {
         switch p {
         case .push: return 1
         case .present: return 2

@@ -329,14 +329,7 @@ public final class Schema: Sendable {
             if let maximum, d > maximum { return false }
         case .object(let o):
             let members = o.members
-            for name in required {
-                var found = false
-                for m in members.indices where members[m].key == name {
-                    found = true
-                    break
-                }
-                if !found { return false }
-            }
+            if missingRequired(members) != nil { return false }
             guard checksMembers else { return true }
             let names = propertyNames
             for m in members.indices {
@@ -362,21 +355,21 @@ public final class Schema: Sendable {
         return true
     }
 
+    /// The first `required` field `members` lacks, or nil (an index loop: nothing copied per member).
+    @inline(__always)
+    private func missingRequired(_ members: [JSONObject.Member]) -> String? {
+        for name in required where !members.indices.contains(where: { members[$0].key == name }) { return name }
+        return nil
+    }
+
     /// `required`, then each member against its property's schema (or `additionalProperties`), in the
     /// object's order; index loops over the arrays, so nothing is copied or retained per member.
     private func checkMembers(_ o: JSONObject) -> Failure? {
         let members = o.members
-        for name in required {
-            var found = false
-            for m in members.indices where members[m].key == name {
-                found = true
-                break
-            }
-            if !found {
-                var f = fail("required", "is required but missing")
-                f.reversedPath.append(name)
-                return f
-            }
+        if let name = missingRequired(members) {
+            var f = fail("required", "is required but missing")
+            f.reversedPath.append(name)
+            return f
         }
         guard checksMembers else { return nil }
         let names = propertyNames
