@@ -137,7 +137,10 @@ public struct NavCall: Sendable {
     }
 
     public static func tree(session: String? = nil) -> NavCall { NavCall("tree", with(session: session, [])) }
-    public static func subscribe(session: String? = nil) -> NavCall { NavCall("subscribe", with(session: session, [])) }
+    /// `subscribe`; `compact`: hear `stackChanged` in the compact form (``TreeMirror`` reads both).
+    public static func subscribe(session: String? = nil, compact: Bool = false) -> NavCall {
+        NavCall("subscribe", with(session: session, [("notifications", compact ? "compact" : nil)]))
+    }
     public static func unsubscribe(session: String? = nil) -> NavCall { NavCall("unsubscribe", with(session: session, [])) }
 
     /// Merges facts into the session's context (a `null` value removes one).

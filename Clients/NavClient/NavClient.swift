@@ -397,7 +397,9 @@ extension NavClient {
     public func tree(session: String? = nil) throws -> TreeMirror { TreeMirror(snapshot: try call(.tree(session: session))) }
 
     /// Subscribes and answers a mirror of the tree at the subscription; keep it current with ``apply(to:)``.
-    public func subscribe(session: String? = nil) throws -> TreeMirror { TreeMirror(snapshot: try call(.subscribe(session: session))) }
+    public func subscribe(session: String? = nil, compact: Bool = false) throws -> TreeMirror {
+        TreeMirror(snapshot: try call(.subscribe(session: session, compact: compact)))
+    }
 
     public func unsubscribe(session: String? = nil) throws { try call(.unsubscribe(session: session)) }
 

@@ -8,6 +8,8 @@ public struct TreeMirror: Sendable {
     public private(set) var version: Int
     /// Ids from the root to the screen the user sees.
     public private(set) var visible: [String]
+    /// The number compact `stackChanged` notifications name the session by (`subscribe`'s `ref`).
+    public private(set) var ref: Int?
 
     public struct Gap: Error, CustomStringConvertible {
         public let description: String
@@ -19,11 +21,13 @@ public struct TreeMirror: Sendable {
         root = snapshot["root"] ?? .null
         version = snapshot["version"]?.intValue ?? 0
         visible = snapshot["visible"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        ref = snapshot["ref"]?.intValue
     }
 
-    /// Whether a `stackChanged` params object is about this mirror's session.
+    /// Whether a `stackChanged` params object (either form) is about this mirror's session.
     public func concerns(_ notification: JSONValue) -> Bool {
-        (notification["session"]?.stringValue ?? "main") == session
+        if case .array(let a) = notification { return ref != nil && a.first?.intValue == ref }
+        return (notification["session"]?.stringValue ?? "main") == session
     }
 
     /// The node with `id`, if it is in the tree.
@@ -53,6 +57,7 @@ public struct TreeMirror: Sendable {
     /// it is a snapshot (one `reset` op), which may cover versions the subscriber missed (or repeat
     /// the version it has).
     public mutating func apply(_ notification: JSONValue) throws {
+        let notification = try TreeMirror.full(notification, session: session)
         guard let v = notification["version"]?.intValue else { throw Gap(description: "stackChanged without version") }
         guard v == version + 1 || (v >= version && TreeMirror.isSnapshot(notification)) else {
             throw Gap(description: "stackChanged for version \(v) after version \(version)")
@@ -62,7 +67,7 @@ public struct TreeMirror: Sendable {
         if let vis = notification["visible"]?.arrayValue { visible = vis.compactMap(\.stringValue) }
     }
 
-    /// Whether a `stackChanged` params object is a snapshot: its changes are one `reset`.
+    /// Whether a `stackChanged` params object (in the full form) is a snapshot: its changes are one `reset`.
     public static func isSnapshot(_ notification: JSONValue) -> Bool {
         guard let changes = notification["changes"]?.arrayValue, changes.count == 1 else { return false }
         return changes[0]["op"]?.stringValue == "reset"
@@ -143,5 +148,83 @@ public struct TreeMirror: Sendable {
             return true
         }
         return false
+    }
+}
+
+// MARK: - The compact form
+
+extension TreeMirror {
+    /// A `stackChanged` params object in the full form: `notification` as it is, or expanded from
+    /// the compact form (`[ref, version, changes, visible, hints?]`, PROTOCOL.md's "Compact
+    /// notifications") as the notification of `session`.
+    public static func full(_ notification: JSONValue, session: String) throws -> JSONValue {
+        guard case .array(let p) = notification else { return notification }
+        guard p.count >= 4, p[0].intValue != nil, let version = p[1].intValue, case .array(let changes) = p[2],
+              case .array(let visible) = p[3] else {
+            throw Gap(description: "a compact stackChanged is [ref, version, changes, visible, hints?], not \(JSONWriter.string(notification))")
+        }
+        var o: JSONObject = ["session": .string(session), "version": .int(version),
+                             "changes": .array(try changes.map(expand(change:))), "visible": .array(try visible.map(id))]
+        if p.count > 4 { o.append("hints", p[4]) }
+        return .object(o)
+    }
+
+    /// A compact change (`[op, …]`: the full change's fields in its order, ids as numbers) in the full form.
+    public static func expand(change c: JSONValue) throws -> JSONValue {
+        guard case .array(let a) = c, let op = a.first?.stringValue else { throw Gap(description: "a compact change is [op, …], not \(JSONWriter.string(c))") }
+        // Each op's fields, in the order both forms write them.
+        let fields: [String]
+        switch op {
+        case "push", "present": fields = ["parent", "node"]
+        case "pop": fields = ["parent", "index", "removed"]
+        case "dismiss": fields = ["parent", "removed"]
+        case "replace": fields = ["parent", "index", "node", "removed"]
+        case "select": fields = ["parent", "index", "history"]
+        case "reset": fields = ["root", "removed"]
+        case "update": fields = ["node"]
+        default: throw Gap(description: "unknown op \(op) in \(JSONWriter.string(c))")
+        }
+        guard a.count - 1 <= fields.count, a.count - 1 >= min(fields.count, op == "select" ? 2 : fields.count) else {
+            throw Gap(description: "a compact \(op) is [\(([op] + fields).joined(separator: ", "))], not \(JSONWriter.string(c))")
+        }
+        var o: JSONObject = ["op": .string(op)]
+        for (name, v) in zip(fields, a.dropFirst()) {
+            switch name {
+            case "parent": o.append(name, try id(v))
+            case "node", "root": o.append(name, try expand(node: v))
+            case "removed":
+                guard case .array(let r) = v else { throw Gap(description: "removed is a list of node numbers, not \(JSONWriter.string(v))") }
+                o.append(name, .array(try r.map(id)))
+            default: o.append(name, v)
+            }
+        }
+        return .object(o)
+    }
+
+    /// A compact node (`{i, k?, c?, w?, ph?, ch?, sel?, hi?, pr?}`) in the full form.
+    public static func expand(node v: JSONValue) throws -> JSONValue {
+        guard case .object(let c) = v, let number = c["i"] else { throw Gap(description: "a compact node is {i, …}, not \(JSONWriter.string(v))") }
+        let kind = c["k"]?.stringValue ?? "screen"
+        var o: JSONObject = ["id": try id(number), "kind": .string(kind)]
+        let children = JSONValue.array(try (c["ch"]?.arrayValue ?? []).map(expand(node:)))
+        if kind == "stack" { o.append("children", children) }
+        if let coordinator = c["c"] {
+            o.append("coordinator", coordinator)
+            o.append("params", c["w"] ?? .object([:]))
+        }
+        if let h = c["ph"] { o.append("paramsHistory", h) }
+        if kind == "flow" || kind == "tabs" { o.append("children", children) }
+        if kind == "tabs" {
+            o.append("selected", c["sel"] ?? 0)
+            if let h = c["hi"] { o.append("history", h) }
+        }
+        if let p = c["pr"] { o.append("presented", try expand(node: p)) }
+        return .object(o)
+    }
+
+    /// A node number as its id.
+    private static func id(_ v: JSONValue) throws -> JSONValue {
+        guard let n = v.intValue else { throw Gap(description: "a node number, not \(JSONWriter.string(v))") }
+        return .string("n\(n)")
     }
 }

@@ -110,7 +110,7 @@ final class App {
 
     /// (Re)subscribes and takes a fresh snapshot; used at start and when the mirror sees a gap.
     func resubscribe() {
-        client.call(.subscribe(session: session)) { [unowned self] r in
+        client.call(.subscribe(session: session, compact: true)) { [unowned self] r in
             switch r {
             case .success(let snapshot):
                 self.mirror = TreeMirror(snapshot: snapshot)
@@ -127,6 +127,12 @@ final class App {
     }
 
     func notified(_ method: String, _ p: JSONValue) {
+        var p = p
+        if method == "stackChanged", case .array = p {
+            // The compact form (the subscription asks for it): read as the full one.
+            guard let mirror, mirror.concerns(p), let full = try? TreeMirror.full(p, session: mirror.session) else { return }
+            p = full
+        }
         let s = p["session"]?.stringValue
         switch method {
         case "stackChanged" where s == session:

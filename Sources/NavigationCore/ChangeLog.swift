@@ -1,24 +1,46 @@
 import JSON
 import NavGraph
 
-/// The changes a commit records, built only when someone will read them.
+/// The changes a commit records, built only when someone will read them: in the full form (the
+/// store, subscribers who asked for it) and in the compact one (subscribers who asked for that).
 struct ChangeLog {
+    /// Whether anything is recorded (either form).
     let enabled: Bool
+    private let full: Bool
+    private let compact: Bool
     /// Unretained: the session holds its graph, and a log lives only while its commit is made.
     private let graph: GraphLink
     /// The changes so far as JSON text: `[`, then each change written when it happens (a node as
     /// it is then: a later change of the same commit may change it again). nil while empty.
     private var w: JSONWriter? = nil
+    /// The same changes in the compact form.
+    private var c: JSONWriter? = nil
     /// A navigation's presentation hints, written into the next change recorded (its own).
     var hints: JSONValue? = nil
 
-    init(enabled: Bool, _ graph: NavigationGraph) {
-        self.enabled = enabled
+    /// A log of `session`'s next commit, in the forms its readers want.
+    @inline(__always)
+    init(_ session: Session) {
+        self.init(full: session.recordsChanges, compact: session.recordsCompactChanges, session.graph)
+    }
+
+    @inline(__always)
+    init(full: Bool, compact: Bool = false, _ graph: NavigationGraph) {
+        self.full = full
+        self.compact = compact
+        enabled = full || compact
         self.graph = GraphLink(graph)
     }
 
-    /// The list, `[…]`, or nil when nothing was recorded.
-    var text: JSONText? {
+    /// The list in each form, `[…]`, or nil where nothing was recorded. Inlined down to the
+    /// `enabled` check.
+    @inline(__always)
+    var texts: (full: JSONText?, compact: JSONText?) { enabled ? closed() : (nil, nil) }
+
+    @inline(never)
+    private func closed() -> (full: JSONText?, compact: JSONText?) { (Self.close(w), Self.close(c)) }
+
+    private static func close(_ w: JSONWriter?) -> JSONText? {
         guard var w else { return nil }
         w.raw(UInt8(ascii: "]"))
         return JSONText(w.bytes)
@@ -27,7 +49,9 @@ struct ChangeLog {
     /// Records `{"op":…,"parent":…,"index":…,"node"|"root":…,"removed":[…]}` with the fields given,
     /// in that order: push and present (parent, node), replace (parent, index, node, removed), reset
     /// (root, removed), select (parent, index, and the tabs' history when they keep one), dismiss (parent, removed), pop (parent, index,
-    /// removed). Inlined down to the `enabled` check; the writing is out of line.
+    /// removed). The compact form is the array of the same fields in the same order, ids as numbers
+    /// (`["push",3,{"i":8,…}]`), and no hints (the notification carries them once). Inlined down to
+    /// the `enabled` check; the writing is out of line.
     @inline(__always)
     mutating func record(_ op: StaticString, parent: Node? = nil, index: Int? = nil, node: Node? = nil, root: Node? = nil,
                          removed: NodeNumbers? = nil, tabHistory: [Int]? = nil) {
@@ -37,45 +61,98 @@ struct ChangeLog {
     @inline(never)
     private mutating func write(_ op: StaticString, parent: Node?, index: Int?, node: Node?, root: Node?, removed: NodeNumbers?,
                                 tabHistory: [Int]?) {
-        if w == nil {
-            w = JSONWriter(capacity: 256)
-            w!.raw(UInt8(ascii: "["))
-        } else {
-            w!.raw(UInt8(ascii: ","))
+        if full {
+            if w == nil {
+                w = JSONWriter(capacity: 256)
+                w!.raw(UInt8(ascii: "["))
+            } else {
+                w!.raw(UInt8(ascii: ","))
+            }
+            writeFull(op, parent: parent, index: index, node: node, root: root, removed: removed, tabHistory: tabHistory, into: &w!)
         }
-        w!.raw("{\"op\":\"")
-        w!.raw(op)
-        w!.raw(UInt8(ascii: "\""))
+        if compact {
+            if c == nil {
+                c = JSONWriter(capacity: 128)
+                c!.raw(UInt8(ascii: "["))
+            } else {
+                c!.raw(UInt8(ascii: ","))
+            }
+            writeCompact(op, parent: parent, index: index, node: node, root: root, removed: removed, tabHistory: tabHistory, into: &c!)
+        }
+        hints = nil
+    }
+
+    private func writeFull(_ op: StaticString, parent: Node?, index: Int?, node: Node?, root: Node?, removed: NodeNumbers?,
+                           tabHistory: [Int]?, into w: inout JSONWriter) {
+        w.raw("{\"op\":\"")
+        w.raw(op)
+        w.raw(UInt8(ascii: "\""))
         if let parent {
-            w!.raw(",\"parent\":")
-            parent.writeId(into: &w!)
+            w.raw(",\"parent\":")
+            parent.writeId(into: &w)
         }
         if let index {
-            w!.raw(",\"index\":")
-            w!.write(int: index)
+            w.raw(",\"index\":")
+            w.write(int: index)
         }
         if let node {
-            w!.raw(",\"node\":")
-            graph.with { node.write(into: &w!, $0) }
+            w.raw(",\"node\":")
+            graph.with { node.write(into: &w, $0) }
         }
         if let root {
-            w!.raw(",\"root\":")
-            graph.with { root.write(into: &w!, $0) }
+            w.raw(",\"root\":")
+            graph.with { root.write(into: &w, $0) }
         }
         if let removed {
-            w!.raw(",\"removed\":")
-            w!.write(nodeIds: removed)
+            w.raw(",\"removed\":")
+            w.write(nodeIds: removed)
         }
         if let tabHistory {
-            w!.raw(",\"history\":")
-            w!.write(.array(tabHistory.map(JSONValue.int)))
+            w.raw(",\"history\":")
+            w.write(.array(tabHistory.map(JSONValue.int)))
         }
         if let h = hints {
-            w!.raw(",\"hints\":")
-            w!.write(h)
-            hints = nil
+            w.raw(",\"hints\":")
+            w.write(h)
         }
-        w!.raw(UInt8(ascii: "}"))
+        w.raw(UInt8(ascii: "}"))
+    }
+
+    private func writeCompact(_ op: StaticString, parent: Node?, index: Int?, node: Node?, root: Node?, removed: NodeNumbers?,
+                              tabHistory: [Int]?, into c: inout JSONWriter) {
+        c.raw(UInt8(ascii: "["))
+        c.raw(UInt8(ascii: "\""))
+        c.raw(op)
+        c.raw(UInt8(ascii: "\""))
+        if let parent {
+            c.raw(UInt8(ascii: ","))
+            c.write(int: parent.number)
+        }
+        if let index {
+            c.raw(UInt8(ascii: ","))
+            c.write(int: index)
+        }
+        if let node {
+            c.raw(UInt8(ascii: ","))
+            graph.with { node.writeCompact(into: &c, $0) }
+        }
+        if let root {
+            c.raw(UInt8(ascii: ","))
+            graph.with { root.writeCompact(into: &c, $0) }
+        }
+        if let removed {
+            c.raw(",[")
+            for (i, n) in removed.enumerated() {
+                if i > 0 { c.raw(UInt8(ascii: ",")) }
+                c.write(int: n)
+            }
+            c.raw(UInt8(ascii: "]"))
+        }
+        if let tabHistory {
+            c.raw(UInt8(ascii: ","))
+            c.write(.array(tabHistory.map(JSONValue.int)))
+        }
+        c.raw(UInt8(ascii: "]"))
     }
 }
 
@@ -99,6 +176,15 @@ public struct Commit {
     /// other, an absent one is not).
     public let changeText: JSONText?
     public let endedList: [EndedFlow]?
+
+    /// A commit of `session` whose changes `log` recorded (the compact form is left with the
+    /// session, ``Session/compactChanges(of:)``: a commit carries nothing more to release for it).
+    @inline(__always)
+    init(version: Int, log: borrowing ChangeLog, of session: Session, node: Node?, removedNumbers: NodeNumbers, endedFlows: [EndedFlow]?) {
+        let texts = log.texts
+        if let compact = texts.compact { session.lastCompactChanges = (version, compact) }
+        self.init(version: version, changes: texts.full, node: node, removedNumbers: removedNumbers, endedFlows: endedFlows)
+    }
 
     init(version: Int, changes: JSONText?, node: Node?, removedNumbers: NodeNumbers, endedFlows: [EndedFlow]?) {
         self.version = version

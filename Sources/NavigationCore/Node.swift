@@ -173,6 +173,47 @@ public final class Node {
         w.raw(UInt8(ascii: "}"))
     }
 
+    /// Writes the node in the compact form (`subscribe {notifications: "compact"}`): `i` its number,
+    /// `k` its kind unless a screen, `c` its coordinator, `w` its params unless `{}`, `ph` earlier
+    /// params, `ch` children, `sel` the selected tab, `hi` the tab history, `pr` what it presents.
+    public func writeCompact(into w: inout JSONWriter, _ graph: NavigationGraph) {
+        w.raw("{\"i\":")
+        w.write(int: number)
+        switch kind {
+        case .stack: w.raw(",\"k\":\"stack\"")
+        case .tabs: w.raw(",\"k\":\"tabs\"")
+        case .flow: w.raw(",\"k\":\"flow\"")
+        case .screen: break
+        }
+        if coordinator >= 0 {
+            w.raw(",\"c\":")
+            graph.coordinators[coordinator].nameJSON.withUnsafeBytes { w.buffer.append(contentsOf: $0) }
+            if case .object(let o) = params, o.isEmpty {} else {
+                w.raw(",\"w\":")
+                w.write(params)
+            }
+        }
+        if let h = paramsHistory { w.raw(",\"ph\":"); w.write(.array(h)) }
+        if kind != .screen {
+            w.raw(",\"ch\":[")
+            for (i, c) in children.enumerated() {
+                if i > 0 { w.raw(UInt8(ascii: ",")) }
+                c.writeCompact(into: &w, graph)
+            }
+            w.raw(UInt8(ascii: "]"))
+        }
+        if kind == .tabs {
+            w.raw(",\"sel\":")
+            w.write(int: selected)
+            if let h = tabHistory { w.raw(",\"hi\":"); w.write(.array(h.map(JSONValue.int))) }
+        }
+        if let p = presented {
+            w.raw(",\"pr\":")
+            p.writeCompact(into: &w, graph)
+        }
+        w.raw(UInt8(ascii: "}"))
+    }
+
     private func writeChildren(into w: inout JSONWriter, _ graph: NavigationGraph) {
         w.raw(",\"children\":[")
         for (i, c) in children.enumerated() {

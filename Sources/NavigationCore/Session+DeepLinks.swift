@@ -151,7 +151,7 @@ extension Session {
         if !isTrial && !linkFits(steps) {
             try tryOnCopy { trial throws(NavError) in _ = try trial.commitLink(steps, ifVersion: ifVersion) }
         }
-        var changes = ChangeLog(enabled: recordsChanges, graph)
+        var changes = ChangeLog(self)
         var removed = Removal()
         let first = steps[0]
         var stack: Node?
@@ -184,14 +184,14 @@ extension Session {
             let bottom = makeTarget(first.coordinator, params: first.params, bytes: first.params.encodedSize)
             let newRoot = makeStack(holding: bottom)
             top = bottom
-            var ignored = ChangeLog(enabled: false, graph)
+            var ignored = ChangeLog(full: false, graph)
             for step in steps.dropFirst() { top = attach(step, over: top, changes: &ignored) }
             root = newRoot
             changes.record("reset", root: root, removed: removed.numbers)
         }
         if isTrial { try limits.check(depth: root.height, nodes: nodeCount, paramsBytes: paramsBytes) }
         version += 1
-        return Commit(version: version, changes: changes.text, node: top, removedNumbers: removed.numbers, endedFlows: removed.ended)
+        return Commit(version: version, log: changes, of: self, node: top, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 
     private func attach(_ step: LinkStep, over top: Node, changes: inout ChangeLog) -> Node {

@@ -46,7 +46,7 @@ extension Session {
     /// Removes `node` following the dismiss rules; `flowNode` is the flow completing, if any.
     func remove(_ node: Node, status: EndedFlow.Status, result: JSONValue?, error: JSONValue?, flowNode: Node?,
                 merging: ResultMerge? = nil) throws(NavError) -> Commit {
-        var changes = ChangeLog(enabled: recordsChanges, graph)
+        var changes = ChangeLog(self)
         var removed = Removal()
         try detach(node, flowNode: flowNode, changes: &changes, removed: &removed, goingBack: flowNode == nil)
         if let merging {
@@ -58,7 +58,7 @@ extension Session {
             removed.ended.insertFirst(EndedFlow(id: f.id, coordinator: f.coordinator, status: status, result: result, error: error))
         }
         version += 1
-        return Commit(version: version, changes: changes.text, node: nil, removedNumbers: removed.numbers, endedFlows: removed.ended)
+        return Commit(version: version, log: changes, of: self, node: nil, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 
     /// What removing `node` by the dismiss rules takes out of the tree: a presented stack (from its

@@ -87,10 +87,10 @@ extension Session {
         } else {
             try merge(given, into: n, caller: caller, maxBytes: maxBytes)
         }
-        var changes = ChangeLog(enabled: recordsChanges, graph)
+        var changes = ChangeLog(self)
         changes.record("update", node: n)
         version += 1
-        return Commit(version: version, changes: changes.text, node: n, removedNumbers: NodeNumbers(), endedFlows: nil)
+        return Commit(version: version, log: changes, of: self, node: n, removedNumbers: NodeNumbers(), endedFlows: nil)
     }
 
     /// Merges `given` into the params of screen or flow `n` (a null removes a field), checked first
@@ -137,10 +137,10 @@ extension Session {
               var history = top.paramsHistory, let earlier = history.popLast() else { return nil }
         setParamsHistory(top, history.isEmpty ? nil : history)
         setParams(top, earlier, bytes: earlier.encodedSize)
-        var changes = ChangeLog(enabled: recordsChanges, graph)
+        var changes = ChangeLog(self)
         changes.record("update", node: top)
         version += 1
-        return Commit(version: version, changes: changes.text, node: top, removedNumbers: NodeNumbers(), endedFlows: nil)
+        return Commit(version: version, log: changes, of: self, node: top, removedNumbers: NodeNumbers(), endedFlows: nil)
     }
 
     /// Gives `n` the params history `history` (nil or empty: none), keeping the session's total.

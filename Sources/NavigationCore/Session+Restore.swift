@@ -175,9 +175,9 @@ extension Session {
         var removed = Removal()
         forget(old, into: &removed)
         version += 1
-        var changes = ChangeLog(enabled: true, graph)
+        var changes = ChangeLog(full: true, compact: recordsCompactChanges, graph)
         changes.record("reset", root: root, removed: removed.numbers)
-        return Commit(version: version, changes: changes.text,
+        return Commit(version: version, log: changes, of: self,
                       node: nil, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 

@@ -11,6 +11,16 @@ public final class Session {
     /// Whether commits build their `changes` (the JSON subscribers apply). A server turns it off for a
     /// session nobody subscribes to; dry runs always record.
     public var recordsChanges = true
+    /// Whether commits also build their changes in the compact form (a subscriber asked for it).
+    public var recordsCompactChanges = false
+    /// The compact form of the last commit that recorded one, and its version.
+    var lastCompactChanges: (version: Int, text: JSONText)?
+
+    /// The changes of the commit that made `version` in the compact form, when it recorded them.
+    public func compactChanges(of version: Int) -> JSONText? {
+        guard let last = lastCompactChanges, last.version == version else { return nil }
+        return last.text
+    }
     /// Facts set with `context.set` (``setFacts(_:)``), read by `check` preconditions.
     public internal(set) var facts: [String: JSONValue] = [:]
     /// The bounds this session's tree and facts stay within (navd's options).
@@ -241,6 +251,22 @@ public final class Session {
         }
     }
 
+    /// Writes ``visible`` as a JSON array of node numbers (the compact form).
+    public func writeVisibleNumbers(into w: inout JSONWriter) {
+        w.raw(UInt8(ascii: "["))
+        var cur = NodeLink(root)
+        while true {
+            let next = cur.with { n -> NodeLink? in
+                let next = n.visibleChild
+                w.write(int: n.number)
+                w.raw(next == nil ? UInt8(ascii: "]") : UInt8(ascii: ","))
+                return next
+            }
+            guard let next else { break }
+            cur = next
+        }
+    }
+
     /// The screen the user sees.
     public var visibleTop: Node? { visibleTopRef?.node }
 
@@ -264,7 +290,7 @@ public final class Session {
     }
 
     /// Writes what ``snapshot()`` makes, byte for byte, without making it.
-    public func writeSnapshot(into w: inout JSONWriter) {
+    public func writeSnapshot(into w: inout JSONWriter, extra: ((inout JSONWriter) -> Void)? = nil) {
         w.raw("{\"session\":")
         w.write(string: name)
         w.raw(",\"version\":")
@@ -273,6 +299,7 @@ public final class Session {
         root.write(into: &w, graph)
         w.raw(",\"visible\":")
         writeVisible(into: &w)
+        extra?(&w)
         w.raw(UInt8(ascii: "}"))
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import NavClient
 import NavTesting
 import Testing
 
@@ -129,4 +130,62 @@ import Testing
             #expect(other["params"]?["version"]?.intValue == seen)
         }
     }
+    /// Subscribers of one session in both forms: each hears every commit once, in its own form; the
+    /// compact lines take at most 60 % of the bytes of the full ones and expand to the same
+    /// notifications (but for the hints, carried once beside the changes); subscribing again in
+    /// the full form switches; a form navd does not know is refused with the param named.
+    @Test func compactAndFullSubscribersHearTheSameCommits() throws {
+        let d = try Daemon()
+        let driver = try d.client(), full = try d.client(), compact = try d.client()
+        try full.call("subscribe")
+        #expect(try compact.call("hello", ["notifications": "compact"])["notifications"] == "compact")
+        let snapshot = try compact.call("subscribe")
+        #expect(snapshot["notifications"] == "compact")
+        var mirror = TreeMirror(snapshot: snapshot)
+        try driver.call("context.set", ["facts": ["loggedIn": true]])
+        try driver.call("navigate", ["to": "shop.Product", "with": ["id": "p1"], "hints": ["animated": true]])
+        try driver.call("navigate", ["to": "cart.Checkout", "by": "present"])
+        try driver.call("dismiss")
+        try driver.call("navigate", ["to": "shop.Reviews"])
+        try driver.call("navigate", ["route": "account"])
+        try driver.call("open", ["url": "/orders/o-1"])
+        try driver.call("reset")
+        let commits = 7
+        var fullBytes = 0, compactBytes = 0
+        /// The next `stackChanged` line (a precondition's `navigationPending` comes before some).
+        func nextChange(_ client: TestClient) throws -> [UInt8] {
+            while true {
+                let line = try #require(try client.readLine())
+                if try JSONParser().parse(line)["method"] == "stackChanged" { return line }
+            }
+        }
+        for _ in 0..<commits {
+            let f = try nextChange(full), c = try nextChange(compact)
+            fullBytes += f.count + 1
+            compactBytes += c.count + 1
+            let fp = try #require(try JSONParser().parse(f)["params"]), cp = try #require(try JSONParser().parse(c)["params"])
+            #expect(cp.arrayValue?.first == snapshot["ref"], "\(String(decoding: c, as: UTF8.self))")
+            var expected = fp
+            if case .object(var o) = fp, let changes = o["changes"]?.arrayValue {
+                o["changes"] = .array(changes.map { ch in
+                    guard case .object(var c) = ch else { return ch }
+                    c.members.removeAll { $0.key == "hints" }
+                    return .object(c)
+                })
+                expected = .object(o)
+            }
+            #expect(try TreeMirror.full(cp, session: "main") == expected, "\(String(decoding: c, as: UTF8.self))")
+            try mirror.apply(cp)
+        }
+        #expect(compactBytes * 10 <= fullBytes * 6, "compact \(compactBytes) bytes, full \(fullBytes)")
+        let tree = try driver.call("tree")
+        #expect(mirror.version == tree["version"]?.intValue && mirror.root == tree["root"])
+
+        #expect(try compact.call("subscribe", ["notifications": "full"])["notifications"] == "full")
+        try driver.call("navigate", ["to": "shop.Product", "with": ["id": "p2"]])
+        #expect(try compact.notification("stackChanged")["params"]?["session"] == "main")
+        let e = try compact.callError("subscribe", ["notifications": "tiny"])
+        #expect(e["data"]?["param"] == "notifications" && e["data"]?["kind"] == "invalidParams")
+    }
 }
+

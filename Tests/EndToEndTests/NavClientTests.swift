@@ -24,6 +24,20 @@ import Testing
             var gapped = TreeMirror(snapshot: snapshot)
             let later = (c["stackChanged"]?.arrayValue ?? []).dropFirst().first { !TreeMirror.isSnapshot($0) }
             if let later { #expect(throws: TreeMirror.Gap.self) { try gapped.apply(later) } }
+            // The same commits heard in the compact form bring a mirror to the same tree, each
+            // expanded to the full notification.
+            let compactSnapshot = try #require(c["compactSnapshot"])
+            #expect(compactSnapshot["notifications"] == "compact" && compactSnapshot["ref"]?.intValue != nil)
+            var compact = TreeMirror(snapshot: compactSnapshot)
+            let full = c["stackChanged"]?.arrayValue ?? [], heard = c["compactStackChanged"]?.arrayValue ?? []
+            #expect(heard.count == full.count)
+            for (p, f) in zip(heard, full) {
+                #expect(compact.concerns(p))
+                #expect(try TreeMirror.full(p, session: compact.session) == f)
+                try compact.apply(p)
+            }
+            #expect(compact.version == final["version"]?.intValue && compact.root == final["root"], "\(c["name"] ?? .null), compact")
+            #expect(compact.visible == mirror.visible)
         }
     }
 

@@ -91,8 +91,16 @@ struct FakeResponder: Responder {
 final class RecordingPublisher: Publisher {
     final class Members: Audience {
         var ids: Set<Int> = []
-        func add(_ client: any Client) { ids.insert(client.id) }
-        func remove(_ id: Int) { ids.remove(id) }
+        /// Those of ``ids`` that hear the compact form.
+        var compact: Set<Int> = []
+        func add(_ client: any Client, compact asksCompact: Bool) {
+            ids.insert(client.id)
+            if asksCompact { compact.insert(client.id) } else { compact.remove(client.id) }
+        }
+        func remove(_ id: Int) {
+            ids.remove(id)
+            compact.remove(id)
+        }
     }
     var sent: [(method: String, to: Set<Int>, params: JSONValue)] = []
     func makeAudience() -> any Audience { Members() }
@@ -104,6 +112,20 @@ final class RecordingPublisher: Publisher {
         if let also { to.insert(also.id) }
         if let except { to.remove(except.id) }
         sent.append((method, to, (try? JSONParser(maxDepth: 512).parse(w.bytes)) ?? .null))
+    }
+    /// Records the full form for its members (always, as ``notify`` does), and the compact form for
+    /// its compact members when there are some.
+    func notifyStackChanged(to audience: any Audience, except: (any Client)?, params: (inout JSONWriter, Bool) -> Void) {
+        let members = audience as! Members
+        record(members.ids.subtracting(members.compact), except) { params(&$0, false) }
+        if !members.compact.isEmpty { record(members.compact, except) { params(&$0, true) } }
+    }
+    private func record(_ ids: Set<Int>, _ except: (any Client)?, _ params: (inout JSONWriter) -> Void) {
+        var w = JSONWriter()
+        params(&w)
+        var to = ids
+        if let except { to.remove(except.id) }
+        sent.append(("stackChanged", to, (try? JSONParser(maxDepth: 512).parse(w.bytes)) ?? .null))
     }
     func disconnectAll(reason: String) {}
 }

@@ -96,6 +96,11 @@ import Testing
                 s.limits.maxParamsBytes = Int.random(in: 12...80, using: &rng)
             }
             var mirror = TreeMirror(snapshot: .object(s.snapshot()))
+            // A second subscriber, in the compact form: its mirror must stay the same tree.
+            s.recordsCompactChanges = true
+            var snapshot = s.snapshot()
+            snapshot.append("ref", 1)
+            var compactMirror = TreeMirror(snapshot: .object(snapshot))
             var everSeen = Set<String>()
             s.root.forEach { everSeen.insert($0.id) }
             if Bool.random(using: &rng) { try s.setFacts(["loggedIn": true]) }
@@ -184,11 +189,19 @@ import Testing
                     for id in commit.removed { #expect(s.node(id) == nil) }
                     try mirror.apply(.object(["version": .int(commit.version), "changes": .array(commit.changes)]))
                     #expect(mirror.root == s.root.json(graph), "mirror diverged at seed \(seed), session \(sequence), version \(s.version)")
+                    let compact = try s.compactChanges(of: commit.version).map { try JSONParser().parse($0.bytes) } ?? .array([])
+                    #expect(compact.arrayValue?.count == commit.changes.count)
+                    try compactMirror.apply(.array([1, .int(commit.version), compact, .array([])]))
+                    #expect(compactMirror.root == s.root.json(graph), "compact mirror diverged at seed \(seed), session \(sequence), version \(s.version)")
                 } else {
                     failures += 1
                     #expect(s.version == version && JSONWriter.string(s.root.json(graph)) == before, "a failed command changed the tree")
                 }
                 checkInvariants(s, everSeen: everSeen)
+                // The compact form of the whole tree reads back as the tree.
+                var c = JSONWriter()
+                s.root.writeCompact(into: &c, graph)
+                #expect(try TreeMirror.expand(node: JSONParser().parse(c.bytes)) == s.root.json(graph), "compact tree differs at seed \(seed), session \(sequence)")
                 // The snapshot written straight into a reply is the snapshot value, byte for byte.
                 var w = JSONWriter()
                 s.writeSnapshot(into: &w)

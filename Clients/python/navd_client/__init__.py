@@ -22,6 +22,6 @@ connection and thread of its own.
 from .errors import *  # noqa: F401,F403 - NavdError and one class per data.kind
 from .errors import __all__ as _errors
 from .client import MAX_LINE, MAX_NOTIFICATIONS, Client, Provider, default_socket_path
-from .mirror import TreeMirror, apply_changes
+from .mirror import TreeMirror, apply_changes, expand
 
-__all__ = ["Client", "Provider", "TreeMirror", "apply_changes", "default_socket_path"] + _errors
+__all__ = ["Client", "Provider", "TreeMirror", "apply_changes", "expand", "default_socket_path"] + _errors

@@ -9,7 +9,7 @@ import threading
 import time
 
 from .errors import ConnectError, ConnectionClosed, NavdError, OutOfStep, ProtocolError, Timeout, _error_from, error_class
-from .mirror import _mirror
+from .mirror import _mirror, expand
 
 Moved = error_class("moved")
 
@@ -64,13 +64,16 @@ class Client:
     regardless)."""
 
     def __init__(self, socket_path=None, timeout=10.0, name=None, token=None, max_line=MAX_LINE,
-                 max_notifications=MAX_NOTIFICATIONS):
+                 max_notifications=MAX_NOTIFICATIONS, notifications=None):
         self.socket_path = default_socket_path(socket_path)
         self.timeout = timeout
         self.max_line = max_line
         self.dropped_notifications = 0
         self.notifications = collections.deque(maxlen=max_notifications)
         self.mirrors = {}
+        #: Session names by ``ref``: compact ``stackChanged`` name their session by it (``subscribe``
+        #: answers it). Notifications are handed on in the full form whichever form navd sends.
+        self.refs = {}
         self._handlers = {}
         self._replies = {}
         self._buf = bytearray()
@@ -83,9 +86,10 @@ class Client:
         self._connect()
         if socket_path is None and not os.environ.get("NAVD_SOCKET"):
             self._check_owner()
-        if name or token:
-            self._hello = {k: v for k, v in (("client", name), ("token", token)) if v is not None}
-            self.call("hello", client=name, token=token)
+        if name or token or notifications:
+            # ``notifications="compact"``: subscriptions hear stackChanged in about half the bytes.
+            self._hello = {k: v for k, v in (("client", name), ("token", token), ("notifications", notifications)) if v is not None}
+            self.call("hello", **self._hello)
 
     def _connect(self):
         """Connects within the timeout: a Unix socket whose server does not accept (its queue is
@@ -223,6 +227,8 @@ class Client:
             self._answer(m)
             return True
         if method == "stackChanged":
+            if isinstance(m.get("params"), list) and m["params"] and m["params"][0] in self.refs:
+                m = dict(m, params=expand(m["params"], self.refs[m["params"][0]]))
             p = m.get("params") if isinstance(m.get("params"), dict) else {}
             mirror = self.mirrors.get(p.get("session"))
             if mirror is not None and not mirror.stale:
@@ -381,10 +387,15 @@ class Client:
         """A snapshot of the session's tree (not kept current: see :meth:`subscribe`)."""
         return _mirror(self.call("tree", session=session))
 
-    def subscribe(self, session=None):
+    def subscribe(self, session=None, notifications=None):
         """Subscribes; returns a mirror of the tree kept current from ``stackChanged`` as this client
-        reads (a call, :meth:`next_notification`, :meth:`wait_for`). A gap is mended with a new snapshot."""
-        mirror = _mirror(self.call("subscribe", session=session))
+        reads (a call, :meth:`next_notification`, :meth:`wait_for`). A gap is mended with a new snapshot.
+        ``notifications``: "full" or "compact" (default: what hello chose); either way the client
+        hands notifications on in the full form."""
+        snapshot = self.call("subscribe", session=session, notifications=notifications)
+        mirror = _mirror(snapshot)
+        if isinstance(snapshot.get("ref"), int):
+            self.refs[snapshot["ref"]] = mirror.session
         self.mirrors[mirror.session] = mirror
         return mirror
 

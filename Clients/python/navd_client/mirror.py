@@ -4,7 +4,7 @@ import copy
 
 from .errors import OutOfStep, ProtocolError
 
-__all__ = ["TreeMirror", "apply_changes"]
+__all__ = ["TreeMirror", "apply_changes", "expand"]
 
 
 # ----------------------------------------------------------------------------- the tree
@@ -132,6 +132,79 @@ def apply_changes(root, changes):
         else:
             raise OutOfStep("unknown change op %r: take a new snapshot" % op)
     return root
+
+
+# ----------------------------------------------------------------------------- the compact form
+
+# Each op's fields after the op, in the order both forms write them (PROTOCOL.md, "Compact
+# notifications"); select's history is there only when the tabs keep one.
+_FIELDS = {
+    "push": ("parent", "node"), "present": ("parent", "node"), "pop": ("parent", "index", "removed"),
+    "dismiss": ("parent", "removed"), "replace": ("parent", "index", "node", "removed"),
+    "select": ("parent", "index", "history"), "reset": ("root", "removed"), "update": ("node",),
+}
+
+
+def _id(n):
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise ProtocolError("a compact stackChanged names nodes by number, not %r" % (n,))
+    return "n%d" % n
+
+
+def _expand_node(c):
+    """A compact node (``{i, k?, c?, w?, ph?, ch?, sel?, hi?, pr?}``) in the full form."""
+    kind = c.get("k", "screen")
+    n = {"id": _id(c["i"]), "kind": kind}
+    children = [_expand_node(x) for x in c.get("ch", [])]
+    if kind == "stack":
+        n["children"] = children
+    if "c" in c:
+        n["coordinator"] = c["c"]
+        n["params"] = c.get("w", {})
+    if "ph" in c:
+        n["paramsHistory"] = c["ph"]
+    if kind in ("flow", "tabs"):
+        n["children"] = children
+    if kind == "tabs":
+        n["selected"] = c.get("sel", 0)
+        if "hi" in c:
+            n["history"] = c["hi"]
+    if "pr" in c:
+        n["presented"] = _expand_node(c["pr"])
+    return n
+
+
+def _expand_change(c):
+    op = c[0]
+    fields = _FIELDS.get(op)
+    if fields is None:
+        raise OutOfStep("unknown change op %r: take a new snapshot" % (op,))
+    ch = {"op": op}
+    for name, v in zip(fields, c[1:]):
+        if name == "parent":
+            ch[name] = _id(v)
+        elif name in ("node", "root"):
+            ch[name] = _expand_node(v)
+        elif name == "removed":
+            ch[name] = [_id(x) for x in v]
+        else:
+            ch[name] = v
+    return ch
+
+
+def expand(params, session):
+    """A ``stackChanged``'s params in the full form: ``params`` as they are, or, from the compact
+    form (``[ref, version, changes, visible, hints?]``), as the notification of ``session``."""
+    if not isinstance(params, list):
+        return params
+    try:
+        full = {"session": session, "version": params[1], "changes": [_expand_change(c) for c in params[2]],
+                "visible": [_id(n) for n in params[3]]}
+    except (KeyError, TypeError, IndexError, AttributeError) as e:
+        raise ProtocolError("a compact stackChanged of an unexpected shape (%s): %r" % (e, str(params)[:80])) from None
+    if len(params) > 4:
+        full["hints"] = params[4]
+    return full
 
 
 def _mirror(snapshot):

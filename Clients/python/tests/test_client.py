@@ -9,7 +9,7 @@ import pytest
 
 import navd_client
 from navd_client import (Cancelled, Client, ConnectError, InvalidParams, InvalidSetup, NavdError, NotAllowed,
-                         PreconditionFailed, Provider, Timeout, TreeMirror, UnknownTarget)
+                         PreconditionFailed, Provider, Timeout, TreeMirror, UnknownTarget, expand)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
@@ -74,6 +74,41 @@ def test_the_mirror_replays_the_shared_change_fixtures():
             assert mirror.apply(change), change["version"]
         final = case["final"]
         assert (mirror.version, mirror.root, mirror.visible) == (final["version"], final["root"], final["visible"]), case["name"]
+        # The same commits heard in the compact form: each expands to the full notification, and
+        # a mirror fed them reaches the same tree.
+        snapshot = case["compactSnapshot"]
+        assert snapshot["notifications"] == "compact" and isinstance(snapshot["ref"], int)
+        assert len(case["compactStackChanged"]) == len(case["stackChanged"])
+        compact = TreeMirror(snapshot)
+        for heard, full in zip(case["compactStackChanged"], case["stackChanged"]):
+            assert heard[0] == snapshot["ref"]
+            assert expand(heard, snapshot["session"]) == full
+            assert compact.apply(expand(heard, snapshot["session"]))
+        assert (compact.version, compact.root, compact.visible) == (final["version"], final["root"], final["visible"]), case["name"]
+
+
+def test_a_compact_subscriber_hears_the_same_commits(navd):
+    """hello {notifications: "compact"}: navd sends stackChanged as arrays, the client hands them on
+    in the full form, and its mirror stays navd's tree."""
+    with navd.client() as driver, navd.client() as full, navd.client(notifications="compact") as compact:
+        full_tree = full.subscribe()
+        compact_tree = compact.subscribe()
+        assert list(compact.refs.values()) == ["main"]
+        driver.navigate("shop.Product", with_={"id": "p1"}, hints={"animated": True})
+        driver.navigate("shop.Reviews")
+        driver.dismiss()
+        heard_full = [full.wait_for("stackChanged") for _ in range(3)]
+        heard_compact = [compact.wait_for("stackChanged") for _ in range(3)]
+        for a, b in zip(heard_full, heard_compact):
+            assert b["session"] == "main" and b["version"] == a["version"] and b["visible"] == a["visible"]
+            assert [{k: v for k, v in ch.items() if k != "hints"} for ch in a["changes"]] == b["changes"]
+        assert heard_full[0]["hints"] == heard_compact[0]["hints"] == {"animated": True}
+        fresh = driver.tree()
+        for t in (full_tree, compact_tree):
+            assert (t.version, t.root, t.visible) == (fresh.version, fresh.root, fresh.visible)
+        assert compact.call("subscribe", notifications="full")["notifications"] == "full"
+        with pytest.raises(InvalidParams, match="\"full\" or \"compact\""):
+            compact.call("subscribe", notifications="tiny")
 
 
 def test_the_change_fixtures_are_what_navd_sends():

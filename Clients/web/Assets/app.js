@@ -2,7 +2,7 @@
 // tree from `subscribe` and `stackChanged` (mirror.js, which keeps the last changes for time
 // travel: a ring of `?log=N`, default 1,000), and draws it: the tree, the visible screen's
 // actions, the change log, pending navigations, provider requests, the graph.
-import { SessionMirror, find } from './mirror.js';
+import { SessionMirror, expand, find } from './mirror.js';
 import { Connection, describe } from './rpc.js';
 import { closeForm, openForm } from './form.js';
 
@@ -11,6 +11,7 @@ const $ = (id) => document.getElementById(id);
 const state = {
   session: new URLSearchParams(location.search).get('session') || 'main',
   subscribed: null,
+  ref: null,         // the number compact stackChanged name the subscribed session by
   graph: null,
   mirror: null,      // the session's tree and its last changes (SessionMirror)
   logLimit: Math.max(10, Number(new URLSearchParams(location.search).get('log')) || 1000),
@@ -127,9 +128,11 @@ async function loadSessions() {
 
 async function subscribe(name) {
   if (state.subscribed) await call('unsubscribe', { session: state.subscribed }).catch(() => {});
-  const snapshot = await call('subscribe', { session: name });
+  // The compact form: about half the bytes per change; expanded (mirror.js) before it is applied.
+  const snapshot = await call('subscribe', { session: name, notifications: 'compact' });
   state.session = name;
   state.subscribed = name;
+  state.ref = snapshot.ref;
   state.mirror = new SessionMirror(snapshot, state.logLimit);
   state.mine = new Set();
   state.travel = null;
@@ -151,6 +154,10 @@ function notified(method, p) {
   if (method === 'graphReloaded') {
     call('graph.describe').then((g) => { state.graph = g; drawGraph(); return subscribe(state.session); });
     return;
+  }
+  if (method === 'stackChanged' && Array.isArray(p)) {
+    if (p[0] !== state.ref) return;
+    p = expand(p, state.subscribed);
   }
   if (p.session !== undefined && p.session !== state.subscribed) return;
   if (method === 'stackChanged') {

@@ -45,6 +45,58 @@ export function applyChanges(tree, changes) {
   }
 }
 
+// The compact form (subscribe {notifications: "compact"}, PROTOCOL.md's "Compact notifications"):
+// each change is an array of the full change's fields in the same order, ids as numbers; `expand`
+// gives back the full stackChanged params, which is what the mirror applies.
+const FIELDS = {
+  push: ['parent', 'node'], present: ['parent', 'node'], pop: ['parent', 'index', 'removed'],
+  dismiss: ['parent', 'removed'], replace: ['parent', 'index', 'node', 'removed'],
+  select: ['parent', 'index', 'history'], reset: ['root', 'removed'], update: ['node'],
+};
+
+const id = (n) => {
+  if (!Number.isInteger(n)) throw new Error(`a compact stackChanged names nodes by number, not ${JSON.stringify(n)}`);
+  return `n${n}`;
+};
+
+// A compact node ({i, k?, c?, w?, ph?, ch?, sel?, hi?, pr?}) in the full form.
+export function expandNode(c) {
+  const kind = c.k || 'screen';
+  const n = { id: id(c.i), kind };
+  const children = (c.ch || []).map(expandNode);
+  if (kind === 'stack') n.children = children;
+  if ('c' in c) { n.coordinator = c.c; n.params = c.w || {}; }
+  if ('ph' in c) n.paramsHistory = c.ph;
+  if (kind === 'flow' || kind === 'tabs') n.children = children;
+  if (kind === 'tabs') { n.selected = c.sel || 0; if ('hi' in c) n.history = c.hi; }
+  if ('pr' in c) n.presented = expandNode(c.pr);
+  return n;
+}
+
+function expandChange(c) {
+  const fields = FIELDS[c[0]];
+  if (!fields) throw new Error(`unknown op ${c[0]}`);
+  const ch = { op: c[0] };
+  fields.forEach((name, i) => {
+    if (i + 1 >= c.length) return;
+    const v = c[i + 1];
+    if (name === 'parent') ch[name] = id(v);
+    else if (name === 'node' || name === 'root') ch[name] = expandNode(v);
+    else if (name === 'removed') ch[name] = v.map(id);
+    else ch[name] = v;
+  });
+  return ch;
+}
+
+// A stackChanged's params in the full form: `p` as it is, or expanded from the compact form
+// ([ref, version, changes, visible, hints?]) as the notification of `session`.
+export function expand(p, session) {
+  if (!Array.isArray(p)) return p;
+  const full = { session, version: p[1], changes: p[2].map(expandChange), visible: p[3].map(id) };
+  if (p.length > 4) full.hints = p[4];
+  return full;
+}
+
 export class SessionMirror {
   // `snapshot`: subscribe's answer ({session, version, root, visible}); `limit`: how many changes
   // time travel keeps.

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { SessionMirror, applyChanges, clone } from '../Assets/mirror.js';
+import { SessionMirror, applyChanges, clone, expand } from '../Assets/mirror.js';
 
 const fixtures = JSON.parse(readFileSync(new URL('../../../Tests/Fixtures/changes.json', import.meta.url)));
 const tree = (t) => ({ version: t.version, root: t.root, visible: t.visible });
@@ -13,6 +13,20 @@ for (const c of fixtures.cases) {
   test(`${c.name}: the mirror equals navd's tree after every change`, () => {
     const m = new SessionMirror(c.snapshot);
     for (const p of c.stackChanged) assert.equal(m.apply(p).applied, true, `version ${p.version}`);
+    assert.deepEqual(tree(m.live), tree(c.final));
+  });
+
+  test(`${c.name}: the compact form expands to the same notifications and the same tree`, () => {
+    const s = c.compactSnapshot;
+    assert.equal(s.notifications, 'compact');
+    assert.equal(c.compactStackChanged.length, c.stackChanged.length);
+    const m = new SessionMirror(s);
+    c.compactStackChanged.forEach((p, i) => {
+      assert.equal(p[0], s.ref);
+      const full = expand(p, s.session);
+      assert.deepEqual(full, c.stackChanged[i]);
+      assert.equal(m.apply(full).applied, true, `version ${full.version}`);
+    });
     assert.deepEqual(tree(m.live), tree(c.final));
   });
 

@@ -23,6 +23,9 @@ final class Peer {
     var lastSession: SessionState?
     /// Sessions this client is subscribed to.
     var subscriptions: Set<String> = []
+    /// Whether its subscriptions hear `stackChanged` in the compact form unless `subscribe` says
+    /// otherwise (`hello {notifications: "compact"}`).
+    var prefersCompact = false
     /// Requests navd sent to this client, by id.
     var outbound: [Int: OutboundRequest] = [:]
     /// Run once when the client goes away, for cleanup by the navigator.

@@ -1003,11 +1003,21 @@ public enum EmbeddedProtocol {
               "type": "string"
             }
           }
+        },
+        {
+          "name": "notifications",
+          "description": "How this connection's later subscriptions hear stackChanged unless subscribe says otherwise: \"full\" (the default) or \"compact\" (about half the bytes; PROTOCOL.md, Compact notifications).",
+          "schema": {
+            "enum": [
+              "full",
+              "compact"
+            ]
+          }
         }
       ],
       "result": {
         "name": "hello",
-        "description": "`server` (`\"navd\"`), `version`, `protocol` (1), `roles`, `connection`, `peer`",
+        "description": "`server` (`\"navd\"`), `version`, `protocol` (1), `roles`, `connection`, `peer`, `notifications` (the form later subscriptions hear by default)",
         "schema": {
           "type": "object",
           "required": [
@@ -1048,6 +1058,12 @@ public enum EmbeddedProtocol {
                   "type": "integer"
                 }
               }
+            },
+            "notifications": {
+              "enum": [
+                "full",
+                "compact"
+              ]
             }
           }
         }
@@ -2160,11 +2176,21 @@ public enum EmbeddedProtocol {
             "type": "string"
           },
           "description": "Session name; default \"main\"."
+        },
+        {
+          "name": "notifications",
+          "description": "\"full\" or \"compact\" stackChanged for this subscription; default: what hello chose (\"full\" unless it said otherwise). Subscribing again with the other form switches. A session another node owns (cluster mode) is heard in the full form.",
+          "schema": {
+            "enum": [
+              "full",
+              "compact"
+            ]
+          }
         }
       ],
       "result": {
         "name": "snapshot",
-        "description": "`session`, `version`, `root`, `visible`",
+        "description": "`session`, `version`, `root`, `visible`, `notifications` (the form granted), and `ref` (the number compact notifications name the session by)",
         "schema": {
           "type": "object",
           "required": [
@@ -2188,6 +2214,16 @@ public enum EmbeddedProtocol {
               "items": {
                 "type": "string"
               }
+            },
+            "notifications": {
+              "enum": [
+                "full",
+                "compact"
+              ]
+            },
+            "ref": {
+              "type": "integer",
+              "minimum": 1
             }
           }
         }
@@ -2696,7 +2732,7 @@ public enum EmbeddedProtocol {
   "x-notifications": [
     {
       "name": "stackChanged",
-      "summary": "To subscribers after every commit, in version order; changes bring a copy from version-1 to version.",
+      "summary": "To subscribers after every commit, in version order; changes bring a copy from version-1 to version. A subscription in the compact form (subscribe {notifications: \"compact\"}) receives compactParams instead: [ref, version, changes, visible, hints?], each change an array of the full change's fields in the same order, ids as numbers, nodes with short keys.",
       "params": {
         "session": "main",
         "version": 2,
@@ -2719,7 +2755,29 @@ public enum EmbeddedProtocol {
           "n3",
           "n9"
         ]
-      }
+      },
+      "compactParams": [
+        1,
+        2,
+        [
+          [
+            "push",
+            3,
+            {
+              "i": 9,
+              "c": "shop.Reviews",
+              "w": {
+                "productId": "p1"
+              }
+            }
+          ]
+        ],
+        [
+          1,
+          3,
+          9
+        ]
+      ]
     },
     {
       "name": "navigationPending",

@@ -36,7 +36,7 @@ extension MethodTable.Spec {
     static let graphReload = MethodTable.Spec(name: "graph.reload", params: ["path", "force"],
         changes: true, session: .none, roles: ["admin"])
     /// `hello`: Introduce the client; a token adds the roles the policy grants to it; keepRoles gives up every role not listed, for the rest of the connection (a client acting for others, such as nav-web's pages, keeps none).
-    static let hello = MethodTable.Spec(name: "hello", params: ["client", "token", "keepRoles"],
+    static let hello = MethodTable.Spec(name: "hello", params: ["client", "token", "keepRoles", "notifications"],
         changes: false, session: .none, roles: [])
     /// `link.resolve`: The URL of the visible path (or of a node) from the graph's links: the first link whose screens and constants describe the stack ending at the node; open of it builds the same stack.
     static let linkResolve = MethodTable.Spec(name: "link.resolve", params: ["session", "node"],
@@ -72,7 +72,7 @@ extension MethodTable.Spec {
     static let stats = MethodTable.Spec(name: "stats", params: [],
         changes: false, session: .none, roles: [])
     /// `subscribe`: Receive stackChanged, navigationPending and flowCompleted notifications for the session; returns a snapshot.
-    static let subscribe = MethodTable.Spec(name: "subscribe", params: ["session"],
+    static let subscribe = MethodTable.Spec(name: "subscribe", params: ["session", "notifications"],
         changes: false, session: .watches(["session"]), roles: [])
     /// `tree`: The session's tree and visible path.
     static let tree = MethodTable.Spec(name: "tree", params: ["session"],
@@ -181,7 +181,7 @@ enum GraphReloadParam: Int, ParamName {
 
 /// `hello`'s params, in the order Protocol/methods/hello.json declares them.
 enum HelloParam: Int, ParamName {
-    case client, token, keepRoles
+    case client, token, keepRoles, notifications
     static let table = ParamTable(Self.self)
 }
 
@@ -235,7 +235,7 @@ enum SessionOpenParam: Int, ParamName {
 
 /// `subscribe`'s params, in the order Protocol/methods/subscribe.json declares them.
 enum SubscribeParam: Int, ParamName {
-    case session
+    case session, notifications
     static let table = ParamTable(Self.self)
 }
 

@@ -51,10 +51,22 @@ enum HelloMethod: NavdMethod {
                 call.peer.keptRoles = Set(names).intersection(call.peer.keptRoles ?? Set(names))
                 call.peer.grant(server.policy.roles(uid: call.peer.uid, token: call.peer.token))
             }
+            do throws(RPCError) {
+                if case let form?? = try call.param("notifications").map({ v throws(RPCError) in
+                    guard case .string(let s) = v else { throw .invalidParams("hello: \"notifications\" must be \"full\" or \"compact\"", data: ["param": "notifications"]) }
+                    return try NotificationForm(param: s, method: "hello")
+                }) {
+                    call.peer.prefersCompact = form == .compact
+                }
+            } catch {
+                call.fail(error)
+                return
+            }
             var result: JSONObject = [
                 "server": "navd", "version": .string(navdVersion), "protocol": 1,
                 "roles": .array(call.peer.roles.sorted().map { .string($0) }),
                 "connection": .int(call.peer.id),
+                "notifications": .string(call.peer.prefersCompact ? "compact" : "full"),
             ]
             if let p = call.peer.credentials {
                 result["peer"] = ["pid": .int(Int(p.pid)), "uid": .int(Int(p.uid)), "gid": .int(Int(p.gid))]

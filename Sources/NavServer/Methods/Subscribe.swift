@@ -16,9 +16,11 @@ enum SubscribeMethod: NavdMethod {
         methods.register(.subscribe, SubscribeParam.self, remote: remote) { call in
             call.answerOrRun { () throws(RPCError) in
                 let p = try Params<SubscribeParam>(call)
+                let form = try NotificationForm(param: p.string(.notifications), method: "subscribe")
+                    ?? (call.peer.prefersCompact ? .compact : .full)
                 let state = try call.session(p)
-                n.subscribe(call.client, to: state)
-                call.succeed(Snapshot(session: state.session))
+                n.subscribe(call.client, to: state, compact: form == .compact)
+                call.succeed(Snapshot(session: state.session, subscription: (form, state.ref)))
             }
         }
     }

@@ -125,8 +125,14 @@ extension Navigator {
         w.raw("[{\"op\":\"reset\",\"root\":")
         s.root.write(into: &w, s.graph)
         w.raw(",\"removed\":[]}]")
-        publisher.notify("stackChanged", StackChanged(session: s.name, version: s.version, changes: JSONText(w.bytes), visible: .current(s)),
-                             to: audience, except: except)
+        var c = JSONWriter(capacity: 512)
+        c.raw("[[\"reset\",")
+        s.root.writeCompact(into: &c, s.graph)
+        c.raw(",[]]]")
+        let ref = sessions[s.name]?.ref ?? 0
+        publisher.notifyStackChanged({ StackChanged(session: s.name, ref: ref, version: s.version, changes: JSONText(w.bytes),
+                                                    compactChanges: JSONText(c.bytes), visible: .current(s)) },
+                                     to: audience, except: except)
     }
 
     /// `subscribe` to a session another node owns: answered with its tree as PostgreSQL holds it.
@@ -136,7 +142,7 @@ extension Navigator {
             if let local = sessions[name] {
                 // It arrived here meanwhile (a takeover): an ordinary subscription.
                 subscribe(c, to: local)
-                return reply.succeed(Snapshot(session: local.session))
+                return reply.succeed(Snapshot(session: local.session, subscription: (.full, local.ref)))
             }
             let m = mirrors[name] ?? Mirror(name: name, version: s.version, audience: publisher.makeAudience())
             mirrors[name] = m
@@ -144,7 +150,7 @@ extension Navigator {
                 c.subscriptions.insert(name)
                 watch(c)
             }
-            reply.succeed(Snapshot(session: s))
+            reply.succeed(Snapshot(session: s, subscription: (.full, nil)))
             if s.version > m.version {
                 m.version = s.version
                 sendSnapshot(of: s, to: m.subscribers.audience, except: c)

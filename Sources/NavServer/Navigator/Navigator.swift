@@ -43,6 +43,8 @@ final class Navigator: SessionSource {
     /// subscriptions, provisions and navigations they make.
     var watched: Set<Int> = []
     private var navigationCounter = 0
+    /// The last ``SessionState/ref`` given.
+    private var lastSessionRef = 0
     /// Commands waiting to be spawned, by uid in turn, and the handles that spawn the next few per
     /// iteration while a uid with room has some.
     var spawnQueue = FairQueue<() -> Void>()
@@ -73,7 +75,9 @@ final class Navigator: SessionSource {
     /// `session` as the navigator holds it, with an audience of its own.
     func makeState(_ session: Session) -> SessionState {
         session.limits = config.session
-        return SessionState(session, audience: publisher.makeAudience(), recordsAlways: placement.recordsAlways || store.wantsChanges)
+        lastSessionRef += 1
+        return SessionState(session, ref: lastSessionRef, audience: publisher.makeAudience(),
+                            recordsAlways: placement.recordsAlways || store.wantsChanges)
     }
 
     /// Numbers navigations after `n` from now on (ids in replies restored from a state file).
@@ -130,8 +134,8 @@ final class Navigator: SessionSource {
         watch(c)
     }
 
-    func subscribe(_ c: any Client, to state: SessionState) {
-        if state.subscribers.insert(c) {
+    func subscribe(_ c: any Client, to state: SessionState, compact: Bool = false) {
+        if state.subscribers.insert(c, compact: compact) {
             c.subscriptions.insert(state.session.name)
             watch(c)
         }

@@ -39,7 +39,9 @@ protocol Client: AnyObject {
 /// The clients listening to one session (or one mirrored session), in whatever form the publisher
 /// delivers to fastest. Made by the publisher, filled by the navigator through ``Listeners``.
 protocol Audience: AnyObject {
-    func add(_ client: any Client)
+    /// Adds `client`, hearing `stackChanged` in the compact form when `compact` (or moves it to
+    /// that form if it is a member).
+    func add(_ client: any Client, compact: Bool)
     func remove(_ id: Int)
 }
 
@@ -53,6 +55,10 @@ protocol Publisher: AnyObject {
     /// Sends notification `method` to every member of `audience` but `except`, and to `also` when it
     /// is not a member; `params` writes the notification's params.
     func notify(_ method: String, to audience: any Audience, also: (any Client)?, except: (any Client)?, params: (inout JSONWriter) -> Void)
+    /// Sends `stackChanged` to every member of `audience` but `except`: `params` writes its params in
+    /// the compact form when its flag says so, for the members that hear that form, and in the full
+    /// form for the others (each form written only when someone hears it).
+    func notifyStackChanged(to audience: any Audience, except: (any Client)?, params: (inout JSONWriter, _ compact: Bool) -> Void)
     /// Disconnects every client (the node lost its right to serve).
     func disconnectAll(reason: String)
 }
@@ -61,30 +67,46 @@ extension Publisher {
     func notify(_ method: String, _ params: some JSONEncodable, to audience: any Audience, also: (any Client)? = nil, except: (any Client)? = nil) {
         notify(method, to: audience, also: also, except: except) { params.encode(into: &$0) }
     }
+
+    /// Sends the `stackChanged` that `change` makes (once per form heard: no copy of it is kept).
+    func notifyStackChanged(_ change: () -> StackChanged, to audience: any Audience, except: (any Client)? = nil) {
+        notifyStackChanged(to: audience, except: except) { w, compact in
+            if compact { change().encodeCompact(into: &w) } else { change().encode(into: &w) }
+        }
+    }
 }
 
-/// Who listens to a session: the navigator's view, by client id, and the publisher's audience, kept
-/// in step.
+/// Who listens to a session: the navigator's view, by client id (and which of them hear the
+/// compact form), and the publisher's audience, kept in step.
 struct Listeners {
     private(set) var clients: [Int: any Client] = [:]
+    /// The ids of the clients that hear `stackChanged` in the compact form.
+    private(set) var compact: Set<Int> = []
     let audience: any Audience
 
     init(_ audience: any Audience) { self.audience = audience }
 
     var isEmpty: Bool { clients.isEmpty }
+    /// Whether some listener hears the full form.
+    var wantsFull: Bool { clients.count > compact.count }
+    /// Whether some listener hears the compact form.
+    var wantsCompact: Bool { !compact.isEmpty }
     func contains(_ c: any Client) -> Bool { clients[c.id] != nil }
+    func isCompact(_ id: Int) -> Bool { compact.contains(id) }
 
-    /// Adds `c`; false if it was already listening.
+    /// Adds `c` (or moves it to the form asked for); false if it was already listening in that form.
     @discardableResult
-    mutating func insert(_ c: any Client) -> Bool {
-        guard clients[c.id] == nil else { return false }
+    mutating func insert(_ c: any Client, compact asksCompact: Bool = false) -> Bool {
+        if clients[c.id] != nil, compact.contains(c.id) == asksCompact { return false }
         clients[c.id] = c
-        audience.add(c)
+        if asksCompact { compact.insert(c.id) } else { compact.remove(c.id) }
+        audience.add(c, compact: asksCompact)
         return true
     }
 
     mutating func remove(_ id: Int) {
         guard clients.removeValue(forKey: id) != nil else { return }
+        compact.remove(id)
         audience.remove(id)
     }
 }

@@ -11,7 +11,8 @@ extension Navigator {
         commits += 1
         let s = state.session
         store.sessionCommitted(s, changes: commit.changeText)
-        placement.publish({ StackChanged(session: s.name, version: commit.version, changes: commit.changeText, visible: .current(s), hints: hints) },
+        placement.publish({ StackChanged(session: s.name, ref: state.ref, version: commit.version, changes: commit.changeText,
+                                         compactChanges: s.compactChanges(of: commit.version), visible: .current(s), hints: hints) },
                           of: s, to: state, via: publisher)
         if let ended = commit.endedList {
             for f in ended {

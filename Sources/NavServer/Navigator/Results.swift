@@ -1,5 +1,6 @@
 import JSON
 import NavigationCore
+import RPC
 
 /// A `visible` path to write: ids already listed, or read from the session's tree as it is now
 /// (no array is built on the request path; the session must still be at the version that is
@@ -23,6 +24,16 @@ enum VisiblePath {
         case .current(let s):
             assert(s.version == version, "visible path read after a later commit")
             s.writeVisible(into: &w)
+        }
+    }
+
+    /// The same as node numbers (the compact form).
+    func encodeNumbers(into w: inout JSONWriter, at version: Int) {
+        switch self {
+        case .numbers(let a): w.write(.array(a.map(JSONValue.int)))
+        case .current(let s):
+            assert(s.version == version, "visible path read after a later commit")
+            s.writeVisibleNumbers(into: &w)
         }
     }
 }
@@ -62,8 +73,36 @@ struct Navigated: JSONEncodable {
 /// (``Session/snapshot()``), written straight into the reply when the reply is sent.
 struct Snapshot: JSONEncodable {
     let session: Session
+    /// `subscribe`'s: the form its notifications take, and the session's ``SessionState/ref``.
+    /// (A session another node owns has no ref here: it is heard in the full form.)
+    var subscription: (form: NotificationForm, ref: Int?)? = nil
 
-    func encode(into w: inout JSONWriter) { session.writeSnapshot(into: &w) }
+    func encode(into w: inout JSONWriter) {
+        guard let subscription else { return session.writeSnapshot(into: &w) }
+        session.writeSnapshot(into: &w) { w in
+            w.raw(",\"notifications\":")
+            w.write(string: subscription.form.rawValue)
+            if let ref = subscription.ref {
+                w.raw(",\"ref\":")
+                w.write(int: ref)
+            }
+        }
+    }
+}
+
+/// The form of `stackChanged` a subscription hears (`hello`'s and `subscribe`'s `notifications`).
+enum NotificationForm: String {
+    case full, compact
+
+    /// The form a request's `notifications` param names, nil when it names none.
+    init?(param value: String?, method: String) throws(RPCError) {
+        guard let value else { return nil }
+        guard let form = NotificationForm(rawValue: value) else {
+            throw .invalidParams("\(method): \"notifications\" must be \"full\" or \"compact\", not \(JSONWriter.string(.string(value)))",
+                                 data: ["param": "notifications"])
+        }
+        self = form
+    }
 }
 
 /// The result of `dismiss` and `flowComplete`: `{version, removed}`, the removed ids written from
@@ -98,12 +137,17 @@ struct Removed: JSONEncodable {
     }
 }
 
-/// `stackChanged` `{session, version, changes, visible}`, written straight into the broadcast log.
+/// `stackChanged` `{session, version, changes, visible}`, written straight into the broadcast log;
+/// in the compact form, `[ref, version, changes, visible]` (and the hints fifth).
 struct StackChanged: JSONEncodable {
     let session: String
+    /// The number the compact form names the session by (``SessionState/ref``).
+    var ref: Int = 0
     let version: Int
     /// The commit's changes as written when it was made (``Commit/changeText``).
     let changes: JSONText?
+    /// The same in the compact form (``Session/compactChanges(of:)``).
+    var compactChanges: JSONText? = nil
     let visible: VisiblePath
     /// The navigation's presentation hints, when it gave some.
     var hints: JSONValue? = nil
@@ -122,6 +166,26 @@ struct StackChanged: JSONEncodable {
             w.write(hints)
         }
         w.raw("}")
+    }
+
+    /// The compact form: ids as numbers, the session as its ref, the changes as arrays (PROTOCOL.md,
+    /// "Compact notifications").
+    func encodeCompact(into w: inout JSONWriter) {
+        w.reserving(48) { o in  // "[", two integers of at most 20 digits, "," twice
+            o.raw(UInt8(ascii: "["))
+            o.int(ref)
+            o.raw(UInt8(ascii: ","))
+            o.int(version)
+            o.raw(UInt8(ascii: ","))
+        }
+        if let compactChanges { compactChanges.encode(into: &w) } else { w.raw("[]") }
+        w.raw(UInt8(ascii: ","))
+        visible.encodeNumbers(into: &w, at: version)
+        if let hints {
+            w.raw(UInt8(ascii: ","))
+            w.write(hints)
+        }
+        w.raw(UInt8(ascii: "]"))
     }
 }
 

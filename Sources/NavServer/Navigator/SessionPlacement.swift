@@ -32,7 +32,7 @@ final class OneNode: SessionPlacement {
     var makesMain: Bool { true }
 
     func publish(_ change: () -> StackChanged, of s: Session, to state: SessionState, via publisher: any Publisher) {
-        if !state.subscribers.isEmpty { publisher.notify("stackChanged", change(), to: state.audience) }
+        if !state.subscribers.isEmpty { publisher.notifyStackChanged(change, to: state.audience) }
     }
 
     func list(_ r: SessionListRequest, served: SessionTable) -> SessionPage {
@@ -58,9 +58,14 @@ final class Replicated: SessionPlacement {
     var makesMain: Bool { false }
 
     func publish(_ change: () -> StackChanged, of s: Session, to state: SessionState, via publisher: any Publisher) {
-        let body = JSONText(encoding: change())
+        let change = change()
+        let body = JSONText(encoding: change)
         store.changePublished(s, body: body.bytes)
-        if !state.subscribers.isEmpty { publisher.notify("stackChanged", body, to: state.audience) }
+        if !state.subscribers.isEmpty {
+            publisher.notifyStackChanged(to: state.audience, except: nil) { w, compact in
+                if compact { change.encodeCompact(into: &w) } else { body.encode(into: &w) }
+            }
+        }
     }
 
     func list(_ r: SessionListRequest, served: SessionTable) -> SessionPage {

@@ -9,12 +9,16 @@ import Glibc
 
 /// A session as the server holds it: the core's tree plus who listens to it.
 final class SessionState {
-    var session: Session { didSet { session.recordsChanges = recordsAlways || !subscribers.isEmpty } }
+    var session: Session { didSet { recordsWhatIsHeard() } }
     /// Commits build their `changes` even without subscribers here (cluster mode: other nodes'
     /// subscribers hear them through the store; a log store keeps them).
-    var recordsAlways: Bool { didSet { session.recordsChanges = recordsAlways || !subscribers.isEmpty } }
-    /// Subscribed clients. Commits build their `changes` only while there are some.
-    var subscribers: Listeners { didSet { session.recordsChanges = recordsAlways || !subscribers.isEmpty } }
+    var recordsAlways: Bool { didSet { recordsWhatIsHeard() } }
+    /// Subscribed clients. Commits build their `changes` only while there are some, in the forms
+    /// they hear.
+    var subscribers: Listeners { didSet { recordsWhatIsHeard() } }
+    /// The number compact `stackChanged` notifications name the session by (unique on this node
+    /// while it runs; `subscribe` answers it as `ref`).
+    let ref: Int
     /// The subscribers as the publisher delivers to them.
     var audience: any Audience { subscribers.audience }
     /// Set when the session is closed (connections may still remember this state).
@@ -36,12 +40,18 @@ final class SessionState {
     /// Where navigation continues after each live flow whose navigate gave `then` (in memory only).
     var flowThens: [String: NavigationSpec] = [:]
 
-    init(_ session: Session, audience: any Audience, recordsAlways: Bool) {
+    init(_ session: Session, ref: Int, audience: any Audience, recordsAlways: Bool) {
         self.session = session
+        self.ref = ref
         self.subscribers = Listeners(audience)
         self.recordsAlways = recordsAlways
         nameBytes = Array(session.name.utf8)
-        session.recordsChanges = recordsAlways
+        recordsWhatIsHeard()
+    }
+
+    private func recordsWhatIsHeard() {
+        session.recordsChanges = recordsAlways || subscribers.wantsFull
+        session.recordsCompactChanges = subscribers.wantsCompact
     }
 }
 

@@ -12,7 +12,7 @@ enum Assets {
 // tree from `subscribe` and `stackChanged` (mirror.js, which keeps the last changes for time
 // travel: a ring of `?log=N`, default 1,000), and draws it: the tree, the visible screen's
 // actions, the change log, pending navigations, provider requests, the graph.
-import { SessionMirror, find } from './mirror.js';
+import { SessionMirror, expand, find } from './mirror.js';
 import { Connection, describe } from './rpc.js';
 import { closeForm, openForm } from './form.js';
 
@@ -21,6 +21,7 @@ const $ = (id) => document.getElementById(id);
 const state = {
   session: new URLSearchParams(location.search).get('session') || 'main',
   subscribed: null,
+  ref: null,         // the number compact stackChanged name the subscribed session by
   graph: null,
   mirror: null,      // the session's tree and its last changes (SessionMirror)
   logLimit: Math.max(10, Number(new URLSearchParams(location.search).get('log')) || 1000),
@@ -137,9 +138,11 @@ async function loadSessions() {
 
 async function subscribe(name) {
   if (state.subscribed) await call('unsubscribe', { session: state.subscribed }).catch(() => {});
-  const snapshot = await call('subscribe', { session: name });
+  // The compact form: about half the bytes per change; expanded (mirror.js) before it is applied.
+  const snapshot = await call('subscribe', { session: name, notifications: 'compact' });
   state.session = name;
   state.subscribed = name;
+  state.ref = snapshot.ref;
   state.mirror = new SessionMirror(snapshot, state.logLimit);
   state.mine = new Set();
   state.travel = null;
@@ -161,6 +164,10 @@ function notified(method, p) {
   if (method === 'graphReloaded') {
     call('graph.describe').then((g) => { state.graph = g; drawGraph(); return subscribe(state.session); });
     return;
+  }
+  if (method === 'stackChanged' && Array.isArray(p)) {
+    if (p[0] !== state.ref) return;
+    p = expand(p, state.subscribed);
   }
   if (p.session !== undefined && p.session !== state.subscribed) return;
   if (method === 'stackChanged') {
@@ -623,6 +630,58 @@ export function applyChanges(tree, changes) {
       default: throw new Error(`unknown op ${ch.op}`);
     }
   }
+}
+
+// The compact form (subscribe {notifications: "compact"}, PROTOCOL.md's "Compact notifications"):
+// each change is an array of the full change's fields in the same order, ids as numbers; `expand`
+// gives back the full stackChanged params, which is what the mirror applies.
+const FIELDS = {
+  push: ['parent', 'node'], present: ['parent', 'node'], pop: ['parent', 'index', 'removed'],
+  dismiss: ['parent', 'removed'], replace: ['parent', 'index', 'node', 'removed'],
+  select: ['parent', 'index', 'history'], reset: ['root', 'removed'], update: ['node'],
+};
+
+const id = (n) => {
+  if (!Number.isInteger(n)) throw new Error(`a compact stackChanged names nodes by number, not ${JSON.stringify(n)}`);
+  return `n${n}`;
+};
+
+// A compact node ({i, k?, c?, w?, ph?, ch?, sel?, hi?, pr?}) in the full form.
+export function expandNode(c) {
+  const kind = c.k || 'screen';
+  const n = { id: id(c.i), kind };
+  const children = (c.ch || []).map(expandNode);
+  if (kind === 'stack') n.children = children;
+  if ('c' in c) { n.coordinator = c.c; n.params = c.w || {}; }
+  if ('ph' in c) n.paramsHistory = c.ph;
+  if (kind === 'flow' || kind === 'tabs') n.children = children;
+  if (kind === 'tabs') { n.selected = c.sel || 0; if ('hi' in c) n.history = c.hi; }
+  if ('pr' in c) n.presented = expandNode(c.pr);
+  return n;
+}
+
+function expandChange(c) {
+  const fields = FIELDS[c[0]];
+  if (!fields) throw new Error(`unknown op ${c[0]}`);
+  const ch = { op: c[0] };
+  fields.forEach((name, i) => {
+    if (i + 1 >= c.length) return;
+    const v = c[i + 1];
+    if (name === 'parent') ch[name] = id(v);
+    else if (name === 'node' || name === 'root') ch[name] = expandNode(v);
+    else if (name === 'removed') ch[name] = v.map(id);
+    else ch[name] = v;
+  });
+  return ch;
+}
+
+// A stackChanged's params in the full form: `p` as it is, or expanded from the compact form
+// ([ref, version, changes, visible, hints?]) as the notification of `session`.
+export function expand(p, session) {
+  if (!Array.isArray(p)) return p;
+  const full = { session, version: p[1], changes: p[2].map(expandChange), visible: p[3].map(id) };
+  if (p.length > 4) full.hints = p[4];
+  return full;
 }
 
 export class SessionMirror {
