@@ -12,6 +12,8 @@
 #
 # Knobs (environment): DUR [2] measured seconds per cell, WARMUP [0.5], RUNS [3],
 # CONNS ["1 10 50"], DEPTHS ["1 16"], SUBS ["0 100"], IDLE [10000], PERF_ANCHORS.
+# HEADLINE=1: also rewrite BENCHMARKS.md's headline table (between its headline markers) from the
+# side-by-side runs, with the machine, the commit and the date.
 # Servers run on cpu0 and load generators on cpu1 when the machine has two cpus (as the anchors do).
 set -euo pipefail
 export NAVD_TUNED=${NAVD_TUNED:-1}  # tuned release builds (Package.swift)
@@ -133,7 +135,7 @@ for run in $(seq "$RUNS"); do
     open_sessions "$NAVD_SOCK" 50
     for c in 10 50; do for p in 1 16; do
         out=$("${CLI[@]}" "$LOADGEN" -s "$NAVD_SOCK" -c "$c" -P "$p" -d "$DUR" -w "$WARMUP" -t "$TEMPLATE" -q) || true
-        printf '%s\tnavd\t%s\t%s\t%s\t%s\t%s\n' "$run" "$c" "$p" "$(kv rps "$out")" "$(kv p99_us "$out")" "$(kv errors "$out")" >>"$RESULTS"
+        printf '%s\tnavd\t%s\t%s\t%s\t%s\t%s\t%s\n' "$run" "$c" "$p" "$(kv rps "$out")" "$(kv p99_us "$out")" "$(kv errors "$out")" "$(kv p999_us "$out")" >>"$RESULTS"
         out=$("${CLI[@]}" "$LOADGEN" -s "$ECHO_SOCK" -c "$c" -P "$p" -d "$DUR" -w "$WARMUP" -q) || true
         printf '%s\techo\t%s\t%s\t%s\t%s\t%s\n' "$run" "$c" "$p" "$(kv rps "$out")" "$(kv p99_us "$out")" "$(kv errors "$out")" >>"$RESULTS"
         out=$("${CLI[@]}" redis-benchmark -s "$REDIS_SOCK" -c "$c" -P "$p" -n "$(redis_n "$c" "$p")" --csv -t set 2>/dev/null |
@@ -144,22 +146,28 @@ for run in $(seq "$RUNS"); do
     out=$("${CLI[@]}" "$LOADGEN" -s "$NAVD_SOCK" -c 1 -P 16 -d "$DUR" -w "$WARMUP" -t "$TEMPLATE" -k 100 \
         --subscribe-request '{"jsonrpc":"2.0","id":{{id}},"method":"subscribe","params":{"session":"s0"}}' -q) || true
     printf '%s\tnavd-fanout\t1\t16\t%s\t-\t%s\n' "$run" "$(kv notif_all_rps "$out")" "$(kv errors "$out")" >>"$RESULTS"
+    # The same with subscribers that ask for the compact form of stackChanged.
+    out=$("${CLI[@]}" "$LOADGEN" -s "$NAVD_SOCK" -c 1 -P 16 -d "$DUR" -w "$WARMUP" -t "$TEMPLATE" -k 100 \
+        --subscribe-request '{"jsonrpc":"2.0","id":{{id}},"method":"subscribe","params":{"session":"s0","notifications":"compact"}}' -q) || true
+    printf '%s\tnavd-fanout-compact\t1\t16\t%s\t-\t%s\n' "$run" "$(kv notif_all_rps "$out")" "$(kv errors "$out")" >>"$RESULTS"
     out=$("${CLI[@]}" "$FANOUT" -s "$REDIS_SOCK" -n 100 -P 16 -W 4096 -z 40 -d "$DUR" -w "$WARMUP" -q) || true
     printf '%s\tredis-fanout\t1\t16\t%s\t-\t%s\n' "$run" "$(kv notif_all_rps "$out")" "$(kv errors "$out")" >>"$RESULTS"
     stop_navd
     # Durable state: every commit written to SQLite before its reply (--durability process).
     start_navd "durable-side-$run" --state "$WORK/side-$run.sqlite" --durability process
     open_sessions "$NAVD_SOCK" 50
-    for c in 10 50; do
-        out=$("${CLI[@]}" "$LOADGEN" -s "$NAVD_SOCK" -c "$c" -P 1 -d "$DUR" -w "$WARMUP" -t "$TEMPLATE" -q) || true
-        printf '%s\tnavd-durable\t%s\t1\t%s\t%s\t%s\n' "$run" "$c" "$(kv rps "$out")" "$(kv p99_us "$out")" "$(kv errors "$out")" >>"$RESULTS"
+    for cp in "10 1" "50 1" "10 16"; do
+        set -- $cp
+        out=$("${CLI[@]}" "$LOADGEN" -s "$NAVD_SOCK" -c "$1" -P "$2" -d "$DUR" -w "$WARMUP" -t "$TEMPLATE" -q) || true
+        printf '%s\tnavd-durable\t%s\t%s\t%s\t%s\t%s\n' "$run" "$1" "$2" "$(kv rps "$out")" "$(kv p99_us "$out")" "$(kv errors "$out")" >>"$RESULTS"
     done
     stop_navd
 done
 
 echo
 echo "side by side, same load generator and socket kind, median of $RUNS run(s) (navd --ephemeral)"
-awk -F'\t' -v runs="$RUNS" '
+HEAD_MD=$WORK/headline.md
+awk -F'\t' -v runs="$RUNS" -v md="$HEAD_MD" '
     function median(key,   n, i, j, t, a) {
         n = split(vals[key], a, " ")
         for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
@@ -174,26 +182,55 @@ awk -F'\t' -v runs="$RUNS" '
         m = median(key)
         return m ? sprintf("%.0f%%", 100 * (hi - lo) / m) : "-"
     }
-    { k = $2 " " $3 " " $4; vals[k "rps"] = vals[k "rps"] " " $5; vals[k "p99"] = vals[k "p99"] " " $6; err[$2] += ($7 == "-" ? 0 : $7) }
+    { k = $2 " " $3 " " $4; vals[k "rps"] = vals[k "rps"] " " $5; vals[k "p99"] = vals[k "p99"] " " $6; err[$2] += ($7 == "-" ? 0 : $7)
+      if ($8 != "") vals[k "p999"] = vals[k "p999"] " " $8 }
+    # One row of the headline table (markdown), beside the printed one.
+    function row(name, n, r, e, ratio, eratio, goal, sp) {
+        printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", name, n, r, e, ratio, eratio, goal, sp > md
+    }
     END {
         printf "%-28s %10s %10s %10s %8s %8s %14s\n", "workload", "navd", "redis SET", "echo", "ratio", "goal", "spread n/r/e"
+        print "| workload | navd | Redis | C echo | navd / Redis | navd / echo | goal | spread navd/Redis/echo |" > md
+        print "|---|---|---|---|---|---|---|---|" > md
         split("10 1,10 16,50 1,50 16", cells, ",")
         for (i = 1; i <= 4; i++) {
             split(cells[i], cp, " ")
             n = median("navd " cells[i] "rps"); r = median("redis " cells[i] "rps"); e = median("echo " cells[i] "rps")
             printf "%-28s %10d %10d %10d %8.2f %8s %14s\n", "navigate/dismiss C=" cp[1] " P=" cp[2] " req/s", n, r, e, (r ? n / r : 0), ">= 1",
                    spread("navd " cells[i] "rps") "/" spread("redis " cells[i] "rps") "/" spread("echo " cells[i] "rps")
+            row(cp[1] " connections, " cp[2] " in flight, req/s", n, r, e, sprintf("%.2f", r ? n / r : 0), sprintf("%.2f", e ? n / e : 0),
+                cp[2] == 16 ? ">= 1.5 Redis, >= 0.6 echo" : ">= 0.9 echo",
+                spread("navd " cells[i] "rps") "/" spread("redis " cells[i] "rps") "/" spread("echo " cells[i] "rps"))
         }
-        for (c = 10; c <= 50; c += 40) {
-            n = median("navd-durable " c " 1rps"); r = median("redis " c " 1rps")
-            printf "%-28s %10d %10d %10s %8.2f %8s %14s\n", "  same, --durability process C=" c, n, r, "-", (r ? n / r : 0), "(info)",
-                   spread("navd-durable " c " 1rps") "/" spread("redis " c " 1rps") "/-"
+        split("10 1,50 1,10 16", dcells, ",")
+        for (i = 1; i <= 3; i++) {
+            split(dcells[i], cp, " ")
+            n = median("navd-durable " dcells[i] "rps"); r = median("redis " dcells[i] "rps"); e = median("navd " dcells[i] "rps")
+            printf "%-28s %10d %10d %10s %8.2f %8s %14s\n", "  durable (default) C=" cp[1] " P=" cp[2], n, r, "-", (r ? n / r : 0), "(info)",
+                   spread("navd-durable " dcells[i] "rps") "/" spread("redis " dcells[i] "rps") "/-"
+            printf "%-28s %10.2f %10s %10s %8s %8s\n", "    durable / ephemeral", (e ? n / e : 0), "-", "-", "-", ">= 0.8"
+            row("default durable mode, " cp[1] " connections, " cp[2] " in flight", n, r, "-", sprintf("%.2f", r ? n / r : 0),
+                sprintf("%.2f of ephemeral", e ? n / e : 0), ">= 0.8 ephemeral", spread("navd-durable " dcells[i] "rps") "/" spread("redis " dcells[i] "rps") "/-")
         }
+        n = median("navd 10 16p99"); x = median("navd 10 16p999"); r = median("redis 10 16p99")
+        printf "%-28s %10.0f %10.0f %10s %8s %8s\n", "p99/p999 us C=10 P=16", n, r, "-", sprintf("%.0f", x), "(p999)"
+        row("latency, 10 connections, 16 in flight", sprintf("p99 %.0f us, p999 %.0f us", n, x), sprintf("p99 %.0f us", r), "-", "-", "-", "p99 not worse", "-")
         n = median("navd 50 1p99"); r = median("redis 50 1p99")
         printf "%-28s %10.0f %10.0f %10s %8.2f %8s\n", "p99 us C=50 P=1", n, r, "-", (r ? n / r : 0), "<= 1"
         n = median("navd-fanout 1 16rps"); r = median("redis-fanout 1 16rps")
         printf "%-28s %10d %10d %10s %8.2f %8s %14s\n", "fan-out to 100, msgs/s all", n, r, "-", (r ? n / r : 0), ">= 1",
                spread("navd-fanout 1 16rps") "/" spread("redis-fanout 1 16rps") "/-"
-        printf "errors: navd %d, navd durable %d, navd fan-out %d\n", err["navd"], err["navd-durable"], err["navd-fanout"]
+        row("fan-out to 100 subscribers, messages/s to all", n, r, "-", sprintf("%.2f", r ? n / r : 0), "-", ">= 1.5 Redis PUBLISH",
+            spread("navd-fanout 1 16rps") "/" spread("redis-fanout 1 16rps") "/-")
+        n = median("navd-fanout-compact 1 16rps")
+        printf "%-28s %10d %10d %10s %8.2f %8s %14s\n", "  same, compact subscribers", n, r, "-", (r ? n / r : 0), ">= 1.5",
+               spread("navd-fanout-compact 1 16rps") "/" spread("redis-fanout 1 16rps") "/-"
+        row("same, subscribers in the compact form", n, r, "-", sprintf("%.2f", r ? n / r : 0), "-", ">= 1.5 Redis PUBLISH",
+            spread("navd-fanout-compact 1 16rps") "/" spread("redis-fanout 1 16rps") "/-")
+        printf "errors: navd %d, navd durable %d, navd fan-out %d\n", err["navd"], err["navd-durable"], err["navd-fanout"] + err["navd-fanout-compact"]
     }' "$RESULTS"
+
+if [ -n "${HEADLINE:-}" ]; then
+    python3 scripts/bench-headline.py "$HEAD_MD" "$RUNS" "$DUR"
+fi
 
