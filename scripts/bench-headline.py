@@ -37,7 +37,8 @@ def commit():
     def git(*args):
         return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     c = git("rev-parse", "--short", "HEAD") or "unknown"
-    return c + (" with uncommitted changes" if git("status", "--porcelain", "--untracked-files=no") else "")
+    changed = [line[3:] for line in git("status", "--porcelain", "--untracked-files=no").splitlines()]
+    return c + (" with uncommitted changes to " + ", ".join(changed) if changed else "")
 
 
 def main():
