@@ -126,9 +126,16 @@ import Glibc
         let owner = try a.client()
         try owner.call("session.open", ["name": "shared"])
         let watcher = try b.client()
-        let snapshot = try watcher.call("subscribe", ["session": "shared"])
+        // Another node's session is heard in the full form, whatever the subscriber asks.
+        let snapshot = try watcher.call("subscribe", ["session": "shared", "notifications": "compact"])
+        #expect(snapshot["notifications"] == "full")
         var mirror = TreeMirror(snapshot: snapshot)
         #expect(mirror.version == 0)
+        // A subscriber on the owner's node hears the compact form (published beside the store's).
+        let local = try a.client()
+        let localSnapshot = try local.call("subscribe", ["session": "shared", "notifications": "compact"])
+        #expect(localSnapshot["notifications"] == "compact")
+        var localMirror = TreeMirror(snapshot: localSnapshot)
 
         // Commits through A, some pipelined (several per group commit), some one by one.
         var expected = 0
@@ -153,6 +160,12 @@ import Glibc
         let truth = try owner.call("tree", ["session": "shared"])
         #expect(mirror.version == expected)
         #expect(mirror.root == truth["root"])
+        for v in 1...expected {
+            let p = try #require(try local.notification("stackChanged")["params"])
+            #expect(p.arrayValue?[1].intValue == v, "version \(v) in the compact form")
+            try localMirror.apply(p)
+        }
+        #expect(localMirror.version == expected && localMirror.root == truth["root"])
     }
 
     /// A change as deep as a request may be reaches the other node's subscribers (the notification
