@@ -3,7 +3,9 @@ import NavGraph
 
 /// The changes a commit records, built only when someone will read them: in the full form (the
 /// store, subscribers who asked for it) and in the compact one (subscribers who asked for that).
-struct ChangeLog {
+/// Noncopyable: the compiler refuses any copy of it on the commit path (a copy costs a value
+/// witness call and a retain per writer).
+struct ChangeLog: ~Copyable {
     /// Whether anything is recorded (either form).
     let enabled: Bool
     private let full: Bool
@@ -68,7 +70,8 @@ struct ChangeLog {
             } else {
                 w!.raw(UInt8(ascii: ","))
             }
-            writeFull(op, parent: parent, index: index, node: node, root: root, removed: removed, tabHistory: tabHistory, into: &w!)
+            Self.writeFull(op, parent: parent, index: index, node: node, root: root, removed: removed, tabHistory: tabHistory, hints: hints,
+                           graph: graph, into: &w!)
         }
         if compact {
             if c == nil {
@@ -77,13 +80,16 @@ struct ChangeLog {
             } else {
                 c!.raw(UInt8(ascii: ","))
             }
-            writeCompact(op, parent: parent, index: index, node: node, root: root, removed: removed, tabHistory: tabHistory, into: &c!)
+            Self.writeCompact(op, parent: parent, index: index, node: node, root: root, removed: removed, tabHistory: tabHistory, graph: graph,
+                              into: &c!)
         }
         hints = nil
     }
 
-    private func writeFull(_ op: StaticString, parent: Node?, index: Int?, node: Node?, root: Node?, removed: NodeNumbers?,
-                           tabHistory: [Int]?, into w: inout JSONWriter) {
+    /// (Static, as ``writeCompact``: a method of the log writing into its own writer would copy the
+    /// whole log for each change.)
+    private static func writeFull(_ op: StaticString, parent: Node?, index: Int?, node: Node?, root: Node?, removed: NodeNumbers?,
+                                  tabHistory: [Int]?, hints: JSONValue?, graph: GraphLink, into w: inout JSONWriter) {
         w.raw("{\"op\":\"")
         w.raw(op)
         w.raw(UInt8(ascii: "\""))
@@ -118,8 +124,8 @@ struct ChangeLog {
         w.raw(UInt8(ascii: "}"))
     }
 
-    private func writeCompact(_ op: StaticString, parent: Node?, index: Int?, node: Node?, root: Node?, removed: NodeNumbers?,
-                              tabHistory: [Int]?, into c: inout JSONWriter) {
+    private static func writeCompact(_ op: StaticString, parent: Node?, index: Int?, node: Node?, root: Node?, removed: NodeNumbers?,
+                                     tabHistory: [Int]?, graph: GraphLink, into c: inout JSONWriter) {
         c.raw(UInt8(ascii: "["))
         c.raw(UInt8(ascii: "\""))
         c.raw(op)
