@@ -57,8 +57,14 @@ final class ConnectionSet {
     private var readyInput: [Connection] = []
     /// Keeps the loop from waiting in poll while held input is ready to be handled.
     private var inputIdle: Idle?
-    /// Connections whose stream holds output the kernel has not taken (clients reading slowly).
-    private var backlogged: [ObjectIdentifier: Connection] = [:]
+    /// Connections whose stream holds output the kernel has not taken (clients reading slowly), with
+    /// the unsent bytes each held when last counted.
+    private var backlogged: [ObjectIdentifier: (connection: Connection, counted: Int)] = [:]
+    /// The sum of the counted bytes: never less than what the backlogged hold now (a stream's queue
+    /// grows only by a flush, which counts it again, and shrinks as the kernel takes it), so only a
+    /// sum past `--max-total-output` needs an exact count; one flush costs the same however many
+    /// clients are backlogged.
+    private var backlogCounted = 0
     private var sweeper: Timer?
 
     init(loop: EventLoop, logger: Logger, limits: TransportLimits) {
@@ -128,7 +134,7 @@ final class ConnectionSet {
     /// The connection `c` closed (``Connection/finishClose()``).
     func connectionClosed(_ c: Connection) {
         connections[c.id] = nil
-        backlogged[ObjectIdentifier(c)] = nil
+        outputDrained(c)
         let uid = c.credentials?.uid ?? getuid()
         byUid.remove(uid)
         delegate?.closed(c)
@@ -238,18 +244,25 @@ final class ConnectionSet {
     /// `c` has output queued in its stream: if all clients together hold more than
     /// `--max-total-output`, those holding the most are disconnected until they hold less.
     func outputQueued(_ c: Connection) {
-        backlogged[ObjectIdentifier(c)] = c
-        var total = backlogged.values.reduce(0) { $0 + $1.unsentBytes }
-        while total > limits.maxTotalOutput, let worst = backlogged.values.max(by: { $0.unsentBytes < $1.unsentBytes }) {
-            total -= worst.unsentBytes
-            backlogged[ObjectIdentifier(worst)] = nil
+        let key = ObjectIdentifier(c), unsent = c.unsentBytes
+        backlogCounted += unsent - (backlogged[key]?.counted ?? 0)
+        backlogged[key] = (c, unsent)
+        guard backlogCounted > limits.maxTotalOutput else { return }
+        // The counts may be of bytes the kernel took since: count every backlogged client again.
+        for (k, e) in backlogged { backlogged[k]!.counted = e.connection.unsentBytes }
+        backlogCounted = backlogged.values.reduce(0) { $0 + $1.counted }
+        while backlogCounted > limits.maxTotalOutput, let worst = backlogged.values.max(by: { $0.counted < $1.counted })?.connection {
+            outputDrained(worst)
             logger.warning("disconnecting the client holding the most unsent output: all clients together passed --max-total-output",
                            metadata: ["navd.client": "\(worst.id)", "navd.limit": "\(limits.maxTotalOutput)"])
             worst.overflow()
         }
     }
 
-    func outputDrained(_ c: Connection) { backlogged[ObjectIdentifier(c)] = nil }
+    func outputDrained(_ c: Connection) {
+        guard let e = backlogged.removeValue(forKey: ObjectIdentifier(c)) else { return }
+        backlogCounted -= e.counted
+    }
 
     /// Disconnects clients that left part of a message unsent for longer than `--message-timeout`.
     func sweepPartialMessages() {
