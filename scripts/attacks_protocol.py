@@ -306,6 +306,15 @@ sys.stdin.read()
 """
 
 
+def drain_until_closed(sock):
+    """Reads and drops what navd sends `sock` until it is closed (here or by navd)."""
+    try:
+        while sock.recv(65536):
+            pass
+    except OSError:
+        pass  # the attack closed the socket while this thread read it
+
+
 def per_uid_fairness():
     """uid 65534 takes every share it may (of a navd with 2,000 connections and 20,000 sessions:
     all but the 10 % reserve): connections, sessions, pending navigations, command children.
@@ -316,7 +325,7 @@ def per_uid_fairness():
     holder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # a provider that never answers
     holder.connect(sock)
     holder.sendall(b'{"jsonrpc":"2.0","id":1,"method":"provide","params":{"preconditions":["attacks.asked"]}}\n')
-    drain = threading.Thread(target=lambda: [None for _ in iter(lambda: holder.recv(65536), b"")], daemon=True)
+    drain = threading.Thread(target=drain_until_closed, args=(holder,), daemon=True)
     drain.start()
     hog = as_nobody(HOG, wait=False, sock=sock)
     held = json.loads(hog.stdout.readline())
@@ -362,7 +371,7 @@ def pending_work():
     holder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     holder.connect(SOCK)
     holder.sendall(b'{"jsonrpc":"2.0","id":1,"method":"provide","params":{"preconditions":["attacks.asked"]}}\n')
-    threading.Thread(target=lambda: [None for _ in iter(lambda: holder.recv(65536), b"")], daemon=True).start()
+    threading.Thread(target=drain_until_closed, args=(holder,), daemon=True).start()
     c = navd_client.Client(SOCK, timeout=60)
     c.call("session.open", name="a8")
     c.navigate("attacks.Form", by="root", session="a8")
