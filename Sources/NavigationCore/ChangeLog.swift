@@ -64,26 +64,27 @@ struct ChangeLog: ~Copyable {
     private mutating func write(_ op: StaticString, parent: Node?, index: Int?, node: Node?, root: Node?, removed: NodeNumbers?,
                                 tabHistory: [Int]?) {
         if full {
-            if w == nil {
-                w = JSONWriter(capacity: 256)
-                w!.raw(UInt8(ascii: "["))
-            } else {
-                w!.raw(UInt8(ascii: ","))
-            }
+            Self.startChange(in: &w, capacity: 256)
             Self.writeFull(op, parent: parent, index: index, node: node, root: root, removed: removed, tabHistory: tabHistory, hints: hints,
                            graph: graph, into: &w!)
         }
         if compact {
-            if c == nil {
-                c = JSONWriter(capacity: 128)
-                c!.raw(UInt8(ascii: "["))
-            } else {
-                c!.raw(UInt8(ascii: ","))
-            }
+            Self.startChange(in: &c, capacity: 128)
             Self.writeCompact(op, parent: parent, index: index, node: node, root: root, removed: removed, tabHistory: tabHistory, graph: graph,
                               into: &c!)
         }
         hints = nil
+    }
+
+    /// Opens the list (`[`) on the first change, separates the next ones (`,`).
+    @inline(__always)
+    private static func startChange(in w: inout JSONWriter?, capacity: Int) {
+        if w == nil {
+            w = JSONWriter(capacity: capacity)
+            w!.raw(UInt8(ascii: "["))
+        } else {
+            w!.raw(UInt8(ascii: ","))
+        }
     }
 
     /// (Static, as ``writeCompact``: a method of the log writing into its own writer would copy the

@@ -51,16 +51,16 @@ enum HelloMethod: NavdMethod {
                 call.peer.keptRoles = Set(names).intersection(call.peer.keptRoles ?? Set(names))
                 call.peer.grant(server.policy.roles(uid: call.peer.uid, token: call.peer.token))
             }
-            do throws(RPCError) {
-                if case let form?? = try call.param("notifications").map({ v throws(RPCError) in
-                    guard case .string(let s) = v else { throw .invalidParams("hello: \"notifications\" must be \"full\" or \"compact\"", data: ["param": "notifications"]) }
-                    return try NotificationForm(param: s, method: "hello")
-                }) {
+            if let value = call.param("notifications") {
+                do throws(RPCError) {
+                    guard case .string(let s) = value, let form = try NotificationForm(param: s, method: "hello") else {
+                        throw .invalidParams("hello: \"notifications\" must be \"full\" or \"compact\"", data: ["param": "notifications"])
+                    }
                     call.peer.prefersCompact = form == .compact
+                } catch {
+                    call.fail(error)
+                    return
                 }
-            } catch {
-                call.fail(error)
-                return
             }
             var result: JSONObject = [
                 "server": "navd", "version": .string(navdVersion), "protocol": 1,
