@@ -109,7 +109,15 @@ public final class ByteBuffer {
     /// filled in after what it describes was written).
     public func overwrite(uint32 value: UInt32, at offset: Int) {
         precondition(offset >= 0 && offset + 4 <= used, "overwrite past what was written")
-        for i in 0..<4 { base[offset + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(i))) }
+        UnsafeMutableRawPointer(base + offset).storeBytes(of: value.littleEndian, as: UInt32.self)
+    }
+
+    /// Appends `n` zero bytes (room for a header filled in later with ``overwrite(uint32:at:)``).
+    @inlinable @inline(__always)
+    public func appendZeros(_ n: Int) {
+        reserve(n)
+        (base + used).initialize(repeating: 0, count: n)
+        used += n
     }
 
     /// A copy of the bytes written so far.

@@ -34,18 +34,23 @@ struct ChangeLog: ~Copyable {
         self.graph = GraphLink(graph)
     }
 
-    /// The list in each form, `[…]`, or nil where nothing was recorded. Inlined down to the
-    /// `enabled` check.
+    /// The list in each form, `[…]`, or nil where nothing was recorded: read once, when the log is
+    /// done (the writers' buffers are lent to the next log). Inlined down to the `enabled` check.
     @inline(__always)
     var texts: (full: JSONText?, compact: JSONText?) { enabled ? closed() : (nil, nil) }
 
     @inline(never)
-    private func closed() -> (full: JSONText?, compact: JSONText?) { (Self.close(w), Self.close(c)) }
+    private func closed() -> (full: JSONText?, compact: JSONText?) { (Self.close(w, .changes), Self.close(c, .compactChanges)) }
 
-    private static func close(_ w: JSONWriter?) -> JSONText? {
+    /// The list `w` wrote, copied out; its buffer goes back to the thread's `slot`
+    /// (``ScratchBuffers``), where the next commit's log writes into the same memory. So the texts
+    /// are read once, last: nothing is recorded after.
+    private static func close(_ w: JSONWriter?, _ slot: ScratchBuffers.Slot) -> JSONText? {
         guard var w else { return nil }
         w.raw(UInt8(ascii: "]"))
-        return JSONText(w.bytes)
+        let text = JSONText(w.bytes)
+        ScratchBuffers.giveBack(w.buffer, to: slot)
+        return text
     }
 
     /// Records `{"op":…,"parent":…,"index":…,"node"|"root":…,"removed":[…]}` with the fields given,
@@ -64,23 +69,24 @@ struct ChangeLog: ~Copyable {
     private mutating func write(_ op: StaticString, parent: Node?, index: Int?, node: Node?, root: Node?, removed: NodeNumbers?,
                                 tabHistory: [Int]?) {
         if full {
-            Self.startChange(in: &w, capacity: 256)
+            Self.startChange(in: &w, .changes, capacity: 256)
             Self.writeFull(op, parent: parent, index: index, node: node, root: root, removed: removed, tabHistory: tabHistory, hints: hints,
                            graph: graph, into: &w!)
         }
         if compact {
-            Self.startChange(in: &c, capacity: 128)
+            Self.startChange(in: &c, .compactChanges, capacity: 128)
             Self.writeCompact(op, parent: parent, index: index, node: node, root: root, removed: removed, tabHistory: tabHistory, graph: graph,
                               into: &c!)
         }
         hints = nil
     }
 
-    /// Opens the list (`[`) on the first change, separates the next ones (`,`).
+    /// Opens the list (`[`) on the first change, in a buffer borrowed from `slot`; separates the
+    /// next ones (`,`).
     @inline(__always)
-    private static func startChange(in w: inout JSONWriter?, capacity: Int) {
+    private static func startChange(in w: inout JSONWriter?, _ slot: ScratchBuffers.Slot, capacity: Int) {
         if w == nil {
-            w = JSONWriter(capacity: capacity)
+            w = JSONWriter(into: ScratchBuffers.borrow(slot, capacity: capacity))
             w!.raw(UInt8(ascii: "["))
         } else {
             w!.raw(UInt8(ascii: ","))

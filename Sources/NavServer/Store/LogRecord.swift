@@ -60,7 +60,7 @@ enum LogRecord {
     /// Appends one record whose payload `body` writes, filling in its header.
     static func append(to w: inout JSONWriter, seq: UInt32, salt: UInt64, _ body: (inout JSONWriter) -> Void) {
         let start = w.buffer.count
-        w.buffer.append(contentsOf: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+        w.buffer.appendZeros(headerSize)
         body(&w)
         let length = UInt32(w.buffer.count - start - headerSize)
         let crc = w.buffer.withByteView { CRC32C.checksum($0.bytes(from: start + headerSize)) }

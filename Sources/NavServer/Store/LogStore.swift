@@ -88,7 +88,7 @@ public final class LogStore: Store {
     /// version and id counter.
     private static func head(_ w: inout JSONWriter, _ key: StaticString, _ s: Session) {
         w.raw(key)
-        w.write(.string(s.name))
+        w.write(string: s.name)
         w.raw(",\"v\":")
         w.write(int: s.version)
         w.raw(",\"n\":")
