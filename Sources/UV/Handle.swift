@@ -51,4 +51,12 @@ public class Handle {
     static func from<T: Handle>(_ p: UnsafeMutableRawPointer?, as: T.Type) -> T {
         CContext.peek(p!, as: T.self)
     }
+
+    /// Runs `body` with the handle whose context is `p`, counting no reference for the call: C's
+    /// reference keeps it alive until libuv's close callback, which never runs inside another
+    /// callback of the same handle.
+    @inline(__always)
+    static func with<T: Handle, R>(_ p: UnsafeMutableRawPointer?, as: T.Type, _ body: (T) -> R) -> R {
+        Unretained<T>(opaque: p!).with(body)
+    }
 }

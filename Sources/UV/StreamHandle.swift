@@ -32,16 +32,18 @@ public class StreamHandle: Handle {
         guard !isClosing else { return }
         onRead = handler
         uv_read_start(stream, { h, suggested, buf in
-            let me = Handle.from(h!.pointee.data, as: StreamHandle.self)
-            buf!.pointee = uv_buf_init(me.loop.readBuffer, UInt32(me.loop.readBufferSize))
+            Handle.with(h!.pointee.data, as: StreamHandle.self) { me in
+                buf!.pointee = uv_buf_init(me.loop.readBuffer, UInt32(me.loop.readBufferSize))
+            }
         }, { s, nread, buf in
-            let me = Handle.from(s!.pointee.data, as: StreamHandle.self)
-            if nread > 0 {
-                me.onRead?(.data(ByteView(UnsafeRawBufferPointer(start: buf!.pointee.base, count: nread))))
-            } else if nread == Int(UV_EOF.rawValue) {
-                me.onRead?(.end)
-            } else if nread < 0 {
-                me.onRead?(.error(UVError(Int32(nread))))
+            Handle.with(s!.pointee.data, as: StreamHandle.self) { me in
+                if nread > 0 {
+                    me.onRead?(.data(ByteView(UnsafeRawBufferPointer(start: buf!.pointee.base, count: nread))))
+                } else if nread == Int(UV_EOF.rawValue) {
+                    me.onRead?(.end)
+                } else if nread < 0 {
+                    me.onRead?(.error(UVError(Int32(nread))))
+                }
             }
         })
     }

@@ -67,7 +67,11 @@ final class Dispatcher {
     var host: (any DispatchHost)?
     private var outboundCounter = 0
     /// Methods answered during the read being handled, whose latencies are taken when it ends.
-    private var unsettled: [MethodTable.Entry] = []
+    /// The first `unsettledCount` of these. Uncounted: the method table keeps its entries for the
+    /// server's life. Emptied at the end of each read by setting the count (releasing counted
+    /// references, or `removeAll`, cost more than the settling itself).
+    private var unsettled: [Unretained<MethodTable.Entry>] = []
+    private var unsettledCount = 0
 
     init(loop: EventLoop, logger: Logger, limits: DispatchLimits, transport: ConnectionSet, decoding: DecodingContext) {
         self.decoding = decoding
@@ -240,20 +244,29 @@ final class Dispatcher {
     /// Notes an answer given while its read is handled (its latency is taken when the read ends).
     @inline(__always)
     func answeredInRead(_ entry: MethodTable.Entry) {
-        if entry.counts.unsettled == 0 { unsettled.append(entry) }
+        if entry.counts.unsettled == 0 {
+            if unsettledCount < unsettled.count {
+                unsettled[unsettledCount] = Unretained(entry)
+            } else {
+                unsettled.append(Unretained(entry))
+            }
+            unsettledCount += 1
+        }
         entry.counts.unsettled += 1
     }
 
     /// Puts the answers given during the read that just ended in their methods' latency buckets:
     /// each took from when the read began until now.
     func settleAnswers() {
-        guard !unsettled.isEmpty else { return }
+        guard unsettledCount > 0 else { return }
         let ns = EventLoop.hrtime &- transport.readStartedAt
-        for e in unsettled {
-            e.counts.answered(e.counts.unsettled, after: ns)
-            e.counts.unsettled = 0
+        for i in 0..<unsettledCount {
+            unsettled[i].with { e in
+                e.counts.answered(e.counts.unsettled, after: ns)
+                e.counts.unsettled = 0
+            }
         }
-        unsettled.removeAll(keepingCapacity: true)
+        unsettledCount = 0
     }
 
     /// Answers a request for a method navd does not have (counted among errors, not by method: the
