@@ -35,7 +35,8 @@ def machine():
 
 def commit():
     def git(*args):
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        # Only the last newline goes: `git status --porcelain` starts a line with a space.
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.rstrip("\n")
     c = git("rev-parse", "--short", "HEAD") or "unknown"
     changed = [line[3:] for line in git("status", "--porcelain", "--untracked-files=no").splitlines()]
     return c + (" with uncommitted changes to " + ", ".join(changed) if changed else "")

@@ -99,7 +99,7 @@ import Unchecked
         #expect(long.withByteView { CRC32C.checksum($0) } != flipped.withByteView { CRC32C.checksum($0) })
         #expect([UInt8]().withByteView { CRC32C.checksum($0) } == 0)
         // The table, as machines without the crc32 instruction compute it, agrees at every length
-        // (each remainder of the 32-, 8-, 4-, 2- and 1-byte steps).
+        // (every remainder of the eight-byte steps, several times over).
         for n in 0..<200 {
             let bytes = (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
             #expect(bytes.withByteView { CRC32C.checksum($0) } == bytes.withUnsafeBytes { navd_crc32c_portable($0.baseAddress, $0.count) })
