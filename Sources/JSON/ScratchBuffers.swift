@@ -2,18 +2,23 @@
 import Glibc
 #endif
 
-/// Byte buffers lent for a short while and given back, one slot of each kind per thread: text that
-/// is written, copied out once and forgotten (a commit's changes) reuses the same memory every
-/// time instead of allocating a buffer object and its bytes for each commit. Per thread, because
-/// sessions of different threads (tests) may commit at once; a slot found empty (its buffer still
-/// lent, or never made) makes a new buffer, so a buffer that is never given back costs only itself.
+/// Byte buffers lent again once nobody holds them, one slot of each kind per thread: text that is
+/// written, read a little while and dropped (a commit's changes, held by the commit until it is
+/// published) reuses the same memory every time instead of allocating and copying for each commit.
+///
+/// A slot keeps the buffer it last lent. ``borrow(_:capacity:)`` lends it again, emptied, only when
+/// the slot's reference is the only one left: a holder that keeps the text (a commit kept for
+/// later) keeps its bytes, and the slot takes a new buffer instead. So nothing is given back by
+/// hand and no holder ever sees its text change. Per thread, because sessions of different threads
+/// (tests) may commit at once.
 public enum ScratchBuffers {
     /// The kinds of buffer lent, each with a slot of its own.
     public enum Slot: Int, CaseIterable, Sendable {
         case changes, compactChanges
     }
 
-    /// Buffers larger than this are not kept once given back (a commit that wrote a whole tree).
+    /// Buffers larger than this are not lent again (a commit that wrote a whole tree): the slot
+    /// takes a new one at the next borrow.
     public static let keptCapacity = 16 * 1024
 
     /// One key per slot: the slot's buffer, retained, or nil.
@@ -26,24 +31,53 @@ public enum ScratchBuffers {
         return key
     }
 
-    /// An empty buffer of `slot`'s kind, taken from this thread's slot (a new one of `capacity`
-    /// bytes when the slot is empty).
+    /// An empty buffer of `slot`'s kind: this thread's slot's buffer when nobody else holds it and
+    /// it is at most ``keptCapacity`` bytes; otherwise a new one of `capacity` bytes, which the
+    /// slot keeps from now on (its old buffer stays with whoever holds it).
     @inline(__always)
     public static func borrow(_ slot: Slot, capacity: Int) -> ByteBuffer {
         let key = keys[slot.rawValue]
-        guard let p = pthread_getspecific(key) else { return ByteBuffer(capacity: capacity) }
-        pthread_setspecific(key, nil)
-        return Unmanaged<ByteBuffer>.fromOpaque(p).takeRetainedValue()
+        if let p = pthread_getspecific(key) {
+            // The slot's own reference, taken for the check: unique means no text lent from it lives.
+            var kept = Unmanaged<ByteBuffer>.fromOpaque(p).takeRetainedValue()
+            if isKnownUniquelyReferenced(&kept) && kept.capacity <= keptCapacity {
+                kept.removeAll()
+                _ = Unmanaged.passRetained(kept)  // the slot's reference again; the same pointer stays in it
+                return kept
+            }
+        }
+        let fresh = ByteBuffer(capacity: capacity)
+        pthread_setspecific(key, Unmanaged.passRetained(fresh).toOpaque())
+        return fresh
+    }
+}
+
+/// Text written into a lent buffer (``ScratchBuffers``), held without a copy: as long as a
+/// `LentText` lives, its bytes stay as they are (the buffer is lent again only when nothing else
+/// holds it). Not for keeping: read it, or copy it out with ``text``.
+public struct LentText: JSONEncodable {
+    @usableFromInline let buffer: ByteBuffer
+
+    /// The bytes written into `buffer` so far; nothing may write into it after.
+    @inlinable
+    public init(_ buffer: ByteBuffer) { self.buffer = buffer }
+
+    public var count: Int { buffer.count }
+
+    /// The bytes, valid only inside `body`.
+    @inlinable @inline(__always)
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try buffer.withUnsafeBytes(body)
     }
 
-    /// Gives `buffer` back to this thread's slot (emptied; dropped when it grew past
-    /// ``keptCapacity`` or when the slot was filled meanwhile). Nothing may use it after.
-    @inline(__always)
-    public static func giveBack(_ buffer: ByteBuffer, to slot: Slot) {
-        guard buffer.capacity <= keptCapacity else { return }
-        let key = keys[slot.rawValue]
-        guard pthread_getspecific(key) == nil else { return }
-        buffer.removeAll()
-        pthread_setspecific(key, Unmanaged.passRetained(buffer).toOpaque())
+    /// A copy of the bytes.
+    public var bytes: [UInt8] { buffer.bytes }
+
+    /// A copy that may be kept.
+    public var text: JSONText { JSONText(buffer.bytes) }
+
+    @inlinable @inline(__always)
+    public func encode(into w: inout JSONWriter) {
+        buffer.withUnsafeBytes { w.buffer.append(contentsOf: $0) }
     }
 }

@@ -35,22 +35,19 @@ struct ChangeLog: ~Copyable {
     }
 
     /// The list in each form, `[…]`, or nil where nothing was recorded: read once, when the log is
-    /// done (the writers' buffers are lent to the next log). Inlined down to the `enabled` check.
+    /// done (nothing is recorded after). Inlined down to the `enabled` check.
     @inline(__always)
-    var texts: (full: JSONText?, compact: JSONText?) { enabled ? closed() : (nil, nil) }
+    var texts: (full: LentText?, compact: LentText?) { enabled ? closed() : (nil, nil) }
 
     @inline(never)
-    private func closed() -> (full: JSONText?, compact: JSONText?) { (Self.close(w, .changes), Self.close(c, .compactChanges)) }
+    private func closed() -> (full: LentText?, compact: LentText?) { (Self.close(w), Self.close(c)) }
 
-    /// The list `w` wrote, copied out; its buffer goes back to the thread's `slot`
-    /// (``ScratchBuffers``), where the next commit's log writes into the same memory. So the texts
-    /// are read once, last: nothing is recorded after.
-    private static func close(_ w: JSONWriter?, _ slot: ScratchBuffers.Slot) -> JSONText? {
+    /// The list `w` wrote, closed, in the buffer it was written in (lent by the thread's
+    /// ``ScratchBuffers`` slot, which lends it to a later commit's log once the text is dropped).
+    private static func close(_ w: JSONWriter?) -> LentText? {
         guard var w else { return nil }
         w.raw(UInt8(ascii: "]"))
-        let text = JSONText(w.bytes)
-        ScratchBuffers.giveBack(w.buffer, to: slot)
-        return text
+        return LentText(w.buffer)
     }
 
     /// Records `{"op":…,"parent":…,"index":…,"node"|"root":…,"removed":[…]}` with the fields given,
@@ -183,25 +180,28 @@ public struct Commit {
     /// The numbers of the nodes that left the tree (ids: ``removed``), each subtree in pre-order.
     public let removedNumbers: NodeNumbers
     public var endedFlows: [EndedFlow] { endedList ?? [] }
-    /// The changes as JSON text (a list), written as they happened: sent to subscribers as it is.
-    /// nil when none were recorded. The lists below are nil when empty (as they usually are):
-    /// dropping a commit then releases nothing for them (an empty array is released like any
-    /// other, an absent one is not).
-    public let changeText: JSONText?
+    /// The changes as JSON text (a list), written as they happened: stored and sent to subscribers
+    /// as it is, from the buffer it was written in (a commit is published and dropped at once; one
+    /// kept longer keeps its buffer). nil when none were recorded. The optionals below are nil when
+    /// empty (as they usually are): dropping a commit then releases nothing for them.
+    public let changeText: LentText?
+    /// The same changes in the compact form, when the session records them
+    /// (``Session/recordsCompactChanges``).
+    public let compactText: LentText?
     public let endedList: [EndedFlow]?
 
-    /// A commit of `session` whose changes `log` recorded (the compact form is left with the
-    /// session, ``Session/compactChanges(of:)``: a commit carries nothing more to release for it).
+    /// A commit whose changes `log` recorded.
     @inline(__always)
-    init(version: Int, log: borrowing ChangeLog, of session: Session, node: Node?, removedNumbers: NodeNumbers, endedFlows: [EndedFlow]?) {
+    init(version: Int, log: borrowing ChangeLog, node: Node?, removedNumbers: NodeNumbers, endedFlows: [EndedFlow]?) {
         let texts = log.texts
-        if let compact = texts.compact { session.lastCompactChanges = (version, compact) }
-        self.init(version: version, changes: texts.full, node: node, removedNumbers: removedNumbers, endedFlows: endedFlows)
+        self.init(version: version, changes: texts.full, compact: texts.compact, node: node, removedNumbers: removedNumbers,
+                  endedFlows: endedFlows)
     }
 
-    init(version: Int, changes: JSONText?, node: Node?, removedNumbers: NodeNumbers, endedFlows: [EndedFlow]?) {
+    init(version: Int, changes: LentText?, compact: LentText? = nil, node: Node?, removedNumbers: NodeNumbers, endedFlows: [EndedFlow]?) {
         self.version = version
         changeText = changes
+        compactText = compact
         self.node = node
         self.removedNumbers = removedNumbers
         endedList = endedFlows

@@ -191,7 +191,7 @@ extension Session {
         }
         if isTrial { try limits.check(depth: root.height, nodes: nodeCount, paramsBytes: paramsBytes) }
         version += 1
-        return Commit(version: version, log: changes, of: self, node: top, removedNumbers: removed.numbers, endedFlows: removed.ended)
+        return Commit(version: version, log: changes, node: top, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 
     private func attach(_ step: LinkStep, over top: Node, changes: inout ChangeLog) -> Node {

@@ -58,7 +58,7 @@ extension Session {
             removed.ended.insertFirst(EndedFlow(id: f.id, coordinator: f.coordinator, status: status, result: result, error: error))
         }
         version += 1
-        return Commit(version: version, log: changes, of: self, node: nil, removedNumbers: removed.numbers, endedFlows: removed.ended)
+        return Commit(version: version, log: changes, node: nil, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 
     /// What removing `node` by the dismiss rules takes out of the tree: a presented stack (from its

@@ -323,7 +323,7 @@ extension Session {
             changes.record("update", node: created)
         }
         version += 1
-        return Commit(version: version, log: changes, of: self, node: created, removedNumbers: removed.numbers, endedFlows: removed.ended)
+        return Commit(version: version, log: changes, node: created, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 
     /// `by: select`: the tab's first screen, its tab selected (a tab of a container on the visible
@@ -376,7 +376,7 @@ extension Session {
             return Commit(version: version, changes: nil, node: screen, removedNumbers: NodeNumbers(), endedFlows: nil)
         }
         version += 1
-        return Commit(version: version, log: changes, of: self, node: screen, removedNumbers: removed.numbers, endedFlows: removed.ended)
+        return Commit(version: version, log: changes, node: screen, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 
     /// The pop of `navigate {popUpTo}`: removes what is above screen `number` (and it too when

@@ -90,7 +90,7 @@ extension Session {
         var changes = ChangeLog(self)
         changes.record("update", node: n)
         version += 1
-        return Commit(version: version, log: changes, of: self, node: n, removedNumbers: NodeNumbers(), endedFlows: nil)
+        return Commit(version: version, log: changes, node: n, removedNumbers: NodeNumbers(), endedFlows: nil)
     }
 
     /// Merges `given` into the params of screen or flow `n` (a null removes a field), checked first
@@ -140,7 +140,7 @@ extension Session {
         var changes = ChangeLog(self)
         changes.record("update", node: top)
         version += 1
-        return Commit(version: version, log: changes, of: self, node: top, removedNumbers: NodeNumbers(), endedFlows: nil)
+        return Commit(version: version, log: changes, node: top, removedNumbers: NodeNumbers(), endedFlows: nil)
     }
 
     /// Gives `n` the params history `history` (nil or empty: none), keeping the session's total.

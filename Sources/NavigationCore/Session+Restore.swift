@@ -177,7 +177,7 @@ extension Session {
         version += 1
         var changes = ChangeLog(full: true, compact: recordsCompactChanges, graph)
         changes.record("reset", root: root, removed: removed.numbers)
-        return Commit(version: version, log: changes, of: self,
+        return Commit(version: version, log: changes,
                       node: nil, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 

@@ -13,14 +13,6 @@ public final class Session {
     public var recordsChanges = true
     /// Whether commits also build their changes in the compact form (a subscriber asked for it).
     public var recordsCompactChanges = false
-    /// The compact form of the last commit that recorded one, and its version.
-    var lastCompactChanges: (version: Int, text: JSONText)?
-
-    /// The changes of the commit that made `version` in the compact form, when it recorded them.
-    public func compactChanges(of version: Int) -> JSONText? {
-        guard let last = lastCompactChanges, last.version == version else { return nil }
-        return last.text
-    }
     /// Facts set with `context.set` (``setFacts(_:)``), read by `check` preconditions.
     public internal(set) var facts: [String: JSONValue] = [:]
     /// The bounds this session's tree and facts stay within (navd's options).

@@ -4,41 +4,61 @@ import Testing
 @testable import JSON
 
 @Suite struct ScratchBuffersTests {
-    @Test func aBufferGivenBackIsLentAgainEmpty() {
-        // Each test runs on a thread of its own pool; the slot is per thread, so take what is there first.
-        _ = ScratchBuffers.borrow(.changes, capacity: 64)
-        let a = ScratchBuffers.borrow(.changes, capacity: 64)
-        a.append(contentsOf: Array("[{\"op\":\"push\"}]".utf8))
-        ScratchBuffers.giveBack(a, to: .changes)
+    @Test func aBufferNobodyHoldsIsLentAgainEmpty() {
+        // Each test runs on a thread of its own pool; the slot is per thread, so whatever is there first is left.
+        var a: ByteBuffer? = ScratchBuffers.borrow(.changes, capacity: 64)
+        a!.append(contentsOf: Array("[{\"op\":\"push\"}]".utf8))
+        let first = ObjectIdentifier(a!)
+        a = nil
         let b = ScratchBuffers.borrow(.changes, capacity: 64)
-        #expect(b === a)
-        #expect(b.count == 0)
-        // Lent out: the next borrower gets a buffer of its own.
-        let c = ScratchBuffers.borrow(.changes, capacity: 64)
-        #expect(c !== b)
-        c.append(UInt8(ascii: "x"))
+        #expect(ObjectIdentifier(b) == first)
         #expect(b.count == 0)
     }
 
-    @Test func slotsAreSeparateAndLargeBuffersAreNotKept() {
-        let full = ScratchBuffers.borrow(.changes, capacity: 64)
-        let compact = ScratchBuffers.borrow(.compactChanges, capacity: 64)
-        ScratchBuffers.giveBack(full, to: .changes)
-        ScratchBuffers.giveBack(compact, to: .compactChanges)
-        #expect(ScratchBuffers.borrow(.compactChanges, capacity: 64) === compact)
-        #expect(ScratchBuffers.borrow(.changes, capacity: 64) === full)
-        let big = ScratchBuffers.borrow(.changes, capacity: 64)
-        big.reserve(ScratchBuffers.keptCapacity + 1)
-        ScratchBuffers.giveBack(big, to: .changes)
-        #expect(ScratchBuffers.borrow(.changes, capacity: 64) !== big)
+    @Test func textStillHeldKeepsItsBytes() {
+        let a = ScratchBuffers.borrow(.changes, capacity: 64)
+        a.append(contentsOf: Array("[1]".utf8))
+        let held = LentText(a)
+        // Held: the next borrower gets a buffer of its own, and writing into it leaves the text as it was.
+        let b = ScratchBuffers.borrow(.changes, capacity: 64)
+        #expect(b !== a)
+        b.append(contentsOf: Array("[2,3]".utf8))
+        #expect(held.bytes == Array("[1]".utf8))
+        // The slot now keeps the new buffer: lent again once it is dropped, never the held one.
+        let bId = ObjectIdentifier(b)
+        _ = consume b
+        let c = ScratchBuffers.borrow(.changes, capacity: 64)
+        #expect(ObjectIdentifier(c) == bId)
+        #expect(held.bytes == Array("[1]".utf8))
+    }
+
+    @Test func slotsAreSeparateAndLargeBuffersAreNotLentAgain() {
+        var full: ByteBuffer? = ScratchBuffers.borrow(.changes, capacity: 64)
+        var compact: ByteBuffer? = ScratchBuffers.borrow(.compactChanges, capacity: 64)
+        #expect(full !== compact)
+        let fullId = ObjectIdentifier(full!), compactId = ObjectIdentifier(compact!)
+        full = nil
+        compact = nil
+        #expect(ObjectIdentifier(ScratchBuffers.borrow(.compactChanges, capacity: 64)) == compactId)
+        #expect(ObjectIdentifier(ScratchBuffers.borrow(.changes, capacity: 64)) == fullId)
+        var big: ByteBuffer? = ScratchBuffers.borrow(.changes, capacity: 64)
+        big!.reserve(ScratchBuffers.keptCapacity + 1)
+        weak let bigRef = big
+        big = nil
+        #expect(bigRef != nil)  // kept by the slot until the next borrow
+        let next = ScratchBuffers.borrow(.changes, capacity: 64)
+        #expect(bigRef == nil)  // dropped by the slot, not lent again
+        #expect(next.capacity <= ScratchBuffers.keptCapacity)
     }
 
     @Test func eachThreadHasItsOwnSlot() {
         let mine = ScratchBuffers.borrow(.changes, capacity: 64)
-        ScratchBuffers.giveBack(mine, to: .changes)
+        let mineId = ObjectIdentifier(mine)
+        _ = consume mine
+        // The other thread's borrow cannot take this thread's buffer, free as it is.
         let other = Thread.runAndWait { ObjectIdentifier(ScratchBuffers.borrow(.changes, capacity: 64)) }
-        #expect(other != ObjectIdentifier(mine))
-        #expect(ScratchBuffers.borrow(.changes, capacity: 64) === mine)
+        #expect(other != mineId)
+        #expect(ObjectIdentifier(ScratchBuffers.borrow(.changes, capacity: 64)) == mineId)
     }
 }
 

@@ -130,8 +130,8 @@ extension Navigator {
         s.root.writeCompact(into: &c, s.graph)
         c.raw(",[]]]")
         let ref = sessions[s.name]?.ref ?? 0
-        publisher.notifyStackChanged({ StackChanged(session: s.name, ref: ref, version: s.version, changes: JSONText(w.bytes),
-                                                    compactChanges: JSONText(c.bytes), visible: .current(s)) },
+        publisher.notifyStackChanged({ StackChanged(session: s.name, ref: ref, version: s.version, changes: LentText(w.buffer),
+                                                    compactChanges: LentText(c.buffer), visible: .current(s)) },
                                      to: audience, except: except)
     }
 

@@ -12,7 +12,7 @@ extension Navigator {
         let s = state.session
         store.sessionCommitted(s, changes: commit.changeText)
         placement.publish({ StackChanged(session: s.name, ref: state.ref, version: commit.version, changes: commit.changeText,
-                                         compactChanges: s.compactChanges(of: commit.version), visible: .current(s), hints: hints) },
+                                         compactChanges: commit.compactText, visible: .current(s), hints: hints) },
                           of: s, to: state, via: publisher)
         if let ended = commit.endedList {
             for f in ended {

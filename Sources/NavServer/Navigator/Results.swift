@@ -145,9 +145,9 @@ struct StackChanged: JSONEncodable {
     var ref: Int = 0
     let version: Int
     /// The commit's changes as written when it was made (``Commit/changeText``).
-    let changes: JSONText?
-    /// The same in the compact form (``Session/compactChanges(of:)``).
-    var compactChanges: JSONText? = nil
+    let changes: LentText?
+    /// The same in the compact form (``Commit/compactText``).
+    var compactChanges: LentText? = nil
     let visible: VisiblePath
     /// The navigation's presentation hints, when it gave some.
     var hints: JSONValue? = nil

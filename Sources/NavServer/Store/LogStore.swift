@@ -73,12 +73,12 @@ public final class LogStore: Store {
         nextSeq &+= 1
     }
 
-    public func sessionCommitted(_ s: Session, changes: JSONText?) {
+    public func sessionCommitted(_ s: Session, changes: LentText?) {
         guard let changes else { return sessionChanged(s) }
         log { w in
             LogStore.head(&w, "{\"c\":", s)
             w.raw(",\"ch\":")
-            changes.bytes.withUnsafeBytes { w.buffer.append(contentsOf: $0) }
+            changes.encode(into: &w)
             w.raw(UInt8(ascii: "}"))
         }
         unsnapshotted.change(s)

@@ -34,7 +34,7 @@ public protocol Store: AnyObject {
     var hasBackgroundWork: Bool { get }
     func backgroundSlice(graph: NavigationGraph) throws(StateError)
     /// A commit of `s`, with the changes it recorded (nil when it recorded none).
-    func sessionCommitted(_ s: Session, changes: JSONText?)
+    func sessionCommitted(_ s: Session, changes: LentText?)
     /// Each flush waits for the disk (`--durability full`): worth gathering more commits first.
     var flushSyncs: Bool { get }
     /// The graph was reloaded: the state of each of `sessions` sessions, rebuilt for `graph`, follows.
@@ -59,7 +59,7 @@ extension Store {
     public func backgroundSlice(graph: NavigationGraph) throws(StateError) {}
     public func graphReloaded(_ graph: NavigationGraph, sessions: Int) {}
     /// Stores that keep whole sessions are told the session changed.
-    public func sessionCommitted(_ s: Session, changes: JSONText?) { sessionChanged(s) }
+    public func sessionCommitted(_ s: Session, changes: LentText?) { sessionChanged(s) }
     public var flushesInBackground: Bool { false }
     /// A store that writes on the loop writes now.
     public func beginFlush(graph: NavigationGraph, done: @escaping (StateError?) -> Void) {
