@@ -32,16 +32,59 @@ __attribute__((target("sse4.2"))) static uint32_t crc32c_sse42(const unsigned ch
         n -= 8;
     }
     uint32_t c32 = (uint32_t)c;
+    if (n >= 4) {
+        uint32_t v;
+        __builtin_memcpy(&v, p, 4);
+        c32 = __builtin_ia32_crc32si(c32, v);
+        p += 4;
+        n -= 4;
+    }
     while (n--) c32 = __builtin_ia32_crc32qi(c32, *p++);
     return c32 ^ 0xFFFFFFFFu;
 }
+
+__attribute__((target("sse4.2"))) static uint32_t record_header_sse42(uint64_t salt, uint32_t length, uint32_t seq, uint32_t payload_crc) {
+    uint32_t c = (uint32_t)__builtin_ia32_crc32di(0xFFFFFFFFu, salt);
+    c = __builtin_ia32_crc32si(c, length);
+    c = __builtin_ia32_crc32si(c, seq);
+    c = __builtin_ia32_crc32si(c, payload_crc);
+    return c ^ 0xFFFFFFFFu;
+}
 #endif
+
+static int has_sse42(void) {
+#if defined(__x86_64__)
+    static int known = -1;
+    if (known < 0) known = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+    return known;
+#else
+    return 0;
+#endif
+}
+
+static void put_le(unsigned char *b, uint64_t v, int n) {
+    for (int i = 0; i < n; i++) b[i] = (unsigned char)(v >> (8 * i));
+}
+
+uint32_t navd_crc32c_record_header_portable(uint64_t salt, uint32_t length, uint32_t seq, uint32_t payload_crc) {
+    unsigned char b[20];
+    put_le(b, salt, 8);
+    put_le(b + 8, length, 4);
+    put_le(b + 12, seq, 4);
+    put_le(b + 16, payload_crc, 4);
+    return crc32c_table(b, 20);
+}
+
+uint32_t navd_crc32c_record_header(uint64_t salt, uint32_t length, uint32_t seq, uint32_t payload_crc) {
+#if defined(__x86_64__)
+    if (has_sse42()) return record_header_sse42(salt, length, seq, payload_crc);
+#endif
+    return navd_crc32c_record_header_portable(salt, length, seq, payload_crc);
+}
 
 uint32_t navd_crc32c(const void *data, size_t n) {
 #if defined(__x86_64__)
-    static int has_sse42 = -1;
-    if (has_sse42 < 0) has_sse42 = __builtin_cpu_supports("sse4.2") ? 1 : 0;
-    if (has_sse42) return crc32c_sse42((const unsigned char *)data, n);
+    if (has_sse42()) return crc32c_sse42((const unsigned char *)data, n);
 #endif
     return crc32c_table((const unsigned char *)data, n);
 }

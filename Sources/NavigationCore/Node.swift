@@ -249,18 +249,20 @@ extension JSONWriter {
     /// Writes the id of node `number` ("n" and the number) as a JSON string.
     @inlinable
     public mutating func write(nodeId number: Int) {
-        raw("\"n")
-        write(int: number)
-        raw(UInt8(ascii: "\""))
+        reserving(ReservedOutput.maxIntBytes + 3) { $0.nodeId(number) }
     }
 
     /// Writes the ids of nodes `numbers` as a JSON array (inlinable: specialized where it is called).
     @inlinable
     public mutating func write(nodeIds numbers: some Sequence<Int>) {
         raw(UInt8(ascii: "["))
-        for (i, n) in numbers.enumerated() {
-            if i > 0 { raw(UInt8(ascii: ",")) }
-            write(nodeId: n)
+        var first = true
+        for n in numbers {
+            reserving(ReservedOutput.maxIntBytes + 4) { o in
+                if !first { o.raw(UInt8(ascii: ",")) }
+                o.nodeId(n)
+            }
+            first = false
         }
         raw(UInt8(ascii: "]"))
     }

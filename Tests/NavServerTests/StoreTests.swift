@@ -105,6 +105,23 @@ import Unchecked
             #expect(bytes.withByteView { CRC32C.checksum($0) } == bytes.withUnsafeBytes { navd_crc32c_portable($0.baseAddress, $0.count) })
         }
     }
+
+    /// A record header's checksum, taken from its fields, is the checksum of the 20 bytes they make
+    /// little endian, with the instruction and with the table.
+    @Test func aRecordHeadersChecksumIsThatOfItsBytes() {
+        var rng = SystemRandomNumberGenerator()
+        let fixed: [(UInt64, UInt32, UInt32, UInt32)] = [(0, 0, 0, 0), (.max, .max, .max, .max), (0x0102_0304_0506_0708, 131, 1, 0xDEAD_BEEF)]
+        let random = (0..<200).map { _ in (rng.next() as UInt64, UInt32.random(in: 0...(.max)), UInt32.random(in: 0...(.max)), UInt32.random(in: 0...(.max))) }
+        for (salt, length, seq, crc) in fixed + random {
+            var bytes: [UInt8] = []
+            for (v, n) in [(salt, 8), (UInt64(length), 4), (UInt64(seq), 4), (UInt64(crc), 4)] {
+                for i in 0..<n { bytes.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) }
+            }
+            let expected = bytes.withByteView { CRC32C.checksum($0) }
+            #expect(navd_crc32c_record_header(salt, length, seq, crc) == expected)
+            #expect(navd_crc32c_record_header_portable(salt, length, seq, crc) == expected)
+        }
+    }
 }
 
 /// The log store across a graph reload, step by step (no timing: each loop iteration's flush and

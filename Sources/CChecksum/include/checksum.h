@@ -12,4 +12,12 @@ uint32_t navd_crc32c(const void *data, size_t n);
 /// instruction use; tests compare the two).
 uint32_t navd_crc32c_portable(const void *data, size_t n);
 
+/// The CRC-32C of a log record's header fields as the 20 bytes they make little endian: `salt`
+/// (8 bytes), `length`, `seq` and `payload_crc` (4 each). The same as navd_crc32c over those
+/// bytes, without laying them out first.
+uint32_t navd_crc32c_record_header(uint64_t salt, uint32_t length, uint32_t seq, uint32_t payload_crc);
+
+/// The same from the table (tests compare the two).
+uint32_t navd_crc32c_record_header_portable(uint64_t salt, uint32_t length, uint32_t seq, uint32_t payload_crc);
+
 #endif

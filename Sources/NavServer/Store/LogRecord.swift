@@ -59,9 +59,22 @@ enum LogRecord {
 
     /// Appends one record whose payload `body` writes, filling in its header.
     static func append(to w: inout JSONWriter, seq: UInt32, salt: UInt64, _ body: (inout JSONWriter) -> Void) {
+        let start = begin(in: &w)
+        body(&w)
+        end(in: &w, from: start, seq: seq, salt: salt)
+    }
+
+    /// Starts a record in `w`: room for its header, filled in by ``end(in:from:seq:salt:)`` once
+    /// the payload is written after it. Returns where the record starts.
+    @inline(__always)
+    static func begin(in w: inout JSONWriter) -> Int {
         let start = w.buffer.count
         w.buffer.appendZeros(headerSize)
-        body(&w)
+        return start
+    }
+
+    /// Fills in the header of the record begun at `start`, whose payload is all written after it.
+    static func end(in w: inout JSONWriter, from start: Int, seq: UInt32, salt: UInt64) {
         let length = UInt32(w.buffer.count - start - headerSize)
         let crc = w.buffer.withByteView { CRC32C.checksum($0.bytes(from: start + headerSize)) }
         w.buffer.overwrite(uint32: length, at: start)
@@ -72,8 +85,7 @@ enum LogRecord {
 
     /// The checksum of a record's header: the file's salt, the length, the sequence and the payload's checksum.
     static func headerCRC(salt: UInt64, length: UInt32, seq: UInt32, payloadCRC: UInt32) -> UInt32 {
-        var fields = (salt.littleEndian, length.littleEndian, seq.littleEndian, payloadCRC.littleEndian)
-        return withUnsafeBytes(of: &fields) { CRC32C.checksum(ByteView($0).bytes(0..<20)) }
+        navd_crc32c_record_header(salt, length, seq, payloadCRC)
     }
 
     /// One record read at `offset`, expecting sequence `seq`.

@@ -75,12 +75,15 @@ public final class LogStore: Store {
 
     public func sessionCommitted(_ s: Session, changes: LentText?) {
         guard let changes else { return sessionChanged(s) }
-        log { w in
-            LogStore.head(&w, "{\"c\":", s)
-            w.raw(",\"ch\":")
-            changes.encode(into: &w)
-            w.raw(UInt8(ascii: "}"))
-        }
+        // Written in place, not through log(_:): a closure capturing the session and the text
+        // retained and released both on every commit.
+        let start = LogRecord.begin(in: &records)
+        LogStore.head(&records, "{\"c\":", s)
+        records.raw(",\"ch\":")
+        changes.encode(into: &records)
+        records.raw(UInt8(ascii: "}"))
+        LogRecord.end(in: &records, from: start, seq: nextSeq, salt: salt)
+        nextSeq &+= 1
         unsnapshotted.change(s)
     }
 
