@@ -56,13 +56,15 @@ public struct JSONWriter {
             raw(UInt8(ascii: "]"))
         case .object(let o):
             raw(UInt8(ascii: "{"))
-            var first = true
-            for (k, v) in o {
-                if !first { raw(UInt8(ascii: ",")) }
-                first = false
-                write(string: k)
+            // By index over the members: the pair iterator copied each key and value out.
+            let members = o.members
+            var i = 0
+            while i < members.count {
+                if i > 0 { raw(UInt8(ascii: ",")) }
+                write(string: members[i].key)
                 raw(UInt8(ascii: ":"))
-                write(v)
+                write(members[i].value)
+                i += 1
             }
             raw(UInt8(ascii: "}"))
         }

@@ -152,9 +152,13 @@ struct ChangeLog: ~Copyable {
         }
         if let removed {
             c.raw(",[")
-            for (i, n) in removed.enumerated() {
-                if i > 0 { c.raw(UInt8(ascii: ",")) }
-                c.write(int: n)
+            var first = true
+            removed.forEachNumber { n in
+                c.reserving(ReservedOutput.maxIntBytes + 1) { o in
+                    if !first { o.raw(UInt8(ascii: ",")) }
+                    o.int(n)
+                }
+                first = false
             }
             c.raw(UInt8(ascii: "]"))
         }
@@ -214,8 +218,8 @@ public struct Commit {
 /// Node numbers in order, the first kept inline: a commit usually removes one node or none, and
 /// then no array is allocated.
 public struct NodeNumbers: RandomAccessCollection, Sendable {
-    private var first: Int = 0
-    private var rest: [Int]? = nil  // nil, not empty: nothing to release
+    @usableFromInline var first: Int = 0
+    @usableFromInline var rest: [Int]? = nil  // nil, not empty: nothing to release
     public private(set) var count = 0
 
     public init() {}
@@ -234,6 +238,15 @@ public struct NodeNumbers: RandomAccessCollection, Sendable {
     }
 
     public mutating func append(contentsOf other: NodeNumbers) {
-        for n in other { append(n) }
+        other.forEachNumber { append($0) }
+    }
+
+    /// Calls `body` with each number in order, without the index checks of iterating the
+    /// collection (a commit's removed list is written for the store, the subscribers and the reply).
+    @inlinable @inline(__always)
+    public func forEachNumber(_ body: (Int) -> Void) {
+        guard count > 0 else { return }
+        body(first)
+        if let rest { for n in rest { body(n) } }
     }
 }

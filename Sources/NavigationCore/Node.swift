@@ -254,6 +254,21 @@ extension JSONWriter {
 
     /// Writes the ids of nodes `numbers` as a JSON array (inlinable: specialized where it is called).
     @inlinable
+    public mutating func write(nodeIds numbers: NodeNumbers) {
+        raw(UInt8(ascii: "["))
+        var first = true
+        numbers.forEachNumber { n in
+            reserving(ReservedOutput.maxIntBytes + 4) { o in
+                if !first { o.raw(UInt8(ascii: ",")) }
+                o.nodeId(n)
+            }
+            first = false
+        }
+        raw(UInt8(ascii: "]"))
+    }
+
+    /// The same for any sequence of numbers.
+    @inlinable
     public mutating func write(nodeIds numbers: some Sequence<Int>) {
         raw(UInt8(ascii: "["))
         var first = true

@@ -124,14 +124,13 @@ struct Removed: JSONEncodable {
             o.int(version)
             o.raw(",\"removed\":[")
         }
-        var i = 0
-        while i < removed.count {
-            let n = removed[i]
+        var first = true
+        removed.forEachNumber { n in
             w.reserving(24) { o in
-                if i > 0 { o.raw(UInt8(ascii: ",")) }
+                if !first { o.raw(UInt8(ascii: ",")) }
                 o.nodeId(n)
             }
-            i += 1
+            first = false
         }
         w.raw("]}")
     }

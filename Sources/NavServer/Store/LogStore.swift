@@ -92,10 +92,13 @@ public final class LogStore: Store {
     private static func head(_ w: inout JSONWriter, _ key: StaticString, _ s: Session) {
         w.raw(key)
         w.write(string: s.name)
-        w.raw(",\"v\":")
-        w.write(int: s.version)
-        w.raw(",\"n\":")
-        w.write(int: s.idCounter)
+        let version = s.version, counter = s.idCounter
+        w.reserving(10 + 2 * ReservedOutput.maxIntBytes) { o in
+            o.raw(",\"v\":")
+            o.int(version)
+            o.raw(",\"n\":")
+            o.int(counter)
+        }
     }
 
     public func sessionChanged(_ s: Session) {
