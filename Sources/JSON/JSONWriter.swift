@@ -1,3 +1,5 @@
+import Unchecked
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -124,6 +126,17 @@ public struct JSONWriter {
     private static let hex: StaticString = "0123456789abcdef"
 
     public mutating func write(string: String) {
+        // A small string without escapes (most names and keys): its bytes copied as two words.
+        if let small = SmallStringBytes(string), !small.needsEscape {
+            let n = small.count
+            buffer.reserve(18)
+            let dst = buffer.base + buffer.used
+            dst[0] = UInt8(ascii: "\"")
+            small.store(to: dst + 1)
+            dst[n + 1] = UInt8(ascii: "\"")
+            buffer.used += n + 2
+            return
+        }
         if let done = string.utf8.withContiguousStorageIfAvailable({ write(utf8: UnsafeRawBufferPointer($0)) }) {
             return done
         }

@@ -84,6 +84,28 @@ import Testing
         #expect(JSONWriter.string(.string(s)) == #""q\"b\\n\n\r\t\b\f\u0001\u001fé😀""#)
     }
 
+    /// Property: a string is written byte for byte as its UTF-8 bytes are (small strings take their
+    /// own path, copied as two words; their neighbours in the buffer are left as they were).
+    @Test func aStringIsWrittenAsItsBytesAre() {
+        var rng = SplitMix64(seed: 0x57A1)
+        let alphabet: [Unicode.Scalar] = ["a", "Z", "0", " ", "\"", "\\", "\u{0}", "\u{1f}", "\u{7f}", "é", "中", "😀"]
+        for _ in 0..<3000 {
+            var s = ""
+            for _ in 0..<Int(rng.next() % 20) { s.unicodeScalars.append(alphabet[Int(rng.next() % UInt64(alphabet.count))]) }
+            var fast = JSONWriter(capacity: Int(rng.next() % 4)), slow = JSONWriter(capacity: 1)
+            fast.raw("[")
+            fast.write(string: s)
+            fast.raw("]")
+            slow.raw("[")
+            s.utf8.withContiguousStorageIfAvailable { slow.write(utf8: UnsafeRawBufferPointer($0)) } ?? {
+                var copy = s
+                copy.withUTF8 { slow.write(utf8: UnsafeRawBufferPointer($0)) }
+            }()
+            slow.raw("]")
+            #expect(fast.bytes == slow.bytes, "string \(s.debugDescription)")
+        }
+    }
+
     /// Property: for random strings (including every control character and non-ASCII text), what the
     /// writer produces is read back by Foundation's decoder as the same string.
     @Test func stringsRoundTripThroughFoundation() throws {

@@ -196,4 +196,31 @@ final class Item {
         let none = Counters(count: 0)
         #expect(none.count == 1 && none[0] == 0)
     }
+
+    /// A small string's bytes as its two words hold them, and whether JSON must escape any of them,
+    /// against the standard library's own view of the same string.
+    @Test func aSmallStringIsReadFromItsWords() {
+        #expect(SmallStringBytes("") != nil && SmallStringBytes("")!.count == 0)
+        #expect(SmallStringBytes("session-42")?.count == 10)  // built in place: small on 64-bit
+        #expect(SmallStringBytes(String(repeating: "x", count: 16)) == nil)  // kept in an object
+        let alphabet: [Unicode.Scalar] = ["a", "~", "\"", "\\", "\u{0}", "\u{1f}", " ", "!", "#", "[", "]", "é", "😀"]
+        var state: UInt64 = 0x5A11
+        func next() -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(truncatingIfNeeded: state >> 33)
+        }
+        for _ in 0..<5000 {
+            var s = ""
+            for _ in 0..<(next() % 18) { s.unicodeScalars.append(alphabet[next() % alphabet.count]) }
+            let utf8 = Array(s.utf8)
+            guard let small = SmallStringBytes(s) else {
+                #expect(utf8.count > 15, "\(s.debugDescription) is small")
+                continue
+            }
+            var stored = [UInt8](repeating: 0xAA, count: 16)
+            stored.withUnsafeMutableBytes { small.store(to: $0.baseAddress!) }
+            #expect(small.count == utf8.count && Array(stored[..<small.count]) == utf8, "\(s.debugDescription)")
+            #expect(small.needsEscape == utf8.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }, "\(s.debugDescription)")
+        }
+    }
 }

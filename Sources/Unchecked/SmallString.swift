@@ -1,0 +1,69 @@
+/// The bytes of a short `String` read straight from its two words, without the standard library's
+/// generic access (which copies a small string to the stack and calls a closure over it): names,
+/// keys and short values are written into JSON on every durable commit and notification.
+///
+/// On 64-bit platforms Swift's `String` is two words, frozen by its ABI. A *small* string (at most
+/// 15 UTF-8 bytes) keeps its bytes in them, in order, from the first byte of the first word; the
+/// last byte of the second word holds its form: bit 5 (the word's bit 61) marks a small string, the
+/// low four bits its count, and the bytes past the count are zero. Any other string (stored in an
+/// object, bridged, or on a platform where this does not hold) gives nil: callers then take the
+/// standard library's way.
+public struct SmallStringBytes {
+    /// Bytes 0 to 7 and 8 to 15 of the string's storage (little-endian: byte 0 is the low byte of `low`);
+    /// the bytes past ``count`` are zero, except the form byte at offset 15.
+    public let low: UInt64
+    public let high: UInt64
+    /// The number of UTF-8 bytes, 0 to 15.
+    public let count: Int
+
+    /// The bytes of `s` when it is small, else nil.
+    @inlinable @inline(__always)
+    public init?(_ s: String) {
+        #if arch(x86_64) || arch(arm64)
+        let words = unsafeBitCast(s, to: (UInt64, UInt64).self)
+        guard words.1 & (1 << 61) != 0 else { return nil }
+        low = words.0
+        high = words.1
+        count = Int(truncatingIfNeeded: (words.1 >> 56) & 0xF)
+        #else
+        return nil
+        #endif
+    }
+
+    /// Whether any of the string's bytes is one JSON must escape: a control character (below 0x20),
+    /// a quote or a backslash (bytes from 0x80, UTF-8's multi-byte sequences, pass unchanged).
+    /// Eight bytes at a time: a byte `b` of a word `x` is flagged when `b - 0x20`, `(b ^ 0x22) - 1` or
+    /// `(b ^ 0x5C) - 1` borrows while `b`'s own high bit is clear. A borrow can flag only bytes above
+    /// a flagged one, and every byte past the count is above every byte of the string: masking those
+    /// lanes off leaves exactly the string's own.
+    @inlinable @inline(__always)
+    public var needsEscape: Bool {
+        let lanes = SmallStringBytes.laneMasks(count)
+        return SmallStringBytes.flags(low) & lanes.low | SmallStringBytes.flags(high) & lanes.high != 0
+    }
+
+    @inlinable @inline(__always)
+    static func flags(_ x: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        let quote = x ^ (ones &* 0x22), backslash = x ^ (ones &* 0x5C)
+        return ((x &- ones &* 0x20) & ~x | (quote &- ones) & ~quote | (backslash &- ones) & ~backslash) & highBits
+    }
+
+    /// The high bit of each of the first `n` byte lanes (0 to 15) across the two words.
+    @inlinable @inline(__always)
+    static func laneMasks(_ n: Int) -> (low: UInt64, high: UInt64) {
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        if n >= 8 {
+            return (highBits, highBits & ((1 << UInt64(8 * (n - 8))) &- 1))
+        }
+        return (highBits & ((1 << UInt64(8 * n)) &- 1), 0)
+    }
+
+    /// Stores the 16 bytes (the string's and what follows them) at `to`, which must have room for 16.
+    @inlinable @inline(__always)
+    public func store(to: UnsafeMutableRawPointer) {
+        to.storeBytes(of: low, as: UInt64.self)
+        (to + 8).storeBytes(of: high, as: UInt64.self)
+    }
+}
