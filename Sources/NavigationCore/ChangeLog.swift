@@ -45,9 +45,9 @@ struct ChangeLog: ~Copyable {
     /// The list `w` wrote, closed, in the buffer it was written in (lent by the thread's
     /// ``ScratchBuffers`` slot, which lends it to a later commit's log once the text is dropped).
     private static func close(_ w: JSONWriter?) -> LentText? {
-        guard var w else { return nil }
-        w.raw(UInt8(ascii: "]"))
-        return LentText(w.buffer)
+        guard let buffer = w?.buffer else { return nil }  // one reference taken, no copy of the writer
+        buffer.append(UInt8(ascii: "]"))
+        return LentText(buffer)
     }
 
     /// Records `{"op":…,"parent":…,"index":…,"node"|"root":…,"removed":[…]}` with the fields given,
