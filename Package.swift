@@ -5,6 +5,7 @@ import PackageDescription
 // Layers, bottom up (each folder under Sources/ is one module):
 //   CLibUV, CSimdJSON   C shims over the system libraries (libuv, simdjson)
 //   CChecksum           CRC-32C of the state file's log records
+//   CThreadSlots        a few pointers per thread (the JSON module's scratch buffers)
 //   UV                  the only Swift code that calls uv_*: loop, streams, timers, signals, processes
 //   JSON                JSONValue, the parser seam (simdjson) and the writer
 //   RPC                 JSON-RPC 2.0 messages, errors and framing (NDJSON / Content-Length)
@@ -98,9 +99,11 @@ let package = Package(
         .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
         // CRC-32C for the state file's log (the processor's crc32 instruction where there is one).
         .target(name: "CChecksum", path: "Sources/CChecksum"),
+        // A thread-local array of pointers, for the scratch buffers each thread lends (ScratchBuffers).
+        .target(name: "CThreadSlots", path: "Sources/CThreadSlots"),
         .target(name: "Unchecked", swiftSettings: hotPath),
         .target(name: "UV", dependencies: ["CLibUV", "Unchecked"], swiftSettings: hotPath),
-        .target(name: "JSON", dependencies: ["CSimdJSON", "Unchecked"], swiftSettings: hotPath),
+        .target(name: "JSON", dependencies: ["CSimdJSON", "CThreadSlots", "Unchecked"], swiftSettings: hotPath),
         .target(name: "RPC", dependencies: ["JSON", "Unchecked"], swiftSettings: hotPath),
         // NavGraph imports CYaml (libyaml's events, for positions) too: a target of the Yams package
         // that it exports only through its Yams product.

@@ -1,3 +1,5 @@
+import CThreadSlots
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,23 +23,29 @@ public enum ScratchBuffers {
     /// takes a new one at the next borrow.
     public static let keptCapacity = 16 * 1024
 
-    /// One key per slot: the slot's buffer, retained, or nil.
-    private static let keys: [pthread_key_t] = Slot.allCases.map { _ in
+    /// Each thread's slots are a thread-local array (`navd_thread_slots`: a slot's buffer, retained,
+    /// or nil). This key only has a thread that borrowed release its buffers when it ends.
+    private static let threadEnd: pthread_key_t = {
+        precondition(Slot.allCases.count <= Int(NAVD_THREAD_SLOTS), "more scratch slots than navd_thread_slots has")
         var key = pthread_key_t()
         let rc = pthread_key_create(&key) { p in
-            if let p { Unmanaged<ByteBuffer>.fromOpaque(p).release() }
+            guard let slots = p?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self) else { return }
+            for i in Slot.allCases.indices {
+                if let b = slots[i] { Unmanaged<ByteBuffer>.fromOpaque(b).release() }
+                slots[i] = nil
+            }
         }
         precondition(rc == 0, "pthread_key_create failed (\(rc))")
         return key
-    }
+    }()
 
     /// An empty buffer of `slot`'s kind: this thread's slot's buffer when nobody else holds it and
     /// it is at most ``keptCapacity`` bytes; otherwise a new one of `capacity` bytes, which the
     /// slot keeps from now on (its old buffer stays with whoever holds it).
     @inline(__always)
     public static func borrow(_ slot: Slot, capacity: Int) -> ByteBuffer {
-        let key = keys[slot.rawValue]
-        if let p = pthread_getspecific(key) {
+        let slots = navd_thread_slots()!
+        if let p = slots[slot.rawValue] {
             // The slot's own reference, taken for the check: unique means no text lent from it lives.
             var kept = Unmanaged<ByteBuffer>.fromOpaque(p).takeRetainedValue()
             if isKnownUniquelyReferenced(&kept) && kept.capacity <= keptCapacity {
@@ -45,9 +53,11 @@ public enum ScratchBuffers {
                 _ = Unmanaged.passRetained(kept)  // the slot's reference again; the same pointer stays in it
                 return kept
             }
+        } else if pthread_getspecific(threadEnd) == nil {
+            pthread_setspecific(threadEnd, slots)  // this thread's first borrow
         }
         let fresh = ByteBuffer(capacity: capacity)
-        pthread_setspecific(key, Unmanaged.passRetained(fresh).toOpaque())
+        slots[slot.rawValue] = Unmanaged.passRetained(fresh).toOpaque()
         return fresh
     }
 }

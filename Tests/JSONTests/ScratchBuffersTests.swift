@@ -60,6 +60,29 @@ import Testing
         #expect(other != mineId)
         #expect(ObjectIdentifier(ScratchBuffers.borrow(.changes, capacity: 64)) == mineId)
     }
+
+    /// A thread's slots keep their buffers while it runs and release them when it ends (awaited with
+    /// pthread_join: the key's destructor has run by then).
+    @Test func aThreadsBuffersGoWhenItEnds() {
+        final class Seen: @unchecked Sendable {
+            weak var full: ByteBuffer?
+            weak var compact: ByteBuffer?
+            var keptWhileRunning = false
+        }
+        let seen = Seen()
+        var thread = pthread_t()
+        let rc = pthread_create(&thread, nil, { p in
+            let seen = Unmanaged<Seen>.fromOpaque(p!).takeRetainedValue()
+            seen.full = ScratchBuffers.borrow(.changes, capacity: 64)
+            seen.compact = ScratchBuffers.borrow(.compactChanges, capacity: 64)
+            seen.keptWhileRunning = seen.full != nil && seen.compact != nil  // the slots' references
+            return nil
+        }, Unmanaged.passRetained(seen).toOpaque())
+        #expect(rc == 0)
+        pthread_join(thread, nil)
+        #expect(seen.keptWhileRunning)
+        #expect(seen.full == nil && seen.compact == nil)
+    }
 }
 
 extension Thread {
