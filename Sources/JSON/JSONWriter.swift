@@ -266,6 +266,16 @@ public struct ReservedOutput {
         at += n
     }
 
+    /// Copies `bytes` (text already JSON: a name written once, quoted).
+    @inlinable @inline(__always)
+    public mutating func raw(_ bytes: UnsafeRawBufferPointer) {
+        let n = bytes.count
+        assert(at + n <= end, "ReservedOutput overflow")
+        guard let from = bytes.baseAddress else { return }
+        if n <= 16 { ByteBuffer.copySmall(UnsafeMutableRawPointer(at), from, n) } else { memcpy(at, from, n) }
+        at += n
+    }
+
     @inlinable @inline(__always)
     public mutating func raw(_ b: UInt8) {
         assert(at < end, "ReservedOutput overflow")

@@ -94,16 +94,20 @@ struct ChangeLog: ~Copyable {
     /// whole log for each change.)
     private static func writeFull(_ op: StaticString, parent: Node?, index: Int?, node: Node?, root: Node?, removed: NodeNumbers?,
                                   tabHistory: [Int]?, hints: JSONValue?, graph: GraphLink, into w: inout JSONWriter) {
-        w.raw("{\"op\":\"")
-        w.raw(op)
-        w.raw(UInt8(ascii: "\""))
-        if let parent {
-            w.raw(",\"parent\":")
-            parent.writeId(into: &w)
-        }
-        if let index {
-            w.raw(",\"index\":")
-            w.write(int: index)
+        // The op, parent and index in one reservation (an op is a short word).
+        let parentNumber = parent?.number
+        w.reserving(64 + op.utf8CodeUnitCount + 2 * ReservedOutput.maxIntBytes) { o in
+            o.raw("{\"op\":\"")
+            o.raw(op)
+            o.raw(UInt8(ascii: "\""))
+            if let parentNumber {
+                o.raw(",\"parent\":")
+                o.nodeId(parentNumber)
+            }
+            if let index {
+                o.raw(",\"index\":")
+                o.int(index)
+            }
         }
         if let node {
             w.raw(",\"node\":")

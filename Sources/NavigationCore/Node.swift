@@ -140,8 +140,24 @@ public final class Node {
     /// Writes what ``json(_:)`` makes, byte for byte, without making it (for `tree` and the other
     /// snapshots, which would otherwise build a value for every node and string only to write it).
     public func write(into w: inout JSONWriter, _ graph: NavigationGraph) {
-        w.raw("{\"id\":")
-        writeId(into: &w)
+        let number = self.number
+        switch kind {
+        case .screen, .flow:
+            // The fixed part in one reservation: id, kind, coordinator, and the params' key.
+            let isScreen = kind == .screen
+            graph.coordinators[coordinator].nameJSON.withUnsafeBytes { name in
+                w.reserving(64 + ReservedOutput.maxIntBytes + name.count) { o in
+                    o.raw("{\"id\":")
+                    o.nodeId(number)
+                    o.raw(isScreen ? ",\"kind\":\"screen\",\"coordinator\":" : ",\"kind\":\"flow\",\"coordinator\":")
+                    o.raw(name)
+                    o.raw(",\"params\":")
+                }
+            }
+        case .stack, .tabs:
+            w.raw("{\"id\":")
+            writeId(into: &w)
+        }
         switch kind {
         case .stack:
             w.raw(",\"kind\":\"stack\"")
@@ -159,9 +175,6 @@ public final class Node {
             w.write(int: selected)
             if let h = tabHistory { w.raw(",\"history\":"); w.write(.array(h.map(JSONValue.int))) }
         case .screen, .flow:
-            w.raw(kind == .screen ? ",\"kind\":\"screen\",\"coordinator\":" : ",\"kind\":\"flow\",\"coordinator\":")
-            graph.coordinators[coordinator].nameJSON.withUnsafeBytes { w.buffer.append(contentsOf: $0) }
-            w.raw(",\"params\":")
             w.write(params)
             if let h = paramsHistory { w.raw(",\"paramsHistory\":"); w.write(.array(h)) }
             if kind == .flow { writeChildren(into: &w, graph) }
