@@ -36,6 +36,20 @@ extension InProcess {
             for _ in 0..<200 where !done() { p.server.loop.runOnce(wait: false) }
         }
 
+        /// Replies wait for the end of the iteration only with a store that writes: `--ephemeral`'s
+        /// writes nothing, and the transport does not ask (a single request's answer leaves at once).
+        @Test func repliesWaitOnlyForAStoreThatWrites() {
+            let p = InProcessServer()
+            #expect(!p.server.transport.repliesMayWait && !p.server.transport.repliesWait)
+            let store = FailingStore()
+            p.server.store = store
+            #expect(p.server.transport.repliesMayWait && !p.server.transport.repliesWait)
+            store.pending = true
+            #expect(p.server.transport.repliesWait)
+            p.server.store = EphemeralStore()
+            #expect(!p.server.transport.repliesMayWait && !p.server.transport.repliesWait)
+        }
+
         @Test func aStopAnswersWhatWasAskedThenStopsAndIgnoresLateNews() throws {
             let p = InProcessServer()
             let store = FailingStore()

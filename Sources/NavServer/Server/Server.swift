@@ -47,7 +47,10 @@ public final class Server {
     /// change, flushed once per loop iteration. The navigator holds it.
     var store: any Store {
         get { navigator.store }
-        set { navigator.store = newValue }
+        set {
+            navigator.store = newValue
+            transport.repliesMayWait = !newValue.writesNothing
+        }
     }
     /// Why the store cannot write now (cluster mode): while set, changing methods are refused.
     var refusingChanges: String? {
@@ -101,6 +104,7 @@ public final class Server {
         // navigator replicates through it; nothing else asks which kind of store it is.
         let shared = s as? any SharedStore
         dispatcher.directory = shared
+        transport.repliesMayWait = !s.writesNothing
         return navigator.restore(sessions, from: s, placement: shared.map(Replicated.init) ?? OneNode())
     }
     /// Loads a graph from a directory (nil: the embedded example), for `graph.reload`.
@@ -132,6 +136,7 @@ public final class Server {
         self.navigator = navigator
         dispatcher.sessions = navigator
         dispatcher.host = self
+        transport.repliesMayWait = !navigator.store.writesNothing
         methods.registerAll(self)
     }
 

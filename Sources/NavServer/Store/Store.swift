@@ -24,6 +24,9 @@ public protocol Store: AnyObject {
     func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>)
     /// Changes told but not yet written: replies wait for them.
     var hasPendingWrites: Bool { get }
+    /// Whether ``hasPendingWrites`` is false whatever it is told (it writes nothing): then no reply
+    /// ever waits for it, and the transport need not ask.
+    var writesNothing: Bool { get }
     /// Writes what was told since the last flush, all or nothing.
     func flush(graph: NavigationGraph) throws(StateError)
     func close()
@@ -53,6 +56,7 @@ public protocol Store: AnyObject {
 
 extension Store {
     public var wantsChanges: Bool { false }
+    public var writesNothing: Bool { false }
     public var hasBackgroundWork: Bool { false }
     public var flushSyncs: Bool { false }
     public func stats(mirrors: Int) -> (key: String, value: JSONObject)? { nil }
@@ -266,6 +270,7 @@ final class EphemeralStore: Store {
     func factsChanged(_ s: Session) {}
     func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>) {}
     var hasPendingWrites: Bool { false }
+    var writesNothing: Bool { true }
     func flush(graph: NavigationGraph) throws(StateError) {}
     func close() {}
 }

@@ -156,7 +156,7 @@ final class Connection {
             // of at the end of the iteration. A client that pipelines gets its answers together at
             // the end of the iteration, one write for many. Not while commits wait to be saved:
             // nothing is acknowledged before it is in the state file.
-            if messages == 1 && isDirty && hasOwnOutput && !(owner.delegate?.repliesWait ?? false) { flush() }
+            if messages == 1 && isDirty && hasOwnOutput && !owner.repliesWait { flush() }
         } catch {
             framingFailed(error)
             return
@@ -321,7 +321,7 @@ final class Connection {
             flush()
             return
         }
-        if owner.delegate?.repliesWait ?? false, isDirty || !output.isEmpty {
+        if owner.repliesWait, isDirty || !output.isEmpty {
             // Its answers wait for their commits to be saved: it closes after the flush that sends them.
             closesAfterFlush = true
             markDirty()

@@ -35,6 +35,14 @@ final class ConnectionSet {
     /// The layer above, set before the first connection. Held strongly: the server owns both for
     /// the process's life.
     var delegate: (any ConnectionSetDelegate)?
+    /// Whether a reply may have to wait for the end of the iteration (``ConnectionSetDelegate/repliesWait``);
+    /// false while the store writes nothing (`--ephemeral`), and then the delegate is not asked
+    /// (asking takes a chain of loads through the layers above on every read).
+    var repliesMayWait = true
+
+    /// Whether replies must wait for the end of the iteration now (commits not yet saved).
+    @inline(__always)
+    var repliesWait: Bool { repliesMayWait && (delegate?.repliesWait ?? false) }
 
     private(set) var connections: [Int: Connection] = [:]
     /// Open connections by the peer's uid (the uid's share of `--max-connections`).
