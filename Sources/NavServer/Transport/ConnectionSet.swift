@@ -49,7 +49,10 @@ final class ConnectionSet {
     private(set) var byUid = UidCounts()
     private var nextId = 1
     /// Connections with output queued in this iteration.
-    var dirty: [Connection] = []
+    var dirty: ContiguousArray<Connection> = []
+    /// The list ``flush()`` walks, kept empty between flushes: it trades places with ``dirty`` so that
+    /// neither is copied nor allocated again.
+    private var flushing: ContiguousArray<Connection> = []
     /// This iteration's notifications, each encoded and framed once; subscribers refer to ranges of it
     /// until they are flushed, then it is emptied.
     let broadcastLog = ByteBuffer(capacity: 4096)
@@ -172,12 +175,15 @@ final class ConnectionSet {
     func flush() {
         if outputHeld { return }
         if !dirty.isEmpty {
-            let batch = dirty
-            dirty.removeAll(keepingCapacity: true)
+            swap(&flushing, &dirty)
             // Connections with replies first, then those that only have notifications: a requester
             // gets its answers (and can send its next requests) while the notifications are written.
-            for c in batch where c.hasOwnOutput { c.flush() }
-            for c in batch { c.flush() }
+            // (A flush may mark a connection dirty again: it joins the new list, not this one.)
+            let batch = flushing
+            batch.forEachUncounted { c in if c.hasOwnOutput { c.flush() } }
+            batch.forEachUncounted { c in c.flush() }
+            _ = consume batch
+            flushing.removeAll(keepingCapacity: true)
         }
         // Every connection that referred to the log was dirty and has just been flushed.
         broadcastLog.removeAll(keepingAtMost: 1 << 20)
