@@ -4,6 +4,7 @@
 #
 #   scripts/cpu-per-request.sh              C=50 P=16, 1,000,000 requests to each daemon
 #   C=10 P=16 N=2000000 NAVD=path ...       other connections, depth, count, navd binary
+#   NAVD_ARGS="--state F --durability process"   navd's options in place of --ephemeral
 #
 # navd (--ephemeral) is driven by the perf anchors' loadgen with navigate/dismiss pairs, one session
 # per connection; Redis (no persistence) by redis-benchmark SET. Servers on cpu0, clients on cpu1.
@@ -32,7 +33,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"${SRV[@]}" "$NAVD" --socket "$WORK/navd.sock" --ephemeral --log-level error & PIDS+=($!); NP=$!
+"${SRV[@]}" "$NAVD" --socket "$WORK/navd.sock" ${NAVD_ARGS:---ephemeral} --log-level error & PIDS+=($!); NP=$!
 "${SRV[@]}" redis-server --port 0 --unixsocket "$WORK/redis.sock" --save '' --appendonly no --daemonize no \
     --dir "$WORK" --logfile "$WORK/redis.log" & PIDS+=($!); RP=$!
 for _ in $(seq 100); do [ -S "$WORK/navd.sock" ] && [ -S "$WORK/redis.sock" ] && break; sleep 0.05; done

@@ -64,7 +64,7 @@ public enum ScratchBuffers {
 
 /// Text written into a lent buffer (``ScratchBuffers``), held without a copy: as long as a
 /// `LentText` lives, its bytes stay as they are (the buffer is lent again only when nothing else
-/// holds it). Not for keeping: read it, or copy it out with ``text``.
+/// holds it). Not for keeping: read it, or copy its ``bytes``.
 public struct LentText: JSONEncodable {
     @usableFromInline let buffer: ByteBuffer
 
@@ -82,9 +82,6 @@ public struct LentText: JSONEncodable {
 
     /// A copy of the bytes.
     public var bytes: [UInt8] { buffer.bytes }
-
-    /// A copy that may be kept.
-    public var text: JSONText { JSONText(buffer.bytes) }
 
     @inlinable @inline(__always)
     public func encode(into w: inout JSONWriter) {
