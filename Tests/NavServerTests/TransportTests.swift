@@ -164,6 +164,30 @@ import Glibc
         _ = s
     }
 
+    /// A client that has read part of its queue is judged by what it still holds: output that fits
+    /// once the queue shrank does not disconnect it (the queue as it was after the last write is
+    /// only a first check), and output past the limit still does.
+    @Test func aClientIsJudgedByWhatItStillHolds() throws {
+        var limits = TransportLimits()
+        limits.maxOutput = 4_096
+        limits.readPauseThreshold = 1 << 20
+        let (set, f) = Self.make(limits, loop: loop, host: host)
+        defer { f.close() }
+        let (s, c) = client(into: set)
+        let h = try #require(c.flatMap { host.handlers[$0.id] })
+        h.reply = { _ in String(repeating: "z", count: 1_500) }
+        s.send("{}\n{}\n")
+        iterate()
+        #expect(s.queuedBytes == 3_002 && !c!.isClosed)
+        #expect(s.takeOutput(upTo: 2_000).count == 2_000)  // 1,002 left queued
+        // 1,002 queued + 1,501 pending fit in 4,096 (3,002 + 1,501, the queue before the read, would not).
+        c!.send(.newline) { w in for _ in 0..<1_500 { w.raw(UInt8(ascii: "n")) } }
+        #expect(!c!.isClosed && set.stats.slowClientsDropped == 0)
+        // 1,002 + 1,501 + 1,701 do not.
+        c!.send(.newline) { w in for _ in 0..<1_700 { w.raw(UInt8(ascii: "m")) } }
+        #expect(c!.isClosed && set.stats.slowClientsDropped == 1)
+    }
+
     /// One notification to several connections: encoded once, each client gets it in the framing
     /// it speaks, in order with its own answers.
     @Test func aBroadcastReachesEachClientInItsFraming() throws {

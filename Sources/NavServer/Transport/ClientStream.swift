@@ -107,6 +107,15 @@ final class MemoryStream: ClientStream {
         return o
     }
 
+    /// The first `n` bytes navd wrote (a client that reads part of its queue); the queue drains
+    /// (``onDrain``) only once it is empty, as a socket's does.
+    func takeOutput(upTo n: Int) -> [UInt8] {
+        let o = Array(output.prefix(n))
+        output.removeFirst(o.count)
+        if !o.isEmpty && output.isEmpty { onDrain?() }
+        return o
+    }
+
     var queuedBytes: Int { output.count }
 
     func write(_ bytes: ByteView) {

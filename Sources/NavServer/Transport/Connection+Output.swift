@@ -77,7 +77,7 @@ extension Connection {
     }
 
     func markDirty() {
-        if output.count + (sharedEnd - sharedStart) + queuedBytes > owner.limits.maxOutput {
+        if unsentOver(owner.limits.maxOutput) {
             overflow()
             return
         }
@@ -155,6 +155,7 @@ extension Connection {
         }
         output.removeAll(keepingAtMost: 64 * 1024)
         let queued = queuedBytes
+        queuedBound = queued
         if queued > owner.limits.maxOutput {
             overflow()
         } else if queued > pauseMark {
@@ -175,7 +176,7 @@ extension Connection {
     }
 
     /// Whether this client holds more unread output than its mark (it reads slower than it is sent).
-    var isBackedUp: Bool { unsentBytes > pauseMark }
+    var isBackedUp: Bool { unsentOver(pauseMark) }
 
     func drained() {
         guard !isClosed else { return }

@@ -53,6 +53,10 @@ final class Connection {
     /// `output`. It is written from the log itself at flush, so a notification is not copied once per
     /// subscriber; anything else sent meanwhile first copies the range into `output` (order is kept).
     var sharedStart = 0, sharedEnd = 0
+    /// At least what the stream holds queued: what it held after the last write (it only shrinks
+    /// until the next one). Checked first on every notification queued (``markDirty()``), where
+    /// asking the stream costs a load through it per subscriber.
+    var queuedBound = 0
     /// The framing of the last message received (used for notifications and requests from navd).
     var lastFraming: Framing = .newline
     /// Who is at the other end (a Unix socket knows).
@@ -244,8 +248,16 @@ final class Connection {
     /// Output past which navd stops reading this client's requests (back-pressure).
     var pauseMark: Int { owner.limits.pauseMark }
 
+    /// Whether unsent bytes are over `limit`: the bound on the stream's queue first, the stream
+    /// itself only when the bound is over.
+    @inline(__always)
+    func unsentOver(_ limit: Int) -> Bool {
+        let pending = output.count + (sharedEnd - sharedStart)
+        return pending + queuedBound > limit && pending + queuedBytes > limit
+    }
+
     /// Whether handling must stop after the current message.
-    var mustHold: Bool { workHeld || unsentBytes > pauseMark }
+    var mustHold: Bool { workHeld || unsentOver(pauseMark) }
 
     private func hold() {
         if !holdsInput {
