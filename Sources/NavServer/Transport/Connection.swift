@@ -40,8 +40,9 @@ final class Connection {
     /// it closes (which ends the cycle between the two).
     var handler: (any ConnectionHandler)?
     /// The stream when it is a socket, as it is whenever navd serves: the calls every notification
-    /// and flush makes (queued bytes, writes) go to it directly rather than through the protocol.
-    private let pipe: PipeStream?
+    /// and flush makes (queued bytes, writes) go to it directly rather than through the protocol,
+    /// counting no reference: `stream` holds the same object for the connection's life.
+    private let pipe: Unretained<PipeStream>?
     /// A socket's framings (newline or `Content-Length`, message by message)…
     private var decoder: FrameDecoder
     /// …or the stream's own (``ClientStream/messageDecoder(maxMessage:)``).
@@ -79,7 +80,7 @@ final class Connection {
         self.id = id
         self.owner = owner
         self.stream = stream
-        self.pipe = stream as? PipeStream
+        self.pipe = (stream as? PipeStream).map(Unretained.init)  // `stream` holds it
         self.decoder = FrameDecoder(maxMessage: owner.limits.maxMessage)
         self.ownDecoder = stream.messageDecoder(maxMessage: owner.limits.maxMessage)
         self.credentials = stream.peerCredentials()
@@ -231,17 +232,17 @@ final class Connection {
 
     /// Output handed to the stream that its reader has not taken yet.
     var queuedBytes: Int {
-        if let pipe { return pipe.queuedBytes }
+        if let pipe { return pipe.with { $0.queuedBytes } }
         return stream.queuedBytes
     }
 
     func write(_ bytes: ByteView) {
-        if let pipe { return pipe.write(bytes) }
+        if let pipe { return pipe.with { $0.write(bytes) } }
         stream.write(bytes)
     }
 
     func write(_ first: ByteView, _ second: ByteView) {
-        if let pipe { return pipe.write(first, second) }
+        if let pipe { return pipe.with { $0.write(first, second) } }
         stream.write(first, second)
     }
 
