@@ -144,23 +144,30 @@ import Glibc
         #expect(h.heard.count == 10 && !c!.holdsInput)
     }
 
-    @Test func aClientHoldingMoreThanMaxOutputIsDisconnected() throws {
+    /// A client of a set whose --max-output is 4,096 bytes, each request answered with 1,500 bytes,
+    /// after it sent two requests and navd wrote both answers (3,002 bytes queued). The read-pause
+    /// mark is min(threshold, maxOutput / 2) = 2,048: two answers pass it, reading stops.
+    func clientHoldingTwoAnswers() throws -> (set: ConnectionSet, flusher: Check, stream: MemoryStream, connection: Connection) {
         var limits = TransportLimits()
         limits.maxOutput = 4_096
         limits.readPauseThreshold = 1 << 20
         let (set, f) = Self.make(limits, loop: loop, host: host)
-        defer { f.close() }
         let (s, c) = client(into: set)
         let h = try #require(c.flatMap { host.handlers[$0.id] })
         h.reply = { _ in String(repeating: "z", count: 1_500) }
-        // The mark is min(threshold, maxOutput / 2) = 2,048: two answers pass it, reading stops.
         s.send("{}\n{}\n")
         iterate()
-        #expect(!c!.isClosed)
+        return (set, f, s, c!)
+    }
+
+    @Test func aClientHoldingMoreThanMaxOutputIsDisconnected() throws {
+        let (set, f, s, c) = try clientHoldingTwoAnswers()
+        defer { f.close() }
+        #expect(!c.isClosed)
         // What it holds grows past --max-output only if navd writes more: a third answer, sent by
         // the layer above regardless (a notification), is one too many.
-        c!.send(.newline) { w in for _ in 0..<1_500 { w.raw(UInt8(ascii: "n")) } }
-        #expect(c!.isClosed && set.stats.slowClientsDropped == 1)
+        c.send(.newline) { w in for _ in 0..<1_500 { w.raw(UInt8(ascii: "n")) } }
+        #expect(c.isClosed && set.stats.slowClientsDropped == 1)
         _ = s
     }
 
@@ -168,24 +175,16 @@ import Glibc
     /// once the queue shrank does not disconnect it (the queue as it was after the last write is
     /// only a first check), and output past the limit still does.
     @Test func aClientIsJudgedByWhatItStillHolds() throws {
-        var limits = TransportLimits()
-        limits.maxOutput = 4_096
-        limits.readPauseThreshold = 1 << 20
-        let (set, f) = Self.make(limits, loop: loop, host: host)
+        let (set, f, s, c) = try clientHoldingTwoAnswers()
         defer { f.close() }
-        let (s, c) = client(into: set)
-        let h = try #require(c.flatMap { host.handlers[$0.id] })
-        h.reply = { _ in String(repeating: "z", count: 1_500) }
-        s.send("{}\n{}\n")
-        iterate()
-        #expect(s.queuedBytes == 3_002 && !c!.isClosed)
+        #expect(s.queuedBytes == 3_002 && !c.isClosed)
         #expect(s.takeOutput(upTo: 2_000).count == 2_000)  // 1,002 left queued
         // 1,002 queued + 1,501 pending fit in 4,096 (3,002 + 1,501, the queue before the read, would not).
-        c!.send(.newline) { w in for _ in 0..<1_500 { w.raw(UInt8(ascii: "n")) } }
-        #expect(!c!.isClosed && set.stats.slowClientsDropped == 0)
+        c.send(.newline) { w in for _ in 0..<1_500 { w.raw(UInt8(ascii: "n")) } }
+        #expect(!c.isClosed && set.stats.slowClientsDropped == 0)
         // 1,002 + 1,501 + 1,701 do not.
-        c!.send(.newline) { w in for _ in 0..<1_700 { w.raw(UInt8(ascii: "m")) } }
-        #expect(c!.isClosed && set.stats.slowClientsDropped == 1)
+        c.send(.newline) { w in for _ in 0..<1_700 { w.raw(UInt8(ascii: "m")) } }
+        #expect(c.isClosed && set.stats.slowClientsDropped == 1)
     }
 
     /// One notification to several connections: encoded once, each client gets it in the framing
