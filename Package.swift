@@ -139,7 +139,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "NavClient", dependencies: ["JSON", "UV"], path: "Clients/NavClient"),
+        .target(name: "NavClient", dependencies: ["JSON", "RPC", "UV"], path: "Clients/NavClient"),
         .executableTarget(
             name: "navctl",
             dependencies: ["NavClient", "JSON", "BuildInfo", .product(name: "ArgumentParser", package: "swift-argument-parser")],

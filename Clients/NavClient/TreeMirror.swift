@@ -1,4 +1,5 @@
 import JSON
+import RPC
 
 /// A client's copy of a session's tree, kept current from a snapshot and the `changes` of each
 /// `stackChanged` notification. Front-ends (and the tests) use it; navd itself does not.
@@ -169,62 +170,18 @@ extension TreeMirror {
         return .object(o)
     }
 
-    /// A compact change (`[op, …]`: the full change's fields in its order, ids as numbers) in the full form.
+    /// A compact change in the full form (``CompactChange/expand(change:)``).
     public static func expand(change c: JSONValue) throws -> JSONValue {
-        guard case .array(let a) = c, let op = a.first?.stringValue else { throw Gap(description: "a compact change is [op, …], not \(JSONWriter.string(c))") }
-        // Each op's fields, in the order both forms write them.
-        let fields: [String]
-        switch op {
-        case "push", "present": fields = ["parent", "node"]
-        case "pop": fields = ["parent", "index", "removed"]
-        case "dismiss": fields = ["parent", "removed"]
-        case "replace": fields = ["parent", "index", "node", "removed"]
-        case "select": fields = ["parent", "index", "history"]
-        case "reset": fields = ["root", "removed"]
-        case "update": fields = ["node"]
-        default: throw Gap(description: "unknown op \(op) in \(JSONWriter.string(c))")
-        }
-        guard a.count - 1 <= fields.count, a.count - 1 >= min(fields.count, op == "select" ? 2 : fields.count) else {
-            throw Gap(description: "a compact \(op) is [\(([op] + fields).joined(separator: ", "))], not \(JSONWriter.string(c))")
-        }
-        var o: JSONObject = ["op": .string(op)]
-        for (name, v) in zip(fields, a.dropFirst()) {
-            switch name {
-            case "parent": o.append(name, try id(v))
-            case "node", "root": o.append(name, try expand(node: v))
-            case "removed":
-                guard case .array(let r) = v else { throw Gap(description: "removed is a list of node numbers, not \(JSONWriter.string(v))") }
-                o.append(name, .array(try r.map(id)))
-            default: o.append(name, v)
-            }
-        }
-        return .object(o)
+        do { return try CompactChange.expand(change: c) } catch { throw Gap(description: error.description) }
     }
 
-    /// A compact node (`{i, k?, c?, w?, ph?, ch?, sel?, hi?, pr?}`) in the full form.
+    /// A compact node in the full form (``CompactChange/expand(node:)``).
     public static func expand(node v: JSONValue) throws -> JSONValue {
-        guard case .object(let c) = v, let number = c["i"] else { throw Gap(description: "a compact node is {i, …}, not \(JSONWriter.string(v))") }
-        let kind = c["k"]?.stringValue ?? "screen"
-        var o: JSONObject = ["id": try id(number), "kind": .string(kind)]
-        let children = JSONValue.array(try (c["ch"]?.arrayValue ?? []).map(expand(node:)))
-        if kind == "stack" { o.append("children", children) }
-        if let coordinator = c["c"] {
-            o.append("coordinator", coordinator)
-            o.append("params", c["w"] ?? .object([:]))
-        }
-        if let h = c["ph"] { o.append("paramsHistory", h) }
-        if kind == "flow" || kind == "tabs" { o.append("children", children) }
-        if kind == "tabs" {
-            o.append("selected", c["sel"] ?? 0)
-            if let h = c["hi"] { o.append("history", h) }
-        }
-        if let p = c["pr"] { o.append("presented", try expand(node: p)) }
-        return .object(o)
+        do { return try CompactChange.expand(node: v) } catch { throw Gap(description: error.description) }
     }
 
     /// A node number as its id.
     private static func id(_ v: JSONValue) throws -> JSONValue {
-        guard let n = v.intValue else { throw Gap(description: "a node number, not \(JSONWriter.string(v))") }
-        return .string("n\(n)")
+        do { return try CompactChange.id(v) } catch { throw Gap(description: error.description) }
     }
 }

@@ -134,17 +134,20 @@ struct ChangeLog: ~Copyable {
 
     private static func writeCompact(_ op: StaticString, parent: Node?, index: Int?, node: Node?, root: Node?, removed: NodeNumbers?,
                                      tabHistory: [Int]?, graph: GraphLink, into c: inout JSONWriter) {
-        c.raw(UInt8(ascii: "["))
-        c.raw(UInt8(ascii: "\""))
-        c.raw(op)
-        c.raw(UInt8(ascii: "\""))
-        if let parent {
-            c.raw(UInt8(ascii: ","))
-            c.write(int: parent.number)
-        }
-        if let index {
-            c.raw(UInt8(ascii: ","))
-            c.write(int: index)
+        // The op, parent and index in one reservation, as in the full form.
+        let parentNumber = parent?.number
+        c.reserving(8 + op.utf8CodeUnitCount + 2 * ReservedOutput.maxIntBytes) { o in
+            o.raw("[\"")
+            o.raw(op)
+            o.raw(UInt8(ascii: "\""))
+            if let parentNumber {
+                o.raw(UInt8(ascii: ","))
+                o.int(parentNumber)
+            }
+            if let index {
+                o.raw(UInt8(ascii: ","))
+                o.int(index)
+            }
         }
         if let node {
             c.raw(UInt8(ascii: ","))
@@ -155,16 +158,8 @@ struct ChangeLog: ~Copyable {
             graph.with { root.writeCompact(into: &c, $0) }
         }
         if let removed {
-            c.raw(",[")
-            var first = true
-            removed.forEachNumber { n in
-                c.reserving(ReservedOutput.maxIntBytes + 1) { o in
-                    if !first { o.raw(UInt8(ascii: ",")) }
-                    o.int(n)
-                }
-                first = false
-            }
-            c.raw(UInt8(ascii: "]"))
+            c.raw(UInt8(ascii: ","))
+            c.write(nodeNumbers: removed)
         }
         if let tabHistory {
             c.raw(UInt8(ascii: ","))

@@ -190,21 +190,18 @@ public final class Node {
     /// `k` its kind unless a screen, `c` its coordinator, `w` its params unless `{}`, `ph` earlier
     /// params, `ch` children, `sel` the selected tab, `hi` the tab history, `pr` what it presents.
     public func writeCompact(into w: inout JSONWriter, _ graph: NavigationGraph) {
-        w.raw("{\"i\":")
-        w.write(int: number)
-        switch kind {
-        case .stack: w.raw(",\"k\":\"stack\"")
-        case .tabs: w.raw(",\"k\":\"tabs\"")
-        case .flow: w.raw(",\"k\":\"flow\"")
-        case .screen: break
-        }
+        // The fixed part in one reservation: number, kind, coordinator.
+        let number = self.number, kind = self.kind
         if coordinator >= 0 {
-            w.raw(",\"c\":")
-            graph.coordinators[coordinator].nameJSON.withUnsafeBytes { w.buffer.append(contentsOf: $0) }
+            graph.coordinators[coordinator].nameJSON.withUnsafeBytes { name in
+                w.reserving(24 + ReservedOutput.maxIntBytes + name.count) { Node.writeCompactHead(number, kind, name, into: &$0) }
+            }
             if case .object(let o) = params, o.isEmpty {} else {
                 w.raw(",\"w\":")
                 w.write(params)
             }
+        } else {
+            w.reserving(24 + ReservedOutput.maxIntBytes) { Node.writeCompactHead(number, kind, nil, into: &$0) }
         }
         if let h = paramsHistory { w.raw(",\"ph\":"); w.write(.array(h)) }
         if kind != .screen {
@@ -225,6 +222,23 @@ public final class Node {
             p.writeCompact(into: &w, graph)
         }
         w.raw(UInt8(ascii: "}"))
+    }
+
+    /// `{"i":number`, the kind unless a screen, and the coordinator's name (JSON) when it shows one.
+    @inline(__always)
+    private static func writeCompactHead(_ number: Int, _ kind: Kind, _ name: UnsafeRawBufferPointer?, into o: inout ReservedOutput) {
+        o.raw("{\"i\":")
+        o.int(number)
+        switch kind {
+        case .stack: o.raw(",\"k\":\"stack\"")
+        case .tabs: o.raw(",\"k\":\"tabs\"")
+        case .flow: o.raw(",\"k\":\"flow\"")
+        case .screen: break
+        }
+        if let name {
+            o.raw(",\"c\":")
+            o.raw(name)
+        }
     }
 
     private func writeChildren(into w: inout JSONWriter, _ graph: NavigationGraph) {
@@ -274,6 +288,21 @@ extension JSONWriter {
             reserving(ReservedOutput.maxIntBytes + 4) { o in
                 if !first { o.raw(UInt8(ascii: ",")) }
                 o.nodeId(n)
+            }
+            first = false
+        }
+        raw(UInt8(ascii: "]"))
+    }
+
+    /// Writes node numbers as a JSON array of numbers (the compact form of a list of ids).
+    @inlinable
+    public mutating func write(nodeNumbers numbers: NodeNumbers) {
+        raw(UInt8(ascii: "["))
+        var first = true
+        numbers.forEachNumber { n in
+            reserving(ReservedOutput.maxIntBytes + 1) { o in
+                if !first { o.raw(UInt8(ascii: ",")) }
+                o.int(n)
             }
             first = false
         }

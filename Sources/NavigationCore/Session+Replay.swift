@@ -1,5 +1,6 @@
 import JSON
 import NavGraph
+import RPC
 
 // MARK: - Replaying recorded changes
 
@@ -9,8 +10,9 @@ import NavGraph
 /// node is (shape, coordinator, setup model), within the session's limits.
 extension Session {
     /// Applies the changes of the commit that made `version` (exactly the next version) and sets
-    /// the id counter it left. On an error the session is unusable: the caller refuses the log.
-    public func replay(changes: JSONValue, version v: Int, nextId n: Int) throws(NavError) {
+    /// the id counter it left; `compact`: the changes are in the compact form (each read back into
+    /// the full one first). On an error the session is unusable: the caller refuses the log.
+    public func replay(changes: JSONValue, compact: Bool = false, version v: Int, nextId n: Int) throws(NavError) {
         guard v == version + 1 else {
             throw NavError(.corruptState, "a recorded commit makes version \(v) of session \"\(name)\", which is at version \(version)")
         }
@@ -22,7 +24,17 @@ extension Session {
         }
         nextId = n
         var count = 0
-        for change in list { try replayChange(change, count: &count) }
+        for change in list {
+            if compact {
+                let full: JSONValue
+                do { full = try CompactChange.expand(change: change) } catch {
+                    throw NavError(.corruptState, "a recorded change of version \(v) of session \"\(name)\" is not in the compact form: \(error.description)")
+                }
+                try replayChange(full, count: &count)
+            } else {
+                try replayChange(change, count: &count)
+            }
+        }
         version = v
     }
 

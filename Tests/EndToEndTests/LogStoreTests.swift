@@ -36,6 +36,38 @@ import Testing
         #expect(Self.records([UInt8](FileManager.default.contents(atPath: log) ?? Data())).isEmpty)
     }
 
+    /// A commit's record keeps its changes in the compact form (`cc`, about half the bytes) unless
+    /// a subscriber hears the full form, which is then kept as it was built (`ch`); a log of both
+    /// is replayed to the tree navd had.
+    @Test func commitRecordsAreCompactUnlessAFullSubscriberListens() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite")
+        let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d.sock"))
+        let c = try d.client()
+        _ = try c.call("navigate", ["to": "shop.Product", "with": ["id": "p0"]])  // nobody listens
+        let full = try d.client()
+        _ = try full.call("subscribe")
+        _ = try c.call("navigate", ["to": "shop.Product", "with": ["id": "p1"]])  // a full subscriber
+        let compact = try d.client()
+        _ = try compact.call("subscribe", ["notifications": "compact"])
+        _ = try c.call("dismiss")  // both forms are heard
+        _ = try full.call("unsubscribe")
+        _ = try c.call("navigate", ["to": "cart.Cart", "by": "select"])  // a compact subscriber alone (a tab selected)
+        _ = try c.call("update", ["node": try #require(c.call("tree")["visible"]?.arrayValue?.last), "with": [:]])
+        let before = try c.call("tree")
+        d.stop(signal: SIGKILL)
+
+        let commits = try #require(LogFile(path: state + ".log")).payloads.map { String(decoding: $0, as: UTF8.self) }.filter { $0.hasPrefix(#"{"c":"#) }
+        #expect(commits.map { $0.contains(#","cc":["#) ? "cc" : $0.contains(#","ch":["#) ? "ch" : "?" } == ["cc", "ch", "cc", "cc", "cc"], "\(commits)")
+        let compactBytes = commits[0].utf8.count, fullBytes = commits[1].utf8.count
+        #expect(compactBytes < fullBytes * 3 / 4, "a push: \(compactBytes) bytes compact, \(fullBytes) full")
+
+        let again = try Daemon(arguments: ["--state", state], socketPath: dir.file("d2.sock"))
+        let tree = try again.client().call("tree")
+        #expect(tree["version"] == before["version"] && tree["root"] == before["root"] && tree["visible"] == before["visible"], "\(tree)\nbefore: \(before)")
+    }
+
     /// A write cut in the middle: the file ends there, or (inside the segment written in advance)
     /// zeros follow what was written.
     @Test(arguments: [true, false])

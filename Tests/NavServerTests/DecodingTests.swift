@@ -12,7 +12,7 @@ import Unchecked
 /// the navigator, as its request.
 @Suite struct DecodingTests {
     let graph = NavigatorTests.graph
-    let state = SessionState(Session(name: "main", graph: NavigatorTests.graph), ref: 1, audience: RecordingPublisher.Members(), recordsAlways: false)
+    let state = SessionState(Session(name: "main", graph: NavigatorTests.graph), ref: 1, audience: RecordingPublisher.Members(), recordsAlways: .nothing)
     let scratch = ScratchWords(count: NavigateParam.allCases.count)
 
     func context(maxName: Int = 256) -> DecodingContext {

@@ -101,6 +101,8 @@ import Testing
             var snapshot = s.snapshot()
             snapshot.append("ref", 1)
             var compactMirror = TreeMirror(snapshot: .object(snapshot))
+            // A copy brought forward by replaying the compact changes, as a log store's restore does.
+            let replica = s.copy()
             var everSeen = Set<String>()
             s.root.forEach { everSeen.insert($0.id) }
             if Bool.random(using: &rng) { try s.setFacts(["loggedIn": true]) }
@@ -193,6 +195,9 @@ import Testing
                     #expect(compact.arrayValue?.count == commit.changes.count)
                     try compactMirror.apply(.array([1, .int(commit.version), compact, .array([])]))
                     #expect(compactMirror.root == s.root.json(graph), "compact mirror diverged at seed \(seed), session \(sequence), version \(s.version)")
+                    try replica.replay(changes: compact, compact: true, version: commit.version, nextId: s.idCounter)
+                    #expect(replica.root.json(graph) == s.root.json(graph) && replica.paramsBytes == s.paramsBytes,
+                            "the compact changes replayed diverged at seed \(seed), session \(sequence), version \(s.version)")
                 } else {
                     failures += 1
                     #expect(s.version == version && JSONWriter.string(s.root.json(graph)) == before, "a failed command changed the tree")

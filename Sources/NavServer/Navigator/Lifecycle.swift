@@ -22,7 +22,7 @@ extension Navigator {
             numberNavigations(afterThoseOf: session)
         }
         // Sessions made before the store was chosen ("main") record changes as it wants them.
-        for state in self.sessions.values { state.recordsAlways = placement.recordsAlways || store.wantsChanges }
+        for state in self.sessions.values { state.recordsAlways = alwaysRecorded }
         let hasMain = sessions.contains { $0.name == "main" }
         if !hasMain {
             if !placement.makesMain {

@@ -77,7 +77,14 @@ final class Navigator: SessionSource {
         session.limits = config.session
         lastSessionRef += 1
         return SessionState(session, ref: lastSessionRef, audience: publisher.makeAudience(),
-                            recordsAlways: placement.recordsAlways || store.wantsChanges)
+                            recordsAlways: alwaysRecorded)
+    }
+
+    /// The changes every session records for the placement and the store, whoever subscribes.
+    var alwaysRecorded: AlwaysRecorded {
+        if placement.recordsAlways { return .full }
+        guard store.wantsChanges else { return .nothing }
+        return store.takesCompactChanges ? .either : .full
     }
 
     /// Numbers navigations after `n` from now on (ids in replies restored from a state file).

@@ -10,7 +10,7 @@ extension Navigator {
     func publish(_ commit: Commit, in state: SessionState, hints: JSONValue? = nil) {
         commits += 1
         let s = state.session
-        store.sessionCommitted(s, changes: commit.changeText)
+        store.sessionCommitted(s, changes: commit.changeText, compact: commit.compactText)
         placement.publish({ StackChanged(session: s.name, ref: state.ref, version: commit.version, changes: commit.changeText,
                                          compactChanges: commit.compactText, visible: .current(s), hints: hints) },
                           of: s, to: state, via: publisher)

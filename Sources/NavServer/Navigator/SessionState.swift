@@ -10,9 +10,10 @@ import Glibc
 /// A session as the server holds it: the core's tree plus who listens to it.
 final class SessionState {
     var session: Session { didSet { recordsWhatIsHeard() } }
-    /// Commits build their `changes` even without subscribers here (cluster mode: other nodes'
-    /// subscribers hear them through the store; a log store keeps them).
-    var recordsAlways: Bool { didSet { recordsWhatIsHeard() } }
+    /// Whether commits build their `changes` even without subscribers here, and in which form
+    /// (cluster mode: other nodes' subscribers hear the full form through the store; a log store
+    /// keeps either).
+    var recordsAlways: AlwaysRecorded { didSet { recordsWhatIsHeard() } }
     /// Subscribed clients. Commits build their `changes` only while there are some, in the forms
     /// they hear.
     var subscribers: Listeners { didSet { recordsWhatIsHeard() } }
@@ -40,7 +41,7 @@ final class SessionState {
     /// Where navigation continues after each live flow whose navigate gave `then` (in memory only).
     var flowThens: [String: NavigationSpec] = [:]
 
-    init(_ session: Session, ref: Int, audience: any Audience, recordsAlways: Bool) {
+    init(_ session: Session, ref: Int, audience: any Audience, recordsAlways: AlwaysRecorded) {
         self.session = session
         self.ref = ref
         self.subscribers = Listeners(audience)
@@ -49,10 +50,24 @@ final class SessionState {
         recordsWhatIsHeard()
     }
 
+    /// The forms commits build: each form a subscriber hears, and for `recordsAlways` the full
+    /// form, or for `.either` the form already built (the compact one when none is: about half the
+    /// bytes of the full one).
     private func recordsWhatIsHeard() {
-        session.recordsChanges = recordsAlways || subscribers.wantsFull
-        session.recordsCompactChanges = subscribers.wantsCompact
+        let full = recordsAlways == .full || subscribers.wantsFull
+        session.recordsChanges = full
+        session.recordsCompactChanges = subscribers.wantsCompact || (recordsAlways == .either && !full)
     }
+}
+
+/// The changes a session's commits build for readers other than its subscribers here.
+enum AlwaysRecorded {
+    /// None: only what subscribers hear.
+    case nothing
+    /// The full form (other nodes' subscribers, a store that takes only that form).
+    case full
+    /// Either form (a log store).
+    case either
 }
 
 /// A name within a session (a node id, a navigation key), as a table key.

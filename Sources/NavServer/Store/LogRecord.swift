@@ -18,7 +18,9 @@ import Unchecked
 /// size it was given in advance) or ends. A payload is one JSON object (it never holds a zero
 /// byte), by kind:
 ///
-/// - `{"c": session, "v": version, "n": id counter, "ch": [changes]}`: a commit, its `stackChanged` changes;
+/// - `{"c": session, "v": version, "n": id counter, "cc": [changes]}`: a commit, its `stackChanged`
+///   changes in the compact form (`"ch"` in place of `"cc"`: in the full form, as navd writes them
+///   while a subscriber hears that form, and as navd wrote every commit before it kept the compact one);
 /// - `{"s": session, "v": version, "n": id counter, "t": tree, "f": facts, "o": owner?}`: a session's
 ///   whole state (opened, rebuilt by a graph reload, or a commit whose changes were not recorded);
 /// - `{"f": session, "facts": {…}}`: its facts, all of them;

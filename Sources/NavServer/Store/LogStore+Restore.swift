@@ -304,11 +304,12 @@ extension LogStore {
         if let name = p["c"]?.stringValue {
             if setAside.contains(name) { return nil }
             guard let s = byName[name] else { throw NavError(.corruptState, "a commit of session \"\(name)\", which is not open") }
-            guard let v = p["v"]?.intValue, let n = p["n"]?.intValue, let changes = p["ch"] else {
+            let compact = p["cc"]
+            guard let v = p["v"]?.intValue, let n = p["n"]?.intValue, let changes = compact ?? p["ch"] else {
                 throw NavError(.corruptState, "a commit record of session \"\(name)\" lacks its version, id counter or changes")
             }
             if v <= s.version { return name }  // the snapshot holds it already
-            try s.replay(changes: changes, version: v, nextId: n)
+            try s.replay(changes: changes, compact: compact != nil, version: v, nextId: n)
             return name
         }
         if let name = p["s"]?.stringValue {

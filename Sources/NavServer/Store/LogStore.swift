@@ -65,6 +65,7 @@ public final class LogStore: Store {
     // MARK: Store
 
     public var wantsChanges: Bool { true }
+    public var takesCompactChanges: Bool { true }
 
     /// Appends one record to this iteration's.
     @inline(__always)
@@ -73,14 +74,16 @@ public final class LogStore: Store {
         nextSeq &+= 1
     }
 
-    public func sessionCommitted(_ s: Session, changes: LentText?) {
-        guard let changes else { return sessionChanged(s) }
+    /// A commit's record holds its changes in the compact form when it was built (`cc`), else in
+    /// the full one (`ch`).
+    public func sessionCommitted(_ s: Session, changes: LentText?, compact: LentText?) {
+        guard let text = compact ?? changes else { return sessionChanged(s) }
         // Written in place, not through log(_:): a closure capturing the session and the text
         // retained and released both on every commit.
         let start = LogRecord.begin(in: &records)
         LogStore.head(&records, "{\"c\":", s)
-        records.raw(",\"ch\":")
-        changes.encode(into: &records)
+        records.raw(compact != nil ? ",\"cc\":" : ",\"ch\":")
+        text.encode(into: &records)
         records.raw(UInt8(ascii: "}"))
         LogRecord.end(in: &records, from: start, seq: nextSeq, salt: salt)
         nextSeq &+= 1

@@ -30,14 +30,17 @@ public protocol Store: AnyObject {
     /// Writes what was told since the last flush, all or nothing.
     func flush(graph: NavigationGraph) throws(StateError)
     func close()
-    /// Whether commits must record their `changes` for it (``sessionCommitted(_:changes:)``).
+    /// Whether commits must record their `changes` for it (``sessionCommitted(_:changes:compact:)``).
     var wantsChanges: Bool { get }
+    /// Whether it takes the changes in the compact form as well as the full one: then a session
+    /// that no full subscriber hears records the compact form alone for it.
+    var takesCompactChanges: Bool { get }
     /// Work it does a slice at a time after the replies of a loop iteration left (a log store's
     /// compaction); the loop keeps turning while there is some.
     var hasBackgroundWork: Bool { get }
     func backgroundSlice(graph: NavigationGraph) throws(StateError)
-    /// A commit of `s`, with the changes it recorded (nil when it recorded none).
-    func sessionCommitted(_ s: Session, changes: LentText?)
+    /// A commit of `s`, with the changes it recorded in each form (nil where it recorded none).
+    func sessionCommitted(_ s: Session, changes: LentText?, compact: LentText?)
     /// Each flush waits for the disk (`--durability full`): worth gathering more commits first.
     var flushSyncs: Bool { get }
     /// The graph was reloaded: the state of each of `sessions` sessions, rebuilt for `graph`, follows.
@@ -56,6 +59,7 @@ public protocol Store: AnyObject {
 
 extension Store {
     public var wantsChanges: Bool { false }
+    public var takesCompactChanges: Bool { false }
     public var writesNothing: Bool { false }
     public var hasBackgroundWork: Bool { false }
     public var flushSyncs: Bool { false }
@@ -63,7 +67,7 @@ extension Store {
     public func backgroundSlice(graph: NavigationGraph) throws(StateError) {}
     public func graphReloaded(_ graph: NavigationGraph, sessions: Int) {}
     /// Stores that keep whole sessions are told the session changed.
-    public func sessionCommitted(_ s: Session, changes: LentText?) { sessionChanged(s) }
+    public func sessionCommitted(_ s: Session, changes: LentText?, compact: LentText?) { sessionChanged(s) }
     public var flushesInBackground: Bool { false }
     /// A store that writes on the loop writes now.
     public func beginFlush(graph: NavigationGraph, done: @escaping (StateError?) -> Void) {
