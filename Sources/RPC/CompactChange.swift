@@ -1,4 +1,5 @@
 import JSON
+import Unchecked
 
 /// The compact form of a commit's changes (PROTOCOL.md, "Compact notifications"), read back into
 /// the full form: what a client's mirror applies, and what navd replays from its log, whose commit
@@ -9,41 +10,66 @@ public enum CompactChange {
         public let description: String
     }
 
+    /// A full change's fields after its op, in the order both forms write them.
+    private enum Field {
+        case parent, index, node, root, removed, history
+
+        var key: String {
+            switch self {
+            case .parent: "parent"
+            case .index: "index"
+            case .node: "node"
+            case .root: "root"
+            case .removed: "removed"
+            case .history: "history"
+            }
+        }
+    }
+
+    private static let parentNode: [Field] = [.parent, .node]
+    private static let pop: [Field] = [.parent, .index, .removed]
+    private static let dismiss: [Field] = [.parent, .removed]
+    private static let replace: [Field] = [.parent, .index, .node, .removed]
+    private static let select: [Field] = [.parent, .index, .history]
+    private static let reset: [Field] = [.root, .removed]
+    private static let update: [Field] = [.node]
+
     /// A compact change (`[op, …]`: the full change's fields in its order, ids as numbers) in the
     /// full form (`{"op": …, "parent": "n3", …}`).
     public static func expand(change c: JSONValue) throws(Malformed) -> JSONValue {
         guard case .array(let a) = c, let op = a.first?.stringValue else {
             throw Malformed(description: "a compact change is [op, …], not \(JSONWriter.string(c))")
         }
-        // Each op's fields, in the order both forms write them.
-        let fields: [String]
+        let fields: [Field]
         switch op {
-        case "push", "present": fields = ["parent", "node"]
-        case "pop": fields = ["parent", "index", "removed"]
-        case "dismiss": fields = ["parent", "removed"]
-        case "replace": fields = ["parent", "index", "node", "removed"]
-        case "select": fields = ["parent", "index", "history"]
-        case "reset": fields = ["root", "removed"]
-        case "update": fields = ["node"]
+        case "push", "present": fields = parentNode
+        case "pop": fields = pop
+        case "dismiss": fields = dismiss
+        case "replace": fields = replace
+        case "select": fields = select
+        case "reset": fields = reset
+        case "update": fields = update
         default: throw Malformed(description: "unknown op \(op) in \(JSONWriter.string(c))")
         }
-        guard a.count - 1 <= fields.count, a.count - 1 >= min(fields.count, op == "select" ? 2 : fields.count) else {
-            throw Malformed(description: "a compact \(op) is [\(([op] + fields).joined(separator: ", "))], not \(JSONWriter.string(c))")
+        // Every field is given, but a select's history (given only when its tabs keep one).
+        guard a.count - 1 <= fields.count, a.count - 1 >= (op == "select" ? 2 : fields.count) else {
+            throw Malformed(description: "a compact \(op) is [\(([op] + fields.map(\.key)).joined(separator: ", "))], not \(JSONWriter.string(c))")
         }
         var o = JSONObject()
         o.members.reserveCapacity(a.count)
         o.append("op", .string(op))
-        for (name, v) in zip(fields, a.dropFirst()) {
-            switch name {
-            case "parent": o.append(name, try id(v))
-            case "node", "root": o.append(name, try expand(node: v))
-            case "removed":
+        for i in 1..<a.count {
+            let f = fields[i - 1], v = a[i]
+            switch f {
+            case .parent: o.append(f.key, try id(v))
+            case .node, .root: o.append(f.key, try expand(node: v))
+            case .removed:
                 guard case .array(let r) = v else { throw Malformed(description: "removed is a list of node numbers, not \(JSONWriter.string(v))") }
                 var ids: [JSONValue] = []
                 ids.reserveCapacity(r.count)
                 for n in r { ids.append(try id(n)) }
-                o.append(name, .array(ids))
-            default: o.append(name, v)
+                o.append(f.key, .array(ids))
+            case .index, .history: o.append(f.key, v)
             }
         }
         return .object(o)
@@ -56,7 +82,10 @@ public enum CompactChange {
             throw Malformed(description: "a compact node is {i, …}, not \(JSONWriter.string(v))")
         }
         let kind = c["k"]?.stringValue ?? "screen"
-        var o: JSONObject = ["id": try id(number), "kind": .string(kind)]
+        var o = JSONObject()
+        o.members.reserveCapacity(c.count + 2)
+        o.append("id", try id(number))
+        o.append("kind", .string(kind))
         var list: [JSONValue] = []
         if let given = c["ch"] {
             guard case .array(let compact) = given else { throw Malformed(description: "ch is a list of nodes, not \(JSONWriter.string(given))") }
@@ -82,6 +111,6 @@ public enum CompactChange {
     /// A node number as its id (`8` → `"n8"`).
     public static func id(_ v: JSONValue) throws(Malformed) -> JSONValue {
         guard let n = v.intValue else { throw Malformed(description: "a node number, not \(JSONWriter.string(v))") }
-        return .string("n\(n)")
+        return .string(prefixedDecimal("n", n))
     }
 }
