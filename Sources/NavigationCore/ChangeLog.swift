@@ -90,25 +90,31 @@ struct ChangeLog: ~Copyable {
         }
     }
 
+    /// A change's op, parent and index, in one reservation (an op is a short word): `{"op":"push",
+    /// "parent":"n3","index":1` in the full form, `["push",3,1` in the compact one.
+    @inline(__always)
+    private static func writeHead(_ op: StaticString, parent: Node?, index: Int?, compact: Bool, into w: inout JSONWriter) {
+        let parentNumber = parent?.number
+        w.reserving(64 + op.utf8CodeUnitCount + 2 * ReservedOutput.maxIntBytes) { o in
+            o.raw(compact ? "[\"" : "{\"op\":\"")
+            o.raw(op)
+            o.raw(UInt8(ascii: "\""))
+            if let parentNumber {
+                o.raw(compact ? "," : ",\"parent\":")
+                if compact { o.int(parentNumber) } else { o.nodeId(parentNumber) }
+            }
+            if let index {
+                o.raw(compact ? "," : ",\"index\":")
+                o.int(index)
+            }
+        }
+    }
+
     /// (Static, as ``writeCompact``: a method of the log writing into its own writer would copy the
     /// whole log for each change.)
     private static func writeFull(_ op: StaticString, parent: Node?, index: Int?, node: Node?, root: Node?, removed: NodeNumbers?,
                                   tabHistory: [Int]?, hints: JSONValue?, graph: GraphLink, into w: inout JSONWriter) {
-        // The op, parent and index in one reservation (an op is a short word).
-        let parentNumber = parent?.number
-        w.reserving(64 + op.utf8CodeUnitCount + 2 * ReservedOutput.maxIntBytes) { o in
-            o.raw("{\"op\":\"")
-            o.raw(op)
-            o.raw(UInt8(ascii: "\""))
-            if let parentNumber {
-                o.raw(",\"parent\":")
-                o.nodeId(parentNumber)
-            }
-            if let index {
-                o.raw(",\"index\":")
-                o.int(index)
-            }
-        }
+        writeHead(op, parent: parent, index: index, compact: false, into: &w)
         if let node {
             w.raw(",\"node\":")
             graph.with { node.write(into: &w, $0) }
@@ -134,21 +140,7 @@ struct ChangeLog: ~Copyable {
 
     private static func writeCompact(_ op: StaticString, parent: Node?, index: Int?, node: Node?, root: Node?, removed: NodeNumbers?,
                                      tabHistory: [Int]?, graph: GraphLink, into c: inout JSONWriter) {
-        // The op, parent and index in one reservation, as in the full form.
-        let parentNumber = parent?.number
-        c.reserving(8 + op.utf8CodeUnitCount + 2 * ReservedOutput.maxIntBytes) { o in
-            o.raw("[\"")
-            o.raw(op)
-            o.raw(UInt8(ascii: "\""))
-            if let parentNumber {
-                o.raw(UInt8(ascii: ","))
-                o.int(parentNumber)
-            }
-            if let index {
-                o.raw(UInt8(ascii: ","))
-                o.int(index)
-            }
-        }
+        writeHead(op, parent: parent, index: index, compact: true, into: &c)
         if let node {
             c.raw(UInt8(ascii: ","))
             graph.with { node.writeCompact(into: &c, $0) }

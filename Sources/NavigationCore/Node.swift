@@ -281,28 +281,21 @@ extension JSONWriter {
 
     /// Writes the ids of nodes `numbers` as a JSON array (inlinable: specialized where it is called).
     @inlinable
-    public mutating func write(nodeIds numbers: NodeNumbers) {
+    public mutating func write(nodeIds numbers: NodeNumbers) { write(numbers, asIds: true) }
+
+    /// Writes node numbers as a JSON array of numbers (the compact form of a list of ids).
+    @inlinable
+    public mutating func write(nodeNumbers numbers: NodeNumbers) { write(numbers, asIds: false) }
+
+    /// `numbers` as a JSON array, each an id (`"n8"`) or a number (`8`).
+    @inlinable @inline(__always)
+    mutating func write(_ numbers: NodeNumbers, asIds: Bool) {
         raw(UInt8(ascii: "["))
         var first = true
         numbers.forEachNumber { n in
             reserving(ReservedOutput.maxIntBytes + 4) { o in
                 if !first { o.raw(UInt8(ascii: ",")) }
-                o.nodeId(n)
-            }
-            first = false
-        }
-        raw(UInt8(ascii: "]"))
-    }
-
-    /// Writes node numbers as a JSON array of numbers (the compact form of a list of ids).
-    @inlinable
-    public mutating func write(nodeNumbers numbers: NodeNumbers) {
-        raw(UInt8(ascii: "["))
-        var first = true
-        numbers.forEachNumber { n in
-            reserving(ReservedOutput.maxIntBytes + 1) { o in
-                if !first { o.raw(UInt8(ascii: ",")) }
-                o.int(n)
+                if asIds { o.nodeId(n) } else { o.int(n) }
             }
             first = false
         }
