@@ -3,7 +3,8 @@ import Foundation
 import PackageDescription
 
 // Layers, bottom up (each folder under Sources/ is one module):
-//   CLibUV, CSimdJSON   C shims over the system libraries (libuv, simdjson)
+//   CLibUV, CSimdJSON   C shims over the system libraries (libuv, simdjson); CSimdJSON also holds the
+//                       one-pass scanner that writes simdjson's tape for short, plain requests
 //   CChecksum           CRC-32C of the state file's log records
 //   CThreadSlots        a few pointers per thread (the JSON module's scratch buffers)
 //   UV                  the only Swift code that calls uv_*: loop, streams, timers, signals, processes
