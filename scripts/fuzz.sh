@@ -10,8 +10,11 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-60}
 shift || true
 TARGETS=${*:-framing json graph argv state session log coverage}
+# The C++ of the JSON parser (simdjson's shim and the one-pass scanner) is instrumented too, so
+# that the json target's inputs are guided into the scanner and its writes checked.
 swift build --product navd-fuzz --scratch-path .build-fuzz \
-    -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xswiftc -parse-as-library >/dev/null
+    -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xswiftc -parse-as-library \
+    -Xcxx -fsanitize=fuzzer-no-link,address >/dev/null
 BIN=.build-fuzz/debug/navd-fuzz
 mkdir -p .build-fuzz/artifacts
 for t in $TARGETS; do
