@@ -3,8 +3,7 @@ import Foundation
 import PackageDescription
 
 // Layers, bottom up (each folder under Sources/ is one module):
-//   CLibUV, CSimdJSON   C shims over the system libraries (libuv, simdjson); CSimdJSON also holds the
-//                       one-pass scanner that writes simdjson's tape for short, plain requests
+//   CLibUV, CSimdJSON   C shims over the system libraries (libuv, simdjson)
 //   CChecksum           CRC-32C of the state file's log records
 //   CThreadSlots        a few pointers per thread (the JSON module's scratch buffers)
 //   UV                  the only Swift code that calls uv_*: loop, streams, timers, signals, processes
@@ -30,7 +29,7 @@ let profile = Context.packageDirectory + "/Profiles/navd.profdata"
 /// The first 16 hex digits of the profile's SHA-256, written here by `make pgo-profile`. SwiftPM
 /// evaluates this file again only when its text changes, and does not see the profile as an
 /// input: naming the digest in the flags is what makes a new profile rebuild the modules.
-let profileDigest = "d2ec87498ccf40f9"
+let profileDigest = "96b97ef360a3cdb1"
 let pgo: [String] = {
     switch Context.environment["NAVD_PGO"] {
     case "generate": return ["-Xfrontend", "-ir-profile-generate"]

@@ -10,8 +10,8 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-60}
 shift || true
 TARGETS=${*:-framing json graph argv state session log coverage}
-# The C++ of the JSON parser (simdjson's shim and the one-pass scanner) is instrumented too, so
-# that the json target's inputs are guided into the scanner and its writes checked.
+# The C++ of the JSON parser (simdjson's shim: batches, padding) is instrumented too, so that the
+# json target's inputs are guided through it and its memory accesses checked.
 swift build --product navd-fuzz --scratch-path .build-fuzz \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xswiftc -parse-as-library \
     -Xcxx -fsanitize=fuzzer-no-link,address >/dev/null

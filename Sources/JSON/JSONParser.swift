@@ -26,18 +26,14 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
 
 /// The parser seam: every JSON document navd reads goes through here. It is backed by simdjson
 /// (through the CSimdJSON shim) and reuses its buffers, so one instance per thread should be kept.
-/// Short, plain documents (requests) are read by the shim's one-pass scanner, which writes the
-/// tape simdjson would; simdjson parses the rest and finds every error.
 public final class JSONParser {
     private let raw: OpaquePointer
     /// The deepest nesting of arrays and objects accepted.
     public var maxDepth: Int
 
-    /// `scanner: false` has simdjson parse every document (for tests that compare the two).
-    public init(maxDepth: Int = 64, scanner: Bool = true) {
+    public init(maxDepth: Int = 64) {
         raw = navjson_parser_new()
         self.maxDepth = maxDepth
-        if !scanner { navjson_set_scanner(raw, 0) }
     }
 
     deinit { navjson_parser_free(raw) }
@@ -101,31 +97,6 @@ public final class JSONParser {
 
     /// How many documents were parsed from a batch's index so far.
     public var batchedDocuments: Int { Int(navjson_batched(raw)) }
-
-    /// How many documents the one-pass scanner parsed so far.
-    public var scannedDocuments: Int { Int(navjson_scanned(raw)) }
-
-    /// What ``checkScanner(_:)`` found.
-    public enum ScannerCheck: Sendable, Equatable {
-        /// The scanner left the document to simdjson.
-        case left
-        /// The scanner read it, into the tape and strings simdjson writes for it.
-        case same
-        /// The scanner read it, and simdjson refused it or wrote something else: a bug.
-        case different
-    }
-
-    /// Parses `bytes` with the scanner alone and with simdjson alone, and compares the tapes and
-    /// strings word for word (tests and the fuzz target). Ends any batch.
-    public func checkScanner(_ bytes: UnsafeRawBufferPointer) -> ScannerCheck {
-        generation &+= 1
-        let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self)
-        switch navjson_scan_check(raw, base, bytes.count, UInt32(clamping: maxDepth)) {
-        case Int32(NAVJSON_SCAN_LEFT): return .left
-        case Int32(NAVJSON_SCAN_SAME): return .same
-        default: return .different
-        }
-    }
 
     /// Parses a complete document held in `bytes` into a tree.
     public func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONValue {

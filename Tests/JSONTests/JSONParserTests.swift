@@ -153,13 +153,10 @@ import Testing
     ].map { Array($0.utf8) } + [Array(#"{"a":""#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8), [0xFF]]
 
     /// (`NAVD_BATCH_ROUNDS=300000 swift test --filter batchedLines` runs more rounds than the default 3,000.)
-    /// With the scanner, most lines are the scanner's and the rest are parsed from an index that
-    /// passes over them; without, every line is simdjson's.
-    @Test(arguments: [false, true])
-    func batchedLinesParseAsEachLineAlone(scanner: Bool) throws {
+    @Test func batchedLinesParseAsEachLineAlone() throws {
         var rng = SplitMix64(seed: 0xBA7C)
-        let batched = JSONParser(maxDepth: 8, scanner: scanner)
-        let alone = JSONParser(maxDepth: 8, scanner: false)
+        let batched = JSONParser(maxDepth: 8)
+        let alone = JSONParser(maxDepth: 8)
         for _ in 0..<(Int(ProcessInfo.processInfo.environment["NAVD_BATCH_ROUNDS"] ?? "") ?? 3000) {
             let count = 2 + Int(rng.next() % 14)
             var buffer: [UInt8] = []
@@ -191,32 +188,26 @@ import Testing
                 }
             }
         }
-        // The index served many lines (the comparison is not only of lines parsed alone), and the
-        // scanner most when it was on.
-        #expect(batched.batchedDocuments > (scanner ? 2_000 : 10_000), "\(batched.batchedDocuments) lines parsed from a batch's index")
-        #expect(scanner ? batched.scannedDocuments > 10_000 : batched.scannedDocuments == 0, "\(batched.scannedDocuments) lines scanned")
+        // The index served many lines (the comparison is not only of lines parsed alone).
+        #expect(batched.batchedDocuments > 10_000, "\(batched.batchedDocuments) lines parsed from a batch's index")
     }
 
-    /// Lines the scanner leaves (a `\u` escape here) are parsed from the index, whether the scanner
-    /// read lines before them or not.
     @Test func wholeDocumentsAreParsedFromTheIndex() throws {
         let parser = JSONParser(maxDepth: 64)
-        // Every other line is the scanner's.
-        let lines = (0..<16).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"dismiss","params":{"session":"s\#($0)\#($0 % 2 == 0 ? "\\u0041" : "A")"}}"# }
+        let lines = (0..<16).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"dismiss","params":{"session":"s\#($0)"}}"# }
         let buffer = Array((lines.joined(separator: "\n") + "\n").utf8) + [UInt8](repeating: 0, count: JSONParser.padding)
-        let before = parser.batchedDocuments, scannedBefore = parser.scannedDocuments
+        let before = parser.batchedDocuments
         try buffer.withUnsafeBytes { all in
             parser.beginBatch(UnsafeRawBufferPointer(rebasing: all[0..<(all.count - JSONParser.padding)])); defer { parser.endBatch() }
             var start = 0
             for (i, l) in lines.enumerated() {
                 let v = try parser.view(UnsafeRawBufferPointer(rebasing: all[start..<(start + l.utf8.count)]), padded: true).value
                 #expect(v["id"] == .int(i))
-                #expect(v["params"]?["session"] == .string("s\(i)A"))
+                #expect(v["params"]?["session"] == .string("s\(i)"))
                 start += l.utf8.count + 1
             }
         }
-        #expect(parser.batchedDocuments - before == 8)
-        #expect(parser.scannedDocuments - scannedBefore == 8)
+        #expect(parser.batchedDocuments - before == 16)
     }
 }
 

@@ -23,8 +23,6 @@ navjson_parser *navjson_parser_new(void);
 void navjson_parser_free(navjson_parser *p);
 
 /// Parses `len` bytes at `data` (no padding required: they are copied into a padded buffer).
-/// A one-pass scanner reads the short, plain documents requests are and writes simdjson's tape
-/// for them itself; simdjson parses the rest, and finds every error.
 /// On NAVJSON_OK, `*tape` and `*strings` are simdjson's tape and string buffer for the document
 /// (the layout simdjson documents as its tape format: word 0 is the root, the value starts at
 /// word 1); they stay valid until the next call on the same parser. `max_depth` bounds the
@@ -40,34 +38,17 @@ int navjson_parse_padded(navjson_parser *p, const char *data, size_t len, uint32
 /// The readable bytes navjson_parse_padded needs after its input (simdjson's SIMDJSON_PADDING).
 #define NAVJSON_PADDING 64
 
-/// Marks `len` bytes of complete lines at `data` (followed by NAVJSON_PADDING readable bytes) as a
-/// batch, parsed next in order, each line with navjson_parse_padded. The scanner reads most lines
-/// alone; the first line it leaves has simdjson's stage 1 index the batch from there to the end in
-/// one pass, so that it and every later line the scanner leaves cost only stage 2 each. A line out
-/// of order, a line the index does not match, or a document simdjson parses alone ends the batch, so
-/// the results are those of parsing each line alone. Batches longer than NAVJSON_MAX_BATCH are not
-/// indexed.
+/// Indexes `len` bytes of complete lines at `data` (followed by NAVJSON_PADDING readable bytes)
+/// in one pass of simdjson's stage 1, so that parsing those lines in order, each with
+/// navjson_parse_padded, costs only stage 2 each. Any other call, a line out of order or one the
+/// index does not match ends the batch and is parsed alone, so the results are those of parsing
+/// each line alone. Batches longer than NAVJSON_MAX_BATCH are not indexed.
 void navjson_batch_begin(navjson_parser *p, const char *data, size_t len, uint32_t max_depth);
 /// Ends the batch (the bytes may change after).
 void navjson_batch_end(navjson_parser *p);
 /// How many documents were parsed from a batch's index (by stage 2 alone) so far.
 uint64_t navjson_batched(navjson_parser *p);
 #define NAVJSON_MAX_BATCH (1024 * 1024)
-
-/// How many documents the one-pass scanner parsed so far (the rest went to simdjson).
-uint64_t navjson_scanned(navjson_parser *p);
-/// Turns the one-pass scanner on (the default) or off: off, simdjson parses every document.
-void navjson_set_scanner(navjson_parser *p, int enabled);
-
-/// What navjson_scan_check found.
-enum {
-    NAVJSON_SCAN_LEFT = 0,       // the scanner left the document to simdjson
-    NAVJSON_SCAN_SAME = 1,       // the scanner took it, and wrote the tape and strings simdjson writes
-    NAVJSON_SCAN_DIFFERENT = 2,  // the scanner took it, and simdjson refused it or wrote another tape
-};
-/// Parses `len` bytes at `data` with the scanner alone and with simdjson alone, and compares (for
-/// tests and the fuzz target; ends any batch).
-int navjson_scan_check(navjson_parser *p, const char *data, size_t len, uint32_t max_depth);
 
 /// A short English description of the last error of `p`.
 const char *navjson_last_error(navjson_parser *p);
