@@ -98,9 +98,13 @@ public final class JSONParser {
     /// How many documents were parsed from a batch's index so far.
     public var batchedDocuments: Int { Int(navjson_batched(raw)) }
 
+    /// The strings of object keys this parser made, for the next documents: saved trees and log
+    /// records repeat a few keys many times over (a restart reads a hundred thousand trees).
+    private let keys = StringCache()
+
     /// Parses a complete document held in `bytes` into a tree.
     public func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONValue {
-        try view(bytes).value
+        try view(bytes).value(keys: keys)
     }
 
     public func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
@@ -110,7 +114,19 @@ public final class JSONParser {
         return try r.get()
     }
 
+    public func parse(_ bytes: ArraySlice<UInt8>) throws(JSONParseError) -> JSONValue {
+        let r: Result<JSONValue, JSONParseError> = bytes.withUnsafeBytes { b in
+            do throws(JSONParseError) { return .success(try parse(b)) } catch { return .failure(error) }
+        }
+        return try r.get()
+    }
+
     public func parse(_ text: String) throws(JSONParseError) -> JSONValue {
-        try parse(Array(text.utf8))
+        var text = text
+        // In place when the string is stored contiguously (as navd's own are), else copied once.
+        let r: Result<JSONValue, JSONParseError> = text.withUTF8 { b in
+            do throws(JSONParseError) { return .success(try parse(UnsafeRawBufferPointer(b))) } catch { return .failure(error) }
+        }
+        return try r.get()
     }
 }

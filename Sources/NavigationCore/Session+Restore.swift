@@ -62,27 +62,23 @@ extension Session {
         guard root.kind == .stack || root.kind == .tabs else {
             throw NavError(.corruptState, "the saved root is a \(root.kind.rawValue); navd's roots are stacks or tabs")
         }
-        var seen = Set<Int>()
+        // The numbers, sorted after the walk to find one that repeats: no set is built for the few
+        // nodes a tree has (a restart reads a hundred thousand trees).
+        var numbers: [Int] = []
+        numbers.reserveCapacity(16)
         var work: [Node] = [root]
         while let n = work.popLast() {
             guard n.number > 0, n.number <= nextId else {
                 throw NavError(.corruptState, "saved node \(n.id) is numbered beyond the saved id counter \(nextId): a new node would reuse its id")
             }
-            guard seen.insert(n.number).inserted else { throw NavError(.corruptState, "saved node id \(n.id) appears twice") }
-            let allowed: Set<Node.Kind>
-            switch n.kind {
-            case .stack: allowed = [.screen, .flow, .tabs]
-            case .tabs: allowed = [.stack]
-            case .flow: allowed = [.screen]
-            case .screen: allowed = []
-            }
+            numbers.append(n.number)
             if n.kind == .stack || n.kind == .tabs || n.kind == .flow, n.children.isEmpty {
                 throw NavError(.corruptState, "saved \(n.kind.rawValue) \(n.id) has no children")
             }
             for c in n.children where c.kind == .tabs && c.coordinator < 0 {
                 throw NavError(.corruptState, "saved stack \(n.id) holds tabs \(c.id) that name no tab container")
             }
-            for c in n.children where !allowed.contains(c.kind) {
+            for c in n.children where !mayHold(n.kind, c.kind) {
                 throw NavError(.corruptState, "saved \(n.kind.rawValue) \(n.id) holds a \(c.kind.rawValue) (\(c.id))")
             }
             if n.kind == .tabs, !n.children.indices.contains(n.selected) {
@@ -98,6 +94,21 @@ extension Session {
                 work.append(p)
             }
             work.append(contentsOf: n.children)
+        }
+        numbers.sort()
+        for i in numbers.indices.dropFirst() where numbers[i] == numbers[i - 1] {
+            throw NavError(.corruptState, "saved node id \(Node.id(numbers[i])) appears twice")
+        }
+    }
+
+    /// Whether a `parent` node may hold a `child` among its children: stacks hold screens, flows and
+    /// tabs; tabs hold stacks; flows hold screens; screens hold none.
+    static func mayHold(_ parent: Node.Kind, _ child: Node.Kind) -> Bool {
+        switch parent {
+        case .stack: return child == .screen || child == .flow || child == .tabs
+        case .tabs: return child == .stack
+        case .flow: return child == .screen
+        case .screen: return false
         }
     }
 

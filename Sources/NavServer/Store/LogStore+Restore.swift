@@ -286,7 +286,7 @@ extension LogStore {
 
     /// A record's payload, parsed.
     private func record(_ bytes: [UInt8], _ payload: Range<Int>, _ parser: JSONParser) throws(NavError) -> JSONValue {
-        try saved.parse(parser, String(decoding: bytes[payload], as: UTF8.self), "a log record")
+        try saved.parse(parser, bytes[payload], "a log record")
     }
 
     /// The session a record is about, whatever its kind (nil: a reload, or not a record).

@@ -248,13 +248,20 @@ public struct SavedSessions {
 
     /// Parses saved JSON `text` (`what` names it in an error).
     public func parse(_ parser: JSONParser, _ text: String, _ what: String) throws(NavError) -> JSONValue {
-        do { return try parser.parse(text) } catch {
-            if error.kind == .tooDeep {
-                throw NavError(.limitExceeded, "\(what) is nested deeper than navd writes for a tree within --max-tree-depth \(limits.maxDepth)",
-                               data: ["limit": "--max-tree-depth", "max": .int(limits.maxDepth)])
-            }
-            throw NavError(.corruptState, "\(what) is not valid JSON (\(error))")
+        do { return try parser.parse(text) } catch { throw refusal(error, what) }
+    }
+
+    /// Parses saved JSON held in `bytes` (a log record, read in place).
+    public func parse(_ parser: JSONParser, _ bytes: ArraySlice<UInt8>, _ what: String) throws(NavError) -> JSONValue {
+        do { return try parser.parse(bytes) } catch { throw refusal(error, what) }
+    }
+
+    private func refusal(_ error: JSONParseError, _ what: String) -> NavError {
+        if error.kind == .tooDeep {
+            return NavError(.limitExceeded, "\(what) is nested deeper than navd writes for a tree within --max-tree-depth \(limits.maxDepth)",
+                            data: ["limit": "--max-tree-depth", "max": .int(limits.maxDepth)])
         }
+        return NavError(.corruptState, "\(what) is not valid JSON (\(error))")
     }
 
     /// A saved session, checked: its tree and facts as saved JSON text.
