@@ -10,7 +10,7 @@ extension Session {
     /// every bound of `limits`. Throws the first problem, naming the node or fact and the rule.
     public convenience init(restoring name: String, graph: NavigationGraph, root json: JSONValue, version: Int,
                             nextId: Int, facts: JSONValue, limits: SessionLimits) throws(NavError) {
-        self.init(name: name, graph: graph)
+        self.init(name: name, graph: graph, replacingTree: ())
         self.limits = limits
         guard (0...Session.maxRestoredCounter).contains(version), (0...Session.maxRestoredCounter).contains(nextId) else {
             throw NavError(.corruptState, "saved version \(version) or id counter \(nextId) is outside 0…\(Session.maxRestoredCounter)")

@@ -94,6 +94,14 @@ public final class Session {
         root = makeRoot()
     }
 
+    /// A session whose tree is about to be replaced (``replaceState(root:version:nextId:facts:)``):
+    /// none is built for the graph's root, only to be dropped (a restart makes a hundred thousand).
+    init(name: String, graph: NavigationGraph, replacingTree: Void) {
+        self.name = name
+        self.graph = graph
+        root = Node(number: 0, kind: .stack)
+    }
+
     /// An independent copy of the session's tree, facts and counters (exploration branches on it).
     public func copy() -> Session { Session(copying: self) }
 
