@@ -120,9 +120,7 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     @inlinable
     public subscript(key: String) -> JSONValue? {
         get {
-            // Keys of another length are passed over without comparing them (or copying the member).
-            let length = key.utf8.count
-            for i in members.indices where members[i].key.utf8.count == length && members[i].key == key { return members[i].value }
+            for m in members where m.key == key { return m.value }
             return nil
         }
         set {
