@@ -100,7 +100,7 @@ public final class JSONParser {
 
     /// The strings of object keys this parser made, for the next documents: saved trees and log
     /// records repeat a few keys many times over (a restart reads a hundred thousand trees).
-    private let keys = StringCache()
+    private lazy var keys = StringCache()
 
     /// Parses a complete document held in `bytes` into a tree.
     public func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONValue {

@@ -92,6 +92,7 @@ final class Navigator: SessionSource {
 
     /// Restored keyed replies name navigations ("nav-7"): new ones are numbered after them.
     func numberNavigations(afterThoseOf session: Session) {
+        guard !session.keyed.isEmpty else { return }  // no parser made for none (a restart restores many)
         let parser = JSONParser(maxDepth: config.writtenDepth)
         for reply in session.keyed.values {
             let id: JSONValue? = switch reply {
