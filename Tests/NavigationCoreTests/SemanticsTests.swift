@@ -305,4 +305,34 @@ extension Result where Failure == NavError {
         let restored = try Session(restoring: "t", graph: graph, root: s.root.json(graph), version: s.version, nextId: s.idCounter, facts: [:], limits: SessionLimits())
         #expect(JSONWriter.string(restored.root.json(graph)) == JSONWriter.string(s.root.json(graph)))
     }
+
+    /// A saved tree is refused, naming the rule, when a node holds a kind of child navd never puts
+    /// there, or when an id repeats (checked after the walk, by sorting the ids).
+    @Test func aSavedTreeOfAShapeNavdDoesNotMakeIsRefused() throws {
+        let s = Session(name: "t", graph: graph)
+        try go(s, "Editor")
+        let tree = s.root.json(graph)
+        guard case .array(let screens) = tree["children"] else { Issue.record("no children in \(tree)"); return }
+        func restore(_ root: JSONValue) -> String {
+            do {
+                _ = try Session(restoring: "t", graph: graph, root: root, version: s.version, nextId: s.idCounter, facts: [:], limits: SessionLimits())
+                return "restored"
+            } catch { return error.message }
+        }
+        func with(_ v: JSONValue, _ key: String, _ new: JSONValue?) -> JSONValue {
+            guard case .object(var o) = v else { return v }
+            o[key] = new
+            return .object(o)
+        }
+        #expect(restore(tree) == "restored")
+        // The second screen given the first one's id.
+        let twice = with(tree, "children", .array([screens[0], with(screens[1], "id", screens[0]["id"])]))
+        #expect(restore(twice).contains("appears twice"), "\(restore(twice))")
+        // A screen holding a screen.
+        let screenInScreen = with(tree, "children", .array([with(screens[0], "children", .array([screens[1]]))]))
+        #expect(restore(screenInScreen).contains("holds a screen"), "\(restore(screenInScreen))")
+        // A stack holding a stack.
+        let stackInStack = with(tree, "children", .array([screens[0], tree]))
+        #expect(restore(stackInStack).contains("holds a stack"), "\(restore(stackInStack))")
+    }
 }
