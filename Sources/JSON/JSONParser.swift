@@ -108,25 +108,23 @@ public final class JSONParser {
     }
 
     public func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
-        let r: Result<JSONValue, JSONParseError> = bytes.withUnsafeBytes { b in
-            do throws(JSONParseError) { return .success(try parse(b)) } catch { return .failure(error) }
-        }
-        return try r.get()
+        try parse { body in bytes.withUnsafeBytes(body) }
     }
 
     public func parse(_ bytes: ArraySlice<UInt8>) throws(JSONParseError) -> JSONValue {
-        let r: Result<JSONValue, JSONParseError> = bytes.withUnsafeBytes { b in
-            do throws(JSONParseError) { return .success(try parse(b)) } catch { return .failure(error) }
-        }
-        return try r.get()
+        try parse { body in bytes.withUnsafeBytes(body) }
     }
 
     public func parse(_ text: String) throws(JSONParseError) -> JSONValue {
         var text = text
         // In place when the string is stored contiguously (as navd's own are), else copied once.
-        let r: Result<JSONValue, JSONParseError> = text.withUTF8 { b in
-            do throws(JSONParseError) { return .success(try parse(UnsafeRawBufferPointer(b))) } catch { return .failure(error) }
-        }
-        return try r.get()
+        return try parse { body in text.withUTF8 { body(UnsafeRawBufferPointer($0)) } }
+    }
+
+    /// Parses the bytes `lend` lends to its argument (the closures of `withUnsafeBytes` and its
+    /// kin throw untyped errors, so the parse's result is carried out as a `Result`).
+    private func parse(_ lend: ((UnsafeRawBufferPointer) -> Result<JSONValue, JSONParseError>) -> Result<JSONValue, JSONParseError>)
+        throws(JSONParseError) -> JSONValue {
+        try lend { b in Result { () throws(JSONParseError) in try parse(b) } }.get()
     }
 }

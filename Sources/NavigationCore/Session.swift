@@ -87,15 +87,14 @@ public final class Session {
     public static let maxKeys = 4096
     public static let maxKeyBytes = 1 << 20
 
-    public init(name: String, graph: NavigationGraph) {
-        self.name = name
-        self.graph = graph
-        root = Node(number: 0, kind: .stack)  // replaced below
+    public convenience init(name: String, graph: NavigationGraph) {
+        self.init(name: name, graph: graph, replacingTree: ())
         root = makeRoot()
     }
 
-    /// A session whose tree is about to be replaced (``replaceState(root:version:nextId:facts:)``):
-    /// none is built for the graph's root, only to be dropped (a restart makes a hundred thousand).
+    /// A session whose tree is a placeholder, replaced next: by the graph's root (``init(name:graph:)``)
+    /// or by a restored tree (``replaceState(root:version:nextId:facts:)``), for which none is built
+    /// for the graph's root only to be dropped (a restart makes a hundred thousand).
     init(name: String, graph: NavigationGraph, replacingTree: Void) {
         self.name = name
         self.graph = graph
