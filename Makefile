@@ -12,7 +12,7 @@ PYENV      := .build/pyenv
 # Release builds of navd tuned with the flags Package.swift keeps behind NAVD_TUNED.
 export NAVD_TUNED ?= 1
 
-.PHONY: web-deps install-missing bench-web web web-build web-build-release embed-web test-web install uninstall man man-check chaos chaos-smoke run test test-python python-deps deps build build-debug embed protocol graph-png build-no-cluster bench bench-instructions bench-durable bench-scale bench-cpu bench-graph bench-core pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
+.PHONY: web-deps install-missing bench-web web web-build web-build-release embed-web test-web install uninstall man man-check chaos chaos-smoke run test test-python python-deps deps build build-debug embed protocol graph-png build-no-cluster bench bench-instructions bench-durable bench-scale bench-cpu bench-graph bench-core bench-parse pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
 
 ## make help: every target, one line each (scripts/tests/test_install.py checks that none is missing).
 help:
@@ -59,6 +59,7 @@ help:
 	@echo "  bench-cluster     - the PostgreSQL store beside SQLite and pgbench; takeover time"
 	@echo "  bench-graph       - loading a graph of 10,000 coordinators"
 	@echo "  bench-core        - the navigation core alone"
+	@echo "  bench-parse       - the request lines parsed by simdjson's DOM and On-Demand APIs"
 	@echo "  bench-web         - nav-web's CPU and memory with 10 pages on a busy session"
 	@echo "  pgo-profile       - retake the profile that lays out release builds"
 	@echo "  python-deps       - the Python virtual environment (pytest, the client)"
@@ -242,6 +243,13 @@ bench-graph: deps
 bench-core: deps
 	$(SWIFT) build -c release --product core-bench
 	.build/release/core-bench
+
+## make bench-parse: the benchmark's two request lines parsed by simdjson's DOM and On-Demand APIs,
+## ns per message (Benchmarks/parse-shapes; figures in BENCHMARKS.md).
+bench-parse: deps
+	@mkdir -p .build
+	g++ -O3 -march=native -std=c++17 Benchmarks/parse-shapes/parse_shapes.cpp -lsimdjson -o .build/parse-shapes
+	$$(command -v taskset >/dev/null && echo taskset -c 1) .build/parse-shapes
 
 ## make demo: navd, two nav-tui side by side on one session, and a navctl tour, in tmux.
 demo: build
