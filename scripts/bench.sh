@@ -60,6 +60,21 @@ start_navd() {
 }
 stop_navd() { kill -TERM "$NAVD_PID"; wait "$NAVD_PID" 2>/dev/null || true; }
 
+TICK=$(getconf CLK_TCK)
+# drive SERVER_PID CMD...: runs the load generator CMD, its output in $OUT, and sets BUSY to
+# "S/C": the server's and the client's CPU time over the run, in percent of one cpu (from
+# /proc/PID/stat and the shell's `time`). A side near 100 was the limit: a cell whose client is
+# at 100 while its server is well below measured the client, not the server.
+drive() {
+    local pid=$1 t0 t1 s0 s1 times; shift
+    s0=$(awk '{print $14 + $15}' "/proc/$pid/stat"); t0=$(date +%s%N)
+    times=$( { TIMEFORMAT='%U %S'; time "$@" >"$WORK/cli.out" 2>>"$WORK/cli.err"; } 2>&1 ) || true
+    t1=$(date +%s%N); s1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+    OUT=$(cat "$WORK/cli.out")
+    BUSY=$(awk -v s=$((s1 - s0)) -v tick="$TICK" -v ns=$((t1 - t0)) -v u="${times% *}" -v k="${times#* }" \
+        'BEGIN { w = ns / 1e9; printf "%.0f/%.0f", w ? 100 * s / tick / w : 0, w ? 100 * (u + k) / w : 0 }')
+}
+
 navbench() { "${CLI[@]}" "$BIN/navbench" --socket "$NAVD_SOCK" --duration "$DUR" --warmup "$WARMUP" "$@"; }
 
 # ---- 1. navbench matrix ------------------------------------------------------------------
@@ -110,10 +125,12 @@ FANOUT=$ANCHORS/build/redis-fanout
 
 ECHO_SOCK=$WORK/echo.sock REDIS_SOCK=$WORK/redis.sock
 "${SRV[@]}" "$ANCHORS/build/echo-server" --quiet "$ECHO_SOCK" 2>/dev/null &
-PIDS+=($!)
+ECHO_PID=$!
+PIDS+=("$ECHO_PID")
 "${SRV[@]}" redis-server --port 0 --unixsocket "$REDIS_SOCK" --unixsocketperm 700 --save '' --appendonly no \
     --daemonize no --dir "$WORK" --logfile "$WORK/redis.log" &
-PIDS+=($!)
+REDIS_PID=$!
+PIDS+=("$REDIS_PID")
 wait_socket "$ECHO_SOCK"
 wait_socket "$REDIS_SOCK"
 for _ in $(seq 100); do [ "$(redis-cli -s "$REDIS_SOCK" ping 2>/dev/null)" = PONG ] && break; sleep 0.05; done
@@ -134,32 +151,33 @@ for run in $(seq "$RUNS"); do
     start_navd "side-$run" --ephemeral
     open_sessions "$NAVD_SOCK" 50
     for c in 10 50; do for p in 1 16; do
-        out=$("${CLI[@]}" "$LOADGEN" -s "$NAVD_SOCK" -c "$c" -P "$p" -d "$DUR" -w "$WARMUP" -t "$TEMPLATE" -q) || true
-        printf '%s\tnavd\t%s\t%s\t%s\t%s\t%s\t%s\n' "$run" "$c" "$p" "$(kv rps "$out")" "$(kv p99_us "$out")" "$(kv errors "$out")" "$(kv p999_us "$out")" >>"$RESULTS"
-        out=$("${CLI[@]}" "$LOADGEN" -s "$ECHO_SOCK" -c "$c" -P "$p" -d "$DUR" -w "$WARMUP" -q) || true
-        printf '%s\techo\t%s\t%s\t%s\t%s\t%s\n' "$run" "$c" "$p" "$(kv rps "$out")" "$(kv p99_us "$out")" "$(kv errors "$out")" >>"$RESULTS"
-        out=$("${CLI[@]}" redis-benchmark -s "$REDIS_SOCK" -c "$c" -P "$p" -n "$(redis_n "$c" "$p")" --csv -t set 2>/dev/null |
-            awk -F',' '/^"SET"/{gsub(/"/, ""); printf "%d %.1f", $2, $7 * 1000}')
-        printf '%s\tredis\t%s\t%s\t%s\t%s\t-\n' "$run" "$c" "$p" "${out% *}" "${out#* }" >>"$RESULTS"
+        drive "$NAVD_PID" "${CLI[@]}" "$LOADGEN" -s "$NAVD_SOCK" -c "$c" -P "$p" -d "$DUR" -w "$WARMUP" -t "$TEMPLATE" -q
+        printf '%s\tnavd\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$run" "$c" "$p" "$(kv rps "$OUT")" "$(kv p99_us "$OUT")" "$(kv errors "$OUT")" "$(kv p999_us "$OUT")" "$BUSY" >>"$RESULTS"
+        drive "$ECHO_PID" "${CLI[@]}" "$LOADGEN" -s "$ECHO_SOCK" -c "$c" -P "$p" -d "$DUR" -w "$WARMUP" -q
+        printf '%s\techo\t%s\t%s\t%s\t%s\t%s\t-\t%s\n' "$run" "$c" "$p" "$(kv rps "$OUT")" "$(kv p99_us "$OUT")" "$(kv errors "$OUT")" "$BUSY" >>"$RESULTS"
+        n=$(redis_n "$c" "$p")
+        drive "$REDIS_PID" "${CLI[@]}" redis-benchmark -s "$REDIS_SOCK" -c "$c" -P "$p" -n "$n" --csv -t set
+        out=$(awk -F',' '/^"SET"/{gsub(/"/, ""); printf "%d %.1f", $2, $7 * 1000}' <<<"$OUT")
+        printf '%s\tredis\t%s\t%s\t%s\t%s\t-\t-\t%s\n' "$run" "$c" "$p" "${out% *}" "${out#* }" "$BUSY" >>"$RESULTS"
     done; done
     # Fan-out: one publisher connection (16 in flight) on session s0, 100 subscribers of s0.
-    out=$("${CLI[@]}" "$LOADGEN" -s "$NAVD_SOCK" -c 1 -P 16 -d "$DUR" -w "$WARMUP" -t "$TEMPLATE" -k 100 \
-        --subscribe-request '{"jsonrpc":"2.0","id":{{id}},"method":"subscribe","params":{"session":"s0"}}' -q) || true
-    printf '%s\tnavd-fanout\t1\t16\t%s\t-\t%s\n' "$run" "$(kv notif_all_rps "$out")" "$(kv errors "$out")" >>"$RESULTS"
+    drive "$NAVD_PID" "${CLI[@]}" "$LOADGEN" -s "$NAVD_SOCK" -c 1 -P 16 -d "$DUR" -w "$WARMUP" -t "$TEMPLATE" -k 100 \
+        --subscribe-request '{"jsonrpc":"2.0","id":{{id}},"method":"subscribe","params":{"session":"s0"}}' -q
+    printf '%s\tnavd-fanout\t1\t16\t%s\t-\t%s\t-\t%s\n' "$run" "$(kv notif_all_rps "$OUT")" "$(kv errors "$OUT")" "$BUSY" >>"$RESULTS"
     # The same with subscribers that ask for the compact form of stackChanged.
-    out=$("${CLI[@]}" "$LOADGEN" -s "$NAVD_SOCK" -c 1 -P 16 -d "$DUR" -w "$WARMUP" -t "$TEMPLATE" -k 100 \
-        --subscribe-request '{"jsonrpc":"2.0","id":{{id}},"method":"subscribe","params":{"session":"s0","notifications":"compact"}}' -q) || true
-    printf '%s\tnavd-fanout-compact\t1\t16\t%s\t-\t%s\n' "$run" "$(kv notif_all_rps "$out")" "$(kv errors "$out")" >>"$RESULTS"
-    out=$("${CLI[@]}" "$FANOUT" -s "$REDIS_SOCK" -n 100 -P 16 -W 4096 -z 40 -d "$DUR" -w "$WARMUP" -q) || true
-    printf '%s\tredis-fanout\t1\t16\t%s\t-\t%s\n' "$run" "$(kv notif_all_rps "$out")" "$(kv errors "$out")" >>"$RESULTS"
+    drive "$NAVD_PID" "${CLI[@]}" "$LOADGEN" -s "$NAVD_SOCK" -c 1 -P 16 -d "$DUR" -w "$WARMUP" -t "$TEMPLATE" -k 100 \
+        --subscribe-request '{"jsonrpc":"2.0","id":{{id}},"method":"subscribe","params":{"session":"s0","notifications":"compact"}}' -q
+    printf '%s\tnavd-fanout-compact\t1\t16\t%s\t-\t%s\t-\t%s\n' "$run" "$(kv notif_all_rps "$OUT")" "$(kv errors "$OUT")" "$BUSY" >>"$RESULTS"
+    drive "$REDIS_PID" "${CLI[@]}" "$FANOUT" -s "$REDIS_SOCK" -n 100 -P 16 -W 4096 -z 40 -d "$DUR" -w "$WARMUP" -q
+    printf '%s\tredis-fanout\t1\t16\t%s\t-\t%s\t-\t%s\n' "$run" "$(kv notif_all_rps "$OUT")" "$(kv errors "$OUT")" "$BUSY" >>"$RESULTS"
     stop_navd
     # Durable state: every commit written to SQLite before its reply (--durability process).
     start_navd "durable-side-$run" --state "$WORK/side-$run.sqlite" --durability process
     open_sessions "$NAVD_SOCK" 50
     for cp in "10 1" "50 1" "10 16"; do
         set -- $cp
-        out=$("${CLI[@]}" "$LOADGEN" -s "$NAVD_SOCK" -c "$1" -P "$2" -d "$DUR" -w "$WARMUP" -t "$TEMPLATE" -q) || true
-        printf '%s\tnavd-durable\t%s\t%s\t%s\t%s\t%s\n' "$run" "$1" "$2" "$(kv rps "$out")" "$(kv p99_us "$out")" "$(kv errors "$out")" >>"$RESULTS"
+        drive "$NAVD_PID" "${CLI[@]}" "$LOADGEN" -s "$NAVD_SOCK" -c "$1" -P "$2" -d "$DUR" -w "$WARMUP" -t "$TEMPLATE" -q
+        printf '%s\tnavd-durable\t%s\t%s\t%s\t%s\t%s\t-\t%s\n' "$run" "$1" "$2" "$(kv rps "$OUT")" "$(kv p99_us "$OUT")" "$(kv errors "$OUT")" "$BUSY" >>"$RESULTS"
     done
     stop_navd
 done
@@ -183,24 +201,29 @@ awk -F'\t' -v runs="$RUNS" -v md="$HEAD_MD" '
         return m ? sprintf("%.0f%%", 100 * (hi - lo) / m) : "-"
     }
     { k = $2 " " $3 " " $4; vals[k "rps"] = vals[k "rps"] " " $5; vals[k "p99"] = vals[k "p99"] " " $6; err[$2] += ($7 == "-" ? 0 : $7)
-      if ($8 != "") vals[k "p999"] = vals[k "p999"] " " $8 }
+      if ($8 != "-") vals[k "p999"] = vals[k "p999"] " " $8
+      split($9, b, "/"); vals[k "srv"] = vals[k "srv"] " " b[1]; vals[k "cli"] = vals[k "cli"] " " b[2] }
+    # "S/C": the median CPU busy share of the server and of its load generator in a cell, in percent.
+    function busy(key) { return sprintf("%d/%d", median(key "srv"), median(key "cli")) }
     # One row of the headline table (markdown), beside the printed one.
-    function row(name, n, r, e, ratio, eratio, goal, sp) {
-        printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", name, n, r, e, ratio, eratio, goal, sp > md
+    function row(name, n, r, e, ratio, eratio, goal, sp, cpu) {
+        printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, n, r, e, ratio, eratio, goal, sp, cpu > md
     }
     END {
-        printf "%-28s %10s %10s %10s %8s %8s %14s\n", "workload", "navd", "redis SET", "echo", "ratio", "goal", "spread n/r/e"
-        print "| workload | navd | Redis | C echo | navd / Redis | navd / echo | goal | spread navd/Redis/echo |" > md
-        print "|---|---|---|---|---|---|---|---|" > md
+        printf "%-28s %10s %10s %10s %8s %8s %14s  %s\n", "workload", "navd", "redis SET", "echo", "ratio", "goal", "spread n/r/e", "busy % server/client n; r; e"
+        print "| workload | navd | Redis | C echo | navd / Redis | navd / echo | goal | spread navd/Redis/echo | CPU busy %, server/client: navd; Redis; echo |" > md
+        print "|---|---|---|---|---|---|---|---|---|" > md
         split("10 1,10 16,50 1,50 16", cells, ",")
         for (i = 1; i <= 4; i++) {
             split(cells[i], cp, " ")
             n = median("navd " cells[i] "rps"); r = median("redis " cells[i] "rps"); e = median("echo " cells[i] "rps")
-            printf "%-28s %10d %10d %10d %8.2f %8s %14s\n", "navigate/dismiss C=" cp[1] " P=" cp[2] " req/s", n, r, e, (r ? n / r : 0), ">= 1",
-                   spread("navd " cells[i] "rps") "/" spread("redis " cells[i] "rps") "/" spread("echo " cells[i] "rps")
+            printf "%-28s %10d %10d %10d %8.2f %8s %14s  %s\n", "navigate/dismiss C=" cp[1] " P=" cp[2] " req/s", n, r, e, (r ? n / r : 0), ">= 1",
+                   spread("navd " cells[i] "rps") "/" spread("redis " cells[i] "rps") "/" spread("echo " cells[i] "rps"),
+                   busy("navd " cells[i]) "; " busy("redis " cells[i]) "; " busy("echo " cells[i])
             row(cp[1] " connections, " cp[2] " in flight, req/s", n, r, e, sprintf("%.2f", r ? n / r : 0), sprintf("%.2f", e ? n / e : 0),
                 cp[2] == 16 ? ">= 1.5 Redis, >= 0.6 echo" : ">= 0.9 echo",
-                spread("navd " cells[i] "rps") "/" spread("redis " cells[i] "rps") "/" spread("echo " cells[i] "rps"))
+                spread("navd " cells[i] "rps") "/" spread("redis " cells[i] "rps") "/" spread("echo " cells[i] "rps"),
+                busy("navd " cells[i]) "; " busy("redis " cells[i]) "; " busy("echo " cells[i]))
         }
         split("10 1,50 1,10 16", dcells, ",")
         for (i = 1; i <= 3; i++) {
@@ -210,23 +233,24 @@ awk -F'\t' -v runs="$RUNS" -v md="$HEAD_MD" '
                    spread("navd-durable " dcells[i] "rps") "/" spread("redis " dcells[i] "rps") "/-"
             printf "%-28s %10.2f %10s %10s %8s %8s\n", "    durable / ephemeral", (e ? n / e : 0), "-", "-", "-", ">= 0.8"
             row("default durable mode, " cp[1] " connections, " cp[2] " in flight", n, r, "-", sprintf("%.2f", r ? n / r : 0),
-                sprintf("%.2f of ephemeral", e ? n / e : 0), ">= 0.8 ephemeral", spread("navd-durable " dcells[i] "rps") "/" spread("redis " dcells[i] "rps") "/-")
+                sprintf("%.2f of ephemeral", e ? n / e : 0), ">= 0.8 ephemeral", spread("navd-durable " dcells[i] "rps") "/" spread("redis " dcells[i] "rps") "/-",
+                busy("navd-durable " dcells[i]) "; " busy("redis " dcells[i]) "; -")
         }
         n = median("navd 10 16p99"); x = median("navd 10 16p999"); r = median("redis 10 16p99")
         printf "%-28s %10.0f %10.0f %10s %8s %8s\n", "p99/p999 us C=10 P=16", n, r, "-", sprintf("%.0f", x), "(p999)"
-        row("latency, 10 connections, 16 in flight", sprintf("p99 %.0f us, p999 %.0f us", n, x), sprintf("p99 %.0f us", r), "-", "-", "-", "p99 not worse", "-")
+        row("latency, 10 connections, 16 in flight", sprintf("p99 %.0f us, p999 %.0f us", n, x), sprintf("p99 %.0f us", r), "-", "-", "-", "p99 not worse", "-", "-")
         n = median("navd 50 1p99"); r = median("redis 50 1p99")
         printf "%-28s %10.0f %10.0f %10s %8.2f %8s\n", "p99 us C=50 P=1", n, r, "-", (r ? n / r : 0), "<= 1"
         n = median("navd-fanout 1 16rps"); r = median("redis-fanout 1 16rps")
-        printf "%-28s %10d %10d %10s %8.2f %8s %14s\n", "fan-out to 100, msgs/s all", n, r, "-", (r ? n / r : 0), ">= 1",
-               spread("navd-fanout 1 16rps") "/" spread("redis-fanout 1 16rps") "/-"
+        printf "%-28s %10d %10d %10s %8.2f %8s %14s  %s\n", "fan-out to 100, msgs/s all", n, r, "-", (r ? n / r : 0), ">= 1",
+               spread("navd-fanout 1 16rps") "/" spread("redis-fanout 1 16rps") "/-", busy("navd-fanout 1 16") "; " busy("redis-fanout 1 16")
         row("fan-out to 100 subscribers, messages/s to all", n, r, "-", sprintf("%.2f", r ? n / r : 0), "-", ">= 1.5 Redis PUBLISH",
-            spread("navd-fanout 1 16rps") "/" spread("redis-fanout 1 16rps") "/-")
+            spread("navd-fanout 1 16rps") "/" spread("redis-fanout 1 16rps") "/-", busy("navd-fanout 1 16") "; " busy("redis-fanout 1 16") "; -")
         n = median("navd-fanout-compact 1 16rps")
-        printf "%-28s %10d %10d %10s %8.2f %8s %14s\n", "  same, compact subscribers", n, r, "-", (r ? n / r : 0), ">= 1.5",
-               spread("navd-fanout-compact 1 16rps") "/" spread("redis-fanout 1 16rps") "/-"
+        printf "%-28s %10d %10d %10s %8.2f %8s %14s  %s\n", "  same, compact subscribers", n, r, "-", (r ? n / r : 0), ">= 1.5",
+               spread("navd-fanout-compact 1 16rps") "/" spread("redis-fanout 1 16rps") "/-", busy("navd-fanout-compact 1 16") "; " busy("redis-fanout 1 16")
         row("same, subscribers in the compact form", n, r, "-", sprintf("%.2f", r ? n / r : 0), "-", ">= 1.5 Redis PUBLISH",
-            spread("navd-fanout-compact 1 16rps") "/" spread("redis-fanout 1 16rps") "/-")
+            spread("navd-fanout-compact 1 16rps") "/" spread("redis-fanout 1 16rps") "/-", busy("navd-fanout-compact 1 16") "; " busy("redis-fanout 1 16") "; -")
         printf "errors: navd %d, navd durable %d, navd fan-out %d\n", err["navd"], err["navd-durable"], err["navd-fanout"] + err["navd-fanout-compact"]
     }' "$RESULTS"
 
