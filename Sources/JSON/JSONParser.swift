@@ -99,8 +99,9 @@ public final class JSONParser {
     public var batchedDocuments: Int { Int(navjson_batched(raw)) }
 
     /// The strings of object keys this parser made, for the next documents: saved trees and log
-    /// records repeat a few keys many times over (a restart reads a hundred thousand trees).
-    private lazy var keys = StringCache()
+    /// records repeat a few keys many times over (a restart reads a hundred thousand trees). Also
+    /// for values a reader copies out of this parser's views (``JSONView/value(keys:)``).
+    public private(set) lazy var keys = StringCache()
 
     /// Parses a complete document held in `bytes` into a tree.
     public func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONValue {

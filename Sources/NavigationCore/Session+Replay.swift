@@ -137,6 +137,6 @@ extension Session {
     /// A node a change brings, read as a restored node is (its subtree bounded by the limits).
     private func replayedNode(_ j: JSONValue?, count: inout Int) throws(NavError) -> Node {
         guard let j else { throw NavError(.corruptState, "a recorded change of session \"\(name)\" lacks its node") }
-        return try Session.node(from: j, graph: graph, depth: 1, count: &count, limits: limits)
+        return try Session.node(from: j, graph: graph, depth: 1, count: &count, limits: limits, keys: nil)
     }
 }

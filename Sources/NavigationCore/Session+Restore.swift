@@ -10,13 +10,27 @@ extension Session {
     /// every bound of `limits`. Throws the first problem, naming the node or fact and the rule.
     public convenience init(restoring name: String, graph: NavigationGraph, root json: JSONValue, version: Int,
                             nextId: Int, facts: JSONValue, limits: SessionLimits) throws(NavError) {
+        try self.init(restoringTree: name, graph: graph, root: json, version: version, nextId: nextId, facts: facts, limits: limits, keys: nil)
+    }
+
+    /// As the other, with the tree read in place from the document a parser parsed last (a
+    /// snapshot's tree), each member read once; `keys` gives the params' object keys (a restart
+    /// reads the same few keys a hundred thousand times).
+    public convenience init(restoring name: String, graph: NavigationGraph, root json: JSONView, version: Int,
+                            nextId: Int, facts: JSONValue, limits: SessionLimits, keys: StringCache?) throws(NavError) {
+        try self.init(restoringTree: name, graph: graph, root: json, version: version, nextId: nextId, facts: facts, limits: limits, keys: keys)
+    }
+
+    /// The two above, specialized for each kind of root within this module.
+    convenience init<Root: SavedNodeSource>(restoringTree name: String, graph: NavigationGraph, root json: Root, version: Int,
+                                            nextId: Int, facts: JSONValue, limits: SessionLimits, keys: StringCache?) throws(NavError) {
         self.init(name: name, graph: graph, replacingTree: ())
         self.limits = limits
         guard (0...Session.maxRestoredCounter).contains(version), (0...Session.maxRestoredCounter).contains(nextId) else {
             throw NavError(.corruptState, "saved version \(version) or id counter \(nextId) is outside 0…\(Session.maxRestoredCounter)")
         }
         var count = 0
-        let restored = try Session.node(from: json, graph: graph, depth: 1, count: &count, limits: limits)
+        let restored = try Session.node(from: json, graph: graph, depth: 1, count: &count, limits: limits, keys: keys)
         try Session.validateRestored(restored, nextId: nextId)
         let table = try Session.restoredFacts(facts, limits: limits)
         replaceState(root: restored, version: version, nextId: nextId, facts: table)
@@ -115,7 +129,8 @@ extension Session {
     /// The saved node `j` at `depth` (the root: 1) and what is below it, read within `limits`'
     /// depth and node count (so the walk is bounded), each setup model checked against its
     /// coordinator's schema.
-    static func node(from j: JSONValue, graph: NavigationGraph, depth: Int, count: inout Int, limits: SessionLimits) throws(NavError) -> Node {
+    static func node<Source: SavedNodeSource>(from j: Source, graph: NavigationGraph, depth: Int, count: inout Int, limits: SessionLimits,
+                                              keys: StringCache?) throws(NavError) -> Node {
         guard depth <= limits.maxDepth else {
             throw NavError(.limitExceeded, "the saved tree is deeper than \(limits.maxDepth) nodes (the --max-tree-depth limit)",
                            data: ["limit": "--max-tree-depth", "max": .int(limits.maxDepth)])
@@ -125,18 +140,19 @@ extension Session {
             throw NavError(.limitExceeded, "the saved tree has more than \(limits.maxNodes) nodes (the --max-tree-nodes limit)",
                            data: ["limit": "--max-tree-nodes", "max": .int(limits.maxNodes)])
         }
-        guard let id = j["id"]?.stringValue, let k = j["kind"]?.stringValue, let kind = Node.Kind(rawValue: k) else {
-            throw NavError(.corruptState, "saved node without id or kind: \(JSONWriter.string(j).prefix(120))")
+        let saved = j.savedNode(keys: keys)
+        guard let id = saved.id, let k = saved.kind, let kind = Node.Kind(rawValue: k) else {
+            throw NavError(.corruptState, "saved node without id or kind: \(JSONWriter.string(j.savedJSON).prefix(120))")
         }
         var coordinator = -1
-        if kind == .screen || kind == .flow || (kind == .tabs && j["coordinator"] != nil) {
-            let cname = j["coordinator"]?.stringValue ?? ""
+        if kind == .screen || kind == .flow || (kind == .tabs && saved.hasCoordinator) {
+            let cname = saved.coordinator ?? ""
             guard let c = graph.coordinator(named: cname) else {
                 throw NavError(.unknownTarget, "saved node \(id) shows `\(cname)`, which the graph does not declare")
             }
             coordinator = c.index
         }
-        let params = j["params"] ?? .object([:])
+        let params = saved.params ?? .object([:])
         if coordinator >= 0 {
             let c = graph.coordinators[coordinator]
             guard case .object = params else {
@@ -152,26 +168,26 @@ extension Session {
         }
         if coordinator >= 0 {
             n.paramsBytes = params.encodedSize
-            if let h = try restoredParamsHistory(j["paramsHistory"], of: id, coordinator: graph.coordinators[coordinator]) {
+            if let h = try restoredParamsHistory(saved.paramsHistory, of: id, coordinator: graph.coordinators[coordinator]) {
                 n.paramsHistory = h
                 n.historyBytes = JSONValue.array(h).encodedSize
             }
         }
-        n.selected = j["selected"]?.intValue ?? 0
-        if kind == .tabs, let h = j["history"] {
+        n.selected = saved.selected ?? 0
+        if kind == .tabs, let h = saved.history {
             // Checked against the children below.
             guard let list = Session.tabHistory(h, selected: n.selected) else {
                 throw NavError(.corruptState, "saved tabs \(id) have a history that is not a list of distinct tab indexes other than the selected one")
             }
             n.tabHistory = list
         }
-        for c in j["children"]?.arrayValue ?? [] {
-            let child = try node(from: c, graph: graph, depth: depth + 1, count: &count, limits: limits)
+        for c in saved.children {
+            let child = try node(from: c, graph: graph, depth: depth + 1, count: &count, limits: limits, keys: keys)
             child.parent = n
             n.children.append(child)
         }
-        if let p = j["presented"] {
-            let child = try node(from: p, graph: graph, depth: depth + 1, count: &count, limits: limits)
+        if let p = saved.presented {
+            let child = try node(from: p, graph: graph, depth: depth + 1, count: &count, limits: limits, keys: keys)
             child.parent = n
             n.presented = child
         }

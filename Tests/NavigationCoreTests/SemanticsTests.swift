@@ -335,4 +335,53 @@ extension Result where Failure == NavError {
         let stackInStack = with(tree, "children", .array([screens[0], tree]))
         #expect(restore(stackInStack).contains("holds a stack"), "\(restore(stackInStack))")
     }
+
+    /// A saved tree read in place from its parsed text (as a snapshot's trees are) restores to the
+    /// same tree, or is refused with the same message, as the tree read from its value.
+    @Test func aSavedTreeReadInPlaceRestoresAsItsValueDoes() throws {
+        let s = Session(name: "t", graph: graph)
+        try go(s, "Box", by: .present)
+        try go(s, "Editor")
+        try go(s, "Two", by: .select)
+        let text = JSONWriter.string(s.root.json(graph))
+        let parser = JSONParser(maxDepth: 256)
+        func outcome(_ read: () throws(NavError) -> Session) -> String {
+            do throws(NavError) { return "restored " + JSONWriter.string(try read().root.json(graph)) } catch { return error.message }
+        }
+        func replacing(_ old: String, _ new: String) -> String {
+            guard let r = text.range(of: old) else { Issue.record("no \(old) in \(text)"); return text }
+            return text.replacingCharacters(in: r, with: new)
+        }
+        let variants = [
+            text,
+            replacing("\"kind\":\"stack\"", "\"kind\":\"heap\""),
+            replacing("\"id\":", "\"idx\":"),
+            replacing("\"kind\":\"stack\"", "\"kind\":\"screen\",\"kind\":\"stack\""),  // the last member counts
+            replacing("\"params\":{}", "\"params\":[]"),
+            replacing("\"selected\":1", "\"selected\":\"1\""),
+            replacing("\"selected\":1", "\"selected\":7"),
+            replacing("\"coordinator\":\"", "\"coordinator\":\"zz"),
+            replacing("\"children\":[", "\"children\":7,\"x\":["),
+        ]
+        for v in variants {
+            let fromValue = outcome { () throws(NavError) in
+                try Session(restoring: "t", graph: graph, root: try! parser.parse(v), version: s.version, nextId: s.idCounter, facts: [:],
+                            limits: SessionLimits())
+            }
+            let fromView = outcome { () throws(NavError) in
+                var t = v
+                return try t.withUTF8 { b in
+                    Result { () throws(NavError) -> Session in
+                        try Session(restoring: "t", graph: graph, root: try! parser.view(UnsafeRawBufferPointer(b)), version: s.version,
+                                    nextId: s.idCounter, facts: [:], limits: SessionLimits(), keys: parser.keys)
+                    }
+                }.get()
+            }
+            #expect(fromView == fromValue, "\(v)")
+        }
+        #expect(outcome { () throws(NavError) in
+            try Session(restoring: "t", graph: graph, root: try! parser.parse(text), version: s.version, nextId: s.idCounter, facts: [:],
+                        limits: SessionLimits())
+        } == "restored " + text)
+    }
 }

@@ -264,11 +264,20 @@ public struct SavedSessions {
         return NavError(.corruptState, "\(what) is not valid JSON (\(error))")
     }
 
-    /// A saved session, checked: its tree and facts as saved JSON text.
+    /// A saved session, checked: its tree and facts as saved JSON text. The tree is read in place
+    /// from the parsed text (the facts, parsed first, are a value: the same parser reads both).
     public func session(_ name: String, graph: NavigationGraph, version: Int, nextId: Int, tree: String, facts: String,
                  parser: JSONParser) throws(NavError) -> Session {
-        try Session(restoring: name, graph: graph, root: parse(parser, tree, "the saved tree"), version: version, nextId: nextId,
-                    facts: parse(parser, facts, "the saved facts"), limits: limits)
+        let facts = try parse(parser, facts, "the saved facts")
+        var tree = tree
+        return try tree.withUTF8 { text in
+            Result { () throws(NavError) -> Session in
+                let root: JSONView
+                do throws(JSONParseError) { root = try parser.view(UnsafeRawBufferPointer(text)) } catch { throw refusal(error, "the saved tree") }
+                return try Session(restoring: name, graph: graph, root: root, version: version, nextId: nextId, facts: facts,
+                                   limits: limits, keys: parser.keys)
+            }
+        }.get()
     }
 }
 
