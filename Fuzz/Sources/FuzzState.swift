@@ -22,7 +22,16 @@ func fuzzState(_ data: UnsafeRawBufferPointer) {
     let parser = JSONParser(maxDepth: SessionLimits.writtenDepth(treeDepth: limits.maxDepth, valueDepth: 64))
     guard let tree = try? parser.parse(Array(bytes[..<nul])) else { return }
     let facts = nul < bytes.count ? ((try? parser.parse(Array(bytes[(nul + 1)...]))) ?? .null) : .object([:])
-    guard let s = try? Session(restoring: "s", graph: exampleGraph, root: tree, version: 3, nextId: 1_000, facts: facts, limits: limits) else { return }
+    let restored = try? Session(restoring: "s", graph: exampleGraph, root: tree, version: 3, nextId: 1_000, facts: facts, limits: limits)
+    // The same text read in place, as a snapshot's trees are, restores to the same tree or not at all.
+    let inPlace = bytes[..<nul].withUnsafeBytes { text -> Session? in
+        guard let root = try? parser.view(text) else { return nil }
+        return try? Session(restoring: "s", graph: exampleGraph, root: root, version: 3, nextId: 1_000, facts: facts, limits: limits,
+                            keys: parser.keys)
+    }
+    require(inPlace.map { JSONWriter.encode($0.root.json(exampleGraph)) } == restored.map { JSONWriter.encode($0.root.json(exampleGraph)) },
+            "a tree read in place restores otherwise than its value")
+    guard let s = restored else { return }
     require(s.root.height <= limits.maxDepth && s.nodeCount <= limits.maxNodes && s.paramsBytes <= limits.maxParamsBytes,
             "a restored session passes a limit")
     var w = JSONWriter()
