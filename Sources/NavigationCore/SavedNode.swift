@@ -3,7 +3,7 @@ import JSON
 /// A saved node's members as ``Session/node(from:graph:depth:count:limits:keys:)`` reads them: from a
 /// `JSONValue` tree (a log record, a graph reload) or in place from a parsed document (a snapshot's
 /// tree), read in one pass over its members. A repeated member: the last counts, as in the parser.
-public struct SavedNode<Child> {
+struct SavedNode<Child> {
     var id: String?
     var kind: String?
     /// Whether a `coordinator` member is there (a tabs node names its container only when declared).
@@ -19,7 +19,7 @@ public struct SavedNode<Child> {
 }
 
 /// What a saved tree can be read from (``Session/init(restoring:graph:root:version:nextId:facts:limits:)``).
-public protocol SavedNodeSource {
+protocol SavedNodeSource {
     /// The node's members; values copied out take their object keys from `keys`.
     func savedNode(keys: StringCache?) -> SavedNode<Self>
     /// The node as JSON, for messages.
@@ -30,7 +30,7 @@ extension JSONValue: SavedNodeSource {
     /// One pass over the members, from the last, so that a key a built object repeats counts
     /// first, as its subscript reads it (a parsed object's keys are unique: the parser keeps the last).
     @inline(__always)
-    public func savedNode(keys: StringCache?) -> SavedNode<JSONValue> {
+    func savedNode(keys: StringCache?) -> SavedNode<JSONValue> {
         var n = SavedNode<JSONValue>()
         guard case .object(let o) = self else { return n }
         for m in o.members.reversed() {
@@ -52,14 +52,14 @@ extension JSONValue: SavedNodeSource {
         return n
     }
 
-    public var savedJSON: JSONValue { self }
+    var savedJSON: JSONValue { self }
 }
 
 extension JSONView: SavedNodeSource {
     /// One pass over the members, each key told by its length first: a restart reads a hundred
     /// thousand trees, and looking each member up alone walks the members once per lookup.
     @inline(__always)
-    public func savedNode(keys: StringCache?) -> SavedNode<JSONView> {
+    func savedNode(keys: StringCache?) -> SavedNode<JSONView> {
         var n = SavedNode<JSONView>()
         forEachMember { k, v in
             switch k.count {
@@ -80,5 +80,5 @@ extension JSONView: SavedNodeSource {
         return n
     }
 
-    public var savedJSON: JSONValue { value }
+    var savedJSON: JSONValue { value }
 }

@@ -152,9 +152,9 @@ extension LogStore {
             let r = records[index]
             let path = scans[r.scan].path
             do throws(NavError) {
-                let payload = try record(scans[r.scan].bytes, r.payload, parser)
+                let payload = RecordMembers(try saved.view(parser, scans[r.scan].bytes[r.payload], "a log record"))
                 if index == reload {
-                    let n = try reloadRecord(payload, graph: graph)
+                    let n = try reloadRecord(payload.record.value(keys: parser.keys), graph: graph)
                     counted.kinds["graph reload", default: 0] += 1
                     statesToCome = n
                     reloadAt = (path, r.offset)
@@ -162,17 +162,17 @@ extension LogStore {
                     continue
                 }
                 if statesToCome > 0 {
-                    guard payload["s"] != nil else {
+                    guard payload.s != nil else {
                         throw NavError(.corruptState, "the graph reload at byte \(reloadAt.offset) announces \(statesToCome) more sessions' states than follow it")
                     }
                 }
-                let before = payload["s"] == nil ? (payload["c"] ?? payload["f"] ?? payload["k"])?.stringValue.flatMap { byName[$0]?.version } : nil
-                guard let name = try apply(payload, graph: graph, byName: &byName, order: &order, setAside: &setAside) else {
+                let before = payload.s == nil ? (payload.c ?? payload.f ?? payload.k)?.string.flatMap { byName[$0]?.version } : nil
+                guard let name = try apply(payload, keys: parser.keys, graph: graph, byName: &byName, order: &order, setAside: &setAside) else {
                     counted.kinds["dropped (session set aside)", default: 0] += 1
                     continue
                 }
                 replayed.insert(name)
-                let kind = payload["c"] != nil ? "commits" : payload["s"] != nil ? "states" : payload["f"] != nil ? "facts" : payload["k"] != nil ? "keys" : "closes"
+                let kind = payload.c != nil ? "commits" : payload.s != nil ? "states" : payload.f != nil ? "facts" : payload.k != nil ? "keys" : "closes"
                 counted.saw(kind, name, from: before, to: byName[name]?.version)
                 if statesToCome > 0 {
                     statesToCome -= 1
@@ -297,29 +297,68 @@ extension LogStore {
         return prefix.withUTF8Buffer { p in p.indices.allSatisfy { bytes[payload.lowerBound + $0] == p[$0] } }
     }
 
+    /// A log record's members, found in one pass over its payload read in place (valid until the
+    /// parser parses again): a restart reads every record since the last compaction.
+    private struct RecordMembers {
+        let record: JSONView
+        var c, s, f, k, x, v, n, t, o, r, cc, ch, key, facts: JSONView?
+
+        private init(record: JSONView) { self.record = record }
+
+        init(_ record: JSONView) {
+            var m = RecordMembers(record: record)
+            record.forEachMember { key, value in
+                switch key.count {
+                case 1:
+                    switch key.first {
+                    case UInt8(ascii: "c"): m.c = value
+                    case UInt8(ascii: "s"): m.s = value
+                    case UInt8(ascii: "f"): m.f = value
+                    case UInt8(ascii: "k"): m.k = value
+                    case UInt8(ascii: "x"): m.x = value
+                    case UInt8(ascii: "v"): m.v = value
+                    case UInt8(ascii: "n"): m.n = value
+                    case UInt8(ascii: "t"): m.t = value
+                    case UInt8(ascii: "o"): m.o = value
+                    case UInt8(ascii: "r"): m.r = value
+                    default: break
+                    }
+                case 2 where key.equals("cc"): m.cc = value
+                case 2 where key.equals("ch"): m.ch = value
+                case 3 where key.equals("key"): m.key = value
+                case 5 where key.equals("facts"): m.facts = value
+                default: break
+                }
+            }
+            self = m
+        }
+    }
+
     /// Applies one record to the sessions being restored; answers the session it is about (nil: a
-    /// record of a session `--repair` set aside, dropped).
-    private func apply(_ p: JSONValue, graph: NavigationGraph, byName: inout [String: Session], order: inout [String],
+    /// record of a session `--repair` set aside, dropped). Values copied out of the record take
+    /// their object keys from `keys`.
+    private func apply(_ p: RecordMembers, keys: StringCache, graph: NavigationGraph, byName: inout [String: Session], order: inout [String],
                        setAside: inout Set<String>) throws(NavError) -> String? {
-        if let name = p["c"]?.stringValue {
+        if let name = p.c?.string {
             if setAside.contains(name) { return nil }
             guard let s = byName[name] else { throw NavError(.corruptState, "a commit of session \"\(name)\", which is not open") }
-            let compact = p["cc"]
-            guard let v = p["v"]?.intValue, let n = p["n"]?.intValue, let changes = compact ?? p["ch"] else {
+            let compact = p.cc
+            guard let v = p.v?.int, let n = p.n?.int, let changes = compact ?? p.ch else {
                 throw NavError(.corruptState, "a commit record of session \"\(name)\" lacks its version, id counter or changes")
             }
             if v <= s.version { return name }  // the snapshot holds it already
-            try s.replay(changes: changes, compact: compact != nil, version: v, nextId: n)
+            try s.replay(changes: changes.value(keys: keys), compact: compact != nil, version: v, nextId: n)
             return name
         }
-        if let name = p["s"]?.stringValue {
-            guard let v = p["v"]?.intValue, let n = p["n"]?.intValue, let tree = p["t"], let facts = p["f"] else {
+        if let name = p.s?.string {
+            guard let v = p.v?.int, let n = p.n?.int, let tree = p.t, let facts = p.f else {
                 throw NavError(.corruptState, "a state record of session \"\(name)\" lacks its version, id counter, tree or facts")
             }
             let old = byName[name]
             if let old, v < old.version { return name }
-            let s = try Session(restoring: name, graph: graph, root: tree, version: v, nextId: n, facts: facts, limits: saved.limits)
-            if let o = p["o"]?.intValue {
+            let s = try Session(restoring: name, graph: graph, root: tree, version: v, nextId: n, facts: facts.value(keys: keys),
+                                limits: saved.limits, keys: keys)
+            if let o = p.o?.int {
                 guard let uid = UInt32(exactly: o) else { throw NavError(.corruptState, "owner \(o) of session \"\(name)\" is not a uid") }
                 s.owner = uid
             }
@@ -331,15 +370,15 @@ extension LogStore {
             byName[name] = s
             return name
         }
-        if let name = p["f"]?.stringValue {
+        if let name = p.f?.string {
             if setAside.contains(name) { return nil }
-            guard let s = byName[name], let facts = p["facts"] else { throw NavError(.corruptState, "a facts record of session \"\(name)\", which is not open") }
-            try s.replayFacts(facts)
+            guard let s = byName[name], let facts = p.facts else { throw NavError(.corruptState, "a facts record of session \"\(name)\", which is not open") }
+            try s.replayFacts(facts.value(keys: keys))
             return name
         }
-        if let name = p["k"]?.stringValue {
+        if let name = p.k?.string {
             if setAside.contains(name) { return nil }
-            guard let s = byName[name], let key = p["key"]?.stringValue, let text = p["r"]?.stringValue,
+            guard let s = byName[name], let key = p.key?.string, let text = p.r?.string,
                   let reply = KeyedReply.decode(try saved.parse(saved.parser(), text, "a keyed reply")) else {
                 throw NavError(.corruptState, "a key record of session \"\(name)\" is not whole, or its session is not open")
             }
@@ -347,7 +386,7 @@ extension LogStore {
             unsnapshotted.remember(s, key: key, reply: reply)
             return name
         }
-        if let name = p["x"]?.stringValue {
+        if let name = p.x?.string {
             setAside.remove(name)
             if let gone = byName[name] { counts.remove(gone) }
             byName[name] = nil

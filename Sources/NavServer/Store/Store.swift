@@ -256,6 +256,16 @@ public struct SavedSessions {
         do { return try parser.parse(bytes) } catch { throw refusal(error, what) }
     }
 
+    /// Parses saved JSON held in `bytes` (a log record) and answers a view of it, read in place:
+    /// valid until `parser` parses again (the parser keeps its own copy of what it read).
+    public func view(_ parser: JSONParser, _ bytes: ArraySlice<UInt8>, _ what: String) throws(NavError) -> JSONView {
+        try bytes.withUnsafeBytes { b in Result { () throws(NavError) in try view(parser, b, what) } }.get()
+    }
+
+    private func view(_ parser: JSONParser, _ bytes: UnsafeRawBufferPointer, _ what: String) throws(NavError) -> JSONView {
+        do throws(JSONParseError) { return try parser.view(bytes) } catch { throw refusal(error, what) }
+    }
+
     private func refusal(_ error: JSONParseError, _ what: String) -> NavError {
         if error.kind == .tooDeep {
             return NavError(.limitExceeded, "\(what) is nested deeper than navd writes for a tree within --max-tree-depth \(limits.maxDepth)",
@@ -270,14 +280,9 @@ public struct SavedSessions {
                  parser: JSONParser) throws(NavError) -> Session {
         let facts = try parse(parser, facts, "the saved facts")
         var tree = tree
-        return try tree.withUTF8 { text in
-            Result { () throws(NavError) -> Session in
-                let root: JSONView
-                do throws(JSONParseError) { root = try parser.view(UnsafeRawBufferPointer(text)) } catch { throw refusal(error, "the saved tree") }
-                return try Session(restoring: name, graph: graph, root: root, version: version, nextId: nextId, facts: facts,
-                                   limits: limits, keys: parser.keys)
-            }
-        }.get()
+        let root = try tree.withUTF8 { text in Result { () throws(NavError) in try view(parser, UnsafeRawBufferPointer(text), "the saved tree") } }.get()
+        return try Session(restoring: name, graph: graph, root: root, version: version, nextId: nextId, facts: facts, limits: limits,
+                           keys: parser.keys)
     }
 }
 
