@@ -12,16 +12,19 @@ final class NodeIndex {
     /// The number of an id made by ``Session/newId()``: "n", then digits without a leading zero.
     static func number(_ id: String) -> Int? {
         var s = id
-        return s.withUTF8 { b -> Int? in
-            guard b.count >= 2, b.count <= 19, b[0] == UInt8(ascii: "n"), b[1] != UInt8(ascii: "0") || b.count == 2 else { return nil }
-            var n = 0
-            for i in 1..<b.count {
-                let d = b[i] &- UInt8(ascii: "0")
-                guard d < 10 else { return nil }
-                n = n * 10 + Int(d)
-            }
-            return n
+        return s.withUTF8 { number(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// ``number(_:)`` of an id's UTF-8 (read in place from a saved tree).
+    static func number(bytes b: UnsafeRawBufferPointer) -> Int? {
+        guard b.count >= 2, b.count <= 19, b[0] == UInt8(ascii: "n"), b[1] != UInt8(ascii: "0") || b.count == 2 else { return nil }
+        var n = 0
+        for i in 1..<b.count {
+            let d = b[i] &- UInt8(ascii: "0")
+            guard d < 10 else { return nil }
+            n = n * 10 + Int(d)
         }
+        return n
     }
 
     subscript(id: String) -> Node? {

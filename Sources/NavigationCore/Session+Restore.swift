@@ -140,35 +140,36 @@ extension Session {
             throw NavError(.limitExceeded, "the saved tree has more than \(limits.maxNodes) nodes (the --max-tree-nodes limit)",
                            data: ["limit": "--max-tree-nodes", "max": .int(limits.maxNodes)])
         }
-        let saved = j.savedNode(keys: keys)
-        guard let id = saved.id, let k = saved.kind, let kind = Node.Kind(rawValue: k) else {
+        let saved = j.savedNode(keys: keys, graph: graph)
+        guard saved.idIsString, let kind = saved.kind else {
             throw NavError(.corruptState, "saved node without id or kind: \(JSONWriter.string(j.savedJSON).prefix(120))")
         }
         var coordinator = -1
         if kind == .screen || kind == .flow || (kind == .tabs && saved.hasCoordinator) {
-            let cname = saved.coordinator ?? ""
-            guard let c = graph.coordinator(named: cname) else {
-                throw NavError(.unknownTarget, "saved node \(id) shows `\(cname)`, which the graph does not declare")
+            guard let c = saved.coordinator else {
+                throw NavError(.unknownTarget, "saved node \(saved.id) shows `\(saved.coordinatorName ?? "")`, which the graph does not declare")
             }
-            coordinator = c.index
+            coordinator = c
         }
         let params = saved.params ?? .object([:])
         if coordinator >= 0 {
             let c = graph.coordinators[coordinator]
             guard case .object = params else {
-                throw NavError(.corruptState, "saved node \(id) (\(c.name)) has params that are a JSON \(params.typeName), not an object")
+                throw NavError(.corruptState, "saved node \(saved.id) (\(c.name)) has params that are a JSON \(params.typeName), not an object")
             }
             if let setup = c.setup, let violation = setup.validate(params) {
-                throw NavError(.invalidSetup, "saved node \(id) (\(c.name)) has params that do not match its setup: \(violation.message)",
-                               data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "node": .string(id)])
+                throw NavError(.invalidSetup, "saved node \(saved.id) (\(c.name)) has params that do not match its setup: \(violation.message)",
+                               data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "node": .string(saved.id)])
             }
         }
-        guard let n = Node(id: id, kind: kind, coordinator: coordinator, params: params) else {
-            throw NavError(.corruptState, "saved node id `\(id)` is not one navd makes (\"n\" and a number)")
+        guard let number = saved.number else {
+            throw NavError(.corruptState, "saved node id `\(saved.id)` is not one navd makes (\"n\" and a number)")
         }
+        let n = Node(number: number, kind: kind, coordinator: coordinator, params: params)
         if coordinator >= 0 {
             n.paramsBytes = params.encodedSize
-            if let h = try restoredParamsHistory(saved.paramsHistory, of: id, coordinator: graph.coordinators[coordinator]) {
+            if let history = saved.paramsHistory,
+               let h = try restoredParamsHistory(history, of: saved.id, coordinator: graph.coordinators[coordinator]) {
                 n.paramsHistory = h
                 n.historyBytes = JSONValue.array(h).encodedSize
             }
@@ -177,7 +178,7 @@ extension Session {
         if kind == .tabs, let h = saved.history {
             // Checked against the children below.
             guard let list = Session.tabHistory(h, selected: n.selected) else {
-                throw NavError(.corruptState, "saved tabs \(id) have a history that is not a list of distinct tab indexes other than the selected one")
+                throw NavError(.corruptState, "saved tabs \(saved.id) have a history that is not a list of distinct tab indexes other than the selected one")
             }
             n.tabHistory = list
         }
