@@ -362,6 +362,9 @@ extension Result where Failure == NavError {
             replacing("\"selected\":1", "\"selected\":7"),
             replacing("\"coordinator\":\"", "\"coordinator\":\"zz"),
             replacing("\"children\":[", "\"children\":7,\"x\":["),
+            replacing("\"id\":\"n", "\"id\":\"n0"),  // not navd's form: named in the refusal
+            replacing("\"id\":\"n", "\"id\":7,\"x\":\"n"),
+            replacing("\"coordinator\":\"", "\"coordinator\":7,\"x\":\""),
         ]
         for v in variants {
             let fromValue = outcome { () throws(NavError) in
@@ -378,6 +381,8 @@ extension Result where Failure == NavError {
                 }.get()
             }
             #expect(fromView == fromValue, "\(v)")
+            if v.contains("\"id\":\"n0") { #expect(fromView.contains("saved node id `n0") && fromView.contains("is not one navd makes"), "\(fromView)") }
+            if v.contains("\"coordinator\":7") { #expect(fromView.contains("shows ``, which the graph does not declare"), "\(fromView)") }
         }
         #expect(outcome { () throws(NavError) in
             try Session(restoring: "t", graph: graph, root: try! parser.parse(text), version: s.version, nextId: s.idCounter, facts: [:],
