@@ -76,17 +76,36 @@ def reload_during_compaction():
 ]
     p, sock = start_navd(*args)
     c = navd_client.Client(sock)
-    compacting, n = False, 0
-    while n < 9000 and not compacting:
+
+    def batch(n):  # 300 sessions, each with a screen pushed (a third showing the screen the reload removes)
         for i in range(n, n + 300):
             c.send("session.open", name="s%d" % i)
             c.send("navigate", session="s%d" % i, to="app.Old" if i % 3 == 0 else "app.Product",
                    **({} if i % 3 == 0 else {"with": {"id": "x" * 300}}))
-        c.call("ping")
+
+    # Batches until the next one will pass the log's compaction threshold (a batch writes at least
+    # what the one before wrote: the names only grow); after that one is answered, `stats` and the
+    # reload go together, read while the compaction it started is under way (a slice of 80
+    # sessions per loop iteration, some twenty of them here). Sampling `compacting` after every
+    # batch instead missed a compaction that had begun early in a batch and ended before the sample.
+    compacting, reloaded, n, before = False, None, 0, 0
+    while n < 9000 and reloaded is None:
+        state = c.call("stats")["state"]
+        per_batch = state["logBytes"] - before if n else 300 * 1024
+        before = state["logBytes"]
+        if state["logBytes"] + per_batch >= state["compactAt"]:
+            open(d + "/graph/app.yaml", "w").write(RELOAD_V2)
+            batch(n)
+            c.call("ping")
+            stats = c.send("stats")
+            reload = c.send("graph.reload", force=True)
+            compacting = c.reply(stats)["state"]["compacting"]
+            reloaded = c.reply(reload)
+        else:
+            batch(n)
+            c.call("ping")
         n += 300
-        compacting = c.call("stats")["state"]["compacting"]
-    open(d + "/graph/app.yaml", "w").write(RELOAD_V2)
-    reloaded = c.call("graph.reload", force=True)
+    reloaded = reloaded or {"ok": False}
     alive = p.poll() is None
     p.kill()
     p.wait(10)
