@@ -75,12 +75,6 @@ public final class Node {
         historyBytes = 0
     }
 
-    /// A node with an id of the form navd makes ("n" and a number); nil for any other form.
-    convenience init?(id: String, kind: Kind, coordinator: Int = -1, params: JSONValue = .object([:])) {
-        guard let n = NodeIndex.number(id) else { return nil }
-        self.init(number: n, kind: kind, coordinator: coordinator, params: params)
-    }
-
     /// The child the user sees through this node (the selected tab, the top of a stack or flow, the
     /// stack a screen presents), or nil; read without reference counting, for walks of a tree that
     /// holds its nodes throughout.
