@@ -264,6 +264,29 @@ func preconditionGraph(_ dir: TempDir) throws -> String {
         while childCount(of: d.pid) > 0 && Date() < deadline.addingTimeInterval(3) { usleep(20_000) }
         #expect(childCount(of: d.pid) == 0)
     }
+
+    /// A newer navigation from the same screen supersedes a pending one even when it has nothing to
+    /// wait for and commits at once: the pending one is cancelled, names the newer one, and never
+    /// lands on top of it.
+    @Test func aNavigationThatCommitsAtOnceSupersedesOnePendingFromTheSameScreen() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let d = try daemon(dir)
+        let c = try d.client()
+        let pending = try c.send("navigate", ["to": "Sleepy"])
+        let hub = try c.call("navigate", ["to": "Hub"])
+        let cancelled = try c.reply(to: pending)
+        #expect(cancelled["error"]?["code"] == -32008 && cancelled["error"]?["data"]?["by"] == hub["navigation"], "\(cancelled)")
+        #expect(try c.call("stats")["pending"] == 0)
+        let top = try c.call("tree")["root"]?["children"]?.arrayValue?.last
+        #expect(top?["coordinator"] == "app.Hub" && top?["id"] == hub["node"], "\(String(describing: top))")
+        // A navigation from another screen leaves a pending one alone.
+        let fromHub = try c.send("navigate", ["to": "Sleepy", "from": hub["node"]!])
+        let home = try #require(try c.call("tree")["root"]?["children"]?.arrayValue?.first?["id"])
+        try c.call("navigate", ["to": "Hub", "from": home])
+        #expect(try c.call("stats")["pending"] == 1)
+        #expect(try c.reply(to: fromHub)["result"] != nil)
+    }
 }
 
 /// Number of live child processes of `pid` (from /proc).

@@ -60,14 +60,18 @@ extension Navigator {
         }
         if plan.preconditions.isEmpty {
             // Nothing to wait for: commit now, without the pending-navigation bookkeeping.
+            let number = nextNavigation()
             do throws(NavError) {
-                let done = try commit(state, plan, navigation: nextNavigation(), starter: call.client)
+                let done = try commit(state, plan, navigation: number, starter: call.client)
                 if let key { remember(state, key: key, .success(JSONText(encoding: done))) }
                 call.succeed(done)
             } catch {
                 if let key { remember(state, key: key, .failure(error)) }
                 call.fail(error.rpc)
             }
+            // After its commit, so that ending the older one (and a recovery flow it presented) does
+            // not move the version this navigation's `ifVersion` was checked against.
+            supersedePending(from: plan.source, in: session, by: number)
             return
         }
         let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: key, caller: caller, reply: call.deferred(), client: call.client)

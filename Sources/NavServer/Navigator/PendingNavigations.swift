@@ -22,15 +22,26 @@ extension Navigator {
             nav.onFinish?(.failure(error))
             return
         }
-        if let older {
-            let what = nav.leaving == nil ? "navigation" : "dismiss"
-            finish(older, .failure(NavError(.cancelled, "the \(older.leaving == nil ? "navigation" : "dismiss") was superseded by \(what) \(nav.id) from the same screen",
-                                            data: ["navigation": .string(older.id), "by": .string(nav.id)])))
-        }
+        if let older { supersede(older, by: nav.id, dismiss: nav.leaving != nil) }
         register(nav)
         if supersedingBySource { pendingBySource[sourceKey] = nav }
         if let key = nav.key { pendingByKey[SessionKey(nav.state.session.name, key)] = nav }
         runPreconditions(nav)
+    }
+
+    /// A navigation that commits at once (no preconditions) supersedes, as a pending one does, the
+    /// navigation or dismiss pending from its source screen. Costs nothing while none is pending.
+    @inline(__always)
+    func supersedePending(from source: Int, in session: Session, by number: Int) {
+        guard !pendingBySource.isEmpty else { return }
+        guard let older = pendingBySource[SessionKey(session.name, Node.id(source))] else { return }
+        supersede(older, by: PendingNavigation.id(number), dismiss: false)
+    }
+
+    /// Ends `older` `cancelled`: navigation (or dismiss, `dismiss`) `id` from the same screen came after it.
+    private func supersede(_ older: PendingNavigation, by id: String, dismiss: Bool) {
+        finish(older, .failure(NavError(.cancelled, "the \(older.leaving == nil ? "navigation" : "dismiss") was superseded by \(dismiss ? "dismiss" : "navigation") \(id) from the same screen",
+                                        data: ["navigation": .string(older.id), "by": .string(id)])))
     }
 
     /// Refuses one more pending navigation past `--max-pending` or its uid's share of it
