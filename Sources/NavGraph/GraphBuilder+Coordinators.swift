@@ -68,6 +68,9 @@ extension Builder {
         if let a = doc["access"] { c.access = stringList(a, "`access`").map(\.0) }
         if let m = doc["mediation"], let map = expectMap(m, "`mediation`") { buildMediation(c, map) }
         if let id = doc["identity"] { buildIdentity(c, id) }
+        if let t = doc["then"], doc["flow"] == nil {
+            d.error(t.location, "`then` says where navigation continues when a flow completes, and `\(c.name)` is not a flow; declare `flow:` or remove `then`")
+        }
         if let t = doc["description"] ?? doc["title"] { c.description = t.text }
     }
 
@@ -150,7 +153,8 @@ extension Builder {
         }
     }
 
-    mutating func buildFlow(_ c: CoordinatorDraft, _ doc: Doc, module: String) {
+    /// `flow:`, and its `then` given beside it (`then:` a key of the coordinator, as the flow's own).
+    mutating func buildFlow(_ c: CoordinatorDraft, _ doc: Doc, then outerThen: Doc? = nil, module: String) {
         guard doc.mapping != nil else {
             d.error(doc.location, "`flow` of `\(c.name)` must be a mapping with `start`, `steps` and optionally `result`")
             return
@@ -199,7 +203,11 @@ extension Builder {
         var result: Schema?
         if let r = doc["result"] { result = schema(r, what: "flow result") }
         var then: NavigationSpec?
-        if let t = doc["then"] { then = navigationSpec(t, what: "the `then` of flow `\(c.name)`", module: module) }
+        if let inner = doc["then"], let outer = outerThen {
+            d.error(outer.location, "flow `\(c.name)` declares `then` twice, in its `flow` (line \(inner.location.line)) and beside it; keep one")
+        } else if let t = doc["then"] ?? outerThen {
+            then = navigationSpec(t, what: "the `then` of flow `\(c.name)`", module: module)
+        }
         if let st = start {
             c.flow = Flow(start: st, steps: steps, result: result, then: then)
             for s in steps { coordinators[s].stepOf.append(c.index) }

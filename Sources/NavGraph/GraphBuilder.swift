@@ -52,7 +52,7 @@ struct Builder {
     init(baseDirectory: String) { self.baseDirectory = baseDirectory }
 
     static let moduleKeys = ["module", "root", "coordinators", "routes", "links", "preconditions", "guards", "abilities", "description"]
-    static let coordinatorKeys = ["setup", "opens", "presentations", "preconditions", "leave", "access", "mediation", "identity", "flow", "tabs", "back", "description", "title"]
+    static let coordinatorKeys = ["setup", "opens", "presentations", "preconditions", "leave", "access", "mediation", "identity", "flow", "then", "tabs", "back", "description", "title"]
     static let flowKeys = ["start", "steps", "result", "then"]
     static let routeKeys = ["to", "by", "with", "description"]
     static let linkEntryKeys = ["to", "with", "by"]
@@ -274,7 +274,7 @@ struct Builder {
             for (name, _, doc) in m.coordinators {
                 guard let f = doc["flow"] else { continue }
                 let c = coordinators[coordinatorIndex[m.name + "." + name]!]
-                buildFlow(c, f, module: m.name)
+                buildFlow(c, f, then: doc["then"], module: m.name)
             }
         }
     }

@@ -250,6 +250,39 @@ import Glibc
         #expect(e.contains { $0.contains("the `redirect` of precondition `app.a` shows `app.SignIn` by push, which its `presentations` do not allow") }, "\(e)")
         #expect(e.contains { $0.contains("unknown key `go` in the `redirect` of precondition `app.b`; did you mean `to`?") }, "\(e)")
     }
+
+    /// `then:` written beside `flow:` (a key of the flow coordinator) is the flow's `then`; written on
+    /// a screen, or in both places, it is reported where it stands.
+    @Test func aThenBesideItsFlowIsTheFlows() throws {
+        let good = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Flow]}
+              Flow:
+                flow: {start: Step}
+                then: {to: Done, with: {x: "$result.x"}}
+              Step: {}
+              Done: {setup: {type: object, properties: {x: {type: string}}}}
+            """
+        let (g, d) = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: good)], baseDirectory: "/g")
+        let graph = try #require(g, "\(d.sorted.map(\.description))")
+        let flow = try #require(graph.coordinators.first { $0.name == "app.Flow" }?.flow)
+        #expect(flow.then.map { graph.coordinators[$0.to].name } == "app.Done")
+        let bad = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Flow], then: Done}
+              Flow:
+                flow: {start: Step, then: Done}
+                then: Done
+              Step: {}
+              Done: {}
+            """
+        let e = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: bad)], baseDirectory: "/g").diagnostics.sorted.map(\.description)
+            .filter { $0.contains(": error: ") }
+        #expect(e == ["app.yaml:3:31: error: `then` says where navigation continues when a flow completes, and `app.Home` is not a flow; declare `flow:` or remove `then`",
+                      "app.yaml:6:11: error: flow `app.Flow` declares `then` twice, in its `flow` (line 5) and beside it; keep one"], "\(e)")
+    }
 }
 
 /// `tabs:` on a coordinator (a tab container) is checked like the root's tabs, and more.
