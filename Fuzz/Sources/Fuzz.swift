@@ -83,10 +83,19 @@ func fuzzFraming(_ data: UnsafeRawBufferPointer) {
     if !whole.1 && !split.1 { require(whole.0 == split.0, "splitting the stream changed its messages") }
 }
 
-/// Parse; a parsed value written and parsed again is the same value.
+/// Parse; a parsed value written and parsed again is the same value; a refusal for its syntax names
+/// where the input goes wrong.
 func fuzzJSON(_ data: UnsafeRawBufferPointer) {
     let parser = JSONParser(maxDepth: 64)
-    guard let v = try? parser.parse(data) else { return }
+    let v: JSONValue
+    do {
+        v = try parser.parse(data)
+    } catch {
+        if let e = error as? JSONParseError, e.kind == .syntax {
+            require(e.location != nil, "a refusal without its position: \(e.detail)")
+        }
+        return
+    }
     let text = JSONWriter.encode(v)
     guard let again = try? parser.parse(text) else {
         require(false, "navd's own JSON did not parse: \(String(decoding: text.prefix(200), as: UTF8.self))")

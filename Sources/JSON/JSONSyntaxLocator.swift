@@ -39,14 +39,14 @@ public enum JSONSyntaxLocator {
             while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0a || bytes[i] == 0x0d || bytes[i] == 0x09 { i += 1 }
         }
 
-        func fail(_ expected: String, at offset: Int? = nil) -> Location {
+        func fail(_ expected: String, found: String? = nil, at offset: Int? = nil) -> Location {
             let at = offset ?? i
             var line = 1, lineStart = 0
             for k in 0..<min(at, bytes.count) where bytes[k] == 0x0a {
                 line += 1
                 lineStart = k + 1
             }
-            return Location(offset: at, line: line, column: at - lineStart + 1, expected: expected, found: describe(at))
+            return Location(offset: at, line: line, column: at - lineStart + 1, expected: expected, found: found ?? describe(at))
         }
 
         func describe(_ at: Int) -> String {
@@ -168,8 +168,23 @@ public enum JSONSyntaxLocator {
                     guard i + 1 < bytes.count else { return fail("an escape after '\\'", at: i + 1) }
                     let e = bytes[i + 1]
                     if e == 0x75 {  // \uXXXX
-                        for k in 2...5 {
-                            guard i + k < bytes.count, isHex(bytes[i + k]) else { return fail("four hex digits after \\u", at: i + k) }
+                        guard let unit = hexUnit(at: i + 2) else {
+                            let k = (2...5).first { i + $0 >= bytes.count || !isHex(bytes[i + $0]) }!
+                            return fail("four hex digits after \\u", at: i + k)
+                        }
+                        if (0xDC00...0xDFFF).contains(unit) {
+                            return fail("an escape other than a lone low surrogate (\\uDC00 to \\uDFFF may only follow a high surrogate \\uD800 to \\uDBFF)",
+                                        found: escapeText(at: i), at: i)
+                        }
+                        if (0xD800...0xDBFF).contains(unit) {
+                            // A character past U+FFFF is written as a pair: the low surrogate must follow at once.
+                            guard i + 7 < bytes.count, bytes[i + 6] == 0x5c, bytes[i + 7] == 0x75, let low = hexUnit(at: i + 8),
+                                  (0xDC00...0xDFFF).contains(low) else {
+                                return fail("a low surrogate (\\uDC00 to \\uDFFF) right after the high surrogate \(escapeText(at: i)), as a character past U+FFFF is written",
+                                            at: i + 6)
+                            }
+                            i += 12
+                            continue
                         }
                         i += 6
                         continue
@@ -185,10 +200,46 @@ public enum JSONSyntaxLocator {
             return fail("'\"' closing the string")
         }
 
+        /// The code unit of the four hex digits at `at`, or nil when they are not four hex digits.
+        func hexUnit(at: Int) -> Int? {
+            guard at + 3 < bytes.count else { return nil }
+            var v = 0
+            for k in 0..<4 {
+                let b = bytes[at + k]
+                guard isHex(b) else { return nil }
+                v = v << 4 | Int(b <= 0x39 ? b - 0x30 : (b | 0x20) - 0x61 + 10)
+            }
+            return v
+        }
+
+        /// The `\uXXXX` escape at `at`, as written.
+        func escapeText(at: Int) -> String { text(at, min(at + 6, bytes.count)) }
+
+        func text(_ from: Int, _ to: Int) -> String {
+            String(decoding: UnsafeRawBufferPointer(rebasing: bytes[from..<to]), as: UTF8.self)
+        }
+
         func isHex(_ b: UInt8) -> Bool { (0x30...0x39).contains(b) || (0x41...0x46).contains(b) || (0x61...0x66).contains(b) }
         func isDigit(_ at: Int) -> Bool { at < bytes.count && (0x30...0x39).contains(bytes[at]) }
 
         mutating func number() -> Location? {
+            let start = i
+            if let e = numberSyntax() { return e }
+            // Well formed: navd holds integers exactly in 64 bits and other numbers as doubles.
+            let written = text(start, i)
+            let shown = written.utf8.count > 40 ? String(written.prefix(40)) + "…" : written
+            if !written.utf8.contains(where: { $0 == 0x2e || $0 == 0x65 || $0 == 0x45 }) {
+                if Int64(written) == nil && UInt64(written) == nil {
+                    return fail("an integer from -9223372036854775808 to 18446744073709551615 (navd keeps integers exact in 64 bits; write a larger one as a string)",
+                                found: shown, at: start)
+                }
+            } else if let d = Double(written), d.isInfinite {
+                return fail("a number within a double's range (about ±1.8e308)", found: shown, at: start)
+            }
+            return nil
+        }
+
+        mutating func numberSyntax() -> Location? {
             if bytes[i] == 0x2d { i += 1 }
             guard isDigit(i) else { return fail("a digit") }
             if bytes[i] == 0x30 {

@@ -28,6 +28,13 @@ import Testing
         (#"{"a":"open"#, 1, 11, "'\"' closing the string", "the end of the message"),
         (#"[[[[1]]]"#, 1, 9, "',' or ']'", "the end of the message"),
         ("{\"a\":\"x\ty\"}", 1, 8, "a character of the string", "byte 0x9"),
+        // Well formed, and still refused by simdjson: named too, with what navd can hold.
+        (#"{"a":18446744073709551616}"#, 1, 6, "an integer from -9223372036854775808 to 18446744073709551615", "18446744073709551616"),
+        (#"{"a":-9223372036854775809}"#, 1, 6, "an integer from", "-9223372036854775809"),
+        (#"{"a":[1e400]}"#, 1, 7, "a number within a double's range", "1e400"),
+        (#"{"a":"x\uDC00"}"#, 1, 8, "an escape other than a lone low surrogate", #"\uDC00"#),
+        (#"{"a":"\ud800\u0041"}"#, 1, 13, #"a low surrogate (\uDC00 to \uDFFF) right after the high surrogate \ud800"#, #"'\'"#),
+        (#"{"a":"\uD83D"}"#, 1, 13, "a low surrogate", "'\"'"),
     ]
 
     @Test(arguments: cases)
@@ -55,6 +62,15 @@ import Testing
                 let at = try #require(e.location, "\(cut)")
                 #expect(at.offset <= cut.utf8.count, "\(cut): \(at)")
             }
+        }
+    }
+
+    /// What the locator accepts at the edges of what simdjson holds: the largest integers, a pair of
+    /// surrogates, an underflowing double.
+    @Test func theEdgesOfWhatIsHeldParse() throws {
+        for text in [#"[18446744073709551615,-9223372036854775808,1e-400,1.7976931348623157e308]"#, #"["\ud83d\ude00"]"#] {
+            #expect(error(text) == nil, "\(text)")
+            #expect(Array(text.utf8).withUnsafeBytes { JSONSyntaxLocator.locate($0) } == nil, "\(text)")
         }
     }
 
