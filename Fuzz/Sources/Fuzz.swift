@@ -91,9 +91,7 @@ func fuzzJSON(_ data: UnsafeRawBufferPointer) {
     do {
         v = try parser.parse(data)
     } catch {
-        if let e = error as? JSONParseError, e.kind == .syntax {
-            require(e.location != nil, "a refusal without its position: \(e.detail)")
-        }
+        if error.kind == .syntax { require(error.location != nil, "a refusal without its position: \(error.detail)") }
         return
     }
     let text = JSONWriter.encode(v)

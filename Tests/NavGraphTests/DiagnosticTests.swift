@@ -38,7 +38,7 @@ import Glibc
 
     @Test func unknownKeyWithSuggestion() {
         let e = errors([("app.yaml", Self.app + "\n    presentaions: [push]\n")])
-        #expect(e == ["app.yaml:7:5: error: unknown key `presentaions` in coordinator `app.Product`; did you mean `presentations`? allowed keys: setup, opens, presentations, preconditions, leave, access, mediation, identity, flow, tabs, back, description, title"])
+        #expect(e == ["app.yaml:7:5: error: unknown key `presentaions` in coordinator `app.Product`; did you mean `presentations`? allowed keys: setup, opens, presentations, preconditions, leave, access, mediation, identity, flow, then, tabs, back, description, title"])
     }
 
     @Test func unknownReferenceWithSuggestion() {

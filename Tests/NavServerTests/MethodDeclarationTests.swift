@@ -81,6 +81,33 @@ extension InProcess {
             }
         }
 
+        /// Every method takes `session` (the contract: all take an optional session) and refuses a
+        /// param it does not declare, naming it, with the declared name it is likely a typo of; a
+        /// wrong type for `session` is refused even where it is accepted and not used.
+        @Test func everyMethodTakesASessionAndRefusesAParamItDoesNotDeclare() throws {
+            let p = InProcessServer()
+            let c = p.client()
+            var id = 0
+            for spec in p.server.methods.specs {
+                #expect(spec.params.contains("session"), "\(spec.name) does not take a session")
+                id += 1
+                let unknown = try p.call(c, id, spec.name, ["zzz": 1])
+                #expect(unknown["error"]?["data"]?["kind"] == "invalidParams" && unknown["error"]?["data"]?["param"] == "zzz"
+                        && (unknown["error"]?["message"]?.stringValue ?? "").contains("has no param \"zzz\""), "\(spec.name): \(unknown)")
+                guard let declared = spec.params.first(where: { $0 != "session" && $0.count > 3 }) else { continue }
+                let typo = String(declared.dropLast()) + "x"
+                id += 1
+                let misspelt = try p.call(c, id, spec.name, .object(JSONObject(uniqueMembers: [(key: typo, value: .int(1))])))
+                #expect((misspelt["error"]?["message"]?.stringValue ?? "").contains("did you mean \"\(declared)\"?"), "\(spec.name): \(misspelt)")
+            }
+            for name in ["ping", "stats", "hello", "rpc.discover", "graph.describe", "session.list", "coverage.report"] {
+                id += 1
+                #expect(try p.call(c, id, name, ["session": "main"])["result"] != nil, "\(name)")
+                id += 1
+                #expect(try p.call(c, id, name, ["session": 5])["error"]?["data"]?["param"] == "session", "\(name)")
+            }
+        }
+
         /// A client holding none of the roles a method declares is refused before the method runs;
         /// every other method serves it. (uid 65534 holds no role without a policy.)
         @Test func exactlyTheMethodsDeclaringRolesRefuseAClientWithoutThem() throws {

@@ -1,4 +1,5 @@
 import JSON
+import NavGraph
 import NavigationCore
 import RPC
 import Unchecked
@@ -72,7 +73,9 @@ struct Params<P: ParamName> {
         try object.forEachMember { (k, v) throws(RPCError) in
             guard let i = table.index(of: k) else {
                 let name = k.string
-                throw RPCError.invalidParams("`\(methodName.string ?? "")` has no param \"\(name)\"; its params are \(table.list)",
+                // (A likely typo is named; names longer than any param's are not compared.)
+                let hint = name.utf8.count > 64 ? nil : suggestion(for: name, among: table.names)
+                throw RPCError.invalidParams("`\(methodName.string ?? "")` has no param \"\(name)\"; \(hint.map { "did you mean \"\($0)\"? " } ?? "")its params are \(table.list)",
                                              data: ["param": .string(name)])
             }
             // A repeated name: the last value counts (positions fit 32 bits: messages are < 4 GiB).
@@ -124,6 +127,10 @@ struct Params<P: ParamName> {
         guard let s = v.string else { throw wrong(name, "a string", v) }
         return s
     }
+
+    /// A string param a method accepts and does not use (`session`, where the method is not about one
+    /// session): checked all the same, so that a wrong one is not silently dropped.
+    func acceptUnused(_ name: P) throws(RPCError) { _ = try stringView(name) }
 
     /// A string param, still in place (its bytes are read without making a string).
     func stringView(_ name: P) throws(RPCError) -> JSONView? {

@@ -696,7 +696,15 @@ public enum EmbeddedProtocol {
       "summary": "The resolved navigation graph: modules, root, coordinators (setup, opens, presentations, preconditions, access, mediation, flow), routes, links, preconditions.",
       "x-navd-changes": false,
       "paramStructure": "by-name",
-      "params": [],
+      "params": [
+        {
+          "name": "session",
+          "description": "Accepted and not used: the method is not about one session (clients that send a session with every call).",
+          "schema": {
+            "type": "string"
+          }
+        }
+      ],
       "result": {
         "name": "graph",
         "description": "the resolved graph: `modules`, `root`, `coordinators`, `routes`, `links`, `preconditions` (qualified names)",
@@ -777,6 +785,13 @@ public enum EmbeddedProtocol {
               "dot",
               "json"
             ]
+          }
+        },
+        {
+          "name": "session",
+          "description": "Accepted and not used: the method is not about one session (clients that send a session with every call).",
+          "schema": {
+            "type": "string"
           }
         }
       ],
@@ -899,6 +914,13 @@ public enum EmbeddedProtocol {
           "schema": {
             "type": "boolean"
           }
+        },
+        {
+          "name": "session",
+          "description": "Accepted and not used: the method is not about one session (clients that send a session with every call).",
+          "schema": {
+            "type": "string"
+          }
         }
       ],
       "result": {
@@ -1012,6 +1034,13 @@ public enum EmbeddedProtocol {
               "full",
               "compact"
             ]
+          }
+        },
+        {
+          "name": "session",
+          "description": "Accepted and not used: the method is not about one session (clients that send a session with every call).",
+          "schema": {
+            "type": "string"
           }
         }
       ],
@@ -1613,7 +1642,16 @@ public enum EmbeddedProtocol {
       "name": "ping",
       "summary": "Liveness check.",
       "x-navd-changes": false,
-      "params": [],
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "session",
+          "description": "Accepted and not used: the method is not about one session (clients that send a session with every call).",
+          "schema": {
+            "type": "string"
+          }
+        }
+      ],
       "result": {
         "name": "pong",
         "description": "`\"pong\"`",
@@ -1859,7 +1897,16 @@ public enum EmbeddedProtocol {
       "name": "rpc.discover",
       "summary": "This document.",
       "x-navd-changes": false,
-      "params": [],
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "session",
+          "description": "Accepted and not used: the method is not about one session (clients that send a session with every call).",
+          "schema": {
+            "type": "string"
+          }
+        }
+      ],
       "result": {
         "name": "OpenRPC document",
         "description": "the OpenRPC document of this protocol",
@@ -2129,7 +2176,16 @@ public enum EmbeddedProtocol {
       "name": "stats",
       "summary": "Counters: connections, requests, commits, pending work, command children running, provider requests waiting in navd, what each uid holds of its shares (users: connections, sessions, pending, children), uptime (seconds), memory (bytes), and per method (methods: requests answered, errors, a latency histogram cumulative by upper bound in seconds).",
       "x-navd-changes": false,
-      "params": [],
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "session",
+          "description": "Accepted and not used: the method is not about one session (clients that send a session with every call).",
+          "schema": {
+            "type": "string"
+          }
+        }
+      ],
       "result": {
         "name": "stats",
         "description": "`connections`, `requests`, `commits`, `pending`, `sessions`, `subscriptions` (subscriptions held on this node, a connection's to each session counted once, sessions another node owns included), `provided` (precondition and recovery names some connected client provides), `children` (command preconditions running), `providerRequestsWaiting` (provider requests waiting in navd for their turn), `users` (per uid: `connections`, `sessions` it opened, `pending`, `children`), `uptime` (seconds), `memory.rss` (bytes), `methods` (per method answered since navd started: `requests` answered, `errors` among them, `latency: {count, sumSeconds, buckets: [{le, count}]}`, a histogram of the time from the read that brought each request to its answer, cumulative by upper bound in seconds from 0.00001 to 60, then `\"+Inf\"`; answers given while their read is handled share that read's latency; unknown method names are counted only in `errors`), and more counters; in cluster mode `cluster: {node, incarnation, available, commits, owned, known, nodes, mirrored, queries}` (CLUSTER.md)",

@@ -27,16 +27,16 @@ extension MethodTable.Spec {
     static let flowComplete = MethodTable.Spec(name: "flowComplete", params: ["session", "flow", "result", "error", "cancelled"],
         changes: true, session: .acts(on: ["session"]), roles: [])
     /// `graph.describe`: The resolved navigation graph: modules, root, coordinators (setup, opens, presentations, preconditions, access, mediation, flow), routes, links, preconditions.
-    static let graphDescribe = MethodTable.Spec(name: "graph.describe", params: [],
+    static let graphDescribe = MethodTable.Spec(name: "graph.describe", params: ["session"],
         changes: false, session: .none, roles: [])
     /// `graph.export`: The graph navd serves now, for a front-end to draw: in graphviz's dot language (as navd graph draws a directory's) or as JSON (graph.describe's object), so that the picture is the live graph, also after graph.reload.
-    static let graphExport = MethodTable.Spec(name: "graph.export", params: ["format"],
+    static let graphExport = MethodTable.Spec(name: "graph.export", params: ["format", "session"],
         changes: false, session: .none, roles: [])
     /// `graph.reload`: Load and validate the graph again (from where it came; from path only when the policy sets allowReloadPath) and swap it in between two commits. Needs the role admin. An invalid graph changes nothing (ok false, errors lists the diagnostics). Live nodes whose coordinator the new graph lacks refuse the reload unless force, which removes them with ordinary stackChanged notifications. Pending navigations fail with conflict; sessions keep their navigation keys. Every connection receives graphReloaded. SIGHUP does the same.
-    static let graphReload = MethodTable.Spec(name: "graph.reload", params: ["path", "force"],
+    static let graphReload = MethodTable.Spec(name: "graph.reload", params: ["path", "force", "session"],
         changes: true, session: .none, roles: ["admin"])
     /// `hello`: Introduce the client; a token adds the roles the policy grants to it; keepRoles gives up every role not listed, for the rest of the connection (a client acting for others, such as nav-web's pages, keeps none).
-    static let hello = MethodTable.Spec(name: "hello", params: ["client", "token", "keepRoles", "notifications"],
+    static let hello = MethodTable.Spec(name: "hello", params: ["client", "token", "keepRoles", "notifications", "session"],
         changes: false, session: .none, roles: [])
     /// `link.resolve`: The URL of the visible path (or of a node) from the graph's links: the first link whose screens and constants describe the stack ending at the node; open of it builds the same stack.
     static let linkResolve = MethodTable.Spec(name: "link.resolve", params: ["session", "node"],
@@ -48,7 +48,7 @@ extension MethodTable.Spec {
     static let open = MethodTable.Spec(name: "open", params: ["session", "url", "dryRun", "ifVersion", "by", "force", "popUpTo"],
         changes: true, session: .acts(on: ["session"]), roles: [])
     /// `ping`: Liveness check.
-    static let ping = MethodTable.Spec(name: "ping", params: [],
+    static let ping = MethodTable.Spec(name: "ping", params: ["session"],
         changes: false, session: .none, roles: [])
     /// `provide`: Declare that this client evaluates these provider preconditions (and recovery providers); navd will send it precondition.evaluate / precondition.recover requests. Needs the role admin (navd's own uid holds it).
     static let provide = MethodTable.Spec(name: "provide", params: ["preconditions", "session"],
@@ -57,7 +57,7 @@ extension MethodTable.Spec {
     static let reset = MethodTable.Spec(name: "reset", params: ["session", "to", "ifVersion", "force"],
         changes: true, session: .acts(on: ["session"]), roles: [])
     /// `rpc.discover`: This document.
-    static let rpcDiscover = MethodTable.Spec(name: "rpc.discover", params: [],
+    static let rpcDiscover = MethodTable.Spec(name: "rpc.discover", params: ["session"],
         changes: false, session: .none, roles: [])
     /// `session.close`: Close a session (not main); its pending navigations are cancelled.
     static let sessionClose = MethodTable.Spec(name: "session.close", params: ["name", "session"],
@@ -69,7 +69,7 @@ extension MethodTable.Spec {
     static let sessionOpen = MethodTable.Spec(name: "session.open", params: ["name", "session"],
         changes: true, session: .acts(on: ["name", "session"]), roles: [])
     /// `stats`: Counters: connections, requests, commits, pending work, command children running, provider requests waiting in navd, what each uid holds of its shares (users: connections, sessions, pending, children), uptime (seconds), memory (bytes), and per method (methods: requests answered, errors, a latency histogram cumulative by upper bound in seconds).
-    static let stats = MethodTable.Spec(name: "stats", params: [],
+    static let stats = MethodTable.Spec(name: "stats", params: ["session"],
         changes: false, session: .none, roles: [])
     /// `subscribe`: Receive stackChanged, navigationPending and flowCompleted notifications for the session; returns a snapshot.
     static let subscribe = MethodTable.Spec(name: "subscribe", params: ["session", "notifications"],
@@ -167,21 +167,27 @@ enum FlowCompleteParam: Int, ParamName {
     static let table = ParamTable(Self.self)
 }
 
+/// `graph.describe`'s params, in the order Protocol/methods/graph.describe.json declares them.
+enum GraphDescribeParam: Int, ParamName {
+    case session
+    static let table = ParamTable(Self.self)
+}
+
 /// `graph.export`'s params, in the order Protocol/methods/graph.export.json declares them.
 enum GraphExportParam: Int, ParamName {
-    case format
+    case format, session
     static let table = ParamTable(Self.self)
 }
 
 /// `graph.reload`'s params, in the order Protocol/methods/graph.reload.json declares them.
 enum GraphReloadParam: Int, ParamName {
-    case path, force
+    case path, force, session
     static let table = ParamTable(Self.self)
 }
 
 /// `hello`'s params, in the order Protocol/methods/hello.json declares them.
 enum HelloParam: Int, ParamName {
-    case client, token, keepRoles, notifications
+    case client, token, keepRoles, notifications, session
     static let table = ParamTable(Self.self)
 }
 
@@ -203,6 +209,12 @@ enum OpenParam: Int, ParamName {
     static let table = ParamTable(Self.self)
 }
 
+/// `ping`'s params, in the order Protocol/methods/ping.json declares them.
+enum PingParam: Int, ParamName {
+    case session
+    static let table = ParamTable(Self.self)
+}
+
 /// `provide`'s params, in the order Protocol/methods/provide.json declares them.
 enum ProvideParam: Int, ParamName {
     case preconditions, session
@@ -212,6 +224,12 @@ enum ProvideParam: Int, ParamName {
 /// `reset`'s params, in the order Protocol/methods/reset.json declares them.
 enum ResetParam: Int, ParamName {
     case session, to, ifVersion, force
+    static let table = ParamTable(Self.self)
+}
+
+/// `rpc.discover`'s params, in the order Protocol/methods/rpc.discover.json declares them.
+enum RpcDiscoverParam: Int, ParamName {
+    case session
     static let table = ParamTable(Self.self)
 }
 
@@ -230,6 +248,12 @@ enum SessionListParam: Int, ParamName {
 /// `session.open`'s params, in the order Protocol/methods/session.open.json declares them.
 enum SessionOpenParam: Int, ParamName {
     case name, session
+    static let table = ParamTable(Self.self)
+}
+
+/// `stats`'s params, in the order Protocol/methods/stats.json declares them.
+enum StatsParam: Int, ParamName {
+    case session
     static let table = ParamTable(Self.self)
 }
 

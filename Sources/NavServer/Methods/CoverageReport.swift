@@ -10,6 +10,7 @@ enum CoverageReportMethod: NavdMethod {
         methods.register(.coverageReport, CoverageReportParam.self) { call in
             call.answer { () throws(RPCError) -> JSONValue in
                 let p = try Params<CoverageReportParam>(call)
+                try p.acceptUnused(.session)
                 let name = try p.string(.run)
                 guard let run = n.coverage.run(name) else { throw CoverageRunParams.unknownRun(name ?? "", n) }
                 let report = CoverageReport(run, graph: n.graph)

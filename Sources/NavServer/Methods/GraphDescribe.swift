@@ -7,8 +7,11 @@ import RPC
 /// Declared in `Protocol/methods/graph.describe.json` (its spec and param enum are generated from it).
 enum GraphDescribeMethod: NavdMethod {
     static func register(in methods: MethodTable, _ server: Server) {
-        methods.register(.graphDescribe) { [server] call in
-            call.succeed(server.graph.describe())
+        methods.register(.graphDescribe, GraphDescribeParam.self) { [server] call in
+            call.answer { () throws(RPCError) -> JSONValue in
+                try Params<GraphDescribeParam>(call).acceptUnused(.session)
+                return server.graph.describe()
+            }
         }
     }
 }

@@ -27,6 +27,7 @@ enum GraphExportMethod: NavdMethod {
     }
 
     static func decode(_ p: Params<GraphExportParam>) throws(RPCError) -> Request {
+        try p.acceptUnused(.session)
         guard let name = try p.string(.format) else { return Request() }
         guard let format = Format(rawValue: name) else {
             let known = Format.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")

@@ -13,6 +13,7 @@ enum GraphReloadMethod: NavdMethod {
         methods.register(.graphReload, GraphReloadParam.self) { [server] call in
             call.answer { () throws(RPCError) -> JSONValue in
                 let p = try Params<GraphReloadParam>(call)
+                try p.acceptUnused(.session)
                 let path = try p.string(.path)
                 if path != nil && !server.policy.allowReloadPath {
                     throw .accessDenied("`graph.reload` reloads the graph navd was started with; naming a directory (\"path\") needs `allowReloadPath: true` in the policy file. Send graph.reload without \"path\", or restart navd with --graph DIR",

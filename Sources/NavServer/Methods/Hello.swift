@@ -10,6 +10,11 @@ public let navdVersion = BuildInfo.version
 enum HelloMethod: NavdMethod {
     static func register(in methods: MethodTable, _ server: Server) {
         methods.register(.hello, HelloParam.self) { [server] call in
+            // Names checked first: a misspelt "token" is refused, not taken for a client without one.
+            do throws(RPCError) { try Params<HelloParam>(call).acceptUnused(.session) } catch {
+                call.fail(error)
+                return
+            }
             if let name = call.param("client") {
                 guard case .string(let s) = name else {
                     call.fail(.invalidParams("\"client\" must be a string naming the client, e.g. \"nav-tui\""))

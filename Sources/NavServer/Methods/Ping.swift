@@ -5,6 +5,11 @@ import RPC
 /// generated from that file.
 enum PingMethod: NavdMethod {
     static func register(in methods: MethodTable, _ server: Server) {
-        methods.register(.ping) { call in call.succeed("pong") }
+        methods.register(.ping, PingParam.self) { call in
+            call.answer { () throws(RPCError) -> JSONValue in
+                try Params<PingParam>(call).acceptUnused(.session)
+                return "pong"
+            }
+        }
     }
 }

@@ -5,8 +5,11 @@ import RPC
 /// generated from that file.
 enum RpcDiscoverMethod: NavdMethod {
     static func register(in methods: MethodTable, _ server: Server) {
-        methods.register(.rpcDiscover) { [server] call in
-            call.succeed(server.openRPCDocument)
+        methods.register(.rpcDiscover, RpcDiscoverParam.self) { [server] call in
+            call.answer { () throws(RPCError) -> JSONValue in
+                try Params<RpcDiscoverParam>(call).acceptUnused(.session)
+                return server.openRPCDocument
+            }
         }
     }
 }

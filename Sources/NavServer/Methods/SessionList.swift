@@ -11,6 +11,7 @@ enum SessionListMethod: NavdMethod {
         methods.register(.sessionList, SessionListParam.self) { call in
             call.answer { () throws(RPCError) -> SessionPage in
                 let p = try Params<SessionListParam>(call)
+                try p.acceptUnused(.session)
                 let limit = try p.int(.limit) ?? Navigator.sessionListPage
                 guard (1...Navigator.sessionListPage).contains(limit) else {
                     throw .invalidParams("`session.list`'s \"limit\" is \(limit); give 1 to \(Navigator.sessionListPage) names per page",

@@ -5,8 +5,11 @@ import RPC
 /// generated from that file.
 enum StatsMethod: NavdMethod {
     static func register(in methods: MethodTable, _ server: Server) {
-        methods.register(.stats) { [server] call in
-            call.succeed(.object(server.statsObject()))
+        methods.register(.stats, StatsParam.self) { [server] call in
+            call.answer { () throws(RPCError) -> JSONValue in
+                try Params<StatsParam>(call).acceptUnused(.session)
+                return .object(server.statsObject())
+            }
         }
     }
 }
