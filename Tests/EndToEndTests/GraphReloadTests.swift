@@ -47,6 +47,10 @@ import Testing
         #expect(try c.call("graph.reload")["ok"] == true)
         #expect(try watcher.notification("graphReloaded")["params"]?["version"] == 2)
         #expect(try c.call("graph.describe")["coordinators"]?["app.New"] != nil)
+        // The caller subscribed to nothing: its reply, and no notification before or after it (the
+        // describe's reply came after anything navd sent it then).
+        #expect(!c.notifications.contains { $0["method"] == "graphReloaded" }, "\(c.notifications)")
+        #expect(!watcher.notifications.contains { $0["method"] == "graphReloaded" }, "heard once: \(watcher.notifications)")
         #expect(try c.call("tree")["version"] == 1, "the tree is unchanged")
         // Navigation goes on against the new graph.
         try c.call("dismiss")
@@ -87,9 +91,14 @@ import Testing
         try write(v1, dir)
         let d = try Daemon(arguments: ["--graph", dir.path])
         let c = try d.client()
+        try c.call("subscribe", ["session": "main"])
+        try c.call("session.open", ["name": "other"])
+        try c.call("subscribe", ["session": "other"])
         try write(v1 + "\n  New: {}\n", dir)
         kill(d.pid, SIGHUP)
         #expect(try c.notification("graphReloaded")["params"]?["version"] == 2)
         #expect(try c.call("graph.describe")["coordinators"]?["app.New"] != nil)
+        // Subscribed to two sessions, it hears the reload once.
+        #expect(!c.notifications.contains { $0["method"] == "graphReloaded" }, "\(c.notifications)")
     }
 }

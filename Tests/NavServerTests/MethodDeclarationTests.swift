@@ -98,7 +98,9 @@ extension InProcess {
                 let typo = String(declared.dropLast()) + "x"
                 id += 1
                 let misspelt = try p.call(c, id, spec.name, .object(JSONObject(uniqueMembers: [(key: typo, value: .int(1))])))
-                #expect((misspelt["error"]?["message"]?.stringValue ?? "").contains("did you mean \"\(declared)\"?"), "\(spec.name): \(misspelt)")
+                let message = misspelt["error"]?["message"]?.stringValue ?? ""
+                let hint = "did you mean \"\(declared)\"?"
+                #expect(message.contains(hint), "\(spec.name): \(misspelt)")
             }
             for name in ["ping", "stats", "hello", "rpc.discover", "graph.describe", "session.list", "coverage.report"] {
                 id += 1

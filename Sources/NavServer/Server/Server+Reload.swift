@@ -31,7 +31,10 @@ extension Server {
         dispatcher.decoding = dispatcher.decoding.with(graph: newGraph)
         if path != nil { graphPath = path }
         graphVersion += 1
-        transport.broadcastToAll(method: "graphReloaded", params: ["version": .int(graphVersion)])
+        // A notification to subscribers, as the contract lists it: each connection subscribed to some
+        // session hears it once; the others (the caller included) are not sent what they did not ask for.
+        transport.broadcast(method: "graphReloaded", params: ["version": .int(graphVersion)],
+                            to: dispatcher.peers.values.lazy.filter { !$0.subscriptions.isEmpty }.map(\.connection))
         logger.info("graph reloaded", metadata: ["navd.graph": "\(source ?? "embedded example")", "navd.coordinators": "\(newGraph.coordinators.count)"])
         return ["ok": true, "errors": [], "version": .int(graphVersion), "removedNodes": .int(removed),
                 "warnings": .array(diagnostics.warnings.map { .string($0.description) })]

@@ -13,11 +13,6 @@ extension ConnectionSet {
         broadcast(method, to: ContiguousArray(targets)) { params.encode(into: &$0) }
     }
 
-    /// Sends one notification to every connection.
-    func broadcastToAll(method: String, params: JSONValue) {
-        broadcast(method: method, params: params, to: connections.values)
-    }
-
     /// Sends one notification to `targets`; `params` writes its params.
     func broadcast(_ method: String, to targets: ContiguousArray<Connection>, params: (inout JSONWriter) -> Void) {
         let log = broadcastLog
