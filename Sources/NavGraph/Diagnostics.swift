@@ -105,6 +105,7 @@ public func isPlainName(_ s: String, dots: Bool = false) -> Bool {
 /// shows (a control character as \u{…}).
 public func firstUnplainCharacter(_ s: String, dots: Bool = false) -> String? {
     for ch in s where !isPlainName(String(ch), dots: dots) {
+        if ch == " " { return "a space" }
         return ch.unicodeScalars.allSatisfy { $0.properties.generalCategory == .control || $0.value == 0x7F || $0 == " " }
             ? ch.unicodeScalars.map { "\\u{\(String($0.value, radix: 16))}" }.joined() : "`\(ch)`"
     }

@@ -66,6 +66,7 @@ import Glibc
               "$(id>/tmp/x)": {}
               "a`b`": {}
               "Bell\\u0007": {}
+              "Two words": {}
             routes:
               "go$(id)": Home
             """, "m.yaml": "module: \"m\\e[31m\"\nroot: {stack: X}\ncoordinators:\n  X: {}\n"])
@@ -77,6 +78,7 @@ import Glibc
         #expect(messages.contains { $0.contains("is not a valid coordinator name (it holds `` ` ``)") || $0.contains("a`b`") }, "\(messages)")
         #expect(messages.contains { $0.contains("\\u{7}") }, "\(messages)")
         #expect(messages.contains { $0.contains("is not a valid route name") }, "\(messages)")
+        #expect(messages.contains { $0.contains("`Two words` is not a valid coordinator name (it holds a space)") }, "\(messages)")
         #expect(messages.contains { $0.contains("is not a valid module name (it holds \\u{1b})") }, "\(messages)")
     }
 
