@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 REPORTS=$(mktemp -d /tmp/navd-asan.XXXXXX)
 swift build --build-tests --sanitize=address --scratch-path .build-asan >/dev/null
 status=0
-NAVD_BIN_DIR=$PWD/.build-asan/debug ASAN_OPTIONS="detect_leaks=0:log_path=$REPORTS/asan" SWIFT_BACKTRACE=enable=no \
+NAVD_BIN_DIR=$PWD/.build-asan/debug ASAN_OPTIONS="detect_leaks=0:log_path=$REPORTS/asan:suppressions=$PWD/scripts/asan-suppressions.txt" SWIFT_BACKTRACE=enable=no \
     swift test --skip-build --sanitize=address --scratch-path .build-asan --filter "${FILTER:-EndToEndTests}" || status=$?
 if ls "$REPORTS"/asan.* >/dev/null 2>&1; then
     echo "test-asan: AddressSanitizer reports:" >&2
