@@ -27,7 +27,7 @@ func pairs(_ items: [String], option: String = "", schema: JSONValue? = nil, own
         case let types where !types.isEmpty && !types.contains("string"):
             guard let parsed, types.contains(jsonType(parsed)) || (types.contains("number") && jsonType(parsed) == "integer") else {
                 let t = types.joined(separator: " or ")
-                throw usageError("\(option) \(item): field \(k) of \(owner) is \(t == "integer" || t == "object" || t == "array" ? "an" : "a") \(t); "
+                throw usageError("\(option.isEmpty ? "" : option + " ")\(item): field \(k) of \(owner) is \(t == "integer" || t == "object" || t == "array" ? "an" : "a") \(t); "
                                  + "write it as \(k)=\(example(types[0]))")
             }
             o[k] = parsed

@@ -51,14 +51,17 @@ struct ExistingOptions: ParsableArguments {
 
 /// `--with`, `--with-json` and `--from`, shared by `navigate` and `route`.
 struct SetupOptions: ParsableArguments {
+    @Argument(help: "Setup fields KEY=VALUE after the target, as --with gives them: navctl navigate shop.Product id=p1.") var fields: [String] = []
     @Option(name: .customLong("with"), help: "Setup field KEY=VALUE (repeatable).") var with: [String] = []
     @Option(help: "The whole setup as JSON.") var withJson: String?
     @Option(help: "Source node id (default: the visible top).") var from: String?
 
     /// `target`: the coordinator (or with `route`, the route) whose setup model types the values of `--with`.
     func apply(to p: inout JSONObject, common: Common, target: String, route: Bool = false) throws {
-        let (schema, owner) = with.isEmpty ? (nil, target) : common.setupModel(of: target, route: route)
-        var w = try pairs(with, option: "--with", schema: schema, owner: owner)
+        let given = fields + with
+        let (schema, owner) = given.isEmpty ? (nil, target) : common.setupModel(of: target, route: route)
+        var w = try pairs(fields, schema: schema, owner: owner)
+        for (k, v) in try pairs(with, option: "--with", schema: schema, owner: owner) { w[k] = v }
         if let withJson { for (k, v) in try parseJSON(withJson, what: "--with-json").objectValue ?? [:] { w[k] = v } }
         if !w.isEmpty { p["with"] = .object(w) }
         if let from { p["from"] = .string(from) }

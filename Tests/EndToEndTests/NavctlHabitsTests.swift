@@ -116,6 +116,18 @@ import Testing
         #expect(r.status == 64 && r.stderr.contains("`id` is not KEY=VALUE") && r.stderr.contains("--with-json"), "\(r)")
         r = try navctl(["navigate", "shop.Product", "--with-json", "{id:"], socket: d.socketPath)
         #expect(r.status == 64 && r.stderr.contains("--with-json is not valid JSON"), "\(r)")
+        // Fields may follow the target as they follow `update`'s node and `set`: typed the same way,
+        // --with given beside them wins.
+        try c.call("reset")
+        r = try navctl(["navigate", "shop.Category", "slug=boots", "page=3", "--with", "page=4"], socket: d.socketPath)
+        #expect(r.status == 0, "\(r)")
+        top = try c.call("tree")
+        #expect(topParams(top) == ["slug": "boots", "page": 4], "\(top)")
+        r = try navctl(["route", "showProduct", "id=9"], socket: d.socketPath)
+        top = try c.call("tree")
+        #expect(r.status == 0 && topParams(top) == ["id": "9"], "\(r) \(top)")
+        r = try navctl(["navigate", "shop.Category", "slug=boots", "page=two"], socket: d.socketPath)
+        #expect(r.status == 64 && r.stderr.contains("navctl: page=two: field page of shop.Category is an integer"), "\(r)")
     }
 
     @Test func anAnswerThatSaysItFailedExitsOne() throws {
