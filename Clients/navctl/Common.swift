@@ -66,7 +66,7 @@ struct Common: ParsableArguments {
             let nav = pending?["navigation"]?.stringValue.map { terminalSafe($0) }
             if let nav {
                 c.interruptingSignals = []
-                if (try? c.call("cancel", params(["navigation": .string(nav)]), timeout: 2)) != nil {
+                if (try? c.call("cancel", params(["navigation": .string(nav)]), timeout: 2))?["cancelled"] == .bool(true) {
                     FileHandle.standardError.write(Data("navctl: cancelled \(nav)\n".utf8))
                 }
             }

@@ -151,11 +151,16 @@ struct Complete: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Complete a flow with a result, an error or a cancel.")
     @OptionGroup var common: Common
     @Argument var flow: String
+    @Argument(help: "The result's fields KEY=VALUE (VALUE is JSON when it parses): navctl complete n9 orderId=o-1.") var fields: [String] = []
     @Option(help: "The result, as JSON.") var result: String?
     @Option(help: "Fail the flow with this message.") var error: String?
     @Flag(help: "Cancel the flow.") var cancel = false
     func run() throws {
         var p: JSONObject = ["flow": .string(flow)]
+        if !fields.isEmpty && result != nil {
+            throw usageError("give the result as --result JSON or as KEY=VALUE fields after the flow, not both")
+        }
+        if !fields.isEmpty { p["result"] = .object(try pairs(fields)) }
         if let result { p["result"] = try parseJSON(result, what: "--result") }
         if let error { p["error"] = ["message": .string(error)] }
         if cancel { p["cancelled"] = true }
@@ -185,6 +190,13 @@ struct Cancel: ParsableCommand {
     @OptionGroup var common: Common
     @Argument(help: "The navigation's id.") var navigation: String
     func run() throws {
-        try common.run("cancel", ["navigation": .string(navigation)]) { _ in "cancelled \(navigation)" }
+        var notPending = false
+        try common.run("cancel", ["navigation": .string(navigation)]) { r in
+            if r["cancelled"] == .bool(true) { return "cancelled \(navigation)" }
+            notPending = true
+            return "nothing cancelled: \(navigation) is not pending (it committed or failed already, or no navigation has that id)"
+        }
+        // As an answer of ok: false: the command did not do what it was asked.
+        if notPending { throw ExitCode(1) }
     }
 }

@@ -169,6 +169,9 @@ import Testing
         r = try navctl(["cancel", nav], socket: d.socketPath)
         #expect(r.status == 0 && r.stdout.contains("cancelled \(nav)"), "\(r)")
         #expect(try c.call("stats")["pending"] == 0)
+        // Asked again, there is nothing to cancel: said so, exit status 1 (navd answered cancelled: false).
+        r = try navctl(["cancel", nav], socket: d.socketPath)
+        #expect(r.status == 1 && r.stdout.contains("nothing cancelled: \(nav) is not pending"), "\(r)")
     }
 }
 
