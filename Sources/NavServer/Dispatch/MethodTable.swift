@@ -95,12 +95,6 @@ final class MethodTable {
         add(spec, handler, remote: remote)
     }
 
-    /// Registers (or replaces) the method `spec` declares, which takes no params.
-    func register(_ spec: Spec, _ handler: @escaping Handler) {
-        precondition(spec.params.isEmpty, "\(spec.name) takes params: register it with its param enum")
-        add(spec, handler)
-    }
-
     private func add(_ spec: Spec, _ handler: @escaping Handler, remote: Handler? = nil) {
         rebuild(entries.filter { $0.spec.name != spec.name } + [Entry(spec, handler, remote: remote)])
     }
