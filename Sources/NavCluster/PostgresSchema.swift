@@ -78,13 +78,16 @@ enum PostgresSchema {
         // Claims sessions and returns them whole (keys included): with p_own, the node's own (at its
         // start, or after PostgreSQL came back), waiting for rows a commit of its previous
         // incarnation still holds; else those whose owner's lease expired, at most p_limit, skipping
-        // rows another node is claiming or committing. Every claim raises the session's epoch.
+        // rows another node is claiming or committing, and no more sessions once those taken hold
+        // p_key_budget keys (at least one is taken): a takeover comes in bounded batches, each one
+        // query well within the lease, read by navd between requests. Every claim raises the
+        // session's epoch.
         """
-        CREATE OR REPLACE FUNCTION navd_claim(p_node text, p_inc bigint, p_limit int, p_own boolean)
+        CREATE OR REPLACE FUNCTION navd_claim(p_node text, p_inc bigint, p_limit int, p_own boolean, p_key_budget int)
         RETURNS TABLE (o_name text, o_version bigint, o_next_id bigint, o_tree text, o_facts text, o_uid bigint, o_epoch bigint, o_keys json)
         LANGUAGE plpgsql AS $$
         #variable_conflict use_column
-        DECLARE c record;
+        DECLARE c record; taken text[] := '{}'; held bigint := 0;
         BEGIN
             PERFORM 1 FROM navd_nodes WHERE node = p_node AND incarnation = p_inc;
             IF NOT FOUND THEN
@@ -92,14 +95,21 @@ enum PostgresSchema {
             END IF;
             IF p_own THEN
                 PERFORM 1 FROM navd_sessions x WHERE x.node = p_node ORDER BY x.name FOR UPDATE;
+                SELECT coalesce(array_agg(q.name), '{}') INTO taken FROM (
+                    SELECT x.name FROM navd_sessions x WHERE x.node = p_node ORDER BY x.name LIMIT p_limit) q;
+            ELSE
+                -- Rows are locked as they are read: those past the budget stay free for the next sweep.
+                FOR c IN SELECT x.name FROM navd_sessions x
+                    WHERE x.node <> p_node AND NOT EXISTS (
+                        SELECT 1 FROM navd_nodes n WHERE n.node = x.node AND n.expires > clock_timestamp())
+                    ORDER BY x.name LIMIT p_limit FOR UPDATE SKIP LOCKED LOOP
+                    EXIT WHEN held >= p_key_budget;
+                    taken := taken || c.name;
+                    held := held + (SELECT count(*) FROM navd_keys k WHERE k.session = c.name);
+                END LOOP;
             END IF;
             FOR c IN UPDATE navd_sessions s SET node = p_node, epoch = s.epoch + 1
-                WHERE s.name IN (
-                    SELECT x.name FROM navd_sessions x
-                    WHERE CASE WHEN p_own THEN x.node = p_node
-                          ELSE x.node <> p_node AND NOT EXISTS (
-                              SELECT 1 FROM navd_nodes n WHERE n.node = x.node AND n.expires > clock_timestamp()) END
-                    ORDER BY x.name LIMIT p_limit FOR UPDATE SKIP LOCKED)
+                WHERE s.name = ANY(taken)
                 RETURNING s.* LOOP
                 o_name := c.name; o_version := c.version; o_next_id := c.next_id; o_tree := c.tree;
                 o_facts := c.facts; o_uid := c.uid; o_epoch := c.epoch;
@@ -143,7 +153,7 @@ enum PostgresSchema {
         VALUES ($1, $2::bigint, $3::bigint, $4, '{}', NULL, $5, 1) ON CONFLICT (name) DO NOTHING RETURNING name
         """
     static let commit = "SELECT navd_commit($1, $2::bigint, $3::json)"
-    static let claim = "SELECT * FROM navd_claim($1, $2::bigint, $3::int, $4::boolean)"
+    static let claim = "SELECT * FROM navd_claim($1, $2::bigint, $3::int, $4::boolean, $5::int)"
     static let renew = "SELECT navd_renew($1, $2::bigint, $3::int)"
     static let directory = "SELECT name, node FROM navd_sessions"
     static let owner = "SELECT node FROM navd_sessions WHERE name = $1"

@@ -16,6 +16,10 @@ public final class PostgresStore: Store, SharedStore {
     let leaseMs: Int
     /// The most sessions one takeover claims (the rest are claimed by the next sweeps).
     static let claimBatch = 1_000
+    /// The keys one takeover claims at most (with its sessions; at least one session is claimed):
+    /// a session keeps up to ``Session/maxKeys``, and PostgreSQL gathers ~4,000 in ~12 ms, so one
+    /// claim stays well within the lease and navd reads it between requests.
+    static let claimKeyBudget = 16_384
     let connection: PGConnection
     let loop: EventLoop
     private let logger: Logger
@@ -130,7 +134,9 @@ public final class PostgresStore: Store, SharedStore {
     }
 
     private func claimNow(own: Bool) throws(StateError) -> [Session] {
-        let rows = try connection.runNow(PostgresSchema.claim, [node, String(incarnation), String(Self.claimBatch * 100), own ? "true" : "false"])
+        // Its own sessions all at once; others' in one bounded batch (sweeps claim the rest).
+        let rows = try connection.runNow(PostgresSchema.claim, [node, String(incarnation), String(Self.claimBatch * 100), own ? "true" : "false",
+                                                                String(own ? Int(Int32.max) : Self.claimKeyBudget)])
         do {
             return try restore(rows)
         } catch {
@@ -141,7 +147,7 @@ public final class PostgresStore: Store, SharedStore {
     /// Sessions rebuilt from claimed rows (`navd_claim`'s columns); their epochs are noted.
     private func restore(_ rows: PGRows) throws(StateError) -> [Session] {
         guard let graph else { return [] }
-        let parser = saved.parser()
+        let parser = saved.parser(), listParser = saved.parser()
         var out: [Session] = []
         for row in rows.rows {
             let name = row[0] ?? ""
@@ -152,14 +158,7 @@ public final class PostgresStore: Store, SharedStore {
                 }
                 let s = try saved.session(name, graph: graph, version: version, nextId: nextId, tree: tree, facts: facts, parser: parser)
                 if let uid = row[5].flatMap({ UInt32($0) }) { s.owner = uid }
-                for pair in try parser.parse(row[7] ?? "[]").arrayValue ?? [] {
-                    let kv = pair.arrayValue ?? []
-                    guard kv.count == 2, let key = kv[0].stringValue, let text = kv[1].stringValue,
-                          let reply = KeyedReply.decode(try parser.parse(text)) else {
-                        throw NavError(.corruptState, "a remembered key is corrupt")
-                    }
-                    s.remember(key: key, reply)
-                }
+                try rememberKeys(row[7] ?? "[]", in: s, listParser, parser)
                 epochs[name] = epoch
                 versions[name] = version
                 owners[name] = node
@@ -171,6 +170,27 @@ public final class PostgresStore: Store, SharedStore {
             }
         }
         return out
+    }
+
+    /// Remembers a claimed session's keys: up to ``Session/maxKeys`` pairs `[key, reply text]`, read
+    /// as views, each reply's bytes kept (``KeyedReply/decode(text:parser:)``).
+    private func rememberKeys(_ text: String, in s: Session, _ listParser: JSONParser, _ parser: JSONParser) throws(NavError) {
+        var text = text
+        let problem: NavError? = text.withUTF8 { b in
+            let list: JSONView
+            do throws(NavError) { list = try saved.view(listParser, UnsafeRawBufferPointer(b), "the remembered keys") } catch { return error }
+            guard list.isArray else { return NavError(.corruptState, "the remembered keys are not an array") }
+            for kv in list.elements {
+                let pair = kv.elements
+                guard pair.count == 2, let key = pair[0].string, pair[1].kind == .string,
+                      let reply = KeyedReply.decode(text: pair[1].stringBytes.raw, parser: parser) else {
+                    return NavError(.corruptState, "a remembered key is corrupt")
+                }
+                s.remember(key: key, reply)
+            }
+            return nil
+        }
+        if let problem { throw problem }
     }
 
     private func readNodes(_ json: String?) {
@@ -223,7 +243,7 @@ public final class PostgresStore: Store, SharedStore {
     func sweep() {
         guard connection.isUp, !sweeping, !needsResync, !resyncing else { return }
         sweeping = true
-        connection.query(PostgresSchema.claim, [node, String(incarnation), String(Self.claimBatch), "false"]) { [unowned self] r in
+        connection.query(PostgresSchema.claim, [node, String(incarnation), String(Self.claimBatch), "false", String(Self.claimKeyBudget)]) { [unowned self] r in
             sweeping = false
             switch r {
             case .success(let rows) where !rows.rows.isEmpty:
@@ -231,7 +251,8 @@ public final class PostgresStore: Store, SharedStore {
                     let sessions = try restore(rows)
                     logger.notice("took over sessions whose owner's lease expired", metadata: ["navd.sessions": "\(sessions.count)"])
                     events?.sessionsClaimed(sessions, own: false)
-                    if rows.rows.count == Self.claimBatch { sweep() }
+                    // A batch ends at claimBatch sessions or claimKeyBudget keys: more may wait.
+                    sweep()
                 } catch {
                     logger.error("cannot restore sessions taken over", metadata: ["navd.error": "\(error)"])
                 }
@@ -247,7 +268,7 @@ public final class PostgresStore: Store, SharedStore {
         guard connection.isUp, !resyncing else { return }
         resyncing = true
         needsResync = false
-        connection.query(PostgresSchema.claim, [node, String(incarnation), String(Self.claimBatch * 100), "true"]) { [unowned self] r in
+        connection.query(PostgresSchema.claim, [node, String(incarnation), String(Self.claimBatch * 100), "true", String(Int32.max)]) { [unowned self] r in
             resyncing = false
             switch r {
             case .success(let rows):

@@ -299,6 +299,42 @@ import Glibc
         #expect(mirror.root == (try client.call("tree", ["session": "t"]))["root"])
     }
 
+    /// Sessions that each remember many keyed replies are taken over in batches of at most 16,384
+    /// keys (each claim one PostgreSQL query well within the lease, read between requests), with
+    /// every key: a retry is answered with the reply as stored, and new navigations are numbered
+    /// after those the replies name.
+    @Test func aTakeoverOfSessionsWithManyKeysComesInBoundedBatchesWithTheirKeys() throws {
+        let pg = try PostgresServer()
+        let a = try Self.node("A", pg)
+        // Six sessions of a node whose lease ended an hour ago, with 4,096 keys each, written in one
+        // transaction (A sweeps meanwhile).
+        _ = try pg.psql("""
+            INSERT INTO navd_nodes VALUES ('gone', '/nonexistent/gone.sock', 1, clock_timestamp() - interval '1 hour');
+            INSERT INTO navd_sessions (name, version, next_id, tree, facts, uid, node, epoch)
+                SELECT 'heavy-' || i, version, next_id, tree, facts, uid, 'gone', 1 FROM navd_sessions, generate_series(0, 5) i
+                WHERE name = 'main';
+            INSERT INTO navd_keys (session, key, reply)
+                SELECT 'heavy-' || i, 'k' || j, '{"result":{"navigation":"nav-' || (i * 10000 + j) || '","version":' || j || '}}'
+                FROM generate_series(0, 5) i, generate_series(1, 4096) j ORDER BY i, j;
+            """)
+        try waitUntil(timeout: 20, "A owns the six sessions") {
+            Int(try pg.psql("SELECT count(*) FROM navd_sessions WHERE node = 'A' AND name LIKE 'heavy-%'")) == 6
+        }
+        try a.waitForLog("navd.sessions=2 [NavCluster] took over")
+        let batches = a.stderr.split(separator: "\n").filter { $0.contains("took over sessions") }.compactMap { line in
+            line.split(separator: " ").first { $0.hasPrefix("navd.sessions=") }.flatMap { Int($0.dropFirst("navd.sessions=".count)) }
+        }
+        #expect(batches == [4, 2], "sessions per claim: \(batches)")
+
+        let c = try a.client()
+        let replay = try c.call("navigate", ["session": "heavy-5", "to": "cart.Cart", "by": "select", "key": "k4096"])
+        #expect(replay == ["navigation": "nav-54096", "version": 4096])
+        let fresh = try c.call("navigate", ["session": "heavy-5", "to": "cart.Cart", "by": "select"])
+        let number = fresh["navigation"]?.stringValue.flatMap { Int($0.dropFirst("nav-".count)) } ?? 0
+        #expect(number > 54_096, "\(fresh)")
+        #expect(Int(try pg.psql("SELECT count(*) FROM navd_keys WHERE session = 'heavy-0'")) == 4_096)
+    }
+
     /// Several clients navigate their own sessions through node after node; the owner is killed
     /// with SIGKILL under that load, three times. Every navigation is keyed and retried with its key
     /// until answered, so each session's version must equal the number of acknowledged navigations,

@@ -19,6 +19,34 @@ import Unchecked
         return s
     }
 
+    /// A stored keyed reply is read back as its stores write it: a result keeps its bytes; a
+    /// result with a line break in it (it is sent again inside one line), or stored any other way
+    /// (spaces, another member), is read through the tree; an error comes back whole.
+    @Test func aKeyedReplyIsReadBackAsItWasSentAndNeverBreaksALine() throws {
+        let parser = JSONParser()
+        func result(_ text: String) -> String? {
+            guard case .success(let t)? = KeyedReply.decode(text: text, parser: parser) else { return nil }
+            return String(decoding: t.bytes, as: UTF8.self)
+        }
+        let written = KeyedReply.text(.success(JSONText(Array(#"{"navigation":"nav-7","version":3,"visible":["n1"]}"#.utf8))))
+        #expect(result(written) == #"{"navigation":"nav-7","version":3,"visible":["n1"]}"#)
+        #expect(result(#"{"result":{"text":"\u00e9 a"}}"#) == #"{"text":"\u00e9 a"}"#)
+        #expect(result("{\"result\":{\"version\":\n3}}") == #"{"version":3}"#)
+        #expect(result("{\"result\":{\"version\":3}\r\n}") == #"{"version":3}"#)
+        #expect(result(#" {"result":{"version":3}}"#) == #"{"version":3}"#)
+        #expect(result(#"{"result" : [1, 2]}"#) == "[1,2]")
+        #expect(KeyedReply.decode(text: #"{"result":1,"extra":2}"#, parser: parser) != nil)
+        #expect(KeyedReply.decode(text: #"{"nothing":1}"#, parser: parser) == nil)
+        #expect(KeyedReply.decode(text: #"{"result":"#, parser: parser) == nil)
+        #expect(KeyedReply.decode(text: "[]", parser: parser) == nil)
+        let error = KeyedReply.text(.failure(NavError(.conflict, "version 3 is not 2", data: ["navigation": "nav-8"])))
+        guard case .failure(let e)? = KeyedReply.decode(text: error, parser: parser) else {
+            Issue.record("\(error) not read back as an error")
+            return
+        }
+        #expect(e.kind == .conflict && e.message == "version 3 is not 2" && e.data["navigation"] == "nav-8")
+    }
+
     @Test func whatIsFlushedIsLoadedBack() throws {
         let dir = TempDir()
         defer { dir.remove() }

@@ -95,11 +95,11 @@ final class Navigator: SessionSource {
         guard !session.keyed.isEmpty else { return }  // no parser made for none (a restart restores many)
         let parser = JSONParser(maxDepth: config.writtenDepth)
         for reply in session.keyed.values {
-            let id: JSONValue? = switch reply {
-            case .success(let t): (try? parser.parse(t.bytes))?["navigation"]
-            case .failure(let e): e.data["navigation"]
+            let id: String? = switch reply {
+            case .success(let t): t.bytes.withUnsafeBytes { (try? parser.view($0))?.member("navigation")?.string }
+            case .failure(let e): e.data["navigation"]?.stringValue
             }
-            if let n = id?.stringValue.flatMap(PendingNavigation.number(ofId:)) { numberNavigations(after: n) }
+            if let n = id.flatMap(PendingNavigation.number(ofId:)) { numberNavigations(after: n) }
         }
     }
 

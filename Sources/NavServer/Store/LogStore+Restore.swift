@@ -257,7 +257,7 @@ extension LogStore {
                 guard let p = try? record(bytes, r.payload, parser) else { continue }
                 if let name = p["x"]?.stringValue { earlierKeys.removeAll { $0.session == name } }
                 if let name = p["k"]?.stringValue, let key = p["key"]?.stringValue, let text = p["r"]?.stringValue,
-                   let reply = (try? saved.parse(parser, text, "a keyed reply")).flatMap(KeyedReply.decode) {
+                   let reply = KeyedReply.decode(text: text, parser: parser) {
                     earlierKeys.append((name, key, reply, true))
                 }
             }
@@ -379,7 +379,7 @@ extension LogStore {
         if let name = p.k?.string {
             if setAside.contains(name) { return nil }
             guard let s = byName[name], let key = p.key?.string, let text = p.r?.string,
-                  let reply = KeyedReply.decode(try saved.parse(saved.parser(), text, "a keyed reply")) else {
+                  let reply = KeyedReply.decode(text: text, parser: replyParser) else {
                 throw NavError(.corruptState, "a key record of session \"\(name)\" is not whole, or its session is not open")
             }
             s.remember(key: key, reply)

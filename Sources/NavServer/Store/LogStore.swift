@@ -41,6 +41,8 @@ public final class LogStore: Store {
     private(set) var threshold: Int
     /// What the snapshot lacks: sessions changed, closed, keys remembered since it was written.
     var unsnapshotted = PendingKeys(epoch: 1)
+    /// Reads keyed replies of key records (a record's own parser holds views of it meanwhile).
+    lazy var replyParser = saved.parser()
     private(set) var compactions = 0
     /// What the last start read and replayed, one line each (the server logs them).
     public internal(set) var restoreReport: [String] = []

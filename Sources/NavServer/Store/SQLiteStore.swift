@@ -283,7 +283,7 @@ final class SQLiteStore: Store {
             guard rc == SQLITE_ROW else { throw StateError(description: "cannot read \(path): \(String(cString: sqlite3_errmsg(db)))") }
             let name = try text(s, 0)
             let key = try text(s, 1)
-            guard let reply = try? parser.parse(try text(s, 2)), let result = KeyedReply.decode(reply) else {
+            guard let result = KeyedReply.decode(text: try text(s, 2), parser: parser) else {
                 throw StateError(description: "key \"\(key)\" of session \"\(name)\" in \(path) is corrupt; move \(path) aside (or give another --state PATH, or --ephemeral) to start with fresh sessions")
             }
             out.append((name, key, result))

@@ -142,6 +142,28 @@ public enum KeyedReply {
         }
     }
 
+    /// What ``text(_:)`` wrote, read back from its bytes; nil when it is not such a reply. A result
+    /// as ``text(_:)`` writes it (`{"result":` and `}` around it, no line break: it is sent again
+    /// inside one line) keeps its bytes, checked by one parse; anything else is read as a tree. A
+    /// restore or a takeover reads thousands of these (a session keeps up to ``Session/maxKeys``).
+    public static func decode(text: UnsafeRawBufferPointer, parser: JSONParser) -> Result<JSONText, NavError>? {
+        guard let v = try? parser.view(text), v.isObject else { return nil }
+        let prefix: StaticString = "{\"result\":"
+        let head = UnsafeRawBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
+        if v.count == 1, text.count > head.count, text.last == UInt8(ascii: "}"), v.member("result") != nil,
+           memcmp(text.baseAddress!, head.baseAddress!, head.count) == 0,
+           memchr(text.baseAddress!, 0x0A, text.count) == nil, memchr(text.baseAddress!, 0x0D, text.count) == nil {
+            return .success(JSONText(Array(text[head.count..<(text.count - 1)])))
+        }
+        return decode(v.value(keys: parser.keys))
+    }
+
+    /// As ``decode(text:parser:)``, from a string.
+    public static func decode(text: String, parser: JSONParser) -> Result<JSONText, NavError>? {
+        var text = text
+        return text.withUTF8 { decode(text: UnsafeRawBufferPointer($0), parser: parser) }
+    }
+
     /// What ``text(_:)`` wrote, parsed back; nil when it is not such a reply.
     public static func decode(_ j: JSONValue) -> Result<JSONText, NavError>? {
         if let v = j["result"] { return .success(JSONText(v)) }
@@ -262,7 +284,8 @@ public struct SavedSessions {
         try bytes.withUnsafeBytes { b in Result { () throws(NavError) in try view(parser, b, what) } }.get()
     }
 
-    private func view(_ parser: JSONParser, _ bytes: UnsafeRawBufferPointer, _ what: String) throws(NavError) -> JSONView {
+    /// As the slice's overload, for bytes held elsewhere.
+    public func view(_ parser: JSONParser, _ bytes: UnsafeRawBufferPointer, _ what: String) throws(NavError) -> JSONView {
         do throws(JSONParseError) { return try parser.view(bytes) } catch { throw refusal(error, what) }
     }
 
