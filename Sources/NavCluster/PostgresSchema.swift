@@ -75,15 +75,15 @@ enum PostgresSchema {
             END LOOP;
         END $$
         """,
-        // Claims sessions and returns them whole (keys included): with p_own, the node's own (at its
-        // start, or after PostgreSQL came back), waiting for rows a commit of its previous
-        // incarnation still holds; else those whose owner's lease expired, at most p_limit, skipping
-        // rows another node is claiming or committing, and no more sessions once those taken hold
-        // p_key_budget keys (at least one is taken): a takeover comes in bounded batches, each one
-        // query well within the lease, read by navd between requests. Every claim raises the
-        // session's epoch.
+        // Claims sessions and returns them whole (keys included), at most p_limit, and no more
+        // once those taken hold p_key_budget keys (at least one is taken): a large claim comes in
+        // batches that are each one query well within the lease. With p_own, the node's own named
+        // after p_after (in bytes' order: navd asks for the next batch after the last name it got;
+        // at its start, or when it reads them again), waiting for rows a commit of its previous
+        // incarnation still holds; else those whose owner's lease expired, skipping rows another
+        // node is claiming or committing. Every claim raises the session's epoch.
         """
-        CREATE OR REPLACE FUNCTION navd_claim(p_node text, p_inc bigint, p_limit int, p_own boolean, p_key_budget int)
+        CREATE OR REPLACE FUNCTION navd_claim(p_node text, p_inc bigint, p_limit int, p_own boolean, p_key_budget int, p_after text)
         RETURNS TABLE (o_name text, o_version bigint, o_next_id bigint, o_tree text, o_facts text, o_uid bigint, o_epoch bigint, o_keys json)
         LANGUAGE plpgsql AS $$
         #variable_conflict use_column
@@ -93,12 +93,15 @@ enum PostgresSchema {
             IF NOT FOUND THEN
                 RAISE EXCEPTION 'node % is no longer at incarnation %', p_node, p_inc USING ERRCODE = 'NV001';
             END IF;
+            -- Rows are locked as they are read: those past the budget stay free.
             IF p_own THEN
-                PERFORM 1 FROM navd_sessions x WHERE x.node = p_node ORDER BY x.name FOR UPDATE;
-                SELECT coalesce(array_agg(q.name), '{}') INTO taken FROM (
-                    SELECT x.name FROM navd_sessions x WHERE x.node = p_node ORDER BY x.name LIMIT p_limit) q;
+                FOR c IN SELECT x.name FROM navd_sessions x WHERE x.node = p_node AND x.name COLLATE "C" > p_after
+                    ORDER BY x.name COLLATE "C" LIMIT p_limit FOR UPDATE LOOP
+                    EXIT WHEN held >= p_key_budget;
+                    taken := taken || c.name;
+                    held := held + (SELECT count(*) FROM navd_keys k WHERE k.session = c.name);
+                END LOOP;
             ELSE
-                -- Rows are locked as they are read: those past the budget stay free for the next sweep.
                 FOR c IN SELECT x.name FROM navd_sessions x
                     WHERE x.node <> p_node AND NOT EXISTS (
                         SELECT 1 FROM navd_nodes n WHERE n.node = x.node AND n.expires > clock_timestamp())
@@ -153,7 +156,7 @@ enum PostgresSchema {
         VALUES ($1, $2::bigint, $3::bigint, $4, '{}', NULL, $5, 1) ON CONFLICT (name) DO NOTHING RETURNING name
         """
     static let commit = "SELECT navd_commit($1, $2::bigint, $3::json)"
-    static let claim = "SELECT * FROM navd_claim($1, $2::bigint, $3::int, $4::boolean, $5::int)"
+    static let claim = "SELECT * FROM navd_claim($1, $2::bigint, $3::int, $4::boolean, $5::int, $6::text)"
     static let renew = "SELECT navd_renew($1, $2::bigint, $3::int)"
     static let directory = "SELECT name, node FROM navd_sessions"
     static let owner = "SELECT node FROM navd_sessions WHERE name = $1"

@@ -133,10 +133,22 @@ public final class PostgresStore: Store, SharedStore {
         return sessions
     }
 
+    /// At start: its own sessions, all of them (in bounded claims); others', one bounded claim
+    /// (sweeps claim the rest).
     private func claimNow(own: Bool) throws(StateError) -> [Session] {
-        // Its own sessions all at once; others' in one bounded batch (sweeps claim the rest).
-        let rows = try connection.runNow(PostgresSchema.claim, [node, String(incarnation), String(Self.claimBatch * 100), own ? "true" : "false",
-                                                                String(own ? Int(Int32.max) : Self.claimKeyBudget)])
+        var rows = PGRows()
+        if own {
+            var after = ""
+            while true {
+                let (sql, params) = claimOwn(after: after)
+                let batch = try connection.runNow(sql, params)
+                if batch.rows.isEmpty { break }
+                rows.rows += batch.rows
+                after = Self.lastName(batch)
+            }
+        } else {
+            rows = try connection.runNow(PostgresSchema.claim, [node, String(incarnation), String(Self.claimBatch), "false", String(Self.claimKeyBudget), ""])
+        }
         do {
             return try restore(rows)
         } catch {
@@ -243,7 +255,7 @@ public final class PostgresStore: Store, SharedStore {
     func sweep() {
         guard connection.isUp, !sweeping, !needsResync, !resyncing else { return }
         sweeping = true
-        connection.query(PostgresSchema.claim, [node, String(incarnation), String(Self.claimBatch), "false", String(Self.claimKeyBudget)]) { [unowned self] r in
+        connection.query(PostgresSchema.claim, [node, String(incarnation), String(Self.claimBatch), "false", String(Self.claimKeyBudget), ""]) { [unowned self] r in
             sweeping = false
             switch r {
             case .success(let rows) where !rows.rows.isEmpty:
@@ -263,19 +275,30 @@ public final class PostgresStore: Store, SharedStore {
     }
 
     /// Reads this node's sessions again (after PostgreSQL came back, or a commit failed), raising
-    /// their epochs: what navd holds in memory becomes what PostgreSQL holds.
+    /// their epochs: what navd holds in memory becomes what PostgreSQL holds. They are read in
+    /// bounded claims (``claimOwn(after:)``), kept until the last, then taken at once: nothing is
+    /// committed meanwhile (``isUp`` is false while resyncing).
     private func resync() {
         guard connection.isUp, !resyncing else { return }
         resyncing = true
         needsResync = false
-        connection.query(PostgresSchema.claim, [node, String(incarnation), String(Self.claimBatch * 100), "true", String(Int32.max)]) { [unowned self] r in
-            resyncing = false
+        resyncBatch(after: "", read: PGRows())
+    }
+
+    private func resyncBatch(after: String, read: PGRows) {
+        let (sql, params) = claimOwn(after: after)
+        connection.query(sql, params) { [unowned self] r in
             switch r {
-            case .success(let rows):
+            case .success(let rows) where !rows.rows.isEmpty:
+                var read = read
+                read.rows += rows.rows
+                resyncBatch(after: Self.lastName(rows), read: read)
+            case .success:
+                resyncing = false
                 do {
                     let mine = Set(epochs.keys)
                     epochs = [:]
-                    let sessions = try restore(rows)
+                    let sessions = try restore(read)
                     for name in mine where epochs[name] == nil && owners[name] == node { owners[name] = nil }
                     events?.sessionsClaimed(sessions, own: true)
                     for name in mine where epochs[name] == nil { versions[name] = nil }
@@ -285,10 +308,30 @@ public final class PostgresStore: Store, SharedStore {
                     logger.error("cannot restore this node's sessions", metadata: ["navd.error": "\(error)"])
                     needsResync = true
                 }
-            case .failure(let f) where f.sqlState == "NV001": events?.leaseLost(f.message)
-            case .failure: needsResync = true
+            case .failure(let f) where f.sqlState == "NV001":
+                resyncing = false
+                events?.leaseLost(f.message)
+            case .failure:
+                resyncing = false
+                needsResync = true
             }
         }
+    }
+
+    /// The claim of this node's own sessions named after `after` (in bytes' order): at most
+    /// ``claimBatch`` sessions and ``claimKeyBudget`` keys, so that each is one query well within the
+    /// lease however many sessions and keys the node holds.
+    private func claimOwn(after: String) -> (String, [String?]) {
+        (PostgresSchema.claim, [node, String(incarnation), String(Self.claimBatch), "true", String(Self.claimKeyBudget), after])
+    }
+
+    /// The greatest session name of claimed rows, in bytes' order (as the claim orders them).
+    static func lastName(_ rows: PGRows) -> String {
+        var last = ""
+        for row in rows.rows {
+            if let name = row[0], last.utf8.lexicographicallyPrecedes(name.utf8) { last = name }
+        }
+        return last
     }
 
     /// A request named a session the directory says is this node's, which it does not hold while
