@@ -198,4 +198,50 @@ import Testing
         stack = try c.call("tree")["root"]?["children"]?.arrayValue ?? []
         #expect(stack.last?["params"] == ["month": "may", "account": 2])
     }
+
+    /// `open {by: "push"}` pushes the link's last screen from the visible one: like `navigate` from
+    /// there, it supersedes a navigation pending from that screen (`cancelled`, `data.by` naming it),
+    /// and a later navigation from the screen supersedes it while it is pending. Without `by` the
+    /// link replaces the stack, and what was pending from a screen it removes is cancelled with it.
+    @Test func aLinkPushedFromTheVisibleScreenSupersedesANavigationPendingFromIt() throws {
+        let graph = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Gate, Post, Other, Vault]}
+              Gate: {preconditions: [slow]}
+              Vault: {preconditions: [slow]}
+              Post: {}
+              Other: {opens: [Post]}
+            links:
+              "/post": [Post]
+              "/vault": [Vault]
+              "/other/post": [Other, Post]
+            preconditions:
+              slow: {command: [sleep, "1"], timeout: 10s}
+            """
+        let d = try Daemon(graph: graph)
+        let c = try d.client()
+        func top() throws -> JSONValue? { try c.call("tree")["root"]?["children"]?.arrayValue?.last?["coordinator"] }
+
+        let gate = try c.send("navigate", ["to": "Gate"])
+        let post = try c.call("open", ["url": "/post", "by": "push"])
+        let cancelled = try c.reply(to: gate)
+        #expect(cancelled["error"]?["data"]?["kind"] == "cancelled" && cancelled["error"]?["data"]?["by"] == post["navigation"], "\(cancelled)")
+        #expect(try top() == "app.Post")
+
+        try c.call("reset")
+        let vault = try c.send("open", ["url": "/vault", "by": "push"])
+        let later = try c.call("navigate", ["to": "Post"])
+        let superseded = try c.reply(to: vault)
+        #expect(superseded["error"]?["data"]?["kind"] == "cancelled" && superseded["error"]?["data"]?["by"] == later["navigation"], "\(superseded)")
+        #expect(try c.call("stats")["pending"] == 0)
+        #expect(try top() == "app.Post")
+
+        try c.call("reset")
+        let again = try c.send("navigate", ["to": "Gate"])
+        try c.call("open", ["url": "/other/post"])
+        let gone = try c.reply(to: again)
+        #expect(gone["error"]?["data"]?["kind"] == "cancelled", "\(gone)")
+        #expect(try top() == "app.Post")
+    }
 }

@@ -153,13 +153,19 @@ extension Navigator {
             ])
             return
         }
+        // The link's last screen pushed from the visible one is a navigation from that screen: it
+        // supersedes one pending from there, as `navigate` does. A whole stack removes the screen,
+        // which cancels what is pending from it.
+        let pushes = r.pushesLastScreen
         if plan.preconditions.isEmpty {
-            call.finish(commitResult(state, plan, navigation: nextNavigation(), starter: call.client).mapError(\.rpc))
+            let number = nextNavigation()
+            call.finish(commitResult(state, plan, navigation: number, starter: call.client).mapError(\.rpc))
+            if pushes { supersedePending(from: plan.source, in: session, by: number) }
             return
         }
         let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan,
                                     key: nil, caller: caller, reply: call.deferred(), client: call.client)
-        startPending(nav)
+        startPending(nav, supersedingBySource: pushes)
     }
 
     /// `reset {}` (the graph's root, fresh) or `reset {to: [{to, with?, by?}…]}` (a stack built as a
