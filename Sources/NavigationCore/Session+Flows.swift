@@ -63,14 +63,28 @@ extension Session {
         switch test {
         case .equals(let want):
             let ok = v.map { factEqual($0, want) } ?? false
-            return (ok, ok ? "" : "fact `\(fact)` is \(v.map { JSONWriter.string($0) } ?? "not set"), it must be \(JSONWriter.string(want))")
+            return (ok, ok ? "" : "fact `\(fact)` is \(v.map { JSONWriter.string($0) } ?? "not set\(flatHint(fact))"), it must be \(JSONWriter.string(want))")
         case .notEquals(let avoid):
             let ok = !(v.map { factEqual($0, avoid) } ?? false)
             return (ok, ok ? "" : "fact `\(fact)` is \(JSONWriter.string(avoid)), it must not be")
         case .exists(let want):
             let ok = (v != nil) == want
-            return (ok, ok ? "" : want ? "fact `\(fact)` is not set" : "fact `\(fact)` is set, it must not be")
+            return (ok, ok ? "" : want ? "fact `\(fact)` is not set\(flatHint(fact))" : "fact `\(fact)` is set, it must not be")
         }
+    }
+
+    /// For a dotted fact that is not set while a fact named by its start is (`user` for
+    /// `user.plan.tier`): facts are named flat, the dots are part of the name, so an object set
+    /// under `user` is not looked into. Says so, with the context.set that would set it.
+    private func flatHint(_ fact: String) -> String {
+        var name = Substring(fact)
+        while let dot = name.lastIndex(of: ".") {
+            name = name[..<dot]
+            if facts[String(name)] != nil {
+                return " (fact `\(name)` is set, but facts are named flat: the dots are part of the name and a value under `\(name)` is not looked into; set it with context.set {facts: {\"\(fact)\": …}})"
+            }
+        }
+        return ""
     }
 }
 

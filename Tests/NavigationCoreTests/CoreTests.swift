@@ -342,6 +342,15 @@ func coreGraph() -> NavigationGraph {
         #expect(s.evaluate(fact: "cart.items", .notEquals(0)).reason == "fact `cart.items` is 0, it must not be")
         #expect(!s.evaluate(fact: "user", .exists(true)).passed)
         #expect(s.evaluate(fact: "user", .exists(false)).passed)
+        // Facts are named flat: an object under `user` is not looked into, and the reason says so.
+        s.facts["user"] = ["plan": ["tier": "gold"]]
+        let nested = s.evaluate(fact: "user.plan.tier", .equals("gold"))
+        #expect(!nested.passed)
+        #expect(nested.reason.hasPrefix("fact `user.plan.tier` is not set (fact `user` is set, but facts are named flat"), "\(nested.reason)")
+        #expect(nested.reason.contains(#"context.set {facts: {"user.plan.tier": …}}"#), "\(nested.reason)")
+        #expect(s.evaluate(fact: "account.id", .exists(true)).reason == "fact `account.id` is not set")
+        s.facts["user.plan.tier"] = "gold"
+        #expect(s.evaluate(fact: "user.plan.tier", .equals("gold")).passed)
     }
 
     @Test func keysRememberReplies() throws {
