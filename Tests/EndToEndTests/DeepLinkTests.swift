@@ -239,9 +239,10 @@ import Testing
 
         try c.call("reset")
         let again = try c.send("navigate", ["to": "Gate"])
-        try c.call("open", ["url": "/other/post"])
+        let whole = try c.call("open", ["url": "/other/post"])
         let gone = try c.reply(to: again)
-        #expect(gone["error"]?["data"]?["kind"] == "cancelled", "\(gone)")
+        #expect(gone["error"]?["data"]?["kind"] == "cancelled" && gone["error"]?["data"]?["version"] == whole["version"], "\(gone)")
+        #expect(gone["error"]?["message"]?.stringValue?.contains("left the tree at version") == true, "\(gone)")
         #expect(try top() == "app.Post")
     }
 }

@@ -243,9 +243,10 @@ func preconditionGraph(_ dir: TempDir) throws -> String {
         // Dismissing the source of a pending navigation.
         let hub = try c.call("navigate", ["to": "Hub"])["node"]!
         id = try c.send("navigate", ["to": "Sleepy", "from": hub])
-        try c.call("dismiss", ["node": hub])
+        let gone = try c.call("dismiss", ["node": hub])
         let dismissed = try c.reply(to: id)
-        #expect(dismissed["error"]?["code"] == -32008 && (dismissed["error"]?["message"]?.stringValue ?? "").contains("dismissed"))
+        #expect(dismissed["error"]?["code"] == -32008 && (dismissed["error"]?["message"]?.stringValue ?? "").contains("`\(hub.stringValue ?? "")` left the tree"))
+        #expect(dismissed["error"]?["data"]?["version"] == gone["version"])
         // The initiating client disconnects.
         let quitter = try d.client()
         _ = try quitter.send("navigate", ["to": "Sleepy"])

@@ -24,7 +24,10 @@ extension Navigator {
         if !commit.removedNumbers.isEmpty && !pendingBySource.isEmpty {
             for id in commit.removed {
                 if let p = pendingBySource[SessionKey(s.name, id)] {
-                    finish(p, .failure(NavError(.cancelled, "the navigation was cancelled: its source `\(id)` was dismissed", data: ["navigation": .string(p.id)])))
+                    // Dismissed, replaced, or gone with the stack a link or reset replaced: the
+                    // version says which commit (its stackChanged).
+                    finish(p, .failure(NavError(.cancelled, "the navigation was cancelled: its source `\(id)` left the tree at version \(commit.version)",
+                                                data: ["navigation": .string(p.id), "version": .int(commit.version)])))
                 }
             }
         }
