@@ -195,7 +195,7 @@ extension InProcess {
         var last: JSONValue?
         #expect(p.run(until: { last = reader.take(c).first; return last != nil }, iterations: 100))
         #expect(last?["id"] == 2_009 && last?["error"]?["data"]?["kind"] == "cancelled"
-                && (last?["error"]?["message"]?.stringValue ?? "").contains("dismissed"), "\(String(describing: last))")
+                && (last?["error"]?["message"]?.stringValue ?? "").contains("left the tree"), "\(String(describing: last))")
         #expect(try p.call(provider, 3, "stats")["result"]?["pending"] == 0)
         // Three pending navigations from three sessions; the fourth is refused.
         for s in ["s1", "s2", "s3", "s4"] { _ = try p.call(c, 5000 + s.count, "session.open", ["name": .string(s)]) }
