@@ -147,7 +147,8 @@ public final class PostgresStore: Store, SharedStore {
                 after = Self.lastName(batch)
             }
         } else {
-            rows = try connection.runNow(PostgresSchema.claim, [node, String(incarnation), String(Self.claimBatch), "false", String(Self.claimKeyBudget), ""])
+            let (sql, params) = claimOthers()
+            rows = try connection.runNow(sql, params)
         }
         do {
             return try restore(rows)
@@ -255,7 +256,8 @@ public final class PostgresStore: Store, SharedStore {
     func sweep() {
         guard connection.isUp, !sweeping, !needsResync, !resyncing else { return }
         sweeping = true
-        connection.query(PostgresSchema.claim, [node, String(incarnation), String(Self.claimBatch), "false", String(Self.claimKeyBudget), ""]) { [unowned self] r in
+        let (sql, params) = claimOthers()
+        connection.query(sql, params) { [unowned self] r in
             sweeping = false
             switch r {
             case .success(let rows) where !rows.rows.isEmpty:
@@ -323,6 +325,12 @@ public final class PostgresStore: Store, SharedStore {
     /// lease however many sessions and keys the node holds.
     private func claimOwn(after: String) -> (String, [String?]) {
         (PostgresSchema.claim, [node, String(incarnation), String(Self.claimBatch), "true", String(Self.claimKeyBudget), after])
+    }
+
+    /// The claim of sessions whose owner's lease expired: at most ``claimBatch`` sessions and
+    /// ``claimKeyBudget`` keys, skipping rows another node is claiming.
+    private func claimOthers() -> (String, [String?]) {
+        (PostgresSchema.claim, [node, String(incarnation), String(Self.claimBatch), "false", String(Self.claimKeyBudget), ""])
     }
 
     /// The greatest session name of claimed rows, in bytes' order (as the claim orders them).

@@ -164,8 +164,8 @@ public enum KeyedReply {
         return text.withUTF8 { decode(text: UnsafeRawBufferPointer($0), parser: parser) }
     }
 
-    /// What ``text(_:)`` wrote, parsed back; nil when it is not such a reply.
-    public static func decode(_ j: JSONValue) -> Result<JSONText, NavError>? {
+    /// What ``text(_:)`` wrote, as a tree; nil when it is not such a reply.
+    private static func decode(_ j: JSONValue) -> Result<JSONText, NavError>? {
         if let v = j["result"] { return .success(JSONText(v)) }
         guard let e = j["error"], let kind = e["kind"]?.stringValue.flatMap(NavError.Kind.init(rawValue:)),
               let message = e["message"]?.stringValue else { return nil }
