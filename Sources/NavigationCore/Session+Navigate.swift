@@ -52,7 +52,16 @@ extension Session {
             }
         } else if style.needsAbility && !sourceCoordinator.canOpen(target.index) && !isNextStep {
             let opens = sourceCoordinator.opens.map { graph.coordinators[$0].name }
-            throw NavError(.notAllowed, "`\(sourceCoordinator.name)` cannot open `\(target.name)`: its opens are \(opens.isEmpty ? "empty" : opens.joined(separator: ", ")) (select and root are always available)",
+            let what: String
+            if opens.isEmpty, let steps = enclosingSteps, let at = steps.firstIndex(of: source.coordinator) {
+                // A step without `opens` opens the step after it, and nothing else.
+                what = at + 1 < steps.count
+                    ? "as a step of flow `\(graph.coordinators[enclosingFlow!.coordinator].name)` that declares no opens, it opens only the next step, `\(graph.coordinators[steps[at + 1]].name)`"
+                    : "it is the last step of flow `\(graph.coordinators[enclosingFlow!.coordinator].name)` and declares no opens: complete the flow with flowComplete"
+            } else {
+                what = "its opens are \(opens.isEmpty ? "empty" : opens.joined(separator: ", "))"
+            }
+            throw NavError(.notAllowed, "`\(sourceCoordinator.name)` cannot open `\(target.name)`: \(what) (select and root are always available)",
                            data: ["from": .string(source.id), "to": .string(target.name), "by": .string(style.rawValue)])
         }
         try checkStyle(style, target: target, source: source, sourceCoordinator: sourceCoordinator, enclosingFlow: enclosingFlow,

@@ -50,6 +50,17 @@ func loadTestGraph(_ yaml: String) -> NavigationGraph {
         #expect(refusal(s, "One") == .notAllowed, "nor go back by navigating")
         try go(s, "Three")
         #expect(top(s) == "Three")
+        // The refusal says why: a step's opens are not empty, they are the next step.
+        let s2 = Session(name: "t2", graph: graph)
+        try go(s2, "Wizard")
+        #expect(message(s2, "Three").contains("as a step of flow `app.Wizard` that declares no opens, it opens only the next step, `app.Two`"),
+                "\(message(s2, "Three"))")
+        #expect(message(s, "Item").contains("it is the last step of flow `app.Wizard` and declares no opens: complete the flow with flowComplete"),
+                "\(message(s, "Item"))")
+    }
+
+    func message(_ s: Session, _ to: String) -> String {
+        do { try go(s, to); return "" } catch let e as NavError { return e.message } catch { return "\(error)" }
     }
 
     @Test func aStepWithOpensFollowsThem() throws {
