@@ -216,14 +216,18 @@ public struct Committed: Sendable {
 /// A request navd sends to a provider: `precondition.evaluate` or `precondition.recover`.
 public struct PreconditionRequest: Sendable {
     public let method: String
-    /// The qualified precondition name.
+    /// The qualified name of the precondition evaluated or recovered.
     public let precondition: String
+    /// The name this client provided that navd asks: a recovery's provider (`recover: {provider:
+    /// NAME}`) when it is not the precondition itself, else ``precondition``.
+    public let provider: String
     public let params: JSONValue
 
     public init(method: String, params: JSONValue) {
         self.method = method
         self.params = params
         precondition = params["precondition"]?.stringValue ?? ""
+        provider = params["provider"]?.stringValue ?? precondition
     }
 }
 

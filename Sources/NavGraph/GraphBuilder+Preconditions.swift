@@ -182,7 +182,10 @@ extension Builder {
                 d.error(p.location, "`recover.provider` must be the name clients `provide` for this recovery")
                 return nil
             }
-            return .provider(name, timeoutMs: t)
+            // A name that is a precondition's (this module's when unqualified) means that precondition,
+            // as `provide` reads it: a client providing `unlock` is asked to recover with `unlock`.
+            let q = qualify(name, in: module)
+            return .provider(preconditionIndex[q] != nil ? q : name, timeoutMs: t)
         }
     }
 }

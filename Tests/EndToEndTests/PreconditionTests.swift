@@ -9,7 +9,7 @@ func preconditionGraph(_ dir: TempDir) throws -> String {
     let yaml = """
         root: {stack: Home}
         coordinators:
-          Home: {opens: [Pass, Fail, Slow, Missing, Asked, Three, Protected, Sleepy, Recovering, Fixed, Echo, Hub]}
+          Home: {opens: [Pass, Fail, Slow, Missing, Asked, Three, Protected, Sleepy, Recovering, Fixed, Echo, Hub, Vault]}
           Hub: {opens: [Sleepy]}
           Pass: {preconditions: [passCmd]}
           Fail: {preconditions: [failCmd]}
@@ -24,6 +24,7 @@ func preconditionGraph(_ dir: TempDir) throws -> String {
           Sleepy: {preconditions: [sleep1]}
           Recovering: {preconditions: [flag]}
           Fixed: {preconditions: [fixable]}
+          Vault: {preconditions: [vault]}
           Echo:
             setup: {type: object, properties: {word: {type: string}}}
             preconditions: [echoArgs]
@@ -46,6 +47,9 @@ func preconditionGraph(_ dir: TempDir) throws -> String {
           fixable:
             check: {fact: fixed, equals: true}
             recover: {provider: fixer}
+          vault:
+            provider: {timeout: 2s}
+            recover: {provider: vault}
           echoArgs:
             command: [sh, -c, "read nav; case \\"$nav\\" in *'\\"to\\":\\"app.Echo\\"'*) ;; *) echo bad stdin; exit 1;; esac; test \\"$0 $1 $2\\" = \\"app.Echo main hello\\" || { echo \\"args: $0 $1 $2\\"; exit 1; }; test -z \\"$HOME\\" || { echo leaked env; exit 1; }", "{to}", "{session}", "{with.word}"]
         """
@@ -155,8 +159,32 @@ func preconditionGraph(_ dir: TempDir) throws -> String {
         try fixer.call("provide", ["preconditions": ["fixer"]])
         let id = try c.send("navigate", ["to": "Fixed"])
         let req = try fixer.serverRequest("precondition.recover")
+        // The precondition recovered, as precondition.evaluate names it, and the provider asked.
+        #expect(req["params"]?["precondition"] == "app.fixable" && req["params"]?["provider"] == "fixer", "\(req)")
         try fixer.call("context.set", ["facts": ["fixed": true]])
         try fixer.respond(to: req, result: ["recovered": true])
+        #expect(try c.reply(to: id)["result"]?["version"] == 1)
+    }
+
+    /// `recover: {provider: vault}` in module app names the precondition `app.vault`, as `provide`
+    /// reads `vault`: the client that provides it evaluates and recovers it.
+    @Test func recoveryByTheProviderOfThePreconditionItself() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let d = try daemon(dir)
+        let c = try d.client()
+        let vault = try d.client()
+        #expect(try vault.call("provide", ["preconditions": ["vault"]])["preconditions"] == ["app.vault"])
+        let id = try c.send("navigate", ["to": "Vault"])
+        let first = try vault.serverRequest("precondition.evaluate")
+        #expect(first["params"]?["precondition"] == "app.vault")
+        try vault.respond(to: first, result: ["passed": false, "reason": "locked"])
+        let recover = try vault.serverRequest("precondition.recover")
+        #expect(recover["params"]?["precondition"] == "app.vault" && recover["params"]?["provider"] == nil, "\(recover)")
+        #expect(recover["params"]?["navigation"]?["to"] == "app.Vault" && recover["params"]?["session"] == "main", "\(recover)")
+        try vault.respond(to: recover, result: ["recovered": true])
+        let again = try vault.serverRequest("precondition.evaluate")
+        try vault.respond(to: again, result: ["passed": true])
         #expect(try c.reply(to: id)["result"]?["version"] == 1)
     }
 

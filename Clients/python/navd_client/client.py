@@ -412,15 +412,23 @@ class Client:
         """Answers ``precondition.evaluate``/``recover`` for the preconditions named in ``answers``
         (name -> callable(request params) -> True, False, a reason string (failed), or a dict such as
         ``{"passed": False, "redirect": {...}}``) while this client waits for navd."""
-        self._handlers["precondition.evaluate"] = lambda p: _answer(answers, p, "passed")
-        self._handlers["precondition.recover"] = lambda p: _answer(answers, p, "recovered")
-        return self.call("provide", preconditions=list(answers))
+        table = dict(answers)
+        self._handlers["precondition.evaluate"] = lambda p: _answer(table, p, "passed")
+        self._handlers["precondition.recover"] = lambda p: _answer(table, p, "recovered")
+        names = list(answers)
+        result = self.call("provide", preconditions=names)
+        # navd keeps a precondition's qualified name ("prov" in module app is "app.prov") and asks by it.
+        for given, kept in zip(names, result.get("preconditions", names)):
+            table.setdefault(kept, answers[given])
+        return result
 
 
 def _answer(answers, params, key):
-    fn = answers.get(params.get("precondition"))
+    # A recovery names the provider it asks (``provider``) when that is not the precondition itself.
+    name = params.get("provider") or params.get("precondition")
+    fn = answers.get(name)
     if fn is None:
-        return {key: False, "reason": "this provider does not know %s" % params.get("precondition")}
+        return {key: False, "reason": "this provider does not know %s" % name}
     a = fn(params)
     if isinstance(a, dict):
         return a

@@ -167,6 +167,34 @@ def test_provider_refusal_is_precondition_failed(navd):
     assert e.value.data["precondition"] == "cart.paymentAuthorized" and "card declined" in e.value.data["reason"]
 
 
+def test_provider_named_unqualified_evaluates_and_recovers(tmp_path, request):
+    graph = write_graph(tmp_path, "module: app\nroot: {stack: Home}\ncoordinators:\n  Home: {opens: [Vault, Safe]}\n"
+                        "  Vault: {preconditions: [vault]}\n  Safe: {preconditions: [safe]}\npreconditions:\n"
+                        "  vault: {provider: true, recover: {provider: vault}}\n"
+                        "  safe: {provider: true, recover: {provider: locksmith}}\n")
+    from navd_client.pytest_plugin import Navd
+    d = Navd(request.config.getoption("--navd-binary") or os.environ["NAVD_BIN"], graph)
+    asked, unlocked = [], set()
+
+    def answer(r):
+        asked.append((r["precondition"], r.get("provider")))
+        if "provider" in r or (r["precondition"] == "app.vault" and len(asked) == 2):
+            unlocked.add(r["precondition"])  # a recovery
+            return True
+        return r["precondition"] in unlocked
+
+    try:
+        # Named as in the graph ("vault", not "app.vault"): navd asks by the qualified name.
+        with Provider(d.socket, {"vault": answer, "locksmith": answer, "app.safe": answer}), d.client() as c:
+            assert c.navigate("app.Vault")["version"] == 1
+            c.dismiss()
+            assert c.navigate("app.Safe")["version"] == 3
+    finally:
+        assert d.stop() == 0
+    assert asked == [("app.vault", None), ("app.vault", None), ("app.vault", None),
+                     ("app.safe", None), ("app.safe", "locksmith"), ("app.safe", None)]
+
+
 def test_graph_marker_serves_that_graph(tmp_path, request):
     graph = write_graph(tmp_path, "module: app\nroot: {stack: Home}\ncoordinators:\n  Home: {opens: [Detail]}\n  Detail: {}\n")
     from navd_client.pytest_plugin import Navd

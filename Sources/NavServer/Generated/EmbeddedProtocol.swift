@@ -2902,9 +2902,10 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "precondition.recover",
-      "summary": "navd asks a providing client to recover a precondition.",
+      "summary": "navd asks a providing client to recover a precondition: the params of precondition.evaluate (precondition: the one recovered), and provider: the name of its recover: {provider: NAME} when that is another name than the precondition's.",
       "params": {
-        "precondition": "name",
+        "precondition": "account.signedIn",
+        "provider": "signIn",
         "session": "main",
         "navigation": {},
         "facts": {}

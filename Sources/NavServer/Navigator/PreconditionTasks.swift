@@ -243,10 +243,14 @@ extension Navigator {
             done(.failed("no connected client provides `\(name)` (a front-end must call provide {preconditions: [\"\(name)\"]})"))
             return
         }
-        let params: JSONValue = [
-            "precondition": .string(name), "session": .string(nav.state.session.name),
+        // `precondition` is the one evaluated or recovered; a recovery also names the provider it
+        // asks (the name the client gave `provide`), which may be another.
+        var o: JSONObject = [
+            "precondition": .string(p.name), "session": .string(nav.state.session.name),
             "navigation": navigationJSON(nav), "facts": .object(nav.state.session.sortedFacts),
         ]
+        if name != p.name { o.append("provider", .string(name)) }
+        let params = JSONValue.object(o)
         tasksStarted += 1
         let slots = slots(of: provider)
         let request = ProviderRequest(method: method, params: params, timeoutMs: timeoutMs, uid: nav.uid, queuedAt: loop.now) { result in
