@@ -51,7 +51,7 @@ func jsonType(_ v: JSONValue) -> String {
     switch v {
     case .null: "null"
     case .bool: "boolean"
-    case .int: "integer"
+    case .int, .uint: "integer"
     case .double: "number"
     case .string: "string"
     case .array: "array"

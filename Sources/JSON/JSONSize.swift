@@ -7,6 +7,7 @@ extension JSONValue {
         case .null: return 4
         case .bool(let b): return b ? 4 : 5
         case .int(let i): return JSONValue.decimalDigits(i)
+        case .uint(let u): return String(u).utf8.count
         case .double(let d):
             if !d.isFinite { return 4 }
             if d.rounded() == d && abs(d) < 1e15 { return JSONValue.decimalDigits(Int(d)) + 2 }

@@ -1,11 +1,14 @@
 /// A JSON value as navd handles it: the one representation shared by the codec, the graph and the core.
 ///
 /// Objects keep their members in insertion order (see ``JSONObject``) so that what navd writes is stable
-/// and readable. Integers that fit 64 bits stay integers; every other number is a `Double`.
+/// and readable. Integers that fit 64 bits stay integers (``uint(_:)`` past `Int.max`, as a JSON-RPC id
+/// or a field may be); every other number is a `Double`.
 public enum JSONValue: Sendable, Equatable, Hashable {
     case null
     case bool(Bool)
     case int(Int)
+    /// An integer above `Int.max` and at most `UInt64.max`: only those (a smaller one is ``int(_:)``).
+    case uint(UInt64)
     case double(Double)
     case string(String)
     case array([JSONValue])
@@ -37,6 +40,7 @@ public enum JSONValue: Sendable, Equatable, Hashable {
     public var doubleValue: Double? {
         switch self {
         case .int(let i): return Double(i)
+        case .uint(let u): return Double(u)
         case .double(let d): return d
         default: return nil
         }
@@ -47,7 +51,7 @@ public enum JSONValue: Sendable, Equatable, Hashable {
         switch self {
         case .null: return JSONView.Kind.null.typeName
         case .bool: return JSONView.Kind.bool.typeName
-        case .int: return JSONView.Kind.int.typeName
+        case .int, .uint: return JSONView.Kind.int.typeName
         case .double: return JSONView.Kind.double.typeName
         case .string: return JSONView.Kind.string.typeName
         case .array: return JSONView.Kind.array.typeName
@@ -62,6 +66,8 @@ public enum JSONValue: Sendable, Equatable, Hashable {
         case (.int(let a), .int(let b)): return a == b
         case (.double(let a), .double(let b)): return a == b
         case (.int(let a), .double(let b)), (.double(let b), .int(let a)): return Double(a) == b
+        case (.uint(let a), .uint(let b)): return a == b
+        case (.uint(let a), .double(let b)), (.double(let b), .uint(let a)): return Double(a) == b
         case (.string(let a), .string(let b)): return a == b
         case (.array(let a), .array(let b)): return a == b
         case (.object(let a), .object(let b)): return a == b
@@ -74,6 +80,7 @@ public enum JSONValue: Sendable, Equatable, Hashable {
         case .null: hasher.combine(0)
         case .bool(let b): hasher.combine(b)
         case .int(let i): hasher.combine(Double(i))
+        case .uint(let u): hasher.combine(Double(u))
         case .double(let d): hasher.combine(d)
         case .string(let s): hasher.combine(s)
         case .array(let a): hasher.combine(a)

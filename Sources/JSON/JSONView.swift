@@ -103,8 +103,8 @@ public struct JSONView {
         switch type(index) {
         case UInt8(ascii: "n"): return .null
         case UInt8(ascii: "t"), UInt8(ascii: "f"): return .bool
-        case UInt8(ascii: "l"): return .int
-        case UInt8(ascii: "u"), UInt8(ascii: "d"): return .double
+        case UInt8(ascii: "l"), UInt8(ascii: "u"): return .int
+        case UInt8(ascii: "d"): return .double
         case UInt8(ascii: "\""): return .string
         case UInt8(ascii: "["): return .array
         default: return .object
@@ -143,11 +143,11 @@ public struct JSONView {
         }
     }
 
-    /// The number as the tape holds it: an integer, or a double (unsigned integers beyond Int64 too).
+    /// The number as the tape holds it: an integer (``JSONValue/uint(_:)`` past `Int.max`), or a double.
     @inlinable @inline(__always) var number: JSONValue? {
         switch type(index) {
         case UInt8(ascii: "l"): return .int(Int(truncatingIfNeeded: Int64(bitPattern: word(index + 1))))
-        case UInt8(ascii: "u"): return .double(Double(word(index + 1)))
+        case UInt8(ascii: "u"): return .uint(word(index + 1))
         case UInt8(ascii: "d"): return .double(Double(bitPattern: word(index + 1)))
         default: return nil
         }

@@ -45,6 +45,7 @@ public struct JSONWriter {
         case .null: raw("null")
         case .bool(let b): b ? raw("true") : raw("false")
         case .int(let i): write(int: i)
+        case .uint(let u): buffer.append(String(u))
         case .double(let d): write(double: d)
         case .string(let s): write(string: s)
         case .array(let a):
@@ -77,7 +78,8 @@ public struct JSONWriter {
         switch view.kind {
         case .null: raw("null")
         case .bool: view.bool! ? raw("true") : raw("false")
-        case .int: write(int: view.int!)
+        case .int:
+            if let i = view.exactInteger { write(int: i) } else if let n = view.number { write(n) }
         case .double:
             if case .double(let d)? = view.number { write(double: d) } else { raw("null") }
         case .string: write(utf8: view.stringBytes.raw)

@@ -274,7 +274,7 @@ public final class Schema: Sendable {
             if hasPattern, !matchesPattern(s) {
                 return fail("pattern", "must match the pattern `\(pattern!.source)`; \(JSONWriter.string(value)) does not")
             }
-        case .int, .double:
+        case .int, .uint, .double:
             guard hasBounds else { break }
             let d = value.doubleValue!
             if let minimum, d < minimum {
@@ -322,7 +322,7 @@ public final class Schema: Sendable {
                 if let maxLength, n > maxLength { return false }
             }
             if hasPattern, !matchesPattern(s) { return false }
-        case .int, .double:
+        case .int, .uint, .double:
             guard hasBounds else { return true }
             let d = value.doubleValue!
             if let minimum, d < minimum { return false }
@@ -406,7 +406,7 @@ public final class Schema: Sendable {
         switch v {
         case .null: return t.contains(.null)
         case .bool: return t.contains(.boolean)
-        case .int: return t.contains(.integer) || t.contains(.number)
+        case .int, .uint: return t.contains(.integer) || t.contains(.number)
         case .double(let d): return t.contains(.number) || (t.contains(.integer) && d.rounded() == d && d.isFinite)
         case .string: return t.contains(.string)
         case .array: return t.contains(.array)
@@ -415,13 +415,15 @@ public final class Schema: Sendable {
     }
 
     static func equal(_ a: JSONValue, _ b: JSONValue) -> Bool {
+        if case .uint = a { return a == b }  // exact: a double near it is not it
+        if case .uint = b { return a == b }
         if let x = a.doubleValue, let y = b.doubleValue { return x == y }
         return a == b
     }
 
     static func describe(_ v: JSONValue) -> String {
         switch v {
-        case .int: return "an integer (\(JSONWriter.string(v)))"
+        case .int, .uint: return "an integer (\(JSONWriter.string(v)))"
         case .double: return "a number (\(JSONWriter.string(v)))"
         case .string: return "a string (\(JSONWriter.string(v)))"
         case .bool: return "a boolean (\(JSONWriter.string(v)))"

@@ -80,6 +80,19 @@ import Glibc
             #expect(m["id"] == id)
             #expect(m["result"] == "pong")
         }
+        // Integer ids at both ends of 64 bits come back as they were written, not as doubles: in a
+        // reply given at once, in a batch, and in one given later (a navigation that waits).
+        for id in ["18446744073709551615", "9223372036854775808", "9223372036854775807", "-9223372036854775808"] {
+            try c.sendRaw(Array("{\"jsonrpc\":\"2.0\",\"id\":\(id),\"method\":\"ping\"}\n".utf8))
+            #expect(try c.readLine().map { String(decoding: $0, as: UTF8.self) } == "{\"jsonrpc\":\"2.0\",\"id\":\(id),\"result\":\"pong\"}")
+            try c.sendRaw(Array("[{\"jsonrpc\":\"2.0\",\"id\":\(id),\"method\":\"ping\"}]\n".utf8))
+            #expect(try c.readLine().map { String(decoding: $0, as: UTF8.self) } == "[{\"jsonrpc\":\"2.0\",\"id\":\(id),\"result\":\"pong\"}]")
+        }
+        // A value past Int.max in facts is kept exactly, and written back as it came.
+        try c.sendRaw("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"context.set\",\"params\":{\"facts\":{\"big\":18446744073709551615}}}\n")
+        _ = try c.readLine()
+        try c.sendRaw("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"context.get\",\"params\":{\"facts\":[\"big\"]}}\n")
+        #expect(try c.readLine().map { String(decoding: $0, as: UTF8.self) } == "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"facts\":{\"big\":18446744073709551615}}}")
     }
 
     @Test func batches() throws {

@@ -62,6 +62,25 @@ import Testing
         #expect(JSONWriter.string(.int(Int.min)) == "\(Int.min)")
     }
 
+    /// Integers past `Int.max` (to `UInt64.max`) stay exact integers: read, compared, measured and
+    /// written back as they came (a JSON-RPC id must come back as it was sent).
+    @Test func integersPastIntMaxStayExact() throws {
+        let parser = JSONParser(maxDepth: 8)
+        for text in ["9223372036854775808", "12345678901234567890", "18446744073709551615"] {
+            let v = try parser.parse(Array("[\(text)]".utf8))
+            #expect(v == .array([.uint(UInt64(text)!)]), "\(v)")
+            #expect(JSONWriter.string(v) == "[\(text)]")
+            #expect(v.encodedSize == text.count + 2)
+            #expect(v.arrayValue?.first?.typeName == "integer" && v.arrayValue?.first?.intValue == nil)
+            let view = try Array(text.utf8).withUnsafeBytes { raw throws(JSONParseError) in try parser.view(raw) }
+            var w = JSONWriter()
+            w.write(view)
+            #expect(String(decoding: w.bytes, as: UTF8.self) == text)
+        }
+        #expect(try parser.parse(Array("9223372036854775807".utf8)) == .int(Int.max))
+        #expect(JSONValue.uint(18_446_744_073_709_551_615) != .uint(18_446_744_073_709_551_614))
+    }
+
     @Test func integersAreWrittenAsSwiftPrintsThem() {
         var rng = SplitMix64(seed: 0x1A7)
         var samples = [0, 1, 9, 10, 11, 99, 100, 999_999, Int.max, Int.min, -1, -9, -10]
