@@ -20,7 +20,10 @@ extension Session {
         let q = u[lo..<hi].firstIndex(of: UInt8(ascii: "?"))
         let pathEnd = q ?? hi
         guard hostOnly || (lo < pathEnd && u[lo] == slash) else {
-            throw NavError(.noMatchingLink, "`\(url)` is not a URL path: write it as /product/42 or shop://app/product/42", data: ["url": .string(url)])
+            let patterns = graph.links.map(\.pattern)
+            let what = patterns.isEmpty ? "the graph declares no links" : "the graph's patterns are \(patterns.joined(separator: ", "))"
+            throw NavError(.noMatchingLink, "`\(url)` is not a URL path: a link is a path from its first slash (/a/b), alone or after a scheme and host (app://host/a/b); \(what)",
+                           data: ["url": .string(url)])
         }
         var segments: [Substring] = []
         for seg in u[lo..<pathEnd].split(separator: slash, omittingEmptySubsequences: true) {
