@@ -77,34 +77,38 @@ def reload_during_compaction():
     p, sock = start_navd(*args)
     c = navd_client.Client(sock)
 
-    def batch(n):  # 300 sessions, each with a screen pushed (a third showing the screen the reload removes)
-        for i in range(n, n + 300):
+    def batch(n, count):  # sessions n…, each with a screen pushed (a third showing the screen the reload removes)
+        for i in range(n, n + count):
             c.send("session.open", name="s%d" % i)
             c.send("navigate", session="s%d" % i, to="app.Old" if i % 3 == 0 else "app.Product",
                    **({} if i % 3 == 0 else {"with": {"id": "x" * 300}}))
 
-    # Batches until the next one will pass the log's compaction threshold (a batch writes at least
-    # what the one before wrote: the names only grow); after that one is answered, `stats` and the
-    # reload go together, read while the compaction it started is under way (a slice of 80
-    # sessions per loop iteration, some twenty of them here). Sampling `compacting` after every
-    # batch instead missed a compaction that had begun early in a batch and ended before the sample.
+    # Batches of 300 sessions while the log is far from its compaction threshold; near it, ten at a
+    # time, each followed by `stats`, until a compaction is under way (it rewrites 80 sessions per
+    # loop iteration, some thirty iterations here); then `stats` and the reload go together. Timing
+    # the one batch that would cross the threshold missed, about once in five runs, a compaction
+    # that began early in that batch and ended before the reload came.
     compacting, reloaded, n, before = False, None, 0, 0
     while n < 9000 and reloaded is None:
         state = c.call("stats")["state"]
         per_batch = state["logBytes"] - before if n else 300 * 1024
         before = state["logBytes"]
-        if state["logBytes"] + per_batch >= state["compactAt"]:
-            open(d + "/graph/app.yaml", "w").write(RELOAD_V2)
-            batch(n)
+        if state["logBytes"] + per_batch < state["compactAt"]:
+            batch(n, 300)
             c.call("ping")
-            stats = c.send("stats")
-            reload = c.send("graph.reload", force=True)
-            compacting = c.reply(stats)["state"]["compacting"]
-            reloaded = c.reply(reload)
-        else:
-            batch(n)
-            c.call("ping")
-        n += 300
+            n += 300
+            continue
+        open(d + "/graph/app.yaml", "w").write(RELOAD_V2)
+        while n < 9000:
+            batch(n, 10)
+            n += 10
+            if c.call("stats")["state"]["compacting"]:
+                stats = c.send("stats")
+                reload = c.send("graph.reload", force=True)
+                compacting = c.reply(stats)["state"]["compacting"]
+                reloaded = c.reply(reload)
+                break
+        break
     reloaded = reloaded or {"ok": False}
     alive = p.poll() is None
     p.kill()
