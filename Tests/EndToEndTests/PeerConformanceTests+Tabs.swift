@@ -66,6 +66,25 @@ extension PeerConformanceTests {
         #expect(try Self.back(c) == "qux")
     }
 
+    /// A press on the tab already selected (React Navigation's `tabPress` on the focused tab): a
+    /// commit of its own, a `select` of the same index that subscribers see, the tab's stack and
+    /// its history left as they are.
+    @Test func selectingTheSelectedTabIsACommitThatChangesNoNode() throws {
+        let d = try Daemon(graph: Self.tabGraph(back: "history"))
+        let c = try d.client()
+        let watcher = try d.client()
+        try watcher.call("subscribe")
+        try c.call("navigate", ["to": "baz", "by": "select"])
+        _ = try watcher.notification("stackChanged")
+        let before = try c.call("tree")
+        let again = try c.call("navigate", ["to": "baz", "by": "select"])
+        #expect(again["version"] == 2 && again["node"] == before["visible"]?.arrayValue?.last, "\(again)")
+        let seen = try watcher.notification("stackChanged")
+        #expect(seen["params"]?["changes"] == [["op": "select", "parent": before["root"]?["id"] ?? .null, "index": 1, "history": [0]]], "\(seen)")
+        let after = try c.call("tree")
+        #expect(after["root"] == before["root"] && after["version"] == 2, "\(after)")
+    }
+
     /// TabRouter.test.tsx, "handles navigate action", "handles jump to action", "merges params on
     /// navigate to an existing screen", "merges params on jump to an existing screen": navigate or
     /// jumpTo a tab selects it; params given replace its screen's (after {color: "tomato"},
