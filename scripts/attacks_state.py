@@ -88,27 +88,26 @@ def reload_during_compaction():
     # loop iteration, some thirty iterations here); then `stats` and the reload go together. Timing
     # the one batch that would cross the threshold missed, about once in five runs, a compaction
     # that began early in that batch and ended before the reload came.
-    compacting, reloaded, n, before = False, None, 0, 0
-    while n < 9000 and reloaded is None:
+    n, before = 0, 0
+    while n < 9000:
         state = c.call("stats")["state"]
         per_batch = state["logBytes"] - before if n else 300 * 1024
         before = state["logBytes"]
-        if state["logBytes"] + per_batch < state["compactAt"]:
-            batch(n, 300)
-            c.call("ping")
-            n += 300
-            continue
-        open(d + "/graph/app.yaml", "w").write(RELOAD_V2)
-        while n < 9000:
-            batch(n, 10)
-            n += 10
-            if c.call("stats")["state"]["compacting"]:
-                stats = c.send("stats")
-                reload = c.send("graph.reload", force=True)
-                compacting = c.reply(stats)["state"]["compacting"]
-                reloaded = c.reply(reload)
-                break
-        break
+        if state["logBytes"] + per_batch >= state["compactAt"]:
+            break
+        batch(n, 300)
+        c.call("ping")
+        n += 300
+    open(d + "/graph/app.yaml", "w").write(RELOAD_V2)
+    compacting, reloaded = False, None
+    while n < 9000 and reloaded is None:
+        batch(n, 10)
+        n += 10
+        if c.call("stats")["state"]["compacting"]:
+            stats = c.send("stats")
+            reload = c.send("graph.reload", force=True)
+            compacting = c.reply(stats)["state"]["compacting"]
+            reloaded = c.reply(reload)
     reloaded = reloaded or {"ok": False}
     alive = p.poll() is None
     p.kill()

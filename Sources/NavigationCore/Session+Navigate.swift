@@ -53,11 +53,12 @@ extension Session {
         } else if style.needsAbility && !sourceCoordinator.canOpen(target.index) && !isNextStep {
             let opens = sourceCoordinator.opens.map { graph.coordinators[$0].name }
             let what: String
-            if opens.isEmpty, let steps = enclosingSteps, let at = steps.firstIndex(of: source.coordinator) {
+            if opens.isEmpty, let flow = enclosingFlow, let steps = enclosingSteps, let at = steps.firstIndex(of: source.coordinator) {
                 // A step without `opens` opens the step after it, and nothing else.
+                let flowName = graph.coordinators[flow.coordinator].name
                 what = at + 1 < steps.count
-                    ? "as a step of flow `\(graph.coordinators[enclosingFlow!.coordinator].name)` that declares no opens, it opens only the next step, `\(graph.coordinators[steps[at + 1]].name)`"
-                    : "it is the last step of flow `\(graph.coordinators[enclosingFlow!.coordinator].name)` and declares no opens: complete the flow with flowComplete"
+                    ? "as a step of flow `\(flowName)` that declares no opens, it opens only the next step, `\(graph.coordinators[steps[at + 1]].name)`"
+                    : "it is the last step of flow `\(flowName)` and declares no opens: complete the flow with flowComplete"
             } else {
                 what = "its opens are \(opens.isEmpty ? "empty" : opens.joined(separator: ", "))"
             }
