@@ -88,7 +88,8 @@ extension Builder {
             linkEntryLocations[loc, default: []].append((item.location, l))
         }
         for p in declared where !used.contains(p) {
-            d.error(loc, "link `\(pattern)` declares `:\(p)` but no entry uses it; fill a setup field with \":\(p)\" or remove it from the pattern")
+            let written = segments.contains(.wildcard(p)) ? "*\(p)" : segments.contains(.optional(p)) ? ":\(p)?" : ":\(p)"
+            d.error(loc, "link `\(pattern)` declares `\(written)` but no entry uses it; fill a setup field with \":\(p)\" or remove it from the pattern")
             ok = false
         }
         return ok ? Link(pattern: pattern, segments: segments, query: query, entries: entries, module: module, location: loc) : nil

@@ -180,13 +180,14 @@ public struct FrameDecoder {
             let first = buf[pos]
             if first == UInt8(ascii: "C") || first == UInt8(ascii: "c") {
                 // Header block: find the blank line.
-                guard let end = findHeaderEnd(buf, from: pos) else {
-                    if n - pos > maxHeader {
-                        failed = true
-                        throw .badHeader("header block longer than \(maxHeader) bytes without an empty line")
-                    }
-                    return pos
+                let header: (end: Int, body: Int)?
+                do throws(FramingError) {
+                    header = try findHeaderEnd(buf, from: pos, maxHeader: maxHeader)
+                } catch {
+                    failed = true
+                    throw error
                 }
+                guard let (end, bodyStart) = header else { return pos }
                 let length: Int
                 do throws(FramingError) {
                     length = try parseContentLength(buf.bytes(pos..<end))
@@ -198,7 +199,6 @@ public struct FrameDecoder {
                     failed = true
                     throw .messageTooLarge(limit: maxMessage)
                 }
-                let bodyStart = end + 4
                 if n - bodyStart < length { return pos }
                 let goOn = onMessage(.contentLength, buf.bytes(bodyStart..<(bodyStart + length)))
                 pos = bodyStart + length
@@ -225,11 +225,24 @@ public struct FrameDecoder {
         return pos
     }
 
-    private static func findHeaderEnd(_ buf: ByteView, from: Int) -> Int? {
-        var i = from
-        while i + 3 < buf.count {
-            if buf[i] == 0x0D && buf[i + 1] == 0x0A && buf[i + 2] == 0x0D && buf[i + 3] == 0x0A { return i }
-            i += 1
+    /// Where the header block starting at `from` ends (its blank line) and its body starts; nil
+    /// while the blank line has not arrived. Lines end with `\r\n`, as LSP writes them, or with a
+    /// bare `\n`, as a terminal sends them. A complete line that is not `Name: value`, or a block
+    /// past `maxHeader` bytes, fails at once rather than waiting for a blank line.
+    private static func findHeaderEnd(_ buf: ByteView, from: Int, maxHeader: Int) throws(FramingError) -> (end: Int, body: Int)? {
+        var lineStart = from
+        while let nl = buf.firstIndex(of: 0x0A, from: lineStart), nl - from <= maxHeader {
+            var lineEnd = nl
+            if lineEnd > lineStart && buf[lineEnd - 1] == 0x0D { lineEnd -= 1 }
+            if lineEnd == lineStart { return (lineStart, nl + 1) }
+            guard let colon = buf.firstIndex(of: UInt8(ascii: ":"), from: lineStart), colon < lineEnd else {
+                let line = String(decoding: buf.bytes(lineStart..<min(lineEnd, lineStart + 60)), as: UTF8.self)
+                throw .badHeader("header line '\(line)' has no ':'; expected 'Content-Length: N'")
+            }
+            lineStart = nl + 1
+        }
+        if buf.count - from > maxHeader {
+            throw .badHeader("header block longer than \(maxHeader) bytes without an empty line")
         }
         return nil
     }
@@ -237,7 +250,7 @@ public struct FrameDecoder {
     private static func parseContentLength(_ header: ByteView) throws(FramingError) -> Int {
         let text = header.string
         var length: Int? = nil
-        for line in text.split(separator: "\r\n", omittingEmptySubsequences: true) {
+        for line in text.split(omittingEmptySubsequences: true, whereSeparator: \.isNewline) {
             guard let colon = line.firstIndex(of: ":") else {
                 throw .badHeader("header line '\(line.prefix(60))' has no ':'; expected 'Content-Length: N'")
             }

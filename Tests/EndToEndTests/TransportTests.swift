@@ -29,6 +29,14 @@ import Glibc
         #expect(rest == #"{"jsonrpc":"2.0","id":"x","result":"pong"}{"jsonrpc":"2.0","id":2,"result":"pong"}"#)
     }
 
+    @Test func contentLengthTypedAtATerminalWithBareNewlines() throws {
+        // socat sends \n where LSP writes \r\n; the reply is framed as LSP frames it.
+        let d = try Daemon()
+        let body = #"{"jsonrpc":"2.0","id":7,"method":"ping"}"#
+        let out = try socat("Content-Length: \(body.utf8.count)\n\n\(body)", socket: d.socketPath)
+        #expect(out == "Content-Length: 40\r\n\r\n" + #"{"jsonrpc":"2.0","id":7,"result":"pong"}"#)
+    }
+
     @Test func helloReportsServerAndPeer() throws {
         let d = try Daemon()
         let c = try d.client()

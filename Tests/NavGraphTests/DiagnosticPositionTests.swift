@@ -51,6 +51,8 @@ import Testing
         Case(name: "route with not a mapping", yaml: "routes:\n  bad: {to: Product, with: »[1]}\n", says: "must be a mapping of setup fields"),
         Case(name: "link parameter not declared", yaml: "links:\n  \"/p\": [Home, {to: Product, with: {id: »\":n\"}}]\n", says: "which the pattern does not declare"),
         Case(name: "link parameter unused", yaml: "links:\n  »\"/p/:n/:m\": [Home, {to: Product, with: {id: \":n\"}}]\n", says: "declares `:m` but no entry uses it"),
+        Case(name: "link wildcard unused", yaml: "links:\n  »\"/f/:n/*rest\": [Home, {to: Product, with: {id: \":n\"}}]\n", says: "declares `*rest` but no entry uses it"),
+        Case(name: "link optional unused", yaml: "links:\n  »\"/f/:n/:q?\": [Home, {to: Product, with: {id: \":n\"}}]\n", says: "declares `:q?` but no entry uses it"),
         Case(name: "link constant the setup refuses", yaml: "links:\n  \"/p\": [Home, {to: Product, with: {id: »\"x\"}}]\n", says: "never accepts"),
         Case(name: "link screen the one below cannot open", yaml: "links:\n  \"/skip\": [Home, »Reviews]\n", says: "which cannot open it"),
         Case(name: "link entry naming nothing", yaml: "links:\n  \"/x\": [Home, »Nowhere]\n", says: "is not a coordinator"),

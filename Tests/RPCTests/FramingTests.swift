@@ -78,6 +78,30 @@ private func decode(_ chunks: [[UInt8]], max: Int = 1024) -> (messages: [(Framin
         }
     }
 
+    @Test func headerLinesMayEndWithABareNewline() {
+        // A terminal (socat) sends \n; LSP writes \r\n. Both end a header line and the blank line.
+        let r = decode([Array("Content-Length: 2\n\n{}Content-Length: 2\r\nContent-Type: x\n\r\n[]{}\n".utf8)])
+        #expect(r.error == nil)
+        #expect(r.messages.map(\.1) == ["{}", "[]", "{}"])
+        #expect(r.messages.map(\.0) == [.contentLength, .contentLength, .newline])
+    }
+
+    @Test func aHeaderLineWithoutAColonFailsAtItsEnd() {
+        // Not held until 1 KiB arrives: the line is complete and cannot be a header.
+        let r = decode([Array("curl example.com\n".utf8)])
+        guard case .badHeader(let why)? = r.error else {
+            Issue.record("expected badHeader, got \(String(describing: r.error))")
+            return
+        }
+        #expect(why.contains("'curl example.com' has no ':'"))
+    }
+
+    @Test func headerBlockPastItsLimitFailsEvenWithNewlines() {
+        let lines = String(repeating: "Content-Type: x\r\n", count: 80)
+        let r = decode([Array(lines.utf8)])
+        #expect(r.error == .badHeader("header block longer than 1024 bytes without an empty line"))
+    }
+
     @Test func headerNamesAreCaseInsensitiveAndOtherHeadersAllowed() {
         let r = decode([Array("content-length: 2\r\nContent-Type: application/json\r\n\r\n{}".utf8)])
         #expect(r.messages.map(\.1) == ["{}"])
