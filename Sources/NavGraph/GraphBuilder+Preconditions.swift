@@ -113,7 +113,31 @@ extension Builder {
             d.error(argvDoc.location, "\(what) is empty; give the program and its arguments as a list, such as [scripts/in-stock.sh, \"{with.id}\"]")
             return nil
         }
+        if let script = Self.codeArgument(argv), argv[script].contains("{with.") {
+            let at = argvDoc.sequence.map { $0[script].location } ?? argvDoc.location
+            let program = argv[0].split(separator: "/").last.map(String.init) ?? argv[0]
+            d.warning(at, "\(what) fills `{with.…}` into the code `\(program) \(argv[script - 1])` runs, so a value such as $(…) would run as code; "
+                + "pass it as an argument after the code and read it there, as [sh, -c, 'echo \"$1\"', sh, \"{with.id}\"]")
+        }
         return (argv, t)
+    }
+
+    /// The index of the argument an interpreter runs as code (`sh -c CODE`, `bash -ec CODE`,
+    /// `python3 -c CODE`, `perl -e CODE`), or nil. navd never uses a shell, but a graph may.
+    static func codeArgument(_ argv: [String]) -> Int? {
+        let program = argv[0].split(separator: "/").last.map(String.init) ?? argv[0]
+        let flag: Character
+        switch program {
+        case "sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish": flag = "c"
+        case _ where program.hasPrefix("python"): flag = "c"
+        case "perl", "ruby", "node", "nodejs": flag = "e"
+        default: return nil
+        }
+        for i in argv.indices.dropFirst() where i + 1 < argv.count {
+            let a = argv[i]
+            if a.hasPrefix("-"), !a.hasPrefix("--"), a.contains(flag) { return i + 1 }
+        }
+        return nil
     }
 
     /// `recover.facts`: fact name → JSON value, or `"$result…"` taken from the recovery flow's result.

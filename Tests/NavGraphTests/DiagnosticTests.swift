@@ -290,6 +290,19 @@ import Glibc
         ])
     }
 
+    @Test func aPlaceholderInsideShellCodeIsWarnedAbout() {
+        let guarded = Self.app + "\n    preconditions: [a, b, c, d]\npreconditions:\n"
+            + "  a: {command: [sh, -c, 'test -n \"{with.id}\"']}\n"  // the value becomes shell code
+            + "  b: {command: [/bin/bash, -ec, 'echo $1', bash, '{with.id}']}\n"  // passed as an argument: fine
+            + "  c: {command: [python3, -c, 'print(1)'], timeout: 2s, }\n"  // no placeholder
+            + "  d: {command: [scripts/x.sh, -c, '{with.id}']}\n"  // not an interpreter
+        let d = check([("app.yaml", guarded)])
+        #expect(d == [
+            "app.yaml:9:25: warning: the command of `app.a` fills `{with.…}` into the code `sh -c` runs, so a value such as $(…) would run as code; "
+                + "pass it as an argument after the code and read it there, as [sh, -c, 'echo \"$1\"', sh, \"{with.id}\"]",
+        ])
+    }
+
     @Test func everyProblemIsReportedInOnePassSortedByFileAndLine() {
         let d = errors([
             ("b.yaml", "coordinators:\n  X: {opens: [Nope]}\n  Y: {bogus: 1}\n"),

@@ -50,9 +50,10 @@ extension Navigator {
         covered(p, timeout ? .timedOut : .failed)
         let kind: NavError.Kind = timeout ? .preconditionTimeout : .preconditionFailed
         let what = timeout ? "timed out" : "failed"
-        let subject = nav.leaving.map { "leave guard `\(p.name)` of `\(graph.coordinators[nav.plan.target].name)` (\($0)), so it stays," }
-            ?? "precondition `\(p.name)` of `\(graph.coordinators[nav.plan.target].name)`"
-        finish(nav, .failure(NavError(kind, "\(subject) \(what): \(reason)",
+        let target = graph.coordinators[nav.plan.target].name
+        let message = nav.leaving.map { "leave guard `\(p.name)` of `\(target)` (\($0)) \(what), so it stays: \(reason)" }
+            ?? "precondition `\(p.name)` of `\(target)` \(what): \(reason)"
+        finish(nav, .failure(NavError(kind, message,
                                       data: ["precondition": .string(p.name), "reason": .string(reason), "navigation": .string(nav.id)])))
     }
 
