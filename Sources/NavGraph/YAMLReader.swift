@@ -168,6 +168,9 @@ struct YAMLReader {
             return .syntax(line: 1, column: 1, message: "the file cannot be read as UTF-8 text: \(problem)")
         case YAML_MEMORY_ERROR:
             return .syntax(line: 1, column: 1, message: "out of memory while parsing")
+        case _ where problem.hasPrefix("Maximum nesting level reached"):
+            return .syntax(line: Int(parser.problem_mark.line) + 1, column: Int(parser.problem_mark.column) + 1,
+                           message: "the file nests mappings and lists more than 1000 levels deep, the most the YAML reader takes; a graph needs a few levels: flatten the value")
         default:
             let ctx = parser.context.map {
                 " (\(String(cString: $0)) at line \(parser.context_mark.line + 1), column \(parser.context_mark.column + 1))"

@@ -26,6 +26,17 @@ import Glibc
         #expect(diags.errors.map(\.message).contains { $0.contains("more than 200000 YAML nodes") }, "\(diags.errors)")
     }
 
+    /// Nesting past libyaml's 1000 levels is named as a depth, not as libyaml's own function.
+    @Test func nestingPastTheReadersDepthIsNamedAsSuch() throws {
+        let d = try dir(["app.yaml": "root: {stack: A}\ncoordinators:\n  A: {setup: " + String(repeating: "[", count: 1200) + "]\n"])
+        defer { d.remove() }
+        let (g, diags) = GraphLoader.load(directory: d.path)
+        #expect(g == nil)
+        let m = diags.errors.map(\.message)
+        #expect(m.contains { $0.contains("more than 1000 levels deep") }, "\(m)")
+        #expect(!m.contains { $0.contains("yaml_set_max_nest_level") }, "\(m)")
+    }
+
     /// A timeout too long for any clock (`1e31s`, found by the graph fuzz target) is a diagnostic,
     /// not a crash.
     @Test func aTimeoutTooLongToHoldIsAnError() throws {

@@ -105,7 +105,7 @@ final class Dispatcher {
             case .empty: e = .parseError("empty message: send one JSON-RPC object or batch per line", kind: .emptyMessage)
             case .invalidUTF8: e = .parseError("the message is not valid UTF-8", kind: .invalidUTF8)
             case .tooDeep:
-                e = .invalidRequest("JSON nested deeper than \(limits.maxDepth) levels (the limit)", kind: .tooDeep,
+                e = .invalidRequest("JSON nested deeper than \(limits.maxDepth) levels (the --max-depth limit); nest objects and arrays at most \(limits.maxDepth) deep, counting the message itself", kind: .tooDeep,
                                     data: ["limit": .int(limits.maxDepth)])
             case .syntax:
                 let at = error.location.map { l -> JSONObject in ["offset": .int(l.offset), "line": .int(l.line), "column": .int(l.column)] }
