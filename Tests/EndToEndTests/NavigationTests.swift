@@ -99,6 +99,10 @@ import Testing
         #expect(failed["data"]?["kind"] == "unknownTarget")
         #expect(try b.call("navigate", ["to": "shop.Product", "with": ["id": "b"], "key": "tap-2"])["version"] == 2)
         #expect(try a.call("navigate", ["to": "shop.Nowhere", "key": "tap-2"])["version"] == 2, "then the key answers the navigation that committed")
+        // An empty key is a client's unset variable, not an intent: refused, nothing remembered.
+        let empty = try a.callError("navigate", ["to": "shop.Product", "with": ["id": "c"], "key": ""])
+        #expect(empty["data"]?["kind"] == "invalidParams" && empty["data"]?["param"] == "key", "\(empty)")
+        #expect(try a.call("tree")["version"] == 2)
     }
 
     @Test func dryRunAnswersWithoutCommitting() throws {

@@ -1261,7 +1261,8 @@ public enum EmbeddedProtocol {
         {
           "name": "key",
           "schema": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1
           },
           "description": "Idempotency key within the session: a second navigate with it changes nothing and gets the first one's reply, also after a restart with a state file."
         },

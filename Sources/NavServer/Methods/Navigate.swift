@@ -38,7 +38,12 @@ enum NavigateMethod: NavdMethod {
         var withBytes: Int?
         let with = try p.objectParam(.with, keys: context.setupKeys, reusing: state.session.takeSpareSetupStorage(), size: &withBytes)
         let key = try p.string(.key)
-        if let key { try context.checkName(key, "the navigation key", param: "key") }
+        if let key {
+            if key.isEmpty {
+                throw .invalidParams("\"key\" is empty; give the navigation a key that names its intent, such as \"buy-42\", or leave \"key\" out", data: ["param": "key"])
+            }
+            try context.checkName(key, "the navigation key", param: "key")
+        }
         var hints: JSONValue?
         if let h = p.value(.hints) {
             guard case .object = h else {
