@@ -61,6 +61,8 @@ extension Session {
                     : "it is the last step of flow `\(flowName)` and declares no opens: complete the flow with flowComplete"
             } else {
                 what = "its opens are \(opens.isEmpty ? "empty" : opens.joined(separator: ", "))"
+                    + (target.allows(.select) && (nestedTab(of: target.index) != nil || tabIndex(of: target.index) != nil)
+                        ? "; `\(target.name)` is a tab: show it with by: select" : "")
             }
             throw NavError(.notAllowed, "`\(sourceCoordinator.name)` cannot open `\(target.name)`: \(what) (select and root are always available)",
                            data: ["from": .string(source.id), "to": .string(target.name), "by": .string(style.rawValue)])

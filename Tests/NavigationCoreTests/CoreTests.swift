@@ -176,6 +176,13 @@ func coreGraph() -> NavigationGraph {
         #expect(s.root.selected == 1 && names(s) == ["Settings"])
         #expect(c.changes == [["op": "select", "parent": .string(s.root.id), "index": 1]])
         #expect(kind { try go(s, NavigateRequest(to: "Product", by: .select, with: ["id": "a"])) } == .notAllowed)
+        // Pushing a tab is refused with the way that works.
+        do {
+            try go(s, NavigateRequest(to: "Home"))
+            Issue.record("expected notAllowed: Settings does not open Home")
+        } catch let e as NavError {
+            #expect(e.message == "`app.Settings` cannot open `app.Home`: its opens are app.Admin; `app.Home` is a tab: show it with by: select (select and root are always available)")
+        }
     }
 
     @Test func abilitiesAndPresentationsAreEnforced() throws {
