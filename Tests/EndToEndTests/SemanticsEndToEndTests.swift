@@ -65,6 +65,8 @@ import Testing
         #expect(nothing["data"]?["kind"] == "unknownNode", "nothing above Home: \(nothing)")
         let unknown = try c.callError("dismiss", ["to": "Nowhere"])
         #expect(unknown["data"]?["kind"] == "unknownTarget", "\(unknown)")
+        let alone = try c.callError("dismiss", ["inclusive": true])
+        #expect(alone["data"]?["kind"] == "invalidParams" && alone["data"]?["param"] == "inclusive", "inclusive without to: \(alone)")
     }
 
     @Test func dismissWithAResultTellsTheScreenBelow() throws {

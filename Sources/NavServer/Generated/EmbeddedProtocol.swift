@@ -493,7 +493,7 @@ public enum EmbeddedProtocol {
         },
         {
           "name": "inclusive",
-          "description": "remove the matching screen too",
+          "description": "with \"to\": remove the matching screen too (without \"to\" it is refused with invalidParams)",
           "schema": {
             "type": "boolean"
           }
