@@ -100,6 +100,11 @@ import Testing
         #expect(last["params"]?["changes"]?.arrayValue?.first?["op"] == "update", "\(last)")
         mirror = try watcher.call("tree")
         #expect(JSONWriter.string(mirror).contains("\"title\":\"Hello\""))
+        // An update that changes no value is still its own commit, published like any other.
+        let same = try c.call("update", ["node": item, "with": ["title": "Hello", "subtitle": .null]])
+        #expect(same["version"]?.intValue == (r["version"]?.intValue ?? 0) + 1 && same["node"]?["params"] == ["id": "1", "title": "Hello"], "\(same)")
+        while last["params"]?["version"] != same["version"] { last = try watcher.notification("stackChanged") }
+        #expect(last["params"]?["changes"]?.arrayValue?.first?["op"] == "update", "\(last)")
     }
 
     @Test func updatesCannotGrowAScreensParamsPastTheMessageLimit() throws {
