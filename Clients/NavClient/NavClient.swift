@@ -427,16 +427,20 @@ extension NavClient {
     public func sessions() throws -> [JSONValue] { try call(.listSessions())["sessions"]?.arrayValue ?? [] }
 
     /// Reads notifications until a `stackChanged` for `mirror`'s session arrives and applies it.
-    /// Other notifications are handed to `other`. Returns false when navd closed the connection.
+    /// Other notifications are handed to `other`. Returns false when navd closed the connection, or
+    /// closed the mirror's session (`sessionClosed`: the mirror is then ``TreeMirror/closed``).
     @discardableResult
     public func apply(to mirror: inout TreeMirror, other: (JSONValue) -> Void = { _ in }) throws -> Bool {
+        guard !mirror.closed else { return false }
         while let n = try nextNotification() {
             let params = n["params"] ?? .null
-            if n["method"]?.stringValue == "stackChanged" && mirror.concerns(params) {
+            let method = n["method"]?.stringValue ?? ""
+            if method == "stackChanged" && mirror.concerns(params) {
                 try mirror.apply(params)
                 return true
             }
             other(n)
+            if mirror.take(method, params) { return false }
         }
         return false
     }

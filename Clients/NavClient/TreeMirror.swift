@@ -11,6 +11,9 @@ public struct TreeMirror: Sendable {
     public private(set) var visible: [String]
     /// The number compact `stackChanged` notifications name the session by (`subscribe`'s `ref`).
     public private(set) var ref: Int?
+    /// Set by a `sessionClosed` of its session: the tree is the session's last, and nothing more
+    /// comes (a session opened again under the name starts at version 0).
+    public private(set) var closed = false
 
     public struct Gap: Error, CustomStringConvertible {
         public let description: String
@@ -52,6 +55,15 @@ public struct TreeMirror: Sendable {
         for c in n["children"]?.arrayValue ?? [] { if let hit = find(c, id: id) { return hit } }
         if let p = n["presented"] { return find(p, id: id) }
         return nil
+    }
+
+    /// Takes a notification that is not a `stackChanged`: a `sessionClosed` of this mirror's session
+    /// marks it ``closed``. Answers whether it did.
+    @discardableResult
+    public mutating func take(_ method: String, _ params: JSONValue) -> Bool {
+        guard method == "sessionClosed", !closed, params["session"]?.stringValue == session else { return false }
+        closed = true
+        return true
     }
 
     /// Applies one `stackChanged` params object; its version must be exactly the next one, unless

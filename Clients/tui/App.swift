@@ -160,6 +160,11 @@ final class App {
             if let r = p["result"] { text += " " + JSONWriter.string(r) }
             if let e = p["error"]?["message"]?.stringValue { text += " " + e }
             addLog(text)
+        case "sessionClosed" where s == session:
+            mirror?.take(method, p)
+            pending = nil
+            addLog("sessionClosed at version \(p["version"]?.intValue ?? 0)", .error)
+            setStatus("session \"\(session)\" was closed: the tree shown is its last; q quits", .error)
         case "graphReloaded":
             addLog("graphReloaded version \(p["version"]?.intValue ?? 0)")
             loadGraph()
@@ -222,7 +227,7 @@ final class App {
     /// Recomputes the actions of the visible screen: what it opens, applicable routes, tabs to select.
     func computeActions() {
         var list: [(String, String, () -> Void)] = []
-        guard let mirror, let top = mirror.top, let topName = top["coordinator"]?.stringValue else {
+        guard let mirror, !mirror.closed, let top = mirror.top, let topName = top["coordinator"]?.stringValue else {
             actions = []
             return
         }

@@ -153,6 +153,9 @@ struct Screen {
             }
             return l
         }
+        if app.mirror?.closed == true {
+            return [Line(" session \(app.session) is closed: no actions", .bold), keys([("q", "quit", false)])]
+        }
         var fixed: [Line] = [
             keys([("d", "dismiss", false), ("u", "params", false), ("q", "quit", false)]),
             keys([("U", "params, back restores the earlier", false)]),

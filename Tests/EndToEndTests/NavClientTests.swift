@@ -76,7 +76,11 @@ import Testing
         let other = try writer.openSession("other")
         #expect(other.session == "other" && other.version == 0)
         #expect(try writer.sessions().count == 2)
+        var otherMirror = try watcher.subscribe(session: "other")
         try writer.closeSession("other")
+        // The mirror learns its session closed: apply answers false and nothing more comes.
+        #expect(try watcher.apply(to: &otherMirror) == false && otherMirror.closed)
+        #expect(try watcher.apply(to: &otherMirror) == false)
         #expect((try writer.stats()["commits"]?.intValue ?? 0) >= 4)
     }
 

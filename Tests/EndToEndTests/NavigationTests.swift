@@ -236,6 +236,28 @@ import Testing
         #expect(try stat("subscriptions") == 0)
     }
 
+    @Test func subscribersOfAClosedSessionAreTold() throws {
+        let d = try Daemon()
+        let owner = try d.client(), watcher = try d.client(), compact = try d.client()
+        try owner.call("session.open", ["name": "kiosk"])
+        try watcher.call("subscribe", ["session": "kiosk"])
+        try compact.call("subscribe", ["session": "kiosk", "notifications": "compact"])
+        try owner.call("navigate", ["session": "kiosk", "to": "shop.Product", "with": ["id": "k"]])
+        try owner.call("session.close", ["name": "kiosk"])
+        for c in [watcher, compact] {
+            let closed = try c.notification("sessionClosed")
+            #expect(closed["params"] == ["session": "kiosk", "version": 1], "\(closed)")
+            c.notifications.removeAll()  // the stackChanged of version 1, read while waiting
+        }
+        // The subscription ended with the session: the session opened again under the name starts
+        // at version 0, and its changes reach no one who has not subscribed again.
+        #expect(try owner.call("stats")["subscriptions"] == 0)
+        try owner.call("session.open", ["name": "kiosk"])
+        try owner.call("navigate", ["session": "kiosk", "to": "shop.Product", "with": ["id": "again"]])
+        try watcher.call("ping")
+        #expect(!watcher.notifications.contains { $0["method"] == "stackChanged" }, "\(watcher.notifications)")
+    }
+
     @Test func contextFacts() throws {
         let d = try Daemon()
         let c = try d.client()

@@ -252,6 +252,10 @@ final class TmuxPane {
         try created.waitFor("actions on shop.Home")
         let sessions = try d.client().call("session.list")["sessions"]?.arrayValue?.compactMap(\.stringValue) ?? []
         #expect(sessions.contains("nope"), "--create opened it: \(sessions)")
+        // Closed from elsewhere: said at once, the last tree kept, no action offered.
+        try d.client().call("session.close", ["name": "nope"])
+        let closed = try created.waitFor("session \"nope\" was closed: the tree shown is its last; q quits", "sessionClosed at version 0", "session nope is closed: no actions")
+        #expect(!closed.contains("actions on shop.Home"), "\(closed)")
     }
 
     /// K: the next action goes back to a screen of its target in the stack (`existing: pop`);

@@ -236,6 +236,16 @@ class Client:
                     mirror.apply(p)
                 except (OutOfStep, KeyError, TypeError, IndexError, AttributeError, ValueError):
                     mirror.stale = True  # a change it cannot follow: a new snapshot mends it
+        elif method == "sessionClosed":
+            # The session is gone and the subscription with it: the mirror keeps its last tree,
+            # marked closed, and is no longer kept current (a session opened again under the name
+            # starts at version 0 and needs a new subscribe).
+            p = m.get("params") if isinstance(m.get("params"), dict) else {}
+            mirror = self.mirrors.pop(p.get("session"), None)
+            if mirror is not None:
+                mirror.closed = True
+                mirror.stale = False
+            self.refs = {ref: name for ref, name in self.refs.items() if name != p.get("session")}
         self._queue(m)
         return True
 

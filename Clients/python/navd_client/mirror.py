@@ -11,7 +11,8 @@ __all__ = ["TreeMirror", "apply_changes", "expand"]
 
 class TreeMirror:
     """A session's tree as navd last described it: ``version``, ``root``, ``visible`` (node ids
-    from the root to the screen the user sees). :meth:`apply` applies a ``stackChanged``."""
+    from the root to the screen the user sees). :meth:`apply` applies a ``stackChanged``.
+    ``closed`` is set when navd said ``sessionClosed``: the tree is the session's last."""
 
     def __init__(self, snapshot):
         self.session = snapshot["session"]
@@ -19,6 +20,7 @@ class TreeMirror:
         self.root = snapshot["root"]
         self.visible = list(snapshot["visible"])
         self.stale = False
+        self.closed = False
 
     def node(self, node_id):
         """The node with that id, or None."""
@@ -65,7 +67,7 @@ class TreeMirror:
     def apply(self, change):
         """Applies a ``stackChanged``'s params; False when it is not newer (or not this session's).
         Raises :class:`OutOfStep` on a gap (a snapshot, one ``reset``, may cover one)."""
-        if change.get("session") != self.session or change["version"] <= self.version:
+        if self.closed or change.get("session") != self.session or change["version"] <= self.version:
             return False
         snapshot = len(change["changes"]) == 1 and change["changes"][0].get("op") == "reset"
         if change["version"] != self.version + 1 and not snapshot:

@@ -111,6 +111,21 @@ def test_a_compact_subscriber_hears_the_same_commits(navd):
             compact.call("subscribe", notifications="tiny")
 
 
+def test_a_mirror_of_a_closed_session_is_marked_closed(navd):
+    with navd.client() as driver, navd.client(notifications="compact") as watcher:
+        driver.call("session.open", name="kiosk")
+        tree = watcher.subscribe(session="kiosk")
+        driver.navigate("shop.Product", with_={"id": "p1"}, session="kiosk")
+        driver.call("session.close", name="kiosk")
+        assert watcher.wait_for("sessionClosed") == {"session": "kiosk", "version": 1}
+        assert tree.closed and tree.version == 1 and tree.path[-1] == "shop.Product"
+        assert "kiosk" not in watcher.mirrors and "kiosk" not in watcher.refs.values()
+        # Opened again under the name, the session starts over; the old mirror stays as it was.
+        driver.call("session.open", name="kiosk")
+        driver.navigate("shop.Product", with_={"id": "p2"}, session="kiosk")
+        assert watcher.ping() == "pong" and tree.version == 1 and tree.closed
+
+
 def test_the_change_fixtures_are_what_navd_sends():
     """The fixtures are navd's own: recorded again, they are the same (else run scripts/change-fixtures.py)."""
     import subprocess

@@ -22,6 +22,7 @@ const state = {
   svgLoaded: false,
   provided: new Set(),  // provider preconditions this page answers for
   requests: new Map(),  // navd's requests waiting for this page's answer, by id
+  closed: null,         // the name of the subscribed session once navd said sessionClosed
 };
 
 // ---- JSON-RPC over the WebSocket ----
@@ -132,6 +133,7 @@ async function subscribe(name) {
   const snapshot = await call('subscribe', { session: name, notifications: 'compact' });
   state.session = name;
   state.subscribed = name;
+  state.closed = null;
   state.ref = snapshot.ref;
   state.mirror = new SessionMirror(snapshot, state.logLimit);
   state.mine = new Set();
@@ -153,6 +155,19 @@ function notified(method, p) {
   if (method === '$/cancelRequest') { state.requests.delete(p.id); renderRequests(); return; }
   if (method === 'graphReloaded') {
     call('graph.describe').then((g) => { state.graph = g; drawGraph(); return subscribe(state.session); });
+    return;
+  }
+  if (method === 'sessionClosed') {
+    if (p.session !== state.subscribed) return;
+    // Its subscription ended with it: the last tree stays on the page, without actions, until
+    // another session is picked (a session opened again under the name starts at version 0).
+    state.subscribed = null;
+    state.closed = p.session;
+    state.pending.clear();
+    actionsShown = null;
+    status(`session "${p.session}" was closed (session.close) at version ${p.version}; its last tree is shown: pick another session`, true);
+    render();
+    loadSessions().catch(() => {});
     return;
   }
   if (method === 'stackChanged' && Array.isArray(p)) {
@@ -327,12 +342,13 @@ function renderActions() {
   const t = state.mirror.live;
   const top = topOf(t);
   $('top-name').textContent = top ? top.coordinator || top.kind : '…';
-  const actions = state.travel !== null ? [] : actionsFor(t);
-  const key = JSON.stringify([state.travel !== null, state.readOnly, top && top.id, actions.map((a) => a.label)]);
+  const actions = state.travel !== null || state.closed ? [] : actionsFor(t);
+  const key = JSON.stringify([state.travel !== null, state.closed, state.readOnly, top && top.id, actions.map((a) => a.label)]);
   if (key === actionsShown) { actions.forEach((a, i) => { box.children[i].onclick = a.run; }); return; }
   actionsShown = key;
   box.replaceChildren();
   if (state.travel !== null) { box.textContent = 'time travel is read-only: back to live to act'; return; }
+  if (state.closed) { box.textContent = `session "${state.closed}" is closed: pick another session`; return; }
   for (const a of actions) {
     const b = document.createElement('button');
     b.textContent = a.label;

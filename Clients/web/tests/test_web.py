@@ -206,6 +206,21 @@ def test_sessions_are_listed_and_switched(navweb, browser):
     wait(browser, lambda d: text(d, "top-name") == "shop.Home", timeout=10, message="the page follows the session it shows")
 
 
+def test_a_closed_session_is_shown_closed_without_actions(navweb, browser):
+    """session.close elsewhere: the page says so, keeps the last tree and offers no action (its
+    subscription ended; a session opened again under the name starts at version 0)."""
+    navctl(navweb.navd_sock, "session", "open", "s3")
+    navctl(navweb.navd_sock, "--session", "s3", "navigate", "shop.Search", "--with", "q=hats")
+    browser.get(navweb.url + "&session=s3")
+    wait(browser, lambda d: text(d, "top-name") == "shop.Search")
+    assert browser.find_elements(By.CSS_SELECTOR, "#actions button"), "a live session offers actions"
+    navctl(navweb.navd_sock, "session", "close", "s3")
+    wait(browser, lambda d: 'session "s3" was closed' in text(d, "status"), timeout=10, message="the page says the session closed")
+    assert "shop.Search" in text(browser, "tree") and text(browser, "version") == "version 1"
+    assert not browser.find_elements(By.CSS_SELECTOR, "#actions button")
+    assert "is closed: pick another session" in text(browser, "actions")
+
+
 # --- issue 47: safe and true ---------------------------------------------------------------
 
 

@@ -2881,6 +2881,14 @@ public enum EmbeddedProtocol {
       "params": {
         "version": 2
       }
+    },
+    {
+      "name": "sessionClosed",
+      "summary": "To the subscribers of a session that session.close closed (version: its last); their subscription ends. A session opened later under the name starts again at version 0.",
+      "params": {
+        "session": "user-42",
+        "version": 17
+      }
     }
   ],
   "x-client-requests": [

@@ -186,9 +186,13 @@ extension Navigator {
         let told = placement.storedVersion(of: name) ?? state.session.version
         let m = mirrors[name] ?? Mirror(name: name, version: told, audience: publisher.makeAudience())
         mirrors[name] = m
-        for c in state.subscribers.clients.values where !c.isClosed {
-            m.subscribers.insert(c)
-            watch(c)
+        for c in state.subscribers.clients.values {
+            if !c.isClosed {
+                m.subscribers.insert(c)
+                watch(c)
+            }
+            // The state may outlive its eviction (a client's last-session cache): it keeps no one.
+            state.subscribers.remove(c.id)
         }
         refetch(m)
     }

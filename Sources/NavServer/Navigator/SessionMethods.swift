@@ -68,7 +68,8 @@ extension Navigator {
         return state
     }
 
-    /// `session.close {name}`: its pending navigations are cancelled, its subscribers forget it.
+    /// `session.close {name}`: its pending navigations are cancelled; its subscribers are told
+    /// (`sessionClosed`, their mirrors hold a tree that no longer exists) and forget it.
     @discardableResult
     func closeSession(_ r: SessionNameRequest, by client: some Client) throws(NavError) -> Done {
         let name = r.name
@@ -80,7 +81,14 @@ extension Navigator {
         for p in state.pending.values {
             finish(p, .failure(NavError(.cancelled, "the navigation was cancelled: its session \"\(name)\" was closed", data: ["navigation": .string(p.id)])))
         }
-        for c in state.subscribers.clients.values { c.subscriptions.remove(name) }
+        if !state.subscribers.isEmpty {
+            publisher.notify("sessionClosed", JSONValue.object(["session": .string(name), "version": .int(state.session.version)]), to: state.audience)
+        }
+        for c in state.subscribers.clients.values {
+            c.subscriptions.remove(name)
+            // The state may outlive the session (a client's last-session cache): it keeps no one.
+            state.subscribers.remove(c.id)
+        }
         keyBudget.closed(state)
         state.isClosed = true
         sessions[name] = nil
