@@ -390,6 +390,8 @@ public final class PostgresStore: Store, SharedStore {
             events?.sessionsLost([s])
             versions[s] = nil
         }
+        // No owner: the session was closed (navd_commit's closes notify so).
+        if newOwner == nil { events?.sessionClosedElsewhere(s) }
     }
 
     public func storedVersion(of name: String) -> Int? { versions[name] }

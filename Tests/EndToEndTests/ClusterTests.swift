@@ -168,6 +168,24 @@ import Glibc
         #expect(localMirror.version == expected && localMirror.root == truth["root"])
     }
 
+    /// A session closed on its node: subscribers through another node hear `sessionClosed` too, at
+    /// the last version they heard, and their subscription ends.
+    @Test func aSessionClosedOnItsNodeIsToldToSubscribersOfAnother() throws {
+        let pg = try PostgresServer()
+        let a = try Self.node("A", pg)
+        let b = try Self.node("B", pg)
+        let owner = try a.client()
+        try owner.call("session.open", ["name": "brief"])
+        let watcher = try b.client()
+        try watcher.call("subscribe", ["session": "brief"])
+        try owner.call("navigate", ["session": "brief", "to": "shop.Product", "with": ["id": "p1"]])
+        #expect(try watcher.notification("stackChanged")["params"]?["version"] == 1)
+        try owner.call("session.close", ["name": "brief"])
+        let closed = try watcher.notification("sessionClosed")
+        #expect(closed["params"] == ["session": "brief", "version": 1], "\(closed)")
+        #expect(try watcher.call("stats", [:])["subscriptions"]?.intValue == 0)
+    }
+
     /// A change as deep as a request may be reaches the other node's subscribers (the notification
     /// reader reads what navd writes, not only what a request may hold), and a subscription to a
     /// session another node owns counts in that node's `stats.subscriptions`.

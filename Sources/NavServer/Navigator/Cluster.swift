@@ -82,6 +82,17 @@ extension Navigator {
         forward(version, payload, p, to: m)
     }
 
+    /// Another node closed a session subscribers here follow: they are told (`sessionClosed`, at the
+    /// last version they heard) and their subscription ends, as on the node that closed it.
+    func sessionClosedElsewhere(_ name: String) {
+        guard sessions[name] == nil, let m = mirrors.removeValue(forKey: name) else { return }
+        publisher.notify("sessionClosed", JSONValue.object(["session": .string(name), "version": .int(m.version)]), to: m.subscribers.audience)
+        for c in m.subscribers.clients.values {
+            c.subscriptions.remove(name)
+            m.subscribers.remove(c.id)
+        }
+    }
+
     private func forward(_ version: Int, _ payload: String, _ p: JSONValue, to m: Mirror) {
         if version <= m.version { return }
         guard version == m.version + 1, p["changes"] != nil else {

@@ -23,6 +23,11 @@ extension Server: ClusterEvents {
         navigator.changeNotified(payload)
     }
 
+    public func sessionClosedElsewhere(_ name: String) {
+        guard phase.isServing else { return }
+        navigator.sessionClosedElsewhere(name)
+    }
+
     /// While the store cannot write, the methods declared as changing (``MethodTable/Spec/changes``)
     /// are answered `unavailable` (``Dispatcher/run(_:_:lookedUp:)``).
     public func storeAvailabilityChanged(_ available: Bool, reason: String) {

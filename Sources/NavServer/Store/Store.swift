@@ -126,6 +126,8 @@ public protocol ClusterEvents: AnyObject {
     /// A commit of a session another node owns (`stackChanged` params, or without `changes` when
     /// the change was too large for a notification).
     func changeNotified(_ payload: String)
+    /// A session another node owned was closed (`session.close`).
+    func sessionClosedElsewhere(_ name: String)
     /// Changes cannot be stored (false) or can again (true).
     func storeAvailabilityChanged(_ available: Bool, reason: String)
     /// This node's registration was taken by another process with the same node name: it must stop.
