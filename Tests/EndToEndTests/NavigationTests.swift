@@ -265,6 +265,10 @@ import Testing
         #expect(try c.call("context.get")["facts"] == ["cart.items": 3, "loggedIn": true])
         try c.call("context.set", ["facts": ["loggedIn": .null]])
         #expect(try c.call("context.get", ["facts": ["loggedIn", "cart.items"]])["facts"] == ["cart.items": 3])
+        // An empty name is refused, and the request sets nothing.
+        let empty = try c.callError("context.set", ["facts": ["": 1, "other": 2]])
+        #expect(empty["data"]?["kind"] == "invalidParams" && empty["data"]?["param"] == "facts", "\(empty)")
+        #expect(try c.call("context.get")["facts"] == ["cart.items": 3])
     }
 
     @Test func badParamsArePrecise() throws {

@@ -26,7 +26,12 @@ extension Navigator {
     /// `context.set {facts}`: checked whole before anything changes (a refused request sets no fact).
     func setFacts(_ r: ContextSetRequest, by client: some Client) throws(NavError) -> Facts {
         try requireOwner(client, r.state.session, "`context.set`")
-        for (k, _) in r.facts { try config.checkName(k, "the fact name \"\(k.prefix(40))\"", param: "facts") }
+        for (k, _) in r.facts {
+            if k.isEmpty {
+                throw .invalidParams("a fact name in \"facts\" is empty; name each fact, such as \"loggedIn\" or \"cart.items\"", data: ["param": "facts"])
+            }
+            try config.checkName(k, "the fact name \"\(k.prefix(40))\"", param: "facts")
+        }
         try r.state.session.setFacts(r.facts)
         store.factsChanged(r.state.session)
         return Facts(facts: r.state.session.sortedFacts)
