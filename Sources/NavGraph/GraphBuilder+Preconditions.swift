@@ -35,6 +35,10 @@ extension Builder {
                 d.error(c.location, "the check of `\(module).\(name)` is missing `fact`: the name of the session fact to test")
                 return nil
             }
+            guard !fact.isEmpty else {
+                d.error(c["fact"]!.location, "the check of `\(module).\(name)` names the fact \"\": no session has one (context.set refuses an empty name); name the fact to test, such as loggedIn")
+                return nil
+            }
             let tests = ["equals", "notEquals", "exists"].filter { c[$0] != nil }
             guard tests.count == 1 else {
                 d.error(c.location, tests.isEmpty

@@ -60,6 +60,7 @@ import Testing
         Case(name: "duplicate coordinator", yaml: "  »Home: {}\n", says: "duplicate key `Home`"),
         Case(name: "precondition duration", yaml: "preconditions:\n  slow: {command: [true], timeout: »soon}\n", says: "is not a duration"),
         Case(name: "precondition check missing fact", yaml: "preconditions:\n  c: {check: »{equals: true}}\n", says: "is missing `fact`"),
+        Case(name: "precondition check of an empty fact", yaml: "preconditions:\n  c: {check: {fact: »\"\", equals: true}}\n", says: "names the fact \"\""),
         Case(name: "command without argv", yaml: "preconditions:\n  c: {command: »[]}\n", says: "is empty"),
         Case(name: "recovery by a flow that does not exist", yaml: "preconditions:\n  p: {check: {fact: f, equals: true}, recover: {flow: »Logn}}\n",
              says: "which does not exist"),
