@@ -109,6 +109,25 @@ import Glibc
         #expect(value["data"]?["limit"] == "--max-fact-value", "\(value)")
     }
 
+    @Test func subscriptionsOfOneConnectionAreBounded() throws {
+        let d = try Daemon(arguments: ["--max-subscriptions-per-connection", "2"])
+        let c = try d.client(), other = try d.client()
+        for name in ["a", "b", "c"] { try c.call("session.open", ["name": .string(name)]) }
+        try c.call("subscribe")
+        try c.call("subscribe", ["session": "a"])
+        // Again, in the other form: still two sessions.
+        try c.call("subscribe", ["session": "a", "notifications": "compact"])
+        let e = try c.callError("subscribe", ["session": "b"])
+        #expect(e["data"]?["kind"] == "limitExceeded" && e["data"]?["limit"] == "--max-subscriptions-per-connection" && e["data"]?["max"] == 2, "\(e)")
+        let message = e["message"]?.stringValue ?? ""
+        #expect(message.contains("subscribed to 2 sessions"), "\(e)")
+        // Another connection has its own; one unsubscribe makes room.
+        try other.call("subscribe", ["session": "b"])
+        try c.call("unsubscribe", ["session": "a"])
+        try c.call("subscribe", ["session": "b"])
+        #expect(try c.call("stats")["subscriptions"] == 3)
+    }
+
     @Test func halfAMessageIsRefusedAfterTheMessageTimeout() throws {
         let d = try Daemon(arguments: ["--message-timeout", "300ms"])
         let c = try d.client()

@@ -11,7 +11,11 @@ enum SubscribeMethod: NavdMethod {
         // Cluster mode: a session another node owns is heard here through the store (dispatch
         // chooses the remote handler).
         let remote: MethodTable.Handler = { call in
-            call.answerOrRun { () throws(RPCError) in n.subscribeRemote(try Params<SubscribeParam>(call).string(.session) ?? "main", call) }
+            call.answerOrRun { () throws(RPCError) in
+                let name = try Params<SubscribeParam>(call).string(.session) ?? "main"
+                try asRPC { () throws(NavError) in try n.checkSubscriptionRoom(call.client, for: name) }
+                n.subscribeRemote(name, call)
+            }
         }
         methods.register(.subscribe, SubscribeParam.self, remote: remote) { call in
             call.answerOrRun { () throws(RPCError) in
@@ -19,6 +23,7 @@ enum SubscribeMethod: NavdMethod {
                 let form = try NotificationForm(param: p.string(.notifications), method: "subscribe")
                     ?? (call.peer.prefersCompact ? .compact : .full)
                 let state = try call.session(p)
+                try asRPC { () throws(NavError) in try n.checkSubscriptionRoom(call.client, for: state.session.name) }
                 n.subscribe(call.client, to: state, compact: form == .compact)
                 call.succeed(Snapshot(session: state.session, subscription: (form, state.ref)))
             }

@@ -142,6 +142,15 @@ final class Navigator: SessionSource {
         watch(c)
     }
 
+    /// Refuses a subscription to one more session past `--max-subscriptions-per-connection` (a
+    /// session `c` already follows may be subscribed to again, in another form).
+    func checkSubscriptionRoom(_ c: any Client, for name: String) throws(NavError) {
+        let count = c.subscriptions.count
+        guard count >= config.maxSubscriptionsPerConnection, !c.subscriptions.contains(name) else { return }
+        throw NavError(.limitExceeded, "this connection is subscribed to \(count) sessions, the most one connection may (the --max-subscriptions-per-connection limit); unsubscribe from sessions it no longer shows, or subscribe on another connection",
+                       data: ["limit": "--max-subscriptions-per-connection", "max": .int(config.maxSubscriptionsPerConnection)])
+    }
+
     func subscribe(_ c: any Client, to state: SessionState, compact: Bool = false) {
         if state.subscribers.insert(c, compact: compact) {
             c.subscriptions.insert(state.session.name)

@@ -62,6 +62,9 @@ struct LimitOptions: ParsableArguments {
     @Option(help: "Most pending navigations and guarded dismisses of one connection (0: none).")
     var maxPendingPerConnection: Int = Limit.maxPendingPerConnection.defaultValue
 
+    @Option(help: "Most sessions one connection may subscribe to (each subscription holds about 340 bytes).")
+    var maxSubscriptionsPerConnection: Int = Limit.maxSubscriptionsPerConnection.defaultValue
+
     @Option(help: "Most pending navigations and guarded dismisses in one session.")
     var maxPendingPerSession: Int = Limit.maxPendingPerSession.defaultValue
 
@@ -117,6 +120,7 @@ struct LimitOptions: ParsableArguments {
         try check(Limit.maxPending, maxPending)
         try check(Limit.maxPendingPerUid, maxPendingPerUid)
         try check(Limit.maxPendingPerConnection, maxPendingPerConnection)
+        try check(Limit.maxSubscriptionsPerConnection, maxSubscriptionsPerConnection)
         try check(Limit.maxPendingPerSession, maxPendingPerSession)
         if let maxChildren { try check(Limit.maxChildren, maxChildren) }
         try check(Limit.maxChildrenPerUid, maxChildrenPerUid)
@@ -150,6 +154,7 @@ struct LimitOptions: ParsableArguments {
         config.maxPending = maxPending
         config.maxPendingPerUid = maxPendingPerUid
         config.maxPendingPerConnection = maxPendingPerConnection
+        config.maxSubscriptionsPerConnection = maxSubscriptionsPerConnection
         config.maxPendingPerSession = maxPendingPerSession
         config.maxChildrenPerUid = maxChildrenPerUid
         config.maxProviderRequests = maxProviderRequests
