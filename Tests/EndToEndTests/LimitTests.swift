@@ -128,6 +128,21 @@ import Glibc
         #expect(try c.call("stats")["subscriptions"] == 3)
     }
 
+    @Test func namesOneConnectionProvidesAreBoundedAndLeaveWithIt() throws {
+        let d = try Daemon(arguments: ["--max-provided-per-connection", "3"])
+        let c = try d.client(), watcher = try d.client()
+        try c.call("provide", ["preconditions": ["a", "b"]])
+        // Names it provides already do not count again.
+        try c.call("provide", ["preconditions": ["a", "b", "c"]])
+        let e = try c.callError("provide", ["preconditions": ["c", "d"]])
+        #expect(e["data"]?["kind"] == "limitExceeded" && e["data"]?["limit"] == "--max-provided-per-connection" && e["data"]?["max"] == 3, "\(e)")
+        #expect(try watcher.call("stats")["provided"] == 3, "the refused provide added nothing")
+        c.close()
+        let deadline = Date().addingTimeInterval(10)
+        while try watcher.call("stats")["provided"] != 0 && Date() < deadline { usleep(10_000) }
+        #expect(try watcher.call("stats")["provided"] == 0)
+    }
+
     @Test func halfAMessageIsRefusedAfterTheMessageTimeout() throws {
         let d = try Daemon(arguments: ["--message-timeout", "300ms"])
         let c = try d.client()

@@ -126,8 +126,11 @@ final class Navigator: SessionSource {
         return s
     }
 
-    /// Clients providing each precondition (or recovery) name; the latest is asked first.
+    /// Clients providing each precondition (or recovery) name; the latest is asked first. A name
+    /// nobody provides any more has no entry.
     var providers: [String: [any Client]] = [:]
+    /// The names each client provides, by its id (bounded by `--max-provided-per-connection`).
+    var providedBy: [Int: Set<String>] = [:]
     /// The requests waiting for and in flight at each provider, by its client id.
     var providerSlots: [Int: ProviderSlots] = [:]
 
@@ -135,8 +138,17 @@ final class Navigator: SessionSource {
         providers[name]?.last { !$0.isClosed }
     }
 
+    /// Refuses names that would leave `c` providing more than `--max-provided-per-connection`.
+    func checkProvidedRoom(_ c: any Client, adding names: [String]) throws(NavError) {
+        let have = providedBy[c.id] ?? []
+        let total = have.count + Set(names).subtracting(have).count
+        guard total > config.maxProvidedPerConnection else { return }
+        throw NavError(.limitExceeded, "with these names this connection would provide \(total) preconditions and recoveries, more than one connection may (the --max-provided-per-connection limit, \(config.maxProvidedPerConnection)); provide the graph's names only, or from another connection",
+                       data: ["limit": "--max-provided-per-connection", "max": .int(config.maxProvidedPerConnection)])
+    }
+
     func addProvider(_ names: [String], _ c: any Client) {
-        for n in names where !(providers[n]?.contains { $0 === c } ?? false) {
+        for n in names where providedBy[c.id, default: []].insert(n).inserted {
             providers[n, default: []].append(c)
         }
         watch(c)
@@ -172,8 +184,9 @@ final class Navigator: SessionSource {
                 self.sessions[name]?.subscribers.remove(gone.id)
                 self.dropMirrorSubscriber(name, gone)
             }
-            for (n, list) in self.providers where list.contains(where: { $0 === gone }) {
+            for n in self.providedBy.removeValue(forKey: gone.id) ?? [] {
                 self.providers[n]?.removeAll { $0 === gone }
+                if self.providers[n]?.isEmpty == true { self.providers[n] = nil }
             }
             self.providerSlots[gone.id]?.providerGone()
             self.providerSlots[gone.id] = nil

@@ -14,6 +14,7 @@ struct NavigatorLimits: Sendable {
     var maxPendingPerConnection = Limit.maxPendingPerConnection.defaultValue
     var maxPendingPerSession = Limit.maxPendingPerSession.defaultValue
     var maxSubscriptionsPerConnection = Limit.maxSubscriptionsPerConnection.defaultValue
+    var maxProvidedPerConnection = Limit.maxProvidedPerConnection.defaultValue
     var children = FairShare(limit: Limit.maxChildren.defaultValue, option: "--max-children", capOption: "--max-children-per-uid")
     var providerRequests = FairShare(limit: Limit.maxProviderRequests.defaultValue, option: "--max-provider-requests", capOption: "--max-provider-requests-per-uid")
     /// How long a navigation may wait for command and provider slots in all.

@@ -126,6 +126,7 @@ extension Navigator {
                                  limit: "--max-batch", max: config.maxBatch)
         }
         let resolved = names.map { graph.precondition(named: $0)?.name ?? $0 }
+        try checkProvidedRoom(client, adding: resolved)
         addProvider(resolved, client)
         return Done(preconditions: resolved)
     }

@@ -64,6 +64,8 @@ public struct ServerConfiguration: Sendable {
     public var maxPendingPerSession: Int = Limit.maxPendingPerSession.defaultValue
     /// Sessions one connection may subscribe to (`--max-subscriptions-per-connection`).
     public var maxSubscriptionsPerConnection: Int = Limit.maxSubscriptionsPerConnection.defaultValue
+    /// Names one connection may provide (`--max-provided-per-connection`).
+    public var maxProvidedPerConnection: Int = Limit.maxProvidedPerConnection.defaultValue
     /// Command preconditions running at once (`--max-children`). Checks mostly wait on the network,
     /// not the CPU, so the default is large, lowered where the process or descriptor limit is
     /// low (``sizedToMachine(_:)``). More wait their turn, uid by uid; the wait does not count against
@@ -168,7 +170,7 @@ extension ServerConfiguration {
                         sessions: FairShare(limit: maxSessions, cap: maxSessionsPerUid, option: "--max-sessions", capOption: "--max-sessions-per-uid"),
                         pending: FairShare(limit: maxPending, cap: maxPendingPerUid, option: "--max-pending", capOption: "--max-pending-per-uid"),
                         maxPendingPerConnection: maxPendingPerConnection, maxPendingPerSession: maxPendingPerSession,
-                        maxSubscriptionsPerConnection: maxSubscriptionsPerConnection,
+                        maxSubscriptionsPerConnection: maxSubscriptionsPerConnection, maxProvidedPerConnection: maxProvidedPerConnection,
                         children: FairShare(limit: maxChildren, cap: maxChildrenPerUid, option: "--max-children", capOption: "--max-children-per-uid"),
                         providerRequests: FairShare(limit: maxProviderRequests, cap: maxProviderRequestsPerUid,
                                                     option: "--max-provider-requests", capOption: "--max-provider-requests-per-uid"),

@@ -40,6 +40,8 @@ extension Limit {
     public static let maxPendingPerConnection = Limit(option: "--max-pending-per-connection", unit: .count, defaultValue: 0, least: 0)
     /// `--max-subscriptions-per-connection`: Most sessions one connection may subscribe to (each subscription holds about 340 bytes).
     public static let maxSubscriptionsPerConnection = Limit(option: "--max-subscriptions-per-connection", unit: .count, defaultValue: 10_000, least: 1)
+    /// `--max-provided-per-connection`: Most precondition and recovery names one connection may provide.
+    public static let maxProvidedPerConnection = Limit(option: "--max-provided-per-connection", unit: .count, defaultValue: 4_096, least: 1)
     /// `--max-pending-per-session`: Most pending navigations and guarded dismisses in one session.
     public static let maxPendingPerSession = Limit(option: "--max-pending-per-session", unit: .count, defaultValue: 4_096, least: 1)
     /// `--max-children`: Most command preconditions running at once; more wait their turn, uid by uid (the wait does not count against their timeout). Default: 256, less when the process or descriptor limit is low (logged at start).
@@ -70,5 +72,5 @@ extension Limit {
     public static let logCompactRatio = Limit(option: "--log-compact-ratio", unit: .count, defaultValue: 3, least: 0, most: 100)
 
     /// Every limit, in the order of PROTOCOL.md's table.
-    public static let all: [Limit] = [maxMessage, maxDepth, maxConnections, maxOutput, maxTotalOutput, maxBatch, maxSessions, maxSessionsPerUid, maxConnectionsPerUid, maxTreeDepth, maxTreeNodes, maxParamsBytes, maxFacts, maxFactValue, maxFactsBytes, maxPending, maxPendingPerUid, maxPendingPerConnection, maxSubscriptionsPerConnection, maxPendingPerSession, maxChildren, maxChildrenPerUid, maxProviderRequests, maxProviderRequestsPerUid, maxQueueWait, maxKeysPerUid, maxKeyBytesPerUid, maxName, messageTimeout, maxGraphFile, maxGraphNodes, logCompactBytes, logCompactRatio]
+    public static let all: [Limit] = [maxMessage, maxDepth, maxConnections, maxOutput, maxTotalOutput, maxBatch, maxSessions, maxSessionsPerUid, maxConnectionsPerUid, maxTreeDepth, maxTreeNodes, maxParamsBytes, maxFacts, maxFactValue, maxFactsBytes, maxPending, maxPendingPerUid, maxPendingPerConnection, maxSubscriptionsPerConnection, maxProvidedPerConnection, maxPendingPerSession, maxChildren, maxChildrenPerUid, maxProviderRequests, maxProviderRequestsPerUid, maxQueueWait, maxKeysPerUid, maxKeyBytesPerUid, maxName, messageTimeout, maxGraphFile, maxGraphNodes, logCompactBytes, logCompactRatio]
 }

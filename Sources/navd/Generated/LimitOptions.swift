@@ -65,6 +65,9 @@ struct LimitOptions: ParsableArguments {
     @Option(help: "Most sessions one connection may subscribe to (each subscription holds about 340 bytes).")
     var maxSubscriptionsPerConnection: Int = Limit.maxSubscriptionsPerConnection.defaultValue
 
+    @Option(help: "Most precondition and recovery names one connection may provide.")
+    var maxProvidedPerConnection: Int = Limit.maxProvidedPerConnection.defaultValue
+
     @Option(help: "Most pending navigations and guarded dismisses in one session.")
     var maxPendingPerSession: Int = Limit.maxPendingPerSession.defaultValue
 
@@ -121,6 +124,7 @@ struct LimitOptions: ParsableArguments {
         try check(Limit.maxPendingPerUid, maxPendingPerUid)
         try check(Limit.maxPendingPerConnection, maxPendingPerConnection)
         try check(Limit.maxSubscriptionsPerConnection, maxSubscriptionsPerConnection)
+        try check(Limit.maxProvidedPerConnection, maxProvidedPerConnection)
         try check(Limit.maxPendingPerSession, maxPendingPerSession)
         if let maxChildren { try check(Limit.maxChildren, maxChildren) }
         try check(Limit.maxChildrenPerUid, maxChildrenPerUid)
@@ -155,6 +159,7 @@ struct LimitOptions: ParsableArguments {
         config.maxPendingPerUid = maxPendingPerUid
         config.maxPendingPerConnection = maxPendingPerConnection
         config.maxSubscriptionsPerConnection = maxSubscriptionsPerConnection
+        config.maxProvidedPerConnection = maxProvidedPerConnection
         config.maxPendingPerSession = maxPendingPerSession
         config.maxChildrenPerUid = maxChildrenPerUid
         config.maxProviderRequests = maxProviderRequests
