@@ -38,8 +38,15 @@ struct Provide: ParsableCommand {
         c.requestHandler = { method, _ in
             method == "precondition.evaluate" || method == "precondition.recover" ? answer() : nil
         }
-        do { try c.call("provide", ["preconditions": [.string(name)]]) } catch let e as NavClientError { try common.fail(e) }
-        FileHandle.standardError.write(Data("navctl: providing \(name); Ctrl-C to stop\n".utf8))
+        var kept = name
+        do {
+            let r = try c.call("provide", ["preconditions": [.string(name)]])
+            kept = r["preconditions"]?.arrayValue?.first?.stringValue ?? name
+            if r["notAsked"] != nil {
+                FileHandle.standardError.write(Data("navctl: warning: the graph navd serves asks no client for \(kept) (no provider precondition or recover: {provider} has that name); check the spelling against navctl call graph.describe\n".utf8))
+            }
+        } catch let e as NavClientError { try common.fail(e) }
+        FileHandle.standardError.write(Data("navctl: providing \(kept); Ctrl-C to stop\n".utf8))
         try c.serve()
     }
 }

@@ -156,7 +156,9 @@ func preconditionGraph(_ dir: TempDir) throws -> String {
         let d = try daemon(dir)
         let c = try d.client()
         let fixer = try d.client()
-        try fixer.call("provide", ["preconditions": ["fixer"]])
+        // A recovery provider's name is asked for; a misspelt one is kept and reported.
+        let provided = try fixer.call("provide", ["preconditions": ["fixer", "fixr"]])
+        #expect(provided["preconditions"] == ["fixer", "fixr"] && provided["notAsked"] == ["fixr"], "\(provided)")
         let id = try c.send("navigate", ["to": "Fixed"])
         let req = try fixer.serverRequest("precondition.recover")
         // The precondition recovered, as precondition.evaluate names it, and the provider asked.
@@ -174,7 +176,8 @@ func preconditionGraph(_ dir: TempDir) throws -> String {
         let d = try daemon(dir)
         let c = try d.client()
         let vault = try d.client()
-        #expect(try vault.call("provide", ["preconditions": ["vault"]])["preconditions"] == ["app.vault"])
+        let provided = try vault.call("provide", ["preconditions": ["vault"]])
+        #expect(provided["preconditions"] == ["app.vault"] && provided["notAsked"] == nil, "\(provided)")
         let id = try c.send("navigate", ["to": "Vault"])
         let first = try vault.serverRequest("precondition.evaluate")
         #expect(first["params"]?["precondition"] == "app.vault")

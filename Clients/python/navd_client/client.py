@@ -7,6 +7,7 @@ import select
 import socket
 import threading
 import time
+import warnings
 
 from .errors import ConnectError, ConnectionClosed, NavdError, OutOfStep, ProtocolError, Timeout, _error_from, error_class
 from .mirror import _mirror, expand
@@ -430,6 +431,10 @@ class Client:
         # navd keeps a precondition's qualified name ("prov" in module app is "app.prov") and asks by it.
         for given, kept in zip(names, result.get("preconditions", names)):
             table.setdefault(kept, answers[given])
+        if result.get("notAsked"):
+            # Kept all the same (a graph reload may ask for them), but most likely misspelt.
+            warnings.warn("the graph navd serves asks no client for %s (no provider precondition or "
+                          "recover: {provider} has that name)" % ", ".join(result["notAsked"]), stacklevel=2)
         return result
 
 

@@ -171,6 +171,13 @@ def test_provider_helper_answers_on_its_own_thread(navd, tmp_path):
     assert asked == ["cart.paymentAuthorized"] and flow in done["removed"]
 
 
+def test_a_name_the_graph_never_asks_for_is_warned_about(navd):
+    with navd.client() as c:
+        with pytest.warns(UserWarning, match="asks no client for shop.paymentAuthorised"):
+            result = c.provide({"shop.paymentAuthorised": lambda request: True})
+        assert result["notAsked"] == ["shop.paymentAuthorised"]
+
+
 def test_provider_refusal_is_precondition_failed(navd):
     c = navd.client()
     c.set_facts(loggedIn=True, **{"cart.items": 2})

@@ -1699,7 +1699,7 @@ public enum EmbeddedProtocol {
       ],
       "result": {
         "name": "ok",
-        "description": "`ok`, `preconditions`",
+        "description": "`ok`, `preconditions` (the names as kept: a precondition's qualified), and `notAsked` when some of them are names the served graph never asks a client for (no provider precondition or recover: {provider} has them: a misspelling, or a graph that changed); they are kept all the same",
         "schema": {
           "type": "object",
           "properties": {
@@ -1707,6 +1707,12 @@ public enum EmbeddedProtocol {
               "type": "boolean"
             },
             "preconditions": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            },
+            "notAsked": {
               "type": "array",
               "items": {
                 "type": "string"

@@ -225,9 +225,12 @@ struct SessionPage: JSONEncodable, Equatable {
 /// `session.close`'s and `provide`'s result: `{ok: true}`, and for `provide` the names as kept.
 struct Done: JSONEncodable, Equatable {
     var preconditions: [String]?
+    /// `provide`'s names the served graph never asks a client for (a misspelling?).
+    var notAsked: [String]? = nil
     func encode(into w: inout JSONWriter) {
         var o: JSONObject = ["ok": true]
         if let preconditions { o.append("preconditions", .array(preconditions.map(JSONValue.string))) }
+        if let notAsked { o.append("notAsked", .array(notAsked.map(JSONValue.string))) }
         w.write(.object(o))
     }
 }

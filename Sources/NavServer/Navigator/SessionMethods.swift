@@ -128,7 +128,14 @@ extension Navigator {
         let resolved = names.map { graph.precondition(named: $0)?.name ?? $0 }
         try checkProvidedRoom(client, adding: resolved)
         addProvider(resolved, client)
-        return Done(preconditions: resolved)
+        // What the graph asks clients for: provider preconditions and `recover: {provider}` names.
+        var asked = Set<String>()
+        for p in graph.preconditions {
+            if case .provider = p.kind { asked.insert(p.name) }
+            if case .provider(let n, _)? = p.recover { asked.insert(n) }
+        }
+        let notAsked = resolved.filter { !asked.contains($0) }
+        return Done(preconditions: resolved, notAsked: notAsked.isEmpty ? nil : notAsked)
     }
 
     /// `cancel {navigation}`: whether a pending navigation of that id was cancelled.
