@@ -27,6 +27,8 @@ public final class NavigationGraph: Sendable {
     public let guards: [GraphGuard]
     /// Where relative command paths of preconditions are resolved (the graph directory).
     public let baseDirectory: String
+    /// The names navd asks a client for: provider preconditions and `recover: {provider}` names.
+    public let providerNames: Set<String>
     /// Qualified name → index, plus unqualified names that only one module declares.
     let coordinatorIndex: NameIndex
     let routeIndex: NameIndex
@@ -77,6 +79,12 @@ public final class NavigationGraph: Sendable {
         self.rootBack = rootBack
         self.guards = guards
         self.baseDirectory = baseDirectory
+        var asked = Set<String>()
+        for p in preconditions {
+            if case .provider = p.kind { asked.insert(p.name) }
+            if case .provider(let n, _)? = p.recover { asked.insert(n) }
+        }
+        providerNames = asked
         leaveGuarded = coordinators.map { !$0.leave.isEmpty }
         made = coordinators.map { Made.of($0, in: coordinators) }
         hasLeaveGuards = leaveGuarded.contains(true)

@@ -86,11 +86,7 @@ extension Navigator {
     /// last version they heard) and their subscription ends, as on the node that closed it.
     func sessionClosedElsewhere(_ name: String) {
         guard sessions[name] == nil, let m = mirrors.removeValue(forKey: name) else { return }
-        publisher.notify("sessionClosed", JSONValue.object(["session": .string(name), "version": .int(m.version)]), to: m.subscribers.audience)
-        for c in m.subscribers.clients.values {
-            c.subscriptions.remove(name)
-            m.subscribers.remove(c.id)
-        }
+        announceClosed(name, version: m.version, to: &m.subscribers)
     }
 
     private func forward(_ version: Int, _ payload: String, _ p: JSONValue, to m: Mirror) {

@@ -86,19 +86,24 @@ extension Navigator {
         for p in state.pending.values {
             finish(p, .failure(NavError(.cancelled, "the navigation was cancelled: its session \"\(name)\" was closed", data: ["navigation": .string(p.id)])))
         }
-        if !state.subscribers.isEmpty {
-            publisher.notify("sessionClosed", JSONValue.object(["session": .string(name), "version": .int(state.session.version)]), to: state.audience)
-        }
-        for c in state.subscribers.clients.values {
-            c.subscriptions.remove(name)
-            // The state may outlive the session (a client's last-session cache): it keeps no one.
-            state.subscribers.remove(c.id)
-        }
+        // The state may outlive the session (a client's last-session cache): it keeps no one.
+        announceClosed(name, version: state.session.version, to: &state.subscribers)
         keyBudget.closed(state)
         state.isClosed = true
         sessions[name] = nil
         store.sessionClosed(name)
         return Done()
+    }
+
+    /// Tells `listeners` that session `name` closed at `version` (`sessionClosed`) and ends their
+    /// subscription to it.
+    func announceClosed(_ name: String, version: Int, to listeners: inout Listeners) {
+        guard !listeners.isEmpty else { return }
+        publisher.notify("sessionClosed", JSONValue.object(["session": .string(name), "version": .int(version)]), to: listeners.audience)
+        for c in listeners.clients.values {
+            c.subscriptions.remove(name)
+            listeners.remove(c.id)
+        }
     }
 
     /// `session.list {after?, limit?}`: the sessions, a page at a time (`limit`, at most
@@ -128,13 +133,7 @@ extension Navigator {
         let resolved = names.map { graph.precondition(named: $0)?.name ?? $0 }
         try checkProvidedRoom(client, adding: resolved)
         addProvider(resolved, client)
-        // What the graph asks clients for: provider preconditions and `recover: {provider}` names.
-        var asked = Set<String>()
-        for p in graph.preconditions {
-            if case .provider = p.kind { asked.insert(p.name) }
-            if case .provider(let n, _)? = p.recover { asked.insert(n) }
-        }
-        let notAsked = resolved.filter { !asked.contains($0) }
+        let notAsked = resolved.filter { !graph.providerNames.contains($0) }
         return Done(preconditions: resolved, notAsked: notAsked.isEmpty ? nil : notAsked)
     }
 
