@@ -11,15 +11,20 @@ extension Session {
         let u = Array(url.utf8)
         let slash = UInt8(ascii: "/")
         var lo = 0, hi = u.count
-        var hostOnly = false  // `shop://app`: the path is "/"
+        var hasScheme = false  // `shop://app` and `shop://app?x=1`: the path may be empty ("/")
+        // A custom scheme's host (`media://album/42`, as iOS apps write their URLs) is tried as the
+        // path's first segment when the path alone matches no link; a web URL's host never is.
+        var host: ArraySlice<UInt8> = []
         if let afterScheme = endOfScheme(u) {
-            if let s = u[afterScheme...].firstIndex(of: slash) { lo = s } else { hostOnly = true }
+            hasScheme = true
+            lo = u[afterScheme...].firstIndex { $0 == slash || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? hi
+            let scheme = u[..<(afterScheme - 3)].map { $0 | 0x20 }
+            if scheme != Array("http".utf8) && scheme != Array("https".utf8) { host = u[afterScheme..<lo] }
         }
-        if hostOnly { lo = hi }
         if let hash = u[lo..<hi].firstIndex(of: UInt8(ascii: "#")) { hi = hash }
         let q = u[lo..<hi].firstIndex(of: UInt8(ascii: "?"))
         let pathEnd = q ?? hi
-        guard hostOnly || (lo < pathEnd && u[lo] == slash) else {
+        guard (hasScheme && lo == pathEnd) || (lo < pathEnd && u[lo] == slash) else {
             let patterns = graph.links.map(\.pattern)
             let what = patterns.isEmpty ? "the graph declares no links" : "the graph's patterns are \(patterns.joined(separator: ", "))"
             throw NavError(.noMatchingLink, "`\(url)` is not a URL path: a link is a path from its first slash (/a/b), alone or after a scheme and host (app://host/a/b); \(what)",
@@ -40,6 +45,19 @@ extension Session {
             }
             query[k] = v
         }
+        if let plan = try planLink(segments, query: query, url: url, caller: caller, ifVersion: ifVersion) { return plan }
+        if !host.isEmpty, let h = percentDecode(host),
+           let plan = try planLink([Substring(h)] + segments, query: query, url: url, caller: caller, ifVersion: ifVersion) {
+            return plan
+        }
+        let patterns = graph.links.map(\.pattern)
+        let hostNote = host.isEmpty ? "" : " (its path, alone and after its host `\(String(decoding: host, as: UTF8.self))`)"
+        throw NavError(.noMatchingLink, "`\(url)`\(hostNote) matches no link of the graph; the patterns are \(patterns.isEmpty ? "none" : patterns.joined(separator: ", "))",
+                       data: ["url": .string(url)])
+    }
+
+    /// The plan of the first link whose pattern `segments` match, or nil when none does.
+    private func planLink(_ segments: [Substring], query: [String: String], url: String, caller: Caller, ifVersion: Int?) throws(NavError) -> Plan? {
         for (index, link) in graph.links.enumerated() {
             guard var params = link.match(pathSegments: segments) else { continue }
             for (key, p) in link.query { if let v = query[key] { params[p] = v } }
@@ -51,9 +69,7 @@ extension Session {
             plan.linkIndex = index
             return plan
         }
-        let patterns = graph.links.map(\.pattern)
-        throw NavError(.noMatchingLink, "`\(url)` matches no link of the graph; the patterns are \(patterns.isEmpty ? "none" : patterns.joined(separator: ", "))",
-                       data: ["url": .string(url)])
+        return nil
     }
 
     private func planLinkStack(_ link: Link, params: [String: String], extraQuery: [(String, String)], url: String, caller: Caller,
@@ -215,12 +231,17 @@ extension Session {
 
 /// Where what follows the first `://` starts in `u`, if it has one.
 private func endOfScheme(_ u: [UInt8]) -> Int? {
-    var i = 0
-    while i + 2 < u.count {
-        if u[i] == UInt8(ascii: ":") && u[i + 1] == UInt8(ascii: "/") && u[i + 2] == UInt8(ascii: "/") { return i + 3 }
+    // RFC 3986: a letter, then letters, digits, `+`, `-` or `.`, then `://`, at the very start (a
+    // `://` later, as in `/search?q=http://x/y`, is part of the path or the query).
+    func isLetter(_ b: UInt8) -> Bool { (b | 0x20) >= UInt8(ascii: "a") && (b | 0x20) <= UInt8(ascii: "z") }
+    guard let first = u.first, isLetter(first) else { return nil }
+    var i = 1
+    while i < u.count, isLetter(u[i]) || (u[i] >= UInt8(ascii: "0") && u[i] <= UInt8(ascii: "9"))
+            || u[i] == UInt8(ascii: "+") || u[i] == UInt8(ascii: "-") || u[i] == UInt8(ascii: ".") {
         i += 1
     }
-    return nil
+    guard i + 2 < u.count, u[i] == UInt8(ascii: ":"), u[i + 1] == UInt8(ascii: "/"), u[i + 2] == UInt8(ascii: "/") else { return nil }
+    return i + 3
 }
 
 /// A query key or value as forms and URLSearchParams write them: `+` is a space (a `+` itself is
