@@ -437,10 +437,21 @@ public final class Schema: Sendable {
 
     /// The type a URL string should become for the property `name`, as the schema declares it.
     public func coerce(_ text: String, forProperty name: String) -> JSONValue {
-        guard let sub = properties.first(where: { $0.name == name })?.schema, let t = sub.types else { return .string(text) }
+        guard let sub = properties.first(where: { $0.name == name })?.schema else { return .string(text) }
+        guard let t = sub.types else {
+            // No `type`, but an `enum` names the values: the member written as this text (`enum: [1, 2]`
+            // takes "2" as the number 2; a string member "2" is preferred when there is one).
+            guard let members = sub.enumValues, !members.contains(.string(text)) else { return .string(text) }
+            return members.first { m in
+                switch m {
+                case .int, .uint, .double, .bool, .null: return JSONWriter.string(m) == text
+                default: return false
+                }
+            } ?? .string(text)
+        }
         if t.contains(.string) { return .string(text) }
         if t.contains(.integer), let i = Int(text) { return .int(i) }
-        if t.contains(.number), let d = Double(text), d.isFinite { return Int(text).map(JSONValue.int) ?? .double(d) }
+        if t.contains(.number), isDecimal(text), let d = Double(text), d.isFinite { return Int(text).map(JSONValue.int) ?? .double(d) }
         if t.contains(.boolean) {
             switch text.lowercased() {
             case "true", "1", "yes": return .bool(true)
@@ -450,6 +461,13 @@ public final class Schema: Sendable {
         }
         if t.contains(.null), text.isEmpty || text == "null" { return .null }
         return .string(text)  // left as text: validation then says what was expected
+    }
+
+    /// Whether `text` is a number written in decimal (`-1.5`, `2e3`), not one of the other spellings
+    /// `Double` reads (`0x1p3`, `nan`, `infinity`).
+    private func isDecimal(_ text: String) -> Bool {
+        text.utf8.contains { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+            && text.utf8.allSatisfy { ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || "+-.eE".utf8.contains($0) }
     }
 
     /// Whether the schema (an object schema) declares `name`.

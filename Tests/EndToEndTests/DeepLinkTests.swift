@@ -123,6 +123,73 @@ import Testing
         #expect(top?["params"] == ["n": 7, "flag": true, "size": 1.5, "note": "12"])
     }
 
+    /// A field typed only by an `enum` of numbers or booleans takes the URL's text as the member it
+    /// spells; a string member spelt the same wins.
+    @Test func aFieldTypedByItsEnumTakesTheMemberTheURLSpells() throws {
+        let graph = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Item, Num]}
+              Item:
+                setup:
+                  type: object
+                  properties: {size: {enum: [1, 2.5, "3"]}, on: {enum: [true, null]}, name: {enum: [a, b]}}
+              Num: {setup: {type: object, properties: {x: {type: number}}}}
+            links:
+              "/item": [Home, Item]
+              "/num": [Home, Num]
+            """
+        let d = try Daemon(graph: graph)
+        let c = try d.client()
+        try c.call("open", ["url": "/item?size=2.5&on=true&name=b"])
+        var top = try c.call("tree")["root"]?["children"]?.arrayValue?.last
+        #expect(top?["params"] == ["size": 2.5, "on": true, "name": "b"])
+        try c.call("open", ["url": "/item?size=3&on=null"])
+        top = try c.call("tree")["root"]?["children"]?.arrayValue?.last
+        #expect(top?["params"] == ["size": "3", "on": .null])
+        // Only decimal numbers are numbers: `0x1p3` (which Swift's Double reads as 8) stays text.
+        let hex = try c.callError("open", ["url": "/num?x=0x1p3"])
+        #expect(hex["data"]?["kind"] == "invalidSetup" && hex["data"]?["pointer"] == "/x")
+        try c.call("open", ["url": "/num?x=-2e3"])
+        top = try c.call("tree")["root"]?["children"]?.arrayValue?.last
+        #expect(top?["params"] == ["x": -2000])
+        let e = try c.callError("open", ["url": "/item?size=4"])
+        #expect(e["data"]?["kind"] == "invalidSetup" && e["data"]?["pointer"] == "/size")
+    }
+
+    /// A scheme is only at the start: `://` in a query value is part of that value, not where the
+    /// path starts. A custom scheme's host (`app://item/7`, as apps write their URLs) is tried as
+    /// the path's first segment when the path alone matches no link; a web URL's host never is.
+    @Test func aSchemeIsReadAtTheStartAndACustomSchemesHostMayBeTheFirstSegment() throws {
+        let graph = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Item, Search]}
+              Item: {setup: {type: object, required: [n], properties: {n: {type: integer}}}}
+              Search: {setup: {type: object, properties: {q: {type: string}}}}
+            links:
+              "/item/:n": [Home, {to: Item, with: {n: ":n"}}]
+              "/search": [Home, Search]
+            """
+        let d = try Daemon(graph: graph)
+        let c = try d.client()
+        func top(_ url: String) throws -> JSONValue? {
+            try c.call("open", ["url": .string(url)])
+            return try c.call("tree")["root"]?["children"]?.arrayValue?.last
+        }
+        let search = try top("/search?q=https://example.com/item/5")
+        #expect(search?["coordinator"] == "app.Search" && search?["params"] == ["q": "https://example.com/item/5"])
+        #expect(try top("app://item/7")?["params"] == ["n": 7])
+        #expect(try top("app://host/item/8")?["params"] == ["n": 8])
+        #expect(try top("app://search?q=x")?["params"] == ["q": "x"])
+        #expect(try top("App-2.x+y://item/9")?["params"] == ["n": 9])
+        let web = try c.callError("open", ["url": "https://item/10"])
+        #expect(web["data"]?["kind"] == "noMatchingLink")
+        let none = try c.callError("open", ["url": "app://nowhere/1"])
+        let message = none["message"]?.stringValue ?? ""
+        #expect(none["data"]?["kind"] == "noMatchingLink" && message.contains("after its host `nowhere`"), "\(message)")
+    }
+
     /// `open {url, by: push}` (Jetpack's `navigate(Uri)`): only the link's last screen, pushed from
     /// the visible screen as `navigate` would push it; its `opens` decide. navctl `open --push`.
     @Test func openByPushPushesTheLastScreenFromTheVisibleOne() throws {
