@@ -40,9 +40,12 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
     public static func invalidRequest(_ message: String, kind: ErrorKind = .invalidRequest, data: JSONObject = [:]) -> RPCError {
         RPCError(kind, message, data: data)
     }
-    public static func methodNotFound(_ method: String) -> RPCError {
-        RPCError(.methodNotFound, "unknown method '\(method)'; call rpc.discover for the list of methods",
-                 data: ["method": .string(method)])
+    /// `likely`: the method the client probably meant (a near name), named in the message.
+    public static func methodNotFound(_ method: String, likely: String? = nil) -> RPCError {
+        let hint = likely.map { "did you mean '\($0)'? " } ?? ""
+        var data: JSONObject = ["method": .string(method)]
+        if let likely { data["likely"] = .string(likely) }
+        return RPCError(.methodNotFound, "unknown method '\(method)'; \(hint)call rpc.discover for the list of methods", data: data)
     }
     public static func invalidParams(_ message: String, data: JSONObject = [:]) -> RPCError {
         RPCError(.invalidParams, message, data: data)

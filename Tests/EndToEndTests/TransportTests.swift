@@ -62,6 +62,16 @@ import Glibc
         #expect(e["code"] == -32601)
         #expect(e["data"]?["kind"] == "methodNotFound")
         #expect(e["message"]?.stringValue?.contains("nosuch") == true)
+        #expect(e["data"]?["likely"] == nil)
+        // A near name is named as the likely one, a case slip and a stray space too; a name longer
+        // than a typo could make is not compared.
+        for (typo, meant) in [("navigte", "navigate"), ("Session.Open", "session.open"), ("ping ", "ping"), ("tre", "tree")] {
+            let t = try c.callError(typo)
+            let message = t["message"]?.stringValue ?? ""
+            #expect(t["data"]?["likely"] == .string(meant) && message.contains("did you mean '\(meant)'?"), "\(typo): \(message)")
+        }
+        let long = try c.callError(String(repeating: "navigate", count: 9))
+        #expect(long["data"]?["kind"] == "methodNotFound" && long["data"]?["likely"] == nil)
         let p = try c.callError("hello", ["client": 5])
         #expect(p["code"] == -32602)
         let arr = try c.reply(to: try c.send("ping", [1, 2]))

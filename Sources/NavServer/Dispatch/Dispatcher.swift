@@ -275,7 +275,7 @@ final class Dispatcher {
     func methodNotFound(_ request: RPCRequest, from c: Peer, framing: Framing, batch: BatchCollector?, slot: Int) {
         guard let id = request.id else { return }
         stats.errors += 1
-        let error = RPCError.methodNotFound(request.method)
+        let error = RPCError.methodNotFound(request.method, likely: methods.likely(request.method))
         if let batch {
             batch.fill(slot, { RPCEncoder.error(id: id, error: error, into: &$0) }, instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
         } else {

@@ -1,4 +1,5 @@
 import JSON
+import NavGraph
 import Unchecked
 
 /// Every method navd answers, each with what it is, declared once in `Protocol/methods/<name>.json`
@@ -105,6 +106,14 @@ final class MethodTable {
     private func rebuild(_ list: [Entry]) {
         entries = list
         names = NameTable(list.map(\.spec.name))
+    }
+
+    /// The registered name `name` is likely a typo of (`Ping`, `ping `, `navigte`), for the error that
+    /// answers an unknown method; none for a name longer than any method's could be by a typo
+    /// (the comparison is quadratic in the name's length).
+    func likely(_ name: String) -> String? {
+        guard name.utf8.count <= 64 else { return nil }
+        return suggestion(for: String(name.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()), among: entries.lazy.map(\.spec.name))
     }
 
     /// Every registered name.
