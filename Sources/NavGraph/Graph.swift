@@ -133,6 +133,14 @@ public struct Module: Sendable {
     public let file: String
 }
 
+extension NavigationGraph {
+    /// The names of the tabs the root declares, in order; nil when the root is a stack.
+    public var rootTabNames: [String]? {
+        guard case .tabs(let tabs) = root else { return nil }
+        return tabs.map { coordinators[$0].name }
+    }
+}
+
 public enum Root: Sendable {
     case stack(Int)
     case tabs([Int])

@@ -8,9 +8,12 @@ extension Session {
     /// does), checked as a request would be: the tree's shape and ids, every coordinator known, every
     /// setup model valid for its coordinator's current schema, facts an object of named values, and
     /// every bound of `limits`. Throws the first problem, naming the node or fact and the rule.
+    /// `tabsAsDeclared: false` (a graph reload, which checks the tabs itself) takes tab shells
+    /// whatever tabs the graph now declares.
     public convenience init(restoring name: String, graph: NavigationGraph, root json: JSONValue, version: Int,
-                            nextId: Int, facts: JSONValue, limits: SessionLimits) throws(NavError) {
-        try self.init(restoringTree: name, graph: graph, root: json, version: version, nextId: nextId, facts: facts, limits: limits, keys: nil)
+                            nextId: Int, facts: JSONValue, limits: SessionLimits, tabsAsDeclared: Bool = true) throws(NavError) {
+        try self.init(restoringTree: name, graph: graph, root: json, version: version, nextId: nextId, facts: facts, limits: limits, keys: nil,
+                      tabsAsDeclared: tabsAsDeclared)
     }
 
     /// As the other, with the tree read in place from the document a parser parsed last (a
@@ -23,7 +26,8 @@ extension Session {
 
     /// The two above, specialized for each kind of root within this module.
     convenience init<Root: SavedNodeSource>(restoringTree name: String, graph: NavigationGraph, root json: Root, version: Int,
-                                            nextId: Int, facts: JSONValue, limits: SessionLimits, keys: StringCache?) throws(NavError) {
+                                            nextId: Int, facts: JSONValue, limits: SessionLimits, keys: StringCache?,
+                                            tabsAsDeclared: Bool = true) throws(NavError) {
         self.init(name: name, graph: graph, replacingTree: ())
         self.limits = limits
         guard (0...Session.maxRestoredCounter).contains(version), (0...Session.maxRestoredCounter).contains(nextId) else {
@@ -32,6 +36,7 @@ extension Session {
         var count = 0
         let restored = try Session.node(from: json, graph: graph, depth: 1, count: &count, limits: limits, keys: keys)
         try Session.validateRestored(restored, nextId: nextId)
+        if tabsAsDeclared { try Session.checkTabs(of: restored, graph: graph) }
         let table = try Session.restoredFacts(facts, limits: limits)
         replaceState(root: restored, version: version, nextId: nextId, facts: table)
         try limits.check(depth: 0, nodes: 0, paramsBytes: paramsBytes)
@@ -112,6 +117,34 @@ extension Session {
         numbers.sort()
         for i in numbers.indices.dropFirst() where numbers[i] == numbers[i - 1] {
             throw NavError(.corruptState, "saved node id \(Node.id(numbers[i])) appears twice")
+        }
+    }
+
+    /// Checks that each tab shell of a saved tree holds as many tabs as the graph declares for it
+    /// (the root's `tabs`, or its container's): a tab is known by its place, so a graph that added,
+    /// removed or moved tabs cannot take the tree as it is.
+    public static func checkTabs(of root: Node, graph: NavigationGraph) throws(NavError) {
+        var work: [Node] = [root]
+        while let n = work.popLast() {
+            if n.kind == .tabs {
+                let declared: [Int]
+                let owner: String
+                if n.coordinator >= 0 {
+                    declared = graph.coordinators[n.coordinator].tabs
+                    owner = "its container `\(graph.coordinators[n.coordinator].name)`"
+                } else if case .tabs(let t) = graph.root {
+                    declared = t
+                    owner = "the graph's root"
+                } else {
+                    throw NavError(.corruptState, "saved tabs \(n.id) are the root's tabs, and the graph's root is a stack")
+                }
+                if n.children.count != declared.count {
+                    let names = declared.map { graph.coordinators[$0].name }.joined(separator: ", ")
+                    throw NavError(.corruptState, "saved tabs \(n.id) hold \(n.children.count) tabs; \(owner) declares \(declared.count) (\(names))")
+                }
+            }
+            if let p = n.presented { work.append(p) }
+            work.append(contentsOf: n.children)
         }
     }
 

@@ -158,4 +158,28 @@ import Testing
         #expect(r.status == 1, "\(r.stderr)")
         #expect(r.stderr.contains("`app.Detail`") && r.stderr.contains("move \(state) aside"), "\(r.stderr)")
     }
+
+    /// A tab is known by its place: a saved session whose root tabs the graph changed is refused as
+    /// one showing a coordinator the graph lacks, naming the tabs it declares now.
+    @Test func refusesStateSavedWithOtherRootTabs() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: dir.file("graph"), withIntermediateDirectories: true)
+        let graph = """
+            root: {tabs: [Home, Search, Settings]}
+            coordinators: {Home: {}, Search: {}, Settings: {}}
+            """
+        try graph.write(toFile: dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
+        let state = dir.file("state.sqlite")
+        do {
+            let d = try Daemon(arguments: ["--graph", dir.file("graph"), "--state", state])
+            #expect(try d.client().call("navigate", ["to": "app.Search", "by": "select"])["version"] == 1)
+            _ = d.stop()
+        }
+        try graph.replacingOccurrences(of: "[Home, Search, Settings]", with: "[Search, Home]")
+            .write(toFile: dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
+        let r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("b.sock"), "--graph", dir.file("graph"), "--state", state])
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("hold 3 tabs; the graph's root declares 2 (app.Search, app.Home)") && r.stderr.contains("--repair"), "\(r.stderr)")
+    }
 }

@@ -85,6 +85,57 @@ import Testing
         #expect(try c.call("tree")["version"] == 2)
     }
 
+    /// A tab is known by its place among the declared tabs: a reload that changes the root's tabs
+    /// or a live container's is refused, naming them; forced, the session is reset to the new root
+    /// (facts kept), and `select` then finds the tab it names.
+    @Test func changedTabsRefuseUnlessForcedThenTheSessionIsReset() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let tabs = """
+            root: {tabs: [Home, Search, Settings]}
+            coordinators:
+              Home: {opens: [Box]}
+              Search: {}
+              Settings: {}
+              Box: {tabs: [A, B]}
+              A: {}
+              B: {}
+            """
+        try write(tabs, dir)
+        let d = try Daemon(arguments: ["--graph", dir.path])
+        let c = try d.client()
+        let watcher = try d.client()
+        try watcher.call("subscribe")
+        try c.call("context.set", ["facts": ["kept": true]])
+        let box = try #require(try c.call("navigate", ["to": "Box"])["node"])
+        _ = try watcher.notification("stackChanged")
+        // The container's tabs change: refused, naming them.
+        try write(tabs.replacingOccurrences(of: "[A, B]", with: "[B, A]"), dir)
+        let container = try c.call("graph.reload")
+        let containerMessage = container["errors"]?.arrayValue?.first?.stringValue ?? ""
+        #expect(container["ok"] == false && containerMessage.contains("tab container \(box.stringValue ?? "")"), "\(container)")
+        #expect(containerMessage.contains("holds the tabs app.A, app.B; the new graph declares app.B, app.A"), "\(containerMessage)")
+        // The root's tabs change: refused, naming them; nothing changed.
+        try write(tabs.replacingOccurrences(of: "[Home, Search, Settings]", with: "[Search, Home]"), dir)
+        let root = try c.call("graph.reload")
+        let rootMessage = root["errors"]?.arrayValue?.first?.stringValue ?? ""
+        #expect(root["ok"] == false && rootMessage.contains("its root tabs are app.Home, app.Search, app.Settings; the new graph declares app.Search, app.Home"),
+                "\(root)")
+        #expect(try c.call("tree")["version"] == 1)
+        // Forced: one reset to the new root, published; the facts stay.
+        let forced = try c.call("graph.reload", ["force": true])
+        #expect(forced["ok"] == true, "\(forced)")
+        let change = try watcher.notification("stackChanged")
+        #expect(change["params"]?["version"] == 2 && change["params"]?["changes"]?.arrayValue?.first?["op"] == "reset", "\(change)")
+        let tree = try c.call("tree")
+        let firsts = tree["root"]?["children"]?.arrayValue?.map { $0["children"]?.arrayValue?.first?["coordinator"] }
+        #expect(tree["version"] == 2 && firsts == ["app.Search", "app.Home"], "\(tree)")
+        #expect(try c.call("context.get")["facts"] == ["kept": true])
+        let selected = try c.call("navigate", ["to": "Home", "by": "select"])
+        let shown = try c.call("tree")
+        #expect(shown["visible"]?.arrayValue?.last == selected["node"] && shown["root"]?["selected"] == 1, "\(shown)")
+    }
+
     @Test func sighupReloads() throws {
         let dir = TempDir()
         defer { dir.remove() }

@@ -50,8 +50,18 @@ extension Navigator {
     func swapGraph(to newGraph: NavigationGraph, force: Bool) -> GraphSwap {
         var missing: [(SessionState, Node)] = []
         var problems: [String] = []
+        // A tab is known by its place among the tabs its graph declares: a shell whose declared tabs
+        // the new graph changes (added, removed, moved) is refused like a node it cannot show; forced,
+        // the session is reset to the new root.
+        var retabbed: Set<String> = []
+        let oldRootTabs = graph.rootTabNames, newRootTabs = newGraph.rootTabNames
         for name in sessions.keys.sorted() {
             let state = sessions[name]!
+            if state.session.root.kind == .tabs, oldRootTabs != newRootTabs {
+                retabbed.insert(name)
+                let now = newRootTabs.map { "the new graph declares \($0.joined(separator: ", "))" } ?? "the new graph's root is a stack"
+                problems.append("session \"\(name)\": its root tabs are \(oldRootTabs?.joined(separator: ", ") ?? ""); \(now) (a tab is known by its place)")
+            }
             state.session.root.forEach { n in
                 guard n.coordinator >= 0 else { return }
                 let shown = graph.coordinators[n.coordinator].name
@@ -60,6 +70,16 @@ extension Navigator {
                     problems.append("session \"\(name)\": node \(n.id) shows `\(shown)`, which the new graph does not declare")
                     return
                 }
+                if n.kind == .tabs {
+                    let was = graph.coordinators[n.coordinator].tabs.map { graph.coordinators[$0].name }
+                    let now = c.tabs.map { newGraph.coordinators[$0].name }
+                    if was != now {
+                        missing.append((state, n))
+                        retabbed.insert(name)
+                        problems.append("session \"\(name)\": tab container \(n.id) (`\(shown)`) holds the tabs \(was.joined(separator: ", ")); the new graph declares \(now.isEmpty ? "none" : now.joined(separator: ", ")) (a tab is known by its place)")
+                        return
+                    }
+                }
                 // A restored session is checked as a request is.
                 if let v = c.setup?.validate(n.params) {
                     missing.append((state, n))
@@ -67,7 +87,7 @@ extension Navigator {
                 }
             }
         }
-        if !missing.isEmpty && !force { return .refused(problems: problems) }
+        if !problems.isEmpty && !force { return .refused(problems: problems) }
         for nav in Array(pending.values) {
             finish(nav, .failure(NavError(.conflict, "the graph was reloaded while the navigation was pending; navigate again", data: ["navigation": .string(nav.id)])))
         }
@@ -86,12 +106,17 @@ extension Navigator {
         // Every session's nodes are rebuilt against the new graph (coordinator indices change); the
         // store hears of the reload first, then of each session rebuilt.
         store.graphReloaded(newGraph, sessions: sessions.count)
+        var resets: [(SessionState, Commit)] = []
         for state in sessions.values {
             let s = state.session
             let rebuilt: Session
             do throws(NavError) {
+                let retab = retabbed.contains(s.name)
                 rebuilt = try Session(restoring: s.name, graph: newGraph, root: s.root.json(graph), version: s.version,
-                                      nextId: s.idCounter, facts: .object(s.sortedFacts), limits: config.session)
+                                      nextId: s.idCounter, facts: .object(s.sortedFacts), limits: config.session, tabsAsDeclared: !retab)
+                if retab, (try? Session.checkTabs(of: rebuilt.root, graph: newGraph)) == nil {
+                    resets.append((state, rebuilt.resetToRoot()))  // published once the new graph is served
+                }
             } catch {
                 logger.error("session could not be rebuilt after reload; it starts afresh",
                              metadata: ["navd.session": "\(s.name)", "navd.error": "\(error.message)"])
@@ -109,6 +134,10 @@ extension Navigator {
             store.sessionChanged(rebuilt)
         }
         graph = newGraph
+        for (state, commit) in resets {
+            removed += commit.removedNumbers.count
+            publish(commit, in: state)
+        }
         // Coverage is of one graph: counting starts again (named runs too, as started).
         let runs = coverage
         coverage = CoverageRuns(graph: newGraph)

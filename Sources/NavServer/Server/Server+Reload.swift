@@ -24,7 +24,7 @@ extension Server {
         switch navigator.swapGraph(to: newGraph, force: force) {
         case .refused(let problems):
             return ["ok": false, "errors": .array(problems.map(JSONValue.string)),
-                    "hint": "dismiss those nodes first, or reload with force: true to remove them"]
+                    "hint": "dismiss those nodes first, or reload with force: true to remove them (a session whose tabs changed is reset to the new root)"]
         case .swapped(let n):
             removed = n
         }
