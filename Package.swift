@@ -142,7 +142,7 @@ let package = Package(
         .target(name: "NavClient", dependencies: ["JSON", "RPC", "UV"], path: "Clients/NavClient"),
         .executableTarget(
             name: "navctl",
-            dependencies: ["NavClient", "JSON", "BuildInfo", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["NavClient", "JSON", "RPC", "BuildInfo", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Clients/navctl"
         ),
         .executableTarget(

@@ -3,6 +3,7 @@ import BuildInfo
 import Foundation
 import JSON
 import NavClient
+import RPC
 
 // navctl: drive navd from the command line. The commands are in *Commands.swift and ProvideAndCall.swift,
 // the options every command shares in Common.swift.
@@ -10,7 +11,17 @@ import NavClient
 @main
 struct Main {
     static func main() {
-        Navctl.main(GlobalOptions.reorder(Array(CommandLine.arguments.dropFirst())))
+        let args = GlobalOptions.reorder(Array(CommandLine.arguments.dropFirst()))
+        if let word = args.first, !word.hasPrefix("-") {
+            let names = Navctl.configuration.subcommands.map { $0._commandName } + ["help"]
+            if !names.contains(word) {
+                // ArgumentParser would say "unexpected arguments"; say which commands there are, as git does.
+                let hint = suggestion(for: word, among: names).map { "did you mean `\($0)`? " } ?? ""
+                FileHandle.standardError.write(Data("navctl: unknown command `\(word)`; \(hint)the commands are \(names.dropLast().joined(separator: ", ")) (navctl --help)\n".utf8))
+                exit(64)
+            }
+        }
+        Navctl.main(args)
     }
 }
 

@@ -1,4 +1,5 @@
 import JSON
+import RPC
 import Unchecked
 
 /// How a navigation shows its target (SPEC: `by`).

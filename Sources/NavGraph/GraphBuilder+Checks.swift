@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import RPC
 
 /// Checks made once every module is read: constants, links against opens, mediation, recovery
 /// cycles, unreached coordinators.

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import RPC
 
 /// Preconditions: checks, commands, providers, their recovery and redirects.
 extension Builder {

@@ -1,4 +1,5 @@
 import JSON
+import RPC
 import Unchecked
 
 /// A setup-model or flow-result schema: the JSON Schema subset of the graph format, compiled

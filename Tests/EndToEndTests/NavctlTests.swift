@@ -97,6 +97,11 @@ import Testing
         #expect(try navctl(d, ["call", "ping"]).stdout == "\"pong\"\n")
         #expect(try navctl(d, ["call", "session.open", #"{"name":"k"}"#]).status == 0)
         #expect(try navctl(d, ["sessions", "--session", "k"]).stdout == "k\nmain\n")
+        // A misspelt command names the likely one and the list, as git does (exit 64, nothing sent).
+        r = try navctl(d, ["--json", "navgate", "Home"])
+        #expect(r.status == 64 && r.stderr.contains("unknown command `navgate`; did you mean `navigate`?") && r.stderr.contains("tree, watch"), "\(r)")
+        r = try navctl(d, ["qqqqqq"])
+        #expect(r.status == 64 && !r.stderr.contains("did you mean") && r.stderr.contains("the commands are navigate"), "\(r)")
     }
 
     @Test func routerSubcommands() throws {

@@ -1,5 +1,5 @@
 import JSON
-import NavGraph
+import RPC
 import Unchecked
 
 /// Every method navd answers, each with what it is, declared once in `Protocol/methods/<name>.json`
