@@ -181,7 +181,9 @@ extension Session {
             stack = root
         }
         var top: Node
-        if let stack, let bottom = stack.children.first, bottom.params == first.params || first.params == .object([:]) {
+        let bottom = stack?.children.first
+        let keepsBottom = bottom.map { $0.kind == .screen && $0.coordinator == first.coordinator && ($0.params == first.params || first.params == .object([:])) } ?? false
+        if let stack, let bottom, keepsBottom {
             if stack.children.count > 1 {
                 var cut = Removal()
                 for n in stack.children[1...] { forget(n, into: &cut) }
@@ -197,6 +199,18 @@ extension Session {
                 removed.append(modal)
             }
             top = bottom
+            for step in steps.dropFirst() { top = attach(step, over: top, changes: &changes) }
+        } else if let stack, stack !== root {
+            // A tab whose first screen is not the link's (another `with`, or replaced since by another
+            // coordinator): the tab stays, its stack starts again from the link's first screen.
+            var cut = Removal()
+            for n in stack.children { forget(n, into: &cut) }
+            stack.children.removeAll()
+            let fresh = makeTarget(first.coordinator, params: first.params, bytes: first.params.encodedSize)
+            adopt(fresh, into: stack)
+            changes.record("replace", parent: stack, index: 0, node: fresh, removed: cut.numbers)
+            removed.append(cut)
+            top = fresh.kind == .flow ? fresh.children[0] : fresh
             for step in steps.dropFirst() { top = attach(step, over: top, changes: &changes) }
         } else {
             forget(root, into: &removed)

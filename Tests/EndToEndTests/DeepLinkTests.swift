@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import NavClient
 import NavTesting
 import Testing
 
@@ -188,6 +189,59 @@ import Testing
         let none = try c.callError("open", ["url": "app://nowhere/1"])
         let message = none["message"]?.stringValue ?? ""
         #expect(none["data"]?["kind"] == "noMatchingLink" && message.contains("after its host `nowhere`"), "\(message)")
+    }
+
+    /// A link whose first screen starts a tab keeps the tab when that tab's first screen is no longer
+    /// the link's (replaced by another coordinator, a tab container among them, or given other
+    /// params): the tab's stack starts again from the link's first screen, one `replace` change that
+    /// a mirror follows. Before, the link's screens were attached to whatever was first: a modal
+    /// presented over a tab container was committed and announced but was in no tree.
+    @Test func aLinkIntoATabWhoseFirstScreenChangedStartsTheTabAgain() throws {
+        let graph = """
+            root: {tabs: [Home, Other]}
+            coordinators:
+              Home:
+                setup: {type: object, properties: {v: {type: integer}}}
+                opens: [Alt, Box, Modal]
+              Other: {}
+              Alt: {}
+              Box: {tabs: [A, B]}
+              A: {}
+              B: {}
+              Modal: {presentations: [present]}
+            links:
+              "/modal": [Home, {to: Modal, by: present}]
+              "/v/:v": [{to: Home, with: {v: ":v"}}, {to: Modal, by: present}]
+            """
+        let d = try Daemon(graph: graph)
+        let c = try d.client(), watcher = try d.client()
+        var mirror = TreeMirror(snapshot: try watcher.call("subscribe"))
+        func follow() throws {
+            let line = try #require(try watcher.readLine())
+            try mirror.apply(try #require(try JSONParser().parse(line)["params"]))
+            let tree = try c.call("tree")
+            #expect(mirror.root == tree["root"] && mirror.visible == tree["visible"]?.arrayValue?.compactMap(\.stringValue), "\(tree)")
+        }
+        func homeTab() throws -> [JSONValue] { try c.call("tree")["root"]?["children"]?.arrayValue?.first?["children"]?.arrayValue ?? [] }
+        for replacement in ["Box", "Alt"] {
+            try c.call("navigate", ["to": .string(replacement), "by": "replace"])
+            try follow()
+            #expect(try homeTab().first?["coordinator"] == .string("app.\(replacement)"))
+            let opened = try c.call("open", ["url": "/modal"])
+            try follow()
+            let tab = try homeTab()
+            #expect(tab.count == 1 && tab.first?["coordinator"] == "app.Home", "\(tab)")
+            #expect(tab.first?["presented"]?["children"]?.arrayValue?.first?["id"] == opened["node"], "\(tab)")
+            #expect(opened["visible"]?.arrayValue?.last == opened["node"])
+            try c.call("dismiss")
+            try follow()
+        }
+        // Other params than the link gives: the tab stays (the root is not made a stack).
+        try c.call("open", ["url": "/v/7"])
+        try follow()
+        let tree = try c.call("tree")
+        #expect(tree["root"]?["kind"] == "tabs" && tree["root"]?["children"]?.arrayValue?.count == 2, "\(tree)")
+        #expect(try homeTab().first?["params"] == ["v": 7])
     }
 
     /// `open {url, by: push}` (Jetpack's `navigate(Uri)`): only the link's last screen, pushed from
