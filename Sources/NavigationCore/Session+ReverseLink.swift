@@ -21,9 +21,15 @@ extension Session {
             node = top
         }
         let stack = linkChain(to: node)
+        // The first link that carries every param of the screens (so that `open` builds them as they
+        // are, from any tree); else the first that describes them at all.
+        var first: (url: String, pattern: String)?
         for link in graph.links where link.entries.count == stack.count {
-            if let url = url(of: link, for: stack) { return (url, link.pattern) }
+            guard let url = url(of: link, for: stack) else { continue }
+            if carriesEveryParam(link, stack) { return (url, link.pattern) }
+            if first == nil { first = (url, link.pattern) }
         }
+        if let first { return first }
         let names = stack.map { graph.coordinators[$0.coordinator].name }.joined(separator: " → ")
         throw NavError(.noMatchingLink, "no link of the graph builds \(names) with these params; links give a URL only to the stacks they declare",
                        data: ["node": .string(node.id)])
@@ -88,6 +94,16 @@ extension Session {
             if let v = values[p] { query.append(percentEncode(key) + "=" + percentEncode(v)) }
         }
         return query.isEmpty ? path : path + "?" + query.joined(separator: "&")
+    }
+
+    /// Whether `link` gives each screen of `stack` every field its params hold: from the URL, as a
+    /// constant, or by the coordinator's mediation.
+    private func carriesEveryParam(_ link: Link, _ stack: [Node]) -> Bool {
+        zip(link.entries, stack).allSatisfy { entry, node in
+            guard case .object(let params) = node.params else { return true }
+            let mediated = graph.coordinators[node.coordinator].mediation
+            return params.allSatisfy { field, _ in entry.with[field] != nil || mediated.contains { $0.field == field } }
+        }
     }
 
     /// A param as the text a URL carries (strings, numbers, booleans); nil for other values.

@@ -242,6 +242,9 @@ import Testing
         let tree = try c.call("tree")
         #expect(tree["root"]?["kind"] == "tabs" && tree["root"]?["children"]?.arrayValue?.count == 2, "\(tree)")
         #expect(try homeTab().first?["params"] == ["v": 7])
+        // link.resolve prefers the link that carries every param (`/v/7`, declared after `/modal`, whose
+        // Home would be a fresh one without `v` in another tree).
+        #expect(try c.call("link.resolve") == ["url": "/v/7", "link": "/v/:v"])
     }
 
     /// `open {url, by: push}` (Jetpack's `navigate(Uri)`): only the link's last screen, pushed from
