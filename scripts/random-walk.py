@@ -1,0 +1,301 @@
+#!/usr/bin/env python3
+"""Random walks through navd's socket on random graphs, each step checked by oracles that need no
+model of navd: a subscriber's mirror in the full form and one in the compact form rebuilt from
+``stackChanged`` alone must equal ``tree``; a ``dryRun`` of a navigation with no preconditions must
+answer the node and ``visible`` of the commit that follows it; the tree keeps its shape (only
+screens and flows present, no empty stack, tabs or flow); a step commits at most once.
+
+    scripts/random-walk.py --navd .build/debug/navd              10 random graphs x 2 walks of 300 steps
+    scripts/random-walk.py --navd N --graphs 50 --seed 7 --steps 500
+    scripts/random-walk.py --navd N --graph DIR                 walks on a graph of your own
+
+A failure prints the graph's directory (kept), the seed, the step and what differed; exit status 1.
+The graphs mix root stacks and root tabs (every `back:`), tab containers, flows, presentation
+limits, setups and links (a tab's first screen, a presented last screen, a flow inside a link).
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Clients", "python"))
+from navd_client.mirror import TreeMirror, expand  # noqa: E402
+
+
+class Divergence(Exception):
+    pass
+
+
+class Conn:
+    """One JSON-RPC connection, newline-delimited; notifications kept until taken."""
+
+    def __init__(self, path):
+        self.s = socket.socket(socket.AF_UNIX)
+        self.s.connect(path)
+        self.s.settimeout(30)
+        self.buf = b""
+        self.next_id = 0
+        self.notes = []
+
+    def _line(self):
+        while b"\n" not in self.buf:
+            data = self.s.recv(65536)
+            if not data:
+                raise Divergence("navd closed the connection")
+            self.buf += data
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def call(self, method, params=None):
+        self.next_id += 1
+        msg = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.s.sendall((json.dumps(msg) + "\n").encode())
+        while True:
+            r = self._line()
+            if "method" not in r and r.get("id") == self.next_id:
+                return r
+            self.notes.append(r)
+
+    def take(self):
+        """Everything navd sent before the answer to a ping sent now (it answers in order)."""
+        self.call("ping")
+        notes, self.notes = self.notes, []
+        return notes
+
+
+def random_graph(seed):
+    r = random.Random(seed)
+    names = ["C%d" % i for i in range(r.randint(6, 12))]
+    kinds = {n: r.choice(["screen"] * 5 + ["flow", "tabs"]) for n in names}
+    for n in names[:4]:
+        kinds[n] = "screen"
+    screens = [n for n in names if kinds[n] == "screen"]
+    setups = {n: r.random() < 0.3 for n in names}
+    lines = []
+    if r.random() < 0.6:
+        lines.append("root: {tabs: [%s], back: %s}" % (", ".join(r.sample(screens, r.randint(2, 3))),
+                                                       r.choice(["none", "history", "order", "firstTab"])))
+    else:
+        lines.append("root: {stack: %s}" % r.choice(screens))
+    lines.append("coordinators:")
+    opens = {}
+    for n in names:
+        parts = []
+        if kinds[n] == "tabs":
+            parts.append("tabs: [%s]" % ", ".join(r.sample(screens, 2)))
+            parts.append("back: %s" % r.choice(["none", "history", "order", "firstTab"]))
+        if kinds[n] == "flow":
+            steps = r.sample(screens, r.randint(1, 3))
+            parts.append("flow: {start: %s, steps: [%s]}" % (steps[0], ", ".join(steps)))
+        opens[n] = r.sample(names, r.randint(0, min(5, len(names))))
+        if opens[n]:
+            parts.append("opens: [%s]" % ", ".join(opens[n]))
+        if r.random() < 0.2:
+            parts.append("presentations: [%s]" % ", ".join(r.sample(["push", "present", "replace", "root", "select"], r.randint(1, 3))))
+        if setups[n]:
+            parts.append("setup: {type: object, properties: {v: {type: integer}}}")
+        lines.append("  %s: {%s}" % (n, ", ".join(parts)))
+    # Links whose screens open one another (navd check refuses others): a first screen and a
+    # screen it opens, pushed or presented, with `v` from the URL where the setup takes it.
+    links = []
+    tabs = lines[0][len("root: {tabs: ["):].split("]")[0].split(", ") if lines[0].startswith("root: {tabs") else []
+    for i in range(r.randint(0, 3)):
+        first = r.choice(tabs) if tabs and r.random() < 0.7 else r.choice(screens)
+        nxt = [o for o in opens[first] if kinds[o] == "screen"]
+        if not nxt:
+            continue
+        second = r.choice(nxt)
+        entry = {"to": second}
+        if r.random() < 0.4:
+            entry["by"] = "present"
+        pattern = "/l%d" % i
+        if setups[second]:
+            pattern += "/:v"
+            entry["with"] = {"v": ":v"}
+        links.append('  "%s": [%s, %s]' % (pattern, first, json.dumps(entry)))
+    if links:
+        lines.append("links:")
+        lines += links
+    return "\n".join(lines) + "\n"
+
+
+def nodes(root):
+    out, todo = [], [root]
+    while todo:
+        n = todo.pop()
+        out.append(n)
+        if "presented" in n:
+            todo.append(n["presented"])
+        todo.extend(n.get("children", []))
+    return out
+
+
+def link_chain(tree):
+    """The coordinators a link would list for the visible screen (PROTOCOL.md, link.resolve); None
+    when the path goes through a tab container, which no link lists."""
+    by_id = {n["id"]: n for n in nodes(tree["root"])}
+    path = tree["visible"]
+    chain = []
+    for here, below in zip(path, path[1:]):
+        n = by_id[here]
+        if n["kind"] == "tabs" and n.get("coordinator"):
+            return None
+        if n["kind"] == "stack":
+            for c in n["children"]:
+                chain.append(c.get("coordinator"))
+                if c["id"] == below:
+                    break
+        if n["kind"] == "flow":
+            for c in n["children"][1:]:
+                chain.append(c.get("coordinator"))
+                if c["id"] == below:
+                    break
+    return chain
+
+
+def walk(sock, seed, steps):
+    rnd = random.Random(seed)
+    driver, full, compact = Conn(sock), Conn(sock), Conn(sock)
+    session = "walk%d" % seed
+    driver.call("session.open", {"name": session})
+    mirrors = [("full", full, TreeMirror(full.call("subscribe", {"session": session})["result"])),
+               ("compact", compact, TreeMirror(compact.call("subscribe", {"session": session, "notifications": "compact"})["result"]))]
+    described = driver.call("graph.describe")["result"]
+    coords = sorted(described["coordinators"])
+    urls = [p for p in described.get("links", {})] if isinstance(described.get("links"), dict) else []
+    commits = 0
+    for step in range(steps):
+        tree = driver.call("tree", {"session": session})["result"]
+        ids = [n["id"] for n in nodes(tree["root"])]
+        P = {"session": session}
+        with_ = rnd.choice([{}, {}, {"v": rnd.randint(1, 3)}, {"v": "x"}])
+        k = rnd.random()
+        if k < 0.4:
+            # Mostly a coordinator the visible screen opens (or a step or tab of what holds it), so
+            # that walks go deep; sometimes any, to be refused.
+            top = next((n for n in nodes(tree["root"]) if n["id"] == tree["visible"][-1]), {})
+            opens = described["coordinators"].get(top.get("coordinator"), {}).get("opens") or coords
+            method, P = "navigate", dict(P, to=rnd.choice(opens if rnd.random() < 0.7 else coords))
+            P["with"] = with_
+            if rnd.random() < 0.7:
+                P["by"] = rnd.choice(["push", "push", "present", "replace", "select", "root"])
+            if rnd.random() < 0.2:
+                P["from"] = rnd.choice(ids)
+            if rnd.random() < 0.1:
+                P["popUpTo"] = {"to": rnd.choice(coords + ids), "inclusive": rnd.random() < 0.5}
+        elif k < 0.6:
+            method = "dismiss"
+            if rnd.random() < 0.5:
+                P["node"] = rnd.choice(ids)
+            elif rnd.random() < 0.3:
+                P.update({"to": rnd.choice(coords + ids), "inclusive": rnd.random() < 0.5})
+        elif k < 0.68:
+            method, P = "flowComplete", dict(P, flow=rnd.choice(ids), **rnd.choice([{"result": {}}, {"cancelled": True}, {"error": {"message": "x"}}]))
+        elif k < 0.74:
+            method, P = "update", dict(P, node=rnd.choice(ids), **{"with": with_})
+        elif k < 0.8:
+            method = "reset"
+            if rnd.random() < 0.5:
+                P["to"] = [rnd.choice(coords), {"to": rnd.choice(coords), "with": with_}][:rnd.randint(1, 2)]
+        else:
+            method = "open"
+            pattern = rnd.choice(urls) if urls else "/nowhere"
+            P["url"] = "/".join(str(rnd.randint(1, 3)) if seg.startswith(":") else seg for seg in pattern.split("/"))
+            if rnd.random() < 0.2:
+                P["by"] = "push"
+        dry = driver.call(method, dict(P, dryRun=True)) if method in ("navigate", "open") and rnd.random() < 0.5 else None
+        reply = driver.call(method, P)
+        where = "seed %d, step %d: %s %s -> %s" % (seed, step, method, json.dumps(P), json.dumps(reply)[:300])
+        if reply.get("error", {}).get("data", {}).get("kind") == "internalError":
+            raise Divergence("internal error at " + where)
+        after = driver.call("tree", {"session": session})["result"]
+        if after["version"] not in (tree["version"], tree["version"] + 1):
+            raise Divergence("version %d -> %d at %s" % (tree["version"], after["version"], where))
+        commits += after["version"] - tree["version"]
+        if dry is not None and not dry.get("result", {}).get("preconditions"):
+            if ("error" in dry) != ("error" in reply):
+                raise Divergence("dryRun answered %s at %s" % (json.dumps(dry)[:300], where))
+            if "result" in reply and "visible" in reply["result"] and (
+                    dry["result"]["visible"] != reply["result"]["visible"] or dry["result"]["node"]["id"] != reply["result"]["node"]):
+                raise Divergence("dryRun answered %s at %s" % (json.dumps(dry["result"])[:300], where))
+        if method == "open" and "by" not in P and "result" in reply and "redirected" not in reply["result"]:
+            # The screens a link lists are the stack it built, bottom first (a flow standing for
+            # itself and its first step).
+            expected = [e["to"] for e in described["links"][pattern]]
+            built = link_chain(after)
+            if built is not None and built != expected:
+                raise Divergence("open built %s, its link lists %s, at %s" % (built, expected, where))
+        for form, conn, mirror in mirrors:
+            for note in conn.take():
+                if note.get("method") == "stackChanged":
+                    mirror.apply(expand(note["params"], session))
+            if (mirror.version, mirror.root, mirror.visible) != (after["version"], after["root"], after["visible"]):
+                raise Divergence("the %s mirror differs from tree at %s:\n mirror %s\n tree   %s"
+                                 % (form, where, json.dumps(mirror.root)[:600], json.dumps(after["root"])[:600]))
+        for n in nodes(after["root"]):
+            if "presented" in n and n["kind"] not in ("screen", "flow"):
+                raise Divergence("a %s presents (%s) at %s" % (n["kind"], n["id"], where))
+            if n["kind"] in ("stack", "tabs", "flow") and not n.get("children"):
+                raise Divergence("%s %s is empty at %s" % (n["kind"], n["id"], where))
+    return commits
+
+
+def serve(navd, graph_dir, work):
+    sock = os.path.join(work, "navd.sock")
+    log = open(os.path.join(work, "navd.log"), "w")
+    p = subprocess.Popen([navd, "serve", "--graph", graph_dir, "--socket", sock, "--ephemeral", "--log-level", "error"],
+                         stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(300):
+        if os.path.exists(sock) or p.poll() is not None:
+            break
+        time.sleep(0.02)  # waiting for a child process to create its socket: nothing to await
+    if not os.path.exists(sock):
+        p.kill()
+        raise Divergence("navd did not start on %s: %s" % (graph_dir, open(os.path.join(work, "navd.log")).read()[-500:]))
+    return p, sock
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--navd", default=os.environ.get("NAVD_BIN", ".build/debug/navd"))
+    ap.add_argument("--graph", help="a graph directory of your own instead of random ones")
+    ap.add_argument("--graphs", type=int, default=10)
+    ap.add_argument("--walks", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args(argv)
+    total = 0
+    for g in range(1 if a.graph else a.graphs):
+        work = tempfile.mkdtemp(prefix="navd-walk.")
+        graph_dir = a.graph or os.path.join(work, "graph")
+        if not a.graph:
+            os.makedirs(graph_dir)
+            with open(os.path.join(graph_dir, "app.yaml"), "w") as f:
+                f.write(random_graph(a.seed * 1000 + g))
+        p, sock = serve(a.navd, graph_dir, work)
+        try:
+            for w in range(a.walks):
+                total += walk(sock, a.seed * 1000 + g * 10 + w, a.steps)
+        except Divergence as e:
+            print("random-walk: %s\n graph: %s (kept)" % (e, graph_dir), file=sys.stderr)
+            return 1
+        finally:
+            p.terminate()
+            p.wait()
+        if not a.graph:
+            shutil.rmtree(work)
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits: every mirror, dryRun and tree agreed"
+          % (1 if a.graph else a.graphs, a.walks, a.steps, total))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,28 @@
+"""scripts/random-walk.py against the debug navd: random graphs, random walks through the socket,
+every step checked by its oracles (mirrors in both forms, dryRun, the tree's shape, the stack a
+link built)."""
+import importlib.util
+import os
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location("random_walk", os.path.join(HERE, "..", "random-walk.py"))
+random_walk = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(random_walk)
+
+
+@pytest.mark.skipif(not os.environ.get("NAVD_BIN"), reason="needs NAVD_BIN (make test-python sets it)")
+def test_random_walks_on_random_graphs_agree_with_the_tree(capsys):
+    assert random_walk.main(["--navd", os.environ["NAVD_BIN"], "--graphs", "25", "--steps", "250", "--seed", "11"]) == 0
+    assert "every mirror, dryRun and tree agreed" in capsys.readouterr().out
+
+
+def test_the_link_chain_of_a_visible_path():
+    tree = {"root": {"id": "n1", "kind": "tabs", "selected": 0, "children": [
+        {"id": "n2", "kind": "stack", "children": [
+            {"id": "n3", "kind": "screen", "coordinator": "a.Home", "presented": {"id": "n6", "kind": "stack", "children": [
+                {"id": "n4", "kind": "flow", "coordinator": "a.F", "children": [
+                    {"id": "n5", "kind": "screen", "coordinator": "a.S1"}, {"id": "n7", "kind": "screen", "coordinator": "a.S2"}]}]}}]}]},
+        "visible": ["n1", "n2", "n3", "n6", "n4", "n7"]}
+    assert random_walk.link_chain(tree) == ["a.Home", "a.F", "a.S2"]
