@@ -170,7 +170,7 @@ def walk(sock, seed, steps):
                ("compact", compact, TreeMirror(compact.call("subscribe", {"session": session, "notifications": "compact"})["result"]))]
     described = driver.call("graph.describe")["result"]
     coords = sorted(described["coordinators"])
-    urls = [p for p in described.get("links", {})] if isinstance(described.get("links"), dict) else []
+    urls = list(described.get("links") or {})
     commits = 0
     for step in range(steps):
         tree = driver.call("tree", {"session": session})["result"]
@@ -200,7 +200,8 @@ def walk(sock, seed, steps):
         elif k < 0.68:
             method, P = "flowComplete", dict(P, flow=rnd.choice(ids), **rnd.choice([{"result": {}}, {"cancelled": True}, {"error": {"message": "x"}}]))
         elif k < 0.74:
-            method, P = "update", dict(P, node=rnd.choice(ids), **{"with": with_})
+            method, P = "update", dict(P, node=rnd.choice(ids))
+            P["with"] = with_
         elif k < 0.8:
             method = "reset"
             if rnd.random() < 0.5:

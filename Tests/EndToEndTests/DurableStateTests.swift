@@ -133,52 +133,54 @@ import Testing
         #expect(r.status == 1 && r.stderr.contains("newer navd"), "\(r.stderr)")
     }
 
-    @Test func refusesStateSavedWithAGraphThatLacksItsCoordinators() throws {
+    /// Saves a session under `graph` (after `act`), then starts navd over that state on `graph`
+    /// changed by `edit`: what the refused start answered.
+    func restartOnChangedGraph(_ graph: String, act: (TestClient) throws -> Void, edit: (String) -> String) throws
+        -> (state: String, status: Int32, stderr: String) {
         let dir = TempDir()
         defer { dir.remove() }
         try FileManager.default.createDirectory(atPath: dir.file("graph"), withIntermediateDirectories: true)
+        try graph.write(toFile: dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
+        let state = dir.file("state.sqlite")
+        do {
+            let d = try Daemon(arguments: ["--graph", dir.file("graph"), "--state", state])
+            try act(try d.client())
+            _ = d.stop()
+        }
+        try edit(graph).write(toFile: dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
+        let r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("b.sock"), "--graph", dir.file("graph"), "--state", state])
+        return (state, r.status, r.stderr)
+    }
+
+    @Test func refusesStateSavedWithAGraphThatLacksItsCoordinators() throws {
         let graph = """
             root: {stack: Home}
             coordinators:
               Home: {opens: [Detail]}
               Detail: {}
             """
-        try graph.write(toFile: dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
-        let state = dir.file("state.sqlite")
-        do {
-            let d = try Daemon(arguments: ["--graph", dir.file("graph"), "--state", state])
-            let c = try d.client()
-            #expect(try c.call("navigate", ["to": "app.Detail"])["node"] != nil)
-            _ = d.stop()
-        }
         // The same state with a graph that no longer declares Detail: refused, saying what to do.
-        try graph.replacingOccurrences(of: "{opens: [Detail]}\n  Detail: {}", with: "{}")
-            .write(toFile: dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
-        let r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("b.sock"), "--graph", dir.file("graph"), "--state", state])
+        let r = try restartOnChangedGraph(graph, act: { c in
+            let node = try c.call("navigate", ["to": "app.Detail"])["node"]
+            #expect(node != nil)
+        },
+                                          edit: { $0.replacingOccurrences(of: "{opens: [Detail]}\n  Detail: {}", with: "{}") })
         #expect(r.status == 1, "\(r.stderr)")
-        #expect(r.stderr.contains("`app.Detail`") && r.stderr.contains("move \(state) aside"), "\(r.stderr)")
+        #expect(r.stderr.contains("`app.Detail`") && r.stderr.contains("move \(r.state) aside"), "\(r.stderr)")
     }
 
     /// A tab is known by its place: a saved session whose root tabs the graph changed is refused as
     /// one showing a coordinator the graph lacks, naming the tabs it declares now.
     @Test func refusesStateSavedWithOtherRootTabs() throws {
-        let dir = TempDir()
-        defer { dir.remove() }
-        try FileManager.default.createDirectory(atPath: dir.file("graph"), withIntermediateDirectories: true)
         let graph = """
             root: {tabs: [Home, Search, Settings]}
             coordinators: {Home: {}, Search: {}, Settings: {}}
             """
-        try graph.write(toFile: dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
-        let state = dir.file("state.sqlite")
-        do {
-            let d = try Daemon(arguments: ["--graph", dir.file("graph"), "--state", state])
-            #expect(try d.client().call("navigate", ["to": "app.Search", "by": "select"])["version"] == 1)
-            _ = d.stop()
-        }
-        try graph.replacingOccurrences(of: "[Home, Search, Settings]", with: "[Search, Home]")
-            .write(toFile: dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
-        let r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("b.sock"), "--graph", dir.file("graph"), "--state", state])
+        let r = try restartOnChangedGraph(graph, act: { c in
+            let version = try c.call("navigate", ["to": "app.Search", "by": "select"])["version"]
+            #expect(version == 1)
+        },
+                                          edit: { $0.replacingOccurrences(of: "[Home, Search, Settings]", with: "[Search, Home]") })
         #expect(r.status == 1, "\(r.stderr)")
         #expect(r.stderr.contains("hold 3 tabs; the graph's root declares 2 (app.Search, app.Home)") && r.stderr.contains("--repair"), "\(r.stderr)")
     }
