@@ -3,11 +3,15 @@
 model of navd: a subscriber's mirror in the full form and one in the compact form rebuilt from
 ``stackChanged`` alone must equal ``tree``; a ``dryRun`` of a navigation with no preconditions must
 answer the node and ``visible`` of the commit that follows it; the tree keeps its shape (only
-screens and flows present, no empty stack, tabs or flow); a step commits at most once.
+screens and flows present, no empty stack, tabs or flow); a step commits at most once; a navigation
+sent again with its `key` changes nothing and gets the first reply. With `--restarts`, navd keeps a
+state file and is killed (`kill -9`) now and then: the restarted navd serves the same tree, version
+and facts it acknowledged.
 
     scripts/random-walk.py --navd .build/debug/navd              10 random graphs x 2 walks of 300 steps
     scripts/random-walk.py --navd N --graphs 50 --seed 7 --steps 500
     scripts/random-walk.py --navd N --graph DIR                 walks on a graph of your own
+    scripts/random-walk.py --navd N --restarts                  durable navd, killed every ~40 steps
 
 A failure prints the graph's directory (kept), the seed, the step and what differed; exit status 1.
 The graphs mix root stacks and root tabs (every `back:`), tab containers, flows, presentation
@@ -161,18 +165,36 @@ def link_chain(tree):
     return chain
 
 
-def walk(sock, seed, steps):
+def walk(server, seed, steps, restarts=False):
     rnd = random.Random(seed)
-    driver, full, compact = Conn(sock), Conn(sock), Conn(sock)
     session = "walk%d" % seed
-    driver.call("session.open", {"name": session})
-    mirrors = [("full", full, TreeMirror(full.call("subscribe", {"session": session})["result"])),
-               ("compact", compact, TreeMirror(compact.call("subscribe", {"session": session, "notifications": "compact"})["result"]))]
+
+    def connect():
+        driver, full, compact = Conn(server.sock), Conn(server.sock), Conn(server.sock)
+        mirrors = [("full", full, TreeMirror(full.call("subscribe", {"session": session})["result"])),
+                   ("compact", compact, TreeMirror(compact.call("subscribe", {"session": session, "notifications": "compact"})["result"]))]
+        return driver, mirrors
+
+    Conn(server.sock).call("session.open", {"name": session})
+    driver, mirrors = connect()
     described = driver.call("graph.describe")["result"]
+    keyed = {}  # key -> (params, reply) of navigations sent with a key
     coords = sorted(described["coordinators"])
     urls = list(described.get("links") or {})
     commits = 0
     for step in range(steps):
+        if restarts and rnd.random() < 1 / 40:
+            # Everything acknowledged survives kill -9: the same tree, version and facts.
+            before = driver.call("tree", {"session": session})["result"]
+            facts = driver.call("context.get", {"session": session})["result"]
+            server.kill_and_restart()
+            driver, mirrors = connect()
+            again = driver.call("tree", {"session": session})["result"]
+            if again != before:
+                raise Divergence("after kill -9 and restart (seed %d, step %d) the tree differs:\n before %s\n after  %s"
+                                 % (seed, step, json.dumps(before)[:600], json.dumps(again)[:600]))
+            if driver.call("context.get", {"session": session})["result"] != facts:
+                raise Divergence("after kill -9 and restart (seed %d, step %d) the facts differ" % (seed, step))
         tree = driver.call("tree", {"session": session})["result"]
         ids = [n["id"] for n in nodes(tree["root"])]
         P = {"session": session}
@@ -191,6 +213,13 @@ def walk(sock, seed, steps):
                 P["from"] = rnd.choice(ids)
             if rnd.random() < 0.1:
                 P["popUpTo"] = {"to": rnd.choice(coords + ids), "inclusive": rnd.random() < 0.5}
+            if rnd.random() < 0.15:
+                P["key"] = "k%d" % rnd.randint(1, 1000000)
+            elif keyed and rnd.random() < 0.1:
+                # A retry: the same key and params, which change nothing and get the first reply.
+                P = dict(keyed[rnd.choice(sorted(keyed))][0])
+        elif k < 0.56:
+            method, P = "context.set", dict(P, facts={rnd.choice(["a", "b.c", "d"]): rnd.choice([1, True, "x", None, [1, 2]])})
         elif k < 0.6:
             method = "dismiss"
             if rnd.random() < 0.5:
@@ -218,10 +247,22 @@ def walk(sock, seed, steps):
         if reply.get("error", {}).get("data", {}).get("kind") == "internalError":
             raise Divergence("internal error at " + where)
         after = driver.call("tree", {"session": session})["result"]
+        if "key" in P:
+            if P["key"] in keyed:
+                first = keyed[P["key"]][1]
+                if after["version"] != tree["version"] or reply.get("result") != first.get("result") or (
+                        reply.get("error", {}).get("code") != first.get("error", {}).get("code")):
+                    raise Divergence("a retry with key %s answered %s (first %s) at %s"
+                                     % (P["key"], json.dumps(reply)[:200], json.dumps(first)[:200], where))
+            elif "result" in reply:
+                keyed[P["key"]] = (P, reply)  # a refusal leaves no key: its retry runs again
         if after["version"] not in (tree["version"], tree["version"] + 1):
             raise Divergence("version %d -> %d at %s" % (tree["version"], after["version"], where))
         commits += after["version"] - tree["version"]
-        if dry is not None and not dry.get("result", {}).get("preconditions"):
+        if dry is not None and "replays" in dry.get("result", {}):
+            if reply.get("result") != dry["result"]["replays"]:
+                raise Divergence("dryRun answered a replay of %s at %s" % (json.dumps(dry["result"]["replays"])[:300], where))
+        elif dry is not None and not dry.get("result", {}).get("preconditions"):
             if ("error" in dry) != ("error" in reply):
                 raise Divergence("dryRun answered %s at %s" % (json.dumps(dry)[:300], where))
             if "result" in reply and "visible" in reply["result"] and (
@@ -249,19 +290,38 @@ def walk(sock, seed, steps):
     return commits
 
 
-def serve(navd, graph_dir, work):
-    sock = os.path.join(work, "navd.sock")
-    log = open(os.path.join(work, "navd.log"), "w")
-    p = subprocess.Popen([navd, "serve", "--graph", graph_dir, "--socket", sock, "--ephemeral", "--log-level", "error"],
-                         stdout=log, stderr=subprocess.STDOUT)
-    for _ in range(300):
-        if os.path.exists(sock) or p.poll() is not None:
-            break
-        time.sleep(0.02)  # waiting for a child process to create its socket: nothing to await
-    if not os.path.exists(sock):
-        p.kill()
-        raise Divergence("navd did not start on %s: %s" % (graph_dir, open(os.path.join(work, "navd.log")).read()[-500:]))
-    return p, sock
+class Server:
+    """navd on a graph: ephemeral, or durable (a state file) so that it can be killed and restarted."""
+
+    def __init__(self, navd, graph_dir, work, durable):
+        self.args = [navd, "serve", "--graph", graph_dir, "--socket", os.path.join(work, "navd.sock"), "--log-level", "error"]
+        self.args += ["--state", os.path.join(work, "navd.state")] if durable else ["--ephemeral"]
+        self.sock = os.path.join(work, "navd.sock")
+        self.log = os.path.join(work, "navd.log")
+        self.graph_dir = graph_dir
+        self.start()
+
+    def start(self):
+        self.p = subprocess.Popen(self.args, stdout=open(self.log, "a"), stderr=subprocess.STDOUT)
+        for _ in range(500):
+            if self.p.poll() is not None:
+                break
+            try:
+                Conn(self.sock).call("ping")
+                return
+            except OSError:
+                time.sleep(0.02)  # waiting for a child process to listen: nothing to await
+        self.p.kill()
+        raise Divergence("navd did not start on %s: %s" % (self.graph_dir, open(self.log).read()[-500:]))
+
+    def kill_and_restart(self):
+        self.p.kill()
+        self.p.wait()
+        self.start()
+
+    def stop(self):
+        self.p.terminate()
+        self.p.wait()
 
 
 def main(argv=None):
@@ -272,6 +332,7 @@ def main(argv=None):
     ap.add_argument("--walks", type=int, default=2)
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--restarts", action="store_true", help="a durable navd, killed with SIGKILL and restarted now and then")
     a = ap.parse_args(argv)
     total = 0
     for g in range(1 if a.graph else a.graphs):
@@ -281,16 +342,15 @@ def main(argv=None):
             os.makedirs(graph_dir)
             with open(os.path.join(graph_dir, "app.yaml"), "w") as f:
                 f.write(random_graph(a.seed * 1000 + g))
-        p, sock = serve(a.navd, graph_dir, work)
+        server = Server(a.navd, graph_dir, work, a.restarts)
         try:
             for w in range(a.walks):
-                total += walk(sock, a.seed * 1000 + g * 10 + w, a.steps)
+                total += walk(server, a.seed * 1000 + g * 10 + w, a.steps, a.restarts)
         except Divergence as e:
             print("random-walk: %s\n graph: %s (kept)" % (e, graph_dir), file=sys.stderr)
             return 1
         finally:
-            p.terminate()
-            p.wait()
+            server.stop()
         if not a.graph:
             shutil.rmtree(work)
     print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits: every mirror, dryRun and tree agreed"

@@ -105,6 +105,37 @@ import Testing
         #expect(try a.call("tree")["version"] == 2)
     }
 
+    /// A dry run of a navigation whose key was used answers what the navigation would do: nothing,
+    /// but the first one's reply (`replays`), or wait for the pending one (`joins`).
+    @Test func aDryRunWithAUsedKeyAnswersTheReplay() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Form, Waits]}
+              Form: {}
+              Waits: {preconditions: [asked]}
+            preconditions:
+              asked: {provider: asked}
+            """)
+        let c = try d.client(), provider = try d.client()
+        let first = try c.call("navigate", ["to": "app.Form", "key": "tap-1"])
+        // From Form, which opens nothing: without the key this dry run would be refused.
+        let dry = try c.call("navigate", ["to": "app.Form", "key": "tap-1", "dryRun": true])
+        #expect(dry["replays"] == first, "\(dry)")
+        #expect(dry["node"] == .null && dry["changes"] == [] && dry["version"] == 1, "\(dry)")
+        #expect(try c.call("navigate", ["to": "app.Form", "key": "tap-1"]) == dry["replays"])
+        #expect(try c.callError("navigate", ["to": "app.Form", "key": "tap-2", "dryRun": true])["data"]?["kind"] == "notAllowed")
+        // A pending navigation under a key: the dry run says which one it would wait for.
+        try provider.call("provide", ["preconditions": ["app.asked"]])
+        try c.call("dismiss")
+        let id = try c.send("navigate", ["to": "app.Waits", "key": "tap-3"])
+        let ask = try provider.serverRequest("precondition.evaluate")
+        let joins = try c.call("navigate", ["to": "app.Waits", "key": "tap-3", "dryRun": true])
+        #expect(joins["joins"] == ask["params"]?["navigation"]?["id"] && joins["joins"] != nil, "\(joins) \(ask)")
+        try provider.respond(to: ask, result: ["passed": true])
+        #expect(try c.reply(to: id)["result"]?["version"] == 3)
+    }
+
     @Test func dryRunAnswersWithoutCommitting() throws {
         let d = try Daemon()
         let c = try d.client()

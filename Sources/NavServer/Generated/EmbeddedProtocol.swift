@@ -1268,6 +1268,7 @@ public enum EmbeddedProtocol {
         },
         {
           "name": "dryRun",
+          "description": "Validate and answer what would happen (the node that would be created, the visible path after it, the preconditions that would run, the changes) without running or committing anything. With a key already used: replays (the first reply) or joins (the pending navigation's id), as the navigation would.",
           "schema": {
             "type": "boolean"
           }
@@ -1390,6 +1391,14 @@ public enum EmbeddedProtocol {
             },
             "dryRun": {
               "type": "boolean"
+            },
+            "replays": {
+              "type": "object",
+              "description": "dryRun with a key already used: the first navigation's reply, which the navigation would get"
+            },
+            "joins": {
+              "type": "string",
+              "description": "dryRun with the key of a pending navigation: its id, whose reply the navigation would wait for"
             },
             "preconditions": {
               "type": "array",

@@ -10,11 +10,32 @@ import Glibc
 extension Navigator {
     // MARK: navigate
 
+    /// The dry run of a navigation whose `key` was used: `replays` (the first one's result) or
+    /// `joins` (the pending navigation it would wait for); nothing would change.
+    private func keyedDryRun(_ session: Session, key: String) -> JSONValue? {
+        let extra: (String, JSONValue)
+        if case .success(let first)? = session.keyed[key] {
+            extra = ("replays", (try? JSONParser(maxDepth: 64).parse(first.bytes)) ?? .null)
+        } else if let joining = pendingByKey[SessionKey(session.name, key)] {
+            extra = ("joins", .string(joining.id))
+        } else {
+            return nil
+        }
+        return ["dryRun": true, "version": .int(session.version), "node": .null, "visible": .array(session.visible.map(JSONValue.string)),
+                "preconditions": [], "changes": [], extra.0: extra.1]
+    }
+
     func navigate(_ r: borrowing NavigateRequest, _ call: some Responder) {
         let state = r.state
         let caller = Caller(roles: call.client.roles)
         let session = state.session
         if r.dryRun {
+            // A key already used: the navigation would change nothing and get the first one's reply
+            // (or wait for the pending one), so that is what a dry run answers.
+            if let key = r.key, let replay = keyedDryRun(session, key: key) {
+                call.succeed(replay)
+                return
+            }
             do {
                 let plan = try self.plan(r, caller: caller)
                 let (commit, visible) = try session.dryRun(plan)
