@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import NavClient
 import NavTesting
 import Testing
 
@@ -104,11 +105,14 @@ import Testing
         try write(tabs, dir)
         let d = try Daemon(arguments: ["--graph", dir.path])
         let c = try d.client()
-        let watcher = try d.client()
+        let watcher = try d.client(), compact = try d.client()
         try watcher.call("subscribe")
+        // A subscriber of the compact form follows the reset too.
+        var mirror = TreeMirror(snapshot: try compact.call("subscribe", ["notifications": "compact"]))
         try c.call("context.set", ["facts": ["kept": true]])
         let box = try #require(try c.call("navigate", ["to": "Box"])["node"])
         _ = try watcher.notification("stackChanged")
+        try mirror.apply(try #require(try compact.notification("stackChanged")["params"]))
         // The container's tabs change: refused, naming them.
         try write(tabs.replacingOccurrences(of: "[A, B]", with: "[B, A]"), dir)
         let container = try c.call("graph.reload")
@@ -130,6 +134,9 @@ import Testing
         let tree = try c.call("tree")
         let firsts = tree["root"]?["children"]?.arrayValue?.map { $0["children"]?.arrayValue?.first?["coordinator"] }
         #expect(tree["version"] == 2 && firsts == ["app.Search", "app.Home"], "\(tree)")
+        try mirror.apply(try #require(try compact.notification("stackChanged")["params"]))
+        #expect(mirror.version == 2 && mirror.root == tree["root"] && mirror.visible == tree["visible"]?.arrayValue?.compactMap(\.stringValue),
+                "the compact mirror \(mirror.root), the tree \(tree)")
         #expect(try c.call("context.get")["facts"] == ["kept": true])
         let selected = try c.call("navigate", ["to": "Home", "by": "select"])
         let shown = try c.call("tree")

@@ -110,13 +110,12 @@ extension Navigator {
         for state in sessions.values {
             let s = state.session
             let rebuilt: Session
+            var reset = false
             do throws(NavError) {
                 let retab = retabbed.contains(s.name)
                 rebuilt = try Session(restoring: s.name, graph: newGraph, root: s.root.json(graph), version: s.version,
                                       nextId: s.idCounter, facts: .object(s.sortedFacts), limits: config.session, tabsAsDeclared: !retab)
-                if retab, (try? Session.checkTabs(of: rebuilt.root, graph: newGraph)) == nil {
-                    resets.append((state, rebuilt.resetToRoot()))  // published once the new graph is served
-                }
+                reset = retab && (try? Session.checkTabs(of: rebuilt.root, graph: newGraph)) == nil
             } catch {
                 logger.error("session could not be rebuilt after reload; it starts afresh",
                              metadata: ["navd.session": "\(s.name)", "navd.error": "\(error.message)"])
@@ -126,6 +125,9 @@ extension Navigator {
             rebuilt.owner = s.owner
             rebuilt.adoptKeys(of: s)
             state.session = rebuilt
+            // Made once the state holds the session, which then records the forms its subscribers
+            // hear (compact ones too); published once the new graph is served.
+            if reset { resets.append((state, rebuilt.resetToRoot())) }
             state.flowStarters = [:]
             // A navigate's `then` names its target by index: found again by name (or dropped).
             state.flowThens = state.flowThens.compactMapValues { t in
