@@ -36,6 +36,10 @@ class Divergence(Exception):
     pass
 
 
+# What the walks did, for the summary: navigations that waited for preconditions, provider answers.
+seen = {"waited": 0, "answered": 0}
+
+
 class Conn:
     """One JSON-RPC connection, newline-delimited; notifications kept until taken."""
 
@@ -46,6 +50,7 @@ class Conn:
         self.buf = b""
         self.next_id = 0
         self.notes = []
+        self.replies = {}
 
     def _line(self):
         while b"\n" not in self.buf:
@@ -56,17 +61,34 @@ class Conn:
         line, self.buf = self.buf.split(b"\n", 1)
         return json.loads(line)
 
-    def call(self, method, params=None):
+    def send(self, method, params=None):
+        """Sends a request and returns its id; its reply is kept in `replies` when it comes."""
         self.next_id += 1
         msg = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
         if params is not None:
             msg["params"] = params
         self.s.sendall((json.dumps(msg) + "\n").encode())
-        while True:
+        return self.next_id
+
+    def pump(self, until):
+        """Reads until the reply to `until` is in; other replies are kept, notifications and navd's
+        requests go to `notes`."""
+        while until not in self.replies:
             r = self._line()
-            if "method" not in r and r.get("id") == self.next_id:
-                return r
-            self.notes.append(r)
+            if "method" in r:
+                self.notes.append(r)
+            elif r.get("id") in self.replies:
+                raise Divergence("a second reply to request %s: %s" % (r.get("id"), json.dumps(r)[:200]))
+            else:
+                self.replies[r.get("id")] = r
+
+    def call(self, method, params=None):
+        i = self.send(method, params)
+        self.pump(i)
+        return self.replies.pop(i)
+
+    def answer(self, request, result):
+        self.s.sendall((json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}) + "\n").encode())
 
     def take(self):
         """Everything navd sent before the answer to a ping sent now (it answers in order)."""
@@ -106,7 +128,20 @@ def random_graph(seed):
             parts.append("presentations: [%s]" % ", ".join(r.sample(["push", "present", "replace", "root", "select"], r.randint(1, 3))))
         if setups[n]:
             parts.append("setup: {type: object, properties: {v: {type: integer}}}")
+        if r.random() < 0.25:
+            parts.append("preconditions: [%s]" % ", ".join(r.sample(["pa", "pd", "pp"], r.randint(1, 2))))
+        if r.random() < 0.1:
+            parts.append("leave: [pl]")
         lines.append("  %s: {%s}" % (n, ", ".join(parts)))
+    # Preconditions: a fact checked at once, one recovered by a flow that sets the fact, one the
+    # walk's provider answers later (or never), and a leave guard.
+    lines.append("  R1: {}")
+    lines.append("  RF: {flow: {start: R1, steps: [R1]}}")
+    lines.append("preconditions:")
+    lines.append("  pa: {check: {fact: a, notEquals: 1}}")
+    lines.append("  pd: {check: {fact: d, exists: true}, recover: {flow: RF, facts: {d: true}}}")
+    lines.append("  pp: {provider: true, timeout: 60s}")
+    lines.append("  pl: {check: {fact: a, notEquals: 2}}")
     # Links whose screens open one another (navd check refuses others): a first screen and a
     # screen it opens, pushed or presented, with `v` from the URL where the setup takes it.
     links = []
@@ -165,7 +200,7 @@ def link_chain(tree):
     return chain
 
 
-def walk(server, seed, steps, restarts=False):
+def walk(server, seed, steps, restarts=False, regraph=None):
     rnd = random.Random(seed)
     session = "walk%d" % seed
 
@@ -173,22 +208,59 @@ def walk(server, seed, steps, restarts=False):
         driver, full, compact = Conn(server.sock), Conn(server.sock), Conn(server.sock)
         mirrors = [("full", full, TreeMirror(full.call("subscribe", {"session": session})["result"])),
                    ("compact", compact, TreeMirror(compact.call("subscribe", {"session": session, "notifications": "compact"})["result"]))]
-        return driver, mirrors
+        provider = Conn(server.sock)
+        provider.call("provide", {"preconditions": ["app.pp"]})
+        return driver, mirrors, provider
 
     Conn(server.sock).call("session.open", {"name": session})
-    driver, mirrors = connect()
+    driver, mirrors, provider = connect()
     described = driver.call("graph.describe")["result"]
     keyed = {}  # key -> (params, reply) of navigations sent with a key
+    pending = {}  # request id -> what it was, for navigations not answered yet
+    asks = []  # precondition.evaluate requests the provider has not answered
+    navigations = set()  # navigation ids heard in navigationPending
     coords = sorted(described["coordinators"])
     urls = list(described.get("links") or {})
     commits = 0
+
+    def settle(where):
+        """Replies to pending navigations and the provider's new requests, after a barrier on each."""
+        provider.call("ping")
+        asks.extend(n for n in provider.notes if n.get("method") == "precondition.evaluate")
+        provider.notes = []
+        driver.call("ping")
+        for note in driver.notes:
+            if note.get("method") == "navigationPending":
+                navigations.add(note["params"]["navigation"])
+        driver.notes = []
+        for i in [i for i in pending if i in driver.replies]:
+            r = driver.replies.pop(i)
+            if r.get("error", {}).get("data", {}).get("kind") == "internalError":
+                raise Divergence("internal error for %s at %s" % (pending[i], where))
+            del pending[i]
+
+    def check_mirrors(after, where):
+        for form, conn, mirror in mirrors:
+            for note in conn.take():
+                if note.get("method") == "stackChanged":
+                    mirror.apply(expand(note["params"], session))
+                elif note.get("method") == "navigationPending" and form == "full":
+                    navigations.add(note["params"]["navigation"])  # opens and resets too
+            if (mirror.version, mirror.root, mirror.visible) != (after["version"], after["root"], after["visible"]):
+                raise Divergence("the %s mirror differs from tree at %s:\n mirror %s\n tree   %s"
+                                 % (form, where, json.dumps(mirror.root)[:600], json.dumps(after["root"])[:600]))
+
     for step in range(steps):
         if restarts and rnd.random() < 1 / 40:
-            # Everything acknowledged survives kill -9: the same tree, version and facts.
+            # Everything acknowledged survives kill -9: the same tree, version and facts. Pending
+            # navigations were not acknowledged; they end with the process.
             before = driver.call("tree", {"session": session})["result"]
             facts = driver.call("context.get", {"session": session})["result"]
             server.kill_and_restart()
-            driver, mirrors = connect()
+            driver, mirrors, provider = connect()
+            pending.clear()
+            asks.clear()
+            navigations.clear()
             again = driver.call("tree", {"session": session})["result"]
             if again != before:
                 raise Divergence("after kill -9 and restart (seed %d, step %d) the tree differs:\n before %s\n after  %s"
@@ -199,13 +271,32 @@ def walk(server, seed, steps, restarts=False):
         ids = [n["id"] for n in nodes(tree["root"])]
         P = {"session": session}
         with_ = rnd.choice([{}, {}, {"v": rnd.randint(1, 3)}, {"v": "x"}])
+        waiting = bool(pending or asks)
         k = rnd.random()
-        if k < 0.4:
+        if regraph and k < 0.015:
+            # Another graph of the same names, reloaded (forced or not): a refused one is put back,
+            # so that a restart reads the graph navd serves.
+            path = os.path.join(server.graph_dir, "app.yaml")
+            old = open(path).read()
+            with open(path, "w") as f:
+                f.write(regraph(rnd.randrange(1 << 30)))
+            method, P = "graph.reload", {"force": rnd.random() < 0.6}
+        elif asks and k < 0.15:
+            # The provider answers one of its requests: passed, failed, or a redirect.
+            ask = asks.pop(rnd.randrange(len(asks)))
+            answer = rnd.choice([{"passed": True}, {"passed": True}, {"passed": False, "reason": "no"},
+                                 {"passed": False, "redirect": rnd.choice(coords)}])
+            provider.answer(ask, answer)
+            seen["answered"] += 1
+            method, P = "(provider)", {"answered": ask["params"]["navigation"], "with": answer}
+        elif navigations and k < 0.2:
+            method, P = "cancel", dict(P, navigation=rnd.choice(sorted(navigations)))
+        elif k < 0.45:
             # Mostly a coordinator the visible screen opens (or a step or tab of what holds it), so
             # that walks go deep; sometimes any, to be refused.
             top = next((n for n in nodes(tree["root"]) if n["id"] == tree["visible"][-1]), {})
             opens = described["coordinators"].get(top.get("coordinator"), {}).get("opens") or coords
-            method, P = "navigate", dict(P, to=rnd.choice(opens if rnd.random() < 0.7 else coords))
+            method, P = "navigate", dict(P, to=rnd.choice(opens if rnd.random() < 0.7 else coords), progress=True)
             P["with"] = with_
             if rnd.random() < 0.7:
                 P["by"] = rnd.choice(["push", "push", "present", "replace", "select", "root"])
@@ -218,20 +309,20 @@ def walk(server, seed, steps, restarts=False):
             elif keyed and rnd.random() < 0.1:
                 # A retry: the same key and params, which change nothing and get the first reply.
                 P = dict(keyed[rnd.choice(sorted(keyed))][0])
-        elif k < 0.56:
-            method, P = "context.set", dict(P, facts={rnd.choice(["a", "b.c", "d"]): rnd.choice([1, True, "x", None, [1, 2]])})
-        elif k < 0.6:
+        elif k < 0.52:
+            method, P = "context.set", dict(P, facts={rnd.choice(["a", "a", "d"]): rnd.choice([1, 2, True, "x", None])})
+        elif k < 0.62:
             method = "dismiss"
             if rnd.random() < 0.5:
                 P["node"] = rnd.choice(ids)
             elif rnd.random() < 0.3:
                 P.update({"to": rnd.choice(coords + ids), "inclusive": rnd.random() < 0.5})
-        elif k < 0.68:
+        elif k < 0.7:
             method, P = "flowComplete", dict(P, flow=rnd.choice(ids), **rnd.choice([{"result": {}}, {"cancelled": True}, {"error": {"message": "x"}}]))
-        elif k < 0.74:
+        elif k < 0.76:
             method, P = "update", dict(P, node=rnd.choice(ids))
             P["with"] = with_
-        elif k < 0.8:
+        elif k < 0.82:
             method = "reset"
             if rnd.random() < 0.5:
                 P["to"] = [rnd.choice(coords), {"to": rnd.choice(coords), "with": with_}][:rnd.randint(1, 2)]
@@ -242,12 +333,34 @@ def walk(server, seed, steps, restarts=False):
             if rnd.random() < 0.2:
                 P["by"] = "push"
         dry = driver.call(method, dict(P, dryRun=True)) if method in ("navigate", "open") and rnd.random() < 0.5 else None
-        reply = driver.call(method, P)
+        reply = None
+        if method != "(provider)":
+            i = driver.send(method, P)
+            driver.call("ping")  # navd answers in order: a reply not in by now waits for preconditions
+            reply = driver.replies.pop(i, None)
+            if reply is None:
+                pending[i] = "%s %s (seed %d, step %d)" % (method, json.dumps(P), seed, step)
+                seen["waited"] += 1
         where = "seed %d, step %d: %s %s -> %s" % (seed, step, method, json.dumps(P), json.dumps(reply)[:300])
-        if reply.get("error", {}).get("data", {}).get("kind") == "internalError":
+        if method == "graph.reload":
+            if reply.get("result", {}).get("ok"):
+                described = driver.call("graph.describe")["result"]
+                coords = sorted(described["coordinators"])
+                urls = list(described.get("links") or {})
+            else:
+                with open(path, "w") as f:
+                    f.write(old)
+        settle(where)
+        if reply is not None and reply.get("error", {}).get("data", {}).get("kind") == "internalError":
             raise Divergence("internal error at " + where)
         after = driver.call("tree", {"session": session})["result"]
-        if "key" in P:
+        # A step commits at most once, unless it lets a waiting navigation go on (a recovery flow
+        # completed, a provider's answer, a cancel that dismisses a recovery flow); a forced reload
+        # commits once per node it removes.
+        if after["version"] < tree["version"] or (after["version"] > tree["version"] + 1 and not waiting and method != "graph.reload"):
+            raise Divergence("version %d -> %d at %s" % (tree["version"], after["version"], where))
+        commits += after["version"] - tree["version"]
+        if reply is not None and "key" in P:
             if P["key"] in keyed:
                 first = keyed[P["key"]][1]
                 if after["version"] != tree["version"] or reply.get("result") != first.get("result") or (
@@ -256,38 +369,49 @@ def walk(server, seed, steps, restarts=False):
                                      % (P["key"], json.dumps(reply)[:200], json.dumps(first)[:200], where))
             elif "result" in reply:
                 keyed[P["key"]] = (P, reply)  # a refusal leaves no key: its retry runs again
-        if after["version"] not in (tree["version"], tree["version"] + 1):
-            raise Divergence("version %d -> %d at %s" % (tree["version"], after["version"], where))
-        commits += after["version"] - tree["version"]
-        if dry is not None and "replays" in dry.get("result", {}):
+        if dry is not None and reply is not None and "replays" in dry.get("result", {}):
             if reply.get("result") != dry["result"]["replays"]:
                 raise Divergence("dryRun answered a replay of %s at %s" % (json.dumps(dry["result"]["replays"])[:300], where))
-        elif dry is not None and not dry.get("result", {}).get("preconditions"):
+        elif dry is not None and reply is not None and not dry.get("result", {}).get("preconditions"):
             if ("error" in dry) != ("error" in reply):
                 raise Divergence("dryRun answered %s at %s" % (json.dumps(dry)[:300], where))
             if "result" in reply and "visible" in reply["result"] and (
                     dry["result"]["visible"] != reply["result"]["visible"] or dry["result"]["node"]["id"] != reply["result"]["node"]):
                 raise Divergence("dryRun answered %s at %s" % (json.dumps(dry["result"])[:300], where))
-        if method == "open" and "by" not in P and "result" in reply and "redirected" not in reply["result"]:
+        if method == "open" and reply is not None and "by" not in P and "result" in reply and "redirected" not in reply["result"] \
+                and not dry_preconditions(dry):
             # The screens a link lists are the stack it built, bottom first (a flow standing for
             # itself and its first step).
             expected = [e["to"] for e in described["links"][pattern]]
             built = link_chain(after)
             if built is not None and built != expected:
                 raise Divergence("open built %s, its link lists %s, at %s" % (built, expected, where))
-        for form, conn, mirror in mirrors:
-            for note in conn.take():
-                if note.get("method") == "stackChanged":
-                    mirror.apply(expand(note["params"], session))
-            if (mirror.version, mirror.root, mirror.visible) != (after["version"], after["root"], after["visible"]):
-                raise Divergence("the %s mirror differs from tree at %s:\n mirror %s\n tree   %s"
-                                 % (form, where, json.dumps(mirror.root)[:600], json.dumps(after["root"])[:600]))
+        check_mirrors(after, where)
         for n in nodes(after["root"]):
+            declared = described["coordinators"].get(n.get("coordinator"), {}).get("kind")
+            if "coordinator" in n and declared != n["kind"]:
+                raise Divergence("%s %s shows %s, which the graph declares as %s, at %s" % (n["kind"], n["id"], n["coordinator"], declared, where))
             if "presented" in n and n["kind"] not in ("screen", "flow"):
                 raise Divergence("a %s presents (%s) at %s" % (n["kind"], n["id"], where))
             if n["kind"] in ("stack", "tabs", "flow") and not n.get("children"):
                 raise Divergence("%s %s is empty at %s" % (n["kind"], n["id"], where))
+    # Every navigation sent is answered once: the provider fails what it was asked, the rest are
+    # cancelled, and nothing is left waiting.
+    for ask in asks:
+        provider.answer(ask, {"passed": False, "reason": "the walk ends"})
+    asks.clear()
+    settle("the walk's end")
+    for n in sorted(navigations):
+        driver.call("cancel", {"session": session, "navigation": n})
+    settle("the walk's end")
+    if pending:
+        raise Divergence("no reply to %s at the walk's end" % "; ".join(pending.values()))
+    check_mirrors(driver.call("tree", {"session": session})["result"], "the walk's end (seed %d)" % seed)
     return commits
+
+
+def dry_preconditions(dry):
+    return dry is not None and bool(dry.get("result", {}).get("preconditions"))
 
 
 class Server:
@@ -345,7 +469,7 @@ def main(argv=None):
         server = Server(a.navd, graph_dir, work, a.restarts)
         try:
             for w in range(a.walks):
-                total += walk(server, a.seed * 1000 + g * 10 + w, a.steps, a.restarts)
+                total += walk(server, a.seed * 1000 + g * 10 + w, a.steps, a.restarts, None if a.graph else random_graph)
         except Divergence as e:
             print("random-walk: %s\n graph: %s (kept)" % (e, graph_dir), file=sys.stderr)
             return 1
@@ -353,8 +477,8 @@ def main(argv=None):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits: every mirror, dryRun and tree agreed"
-          % (1 if a.graph else a.graphs, a.walks, a.steps, total))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers: "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"]))
     return 0
 
 

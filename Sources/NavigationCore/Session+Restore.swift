@@ -183,6 +183,13 @@ extension Session {
                 throw NavError(.unknownTarget, "saved node \(saved.id) shows `\(saved.coordinatorName ?? "")`, which the graph does not declare")
             }
             coordinator = c
+            // A node is made for its coordinator's kind: a graph that made a screen a flow (or a
+            // tab container, or the other way) cannot take the node as it is.
+            let declared = graph.coordinators[c]
+            let kindDeclared: Node.Kind = declared.isFlow ? .flow : declared.tabs.isEmpty ? .screen : .tabs
+            guard kindDeclared == kind else {
+                throw NavError(.unknownTarget, "saved node \(saved.id) is a \(kind.rawValue) of `\(declared.name)`, which the graph declares as a \(kindDeclared.rawValue)")
+            }
         }
         let params = saved.params ?? .object([:])
         if coordinator >= 0 {
@@ -217,6 +224,11 @@ extension Session {
         }
         for c in saved.children {
             let child = try node(from: c, graph: graph, depth: depth + 1, count: &count, limits: limits, keys: keys)
+            // A flow holds its steps only (a screen it pushes that is not one goes on the stack
+            // holding the flow).
+            if kind == .flow, let steps = graph.coordinators[coordinator].flow?.steps, child.coordinator >= 0, !steps.contains(child.coordinator) {
+                throw NavError(.unknownTarget, "saved flow \(saved.id) (`\(graph.coordinators[coordinator].name)`) holds \(child.id) (`\(graph.coordinators[child.coordinator].name)`), which is not one of its steps in the graph")
+            }
             child.parent = n
             n.children.append(child)
         }
@@ -240,6 +252,37 @@ extension Session {
         changes.record("reset", root: root, removed: removed.numbers)
         return Commit(version: version, log: changes,
                       node: nil, removedNumbers: removed.numbers, endedFlows: removed.ended)
+    }
+
+    /// The session that succeeds `old` on `graph` when that graph cannot hold `old`'s tree (a forced
+    /// graph reload): at the graph's root, its ids made after `old`'s (none is reused), with `old`'s
+    /// version and facts. ``resetCommit(replacing:)`` then makes the one commit that says so.
+    public convenience init(succeeding old: Session, graph: NavigationGraph, limits: SessionLimits) {
+        self.init(name: old.name, graph: graph, replacingTree: ())
+        self.limits = limits
+        version = old.version
+        nextId = old.nextId
+        facts = old.facts
+        factsBytes = old.factsBytes
+        root = makeRoot()
+    }
+
+    /// The `reset` commit from `old`'s tree to this session's root (made by
+    /// ``init(succeeding:graph:limits:)``): every old node removed, the flows among them ended as
+    /// cancelled (those this session's graph still declares as flows; the others are named by no
+    /// coordinator of it and are left out).
+    public func resetCommit(replacing old: Session) -> Commit {
+        var removed = Removal()
+        old.forget(old.root, into: &removed)
+        var ended: [EndedFlow]? = nil
+        for f in removed.ended ?? [] {
+            guard let c = graph.coordinator(named: old.graph.coordinators[f.coordinator].name), c.isFlow else { continue }
+            ended.append(EndedFlow(id: f.id, coordinator: c.index, status: f.status, result: nil, error: nil))
+        }
+        version += 1
+        var changes = ChangeLog(full: true, compact: recordsCompactChanges, graph)
+        changes.record("reset", root: root, removed: removed.numbers)
+        return Commit(version: version, log: changes, node: nil, removedNumbers: removed.numbers, endedFlows: ended)
     }
 
     /// The id counter, saved so restored sessions never reuse an id.

@@ -169,6 +169,29 @@ import Testing
         #expect(r.stderr.contains("`app.Detail`") && r.stderr.contains("move \(r.state) aside"), "\(r.stderr)")
     }
 
+    /// A saved node is made for its coordinator's kind, and a flow holds its steps only: a graph that
+    /// made a screen a flow, or took a step out of a flow, cannot take the saved tree.
+    @Test(arguments: [("A: {}", "A: {flow: {start: S1, steps: [S1]}}", "saved node n3 is a screen of `app.A`, which the graph declares as a flow"),
+                      ("steps: [S1, S2]", "steps: [S1]", "(`app.S2`), which is not one of its steps in the graph")])
+    func refusesStateSavedWithACoordinatorOfAnotherKind(_ was: String, _ now: String, _ message: String) throws {
+        let graph = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [A, F]}
+              A: {}
+              F: {flow: {start: S1, steps: [S1, S2]}}
+              S1: {opens: [S2]}
+              S2: {}
+            """
+        let r = try restartOnChangedGraph(graph, act: { c in
+            try c.call("navigate", ["to": "app.A"])
+            try c.call("navigate", ["to": "app.F", "from": "n1"])
+            try c.call("navigate", ["to": "app.S2"])
+        },
+                                          edit: { $0.replacingOccurrences(of: was, with: now) })
+        #expect(r.status == 1 && r.stderr.contains(message) && r.stderr.contains("--repair"), "\(r.stderr)")
+    }
+
     /// A tab is known by its place: a saved session whose root tabs the graph changed is refused as
     /// one showing a coordinator the graph lacks, naming the tabs it declares now.
     @Test func refusesStateSavedWithOtherRootTabs() throws {

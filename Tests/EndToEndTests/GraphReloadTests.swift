@@ -143,6 +143,84 @@ import Testing
         #expect(shown["visible"]?.arrayValue?.last == selected["node"] && shown["root"]?["selected"] == 1, "\(shown)")
     }
 
+    /// A node is made for its coordinator's kind: a screen whose coordinator became a flow, or a
+    /// flow holding a step the new graph no longer lists, is refused like a coordinator the graph
+    /// lacks; forced, they are removed and the tree keeps its shape.
+    @Test func aCoordinatorOfAnotherKindOrAStepNoLongerListedIsRefusedUnlessForced() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let before = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [A, F]}
+              A: {opens: [F]}
+              F: {flow: {start: S1, steps: [S1, S2]}}
+              S1: {opens: [S2]}
+              S2: {}
+            """
+        try write(before, dir)
+        let d = try Daemon(arguments: ["--graph", dir.path])
+        let c = try d.client()
+        let a = try #require(try c.call("navigate", ["to": "A"])["node"]?.stringValue)
+        let flow = try #require(try c.call("navigate", ["to": "F"])["node"]?.stringValue)
+        try c.call("navigate", ["to": "S2"])
+        try write(before.replacingOccurrences(of: "A: {opens: [F]}", with: "A: {flow: {start: S1, steps: [S1]}}")
+            .replacingOccurrences(of: "steps: [S1, S2]}", with: "steps: [S1]}"), dir)
+        let refused = try c.call("graph.reload")
+        let errors = refused["errors"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(refused["ok"] == false, "\(refused)")
+        #expect(errors.contains { $0.contains("node \(a) is a screen of `app.A`, which the new graph declares as a flow") }, "\(errors)")
+        #expect(errors.contains { $0.contains("flow \(flow) (`app.F`) holds the step") && $0.contains("(`app.S2`), which is not a step of the flow in the new graph") },
+                "\(errors)")
+        #expect(try c.call("tree")["version"] == 3, "nothing changed")
+        let forced = try c.call("graph.reload", ["force": true])
+        #expect(forced["ok"] == true, "\(forced)")
+        let tree = try c.call("tree")
+        let shown = tree["root"]?["children"]?.arrayValue?.map { $0["coordinator"] }
+        #expect(shown == ["app.Home"], "A (and the flow above it) removed: \(tree)")
+    }
+
+    /// A root screen the new graph lacks cannot be dismissed: forced, its session goes on at the new
+    /// root by one `reset` commit (the version goes on, subscribers of both forms follow it, a flow
+    /// it ends is announced), never started afresh at version 0.
+    @Test func aRootScreenTheNewGraphLacksResetsItsSessionByOneCommit() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let before = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Detail, F]}
+              Detail: {opens: [F]}
+              F: {flow: {start: S1, steps: [S1]}}
+              S1: {}
+            """
+        try write(before, dir)
+        let d = try Daemon(arguments: ["--graph", dir.path])
+        let c = try d.client(), full = try d.client(), compact = try d.client()
+        var mirrors = [TreeMirror(snapshot: try full.call("subscribe")), TreeMirror(snapshot: try compact.call("subscribe", ["notifications": "compact"]))]
+        try c.call("context.set", ["facts": ["kept": 1]])
+        try c.call("navigate", ["to": "Detail", "key": "k1"])
+        let flow = try #require(try c.call("navigate", ["to": "F"])["node"])
+        for (i, w) in [full, compact].enumerated() {
+            for _ in 0..<2 { try mirrors[i].apply(try #require(try w.notification("stackChanged")["params"])) }
+        }
+        try write(before.replacingOccurrences(of: "root: {stack: Home}", with: "root: {stack: Start}")
+            .replacingOccurrences(of: "Home: {opens: [Detail, F]}", with: "Start: {opens: [Detail, F]}"), dir)
+        #expect(try c.call("graph.reload")["ok"] == false)
+        let forced = try c.call("graph.reload", ["force": true])
+        #expect(forced["ok"] == true, "\(forced)")
+        let tree = try c.call("tree")
+        #expect(tree["version"] == 3 && tree["root"]?["children"]?.arrayValue?.map { $0["coordinator"] } == ["app.Start"], "\(tree)")
+        for (i, w) in [full, compact].enumerated() {
+            try mirrors[i].apply(try #require(try w.notification("stackChanged")["params"]))
+            #expect(mirrors[i].version == 3 && mirrors[i].root == tree["root"], "mirror \(i): \(mirrors[i].root)")
+        }
+        let ended = try full.notification("flowCompleted")
+        #expect(ended["params"]?["flow"] == flow && ended["params"]?["status"] == "cancelled", "\(ended)")
+        #expect(try c.call("context.get")["facts"] == ["kept": 1])
+        #expect(try c.call("navigate", ["to": "Nowhere", "key": "k1"])["version"] == 1, "keys stay")
+    }
+
     @Test func sighupReloads() throws {
         let dir = TempDir()
         defer { dir.remove() }

@@ -70,6 +70,23 @@ extension Navigator {
                     problems.append("session \"\(name)\": node \(n.id) shows `\(shown)`, which the new graph does not declare")
                     return
                 }
+                // A node is made for its coordinator's kind: a screen, a flow and its steps, or a
+                // tab container; a coordinator declared as another kind now cannot be shown by it.
+                let declared = c.isFlow ? "a flow" : !c.tabs.isEmpty ? "a tab container" : "a screen"
+                let held = n.kind == .flow ? "a flow" : n.kind == .tabs ? "a tab container" : "a screen"
+                if declared != held {
+                    missing.append((state, n))
+                    problems.append("session \"\(name)\": node \(n.id) is \(held) of `\(shown)`, which the new graph declares as \(declared)")
+                    return
+                }
+                if n.kind == .flow, let steps = c.flow?.steps {
+                    let names = Set(steps.map { newGraph.coordinators[$0].name })
+                    if let stray = n.children.first(where: { $0.coordinator >= 0 && !names.contains(graph.coordinators[$0.coordinator].name) }) {
+                        missing.append((state, n))
+                        problems.append("session \"\(name)\": flow \(n.id) (`\(shown)`) holds the step \(stray.id) (`\(graph.coordinators[stray.coordinator].name)`), which is not a step of the flow in the new graph")
+                        return
+                    }
+                }
                 if n.kind == .tabs {
                     let was = graph.coordinators[n.coordinator].tabs.map { graph.coordinators[$0].name }
                     let now = c.tabs.map { newGraph.coordinators[$0].name }
@@ -91,59 +108,69 @@ extension Navigator {
         for nav in Array(pending.values) {
             finish(nav, .failure(NavError(.conflict, "the graph was reloaded while the navigation was pending; navigate again", data: ["navigation": .string(nav.id)])))
         }
-        // Forced: the missing nodes go with ordinary commits, against the old graph.
+        // Forced: the missing nodes go with ordinary commits, against the old graph. One that no
+        // dismissal removes (a root stack's first screen, a root tab's) takes its session to the new
+        // graph's root, below.
         var removed = 0
-        for (state, node) in missing where state.session.node(node.id) != nil {
-            let commit: Commit
+        var resetting: Set<String> = []
+        for (state, node) in missing where state.session.node(node.id) != nil && !resetting.contains(state.session.name) {
             do throws(NavError) {
-                commit = try state.session.dismiss(node.id)
+                let commit = try state.session.dismiss(node.id)
+                removed += commit.removedNumbers.count
+                publish(commit, in: state)
             } catch {
-                commit = state.session.resetToRoot()
+                resetting.insert(state.session.name)
             }
-            removed += commit.removedNumbers.count
-            publish(commit, in: state)
         }
         // Every session's nodes are rebuilt against the new graph (coordinator indices change); the
-        // store hears of the reload first, then of each session rebuilt.
+        // store hears of the reload first, then of each session rebuilt. A session whose tree the new
+        // graph cannot hold goes on at its root, by one `reset` commit (the version goes on).
         store.graphReloaded(newGraph, sessions: sessions.count)
         var resets: [(SessionState, Commit)] = []
         for state in sessions.values {
             let s = state.session
-            let rebuilt: Session
-            var reset = false
-            do throws(NavError) {
-                let retab = retabbed.contains(s.name)
-                rebuilt = try Session(restoring: s.name, graph: newGraph, root: s.root.json(graph), version: s.version,
-                                      nextId: s.idCounter, facts: .object(s.sortedFacts), limits: config.session, tabsAsDeclared: !retab)
-                reset = retab && (try? Session.checkTabs(of: rebuilt.root, graph: newGraph)) == nil
-            } catch {
-                logger.error("session could not be rebuilt after reload; it starts afresh",
-                             metadata: ["navd.session": "\(s.name)", "navd.error": "\(error.message)"])
-                rebuilt = Session(name: s.name, graph: newGraph)
-                rebuilt.limits = config.session
+            var rebuilt: Session? = nil
+            var retabbedReset = false
+            if !resetting.contains(s.name) {
+                do throws(NavError) {
+                    let retab = retabbed.contains(s.name)
+                    let r = try Session(restoring: s.name, graph: newGraph, root: s.root.json(graph), version: s.version,
+                                        nextId: s.idCounter, facts: .object(s.sortedFacts), limits: config.session, tabsAsDeclared: !retab)
+                    retabbedReset = retab && (try? Session.checkTabs(of: r.root, graph: newGraph)) == nil
+                    rebuilt = r
+                } catch {
+                    logger.error("session could not be carried over to the new graph; it is reset to the graph's root",
+                                 metadata: ["navd.session": "\(s.name)", "navd.error": "\(error.message)"])
+                }
             }
-            rebuilt.owner = s.owner
-            rebuilt.adoptKeys(of: s)
-            state.session = rebuilt
+            let next = rebuilt ?? Session(succeeding: s, graph: newGraph, limits: config.session)
+            next.owner = s.owner
+            next.adoptKeys(of: s)
+            state.session = next
             // Made once the state holds the session, which then records the forms its subscribers
             // hear (compact ones too); published once the new graph is served.
-            if reset { resets.append((state, rebuilt.resetToRoot())) }
+            if rebuilt == nil {
+                resets.append((state, next.resetCommit(replacing: s)))
+            } else if retabbedReset {
+                resets.append((state, next.resetToRoot()))
+            }
             state.flowStarters = [:]
             // A navigate's `then` names its target by index: found again by name (or dropped).
             state.flowThens = state.flowThens.compactMapValues { t in
                 newGraph.coordinator(named: graph.coordinators[t.to].name).map { NavigationSpec(to: $0.index, by: t.by, with: t.with) }
             }
-            store.sessionChanged(rebuilt)
+            store.sessionChanged(next)
         }
         graph = newGraph
+        // Coverage is of one graph: counting starts again (named runs too, as started), before the
+        // resets, whose ended flows are numbered in the new graph.
+        let runs = coverage
+        coverage = CoverageRuns(graph: newGraph)
+        for name in runs.named.keys where runs.isActive(name) { _ = coverage.start(name, graph: newGraph) }
         for (state, commit) in resets {
             removed += commit.removedNumbers.count
             publish(commit, in: state)
         }
-        // Coverage is of one graph: counting starts again (named runs too, as started).
-        let runs = coverage
-        coverage = CoverageRuns(graph: newGraph)
-        for name in runs.named.keys where runs.isActive(name) { _ = coverage.start(name, graph: newGraph) }
         return .swapped(removedNodes: removed)
     }
 
