@@ -221,6 +221,29 @@ import Testing
         #expect(try c.call("navigate", ["to": "Nowhere", "key": "k1"])["version"] == 1, "keys stay")
     }
 
+    /// The client that started a flow hears `flowCompleted` even unsubscribed, also when the graph
+    /// was reloaded in between.
+    @Test func theStarterOfAFlowHearsItEndAfterAReload() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let before = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [F]}
+              F: {flow: {start: S1, steps: [S1]}}
+              S1: {}
+            """
+        try write(before, dir)
+        let d = try Daemon(arguments: ["--graph", dir.path])
+        let starter = try d.client(), other = try d.client()
+        let flow = try #require(try starter.call("navigate", ["to": "F"])["node"])
+        try write(before + "\n  New: {}\n", dir)
+        #expect(try other.call("graph.reload")["ok"] == true)
+        try other.call("flowComplete", ["flow": flow, "result": ["done": true]])
+        let ended = try starter.notification("flowCompleted")
+        #expect(ended["params"]?["flow"] == flow && ended["params"]?["status"] == "completed", "\(ended)")
+    }
+
     @Test func sighupReloads() throws {
         let dir = TempDir()
         defer { dir.remove() }

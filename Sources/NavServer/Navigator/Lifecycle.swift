@@ -154,7 +154,6 @@ extension Navigator {
             } else if retabbedReset {
                 resets.append((state, next.resetToRoot()))
             }
-            state.flowStarters = [:]
             // A navigate's `then` names its target by index: found again by name (or dropped).
             state.flowThens = state.flowThens.compactMapValues { t in
                 newGraph.coordinator(named: graph.coordinators[t.to].name).map { NavigationSpec(to: $0.index, by: t.by, with: t.with) }
@@ -170,6 +169,11 @@ extension Navigator {
         for (state, commit) in resets {
             removed += commit.removedNumbers.count
             publish(commit, in: state)
+        }
+        // The client that started a flow still hears it end, if the flow is still live; the flows a
+        // reset ended were announced to it above.
+        for state in sessions.values where !state.flowStarters.isEmpty {
+            state.flowStarters = state.flowStarters.filter { state.session.node($0.key) != nil }
         }
         return .swapped(removedNodes: removed)
     }
