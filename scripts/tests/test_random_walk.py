@@ -1,6 +1,7 @@
 """scripts/random-walk.py against the debug navd: random graphs, random walks through the socket,
 every step checked by its oracles (mirrors in both forms, dryRun, the tree's shape, the stack a
-link built)."""
+link built, keyed retries, every navigation answered once; with restarts, what navd acknowledged
+survives kill -9)."""
 import importlib.util
 import os
 
@@ -15,6 +16,13 @@ spec.loader.exec_module(random_walk)
 @pytest.mark.skipif(not os.environ.get("NAVD_BIN"), reason="needs NAVD_BIN (make test-python sets it)")
 def test_random_walks_on_random_graphs_agree_with_the_tree(capsys):
     assert random_walk.main(["--navd", os.environ["NAVD_BIN"], "--graphs", "25", "--steps", "250", "--seed", "11"]) == 0
+    assert "every mirror, dryRun and tree agreed" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not os.environ.get("NAVD_BIN"), reason="needs NAVD_BIN (make test-python sets it)")
+def test_random_walks_survive_kill_nine(capsys):
+    assert random_walk.main(["--navd", os.environ["NAVD_BIN"], "--graphs", "3", "--walks", "1", "--steps", "200", "--seed", "12",
+                             "--restarts"]) == 0
     assert "every mirror, dryRun and tree agreed" in capsys.readouterr().out
 
 
