@@ -240,15 +240,20 @@ def walk(server, seed, steps, restarts=False, regraph=None):
             del pending[i]
 
     def check_mirrors(after, where):
+        """Each mirror brought up to date against `after`; returns the full form's stackChanged params by version."""
+        heard = {}
         for form, conn, mirror in mirrors:
             for note in conn.take():
                 if note.get("method") == "stackChanged":
                     mirror.apply(expand(note["params"], session))
+                    if form == "full":
+                        heard[note["params"]["version"]] = note["params"]
                 elif note.get("method") == "navigationPending" and form == "full":
                     navigations.add(note["params"]["navigation"])  # opens and resets too
             if (mirror.version, mirror.root, mirror.visible) != (after["version"], after["root"], after["visible"]):
                 raise Divergence("the %s mirror differs from tree at %s:\n mirror %s\n tree   %s"
                                  % (form, where, json.dumps(mirror.root)[:600], json.dumps(after["root"])[:600]))
+        return heard
 
     for step in range(steps):
         if restarts and rnd.random() < 1 / 40:
@@ -291,6 +296,13 @@ def walk(server, seed, steps, restarts=False, regraph=None):
             method, P = "(provider)", {"answered": ask["params"]["navigation"], "with": answer}
         elif navigations and k < 0.2:
             method, P = "cancel", dict(P, navigation=rnd.choice(sorted(navigations)))
+        elif k < 0.21:
+            # The provider goes away and comes back: what it was asked fails at once.
+            provider.s.close()
+            provider = Conn(server.sock)
+            provider.call("provide", {"preconditions": ["app.pp"]})
+            asks.clear()
+            method, P = "(provider)", {"reconnected": True}
         elif k < 0.45:
             # Mostly a coordinator the visible screen opens (or a step or tab of what holds it), so
             # that walks go deep; sometimes any, to be refused.
@@ -304,6 +316,8 @@ def walk(server, seed, steps, restarts=False, regraph=None):
                 P["from"] = rnd.choice(ids)
             if rnd.random() < 0.1:
                 P["popUpTo"] = {"to": rnd.choice(coords + ids), "inclusive": rnd.random() < 0.5}
+            if rnd.random() < 0.1:
+                P["hints"] = {"animation": rnd.choice(["slide", "fade"]), "step": step}
             if rnd.random() < 0.15:
                 P["key"] = "k%d" % rnd.randint(1, 1000000)
             elif keyed and rnd.random() < 0.1:
@@ -386,7 +400,10 @@ def walk(server, seed, steps, restarts=False, regraph=None):
             built = link_chain(after)
             if built is not None and built != expected:
                 raise Divergence("open built %s, its link lists %s, at %s" % (built, expected, where))
-        check_mirrors(after, where)
+        heard = check_mirrors(after, where)
+        if "hints" in P and reply is not None and "result" in reply and reply["result"]["version"] in heard:
+            if heard[reply["result"]["version"]].get("hints") != P["hints"]:
+                raise Divergence("stackChanged %s did not carry the hints at %s" % (json.dumps(heard[reply["result"]["version"]])[:300], where))
         for n in nodes(after["root"]):
             declared = described["coordinators"].get(n.get("coordinator"), {}).get("kind")
             if "coordinator" in n and declared != n["kind"]:
@@ -406,6 +423,10 @@ def walk(server, seed, steps, restarts=False, regraph=None):
     settle("the walk's end")
     if pending:
         raise Divergence("no reply to %s at the walk's end" % "; ".join(pending.values()))
+    left = driver.call("stats")["result"]
+    if left["pending"] or left["pendingClientRequests"] or left["providerRequestsWaiting"]:
+        raise Divergence("navd still holds pending work at the walk's end (seed %d): %s"
+                         % (seed, {k: left[k] for k in ("pending", "pendingClientRequests", "providerRequestsWaiting")}))
     check_mirrors(driver.call("tree", {"session": session})["result"], "the walk's end (seed %d)" % seed)
     return commits
 
