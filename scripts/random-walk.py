@@ -132,6 +132,8 @@ def random_graph(seed):
             parts.append("preconditions: [%s]" % ", ".join(r.sample(["pa", "pd", "pp"], r.randint(1, 2))))
         if r.random() < 0.1:
             parts.append("leave: [pl]")
+        if r.random() < 0.12:
+            parts.append("access: [staff]")  # a role the walk's clients never hold
         lines.append("  %s: {%s}" % (n, ", ".join(parts)))
     # Preconditions: a fact checked at once, one recovered by a flow that sets the fact, one the
     # walk's provider answers later (or never), and a leave guard.
@@ -401,6 +403,19 @@ def walk(server, seed, steps, restarts=False, regraph=None):
             if built is not None and built != expected:
                 raise Divergence("open built %s, its link lists %s, at %s" % (built, expected, where))
         heard = check_mirrors(after, where)
+        if method not in ("graph.reload", "reset") or "to" in P:
+            # No client of the walk holds a role: what it adds to the tree never needs one, except
+            # the tabs a container or the graph's root makes (their access does not apply).
+            before_ids = set(ids)
+            for parent in nodes(after["root"]):
+                for n in parent.get("children", []) + ([parent["presented"]] if "presented" in parent else []):
+                    if n["id"] in before_ids or "coordinator" not in n:
+                        continue
+                    needs = described["coordinators"].get(n["coordinator"], {}).get("access")
+                    tab_shell = parent["kind"] == "stack" and parent["children"][0] is n and parent["id"] not in before_ids \
+                        and any(t["kind"] == "tabs" and parent in t.get("children", []) for t in nodes(after["root"]))
+                    if needs and not tab_shell:
+                        raise Divergence("%s %s of %s (access %s) was added by a client without the role at %s" % (n["kind"], n["id"], n["coordinator"], needs, where))
         if "hints" in P and reply is not None and "result" in reply and reply["result"]["version"] in heard:
             if heard[reply["result"]["version"]].get("hints") != P["hints"]:
                 raise Divergence("stackChanged %s did not carry the hints at %s" % (json.dumps(heard[reply["result"]["version"]])[:300], where))

@@ -140,6 +140,19 @@ extension NavigationGraph {
         guard case .tabs(let tabs) = root else { return nil }
         return tabs.map { coordinators[$0].name }
     }
+
+    /// The step a navigation to `c` shows with it: a flow's start step (nil for other coordinators).
+    /// Its access applies to that navigation, and its preconditions run after the flow's.
+    @inlinable
+    public func startStep(of c: Coordinator) -> Coordinator? { c.flowStart >= 0 ? coordinators[c.flowStart] : nil }
+
+    /// The preconditions a navigation to `c` runs, in order: its own, then a flow's start step's.
+    @inlinable
+    public func preconditions(showing c: Coordinator) -> [Int] {
+        guard c.flowStart >= 0 else { return c.preconditions }
+        let start = coordinators[c.flowStart].preconditions
+        return start.isEmpty ? c.preconditions : c.preconditions + start.filter { !c.preconditions.contains($0) }
+    }
 }
 
 public enum Root: Sendable {

@@ -128,12 +128,13 @@ extension Session {
             d["to"] = .string(c.name)
             throw NavError(.accessDenied, "`\(c.name)` (in \(origin)) admits only clients with role \(c.access.joined(separator: " or "))", data: d)
         }
+        try checkStartStepAccess(of: c, caller: caller)
         if let setup = c.setup, let v = setup.validate(.object(with)) {
             var d: JSONObject = ["pointer": .string(v.pointer), "rule": .string(v.rule), "to": .string(c.name)]
             for (k, x) in data { d[k] = x }
             throw NavError(.invalidSetup, "\(origin) gives `\(c.name)` an invalid setup: \(v.message)", data: d)
         }
-        for p in c.preconditions where !preconditions.contains(p) { preconditions.append(p) }
+        for p in graph.preconditions(showing: c) where !preconditions.contains(p) { preconditions.append(p) }
         steps.append(LinkStep(coordinator: c.index, params: .object(with), by: by))
     }
 

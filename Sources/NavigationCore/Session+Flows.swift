@@ -53,6 +53,7 @@ extension Session {
             throw NavError(.accessDenied, "the recovery flow `\(c.name)` admits only clients with role \(c.access.joined(separator: " or ")); this client holds \(held), so it cannot be presented for it",
                            data: ["to": .string(c.name), "roles": .array(c.access.map(JSONValue.string))])
         }
+        try checkStartStepAccess(of: c, caller: caller)
         guard let top = visibleTop else { throw NavError(.conflict, "session `\(name)` shows no screen to present the recovery flow over") }
         return try commit(Plan(target: flow, by: .present, params: .object([:]), source: top.number, ifVersion: nil, preconditions: []))
     }

@@ -74,6 +74,7 @@ extension Session {
             throw NavError(.accessDenied, "`\(target.name)` admits only clients with role \(target.access.joined(separator: " or ")); this client holds \(held). Roles come from the policy file (--policy), by uid or by token (hello {token})",
                            data: ["to": .string(target.name), "roles": .array(target.access.map(JSONValue.string))])
         }
+        try checkStartStepAccess(of: target, caller: caller)
 
         // Setup model: mediation, then the schema.
         if style == .select {
@@ -99,7 +100,7 @@ extension Session {
         // The size the caller measured holds while the params are `with` as given.
         let bytes = destination.with == nil && with.count == given ? withBytes ?? params.encodedSize : params.encodedSize
         var plan = Plan(target: target.index, by: style, params: params, paramsBytes: bytes, source: source.number, ifVersion: r.ifVersion,
-                        preconditions: target.preconditions)
+                        preconditions: graph.preconditions(showing: target))
         plan.sourceCoordinator = source.coordinator
         if destination.route >= 0 { plan.route = destination.route }
         return plan
@@ -161,7 +162,7 @@ extension Session {
                             ifVersion: Int?) throws(NavError) -> Plan {
         let style = Presentation.select
         guard given || destination.with != nil else {
-            var plan = Plan(target: target.index, by: style, params: .object(with), source: source.number, ifVersion: ifVersion, preconditions: target.preconditions)
+            var plan = Plan(target: target.index, by: style, params: .object(with), source: source.number, ifVersion: ifVersion, preconditions: graph.preconditions(showing: target))
             plan.sourceCoordinator = source.coordinator
             if destination.route >= 0 { plan.route = destination.route }
             return plan
@@ -171,7 +172,7 @@ extension Session {
             throw NavError(.invalidSetup, "select's \"with\" would make the params of tab `\(target.name)` not match its setup: \(violation.message)",
                            data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "to": .string(target.name)])
         }
-        var plan = Plan(target: target.index, by: style, params: params, source: source.number, ifVersion: ifVersion, preconditions: target.preconditions)
+        var plan = Plan(target: target.index, by: style, params: params, source: source.number, ifVersion: ifVersion, preconditions: graph.preconditions(showing: target))
         plan.sourceCoordinator = source.coordinator
         plan.selectsWith = true
         if destination.route >= 0 { plan.route = destination.route }
@@ -199,7 +200,7 @@ extension Session {
                 throw NavError(.invalidSetup, "\"with\" \(what) would not match the setup of `\(target.name)`: \(violation.message)",
                                data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "node": .string(screen.id)])
             }
-            var plan = Plan(target: target.index, by: .push, params: kept, source: source.number, ifVersion: ifVersion, preconditions: target.preconditions)
+            var plan = Plan(target: target.index, by: .push, params: kept, source: source.number, ifVersion: ifVersion, preconditions: graph.preconditions(showing: target))
             plan.sourceCoordinator = source.coordinator
             plan.reuse = screen.number
             if screen !== stack.children.last || screen.presented != nil { plan.popUpTo = (screen.number, false) }
@@ -445,5 +446,15 @@ extension Session {
         }
         for c in n.children { forget(c, into: &r, except: except) }
         if let p = n.presented { forget(p, into: &r, except: except) }
+    }
+}
+
+extension Session {
+    /// A flow is shown with its start step, which admits only the clients its `access` names.
+    func checkStartStepAccess(of c: Coordinator, caller: Caller) throws(NavError) {
+        guard let start = graph.startStep(of: c), !start.access.isEmpty, caller.roles.isDisjoint(with: start.access) else { return }
+        let held = caller.roles.isEmpty ? "none" : caller.roles.sorted().joined(separator: ", ")
+        throw NavError(.accessDenied, "flow `\(c.name)` starts with `\(start.name)`, which admits only clients with role \(start.access.joined(separator: " or ")); this client holds \(held). Roles come from the policy file (--policy), by uid or by token (hello {token})",
+                       data: ["to": .string(start.name), "roles": .array(start.access.map(JSONValue.string))])
     }
 }

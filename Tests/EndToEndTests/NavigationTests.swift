@@ -357,6 +357,42 @@ import Testing
         #expect(none["code"] == -32004 && (none["message"]?.stringValue ?? "").contains("navd runs without a policy file"), "\(none)")
     }
 
+    /// A flow is shown with its start step: the step's access applies to the navigation (by
+    /// navigate, a deep link, a reset), and its preconditions run after the flow's.
+    @Test func aFlowsStartStepKeepsItsAccessAndPreconditions() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        try "uids: {}\ntokens: {\"s3cret\": [staff]}\n".write(toFile: dir.file("policy.yaml"), atomically: true, encoding: .utf8)
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Staffed, Guarded]}
+              Staffed: {flow: {start: Desk, steps: [Desk]}}
+              Desk: {access: [staff]}
+              Guarded: {flow: {start: Gate, steps: [Gate]}, preconditions: [open]}
+              Gate: {preconditions: [ready]}
+            preconditions:
+              open: {check: {fact: open, equals: true}}
+              ready: {check: {fact: ready, equals: true}}
+            links:
+              "/desk": [Home, {to: Staffed}]
+            """, arguments: ["--policy", dir.file("policy.yaml")])
+        let c = try d.client()
+        for (method, params) in [("navigate", ["to": "Staffed"] as JSONValue), ("open", ["url": "/desk"]), ("reset", ["to": ["Home", "Staffed"]])] {
+            let e = try c.callError(method, params)
+            #expect(e["data"]?["kind"] == "accessDenied" && e["data"]?["to"] == "app.Desk", "\(method): \(e)")
+        }
+        #expect(try c.call("tree")["version"] == 0, "nothing shown")
+        #expect(try c.call("navigate", ["to": "Guarded", "dryRun": true])["preconditions"] == ["app.open", "app.ready"])
+        try c.call("context.set", ["facts": ["open": true]])
+        let e = try c.callError("navigate", ["to": "Guarded"])
+        #expect(e["data"]?["kind"] == "preconditionFailed" && e["data"]?["precondition"] == "app.ready", "\(e)")
+        try c.call("context.set", ["facts": ["ready": true]])
+        #expect(try c.call("navigate", ["to": "Guarded"])["version"] == 1)
+        try c.call("hello", ["token": "s3cret"])
+        #expect(try c.call("navigate", ["to": "Staffed", "from": "n1"])["version"] == 2)
+    }
+
     @Test func uidGrantsRoles() throws {
         let dir = TempDir()
         defer { dir.remove() }

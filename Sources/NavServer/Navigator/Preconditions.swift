@@ -174,7 +174,7 @@ extension Navigator {
         var redirecting: (link: [LinkStep], at: Int)?
         if let link = nav.plan.link, nav.step < nav.plan.preconditions.count {
             let held = nav.plan.preconditions[nav.step]
-            let at = link.firstIndex { graph.coordinators[$0.coordinator].preconditions.contains(held) } ?? link.count - 1
+            let at = link.firstIndex { graph.preconditions(showing: graph.coordinators[$0.coordinator]).contains(held) } ?? link.count - 1
             redirecting = (link, at)
             from = link[at].coordinator
         }
