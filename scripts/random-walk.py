@@ -276,6 +276,7 @@ def walk(server, seed, steps, restarts=False, regraph=None):
                 raise Divergence("after kill -9 and restart (seed %d, step %d) the facts differ" % (seed, step))
         tree = driver.call("tree", {"session": session})["result"]
         ids = [n["id"] for n in nodes(tree["root"])]
+        guarded = driver.call("context.get", {"session": session})["result"]["facts"].get("a") == 2  # pl fails
         P = {"session": session}
         with_ = rnd.choice([{}, {}, {"v": rnd.randint(1, 3)}, {"v": "x"}])
         waiting = bool(pending or asks)
@@ -403,6 +404,12 @@ def walk(server, seed, steps, restarts=False, regraph=None):
             if built is not None and built != expected:
                 raise Divergence("open built %s, its link lists %s, at %s" % (built, expected, where))
         heard = check_mirrors(after, where)
+        if guarded and not waiting and method not in ("graph.reload", "flowComplete", "(provider)"):
+            # While the leave guard `pl` fails, nothing a step removes declares it.
+            left = {n["id"] for n in nodes(after["root"])}
+            for n in nodes(tree["root"]):
+                if n["id"] not in left and "app.pl" in (described["coordinators"].get(n.get("coordinator"), {}).get("leave") or []):
+                    raise Divergence("%s %s (%s) left the tree although its leave guard fails, at %s" % (n["kind"], n["id"], n["coordinator"], where))
         if method not in ("graph.reload", "reset") or "to" in P:
             # No client of the walk holds a role: what it adds to the tree never needs one, except
             # the tabs a container or the graph's root makes (their access does not apply).

@@ -3,7 +3,8 @@ import JSON
 import NavTesting
 import Testing
 
-/// Navigations that replace screens (`replace`, `root`, `reset`, `open`) run the `leave:` guards of
+/// Navigations that replace screens (`replace`, `root`, a `select` bringing tabs back, `reset`,
+/// `open`) run the `leave:` guards of
 /// what they remove, unless `force: true` (go_router's `onExit` on `go()`).
 @Suite struct ReplacementGuardTests {
     static let graph = """
@@ -43,6 +44,27 @@ import Testing
         forced["force"] = true
         let r = try c.call(method, .object(forced))
         #expect(r["version"] == 2, "\(method) with force: \(r)")
+    }
+
+    /// A `select` that brings back the declared tabs (a `root` navigation replaced them) removes
+    /// what the root held: their leave guards run first, as a replacement's do.
+    @Test func aSelectThatBringsTheTabsBackRunsTheGuardsOfWhatItRemoves() throws {
+        let d = try Daemon(graph: """
+            root: {tabs: [Home, Other]}
+            coordinators:
+              Home: {opens: [Editor]}
+              Other: {}
+              Editor: {leave: [saved]}
+            preconditions:
+              saved: {check: {fact: saved, equals: true}}
+            """)
+        let c = try d.client()
+        try c.call("navigate", ["to": "Editor", "by": "root"])
+        let refused = try c.callError("navigate", ["to": "Other", "by": "select"])
+        #expect(refused["data"]?["kind"] == "preconditionFailed" && refused["data"]?["precondition"] == "app.saved", "\(refused)")
+        #expect(try c.call("tree")["version"] == 1, "the editor stays")
+        #expect(try c.call("navigate", ["to": "Other", "by": "select", "force": true])["version"] == 2)
+        #expect(try c.call("tree")["root"]?["kind"] == "tabs")
     }
 
     @Test func aGuardThatPassesLetsTheReplacementThrough() throws {

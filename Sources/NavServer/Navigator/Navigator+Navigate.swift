@@ -115,7 +115,7 @@ extension Navigator {
         let session = r.state.session
         guard let o = r.options else {
             let p = try session.plan(destination, by: r.by, with: r.with, from: r.from, ifVersion: r.ifVersion, caller: caller, withBytes: r.withBytes)
-            return p.by == .replace || p.by == .root ? guardingReplacement(p, in: session) : p
+            return p.by.mayReplaceScreens ? guardingReplacement(p, in: session) : p
         }
         var p = try session.plan(destination, by: r.by, with: r.with, from: r.from, ifVersion: r.ifVersion, caller: caller, withBytes: r.withBytes,
                                  existing: o.existing, merge: o.merge)
@@ -126,10 +126,11 @@ extension Navigator {
             let guards = try session.leaveGuards(node: nil, to: Node.id(pop.node), inclusive: false)
             if !guards.preconditions.isEmpty { p = p.withPreconditions(before: guards.preconditions) }
         }
-        return !o.force && (p.by == .replace || p.by == .root) ? guardingReplacement(p, in: session) : p
+        return !o.force && p.by.mayReplaceScreens ? guardingReplacement(p, in: session) : p
     }
 
-    /// `plan` (a `replace`, a `root`, a deep link or a `reset {to}`), after the `leave:` guards of
+    /// `plan` (a `replace`, a `root`, a `select` that brings the declared tabs back, a deep link or
+    /// a `reset {to}`), after the `leave:` guards of
     /// the screens it removes (the topmost's first), as a dismiss runs them; `force` skips them.
     func guardingReplacement(_ plan: Plan, in session: Session) -> Plan {
         guard graph.hasLeaveGuards else { return plan }
@@ -282,4 +283,10 @@ extension Navigator {
                            data: ["param": "then", "to": .string(graph.coordinators[then.to].name)])
         }
     }
+}
+
+extension Presentation {
+    /// Whether a navigation by this style may remove screens besides its source's stack top: a
+    /// `replace`, a `root`, and a `select` that brings back the tabs a `root` navigation replaced.
+    var mayReplaceScreens: Bool { self == .replace || self == .root || self == .select }
 }
