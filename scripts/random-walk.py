@@ -321,6 +321,12 @@ def walk(server, seed, steps, restarts=False, regraph=None):
                 P["popUpTo"] = {"to": rnd.choice(coords + ids), "inclusive": rnd.random() < 0.5}
             if rnd.random() < 0.1:
                 P["hints"] = {"animation": rnd.choice(["slide", "fade"]), "step": step}
+            if rnd.random() < 0.12 and "popUpTo" not in P:
+                # A screen of the target already in the stack: kept on top, or popped to.
+                P["by"] = "push"
+                P["existing"] = rnd.choice(["top", "pop", "push"])
+                if rnd.random() < 0.3:
+                    P["merge"] = True
             if rnd.random() < 0.15:
                 P["key"] = "k%d" % rnd.randint(1, 1000000)
             elif keyed and rnd.random() < 0.1:
