@@ -120,7 +120,12 @@ def random_graph(seed):
             parts.append("back: %s" % r.choice(["none", "history", "order", "firstTab"]))
         if kinds[n] == "flow":
             steps = r.sample(screens, r.randint(1, 3))
-            parts.append("flow: {start: %s, steps: [%s]}" % (steps[0], ", ".join(steps)))
+            extra = ""
+            if r.random() < 0.4:
+                extra += ", result: {type: object, required: [ok], properties: {ok: {type: boolean}}}"
+            if r.random() < 0.4:
+                extra += ", then: %s" % r.choice(screens)
+            parts.append("flow: {start: %s, steps: [%s]%s}" % (steps[0], ", ".join(steps), extra))
         opens[n] = r.sample(names, r.randint(0, min(5, len(names))))
         if opens[n]:
             parts.append("opens: [%s]" % ", ".join(opens[n]))
@@ -341,7 +346,9 @@ def walk(server, seed, steps, restarts=False, regraph=None):
             elif rnd.random() < 0.3:
                 P.update({"to": rnd.choice(coords + ids), "inclusive": rnd.random() < 0.5})
         elif k < 0.7:
-            method, P = "flowComplete", dict(P, flow=rnd.choice(ids), **rnd.choice([{"result": {}}, {"cancelled": True}, {"error": {"message": "x"}}]))
+            flows = [n["id"] for n in nodes(tree["root"]) if n["kind"] == "flow"]
+            method, P = "flowComplete", dict(P, flow=rnd.choice(flows if flows and rnd.random() < 0.8 else ids),
+                                             **rnd.choice([{"result": {}}, {"result": {"ok": True}}, {"result": {"ok": "x"}}, {"cancelled": True}, {"error": {"message": "x"}}]))
         elif k < 0.76:
             method, P = "update", dict(P, node=rnd.choice(ids))
             P["with"] = with_
@@ -380,7 +387,8 @@ def walk(server, seed, steps, restarts=False, regraph=None):
         # A step commits at most once, unless it lets a waiting navigation go on (a recovery flow
         # completed, a provider's answer, a cancel that dismisses a recovery flow); a forced reload
         # commits once per node it removes.
-        if after["version"] < tree["version"] or (after["version"] > tree["version"] + 1 and not waiting and method != "graph.reload"):
+        then = reply is not None and "then" in reply.get("result", {})  # a flow's end, then where it goes on
+        if after["version"] < tree["version"] or (after["version"] > tree["version"] + 1 + then and not waiting and method != "graph.reload"):
             raise Divergence("version %d -> %d at %s" % (tree["version"], after["version"], where))
         commits += after["version"] - tree["version"]
         if reply is not None and "key" in P:
@@ -429,6 +437,12 @@ def walk(server, seed, steps, restarts=False, regraph=None):
                         and any(t["kind"] == "tabs" and parent in t.get("children", []) for t in nodes(after["root"]))
                     if needs and not tab_shell:
                         raise Divergence("%s %s of %s (access %s) was added by a client without the role at %s" % (n["kind"], n["id"], n["coordinator"], needs, where))
+        if method == "flowComplete" and "result" in P and reply is not None:
+            # A result that fails the flow's result schema (ok, a boolean, required) is refused.
+            flow = next((n for n in nodes(tree["root"]) if n["id"] == P["flow"] and n["kind"] == "flow"), None)
+            schema = described["coordinators"].get(flow["coordinator"], {}).get("flow", {}).get("result") if flow else None
+            if schema and not isinstance(P["result"].get("ok"), bool) and reply.get("error", {}).get("data", {}).get("kind") != "invalidSetup":
+                raise Divergence("a result the flow's schema refuses answered %s at %s" % (json.dumps(reply)[:200], where))
         if "hints" in P and reply is not None and "result" in reply and reply["result"]["version"] in heard:
             if heard[reply["result"]["version"]].get("hints") != P["hints"]:
                 raise Divergence("stackChanged %s did not carry the hints at %s" % (json.dumps(heard[reply["result"]["version"]])[:300], where))
