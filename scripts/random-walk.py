@@ -207,14 +207,17 @@ def link_chain(tree):
     return chain
 
 
-def walk(server, seed, steps, restarts=False, regraph=None):
+def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
     rnd = random.Random(seed)
     session = "walk%d" % seed
 
     def connect():
         driver, full, compact = Conn(server.sock), Conn(server.sock), Conn(server.sock)
+        snapshot = compact.call("subscribe", {"session": session, "notifications": "compact"})["result"]
+        if transcript is not None:
+            transcript.append({"snapshot": json.loads(json.dumps(snapshot)), "steps": []})  # the mirror changes its own
         mirrors = [("full", full, TreeMirror(full.call("subscribe", {"session": session})["result"])),
-                   ("compact", compact, TreeMirror(compact.call("subscribe", {"session": session, "notifications": "compact"})["result"]))]
+                   ("compact", compact, TreeMirror(snapshot))]
         provider = Conn(server.sock)
         provider.call("provide", {"preconditions": ["app.pp"]})
         return driver, mirrors, provider
@@ -250,7 +253,11 @@ def walk(server, seed, steps, restarts=False, regraph=None):
         """Each mirror brought up to date against `after`; returns the full form's stackChanged params by version."""
         heard = {}
         for form, conn, mirror in mirrors:
-            for note in conn.take():
+            notes = conn.take()
+            if form == "compact" and transcript is not None:
+                transcript[-1]["steps"].append({"stackChanged": json.loads(json.dumps([n["params"] for n in notes if n.get("method") == "stackChanged"])),
+                                                "tree": {k: after[k] for k in ("version", "root", "visible")}, "where": where})
+            for note in notes:
                 if note.get("method") == "stackChanged":
                     mirror.apply(expand(note["params"], session))
                     if form == "full":
@@ -473,6 +480,18 @@ def walk(server, seed, steps, restarts=False, regraph=None):
     return commits
 
 
+def replay_in_js(transcript, work):
+    """nav-web's mirror, fed the compact notifications the walk heard, must hold navd's tree after
+    every step (scripts/replay-js-mirror.mjs)."""
+    path = os.path.join(work, "transcript.json")
+    with open(path, "w") as f:
+        json.dump(transcript, f)
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "replay-js-mirror.mjs")
+    r = subprocess.run(["node", script, path], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise Divergence("nav-web's mirror differs: %s" % (r.stderr or r.stdout)[-1500:])
+
+
 def dry_preconditions(dry):
     return dry is not None and bool(dry.get("result", {}).get("preconditions"))
 
@@ -520,6 +539,8 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--restarts", action="store_true", help="a durable navd, killed with SIGKILL and restarted now and then")
+    ap.add_argument("--js-mirror", action="store_true",
+                    help="also replay each walk's compact notifications in nav-web's mirror (Clients/web/Assets/mirror.js, with node)")
     a = ap.parse_args(argv)
     total = 0
     for g in range(1 if a.graph else a.graphs):
@@ -532,7 +553,10 @@ def main(argv=None):
         server = Server(a.navd, graph_dir, work, a.restarts)
         try:
             for w in range(a.walks):
-                total += walk(server, a.seed * 1000 + g * 10 + w, a.steps, a.restarts, None if a.graph else random_graph)
+                transcript = [] if a.js_mirror else None
+                total += walk(server, a.seed * 1000 + g * 10 + w, a.steps, a.restarts, None if a.graph else random_graph, transcript)
+                if transcript is not None:
+                    replay_in_js(transcript, work)
         except Divergence as e:
             print("random-walk: %s\n graph: %s (kept)" % (e, graph_dir), file=sys.stderr)
             return 1

@@ -4,6 +4,7 @@ link built, keyed retries, every navigation answered once; with restarts, what n
 survives kill -9)."""
 import importlib.util
 import os
+import shutil
 
 import pytest
 
@@ -15,7 +16,9 @@ spec.loader.exec_module(random_walk)
 
 @pytest.mark.skipif(not os.environ.get("NAVD_BIN"), reason="needs NAVD_BIN (make test-python sets it)")
 def test_random_walks_on_random_graphs_agree_with_the_tree(capsys):
-    assert random_walk.main(["--navd", os.environ["NAVD_BIN"], "--graphs", "25", "--steps", "250", "--seed", "11"]) == 0
+    # nav-web's mirror replays the walks too, where node is installed (make test-web installs it).
+    js = ["--js-mirror"] if shutil.which("node") else []
+    assert random_walk.main(["--navd", os.environ["NAVD_BIN"], "--graphs", "25", "--steps", "250", "--seed", "11"] + js) == 0
     assert "every mirror, dryRun and tree agreed" in capsys.readouterr().out
 
 
