@@ -136,7 +136,7 @@ def random_graph(seed):
         if r.random() < 0.25:
             parts.append("preconditions: [%s]" % ", ".join(r.sample(["pa", "pd", "pp"], r.randint(1, 2))))
         if r.random() < 0.1:
-            parts.append("leave: [pl]")
+            parts.append("leave: [%s]" % r.choice(["pl", "pl", "pp", "pl, pp"]))
         if r.random() < 0.12:
             parts.append("access: [staff]")  # a role the walk's clients never hold
         lines.append("  %s: {%s}" % (n, ", ".join(parts)))
