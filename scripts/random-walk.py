@@ -433,7 +433,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                     raise Divergence("%s %s (%s) left the tree although its leave guard fails, at %s" % (n["kind"], n["id"], n["coordinator"], where))
         if method not in ("graph.reload", "reset") or "to" in P:
             # No client of the walk holds a role: what it adds to the tree never needs one, except
-            # the tabs a container or the graph's root makes (their access does not apply).
+            # the tabs a container or the graph's root makes, and the graph's root screen a reset
+            # brings back (their access does not apply).
             before_ids = set(ids)
             for parent in nodes(after["root"]):
                 for n in parent.get("children", []) + ([parent["presented"]] if "presented" in parent else []):
@@ -442,7 +443,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                     needs = described["coordinators"].get(n["coordinator"], {}).get("access")
                     tab_shell = parent["kind"] == "stack" and parent["children"][0] is n and parent["id"] not in before_ids \
                         and any(t["kind"] == "tabs" and parent in t.get("children", []) for t in nodes(after["root"]))
-                    if needs and not tab_shell:
+                    root_shell = parent is after["root"] and parent["children"][0] is n and described["root"].get("stack") == n["coordinator"]
+                    if needs and not tab_shell and not root_shell:
                         raise Divergence("%s %s of %s (access %s) was added by a client without the role at %s" % (n["kind"], n["id"], n["coordinator"], needs, where))
         if method == "flowComplete" and "result" in P and reply is not None:
             # A result that fails the flow's result schema (ok, a boolean, required) is refused.
