@@ -113,6 +113,7 @@ def random_graph(seed):
         lines.append("root: {stack: %s}" % r.choice(screens))
     lines.append("coordinators:")
     opens = {}
+    free = []
     for n in names:
         parts = []
         if kinds[n] == "tabs":
@@ -131,6 +132,8 @@ def random_graph(seed):
             parts.append("opens: [%s]" % ", ".join(opens[n]))
         if r.random() < 0.2:
             parts.append("presentations: [%s]" % ", ".join(r.sample(["push", "present", "replace", "root", "select"], r.randint(1, 3))))
+        else:
+            free.append(n)  # any style: a route may name it
         if setups[n]:
             parts.append("setup: {type: object, properties: {v: {type: integer}}}")
         if r.random() < 0.25:
@@ -145,7 +148,8 @@ def random_graph(seed):
     lines.append("  R1: {}")
     lines.append("  RF: {flow: {start: R1, steps: [R1]}}")
     lines.append("preconditions:")
-    lines.append("  pa: {check: {fact: a, notEquals: 1}}")
+    redirect = ", redirect: {to: %s}" % r.choice(screens) if r.random() < 0.3 else ""
+    lines.append("  pa: {check: {fact: a, notEquals: 1}%s}" % redirect)
     lines.append("  pd: {check: {fact: d, exists: true}, recover: {flow: RF, facts: {d: true}}}")
     lines.append("  pp: {provider: true, timeout: 60s}")
     lines.append("  pl: {check: {fact: a, notEquals: 2}}")
@@ -170,6 +174,14 @@ def random_graph(seed):
     if links:
         lines.append("links:")
         lines += links
+    # Routes to coordinators any style shows; a guard of the whole graph, now and then.
+    routes = [n for n in free if kinds[n] != "tabs"][:2]
+    if routes:
+        lines.append("routes:")
+        lines += ["  r%d: {to: %s%s}" % (i, n, ", with: {v: 2}" if setups[n] and r.random() < 0.5 else "") for i, n in enumerate(routes)]
+    if r.random() < 0.25:
+        lines.append("guards:")
+        lines.append("  - {precondition: pa, except: [%s]}" % r.choice(names))
     return "\n".join(lines) + "\n"
 
 
@@ -324,6 +336,9 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             top = next((n for n in nodes(tree["root"]) if n["id"] == tree["visible"][-1]), {})
             opens = described["coordinators"].get(top.get("coordinator"), {}).get("opens") or coords
             method, P = "navigate", dict(P, to=rnd.choice(opens if rnd.random() < 0.7 else coords), progress=True)
+            if described.get("routes") and rnd.random() < 0.1:
+                del P["to"]
+                P["route"] = rnd.choice(sorted(described["routes"]))
             P["with"] = with_
             if rnd.random() < 0.7:
                 P["by"] = rnd.choice(["push", "push", "present", "replace", "select", "root"])
@@ -503,7 +518,14 @@ class Server:
 
     def __init__(self, navd, graph_dir, work, durable):
         self.args = [navd, "serve", "--graph", graph_dir, "--socket", os.path.join(work, "navd.sock"), "--log-level", "error"]
-        self.args += ["--state", os.path.join(work, "navd.state")] if durable else ["--ephemeral"]
+        if durable:
+            # A small log, so that walks compact it often (a restart may read a snapshot, a log, or
+            # both); durability full on some graphs.
+            r = random.Random(sorted(os.listdir(graph_dir))[0] + open(os.path.join(graph_dir, sorted(os.listdir(graph_dir))[0])).read())
+            self.args += ["--state", os.path.join(work, "navd.state"), "--log-compact-bytes", str(r.choice([4096, 65536, 16777216])),
+                          "--log-compact-ratio", "0", "--durability", r.choice(["process", "full"])]
+        else:
+            self.args += ["--ephemeral"]
         self.sock = os.path.join(work, "navd.sock")
         self.log = os.path.join(work, "navd.log")
         self.graph_dir = graph_dir
