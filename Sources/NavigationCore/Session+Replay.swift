@@ -52,6 +52,9 @@ extension Session {
     /// Checks a session after its changes were replayed, as a restored one is checked.
     public func checkReplayed() throws(NavError) {
         try Session.validateRestored(root, nextId: nextId)
+        // What a replayed change added is checked against the graph as a saved tree is.
+        try Session.checkTabs(of: root, graph: graph)
+        try Session.checkFlowSteps(of: root, graph: graph)
         try limits.check(depth: root.height, nodes: nodeCount, paramsBytes: paramsBytes)
     }
 

@@ -120,6 +120,20 @@ extension Session {
         }
     }
 
+    /// Checks that each flow of a tree holds only steps its flow declares (a replayed `push` puts a
+    /// screen into a flow without the check a saved flow's children get when read).
+    static func checkFlowSteps(of root: Node, graph: NavigationGraph) throws(NavError) {
+        var todo = [root]
+        while let n = todo.popLast() {
+            if n.kind == .flow, let steps = graph.coordinators[n.coordinator].flow?.steps,
+               let stray = n.children.first(where: { $0.coordinator >= 0 && !steps.contains($0.coordinator) }) {
+                throw NavError(.unknownTarget, "saved flow \(n.id) (`\(graph.coordinators[n.coordinator].name)`) holds \(stray.id) (`\(graph.coordinators[stray.coordinator].name)`), which is not one of its steps in the graph")
+            }
+            todo.append(contentsOf: n.children)
+            if let p = n.presented { todo.append(p) }
+        }
+    }
+
     /// Checks that each tab shell of a saved tree holds as many tabs as the graph declares for it
     /// (the root's `tabs`, or its container's): a tab is known by its place, so a graph that added,
     /// removed or moved tabs cannot take the tree as it is.

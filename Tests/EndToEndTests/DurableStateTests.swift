@@ -135,7 +135,7 @@ import Testing
 
     /// Saves a session under `graph` (after `act`), then starts navd over that state on `graph`
     /// changed by `edit`: what the refused start answered.
-    func restartOnChangedGraph(_ graph: String, act: (TestClient) throws -> Void, edit: (String) -> String) throws
+    func restartOnChangedGraph(_ graph: String, act: (TestClient) throws -> Void, edit: (String) -> String, signal: Int32 = SIGTERM) throws
         -> (state: String, status: Int32, stderr: String) {
         let dir = TempDir()
         defer { dir.remove() }
@@ -145,7 +145,7 @@ import Testing
         do {
             let d = try Daemon(arguments: ["--graph", dir.file("graph"), "--state", state])
             try act(try d.client())
-            _ = d.stop()
+            _ = d.stop(signal: signal)
         }
         try edit(graph).write(toFile: dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
         let r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("b.sock"), "--graph", dir.file("graph"), "--state", state])
@@ -174,6 +174,11 @@ import Testing
     @Test(arguments: [("A: {}", "A: {flow: {start: S1, steps: [S1]}}", "saved node n3 is a screen of `app.A`, which the graph declares as a flow"),
                       ("steps: [S1, S2]", "steps: [S1]", "(`app.S2`), which is not one of its steps in the graph")])
     func refusesStateSavedWithACoordinatorOfAnotherKind(_ was: String, _ now: String, _ message: String) throws {
+        // Stopped (the tree is in the snapshot) or killed (its commits are replayed from the log).
+        for signal in [SIGTERM, SIGKILL] { try refusesStateSavedWithACoordinatorOfAnotherKind(was, now, message, signal: signal) }
+    }
+
+    func refusesStateSavedWithACoordinatorOfAnotherKind(_ was: String, _ now: String, _ message: String, signal: Int32) throws {
         let graph = """
             root: {stack: Home}
             coordinators:
@@ -188,8 +193,9 @@ import Testing
             try c.call("navigate", ["to": "app.F", "from": "n1"])
             try c.call("navigate", ["to": "app.S2"])
         },
-                                          edit: { $0.replacingOccurrences(of: was, with: now) })
-        #expect(r.status == 1 && r.stderr.contains(message) && r.stderr.contains("--repair"), "\(r.stderr)")
+                                          edit: { $0.replacingOccurrences(of: was, with: now) }, signal: signal)
+        #expect(r.status == 1 && r.stderr.contains(message), "\(r.stderr)")
+        #expect(r.stderr.contains(signal == SIGTERM ? "--repair" : "aside to start from the snapshot"), "\(r.stderr)")
     }
 
     /// A tab is known by its place: a saved session whose root tabs the graph changed is refused as

@@ -216,7 +216,7 @@ extension LogStore {
                        snapshotNames: [String]) throws(StateError) {
         for s in sessions where replayed.contains(s.name) {
             do throws(NavError) { try s.checkReplayed() } catch {
-                throw StateError(description: "session \"\(s.name)\" replayed from \(logPath) breaks a rule: \(error.message)")
+                throw StateError(description: "session \"\(s.name)\" replayed from \(logPath) breaks a rule: \(error.message). Start navd with the graph and limits the log was written with, or move \(logPath) aside to start from the snapshot \(snapshot.path) alone")
             }
             unsnapshotted.change(s)
         }
