@@ -409,7 +409,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
         # A step commits at most once, unless it lets a waiting navigation go on (a recovery flow
         # completed, a provider's answer, a cancel that dismisses a recovery flow); a forced reload
         # commits once per node it removes.
-        then = reply is not None and "then" in reply.get("result", {})  # a flow's end, then where it goes on
+        # A flow's end, then where it goes on (answered, or waiting with a recovery flow presented).
+        then = ("then" in reply.get("result", {})) if reply is not None else method == "flowComplete"
         if after["version"] < tree["version"] or (after["version"] > tree["version"] + 1 + then and not waiting and method != "graph.reload"):
             raise Divergence("version %d -> %d at %s" % (tree["version"], after["version"], where))
         commits += after["version"] - tree["version"]
