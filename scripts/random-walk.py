@@ -261,11 +261,16 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 raise Divergence("internal error for %s at %s" % (pending[i], where))
             del pending[i]
 
+    full_notes = []  # what the full-form subscriber heard in the last step
+
     def check_mirrors(after, where):
         """Each mirror brought up to date against `after`; returns the full form's stackChanged params by version."""
         heard = {}
+        full_notes.clear()
         for form, conn, mirror in mirrors:
             notes = conn.take()
+            if form == "full":
+                full_notes.extend(notes)
             if form == "compact" and transcript is not None:
                 transcript[-1]["steps"].append({"stackChanged": json.loads(json.dumps([n["params"] for n in notes if n.get("method") == "stackChanged"])),
                                                 "tree": {k: after[k] for k in ("version", "root", "visible")}, "where": where})
@@ -367,6 +372,11 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 P["node"] = rnd.choice(ids)
             elif rnd.random() < 0.3:
                 P.update({"to": rnd.choice(coords + ids), "inclusive": rnd.random() < 0.5})
+            if rnd.random() < 0.2:
+                # A result for the screen left on top, sometimes merged into its params.
+                P["result"] = rnd.choice([{"v": 2}, {"v": "x"}, "done", None])
+                if isinstance(P["result"], dict) and rnd.random() < 0.5:
+                    P["merge"] = True
         elif k < 0.7:
             flows = [n["id"] for n in nodes(tree["root"]) if n["kind"] == "flow"]
             method, P = "flowComplete", dict(P, flow=rnd.choice(flows if flows and rnd.random() < 0.8 else ids),
@@ -468,6 +478,12 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             schema = described["coordinators"].get(flow["coordinator"], {}).get("flow", {}).get("result") if flow else None
             if schema and not isinstance(P["result"].get("ok"), bool) and reply.get("error", {}).get("data", {}).get("kind") != "invalidSetup":
                 raise Divergence("a result the flow's schema refuses answered %s at %s" % (json.dumps(reply)[:200], where))
+        if method == "dismiss" and "result" in P and "node" not in P and reply is not None and "result" in reply:
+            # screenResult names the screen that was shown and the one now on top.
+            said = [n["params"] for n in full_notes if n.get("method") == "screenResult"]
+            if len(said) != 1 or said[0]["to"] != after["visible"][-1] or said[0]["node"] != tree["visible"][-1] or said[0]["result"] != P["result"]:
+                raise Divergence("dismiss with a result said %s (top before %s, after %s) at %s"
+                                 % (json.dumps(said)[:300], tree["visible"][-1], after["visible"][-1], where))
         if "hints" in P and reply is not None and "result" in reply and reply["result"]["version"] in heard:
             if heard[reply["result"]["version"]].get("hints") != P["hints"]:
                 raise Divergence("stackChanged %s did not carry the hints at %s" % (json.dumps(heard[reply["result"]["version"]])[:300], where))
