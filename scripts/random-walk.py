@@ -347,6 +347,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             P["with"] = with_
             if rnd.random() < 0.7:
                 P["by"] = rnd.choice(["push", "push", "present", "replace", "select", "root"])
+                if P["by"] == "select" and rnd.random() < 0.3:
+                    P["merge"] = True  # the tab's screen keeps its params, `with` merged in
             if rnd.random() < 0.2:
                 P["from"] = rnd.choice(ids)
             if rnd.random() < 0.1:
