@@ -386,6 +386,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
         elif k < 0.76:
             method, P = "update", dict(P, node=rnd.choice(ids))
             P["with"] = with_
+            if rnd.random() < 0.4:
+                P["push"] = True  # the old params kept: the next dismiss of the top restores them
         elif k < 0.82:
             method = "reset"
             if rnd.random() < 0.5:
