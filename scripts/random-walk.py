@@ -303,6 +303,25 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                                  % (seed, step, json.dumps(before)[:600], json.dumps(again)[:600]))
             if driver.call("context.get", {"session": session})["result"] != facts:
                 raise Divergence("after kill -9 and restart (seed %d, step %d) the facts differ" % (seed, step))
+        if rnd.random() < 1 / 150:
+            # The session is closed and opened again: what waited is answered (cancelled), keys go,
+            # the subscribers hear sessionClosed and subscribe to the new session.
+            closed = driver.call("session.close", {"name": session})
+            if "error" in closed:
+                raise Divergence("session.close answered %s (seed %d, step %d)" % (json.dumps(closed)[:300], seed, step))
+            settle("session.close (seed %d, step %d)" % (seed, step))
+            if pending:
+                raise Divergence("no reply to %s after session.close" % "; ".join(pending.values()))
+            for form, conn, _ in mirrors:
+                if not any(n.get("method") == "sessionClosed" for n in conn.take()):
+                    raise Divergence("the %s subscriber did not hear sessionClosed (seed %d, step %d)" % (form, seed, step))
+            driver.call("session.open", {"name": session})
+            for c in [driver, provider] + [conn for _, conn, _ in mirrors]:
+                c.s.close()
+            driver, mirrors, provider = connect()
+            asks.clear()
+            keyed.clear()
+            navigations.clear()
         tree = driver.call("tree", {"session": session})["result"]
         ids = [n["id"] for n in nodes(tree["root"])]
         guarded = driver.call("context.get", {"session": session})["result"]["facts"].get("a") == 2  # pl fails
