@@ -329,7 +329,24 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
         with_ = rnd.choice([{}, {}, {"v": rnd.randint(1, 3)}, {"v": "x"}])
         waiting = bool(pending or asks)
         k = rnd.random()
-        if regraph and k < 0.015:
+        if k > 0.97:
+            # A burst: a few requests sent back to back before any answer (a front-end that
+            # pipelines), answered in order or left waiting for preconditions.
+            top = next((n for n in nodes(tree["root"]) if n["id"] == tree["visible"][-1]), {})
+            opens = described["coordinators"].get(top.get("coordinator"), {}).get("opens") or coords
+            burst = [rnd.choice([("navigate", {"session": session, "to": rnd.choice(opens), "progress": True}),
+                                 ("dismiss", {"session": session}), ("navigate", {"session": session, "to": rnd.choice(coords), "by": "present"})])
+                     for _ in range(rnd.randint(2, 4))]
+            sent = [driver.send(m, p) for m, p in burst]
+            driver.call("ping")
+            for i, (m, p) in zip(sent, burst):
+                r = driver.replies.pop(i, None)
+                if r is None:
+                    pending[i] = "%s %s (burst, seed %d, step %d)" % (m, json.dumps(p), seed, step)
+                elif r.get("error", {}).get("data", {}).get("kind") == "internalError":
+                    raise Divergence("internal error in a burst at seed %d, step %d: %s" % (seed, step, json.dumps(r)[:300]))
+            method, P, waiting = "(burst)", {"requests": burst}, True
+        elif regraph and k < 0.015:
             # Another graph of the same names, reloaded (forced or not): a refused one is put back,
             # so that a restart reads the graph navd serves.
             path = os.path.join(server.graph_dir, "app.yaml")
@@ -419,7 +436,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 P["by"] = "push"
         dry = driver.call(method, dict(P, dryRun=True)) if method in ("navigate", "open") and rnd.random() < 0.5 else None
         reply = None
-        if method != "(provider)":
+        if method not in ("(provider)", "(burst)"):
             i = driver.send(method, P)
             driver.call("ping")  # navd answers in order: a reply not in by now waits for preconditions
             reply = driver.replies.pop(i, None)
