@@ -37,6 +37,7 @@ extension Session {
         let restored = try Session.node(from: json, graph: graph, depth: 1, count: &count, limits: limits, keys: keys)
         try Session.validateRestored(restored, nextId: nextId)
         if tabsAsDeclared { try Session.checkTabs(of: restored, graph: graph) }
+        try Session.checkFlowSteps(of: restored, graph: graph)
         let table = try Session.restoredFacts(facts, limits: limits)
         replaceState(root: restored, version: version, nextId: nextId, facts: table)
         try limits.check(depth: 0, nodes: 0, paramsBytes: paramsBytes)
@@ -120,8 +121,8 @@ extension Session {
         }
     }
 
-    /// Checks that each flow of a tree holds only steps its flow declares (a replayed `push` puts a
-    /// screen into a flow without the check a saved flow's children get when read).
+    /// Checks that each flow of a saved or replayed tree holds only steps its flow declares (a screen
+    /// a flow pushes that is not one goes on the stack holding the flow).
     static func checkFlowSteps(of root: Node, graph: NavigationGraph) throws(NavError) {
         var todo = [root]
         while let n = todo.popLast() {
@@ -238,11 +239,6 @@ extension Session {
         }
         for c in saved.children {
             let child = try node(from: c, graph: graph, depth: depth + 1, count: &count, limits: limits, keys: keys)
-            // A flow holds its steps only (a screen it pushes that is not one goes on the stack
-            // holding the flow).
-            if kind == .flow, let steps = graph.coordinators[coordinator].flow?.steps, child.coordinator >= 0, !steps.contains(child.coordinator) {
-                throw NavError(.unknownTarget, "saved flow \(saved.id) (`\(graph.coordinators[coordinator].name)`) holds \(child.id) (`\(graph.coordinators[child.coordinator].name)`), which is not one of its steps in the graph")
-            }
             child.parent = n
             n.children.append(child)
         }

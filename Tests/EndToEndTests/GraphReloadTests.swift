@@ -18,11 +18,16 @@ import Testing
         try text.write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
     }
 
+    /// navd serving `graph`, written into `dir` (which a test rewrites to reload).
+    func daemon(_ graph: String, in dir: TempDir) throws -> Daemon {
+        try write(graph, dir)
+        return try Daemon(arguments: ["--graph", dir.path])
+    }
+
     @Test func invalidGraphIsRefusedWithDiagnosticsAndNothingChanges() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        try write(v1, dir)
-        let d = try Daemon(arguments: ["--graph", dir.path])
+        let d = try daemon(v1, in: dir)
         let c = try d.client()
         try c.call("navigate", ["to": "Product", "with": ["id": "a"]])
         let before = try c.call("tree")
@@ -38,8 +43,7 @@ import Testing
     @Test func validGraphIsAppliedAndSubscribersHearIt() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        try write(v1, dir)
-        let d = try Daemon(arguments: ["--graph", dir.path])
+        let d = try daemon(v1, in: dir)
         let c = try d.client()
         let watcher = try d.client()
         try watcher.call("subscribe")
@@ -61,8 +65,7 @@ import Testing
     @Test func liveNodesMissingFromTheNewGraphRefuseUnlessForced() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        try write(v1, dir)
-        let d = try Daemon(arguments: ["--graph", dir.path])
+        let d = try daemon(v1, in: dir)
         let c = try d.client()
         let watcher = try d.client()
         try watcher.call("subscribe")
@@ -102,8 +105,7 @@ import Testing
               A: {}
               B: {}
             """
-        try write(tabs, dir)
-        let d = try Daemon(arguments: ["--graph", dir.path])
+        let d = try daemon(tabs, in: dir)
         let c = try d.client()
         let watcher = try d.client(), compact = try d.client()
         try watcher.call("subscribe")
@@ -158,8 +160,7 @@ import Testing
               S1: {opens: [S2]}
               S2: {}
             """
-        try write(before, dir)
-        let d = try Daemon(arguments: ["--graph", dir.path])
+        let d = try daemon(before, in: dir)
         let c = try d.client()
         let a = try #require(try c.call("navigate", ["to": "A"])["node"]?.stringValue)
         let flow = try #require(try c.call("navigate", ["to": "F"])["node"]?.stringValue)
@@ -194,8 +195,7 @@ import Testing
               F: {flow: {start: S1, steps: [S1]}}
               S1: {}
             """
-        try write(before, dir)
-        let d = try Daemon(arguments: ["--graph", dir.path])
+        let d = try daemon(before, in: dir)
         let c = try d.client(), full = try d.client(), compact = try d.client()
         var mirrors = [TreeMirror(snapshot: try full.call("subscribe")), TreeMirror(snapshot: try compact.call("subscribe", ["notifications": "compact"]))]
         try c.call("context.set", ["facts": ["kept": 1]])
@@ -233,8 +233,7 @@ import Testing
               F: {flow: {start: S1, steps: [S1]}}
               S1: {}
             """
-        try write(before, dir)
-        let d = try Daemon(arguments: ["--graph", dir.path])
+        let d = try daemon(before, in: dir)
         let starter = try d.client(), other = try d.client()
         let flow = try #require(try starter.call("navigate", ["to": "F"])["node"])
         try write(before + "\n  New: {}\n", dir)
@@ -247,8 +246,7 @@ import Testing
     @Test func sighupReloads() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        try write(v1, dir)
-        let d = try Daemon(arguments: ["--graph", dir.path])
+        let d = try daemon(v1, in: dir)
         let c = try d.client()
         try c.call("subscribe", ["session": "main"])
         try c.call("session.open", ["name": "other"])
