@@ -61,7 +61,7 @@ struct Serve: ParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
-    @Flag(help: "Start even when a saved session breaks a rule (a schema, a limit): set it aside in the state file's set_aside table, log it, and serve the others.")
+    @Flag(help: "Start even when a saved or logged session breaks a rule (a schema, a limit, a graph that changed): set it aside in the state file's set_aside table (a log it could not replay is kept as STATE.log.set-aside-TIME), log it, and serve the others.")
     var repair = false
 
     @OptionGroup var limits: LimitOptions

@@ -148,11 +148,15 @@ extension LogStore {
         var counted = Counted()
         var statesToCome = 0
         var reloadAt = (path: "", offset: 0)
+        // --repair: the sessions whose records break a rule, and why; set aside after the replay.
+        var broken: [(name: String, reason: String)] = []
         for index in (reload ?? 0)..<records.count {
             let r = records[index]
             let path = scans[r.scan].path
+            var about: (name: String, isState: Bool)?
             do throws(NavError) {
                 let payload = RecordMembers(try saved.view(parser, scans[r.scan].bytes[r.payload], "a log record"))
+                about = (payload.c ?? payload.s ?? payload.f ?? payload.k)?.string.map { ($0, payload.s != nil) }
                 if index == reload {
                     let n = try reloadRecord(payload.record.value(keys: parser.keys), graph: graph)
                     counted.kinds["graph reload", default: 0] += 1
@@ -172,6 +176,7 @@ extension LogStore {
                     continue
                 }
                 replayed.insert(name)
+                if payload.s != nil || payload.x != nil { broken.removeAll { $0.name == name } }  // replaced or closed since
                 let kind = payload.c != nil ? "commits" : payload.s != nil ? "states" : payload.f != nil ? "facts" : payload.k != nil ? "keys" : "closes"
                 counted.saw(kind, name, from: before, to: byName[name]?.version)
                 if statesToCome > 0 {
@@ -179,14 +184,41 @@ extension LogStore {
                     if statesToCome == 0 { adopt(earlierKeys, into: byName) }
                 }
             } catch {
-                throw StateError(description: "cannot replay \(path) at byte \(r.offset): \(error.message). Start navd with the graph and limits the log was written with, or move \(path) aside to start from the snapshot \(snapshot.path) alone")
+                guard repair, let about, index != reload else {
+                    throw StateError(description: "cannot replay \(path) at byte \(r.offset): \(error.message). Start navd with the graph and limits the log was written with; or start it once with --repair to set the session aside and serve the others\(about.map { " (session \"\($0.name)\")" } ?? ""); or move \(path) aside to start from the snapshot \(snapshot.path) alone")
+                }
+                // The session goes aside with what it had; the reload's count goes on.
+                broken.removeAll { $0.name == about.name }
+                broken.append((about.name, "its log record at byte \(r.offset) of \(path) cannot be replayed: \(error.message)"))
+                setAside.insert(about.name)
+                if let gone = byName.removeValue(forKey: about.name) { counts.remove(gone) }
+                order.removeAll { $0 == about.name }
+                counted.kinds["dropped (session set aside)", default: 0] += 1
+                if about.isState && statesToCome > 0 {
+                    statesToCome -= 1
+                    if statesToCome == 0 { adopt(earlierKeys, into: byName) }
+                }
             }
         }
         if statesToCome > 0 {
             throw StateError(description: "\(reloadAt.path) is damaged at byte \(reloadAt.offset): its graph reload is followed by \(statesToCome) fewer sessions' states than it announces. Start navd once with --repair, or restore the state files from a backup")
         }
+        // Each replayed session is checked against the tree's rules, as a saved one is.
+        for name in order where replayed.contains(name) {
+            guard let s = byName[name] else { continue }
+            do throws(NavError) { try s.checkReplayed() } catch {
+                guard repair else {
+                    throw StateError(description: "session \"\(name)\" replayed from \(logPath) breaks a rule: \(error.message). Start navd with the graph and limits the log was written with; or start it once with --repair to set the session aside and serve the others; or move \(logPath) aside to start from the snapshot \(snapshot.path) alone")
+                }
+                broken.append((name, "replayed from \(logPath), it breaks a rule: \(error.message)"))
+                counts.remove(s)
+                byName[name] = nil
+            }
+        }
+        order.removeAll { byName[$0] == nil }
+        if !broken.isEmpty { try setAsideFromLog(broken, scans) }
         let sessions = order.compactMap { byName[$0] }
-        try carry(sessions, byName, replayed: replayed, earlierKeys: earlierKeys, snapshotNames: snapshotNames)
+        try carry(sessions, byName, replayed: replayed.subtracting(broken.map(\.name)), earlierKeys: earlierKeys, snapshotNames: snapshotNames)
         report(scans, counted)
         // The replayed state becomes the snapshot now; the log starts again (a torn tail, a record
         // cut off by a crash and never acknowledged, goes with it).
@@ -208,18 +240,35 @@ extension LogStore {
         return n
     }
 
-    /// What replay changed, carried into the next snapshot: each replayed session (checked against
-    /// the tree's rules first), keys logged before a reload for the sessions that stay, and the
-    /// sessions closed since the snapshot.
+    /// `--repair`: the logs are kept whole beside the state (`LOG.set-aside-TIME`, linked, before the
+    /// compaction that follows replaces them), and each session in `broken` is set aside in the
+    /// snapshot's `set_aside` table (the state the snapshot held, or its name alone), with why and
+    /// where its records are kept. Nothing of it is written into the new snapshot.
+    private func setAsideFromLog(_ broken: [(name: String, reason: String)], _ scans: [LogScan]) throws(StateError) {
+        let stamp = LogStore.stamp()
+        var kept: [String] = []
+        for scan in scans where !scan.records.isEmpty {
+            let aside = scan.path + ".set-aside-" + stamp
+            guard link(scan.path, aside) == 0 else {
+                throw StateError(description: "cannot keep \(scan.path) aside as \(aside): \(String(cString: strerror(errno)))")
+            }
+            kept.append(aside)
+        }
+        if durability == .full { syncDirectory() }
+        let keptIn = "its log records are kept in " + kept.joined(separator: " and ")
+        for b in broken {
+            try snapshot.setAsideReplayed(b.name, reason: b.reason + "; " + keptIn)
+            unsnapshotted.setAside(b.name)
+            restoreWarnings.append("--repair: session \"\(b.name)\" is set aside (the state file's set_aside table holds what the snapshot had of it) and not served: \(b.reason); \(keptIn)")
+        }
+    }
+
+    /// What replay changed, carried into the next snapshot: each replayed session, keys logged
+    /// before a reload for the sessions that stay, and the sessions closed since the snapshot.
     private func carry(_ sessions: [Session], _ byName: [String: Session], replayed: Set<String>,
                        earlierKeys: [(session: String, key: String, reply: Result<JSONText, NavError>, logged: Bool)],
                        snapshotNames: [String]) throws(StateError) {
-        for s in sessions where replayed.contains(s.name) {
-            do throws(NavError) { try s.checkReplayed() } catch {
-                throw StateError(description: "session \"\(s.name)\" replayed from \(logPath) breaks a rule: \(error.message). Start navd with the graph and limits the log was written with, or move \(logPath) aside to start from the snapshot \(snapshot.path) alone")
-            }
-            unsnapshotted.change(s)
-        }
+        for s in sessions where replayed.contains(s.name) { unsnapshotted.change(s) }
         for k in earlierKeys where k.logged { if let s = byName[k.session] { unsnapshotted.remember(s, key: k.key, reply: k.reply) } }
         for name in replayed where byName[name] == nil { unsnapshotted.close(name) }
         for name in snapshotNames where byName[name] == nil { unsnapshotted.close(name) }

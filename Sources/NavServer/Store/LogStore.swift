@@ -448,6 +448,13 @@ struct PendingKeys {
         closed.insert(name)
     }
 
+    /// A session `--repair` set aside while the log was replayed: its row and keys leave the
+    /// snapshot, and no key remembered for it is written.
+    mutating func setAside(_ name: String) {
+        close(name)
+        keys.removeAll { $0.session.name == name }
+    }
+
     mutating func remember(_ session: Session, key: String, reply: Result<JSONText, NavError>) {
         byName[session.name] = session
         keys.append((session, key, reply))

@@ -226,17 +226,34 @@ final class SQLiteStore: Store {
         do { return try text(stmt, column) } catch { throw NavError(.corruptState, error.description) }
     }
 
+    /// `--repair` of a session whose log records cannot be replayed (``LogStore``): its row, the
+    /// state the snapshot holds, moves to the `set_aside` table with why (a session the log opened
+    /// has a row of its name and reason alone), and navd serves the others.
+    func setAsideReplayed(_ name: String, reason: String) throws(StateError) {
+        try setSessionAside(name, reason: reason)
+        setAside.append((name, reason))
+    }
+
     /// Moves session `name`'s row to the `set_aside` table (made when first needed), with why, and
-    /// forgets its keys: the rest of the file is served, the session's data is kept for a person to look at.
+    /// forgets its keys: the rest of the file is served, the session's data is kept for a person to
+    /// look at. A session without a row gets one of its name and reason alone.
     private func setSessionAside(_ name: String, reason: String) throws(StateError) {
         try exec("CREATE TABLE IF NOT EXISTS set_aside (name TEXT NOT NULL, version INTEGER, next_id INTEGER, tree TEXT, facts TEXT, owner INTEGER, reason TEXT NOT NULL, at TEXT NOT NULL)")
         let move = try prepare("INSERT INTO set_aside SELECT name, version, next_id, tree, facts, owner, ?2, datetime('now') FROM sessions WHERE name = ?1")
         defer { sqlite3_finalize(move) }
+        let note = try prepare("INSERT INTO set_aside (name, reason, at) VALUES (?1, ?2, datetime('now'))")
+        defer { sqlite3_finalize(note) }
         try run(begin)
         do throws(StateError) {
             try run(move) {
                 navsql_bind_text($0, 1, name, -1)
                 navsql_bind_text($0, 2, reason, -1)
+            }
+            if sqlite3_changes(db) == 0 {
+                try run(note) {
+                    navsql_bind_text($0, 1, name, -1)
+                    navsql_bind_text($0, 2, reason, -1)
+                }
             }
             try run(delete) { navsql_bind_text($0, 1, name, -1) }
             try run(deleteKeys) { navsql_bind_text($0, 1, name, -1) }
