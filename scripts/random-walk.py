@@ -29,7 +29,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Clients", "python"))
-from navd_client.mirror import TreeMirror, expand  # noqa: E402
+from navd_client.mirror import TreeMirror, apply_changes, expand  # noqa: E402
 
 
 class Divergence(Exception):
@@ -37,7 +37,7 @@ class Divergence(Exception):
 
 
 # What the walks did, for the summary: navigations that waited for preconditions, provider answers.
-seen = {"waited": 0, "answered": 0}
+seen = {"waited": 0, "answered": 0, "resolved": 0, "carried": 0}
 
 
 class Conn:
@@ -113,6 +113,7 @@ def random_graph(seed):
         lines.append("root: {stack: %s}" % r.choice(screens))
     lines.append("coordinators:")
     opens = {}
+    styles = {}  # the presentations of those that list them
     free = []
     for n in names:
         parts = []
@@ -131,7 +132,8 @@ def random_graph(seed):
         if opens[n]:
             parts.append("opens: [%s]" % ", ".join(opens[n]))
         if r.random() < 0.2:
-            parts.append("presentations: [%s]" % ", ".join(r.sample(["push", "present", "replace", "root", "select"], r.randint(1, 3))))
+            styles[n] = r.sample(["push", "present", "replace", "root", "select"], r.randint(1, 3))
+            parts.append("presentations: [%s]" % ", ".join(styles[n]))
         else:
             free.append(n)  # any style: a route may name it
         if setups[n]:
@@ -153,8 +155,9 @@ def random_graph(seed):
     lines.append("  pd: {check: {fact: d, exists: true}, recover: {flow: RF, facts: {d: true}}}")
     lines.append("  pp: {provider: true, timeout: 60s}")
     lines.append("  pl: {check: {fact: a, notEquals: 2}}")
-    # Links whose screens open one another (navd check refuses others): a first screen and a
-    # screen it opens, pushed or presented, with `v` from the URL where the setup takes it.
+    # Links whose screens open one another by a style they allow (navd check refuses others): a
+    # first screen and a screen it opens, pushed or presented, with `v` from the URL where the
+    # setup takes it.
     links = []
     tabs = lines[0][len("root: {tabs: ["):].split("]")[0].split(", ") if lines[0].startswith("root: {tabs") else []
     for i in range(r.randint(0, 3)):
@@ -164,8 +167,12 @@ def random_graph(seed):
             continue
         second = r.choice(nxt)
         entry = {"to": second}
-        if r.random() < 0.4:
-            entry["by"] = "present"
+        shown = [b for b in ["push", "present"] if b in styles.get(second, ["push", "present"])]
+        if not shown:
+            continue  # navd check refuses a link showing a screen by a style it does not allow
+        by = "present" if r.random() < 0.4 and "present" in shown else shown[0]
+        if by != "push":
+            entry["by"] = by
         pattern = "/l%d" % i
         if setups[second]:
             pattern += "/:v"
@@ -196,24 +203,44 @@ def nodes(root):
     return out
 
 
-def link_chain(tree):
+def link_chain(tree, from_container=False):
     """The coordinators a link would list for the visible screen (PROTOCOL.md, link.resolve); None
-    when the path goes through a tab container, which no link lists."""
+    when the path goes through a tab container, which no link lists (`from_container`: the screens
+    from the container's tab on, which link.resolve lists)."""
+    chain = chain_nodes(tree, from_container)
+    return None if chain is None else [n.get("coordinator") for n in chain]
+
+
+def carries(entries, chain):
+    """Whether a link's entries give every param the chain's screens hold, from the URL or as the
+    constant they hold (the walk's graphs mediate nothing)."""
+    for e, n in zip(entries, chain):
+        given = e.get("with", {}) if isinstance(e, dict) else {}
+        for k, v in n.get("params", {}).items():
+            if k not in given or not (isinstance(given[k], str) and given[k].startswith(":")) and given[k] != v:
+                return False
+    return True
+
+
+def chain_nodes(tree, from_container=False):
+    """The nodes of `link_chain`."""
     by_id = {n["id"]: n for n in nodes(tree["root"])}
     path = tree["visible"]
     chain = []
     for here, below in zip(path, path[1:]):
         n = by_id[here]
         if n["kind"] == "tabs" and n.get("coordinator"):
-            return None
+            if not from_container:
+                return None
+            chain = []
         if n["kind"] == "stack":
             for c in n["children"]:
-                chain.append(c.get("coordinator"))
+                chain.append(c)
                 if c["id"] == below:
                     break
         if n["kind"] == "flow":
             for c in n["children"][1:]:
-                chain.append(c.get("coordinator"))
+                chain.append(c)
                 if c["id"] == below:
                     break
     return chain
@@ -491,6 +518,39 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             if built is not None and built != expected:
                 raise Divergence("open built %s, its link lists %s, at %s" % (built, expected, where))
         heard = check_mirrors(after, where)
+        if not waiting and rnd.random() < 0.3:
+            # link.resolve answers a URL whose `open` builds the stack the visible screen stands in
+            # (its dryRun, applied to a copy of the tree, lists the same screens).
+            resolved = driver.call("link.resolve", {"session": session})
+            if "result" in resolved:
+                url = resolved["result"]["url"]
+                seen["resolved"] += 1
+                reopened = driver.call("open", {"session": session, "url": url, "dryRun": True})
+                # (The walk's clients hold no role: a screen of the stack that needs one, a tab's first
+                # screen the root made, is refused them.)
+                denied = reopened.get("error", {}).get("data", {})
+                if denied.get("kind") == "accessDenied" and described["coordinators"].get(denied.get("to"), {}).get("access") \
+                        and denied.get("to") in (link_chain(after, from_container=True) or []):
+                    pass
+                elif "error" in reopened:
+                    raise Divergence("link.resolve answered %s, whose open is refused: %s, at %s" % (url, json.dumps(reopened["error"])[:300], where))
+                else:
+                    root = apply_changes(json.loads(json.dumps(after["root"])), reopened["result"]["changes"])
+                    built = chain_nodes({"root": root, "visible": reopened["result"]["visible"]}, from_container=True)
+                    shown = chain_nodes(after, from_container=True)
+                    if [n.get("coordinator") for n in built] != [n.get("coordinator") for n in shown]:
+                        raise Divergence("link.resolve answered %s, whose open builds %s, not %s, at %s"
+                                         % (url, link_chain({"root": root, "visible": reopened["result"]["visible"]}, True), link_chain(after, True), where))
+                    # With the params they hold, when a link of those screens carries them all.
+                    coordinators = [n.get("coordinator") for n in shown]
+                    carried = any(["app." + (e if isinstance(e, str) else e["to"]).split(".")[-1] for e in entries] == coordinators and carries(entries, shown)
+                                  for entries in described["links"].values())
+                    seen["carried"] += carried and any(n.get("params") for n in shown)
+                    if carried and [n.get("params", {}) for n in built] != [n.get("params", {}) for n in shown]:
+                        raise Divergence("link.resolve answered %s, whose open builds params %s, not %s, at %s"
+                                         % (url, [n.get("params", {}) for n in built], [n.get("params", {}) for n in shown], where))
+            elif resolved["error"]["data"]["kind"] != "noMatchingLink":
+                raise Divergence("link.resolve answered %s at %s" % (json.dumps(resolved)[:300], where))
         if guarded and not waiting and method not in ("graph.reload", "flowComplete", "(provider)"):
             # While the leave guard `pl` fails, nothing a step removes declares it.
             left = {n["id"] for n in nodes(after["root"])}
@@ -645,8 +705,8 @@ def main(argv=None):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers: "
-          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"]))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers, %d URLs resolved and reopened (%d with params a link carries): "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["resolved"], seen["carried"]))
     return 0
 
 
