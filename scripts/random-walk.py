@@ -139,8 +139,8 @@ def random_graph(seed):
             free.append(n)  # any style: a route may name it
         if setups[n]:
             parts.append("setup: {type: object, properties: {v: {type: integer}}}")
-        if r.random() < 0.25:
-            parts.append("preconditions: [%s]" % ", ".join(r.sample(["pa", "pd", "pp"], r.randint(1, 2))))
+        if r.random() < 0.3:
+            parts.append("preconditions: [%s]" % ", ".join(r.sample(["pa", "pd", "pp", "pc", "pc", "pt"], r.randint(1, 2))))
         if r.random() < 0.1:
             parts.append("leave: [%s]" % r.choice(["pl", "pl", "pp", "pl, pp"]))
         if r.random() < 0.12:
@@ -156,6 +156,9 @@ def random_graph(seed):
     lines.append("  pd: {check: {fact: d, exists: true}, recover: {flow: RF, facts: {d: true}}}")
     lines.append("  pp: {provider: true, timeout: 60s}")
     lines.append("  pl: {check: {fact: a, notEquals: 2}}")
+    # Commands, real child processes: one that fails for `v` 3, one past its timeout (killed).
+    lines.append('  pc: {command: [test, "{with.v}", "!=", "3"]%s}' % (", recover: {command: [true]}" if r.random() < 0.3 else ""))
+    lines.append("  pt: {command: [sleep, \"5\"], timeout: 10ms}")
     # Links whose screens open one another by a style they allow (navd check refuses others): a
     # first screen and a screen it opens, pushed or presented, with `v` from the URL where the
     # setup takes it.
@@ -274,7 +277,25 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
     commits = 0
 
     def settle(where):
-        """Replies to pending navigations and the provider's new requests, after a barrier on each."""
+        """Replies to pending navigations and the provider's new requests, after a barrier on each,
+        once no command precondition runs (each ends by itself, or at its timeout)."""
+        collect(where)
+        if pending:
+            # Only a navigation still waiting can be running a command. navd starts a queued
+            # command after the loop iteration's reads, so "none runs" is read twice, in two
+            # iterations: a command queued by the first iteration's work runs by the second's.
+            idle = 0
+            for _ in range(20000):
+                idle = idle + 1 if not driver.call("stats")["result"]["children"] else 0
+                if idle == 2:
+                    break
+                if not idle:
+                    time.sleep(0.001)
+            else:
+                raise Divergence("a command precondition still runs 20 s after %s" % where)
+            collect(where)
+
+    def collect(where):
         provider.call("ping")
         asks.extend(n for n in provider.notes if n.get("method") == "precondition.evaluate")
         provider.notes = []
@@ -564,20 +585,29 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 if n["id"] not in left and "app.pl" in (described["coordinators"].get(n.get("coordinator"), {}).get("leave") or []):
                     raise Divergence("%s %s (%s) left the tree although its leave guard fails, at %s" % (n["kind"], n["id"], n["coordinator"], where))
         if method not in ("graph.reload", "reset") or "to" in P:
-            # No client of the walk holds a role: what it adds to the tree never needs one, except
-            # the tabs a container or the graph's root makes, and the graph's root screen a reset
-            # brings back (their access does not apply).
+            # No client of the walk holds a role, and `pt` never passes: what it adds to the tree
+            # never needs one, nor declares pt, except the tabs a container or the graph's root
+            # makes, and the graph's root screen a reset brings back (neither their access nor
+            # their preconditions apply).
             before_ids = set(ids)
             for parent in nodes(after["root"]):
                 for n in parent.get("children", []) + ([parent["presented"]] if "presented" in parent else []):
                     if n["id"] in before_ids or "coordinator" not in n:
                         continue
-                    needs = described["coordinators"].get(n["coordinator"], {}).get("access")
+                    declared = described["coordinators"].get(n["coordinator"], {})
+                    # `pt` always times out: what declares it is never shown either.
+                    needs = declared.get("access") or ("app.pt" in (declared.get("preconditions") or []) and "the precondition pt")
                     tab_shell = parent["kind"] == "stack" and parent["children"][0] is n and parent["id"] not in before_ids \
                         and any(t["kind"] == "tabs" and parent in t.get("children", []) for t in nodes(after["root"]))
                     root_shell = parent is after["root"] and parent["children"][0] is n and described["root"].get("stack") == n["coordinator"]
                     if needs and not tab_shell and not root_shell:
-                        raise Divergence("%s %s of %s (access %s) was added by a client without the role at %s" % (n["kind"], n["id"], n["coordinator"], needs, where))
+                        raise Divergence("%s %s of %s (%s) was added although no walk client passes it, at %s" % (n["kind"], n["id"], n["coordinator"], needs, where))
+        if method == "navigate" and reply is not None and reply.get("result", {}).get("node") and not P.get("dryRun"):
+            # `pc` runs `test {with.v} != 3`: the screen a navigation shows with v 3 never passes it.
+            shown = next((n for n in nodes(after["root"]) if n["id"] == reply["result"]["node"]), None)
+            if shown and shown.get("params", {}).get("v") == 3 and shown["id"] not in ids \
+                    and "app.pc" in (described["coordinators"].get(shown.get("coordinator"), {}).get("preconditions") or []):
+                raise Divergence("%s was shown with v 3 although its precondition pc fails for it, at %s" % (shown["id"], where))
         if method == "flowComplete" and "result" in P and reply is not None:
             # A result that fails the flow's result schema (ok, a boolean, required) is refused.
             flow = next((n for n in nodes(tree["root"]) if n["id"] == P["flow"] and n["kind"] == "flow"), None)
