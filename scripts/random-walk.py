@@ -483,6 +483,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             P["url"] = "/".join(str(rnd.randint(1, 3)) if seg.startswith(":") else seg for seg in pattern.split("/"))
             if rnd.random() < 0.2:
                 P["by"] = "push"
+        if method in ("navigate", "open", "reset") and "key" not in P and rnd.random() < 0.08:
+            P["ifVersion"] = tree["version"] - rnd.randint(0, 1)  # current, or one behind: conflict
         dry = driver.call(method, dict(P, dryRun=True)) if method in ("navigate", "open") and rnd.random() < 0.5 else None
         reply = None
         if method not in ("(provider)", "(burst)"):
@@ -602,6 +604,10 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                     root_shell = parent is after["root"] and parent["children"][0] is n and described["root"].get("stack") == n["coordinator"]
                     if needs and not tab_shell and not root_shell:
                         raise Divergence("%s %s of %s (%s) was added although no walk client passes it, at %s" % (n["kind"], n["id"], n["coordinator"], needs, where))
+        if P.get("ifVersion", tree["version"]) != tree["version"] and reply is not None and (
+                "error" not in reply or after["version"] != tree["version"] and not waiting):
+            raise Divergence("a request with an old ifVersion answered %s, version %d -> %d, at %s"
+                             % (json.dumps(reply)[:300], tree["version"], after["version"], where))
         if method == "navigate" and reply is not None and reply.get("result", {}).get("node") and not P.get("dryRun"):
             # `pc` runs `test {with.v} != 3`: the screen a navigation shows with v 3 never passes it.
             shown = next((n for n in nodes(after["root"]) if n["id"] == reply["result"]["node"]), None)
