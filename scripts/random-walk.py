@@ -114,6 +114,7 @@ def random_graph(seed):
         lines.append("root: {stack: %s}" % r.choice(screens))
     lines.append("coordinators:")
     opens = {}
+    ability = r.sample(names, 2) if r.random() < 0.5 else []
     styles = {}  # the presentations of those that list them
     free = []
     for n in names:
@@ -131,7 +132,12 @@ def random_graph(seed):
             parts.append("flow: {start: %s, steps: [%s]%s}" % (steps[0], ", ".join(steps), extra))
         opens[n] = r.sample(names, r.randint(0, min(5, len(names))))
         if opens[n]:
-            parts.append("opens: [%s]" % ", ".join(opens[n]))
+            listed = list(opens[n])
+            if ability and r.random() < 0.3:
+                # An ability set for what it shares, some of it listed by name too.
+                listed = [o for o in listed if o not in ability or r.random() < 0.3] + ["ab"]
+                opens[n] = sorted(set(opens[n]) | set(ability))
+            parts.append("opens: [%s]" % ", ".join(listed))
         if r.random() < 0.2:
             styles[n] = r.sample(["push", "present", "replace", "root", "select"], r.randint(1, 3))
             parts.append("presentations: [%s]" % ", ".join(styles[n]))
@@ -179,9 +185,11 @@ def random_graph(seed):
             entry["by"] = by
         pattern = "/l%d" % i
         if setups[second]:
-            pattern += "/:v"
+            pattern += r.choice(["/:v", "/:v?", "?v=:v"])  # required, optional (absent: no v), or a query value
             entry["with"] = {"v": ":v"}
         links.append('  "%s": [%s, %s]' % (pattern, first, json.dumps(entry)))
+    if ability:
+        lines.append("abilities: {ab: [%s]}" % ", ".join(ability))
     if links:
         lines.append("links:")
         lines += links
@@ -480,7 +488,10 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
         else:
             method = "open"
             pattern = rnd.choice(urls) if urls else "/nowhere"
-            P["url"] = "/".join(str(rnd.randint(1, 3)) if seg.startswith(":") else seg for seg in pattern.split("/"))
+            path, _, query = pattern.partition("?")
+            segments = [str(rnd.randint(1, 3)) if seg.startswith(":") else seg for seg in path.split("/")
+                        if not (seg.endswith("?") and rnd.random() < 0.4)]  # an optional segment left out
+            P["url"] = "/".join(segments) + ("?v=%d" % rnd.randint(1, 3) if query and rnd.random() < 0.7 else "")
             if rnd.random() < 0.2:
                 P["by"] = "push"
         if method in ("navigate", "open", "reset") and "key" not in P and rnd.random() < 0.08:
