@@ -271,9 +271,14 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                    ("compact", compact, TreeMirror(snapshot))]
         provider = Conn(server.sock)
         provider.call("provide", {"preconditions": ["app.pp"]})
+        # Another session, changed now and then, whose compact mirror must follow reloads too.
+        watcher = Conn(server.sock)
+        bystanders[:] = [(watcher, TreeMirror(watcher.call("subscribe", {"session": bystander, "notifications": "compact"})["result"]))]
         return driver, mirrors, provider
 
-    Conn(server.sock).call("session.open", {"name": session})
+    bystander, bystanders = session + "b", []
+    for name in (session, bystander):
+        Conn(server.sock).call("session.open", {"name": name})
     driver, mirrors, provider = connect()
     described = driver.call("graph.describe")["result"]
     keyed = {}  # key -> (params, reply) of navigations sent with a key
@@ -553,6 +558,35 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             if built is not None and built != expected:
                 raise Divergence("open built %s, its link lists %s, at %s" % (built, expected, where))
         heard = check_mirrors(after, where)
+        if rnd.random() < 0.05:
+            # The other session: pushed or presented on (targets that run no precondition), and
+            # its mirror checked against its tree, each reload's effect on it included.
+            other = driver.call("tree", {"session": bystander})["result"]
+            top = next((n for n in nodes(other["root"]) if n["id"] == other["visible"][-1]), {})
+            def quiet(c):
+                d = described["coordinators"][c]
+                start = d.get("flow", {}).get("start")
+                return not d.get("preconditions") and not (start and described["coordinators"][start].get("preconditions"))
+            targets = [c for c in described["coordinators"].get(top.get("coordinator"), {}).get("opens") or coords if quiet(c)]
+            if targets:
+                P2 = {"session": bystander, "to": rnd.choice(targets), "by": rnd.choice(["push", "present"])}
+                i = driver.send("navigate", P2)
+                driver.call("ping")
+                if driver.replies.pop(i, None) is None:
+                    pending[i] = "navigate %s (the other session, seed %d, step %d)" % (json.dumps(P2), seed, step)
+        if method == "graph.reload" or rnd.random() < 0.05:
+            other = driver.call("tree", {"session": bystander})["result"]
+            for watcher, mirror in bystanders:
+                for note in watcher.take():
+                    if note.get("method") == "stackChanged":
+                        mirror.apply(expand(note["params"], bystander))
+                if (mirror.version, mirror.root, mirror.visible) != (other["version"], other["root"], other["visible"]):
+                    raise Divergence("the other session's mirror differs from its tree at %s:\n mirror %s\n tree   %s"
+                                     % (where, json.dumps(mirror.root)[:600], json.dumps(other["root"])[:600]))
+            for n in nodes(other["root"]):
+                declared = described["coordinators"].get(n.get("coordinator"), {}).get("kind")
+                if "coordinator" in n and declared != n["kind"]:
+                    raise Divergence("the other session's %s %s shows %s, which the graph declares as %s, at %s" % (n["kind"], n["id"], n["coordinator"], declared, where))
         if not waiting and rnd.random() < 0.3:
             # link.resolve answers a URL whose `open` builds the stack the visible screen stands in
             # (its dryRun, applied to a copy of the tree, lists the same screens).
