@@ -354,6 +354,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             # navigations were not acknowledged; they end with the process.
             before = driver.call("tree", {"session": session})["result"]
             facts = driver.call("context.get", {"session": session})["result"]
+            other = driver.call("tree", {"session": bystander})["result"]
             server.kill_and_restart()
             driver, mirrors, provider = connect()
             pending.clear()
@@ -365,6 +366,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                                  % (seed, step, json.dumps(before)[:600], json.dumps(again)[:600]))
             if driver.call("context.get", {"session": session})["result"] != facts:
                 raise Divergence("after kill -9 and restart (seed %d, step %d) the facts differ" % (seed, step))
+            if driver.call("tree", {"session": bystander})["result"] != other:
+                raise Divergence("after kill -9 and restart (seed %d, step %d) the other session's tree differs" % (seed, step))
         if rnd.random() < 1 / 150:
             # The session is closed and opened again: what waited is answered (cancelled), keys go,
             # the subscribers hear sessionClosed and subscribe to the new session.
