@@ -52,6 +52,10 @@ class Conn:
         self.next_id = 0
         self.notes = []
         self.replies = {}
+        # The newest stackChanged version heard; each reply notes it as `heard`, for the oracle
+        # that a subscribed client hears its change before the reply.
+        self.heard = 0
+        self.before = {}
 
     def _line(self):
         while b"\n" not in self.buf:
@@ -78,14 +82,19 @@ class Conn:
             r = self._line()
             if "method" in r:
                 self.notes.append(r)
+                if r["method"] == "stackChanged":
+                    params = r["params"]  # the full form, or the compact [ref, version, …]
+                    self.heard = max(self.heard, params[1] if isinstance(params, list) else params["version"])
             elif r.get("id") in self.replies:
                 raise Divergence("a second reply to request %s: %s" % (r.get("id"), json.dumps(r)[:200]))
             else:
                 self.replies[r.get("id")] = r
+                self.before[r.get("id")] = self.heard
 
     def call(self, method, params=None):
         i = self.send(method, params)
         self.pump(i)
+        self.before.pop(i, None)
         return self.replies.pop(i)
 
     def answer(self, request, result):
@@ -264,6 +273,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
 
     def connect():
         driver, full, compact = Conn(server.sock), Conn(server.sock), Conn(server.sock)
+        # The driver is subscribed too: it hears each change it causes before the reply.
+        driver.heard = driver.call("subscribe", {"session": session, "notifications": "compact"})["result"]["version"]
         snapshot = compact.call("subscribe", {"session": session, "notifications": "compact"})["result"]
         if transcript is not None:
             transcript.append({"snapshot": json.loads(json.dumps(snapshot)), "steps": []})  # the mirror changes its own
@@ -321,7 +332,16 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             r = driver.replies.pop(i)
             if r.get("error", {}).get("data", {}).get("kind") == "internalError":
                 raise Divergence("internal error for %s at %s" % (pending[i], where))
+            if "other session" not in pending[i]:
+                heard_first(i, r, pending[i])
             del pending[i]
+
+    def heard_first(i, reply, what):
+        """A subscribed client that caused a change hears its stackChanged before the reply."""
+        version = reply.get("result", {}).get("version") if isinstance(reply.get("result"), dict) else None
+        heard = driver.before.pop(i, 0)
+        if version is not None and heard < version:
+            raise Divergence("the reply to %s (version %d) came before its stackChanged (heard up to %d)" % (what, version, heard))
 
     full_notes = []  # what the full-form subscriber heard in the last step
 
@@ -513,6 +533,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             if reply is None:
                 pending[i] = "%s %s (seed %d, step %d)" % (method, json.dumps(P), seed, step)
                 seen["waited"] += 1
+            elif method != "graph.reload":  # (its version is the graph's)
+                heard_first(i, reply, "%s %s (seed %d, step %d)" % (method, json.dumps(P), seed, step))
         where = "seed %d, step %d: %s %s -> %s" % (seed, step, method, json.dumps(P), json.dumps(reply)[:300])
         if method == "graph.reload":
             if reply.get("result", {}).get("ok"):
