@@ -217,6 +217,40 @@ import Testing
         #expect(stack == ["app.Home", "app.Detail"])
     }
 
+    /// A session changed, then rebuilt by a graph reload, then closed, all before one compaction:
+    /// the compaction forgets it, and the closed session does not come back after a restart (the
+    /// state it had before the reload was written after its close, and a restart found it again,
+    /// or refused to start when the graph had changed). Its keys go with it.
+    @Test(arguments: [SIGTERM, SIGKILL])
+    func aSessionClosedAfterAReloadStaysClosedThroughACompaction(signal: Int32) throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite")
+        let args = ["--state", state, "--log-compact-bytes", "4096", "--log-compact-ratio", "0"]
+        do {
+            let d = try Daemon(arguments: args, socketPath: dir.file("a.sock"))
+            let c = try d.client()
+            let compactions = try c.call("stats")["state"]?["compactions"]?.intValue ?? 0
+            try c.call("session.open", ["name": "gone"])
+            try c.call("navigate", ["session": "gone", "to": "shop.Product", "with": ["id": "p1"], "key": "k1"])
+            #expect(try c.call("graph.reload")["ok"] == true)
+            try c.call("session.close", ["name": "gone"])
+            // Past the log's 4096 bytes: a compaction starts, and (slice by slice) ends.
+            var i = 0
+            while try c.call("stats")["state"]?["compactions"]?.intValue ?? 0 <= compactions && i < 400 {
+                try c.call("navigate", ["to": "shop.Product", "with": ["id": .string("p\(i)")]])
+                try c.call("dismiss")
+                i += 1
+            }
+            #expect(i < 400, "a compaction ends")
+            d.stop(signal: signal)
+        }
+        let d = try Daemon(arguments: args, socketPath: dir.file("b.sock"))
+        #expect(try d.client().call("session.list")["sessions"] == ["main"])
+        let keys = try runCommand("/usr/bin/sqlite3", [state, "SELECT count(*) FROM keys WHERE session = 'gone'"])
+        #expect(keys.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "\(keys.stdout)")
+    }
+
     /// A log of the first format (`navdlog1`: u32 length, u32 CRC-32C, payload) is replayed and
     /// converted: the next log is of the second.
     @Test func aLogOfTheFirstFormatIsReplayedAndConverted() throws {

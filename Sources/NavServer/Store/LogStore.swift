@@ -415,13 +415,19 @@ public final class LogStore: Store {
 /// What a log store's snapshot lacks since it was written: the sessions changed (their latest
 /// state), closed, and the keyed replies remembered meanwhile. A changed session is found by its
 /// ``Session/storeMark`` (this epoch's number), not by its name; a session closed is found by its
-/// name and left where it is, marked (so that closing costs the same however many changed).
+/// name and left where it is, marked (so that closing costs the same however many changed). A
+/// session a graph reload rebuilt is a new object of the same name: the one it replaced is not
+/// written, and a close marks both (their keys go too).
 struct PendingKeys {
     private var changed: [Session] = []
     /// The changed sessions by name (the latest of each name), to mark one that closes.
     private var byName: [String: Session] = [:]
     /// Sessions closed since: their entries are skipped.
     private var gone: Set<ObjectIdentifier> = []
+    /// Sessions replaced by a newer object of the same name (a reload's), by name: not written
+    /// (their keys are, unless the name closes).
+    private var superseded: [String: [ObjectIdentifier]] = [:]
+    private var replaced: Set<ObjectIdentifier> = []
     private var closed: Set<String> = []
     private var keys: [(session: Session, key: String, reply: Result<JSONText, NavError>)] = []
     /// This snapshot epoch's mark (its store numbers its epochs from 1).
@@ -436,8 +442,17 @@ struct PendingKeys {
         guard s.storeMark != epoch else { return }
         s.storeMark = epoch
         changed.append(s)
-        byName[s.name] = s
+        track(s)
         if !closed.isEmpty { closed.remove(s.name) }
+    }
+
+    /// `s` is now its name's session; an earlier object of that name is superseded.
+    @inline(__always)
+    private mutating func track(_ s: Session) {
+        if let old = byName.updateValue(s, forKey: s.name), old !== s {
+            superseded[s.name, default: []].append(ObjectIdentifier(old))
+            replaced.insert(ObjectIdentifier(old))
+        }
     }
 
     mutating func close(_ name: String) {
@@ -445,18 +460,16 @@ struct PendingKeys {
             s.storeMark = 0
             gone.insert(ObjectIdentifier(s))
         }
+        for id in superseded.removeValue(forKey: name) ?? [] { gone.insert(id) }
         closed.insert(name)
     }
 
     /// A session `--repair` set aside while the log was replayed: its row and keys leave the
-    /// snapshot, and no key remembered for it is written.
-    mutating func setAside(_ name: String) {
-        close(name)
-        keys.removeAll { $0.session.name == name }
-    }
+    /// snapshot, and nothing remembered for it is written.
+    mutating func setAside(_ name: String) { close(name) }
 
     mutating func remember(_ session: Session, key: String, reply: Result<JSONText, NavError>) {
-        byName[session.name] = session
+        track(session)
         keys.append((session, key, reply))
     }
 
@@ -476,7 +489,7 @@ struct PendingKeys {
     var items: Items {
         var work: [Work] = closed.sorted().map(Work.closed)
         work += keys.filter { !gone.contains(ObjectIdentifier($0.session)) }.map(Work.key)
-        work += changed.filter { !gone.contains(ObjectIdentifier($0)) }.map(Work.changed)
+        work += changed.filter { !gone.contains(ObjectIdentifier($0)) && !replaced.contains(ObjectIdentifier($0)) }.map(Work.changed)
         return Items(work: work)
     }
 }
