@@ -375,6 +375,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             before = driver.call("tree", {"session": session})["result"]
             facts = driver.call("context.get", {"session": session})["result"]
             other = driver.call("tree", {"session": bystander})["result"]
+            listed = driver.call("session.list")["result"]
             server.kill_and_restart()
             driver, mirrors, provider = connect()
             pending.clear()
@@ -386,6 +387,9 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                                  % (seed, step, json.dumps(before)[:600], json.dumps(again)[:600]))
             if driver.call("context.get", {"session": session})["result"] != facts:
                 raise Divergence("after kill -9 and restart (seed %d, step %d) the facts differ" % (seed, step))
+            if driver.call("session.list")["result"] != listed:
+                raise Divergence("after kill -9 and restart (seed %d, step %d) the sessions are %s, not %s"
+                                 % (seed, step, driver.call("session.list")["result"], listed))
             if driver.call("tree", {"session": bystander})["result"] != other:
                 raise Divergence("after kill -9 and restart (seed %d, step %d) the other session's tree differs" % (seed, step))
         if rnd.random() < 1 / 150:
@@ -599,6 +603,14 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 driver.call("ping")
                 if driver.replies.pop(i, None) is None:
                     pending[i] = "navigate %s (the other session, seed %d, step %d)" % (json.dumps(P2), seed, step)
+        if rnd.random() < 1 / 120:
+            # The other session is closed and opened again (its watcher follows the new one).
+            driver.call("session.close", {"name": bystander})
+            driver.call("session.open", {"name": bystander})
+            for watcher, _ in bystanders:
+                watcher.s.close()
+            watcher = Conn(server.sock)
+            bystanders[:] = [(watcher, TreeMirror(watcher.call("subscribe", {"session": bystander, "notifications": "compact"})["result"]))]
         if method == "graph.reload" or rnd.random() < 0.05:
             other = driver.call("tree", {"session": bystander})["result"]
             for watcher, mirror in bystanders:
