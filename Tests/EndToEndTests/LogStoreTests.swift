@@ -251,6 +251,40 @@ import Testing
         #expect(keys.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "\(keys.stdout)")
     }
 
+    /// A session closed and opened again under its name is a new session: the keys the closed one
+    /// remembered are gone, whether the close and the open reach the snapshot in one compaction or
+    /// the log replays them, so a navigation with an old key navigates.
+    @Test(arguments: [SIGTERM, SIGKILL])
+    func aSessionOpenedAgainForgetsTheKeysOfTheClosedOne(signal: Int32) throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite")
+        do {
+            let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("a.sock"))
+            let c = try d.client()
+            try c.call("session.open", ["name": "x"])
+            try c.call("navigate", ["session": "x", "to": "shop.Product", "with": ["id": "p1"], "key": "k1"])
+            d.stop()  // the key is in the snapshot
+        }
+        do {
+            let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("b.sock"))
+            let c = try d.client()
+            try c.call("session.close", ["name": "x"])
+            try c.call("session.open", ["name": "x"])
+            d.stop(signal: signal)
+        }
+        for round in 0..<2 {  // once after the close and open, once more after the snapshot they made
+            let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("c\(round).sock"))
+            let c = try d.client()
+            #expect(try c.call("tree", ["session": "x"])["version"] == 0)
+            if round == 1 {
+                let r = try c.call("navigate", ["session": "x", "to": "shop.Product", "with": ["id": "p2"], "key": "k1"])
+                #expect(try c.call("tree", ["session": "x"])["version"] == 1, "the old key's reply was replayed: \(r)")
+            }
+            d.stop()
+        }
+    }
+
     /// A log of the first format (`navdlog1`: u32 length, u32 CRC-32C, payload) is replayed and
     /// converted: the next log is of the second.
     @Test func aLogOfTheFirstFormatIsReplayedAndConverted() throws {

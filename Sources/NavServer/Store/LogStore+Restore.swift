@@ -440,6 +440,8 @@ extension LogStore {
             if let gone = byName[name] { counts.remove(gone) }
             byName[name] = nil
             order.removeAll { $0 == name }
+            // Its row and keys leave the snapshot, before a session opened again under the name is written.
+            unsnapshotted.close(name)
             return name
         }
         throw NavError(.corruptState, "a record of an unknown kind")

@@ -417,7 +417,8 @@ public final class LogStore: Store {
 /// ``Session/storeMark`` (this epoch's number), not by its name; a session closed is found by its
 /// name and left where it is, marked (so that closing costs the same however many changed). A
 /// session a graph reload rebuilt is a new object of the same name: the one it replaced is not
-/// written, and a close marks both (their keys go too).
+/// written, and a close marks both (their keys go too). A name closed and opened again keeps its
+/// close: the compaction removes the closed session's row and keys before it writes the new one.
 struct PendingKeys {
     private var changed: [Session] = []
     /// The changed sessions by name (the latest of each name), to mark one that closes.
@@ -443,7 +444,6 @@ struct PendingKeys {
         s.storeMark = epoch
         changed.append(s)
         track(s)
-        if !closed.isEmpty { closed.remove(s.name) }
     }
 
     /// `s` is now its name's session; an earlier object of that name is superseded.
