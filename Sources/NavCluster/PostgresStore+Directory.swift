@@ -20,6 +20,10 @@ extension PostgresStore {
             if let seen = absent[name], loop.now - seen < 1_000 { return .absent }
             return .unknown
         }
+        if owner == node && isClosing(name) {
+            return .unavailable(RPCError(.unavailable, "session \"\(name)\" is being closed on node \(node) (PostgreSQL has not stored the close yet); retry in a moment",
+                                         data: ["session": .string(name), "node": .string(node), "retryAfterMs": .int(50)]))
+        }
         if owner == node {
             reclaimStranded(name)
             return .unavailable(RPCError(.unavailable, "session \"\(name)\" is being read again from PostgreSQL on node \(node); retry in a moment",

@@ -38,6 +38,11 @@ public final class PostgresStore: Store, SharedStore {
 
     /// What was told since the last commit began.
     private var pending = PendingWrites()
+    /// Sessions whose close is in a group commit PostgreSQL has not answered yet.
+    private var closing: Set<String> = []
+    /// Whether this node closed `name` and PostgreSQL has not stored the close yet: the session is
+    /// still listed as this node's, and a request for it waits for the close (not a resync).
+    func isClosing(_ name: String) -> Bool { pending.closed.contains(name) || closing.contains(name) }
     /// `stackChanged` params of this flush's commits, by session, for subscribers on other nodes.
     private var bodies: [String: [String]] = [:]
     private var timer: Timer?
@@ -441,6 +446,7 @@ public final class PostgresStore: Store, SharedStore {
             fail(names, "PostgreSQL cannot be reached", done)
             return
         }
+        closing.formUnion(gone)
         var w = JSONWriter(capacity: 4096)
         w.raw("{\"s\":[")
         var first = true
@@ -485,6 +491,7 @@ public final class PostgresStore: Store, SharedStore {
         w.raw("]}")
         let doc = String(decoding: w.bytes, as: UTF8.self)
         connection.query(PostgresSchema.commit, [node, String(incarnation), doc]) { [unowned self] r in
+            closing.subtract(gone)
             switch r {
             case .success:
                 commits += 1

@@ -186,6 +186,40 @@ import Glibc
         #expect(try watcher.call("stats", [:])["subscriptions"]?.intValue == 0)
     }
 
+    /// A session closed and at once opened again (the two requests sent together): until
+    /// PostgreSQL stored the close, the open is answered `unavailable` with a retry delay, not by
+    /// reading the node's sessions again (which failed the commits under way and disconnected
+    /// their clients); retried, it opens a new session, without the closed one's keys.
+    @Test func aSessionOpenedWhileItsCloseIsStoredIsRetriedNotResynced() throws {
+        let pg = try PostgresServer()
+        let a = try Self.node("A", pg)
+        let c = try a.client()
+        let other = try a.client()
+        try c.call("session.open", ["name": "x"])
+        try c.call("navigate", ["session": "x", "to": "shop.Product", "with": ["id": "p1"], "key": "k1"])
+        try other.call("session.open", ["name": "y"])
+        try c.sendRaw("{\"jsonrpc\":\"2.0\",\"id\":100,\"method\":\"session.close\",\"params\":{\"name\":\"x\"}}\n"
+                      + "{\"jsonrpc\":\"2.0\",\"id\":101,\"method\":\"session.open\",\"params\":{\"name\":\"x\"}}\n")
+        var replies: [JSONValue: JSONValue] = [:]
+        for _ in 0..<2 {
+            let m = try #require(try c.readMessage())
+            replies[m["id"] ?? .null] = m
+        }
+        #expect(replies[100]?["result"] != nil, "\(replies)")
+        let opened = try #require(replies[101])
+        if let e = opened["error"] {
+            #expect(e["data"]?["kind"] == "unavailable" && e["data"]?["retryAfterMs"] != nil, "\(e)")
+            try c.call("session.open", ["name": "x"])
+        }
+        #expect(try c.call("tree", ["session": "x"])["version"] == 0)
+        let r = try c.call("navigate", ["session": "x", "to": "shop.Product", "with": ["id": "p2"], "key": "k1"])
+        #expect(r["version"] == 1 && (r["visible"]?.arrayValue?.count ?? 0) == 3, "\(r)")
+        // Nobody else was disturbed.
+        #expect(try other.call("navigate", ["session": "y", "to": "shop.Product", "with": ["id": "p3"]])["version"] == 1)
+        #expect(!a.stderr.contains("reading the node's sessions again"), "\(a.stderr)")
+        #expect(try pg.psql("SELECT count(*) FROM navd_keys WHERE session = 'x'").trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+    }
+
     /// A change as deep as a request may be reaches the other node's subscribers (the notification
     /// reader reads what navd writes, not only what a request may hold), and a subscription to a
     /// session another node owns counts in that node's `stats.subscriptions`.
