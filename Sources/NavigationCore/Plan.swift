@@ -103,17 +103,25 @@ public struct Plan: Sendable {
         get { extras?.linkIndex ?? -1 }
         set { extras = PlanExtras(extras, linkIndex: newValue) }
     }
+    /// How many of ``preconditions``, from the first, are the leave guards of what the plan removes
+    /// (which let it go on or refuse it, and never redirect it).
+    public var leaveGuards: Int {
+        get { extras?.leaveGuards ?? 0 }
+        set { extras = PlanExtras(extras, leaveGuards: newValue) }
+    }
 
     /// The source node's id.
     public var sourceId: String { Node.id(source) }
 
-    /// This plan with `extra` preconditions evaluated before its own (a `popUpTo`'s leave guards).
+    /// This plan with `extra` preconditions, leave guards, evaluated before its own (a `popUpTo`'s,
+    /// those of what a replacement removes).
     public func withPreconditions(before extra: [Int]) -> Plan {
         var p = Plan(target: target, by: by, params: params, source: source, ifVersion: ifVersion,
                      preconditions: extra + preconditions.filter { !extra.contains($0) })
         p.link = link
         p.selectsWith = selectsWith
         p.extras = extras
+        p.leaveGuards = extra.count + preconditions.prefix(leaveGuards).filter { !extra.contains($0) }.count
         return p
     }
 
@@ -125,6 +133,7 @@ public struct Plan: Sendable {
                      preconditions: extra + preconditions.filter { !extra.contains($0) })
         p.extras = extras
         p.popUpTo = nil
+        p.leaveGuards = extra.count + preconditions.prefix(leaveGuards).filter { !extra.contains($0) }.count
         return p
     }
 
@@ -153,16 +162,18 @@ final class PlanExtras: Sendable {
     let reuse: Int?
     let route: Int
     let linkIndex: Int
+    let leaveGuards: Int
 
     /// `base`'s values, but those given (a value given as nil clears it).
     init(_ base: PlanExtras?, hints: JSONValue?? = nil, popUpTo: (node: Int, inclusive: Bool)?? = nil, then: NavigationSpec?? = nil,
-         reuse: Int?? = nil, route: Int? = nil, linkIndex: Int? = nil) {
+         reuse: Int?? = nil, route: Int? = nil, linkIndex: Int? = nil, leaveGuards: Int? = nil) {
         self.hints = hints ?? base?.hints
         self.popUpTo = popUpTo ?? base?.popUpTo
         self.then = then ?? base?.then
         self.reuse = reuse ?? base?.reuse
         self.route = route ?? base?.route ?? -1
         self.linkIndex = linkIndex ?? base?.linkIndex ?? -1
+        self.leaveGuards = leaveGuards ?? base?.leaveGuards ?? 0
     }
 }
 

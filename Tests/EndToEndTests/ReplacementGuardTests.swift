@@ -67,6 +67,48 @@ import Testing
         #expect(try c.call("tree")["root"]?["kind"] == "tabs")
     }
 
+    /// A leave guard lets what removes its screen go on or refuses it: a redirect a provider
+    /// answers for it (or one the precondition declares) refuses the replacement, and never takes
+    /// the place of the link's screens, whose own preconditions have not run yet.
+    @Test(arguments: [
+        ("open", ["url": "/list"] as JSONValue),
+        ("navigate", ["to": "List", "by": "replace"] as JSONValue),
+        ("navigate", ["to": "Home", "by": "root"] as JSONValue),
+    ])
+    func aLeaveGuardDoesNotRedirectWhatRemovesItsScreen(method: String, params: JSONValue) throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Editor, List, Elsewhere]}
+              Editor: {opens: [List], leave: [asked, declared]}
+              List: {preconditions: [never]}
+              Elsewhere: {}
+            links:
+              "/list": [Home, List]
+            preconditions:
+              asked: {provider: true}
+              declared: {check: {fact: kept, equals: true}, redirect: {to: Elsewhere}}
+              never: {check: {fact: never, equals: true}}
+            """)
+        let provider = try d.client()
+        try provider.call("provide", ["preconditions": ["app.asked"]])
+        let c = try d.client()
+        try c.call("navigate", ["to": "Editor"])
+        let id = try c.send(method, params)
+        try provider.respond(to: try provider.serverRequest("precondition.evaluate"), result: ["passed": false, "redirect": "app.Elsewhere"])
+        let refused = try #require(try c.reply(to: id)["error"])
+        #expect(refused["data"]?["kind"] == "preconditionFailed" && refused["data"]?["precondition"] == "app.asked", "\(refused)")
+        let reason = refused["data"]?["reason"]?.stringValue ?? ""
+        #expect(reason.contains("a leave guard can only"), "\(refused)")
+        #expect(try c.call("tree")["version"] == 1, "the editor stays")
+        // The declared redirect of a guard that fails is not followed either.
+        let id2 = try c.send(method, params)
+        try provider.respond(to: try provider.serverRequest("precondition.evaluate"), result: ["passed": true])
+        let declared = try #require(try c.reply(to: id2)["error"])
+        #expect(declared["data"]?["kind"] == "preconditionFailed" && declared["data"]?["precondition"] == "app.declared", "\(declared)")
+        #expect(try c.call("tree")["version"] == 1, "the editor stays")
+    }
+
     @Test func aGuardThatPassesLetsTheReplacementThrough() throws {
         let (d, c) = try daemonOnTheEditor()
         _ = d

@@ -52,6 +52,9 @@ final class PendingNavigation {
     /// A dismiss waiting on leave guards: the node it leaves, and the dismiss it makes once they pass
     /// (instead of committing the plan, which only carries the guards).
     var leaving: String?
+    /// Whether the precondition running is a leave guard (a dismiss's, or one of those a
+    /// replacement runs first): it lets the navigation go on or refuses it, and never redirects it.
+    var onLeaveGuard: Bool { leaving != nil || step < plan.leaveGuards }
     var commitInstead: (() -> Result<JSONValue, NavError>)?
 
     init(number: Int, state: SessionState, plan: Plan, key: String?, caller: Caller, replies: [any Answer], client: any Client) {

@@ -43,7 +43,7 @@ extension Navigator {
             recover(nav, p, r, reason: reason)
             return
         }
-        if let r = p.redirect, nav.leaving == nil {
+        if let r = p.redirect, !nav.onLeaveGuard {
             redirect(nav, p, r, declared: true)
             return
         }
@@ -153,8 +153,8 @@ extension Navigator {
 
     /// A precondition answered `{redirect: …}` (a provider or command answer): parses it and follows it.
     func followRedirect(_ nav: PendingNavigation, _ p: Precondition, answered raw: JSONValue) {
-        if nav.leaving != nil {
-            failed(nav, p, reason: "it answered a redirect, and a leave guard can only let the dismiss go on or refuse it")
+        if nav.onLeaveGuard {
+            failed(nav, p, reason: "it answered a redirect, and a leave guard can only let \(nav.leaving != nil ? "the dismiss" : "what removes its screen") go on or refuse it")
             return
         }
         do throws(NavError) {
