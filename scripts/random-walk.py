@@ -38,7 +38,7 @@ class Divergence(Exception):
 
 
 # What the walks did, for the summary: navigations that waited for preconditions, provider answers.
-seen = {"waited": 0, "answered": 0, "resolved": 0, "carried": 0}
+seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0}
 
 
 class Conn:
@@ -155,7 +155,7 @@ def random_graph(seed):
         if setups[n]:
             parts.append("setup: {type: object, properties: {v: {type: integer}}}")
         if r.random() < 0.3:
-            parts.append("preconditions: [%s]" % ", ".join(r.sample(["pa", "pd", "pp", "pc", "pc", "pt"], r.randint(1, 2))))
+            parts.append("preconditions: [%s]" % ", ".join(r.sample(["pa", "pd", "pp", "pq", "pc", "pc", "pt"], r.randint(1, 2))))
         if r.random() < 0.1:
             parts.append("leave: [%s]" % r.choice(["pl", "pl", "pp", "pl, pp"]))
         if r.random() < 0.12:
@@ -170,6 +170,7 @@ def random_graph(seed):
     lines.append("  pa: {check: {fact: a, notEquals: 1}%s}" % redirect)
     lines.append("  pd: {check: {fact: d, exists: true}, recover: {flow: RF, facts: {d: true}}}")
     lines.append("  pp: {provider: true, timeout: 60s}")
+    lines.append("  pq: {provider: true, timeout: 60s, recover: {provider: app.pq}}")
     lines.append("  pl: {check: {fact: a, notEquals: 2}}")
     # Commands, real child processes: one that fails for `v` 3, one past its timeout (killed).
     lines.append('  pc: {command: [test, "{with.v}", "!=", "3"]%s}' % (", recover: {command: [true]}" if r.random() < 0.3 else ""))
@@ -281,7 +282,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
         mirrors = [("full", full, TreeMirror(full.call("subscribe", {"session": session})["result"])),
                    ("compact", compact, TreeMirror(snapshot))]
         provider = Conn(server.sock)
-        provider.call("provide", {"preconditions": ["app.pp"]})
+        provider.call("provide", {"preconditions": ["app.pp", "app.pq"]})
         # Another session, changed now and then, whose compact mirror must follow reloads too.
         watcher = Conn(server.sock)
         bystanders[:] = [(watcher, TreeMirror(watcher.call("subscribe", {"session": bystander, "notifications": "compact"})["result"]))]
@@ -294,7 +295,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
     described = driver.call("graph.describe")["result"]
     keyed = {}  # key -> (params, reply) of navigations sent with a key
     pending = {}  # request id -> what it was, for navigations not answered yet
-    asks = []  # precondition.evaluate requests the provider has not answered
+    asks = []  # precondition.evaluate and .recover requests the provider has not answered
     navigations = set()  # navigation ids heard in navigationPending
     coords = sorted(described["coordinators"])
     urls = list(described.get("links") or {})
@@ -321,7 +322,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
 
     def collect(where):
         provider.call("ping")
-        asks.extend(n for n in provider.notes if n.get("method") == "precondition.evaluate")
+        asks.extend(n for n in provider.notes if n.get("method") in ("precondition.evaluate", "precondition.recover"))
         provider.notes = []
         driver.call("ping")
         for note in driver.notes:
@@ -444,10 +445,15 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 f.write(regraph(rnd.randrange(1 << 30)))
             method, P = "graph.reload", {"force": rnd.random() < 0.6}
         elif asks and k < 0.15:
-            # The provider answers one of its requests: passed, failed, or a redirect.
+            # The provider answers one of its requests: passed, failed, or a redirect; a recovery
+            # (`pq` recovers by asking it), recovered or not.
             ask = asks.pop(rnd.randrange(len(asks)))
-            answer = rnd.choice([{"passed": True}, {"passed": True}, {"passed": False, "reason": "no"},
-                                 {"passed": False, "redirect": rnd.choice(coords)}])
+            if ask["method"] == "precondition.recover":
+                answer = rnd.choice([{"recovered": True}, {"recovered": False, "reason": "no"}])
+                seen["recoveries"] += 1
+            else:
+                answer = rnd.choice([{"passed": True}, {"passed": True}, {"passed": False, "reason": "no"},
+                                     {"passed": False, "redirect": rnd.choice(coords)}])
             provider.answer(ask, answer)
             seen["answered"] += 1
             method, P = "(provider)", {"answered": ask["params"]["navigation"], "with": answer}
@@ -457,7 +463,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             # The provider goes away and comes back: what it was asked fails at once.
             provider.s.close()
             provider = Conn(server.sock)
-            provider.call("provide", {"preconditions": ["app.pp"]})
+            provider.call("provide", {"preconditions": ["app.pp", "app.pq"]})
             asks.clear()
             method, P = "(provider)", {"reconnected": True}
         elif k < 0.45:
@@ -721,10 +727,13 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 raise Divergence("%s %s is empty at %s" % (n["kind"], n["id"], where))
     # Every navigation sent is answered once: the provider fails what it was asked, the rest are
     # cancelled, and nothing is left waiting.
-    for ask in asks:
-        provider.answer(ask, {"passed": False, "reason": "the walk ends"})
-    asks.clear()
-    settle("the walk's end")
+    for _ in range(20):  # a failed `pq` asks for its recovery, which is refused in turn
+        for ask in asks:
+            provider.answer(ask, {"recovered": False} if ask["method"] == "precondition.recover" else {"passed": False, "reason": "the walk ends"})
+        asks.clear()
+        settle("the walk's end")
+        if not asks:
+            break
     for n in sorted(navigations):
         driver.call("cancel", {"session": session, "navigation": n})
     settle("the walk's end")
@@ -829,8 +838,8 @@ def main(argv=None):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers, %d URLs resolved and reopened (%d with params a link carries): "
-          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["resolved"], seen["carried"]))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries): "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"]))
     return 0
 
 
