@@ -109,6 +109,29 @@ import Testing
         #expect(try c.call("tree")["version"] == 1, "the editor stays")
     }
 
+    /// A redirect that replaces screens the navigation itself would not (`redirect: {to, by: root}`
+    /// of a pushed target) runs the leave guards of what it removes, unless `force`.
+    @Test func aRedirectThatReplacesScreensRunsTheirLeaveGuards() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Editor]}
+              Editor: {opens: [Promo], leave: [saved]}
+              Promo: {preconditions: [nope]}
+              Landing: {}
+            preconditions:
+              saved: {check: {fact: saved, equals: true}}
+              nope: {check: {fact: never, equals: true}, redirect: {to: Landing, by: root}}
+            """)
+        let c = try d.client()
+        try c.call("navigate", ["to": "Editor"])
+        let refused = try c.callError("navigate", ["to": "Promo"])
+        #expect(refused["data"]?["kind"] == "preconditionFailed" && refused["data"]?["precondition"] == "app.saved", "\(refused)")
+        #expect(try c.call("tree")["version"] == 1, "the editor stays")
+        let forced = try c.call("navigate", ["to": "Promo", "force": true])
+        #expect(forced["version"] == 2 && forced["redirected"]?.arrayValue?.first?["to"] == "app.Landing", "\(forced)")
+    }
+
     @Test func aGuardThatPassesLetsTheReplacementThrough() throws {
         let (d, c) = try daemonOnTheEditor()
         _ = d

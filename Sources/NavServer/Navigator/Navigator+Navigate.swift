@@ -98,6 +98,7 @@ extension Navigator {
         let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: key, caller: caller, reply: call.deferred(), client: call.client)
         // A detached navigation outlives its client (`navctl --no-wait`); others end with it.
         nav.detached = r.detach
+        nav.force = r.options?.force ?? false
         nav.reportsProgress = r.progress
         startPending(nav, supersedingBySource: true)
     }
@@ -187,6 +188,7 @@ extension Navigator {
         }
         let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan,
                                     key: nil, caller: caller, reply: call.deferred(), client: call.client)
+        nav.force = r.force
         startPending(nav, supersedingBySource: pushes)
     }
 
@@ -230,6 +232,7 @@ extension Navigator {
         }
         let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: nil,
                                     caller: Caller(roles: call.client.roles), reply: call.deferred(), client: call.client)
+        nav.force = r.force
         startPending(nav)
     }
 

@@ -52,6 +52,8 @@ final class PendingNavigation {
     /// A dismiss waiting on leave guards: the node it leaves, and the dismiss it makes once they pass
     /// (instead of committing the plan, which only carries the guards).
     var leaving: String?
+    /// `force: true`: no leave guard runs, a redirect's removals included.
+    var force = false
     /// Whether the precondition running is a leave guard (a dismiss's, or one of those a
     /// replacement runs first): it lets the navigation go on or refuses it, and never redirects it.
     var onLeaveGuard: Bool { leaving != nil || step < plan.leaveGuards }
