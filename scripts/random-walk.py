@@ -166,7 +166,13 @@ def random_graph(seed):
     lines.append("  R1: {}")
     lines.append("  RF: {flow: {start: R1, steps: [R1]}}")
     lines.append("preconditions:")
-    redirect = ", redirect: {to: %s}" % r.choice(screens) if r.random() < 0.3 else ""
+    redirect = ""
+    if r.random() < 0.3:
+        # Sometimes by a style that replaces screens: their leave guards run first.
+        to = r.choice(screens)
+        by = r.choice([None, None, "root", "replace", "present"])
+        by = by if by and by in styles.get(to, [by]) else None
+        redirect = ", redirect: {to: %s%s}" % (to, ", by: %s" % by if by else "")
     lines.append("  pa: {check: {fact: a, notEquals: 1}%s}" % redirect)
     lines.append("  pd: {check: {fact: d, exists: true}, recover: {flow: RF, facts: {d: true}}}")
     lines.append("  pp: {provider: true, timeout: 60s}")
