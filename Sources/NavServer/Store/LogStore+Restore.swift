@@ -192,7 +192,6 @@ extension LogStore {
                 broken.append((about.name, "its log record at byte \(r.offset) of \(path) cannot be replayed: \(error.message)"))
                 setAside.insert(about.name)
                 if let gone = byName.removeValue(forKey: about.name) { counts.remove(gone) }
-                order.removeAll { $0 == about.name }
                 counted.kinds["dropped (session set aside)", default: 0] += 1
                 if about.isState && statesToCome > 0 {
                     statesToCome -= 1
@@ -203,6 +202,10 @@ extension LogStore {
         if statesToCome > 0 {
             throw StateError(description: "\(reloadAt.path) is damaged at byte \(reloadAt.offset): its graph reload is followed by \(statesToCome) fewer sessions' states than it announces. Start navd once with --repair, or restore the state files from a backup")
         }
+        // The sessions in the order they were opened (a name closed and opened again, last), each
+        // once: a close leaves its name in `order` (removing it there was a scan per close).
+        var listed = Set<String>()
+        order = order.reversed().filter { byName[$0] != nil && listed.insert($0).inserted }.reversed()
         // Each replayed session is checked against the tree's rules, as a saved one is.
         for name in order where replayed.contains(name) {
             guard let s = byName[name] else { continue }
@@ -439,7 +442,6 @@ extension LogStore {
             setAside.remove(name)
             if let gone = byName[name] { counts.remove(gone) }
             byName[name] = nil
-            order.removeAll { $0 == name }
             // Its row and keys leave the snapshot, before a session opened again under the name is written.
             unsnapshotted.close(name)
             return name
