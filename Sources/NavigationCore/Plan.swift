@@ -116,24 +116,31 @@ public struct Plan: Sendable {
     /// This plan with `extra` preconditions, leave guards, evaluated before its own (a `popUpTo`'s,
     /// those of what a replacement removes).
     public func withPreconditions(before extra: [Int]) -> Plan {
-        var p = Plan(target: target, by: by, params: params, source: source, ifVersion: ifVersion,
-                     preconditions: extra + preconditions.filter { !extra.contains($0) })
+        let (all, guards) = guarded(by: extra)
+        var p = Plan(target: target, by: by, params: params, source: source, ifVersion: ifVersion, preconditions: all)
         p.link = link
         p.selectsWith = selectsWith
         p.extras = extras
-        p.leaveGuards = extra.count + preconditions.prefix(leaveGuards).filter { !extra.contains($0) }.count
+        p.leaveGuards = guards
         return p
+    }
+
+    /// The preconditions with the leave guards `extra` first (each precondition once), and how many
+    /// of them, from the first, are leave guards (those `extra` adds, then the plan's own).
+    private func guarded(by extra: [Int]) -> (preconditions: [Int], leaveGuards: Int) {
+        (extra + preconditions.filter { !extra.contains($0) }, extra.count + preconditions.prefix(leaveGuards).filter { !extra.contains($0) }.count)
     }
 
     /// This plan placing its target in the place of screen `number` (`by: replace`): `navigate
     /// {popUpTo: {to, inclusive: true}}` whose match is the first screen of the root stack or of a
     /// tab, which no pop may empty; `extra` preconditions (the leave guards of what goes) first.
     public func replacing(_ number: Int, preconditions extra: [Int]) -> Plan {
+        let (all, guards) = guarded(by: extra)
         var p = Plan(target: target, by: .replace, params: params, paramsBytes: paramsBytes, source: number, ifVersion: ifVersion,
-                     preconditions: extra + preconditions.filter { !extra.contains($0) })
+                     preconditions: all)
         p.extras = extras
         p.popUpTo = nil
-        p.leaveGuards = extra.count + preconditions.prefix(leaveGuards).filter { !extra.contains($0) }.count
+        p.leaveGuards = guards
         return p
     }
 

@@ -133,9 +133,10 @@ extension Navigator {
     /// `plan` (a `replace`, a `root`, a `select` that brings the declared tabs back, a deep link or
     /// a `reset {to}`), after the `leave:` guards of
     /// the screens it removes (the topmost's first), as a dismiss runs them; `force` skips them.
-    func guardingReplacement(_ plan: Plan, in session: Session) -> Plan {
+    /// Those in `passed` (which passed for the navigation already, before a redirect) are not run again.
+    func guardingReplacement(_ plan: Plan, in session: Session, passed: Set<Int> = []) -> Plan {
         guard graph.hasLeaveGuards else { return plan }
-        let guards = session.leaveGuards(removedBy: plan)
+        let guards = session.leaveGuards(removedBy: plan).filter { !passed.contains($0) }
         return guards.isEmpty ? plan : plan.withPreconditions(before: guards)
     }
 

@@ -207,12 +207,10 @@ extension Navigator {
         }
         if let hints = nav.plan.hints { plan.hints = hints }
         if let popUpTo = nav.plan.popUpTo { plan.popUpTo = popUpTo }
-        if !nav.force && graph.hasLeaveGuards && (plan.by.mayReplaceScreens || plan.link != nil) {
+        if !nav.force && (plan.by.mayReplaceScreens || plan.link != nil) {
             // A redirect that replaces screens (`by: root`, a link's stack) runs the leave guards of
             // what it removes first, those that have not passed for this navigation already.
-            let passed = Set(nav.plan.preconditions.prefix(nav.plan.leaveGuards))
-            let guards = session.leaveGuards(removedBy: plan).filter { !passed.contains($0) }
-            if !guards.isEmpty { plan = plan.withPreconditions(before: guards) }
+            plan = guardingReplacement(plan, in: session, passed: Set(nav.plan.preconditions.prefix(nav.plan.leaveGuards)))
         }
         covered(p, .redirected)
         nav.redirects.append((from: from, precondition: p.name, to: spec.to))

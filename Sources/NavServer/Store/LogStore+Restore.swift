@@ -261,7 +261,7 @@ extension LogStore {
         let keptIn = "its log records are kept in " + kept.joined(separator: " and ")
         for b in broken {
             try snapshot.setAsideReplayed(b.name, reason: b.reason + "; " + keptIn)
-            unsnapshotted.setAside(b.name)
+            unsnapshotted.close(b.name)  // its row and keys leave the snapshot; nothing of it is written
             restoreWarnings.append("--repair: session \"\(b.name)\" is set aside (the state file's set_aside table holds what the snapshot had of it) and not served: \(b.reason); \(keptIn)")
         }
     }

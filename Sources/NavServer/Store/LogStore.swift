@@ -464,10 +464,6 @@ struct PendingKeys {
         closed.insert(name)
     }
 
-    /// A session `--repair` set aside while the log was replayed: its row and keys leave the
-    /// snapshot, and nothing remembered for it is written.
-    mutating func setAside(_ name: String) { close(name) }
-
     mutating func remember(_ session: Session, key: String, reply: Result<JSONText, NavError>) {
         track(session)
         keys.append((session, key, reply))
