@@ -149,7 +149,7 @@ extension LogStore {
         var statesToCome = 0
         var reloadAt = (path: "", offset: 0)
         // --repair: the sessions whose records break a rule, and why; set aside after the replay.
-        var broken: [(name: String, reason: String)] = []
+        var broken: [String: String] = [:]
         for index in (reload ?? 0)..<records.count {
             let r = records[index]
             let path = scans[r.scan].path
@@ -176,7 +176,7 @@ extension LogStore {
                     continue
                 }
                 replayed.insert(name)
-                if payload.s != nil || payload.x != nil { broken.removeAll { $0.name == name } }  // replaced or closed since
+                if payload.s != nil || payload.x != nil { broken[name] = nil }  // replaced or closed since
                 let kind = payload.c != nil ? "commits" : payload.s != nil ? "states" : payload.f != nil ? "facts" : payload.k != nil ? "keys" : "closes"
                 counted.saw(kind, name, from: before, to: byName[name]?.version)
                 if statesToCome > 0 {
@@ -188,8 +188,7 @@ extension LogStore {
                     throw StateError(description: "cannot replay \(path) at byte \(r.offset): \(error.message). Start navd with the graph and limits the log was written with; or start it once with --repair to set the session aside and serve the others\(about.map { " (session \"\($0.name)\")" } ?? ""); or move \(path) aside to start from the snapshot \(snapshot.path) alone")
                 }
                 // The session goes aside with what it had; the reload's count goes on.
-                broken.removeAll { $0.name == about.name }
-                broken.append((about.name, "its log record at byte \(r.offset) of \(path) cannot be replayed: \(error.message)"))
+                broken[about.name] = "its log record at byte \(r.offset) of \(path) cannot be replayed: \(error.message)"
                 setAside.insert(about.name)
                 if let gone = byName.removeValue(forKey: about.name) { counts.remove(gone) }
                 counted.kinds["dropped (session set aside)", default: 0] += 1
@@ -213,15 +212,15 @@ extension LogStore {
                 guard repair else {
                     throw StateError(description: "session \"\(name)\" replayed from \(logPath) breaks a rule: \(error.message). Start navd with the graph and limits the log was written with; or start it once with --repair to set the session aside and serve the others; or move \(logPath) aside to start from the snapshot \(snapshot.path) alone")
                 }
-                broken.append((name, "replayed from \(logPath), it breaks a rule: \(error.message)"))
+                broken[name] = "replayed from \(logPath), it breaks a rule: \(error.message)"
                 counts.remove(s)
                 byName[name] = nil
             }
         }
         order.removeAll { byName[$0] == nil }
-        if !broken.isEmpty { try setAsideFromLog(broken, scans) }
+        if !broken.isEmpty { try setAsideFromLog(broken.sorted { $0.key < $1.key }, scans) }
         let sessions = order.compactMap { byName[$0] }
-        try carry(sessions, byName, replayed: replayed.subtracting(broken.map(\.name)), earlierKeys: earlierKeys, snapshotNames: snapshotNames)
+        try carry(sessions, byName, replayed: replayed.subtracting(broken.keys), earlierKeys: earlierKeys, snapshotNames: snapshotNames)
         report(scans, counted)
         // The replayed state becomes the snapshot now; the log starts again (a torn tail, a record
         // cut off by a crash and never acknowledged, goes with it).
@@ -247,7 +246,7 @@ extension LogStore {
     /// compaction that follows replaces them), and each session in `broken` is set aside in the
     /// snapshot's `set_aside` table (the state the snapshot held, or its name alone), with why and
     /// where its records are kept. Nothing of it is written into the new snapshot.
-    private func setAsideFromLog(_ broken: [(name: String, reason: String)], _ scans: [LogScan]) throws(StateError) {
+    private func setAsideFromLog(_ broken: [(key: String, value: String)], _ scans: [LogScan]) throws(StateError) {
         let stamp = LogStore.stamp()
         var kept: [String] = []
         for scan in scans where !scan.records.isEmpty {
@@ -259,10 +258,10 @@ extension LogStore {
         }
         if durability == .full { syncDirectory() }
         let keptIn = "its log records are kept in " + kept.joined(separator: " and ")
-        for b in broken {
-            try snapshot.setAsideReplayed(b.name, reason: b.reason + "; " + keptIn)
-            unsnapshotted.close(b.name)  // its row and keys leave the snapshot; nothing of it is written
-            restoreWarnings.append("--repair: session \"\(b.name)\" is set aside (the state file's set_aside table holds what the snapshot had of it) and not served: \(b.reason); \(keptIn)")
+        for (name, reason) in broken {
+            try snapshot.setAsideReplayed(name, reason: reason + "; " + keptIn)
+            unsnapshotted.close(name)  // its row and keys leave the snapshot; nothing of it is written
+            restoreWarnings.append("--repair: session \"\(name)\" is set aside (the state file's set_aside table holds what the snapshot had of it) and not served: \(reason); \(keptIn)")
         }
     }
 
