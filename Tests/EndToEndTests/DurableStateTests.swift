@@ -288,4 +288,76 @@ import Testing
         #expect(r.status == 1, "\(r.stderr)")
         #expect(r.stderr.contains("hold 3 tabs; the graph's root declares 2 (app.Search, app.Home)") && r.stderr.contains("--repair"), "\(r.stderr)")
     }
+
+    /// A tab is known by its place and its name: a graph that moved the root's tabs (as many as
+    /// before) while navd was down is refused too, naming the tabs as saved and as declared now.
+    @Test(arguments: [SIGTERM, SIGKILL])
+    func refusesStateSavedWithRootTabsTheGraphMoved(signal: Int32) throws {
+        let graph = """
+            root: {tabs: [Home, Search, Settings]}
+            coordinators: {Home: {}, Search: {}, Settings: {}}
+            """
+        let r = try restartOnChangedGraph(graph, act: { c in
+            let version = try c.call("navigate", ["to": "app.Search", "by": "select"])["version"]
+            #expect(version == 1)
+        },
+                                          edit: { $0.replacingOccurrences(of: "[Home, Search, Settings]", with: "[Search, Home, Settings]") },
+                                          signal: signal)
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("hold the tabs app.Home, app.Search, app.Settings, as the graph it was saved under declared them; the graph's root declares app.Search, app.Home, app.Settings now")
+                && r.stderr.contains("--repair"), "\(r.stderr)")
+    }
+
+    /// The same for a tab container a session navigated to, whether the session is in the snapshot
+    /// (a clean stop) or in the log alone (`kill -9`): `--repair` sets that session aside and serves
+    /// the others; a graph that moved the tabs of a container no session holds is taken as it is.
+    @Test(arguments: [SIGTERM, SIGKILL])
+    func aContainersMovedTabsAreRefusedAndRepairSetsTheSessionAside(signal: Int32) throws {
+        let graph = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [T, U]}
+              T: {tabs: [A, B]}
+              U: {tabs: [A, B]}
+              A: {}
+              B: {}
+            """
+        let dir = TempDir()
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: dir.file("graph"), withIntermediateDirectories: true)
+        try graph.write(toFile: dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
+        let state = dir.file("state.sqlite")
+        let args = ["--graph", dir.file("graph"), "--state", state]
+        var kept: JSONValue = .null
+        do {
+            let d = try Daemon(arguments: args)
+            let c = try d.client()
+            try c.call("session.open", ["name": "tabbed"])
+            try c.call("navigate", ["session": "tabbed", "to": "app.T"])
+            try c.call("navigate", ["session": "tabbed", "to": "app.B", "by": "select"])
+            try c.call("navigate", ["to": "app.U"])
+            kept = try c.call("tree")
+            _ = d.stop(signal: signal)
+        }
+        // T's tabs moved ("tabbed" holds T; "main" holds U, whose tabs stay).
+        try graph.replacingOccurrences(of: "T: {tabs: [A, B]}", with: "T: {tabs: [B, A]}")
+            .write(toFile: dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
+        let refused = try runCommand(Repo.binary("navd"), ["--socket", dir.file("r.sock")] + args)
+        #expect(refused.status == 1 && refused.stderr.contains("session \"tabbed\"") && refused.stderr.contains("--repair")
+                && refused.stderr.contains("hold the tabs app.A, app.B, as the graph it was saved under declared them; its container `app.T` declares app.B, app.A now"),
+                "\(refused.stderr)")
+        do {
+            let d = try Daemon(arguments: args + ["--repair"], socketPath: dir.file("p.sock"))
+            let c = try d.client()
+            #expect(try c.call("session.list")["sessions"] == ["main"])
+            #expect(try c.call("tree") == kept)
+            _ = d.stop()
+        }
+        let rows = try runCommand("/usr/bin/sqlite3", [state, "SELECT name FROM set_aside"])
+        #expect(rows.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "tabbed", "\(rows.stdout)")
+        // T's tabs moved back: no session holds T now, and navd starts.
+        try graph.write(toFile: dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
+        let d = try Daemon(arguments: args, socketPath: dir.file("q.sock"))
+        #expect(try d.client().call("tree") == kept)
+    }
 }

@@ -150,6 +150,9 @@ extension LogStore {
         var reloadAt = (path: "", offset: 0)
         // --repair: the sessions whose records break a rule, and why; set aside after the replay.
         var broken: [String: String] = [:]
+        // The tabs of the graph the records were written under (a segment's first record, and a
+        // reload's, say; nil: a log of a navd that did not write them).
+        var logLayout: TabLayout?
         for index in (reload ?? 0)..<records.count {
             let r = records[index]
             let path = scans[r.scan].path
@@ -157,8 +160,14 @@ extension LogStore {
             do throws(NavError) {
                 let payload = RecordMembers(try saved.view(parser, scans[r.scan].bytes[r.payload], "a log record"))
                 about = (payload.c ?? payload.s ?? payload.f ?? payload.k)?.string.map { ($0, payload.s != nil) }
+                if payload.l != nil {
+                    logLayout = payload.layout.flatMap { TabLayout(json: $0.value(keys: parser.keys)) }
+                    continue
+                }
                 if index == reload {
-                    let n = try reloadRecord(payload.record.value(keys: parser.keys), graph: graph)
+                    let reloadPayload = payload.record.value(keys: parser.keys)
+                    let n = try reloadRecord(reloadPayload, graph: graph)
+                    logLayout = reloadPayload["layout"].flatMap(TabLayout.init(json:))
                     counted.kinds["graph reload", default: 0] += 1
                     statesToCome = n
                     reloadAt = (path, r.offset)
@@ -205,10 +214,15 @@ extension LogStore {
         // once: a close leaves its name in `order` (removing it there was a scan per close).
         var listed = Set<String>()
         order = order.reversed().filter { byName[$0] != nil && listed.insert($0).inserted }.reversed()
-        // Each replayed session is checked against the tree's rules, as a saved one is.
+        // Each replayed session is checked against the tree's rules, as a saved one is, and its tabs
+        // against those of the graph the log was written under, where the graph moved them.
+        let movedTabs = logLayout.flatMap { $0 != TabLayout(graph) ? $0 : nil }
         for name in order where replayed.contains(name) {
             guard let s = byName[name] else { continue }
-            do throws(NavError) { try s.checkReplayed() } catch {
+            do throws(NavError) {
+                try s.checkReplayed()
+                if let movedTabs { try Session.checkTabs(of: s.root, graph: graph, savedUnder: movedTabs) }
+            } catch {
                 guard repair else {
                     throw StateError(description: "session \"\(name)\" replayed from \(logPath) breaks a rule: \(error.message). Start navd with the graph and limits the log was written with; or start it once with --repair to set the session aside and serve the others; or move \(logPath) aside to start from the snapshot \(snapshot.path) alone")
                 }
@@ -226,7 +240,7 @@ extension LogStore {
         // cut off by a crash and never acknowledged, goes with it).
         updateThreshold()
         try compact(graph: graph)
-        if fd < 0 { try startSegment() }  // nothing to compact: a new log all the same
+        if fd < 0 { try startSegment(graph: graph) }  // nothing to compact: a new log all the same
         return sessions
     }
 
@@ -352,7 +366,7 @@ extension LogStore {
     /// parser parses again): a restart reads every record since the last compaction.
     private struct RecordMembers {
         let record: JSONView
-        var c, s, f, k, x, v, n, t, o, r, cc, ch, key, facts: JSONView?
+        var c, s, f, k, x, v, n, t, o, r, l, cc, ch, key, facts, layout: JSONView?
 
         private init(record: JSONView) { self.record = record }
 
@@ -372,12 +386,14 @@ extension LogStore {
                     case UInt8(ascii: "t"): m.t = value
                     case UInt8(ascii: "o"): m.o = value
                     case UInt8(ascii: "r"): m.r = value
+                    case UInt8(ascii: "l"): m.l = value
                     default: break
                     }
                 case 2 where key.equals("cc"): m.cc = value
                 case 2 where key.equals("ch"): m.ch = value
                 case 3 where key.equals("key"): m.key = value
                 case 5 where key.equals("facts"): m.facts = value
+                case 6 where key.equals("layout"): m.layout = value
                 default: break
                 }
             }

@@ -72,6 +72,7 @@ public final class LogStore: Store {
     /// Appends one record to this iteration's.
     @inline(__always)
     private func log(_ body: (inout JSONWriter) -> Void) {
+        if segmentLayout != nil { writeSegmentLayout() }
         LogRecord.append(to: &records, seq: nextSeq, salt: salt, body)
         nextSeq &+= 1
     }
@@ -80,6 +81,7 @@ public final class LogStore: Store {
     /// the full one (`ch`).
     public func sessionCommitted(_ s: Session, changes: LentText?, compact: LentText?) {
         guard let text = compact ?? changes else { return sessionChanged(s) }
+        if segmentLayout != nil { writeSegmentLayout() }
         // Written in place, not through log(_:): a closure capturing the session and the text
         // retained and released both on every commit.
         let start = LogRecord.begin(in: &records)
@@ -166,6 +168,8 @@ public final class LogStore: Store {
             w.write(.string(identity))
             w.raw(",\"sessions\":")
             w.write(int: sessions)
+            w.raw(",\"layout\":")
+            w.write(TabLayout(graph).json)
             w.raw(UInt8(ascii: "}"))
         }
     }
@@ -186,7 +190,7 @@ public final class LogStore: Store {
         }
         logSize += records.buffer.count
         records.buffer.removeAll(keepingAtMost: 1 << 20)
-        if logSize >= threshold && compacting == nil { try beginCompaction() }
+        if logSize >= threshold && compacting == nil { try beginCompaction(graph: graph) }
     }
 
     /// Records that pass the size the file was given: it is made larger first (then its header
@@ -218,11 +222,11 @@ public final class LogStore: Store {
 
     /// Renames the log to `STATE.log.old`, starts a new one, and keeps what the snapshot lacks as
     /// the work of the compaction; changes from now on are the new log's.
-    private func beginCompaction() throws(StateError) {
+    private func beginCompaction(graph: NavigationGraph) throws(StateError) {
         guard rename(logPath, oldLogPath) == 0 else {
             throw StateError(description: "cannot rename \(logPath) to \(oldLogPath): \(String(cString: strerror(errno)))")
         }
-        try startSegment()
+        try startSegment(graph: graph)
         compacting = (unsnapshotted.items, 0, monotonicNanoseconds())
         unsnapshotted = PendingKeys(epoch: unsnapshotted.epoch + 1)
     }
@@ -281,7 +285,7 @@ public final class LogStore: Store {
         compacting = nil
         snapshot.releaseFreePages()
         updateThreshold()
-        try startSegment()
+        try startSegment(graph: graph)
         if unlink(oldLogPath) == 0, durability == .full { syncDirectory() }
         compactions += 1
     }
@@ -310,7 +314,7 @@ public final class LogStore: Store {
     /// the log grows with its records. No file is truncated in place: on ext4 a file truncated to
     /// zero and written again has its data flushed when it is closed (`auto_da_alloc`), which held
     /// the loop 10 to 18 ms at each compaction.
-    func startSegment() throws(StateError) {
+    func startSegment(graph: NavigationGraph) throws(StateError) {
         let path = logPath + ".new"
         unlink(path)
         let f = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | (durability == .full ? O_DSYNC : 0), 0o600)
@@ -349,6 +353,24 @@ public final class LogStore: Store {
         nextSeq = 1
         fileSize = preallocated ? size : 0
         logSize = LogRecord.fileHeaderSize
+        // The segment's first record, written before its first other one (a log nothing was written
+        // to stays empty): the tabs of the graph its records are written under.
+        segmentLayout = (snapshot.identity(of: graph), TabLayout(graph).json)
+    }
+
+    /// The layout record a new segment starts with, written before the segment's first other record.
+    private var segmentLayout: (identity: String, layout: JSONValue)?
+
+    private func writeSegmentLayout() {
+        guard let (identity, layout) = segmentLayout else { return }
+        segmentLayout = nil
+        log { w in
+            w.raw("{\"l\":")
+            w.write(.string(identity))
+            w.raw(",\"layout\":")
+            w.write(layout)
+            w.raw(UInt8(ascii: "}"))
+        }
     }
 
     /// How long the last compaction took from start to end, and the longest slice of one held the

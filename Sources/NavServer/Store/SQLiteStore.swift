@@ -28,6 +28,9 @@ final class SQLiteStore: Store {
     private var insertKey: OpaquePointer?
     private var trimKeys: OpaquePointer?
     private var deleteKeys: OpaquePointer?
+    private var insertLayout: OpaquePointer?
+    /// The graphs whose tab layout the file holds (``recordLayout(of:)``).
+    private var recordedLayouts: Set<String> = []
     /// `BEGIN` and `COMMIT`, prepared once (`sqlite3_exec` compiles its SQL at every call).
     private var begin: OpaquePointer?
     private var commit: OpaquePointer?
@@ -76,6 +79,10 @@ final class SQLiteStore: Store {
             if try int("SELECT count(*) FROM pragma_table_info('sessions') WHERE name = 'graph'") == 0 {
                 try exec("ALTER TABLE sessions ADD COLUMN graph TEXT")
             }
+            // The tabs each graph of `sessions.graph` declared (TabLayout): a restart on a graph that
+            // moved them is told apart from one that kept them (files without it: by count alone).
+            try exec("CREATE TABLE IF NOT EXISTS graph_tabs (graph TEXT PRIMARY KEY, tabs TEXT NOT NULL)")
+            insertLayout = try prepare("INSERT OR IGNORE INTO graph_tabs (graph, tabs) VALUES (?1, ?2)")
             begin = try prepare("BEGIN")
             commit = try prepare("COMMIT")
             upsert = try prepare("INSERT INTO sessions (name, version, next_id, tree, facts, owner, graph) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(name) DO UPDATE SET version = ?2, next_id = ?3, tree = ?4, facts = ?5, owner = ?6, graph = ?7")
@@ -188,6 +195,8 @@ final class SQLiteStore: Store {
         var out: [Session] = []
         var counts = SavedSessions.SessionCounts(saved)
         var broken: [(session: String, reason: String)] = []
+        // Rows written under another graph are checked against the tabs it declared, where it moved them.
+        let layouts = try savedLayouts(), current = TabLayout(graph), currentIdentity = identity(of: graph)
         while true {
             let rc = sqlite3_step(s)
             if rc == SQLITE_DONE { break }
@@ -200,6 +209,9 @@ final class SQLiteStore: Store {
                     let owner = sqlite3_column_int64(s, 5)
                     guard let uid = UInt32(exactly: owner) else { throw NavError(.corruptState, "owner \(owner) is not a uid") }
                     session.owner = uid
+                }
+                if let g = sqlite3_column_text(s, 6).map({ String(cString: $0) }), g != currentIdentity, let layout = layouts[g], layout != current {
+                    try Session.checkTabs(of: session.root, graph: graph, savedUnder: layout)
                 }
                 if let problem = counts.admit(session) { throw NavError(.limitExceeded, problem) }
                 out.append(session)
@@ -324,6 +336,7 @@ final class SQLiteStore: Store {
         try run(begin)
         do throws(StateError) {
             let closed = pending.closed, keys = pending.keys
+            var layoutsWritten: [String] = []
             for name in closed {
                 try run(delete) { navsql_bind_text($0, 1, name, -1) }
                 try run(deleteKeys) { navsql_bind_text($0, 1, name, -1) }
@@ -357,7 +370,9 @@ final class SQLiteStore: Store {
                 sqlite3_bind_int64(upsert, 3, Int64(s.idCounter))
                 navsql_bind_text(upsert, 5, factsText, -1)
                 if let owner = s.owner { sqlite3_bind_int64(upsert, 6, Int64(owner)) } else { sqlite3_bind_null(upsert, 6) }
-                navsql_bind_text(upsert, 7, identity(of: s.graph), -1)
+                let graphIdentity = identity(of: s.graph)
+                navsql_bind_text(upsert, 7, graphIdentity, -1)
+                if !recordedLayouts.contains(graphIdentity) { try recordLayout(of: s.graph, graphIdentity, into: &layoutsWritten) }
                 let done = treeText.buffer.withUnsafeBytes { text -> Bool in
                     navsql_bind_text_in_place(upsert, 4, text.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(text.count))
                     defer { sqlite3_bind_null(upsert, 4) }  // the binding must not outlive the text
@@ -366,12 +381,42 @@ final class SQLiteStore: Store {
                 guard done else { throw lastError() }
             }
             try run(commit)
+            recordedLayouts.formUnion(layoutsWritten)
         } catch {
             try? exec("ROLLBACK")
             throw error
         }
         transactions += 1
         pending.removeAll()
+    }
+
+    /// Writes the tabs `graph` declares (``TabLayout``) under its identity, once per graph, within
+    /// the transaction that writes the first row under it.
+    private func recordLayout(of graph: NavigationGraph, _ graphIdentity: String, into written: inout [String]) throws(StateError) {
+        guard !written.contains(graphIdentity) else { return }
+        let text = JSONWriter.string(TabLayout(graph).json)
+        try run(insertLayout) {
+            navsql_bind_text($0, 1, graphIdentity, -1)
+            navsql_bind_text($0, 2, text, -1)
+        }
+        written.append(graphIdentity)
+    }
+
+    /// The tab layouts the file holds, by graph identity (one that does not read as a layout is left out).
+    private func savedLayouts() throws(StateError) -> [String: TabLayout] {
+        let s = try prepare("SELECT graph, tabs FROM graph_tabs")
+        defer { sqlite3_finalize(s) }
+        let parser = saved.parser()
+        var out: [String: TabLayout] = [:]
+        while true {
+            let rc = sqlite3_step(s)
+            if rc == SQLITE_DONE { return out }
+            guard rc == SQLITE_ROW else { throw StateError(description: "cannot read \(path): \(String(cString: sqlite3_errmsg(db)))") }
+            guard let g = sqlite3_column_text(s, 0).map({ String(cString: $0) }), let t = sqlite3_column_text(s, 1).map({ String(cString: $0) }),
+                  let value = try? saved.parse(parser, t, "a graph's tab layout"), let layout = TabLayout(json: value) else { continue }
+            recordedLayouts.insert(g)
+            out[g] = layout
+        }
     }
 
     /// Resets a prepared statement, binds its parameters with `bind`, and steps it to its end.
@@ -386,8 +431,8 @@ final class SQLiteStore: Store {
     }
 
     func close() {
-        for stmt in [upsert, delete, insertKey, trimKeys, deleteKeys, begin, commit] { sqlite3_finalize(stmt) }
-        (upsert, delete, insertKey, trimKeys, deleteKeys, begin, commit) = (nil, nil, nil, nil, nil, nil, nil)
+        for stmt in [upsert, delete, insertKey, trimKeys, deleteKeys, insertLayout, begin, commit] { sqlite3_finalize(stmt) }
+        (upsert, delete, insertKey, trimKeys, deleteKeys, insertLayout, begin, commit) = (nil, nil, nil, nil, nil, nil, nil, nil)
         sqlite3_close(db)
         db = nil
     }
