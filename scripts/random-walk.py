@@ -5,7 +5,9 @@ model of navd: a subscriber's mirror in the full form and one in the compact for
 answer the node and ``visible`` of the commit that follows it; the tree keeps its shape (only
 screens and flows present, no empty stack, tabs or flow); a step commits at most once; a navigation
 sent again with its `key` changes nothing and gets the first reply; the URL `link.resolve` answers
-for the visible screen opens (`dryRun`) the same screens, with the params a link carries. With
+for the visible screen opens (`dryRun`) the same screens, with the params a link carries. A small
+model of SPEC section 4 checks where a committed `navigate` from the visible top puts its node
+(push, present, replace, root, select of a root tab) and what a `dismiss` removes. With
 `--restarts`, navd keeps a state file and is killed (`kill -9`) now and then: the restarted navd
 serves the same tree, version and facts it acknowledged.
 
@@ -38,7 +40,7 @@ class Divergence(Exception):
 
 
 # What the walks did, for the summary: navigations that waited for preconditions, provider answers.
-seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0}
+seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "dismissed": 0}
 
 
 class Conn:
@@ -272,6 +274,105 @@ def chain_nodes(tree, from_container=False):
                 if c["id"] == below:
                     break
     return chain
+
+
+def placed(tree, node_id, by, target, described):
+    """The tree SPEC section 4 says a navigation `by` a style from the visible top makes, the new
+    node (`node_id`, whose subtree is taken from `tree`) put where the style puts it; None when the
+    case is not one this model covers."""
+    before = json.loads(json.dumps(tree["before"]))
+    top = tree["before_visible"][-1]
+    parents = {}
+    for n in nodes(before):
+        for c in n.get("children", []):
+            parents[c["id"]] = n
+        if "presented" in n:
+            parents[n["presented"]["id"]] = n
+    source = next((n for n in nodes(before) if n["id"] == top), None)
+    parent = parents.get(top)
+    made = next((n for n in nodes(tree["after"]) if n["id"] == node_id), None)
+    if source is None or made is None or parent is None or parent.get("presented", {}).get("id") == top:
+        return None
+    made = json.loads(json.dumps(made))
+    steps = described["coordinators"].get(parent.get("coordinator"), {}).get("flow", {}).get("steps", []) if parent["kind"] == "flow" else None
+    if by == "push":
+        if parent["kind"] == "stack":
+            parent["children"].append(made)
+        elif parent["kind"] == "flow" and target in steps:
+            parent["children"].append(made)
+        elif parent["kind"] == "flow" and parents.get(parent["id"], {}).get("kind") == "stack" and parent is parents[parent["id"]]["children"][-1]:
+            parents[parent["id"]]["children"].append(made)
+        else:
+            return None
+    elif by == "present":
+        stack = next((n for n in nodes(tree["after"]) if n.get("kind") == "stack" and n.get("children", [{}])[0].get("id") == node_id), None)
+        if stack is None:
+            return None
+        source["presented"] = {"id": stack["id"], "kind": "stack", "children": [made]}
+    elif by == "replace":
+        if parent["kind"] == "flow" and target not in steps:
+            return None
+        i = [c["id"] for c in parent["children"]].index(top)
+        parent["children"][i:] = [made]
+    elif by == "root":
+        if tree["after"]["kind"] != "stack":
+            return None
+        return {"id": tree["after"]["id"], "kind": "stack", "children": [made]}
+    elif by == "select":
+        # The root's declared tab of the target is selected; with `with`, its first screen takes
+        # those params (a tab's history aside: `back` decides it).
+        tabs = described["root"].get("tabs") or []
+        if before["kind"] != "tabs" or "coordinator" in before or target not in tabs or tree["after"]["kind"] != "tabs":
+            return None
+        if any(n["kind"] == "tabs" and n is not before for n in nodes(before)):
+            return None  # a tab container in the tree too: left to the mirrors
+        i = tabs.index(target)
+        before["selected"] = i
+        first = before["children"][i]["children"][0]
+        if first["id"] != node_id:
+            return {"node": first["id"]}  # (never the tree: the node named is not the tab's first screen)
+        if "with" in tree:
+            first["params"] = tree["with"]
+            first.pop("paramsHistory", None)
+        before.pop("history", None)
+        if "history" in tree["after"]:
+            before["history"] = tree["after"]["history"]
+        return before
+    else:
+        return None
+    return before
+
+
+def dismissed(before, node_id):
+    """The tree SPEC section 4 says `dismiss` of `node_id` leaves: the node and what is above it in
+    its stack go; the first child of a presented stack takes the modal with it; a flow's first step
+    takes the flow (abandoned). None when the case is not one this model covers (a stack's first
+    screen that no dismissal removes, a tab's, a stack node)."""
+    root = json.loads(json.dumps(before))
+    parents = {}
+    for n in nodes(root):
+        for c in n.get("children", []):
+            parents[c["id"]] = n
+        if "presented" in n:
+            parents[n["presented"]["id"]] = n
+    target = node_id
+    while True:
+        node = next((n for n in nodes(root) if n["id"] == target), None)
+        parent = parents.get(target)
+        if node is None or parent is None or node["kind"] not in ("screen", "flow") or "paramsHistory" in node:
+            return None  # (a screen with earlier params gets them back: `update {push}`)
+        i = [c["id"] for c in parent["children"]].index(target)
+        if parent["kind"] == "flow" and i == 0:
+            target = parent["id"]  # the flow's first step: the flow goes
+            continue
+        if i > 0:
+            parent["children"][i:] = []
+            return root
+        holder = parents.get(parent["id"])
+        if holder is not None and holder.get("presented", {}).get("id") == parent["id"]:
+            del holder["presented"]  # a presented stack's first child: the modal goes
+            return root
+        return None
 
 
 def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
@@ -708,6 +809,32 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             if shown and shown.get("params", {}).get("v") == 3 and shown["id"] not in ids \
                     and "app.pc" in (described["coordinators"].get(shown.get("coordinator"), {}).get("preconditions") or []):
                 raise Divergence("%s was shown with v 3 although its precondition pc fails for it, at %s" % (shown["id"], where))
+        if method == "navigate" and reply is not None and "node" in reply.get("result", {}) and not waiting \
+                and after["version"] == tree["version"] + 1 and not reply["result"].get("redirected") \
+                and not any(k in P for k in ("popUpTo", "existing", "from", "route", "merge")) and not dry_preconditions(dry):
+            # The tree a committed navigation from the visible top makes, as SPEC section 4 says:
+            # push onto the source's stack (or flow, for a step), present a new stack, replace the
+            # source and what is above it, root: a stack of the target alone.
+            by = P.get("by", "push")
+            expected = placed(dict({"before": tree["root"], "before_visible": tree["visible"], "after": after["root"]},
+                                   **({"with": P["with"]} if "with" in P else {})), reply["result"]["node"], by, P["to"], described)
+            made = next((n for n in nodes(after["root"]) if n["id"] == reply["result"]["node"]), {})
+            if made.get("coordinator") != P["to"] and by != "select":
+                raise Divergence("navigate to %s made %s at %s" % (P["to"], json.dumps(made)[:300], where))
+            if expected is not None:
+                seen["placed"] += 1
+                if expected != after["root"]:
+                    raise Divergence("navigate by %s did not place %s as SPEC section 4 says at %s:\n expected %s\n tree     %s"
+                                     % (by, reply["result"]["node"], where, json.dumps(expected)[:1500], json.dumps(after["root"])[:1500]))
+        if method == "dismiss" and reply is not None and "result" in reply and not waiting and not any(k in P for k in ("to", "result")) \
+                and after["version"] == tree["version"] + 1:
+            # What a dismiss removes, as SPEC section 4 says.
+            expected = dismissed(tree["root"], P.get("node", tree["visible"][-1]))
+            if expected is not None:
+                seen["dismissed"] += 1
+                if expected != after["root"]:
+                    raise Divergence("dismiss did not remove what SPEC section 4 says at %s:\n expected %s\n tree     %s"
+                                     % (where, json.dumps(expected)[:1500], json.dumps(after["root"])[:1500]))
         if method == "flowComplete" and "result" in P and reply is not None:
             # A result that fails the flow's result schema (ok, a boolean, required) is refused.
             flow = next((n for n in nodes(tree["root"]) if n["id"] == P["flow"] and n["kind"] == "flow"), None)
@@ -844,8 +971,8 @@ def main(argv=None):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries): "
-          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"]))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed and %d dismissals made as the model says: "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["dismissed"]))
     return 0
 
 
