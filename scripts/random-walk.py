@@ -6,8 +6,9 @@ answer the node and ``visible`` of the commit that follows it; the tree keeps it
 screens and flows present, no empty stack, tabs or flow); a step commits at most once; a navigation
 sent again with its `key` changes nothing and gets the first reply; the URL `link.resolve` answers
 for the visible screen opens (`dryRun`) the same screens, with the params a link carries. A small
-model of SPEC section 4 checks where a committed `navigate` from the visible top puts its node
-(push, present, replace, root, select of a root tab) and what a `dismiss` removes. With
+model of SPEC section 4 checks `visible` against the tree, where a committed `navigate` puts its
+node (push, present, replace, root, select of a root tab; from a given source; after a
+`popUpTo`) and what a `dismiss` removes (a node, or `to` a destination). With
 `--restarts`, navd keeps a state file and is killed (`kill -9`) now and then: the restarted navd
 serves the same tree, version and facts it acknowledged.
 
@@ -40,7 +41,7 @@ class Divergence(Exception):
 
 
 # What the walks did, for the summary: navigations that waited for preconditions, provider answers.
-seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "dismissed": 0}
+seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0}
 
 
 class Conn:
@@ -281,7 +282,7 @@ def placed(tree, node_id, by, target, described):
     node (`node_id`, whose subtree is taken from `tree`) put where the style puts it; None when the
     case is not one this model covers."""
     before = json.loads(json.dumps(tree["before"]))
-    top = tree["before_visible"][-1]
+    top = tree.get("from") or tree["before_visible"][-1]
     parents = {}
     for n in nodes(before):
         for c in n.get("children", []):
@@ -300,11 +301,13 @@ def placed(tree, node_id, by, target, described):
             parent["children"].append(made)
         elif parent["kind"] == "flow" and target in steps:
             parent["children"].append(made)
-        elif parent["kind"] == "flow" and parents.get(parent["id"], {}).get("kind") == "stack" and parent is parents[parent["id"]]["children"][-1]:
+        elif parent["kind"] == "flow" and parents.get(parent["id"], {}).get("kind") == "stack":
             parents[parent["id"]]["children"].append(made)
         else:
             return None
     elif by == "present":
+        if "presented" in source:
+            return None
         stack = next((n for n in nodes(tree["after"]) if n.get("kind") == "stack" and n.get("children", [{}])[0].get("id") == node_id), None)
         if stack is None:
             return None
@@ -332,8 +335,7 @@ def placed(tree, node_id, by, target, described):
         if first["id"] != node_id:
             return {"node": first["id"]}  # (never the tree: the node named is not the tab's first screen)
         if "with" in tree:
-            first["params"] = tree["with"]
-            first.pop("paramsHistory", None)
+            first["params"] = tree["with"]  # (its earlier params kept, as `update` keeps them)
         before.pop("history", None)
         if "history" in tree["after"]:
             before["history"] = tree["after"]["history"]
@@ -373,6 +375,46 @@ def dismissed(before, node_id):
             del holder["presented"]  # a presented stack's first child: the modal goes
             return root
         return None
+
+
+def visible_path(root):
+    """The ids SPEC section 4 calls `visible`: through the selected tab, the top of each stack, into
+    a flow's top step and into whatever a screen or flow presents."""
+    path, n = [], root
+    while True:
+        path.append(n["id"])
+        if n["kind"] in ("screen", "flow") and "presented" in n:
+            n = n["presented"]
+        elif n["kind"] == "tabs":
+            n = n["children"][n["selected"]]
+        elif n["kind"] in ("stack", "flow"):
+            n = n["children"][-1]
+        else:
+            return path
+
+
+def popped_to(before, to, inclusive):
+    """`dismiss {to, inclusive}` as PROTOCOL.md says: `to` (a node id, or a coordinator shown) is
+    matched against the screens and flows in the stacks (and flows) of the visible path, from the
+    top of the innermost down to the root stack; the nearest match stays and everything above it
+    goes (it too when `inclusive`). None: no match, or a case this model leaves to the mirrors (a
+    flow matched, a stack's first screen that only a tab's `back` could leave)."""
+    root = json.loads(json.dumps(before))
+    by_id = {n["id"]: n for n in nodes(root)}
+    containers = [by_id[i] for i in visible_path(root) if by_id[i]["kind"] in ("stack", "flow")]
+    for c in reversed(containers):
+        for i in reversed(range(len(c["children"]))):
+            m = c["children"][i]
+            if m["id"] != to and m.get("coordinator") != to:
+                continue
+            if m["kind"] != "screen":
+                return None
+            if inclusive:
+                return dismissed(root, m["id"])
+            c["children"][i + 1:] = []
+            m.pop("presented", None)
+            return root
+    return None
 
 
 def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
@@ -590,7 +632,12 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             if rnd.random() < 0.2:
                 P["from"] = rnd.choice(ids)
             if rnd.random() < 0.1:
-                P["popUpTo"] = {"to": rnd.choice(coords + ids), "inclusive": rnd.random() < 0.5}
+                # Mostly a screen of the visible path (by id or coordinator), pushed or presented.
+                shown = [n for n in nodes(tree["root"]) if n["id"] in tree["visible"] and n["kind"] == "screen"]
+                to = rnd.choice([rnd.choice(shown)["id"], rnd.choice(shown)["coordinator"]]) if shown and rnd.random() < 0.7 else rnd.choice(coords + ids)
+                P["popUpTo"] = {"to": to, "inclusive": rnd.random() < 0.5}
+                if rnd.random() < 0.7:
+                    P["by"] = rnd.choice(["push", "present"])
             if rnd.random() < 0.1:
                 P["hints"] = {"animation": rnd.choice(["slide", "fade"]), "step": step}
             if rnd.random() < 0.12 and "popUpTo" not in P:
@@ -811,25 +858,31 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 raise Divergence("%s was shown with v 3 although its precondition pc fails for it, at %s" % (shown["id"], where))
         if method == "navigate" and reply is not None and "node" in reply.get("result", {}) and not waiting \
                 and after["version"] == tree["version"] + 1 and not reply["result"].get("redirected") \
-                and not any(k in P for k in ("popUpTo", "existing", "from", "route", "merge")) and not dry_preconditions(dry):
+                and not any(k in P for k in ("existing", "route", "merge")) and not ("popUpTo" in P and "from" in P) and not dry_preconditions(dry):
             # The tree a committed navigation from the visible top makes, as SPEC section 4 says:
             # push onto the source's stack (or flow, for a step), present a new stack, replace the
             # source and what is above it, root: a stack of the target alone.
             by = P.get("by", "push")
-            expected = placed(dict({"before": tree["root"], "before_visible": tree["visible"], "after": after["root"]},
-                                   **({"with": P["with"]} if "with" in P else {})), reply["result"]["node"], by, P["to"], described)
+            # popUpTo: the pop first, as dismiss {to} pops; the target placed from what it leaves on top.
+            popped = popped_to(tree["root"], P["popUpTo"]["to"], P["popUpTo"].get("inclusive", False)) if "popUpTo" in P else tree["root"]
+            expected = popped and placed(dict({"before": popped, "before_visible": visible_path(popped), "after": after["root"]},
+                                   **({"with": P["with"]} if "with" in P else {}), **({"from": P["from"]} if "from" in P else {})), reply["result"]["node"], by, P["to"], described)
             made = next((n for n in nodes(after["root"]) if n["id"] == reply["result"]["node"]), {})
             if made.get("coordinator") != P["to"] and by != "select":
                 raise Divergence("navigate to %s made %s at %s" % (P["to"], json.dumps(made)[:300], where))
             if expected is not None:
                 seen["placed"] += 1
+                seen["popped"] += "popUpTo" in P
                 if expected != after["root"]:
                     raise Divergence("navigate by %s did not place %s as SPEC section 4 says at %s:\n expected %s\n tree     %s"
                                      % (by, reply["result"]["node"], where, json.dumps(expected)[:1500], json.dumps(after["root"])[:1500]))
-        if method == "dismiss" and reply is not None and "result" in reply and not waiting and not any(k in P for k in ("to", "result")) \
+        if visible_path(after["root"]) != after["visible"]:
+            raise Divergence("visible is %s; SPEC section 4's path through the tree is %s, at %s" % (after["visible"], visible_path(after["root"]), where))
+        if method == "dismiss" and reply is not None and "result" in reply and not waiting and not ("to" in P and "node" in P) and "merge" not in P \
                 and after["version"] == tree["version"] + 1:
-            # What a dismiss removes, as SPEC section 4 says.
-            expected = dismissed(tree["root"], P.get("node", tree["visible"][-1]))
+            # What a dismiss removes, as SPEC section 4 and 10 say.
+            expected = popped_to(tree["root"], P["to"], P.get("inclusive", False)) if "to" in P else \
+                dismissed(tree["root"], P.get("node", tree["visible"][-1]))
             if expected is not None:
                 seen["dismissed"] += 1
                 if expected != after["root"]:
@@ -971,8 +1024,8 @@ def main(argv=None):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed and %d dismissals made as the model says: "
-          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["dismissed"]))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after a popUpTo) and %d dismissals made as the model says: "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["popped"], seen["dismissed"]))
     return 0
 
 
