@@ -41,7 +41,7 @@ class Divergence(Exception):
 
 
 # What the walks did, for the summary: navigations that waited for preconditions, provider answers.
-seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0}
+seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0}
 
 
 class Conn:
@@ -856,8 +856,10 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             if shown and shown.get("params", {}).get("v") == 3 and shown["id"] not in ids \
                     and "app.pc" in (described["coordinators"].get(shown.get("coordinator"), {}).get("preconditions") or []):
                 raise Divergence("%s was shown with v 3 although its precondition pc fails for it, at %s" % (shown["id"], where))
-        if method == "navigate" and reply is not None and "node" in reply.get("result", {}) and not waiting \
-                and after["version"] == tree["version"] + 1 and not reply["result"].get("redirected") \
+        # (The models below compare the tree before with the tree after a step only when the step's
+        # own commit is the only one between them: whatever else was waiting did not commit meanwhile.)
+        if method == "navigate" and reply is not None and "node" in reply.get("result", {}) \
+                and after["version"] == tree["version"] + 1 == reply["result"]["version"] and not reply["result"].get("redirected") \
                 and not any(k in P for k in ("existing", "route", "merge")) and not ("popUpTo" in P and "from" in P) and not dry_preconditions(dry):
             # The tree a committed navigation from the visible top makes, as SPEC section 4 says:
             # push onto the source's stack (or flow, for a step), present a new stack, replace the
@@ -878,8 +880,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                                      % (by, reply["result"]["node"], where, json.dumps(expected)[:1500], json.dumps(after["root"])[:1500]))
         if visible_path(after["root"]) != after["visible"]:
             raise Divergence("visible is %s; SPEC section 4's path through the tree is %s, at %s" % (after["visible"], visible_path(after["root"]), where))
-        if method == "dismiss" and reply is not None and "result" in reply and not waiting and not ("to" in P and "node" in P) and "merge" not in P \
-                and after["version"] == tree["version"] + 1:
+        if method == "dismiss" and reply is not None and "result" in reply and not ("to" in P and "node" in P) and "merge" not in P \
+                and after["version"] == tree["version"] + 1 == reply["result"]["version"]:
             # What a dismiss removes, as SPEC section 4 and 10 say.
             expected = popped_to(tree["root"], P["to"], P.get("inclusive", False)) if "to" in P else \
                 dismissed(tree["root"], P.get("node", tree["visible"][-1]))
@@ -887,6 +889,23 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 seen["dismissed"] += 1
                 if expected != after["root"]:
                     raise Divergence("dismiss did not remove what SPEC section 4 says at %s:\n expected %s\n tree     %s"
+                                     % (where, json.dumps(expected)[:1500], json.dumps(after["root"])[:1500]))
+        then = (reply or {}).get("result", {}).get("then", {})
+        if method == "flowComplete" and reply is not None and "result" in reply and reply["result"]["version"] == tree["version"] + 1 \
+                and after["version"] == then.get("version", reply["result"]["version"]):
+            # The flow and everything above it leave (a flow first in a presented stack takes the
+            # modal); its declared `then` is pushed from what is left on top.
+            expected = dismissed(tree["root"], P["flow"])
+            if expected is not None and "node" in then:
+                flow = next(n for n in nodes(tree["root"]) if n["id"] == P["flow"])
+                declared = described["coordinators"][flow["coordinator"]]["flow"].get("then")
+                declared = declared if isinstance(declared, str) else (declared or {}).get("to")
+                expected = placed({"before": expected, "before_visible": visible_path(expected), "after": after["root"]},
+                                  then["node"], "push", declared, described) if declared else None
+            if expected is not None:
+                seen["completed"] += 1
+                if expected != after["root"]:
+                    raise Divergence("flowComplete did not remove what PROTOCOL.md says at %s:\n expected %s\n tree     %s"
                                      % (where, json.dumps(expected)[:1500], json.dumps(after["root"])[:1500]))
         if method == "flowComplete" and "result" in P and reply is not None:
             # A result that fails the flow's result schema (ok, a boolean, required) is refused.
@@ -1024,8 +1043,8 @@ def main(argv=None):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after a popUpTo) and %d dismissals made as the model says: "
-          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["popped"], seen["dismissed"]))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after a popUpTo), %d dismissals and %d flows completed as the model says: "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["popped"], seen["dismissed"], seen["completed"]))
     return 0
 
 
