@@ -324,28 +324,33 @@ def placed(tree, node_id, by, target, described):
     elif by == "select":
         # The root's declared tab of the target is selected; with `with`, its first screen takes
         # those params (a tab's history aside: `back` decides it).
-        tabs = described["root"].get("tabs") or []
-        if before["kind"] != "tabs" or "coordinator" in before or target not in tabs or tree["after"]["kind"] != "tabs":
+        # (A tab container on the visible path that lists the target, innermost first; else the
+        # root's tabs. The tree after: its tabs node of the same id.)
+        by_id = {n["id"]: n for n in nodes(before)}
+        shell = next((by_id[i] for i in reversed(visible_path(before)) if by_id[i]["kind"] == "tabs" and "coordinator" in by_id[i]
+                      and target in (described["coordinators"].get(by_id[i]["coordinator"], {}).get("tabs") or [])), None)
+        tabs = described["coordinators"][shell["coordinator"]]["tabs"] if shell else described["root"].get("tabs") or []
+        shell = shell or (before if before["kind"] == "tabs" and "coordinator" not in before else None)
+        shown = next((n for n in nodes(tree["after"]) if shell and n["id"] == shell["id"]), None)
+        if shell is None or target not in tabs or shown is None:
             return None
-        if any(n["kind"] == "tabs" and n is not before for n in nodes(before)):
-            return None  # a tab container in the tree too: left to the mirrors
         i = tabs.index(target)
-        before["selected"] = i
-        first = before["children"][i]["children"][0]
+        shell["selected"] = i
+        first = shell["children"][i]["children"][0]
         if first["id"] != node_id:
             return {"node": first["id"]}  # (never the tree: the node named is not the tab's first screen)
         if "with" in tree:
             first["params"] = tree["with"]  # (its earlier params kept, as `update` keeps them)
-        before.pop("history", None)
-        if "history" in tree["after"]:
-            before["history"] = tree["after"]["history"]
+        shell.pop("history", None)
+        if "history" in shown:
+            shell["history"] = shown["history"]
         return before
     else:
         return None
     return before
 
 
-def dismissed(before, node_id):
+def dismissed(before, node_id, described=None):
     """The tree SPEC section 4 says `dismiss` of `node_id` leaves: the node and what is above it in
     its stack go; the first child of a presented stack takes the modal with it; a flow's first step
     takes the flow (abandoned). None when the case is not one this model covers (a stack's first
@@ -361,7 +366,7 @@ def dismissed(before, node_id):
     while True:
         node = next((n for n in nodes(root) if n["id"] == target), None)
         parent = parents.get(target)
-        if node is None or parent is None or node["kind"] not in ("screen", "flow") or "paramsHistory" in node:
+        if node is None or parent is None or node["kind"] not in ("screen", "flow", "tabs") or "paramsHistory" in node:
             return None  # (a screen with earlier params gets them back: `update {push}`)
         i = [c["id"] for c in parent["children"]].index(target)
         if parent["kind"] == "flow" and i == 0:
@@ -374,6 +379,9 @@ def dismissed(before, node_id):
         if holder is not None and holder.get("presented", {}).get("id") == parent["id"]:
             del holder["presented"]  # a presented stack's first child: the modal goes
             return root
+        if holder is not None and holder["kind"] == "tabs" and "coordinator" in holder and not (described or {}).get("coordinators", {}).get(holder["coordinator"], {}).get("back"):
+            target = holder["id"]  # a container's tab's first screen: the container goes (no `back:`)
+            continue
         return None
 
 
@@ -393,7 +401,7 @@ def visible_path(root):
             return path
 
 
-def popped_to(before, to, inclusive):
+def popped_to(before, to, inclusive, described):
     """`dismiss {to, inclusive}` as PROTOCOL.md says: `to` (a node id, or a coordinator shown) is
     matched against the screens and flows in the stacks (and flows) of the visible path, from the
     top of the innermost down to the root stack; the nearest match stays and everything above it
@@ -410,7 +418,7 @@ def popped_to(before, to, inclusive):
             if m["kind"] != "screen":
                 return None
             if inclusive:
-                return dismissed(root, m["id"])
+                return dismissed(root, m["id"], described)
             c["children"][i + 1:] = []
             m.pop("presented", None)
             return root
@@ -866,7 +874,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             # source and what is above it, root: a stack of the target alone.
             by = P.get("by", "push")
             # popUpTo: the pop first, as dismiss {to} pops; the target placed from what it leaves on top.
-            popped = popped_to(tree["root"], P["popUpTo"]["to"], P["popUpTo"].get("inclusive", False)) if "popUpTo" in P else tree["root"]
+            popped = popped_to(tree["root"], P["popUpTo"]["to"], P["popUpTo"].get("inclusive", False), described) if "popUpTo" in P else tree["root"]
             expected = popped and placed(dict({"before": popped, "before_visible": visible_path(popped), "after": after["root"]},
                                    **({"with": P["with"]} if "with" in P else {}), **({"from": P["from"]} if "from" in P else {})), reply["result"]["node"], by, P["to"], described)
             made = next((n for n in nodes(after["root"]) if n["id"] == reply["result"]["node"]), {})
@@ -883,8 +891,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
         if method == "dismiss" and reply is not None and "result" in reply and not ("to" in P and "node" in P) and "merge" not in P \
                 and after["version"] == tree["version"] + 1 == reply["result"]["version"]:
             # What a dismiss removes, as SPEC section 4 and 10 say.
-            expected = popped_to(tree["root"], P["to"], P.get("inclusive", False)) if "to" in P else \
-                dismissed(tree["root"], P.get("node", tree["visible"][-1]))
+            expected = popped_to(tree["root"], P["to"], P.get("inclusive", False), described) if "to" in P else \
+                dismissed(tree["root"], P.get("node", tree["visible"][-1]), described)
             if expected is not None:
                 seen["dismissed"] += 1
                 if expected != after["root"]:
@@ -895,7 +903,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 and after["version"] == then.get("version", reply["result"]["version"]):
             # The flow and everything above it leave (a flow first in a presented stack takes the
             # modal); its declared `then` is pushed from what is left on top.
-            expected = dismissed(tree["root"], P["flow"])
+            expected = dismissed(tree["root"], P["flow"], described)
             if expected is not None and "node" in then:
                 flow = next(n for n in nodes(tree["root"]) if n["id"] == P["flow"])
                 declared = described["coordinators"][flow["coordinator"]]["flow"].get("then")
