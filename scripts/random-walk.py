@@ -41,7 +41,7 @@ class Divergence(Exception):
 
 
 # What the walks did, for the summary: navigations that waited for preconditions, provider answers.
-seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0}
+seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0}
 
 
 class Conn:
@@ -898,6 +898,16 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 if expected != after["root"]:
                     raise Divergence("dismiss did not remove what SPEC section 4 says at %s:\n expected %s\n tree     %s"
                                      % (where, json.dumps(expected)[:1500], json.dumps(after["root"])[:1500]))
+        if method == "reset" and "to" not in P and reply is not None and "result" in reply and after["version"] == tree["version"] + 1 == reply["result"]["version"]:
+            # Back to the graph's declared root: its stack's screen, or its tabs, the first selected.
+            def shape(n):
+                return {k: ([shape(c) for c in v] if k == "children" else v) for k, v in n.items() if k != "id"}
+            root = described["root"]
+            want = {"kind": "stack", "children": [{"kind": "screen", "coordinator": root["stack"], "params": {}}]} if "stack" in root else \
+                {"kind": "tabs", "children": [{"kind": "stack", "children": [{"kind": "screen", "coordinator": t, "params": {}}]} for t in root["tabs"]], "selected": 0}
+            seen["reset"] += 1
+            if shape(after["root"]) != want:
+                raise Divergence("reset {} made %s, not the declared root, at %s" % (json.dumps(after["root"])[:600], where))
         then = (reply or {}).get("result", {}).get("then", {})
         if method == "flowComplete" and reply is not None and "result" in reply and reply["result"]["version"] == tree["version"] + 1 \
                 and after["version"] == then.get("version", reply["result"]["version"]):
@@ -1051,8 +1061,8 @@ def main(argv=None):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after a popUpTo), %d dismissals and %d flows completed as the model says: "
-          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["popped"], seen["dismissed"], seen["completed"]))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after a popUpTo), %d dismissals, %d flows completed and %d resets as the model says: "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["popped"], seen["dismissed"], seen["completed"], seen["reset"]))
     return 0
 
 
