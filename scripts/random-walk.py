@@ -41,7 +41,7 @@ class Divergence(Exception):
 
 
 # What the walks did, for the summary: navigations that waited for preconditions, provider answers.
-seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0}
+seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0}
 
 
 class Conn:
@@ -452,6 +452,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
     described = driver.call("graph.describe")["result"]
     keyed = {}  # key -> (params, reply) of navigations sent with a key
     pending = {}  # request id -> what it was, for navigations not answered yet
+    sources = {}  # request id -> the source node of a navigate that waited
     asks = []  # precondition.evaluate and .recover requests the provider has not answered
     navigations = set()  # navigation ids heard in navigationPending
     coords = sorted(described["coordinators"])
@@ -537,6 +538,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             server.kill_and_restart()
             driver, mirrors, provider = connect()
             pending.clear()
+            sources.clear()
             asks.clear()
             navigations.clear()
             again = driver.call("tree", {"session": session})["result"]
@@ -566,6 +568,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             for c in [driver, provider] + [conn for _, conn, _ in mirrors]:
                 c.s.close()
             driver, mirrors, provider = connect()
+            sources.clear()  # (a new connection numbers its requests afresh)
             asks.clear()
             keyed.clear()
             navigations.clear()
@@ -702,8 +705,20 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             i = driver.send(method, P)
             driver.call("ping")  # navd answers in order: a reply not in by now waits for preconditions
             reply = driver.replies.pop(i, None)
+            if method == "navigate" and "key" not in P and (reply is None or "result" in reply):
+                # A newer navigation from the same source, committed or waiting, supersedes one
+                # still waiting: it is answered `cancelled` by now (navd answers in order).
+                source = P.get("from", tree["visible"][-1])
+                for j in [j for j in pending if sources.get(j) == source]:
+                    older = driver.replies.get(j)
+                    if older is None or older.get("error", {}).get("data", {}).get("kind") != "cancelled":
+                        raise Divergence("%s from %s did not supersede %s, answered %s, at seed %d, step %d"
+                                         % (json.dumps(P), source, pending[j], json.dumps(older)[:300], seed, step))
+                    seen["superseded"] += 1
             if reply is None:
                 pending[i] = "%s %s (seed %d, step %d)" % (method, json.dumps(P), seed, step)
+                if method == "navigate":
+                    sources[i] = P.get("from", tree["visible"][-1])
                 seen["waited"] += 1
             elif method != "graph.reload":  # (its version is the graph's)
                 heard_first(i, reply, "%s %s (seed %d, step %d)" % (method, json.dumps(P), seed, step))
@@ -1061,8 +1076,8 @@ def main(argv=None):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after a popUpTo), %d dismissals, %d flows completed and %d resets as the model says: "
-          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["popped"], seen["dismissed"], seen["completed"], seen["reset"]))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after a popUpTo), %d dismissals, %d flows completed and %d resets as the model says, %d waiting navigations superseded: "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["popped"], seen["dismissed"], seen["completed"], seen["reset"], seen["superseded"]))
     return 0
 
 
