@@ -41,7 +41,7 @@ class Divergence(Exception):
 
 
 # What the walks did, for the summary: navigations that waited for preconditions, provider answers.
-seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0}
+seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0}
 
 
 class Conn:
@@ -157,6 +157,7 @@ def random_graph(seed):
             free.append(n)  # any style: a route may name it
         if setups[n]:
             parts.append("setup: {type: object, properties: {v: {type: integer}}}")
+
         if r.random() < 0.3:
             parts.append("preconditions: [%s]" % ", ".join(r.sample(["pa", "pd", "pp", "pq", "pc", "pc", "pt"], r.randint(1, 2))))
         if r.random() < 0.1:
@@ -164,6 +165,14 @@ def random_graph(seed):
         if r.random() < 0.12:
             parts.append("access: [staff]")  # a role the walk's clients never hold
         lines.append("  %s: {%s}" % (n, ", ".join(parts)))
+    # `v` filled from the screen navigated from, when `with` lacks it: for a screen whose every
+    # source (what lists it in `opens`, a flow step before it) declares `v` too (navd check says so).
+    rm = random.Random(seed * 7 + 1)
+    for n in names:
+        sources = [o for o in names if n in opens[o]]
+        if kinds[n] == "screen" and setups[n] and all(setups[o] for o in sources) and rm.random() < 0.5:
+            i = next(k for k, line in enumerate(lines) if line.startswith("  %s: {" % n))
+            lines[i] = lines[i][:-1] + ', mediation: {v: "$source.v"}}'
     # Preconditions: a fact checked at once, one recovered by a flow that sets the fact, one the
     # walk's provider answers later (or never), and a leave guard.
     lines.append("  R1: {}")
@@ -895,6 +904,19 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             made = next((n for n in nodes(after["root"]) if n["id"] == reply["result"]["node"]), {})
             if made.get("coordinator") != P["to"] and by != "select":
                 raise Divergence("navigate to %s made %s at %s" % (P["to"], json.dumps(made)[:300], where))
+            declared = described["coordinators"].get(P["to"], {})
+            if expected is not None and made.get("kind") == "screen" and by != "select":
+                # Its params: `with`, with the fields its mediation copies from the source's params
+                # where `with` lacks them.
+                source = next((n for n in nodes(tree["root"]) if n["id"] == P.get("from", tree["visible"][-1])), {})
+                params = dict(P.get("with") or {})
+                for field, path in (declared.get("mediation") or {}).items():
+                    if field not in params and path.startswith("$source.") and path[8:] in (source.get("params") or {}):
+                        params[field] = source["params"][path[8:]]
+                        seen["mediated"] += 1
+                if made.get("params") != params:
+                    raise Divergence("navigate gave %s params %s; with %s and its mediation from %s make %s, at %s"
+                                     % (made["id"], json.dumps(made.get("params")), json.dumps(P.get("with")), json.dumps(source.get("params")), json.dumps(params), where))
             if expected is not None:
                 seen["placed"] += 1
                 seen["popped"] += "popUpTo" in P
@@ -1076,8 +1098,8 @@ def main(argv=None):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after a popUpTo), %d dismissals, %d flows completed and %d resets as the model says, %d waiting navigations superseded: "
-          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["popped"], seen["dismissed"], seen["completed"], seen["reset"], seen["superseded"]))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after a popUpTo, %d with a field mediation filled), %d dismissals, %d flows completed and %d resets as the model says, %d waiting navigations superseded: "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["popped"], seen["mediated"], seen["dismissed"], seen["completed"], seen["reset"], seen["superseded"]))
     return 0
 
 
