@@ -79,7 +79,7 @@ extension Session {
                     owner = "the graph's root"
                 }
                 if let was, was != now {
-                    throw NavError(.corruptState, "saved tabs \(n.id) hold the tabs \(was.joined(separator: ", ")), as the graph it was saved under declared them; \(owner) declares \(now.isEmpty ? "none" : now.joined(separator: ", ")) now (a tab is known by its place)")
+                    throw NavError(.corruptState, "saved tabs \(n.id) hold the tabs \(was.joined(separator: ", ")), as the graph it was saved under declared them; \(owner) declares \(now.isEmpty ? "none" : now.joined(separator: ", ")) now (a tab is known by its place; to move tabs under live sessions, serve the graph they were saved with and `graph.reload {force: true}` the new one, which resets the sessions holding them to its root)")
                 }
             }
             if let p = n.presented { work.append(p) }
