@@ -41,7 +41,7 @@ class Divergence(Exception):
 
 
 # What the walks did, for the summary: navigations that waited for preconditions, provider answers.
-seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0}
+seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0}
 
 
 class Conn:
@@ -690,7 +690,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                                              **rnd.choice([{"result": {}}, {"result": {"ok": True}}, {"result": {"ok": "x"}}, {"cancelled": True}, {"error": {"message": "x"}}]))
         elif k < 0.76:
             method, P = "update", dict(P, node=rnd.choice(ids))
-            P["with"] = with_
+            P["with"] = with_ if rnd.random() < 0.8 else {"v": None}  # (a null removes the field)
             if rnd.random() < 0.4:
                 P["push"] = True  # the old params kept: the next dismiss of the top restores them
         elif k < 0.82:
@@ -714,9 +714,10 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             i = driver.send(method, P)
             driver.call("ping")  # navd answers in order: a reply not in by now waits for preconditions
             reply = driver.replies.pop(i, None)
-            if method == "navigate" and "key" not in P and (reply is None or "result" in reply):
+            if method == "navigate" and "key" not in P and (reply is None or "result" in reply) and not P.get("popUpTo", {}).get("inclusive"):
                 # A newer navigation from the same source, committed or waiting, supersedes one
-                # still waiting: it is answered `cancelled` by now (navd answers in order).
+                # still waiting: it is answered `cancelled` by now (navd answers in order). (A
+                # popUpTo inclusive of a stack's first screen navigates from the match instead.)
                 source = P.get("from", tree["visible"][-1])
                 for j in [j for j in pending if sources.get(j) == source]:
                     older = driver.replies.get(j)
@@ -945,6 +946,19 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             seen["reset"] += 1
             if shape(after["root"]) != want:
                 raise Divergence("reset {} made %s, not the declared root, at %s" % (json.dumps(after["root"])[:600], where))
+        if method == "update" and reply is not None and "result" in reply and after["version"] == tree["version"] + 1 == reply["result"]["version"]:
+            # `with` merged into the node's params (a null removes a field); `push` keeps the old
+            # params at the end of its history (at most 16); nothing else changes.
+            expected = json.loads(json.dumps(tree["root"]))
+            node = next(n for n in nodes(expected) if n["id"] == P["node"])
+            old = node.get("params", {})
+            node["params"] = {k: v for k, v in dict(old, **P["with"]).items() if v is not None}
+            if P.get("push"):
+                node["paramsHistory"] = (node.get("paramsHistory", []) + [old])[-16:]
+            seen["updated"] += 1
+            if expected != after["root"]:
+                raise Divergence("update did not merge as PROTOCOL.md says at %s:\n expected %s\n tree     %s"
+                                 % (where, json.dumps(expected)[:1500], json.dumps(after["root"])[:1500]))
         then = (reply or {}).get("result", {}).get("then", {})
         if method == "flowComplete" and reply is not None and "result" in reply and reply["result"]["version"] == tree["version"] + 1 \
                 and after["version"] == then.get("version", reply["result"]["version"]):
@@ -1098,8 +1112,8 @@ def main(argv=None):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after a popUpTo, %d with a field mediation filled), %d dismissals, %d flows completed and %d resets as the model says, %d waiting navigations superseded: "
-          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["popped"], seen["mediated"], seen["dismissed"], seen["completed"], seen["reset"], seen["superseded"]))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after a popUpTo, %d with a field mediation filled), %d dismissals, %d flows completed, %d resets and %d updates as the model says, %d waiting navigations superseded: "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["popped"], seen["mediated"], seen["dismissed"], seen["completed"], seen["reset"], seen["updated"], seen["superseded"]))
     return 0
 
 
