@@ -360,4 +360,37 @@ import Testing
         let d = try Daemon(arguments: args, socketPath: dir.file("q.sock"))
         #expect(try d.client().call("tree") == kept)
     }
+
+    /// Each graph a row was written under keeps its tabs in the state file; graph reloads add one
+    /// each, and past a few those no row names are removed, so the table stays small however
+    /// often the graph is reloaded, and a restart still checks the rows.
+    @Test func theTabsOfGraphsNoRowNamesAreNotKeptForever() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: dir.file("graph"), withIntermediateDirectories: true)
+        func graph(_ i: Int) -> String { "root: {tabs: [Home, Search]}\ncoordinators: {Home: {}, Search: {}, X\(i): {}}\n" }
+        try graph(0).write(toFile: dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
+        let state = dir.file("state.sqlite")
+        // A small log and sessions enough that each reload's records start a compaction, which
+        // writes the rows under its graph.
+        let args = ["--graph", dir.file("graph"), "--state", state, "--log-compact-bytes", "4096", "--log-compact-ratio", "0"]
+        do {
+            let d = try Daemon(arguments: args)
+            let c = try d.client()
+            for i in 0..<20 { try c.call("session.open", ["name": .string("s\(i)")]) }
+            for i in 1...40 {
+                try graph(i).write(toFile: dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
+                #expect(try c.call("graph.reload")["ok"] == true)
+                try c.call("navigate", ["to": "app.Search", "by": "select"])
+            }
+            _ = d.stop()
+        }
+        let rows = try runCommand("/usr/bin/sqlite3", [state, "SELECT count(*) FROM graph_tabs"])
+        let count = Int(rows.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        #expect((1...17).contains(count), "\(rows.stdout)")
+        // Still checked: the saved tabs moved by the graph are refused.
+        try graph(40).replacingOccurrences(of: "[Home, Search]", with: "[Search, Home]").write(toFile: dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
+        let r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("r.sock")] + args)
+        #expect(r.status == 1 && r.stderr.contains("hold the tabs app.Home, app.Search"), "\(r.stderr)")
+    }
 }

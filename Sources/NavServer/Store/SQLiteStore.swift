@@ -400,6 +400,25 @@ final class SQLiteStore: Store {
             navsql_bind_text($0, 2, text, -1)
         }
         written.append(graphIdentity)
+        // Each graph reload adds one: past a few, those no row names go (one scan of the rows per
+        // `maxLayouts` graphs, as cheap beside the reloads that made them).
+        if recordedLayouts.count + written.count > SQLiteStore.maxLayouts { try pruneLayouts(keeping: graphIdentity) }
+    }
+
+    /// The graph layouts kept before those no row names are removed.
+    static let maxLayouts = 16
+
+    /// Removes the layouts of graphs no row names (but `keeping`'s, whose row is being written).
+    private func pruneLayouts(keeping: String) throws(StateError) {
+        let prune = try prepare("DELETE FROM graph_tabs WHERE graph <> ?1 AND graph NOT IN (SELECT graph FROM sessions WHERE graph IS NOT NULL)")
+        defer { sqlite3_finalize(prune) }
+        try run(prune) { navsql_bind_text($0, 1, keeping, -1) }
+        let left = try prepare("SELECT graph FROM graph_tabs")
+        defer { sqlite3_finalize(left) }
+        recordedLayouts = []
+        while sqlite3_step(left) == SQLITE_ROW {
+            if let g = sqlite3_column_text(left, 0) { recordedLayouts.insert(String(cString: g)) }
+        }
     }
 
     /// The tab layouts the file holds, by graph identity (one that does not read as a layout is left out).
