@@ -727,7 +727,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                     seen["superseded"] += 1
             if reply is None:
                 pending[i] = "%s %s (seed %d, step %d)" % (method, json.dumps(P), seed, step)
-                if method == "navigate":
+                if method == "navigate" and not P.get("popUpTo", {}).get("inclusive"):
                     sources[i] = P.get("from", tree["visible"][-1])
                 seen["waited"] += 1
             elif method != "graph.reload":  # (its version is the graph's)
