@@ -26,9 +26,12 @@ import Unchecked
 /// - `{"f": session, "facts": {…}}`: its facts, all of them;
 /// - `{"k": session, "key": key, "r": reply}`: a keyed navigation's reply;
 /// - `{"x": session}`: closed;
-/// - `{"g": graph, "sessions": n}`: the graph was reloaded (its identity, ``GraphIdentity``); the
-///   next `n` records are the whole state of every session, rebuilt for it: what came before them
-///   is replaced.
+/// - `{"g": graph, "sessions": n, "layout": tabs}`: the graph was reloaded (its identity,
+///   ``GraphIdentity``, and the tabs it declares, ``TabLayout``); the next `n` records are the
+///   whole state of every session, rebuilt for it: what came before them is replaced;
+/// - `{"l": graph, "layout": tabs}`: the first record of a log file, before any other: the graph
+///   its records are written under and the tabs it declares (a restart on a graph that moved
+///   them refuses the sessions holding them).
 enum LogRecord {
     static let magic: [UInt8] = Array("navdlog2".utf8)
     /// The first format (u32 length, u32 payload CRC): read when a state file of it is converted.
