@@ -286,18 +286,24 @@ def chain_nodes(tree, from_container=False):
     return chain
 
 
+def parents_of(root):
+    """Each node's id -> the node holding it (among its children, or presented by it)."""
+    parents = {}
+    for n in nodes(root):
+        for c in n.get("children", []):
+            parents[c["id"]] = n
+        if "presented" in n:
+            parents[n["presented"]["id"]] = n
+    return parents
+
+
 def placed(tree, node_id, by, target, described):
     """The tree SPEC section 4 says a navigation `by` a style from the visible top makes, the new
     node (`node_id`, whose subtree is taken from `tree`) put where the style puts it; None when the
     case is not one this model covers."""
     before = json.loads(json.dumps(tree["before"]))
     top = tree.get("from") or tree["before_visible"][-1]
-    parents = {}
-    for n in nodes(before):
-        for c in n.get("children", []):
-            parents[c["id"]] = n
-        if "presented" in n:
-            parents[n["presented"]["id"]] = n
+    parents = parents_of(before)
     source = next((n for n in nodes(before) if n["id"] == top), None)
     parent = parents.get(top)
     made = next((n for n in nodes(tree["after"]) if n["id"] == node_id), None)
@@ -365,12 +371,7 @@ def dismissed(before, node_id, described=None):
     takes the flow (abandoned). None when the case is not one this model covers (a stack's first
     screen that no dismissal removes, a tab's, a stack node)."""
     root = json.loads(json.dumps(before))
-    parents = {}
-    for n in nodes(root):
-        for c in n.get("children", []):
-            parents[c["id"]] = n
-        if "presented" in n:
-            parents[n["presented"]["id"]] = n
+    parents = parents_of(root)
     target = node_id
     while True:
         node = next((n for n in nodes(root) if n["id"] == target), None)

@@ -139,28 +139,36 @@ extension Session {
     /// (the root's `tabs`, or its container's): a tab is known by its place, so a graph that added,
     /// removed or moved tabs cannot take the tree as it is.
     public static func checkTabs(of root: Node, graph: NavigationGraph) throws(NavError) {
+        try forEachTabShell(of: root) { n throws(NavError) in
+            let (declared, owner) = declaredTabs(of: n, graph: graph)
+            guard let declared else {
+                throw NavError(.corruptState, "saved tabs \(n.id) are the root's tabs, and the graph's root is a stack")
+            }
+            if n.children.count != declared.count {
+                let names = declared.map { graph.coordinators[$0].name }.joined(separator: ", ")
+                throw NavError(.corruptState, "saved tabs \(n.id) hold \(n.children.count) tabs; \(owner) declares \(declared.count) (\(names))")
+            }
+        }
+    }
+
+    /// Calls `body` with each tab shell of the tree below `root`, presented ones included.
+    static func forEachTabShell(of root: Node, _ body: (Node) throws(NavError) -> Void) throws(NavError) {
         var work: [Node] = [root]
         while let n = work.popLast() {
-            if n.kind == .tabs {
-                let declared: [Int]
-                let owner: String
-                if n.coordinator >= 0 {
-                    declared = graph.coordinators[n.coordinator].tabs
-                    owner = "its container `\(graph.coordinators[n.coordinator].name)`"
-                } else if case .tabs(let t) = graph.root {
-                    declared = t
-                    owner = "the graph's root"
-                } else {
-                    throw NavError(.corruptState, "saved tabs \(n.id) are the root's tabs, and the graph's root is a stack")
-                }
-                if n.children.count != declared.count {
-                    let names = declared.map { graph.coordinators[$0].name }.joined(separator: ", ")
-                    throw NavError(.corruptState, "saved tabs \(n.id) hold \(n.children.count) tabs; \(owner) declares \(declared.count) (\(names))")
-                }
-            }
+            if n.kind == .tabs { try body(n) }
             if let p = n.presented { work.append(p) }
             work.append(contentsOf: n.children)
         }
+    }
+
+    /// The tabs `graph` declares for the tab shell `n` (its container's, or the root's; nil when the
+    /// graph's root is a stack), and who declares them, for messages.
+    static func declaredTabs(of n: Node, graph: NavigationGraph) -> (tabs: [Int]?, owner: String) {
+        if n.coordinator >= 0 {
+            return (graph.coordinators[n.coordinator].tabs, "its container `\(graph.coordinators[n.coordinator].name)`")
+        }
+        if case .tabs(let t) = graph.root { return (t, "the graph's root") }
+        return (nil, "the graph's root")
     }
 
     /// Whether a `parent` node may hold a `child` among its children: stacks hold screens, flows and

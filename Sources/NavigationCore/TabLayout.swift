@@ -64,26 +64,13 @@ extension Session {
     /// (the layout of the graph the tree was written under) lists them. A shell whose tabs the state
     /// file does not record is checked by count alone (``checkTabs(of:graph:)``).
     public static func checkTabs(of root: Node, graph: NavigationGraph, savedUnder layout: TabLayout) throws(NavError) {
-        var work: [Node] = [root]
-        while let n = work.popLast() {
-            if n.kind == .tabs {
-                let was: [String]?, now: [String], owner: String
-                if n.coordinator >= 0 {
-                    let c = graph.coordinators[n.coordinator]
-                    was = layout.containers[c.name]
-                    now = c.tabs.map { graph.coordinators[$0].name }
-                    owner = "its container `\(c.name)`"
-                } else {
-                    was = layout.root
-                    now = graph.rootTabNames ?? []
-                    owner = "the graph's root"
-                }
-                if let was, was != now {
-                    throw NavError(.corruptState, "saved tabs \(n.id) hold the tabs \(was.joined(separator: ", ")), as the graph it was saved under declared them; \(owner) declares \(now.isEmpty ? "none" : now.joined(separator: ", ")) now (a tab is known by its place; to move tabs under live sessions, serve the graph they were saved with and `graph.reload {force: true}` the new one, which resets the sessions holding them to its root)")
-                }
+        try forEachTabShell(of: root) { n throws(NavError) in
+            let (declared, owner) = declaredTabs(of: n, graph: graph)
+            let was = n.coordinator >= 0 ? layout.containers[graph.coordinators[n.coordinator].name] : layout.root
+            let now = (declared ?? []).map { graph.coordinators[$0].name }
+            if let was, was != now {
+                throw NavError(.corruptState, "saved tabs \(n.id) hold the tabs \(was.joined(separator: ", ")), as the graph it was saved under declared them; \(owner) declares \(now.isEmpty ? "none" : now.joined(separator: ", ")) now (a tab is known by its place; to move tabs under live sessions, serve the graph they were saved with and `graph.reload {force: true}` the new one, which resets the sessions holding them to its root)")
             }
-            if let p = n.presented { work.append(p) }
-            work.append(contentsOf: n.children)
         }
     }
 }

@@ -274,8 +274,13 @@ import Testing
     }
 
     /// A tab is known by its place: a saved session whose root tabs the graph changed is refused as
-    /// one showing a coordinator the graph lacks, naming the tabs it declares now.
-    @Test func refusesStateSavedWithOtherRootTabs() throws {
+    /// one showing a coordinator the graph lacks, naming the tabs it declares now; a graph that moved
+    /// them (as many as before) is refused too, naming the tabs as saved and as declared now, whether
+    /// the session is in the snapshot (a clean stop) or in the log (`kill -9`).
+    @Test(arguments: [("[Search, Home]", "hold 3 tabs; the graph's root declares 2 (app.Search, app.Home)", SIGTERM),
+                      ("[Search, Home, Settings]", "hold the tabs app.Home, app.Search, app.Settings, as the graph it was saved under declared them; the graph's root declares app.Search, app.Home, app.Settings now", SIGTERM),
+                      ("[Search, Home, Settings]", "hold the tabs app.Home, app.Search, app.Settings, as the graph it was saved under declared them; the graph's root declares app.Search, app.Home, app.Settings now", SIGKILL)])
+    func refusesStateSavedWithOtherRootTabs(_ tabs: String, _ message: String, _ signal: Int32) throws {
         let graph = """
             root: {tabs: [Home, Search, Settings]}
             coordinators: {Home: {}, Search: {}, Settings: {}}
@@ -284,28 +289,9 @@ import Testing
             let version = try c.call("navigate", ["to": "app.Search", "by": "select"])["version"]
             #expect(version == 1)
         },
-                                          edit: { $0.replacingOccurrences(of: "[Home, Search, Settings]", with: "[Search, Home]") })
+                                          edit: { $0.replacingOccurrences(of: "[Home, Search, Settings]", with: tabs) }, signal: signal)
         #expect(r.status == 1, "\(r.stderr)")
-        #expect(r.stderr.contains("hold 3 tabs; the graph's root declares 2 (app.Search, app.Home)") && r.stderr.contains("--repair"), "\(r.stderr)")
-    }
-
-    /// A tab is known by its place and its name: a graph that moved the root's tabs (as many as
-    /// before) while navd was down is refused too, naming the tabs as saved and as declared now.
-    @Test(arguments: [SIGTERM, SIGKILL])
-    func refusesStateSavedWithRootTabsTheGraphMoved(signal: Int32) throws {
-        let graph = """
-            root: {tabs: [Home, Search, Settings]}
-            coordinators: {Home: {}, Search: {}, Settings: {}}
-            """
-        let r = try restartOnChangedGraph(graph, act: { c in
-            let version = try c.call("navigate", ["to": "app.Search", "by": "select"])["version"]
-            #expect(version == 1)
-        },
-                                          edit: { $0.replacingOccurrences(of: "[Home, Search, Settings]", with: "[Search, Home, Settings]") },
-                                          signal: signal)
-        #expect(r.status == 1, "\(r.stderr)")
-        #expect(r.stderr.contains("hold the tabs app.Home, app.Search, app.Settings, as the graph it was saved under declared them; the graph's root declares app.Search, app.Home, app.Settings now")
-                && r.stderr.contains("--repair"), "\(r.stderr)")
+        #expect(r.stderr.contains(message) && r.stderr.contains("--repair"), "\(r.stderr)")
     }
 
     /// The same for a tab container a session navigated to, whether the session is in the snapshot
