@@ -8,7 +8,9 @@ sent again with its `key` changes nothing and gets the first reply; the URL `lin
 for the visible screen opens (`dryRun`) the same screens, with the params a link carries. A small
 model of SPEC section 4 checks `visible` against the tree, where a committed `navigate` puts its
 node (push, present, replace, root, select of a root tab; from a given source; after a
-`popUpTo`) and what a `dismiss` removes (a node, or `to` a destination). With
+`popUpTo`; by a route), which screen `navigate {existing: top | pop}` keeps (by `identity`)
+and the params it takes, the stack `open` and `reset {to}` build (a root tab's, or the whole
+tree), and what a `dismiss` removes (a node, or `to` a destination). With
 `--restarts`, navd keeps a state file and is killed (`kill -9`) now and then: the restarted navd
 serves the same tree, version and facts it acknowledged.
 
@@ -41,7 +43,7 @@ class Divergence(Exception):
 
 
 # What the walks did, for the summary: navigations that waited for preconditions, provider answers.
-seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0}
+seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0}
 
 
 class Conn:
@@ -173,6 +175,13 @@ def random_graph(seed):
         if kinds[n] == "screen" and setups[n] and all(setups[o] for o in sources) and rm.random() < 0.5:
             i = next(k for k, line in enumerate(lines) if line.startswith("  %s: {" % n))
             lines[i] = lines[i][:-1] + ', mediation: {v: "$source.v"}}'
+    # Some screens with a setup tell their screens apart by `v` (`identity`, React Navigation's
+    # `getId`), for `navigate {existing}`.
+    ri = random.Random(seed * 11 + 3)
+    for n in names:
+        if kinds[n] == "screen" and setups[n] and ri.random() < 0.4:
+            i = next(k for k, line in enumerate(lines) if line.startswith("  %s: {" % n))
+            lines[i] = lines[i][:-1] + ", identity: [v]}"
     # Preconditions: a fact checked at once, one recovered by a flow that sets the fact, one the
     # walk's provider answers later (or never), and a leave guard.
     lines.append("  R1: {}")
@@ -363,6 +372,96 @@ def placed(tree, node_id, by, target, described):
     else:
         return None
     return before
+
+
+def reused(before, source_id, target, params, given, merge, existing, described):
+    """`navigate {existing: top | pop}` as PROTOCOL.md says: in the stack the push would go into
+    (the source's, or the one around its flow when the target is not one of its steps), the
+    screen of the target on top (`top`) or the nearest one from the top (`pop`) stays, what is
+    above it goes, and it takes the navigation's params (`with` merged into its own with `merge`,
+    a null removing a field). With an `identity`, a screen is the same one only when its params
+    agree with those on each identity field, unless `with` gives none of them. Answers the tree
+    and the screen kept; None: no such screen (the navigation is a push), or a case left to the
+    mirrors."""
+    root = json.loads(json.dumps(before))
+    parents = parents_of(root)
+    container = parents.get(source_id)
+    source = next((n for n in nodes(root) if n["id"] == source_id), None)
+    if source is None or container is None or source["kind"] not in ("screen", "flow") or container.get("presented", {}).get("id") == source_id:
+        return None
+    steps = described["coordinators"].get(container.get("coordinator"), {}).get("flow", {}).get("steps", [])
+    if container["kind"] == "flow" and target not in steps:
+        container = parents.get(container["id"])
+    if container is None or container["kind"] not in ("stack", "flow"):
+        return None
+    identity = described["coordinators"][target].get("identity") or []
+    by_name = all(given.get(f) is None for f in identity)
+    candidates = container["children"][-1:] if existing == "top" else container["children"]
+    for n in reversed(candidates):
+        if n["kind"] != "screen" or n.get("coordinator") != target:
+            continue
+        kept = {k: v for k, v in dict(n.get("params", {}), **given).items() if v is not None} if merge else params
+        if not by_name and any(n.get("params", {}).get(f) != kept.get(f) for f in identity):
+            continue
+        i = container["children"].index(n)
+        container["children"][i + 1:] = []
+        n.pop("presented", None)
+        n["params"] = kept
+        return root, n["id"]
+    return None
+
+
+def built_as_link(before, after, steps, described):
+    """What differs between the tree after `open {url}` (without `by`) or `reset {to}` and the one
+    PROTOCOL.md (section open) says they build; None when they agree, False for a case this model
+    leaves to the mirrors (a tab container among the screens). `steps`: (coordinator, with or None) bottom first. When the first
+    screen starts a root tab, that tab is selected and its stack rebuilt on it, the other tabs
+    untouched; otherwise the tree becomes a new stack. The screens are the steps, in order, with
+    nothing else beside them; those after the first are new; each takes its `with` and the fields
+    its mediation copies from the screen below it."""
+    chain = chain_nodes({"root": after, "visible": visible_path(after)})
+    if chain is None or any(described["coordinators"].get(c, {}).get("kind") == "tabs" for c, _ in steps):
+        return False
+    if [n.get("coordinator") for n in chain] != [c for c, _ in steps]:
+        return "its screens are %s, not %s" % ([n.get("coordinator") for n in chain], [c for c, _ in steps])
+    tabs = described["root"].get("tabs")
+    if before["kind"] == "tabs" and "coordinator" not in before and tabs and steps[0][0] in tabs:
+        i = tabs.index(steps[0][0])
+        if after["kind"] != "tabs" or after["id"] != before["id"] or after["selected"] != i:
+            return "the root's tab %d is not the one selected" % i
+        for j, (b, a) in enumerate(zip(before["children"], after["children"])):
+            if j != i and b != a:
+                return "tab %d changed" % j
+        built = after["children"][i]
+        if built["id"] != before["children"][i]["id"]:
+            return "tab %d is a new stack" % i
+    elif after["kind"] != "stack":
+        return "the root is a %s, not a stack" % after["kind"]
+    else:
+        built = after
+    shown = {n["id"] for n in chain}
+    for parent in nodes(built):
+        for k, c in enumerate(parent.get("children", [])):
+            if c["kind"] in ("screen", "flow") and c["id"] not in shown and not (parent["kind"] == "flow" and k == 0):
+                return "%s %s (%s) is beside the link's screens" % (c["kind"], c["id"], c.get("coordinator"))
+    before_ids = {n["id"] for n in nodes(before)}
+    for n in chain[1:]:
+        if n["id"] in before_ids:
+            return "%s is not new" % n["id"]
+    for k, (n, (c, given)) in enumerate(zip(chain, steps)):
+        if given is None or n["kind"] != "screen" or (k == 0 and not given):
+            continue
+        params = dict(given)
+        below = chain[k - 1] if k > 0 else None
+        for field, path in (described["coordinators"][c].get("mediation") or {}).items():
+            if below is not None and below["kind"] == "screen" and field not in params and path.startswith("$source.") \
+                    and path[8:] in (below.get("params") or {}):
+                params[field] = below["params"][path[8:]]
+        if below is not None and below["kind"] != "screen" and described["coordinators"][c].get("mediation"):
+            continue  # (mediated from a flow: left to the mirrors)
+        if n.get("params", {}) != params:
+            return "%s (%s) holds %s, not %s" % (n["id"], c, json.dumps(n.get("params")), json.dumps(params))
+    return None
 
 
 def dismissed(before, node_id, described=None):
@@ -780,6 +879,22 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             built = link_chain(after)
             if built is not None and built != expected:
                 raise Divergence("open built %s, its link lists %s, at %s" % (built, expected, where))
+            if after["version"] == tree["version"] + 1 == reply["result"]["version"]:
+                differs = built_as_link(tree["root"], after["root"], [(c, None) for c in expected], described)
+                seen["linked"] += differs is None
+                if differs:
+                    raise Divergence("open did not build its link's stack as PROTOCOL.md says (%s) at %s:\n before %s\n tree   %s"
+                                     % (differs, where, json.dumps(tree["root"])[:1500], json.dumps(after["root"])[:1500]))
+        if method == "reset" and "to" in P and reply is not None and "result" in reply and "redirected" not in reply["result"] \
+                and after["version"] == tree["version"] + 1 == reply["result"]["version"]:
+            # reset {to}: the stack its screens make, built as a link's.
+            steps = [(e, None) if isinstance(e, str) else (e["to"], e.get("with", {})) for e in P["to"]]
+            steps = [(c, {} if w is None else w) for c, w in steps]
+            differs = built_as_link(tree["root"], after["root"], steps, described)
+            seen["linked"] += differs is None
+            if differs:
+                raise Divergence("reset {to} did not build its stack as PROTOCOL.md says (%s) at %s:\n before %s\n tree   %s"
+                                 % (differs, where, json.dumps(tree["root"])[:1500], json.dumps(after["root"])[:1500]))
         heard = check_mirrors(after, where)
         if rnd.random() < 0.05:
             # The other session: pushed or presented on (targets that run no precondition), and
@@ -892,36 +1007,65 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 raise Divergence("%s was shown with v 3 although its precondition pc fails for it, at %s" % (shown["id"], where))
         # (The models below compare the tree before with the tree after a step only when the step's
         # own commit is the only one between them: whatever else was waiting did not commit meanwhile.)
+        # A route: its target, its style unless `by` is given, its `with` with the given one merged over it.
+        route = described.get("routes", {}).get(P.get("route")) or {}
+        to, given = route.get("to", P.get("to")), dict(route.get("with") or {}, **(P.get("with") or {}))
+        has_with = "with" in P or "with" in route
+        if method == "navigate" and reply is not None and "node" in reply.get("result", {}) and P.get("existing") in ("top", "pop") \
+                and not reply["result"].get("redirected") and not dry_preconditions(dry) and described["coordinators"].get(to, {}).get("kind") == "screen":
+            # `existing`: the screen of the target found stays and takes the params, or a push.
+            source = next((n for n in nodes(tree["root"]) if n["id"] == P.get("from", tree["visible"][-1])), {})
+            params = dict(given)
+            for field, path in (described["coordinators"][to].get("mediation") or {}).items():
+                if field not in params and path.startswith("$source.") and path[8:] in (source.get("params") or {}):
+                    params[field] = source["params"][path[8:]]
+            found = reused(tree["root"], P.get("from", tree["visible"][-1]), to, params, given, P.get("merge", False), P["existing"], described)
+            if found is not None and after["version"] == reply["result"]["version"] in (tree["version"], tree["version"] + 1):
+                expected, kept = found
+                seen["reused"] += 1
+                unchanged = expected == tree["root"]
+                if reply["result"]["node"] != kept or expected != after["root"] or (reply["result"]["version"] == tree["version"]) != unchanged:
+                    raise Divergence("navigate {existing: %s} did not keep %s as PROTOCOL.md says (unchanged: %s) at %s:\n expected %s\n tree     %s"
+                                     % (P["existing"], kept, unchanged, where, json.dumps(expected)[:1500], json.dumps(after["root"])[:1500]))
+            elif found is None and after["version"] == tree["version"] + 1 == reply["result"]["version"]:
+                expected = placed(dict({"before": tree["root"], "before_visible": tree["visible"], "after": after["root"]},
+                                       **({"from": P["from"]} if "from" in P else {})), reply["result"]["node"], "push", to, described)
+                if expected is not None:
+                    seen["reused"] += 1
+                    if expected != after["root"]:
+                        raise Divergence("navigate {existing: %s} found no screen of %s and did not push it at %s:\n expected %s\n tree     %s"
+                                         % (P["existing"], to, where, json.dumps(expected)[:1500], json.dumps(after["root"])[:1500]))
         if method == "navigate" and reply is not None and "node" in reply.get("result", {}) \
                 and after["version"] == tree["version"] + 1 == reply["result"]["version"] and not reply["result"].get("redirected") \
-                and not any(k in P for k in ("existing", "route", "merge")) and not ("popUpTo" in P and "from" in P) and not dry_preconditions(dry):
+                and P.get("existing", "push") == "push" and "merge" not in P and not ("popUpTo" in P and "from" in P) and not dry_preconditions(dry):
             # The tree a committed navigation from the visible top makes, as SPEC section 4 says:
             # push onto the source's stack (or flow, for a step), present a new stack, replace the
             # source and what is above it, root: a stack of the target alone.
-            by = P.get("by", "push")
+            by = P.get("by", route.get("by", "push"))
             # popUpTo: the pop first, as dismiss {to} pops; the target placed from what it leaves on top.
             popped = popped_to(tree["root"], P["popUpTo"]["to"], P["popUpTo"].get("inclusive", False), described) if "popUpTo" in P else tree["root"]
             expected = popped and placed(dict({"before": popped, "before_visible": visible_path(popped), "after": after["root"]},
-                                   **({"with": P["with"]} if "with" in P else {}), **({"from": P["from"]} if "from" in P else {})), reply["result"]["node"], by, P["to"], described)
+                                   **({"with": given} if has_with else {}), **({"from": P["from"]} if "from" in P else {})), reply["result"]["node"], by, to, described)
             made = next((n for n in nodes(after["root"]) if n["id"] == reply["result"]["node"]), {})
-            if made.get("coordinator") != P["to"] and by != "select":
-                raise Divergence("navigate to %s made %s at %s" % (P["to"], json.dumps(made)[:300], where))
-            declared = described["coordinators"].get(P["to"], {})
+            if made.get("coordinator") != to and by != "select":
+                raise Divergence("navigate to %s made %s at %s" % (to, json.dumps(made)[:300], where))
+            declared = described["coordinators"].get(to, {})
             if expected is not None and made.get("kind") == "screen" and by != "select":
                 # Its params: `with`, with the fields its mediation copies from the source's params
                 # where `with` lacks them.
                 source = next((n for n in nodes(tree["root"]) if n["id"] == P.get("from", tree["visible"][-1])), {})
-                params = dict(P.get("with") or {})
+                params = dict(given)
                 for field, path in (declared.get("mediation") or {}).items():
                     if field not in params and path.startswith("$source.") and path[8:] in (source.get("params") or {}):
                         params[field] = source["params"][path[8:]]
                         seen["mediated"] += 1
                 if made.get("params") != params:
                     raise Divergence("navigate gave %s params %s; with %s and its mediation from %s make %s, at %s"
-                                     % (made["id"], json.dumps(made.get("params")), json.dumps(P.get("with")), json.dumps(source.get("params")), json.dumps(params), where))
+                                     % (made["id"], json.dumps(made.get("params")), json.dumps(given), json.dumps(source.get("params")), json.dumps(params), where))
             if expected is not None:
                 seen["placed"] += 1
                 seen["popped"] += "popUpTo" in P
+                seen["routed"] += "route" in P
                 if expected != after["root"]:
                     raise Divergence("navigate by %s did not place %s as SPEC section 4 says at %s:\n expected %s\n tree     %s"
                                      % (by, reply["result"]["node"], where, json.dumps(expected)[:1500], json.dumps(after["root"])[:1500]))
@@ -1113,8 +1257,8 @@ def main(argv=None):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after a popUpTo, %d with a field mediation filled), %d dismissals, %d flows completed, %d resets and %d updates as the model says, %d waiting navigations superseded: "
-          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["popped"], seen["mediated"], seen["dismissed"], seen["completed"], seen["reset"], seen["updated"], seen["superseded"]))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after a popUpTo, %d with a field mediation filled, %d by a route), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says, %d dismissals, %d flows completed, %d resets and %d updates as the model says, %d waiting navigations superseded: "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["popped"], seen["mediated"], seen["routed"], seen["reused"], seen["linked"], seen["dismissed"], seen["completed"], seen["reset"], seen["updated"], seen["superseded"]))
     return 0
 
 
