@@ -21,12 +21,15 @@ serves the same tree, version and facts it acknowledged.
 
 A failure prints the graph's directory (kept), the seed, the step and what differed; exit status 1.
 The graphs mix root stacks and root tabs (every `back:`), tab containers, flows, presentation
-limits, setups and links (a tab's first screen, a presented last screen, a flow inside a link).
+limits, setups and links (a tab's first screen, a presented last screen, a flow inside a link);
+half of them are two modules, every name that crosses between them qualified. Navigations to a
+flow sometimes give the `then` it goes on to.
 """
 import argparse
 import json
 import os
 import random
+import re
 import shutil
 import socket
 import subprocess
@@ -43,7 +46,7 @@ class Divergence(Exception):
 
 
 # What the walks did, for the summary: navigations that waited for preconditions, provider answers.
-seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0}
+seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0}
 
 
 class Conn:
@@ -241,6 +244,58 @@ def random_graph(seed):
     return "\n".join(lines) + "\n"
 
 
+# The coordinators a second module declares, when a graph is split in two (`module_files`).
+FEAT = ("C5", "C7", "C9", "C11")
+
+
+def module_files(text, split):
+    """A graph's text as module files (GRAPH.md): `app.yaml` alone, or with `split`, the
+    coordinators of FEAT declared by a second module, `feat.yaml` (but a flow and its steps in
+    one module), and every name that crosses the boundary qualified (`feat.C5` in app, `app.C2`,
+    `app.pa`, `app.ab` in feat)."""
+    if not split:
+        return {"app.yaml": text, "feat.yaml": None}
+    # A flow's steps are declared in its own module (navd check): a flow and its steps stay together.
+    steps = {m.group(1): m.group(2).split(", ") for m in re.finditer(r"^  (C\d+): \{.*flow: \{start: \w+, steps: \[([^\]]*)\]", text, re.M)}
+    moved = set(FEAT)
+    while True:
+        kept = {f for f, ss in steps.items() if f in moved and not set(ss) <= moved}
+        kept |= {c for f, ss in steps.items() if f not in moved for c in ss if c in moved}
+        if not kept:
+            break
+        moved -= kept
+    app, feat, section = [], [], None
+    for line in text.splitlines():
+        if not line.startswith(" "):
+            section = line.split(":")[0]
+        m = re.match(r"  (C\d+): \{", line)
+        (feat if section == "coordinators" and m and m.group(1) in moved else app).append(line)
+    if not moved:
+        return {"app.yaml": text, "feat.yaml": None}
+    theirs = re.compile(r"\b(%s)\b" % "|".join(sorted(moved)))
+    ours = re.compile(r"\b(C\d+|R1|RF|pa|pd|pp|pq|pl|pc|pt|ab)\b")
+    app = [theirs.sub(r"feat.\1", line) for line in app]
+    feat = [ours.sub(lambda m: m.group(1) if m.group(1) in moved else "app." + m.group(1), line) for line in feat]
+    return {"app.yaml": "\n".join(app) + "\n", "feat.yaml": "coordinators:\n" + "\n".join(feat) + "\n" if feat else None}
+
+
+def write_graph(graph_dir, files):
+    """Writes a graph's module files (`module_files`), removing a module the graph no longer has."""
+    for name, text in files.items():
+        path = os.path.join(graph_dir, name)
+        if text is None:
+            if os.path.exists(path):
+                os.remove(path)
+        else:
+            with open(path, "w") as f:
+                f.write(text)
+
+
+def read_graph(graph_dir):
+    return {name: (open(os.path.join(graph_dir, name)).read() if os.path.exists(os.path.join(graph_dir, name)) else None)
+            for name in ("app.yaml", "feat.yaml")}
+
+
 def nodes(root):
     out, todo = [], [root]
     while todo:
@@ -250,6 +305,11 @@ def nodes(root):
             todo.append(n["presented"])
         todo.extend(n.get("children", []))
     return out
+
+
+def qualified(name):
+    """A name a link entry gives, as graph.describe names coordinators."""
+    return name if "." in name else "app." + name
 
 
 def link_chain(tree, from_container=False):
@@ -564,6 +624,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
     sources = {}  # request id -> the source node of a navigate that waited
     asks = []  # precondition.evaluate and .recover requests the provider has not answered
     navigations = set()  # navigation ids heard in navigationPending
+    thens = {}  # flow node id -> the `then` the navigate that made it gave
+    then_requests = {}  # request id -> the `then` of a navigate that waited
     coords = sorted(described["coordinators"])
     urls = list(described.get("links") or {})
     commits = 0
@@ -603,6 +665,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             if "other session" not in pending[i]:
                 heard_first(i, r, pending[i])
             del pending[i]
+            if i in then_requests and "node" in r.get("result", {}):
+                thens[r["result"]["node"]] = then_requests.pop(i)
 
     def heard_first(i, reply, what):
         """A subscribed client that caused a change hears its stackChanged before the reply."""
@@ -649,6 +713,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             pending.clear()
             sources.clear()
             asks.clear()
+            thens.clear()  # (a `then` given by navigate lives in memory: the declared one applies now)
+            then_requests.clear()
             navigations.clear()
             again = driver.call("tree", {"session": session})["result"]
             if again != before:
@@ -708,10 +774,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
         elif regraph and k < 0.015:
             # Another graph of the same names, reloaded (forced or not): a refused one is put back,
             # so that a restart reads the graph navd serves.
-            path = os.path.join(server.graph_dir, "app.yaml")
-            old = open(path).read()
-            with open(path, "w") as f:
-                f.write(regraph(rnd.randrange(1 << 30)))
+            old = read_graph(server.graph_dir)
+            write_graph(server.graph_dir, regraph(rnd.randrange(1 << 30)))
             method, P = "graph.reload", {"force": rnd.random() < 0.6}
         elif asks and k < 0.15:
             # The provider answers one of its requests: passed, failed, or a redirect; a recovery
@@ -745,6 +809,14 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 del P["to"]
                 P["route"] = rnd.choice(sorted(described["routes"]))
             P["with"] = with_
+            flow = described["coordinators"].get(P.get("to"), {}).get("flow")
+            if flow is not None and rnd.random() < 0.4:
+                # Where the flow goes on when it completes: its declared `then` or what it opens
+                # (sometimes anything, to be refused), by a name or {to, by}.
+                declared = flow.get("then") if isinstance(flow.get("then"), str) else (flow.get("then") or {}).get("to")
+                allowed = (described["coordinators"][P["to"]].get("opens") or []) + ([declared] if declared else [])
+                then = rnd.choice(allowed) if allowed and rnd.random() < 0.85 else rnd.choice(coords)
+                P["then"] = then if rnd.random() < 0.6 else {"to": then, "by": rnd.choice(["push", "present"])}
             if rnd.random() < 0.7:
                 P["by"] = rnd.choice(["push", "push", "present", "replace", "select", "root"])
                 if P["by"] == "select" and rnd.random() < 0.3:
@@ -825,6 +897,11 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                         raise Divergence("%s from %s did not supersede %s, answered %s, at seed %d, step %d"
                                          % (json.dumps(P), source, pending[j], json.dumps(older)[:300], seed, step))
                     seen["superseded"] += 1
+            if "then" in P:
+                if reply is None:
+                    then_requests[i] = P["then"]
+                elif "node" in reply.get("result", {}):
+                    thens[reply["result"]["node"]] = P["then"]
             if reply is None:
                 pending[i] = "%s %s (seed %d, step %d)" % (method, json.dumps(P), seed, step)
                 if method == "navigate" and not P.get("popUpTo", {}).get("inclusive"):
@@ -839,8 +916,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 coords = sorted(described["coordinators"])
                 urls = list(described.get("links") or {})
             else:
-                with open(path, "w") as f:
-                    f.write(old)
+                write_graph(server.graph_dir, old)
         settle(where)
         if reply is not None and reply.get("error", {}).get("data", {}).get("kind") == "internalError":
             raise Divergence("internal error at " + where)
@@ -958,7 +1034,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                                          % (url, link_chain({"root": root, "visible": reopened["result"]["visible"]}, True), link_chain(after, True), where))
                     # With the params they hold, when a link of those screens carries them all.
                     coordinators = [n.get("coordinator") for n in shown]
-                    carried = any(["app." + (e if isinstance(e, str) else e["to"]).split(".")[-1] for e in entries] == coordinators and carries(entries, shown)
+                    carried = any([qualified(e if isinstance(e, str) else e["to"]) for e in entries] == coordinators and carries(entries, shown)
                                   for entries in described["links"].values())
                     seen["carried"] += carried and any(n.get("params") for n in shown)
                     # (A first screen the link gives no params keeps those its tab's first screen holds.)
@@ -1108,14 +1184,17 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
         if method == "flowComplete" and reply is not None and "result" in reply and reply["result"]["version"] == tree["version"] + 1 \
                 and after["version"] == then.get("version", reply["result"]["version"]):
             # The flow and everything above it leave (a flow first in a presented stack takes the
-            # modal); its declared `then` is pushed from what is left on top.
+            # modal); its `then` (the navigate's, else the declared one) is placed from what is left
+            # on top, pushed unless it says `by`.
             expected = dismissed(tree["root"], P["flow"], described)
             if expected is not None and "node" in then:
                 flow = next(n for n in nodes(tree["root"]) if n["id"] == P["flow"])
-                declared = described["coordinators"][flow["coordinator"]]["flow"].get("then")
-                declared = declared if isinstance(declared, str) else (declared or {}).get("to")
+                spec = thens.get(flow["id"]) or described["coordinators"][flow["coordinator"]]["flow"].get("then")
+                declared = spec if isinstance(spec, str) else (spec or {}).get("to")
+                by = spec.get("by", "push") if isinstance(spec, dict) else "push"
+                seen["thens"] += flow["id"] in thens
                 expected = placed({"before": expected, "before_visible": visible_path(expected), "after": after["root"]},
-                                  then["node"], "push", declared, described) if declared else None
+                                  then["node"], by, declared, described) if declared else None
             if expected is not None:
                 seen["completed"] += 1
                 if expected != after["root"]:
@@ -1239,15 +1318,18 @@ def main(argv=None):
     for g in range(1 if a.graph else a.graphs):
         work = tempfile.mkdtemp(prefix="navd-walk.")
         graph_dir = a.graph or os.path.join(work, "graph")
+        # Half the graphs are two modules (the split depends on the graph's number alone, so that
+        # a reload keeps each coordinator's module).
+        split = random.Random(a.seed * 1000 + g + 17).random() < 0.5
         if not a.graph:
             os.makedirs(graph_dir)
-            with open(os.path.join(graph_dir, "app.yaml"), "w") as f:
-                f.write(random_graph(a.seed * 1000 + g))
+            write_graph(graph_dir, module_files(random_graph(a.seed * 1000 + g), split))
         server = Server(a.navd, graph_dir, work, a.restarts)
         try:
             for w in range(a.walks):
                 transcript = [] if a.js_mirror else None
-                total += walk(server, a.seed * 1000 + g * 10 + w, a.steps, a.restarts, None if a.graph else random_graph, transcript)
+                total += walk(server, a.seed * 1000 + g * 10 + w, a.steps, a.restarts,
+                              None if a.graph else (lambda seed, split=split: module_files(random_graph(seed), split)), transcript)
                 if transcript is not None:
                     replay_in_js(transcript, work)
         except Divergence as e:
@@ -1257,8 +1339,8 @@ def main(argv=None):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after a popUpTo, %d with a field mediation filled, %d by a route), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says, %d dismissals, %d flows completed, %d resets and %d updates as the model says, %d waiting navigations superseded: "
-          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["popped"], seen["mediated"], seen["routed"], seen["reused"], seen["linked"], seen["dismissed"], seen["completed"], seen["reset"], seen["updated"], seen["superseded"]))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after a popUpTo, %d with a field mediation filled, %d by a route), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says, %d dismissals, %d flows completed (%d going on to the `then` their navigate gave), %d resets and %d updates as the model says, %d waiting navigations superseded: "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["popped"], seen["mediated"], seen["routed"], seen["reused"], seen["linked"], seen["dismissed"], seen["completed"], seen["thens"], seen["reset"], seen["updated"], seen["superseded"]))
     return 0
 
 
