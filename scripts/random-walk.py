@@ -46,7 +46,7 @@ class Divergence(Exception):
 
 
 # What the walks did, for the summary: navigations that waited for preconditions, provider answers.
-seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0}
+seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0, "merged": 0}
 
 
 class Conn:
@@ -424,7 +424,9 @@ def placed(tree, node_id, by, target, described):
         if first["id"] != node_id:
             return {"node": first["id"]}  # (never the tree: the node named is not the tab's first screen)
         if "with" in tree:
-            first["params"] = tree["with"]  # (its earlier params kept, as `update` keeps them)
+            # (its earlier params kept, as `update` keeps them; with `merge`, `with` merged into its own)
+            first["params"] = {k: v for k, v in dict(first.get("params", {}), **tree["with"]).items() if v is not None} \
+                if tree.get("merge") else tree["with"]
         shell.pop("history", None)
         if "history" in shown:
             shell["history"] = shown["history"]
@@ -1113,7 +1115,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                                          % (P["existing"], to, where, json.dumps(expected)[:1500], json.dumps(after["root"])[:1500]))
         if method == "navigate" and reply is not None and "node" in reply.get("result", {}) \
                 and after["version"] == tree["version"] + 1 == reply["result"]["version"] and not reply["result"].get("redirected") \
-                and P.get("existing", "push") == "push" and "merge" not in P and not ("popUpTo" in P and "from" in P) and not dry_preconditions(dry):
+                and P.get("existing", "push") == "push" and not ("popUpTo" in P and "from" in P) and not dry_preconditions(dry):
             # The tree a committed navigation from the visible top makes, as SPEC section 4 says:
             # push onto the source's stack (or flow, for a step), present a new stack, replace the
             # source and what is above it, root: a stack of the target alone.
@@ -1121,7 +1123,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             # popUpTo: the pop first, as dismiss {to} pops; the target placed from what it leaves on top.
             popped = popped_to(tree["root"], P["popUpTo"]["to"], P["popUpTo"].get("inclusive", False), described) if "popUpTo" in P else tree["root"]
             expected = popped and placed(dict({"before": popped, "before_visible": visible_path(popped), "after": after["root"]},
-                                   **({"with": given} if has_with else {}), **({"from": P["from"]} if "from" in P else {})), reply["result"]["node"], by, to, described)
+                                   **({"with": given} if has_with else {}), **({"from": P["from"]} if "from" in P else {}),
+                                   merge=P.get("merge", False)), reply["result"]["node"], by, to, described)
             made = next((n for n in nodes(after["root"]) if n["id"] == reply["result"]["node"]), {})
             if made.get("coordinator") != to and by != "select":
                 raise Divergence("navigate to %s made %s at %s" % (to, json.dumps(made)[:300], where))
@@ -1147,11 +1150,16 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                                      % (by, reply["result"]["node"], where, json.dumps(expected)[:1500], json.dumps(after["root"])[:1500]))
         if visible_path(after["root"]) != after["visible"]:
             raise Divergence("visible is %s; SPEC section 4's path through the tree is %s, at %s" % (after["visible"], visible_path(after["root"]), where))
-        if method == "dismiss" and reply is not None and "result" in reply and not ("to" in P and "node" in P) and "merge" not in P \
+        if method == "dismiss" and reply is not None and "result" in reply and not ("to" in P and "node" in P) \
                 and after["version"] == tree["version"] + 1 == reply["result"]["version"]:
-            # What a dismiss removes, as SPEC section 4 and 10 say.
+            # What a dismiss removes, as SPEC section 4 and 10 say; with `merge`, its result merged
+            # into the params of the screen left on top (a null removing a field), as `update` merges.
             expected = popped_to(tree["root"], P["to"], P.get("inclusive", False), described) if "to" in P else \
                 dismissed(tree["root"], P.get("node", tree["visible"][-1]), described)
+            if expected is not None and P.get("merge"):
+                top = next(n for n in nodes(expected) if n["id"] == visible_path(expected)[-1])
+                top["params"] = {k: v for k, v in dict(top.get("params", {}), **P["result"]).items() if v is not None}
+                seen["merged"] += 1
             if expected is not None:
                 seen["dismissed"] += 1
                 if expected != after["root"]:
@@ -1339,8 +1347,8 @@ def main(argv=None):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after a popUpTo, %d with a field mediation filled, %d by a route), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says, %d dismissals, %d flows completed (%d going on to the `then` their navigate gave), %d resets and %d updates as the model says, %d waiting navigations superseded: "
-          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["popped"], seen["mediated"], seen["routed"], seen["reused"], seen["linked"], seen["dismissed"], seen["completed"], seen["thens"], seen["reset"], seen["updated"], seen["superseded"]))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after a popUpTo, %d with a field mediation filled, %d by a route), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says, %d dismissals (%d merging their result), %d flows completed (%d going on to the `then` their navigate gave), %d resets and %d updates as the model says, %d waiting navigations superseded: "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["popped"], seen["mediated"], seen["routed"], seen["reused"], seen["linked"], seen["dismissed"], seen["merged"], seen["completed"], seen["thens"], seen["reset"], seen["updated"], seen["superseded"]))
     return 0
 
 
