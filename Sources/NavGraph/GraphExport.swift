@@ -72,7 +72,7 @@ extension NavigationGraph {
             fo.append("start", .string(coordinators[f.start].name))
             fo.append("steps", names(f.steps))
             if let r = f.result { fo.append("result", r.source) }
-            if let t = f.then { fo.append("then", .string(coordinators[t.to].name)) }
+            if let t = f.then { fo.append("then", describe(t)) }
             o.append("flow", .object(fo))
         }
         if !c.stepOf.isEmpty { o.append("stepOf", names(c.stepOf)) }
@@ -99,11 +99,26 @@ extension NavigationGraph {
             o.append("timeoutMs", .int(Int(t)))
         }
         switch p.recover {
-        case .flow(let f)?: o.append("recover", ["flow": .string(coordinators[f].name)])
+        case .flow(let f)?:
+            var r: JSONObject = ["flow": .string(coordinators[f].name)]
+            if !p.recoverFacts.isEmpty { r.append("facts", .object(p.recoverFacts)) }
+            o.append("recover", .object(r))
         case .command(let argv, let t)?: o.append("recover", ["command": .array(argv.map(JSONValue.string)), "timeoutMs": .int(Int(t))])
         case .provider(let n, let t)?: o.append("recover", ["provider": .string(n), "timeoutMs": .int(Int(t))])
         case nil: break
         }
+        if let r = p.redirect { o.append("redirect", describe(r)) }
+        return .object(o)
+    }
+
+    /// A flow's `then` or a precondition's `redirect` as the graph writes it: the target's name
+    /// alone, or `{to, by?, with?}` when it gives a style or params.
+    func describe(_ spec: NavigationSpec) -> JSONValue {
+        let to = JSONValue.string(coordinators[spec.to].name)
+        guard spec.by != nil || !spec.with.isEmpty else { return to }
+        var o: JSONObject = ["to": to]
+        if let by = spec.by { o.append("by", .string(by.rawValue)) }
+        if !spec.with.isEmpty { o.append("with", .object(spec.with)) }
         return .object(o)
     }
 

@@ -83,6 +83,25 @@ import Testing
         #expect(d["coordinators"]?["shop.Reviews"]?["mediation"]?["productId"] == "$source.id")
         #expect(d["preconditions"]?["account.loggedIn"]?["recover"]?["flow"] == "account.Login")
         #expect(d["routes"]?["shop.showProduct"]?["to"] == "shop.Product")
+        // What a flow goes on to, where a failing precondition sends the navigation instead, and
+        // the facts a recovery flow establishes, as the module files write them.
+        #expect(d["coordinators"]?["cart.Checkout"]?["flow"]?["then"] == ["to": "account.OrderDetail", "with": ["orderId": "$result.orderId"]])
+        #expect(d["preconditions"]?["cart.cartNotEmpty"]?["redirect"] == ["to": "shop.Home", "by": "select"])
+        #expect(d["preconditions"]?["account.loggedIn"]?["recover"]?["facts"] == ["loggedIn": true, "user": "$result.user"])
+        // A target alone is its name.
+        let plain = try #require(GraphLoader.load(sources: [GraphSource(file: "/g/app.yaml", text: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [F]}
+              Done: {}
+              F: {flow: {start: S, steps: [S], then: Done}, opens: [Done]}
+              S: {preconditions: [p]}
+            preconditions:
+              p: {check: {fact: x, exists: true}, redirect: Done}
+            """)], baseDirectory: "/g").graph).describe()
+        #expect(plain["coordinators"]?["app.F"]?["flow"]?["then"] == "app.Done")
+        #expect(plain["preconditions"]?["app.p"]?["redirect"] == "app.Done")
+        #expect(plain["preconditions"]?["app.p"]?["recover"] == nil)
     }
 }
 

@@ -693,7 +693,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "graph.describe",
-      "summary": "The resolved navigation graph: modules, root, coordinators (setup, opens, presentations, preconditions, access, mediation, flow), routes, links, preconditions.",
+      "summary": "The resolved navigation graph: modules, root, coordinators (setup, opens, presentations, preconditions, access, mediation, identity, flow with its then), routes, links, preconditions (check, command or provider, recover with its facts, redirect).",
       "x-navd-changes": false,
       "paramStructure": "by-name",
       "params": [
@@ -707,7 +707,7 @@ public enum EmbeddedProtocol {
       ],
       "result": {
         "name": "graph",
-        "description": "the resolved graph: `modules`, `root`, `coordinators`, `routes`, `links`, `preconditions` (qualified names)",
+        "description": "the resolved graph: `modules`, `root`, `coordinators`, `routes`, `links`, `preconditions` (qualified names); a flow's `then` and a precondition's `redirect` as the module files write them, the target's name alone or `{to, by?, with?}`, and a recovery flow's `facts` in its `recover`",
         "schema": {
           "type": "object",
           "required": [

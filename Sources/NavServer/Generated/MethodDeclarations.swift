@@ -26,7 +26,7 @@ extension MethodTable.Spec {
     /// `flowComplete`: End a flow with a result (validated against its result schema), an error, or cancelled; the flow leaves the tree and flowCompleted is sent. A completed flow with a then (from its navigate, else the graph) continues there; the reply waits for that navigation and carries it as then (its result, or {error}).
     static let flowComplete = MethodTable.Spec(name: "flowComplete", params: ["session", "flow", "result", "error", "cancelled"],
         changes: true, session: .acts(on: ["session"]), roles: [])
-    /// `graph.describe`: The resolved navigation graph: modules, root, coordinators (setup, opens, presentations, preconditions, access, mediation, flow), routes, links, preconditions.
+    /// `graph.describe`: The resolved navigation graph: modules, root, coordinators (setup, opens, presentations, preconditions, access, mediation, identity, flow with its then), routes, links, preconditions (check, command or provider, recover with its facts, redirect).
     static let graphDescribe = MethodTable.Spec(name: "graph.describe", params: ["session"],
         changes: false, session: .none, roles: [])
     /// `graph.export`: The graph navd serves now, for a front-end to draw: in graphviz's dot language (as navd graph draws a directory's) or as JSON (graph.describe's object), so that the picture is the live graph, also after graph.reload.
