@@ -221,6 +221,34 @@ import Testing
         #expect(try c.call("navigate", ["to": "Nowhere", "key": "k1"])["version"] == 1, "keys stay")
     }
 
+    /// A retry of a keyed navigation gets the first reply even when the graph reloaded since no
+    /// longer holds the `then` it gives: the key is looked up before the request is read against
+    /// the graph (as for a `to` the graph lost).
+    @Test func aKeyedRetryGetsTheFirstReplyWhenItsThenLeftTheGraph() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let before = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [F]}
+              F: {flow: {start: S1, steps: [S1]}, opens: [Done]}
+              S1: {}
+              Done: {}
+            """
+        let d = try daemon(before, in: dir)
+        let c = try d.client()
+        let first = try c.call("navigate", ["to": "F", "then": "Done", "key": "k1"])
+        try write(before.replacingOccurrences(of: ", opens: [Done]", with: "").replacingOccurrences(of: "\n  Done: {}", with: ""), dir)
+        #expect(try c.call("graph.reload")["ok"] == true)
+        #expect(try c.call("graph.describe")["coordinators"]?["app.Done"] == nil)
+        #expect(try c.call("navigate", ["to": "F", "then": "Done", "key": "k1"]) == first)
+        // Without the key, the request is read against the graph served now.
+        let home = try #require(try c.call("tree")["root"]?["children"]?.arrayValue?.first?["id"])
+        let refused = try c.callError("navigate", ["to": "F", "then": "Done", "from": home])
+        #expect(refused["data"]?["kind"] == "unknownTarget" && refused["data"]?["param"] == "then", "\(refused)")
+        #expect(try c.call("tree")["version"] == 1)
+    }
+
     /// The client that started a flow hears `flowCompleted` even unsubscribed, also when the graph
     /// was reloaded in between.
     @Test func theStarterOfAFlowHearsItEndAfterAReload() throws {

@@ -31,11 +31,6 @@ final class DecodingContext {
     @inline(__always)
     func coordinatorIndex(named name: ByteView) -> Int? { graph.coordinatorIndex(named: name) }
 
-    /// A coordinator name or `{to, by?, with?}` in the param `param` (`navigate {then}`).
-    func navigationSpec(_ v: JSONValue, param: String) throws(RPCError) -> NavigationSpec {
-        try asRPC { () throws(NavError) in try NavigationSpec.parse(v, param: param, in: graph) }
-    }
-
     /// The same context for `graph` (a reload), keeping the key cache.
     func with(graph: NavigationGraph) -> DecodingContext { DecodingContext(graph: graph, setupKeys: setupKeys, limits: limits) }
 

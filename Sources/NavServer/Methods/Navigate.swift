@@ -83,7 +83,7 @@ enum NavigateMethod: NavdMethod {
                                from: try p.string(.from), ifVersion: try p.int(.ifVersion), key: key,
                                dryRun: try p.bool(.dryRun) ?? false, detach: try p.bool(.detach) ?? false, progress: try p.bool(.progress) ?? false,
                                hints: hints, popUpTo: popUpTo,
-                               then: try p.value(.then).map { v throws(RPCError) in try context.navigationSpec(v, param: "then") },
+                               then: p.value(.then),
                                existing: existing, merge: merge, force: try p.bool(.force) ?? false)
     }
 }

@@ -32,7 +32,7 @@ extension Navigator {
         publisher.notify("screenResult", params, to: state.audience, also: caller)
     }
 
-    /// A coordinator name or `{to, by?, with?}` (a precondition's redirect answer).
+    /// A coordinator name or `{to, by?, with?}` (a precondition's redirect answer, `navigate {then}`).
     func navigationSpec(_ v: JSONValue, param: String) throws(NavError) -> NavigationSpec {
         try NavigationSpec.parse(v, param: param, in: graph)
     }

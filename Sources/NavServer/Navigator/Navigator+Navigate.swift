@@ -120,8 +120,9 @@ extension Navigator {
         }
         var p = try session.plan(destination, by: r.by, with: r.with, from: r.from, ifVersion: r.ifVersion, caller: caller, withBytes: r.withBytes,
                                  existing: o.existing, merge: o.merge)
-        if let then = o.then { try checkThen(then, flow: p.target) }
-        try applyOptions(to: &p, session: session, hints: o.hints, popUpTo: o.popUpTo, then: o.then)
+        let then = try o.then.map { v throws(NavError) in try navigationSpec(v, param: "then") }
+        if let then { try checkThen(then, flow: p.target) }
+        try applyOptions(to: &p, session: session, hints: o.hints, popUpTo: o.popUpTo, then: then)
         if p.reuse != nil, let pop = p.popUpTo, graph.hasLeaveGuards {
             // `existing: pop` removes what is above the screen it keeps: their leave guards run first.
             let guards = try session.leaveGuards(node: nil, to: Node.id(pop.node), inclusive: false)

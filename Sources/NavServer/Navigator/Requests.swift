@@ -36,7 +36,7 @@ struct NavigateRequest: ~Copyable {
     init(state: SessionState, coordinator: Int? = nil, toName: String? = nil, route: String? = nil, by: Presentation? = nil,
          with: JSONObject? = nil, withBytes: Int? = nil, from: String? = nil, ifVersion: Int? = nil, key: String? = nil,
          dryRun: Bool = false, detach: Bool = false, progress: Bool = false, hints: JSONValue? = nil,
-         popUpTo: (to: String, inclusive: Bool)? = nil, then: NavigationSpec? = nil, existing: Existing = .push, merge: Bool = false,
+         popUpTo: (to: String, inclusive: Bool)? = nil, then: JSONValue? = nil, existing: Existing = .push, merge: Bool = false,
          force: Bool = false) {
         self.state = state
         self.coordinator = coordinator
@@ -60,13 +60,16 @@ struct NavigateRequest: ~Copyable {
 final class NavigateOptions {
     let hints: JSONValue?
     let popUpTo: (to: String, inclusive: Bool)?
-    let then: NavigationSpec?
+    /// `then` as given: read against the graph when the navigation is planned, after a `key` used
+    /// before has had its reply replayed (a retry gets the first reply even when the graph
+    /// changed in between).
+    let then: JSONValue?
     let existing: Existing
     let merge: Bool
     /// `force: true`: a `replace` or `root` removes guarded screens without running their `leave:`.
     let force: Bool
 
-    init(hints: JSONValue?, popUpTo: (to: String, inclusive: Bool)?, then: NavigationSpec?, existing: Existing, merge: Bool, force: Bool) {
+    init(hints: JSONValue?, popUpTo: (to: String, inclusive: Bool)?, then: JSONValue?, existing: Existing, merge: Bool, force: Bool) {
         self.hints = hints
         self.popUpTo = popUpTo
         self.then = then
