@@ -46,7 +46,7 @@ class Divergence(Exception):
 
 
 # What the walks did, for the summary: navigations that waited for preconditions, provider answers.
-seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0, "merged": 0}
+seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0, "merged": 0, "redirected": 0}
 
 
 class Conn:
@@ -1113,13 +1113,23 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                     if expected != after["root"]:
                         raise Divergence("navigate {existing: %s} found no screen of %s and did not push it at %s:\n expected %s\n tree     %s"
                                          % (P["existing"], to, where, json.dumps(expected)[:1500], json.dumps(after["root"])[:1500]))
+        # Redirected by the graph's own `redirect:` (pa's, declared): to its target, by its `by` else
+        # the navigation's, from the same source.
+        hops = reply.get("result", {}).get("redirected") or [] if reply is not None else []
+        declared_redirect = described["preconditions"].get("app.pa", {}).get("redirect")
+        redirected_here = bool(hops) and declared_redirect is not None and all(h.get("precondition") == "app.pa" for h in hops)
+        if redirected_here:
+            to = hops[-1]["to"]
         if method == "navigate" and reply is not None and "node" in reply.get("result", {}) \
-                and after["version"] == tree["version"] + 1 == reply["result"]["version"] and not reply["result"].get("redirected") \
+                and after["version"] == tree["version"] + 1 == reply["result"]["version"] and (not hops or redirected_here) \
                 and P.get("existing", "push") == "push" and not ("popUpTo" in P and "from" in P) and not dry_preconditions(dry):
             # The tree a committed navigation from the visible top makes, as SPEC section 4 says:
             # push onto the source's stack (or flow, for a step), present a new stack, replace the
             # source and what is above it, root: a stack of the target alone.
             by = P.get("by", route.get("by", "push"))
+            if redirected_here and isinstance(declared_redirect, dict) and "by" in declared_redirect:
+                by = declared_redirect["by"]
+            seen["redirected"] += redirected_here
             # popUpTo: the pop first, as dismiss {to} pops; the target placed from what it leaves on top.
             popped = popped_to(tree["root"], P["popUpTo"]["to"], P["popUpTo"].get("inclusive", False), described) if "popUpTo" in P else tree["root"]
             expected = popped and placed(dict({"before": popped, "before_visible": visible_path(popped), "after": after["root"]},
@@ -1129,7 +1139,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             if made.get("coordinator") != to and by != "select":
                 raise Divergence("navigate to %s made %s at %s" % (to, json.dumps(made)[:300], where))
             declared = described["coordinators"].get(to, {})
-            if expected is not None and made.get("kind") == "screen" and by != "select":
+            if expected is not None and made.get("kind") == "screen" and by != "select" and not redirected_here:
                 # Its params: `with`, with the fields its mediation copies from the source's params
                 # where `with` lacks them.
                 source = next((n for n in nodes(tree["root"]) if n["id"] == P.get("from", tree["visible"][-1])), {})
@@ -1347,8 +1357,8 @@ def main(argv=None):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after a popUpTo, %d with a field mediation filled, %d by a route), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says, %d dismissals (%d merging their result), %d flows completed (%d going on to the `then` their navigate gave), %d resets and %d updates as the model says, %d waiting navigations superseded: "
-          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["popped"], seen["mediated"], seen["routed"], seen["reused"], seen["linked"], seen["dismissed"], seen["merged"], seen["completed"], seen["thens"], seen["reset"], seen["updated"], seen["superseded"]))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after a popUpTo, %d with a field mediation filled, %d by a route, %d redirected by a precondition), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says, %d dismissals (%d merging their result), %d flows completed (%d going on to the `then` their navigate gave), %d resets and %d updates as the model says, %d waiting navigations superseded: "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["popped"], seen["mediated"], seen["routed"], seen["redirected"], seen["reused"], seen["linked"], seen["dismissed"], seen["merged"], seen["completed"], seen["thens"], seen["reset"], seen["updated"], seen["superseded"]))
     return 0
 
 
