@@ -8,9 +8,11 @@ sent again with its `key` changes nothing and gets the first reply; the URL `lin
 for the visible screen opens (`dryRun`) the same screens, with the params a link carries. A small
 model of SPEC section 4 checks `visible` against the tree, where a committed `navigate` puts its
 node (push, present, replace, root, select of a root tab; from a given source; after a
-`popUpTo`; by a route), which screen `navigate {existing: top | pop}` keeps (by `identity`)
-and the params it takes, the stack `open` and `reset {to}` build (a root tab's, or the whole
-tree), and what a `dismiss` removes (a node, or `to` a destination). With
+`popUpTo`; by a route; redirected by the graph's `redirect:`), which screen
+`navigate {existing: top | pop}` keeps (by `identity`) and the params it takes, the stack
+`open` and `reset {to}` build (a root tab's, or the whole tree) and the screen `open {by: push}`
+pushes, what a `dismiss` removes (a node, or `to` a destination; a result merged), and where a
+completed flow goes on (the `then` its navigate gave, else the declared one). With
 `--restarts`, navd keeps a state file and is killed (`kill -9`) now and then: the restarted navd
 serves the same tree, version and facts it acknowledged.
 
@@ -963,6 +965,17 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 if differs:
                     raise Divergence("open did not build its link's stack as PROTOCOL.md says (%s) at %s:\n before %s\n tree   %s"
                                      % (differs, where, json.dumps(tree["root"])[:1500], json.dumps(after["root"])[:1500]))
+        if method == "open" and P.get("by") == "push" and reply is not None and "result" in reply and "redirected" not in reply["result"] \
+                and after["version"] == tree["version"] + 1 == reply["result"]["version"] and not dry_preconditions(dry):
+            # open {by: push}: the link's last screen alone, pushed from the visible screen as navigate pushes it.
+            last = described["links"][pattern][-1]
+            expected = placed({"before": tree["root"], "before_visible": tree["visible"], "after": after["root"]},
+                              reply["result"]["node"], "push", last["to"], described)
+            if expected is not None:
+                seen["linked"] += 1
+                if expected != after["root"]:
+                    raise Divergence("open {by: push} did not push its link's last screen at %s:\n expected %s\n tree     %s"
+                                     % (where, json.dumps(expected)[:1500], json.dumps(after["root"])[:1500]))
         if method == "reset" and "to" in P and reply is not None and "result" in reply and "redirected" not in reply["result"] \
                 and after["version"] == tree["version"] + 1 == reply["result"]["version"]:
             # reset {to}: the stack its screens make, built as a link's.
