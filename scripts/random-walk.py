@@ -438,6 +438,17 @@ def placed(tree, node_id, by, target, described):
     return before
 
 
+def mediated(given, target, source, described):
+    """The params a navigation gives `target`: `with`, and the fields its mediation copies from the
+    `source` node's params where `with` lacks them; and how many it copied."""
+    params, filled = dict(given), 0
+    for field, path in (described["coordinators"][target].get("mediation") or {}).items():
+        if field not in params and path.startswith("$source.") and path[8:] in (source.get("params") or {}):
+            params[field] = source["params"][path[8:]]
+            filled += 1
+    return params, filled
+
+
 def reused(before, source_id, target, params, given, merge, existing, described):
     """`navigate {existing: top | pop}` as PROTOCOL.md says: in the stack the push would go into
     (the source's, or the one around its flow when the target is not one of its steps), the
@@ -515,14 +526,10 @@ def built_as_link(before, after, steps, described):
     for k, (n, (c, given)) in enumerate(zip(chain, steps)):
         if given is None or n["kind"] != "screen" or (k == 0 and not given):
             continue
-        params = dict(given)
         below = chain[k - 1] if k > 0 else None
-        for field, path in (described["coordinators"][c].get("mediation") or {}).items():
-            if below is not None and below["kind"] == "screen" and field not in params and path.startswith("$source.") \
-                    and path[8:] in (below.get("params") or {}):
-                params[field] = below["params"][path[8:]]
         if below is not None and below["kind"] != "screen" and described["coordinators"][c].get("mediation"):
             continue  # (mediated from a flow: left to the mirrors)
+        params, _ = mediated(given, c, below or {}, described)
         if n.get("params", {}) != params:
             return "%s (%s) holds %s, not %s" % (n["id"], c, json.dumps(n.get("params")), json.dumps(params))
     return None
@@ -1106,10 +1113,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 and not reply["result"].get("redirected") and not dry_preconditions(dry) and described["coordinators"].get(to, {}).get("kind") == "screen":
             # `existing`: the screen of the target found stays and takes the params, or a push.
             source = next((n for n in nodes(tree["root"]) if n["id"] == P.get("from", tree["visible"][-1])), {})
-            params = dict(given)
-            for field, path in (described["coordinators"][to].get("mediation") or {}).items():
-                if field not in params and path.startswith("$source.") and path[8:] in (source.get("params") or {}):
-                    params[field] = source["params"][path[8:]]
+            params, _ = mediated(given, to, source, described)
             found = reused(tree["root"], P.get("from", tree["visible"][-1]), to, params, given, P.get("merge", False), P["existing"], described)
             if found is not None and after["version"] == reply["result"]["version"] in (tree["version"], tree["version"] + 1):
                 expected, kept = found
@@ -1151,16 +1155,12 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             made = next((n for n in nodes(after["root"]) if n["id"] == reply["result"]["node"]), {})
             if made.get("coordinator") != to and by != "select":
                 raise Divergence("navigate to %s made %s at %s" % (to, json.dumps(made)[:300], where))
-            declared = described["coordinators"].get(to, {})
             if expected is not None and made.get("kind") == "screen" and by != "select" and not redirected_here:
                 # Its params: `with`, with the fields its mediation copies from the source's params
                 # where `with` lacks them.
                 source = next((n for n in nodes(tree["root"]) if n["id"] == P.get("from", tree["visible"][-1])), {})
-                params = dict(given)
-                for field, path in (declared.get("mediation") or {}).items():
-                    if field not in params and path.startswith("$source.") and path[8:] in (source.get("params") or {}):
-                        params[field] = source["params"][path[8:]]
-                        seen["mediated"] += 1
+                params, filled = mediated(given, to, source, described)
+                seen["mediated"] += filled
                 if made.get("params") != params:
                     raise Divergence("navigate gave %s params %s; with %s and its mediation from %s make %s, at %s"
                                      % (made["id"], json.dumps(made.get("params")), json.dumps(given), json.dumps(source.get("params")), json.dumps(params), where))
