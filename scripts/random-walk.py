@@ -8,7 +8,9 @@ sent again with its `key` changes nothing and gets the first reply; the URL `lin
 for the visible screen opens (`dryRun`) the same screens, with the params a link carries. A small
 model of SPEC section 4 checks `visible` against the tree, where a committed `navigate` puts its
 node (push, present, replace, root, select of a root tab; from a given source; after a
-`popUpTo`; by a route; redirected by the graph's `redirect:`), which screen
+`popUpTo`; by a route; redirected by the graph's `redirect:` or a provider's answer, by the
+redirect's style and with its params; after waiting for its preconditions, from its source as
+it is at the commit), which screen
 `navigate {existing: top | pop}` keeps (by `identity`) and the params it takes, the stack
 `open` and `reset {to}` build (a root tab's, or the whole tree) and the screen `open {by: push}`
 pushes, what a `dismiss` removes (a node, or `to` a destination; a result merged), and where a
@@ -48,7 +50,7 @@ class Divergence(Exception):
 
 
 # What the walks did, for the summary: navigations that waited for preconditions, provider answers.
-seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0, "merged": 0, "redirected": 0}
+seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0, "merged": 0, "redirected": 0, "waited_placed": 0}
 
 
 class Conn:
@@ -633,6 +635,9 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
     keyed = {}  # key -> (params, reply) of navigations sent with a key
     pending = {}  # request id -> what it was, for navigations not answered yet
     sources = {}  # request id -> the source node of a navigate that waited
+    waited = {}  # request id -> (params, source node as it was then) of a navigate that waited
+    answered = []  # (request id, reply) of the navigations that waited, answered in this step
+    redirects = {}  # navigation id -> the redirects the provider answered for it, in order
     asks = []  # precondition.evaluate and .recover requests the provider has not answered
     navigations = set()  # navigation ids heard in navigationPending
     thens = {}  # flow node id -> the `then` the navigate that made it gave
@@ -676,6 +681,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             if "other session" not in pending[i]:
                 heard_first(i, r, pending[i])
             del pending[i]
+            if i in waited:
+                answered.append((i, r))
             if i in then_requests and "node" in r.get("result", {}):
                 thens[r["result"]["node"]] = then_requests.pop(i)
 
@@ -711,7 +718,60 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                                  % (form, where, json.dumps(mirror.root)[:600], json.dumps(after["root"])[:600]))
         return heard
 
+    def placed_as_said(P, source_id, source, tree, after, result, where, waited=False):
+        """A committed navigate against the tree SPEC section 4 says it makes from `tree` (the tree
+        just before its commit): its node put where its style puts it, from `source_id` (the
+        visible top when it was sent, unless `from`), to its target or where the graph's
+        `redirect:` or the provider's answer sent it (by the redirect's `by`, else the one before);
+        its params `with` (or the redirect's) and what the target's mediation copies from
+        `source`'s params (None: not checked). A navigation that waited is placed from its source
+        as it is at the commit."""
+        route = described.get("routes", {}).get(P.get("route")) or {}
+        to, given = route.get("to", P.get("to")), dict(route.get("with") or {}, **(P.get("with") or {}))
+        has_with = "with" in P or "with" in route
+        by = P.get("by", route.get("by", "push"))
+        hops = result.get("redirected") or []
+        declared_redirect = described["preconditions"].get("app.pa", {}).get("redirect")
+        answers = list(redirects.get(result.get("navigation"), []))
+        for hop in hops:
+            if hop.get("precondition") == "app.pa" and declared_redirect is not None:
+                spec = declared_redirect
+            elif hop.get("precondition") in ("app.pp", "app.pq") and answers:
+                spec = answers.pop(0)
+            else:
+                return  # (a redirect this model does not know)
+            spec = spec if isinstance(spec, dict) else {"to": spec}
+            to, given, has_with = hop["to"], dict(spec.get("with") or {}), "with" in spec
+            by = spec.get("by", by)
+        seen["redirected"] += bool(hops)
+        # popUpTo: the pop first, as dismiss {to} pops; the target placed from what it leaves on top.
+        popped = popped_to(tree["root"], P["popUpTo"]["to"], P["popUpTo"].get("inclusive", False), described) if "popUpTo" in P else tree["root"]
+        expected = popped and placed(dict({"before": popped, "before_visible": visible_path(popped), "after": after["root"]},
+                                          **({"with": given} if has_with else {}),
+                                          **({"from": source_id} if "from" in P or waited else {}),
+                                          merge=P.get("merge", False)), result["node"], by, to, described)
+        made = next((n for n in nodes(after["root"]) if n["id"] == result["node"]), {})
+        if made.get("coordinator") != to and by != "select":
+            raise Divergence("navigate to %s made %s at %s" % (to, json.dumps(made)[:300], where))
+        if expected is not None and made.get("kind") == "screen" and by != "select" and source is not None:
+            # Its params: `with`, with the fields its mediation copies from the source's params
+            # where `with` lacks them.
+            params, filled = mediated(given, to, source, described)
+            seen["mediated"] += filled
+            if made.get("params") != params:
+                raise Divergence("navigate gave %s params %s; with %s and its mediation from %s make %s, at %s"
+                                 % (made["id"], json.dumps(made.get("params")), json.dumps(given), json.dumps(source.get("params")), json.dumps(params), where))
+        if expected is not None:
+            seen["placed"] += 1
+            seen["popped"] += "popUpTo" in P
+            seen["routed"] += "route" in P
+            if expected != after["root"]:
+                raise Divergence("navigate by %s did not place %s as SPEC section 4 says at %s:\n expected %s\n tree     %s"
+                                 % (by, result["node"], where, json.dumps(expected)[:1500], json.dumps(after["root"])[:1500]))
+        return expected is not None
+
     for step in range(steps):
+        answered.clear()
         if restarts and rnd.random() < 1 / 40:
             # Everything acknowledged survives kill -9: the same tree, version and facts. Pending
             # navigations were not acknowledged; they end with the process.
@@ -723,6 +783,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             driver, mirrors, provider = connect()
             pending.clear()
             sources.clear()
+            waited.clear()
+            redirects.clear()
             asks.clear()
             thens.clear()  # (a `then` given by navigate lives in memory: the declared one applies now)
             then_requests.clear()
@@ -755,6 +817,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 c.s.close()
             driver, mirrors, provider = connect()
             sources.clear()  # (a new connection numbers its requests afresh)
+            waited.clear()
+            redirects.clear()
             asks.clear()
             keyed.clear()
             navigations.clear()
@@ -798,6 +862,15 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             else:
                 answer = rnd.choice([{"passed": True}, {"passed": True}, {"passed": False, "reason": "no"},
                                      {"passed": False, "redirect": rnd.choice(coords)}])
+                if "redirect" in answer and rnd.random() < 0.7:
+                    # Mostly one the visible screen opens (a provider's redirect must be one the source opens).
+                    top = next((n for n in nodes(tree["root"]) if n["id"] == tree["visible"][-1]), {})
+                    answer["redirect"] = rnd.choice(described["coordinators"].get(top.get("coordinator"), {}).get("opens") or coords)
+                if "redirect" in answer and rnd.random() < 0.5:
+                    # With a style and params of its own, sometimes.
+                    answer["redirect"] = dict({"to": answer["redirect"]}, **rnd.choice([{}, {"with": {"v": 1}}, {"by": "present"}, {"by": "push", "with": {}}]))
+                if "redirect" in answer:
+                    redirects.setdefault(ask["params"]["navigation"]["id"], []).append(answer["redirect"])
             provider.answer(ask, answer)
             seen["answered"] += 1
             method, P = "(provider)", {"answered": ask["params"]["navigation"], "with": answer}
@@ -917,6 +990,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 pending[i] = "%s %s (seed %d, step %d)" % (method, json.dumps(P), seed, step)
                 if method == "navigate" and not P.get("popUpTo", {}).get("inclusive"):
                     sources[i] = P.get("from", tree["visible"][-1])
+                    waited[i] = (P, next((n for n in nodes(tree["root"]) if n["id"] == sources[i]), None))
                 seen["waited"] += 1
             elif method != "graph.reload":  # (its version is the graph's)
                 heard_first(i, reply, "%s %s (seed %d, step %d)" % (method, json.dumps(P), seed, step))
@@ -1130,47 +1204,21 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                     if expected != after["root"]:
                         raise Divergence("navigate {existing: %s} found no screen of %s and did not push it at %s:\n expected %s\n tree     %s"
                                          % (P["existing"], to, where, json.dumps(expected)[:1500], json.dumps(after["root"])[:1500]))
-        # Redirected by the graph's own `redirect:` (pa's, declared): to its target, by its `by` else
-        # the navigation's, from the same source.
-        hops = reply.get("result", {}).get("redirected") or [] if reply is not None else []
-        declared_redirect = described["preconditions"].get("app.pa", {}).get("redirect")
-        redirected_here = bool(hops) and declared_redirect is not None and all(h.get("precondition") == "app.pa" for h in hops)
-        if redirected_here:
-            to = hops[-1]["to"]
         if method == "navigate" and reply is not None and "node" in reply.get("result", {}) \
-                and after["version"] == tree["version"] + 1 == reply["result"]["version"] and (not hops or redirected_here) \
+                and after["version"] == tree["version"] + 1 == reply["result"]["version"] \
                 and P.get("existing", "push") == "push" and not ("popUpTo" in P and "from" in P) and not dry_preconditions(dry):
-            # The tree a committed navigation from the visible top makes, as SPEC section 4 says:
-            # push onto the source's stack (or flow, for a step), present a new stack, replace the
-            # source and what is above it, root: a stack of the target alone.
-            by = P.get("by", route.get("by", "push"))
-            if redirected_here and isinstance(declared_redirect, dict) and "by" in declared_redirect:
-                by = declared_redirect["by"]
-            seen["redirected"] += redirected_here
-            # popUpTo: the pop first, as dismiss {to} pops; the target placed from what it leaves on top.
-            popped = popped_to(tree["root"], P["popUpTo"]["to"], P["popUpTo"].get("inclusive", False), described) if "popUpTo" in P else tree["root"]
-            expected = popped and placed(dict({"before": popped, "before_visible": visible_path(popped), "after": after["root"]},
-                                   **({"with": given} if has_with else {}), **({"from": P["from"]} if "from" in P else {}),
-                                   merge=P.get("merge", False)), reply["result"]["node"], by, to, described)
-            made = next((n for n in nodes(after["root"]) if n["id"] == reply["result"]["node"]), {})
-            if made.get("coordinator") != to and by != "select":
-                raise Divergence("navigate to %s made %s at %s" % (to, json.dumps(made)[:300], where))
-            if expected is not None and made.get("kind") == "screen" and by != "select" and not redirected_here:
-                # Its params: `with`, with the fields its mediation copies from the source's params
-                # where `with` lacks them.
-                source = next((n for n in nodes(tree["root"]) if n["id"] == P.get("from", tree["visible"][-1])), {})
-                params, filled = mediated(given, to, source, described)
-                seen["mediated"] += filled
-                if made.get("params") != params:
-                    raise Divergence("navigate gave %s params %s; with %s and its mediation from %s make %s, at %s"
-                                     % (made["id"], json.dumps(made.get("params")), json.dumps(given), json.dumps(source.get("params")), json.dumps(params), where))
-            if expected is not None:
-                seen["placed"] += 1
-                seen["popped"] += "popUpTo" in P
-                seen["routed"] += "route" in P
-                if expected != after["root"]:
-                    raise Divergence("navigate by %s did not place %s as SPEC section 4 says at %s:\n expected %s\n tree     %s"
-                                     % (by, reply["result"]["node"], where, json.dumps(expected)[:1500], json.dumps(after["root"])[:1500]))
+            source_id = P.get("from", tree["visible"][-1])
+            placed_as_said(P, source_id, next((n for n in nodes(tree["root"]) if n["id"] == source_id), {}), tree, after, reply["result"], where)
+        for i, r in answered:
+            # A navigation that waited for its preconditions, committed by this step alone: placed
+            # from its source as it would have been at once, in the tree as it is now (its params
+            # from the source as it was when it was planned: checked while the source kept them).
+            P0, source = waited.pop(i, (None, None))
+            if P0 is not None and "node" in r.get("result", {}) and after["version"] == tree["version"] + 1 == r["result"]["version"] \
+                    and P0.get("existing", "push") == "push" and "popUpTo" not in P0:
+                now = next((n for n in nodes(tree["root"]) if n["id"] == sources[i]), None)
+                seen["waited_placed"] += bool(placed_as_said(P0, sources[i], source if now and source and now.get("params") == source.get("params") else None,
+                               tree, after, r["result"], "%s; navigate %s, sent earlier, answered after waiting: %s" % (where, json.dumps(P0), json.dumps(r)[:300]), waited=True))
         if visible_path(after["root"]) != after["visible"]:
             raise Divergence("visible is %s; SPEC section 4's path through the tree is %s, at %s" % (after["visible"], visible_path(after["root"]), where))
         if method == "dismiss" and reply is not None and "result" in reply and not ("to" in P and "node" in P) \
@@ -1370,8 +1418,8 @@ def main(argv=None):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after a popUpTo, %d with a field mediation filled, %d by a route, %d redirected by a precondition), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says, %d dismissals (%d merging their result), %d flows completed (%d going on to the `then` their navigate gave), %d resets and %d updates as the model says, %d waiting navigations superseded: "
-          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["popped"], seen["mediated"], seen["routed"], seen["redirected"], seen["reused"], seen["linked"], seen["dismissed"], seen["merged"], seen["completed"], seen["thens"], seen["reset"], seen["updated"], seen["superseded"]))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after waiting for preconditions, %d after a popUpTo, %d with a field mediation filled, %d by a route, %d redirected by a precondition), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says, %d dismissals (%d merging their result), %d flows completed (%d going on to the `then` their navigate gave), %d resets and %d updates as the model says, %d waiting navigations superseded: "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["waited_placed"], seen["popped"], seen["mediated"], seen["routed"], seen["redirected"], seen["reused"], seen["linked"], seen["dismissed"], seen["merged"], seen["completed"], seen["thens"], seen["reset"], seen["updated"], seen["superseded"]))
     return 0
 
 
