@@ -200,7 +200,10 @@ def random_graph(seed):
         to = r.choice(screens)
         by = r.choice([None, None, "root", "replace", "present"])
         by = by if by and by in styles.get(to, [by]) else None
-        redirect = ", redirect: {to: %s%s}" % (to, ", by: %s" % by if by else "")
+        # With params for a target that takes `v`, sometimes (a generator of its own: the graph's
+        # other choices stay those of the seed).
+        given = ", with: {v: 1}" if setups[to] and random.Random(seed * 13 + 5).random() < 0.6 else ""
+        redirect = ", redirect: {to: %s%s%s}" % (to, ", by: %s" % by if by else "", given)
     lines.append("  pa: {check: {fact: a, notEquals: 1}%s}" % redirect)
     lines.append("  pd: {check: {fact: d, exists: true}, recover: {flow: RF, facts: {d: true}}}")
     lines.append("  pp: {provider: true, timeout: 60s}")
