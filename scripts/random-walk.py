@@ -14,7 +14,8 @@ it is at the commit), which screen
 `navigate {existing: top | pop}` keeps (by `identity`) and the params it takes, the stack
 `open` and `reset {to}` build (a root tab's, or the whole tree) and the screen `open {by: push}`
 pushes, what a `dismiss` removes (a node, or `to` a destination; a result merged), and where a
-completed flow goes on (the `then` its navigate gave, else the declared one). With
+completed flow goes on (the `then` its navigate gave, else the declared one) and the params
+its `with` takes from the flow's result. With
 `--restarts`, navd keeps a state file and is killed (`kill -9`) now and then: the restarted navd
 serves the same tree, version and facts it acknowledged.
 
@@ -50,7 +51,7 @@ class Divergence(Exception):
 
 
 # What the walks did, for the summary: navigations that waited for preconditions, provider answers.
-seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0, "merged": 0, "redirected": 0, "waited_placed": 0}
+seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0, "merged": 0, "redirected": 0, "waited_placed": 0, "then_params": 0}
 
 
 class Conn:
@@ -147,9 +148,16 @@ def random_graph(seed):
             steps = r.sample(screens, r.randint(1, 3))
             extra = ""
             if r.random() < 0.4:
-                extra += ", result: {type: object, required: [ok], properties: {ok: {type: boolean}}}"
+                extra += ", result: {type: object, required: [ok], properties: {ok: {type: boolean}, n: {type: integer}}}"
             if r.random() < 0.4:
-                extra += ", then: %s" % r.choice(screens)
+                then = r.choice(screens)
+                # Half the time a screen that takes `v`, from the flow's result (a generator of its
+                # own: the graph's other choices stay those of the seed).
+                rt = random.Random(seed * 17 + len(lines))
+                takes = [c for c in screens if setups[c]]
+                if takes and rt.random() < 0.5:
+                    then = "{to: %s, with: {v: \"$result.n\"}}" % rt.choice(takes)
+                extra += ", then: %s" % then
             parts.append("flow: {start: %s, steps: [%s]%s}" % (steps[0], ", ".join(steps), extra))
         opens[n] = r.sample(names, r.randint(0, min(5, len(names))))
         if opens[n]:
@@ -454,6 +462,23 @@ def mediated(given, target, source, described):
     return params, filled
 
 
+def from_result(values, result):
+    """`with` values `"$result"` and `"$result.a.b"` replaced by that part of a flow's result, each
+    value read once (a path the result lacks leaves the field out), as GRAPH.md says."""
+    out = {}
+    for k, v in (values or {}).items():
+        if isinstance(v, str) and (v == "$result" or v.startswith("$result.")):
+            cur, found = result, True
+            for part in v.split(".")[1:]:
+                found = found and isinstance(cur, dict) and part in cur
+                cur = cur[part] if found else None
+            if found:
+                out[k] = cur
+        else:
+            out[k] = v
+    return out
+
+
 def reused(before, source_id, target, params, given, merge, existing, described):
     """`navigate {existing: top | pop}` as PROTOCOL.md says: in the stack the push would go into
     (the source's, or the one around its flow when the target is not one of its steps), the
@@ -721,6 +746,24 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                                  % (form, where, json.dumps(mirror.root)[:600], json.dumps(after["root"])[:600]))
         return heard
 
+    def redirected(result, to, given, has_with, by):
+        """Where the redirects a navigation's `result` lists took it: the last one's target and
+        params (its `with`), by its `by` else the one before: the graph's own (`pa`'s) or what the
+        provider answered. None: a redirect this model does not know."""
+        declared_redirect = described["preconditions"].get("app.pa", {}).get("redirect")
+        answers = list(redirects.get(result.get("navigation"), []))
+        for hop in result.get("redirected") or []:
+            if hop.get("precondition") == "app.pa" and declared_redirect is not None:
+                spec = declared_redirect
+            elif hop.get("precondition") in ("app.pp", "app.pq") and answers:
+                spec = answers.pop(0)
+            else:
+                return None
+            spec = spec if isinstance(spec, dict) else {"to": spec}
+            to, given, has_with = hop["to"], dict(spec.get("with") or {}), "with" in spec
+            by = spec.get("by", by)
+        return to, given, has_with, by
+
     def placed_as_said(P, source_id, source, tree, after, result, where, waited=False):
         """A committed navigate against the tree SPEC section 4 says it makes from `tree` (the tree
         just before its commit): its node put where its style puts it, from `source_id` (the
@@ -734,18 +777,10 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
         has_with = "with" in P or "with" in route
         by = P.get("by", route.get("by", "push"))
         hops = result.get("redirected") or []
-        declared_redirect = described["preconditions"].get("app.pa", {}).get("redirect")
-        answers = list(redirects.get(result.get("navigation"), []))
-        for hop in hops:
-            if hop.get("precondition") == "app.pa" and declared_redirect is not None:
-                spec = declared_redirect
-            elif hop.get("precondition") in ("app.pp", "app.pq") and answers:
-                spec = answers.pop(0)
-            else:
-                return  # (a redirect this model does not know)
-            spec = spec if isinstance(spec, dict) else {"to": spec}
-            to, given, has_with = hop["to"], dict(spec.get("with") or {}), "with" in spec
-            by = spec.get("by", by)
+        followed = redirected(result, to, given, has_with, by)
+        if followed is None:
+            return  # (a redirect this model does not know)
+        to, given, has_with, by = followed
         seen["redirected"] += bool(hops)
         # popUpTo: the pop first, as dismiss {to} pops; the target placed from what it leaves on top.
         popped = popped_to(tree["root"], P["popUpTo"]["to"], P["popUpTo"].get("inclusive", False), described) if "popUpTo" in P else tree["root"]
@@ -892,6 +927,9 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             top = next((n for n in nodes(tree["root"]) if n["id"] == tree["visible"][-1]), {})
             opens = described["coordinators"].get(top.get("coordinator"), {}).get("opens") or coords
             method, P = "navigate", dict(P, to=rnd.choice(opens if rnd.random() < 0.7 else coords), progress=True)
+            flows = [c for c in opens if described["coordinators"].get(c, {}).get("flow")]
+            if flows and rnd.random() < 0.15:
+                P["to"] = rnd.choice(flows)  # (flows are few among what a screen opens)
             if described.get("routes") and rnd.random() < 0.1:
                 del P["to"]
                 P["route"] = rnd.choice(sorted(described["routes"]))
@@ -904,6 +942,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 allowed = (described["coordinators"][P["to"]].get("opens") or []) + ([declared] if declared else [])
                 then = rnd.choice(allowed) if allowed and rnd.random() < 0.85 else rnd.choice(coords)
                 P["then"] = then if rnd.random() < 0.6 else {"to": then, "by": rnd.choice(["push", "present"])}
+                if isinstance(P["then"], dict) and described["coordinators"].get(then, {}).get("setup") and rnd.random() < 0.5:
+                    P["then"]["with"] = {"v": "$result.n"}  # from the flow's result
             if rnd.random() < 0.7:
                 P["by"] = rnd.choice(["push", "push", "present", "replace", "select", "root"])
                 if P["by"] == "select" and rnd.random() < 0.3:
@@ -943,10 +983,17 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 P["result"] = rnd.choice([{"v": 2}, {"v": "x"}, "done", None])
                 if isinstance(P["result"], dict) and rnd.random() < 0.5:
                     P["merge"] = True
-        elif k < 0.7:
-            flows = [n["id"] for n in nodes(tree["root"]) if n["kind"] == "flow"]
-            method, P = "flowComplete", dict(P, flow=rnd.choice(flows if flows and rnd.random() < 0.8 else ids),
-                                             **rnd.choice([{"result": {}}, {"result": {"ok": True}}, {"result": {"ok": "x"}}, {"cancelled": True}, {"error": {"message": "x"}}]))
+        elif k < 0.7 or (k < 0.73 and any(n["kind"] == "flow" for n in nodes(tree["root"]))):
+            # (More often while a flow is live: flows are few, and their end is where `then` goes on.)
+            flows = [n for n in nodes(tree["root"]) if n["kind"] == "flow"]
+            flow = rnd.choice(flows) if flows and rnd.random() < 0.8 else {"id": rnd.choice(ids)}
+            method, P = "flowComplete", dict(P, flow=flow["id"],
+                                             **rnd.choice([{"result": {}}, {"result": {"ok": True}}, {"result": {"ok": "x"}}, {"cancelled": True}, {"error": {"message": "x"}},
+                                                         {"result": {"ok": True, "n": rnd.randint(1, 3)}}, {"result": {"ok": False, "n": "x"}}]))
+            spec = thens.get(flow["id"]) or described["coordinators"].get(flow.get("coordinator"), {}).get("flow", {}).get("then")
+            if isinstance(spec, dict) and spec.get("with") and rnd.random() < 0.6:
+                P.pop("cancelled", None), P.pop("error", None)
+                P["result"] = {"ok": rnd.random() < 0.5, "n": rnd.randint(1, 3)}  # what its then takes
         elif k < 0.76:
             method, P = "update", dict(P, node=rnd.choice(ids))
             P["with"] = with_ if rnd.random() < 0.8 else {"v": None}  # (a null removes the field)
@@ -1274,9 +1321,23 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 spec = thens.get(flow["id"]) or described["coordinators"][flow["coordinator"]]["flow"].get("then")
                 declared = spec if isinstance(spec, str) else (spec or {}).get("to")
                 by = spec.get("by", "push") if isinstance(spec, dict) else "push"
+                given = from_result(spec.get("with") if isinstance(spec, dict) else None, P["result"])
+                # (Its preconditions may redirect it, as any navigation's.)
+                declared, given, _, by = redirected(then, declared, given, True, by) or (None, None, None, None)
                 seen["thens"] += flow["id"] in thens
+                left = expected
                 expected = placed({"before": expected, "before_visible": visible_path(expected), "after": after["root"]},
                                   then["node"], by, declared, described) if declared else None
+                made = next((n for n in nodes(after["root"]) if n["id"] == then["node"]), {})
+                if expected is not None and made.get("kind") == "screen":
+                    # Its params: the `then`'s `with`, its result references taken from the result,
+                    # and what the target's mediation copies from the screen left on top.
+                    source = next(n for n in nodes(left) if n["id"] == visible_path(left)[-1])
+                    params, _ = mediated(given, declared, source, described)
+                    seen["then_params"] += bool(given)
+                    if made.get("params") != params:
+                        raise Divergence("flowComplete went on to %s with params %s; its then %s and the result %s make %s, at %s"
+                                         % (made["id"], json.dumps(made.get("params")), json.dumps(spec), json.dumps(P["result"]), json.dumps(params), where))
             if expected is not None:
                 seen["completed"] += 1
                 if expected != after["root"]:
@@ -1286,7 +1347,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             # A result that fails the flow's result schema (ok, a boolean, required) is refused.
             flow = next((n for n in nodes(tree["root"]) if n["id"] == P["flow"] and n["kind"] == "flow"), None)
             schema = described["coordinators"].get(flow["coordinator"], {}).get("flow", {}).get("result") if flow else None
-            if schema and not isinstance(P["result"].get("ok"), bool) and reply.get("error", {}).get("data", {}).get("kind") != "invalidSetup":
+            bad = not isinstance(P["result"].get("ok"), bool) or not isinstance(P["result"].get("n", 0), int)
+            if schema and bad and reply.get("error", {}).get("data", {}).get("kind") != "invalidSetup":
                 raise Divergence("a result the flow's schema refuses answered %s at %s" % (json.dumps(reply)[:200], where))
         if method == "dismiss" and "result" in P and "node" not in P and reply is not None and "result" in reply:
             # screenResult names the screen that was shown and the one now on top.
@@ -1421,8 +1483,8 @@ def main(argv=None):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after waiting for preconditions, %d after a popUpTo, %d with a field mediation filled, %d by a route, %d redirected by a precondition), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says, %d dismissals (%d merging their result), %d flows completed (%d going on to the `then` their navigate gave), %d resets and %d updates as the model says, %d waiting navigations superseded: "
-          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["waited_placed"], seen["popped"], seen["mediated"], seen["routed"], seen["redirected"], seen["reused"], seen["linked"], seen["dismissed"], seen["merged"], seen["completed"], seen["thens"], seen["reset"], seen["updated"], seen["superseded"]))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after waiting for preconditions, %d after a popUpTo, %d with a field mediation filled, %d by a route, %d redirected by a precondition), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says, %d dismissals (%d merging their result), %d flows completed (%d going on to the `then` their navigate gave, %d with params from the result), %d resets and %d updates as the model says, %d waiting navigations superseded: "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["waited_placed"], seen["popped"], seen["mediated"], seen["routed"], seen["redirected"], seen["reused"], seen["linked"], seen["dismissed"], seen["merged"], seen["completed"], seen["thens"], seen["then_params"], seen["reset"], seen["updated"], seen["superseded"]))
     return 0
 
 
