@@ -8,15 +8,15 @@ sent again with its `key` changes nothing and gets the first reply; the URL `lin
 for the visible screen opens (`dryRun`) the same screens, with the params a link carries. A small
 model of SPEC section 4 checks `visible` against the tree, where a committed `navigate` puts its
 node (push, present, replace, root, select of a root tab; from a given source; after a
-`popUpTo`; by a route; redirected by the graph's `redirect:` or a provider's answer, by the
-redirect's style and with its params; after waiting for its preconditions, from its source as
-it is at the commit), which screen
+`popUpTo`, from where the pop leaves the top, `from` or not; by a route; redirected by the
+graph's `redirect:` or a provider's answer, by the redirect's style and with its params; after
+waiting for its preconditions, from its source as it is at the commit), which screen
 `navigate {existing: top | pop}` keeps (by `identity`) and the params it takes, the stack
 `open` and `reset {to}` build (a root tab's, or the whole tree) and the screen `open {by: push}`
 pushes, what a `dismiss` removes (a node, or `to` a destination; a result merged), and where a
-completed flow goes on (the `then` its navigate gave, else the declared one) and the params
-its `with` takes from the flow's result. With
-`--restarts`, navd keeps a state file and is killed (`kill -9`) now and then: the restarted navd
+completed flow goes on (the `then` its navigate gave, else the declared one) and the params its
+`with` takes from the flow's result. With `--restarts`, navd keeps a state file and is killed
+(`kill -9`) now and then: the restarted navd
 serves the same tree, version and facts it acknowledged.
 
     scripts/random-walk.py --navd .build/debug/navd              10 random graphs x 2 walks of 300 steps
@@ -786,7 +786,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
         popped = popped_to(tree["root"], P["popUpTo"]["to"], P["popUpTo"].get("inclusive", False), described) if "popUpTo" in P else tree["root"]
         expected = popped and placed(dict({"before": popped, "before_visible": visible_path(popped), "after": after["root"]},
                                           **({"with": given} if has_with else {}),
-                                          **({"from": source_id} if "from" in P or waited else {}),
+                                          # (after a popUpTo, from what the pop leaves on top, `from` or not)
+                                          **({"from": source_id} if ("from" in P or waited) and "popUpTo" not in P else {}),
                                           merge=P.get("merge", False)), result["node"], by, to, described)
         made = next((n for n in nodes(after["root"]) if n["id"] == result["node"]), {})
         if made.get("coordinator") != to and by != "select":
@@ -957,6 +958,12 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 P["popUpTo"] = {"to": to, "inclusive": rnd.random() < 0.5}
                 if rnd.random() < 0.7:
                     P["by"] = rnd.choice(["push", "present"])
+                if shown and rnd.random() < 0.5:
+                    # From a screen of the visible path (mostly not the match), which validates it;
+                    # placed where the pop leaves the top.
+                    P["from"] = rnd.choice([n for n in shown if to not in (n["id"], n["coordinator"])] or shown)["id"]
+                    P.pop("route", None)
+                    P["to"] = rnd.choice(described["coordinators"].get(next(n for n in shown if n["id"] == P["from"])["coordinator"], {}).get("opens") or coords)
             if rnd.random() < 0.1:
                 P["hints"] = {"animation": rnd.choice(["slide", "fade"]), "step": step}
             if rnd.random() < 0.12 and "popUpTo" not in P:
@@ -1256,7 +1263,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                                          % (P["existing"], to, where, json.dumps(expected)[:1500], json.dumps(after["root"])[:1500]))
         if method == "navigate" and reply is not None and "node" in reply.get("result", {}) \
                 and after["version"] == tree["version"] + 1 == reply["result"]["version"] \
-                and P.get("existing", "push") == "push" and not ("popUpTo" in P and "from" in P) and not dry_preconditions(dry):
+                and P.get("existing", "push") == "push" and not dry_preconditions(dry):
             source_id = P.get("from", tree["visible"][-1])
             placed_as_said(P, source_id, next((n for n in nodes(tree["root"]) if n["id"] == source_id), {}), tree, after, reply["result"], where)
         for i, r in answered:
