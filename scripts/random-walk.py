@@ -23,6 +23,7 @@ serves the same tree, version and facts it acknowledged.
     scripts/random-walk.py --navd N --graphs 50 --seed 7 --steps 500
     scripts/random-walk.py --navd N --graph DIR                 walks on a graph of your own
     scripts/random-walk.py --navd N --restarts                  durable navd, killed every ~40 steps
+    scripts/random-walk.py --navd N --cluster [--restarts]      navd as a cluster node on a private PostgreSQL
 
 A failure prints the graph's directory (kept), the seed, the step and what differed; exit status 1.
 The graphs mix root stacks and root tabs (every `back:`), tab containers, flows, presentation
@@ -1415,9 +1416,12 @@ def dry_preconditions(dry):
 class Server:
     """navd on a graph: ephemeral, or durable (a state file) so that it can be killed and restarted."""
 
-    def __init__(self, navd, graph_dir, work, durable):
+    def __init__(self, navd, graph_dir, work, durable, store=None):
         self.args = [navd, "serve", "--graph", graph_dir, "--socket", os.path.join(work, "navd.sock"), "--log-level", "error"]
-        if durable:
+        if store:
+            # A node of a cluster on PostgreSQL (CLUSTER.md): the store of record is the database.
+            self.args += ["--store", store, "--node", "walk", "--lease", "2s"]
+        elif durable:
             # A small log, so that walks compact it often (a restart may read a snapshot, a log, or
             # both); durability full on some graphs.
             r = random.Random(sorted(os.listdir(graph_dir))[0] + open(os.path.join(graph_dir, sorted(os.listdir(graph_dir))[0])).read())
@@ -1462,9 +1466,24 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--restarts", action="store_true", help="a durable navd, killed with SIGKILL and restarted now and then")
+    ap.add_argument("--cluster", action="store_true",
+                    help="navd as a cluster node on a private PostgreSQL (scripts/pg-temp.sh), a database per graph")
     ap.add_argument("--js-mirror", action="store_true",
                     help="also replay each walk's compact notifications in nav-web's mirror (Clients/web/Assets/mirror.js, with node)")
     a = ap.parse_args(argv)
+    total = 0
+    pg = tempfile.mkdtemp(prefix="navd-walk-pg.") if a.cluster else None
+    pg_script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pg-temp.sh")
+    try:
+        conninfo = subprocess.run([pg_script, "start", pg], check=True, capture_output=True, text=True).stdout.strip() if pg else None
+        return walks(a, conninfo)
+    finally:
+        if pg:
+            subprocess.run([pg_script, "stop", pg], capture_output=True)
+            shutil.rmtree(pg, ignore_errors=True)
+
+
+def walks(a, conninfo):
     total = 0
     for g in range(1 if a.graph else a.graphs):
         work = tempfile.mkdtemp(prefix="navd-walk.")
@@ -1475,7 +1494,12 @@ def main(argv=None):
         if not a.graph:
             os.makedirs(graph_dir)
             write_graph(graph_dir, module_files(random_graph(a.seed * 1000 + g), split))
-        server = Server(a.navd, graph_dir, work, a.restarts)
+        store = None
+        if conninfo:
+            # A database of its own per graph (the sessions of each graph's walks start afresh).
+            subprocess.run(["psql", "-X", "-q", "-d", conninfo, "-c", "CREATE DATABASE walk%d" % g], check=True, capture_output=True)
+            store = conninfo.replace("dbname=postgres", "dbname=walk%d" % g)
+        server = Server(a.navd, graph_dir, work, a.restarts, store)
         try:
             for w in range(a.walks):
                 transcript = [] if a.js_mirror else None

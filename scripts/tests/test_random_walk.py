@@ -2,6 +2,7 @@
 every step checked by its oracles (mirrors in both forms, dryRun, the tree's shape, the stack a
 link built, keyed retries, every navigation answered once; with restarts, what navd acknowledged
 survives kill -9)."""
+import glob
 import importlib.util
 import os
 import shutil
@@ -26,6 +27,15 @@ def test_random_walks_on_random_graphs_agree_with_the_tree(capsys):
 def test_random_walks_survive_kill_nine(capsys):
     assert random_walk.main(["--navd", os.environ["NAVD_BIN"], "--graphs", "3", "--walks", "1", "--steps", "200", "--seed", "12",
                              "--restarts"]) == 0
+    assert "every mirror, dryRun and tree agreed" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not os.environ.get("NAVD_BIN"), reason="needs NAVD_BIN (make test-python sets it)")
+@pytest.mark.skipif(not glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), reason="needs PostgreSQL (make deps installs it)")
+def test_random_walks_on_a_cluster_node_survive_kill_nine(capsys):
+    # The same oracles with navd as a cluster node on PostgreSQL, killed and restarted under its name.
+    assert random_walk.main(["--navd", os.environ["NAVD_BIN"], "--graphs", "3", "--walks", "1", "--steps", "200", "--seed", "13",
+                             "--restarts", "--cluster"]) == 0
     assert "every mirror, dryRun and tree agreed" in capsys.readouterr().out
 
 
