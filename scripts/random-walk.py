@@ -114,6 +114,16 @@ class Conn:
     def answer(self, request, result):
         self.s.sendall((json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}) + "\n").encode())
 
+    def note(self):
+        """The next notification navd sends (replies that come first are kept), awaited."""
+        while not self.notes:
+            r = self._line()
+            if "method" in r:
+                self.notes.append(r)
+            else:
+                self.replies[r.get("id")] = r
+        return self.notes.pop(0)
+
     def take(self):
         """Everything navd sent before the answer to a ping sent now (it answers in order)."""
         self.call("ping")
@@ -641,10 +651,15 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
     session = "walk%d" % seed
 
     def connect():
-        driver, full, compact = Conn(server.sock), Conn(server.sock), Conn(server.sock)
+        # (In a cluster, the compact subscriber is on the second node: it hears the first one's
+        # commits through PostgreSQL.)
+        driver, full, compact = Conn(server.sock), Conn(server.sock), Conn((server.second or server).sock)
         # The driver is subscribed too: it hears each change it causes before the reply.
         driver.heard = driver.call("subscribe", {"session": session, "notifications": "compact"})["result"]["version"]
-        snapshot = compact.call("subscribe", {"session": session, "notifications": "compact"})["result"]
+        subscribed = compact.call("subscribe", {"session": session, "notifications": "compact"})
+        if "result" not in subscribed:
+            raise Divergence("subscribe on %s answered %s; roots %s / %s" % (compact.s.getpeername(), json.dumps(subscribed)[:400], Conn(server.sock).call("graph.describe")["result"]["root"], compact.call("graph.describe")["result"]["root"]))
+        snapshot = subscribed["result"]
         if transcript is not None:
             transcript.append({"snapshot": json.loads(json.dumps(snapshot)), "steps": []})  # the mirror changes its own
         mirrors = [("full", full, TreeMirror(full.call("subscribe", {"session": session})["result"])),
@@ -730,6 +745,14 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
         full_notes.clear()
         for form, conn, mirror in mirrors:
             notes = conn.take()
+            if server.second and form == "compact":
+                # The second node relays the commits after PostgreSQL has them: they are awaited.
+                applied = mirror.version + sum(1 for n in notes if n.get("method") == "stackChanged")
+                while applied < after["version"]:
+                    notes.append(conn.note())
+                    if notes[-1].get("method") == "stackChanged":
+                        params = notes[-1]["params"]
+                        applied = params[1] if isinstance(params, list) else params["version"]
             if form == "full":
                 full_notes.extend(notes)
             if form == "compact" and transcript is not None:
@@ -1055,6 +1078,11 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
         where = "seed %d, step %d: %s %s -> %s" % (seed, step, method, json.dumps(P), json.dumps(reply)[:300])
         if method == "graph.reload":
             if reply.get("result", {}).get("ok"):
+                if server.second:
+                    # Every node serves the new graph (the second owns no session: nothing to force).
+                    again = Conn(server.second.sock).call("graph.reload")
+                    if not again.get("result", {}).get("ok"):
+                        raise Divergence("the second node refused the graph the first took: %s, at seed %d, step %d" % (json.dumps(again)[:300], seed, step))
                 described = driver.call("graph.describe")["result"]
                 coords = sorted(described["coordinators"])
                 urls = list(described.get("links") or {})
@@ -1414,13 +1442,16 @@ def dry_preconditions(dry):
 
 
 class Server:
-    """navd on a graph: ephemeral, or durable (a state file) so that it can be killed and restarted."""
+    """navd on a graph: ephemeral, durable (a state file) so that it can be killed and restarted,
+    or a node of a cluster on PostgreSQL (`store`), with a second node beside it."""
 
-    def __init__(self, navd, graph_dir, work, durable, store=None):
-        self.args = [navd, "serve", "--graph", graph_dir, "--socket", os.path.join(work, "navd.sock"), "--log-level", "error"]
+    def __init__(self, navd, graph_dir, work, durable, store=None, node="walk"):
+        os.makedirs(work, exist_ok=True)
+        self.sock = os.path.join(work, "navd.sock")
+        self.args = [navd, "serve", "--graph", graph_dir, "--socket", self.sock, "--log-level", "error"]
         if store:
-            # A node of a cluster on PostgreSQL (CLUSTER.md): the store of record is the database.
-            self.args += ["--store", store, "--node", "walk", "--lease", "2s"]
+            # A node of a cluster (CLUSTER.md): the store of record is the database.
+            self.args += ["--store", store, "--node", node, "--lease", "2s"]
         elif durable:
             # A small log, so that walks compact it often (a restart may read a snapshot, a log, or
             # both); durability full on some graphs.
@@ -1429,10 +1460,13 @@ class Server:
                           "--log-compact-ratio", "0", "--durability", r.choice(["process", "full"])]
         else:
             self.args += ["--ephemeral"]
-        self.sock = os.path.join(work, "navd.sock")
         self.log = os.path.join(work, "navd.log")
         self.graph_dir = graph_dir
         self.start()
+        # A second node, where a subscriber follows the sessions the first one owns (not with
+        # restarts: it would take them over while the first is down).
+        self.second = Server(navd, graph_dir, os.path.join(work, "second"), False, store, node + "2") \
+            if store and not durable and node == "walk" else None
 
     def start(self):
         self.p = subprocess.Popen(self.args, stdout=open(self.log, "a"), stderr=subprocess.STDOUT)
@@ -1455,6 +1489,8 @@ class Server:
     def stop(self):
         self.p.terminate()
         self.p.wait()
+        if self.second:
+            self.second.stop()
 
 
 def main(argv=None):

@@ -99,7 +99,7 @@ extension PostgresStore {
                                               tree: row[3] ?? "null", facts: row[4] ?? "{}", parser: saved.parser())
                     done(.success(s))
                 } catch {
-                    done(.failure(RPCError(.internalError, "session \"\(name)\" in PostgreSQL cannot be read: \(error.message)")))
+                    done(.failure(RPCError(.internalError, "session \"\(name)\" in PostgreSQL cannot be read: \(error.message) (every node must serve the graph its owner serves: graph.reload each node after changing it)")))
                 }
             }
         }

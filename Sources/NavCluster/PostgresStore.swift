@@ -91,6 +91,12 @@ public final class PostgresStore: Store, SharedStore {
 
     var isUp: Bool { connection.isUp && !needsResync && !resyncing }
 
+    /// Sessions this node reads from PostgreSQL from now on (another node's, for a subscriber
+    /// here; those it takes over) are read with the graph it now serves.
+    public func graphReloaded(_ graph: NavigationGraph, sessions: Int) {
+        self.graph = graph
+    }
+
     // MARK: Start (blocking: before navd serves)
 
     public func load(graph: NavigationGraph) throws(StateError) -> [Session] {

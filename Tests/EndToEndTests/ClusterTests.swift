@@ -351,6 +351,59 @@ import Glibc
         #expect(mirror.root == (try client.call("tree", ["session": "t"]))["root"])
     }
 
+    /// After `graph.reload` on every node, a node reads other nodes' sessions from PostgreSQL with
+    /// the graph it now serves (not the one it started with): a subscriber's snapshot, a takeover.
+    @Test func aNodeReadsOtherNodesSessionsWithTheGraphItReloaded() throws {
+        let pg = try PostgresServer()
+        let before = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Note]}
+              Note: {}
+            """
+        let a = try Self.node("A", pg, graph: before)
+        let b = try Self.node("B", pg, graph: before)
+        // Every node reloads a graph whose root is tabs: the sessions made now hold them.
+        for node in [a, b] {
+            try before.replacingOccurrences(of: "root: {stack: Home}", with: "root: {tabs: [Home, Note]}")
+                .write(toFile: node.dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
+            #expect(try node.client().call("graph.reload", ["force": true])["ok"] == true)
+        }
+        let owner = try a.client()
+        try owner.call("session.open", ["name": "r"])
+        try owner.call("navigate", ["session": "r", "to": "Note", "by": "select"])
+        let truth = try owner.call("tree", ["session": "r"])
+        #expect(truth["root"]?["kind"] == "tabs")
+
+        // B's subscriber gets the session as PostgreSQL holds it, read with B's graph.
+        let watcher = try b.client()
+        var snapshot: JSONValue = .null
+        try waitUntil(timeout: 5, "B knows the session") {
+            do {
+                snapshot = try watcher.call("subscribe", ["session": "r"])
+                return true
+            } catch let e as NavClientError where e.kind == "unknownTarget" {
+                return false
+            }
+        }
+        #expect(snapshot["root"] == truth["root"] && snapshot["version"] == truth["version"])
+
+        // A dies; B takes r over with its graph and goes on from it.
+        _ = a.stop(signal: SIGKILL)
+        let client = try NavClient(socketPath: b.socketPath)
+        var served: JSONValue = .null
+        try waitUntil(timeout: 10, "B serves r") {
+            do {
+                served = try client.call("navigate", ["session": "r", "to": "Home", "by": "select"])
+                return true
+            } catch let e as NavClientError where e.kind == "unavailable" || e.kind == "moved" || e.kind == "connect" {
+                return false
+            }
+        }
+        #expect(served["version"] == 2)
+        #expect(try client.call("tree", ["session": "r"])["root"]?["selected"] == 0)
+    }
+
     /// Sessions that each remember many keyed replies are taken over in batches of at most 16,384
     /// keys (each claim one PostgreSQL query well within the lease, read between requests), with
     /// every key: a retry is answered with the reply as stored, and new navigations are numbered
