@@ -39,6 +39,15 @@ def test_random_walks_on_a_cluster_node_survive_kill_nine(capsys):
     assert "every mirror, dryRun and tree agreed" in capsys.readouterr().out
 
 
+@pytest.mark.skipif(not os.environ.get("NAVD_BIN"), reason="needs NAVD_BIN (make test-python sets it)")
+@pytest.mark.skipif(not glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), reason="needs PostgreSQL (make deps installs it)")
+def test_random_walks_on_two_cluster_nodes_agree(capsys):
+    # A subscriber on a second node follows every commit of the first, through graph reloads too.
+    assert random_walk.main(["--navd", os.environ["NAVD_BIN"], "--graphs", "3", "--walks", "1", "--steps", "250", "--seed", "14",
+                             "--cluster"]) == 0
+    assert "every mirror, dryRun and tree agreed" in capsys.readouterr().out
+
+
 def test_the_link_chain_of_a_visible_path():
     tree = {"root": {"id": "n1", "kind": "tabs", "selected": 0, "children": [
         {"id": "n2", "kind": "stack", "children": [
