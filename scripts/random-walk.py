@@ -874,10 +874,10 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             if pending:
                 raise Divergence("no reply to %s after session.close" % "; ".join(pending.values()))
             for form, conn, _ in mirrors:
-                heard = conn.take()
-                while server.second and form == "compact" and not any(n.get("method") == "sessionClosed" for n in heard):
-                    heard.append(conn.note())  # (relayed by the second node after PostgreSQL has it: awaited)
-                if not any(n.get("method") == "sessionClosed" for n in heard):
+                told = conn.take()
+                while server.second and form == "compact" and not any(n.get("method") == "sessionClosed" for n in told):
+                    told.append(conn.note())  # (relayed by the second node after PostgreSQL has it: awaited)
+                if not any(n.get("method") == "sessionClosed" for n in told):
                     raise Divergence("the %s subscriber did not hear sessionClosed (seed %d, step %d)" % (form, seed, step))
             driver.call("session.open", {"name": session})
             for c in [driver, provider] + [conn for _, conn, _ in mirrors]:

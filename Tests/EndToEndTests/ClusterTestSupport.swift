@@ -124,3 +124,19 @@ func waitUntil(timeout: Double, _ what: String = "condition", _ condition: () th
     }
     throw TestFailure("\(what): not met within \(timeout) s")
 }
+
+/// `method` called through `client` until a node serves the session (after a takeover: while the
+/// lease of the node that died runs, the call is answered `unavailable` or `moved`, or the socket
+/// is not there yet); its result.
+func callOnceServed(_ client: NavClient, _ method: String, _ params: JSONObject, _ what: String) throws -> JSONValue {
+    var served: JSONValue = .null
+    try waitUntil(timeout: 10, what) {
+        do {
+            served = try client.call(method, params)
+            return true
+        } catch let e as NavClientError where e.kind == "unavailable" || e.kind == "moved" || e.kind == "connect" {
+            return false
+        }
+    }
+    return served
+}

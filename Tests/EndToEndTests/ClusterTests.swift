@@ -335,15 +335,7 @@ import Glibc
         // A dies; B takes t over, and its subscriber goes on from where it was, without a gap.
         _ = a.stop(signal: SIGKILL)
         let client = try NavClient(socketPath: b.socketPath)
-        var served: JSONValue = .null
-        try waitUntil(timeout: 10, "B serves t") {
-            do {
-                served = try client.call("dismiss", ["session": "t"])
-                return true
-            } catch let e as NavClientError where e.kind == "unavailable" || e.kind == "moved" || e.kind == "connect" {
-                return false
-            }
-        }
+        let served = try callOnceServed(client, "dismiss", ["session": "t"], "B serves t")
         #expect(served["version"]?.intValue == 4)
         let n = try watcher.notification("stackChanged")
         #expect(n["params"]?["version"]?.intValue == 4)
@@ -391,15 +383,7 @@ import Glibc
         // A dies; B takes r over with its graph and goes on from it.
         _ = a.stop(signal: SIGKILL)
         let client = try NavClient(socketPath: b.socketPath)
-        var served: JSONValue = .null
-        try waitUntil(timeout: 10, "B serves r") {
-            do {
-                served = try client.call("navigate", ["session": "r", "to": "Home", "by": "select"])
-                return true
-            } catch let e as NavClientError where e.kind == "unavailable" || e.kind == "moved" || e.kind == "connect" {
-                return false
-            }
-        }
+        let served = try callOnceServed(client, "navigate", ["session": "r", "to": "Home", "by": "select"], "B serves r")
         #expect(served["version"] == 2)
         #expect(try client.call("tree", ["session": "r"])["root"]?["selected"] == 0)
     }
