@@ -393,18 +393,39 @@ extension Session {
     }
 
     /// The pop of `navigate {popUpTo}`: removes what is above screen `number` (and it too when
-    /// `inclusive`), recording the change; answers the screen now on top, from which the navigation
-    /// is placed. Nothing above it is no pop.
+    /// `inclusive`), recording the change; answers the screen the pop leaves on top of the match's
+    /// stack, from which the navigation is placed. Nothing above it is no pop. The match is on the
+    /// visible path when the navigation is planned; one that waited for its preconditions may find
+    /// it in a tab no longer selected, and is still placed there, as a push is placed on its
+    /// source's stack wherever that is.
     func popUp(to number: Int, inclusive: Bool, changes: inout ChangeLog, removed: inout Removal) throws(NavError) -> Node {
         guard let match = nodes[number: number] else {
             throw NavError(.conflict, "the popUpTo screen `\(Node.id(number))` is gone (dismissed while the navigation was pending)",
                            data: ["node": .string(Node.id(number))])
         }
+        // Off the visible path: the match's ancestors, nearest first (the match too, unless it goes),
+        // the first still in the tree after the pop being where the top is looked for.
+        var region: [Int] = []
+        if !isShown(match) {
+            var n: Node? = inclusive ? match.parent : match
+            while let node = n { region.append(node.number); n = node.parent }
+        }
         if let going = removalAbove(match, inclusive: inclusive) {
             try detach(going, flowNode: nil, changes: &changes, removed: &removed)
         }
-        guard let top = visibleTop else { throw NavError(.unknownNode, "no screen is left on top after popUpTo") }
+        let start = region.lazy.compactMap { self.nodes[number: $0] }.first ?? root
+        guard let top = topScreen(from: NodeLink(start))?.node else { throw NavError(.unknownNode, "no screen is left on top after popUpTo") }
         return top
+    }
+
+    /// Whether `node` is on the visible path (each node the child its parent shows).
+    func isShown(_ node: Node) -> Bool {
+        var n = NodeLink(node)
+        while let parent = n.with({ $0.parentRef }) {
+            guard let shown = parent.with({ $0.visibleChild }), shown === n else { return false }
+            n = parent
+        }
+        return n.with { $0 === root }
     }
 
     /// Commits a validated plan on a copy: the commit and visible path it would give, with nothing changed.

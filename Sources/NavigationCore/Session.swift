@@ -272,8 +272,13 @@ public final class Session {
     /// The screen the user sees, unretained (valid until the tree changes): the walk and its result
     /// cost no reference counting, where ``visibleTop``'s result is retained (atomically).
     @inline(__always)
-    var visibleTopRef: NodeLink? {
-        var n = NodeLink(root)
+    var visibleTopRef: NodeLink? { topScreen(from: NodeLink(root)) }
+
+    /// The last screen on the path the user would see from `start` down (through the selected tab,
+    /// the top of each stack and flow, what a screen presents), unretained.
+    @inline(__always)
+    func topScreen(from start: NodeLink) -> NodeLink? {
+        var n = start
         var top: NodeLink? = nil
         while true {
             let (isScreen, next) = n.with { ($0.kind == .screen, $0.visibleChild) }

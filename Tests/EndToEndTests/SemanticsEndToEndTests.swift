@@ -164,6 +164,53 @@ import Testing
         #expect(shape["data"]?["kind"] == "invalidParams")
     }
 
+    /// A `navigate {popUpTo}` that waited for its preconditions while another tab was selected pops
+    /// the stack its match is in and is placed there, from the screen the pop left on top, as a push
+    /// that waited is placed on its source's stack: not on the tab the user now sees.
+    @Test func aPopUpToThatWaitedIsPlacedInItsMatchsStack() throws {
+        let d = try Daemon(graph: """
+            root: {tabs: [Home, Settings]}
+            coordinators:
+              Home: {opens: [List]}
+              Settings: {}
+              List: {opens: [Item, Gated]}
+              Item: {opens: [Gated]}
+              Gated: {preconditions: [asked], opens: [Item]}
+            preconditions:
+              asked: {provider: asked}
+            """)
+        let c = try d.client(), provider = try d.client()
+        try provider.call("provide", ["preconditions": ["app.asked"]])
+        let home = try c.call("tree")["visible"]?.arrayValue?.last ?? .null
+        let list = try c.call("navigate", ["to": "List"])["node"]!
+        try c.call("navigate", ["to": "Item"])
+        let id = try c.send("navigate", ["to": "Gated", "popUpTo": ["to": "List"]])
+        let ask = try provider.serverRequest("precondition.evaluate")
+        try c.call("navigate", ["to": "Settings", "by": "select", "from": home])
+        try provider.respond(to: ask, result: ["passed": true])
+        let placed = try c.reply(to: id)
+        #expect(placed["result"]?["version"] == 4, "\(placed)")
+        var tree = try c.call("tree")
+        var tabs = tree["root"]?["children"]?.arrayValue ?? []
+        #expect(tabs.first?["children"]?.arrayValue?.map { $0["coordinator"] } == ["app.Home", "app.List", "app.Gated"], "popped to List, Gated pushed on it: \(tree)")
+        #expect(tabs.last?["children"]?.arrayValue?.map { $0["coordinator"] } == ["app.Settings"], "the tab shown is left alone: \(tree)")
+        #expect(tree["root"]?["selected"] == 1 && placed["result"]?["visible"] == tree["visible"], "\(tree)")
+
+        // Inclusive: the match goes too, and the target is placed from the screen below it (List).
+        try c.call("navigate", ["to": "Home", "by": "select"])
+        try c.call("navigate", ["to": "Item"])
+        let again = try c.send("navigate", ["to": "Gated", "popUpTo": ["to": "Gated", "inclusive": true]])
+        let second = try provider.serverRequest("precondition.evaluate")
+        try c.call("navigate", ["to": "Settings", "by": "select", "from": home])
+        try provider.respond(to: second, result: ["passed": true])
+        #expect(try c.reply(to: again)["result"]?["version"] == 8)
+        tree = try c.call("tree")
+        tabs = tree["root"]?["children"]?.arrayValue ?? []
+        let stack = tabs.first?["children"]?.arrayValue ?? []
+        #expect(stack.map { $0["coordinator"] } == ["app.Home", "app.List", "app.Gated"] && stack[1]["id"] == list, "\(tree)")
+        #expect(tabs.last?["children"]?.arrayValue?.count == 1 && tree["root"]?["selected"] == 1, "\(tree)")
+    }
+
     @Test func hintsAreCarriedIntoStackChanged() throws {
         let d = try Daemon(graph: Self.graph)
         let watcher = try d.client()
