@@ -142,3 +142,90 @@ import Testing
         #expect(stack == ["app.Home", "app.List"])
     }
 }
+
+/// What comes while a navigation or a dismiss waits for its preconditions (a screen pushed from
+/// lower in the stack) is not removed by it unasked: the leave guards it ran were those of what it
+/// would remove when it was planned.
+@Suite struct GuardsOfWhatCameWhileWaitingTests {
+    static let graph = """
+        root: {stack: Home}
+        coordinators:
+          Home: {opens: [List, Gated]}
+          List: {opens: [Item, Draft, Other, Kept]}
+          Item: {opens: [Gated]}
+          Gated: {preconditions: [asked]}
+          Draft: {leave: [askLeave]}
+          Other: {}
+          Kept: {leave: [saved]}
+        preconditions:
+          asked: {provider: asked}
+          askLeave: {provider: askLeave}
+          saved: {check: {fact: saved, equals: true}}
+        """
+
+    /// Home, List, Item; `request` from Item waits on the provider of `asked` while Kept (guarded by
+    /// `saved`, which fails) is pushed from List; then the provider passes it.
+    func waitWhileKeptIsPushed(_ request: JSONValue) throws -> (d: Daemon, c: TestClient, item: JSONValue, reply: JSONValue) {
+        let d = try Daemon(graph: Self.graph)
+        let c = try d.client(), provider = try d.client()
+        try provider.call("provide", ["preconditions": ["app.asked"]])
+        let list = try c.call("navigate", ["to": "List"])["node"]!
+        let item = try c.call("navigate", ["to": "Item"])["node"]!
+        let id = try c.send("navigate", request)
+        let ask = try provider.serverRequest("precondition.evaluate")
+        try c.call("navigate", ["to": "Kept", "from": list])
+        try provider.respond(to: ask, result: ["passed": true])
+        return (d, c, item, try c.reply(to: id))
+    }
+
+    @Test(arguments: [
+        ["to": "Gated", "popUpTo": ["to": "Home"]] as JSONValue,
+        ["to": "Gated", "by": "replace"] as JSONValue,
+        ["to": "Gated", "by": "root"] as JSONValue,
+    ])
+    func aNavigationThatWaitedDoesNotRemoveAGuardedScreenThatCameMeanwhile(request: JSONValue) throws {
+        let (d, c, item, reply) = try waitWhileKeptIsPushed(request)
+        _ = d
+        #expect(reply["error"]?["data"]?["kind"] == "conflict" && reply["error"]?["data"]?["preconditions"] == ["app.saved"], "\(request): \(reply)")
+        let tree = try c.call("tree")
+        let stack = tree["root"]?["children"]?.arrayValue?.map { $0["coordinator"] } ?? []
+        #expect(stack == ["app.Home", "app.List", "app.Item", "app.Kept"] && tree["version"] == 3, "nothing changed: \(tree)")
+        // Asked again, the guard runs first and says no.
+        guard case .object(var from) = request else { return }
+        from["from"] = item
+        let again = try c.callError("navigate", .object(from))
+        #expect(again["data"]?["kind"] == "preconditionFailed" && again["data"]?["precondition"] == "app.saved", "\(again)")
+    }
+
+    @Test func aForcedReplacementThatWaitedRemovesWhatCame() throws {
+        let (d, c, _, reply) = try waitWhileKeptIsPushed(["to": "Gated", "by": "replace", "force": true])
+        _ = d
+        #expect(reply["result"]?["version"] == 4, "\(reply)")
+        let stack = try c.call("tree")["root"]?["children"]?.arrayValue?.map { $0["coordinator"] } ?? []
+        #expect(stack == ["app.Home", "app.List", "app.Gated"])
+    }
+
+    /// A dismiss waiting on the guard of the screen shown dismisses that screen once the guard
+    /// passes, not what is on top by then; a guarded screen pushed above it meanwhile stops it.
+    @Test(arguments: [("Other", true), ("Kept", false)])
+    func aDismissThatWaitedDismissesTheScreenItAskedAbout(pushed: String, dismisses: Bool) throws {
+        let d = try Daemon(graph: Self.graph)
+        let c = try d.client(), provider = try d.client()
+        try provider.call("provide", ["preconditions": ["app.askLeave"]])
+        let list = try c.call("navigate", ["to": "List"])["node"]!
+        let draft = try c.call("navigate", ["to": "Draft"])["node"]!
+        let id = try c.send("dismiss")
+        let ask = try provider.serverRequest("precondition.evaluate")
+        let above = try c.call("navigate", ["to": .string(pushed), "from": list])["node"]!
+        try provider.respond(to: ask, result: ["passed": true])
+        let reply = try c.reply(to: id)
+        let stack = try c.call("tree")["root"]?["children"]?.arrayValue?.map { $0["coordinator"] } ?? []
+        if dismisses {
+            #expect(reply["result"]?["removed"] == [draft, above], "Draft and what came above it: \(reply)")
+            #expect(stack == ["app.Home", "app.List"])
+        } else {
+            #expect(reply["error"]?["data"]?["kind"] == "conflict" && reply["error"]?["data"]?["preconditions"] == ["app.saved"], "\(reply)")
+            #expect(stack == ["app.Home", "app.List", "app.Draft", "app.Kept"])
+        }
+    }
+}

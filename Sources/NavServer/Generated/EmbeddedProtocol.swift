@@ -2700,7 +2700,7 @@ public enum EmbeddedProtocol {
         "message": "conflict",
         "data": {
           "kind": "conflict",
-          "description": "The source node is gone, or ifVersion differs (data.version is the current one)."
+          "description": "The source node is gone, or ifVersion differs (data.version is the current one), or a navigation or dismiss that waited for its preconditions would now also remove what leave guards protect that did not run for it (data.preconditions names them): ask again."
         }
       },
       "cancelled": {

@@ -47,7 +47,10 @@ extension Navigator {
                                     caller: Caller(roles: call.client.roles), reply: call.deferred(), client: call.client)
         nav.leaving = guarded.id
         let connection = call.client
-        let (node, to, inclusive, result, merge) = (r.node, r.to, r.inclusive, r.result, r.merge)
+        // The screen it dismisses is the one shown now, not whatever is on top once the guards pass.
+        let node = r.node ?? (r.to == nil ? session.visibleTop?.id : nil)
+        let (to, inclusive, result, merge) = (r.to, r.inclusive, r.result, r.merge)
+        nav.guardsNow = { (try? session.leaveGuards(node: node, to: to, inclusive: inclusive, goingBack: true))?.preconditions ?? [] }
         nav.commitInstead = { [unowned self] in
             Result { () throws(NavError) in
                 let c = try self.dismissNow(state, node: node, to: to, inclusive: inclusive, result: result, merge: merge, caller: connection)

@@ -216,6 +216,7 @@ extension Navigator {
             let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: nil,
                                         caller: Caller(roles: call.client.roles), reply: call.deferred(), client: call.client)
             nav.leaving = top.id
+            nav.guardsNow = { session.leaveGuardsOfTheTree() }
             nav.commitInstead = { .success(resetNow()) }
             startPending(nav)
             return

@@ -58,12 +58,21 @@ final class PendingNavigation {
     /// replacement runs first): it lets the navigation go on or refuses it, and never redirects it.
     var onLeaveGuard: Bool { leaving != nil || step < plan.leaveGuards }
     var commitInstead: (() -> Result<JSONValue, NavError>)?
+    /// The session's version when its plan (and the leave guards it runs) was made: a commit at
+    /// another version checks that it removes nothing guarded whose guards did not run.
+    var plannedAt: Int
+    /// Leave guards that passed for it under a plan a redirect replaced.
+    var guardsPassedBefore: Set<Int> = []
+    /// A dismiss's or a `reset {}`'s: the leave guards of what it would remove now (its plan only
+    /// carries those it ran).
+    var guardsNow: (() -> [Int])?
 
     init(number: Int, state: SessionState, plan: Plan, key: String?, caller: Caller, replies: [any Answer], client: any Client) {
         self.number = number
         self.id = Self.id(number)
         self.state = state
         self.plan = plan
+        self.plannedAt = state.session.version
         self.key = key
         self.caller = caller
         self.replies = replies

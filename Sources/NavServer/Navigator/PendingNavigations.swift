@@ -78,6 +78,7 @@ extension Navigator {
 
     /// Commits a navigation whose preconditions passed.
     func commitResult(_ nav: PendingNavigation) -> Result<JSONValue, NavError> {
+        if let unguarded = guardsNotRun(nav) { return .failure(unguarded) }
         if let instead = nav.commitInstead { return instead() }
         let r = commitResult(nav.state, nav.plan, navigation: nav.number, starter: nav.client).map(\.json)
         guard !nav.redirects.isEmpty, case .success(.object(var o)) = r else { return r }
@@ -86,6 +87,29 @@ extension Navigator {
             ["from": .string(graph.coordinators[hop.from].name), "precondition": .string(hop.precondition), "to": .string(graph.coordinators[hop.to].name)]
         }))
         return .success(.object(o))
+    }
+
+    /// `conflict` when committing `nav` now would remove a screen or flow whose leave guards did not
+    /// run for it: one that came (pushed, presented) while it waited for its preconditions. Its guards
+    /// were those of what it would remove when it was planned; what came since would leave unasked.
+    /// Nil when the tree has not changed since (the usual case, no work), or the navigation is forced.
+    func guardsNotRun(_ nav: PendingNavigation) -> NavError? {
+        let session = nav.state.session
+        guard graph.hasLeaveGuards, !nav.force, session.version != nav.plannedAt else { return nil }
+        let now: [Int]
+        if let guardsNow = nav.guardsNow {
+            now = guardsNow()
+        } else if nav.plan.popUpTo != nil || nav.plan.link != nil || nav.plan.by.mayReplaceScreens {
+            now = session.leaveGuards(removedBy: nav.plan)
+        } else {
+            return nil
+        }
+        let ran = nav.guardsPassedBefore.union(nav.plan.preconditions)
+        let missed = now.filter { !ran.contains($0) }
+        guard !missed.isEmpty else { return nil }
+        let names = missed.map { graph.preconditions[$0].name }
+        return NavError(.conflict, "the tree changed while \(nav.id) waited (version \(nav.plannedAt), now \(session.version)): it would now also remove what the leave guards \(names.map { "`\($0)`" }.joined(separator: ", ")) protect, which did not run for it; ask again: those guards then run first (a replacement with `force: true` skips them)",
+                        data: ["navigation": .string(nav.id), "preconditions": .array(names.map(JSONValue.string)), "version": .int(session.version)])
     }
 
     /// Remembers a keyed navigation's reply in its session and, with a state file, on disk (written
