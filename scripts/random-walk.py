@@ -10,12 +10,15 @@ model of SPEC section 4 checks `visible` against the tree, where a committed `na
 node (push, present, replace, root, select of a root tab; from a given source; after a
 `popUpTo`, from where the pop leaves the top, `from` or not; by a route; redirected by the
 graph's `redirect:` or a provider's answer, by the redirect's style and with its params; after
-waiting for its preconditions, from its source as it is at the commit), which screen
+waiting for its preconditions, from its source as it is at the commit; a `popUpTo` that waited
+pops the match it found when planned, wherever it is by then, and places from the top of that
+match's stack), which screen
 `navigate {existing: top | pop}` keeps (by `identity`) and the params it takes, the stack
 `open` and `reset {to}` build (a root tab's, or the whole tree) and the screen `open {by: push}`
 pushes, what a `dismiss` removes (a node, or `to` a destination; a result merged), and where a
 completed flow goes on (the `then` its navigate gave, else the declared one) and the params its
-`with` takes from the flow's result. With `--restarts`, navd keeps a state file and is killed
+`with` takes from the flow's result. While the leave guard `pl` fails, no step removes a
+screen that declares it. With `--restarts`, navd keeps a state file and is killed
 (`kill -9`) now and then: the restarted navd
 serves the same tree, version and facts it acknowledged.
 
@@ -53,7 +56,7 @@ class Divergence(Exception):
 
 
 # What the walks did, for the summary: navigations that waited for preconditions, provider answers.
-seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0, "merged": 0, "redirected": 0, "waited_placed": 0, "then_params": 0}
+seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0, "merged": 0, "redirected": 0, "waited_placed": 0, "then_params": 0, "waited_popped": 0}
 
 
 class Conn:
@@ -623,6 +626,54 @@ def visible_path(root):
             return path
 
 
+def pop_match(root, to):
+    """The id of the screen `dismiss {to}` and `popUpTo` match on the visible path of `root` (the
+    nearest from the top), or None."""
+    by_id = {n["id"]: n for n in nodes(root)}
+    for c in reversed([by_id[i] for i in visible_path(root) if by_id[i]["kind"] in ("stack", "flow")]):
+        for m in reversed(c["children"]):
+            if m["id"] == to or m.get("coordinator") == to:
+                return m["id"] if m["kind"] == "screen" else None
+    return None
+
+
+def popped_at(before, match_id, inclusive, described):
+    """A `popUpTo` whose match `match_id` was found when the navigation was planned, popped at its
+    commit wherever the match is now (a tab no longer selected too), as PROTOCOL.md says: the tree
+    after the pop, and the screen the pop leaves on top of the match's stack (from which the
+    target is placed). None: the match is gone, or a case `dismissed` leaves to the mirrors."""
+    root = json.loads(json.dumps(before))
+    parents = parents_of(root)
+    if match_id not in parents:
+        return None
+    chain, n = [], (match_id if not inclusive else parents[match_id]["id"])
+    while n is not None:
+        chain.append(n)
+        n = parents[n]["id"] if n in parents else None
+    if inclusive:
+        root = dismissed(root, match_id, described)
+        if root is None:
+            return None
+    else:
+        holder = parents[match_id]
+        i = [c["id"] for c in holder["children"]].index(match_id)
+        holder["children"][i + 1:] = []
+        next(m for m in holder["children"] if m["id"] == match_id).pop("presented", None)
+    by_id = {n["id"]: n for n in nodes(root)}
+    n, top = by_id[next(i for i in chain if i in by_id)], None
+    while True:
+        if n["kind"] == "screen":
+            top = n["id"]
+        if n["kind"] in ("screen", "flow") and "presented" in n:
+            n = n["presented"]
+        elif n["kind"] == "tabs":
+            n = n["children"][n["selected"]]
+        elif n["kind"] in ("stack", "flow") and n["children"]:
+            n = n["children"][-1]
+        else:
+            return root, top
+
+
 def popped_to(before, to, inclusive, described):
     """`dismiss {to, inclusive}` as PROTOCOL.md says: `to` (a node id, or a coordinator shown) is
     matched against the screens and flows in the stacks (and flows) of the visible path, from the
@@ -681,6 +732,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
     pending = {}  # request id -> what it was, for navigations not answered yet
     sources = {}  # request id -> the source node of a navigate that waited
     waited = {}  # request id -> (params, source node as it was then) of a navigate that waited
+    matches = {}  # request id -> the screen its popUpTo matched when it was planned
     answered = []  # (request id, reply) of the navigations that waited, answered in this step
     redirects = {}  # navigation id -> the redirects the provider answered for it, in order
     asks = []  # precondition.evaluate and .recover requests the provider has not answered
@@ -789,14 +841,15 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             by = spec.get("by", by)
         return to, given, has_with, by
 
-    def placed_as_said(P, source_id, source, tree, after, result, where, waited=False):
+    def placed_as_said(P, source_id, source, tree, after, result, where, waited=False, pop=None):
         """A committed navigate against the tree SPEC section 4 says it makes from `tree` (the tree
         just before its commit): its node put where its style puts it, from `source_id` (the
         visible top when it was sent, unless `from`), to its target or where the graph's
         `redirect:` or the provider's answer sent it (by the redirect's `by`, else the one before);
         its params `with` (or the redirect's) and what the target's mediation copies from
         `source`'s params (None: not checked). A navigation that waited is placed from its source
-        as it is at the commit."""
+        as it is at the commit; with `popUpTo`, `pop` is where the pop of its match (found when it was
+        planned) leaves the tree and the top of the match's stack."""
         route = described.get("routes", {}).get(P.get("route")) or {}
         to, given = route.get("to", P.get("to")), dict(route.get("with") or {}, **(P.get("with") or {}))
         has_with = "with" in P or "with" in route
@@ -808,11 +861,12 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
         to, given, has_with, by = followed
         seen["redirected"] += bool(hops)
         # popUpTo: the pop first, as dismiss {to} pops; the target placed from what it leaves on top.
-        popped = popped_to(tree["root"], P["popUpTo"]["to"], P["popUpTo"].get("inclusive", False), described) if "popUpTo" in P else tree["root"]
+        popped = pop[0] if pop else \
+            popped_to(tree["root"], P["popUpTo"]["to"], P["popUpTo"].get("inclusive", False), described) if "popUpTo" in P else tree["root"]
         expected = popped and placed(dict({"before": popped, "before_visible": visible_path(popped), "after": after["root"]},
                                           **({"with": given} if has_with else {}),
-                                          # (after a popUpTo, from what the pop leaves on top, `from` or not)
-                                          **({"from": source_id} if ("from" in P or waited) and "popUpTo" not in P else {}),
+                                          # (after a popUpTo, from what the pop leaves on top of the match's stack, `from` or not)
+                                          **({"from": pop[1]} if pop else {"from": source_id} if ("from" in P or waited) and "popUpTo" not in P else {}),
                                           merge=P.get("merge", False)), result["node"], by, to, described)
         made = next((n for n in nodes(after["root"]) if n["id"] == result["node"]), {})
         if made.get("coordinator") != to and by != "select":
@@ -848,6 +902,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             pending.clear()
             sources.clear()
             waited.clear()
+            matches.clear()
             redirects.clear()
             asks.clear()
             thens.clear()  # (a `then` given by navigate lives in memory: the declared one applies now)
@@ -885,6 +940,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             driver, mirrors, provider = connect()
             sources.clear()  # (a new connection numbers its requests afresh)
             waited.clear()
+            matches.clear()
             redirects.clear()
             asks.clear()
             keyed.clear()
@@ -950,6 +1006,11 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             provider.call("provide", {"preconditions": ["app.pp", "app.pq"]})
             asks.clear()
             method, P = "(provider)", {"reconnected": True}
+        elif matches and described["root"].get("tabs") and k < 0.3 and \
+                (others := [n["id"] for n in nodes(tree["root"]) if n["kind"] == "screen" and n["id"] not in sources.values()]):
+            # While a popUpTo waits, another root tab selected (from a screen nothing waits from, which
+            # would supersede it): its match is then in a tab no longer shown.
+            method, P = "navigate", dict(P, to=rnd.choice(described["root"]["tabs"]), by="select", **{"from": rnd.choice(others)})
         elif k < 0.45:
             # Mostly a coordinator the visible screen opens (or a step or tab of what holds it), so
             # that walks go deep; sometimes any, to be refused.
@@ -1076,6 +1137,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 if method == "navigate" and not P.get("popUpTo", {}).get("inclusive"):
                     sources[i] = P.get("from", tree["visible"][-1])
                     waited[i] = (P, next((n for n in nodes(tree["root"]) if n["id"] == sources[i]), None))
+                    if "popUpTo" in P:
+                        matches[i] = pop_match(tree["root"], P["popUpTo"]["to"])
                 seen["waited"] += 1
             elif method != "graph.reload":  # (its version is the graph's)
                 heard_first(i, reply, "%s %s (seed %d, step %d)" % (method, json.dumps(P), seed, step))
@@ -1233,8 +1296,9 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                                             json.dumps(after)[:1500], json.dumps(reopened["result"])[:1500]))
             elif resolved["error"]["data"]["kind"] != "noMatchingLink":
                 raise Divergence("link.resolve answered %s at %s" % (json.dumps(resolved)[:300], where))
-        if guarded and not waiting and method not in ("graph.reload", "flowComplete", "(provider)"):
-            # While the leave guard `pl` fails, nothing a step removes declares it.
+        if guarded and method not in ("graph.reload", "flowComplete", "(provider)"):
+            # While the leave guard `pl` fails, nothing a step removes declares it, while other
+            # requests wait or not. (What waited may have passed `pl` before the fact changed.)
             left = {n["id"] for n in nodes(after["root"])}
             for n in nodes(tree["root"]):
                 if n["id"] not in left and "app.pl" in (described["coordinators"].get(n.get("coordinator"), {}).get("leave") or []):
@@ -1303,12 +1367,18 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             # A navigation that waited for its preconditions, committed by this step alone: placed
             # from its source as it would have been at once, in the tree as it is now (its params
             # from the source as it was when it was planned: checked while the source kept them).
+            # With popUpTo: its match (found when it was planned) popped wherever it is now, the target
+            # placed from the top of the match's stack.
             P0, source = waited.pop(i, (None, None))
+            match = matches.pop(i, None)
+            pop = popped_at(tree["root"], match, P0["popUpTo"].get("inclusive", False), described) if P0 and match and "popUpTo" in P0 else None
             if P0 is not None and "node" in r.get("result", {}) and after["version"] == tree["version"] + 1 == r["result"]["version"] \
-                    and P0.get("existing", "push") == "push" and "popUpTo" not in P0:
+                    and P0.get("existing", "push") == "push" and ("popUpTo" not in P0 or pop):
                 now = next((n for n in nodes(tree["root"]) if n["id"] == sources[i]), None)
                 seen["waited_placed"] += bool(placed_as_said(P0, sources[i], source if now and source and now.get("params") == source.get("params") else None,
-                               tree, after, r["result"], "%s; navigate %s, sent earlier, answered after waiting: %s" % (where, json.dumps(P0), json.dumps(r)[:300]), waited=True))
+                               tree, after, r["result"], "%s; navigate %s, sent earlier, answered after waiting: %s" % (where, json.dumps(P0), json.dumps(r)[:300]),
+                               waited=True, pop=pop))
+                seen["waited_popped"] += bool(pop)
         if visible_path(after["root"]) != after["visible"]:
             raise Divergence("visible is %s; SPEC section 4's path through the tree is %s, at %s" % (after["visible"], visible_path(after["root"]), where))
         if method == "dismiss" and reply is not None and "result" in reply and not ("to" in P and "node" in P) \
@@ -1554,8 +1624,8 @@ def walks(a, conninfo):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after waiting for preconditions, %d after a popUpTo, %d with a field mediation filled, %d by a route, %d redirected by a precondition), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says, %d dismissals (%d merging their result), %d flows completed (%d going on to the `then` their navigate gave, %d with params from the result), %d resets and %d updates as the model says, %d waiting navigations superseded: "
-          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["waited_placed"], seen["popped"], seen["mediated"], seen["routed"], seen["redirected"], seen["reused"], seen["linked"], seen["dismissed"], seen["merged"], seen["completed"], seen["thens"], seen["then_params"], seen["reset"], seen["updated"], seen["superseded"]))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after waiting for preconditions, %d of them after a popUpTo, %d after a popUpTo, %d with a field mediation filled, %d by a route, %d redirected by a precondition), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says, %d dismissals (%d merging their result), %d flows completed (%d going on to the `then` their navigate gave, %d with params from the result), %d resets and %d updates as the model says, %d waiting navigations superseded: "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["waited_placed"], seen["waited_popped"], seen["popped"], seen["mediated"], seen["routed"], seen["redirected"], seen["reused"], seen["linked"], seen["dismissed"], seen["merged"], seen["completed"], seen["thens"], seen["then_params"], seen["reset"], seen["updated"], seen["superseded"]))
     return 0
 
 
