@@ -139,6 +139,13 @@ extension Session {
         }
     }
 
+    /// The `leave:` guards of what is above screen `number` in its stack (and what it presents): what
+    /// `navigate {existing: pop}` pops. Empty when nothing is above it.
+    public func leaveGuards(above number: Int) throws(NavError) -> [Int] {
+        guard let screen = nodes[number: number], let going = removalAbove(screen, inclusive: false) else { return [] }
+        return try leaveGuards(node: going.id, to: nil, inclusive: false).preconditions
+    }
+
     /// The `leave:` guards of what a dismiss would remove (`dismiss(_:)`, or with `to`,
     /// `dismiss(to:inclusive:)`): their preconditions, the top screen's first, and the topmost guarded
     /// node. Changes nothing; throws what the dismiss would.

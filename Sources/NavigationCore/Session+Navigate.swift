@@ -203,7 +203,9 @@ extension Session {
             var plan = Plan(target: target.index, by: .push, params: kept, source: source.number, ifVersion: ifVersion, preconditions: graph.preconditions(showing: target))
             plan.sourceCoordinator = source.coordinator
             plan.reuse = screen.number
-            if screen !== stack.children.last || screen.presented != nil { plan.popUpTo = (screen.number, false) }
+            // `pop`: what is above the screen at the commit leaves (nothing, when nothing is); `top`
+            // has no pop, and its screen must still be on top at the commit.
+            if existing == .pop { plan.popUpTo = (screen.number, false) }
             return plan
         }
         return nil
@@ -286,12 +288,15 @@ extension Session {
             if (plan.by == .present || !fits) && !isTrial {
                 try tryOnCopy { trial throws(NavError) in _ = try trial.commit(plan) }
             }
-            if let reuse { try checkReuse(reuse, plan) }
+            if let reuse { _ = try checkReuse(reuse, plan) }
             source = try popUp(to: pop.node, inclusive: pop.inclusive, changes: &changes, removed: &removed)
             if isTrial && reuse == nil { _ = try checkGrowth(target: plan.target, by: plan.by, bytes: plan.paramsBytes, exact: true, from: source) }
         }
         if changes.enabled, let h = plan.hints { changes.hints = h }
-        if let reuse { return try commitReuse(reuse, plan, changes: &changes, removed: removed) }
+        if let reuse {
+            if plan.popUpTo == nil { try checkStillOnTop(reuse) }
+            return try commitReuse(reuse, plan, changes: &changes, removed: removed)
+        }
         let created: Node
         switch plan.by {
         case .push:
@@ -375,6 +380,16 @@ extension Session {
         }
         try limits.check(depth: 0, nodes: 0, paramsBytes: paramsBytes - screen.paramsBytes + plan.paramsBytes)
         return screen
+    }
+
+    /// `navigate {existing: top}`: the screen it found on top of its stack is still there (a
+    /// navigation that waited for its preconditions may find something came above it, or a modal).
+    func checkStillOnTop(_ number: Int) throws(NavError) {
+        guard let screen = nodes[number: number] else { return }  // (checkReuse says it is gone)
+        if screen.presented != nil || screen.parent?.children.last !== screen {
+            throw NavError(.conflict, "the screen `\(screen.id)` that \"existing\": \"top\" found is no longer on top of its stack (something came above it while the navigation waited); navigate again",
+                           data: ["node": .string(screen.id)])
+        }
     }
 
     /// Commits `navigate {existing}` that found screen `number` (after any pop): it takes the plan's

@@ -112,3 +112,41 @@ import Testing
         #expect(e["data"]?["kind"] == "invalidParams" && (e["message"]?.stringValue ?? "").contains("which a push does"), "\(e)")
     }
 }
+
+/// `navigate {existing}` that waits for its target's preconditions while a screen is pushed above
+/// the one it found (from lower in the stack): `pop` still ends on that screen, `top` no longer
+/// finds it on top.
+@Suite struct ExistingScreenThatWaitedTests {
+    @Test(arguments: ["pop", "top"])
+    func whatCameAboveTheScreenFound(existing: String) throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [List]}
+              List: {opens: [Item, Other]}
+              Item: {setup: {type: object, properties: {id: {type: string}}}, opens: [Item], preconditions: [asked]}
+              Other: {}
+            preconditions:
+              asked: {provider: asked}
+            """)
+        let c = try d.client(), provider = try d.client()
+        try provider.call("provide", ["preconditions": ["app.asked"]])
+        let list = try c.call("navigate", ["to": "List"])["node"]!
+        let first = try c.send("navigate", ["to": "Item", "with": ["id": "a"]])
+        try provider.respond(to: try provider.serverRequest("precondition.evaluate"), result: ["passed": true])
+        let item = try c.reply(to: first)["result"]?["node"] ?? .null
+        let id = try c.send("navigate", ["to": "Item", "with": ["id": "b"], "existing": .string(existing)])
+        let ask = try provider.serverRequest("precondition.evaluate")
+        let other = try c.call("navigate", ["to": "Other", "from": list])["node"]!
+        try provider.respond(to: ask, result: ["passed": true])
+        let reply = try c.reply(to: id)
+        let stack = try c.call("tree")["root"]?["children"]?.arrayValue ?? []
+        if existing == "pop" {
+            #expect(reply["result"]?["node"] == item && reply["result"]?["version"] == 4, "\(reply)")
+            #expect(stack.map { $0["id"] } == [stack.first?["id"] ?? .null, list, item] && stack.last?["params"] == ["id": "b"], "Other popped: \(stack)")
+        } else {
+            #expect(reply["error"]?["data"]?["kind"] == "conflict" && reply["error"]?["data"]?["node"] == item, "\(reply)")
+            #expect(stack.map { $0["id"] }.suffix(2) == [item, other] && stack[2]["params"] == ["id": "a"], "nothing changed: \(stack)")
+        }
+    }
+}

@@ -125,8 +125,8 @@ extension Navigator {
         try applyOptions(to: &p, session: session, hints: o.hints, popUpTo: o.popUpTo, then: then)
         if p.reuse != nil, let pop = p.popUpTo, graph.hasLeaveGuards {
             // `existing: pop` removes what is above the screen it keeps: their leave guards run first.
-            let guards = try session.leaveGuards(node: nil, to: Node.id(pop.node), inclusive: false)
-            if !guards.preconditions.isEmpty { p = p.withPreconditions(before: guards.preconditions) }
+            let guards = try session.leaveGuards(above: pop.node)
+            if !guards.isEmpty { p = p.withPreconditions(before: guards) }
         }
         return !o.force && p.by.mayReplaceScreens ? guardingReplacement(p, in: session) : p
     }
