@@ -30,6 +30,26 @@ extension Session {
         return try remove(try popRemovalTarget(target, inclusive: inclusive), status: .cancelled, result: nil, error: nil, flowNode: nil, merging: merging)
     }
 
+    /// `dismiss {to}` whose match, found on the visible path when it was asked, is screen `number`:
+    /// what is above it goes (it too when `inclusive`), wherever it is by now (a dismiss that waited
+    /// for leave guards while another tab was selected). `conflict` when the match is gone.
+    public func dismiss(toNode number: Int, inclusive: Bool, merging: ResultMerge? = nil) throws(NavError) -> Commit {
+        if let merging, !isTrial {
+            try tryOnCopy { trial throws(NavError) in _ = try trial.dismiss(toNode: number, inclusive: inclusive, merging: merging) }
+        }
+        return try remove(try popRemovalTarget(above: number, inclusive: inclusive), status: .cancelled, result: nil, error: nil, flowNode: nil, merging: merging)
+    }
+
+    /// What ``dismiss(toNode:inclusive:merging:)`` removes (with what is above it).
+    public func popRemovalTarget(above number: Int, inclusive: Bool) throws(NavError) -> Node {
+        guard let match = nodes[number: number] else {
+            throw NavError(.conflict, "the screen `\(Node.id(number))` that \"to\" matched is gone (removed while the dismiss waited)", data: ["node": .string(Node.id(number))])
+        }
+        if let going = removalAbove(match, inclusive: inclusive) { return going }
+        throw NavError(.unknownNode, "nothing above `\(match.id)` (\(graph.coordinators[match.coordinator].name)) to dismiss any more; use inclusive: true to dismiss it too",
+                       data: ["node": .string(match.id)])
+    }
+
     /// The node `dismiss(to:inclusive:)` removes (with what is above it).
     func popRemovalTarget(_ target: String, inclusive: Bool) throws(NavError) -> Node {
         let match = try popTarget(target)

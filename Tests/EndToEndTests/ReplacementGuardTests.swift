@@ -229,3 +229,41 @@ import Testing
         }
     }
 }
+
+/// `dismiss {to}` that waits for a leave guard while another tab is selected pops the stack of the
+/// screen it matched when asked, not a screen of that name in the tab shown by then.
+@Suite struct DismissToThatWaitedTests {
+    @Test func itPopsToTheScreenItMatchedWhenAsked() throws {
+        let d = try Daemon(graph: """
+            root: {tabs: [Home, Settings]}
+            coordinators:
+              Home: {opens: [List]}
+              Settings: {opens: [List]}
+              List: {opens: [Draft, Other]}
+              Draft: {leave: [askLeave]}
+              Other: {}
+            preconditions:
+              askLeave: {provider: askLeave}
+            """)
+        let c = try d.client(), provider = try d.client()
+        try provider.call("provide", ["preconditions": ["app.askLeave"]])
+        let home = try c.call("tree")["visible"]?.arrayValue?.last ?? .null
+        try c.call("navigate", ["to": "Settings", "by": "select"])
+        try c.call("navigate", ["to": "List"])
+        try c.call("navigate", ["to": "Other"])
+        try c.call("navigate", ["to": "Home", "by": "select"])
+        let list = try c.call("navigate", ["to": "List"])["node"]!
+        let draft = try c.call("navigate", ["to": "Draft"])["node"]!
+        let id = try c.send("dismiss", ["to": "List"])
+        let ask = try provider.serverRequest("precondition.evaluate")
+        try c.call("navigate", ["to": "Settings", "by": "select", "from": home])
+        try provider.respond(to: ask, result: ["passed": true])
+        let reply = try c.reply(to: id)
+        #expect(reply["result"]?["removed"] == [draft], "\(reply)")
+        let tree = try c.call("tree")
+        let tabs = tree["root"]?["children"]?.arrayValue ?? []
+        #expect(tabs.first?["children"]?.arrayValue?.map { $0["id"] } == [home, list], "\(tree)")
+        #expect(tabs.last?["children"]?.arrayValue?.map { $0["coordinator"] } == ["app.Settings", "app.List", "app.Other"], "the tab shown is left alone: \(tree)")
+        #expect(tree["root"]?["selected"] == 1)
+    }
+}

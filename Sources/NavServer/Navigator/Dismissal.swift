@@ -47,13 +47,18 @@ extension Navigator {
                                     caller: Caller(roles: call.client.roles), reply: call.deferred(), client: call.client)
         nav.leaving = guarded.id
         let connection = call.client
-        // The screen it dismisses is the one shown now, not whatever is on top once the guards pass.
+        // What it dismisses is what it was asked about: the screen shown now (not whatever is on top
+        // once the guards pass), the screen `to` matches now (wherever it is by then).
         let node = r.node ?? (r.to == nil ? session.visibleTop?.id : nil)
-        let (to, inclusive, result, merge) = (r.to, r.inclusive, r.result, r.merge)
-        nav.guardsNow = { (try? session.leaveGuards(node: node, to: to, inclusive: inclusive, goingBack: true))?.preconditions ?? [] }
+        let match = r.to.flatMap { try? session.popTarget($0).number }
+        let (inclusive, result, merge) = (r.inclusive, r.result, r.merge)
+        nav.guardsNow = {
+            let going = match.flatMap { try? session.popRemovalTarget(above: $0, inclusive: inclusive).id } ?? node
+            return (try? session.leaveGuards(node: going, to: nil, inclusive: false, goingBack: true))?.preconditions ?? []
+        }
         nav.commitInstead = { [unowned self] in
             Result { () throws(NavError) in
-                let c = try self.dismissNow(state, node: node, to: to, inclusive: inclusive, result: result, merge: merge, caller: connection)
+                let c = try self.dismissNow(state, node: node, toNode: match, inclusive: inclusive, result: result, merge: merge, caller: connection)
                 return ["version": .int(c.version), "removed": .array(c.removed.map(JSONValue.string))]
             }
         }
@@ -61,7 +66,7 @@ extension Navigator {
     }
 
     /// Dismisses (the guards, if any, have passed): commits, publishes and hands `result` on.
-    private func dismissNow(_ state: SessionState, node: String?, to: String?, inclusive: Bool, result: JSONValue?, merge: Bool,
+    private func dismissNow(_ state: SessionState, node: String?, to: String? = nil, toNode: Int? = nil, inclusive: Bool, result: JSONValue?, merge: Bool,
                             caller: some Client) throws(NavError) -> Commit {
         let session = state.session
         let shown = result == nil ? nil : session.visibleTop?.id
@@ -69,7 +74,13 @@ extension Navigator {
             Session.ResultMerge(fields: $0, caller: Caller(roles: caller.roles), maxBytes: config.maxMessage)
         } : nil
         let c: Commit
-        if let to { c = try session.dismiss(to: to, inclusive: inclusive, merging: merging) } else { c = try session.dismiss(node, merging: merging) }
+        if let toNode {
+            c = try session.dismiss(toNode: toNode, inclusive: inclusive, merging: merging)
+        } else if let to {
+            c = try session.dismiss(to: to, inclusive: inclusive, merging: merging)
+        } else {
+            c = try session.dismiss(node, merging: merging)
+        }
         if let container = session.wentBackIn {
             session.wentBackIn = nil
             coverage.forEachActive { $0.wentBack(in: container) }
