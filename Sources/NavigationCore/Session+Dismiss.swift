@@ -43,14 +43,24 @@ extension Session {
         return top.with { $0 }
     }
 
+    /// What a dismiss removes (with what is above it): `toNode` (a `dismiss {to}` whose match was
+    /// found when it was asked), else `to`, else node `nodeId` (default: the visible top).
+    public func dismissal(node nodeId: String?, to: String?, toNode: Int?, inclusive: Bool) throws(NavError) -> Node {
+        if let toNode { return try popRemovalTarget(above: toNode, inclusive: inclusive) }
+        if let to { return try popRemovalTarget(to, inclusive: inclusive) }
+        return try dismissTarget(nodeId)
+    }
+
     /// Removes `node` following the dismiss rules; `flowNode` is the flow completing, if any.
     func remove(_ node: Node, status: EndedFlow.Status, result: JSONValue?, error: JSONValue?, flowNode: Node?,
                 merging: ResultMerge? = nil) throws(NavError) -> Commit {
         var changes = ChangeLog(self)
         var removed = Removal()
+        // The screen left on top where the node was (off the visible path too) takes the result.
+        let region = merging == nil ? nil : Region(around: node, in: self)
         try detach(node, flowNode: flowNode, changes: &changes, removed: &removed, goingBack: flowNode == nil)
         if let merging {
-            guard let top = visibleTopRef?.with({ $0 }) else { throw NavError(.unknownNode, "no screen is left on top to take the result") }
+            guard let top = region?.topScreen(in: self) else { throw NavError(.unknownNode, "no screen is left on top to take the result") }
             try merge(merging.fields, into: top, caller: merging.caller, maxBytes: merging.maxBytes)
             changes.record("update", node: top)
         }

@@ -418,19 +418,36 @@ extension Session {
             throw NavError(.conflict, "the popUpTo screen `\(Node.id(number))` is gone (dismissed while the navigation was pending)",
                            data: ["node": .string(Node.id(number))])
         }
-        // Off the visible path: the match's ancestors, nearest first (the match too, unless it goes),
-        // the first still in the tree after the pop being where the top is looked for.
-        var region: [Int] = []
-        if !isShown(match) {
-            var n: Node? = inclusive ? match.parent : match
-            while let node = n { region.append(node.number); n = node.parent }
-        }
+        let region = Region(around: inclusive ? match : removalAbove(match, inclusive: false) ?? match, in: self)
         if let going = removalAbove(match, inclusive: inclusive) {
             try detach(going, flowNode: nil, changes: &changes, removed: &removed)
         }
-        let start = region.lazy.compactMap { self.nodes[number: $0] }.first ?? root
-        guard let top = topScreen(from: NodeLink(start))?.node else { throw NavError(.unknownNode, "no screen is left on top after popUpTo") }
+        guard let top = region.topScreen(in: self) else { throw NavError(.unknownNode, "no screen is left on top after popUpTo") }
         return top
+    }
+
+    /// Where a removal takes effect, for the screen it leaves on top there: the visible top when what
+    /// it removes is on the visible path (the usual case: nothing is kept), else the top of the
+    /// nearest of its ancestors still in the tree (a tab no longer selected, say).
+    public struct Region {
+        /// The ancestors of what is removed, nearest first; empty when it is on the visible path.
+        let ancestors: [Int]
+
+        /// The region of removing `node` (and what is above it).
+        public init(around node: Node, in session: Session) {
+            var ancestors: [Int] = []
+            if !session.isShown(node) {
+                var n = node.parent
+                while let next = n { ancestors.append(next.number); n = next.parent }
+            }
+            self.ancestors = ancestors
+        }
+
+        /// The screen on top of the region now: after the removal, the one it left; before, the one shown there.
+        public func topScreen(in session: Session) -> Node? {
+            let start = ancestors.lazy.compactMap { session.nodes[number: $0] }.first ?? session.root
+            return session.topScreen(from: NodeLink(start))?.node
+        }
     }
 
     /// Whether `node` is on the visible path (each node the child its parent shows).

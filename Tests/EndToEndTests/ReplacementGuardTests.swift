@@ -267,3 +267,31 @@ import Testing
         #expect(tree["root"]?["selected"] == 1)
     }
 }
+
+/// `dismiss {result, merge: true}` of a screen in a tab not shown: the screen left on top in that
+/// tab takes the result, and `screenResult` names the two screens of that tab.
+@Suite struct ResultOfADismissOffTheVisiblePathTests {
+    @Test func theScreenLeftOnTopWhereTheDismissWasTakesIt() throws {
+        let d = try Daemon(graph: """
+            root: {tabs: [Home, Settings]}
+            coordinators:
+              Home: {opens: [List]}
+              Settings: {}
+              List: {opens: [Item], setup: {type: object, properties: {x: {type: integer}}}}
+              Item: {}
+            """)
+        let c = try d.client(), watcher = try d.client()
+        try watcher.call("subscribe")
+        let list = try c.call("navigate", ["to": "List"])["node"]!
+        let item = try c.call("navigate", ["to": "Item"])["node"]!
+        let settings = try c.call("navigate", ["to": "Settings", "by": "select"])["node"]!
+        let r = try c.call("dismiss", ["node": item, "result": ["x": 1], "merge": true])
+        #expect(r["removed"] == [item], "\(r)")
+        let tree = try c.call("tree")
+        let tabs = tree["root"]?["children"]?.arrayValue ?? []
+        #expect(tabs.first?["children"]?.arrayValue?.last?["id"] == list && tabs.first?["children"]?.arrayValue?.last?["params"] == ["x": 1], "\(tree)")
+        #expect(tabs.last?["children"]?.arrayValue?.first?["params"] == [:], "the screen shown takes nothing: \(tree)")
+        let note = try watcher.notification("screenResult")
+        #expect(note["params"]?["node"] == item && note["params"]?["to"] == list && note["params"]?["to"] != settings, "\(note)")
+    }
+}

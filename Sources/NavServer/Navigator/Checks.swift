@@ -23,11 +23,11 @@ extension Navigator {
     /// `dismiss {result}`: tells the screen now on top (the one below what was dismissed) the result
     /// of the screen that was shown, as `screenResult {session, node, to, result}` to the session's
     /// subscribers and the caller.
-    func deliverScreenResult(_ result: JSONValue, from shown: String, in state: SessionState, caller: some Client) {
+    func deliverScreenResult(_ result: JSONValue, from shown: String, to top: String? = nil, in state: SessionState, caller: some Client) {
         let s = state.session
         let params: JSONValue = [
             "session": .string(s.name), "node": .string(shown),
-            "to": .string(s.visibleTop?.id ?? ""), "result": result,
+            "to": .string(top ?? s.visibleTop?.id ?? ""), "result": result,
         ]
         publisher.notify("screenResult", params, to: state.audience, also: caller)
     }

@@ -69,7 +69,9 @@ extension Navigator {
     private func dismissNow(_ state: SessionState, node: String?, to: String? = nil, toNode: Int? = nil, inclusive: Bool, result: JSONValue?, merge: Bool,
                             caller: some Client) throws(NavError) -> Commit {
         let session = state.session
-        let shown = result == nil ? nil : session.visibleTop?.id
+        // `screenResult`: the screen shown where the dismiss takes effect, and then the one left on top there.
+        let region = result == nil ? nil : (try? session.dismissal(node: node, to: to, toNode: toNode, inclusive: inclusive)).map { Session.Region(around: $0, in: session) }
+        let shown = region?.topScreen(in: session)?.id
         let merging = merge ? result?.objectValue.map {
             Session.ResultMerge(fields: $0, caller: Caller(roles: caller.roles), maxBytes: config.maxMessage)
         } : nil
@@ -86,7 +88,7 @@ extension Navigator {
             coverage.forEachActive { $0.wentBack(in: container) }
         }
         publish(c, in: state)
-        if let result { deliverScreenResult(result, from: shown ?? c.removed.first ?? "", in: state, caller: caller) }
+        if let result { deliverScreenResult(result, from: shown ?? c.removed.first ?? "", to: region?.topScreen(in: session)?.id, in: state, caller: caller) }
         return c
     }
 }
