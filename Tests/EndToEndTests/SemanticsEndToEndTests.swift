@@ -414,6 +414,31 @@ import Testing
         #expect(top?["coordinator"] == "app.Receipt" && top?["params"] == ["orderId": "o-7"], "\(tree)")
     }
 
+    /// A flow completed in a tab not selected goes on there, from the screen its end leaves on top
+    /// in that tab, and the tab shown stays as it is.
+    @Test func aFlowInATabNotShownGoesOnInItsTab() throws {
+        let d = try Daemon(graph: """
+            root: {tabs: [Home, Settings]}
+            coordinators:
+              Home: {opens: [Checkout]}
+              Settings: {}
+              Checkout: {flow: {start: Pay, then: Thanks}}
+              Pay: {}
+              Thanks: {}
+            """)
+        let c = try d.client()
+        let home = try c.call("tree")["visible"]?.arrayValue?.last ?? .null
+        let flow = try c.call("navigate", ["to": "Checkout"])["node"]!
+        try c.call("navigate", ["to": "Settings", "by": "select"])
+        let r = try c.call("flowComplete", ["flow": flow, "result": [:]])
+        #expect(r["then"]?["version"] == 4, "\(r)")
+        let tree = try c.call("tree")
+        let tabs = tree["root"]?["children"]?.arrayValue ?? []
+        let stack = tabs.first?["children"]?.arrayValue ?? []
+        #expect(stack.map { $0["coordinator"] } == ["app.Home", "app.Thanks"] && stack.first?["id"] == home, "\(tree)")
+        #expect(tabs.last?["children"]?.arrayValue?.map { $0["coordinator"] } == ["app.Settings"] && tree["root"]?["selected"] == 1, "\(tree)")
+    }
+
     @Test func theNavigateThatStartsTheFlowMaySayOtherwise() throws {
         let d = try Daemon(graph: Self.graph)
         let c = try d.client()

@@ -23,8 +23,11 @@ extension Navigator {
                 }
             }
         }
-        let flowCoordinator = state.session.node(flow).flatMap { $0.kind == .flow ? $0.coordinator : nil }
+        let flowNode = state.session.node(flow)
+        let flowCoordinator = flowNode.flatMap { $0.kind == .flow ? $0.coordinator : nil }
         let then = state.flowThens[flow] ?? flowCoordinator.flatMap { graph.coordinators[$0].flow?.then }
+        // Where the flow is: its `then` goes on from the screen its end leaves on top there.
+        let region = then == nil ? nil : flowNode.map { Session.Region(around: $0, in: state.session) }
         let c: Commit
         do throws(NavError) { c = try state.session.flowComplete(flow, outcome) } catch {
             call.fail(error.rpc)
@@ -36,12 +39,16 @@ extension Navigator {
             call.succeed(Removed(c))
             return
         }
-        continueAfterFlow(then, of: flowCoordinator, result: result, completed: c, in: state, call: call)
+        let top = region?.topScreen(in: state.session)
+        let from = top === state.session.visibleTop ? nil : top?.id
+        continueAfterFlow(then, of: flowCoordinator, from: from, result: result, completed: c, in: state, call: call)
     }
 
-    /// Navigates to a completed flow's `then` from the screen now on top, as the client that completed
-    /// it; the reply to `flowComplete` carries its outcome as `then` (after its preconditions).
-    private func continueAfterFlow(_ then: NavigationSpec, of flow: Int, result: JSONValue, completed c: Commit, in state: SessionState, call: some Responder) {
+    /// Navigates to a completed flow's `then` from the screen now on top where the flow was (`from`:
+    /// that screen when it is not the visible top: a flow in a tab not selected), as the client that
+    /// completed it; the reply to `flowComplete` carries its outcome as `then` (after its preconditions).
+    private func continueAfterFlow(_ then: NavigationSpec, of flow: Int, from: String?, result: JSONValue, completed c: Commit, in state: SessionState,
+                                   call: some Responder) {
         let removed: JSONValue = .array(c.removed.map(JSONValue.string))
         let version = c.version
         func reply(_ outcome: Result<JSONValue, NavError>, _ to: any Answer) {
@@ -56,7 +63,7 @@ extension Navigator {
         let plan: Plan
         do throws(NavError) {
             plan = try state.session.plan(Destination(target: then.to), by: then.by, with: resolveResultReferences(then.with, in: result),
-                                          from: nil, ifVersion: nil, caller: caller, afterFlow: flow)
+                                          from: from, ifVersion: nil, caller: caller, afterFlow: flow)
         } catch {
             reply(.failure(error), call.deferred())
             return
