@@ -16,7 +16,8 @@ match's stack), which screen
 `navigate {existing: top | pop}` keeps (by `identity`) and the params it takes, the stack
 `open` and `reset {to}` build (a root tab's, or the whole tree) and the screen `open {by: push}`
 pushes, what a `dismiss` removes (a node, or `to` a destination; a result merged), and where a
-completed flow goes on (the `then` its navigate gave, else the declared one) and the params its
+completed flow goes on (the `then` its navigate gave, else the declared one, from the screen left
+on top where the flow was) and the params its
 `with` takes from the flow's result. While the leave guard `pl` fails, no step removes a
 screen that declares it. With `--restarts`, navd keeps a state file and is killed
 (`kill -9`) now and then: the restarted navd
@@ -608,6 +609,20 @@ def dismissed(before, node_id, described=None):
             target = holder["id"]  # a container's tab's first screen: the container goes (no `back:`)
             continue
         return None
+
+
+def left_on_top(before, after, node_id):
+    """The screen a removal of `node_id` (and what is above it) leaves on top where it was, as
+    PROTOCOL.md says for `dismiss {result, merge}`: the visible top when the node is on the visible
+    path; else the top of its nearest ancestor still in the tree (a tab not selected, say)."""
+    if node_id in visible_path(before):
+        return visible_path(after)[-1]
+    parents, chain, n = parents_of(before), [], node_id
+    while n in parents:
+        n = parents[n]["id"]
+        chain.append(n)
+    by_id = {m["id"]: m for m in nodes(after)}
+    return visible_path(by_id[next(i for i in chain if i in by_id)])[-1]
 
 
 def visible_path(root):
@@ -1388,7 +1403,9 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             expected = popped_to(tree["root"], P["to"], P.get("inclusive", False), described) if "to" in P else \
                 dismissed(tree["root"], P.get("node", tree["visible"][-1]), described)
             if expected is not None and P.get("merge"):
-                top = next(n for n in nodes(expected) if n["id"] == visible_path(expected)[-1])
+                # (A node off the visible path: the screen left on top where it was.)
+                at = left_on_top(tree["root"], expected, P.get("node", tree["visible"][-1])) if "to" not in P else visible_path(expected)[-1]
+                top = next(n for n in nodes(expected) if n["id"] == at)
                 top["params"] = {k: v for k, v in dict(top.get("params", {}), **P["result"]).items() if v is not None}
                 seen["merged"] += 1
             if expected is not None:
@@ -1424,7 +1441,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 and after["version"] == then.get("version", reply["result"]["version"]):
             # The flow and everything above it leave (a flow first in a presented stack takes the
             # modal); its `then` (the navigate's, else the declared one) is placed from what is left
-            # on top, pushed unless it says `by`.
+            # on top where the flow was (in a tab not selected too), pushed unless it says `by`.
             expected = dismissed(tree["root"], P["flow"], described)
             if expected is not None and "node" in then:
                 flow = next(n for n in nodes(tree["root"]) if n["id"] == P["flow"])
@@ -1436,13 +1453,15 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 declared, given, _, by = redirected(then, declared, given, True, by) or (None, None, None, None)
                 seen["thens"] += flow["id"] in thens
                 left = expected
-                expected = placed({"before": expected, "before_visible": visible_path(expected), "after": after["root"]},
+                at = left_on_top(tree["root"], left, P["flow"])
+                expected = placed(dict({"before": expected, "before_visible": visible_path(expected), "after": after["root"]},
+                                       **({"from": at} if at != visible_path(left)[-1] else {})),
                                   then["node"], by, declared, described) if declared else None
                 made = next((n for n in nodes(after["root"]) if n["id"] == then["node"]), {})
                 if expected is not None and made.get("kind") == "screen":
                     # Its params: the `then`'s `with`, its result references taken from the result,
                     # and what the target's mediation copies from the screen left on top.
-                    source = next(n for n in nodes(left) if n["id"] == visible_path(left)[-1])
+                    source = next(n for n in nodes(left) if n["id"] == at)
                     params, _ = mediated(given, declared, source, described)
                     seen["then_params"] += bool(given)
                     if made.get("params") != params:
