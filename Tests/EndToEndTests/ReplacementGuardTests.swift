@@ -152,8 +152,9 @@ import Testing
         coordinators:
           Home: {opens: [List, Gated]}
           List: {opens: [Item, Draft, Other, Kept]}
-          Item: {opens: [Gated]}
+          Item: {opens: [Gated, Instead]}
           Gated: {preconditions: [asked]}
+          Instead: {}
           Draft: {leave: [askLeave]}
           Other: {}
           Kept: {leave: [saved]}
@@ -165,7 +166,7 @@ import Testing
 
     /// Home, List, Item; `request` from Item waits on the provider of `asked` while Kept (guarded by
     /// `saved`, which fails) is pushed from List; then the provider passes it.
-    func waitWhileKeptIsPushed(_ request: JSONValue) throws -> (d: Daemon, c: TestClient, item: JSONValue, reply: JSONValue) {
+    func waitWhileKeptIsPushed(_ request: JSONValue, answer: JSONValue = ["passed": true]) throws -> (d: Daemon, c: TestClient, item: JSONValue, reply: JSONValue) {
         let d = try Daemon(graph: Self.graph)
         let c = try d.client(), provider = try d.client()
         try provider.call("provide", ["preconditions": ["app.asked"]])
@@ -174,7 +175,7 @@ import Testing
         let id = try c.send("navigate", request)
         let ask = try provider.serverRequest("precondition.evaluate")
         try c.call("navigate", ["to": "Kept", "from": list])
-        try provider.respond(to: ask, result: ["passed": true])
+        try provider.respond(to: ask, result: answer)
         return (d, c, item, try c.reply(to: id))
     }
 
@@ -195,6 +196,16 @@ import Testing
         from["from"] = item
         let again = try c.callError("navigate", .object(from))
         #expect(again["data"]?["kind"] == "preconditionFailed" && again["data"]?["precondition"] == "app.saved", "\(again)")
+    }
+
+    /// Redirected by the provider's answer, after the guarded screen came: the pop it keeps still
+    /// removes what came since it was planned.
+    @Test func aRedirectKeepsTheCheckOfWhatCame() throws {
+        let (d, c, _, reply) = try waitWhileKeptIsPushed(["to": "Gated", "popUpTo": ["to": "List"]], answer: ["passed": false, "redirect": "app.Instead"])
+        _ = d
+        #expect(reply["error"]?["data"]?["kind"] == "conflict" && reply["error"]?["data"]?["preconditions"] == ["app.saved"], "\(reply)")
+        let stack = try c.call("tree")["root"]?["children"]?.arrayValue?.map { $0["coordinator"] } ?? []
+        #expect(stack == ["app.Home", "app.List", "app.Item", "app.Kept"], "nothing changed: \(stack)")
     }
 
     @Test func aForcedReplacementThatWaitedRemovesWhatCame() throws {

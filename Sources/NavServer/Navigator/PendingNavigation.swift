@@ -58,8 +58,8 @@ final class PendingNavigation {
     /// replacement runs first): it lets the navigation go on or refuses it, and never redirects it.
     var onLeaveGuard: Bool { leaving != nil || step < plan.leaveGuards }
     var commitInstead: (() -> Result<JSONValue, NavError>)?
-    /// The session's version when its plan (and the leave guards it runs) was made: a commit at
-    /// another version checks that it removes nothing guarded whose guards did not run.
+    /// The session's version when it was planned (a redirect keeps it): a commit at another version
+    /// checks that it removes nothing guarded whose guards did not run.
     var plannedAt: Int
     /// Leave guards that passed for it under a plan a redirect replaced.
     var guardsPassedBefore: Set<Int> = []

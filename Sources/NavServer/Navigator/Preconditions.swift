@@ -216,7 +216,6 @@ extension Navigator {
         nav.redirects.append((from: from, precondition: p.name, to: spec.to))
         nav.guardsPassedBefore.formUnion(nav.plan.preconditions.prefix(nav.plan.leaveGuards))
         nav.plan = plan
-        nav.plannedAt = session.version
         nav.step = 0
         nav.recovered = false
         runPreconditions(nav)
