@@ -13,9 +13,14 @@ final class Mirror {
     var version: Int
     /// A snapshot is being read: notifications wait in `buffered`.
     var fetching = false
-    /// The next snapshot read is sent even at the version subscribers were last sent (they may
-    /// not have received it).
+    /// A snapshot is owed: notifications to the subscribers were dropped (a commit of this node was
+    /// not stored), so they may lack versions up to ``version``. Until one is sent no change is
+    /// forwarded (it would apply to a tree they do not have), and the next snapshot read at
+    /// ``version`` or later is sent even at ``version``; a read older than that is read again.
     var resend = false
+    /// Reads again for an owed snapshot that came back older than ``version`` (bounded).
+    var rereads = 0
+    static let maxRereads = 8
     var buffered: [(version: Int, payload: String)] = []
     /// The most notifications kept while a snapshot is read; past it they are dropped and another
     /// snapshot is read.
@@ -90,8 +95,8 @@ extension Navigator {
     }
 
     private func forward(_ version: Int, _ payload: String, _ p: JSONValue, to m: Mirror) {
-        if version <= m.version { return }
-        guard version == m.version + 1, p["changes"] != nil else {
+        if version <= m.version && !m.resend { return }
+        guard version == m.version + 1, p["changes"] != nil, !m.resend else {
             refetch(m)
             return
         }
@@ -109,11 +114,20 @@ extension Navigator {
             m.fetching = false
             if case .success(let found) = r {
                 // A read that failed keeps `resend` for the next (after the store is back).
-                let resend = m.resend
-                m.resend = false
-                if let s = found, s.version > m.version || (resend && s.version == m.version) {
+                // (Past the rereads, the snapshot read is sent as it is; the next change's gap reads again.)
+                if let s = found, s.version > m.version || (m.resend && (s.version == m.version || m.rereads >= Mirror.maxRereads)) {
                     m.version = s.version
+                    m.resend = false
+                    m.rereads = 0
                     sendSnapshot(of: s, to: m.subscribers.audience)
+                } else if m.resend, found != nil {
+                    // Read before the versions the subscribers may lack were stored: read again.
+                    m.rereads += 1
+                    m.buffered = []
+                    return refetch(m)
+                } else {
+                    m.resend = false
+                    m.rereads = 0
                 }
             }
             let waiting = m.buffered.sorted { $0.version < $1.version }
