@@ -57,7 +57,7 @@ extension Session {
         var changes = ChangeLog(self)
         var removed = Removal()
         // The screen left on top where the node was (off the visible path too) takes the result.
-        let region = merging == nil ? nil : Region(around: node, in: self)
+        let region = merging == nil ? nil : Region(around: node, in: self, goingBack: flowNode == nil)
         try detach(node, flowNode: flowNode, changes: &changes, removed: &removed, goingBack: flowNode == nil)
         if let merging {
             guard let top = region?.topScreen(in: self) else { throw NavError(.unknownNode, "no screen is left on top to take the result") }

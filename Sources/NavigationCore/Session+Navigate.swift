@@ -418,7 +418,7 @@ extension Session {
             throw NavError(.conflict, "the popUpTo screen `\(Node.id(number))` is gone (dismissed while the navigation was pending)",
                            data: ["node": .string(Node.id(number))])
         }
-        let region = Region(around: inclusive ? match : removalAbove(match, inclusive: false) ?? match, in: self)
+        let region = Region(around: removalAbove(match, inclusive: inclusive) ?? match, in: self, goingBack: false)
         if let going = removalAbove(match, inclusive: inclusive) {
             try detach(going, flowNode: nil, changes: &changes, removed: &removed)
         }
@@ -427,25 +427,30 @@ extension Session {
     }
 
     /// Where a removal takes effect, for the screen it leaves on top there: the visible top when what
-    /// it removes is on the visible path (the usual case: nothing is kept), else the top of the
-    /// nearest of its ancestors still in the tree (a tab no longer selected, say).
+    /// it removes is on the visible path (the usual case), else the top of what holds it and stays
+    /// (a tab not selected, say). One number: nothing counted, nothing to release.
     public struct Region {
-        /// The ancestors of what is removed, nearest first; empty when it is on the visible path.
-        let ancestors: [Int]
+        /// The node that holds what is removed and stays (its stack or flow, or the screen whose modal
+        /// goes), or -1 when what is removed is on the visible path.
+        let anchor: Int
 
-        /// The region of removing `node` (and what is above it).
-        public init(around node: Node, in session: Session) {
-            var ancestors: [Int] = []
-            if !session.isShown(node) {
-                var n = node.parent
-                while let next = n { ancestors.append(next.number); n = next.parent }
+        /// The region of removing `node` (and what is above it) by the dismiss rules (`goingBack`: a
+        /// dismiss, which at a tab's first screen may select another tab instead).
+        public init(around node: Node, in session: Session, goingBack: Bool = true) {
+            guard !session.isShown(node), let d = try? session.detachment(of: node, goingBack: goingBack) else {
+                anchor = -1
+                return
             }
-            self.ancestors = ancestors
+            switch d {
+            case .modal(let owner, _): anchor = owner.with { $0.number }
+            case .pop(let container, _): anchor = container.with { $0.number }
+            case .selectTab(let shell, _): anchor = shell.with { $0.number }
+            }
         }
 
         /// The screen on top of the region now: after the removal, the one it left; before, the one shown there.
         public func topScreen(in session: Session) -> Node? {
-            let start = ancestors.lazy.compactMap { session.nodes[number: $0] }.first ?? session.root
+            let start = anchor < 0 ? session.root : session.nodes[number: anchor] ?? session.root
             return session.topScreen(from: NodeLink(start))?.node
         }
     }

@@ -27,7 +27,7 @@ extension Navigator {
         let flowCoordinator = flowNode.flatMap { $0.kind == .flow ? $0.coordinator : nil }
         let then = state.flowThens[flow] ?? flowCoordinator.flatMap { graph.coordinators[$0].flow?.then }
         // Where the flow is: its `then` goes on from the screen its end leaves on top there.
-        let region = then == nil ? nil : flowNode.map { Session.Region(around: $0, in: state.session) }
+        let region = then == nil ? nil : flowNode.map { Session.Region(around: $0, in: state.session, goingBack: false) }
         let c: Commit
         do throws(NavError) { c = try state.session.flowComplete(flow, outcome) } catch {
             call.fail(error.rpc)
