@@ -294,7 +294,7 @@ public final class Explorer {
 
     func dismiss(_ session: Session, _ take: (Step, Session) -> Void) {
         let guards: [Int]
-        do throws(NavError) { guards = try session.leaveGuards(node: nil, to: nil, inclusive: false).preconditions } catch { return }
+        do throws(NavError) { guards = try session.leaveGuards(node: nil, to: nil, inclusive: false).guards.preconditions } catch { return }
         var step = Step(action: .dismiss)
         // Leave guards: each passing, or the first failing (the dismiss then changes nothing).
         for p in guards {

@@ -103,44 +103,55 @@ public struct Plan: Sendable {
         get { extras?.linkIndex ?? -1 }
         set { extras = PlanExtras(extras, linkIndex: newValue) }
     }
-    /// How many of ``preconditions``, from the first, are the leave guards of what the plan removes
-    /// (which let it go on or refuse it, and never redirect it).
-    public var leaveGuards: Int {
-        get { extras?.leaveGuards ?? 0 }
-        set { extras = PlanExtras(extras, leaveGuards: newValue) }
+    /// The leave guards of what the plan removes, the first of ``preconditions`` (one step each, in
+    /// this order): each lets it go on or refuses it, and never redirects it.
+    public var guards: [LeaveGuard] {
+        get { extras?.guards ?? [] }
+        set { extras = PlanExtras(extras, guards: newValue) }
+    }
+
+    /// How many of ``preconditions``, from the first, are leave guards (``guards``).
+    public var leaveGuards: Int { extras?.guards.count ?? 0 }
+
+    /// The leave guard precondition `step` runs, or nil when that step is not one.
+    public func leaveGuard(at step: Int) -> LeaveGuard? {
+        guard let g = extras?.guards, step < g.count else { return nil }
+        return g[step]
     }
 
     /// The source node's id.
     public var sourceId: String { Node.id(source) }
 
-    /// This plan with `extra` preconditions, leave guards, evaluated before its own (a `popUpTo`'s,
-    /// those of what a replacement removes).
-    public func withPreconditions(before extra: [Int]) -> Plan {
+    /// This plan with `extra` leave guards evaluated before its own preconditions (a `popUpTo`'s,
+    /// those of what a replacement removes, a dismiss's).
+    public func withPreconditions(before extra: [LeaveGuard]) -> Plan {
         let (all, guards) = guarded(by: extra)
         var p = Plan(target: target, by: by, params: params, source: source, ifVersion: ifVersion, preconditions: all)
         p.link = link
         p.selectsWith = selectsWith
         p.extras = extras
-        p.leaveGuards = guards
+        p.guards = guards
         return p
     }
 
-    /// The preconditions with the leave guards `extra` first (each precondition once), and how many
-    /// of them, from the first, are leave guards (those `extra` adds, then the plan's own).
-    private func guarded(by extra: [Int]) -> (preconditions: [Int], leaveGuards: Int) {
-        (extra + preconditions.filter { !extra.contains($0) }, extra.count + preconditions.prefix(leaveGuards).filter { !extra.contains($0) }.count)
+    /// The preconditions with the leave guards `extra` first, then the plan's own guards not among
+    /// them, then its other preconditions; and the guards in that order.
+    private func guarded(by extra: [LeaveGuard]) -> (preconditions: [Int], guards: [LeaveGuard]) {
+        let own = self.guards.filter { !extra.contains($0) }
+        let guards = extra + own
+        return (guards.map(\.precondition) + preconditions.dropFirst(leaveGuards), guards)
     }
 
     /// This plan placing its target in the place of screen `number` (`by: replace`): `navigate
     /// {popUpTo: {to, inclusive: true}}` whose match is the first screen of the root stack or of a
     /// tab, which no pop may empty; `extra` preconditions (the leave guards of what goes) first.
-    public func replacing(_ number: Int, preconditions extra: [Int]) -> Plan {
+    public func replacing(_ number: Int, preconditions extra: [LeaveGuard]) -> Plan {
         let (all, guards) = guarded(by: extra)
         var p = Plan(target: target, by: .replace, params: params, paramsBytes: paramsBytes, source: number, ifVersion: ifVersion,
                      preconditions: all)
         p.extras = extras
         p.popUpTo = nil
-        p.leaveGuards = guards
+        p.guards = guards
         return p
     }
 
@@ -169,18 +180,18 @@ final class PlanExtras: Sendable {
     let reuse: Int?
     let route: Int
     let linkIndex: Int
-    let leaveGuards: Int
+    let guards: [LeaveGuard]
 
     /// `base`'s values, but those given (a value given as nil clears it).
     init(_ base: PlanExtras?, hints: JSONValue?? = nil, popUpTo: (node: Int, inclusive: Bool)?? = nil, then: NavigationSpec?? = nil,
-         reuse: Int?? = nil, route: Int? = nil, linkIndex: Int? = nil, leaveGuards: Int? = nil) {
+         reuse: Int?? = nil, route: Int? = nil, linkIndex: Int? = nil, guards: [LeaveGuard]? = nil) {
         self.hints = hints ?? base?.hints
         self.popUpTo = popUpTo ?? base?.popUpTo
         self.then = then ?? base?.then
         self.reuse = reuse ?? base?.reuse
         self.route = route ?? base?.route ?? -1
         self.linkIndex = linkIndex ?? base?.linkIndex ?? -1
-        self.leaveGuards = leaveGuards ?? base?.leaveGuards ?? 0
+        self.guards = guards ?? base?.guards ?? []
     }
 }
 

@@ -151,16 +151,16 @@ extension Session {
 
     /// The `leave:` guards of what is above screen `number` in its stack (and what it presents): what
     /// `navigate {existing: pop}` pops. Empty when nothing is above it.
-    public func leaveGuards(above number: Int) throws(NavError) -> [Int] {
+    public func leaveGuards(above number: Int) throws(NavError) -> [LeaveGuard] {
         guard let screen = nodes[number: number], let going = removalAbove(screen, inclusive: false) else { return [] }
-        return try leaveGuards(node: going.id, to: nil, inclusive: false).preconditions
+        return try leaveGuards(node: going.id, to: nil, inclusive: false).guards
     }
 
     /// The `leave:` guards of what a dismiss would remove (`dismiss(_:)`, or with `to`,
-    /// `dismiss(to:inclusive:)`): their preconditions, the top screen's first, and the topmost guarded
-    /// node. Changes nothing; throws what the dismiss would.
+    /// `dismiss(to:inclusive:)`): one for each guarded screen and each of its guards, the top screen's
+    /// first, and the topmost guarded node. Changes nothing; throws what the dismiss would.
     /// `goingBack`: for a dismiss (see ``detachment(of:goingBack:)``).
-    public func leaveGuards(node nodeId: String?, to: String?, inclusive: Bool, goingBack: Bool = false) throws(NavError) -> (preconditions: [Int], guarded: Node?) {
+    public func leaveGuards(node nodeId: String?, to: String?, inclusive: Bool, goingBack: Bool = false) throws(NavError) -> (guards: [LeaveGuard], guarded: Node?) {
         // The usual dismiss (the visible top, a screen above others in its stack, presenting nothing)
         // removes that screen alone: only its own guards count. Read without retaining anything.
         if nodeId == nil && to == nil, let top = visibleTopRef {
@@ -175,54 +175,92 @@ extension Session {
         }
         let target: Node
         if let to { target = try popRemovalTarget(to, inclusive: inclusive) } else { target = try dismissTarget(nodeId) }
-        var preconditions: [Int] = []
+        var guards: [LeaveGuard] = []
         var guarded: Node?
         switch try detachment(of: target, goingBack: goingBack) {
         case .selectTab: break
-        case .modal(_, let stack): stack.with { collectLeaveGuards($0, &preconditions, &guarded) }
+        case .modal(_, let stack): stack.with { collectLeaveGuards($0, &guards, &guarded) }
         case .pop(let container, let index):
             container.with { container in
                 var i = container.children.count
                 while i > index {
                     i -= 1
-                    collectLeaveGuards(container.children[i], &preconditions, &guarded)
+                    collectLeaveGuards(container.children[i], &guards, &guarded)
                 }
             }
         }
-        return (preconditions, guarded)
+        return (guards, guarded)
     }
 
     /// The `leave:` guards of what committing `plan` would remove (a `replace`, a `root`, a deep link
     /// or a `reset {to}` replacing stacks), the topmost's first; empty when it removes nothing
     /// guarded, or would fail (its commit then says why).
-    public func leaveGuards(removedBy plan: Plan) -> [Int] {
+    public func leaveGuards(removedBy plan: Plan) -> [LeaveGuard] {
         guard let removed = dryRunCommit(plan).0?.removedNumbers else { return [] }
-        var preconditions: [Int] = []
+        var guards: [LeaveGuard] = []
         for number in removed.reversed() {
             guard let n = nodes[number: number], n.coordinator >= 0, graph.leaveGuarded[n.coordinator] else { continue }
-            for p in graph.coordinators[n.coordinator].leave where !preconditions.contains(p) { preconditions.append(p) }
+            appendLeaveGuards(of: n, to: &guards)
         }
-        return preconditions
+        return guards
     }
 
     /// The `leave:` guards of every node of the tree, the topmost's first (what `reset {}` removes).
-    public func leaveGuardsOfTheTree() -> [Int] {
-        var preconditions: [Int] = []
+    public func leaveGuardsOfTheTree() -> [LeaveGuard] {
+        var guards: [LeaveGuard] = []
         var guarded: Node?
-        collectLeaveGuards(root, &preconditions, &guarded)
-        return preconditions
+        collectLeaveGuards(root, &guards, &guarded)
+        return guards
     }
 
     /// The guards of `n` and what is above it, top first.
-    private func collectLeaveGuards(_ n: Node, _ preconditions: inout [Int], _ guarded: inout Node?) {
-        if let p = n.presented { collectLeaveGuards(p, &preconditions, &guarded) }
+    private func collectLeaveGuards(_ n: Node, _ guards: inout [LeaveGuard], _ guarded: inout Node?) {
+        if let p = n.presented { collectLeaveGuards(p, &guards, &guarded) }
         var i = n.children.count
         while i > 0 {
             i -= 1
-            collectLeaveGuards(n.children[i], &preconditions, &guarded)
+            collectLeaveGuards(n.children[i], &guards, &guarded)
         }
         guard n.kind == .screen || n.kind == .flow || (n.kind == .tabs && n.coordinator >= 0), graph.leaveGuarded[n.coordinator] else { return }
-        for p in graph.coordinators[n.coordinator].leave where !preconditions.contains(p) { preconditions.append(p) }
+        appendLeaveGuards(of: n, to: &guards)
         if guarded == nil { guarded = n }
+    }
+
+    /// `n`'s own guards, each once, in their declared order.
+    private func appendLeaveGuards(of n: Node, to guards: inout [LeaveGuard]) {
+        for p in graph.coordinators[n.coordinator].leave {
+            let g = LeaveGuard(precondition: p, node: n.number)
+            if !guards.contains(g) { guards.append(g) }
+        }
+    }
+
+    /// The params of node `number` and its coordinator (-1 for a stack), or nil when it is not in
+    /// the tree: what a leave guard of that node is asked about.
+    public func leaving(_ number: Int) -> (coordinator: Int, params: JSONValue)? {
+        guard let n = nodes[number: number] else { return nil }
+        return (n.coordinator, n.params)
+    }
+}
+
+/// A `leave:` guard of one node: precondition `precondition` (its index in the graph) protecting the
+/// screen, flow or tab container numbered `node`. A guard runs once for each node it protects,
+/// about that node (its id, coordinator and params), so that a guard declared by two screens of a
+/// stack is asked about both.
+public struct LeaveGuard: Hashable, Sendable {
+    public let precondition: Int
+    public let node: Int
+
+    public init(precondition: Int, node: Int) {
+        self.precondition = precondition
+        self.node = node
+    }
+}
+
+extension Array where Element == LeaveGuard {
+    /// The preconditions these guards run, each once, in their order.
+    public var preconditions: [Int] {
+        var out: [Int] = []
+        for g in self where !out.contains(g.precondition) { out.append(g.precondition) }
+        return out
     }
 }

@@ -284,10 +284,13 @@ extension Result where Failure == NavError {
         let first = try go(s, "Editor").node!
         let second = try go(s, "Editor").node!
         let top = try s.leaveGuards(node: nil, to: nil, inclusive: false)
-        #expect(top.guarded === second && top.preconditions.map { graph.preconditions[$0].localName } == ["saved", "asked"])
+        #expect(top.guarded === second && top.guards.map { graph.preconditions[$0.precondition].localName } == ["saved", "asked"])
+        #expect(top.guards.allSatisfy { $0.node == second.number }, "each guard is about the screen it protects")
         let both = try s.leaveGuards(node: first.id, to: nil, inclusive: false)
         #expect(both.guarded === second, "the top screen's guards come first")
-        #expect(try s.leaveGuards(node: nil, to: "Home", inclusive: false).preconditions.count == 2, "dismiss {to} removes guarded screens too")
+        let toHome = try s.leaveGuards(node: nil, to: "Home", inclusive: false).guards
+        #expect(toHome.map(\.node) == [second.number, second.number, first.number, first.number], "dismiss {to} runs the guards of each guarded screen it removes, top first")
+        #expect(toHome.preconditions.count == 2)
         #expect(throws: NavError.self) { try s.leaveGuards(node: "n1", to: nil, inclusive: false) }
         #expect(s.version == 2, "asking changes nothing")
     }

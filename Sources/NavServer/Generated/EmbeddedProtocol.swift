@@ -2909,7 +2909,7 @@ public enum EmbeddedProtocol {
   "x-client-requests": [
     {
       "name": "precondition.evaluate",
-      "summary": "navd asks a providing client to evaluate a provider precondition.",
+      "summary": "navd asks a providing client to evaluate a provider precondition. navigation: {id, session, to, by, with, from}; for a leave guard, the screen it protects (one request per guarded screen): {id, session, leaving, coordinator, with}, and to, by, from when a navigation removes it.",
       "params": {
         "precondition": "cart.paymentAuthorized",
         "session": "main",

@@ -23,7 +23,7 @@ extension Navigator {
             }
         }
         // The leave guards of every screen and flow it would remove, the top one's first.
-        var guards: [Int] = []
+        var guards: [LeaveGuard] = []
         var guarded: Node?
         if graph.hasLeaveGuards {
             do throws(NavError) {
@@ -42,7 +42,8 @@ extension Navigator {
             }
             return
         }
-        let plan = Plan(target: guarded.coordinator, by: .push, params: guarded.params, source: guarded.number, ifVersion: nil, preconditions: guards)
+        let plan = Plan(target: guarded.coordinator, by: .push, params: guarded.params, source: guarded.number, ifVersion: nil, preconditions: [])
+            .withPreconditions(before: guards)
         let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: nil,
                                     caller: Caller(roles: call.client.roles), reply: call.deferred(), client: call.client)
         nav.leaving = guarded.id
@@ -54,7 +55,7 @@ extension Navigator {
         let (inclusive, result, merge) = (r.inclusive, r.result, r.merge)
         nav.guardsNow = {
             let going = match.flatMap { try? session.popRemovalTarget(above: $0, inclusive: inclusive).id } ?? node
-            return (try? session.leaveGuards(node: going, to: nil, inclusive: false, goingBack: true))?.preconditions ?? []
+            return (try? session.leaveGuards(node: going, to: nil, inclusive: false, goingBack: true))?.guards ?? []
         }
         nav.commitInstead = { [unowned self] in
             Result { () throws(NavError) in

@@ -135,7 +135,7 @@ extension Navigator {
     /// a `reset {to}`), after the `leave:` guards of
     /// the screens it removes (the topmost's first), as a dismiss runs them; `force` skips them.
     /// Those in `passed` (which passed for the navigation already, before a redirect) are not run again.
-    func guardingReplacement(_ plan: Plan, in session: Session, passed: Set<Int> = []) -> Plan {
+    func guardingReplacement(_ plan: Plan, in session: Session, passed: Set<LeaveGuard> = []) -> Plan {
         guard graph.hasLeaveGuards else { return plan }
         let guards = session.leaveGuards(removedBy: plan).filter { !passed.contains($0) }
         return guards.isEmpty ? plan : plan.withPreconditions(before: guards)
@@ -212,7 +212,8 @@ extension Navigator {
             let guards = graph.hasLeaveGuards && !r.force ? session.leaveGuardsOfTheTree() : []
             guard !guards.isEmpty, let top = session.visibleTop else { return call.succeed(resetNow()) }
             // The leave guards of the whole tree first, as a dismiss of it would run them.
-            let plan = Plan(target: top.coordinator, by: .root, params: top.params, source: top.number, ifVersion: nil, preconditions: guards)
+            let plan = Plan(target: top.coordinator, by: .root, params: top.params, source: top.number, ifVersion: nil, preconditions: [])
+                .withPreconditions(before: guards)
             let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: nil,
                                         caller: Caller(roles: call.client.roles), reply: call.deferred(), client: call.client)
             nav.leaving = top.id
@@ -259,9 +260,9 @@ extension Navigator {
                     throw NavError(.invalidParams, "popUpTo inclusive of `\(match.id)`, the first screen of its stack, makes the target its first screen, which a push does (as by: replace from it); a stack is never empty, so there is nothing to present from",
                                    data: ["param": "popUpTo"])
                 }
-                var guards: [Int] = graph.coordinators[match.coordinator].leave
+                var guards = graph.coordinators[match.coordinator].leave.map { LeaveGuard(precondition: $0, node: match.number) }
                 if graph.hasLeaveGuards, let above = try? session.leaveGuards(node: nil, to: match.id, inclusive: false) {
-                    guards = above.preconditions + guards.filter { !above.preconditions.contains($0) }
+                    guards = above.guards + guards.filter { !above.guards.contains($0) }
                 }
                 plan = plan.replacing(match.number, preconditions: guards)
                 _ = try session.dryRun(plan)
@@ -270,8 +271,8 @@ extension Navigator {
             plan.popUpTo = (match.number, popUpTo.inclusive)
             // The screens the pop removes keep their leave guards: they run first.
             if graph.hasLeaveGuards, let guards = try? session.leaveGuards(node: nil, to: popUpTo.to, inclusive: popUpTo.inclusive),
-               !guards.preconditions.isEmpty {
-                plan = plan.withPreconditions(before: guards.preconditions)
+               !guards.guards.isEmpty {
+                plan = plan.withPreconditions(before: guards.guards)
             }
             // What the pop leaves on top must be able to show the target (a modal already shown is popped first).
             _ = try session.dryRun(plan)

@@ -62,10 +62,10 @@ final class PendingNavigation {
     /// checks that it removes nothing guarded whose guards did not run.
     var plannedAt: Int
     /// Leave guards that passed for it under a plan a redirect replaced.
-    var guardsPassedBefore: Set<Int> = []
+    var guardsPassedBefore: Set<LeaveGuard> = []
     /// A dismiss's or a `reset {}`'s: the leave guards of what it would remove now (its plan only
     /// carries those it ran).
-    var guardsNow: (() -> [Int])?
+    var guardsNow: (() -> [LeaveGuard])?
 
     init(number: Int, state: SessionState, plan: Plan, key: String?, caller: Caller, replies: [any Answer], client: any Client) {
         self.number = number

@@ -96,7 +96,7 @@ extension Navigator {
     func guardsNotRun(_ nav: PendingNavigation) -> NavError? {
         let session = nav.state.session
         guard graph.hasLeaveGuards, !nav.force, session.version != nav.plannedAt else { return nil }
-        let now: [Int]
+        let now: [LeaveGuard]
         if let guardsNow = nav.guardsNow {
             now = guardsNow()
         } else if nav.plan.popUpTo != nil || nav.plan.link != nil || nav.plan.by.mayReplaceScreens {
@@ -104,10 +104,10 @@ extension Navigator {
         } else {
             return nil
         }
-        let ran = nav.guardsPassedBefore.union(nav.plan.preconditions)
+        let ran = nav.guardsPassedBefore.union(nav.plan.guards)
         let missed = now.filter { !ran.contains($0) }
         guard !missed.isEmpty else { return nil }
-        let names = missed.map { graph.preconditions[$0].name }
+        let names = missed.preconditions.map { graph.preconditions[$0].name }
         return NavError(.conflict, "the tree changed while \(nav.id) waited (version \(nav.plannedAt), now \(session.version)): it would now also remove what the leave guards \(names.map { "`\($0)`" }.joined(separator: ", ")) protect, which did not run for it; ask again: those guards then run first (a replacement with `force: true` skips them)",
                         data: ["navigation": .string(nav.id), "preconditions": .array(names.map(JSONValue.string)), "version": .int(session.version)])
     }

@@ -79,14 +79,21 @@ extension Navigator {
         config.maxQueueWaitMs > nav.queuedMs ? config.maxQueueWaitMs - nav.queuedMs : 0
     }
 
-    /// The navigation as commands see it on stdin and providers in their params.
+    /// The navigation as commands see it on stdin and providers in their params. A leave guard is
+    /// asked about the node it protects: `leaving` (its id), its coordinator and its params; a
+    /// navigation's guard also says where the navigation goes.
     func navigationJSON(_ nav: PendingNavigation) -> JSONValue {
-        if let leaving = nav.leaving {
-            // A leave guard: the screen about to be dismissed.
-            return [
-                "id": .string(nav.id), "session": .string(nav.state.session.name), "leaving": .string(leaving),
-                "coordinator": .string(graph.coordinators[nav.plan.target].name), "with": nav.plan.params,
+        if let subject = guardSubject(nav) {
+            var o: JSONObject = [
+                "id": .string(nav.id), "session": .string(nav.state.session.name), "leaving": .string(Node.id(subject.node)),
+                "coordinator": .string(graph.coordinators[subject.coordinator].name), "with": subject.params,
             ]
+            if nav.leaving == nil {
+                o["to"] = .string(graph.coordinators[nav.plan.target].name)
+                o["by"] = .string(nav.plan.by.rawValue)
+                o["from"] = .string(nav.plan.sourceId)
+            }
+            return .object(o)
         }
         return [
             "id": .string(nav.id), "session": .string(nav.state.session.name),
@@ -95,10 +102,23 @@ extension Navigator {
         ]
     }
 
-    /// Fills the placeholders of one argument (one pass over the template; see ``ArgvTemplate``).
+    /// What the leave guard `nav` runs now is about: the node it protects, that node's coordinator
+    /// and params; nil when the step is not a leave guard's (or its node left the tree: it then
+    /// protects nothing and is passed over, ``runPreconditions(_:)``).
+    func guardSubject(_ nav: PendingNavigation) -> (node: Int, coordinator: Int, params: JSONValue)? {
+        guard let g = nav.plan.leaveGuard(at: nav.step), let n = nav.state.session.leaving(g.node), n.coordinator >= 0 else { return nil }
+        return (g.node, n.coordinator, n.params)
+    }
+
+    /// Fills the placeholders of one argument (one pass over the template; see ``ArgvTemplate``). On a
+    /// leave guard `{with.FIELD}` is read from the params of the node it protects, and a dismiss's
+    /// `{to}` is that node's coordinator.
     private func expand(_ arg: String, _ nav: PendingNavigation) throws(ArgvTemplate.Refusal) -> String {
-        try ArgvTemplate.expand(arg, to: graph.coordinators[nav.plan.target].name, session: nav.state.session.name) { field in
-            switch nav.plan.params[field] {
+        let subject = guardSubject(nav)
+        let to = subject.flatMap { nav.leaving != nil ? $0.coordinator : nil } ?? nav.plan.target
+        let params = subject?.params ?? nav.plan.params
+        return try ArgvTemplate.expand(arg, to: graph.coordinators[to].name, session: nav.state.session.name) { field in
+            switch params[field] {
             case .string(let s)?: return s
             case nil, .null?: return nil
             case let other?: return JSONWriter.string(other)

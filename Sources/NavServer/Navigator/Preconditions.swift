@@ -16,6 +16,12 @@ extension Navigator {
                 finish(nav, outcome)
                 return
             }
+            if nav.plan.leaveGuard(at: nav.step) != nil, guardSubject(nav) == nil {
+                // The node this guard protects left the tree meanwhile: nothing left to protect.
+                nav.step += 1
+                nav.recovered = false
+                continue
+            }
             let p = graph.preconditions[nav.plan.preconditions[nav.step]]
             switch p.kind {
             case .check(let fact, let test):
@@ -51,10 +57,17 @@ extension Navigator {
         let kind: NavError.Kind = timeout ? .preconditionTimeout : .preconditionFailed
         let what = timeout ? "timed out" : "failed"
         let target = graph.coordinators[nav.plan.target].name
-        let message = nav.leaving.map { "leave guard `\(p.name)` of `\(target)` (\($0)) \(what), so it stays: \(reason)" }
-            ?? "precondition `\(p.name)` of `\(target)` \(what): \(reason)"
-        finish(nav, .failure(NavError(kind, message,
-                                      data: ["precondition": .string(p.name), "reason": .string(reason), "navigation": .string(nav.id)])))
+        var data: JSONObject = ["precondition": .string(p.name), "reason": .string(reason), "navigation": .string(nav.id)]
+        let message: String
+        if let subject = guardSubject(nav) {
+            let leaving = Node.id(subject.node)
+            data["leaving"] = .string(leaving)
+            message = "leave guard `\(p.name)` of `\(graph.coordinators[subject.coordinator].name)` (\(leaving)) \(what), so it stays"
+                + (nav.leaving == nil ? " and the navigation to `\(target)` is refused: \(reason)" : ": \(reason)")
+        } else {
+            message = "precondition `\(p.name)` of `\(target)` \(what): \(reason)"
+        }
+        finish(nav, .failure(NavError(kind, message, data: data)))
     }
 
     /// Tells subscribers, and the client that asked for `nav` when it asked for progress (so that it can
@@ -210,11 +223,11 @@ extension Navigator {
         if !nav.force && (plan.by.mayReplaceScreens || plan.link != nil) {
             // A redirect that replaces screens (`by: root`, a link's stack) runs the leave guards of
             // what it removes first, those that have not passed for this navigation already.
-            plan = guardingReplacement(plan, in: session, passed: Set(nav.plan.preconditions.prefix(nav.plan.leaveGuards)))
+            plan = guardingReplacement(plan, in: session, passed: Set(nav.plan.guards))
         }
         covered(p, .redirected)
         nav.redirects.append((from: from, precondition: p.name, to: spec.to))
-        nav.guardsPassedBefore.formUnion(nav.plan.preconditions.prefix(nav.plan.leaveGuards))
+        nav.guardsPassedBefore.formUnion(nav.plan.guards)
         nav.plan = plan
         nav.step = 0
         nav.recovered = false
