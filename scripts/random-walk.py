@@ -19,7 +19,8 @@ pushes, what a `dismiss` removes (a node, or `to` a destination; a result merged
 completed flow goes on (the `then` its navigate gave, else the declared one, from the screen left
 on top where the flow was) and the params its
 `with` takes from the flow's result. While the leave guard `pl` fails, no step removes a
-screen that declares it. With `--restarts`, navd keeps a state file and is killed
+screen that declares it; the provider is asked about a leave guard (`pp`) for a screen that
+declares it, with that screen's coordinator and params. With `--restarts`, navd keeps a state file and is killed
 (`kill -9`) now and then: the restarted navd
 serves the same tree, version and facts it acknowledged.
 
@@ -57,7 +58,7 @@ class Divergence(Exception):
 
 
 # What the walks did, for the summary: navigations that waited for preconditions, provider answers.
-seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0, "merged": 0, "redirected": 0, "waited_placed": 0, "then_params": 0, "waited_popped": 0}
+seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0, "merged": 0, "redirected": 0, "waited_placed": 0, "then_params": 0, "waited_popped": 0, "leave_asks": 0}
 
 
 class Conn:
@@ -779,8 +780,10 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
 
     def collect(where):
         provider.call("ping")
-        asks.extend(n for n in provider.notes if n.get("method") in ("precondition.evaluate", "precondition.recover"))
+        new = [n for n in provider.notes if n.get("method") in ("precondition.evaluate", "precondition.recover")]
+        asks.extend(new)
         provider.notes = []
+        leave_asks(new, where)
         driver.call("ping")
         for note in driver.notes:
             if note.get("method") == "navigationPending":
@@ -797,6 +800,27 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 answered.append((i, r))
             if i in then_requests and "node" in r.get("result", {}):
                 thens[r["result"]["node"]] = then_requests.pop(i)
+
+    def leave_asks(new, where):
+        """A leave guard is asked about one screen that declares it, as the tree holds that screen
+        (its coordinator, its params) when the guard's turn comes: the ask is sent when the guard
+        before it passed, or when the request came, both in the step just made."""
+        mine = [n for n in new if "leaving" in n["params"]["navigation"] and n["params"]["session"] == session]
+        if not mine:
+            return
+        held = {n["id"]: n for n in nodes(driver.call("tree", {"session": session})["result"]["root"])}
+        for ask in mine:
+            nav = ask["params"]["navigation"]
+            node = held.get(nav["leaving"])
+            if node is None:
+                continue  # gone since (a burst's later request): nothing to compare
+            leave = described["coordinators"].get(node.get("coordinator"), {}).get("leave") or []
+            if nav.get("coordinator") != node.get("coordinator") or ask["params"]["precondition"] not in leave \
+                    or nav.get("with", {}) != node.get("params", {}):
+                raise Divergence("the leave guard %s was asked about %s (%s, with %s), which the tree holds as %s, at %s"
+                                 % (ask["params"]["precondition"], nav["leaving"], nav.get("coordinator"), json.dumps(nav.get("with")),
+                                    json.dumps(node)[:300], where))
+            seen["leave_asks"] += 1
 
     def heard_first(i, reply, what):
         """A subscribed client that caused a change hears its stackChanged before the reply."""
@@ -1643,8 +1667,8 @@ def walks(a, conninfo):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after waiting for preconditions, %d of them after a popUpTo, %d after a popUpTo, %d with a field mediation filled, %d by a route, %d redirected by a precondition), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says, %d dismissals (%d merging their result), %d flows completed (%d going on to the `then` their navigate gave, %d with params from the result), %d resets and %d updates as the model says, %d waiting navigations superseded: "
-          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["waited_placed"], seen["waited_popped"], seen["popped"], seen["mediated"], seen["routed"], seen["redirected"], seen["reused"], seen["linked"], seen["dismissed"], seen["merged"], seen["completed"], seen["thens"], seen["then_params"], seen["reset"], seen["updated"], seen["superseded"]))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after waiting for preconditions, %d of them after a popUpTo, %d after a popUpTo, %d with a field mediation filled, %d by a route, %d redirected by a precondition), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says, %d dismissals (%d merging their result), %d flows completed (%d going on to the `then` their navigate gave, %d with params from the result), %d resets and %d updates as the model says, %d waiting navigations superseded, %d leave guards asked about their screen: "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["waited_placed"], seen["waited_popped"], seen["popped"], seen["mediated"], seen["routed"], seen["redirected"], seen["reused"], seen["linked"], seen["dismissed"], seen["merged"], seen["completed"], seen["thens"], seen["then_params"], seen["reset"], seen["updated"], seen["superseded"], seen["leave_asks"]))
     return 0
 
 
