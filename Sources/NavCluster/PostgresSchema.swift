@@ -8,6 +8,9 @@
 ///   epoch (+1 at every takeover). A session's lease is its owner's row: while that is unexpired
 ///   nobody else may take the session; every write checks node, incarnation, lease and epoch.
 /// - `navd_keys`: the replies of keyed navigations, written with their commit.
+/// - `navd_tab_layouts`: the tabs each graph a node served declares (``TabLayout``), by an id made
+///   from them; each session row names the layout of the graph it was written under (`tabs`), so a
+///   node whose graph moved tabs refuses the trees holding them instead of showing a tab as another.
 enum PostgresSchema {
     static let version = 1
 
@@ -29,6 +32,17 @@ enum PostgresSchema {
             reply text NOT NULL, PRIMARY KEY (session, key))
         """,
         "CREATE INDEX IF NOT EXISTS navd_keys_by_session ON navd_keys (session, seq)",
+        "CREATE TABLE IF NOT EXISTS navd_tab_layouts (id text PRIMARY KEY, layout text NOT NULL)",
+        // Rows written before navd recorded layouts have none (NULL): their tabs are checked by count.
+        "ALTER TABLE navd_sessions ADD COLUMN IF NOT EXISTS tabs text",
+        // navd_claim answers each row's layout since: a function whose result changes is made anew.
+        """
+        DO $$ BEGIN
+            IF EXISTS (SELECT 1 FROM pg_proc WHERE proname = 'navd_claim' AND NOT ('o_tabs' = ANY (proargnames))) THEN
+                DROP FUNCTION navd_claim(text, bigint, int, boolean, int, text);
+            END IF;
+        END $$
+        """,
         "CREATE INDEX IF NOT EXISTS navd_sessions_by_node ON navd_sessions (node)",
         // One group commit: fails whole (and writes nothing) unless the node still holds its lease at
         // its incarnation and every session is still its own at the epoch it holds.
@@ -46,16 +60,20 @@ enum PostgresSchema {
             IF NOT live THEN
                 RAISE EXCEPTION 'the lease of node % had expired', p_node USING ERRCODE = 'NV003';
             END IF;
+            -- The layout the rows below name, sent with the first commit after a graph reload.
+            IF doc->'l' IS NOT NULL THEN
+                INSERT INTO navd_tab_layouts (id, layout) VALUES (doc->'l'->>'id', doc->'l'->>'layout') ON CONFLICT DO NOTHING;
+            END IF;
             FOR r IN SELECT value AS name FROM json_array_elements_text(doc->'c') LOOP
                 DELETE FROM navd_sessions WHERE name = r.name AND node = p_node;
                 DELETE FROM navd_keys WHERE session = r.name;
                 PERFORM pg_notify('navd_owners', json_build_object('s', r.name, 'n', NULL)::text);
             END LOOP;
             FOR r IN SELECT * FROM json_to_recordset(doc->'s')
-                AS t(n text, v bigint, i bigint, t json, f json, u bigint, e bigint, b json, new boolean) LOOP
-                INSERT INTO navd_sessions AS s (name, version, next_id, tree, facts, uid, node, epoch)
-                    VALUES (r.n, r.v, r.i, r.t::text, r.f::text, r.u, p_node, r.e)
-                    ON CONFLICT (name) DO UPDATE SET version = r.v, next_id = r.i, tree = r.t::text, facts = r.f::text, uid = r.u
+                AS t(n text, v bigint, i bigint, t json, f json, u bigint, e bigint, b json, new boolean, g text) LOOP
+                INSERT INTO navd_sessions AS s (name, version, next_id, tree, facts, uid, node, epoch, tabs)
+                    VALUES (r.n, r.v, r.i, r.t::text, r.f::text, r.u, p_node, r.e, r.g)
+                    ON CONFLICT (name) DO UPDATE SET version = r.v, next_id = r.i, tree = r.t::text, facts = r.f::text, uid = r.u, tabs = r.g
                     WHERE s.node = p_node AND s.epoch = r.e;
                 GET DIAGNOSTICS n = ROW_COUNT;
                 IF n = 0 THEN
@@ -84,7 +102,8 @@ enum PostgresSchema {
         // node is claiming or committing. Every claim raises the session's epoch.
         """
         CREATE OR REPLACE FUNCTION navd_claim(p_node text, p_inc bigint, p_limit int, p_own boolean, p_key_budget int, p_after text)
-        RETURNS TABLE (o_name text, o_version bigint, o_next_id bigint, o_tree text, o_facts text, o_uid bigint, o_epoch bigint, o_keys json)
+        RETURNS TABLE (o_name text, o_version bigint, o_next_id bigint, o_tree text, o_facts text, o_uid bigint, o_epoch bigint, o_keys json,
+                       o_tabs text, o_layout text)
         LANGUAGE plpgsql AS $$
         #variable_conflict use_column
         DECLARE c record; taken text[] := '{}'; held bigint := 0;
@@ -118,6 +137,8 @@ enum PostgresSchema {
                 o_facts := c.facts; o_uid := c.uid; o_epoch := c.epoch;
                 o_keys := (SELECT coalesce(json_agg(json_build_array(k.key, k.reply) ORDER BY k.seq), '[]'::json)
                            FROM navd_keys k WHERE k.session = c.name);
+                o_tabs := c.tabs;
+                o_layout := (SELECT l.layout FROM navd_tab_layouts l WHERE l.id = c.tabs);
                 IF NOT p_own THEN PERFORM pg_notify('navd_owners', json_build_object('s', c.name, 'n', p_node)::text); END IF;
                 RETURN NEXT;
             END LOOP;
@@ -152,13 +173,18 @@ enum PostgresSchema {
 
     /// A new session owned by the node (epoch 1), unless it exists: answers its name if made.
     static let createSession = """
-        INSERT INTO navd_sessions (name, version, next_id, tree, facts, uid, node, epoch)
-        VALUES ($1, $2::bigint, $3::bigint, $4, '{}', NULL, $5, 1) ON CONFLICT (name) DO NOTHING RETURNING name
+        INSERT INTO navd_sessions (name, version, next_id, tree, facts, uid, node, epoch, tabs)
+        VALUES ($1, $2::bigint, $3::bigint, $4, '{}', NULL, $5, 1, $6) ON CONFLICT (name) DO NOTHING RETURNING name
         """
     static let commit = "SELECT navd_commit($1, $2::bigint, $3::json)"
     static let claim = "SELECT * FROM navd_claim($1, $2::bigint, $3::int, $4::boolean, $5::int, $6::text)"
     static let renew = "SELECT navd_renew($1, $2::bigint, $3::int)"
     static let directory = "SELECT name, node FROM navd_sessions"
     static let owner = "SELECT node FROM navd_sessions WHERE name = $1"
-    static let readSession = "SELECT name, version, next_id, tree, facts, uid, node FROM navd_sessions WHERE name = $1"
+    static let readSession = """
+        SELECT s.name, s.version, s.next_id, s.tree, s.facts, s.uid, s.node, s.tabs, l.layout
+        FROM navd_sessions s LEFT JOIN navd_tab_layouts l ON l.id = s.tabs WHERE s.name = $1
+        """
+    /// Records the tabs a graph declares under their id (once: the same tabs, the same id).
+    static let saveLayout = "INSERT INTO navd_tab_layouts (id, layout) VALUES ($1, $2) ON CONFLICT DO NOTHING"
 }

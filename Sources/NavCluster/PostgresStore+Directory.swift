@@ -97,6 +97,7 @@ extension PostgresStore {
                 do throws(NavError) {
                     let s = try saved.session(name, graph: graph, version: Int(row[1] ?? "") ?? 0, nextId: Int(row[2] ?? "") ?? 0,
                                               tree: row[3] ?? "null", facts: row[4] ?? "{}", parser: saved.parser())
+                    try checkTabs(of: s, savedUnder: row.count > 8 ? row[7] : nil, layout: row.count > 8 ? row[8] : nil, graph: graph)
                     done(.success(s))
                 } catch {
                     done(.failure(RPCError(.internalError, "session \"\(name)\" in PostgreSQL cannot be read: \(error.message) (every node must serve the graph its owner serves: graph.reload each node after changing it)")))

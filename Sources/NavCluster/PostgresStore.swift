@@ -25,7 +25,16 @@ public final class PostgresStore: Store, SharedStore {
     private let logger: Logger
     public weak var events: ClusterEvents?
     private(set) var incarnation = 0
-    var graph: NavigationGraph?
+    var graph: NavigationGraph? {
+        didSet { if let graph { tabs = GraphIdentity.tabs(of: graph) } }
+    }
+    /// The tabs the graph served declares, as rows name them (``GraphIdentity/tabs(of:)``).
+    private(set) var tabs = (id: "", text: "")
+    /// Whether the next commit records ``tabs`` in `navd_tab_layouts` (after a graph reload, or a
+    /// commit that failed to): the rows it writes name them.
+    private var tabsUnrecorded = false
+    /// Layouts read from PostgreSQL, by id (a handful: one per graph the cluster served).
+    private var layouts: [String: TabLayout] = [:]
 
     /// Sessions this node owns, by their epoch (absent: created here, not yet stored).
     private var epochs: [String: Int] = [:]
@@ -94,7 +103,9 @@ public final class PostgresStore: Store, SharedStore {
     /// Sessions this node reads from PostgreSQL from now on (another node's, for a subscriber
     /// here; those it takes over) are read with the graph it now serves.
     public func graphReloaded(_ graph: NavigationGraph, sessions: Int) {
+        let before = tabs.id
         self.graph = graph
+        if tabs.id != before { tabsUnrecorded = true }
     }
 
     // MARK: Start (blocking: before navd serves)
@@ -103,6 +114,7 @@ public final class PostgresStore: Store, SharedStore {
         self.graph = graph
         try connection.connectNow()
         for sql in PostgresSchema.setup { _ = try connection.runNow(sql) }
+        _ = try connection.runNow(PostgresSchema.saveLayout, [tabs.id, tabs.text])
         let reg = try connection.runNow(PostgresSchema.register, [node, socket, String(leaseMs)])
         guard let inc = reg.rows.first?[0].flatMap({ Int($0) }) else { throw StateError(description: "PostgreSQL did not register node \(node)") }
         incarnation = inc
@@ -120,7 +132,7 @@ public final class PostgresStore: Store, SharedStore {
             var tree = JSONWriter(capacity: 1024)
             main.root.write(into: &tree, graph)
             let made = try connection.runNow(PostgresSchema.createSession,
-                                             ["main", String(main.version), String(main.idCounter), String(decoding: tree.bytes, as: UTF8.self), node])
+                                             ["main", String(main.version), String(main.idCounter), String(decoding: tree.bytes, as: UTF8.self), node, tabs.id])
             if made.rows.isEmpty {
                 let row = try connection.runNow(PostgresSchema.owner, ["main"])
                 owners["main"] = row.rows.first?[0] ?? nil
@@ -181,6 +193,7 @@ public final class PostgresStore: Store, SharedStore {
                     throw NavError(.corruptState, "a column navd writes is NULL or not a number")
                 }
                 let s = try saved.session(name, graph: graph, version: version, nextId: nextId, tree: tree, facts: facts, parser: parser)
+                try checkTabs(of: s, savedUnder: row.count > 9 ? row[8] : nil, layout: row.count > 9 ? row[9] : nil, graph: graph)
                 if let uid = row[5].flatMap({ UInt32($0) }) { s.owner = uid }
                 try rememberKeys(row[7] ?? "[]", in: s, listParser, parser)
                 epochs[name] = epoch
@@ -194,6 +207,27 @@ public final class PostgresStore: Store, SharedStore {
             }
         }
         return out
+    }
+
+    /// Checks that the tab shells of `s`, read from a row written under the tabs `id` names
+    /// (`layout`: their JSON text), hold the tabs they held there where the graph served declares
+    /// them now: a tab is known by its place, so a graph that moved tabs would show one as another.
+    /// A row that names no layout, or one PostgreSQL no longer holds, is checked by count alone (as
+    /// it was read).
+    func checkTabs(of s: Session, savedUnder id: String?, layout text: String?, graph: NavigationGraph) throws(NavError) {
+        guard let id, id != tabs.id, let text else { return }
+        let layout: TabLayout
+        if let known = layouts[id] {
+            layout = known
+        } else {
+            guard let parsed = (try? saved.parse(saved.parser(), text, "a graph's tab layout")).flatMap(TabLayout.init(json:)) else {
+                throw NavError(.corruptState, "the tab layout \(id) its row names is not one navd writes")
+            }
+            if layouts.count >= 64 { layouts.removeAll() }
+            layouts[id] = parsed
+            layout = parsed
+        }
+        try Session.checkTabs(of: s.root, graph: graph, savedUnder: layout)
     }
 
     /// Remembers a claimed session's keys: up to ``Session/maxKeys`` pairs `[key, reply text]`, read
@@ -454,7 +488,17 @@ public final class PostgresStore: Store, SharedStore {
         }
         closing.formUnion(gone)
         var w = JSONWriter(capacity: 4096)
-        w.raw("{\"s\":[")
+        let recordsTabs = tabsUnrecorded
+        tabsUnrecorded = false
+        if recordsTabs {
+            w.raw("{\"l\":{\"id\":")
+            w.write(string: tabs.id)
+            w.raw(",\"layout\":")
+            w.write(string: tabs.text)
+            w.raw("},\"s\":[")
+        } else {
+            w.raw("{\"s\":[")
+        }
         var first = true
         for (name, s) in batch {
             if !first { w.raw(",") }
@@ -477,6 +521,8 @@ public final class PostgresStore: Store, SharedStore {
             w.write(.object(s.sortedFacts))
             w.raw(",\"b\":")
             w.write(strings: changes[name] ?? [])
+            w.raw(",\"g\":")
+            w.write(string: tabs.id)
             w.raw("}")
         }
         w.raw("],\"c\":")
@@ -513,6 +559,7 @@ public final class PostgresStore: Store, SharedStore {
                 }
                 done(nil)
             case .failure(let f):
+                if recordsTabs { tabsUnrecorded = true }
                 switch f.sqlState {
                 case "NV001": events?.leaseLost(f.message)
                 case "NV003":

@@ -388,6 +388,55 @@ import Glibc
         #expect(try client.call("tree", ["session": "r"])["root"]?["selected"] == 0)
     }
 
+    /// A tab is known by its place: rows name the tabs of the graph they were written under, so a
+    /// node whose graph moved the tabs a session holds (as many as before) refuses that session,
+    /// naming the tabs as saved and as declared now, as a restart on a state file does: a subscriber
+    /// on such a node is answered the rule, and the owner restarted on that graph refuses to start,
+    /// instead of showing one tab as another.
+    @Test func aNodeOnAGraphThatMovedTabsRefusesTheSessionsHoldingThem() throws {
+        let pg = try PostgresServer()
+        let graph = """
+            root: {tabs: [Home, Search, Settings]}
+            coordinators: {Home: {}, Search: {}, Settings: {}}
+            """
+        let moved = graph.replacingOccurrences(of: "[Home, Search, Settings]", with: "[Search, Home, Settings]")
+        let said = "hold the tabs app.Home, app.Search, app.Settings, as the graph it was saved under declared them; the graph's root declares app.Search, app.Home, app.Settings now"
+        let dir = TempDir()
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: dir.file("graph"), withIntermediateDirectories: true)
+        try graph.write(toFile: dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
+        let args = ["--graph", dir.file("graph"), "--store", pg.conninfo, "--node", "A", "--lease", "1s"]
+        let a = try Daemon(arguments: args, socketPath: dir.file("a.sock"))
+        let owner = try a.client()
+        try owner.call("session.open", ["name": "r"])
+        #expect(try owner.call("navigate", ["session": "r", "to": "Search", "by": "select"])["version"] == 1)
+
+        // A node serving the moved tabs: its subscriber of r is told why r cannot be read.
+        do {
+            let b = try Self.node("B", pg, graph: moved)
+            let watcher = try b.client()
+            var refused: JSONValue = .null
+            try waitUntil(timeout: 5, "B knows the session") {
+                refused = try watcher.callError("subscribe", ["session": "r"])
+                return refused["data"]?["kind"]?.stringValue != "unknownTarget"
+            }
+            #expect(refused["data"]?["kind"] == "internalError" && (refused["message"]?.stringValue ?? "").contains(said), "\(refused)")
+            #expect(b.stop(signal: SIGTERM) == 0)
+        }
+
+        // The owner, restarted on the moved tabs, refuses to start, saying what to do.
+        #expect(a.stop(signal: SIGTERM) == 0)
+        try moved.write(toFile: dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
+        let r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("a2.sock")] + args)
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains(said) && r.stderr.contains("start navd with the graph it was saved with"), "\(r.stderr)")
+
+        // On the graph it was saved with, it serves r as it was.
+        try graph.write(toFile: dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
+        let again = try Daemon(arguments: args, socketPath: dir.file("a3.sock"))
+        #expect(try again.client().call("tree", ["session": "r"])["root"]?["selected"] == 1)
+    }
+
     /// Sessions that each remember many keyed replies are taken over in batches of at most 16,384
     /// keys (each claim one PostgreSQL query well within the lease, read between requests), with
     /// every key: a retry is answered with the reply as stored, and new navigations are numbered
