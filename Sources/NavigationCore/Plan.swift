@@ -110,6 +110,21 @@ public struct Plan: Sendable {
         set { extras = PlanExtras(extras, guards: newValue) }
     }
 
+    /// For a stack built at once (``link``: a deep link's, a `reset {to}`'s): for each of its own
+    /// preconditions (those after the ``guards``), the index in ``link`` of the screen it is about,
+    /// the first screen showing it in the stack, its index among the screens then.
+    public var linkSubjects: [Int]? {
+        get { extras?.linkSubjects }
+        set { extras = PlanExtras(extras, linkSubjects: .some(newValue)) }
+    }
+
+    /// The screen of ``link`` precondition `step` is about (its index there), or nil when the plan
+    /// builds no stack or the step is a leave guard's.
+    public func linkStep(at step: Int) -> Int? {
+        guard let s = extras?.linkSubjects, let link, step >= leaveGuards, step - leaveGuards < s.count, s[step - leaveGuards] < link.count else { return nil }
+        return s[step - leaveGuards]
+    }
+
     /// How many of ``preconditions``, from the first, are leave guards (``guards``).
     public var leaveGuards: Int { extras?.guards.count ?? 0 }
 
@@ -181,10 +196,12 @@ final class PlanExtras: Sendable {
     let route: Int
     let linkIndex: Int
     let guards: [LeaveGuard]
+    let linkSubjects: [Int]?
 
     /// `base`'s values, but those given (a value given as nil clears it).
     init(_ base: PlanExtras?, hints: JSONValue?? = nil, popUpTo: (node: Int, inclusive: Bool)?? = nil, then: NavigationSpec?? = nil,
-         reuse: Int?? = nil, route: Int? = nil, linkIndex: Int? = nil, guards: [LeaveGuard]? = nil) {
+         reuse: Int?? = nil, route: Int? = nil, linkIndex: Int? = nil, guards: [LeaveGuard]? = nil,
+         linkSubjects: [Int]?? = nil) {
         self.hints = hints ?? base?.hints
         self.popUpTo = popUpTo ?? base?.popUpTo
         self.then = then ?? base?.then
@@ -192,6 +209,7 @@ final class PlanExtras: Sendable {
         self.route = route ?? base?.route ?? -1
         self.linkIndex = linkIndex ?? base?.linkIndex ?? -1
         self.guards = guards ?? base?.guards ?? []
+        self.linkSubjects = linkSubjects ?? base?.linkSubjects
     }
 }
 
@@ -204,6 +222,22 @@ public enum Existing: String, Sendable, CaseIterable {
     case top
     /// The nearest such screen in the stack is popped to and takes the params; else a push.
     case pop
+}
+
+/// The preconditions of a stack built at once, each with the screen it is about (its index in the
+/// stack): a precondition two screens show runs for each, about that screen.
+public struct LinkPreconditions: Sendable {
+    public private(set) var preconditions: [Int] = []
+    public private(set) var subjects: [Int] = []
+
+    public init() {}
+
+    /// Adds precondition `p` about screen `step`, unless it is there already.
+    mutating func add(_ p: Int, step: Int) {
+        for i in preconditions.indices where preconditions[i] == p && subjects[i] == step { return }
+        preconditions.append(p)
+        subjects.append(step)
+    }
 }
 
 /// One screen of a deep link's stack.

@@ -78,7 +78,7 @@ extension Session {
             throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires", data: ["version": .int(version)])
         }
         var steps: [LinkStep] = []
-        var preconditions: [Int] = []
+        var preconditions = LinkPreconditions()
         for (i, entry) in link.entries.enumerated() {
             let c = graph.coordinators[entry.coordinator]
             var with = JSONObject()
@@ -101,16 +101,17 @@ extension Session {
                            origin: "link `\(link.pattern)`", data: ["url": .string(url)])
         }
         var plan = Plan(target: steps.last!.coordinator, by: .push, params: steps.last!.params, source: visibleTop?.number ?? root.number,
-                        ifVersion: ifVersion, preconditions: preconditions)
+                        ifVersion: ifVersion, preconditions: preconditions.preconditions)
         plan.link = steps
+        plan.linkSubjects = preconditions.subjects
         return plan
     }
 
     /// Validates one screen of a stack built at once (a deep link's, a `reset`'s) and appends it:
     /// mediation from the screen below, its presentation, access and setup; its preconditions join
-    /// the plan's. `origin` names what asked for it in messages.
+    /// the plan's, about it. `origin` names what asked for it in messages.
     func appendStep(_ c: Coordinator, with given: JSONObject, by asked: Presentation?, to steps: inout [LinkStep],
-                    preconditions: inout [Int], caller: Caller, origin: String, data: JSONObject, checkOpens: Bool = true) throws(NavError) {
+                    preconditions: inout LinkPreconditions, caller: Caller, origin: String, data: JSONObject, checkOpens: Bool = true) throws(NavError) {
         var with = given
         // Mediation, as in `navigate`: fields left unset come from the screen below.
         if let below = steps.last { mediate(c, from: below.params, into: &with) }
@@ -134,7 +135,7 @@ extension Session {
             for (k, x) in data { d[k] = x }
             throw NavError(.invalidSetup, "\(origin) gives `\(c.name)` an invalid setup: \(v.message)", data: d)
         }
-        for p in graph.preconditions(showing: c) where !preconditions.contains(p) { preconditions.append(p) }
+        for p in graph.preconditions(showing: c) { preconditions.add(p, step: steps.count) }
         steps.append(LinkStep(coordinator: c.index, params: .object(with), by: by))
     }
 
@@ -152,11 +153,13 @@ extension Session {
             kept = [steps[0]]
         }
         let c = graph.coordinators[target]
-        var preconditions: [Int] = []
+        var preconditions = LinkPreconditions()
         try appendStep(c, with: with, by: by, to: &kept, preconditions: &preconditions, caller: caller,
                        origin: "the redirect to `\(c.name)`", data: [:], checkOpens: !declaredTarget)
-        var plan = Plan(target: target, by: .push, params: kept.last!.params, source: source, ifVersion: ifVersion, preconditions: preconditions)
+        var plan = Plan(target: target, by: .push, params: kept.last!.params, source: source, ifVersion: ifVersion,
+                        preconditions: preconditions.preconditions)
         plan.link = kept
+        plan.linkSubjects = preconditions.subjects
         return plan
     }
 

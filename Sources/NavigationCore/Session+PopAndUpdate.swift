@@ -206,15 +206,16 @@ extension Session {
             throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires", data: ["version": .int(version)])
         }
         var steps: [LinkStep] = []
-        var preconditions: [Int] = []
+        var preconditions = LinkPreconditions()
         for (i, e) in entries.enumerated() {
             let c = graph.coordinators[try graph.destination(to: e.to, route: nil).target]
             try appendStep(c, with: e.with, by: e.by, to: &steps, preconditions: &preconditions, caller: caller,
                            origin: "reset step \(i)", data: ["step": .int(i)])
         }
         var plan = Plan(target: steps.last!.coordinator, by: .push, params: steps.last!.params, source: visibleTop?.number ?? root.number,
-                        ifVersion: ifVersion, preconditions: preconditions)
+                        ifVersion: ifVersion, preconditions: preconditions.preconditions)
         plan.link = steps
+        plan.linkSubjects = preconditions.subjects
         return plan
     }
 }

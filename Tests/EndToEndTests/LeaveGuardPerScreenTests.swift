@@ -43,7 +43,8 @@ import Testing
         try c.call("navigate", ["to": "Editor", "with": ["draft": "clean"]])
         let refused = try c.callError("dismiss", ["to": "Home"])
         #expect(refused["data"]?["kind"] == "preconditionFailed" && refused["data"]?["precondition"] == "app.draftSaved", "\(refused)")
-        #expect((refused["data"]?["reason"]?.stringValue ?? "").contains("draft dirty not saved"), "\(refused)")
+        let reason = refused["data"]?["reason"]?.stringValue ?? ""
+        #expect(reason.contains("draft dirty not saved"), "\(refused)")
         #expect(try c.call("tree")["version"] == 2, "both editors stay")
     }
 
@@ -59,7 +60,8 @@ import Testing
         try c.call("navigate", ["to": "Editor", "with": ["draft": "dirty"]])
         let refused = try c.callError("navigate", params)
         #expect(refused["data"]?["kind"] == "preconditionFailed" && refused["data"]?["precondition"] == "app.draftSaved", "\(params) \(refused)")
-        #expect((refused["data"]?["reason"]?.stringValue ?? "").contains("draft dirty not saved"), "\(refused)")
+        let reason = refused["data"]?["reason"]?.stringValue ?? ""
+        #expect(reason.contains("draft dirty not saved"), "\(refused)")
         #expect(try c.call("tree")["version"] == 1, "the editor stays")
     }
 
@@ -87,7 +89,8 @@ import Testing
         try provider.respond(to: second, result: ["passed": false, "reason": "draft not saved"])
         let refused = try #require(try c.reply(to: id)["error"], "\(method)")
         #expect(refused["data"]?["kind"] == "preconditionFailed", "\(refused)")
-        #expect((refused["message"]?.stringValue ?? "").contains(dirty.stringValue ?? "?"), "the message names the screen: \(refused)")
+        let message = refused["message"]?.stringValue ?? ""
+        #expect(message.contains(try #require(dirty.stringValue)) && refused["data"]?["leaving"] == dirty, "the error names the screen: \(refused)")
         #expect(try c.call("tree")["version"] == 2, "both editors stay")
     }
 

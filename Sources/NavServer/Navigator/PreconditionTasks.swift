@@ -95,11 +95,19 @@ extension Navigator {
             }
             return .object(o)
         }
+        let screen = screenSubject(nav)
         return [
             "id": .string(nav.id), "session": .string(nav.state.session.name),
-            "to": .string(graph.coordinators[nav.plan.target].name), "by": .string(nav.plan.by.rawValue),
-            "with": nav.plan.params, "from": .string(nav.plan.sourceId),
+            "to": .string(graph.coordinators[screen.coordinator].name), "by": .string(screen.by.rawValue),
+            "with": screen.params, "from": .string(nav.plan.sourceId),
         ]
+    }
+
+    /// The screen a navigation's own precondition (not a leave guard) is about: in a stack built at
+    /// once (a deep link's, a `reset {to}`'s) the screen of that stack showing it, else the target.
+    func screenSubject(_ nav: PendingNavigation) -> (coordinator: Int, params: JSONValue, by: Presentation) {
+        if let i = nav.plan.linkStep(at: nav.step), let step = nav.plan.link?[i] { return (step.coordinator, step.params, step.by) }
+        return (nav.plan.target, nav.plan.params, nav.plan.by)
     }
 
     /// What the leave guard `nav` runs now is about: the node it protects, that node's coordinator
@@ -112,11 +120,13 @@ extension Navigator {
 
     /// Fills the placeholders of one argument (one pass over the template; see ``ArgvTemplate``). On a
     /// leave guard `{with.FIELD}` is read from the params of the node it protects, and a dismiss's
-    /// `{to}` is that node's coordinator.
+    /// `{to}` is that node's coordinator; in a stack built at once, from the screen the precondition
+    /// is about (``screenSubject(_:)``).
     private func expand(_ arg: String, _ nav: PendingNavigation) throws(ArgvTemplate.Refusal) -> String {
         let subject = guardSubject(nav)
-        let to = subject.flatMap { nav.leaving != nil ? $0.coordinator : nil } ?? nav.plan.target
-        let params = subject?.params ?? nav.plan.params
+        let screen = screenSubject(nav)
+        let to = subject.flatMap { nav.leaving != nil ? $0.coordinator : nil } ?? screen.coordinator
+        let params = subject?.params ?? screen.params
         return try ArgvTemplate.expand(arg, to: graph.coordinators[to].name, session: nav.state.session.name) { field in
             switch params[field] {
             case .string(let s)?: return s

@@ -65,7 +65,9 @@ extension Navigator {
             message = "leave guard `\(p.name)` of `\(graph.coordinators[subject.coordinator].name)` (\(leaving)) \(what), so it stays"
                 + (nav.leaving == nil ? " and the navigation to `\(target)` is refused: \(reason)" : ": \(reason)")
         } else {
-            message = "precondition `\(p.name)` of `\(target)` \(what): \(reason)"
+            let screen = screenSubject(nav).coordinator
+            message = screen == nav.plan.target ? "precondition `\(p.name)` of `\(target)` \(what): \(reason)"
+                : "precondition `\(p.name)` of `\(graph.coordinators[screen].name)` (in the stack built for `\(target)`) \(what): \(reason)"
         }
         finish(nav, .failure(NavError(kind, message, data: data)))
     }
@@ -182,12 +184,13 @@ extension Navigator {
     /// already visited, or more than ``maxRedirects`` redirects, is a loop and fails the navigation.
     func redirect(_ nav: PendingNavigation, _ p: Precondition, _ spec: NavigationSpec, declared: Bool) {
         guard !nav.finished else { return }
-        // What redirects: the target, or in a link's (a reset's) stack the first screen holding `p`.
+        // What redirects: the target, or in a link's (a reset's) stack the screen `p` is about.
         var from = nav.plan.target
         var redirecting: (link: [LinkStep], at: Int)?
         if let link = nav.plan.link, nav.step < nav.plan.preconditions.count {
             let held = nav.plan.preconditions[nav.step]
-            let at = link.firstIndex { graph.preconditions(showing: graph.coordinators[$0.coordinator]).contains(held) } ?? link.count - 1
+            let at = nav.plan.linkStep(at: nav.step)
+                ?? link.firstIndex { graph.preconditions(showing: graph.coordinators[$0.coordinator]).contains(held) } ?? link.count - 1
             redirecting = (link, at)
             from = link[at].coordinator
         }
