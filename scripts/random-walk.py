@@ -20,7 +20,8 @@ completed flow goes on (the `then` its navigate gave, else the declared one, fro
 on top where the flow was) and the params its
 `with` takes from the flow's result. While the leave guard `pl` fails, no step removes a
 screen that declares it; the provider is asked about a leave guard (`pp`) for a screen that
-declares it, with that screen's coordinator and params. With `--restarts`, navd keeps a state file and is killed
+declares it, with that screen's coordinator and params, and about any other precondition for a
+coordinator that shows it (in a link's stack, the screen holding it, not the link's last). With `--restarts`, navd keeps a state file and is killed
 (`kill -9`) now and then: the restarted navd
 serves the same tree, version and facts it acknowledged.
 
@@ -58,7 +59,7 @@ class Divergence(Exception):
 
 
 # What the walks did, for the summary: navigations that waited for preconditions, provider answers.
-seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0, "merged": 0, "redirected": 0, "waited_placed": 0, "then_params": 0, "waited_popped": 0, "leave_asks": 0}
+seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0, "merged": 0, "redirected": 0, "waited_placed": 0, "then_params": 0, "waited_popped": 0, "leave_asks": 0, "target_asks": 0}
 
 
 class Conn:
@@ -804,7 +805,17 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
     def leave_asks(new, where):
         """A leave guard is asked about one screen that declares it, as the tree holds that screen
         (its coordinator, its params) when the guard's turn comes: the ask is sent when the guard
-        before it passed, or when the request came, both in the step just made."""
+        before it passed, or when the request came, both in the step just made. Any other
+        precondition is asked about a coordinator that shows it (its own, or its flow's start step's)."""
+        for ask in new:
+            nav, name = ask["params"]["navigation"], ask["params"]["precondition"]
+            if "leaving" in nav or ask["params"]["session"] != session:
+                continue
+            c = described["coordinators"].get(nav.get("to"), {})
+            start = described["coordinators"].get((c.get("flow") or {}).get("start"), {})
+            if name not in (c.get("preconditions") or []) + (start.get("preconditions") or []):
+                raise Divergence("%s was asked about %s, which does not show it, at %s" % (name, json.dumps(nav)[:300], where))
+            seen["target_asks"] += 1
         mine = [n for n in new if "leaving" in n["params"]["navigation"] and n["params"]["session"] == session]
         if not mine:
             return
@@ -1667,8 +1678,8 @@ def walks(a, conninfo):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after waiting for preconditions, %d of them after a popUpTo, %d after a popUpTo, %d with a field mediation filled, %d by a route, %d redirected by a precondition), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says, %d dismissals (%d merging their result), %d flows completed (%d going on to the `then` their navigate gave, %d with params from the result), %d resets and %d updates as the model says, %d waiting navigations superseded, %d leave guards asked about their screen: "
-          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["waited_placed"], seen["waited_popped"], seen["popped"], seen["mediated"], seen["routed"], seen["redirected"], seen["reused"], seen["linked"], seen["dismissed"], seen["merged"], seen["completed"], seen["thens"], seen["then_params"], seen["reset"], seen["updated"], seen["superseded"], seen["leave_asks"]))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after waiting for preconditions, %d of them after a popUpTo, %d after a popUpTo, %d with a field mediation filled, %d by a route, %d redirected by a precondition), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says, %d dismissals (%d merging their result), %d flows completed (%d going on to the `then` their navigate gave, %d with params from the result), %d resets and %d updates as the model says, %d waiting navigations superseded, %d leave guards asked about their screen, %d other asks about a coordinator showing the precondition: "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["waited_placed"], seen["waited_popped"], seen["popped"], seen["mediated"], seen["routed"], seen["redirected"], seen["reused"], seen["linked"], seen["dismissed"], seen["merged"], seen["completed"], seen["thens"], seen["then_params"], seen["reset"], seen["updated"], seen["superseded"], seen["leave_asks"], seen["target_asks"]))
     return 0
 
 
