@@ -96,6 +96,15 @@ function answer(id, passed) {
   renderRequests();
 }
 
+// What a precondition request is about: the navigation (its target, style, params and source),
+// or for a leave guard the screen it protects (its id, coordinator and params).
+function describeNavigation(n) {
+  if (!n || typeof n !== 'object') return '?';
+  const w = n.with && typeof n.with === 'object' && Object.keys(n.with).length ? ` ${JSON.stringify(n.with)}` : '';
+  if (n.leaving) return `leaving ${n.leaving} (${n.coordinator})${w}${n.to ? `, to go to ${n.to}` : ''}, ${n.id}`;
+  return `${n.to} by ${n.by}${w} from ${n.from}, ${n.id}`;
+}
+
 function renderRequests() {
   const ul = $('requests');
   ul.replaceChildren();
@@ -103,7 +112,7 @@ function renderRequests() {
     const p = m.params || {};
     const li = document.createElement('li');
     li.dataset.request = String(id);
-    li.append(`${m.method === 'precondition.recover' ? 'recover' : 'evaluate'} ${p.precondition} for ${p.navigation || '?'} (session ${p.session}) `);
+    li.append(`${m.method === 'precondition.recover' ? 'recover' : 'evaluate'} ${p.precondition} for ${describeNavigation(p.navigation)} (session ${p.session}) `);
     for (const [label, passed] of [['pass', true], ['fail', false]]) {
       const b = document.createElement('button');
       b.textContent = label;

@@ -141,7 +141,8 @@ def test_a_provider_request_is_answered_from_the_page(navweb, browser):
     assert json.loads(out)["pending"]["waitingFor"] == "cart.paymentAuthorized", out
     # navd asks the page; the page shows the request and its answer lets the navigation go on.
     wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#requests li"), message="navd's request is shown")
-    assert "evaluate cart.paymentAuthorized" in text(browser, "requests")
+    shown = text(browser, "requests")
+    assert "evaluate cart.paymentAuthorized for cart.Payment by push from " in shown and "[object Object]" not in shown, shown
     browser.find_element(By.CSS_SELECTOR, '#requests button[data-answer="pass"]').click()
     wait(browser, lambda d: text(d, "top-name") == "cart.Payment", message="the navigation went on")
     assert text(browser, "requests") == ""
