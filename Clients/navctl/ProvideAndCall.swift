@@ -11,7 +11,7 @@ struct Provide: ParsableCommand {
     @Argument var name: String
     @Flag(help: "Answer passed.") var pass = false
     @Option(help: "Answer failed with this reason.") var fail: String?
-    @Option(help: "Run this program (no shell; words split on spaces): exit 0 passes, else its first line is the reason.") var exec: String?
+    @Option(help: "Run this program for each request (no shell; words split on spaces), the request's params ({precondition, session, navigation, facts}) as one JSON line on its stdin: exit 0 passes, else its first line is the reason.") var exec: String?
     func validate() throws {
         guard [pass, fail != nil, exec != nil].filter({ $0 }).count == 1 else {
             throw ValidationError("give exactly one of --pass, --fail REASON, --exec CMD")
@@ -19,24 +19,30 @@ struct Provide: ParsableCommand {
     }
     func run() throws {
         let c = try common.client()
-        let answer: () -> JSONValue = {
+        let answer: (JSONValue) -> JSONValue = { request in
             if pass { return ["passed": true, "recovered": true] }
             if let fail { return ["passed": false, "recovered": false, "reason": .string(fail)] }
             let words = exec!.split(separator: " ").map(String.init)
             let p = Process()
             p.executableURL = URL(fileURLWithPath: words[0].contains("/") ? words[0] : "/usr/bin/env")
             p.arguments = words[0].contains("/") ? Array(words.dropFirst()) : words
-            let out = Pipe()
+            let out = Pipe(), input = Pipe()
             p.standardOutput = out
+            p.standardInput = input
             do { try p.run() } catch { return ["passed": false, "recovered": false, "reason": .string("cannot run \(words[0])")] }
+            // What navd asks, as a command precondition's stdin carries the navigation: a program
+            // that does not read it may exit first (the write then fails, which is no matter).
+            signal(SIGPIPE, SIG_IGN)
+            try? input.fileHandleForWriting.write(contentsOf: Data((JSONWriter.string(request) + "\n").utf8))
+            try? input.fileHandleForWriting.close()
             let data = out.fileHandleForReading.readDataToEndOfFile()
             p.waitUntilExit()
             let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? "exit status \(p.terminationStatus)"
             let ok = p.terminationStatus == 0
             return ["passed": .bool(ok), "recovered": .bool(ok), "reason": .string(ok ? "" : line)]
         }
-        c.requestHandler = { method, _ in
-            method == "precondition.evaluate" || method == "precondition.recover" ? answer() : nil
+        c.requestHandler = { method, params in
+            method == "precondition.evaluate" || method == "precondition.recover" ? answer(params) : nil
         }
         var kept = name
         do {

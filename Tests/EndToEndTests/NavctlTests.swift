@@ -196,6 +196,44 @@ import Testing
         let e = try c.callError("navigate", ["to": "cart.Payment", "from": address])
         #expect(e["data"]?["precondition"] == "cart.paymentAuthorized" && e["data"]?["reason"] == "card expired", "\(e)")
     }
+
+    /// `provide --exec` runs its program with the request on stdin, as navd gives a command
+    /// precondition the navigation: a leave guard's program reads which screen it protects.
+    @Test func provideExecGivesItsProgramTheRequest() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Editor]}
+              Editor: {setup: {type: object, properties: {draft: {type: string}}}, leave: [saved]}
+            preconditions:
+              saved: {provider: true}
+            """)
+        let dir = TempDir()
+        defer { dir.remove() }
+        let script = dir.file("saved.sh")
+        try """
+            #!/bin/sh
+            read -r request
+            case "$request" in
+              *'"draft":"dirty"'*) echo "the draft of the screen it protects is not saved"; exit 1 ;;
+              *'"leaving":"n'*) exit 0 ;;
+              *) echo "no screen in the request: $request"; exit 1 ;;
+            esac
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        var env = ProcessInfo.processInfo.environment
+        env["NAVD_SOCKET"] = d.socketPath
+        let provider = try spawnDetached(Repo.binary("navctl"), ["provide", "app.saved", "--exec", script], env: env)
+        defer { kill(provider, SIGKILL); var s: Int32 = 0; waitpid(provider, &s, 0) }
+        let c = try d.client()
+        let deadline = Date().addingTimeInterval(10)
+        while try c.call("stats")["provided"]?.intValue ?? 0 < 1 && Date() < deadline { usleep(10_000) }
+        try c.call("navigate", ["to": "Editor", "with": ["draft": "dirty"]])
+        let refused = try c.callError("dismiss")
+        #expect(refused["data"]?["reason"] == "the draft of the screen it protects is not saved", "\(refused)")
+        try c.call("update", ["node": try #require(c.call("tree")["visible"]?.arrayValue?.last), "with": ["draft": "saved"]])
+        #expect(try c.call("dismiss")["removed"]?.arrayValue?.count == 1)
+    }
 }
 
 final class OutputBox: @unchecked Sendable { var value = "" }
