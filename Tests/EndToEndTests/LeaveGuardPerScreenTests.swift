@@ -78,7 +78,11 @@ import Testing
         let c = try d.client()
         let dirty = try c.call("navigate", ["to": "Editor", "with": ["draft": "dirty"]])["node"]!
         let clean = try c.call("navigate", ["to": "Editor", "with": ["draft": "clean"]])["node"]!
+        let watcher = try d.client()
+        try watcher.call("subscribe")
         let id = try c.send(method, params)
+        let pending = try watcher.notification("navigationPending")
+        #expect(pending["params"]?["leaving"] == clean && pending["params"]?["waitingFor"] == "app.draftSaved", "subscribers see which screen's guard waits: \(pending)")
         let first = try provider.serverRequest("precondition.evaluate")
         let firstNav = first["params"]?["navigation"]
         #expect(firstNav?["leaving"] == clean && firstNav?["coordinator"] == "app.Editor" && firstNav?["with"]?["draft"] == "clean", "\(first)")

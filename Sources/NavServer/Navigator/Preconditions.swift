@@ -82,6 +82,10 @@ extension Navigator {
             "session": .string(nav.state.session.name), "navigation": .string(nav.id),
             "to": .string(graph.coordinators[nav.plan.target].name), "waitingFor": .string(what),
         ]
+        if let subject = guardSubject(nav) {
+            // A leave guard: the screen it protects, which the user may be asked about.
+            params["leaving"] = .string(Node.id(subject.node))
+        }
         if let flow {
             params["flow"] = ["node": .string(flow.id), "coordinator": .string(graph.coordinators[flow.coordinator].name)]
         }
