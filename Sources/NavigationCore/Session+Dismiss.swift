@@ -226,11 +226,13 @@ extension Session {
         if guarded == nil { guarded = n }
     }
 
-    /// `n`'s own guards, each once, in their declared order.
+    /// `n`'s own guards, each once, in their declared order. Only `n`'s are compared (each node is
+    /// met once): a tree of many guarded screens is not compared with itself.
     private func appendLeaveGuards(of n: Node, to guards: inout [LeaveGuard]) {
+        let first = guards.count
         for p in graph.coordinators[n.coordinator].leave {
             let g = LeaveGuard(precondition: p, node: n.number)
-            if !guards.contains(g) { guards.append(g) }
+            if !guards[first...].contains(g) { guards.append(g) }
         }
     }
 

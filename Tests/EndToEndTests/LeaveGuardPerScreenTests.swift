@@ -8,21 +8,10 @@ import Testing
 /// command's stdin, `{with.FIELD}` from that screen's params), not once for all of them with the
 /// params of another screen or of the navigation's target.
 @Suite struct LeaveGuardPerScreenTests {
-    /// Each editor holds a draft; its guard passes when that draft is not dirty.
-    static let commandGraph = """
-        root: {stack: Home}
-        coordinators:
-          Home: {opens: [Editor, List]}
-          Editor:
-            setup: {type: object, properties: {draft: {type: string}}}
-            opens: [Editor, List]
-            leave: [draftSaved]
-          List: {}
-        preconditions:
-          draftSaved: {command: [sh, -c, 'test "$1" != dirty || { echo "draft $1 not saved"; exit 1; }', sh, "{with.draft}"]}
+    /// Each editor holds a draft, protected by `draftSaved`: a command that passes when that draft
+    /// is not dirty, or a provider.
+    static func graph(draftSaved: String) -> String {
         """
-
-    static let providerGraph = """
         root: {stack: Home}
         coordinators:
           Home: {opens: [Editor, List]}
@@ -32,8 +21,12 @@ import Testing
             leave: [draftSaved]
           List: {opens: [List]}
         preconditions:
-          draftSaved: {provider: true}
+          draftSaved: \(draftSaved)
         """
+    }
+
+    static let commandGraph = graph(draftSaved: #"{command: [sh, -c, 'test "$1" != dirty || { echo "draft $1 not saved"; exit 1; }', sh, "{with.draft}"]}"#)
+    static let providerGraph = graph(draftSaved: "{provider: true}")
 
     /// Home, a dirty editor, a clean editor on top: a dismiss to Home would remove both.
     @Test func aDismissOfTwoGuardedScreensRunsTheGuardForEach() throws {
