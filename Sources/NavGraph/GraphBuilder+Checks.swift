@@ -98,6 +98,7 @@ extension Builder {
                 let at = mediationLocations[target.index]?[field] ?? target.location
                 for s in sources {
                     guard let setup = s.setup else {
+                        if invalidSetups.contains(s.index) { continue }
                         d.error(at, "`\(target.name)` fills `\(field)` from `$source.\(path.joined(separator: "."))`, but its source `\(s.name)` has no setup model to read it from; declare `\(path[0])` in the setup of `\(s.name)`")
                         continue
                     }

@@ -38,7 +38,10 @@ extension Builder {
             return
         }
         unknownKeys(doc, allowed: Builder.coordinatorKeys, what: "coordinator `\(c.name)`")
-        if let s = doc["setup"] { c.setup = schema(s, what: "setup") }
+        if let s = doc["setup"] {
+            c.setup = schema(s, what: "setup")
+            if c.setup == nil { invalidSetups.insert(c.index) }
+        }
         if let o = doc["opens"] { buildOpens(c, o, module: module) }
         if let p = doc["presentations"] {
             var set = Set<Presentation>()
@@ -143,6 +146,8 @@ extension Builder {
         for (field, l) in stringList(id, "`identity`") {
             if c.identity.contains(field) {
                 d.error(l, "`\(field)` is listed twice in the `identity` of `\(c.name)`")
+            } else if invalidSetups.contains(c.index) {
+                continue  // its setup's errors were reported
             } else if c.setup.map({ !$0.declares(field) }) ?? true {
                 let declared = c.setup?.properties.map(\.name) ?? []
                 d.error(l, "identity field `\(field)` is not declared by the setup of `\(c.name)`; `identity` names fields of its setup's `properties`"

@@ -198,6 +198,8 @@ extension Builder {
                 return nil
             }
             guard coordinators[i].flow != nil else {
+                // A flow whose declaration has errors was reported there.
+                if flowDeclared.contains(i) { return nil }
                 d.error(f.location, "`\(precondition)` recovers with `\(q)`, which is a screen, not a flow; recovery presents a flow and waits for its result")
                 return nil
             }

@@ -34,6 +34,9 @@ struct Builder {
     /// Coordinators whose `opens` named something that does not exist (checks that read `opens` skip
     /// them rather than repeat that error).
     var incompleteOpens: Set<Int> = []
+    /// Coordinators whose `setup` did not build (checks that read a setup skip them rather than
+    /// report the schema missing, after reporting why it is invalid).
+    var invalidSetups: Set<Int> = []
     /// Where each tab container names its tabs, one per tab (a tab may not be a container itself).
     var tabContainerLocations: [Int: [SourceLocation]] = [:]
     /// Where each mediation expression is written (coordinator → field → the value), so that the

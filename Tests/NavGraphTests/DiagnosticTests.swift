@@ -208,6 +208,36 @@ import Glibc
         #expect(errors(files) == ["app.yaml:9:28: error: `app.Reviews` fills `productId` from `$source.Id`, but the setup of its source `app.Product` does not declare `Id`; did you mean `$source.id`?"])
     }
 
+    /// A setup schema or a flow with errors is reported once, where it is written: the checks that
+    /// read it (a mediation from it, its identity fields, a recovery by the flow) do not report it
+    /// again as missing, or as a screen.
+    @Test func aBrokenSetupOrFlowIsReportedOnceNotAgainByWhatReadsIt() {
+        let e = errors([("app.yaml", """
+            root: {stack: Home}
+            coordinators:
+              Home:
+                opens: [Product, Login]
+              Product:
+                setup: {type: object, required: [id], properties: {id: {type: strin}}}
+                identity: [id]
+                opens: [Reviews]
+                preconditions: [loggedIn]
+              Reviews:
+                mediation: {productId: "$source.id"}
+              Login:
+                flow: {start: Step, steps: [Step, Missing]}
+              Step: {}
+            preconditions:
+              loggedIn:
+                check: {fact: loggedIn, equals: true}
+                recover: {flow: Login}
+            """)])
+        #expect(e == [
+            "app.yaml:6:67: error: invalid setup schema at `/properties/id/type`: `strin` is not a type; use object, string, number, integer, boolean, array or null; did you mean `string`?",
+            "app.yaml:13:39: error: `app.Missing` (a step of flow `app.Login`) is not a coordinator; module `app` declares Home, Login, Product, Reviews, Step",
+        ])
+    }
+
     @Test func recoveryByAFlowThatDoesNotExist() {
         let e = errors([("app.yaml", Self.app + """
 
