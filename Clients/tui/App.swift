@@ -21,8 +21,10 @@ final class App {
     var log: [Line] = []
     var status = Line("connecting…", .dim)
     var form: Form?
-    /// The navigation waiting on preconditions: id, target and what it waits for.
-    var pending: (navigation: String, to: String, waitingFor: String)?
+    /// The navigation (or dismiss) waiting on preconditions: id, target (for a dismiss, the
+    /// coordinator of the screen its leave guard protects), what the pending line calls it, what it
+    /// waits for, and whether it is a dismiss.
+    var pending: (navigation: String, to: String, what: String, waitingFor: String, dismiss: Bool)?
     /// Keys given to actions, in order; q d c x t r R u U p K e E are fixed (quit, dismiss, complete,
     /// cancel, pop to the top of the stack, reset (R: without leave guards), update the visible screen's params (U: keeping
     /// the earlier ones for dismiss to restore), pop first,
@@ -45,6 +47,9 @@ final class App {
     var onQuit: () -> Void = {}
     /// Targets of this UI's navigations still waiting for their reply (to recognise its pending ones).
     var inFlight: [String: Int] = [:]
+    /// This UI's dismisses still waiting for their reply: a `navigationPending` naming the screen a
+    /// leave guard protects (`leaving`) is one of them when no navigation of its target is in flight.
+    var dismissesInFlight = 0
 
     init(client: NavLoopClient, terminal: Terminal, session: String, create: Bool = false) {
         self.client = client
@@ -70,6 +75,7 @@ final class App {
             self.mirror = nil
             self.pending = nil
             self.inFlight = [:]
+            self.dismissesInFlight = 0
             self.addLog("navd closed the connection; reconnecting every second", .error)
             self.setStatus("navd closed the connection — reconnecting… (q quits)", .error)
             self.scheduleRetry()
@@ -147,14 +153,26 @@ final class App {
             addLog("screenResult for \(p["to"]?.stringValue ?? "?") from \(p["node"]?.stringValue ?? "?") " + JSONWriter.string(p["result"] ?? .null))
         case "navigationPending" where s == session:
             var waiting = p["waitingFor"]?.stringValue ?? JSONWriter.string(p["waitingFor"] ?? .null)
+            let to = p["to"]?.stringValue ?? "?"
+            let leaving = p["leaving"]?.stringValue
+            if let leaving {
+                // A leave guard: the screen it protects (a dismiss's, or what a navigation pops).
+                let name = mirror?.node(leaving)?["coordinator"]?.stringValue ?? to
+                waiting += ", the leave guard of \(name) [\(leaving)]"
+            }
             if let flow = p["flow"], let node = flow["node"]?.stringValue {
                 waiting += " (recovery flow \(flow["coordinator"]?.stringValue ?? "?") [\(node)]: finish it, c completes it)"
             }
-            // Only this UI's own navigations get the pending line and `x`; others' are logged.
-            if let to = p["to"]?.stringValue, inFlight[to] != nil {
-                pending = (p["navigation"]?.stringValue ?? "", to, waiting)
+            if let q = p["queued"] {
+                let behind = q["behind"]?.intValue ?? 0, all = q["waiting"]?.intValue ?? 0
+                waiting += " (queued for a \(q["for"]?.stringValue ?? "task") slot: \(behind) of this uid's before it, \(all) waiting in all)"
             }
-            addLog("pending \(p["to"]?.stringValue ?? "?") waits for \(waiting)")
+            // Only this UI's own navigations and dismisses get the pending line and `x`; others' are logged.
+            let isDismiss = leaving != nil && inFlight[to] == nil && dismissesInFlight > 0
+            if inFlight[to] != nil || isDismiss {
+                pending = (p["navigation"]?.stringValue ?? "", to, isDismiss ? "dismiss of \(to)" : to, waiting, isDismiss)
+            }
+            addLog("pending \(isDismiss ? "dismiss of " : "")\(to) waits for \(waiting)")
         case "flowCompleted" where s == session:
             var text = "flowCompleted \(p["coordinator"]?.stringValue ?? "?") [\(p["flow"]?.stringValue ?? "?")] \(p["status"]?.stringValue ?? "")"
             if let r = p["result"] { text += " " + JSONWriter.string(r) }
@@ -334,7 +352,13 @@ final class App {
         setStatus("\(what)…", .dim)
         let target = call.method == "navigate" ? call.params["to"]?.stringValue ?? call.params["route"].flatMap { graph["routes"]?[$0.stringValue ?? ""]?["to"]?.stringValue } : nil
         if let target { inFlight[target, default: 0] += 1 }
+        let isDismiss = call.method == "dismiss"
+        if isDismiss { dismissesInFlight += 1 }
         client.call(call) { [unowned self] r in
+            if isDismiss {
+                self.dismissesInFlight = max(0, self.dismissesInFlight - 1)
+                if self.pending?.dismiss == true { self.pending = nil }
+            }
             if let target {
                 self.inFlight[target, default: 1] -= 1
                 if self.inFlight[target] == 0 { self.inFlight[target] = nil }
@@ -389,7 +413,7 @@ final class App {
         if let p = pending {
             client.call(.cancel(navigation: p.navigation)) { [unowned self] r in
                 self.pending = nil
-                if case .failure(let e) = r { self.fail(e) } else { self.setStatus("cancelled \(p.to)", .ok) }
+                if case .failure(let e) = r { self.fail(e) } else { self.setStatus("cancelled \(p.what)", .ok) }
             }
             return
         }

@@ -20,7 +20,7 @@ struct Screen {
         out.append(title)
 
         // The pending line and the status line wrap (up to 2 and 3 rows): what they say is not cut.
-        let pendingLines = app.pending.map { p in wrap(Line("⏳ \(p.to) waits for \(p.waitingFor) — x cancels", .key), rows: 2) } ?? []
+        let pendingLines = app.pending.map { p in wrap(Line("⏳ \(p.what) waits for \(p.waitingFor) — x cancels", .key), rows: 2) } ?? []
         let statusLines = wrap(app.status, rows: 3)
         let logRows = max(3, rows / 4) - (statusLines.count - 1)
         let bodyRows = max(1, rows - 1 - 1 - max(1, logRows) - statusLines.count - pendingLines.count)

@@ -319,6 +319,34 @@ final class TmuxPane {
         try pane.waitFor("exit=0")
     }
 
+    /// A dismiss that waits on a leave guard gets the pending line, naming the screen the guard
+    /// protects (`navigationPending.leaving`), and `x` cancels it: the screen stays.
+    @Test func aDismissWaitingOnALeaveGuardIsPendingAndCancellable() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Editor]}
+              Editor:
+                setup: {type: object, properties: {draft: {type: string}}}
+                leave: [saved]
+            preconditions:
+              saved: {command: [/bin/sleep, "60"], timeout: 2m}
+            """)
+        let pane = try TmuxPane(width: 120, height: 30, command: "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")); exec sleep 120")
+        try pane.waitFor("actions on app.Home")
+        var env = ProcessInfo.processInfo.environment
+        env["NAVD_SOCKET"] = d.socketPath
+        #expect(try runCommand(Repo.binary("navctl"), ["navigate", "app.Editor", "--with", "draft=x"], environment: env).status == 0)
+        try pane.waitFor("actions on app.Editor")
+        try pane.send("d")
+        var s = try pane.waitFor("⏳ dismiss of app.Editor waits for app.saved, the leave guard of app.Editor [n3]")
+        #expect(s.contains("x cancel pending"), "\(s)")
+        try pane.send("x")
+        s = try pane.waitFor("cancelled dismiss of app.Editor", without: "⏳")
+        let tree = try runCommand(Repo.binary("navctl"), ["tree", "--json"], environment: env).stdout
+        #expect(tree.contains("\"coordinator\":\"app.Editor\""), "\(tree)")
+    }
+
     @Test func reconnectsWhenNavdRestarts() throws {
         let dir = TempDir()
         defer { dir.remove() }
