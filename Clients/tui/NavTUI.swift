@@ -13,7 +13,7 @@ struct NavTUI: ParsableCommand {
         abstract: "Terminal UI for navd: the session's tree, its actions on keys, a live notification log.",
         discussion: """
         Keys: 1-9 a-z run the listed actions, d dismisses the visible screen, c completes the visible \
-        flow (a form for its result), x cancels a pending navigation or the visible flow, q quits. \
+        flow (a form for its result), x cancels a pending navigation or dismiss, or the visible flow, q quits. \
         In a form: Tab/↑↓ move between fields, Enter submits, Esc cancels. Colour is off when \
         NO_COLOR is set.
         """,
