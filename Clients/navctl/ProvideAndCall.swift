@@ -32,14 +32,18 @@ struct Provide: ParsableCommand {
             do { try p.run() } catch { return ["passed": false, "recovered": false, "reason": .string("cannot run \(words[0])")] }
             // What navd asks, as a command precondition's stdin carries the navigation: a program
             // that does not read it may exit first (the write then fails, which is no matter).
+            // Written from another thread while this one reads: a request larger than a pipe holds,
+            // to a program that writes much before it reads (or never reads), blocks neither side.
             signal(SIGPIPE, SIG_IGN)
-            try? input.fileHandleForWriting.write(contentsOf: Data((JSONWriter.string(request) + "\n").utf8))
-            try? input.fileHandleForWriting.close()
+            let line = Data((JSONWriter.string(request) + "\n").utf8)
+            let writer = FileHandleWriter(input.fileHandleForWriting, line)
+            writer.start()
             let data = out.fileHandleForReading.readDataToEndOfFile()
             p.waitUntilExit()
-            let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? "exit status \(p.terminationStatus)"
+            writer.wait()
+            let first = String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? "exit status \(p.terminationStatus)"
             let ok = p.terminationStatus == 0
-            return ["passed": .bool(ok), "recovered": .bool(ok), "reason": .string(ok ? "" : line)]
+            return ["passed": .bool(ok), "recovered": .bool(ok), "reason": .string(ok ? "" : first)]
         }
         c.requestHandler = { method, params in
             method == "precondition.evaluate" || method == "precondition.recover" ? answer(params) : nil
@@ -66,4 +70,24 @@ struct Call: ParsableCommand {
         let p = try params.map { try parseJSON($0, what: "params").objectValue ?? [:] } ?? [:]
         try common.run(method, p) { JSONWriter.string($0) }
     }
+}
+
+/// Writes bytes to a file handle on a thread of its own, then closes it.
+private final class FileHandleWriter: @unchecked Sendable {
+    private let handle: FileHandle
+    private let data: Data
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ handle: FileHandle, _ data: Data) { (self.handle, self.data) = (handle, data) }
+
+    func start() {
+        Thread.detachNewThread { [self] in
+            // A program that exits without reading makes the write fail (EPIPE), which is no matter.
+            try? handle.write(contentsOf: data)
+            try? handle.close()
+            done.signal()
+        }
+    }
+
+    func wait() { done.wait() }
 }

@@ -220,10 +220,11 @@ import Testing
               *) echo "no screen in the request: $request"; exit 1 ;;
             esac
             """.write(toFile: script, atomically: true, encoding: .utf8)
-        chmod(script, 0o755)
         var env = ProcessInfo.processInfo.environment
         env["NAVD_SOCKET"] = d.socketPath
-        let provider = try spawnDetached(Repo.binary("navctl"), ["provide", "app.saved", "--exec", script], env: env)
+        // Run by /bin/sh, not exec'd itself: a process another test spawns while this one writes the
+        // file may inherit the write descriptor, and exec of a file open for writing fails (ETXTBSY).
+        let provider = try spawnDetached(Repo.binary("navctl"), ["provide", "app.saved", "--exec", "/bin/sh " + script], env: env)
         defer { kill(provider, SIGKILL); var s: Int32 = 0; waitpid(provider, &s, 0) }
         let c = try d.client()
         let deadline = Date().addingTimeInterval(10)
@@ -232,6 +233,38 @@ import Testing
         let refused = try c.callError("dismiss")
         #expect(refused["data"]?["reason"] == "the draft of the screen it protects is not saved", "\(refused)")
         try c.call("update", ["node": try #require(c.call("tree")["visible"]?.arrayValue?.last), "with": ["draft": "saved"]])
+        #expect(try c.call("dismiss")["removed"]?.arrayValue?.count == 1)
+    }
+
+    /// A request larger than a pipe holds (the session's facts go with it), given to a program that
+    /// writes more than a pipe holds before it exits and never reads its stdin: navctl reads the
+    /// program's output while it writes the request, so neither waits for the other and the
+    /// program's exit status answers.
+    @Test func provideExecDoesNotBlockOnALargeRequestAndALargeAnswer() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Editor]}
+              Editor: {leave: [saved]}
+            preconditions:
+              saved: {provider: true, timeout: 5s}
+            """)
+        let dir = TempDir()
+        defer { dir.remove() }
+        let script = dir.file("loud.sh")
+        try "#!/bin/sh\nhead -c 300000 /dev/zero | tr '\\\\0' a\necho\nexit 0\n".write(toFile: script, atomically: true, encoding: .utf8)
+        var env = ProcessInfo.processInfo.environment
+        env["NAVD_SOCKET"] = d.socketPath
+        // Run by /bin/sh, not exec'd itself: a process another test spawns while this one writes the
+        // file may inherit the write descriptor, and exec of a file open for writing fails (ETXTBSY).
+        let provider = try spawnDetached(Repo.binary("navctl"), ["provide", "app.saved", "--exec", "/bin/sh " + script], env: env)
+        defer { kill(provider, SIGKILL); var s: Int32 = 0; waitpid(provider, &s, 0) }
+        let c = try d.client()
+        let deadline = Date().addingTimeInterval(10)
+        while try c.call("stats")["provided"]?.intValue ?? 0 < 1 && Date() < deadline { usleep(10_000) }
+        let big = String(repeating: "x", count: 60_000)
+        try c.call("context.set", ["facts": ["a": .string(big), "b": .string(big)]])
+        try c.call("navigate", ["to": "Editor"])
         #expect(try c.call("dismiss")["removed"]?.arrayValue?.count == 1)
     }
 }
