@@ -59,7 +59,7 @@ class Divergence(Exception):
 
 
 # What the walks did, for the summary: navigations that waited for preconditions, provider answers.
-seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0, "merged": 0, "redirected": 0, "waited_placed": 0, "then_params": 0, "waited_popped": 0, "leave_asks": 0, "target_asks": 0}
+seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0, "merged": 0, "redirected": 0, "waited_placed": 0, "then_params": 0, "waited_popped": 0, "leave_asks": 0, "target_asks": 0, "linked_redirected": 0}
 
 
 class Conn:
@@ -1270,6 +1270,31 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             if differs:
                 raise Divergence("reset {to} did not build its stack as PROTOCOL.md says (%s) at %s:\n before %s\n tree   %s"
                                  % (differs, where, json.dumps(tree["root"])[:1500], json.dumps(after["root"])[:1500]))
+        if method in ("open", "reset") and "by" not in P and reply is not None and reply.get("result", {}).get("redirected") \
+                and after["version"] == tree["version"] + 1 == reply["result"]["version"] and (method == "open" or "to" in P):
+            # A link or reset {to} that a precondition on the way redirected: the screens below the
+            # one that redirected as listed, then the redirect's target in its place, with the
+            # redirect's params and what its mediation copies (PROTOCOL.md, section open).
+            if method == "open":
+                listed = [(e["to"], None) for e in described["links"][pattern]]
+            else:
+                listed = [(e, {}) if isinstance(e, str) else (e["to"], e.get("with", {})) for e in P["to"]]
+            hops = reply["result"]["redirected"]
+            followed = redirected(reply["result"], None, {}, False, None)
+            names = [c for c, _ in listed]
+            tabs = described["root"].get("tabs") or []
+            if followed is not None and names.count(hops[0]["from"]) == 1:
+                k = names.index(hops[0]["from"])
+                target, given, _, _ = followed
+                # (A redirect's `by` does not apply: the target is shown as the screen it replaces.)
+                # Left to the mirrors: a first screen that starts a root tab (the target then goes on
+                # that tab's first screen).
+                if not (k == 0 and names[0] in tabs):
+                    differs = built_as_link(tree["root"], after["root"], listed[:k] + [(target, given)], described)
+                    seen["linked_redirected"] += differs is None
+                    if differs:
+                        raise Divergence("%s, redirected by %s, did not build its stack as PROTOCOL.md says (%s) at %s:\n before %s\n tree   %s"
+                                         % (method, json.dumps(hops), differs, where, json.dumps(tree["root"])[:1500], json.dumps(after["root"])[:1500]))
         heard = check_mirrors(after, where)
         if rnd.random() < 0.05:
             # The other session: pushed or presented on (targets that run no precondition), and
@@ -1678,8 +1703,8 @@ def walks(a, conninfo):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after waiting for preconditions, %d of them after a popUpTo, %d after a popUpTo, %d with a field mediation filled, %d by a route, %d redirected by a precondition), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says, %d dismissals (%d merging their result), %d flows completed (%d going on to the `then` their navigate gave, %d with params from the result), %d resets and %d updates as the model says, %d waiting navigations superseded, %d leave guards asked about their screen, %d other asks about a coordinator showing the precondition: "
-          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["waited_placed"], seen["waited_popped"], seen["popped"], seen["mediated"], seen["routed"], seen["redirected"], seen["reused"], seen["linked"], seen["dismissed"], seen["merged"], seen["completed"], seen["thens"], seen["then_params"], seen["reset"], seen["updated"], seen["superseded"], seen["leave_asks"], seen["target_asks"]))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after waiting for preconditions, %d of them after a popUpTo, %d after a popUpTo, %d with a field mediation filled, %d by a route, %d redirected by a precondition), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says (%d of them redirected on the way), %d dismissals (%d merging their result), %d flows completed (%d going on to the `then` their navigate gave, %d with params from the result), %d resets and %d updates as the model says, %d waiting navigations superseded, %d leave guards asked about their screen, %d other asks about a coordinator showing the precondition: "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["waited_placed"], seen["waited_popped"], seen["popped"], seen["mediated"], seen["routed"], seen["redirected"], seen["reused"], seen["linked"], seen["linked_redirected"], seen["dismissed"], seen["merged"], seen["completed"], seen["thens"], seen["then_params"], seen["reset"], seen["updated"], seen["superseded"], seen["leave_asks"], seen["target_asks"]))
     return 0
 
 

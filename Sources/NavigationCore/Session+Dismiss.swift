@@ -51,14 +51,16 @@ extension Session {
         return try dismissTarget(nodeId)
     }
 
-    /// Removes `node` following the dismiss rules; `flowNode` is the flow completing, if any.
+    /// Removes `node` following the dismiss rules; `flowNode` is the flow completing, if any;
+    /// `alsoRemoving`: the modal a screen popped to loses too (``modalAlsoPopped(_:inclusive:)``).
     func remove(_ node: Node, status: EndedFlow.Status, result: JSONValue?, error: JSONValue?, flowNode: Node?,
-                merging: ResultMerge? = nil) throws(NavError) -> Commit {
+                merging: ResultMerge? = nil, alsoRemoving modal: Node? = nil) throws(NavError) -> Commit {
         var changes = ChangeLog(self)
         var removed = Removal()
         // The screen left on top where the node was (off the visible path too) takes the result.
         let region = merging == nil ? nil : Region(around: node, in: self, goingBack: flowNode == nil)
         try detach(node, flowNode: flowNode, changes: &changes, removed: &removed, goingBack: flowNode == nil)
+        if let modal { try detach(modal, flowNode: nil, changes: &changes, removed: &removed) }
         if let merging {
             guard let top = region?.topScreen(in: self) else { throw NavError(.unknownNode, "no screen is left on top to take the result") }
             try merge(merging.fields, into: top, caller: merging.caller, maxBytes: merging.maxBytes)
@@ -152,8 +154,20 @@ extension Session {
     /// The `leave:` guards of what is above screen `number` in its stack (and what it presents): what
     /// `navigate {existing: pop}` pops. Empty when nothing is above it.
     public func leaveGuards(above number: Int) throws(NavError) -> [LeaveGuard] {
-        guard let screen = nodes[number: number], let going = removalAbove(screen, inclusive: false) else { return [] }
-        return try leaveGuards(node: going.id, to: nil, inclusive: false).guards
+        try leaveGuards(popTo: number, inclusive: false) ?? []
+    }
+
+    /// The `leave:` guards of what popping to screen `number` removes (it too when `inclusive`):
+    /// what is above it in its stack, then the modal it presents. Nil when it is gone or nothing is
+    /// above it.
+    public func leaveGuards(popTo number: Int, inclusive: Bool) throws(NavError) -> [LeaveGuard]? {
+        guard let screen = nodes[number: number], let going = removalAbove(screen, inclusive: inclusive) else { return nil }
+        var guards = try leaveGuards(node: going.id, to: nil, inclusive: false).guards
+        if let modal = modalAlsoPopped(screen, inclusive: inclusive) {
+            var guarded: Node?
+            collectLeaveGuards(modal, &guards, &guarded)
+        }
+        return guards
     }
 
     /// The `leave:` guards of what a dismiss would remove (`dismiss(_:)`, or with `to`,
@@ -174,7 +188,8 @@ extension Session {
             }
         }
         let target: Node
-        if let to { target = try popRemovalTarget(to, inclusive: inclusive) } else { target = try dismissTarget(nodeId) }
+        var modal: Node?
+        if let to { (target, modal) = try popRemoval(to, inclusive: inclusive) } else { target = try dismissTarget(nodeId) }
         var guards: [LeaveGuard] = []
         var guarded: Node?
         switch try detachment(of: target, goingBack: goingBack) {
@@ -189,6 +204,8 @@ extension Session {
                 }
             }
         }
+        // The modal the match presents, hidden by the screens above it, goes too.
+        if let modal { collectLeaveGuards(modal, &guards, &guarded) }
         return (guards, guarded)
     }
 

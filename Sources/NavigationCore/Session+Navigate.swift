@@ -418,10 +418,11 @@ extension Session {
             throw NavError(.conflict, "the popUpTo screen `\(Node.id(number))` is gone (dismissed while the navigation was pending)",
                            data: ["node": .string(Node.id(number))])
         }
-        let region = Region(around: removalAbove(match, inclusive: inclusive) ?? match, in: self, goingBack: false)
-        if let going = removalAbove(match, inclusive: inclusive) {
-            try detach(going, flowNode: nil, changes: &changes, removed: &removed)
-        }
+        let going = removalAbove(match, inclusive: inclusive)
+        let modal = modalAlsoPopped(match, inclusive: inclusive)
+        let region = Region(around: going ?? match, in: self, goingBack: false)
+        if let going { try detach(going, flowNode: nil, changes: &changes, removed: &removed) }
+        if let modal { try detach(modal, flowNode: nil, changes: &changes, removed: &removed) }
         guard let top = region.topScreen(in: self) else { throw NavError(.unknownNode, "no screen is left on top after popUpTo") }
         return top
     }

@@ -27,7 +27,8 @@ extension Session {
         if let merging, !isTrial {
             try tryOnCopy { trial throws(NavError) in _ = try trial.dismiss(to: target, inclusive: inclusive, merging: merging) }
         }
-        return try remove(try popRemovalTarget(target, inclusive: inclusive), status: .cancelled, result: nil, error: nil, flowNode: nil, merging: merging)
+        let (going, modal) = try popRemoval(target, inclusive: inclusive)
+        return try remove(going, status: .cancelled, result: nil, error: nil, flowNode: nil, merging: merging, alsoRemoving: modal)
     }
 
     /// `dismiss {to}` whose match, found on the visible path when it was asked, is screen `number`:
@@ -37,7 +38,9 @@ extension Session {
         if let merging, !isTrial {
             try tryOnCopy { trial throws(NavError) in _ = try trial.dismiss(toNode: number, inclusive: inclusive, merging: merging) }
         }
-        return try remove(try popRemovalTarget(above: number, inclusive: inclusive), status: .cancelled, result: nil, error: nil, flowNode: nil, merging: merging)
+        let going = try popRemovalTarget(above: number, inclusive: inclusive)
+        let modal = nodes[number: number].flatMap { modalAlsoPopped($0, inclusive: inclusive) }
+        return try remove(going, status: .cancelled, result: nil, error: nil, flowNode: nil, merging: merging, alsoRemoving: modal)
     }
 
     /// What ``dismiss(toNode:inclusive:merging:)`` removes (with what is above it).
@@ -52,8 +55,14 @@ extension Session {
 
     /// The node `dismiss(to:inclusive:)` removes (with what is above it).
     func popRemovalTarget(_ target: String, inclusive: Bool) throws(NavError) -> Node {
+        try popRemoval(target, inclusive: inclusive).going
+    }
+
+    /// What `dismiss(to:inclusive:)` removes: the node removed with what is above it, and the modal
+    /// the match also loses (``modalAlsoPopped(_:inclusive:)``).
+    func popRemoval(_ target: String, inclusive: Bool) throws(NavError) -> (going: Node, modal: Node?) {
         let match = try popTarget(target)
-        if let going = removalAbove(match, inclusive: inclusive) { return going }
+        if let going = removalAbove(match, inclusive: inclusive) { return (going, modalAlsoPopped(match, inclusive: inclusive)) }
         throw NavError(.unknownNode, "nothing above `\(match.id)` (\(graph.coordinators[match.coordinator].name)) to dismiss: it is the visible top; use inclusive: true to dismiss it too",
                        data: ["node": .string(match.id), "to": .string(target)])
     }
@@ -67,6 +76,17 @@ extension Session {
         guard n.indexInParent == 0, let stack = n.parent, stack.kind == .stack else { return false }
         guard let shell = stack.parent else { return true }
         return shell.kind == .tabs && shell.coordinator < 0
+    }
+
+    /// The modal a screen popped to loses besides the screens above it in its stack: one it presents
+    /// while they are above it (presented from it when it was not on top, and hidden by them).
+    /// Popping to a screen shows it, so what it presents goes too, after the screens above it. Nil
+    /// otherwise (a modal over a screen on top of its stack is what ``removalAbove(_:inclusive:)``
+    /// answers, and `inclusive` removes the screen with its modal).
+    func modalAlsoPopped(_ match: Node, inclusive: Bool) -> Node? {
+        guard !inclusive, let modal = match.presented, let container = match.parent, let i = match.indexInParent,
+              i + 1 < container.children.count else { return nil }
+        return modal
     }
 
     func removalAbove(_ match: Node, inclusive: Bool) -> Node? {

@@ -54,8 +54,8 @@ extension Navigator {
         let match = r.to.flatMap { try? session.popTarget($0).number }
         let (inclusive, result, merge) = (r.inclusive, r.result, r.merge)
         nav.guardsNow = {
-            let going = match.flatMap { try? session.popRemovalTarget(above: $0, inclusive: inclusive).id } ?? node
-            return (try? session.leaveGuards(node: going, to: nil, inclusive: false, goingBack: true))?.guards ?? []
+            if let match, let guards = try? session.leaveGuards(popTo: match, inclusive: inclusive) { return guards }
+            return (try? session.leaveGuards(node: node, to: nil, inclusive: false, goingBack: true))?.guards ?? []
         }
         nav.commitInstead = { [unowned self] in
             Result { () throws(NavError) in
