@@ -384,9 +384,15 @@ import Testing
         }
         #expect(try c.call("tree")["version"] == 0, "nothing shown")
         #expect(try c.call("navigate", ["to": "Guarded", "dryRun": true])["preconditions"] == ["app.open", "app.ready"])
+        // Each failure names the coordinator that declares the precondition: the flow, or its start step.
+        let flows = try c.callError("navigate", ["to": "Guarded"])
+        let flowsMessage = flows["message"]?.stringValue ?? ""
+        #expect(flowsMessage.hasPrefix("precondition `app.open` of `app.Guarded` failed"), "\(flows)")
         try c.call("context.set", ["facts": ["open": true]])
         let e = try c.callError("navigate", ["to": "Guarded"])
         #expect(e["data"]?["kind"] == "preconditionFailed" && e["data"]?["precondition"] == "app.ready", "\(e)")
+        let stepsMessage = e["message"]?.stringValue ?? ""
+        #expect(stepsMessage.hasPrefix("precondition `app.ready` of `app.Gate` (the start of flow `app.Guarded`) failed"), "\(e)")
         try c.call("context.set", ["facts": ["ready": true]])
         #expect(try c.call("navigate", ["to": "Guarded"])["version"] == 1)
         try c.call("hello", ["token": "s3cret"])

@@ -66,10 +66,23 @@ extension Navigator {
                 + (nav.leaving == nil ? " and the navigation to `\(target)` is refused: \(reason)" : ": \(reason)")
         } else {
             let screen = screenSubject(nav).coordinator
-            message = screen == nav.plan.target ? "precondition `\(p.name)` of `\(target)` \(what): \(reason)"
-                : "precondition `\(p.name)` of `\(graph.coordinators[screen].name)` (in the stack built for `\(target)`) \(what): \(reason)"
+            if screen != nav.plan.target {
+                message = "precondition `\(p.name)` of `\(graph.coordinators[screen].name)` (in the stack built for `\(target)`) \(what): \(reason)"
+            } else if let start = startStepDeclaring(p, flow: graph.coordinators[screen]) {
+                // A flow's start step's own precondition (it runs after the flow's): named as the step's.
+                message = "precondition `\(p.name)` of `\(graph.coordinators[start].name)` (the start of flow `\(target)`) \(what): \(reason)"
+            } else {
+                message = "precondition `\(p.name)` of `\(target)` \(what): \(reason)"
+            }
         }
         finish(nav, .failure(NavError(kind, message, data: data)))
+    }
+
+    /// The start step of `flow` when `p` is that step's precondition and not the flow's own.
+    private func startStepDeclaring(_ p: Precondition, flow: Coordinator) -> Int? {
+        guard flow.flowStart >= 0, !flow.preconditions.contains(p.index),
+              graph.coordinators[flow.flowStart].preconditions.contains(p.index) else { return nil }
+        return flow.flowStart
     }
 
     /// Tells subscribers, and the client that asked for `nav` when it asked for progress (so that it can
