@@ -32,6 +32,14 @@ extension Builder {
                 }
             }
         }
+        for (what, t, fields) in specConstants {
+            let target = coordinators[t]
+            for f in fields {
+                if let why = problem(target, f.name, f.value) {
+                    d.error(f.location, "\(what) gives `\(target.name)` the constant \(f.name): \(JSONWriter.string(f.value)), which its setup never accepts: \(why)")
+                }
+            }
+        }
         for l in links {
             for (n, e) in l.entries.enumerated() {
                 let target = coordinators[e.coordinator]

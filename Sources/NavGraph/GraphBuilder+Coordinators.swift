@@ -251,6 +251,11 @@ extension Builder {
             return nil
         }
         guard let i = resolveCoordinator(ref, in: module, at: toDoc.location, role: " (\(what))") else { return nil }
+        if let w = doc.mapping != nil ? doc["with"] : nil {
+            // Constants only: a `$result` reference is read when the flow completes.
+            let fields = (w.mapping ?? []).filter { !($0.2.text?.hasPrefix("$result") ?? false) }.map { (name: $0.0, value: $0.2.json, location: $0.2.location) }
+            if !fields.isEmpty { specConstants.append((what, i, fields)) }
+        }
         if let by, !coordinators[i].allows(by) {
             d.error(doc["by"]?.location ?? doc.location, "\(what) shows `\(coordinators[i].name)` by \(by.rawValue), which its `presentations` do not allow")
         }

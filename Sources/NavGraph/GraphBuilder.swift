@@ -37,6 +37,9 @@ struct Builder {
     /// Coordinators whose `setup` did not build (checks that read a setup skip them rather than
     /// report the schema missing, after reporting why it is invalid).
     var invalidSetups: Set<Int> = []
+    /// The constants a redirect or a flow's `then` gives its target's setup fields (what says which,
+    /// for the message), checked once every setup is built, as a route's are.
+    var specConstants: [(what: String, target: Int, fields: [(name: String, value: JSONValue, location: SourceLocation)])] = []
     /// Where each tab container names its tabs, one per tab (a tab may not be a container itself).
     var tabContainerLocations: [Int: [SourceLocation]] = [:]
     /// Where each mediation expression is written (coordinator → field → the value), so that the

@@ -177,6 +177,25 @@ import Glibc
         ])
     }
 
+    /// A redirect's and a flow's `then` constants are checked against the target's setup, as a
+    /// route's are; a `then`'s `$result` reference is not (the result comes when the flow completes).
+    @Test func redirectAndThenConstantsTheSetupNeverAccepts() {
+        let e = errors([("app.yaml", """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Item, Wizard], preconditions: [moved]}
+              Item: {setup: {type: object, properties: {id: {type: integer}}, additionalProperties: false}}
+              Wizard: {flow: {start: W1, steps: [W1], then: {to: Item, with: {id: "$result.n", extra: 1}}}}
+              W1: {}
+            preconditions:
+              moved: {check: {fact: moved, exists: false}, redirect: {to: Item, with: {id: "zz"}}}
+            """)])
+        #expect(e == [
+            "app.yaml:5:91: error: the `then` of flow `app.Wizard` gives `app.Item` the constant extra: 1, which its setup never accepts: the setup of `app.Item` declares no field `extra` and allows no others (it declares id)",
+            "app.yaml:8:80: error: the `redirect` of precondition `app.moved` gives `app.Item` the constant id: \"zz\", which its setup never accepts: the value must be integer, not a string (\"zz\")",
+        ], "\(e)")
+    }
+
     @Test func routesAndLinksToNowhere() {
         let e = errors([("app.yaml", Self.app + """
 
