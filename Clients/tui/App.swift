@@ -173,6 +173,11 @@ final class App {
                 pending = (p["navigation"]?.stringValue ?? "", to, isDismiss ? "dismiss of \(to)" : to, waiting, isDismiss)
             }
             addLog("pending \(isDismiss ? "dismiss of " : "")\(to) waits for \(waiting)")
+        case "navigationEnded" where s == session:
+            // (This UI's own navigations are answered too; the log says how each one it saw waiting ended.)
+            let what = p["status"]?.stringValue ?? "?"
+            let detail = what == "committed" ? " at version \(p["version"]?.intValue ?? 0)" : (p["error"]?["message"]?.stringValue).map { ": \($0)" } ?? ""
+            addLog("ended \(p["navigation"]?.stringValue ?? "?"): \(what)\(detail)")
         case "flowCompleted" where s == session:
             var text = "flowCompleted \(p["coordinator"]?.stringValue ?? "?") [\(p["flow"]?.stringValue ?? "?")] \(p["status"]?.stringValue ?? "")"
             if let r = p["result"] { text += " " + JSONWriter.string(r) }

@@ -109,6 +109,52 @@ func preconditionGraph(_ dir: TempDir) throws -> String {
         #expect(FileManager.default.fileExists(atPath: dir.file("recovered.flag")))
     }
 
+    /// Subscribers told that a navigation is pending are told when it ends: committed with its
+    /// version, failed or cancelled with the error its client gets, before that client's answer;
+    /// a navigation that commits at once was never pending and has no end to tell.
+    @Test func aPendingNavigationsEndIsToldToThoseToldItWasPending() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let d = try daemon(dir)
+        let c = try d.client()
+        let watcher = try d.client()
+        try watcher.call("subscribe")
+        let p = try d.client()
+        try p.call("provide", ["preconditions": ["asked"]])
+        // Committed.
+        var id = try c.send("navigate", ["to": "Asked", "progress": true])
+        var req = try p.serverRequest("precondition.evaluate")
+        let nav = try #require(try watcher.notification("navigationPending")["params"]?["navigation"])
+        try p.respond(to: req, result: ["passed": true])
+        var ended = try watcher.notification("navigationEnded")["params"]
+        #expect(ended == ["session": "main", "navigation": nav, "status": "committed", "version": 1], "\(String(describing: ended))")
+        // The client that asked with progress hears it before its answer.
+        let before = try c.notification("navigationEnded")["params"]
+        #expect(before?["navigation"] == nav)
+        #expect(try c.reply(to: id)["result"]?["version"] == 1)
+        try c.call("dismiss")
+        // Failed: the error the client gets.
+        id = try c.send("navigate", ["to": "Asked"])
+        req = try p.serverRequest("precondition.evaluate")
+        _ = try watcher.notification("navigationPending")
+        try p.respond(to: req, result: ["passed": false, "reason": "card expired"])
+        let refused = try c.reply(to: id)["error"]
+        ended = try watcher.notification("navigationEnded")["params"]
+        #expect(ended?["status"] == "failed" && ended?["error"] == refused, "\(String(describing: ended))")
+        // Cancelled.
+        id = try c.send("navigate", ["to": "Asked"])
+        _ = try p.serverRequest("precondition.evaluate")
+        let cancelled = try #require(try watcher.notification("navigationPending")["params"]?["navigation"])
+        try watcher.call("cancel", ["navigation": cancelled])
+        #expect(try c.reply(to: id)["error"]?["data"]?["kind"] == "cancelled")
+        ended = try watcher.notification("navigationEnded")["params"]
+        #expect(ended?["status"] == "cancelled" && ended?["navigation"] == cancelled && ended?["error"]?["data"]?["kind"] == "cancelled", "\(String(describing: ended))")
+        // At once: nothing pending, nothing ended.
+        try c.call("navigate", ["to": "Hub", "from": "n1"])
+        try watcher.call("ping")
+        #expect(!watcher.notifications.contains { $0["method"] == "navigationEnded" }, "\(watcher.notifications)")
+    }
+
     @Test func providerPassesFailsTimesOutDisconnectsAndMalformed() throws {
         let dir = TempDir()
         defer { dir.remove() }

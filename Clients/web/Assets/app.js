@@ -197,6 +197,10 @@ function notified(method, p) {
   } else if (method === 'navigationPending') {
     state.pending.set(p.navigation, p);
     renderPending();
+  } else if (method === 'navigationEnded') {
+    // Any client's navigation: the page is not answered for others', so this is how it learns.
+    state.pending.delete(p.navigation);
+    renderPending();
   } else if (method === 'flowCompleted') {
     for (const [id, nav] of state.pending) if (nav.flow && nav.flow.node === p.flow) state.pending.delete(id);
     renderPending();
@@ -398,17 +402,31 @@ function renderLog() {
   }
 }
 
+// What a pending navigation waits for: its precondition, the screen a leave guard protects, the
+// recovery flow presented for it, or a slot to run its task in.
+function describePending(id, p) {
+  let text = `${id} to ${p.to} waits for ${typeof p.waitingFor === 'string' ? p.waitingFor : JSON.stringify(p.waitingFor)}`;
+  if (p.leaving) {
+    const node = state.mirror && state.mirror.live ? find(state.mirror.live.root, p.leaving) : null;
+    text += `, the leave guard of ${(node && node.coordinator) || p.to} [${p.leaving}]`;
+  }
+  if (p.flow) text += ` (recovery flow ${p.flow.coordinator} [${p.flow.node}])`;
+  if (p.queued) text += ` (queued for a ${p.queued.for} slot: ${p.queued.behind} of this uid's before it, ${p.queued.waiting} waiting in all)`;
+  return text;
+}
+
 let pendingShown = null;
 function renderPending() {
   const ul = $('pending');
-  const key = JSON.stringify([...state.pending.keys()]);
+  // Redrawn when a navigation's notification changes what it waits for, not only when one comes or goes.
+  const key = JSON.stringify([...state.pending]);
   if (key === pendingShown) return;
   pendingShown = key;
   ul.replaceChildren();
   if (!state.pending.size) { const li = document.createElement('li'); li.textContent = 'none'; ul.append(li); return; }
   for (const [id, p] of state.pending) {
     const li = document.createElement('li');
-    li.textContent = `${id} to ${p.to} waits for ${typeof p.waitingFor === 'string' ? p.waitingFor : JSON.stringify(p.waitingFor)}` + (p.flow ? ` (recovery flow ${p.flow.coordinator} [${p.flow.node}])` : '') + ' ';
+    li.textContent = describePending(id, p) + ' ';
     const b = document.createElement('button');
     b.textContent = 'cancel';
     b.onclick = () => send('cancel', { navigation: id }, `cancel ${id}`);

@@ -273,3 +273,49 @@ def test_the_change_log_is_a_ring(navweb, browser):
     assert versions == list(range(31, 51)), versions
     browser.find_element(By.CSS_SELECTOR, '#log tbody tr[data-version="31"]').click()
     wait(browser, lambda d: '{"id":"r31"}' in text(d, "tree") and '{"id":"r32"}' not in text(d, "tree"), message="travel to the oldest kept")
+
+
+def test_the_pending_list_follows_what_a_navigation_waits_for(browser):
+    """A dismiss waiting on two leave guards, each answered from the page: the pending list names
+    the screen they protect, and when the first passes it says the dismiss waits for the second
+    (the list was redrawn only when a navigation came or went, and kept the first)."""
+    import shutil
+    import tempfile
+    from conftest import wait_for_socket
+    work = tempfile.mkdtemp(prefix="navweb-pending-")
+    os.mkdir(os.path.join(work, "g"))
+    open(os.path.join(work, "g", "app.yaml"), "w").write(
+        "root: {stack: Home}\ncoordinators:\n  Home: {opens: [Editor]}\n  Editor: {leave: [first, second]}\n"
+        "preconditions:\n  first: {provider: true, timeout: 60s}\n  second: {provider: true, timeout: 60s}\n")
+    sock = os.path.join(work, "navd.sock")
+    navd = subprocess.Popen([os.environ["NAVD_BIN"], "--socket", sock, "--ephemeral", "--log-level", "error", "--graph", os.path.join(work, "g")])
+    wait_for_socket(sock)
+    w = NavWeb(sock)
+    dismiss = socket.socket(socket.AF_UNIX)
+    try:
+        browser.get(w.url)
+        wait(browser, lambda d: "app.Home" in text(d, "tree") and text(d, "status") == "connected", message="the page shows the tree")
+        for name in ("app.first", "app.second"):
+            wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '#providers button[data-provide="%s"]' % name))
+            browser.find_element(By.CSS_SELECTOR, '#providers button[data-provide="%s"]' % name).click()
+            wait(browser, lambda d: "answering %s" % name in text(d, "providers"))
+        editor = json.loads(navctl(sock, "--json", "navigate", "app.Editor"))["node"]
+        wait(browser, lambda d: text(d, "top-name") == "app.Editor")
+        # The dismiss waits for the guards; its reply is not read here.
+        dismiss.connect(sock)
+        dismiss.sendall(b'{"jsonrpc":"2.0","id":1,"method":"dismiss"}\n')
+        wait(browser, lambda d: "waits for app.first, the leave guard of app.Editor [%s]" % editor in text(d, "pending"),
+             message="the pending dismiss names the guard and its screen")
+        wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#requests li"))
+        browser.find_element(By.CSS_SELECTOR, '#requests button[data-answer="pass"]').click()
+        wait(browser, lambda d: "waits for app.second, the leave guard of app.Editor [%s]" % editor in text(d, "pending"),
+             message="the list follows the dismiss to its second guard")
+        wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#requests li"))
+        browser.find_element(By.CSS_SELECTOR, '#requests button[data-answer="pass"]').click()
+        wait(browser, lambda d: text(d, "pending") == "none" and text(d, "top-name") == "app.Home", message="the dismiss went through")
+    finally:
+        dismiss.close()
+        w.stop()
+        navd.terminate()
+        navd.wait(10)
+        shutil.rmtree(work, ignore_errors=True)

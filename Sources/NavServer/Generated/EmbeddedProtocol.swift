@@ -1275,7 +1275,7 @@ public enum EmbeddedProtocol {
         },
         {
           "name": "progress",
-          "description": "The caller gets navigationPending too while this navigation waits for preconditions (with the recovery flow's node), as LSP's work-done progress: to say what it waits for and to cancel it.",
+          "description": "The caller gets navigationPending too while this navigation waits for preconditions (with the recovery flow's node), and navigationEnded when it ends, as LSP's work-done progress: to say what it waits for and to cancel it.",
           "schema": {
             "type": "boolean"
           }
@@ -2234,7 +2234,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "subscribe",
-      "summary": "Receive stackChanged, navigationPending and flowCompleted notifications for the session; returns a snapshot.",
+      "summary": "Receive stackChanged, navigationPending, navigationEnded and flowCompleted notifications for the session; returns a snapshot.",
       "x-navd-changes": false,
       "x-navd-session": {
         "watches": [
@@ -2863,6 +2863,16 @@ public enum EmbeddedProtocol {
           "node": "n8",
           "coordinator": "account.Login"
         }
+      }
+    },
+    {
+      "name": "navigationEnded",
+      "summary": "To those told navigationPending for a navigation (or a dismiss waiting on leave guards), once it ends, before its client's answer: status committed with the version of its commit, or failed or cancelled with the error its client is answered ({code, message, data}).",
+      "params": {
+        "session": "main",
+        "navigation": "nav-3",
+        "status": "committed",
+        "version": 7
       }
     },
     {

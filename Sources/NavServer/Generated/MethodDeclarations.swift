@@ -71,7 +71,7 @@ extension MethodTable.Spec {
     /// `stats`: Counters: connections, requests, commits, pending work, command children running, provider requests waiting in navd, what each uid holds of its shares (users: connections, sessions, pending, children), uptime (seconds), memory (bytes), and per method (methods: requests answered, errors, a latency histogram cumulative by upper bound in seconds).
     static let stats = MethodTable.Spec(name: "stats", params: ["session"],
         changes: false, session: .none, roles: [])
-    /// `subscribe`: Receive stackChanged, navigationPending and flowCompleted notifications for the session; returns a snapshot.
+    /// `subscribe`: Receive stackChanged, navigationPending, navigationEnded and flowCompleted notifications for the session; returns a snapshot.
     static let subscribe = MethodTable.Spec(name: "subscribe", params: ["session", "notifications"],
         changes: false, session: .watches(["session"]), roles: [])
     /// `tree`: The session's tree and visible path.

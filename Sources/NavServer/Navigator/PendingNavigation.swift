@@ -31,6 +31,8 @@ final class PendingNavigation {
     var detached = false
     /// The client that asked gets `navigationPending` too (`navigate {progress: true}`).
     var reportsProgress = false
+    /// A `navigationPending` was sent for it: its end is told too (`navigationEnded`).
+    var announced = false
     /// Index of the precondition being evaluated.
     var step = 0
     /// Time it waited for command and provider slots so far, in ms (`--max-queue-wait`).

@@ -178,6 +178,7 @@ extension Navigator {
             }
         }
         if let key = nav.key { remember(nav.state, key: key, result.map(JSONText.init)) }
+        if nav.announced { announceEnd(nav, result) }
         for r in nav.replies {
             switch result {
             case .success(let v): r.succeed(v)

@@ -105,7 +105,24 @@ extension Navigator {
         if let queued {
             params["queued"] = ["for": .string(queued.slot), "behind": .int(queued.behind), "waiting": .int(queued.waiting)]
         }
+        nav.announced = true
         publisher.notify("navigationPending", JSONValue.object(params), to: nav.state.audience, also: nav.reportsProgress ? nav.client : nil)
+    }
+
+    /// Tells those told that `nav` was pending that it ended: committed (with its version), failed or
+    /// cancelled (with the error its client is answered), so that a front-end listing what waits can
+    /// take it off (LSP's work-done progress `end`).
+    func announceEnd(_ nav: PendingNavigation, _ result: Result<JSONValue, NavError>) {
+        var params: JSONObject = ["session": .string(nav.state.session.name), "navigation": .string(nav.id)]
+        switch result {
+        case .success(let v):
+            params["status"] = "committed"
+            if let version = v["version"] { params["version"] = version }
+        case .failure(let e):
+            params["status"] = .string(e.kind == .cancelled ? "cancelled" : "failed")
+            params["error"] = ["code": .int(e.code), "message": .string(e.message), "data": .object(e.wireData)]
+        }
+        publisher.notify("navigationEnded", JSONValue.object(params), to: nav.state.audience, also: nav.reportsProgress ? nav.client : nil)
     }
 
     private func recover(_ nav: PendingNavigation, _ p: Precondition, _ r: Precondition.Recover, reason: String) {
