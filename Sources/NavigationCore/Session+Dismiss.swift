@@ -113,7 +113,11 @@ extension Session {
             }
             if index == 0, let shell = container.parent, shell.kind == .tabs, shell.coordinator >= 0 {
                 // The first screen of a tab of a tab container: the container goes.
-                return try detachment(of: shell)
+                do throws(NavError) { return try detachment(of: shell) } catch where error.kind == .unknownNode {
+                    // Said of the node asked about: the container is what cannot go.
+                    throw NavError(.unknownNode, "nothing to dismiss: `\(node.id)` (\(graph.coordinators[node.coordinator].name)) is the first screen of a tab of `\(shell.id)` (\(graph.coordinators[shell.coordinator].name)), so dismissing it dismisses that tab container, and \(error.message.replacingOccurrences(of: "nothing to dismiss: ", with: ""))",
+                                   data: ["node": .string(node.id), "container": .string(shell.id)])
+                }
             }
             if index == 0 {
                 guard let owner = container.parentRef, owner.with({ $0.kind == .screen || $0.kind == .flow }) else {

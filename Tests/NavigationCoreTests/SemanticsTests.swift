@@ -83,6 +83,33 @@ func loadTestGraph(_ yaml: String) -> NavigationGraph {
         #expect(refusal(s, "Item", by: .select) == .notAllowed, "Item is not a declared tab")
     }
 
+    /// Dismissing the first screen of a tab of a tab container dismisses the container; when the
+    /// container is the first screen of a root tab that cannot be, and the refusal says so of the
+    /// screen asked about, naming the container.
+    @Test func aRefusedDismissInATabContainerNamesTheScreenAskedAbout() throws {
+        let g = loadTestGraph("""
+            root: {tabs: [Home, Shell]}
+            coordinators:
+              Home: {}
+              Shell: {tabs: [A, B]}
+              A: {}
+              B: {}
+            """)
+        let s = Session(name: "t", graph: g)
+        try s.commit(try s.plan(NavigateRequest(to: "Shell", by: .select), caller: Caller()))
+        try s.commit(try s.plan(NavigateRequest(to: "B", by: .select), caller: Caller()))
+        let b = try #require(s.visibleTop)
+        do {
+            _ = try s.dismiss(nil)
+            Issue.record("the dismiss was made")
+        } catch {
+            #expect(error.kind == .unknownNode)
+            #expect(error.data["node"] == .string(b.id) && error.data["container"] != nil, "\(error.data)")
+            #expect(error.message.hasPrefix("nothing to dismiss: `\(b.id)` (app.B) is the first screen of a tab of `"), "\(error.message)")
+            #expect(error.message.contains("(app.Shell) is the first screen of a tab"), "\(error.message)")
+        }
+    }
+
     @Test func selectingATabAfterARootNavigationBringsTheTabsBack() throws {
         let s = Session(name: "t", graph: graph)
         try go(s, "Item", by: .root)
