@@ -96,8 +96,8 @@ func loadTestGraph(_ yaml: String) -> NavigationGraph {
               B: {}
             """)
         let s = Session(name: "t", graph: g)
-        try s.commit(try s.plan(NavigateRequest(to: "Shell", by: .select), caller: Caller()))
-        try s.commit(try s.plan(NavigateRequest(to: "B", by: .select), caller: Caller()))
+        _ = try s.commit(try s.plan(NavigateRequest(to: "Shell", by: .select), caller: Caller()))
+        _ = try s.commit(try s.plan(NavigateRequest(to: "B", by: .select), caller: Caller()))
         let b = try #require(s.visibleTop)
         do {
             _ = try s.dismiss(nil)
