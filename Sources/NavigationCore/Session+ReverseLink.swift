@@ -37,7 +37,9 @@ extension Session {
 
     /// The screens a deep link would list to build the stack that ends at `n`: the screens below it in
     /// its stack, and those below the screen presenting that stack, and so on (a tab's or the root
-    /// stack's first screen first). A flow stands for itself and its first step, as in a link.
+    /// stack's first screen first). A flow stands for itself and its first step, as in a link; a tab
+    /// container for itself and the first screen of its first tab, when that tab is selected (what a
+    /// link ending at the container builds).
     func linkChain(to n: Node) -> [Node] {
         guard let container = n.parent, let i = n.indexInParent else { return [n] }
         switch container.kind {
@@ -46,7 +48,13 @@ extension Session {
             return i == 0 ? before : before + container.children[1...i]
         case .stack:
             var below: [Node] = []
-            if let owner = container.parent, owner.kind == .screen || owner.kind == .flow { below = linkChain(to: owner) }
+            if let owner = container.parent {
+                if owner.kind == .screen || owner.kind == .flow {
+                    below = linkChain(to: owner)
+                } else if owner.kind == .tabs, owner.coordinator >= 0, i == 0, owner.selected == 0, owner.children.first === container {
+                    return linkChain(to: owner)
+                }
+            }
             return below + container.children[...i]
         default:
             return [n]

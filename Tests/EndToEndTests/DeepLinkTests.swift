@@ -281,6 +281,32 @@ import Testing
 
     /// In a query `+` is a space, as forms and URLSearchParams write it (`%2B` a plus); in a path
     /// segment it is a plus. link.resolve writes what open reads back.
+    /// A link that ends at a tab container builds it with its first tab selected: `link.resolve` of
+    /// that tab's first screen answers the link (the container stands for itself and that screen, as
+    /// a flow for its first step); of another tab, or above the first screen, no link.
+    @Test func linkResolveOfATabContainersFirstScreenIsTheLinkThatBuiltIt() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Shell]}
+              Shell: {tabs: [A, B], setup: {type: object, properties: {id: {type: string}}}}
+              A: {opens: [C]}
+              B: {}
+              C: {}
+            links:
+              "/shell/:id": [Home, {to: Shell, with: {id: ":id"}}]
+            """)
+        let c = try d.client()
+        try c.call("open", ["url": "/shell/s1"])
+        #expect(try c.call("link.resolve") == ["url": "/shell/s1", "link": "/shell/:id"])
+        try c.call("navigate", ["to": "B", "by": "select"])
+        #expect(try c.callError("link.resolve")["data"]?["kind"] == "noMatchingLink")
+        try c.call("navigate", ["to": "A", "by": "select"])
+        #expect(try c.call("link.resolve")["url"] == "/shell/s1")
+        try c.call("navigate", ["to": "C"])
+        #expect(try c.callError("link.resolve")["data"]?["kind"] == "noMatchingLink")
+    }
+
     @Test func aPlusInAQueryValueIsASpace() throws {
         let graph = """
             root: {stack: Home}
