@@ -318,7 +318,8 @@ final class RecordingPublisher: Publisher {
                 n.addProvider(["app.authorized"], FakeClient(id: 3))
                 to(n, "app.Pay", by: d)
             },
-                          call: { n, _, _ in encoded(n.cancel(CancelRequest(navigation: n.pending.keys.first ?? "none"))) }, expect: #"{"cancelled":true}"#),
+                          call: { n, _, _ in encoded(n.cancel(CancelRequest(navigation: n.pending.keys.first ?? "none"))) }, expect: #"{"cancelled":true}"#,
+                          notified: ["navigationEnded"]),
             EntryPointRow(what: "cancel one that is not there", call: { n, _, _ in encoded(n.cancel(CancelRequest(navigation: "nav-99"))) },
                           expect: #"{"cancelled":false}"#),
         ]
