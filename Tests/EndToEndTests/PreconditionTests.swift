@@ -118,13 +118,17 @@ func preconditionGraph(_ dir: TempDir) throws -> String {
         let d = try daemon(dir)
         let c = try d.client()
         let watcher = try d.client()
-        try watcher.call("subscribe")
+        #expect(try watcher.call("subscribe")["pending"] == nil, "nothing waits")
         let p = try d.client()
         try p.call("provide", ["preconditions": ["asked"]])
         // Committed.
         var id = try c.send("navigate", ["to": "Asked", "progress": true])
         var req = try p.serverRequest("precondition.evaluate")
-        let nav = try #require(try watcher.notification("navigationPending")["params"]?["navigation"])
+        let announced = try #require(try watcher.notification("navigationPending")["params"])
+        let nav = try #require(announced["navigation"])
+        // A client subscribing while it waits is told what waits, as the others were.
+        let late = try d.client()
+        #expect(try late.call("subscribe")["pending"] == [announced])
         try p.respond(to: req, result: ["passed": true])
         var ended = try watcher.notification("navigationEnded")["params"]
         #expect(ended == ["session": "main", "navigation": nav, "status": "committed", "version": 1], "\(String(describing: ended))")

@@ -148,6 +148,8 @@ async function subscribe(name) {
   state.mine = new Set();
   state.travel = null;
   state.pending.clear();
+  // What waits already (navd answers it with the snapshot): listed before its next notification.
+  for (const p of snapshot.pending || []) state.pending.set(p.navigation, p);
   $('log').tBodies[0].replaceChildren();
   render();
   loadFacts();

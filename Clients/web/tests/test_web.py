@@ -310,6 +310,14 @@ def test_the_pending_list_follows_what_a_navigation_waits_for(browser):
         browser.find_element(By.CSS_SELECTOR, '#requests button[data-answer="pass"]').click()
         wait(browser, lambda d: "waits for app.second, the leave guard of app.Editor [%s]" % editor in text(d, "pending"),
              message="the list follows the dismiss to its second guard")
+        # A page opened while it waits lists it from the subscription's snapshot (`pending`).
+        first = browser.current_window_handle
+        browser.switch_to.new_window("tab")
+        browser.get(w.url)
+        wait(browser, lambda d: "waits for app.second, the leave guard of app.Editor [%s]" % editor in text(d, "pending"),
+             message="a page opened meanwhile lists the waiting dismiss")
+        browser.close()
+        browser.switch_to.window(first)
         wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#requests li"))
         browser.find_element(By.CSS_SELECTOR, '#requests button[data-answer="pass"]').click()
         wait(browser, lambda d: text(d, "pending") == "none" and text(d, "top-name") == "app.Home", message="the dismiss went through")

@@ -2262,7 +2262,7 @@ public enum EmbeddedProtocol {
       ],
       "result": {
         "name": "snapshot",
-        "description": "`session`, `version`, `root`, `visible`, `notifications` (the form granted), and `ref` (the number compact notifications name the session by)",
+        "description": "`session`, `version`, `root`, `visible`, `notifications` (the form granted), `ref` (the number compact notifications name the session by), and `pending` while navigations of the session wait (the params of each one's last navigationPending, oldest first; absent when none waits)",
         "schema": {
           "type": "object",
           "required": [
@@ -2296,6 +2296,12 @@ public enum EmbeddedProtocol {
             "ref": {
               "type": "integer",
               "minimum": 1
+            },
+            "pending": {
+              "type": "array",
+              "items": {
+                "type": "object"
+              }
             }
           }
         }

@@ -25,7 +25,9 @@ enum SubscribeMethod: NavdMethod {
                 let state = try call.session(p)
                 try asRPC { () throws(NavError) in try n.checkSubscriptionRoom(call.client, for: state.session.name) }
                 n.subscribe(call.client, to: state, compact: form == .compact)
-                call.succeed(Snapshot(session: state.session, subscription: (form, state.ref)))
+                // What waits now: a front-end subscribing meanwhile shows it before its next notification.
+                let pending = state.pending.sorted { $0.key < $1.key }.compactMap { $0.value.announcement }
+                call.succeed(Snapshot(session: state.session, subscription: (form, state.ref), pending: pending))
             }
         }
     }

@@ -31,8 +31,10 @@ final class PendingNavigation {
     var detached = false
     /// The client that asked gets `navigationPending` too (`navigate {progress: true}`).
     var reportsProgress = false
-    /// A `navigationPending` was sent for it: its end is told too (`navigationEnded`).
-    var announced = false
+    /// The params of the last `navigationPending` sent for it (a `subscribe` while it waits answers
+    /// them in `pending`); its end is told too (`navigationEnded`).
+    var announcement: JSONValue?
+    var announced: Bool { announcement != nil }
     /// Index of the precondition being evaluated.
     var step = 0
     /// Time it waited for command and provider slots so far, in ms (`--max-queue-wait`).

@@ -105,7 +105,7 @@ extension Navigator {
         if let queued {
             params["queued"] = ["for": .string(queued.slot), "behind": .int(queued.behind), "waiting": .int(queued.waiting)]
         }
-        nav.announced = true
+        nav.announcement = .object(params)
         publisher.notify("navigationPending", JSONValue.object(params), to: nav.state.audience, also: nav.reportsProgress ? nav.client : nil)
     }
 

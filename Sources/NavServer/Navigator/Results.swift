@@ -76,6 +76,9 @@ struct Snapshot: JSONEncodable {
     /// `subscribe`'s: the form its notifications take, and the session's ``SessionState/ref``.
     /// (A session another node owns has no ref here: it is heard in the full form.)
     var subscription: (form: NotificationForm, ref: Int?)? = nil
+    /// `subscribe`'s: what the session's navigations waiting now wait for (their last
+    /// `navigationPending`), oldest first; written only when there is one.
+    var pending: [JSONValue] = []
 
     func encode(into w: inout JSONWriter) {
         guard let subscription else { return session.writeSnapshot(into: &w) }
@@ -85,6 +88,10 @@ struct Snapshot: JSONEncodable {
             if let ref = subscription.ref {
                 w.raw(",\"ref\":")
                 w.write(int: ref)
+            }
+            if !pending.isEmpty {
+                w.raw(",\"pending\":")
+                w.write(.array(pending))
             }
         }
     }
