@@ -220,15 +220,9 @@ import Testing
               *) echo "no screen in the request: $request"; exit 1 ;;
             esac
             """.write(toFile: script, atomically: true, encoding: .utf8)
-        var env = ProcessInfo.processInfo.environment
-        env["NAVD_SOCKET"] = d.socketPath
-        // Run by /bin/sh, not exec'd itself: a process another test spawns while this one writes the
-        // file may inherit the write descriptor, and exec of a file open for writing fails (ETXTBSY).
-        let provider = try spawnDetached(Repo.binary("navctl"), ["provide", "app.saved", "--exec", "/bin/sh " + script], env: env)
-        defer { kill(provider, SIGKILL); var s: Int32 = 0; waitpid(provider, &s, 0) }
         let c = try d.client()
-        let deadline = Date().addingTimeInterval(10)
-        while try c.call("stats")["provided"]?.intValue ?? 0 < 1 && Date() < deadline { usleep(10_000) }
+        let provider = try startExecProvider(d, script: script, watching: c)
+        defer { kill(provider, SIGKILL); var s: Int32 = 0; waitpid(provider, &s, 0) }
         try c.call("navigate", ["to": "Editor", "with": ["draft": "dirty"]])
         let refused = try c.callError("dismiss")
         #expect(refused["data"]?["reason"] == "the draft of the screen it protects is not saved", "\(refused)")
@@ -253,20 +247,34 @@ import Testing
         defer { dir.remove() }
         let script = dir.file("loud.sh")
         try "#!/bin/sh\nhead -c 300000 /dev/zero | tr '\\\\0' a\necho\nexit 0\n".write(toFile: script, atomically: true, encoding: .utf8)
-        var env = ProcessInfo.processInfo.environment
-        env["NAVD_SOCKET"] = d.socketPath
-        // Run by /bin/sh, not exec'd itself: a process another test spawns while this one writes the
-        // file may inherit the write descriptor, and exec of a file open for writing fails (ETXTBSY).
-        let provider = try spawnDetached(Repo.binary("navctl"), ["provide", "app.saved", "--exec", "/bin/sh " + script], env: env)
-        defer { kill(provider, SIGKILL); var s: Int32 = 0; waitpid(provider, &s, 0) }
         let c = try d.client()
-        let deadline = Date().addingTimeInterval(10)
-        while try c.call("stats")["provided"]?.intValue ?? 0 < 1 && Date() < deadline { usleep(10_000) }
+        let provider = try startExecProvider(d, script: script, watching: c)
+        defer { kill(provider, SIGKILL); var s: Int32 = 0; waitpid(provider, &s, 0) }
         let big = String(repeating: "x", count: 60_000)
         try c.call("context.set", ["facts": ["a": .string(big), "b": .string(big)]])
         try c.call("navigate", ["to": "Editor"])
         #expect(try c.call("dismiss")["removed"]?.arrayValue?.count == 1)
     }
+}
+
+/// Starts `navctl provide app.saved --exec` with `script` against `d` and waits until navd counts
+/// the provider (seen through `c`); returns its pid, which the caller kills. The script is run by
+/// /bin/sh, not exec'd itself: a process another test spawns while this one writes the file may
+/// inherit the write descriptor, and exec of a file open for writing fails (ETXTBSY).
+func startExecProvider(_ d: Daemon, script: String, watching c: TestClient) throws -> pid_t {
+    var env = ProcessInfo.processInfo.environment
+    env["NAVD_SOCKET"] = d.socketPath
+    let provider = try spawnDetached(Repo.binary("navctl"), ["provide", "app.saved", "--exec", "/bin/sh " + script], env: env)
+    do {
+        let deadline = Date().addingTimeInterval(10)
+        while try c.call("stats")["provided"]?.intValue ?? 0 < 1 && Date() < deadline { usleep(10_000) }
+    } catch {
+        kill(provider, SIGKILL)
+        var status: Int32 = 0
+        waitpid(provider, &status, 0)
+        throw error
+    }
+    return provider
 }
 
 final class OutputBox: @unchecked Sendable { var value = "" }
