@@ -59,7 +59,7 @@ class Divergence(Exception):
 
 
 # What the walks did, for the summary: navigations that waited for preconditions, provider answers.
-seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0, "merged": 0, "redirected": 0, "waited_placed": 0, "then_params": 0, "waited_popped": 0, "leave_asks": 0, "target_asks": 0, "linked_redirected": 0}
+seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0, "merged": 0, "redirected": 0, "waited_placed": 0, "then_params": 0, "waited_popped": 0, "leave_asks": 0, "target_asks": 0, "linked_redirected": 0, "relayed": 0}
 
 
 class Conn:
@@ -715,6 +715,10 @@ def popped_to(before, to, inclusive, described):
     return None
 
 
+# The notifications of a session besides stackChanged that a cluster relays to other nodes.
+RELAYED = ("navigationPending", "navigationEnded", "flowCompleted", "screenResult")
+
+
 def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
     rnd = random.Random(seed)
     session = "walk%d" % seed
@@ -735,12 +739,18 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                    ("compact", compact, TreeMirror(snapshot))]
         provider = Conn(server.sock)
         provider.call("provide", {"preconditions": ["app.pp", "app.pq"]})
+        for side in relayed.values():
+            side.clear()
+        relayed_counted[0] = 0
         # Another session, changed now and then, whose compact mirror must follow reloads too.
         watcher = Conn(server.sock)
         bystanders[:] = [(watcher, TreeMirror(watcher.call("subscribe", {"session": bystander, "notifications": "compact"})["result"]))]
         return driver, mirrors, provider
 
     bystander, bystanders = session + "b", []
+    # In a cluster: the notifications other than stackChanged that the full subscriber heard on
+    # the first node ("here") and the compact one on the second ("there"), since they subscribed.
+    relayed, relayed_counted = {"here": [], "there": []}, [0]
     for name in (session, bystander):
         Conn(server.sock).call("session.open", {"name": name})
     driver, mirrors, provider = connect()
@@ -861,6 +871,9 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             if form == "compact" and transcript is not None:
                 transcript[-1]["steps"].append({"stackChanged": json.loads(json.dumps([n["params"] for n in notes if n.get("method") == "stackChanged"])),
                                                 "tree": {k: after[k] for k in ("version", "root", "visible")}, "where": where})
+            if server.second:
+                relayed["here" if form == "full" else "there"].extend(
+                    (n["method"], n["params"]) for n in notes if n.get("method") in RELAYED)
             for note in notes:
                 if note.get("method") == "stackChanged":
                     mirror.apply(expand(note["params"], session))
@@ -871,6 +884,16 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             if (mirror.version, mirror.root, mirror.visible) != (after["version"], after["root"], after["visible"]):
                 raise Divergence("the %s mirror differs from tree at %s:\n mirror %s\n tree   %s"
                                  % (form, where, json.dumps(mirror.root)[:600], json.dumps(after["root"])[:600]))
+        if server.second:
+            # The second node relays them in the order the first sent them, with the same params;
+            # it may lag behind (those sent after the last commit may be on their way).
+            here, there = relayed["here"], relayed["there"]
+            if there != here[:len(there)]:
+                at = next(i for i, (h, t) in enumerate(zip(here + [None] * len(there), there)) if h != t)
+                raise Divergence("the second node's subscriber heard %s as its notification %d, the first node's %s, at %s"
+                                 % (json.dumps(there[at])[:300], at, json.dumps(here[at] if at < len(here) else None)[:300], where))
+            seen["relayed"] += len(there) - relayed_counted[0]
+            relayed_counted[0] = len(there)
         return heard
 
     def redirected(result, to, given, has_with, by):
@@ -1703,8 +1726,8 @@ def walks(a, conninfo):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after waiting for preconditions, %d of them after a popUpTo, %d after a popUpTo, %d with a field mediation filled, %d by a route, %d redirected by a precondition), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says (%d of them redirected on the way), %d dismissals (%d merging their result), %d flows completed (%d going on to the `then` their navigate gave, %d with params from the result), %d resets and %d updates as the model says, %d waiting navigations superseded, %d leave guards asked about their screen, %d other asks about a coordinator showing the precondition: "
-          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["waited_placed"], seen["waited_popped"], seen["popped"], seen["mediated"], seen["routed"], seen["redirected"], seen["reused"], seen["linked"], seen["linked_redirected"], seen["dismissed"], seen["merged"], seen["completed"], seen["thens"], seen["then_params"], seen["reset"], seen["updated"], seen["superseded"], seen["leave_asks"], seen["target_asks"]))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after waiting for preconditions, %d of them after a popUpTo, %d after a popUpTo, %d with a field mediation filled, %d by a route, %d redirected by a precondition), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says (%d of them redirected on the way), %d dismissals (%d merging their result), %d flows completed (%d going on to the `then` their navigate gave, %d with params from the result), %d resets and %d updates as the model says, %d waiting navigations superseded, %d leave guards asked about their screen, %d other asks about a coordinator showing the precondition, %d other notifications relayed to a second node as the first node's subscriber heard them: "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["waited_placed"], seen["waited_popped"], seen["popped"], seen["mediated"], seen["routed"], seen["redirected"], seen["reused"], seen["linked"], seen["linked_redirected"], seen["dismissed"], seen["merged"], seen["completed"], seen["thens"], seen["then_params"], seen["reset"], seen["updated"], seen["superseded"], seen["leave_asks"], seen["target_asks"], seen["relayed"]))
     return 0
 
 

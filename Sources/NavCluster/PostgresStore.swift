@@ -466,6 +466,48 @@ public final class PostgresStore: Store, SharedStore {
             : JSONWriter.string(["session": .string(s.name), "version": .int(s.version)]))
     }
 
+    /// Sent in the commit of the session's changes of this iteration when there are some (after
+    /// them), else at once: either way after the changes published before it, which PostgreSQL
+    /// delivers in the order of its queries. Too large for a notification, it goes without its
+    /// `result` and its error's `data`, marked `truncated`.
+    public func notificationPublished(_ s: Session, method: String, params: JSONValue) {
+        guard !pending.closed.contains(s.name), !closing.contains(s.name) else { return }
+        var payload = Self.relayPayload(method, s, params)
+        if payload.count > Self.maxPayload, case .object(var o) = params {
+            o["result"] = nil
+            if case .object(var e)? = o["error"] {
+                e["data"] = nil
+                o["error"] = .object(e)
+            }
+            o["truncated"] = true
+            payload = Self.relayPayload(method, s, .object(o))
+            guard payload.count <= Self.maxPayload else { return }
+        }
+        let text = String(decoding: payload, as: UTF8.self)
+        if pending.changed[s.name] != nil || bodies[s.name] != nil {
+            bodies[s.name, default: []].append(text)
+        } else if isUp {
+            connection.query("SELECT pg_notify('navd_changes', $1)", [text]) { _ in }
+        }
+    }
+
+    /// A notification relayed to other nodes: `r` its method, `s` the session, `v` the version it
+    /// follows, `p` its params. Nodes that know no `r` read neither `session` nor `version` in it,
+    /// and ignore it.
+    static func relayPayload(_ method: String, _ s: Session, _ params: JSONValue) -> [UInt8] {
+        var w = JSONWriter(capacity: 256)
+        w.raw("{\"r\":")
+        w.write(string: method)
+        w.raw(",\"s\":")
+        w.write(string: s.name)
+        w.raw(",\"v\":")
+        w.write(int: s.version)
+        w.raw(",\"p\":")
+        w.write(params)
+        w.raw("}")
+        return w.bytes
+    }
+
     public var hasPendingWrites: Bool { !pending.isEmpty }
     public var flushesInBackground: Bool { true }
 

@@ -168,6 +168,104 @@ import Glibc
         #expect(localMirror.version == expected && localMirror.root == truth["root"])
     }
 
+    /// A subscriber on another node hears every notification of the session that a subscriber on
+    /// the owner's node hears, in the same order and with the same params: `navigationPending` and
+    /// `navigationEnded` of a navigation that waits for a provider, `screenResult` of a dismiss,
+    /// `flowCompleted` of a recovery flow, each among the `stackChanged` around it.
+    @Test func aSubscriberOnAnotherNodeHearsWhatTheOwnersSubscribersHearInTheirOrder() throws {
+        let pg = try PostgresServer()
+        let dir = TempDir()
+        let graph = try preconditionGraph(dir)
+        let a = try Daemon(arguments: ["--store", pg.conninfo, "--node", "A", "--lease", "1s", "--graph", graph])
+        let b = try Daemon(arguments: ["--store", pg.conninfo, "--node", "B", "--lease", "1s", "--graph", graph])
+        let owner = try a.client()
+        try owner.call("session.open", ["name": "shared"])
+        let local = try a.client()
+        try local.call("subscribe", ["session": "shared"])
+        let watcher = try b.client()
+        try watcher.call("subscribe", ["session": "shared"])
+        let provider = try a.client()
+        try provider.call("provide", ["preconditions": ["asked"]])
+
+        // A navigation that waits for its provider, then commits (version 1).
+        let asked = try owner.send("navigate", ["session": "shared", "to": "app.Asked"])
+        try provider.respond(to: try provider.serverRequest("precondition.evaluate"), result: ["passed": true])
+        #expect(try owner.reply(to: asked)["result"]?["version"] == 1)
+        // A result handed back to the screen below (version 2).
+        try owner.call("dismiss", ["session": "shared", "result": ["picked": 7]])
+        // A navigation whose precondition presents a recovery flow (version 3), which is cancelled
+        // (version 4): the flow completes, cancelled, and the navigation fails.
+        let guarded = try owner.send("navigate", ["session": "shared", "to": "app.Protected"])
+        let flow = try Self.peek(local) { $0["params"]?["flow"]?["node"]?.stringValue }
+        try owner.call("flowComplete", ["session": "shared", "flow": .string(flow), "cancelled": true])
+        let failed = try owner.reply(to: guarded)
+        #expect(failed["error"]?["data"]?["kind"] == "preconditionFailed", "\(failed)")
+        // A last change marks the end.
+        let last = try owner.call("navigate", ["session": "shared", "to": "app.Hub"])["version"]?.intValue ?? 0
+
+        let here = try Self.heard(by: local, through: last)
+        let there = try Self.heard(by: watcher, through: last)
+        let methods = here.compactMap { $0["method"]?.stringValue }
+        for m in ["navigationPending", "navigationEnded", "screenResult", "flowCompleted"] {
+            #expect(methods.contains(m), "the owner's subscriber heard no \(m): \(methods)")
+        }
+        #expect(there.count == here.count, "heard on the owner's node: \(methods); on the other: \(there.compactMap { $0["method"]?.stringValue })")
+        for (h, t) in zip(here, there) { #expect(h == t) }
+    }
+
+    /// A relayed notification too large for a PostgreSQL notification (a flow's result of 9,000
+    /// bytes) reaches subscribers on other nodes without its result, marked `truncated`.
+    @Test func aRelayedNotificationTooLargeForPostgreSQLComesWithoutItsResult() throws {
+        let pg = try PostgresServer()
+        let dir = TempDir()
+        let graph = try preconditionGraph(dir)
+        let a = try Daemon(arguments: ["--store", pg.conninfo, "--node", "A", "--lease", "1s", "--graph", graph])
+        let b = try Daemon(arguments: ["--store", pg.conninfo, "--node", "B", "--lease", "1s", "--graph", graph])
+        let owner = try a.client()
+        let local = try a.client()
+        try local.call("subscribe", [:])
+        let watcher = try b.client()
+        try watcher.call("subscribe", [:])
+        _ = try owner.send("navigate", ["to": "app.Protected"])
+        let flow = try Self.peek(local) { $0["params"]?["flow"]?["node"]?.stringValue }
+        let user = String(repeating: "u", count: 9_000)
+        try owner.call("flowComplete", ["flow": .string(flow), "result": ["user": .string(user)]])
+        let here = try local.notification("flowCompleted")["params"]
+        let there = try watcher.notification("flowCompleted")["params"]
+        #expect(here?["result"]?["user"]?.stringValue == user)
+        #expect(there?["result"] == nil && there?["truncated"] == true, "\(String(describing: there))")
+        for key in ["session", "flow", "coordinator", "status"] { #expect(here?[key] != nil && here?[key] == there?[key]) }
+    }
+
+    /// What `find` reads in the first notification `c` heard that it reads something in; the
+    /// notifications stay where they are, to be taken in order.
+    static func peek<T>(_ c: TestClient, _ find: (JSONValue) -> T?) throws -> T {
+        var seen = 0
+        while true {
+            for n in c.notifications.dropFirst(seen) { if let t = find(n) { return t } }
+            seen = c.notifications.count
+            guard let m = try c.readMessage() else { throw TestFailure("the connection closed; heard \(c.notifications)") }
+            if m["id"] == nil { c.notifications.append(m) }
+        }
+    }
+
+    /// The notifications `c` hears up to the `stackChanged` of `version`, in order.
+    static func heard(by c: TestClient, through version: Int) throws -> [JSONValue] {
+        var out: [JSONValue] = []
+        while true {
+            let m: JSONValue
+            if !c.notifications.isEmpty {
+                m = c.notifications.removeFirst()
+            } else {
+                guard let r = try c.readMessage() else { throw TestFailure("the connection closed; heard \(out)") }
+                if r["id"] != nil { continue }
+                m = r
+            }
+            out.append(m)
+            if m["method"] == "stackChanged" && m["params"]?["version"]?.intValue == version { return out }
+        }
+    }
+
     /// A session closed on its node: subscribers through another node hear `sessionClosed` too, at
     /// the last version they heard, and their subscription ends.
     @Test func aSessionClosedOnItsNodeIsToldToSubscribersOfAnother() throws {

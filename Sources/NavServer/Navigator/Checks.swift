@@ -29,7 +29,7 @@ extension Navigator {
             "session": .string(s.name), "node": .string(shown),
             "to": .string(top ?? s.visibleTop?.id ?? ""), "result": result,
         ]
-        publisher.notify("screenResult", params, to: state.audience, also: caller)
+        notifySubscribers("screenResult", params, of: state, also: caller)
     }
 
     /// A coordinator name or `{to, by?, with?}` (a precondition's redirect answer, `navigate {then}`).

@@ -78,13 +78,40 @@ extension Navigator {
 
     func changeNotified(_ payload: String) {
         guard !mirrors.isEmpty, let p = try? JSONParser(maxDepth: config.writtenDepth).parse(payload),
-              let name = p["session"]?.stringValue, let version = p["version"]?.intValue,
-              sessions[name] == nil, let m = mirrors[name] else { return }
+              let (name, version) = Self.notifiedSession(p), sessions[name] == nil, let m = mirrors[name] else { return }
         if m.fetching {
             if m.buffered.count < Mirror.maxBuffered { m.buffered.append((version, payload)) }
             return
         }
         forward(version, payload, p, to: m)
+    }
+
+    /// The notifications of a session that other nodes relay besides `stackChanged`
+    /// (``notifySubscribers(_:_:of:also:)``).
+    static let relayed: Set<String> = ["navigationPending", "navigationEnded", "flowCompleted", "screenResult"]
+
+    /// The session and version a store notification names: a commit's `stackChanged` params
+    /// (`session`, `version`), or another notification relayed (`s`, and `v` the version it follows).
+    private static func notifiedSession(_ p: JSONValue) -> (String, Int)? {
+        if p["r"] != nil {
+            guard let name = p["s"]?.stringValue, let version = p["v"]?.intValue else { return nil }
+            return (name, version)
+        }
+        guard let name = p["session"]?.stringValue, let version = p["version"]?.intValue else { return nil }
+        return (name, version)
+    }
+
+    /// Sends a relayed notification to the mirror's subscribers once they heard the version it
+    /// follows; before that (a change not forwarded yet: too large, or missed) it waits for the
+    /// snapshot read for them, and after it (`replayed`) it is dropped if that snapshot is older.
+    private func forwardRelayed(_ version: Int, _ payload: String, _ p: JSONValue, to m: Mirror, replayed: Bool) {
+        guard let method = p["r"]?.stringValue, Self.relayed.contains(method), let params = p["p"], case .object = params else { return }
+        if version > m.version {
+            if replayed { return }
+            if m.buffered.count < Mirror.maxBuffered { m.buffered.append((version, payload)) }
+            return refetch(m)
+        }
+        publisher.notify(method, params, to: m.subscribers.audience)
     }
 
     /// Another node closed a session subscribers here follow: they are told (`sessionClosed`, at the
@@ -94,7 +121,8 @@ extension Navigator {
         announceClosed(name, version: m.version, to: &m.subscribers)
     }
 
-    private func forward(_ version: Int, _ payload: String, _ p: JSONValue, to m: Mirror) {
+    private func forward(_ version: Int, _ payload: String, _ p: JSONValue, to m: Mirror, replayed: Bool = false) {
+        if p["r"] != nil { return forwardRelayed(version, payload, p, to: m, replayed: replayed) }
         if version <= m.version && !m.resend { return }
         guard version == m.version + 1, p["changes"] != nil, !m.resend else {
             refetch(m)
@@ -130,12 +158,18 @@ extension Navigator {
                     m.rereads = 0
                 }
             }
-            let waiting = m.buffered.sorted { $0.version < $1.version }
+            // By version, and in the order they came within one (a change, then what followed it).
+            let waiting = m.buffered.enumerated().sorted { ($0.element.version, $0.offset) < ($1.element.version, $1.offset) }
             m.buffered = []
             let parser = JSONParser(maxDepth: config.writtenDepth)
-            for (v, payload) in waiting {
-                guard !m.fetching, let p = try? parser.parse(payload) else { continue }
-                forward(v, payload, p, to: m)
+            for (_, (v, payload)) in waiting {
+                if m.fetching {
+                    // Another snapshot is read (a gap among them): the rest wait for it, as they came.
+                    if m.buffered.count < Mirror.maxBuffered { m.buffered.append((v, payload)) }
+                    continue
+                }
+                guard let p = try? parser.parse(payload) else { continue }
+                forward(v, payload, p, to: m, replayed: true)
             }
         }
     }

@@ -106,7 +106,7 @@ extension Navigator {
             params["queued"] = ["for": .string(queued.slot), "behind": .int(queued.behind), "waiting": .int(queued.waiting)]
         }
         nav.announcement = .object(params)
-        publisher.notify("navigationPending", JSONValue.object(params), to: nav.state.audience, also: nav.reportsProgress ? nav.client : nil)
+        notifySubscribers("navigationPending", .object(params), of: nav.state, also: nav.reportsProgress ? nav.client : nil)
     }
 
     /// Tells those told that `nav` was pending that it ended: committed (with its version), failed or
@@ -122,7 +122,7 @@ extension Navigator {
             params["status"] = .string(e.kind == .cancelled ? "cancelled" : "failed")
             params["error"] = ["code": .int(e.code), "message": .string(e.message), "data": .object(e.wireData)]
         }
-        publisher.notify("navigationEnded", JSONValue.object(params), to: nav.state.audience, also: nav.reportsProgress ? nav.client : nil)
+        notifySubscribers("navigationEnded", .object(params), of: nav.state, also: nav.reportsProgress ? nav.client : nil)
     }
 
     private func recover(_ nav: PendingNavigation, _ p: Precondition, _ r: Precondition.Recover, reason: String) {

@@ -44,7 +44,14 @@ extension Navigator {
         if let e = f.error { p.append("error", e) }
         state.flowThens[f.id] = nil
         let starter = state.flowStarters.removeValue(forKey: f.id)
-        publisher.notify("flowCompleted", JSONValue.object(p), to: state.audience, also: starter)
+        notifySubscribers("flowCompleted", .object(p), of: state, also: starter)
         flowEnded(f, in: state)
+    }
+
+    /// Sends notification `method` (any but `stackChanged`) to the session's subscribers, here and
+    /// on other nodes (cluster mode, after the changes published before it), and to `also`.
+    func notifySubscribers(_ method: String, _ params: JSONValue, of state: SessionState, also: (any Client)? = nil) {
+        publisher.notify(method, params, to: state.audience, also: also)
+        placement.relay(method, params, of: state.session)
     }
 }

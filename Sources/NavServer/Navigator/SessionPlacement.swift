@@ -16,6 +16,9 @@ protocol SessionPlacement: AnyObject {
     /// Sends a commit's `stackChanged` (made only when someone hears it) to the session's
     /// subscribers here and wherever else it goes.
     func publish(_ change: () -> StackChanged, of s: Session, to state: SessionState, via publisher: any Publisher)
+    /// Sends another notification of the session (``Navigator/notifySubscribers(_:_:of:also:)``)
+    /// wherever else its subscribers are, after what was published before it.
+    func relay(_ method: String, _ params: JSONValue, of s: Session)
     /// `session.list`: a page of the sessions served here, or every session of the cluster with
     /// its owner.
     func list(_ r: SessionListRequest, served: SessionTable) -> SessionPage
@@ -34,6 +37,8 @@ final class OneNode: SessionPlacement {
     func publish(_ change: () -> StackChanged, of s: Session, to state: SessionState, via publisher: any Publisher) {
         if !state.subscribers.isEmpty { publisher.notifyStackChanged(change, to: state.audience) }
     }
+
+    func relay(_ method: String, _ params: JSONValue, of s: Session) {}
 
     func list(_ r: SessionListRequest, served: SessionTable) -> SessionPage {
         let page = served.page(after: r.after, limit: r.limit)
@@ -66,6 +71,10 @@ final class Replicated: SessionPlacement {
                 if compact { change.encodeCompact(into: &w) } else { body.encode(into: &w) }
             }
         }
+    }
+
+    func relay(_ method: String, _ params: JSONValue, of s: Session) {
+        store.notificationPublished(s, method: method, params: params)
     }
 
     func list(_ r: SessionListRequest, served: SessionTable) -> SessionPage {

@@ -106,6 +106,10 @@ public protocol SessionReplication: AnyObject {
     /// A commit's `stackChanged` params, for subscribers on other nodes (every commit, subscribed
     /// here or not).
     func changePublished(_ s: Session, body: [UInt8])
+    /// Another notification to the session's subscribers (`navigationPending`, `navigationEnded`,
+    /// `flowCompleted`, `screenResult`), for subscribers on other nodes: they hear it after the
+    /// changes published before it, and before those published after it.
+    func notificationPublished(_ s: Session, method: String, params: JSONValue)
     /// Reads `name` as the store holds it now (nil: no such session).
     func read(_ name: String, _ done: @escaping (Result<Session?, RPCError>) -> Void)
     /// The version of `name` this node last stored or read, while it owns the session and until
