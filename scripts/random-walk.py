@@ -156,11 +156,13 @@ def random_graph(seed):
     opens = {}
     ability = r.sample(names, 2) if r.random() < 0.5 else []
     styles = {}  # the presentations of those that list them
+    tab_lists = {}  # the tabs of each tab container
     free = []
     for n in names:
         parts = []
         if kinds[n] == "tabs":
-            parts.append("tabs: [%s]" % ", ".join(r.sample(screens, 2)))
+            tab_lists[n] = r.sample(screens, 2)
+            parts.append("tabs: [%s]" % ", ".join(tab_lists[n]))
             parts.append("back: %s" % r.choice(["none", "history", "order", "firstTab"]))
         if kinds[n] == "flow":
             steps = r.sample(screens, r.randint(1, 3))
@@ -261,6 +263,20 @@ def random_graph(seed):
             pattern += r.choice(["/:v", "/:v?", "?v=:v"])  # required, optional (absent: no v), or a query value
             entry["with"] = {"v": ":v"}
         links.append('  "%s": [%s, %s]' % (pattern, first, json.dumps(entry)))
+    # A link into a tab of a tab container a screen opens: it selects that tab (a generator of its
+    # own: the graph's other choices stay those of the seed).
+    rl = random.Random(seed * 31 + 7)
+    starts = [f for f in tabs + screens if any(kinds[o] == "tabs" for o in opens[f])]
+    if starts and rl.random() < 0.7:
+        first = rl.choice(starts)
+        shell = rl.choice([o for o in opens[first] if kinds[o] == "tabs"])
+        tab = rl.choice(tab_lists[shell])
+        if "select" in styles.get(tab, ["select"]) and "push" in styles.get(shell, ["push"]):
+            entry, pattern = {"to": tab}, "/t"
+            if setups[tab]:
+                pattern += rl.choice(["/:v", "?v=:v"])
+                entry["with"] = {"v": ":v"}
+            links.append('  "%s": [%s, %s, %s]' % (pattern, first, shell, json.dumps(entry)))
     if ability:
         lines.append("abilities: {ab: [%s]}" % ", ".join(ability))
     if links:

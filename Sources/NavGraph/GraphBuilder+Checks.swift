@@ -60,10 +60,24 @@ extension Builder {
 
     /// Each screen of a link after the first must be one the screen below it may open: the screen
     /// itself, or for a flow its first step (which a link builds with it), by its `opens` or as the
-    /// next step of its flow.
+    /// next step of its flow; or one of the tabs of the tab container below it, which the link
+    /// selects (by `select`, written or not).
     mutating func checkLinkOpens(_ links: [Link], _ coordinators: [Coordinator]) {
         for l in links {
             for (n, (below, above)) in zip(l.entries, l.entries.dropFirst()).enumerated() {
+                let at = linkEntryLocations[l.location]?[n + 1]
+                let container = coordinators[below.coordinator]
+                if container.tabs.contains(above.coordinator) {
+                    if let by = above.by, by != .select {
+                        d.error(at?.entry ?? l.location, "link `\(l.pattern)` shows `\(coordinators[above.coordinator].name)`, a tab of `\(container.name)` just below it, by \(by.rawValue); a link selects a tab of its container: give the entry no `by`, or by: select")
+                    }
+                    continue
+                }
+                if above.by == .select {
+                    let what = container.tabs.isEmpty ? "is not a tab container" : "is a tab container whose tabs are \(container.tabs.map { coordinators[$0].name }.joined(separator: ", "))"
+                    d.error(at?.entry ?? l.location, "link `\(l.pattern)` selects `\(coordinators[above.coordinator].name)`, but `\(container.name)` just below it \(what); a link selects only a tab of the container just below, else pushes or presents")
+                    continue
+                }
                 if coordinators.stackStepAllowed(from: below.coordinator, to: above.coordinator) { continue }
                 let source = coordinators[below.coordinator]
                 let opener = source.flow.map { coordinators[$0.start] } ?? source

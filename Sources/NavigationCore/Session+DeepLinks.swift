@@ -115,11 +115,21 @@ extension Session {
         var with = given
         // Mediation, as in `navigate`: fields left unset come from the screen below.
         if let below = steps.last { mediate(c, from: below.params, into: &with) }
-        let by = steps.isEmpty ? Presentation.push : (asked ?? .push)
+        // A tab of the tab container just below is selected (the container is made with it).
+        let container = steps.last.map { graph.coordinators[$0.coordinator] }
+        let selects = container?.tabs.contains(c.index) ?? false
+        if let container, selects ? (asked ?? .select) != .select : asked == .select {
+            var d = data
+            d["to"] = .string(c.name)
+            throw NavError(.notAllowed, selects
+                ? "\(origin) shows `\(c.name)`, a tab of `\(container.name)` just below it, by \(asked!.rawValue); a tab of its container is selected (no `by`, or select)"
+                : "\(origin) selects `\(c.name)`, which is not a tab of `\(container.name)` just below it; only a tab of the container below is selected", data: d)
+        }
+        let by = steps.isEmpty ? Presentation.push : selects ? .select : (asked ?? .push)
         if !steps.isEmpty && !c.allows(by) {
             throw NavError(.notAllowed, "\(origin) shows `\(c.name)` by \(by.rawValue), which its presentations do not allow", data: data)
         }
-        if checkOpens, let below = steps.last, !graph.coordinators.stackStepAllowed(from: below.coordinator, to: c.index) {
+        if checkOpens, !selects, let below = steps.last, !graph.coordinators.stackStepAllowed(from: below.coordinator, to: c.index) {
             var d = data
             d["to"] = .string(c.name)
             throw NavError(.notAllowed, "\(origin) puts `\(c.name)` above `\(graph.coordinators[below.coordinator].name)`, which cannot open it (its opens decide, as for navigate)", data: d)
@@ -203,26 +213,26 @@ extension Session {
                 removed.append(modal)
             }
             top = bottom
-            for step in steps.dropFirst() { top = attach(step, over: top, changes: &changes) }
+            for k in steps.indices.dropFirst() { top = attach(steps, k, over: top, changes: &changes) }
         } else if let stack, stack !== root {
             // A tab whose first screen is not the link's (another `with`, or replaced since by another
             // coordinator): the tab stays, its stack starts again from the link's first screen.
             var cut = Removal()
             for n in stack.children { forget(n, into: &cut) }
             stack.children.removeAll()
-            let fresh = makeTarget(first.coordinator, params: first.params, bytes: first.params.encodedSize)
+            let fresh = makeLinkNode(steps, 0)
             adopt(fresh, into: stack)
             changes.record("replace", parent: stack, index: 0, node: fresh, removed: cut.numbers)
             removed.append(cut)
             top = fresh.kind == .flow ? fresh.children[0] : fresh
-            for step in steps.dropFirst() { top = attach(step, over: top, changes: &changes) }
+            for k in steps.indices.dropFirst() { top = attach(steps, k, over: top, changes: &changes) }
         } else {
             forget(root, into: &removed)
-            let bottom = makeTarget(first.coordinator, params: first.params, bytes: first.params.encodedSize)
+            let bottom = makeLinkNode(steps, 0)
             let newRoot = makeStack(holding: bottom)
-            top = bottom
+            top = bottom.kind == .flow ? bottom.children[0] : bottom
             var ignored = ChangeLog(full: false, graph)
-            for step in steps.dropFirst() { top = attach(step, over: top, changes: &ignored) }
+            for k in steps.indices.dropFirst() { top = attach(steps, k, over: top, changes: &ignored) }
             root = newRoot
             changes.record("reset", root: root, removed: removed.numbers)
         }
@@ -231,8 +241,26 @@ extension Session {
         return Commit(version: version, log: changes, node: top, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 
-    private func attach(_ step: LinkStep, over top: Node, changes: inout ChangeLog) -> Node {
-        let node = makeTarget(step.coordinator, params: step.params, bytes: step.params.encodedSize)
+    /// The node step `k` of a link makes: a tab container whose next step selects one of its tabs
+    /// is made with that tab selected, holding that step's params.
+    private func makeLinkNode(_ steps: [LinkStep], _ k: Int) -> Node {
+        let step = steps[k]
+        if k + 1 < steps.count, steps[k + 1].by == .select,
+           let tab = graph.coordinators[step.coordinator].tabs.firstIndex(of: steps[k + 1].coordinator) {
+            return makeTabs(step.coordinator, params: step.params, bytes: step.params.encodedSize, selecting: (tab, steps[k + 1].params))
+        }
+        return makeTarget(step.coordinator, params: step.params, bytes: step.params.encodedSize)
+    }
+
+    /// Puts step `k` of a link over `top` (the screen the step before it made, or a tab container):
+    /// pushed or presented, or for a tab the container selects, its first screen (made with it).
+    private func attach(_ steps: [LinkStep], _ k: Int, over top: Node, changes: inout ChangeLog) -> Node {
+        let step = steps[k]
+        if step.by == .select {
+            let first = top.children[top.selected].children[0]
+            return first.kind == .flow ? first.children[0] : first
+        }
+        let node = makeLinkNode(steps, k)
         if step.by == .present {
             let s = makeStack(holding: node)
             s.parent = top

@@ -21,12 +21,29 @@ extension Session {
             node = top
         }
         let stack = linkChain(to: node)
+        // The first screen of a tab container's first tab, while that tab is selected, is also what a
+        // link ending at the container builds (the container stands for itself and that screen).
+        var short: [Node]?
+        if stack.count >= 2, case let shell = stack[stack.count - 2], shell.kind == .tabs, shell.selected == 0,
+           stack[stack.count - 1].parent === shell.children.first {
+            short = Array(stack.dropLast())
+        }
         // The first link that carries every param of the screens (so that `open` builds them as they
         // are, from any tree); else the first that describes them at all.
         var first: (url: String, pattern: String)?
-        for link in graph.links where link.entries.count == stack.count {
-            guard let url = url(of: link, for: stack) else { continue }
-            if carriesEveryParam(link, stack) { return (url, link.pattern) }
+        for link in graph.links {
+            let screens: [Node]
+            if link.entries.count == stack.count {
+                screens = stack
+            } else if let short, link.entries.count == short.count {
+                screens = short
+            } else {
+                continue
+            }
+            guard let url = url(of: link, for: screens) else { continue }
+            // (A link ending at the container gives its first tab's screen no params.)
+            let carries = carriesEveryParam(link, screens) && (screens.count == stack.count || stack[stack.count - 1].params == .object([:]))
+            if carries { return (url, link.pattern) }
             if first == nil { first = (url, link.pattern) }
         }
         if let first { return first }
@@ -36,10 +53,9 @@ extension Session {
     }
 
     /// The screens a deep link would list to build the stack that ends at `n`: the screens below it in
-    /// its stack, and those below the screen presenting that stack, and so on (a tab's or the root
-    /// stack's first screen first). A flow stands for itself and its first step, as in a link; a tab
-    /// container for itself and the first screen of its first tab, when that tab is selected (what a
-    /// link ending at the container builds).
+    /// its stack, and those below the screen presenting that stack, or the tab container whose tab
+    /// that stack is, and so on (a root tab's or the root stack's first screen first). A flow
+    /// stands for itself and its first step, as in a link.
     func linkChain(to n: Node) -> [Node] {
         guard let container = n.parent, let i = n.indexInParent else { return [n] }
         switch container.kind {
@@ -49,10 +65,8 @@ extension Session {
         case .stack:
             var below: [Node] = []
             if let owner = container.parent {
-                if owner.kind == .screen || owner.kind == .flow {
+                if owner.kind == .screen || owner.kind == .flow || (owner.kind == .tabs && owner.coordinator >= 0) {
                     below = linkChain(to: owner)
-                } else if owner.kind == .tabs, owner.coordinator >= 0, i == 0, owner.selected == 0, owner.children.first === container {
-                    return linkChain(to: owner)
                 }
             }
             return below + container.children[...i]

@@ -167,12 +167,7 @@ public final class Session {
 
     /// A screen, or a flow with its start step; `bytes` is `params` as JSON.
     func makeTarget(_ coordinator: Int, params: JSONValue, bytes: Int) -> Node {
-        if graph.coordinators[coordinator].isTabContainer {
-            // A tab container: a tabs node with a stack per tab, the first selected.
-            let t = newNode(.tabs, coordinator: coordinator, params: params, bytes: bytes)
-            for c in graph.coordinators[coordinator].tabs { adopt(makeStack(holding: makeTarget(c, params: .object([:]), bytes: 2)), into: t) }
-            return t
-        }
+        if graph.coordinators[coordinator].isTabContainer { return makeTabs(coordinator, params: params, bytes: bytes) }
         let start = graph.coordinators[coordinator].flowStart
         if start >= 0 {
             let flow = newNode(.flow, coordinator: coordinator, params: params, bytes: bytes)
@@ -180,6 +175,22 @@ public final class Session {
             return flow
         }
         return newNode(.screen, coordinator: coordinator, params: params, bytes: bytes)
+    }
+
+    /// A tab container: a tabs node with a stack per tab, each starting with its tab's coordinator
+    /// (no params), the first selected; or, with `selecting`, that tab selected and its first screen
+    /// given those params (a deep link that selects it).
+    func makeTabs(_ coordinator: Int, params: JSONValue, bytes: Int, selecting: (tab: Int, params: JSONValue)? = nil) -> Node {
+        let t = newNode(.tabs, coordinator: coordinator, params: params, bytes: bytes)
+        for (i, c) in graph.coordinators[coordinator].tabs.enumerated() {
+            if let selecting, selecting.tab == i {
+                adopt(makeStack(holding: makeTarget(c, params: selecting.params, bytes: selecting.params.encodedSize)), into: t)
+            } else {
+                adopt(makeStack(holding: makeTarget(c, params: .object([:]), bytes: 2)), into: t)
+            }
+        }
+        if let selecting { t.selected = selecting.tab }
+        return t
     }
 
     func makeStack(holding first: Node) -> Node {

@@ -116,6 +116,12 @@ extension Session {
         var depth = root.kind == .tabs ? 3 : 2
         var deepest = 0, nodes = nodeCount + 1, bytes = paramsBytes
         for (i, step) in steps.enumerated() {
+            if i > 0 && step.by == .select {
+                // A tab of the container below, made with it: its screens are two levels deeper.
+                depth += 2
+                bytes += step.params.encodedSize
+                continue
+            }
             let s = shape(of: step.coordinator)
             if i > 0 && step.by == .present {
                 depth += 2

@@ -307,6 +307,109 @@ import Testing
         #expect(try c.callError("link.resolve")["data"]?["kind"] == "noMatchingLink")
     }
 
+    /// A link may go into a tab of a tab container (go_router's StatefulShellRoute branches): an
+    /// entry after the container that names one of its tabs selects it, and the screens after it go
+    /// on that tab's stack. One commit builds it; subscribers rebuild it from the change; the reply's
+    /// node is the last screen; `link.resolve` answers the link, for any tab.
+    @Test func aLinkSelectsATabOfATabContainerAndBuildsOnIt() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Shell]}
+              Shell: {tabs: [A, B], back: history}
+              A: {}
+              B: {setup: {type: object, properties: {q: {type: string}}}, opens: [Detail]}
+              Detail: {setup: {type: object, required: [id], properties: {id: {type: integer}}}}
+            links:
+              "/shell": [Home, Shell]
+              "/shell/a": [Home, Shell, A]
+              "/shell/b": [Home, Shell, B]
+              "/shell/b/:q/detail/:id": [Home, Shell, {to: B, with: {q: ":q"}}, {to: Detail, with: {id: ":id"}}]
+            """)
+        let c = try d.client()
+        let watcher = try d.client()
+        var mirror = TreeMirror(snapshot: try watcher.call("subscribe"))
+        func shell() throws -> JSONValue? { try c.call("tree")["root"]?["children"]?.arrayValue?.last }
+
+        let dry = try c.call("open", ["url": "/shell/b", "dryRun": true])
+        let opened = try c.call("open", ["url": "/shell/b"])
+        #expect(opened["visible"] == dry["visible"])
+        var tabs = try #require(try shell())
+        #expect(tabs["kind"] == "tabs" && tabs["coordinator"] == "app.Shell" && tabs["selected"] == 1, "\(tabs)")
+        #expect(tabs["history"] == nil, "a container a link made has no tab selected before")
+        let b = try #require(tabs["children"]?.arrayValue?[1]["children"]?.arrayValue?.first)
+        #expect(b["coordinator"] == "app.B" && opened["node"] == b["id"] && opened["visible"]?.arrayValue?.last == b["id"])
+        #expect(try c.call("link.resolve") == ["url": "/shell/b", "link": "/shell/b"])
+
+        // Params for the tab's first screen, and a screen pushed on that tab.
+        let deep = try c.call("open", ["url": "/shell/b/red/detail/7"])
+        tabs = try #require(try shell())
+        let stack = tabs["children"]?.arrayValue?[1]["children"]?.arrayValue ?? []
+        #expect(stack.map { $0["coordinator"] } == ["app.B", "app.Detail"] && stack.map { $0["params"] } == [["q": "red"], ["id": 7]], "\(stack)")
+        #expect(deep["node"] == stack.last?["id"])
+        #expect(try c.call("link.resolve")["url"] == "/shell/b/red/detail/7")
+        // The tab's first screen: the link that names it (without its params: no link carries `q` alone).
+        #expect(try c.call("link.resolve", ["node": stack[0]["id"] ?? .null])["url"] == "/shell/b")
+
+        // The first tab: the link ending at the container (declared first) and the one naming it.
+        try c.call("open", ["url": "/shell/a"])
+        tabs = try #require(try shell())
+        #expect(tabs["selected"] == 0)
+        #expect(try c.call("link.resolve")["url"] == "/shell")
+        try c.call("navigate", ["to": "app.B", "by": "select"])
+        #expect(try c.call("link.resolve")["url"] == "/shell/b")
+
+        let truth = try c.call("tree")
+        while mirror.version < truth["version"]?.intValue ?? 0 { try mirror.apply(try watcher.notification("stackChanged")["params"]!) }
+        #expect(mirror.root == truth["root"])
+    }
+
+    /// A link whose first screen is a flow that no tab or root stack starts with becomes the new
+    /// root stack, and the screens after it are the flow's steps, inside it (as when a tab starts
+    /// with the flow).
+    @Test func aLinkStartingWithAFlowBuildsTheStepsAfterItInsideIt() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Checkout]}
+              Checkout: {flow: {start: Address, steps: [Address, Payment]}}
+              Address: {}
+              Payment: {}
+            links:
+              "/checkout/payment": [Checkout, Payment]
+            """)
+        let c = try d.client()
+        let opened = try c.call("open", ["url": "/checkout/payment"])
+        let root = try c.call("tree")["root"]
+        let bottom = root?["children"]?.arrayValue ?? []
+        #expect(bottom.count == 1 && bottom.first?["kind"] == "flow", "\(root ?? .null)")
+        let steps = bottom.first?["children"]?.arrayValue ?? []
+        #expect(steps.map { $0["coordinator"] } == ["app.Address", "app.Payment"], "\(root ?? .null)")
+        #expect(opened["node"] == steps.last?["id"])
+    }
+
+    /// `navd check` refuses a link entry that shows a tab of the container below it by another style,
+    /// or selects what is not a tab of the coordinator below it.
+    @Test func aLinkSelectsOnlyATabOfTheContainerJustBelow() throws {
+        let dir = TempDir()
+        let graph = try dir.graph("""
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Shell, A]}
+              Shell: {tabs: [A, B]}
+              A: {}
+              B: {}
+            links:
+              "/pushed": [Home, Shell, {to: B, by: push}]
+              "/selected": [Home, {to: A, by: select}]
+            """)
+        let r = try runCommand(Repo.binary("navd"), ["check", graph])
+        let out = r.stdout + r.stderr
+        #expect(r.status != 0)
+        #expect(out.contains("link `/pushed` shows `app.B`, a tab of `app.Shell` just below it, by push"), "\(out)")
+        #expect(out.contains("link `/selected` selects `app.A`, but `app.Home` just below it is not a tab container"), "\(out)")
+    }
+
     @Test func aPlusInAQueryValueIsASpace() throws {
         let graph = """
             root: {stack: Home}

@@ -193,7 +193,9 @@ import Testing
                         // the link gives no params keeps the tab's, as opening it keeps that screen).
                         if let url = try? s.resolveLink(nil).url {
                             let steps = (try? s.planLink(url, caller: Caller()))?.link ?? []
-                            let chain = s.linkChain(to: s.visibleTop!)
+                            var chain = s.linkChain(to: s.visibleTop!)
+                            // (A link ending at a tab container stands for its first tab's first screen.)
+                            if steps.count == chain.count - 1, chain.count >= 2, chain[chain.count - 2].kind == .tabs { chain.removeLast() }
                             let built = steps.enumerated().map { i, step in
                                 [step.coordinator: JSONWriter.string(i == 0 && step.params == .object([:]) ? chain[0].params : step.params)]
                             }
