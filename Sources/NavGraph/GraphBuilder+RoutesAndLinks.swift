@@ -61,7 +61,13 @@ extension Builder {
             } else if item.mapping != nil {
                 unknownKeys(item, allowed: Builder.linkEntryKeys, what: "a link entry")
                 if let t = item["to"], let s = t.text { ref = (s, t.location) }
-                if let b = item["by"] { by = presentation(b) }
+                if let b = item["by"] {
+                    by = presentation(b)
+                    if let p = by, p == .replace || p == .root {
+                        d.error(b.location, "link `\(pattern)` shows an entry by \(p.rawValue); a link builds its stack bottom first: each entry is pushed (no `by`), presented (by: present) or, right after a tab container, selects its tab")
+                        by = nil
+                    }
+                }
                 if let w = item["with"] {
                     if case .object(let o) = w.json { with = o } else {
                         d.error(w.location, "`with` of a link entry must be a mapping of setup fields")

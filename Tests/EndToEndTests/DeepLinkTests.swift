@@ -359,6 +359,13 @@ import Testing
         try c.call("navigate", ["to": "app.B", "by": "select"])
         #expect(try c.call("link.resolve")["url"] == "/shell/b")
 
+        // `reset {to}` builds a stack as a link does: it selects a tab of the container too.
+        try c.call("reset", ["to": ["app.Home", "app.Shell", ["to": "app.B", "by": "select", "with": ["q": "x"]]]])
+        tabs = try #require(try shell())
+        #expect(tabs["selected"] == 1 && tabs["children"]?.arrayValue?[1]["children"]?.arrayValue?.first?["params"] == ["q": "x"], "\(tabs)")
+        let refused = try c.callError("reset", ["to": ["app.Home", ["to": "app.Shell", "by": "select"]]])
+        #expect(refused["data"]?["kind"] == "notAllowed" && (refused["message"]?.stringValue ?? "").contains("not a tab of `app.Home`"), "\(refused)")
+
         let truth = try c.call("tree")
         while mirror.version < truth["version"]?.intValue ?? 0 { try mirror.apply(try watcher.notification("stackChanged")["params"]!) }
         #expect(mirror.root == truth["root"])
@@ -402,12 +409,14 @@ import Testing
             links:
               "/pushed": [Home, Shell, {to: B, by: push}]
               "/selected": [Home, {to: A, by: select}]
+              "/replaced": [Home, {to: A, by: replace}]
             """)
         let r = try runCommand(Repo.binary("navd"), ["check", graph])
         let out = r.stdout + r.stderr
         #expect(r.status != 0)
         #expect(out.contains("link `/pushed` shows `app.B`, a tab of `app.Shell` just below it, by push"), "\(out)")
         #expect(out.contains("link `/selected` selects `app.A`, but `app.Home` just below it is not a tab container"), "\(out)")
+        #expect(out.contains("link `/replaced` shows an entry by replace; a link builds its stack bottom first"), "\(out)")
     }
 
     @Test func aPlusInAQueryValueIsASpace() throws {

@@ -1808,8 +1808,10 @@ public enum EmbeddedProtocol {
                     "by": {
                       "enum": [
                         "push",
-                        "present"
-                      ]
+                        "present",
+                        "select"
+                      ],
+                      "description": "push (default) or present on the screen before it; select for a tab of the tab container before it"
                     }
                   }
                 }

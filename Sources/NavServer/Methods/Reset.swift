@@ -32,8 +32,9 @@ enum ResetMethod: NavdMethod {
             }
             var by: Presentation?
             if let b = item["by"]?.stringValue {
-                guard let pr = Presentation(rawValue: b), pr == .push || pr == .present else {
-                    throw .invalidParams("a reset screen is shown by push or present, not \"\(b)\"", data: ["param": "to"])
+                guard let pr = Presentation(rawValue: b), pr == .push || pr == .present || pr == .select else {
+                    throw .invalidParams("a reset screen is shown by push or present, or selected (a tab of the tab container before it), not \"\(b)\"",
+                                         data: ["param": "to"])
                 }
                 by = pr
             }
