@@ -52,8 +52,15 @@ public final class PostgresStore: Store, SharedStore {
     /// Whether this node closed `name` and PostgreSQL has not stored the close yet: the session is
     /// still listed as this node's, and a request for it waits for the close (not a resync).
     func isClosing(_ name: String) -> Bool { pending.closed.contains(name) || closing.contains(name) }
-    /// `stackChanged` params of this flush's commits, by session, for subscribers on other nodes.
+    /// `stackChanged` params of this flush's commits, by session, for subscribers on other nodes
+    /// (and the other notifications relayed after them).
     private var bodies: [String: [String]] = [:]
+    /// Notifications relayed of sessions without a change in this flush, by session, sent by
+    /// ``scheduleRelays()`` (at most ``maxRelays``; past it they are not relayed).
+    private var relays: [String: [String]] = [:]
+    private var relayCount = 0
+    private var relayTimer: Timer?
+    static let maxRelays = 10_000
     private var timer: Timer?
     private var sweeping = false
     private var renewing = false
@@ -461,7 +468,7 @@ public final class PostgresStore: Store, SharedStore {
     }
     public func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>) { pending.remember(s, key: key, reply: reply) }
     public func changePublished(_ s: Session, body: [UInt8]) {
-        bodies[s.name, default: []].append(body.count <= Self.maxPayload
+        appendBody(s.name, body.count <= Self.maxPayload
             ? String(decoding: body, as: UTF8.self)
             : JSONWriter.string(["session": .string(s.name), "version": .int(s.version)]))
     }
@@ -485,9 +492,39 @@ public final class PostgresStore: Store, SharedStore {
         }
         let text = String(decoding: payload, as: UTF8.self)
         if pending.changed[s.name] != nil || bodies[s.name] != nil {
-            bodies[s.name, default: []].append(text)
-        } else if isUp {
-            connection.query("SELECT pg_notify('navd_changes', $1)", [text]) { _ in }
+            appendBody(s.name, text)
+        } else if isUp, relayCount < Self.maxRelays {
+            relays[s.name, default: []].append(text)
+            relayCount += 1
+            if relayCount == 1 { scheduleRelays() }
+        }
+    }
+
+    /// Adds `text` to what the next commit notifies for session `name`, after its relayed
+    /// notifications still waiting (they came first).
+    private func appendBody(_ name: String, _ text: String) {
+        if let waiting = relays.removeValue(forKey: name) {
+            relayCount -= waiting.count
+            bodies[name, default: []].append(contentsOf: waiting)
+        }
+        bodies[name, default: []].append(text)
+    }
+
+    /// Sends the relayed notifications of sessions without a change, in one query, at the start of
+    /// the loop's next iteration: after the commit of this one, before any of the next (a session
+    /// that changes meanwhile takes its own into its commit, first).
+    private func scheduleRelays() {
+        let t = relayTimer ?? Timer(loop: loop)
+        relayTimer = t
+        t.start(milliseconds: 0) { [unowned self] in
+            let waiting = relays.values.flatMap { $0 }
+            relays.removeAll(keepingCapacity: true)
+            relayCount = 0
+            guard isUp, !waiting.isEmpty else { return }
+            var w = JSONWriter(capacity: 256 * waiting.count)
+            w.write(strings: waiting)
+            connection.query("SELECT pg_notify('navd_changes', x) FROM json_array_elements_text($1::json) AS x",
+                             [String(decoding: w.bytes, as: UTF8.self)]) { _ in }
         }
     }
 
@@ -562,7 +599,13 @@ public final class PostgresStore: Store, SharedStore {
             w.raw(",\"f\":")
             w.write(.object(s.sortedFacts))
             w.raw(",\"b\":")
-            w.write(strings: changes[name] ?? [])
+            // (Relayed notifications still waiting came before this commit's changes.)
+            if let waiting = relays.removeValue(forKey: name) {
+                relayCount -= waiting.count
+                w.write(strings: waiting + (changes[name] ?? []))
+            } else {
+                w.write(strings: changes[name] ?? [])
+            }
             w.raw(",\"g\":")
             w.write(string: tabs.id)
             w.raw("}")
@@ -631,6 +674,8 @@ public final class PostgresStore: Store, SharedStore {
     public func close() {
         timer?.close()
         timer = nil
+        relayTimer?.close()
+        relayTimer = nil
         connection.close()
     }
 }

@@ -213,6 +213,54 @@ import Glibc
         for (h, t) in zip(here, there) { #expect(h == t) }
     }
 
+    /// Many navigations that wait at once, in many sessions (sent in one write: one loop iteration):
+    /// a subscriber on another node hears each one's `navigationPending`, then its `navigationEnded`
+    /// and `stackChanged` in the order the owner's subscribers do.
+    @Test func aBurstOfWaitingNavigationsIsRelayedInOrder() throws {
+        let pg = try PostgresServer()
+        let dir = TempDir()
+        let graph = try preconditionGraph(dir)
+        let a = try Daemon(arguments: ["--store", pg.conninfo, "--node", "A", "--lease", "1s", "--graph", graph])
+        let b = try Daemon(arguments: ["--store", pg.conninfo, "--node", "B", "--lease", "1s", "--graph", graph])
+        let owner = try a.client()
+        let names = (0..<40).map { "burst\($0)" }
+        for n in names { try owner.call("session.open", ["name": .string(n)]) }
+        let local = try a.client()
+        let watcher = try b.client()
+        for n in names {
+            try local.call("subscribe", ["session": .string(n)])
+            try watcher.call("subscribe", ["session": .string(n)])
+        }
+        let provider = try a.client()
+        try provider.call("provide", ["preconditions": ["asked"]])
+        var burst = ""
+        for (i, n) in names.enumerated() {
+            burst += #"{"jsonrpc":"2.0","id":\#(9000 + i),"method":"navigate","params":{"session":"\#(n)","to":"app.Asked"}}"# + "\n"
+        }
+        try owner.sendRaw(burst)
+        for _ in names { try provider.respond(to: try provider.serverRequest("precondition.evaluate"), result: ["passed": true]) }
+        for i in names.indices { #expect(try owner.reply(to: .int(9000 + i))["result"]?["version"] == 1) }
+        // Each session's notifications, in order, as each side heard them.
+        func bySession(_ c: TestClient) throws -> [String: [JSONValue]] {
+            var out: [String: [JSONValue]] = [:]
+            while out.values.reduce(0, { $0 + $1.count }) < names.count * 3 {
+                let m: JSONValue
+                if !c.notifications.isEmpty { m = c.notifications.removeFirst() } else {
+                    guard let r = try c.readMessage() else { throw TestFailure("the connection closed") }
+                    if r["id"] != nil { continue }
+                    m = r
+                }
+                out[m["params"]?["session"]?.stringValue ?? "?", default: []].append(m)
+            }
+            return out
+        }
+        let here = try bySession(local), there = try bySession(watcher)
+        for n in names {
+            #expect(here[n]?.compactMap { $0["method"]?.stringValue } == ["navigationPending", "stackChanged", "navigationEnded"], "\(n): \(here[n] ?? [])")
+            #expect(there[n] == here[n], "\(n)")
+        }
+    }
+
     /// A relayed notification too large for a PostgreSQL notification (a flow's result of 9,000
     /// bytes) reaches subscribers on other nodes without its result, marked `truncated`.
     @Test func aRelayedNotificationTooLargeForPostgreSQLComesWithoutItsResult() throws {
