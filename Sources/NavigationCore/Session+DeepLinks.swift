@@ -111,14 +111,16 @@ extension Session {
     /// mediation from the screen below, its presentation, access and setup; its preconditions join
     /// the plan's, about it. `origin` names what asked for it in messages.
     func appendStep(_ c: Coordinator, with given: JSONObject, by asked: Presentation?, to steps: inout [LinkStep],
-                    preconditions: inout LinkPreconditions, caller: Caller, origin: String, data: JSONObject, checkOpens: Bool = true) throws(NavError) {
+                    preconditions: inout LinkPreconditions, caller: Caller, origin: String, data: JSONObject, checkOpens: Bool = true,
+                    redirect: Bool = false) throws(NavError) {
         var with = given
         // Mediation, as in `navigate`: fields left unset come from the screen below.
         if let below = steps.last { mediate(c, from: below.params, into: &with) }
         // A tab of the tab container just below is selected (the container is made with it).
         let container = steps.last.map { graph.coordinators[$0.coordinator] }
         let selects = container?.tabs.contains(c.index) ?? false
-        if let container, selects ? (asked ?? .select) != .select : asked == .select {
+        // (A redirect's `by: select` onto what is not a tab of the container below pushes its target.)
+        if let container, selects ? (asked ?? .select) != .select : asked == .select && !redirect {
             var d = data
             d["to"] = .string(c.name)
             throw NavError(.notAllowed, selects
@@ -146,7 +148,7 @@ extension Session {
             throw NavError(.invalidSetup, "\(origin) gives `\(c.name)` an invalid setup: \(v.message)", data: d)
         }
         for p in graph.preconditions(showing: c) { preconditions.add(p, step: steps.count) }
-        steps.append(LinkStep(coordinator: c.index, params: .object(with), by: by))
+        steps.append(LinkStep(coordinator: c.index, params: .object(with), by: by == .select && !selects ? .push : by))
     }
 
     /// A link's (or a `reset`'s) stack after a precondition of its screen `at` (the first holding
@@ -165,7 +167,7 @@ extension Session {
         let c = graph.coordinators[target]
         var preconditions = LinkPreconditions()
         try appendStep(c, with: with, by: by, to: &kept, preconditions: &preconditions, caller: caller,
-                       origin: "the redirect to `\(c.name)`", data: [:], checkOpens: !declaredTarget)
+                       origin: "the redirect to `\(c.name)`", data: [:], checkOpens: !declaredTarget, redirect: true)
         var plan = Plan(target: target, by: .push, params: kept.last!.params, source: source, ifVersion: ifVersion,
                         preconditions: preconditions.preconditions)
         plan.link = kept

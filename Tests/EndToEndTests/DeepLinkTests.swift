@@ -371,6 +371,36 @@ import Testing
         #expect(mirror.root == truth["root"])
     }
 
+    /// A precondition's redirect `by: select` on the way of a link: onto a tab of the container
+    /// below the redirected screen, that tab is selected; onto anything else, its target takes the
+    /// redirected screen's place, pushed (as before links could select).
+    @Test func aRedirectBySelectInALinkSelectsATabOfTheContainerBelowElsePushes() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [A, Shell]}
+              Shell: {tabs: [T1, T2]}
+              T1: {preconditions: [toT2]}
+              T2: {}
+              A: {preconditions: [toB]}
+              B: {}
+            preconditions:
+              toB: {check: {fact: x, equals: 1}, redirect: {to: B, by: select}}
+              toT2: {check: {fact: x, equals: 1}, redirect: {to: T2, by: select}}
+            links:
+              "/a": [Home, A]
+              "/t1": [Home, Shell, T1]
+            """)
+        let c = try d.client()
+        try c.call("open", ["url": "/a"])
+        var stack = try c.call("tree")["root"]?["children"]?.arrayValue ?? []
+        #expect(stack.map { $0["coordinator"] } == ["app.Home", "app.B"], "\(stack)")
+        try c.call("open", ["url": "/t1"])
+        stack = try c.call("tree")["root"]?["children"]?.arrayValue ?? []
+        #expect(stack.map { $0["coordinator"] } == ["app.Home", "app.Shell"], "\(stack)")
+        #expect(stack.last?["selected"] == 1, "\(stack)")
+    }
+
     /// A link whose first screen is a flow that no tab or root stack starts with becomes the new
     /// root stack, and the screens after it are the flow's steps, inside it (as when a tab starts
     /// with the flow).
