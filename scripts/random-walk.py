@@ -363,8 +363,8 @@ def qualified(name):
 
 def link_chain(tree, from_container=False):
     """The coordinators a link would list for the visible screen (PROTOCOL.md, link.resolve); None
-    when the path goes through a tab container, which no link lists (`from_container`: the screens
-    from the container's tab on, which link.resolve lists)."""
+    when the path goes through a tab container (`from_container`: the container, then the screens
+    of its selected tab, as a link that selects that tab lists them, which link.resolve lists)."""
     chain = chain_nodes(tree, from_container)
     return None if chain is None else [n.get("coordinator") for n in chain]
 
@@ -387,10 +387,8 @@ def chain_nodes(tree, from_container=False):
     chain = []
     for here, below in zip(path, path[1:]):
         n = by_id[here]
-        if n["kind"] == "tabs" and n.get("coordinator"):
-            if not from_container:
-                return None
-            chain = []
+        if n["kind"] == "tabs" and n.get("coordinator") and not from_container:
+            return None
         if n["kind"] == "stack":
             for c in n["children"]:
                 chain.append(c)

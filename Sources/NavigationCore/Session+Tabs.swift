@@ -10,9 +10,12 @@ extension Session {
     }
 
     /// Selects tab `i` of `shell`, recording the change (`select`, with the container's `history`
-    /// when it keeps one). A container with `back: history` remembers the tab it leaves.
+    /// when it keeps one). A container with `back: history` remembers the tab it leaves; one with
+    /// another `back:` keeps none (a history kept under a graph reloaded since goes now).
     func select(_ i: Int, in shell: Node, changes: inout ChangeLog) {
-        if shell.selected != i && tabBack(of: shell) == .history {
+        if tabBack(of: shell) != .history {
+            shell.tabHistory = nil
+        } else if shell.selected != i {
             let left = shell.selected
             var h = shell.tabHistory ?? []
             h.removeAll { $0 == left || $0 == i }

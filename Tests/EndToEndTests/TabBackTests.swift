@@ -63,6 +63,35 @@ import Testing
     }
 
     /// NavClient's mirror follows the history the select changes carry.
+    /// A history kept under a graph whose `back:` was history, reloaded with another `back:`, goes
+    /// at the next select (its change says so): navd never writes a history holding the selected
+    /// tab, which it could not read back after `kill -9` (found by the random walk, seed 834).
+    @Test func aHistoryLeftByAReloadToAnotherBackGoesAtTheNextSelectAndTheLogReadsBack() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite"), sock = dir.file("d.sock"), graphDir = dir.file("graph")
+        try FileManager.default.createDirectory(atPath: graphDir, withIntermediateDirectories: true)
+        try Self.graph(rootBack: "history").write(toFile: graphDir + "/app.yaml", atomically: true, encoding: .utf8)
+        do {
+            let d = try Daemon(arguments: ["--graph", graphDir, "--state", state], socketPath: sock)
+            let c = try d.client()
+            let watcher = try d.client()
+            try watcher.call("subscribe")
+            for tab in ["B", "C"] { try c.call("navigate", ["to": .string(tab), "by": "select"]) }
+            #expect(try Self.selected(c) == (2, [0, 1]))
+            try Self.graph(rootBack: "none").write(toFile: graphDir + "/app.yaml", atomically: true, encoding: .utf8)
+            #expect(try c.call("graph.reload")["ok"] == true)
+            try c.call("navigate", ["to": "A", "by": "select"])
+            #expect(try Self.selected(c) == (0, nil))
+            var last: JSONValue?
+            for _ in 0..<3 { last = try watcher.notification("stackChanged")["params"]?["changes"]?.arrayValue?.last }
+            #expect(last?["op"] == "select" && last?["index"] == 0 && last?["history"] == nil, "\(last ?? .null)")
+            d.stop(signal: SIGKILL)
+        }
+        let d = try Daemon(arguments: ["--graph", graphDir, "--state", state], socketPath: sock)
+        #expect(try Self.selected(try d.client()) == (0, nil))
+    }
+
     @Test func aMirrorStaysTheTree() throws {
         let d = try Daemon(graph: Self.graph(rootBack: "history"))
         let c = try NavClient(socketPath: d.socketPath)
