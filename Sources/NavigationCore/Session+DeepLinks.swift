@@ -269,7 +269,9 @@ extension Session {
             top.presented = s
             changes.record("present", parent: top, node: s)
         } else {
-            let container = top.parent!
+            // Into the flow `top` is a step of only when it is one of that flow's steps, as `navigate`
+            // pushes; else onto the stack around the flow.
+            let container = pushContainer(from: top, target: step.coordinator)
             adopt(node, into: container)
             changes.record("push", parent: container, node: node)
         }

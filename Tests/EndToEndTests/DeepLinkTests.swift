@@ -425,6 +425,45 @@ import Testing
         #expect(opened["node"] == steps.last?["id"])
     }
 
+    /// A screen a flow's step opens that is not one of the flow's steps goes on the stack around the
+    /// flow, as `navigate` pushes it, not into the flow (a flow in a flow could not be read back
+    /// after kill -9: found by the random walk, seed 842).
+    @Test func aLinkPutsWhatAFlowStepOpensBesideTheFlowUnlessItIsAStep() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite"), sock = dir.file("d.sock"), graphDir = try dir.graph("""
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Checkout]}
+              Checkout: {flow: {start: Address, steps: [Address, Payment]}}
+              Address: {opens: [Payment, Help, Survey]}
+              Payment: {}
+              Help: {}
+              Survey: {flow: {start: Question, steps: [Question]}}
+              Question: {}
+            links:
+              "/help": [Home, Checkout, Help]
+              "/survey": [Home, Checkout, Survey]
+              "/payment": [Home, Checkout, Payment]
+            """)
+        do {
+            let d = try Daemon(arguments: ["--graph", graphDir, "--state", state], socketPath: sock)
+            let c = try d.client()
+            for (url, stack, steps) in [("/help", ["app.Home", "app.Checkout", "app.Help"], ["app.Address"]),
+                                        ("/survey", ["app.Home", "app.Checkout", "app.Survey"], ["app.Address"]),
+                                        ("/payment", ["app.Home", "app.Checkout"], ["app.Address", "app.Payment"])] {
+                try c.call("open", ["url": .string(url)])
+                let root = try c.call("tree")["root"]?["children"]?.arrayValue ?? []
+                #expect(root.map { $0["coordinator"] } == stack.map { JSONValue.string($0) }, "\(url): \(root)")
+                #expect(root[1]["children"]?.arrayValue?.map { $0["coordinator"] } == steps.map { JSONValue.string($0) }, "\(url): \(root)")
+            }
+            try c.call("open", ["url": "/survey"])
+            d.stop(signal: SIGKILL)
+        }
+        let d = try Daemon(arguments: ["--graph", graphDir, "--state", state], socketPath: sock)
+        #expect(try d.client().call("tree")["root"]?["children"]?.arrayValue?.last?["coordinator"] == "app.Survey")
+    }
+
     /// `navd check` refuses a link entry that shows a tab of the container below it by another style,
     /// or selects what is not a tab of the coordinator below it.
     @Test func aLinkSelectsOnlyATabOfTheContainerJustBelow() throws {
