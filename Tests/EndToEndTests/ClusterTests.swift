@@ -17,6 +17,13 @@ import Glibc
         try Daemon(graph: graph, arguments: ["--store", pg.conninfo, "--node", name, "--lease", lease], socketPath: socket)
     }
 
+    /// Nodes A and B of a cluster on `pg`, serving ``preconditionGraph(_:)``.
+    static func nodesOnPreconditionGraph(_ pg: PostgresServer) throws -> (Daemon, Daemon) {
+        let graph = try preconditionGraph(TempDir())
+        return (try Daemon(arguments: ["--store", pg.conninfo, "--node", "A", "--lease", "1s", "--graph", graph]),
+                try Daemon(arguments: ["--store", pg.conninfo, "--node", "B", "--lease", "1s", "--graph", graph]))
+    }
+
     /// Cluster mode: a node's coverage (what it committed) is kept on its machine, where its state
     /// file would be, and read back when it restarts under its socket.
     @Test func aNodesCoverageSurvivesItsRestart() throws {
@@ -174,10 +181,7 @@ import Glibc
     /// `flowCompleted` of a recovery flow, each among the `stackChanged` around it.
     @Test func aSubscriberOnAnotherNodeHearsWhatTheOwnersSubscribersHearInTheirOrder() throws {
         let pg = try PostgresServer()
-        let dir = TempDir()
-        let graph = try preconditionGraph(dir)
-        let a = try Daemon(arguments: ["--store", pg.conninfo, "--node", "A", "--lease", "1s", "--graph", graph])
-        let b = try Daemon(arguments: ["--store", pg.conninfo, "--node", "B", "--lease", "1s", "--graph", graph])
+        let (a, b) = try Self.nodesOnPreconditionGraph(pg)
         let owner = try a.client()
         try owner.call("session.open", ["name": "shared"])
         let local = try a.client()
@@ -218,10 +222,7 @@ import Glibc
     /// and `stackChanged` in the order the owner's subscribers do.
     @Test func aBurstOfWaitingNavigationsIsRelayedInOrder() throws {
         let pg = try PostgresServer()
-        let dir = TempDir()
-        let graph = try preconditionGraph(dir)
-        let a = try Daemon(arguments: ["--store", pg.conninfo, "--node", "A", "--lease", "1s", "--graph", graph])
-        let b = try Daemon(arguments: ["--store", pg.conninfo, "--node", "B", "--lease", "1s", "--graph", graph])
+        let (a, b) = try Self.nodesOnPreconditionGraph(pg)
         let owner = try a.client()
         let names = (0..<40).map { "burst\($0)" }
         for n in names { try owner.call("session.open", ["name": .string(n)]) }
@@ -265,10 +266,7 @@ import Glibc
     /// bytes) reaches subscribers on other nodes without its result, marked `truncated`.
     @Test func aRelayedNotificationTooLargeForPostgreSQLComesWithoutItsResult() throws {
         let pg = try PostgresServer()
-        let dir = TempDir()
-        let graph = try preconditionGraph(dir)
-        let a = try Daemon(arguments: ["--store", pg.conninfo, "--node", "A", "--lease", "1s", "--graph", graph])
-        let b = try Daemon(arguments: ["--store", pg.conninfo, "--node", "B", "--lease", "1s", "--graph", graph])
+        let (a, b) = try Self.nodesOnPreconditionGraph(pg)
         let owner = try a.client()
         let local = try a.client()
         try local.call("subscribe", [:])
