@@ -124,7 +124,8 @@ public struct JSONView {
     @inlinable
     public var string: String? {
         guard type(index) == UInt8(ascii: "\"") else { return nil }
-        return String(decoding: stringBytes(at: index), as: UTF8.self)
+        let bytes = stringBytes(at: index)
+        return SmallStringBytes.asciiString(bytes) ?? String(decoding: bytes, as: UTF8.self)
     }
 
     /// The UTF-8 bytes of a string value, in the parser's buffer (empty for anything else).

@@ -67,3 +67,25 @@ public struct SmallStringBytes {
         (to + 8).storeBytes(of: high, as: UInt64.self)
     }
 }
+
+extension SmallStringBytes {
+    /// `bytes` as a `String` when they are at most 15 ASCII bytes, made straight in the two words of
+    /// a small string (the form ``init(_:)`` reads: the bytes in order, zeros after them, and in the
+    /// last byte the small and ASCII bits with the count), without the standard library's UTF-8
+    /// validation, which every byte below 0x80 passes. Anything else gives nil: callers then take
+    /// the standard library's way.
+    @inlinable @inline(__always)
+    public static func asciiString(_ bytes: UnsafeRawBufferPointer) -> String? {
+        #if arch(x86_64) || arch(arm64)
+        let n = bytes.count
+        guard n <= 15 else { return nil }
+        var words: (UInt64, UInt64) = (0, 0)
+        if n > 0 { withUnsafeMutableBytes(of: &words) { $0.baseAddress!.copyMemory(from: bytes.baseAddress!, byteCount: n) } }
+        guard (words.0 | words.1) & 0x8080_8080_8080_8080 == 0 else { return nil }
+        words.1 |= UInt64(0xE0 | n) << 56  // immortal, ASCII, small; the count
+        return unsafeBitCast(words, to: String.self)
+        #else
+        return nil
+        #endif
+    }
+}

@@ -223,4 +223,30 @@ final class Item {
             #expect(small.needsEscape == utf8.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }, "\(s.debugDescription)")
         }
     }
+
+    /// A string made from its bytes straight into a small string's words is the string the standard
+    /// library makes of them: equal, hashed the same, with the same characters and bytes; what is
+    /// not at most 15 ASCII bytes is left to the standard library.
+    @Test func aShortASCIIStringIsMadeStraightIntoItsWords() {
+        let alphabet: [Unicode.Scalar] = ["a", "Z", "0", "~", "\"", "\\", "\u{0}", "\u{7f}", " ", "é", "😀"]
+        var state: UInt64 = 0xA5C1
+        func next() -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(truncatingIfNeeded: state >> 33)
+        }
+        for round in 0..<5000 {
+            var s = ""
+            for _ in 0..<(round < 17 ? round : next() % 18) { s.unicodeScalars.append(alphabet[round < 17 ? 0 : next() % alphabet.count]) }
+            let utf8 = Array(s.utf8)
+            let made = utf8.withUnsafeBytes { SmallStringBytes.asciiString($0) }
+            guard let made else {
+                #expect(utf8.count > 15 || utf8.contains { $0 >= 0x80 }, "\(s.debugDescription) was not made")
+                continue
+            }
+            #expect(utf8.count <= 15 && !utf8.contains { $0 >= 0x80 }, "\(s.debugDescription) was made")
+            #expect(made == s && made.hashValue == s.hashValue && made.count == s.count && Array(made.utf8) == utf8, "\(s.debugDescription)")
+            #expect(SmallStringBytes(made)?.count == utf8.count && made.utf8.count == utf8.count)
+            #expect(made + "!" == s + "!" && Set([made, s]).count == 1)
+        }
+    }
 }
