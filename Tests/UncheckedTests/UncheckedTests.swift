@@ -197,6 +197,20 @@ final class Item {
         #expect(none.count == 1 && none[0] == 0)
     }
 
+    /// 5,000 strings of 0 to 17 scalars drawn from `alphabet` (a fixed sequence for each seed).
+    static func randomStrings(of alphabet: [Unicode.Scalar], seed: UInt64) -> [String] {
+        var state = seed
+        func next() -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(truncatingIfNeeded: state >> 33)
+        }
+        return (0..<5000).map { _ in
+            var s = ""
+            for _ in 0..<(next() % 18) { s.unicodeScalars.append(alphabet[next() % alphabet.count]) }
+            return s
+        }
+    }
+
     /// A small string's bytes as its two words hold them, and whether JSON must escape any of them,
     /// against the standard library's own view of the same string.
     @Test func aSmallStringIsReadFromItsWords() {
@@ -204,14 +218,7 @@ final class Item {
         #expect(SmallStringBytes("session-42")?.count == 10)  // built in place: small on 64-bit
         #expect(SmallStringBytes(String(repeating: "x", count: 16)) == nil)  // kept in an object
         let alphabet: [Unicode.Scalar] = ["a", "~", "\"", "\\", "\u{0}", "\u{1f}", " ", "!", "#", "[", "]", "é", "😀"]
-        var state: UInt64 = 0x5A11
-        func next() -> Int {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return Int(truncatingIfNeeded: state >> 33)
-        }
-        for _ in 0..<5000 {
-            var s = ""
-            for _ in 0..<(next() % 18) { s.unicodeScalars.append(alphabet[next() % alphabet.count]) }
+        for s in Self.randomStrings(of: alphabet, seed: 0x5A11) {
             let utf8 = Array(s.utf8)
             guard let small = SmallStringBytes(s) else {
                 #expect(utf8.count > 15, "\(s.debugDescription) is small")
@@ -229,14 +236,8 @@ final class Item {
     /// not at most 15 ASCII bytes is left to the standard library.
     @Test func aShortASCIIStringIsMadeStraightIntoItsWords() {
         let alphabet: [Unicode.Scalar] = ["a", "Z", "0", "~", "\"", "\\", "\u{0}", "\u{7f}", " ", "é", "😀"]
-        var state: UInt64 = 0xA5C1
-        func next() -> Int {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return Int(truncatingIfNeeded: state >> 33)
-        }
-        for round in 0..<5000 {
-            var s = ""
-            for _ in 0..<(round < 17 ? round : next() % 18) { s.unicodeScalars.append(alphabet[round < 17 ? 0 : next() % alphabet.count]) }
+        let everyLength = (0...16).map { String(repeating: "a", count: $0) }
+        for s in everyLength + Self.randomStrings(of: alphabet, seed: 0xA5C1) {
             let utf8 = Array(s.utf8)
             let made = utf8.withUnsafeBytes { SmallStringBytes.asciiString($0) }
             guard let made else {
