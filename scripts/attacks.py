@@ -24,7 +24,7 @@ import sys
 import time
 import traceback
 
-from attacks_common import GRAPH, NAVD, SOCK, WORK, Pinger, rss_mb
+from attacks_common import GRAPH, NAVCTL, NAVD, SOCK, WORK, Pinger, rss_mb, stop_started
 from attacks_protocol import *  # noqa: F401,F403 - attacks 1-15
 from attacks_state import *  # noqa: F401,F403 - attacks 16-21
 
@@ -55,6 +55,9 @@ ATTACKS = [
 
 
 def main():
+    if not os.access(NAVCTL, os.X_OK):
+        shutil.rmtree(WORK, ignore_errors=True)
+        sys.exit("attacks: %s is missing; attacks 7 and 15 run the navctl built beside navd (make build builds both)" % NAVCTL)
     log = open(WORK + "/navd.log", "wb")  # read by nobody while it runs: a pipe would fill up and stall navd
     navd = subprocess.Popen([NAVD, "--graph", GRAPH, "--socket", SOCK, "--ephemeral"], stdout=subprocess.DEVNULL, stderr=log)
     deadline = time.monotonic() + 20
@@ -75,6 +78,7 @@ def main():
             ok, detail = attack()
         except Exception as e:  # noqa: BLE001 - an exception is a failed attack check
             ok, detail = False, "raised %r at %s" % (e, " < ".join("%s:%d" % (f.name, f.lineno) for f in reversed(traceback.extract_tb(e.__traceback__))))
+        stop_started()
         worst = pinger.window()
         p50, p99, _ = pinger.last
         alive = navd.poll() is None and pinger.failed is None

@@ -124,12 +124,29 @@ def as_nobody(code, *args, timeout=120, wait=True, sock=None):
     return json.loads(lines[-1])
 
 
+# The navds start_navd started, stopped after each attack (stop_started) when the attack left them
+# running: an attack that raised skips its own cleanup, and a navd it left (stopped with SIGSTOP,
+# say) must not weigh on the attacks after it.
+STARTED = []
+
+
+def stop_started():
+    """Kills the navds the last attack started and left running (resumed first, if stopped)."""
+    for p in STARTED:
+        if p.poll() is None:
+            os.kill(p.pid, signal.SIGCONT)
+            p.kill()
+            p.wait()
+    STARTED.clear()
+
+
 def start_navd(*args, sock=None):
     """Another navd (release) on a socket of its own (or `sock`); answers (Popen, socket path)."""
     d = tempfile.mkdtemp(prefix="navd-attack-", dir=WORK)
     sock = sock or d + "/n.sock"
     log = open(d + "/navd.log", "wb")
     p = subprocess.Popen([NAVD, "--socket", sock, "--log-level", "warning"] + list(args), stdout=subprocess.DEVNULL, stderr=log)
+    STARTED.append(p)
     deadline = time.monotonic() + 20
     while True:  # until it answers (a socket file may be left from a navd killed before it)
         try:
