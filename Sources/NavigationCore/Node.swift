@@ -16,6 +16,9 @@ public final class Node {
     /// Index into the graph's coordinators (screens and flows), else -1.
     public private(set) var coordinator: Int
     public internal(set) var params: JSONValue
+    /// The version of the commit that last gave the node new params after it was made (0: none
+    /// did): a leave guard asked about its params at an earlier version was asked about others.
+    public internal(set) var paramsVersion = 0
     /// `params` as JSON, in bytes, for a node that shows a coordinator (0 for stacks and the root's
     /// tabs): what it adds to its session's ``Session/paramsBytes``.
     var paramsBytes = 0
@@ -69,6 +72,7 @@ public final class Node {
         self.coordinator = coordinator
         self.params = params
         self.paramsBytes = paramsBytes
+        paramsVersion = 0
         selected = 0
         tabHistory = nil
         paramsHistory = nil
@@ -94,6 +98,7 @@ public final class Node {
     func copy() -> Node {
         let n = Node(number: number, kind: kind, coordinator: coordinator, params: params)
         n.paramsBytes = paramsBytes
+        n.paramsVersion = paramsVersion
         n.paramsHistory = paramsHistory
         n.historyBytes = historyBytes
         n.selected = selected

@@ -193,9 +193,11 @@ extension Session {
         n.historyBytes = bytes
     }
 
-    /// Gives `n` new params measured at `bytes`, keeping the session's total.
+    /// Gives `n` new params measured at `bytes`, keeping the session's total; called by a commit
+    /// before it counts its version, which becomes the node's ``Node/paramsVersion``.
     func setParams(_ n: Node, _ params: JSONValue, bytes: Int) {
         n.params = params
+        n.paramsVersion = version + 1
         paramsBytes += bytes - n.paramsBytes
         n.paramsBytes = bytes
     }

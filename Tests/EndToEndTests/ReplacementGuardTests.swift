@@ -241,6 +241,54 @@ import Testing
     }
 }
 
+/// A leave guard is asked about its screen's params: when they change while it waits (an `update`),
+/// its answer was about params the screen no longer has, and what waited for it is `conflict`;
+/// asked again, the guard is asked about the params the screen has now. A change to another
+/// screen's params leaves the guard's answer standing.
+@Suite struct GuardsAskedAboutParamsThatChangedTests {
+    static let graph = """
+        root: {stack: Home}
+        coordinators:
+          Home: {opens: [List]}
+          List: {opens: [Draft]}
+          Draft: {leave: [askLeave]}
+        preconditions:
+          askLeave: {provider: askLeave}
+        """
+
+    @Test(arguments: [
+        ("dismiss", [:] as JSONValue, true), ("dismiss", [:] as JSONValue, false),
+        ("navigate", ["to": "Home", "by": "root"] as JSONValue, true), ("navigate", ["to": "Home", "by": "root"] as JSONValue, false),
+    ])
+    func anUpdateWhileTheGuardWaitsMakesItsAnswerStale(method: String, params: JSONValue, updateTheDraft: Bool) throws {
+        let d = try Daemon(graph: Self.graph)
+        let c = try d.client(), provider = try d.client()
+        try provider.call("provide", ["preconditions": ["app.askLeave"]])
+        let list = try c.call("navigate", ["to": "List"])["node"]!
+        let draft = try c.call("navigate", ["to": "Draft", "with": ["text": "a"]])["node"]!
+        let id = try c.send(method, params)
+        let ask = try provider.serverRequest("precondition.evaluate")
+        #expect(ask["params"]?["navigation"]?["with"] == ["text": "a"], "\(ask)")
+        try c.call("update", ["node": updateTheDraft ? draft : list, "with": ["text": "ab"]])
+        try provider.respond(to: ask, result: ["passed": true])
+        let reply = try c.reply(to: id)
+        guard updateTheDraft else {
+            #expect(reply["result"]?["version"] == 4, "another screen's params do not touch the guard's answer: \(reply)")
+            return
+        }
+        let error = reply["error"]?["data"]
+        #expect(error?["kind"] == "conflict" && error?["preconditions"] == ["app.askLeave"] && error?["leaving"] == draft, "\(reply)")
+        let tree = try c.call("tree")
+        #expect(tree["version"] == 3 && tree["root"]?["children"]?.arrayValue?.last?["params"] == ["text": "ab"], "nothing changed: \(tree)")
+        // Asked again, the guard is asked about the params the draft has now.
+        let again = try c.send(method, params)
+        let second = try provider.serverRequest("precondition.evaluate")
+        #expect(second["params"]?["navigation"]?["with"] == ["text": "ab"], "\(second)")
+        try provider.respond(to: second, result: ["passed": true])
+        #expect(try c.reply(to: again)["result"]?["version"] == 4)
+    }
+}
+
 /// `dismiss {to}` that waits for a leave guard while another tab is selected pops the stack of the
 /// screen it matched when asked, not a screen of that name in the tab shown by then.
 @Suite struct DismissToThatWaitedTests {

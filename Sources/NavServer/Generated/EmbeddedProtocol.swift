@@ -2708,7 +2708,7 @@ public enum EmbeddedProtocol {
         "message": "conflict",
         "data": {
           "kind": "conflict",
-          "description": "The source node is gone, or ifVersion differs (data.version is the current one), or a navigation or dismiss that waited for its preconditions would now also remove what leave guards protect that did not run for it (data.preconditions names them): ask again."
+          "description": "The source node is gone, or ifVersion differs (data.version is the current one), or a navigation or dismiss that waited for its preconditions would now also remove what leave guards protect that did not run for it, or that were asked about params the screen no longer has (data.preconditions names them; data.leaving the screen whose params changed): ask again."
         }
       },
       "cancelled": {

@@ -67,6 +67,9 @@ final class PendingNavigation {
     var plannedAt: Int
     /// Leave guards that passed for it under a plan a redirect replaced.
     var guardsPassedBefore: Set<LeaveGuard> = []
+    /// The session's version when each leave guard it ran was last asked: a commit checks that the
+    /// node it protects has had no new params since (``Node/paramsVersion``).
+    var guardsAsked: [LeaveGuard: Int] = [:]
     /// A dismiss's or a `reset {}`'s: the leave guards of what it would remove now (its plan only
     /// carries those it ran).
     var guardsNow: (() -> [LeaveGuard])?

@@ -106,10 +106,28 @@ extension Navigator {
         }
         let ran = nav.guardsPassedBefore.union(nav.plan.guards)
         let missed = now.filter { !ran.contains($0) }
-        guard !missed.isEmpty else { return nil }
+        guard !missed.isEmpty else { return staleGuards(nav, now) }
         let names = missed.preconditions.map { graph.preconditions[$0].name }
         return NavError(.conflict, "the tree changed while \(nav.id) waited (version \(nav.plannedAt), now \(session.version)): it would now also remove what the leave guards \(names.map { "`\($0)`" }.joined(separator: ", ")) protect, which did not run for it; ask again: those guards then run first (a replacement with `force: true` skips them)",
                         data: ["navigation": .string(nav.id), "preconditions": .array(names.map(JSONValue.string)), "version": .int(session.version)])
+    }
+
+    /// `conflict` when a leave guard that passed for `nav` was asked about params its node no longer
+    /// has (an `update` came while it waited, or a dismiss gave back earlier params): its answer was
+    /// about a screen the user no longer sees. Nil when none of the guards in `now` (what the commit
+    /// would remove) is stale.
+    private func staleGuards(_ nav: PendingNavigation, _ now: [LeaveGuard]) -> NavError? {
+        let session = nav.state.session
+        let stale = now.filter { g in
+            guard let asked = nav.guardsAsked[g], let node = session.node(number: g.node) else { return false }
+            return node.paramsVersion > asked
+        }
+        guard let first = stale.first, let node = session.node(number: first.node) else { return nil }
+        let names = stale.preconditions.map { graph.preconditions[$0].name }
+        let asked = nav.guardsAsked[first] ?? 0
+        return NavError(.conflict, "the params of `\(node.id)` (`\(graph.coordinators[node.coordinator].name)`) changed at version \(node.paramsVersion), after the leave guard \(names.map { "`\($0)`" }.joined(separator: ", ")) protecting it was asked about them at version \(asked), while \(nav.id) waited: its answer was about params the screen no longer has; ask again: the guard then runs about the params it has now (a replacement with `force: true` skips it)",
+                        data: ["navigation": .string(nav.id), "preconditions": .array(names.map(JSONValue.string)), "version": .int(session.version),
+                               "leaving": .string(node.id)])
     }
 
     /// Remembers a keyed navigation's reply in its session and, with a state file, on disk (written

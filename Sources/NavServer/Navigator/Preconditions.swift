@@ -16,11 +16,15 @@ extension Navigator {
                 finish(nav, outcome)
                 return
             }
-            if nav.plan.leaveGuard(at: nav.step) != nil, guardSubject(nav) == nil {
-                // The node this guard protects left the tree meanwhile: nothing left to protect.
-                nav.step += 1
-                nav.recovered = false
-                continue
+            if let g = nav.plan.leaveGuard(at: nav.step) {
+                guard guardSubject(nav) != nil else {
+                    // The node this guard protects left the tree meanwhile: nothing left to protect.
+                    nav.step += 1
+                    nav.recovered = false
+                    continue
+                }
+                // It is asked about the params the node has now.
+                nav.guardsAsked[g] = nav.state.session.version
             }
             let p = graph.preconditions[nav.plan.preconditions[nav.step]]
             switch p.kind {
