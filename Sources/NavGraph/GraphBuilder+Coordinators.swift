@@ -161,7 +161,7 @@ extension Builder {
     /// `flow:`, and its `then` given beside it (`then:` a key of the coordinator, as the flow's own).
     mutating func buildFlow(_ c: CoordinatorDraft, _ doc: Doc, then outerThen: Doc? = nil, module: String) {
         guard doc.mapping != nil else {
-            d.error(doc.location, "`flow` of `\(c.name)` must be a mapping with `start`, `steps` and optionally `result`")
+            d.error(doc.location, "`flow` of `\(c.name)` must be a mapping with `steps` (or `start`) and optionally `result` and `then`")
             return
         }
         unknownKeys(doc, allowed: Builder.flowKeys, what: "the flow of `\(c.name)`")
@@ -197,8 +197,11 @@ extension Builder {
             } else {
                 d.error(s.location, "`start` must name the flow's first step")
             }
-        } else {
-            d.error(doc.location, "flow `\(c.name)` has no `start`; add `start:` naming its first step")
+        } else if let first = steps.first, stepsOK {
+            // No `start`: the flow begins with the first of its steps (their order is its path).
+            start = first
+        } else if doc["steps"] == nil {
+            d.error(doc.location, "flow `\(c.name)` has neither `start` nor `steps`; add `steps:` listing its screens in order (the first is where it starts), or `start:` naming its first step")
         }
         if let st = start {
             if doc["steps"] == nil { steps = [st] } else if stepsOK && !steps.contains(st) {

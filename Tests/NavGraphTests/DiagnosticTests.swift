@@ -112,6 +112,31 @@ import Glibc
         #expect(e == ["cart.yaml:5:45: error: flow step `account.Login` is not a coordinator of module `cart`: a flow's steps must be declared in the flow's own module"])
     }
 
+    /// Without `start` a flow starts with the first of its `steps`; with neither it is an error.
+    @Test func aFlowWithoutStartStartsWithItsFirstStep() throws {
+        let graph = GraphLoader.load(sources: [GraphSource(file: "cart.yaml", text: """
+            root: {stack: Cart}
+            coordinators:
+              Cart: {opens: [Checkout]}
+              Checkout:
+                flow: {steps: [Address, Payment]}
+              Address: {}
+              Payment: {}
+            """)], baseDirectory: "/g")
+        #expect(graph.diagnostics.sorted.map(\.description) == [])
+        let g = try #require(graph.graph)
+        let checkout = try #require(g.coordinator(named: "cart.Checkout"))
+        #expect(checkout.flowStart == g.coordinator(named: "cart.Address")?.index)
+        let e = errors([("cart.yaml", """
+            root: {stack: Cart}
+            coordinators:
+              Cart: {opens: [Checkout]}
+              Checkout:
+                flow: {result: {type: object}}
+            """)])
+        #expect(e == ["cart.yaml:5:11: error: flow `cart.Checkout` has neither `start` nor `steps`; add `steps:` listing its screens in order (the first is where it starts), or `start:` naming its first step"])
+    }
+
     @Test func flowStartMustBeAStep() {
         let e = errors([("cart.yaml", """
             root: {stack: Cart}

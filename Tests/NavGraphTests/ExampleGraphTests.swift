@@ -52,6 +52,10 @@ import Testing
         #expect(!validator.validate(["coordinators": ["Home": ["opnes": ["X"]]]]).isEmpty)
         #expect(!validator.validate(["preconditions": ["p": ["check": ["fact": "x"]]]]).isEmpty)
         #expect(!validator.validate(["routes": ["r": ["to": "X", "by": "slide"]]]).isEmpty)
+        // A flow gives its steps, its start, or both; not neither.
+        #expect(validator.validate(["coordinators": ["F": ["flow": ["steps": ["A", "B"]]]]]).isEmpty)
+        #expect(validator.validate(["coordinators": ["F": ["flow": ["start": "A"]]]]).isEmpty)
+        #expect(!validator.validate(["coordinators": ["F": ["flow": ["result": ["type": "object"]]]]]).isEmpty)
     }
 
     @Test func dotOutputDrawsClustersEdgesAndFlows() throws {
@@ -106,7 +110,7 @@ import Testing
 }
 
 /// Just enough of JSON Schema draft 7 to check module files against navgraph.schema.json:
-/// type, properties, additionalProperties, required, items, minItems, enum, const, oneOf,
+/// type, properties, additionalProperties, required, items, minItems, enum, const, oneOf, anyOf,
 /// $ref (local), pattern, propertyNames, minLength, minimum.
 struct MiniSchemaValidator {
     let root: JSONValue
@@ -144,6 +148,10 @@ struct MiniSchemaValidator {
         if let one = s["oneOf"]?.arrayValue {
             let passing = one.filter { sub in var o: [String] = []; check(v, sub, at, &o); return o.isEmpty }.count
             if passing != 1 { out.append("\(at): matches \(passing) of oneOf") }
+        }
+        if let any = s["anyOf"]?.arrayValue,
+           !any.contains(where: { sub in var o: [String] = []; check(v, sub, at, &o); return o.isEmpty }) {
+            out.append("\(at): matches none of anyOf")
         }
         if case .string(let str) = v {
             if let p = s["pattern"]?.stringValue, let r = try? Regex(p), (try? r.firstMatch(in: str)) == nil { out.append("\(at): pattern \(p)") }
