@@ -41,6 +41,11 @@ extension NavigationGraph {
             if let amb = ambiguity(of: name) {
                 throw NavError(.unknownTarget, "`\(name)` is declared by several modules; say which: \(amb.joined(separator: ", "))", data: ["to": .string(name)])
             }
+            if route(named: name) != nil {
+                // A route's name given as "to": say where it goes.
+                throw NavError(.unknownTarget, "`\(name)` is not a coordinator of the graph but a route: give it as \"route\": \"\(name)\" (navctl route \(name))",
+                               data: ["to": .string(name)])
+            }
             let hint = suggestCoordinator(for: name).map { "; did you mean `\($0)`?" } ?? ""
             throw NavError(.unknownTarget, "`\(name)` is not a coordinator of the graph\(hint)", data: ["to": .string(name)])
         }

@@ -14,6 +14,17 @@ import Testing
         }
     }
 
+    /// A route's name given as `to` is refused with the way to give it (`route`), not with a guess
+    /// at a coordinator of a similar name.
+    @Test func aRouteNameGivenAsToSaysToGiveItAsRoute() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        let e = try c.callError("navigate", ["to": "showProduct", "with": ["id": "p1"]])
+        #expect(e["data"]?["kind"] == "unknownTarget" && e["data"]?["to"] == "showProduct", "\(e)")
+        #expect(e["message"]?.stringValue?.contains("but a route: give it as \"route\": \"showProduct\"") == true, "\(e)")
+        #expect(try c.call("navigate", ["route": "showProduct", "with": ["id": "p1"]])["version"] == 1)
+    }
+
     @Test func threeClientsOneWriterTwoMirrorsAgreeWithTree() throws {
         let d = try Daemon()
         let writer = try d.client()
