@@ -261,6 +261,12 @@ final class App {
                 self.go(target: target, route: nil, style: style, prefill: [:])
             }))
         }
+        if opens.isEmpty, let next = nextStep(after: topName, in: mirror) {
+            // A step that declares no opens goes on to the next step of its flow (the flow's path).
+            list.append(("push \(next)", needsForm(next) ? "next step, form" : "next step", { [unowned self] in
+                self.go(target: next, route: nil, style: .push, prefill: [:])
+            }))
+        }
         for (name, r) in graph["routes"]?.objectValue ?? [:] {
             guard let to = r["to"]?.stringValue else { continue }
             let by = r["by"]?.stringValue.flatMap(NavCall.Style.init(rawValue:)) ?? .push
@@ -293,6 +299,17 @@ final class App {
             actionsOf = id
             actionPage = 0
         }
+    }
+
+    /// The step after `step` in the flow that shows it on the visible path (its parent there), or nil
+    /// when it is not a step of that flow or is its last.
+    func nextStep(after step: String, in mirror: TreeMirror) -> String? {
+        let path = mirror.visible
+        guard path.count >= 2, let flow = mirror.node(path[path.count - 2]), flow["kind"]?.stringValue == "flow",
+              let name = flow["coordinator"]?.stringValue,
+              let steps = coordinators[name]?["flow"]?["steps"]?.arrayValue?.compactMap(\.stringValue),
+              let at = steps.firstIndex(of: step), at + 1 < steps.count else { return nil }
+        return steps[at + 1]
     }
 
     /// Shows the next (`+1`) or previous page of the action list.

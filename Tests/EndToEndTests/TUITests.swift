@@ -290,6 +290,26 @@ final class TmuxPane {
         #expect(tree.contains("\"params\":{\"id\":\"p2\",\"ref\":\"mail\"}"), "\(tree)")
     }
 
+    /// A flow's step that declares no opens goes on to the next step: nav-tui lists that step among
+    /// the actions (the flow's path), and none after the last.
+    @Test func aStepWithoutOpensOffersTheNextStep() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Wizard]}
+              Wizard: {flow: {steps: [One, Two]}}
+              One: {}
+              Two: {}
+            """)
+        let pane = try TmuxPane(width: 100, height: 30, command: "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")); exec sleep 120")
+        try pane.waitFor("actions on app.Home", "1 push app.Wizard")
+        try pane.send("1")
+        var s = try pane.waitFor("actions on app.One", "1 push app.Two  next step")
+        try pane.send("1")
+        s = try pane.waitFor("actions on app.Two", "v2 push app.Two")
+        #expect(!s.contains("next step"), "the last step has none: \(s)")
+    }
+
     @Test func preconditionPendingCancelAndSigterm() throws {
         let d = try Daemon()
         let command = "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")) --session s2 --create; echo exit=$?; exec sleep 120"

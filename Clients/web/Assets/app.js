@@ -312,11 +312,24 @@ function defaultStyle(target) {
   return styles[0] || 'push';
 }
 
+// The step after `top` in the flow that shows it on the visible path, when `top` declares no opens
+// (a step without opens goes on to the next step: the flow's path); null otherwise or at the last.
+function nextStep(t, top) {
+  const v = visibleNodes(t);
+  const parent = v[v.length - 2];
+  if (!parent || parent.kind !== 'flow' || (coordinator(top.coordinator).opens || []).length) return null;
+  const steps = (coordinator(parent.coordinator).flow || {}).steps || [];
+  const at = steps.indexOf(top.coordinator);
+  return at >= 0 && at + 1 < steps.length ? steps[at + 1] : null;
+}
+
 function actionsFor(t) {
   const top = topOf(t);
   if (!top || !top.coordinator) return [];
   const opens = coordinator(top.coordinator).opens || [];
   const list = opens.map((target) => ({ label: `${defaultStyle(target)} ${target}`, run: () => go(target, null) }));
+  const next = nextStep(t, top);
+  if (next) list.push({ label: `push ${next} (next step)`, run: () => go(next, null) });
   for (const [name, r] of Object.entries(state.graph.routes || {})) {
     const by = r.by || 'push';
     if (by === 'select' && t.root.kind === 'tabs') {
@@ -499,6 +512,8 @@ function highlightGraph() {
   while (todo.length) { const n = todo.pop(); if (n.coordinator) inTree.add(n.coordinator); if (n.presented) todo.push(n.presented); todo.push(...(n.children || [])); }
   const top = topOf(state.mirror.live);
   const opens = new Set(top && top.coordinator ? coordinator(top.coordinator).opens || [] : []);
+  const next = top && top.coordinator ? nextStep(state.mirror.live, top) : null;
+  if (next) opens.add(next);
   for (const g of document.querySelectorAll('#graph g.node')) {
     const name = (g.querySelector('title') || {}).textContent;
     g.classList.toggle('visible', onPath.has(name));

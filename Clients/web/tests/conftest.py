@@ -58,11 +58,22 @@ class NavWeb:
             self.proc.kill()
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "graph(text): the module file app.yaml navd serves instead of the embedded example")
+
+
 @pytest.fixture
-def navd():
+def navd(request):
     work = tempfile.mkdtemp(prefix="navweb-test-")
     sock = os.path.join(work, "navd.sock")
-    p = subprocess.Popen([os.environ["NAVD_BIN"], "--socket", sock, "--ephemeral", "--log-level", "error"])
+    graph = []
+    marker = request.node.get_closest_marker("graph")
+    if marker:
+        os.mkdir(os.path.join(work, "graph"))
+        with open(os.path.join(work, "graph", "app.yaml"), "w") as f:
+            f.write(marker.args[0])
+        graph = ["--graph", os.path.join(work, "graph")]
+    p = subprocess.Popen([os.environ["NAVD_BIN"], "--socket", sock, "--ephemeral", "--log-level", "error", *graph])
     wait_for_socket(sock)
     yield sock
     p.terminate()

@@ -7,6 +7,8 @@ import socket
 import subprocess
 import time
 
+import pytest
+
 from conftest import TOKEN, NavWeb, navctl, record
 from page import wait, text, button, tree_json, load, http
 from selenium.webdriver.common.by import By
@@ -89,6 +91,29 @@ def test_a_recovery_flow_completes_from_the_page(navweb, browser):
     wait(browser, lambda d: '"loggedIn": true' in text(d, "facts"), message="the facts the flow established are shown")
     t = tree_json(navweb.navd_sock)
     assert t["root"]["children"][2]["children"][-1]["coordinator"] == "account.Orders"
+
+
+@pytest.mark.graph("""
+root: {stack: Home}
+coordinators:
+  Home: {opens: [Wizard]}
+  Wizard: {flow: {steps: [One, Two]}}
+  One: {}
+  Two: {}
+""")
+def test_a_step_without_opens_offers_the_next_step(navweb, browser):
+    """A flow's step that declares no opens goes on to the next step: the page offers it, and none
+    after the last."""
+    browser.get(navweb.url)
+    wait(browser, lambda d: "app.Home" in text(d, "tree") and text(d, "status") == "connected", message="the page shows the tree")
+    button(browser, "push app.Wizard").click()
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '#actions button[data-action="push app.Two (next step)"]'),
+         message="the first step offers the next")
+    button(browser, "push app.Two (next step)").click()
+    wait(browser, lambda d: text(d, "top-name") == "app.Two")
+    assert not browser.find_elements(By.CSS_SELECTOR, '#actions button[data-action$="(next step)"]'), "the last step has none"
+    steps = [n["coordinator"] for n in tree_json(navweb.navd_sock)["root"]["children"][1]["children"]]
+    assert steps == ["app.One", "app.Two"], steps
 
 
 def test_time_travel_and_back(navweb, browser):
