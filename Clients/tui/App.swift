@@ -50,6 +50,9 @@ final class App {
     /// This UI's dismisses still waiting for their reply: a `navigationPending` naming the screen a
     /// leave guard protects (`leaving`) is one of them when no navigation of its target is in flight.
     var dismissesInFlight = 0
+    /// The target of the navigation the open form sent, until it is answered: when it waits for a
+    /// precondition, its input was accepted and the form closes (a recovery flow may need the keys).
+    var formAwaits: String?
 
     init(client: NavLoopClient, terminal: Terminal, session: String, create: Bool = false) {
         self.client = client
@@ -171,6 +174,10 @@ final class App {
             let isDismiss = leaving != nil && inFlight[to] == nil && dismissesInFlight > 0
             if inFlight[to] != nil || isDismiss {
                 pending = (p["navigation"]?.stringValue ?? "", to, isDismiss ? "dismiss of \(to)" : to, waiting, isDismiss)
+            }
+            if form != nil, formAwaits == to, inFlight[to] != nil {
+                form = nil
+                formAwaits = nil
             }
             addLog("pending \(isDismiss ? "dismiss of " : "")\(to) waits for \(waiting)")
         case "navigationEnded" where s == session:
@@ -374,6 +381,7 @@ final class App {
         setStatus("\(what)…", .dim)
         let target = call.method == "navigate" ? call.params["to"]?.stringValue ?? call.params["route"].flatMap { graph["routes"]?[$0.stringValue ?? ""]?["to"]?.stringValue } : nil
         if let target { inFlight[target, default: 0] += 1 }
+        if fromForm, let target { formAwaits = target }
         let isDismiss = call.method == "dismiss"
         if isDismiss { dismissesInFlight += 1 }
         client.call(call) { [unowned self] r in
@@ -381,6 +389,7 @@ final class App {
                 self.dismissesInFlight = max(0, self.dismissesInFlight - 1)
                 if self.pending?.dismiss == true { self.pending = nil }
             }
+            if fromForm, let target, self.formAwaits == target { self.formAwaits = nil }
             if let target {
                 self.inFlight[target, default: 1] -= 1
                 if self.inFlight[target] == 0 { self.inFlight[target] = nil }
@@ -402,7 +411,7 @@ final class App {
                 self.setStatus(text, .ok)
             case .failure(let e):
                 if let nav = self.pending, e.kind == "cancelled" || e.data["navigation"]?.stringValue == nav.navigation { self.pending = nil }
-                if fromForm, e.kind == "invalidSetup" || e.kind == "invalidParams" {
+                if fromForm, self.form != nil, e.kind == "invalidSetup" || e.kind == "invalidParams" {
                     self.form?.reject(message: e.message, pointer: e.data["pointer"]?.stringValue)
                     self.refresh()
                 } else {

@@ -310,6 +310,29 @@ final class TmuxPane {
         #expect(!s.contains("next step"), "the last step has none: \(s)")
     }
 
+    /// A navigation sent from a form that waits for a precondition closes the form (its input was
+    /// accepted): the recovery flow presented for it can be completed with `c` at once.
+    @Test func aFormWhoseNavigationWaitsClosesForTheRecoveryFlow() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Gated]}
+              Gated: {setup: {type: object, required: [x], properties: {x: {type: string}}}, preconditions: [ok]}
+              Fix: {flow: {steps: [FixStep]}}
+              FixStep: {}
+            preconditions:
+              ok: {check: {fact: ok, equals: true}, recover: {flow: Fix, facts: {ok: true}}}
+            """)
+        let pane = try TmuxPane(width: 100, height: 30, command: "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")); exec sleep 120")
+        try pane.waitFor("actions on app.Home", "1 push app.Gated  form")
+        try pane.send("1")
+        try pane.waitFor("▸ x*")
+        try pane.send("a", "Enter")
+        try pane.waitFor("recovery flow app.Fix", "actions on app.FixStep", without: "▸ x*")
+        try pane.send("c")
+        try pane.waitFor("actions on app.Gated", "ended nav-1: committed at version 3")
+    }
+
     @Test func preconditionPendingCancelAndSigterm() throws {
         let d = try Daemon()
         let command = "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")) --session s2 --create; echo exit=$?; exec sleep 120"

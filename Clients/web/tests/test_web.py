@@ -116,6 +116,33 @@ def test_a_step_without_opens_offers_the_next_step(navweb, browser):
     assert steps == ["app.One", "app.Two"], steps
 
 
+@pytest.mark.graph("""
+root: {stack: Home}
+coordinators:
+  Home: {opens: [Gated]}
+  Gated: {setup: {type: object, required: [x], properties: {x: {type: string}}}, preconditions: [ok]}
+  Fix: {flow: {steps: [FixStep]}}
+  FixStep: {}
+preconditions:
+  ok: {check: {fact: ok, equals: true}, recover: {flow: Fix, facts: {ok: true}}}
+""")
+def test_a_form_whose_navigation_waits_closes_for_the_recovery_flow(navweb, browser):
+    """A navigation sent from the form that waits for a precondition closes the form (its input
+    was accepted), so the recovery flow presented for it can be completed from the page."""
+    browser.get(navweb.url)
+    wait(browser, lambda d: "app.Home" in text(d, "tree") and text(d, "status") == "connected", message="the page shows the tree")
+    button(browser, "push app.Gated").click()
+    wait(browser, lambda d: d.find_element(By.ID, "form").is_displayed())
+    browser.find_element(By.NAME, "x").send_keys("a")
+    browser.find_element(By.ID, "form-submit").click()
+    wait(browser, lambda d: "app.ok" in text(d, "pending") and not d.find_element(By.ID, "form").is_displayed(),
+         message="the navigation waits and the form is closed")
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '#actions button[data-action="complete app.Fix"]'))
+    button(browser, "complete app.Fix").click()
+    wait(browser, lambda d: text(d, "top-name") == "app.Gated", message="the navigation went on once the flow completed")
+    assert tree_json(navweb.navd_sock)["root"]["children"][-1]["params"] == {"x": "a"}
+
+
 def test_time_travel_and_back(navweb, browser):
     load(browser, navweb)
     navctl(navweb.navd_sock, "navigate", "shop.Product", "--with", "id=a")

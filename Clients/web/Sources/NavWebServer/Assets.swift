@@ -22,6 +22,7 @@ const state = {
   session: new URLSearchParams(location.search).get('session') || 'main',
   subscribed: null,
   ref: null,         // the number compact stackChanged name the subscribed session by
+  formAwaits: null,  // the target of the navigation the open form sent, until it is answered or waits
   graph: null,
   mirror: null,      // the session's tree and its last changes (SessionMirror)
   logLimit: Math.max(10, Number(new URLSearchParams(location.search).get('log')) || 1000),
@@ -208,6 +209,12 @@ function notified(method, p) {
     scheduleFacts();
   } else if (method === 'navigationPending') {
     state.pending.set(p.navigation, p);
+    if (state.formAwaits === p.to && !$('form').hidden) {
+      // The navigation the form sent waits for a precondition: its input was accepted, and what it
+      // waits for (a recovery flow) may need the page.
+      closeForm();
+      state.formAwaits = null;
+    }
     renderPending();
   } else if (method === 'navigationEnded') {
     // Any client's navigation: the page is not answered for others', so this is how it learns.
@@ -467,6 +474,8 @@ async function loadFacts() {
 // ---- Acting ----
 async function send(method, params, what, fromForm = false) {
   status(`${what}…`);
+  const target = method === 'navigate' ? params.to || ((state.graph.routes || {})[params.route] || {}).to : undefined;
+  if (fromForm && target) state.formAwaits = target;
   try {
     const r = await call(method, { session: state.session, ...params });
     if (r && typeof r.version === 'number') state.mine.add(r.version);
@@ -476,7 +485,7 @@ async function send(method, params, what, fromForm = false) {
     render();
   } catch (e) {
     if (e.data && e.data.navigation) state.pending.delete(e.data.navigation);
-    if (fromForm && e.data && (e.data.kind === 'invalidSetup' || e.data.kind === 'invalidParams')) {
+    if (fromForm && !$('form').hidden && e.data && (e.data.kind === 'invalidSetup' || e.data.kind === 'invalidParams')) {
       const err = $('form-error');
       err.textContent = e.message;
       err.hidden = false;
@@ -484,6 +493,8 @@ async function send(method, params, what, fromForm = false) {
       status(`${what}: ${describe(e)}`, true);
     }
     renderPending();
+  } finally {
+    if (fromForm && target && state.formAwaits === target) state.formAwaits = null;
   }
 }
 
