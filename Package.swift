@@ -115,7 +115,6 @@ let package = Package(
             name: "NavServer",
             dependencies: [
                 "UV", "JSON", "RPC", "NavGraph", "NavigationCore", "CSQLite", "CChecksum", "BuildInfo", "Unchecked",
-                .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: hotPath

@@ -11,11 +11,11 @@ import Glibc
 
 /// Fuzz targets for every parser a client, a graph file or a state file reaches, and for sequences of
 /// requests. One binary, the target chosen by `NAVD_FUZZ_TARGET` (framing, json, graph, argv, state,
-/// session, log, coverage). Built with `-sanitize=fuzzer,address -DFUZZING`
+/// session, log, coverage, policy). Built with `-sanitize=fuzzer,address -DFUZZING`
 /// (`make fuzz`) it is a libFuzzer binary; built plainly it runs the files given as arguments
 /// through the target (replaying a corpus or a crash).
 enum FuzzTarget: String, CaseIterable {
-    case framing, json, graph, argv, state, session, log, coverage
+    case framing, json, graph, argv, state, session, log, coverage, policy
 
     static var current: FuzzTarget {
         guard let name = getenv("NAVD_FUZZ_TARGET").map({ String(cString: $0) }), let t = FuzzTarget(rawValue: name) else {
@@ -35,6 +35,7 @@ enum FuzzTarget: String, CaseIterable {
         case .session: fuzzSession(data)
         case .log: fuzzLog(data)
         case .coverage: fuzzCoverage(data)
+        case .policy: fuzzPolicy(data)
         }
     }
 }
@@ -104,6 +105,23 @@ func fuzzJSON(_ data: UnsafeRawBufferPointer) {
 }
 
 /// Load the input as one module file, with small limits.
+/// A policy file: read, or refused with at least one error; one that is read, written as JSON
+/// and read again, grants the same.
+func fuzzPolicy(_ data: UnsafeRawBufferPointer) {
+    let text = String(decoding: data, as: UTF8.self)
+    let (policy, diagnostics) = PolicyFile.parse(text, file: "fuzz.yaml", maxNodes: 5_000)
+    require((policy == nil) == diagnostics.hasErrors, "a policy with errors, or none without")
+    guard let policy else { return }
+    func roles(_ r: Set<String>) -> JSONValue { .array(r.sorted().map(JSONValue.string)) }
+    let written: JSONValue = [
+        "uids": .object(JSONObject(uniqueMembers: policy.uids.map { (String($0.key), roles($0.value)) })),
+        "tokens": .object(JSONObject(uniqueMembers: policy.tokens.map { ($0.key, roles($0.value)) })),
+        "allowReloadPath": .bool(policy.allowReloadPath),
+    ]
+    let again = PolicyFile.parse(JSONWriter.string(written), file: "again.json", maxNodes: 1 << 20)
+    require(again.policy == policy, "written as JSON and read again, the policy differs: \(again.diagnostics.sorted)")
+}
+
 func fuzzGraph(_ data: UnsafeRawBufferPointer) {
     var limits = GraphLimits()
     limits.maxFileBytes = 64 * 1024

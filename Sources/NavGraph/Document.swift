@@ -11,7 +11,9 @@ struct Doc {
     let value: Value
     let location: SourceLocation
 
-    static func parse(_ text: String, file: String, maxNodes: Int = GraphLimits().maxNodes, diagnostics: inout Diagnostics) -> Doc? {
+    /// `empty`: what to say of a file that holds nothing (by default, a module file's words).
+    static func parse(_ text: String, file: String, maxNodes: Int = GraphLimits().maxNodes, empty: String? = nil,
+                      diagnostics: inout Diagnostics) -> Doc? {
         var reader = YAMLReader(file: file, maxNodes: maxNodes)
         let doc: Doc?
         do throws(YAMLReader.Failure) {
@@ -33,7 +35,7 @@ struct Doc {
         }
         guard let doc else {
             diagnostics.error(SourceLocation(file: file, line: 1, column: 1),
-                              "the file is empty (or holds only comments); a module file is a mapping with keys such as `coordinators:` and `routes:`")
+                              empty ?? "the file is empty (or holds only comments); a module file is a mapping with keys such as `coordinators:` and `routes:`")
             return nil
         }
         return doc

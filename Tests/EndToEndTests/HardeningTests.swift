@@ -235,6 +235,29 @@ import Glibc
         #expect(r["ok"] == true, "\(r)")
     }
 
+    /// A policy file with problems: navd names each (file, line, column) and does not start; one
+    /// broken after start is not reloaded on SIGHUP, and the policy in force stays.
+    @Test func aBrokenPolicyIsRefusedWithEveryProblem() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let policy = dir.file("policy.yaml")
+        try "uids: {\"abc\": [x]}\ntokenz: 1\n".write(toFile: policy, atomically: true, encoding: .utf8)
+        let r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("a.sock"), "--ephemeral", "--policy", policy])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("\(policy):1:8: error: `abc` under `uids` is not a numeric uid"), "\(r.stderr)")
+        #expect(r.stderr.contains("\(policy):2:1: error: unknown key `tokenz` (did you mean `tokens`?)"), "\(r.stderr)")
+        #expect(r.stderr.contains("navd: the policy file has 2 error(s)"), "\(r.stderr)")
+
+        try "tokens: {\"s3cret\": [staff]}\n".write(toFile: policy, atomically: true, encoding: .utf8)
+        let d = try Daemon(arguments: ["--policy", policy])
+        let c = try d.client()
+        #expect(try c.call("hello", ["token": "s3cret"])["roles"] == ["admin", "staff"])
+        try "tokens: {\"s3cret\": staff, \"\": [x]}\n".write(toFile: policy, atomically: true, encoding: .utf8)
+        kill(d.pid, SIGHUP)
+        try d.waitForLog("policy not reloaded")
+        #expect(try c.call("hello", ["token": "s3cret"])["roles"] == ["admin", "staff"], "the policy in force stays")
+    }
+
     @Test func aRevokedTokenLosesItsRolesOnOpenConnections() throws {
         let dir = TempDir()
         defer { dir.remove() }

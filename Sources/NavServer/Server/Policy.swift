@@ -1,6 +1,6 @@
 import JSON
+import NavGraph
 import RPC
-import Yams
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -35,55 +35,19 @@ public struct Policy: Sendable, Equatable {
         return r
     }
 
-    /// Parses a policy file's text (YAML or JSON): `{uids: {"1000": [customer]}, tokens: {"s3cret": [auditor]}}`.
-    public static func parse(_ text: String, file: String = "policy") throws -> Policy {
-        let root: Any?
-        do {
-            root = try Yams.load(yaml: text)
-        } catch {
-            throw PolicyError(message: "\(file): not valid YAML or JSON: \(error)")
-        }
-        guard let top = root as? [String: Any] else {
-            throw PolicyError(message: "\(file): expected a mapping with 'uids' and/or 'tokens'")
-        }
-        var p = Policy()
-        for key in top.keys where key != "uids" && key != "tokens" && key != "allowReloadPath" {
-            throw PolicyError(message: "\(file): unknown key '\(key)'; expected 'uids', 'tokens' or 'allowReloadPath'")
-        }
-        if let allow = top["allowReloadPath"] {
-            guard let b = allow as? Bool else { throw PolicyError(message: "\(file): 'allowReloadPath' must be true or false") }
-            p.allowReloadPath = b
-        }
-        func roles(_ v: Any, _ what: String) throws -> Set<String> {
-            if let list = v as? [Any] {
-                return Set(try list.map { r in
-                    guard let s = r as? String else { throw PolicyError(message: "\(file): roles of \(what) must be strings") }
-                    return s
-                })
-            }
-            if let s = v as? String { return [s] }
-            throw PolicyError(message: "\(file): roles of \(what) must be a list of strings, like [customer]")
-        }
-        if let uids = top["uids"] {
-            guard let m = uids as? [AnyHashable: Any] else { throw PolicyError(message: "\(file): 'uids' must map uid to roles") }
-            for (k, v) in m {
-                guard let uid = UInt32("\(k)") else {
-                    throw PolicyError(message: "\(file): '\(k)' under 'uids' is not a numeric uid")
-                }
-                p.uids[uid] = try roles(v, "uid \(uid)")
-            }
-        }
-        if let tokens = top["tokens"] {
-            guard let m = tokens as? [AnyHashable: Any] else { throw PolicyError(message: "\(file): 'tokens' must map token to roles") }
-            for (k, v) in m { p.tokens["\(k)"] = try roles(v, "a token") }
-        }
-        return p
+    /// Parses a policy file's text (YAML or JSON): `{uids: {"1000": [customer]}, tokens: {"s3cret": [auditor]}}`;
+    /// a file with problems throws them all, one line each with its file, line and column.
+    public static func parse(_ text: String, file: String = "policy", maxNodes: Int = GraphLimits().maxNodes) throws(PolicyError) -> Policy {
+        let (read, diagnostics) = PolicyFile.parse(text, file: file, maxNodes: maxNodes)
+        guard let read else { throw PolicyError(problems: diagnostics.errors.map(\.description)) }
+        return Policy(uids: read.uids, tokens: read.tokens, allowReloadPath: read.allowReloadPath)
     }
 }
 
+/// What is wrong with a policy file: each problem a line `FILE:LINE:COLUMN: error: …`.
 public struct PolicyError: Error, CustomStringConvertible {
-    public let message: String
-    public var description: String { message }
+    public let problems: [String]
+    public var description: String { problems.joined(separator: "\n") }
 }
 
 extension Policy {

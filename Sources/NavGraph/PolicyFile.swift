@@ -1,0 +1,84 @@
+import JSON
+import RPC
+
+/// The policy file's format (`--policy FILE`, YAML or JSON; PROTOCOL.md section 6): roles per peer
+/// uid and per `hello` token, and whether `graph.reload` may name a directory. Read with the
+/// graph's YAML reader, so that every problem is reported at once with its file, line and column,
+/// as a module file's are, and within the same bounds (``GraphLimits/maxNodes``: aliases cannot
+/// multiply a small file). The server keeps what it grants.
+public struct PolicyFile: Sendable, Equatable {
+    public var uids: [UInt32: Set<String>] = [:]
+    public var tokens: [String: Set<String>] = [:]
+    public var allowReloadPath = false
+
+    public init(uids: [UInt32: Set<String>] = [:], tokens: [String: Set<String>] = [:], allowReloadPath: Bool = false) {
+        self.uids = uids
+        self.tokens = tokens
+        self.allowReloadPath = allowReloadPath
+    }
+
+    /// The keys a policy file may have.
+    public static let keys = ["uids", "tokens", "allowReloadPath"]
+
+    /// The policy `text` grants, or nil with every problem in the diagnostics.
+    public static func parse(_ text: String, file: String, maxNodes: Int = GraphLimits().maxNodes) -> (policy: PolicyFile?, diagnostics: Diagnostics) {
+        var d = Diagnostics()
+        let example = "uids: {\"1000\": [customer]}, tokens: {\"s3cret\": [auditor]}"
+        guard let doc = Doc.parse(text, file: file, maxNodes: maxNodes,
+                                  empty: "the policy file is empty (or holds only comments); write the roles it grants, like \(example)",
+                                  diagnostics: &d) else { return (nil, d) }
+        guard let top = doc.mapping else {
+            d.error(doc.location, "a policy file is a mapping with `uids:` and/or `tokens:` (and optionally `allowReloadPath:`), like \(example); not \(doc.typeName)")
+            return (nil, d)
+        }
+        var p = PolicyFile()
+        for e in top where !keys.contains(e.key) {
+            let hint = suggestion(for: e.key, among: keys).map { " (did you mean `\($0)`?)" } ?? ""
+            d.error(e.keyLocation, "unknown key `\(e.key)`\(hint); a policy file has uids, tokens and allowReloadPath")
+        }
+        if let a = doc["allowReloadPath"] {
+            if case .bool(let b) = a.json { p.allowReloadPath = b } else { d.error(a.location, "`allowReloadPath` must be true or false, not \(a.description)") }
+        }
+        for (key, at, value) in entries(doc["uids"], "uids", what: "a uid (such as \"1000\") to its roles", &d) {
+            guard let uid = UInt32(key) else {
+                d.error(at, "`\(key)` under `uids` is not a numeric uid (0 to 4294967295; `id -u NAME` prints a user's)")
+                continue
+            }
+            if let r = roles(value, of: "uid \(key)", &d) { p.uids[uid] = r }
+        }
+        for (key, at, value) in entries(doc["tokens"], "tokens", what: "a token (the string a client gives `hello`) to its roles", &d) {
+            guard !key.isEmpty else {
+                d.error(at, "a token under `tokens` is empty; a client could give it without knowing anything")
+                continue
+            }
+            if let r = roles(value, of: "a token", &d) { p.tokens[key] = r }
+        }
+        return (d.hasErrors ? nil : p, d)
+    }
+
+    /// The entries of the mapping `node` (`name:` of the file); none when it is absent or null.
+    private static func entries(_ node: Doc?, _ name: String, what: String, _ d: inout Diagnostics) -> [(String, SourceLocation, Doc)] {
+        guard let node, !node.isNull else { return [] }
+        guard let m = node.mapping else {
+            d.error(node.location, "`\(name)` must map \(what), like \(name == "uids" ? "{\"1000\": [customer]}" : "{\"s3cret\": [auditor]}"); not \(node.typeName)")
+            return []
+        }
+        return m.map { ($0.key, $0.keyLocation, $0.value) }
+    }
+
+    /// A list of role names, or one name alone.
+    private static func roles(_ node: Doc, of holder: String, _ d: inout Diagnostics) -> Set<String>? {
+        let items = node.sequence ?? [node]
+        var out: Set<String> = []
+        var ok = true
+        for item in items {
+            guard case .string(let role) = item.json, !role.isEmpty else {
+                d.error(item.location, "the roles of \(holder) must be names, like [customer, admin]; not \(item.mapping != nil || item.sequence != nil ? item.typeName : "`\(item.description)`")")
+                ok = false
+                continue
+            }
+            out.insert(role)
+        }
+        return ok ? out : nil
+    }
+}

@@ -1,0 +1,56 @@
+import JSON
+import NavGraph
+import Testing
+
+/// The policy file (`--policy`): what it grants, and every problem reported at once with its file,
+/// line and column.
+@Suite struct PolicyFileTests {
+    @Test(arguments: [
+        """
+        uids: {"1000": [customer, staff], 0: admin}
+        tokens: {"s3cret": [auditor]}
+        allowReloadPath: true
+        """,
+        #"{"uids": {"1000": ["customer", "staff"], "0": ["admin"]}, "tokens": {"s3cret": ["auditor"]}, "allowReloadPath": true}"#,
+    ])
+    func aValidFileGrantsItsRoles(text: String) throws {
+        let (p, d) = PolicyFile.parse(text, file: "policy.yaml")
+        #expect(!d.hasErrors, "\(d.sorted)")
+        #expect(p == PolicyFile(uids: [1000: ["customer", "staff"], 0: ["admin"]], tokens: ["s3cret": ["auditor"]], allowReloadPath: true))
+    }
+
+    @Test func absentOrNullSectionsGrantNothing() {
+        #expect(PolicyFile.parse("uids:\ntokens: {}\n", file: "p").policy == PolicyFile())
+        #expect(PolicyFile.parse("allowReloadPath: false\n", file: "p").policy == PolicyFile())
+    }
+
+    @Test func everyProblemIsReportedWhereItIs() {
+        let (p, d) = PolicyFile.parse("""
+            uids: {"1000": [customer], "abc": [x], "1001": 5, "1002": [{a: 1}]}
+            tokens: {"s3cret": [auditor], "": [x]}
+            tokenz: 1
+            allowReloadPath: yes
+            """, file: "policy.yaml")
+        #expect(p == nil)
+        #expect(d.errors.map(\.description) == [
+            "policy.yaml:1:28: error: `abc` under `uids` is not a numeric uid (0 to 4294967295; `id -u NAME` prints a user's)",
+            "policy.yaml:1:48: error: the roles of uid 1001 must be names, like [customer, admin]; not `5`",
+            "policy.yaml:1:60: error: the roles of uid 1002 must be names, like [customer, admin]; not a mapping",
+            "policy.yaml:2:31: error: a token under `tokens` is empty; a client could give it without knowing anything",
+            "policy.yaml:3:1: error: unknown key `tokenz` (did you mean `tokens`?); a policy file has uids, tokens and allowReloadPath",
+            "policy.yaml:4:18: error: `allowReloadPath` must be true or false, not yes",
+        ])
+    }
+
+    @Test func theShapeOfTheFileItself() {
+        #expect(PolicyFile.parse("", file: "p").diagnostics.errors.first?.message.hasPrefix("the policy file is empty") == true)
+        #expect(PolicyFile.parse("[1]", file: "p").diagnostics.errors.first?.message.hasPrefix("a policy file is a mapping") == true)
+        #expect(PolicyFile.parse("uids: [1000]", file: "p").diagnostics.errors.map(\.description)
+                    == [#"p:1:7: error: `uids` must map a uid (such as "1000") to its roles, like {"1000": [customer]}; not a list"#])
+        let dup = PolicyFile.parse("uids: {\"1000\": [a], \"1000\": [b]}", file: "p").diagnostics.errors
+        #expect(dup.count == 1 && dup[0].message.hasPrefix("duplicate key `1000`"), "\(dup)")
+        // Aliases cannot multiply a small file past the bound.
+        let bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nuids: {\"1\": [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]}\n"
+        #expect(PolicyFile.parse(bomb, file: "p", maxNodes: 5_000).diagnostics.errors.first?.message.contains("more than 5000 YAML nodes") == true)
+    }
+}
