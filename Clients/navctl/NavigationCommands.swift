@@ -148,7 +148,8 @@ struct Link: ParsableCommand {
 }
 
 struct Complete: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Complete a flow with a result, an error or a cancel.")
+    static let configuration = CommandConfiguration(abstract: "Complete a flow with a result, an error or a cancel.",
+                                                    discussion: "With none of them the flow completes with the result {} (as nav-tui's c does for a flow whose result has no fields).")
     @OptionGroup var common: Common
     @Argument var flow: String
     @Argument(help: "The result's fields KEY=VALUE (VALUE is JSON when it parses): navctl complete n9 orderId=o-1.") var fields: [String] = []
@@ -164,6 +165,7 @@ struct Complete: ParsableCommand {
         if let result { p["result"] = try parseJSON(result, what: "--result") }
         if let error { p["error"] = ["message": .string(error)] }
         if cancel { p["cancelled"] = true }
+        if p.count == 1 { p["result"] = .object([:]) }
         try common.run("flowComplete", p, human: summary)
     }
 }

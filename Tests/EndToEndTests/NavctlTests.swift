@@ -69,6 +69,18 @@ import Testing
         #expect(stack.compactMap { $0["params"]?["id"]?.stringValue } == ["p9"] && stack.count == 2, "\(stack)")
     }
 
+    /// `navctl complete FLOW` with no result, error or cancel completes the flow with the result {}.
+    @Test func completeWithNothingMoreCompletesWithAnEmptyResult() throws {
+        let d = try Daemon(graph: "root: {stack: Home}\ncoordinators:\n  Home: {opens: [W]}\n  W: {flow: {steps: [S]}}\n  S: {}\n")
+        #expect(try navctl(d, ["navigate", "app.W"]).status == 0)
+        let watcher = try d.client()
+        _ = try watcher.call("subscribe")
+        let r = try navctl(d, ["complete", "n3"])
+        #expect(r.status == 0 && r.stdout.contains("version 2"), "\(r)")
+        let done = try watcher.notification("flowCompleted")
+        #expect(done["params"]?["status"] == "completed" && done["params"]?["result"] == [:], "\(done)")
+    }
+
     @Test func everySubcommandHumanAndJSON() throws {
         let d = try Daemon()
         var r = try navctl(d, ["navigate", "shop.Product", "--with", "id=p1"])
