@@ -178,7 +178,10 @@ def random_graph(seed):
                 if takes and rt.random() < 0.5:
                     then = "{to: %s, with: {v: \"$result.n\"}}" % rt.choice(takes)
                 extra += ", then: %s" % then
-            parts.append("flow: {start: %s, steps: [%s]%s}" % (steps[0], ", ".join(steps), extra))
+            # Half the flows leave `start` out: the first step is then where they start (a generator
+            # of its own, so that the graph's other choices stay those of the seed).
+            given = "start: %s, " % steps[0] if random.Random(seed * 31 + len(lines)).random() < 0.5 else ""
+            parts.append("flow: {%ssteps: [%s]%s}" % (given, ", ".join(steps), extra))
         opens[n] = r.sample(names, r.randint(0, min(5, len(names))))
         if opens[n]:
             listed = list(opens[n])
@@ -305,7 +308,7 @@ def module_files(text, split):
     if not split:
         return {"app.yaml": text, "feat.yaml": None}
     # A flow's steps are declared in its own module (navd check): a flow and its steps stay together.
-    steps = {m.group(1): m.group(2).split(", ") for m in re.finditer(r"^  (C\d+): \{.*flow: \{start: \w+, steps: \[([^\]]*)\]", text, re.M)}
+    steps = {m.group(1): m.group(2).split(", ") for m in re.finditer(r"^  (C\d+): \{.*flow: \{(?:start: \w+, )?steps: \[([^\]]*)\]", text, re.M)}
     moved = set(FEAT)
     while True:
         kept = {f for f, ss in steps.items() if f in moved and not set(ss) <= moved}
