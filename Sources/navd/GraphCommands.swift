@@ -25,9 +25,23 @@ struct Check: ParsableCommand {
     @Flag(help: "Treat warnings as errors.")
     var strict = false
 
+    @Option(help: ArgumentHelp("Also check this policy file as navd's --policy reads it (before a SIGHUP, say).", valueName: "file"))
+    var policy: String?
+
     @OptionGroup var graphLimits: GraphLimitOptions
 
     func run() throws {
+        var policyErrors = 0
+        if let policy {
+            guard let text = try? String(contentsOfFile: policy, encoding: .utf8) else {
+                FileHandle.standardError.write(Data("navd check: cannot read the policy file \(policy) (missing, unreadable or not UTF-8)\n".utf8))
+                throw ExitCode(1)
+            }
+            let problems = PolicyFile.parse(text, file: policy, maxNodes: graphLimits.limits.maxNodes).diagnostics.errors
+            for e in problems { FileHandle.standardError.write(Data((e.description + "\n").utf8)) }
+            policyErrors = problems.count
+            FileHandle.standardError.write(Data("\(policy): \(policyErrors) error\(policyErrors == 1 ? "" : "s")\n".utf8))
+        }
         let (graph, d) = loadGraph(directory, limits: graphLimits.limits)
         // What the declarations alone show of reachability (`navd explore` walks the trees).
         let known = Set(d.warnings.map(\.location))
@@ -37,7 +51,7 @@ struct Check: ParsableCommand {
         let summary = "\(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")"
         FileHandle.standardError.write(Data("\(directory ?? "embedded example"): \(summary)\n".utf8))
         // The process ends here: a large graph is left for the kernel to free, not taken apart.
-        withExtendedLifetime(graph) { Foundation.exit(errors > 0 || (strict && warnings > 0) ? 1 : 0) }
+        withExtendedLifetime(graph) { Foundation.exit(errors + policyErrors > 0 || (strict && warnings > 0) ? 1 : 0) }
     }
 }
 

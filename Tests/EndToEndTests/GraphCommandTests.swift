@@ -47,6 +47,23 @@ import Testing
         #expect(keys.sorted { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }.map(\.0) == keys.map(\.0))
     }
 
+    /// `navd check --policy FILE` checks a policy file as `--policy` reads it, beside the graph.
+    @Test func checkReadsAPolicyFileToo() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let policy = dir.file("policy.yaml")
+        try "uids: {\"abc\": [x]}\n".write(toFile: policy, atomically: true, encoding: .utf8)
+        var r = try runCommand(Repo.binary("navd"), ["check", "--policy", policy])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("\(policy):1:8: error: `abc` under `uids` is not a numeric uid"), "\(r.stderr)")
+        #expect(r.stderr.contains("\(policy): 1 error\n") && r.stderr.contains("embedded example: 0 errors"), "\(r.stderr)")
+        try "uids: {\"1000\": [customer]}\n".write(toFile: policy, atomically: true, encoding: .utf8)
+        r = try runCommand(Repo.binary("navd"), ["check", "--policy", policy])
+        #expect(r.status == 0 && r.stderr.contains("\(policy): 0 errors"), "\(r.stderr)")
+        r = try runCommand(Repo.binary("navd"), ["check", "--policy", dir.file("missing.yaml")])
+        #expect(r.status == 1 && r.stderr.contains("cannot read the policy file"), "\(r.stderr)")
+    }
+
     @Test func navdRefusesToStartOnABrokenGraph() throws {
         let dir = TempDir()
         defer { dir.remove() }
