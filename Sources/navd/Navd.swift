@@ -116,7 +116,7 @@ struct Serve: ParsableCommand {
         let server = Server(config: config, graph: navGraph, logger: logger)
         if let policy {
             do {
-                server.policy = try Policy.parse(String(contentsOfFile: policy, encoding: .utf8), file: policy, maxNodes: graphLimits.limits.maxNodes)
+                server.policy = try Policy.read(String(contentsOfFile: policy, encoding: .utf8), file: policy, maxNodes: graphLimits.limits.maxNodes)
             } catch let e as PolicyError {
                 FileHandle.standardError.write(Data((e.problems.joined(separator: "\n") + "\nnavd: the policy file has \(e.problems.count) error(s); fix them and start again\n").utf8))
                 throw ExitCode(1)
@@ -157,7 +157,7 @@ struct Serve: ParsableCommand {
     private func reload(_ server: Server, logger: Logger) {
         if let policy {
             do {
-                server.policy = try Policy.parse(String(contentsOfFile: policy, encoding: .utf8), file: policy, maxNodes: graphLimits.limits.maxNodes)
+                server.policy = try Policy.read(String(contentsOfFile: policy, encoding: .utf8), file: policy, maxNodes: graphLimits.limits.maxNodes)
                 logger.info("policy reloaded", metadata: ["navd.policy": "\(policy)"])
             } catch {
                 logger.error("policy not reloaded, the previous one stays in force: \((error as? PolicyError)?.problems.joined(separator: "; ") ?? "\(error)")")

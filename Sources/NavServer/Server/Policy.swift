@@ -5,24 +5,16 @@ import RPC
 import Glibc
 #endif
 
-/// Who holds which roles (SPEC section 8): per peer uid and per token given in `hello`.
-/// A client's roles are the union of its uid's and its token's; without a policy nobody holds a role.
-public struct Policy: Sendable, Equatable {
-    public var uids: [UInt32: Set<String>] = [:]
-    public var tokens: [String: Set<String>] = [:]
-    /// Whether `graph.reload` may name a directory (`path`); without it a client can only reload the
-    /// graph navd was started with. Even then, only clients holding ``adminRole`` may reload.
-    public var allowReloadPath = false
+/// Who holds which roles (SPEC section 8): per peer uid and per token given in `hello`, as the
+/// policy file grants them (``PolicyFile``, whose `allowReloadPath` says whether `graph.reload` may
+/// name a directory). A client's roles are the union of its uid's and its token's; without a policy
+/// nobody holds a role.
+public typealias Policy = PolicyFile
 
+extension PolicyFile {
     /// The role that may change the daemon rather than a session: `graph.reload`, `provide`, and
     /// closing or writing facts into another user's session. navd's own uid always holds it.
     public static let adminRole = NavServer.adminRole
-
-    public init(uids: [UInt32: Set<String>] = [:], tokens: [String: Set<String>] = [:], allowReloadPath: Bool = false) {
-        self.uids = uids
-        self.tokens = tokens
-        self.allowReloadPath = allowReloadPath
-    }
 
     /// The roles of a client: its uid's and its token's, and ``adminRole`` for navd's own uid.
     public func roles(uid: UInt32?, token: String?) -> Set<String> {
@@ -37,10 +29,10 @@ public struct Policy: Sendable, Equatable {
 
     /// Parses a policy file's text (YAML or JSON): `{uids: {"1000": [customer]}, tokens: {"s3cret": [auditor]}}`;
     /// a file with problems throws them all, one line each with its file, line and column.
-    public static func parse(_ text: String, file: String = "policy", maxNodes: Int = GraphLimits().maxNodes) throws(PolicyError) -> Policy {
+    public static func read(_ text: String, file: String = "policy", maxNodes: Int = GraphLimits().maxNodes) throws(PolicyError) -> Policy {
         let (read, diagnostics) = PolicyFile.parse(text, file: file, maxNodes: maxNodes)
         guard let read else { throw PolicyError(problems: diagnostics.errors.map(\.description)) }
-        return Policy(uids: read.uids, tokens: read.tokens, allowReloadPath: read.allowReloadPath)
+        return read
     }
 }
 
