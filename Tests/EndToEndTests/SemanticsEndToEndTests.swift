@@ -334,18 +334,26 @@ import Testing
     /// The client that waited on a recovery flow gave up (Ctrl-C, a timeout: it disconnected, or it
     /// sent `cancel`). The flow it presented is closed with it, so the same navigation asked again
     /// recovers afresh (the flow left on top used to refuse it: its steps open nothing of the app),
-    /// and completing that flow proceeds and sets its facts.
+    /// and completing that flow proceeds and sets its facts. "half-close" is `echo … | socat -t 2`:
+    /// it finishes sending, waits for the reply, then gives up and closes its socket; navd, which had
+    /// already read the end of its input, still notices it is gone.
     @Test func aCancelledNavigationClosesTheRecoveryFlowItPresented() throws {
         let d = try Daemon(graph: Self.graph)
         let watcher = try d.client()
         try watcher.call("subscribe")
-        for how in ["disconnect", "cancel"] {
+        for how in ["disconnect", "cancel", "half-close"] {
             let app = try d.client()
             let id = try app.send("navigate", ["to": "Protected"])
             let presented = try watcher.notification("stackChanged")
             let flow = try #require(presented["params"]?["changes"]?.arrayValue?.first?["node"]?["children"]?.arrayValue?.first?["id"])
             let pending = try watcher.notification("navigationPending")
             if how == "disconnect" {
+                app.close()
+            } else if how == "half-close" {
+                app.finishSending()
+                let deadline = Date().addingTimeInterval(10)
+                while try watcher.call("stats")["halfClosed"] != 1 && Date() < deadline { usleep(5_000) }
+                #expect(try watcher.call("stats")["halfClosed"] == 1, "navd read the end of its input and still owes it an answer")
                 app.close()
             } else {
                 try app.call("cancel", ["navigation": pending["params"]?["navigation"] ?? .null])

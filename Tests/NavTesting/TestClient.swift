@@ -49,6 +49,9 @@ public final class TestClient {
     /// Closes the connection now.
     public func close() { shutdown(fd, Int32(SHUT_RDWR)) }
 
+    /// Ends what this client sends and keeps reading (as `echo … | socat` does at the end of its input).
+    public func finishSending() { shutdown(fd, Int32(SHUT_WR)) }
+
     public func sendRaw(_ bytes: [UInt8]) throws {
         var off = 0
         while off < bytes.count {

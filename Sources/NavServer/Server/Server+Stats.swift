@@ -11,6 +11,7 @@ extension Server {
         let n = navigator.counts, t = transport.stats, d = dispatcher.stats
         var o: JSONObject = [
             "connections": .int(transport.count),
+            "halfClosed": .int(transport.halfClosedCount),
             "connectionsAccepted": .int(t.connectionsAccepted),
             "connectionsRefused": .int(t.connectionsRefused),
             "requests": .int(d.requests),

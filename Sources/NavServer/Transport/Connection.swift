@@ -114,8 +114,13 @@ final class Connection {
             close(reason: nil)
             return
         }
-        if awaiting == 0 && !holdsInput { closeAfterFlush() }
+        if awaiting == 0 && !holdsInput { closeAfterFlush() } else { owner.watchForHangUp(self) }
     }
+
+    /// Whether the client finished sending, still waits for answers, and has since closed its
+    /// socket: nobody is left to read them, so it is gone (what it waited for is cancelled).
+    /// Input still held is handled first, as at the end of its input.
+    var hungUpWhileWaiting: Bool { peerDone && !isClosed && !holdsInput && stream.peerHungUp }
 
     func requestDispatched() { awaiting += 1 }
 

@@ -77,6 +77,13 @@ final class ConnectionSet {
     /// clients are backlogged.
     private var backlogCounted = 0
     private var sweeper: Timer?
+    /// Connections whose client finished sending while answers were still due (`echo … | socat`,
+    /// then its `-t` timeout closing the socket): the kernel tells nothing more once their input
+    /// ended, so they are asked every ``hangUpCheckMs`` whether the client closed its socket.
+    private var halfClosed: [ObjectIdentifier: Connection] = [:]
+    private var hangUpCheck: Timer?
+    /// How often half-closed connections are checked for a closed socket.
+    static let hangUpCheckMs: UInt64 = 100
 
     init(loop: EventLoop, logger: Logger, limits: TransportLimits) {
         self.loop = loop
@@ -101,6 +108,9 @@ final class ConnectionSet {
     func stop() {
         sweeper?.close()
         sweeper = nil
+        hangUpCheck?.close()
+        hangUpCheck = nil
+        halfClosed.removeAll()
         inputIdle?.close()
         inputIdle = nil
         readyInput.removeAll()
@@ -145,6 +155,7 @@ final class ConnectionSet {
     /// The connection `c` closed (``Connection/finishClose()``).
     func connectionClosed(_ c: Connection) {
         connections[c.id] = nil
+        halfClosed[ObjectIdentifier(c)] = nil
         outputDrained(c)
         let uid = c.credentials?.uid ?? getuid()
         byUid.remove(uid)
@@ -289,6 +300,30 @@ final class ConnectionSet {
                 kind: .messageTimeout, data: ["limit": .int(Int(limits.messageTimeoutMs))]), into: &w)
             c.sendFramed(w.bytes, c.lastFraming)
             c.closeAfterFlush()
+        }
+    }
+
+    /// Connections whose client finished sending and that still owe it answers.
+    var halfClosedCount: Int { halfClosed.count }
+
+    /// Watches `c`, whose client finished sending while answers were due, until it closes: a client
+    /// that then closes its socket is gone, and is closed at the next check.
+    func watchForHangUp(_ c: Connection) {
+        halfClosed[ObjectIdentifier(c)] = c
+        guard hangUpCheck == nil else { return }
+        let t = Timer(loop: loop)
+        t.unref()
+        t.start(milliseconds: Self.hangUpCheckMs, repeat: Self.hangUpCheckMs) { [unowned self] in self.checkHalfClosed() }
+        hangUpCheck = t
+    }
+
+    private func checkHalfClosed() {
+        for c in halfClosed.values where c.hungUpWhileWaiting {
+            c.close(reason: nil)  // drops it from `halfClosed`
+        }
+        if halfClosed.isEmpty {
+            hangUpCheck?.close()
+            hangUpCheck = nil
         }
     }
 
