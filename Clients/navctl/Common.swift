@@ -101,6 +101,19 @@ struct Common: ParsableArguments {
     /// The setup model of the coordinator of live node `node` (``setupModel(of:route:)``).
     func setupModelOfNode(_ node: String) -> (JSONValue?, String) {
         guard let c = try? NavClient(socketPath: socket), let t = try? c.call("tree", params(), timeout: 5) else { return (nil, node) }
+        return setupModelOfNode(node, in: t)
+    }
+
+    /// The visible top screen's id and its setup model, as ``setupModelOfNode(_:)`` gives it.
+    func visibleTopAndSetupModel() throws -> (node: String, schema: JSONValue?, owner: String) {
+        let t: JSONValue
+        do { t = try client().call("tree", params(), timeout: timeout ?? 10) } catch let e as NavClientError { try fail(e) }
+        guard let top = t["visible"]?.arrayValue?.last?.stringValue else { try fail(NavClientError(code: -32009, kind: "unknownNode", message: "the session shows no screen")) }
+        let (schema, owner) = setupModelOfNode(top, in: t)
+        return (top, schema, owner)
+    }
+
+    private func setupModelOfNode(_ node: String, in t: JSONValue) -> (JSONValue?, String) {
         func walk(_ n: JSONValue) -> String? {
             if n["id"]?.stringValue == node { return n["coordinator"]?.stringValue }
             for c in n["children"]?.arrayValue ?? [] { if let f = walk(c) { return f } }

@@ -107,11 +107,19 @@ struct Dismiss: ParsableCommand {
 struct Update: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Merge fields into a live screen's params (KEY=null removes one).")
     @OptionGroup var common: Common
-    @Argument(help: "The screen's node id.") var node: String
+    @Argument(help: "The screen's node id; left out (the first argument is a field), the screen the user sees.") var node: String
     @Argument(help: "Fields KEY=VALUE (VALUE is JSON when it parses).") var fields: [String] = []
     @Flag(help: "Keep the params it had: a dismiss of the screen restores them before it removes the screen.") var push = false
     func run() throws {
-        let (schema, owner) = fields.isEmpty ? (nil, node) : common.setupModelOfNode(node)
+        var node = self.node, fields = self.fields
+        let schema: JSONValue?, owner: String
+        if node.contains("=") {
+            // `navctl update label=home`: node ids have no `=`, so this is a field of the visible screen.
+            fields.insert(node, at: 0)
+            (node, schema, owner) = try common.visibleTopAndSetupModel()
+        } else {
+            (schema, owner) = fields.isEmpty ? (nil, node) : common.setupModelOfNode(node)
+        }
         let with = try pairs(fields, schema: schema, owner: owner)
         var p: JSONObject = ["node": .string(node), "with": .object(with)]
         if push { p["push"] = true }

@@ -81,6 +81,17 @@ import Testing
         #expect(done["params"]?["status"] == "completed" && done["params"]?["result"] == [:], "\(done)")
     }
 
+    /// `navctl update label=home`: a field where the node id goes updates the screen the user sees,
+    /// its value typed by that screen's setup (it used to look for a node named `label=home`).
+    @Test func updateWithoutANodeUpdatesTheVisibleScreen() throws {
+        let d = try Daemon(graph: "root: {stack: Home}\ncoordinators:\n  Home: {opens: [P]}\n  P: {setup: {type: object, properties: {n: {type: integer}, label: {type: string}}}}\n")
+        #expect(try navctl(d, ["navigate", "app.P", "--with", "n=1"]).status == 0)
+        let r = try navctl(d, ["update", "label=home", "n=2"])
+        #expect(r.status == 0 && r.stdout.contains("node n3") && r.stdout.contains(#""label":"home""#) && r.stdout.contains(#""n":2"#), "\(r)")
+        let c = try d.client()
+        #expect(try c.call("tree")["root"]?["children"]?.arrayValue?.last?["params"] == ["n": 2, "label": "home"])
+    }
+
     @Test func everySubcommandHumanAndJSON() throws {
         let d = try Daemon()
         var r = try navctl(d, ["navigate", "shop.Product", "--with", "id=p1"])
