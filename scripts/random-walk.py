@@ -644,6 +644,14 @@ def left_on_top(before, after, node_id):
     return visible_path(by_id[next(i for i in chain if i in by_id)])[-1]
 
 
+def unnamed_style(described, to):
+    """The style of a navigation that names none (PROTOCOL.md, navigate): push, or when the target's
+    presentations leave push out, the first they list of present, replace, root, select."""
+    allowed = ((described.get("coordinators") or {}).get(to) or {}).get("presentations")
+    if not allowed or "push" in allowed:
+        return "push"
+    return next(b for b in ["present", "replace", "root", "select"] if b in allowed)
+
 def visible_path(root):
     """The ids SPEC section 4 calls `visible`: through the selected tab, the top of each stack, into
     a flow's top step and into whatever a screen or flow presents."""
@@ -943,7 +951,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
         route = described.get("routes", {}).get(P.get("route")) or {}
         to, given = route.get("to", P.get("to")), dict(route.get("with") or {}, **(P.get("with") or {}))
         has_with = "with" in P or "with" in route
-        by = P.get("by", route.get("by", "push"))
+        by = P.get("by", route.get("by")) or unnamed_style(described, to)
         hops = result.get("redirected") or []
         followed = redirected(result, to, given, has_with, by)
         if followed is None:

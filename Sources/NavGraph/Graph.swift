@@ -8,6 +8,19 @@ public enum Presentation: String, CaseIterable, Sendable, Hashable {
 
     /// Styles governed by the source's `opens` (abilities); `root` and `select` are always offered.
     public var needsAbility: Bool { self == .push || self == .present || self == .replace }
+
+    /// The style of a navigation that names none (no `by`, a route or `then` without one), for a
+    /// target that `allows` these: push, or, when its `presentations` leave push out, the first
+    /// they list of present, replace, root and select (a screen declared modal is presented).
+    public static func unnamed(allows: (Presentation) -> Bool) -> Presentation {
+        allows(.push) ? .push : allCases.first(where: allows) ?? .push
+    }
+
+    /// The same for a screen of a stack built at once (a deep link's, a `reset`'s), where only push
+    /// and present place a screen: push, or present when its `presentations` allow that and not push.
+    public static func unnamedInStack(allows: (Presentation) -> Bool) -> Presentation {
+        !allows(.push) && allows(.present) ? .present : .push
+    }
 }
 
 /// The fully resolved navigation graph: every reference is an index, nothing is looked up by
@@ -262,6 +275,11 @@ public final class Coordinator: Sendable {
     public var isFlow: Bool { flow != nil }
 
     public func allows(_ p: Presentation) -> Bool { presentationMask & Self.bit(p) != 0 }
+
+    /// How a navigation that names no style shows it (``Presentation/unnamed(allows:)``).
+    public var unnamedPresentation: Presentation { Presentation.unnamed(allows: allows) }
+    /// How a stack built at once shows it without a `by` (``Presentation/unnamedInStack(allows:)``).
+    public var unnamedPresentationInStack: Presentation { Presentation.unnamedInStack(allows: allows) }
 
     private static func bit(_ p: Presentation) -> UInt8 {
         switch p {

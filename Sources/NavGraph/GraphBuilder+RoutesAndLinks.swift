@@ -93,7 +93,7 @@ extension Builder {
             // The first screen starts the stack; each other is pushed, or presented, as `open` shows it,
             // or selected when it is a tab of the tab container just below it.
             let selects = entries.last.map { coordinators[$0.coordinator].tabs.contains(i) } ?? false
-            if !entries.isEmpty, case let shown = selects ? .select : by ?? .push, !coordinators[i].allows(shown) {
+            if !entries.isEmpty, case let shown = selects ? .select : by ?? Presentation.unnamedInStack(allows: coordinators[i].allows), !coordinators[i].allows(shown) {
                 let allowed = (coordinators[i].presentations ?? []).map(\.rawValue).sorted().joined(separator: ", ")
                 d.error(item["by"]?.location ?? item.location, "link `\(pattern)` shows `\(coordinators[i].name)` by \(shown.rawValue), which its `presentations` (\(allowed)) do not allow, so the link can never open; give the entry a `by` they list, or add \(shown.rawValue) to them")
             }

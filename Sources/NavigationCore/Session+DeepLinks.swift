@@ -127,7 +127,7 @@ extension Session {
                 ? "\(origin) shows `\(c.name)`, a tab of `\(container.name)` just below it, by \(asked!.rawValue); a tab of its container is selected (no `by`, or select)"
                 : "\(origin) selects `\(c.name)`, which is not a tab of `\(container.name)` just below it; only a tab of the container below is selected", data: d)
         }
-        let by = steps.isEmpty ? Presentation.push : selects ? .select : (asked ?? .push)
+        let by = steps.isEmpty ? Presentation.push : selects ? .select : (asked ?? c.unnamedPresentationInStack)
         if !steps.isEmpty && !c.allows(by) {
             throw NavError(.notAllowed, "\(origin) shows `\(c.name)` by \(by.rawValue), which its presentations do not allow", data: data)
         }

@@ -23,7 +23,7 @@ extension Session {
         } else {
             with = given ?? JSONObject()
         }
-        let style = by ?? destination.by ?? .push
+        let style = by ?? destination.by ?? target.unnamedPresentation
         let r = (from: from, ifVersion: ifVersion)
 
         let source = try planSource(from: r.from, ifVersion: r.ifVersion)

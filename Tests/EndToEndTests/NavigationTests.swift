@@ -25,6 +25,39 @@ import Testing
         #expect(try c.call("navigate", ["route": "showProduct", "with": ["id": "p1"]])["version"] == 1)
     }
 
+    /// A navigation that names no style shows its target as the graph lets it be shown: a screen
+    /// whose `presentations` leave push out is presented (or selected, or shown by root), as a deep
+    /// link's entry without `by` is presented; each used to fail with "cannot be shown by push".
+    @Test func withoutByATargetThatIsNeverPushedIsShownTheWayItAllows() throws {
+        let d = try Daemon(graph: """
+            root: {tabs: [Home, Other]}
+            coordinators:
+              Home: {opens: [Compose, Start]}
+              Other: {presentations: [select]}
+              Compose: {presentations: [present]}
+              Start: {presentations: [root, present]}
+            links:
+              "/compose": [Home, Compose]
+            """)
+        let c = try d.client()
+        _ = try c.call("subscribe")
+        let presented = try c.call("navigate", ["to": "Compose"])
+        #expect(try c.notification("stackChanged")["params"]?["changes"]?.arrayValue?.first?["op"] == "present", "\(presented)")
+        try c.call("dismiss")
+        _ = try c.notification("stackChanged")
+        #expect(try c.call("navigate", ["to": "Other"])["visible"]?.arrayValue?.count == 3)
+        #expect(try c.notification("stackChanged")["params"]?["changes"]?.arrayValue?.first?["op"] == "select")
+        #expect(try c.call("navigate", ["to": "Home", "by": "select"])["version"] == 4)
+        _ = try c.notification("stackChanged")
+        _ = try c.call("navigate", ["to": "Start"])
+        #expect(try c.notification("stackChanged")["params"]?["changes"]?.arrayValue?.first?["op"] == "present", "present comes before root")
+        // A deep link's entry is presented too, and `navd check` accepts the link.
+        #expect(try c.call("open", ["url": "/compose"])["version"] == 6)
+        #expect(try c.call("tree")["root"]?["children"]?.arrayValue?.first?["children"]?.arrayValue?.first?["presented"]?["children"]?.arrayValue?.first?["coordinator"] == "app.Compose")
+        // Asked for by name, a style the target does not allow is still refused.
+        #expect(try c.callError("navigate", ["to": "Compose", "by": "push", "from": "n2"])["data"]?["kind"] == "notAllowed")
+    }
+
     @Test func threeClientsOneWriterTwoMirrorsAgreeWithTree() throws {
         let d = try Daemon()
         let writer = try d.client()

@@ -1236,7 +1236,7 @@ public enum EmbeddedProtocol {
               "select"
             ]
           },
-          "description": "Default: the route's, else push."
+          "description": "Default: the route's, else push, or for a target whose presentations leave push out the first they list of present, replace, root, select."
         },
         {
           "name": "with",
