@@ -46,8 +46,8 @@ struct Common: ParsableArguments {
         c.interruptingSignals = [SIGINT, SIGTERM]
         c.onNotification = { n in
             guard n["method"]?.stringValue == "navigationPending", let p = n["params"] else { return }
+            explainPending(p, noWait: noWait, first: pending == nil)
             pending = p
-            explainPending(p, noWait: noWait)
             if noWait { throw StopWaiting() }
         }
         do {
@@ -133,16 +133,22 @@ struct Common: ParsableArguments {
     }
 
     /// What a pending navigation waits for, and how to end the wait, on stderr.
-    func explainPending(_ p: JSONValue, noWait: Bool = false) {
+    /// `first`: the first of its notifications (how to end the wait is said once).
+    func explainPending(_ p: JSONValue, noWait: Bool = false, first: Bool = true) {
         let nav = p["navigation"]?.stringValue ?? "?"
         var text = "navctl: \(nav) to \(p["to"]?.stringValue ?? "?") waits for precondition `\(p["waitingFor"]?.stringValue ?? "?")`"
+        if let r = p["recovering"] {
+            text += r["provider"].map { ", recovering: provider `\($0.stringValue ?? "?")` asked" } ?? ", recovering: `\(r["command"]?.stringValue ?? "?")` runs"
+        } else if p["afterRecovery"] == true {
+            text += ", asked again after its recovery"
+        }
         if let flow = p["flow"], let node = flow["node"]?.stringValue {
             let s = session.map { " --session \($0)" } ?? ""
             text += "\nnavctl: navd presented the recovery flow \(flow["coordinator"]?.stringValue ?? "?") as \(node): finish it with `navctl complete \(node)\(s) --result JSON` (or `--cancel`)"
         }
         text += noWait
             ? "\nnavctl: --no-wait: navd goes on with it after navctl exits; `navctl cancel \(nav)\(session.map { " --session \($0)" } ?? "")` cancels it\n"
-            : "\nnavctl: Ctrl-C cancels the navigation\n"
+            : first ? "\nnavctl: Ctrl-C cancels the navigation\n" : "\n"
         FileHandle.standardError.write(Data(terminalSafe(text, keeping: ["\n"]).utf8))
     }
 }

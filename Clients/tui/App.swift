@@ -165,6 +165,10 @@ final class App {
             }
             if let flow = p["flow"], let node = flow["node"]?.stringValue {
                 waiting += " (recovery flow \(flow["coordinator"]?.stringValue ?? "?") [\(node)]: finish it, c completes it)"
+            } else if let r = p["recovering"] {
+                waiting += r["provider"].map { " (recovering: provider \($0.stringValue ?? "?") asked)" } ?? " (recovering: \(r["command"]?.stringValue ?? "a command") runs)"
+            } else if p["afterRecovery"] == true {
+                waiting += " (asked again after its recovery)"
             }
             if let q = p["queued"] {
                 let behind = q["behind"]?.intValue ?? 0, all = q["waiting"]?.intValue ?? 0

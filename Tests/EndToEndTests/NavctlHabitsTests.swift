@@ -55,6 +55,31 @@ import Testing
         #expect(!visible.contains("n8"), "the recovery flow closes with its navigation: \(visible)")
     }
 
+    /// A provider precondition that fails and recovers: navctl says the provider recovers it, then
+    /// that it is asked again, and how to end the wait only once.
+    @Test func aRecoveryThatRunsIsSaidAndCtrlCIsExplainedOnce() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Vault]}
+              Vault: {preconditions: [vault]}
+            preconditions:
+              vault: {provider: true, timeout: 60s, recover: {provider: vault}}
+            """)
+        let provider = try d.client()
+        try provider.call("provide", ["preconditions": ["vault"]])
+        let pane = try TmuxPane(width: 160, height: 20, command: "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("navctl")) navigate app.Vault; echo exit=$?; exec sleep 120")
+        try provider.respond(to: try provider.serverRequest("precondition.evaluate"), result: ["passed": false, "reason": "locked"])
+        let recover = try provider.serverRequest("precondition.recover")
+        try pane.waitFor("waits for precondition `app.vault`, recovering: provider `app.vault` asked")
+        try provider.respond(to: recover, result: ["recovered": true])
+        let again = try provider.serverRequest("precondition.evaluate")
+        try pane.waitFor("waits for precondition `app.vault`, asked again after its recovery")
+        try provider.respond(to: again, result: ["passed": true])
+        let screen = try pane.waitFor("exit=0")
+        #expect(screen.components(separatedBy: "Ctrl-C cancels the navigation").count == 2, "said once: \(screen)")
+    }
+
     @Test func timeoutCancelsAndNoWaitLeavesTheNavigationToNavd() throws {
         let d = try Daemon()
         let c = try d.client()

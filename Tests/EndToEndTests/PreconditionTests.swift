@@ -228,6 +228,8 @@ func preconditionGraph(_ dir: TempDir) throws -> String {
         let vault = try d.client()
         let provided = try vault.call("provide", ["preconditions": ["vault"]])
         #expect(provided["preconditions"] == ["app.vault"] && provided["notAsked"] == nil, "\(provided)")
+        let watcher = try d.client()
+        try watcher.call("subscribe")
         let id = try c.send("navigate", ["to": "Vault"])
         let first = try vault.serverRequest("precondition.evaluate")
         #expect(first["params"]?["precondition"] == "app.vault")
@@ -239,6 +241,12 @@ func preconditionGraph(_ dir: TempDir) throws -> String {
         let again = try vault.serverRequest("precondition.evaluate")
         try vault.respond(to: again, result: ["passed": true])
         #expect(try c.reply(to: id)["result"]?["version"] == 1)
+        // Subscribers are told which of the three it waits for: the evaluation, the recovery (and by
+        // whom), the evaluation after it.
+        let told = try (0..<3).map { _ in try watcher.notification("navigationPending")["params"] ?? .null }
+        #expect(told[0]["recovering"] == nil && told[0]["afterRecovery"] == nil, "\(told[0])")
+        #expect(told[1]["recovering"] == ["provider": "app.vault"] && told[1]["waitingFor"] == "app.vault", "\(told[1])")
+        #expect(told[2]["afterRecovery"] == true && told[2]["recovering"] == nil, "\(told[2])")
     }
 
     @Test func earliestErrorWithThreePreconditions() throws {

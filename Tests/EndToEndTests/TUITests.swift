@@ -333,6 +333,32 @@ final class TmuxPane {
         try pane.waitFor("actions on app.Gated", "ended nav-1: committed at version 3")
     }
 
+    /// A provider precondition that fails and recovers: the pending line says the provider recovers
+    /// it, then that it is asked again (it said "waits for app.vault" all three times).
+    @Test func thePendingLineSaysWhenARecoveryRuns() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Vault]}
+              Vault: {preconditions: [vault]}
+            preconditions:
+              vault: {provider: true, timeout: 60s, recover: {provider: vault}}
+            """)
+        let provider = try d.client()
+        try provider.call("provide", ["preconditions": ["vault"]])
+        let pane = try TmuxPane(width: 120, height: 30, command: "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")); exec sleep 120")
+        try pane.waitFor("actions on app.Home", "1 push app.Vault")
+        try pane.send("1")
+        try provider.respond(to: try provider.serverRequest("precondition.evaluate"), result: ["passed": false, "reason": "locked"])
+        let recover = try provider.serverRequest("precondition.recover")
+        try pane.waitFor("waits for app.vault (recovering: provider app.vault asked)")
+        try provider.respond(to: recover, result: ["recovered": true])
+        let again = try provider.serverRequest("precondition.evaluate")
+        try pane.waitFor("waits for app.vault (asked again after its recovery)")
+        try provider.respond(to: again, result: ["passed": true])
+        try pane.waitFor("actions on app.Vault", without: "⏳")
+    }
+
     @Test func preconditionPendingCancelAndSigterm() throws {
         let d = try Daemon()
         let command = "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")) --session s2 --create; echo exit=$?; exec sleep 120"

@@ -327,6 +327,53 @@ def test_the_change_log_is_a_ring(navweb, browser):
     wait(browser, lambda d: '{"id":"r31"}' in text(d, "tree") and '{"id":"r32"}' not in text(d, "tree"), message="travel to the oldest kept")
 
 
+@pytest.mark.graph("""
+root: {stack: Home}
+coordinators:
+  Home: {opens: [Vault]}
+  Vault: {preconditions: [vault]}
+preconditions:
+  vault: {provider: true, timeout: 60s, recover: {provider: vault}}
+""")
+def test_the_pending_list_says_when_a_recovery_runs(navweb, browser):
+    """A provider precondition that fails and recovers: the pending list says that the provider
+    recovers it, then that it is asked again (it used to say "waits for app.vault" all three times)."""
+    browser.get(navweb.url)
+    wait(browser, lambda d: "app.Home" in text(d, "tree") and text(d, "status") == "connected", message="the page shows the tree")
+    provider, asker = socket.socket(socket.AF_UNIX), socket.socket(socket.AF_UNIX)
+    try:
+        provider.connect(navweb.navd_sock)
+        pf = provider.makefile("rwb")
+
+        def send(f, msg):
+            f.write(json.dumps(msg).encode() + b"\n")
+            f.flush()
+
+        def request(method):
+            while True:
+                m = json.loads(pf.readline())
+                if m.get("method") == method:
+                    return m
+
+        send(pf, {"jsonrpc": "2.0", "id": 1, "method": "provide", "params": {"preconditions": ["vault"]}})
+        assert "result" in json.loads(pf.readline())
+        asker.connect(navweb.navd_sock)
+        asker.sendall(b'{"jsonrpc":"2.0","id":1,"method":"navigate","params":{"to":"Vault"}}\n')
+        send(pf, {"jsonrpc": "2.0", "id": request("precondition.evaluate")["id"], "result": {"passed": False, "reason": "locked"}})
+        recover = request("precondition.recover")
+        wait(browser, lambda d: "waits for app.vault (recovering: provider app.vault asked)" in text(d, "pending"),
+             message="the list says the recovery runs")
+        send(pf, {"jsonrpc": "2.0", "id": recover["id"], "result": {"recovered": True}})
+        again = request("precondition.evaluate")
+        wait(browser, lambda d: "waits for app.vault (asked again after its recovery)" in text(d, "pending"),
+             message="the list says it is asked again")
+        send(pf, {"jsonrpc": "2.0", "id": again["id"], "result": {"passed": True}})
+        wait(browser, lambda d: text(d, "pending") == "none" and text(d, "top-name") == "app.Vault", message="the navigation went through")
+    finally:
+        provider.close()
+        asker.close()
+
+
 def test_the_pending_list_follows_what_a_navigation_waits_for(browser):
     """A dismiss waiting on two leave guards, each answered from the page: the pending list names
     the screen they protect, and when the first passes it says the dismiss waits for the second

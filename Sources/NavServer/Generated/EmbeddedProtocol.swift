@@ -2861,7 +2861,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "navigationPending",
-      "summary": "To subscribers, and to the client whose navigation it is when it asked with progress: true, while a precondition task of a navigation runs; leaving names the screen a leave guard protects, when the task is one; flow names the recovery flow presented for it, when there is one; queued {for: command|provider, behind, waiting} says it waits for a slot to run it (behind: its own uid's queued before it; waiting: all queued), and another navigationPending without queued follows when it starts.",
+      "summary": "To subscribers, and to the client whose navigation it is when it asked with progress: true, while a precondition task of a navigation runs; leaving names the screen a leave guard protects, when the task is one; flow names the recovery flow presented for it, when there is one; recovering ({command: PROGRAM} or {provider: NAME}) says its failed precondition's recover command or provider runs, and afterRecovery: true that it is evaluated again after that recovery; queued {for: command|provider, behind, waiting} says it waits for a slot to run it (behind: its own uid's queued before it; waiting: all queued), and another navigationPending without queued follows when it starts.",
       "params": {
         "session": "main",
         "navigation": "nav-3",

@@ -41,6 +41,9 @@ final class PendingNavigation {
     var queuedMs: UInt64 = 0
     /// Recovery already tried for the current precondition.
     var recovered = false
+    /// While a `recover: {command}` or `{provider}` runs: `{command: PROGRAM}` or `{provider: NAME}`,
+    /// for `navigationPending`'s `recovering`.
+    var recovering: JSONValue?
     var finished = false
     /// Set while its commit is made and published: what the commit removes (its own source, by
     /// `replace`, `root` or `popUpTo`) must not cancel it, since it committed.

@@ -36,8 +36,14 @@ extension Navigator {
     }
 
     func recoverAsync(_ nav: PendingNavigation, _ p: Precondition, _ r: Precondition.Recover, reason: String) {
+        switch r {
+        case .command(let argv, _): nav.recovering = ["command": .string(argv.first ?? "")]
+        case .provider(let name, _): nav.recovering = ["provider": .string(name)]
+        case .flow: break
+        }
         announcePending(nav, waitingFor: p.name)
         let then: (TaskOutcome) -> Void = { [unowned self] outcome in
+            nav.recovering = nil
             switch outcome {
             case .passed: self.reevaluate(nav)
             case .failed(let why): self.failed(nav, p, reason: "\(reason); recovery failed: \(why)")

@@ -105,6 +105,10 @@ extension Navigator {
         }
         if let flow {
             params["flow"] = ["node": .string(flow.id), "coordinator": .string(graph.coordinators[flow.coordinator].name)]
+        } else if let recovering = nav.recovering {
+            params["recovering"] = recovering
+        } else if nav.recovered {
+            params["afterRecovery"] = true  // evaluated again, its recovery done
         }
         if let queued {
             params["queued"] = ["for": .string(queued.slot), "behind": .int(queued.behind), "waiting": .int(queued.waiting)]

@@ -443,6 +443,8 @@ function describePending(id, p) {
     text += `, the leave guard of ${(node && node.coordinator) || p.to} [${p.leaving}]`;
   }
   if (p.flow) text += ` (recovery flow ${p.flow.coordinator} [${p.flow.node}])`;
+  else if (p.recovering) text += p.recovering.provider ? ` (recovering: provider ${p.recovering.provider} asked)` : ` (recovering: ${p.recovering.command || 'a command'} runs)`;
+  else if (p.afterRecovery) text += ' (asked again after its recovery)';
   if (p.queued) text += ` (queued for a ${p.queued.for} slot: ${p.queued.behind} of this uid's before it, ${p.queued.waiting} waiting in all)`;
   return text;
 }
