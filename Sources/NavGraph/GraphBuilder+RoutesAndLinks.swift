@@ -36,6 +36,14 @@ extension Builder {
         return Route(name: module + "." + name, localName: name, to: i, by: by, with: with, location: loc)
     }
 
+    /// `id` for `id?` or `*id` (a pattern's optional or rest parameter written as the pattern marks
+    /// it); nil for a plain name.
+    static func markedParameter(_ p: String) -> String? {
+        if p.hasSuffix("?"), p.count > 1 { return String(p.dropLast()) }
+        if p.hasPrefix("*"), p.count > 1 { return String(p.dropFirst()) }
+        return nil
+    }
+
     mutating func buildLink(_ pattern: String, _ doc: Doc, module: String, at loc: SourceLocation) -> Link? {
         guard pattern.hasPrefix("/") else {
             d.error(loc, "link pattern `\(pattern)` must be a URL path starting with `/`, such as \"/product/:id\"")
@@ -77,8 +85,15 @@ extension Builder {
                         constantLocations[item.location, default: [:]][field] = v.location
                         guard let s = v.text, s.hasPrefix(":") else { continue }
                         let p = String(s.dropFirst())
-                        if declared.contains(p) { used.insert(p) } else {
-                            d.error(v.location, "link `\(pattern)` fills `\(field)` with `:\(p)`, which the pattern does not declare; declare it in the path (/…/:\(p)) or the query (?\(p)=:\(p))")
+                        if declared.contains(p) { used.insert(p) } else if let bare = Self.markedParameter(p), declared.contains(bare) {
+                            // `:id?` or `*rest` as the pattern writes it: `with` names the parameter alone
+                            // (and uses it: one error, not a second for an unused parameter).
+                            used.insert(bare)
+                            d.error(v.location, "link `\(pattern)` fills `\(field)` with `:\(p)`; `with` names a parameter without the pattern's marks: write `:\(bare)`")
+                            ok = false
+                        } else {
+                            let bare = Self.markedParameter(p) ?? p
+                            d.error(v.location, "link `\(pattern)` fills `\(field)` with `:\(p)`, which the pattern does not declare; declare it in the path (/…/:\(bare)\(p.hasSuffix("?") ? "?" : "")) or the query (?\(bare)=:\(bare))\(bare == p ? "" : ", and write `:\(bare)` in `with`")")
                             ok = false
                         }
                     }

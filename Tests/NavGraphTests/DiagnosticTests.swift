@@ -169,11 +169,17 @@ import Glibc
             links:
               "/product/:id/:tab": [Home, {to: Product, with: {id: ":id"}}]
               "/p/:id": [Home, {to: Product, with: {id: ":pid"}}]
+              "/o/:id?": [Home, {to: Product, with: {id: ":id?"}}]
+              "/r/*id": [Home, {to: Product, with: {id: ":*id", ref: ":ref?"}}]
             """)])
         #expect(e == [
             "app.yaml:8:3: error: link `/product/:id/:tab` declares `:tab` but no entry uses it; fill a setup field with \":tab\" or remove it from the pattern",
             "app.yaml:9:3: error: link `/p/:id` declares `:id` but no entry uses it; fill a setup field with \":id\" or remove it from the pattern",
             "app.yaml:9:45: error: link `/p/:id` fills `id` with `:pid`, which the pattern does not declare; declare it in the path (/…/:pid) or the query (?pid=:pid)",
+            // The pattern's marks written in `with` too: one error each, saying how to write it.
+            "app.yaml:10:46: error: link `/o/:id?` fills `id` with `:id?`; `with` names a parameter without the pattern's marks: write `:id`",
+            "app.yaml:11:45: error: link `/r/*id` fills `id` with `:*id`; `with` names a parameter without the pattern's marks: write `:id`",
+            "app.yaml:11:58: error: link `/r/*id` fills `ref` with `:ref?`, which the pattern does not declare; declare it in the path (/…/:ref?) or the query (?ref=:ref), and write `:ref` in `with`",
         ])
     }
 
