@@ -167,12 +167,26 @@ extension NavigationGraph {
         }
         for c in coordinators {
             for o in c.opens { out += "  \(q(c.name)) -> \(q(coordinators[o].name));\n" }
-            if let f = c.flow { out += "  \(q(c.name)) -> \(q(coordinators[f.start].name)) [style=dotted, label=\"start\"];\n" }
+            if let f = c.flow {
+                out += "  \(q(c.name)) -> \(q(coordinators[f.start].name)) [style=dotted, label=\"start\"];\n"
+                // A step that declares no opens goes on to the next one.
+                for (a, b) in zip(f.steps, f.steps.dropFirst()) where coordinators[a].opens.isEmpty {
+                    out += "  \(q(coordinators[a].name)) -> \(q(coordinators[b].name)) [style=dotted, label=\"next\"];\n"
+                }
+                if let then = f.then {
+                    out += "  \(q(c.name)) -> \(q(coordinators[then.to].name)) [style=dashed, color=\"#7d3c98\", label=\"then\"];\n"
+                }
+            }
         }
         for p in preconditions {
             if case .flow(let f)? = p.recover {
                 for c in coordinators where c.preconditions.contains(p.index) {
                     out += "  \(q(c.name)) -> \(q(coordinators[f].name)) [style=dashed, color=\"#c0392b\", label=\(q("recover " + p.localName))];\n"
+                }
+            }
+            if let r = p.redirect {
+                for c in coordinators where c.preconditions.contains(p.index) {
+                    out += "  \(q(c.name)) -> \(q(coordinators[r.to].name)) [style=dashed, color=\"#d35400\", label=\(q("redirect " + p.localName))];\n"
                 }
             }
         }
@@ -186,11 +200,11 @@ extension NavigationGraph {
             for i in items { out += "  \(q(i.node)) -> \(q(coordinators[i.to].name)) [style=dashed, color=\(q(color)), label=\(q(i.edge))];\n" }
         }
         cluster("cluster_routes", "routes", color: "#2f6fbf", fill: "#e3efff", shape: "cds",
-                routes.map { ("route:" + $0.name, $0.name, $0.to, $0.by?.rawValue ?? "push") })
+                routes.map { ("route:" + $0.name, $0.name, $0.to, ($0.by ?? coordinators[$0.to].unnamedPresentation).rawValue) })
         cluster("cluster_links", "deep links", color: "#2e8b57", fill: "#e6f5ec", shape: "note", links.compactMap { l in
             l.entries.last.map { ("link:" + l.pattern, l.pattern, $0.coordinator, l.entries.map { coordinators[$0.coordinator].localName }.joined(separator: " › ")) }
         })
-        out += "  legend [shape=plaintext, fillcolor=none, label=\"→ opens    ⋯ start of a flow    red dashed: recovery flow of a precondition\\lblue dashed: a route to its target    green dashed: a deep link to the screen it shows (via its stack)\\l\"];\n"
+        out += "  legend [shape=plaintext, fillcolor=none, label=\"→ opens    ⋯ start of a flow, and a step's next    red dashed: recovery flow of a precondition    orange dashed: its redirect\\lpurple dashed: where a flow goes when it completes (then)    blue dashed: a route to its target    green dashed: a deep link to the screen it shows (via its stack)\\l\"];\n"
         out += "}\n"
         return out
     }

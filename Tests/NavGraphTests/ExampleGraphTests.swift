@@ -76,6 +76,30 @@ import Testing
         }
         #expect(dot.contains("\"link:/product/:id/reviews\" -> \"shop.Reviews\" [style=dashed, color=\"#2e8b57\", label=\"Home › Product › Reviews\"]"))
         #expect(dot.contains("legend [shape=plaintext"))
+        // A flow's then, and a precondition's redirect, from each screen it guards.
+        #expect(dot.contains("\"cart.Checkout\" -> \"account.OrderDetail\" [style=dashed, color=\"#7d3c98\", label=\"then\"];"))
+        #expect(dot.contains("\"cart.Checkout\" -> \"shop.Home\" [style=dashed, color=\"#d35400\", label=\"redirect cartNotEmpty\"];"))
+    }
+
+    /// A flow whose steps declare no opens is walked step by step: the drawing joins each to the
+    /// next, and a route without `by` is labelled with the style it uses.
+    @Test func dotDrawsTheNextStepOfStepsWithoutOpens() throws {
+        let g = try #require(GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [W, M]}
+              W: {flow: {steps: [A, B, C]}}
+              A: {}
+              B: {opens: [C]}
+              C: {}
+              M: {presentations: [present]}
+            routes:
+              modal: M
+            """)], baseDirectory: "/g").graph)
+        let dot = g.dot()
+        #expect(dot.contains("\"app.A\" -> \"app.B\" [style=dotted, label=\"next\"];"))
+        #expect(dot.contains("\"app.B\" -> \"app.C\";") && !dot.contains("\"app.B\" -> \"app.C\" [style=dotted"), "B's own opens, no next edge")
+        #expect(dot.contains("\"route:app.modal\" -> \"app.M\" [style=dashed, color=\"#2f6fbf\", label=\"present\"]"), "\(dot)")
     }
 
     @Test func describeListsTheResolvedGraph() throws {
