@@ -374,6 +374,39 @@ def test_the_pending_list_says_when_a_recovery_runs(navweb, browser):
         asker.close()
 
 
+@pytest.mark.graph("""
+root: {stack: Home}
+coordinators:
+  Home: {opens: [Human]}
+  Human: {preconditions: [human]}
+preconditions:
+  human: {check: {fact: human, equals: true}, recover: {provider: captcha, timeout: 60s}}
+""")
+def test_the_page_answers_a_recovery_provider_of_another_name(navweb, browser):
+    """recover: {provider: captcha} is asked of whoever provides `captcha`: the page offers to
+    answer it (it offered only the precondition's own name, so it could not recover it)."""
+    browser.get(navweb.url)
+    wait(browser, lambda d: "app.Home" in text(d, "tree") and text(d, "status") == "connected", message="the page shows the tree")
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '#providers button[data-provide="captcha"]'), message="captcha is offered")
+    assert "recovers app.human" in text(browser, "providers"), text(browser, "providers")
+    assert not browser.find_elements(By.CSS_SELECTOR, '#providers button[data-provide="app.human"]'), "a check is evaluated by navd"
+    browser.find_element(By.CSS_SELECTOR, '#providers button[data-provide="captcha"]').click()
+    wait(browser, lambda d: "answering captcha" in text(d, "providers"))
+    asker = socket.socket(socket.AF_UNIX)
+    try:
+        asker.connect(navweb.navd_sock)
+        asker.sendall(b'{"jsonrpc":"2.0","id":1,"method":"context.set","params":{"facts":{"human":false}}}\n')
+        asker.sendall(b'{"jsonrpc":"2.0","id":2,"method":"navigate","params":{"to":"Human"}}\n')
+        wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#requests li"), message="the page is asked to recover")
+        assert "recover app.human" in text(browser, "requests"), text(browser, "requests")
+        # The recovery establishes the fact, as a captcha page would, then says it recovered.
+        navctl(navweb.navd_sock, "set", "human=true")
+        browser.find_element(By.CSS_SELECTOR, '#requests button[data-answer="pass"]').click()
+        wait(browser, lambda d: text(d, "top-name") == "app.Human", message="the navigation went through")
+    finally:
+        asker.close()
+
+
 def test_the_pending_list_follows_what_a_navigation_waits_for(browser):
     """A dismiss waiting on two leave guards, each answered from the page: the pending list names
     the screen they protect, and when the first passes it says the dismiss waits for the second

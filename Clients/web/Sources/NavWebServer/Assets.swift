@@ -71,13 +71,25 @@ async function start() {
 function renderProviders() {
   const box = $('providers');
   box.replaceChildren();
-  const names = Object.entries(state.graph.preconditions || {}).filter(([, p]) => p.provider || (p.recover && p.recover.provider)).map(([n]) => n);
+  // A precondition's own provider, and a recovery provider of another name (recover: {provider:
+  // fixHuman}), which navd asks by that name: each is answered by whoever provides its name.
+  const recovers = new Map();
+  const names = [];
+  for (const [n, p] of Object.entries(state.graph.preconditions || {})) {
+    if (p.provider) names.push(n);
+    const r = p.recover && typeof p.recover.provider === 'string' ? p.recover.provider : null;
+    if (r && r !== n && !n.endsWith('.' + r)) {
+      if (!recovers.has(r)) { recovers.set(r, []); names.push(r); }
+      recovers.get(r).push(n);
+    } else if (r && !names.includes(n)) names.push(n);
+  }
   if (!names.length) { box.textContent = 'none in the graph'; return; }
   box.className = '';
   for (const name of names) {
     const b = document.createElement('button');
     b.dataset.provide = name;
-    b.textContent = state.provided.has(name) ? `answering ${name}` : `answer ${name}`;
+    const what = recovers.has(name) ? ` (recovers ${recovers.get(name).join(', ')})` : '';
+    b.textContent = (state.provided.has(name) ? `answering ${name}` : `answer ${name}`) + what;
     b.disabled = state.readOnly || state.provided.has(name);
     b.onclick = async () => {
       try {
