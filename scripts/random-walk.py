@@ -1549,13 +1549,13 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 and after["version"] == then.get("version", reply["result"]["version"]):
             # The flow and everything above it leave (a flow first in a presented stack takes the
             # modal); its `then` (the navigate's, else the declared one) is placed from what is left
-            # on top where the flow was (in a tab not selected too), pushed unless it says `by`.
+            # on top where the flow was (in a tab not selected too), by its `by`, else as a navigation that names none.
             expected = dismissed(tree["root"], P["flow"], described)
             if expected is not None and "node" in then:
                 flow = next(n for n in nodes(tree["root"]) if n["id"] == P["flow"])
                 spec = thens.get(flow["id"]) or described["coordinators"][flow["coordinator"]]["flow"].get("then")
                 declared = spec if isinstance(spec, str) else (spec or {}).get("to")
-                by = spec.get("by", "push") if isinstance(spec, dict) else "push"
+                by = (spec.get("by") if isinstance(spec, dict) else None) or unnamed_style(described, declared)
                 given = from_result(spec.get("with") if isinstance(spec, dict) else None, P["result"])
                 # (Its preconditions may redirect it, as any navigation's.)
                 declared, given, _, by = redirected(then, declared, given, True, by) or (None, None, None, None)

@@ -13,6 +13,9 @@ public final class Node {
     /// write ids from the number: no string is made for a node on the navigation path.
     public private(set) var number: Int
     public private(set) var kind: Kind
+    /// A flow presented for a navigation's precondition (`recover: {flow}`): it goes with that
+    /// navigation, so one found after a restart (whose navigation is gone) is closed.
+    public internal(set) var isRecovery = false
     /// Index into the graph's coordinators (screens and flows), else -1.
     public private(set) var coordinator: Int
     public internal(set) var params: JSONValue
@@ -73,6 +76,7 @@ public final class Node {
         self.params = params
         self.paramsBytes = paramsBytes
         paramsVersion = 0
+        isRecovery = false
         selected = 0
         tabHistory = nil
         paramsHistory = nil
@@ -99,6 +103,7 @@ public final class Node {
         let n = Node(number: number, kind: kind, coordinator: coordinator, params: params)
         n.paramsBytes = paramsBytes
         n.paramsVersion = paramsVersion
+        n.isRecovery = isRecovery
         n.paramsHistory = paramsHistory
         n.historyBytes = historyBytes
         n.selected = selected
@@ -130,6 +135,7 @@ public final class Node {
             o.append("coordinator", .string(graph.coordinators[coordinator].name))
             o.append("params", params)
             if let h = paramsHistory { o.append("paramsHistory", .array(h)) }
+            if isRecovery { o.append("recovery", true) }
             if kind == .flow { o.append("children", .array(children.map { $0.json(graph) })) }
             if let p = presented { o.append("presented", p.json(graph)) }
         }
@@ -176,6 +182,7 @@ public final class Node {
         case .screen, .flow:
             w.write(params)
             if let h = paramsHistory { w.raw(",\"paramsHistory\":"); w.write(.array(h)) }
+            if isRecovery { w.raw(",\"recovery\":true") }
             if kind == .flow { writeChildren(into: &w, graph) }
             if let p = presented {
                 w.raw(",\"presented\":")
@@ -187,7 +194,7 @@ public final class Node {
 
     /// Writes the node in the compact form (`subscribe {notifications: "compact"}`): `i` its number,
     /// `k` its kind unless a screen, `c` its coordinator, `w` its params unless `{}`, `ph` earlier
-    /// params, `ch` children, `sel` the selected tab, `hi` the tab history, `pr` what it presents.
+    /// params, `rc` true for a recovery flow, `ch` children, `sel` the selected tab, `hi` the tab history, `pr` what it presents.
     public func writeCompact(into w: inout JSONWriter, _ graph: NavigationGraph) {
         // The fixed part in one reservation: number, kind, coordinator.
         let number = self.number, kind = self.kind
@@ -203,6 +210,7 @@ public final class Node {
             w.reserving(24 + ReservedOutput.maxIntBytes) { Node.writeCompactHead(number, kind, nil, into: &$0) }
         }
         if let h = paramsHistory { w.raw(",\"ph\":"); w.write(.array(h)) }
+        if isRecovery { w.raw(",\"rc\":true") }
         if kind != .screen {
             w.raw(",\"ch\":[")
             for (i, c) in children.enumerated() {

@@ -98,6 +98,11 @@ public struct Plan: Sendable {
         get { extras?.reuse }
         set { extras = PlanExtras(extras, reuse: newValue) }
     }
+    /// A recovery flow presented for a navigation's precondition: its node is marked (``Node/isRecovery``).
+    public var recovery: Bool {
+        get { extras?.recovery ?? false }
+        set { extras = PlanExtras(extras, recovery: newValue) }
+    }
     /// The route followed (its index in the graph's routes), or -1: for coverage.
     public var route: Int {
         get { extras?.route ?? -1 }
@@ -202,11 +207,13 @@ final class PlanExtras: Sendable {
     let linkIndex: Int
     let guards: [LeaveGuard]
     let linkSubjects: [Int]?
+    let recovery: Bool
 
     /// `base`'s values, but those given (a value given as nil clears it).
     init(_ base: PlanExtras?, hints: JSONValue?? = nil, popUpTo: (node: Int, inclusive: Bool)?? = nil, then: NavigationSpec?? = nil,
          reuse: Int?? = nil, route: Int? = nil, linkIndex: Int? = nil, guards: [LeaveGuard]? = nil,
-         linkSubjects: [Int]?? = nil) {
+         linkSubjects: [Int]?? = nil, recovery: Bool? = nil) {
+        self.recovery = recovery ?? base?.recovery ?? false
         self.hints = hints ?? base?.hints
         self.popUpTo = popUpTo ?? base?.popUpTo
         self.then = then ?? base?.then

@@ -23,6 +23,8 @@ struct SavedNode<Child> {
     var coordinatorName: String?
     var params: JSONValue?
     var paramsHistory: JSONValue?
+    /// `recovery: true` (a recovery flow); anything else is no mark.
+    var recovery = false
     var selected: Int?
     var history: JSONValue?
     /// The `children` member's elements (none when it is not an array).
@@ -81,6 +83,7 @@ extension JSONValue: SavedNodeSource {
                 let text = m.value.stringValue
                 n.readCoordinator(text.flatMap { graph.coordinator(named: $0)?.index }) { text }
             case "paramsHistory": n.paramsHistory = m.value
+            case "recovery": n.recovery = m.value == true
             default: break
             }
         }
@@ -105,6 +108,7 @@ extension JSONView: SavedNodeSource {
             case 7 where k.equals("history"): n.history = v.value(keys: keys)
             case 8 where k.equals("selected"): n.selected = v.int
             case 8 where k.equals("children"): n.children = v.elements
+            case 8 where k.equals("recovery"): n.recovery = v.bool == true
             case 9 where k.equals("presented"): n.presented = v
             case 11 where k.equals("coordinator"): n.readCoordinator(isString ? graph.coordinatorIndex(named: v.stringBytes) : nil) { v.string }
             case 13 where k.equals("paramsHistory"): n.paramsHistory = v.value(keys: keys)

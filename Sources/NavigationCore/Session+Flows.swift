@@ -55,7 +55,19 @@ extension Session {
         }
         try checkStartStepAccess(of: c, caller: caller)
         guard let top = visibleTop else { throw NavError(.conflict, "session `\(name)` shows no screen to present the recovery flow over") }
-        return try commit(Plan(target: flow, by: .present, params: .object([:]), source: top.number, ifVersion: nil, preconditions: []))
+        var plan = Plan(target: flow, by: .present, params: .object([:]), source: top.number, ifVersion: nil, preconditions: [])
+        plan.recovery = true
+        return try commit(plan)
+    }
+
+    /// The recovery flows of the tree (``Node/isRecovery``), each presented for a navigation that
+    /// waited on it. Read after a restart, when no navigation waits any more: each is closed.
+    public func recoveryFlows() -> [Node] {
+        guard holdsRecoveryFlows else { return [] }
+        var found: [Node] = []
+        root.forEach { if $0.isRecovery { found.append($0) } }
+        if found.isEmpty { holdsRecoveryFlows = false }
+        return found
     }
 
     /// Evaluates a `check` precondition against the session's facts.

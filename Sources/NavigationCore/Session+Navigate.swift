@@ -315,6 +315,10 @@ extension Session {
                 throw NavError(.notAllowed, "`\(source.id)` is already presenting; dismiss its modal first", data: ["from": .string(source.id)])
             }
             created = makeTarget(plan.target, params: plan.params, bytes: plan.paramsBytes)
+            if plan.recovery && created.kind == .flow {
+                created.isRecovery = true
+                holdsRecoveryFlows = true
+            }
             let stack = makeStack(holding: created)
             stack.parent = source
             source.presented = stack

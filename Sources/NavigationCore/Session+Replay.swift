@@ -66,7 +66,7 @@ extension Session {
             let fresh = try replayedNode(c["root"], count: &count)
             forget(root, into: &removed)
             root = fresh
-            fresh.forEach { nodes.insert($0); paramsBytes += $0.countedBytes; if $0.paramsHistory != nil { mayHoldParamsHistory = true } }
+            fresh.forEach { nodes.insert($0); paramsBytes += $0.countedBytes; if $0.paramsHistory != nil { mayHoldParamsHistory = true }; if $0.isRecovery { holdsRecoveryFlows = true } }
         case "update":
             guard let id = c["node"]?["id"]?.stringValue, let n = nodes[id], n.coordinator >= 0 else {
                 throw NavError(.corruptState, "a recorded update of session \"\(name)\" names no live screen")
@@ -98,7 +98,7 @@ extension Session {
                 }
                 let node = try replayedNode(c["node"], count: &count)
                 adopt(node, into: parent)
-                node.forEach { nodes.insert($0); paramsBytes += $0.countedBytes; if $0.paramsHistory != nil { mayHoldParamsHistory = true } }
+                node.forEach { nodes.insert($0); paramsBytes += $0.countedBytes; if $0.paramsHistory != nil { mayHoldParamsHistory = true }; if $0.isRecovery { holdsRecoveryFlows = true } }
             case "present":
                 guard parent.kind == .screen || parent.kind == .flow, parent.presented == nil else {
                     throw NavError(.corruptState, "a recorded present from \(parentId) does not fit")
@@ -106,7 +106,7 @@ extension Session {
                 let stack = try replayedNode(c["node"], count: &count)
                 stack.parent = parent
                 parent.presented = stack
-                stack.forEach { nodes.insert($0); paramsBytes += $0.countedBytes; if $0.paramsHistory != nil { mayHoldParamsHistory = true } }
+                stack.forEach { nodes.insert($0); paramsBytes += $0.countedBytes; if $0.paramsHistory != nil { mayHoldParamsHistory = true }; if $0.isRecovery { holdsRecoveryFlows = true } }
             case "dismiss":
                 guard let p = parent.presented else { throw NavError(.corruptState, "a recorded dismiss of \(parentId) finds nothing presented") }
                 forget(p, into: &removed)

@@ -238,6 +238,7 @@ extension Session {
             }
         }
         n.selected = saved.selected ?? 0
+        n.isRecovery = kind == .flow && saved.recovery
         if kind == .tabs, let h = saved.history {
             // Checked against the children below.
             guard let list = Session.tabHistory(h, selected: n.selected) else {

@@ -22,6 +22,9 @@ public final class Session {
     /// Whether a node may hold earlier params (`update {push: true}`, or a restored or replayed
     /// history): until then a `dismiss` does not look for them.
     var mayHoldParamsHistory = false
+    /// Whether a node may be a recovery flow (one was presented, restored or replayed): until then
+    /// ``recoveryFlows()`` does not look.
+    var holdsRecoveryFlows = false
     /// The names and values of every fact together, as JSON, in bytes (`--max-facts-bytes`).
     public internal(set) var factsBytes = 0
     /// The uid of the user who opened the session (nil: navd's own, as for "main"). Only that user
@@ -114,6 +117,7 @@ public final class Session {
         factsBytes = s.factsBytes
         paramsBytes = s.paramsBytes
         mayHoldParamsHistory = s.mayHoldParamsHistory
+        holdsRecoveryFlows = s.holdsRecoveryFlows
         limits = s.limits
         nextId = s.nextId
         root.forEach { nodes.insert($0) }
@@ -133,6 +137,7 @@ public final class Session {
             nodes.insert(node)
             paramsBytes += node.countedBytes
             if node.paramsHistory != nil { mayHoldParamsHistory = true }
+            if node.isRecovery { holdsRecoveryFlows = true }
         }
     }
     public func node(_ id: String) -> Node? { nodes[id] }

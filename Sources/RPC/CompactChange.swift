@@ -99,6 +99,7 @@ public enum CompactChange {
             o.append("params", c["w"] ?? .object([:]))
         }
         if let h = c["ph"] { o.append("paramsHistory", h) }
+        if let r = c["rc"] { o.append("recovery", r) }
         if kind == "flow" || kind == "tabs" { o.append("children", children) }
         if kind == "tabs" {
             o.append("selected", c["sel"] ?? 0)

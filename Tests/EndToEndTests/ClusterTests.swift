@@ -487,6 +487,40 @@ import Glibc
         #expect(mirror.root == (try client.call("tree", ["session": "t"]))["root"])
     }
 
+    /// A recovery flow goes with its navigation; a navigation waiting on one ends with the node that
+    /// ran it. The node that takes the session over closes the flow (one commit), so its user is not
+    /// left in a flow that completes to no effect.
+    @Test func aTakeoverClosesTheRecoveryFlowsOfNavigationsThatEndedWithTheirNode() throws {
+        let pg = try PostgresServer()
+        let graph = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Gated]}
+              Gated: {preconditions: [ok]}
+              Fix: {flow: {steps: [FixStep]}}
+              FixStep: {}
+            preconditions:
+              ok: {check: {fact: ok, equals: true}, recover: {flow: Fix, facts: {ok: true}}}
+            """
+        let a = try Self.node("A", pg, graph: graph)
+        let b = try Self.node("B", pg, graph: graph)
+        let owner = try a.client()
+        try owner.call("session.open", ["name": "t"])
+        let watcher = try b.client()
+        _ = try watcher.call("subscribe", ["session": "t"])
+        try owner.send("navigate", ["session": "t", "to": "Gated", "detach": true])
+        let presented = try watcher.notification("stackChanged")
+        let flow = try #require(presented["params"]?["changes"]?.arrayValue?.first?["node"]?["children"]?.arrayValue?.first)
+        #expect(flow["recovery"] == true && presented["params"]?["version"] == 1, "\(presented)")
+        _ = a.stop(signal: SIGKILL)
+        // B takes t over (the watcher's session is asked for there) and closes the flow.
+        let client = try NavClient(socketPath: b.socketPath)
+        try waitUntil(timeout: 20, "B serves t") { (try? client.call("tree", ["session": "t"]))?["version"]?.intValue == 2 }
+        let closed = try watcher.notification("stackChanged")
+        #expect(closed["params"]?["version"] == 2 && closed["params"]?["changes"]?.arrayValue?.first?["op"] == "dismiss", "\(closed)")
+        #expect(closed["params"]?["changes"]?.arrayValue?.first?["removed"]?.arrayValue?.contains(flow["id"] ?? .null) == true, "\(closed)")
+    }
+
     /// After `graph.reload` on every node, a node reads other nodes' sessions from PostgreSQL with
     /// the graph it now serves (not the one it started with): a subscriber's snapshot, a takeover.
     @Test func aNodeReadsOtherNodesSessionsWithTheGraphItReloaded() throws {

@@ -47,6 +47,46 @@ import Testing
         #expect(r["version"] == 3)
     }
 
+    /// A recovery flow goes with the navigation it was presented for, and that navigation ends with
+    /// the navd that ran it (a stop or `kill -9`): the restarted navd closes the flow (ended
+    /// `cancelled`, removed in a commit of its own). It used to stay on top, its steps opening
+    /// nothing of the app and its completion setting no facts; the same navigation asked again
+    /// recovers afresh, and completing that flow sets its facts.
+    @Test(arguments: [SIGTERM, SIGKILL])
+    func aRecoveryFlowLeftByTheLastRunIsClosed(signal: Int32) throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite")
+        let sock = dir.file("d.sock")
+        var flow = "", version = 0
+        do {
+            let d = try Daemon(arguments: ["--state", state], socketPath: sock)
+            let c = try d.client()
+            try c.call("subscribe")
+            try c.call("navigate", ["route": "account"])
+            _ = try c.notification("stackChanged")
+            let app = try d.client()
+            try app.send("navigate", ["route": "orders", "detach": true])
+            let presented = try c.notification("stackChanged")["params"]?["changes"]?.arrayValue?.first?["node"]?["children"]?.arrayValue?.first
+            #expect(presented?["recovery"] == true, "the flow is marked: \(String(describing: presented))")
+            flow = try #require(presented?["id"]?.stringValue)
+            _ = try c.notification("navigationPending")
+            version = try #require(c.call("tree")["version"]?.intValue)
+            d.stop(signal: signal)
+        }
+        let d2 = try Daemon(arguments: ["--state", state], socketPath: sock)
+        let c2 = try d2.client()
+        let t = try c2.call("subscribe")
+        #expect(t["version"] == .int(version + 1), "one commit closed it: \(t)")
+        #expect(!JSONWriter.string(t).contains("\"\(flow)\""), "\(t)")
+        #expect(d2.stderr.contains("recovery flows closed"), "\(d2.stderr)")
+        let id = try c2.send("navigate", ["route": "orders"])
+        let again = try c2.notification("stackChanged")["params"]?["changes"]?.arrayValue?.first?["node"]?["children"]?.arrayValue?.first?["id"]
+        try c2.call("flowComplete", ["flow": again ?? .null, "result": ["user": "ann"]])
+        #expect(try c2.reply(to: id)["result"]?["version"] != nil)
+        #expect(try c2.call("context.get")["facts"]?["loggedIn"] == true)
+    }
+
     /// A client whose reply was lost to a crash retries with its `key` and gets the first reply:
     /// keys and their replies are saved with the commit (a refused navigation leaves no key: its
     /// retry is refused again, as it was).

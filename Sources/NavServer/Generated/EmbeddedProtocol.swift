@@ -2793,6 +2793,10 @@ public enum EmbeddedProtocol {
           "params": {
             "type": "object"
           },
+          "recovery": {
+            "const": true,
+            "description": "a flow navd presented to recover a navigation's precondition (recover: {flow}); closed when that navigation ends, also by a restart"
+          },
           "children": {
             "type": "array",
             "items": {

@@ -49,6 +49,7 @@ extension Navigator {
                 st.session = s
                 sessions[s.name] = st
                 sendSnapshot(of: s, to: st.audience)
+                closeOrphanedRecoveryFlows(of: st)
                 continue
             }
             let st = makeState(s)
@@ -60,6 +61,9 @@ extension Navigator {
                 }
                 if m.version != s.version { sendSnapshot(of: s, to: st.audience) }
             }
+            // Taken over: the navigations its recovery flows were presented for ended on the node
+            // that ran them.
+            closeOrphanedRecoveryFlows(of: st)
         }
         if own {
             for name in Array(sessions.keys) where !names.contains(name) {

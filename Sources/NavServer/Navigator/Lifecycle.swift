@@ -23,6 +23,11 @@ extension Navigator {
         }
         // Sessions made before the store was chosen ("main") record changes as it wants them.
         for state in self.sessions.values { state.recordsAlways = alwaysRecorded }
+        // No navigation waits any more on the recovery flows the last run presented.
+        let closed = sessions.reduce(0) { n, s in self.sessions[s.name].map { n + closeOrphanedRecoveryFlows(of: $0) } ?? n }
+        if closed > 0 {
+            logger.info("recovery flows closed: the navigations they were presented for ended with the last run", metadata: ["navd.flows": "\(closed)"])
+        }
         let hasMain = sessions.contains { $0.name == "main" }
         if !hasMain {
             if !placement.makesMain {

@@ -178,6 +178,22 @@ extension Navigator {
         publish(c, in: state)
     }
 
+    /// Closes the recovery flows of `state` that no navigation waits on: those whose navigation
+    /// ended with the navd that ran it (a restart, a crash, another node's session taken over).
+    /// Each is ended `cancelled` and removed in a commit of its own, as when its navigation is
+    /// cancelled; answers how many.
+    @discardableResult
+    func closeOrphanedRecoveryFlows(of state: SessionState) -> Int {
+        var closed = 0
+        for flow in state.session.recoveryFlows() {
+            let key = SessionKey(state.session.name, flow.id)
+            guard recoveries[key] == nil else { continue }
+            closeAbandonedRecovery(key, in: state)
+            closed += 1
+        }
+        return closed
+    }
+
     /// A recovery flow ended: evaluate the precondition again (completed) or fail (otherwise).
     func recoveryFlowEnded(_ flow: EndedFlow, in state: SessionState) {
         guard let nav = recoveries.removeValue(forKey: SessionKey(state.session.name, flow.id)), !nav.finished else { return }
