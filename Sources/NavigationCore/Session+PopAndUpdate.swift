@@ -17,7 +17,11 @@ extension Session {
             }
         }
         let what = byId != nil ? "node `\(target)` is not" : "no screen of `\(graph.coordinators[coordinator!].name)` is"
-        throw NavError(.unknownNode, "\(what) in the stacks of the visible path of session `\(name)`; `tree` shows them",
+        // One off the visible path (in a tab not selected): dismiss by node reaches it.
+        var elsewhere = byId.flatMap { $0.kind == .screen || $0.kind == .flow ? $0 : nil }
+        if elsewhere == nil, let coordinator { root.forEach { n in if elsewhere == nil && n.coordinator == coordinator && n.kind != .tabs { elsewhere = n } } }
+        let hint = elsewhere.map { "; `\($0.id)` (\(graph.coordinators[$0.coordinator].name)) is off it, in a tab not selected: dismiss {node: \"\($0.id)\"} removes it and what is above it there, or select its tab first" } ?? "; `tree` shows them"
+        throw NavError(.unknownNode, "\(what) in the stacks of the visible path of session `\(name)`\(hint)",
                        data: ["to": .string(target)])
     }
 

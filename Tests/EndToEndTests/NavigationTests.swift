@@ -58,6 +58,19 @@ import Testing
         #expect(try c.callError("navigate", ["to": "Compose", "by": "push", "from": "n2"])["data"]?["kind"] == "notAllowed")
     }
 
+    /// `dismiss {to}` pops within the stacks of the visible path; a screen in a tab not selected is
+    /// not among them, and the error says which node it is and how to reach it.
+    @Test func dismissToAScreenInATabNotSelectedSaysHowToReachIt() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        let product = try #require(c.call("navigate", ["to": "shop.Product", "with": ["id": "p1"]])["node"]?.stringValue)
+        try c.call("navigate", ["to": "cart.Cart", "by": "select"])
+        let e = try c.callError("dismiss", ["to": "shop.Product"])
+        #expect(e["data"]?["kind"] == "unknownNode", "\(e)")
+        #expect(e["message"]?.stringValue?.contains("`\(product)` (shop.Product) is off it, in a tab not selected: dismiss {node: \"\(product)\"}") == true, "\(e)")
+        #expect(try c.call("dismiss", ["node": .string(product)])["removed"] == [.string(product)])
+    }
+
     @Test func threeClientsOneWriterTwoMirrorsAgreeWithTree() throws {
         let d = try Daemon()
         let writer = try d.client()
