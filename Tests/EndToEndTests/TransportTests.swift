@@ -259,6 +259,37 @@ import Glibc
         #expect(connections == 1)
     }
 
+    /// `echo '{…"subscribe"…}' | socat -t 5 - UNIX-CONNECT:…`: a subscriber that finished sending
+    /// hears the session's changes until it closes its socket (it used to be closed after the
+    /// snapshot), and is closed once its subscriptions end (its session closed).
+    @Test func aSubscriberThatFinishedSendingHearsChangesUntilItCloses() throws {
+        let d = try Daemon()
+        let writer = try d.client()
+        try writer.call("session.open", ["name": "s"])
+        for closes in [false, true] {
+            let watcher = try d.client()
+            _ = try watcher.call("subscribe", ["session": "s"])
+            watcher.finishSending()
+            let deadline = Date().addingTimeInterval(10)
+            while try writer.call("stats")["halfClosed"] != 1 && Date() < deadline { usleep(5_000) }
+            try writer.call("navigate", ["session": "s", "to": "shop.Product", "with": ["id": "p1"]])
+            #expect(try watcher.notification("stackChanged")["params"]?["session"] == "s")
+            if closes {
+                // Its subscription ends with the session: nothing more is owed to it.
+                try writer.call("session.close", ["name": "s"])
+                _ = try watcher.notification("sessionClosed")
+                #expect(try watcher.waitForClose(), "closed once its subscriptions ended")
+            } else {
+                try writer.call("dismiss", ["session": "s"])
+                _ = try watcher.notification("stackChanged")
+                watcher.close()
+            }
+            var held = -1
+            repeat { held = try writer.call("stats")["subscriptions"]?.intValue ?? -1 } while held != 0 && Date() < deadline
+            #expect(try held == 0 && writer.call("stats")["halfClosed"] == 0, "\(closes)")
+        }
+    }
+
     @Test func aClientThatNeverReadsDoesNotStallOthers() throws {
         let d = try Daemon(arguments: ["--max-output", "1048576"])
         let bystander = try d.client()

@@ -25,6 +25,7 @@ import Glibc
         var closed = 0
         /// Holds input for this many iterations after the next message (a batch answered in slices).
         var holdFor = 0
+        var listens = false
 
         init(_ c: Connection) { connection = c }
 

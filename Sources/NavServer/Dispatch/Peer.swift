@@ -68,6 +68,8 @@ extension Peer: ConnectionHandler {
 
     func continueHeldWork() { dispatcher.continueBatch(self) }
 
+    var listens: Bool { !subscriptions.isEmpty }
+
     func connectionClosed() {
         let pending = outbound
         outbound = [:]

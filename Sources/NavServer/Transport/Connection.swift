@@ -23,6 +23,9 @@ protocol ConnectionHandler: AnyObject {
     func continueHeldWork()
     /// The connection closed; called once.
     func connectionClosed()
+    /// Whether the client hears something without asking (its subscriptions): one that finished
+    /// sending keeps hearing it until it closes its socket.
+    var listens: Bool { get }
 }
 
 /// One client connection: its stream, framing state, coalesced output, and flow control (held
@@ -114,19 +117,29 @@ final class Connection {
             close(reason: nil)
             return
         }
-        if awaiting == 0 && !holdsInput { closeAfterFlush() } else { owner.watchForHangUp(self) }
+        if owesNothing { closeAfterFlush() } else { owner.watchForHangUp(self) }
     }
 
-    /// Whether the client finished sending, still waits for answers, and has since closed its
-    /// socket: nobody is left to read them, so it is gone (what it waited for is cancelled).
-    /// Input still held is handled first, as at the end of its input.
-    var hungUpWhileWaiting: Bool { peerDone && !isClosed && !holdsInput && stream.peerHungUp }
+    /// Nothing more for a client that finished sending: no answer due, no input held, no
+    /// subscription to hear (`echo subscribe | socat -t 5` hears five seconds of changes).
+    private var owesNothing: Bool { awaiting == 0 && !holdsInput && !(handler?.listens ?? false) }
+
+    /// What becomes of a client that finished sending, checked while it is watched: `gone` when it
+    /// has since closed its socket (nobody is left to read; what it waited for is cancelled),
+    /// `done` when nothing more is owed to it (its subscriptions ended), else nil. Input still held
+    /// is handled first, as at the end of its input.
+    enum HalfClosedEnd { case gone, done }
+    var halfClosedEnd: HalfClosedEnd? {
+        guard peerDone, !isClosed, !holdsInput else { return nil }
+        if stream.peerHungUp { return .gone }
+        return owesNothing ? .done : nil
+    }
 
     func requestDispatched() { awaiting += 1 }
 
     func requestAnswered() {
         awaiting -= 1
-        if peerDone && awaiting == 0 && !isClosed && !holdsInput {
+        if peerDone && !isClosed && owesNothing {
             // Close once this iteration's output is flushed.
             closeSoon()
         }

@@ -77,9 +77,10 @@ final class ConnectionSet {
     /// clients are backlogged.
     private var backlogCounted = 0
     private var sweeper: Timer?
-    /// Connections whose client finished sending while answers were still due (`echo … | socat`,
-    /// then its `-t` timeout closing the socket): the kernel tells nothing more once their input
-    /// ended, so they are asked every ``hangUpCheckMs`` whether the client closed its socket.
+    /// Connections whose client finished sending while answers were still due or subscriptions
+    /// held (`echo … | socat`, then its `-t` timeout closing the socket): the kernel tells nothing
+    /// more once their input ended, so they are asked every ``hangUpCheckMs`` whether the client
+    /// closed its socket (or nothing more is owed to it).
     private var halfClosed: [ObjectIdentifier: Connection] = [:]
     private var hangUpCheck: Timer?
     /// How often half-closed connections are checked for a closed socket.
@@ -303,7 +304,7 @@ final class ConnectionSet {
         }
     }
 
-    /// Connections whose client finished sending and that still owe it answers.
+    /// Connections whose client finished sending that still owe it answers or notifications.
     var halfClosedCount: Int { halfClosed.count }
 
     /// Watches `c`, whose client finished sending while answers were due, until it closes: a client
@@ -318,8 +319,14 @@ final class ConnectionSet {
     }
 
     private func checkHalfClosed() {
-        for c in halfClosed.values where c.hungUpWhileWaiting {
-            c.close(reason: nil)  // drops it from `halfClosed`
+        for c in halfClosed.values {
+            switch c.halfClosedEnd {
+            case .gone: c.close(reason: nil)  // drops it from `halfClosed`
+            case .done:
+                halfClosed[ObjectIdentifier(c)] = nil
+                c.closeAfterFlush()
+            case nil: break
+            }
         }
         if halfClosed.isEmpty {
             hangUpCheck?.close()
