@@ -58,16 +58,7 @@ import Testing
     /// A provider precondition that fails and recovers: navctl says the provider recovers it, then
     /// that it is asked again, and how to end the wait only once.
     @Test func aRecoveryThatRunsIsSaidAndCtrlCIsExplainedOnce() throws {
-        let d = try Daemon(graph: """
-            root: {stack: Home}
-            coordinators:
-              Home: {opens: [Vault]}
-              Vault: {preconditions: [vault]}
-            preconditions:
-              vault: {provider: true, timeout: 60s, recover: {provider: vault}}
-            """)
-        let provider = try d.client()
-        try provider.call("provide", ["preconditions": ["vault"]])
+        let (d, provider) = try daemonWithAVaultAndItsProvider()
         let pane = try TmuxPane(width: 160, height: 20, command: "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("navctl")) navigate app.Vault; echo exit=$?; exec sleep 120")
         try provider.respond(to: try provider.serverRequest("precondition.evaluate"), result: ["passed": false, "reason": "locked"])
         let recover = try provider.serverRequest("precondition.recover")

@@ -336,16 +336,7 @@ final class TmuxPane {
     /// A provider precondition that fails and recovers: the pending line says the provider recovers
     /// it, then that it is asked again (it said "waits for app.vault" all three times).
     @Test func thePendingLineSaysWhenARecoveryRuns() throws {
-        let d = try Daemon(graph: """
-            root: {stack: Home}
-            coordinators:
-              Home: {opens: [Vault]}
-              Vault: {preconditions: [vault]}
-            preconditions:
-              vault: {provider: true, timeout: 60s, recover: {provider: vault}}
-            """)
-        let provider = try d.client()
-        try provider.call("provide", ["preconditions": ["vault"]])
+        let (d, provider) = try daemonWithAVaultAndItsProvider()
         let pane = try TmuxPane(width: 120, height: 30, command: "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")); exec sleep 120")
         try pane.waitFor("actions on app.Home", "1 push app.Vault")
         try pane.send("1")
