@@ -172,10 +172,12 @@ extension Navigator {
     /// superseded, timed out): the flow it presented goes too (ended `cancelled`, as if its starter
     /// cancelled it), so that it neither blocks the same navigation later (its steps open nothing
     /// of the app) nor completes to no effect.
-    private func closeAbandonedRecovery(_ key: SessionKey, in state: SessionState) {
+    @discardableResult
+    private func closeAbandonedRecovery(_ key: SessionKey, in state: SessionState) -> Bool {
         guard !state.isClosed, state.session.node(key.name)?.kind == .flow,
-              let c = try? state.session.flowComplete(key.name, .cancelled) else { return }
+              let c = try? state.session.flowComplete(key.name, .cancelled) else { return false }
         publish(c, in: state)
+        return true
     }
 
     /// Closes the recovery flows of `state` that no navigation waits on: those whose navigation
@@ -187,9 +189,8 @@ extension Navigator {
         var closed = 0
         for flow in state.session.recoveryFlows() {
             let key = SessionKey(state.session.name, flow.id)
-            guard recoveries[key] == nil else { continue }
-            closeAbandonedRecovery(key, in: state)
-            closed += 1
+            // (One inside another that was closed went with it.)
+            if recoveries[key] == nil && closeAbandonedRecovery(key, in: state) { closed += 1 }
         }
         return closed
     }
