@@ -51,6 +51,10 @@ public struct PolicyFile: Sendable, Equatable {
                 d.error(at, "a token under `tokens` is empty; a client could give it without knowing anything")
                 continue
             }
+            if let c = Self.unprintable(in: key) {
+                d.error(at, "a token under `tokens` holds the character \(c) (a control or line break); a token is one line of printable text")
+                continue
+            }
             if let r = roles(value, of: "a token", &d) { p.tokens[key] = r }
         }
         return (d.hasErrors ? nil : p, d)
@@ -66,13 +70,24 @@ public struct PolicyFile: Sendable, Equatable {
         return m.map { ($0.key, $0.keyLocation, $0.value) }
     }
 
+    /// The first control or line-breaking character of `s` (C0 and C1 controls, DEL, U+2028,
+    /// U+2029) as `U+XXXX`, or nil: tokens and roles are one line of printable text (a YAML reader
+    /// folds a line break inside a quoted string, so such a name would not read back as written).
+    static func unprintable(in s: String) -> String? {
+        for u in s.unicodeScalars where u.value < 0x20 || (0x7F...0x9F).contains(u.value) || u.value == 0x2028 || u.value == 0x2029 {
+            let hex = String(u.value, radix: 16, uppercase: true)
+            return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+        }
+        return nil
+    }
+
     /// A list of role names, or one name alone.
     private static func roles(_ node: Doc, of holder: String, _ d: inout Diagnostics) -> Set<String>? {
         let items = node.sequence ?? [node]
         var out: Set<String> = []
         var ok = true
         for item in items {
-            guard case .string(let role) = item.json, !role.isEmpty else {
+            guard case .string(let role) = item.json, !role.isEmpty, unprintable(in: role) == nil else {
                 d.error(item.location, "the roles of \(holder) must be names, like [customer, admin]; not \(item.mapping != nil || item.sequence != nil ? item.typeName : "`\(item.description)`")")
                 ok = false
                 continue

@@ -1,3 +1,4 @@
+import Foundation
 import JSON
 import NavGraph
 import Testing
@@ -40,6 +41,22 @@ import Testing
             "policy.yaml:3:1: error: unknown key `tokenz` (did you mean `tokens`?); a policy file has uids, tokens and allowReloadPath",
             "policy.yaml:4:18: error: `allowReloadPath` must be true or false, not yes",
         ])
+    }
+
+    /// Found by the `policy` fuzz target: a token holding `\L` (U+2028, a YAML escape) was read, and
+    /// written as JSON it read back as another token (a YAML reader folds a line break inside a
+    /// quoted string). Tokens and roles are one line of printable text; what is read, written as
+    /// JSON, reads back the same.
+    @Test func aTokenOrRoleWithALineBreakOrControlIsRefused() throws {
+        let crash = try #require(Data(base64Encoded: "eyJ1aWRzIjogeyIwNTAxIjogWyJjdXN0/////yJdfSwgInRva2VucyI6IHsiTExMTExMTExMTFxMTExMTExMdCI6ICJhZG1TRkZGRkZGRkZGRkZGMEZGRkZGRkZGRkZpbiJ9fQo="))
+        let (p, d) = PolicyFile.parse(String(decoding: crash, as: UTF8.self), file: "p")
+        #expect(p == nil && d.errors.map(\.message) == ["a token under `tokens` holds the character U+2028 (a control or line break); a token is one line of printable text"], "\(d.sorted)")
+        let roles = PolicyFile.parse("uids: {\"1\": [\"a\\tb\", \"c\\Pd\"]}\n", file: "p")
+        #expect(roles.policy == nil && roles.diagnostics.errors.count == 2, "\(roles.diagnostics.sorted)")
+        // Printable text of any script is kept, and reads back the same from JSON.
+        let fine = try #require(PolicyFile.parse("tokens: {\"s3cr\u{E9}t \u{2713}\": [\"r\u{F4}le\"]}\n", file: "p").policy)
+        let again = PolicyFile.parse(#"{"tokens": {"s3cr\#u{E9}t \#u{2713}": ["r\#u{F4}le"]}}"#, file: "p").policy
+        #expect(fine == again && fine.tokens.count == 1)
     }
 
     @Test func theShapeOfTheFileItself() {
