@@ -52,7 +52,7 @@ public struct PolicyFile: Sendable, Equatable {
                 continue
             }
             if let c = Self.unprintable(in: key) {
-                d.error(at, "a token under `tokens` holds the character \(c) (a control or line break); a token is one line of printable text")
+                d.error(at, "a token under `tokens` holds the character \(c) (a control, a line break or not text); a token is one line of printable text")
                 continue
             }
             if let r = roles(value, of: "a token", &d) { p.tokens[key] = r }
@@ -70,11 +70,13 @@ public struct PolicyFile: Sendable, Equatable {
         return m.map { ($0.key, $0.keyLocation, $0.value) }
     }
 
-    /// The first control or line-breaking character of `s` (C0 and C1 controls, DEL, U+2028,
-    /// U+2029) as `U+XXXX`, or nil: tokens and roles are one line of printable text (a YAML reader
-    /// folds a line break inside a quoted string, so such a name would not read back as written).
+    /// The first character of `s` that is not printable text on one line (C0 and C1 controls, DEL,
+    /// U+2028, U+2029, the byte order mark U+FEFF, the non-characters U+FFFE and U+FFFF) as
+    /// `U+XXXX`, or nil. YAML folds a line break inside a quoted string and does not take the rest
+    /// as text, so a token or role holding one would not read back as written.
     static func unprintable(in s: String) -> String? {
-        for u in s.unicodeScalars where u.value < 0x20 || (0x7F...0x9F).contains(u.value) || u.value == 0x2028 || u.value == 0x2029 {
+        for u in s.unicodeScalars where u.value < 0x20 || (0x7F...0x9F).contains(u.value) || u.value == 0x2028 || u.value == 0x2029
+            || u.value == 0xFEFF || u.value == 0xFFFE || u.value == 0xFFFF {
             let hex = String(u.value, radix: 16, uppercase: true)
             return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
         }
