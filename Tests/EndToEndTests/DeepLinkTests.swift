@@ -28,6 +28,8 @@ import Testing
             ("/product/p%2042/reviews", ["shop.Home", "shop.Product", "shop.Reviews"], ["productId": "p 42"]),
             ("/category/shoes?page=3", ["shop.Home", "shop.Category"], ["slug": "shoes", "page": 3]),
             ("/category/shoes", ["shop.Home", "shop.Category"], ["slug": "shoes"]),
+            // A key given twice takes its last value.
+            ("/category/shoes?page=3&page=4", ["shop.Home", "shop.Category"], ["slug": "shoes", "page": 4]),
             ("/search?q=red%20shoes", ["shop.Home", "shop.Search"], ["query": "red shoes"]),
             ("/cart", ["cart.Cart"], [:]),
             ("shop://app/orders/ord-9", ["account.Account", "account.Orders", "account.OrderDetail"], ["orderId": "ord-9"]),
