@@ -950,7 +950,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
 
     def redirected(result, to, given, has_with, by):
         """Where the redirects a navigation's `result` lists took it: the last one's target and
-        params (its `with`), by its `by` else the one before: the graph's own (`pa`'s) or what the
+        params (its `with`), by its `by` else the one before (when the target allows it, else the target's
+        unnamed style): the graph's own (`pa`'s) or what the
         provider answered. None: a redirect this model does not know."""
         declared_redirect = described["preconditions"].get("app.pa", {}).get("redirect")
         answers = list(redirects.get(result.get("navigation"), []))
@@ -963,7 +964,12 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 return None
             spec = spec if isinstance(spec, dict) else {"to": spec}
             to, given, has_with = hop["to"], dict(spec.get("with") or {}), "with" in spec
-            by = spec.get("by", by)
+            if "by" in spec:
+                by = spec["by"]
+            else:
+                # Without its own `by`: the one before when the target allows it, else its unnamed style.
+                allowed = ((described.get("coordinators") or {}).get(to) or {}).get("presentations")
+                by = by if not allowed or by in allowed else unnamed_style(described, to)
         return to, given, has_with, by
 
     def placed_as_said(P, source_id, source, tree, after, result, where, waited=False, pop=None):
@@ -1067,6 +1073,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             driver, mirrors, provider = connect()
             sources.clear()  # (a new connection numbers its requests afresh)
             waited.clear()
+            thens.clear()  # (the new session numbers its nodes afresh: a `then` of the closed one names another flow)
             matches.clear()
             redirects.clear()
             asks.clear()

@@ -69,7 +69,7 @@ extension Explorer {
                 return
             }
             do throws(NavError) {
-                let next = try session.plan(Destination(target: spec.to), by: spec.by ?? plan.by, with: spec.with, from: plan.sourceId,
+                let next = try session.plan(Destination(target: spec.to), by: graph.coordinators[spec.to].redirectPresentation(named: spec.by, redirecting: plan.by), with: spec.with, from: plan.sourceId,
                                             ifVersion: nil, caller: caller, declaredTarget: true)
                 red.redirectedTo.append(spec.to)
                 walk(next, at: 0, recovered: nil, step: red, chain: chain + [spec.to], session: session, into: &out)

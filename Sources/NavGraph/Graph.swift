@@ -278,6 +278,11 @@ public final class Coordinator: Sendable {
 
     /// How a navigation that names no style shows it (``Presentation/unnamed(allows:)``).
     public var unnamedPresentation: Presentation { Presentation.unnamed(allows: allows) }
+    /// How a redirect to this coordinator shows it: the redirect's own `by`, else the style of the
+    /// navigation it redirects when this coordinator allows it, else its ``unnamedPresentation``.
+    public func redirectPresentation(named: Presentation?, redirecting previous: Presentation) -> Presentation {
+        named ?? (allows(previous) ? previous : unnamedPresentation)
+    }
     /// How a stack built at once shows it without a `by` (``Presentation/unnamedInStack(allows:)``).
     public var unnamedPresentationInStack: Presentation { Presentation.unnamedInStack(allows: allows) }
 

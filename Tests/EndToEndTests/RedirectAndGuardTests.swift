@@ -38,6 +38,39 @@ import Testing
         #expect(try c.call("navigate", ["to": "Cart"])["redirected"] == nil)
     }
 
+    @Test func aRedirectWithoutByShowsItsTargetTheWayTheTargetAllows() throws {
+        let graph = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Inbox, Outbox]}
+              Inbox: {preconditions: [signedIn]}
+              Outbox: {preconditions: [verified]}
+              Login: {presentations: [present]}
+              Verify: {}
+            preconditions:
+              signedIn: {check: {fact: signedIn, equals: true}, redirect: Login}
+              verified: {check: {fact: verified, equals: true}, redirect: Verify}
+            """
+        let d = try Daemon(graph: graph)
+        let c = try d.client()
+        // Login is never pushed: the redirect of a push presents it, as navigate without `by` would.
+        let r = try c.call("navigate", ["to": "Inbox"])
+        #expect(r["redirected"]?.arrayValue?.first?["to"] == "app.Login", "\(r)")
+        var tree = try c.call("tree")
+        let home = tree["root"]?["children"]?.arrayValue?.first
+        #expect(home?["presented"]?["children"]?.arrayValue?.first?["coordinator"] == "app.Login", "\(tree)")
+        try c.call("dismiss")
+        // Verify allows push: the redirect keeps the navigation's style.
+        #expect(try c.call("navigate", ["to": "Outbox"])["redirected"]?.arrayValue?.first?["to"] == "app.Verify")
+        tree = try c.call("tree")
+        #expect(tree["root"]?["children"]?.arrayValue?.compactMap { $0["coordinator"]?.stringValue } == ["app.Home", "app.Verify"], "\(tree)")
+        // A style the navigation names that the target does not allow gives way too.
+        try c.call("dismiss")
+        #expect(try c.call("navigate", ["to": "Inbox", "by": "replace"])["redirected"]?.arrayValue?.first?["to"] == "app.Login")
+        tree = try c.call("tree")
+        #expect(tree["root"]?["children"]?.arrayValue?.first?["presented"]?["children"]?.arrayValue?.first?["coordinator"] == "app.Login", "\(tree)")
+    }
+
     @Test func loopsAreDetected() throws {
         let d = try Daemon(graph: Self.graph)
         let c = try d.client()
