@@ -9,6 +9,10 @@ func summary(_ r: JSONValue) -> String {
     if let v = r["version"]?.intValue { parts.append("version \(v)") }
     if let removed = r["removed"]?.arrayValue, !removed.isEmpty { parts.append("removed \(removed.compactMap(\.stringValue).joined(separator: " "))") }
     if let vis = r["visible"]?.arrayValue { parts.append("visible \(vis.compactMap(\.stringValue).joined(separator: " > "))") }
+    if let hops = r["redirected"]?.arrayValue, let last = hops.last?["to"]?.stringValue {
+        // As nav-tui says it: where the preconditions sent the navigation, and which of them.
+        parts.append("redirected to \(last) by \(hops.compactMap { $0["precondition"]?.stringValue }.joined(separator: ", "))")
+    }
     if let then = r["then"] {
         if let e = then["error"] {
             parts.append("then failed: \(e["data"]?["kind"]?.stringValue ?? "?"): \(e["message"]?.stringValue ?? "")")

@@ -92,6 +92,25 @@ import Testing
         #expect(try c.call("tree")["root"]?["children"]?.arrayValue?.last?["params"] == ["n": 2, "label": "home"])
     }
 
+    /// A navigation a precondition redirected says where it went, and which precondition sent it.
+    @Test func aRedirectedNavigationSaysWhereItWent() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Inbox]}
+              Inbox: {preconditions: [signedIn]}
+              Login: {presentations: [present]}
+            preconditions:
+              signedIn: {check: {fact: signedIn, equals: true}, redirect: Login}
+            """)
+        let r = try navctl(d, ["navigate", "app.Inbox"])
+        #expect(r.status == 0 && r.stdout.contains("redirected to app.Login by app.signedIn"), "\(r)")
+        #expect(try navctl(d, ["set", "signedIn=true"]).status == 0)
+        #expect(try navctl(d, ["dismiss"]).status == 0)
+        let plain = try navctl(d, ["navigate", "app.Inbox"])
+        #expect(plain.status == 0 && !plain.stdout.contains("redirected"), "\(plain)")
+    }
+
     @Test func everySubcommandHumanAndJSON() throws {
         let d = try Daemon()
         var r = try navctl(d, ["navigate", "shop.Product", "--with", "id=p1"])

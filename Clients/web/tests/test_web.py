@@ -43,6 +43,25 @@ def test_a_navigation_elsewhere_shows_within_a_second(navweb, browser):
     assert "push" in row and "n8 shop.Product" in row and "not this page" in row, row
 
 
+@pytest.mark.graph("""
+root: {stack: Home}
+coordinators:
+  Home: {opens: [Inbox]}
+  Inbox: {preconditions: [signedIn]}
+  Login: {presentations: [present]}
+preconditions:
+  signedIn: {check: {fact: signedIn, equals: true}, redirect: Login}
+""")
+def test_a_redirected_navigation_says_where_it_went(navweb, browser):
+    """A navigation a precondition redirected shows its target, and the status line says which
+    precondition sent it there."""
+    browser.get(navweb.url)
+    wait(browser, lambda d: "app.Home" in text(d, "tree") and text(d, "status") == "connected", message="the page shows the tree")
+    button(browser, "push app.Inbox").click()
+    wait(browser, lambda d: text(d, "top-name") == "app.Login", message="the redirect's target is shown")
+    wait(browser, lambda d: "redirected to app.Login by app.signedIn" in text(d, "status"), message="the status says so")
+
+
 def test_clicking_an_action_changes_navds_tree(navweb, browser):
     load(browser, navweb)
     button(browser, "select cart.Cart").click()

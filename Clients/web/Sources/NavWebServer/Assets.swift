@@ -495,7 +495,9 @@ async function send(method, params, what, fromForm = false) {
     if (r && typeof r.version === 'number') state.mine.add(r.version);
     if (r && r.navigation) state.pending.delete(r.navigation);
     if (fromForm) closeForm();
-    status(`${what}: version ${r && r.version !== undefined ? r.version : '?'}`);
+    const hops = (r && r.redirected) || [];
+    const redirected = hops.length ? `, redirected to ${hops[hops.length - 1].to} by ${hops.map((h) => h.precondition).join(', ')}` : '';
+    status(`${what}: version ${r && r.version !== undefined ? r.version : '?'}${redirected}`);
     render();
   } catch (e) {
     if (e.data && e.data.navigation) state.pending.delete(e.data.navigation);
