@@ -280,7 +280,7 @@ final class App {
         }
         for (name, r) in graph["routes"]?.objectValue ?? [:] {
             guard let to = r["to"]?.stringValue else { continue }
-            let by = r["by"]?.stringValue.flatMap(NavCall.Style.init(rawValue:)) ?? .push
+            let by = r["by"]?.stringValue.flatMap(NavCall.Style.init(rawValue:)) ?? defaultStyle(to)
             guard by == .select || by == .root || opens.contains(to) else { continue }
             if by == .select, selectedTabRoot(of: mirror) == to { continue }
             let prefill = r["with"]?.objectValue ?? [:]
@@ -334,8 +334,9 @@ final class App {
 
     func defaultStyle(_ target: String) -> NavCall.Style {
         let styles = coordinators[target]?["presentations"]?.arrayValue?.compactMap { $0.stringValue.flatMap(NavCall.Style.init(rawValue:)) } ?? []
-        for s in [NavCall.Style.push, .present, .replace] where styles.contains(s) { return s }
-        return styles.first ?? .push
+        // As navd shows a target when a navigation names no style: push, else the first allowed of these.
+        for s in [NavCall.Style.push, .present, .replace, .root, .select] where styles.contains(s) { return s }
+        return .push
     }
 
     func needsForm(_ target: String) -> Bool {

@@ -310,6 +310,31 @@ final class TmuxPane {
         #expect(!s.contains("next step"), "the last step has none: \(s)")
     }
 
+    /// A route and an opened screen that name no style are labelled the way navd shows them: a
+    /// screen never pushed is presented, a select-only tab is selected from anywhere.
+    @Test func actionsWithoutAStyleAreLabelledAsNavdShowsThem() throws {
+        let d = try Daemon(graph: """
+            root: {tabs: [Home, Other]}
+            coordinators:
+              Home: {opens: [Compose]}
+              Other: {presentations: [select]}
+              Compose: {presentations: [present]}
+            routes:
+              write: {to: Compose}
+              other: {to: Other}
+            """)
+        let pane = try TmuxPane(width: 100, height: 30, command: "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")); exec sleep 120")
+        let s = try pane.waitFor("actions on app.Home", "present app.Compose", "route app.write  present Compose", "route app.other  select Other")
+        #expect(!s.contains("push Compose"), "\(s)")
+        // The route's key (its line reads "│ KEY route app.write  present Compose") presents Compose.
+        let line = try #require(s.split(separator: "\n").first { $0.contains("route app.write") })
+        let key = try #require(line.split(separator: "│").last?.split(separator: " ").first)
+        try pane.send(String(key))
+        try pane.waitFor("actions on app.Compose")
+        let c = try d.client()
+        #expect(try c.call("tree")["root"]?["children"]?.arrayValue?.first?["children"]?.arrayValue?.first?["presented"]?["children"]?.arrayValue?.first?["coordinator"] == "app.Compose")
+    }
+
     /// A navigation sent from a form that waits for a precondition closes the form (its input was
     /// accepted): the recovery flow presented for it can be completed with `c` at once.
     @Test func aFormWhoseNavigationWaitsClosesForTheRecoveryFlow() throws {

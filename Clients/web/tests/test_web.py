@@ -62,6 +62,27 @@ def test_a_redirected_navigation_says_where_it_went(navweb, browser):
     wait(browser, lambda d: "redirected to app.Login by app.signedIn" in text(d, "status"), message="the status says so")
 
 
+@pytest.mark.graph("""
+root: {tabs: [Home, Other]}
+coordinators:
+  Home: {opens: [Compose]}
+  Other: {presentations: [select]}
+  Compose: {presentations: [present]}
+routes:
+  other: {to: Other}
+""")
+def test_actions_without_a_style_are_offered_as_navd_shows_them(navweb, browser):
+    """A screen never pushed is offered as presented; a route to a select-only tab, which names no
+    style, is offered from anywhere (navd selects the tab)."""
+    browser.get(navweb.url)
+    wait(browser, lambda d: "app.Home" in text(d, "tree") and text(d, "status") == "connected", message="the page shows the tree")
+    button(browser, "present app.Compose").click()
+    wait(browser, lambda d: text(d, "top-name") == "app.Compose", message="Compose is presented")
+    button(browser, "route app.other").click()
+    wait(browser, lambda d: text(d, "top-name") == "app.Other", message="the route selects the tab")
+    assert tree_json(navweb.navd_sock)["root"]["selected"] == 1
+
+
 def test_clicking_an_action_changes_navds_tree(navweb, browser):
     load(browser, navweb)
     button(browser, "select cart.Cart").click()

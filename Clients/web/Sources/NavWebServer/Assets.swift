@@ -337,8 +337,9 @@ function needsForm(name) { const s = coordinator(name).setup; return !!(s && s.p
 
 function defaultStyle(target) {
   const styles = coordinator(target).presentations || ['push'];
-  for (const s of ['push', 'present', 'replace']) if (styles.includes(s)) return s;
-  return styles[0] || 'push';
+  // As navd shows a target when a navigation names no style: push, else the first allowed of these.
+  for (const s of ['push', 'present', 'replace', 'root', 'select']) if (styles.includes(s)) return s;
+  return 'push';
 }
 
 // The step after `top` in the flow that shows it on the visible path, when `top` declares no opens
@@ -360,7 +361,7 @@ function actionsFor(t) {
   const next = nextStep(t, top);
   if (next) list.push({ label: `push ${next} (next step)`, run: () => go(next, null) });
   for (const [name, r] of Object.entries(state.graph.routes || {})) {
-    const by = r.by || 'push';
+    const by = r.by || defaultStyle(r.to);
     if (by === 'select' && t.root.kind === 'tabs') {
       const tab = t.root.children[t.root.selected];
       if (tab && tab.children && tab.children[0] && tab.children[0].coordinator === r.to) continue;  // the tab shown
