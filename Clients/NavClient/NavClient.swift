@@ -82,14 +82,13 @@ public final class NavClient {
         }
     }
 
-    /// `--socket`, else `$NAVD_SOCKET`, else `$XDG_RUNTIME_DIR/navd.sock`, else `$TMPDIR/navd-<uid>/navd.sock` (`/tmp` without `TMPDIR`).
+    /// `--socket`, else `$NAVD_SOCKET`, else `$XDG_RUNTIME_DIR/navd.sock`, else `/tmp/navd-<uid>.sock` (as navd chooses).
     public static func defaultSocketPath(explicit: String? = nil) -> String {
         if let explicit { return explicit }
         let env = ProcessInfo.processInfo.environment
         if let s = env["NAVD_SOCKET"], !s.isEmpty { return s }
         if let r = env["XDG_RUNTIME_DIR"], !r.isEmpty { return r + "/navd.sock" }
-        let tmp = env["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        return (tmp.hasSuffix("/") ? String(tmp.dropLast()) : tmp) + "/navd-\(getuid())/navd.sock"
+        return "/tmp/navd-\(getuid()).sock"
     }
 
     /// Whether the path is the default one (neither `--socket` nor `$NAVD_SOCKET` named it): then the

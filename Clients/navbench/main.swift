@@ -25,7 +25,7 @@ struct NavBench: ParsableCommand {
         """,
         version: BuildInfo.versionLine("navbench"))
 
-    @Option(help: "navd's socket (default: $NAVD_SOCKET, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>/navd.sock).")
+    @Option(help: "navd's socket (default: $NAVD_SOCKET, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>.sock).")
     var socket: String?
 
     @Option(help: "Connections doing navigate/dismiss pairs, each in its own session.")

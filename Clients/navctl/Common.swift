@@ -6,7 +6,7 @@ import NavClient
 /// Options every subcommand shares. They may also be given before the subcommand
 /// (`navctl --json tree`, `navctl --socket PATH tree`): ``GlobalOptions`` moves them after it.
 struct Common: ParsableArguments {
-    @Option(help: "navd's socket (default: $NAVD_SOCKET, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>/navd.sock).")
+    @Option(help: "navd's socket (default: $NAVD_SOCKET, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>.sock).")
     var socket: String?
 
     @Option(help: "Session (default: main).")

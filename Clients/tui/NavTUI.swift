@@ -19,7 +19,7 @@ struct NavTUI: ParsableCommand {
         """,
         version: BuildInfo.versionLine("nav-tui"))
 
-    @Option(help: "navd's socket (default: $NAVD_SOCKET, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>/navd.sock).")
+    @Option(help: "navd's socket (default: $NAVD_SOCKET, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>.sock).")
     var socket: String?
 
     @Option(help: "Session to show and drive; it must be open (as navctl --session) unless --create is given. Session main always is.")

@@ -30,7 +30,7 @@ struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the daemon in the foreground (the default subcommand).")
 
-    @Option(help: "Socket path (default: $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>/navd.sock).")
+    @Option(help: "Socket path (default: $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>.sock).")
     var socket: String?
 
     @Option(help: "Directory of navigation graph module files (default: the embedded example app).")

@@ -102,32 +102,54 @@ import Glibc
         #expect(d.stderr.contains(said), "\(d.stderr)")
     }
 
-    /// The default socket lives in a 0700 directory of navd's uid; a directory someone else
-    /// prepared (here: open to others, or a symbolic link) is refused.
-    @Test func defaultSocketDirectoryIsPrivate() throws {
+    /// Without `--socket` and `XDG_RUNTIME_DIR`, navd listens on the contract's `/tmp/navd-<uid>.sock`
+    /// (mode 0600) and navctl finds it there; a symbolic link or a socket of another uid put at that
+    /// path first is never taken over. Each process runs in a mount namespace of its own whose `/tmp`
+    /// is a temporary directory, so the test neither meets nor disturbs a navd of this machine.
+    @Test func theDefaultSocketIsTheContractsPathAndIsNeverTakenOver() throws {
+        try #require(getuid() == 0, "the test makes a mount namespace (unshare --mount): it runs as root, as CI does")
         let tmp = TempDir()
         defer { tmp.remove() }
+        chmod(tmp.path, 0o1777)
+        let privateTmp = ["/usr/bin/unshare", "--mount", "--propagation", "private",
+                          "/bin/sh", "-c", #"mount --bind "$0" /tmp && exec "$@""#, tmp.path]
         var env = ProcessInfo.processInfo.environment
         env["XDG_RUNTIME_DIR"] = nil
-        env["TMPDIR"] = tmp.path
-        let dir = tmp.file("navd-\(getuid())")
-        let d = try Daemon(socketPath: "", environment: env, waitUntilServing: false, useDefaultSocket: true)
-        try d.waitForLog("navd listening")
+        env["NAVD_SOCKET"] = nil
+        let path = tmp.file("navd-\(getuid()).sock")
+        let d = try Daemon(socketPath: path, environment: env, useDefaultSocket: true, launcher: privateTmp)
         var st = stat()
-        #expect(lstat(dir, &st) == 0 && st.st_mode & 0o777 == 0o700)
-        #expect(lstat(dir + "/navd.sock", &st) == 0 && (st.st_mode & S_IFMT) == S_IFSOCK)
+        #expect(lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFSOCK && st.st_mode & 0o777 == 0o600, "\(String(st.st_mode, radix: 8))")
+        #expect(try d.client().call("ping") == "pong")
+        let navctl = try runCommand(privateTmp[0], Array(privateTmp.dropFirst()) + [Repo.binary("navctl"), "tree"], environment: env)
+        #expect(navctl.status == 0 && navctl.stdout.contains("session main"), "\(navctl)")
         #expect(d.stop() == 0)
 
-        chmod(dir, 0o777)
-        let open = try Daemon(socketPath: "", environment: env, waitUntilServing: false, useDefaultSocket: true)
-        #expect(open.waitForExit(timeout: 10) == 1)
-        #expect(open.stderr.contains("not a private directory"), "\(open.stderr)")
-
-        rmdir(dir)
-        symlink(tmp.path, dir)
-        let linked = try Daemon(socketPath: "", environment: env, waitUntilServing: false, useDefaultSocket: true)
+        // A symbolic link at the path (to a socket of navd's own, even) is not followed.
+        let elsewhere = tmp.file("elsewhere.sock")
+        let own = try Daemon(socketPath: elsewhere)
+        symlink(elsewhere, path)
+        let linked = try Daemon(socketPath: path, environment: env, waitUntilServing: false, useDefaultSocket: true, launcher: privateTmp)
         #expect(linked.waitForExit(timeout: 10) == 1)
-        #expect(linked.stderr.contains("not a private directory"), "\(linked.stderr)")
+        #expect(linked.stderr.contains("exists and is not a socket"), "\(linked.stderr)")
+        #expect(own.stop() == 0)
+        unlink(path)
+
+        // A socket another user put there first.
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            for (i, b) in path.utf8.enumerated() { raw[i] = b }
+        }
+        let bound = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        try #require(bound == 0)
+        chown(path, 65534, 65534)
+        let squatted = try Daemon(socketPath: path, environment: env, waitUntilServing: false, useDefaultSocket: true, launcher: privateTmp)
+        #expect(squatted.waitForExit(timeout: 10) == 1)
+        #expect(squatted.stderr.contains("belongs to uid 65534"), "\(squatted.stderr)")
+        #expect(lstat(path, &st) == 0 && st.st_uid == 65534, "left as it was")
     }
 
     /// SIGTERM while a client has replies queued that it has not read yet: it still gets every one

@@ -50,8 +50,9 @@ public final class Daemon: @unchecked Sendable {
 
     /// Starts `navd` with `arguments` (plus `--socket`) and waits until it logs that it listens. With
     /// `graph`, navd serves that one module (written as `app.yaml` in a directory of the daemon's own).
+    /// `launcher`: a command that execs navd's command line given after it (the same process).
     public init(graph: String? = nil, arguments: [String] = [], socketPath: String? = nil, environment: [String: String]? = nil,
-                waitUntilServing: Bool = true, useDefaultSocket: Bool = false) throws {
+                waitUntilServing: Bool = true, useDefaultSocket: Bool = false, launcher: [String] = []) throws {
         dir = TempDir()
         self.socketPath = socketPath ?? dir.file("navd.sock")
         var graphArgs: [String] = []
@@ -63,7 +64,7 @@ public final class Daemon: @unchecked Sendable {
         // Tests keep no state file unless they ask for one.
         let stateArgs = arguments.contains("--state") || arguments.contains("--store") ? [] : ["--ephemeral"]
         let socketArgs = useDefaultSocket ? [] : ["--socket", self.socketPath]
-        let argv = [Repo.binary("navd")] + socketArgs + stateArgs + graphArgs + arguments
+        let argv = launcher + [Repo.binary("navd")] + socketArgs + stateArgs + graphArgs + arguments
         var env = environment ?? ProcessInfo.processInfo.environment
         env["SWIFT_BACKTRACE"] = env["SWIFT_BACKTRACE"] ?? "enable=no"
         // A cluster node keeps its coverage where its state file would be ($XDG_STATE_HOME/navd/):

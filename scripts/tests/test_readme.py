@@ -90,7 +90,7 @@ def test_every_shell_example_of_the_readme_runs_in_order():
                     assert last is not None, "README.md:%d: %r is neither a command nor under one" % (n, line)
                     assert line.strip() in last[2], "README.md:%d: %s printed\n%s\nnot %r" % (last[0], last[1], last[2], line.strip())
                     continue
-                command = command.replace("/tmp/navd-0/navd.sock", sock)
+                command = command.replace("/tmp/navd-0.sock", sock)
                 if command.startswith(BACKGROUND):
                     out = tempfile.TemporaryFile(mode="w+")
                     background.append((n, line, subprocess.Popen(["bash", "-c", "exec " + command], env=env, cwd=ROOT, stdout=out,

@@ -26,7 +26,7 @@ MAX_NOTIFICATIONS = 10_000
 
 def default_socket_path(explicit=None):
     """``explicit``, else ``$NAVD_SOCKET``, else ``$XDG_RUNTIME_DIR/navd.sock``, else
-    ``$TMPDIR/navd-<uid>/navd.sock`` (``/tmp`` without ``TMPDIR``), as navd and navctl choose. An
+    ``/tmp/navd-<uid>.sock``, as navd and navctl choose. An
     empty path is refused: Linux would take it for an abstract socket, which anyone may serve."""
     if explicit is not None:
         if not explicit or explicit.startswith("\0"):
@@ -37,7 +37,7 @@ def default_socket_path(explicit=None):
         return env["NAVD_SOCKET"]
     if env.get("XDG_RUNTIME_DIR"):
         return env["XDG_RUNTIME_DIR"] + "/navd.sock"
-    return (env.get("TMPDIR") or "/tmp").rstrip("/") + "/navd-%d/navd.sock" % os.getuid()
+    return "/tmp/navd-%d.sock" % os.getuid()
 
 
 def _ready(sock, events, seconds):

@@ -151,10 +151,6 @@ public final class Server {
     public func start() throws {
         let path = config.socketPath
         if let problem = ServerConfiguration.pathProblem(path, option: "--socket") { throw StartupError(description: problem) }
-        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        if directory == ServerConfiguration.privateSocketDirectory(environment: getenv("TMPDIR").map { ["TMPDIR": String(cString: $0)] } ?? [:]) {
-            try preparePrivateDirectory(directory)
-        }
         var st = stat()
         if lstat(path, &st) == 0 {
             guard (st.st_mode & S_IFMT) == S_IFSOCK else {
@@ -203,21 +199,6 @@ public final class Server {
         flusher = f
         transport.start()
         startCoverageWrites()
-    }
-
-    /// Makes (or checks) the 0700 directory of the default socket: it must be a real directory owned by
-    /// navd's uid that nobody else may enter, or another user could place a socket of their own there.
-    func preparePrivateDirectory(_ dir: String) throws {
-        if mkdir(dir, 0o700) != 0 && errno != EEXIST {
-            throw StartupError(description: "cannot create \(dir) for the socket: \(String(cString: strerror(errno))); choose another --socket")
-        }
-        var st = stat()
-        guard lstat(dir, &st) == 0 else {
-            throw StartupError(description: "cannot inspect \(dir): \(String(cString: strerror(errno))); choose another --socket")
-        }
-        guard (st.st_mode & S_IFMT) == S_IFDIR, st.st_uid == getuid(), st.st_mode & 0o077 == 0 else {
-            throw StartupError(description: "\(dir) is not a private directory of uid \(getuid()) (it is a symbolic link, belongs to uid \(st.st_uid) or is open to others, mode \(String(st.st_mode & 0o777, radix: 8))); navd will not put its socket there: remove it or choose another --socket")
-        }
     }
 
     /// Runs the loop until shutdown completes. Returns whether every handle was released.

@@ -102,18 +102,13 @@ public struct ServerConfiguration: Sendable {
     /// other nodes' notifications, clients).
     public var writtenDepth: Int { SessionLimits.writtenDepth(treeDepth: session.maxDepth, valueDepth: maxDepth) }
 
-    /// The default socket path: `$XDG_RUNTIME_DIR/navd.sock`, else `/tmp/navd-<uid>/navd.sock` (in a
-    /// directory only this uid may enter, so another user cannot squat the path).
+    /// The default socket path, as the contract names it: `$XDG_RUNTIME_DIR/navd.sock`, else
+    /// `/tmp/navd-<uid>.sock`. Another user cannot take it over: navd binds it 0600 and refuses a file
+    /// there that is not a socket of its own uid, and clients that found it by default check the
+    /// server's uid.
     public static func defaultSocketPath(environment: [String: String]) -> String {
         if let dir = environment["XDG_RUNTIME_DIR"], !dir.isEmpty { return dir + "/navd.sock" }
-        return privateSocketDirectory(environment: environment) + "/navd.sock"
-    }
-
-    /// `$TMPDIR/navd-<uid>` (`/tmp/navd-<uid>` without `TMPDIR`): the directory of the default socket
-    /// when `XDG_RUNTIME_DIR` is not set.
-    public static func privateSocketDirectory(environment: [String: String]) -> String {
-        let tmp = environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        return (tmp.hasSuffix("/") ? String(tmp.dropLast()) : tmp) + "/navd-\(getuid())"
+        return "/tmp/navd-\(getuid()).sock"
     }
 
     /// The longest socket path the platform accepts (`sun_path` less its terminating NUL).

@@ -24,7 +24,7 @@ public struct NavWeb: AsyncParsableCommand {
 
     public init() {}
 
-    @Option(help: "navd's socket (default: $NAVD_SOCKET, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>/navd.sock).")
+    @Option(help: "navd's socket (default: $NAVD_SOCKET, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>.sock).")
     var socket: String?
 
     @Option(help: "Address to listen on. Anything but a loopback address lets other machines reach the page (with the token).")
@@ -164,12 +164,12 @@ final class AtomicPort: @unchecked Sendable {
 }
 
 enum NavdSocket {
-    /// As navctl finds it: $NAVD_SOCKET, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>/navd.sock.
+    /// As navctl finds it: $NAVD_SOCKET, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>.sock.
     static func defaultPath() -> String {
         let env = ProcessInfo.processInfo.environment
         if let s = env["NAVD_SOCKET"], !s.isEmpty { return s }
         if let r = env["XDG_RUNTIME_DIR"], !r.isEmpty { return r + "/navd.sock" }
-        return "/tmp/navd-\(getuid())/navd.sock"
+        return "/tmp/navd-\(getuid()).sock"
     }
 }
 
