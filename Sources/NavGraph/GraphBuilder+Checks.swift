@@ -58,6 +58,25 @@ extension Builder {
         }
     }
 
+    /// `by: select` shows the tab whose stack starts with the target: a route or `then` that selects
+    /// a coordinator no tab starts with (of the root or of a tab container) always fails: an error.
+    /// A redirect that does fails every navigation it redirects, but in a link its target is pushed
+    /// instead: a warning.
+    mutating func checkSelectTargets(root: Root?) {
+        guard !selectTargets.isEmpty else { return }
+        var tabs = Set(coordinators.flatMap(\.tabs))
+        if case .tabs(let t)? = root { tabs.formUnion(t) }
+        for s in selectTargets where !tabs.contains(s.target) {
+            let all = tabs.sorted().map { coordinators[$0].name }
+            let why = "\(s.what) selects `\(coordinators[s.target].name)`, but no tab starts with it (select shows the tab whose stack starts with its target; the tabs start with \(all.isEmpty ? "nothing: the graph has no tabs" : all.joined(separator: ", ")))"
+            if s.redirect {
+                d.warning(s.location, why + ": a navigation it redirects fails (a link it redirects pushes it); show it by push or present, or name a tab")
+            } else {
+                d.error(s.location, why + ": show it by push or present, or name a tab")
+            }
+        }
+    }
+
     /// Each screen of a link after the first must be one the screen below it may open: the screen
     /// itself, or for a flow its first step (which a link builds with it), by its `opens` or as the
     /// next step of its flow; or one of the tabs of the tab container below it, which the link

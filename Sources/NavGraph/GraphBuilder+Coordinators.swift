@@ -224,7 +224,7 @@ extension Builder {
 
     /// `Target` or `{to, by?, with?}`: a navigation the graph describes (a flow's `then`, a
     /// precondition's `redirect`); `with` values may be `"$result"` or `"$result.FIELD"`.
-    mutating func navigationSpec(_ doc: Doc, what: String, module: String) -> NavigationSpec? {
+    mutating func navigationSpec(_ doc: Doc, what: String, module: String, redirect: Bool = false) -> NavigationSpec? {
         var toDoc = doc
         var by: Presentation?
         var with = JSONObject()
@@ -261,6 +261,8 @@ extension Builder {
         }
         if let by, !coordinators[i].allows(by) {
             d.error(doc["by"]?.location ?? doc.location, "\(what) shows `\(coordinators[i].name)` by \(by.rawValue), which its `presentations` do not allow")
+        } else if by == .select {
+            selectTargets.append((what, i, doc["by"]?.location ?? doc.location, redirect))
         }
         return NavigationSpec(to: i, by: by, with: with)
     }

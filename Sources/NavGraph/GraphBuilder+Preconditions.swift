@@ -86,7 +86,7 @@ extension Builder {
         var p = Precondition(index: index, name: module + "." + name, localName: name, module: module,
                              kind: kind!, recover: recover, location: loc)
         p.recoverFacts = facts
-        if let r = doc["redirect"] { p.redirect = navigationSpec(r, what: "the `redirect` of precondition `\(module).\(name)`", module: module) }
+        if let r = doc["redirect"] { p.redirect = navigationSpec(r, what: "the `redirect` of precondition `\(module).\(name)`", module: module, redirect: true) }
         return p
     }
 

@@ -183,6 +183,36 @@ import Glibc
         ])
     }
 
+    /// `by: select` of a route or a `then` to a coordinator no tab starts with always fails at run
+    /// time: an error that names the tabs (a redirect's, a warning). A tab of a tab container counts.
+    @Test func selectingWhatNoTabStartsWith() {
+        let e = errors([("app.yaml", """
+            root: {tabs: [Home, Shop]}
+            coordinators:
+              Home: {opens: [Product, Inner, Wizard]}
+              Shop: {}
+              Product: {}
+              Inner: {tabs: [Deep]}
+              Deep: {}
+              Wizard: {flow: {steps: [Step], then: {to: Product, by: select}}}
+              Step: {}
+            routes:
+              toProduct: {to: Product, by: select}
+              toDeep: {to: Deep, by: select}
+              toShop: {to: Shop, by: select}
+            preconditions:
+              p: {check: {fact: a, exists: true}, redirect: {to: Product, by: select}}
+            """)])
+        let tabs = "(select shows the tab whose stack starts with its target; the tabs start with app.Home, app.Shop, app.Deep): show it by push or present, or name a tab"
+        #expect(e == [
+            "app.yaml:8:58: error: the `then` of flow `app.Wizard` selects `app.Product`, but no tab starts with it \(tabs)",
+            "app.yaml:11:32: error: route `app.toProduct` selects `app.Product`, but no tab starts with it \(tabs)",
+        ], "\(e)")
+        // A redirect's: a warning (in a link, its target is pushed).
+        let all = check([("app.yaml", "root: {tabs: [Home]}\ncoordinators:\n  Home: {opens: [P]}\n  P: {preconditions: [p]}\n  Q: {}\npreconditions:\n  p: {check: {fact: a, exists: true}, redirect: {to: Q, by: select}}\n")])
+        #expect(all == ["app.yaml:7:61: warning: the `redirect` of precondition `app.p` selects `app.Q`, but no tab starts with it (select shows the tab whose stack starts with its target; the tabs start with app.Home): a navigation it redirects fails (a link it redirects pushes it); show it by push or present, or name a tab"], "\(all)")
+    }
+
     /// A link that gives a screen no field its setup requires: an error before the last screen (no
     /// URL can ever open it), a warning on the last (only an undeclared query value can give it).
     @Test func linkScreensMissingARequiredField() {
