@@ -202,7 +202,14 @@ func defaultStatePath(socket: String) -> String {
     let dir = base + "/navd"
     try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     let name = socket.split(separator: "/").joined(separator: "_")
-    return dir + "/" + name + ".sqlite"
+    let path = dir + "/" + name + ".sqlite"
+    // The default socket was /tmp/navd-<uid>/navd.sock before it became the contract's path: the
+    // sessions kept under that name stay this socket's until a file of the new name exists.
+    let earlier = dir + "/tmp_navd-\(getuid())_navd.sock.sqlite"
+    if socket == "/tmp/navd-\(getuid()).sock", !FileManager.default.fileExists(atPath: path), FileManager.default.fileExists(atPath: earlier) {
+        return earlier
+    }
+    return path
 }
 
 /// Cluster mode's store, when this navd was built with it (NavCluster; not with `NAVD_CLUSTER=off`).

@@ -150,6 +150,22 @@ import Glibc
         #expect(squatted.waitForExit(timeout: 10) == 1)
         #expect(squatted.stderr.contains("belongs to uid 65534"), "\(squatted.stderr)")
         #expect(lstat(path, &st) == 0 && st.st_uid == 65534, "left as it was")
+        unlink(path)
+
+        // Sessions kept under the earlier default socket (/tmp/navd-<uid>/navd.sock) stay the
+        // default socket's until a state file of the new name exists.
+        env["XDG_STATE_HOME"] = "/tmp/state"  // (inside the namespace, where tmp is /tmp)
+        let earlier = tmp.file("state/navd/tmp_navd-\(getuid())_navd.sock.sqlite")
+        try FileManager.default.createDirectory(atPath: tmp.file("state/navd"), withIntermediateDirectories: true)
+        chmod(tmp.file("state"), 0o700)
+        chmod(tmp.file("state/navd"), 0o700)
+        let before = try Daemon(arguments: ["--state", earlier])
+        try before.client().call("navigate", ["to": "shop.Product", "with": ["id": "p1"]])
+        #expect(before.stop() == 0)
+        let after = try Daemon(socketPath: path, environment: env, useDefaultSocket: true, useDefaultState: true, launcher: privateTmp)
+        #expect(try after.client().call("tree")["version"] == 1, "the earlier default's sessions: \(after.stderr)")
+        #expect(after.stop() == 0)
+        #expect(!FileManager.default.fileExists(atPath: tmp.file("state/navd/tmp_navd-\(getuid()).sock.sqlite")))
     }
 
     /// SIGTERM while a client has replies queued that it has not read yet: it still gets every one

@@ -51,8 +51,10 @@ public final class Daemon: @unchecked Sendable {
     /// Starts `navd` with `arguments` (plus `--socket`) and waits until it logs that it listens. With
     /// `graph`, navd serves that one module (written as `app.yaml` in a directory of the daemon's own).
     /// `launcher`: a command that execs navd's command line given after it (the same process).
+    /// `useDefaultState`: navd keeps its default state file (else `--ephemeral`, unless `arguments`
+    /// name a state file or store).
     public init(graph: String? = nil, arguments: [String] = [], socketPath: String? = nil, environment: [String: String]? = nil,
-                waitUntilServing: Bool = true, useDefaultSocket: Bool = false, launcher: [String] = []) throws {
+                waitUntilServing: Bool = true, useDefaultSocket: Bool = false, useDefaultState: Bool = false, launcher: [String] = []) throws {
         dir = TempDir()
         self.socketPath = socketPath ?? dir.file("navd.sock")
         var graphArgs: [String] = []
@@ -62,7 +64,7 @@ public final class Daemon: @unchecked Sendable {
             graphArgs = ["--graph", dir.file("graph")]
         }
         // Tests keep no state file unless they ask for one.
-        let stateArgs = arguments.contains("--state") || arguments.contains("--store") ? [] : ["--ephemeral"]
+        let stateArgs = useDefaultState || arguments.contains("--state") || arguments.contains("--store") ? [] : ["--ephemeral"]
         let socketArgs = useDefaultSocket ? [] : ["--socket", self.socketPath]
         let argv = launcher + [Repo.binary("navd")] + socketArgs + stateArgs + graphArgs + arguments
         var env = environment ?? ProcessInfo.processInfo.environment
