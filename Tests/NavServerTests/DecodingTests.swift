@@ -78,5 +78,8 @@ import Unchecked
             #expect(e?.kind == row.kind && (e?.data["param"]?.stringValue ?? e?.data["limit"]?.stringValue) == row.param,
                     "\(row.params): \(String(describing: e))")
         }
+        // A number where a node id goes says how ids are written.
+        let e = decode(#"{"to": "app.Item", "from": 3}"#, context())
+        #expect(e?.message == #""from" must be a string, not integer 3; node ids are strings such as "n3" (as `tree` shows them)"#, "\(String(describing: e))")
     }
 }
