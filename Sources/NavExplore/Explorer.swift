@@ -52,6 +52,8 @@ public struct Step: Sendable {
     public var edge: (source: Int, target: Int, by: Presentation)?
     /// Coordinator of the visible top after the step.
     public var top = -1
+    /// The tabs container whose `back:` a dismiss went back through (-1: the root's tabs).
+    public var wentBackIn: Int?
 }
 
 /// A walk of everything a graph lets a session do, in-process on the navigation core: from the
@@ -94,6 +96,10 @@ public final class Explorer {
     var edges: [EdgeKey: Int] = [:]          // edge → the first state it was taken from
     /// Each source → target first taken by a plain step from a state reached by plain steps.
     var plainEdges: [Pair: (from: Int, step: Step)] = [:]
+    /// Each tabs container (-1: the root's) whose `back:` a plain dismiss first went through.
+    var plainTabBacks: [Int: (from: Int, step: Step)] = [:]
+    /// Each precondition a plain step from a state reached by plain steps first met.
+    var plainPreconditions: [Int: (from: Int, step: Step)] = [:]
     var outcomes: [Int: Set<Int>] = [:]     // precondition → outcomes (rawValue) met
     var flowTops: Set<Int> = []             // flows seen with their last step on top
     var routeResolved: [Int: Bool] = [:]
@@ -177,13 +183,14 @@ public final class Explorer {
         return states.count - 1
     }
 
-    /// The tree's shape as text: kinds, coordinators, selection; not ids nor params.
+    /// The tree's shape as text: kinds, coordinators, selection and tab history (what `back:` goes
+    /// back to); not ids nor params.
     func key(_ s: Session) -> String {
         var out = ""
         func walk(_ n: Node) {
             switch n.kind {
             case .stack: out += "["
-            case .tabs: out += "T\(n.selected)("
+            case .tabs: out += "T\(n.selected)" + (n.tabHistory.map { "h" + $0.map(String.init).joined(separator: ".") } ?? "") + "("
             case .screen: out += "s\(n.coordinator)"
             case .flow: out += "f\(n.coordinator)("
             }
@@ -225,6 +232,10 @@ public final class Explorer {
                 if edges[k] == nil { edges[k] = i }
                 let pair = Pair(source: e.source, target: e.target)
                 if step.plain && states[i].plainDepth != .max && plainEdges[pair] == nil { plainEdges[pair] = (i, step) }
+            }
+            if step.plain && states[i].plainDepth != .max {
+                if let c = step.wentBackIn, plainTabBacks[c] == nil { plainTabBacks[c] = (i, step) }
+                for (p, _) in step.outcomes where plainPreconditions[p] == nil { plainPreconditions[p] = (i, step) }
             }
         }
         guard let top = session.visibleTop else { return }
@@ -294,7 +305,7 @@ public final class Explorer {
 
     func dismiss(_ session: Session, _ take: (Step, Session) -> Void) {
         let guards: [Int]
-        do throws(NavError) { guards = try session.leaveGuards(node: nil, to: nil, inclusive: false).guards.preconditions } catch { return }
+        do throws(NavError) { guards = try session.leaveGuards(node: nil, to: nil, inclusive: false, goingBack: true).guards.preconditions } catch { return }
         var step = Step(action: .dismiss)
         // Leave guards: each passing, or the first failing (the dismiss then changes nothing).
         for p in guards {
@@ -310,6 +321,8 @@ public final class Explorer {
         note(step.outcomes)
         let s = session.copy()
         do throws(NavError) { _ = try s.dismiss(nil) } catch { return }
+        step.wentBackIn = s.wentBackIn
+        s.wentBackIn = nil
         take(step, s)
     }
 

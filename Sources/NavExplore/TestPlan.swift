@@ -2,8 +2,8 @@ import JSON
 import NavGraph
 import NavigationCore
 
-/// A small set of navigation sequences that together take every `opens` edge a test can reach
-/// with facts alone, as model-based testing tools generate edge-covering paths: each sequence runs
+/// A small set of navigation sequences that together take every `opens` edge, route and link a
+/// test can reach with facts alone and put every coordinator it can reach so on top, as model-based testing tools generate edge-covering paths: each sequence runs
 /// from a fresh session (`session.open`), each step says the facts to set first, how providers
 /// answer, what commands must do, and which coordinator is on top after it. Made greedily: the
 /// edge reached deepest first, its whole path marking every edge it takes, until none is left.
@@ -46,21 +46,48 @@ public struct TestPlan: Sendable {
         }.sorted { e.states[$0.2].plainDepth != e.states[$1.2].plainDepth ? e.states[$0.2].plainDepth > e.states[$1.2].plainDepth : ($0.0, $0.1) < ($1.0, $1.1) }
         var covered = Set<Explorer.Pair>()
         var sequences: [Sequence] = []
-        for (source, target, from, step) in ordered where !covered.contains(Explorer.Pair(source: source, target: target)) {
-            let steps = path(from) + [step]
+        // What the sequences so far put on top and which preconditions they meet.
+        var onTop = Set<Int>()
+        if let root = e.states.first, root.top >= 0 { onTop.insert(root.top) }
+        var met = Set<Int>()
+        func add(_ name: String, _ steps: [Step]) {
             for s in steps {
                 if let edge = s.edge, g.coordinators[edge.source].canOpen(edge.target) {
                     covered.insert(Explorer.Pair(source: edge.source, target: edge.target))
                 }
+                if s.top >= 0 { onTop.insert(s.top) }
+                met.formUnion(s.outcomes.map(\.precondition))
             }
-            sequences.append(Sequence(name: "edge-\(sequences.count + 1)", steps: steps.map { TestPlan.planStep($0, g) }))
+            sequences.append(Sequence(name: name, steps: steps.map { TestPlan.planStep($0, g) }))
+        }
+        for (source, target, from, step) in ordered where !covered.contains(Explorer.Pair(source: source, target: target)) {
+            add("edge-\(sequences.count + 1)", path(from) + [step])
         }
         // Every route and deep link a test can take, each once, after the edges.
         for (ri, (from, step)) in e.plainRoutes.sorted(by: { $0.key < $1.key }) {
-            sequences.append(Sequence(name: "route-\(g.routes[ri].localName)", steps: (path(from) + [step]).map { TestPlan.planStep($0, g) }))
+            add("route-\(g.routes[ri].localName)", path(from) + [step])
         }
         for (li, step) in e.plainLinks.sorted(by: { $0.key < $1.key }) {
-            sequences.append(Sequence(name: "link-\(li + 1)", steps: [TestPlan.planStep(step, g)]))
+            add("link-\(li + 1)", [step])
+        }
+        // Every tabs container's `back:` a test can go through, each once.
+        for (c, (from, step)) in e.plainTabBacks.sorted(by: { $0.key < $1.key }) {
+            add("back-\(c < 0 ? "root" : g.coordinators[c].localName)", path(from) + [step])
+        }
+        // Every coordinator a test can put on top that no sequence above does (a flow's steps that
+        // declare no opens, a flow's `then`): the shallowest plain way to it, each once.
+        var shallowest: [Int: Int] = [:]
+        for (i, st) in e.states.enumerated() where st.plainParent != nil && st.top >= 0 {
+            if let b = shallowest[st.top], e.states[b].plainDepth <= st.plainDepth { continue }
+            shallowest[st.top] = i
+        }
+        for (c, i) in shallowest.sorted(by: { $0.key < $1.key }) where !onTop.contains(c) {
+            add("show-\(g.coordinators[c].localName)", path(i))
+        }
+        // Every precondition a test can meet with facts alone that none of those meets (a leave
+        // guard, met by a dismiss), each once.
+        for (p, (from, step)) in e.plainPreconditions.sorted(by: { $0.key < $1.key }) where !met.contains(p) {
+            add("meet-\(g.preconditions[p].localName)", path(from) + [step])
         }
         self.sequences = sequences
         var roles = Set<String>()
@@ -130,7 +157,7 @@ public struct TestPlan: Sendable {
     public func pytest(graph: String?) -> String {
         let marker = graph.map { "@pytest.mark.navd_graph(\(pythonString($0)))\n" } ?? ""
         return """
-        # Made by `navd explore`: every `opens` edge a test can reach with facts alone, each once.
+        # Made by `navd explore`: every `opens` edge, route, link and screen a test can reach with facts alone.
         # Run with navd's pytest plugin (pip install navd-client): pytest test_navd_plan.py --navd-coverage
         import json
         import os

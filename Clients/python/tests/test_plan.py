@@ -68,3 +68,38 @@ def test_the_plan_of_the_planted_graph_reaches_its_reachable_edges_and_fail_unde
     assert report["totals"]["edges"]["covered"] == len(reachable) < report["totals"]["edges"]["total"]
     assert done.returncode == 1
     assert "under --navd-cov-fail-under=100" in done.stdout
+
+
+GRAPH_BEYOND_EDGES = """
+root: {tabs: [Home, Other], back: history}
+coordinators:
+  Home: {opens: [Wizard, Settings]}
+  Other: {}
+  Settings: {leave: [saved]}
+  Wizard: {flow: {steps: [One, Two, Three], result: {type: object, properties: {ok: {type: boolean}}}, then: Done}, presentations: [present]}
+  One: {}
+  Two: {}
+  Three: {}
+  Done: {}
+preconditions:
+  saved: {check: {fact: dirty, notEquals: true}}
+"""
+
+
+def test_the_plan_reaches_what_no_edge_does(tmp_path):
+    """Screens no `opens` edge leads to (a flow's steps that declare none, a flow's `then`), a tab
+    container's `back:` and a leave guard: the plan has a sequence for each, and the run covers
+    the whole graph."""
+    graph = tmp_path / "graph"
+    graph.mkdir()
+    (graph / "app.yaml").write_text(GRAPH_BEYOND_EDGES)
+    plan_dir = tmp_path / "plan"
+    found = explore(str(graph), plan_dir)
+    assert [f for f in found["findings"] if not f["note"]] == []
+    names = [s["name"] for s in json.loads((plan_dir / "navd-plan.json").read_text())["sequences"]]
+    assert {"back-root", "show-Two", "show-Three", "show-Done", "meet-saved"} <= set(names), names
+    done, report, _ = run_plan(plan_dir, "--navd-cov-fail-under=100")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for part in ["coordinators", "edges", "preconditions", "flows", "tabBacks"]:
+        assert report["totals"][part]["covered"] == report["totals"][part]["total"] > 0, (part, report["totals"])
+    assert "Everything was exercised." in done.stdout
