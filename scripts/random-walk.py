@@ -372,15 +372,39 @@ def link_chain(tree, from_container=False):
     return None if chain is None else [n.get("coordinator") for n in chain]
 
 
-def carries(entries, chain):
+def carries(entries, chain, pattern="", described=None):
     """Whether a link's entries give every param the chain's screens hold, from the URL or as the
-    constant they hold (the walk's graphs mediate nothing)."""
-    for e, n in zip(entries, chain):
+    constant they hold (the walk's graphs mediate nothing); the last screen's other params go as
+    query values of their own name (PROTOCOL.md, link.resolve) when its setup declares them, the
+    pattern's query names none of them, and the value reads back as it is."""
+    query_keys = {kv.split("=")[0] for kv in pattern.split("?", 1)[1].split("&")} if "?" in pattern else set()
+    for i, (e, n) in enumerate(zip(entries, chain)):
         given = e.get("with", {}) if isinstance(e, dict) else {}
+        last = i == len(chain) - 1 and len(entries) == len(chain)
         for k, v in n.get("params", {}).items():
-            if k not in given or not (isinstance(given[k], str) and given[k].startswith(":")) and given[k] != v:
-                return False
+            if k in given and (isinstance(given[k], str) and given[k].startswith(":") or given[k] == v):
+                continue
+            if k not in given and last and k not in query_keys and reads_back(described, n.get("coordinator"), k, v):
+                continue
+            return False
     return True
+
+
+def reads_back(described, coordinator, field, value):
+    """Whether `value`, as the text of a query value, is read back by `open` as it is for the field of
+    the coordinator's setup (PROTOCOL.md, open: typed by the setup)."""
+    prop = (((((described or {}).get("coordinators") or {}).get(coordinator) or {}).get("setup") or {}).get("properties") or {}).get(field)
+    if prop is None:
+        return False
+    types = prop.get("type")
+    types = [types] if isinstance(types, str) else (types or [])
+    if "string" in types:
+        return isinstance(value, str)
+    if isinstance(value, bool):
+        return "boolean" in types
+    if isinstance(value, int):
+        return "integer" in types or "number" in types
+    return False
 
 
 def chain_nodes(tree, from_container=False):
@@ -1442,8 +1466,8 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                                          % (url, link_chain({"root": root, "visible": reopened["result"]["visible"]}, True), link_chain(after, True), where))
                     # With the params they hold, when a link of those screens carries them all.
                     coordinators = [n.get("coordinator") for n in shown]
-                    carried = any([qualified(e if isinstance(e, str) else e["to"]) for e in entries] == coordinators and carries(entries, shown)
-                                  for entries in described["links"].values())
+                    carried = any([qualified(e if isinstance(e, str) else e["to"]) for e in entries] == coordinators and carries(entries, shown, pattern, described)
+                                  for pattern, entries in described["links"].items())
                     seen["carried"] += carried and any(n.get("params") for n in shown)
                     # (A first screen the link gives no params keeps those its tab's first screen holds.)
                     first = ([] if built[0]["id"] != shown[0]["id"] and not (isinstance(link[0], dict) and link[0].get("with")) else [0]) \

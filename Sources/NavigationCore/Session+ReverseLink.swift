@@ -40,9 +40,19 @@ extension Session {
             } else {
                 continue
             }
-            guard let url = url(of: link, for: screens) else { continue }
+            guard var url = url(of: link, for: screens) else { continue }
+            // The last screen's params the link does not set go as query values of their own name,
+            // which `open` gives the link's target (those that read back as they are).
+            var extra = Set<String>()
+            if screens.count == stack.count, let last = screens.last, let entry = link.entries.last {
+                let (pairs, fields) = undeclaredQuery(link, entry, last)
+                if !pairs.isEmpty {
+                    url += (url.contains("?") ? "&" : "?") + pairs.joined(separator: "&")
+                    extra = fields
+                }
+            }
             // (A link ending at the container gives its first tab's screen no params.)
-            let carries = carriesEveryParam(link, screens) && (screens.count == stack.count || stack[stack.count - 1].params == .object([:]))
+            let carries = carriesEveryParam(link, screens, alsoLast: extra) && (screens.count == stack.count || stack[stack.count - 1].params == .object([:]))
             if carries { return (url, link.pattern) }
             if first == nil { first = (url, link.pattern) }
         }
@@ -119,13 +129,34 @@ extension Session {
     }
 
     /// Whether `link` gives each screen of `stack` every field its params hold: from the URL, as a
-    /// constant, or by the coordinator's mediation.
-    private func carriesEveryParam(_ link: Link, _ stack: [Node]) -> Bool {
-        zip(link.entries, stack).allSatisfy { entry, node in
+    /// constant, or by the coordinator's mediation (and `alsoLast`, the last screen's fields carried
+    /// as query values the pattern does not declare).
+    private func carriesEveryParam(_ link: Link, _ stack: [Node], alsoLast: Set<String> = []) -> Bool {
+        zip(link.entries, stack).enumerated().allSatisfy { i, pair in
+            let (entry, node) = pair
             guard case .object(let params) = node.params else { return true }
             let mediated = graph.coordinators[node.coordinator].mediation
-            return params.allSatisfy { field, _ in entry.with[field] != nil || mediated.contains { $0.field == field } }
+            let also = i == stack.count - 1 ? alsoLast : []
+            return params.allSatisfy { field, _ in entry.with[field] != nil || also.contains(field) || mediated.contains { $0.field == field } }
         }
+    }
+
+    /// The `key=value` pairs (percent-encoded) that carry the params of `node`, the link's last
+    /// screen, that its entry does not set and its mediation does not fill: fields its setup
+    /// declares, whose value is a string, number or boolean that `open` reads back as it is (typed
+    /// by the setup), named by no query key of the pattern. And the fields they carry.
+    private func undeclaredQuery(_ link: Link, _ entry: Link.Entry, _ node: Node) -> (pairs: [String], fields: Set<String>) {
+        guard case .object(let params) = node.params, !params.isEmpty, let setup = graph.coordinators[node.coordinator].setup else { return ([], []) }
+        let mediated = graph.coordinators[node.coordinator].mediation
+        var pairs: [String] = []
+        var fields = Set<String>()
+        for (field, v) in params where entry.with[field] == nil && !mediated.contains(where: { $0.field == field })
+            && !link.query.contains(where: { $0.key == field }) && setup.declares(field) {
+            guard let text = urlText(v), setup.coerce(text, forProperty: field) == v else { continue }
+            pairs.append(percentEncode(field) + "=" + percentEncode(text))
+            fields.insert(field)
+        }
+        return (pairs, fields)
     }
 
     /// A param as the text a URL carries (strings, numbers, booleans); nil for other values.

@@ -57,6 +57,40 @@ import Testing
         }
     }
 
+    /// `link.resolve` carries the last screen's params that its link does not set as query values
+    /// of their own name, so `open` of the URL builds the screen with the same params; a value a URL
+    /// cannot hold (an object) is left out.
+    @Test func resolvedURLsCarryTheLastScreensOtherParams() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Account]}
+              Account:
+                setup:
+                  type: object
+                  required: [id]
+                  properties: {id: {type: integer}, tab: {type: string}, page: {type: integer}, wide: {type: boolean}, note: {type: [string, integer]}, filter: {type: object}}
+            links:
+              "/accounts/:id": [Home, {to: Account, with: {id: ":id"}}]
+            """)
+        let c = try d.client()
+        let given: JSONValue = ["id": 5, "tab": "a b&c", "page": 2, "wide": true]
+        let made = try c.call("navigate", ["to": "Account", "with": given])
+        let url = try #require(try c.call("link.resolve")["url"]?.stringValue)
+        #expect(url == "/accounts/5?tab=a%20b%26c&page=2&wide=true", "\(url)")
+        try c.call("reset")
+        let opened = try c.call("open", ["url": .string(url)])
+        func params(of id: JSONValue?) throws -> JSONValue? {
+            try c.call("tree")["root"]?["children"]?.arrayValue?.first { $0["id"] == id }?["params"]
+        }
+        #expect(try params(of: opened["node"]) == given, "the round trip builds the same params")
+        #expect(made["node"] != opened["node"])
+        // A string of digits where the setup takes a string or an integer reads back as the string;
+        // an object stays out.
+        try c.call("update", ["node": opened["node"] ?? .null, "with": ["note": "42", "filter": ["x": 1], "wide": nil, "page": nil, "tab": nil]])
+        #expect(try c.call("link.resolve")["url"] == "/accounts/5?note=42")
+    }
+
     @Test func badURLs() throws {
         let d = try Daemon()
         let c = try d.client()
@@ -350,8 +384,8 @@ import Testing
         #expect(stack.map { $0["coordinator"] } == ["app.B", "app.Detail"] && stack.map { $0["params"] } == [["q": "red"], ["id": 7]], "\(stack)")
         #expect(deep["node"] == stack.last?["id"])
         #expect(try c.call("link.resolve")["url"] == "/shell/b/red/detail/7")
-        // The tab's first screen: the link that names it (without its params: no link carries `q` alone).
-        #expect(try c.call("link.resolve", ["node": stack[0]["id"] ?? .null])["url"] == "/shell/b")
+        // The tab's first screen: the link that names it, its param as a query value of its name.
+        #expect(try c.call("link.resolve", ["node": stack[0]["id"] ?? .null])["url"] == "/shell/b?q=red")
 
         // The first tab: the link ending at the container (declared first) and the one naming it.
         try c.call("open", ["url": "/shell/a"])
