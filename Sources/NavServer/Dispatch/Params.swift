@@ -119,7 +119,7 @@ struct Params<P: ParamName> {
 
     static func wrong(_ name: String, _ expected: String, _ v: JSONView) -> RPCError {
         // A number where a node id goes: ids are strings, the `n` included.
-        let idHint = ["node", "from", "flow"].contains(name) && v.int != nil ? "; node ids are strings such as \"n\(v.int!)\" (as `tree` shows them)" : ""
+        let idHint = ["node", "from", "flow"].contains(name) ? v.int.map { "; node ids are strings such as \"n\($0)\" (as `tree` shows them)" } ?? "" : ""
         return .invalidParams("\"\(name)\" must be \(expected), not \(v.typeName) \(JSONWriter.string(v.value))\(idHint)", data: ["param": .string(name)])
     }
 
