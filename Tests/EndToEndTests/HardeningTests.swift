@@ -105,14 +105,18 @@ import Glibc
     /// Without `--socket` and `XDG_RUNTIME_DIR`, navd listens on the contract's `/tmp/navd-<uid>.sock`
     /// (mode 0600) and navctl finds it there; a symbolic link or a socket of another uid put at that
     /// path first is never taken over. Each process runs in a mount namespace of its own whose `/tmp`
-    /// is a temporary directory, so the test neither meets nor disturbs a navd of this machine.
+    /// is a temporary directory, so the test neither meets nor disturbs a navd of this machine; the
+    /// binaries run from copies in that directory (the checkout itself may lie under `/tmp`).
     @Test func theDefaultSocketIsTheContractsPathAndIsNeverTakenOver() throws {
         try #require(getuid() == 0, "the test makes a mount namespace (unshare --mount): it runs as root, as CI does")
         let tmp = TempDir()
         defer { tmp.remove() }
         chmod(tmp.path, 0o1777)
-        let privateTmp = ["/usr/bin/unshare", "--mount", "--propagation", "private",
-                          "/bin/sh", "-c", #"mount --bind "$0" /tmp && exec "$@""#, tmp.path]
+        try FileManager.default.createDirectory(atPath: tmp.file("bin"), withIntermediateDirectories: true)
+        for name in ["navd", "navctl"] { try FileManager.default.copyItem(atPath: Repo.binary(name), toPath: tmp.file("bin/" + name)) }
+        // `sh -c SCRIPT TMP PROGRAM ARGS…`: /tmp becomes TMP, then PROGRAM's copy there runs with ARGS.
+        let privateTmp = ["/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+                          #"mount --bind "$0" /tmp && program=$(basename "$1") && shift && exec "/tmp/bin/$program" "$@""#, tmp.path]
         var env = ProcessInfo.processInfo.environment
         env["XDG_RUNTIME_DIR"] = nil
         env["NAVD_SOCKET"] = nil
