@@ -106,17 +106,20 @@ import Glibc
     /// (mode 0600) and navctl finds it there; a symbolic link or a socket of another uid put at that
     /// path first is never taken over. Each process runs in a mount namespace of its own whose `/tmp`
     /// is a temporary directory, so the test neither meets nor disturbs a navd of this machine; the
-    /// binaries run from copies in that directory (the checkout itself may lie under `/tmp`).
+    /// binaries' directory is mounted into it (the checkout itself may lie under `/tmp`; a copy made
+    /// while other tests spawn processes could be held open by one of them: "Text file busy").
     @Test func theDefaultSocketIsTheContractsPathAndIsNeverTakenOver() throws {
         try #require(getuid() == 0, "the test makes a mount namespace (unshare --mount): it runs as root, as CI does")
         let tmp = TempDir()
         defer { tmp.remove() }
         chmod(tmp.path, 0o1777)
         try FileManager.default.createDirectory(atPath: tmp.file("bin"), withIntermediateDirectories: true)
-        for name in ["navd", "navctl"] { try FileManager.default.copyItem(atPath: Repo.binary(name), toPath: tmp.file("bin/" + name)) }
-        // `sh -c SCRIPT TMP PROGRAM ARGS…`: /tmp becomes TMP, then PROGRAM's copy there runs with ARGS.
+        let binaries = URL(fileURLWithPath: Repo.binary("navd")).deletingLastPathComponent().path
+        // `sh -c SCRIPT TMP BINARIES PROGRAM ARGS…`: BINARIES is mounted at TMP/bin, /tmp becomes TMP
+        // (with that mount), then PROGRAM runs from /tmp/bin with ARGS.
         let privateTmp = ["/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
-                          #"mount --bind "$0" /tmp && program=$(basename "$1") && shift && exec "/tmp/bin/$program" "$@""#, tmp.path]
+                          #"mount --bind "$1" "$0/bin" && mount --rbind "$0" /tmp && program=$(basename "$2") && shift 2 && exec "/tmp/bin/$program" "$@""#,
+                          tmp.path, binaries]
         var env = ProcessInfo.processInfo.environment
         env["XDG_RUNTIME_DIR"] = nil
         env["NAVD_SOCKET"] = nil
