@@ -3,7 +3,8 @@ import NavGraph
 import NavigationCore
 
 /// A small set of navigation sequences that together take every `opens` edge, route and link a
-/// test can reach with facts alone and put every coordinator it can reach so on top, as model-based testing tools generate edge-covering paths: each sequence runs
+/// test can reach with facts alone, and put on top every coordinator it can reach so, as
+/// model-based testing tools generate edge-covering paths: each sequence runs
 /// from a fresh session (`session.open`), each step says the facts to set first, how providers
 /// answer, what commands must do, and which coordinator is on top after it. Made greedily: the
 /// edge reached deepest first, its whole path marking every edge it takes, until none is left.

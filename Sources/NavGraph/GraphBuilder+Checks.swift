@@ -62,6 +62,14 @@ extension Builder {
     /// a coordinator no tab starts with (of the root or of a tab container) always fails; a redirect
     /// that does fails every navigation it redirects (in a link its target is pushed instead).
     /// Written `by: select`, or without `by` to a target that allows only select. Warnings.
+    /// Notes a route's, `then`'s or redirect's navigation to coordinator `i` for
+    /// ``checkSelectTargets(root:)`` when it selects: `by: select`, or no `by` to a target that
+    /// allows only select.
+    mutating func noteSelect(_ by: Presentation?, of i: Int, _ what: String, at location: SourceLocation, redirect: Bool = false) {
+        guard (by ?? Presentation.unnamed(allows: coordinators[i].allows)) == .select else { return }
+        selectTargets.append((what, i, location, redirect))
+    }
+
     mutating func checkSelectTargets(root: Root?) {
         var tabs = Set(coordinators.flatMap(\.tabs))
         if case .tabs(let t)? = root { tabs.formUnion(t) }

@@ -261,9 +261,8 @@ extension Builder {
         }
         if let by, !coordinators[i].allows(by) {
             d.error(doc["by"]?.location ?? doc.location, "\(what) shows `\(coordinators[i].name)` by \(by.rawValue), which its `presentations` do not allow")
-        } else if (by ?? Presentation.unnamed(allows: coordinators[i].allows)) == .select {
-            // (Without `by`, a target that allows only select is selected.)
-            selectTargets.append((what, i, doc["by"]?.location ?? toDoc.location, redirect))
+        } else {
+            noteSelect(by, of: i, what, at: doc["by"]?.location ?? toDoc.location, redirect: redirect)
         }
         return NavigationSpec(to: i, by: by, with: with)
     }

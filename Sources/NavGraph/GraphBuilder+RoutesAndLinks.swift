@@ -32,9 +32,8 @@ extension Builder {
         guard let i = resolveCoordinator(ref, in: module, at: td.location, role: " (target of route `\(module).\(name)`)") else { return nil }
         if let by, !coordinators[i].allows(by) {
             d.error(doc["by"]!.location, "route `\(module).\(name)` shows `\(coordinators[i].name)` by \(by.rawValue), which its `presentations` do not allow")
-        } else if (by ?? Presentation.unnamed(allows: coordinators[i].allows)) == .select {
-            // (Without `by`, a target that allows only select is selected.)
-            selectTargets.append(("route `\(module).\(name)`", i, doc["by"]?.location ?? td.location, false))
+        } else {
+            noteSelect(by, of: i, "route `\(module).\(name)`", at: doc["by"]?.location ?? td.location)
         }
         return Route(name: module + "." + name, localName: name, to: i, by: by, with: with, location: loc)
     }

@@ -40,8 +40,8 @@ struct Builder {
     /// The constants a redirect or a flow's `then` gives its target's setup fields (what says which,
     /// for the message), checked once every setup is built, as a route's are.
     var specConstants: [(what: String, target: Int, fields: [(name: String, value: JSONValue, location: SourceLocation)])] = []
-    /// Routes, `then`s and redirects written `by: select`: their targets must start a tab (a
-    /// redirect's may not, when it is only met in links, which then push it).
+    /// Routes, `then`s and redirects that select (``noteSelect(_:of:_:at:redirect:)``): a target no
+    /// tab starts with is warned of.
     var selectTargets: [(what: String, target: Int, location: SourceLocation, redirect: Bool)] = []
     /// Where each tab container names its tabs, one per tab (a tab may not be a container itself).
     var tabContainerLocations: [Int: [SourceLocation]] = [:]
