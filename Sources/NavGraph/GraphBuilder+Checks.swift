@@ -126,10 +126,21 @@ extension Builder {
     /// it from a query value the pattern does not declare (`?id=…`): a warning.
     mutating func checkLinkRequiredFields(_ links: [Link]) {
         for l in links {
+            var optional: [String: String] = [:]
+            for s in l.segments { if case .optional(let name) = s { optional[name] = "the optional segment `:\(name)?`" } }
+            for q in l.query { optional[q.parameter] = "the query parameter `?\(q.key)=:\(q.parameter)`" }
             for (n, e) in l.entries.enumerated() {
                 let target = coordinators[e.coordinator]
                 guard let setup = target.setup else { continue }
                 let mediated = n > 0 ? Set(target.mediation.map(\.field)) : []
+                // A required field filled from a parameter a URL may leave out (`:name?`, a query
+                // parameter): the URL without it matches the link and always fails.
+                for field in setup.required where !mediated.contains(field) {
+                    guard case .string(let text)? = e.with[field], text.hasPrefix(":"),
+                          let how = optional[String(text.dropFirst())] else { continue }
+                    d.warning(linkEntryLocations[l.location].flatMap { constantLocations[$0[n].entry]?[field] } ?? l.location,
+                              "link `\(l.pattern)` fills `\(field)`, which the setup of `\(target.name)` requires, from \(how), which a URL may leave out: such a URL matches the link and always fails (invalidSetup); make the parameter required, or declare a second link without it")
+                }
                 let missing = setup.required.filter { e.with[$0] == nil && !mediated.contains($0) }
                 guard !missing.isEmpty else { continue }
                 let at = linkEntryLocations[l.location]?[n].entry ?? l.location
@@ -141,6 +152,27 @@ extension Builder {
                     d.warning(at, "link `\(l.pattern)` gives `\(target.name)` no \(fields), which its setup requires: only a query value the pattern does not declare (?\(missing[0])=…) can; \(fix)")
                 }
             }
+        }
+    }
+
+    /// A redirect or a flow's `then` is a navigation nobody adds `with` to: a field its target's
+    /// setup requires that it does not give (nor mediation fills from the source) fails it every
+    /// time (`invalidSetup`). A warning: the graph loads, and a `navigate {then}` may give another.
+    mutating func checkSpecRequiredFields() {
+        for s in specTargets {
+            let target = coordinators[s.target]
+            guard let setup = target.setup else { continue }
+            let mediated = Set(target.mediation.map(\.field))
+            let missing = setup.required.filter { !s.given.contains($0) && !mediated.contains($0) }
+            guard !missing.isEmpty else { continue }
+            let fields = missing.map { "`\($0)`" }.joined(separator: ", ")
+            let result = s.flow.flatMap { coordinators[$0].flow?.result }
+            let fromResult = missing.filter { result?.declares($0) ?? false }
+            let fix = fromResult.count == missing.count
+                ? "take \(missing.count == 1 ? "it" : "them") from the flow's result: with: {\(missing.map { "\($0): \"$result.\($0)\"" }.joined(separator: ", "))}"
+                : "give \(missing.count == 1 ? "it" : "them") in its `with` (a constant\(s.flow != nil ? ", or \"$result.FIELD\" from the flow's result" : ""))"
+            let when = s.flow != nil ? "continuing after the flow always fails (invalidSetup)" : "every navigation it redirects fails (invalidSetup)"
+            d.warning(s.location, "\(s.what) goes to `\(target.name)` without \(fields), which its setup requires: \(when); \(fix)")
         }
     }
 

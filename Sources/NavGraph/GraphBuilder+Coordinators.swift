@@ -214,7 +214,7 @@ extension Builder {
         if let inner = doc["then"], let outer = outerThen {
             d.error(outer.location, "flow `\(c.name)` declares `then` twice, in its `flow` (line \(inner.location.line)) and beside it; keep one")
         } else if let t = doc["then"] ?? outerThen {
-            then = navigationSpec(t, what: "the `then` of flow `\(c.name)`", module: module)
+            then = navigationSpec(t, what: "the `then` of flow `\(c.name)`", module: module, flow: c.index)
         }
         if let st = start {
             c.flow = Flow(start: st, steps: steps, result: result, then: then)
@@ -224,7 +224,7 @@ extension Builder {
 
     /// `Target` or `{to, by?, with?}`: a navigation the graph describes (a flow's `then`, a
     /// precondition's `redirect`); `with` values may be `"$result"` or `"$result.FIELD"`.
-    mutating func navigationSpec(_ doc: Doc, what: String, module: String, redirect: Bool = false) -> NavigationSpec? {
+    mutating func navigationSpec(_ doc: Doc, what: String, module: String, redirect: Bool = false, flow: Int? = nil) -> NavigationSpec? {
         var toDoc = doc
         var by: Presentation?
         var with = JSONObject()
@@ -264,6 +264,7 @@ extension Builder {
         } else {
             noteSelect(by, of: i, what, at: doc["by"]?.location ?? toDoc.location, redirect: redirect)
         }
+        specTargets.append((what, i, Set(with.keys), toDoc.location, flow))
         return NavigationSpec(to: i, by: by, with: with)
     }
 }

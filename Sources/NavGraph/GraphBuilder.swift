@@ -40,6 +40,10 @@ struct Builder {
     /// The constants a redirect or a flow's `then` gives its target's setup fields (what says which,
     /// for the message), checked once every setup is built, as a route's are.
     var specConstants: [(what: String, target: Int, fields: [(name: String, value: JSONValue, location: SourceLocation)])] = []
+    /// Every redirect and flow's `then` (what says which; for a `then`, the flow whose result its
+    /// `$result` references read): a field its target's setup requires that it never gives is
+    /// warned of once every setup is built (``checkSpecRequiredFields()``).
+    var specTargets: [(what: String, target: Int, given: Set<String>, location: SourceLocation, flow: Int?)] = []
     /// Routes, `then`s and redirects that select (``noteSelect(_:of:_:at:redirect:)``): a target no
     /// tab starts with is warned of.
     var selectTargets: [(what: String, target: Int, location: SourceLocation, redirect: Bool)] = []
@@ -369,6 +373,7 @@ struct Builder {
         checkSelectTargets(root: root)
         checkLinkOpens(links, built)
         checkLinkRequiredFields(links)
+        checkSpecRequiredFields()
         checkRecoveryCycles(preconditions)
         warnUnreached(root: root, routes: routes, links: links, preconditions: preconditions)
         for (i, p) in preconditionNames.enumerated() where !preconditionUsed.contains(i) {

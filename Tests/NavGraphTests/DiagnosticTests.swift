@@ -244,6 +244,60 @@ import Glibc
         ])
     }
 
+    /// A required field a link fills from a parameter a URL may leave out (an optional segment, a
+    /// query parameter) fails every URL without it: a warning. One mediation fills is not warned of.
+    @Test func linkRequiredFieldsFromParametersAURLMayLeaveOut() {
+        let all = check([("app.yaml", """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Thread, Search]}
+              Thread: {setup: {type: object, required: [t], properties: {t: {type: string}}}, opens: [Message]}
+              Message:
+                setup: {type: object, required: [m, t], properties: {m: {type: integer}, t: {type: string}}}
+                mediation: {t: "$source.t"}
+              Search: {setup: {type: object, required: [q], properties: {q: {type: string}}}}
+            links:
+              "/t/:t/m/:m?": [Home, {to: Thread, with: {t: ":t"}}, {to: Message, with: {m: ":m"}}]
+              "/t/:t/n/:m": [Home, {to: Thread, with: {t: ":t"}}, {to: Message, with: {m: ":m", t: ":t"}}]
+              "/search?q=:q": [Home, {to: Search, with: {q: ":q"}}]
+            """)])
+        let tail = "which a URL may leave out: such a URL matches the link and always fails (invalidSetup); make the parameter required, or declare a second link without it"
+        #expect(all == [
+            "app.yaml:10:80: warning: link `/t/:t/m/:m?` fills `m`, which the setup of `app.Message` requires, from the optional segment `:m?`, \(tail)",
+            "app.yaml:12:49: warning: link `/search?q=:q` fills `q`, which the setup of `app.Search` requires, from the query parameter `?q=:q`, \(tail)",
+        ], "\(all)")
+    }
+
+    /// A flow's `then` and a redirect are navigations nobody adds `with` to: a field their target
+    /// requires that they do not give (nor mediation fills) fails them every time. Warnings, with the
+    /// `$result` reference to write when the flow's result declares the field.
+    @Test func thenAndRedirectWithoutARequiredField() {
+        let all = check([("app.yaml", """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Compose, Thread, Note], preconditions: [p], setup: {type: object, properties: {id: {type: string}}}}
+              Thread: {setup: {type: object, required: [id], properties: {id: {type: string}}}}
+              Note:
+                setup: {type: object, required: [id], properties: {id: {type: string}}}
+                mediation: {id: "$source.id"}
+              Compose: {setup: {type: object, properties: {id: {type: string}}}, flow: {steps: [Write], result: {type: object, properties: {id: {type: string}}}, then: Thread}}
+              Other: {flow: {steps: [Write2], then: {to: Thread, with: {id: "$result.id"}}}}
+              Mediated: {flow: {steps: [Write3], then: Note}}
+              Write: {}
+              Write2: {}
+              Write3: {}
+            routes:
+              other: Other
+              mediated: Mediated
+            preconditions:
+              p: {check: {fact: a, exists: true}, redirect: Thread}
+            """)])
+        #expect(all == [
+            "app.yaml:8:157: warning: the `then` of flow `app.Compose` goes to `app.Thread` without `id`, which its setup requires: continuing after the flow always fails (invalidSetup); take it from the flow's result: with: {id: \"$result.id\"}",
+            "app.yaml:18:49: warning: the `redirect` of precondition `app.p` goes to `app.Thread` without `id`, which its setup requires: every navigation it redirects fails (invalidSetup); give it in its `with` (a constant)",
+        ], "\(all)")
+    }
+
     /// A redirect's and a flow's `then` constants are checked against the target's setup, as a
     /// route's are; a `then`'s `$result` reference is not (the result comes when the flow completes).
     @Test func redirectAndThenConstantsTheSetupNeverAccepts() {
