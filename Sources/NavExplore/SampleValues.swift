@@ -4,8 +4,9 @@ import NavGraph
 /// Values that satisfy a setup or result schema, made for exploration and for the test plan: the
 /// schema's own `examples`, `default` or first `enum` value when it gives one, else the smallest
 /// value of its type that meets its bounds, every required property filled. A `pattern` is met
-/// only by a value the schema names or by one of a few common shapes; when none matches, the
-/// schema cannot be sampled and exploration says so (name one with `examples: [...]`).
+/// by a string made from it (``PatternSample``), a value the schema names or one of a few common
+/// shapes; when none matches, the schema cannot be sampled and exploration says so (name one
+/// with `examples: [...]`).
 public enum SampleValues {
     /// Nesting explored at most: a schema deeper than this is not sampled.
     public static let maxDepth = 16
@@ -74,7 +75,9 @@ public enum SampleValues {
     static func strings(_ s: Schema) -> [String] {
         let n = max(s.minLength ?? 1, 1)
         let shapes = ["x", "x1", "ord-1", "a@b.c", "123456", "abc", "1", "A", "x-1", "x_1"]
-        var out = shapes.filter { $0.count >= n && $0.count <= (s.maxLength ?? .max) }
+        let fits = { (t: String) in t.count >= n && t.count <= (s.maxLength ?? .max) }
+        var out = (s.pattern.map { PatternSample.strings($0.source) } ?? []).filter(fits)
+        out += shapes.filter(fits)
         if s.minLength ?? 0 > 1 || out.isEmpty {
             out.append(String(repeating: "x", count: n))
             out.append(String(repeating: "1", count: n))

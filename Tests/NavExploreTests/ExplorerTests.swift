@@ -97,12 +97,40 @@ import Testing
                 #expect(r.validate(v) == nil, "\(c.name): \(JSONWriter.string(v))")
             }
         }
-        // A pattern no common shape meets is met by the schema's own example, or not at all.
+        // A pattern no common shape meets is met by a string made from it, or by the schema's own
+        // example (which comes first); one the sampler cannot read (a lookahead) only by an example.
         var errors: [Schema.CompileError] = []
         let odd = try #require(Schema.compile(["type": "string", "pattern": "^Q{3}[0-9]{4}$"], errors: &errors))
-        #expect(SampleValues.value(for: odd) == nil)
+        #expect(SampleValues.value(for: odd) == .string("QQQ1111"))
         let named = try #require(Schema.compile(["type": "string", "pattern": "^Q{3}[0-9]{4}$", "examples": ["QQQ1234"]], errors: &errors))
         #expect(SampleValues.value(for: named) == .string("QQQ1234"))
+        let unread = try #require(Schema.compile(["type": "string", "pattern": "^(?=.*Z)Q{3}$"], errors: &errors))
+        #expect(SampleValues.value(for: unread) == nil)
         #expect(errors.isEmpty)
+    }
+
+    /// Strings made from the patterns graphs write match them, at the length the schema asks.
+    @Test func patternsAreSampledByAStringMadeFromThem() throws {
+        let patterns = [
+            #"^t[0-9]+$"#, #"^[A-Z]{3}-\d{4}$"#, #"^(ord|inv)_[a-f0-9]{8}$"#, #"^[^@\s]+@[^@\s]+\.[a-z]{2,}$"#,
+            #"^\w+(\.\w+)*$"#, #"^(?:[a-z]+-)*[a-z]+$"#, #"^v\d+\.\d+(\.\d+)?$"#, #"[-._a-z]"#, #"^\+?[1-9]\d{6,14}$"#,
+            #"^(?<year>\d{4})-(?<month>0[1-9]|1[0-2])$"#, #"^\$\{[A-Z_]+\}$"#,
+        ]
+        // Each at its least length, and those that may grow at a length none of the common shapes has.
+        for p in patterns {
+            for minLength in p.contains("+") || p.contains("*") ? [1, 12] : [1] {
+                var errors: [Schema.CompileError] = []
+                let s = try #require(Schema.compile(["type": "string", "pattern": .string(p), "minLength": .int(minLength)], errors: &errors), "\(errors)")
+                let v = try #require(SampleValues.value(for: s), "no sample for \(p) (minLength \(minLength))")
+                #expect(s.validate(v) == nil, "\(p): \(JSONWriter.string(v))")
+            }
+        }
+        // What it does not read makes nothing (and never a wrong string): lookaround, back references.
+        for p in [#"^(?=x)x$"#, #"^(a)\1$"#, #"^\p{L}+$"#, #"^[a-"#, #"^[[:alpha:]]x$|^y[0-9]$"#] {
+            #expect(PatternSample.strings(p).isEmpty, "\(p)")
+        }
+        // Bounded: nested repetitions stop at the length bound instead of growing without end.
+        #expect(PatternSample.strings(#"^((a+)+)+$"#).allSatisfy { $0.count <= PatternSample.maxLength })
+        #expect(PatternSample.strings(String(repeating: "(", count: 100) + "a" + String(repeating: ")", count: 100)).isEmpty)
     }
 }
