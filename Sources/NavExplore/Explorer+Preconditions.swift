@@ -145,33 +145,65 @@ extension Explorer {
         return v
     }
 
-    /// A URL for `link`: each parameter from the field it fills in the link's stack.
-    func sampleURL(_ link: Link) -> String? {
-        func valueOf(_ param: String) -> String? {
+    /// URLs for `link`, each parameter from the field it fills in the link's stack (percent-encoded,
+    /// as a pattern's sample may hold any character): every optional segment and query parameter
+    /// given, then, when the pattern declares any, none of them (a URL may leave them out). Nil
+    /// when a parameter's field has no value navd can make.
+    func sampleURLs(_ link: Link) -> [String]? {
+        func valueOf(_ param: String, wildcard: Bool = false) -> String? {
             for e in link.entries {
                 for (field, v) in e.with where v.stringValue == ":" + param {
                     let schema = graph.coordinators[e.coordinator].setup?.properties.first { $0.name == field }?.schema
-                    return SampleValues.urlValue(for: schema)
+                    return SampleValues.urlValue(for: schema).map { Self.percentEncoded($0, keepingSlashes: wildcard) }
                 }
             }
             return "x"
         }
-        var path = ""
-        for s in link.segments {
-            switch s {
-            case .literal(let l): path += "/" + l
-            case .parameter(let name), .wildcard(let name):
-                guard let v = valueOf(name) else { return nil }
-                path += "/" + v
-            case .optional: break
+        func url(optional: Bool) -> String? {
+            var path = ""
+            for s in link.segments {
+                switch s {
+                case .literal(let l): path += "/" + l
+                case .parameter(let name), .wildcard(let name):
+                    guard let v = valueOf(name, wildcard: s == .wildcard(name)) else { return nil }
+                    path += "/" + v
+                case .optional(let name):
+                    guard optional else { continue }
+                    guard let v = valueOf(name) else { return nil }
+                    path += "/" + v
+                }
+            }
+            if path.isEmpty { path = "/" }
+            guard optional else { return path }
+            var query: [String] = []
+            for (key, p) in link.query {
+                guard let v = valueOf(p) else { return nil }
+                query.append(key + "=" + v)
+            }
+            return query.isEmpty ? path : path + "?" + query.joined(separator: "&")
+        }
+        guard let full = url(optional: true) else { return nil }
+        let leavesOut = !link.query.isEmpty || link.segments.contains { if case .optional = $0 { true } else { false } }
+        guard leavesOut, let short = url(optional: false) else { return [full] }
+        return [full, short]
+    }
+
+    /// `value` as a URL carries it: bytes other than letters, digits and `-._~` (and `/`, for a
+    /// wildcard's segments) written `%XX`.
+    static func percentEncoded(_ value: String, keepingSlashes: Bool) -> String {
+        var out = ""
+        for b in value.utf8 {
+            switch b {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.append(Character(Unicode.Scalar(b)))
+            case UInt8(ascii: "/") where keepingSlashes:
+                out.append("/")
+            default:
+                let hex = Array("0123456789ABCDEF")
+                out += "%" + String(hex[Int(b >> 4)]) + String(hex[Int(b & 15)])
             }
         }
-        if path.isEmpty { path = "/" }
-        var query: [String] = []
-        for (key, p) in link.query {
-            guard let v = valueOf(p) else { return nil }
-            query.append(key + "=" + v)
-        }
-        return query.isEmpty ? path : path + "?" + query.joined(separator: "&")
+        return out
     }
 }

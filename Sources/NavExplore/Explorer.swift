@@ -367,35 +367,42 @@ public final class Explorer {
 
     func openLinks(_ session: Session, _ take: (Step, Session) -> Void) {
         for (li, link) in graph.links.enumerated() {
-            guard let url = sampleURL(link) else {
+            guard let urls = sampleURLs(link) else {
                 linkProblems[li] = "no URL can be made for it: a parameter's field has no value navd can make"
                 continue
             }
-            let plan: Plan
-            do throws(NavError) { plan = try session.planLink(url, caller: caller) } catch {
-                linkProblems[li] = "`\(url)` cannot build its stack: \(error.message)"
+            for url in urls { open(url, of: li, session, take) }
+        }
+    }
+
+    /// Opens one URL of link `li`; a URL that cannot build its stack is the link's problem (the
+    /// first one found is kept).
+    func open(_ url: String, of li: Int, _ session: Session, _ take: (Step, Session) -> Void) {
+        func problem(_ message: String) { if linkProblems[li] == nil { linkProblems[li] = "`\(url)` cannot build its stack\(message)" } }
+        let plan: Plan
+        do throws(NavError) { plan = try session.planLink(url, caller: caller) } catch {
+            problem(": \(error.message)")
+            return
+        }
+        var built = false
+        var failure: String?
+        for r in resolve(plan, in: session, step: Step(action: .open(link: li, url: url))) {
+            guard let final = r.plan else { continue }
+            let s = session.copy()
+            do throws(NavError) { _ = try s.commit(final) } catch {
+                failure = failure ?? ": \(error.message)"
                 continue
             }
-            var built = false
-            for r in resolve(plan, in: session, step: Step(action: .open(link: li, url: url))) {
-                guard let final = r.plan else { continue }
-                let s = session.copy()
-                do throws(NavError) { _ = try s.commit(final) } catch {
-                    linkProblems[li] = "`\(url)` cannot build its stack: \(error.message)"
-                    continue
-                }
-                built = true
-                if r.step.plain && plainLinks[li] == nil {
-                    var st = r.step
-                    st.top = s.visibleTop?.coordinator ?? -1
-                    plainLinks[li] = st
-                }
-                take(r.step, s)
+            built = true
+            if r.step.plain && plainLinks[li] == nil {
+                var st = r.step
+                st.top = s.visibleTop?.coordinator ?? -1
+                plainLinks[li] = st
             }
-            if !built && linkProblems[li] == nil {
-                linkProblems[li] = "`\(url)` cannot build its stack whatever the facts: a precondition of its screens fails on every path"
-            }
+            take(r.step, s)
         }
+        if let failure { problem(failure) }
+        if !built && failure == nil { problem(" whatever the facts: a precondition of its screens fails on every path") }
     }
 
     /// Whether each route can be navigated from this state (routes name `opens` edges and tabs the

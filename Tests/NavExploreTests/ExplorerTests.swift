@@ -109,6 +109,29 @@ import Testing
         #expect(errors.isEmpty)
     }
 
+    /// A link with an optional segment or a query parameter is opened with them and without them:
+    /// the plan takes the URL that builds its stack, and the URL that cannot is reported. Values
+    /// made from a pattern are percent-encoded in the URL.
+    @Test func linksAreOpenedWithAndWithoutWhatAURLMayLeaveOut() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("navd-explore-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Thread]}
+              Thread: {setup: {type: object, required: [t], properties: {t: {type: string, pattern: "^t [0-9]+$"}}}, opens: [Message]}
+              Message: {setup: {type: object, required: [m], properties: {m: {type: integer}}}}
+            links:
+              "/t/:t/m/:m?": [Home, {to: Thread, with: {t: ":t"}}, {to: Message, with: {m: ":m"}}]
+            """.write(to: dir.appendingPathComponent("app.yaml"), atomically: true, encoding: .utf8)
+        let result = Explorer(graph: try Self.load(dir.path), options: ExploreOptions(depth: 4, maxStates: 200)).run()
+        let urls = result.plan.sequences.filter { $0.name.hasPrefix("link-") }.flatMap { $0.steps.compactMap { $0.params["url"]?.stringValue } }
+        #expect(urls == ["/t/t%201/m/1"], "\(urls)")
+        let broken = result.defects.filter { $0.kind == .brokenLink }.map(\.message)
+        #expect(broken.count == 1 && broken[0].hasPrefix("deep link `/t/:t/m/:m?`: `/t/t%201/m` cannot build its stack"), "\(broken)")
+    }
+
     /// Strings made from the patterns graphs write match them, at the length the schema asks.
     @Test func patternsAreSampledByAStringMadeFromThem() throws {
         let patterns = [
