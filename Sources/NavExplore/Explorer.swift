@@ -340,8 +340,13 @@ public final class Explorer {
         }
         for result in results {
             let s = session.copy()
-            do throws(NavError) { _ = try s.flowComplete(flowNode.id, result.map { .result($0) } ?? .cancelled) } catch { continue }
             let step = Step(action: .completeFlow(node: flowNode.id, flow: f, result: result))
+            // A flow first in the root stack or a tab ends as its `then` takes its place, in one commit.
+            if let result, let completion = try? s.planCompletion(of: flowNode.id, result: result, then: spec?.then, caller: caller) {
+                follow(completion, from: s, step, take)
+                continue
+            }
+            do throws(NavError) { _ = try s.flowComplete(flowNode.id, result.map { .result($0) } ?? .cancelled) } catch { continue }
             guard let result, let then = spec?.then else {
                 take(step, s)
                 continue
@@ -354,14 +359,19 @@ public final class Explorer {
                 take(step, s)
                 continue
             }
-            let from = s.visibleTop?.coordinator ?? -1
-            for r in resolve(plan, in: s, step: step) {
-                let t = s.copy()
-                if let final = r.plan { do throws(NavError) { _ = try t.commit(final) } catch { continue } }
-                var st = r.step
-                if let final = r.plan { st.edge = (from, final.target, final.by) }
-                take(st, t)
-            }
+            follow(plan, from: s, step, take)
+        }
+    }
+
+    /// Takes `plan` (a completed flow's `then`) from `s` as `step`, each way its preconditions resolve.
+    private func follow(_ plan: Plan, from s: Session, _ step: Step, _ take: (Step, Session) -> Void) {
+        let from = s.visibleTop?.coordinator ?? -1
+        for r in resolve(plan, in: s, step: step) {
+            let t = s.copy()
+            if let final = r.plan { do throws(NavError) { _ = try t.commit(final) } catch { continue } }
+            var st = r.step
+            if let final = r.plan { st.edge = (from, final.target, final.by) }
+            take(st, t)
         }
     }
 

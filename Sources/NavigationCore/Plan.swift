@@ -98,6 +98,13 @@ public struct Plan: Sendable {
         get { extras?.reuse }
         set { extras = PlanExtras(extras, reuse: newValue) }
     }
+    /// A flow first in the root stack or in a tab, completed with `result`: this plan is its `then`,
+    /// which takes its place; the flow ends `completed` in its commit (not cancelled, as a flow a
+    /// navigation removes does).
+    public var completing: (flow: Int, result: JSONValue)? {
+        get { extras?.completing }
+        set { extras = PlanExtras(extras, completing: .some(newValue)) }
+    }
     /// A recovery flow presented for a navigation's precondition: its node is marked (``Node/isRecovery``).
     public var recovery: Bool {
         get { extras?.recovery ?? false }
@@ -208,12 +215,14 @@ final class PlanExtras: Sendable {
     let guards: [LeaveGuard]
     let linkSubjects: [Int]?
     let recovery: Bool
+    let completing: (flow: Int, result: JSONValue)?
 
     /// `base`'s values, but those given (a value given as nil clears it).
     init(_ base: PlanExtras?, hints: JSONValue?? = nil, popUpTo: (node: Int, inclusive: Bool)?? = nil, then: NavigationSpec?? = nil,
          reuse: Int?? = nil, route: Int? = nil, linkIndex: Int? = nil, guards: [LeaveGuard]? = nil,
-         linkSubjects: [Int]?? = nil, recovery: Bool? = nil) {
+         linkSubjects: [Int]?? = nil, recovery: Bool? = nil, completing: (flow: Int, result: JSONValue)?? = nil) {
         self.recovery = recovery ?? base?.recovery ?? false
+        self.completing = completing ?? base?.completing
         self.hints = hints ?? base?.hints
         self.popUpTo = popUpTo ?? base?.popUpTo
         self.then = then ?? base?.then

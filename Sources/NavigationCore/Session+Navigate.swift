@@ -26,7 +26,7 @@ extension Session {
         let style = by ?? destination.by ?? target.unnamedPresentation
         let r = (from: from, ifVersion: ifVersion)
 
-        let source = try planSource(from: r.from, ifVersion: r.ifVersion)
+        let source = try planSource(from: r.from, ifVersion: r.ifVersion, flowAllowed: afterFlow != nil)
 
         // Style, abilities, access.
         let sourceCoordinator = graph.coordinators[source.coordinator]
@@ -107,13 +107,15 @@ extension Session {
     }
 
     /// The screen a navigation starts from (`from`, else the visible top), checked against `ifVersion`.
-    private func planSource(from: String?, ifVersion: Int?) throws(NavError) -> Node {
+    /// `flowAllowed`: a flow may be named too (the `then` that takes the place of a flow first in its
+    /// stack, ``planCompletion(of:result:then:with:caller:)``).
+    private func planSource(from: String?, ifVersion: Int?, flowAllowed: Bool = false) throws(NavError) -> Node {
         let source: Node
         if let from {
             guard let n = nodes[from] else {
                 throw NavError(.unknownNode, "no node `\(from)` in session `\(name)`; `tree` lists the current nodes", data: ["node": .string(from)])
             }
-            guard n.kind == .screen else {
+            guard n.kind == .screen || (flowAllowed && n.kind == .flow) else {
                 throw NavError(.unknownNode, "node `\(from)` is a \(n.kind.rawValue); \"from\" must name a screen", data: ["node": .string(from)])
             }
             source = n
@@ -345,6 +347,11 @@ extension Session {
             changes.record("update", node: created)
         }
         version += 1
+        if let completing = plan.completing, let i = removed.ended?.firstIndex(where: { $0.id == Node.id(completing.flow) }) {
+            // The flow whose `then` took its place ends completed, with its result.
+            let f = removed.ended![i]
+            removed.ended![i] = EndedFlow(id: f.id, coordinator: f.coordinator, status: .completed, result: completing.result, error: nil)
+        }
         return Commit(version: version, log: changes, node: created, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 

@@ -480,4 +480,55 @@ import Testing
         let cancelled = try c.call("flowComplete", ["flow": third, "cancelled": true])
         #expect(cancelled["then"] == nil, "\(cancelled)")
     }
+
+    /// A flow first in the root stack (an onboarding at the root) or in a tab cannot leave the tree
+    /// by itself: completed, it ends as its `then` takes its place (by root or replace), in one
+    /// commit, after the then's preconditions; a then that fails leaves it live.
+    @Test func aFlowFirstInItsStackEndsAsItsThenTakesItsPlace() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Onboarding}
+            coordinators:
+              Onboarding:
+                flow: {steps: [Welcome, Terms], result: {type: object, required: [name], properties: {name: {type: string}}}}
+                then: {to: Tabs, by: root, with: {name: "$result.name"}}
+              Welcome: {}
+              Terms: {}
+              Tabs: {tabs: [Feed, Setup], setup: {type: object, properties: {name: {type: string}}}, preconditions: [ready]}
+              Feed: {}
+              Setup: {flow: {steps: [S1], then: {to: Done, by: replace}}}
+              S1: {}
+              Done: {}
+            preconditions:
+              ready: {check: {fact: ready, notEquals: false}}
+            """)
+        let c = try d.client()
+        let watcher = try d.client()
+        try watcher.call("subscribe")
+        let flow = try c.call("tree")["visible"]!.arrayValue![1]
+        // A cancel has no then: still refused, saying what would do.
+        let cancel = try c.callError("flowComplete", ["flow": flow, "cancelled": true])
+        #expect(cancel["data"]?["kind"] == "notAllowed" && cancel["message"]?.stringValue?.contains("first node of the root stack") == true, "\(cancel)")
+        // A then whose precondition fails: flowComplete fails with its error, and the flow stays.
+        try c.call("context.set", ["facts": ["ready": false]])
+        let failed = try c.callError("flowComplete", ["flow": flow, "result": ["name": "Ada"]])
+        #expect(failed["data"]?["kind"] == "preconditionFailed", "\(failed)")
+        #expect(try c.call("tree")["visible"]?.arrayValue?[1] == flow)
+        try c.call("context.set", ["facts": ["ready": true]])
+        let r = try c.call("flowComplete", ["flow": flow, "result": ["name": "Ada"]])
+        #expect(r["version"] == 1 && r["then"]?["version"] == 1 && r["removed"]?.arrayValue?.contains(flow) == true, "\(r)")
+        let tree = try c.call("tree")
+        let tabs = tree["root"]?["children"]?.arrayValue?.first
+        #expect(tabs?["coordinator"] == "app.Tabs" && tabs?["params"] == ["name": "Ada"], "\(tree)")
+        // Subscribers hear the one commit, then the flow completed with its result.
+        #expect(try watcher.notification("stackChanged")["params"]?["version"] == 1)
+        let ended = try watcher.notification("flowCompleted")["params"]
+        #expect(ended?["flow"] == flow && ended?["status"] == "completed" && ended?["result"] == ["name": "Ada"], "\(String(describing: ended))")
+        // A flow first in a tab, whose then replaces it there.
+        try c.call("navigate", ["to": "Setup", "by": "select"])
+        let setup = try c.call("tree")["visible"]!.arrayValue!.dropLast().last!
+        let replaced = try c.call("flowComplete", ["flow": setup, "result": [:]])
+        #expect(replaced["then"]?["version"] == 3, "\(replaced)")
+        let second = try c.call("tree")["root"]?["children"]?.arrayValue?.first?["children"]?.arrayValue?[1]
+        #expect(second?["children"]?.arrayValue?.map { $0["coordinator"] } == ["app.Done"], "\(String(describing: second))")
+    }
 }

@@ -28,6 +28,20 @@ extension Navigator {
         let then = state.flowThens[flow] ?? flowCoordinator.flatMap { graph.coordinators[$0].flow?.then }
         // Where the flow is: its `then` goes on from the screen its end leaves on top there.
         let region = then == nil ? nil : flowNode.map { Session.Region(around: $0, in: state.session, goingBack: false) }
+        if case .result(let result) = outcome, !isRecovery {
+            // A flow first in the root stack or a tab ends only as its `then` takes its place.
+            let completion: Plan?
+            do throws(NavError) {
+                completion = try state.session.planCompletion(of: flow, result: result, then: then, caller: Caller(roles: call.client.roles))
+            } catch {
+                call.fail(error.rpc)
+                return
+            }
+            if let completion {
+                completeByThen(completion, in: state, call: call)
+                return
+            }
+        }
         let c: Commit
         do throws(NavError) { c = try state.session.flowComplete(flow, outcome) } catch {
             call.fail(error.rpc)
@@ -42,6 +56,33 @@ extension Navigator {
         let top = region?.topScreen(in: state.session)
         let from = top === state.session.visibleTop ? nil : top?.id
         continueAfterFlow(then, of: flowCoordinator, from: from, result: result, completed: c, in: state, call: call)
+    }
+
+    /// Completes a flow first in the root stack or a tab by its `then`, which takes its place in one
+    /// commit (after the `then`'s preconditions): the reply is `flowComplete`'s, that commit's
+    /// `version` and `removed`, with the navigation as `then`. If the `then` fails, nothing changes:
+    /// the flow is still live, and `flowComplete` fails with that error.
+    private func completeByThen(_ plan: Plan, in state: SessionState, call: some Responder) {
+        var before: [String] = []
+        state.session.root.forEach { before.append($0.id) }
+        let session = state.session
+        func reply(_ outcome: Result<JSONValue, NavError>, _ to: any Answer) {
+            switch outcome {
+            case .success(let then):
+                let removed = before.filter { session.node($0) == nil }.map(JSONValue.string)
+                to.succeed(["version": then["version"] ?? .int(session.version), "removed": .array(removed), "then": then] as JSONValue)
+            case .failure(let e):
+                to.fail(e.rpc)
+            }
+        }
+        if plan.preconditions.isEmpty {
+            reply(commitResult(state, plan, navigation: nextNavigation(), starter: call.client).map(\.json), call.deferred())
+            return
+        }
+        let deferred = call.deferred()
+        let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, caller: Caller(roles: call.client.roles), client: call.client)
+        nav.onFinish = { outcome in reply(outcome, deferred) }
+        startPending(nav)
     }
 
     /// Navigates to a completed flow's `then` from the screen now on top where the flow was (`from`:
