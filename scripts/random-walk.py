@@ -1499,8 +1499,15 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                     declared = described["coordinators"].get(n["coordinator"], {})
                     # `pt` always times out: what declares it is never shown either.
                     needs = declared.get("access") or ("app.pt" in (declared.get("preconditions") or []) and "the precondition pt")
-                    tab_shell = parent["kind"] == "stack" and parent["children"][0] is n and parent["id"] not in before_ids \
-                        and any(t["kind"] == "tabs" and parent in t.get("children", []) for t in nodes(after["root"]))
+                    shell = next((t for t in nodes(after["root"]) if t["kind"] == "tabs" and parent in t.get("children", [])), None) \
+                        if parent["kind"] == "stack" and parent["children"][0] is n else None
+                    declared_tabs = (described["coordinators"].get(shell.get("coordinator"), {}).get("tabs") if shell and "coordinator" in shell
+                                     else described["root"].get("tabs")) or []
+                    # A tab's first screen is made as its shell's (a fresh tab), or as a deep link (or a
+                    # reset {to}) that starts in that tab rebuilds it from the screen the tab declares.
+                    tab_shell = shell is not None and (parent["id"] not in before_ids or (
+                        method in ("open", "reset", "(provider)") and shell["children"].index(parent) < len(declared_tabs)
+                        and qualified(declared_tabs[shell["children"].index(parent)]) == n["coordinator"]))
                     root_shell = parent is after["root"] and parent["children"][0] is n and described["root"].get("stack") == n["coordinator"]
                     if needs and not tab_shell and not root_shell:
                         raise Divergence("%s %s of %s (%s) was added although no walk client passes it, at %s" % (n["kind"], n["id"], n["coordinator"], needs, where))
