@@ -89,6 +89,30 @@ public final class Coverage {
         case .stack(let c): rootShown = [c] + made[c]
         case .tabs(let tabs): rootShown = tabs.flatMap { [$0] + made[$0] }
         }
+        let flows = graph.coordinators.map(\.isFlow)
+        isFlow = flows
+        rootFlows = rootShown.filter { flows[$0] }
+    }
+
+    /// By coordinator: whether it is a flow.
+    private let isFlow: [Bool]
+    /// The flows a new session's tree holds (a root flow, a tab that starts with one): started with it.
+    private let rootFlows: [Int]
+
+    /// Flows among `coordinators` (but `target`, which the commit counts) that a commit made with its
+    /// target: those a deep link built below it, the tabs of a tab container it made.
+    public func flowsMade(_ coordinators: [Int], but target: Int) {
+        for c in coordinators where c != target && c >= 0 && c < coordinatorCount && isFlow[c] { flowStarted(c) }
+    }
+
+    /// The flows a navigation to tab container `container` makes with it (its tabs that are flows).
+    public func flowsMade(byContainer container: Int) {
+        guard container >= 0 && container < coordinatorCount else { return }
+        let m = counts.read(alsoStartAt + container), end = counts.read(alsoStartAt + container + 1)
+        for i in m..<end {
+            let c = counts.read(i)
+            if isFlow[c] { flowStarted(c) }
+        }
     }
 
     /// By coordinator: what a navigation to it shows besides it (a flow's start step, a tab
@@ -138,6 +162,7 @@ public final class Coverage {
     /// A session was opened: it shows the graph's root.
     public func sessionStarted() {
         for c in rootShown { counts.add(c) }
+        for f in rootFlows { flowStarted(f) }
     }
 
     /// Commits that showed coordinator `c`.

@@ -167,6 +167,35 @@ import Testing
         #expect(try c.call("coverage.report", ["run": "nightly"])["commits"] == 0)
     }
 
+    /// A flow is started when a tree is made with it, not only when navigated to: the root's (an
+    /// onboarding flow), a tab container's tab, a screen a deep link builds below its last.
+    @Test func flowsMadeWithATreeAreStarted() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Onboarding}
+            coordinators:
+              Onboarding: {flow: {steps: [Welcome]}, then: {to: Shell, by: root}, opens: [Shell]}
+              Welcome: {}
+              Shell: {tabs: [Feed, Setup]}
+              Feed: {opens: [Wizard]}
+              Setup: {flow: {steps: [S1]}}
+              S1: {}
+              Wizard: {flow: {steps: [W1, W2]}}
+              W1: {opens: [W2]}
+              W2: {}
+            links:
+              "/wizard/w2": [Feed, Wizard, W2]
+            """)
+        let c = try d.client()
+        let flow = try c.call("tree")["visible"]!.arrayValue![1]
+        try c.call("flowComplete", ["flow": flow, "result": [:]])
+        try c.call("open", ["url": "/wizard/w2"])
+        let r = try c.call("coverage.report")
+        for (name, started) in [("app.Onboarding", 1), ("app.Setup", 1), ("app.Wizard", 1)] {
+            #expect(Self.item(r, "flows", "name", name)?["started"]?.intValue == started, "\(name): \(r["flows"] ?? .null)")
+        }
+        #expect(Self.item(r, "flows", "name", "app.Onboarding")?["completed"] == 1)
+    }
+
     @Test func namedRunsCountFromTheirStartToTheirStop() throws {
         let d = try Daemon(graph: Self.graph)
         let c = try d.client()

@@ -98,6 +98,7 @@ extension Navigator {
         let built = steps.map(\.coordinator)
         coverage.forEachActive {
             $0.shownToo(built, but: target)
+            $0.flowsMade(built, but: target)
             $0.built(built, link: link)
         }
     }

@@ -162,6 +162,8 @@ extension Navigator {
             coverage.forEachActive { $0.flowStarted(n.coordinator) }
             state.flowStarters[n.id] = starter
             if let then = plan.then { state.flowThens[n.id] = then }
+        } else if let n = c.node, n.kind == .tabs, state.session.madeByLastCommit(n) {
+            coverage.forEachActive { $0.flowsMade(byContainer: n.coordinator) }
         }
         // The reply reports the path of this commit. Publishing can lead to further commits (a flow
         // that ended resumes a navigation; a dismissed source or a dropped subscriber cancels one
