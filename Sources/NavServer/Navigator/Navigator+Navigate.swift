@@ -206,6 +206,8 @@ extension Navigator {
             }
             let resetNow = { [unowned self] () -> JSONValue in
                 let c = session.resetToRoot()
+                // The root, fresh: shown again, as a new session's (its flows started).
+                self.coverage.forEachActive { $0.sessionStarted() }
                 self.publish(c, in: state)
                 return ["version": .int(c.version), "visible": .array(session.visible.map(JSONValue.string))]
             }
