@@ -358,6 +358,14 @@ function actionsFor(t) {
     }
     if (by === 'select' || by === 'root' || opens.includes(r.to)) list.push({ label: `route ${name}`, run: () => go(r.to, name, r.with || {}) });
   }
+  // The tabs of the innermost tab container on the visible path (a tab bar inside a modal or a
+  // stack), as the graph declares them, then the root's tabs.
+  const shell = visibleNodes(t).reverse().find((n) => n.kind === 'tabs' && n.coordinator);
+  if (shell) {
+    (coordinator(shell.coordinator).tabs || []).forEach((tab, i) => {
+      if (i !== shell.selected) list.push({ label: `select ${tab} (in ${shell.coordinator})`, run: () => send('navigate', { to: tab, by: 'select' }, `select ${tab}`) });
+    });
+  }
   if (t.root.kind === 'tabs') {
     t.root.children.forEach((tab, i) => {
       const first = tab.children && tab.children[0];

@@ -83,6 +83,27 @@ def test_actions_without_a_style_are_offered_as_navd_shows_them(navweb, browser)
     assert tree_json(navweb.navd_sock)["root"]["selected"] == 1
 
 
+@pytest.mark.graph("""
+root: {stack: Home}
+coordinators:
+  Home: {opens: [Shell]}
+  Shell: {tabs: [Feed, Setup]}
+  Feed: {}
+  Setup: {}
+""")
+def test_the_tabs_of_a_tab_container_on_the_visible_path_are_offered(navweb, browser):
+    """A tab container pushed on a stack (not the root) shows a tab bar of its own: the page offers
+    its other tabs, and selecting one selects it in navd."""
+    browser.get(navweb.url)
+    wait(browser, lambda d: "app.Home" in text(d, "tree") and text(d, "status") == "connected", message="the page shows the tree")
+    button(browser, "push app.Shell").click()
+    wait(browser, lambda d: text(d, "top-name") == "app.Feed", message="the container shows its first tab")
+    button(browser, "select app.Setup (in app.Shell)").click()
+    wait(browser, lambda d: text(d, "top-name") == "app.Setup", message="the tab is selected")
+    shell = tree_json(navweb.navd_sock)["root"]["children"][1]
+    assert shell["coordinator"] == "app.Shell" and shell["selected"] == 1, shell
+
+
 def test_clicking_an_action_changes_navds_tree(navweb, browser):
     load(browser, navweb)
     button(browser, "select cart.Cart").click()
