@@ -194,7 +194,7 @@ struct Builder {
         }
         applyGuards(guards)
         let built = coordinators.map(Coordinator.init)
-        crossCheck(root: top.root, routes: routes, links: links, preconditions: preconditions, built: built)
+        crossCheck(root: top.root, rootLocation: top.location, routes: routes, links: links, preconditions: preconditions, built: built)
         let root = top.root, rootBack = top.back, rootLocation = top.location
         guard !d.hasErrors, let root else { return nil }
         return NavigationGraph(modules: modules.map { Module(name: $0.name, file: $0.file) }, coordinators: built,
@@ -357,8 +357,23 @@ struct Builder {
     }
 
     /// Pass 5: cross checks.
-    private mutating func crossCheck(root: Root?, routes: [Route], links: [Link], preconditions: [Precondition], built: [Coordinator]) {
+    private mutating func crossCheck(root: Root?, rootLocation: SourceLocation?, routes: [Route], links: [Link], preconditions: [Precondition],
+                                     built: [Coordinator]) {
         checkMediation()
+        // The root's screens start with no params, as a tab container's do: a setup that refuses
+        // that makes every session start with a screen whose params do not match it. A warning (a
+        // container's tab is an error: navigating to the container could never pass).
+        let rootScreens: [Int]
+        switch root {
+        case .stack(let c)?: rootScreens = [c]
+        case .tabs(let t)?: rootScreens = t
+        case nil: rootScreens = []
+        }
+        for c in rootScreens {
+            if let v = coordinators[c].setup?.validate(.object([:])), let at = rootLocation {
+                d.warning(at, "the root's `\(coordinators[c].name)` starts every session with no params, and its setup refuses that: \(v.message); make its fields optional, or start with a screen that needs none")
+            }
+        }
         for (i, locations) in tabContainerLocations.sorted(by: { $0.key < $1.key }) {
             for (t, loc) in zip(coordinators[i].tabs, locations) where !coordinators[t].tabs.isEmpty {
                 d.error(loc, "`\(coordinators[t].name)`, a tab of `\(coordinators[i].name)`, is a tab container itself; tabs hold screens or flows")

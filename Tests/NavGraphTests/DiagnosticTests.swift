@@ -298,6 +298,24 @@ import Glibc
         ], "\(all)")
     }
 
+    /// The root's screens start with no params: a setup that refuses that is warned of (every
+    /// session would start with params that do not match it).
+    @Test func rootScreensWhoseSetupRefusesNoParams() {
+        let stack = check([("app.yaml", """
+            root: {stack: Home}
+            coordinators:
+              Home: {setup: {type: object, required: [user], properties: {user: {type: string}}}}
+            """)])
+        #expect(stack == ["app.yaml:1:7: warning: the root's `app.Home` starts every session with no params, and its setup refuses that: `/user` is required but missing; make its fields optional, or start with a screen that needs none"], "\(stack)")
+        let tabs = check([("app.yaml", """
+            root: {tabs: [Home, Other]}
+            coordinators:
+              Home: {setup: {type: object, properties: {user: {type: string}}}}
+              Other: {setup: {type: object, required: [id], properties: {id: {type: integer}}}}
+            """)])
+        #expect(tabs == ["app.yaml:1:7: warning: the root's `app.Other` starts every session with no params, and its setup refuses that: `/id` is required but missing; make its fields optional, or start with a screen that needs none"], "\(tabs)")
+    }
+
     /// A redirect's and a flow's `then` constants are checked against the target's setup, as a
     /// route's are; a `then`'s `$result` reference is not (the result comes when the flow completes).
     @Test func redirectAndThenConstantsTheSetupNeverAccepts() {
