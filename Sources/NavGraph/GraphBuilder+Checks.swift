@@ -176,6 +176,39 @@ extension Builder {
         }
     }
 
+    /// A command's `{with.FIELD}` reads the params of the screen its precondition is about: when
+    /// every coordinator the precondition guards (or protects, as a leave guard; a flow whose start
+    /// step it guards too) declares a setup and none declares FIELD, it is empty unless a navigation
+    /// gives that undeclared field, most likely a misspelt name: a warning, with the likely one.
+    /// A graph-level guard is about every coordinator: not checked.
+    mutating func checkPlaceholderFields(_ preconditions: [Precondition], graphGuards: Set<Int>) {
+        for p in preconditions where !graphGuards.contains(p.index) && p.index < preconditionLocations.count {
+            var argv: [String] = []
+            if case .command(let a, _) = p.kind { argv += a }
+            if case .command(let a, _)? = p.recover { argv += a }
+            var fields: [String] = []
+            for arg in argv {
+                var rest = Substring(arg)
+                while let open = rest.range(of: "{with."), let close = rest[open.upperBound...].firstIndex(of: "}") {
+                    let f = String(rest[open.upperBound..<close])
+                    if !f.isEmpty && !fields.contains(f) { fields.append(f) }
+                    rest = rest[rest.index(after: close)...]
+                }
+            }
+            guard !fields.isEmpty else { continue }
+            var subjects = coordinators.filter { $0.preconditions.contains(p.index) || $0.leave.contains(p.index) }.map(\.index)
+            subjects += coordinators.filter { c in c.flow.map { subjects.contains($0.start) } ?? false }.map(\.index)
+            let setups = subjects.map { coordinators[$0].setup }
+            guard !setups.isEmpty, !setups.contains(where: { $0 == nil }) else { continue }
+            let declared = Set(setups.flatMap { $0!.properties.map(\.name) })
+            for f in fields where !declared.contains(f) {
+                let names = subjects.map { coordinators[$0].name }
+                let hint = suggestion(for: f, among: declared.sorted()).map { "; did you mean `{with.\($0)}`?" } ?? ""
+                d.warning(preconditionLocations[p.index], "precondition `\(p.name)` passes `{with.\(f)}`, a field none of the coordinators it is about declares (\(names.joined(separator: ", "))\(declared.isEmpty ? ", which declare\(names.count == 1 ? "s" : "") no fields" : ": \(names.count == 1 ? "it declares" : "they declare") \(declared.sorted().joined(separator: ", "))")): it is empty unless a navigation gives that undeclared field\(hint)")
+            }
+        }
+    }
+
     /// A mediation reads `$source.FIELD`: every coordinator that may open the target must declare FIELD.
     mutating func checkMediation() {
         for target in coordinators where !target.mediation.isEmpty {

@@ -195,6 +195,7 @@ struct Builder {
         applyGuards(guards)
         let built = coordinators.map(Coordinator.init)
         crossCheck(root: top.root, rootLocation: top.location, routes: routes, links: links, preconditions: preconditions, built: built)
+        checkPlaceholderFields(preconditions, graphGuards: Set(guards.map(\.precondition)))
         let root = top.root, rootBack = top.back, rootLocation = top.location
         guard !d.hasErrors, let root else { return nil }
         return NavigationGraph(modules: modules.map { Module(name: $0.name, file: $0.file) }, coordinators: built,

@@ -316,6 +316,29 @@ import Glibc
         #expect(tabs == ["app.yaml:1:7: warning: the root's `app.Other` starts every session with no params, and its setup refuses that: `/id` is required but missing; make its fields optional, or start with a screen that needs none"], "\(tabs)")
     }
 
+    /// A command's `{with.FIELD}` that no coordinator it is about declares (all of them declaring a
+    /// setup) is most likely misspelt: a warning with the likely name. A coordinator without a setup
+    /// (any field) and a graph-level guard (every coordinator) are not warned of.
+    @Test func placeholderFieldsNoGuardedCoordinatorDeclares() {
+        let all = check([("app.yaml", """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Product, Wiz, Note]}
+              Product: {setup: {type: object, properties: {id: {type: string}}}, preconditions: [inStock], leave: [saved]}
+              Wiz: {flow: {steps: [W1]}, setup: {type: object, properties: {plan: {type: string}}}}
+              W1: {setup: {type: object, properties: {x: {type: string}}}, preconditions: [planOk]}
+              Note: {preconditions: [free]}
+            guards: [everywhere]
+            preconditions:
+              inStock: {command: [test, -n, "{with.idd}"]}
+              saved: {command: [test, -n, "{with.id}"]}
+              planOk: {command: [test, -n, "{with.plan}"]}
+              free: {command: [test, -n, "{with.anything}"]}
+              everywhere: {command: [test, -n, "{with.whatever}"]}
+            """)])
+        #expect(all == ["app.yaml:10:3: warning: precondition `app.inStock` passes `{with.idd}`, a field none of the coordinators it is about declares (app.Product: it declares id): it is empty unless a navigation gives that undeclared field; did you mean `{with.id}`?"], "\(all)")
+    }
+
     /// A redirect's and a flow's `then` constants are checked against the target's setup, as a
     /// route's are; a `then`'s `$result` reference is not (the result comes when the flow completes).
     @Test func redirectAndThenConstantsTheSetupNeverAccepts() {
