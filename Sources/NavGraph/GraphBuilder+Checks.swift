@@ -209,6 +209,20 @@ extension Builder {
         }
     }
 
+    /// `"$result.FIELD…"` reads a part of a flow's result: when the flow's `result` schema declares
+    /// fields and not FIELD, the part is never there (left out), most likely a misspelt name: a
+    /// warning, with the likely one.
+    mutating func checkResultReferences() {
+        for r in resultReferences {
+            guard let result = coordinators[r.flow].flow?.result, !result.properties.isEmpty else { continue }
+            let field = String(r.reference.dropFirst("$result.".count).split(separator: ".", maxSplits: 1)[0])
+            guard !result.declares(field) else { continue }
+            let declared = result.properties.map(\.name)
+            let hint = suggestion(for: field, among: declared).map { "; did you mean `$result.\($0)`?" } ?? ""
+            d.warning(r.location, "\(r.what) reads `\(r.reference)`, but the result schema of flow `\(coordinators[r.flow].name)` declares no `\(field)` (it declares \(declared.joined(separator: ", "))): the value is left out whenever the result has no such part\(hint)")
+        }
+    }
+
     /// A mediation reads `$source.FIELD`: every coordinator that may open the target must declare FIELD.
     mutating func checkMediation() {
         for target in coordinators where !target.mediation.isEmpty {

@@ -265,6 +265,15 @@ extension Builder {
             noteSelect(by, of: i, what, at: doc["by"]?.location ?? toDoc.location, redirect: redirect)
         }
         specTargets.append((what, i, Set(with.keys), toDoc.location, flow))
+        if let flow { noteResultReferences(doc.mapping != nil ? doc["with"] : nil, of: flow, what) }
         return NavigationSpec(to: i, by: by, with: with)
+    }
+
+    /// Notes the `"$result.FIELD…"` values of `mapping` (a `then`'s `with`, a recovery's `facts`),
+    /// read from the result of `flow`, for ``checkResultReferences()``.
+    mutating func noteResultReferences(_ mapping: Doc?, of flow: Int, _ what: String) {
+        for (_, _, v) in mapping?.mapping ?? [] {
+            if let s = v.text, s.hasPrefix("$result."), isResultReference(s) == true { resultReferences.append((what, flow, s, v.location)) }
+        }
     }
 }

@@ -81,7 +81,10 @@ extension Builder {
         if let r = doc["recover"] {
             recoverLocations[index] = r.location
             recover = buildRecover(r, module: module, precondition: "\(module).\(name)", timeout: timeout)
-            if let f = r["facts"] { facts = recoverFacts(f, precondition: "\(module).\(name)", byFlow: r["flow"] != nil) }
+            if let f = r["facts"] {
+                facts = recoverFacts(f, precondition: "\(module).\(name)", byFlow: r["flow"] != nil)
+                if case .flow(let flow)? = recover { noteResultReferences(f, of: flow, "`recover.facts` of precondition `\(module).\(name)`") }
+            }
         }
         var p = Precondition(index: index, name: module + "." + name, localName: name, module: module,
                              kind: kind!, recover: recover, location: loc)

@@ -44,6 +44,10 @@ struct Builder {
     /// `$result` references read): a field its target's setup requires that it never gives is
     /// warned of once every setup is built (``checkSpecRequiredFields()``).
     var specTargets: [(what: String, target: Int, given: Set<String>, location: SourceLocation, flow: Int?)] = []
+    /// `"$result.FIELD…"` references of a flow's `then` and of a recovery flow's `recover.facts`
+    /// (what says which; the flow whose result they read): a FIELD the flow's result schema does
+    /// not declare is warned of (``checkResultReferences()``).
+    var resultReferences: [(what: String, flow: Int, reference: String, location: SourceLocation)] = []
     /// Routes, `then`s and redirects that select (``noteSelect(_:of:_:at:redirect:)``): a target no
     /// tab starts with is warned of.
     var selectTargets: [(what: String, target: Int, location: SourceLocation, redirect: Bool)] = []
@@ -390,6 +394,7 @@ struct Builder {
         checkLinkOpens(links, built)
         checkLinkRequiredFields(links)
         checkSpecRequiredFields()
+        checkResultReferences()
         checkRecoveryCycles(preconditions)
         warnUnreached(root: root, routes: routes, links: links, preconditions: preconditions)
         for (i, p) in preconditionNames.enumerated() where !preconditionUsed.contains(i) {

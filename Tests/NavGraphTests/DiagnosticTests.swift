@@ -339,6 +339,30 @@ import Glibc
         #expect(all == ["app.yaml:10:3: warning: precondition `app.inStock` passes `{with.idd}`, a field none of the coordinators it is about declares (app.Product: it declares id): it is empty unless a navigation gives that undeclared field; did you mean `{with.id}`?"], "\(all)")
     }
 
+    /// A `$result.FIELD` (of a `then`'s `with`, of a recovery's `facts`) that the flow's result
+    /// schema does not declare is never there: a warning with the likely name. A result schema that
+    /// declares no fields says nothing of them.
+    @Test func resultReferencesTheResultSchemaDoesNotDeclare() {
+        let all = check([("app.yaml", """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Wiz, Open, Item], preconditions: [signedIn]}
+              Item: {setup: {type: object, properties: {n: {type: integer}}}}
+              Wiz: {flow: {steps: [W1], result: {type: object, properties: {num: {type: integer}}}, then: {to: Item, with: {n: "$result.nm"}}}}
+              Open: {flow: {steps: [W2], result: {type: object}, then: {to: Item, with: {n: "$result.anything"}}}}
+              Login: {flow: {steps: [W3], result: {type: object, properties: {user: {type: object}}}}}
+              W1: {}
+              W2: {}
+              W3: {}
+            preconditions:
+              signedIn: {check: {fact: signedIn, equals: true}, recover: {flow: Login, facts: {signedIn: true, who: "$result.usr.name", all: "$result", user: "$result.user.id"}}}
+            """)])
+        #expect(all == [
+            "app.yaml:5:116: warning: the `then` of flow `app.Wiz` reads `$result.nm`, but the result schema of flow `app.Wiz` declares no `nm` (it declares num): the value is left out whenever the result has no such part; did you mean `$result.num`?",
+            "app.yaml:12:105: warning: `recover.facts` of precondition `app.signedIn` reads `$result.usr.name`, but the result schema of flow `app.Login` declares no `usr` (it declares user): the value is left out whenever the result has no such part; did you mean `$result.user`?",
+        ], "\(all)")
+    }
+
     /// A redirect's and a flow's `then` constants are checked against the target's setup, as a
     /// route's are; a `then`'s `$result` reference is not (the result comes when the flow completes).
     @Test func redirectAndThenConstantsTheSetupNeverAccepts() {
