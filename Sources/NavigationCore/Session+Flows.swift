@@ -37,7 +37,7 @@ extension Session {
     private func removeFlow(_ flow: Node, _ status: EndedFlow.Status, result: JSONValue?, error: JSONValue?) throws(NavError) -> Commit {
         if let place = Self.firstPlace(of: flow) {
             let how = status == .completed
-                ? "give it a `then` that takes its place (by: replace or root; in the graph, or navigate {then}), so that completing it continues there"
+                ? "give it a `then` (in the graph, or navigate {then}): completing it then continues there, its target taking the flow's place"
                 : "navigate from its step with by: root (or by: replace of the root stack's first screen) instead"
             throw NavError(.notAllowed, "flow `\(flow.id)` (\(graph.coordinators[flow.coordinator].name)) is the first node of \(place) and cannot leave the tree by itself (a stack is never empty); \(how)",
                            data: ["flow": .string(flow.id)])
@@ -52,11 +52,14 @@ extension Session {
     }
 
     /// A flow first in the root stack or in a tab cannot leave the tree by itself: completed with a
-    /// result, it ends as its `then` takes its place (`by: replace` of the flow, or `root`), in the
-    /// same commit (an onboarding flow at the root continuing to the app's tabs). The plan of that
-    /// navigation (``Plan/completing`` set), validated as any `then` (the flow's `opens` or declared
-    /// `then` decide, `with` resolved from the result); nil when the flow is not first in its stack
-    /// (``flowComplete(_:_:)`` completes it, and the `then` follows from where it was).
+    /// result, it ends as its `then` takes its place, in the same commit (an onboarding flow at the
+    /// root continuing to the app's tabs): by `root`, by `replace` of the flow, and by `push` or
+    /// `present` too, which become a replace of the flow (nothing would be left to push on or
+    /// present from; as `navigate {popUpTo}` inclusive of such a first screen does). The plan of
+    /// that navigation (``Plan/completing`` set), validated as any `then` (with the style it names:
+    /// the flow's `opens` or declared `then` decide, `with` resolved from the result); nil when the
+    /// flow is not first in its stack (``flowComplete(_:_:)`` completes it, and the `then` follows
+    /// from where it was).
     public func planCompletion(of flowId: String, result: JSONValue, then: NavigationSpec?, caller: Caller) throws(NavError) -> Plan? {
         guard let flow = nodes[flowId], flow.kind == .flow, let place = Self.firstPlace(of: flow) else { return nil }
         let c = graph.coordinators[flow.coordinator]
@@ -67,12 +70,13 @@ extension Session {
         guard let then else { return nil }  // (refused by flowComplete, which says what would do)
         let target = graph.coordinators[then.to]
         let style = then.by ?? target.unnamedPresentation
-        guard style == .replace || style == .root else {
-            throw NavError(.notAllowed, "flow `\(flow.id)` (\(c.name)) is the first node of \(place) and cannot leave the tree by itself, and its `then` shows `\(target.name)` by \(style.rawValue), which would leave it there; a flow first in its stack continues only to a `then` that takes its place: by: replace or root",
+        guard style != .select else {
+            throw NavError(.notAllowed, "flow `\(flow.id)` (\(c.name)) is the first node of \(place) and cannot leave the tree by itself, and its `then` selects `\(target.name)`, which would leave it there; a flow first in its stack continues only to a `then` that takes its place (by push, present, replace or root)",
                            data: ["flow": .string(flow.id), "to": .string(target.name), "by": .string(style.rawValue)])
         }
         var plan = try plan(Destination(target: then.to), by: style, with: resolveResultReferences(then.with, in: result), from: flowId,
                             ifVersion: nil, caller: caller, afterFlow: flow.coordinator)
+        if plan.by == .push || plan.by == .present { plan = plan.replacing(flow.number, preconditions: []) }
         plan.completing = (flow.number, result)
         return plan
     }

@@ -482,8 +482,9 @@ import Testing
     }
 
     /// A flow first in the root stack (an onboarding at the root) or in a tab cannot leave the tree
-    /// by itself: completed, it ends as its `then` takes its place (by root or replace), in one
-    /// commit, after the then's preconditions; a then that fails leaves it live.
+    /// by itself: completed, it ends as its `then` takes its place (by root; by replace, and by push
+    /// or present as a replace of it), in one commit, after the then's preconditions; a then that
+    /// fails leaves it live.
     @Test func aFlowFirstInItsStackEndsAsItsThenTakesItsPlace() throws {
         let d = try Daemon(graph: """
             root: {stack: Onboarding}
@@ -495,7 +496,7 @@ import Testing
               Terms: {}
               Tabs: {tabs: [Feed, Setup], setup: {type: object, properties: {name: {type: string}}}, preconditions: [ready]}
               Feed: {}
-              Setup: {flow: {steps: [S1], then: {to: Done, by: replace}}}
+              Setup: {flow: {steps: [S1], then: Done}}
               S1: {}
               Done: {}
             preconditions:
@@ -523,7 +524,7 @@ import Testing
         #expect(try watcher.notification("stackChanged")["params"]?["version"] == 1)
         let ended = try watcher.notification("flowCompleted")["params"]
         #expect(ended?["flow"] == flow && ended?["status"] == "completed" && ended?["result"] == ["name": "Ada"], "\(String(describing: ended))")
-        // A flow first in a tab, whose then replaces it there.
+        // A flow first in a tab, whose then (a push, named by no style) takes its place there.
         try c.call("navigate", ["to": "Setup", "by": "select"])
         let setup = try c.call("tree")["visible"]!.arrayValue!.dropLast().last!
         let replaced = try c.call("flowComplete", ["flow": setup, "result": [:]])

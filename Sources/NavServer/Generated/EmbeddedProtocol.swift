@@ -571,7 +571,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "flowComplete",
-      "summary": "End a flow with a result (validated against its result schema), an error, or cancelled; the flow leaves the tree and flowCompleted is sent. A completed flow with a then (from its navigate, else the graph) continues there; the reply waits for that navigation and carries it as then (its result, or {error}). A flow first in the root stack or a tab ends only as a then by root or replace takes its place, in one commit.",
+      "summary": "End a flow with a result (validated against its result schema), an error, or cancelled; the flow leaves the tree and flowCompleted is sent. A completed flow with a then (from its navigate, else the graph) continues there; the reply waits for that navigation and carries it as then (its result, or {error}). A flow first in the root stack or a tab ends only as its then takes its place (a push or present becoming a replace of it), in one commit.",
       "x-navd-changes": true,
       "x-navd-session": {
         "acts": [
