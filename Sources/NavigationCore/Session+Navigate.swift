@@ -431,10 +431,15 @@ extension Session {
         }
         let going = removalAbove(match, inclusive: inclusive)
         let modal = modalAlsoPopped(match, inclusive: inclusive)
-        let region = Region(around: going ?? match, in: self, goingBack: false)
+        // Where what goes leaves its stack's top. With nothing above the match in its stack, that
+        // is the match itself (once its modal goes), wherever it is: in a tab not selected too
+        // (the region of removing the match, which may not be removable, would be the visible top).
+        let region = going.map { Region(around: $0, in: self, goingBack: false) }
         if let going { try detach(going, flowNode: nil, changes: &changes, removed: &removed) }
         if let modal { try detach(modal, flowNode: nil, changes: &changes, removed: &removed) }
-        guard let top = region.topScreen(in: self) else { throw NavError(.unknownNode, "no screen is left on top after popUpTo") }
+        guard let top = region.map({ $0.topScreen(in: self) }) ?? topScreen(from: NodeLink(match))?.node else {
+            throw NavError(.unknownNode, "no screen is left on top after popUpTo")
+        }
         return top
     }
 

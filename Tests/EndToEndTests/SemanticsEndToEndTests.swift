@@ -171,11 +171,12 @@ import Testing
         let d = try Daemon(graph: """
             root: {tabs: [Home, Settings]}
             coordinators:
-              Home: {opens: [List]}
+              Home: {opens: [List, Wait]}
               Settings: {}
               List: {opens: [Item, Gated]}
               Item: {opens: [Gated]}
               Gated: {preconditions: [asked], opens: [Item]}
+              Wait: {preconditions: [asked]}
             preconditions:
               asked: {provider: asked}
             """)
@@ -209,6 +210,22 @@ import Testing
         let stack = tabs.first?["children"]?.arrayValue ?? []
         #expect(stack.map { $0["coordinator"] } == ["app.Home", "app.List", "app.Gated"] && stack[1]["id"] == list, "\(tree)")
         #expect(tabs.last?["children"]?.arrayValue?.count == 1 && tree["root"]?["selected"] == 1, "\(tree)")
+
+        // Nothing above the match, the first screen of its tab (no pop): placed from it all the same.
+        try c.call("navigate", ["to": "Home", "by": "select"])
+        try c.call("dismiss", ["to": "Home"])
+        let settings = try c.call("tree")["root"]?["children"]?.arrayValue?.last?["children"]?.arrayValue?.first?["id"] ?? .null
+        let third = try c.send("navigate", ["to": "Wait", "popUpTo": ["to": "Home"]])
+        let asked = try provider.serverRequest("precondition.evaluate")
+        // (From a screen of the other tab: one from Home would supersede the navigation waiting.)
+        try c.call("navigate", ["to": "Settings", "by": "select", "from": settings])
+        try provider.respond(to: asked, result: ["passed": true])
+        let thirdReply = try c.reply(to: third)
+        #expect(thirdReply["result"]?["version"] == 12, "\(thirdReply)")
+        tree = try c.call("tree")
+        tabs = tree["root"]?["children"]?.arrayValue ?? []
+        #expect(tabs.first?["children"]?.arrayValue?.map { $0["coordinator"] } == ["app.Home", "app.Wait"], "\(tree)")
+        #expect(tabs.last?["children"]?.arrayValue?.map { $0["coordinator"] } == ["app.Settings"] && tree["root"]?["selected"] == 1, "\(tree)")
     }
 
     @Test func hintsAreCarriedIntoStackChanged() throws {
