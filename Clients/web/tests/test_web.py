@@ -104,6 +104,32 @@ def test_the_tabs_of_a_tab_container_on_the_visible_path_are_offered(navweb, bro
     assert shell["coordinator"] == "app.Shell" and shell["selected"] == 1, shell
 
 
+@pytest.mark.graph("""
+root: {stack: Onboarding}
+coordinators:
+  Onboarding: {flow: {steps: [Welcome]}, then: {to: Home, by: root}}
+  Welcome: {}
+  Home: {opens: [Wizard]}
+  Wizard: {flow: {steps: [W1]}, then: Needy}
+  W1: {}
+  Needy: {setup: {type: object, required: [id], properties: {id: {type: string}}}}
+""")
+def test_completing_a_flow_says_where_its_then_went(navweb, browser):
+    """Completing a flow says where its `then` went on (an onboarding flow at the root, whose then
+    takes its place), or, as an error, why it could not (the flow ended all the same)."""
+    browser.get(navweb.url)
+    wait(browser, lambda d: "app.Welcome" in text(d, "tree") and text(d, "status") == "connected", message="the page shows the tree")
+    button(browser, "complete app.Onboarding").click()
+    wait(browser, lambda d: text(d, "top-name") == "app.Home", message="the then took the flow's place")
+    wait(browser, lambda d: "then app.Home (version 1)" in text(d, "status"), message="the status says where it went")
+    button(browser, "push app.Wizard").click()
+    wait(browser, lambda d: text(d, "top-name") == "app.W1")
+    button(browser, "complete app.Wizard").click()
+    wait(browser, lambda d: "then failed: invalidSetup" in text(d, "status"), message="the status says why the then failed")
+    assert browser.find_element(By.ID, "status").get_attribute("class") == "error"
+    assert text(browser, "top-name") == "app.Home"
+
+
 def test_clicking_an_action_changes_navds_tree(navweb, browser):
     load(browser, navweb)
     button(browser, "select cart.Cart").click()

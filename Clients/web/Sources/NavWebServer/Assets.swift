@@ -506,7 +506,12 @@ async function send(method, params, what, fromForm = false) {
     if (fromForm) closeForm();
     const hops = (r && r.redirected) || [];
     const redirected = hops.length ? `, redirected to ${hops[hops.length - 1].to} by ${hops.map((h) => h.precondition).join(', ')}` : '';
-    status(`${what}: version ${r && r.version !== undefined ? r.version : '?'}${redirected}`);
+    // A completed flow's `then`: where it went on, or why it could not (the flow ended either way).
+    const then = r && r.then;
+    const shownThen = then && !then.error ? find(state.mirror.live.root, then.node) : null;
+    const thenText = !then ? '' : then.error ? `, then failed: ${describe(then.error)}`
+      : `, then ${(shownThen && shownThen.coordinator) || then.node} (version ${then.version})`;
+    status(`${what}: version ${r && r.version !== undefined ? r.version : '?'}${redirected}${thenText}`, !!(then && then.error));
     render();
   } catch (e) {
     if (e.data && e.data.navigation) state.pending.delete(e.data.navigation);
