@@ -50,11 +50,15 @@ extension Session {
            let plan = try planLink([Substring(h)] + segments, query: query, url: url, caller: caller, ifVersion: ifVersion) {
             return plan
         }
-        let patterns = graph.links.map(\.pattern)
+        let patterns = graph.links.prefix(Self.patternsNamed).map(\.pattern)
+        let more = graph.links.count > patterns.count ? " … (\(graph.links.count) in all; graph.describe lists them)" : ""
         let hostNote = host.isEmpty ? "" : " (its path, alone and after its host `\(String(decoding: host, as: UTF8.self))`)"
-        throw NavError(.noMatchingLink, "`\(url)`\(hostNote) matches no link of the graph; the patterns are \(patterns.isEmpty ? "none" : patterns.joined(separator: ", "))",
-                       data: ["url": .string(url)])
+        let known = patterns.isEmpty ? "the graph declares no links (`links:` in a module file)" : "the patterns are \(patterns.joined(separator: ", "))\(more)"
+        throw NavError(.noMatchingLink, "`\(url)`\(hostNote) matches no link of the graph; \(known)", data: ["url": .string(url)])
     }
+
+    /// How many patterns a `noMatchingLink` message names at most (a graph may declare thousands).
+    static let patternsNamed = 20
 
     /// The plan of the first link whose pattern `segments` match, or nil when none does.
     private func planLink(_ segments: [Substring], query: [String: String], url: String, caller: Caller, ifVersion: Int?) throws(NavError) -> Plan? {

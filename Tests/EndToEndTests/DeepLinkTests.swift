@@ -91,6 +91,18 @@ import Testing
         #expect(try c.call("link.resolve")["url"] == "/accounts/5?note=42")
     }
 
+    /// The patterns a `noMatchingLink` names: none declared says so; of many, the first 20 and how
+    /// many in all (a message does not grow with the graph).
+    @Test func noMatchingLinkNamesWhatTheGraphDeclares() throws {
+        let none = try Daemon(graph: "root: {stack: Home}\ncoordinators: {Home: {}}")
+        let said = try none.client().callError("open", ["url": "/x"])["message"]?.stringValue ?? ""
+        #expect(said.hasSuffix("matches no link of the graph; the graph declares no links (`links:` in a module file)"), "\(said)")
+        let links = (0..<25).map { "  \"/p\($0)\": [Home]" }.joined(separator: "\n")
+        let many = try Daemon(graph: "root: {stack: Home}\ncoordinators: {Home: {}}\nlinks:\n" + links)
+        let listed = try many.client().callError("open", ["url": "/x"])["message"]?.stringValue ?? ""
+        #expect(listed.contains("/p19 … (25 in all; graph.describe lists them)") && !listed.contains("/p20"), "\(listed)")
+    }
+
     @Test func badURLs() throws {
         let d = try Daemon()
         let c = try d.client()
