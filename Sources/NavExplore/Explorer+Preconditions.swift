@@ -69,8 +69,14 @@ extension Explorer {
                 return
             }
             do throws(NavError) {
-                let next = try session.plan(Destination(target: spec.to), by: graph.coordinators[spec.to].redirectPresentation(named: spec.by, redirecting: plan.by), with: spec.with, from: plan.sourceId,
-                                            ifVersion: nil, caller: caller, declaredTarget: true)
+                let by = graph.coordinators[spec.to].redirectPresentation(named: spec.by, redirecting: plan.by)
+                // A completing flow's `then` redirected: its target takes the flow's place, as in navd.
+                let next: Plan
+                if let c = plan.completing {
+                    next = try session.planTakingPlace(ofFlow: c.flow, result: c.result, to: spec.to, by: by, with: spec.with, caller: caller, declaredTarget: true)
+                } else {
+                    next = try session.plan(Destination(target: spec.to), by: by, with: spec.with, from: plan.sourceId, ifVersion: nil, caller: caller, declaredTarget: true)
+                }
                 red.redirectedTo.append(spec.to)
                 walk(next, at: 0, recovered: nil, step: red, chain: chain + [spec.to], session: session, into: &out)
             } catch {

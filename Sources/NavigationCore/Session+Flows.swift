@@ -68,14 +68,34 @@ extension Session {
                            data: ["pointer": .string(v.pointer), "rule": .string(v.rule), "flow": .string(flowId)])
         }
         guard let then else { return nil }  // (refused by flowComplete, which says what would do)
-        let target = graph.coordinators[then.to]
-        let style = then.by ?? target.unnamedPresentation
+        return try planTakingPlace(of: flow, result: result, to: then.to, by: then.by, with: resolveResultReferences(then.with, in: result),
+                                   caller: caller, declaredTarget: false)
+    }
+
+    /// The navigation to `to` that takes the place of flow `flowNumber` (first in its stack) as it
+    /// completes with `result`: its `then` (``planCompletion(of:result:then:caller:)``), or where a
+    /// precondition of that navigation redirects it (`declaredTarget`: the graph's own `redirect:`,
+    /// which skips the flow's `opens`). A push or present becomes a replace of the flow; a select is
+    /// refused.
+    public func planTakingPlace(ofFlow flowNumber: Int, result: JSONValue, to: Int, by: Presentation?, with: JSONObject, caller: Caller,
+                                declaredTarget: Bool) throws(NavError) -> Plan {
+        guard let flow = nodes[number: flowNumber], flow.kind == .flow else {
+            throw NavError(.conflict, "the flow `\(Node.id(flowNumber))` is gone (it left the tree while its then waited)", data: ["flow": .string(Node.id(flowNumber))])
+        }
+        return try planTakingPlace(of: flow, result: result, to: to, by: by, with: with, caller: caller, declaredTarget: declaredTarget)
+    }
+
+    private func planTakingPlace(of flow: Node, result: JSONValue, to: Int, by: Presentation?, with: JSONObject, caller: Caller,
+                                 declaredTarget: Bool) throws(NavError) -> Plan {
+        let target = graph.coordinators[to]
+        let style = by ?? target.unnamedPresentation
         guard style != .select else {
-            throw NavError(.notAllowed, "flow `\(flow.id)` (\(c.name)) is the first node of \(place) and cannot leave the tree by itself, and its `then` selects `\(target.name)`, which would leave it there; a flow first in its stack continues only to a `then` that takes its place (by push, present, replace or root)",
+            let place = Self.firstPlace(of: flow) ?? "its stack"
+            throw NavError(.notAllowed, "flow `\(flow.id)` (\(graph.coordinators[flow.coordinator].name)) is the first node of \(place) and cannot leave the tree by itself, and its `then` selects `\(target.name)`, which would leave it there; a flow first in its stack continues only to a `then` that takes its place (by push, present, replace or root)",
                            data: ["flow": .string(flow.id), "to": .string(target.name), "by": .string(style.rawValue)])
         }
-        var plan = try plan(Destination(target: then.to), by: style, with: resolveResultReferences(then.with, in: result), from: flowId,
-                            ifVersion: nil, caller: caller, afterFlow: flow.coordinator)
+        var plan = try plan(Destination(target: to), by: style, with: with, from: flow.id, ifVersion: nil, caller: caller, afterFlow: flow.coordinator,
+                            declaredTarget: declaredTarget)
         if plan.by == .push || plan.by == .present { plan = plan.replacing(flow.number, preconditions: []) }
         plan.completing = (flow.number, result)
         return plan

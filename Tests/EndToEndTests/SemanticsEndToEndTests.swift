@@ -549,4 +549,27 @@ import Testing
         let second = try c.call("tree")["root"]?["children"]?.arrayValue?.first?["children"]?.arrayValue?[1]
         #expect(second?["children"]?.arrayValue?.map { $0["coordinator"] } == ["app.Done"], "\(String(describing: second))")
     }
+
+    /// A precondition of such a `then` that redirects sends it elsewhere: the redirect's target takes
+    /// the flow's place (the then's style kept), the flow completed, the reply saying so.
+    @Test func aFlowFirstInItsStackWhoseThenIsRedirected() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Onboarding}
+            coordinators:
+              Onboarding: {flow: {steps: [Welcome]}, then: {to: Home, by: root}}
+              Welcome: {}
+              Home: {preconditions: [ready]}
+              Later: {}
+            preconditions:
+              ready: {check: {fact: ready, equals: true}, redirect: {to: Later}}
+            """)
+        let c = try d.client()
+        let flow = try c.call("subscribe")["visible"]!.arrayValue![1]
+        let r = try c.call("flowComplete", ["flow": flow, "result": [:]])
+        #expect(r["version"] == 1 && r["then"]?["redirected"]?.arrayValue?.first?["to"] == "app.Later" && r["removed"]?.arrayValue?.count == 3, "\(r)")
+        let tree = try c.call("tree")
+        #expect(tree["root"]?["children"]?.arrayValue?.map { $0["coordinator"] } == ["app.Later"], "\(tree)")
+        let ended = try c.notification("flowCompleted")["params"]
+        #expect(ended?["flow"] == flow && ended?["status"] == "completed", "\(String(describing: ended))")
+    }
 }

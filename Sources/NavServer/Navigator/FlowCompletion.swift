@@ -63,25 +63,42 @@ extension Navigator {
     /// `version` and `removed`, with the navigation as `then`. If the `then` fails, nothing changes:
     /// the flow is still live, and `flowComplete` fails with that error.
     private func completeByThen(_ plan: Plan, in state: SessionState, call: some Responder) {
-        var before: [String] = []
-        state.session.root.forEach { before.append($0.id) }
-        let session = state.session
-        func reply(_ outcome: Result<JSONValue, NavError>, _ to: any Answer) {
-            switch outcome {
-            case .success(let then):
+        let session = state.session, client = call.client
+        /// Commits `plan` (the `then`, or where a precondition redirected it): the reply's `removed`
+        /// is what that commit took out of the tree.
+        func commitNow(_ plan: Plan, navigation: Int, redirects: [(from: Int, precondition: String, to: Int)] = []) -> Result<JSONValue, NavError> {
+            var before: [String] = []
+            session.root.forEach { before.append($0.id) }
+            return commitResult(state, plan, navigation: navigation, starter: client).map { [graph] navigated in
+                var then = navigated.json
+                if !redirects.isEmpty, case .object(var o) = then {
+                    // Where it went instead, and why (as a navigate's reply says).
+                    o.append("redirected", .array(redirects.map { hop in
+                        ["from": .string(graph.coordinators[hop.from].name), "precondition": .string(hop.precondition), "to": .string(graph.coordinators[hop.to].name)]
+                    }))
+                    then = .object(o)
+                }
                 let removed = before.filter { session.node($0) == nil }.map(JSONValue.string)
-                to.succeed(["version": then["version"] ?? .int(session.version), "removed": .array(removed), "then": then] as JSONValue)
-            case .failure(let e):
-                to.fail(e.rpc)
+                return ["version": then["version"] ?? .int(session.version), "removed": .array(removed), "then": then]
             }
         }
         if plan.preconditions.isEmpty {
-            reply(commitResult(state, plan, navigation: nextNavigation(), starter: call.client).map(\.json), call.deferred())
+            let deferred = call.deferred()
+            switch commitNow(plan, navigation: nextNavigation()) {
+            case .success(let reply): deferred.succeed(reply)
+            case .failure(let e): deferred.fail(e.rpc)
+            }
             return
         }
         let deferred = call.deferred()
-        let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, caller: Caller(roles: call.client.roles), client: call.client)
-        nav.onFinish = { outcome in reply(outcome, deferred) }
+        let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, caller: Caller(roles: client.roles), client: client)
+        nav.commitInstead = { [unowned nav] in commitNow(nav.plan, navigation: nav.number, redirects: nav.redirects) }
+        nav.onFinish = { outcome in
+            switch outcome {
+            case .success(let reply): deferred.succeed(reply)
+            case .failure(let e): deferred.fail(e.rpc)
+            }
+        }
         startPending(nav)
     }
 

@@ -264,7 +264,12 @@ extension Navigator {
         let session = nav.state.session
         var plan: Plan
         do throws(NavError) {
-            if let (link, at) = redirecting {
+            if let completing = nav.plan.completing {
+                // A completing flow's `then` redirected: the redirect's target takes the flow's place.
+                plan = try session.planTakingPlace(ofFlow: completing.flow, result: completing.result, to: spec.to,
+                                                   by: graph.coordinators[spec.to].redirectPresentation(named: spec.by, redirecting: nav.plan.by),
+                                                   with: spec.with, caller: nav.caller, declaredTarget: declared)
+            } else if let (link, at) = redirecting {
                 // A link or a reset: the target takes the redirecting screen's place in its stack.
                 plan = try session.planRedirectedLink(link, replacing: at, to: spec.to, by: spec.by, with: spec.with,
                                                       source: nav.plan.source, ifVersion: nav.plan.ifVersion, caller: nav.caller, declaredTarget: declared)
@@ -282,7 +287,7 @@ extension Navigator {
         }
         if let hints = nav.plan.hints { plan.hints = hints }
         if let popUpTo = nav.plan.popUpTo { plan.popUpTo = popUpTo }
-        if !nav.force && (plan.by.mayReplaceScreens || plan.link != nil) {
+        if !nav.force && (plan.by.mayReplaceScreens || plan.link != nil) && plan.completing == nil {
             // A redirect that replaces screens (`by: root`, a link's stack) runs the leave guards of
             // what it removes first, those that have not passed for this navigation already.
             plan = guardingReplacement(plan, in: session, passed: Set(nav.plan.guards))
