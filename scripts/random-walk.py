@@ -59,7 +59,7 @@ class Divergence(Exception):
 
 
 # What the walks did, for the summary: navigations that waited for preconditions, provider answers.
-seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0, "merged": 0, "redirected": 0, "waited_placed": 0, "then_params": 0, "waited_popped": 0, "leave_asks": 0, "target_asks": 0, "linked_redirected": 0, "relayed": 0}
+seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0, "merged": 0, "redirected": 0, "waited_placed": 0, "then_params": 0, "waited_popped": 0, "leave_asks": 0, "target_asks": 0, "linked_redirected": 0, "relayed": 0, "took_place": 0}
 
 
 class Conn:
@@ -1647,6 +1647,21 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 if expected != after["root"]:
                     raise Divergence("flowComplete did not remove what PROTOCOL.md says at %s:\n expected %s\n tree     %s"
                                      % (where, json.dumps(expected)[:1500], json.dumps(after["root"])[:1500]))
+        holder = parents_of(tree["root"]).get(P.get("flow")) if method == "flowComplete" else None
+        if holder is not None and "node" in then and reply["result"]["version"] == tree["version"] + 1 == after["version"] \
+                and holder["children"][0]["id"] == P["flow"] and (holder is tree["root"] or parents_of(tree["root"]).get(holder["id"], {}).get("kind") == "tabs"):
+            # A flow first in the root stack or a tab ends as its then takes its place, in one commit
+            # (PROTOCOL.md, flowComplete): the target (or where a precondition redirected it) replaces
+            # the flow and what is above it in that stack, or, by root, the tree becomes a stack of it.
+            made = next((n for n in nodes(after["root"]) if n["id"] == then["node"]), None)
+            replaced = json.loads(json.dumps(tree["root"]))
+            stack = next(n for n in nodes(replaced) if n["id"] == holder["id"])
+            stack["children"] = [made]
+            rooted = {"id": after["root"]["id"], "kind": "stack", "children": [made]}
+            if made is None or after["root"] not in (replaced, rooted):
+                raise Divergence("flowComplete of %s, first in its stack, did not make its then take its place at %s:\n tree %s"
+                                 % (P["flow"], where, json.dumps(after["root"])[:1500]))
+            seen["took_place"] += 1
         if method == "flowComplete" and "result" in P and reply is not None:
             # A result that fails the flow's result schema (ok, a boolean, required) is refused.
             flow = next((n for n in nodes(tree["root"]) if n["id"] == P["flow"] and n["kind"] == "flow"), None)
@@ -1818,8 +1833,8 @@ def walks(a, conninfo):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after waiting for preconditions, %d of them after a popUpTo, %d after a popUpTo, %d with a field mediation filled, %d by a route, %d redirected by a precondition), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says (%d of them redirected on the way), %d dismissals (%d merging their result), %d flows completed (%d going on to the `then` their navigate gave, %d with params from the result), %d resets and %d updates as the model says, %d waiting navigations superseded, %d leave guards asked about their screen, %d other asks about a coordinator showing the precondition, %d other notifications relayed to a second node as the first node's subscriber heard them: "
-          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["waited_placed"], seen["waited_popped"], seen["popped"], seen["mediated"], seen["routed"], seen["redirected"], seen["reused"], seen["linked"], seen["linked_redirected"], seen["dismissed"], seen["merged"], seen["completed"], seen["thens"], seen["then_params"], seen["reset"], seen["updated"], seen["superseded"], seen["leave_asks"], seen["target_asks"], seen["relayed"]))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after waiting for preconditions, %d of them after a popUpTo, %d after a popUpTo, %d with a field mediation filled, %d by a route, %d redirected by a precondition), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says (%d of them redirected on the way), %d dismissals (%d merging their result), %d flows completed (%d going on to the `then` their navigate gave, %d with params from the result, %d first in their stack whose then took their place), %d resets and %d updates as the model says, %d waiting navigations superseded, %d leave guards asked about their screen, %d other asks about a coordinator showing the precondition, %d other notifications relayed to a second node as the first node's subscriber heard them: "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["waited_placed"], seen["waited_popped"], seen["popped"], seen["mediated"], seen["routed"], seen["redirected"], seen["reused"], seen["linked"], seen["linked_redirected"], seen["dismissed"], seen["merged"], seen["completed"], seen["thens"], seen["then_params"], seen["took_place"], seen["reset"], seen["updated"], seen["superseded"], seen["leave_asks"], seen["target_asks"], seen["relayed"]))
     return 0
 
 
