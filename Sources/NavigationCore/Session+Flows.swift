@@ -61,7 +61,7 @@ extension Session {
     /// flow is not first in its stack (``flowComplete(_:_:)`` completes it, and the `then` follows
     /// from where it was).
     public func planCompletion(of flowId: String, result: JSONValue, then: NavigationSpec?, caller: Caller) throws(NavError) -> Plan? {
-        guard let flow = nodes[flowId], flow.kind == .flow, let place = Self.firstPlace(of: flow) else { return nil }
+        guard let flow = nodes[flowId], flow.kind == .flow, Self.firstPlace(of: flow) != nil else { return nil }
         let c = graph.coordinators[flow.coordinator]
         if let schema = c.flow?.result, let v = schema.validate(result) {
             throw NavError(.invalidSetup, "the result does not match the result schema of flow `\(c.name)`: \(v.message)",
