@@ -10,6 +10,50 @@ public enum ArgvTemplate {
         public let reason: String
     }
 
+    /// A placeholder of a template.
+    public enum Placeholder: Equatable, Sendable {
+        case to, session
+        /// `{with.FIELD}`: FIELD (it may be empty).
+        case field(String)
+    }
+
+    /// The FIELDs of the template's `{with.FIELD}` placeholders, in order, as ``expand(_:to:session:field:)`` reads them.
+    public static func fields(in template: String) -> [String] {
+        var fields: [String] = []
+        forEachPlaceholder(in: Array(template.utf8)) { (_, p) throws(Never) in
+            if case .field(let name) = p { fields.append(name) }
+        }
+        return fields
+    }
+
+    /// Calls `body` with each placeholder of `t` and the bytes it takes, in order. A `{` starts a
+    /// placeholder when the text up to the next `}` names one; otherwise it is text, and the scan
+    /// goes on from the byte after it. Each byte is looked at a bounded number of times (once to
+    /// find the next `}` from a `{`, which the next `{` before it reuses).
+    static func forEachPlaceholder<E: Error>(in t: [UInt8], _ body: (Range<Int>, Placeholder) throws(E) -> Void) throws(E) {
+        var i = 0
+        var nextClose: Int? = nil  // the first `}` at or after i, once looked for
+        while i < t.count {
+            guard t[i] == UInt8(ascii: "{") else { i += 1; continue }
+            if nextClose.map({ $0 < i }) ?? true { nextClose = t[i...].firstIndex(of: UInt8(ascii: "}")) }
+            guard let close = nextClose else { return }  // no `}` after this `{`: the rest is text
+            let name = t[(i + 1)..<close]
+            let placeholder: Placeholder?
+            if name.elementsEqual("to".utf8) {
+                placeholder = .to
+            } else if name.elementsEqual("session".utf8) {
+                placeholder = .session
+            } else if name.starts(with: "with.".utf8) {
+                placeholder = .field(String(decoding: name.dropFirst(5), as: UTF8.self))
+            } else {
+                placeholder = nil  // not a placeholder: its `{` is text
+            }
+            guard let placeholder else { i += 1; continue }
+            try body(i..<(close + 1), placeholder)
+            i = close + 1
+        }
+    }
+
     /// Expands `template`. `field` answers the text of `{with.FIELD}` (nil: the empty string). A value
     /// holding a NUL byte is refused: an argument ends at its first NUL, so it would be cut silently.
     public static func expand(_ template: String, to: String, session: String,
@@ -18,35 +62,23 @@ public enum ArgvTemplate {
         guard t.contains(UInt8(ascii: "{")) else { return template }
         var out: [UInt8] = []
         out.reserveCapacity(t.count)
-        var i = 0
-        while i < t.count {
-            guard t[i] == UInt8(ascii: "{"), let close = t[i...].firstIndex(of: UInt8(ascii: "}")) else {
-                out.append(t[i])
-                i += 1
-                continue
-            }
-            let name = String(decoding: t[(i + 1)..<close], as: UTF8.self)
-            let value: String?
-            if name == "to" {
-                value = to
-            } else if name == "session" {
-                value = session
-            } else if name.hasPrefix("with.") {
-                value = field(String(name.dropFirst(5))) ?? ""
-            } else {
-                value = nil  // not a placeholder: kept as written
-            }
-            guard let value else {
-                out.append(t[i])
-                i += 1
-                continue
+        var copied = 0
+        try forEachPlaceholder(in: t) { (range, placeholder) throws(Refusal) in
+            let value: String
+            let name: String
+            switch placeholder {
+            case .to: (name, value) = ("to", to)
+            case .session: (name, value) = ("session", session)
+            case .field(let f): (name, value) = ("with." + f, field(f) ?? "")
             }
             if value.utf8.contains(0) {
                 throw Refusal(placeholder: name, reason: "the value of {\(name)} holds a NUL byte, which cannot be passed in a command argument")
             }
+            out.append(contentsOf: t[copied..<range.lowerBound])
             out.append(contentsOf: value.utf8)
-            i = close + 1
+            copied = range.upperBound
         }
+        out.append(contentsOf: t[copied...])
         return String(decoding: out, as: UTF8.self)
     }
 }

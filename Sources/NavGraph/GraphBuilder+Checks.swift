@@ -182,22 +182,16 @@ extension Builder {
     /// gives that undeclared field, most likely a misspelt name: a warning, with the likely one.
     /// A graph-level guard is about every coordinator: not checked.
     mutating func checkPlaceholderFields(_ preconditions: [Precondition], graphGuards: Set<Int>) {
+        var about: [Int: [Int]] = [:]  // precondition → the coordinators it is about, built once when a command reads a field
         for p in preconditions where !graphGuards.contains(p.index) && p.index < preconditionLocations.count {
-            var argv: [String] = []
-            if case .command(let a, _) = p.kind { argv += a }
-            if case .command(let a, _)? = p.recover { argv += a }
             var fields: [String] = []
-            for arg in argv {
-                var rest = Substring(arg)
-                while let open = rest.range(of: "{with."), let close = rest[open.upperBound...].firstIndex(of: "}") {
-                    let f = String(rest[open.upperBound..<close])
-                    if !f.isEmpty && !fields.contains(f) { fields.append(f) }
-                    rest = rest[rest.index(after: close)...]
-                }
-            }
+            if case .command(let argv, _) = p.kind { fields += argv.flatMap(ArgvTemplate.fields(in:)) }
+            if case .command(let argv, _)? = p.recover { fields += argv.flatMap(ArgvTemplate.fields(in:)) }
+            var seen: Set<String> = []
+            fields = fields.filter { !$0.isEmpty && seen.insert($0).inserted }
             guard !fields.isEmpty else { continue }
-            var subjects = coordinators.filter { $0.preconditions.contains(p.index) || $0.leave.contains(p.index) }.map(\.index)
-            subjects += coordinators.filter { c in c.flow.map { subjects.contains($0.start) } ?? false }.map(\.index)
+            if about.isEmpty { about = coordinatorsByPrecondition() }
+            let subjects = about[p.index] ?? []
             let setups = subjects.map { coordinators[$0].setup }
             guard !setups.isEmpty, !setups.contains(where: { $0 == nil }) else { continue }
             let declared = Set(setups.flatMap { $0!.properties.map(\.name) })
@@ -207,6 +201,24 @@ extension Builder {
                 d.warning(preconditionLocations[p.index], "precondition `\(p.name)` passes `{with.\(f)}`, a field none of the coordinators it is about declares (\(names.joined(separator: ", "))\(declared.isEmpty ? ", which declare\(names.count == 1 ? "s" : "") no fields" : ": \(names.count == 1 ? "it declares" : "they declare") \(declared.sorted().joined(separator: ", "))")): it is empty unless a navigation gives that undeclared field\(hint)")
             }
         }
+    }
+
+    /// For each precondition, the coordinators it guards or protects as a leave guard, then the
+    /// flows whose start step is one of those (not already among them), each in the graph's
+    /// order: one pass over the coordinators.
+    private func coordinatorsByPrecondition() -> [Int: [Int]] {
+        var flowsStartingAt: [Int: [Int]] = [:]
+        for c in coordinators { if let flow = c.flow { flowsStartingAt[flow.start, default: []].append(c.index) } }
+        var about: [Int: [Int]] = [:]
+        for c in coordinators {
+            for p in Set(c.preconditions + c.leave) { about[p, default: []].append(c.index) }
+        }
+        for (p, guarded) in about {
+            let among = Set(guarded)
+            let flows = Set(guarded.flatMap { flowsStartingAt[$0] ?? [] }).subtracting(among)
+            about[p] = guarded + flows.sorted()
+        }
+        return about
     }
 
     /// `"$result.FIELD…"` reads a part of a flow's result: when the flow's `result` schema declares
@@ -225,8 +237,12 @@ extension Builder {
 
     /// A mediation reads `$source.FIELD`: every coordinator that may open the target must declare FIELD.
     mutating func checkMediation() {
+        var sourcesOf: [Int: [Int]] = [:]  // a target that mediates → the coordinators that open it, in one pass
+        for s in coordinators {
+            for t in s.opensSet where !coordinators[t].mediation.isEmpty { sourcesOf[t, default: []].append(s.index) }
+        }
         for target in coordinators where !target.mediation.isEmpty {
-            let sources = coordinators.filter { $0.opensSet.contains(target.index) }
+            let sources = (sourcesOf[target.index] ?? []).map { coordinators[$0] }
             for (field, path) in target.mediation {
                 let at = mediationLocations[target.index]?[field] ?? target.location
                 for s in sources {
