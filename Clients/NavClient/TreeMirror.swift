@@ -50,6 +50,47 @@ public struct TreeMirror: Sendable {
         visible.reversed().lazy.compactMap(node).first { $0["kind"]?.stringValue == "stack" }?["children"]?.arrayValue?.first
     }
 
+    /// Why navd would answer a plain `dismiss` of the visible top "nothing to dismiss", or nil when
+    /// it would act (PROTOCOL.md, dismiss), read on the visible path with `graph` (`graph.describe`)
+    /// for the tabs' `back:`. A front-end shows its dismiss as unavailable when this says why. A
+    /// flow's first step stands for its flow, a tab container's first screen for the container;
+    /// the first screen of a presented stack dismisses the modal; params kept by `update {push}`
+    /// are restored first.
+    public func nothingToDismiss(graph: JSONValue) -> String? {
+        let path = visible.compactMap(node)
+        guard let top = path.last, top["paramsHistory"]?.arrayValue?.isEmpty ?? true else { return nil }
+        var i = path.count - 1
+        var goingBack = true
+        while i >= 1 {
+            let node = path[i], container = path[i - 1]
+            guard container["children"]?.arrayValue?.first?["id"] == node["id"] else { return nil }  // popped from its stack
+            let shell: JSONValue? = i >= 2 ? path[i - 2] : nil
+            let kind = { (n: JSONValue?) in n?["kind"]?.stringValue }
+            if goingBack, kind(node) == "screen", let shell, kind(shell) == "tabs", Self.tabToGoBack(shell, graph: graph) != nil { return nil }
+            goingBack = false
+            if kind(container) == "flow" { i -= 1; continue }  // its first step: the flow goes
+            if let shell, kind(shell) == "tabs", shell["coordinator"] != nil { i -= 2; continue }  // the container goes
+            if kind(shell) == "screen" || kind(shell) == "flow" { return nil }  // the modal goes
+            let name = node["coordinator"]?.stringValue ?? kind(node) ?? "?"
+            return "nothing to dismiss: " + (kind(node) == "flow" ? "flow \(name) is the first node" : "\(name) is the first screen")
+                + (shell == nil ? " of the root stack" : " of a tab")
+        }
+        return nil
+    }
+
+    /// The tab a dismiss at the first screen of `shell`'s selected tab goes back to, by its
+    /// `back:` (the root's, or its container's), or nil.
+    static func tabToGoBack(_ shell: JSONValue, graph: JSONValue) -> Int? {
+        let declared: JSONValue? = shell["coordinator"]?.stringValue.flatMap { graph["coordinators"]?[$0]?["back"] } ?? graph["root"]?["back"]
+        let selected = shell["selected"]?.intValue ?? 0
+        switch declared?.stringValue {
+        case "firstTab": return selected == 0 ? nil : 0
+        case "order": return selected == 0 ? nil : selected - 1
+        case "history": return shell["history"]?.arrayValue?.last?.intValue
+        default: return nil
+        }
+    }
+
     static func find(_ n: JSONValue, id: String) -> JSONValue? {
         if n["id"]?.stringValue == id { return n }
         for c in n["children"]?.arrayValue ?? [] { if let hit = find(c, id: id) { return hit } }

@@ -145,19 +145,22 @@ struct Screen {
             if !detail.isEmpty { l.add("  " + detail, .dim) }
             return l
         }
-        func keys(_ pairs: [(String, String, Bool)]) -> Line {
+        func keys(_ pairs: [(String, String, Bool)]) -> Line { keys(pairs.map { ($0.0, $0.1, $0.2 ? Style.highlight : .plain) }) }
+        func keys(_ pairs: [(String, String, Style)]) -> Line {
             var l = Line()
-            for (i, (k, label, on)) in pairs.enumerated() {
+            for (i, (k, label, style)) in pairs.enumerated() {
                 l.add((i > 0 ? "  " : "") + " \(k) ", .key)
-                l.add(label, on ? .highlight : .plain)
+                l.add(label, style)
             }
             return l
         }
         if app.mirror?.closed == true {
             return [Line(" session \(app.session) is closed: no actions", .bold), keys([("q", "quit", false)])]
         }
+        // Dimmed in parentheses where navd has nothing to dismiss (pressed, it still asks, and shows navd's reason).
+        let nothingToDismiss = app.mirror?.nothingToDismiss(graph: app.graph) != nil
         var fixed: [Line] = [
-            keys([("d", "dismiss", false), ("u", "params", false), ("q", "quit", false)]),
+            keys([("d", nothingToDismiss ? "(dismiss)" : "dismiss", nothingToDismiss ? .dim : .plain), ("u", "params", .plain), ("q", "quit", .plain)]),
             keys([("U", "params, back restores the earlier", false)]),
             keys([("t", "pop to this stack's first screen", false)]),
             keys([("r", "reset", false), ("R", "reset without guards", false)]),

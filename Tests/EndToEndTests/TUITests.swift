@@ -57,7 +57,8 @@ final class TmuxPane {
         #expect(s.contains("▶     shop.Home [n2]"), "\(s)")
         #expect(s.contains("account.Account [n6]"))
         #expect(s.contains("1 push shop.Product  form"), "\(s)")
-        #expect(s.contains(" d dismiss") && s.contains(" q quit"))
+        // shop.Home is the first screen of a root tab without `back:`: navd has nothing to dismiss.
+        #expect(s.contains(" d (dismiss)") && s.contains(" q quit"), "\(s)")
 
         // A key opens the form of a target with a setup model; navd's message rejects a missing field.
         try pane.send("1")
@@ -88,6 +89,7 @@ final class TmuxPane {
         #expect(r.status == 0, "\(r)")
         s = try pane.waitFor("v2 push shop.Reviews [n9] in n3", "actions on shop.Reviews")
         #expect(s.contains("▶       shop.Reviews [n9] {\"productId\":\"p42\"}") || s.contains("▶     shop.Reviews [n9]"), "\(s)")
+        #expect(s.contains(" d dismiss ") && !s.contains("(dismiss)"), "above the tab's first screen, dismiss acts: \(s)")
 
         // Dismiss from the UI.
         try pane.send("d")
@@ -169,7 +171,7 @@ final class TmuxPane {
         // Every row fits: nothing is wider than the terminal.
         for line in s.split(separator: "\n") { #expect(line.count <= 80, "\(line)") }
         #expect(s.contains("▶ > "), "a marker says there are more: \(s)")
-        for label in [" d dismiss", " u params", " U params, back restores the earlier", " q quit", " t pop to this stack's first screen", " r reset", " R reset without guards",
+        for label in [" d (dismiss)", " u params", " U params, back restores the earlier", " q quit", " t pop to this stack's first screen", " r reset", " R reset without guards",
                       " e result", " E result merged below", " p pop first", " K to existing"] {
             #expect(s.contains(label), "\(label) in \(s)")
         }

@@ -112,6 +112,8 @@ import Testing
         var rng = SplitMix64(seed: seed)
         let coordinators = graph.coordinators
         var commits = 0, failures = 0, limited = 0
+        let described = graph.describe()
+        var dismissesChecked = [0, 0]  // dismisses of the top the mirror said would act, and would have nothing to dismiss
         for sequence in 0..<750 {
             let s = Session(name: "s\(sequence)", graph: graph)
             if Bool.random(using: &rng) {
@@ -156,7 +158,22 @@ import Testing
                     case 6..<8:
                         // dismiss: earlier params (update {push: true}) are restored first, as the server does.
                         let id = Bool.random(using: &rng) ? allIds.randomElement(using: &rng) : nil
-                        if let restored = try s.restoreEarlierParams(id) { commit = restored } else { commit = try s.dismiss(id) }
+                        // What a front-end reads from its mirror and the described graph: whether a
+                        // dismiss of the visible top has nothing to dismiss, as navd answers.
+                        let refusal = id == nil ? TreeMirror(snapshot: .object(s.snapshot())).nothingToDismiss(graph: described) : nil
+                        if id == nil { dismissesChecked[refusal == nil ? 0 : 1] += 1 }
+                        let dismissed: Result<Commit, NavError>
+                        do throws(NavError) {
+                            if let restored = try s.restoreEarlierParams(id) { dismissed = .success(restored) } else { dismissed = .success(try s.dismiss(id)) }
+                        } catch {
+                            dismissed = .failure(error)
+                        }
+                        if id == nil, case .failure(let error) = dismissed {
+                            #expect((refusal != nil) == (error.kind == .unknownNode), "navd: \(error.message); the mirror: \(refusal ?? "a dismiss") at seed \(seed), session \(sequence)")
+                        } else if id == nil {
+                            #expect(refusal == nil, "the mirror said \(refusal ?? "") at seed \(seed), session \(sequence)")
+                        }
+                        commit = try dismissed.get()
                     case 8:
                         // dismiss {to, inclusive}
                         let to = Bool.random(using: &rng) ? coordinators.randomElement(using: &rng)!.name : allIds.randomElement(using: &rng)!
@@ -245,5 +262,6 @@ import Testing
             }
         }
         #expect(commits > 1000 && failures > 1000 && limited > 50, "the generator exercises every path (\(commits) commits, \(failures) failures, \(limited) past a limit)")
+        #expect(dismissesChecked.allSatisfy { $0 > 20 }, "dismisses of the top the mirror judged: \(dismissesChecked) (acting, nothing to dismiss)")
     }
 }

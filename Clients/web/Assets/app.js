@@ -343,6 +343,43 @@ function nextStep(t, top) {
   return at >= 0 && at + 1 < steps.length ? steps[at + 1] : null;
 }
 
+// The tab a dismiss at the first screen of `shell`'s selected tab goes back to, by its `back:`
+// (the root's or its container's; PROTOCOL.md, dismiss), or null.
+function tabToGoBack(shell) {
+  const back = (shell.coordinator ? coordinator(shell.coordinator).back : (state.graph.root || {}).back) || 'none';
+  if (back === 'firstTab') return shell.selected === 0 ? null : 0;
+  if (back === 'order') return shell.selected === 0 ? null : shell.selected - 1;
+  if (back === 'history') return shell.history && shell.history.length ? shell.history[shell.history.length - 1] : null;
+  return null;
+}
+
+// Why navd would answer a plain dismiss of the visible top "nothing to dismiss", or null when it
+// would act: the rule of PROTOCOL.md's dismiss, read on the visible path (each node's parent is
+// the one before it). A flow's first step stands for its flow, a tab container's first screen for
+// the container; a first screen of a presented stack dismisses the modal.
+function nothingToDismiss(t) {
+  const v = visibleNodes(t);
+  const top = v[v.length - 1];
+  if (!top || (top.paramsHistory && top.paramsHistory.length)) return null;  // dismiss restores params
+  let i = v.length - 1;
+  let goingBack = true;
+  for (let guard = 0; guard < v.length; guard++) {
+    const node = v[i];
+    const container = v[i - 1];
+    if (!container || !container.children) return null;
+    if (container.children.findIndex((c) => c.id === node.id) !== 0) return null;  // popped from its stack
+    const shell = v[i - 2];
+    if (goingBack && node.kind === 'screen' && shell && shell.kind === 'tabs' && tabToGoBack(shell) !== null) return null;
+    goingBack = false;
+    if (container.kind === 'flow') { i -= 1; continue; }  // its first step: the flow goes
+    if (shell && shell.kind === 'tabs' && shell.coordinator) { i -= 2; continue; }  // the container goes
+    if (shell && (shell.kind === 'screen' || shell.kind === 'flow')) return null;  // the modal goes
+    const what = node.kind === 'flow' ? `flow ${node.coordinator}` : node.coordinator || node.kind;
+    return `nothing to dismiss: ${what} is the first ${node.kind === 'flow' ? 'node' : 'screen'} of ${shell ? 'a tab' : 'the root stack'}`;
+  }
+  return null;
+}
+
 function actionsFor(t) {
   const top = topOf(t);
   if (!top || !top.coordinator) return [];
@@ -381,7 +418,7 @@ function actionsFor(t) {
     });
   }
   const earlier = top.paramsHistory && top.paramsHistory.length;
-  list.push({ label: earlier ? 'dismiss (restores the earlier params)' : 'dismiss', run: () => send('dismiss', {}, 'dismiss') });
+  list.push({ label: earlier ? 'dismiss (restores the earlier params)' : 'dismiss', run: () => send('dismiss', {}, 'dismiss'), refused: nothingToDismiss(t) });
   const flow = visibleNodes(t).reverse().find((n) => n.kind === 'flow');
   if (flow) {
     list.push({ label: `complete ${flow.coordinator}`, run: () => completeFlow(flow) });
@@ -399,7 +436,7 @@ function renderActions() {
   const top = topOf(t);
   $('top-name').textContent = top ? top.coordinator || top.kind : '…';
   const actions = state.travel !== null || state.closed ? [] : actionsFor(t);
-  const key = JSON.stringify([state.travel !== null, state.closed, state.readOnly, top && top.id, actions.map((a) => a.label)]);
+  const key = JSON.stringify([state.travel !== null, state.closed, state.readOnly, top && top.id, actions.map((a) => [a.label, a.refused || null])]);
   if (key === actionsShown) { actions.forEach((a, i) => { box.children[i].onclick = a.run; }); return; }
   actionsShown = key;
   box.replaceChildren();
@@ -409,7 +446,9 @@ function renderActions() {
     const b = document.createElement('button');
     b.textContent = a.label;
     b.dataset.action = a.label;
-    b.disabled = state.readOnly;
+    // An action navd would refuse (nothing to dismiss) is shown disabled, its reason as its title.
+    b.disabled = state.readOnly || Boolean(a.refused);
+    if (a.refused) b.title = a.refused;
     b.onclick = a.run;
     box.append(b);
   }

@@ -130,6 +130,37 @@ def test_completing_a_flow_says_where_its_then_went(navweb, browser):
     assert text(browser, "top-name") == "app.Home"
 
 
+@pytest.mark.graph("""
+root: {tabs: [Home, Other], back: history}
+coordinators:
+  Home: {opens: [Item]}
+  Other: {}
+  Item: {}
+""")
+def test_dismiss_is_disabled_where_navd_has_nothing_to_dismiss(navweb, browser):
+    """At the first screen of a root tab with nothing to go back to, the page's dismiss is
+    disabled and says why; above it, or where the tabs' history names a tab, it acts."""
+    browser.get(navweb.url)
+    wait(browser, lambda d: "app.Home" in text(d, "tree") and text(d, "status") == "connected", message="the page shows the tree")
+
+    def dismiss_state():
+        b = button(browser, "dismiss")
+        return b.is_enabled(), b.get_attribute("title")
+
+    wait(browser, lambda d: dismiss_state() == (False, "nothing to dismiss: app.Home is the first screen of a tab"),
+         message="dismiss is disabled at the tab's first screen")
+    button(browser, "push app.Item").click()
+    wait(browser, lambda d: text(d, "top-name") == "app.Item" and dismiss_state()[0], message="above it, dismiss acts")
+    button(browser, "dismiss").click()
+    wait(browser, lambda d: text(d, "top-name") == "app.Home" and not dismiss_state()[0], message="back at the first screen")
+    button(browser, "select app.Other").click()
+    wait(browser, lambda d: text(d, "top-name") == "app.Other" and dismiss_state()[0],
+         message="the history names Home: dismiss at Other's first screen goes back")
+    button(browser, "dismiss").click()
+    wait(browser, lambda d: text(d, "top-name") == "app.Home" and not dismiss_state()[0], message="the dismiss went back to Home")
+    assert tree_json(navweb.navd_sock)["root"]["selected"] == 0
+
+
 def test_clicking_an_action_changes_navds_tree(navweb, browser):
     load(browser, navweb)
     button(browser, "select cart.Cart").click()
