@@ -59,7 +59,7 @@ class Divergence(Exception):
 
 
 # What the walks did, for the summary: navigations that waited for preconditions, provider answers.
-seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0, "merged": 0, "redirected": 0, "waited_placed": 0, "then_params": 0, "waited_popped": 0, "leave_asks": 0, "target_asks": 0, "linked_redirected": 0, "relayed": 0, "took_place": 0}
+seen = {"waited": 0, "answered": 0, "recoveries": 0, "resolved": 0, "carried": 0, "placed": 0, "popped": 0, "dismissed": 0, "completed": 0, "reset": 0, "superseded": 0, "mediated": 0, "updated": 0, "reused": 0, "routed": 0, "linked": 0, "thens": 0, "merged": 0, "redirected": 0, "waited_placed": 0, "then_params": 0, "waited_popped": 0, "leave_asks": 0, "target_asks": 0, "linked_redirected": 0, "relayed": 0, "took_place": 0, "js_dismisses": 0}
 
 
 class Conn:
@@ -1571,6 +1571,15 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 seen["waited_popped"] += bool(pop)
         if visible_path(after["root"]) != after["visible"]:
             raise Divergence("visible is %s; SPEC section 4's path through the tree is %s, at %s" % (after["visible"], visible_path(after["root"]), where))
+        if transcript is not None and method == "dismiss" and not {"node", "to", "result", "merge"} & set(P) and reply is not None:
+            # nav-web's rule for a plain dismiss of the top with nothing to dismiss (mirror.js), checked by
+            # the replay against navd's answer, when that answer was given on this tree: a refusal
+            # with nothing committed since, or the commit right after it.
+            refused = reply.get("error", {}).get("data", {}).get("kind") == "unknownNode"
+            if (refused and after["version"] == tree["version"]) or reply.get("result", {}).get("version") == tree["version"] + 1:
+                seen["js_dismisses"] += 1
+                transcript[-1].setdefault("dismisses", []).append(
+                    {"tree": {"root": tree["root"], "visible": tree["visible"]}, "graph": described, "refused": refused, "where": where})
         if method == "dismiss" and reply is not None and "result" in reply and not ("to" in P and "node" in P) \
                 and after["version"] == tree["version"] + 1 == reply["result"]["version"]:
             # What a dismiss removes, as SPEC section 4 and 10 say; with `merge`, its result merged
@@ -1833,8 +1842,8 @@ def walks(a, conninfo):
             server.stop()
         if not a.graph:
             shutil.rmtree(work)
-    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after waiting for preconditions, %d of them after a popUpTo, %d after a popUpTo, %d with a field mediation filled, %d by a route, %d redirected by a precondition), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says (%d of them redirected on the way), %d dismissals (%d merging their result), %d flows completed (%d going on to the `then` their navigate gave, %d with params from the result, %d first in their stack whose then took their place), %d resets and %d updates as the model says, %d waiting navigations superseded, %d leave guards asked about their screen, %d other asks about a coordinator showing the precondition, %d other notifications relayed to a second node as the first node's subscriber heard them: "
-          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["waited_placed"], seen["waited_popped"], seen["popped"], seen["mediated"], seen["routed"], seen["redirected"], seen["reused"], seen["linked"], seen["linked_redirected"], seen["dismissed"], seen["merged"], seen["completed"], seen["thens"], seen["then_params"], seen["took_place"], seen["reset"], seen["updated"], seen["superseded"], seen["leave_asks"], seen["target_asks"], seen["relayed"]))
+    print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after waiting for preconditions, %d of them after a popUpTo, %d after a popUpTo, %d with a field mediation filled, %d by a route, %d redirected by a precondition), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says (%d of them redirected on the way), %d dismissals (%d merging their result), %d flows completed (%d going on to the `then` their navigate gave, %d with params from the result, %d first in their stack whose then took their place), %d resets and %d updates as the model says, %d waiting navigations superseded, %d leave guards asked about their screen, %d other asks about a coordinator showing the precondition, %d other notifications relayed to a second node as the first node's subscriber heard them, %d dismisses of the top judged by nav-web's rule as navd answered: "
+          "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["waited_placed"], seen["waited_popped"], seen["popped"], seen["mediated"], seen["routed"], seen["redirected"], seen["reused"], seen["linked"], seen["linked_redirected"], seen["dismissed"], seen["merged"], seen["completed"], seen["thens"], seen["then_params"], seen["took_place"], seen["reset"], seen["updated"], seen["superseded"], seen["leave_asks"], seen["target_asks"], seen["relayed"], seen["js_dismisses"]))
     return 0
 
 

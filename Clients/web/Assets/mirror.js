@@ -145,3 +145,40 @@ export class SessionMirror {
     return t;
   }
 }
+
+// The tab a dismiss at the first screen of `shell`'s selected tab goes back to, by its `back:`
+// (the root's or its container's in `graph`, as graph.describe answers; PROTOCOL.md, dismiss), or null.
+function tabToGoBack(shell, graph) {
+  const declared = shell.coordinator ? (graph.coordinators[shell.coordinator] || {}).back : (graph.root || {}).back;
+  if (declared === 'firstTab') return shell.selected === 0 ? null : 0;
+  if (declared === 'order') return shell.selected === 0 ? null : shell.selected - 1;
+  if (declared === 'history') return shell.history && shell.history.length ? shell.history[shell.history.length - 1] : null;
+  return null;
+}
+
+// Why navd would answer a plain dismiss of the visible top of `tree` ({root, visible}) "nothing
+// to dismiss", or null when it would act: PROTOCOL.md's dismiss, read on the visible path (each
+// node's parent is the one before it), as the Swift TreeMirror's nothingToDismiss(graph:). A
+// flow's first step stands for its flow, a tab container's first screen for the container; a
+// presented stack's first screen dismisses the modal; params kept by update {push} come back first.
+export function nothingToDismiss(tree, graph) {
+  const v = tree.visible.map((id) => find(tree.root, id)).filter(Boolean);
+  const top = v[v.length - 1];
+  if (!top || !graph || (top.paramsHistory && top.paramsHistory.length)) return null;
+  let i = v.length - 1;
+  let goingBack = true;
+  while (i >= 1) {
+    const node = v[i];
+    const container = v[i - 1];
+    if (!container.children || !container.children.length || container.children[0].id !== node.id) return null;  // popped from its stack
+    const shell = i >= 2 ? v[i - 2] : null;
+    if (goingBack && node.kind === 'screen' && shell && shell.kind === 'tabs' && tabToGoBack(shell, graph) !== null) return null;
+    goingBack = false;
+    if (container.kind === 'flow') { i -= 1; continue; }  // its first step: the flow goes
+    if (shell && shell.kind === 'tabs' && shell.coordinator) { i -= 2; continue; }  // the container goes
+    if (shell && (shell.kind === 'screen' || shell.kind === 'flow')) return null;  // the modal goes
+    const name = node.coordinator || node.kind;
+    return `nothing to dismiss: ${node.kind === 'flow' ? `flow ${name} is the first node` : `${name} is the first screen`} of ${shell ? 'a tab' : 'the root stack'}`;
+  }
+  return null;
+}

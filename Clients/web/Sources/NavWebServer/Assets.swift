@@ -12,7 +12,7 @@ enum Assets {
 // tree from `subscribe` and `stackChanged` (mirror.js, which keeps the last changes for time
 // travel: a ring of `?log=N`, default 1,000), and draws it: the tree, the visible screen's
 // actions, the change log, pending navigations, provider requests, the graph.
-import { SessionMirror, expand, find } from './mirror.js';
+import { SessionMirror, expand, find, nothingToDismiss } from './mirror.js';
 import { Connection, describe } from './rpc.js';
 import { closeForm, openForm } from './form.js';
 
@@ -353,43 +353,6 @@ function nextStep(t, top) {
   return at >= 0 && at + 1 < steps.length ? steps[at + 1] : null;
 }
 
-// The tab a dismiss at the first screen of `shell`'s selected tab goes back to, by its `back:`
-// (the root's or its container's; PROTOCOL.md, dismiss), or null.
-function tabToGoBack(shell) {
-  const back = (shell.coordinator ? coordinator(shell.coordinator).back : (state.graph.root || {}).back) || 'none';
-  if (back === 'firstTab') return shell.selected === 0 ? null : 0;
-  if (back === 'order') return shell.selected === 0 ? null : shell.selected - 1;
-  if (back === 'history') return shell.history && shell.history.length ? shell.history[shell.history.length - 1] : null;
-  return null;
-}
-
-// Why navd would answer a plain dismiss of the visible top "nothing to dismiss", or null when it
-// would act: the rule of PROTOCOL.md's dismiss, read on the visible path (each node's parent is
-// the one before it). A flow's first step stands for its flow, a tab container's first screen for
-// the container; a first screen of a presented stack dismisses the modal.
-function nothingToDismiss(t) {
-  const v = visibleNodes(t);
-  const top = v[v.length - 1];
-  if (!top || (top.paramsHistory && top.paramsHistory.length)) return null;  // dismiss restores params
-  let i = v.length - 1;
-  let goingBack = true;
-  for (let guard = 0; guard < v.length; guard++) {
-    const node = v[i];
-    const container = v[i - 1];
-    if (!container || !container.children) return null;
-    if (container.children.findIndex((c) => c.id === node.id) !== 0) return null;  // popped from its stack
-    const shell = v[i - 2];
-    if (goingBack && node.kind === 'screen' && shell && shell.kind === 'tabs' && tabToGoBack(shell) !== null) return null;
-    goingBack = false;
-    if (container.kind === 'flow') { i -= 1; continue; }  // its first step: the flow goes
-    if (shell && shell.kind === 'tabs' && shell.coordinator) { i -= 2; continue; }  // the container goes
-    if (shell && (shell.kind === 'screen' || shell.kind === 'flow')) return null;  // the modal goes
-    const what = node.kind === 'flow' ? `flow ${node.coordinator}` : node.coordinator || node.kind;
-    return `nothing to dismiss: ${what} is the first ${node.kind === 'flow' ? 'node' : 'screen'} of ${shell ? 'a tab' : 'the root stack'}`;
-  }
-  return null;
-}
-
 function actionsFor(t) {
   const top = topOf(t);
   if (!top || !top.coordinator) return [];
@@ -428,7 +391,7 @@ function actionsFor(t) {
     });
   }
   const earlier = top.paramsHistory && top.paramsHistory.length;
-  list.push({ label: earlier ? 'dismiss (restores the earlier params)' : 'dismiss', run: () => send('dismiss', {}, 'dismiss'), refused: nothingToDismiss(t) });
+  list.push({ label: earlier ? 'dismiss (restores the earlier params)' : 'dismiss', run: () => send('dismiss', {}, 'dismiss'), refused: nothingToDismiss(t, state.graph) });
   const flow = visibleNodes(t).reverse().find((n) => n.kind === 'flow');
   if (flow) {
     list.push({ label: `complete ${flow.coordinator}`, run: () => completeFlow(flow) });
@@ -871,6 +834,43 @@ export class SessionMirror {
     }
     return t;
   }
+}
+
+// The tab a dismiss at the first screen of `shell`'s selected tab goes back to, by its `back:`
+// (the root's or its container's in `graph`, as graph.describe answers; PROTOCOL.md, dismiss), or null.
+function tabToGoBack(shell, graph) {
+  const declared = shell.coordinator ? (graph.coordinators[shell.coordinator] || {}).back : (graph.root || {}).back;
+  if (declared === 'firstTab') return shell.selected === 0 ? null : 0;
+  if (declared === 'order') return shell.selected === 0 ? null : shell.selected - 1;
+  if (declared === 'history') return shell.history && shell.history.length ? shell.history[shell.history.length - 1] : null;
+  return null;
+}
+
+// Why navd would answer a plain dismiss of the visible top of `tree` ({root, visible}) "nothing
+// to dismiss", or null when it would act: PROTOCOL.md's dismiss, read on the visible path (each
+// node's parent is the one before it), as the Swift TreeMirror's nothingToDismiss(graph:). A
+// flow's first step stands for its flow, a tab container's first screen for the container; a
+// presented stack's first screen dismisses the modal; params kept by update {push} come back first.
+export function nothingToDismiss(tree, graph) {
+  const v = tree.visible.map((id) => find(tree.root, id)).filter(Boolean);
+  const top = v[v.length - 1];
+  if (!top || !graph || (top.paramsHistory && top.paramsHistory.length)) return null;
+  let i = v.length - 1;
+  let goingBack = true;
+  while (i >= 1) {
+    const node = v[i];
+    const container = v[i - 1];
+    if (!container.children || !container.children.length || container.children[0].id !== node.id) return null;  // popped from its stack
+    const shell = i >= 2 ? v[i - 2] : null;
+    if (goingBack && node.kind === 'screen' && shell && shell.kind === 'tabs' && tabToGoBack(shell, graph) !== null) return null;
+    goingBack = false;
+    if (container.kind === 'flow') { i -= 1; continue; }  // its first step: the flow goes
+    if (shell && shell.kind === 'tabs' && shell.coordinator) { i -= 2; continue; }  // the container goes
+    if (shell && (shell.kind === 'screen' || shell.kind === 'flow')) return null;  // the modal goes
+    const name = node.coordinator || node.kind;
+    return `nothing to dismiss: ${node.kind === 'flow' ? `flow ${name} is the first node` : `${name} is the first screen`} of ${shell ? 'a tab' : 'the root stack'}`;
+  }
+  return null;
 }
 """##),
         Asset(path: "/rpc.js", type: "text/javascript; charset=utf-8", body: ##"""
