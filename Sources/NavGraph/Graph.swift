@@ -46,6 +46,8 @@ public final class NavigationGraph: Sendable {
     /// Qualified name → index, plus unqualified names that only one module declares.
     let coordinatorIndex: NameIndex
     let routeIndex: NameIndex
+    let coordinatorSuggestions: SuggestionIndex
+    let routeSuggestions: SuggestionIndex
     let preconditionIndex: [String: Int]
     /// Unqualified names declared by several modules, for a precise error message.
     let ambiguous: [String: [String]]
@@ -115,6 +117,8 @@ public final class NavigationGraph: Sendable {
             }
             return idx
         }
+        coordinatorSuggestions = SuggestionIndex(coordinators.map(\.name) + coordinators.map(\.localName))
+        routeSuggestions = SuggestionIndex(routes.map(\.name) + routes.map(\.localName))
         coordinatorIndex = NameIndex(index(coordinators.map { ($0.name, $0.localName) }))
         routeIndex = NameIndex(index(routes.map { ($0.name, $0.localName) }))
         preconditionIndex = index(preconditions.map { ($0.name, $0.localName) })
@@ -133,13 +137,10 @@ public final class NavigationGraph: Sendable {
     /// The qualified names an ambiguous unqualified name could mean, if it is one.
     public func ambiguity(of name: String) -> [String]? { ambiguous[name] }
 
-    /// A likely intended coordinator name for an unknown one.
-    public func suggestCoordinator(for name: String) -> String? {
-        suggestion(for: name, among: coordinators.map(\.name) + coordinators.map(\.localName))
-    }
-    public func suggestRoute(for name: String) -> String? {
-        suggestion(for: name, among: routes.map(\.name) + routes.map(\.localName))
-    }
+    /// A likely intended coordinator name for an unknown one (from an index built with the graph:
+    /// a request naming an unknown coordinator costs the names of about its length, not all).
+    public func suggestCoordinator(for name: String) -> String? { coordinatorSuggestions.suggestion(for: name) }
+    public func suggestRoute(for name: String) -> String? { routeSuggestions.suggestion(for: name) }
 }
 
 public struct Module: Sendable {

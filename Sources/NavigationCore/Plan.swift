@@ -1,5 +1,6 @@
 import JSON
 import NavGraph
+import RPC
 
 /// Where a navigation goes: a coordinator of the graph (by index), and the style and setup a route
 /// supplies (a navigation's own `by` and `with` win over them).
@@ -27,7 +28,7 @@ extension NavigationGraph {
                 if let amb = ambiguity(of: routeName) {
                     throw NavError(.unknownTarget, "route `\(routeName)` is declared by several modules; say which: \(amb.joined(separator: ", "))", data: ["route": .string(routeName)])
                 }
-                let hint = suggestRoute(for: routeName).map { "; did you mean `\($0)`?" } ?? "; the routes are \(routes.map(\.name).joined(separator: ", "))"
+                let hint = suggestRoute(for: routeName).map { "; did you mean `\($0)`?" } ?? "; " + (routes.isEmpty ? "the graph declares no routes (`routes:` in a module file)" : "the routes are \(briefList(routes.map(\.name), none: ""))")
                 throw NavError(.unknownTarget, "no route `\(routeName)`\(hint)", data: ["route": .string(routeName)])
             }
             var d = Destination(target: route.to, by: route.by, with: route.with)

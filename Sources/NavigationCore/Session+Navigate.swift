@@ -1,5 +1,6 @@
 import JSON
 import NavGraph
+import RPC
 
 /// `navigate`: a plan validated against the graph and the tree, then committed in one step.
 extension Session {
@@ -47,7 +48,7 @@ extension Session {
         } else if let flow = afterFlow.map({ graph.coordinators[$0] }) {
             if style.needsAbility && !flow.mayContinue(to: target.index) {
                 let opens = flow.opens.map { graph.coordinators[$0].name }
-                throw NavError(.notAllowed, "flow `\(flow.name)` cannot continue to `\(target.name)`: a flow continues to its declared `then` or to what its opens list (\(opens.isEmpty ? "empty" : opens.joined(separator: ", ")))",
+                throw NavError(.notAllowed, "flow `\(flow.name)` cannot continue to `\(target.name)`: a flow continues to its declared `then` or to what its opens list (\(briefList(opens, none: "empty")))",
                                data: ["from": .string(source.id), "to": .string(target.name), "by": .string(style.rawValue)])
             }
         } else if style.needsAbility && !sourceCoordinator.canOpen(target.index) && !isNextStep {
@@ -60,7 +61,7 @@ extension Session {
                     ? "as a step of flow `\(flowName)` that declares no opens, it opens only the next step, `\(graph.coordinators[steps[at + 1]].name)`"
                     : "it is the last step of flow `\(flowName)` and declares no opens: complete the flow with flowComplete"
             } else {
-                what = "its opens are \(opens.isEmpty ? "empty" : opens.joined(separator: ", "))"
+                what = "its opens are \(briefList(opens, none: "empty"))"
                     + (target.allows(.select) && (nestedTab(of: target.index) != nil || tabIndex(of: target.index) != nil)
                         ? "; `\(target.name)` is a tab: show it with by: select" : "")
             }

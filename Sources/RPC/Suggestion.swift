@@ -1,6 +1,14 @@
 // Names a client or a graph probably meant: the graph's diagnostics, navd's `methodNotFound` and
 // navctl's unknown commands all say "did you mean …" from here.
 
+/// At most `limit` of `names`, then how many there are in all: a message that lists what a graph
+/// declares does not grow with the graph. `none` is said when there are none.
+public func briefList(_ names: [String], none: String, limit: Int = 20) -> String {
+    if names.isEmpty { return none }
+    if names.count <= limit { return names.joined(separator: ", ") }
+    return names.prefix(limit).joined(separator: ", ") + " … (\(names.count) in all)"
+}
+
 /// The closest of `candidates` to `word` when it is close enough to be a likely typo.
 public func suggestion<S: Sequence>(for word: String, among candidates: S) -> String? where S.Element == String {
     let w = Array(word.lowercased().unicodeScalars)
@@ -33,4 +41,94 @@ func editDistance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
         (prev2, prev, cur) = (prev, cur, prev2)
     }
     return prev[b.count]
+}
+
+/// Names prepared once (lowercased, grouped by length) for many lookups: a suggestion then compares
+/// only the names whose length is within the distance that counts, and stops each comparison as
+/// soon as it cannot come within it. Its answer is the one ``suggestion(for:among:)`` gives for the
+/// same names in the same order; a graph's coordinators and routes keep one each, so that a request
+/// naming an unknown one does not walk thousands of names the long way.
+public struct SuggestionIndex: Sendable {
+    private struct Candidate: Sendable {
+        let order: Int
+        let name: String
+        let scalars: [Unicode.Scalar]
+    }
+    private let byLength: [Int: [Candidate]]
+
+    public init<S: Sequence>(_ candidates: S) where S.Element == String {
+        var byLength: [Int: [Candidate]] = [:]
+        var seen = Set<String>()
+        for (i, name) in candidates.enumerated() where seen.insert(name).inserted {
+            let scalars = Array(name.lowercased().unicodeScalars)
+            byLength[scalars.count, default: []].append(Candidate(order: i, name: name, scalars: scalars))
+        }
+        self.byLength = byLength
+    }
+
+    /// The closest name to `word` when it is close enough to be a likely typo.
+    public func suggestion(for word: String) -> String? {
+        let w = Array(word.lowercased().unicodeScalars)
+        let limit = max(1, min(3, (w.count + 2) / 3))
+        var best: (distance: Int, order: Int, name: String)?
+        var rows = DistanceRows(width: w.count + limit + 1)
+        for length in max(0, w.count - limit)...(w.count + limit) {
+            for c in byLength[length] ?? [] {
+                let bound = best.map { $0.distance } ?? limit
+                guard let d = rows.distance(w, c.scalars, atMost: bound) else { continue }
+                if best == nil || d < best!.distance || (d == best!.distance && c.order < best!.order) { best = (d, c.order, c.name) }
+            }
+        }
+        return best?.name
+    }
+}
+
+/// Three rows of the distance table, kept across the comparisons of one lookup.
+struct DistanceRows {
+    private var prev2: [Int]
+    private var prev: [Int]
+    private var cur: [Int]
+
+    init(width: Int) {
+        prev2 = [Int](repeating: 0, count: width + 1)
+        prev = prev2
+        cur = prev2
+    }
+
+    /// ``editDistance(_:_:)`` of `a` and `b` when it is at most `k`, else nil: their common start
+    /// and end set aside (an edit never needs them), then only the cells within `k` of the
+    /// diagonal (a path leaving that band costs more than `k`), stopping once no later row can
+    /// come within `k`.
+    mutating func distance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar], atMost k: Int) -> Int? {
+        if abs(a.count - b.count) > k { return nil }
+        var lo = 0
+        while lo < a.count && lo < b.count && a[lo] == b[lo] { lo += 1 }
+        var (ha, hb) = (a.count, b.count)
+        while ha > lo && hb > lo && a[ha - 1] == b[hb - 1] { (ha, hb) = (ha - 1, hb - 1) }
+        let (m, n) = (ha - lo, hb - lo)
+        if m == 0 || n == 0 { return max(m, n) }  // (within k: the lengths differ by at most k)
+        if cur.count < n + 1 { self = DistanceRows(width: n) }
+        let far = k + 1  // any cost past k
+        for j in 0...n { prev[j] = min(j, far) }
+        var prevMin = 0
+        for i in 1...m {
+            let (jlo, jhi) = (max(1, i - k), min(n, i + k))
+            cur[jlo - 1] = jlo == 1 ? min(i, far) : far
+            var rowMin = cur[jlo - 1]
+            let x = a[lo + i - 1]
+            for j in jlo...jhi {
+                let y = b[lo + j - 1]
+                var v = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x == y ? 0 : 1))
+                if i > 1, j > 1, x == b[lo + j - 2], a[lo + i - 2] == y { v = min(v, prev2[j - 2] + 1) }
+                cur[j] = min(v, far)
+                rowMin = min(rowMin, cur[j])
+            }
+            if jhi < n { cur[jhi + 1] = far }  // what the next row reads beyond this row's band
+            // A later row's cells come from this row (+0 or more) or the one before (+1 or more).
+            if rowMin > k && prevMin >= k { return nil }
+            prevMin = rowMin
+            (prev2, prev, cur) = (prev, cur, prev2)
+        }
+        return prev[n] <= k ? prev[n] : nil
+    }
 }

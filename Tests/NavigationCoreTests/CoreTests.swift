@@ -214,6 +214,27 @@ func coreGraph() -> NavigationGraph {
         #expect(kind { try go(s, NavigateRequest(to: "Settings", by: .select, ifVersion: 0)) } == .conflict)
     }
 
+    /// What a refusal lists of the graph is said when there is none, and of many, the first 20
+    /// and how many in all: a message does not grow with the graph. A near name is still suggested
+    /// among thousands.
+    @Test func refusalsListWhatTheGraphDeclaresBriefly() throws {
+        func message(_ yaml: String, _ r: NavigateRequest) -> String {
+            let (g, d) = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: yaml)], baseDirectory: "/")
+            precondition(!d.hasErrors, d.sorted.map(\.description).joined(separator: "\n"))
+            do { _ = try Session(name: "m", graph: g!).plan(r, caller: Caller()); return "" } catch { return error.message }
+        }
+        #expect(message("root: {stack: Home}\ncoordinators: {Home: {}}", NavigateRequest(route: "nope"))
+                == "no route `nope`; the graph declares no routes (`routes:` in a module file)")
+        let many = (0..<3_000).map { "  Screen\($0): {}" }.joined(separator: "\n")
+        let routes = (0..<25).map { "  r\($0): {to: Screen\($0)}" }.joined(separator: "\n")
+        let yaml = "root: {stack: Home}\ncoordinators:\n  Home: {opens: [\((0..<25).map { "Screen\($0)" }.joined(separator: ", "))]}\n\(many)\nroutes:\n\(routes)"
+        let route = message(yaml, NavigateRequest(route: "nope"))
+        #expect(route.hasSuffix("the routes are app.r0, app.r1, app.r2, app.r3, app.r4, app.r5, app.r6, app.r7, app.r8, app.r9, app.r10, app.r11, app.r12, app.r13, app.r14, app.r15, app.r16, app.r17, app.r18, app.r19 … (25 in all)"), "\(route)")
+        let opens = message(yaml, NavigateRequest(to: "Screen2999"))
+        #expect(opens.contains("its opens are app.Screen0, ") && opens.contains("app.Screen19 … (25 in all)") && !opens.contains("Screen20,"), "\(opens)")
+        #expect(message(yaml, NavigateRequest(to: "Sreen2990")).hasSuffix("did you mean `Screen2990`?"))
+    }
+
     @Test func invalidSetupNamesTheField() throws {
         let s = session()
         do {
