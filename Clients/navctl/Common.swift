@@ -113,6 +113,17 @@ struct Common: ParsableArguments {
         return (top, schema, owner)
     }
 
+    /// The id of the innermost flow on the visible path (``TreeMirror/visibleFlow``); an error
+    /// that says so when the visible path holds none.
+    func visibleFlow() throws -> String {
+        let t: JSONValue
+        do { t = try client().call("tree", params(), timeout: timeout ?? 10) } catch let e as NavClientError { try fail(e) }
+        guard let id = TreeMirror(snapshot: t).visibleFlow?["id"]?.stringValue else {
+            try fail(NavClientError(code: -32010, kind: "flowNotActive", message: "no flow is on the visible path of session `\(session ?? "main")`; name the flow to complete (navctl tree shows each flow's node id)"))
+        }
+        return id
+    }
+
     private func setupModelOfNode(_ node: String, in t: JSONValue) -> (JSONValue?, String) {
         func walk(_ n: JSONValue) -> String? {
             if n["id"]?.stringValue == node { return n["coordinator"]?.stringValue }

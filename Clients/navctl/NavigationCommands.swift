@@ -159,13 +159,17 @@ struct Complete: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Complete a flow with a result, an error or a cancel.",
                                                     discussion: "With none of them the flow completes with the result {} (as nav-tui's c does for a flow whose result has no fields).")
     @OptionGroup var common: Common
-    @Argument var flow: String
-    @Argument(help: "The result's fields KEY=VALUE (VALUE is JSON when it parses): navctl complete n9 orderId=o-1.") var fields: [String] = []
+    @Argument(help: "The flow's node id (default: the innermost flow on the visible path, the one nav-tui's c completes).") var flow: String?
+    @Argument(help: "The result's fields KEY=VALUE (VALUE is JSON when it parses): navctl complete n9 orderId=o-1, or navctl complete orderId=o-1.") var fields: [String] = []
     @Option(help: "The result, as JSON.") var result: String?
     @Option(help: "Fail the flow with this message.") var error: String?
     @Flag(help: "Cancel the flow.") var cancel = false
     func run() throws {
-        var p: JSONObject = ["flow": .string(flow)]
+        var fields = fields
+        var flow = flow
+        // A first argument KEY=VALUE is a field of the result (node ids hold no "="): the flow is the visible one.
+        if let first = flow, first.contains("=") { fields.insert(first, at: 0); flow = nil }
+        var p: JSONObject = ["flow": .string(try flow ?? common.visibleFlow())]
         if !fields.isEmpty && result != nil {
             throw usageError("give the result as --result JSON or as KEY=VALUE fields after the flow, not both")
         }

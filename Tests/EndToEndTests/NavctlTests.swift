@@ -134,6 +134,16 @@ import Testing
         #expect(r.status == 64 && r.stderr.contains("not both"), "\(r)")
         r = try navctl(d, ["complete", flow, "orderId=ord-1"])
         #expect(r.status == 0, "\(r)")
+        // Without a flow: the innermost one on the visible path (a first argument KEY=VALUE is a
+        // field of the result); none there says so (exit 1).
+        #expect(try navctl(d, ["dismiss"]).status == 0)  // (the flow's then showed account.OrderDetail)
+        r = try navctl(d, ["navigate", "cart.Checkout", "--by", "present"])
+        let second = try #require(r.stdout.split(separator: " ").dropFirst().first.map { String($0.dropLast()) }, "\(r)")
+        r = try navctl(d, ["complete", "orderId=ord-2"])
+        #expect(r.status == 0 && r.stdout.hasPrefix("version "), "\(r)")
+        #expect(!(try navctl(d, ["tree"]).stdout.contains("[\(second)]")), "the visible flow \(second) completed")
+        r = try navctl(d, ["complete", "--cancel"])
+        #expect(r.status == 1 && r.stderr.contains("no flow is on the visible path of session `main`; name the flow to complete"), "\(r)")
         #expect(try navctl(d, ["sessions"]).stdout == "main\n")
         #expect(try json(try navctl(d, ["stats", "--json"]).stdout)["commits"]?.intValue ?? 0 >= 7)
         #expect(try navctl(d, ["call", "ping"]).stdout == "\"pong\"\n")
