@@ -115,7 +115,7 @@ extension Builder {
                 let opener = source.flow.map { coordinators[$0.start] } ?? source
                 if incompleteOpens.contains(opener.index) { continue }
                 let opens = opener.opens.map { coordinators[$0].name }
-                d.error(linkEntryLocations[l.location]?[n + 1].name ?? l.location, "link `\(l.pattern)` puts `\(coordinators[above.coordinator].name)` above `\(source.name)`, which cannot open it: the opens of `\(opener.name)` are \(opens.isEmpty ? "empty" : opens.joined(separator: ", "))")
+                d.error(linkEntryLocations[l.location]?[n + 1].name ?? l.location, "link `\(l.pattern)` puts `\(coordinators[above.coordinator].name)` above `\(source.name)`, which cannot open it: the opens of `\(opener.name)` are \(briefList(opens, none: "empty"))")
             }
         }
     }
@@ -198,7 +198,7 @@ extension Builder {
             for f in fields where !declared.contains(f) {
                 let names = subjects.map { coordinators[$0].name }
                 let hint = suggestion(for: f, among: declared.sorted()).map { "; did you mean `{with.\($0)}`?" } ?? ""
-                d.warning(preconditionLocations[p.index], "precondition `\(p.name)` passes `{with.\(f)}`, a field none of the coordinators it is about declares (\(names.joined(separator: ", "))\(declared.isEmpty ? ", which declare\(names.count == 1 ? "s" : "") no fields" : ": \(names.count == 1 ? "it declares" : "they declare") \(declared.sorted().joined(separator: ", "))")): it is empty unless a navigation gives that undeclared field\(hint)")
+                d.warning(preconditionLocations[p.index], "precondition `\(p.name)` passes `{with.\(f)}`, a field none of the coordinators it is about declares (\(briefList(names, none: ""))\(declared.isEmpty ? ", which declare\(names.count == 1 ? "s" : "") no fields" : ": \(names.count == 1 ? "it declares" : "they declare") \(briefList(declared.sorted(), none: ""))")): it is empty unless a navigation gives that undeclared field\(hint)")
             }
         }
     }

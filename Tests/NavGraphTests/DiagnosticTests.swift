@@ -339,6 +339,19 @@ import Glibc
         #expect(all == ["app.yaml:10:3: warning: precondition `app.inStock` passes `{with.idd}`, a field none of the coordinators it is about declares (app.Product: it declares id): it is empty unless a navigation gives that undeclared field; did you mean `{with.id}`?"], "\(all)")
     }
 
+    /// Of many coordinators a precondition is about, the warning names the first 20 and how many
+    /// in all; an unknown recovery flow names at most 20 flows too.
+    @Test func diagnosticsNameManyCoordinatorsBriefly() {
+        let screens = (0..<30).map { "  C\($0): {setup: {type: object, properties: {id: {type: string}}}, preconditions: [p]}" }
+        let flows = (0..<25).map { "  F\($0): {flow: {steps: [S]}}" } + ["  S: {}"]
+        let all = check([("app.yaml", "root: {stack: C0}\ncoordinators:\n" + (screens + flows).joined(separator: "\n")
+                          + "\npreconditions:\n  p: {command: [test, -n, \"{with.idd}\"], recover: {flow: Nope}}")])
+        let warning = all.first { $0.contains("passes `{with.idd}`") } ?? ""
+        #expect(warning.contains("(app.C0, app.C1, ") && warning.contains("app.C19 … (30 in all): they declare id)") && !warning.contains("app.C20"), "\(warning)")
+        let error = all.first { $0.contains("recovers with flow") } ?? ""
+        #expect(error.hasSuffix("the flows are app.F0, app.F1, app.F2, app.F3, app.F4, app.F5, app.F6, app.F7, app.F8, app.F9, app.F10, app.F11, app.F12, app.F13, app.F14, app.F15, app.F16, app.F17, app.F18, app.F19 … (25 in all)"), "\(error)")
+    }
+
     /// A `$result.FIELD` (of a `then`'s `with`, of a recovery's `facts`) that the flow's result
     /// schema does not declare is never there: a warning with the likely name. A result schema that
     /// declares no fields says nothing of them.
