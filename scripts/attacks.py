@@ -11,11 +11,11 @@ The first six are the attacks of the first hardening pass; the next ten those of
 issue (depth, committed replies, a provider flood, recovery facts, memory, per-uid fairness, the
 socket path, pending work, clients against a stuck server, restored state); the last five those of
 the durable store's integrity (a damaged log, reloads with compactions and kill -9, refused keys,
-planted state files). The attacker runs as
+planted state files); the twenty-second, pipelined requests that each cost much. The attacker runs as
 uid 65534 (setpriv) where the attack is about another user. Each also stays as a test of
 `make test` (Tests/EndToEndTests/AttackTests.swift, HardeningTests.swift, Tests/NavServerTests/
 FairnessTests.swift, Clients/python/tests/test_hostile_server.py). The attacks are in
-attacks_protocol.py (1-15) and attacks_state.py (16-21), what they share in attacks_common.py.
+attacks_protocol.py (1-15, 22) and attacks_state.py (16-21), what they share in attacks_common.py.
 """
 import os
 import shutil
@@ -51,6 +51,7 @@ ATTACKS = [
     ("19. a forced graph.reload, kill -9, restart", forced_reload_then_kill),
     ("20. 100,000 refused keyed navigations from another uid", refused_keys),
     ("21. state files planted by another uid", planted_state_files),
+    ("22. 2,000 pipelined costly unknown names, 10,000 coordinators", costly_names),
 ]
 
 

@@ -447,3 +447,47 @@ def stuck_server():
     ok = py == "timeout" and py_took < 5 and ctl.returncode == 1 and ctl_took < 5
     return ok, "Python client, 900 KB to a stopped navd with timeout=2: %s in %.1f s; navctl --timeout 1: exit %d in %.1f s" % (
         py, py_took, ctl.returncode, ctl_took)
+
+
+COSTLY_NAMES = r"""
+import json, os, socket, sys
+n = int(sys.argv[1])
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(os.environ["SOCK"])
+# Names of the graph's length, edited in three places: each is compared with thousands of names.
+s.sendall(b"".join(json.dumps({"jsonrpc": "2.0", "id": i, "method": "navigate",
+                               "params": {"to": "Cxoxrxdinator%05d" % (i % 10000)}}).encode() + b"\n" for i in range(n)))
+f = s.makefile("rb")
+kinds = {}
+for _ in range(n):
+    k = ((json.loads(f.readline()).get("error") or {}).get("data") or {}).get("kind", "none")
+    kinds[k] = kinds.get(k, 0) + 1
+print(json.dumps({"kinds": kinds}))
+"""
+
+
+def costly_names():
+    """uid 65534 pipelines 2,000 navigations naming unknown coordinators of a graph of 10,000, each
+    shaped to be compared with every name of its length: they are handled a turn at a time, so
+    that another client's ping on that navd waits about one turn, not for all of them."""
+    d = tempfile.mkdtemp(prefix="navd-names-", dir=WORK)
+    lines = ["root: {stack: Coordinator00000}", "coordinators:"] + ["  Coordinator%05d: {}" % i for i in range(10000)]
+    open(d + "/app.yaml", "w").write("\n".join(lines) + "\n")
+    p, sock = start_navd("--ephemeral", "--graph", d, sock=WORK + "/names.sock")  # (a directory uid 65534 may enter)
+    os.chmod(sock, 0o666)
+    c = navd_client.Client(sock, timeout=30)
+    attacker = as_nobody(COSTLY_NAMES, 2000, wait=False, sock=sock)
+    worst, t0 = 0.0, time.monotonic()
+    while attacker.poll() is None and time.monotonic() - t0 < 120:
+        t = time.monotonic()
+        c.call("ping")
+        worst = max(worst, time.monotonic() - t)
+        time.sleep(0.02)
+    stdout, stderr = attacker.communicate(timeout=120)
+    out = stdout.decode().strip().splitlines()
+    if not out:
+        raise RuntimeError("the attacker failed: %s" % stderr.decode()[-400:])
+    kinds = json.loads(out[-1])["kinds"]
+    took = time.monotonic() - t0
+    ok = kinds == {"unknownTarget": 2000} and worst < 0.25
+    return ok, "2,000 answered in %.1f s (%s); the slowest ping on that navd meanwhile %.0f ms" % (took, kinds, worst * 1000)

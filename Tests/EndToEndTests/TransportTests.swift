@@ -316,6 +316,30 @@ import Glibc
         #expect((stats["memory"]?["rss"]?.intValue ?? .max) < 200 * 1024 * 1024)
     }
 
+    /// Pipelined requests that each cost much (unknown names, each compared with the names of a
+    /// large graph) are handled a slice at a time: another client's ping is answered while most of
+    /// them still wait, not after all of them.
+    @Test func aClientPipeliningCostlyRequestsTakesTurnsWithOthers() throws {
+        let names = (0..<3_000).map { String(format: "  Screen%05d: {}", $0) }.joined(separator: "\n")
+        let d = try Daemon(graph: "root: {stack: Screen00000}\ncoordinators:\n" + names)
+        let flooder = try d.client()
+        let bystander = try d.client()
+        let count = 120
+        var burst = ""
+        for i in 0..<count { burst += #"{"jsonrpc":"2.0","id":\#(i),"method":"navigate","params":{"to":"Sxrxexn\#(String(format: "%05d", i))"}}"# + "\n" }
+        try flooder.sendRaw(burst)
+        // navd is within the flood once its first answer is out.
+        let first = try #require(try flooder.readLine(timeout: 30).map { try JSONParser().parse($0) })
+        #expect(first["error"]?["data"]?["kind"] == "unknownTarget", "\(first)")
+        #expect(try bystander.call("ping") == "pong")
+        // The flood's answers so far, without waiting: most are still to come.
+        var answered = 1
+        while (try? flooder.readLine(timeout: 0.01)) != nil { answered += 1 }
+        #expect(answered < count / 2, "the ping waited for \(answered) of \(count) costly requests")
+        while answered < count, try flooder.readLine(timeout: 60) != nil { answered += 1 }
+        #expect(answered == count)
+    }
+
     @Test func outputBeyondMaxOutputDisconnectsOnlyThatClient() throws {
         let d = try Daemon(arguments: ["--max-output", "65536", "--max-batch", "5000"])
         try withBystander(d) { c in

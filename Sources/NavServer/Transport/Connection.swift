@@ -158,6 +158,7 @@ final class Connection {
         // The handler, held once for the whole read rather than once per message.
         guard !isClosed, let handler else { return }
         owner.readStartedAt = EventLoop.hrtime
+        (sliceSpent, handledInSlice) = (false, 0)
         owner.stats.bytesIn += bytes.count
         var messages = 0
         let batched = beginBatch(bytes, handler)
@@ -193,8 +194,17 @@ final class Connection {
         guard !isClosed else { return false }
         lastFraming = framing
         handler.received(body, framing: framing)
+        // Every few messages, whether this client's turn is over (``TransportLimits/inputSlice``).
+        handledInSlice &+= 1
+        if handledInSlice & (Connection.messagesPerClockLook - 1) == 0 && EventLoop.hrtime &- owner.readStartedAt > owner.limits.inputSlice {
+            sliceSpent = true
+        }
         return !mustHold
     }
+
+    /// How often (in messages) a client's turn looks at the clock: a power of two. A look costs
+    /// about as much as the rest of the check; a client pipelining 16 requests looks twice.
+    static let messagesPerClockLook: UInt32 = 8
 
     /// Holds the rest of the input when handling must stop, and notes how long an unfinished
     /// message has waited.
@@ -242,6 +252,12 @@ final class Connection {
     /// handled a slice per loop iteration): input waits, and ``ConnectionHandler/continueHeldWork()``
     /// runs each iteration until it is cleared.
     var workHeld = false
+    /// Set when this client's input has been handled for ``TransportLimits/inputSlice`` in this loop
+    /// iteration (pipelined requests that each cost much): the rest waits for the next iteration,
+    /// after the other clients' reads, as held input does.
+    private(set) var sliceSpent = false
+    /// Messages handled since the turn began, for ``messagesPerClockLook``.
+    private var handledInSlice: UInt32 = 0
     /// When the kept bytes of an unfinished message began to wait (loop time in ms; 0: none).
     private(set) var partialSince: UInt64 = 0
 
@@ -276,7 +292,7 @@ final class Connection {
     }
 
     /// Whether handling must stop after the current message.
-    var mustHold: Bool { workHeld || unsentOver(pauseMark) }
+    var mustHold: Bool { workHeld || sliceSpent || unsentOver(pauseMark) }
 
     private func hold() {
         if !holdsInput {
@@ -291,6 +307,7 @@ final class Connection {
     func resumeInput() {
         guard holdsInput, !isClosed else { return }
         owner.readStartedAt = EventLoop.hrtime
+        (sliceSpent, handledInSlice) = (false, 0)
         defer { handler?.readEnded(batched: false) }
         if workHeld {
             handler?.continueHeldWork()

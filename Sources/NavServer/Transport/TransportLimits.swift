@@ -11,6 +11,9 @@ struct TransportLimits: Sendable {
     var maxOutput = Limit.maxOutput.defaultValue
     /// Unread output past which a client's requests stop being read (back-pressure).
     var readPauseThreshold = 1 << 20
+    /// How long one client's pipelined requests are handled in one loop iteration before the rest
+    /// wait for the next, after the other clients' reads (nanoseconds; looked at every few messages).
+    var inputSlice: UInt64 = 2_000_000
     /// Unread output of all clients together past which those holding the most are disconnected.
     var maxTotalOutput = Limit.maxTotalOutput.defaultValue
     /// How long part of a message may wait for its rest (`--message-timeout`).
