@@ -133,7 +133,7 @@ let package = Package(
         .executableTarget(
             name: "navd",
             dependencies: (cluster ? ["NavCluster"] : []) + [
-                "NavServer", "NavigationCore", "NavGraph", "NavExplore", "JSON", "RPC", "BuildInfo",
+                "NavServer", "NavigationCore", "NavGraph", "NavExplore", "JSON", "RPC", "UV", "BuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -6,7 +6,7 @@
 #   PREFIX/share/bash-completion/completions/NAME     (swift-argument-parser's completion scripts)
 #   PREFIX/share/zsh/site-functions/_NAME
 #   PREFIX/share/fish/vendor_completions.d/NAME.fish
-#   PREFIX/lib/systemd/user/navd.service              (`systemctl --user enable --now navd`)
+#   PREFIX/lib/systemd/user/navd.socket, navd.service (`systemctl --user enable --now navd.socket navd.service`)
 #   PREFIX/lib/systemd/user/nav-web.service           (after navd; its token in ~/.local/state/nav-web/token)
 #   PREFIX/share/doc/navd/{README.md,LICENSE,PROTOCOL.md,GRAPH.md,openrpc.json}
 # CONFIG (default release) names the build whose binaries are installed.
@@ -44,22 +44,22 @@ install)
         chmod 0644 "$bash_dir/$t" "$zsh_dir/_$t" "$fish_dir/$t.fish"
     done
     # The unit names the binary where it will be at run time: PREFIX, not DESTDIR.
-    for u in navd nav-web; do
-        sed "s|@BINDIR@|$PREFIX/bin|g" "dist/$u.service.in" > "$unit_dir/$u.service"
-        chmod 0644 "$unit_dir/$u.service"
+    for u in navd.socket navd.service nav-web.service; do
+        sed "s|@BINDIR@|$PREFIX/bin|g" "dist/$u.in" > "$unit_dir/$u"
+        chmod 0644 "$unit_dir/$u"
     done
     for d in "${docs[@]}"; do install -m 0644 "$d" "$doc_dir/"; done
     echo "installed navd $("$bin/navd" --version | cut -d' ' -f2-) under $root"
     echo "  binaries   $bin"
     echo "  man pages  $man1   (man navd, man navctl)"
     echo "  completions bash, zsh, fish"
-    echo "  units      $unit_dir/navd.service, nav-web.service   (systemctl --user daemon-reload && systemctl --user enable --now navd nav-web)"
+    echo "  units      $unit_dir/navd.socket, navd.service, nav-web.service   (systemctl --user daemon-reload && systemctl --user enable --now navd.socket navd.service nav-web.service)"
     ;;
 uninstall)
     for t in "${TOOLS[@]}"; do
         rm -f "$bin/$t" "$man1/$t.1" "$bash_dir/$t" "$zsh_dir/_$t" "$fish_dir/$t.fish"
     done
-    rm -f "$unit_dir/navd.service" "$unit_dir/nav-web.service"
+    rm -f "$unit_dir/navd.socket" "$unit_dir/navd.service" "$unit_dir/nav-web.service"
     for d in "${docs[@]}"; do rm -f "$doc_dir/$(basename "$d")"; done
     rmdir "$doc_dir" 2>/dev/null || true
     echo "removed navd's files from $root (sessions kept in \$XDG_STATE_HOME/navd/ stay)"

@@ -39,4 +39,59 @@ static inline int navuv_events_ready(uv_loop_t *loop) {
     struct epoll_event ev;
     return epoll_wait(fd, &ev, 1, 0) > 0;
 }
+#include <sys/un.h>
+#include <fcntl.h>
+#include <errno.h>
+#include <string.h>
+#include <stddef.h>
+#include <unistd.h>
+
+/// What descriptor `fd` is, for a socket a service manager passed (socket activation): its
+/// domain, type and whether it listens, and the path it is bound to (`path`, `cap` bytes, NUL
+/// terminated; empty when unnamed; `*abstract` set for an abstract address). Marks it
+/// close-on-exec, so no child inherits it. Returns 0, or -errno (EBADF: not open; ENOTSOCK).
+static inline int navuv_describe_socket(int fd, int *domain, int *type, int *listening, char *path, int cap, int *abstract) {
+    socklen_t len = sizeof(int);
+    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, domain, &len) != 0) return -errno;
+    len = sizeof(int);
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, type, &len) != 0) return -errno;
+    len = sizeof(int);
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, listening, &len) != 0) return -errno;
+    if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) return -errno;
+    path[0] = 0;
+    *abstract = 0;
+    if (*domain != AF_UNIX) return 0;
+    struct sockaddr_un sa;
+    socklen_t salen = sizeof(sa);
+    memset(&sa, 0, sizeof(sa));
+    if (getsockname(fd, (struct sockaddr *)&sa, &salen) != 0) return -errno;
+    size_t n = salen > offsetof(struct sockaddr_un, sun_path) ? salen - offsetof(struct sockaddr_un, sun_path) : 0;
+    if (n == 0) return 0;
+    if (sa.sun_path[0] == 0) { *abstract = 1; return 0; }
+    size_t l = strnlen(sa.sun_path, n);
+    if ((int)l >= cap) return -ENAMETOOLONG;
+    memcpy(path, sa.sun_path, l);
+    path[l] = 0;
+    return 0;
+}
+
+/// Sends one datagram `msg` to the service manager's notification socket `addr` (a path, or an
+/// abstract address written with a leading `@`), without waiting. Returns 0, or -errno.
+static inline int navuv_notify(const char *addr, const char *msg, size_t len) {
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    size_t n = strlen(addr);
+    if (n == 0 || n >= sizeof(sa.sun_path)) return -EINVAL;
+    memcpy(sa.sun_path, addr, n);
+    int abstract = addr[0] == '@';
+    if (abstract) sa.sun_path[0] = 0;
+    socklen_t salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + (abstract ? 0 : 1));
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -errno;
+    ssize_t r = sendto(fd, msg, len, MSG_NOSIGNAL | MSG_DONTWAIT, (struct sockaddr *)&sa, salen);
+    int e = errno;
+    close(fd);
+    return r < 0 ? -e : 0;
+}
 #endif

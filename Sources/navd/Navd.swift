@@ -6,6 +6,7 @@ import Logging
 import NavGraph
 import NavServer
 import NavigationCore
+import UV
 #if canImport(NavCluster)
 import NavCluster
 #endif
@@ -28,9 +29,16 @@ struct Navd: ParsableCommand {
 
 struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the daemon in the foreground (the default subcommand).")
+        abstract: "Run the daemon in the foreground (the default subcommand).",
+        discussion: """
+            Under systemd, navd serves the socket a .socket unit passes it (socket activation: \
+            LISTEN_FDS) instead of binding --socket, and tells the manager when it is ready, \
+            reloading or stopping (Type=notify: NOTIFY_SOCKET), pinging its watchdog from the \
+            event loop when WatchdogSec= is set. `make install` installs navd.socket and \
+            navd.service as user units.
+            """)
 
-    @Option(help: "Socket path (default: $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>.sock).")
+    @Option(help: "Socket path (default: the socket systemd passes, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>.sock).")
     var socket: String?
 
     @Option(help: "Directory of navigation graph module files (default: the embedded example app).")
@@ -96,8 +104,10 @@ struct Serve: ParsableCommand {
             return h
         }
         let logger = Logger(label: "navd")
+        let environment = ProcessInfo.processInfo.environment
+        let passed = try passedSocket(environment)
         var config = ServerConfiguration(
-            socketPath: socket ?? ServerConfiguration.defaultSocketPath(environment: ProcessInfo.processInfo.environment))
+            socketPath: passed?.path ?? socket ?? ServerConfiguration.defaultSocketPath(environment: environment))
         limits.apply(to: &config)
         let machine = MachineLimits.read()
         config.sizedToMachine(machine, children: limits.maxChildren, connections: limits.maxConnections)
@@ -130,6 +140,7 @@ struct Serve: ParsableCommand {
         let graphLimits = graphLimits.limits
         server.graphLoader = { dir in loadGraph(dir, limits: graphLimits, printWarnings: false) }
         server.onHangup = { [unowned server] in reload(server, logger: logger) }
+        server.passedSocket = passed
         try restoreSessions(server, socketPath: config.socketPath, logger: logger)
         do {
             try server.start()
@@ -139,7 +150,15 @@ struct Serve: ParsableCommand {
         }
         logger.info("navd listening", metadata: ["navd.socket": "\(config.socketPath)", "navd.version": "\(navdVersion)",
                                                  "navd.graph": "\(graph ?? "embedded example")",
-                                                 "navd.coordinators": "\(navGraph.coordinators.count)"])
+                                                 "navd.coordinators": "\(navGraph.coordinators.count)",
+                                                 "navd.socketFrom": "\(passed == nil ? "bound by navd" : "the service manager (socket activation)")"])
+        if let notifier = Systemd.Notifier(environment: environment) {
+            server.notifier = notifier
+            if let errno = notifier.send("READY=1\nMAINPID=\(getpid())\nSTATUS=serving \(config.socketPath)") {
+                logger.warning("could not tell the service manager navd is ready", metadata: ["navd.notifySocket": "\(notifier.address)", "navd.error": "\(String(cString: strerror(errno)))"])
+            }
+            if let ms = Systemd.Notifier.watchdogInterval(environment: environment) { server.startWatchdog(milliseconds: ms) }
+        }
         logger.info("capacity", metadata: ["navd.descriptors": "\(machine.descriptors)", "navd.processes": "\(machine.processes.map(String.init) ?? "unlimited")",
                                            "navd.maxConnections": "\(config.maxConnections)\(limits.maxConnections == nil ? " (from the descriptor limit)" : "")",
                                            "navd.maxChildren": "\(config.maxChildren)\(limits.maxChildren == nil ? " (sized to the machine)" : "")",
@@ -151,6 +170,35 @@ struct Serve: ParsableCommand {
             throw ExitCode(1)
         }
         logger.info("navd stopped", metadata: ["navd.handlesReleased": "\(clean)"])
+    }
+
+    /// The listening socket a service manager passed (socket activation), checked: one Unix stream
+    /// socket bound to a path that only its owner's group may reach, and the path `--socket` names
+    /// if it names one. nil when none was passed.
+    private func passedSocket(_ environment: [String: String]) throws -> Systemd.PassedSocket? {
+        func refuse(_ message: String) throws -> Never {
+            FileHandle.standardError.write(Data("navd: \(message)\n".utf8))
+            throw ExitCode(1)
+        }
+        let found: Systemd.PassedSocket?
+        do { found = try Systemd.passedSocket(environment: environment) } catch { try refuse(error.description) }
+        Systemd.forgetPassedSocketVariables()
+        guard let passed = found else { return nil }
+        var st = stat()
+        if stat(passed.path, &st) == 0 {
+            if st.st_mode & 0o002 != 0 {
+                try refuse("the socket the service manager passed, \(passed.path), has mode \(String(st.st_mode & 0o777, radix: 8)): any user of this machine could connect; set SocketMode=0600 (or 0660 for a group) in its .socket unit")
+            }
+            if let socket {
+                var given = stat()
+                if stat(socket, &given) != 0 || given.st_dev != st.st_dev || given.st_ino != st.st_ino {
+                    try refuse("--socket \(socket) is not the socket the service manager passed (\(passed.path)); leave --socket out, or make it name that socket")
+                }
+            }
+        } else if let socket, socket != passed.path {
+            try refuse("--socket \(socket) is not the socket the service manager passed (\(passed.path)); leave --socket out, or make it name that socket")
+        }
+        return passed
     }
 
     /// SIGHUP: the policy file read again (a broken one leaves the previous in force), then the graph.

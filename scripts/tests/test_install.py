@@ -39,7 +39,8 @@ def test_make_install_and_uninstall_into_a_destdir():
             for f in ["usr/bin/%s" % t, "usr/share/man/man1/%s.1" % t, "usr/share/bash-completion/completions/%s" % t,
                       "usr/share/zsh/site-functions/_%s" % t, "usr/share/fish/vendor_completions.d/%s.fish" % t]:
                 assert f in files, (f, files)
-        for f in ["usr/lib/systemd/user/navd.service", "usr/share/doc/navd/LICENSE", "usr/share/doc/navd/PROTOCOL.md"]:
+        for f in ["usr/lib/systemd/user/navd.service", "usr/lib/systemd/user/navd.socket", "usr/share/doc/navd/LICENSE",
+                  "usr/share/doc/navd/PROTOCOL.md"]:
             assert f in files, (f, files)
 
         # --version: the release and the commit these sources are.
@@ -61,6 +62,18 @@ def test_make_install_and_uninstall_into_a_destdir():
         # The unit runs the installed navd (PREFIX, not DESTDIR) and restarts it on a failure.
         unit = open(os.path.join(dest, "usr/lib/systemd/user/navd.service")).read()
         assert "\nExecStart=/usr/bin/navd serve\n" in unit and "\nRestart=on-failure\n" in unit, unit
+        # It tells systemd when it serves, on the socket navd.socket holds (mode 0600) and passes it.
+        assert "\nType=notify\n" in unit and "\nRequires=navd.socket\n" in unit, unit
+        sock_unit = open(os.path.join(dest, "usr/lib/systemd/user/navd.socket")).read()
+        assert "\nListenStream=%t/navd.sock\n" in sock_unit and "\nSocketMode=0600\n" in sock_unit, sock_unit
+        # systemd reads the three units without a complaint (the binaries named where they were staged).
+        staged = tempfile.mkdtemp(dir=dest)
+        for u in ["navd.socket", "navd.service", "nav-web.service"]:
+            text = open(os.path.join(dest, "usr/lib/systemd/user", u)).read().replace("/usr/bin/", os.path.join(dest, "usr/bin/"))
+            open(os.path.join(staged, u), "w").write(text)
+        v = subprocess.run(["systemd-analyze", "verify", "--man=no"] + [os.path.join(staged, u) for u in ["navd.socket", "navd.service", "nav-web.service"]],
+                           capture_output=True, text=True)
+        assert v.returncode == 0 and v.stdout + v.stderr == "", v.stdout + v.stderr
         # nav-web's unit starts after navd and keeps its token in a private file, not on its command line.
         web = open(os.path.join(dest, "usr/lib/systemd/user/nav-web.service")).read()
         assert "\nAfter=navd.service\n" in web and "\nExecStart=/usr/bin/nav-web --token-file %S/nav-web/token\n" in web, web

@@ -21,6 +21,15 @@ public final class Server {
     public let logger: Logger
     public let loop: EventLoop
     var listener: PipeListener?
+    /// The listening socket a service manager passed (socket activation): served instead of
+    /// binding ``socketPath``, and left in place at shutdown, where the manager keeps queueing
+    /// clients until navd runs again.
+    public var passedSocket: Systemd.PassedSocket?
+    /// The service manager told of navd's state (`NOTIFY_SOCKET`): ready, reloading, stopping.
+    public var notifier: Systemd.Notifier?
+    /// Sends the service manager's watchdog its pings (`WATCHDOG_USEC`) from the loop: a loop that
+    /// stops turning stops them, and the manager restarts navd.
+    var watchdog: Timer?
     var signals: [Signal] = []
     var flusher: Check?
     /// Coverage kept beside the state file (none with ephemeral state).
@@ -147,8 +156,44 @@ public final class Server {
 
     // MARK: Lifecycle
 
-    /// Binds the socket (refusing a live one, replacing a stale one), installs signal handlers.
+    /// Binds the socket (refusing a live one, replacing a stale one), or serves the one a service
+    /// manager passed (``passedSocket``); installs signal handlers.
     public func start() throws {
+        let l: PipeListener
+        if let passed = passedSocket {
+            let problem = { (e: UVError) in
+                StartupError(description: "cannot serve the socket the service manager passed (\(passed.path), descriptor \(passed.descriptor)): \(e.message)")
+            }
+            do { l = try PipeListener(loop: loop, adopting: passed.descriptor) } catch { throw problem(error) }
+            do { try l.listen { [unowned self] listener in self.transport.accept(listener) } } catch {
+                l.close()
+                throw problem(error)
+            }
+        } else {
+            l = try bindSocket()
+        }
+        listener = l
+        startServing()
+        for sig in [SIGTERM, SIGINT, SIGHUP] {
+            let s = Signal(loop: loop)
+            s.start(signal: sig) { [unowned self] signum in
+                guard self.phase.isServing else { return }
+                if signum == SIGHUP {
+                    self.notifier?.send("RELOADING=1\nSTATUS=reloading the policy and the graph")
+                    self.onHangup?()
+                    self.notifier?.send("READY=1\nSTATUS=serving \(self.socketPath)")
+                } else {
+                    self.logger.info("signal received, shutting down", metadata: ["navd.signal": "\(signum)"])
+                    self.stop(.signal(signum))
+                }
+            }
+            signals.append(s)
+        }
+    }
+
+    /// Binds ``socketPath`` and listens: a socket file left by a navd that is gone is replaced, one
+    /// that answers is refused, and anything else at the path is left alone.
+    private func bindSocket() throws -> PipeListener {
         let path = config.socketPath
         if let problem = ServerConfiguration.pathProblem(path, option: "--socket") { throw StartupError(description: problem) }
         var st = stat()
@@ -173,21 +218,16 @@ public final class Server {
             l.close()
             throw StartupError(description: "cannot listen on \(path): \(error.message)")
         }
-        listener = l
-        startServing()
-        for sig in [SIGTERM, SIGINT, SIGHUP] {
-            let s = Signal(loop: loop)
-            s.start(signal: sig) { [unowned self] signum in
-                guard self.phase.isServing else { return }
-                if signum == SIGHUP {
-                    self.onHangup?()
-                } else {
-                    self.logger.info("signal received, shutting down", metadata: ["navd.signal": "\(signum)"])
-                    self.stop(.signal(signum))
-                }
-            }
-            signals.append(s)
-        }
+        return l
+    }
+
+    /// Pings the service manager's watchdog every `milliseconds` from the loop (half its
+    /// `WatchdogSec=`), until navd stops.
+    public func startWatchdog(milliseconds: UInt64) {
+        guard let notifier else { return }
+        let t = Timer(loop: loop)
+        t.start(milliseconds: milliseconds, repeat: milliseconds) { notifier.send("WATCHDOG=1") }
+        watchdog = t
     }
 
     /// Starts what serves connections on the loop, however they arrive: the end-of-iteration
@@ -247,9 +287,13 @@ public final class Server {
             return
         }
         transport.isClosing = true
+        notifier?.send("STOPPING=1\nSTATUS=stopping: \(cause)")
         listener?.close()
         listener = nil
-        unlink(config.socketPath)
+        // A passed socket stays: its manager owns the file and queues clients for the next start.
+        if passedSocket == nil { unlink(config.socketPath) }
+        watchdog?.close()
+        watchdog = nil
         if cause.isFault {
             transport.closeAll(reason: "navd stopped: \(cause)")
         } else {
