@@ -9,7 +9,7 @@ import NavigationCore
 func loadGraph(_ dir: String?, limits: GraphLimits = GraphLimits(), printWarnings: Bool = true) -> (NavigationGraph?, Diagnostics) {
     let (g, d) = dir.map { GraphLoader.load(directory: $0, limits: limits) } ?? GraphLoader.loadEmbeddedExample(baseDirectory: materializeExampleScripts())
     for x in d.sorted where x.severity == .error || printWarnings {
-        FileHandle.standardError.write(Data((x.description + "\n").utf8))
+        StandardError.write(x.description, priority: x.severity == .error ? 3 : 4)
     }
     return (g, d)
 }

@@ -98,7 +98,9 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         let level = Logger.Level(rawValue: logLevel)!
+        let toJournal = JournalLogHandler.standardErrorIsJournal(environment: ProcessInfo.processInfo.environment)
         LoggingSystem.bootstrap { label in
+            if toJournal { return JournalLogHandler(label: label, logLevel: level) }
             var h = StreamLogHandler.standardError(label: label)
             h.logLevel = level
             return h
@@ -115,11 +117,11 @@ struct Serve: ParsableCommand {
 
         let (loaded, diagnostics) = loadGraph(graph, limits: graphLimits.limits, printWarnings: true)
         guard let navGraph = loaded else {
-            FileHandle.standardError.write(Data("navd: the graph has \(diagnostics.errors.count) error(s); fix them (`navd check \(graph ?? "")` lists them) and start again\n".utf8))
+            StandardError.write("navd: the graph has \(diagnostics.errors.count) error(s); fix them (`navd check \(graph ?? "")` lists them) and start again")
             throw ExitCode(1)
         }
         if let problem = config.session.problem(with: navGraph) {
-            FileHandle.standardError.write(Data("navd: \(problem): raise the limit or simplify the graph's root\n".utf8))
+            StandardError.write("navd: \(problem): raise the limit or simplify the graph's root")
             throw ExitCode(1)
         }
         useSQLiteFromOneThreadOnly()
@@ -128,10 +130,10 @@ struct Serve: ParsableCommand {
             do {
                 server.policy = try Policy.read(String(contentsOfFile: policy, encoding: .utf8), file: policy, maxNodes: graphLimits.limits.maxNodes)
             } catch let e as PolicyError {
-                FileHandle.standardError.write(Data((e.problems.joined(separator: "\n") + "\nnavd: the policy file has \(e.problems.count) error(s); fix them and start again\n").utf8))
+                StandardError.write(e.problems.joined(separator: "\n") + "\nnavd: the policy file has \(e.problems.count) error(s); fix them and start again")
                 throw ExitCode(1)
             } catch {
-                FileHandle.standardError.write(Data("navd: cannot load policy: \(error)\n".utf8))
+                StandardError.write("navd: cannot load policy: \(error)")
                 throw ExitCode(1)
             }
         }
@@ -145,7 +147,7 @@ struct Serve: ParsableCommand {
         do {
             try server.start()
         } catch {
-            FileHandle.standardError.write(Data("navd: \(error)\n".utf8))
+            StandardError.write("navd: \(error)")
             throw ExitCode(1)
         }
         logger.info("navd listening", metadata: ["navd.socket": "\(config.socketPath)", "navd.version": "\(navdVersion)",
@@ -177,7 +179,7 @@ struct Serve: ParsableCommand {
     /// if it names one. nil when none was passed.
     private func passedSocket(_ environment: [String: String]) throws -> Systemd.PassedSocket? {
         func refuse(_ message: String) throws -> Never {
-            FileHandle.standardError.write(Data("navd: \(message)\n".utf8))
+            StandardError.write("navd: \(message)")
             throw ExitCode(1)
         }
         let found: Systemd.PassedSocket?
@@ -227,7 +229,7 @@ struct Serve: ParsableCommand {
                 // file would be, so a node restarted under its socket reads it back.
                 server.keepCoverage(beside: defaultStatePath(socket: socketPath))
             } catch {
-                FileHandle.standardError.write(Data("navd: \(error)\n".utf8))
+                StandardError.write("navd: \(error)")
                 throw ExitCode(1)
             }
         } else if !ephemeral {
@@ -236,7 +238,7 @@ struct Serve: ParsableCommand {
                 let restored = try server.useStateFile(path, durability: Durability(rawValue: durability)!, repair: repair)
                 logger.info("state restored", metadata: ["navd.state": "\(path)", "navd.sessions": "\(restored)"])
             } catch {
-                FileHandle.standardError.write(Data("navd: \(error)\n".utf8))
+                StandardError.write("navd: \(error)")
                 throw ExitCode(1)
             }
         }

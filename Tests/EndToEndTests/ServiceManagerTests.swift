@@ -123,6 +123,43 @@ import Glibc
     }
 }
 
+/// navd's log lines when its standard error is systemd's journal.
+@Suite(.serialized) struct JournalLogTests {
+    static let graph = """
+        module: app
+        root: {stack: Home}
+        coordinators:
+          Home: {}
+        """
+
+    /// navd started with `JOURNAL_STREAM` naming its stderr (as systemd sets it), or `other`.
+    func daemon(journalStream other: String? = nil) throws -> Daemon {
+        let stream = other ?? "$(stat -L -c %d:%i /proc/self/fd/2)"
+        return try Daemon(graph: Self.graph, launcher: ["/bin/sh", "-c", "JOURNAL_STREAM=\(stream) exec \"$@\"", "sh"])
+    }
+
+    @Test func linesCarryTheirPriorityAndNoTimestamp() throws {
+        let d = try daemon()
+        // A broken graph reloaded by SIGHUP: an error, priority 3.
+        try "coordinators: [".write(toFile: d.dir.file("graph/app.yaml"), atomically: true, encoding: .utf8)
+        kill(d.pid, SIGHUP)
+        try d.waitForLog("graph not reloaded")
+        #expect(d.stop(signal: SIGTERM) == 0)
+        let lines = d.stderr.split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("<6>info navd: ") && $0.hasSuffix("[navd] navd listening") }, "\(d.stderr)")
+        #expect(lines.contains { $0.hasPrefix("<3>error navd: ") && $0.contains("graph not reloaded") }, "\(d.stderr)")
+        #expect(lines.allSatisfy { $0.first == "<" }, "\(d.stderr)")
+    }
+
+    @Test func aJournalStreamThatIsNotStandardErrorLeavesTheLinesAsTheyWere() throws {
+        // An inherited variable whose stream is not navd's stderr.
+        let d = try daemon(journalStream: "1:1")
+        #expect(d.stop(signal: SIGTERM) == 0)
+        let listening = d.stderr.split(separator: "\n").first { $0.hasSuffix("navd listening") } ?? ""
+        #expect(listening.hasPrefix("20") && listening.contains(" info navd: "), "\(d.stderr)")
+    }
+}
+
 /// A port of 127.0.0.1 nobody listens on now.
 private func freeTCPPort() throws -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
