@@ -119,6 +119,8 @@ import Glibc
             kill(d.pid, SIGTERM)
             #expect(try manager.receive(skipping: "WATCHDOG=1") == "STOPPING=1\nSTATUS=stopping: signal 15")
             #expect(d.waitForExit() == 0)
+            // The watchdog's timer was closed with the rest: the loop ended with every handle released.
+            #expect(d.stderr.contains("navd.handlesReleased=true"), "\(d.stderr)")
         }
     }
 }
