@@ -61,7 +61,8 @@ def test_make_install_and_uninstall_into_a_destdir():
             assert b.returncode == 0, b.stderr
         # The unit runs the installed navd (PREFIX, not DESTDIR) and restarts it on a failure.
         unit = open(os.path.join(dest, "usr/lib/systemd/user/navd.service")).read()
-        assert "\nExecStart=/usr/bin/navd serve\n" in unit and "\nRestart=on-failure\n" in unit, unit
+        assert "\nExecStart=/usr/bin/navd serve $NAVD_ARGS\n" in unit and "\nRestart=on-failure\n" in unit, unit
+        assert "\nEnvironmentFile=-%E/navd/navd.env\n" in unit, unit
         # It tells systemd when it serves, on the socket navd.socket holds (mode 0600) and passes it.
         assert "\nType=notify\n" in unit and "\nRequires=navd.socket\n" in unit, unit
         sock_unit = open(os.path.join(dest, "usr/lib/systemd/user/navd.socket")).read()
