@@ -24,6 +24,7 @@ bash_dir="$root/share/bash-completion/completions"
 zsh_dir="$root/share/zsh/site-functions"
 fish_dir="$root/share/fish/vendor_completions.d"
 unit_dir="$root/lib/systemd/user"
+system_unit_dir="$root/lib/systemd/system"
 doc_dir="$root/share/doc/navd"
 docs=(README.md LICENSE Protocol/PROTOCOL.md Protocol/GRAPH.md Protocol/openrpc.json)
 
@@ -34,7 +35,7 @@ install)
     for t in "${TOOLS[@]}"; do
         [ -x "$(built "$t")" ] || { echo "install: $(built "$t") is not built (make build web-build CONFIG=$CONFIG)" >&2; exit 1; }
     done
-    install -d "$bin" "$man1" "$bash_dir" "$zsh_dir" "$fish_dir" "$unit_dir" "$doc_dir"
+    install -d "$bin" "$man1" "$bash_dir" "$zsh_dir" "$fish_dir" "$unit_dir" "$system_unit_dir" "$doc_dir"
     for t in "${TOOLS[@]}"; do
         install -m 0755 "$(built "$t")" "$bin/$t"
         install -m 0644 "man/$t.1" "$man1/$t.1"
@@ -48,18 +49,25 @@ install)
         sed "s|@BINDIR@|$PREFIX/bin|g" "dist/$u.in" > "$unit_dir/$u"
         chmod 0644 "$unit_dir/$u"
     done
+    # System-wide, one navd per backend user: navd@USER.socket and navd@USER.service.
+    for u in navd@.socket navd@.service; do
+        sed "s|@BINDIR@|$PREFIX/bin|g" "dist/system/$u.in" > "$system_unit_dir/$u"
+        chmod 0644 "$system_unit_dir/$u"
+    done
     for d in "${docs[@]}"; do install -m 0644 "$d" "$doc_dir/"; done
     echo "installed navd $("$bin/navd" --version | cut -d' ' -f2-) under $root"
     echo "  binaries   $bin"
     echo "  man pages  $man1   (man navd, man navctl)"
     echo "  completions bash, zsh, fish"
     echo "  units      $unit_dir/navd.socket, navd.service, nav-web.service   (systemctl --user daemon-reload && systemctl --user enable --now navd.socket navd.service nav-web.service)"
+    echo "             $system_unit_dir/navd@.socket, navd@.service   (one navd per backend user: systemctl enable --now navd@USER.socket navd@USER.service)"
     ;;
 uninstall)
     for t in "${TOOLS[@]}"; do
         rm -f "$bin/$t" "$man1/$t.1" "$bash_dir/$t" "$zsh_dir/_$t" "$fish_dir/$t.fish"
     done
     rm -f "$unit_dir/navd.socket" "$unit_dir/navd.service" "$unit_dir/nav-web.service"
+    rm -f "$system_unit_dir/navd@.socket" "$system_unit_dir/navd@.service"
     for d in "${docs[@]}"; do rm -f "$doc_dir/$(basename "$d")"; done
     rmdir "$doc_dir" 2>/dev/null || true
     echo "removed navd's files from $root (sessions kept in \$XDG_STATE_HOME/navd/ stay)"

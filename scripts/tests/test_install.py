@@ -39,7 +39,8 @@ def test_make_install_and_uninstall_into_a_destdir():
             for f in ["usr/bin/%s" % t, "usr/share/man/man1/%s.1" % t, "usr/share/bash-completion/completions/%s" % t,
                       "usr/share/zsh/site-functions/_%s" % t, "usr/share/fish/vendor_completions.d/%s.fish" % t]:
                 assert f in files, (f, files)
-        for f in ["usr/lib/systemd/user/navd.service", "usr/lib/systemd/user/navd.socket", "usr/share/doc/navd/LICENSE",
+        for f in ["usr/lib/systemd/user/navd.service", "usr/lib/systemd/user/navd.socket", "usr/lib/systemd/system/navd@.service",
+                  "usr/lib/systemd/system/navd@.socket", "usr/share/doc/navd/LICENSE",
                   "usr/share/doc/navd/PROTOCOL.md"]:
             assert f in files, (f, files)
 
@@ -73,6 +74,20 @@ def test_make_install_and_uninstall_into_a_destdir():
             text = open(os.path.join(dest, "usr/lib/systemd/user", u)).read().replace("/usr/bin/", os.path.join(dest, "usr/bin/"))
             open(os.path.join(staged, u), "w").write(text)
         v = subprocess.run(["systemd-analyze", "verify", "--man=no"] + [os.path.join(staged, u) for u in ["navd.socket", "navd.service", "nav-web.service"]],
+                           capture_output=True, text=True)
+        assert v.returncode == 0 and v.stdout + v.stderr == "", v.stdout + v.stderr
+        # The system-wide template, one navd per backend user: as user root, whom every machine has.
+        system = os.path.join(dest, "usr/lib/systemd/system")
+        sys_service = open(os.path.join(system, "navd@.service")).read()
+        assert "\nUser=%i\n" in sys_service and "\nType=notify\n" in sys_service, sys_service
+        assert "\nExecStart=/usr/bin/navd serve --state %S/navd/%i/navd.sqlite $NAVD_ARGS\n" in sys_service, sys_service
+        sys_socket = open(os.path.join(system, "navd@.socket")).read()
+        assert "\nListenStream=/run/navd/%i.sock\n" in sys_socket and "\nSocketUser=%i\n" in sys_socket \
+            and "\nSocketMode=0600\n" in sys_socket, sys_socket
+        for u in ["navd@.socket", "navd@.service"]:
+            text = open(os.path.join(system, u)).read().replace("/usr/bin/", os.path.join(dest, "usr/bin/"))
+            open(os.path.join(staged, u.replace("@.", "@root.")), "w").write(text)
+        v = subprocess.run(["systemd-analyze", "verify", "--man=no", os.path.join(staged, "navd@root.socket"), os.path.join(staged, "navd@root.service")],
                            capture_output=True, text=True)
         assert v.returncode == 0 and v.stdout + v.stderr == "", v.stdout + v.stderr
         # nav-web's unit starts after navd and keeps its token in a private file, not on its command line.
