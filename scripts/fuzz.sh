@@ -17,6 +17,10 @@ swift build --product navd-fuzz --scratch-path .build-fuzz \
     -Xcxx -fsanitize=fuzzer-no-link,address >/dev/null
 BIN=.build-fuzz/debug/navd-fuzz
 mkdir -p .build-fuzz/artifacts
+# The targets that write files (log) write them here, removed at the end.
+TMPDIR=$(mktemp -d /tmp/navd-fuzz.XXXXXX)
+export TMPDIR
+trap 'rm -rf "$TMPDIR"' EXIT
 for t in $TARGETS; do
     mkdir -p ".build-fuzz/corpus/$t"
     log=".build-fuzz/$t.log"

@@ -137,6 +137,7 @@ enum LogFrame {
 
 /// Where the log target writes its files (made once).
 let logFuzzDirectory: String = {
-    var template = Array("/tmp/navd-fuzz-log-XXXXXX".utf8CString)
+    let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    var template = Array((base + "/navd-fuzz-log-XXXXXX").utf8CString)
     return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
 }()

@@ -160,8 +160,10 @@ public struct TestPlan: Sendable {
         return """
         # Made by `navd explore`: every `opens` edge, route, link and screen a test can reach with facts alone.
         # Run with navd's pytest plugin (pip install navd-client): pytest test_navd_plan.py --navd-coverage
+        import atexit
         import json
         import os
+        import shutil
         import tempfile
 
         import pytest
@@ -174,7 +176,9 @@ public struct TestPlan: Sendable {
         # Roles the plan's targets admit, granted to the plan's token by a policy of its own.
         pytestmark = []
         if PLAN.get("roles"):
-            _policy = os.path.join(tempfile.mkdtemp(prefix="navd-plan-"), "policy.json")
+            _policy_dir = tempfile.mkdtemp(prefix="navd-plan-")
+            atexit.register(shutil.rmtree, _policy_dir, True)
+            _policy = os.path.join(_policy_dir, "policy.json")
             with open(_policy, "w") as f:
                 json.dump({"tokens": {PLAN["token"]: PLAN["roles"]}}, f)
             pytestmark.append(pytest.mark.navd_args("--policy", _policy))

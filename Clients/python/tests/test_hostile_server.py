@@ -2,6 +2,7 @@
 NavdError), honours its timeout for connecting, sending and receiving, and bounds what it keeps."""
 
 import os
+import shutil
 import socket
 import tempfile
 import threading
@@ -51,6 +52,7 @@ class FakeServer:
         self.sock.close()
         for c in self.conns:
             c.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 @pytest.fixture

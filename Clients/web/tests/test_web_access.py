@@ -79,14 +79,12 @@ def test_hostile_input_from_a_page_disturbs_nobody(navweb):
     assert http(navweb.base + "/healthz") == (200, "ok\n")
 
 
-def test_the_token_is_never_on_the_command_line(navd):
+def test_the_token_is_never_on_the_command_line(navd, tmp_path):
     """--token is refused with the reason; --token-file is created 0600 and used; the running
     nav-web's command line holds no token; a page gives up every role unless --admin."""
-    import tempfile
     bad = subprocess.run([os.environ["NAVWEB_BIN"], "--socket", navd, "--token", "x" * 32], capture_output=True, text=True, timeout=20)
     assert bad.returncode != 0 and "/proc/PID/cmdline" in bad.stderr and "--token-file" in bad.stderr, bad.stderr
-    d = tempfile.mkdtemp(prefix="navweb-token-")
-    path = os.path.join(d, "token")
+    path = str(tmp_path / "token")
     p = subprocess.Popen([os.environ["NAVWEB_BIN"], "--socket", navd, "--port", "0", "--token-file", path],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={k: v for k, v in os.environ.items() if k != "NAVWEB_TOKEN"})
     try:
@@ -136,11 +134,10 @@ def test_the_relay_speaks_one_framing(navd):
         w.stop()
 
 
-def test_a_graph_with_loud_diagnostics_does_not_hang_nav_web(navd):
+def test_a_graph_with_loud_diagnostics_does_not_hang_nav_web(navd, tmp_path):
     """`navd graph` writing more than a pipe holds to stderr (3,000 errors): /graph.svg answers
     (500, the errors named), twice, and /healthz stays up."""
-    import tempfile
-    d = tempfile.mkdtemp(prefix="navweb-loud-")
+    d = str(tmp_path)
     lines = ["root: {stack: Home}", "coordinators:", "  Home: {opens: [%s]}" % ", ".join("C%d" % i for i in range(3000))]
     lines += ["  C%d: {opens: [Nowhere%d]}" % (i, i) for i in range(3000)]  # each an error: an unknown coordinator
     open(os.path.join(d, "app.yaml"), "w").write("\n".join(lines) + "\n")
