@@ -17,9 +17,10 @@ import Glibc
         try Daemon(graph: graph, arguments: ["--store", pg.conninfo, "--node", name, "--lease", lease], socketPath: socket)
     }
 
-    /// Nodes A and B of a cluster on `pg`, serving ``preconditionGraph(_:)``.
-    static func nodesOnPreconditionGraph(_ pg: PostgresServer) throws -> (Daemon, Daemon) {
-        let graph = try preconditionGraph(TempDir())
+    /// Nodes A and B of a cluster on `pg`, serving ``preconditionGraph(_:)`` from `dir` (the caller
+    /// removes it).
+    static func nodesOnPreconditionGraph(_ pg: PostgresServer, in dir: TempDir) throws -> (Daemon, Daemon) {
+        let graph = try preconditionGraph(dir)
         return (try Daemon(arguments: ["--store", pg.conninfo, "--node", "A", "--lease", "1s", "--graph", graph]),
                 try Daemon(arguments: ["--store", pg.conninfo, "--node", "B", "--lease", "1s", "--graph", graph]))
     }
@@ -181,7 +182,9 @@ import Glibc
     /// `flowCompleted` of a recovery flow, each among the `stackChanged` around it.
     @Test func aSubscriberOnAnotherNodeHearsWhatTheOwnersSubscribersHearInTheirOrder() throws {
         let pg = try PostgresServer()
-        let (a, b) = try Self.nodesOnPreconditionGraph(pg)
+        let graphDir = TempDir()
+        defer { graphDir.remove() }
+        let (a, b) = try Self.nodesOnPreconditionGraph(pg, in: graphDir)
         let owner = try a.client()
         try owner.call("session.open", ["name": "shared"])
         let local = try a.client()
@@ -222,7 +225,9 @@ import Glibc
     /// and `stackChanged` in the order the owner's subscribers do.
     @Test func aBurstOfWaitingNavigationsIsRelayedInOrder() throws {
         let pg = try PostgresServer()
-        let (a, b) = try Self.nodesOnPreconditionGraph(pg)
+        let graphDir = TempDir()
+        defer { graphDir.remove() }
+        let (a, b) = try Self.nodesOnPreconditionGraph(pg, in: graphDir)
         let owner = try a.client()
         let names = (0..<40).map { "burst\($0)" }
         for n in names { try owner.call("session.open", ["name": .string(n)]) }
@@ -266,7 +271,9 @@ import Glibc
     /// bytes) reaches subscribers on other nodes without its result, marked `truncated`.
     @Test func aRelayedNotificationTooLargeForPostgreSQLComesWithoutItsResult() throws {
         let pg = try PostgresServer()
-        let (a, b) = try Self.nodesOnPreconditionGraph(pg)
+        let graphDir = TempDir()
+        defer { graphDir.remove() }
+        let (a, b) = try Self.nodesOnPreconditionGraph(pg, in: graphDir)
         let owner = try a.client()
         let local = try a.client()
         try local.call("subscribe", [:])

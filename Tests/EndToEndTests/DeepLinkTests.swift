@@ -516,6 +516,7 @@ import Testing
     /// or selects what is not a tab of the coordinator below it.
     @Test func aLinkSelectsOnlyATabOfTheContainerJustBelow() throws {
         let dir = TempDir()
+        defer { dir.remove() }
         let graph = try dir.graph("""
             root: {stack: Home}
             coordinators:
