@@ -52,15 +52,8 @@ struct JournalLogHandler: LogHandler {
             all["error.type"] = "\(String(reflecting: type(of: error)))"
         }
         let pretty = all.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
-        let prefix = "<\(Self.priority(event.level))>"
-        // A line of its own for each line of the message, each with the priority: the journal
-        // takes every line as an entry.
-        let text = "\(event.level) \(label):\(pretty) [\(event.source)] \(event.message)"
-        var out = ""
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            out += prefix + line + "\n"
-        }
-        FileHandle.standardError.write(Data(out.utf8))
+        // Each line of a message is an entry of its own, with the priority (``StandardError``).
+        StandardError.write("\(event.level) \(label):\(pretty) [\(event.source)] \(event.message)", priority: Self.priority(event.level))
     }
 }
 

@@ -98,9 +98,8 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         let level = Logger.Level(rawValue: logLevel)!
-        let toJournal = JournalLogHandler.standardErrorIsJournal(environment: ProcessInfo.processInfo.environment)
         LoggingSystem.bootstrap { label in
-            if toJournal { return JournalLogHandler(label: label, logLevel: level) }
+            if StandardError.isJournal { return JournalLogHandler(label: label, logLevel: level) }
             var h = StreamLogHandler.standardError(label: label)
             h.logLevel = level
             return h
@@ -187,18 +186,17 @@ struct Serve: ParsableCommand {
         Systemd.forgetPassedSocketVariables()
         guard let passed = found else { return nil }
         var st = stat()
-        if stat(passed.path, &st) == 0 {
-            if st.st_mode & 0o002 != 0 {
-                try refuse("the socket the service manager passed, \(passed.path), has mode \(String(st.st_mode & 0o777, radix: 8)): any user of this machine could connect; set SocketMode=0600 (or 0660 for a group) in its .socket unit")
+        let exists = stat(passed.path, &st) == 0
+        if exists && st.st_mode & 0o002 != 0 {
+            try refuse("the socket the service manager passed, \(passed.path), has mode \(String(st.st_mode & 0o777, radix: 8)): any user of this machine could connect; set SocketMode=0600 (or 0660 for a group) in its .socket unit")
+        }
+        if let socket {
+            // The same file (by inode), or the same path when the passed one is gone.
+            var given = stat()
+            let same = exists ? stat(socket, &given) == 0 && given.st_dev == st.st_dev && given.st_ino == st.st_ino : socket == passed.path
+            if !same {
+                try refuse("--socket \(socket) is not the socket the service manager passed (\(passed.path)); leave --socket out, or make it name that socket")
             }
-            if let socket {
-                var given = stat()
-                if stat(socket, &given) != 0 || given.st_dev != st.st_dev || given.st_ino != st.st_ino {
-                    try refuse("--socket \(socket) is not the socket the service manager passed (\(passed.path)); leave --socket out, or make it name that socket")
-                }
-            }
-        } else if let socket, socket != passed.path {
-            try refuse("--socket \(socket) is not the socket the service manager passed (\(passed.path)); leave --socket out, or make it name that socket")
         }
         return passed
     }
