@@ -171,3 +171,24 @@ def test_the_websocket_takes_one_mebibyte_and_not_a_byte_more(navweb, browser):
     at_limit = browser.execute_async_script(script, 1 << 20)
     assert at_limit.startswith("{") and json.loads(at_limit)["id"] == 1, at_limit[:300]
     assert browser.execute_async_script(script, (1 << 20) + 1) == "closed 1009"
+
+
+def test_a_page_that_never_answers_the_close_frame_does_not_hold_the_stop(navd):
+    """SIGTERM: nav-web sends each page a close frame (a browser answers at once). A page that never
+    answers (a frozen tab, a client that stopped reading) is cut off after the grace, 2 s, so that
+    nav-web stops in bounded time and cleanly, rather than until its service manager kills it."""
+    w = NavWeb(navd)
+    frozen = WebSocket(w.port, "http://127.0.0.1:%d" % w.port)
+    assert frozen.receive()["method"] == "navweb.hello"
+    started = time.monotonic()
+    w.proc.terminate()
+    try:
+        code = w.proc.wait(15)
+    finally:
+        w.stop()
+    took = time.monotonic() - started
+    assert code == 0 and 1.5 < took < 6, (code, took)
+    # What the page was sent: the close frame (opcode 8), status 1000, before nav-web went.
+    frozen.s.settimeout(1)
+    data = frozen.buffer + frozen.s.recv(64)
+    assert data[0] & 0x0F == 0x8 and int.from_bytes(data[2:4], "big") == 1000, data

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// nav-web: navd in a browser. Serves one page (the sessions, the live tree, the visible screen's
 /// actions with forms from their setup models, a change log with time travel, the graph as a
@@ -18,7 +19,9 @@ public struct NavWeb: AsyncParsableCommand {
             Prints the URL to open, with a token: every page, asset, metrics scrape and WebSocket \
             needs it (a cookie after the first load, or Authorization: Bearer TOKEN). Listens on \
             127.0.0.1 unless --host says otherwise; requests whose Host or Origin is not this \
-            server's are refused (DNS rebinding). /healthz needs no token.
+            server's are refused (DNS rebinding). /healthz needs no token. SIGTERM or SIGINT \
+            stops it: each page is sent a WebSocket close frame, and one that has not answered \
+            within 2 seconds is cut off.
             """,
         version: BuildInfo.versionLine("nav-web"))
 
@@ -80,7 +83,21 @@ public struct NavWeb: AsyncParsableCommand {
                 + "nav-web: relaying to navd at \(socketPath)\(settings.readOnly ? " (read-only)" : "")\n"
             FileHandle.standardOutput.write(Data(text.utf8))
         }
-        try await app.runService()
+        try await NavWeb.serve(app, logger: logger)
+    }
+
+    /// How long a stop (SIGTERM, SIGINT) waits for pages to close their WebSockets: nav-web sends
+    /// each a close frame, which a browser answers at once. A page that does not (a frozen tab, a
+    /// client that stopped reading) is cut off when it is over, so that nav-web stops in bounded time.
+    static let shutdownGrace: Duration = .seconds(2)
+
+    /// Runs `app` until SIGTERM or SIGINT, then stops it within ``shutdownGrace`` (and a second to
+    /// end what is cancelled).
+    static func serve(_ app: some ApplicationProtocol, logger: Logger) async throws {
+        var configuration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        configuration.maximumGracefulShutdownDuration = shutdownGrace
+        configuration.maximumCancellationDuration = .seconds(1)
+        try await ServiceGroup(configuration: configuration).run()
     }
 }
 
