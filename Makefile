@@ -142,12 +142,15 @@ build-no-cluster: deps
 python-deps: deps
 	@[ -f $(PYENV)/.ready ] || { python3 -m venv $(PYENV) && $(PYENV)/bin/pip install -q --upgrade pytest setuptools wheel && touch $(PYENV)/.ready; }
 	@$(PYENV)/bin/python -c "import selenium" 2>/dev/null || $(PYENV)/bin/pip install -q selenium
+	@$(PYENV)/bin/python -c "import xdist" 2>/dev/null || $(PYENV)/bin/pip install -q pytest-xdist
 	@$(PYENV)/bin/pip install -q --no-build-isolation --no-deps ./Clients/python
 
-## The Python client's tests and the README's pytest example, against the debug navd.
+## The Python client's tests and the README's pytest example, against the debug navd; PYTEST_WORKERS
+## processes at once (pytest-xdist; default one per cpu: the tests wait on navd more than they compute).
+PYTEST_WORKERS ?= auto
 test-python: python-deps
 	NAVD_BIN=$(CURDIR)/.build/debug/navd $(PYENV)/bin/python -m pytest -q -p no:cacheprovider --rootdir=$(CURDIR) \
-	  Clients/python/tests Clients/python/examples scripts/tests
+	  -n $(PYTEST_WORKERS) Clients/python/tests Clients/python/examples scripts/tests
 
 ## make fuzz: each libFuzzer target (framing, json, graph, argv, state, session, log, coverage, policy) for FUZZ_SECONDS (default 300) from
 ## the seed corpus in Fuzz/corpus; a crash fails and leaves its input in .build-fuzz/artifacts/.
@@ -155,7 +158,7 @@ FUZZ_SECONDS ?= 300
 fuzz: deps
 	scripts/fuzz.sh $(FUZZ_SECONDS)
 
-## The short run `make test` ends with: 15 s per target.
+## The short run `make test` ends with: 15 s per target, one target per cpu at a time.
 fuzz-smoke: deps
 	scripts/fuzz.sh 15
 

@@ -4,7 +4,7 @@
 # changed); a crash leaves its input in .build-fuzz/artifacts/ and fails the run. Replay one with
 #   NAVD_FUZZ_TARGET=json .build-fuzz/debug/navd-fuzz .build-fuzz/artifacts/crash-…
 #
-#   scripts/fuzz.sh [SECONDS] [TARGET…]
+#   scripts/fuzz.sh [SECONDS] [TARGET…]      (FUZZ_JOBS=N: targets run at once, default one per cpu)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-60}
@@ -21,17 +21,36 @@ mkdir -p .build-fuzz/artifacts
 TMPDIR=$(mktemp -d /tmp/navd-fuzz.XXXXXX)
 export TMPDIR
 trap 'rm -rf "$TMPDIR"' EXIT
-for t in $TARGETS; do
+# The targets run side by side, one per cpu (FUZZ_JOBS): each is one process on one core.
+JOBS=${FUZZ_JOBS:-$(nproc)}
+run_target() {
+    local t=$1
     mkdir -p ".build-fuzz/corpus/$t"
-    log=".build-fuzz/$t.log"
-    if ! NAVD_FUZZ_TARGET=$t SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 "$BIN" \
+    local rc=0
+    NAVD_FUZZ_TARGET=$t SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 "$BIN" \
         -max_total_time="$SECONDS_EACH" -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-        -artifact_prefix=.build-fuzz/artifacts/ ".build-fuzz/corpus/$t" "Fuzz/corpus/$t" >"$log" 2>&1; then
+        -artifact_prefix=.build-fuzz/artifacts/ ".build-fuzz/corpus/$t" "Fuzz/corpus/$t" >".build-fuzz/$t.log" 2>&1 || rc=$?
+    echo "$rc" >".build-fuzz/$t.rc"
+}
+running=0
+for t in $TARGETS; do
+    rm -f ".build-fuzz/$t.rc"
+    run_target "$t" &
+    running=$((running + 1))
+    if [ "$running" -ge "$JOBS" ]; then wait -n || true; running=$((running - 1)); fi
+done
+wait
+failed=0
+for t in $TARGETS; do
+    log=".build-fuzz/$t.log"
+    if [ "$(cat ".build-fuzz/$t.rc" 2>/dev/null)" != 0 ]; then
         echo "fuzz $t: FAILED (input kept in .build-fuzz/artifacts/); the end of its log:" >&2
         tail -n 30 "$log" >&2
-        exit 1
+        failed=1
+        continue
     fi
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
     echo "fuzz $t: ${runs:-?} inputs in ${SECONDS_EACH} s, $cov, no crash"
 done
+exit "$failed"
