@@ -72,14 +72,82 @@ public struct SuggestionIndex: Sendable {
         let limit = max(1, min(3, (w.count + 2) / 3))
         var best: (distance: Int, order: Int, name: String)?
         var rows = DistanceRows(width: w.count + limit + 1)
+        let bits = BitDistance(w)
         for length in max(0, w.count - limit)...(w.count + limit) {
             for c in byLength[length] ?? [] {
                 let bound = best.map { $0.distance } ?? limit
-                guard let d = rows.distance(w, c.scalars, atMost: bound) else { continue }
+                let found = bits.map { $0.distance(to: c.scalars, atMost: bound) } ?? rows.distance(w, c.scalars, atMost: bound)
+                guard let d = found else { continue }
                 if best == nil || d < best!.distance || (d == best!.distance && c.order < best!.order) { best = (d, c.order, c.name) }
             }
         }
         return best?.name
+    }
+}
+
+/// ``editDistance(_:_:)`` from a word of 1 to 64 scalars to many others, a column of the distance
+/// table at a time in the bits of one word (Hyyrö's bit-vector algorithm with transpositions, after
+/// Myers): with the common start and end set aside, a comparison costs a few instructions per
+/// scalar of the other name, where the table costs a few per cell.
+struct BitDistance {
+    private let word: [Unicode.Scalar]
+    /// Where each scalar of the word is: a bit per position.
+    private var ascii = [UInt64](repeating: 0, count: 128)
+    private var others: [(Unicode.Scalar, UInt64)] = []
+
+    /// Nil for an empty word or one longer than 64 scalars (the table does those).
+    init?(_ word: [Unicode.Scalar]) {
+        guard !word.isEmpty, word.count <= 64 else { return nil }
+        self.word = word
+        for (i, c) in word.enumerated() {
+            if c.value < 128 {
+                ascii[Int(c.value)] |= 1 << UInt64(i)
+            } else if let at = others.firstIndex(where: { $0.0 == c }) {
+                others[at].1 |= 1 << UInt64(i)
+            } else {
+                others.append((c, 1 << UInt64(i)))
+            }
+        }
+    }
+
+    private func positions(of c: Unicode.Scalar) -> UInt64 {
+        if c.value < 128 { return ascii[Int(c.value)] }
+        return others.first { $0.0 == c }?.1 ?? 0
+    }
+
+    /// The distance from the word to `b` when it is at most `k`, else nil.
+    func distance(to b: [Unicode.Scalar], atMost k: Int) -> Int? {
+        let a = word
+        if abs(a.count - b.count) > k { return nil }
+        var lo = 0
+        while lo < a.count && lo < b.count && a[lo] == b[lo] { lo += 1 }
+        var (ha, hb) = (a.count, b.count)
+        while ha > lo && hb > lo && a[ha - 1] == b[hb - 1] { (ha, hb) = (ha - 1, hb - 1) }
+        let m = ha - lo
+        if m == 0 || hb == lo { return max(m, hb - lo) }  // (within k: the lengths differ by at most k)
+        // The word's part between the common start and end: its positions shifted down by `lo`.
+        let kept: UInt64 = m == 64 ? ~0 : (1 << UInt64(m)) - 1
+        let last: UInt64 = 1 << UInt64(m - 1)
+        var (vp, vn, d0, previous): (UInt64, UInt64, UInt64, UInt64) = (~0, 0, 0, 0)
+        var score = m
+        var left = hb - lo
+        for j in lo..<hb {
+            let pm = (positions(of: b[j]) >> UInt64(lo)) & kept
+            let tr = ((~d0 & pm) << 1) & previous
+            d0 = (((pm & vp) &+ vp) ^ vp) | pm | vn | tr
+            var hp = vn | ~(d0 | vp)
+            var hn = d0 & vp
+            if hp & last != 0 { score += 1 } else if hn & last != 0 { score -= 1 }
+            hp = (hp << 1) | 1
+            hn = hn << 1
+            vp = hn | ~(d0 | hp)
+            vn = hp & d0
+            previous = pm
+            left -= 1
+            // Each scalar left lowers the distance by one at most.
+            if score - left > k { return nil }
+        }
+        return score
     }
 }
 

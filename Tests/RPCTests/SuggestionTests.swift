@@ -44,3 +44,31 @@ import Testing
         }
     }
 }
+
+/// The bit-vector distance is the table's, for words of every length it takes (1 to 64 scalars,
+/// ASCII and not), and says nil exactly when the table's distance passes the bound.
+@Suite struct BitDistanceTests {
+    @Test(arguments: 0..<4) func itAgreesWithTheTable(seed: UInt64) {
+        var rng = SplitMix64(seed: 0xB17 + seed)
+        let alphabet = Array("abcd.é_Z".unicodeScalars)
+        func word(_ n: Int) -> [Unicode.Scalar] { (0..<n).map { _ in alphabet.randomElement(using: &rng)! } }
+        for _ in 0..<3_000 {
+            let a = word(Int.random(in: 1...64, using: &rng))
+            var b = Bool.random(using: &rng) ? a : word(Int.random(in: 0...66, using: &rng))
+            for _ in 0..<Int.random(in: 0...4, using: &rng) {
+                let at = Int.random(in: 0...b.count, using: &rng)
+                switch Int.random(in: 0..<3, using: &rng) {
+                case 0: b.insert(alphabet.randomElement(using: &rng)!, at: at)
+                case 1: if at < b.count { b.remove(at: at) }
+                default: if at + 1 < b.count { b.swapAt(at, at + 1) }
+                }
+            }
+            let exact = editDistance(a, b)
+            let bits = BitDistance(a)!
+            #expect(bits.distance(to: b, atMost: 64 + 66) == exact, "\(String(String.UnicodeScalarView(a))) / \(String(String.UnicodeScalarView(b)))")
+            let k = Int.random(in: 0...4, using: &rng)
+            #expect(bits.distance(to: b, atMost: k) == (exact <= k ? exact : nil))
+        }
+        #expect(BitDistance([]) == nil && BitDistance(word(65)) == nil)
+    }
+}
