@@ -430,6 +430,12 @@ public final class PostgresStore: Store, SharedStore {
 
     private func notified(_ channel: String, _ payload: String) {
         if channel == "navd_changes" {
+            if payload.hasPrefix(Self.askPrefix) {
+                if let j = try? JSONParser(maxDepth: 8).parse(payload), j["ask"]?.stringValue == "pending", let s = j["s"]?.stringValue {
+                    events?.pendingAsked(s)
+                }
+                return
+            }
             events?.changeNotified(payload)
             return
         }
@@ -526,6 +532,21 @@ public final class PostgresStore: Store, SharedStore {
             connection.query("SELECT pg_notify('navd_changes', x) FROM json_array_elements_text($1::json) AS x",
                              [String(decoding: w.bytes, as: UTF8.self)]) { _ in }
         }
+    }
+
+    /// A node's question to the owner of session `s` (`{"ask": "pending", "s": …}` on
+    /// `navd_changes`): nodes that know no `ask` read neither `session` nor `version` in it, and
+    /// ignore it.
+    static let askPrefix = "{\"ask\":"
+
+    public func askPending(_ name: String) {
+        guard isUp else { return }
+        var w = JSONWriter(capacity: 64)
+        w.raw("{\"ask\":\"pending\",\"s\":")
+        w.write(string: name)
+        w.raw("}")
+        guard w.bytes.count <= Self.maxPayload else { return }
+        connection.query("SELECT pg_notify('navd_changes', $1)", [String(decoding: w.bytes, as: UTF8.self)]) { _ in }
     }
 
     /// A notification relayed to other nodes: `r` its method, `s` the session, `v` the version it

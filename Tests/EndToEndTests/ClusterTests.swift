@@ -220,6 +220,56 @@ import Glibc
         for (h, t) in zip(here, there) { #expect(h == t) }
     }
 
+    /// A subscriber that joins on another node while a navigation of the session waits on its
+    /// owner hears, after its snapshot, that navigation's `navigationPending` with the params the
+    /// owner's own `subscribe` answers in `pending`, then its commit and its `navigationEnded`.
+    @Test func aSubscriberOnAnotherNodeHearsWhatWasAlreadyWaiting() throws {
+        let pg = try PostgresServer()
+        let graphDir = TempDir()
+        defer { graphDir.remove() }
+        let (a, b) = try Self.nodesOnPreconditionGraph(pg, in: graphDir)
+        let owner = try a.client()
+        try owner.call("session.open", ["name": "shared"])
+        let provider = try a.client()
+        try provider.call("provide", ["preconditions": ["asked"]])
+        let asked = try owner.send("navigate", ["session": "shared", "to": "app.Asked"])
+        let evaluate = try provider.serverRequest("precondition.evaluate")
+        let local = try a.client()
+        let waiting = try #require(try local.call("subscribe", ["session": "shared"])["pending"]?.arrayValue)
+        #expect(waiting.count == 1)
+
+        let watcher = try b.client()
+        let snapshot = try watcher.call("subscribe", ["session": "shared"])
+        #expect(snapshot["version"] == 0)
+        func next(_ c: TestClient) throws -> JSONValue {
+            if !c.notifications.isEmpty { return c.notifications.removeFirst() }
+            while true {
+                guard let m = try c.readMessage() else { throw TestFailure("the connection closed") }
+                if m["id"] == nil { return m }
+            }
+        }
+        let again = try next(watcher)
+        #expect(again["method"] == "navigationPending" && again["params"] == waiting[0], "\(again)")
+        // A second subscriber right after (within the owner's 100 ms between two announcements):
+        // it hears it too, from the announcement that answers both.
+        let second = try b.client()
+        try second.call("subscribe", ["session": "shared"])
+        let alsoHeard = try next(second)
+        #expect(alsoHeard["method"] == "navigationPending" && alsoHeard["params"] == waiting[0], "\(alsoHeard)")
+        try provider.respond(to: evaluate, result: ["passed": true])
+        #expect(try owner.reply(to: asked)["result"]?["version"] == 1)
+        // (The first subscriber hears the second announcement too: the same params again.)
+        var committed = try next(watcher)
+        while committed["method"] == "navigationPending" {
+            #expect(committed["params"] == waiting[0])
+            committed = try next(watcher)
+        }
+        let ended = try next(watcher)
+        #expect(committed["method"] == "stackChanged" && committed["params"]?["version"] == 1, "\(committed)")
+        #expect(ended["method"] == "navigationEnded" && ended["params"]?["status"] == "committed", "\(ended)")
+        #expect(ended["params"]?["navigation"] == waiting[0]["navigation"])
+    }
+
     /// Many navigations that wait at once, in many sessions (sent in one write: one loop iteration):
     /// a subscriber on another node hears each one's `navigationPending`, then its `navigationEnded`
     /// and `stackChanged` in the order the owner's subscribers do.

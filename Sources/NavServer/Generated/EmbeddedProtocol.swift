@@ -2264,7 +2264,7 @@ public enum EmbeddedProtocol {
       ],
       "result": {
         "name": "snapshot",
-        "description": "`session`, `version`, `root`, `visible`, `notifications` (the form granted), `ref` (the number compact notifications name the session by), and `pending` while navigations of the session wait (the params of each one's last navigationPending, oldest first; absent when none waits)",
+        "description": "`session`, `version`, `root`, `visible`, `notifications` (the form granted), `ref` (the number compact notifications name the session by), and `pending` while navigations of the session wait (the params of each one's last navigationPending, oldest first; absent when none waits, and for a session another node owns, whose waiting navigations are announced right after by navigationPending)",
         "schema": {
           "type": "object",
           "required": [

@@ -3,6 +3,7 @@ import Logging
 import NavGraph
 import NavigationCore
 import RPC
+import UV
 
 /// Subscribers on this node of a session another node owns. They hear its commits through the
 /// store's notifications, in version order; after a gap they get a fresh snapshot (a `reset`).
@@ -210,12 +211,51 @@ extension Navigator {
                 watch(c)
             }
             reply.succeed(Snapshot(session: s, subscription: (.full, nil)))
+            // The navigations waiting there: their owner announces them again (`navigationPending`),
+            // after the snapshot, through the store.
+            placement.askPending(name)
             if s.version > m.version {
                 m.version = s.version
                 sendSnapshot(of: s, to: m.subscribers.audience, except: c)
             } else if s.version < m.version {
                 refetch(m)
             }
+        }
+    }
+
+    /// How often a session's waiting navigations are announced again for other nodes' new
+    /// subscribers, at most: asks within it are answered together at its end, so that subscribing
+    /// again and again elsewhere does not multiply what this node relays.
+    static let pendingAskInterval: UInt64 = 100
+
+    /// Another node asked for the navigations waiting in `name` (a subscriber joined there): if
+    /// this node owns it, each one's last `navigationPending` goes to the store again, oldest
+    /// first, after what was relayed before, so that the new subscriber hears what waits after the
+    /// snapshot it got and before the end of each.
+    func pendingAsked(_ name: String) {
+        guard let st = sessions[name], !st.pending.isEmpty else { return }
+        let now = loop.now
+        if now >= st.pendingAnnouncedAgainAt &+ Self.pendingAskInterval {
+            announcePendingAgain(st, at: now)
+            return
+        }
+        pendingAsks.insert(name)
+        guard pendingAskTimer == nil else { return }
+        let t = Timer(loop: loop)
+        pendingAskTimer = t
+        t.start(milliseconds: Self.pendingAskInterval) { [unowned self] in
+            pendingAskTimer?.close()
+            pendingAskTimer = nil
+            let names = pendingAsks
+            pendingAsks = []
+            for n in names { if let st = sessions[n] { announcePendingAgain(st, at: loop.now) } }
+        }
+    }
+
+    private func announcePendingAgain(_ st: SessionState, at now: UInt64) {
+        st.pendingAnnouncedAgainAt = now
+        for (_, p) in st.pending.sorted(by: { $0.key < $1.key }) {
+            if let a = p.announcement { placement.relay("navigationPending", a, of: st.session) }
         }
     }
 

@@ -57,6 +57,10 @@ final class Navigator: SessionSource {
     var coverage: CoverageRuns
     /// Cluster mode: subscribers here of sessions other nodes own.
     var mirrors: [String: Mirror] = [:]
+    /// Sessions whose waiting navigations another node asked for within
+    /// ``pendingAskInterval`` of the last answer: answered together when `pendingAskTimer` fires.
+    var pendingAsks: Set<String> = []
+    var pendingAskTimer: Timer?
     /// Where the sessions live: this node alone, or a store several nodes share (the seam
     /// cluster mode goes through: ``SessionPlacement``).
     var placement: any SessionPlacement = OneNode()

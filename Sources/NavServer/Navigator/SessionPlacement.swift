@@ -26,6 +26,9 @@ protocol SessionPlacement: AnyObject {
     func storedVersion(of name: String) -> Int?
     /// Reads `name` as another node left it (nil: no node has it).
     func read(_ name: String, _ done: @escaping (Result<Session?, RPCError>) -> Void)
+    /// Asks the node that owns `name` to announce its waiting navigations again (to subscribers
+    /// that just joined here).
+    func askPending(_ name: String)
 }
 
 /// Sessions on this node alone: a change goes to the subscribers here, `session.list` pages the
@@ -50,6 +53,8 @@ final class OneNode: SessionPlacement {
     func read(_ name: String, _ done: @escaping (Result<Session?, RPCError>) -> Void) {
         done(.success(nil))
     }
+
+    func askPending(_ name: String) {}
 }
 
 /// Sessions in a store several nodes share (``SessionReplication``): a change is encoded once,
@@ -86,4 +91,6 @@ final class Replicated: SessionPlacement {
     func storedVersion(of name: String) -> Int? { store.storedVersion(of: name) }
 
     func read(_ name: String, _ done: @escaping (Result<Session?, RPCError>) -> Void) { store.read(name, done) }
+
+    func askPending(_ name: String) { store.askPending(name) }
 }

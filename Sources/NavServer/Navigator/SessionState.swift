@@ -29,6 +29,9 @@ final class SessionState {
     /// Its pending navigations and guarded dismisses (`--max-pending-per-session`), by number: what
     /// closing or losing the session cancels, found without looking at any other session's.
     var pending: [Int: PendingNavigation] = [:]
+    /// When (the loop's milliseconds) its waiting navigations were last announced again for
+    /// another node's new subscribers (``Navigator/pendingAsked(_:)``).
+    var pendingAnnouncedAgainAt: UInt64 = 0
     var pendingCount: Int { pending.count }
     /// The session's name as bytes, to match a request's `session` without making a string (a
     /// session's name never changes).

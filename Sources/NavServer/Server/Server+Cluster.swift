@@ -28,6 +28,11 @@ extension Server: ClusterEvents {
         navigator.sessionClosedElsewhere(name)
     }
 
+    public func pendingAsked(_ name: String) {
+        guard phase.isServing else { return }
+        navigator.pendingAsked(name)
+    }
+
     /// While the store cannot write, the methods declared as changing (``MethodTable/Spec/changes``)
     /// are answered `unavailable` (``Dispatcher/run(_:_:lookedUp:)``).
     public func storeAvailabilityChanged(_ available: Bool, reason: String) {

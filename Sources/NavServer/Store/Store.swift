@@ -112,6 +112,10 @@ public protocol SessionReplication: AnyObject {
     func notificationPublished(_ s: Session, method: String, params: JSONValue)
     /// Reads `name` as the store holds it now (nil: no such session).
     func read(_ name: String, _ done: @escaping (Result<Session?, RPCError>) -> Void)
+    /// Asks the node that owns `name` to announce again, to subscribers on other nodes, the
+    /// navigations waiting in it (``ClusterEvents/pendingAsked(_:)``): a subscriber that joined
+    /// here hears them after the snapshot it was answered.
+    func askPending(_ name: String)
     /// The version of `name` this node last stored or read, while it owns the session and until
     /// ``ClusterEvents`` heard it lost it: what its subscribers here were last told, whatever
     /// uncommitted changes the session in memory holds.
@@ -132,6 +136,9 @@ public protocol ClusterEvents: AnyObject {
     func changeNotified(_ payload: String)
     /// A session another node owned was closed (`session.close`).
     func sessionClosedElsewhere(_ name: String)
+    /// A node asked for the navigations waiting in `name` (``SessionReplication/askPending(_:)``):
+    /// its owner announces them again through the store.
+    func pendingAsked(_ name: String)
     /// Changes cannot be stored (false) or can again (true).
     func storeAvailabilityChanged(_ available: Bool, reason: String)
     /// This node's registration was taken by another process with the same node name: it must stop.
