@@ -241,30 +241,23 @@ import Glibc
         let watcher = try b.client()
         let snapshot = try watcher.call("subscribe", ["session": "shared"])
         #expect(snapshot["version"] == 0)
-        func next(_ c: TestClient) throws -> JSONValue {
-            if !c.notifications.isEmpty { return c.notifications.removeFirst() }
-            while true {
-                guard let m = try c.readMessage() else { throw TestFailure("the connection closed") }
-                if m["id"] == nil { return m }
-            }
-        }
-        let again = try next(watcher)
+        let again = try Self.nextNotification(watcher)
         #expect(again["method"] == "navigationPending" && again["params"] == waiting[0], "\(again)")
         // A second subscriber right after (within the owner's 100 ms between two announcements):
         // it hears it too, from the announcement that answers both.
         let second = try b.client()
         try second.call("subscribe", ["session": "shared"])
-        let alsoHeard = try next(second)
+        let alsoHeard = try Self.nextNotification(second)
         #expect(alsoHeard["method"] == "navigationPending" && alsoHeard["params"] == waiting[0], "\(alsoHeard)")
         try provider.respond(to: evaluate, result: ["passed": true])
         #expect(try owner.reply(to: asked)["result"]?["version"] == 1)
         // (The first subscriber hears the second announcement too: the same params again.)
-        var committed = try next(watcher)
+        var committed = try Self.nextNotification(watcher)
         while committed["method"] == "navigationPending" {
             #expect(committed["params"] == waiting[0])
-            committed = try next(watcher)
+            committed = try Self.nextNotification(watcher)
         }
-        let ended = try next(watcher)
+        let ended = try Self.nextNotification(watcher)
         #expect(committed["method"] == "stackChanged" && committed["params"]?["version"] == 1, "\(committed)")
         #expect(ended["method"] == "navigationEnded" && ended["params"]?["status"] == "committed", "\(ended)")
         #expect(ended["params"]?["navigation"] == waiting[0]["navigation"])
@@ -300,12 +293,7 @@ import Glibc
         func bySession(_ c: TestClient) throws -> [String: [JSONValue]] {
             var out: [String: [JSONValue]] = [:]
             while out.values.reduce(0, { $0 + $1.count }) < names.count * 3 {
-                let m: JSONValue
-                if !c.notifications.isEmpty { m = c.notifications.removeFirst() } else {
-                    guard let r = try c.readMessage() else { throw TestFailure("the connection closed") }
-                    if r["id"] != nil { continue }
-                    m = r
-                }
+                let m = try Self.nextNotification(c)
                 out[m["params"]?["session"]?.stringValue ?? "?", default: []].append(m)
             }
             return out
@@ -356,16 +344,18 @@ import Glibc
     static func heard(by c: TestClient, through version: Int) throws -> [JSONValue] {
         var out: [JSONValue] = []
         while true {
-            let m: JSONValue
-            if !c.notifications.isEmpty {
-                m = c.notifications.removeFirst()
-            } else {
-                guard let r = try c.readMessage() else { throw TestFailure("the connection closed; heard \(out)") }
-                if r["id"] != nil { continue }
-                m = r
-            }
+            let m = try nextNotification(c)
             out.append(m)
             if m["method"] == "stackChanged" && m["params"]?["version"]?.intValue == version { return out }
+        }
+    }
+
+    /// The next notification `c` receives (replies to its requests skipped).
+    static func nextNotification(_ c: TestClient) throws -> JSONValue {
+        if !c.notifications.isEmpty { return c.notifications.removeFirst() }
+        while true {
+            guard let m = try c.readMessage() else { throw TestFailure("the connection closed") }
+            if m["id"] == nil { return m }
         }
     }
 
