@@ -192,3 +192,28 @@ def test_a_page_that_never_answers_the_close_frame_does_not_hold_the_stop(navd):
     frozen.s.settimeout(1)
     data = frozen.buffer + frozen.s.recv(64)
     assert data[0] & 0x0F == 0x8 and int.from_bytes(data[2:4], "big") == 1000, data
+
+
+def test_nav_web_tells_its_service_manager_when_it_listens(navd, tmp_path):
+    """Under systemd (`Type=notify`, NOTIFY_SOCKET set): READY=1 with nav-web's pid once it
+    listens, and a status naming where without the token (every user sees a unit's status)."""
+    import socket as sockets
+    manager = sockets.socket(sockets.AF_UNIX, sockets.SOCK_DGRAM)
+    path = str(tmp_path / "notify")
+    manager.bind(path)
+    manager.settimeout(20)
+    env = dict(os.environ, NAVWEB_TOKEN=TOKEN, NOTIFY_SOCKET=path)
+    proc = subprocess.Popen([os.environ["NAVWEB_BIN"], "--socket", navd, "--port", "0", "--navd", os.environ["NAVD_BIN"]],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    try:
+        message = manager.recv(4096).decode()
+        fields = dict(line.split("=", 1) for line in message.splitlines())
+        assert fields.get("READY") == "1" and fields.get("MAINPID") == str(proc.pid), message
+        assert TOKEN not in message, message
+        port = int(fields["STATUS"].split("http://127.0.0.1:")[1].split("/")[0])
+        # Ready means listening: /healthz answers at once.
+        assert http("http://127.0.0.1:%d/healthz" % port) == (200, "ok\n")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        manager.close()

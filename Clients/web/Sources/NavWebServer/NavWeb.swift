@@ -74,6 +74,7 @@ public struct NavWeb: AsyncParsableCommand {
         guard secret.count >= 16 else { throw ValidationError("the token must be at least 16 characters") }
         let settings = Settings(socketPath: socketPath, token: secret, readOnly: readOnly, admin: admin, host: host,
                                 picture: GraphPicture(socketPath: socketPath, navd: navd ?? GraphPicture.findNavd(), graph: graph))
+        let manager = ServiceManager.take()
         var logger = Logger(label: "nav-web")
         logger.logLevel = .warning
         let host = host
@@ -82,6 +83,8 @@ public struct NavWeb: AsyncParsableCommand {
             let text = "nav-web: http://\(shown):\(port)/?token=\(secret)\n"
                 + "nav-web: relaying to navd at \(socketPath)\(settings.readOnly ? " (read-only)" : "")\n"
             FileHandle.standardOutput.write(Data(text.utf8))
+            // (Not the token: a unit's status is shown to every user.)
+            manager?.notify("READY=1\nMAINPID=\(getpid())\nSTATUS=serving http://\(shown):\(port)/, relaying to navd at \(socketPath)")
         }
         try await NavWeb.serve(app, logger: logger)
     }
