@@ -808,13 +808,18 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
         snapshot = subscribed["result"]
         if transcript is not None:
             transcript.append({"snapshot": json.loads(json.dumps(snapshot)), "steps": []})  # the mirror changes its own
-        mirrors = [("full", full, TreeMirror(full.call("subscribe", {"session": session})["result"])),
+        full_snapshot = full.call("subscribe", {"session": session})["result"]
+        mirrors = [("full", full, TreeMirror(full_snapshot)),
                    ("compact", compact, TreeMirror(snapshot))]
         provider = Conn(server.sock)
         provider.call("provide", {"preconditions": ["app.pp", "app.pq"]})
         for side in relayed.values():
             side.clear()
         relayed_counted[0] = 0
+        if server.second:
+            # What waits on the first node is in its subscriber's answer (`pending`); the second
+            # node's subscriber hears it announced again, after its snapshot (CLUSTER.md).
+            relayed["here"].extend(("navigationPending", p) for p in full_snapshot.get("pending", []))
         # Another session, changed now and then, whose compact mirror must follow reloads too.
         watcher = Conn(server.sock)
         bystanders[:] = [(watcher, TreeMirror(watcher.call("subscribe", {"session": bystander, "notifications": "compact"})["result"]))]
