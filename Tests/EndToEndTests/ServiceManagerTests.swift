@@ -10,14 +10,20 @@ import Glibc
 /// navd under a service manager: the socket systemd makes and passes (socket activation, driven by
 /// systemd's own `systemd-socket-activate`), and the state navd tells it over `NOTIFY_SOCKET`.
 @Suite(.serialized) struct ServiceManagerTests {
-    static let activate = "/usr/bin/systemd-socket-activate"
+    /// systemd's launcher. It passes navd only the variables it is told to (`-E`), as systemd
+    /// does: the sanitizer's and the backtracer's settings of `make test-asan` are passed on.
+    static let activate: [String] = {
+        var launcher = ["/usr/bin/systemd-socket-activate"]
+        for name in ["ASAN_OPTIONS", "SWIFT_BACKTRACE"] where getenv(name) != nil { launcher += ["-E", name] }
+        return launcher
+    }()
 
     @Test func aSocketTheServiceManagerPassedIsServedAndLeftInPlace() throws {
         let dir = TempDir()
         defer { dir.remove() }
         let path = dir.file("activated.sock")
         let d = try Daemon(arguments: [], socketPath: path, waitUntilServing: false, useDefaultSocket: true,
-                           launcher: [Self.activate, "-l", path])
+                           launcher: Self.activate + ["-l", path])
         try d.waitForLog("Listening on")
         // systemd made the socket; navd does not run yet, and the client's connection waits for it.
         #expect(!d.stderr.contains("navd listening"))
@@ -36,7 +42,7 @@ import Glibc
         let dir = TempDir()
         defer { dir.remove() }
         let path = dir.file("activated.sock")
-        let d = try Daemon(arguments: [], socketPath: path, waitUntilServing: false, launcher: [Self.activate, "-l", path])
+        let d = try Daemon(arguments: [], socketPath: path, waitUntilServing: false, launcher: Self.activate + ["-l", path])
         try d.waitForLog("Listening on")
         let c = try TestClient(path: path)
         #expect(try c.call("ping") == "pong")
@@ -54,7 +60,7 @@ import Glibc
         defer { dir.remove() }
         let path = dir.file("activated.sock")
         let d = try Daemon(arguments: arguments, socketPath: path, waitUntilServing: false, useDefaultSocket: arguments.isEmpty,
-                           launcher: [Self.activate] + listen.map { $0.replacingOccurrences(of: "PATH", with: path) })
+                           launcher: Self.activate + listen.map { $0.replacingOccurrences(of: "PATH", with: path) })
         try d.waitForLog("Listening on")
         prepare(path)
         _ = try runCommand("/usr/bin/socat", ["-u", "/dev/null", address.replacingOccurrences(of: "PATH", with: path)])
