@@ -430,7 +430,7 @@ public final class PostgresStore: Store, SharedStore {
 
     private func notified(_ channel: String, _ payload: String) {
         if channel == "navd_changes" {
-            if payload.hasPrefix(Self.askPrefix) {
+            if payload.utf8.starts(with: UnsafeRawBufferPointer(start: Self.askPrefix.utf8Start, count: Self.askPrefix.utf8CodeUnitCount)) {
                 if let j = try? JSONParser(maxDepth: 8).parse(payload), j["ask"]?.stringValue == "pending", let s = j["s"]?.stringValue {
                     events?.pendingAsked(s)
                 }
@@ -537,12 +537,13 @@ public final class PostgresStore: Store, SharedStore {
     /// A node's question to the owner of session `s` (`{"ask": "pending", "s": …}` on
     /// `navd_changes`): nodes that know no `ask` read neither `session` nor `version` in it, and
     /// ignore it.
-    static let askPrefix = "{\"ask\":"
+    static let askPrefix: StaticString = "{\"ask\":"
 
     public func askPending(_ name: String) {
         guard isUp else { return }
         var w = JSONWriter(capacity: 64)
-        w.raw("{\"ask\":\"pending\",\"s\":")
+        w.raw(Self.askPrefix)
+        w.raw("\"pending\",\"s\":")
         w.write(string: name)
         w.raw("}")
         guard w.bytes.count <= Self.maxPayload else { return }

@@ -85,6 +85,17 @@ public struct SuggestionIndex: Sendable {
     }
 }
 
+/// Where `a` and `b` differ: they agree on `a[..<lo]` and `b[..<lo]`, and on `a[ha...]` and
+/// `b[hb...]` (an edit never needs their common start and end).
+@inline(__always)
+func differingParts(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> (lo: Int, ha: Int, hb: Int) {
+    var lo = 0
+    while lo < a.count && lo < b.count && a[lo] == b[lo] { lo += 1 }
+    var (ha, hb) = (a.count, b.count)
+    while ha > lo && hb > lo && a[ha - 1] == b[hb - 1] { (ha, hb) = (ha - 1, hb - 1) }
+    return (lo, ha, hb)
+}
+
 /// ``editDistance(_:_:)`` from a word of 1 to 64 scalars to many others, a column of the distance
 /// table at a time in the bits of one word (Hyyrö's bit-vector algorithm with transpositions, after
 /// Myers): with the common start and end set aside, a comparison costs a few instructions per
@@ -119,10 +130,7 @@ struct BitDistance {
     func distance(to b: [Unicode.Scalar], atMost k: Int) -> Int? {
         let a = word
         if abs(a.count - b.count) > k { return nil }
-        var lo = 0
-        while lo < a.count && lo < b.count && a[lo] == b[lo] { lo += 1 }
-        var (ha, hb) = (a.count, b.count)
-        while ha > lo && hb > lo && a[ha - 1] == b[hb - 1] { (ha, hb) = (ha - 1, hb - 1) }
+        let (lo, ha, hb) = differingParts(a, b)
         let m = ha - lo
         if m == 0 || hb == lo { return max(m, hb - lo) }  // (within k: the lengths differ by at most k)
         // The word's part between the common start and end: its positions shifted down by `lo`.
@@ -169,10 +177,7 @@ struct DistanceRows {
     /// come within `k`.
     mutating func distance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar], atMost k: Int) -> Int? {
         if abs(a.count - b.count) > k { return nil }
-        var lo = 0
-        while lo < a.count && lo < b.count && a[lo] == b[lo] { lo += 1 }
-        var (ha, hb) = (a.count, b.count)
-        while ha > lo && hb > lo && a[ha - 1] == b[hb - 1] { (ha, hb) = (ha - 1, hb - 1) }
+        let (lo, ha, hb) = differingParts(a, b)
         let (m, n) = (ha - lo, hb - lo)
         if m == 0 || n == 0 { return max(m, n) }  // (within k: the lengths differ by at most k)
         if cur.count < n + 1 { self = DistanceRows(width: n) }

@@ -17,12 +17,16 @@ import Glibc
         try Daemon(graph: graph, arguments: ["--store", pg.conninfo, "--node", name, "--lease", lease], socketPath: socket)
     }
 
-    /// Nodes A and B of a cluster on `pg`, serving ``preconditionGraph(_:)`` from `dir` (the caller
-    /// removes it).
-    static func nodesOnPreconditionGraph(_ pg: PostgresServer, in dir: TempDir) throws -> (Daemon, Daemon) {
+    /// `body` given nodes A and B of a cluster on a PostgreSQL of their own, both serving
+    /// ``preconditionGraph(_:)``; all three stop, and the graph goes, when it returns.
+    static func onTwoNodes(_ body: (Daemon, Daemon) throws -> Void) throws {
+        let pg = try PostgresServer()
+        let dir = TempDir()
+        defer { dir.remove() }
         let graph = try preconditionGraph(dir)
-        return (try Daemon(arguments: ["--store", pg.conninfo, "--node", "A", "--lease", "1s", "--graph", graph]),
-                try Daemon(arguments: ["--store", pg.conninfo, "--node", "B", "--lease", "1s", "--graph", graph]))
+        let a = try Daemon(arguments: ["--store", pg.conninfo, "--node", "A", "--lease", "1s", "--graph", graph])
+        let b = try Daemon(arguments: ["--store", pg.conninfo, "--node", "B", "--lease", "1s", "--graph", graph])
+        try withExtendedLifetime(pg) { try body(a, b) }
     }
 
     /// Cluster mode: a node's coverage (what it committed) is kept on its machine, where its state
@@ -181,151 +185,143 @@ import Glibc
     /// `navigationEnded` of a navigation that waits for a provider, `screenResult` of a dismiss,
     /// `flowCompleted` of a recovery flow, each among the `stackChanged` around it.
     @Test func aSubscriberOnAnotherNodeHearsWhatTheOwnersSubscribersHearInTheirOrder() throws {
-        let pg = try PostgresServer()
-        let graphDir = TempDir()
-        defer { graphDir.remove() }
-        let (a, b) = try Self.nodesOnPreconditionGraph(pg, in: graphDir)
-        let owner = try a.client()
-        try owner.call("session.open", ["name": "shared"])
-        let local = try a.client()
-        try local.call("subscribe", ["session": "shared"])
-        let watcher = try b.client()
-        try watcher.call("subscribe", ["session": "shared"])
-        let provider = try a.client()
-        try provider.call("provide", ["preconditions": ["asked"]])
+        try Self.onTwoNodes { a, b in
+            let owner = try a.client()
+            try owner.call("session.open", ["name": "shared"])
+            let local = try a.client()
+            try local.call("subscribe", ["session": "shared"])
+            let watcher = try b.client()
+            try watcher.call("subscribe", ["session": "shared"])
+            let provider = try a.client()
+            try provider.call("provide", ["preconditions": ["asked"]])
 
-        // A navigation that waits for its provider, then commits (version 1).
-        let asked = try owner.send("navigate", ["session": "shared", "to": "app.Asked"])
-        try provider.respond(to: try provider.serverRequest("precondition.evaluate"), result: ["passed": true])
-        #expect(try owner.reply(to: asked)["result"]?["version"] == 1)
-        // A result handed back to the screen below (version 2).
-        try owner.call("dismiss", ["session": "shared", "result": ["picked": 7]])
-        // A navigation whose precondition presents a recovery flow (version 3), which is cancelled
-        // (version 4): the flow completes, cancelled, and the navigation fails.
-        let guarded = try owner.send("navigate", ["session": "shared", "to": "app.Protected"])
-        let flow = try Self.peek(local) { $0["params"]?["flow"]?["node"]?.stringValue }
-        try owner.call("flowComplete", ["session": "shared", "flow": .string(flow), "cancelled": true])
-        let failed = try owner.reply(to: guarded)
-        #expect(failed["error"]?["data"]?["kind"] == "preconditionFailed", "\(failed)")
-        // A last change marks the end.
-        let last = try owner.call("navigate", ["session": "shared", "to": "app.Hub"])["version"]?.intValue ?? 0
+            // A navigation that waits for its provider, then commits (version 1).
+            let asked = try owner.send("navigate", ["session": "shared", "to": "app.Asked"])
+            try provider.respond(to: try provider.serverRequest("precondition.evaluate"), result: ["passed": true])
+            #expect(try owner.reply(to: asked)["result"]?["version"] == 1)
+            // A result handed back to the screen below (version 2).
+            try owner.call("dismiss", ["session": "shared", "result": ["picked": 7]])
+            // A navigation whose precondition presents a recovery flow (version 3), which is cancelled
+            // (version 4): the flow completes, cancelled, and the navigation fails.
+            let guarded = try owner.send("navigate", ["session": "shared", "to": "app.Protected"])
+            let flow = try Self.peek(local) { $0["params"]?["flow"]?["node"]?.stringValue }
+            try owner.call("flowComplete", ["session": "shared", "flow": .string(flow), "cancelled": true])
+            let failed = try owner.reply(to: guarded)
+            #expect(failed["error"]?["data"]?["kind"] == "preconditionFailed", "\(failed)")
+            // A last change marks the end.
+            let last = try owner.call("navigate", ["session": "shared", "to": "app.Hub"])["version"]?.intValue ?? 0
 
-        let here = try Self.heard(by: local, through: last)
-        let there = try Self.heard(by: watcher, through: last)
-        let methods = here.compactMap { $0["method"]?.stringValue }
-        for m in ["navigationPending", "navigationEnded", "screenResult", "flowCompleted"] {
-            #expect(methods.contains(m), "the owner's subscriber heard no \(m): \(methods)")
+            let here = try Self.heard(by: local, through: last)
+            let there = try Self.heard(by: watcher, through: last)
+            let methods = here.compactMap { $0["method"]?.stringValue }
+            for m in ["navigationPending", "navigationEnded", "screenResult", "flowCompleted"] {
+                #expect(methods.contains(m), "the owner's subscriber heard no \(m): \(methods)")
+            }
+            #expect(there.count == here.count, "heard on the owner's node: \(methods); on the other: \(there.compactMap { $0["method"]?.stringValue })")
+            for (h, t) in zip(here, there) { #expect(h == t) }
         }
-        #expect(there.count == here.count, "heard on the owner's node: \(methods); on the other: \(there.compactMap { $0["method"]?.stringValue })")
-        for (h, t) in zip(here, there) { #expect(h == t) }
     }
 
     /// A subscriber that joins on another node while a navigation of the session waits on its
     /// owner hears, after its snapshot, that navigation's `navigationPending` with the params the
     /// owner's own `subscribe` answers in `pending`, then its commit and its `navigationEnded`.
     @Test func aSubscriberOnAnotherNodeHearsWhatWasAlreadyWaiting() throws {
-        let pg = try PostgresServer()
-        let graphDir = TempDir()
-        defer { graphDir.remove() }
-        let (a, b) = try Self.nodesOnPreconditionGraph(pg, in: graphDir)
-        let owner = try a.client()
-        try owner.call("session.open", ["name": "shared"])
-        let provider = try a.client()
-        try provider.call("provide", ["preconditions": ["asked"]])
-        let asked = try owner.send("navigate", ["session": "shared", "to": "app.Asked"])
-        let evaluate = try provider.serverRequest("precondition.evaluate")
-        let local = try a.client()
-        let waiting = try #require(try local.call("subscribe", ["session": "shared"])["pending"]?.arrayValue)
-        #expect(waiting.count == 1)
+        try Self.onTwoNodes { a, b in
+            let owner = try a.client()
+            try owner.call("session.open", ["name": "shared"])
+            let provider = try a.client()
+            try provider.call("provide", ["preconditions": ["asked"]])
+            let asked = try owner.send("navigate", ["session": "shared", "to": "app.Asked"])
+            let evaluate = try provider.serverRequest("precondition.evaluate")
+            let local = try a.client()
+            let waiting = try #require(try local.call("subscribe", ["session": "shared"])["pending"]?.arrayValue)
+            #expect(waiting.count == 1)
 
-        let watcher = try b.client()
-        let snapshot = try watcher.call("subscribe", ["session": "shared"])
-        #expect(snapshot["version"] == 0)
-        let again = try Self.nextNotification(watcher)
-        #expect(again["method"] == "navigationPending" && again["params"] == waiting[0], "\(again)")
-        // A second subscriber right after (within the owner's 100 ms between two announcements):
-        // it hears it too, from the announcement that answers both.
-        let second = try b.client()
-        try second.call("subscribe", ["session": "shared"])
-        let alsoHeard = try Self.nextNotification(second)
-        #expect(alsoHeard["method"] == "navigationPending" && alsoHeard["params"] == waiting[0], "\(alsoHeard)")
-        try provider.respond(to: evaluate, result: ["passed": true])
-        #expect(try owner.reply(to: asked)["result"]?["version"] == 1)
-        // (The first subscriber hears the second announcement too: the same params again.)
-        var committed = try Self.nextNotification(watcher)
-        while committed["method"] == "navigationPending" {
-            #expect(committed["params"] == waiting[0])
-            committed = try Self.nextNotification(watcher)
+            let watcher = try b.client()
+            let snapshot = try watcher.call("subscribe", ["session": "shared"])
+            #expect(snapshot["version"] == 0)
+            let again = try Self.nextNotification(watcher)
+            #expect(again["method"] == "navigationPending" && again["params"] == waiting[0], "\(again)")
+            // A second subscriber right after (within the owner's 100 ms between two announcements):
+            // it hears it too, from the announcement that answers both.
+            let second = try b.client()
+            try second.call("subscribe", ["session": "shared"])
+            let alsoHeard = try Self.nextNotification(second)
+            #expect(alsoHeard["method"] == "navigationPending" && alsoHeard["params"] == waiting[0], "\(alsoHeard)")
+            try provider.respond(to: evaluate, result: ["passed": true])
+            #expect(try owner.reply(to: asked)["result"]?["version"] == 1)
+            // (The first subscriber hears the second announcement too: the same params again.)
+            var committed = try Self.nextNotification(watcher)
+            while committed["method"] == "navigationPending" {
+                #expect(committed["params"] == waiting[0])
+                committed = try Self.nextNotification(watcher)
+            }
+            let ended = try Self.nextNotification(watcher)
+            #expect(committed["method"] == "stackChanged" && committed["params"]?["version"] == 1, "\(committed)")
+            #expect(ended["method"] == "navigationEnded" && ended["params"]?["status"] == "committed", "\(ended)")
+            #expect(ended["params"]?["navigation"] == waiting[0]["navigation"])
         }
-        let ended = try Self.nextNotification(watcher)
-        #expect(committed["method"] == "stackChanged" && committed["params"]?["version"] == 1, "\(committed)")
-        #expect(ended["method"] == "navigationEnded" && ended["params"]?["status"] == "committed", "\(ended)")
-        #expect(ended["params"]?["navigation"] == waiting[0]["navigation"])
     }
 
     /// Many navigations that wait at once, in many sessions (sent in one write: one loop iteration):
     /// a subscriber on another node hears each one's `navigationPending`, then its `navigationEnded`
     /// and `stackChanged` in the order the owner's subscribers do.
     @Test func aBurstOfWaitingNavigationsIsRelayedInOrder() throws {
-        let pg = try PostgresServer()
-        let graphDir = TempDir()
-        defer { graphDir.remove() }
-        let (a, b) = try Self.nodesOnPreconditionGraph(pg, in: graphDir)
-        let owner = try a.client()
-        let names = (0..<40).map { "burst\($0)" }
-        for n in names { try owner.call("session.open", ["name": .string(n)]) }
-        let local = try a.client()
-        let watcher = try b.client()
-        for n in names {
-            try local.call("subscribe", ["session": .string(n)])
-            try watcher.call("subscribe", ["session": .string(n)])
-        }
-        let provider = try a.client()
-        try provider.call("provide", ["preconditions": ["asked"]])
-        var burst = ""
-        for (i, n) in names.enumerated() {
-            burst += #"{"jsonrpc":"2.0","id":\#(9000 + i),"method":"navigate","params":{"session":"\#(n)","to":"app.Asked"}}"# + "\n"
-        }
-        try owner.sendRaw(burst)
-        for _ in names { try provider.respond(to: try provider.serverRequest("precondition.evaluate"), result: ["passed": true]) }
-        for i in names.indices { #expect(try owner.reply(to: .int(9000 + i))["result"]?["version"] == 1) }
-        // Each session's notifications, in order, as each side heard them.
-        func bySession(_ c: TestClient) throws -> [String: [JSONValue]] {
-            var out: [String: [JSONValue]] = [:]
-            while out.values.reduce(0, { $0 + $1.count }) < names.count * 3 {
-                let m = try Self.nextNotification(c)
-                out[m["params"]?["session"]?.stringValue ?? "?", default: []].append(m)
+        try Self.onTwoNodes { a, b in
+            let owner = try a.client()
+            let names = (0..<40).map { "burst\($0)" }
+            for n in names { try owner.call("session.open", ["name": .string(n)]) }
+            let local = try a.client()
+            let watcher = try b.client()
+            for n in names {
+                try local.call("subscribe", ["session": .string(n)])
+                try watcher.call("subscribe", ["session": .string(n)])
             }
-            return out
-        }
-        let here = try bySession(local), there = try bySession(watcher)
-        for n in names {
-            #expect(here[n]?.compactMap { $0["method"]?.stringValue } == ["navigationPending", "stackChanged", "navigationEnded"], "\(n): \(here[n] ?? [])")
-            #expect(there[n] == here[n], "\(n)")
+            let provider = try a.client()
+            try provider.call("provide", ["preconditions": ["asked"]])
+            var burst = ""
+            for (i, n) in names.enumerated() {
+                burst += #"{"jsonrpc":"2.0","id":\#(9000 + i),"method":"navigate","params":{"session":"\#(n)","to":"app.Asked"}}"# + "\n"
+            }
+            try owner.sendRaw(burst)
+            for _ in names { try provider.respond(to: try provider.serverRequest("precondition.evaluate"), result: ["passed": true]) }
+            for i in names.indices { #expect(try owner.reply(to: .int(9000 + i))["result"]?["version"] == 1) }
+            // Each session's notifications, in order, as each side heard them.
+            func bySession(_ c: TestClient) throws -> [String: [JSONValue]] {
+                var out: [String: [JSONValue]] = [:]
+                while out.values.reduce(0, { $0 + $1.count }) < names.count * 3 {
+                    let m = try Self.nextNotification(c)
+                    out[m["params"]?["session"]?.stringValue ?? "?", default: []].append(m)
+                }
+                return out
+            }
+            let here = try bySession(local), there = try bySession(watcher)
+            for n in names {
+                #expect(here[n]?.compactMap { $0["method"]?.stringValue } == ["navigationPending", "stackChanged", "navigationEnded"], "\(n): \(here[n] ?? [])")
+                #expect(there[n] == here[n], "\(n)")
+            }
         }
     }
 
     /// A relayed notification too large for a PostgreSQL notification (a flow's result of 9,000
     /// bytes) reaches subscribers on other nodes without its result, marked `truncated`.
     @Test func aRelayedNotificationTooLargeForPostgreSQLComesWithoutItsResult() throws {
-        let pg = try PostgresServer()
-        let graphDir = TempDir()
-        defer { graphDir.remove() }
-        let (a, b) = try Self.nodesOnPreconditionGraph(pg, in: graphDir)
-        let owner = try a.client()
-        let local = try a.client()
-        try local.call("subscribe", [:])
-        let watcher = try b.client()
-        try watcher.call("subscribe", [:])
-        _ = try owner.send("navigate", ["to": "app.Protected"])
-        let flow = try Self.peek(local) { $0["params"]?["flow"]?["node"]?.stringValue }
-        let user = String(repeating: "u", count: 9_000)
-        try owner.call("flowComplete", ["flow": .string(flow), "result": ["user": .string(user)]])
-        let here = try local.notification("flowCompleted")["params"]
-        let there = try watcher.notification("flowCompleted")["params"]
-        #expect(here?["result"]?["user"]?.stringValue == user)
-        #expect(there?["result"] == nil && there?["truncated"] == true, "\(String(describing: there))")
-        for key in ["session", "flow", "coordinator", "status"] { #expect(here?[key] != nil && here?[key] == there?[key]) }
+        try Self.onTwoNodes { a, b in
+            let owner = try a.client()
+            let local = try a.client()
+            try local.call("subscribe", [:])
+            let watcher = try b.client()
+            try watcher.call("subscribe", [:])
+            _ = try owner.send("navigate", ["to": "app.Protected"])
+            let flow = try Self.peek(local) { $0["params"]?["flow"]?["node"]?.stringValue }
+            let user = String(repeating: "u", count: 9_000)
+            try owner.call("flowComplete", ["flow": .string(flow), "result": ["user": .string(user)]])
+            let here = try local.notification("flowCompleted")["params"]
+            let there = try watcher.notification("flowCompleted")["params"]
+            #expect(here?["result"]?["user"]?.stringValue == user)
+            #expect(there?["result"] == nil && there?["truncated"] == true, "\(String(describing: there))")
+            for key in ["session", "flow", "coordinator", "status"] { #expect(here?[key] != nil && here?[key] == there?[key]) }
+        }
     }
 
     /// What `find` reads in the first notification `c` heard that it reads something in; the
