@@ -44,7 +44,7 @@ help:
 	@echo "  test-python       - the Python client's tests against the debug navd"
 	@echo "  test-web          - nav-web's server tests, then its page in a headless Chromium (part of make test)"
 	@echo "  fuzz              - every fuzz target for FUZZ_SECONDS (300)"
-	@echo "  fuzz-smoke        - every fuzz target for 15 s (part of make test)"
+	@echo "  fuzz-smoke        - every fuzz target for 6 s (part of make test)"
 	@echo "  chaos             - CHAOS_SECONDS (300) of faults on a three-node cluster, history checked"
 	@echo "  chaos-smoke       - 60 s of the same against the debug navd (part of make test)"
 	@echo "  soak              - SOAK_SECONDS (600) of load with kill -9 every minute"
@@ -158,9 +158,10 @@ FUZZ_SECONDS ?= 300
 fuzz: deps
 	scripts/fuzz.sh $(FUZZ_SECONDS)
 
-## The short run `make test` ends with: 15 s per target, one target per cpu at a time.
+## The short run `make test` ends with: 6 s per target (the seeds, then a little more), one target per cpu at a time;
+## `make fuzz` is the search.
 fuzz-smoke: deps
-	scripts/fuzz.sh 15
+	scripts/fuzz.sh 6
 
 ## make chaos: CHAOS_SECONDS (default 300) of keyed navigations and subscribers on three cluster nodes
 ## (a private PostgreSQL) while faults are injected at random: kill -9, SIGSTOP past the lease, a
