@@ -9,11 +9,15 @@ MAN_DATE=2026-11-26
 TOOLS=(navd navctl nav-tui navbench)
 swift package generate-manual --configuration debug --date "$MAN_DATE" \
     --authors "navd's authors" > .build/man.log 2>&1 || { cat .build/man.log >&2; exit 1; }
-# nav-web is a package of its own (Clients/web): its page comes from its own build.
-swift package --package-path Clients/web generate-manual --configuration debug --date "$MAN_DATE" \
-    --authors "navd's authors" >> .build/man.log 2>&1 || { cat .build/man.log >&2; exit 1; }
+# nav-web is a package of its own (Clients/web): its page comes from its debug build (checked for
+# warnings as `make web-build` does), by the tool the plugin above built and ran (the plugin itself
+# would build nav-web's package again in its own way, 15 s each time).
+scripts/web-build.sh >> .build/man.log 2>&1 || { cat .build/man.log >&2; exit 1; }
 out=.build/plugins/GenerateManual/outputs
-page() { if [ "$1" = nav-web ]; then echo "Clients/web/.build/plugins/GenerateManual/outputs/nav-web/nav-web.1"; else echo "$out/$1/$1.1"; fi; }
+mkdir -p "$out/nav-web"
+"$(swift build --show-bin-path)/generate-manual-tool" Clients/web/.build/debug/nav-web --date "$MAN_DATE" \
+    --authors "navd's authors" --output-directory "$out/nav-web" >> .build/man.log 2>&1 || { cat .build/man.log >&2; exit 1; }
+page() { echo "$out/$1/$1.1"; }
 TOOLS+=(nav-web)
 if [ "${1:-}" = --check ]; then
     stale=()
