@@ -288,9 +288,10 @@ web-build: deps
 embed-web:
 	python3 scripts/embed-web.py
 
-## nav-web's tests: its server through HummingbirdTesting (Clients/web/Tests, against the debug
-## navd), its page's mirror with node --test (Clients/web/tests/*.test.mjs, on the change fixtures
-## every mirror replays), then the page in a headless Chromium (Selenium, chromium-driver).
+## nav-web's tests: its server in the test process, over raw sockets (Clients/web/Tests, against
+## the debug navd), its page's mirror with node --test (Clients/web/tests/*.test.mjs, on the
+## change fixtures every mirror replays), then the page in a headless Chromium (Selenium,
+## chromium-driver).
 test-web: web-deps python-deps web-build
 	NAVD_BIN=$(CURDIR)/.build/debug/navd $(SWIFT) test --package-path Clients/web
 	node --test Clients/web/tests/

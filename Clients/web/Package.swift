@@ -3,9 +3,11 @@ import PackageDescription
 
 // nav-web, navd's browser front-end and inspector: a package of its own, so that navd and its
 // other clients build without SwiftNIO and Hummingbird (`make web` and `make test` build it).
-// NavWebServer is the server (options, access checks, the relay, metrics, the picture), tested
-// through HummingbirdTesting; nav-web only runs it. BuildInfo and its plugin are navd's own
-// (symbolic links), so that `nav-web --version` names the same release and commit.
+// NavWebServer is the server (options, access checks, the relay, metrics, the picture), tested in
+// this process through raw sockets (no HTTP client package: HummingbirdTesting's would compile
+// AsyncHTTPClient, NIOSSL and BoringSSL, most of a fresh build); nav-web only runs it. BuildInfo and
+// its plugin are navd's own (symbolic links), so that `nav-web --version` names the same release
+// and commit.
 let package = Package(
     name: "nav-web",
     platforms: [.macOS(.v14)],
@@ -37,7 +39,7 @@ let package = Package(
             name: "NavWebServerTests",
             dependencies: [
                 "NavWebServer",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
     ]

@@ -1,7 +1,5 @@
 import Foundation
-import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Logging
 import NIOCore
 import Testing
@@ -12,9 +10,9 @@ import Testing
 import Glibc
 #endif
 
-/// nav-web's server through HummingbirdTesting, against a real navd (the repository's debug build,
-/// or `$NAVD_BIN`): access checks, /healthz, /metrics and the WebSocket relay. The page itself is
-/// tested in Chromium (Clients/web/tests).
+/// nav-web's server, run in this process and spoken to over raw sockets (`RawClients.swift`),
+/// against a real navd (the repository's debug build, or `$NAVD_BIN`): access checks, /healthz,
+/// /metrics and the WebSocket relay. The page itself is tested in Chromium (Clients/web/tests).
 @Suite struct NavWebServerTests {
     static let token = "0123456789abcdef0123456789abcdef"
 
@@ -55,46 +53,52 @@ import Glibc
                  picture: GraphPicture(socketPath: socket, navd: "/nonexistent", graph: nil))
     }
 
-    func app(_ settings: Settings) -> some ApplicationProtocol {
+    /// `body` given the port of nav-web's server, serving `settings` on 127.0.0.1 in this process;
+    /// the server stops when it returns.
+    func serving(_ settings: Settings, _ body: (Int) async throws -> Void) async throws {
         var logger = Logger(label: "nav-web-test")
         logger.logLevel = .critical
-        return NavWeb.application(settings, port: 0, logger: logger) { _ in }
+        let (ports, listening) = AsyncStream<Int>.makeStream()
+        let app = NavWeb.application(settings, port: 0, logger: logger) { listening.yield($0) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
+            var next = ports.makeAsyncIterator()
+            let port = try #require(await next.next())
+            do { try await body(port) } catch { group.cancelAll(); throw error }
+            group.cancelAll()
+        }
     }
 
-    /// A request as a browser addresses it: `Host: localhost:PORT`.
-    func get(_ client: some TestClientProtocol, _ path: String, host: String? = nil, headers: HTTPFields = [:]) async throws -> TestClient.Response {
-        let port = try #require(client.port)
-        let c = TestClient(host: "localhost", port: port, configuration: .init(timeout: .seconds(20)))
-        c.connect()
-        defer { Task { try? await c.shutdown() } }
-        return try await c.execute(.init(path, method: .get, authority: host ?? "localhost:\(port)", headers: headers))
+    /// A GET as a browser addresses it: `Host: localhost:PORT`.
+    func get(_ port: Int, _ path: String, host: String? = nil, headers: [String] = []) async throws -> HTTPResponse {
+        let request = (["GET \(path) HTTP/1.1", "Host: \(host ?? "localhost:\(port)")", "Connection: close"] + headers)
+            .joined(separator: "\r\n") + "\r\n\r\n"
+        return try await offThePool { try HTTPResponse(port: port, request: request) }
     }
 
-    static func bearer(_ token: String = token) -> HTTPFields { [.authorization: "Bearer " + token] }
-
-    func body(_ r: TestClient.Response) -> String { r.body.map { String(buffer: $0) } ?? "" }
+    static func bearer(_ token: String = token) -> [String] { ["Authorization: Bearer " + token] }
 
     @Test func everyRequestButHealthzNeedsTheTokenAndThisServersHost() async throws {
         let navd = try Navd()
-        try await app(settings(navd.socket)).test(.live) { client in
-            #expect(try await get(client, "/").status == .unauthorized)
-            #expect(try await get(client, "/", headers: Self.bearer("0123456789abcdef0123456789abcdee")).status == .unauthorized)
-            let first = try await get(client, "/?token=" + Self.token)
-            #expect(first.status == .ok)
-            #expect(first.headers[.setCookie]?.contains("navweb_token=\(Self.token); Path=/; HttpOnly; SameSite=Strict") == true)
-            #expect(try await get(client, "/app.js", headers: [.cookie: "navweb_token=" + Self.token]).status == .ok)
+        try await serving(settings(navd.socket)) { port in
+            #expect(try await get(port, "/").status == 401)
+            #expect(try await get(port, "/", headers: Self.bearer("0123456789abcdef0123456789abcdee")).status == 401)
+            let first = try await get(port, "/?token=" + Self.token)
+            #expect(first.status == 200)
+            #expect(first.header("set-cookie")?.contains("navweb_token=\(Self.token); Path=/; HttpOnly; SameSite=Strict") == true)
+            #expect(try await get(port, "/app.js", headers: ["Cookie: navweb_token=" + Self.token]).status == 200)
             // A page of another site whose name resolves here (DNS rebinding) is refused, token or not.
-            let rebound = try await get(client, "/metrics", host: "evil.example:\(client.port ?? 0)", headers: Self.bearer())
-            #expect(rebound.status == .forbidden && body(rebound).contains("Host header"))
-            let health = try await get(client, "/healthz")
-            #expect(health.status == .ok && body(health) == "ok\n")
+            let rebound = try await get(port, "/metrics", host: "evil.example:\(port)", headers: Self.bearer())
+            #expect(rebound.status == 403 && rebound.body.contains("Host header"))
+            let health = try await get(port, "/healthz")
+            #expect(health.status == 200 && health.body == "ok\n")
         }
     }
 
     @Test func healthzSaysWhenNavdDoesNotAnswer() async throws {
-        try await app(settings("/nonexistent/navd.sock")).test(.live) { client in
-            let r = try await get(client, "/healthz")
-            #expect(r.status == .serviceUnavailable && body(r).contains("/nonexistent/navd.sock"), "\(body(r))")
+        try await serving(settings("/nonexistent/navd.sock")) { port in
+            let r = try await get(port, "/healthz")
+            #expect(r.status == 503 && r.body.contains("/nonexistent/navd.sock"), "\(r.body)")
         }
     }
 
@@ -104,10 +108,10 @@ import Glibc
         let navd = try Navd()
         for _ in 0..<3 { _ = try await NavdConnection.call(navd.socket, method: "ping") }
         _ = try? await NavdConnection.call(navd.socket, method: "navigate", params: ["to": "nowhere.Nothing"])
-        try await app(settings(navd.socket)).test(.live) { client in
-            let r = try await get(client, "/metrics", headers: Self.bearer())
-            #expect(r.status == .ok)
-            let text = body(r)
+        try await serving(settings(navd.socket)) { port in
+            let r = try await get(port, "/metrics", headers: Self.bearer())
+            #expect(r.status == 200)
+            let text = r.body
             #expect(text.contains("# TYPE navd_request_duration_seconds histogram"))
             #expect(text.contains(#"navd_method_requests_total{method="ping"} 3"#), "\(text)")
             #expect(text.contains(#"navd_method_errors_total{method="navigate"} 1"#))
@@ -156,13 +160,14 @@ import Glibc
     /// hello, navd's answer, a framing attack and a change refused by nav-web under --read-only.
     @Test func theWebSocketRelaysToNavd() async throws {
         let navd = try Navd()
-        try await app(settings(navd.socket, readOnly: true)).test(.live) { client in
-            let port = try #require(client.port)
-            let ws = try RawWebSocket(port: port, headers: ["Origin: http://localhost:\(port)", "Cookie: navweb_token=" + Self.token])
-            try ws.send(#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
-            try ws.send("Content-Length: 64\r")
-            try ws.send(#"{"jsonrpc":"2.0","id":2,"method":"navigate","params":{"to":"cart.Cart"}}"#)
-            let lines = try (0..<4).map { _ in try ws.receive() }
+        try await serving(settings(navd.socket, readOnly: true)) { port in
+            let ws = try await offThePool { try RawWebSocket(port: port, headers: ["Origin: http://localhost:\(port)", "Cookie: navweb_token=" + Self.token]) }
+            let lines = try await offThePool {
+                try ws.send(#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+                try ws.send("Content-Length: 64\r")
+                try ws.send(#"{"jsonrpc":"2.0","id":2,"method":"navigate","params":{"to":"cart.Cart"}}"#)
+                return try (0..<4).map { _ in try ws.receive() }
+            }
             #expect(lines.first?.contains(#""navweb.hello""#) == true && lines.first?.contains(#""readOnly":true"#) == true, "\(lines)")
             #expect(lines.contains(#"{"jsonrpc":"2.0","id":1,"result":"pong"}"#), "\(lines)")
             #expect(lines.contains { $0.contains("-32700") }, "the header is answered by nav-web: \(lines)")
@@ -170,12 +175,16 @@ import Glibc
             // Past the documented 1 MiB a message closes the WebSocket with 1009 (message too big).
             // The server closes as soon as it reads the frame's length: the rest of the frame, when
             // the kernel has not taken it all yet, meets a reset, and the close frame is still read.
-            try ws.send(String(repeating: " ", count: Relay.maxMessage + 1), untilClosed: true)
-            #expect(try ws.closeCode() == 1009)
-            // From another site's page (its Origin), the upgrade is refused.
-            #expect(throws: (any Error).self) {
-                try RawWebSocket(port: port, headers: ["Origin: http://evil.example", "Cookie: navweb_token=" + Self.token])
+            let code = try await offThePool {
+                try ws.send(String(repeating: " ", count: Relay.maxMessage + 1), untilClosed: true)
+                return try ws.closeCode()
             }
+            #expect(code == 1009)
+            // From another site's page (its Origin), the upgrade is refused.
+            let refused = try await offThePool {
+                do { _ = try RawWebSocket(port: port, headers: ["Origin: http://evil.example", "Cookie: navweb_token=" + Self.token]); return false } catch { return true }
+            }
+            #expect(refused)
         }
         // navd's main session is where it started: nothing that changes reached it.
         let tree = try await NavdConnection.call(navd.socket, method: "tree") as? [String: Any]
@@ -194,113 +203,5 @@ import Glibc
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: dir + "/token")
         #expect(throws: (any Error).self) { try Token.fromFile(dir + "/token") }
         #expect(throws: (any Error).self) { try NavWeb.parse(["--token", Self.token]).validate() }
-    }
-}
-
-/// A WebSocket client written from RFC 6455 over a blocking TCP socket, so that the test sends the
-/// exact headers a browser sends (Hummingbird's client sets an Origin of its own).
-final class RawWebSocket {
-    struct Refused: Error { let response: String }
-    let fd: Int32
-    private var input: [UInt8] = []
-
-    init(port: Int, headers: [String]) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var tv = timeval(tv_sec: 20, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        // A small send buffer: a frame the server refuses part way is always cut by its reset, as
-        // on a loaded machine, rather than only when the kernel cannot take the whole frame at once.
-        var sendBuffer: Int32 = 16_384
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
-        let connected = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { close(fd); throw Refused(response: "connect: \(errno)") }
-        let request = (["GET /ws HTTP/1.1", "Host: localhost:\(port)", "Upgrade: websocket", "Connection: Upgrade",
-                        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"] + headers)
-            .joined(separator: "\r\n") + "\r\n\r\n"
-        try write(Array(request.utf8))
-        var head = ""
-        while !head.hasSuffix("\r\n\r\n") {
-            guard let b = try byte() else { break }
-            head.append(Character(UnicodeScalar(b)))
-        }
-        guard head.hasPrefix("HTTP/1.1 101") else { close(fd); throw Refused(response: head) }
-    }
-
-    deinit { close(fd) }
-
-    /// Writes every byte; with `untilClosed`, a connection the server resets or closes ends the write
-    /// without an error (the server may answer a frame before reading all of it).
-    private func write(_ bytes: [UInt8], untilClosed: Bool = false) throws {
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n <= 0 && untilClosed && (errno == ECONNRESET || errno == EPIPE) { return }
-            guard n > 0 else { throw Refused(response: "send: \(errno)") }
-            sent += n
-        }
-    }
-
-    private func byte() throws -> UInt8? {
-        if input.isEmpty {
-            var buf = [UInt8](repeating: 0, count: 65_536)
-            let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            guard n > 0 else { return nil }
-            input = Array(buf[0..<n].reversed())
-        }
-        return input.popLast()
-    }
-
-    private func bytes(_ n: Int) throws -> [UInt8] {
-        try (0..<n).map { _ in guard let b = try byte() else { throw Refused(response: "connection closed") }; return b }
-    }
-
-    /// Sends one masked text frame (a client's frames are masked); `untilClosed` as in ``write(_:untilClosed:)``.
-    func send(_ text: String, untilClosed: Bool = false) throws {
-        let payload = Array(text.utf8)
-        var frame: [UInt8] = [0x81]
-        if payload.count < 126 {
-            frame.append(0x80 | UInt8(payload.count))
-        } else if payload.count < 65_536 {
-            frame += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
-        } else {
-            frame.append(0x80 | 127)
-            frame += (0..<8).reversed().map { UInt8((payload.count >> ($0 * 8)) & 0xFF) }
-        }
-        let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
-        frame += mask
-        frame += payload.enumerated().map { $0.element ^ mask[$0.offset & 3] }
-        try write(frame, untilClosed: untilClosed)
-    }
-
-    /// The next frame: its opcode and payload.
-    private func frame() throws -> (opcode: UInt8, payload: [UInt8]) {
-        let h = try bytes(2)
-        var length = Int(h[1] & 0x7F)
-        if length == 126 { length = try bytes(2).reduce(0) { $0 << 8 | Int($1) } }
-        if length == 127 { length = try bytes(8).reduce(0) { $0 << 8 | Int($1) } }
-        return (h[0] & 0x0F, try bytes(length))
-    }
-
-    /// The next text message.
-    func receive() throws -> String {
-        while true {
-            let f = try frame()
-            if f.opcode == 1 { return String(decoding: f.payload, as: UTF8.self) }
-            if f.opcode == 8 { throw Refused(response: "closed") }
-        }
-    }
-
-    /// The code of the close frame the server sends next (text messages before it are skipped).
-    func closeCode() throws -> Int {
-        while true {
-            let f = try frame()
-            if f.opcode == 8 { return f.payload.count >= 2 ? Int(f.payload[0]) << 8 | Int(f.payload[1]) : 1005 }
-        }
     }
 }
