@@ -64,8 +64,8 @@ import Glibc
             group.addTask { try await app.runService(gracefulShutdownSignals: []) }
             var next = ports.makeAsyncIterator()
             let port = try #require(await next.next())
-            do { try await body(port) } catch { group.cancelAll(); throw error }
-            group.cancelAll()
+            defer { group.cancelAll() }
+            try await body(port)
         }
     }
 
