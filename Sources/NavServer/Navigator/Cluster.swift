@@ -237,18 +237,33 @@ extension Navigator {
         let now = loop.now
         if now >= st.pendingAnnouncedAgainAt &+ Self.pendingAskInterval {
             announcePendingAgain(st, at: now)
-            return
+        } else {
+            pendingAsks.insert(name)
+            if pendingAskTimer == nil { answerPendingAsks(after: st.pendingAnnouncedAgainAt &+ Self.pendingAskInterval - now) }
         }
-        pendingAsks.insert(name)
-        guard pendingAskTimer == nil else { return }
+    }
+
+    /// In `milliseconds`, the asks waiting whose session's interval has passed are answered; the
+    /// others wait for the end of theirs.
+    private func answerPendingAsks(after milliseconds: UInt64) {
         let t = Timer(loop: loop)
         pendingAskTimer = t
-        t.start(milliseconds: Self.pendingAskInterval) { [unowned self] in
+        t.start(milliseconds: max(1, milliseconds)) { [unowned self] in
             pendingAskTimer?.close()
             pendingAskTimer = nil
-            let names = pendingAsks
-            pendingAsks = []
-            for n in names { if let st = sessions[n] { announcePendingAgain(st, at: loop.now) } }
+            let now = loop.now
+            var next: UInt64?
+            for name in pendingAsks {
+                guard let st = sessions[name] else { pendingAsks.remove(name); continue }
+                let due = st.pendingAnnouncedAgainAt &+ Self.pendingAskInterval
+                if now >= due {
+                    pendingAsks.remove(name)
+                    announcePendingAgain(st, at: now)
+                } else {
+                    next = min(next ?? due, due)
+                }
+            }
+            if let next { answerPendingAsks(after: next - now) }
         }
     }
 
