@@ -114,19 +114,9 @@ run: build
 	@echo "stop: Ctrl-C"
 	exec .build/release/navd --socket $(SOCKET)
 
-test: build-debug
-	scripts/profile-sources.sh --check
-	scripts/lint.sh
-	scripts/man.sh --check
-	python3 scripts/protocol.py --check
-	python3 scripts/embed-web.py --check
-	SWIFT=$(SWIFT) scripts/swift-test.sh
-	$(MAKE) test-web
-	$(MAKE) test-python
-	scripts/client-package.sh
-	$(MAKE) build-no-cluster
-	$(MAKE) fuzz-smoke
-	$(MAKE) chaos-smoke
+## make test: scripts/test.sh (the order and what runs beside what are described there).
+test: deps web-deps python-deps
+	MAKE="$(MAKE)" SWIFT=$(SWIFT) scripts/test.sh
 
 ## navd without cluster mode (NAVD_CLUSTER=off): NavCluster and libpq are not built or linked, and
 ## `--store` says so. Checked in `make test`.
@@ -293,7 +283,7 @@ embed-web:
 ## change fixtures every mirror replays), then the page in a headless Chromium (Selenium,
 ## chromium-driver).
 test-web: web-deps python-deps web-build
-	NAVD_BIN=$(CURDIR)/.build/debug/navd $(SWIFT) test --package-path Clients/web
+	NAVD_BIN=$(CURDIR)/.build/debug/navd $(SWIFT) test --skip-build --package-path Clients/web
 	node --test Clients/web/tests/
 	@rm -f .build/web-screenshots/figures.txt
 	NAVD_BIN=$(CURDIR)/.build/debug/navd NAVWEB_BIN=$(CURDIR)/Clients/web/.build/debug/nav-web \

@@ -5,8 +5,11 @@
 #   NAVD_FUZZ_TARGET=json .build-fuzz/debug/navd-fuzz .build-fuzz/artifacts/crash-…
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET…]      (FUZZ_JOBS=N: targets run at once, default one per cpu)
+#   scripts/fuzz.sh --build                  (only the build: make test builds it beside other work)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+BUILD_ONLY=
+[ "${1:-}" = --build ] && BUILD_ONLY=1
 SECONDS_EACH=${1:-60}
 shift || true
 TARGETS=${*:-framing json graph argv state session log coverage policy}
@@ -15,6 +18,7 @@ TARGETS=${*:-framing json graph argv state session log coverage policy}
 swift build --product navd-fuzz --scratch-path .build-fuzz \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xswiftc -parse-as-library \
     -Xcxx -fsanitize=fuzzer-no-link,address >/dev/null
+[ -z "$BUILD_ONLY" ] || { echo "fuzz: built .build-fuzz/debug/navd-fuzz"; exit 0; }
 BIN=.build-fuzz/debug/navd-fuzz
 mkdir -p .build-fuzz/artifacts
 # The targets that write files (log) write them here, removed at the end.

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# make test: every build, check and test, in an order that keeps both cpus busy.
+#
+#   1. navd's debug build with its tests, and nav-web's package (its own build folder) beside it:
+#      neither build keeps two cpus busy alone.
+#   2. The builds only `make test` needs (NavClient as another package's dependency, navd without
+#      cluster mode, the fuzz targets with their sanitizers) start in the background at the lowest
+#      priority (nice 19): they take the cpu the tests leave idle, and a test's process still gets
+#      a cpu as soon as it wants one. Their output goes to .build/test-background.log, printed once
+#      they end.
+#   3. The checks and the tests, one after the other: profile, lint, man pages, protocol, embedded
+#      page, the Swift tests, nav-web's, the Python client's, the chaos run.
+#   4. The background builds' results, then the fuzz smoke (which needs both cpus).
+#
+# Exits with the first failure's status; a failure stops the run (the background work is stopped too).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+MAKE=${MAKE:-make}
+SWIFT=${SWIFT:-swift}
+export SWIFT
+mkdir -p .build
+start=$(date +%s)
+web_log=.build/test-web-build.log
+bg_log=.build/test-background.log
+bg_status=.build/test-background.status
+web_pid= bg_pid=
+
+stop_background() {
+    for p in $web_pid $bg_pid; do kill -- "-$p" 2>/dev/null || kill "$p" 2>/dev/null; done
+}
+trap stop_background EXIT
+fail() {
+    local status=$1; shift
+    echo "test: FAILED ($*, status $status, after $(( $(date +%s) - start )) s)" >&2
+    exit "$status"
+}
+run() { "$@" || fail $? "$*"; }
+# A job in a process group of its own, so that a failure elsewhere stops all of it.
+in_background() { setsid "$@" & }
+
+# 1. The two builds side by side.
+echo "test: building nav-web's package beside navd's debug build ($web_log)"
+in_background bash -c "scripts/web-build.sh > $web_log 2>&1"
+web_pid=$!
+run scripts/build-debug.sh
+wait "$web_pid"
+status=$?
+web_pid=
+if [ "$status" -ne 0 ]; then
+    cat "$web_log" >&2
+    fail "$status" "scripts/web-build.sh"
+fi
+echo "test: nav-web's package: $(grep -a 'Build complete' "$web_log" | tail -n 1)"
+
+# 2. The builds only make test needs, at the lowest priority, while the tests run.
+rm -f "$bg_status"
+echo "test: in the background at nice 19 ($bg_log): scripts/client-package.sh, make build-no-cluster, scripts/fuzz.sh --build"
+in_background nice -n 19 bash -c "
+    for step in 'scripts/client-package.sh' '$MAKE --no-print-directory build-no-cluster' 'scripts/fuzz.sh --build'; do
+        echo \"== \$step\"
+        \$step || { echo \"\$? \$step\" > $bg_status; exit 1; }
+    done
+    echo 0 > $bg_status" > "$bg_log" 2>&1
+bg_pid=$!
+
+# 3. The checks and the tests.
+run scripts/profile-sources.sh --check
+run scripts/lint.sh
+run scripts/man.sh --check
+run python3 scripts/protocol.py --check
+run python3 scripts/embed-web.py --check
+run scripts/swift-test.sh
+run "$MAKE" --no-print-directory test-web
+run "$MAKE" --no-print-directory test-python
+run "$MAKE" --no-print-directory chaos-smoke
+
+# 4. The background builds, then the fuzz smoke.
+wait "$bg_pid"
+bg_pid=
+echo "test: the background builds ($bg_log):"
+cat "$bg_log"
+read -r status step < "$bg_status" 2>/dev/null || { status=1; step="the background builds (no status)"; }
+[ "$status" = 0 ] || fail "$status" "$step"
+run "$MAKE" --no-print-directory fuzz-smoke
+echo "test: every build, check and test passed in $(( $(date +%s) - start )) s"
