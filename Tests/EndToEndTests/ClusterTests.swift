@@ -224,7 +224,8 @@ import Glibc
 
     /// A subscriber that joins on another node while a navigation of the session waits on its
     /// owner hears, after its snapshot, that navigation's `navigationPending` with the params the
-    /// owner's own `subscribe` answers in `pending`, then its commit and its `navigationEnded`.
+    /// owner's own `subscribe` answers in `pending`, then its commit and its `navigationEnded`; each
+    /// subscriber hears the announcement once, however many others join meanwhile.
     @Test func aSubscriberOnAnotherNodeHearsWhatWasAlreadyWaiting() throws {
         try Self.onTwoNodes { a, b in
             let owner = try a.client()
@@ -250,16 +251,44 @@ import Glibc
             #expect(alsoHeard["method"] == "navigationPending" && alsoHeard["params"] == waiting[0], "\(alsoHeard)")
             try provider.respond(to: evaluate, result: ["passed": true])
             #expect(try owner.reply(to: asked)["result"]?["version"] == 1)
-            // (The first subscriber hears the second announcement too: the same params again.)
-            var committed = try Self.nextNotification(watcher)
-            while committed["method"] == "navigationPending" {
-                #expect(committed["params"] == waiting[0])
-                committed = try Self.nextNotification(watcher)
+            // Each heard it once: the announcement made again for the second subscriber goes to
+            // neither the first (which heard it) nor, a second time, the second.
+            for c in [watcher, second] {
+                let committed = try Self.nextNotification(c)
+                let ended = try Self.nextNotification(c)
+                #expect(committed["method"] == "stackChanged" && committed["params"]?["version"] == 1, "\(committed)")
+                #expect(ended["method"] == "navigationEnded" && ended["params"]?["status"] == "committed", "\(ended)")
+                #expect(ended["params"]?["navigation"] == waiting[0]["navigation"])
             }
-            let ended = try Self.nextNotification(watcher)
-            #expect(committed["method"] == "stackChanged" && committed["params"]?["version"] == 1, "\(committed)")
-            #expect(ended["method"] == "navigationEnded" && ended["params"]?["status"] == "committed", "\(ended)")
-            #expect(ended["params"]?["navigation"] == waiting[0]["navigation"])
+        }
+    }
+
+    /// A subscriber on another node that heard a navigation's `navigationPending` as it happened
+    /// does not hear it again when another subscriber joins there while it waits (the owner
+    /// announces it again for the newcomer, who hears it after its snapshot).
+    @Test func aWaitingNavigationIsHeardOnceWhenAnotherSubscriberJoins() throws {
+        try Self.onTwoNodes { a, b in
+            let owner = try a.client()
+            try owner.call("session.open", ["name": "shared"])
+            let watcher = try b.client()
+            try watcher.call("subscribe", ["session": "shared"])
+            let provider = try a.client()
+            try provider.call("provide", ["preconditions": ["asked"]])
+            let asked = try owner.send("navigate", ["session": "shared", "to": "app.Asked"])
+            let evaluate = try provider.serverRequest("precondition.evaluate")
+            let pending = try Self.nextNotification(watcher)
+            #expect(pending["method"] == "navigationPending", "\(pending)")
+            let newcomer = try b.client()
+            try newcomer.call("subscribe", ["session": "shared"])
+            let toNewcomer = try Self.nextNotification(newcomer)
+            #expect(toNewcomer == pending, "\(toNewcomer)")
+            try provider.respond(to: evaluate, result: ["passed": true])
+            #expect(try owner.reply(to: asked)["result"]?["version"] == 1)
+            for c in [watcher, newcomer] {
+                let methods = try Self.heard(by: c, through: 1).compactMap { $0["method"]?.stringValue }
+                #expect(methods == ["stackChanged"], "after the navigationPending: \(methods)")
+                #expect(try Self.nextNotification(c)["method"] == "navigationEnded")
+            }
         }
     }
 

@@ -26,11 +26,23 @@ final class Mirror {
     /// The most notifications kept while a snapshot is read; past it they are dropped and another
     /// snapshot is read.
     static let maxBuffered = 1_024
+    /// The navigations waiting on the owner whose `navigationPending` this node forwarded, with
+    /// its params and the subscribers it went to. The owner announces what waits again when a
+    /// subscriber joins on some node (``Navigator/pendingAsked(_:)``); the same announcement again
+    /// goes only to the subscribers here that have not heard it, so that none hears it twice. An
+    /// entry goes with the navigation's `navigationEnded`.
+    var announced: [String: (params: JSONValue, heard: Set<Int>)] = [:]
+    /// The most entries of ``announced`` (a navigation whose end was never relayed, its owner gone,
+    /// stays until then): past it they are forgotten, and a subscriber may hear one again.
+    static let maxAnnounced = 1_024
+    /// An audience nobody joins: a notification for one subscriber goes to it, with `also:`.
+    let nobody: any Audience
 
-    init(name: String, version: Int, audience: any Audience) {
+    init(name: String, version: Int, audience: any Audience, nobody: any Audience) {
         self.name = name
         self.version = version
         self.subscribers = Listeners(audience)
+        self.nobody = nobody
     }
 }
 
@@ -115,6 +127,20 @@ extension Navigator {
             if replayed { return }
             if m.buffered.count < Mirror.maxBuffered { m.buffered.append((version, payload)) }
             return refetch(m)
+        }
+        if method == "navigationPending" || method == "navigationEnded", let id = params["navigation"]?.stringValue {
+            if method == "navigationEnded" {
+                m.announced[id] = nil
+            } else if let (said, heard) = m.announced[id], said == params {
+                // Announced again for a subscriber that joined (here or on another node).
+                let newcomers = m.subscribers.clients.values.filter { !heard.contains($0.id) }
+                for c in newcomers { publisher.notify(method, params, to: m.nobody, also: c) }
+                m.announced[id]?.heard.formUnion(newcomers.map(\.id))
+                return
+            } else {
+                if m.announced.count >= Mirror.maxAnnounced { m.announced = [:] }
+                m.announced[id] = (params, Set(m.subscribers.clients.keys))
+            }
         }
         publisher.notify(method, params, to: m.subscribers.audience)
     }
@@ -204,11 +230,13 @@ extension Navigator {
                 subscribe(c, to: local)
                 return reply.succeed(Snapshot(session: local.session, subscription: (.full, local.ref)))
             }
-            let m = mirrors[name] ?? Mirror(name: name, version: s.version, audience: publisher.makeAudience())
+            let m = mirrors[name] ?? Mirror(name: name, version: s.version, audience: publisher.makeAudience(), nobody: publisher.makeAudience())
             mirrors[name] = m
             if !c.isClosed && m.subscribers.insert(c) {
                 c.subscriptions.insert(name)
                 watch(c)
+                // Subscribed again: it hears what waits again, after its snapshot.
+                for id in m.announced.keys { m.announced[id]?.heard.remove(c.id) }
             }
             reply.succeed(Snapshot(session: s, subscription: (.full, nil)))
             // The navigations waiting there: their owner announces them again (`navigationPending`),
@@ -298,7 +326,7 @@ extension Navigator {
         // meanwhile (its notifications are not forwarded while the session is held here): the
         // session is read from the store, and a snapshot sent if it is newer.
         let told = placement.storedVersion(of: name) ?? state.session.version
-        let m = mirrors[name] ?? Mirror(name: name, version: told, audience: publisher.makeAudience())
+        let m = mirrors[name] ?? Mirror(name: name, version: told, audience: publisher.makeAudience(), nobody: publisher.makeAudience())
         mirrors[name] = m
         for c in state.subscribers.clients.values {
             if !c.isClosed {
