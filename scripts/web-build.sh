@@ -4,6 +4,9 @@
 # a build without them and one with them each compile part of Hummingbird again (12-20 s a switch).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# make test (scripts/test.sh) builds it first, beside navd's build, and sets NAVWEB_BUILT for the
+# steps after: a build again could only repeat it (SwiftPM sometimes compiles Hummingbird again).
+if [ -n "${NAVWEB_BUILT:-}" ]; then echo "web-build: built earlier in this run"; exit 0; fi
 mkdir -p Clients/web/.build
 log=Clients/web/.build/build.log
 ${SWIFT:-swift} build --package-path Clients/web --build-tests 2>&1 | tee "$log"
