@@ -11,11 +11,11 @@ import Glibc
 
 /// Fuzz targets for every parser a client, a graph file or a state file reaches, and for sequences of
 /// requests. One binary, the target chosen by `NAVD_FUZZ_TARGET` (framing, json, graph, argv, state,
-/// session, log, coverage, policy). Built with `-sanitize=fuzzer,address -DFUZZING`
+/// session, log, coverage, policy, pattern). Built with `-sanitize=fuzzer,address -DFUZZING`
 /// (`make fuzz`) it is a libFuzzer binary; built plainly it runs the files given as arguments
 /// through the target (replaying a corpus or a crash).
 enum FuzzTarget: String, CaseIterable {
-    case framing, json, graph, argv, state, session, log, coverage, policy
+    case framing, json, graph, argv, state, session, log, coverage, policy, pattern
 
     static var current: FuzzTarget {
         guard let name = getenv("NAVD_FUZZ_TARGET").map({ String(cString: $0) }), let t = FuzzTarget(rawValue: name) else {
@@ -36,6 +36,7 @@ enum FuzzTarget: String, CaseIterable {
         case .log: fuzzLog(data)
         case .coverage: fuzzCoverage(data)
         case .policy: fuzzPolicy(data)
+        case .pattern: fuzzPattern(data)
         }
     }
 }
@@ -120,6 +121,27 @@ func fuzzPolicy(_ data: UnsafeRawBufferPointer) {
     ]
     let again = PolicyFile.parse(JSONWriter.string(written), file: "again.json", maxNodes: 1 << 20)
     require(again.policy == policy, "written as JSON and read again, the policy differs: \(again.diagnostics.sorted)")
+}
+
+/// A setup schema's `pattern`: the first line compiles or is refused with a position inside it;
+/// one that compiles is matched against each later line, and against the pattern's own text,
+/// in time linear in the string (a run that takes long is a libFuzzer timeout).
+func fuzzPattern(_ data: UnsafeRawBufferPointer) {
+    let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    let source = lines[0]
+    let pattern: Pattern
+    do {
+        pattern = try Pattern(source)
+    } catch {
+        let n = source.unicodeScalars.count
+        require(error.offset >= 0 && (error.offset < n || n == 0), "error offset \(error.offset) outside a pattern of \(n) characters: \(error)")
+        return
+    }
+    _ = pattern.matches(source)
+    for s in lines.dropFirst() {
+        // Some part matches, then so does the string with more around it.
+        if pattern.matches(s) { require(pattern.matches("\u{1F}" + s + "\u{1F}") || source.contains("^") || source.contains("$"), "`\(source)` matches \(s) but not with more around it") }
+    }
 }
 
 func fuzzGraph(_ data: UnsafeRawBufferPointer) {

@@ -39,7 +39,7 @@ public final class Schema: Sendable {
     public let enumValues: [JSONValue]?
     public let minLength: Int?
     public let maxLength: Int?
-    public let pattern: (source: String, regex: Immutable<Regex<AnyRegexOutput>>)?
+    public let pattern: Pattern?
     public let minimum: Double?
     public let maximum: Double?
     public let items: Schema?
@@ -207,14 +207,14 @@ public final class Schema: Sendable {
         return nil
     }
 
-    private static func compilePattern(_ o: JSONObject, pointer: String, errors: inout [CompileError]) -> (source: String, regex: Immutable<Regex<AnyRegexOutput>>)? {
+    private static func compilePattern(_ o: JSONObject, pointer: String, errors: inout [CompileError]) -> Pattern? {
         guard let p = o["pattern"] else { return nil }
         guard let s = p.stringValue else {
             errors.append(CompileError(pointer: pointer + "/pattern", message: "`pattern` must be a regular expression string"))
             return nil
         }
         do {
-            return (s, Immutable(try Regex(s)))
+            return try Pattern(s)
         } catch {
             errors.append(CompileError(pointer: pointer + "/pattern", message: "`\(s)` is not a valid regular expression: \(error)"))
             return nil
@@ -300,13 +300,12 @@ public final class Schema: Sendable {
         return nil
     }
 
-    /// Whether `s` matches `pattern`. Out of line: a `Regex` (a resilient generic type) in a
-    /// function's frame costs that function a metadata lookup and a stack slot sized at run time
-    /// on every call, whether the schema has a pattern or not.
+    /// Whether `s` matches `pattern` (in time linear in `s`: ``Pattern``). Out of line: the
+    /// check is rare on the navigation path.
     @inline(never)
     private func matchesPattern(_ s: String) -> Bool {
         guard let pattern else { return true }
-        return (try? pattern.regex.value.firstMatch(in: s)) != nil
+        return pattern.matches(s)
     }
 
     /// Whether `value` matches: the same rules as ``check(_:)``, answered yes or no.

@@ -44,6 +44,33 @@ import Glibc
         #expect(try d.client().call("ping", timeout: 1) == "pong")
     }
 
+    /// A setup field's pattern that a backtracking matcher takes exponential time on (`^(a+)+$`
+    /// against a long run of `a` and one other character): the navigation is answered at once with
+    /// invalidSetup, the event loop never blocked; and a pattern that needs backtracking is refused
+    /// at load, with where it is.
+    @Test func aPatternWithNestedQuantifiersIsMatchedInOnePass() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let yaml = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Code]}
+              Code: {setup: {type: object, required: [k], properties: {k: {type: string, pattern: "^(a+)+$"}}}}
+            """
+        try yaml.write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
+        let d = try Daemon(arguments: ["--graph", dir.path])
+        let c = try d.client()
+        let e = try c.callError("navigate", ["to": "Code", "with": ["k": .string(String(repeating: "a", count: 4_000) + "!")]], timeout: 5)
+        #expect(e["data"]?["kind"] == "invalidSetup" && e["data"]?["rule"] == "pattern", "\(e)")
+        #expect(try c.call("navigate", ["to": "Code", "with": ["k": "aaaa"]], timeout: 5)["version"] == 1)
+        #expect(try d.client().call("ping", timeout: 1) == "pong")
+
+        try yaml.replacingOccurrences(of: "^(a+)+$", with: "^(a)\\\\1$").write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
+        let check = try runCommand(Repo.binary("navd"), ["check", dir.path])
+        #expect(check.status != 0)
+        #expect((check.stdout + check.stderr).contains("backreferences (`\\1`) are not supported: navd matches patterns without backtracking (at character 5)"), "\(check.stdout + check.stderr)")
+    }
+
     /// A NUL byte would cut the argument silently: the navigation is refused with invalidParams.
     @Test func aNULByteInASubstitutedValueIsRefused() throws {
         let dir = TempDir()
