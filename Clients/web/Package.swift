@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 // nav-web, navd's browser front-end and inspector: a package of its own, so that navd and its
@@ -13,7 +13,9 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [.executable(name: "nav-web", targets: ["nav-web"])],
     dependencies: [
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // Without Hummingbird's default traits: nav-web reads no swift-configuration (whose package
+        // it would compile) and encodes no URL form with full Foundation.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
