@@ -14,7 +14,7 @@
 public struct Pattern: Sendable {
     /// The longest program (each character, class, assertion and branch one instruction; `x{3}`
     /// three copies of `x`): matching costs at most this much per character of the string.
-    public static let maxInstructions = 2_000
+    public static let maxInstructions = 1_000
     /// The largest count in `{n}`, `{n,}` or `{n,m}`.
     public static let maxCount = 1_000
     /// The deepest nesting of groups.
@@ -32,7 +32,8 @@ public struct Pattern: Sendable {
         try compiler.emit(tree)
         compiler.program.append(.match)
         program = compiler.program
-        sets = compiler.sets
+        // Each class once, however many copies of it the program holds (`[…]{500}`).
+        sets = parser.sets
     }
 
     /// Whether some part of `s` matches.
@@ -126,16 +127,42 @@ private enum Instruction: Sendable {
     case match
 }
 
-/// A class: its ranges, the classes it holds negated (`[\D]`), and whether it is negated itself.
+/// A class: its ranges (sorted and merged once the class is read: looked up by halving), the
+/// classes it holds negated (`[\D]`), and whether it is negated itself.
 private struct ScalarSet: Sendable {
     var ranges: [ClosedRange<UInt32>] = []
     var excluding: [[ClosedRange<UInt32>]] = []
     var negated = false
 
     func contains(_ v: UInt32) -> Bool {
-        var found = ranges.contains { $0.contains(v) }
-        if !found { found = excluding.contains { ranges in !ranges.contains { $0.contains(v) } } }
+        var found = Self.holds(ranges, v)
+        if !found { found = excluding.contains { !Self.holds($0, v) } }
         return found != negated
+    }
+
+    /// Whether sorted, disjoint `ranges` hold `v`.
+    private static func holds(_ ranges: [ClosedRange<UInt32>], _ v: UInt32) -> Bool {
+        var lo = 0, hi = ranges.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if ranges[mid].upperBound < v { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < ranges.count && ranges[lo].lowerBound <= v
+    }
+
+    /// Sorts and merges the ranges (overlapping or adjacent ones become one).
+    mutating func normalize() {
+        ranges.sort { $0.lowerBound < $1.lowerBound }
+        var merged: [ClosedRange<UInt32>] = []
+        merged.reserveCapacity(ranges.count)
+        for r in ranges {
+            if let last = merged.last, r.lowerBound <= last.upperBound &+ 1 {
+                merged[merged.count - 1] = last.lowerBound...max(last.upperBound, r.upperBound)
+            } else {
+                merged.append(r)
+            }
+        }
+        ranges = merged
     }
 
     static let digit: [ClosedRange<UInt32>] = [0x30...0x39]
@@ -149,7 +176,8 @@ private indirect enum Node {
     case empty
     case scalar(UInt32)
     case any
-    case set(ScalarSet)
+    /// A class, by its index among the parser's ``PatternParser/sets``.
+    case set(Int)
     case start
     case end
     case boundary(Bool)
@@ -169,6 +197,15 @@ private struct PatternParser {
     let s: [Unicode.Scalar]
     var i = 0
     var depth = 0
+    /// The classes read, each normalized.
+    var sets: [ScalarSet] = []
+
+    private mutating func intern(_ set: ScalarSet) -> Node {
+        var set = set
+        set.normalize()
+        sets.append(set)
+        return .set(sets.count - 1)
+    }
 
     init(_ s: [Unicode.Scalar]) { self.s = s }
 
@@ -300,7 +337,7 @@ private struct PatternParser {
             i += 1
             depth -= 1
             return inner
-        case "[": return .set(try characterClass(at: at))
+        case "[": return intern(try characterClass(at: at))
         case ".": return .any
         case "^": return .start
         case "$": return .end
@@ -327,7 +364,7 @@ private struct PatternParser {
         default:
             switch try classOrCharacter(at: at, inClass: false) {
             case .scalar(let v): return .scalar(v)
-            case .ranges(let r, let negated): return .set(negated ? ScalarSet(excluding: [r]) : ScalarSet(ranges: r))
+            case .ranges(let r, let negated): return intern(negated ? ScalarSet(excluding: [r]) : ScalarSet(ranges: r))
             }
         }
     }
@@ -466,7 +503,6 @@ extension Unicode.Scalar {
 
 private struct PatternCompiler {
     var program: [Instruction] = []
-    var sets: [ScalarSet] = []
 
     private mutating func append(_ i: Instruction) throws(PatternError) {
         if program.count >= Pattern.maxInstructions {
@@ -481,9 +517,7 @@ private struct PatternCompiler {
         case .empty: break
         case .scalar(let v): try append(.scalar(v))
         case .any: try append(.any)
-        case .set(let s):
-            sets.append(s)
-            try append(.set(sets.count - 1))
+        case .set(let i): try append(.set(i))
         case .start: try append(.start)
         case .end: try append(.end)
         case .boundary(let b): try append(.boundary(b))
