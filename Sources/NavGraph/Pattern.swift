@@ -36,8 +36,24 @@ public struct Pattern: Sendable {
         sets = parser.sets
     }
 
-    /// Whether some part of `s` matches.
-    public func matches(_ s: String) -> Bool {
+    /// The most steps one check takes (a state of the program visited at a position of the
+    /// string): about the string's length times the states the pattern keeps alive at once. A
+    /// check that would take more stops, ``Outcome/tooCostly``, after a few milliseconds.
+    public static let maxSteps = 4_000_000
+
+    public enum Outcome: Sendable, Equatable {
+        case matches
+        case doesNotMatch
+        /// Stopped after ``Pattern/maxSteps``: the string is too long for this pattern.
+        case tooCostly
+    }
+
+    /// Whether some part of `s` matches (false too when the check is ``Outcome/tooCostly``).
+    public func matches(_ s: String) -> Bool { check(s) == .matches }
+
+    /// Whether some part of `s` matches, in at most ``maxSteps`` steps.
+    public func check(_ s: String) -> Outcome {
+        var steps = 0
         var current: [Int] = [], next: [Int] = []
         current.reserveCapacity(program.count)
         next.reserveCapacity(program.count)
@@ -56,6 +72,7 @@ public struct Pattern: Sendable {
             while let pc = stack.popLast() {
                 guard addedAt[pc] != position else { continue }
                 addedAt[pc] = position
+                steps &+= 1
                 switch program[pc] {
                 case .match:
                     stack.removeAll(keepingCapacity: true)
@@ -76,8 +93,10 @@ public struct Pattern: Sendable {
 
         while true {
             // A match may start here (unanchored).
-            if add(0, to: &current, at: position, before: previous, after: here) { return true }
-            guard let c = here else { return false }
+            if add(0, to: &current, at: position, before: previous, after: here) { return .matches }
+            guard let c = here else { return .doesNotMatch }
+            steps &+= current.count
+            if steps > Self.maxSteps { return .tooCostly }
             let following = it.next()
             for pc in current {
                 let advances: Bool
@@ -87,7 +106,7 @@ public struct Pattern: Sendable {
                 case .set(let i): advances = sets[i].contains(c.value)
                 default: advances = false
                 }
-                if advances, add(pc + 1, to: &next, at: position + 1, before: c, after: following) { return true }
+                if advances, add(pc + 1, to: &next, at: position + 1, before: c, after: following) { return .matches }
             }
             swap(&current, &next)
             next.removeAll(keepingCapacity: true)

@@ -272,8 +272,14 @@ public final class Schema: Sendable {
                     return fail("maxLength", "must be at most \(maxLength) characters long, not \(n)")
                 }
             }
-            if hasPattern, !matchesPattern(s) {
-                return fail("pattern", "must match the pattern `\(pattern!.source)`; \(JSONWriter.string(value)) does not")
+            if hasPattern {
+                switch pattern!.check(s) {
+                case .matches: break
+                case .doesNotMatch:
+                    return fail("pattern", "must match the pattern `\(pattern!.source)`; \(JSONWriter.string(value)) does not")
+                case .tooCostly:
+                    return fail("pattern", "is too long (\(s.unicodeScalars.count) characters) to be checked against the pattern `\(pattern!.source)`: navd stops a check after \(Pattern.maxSteps) steps (the string's length times the states the pattern keeps); send a shorter string, or give the field a simpler pattern")
+                }
             }
         case .int, .uint, .double:
             guard hasBounds else { break }
@@ -300,8 +306,8 @@ public final class Schema: Sendable {
         return nil
     }
 
-    /// Whether `s` matches `pattern` (in time linear in `s`: ``Pattern``). Out of line: the
-    /// check is rare on the navigation path.
+    /// Whether `s` matches `pattern` (in time linear in `s`, bounded: ``Pattern``). Out of line:
+    /// the check is rare on the navigation path.
     @inline(never)
     private func matchesPattern(_ s: String) -> Bool {
         guard let pattern else { return true }

@@ -46,8 +46,8 @@ import Glibc
 
     /// A setup field's pattern that a backtracking matcher takes exponential time on (`^(a+)+$`
     /// against a long run of `a` and one other character): the navigation is answered at once with
-    /// invalidSetup, the event loop never blocked; and a pattern that needs backtracking is refused
-    /// at load, with where it is.
+    /// invalidSetup, the event loop never blocked; a string too long to check in a check's steps is
+    /// refused saying so; and a pattern that needs backtracking is refused at load, with where it is.
     @Test func aPatternWithNestedQuantifiersIsMatchedInOnePass() throws {
         let dir = TempDir()
         defer { dir.remove() }
@@ -55,13 +55,16 @@ import Glibc
             root: {stack: Home}
             coordinators:
               Home: {opens: [Code]}
-              Code: {setup: {type: object, required: [k], properties: {k: {type: string, pattern: "^(a+)+$"}}}}
+              Code: {setup: {type: object, required: [k], properties: {k: {type: string, pattern: "^(a+)+$"}, w: {type: string, pattern: ".{0,400}x"}}}}
             """
         try yaml.write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
         let d = try Daemon(arguments: ["--graph", dir.path])
         let c = try d.client()
         let e = try c.callError("navigate", ["to": "Code", "with": ["k": .string(String(repeating: "a", count: 4_000) + "!")]], timeout: 5)
         #expect(e["data"]?["kind"] == "invalidSetup" && e["data"]?["rule"] == "pattern", "\(e)")
+        // A string too long to check against its pattern within the steps a check may take.
+        let long = try c.callError("navigate", ["to": "Code", "with": ["k": "a", "w": .string(String(repeating: "a", count: 20_000))]], timeout: 5)
+        #expect(long["data"]?["rule"] == "pattern" && long["message"]?.stringValue?.contains("is too long (20000 characters) to be checked") == true, "\(long)")
         #expect(try c.call("navigate", ["to": "Code", "with": ["k": "aaaa"]], timeout: 5)["version"] == 1)
         #expect(try d.client().call("ping", timeout: 1) == "pong")
 

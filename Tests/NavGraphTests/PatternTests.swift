@@ -80,6 +80,20 @@ import Testing
         #expect(try Pattern("^(a?){40}a{40}$").matches(String(repeating: "a", count: 40)))
     }
 
+    /// A check is bounded however long the string: one that would pass ``Pattern/maxSteps`` stops
+    /// and says so, and the schema refuses the value with a message that says why.
+    @Test func aCheckStopsAfterItsSteps() throws {
+        let wide = try Pattern(".{0,400}x")  // about 400 states alive at each character
+        let long = String(repeating: "a", count: 20_000)
+        #expect(wide.check(long) == .tooCostly)
+        #expect(wide.check(String(repeating: "a", count: 2_000) + "x") == .matches)
+        #expect(try Pattern("^[a-z]+$").check(long) == .matches)
+        var errors: [Schema.CompileError] = []
+        let schema = try #require(Schema.compile(["type": "string", "pattern": ".{0,400}x"], errors: &errors))
+        let v = try #require(schema.validate(.string(long)))
+        #expect(v.rule == "pattern" && v.message.contains("is too long (20000 characters) to be checked against the pattern"), "\(v)")
+    }
+
     @Test func whatNeedsBacktrackingOrIsMalformedIsRefusedWithItsPlace() {
         let refused: [(String, String, Int)] = [
             ("^(?=.*Z)Q{3}$", "lookahead", 2), ("(?!x)", "lookahead", 1), ("(?<=a)b", "lookbehind", 1), ("(?<!a)b", "lookbehind", 1),
