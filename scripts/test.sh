@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # make test: every build, check and test, in an order that keeps both cpus busy.
 #
-#   1. navd's debug build with its tests, and nav-web's package (its own build folder) beside it:
-#      neither build keeps two cpus busy alone.
+#   1. navd's debug build with its tests.
 #   2. The builds only `make test` needs (NavClient as another package's dependency, navd without
 #      cluster mode, the fuzz targets with their sanitizers) start in the background as idle work
-#      (SCHED_IDLE, `chrt --idle`): they run only on a cpu the tests leave idle, and a test's
-#      process that wakes takes its cpu back at once. (At nice 19 the Swift tests took 196 s where
-#      they take 139 s alone.) Their output goes to .build/test-background.log, printed once they
-#      end.
-#   3. The checks and the tests, one after the other: profile, lint, man pages, protocol, embedded
+#      (SCHED_IDLE, `chrt --idle`): they run on a cpu the rest leaves idle, and a process of the
+#      rest that wakes takes its cpu back. They still slow the Swift tests (139 s alone, about
+#      192 s beside them in a fresh clone: the cpus share their caches), but a fresh run is about
+#      60 s shorter than with them after the tests (114 s). Their output goes to
+#      .build/test-background.log, printed once they end.
+#   3. nav-web's package (its own build folder), with its tests. (Built beside navd's build it
+#      took as long in all: each build keeps both cpus busy.)
+#   4. The checks and the tests, one after the other: profile, lint, man pages, protocol, embedded
 #      page, the Swift tests, nav-web's, the Python client's, the chaos run.
-#   4. The background builds' results, then the fuzz smoke (which needs both cpus).
+#   5. The background builds' results, then the fuzz smoke (which needs both cpus).
 #
 # Exits with the first failure's status; a failure stops the run (the background work is stopped too).
 set -uo pipefail
@@ -21,13 +23,12 @@ SWIFT=${SWIFT:-swift}
 export SWIFT
 mkdir -p .build
 start=$(date +%s)
-web_log=.build/test-web-build.log
 bg_log=.build/test-background.log
 bg_status=.build/test-background.status
-web_pid= bg_pid=
+bg_pid=
 
 stop_background() {
-    for p in $web_pid $bg_pid; do kill -- "-$p" 2>/dev/null || kill "$p" 2>/dev/null; done
+    for p in $bg_pid; do kill -- "-$p" 2>/dev/null || kill "$p" 2>/dev/null; done
 }
 trap stop_background EXIT
 fail() {
@@ -39,22 +40,10 @@ run() { "$@" || fail $? "$*"; }
 # A job in a process group of its own, so that a failure elsewhere stops all of it.
 in_background() { setsid "$@" & }
 
-# 1. The two builds side by side.
-echo "test: building nav-web's package beside navd's debug build ($web_log)"
-in_background bash -c "scripts/web-build.sh > $web_log 2>&1"
-web_pid=$!
+# 1. navd's build.
 run scripts/build-debug.sh
-wait "$web_pid"
-status=$?
-web_pid=
-if [ "$status" -ne 0 ]; then
-    cat "$web_log" >&2
-    fail "$status" "scripts/web-build.sh"
-fi
-echo "test: nav-web's package: $(grep -a 'Build complete' "$web_log" | tail -n 1)"
-export NAVWEB_BUILT=1
 
-# 2. The builds only make test needs, as idle work, while the tests run.
+# 2. The builds only make test needs, as idle work, while the rest runs.
 rm -f "$bg_status"
 echo "test: in the background as idle work ($bg_log): scripts/client-package.sh, make build-no-cluster, scripts/fuzz.sh --build"
 in_background chrt --idle 0 bash -c "
@@ -65,7 +54,11 @@ in_background chrt --idle 0 bash -c "
     echo 0 > $bg_status" > "$bg_log" 2>&1
 bg_pid=$!
 
-# 3. The checks and the tests.
+# 3. nav-web's package, once: the steps after it see NAVWEB_BUILT and do not build it again.
+run scripts/web-build.sh
+export NAVWEB_BUILT=1
+
+# 4. The checks and the tests.
 run scripts/profile-sources.sh --check
 run scripts/lint.sh
 run scripts/man.sh --check
@@ -76,7 +69,7 @@ run "$MAKE" --no-print-directory test-web
 run "$MAKE" --no-print-directory test-python
 run "$MAKE" --no-print-directory chaos-smoke
 
-# 4. The background builds, then the fuzz smoke.
+# 5. The background builds, then the fuzz smoke.
 wait "$bg_pid"
 bg_pid=
 echo "test: the background builds ($bg_log):"
