@@ -5,9 +5,9 @@
 #   2. The builds only `make test` needs (NavClient as another package's dependency, navd without
 #      cluster mode, the fuzz targets with their sanitizers) start in the background as idle work
 #      (SCHED_IDLE, `chrt --idle`): they run on a cpu the rest leaves idle, and a process of the
-#      rest that wakes takes its cpu back. They still slow the Swift tests (139 s alone, about
-#      192 s beside them in a fresh clone: the cpus share their caches), but a fresh run is about
-#      60 s shorter than with them after the tests (114 s). Their output goes to
+#      rest that wakes takes its cpu back. They still slow what runs beside them (the cpus share
+#      their caches: in a fresh clone nav-web's build takes 157 s beside them, 95 s alone), but
+#      less than they take after the tests (114 s). Their output goes to
 #      .build/test-background.log, printed once they end.
 #   3. nav-web's package (its own build folder), with its tests. (Built beside navd's build it
 #      took as long in all: each build keeps both cpus busy.)
