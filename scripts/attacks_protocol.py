@@ -491,3 +491,55 @@ def costly_names():
     took = time.monotonic() - t0
     ok = kinds == {"unknownTarget": 2000} and worst < 0.25
     return ok, "2,000 answered in %.1f s (%s); the slowest ping on that navd meanwhile %.0f ms" % (took, kinds, worst * 1000)
+
+
+COSTLY_PATTERNS = r"""
+import json, os, socket, sys
+n = int(sys.argv[1])
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(os.environ["SOCK"])
+# Half against a pattern a backtracking matcher takes exponential time on, half against one that
+# keeps ~500 states alive at each character (checks stopped at their step bound).
+reqs = []
+for i in range(n):
+    field, text = ("k", "a" * 4000 + "!") if i % 2 == 0 else ("w", "a" * 60000)
+    reqs.append(json.dumps({"jsonrpc": "2.0", "id": i, "method": "navigate",
+                            "params": {"to": "Code", "with": {field: text}}}).encode() + b"\n")
+s.sendall(b"".join(reqs))
+f = s.makefile("rb")
+kinds = {}
+for _ in range(n):
+    k = ((json.loads(f.readline()).get("error") or {}).get("data") or {}).get("kind", "none")
+    kinds[k] = kinds.get(k, 0) + 1
+print(json.dumps({"kinds": kinds}))
+"""
+
+
+def costly_patterns():
+    """uid 65534 pipelines 200 navigations whose setup field meets a hostile `pattern` of the graph
+    (`^(a+)+$` against 4,000 `a` and a `!`; `.{0,495}x` against 60,000 characters): each is refused
+    with invalidSetup after a bounded check (linear in the string, at most 1,000,000 steps), and
+    navd looks at its clock after each large message, so that another client's ping on that navd
+    waits about one turn, not for all of them."""
+    d = tempfile.mkdtemp(prefix="navd-patterns-", dir=WORK)
+    open(d + "/app.yaml", "w").write("root: {stack: Home}\ncoordinators:\n  Home: {opens: [Code]}\n"
+                                     "  Code: {setup: {type: object, properties: {k: {type: string, pattern: \"^(a+)+$\"},"
+                                     " w: {type: string, pattern: \".{0,495}x\"}}}}\n")
+    p, sock = start_navd("--ephemeral", "--graph", d, sock=WORK + "/patterns.sock")
+    os.chmod(sock, 0o666)
+    c = navd_client.Client(sock, timeout=30)
+    attacker = as_nobody(COSTLY_PATTERNS, 200, wait=False, sock=sock)
+    worst, t0 = 0.0, time.monotonic()
+    while attacker.poll() is None and time.monotonic() - t0 < 120:
+        t = time.monotonic()
+        c.call("ping")
+        worst = max(worst, time.monotonic() - t)
+        time.sleep(0.02)
+    stdout, stderr = attacker.communicate(timeout=120)
+    out = stdout.decode().strip().splitlines()
+    if not out:
+        raise RuntimeError("the attacker failed: %s" % stderr.decode()[-400:])
+    kinds = json.loads(out[-1])["kinds"]
+    took = time.monotonic() - t0
+    ok = kinds == {"invalidSetup": 200} and worst < 0.25
+    return ok, "200 answered in %.1f s (%s); the slowest ping on that navd meanwhile %.0f ms" % (took, kinds, worst * 1000)

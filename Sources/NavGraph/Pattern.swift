@@ -38,8 +38,8 @@ public struct Pattern: Sendable {
 
     /// The most steps one check takes (a state of the program visited at a position of the
     /// string): about the string's length times the states the pattern keeps alive at once. A
-    /// check that would take more stops, ``Outcome/tooCostly``, after a few milliseconds.
-    public static let maxSteps = 4_000_000
+    /// check that would take more stops, ``Outcome/tooCostly``, after about 6 ms (release build).
+    public static let maxSteps = 1_000_000
 
     public enum Outcome: Sendable, Equatable {
         case matches

@@ -86,7 +86,7 @@ import Testing
         let wide = try Pattern(".{0,400}x")  // about 400 states alive at each character
         let long = String(repeating: "a", count: 20_000)
         #expect(wide.check(long) == .tooCostly)
-        #expect(wide.check(String(repeating: "a", count: 2_000) + "x") == .matches)
+        #expect(wide.check(String(repeating: "a", count: 500) + "x") == .matches)
         #expect(try Pattern("^[a-z]+$").check(long) == .matches)
         var errors: [Schema.CompileError] = []
         let schema = try #require(Schema.compile(["type": "string", "pattern": ".{0,400}x"], errors: &errors))

@@ -194,9 +194,11 @@ final class Connection {
         guard !isClosed else { return false }
         lastFraming = framing
         handler.received(body, framing: framing)
-        // Every few messages, whether this client's turn is over (``TransportLimits/inputSlice``).
+        // Every few messages, and after each large one (its checks may cost milliseconds: a setup
+        // field against its pattern), whether this client's turn is over (``TransportLimits/inputSlice``).
         handledInSlice &+= 1
-        if handledInSlice & (Connection.messagesPerClockLook - 1) == 0 && EventLoop.hrtime &- owner.readStartedAt > owner.limits.inputSlice {
+        if (handledInSlice & (Connection.messagesPerClockLook - 1) == 0 || body.count > Connection.largeMessage)
+            && EventLoop.hrtime &- owner.readStartedAt > owner.limits.inputSlice {
             sliceSpent = true
         }
         return !mustHold
@@ -205,6 +207,8 @@ final class Connection {
     /// How often (in messages) a client's turn looks at the clock: a power of two. A look costs
     /// about as much as the rest of the check; a client pipelining 16 requests looks twice.
     static let messagesPerClockLook: UInt32 = 8
+    /// A message longer than this (bytes) is followed by a look at the clock.
+    static let largeMessage = 1_024
 
     /// Holds the rest of the input when handling must stop, and notes how long an unfinished
     /// message has waited.
