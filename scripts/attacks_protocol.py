@@ -449,6 +449,22 @@ def stuck_server():
         py, py_took, ctl.returncode, ctl_took)
 
 
+def pinged_while(c, attacker):
+    """Pings through client `c` every 20 ms while `attacker` (a pipelining process whose last line
+    is {"kinds": …}) runs: its answers' kinds, the seconds it took, the slowest ping."""
+    worst, t0 = 0.0, time.monotonic()
+    while attacker.poll() is None and time.monotonic() - t0 < 120:
+        t = time.monotonic()
+        c.call("ping")
+        worst = max(worst, time.monotonic() - t)
+        time.sleep(0.02)
+    stdout, stderr = attacker.communicate(timeout=120)
+    out = stdout.decode().strip().splitlines()
+    if not out:
+        raise RuntimeError("the attacker failed: %s" % stderr.decode()[-400:])
+    return json.loads(out[-1])["kinds"], time.monotonic() - t0, worst
+
+
 COSTLY_NAMES = r"""
 import json, os, socket, sys
 n = int(sys.argv[1])
@@ -476,19 +492,7 @@ def costly_names():
     p, sock = start_navd("--ephemeral", "--graph", d, sock=WORK + "/names.sock")  # (a directory uid 65534 may enter)
     os.chmod(sock, 0o666)
     c = navd_client.Client(sock, timeout=30)
-    attacker = as_nobody(COSTLY_NAMES, 2000, wait=False, sock=sock)
-    worst, t0 = 0.0, time.monotonic()
-    while attacker.poll() is None and time.monotonic() - t0 < 120:
-        t = time.monotonic()
-        c.call("ping")
-        worst = max(worst, time.monotonic() - t)
-        time.sleep(0.02)
-    stdout, stderr = attacker.communicate(timeout=120)
-    out = stdout.decode().strip().splitlines()
-    if not out:
-        raise RuntimeError("the attacker failed: %s" % stderr.decode()[-400:])
-    kinds = json.loads(out[-1])["kinds"]
-    took = time.monotonic() - t0
+    kinds, took, worst = pinged_while(c, as_nobody(COSTLY_NAMES, 2000, wait=False, sock=sock))
     ok = kinds == {"unknownTarget": 2000} and worst < 0.25
     return ok, "2,000 answered in %.1f s (%s); the slowest ping on that navd meanwhile %.0f ms" % (took, kinds, worst * 1000)
 
@@ -528,18 +532,6 @@ def costly_patterns():
     p, sock = start_navd("--ephemeral", "--graph", d, sock=WORK + "/patterns.sock")
     os.chmod(sock, 0o666)
     c = navd_client.Client(sock, timeout=30)
-    attacker = as_nobody(COSTLY_PATTERNS, 200, wait=False, sock=sock)
-    worst, t0 = 0.0, time.monotonic()
-    while attacker.poll() is None and time.monotonic() - t0 < 120:
-        t = time.monotonic()
-        c.call("ping")
-        worst = max(worst, time.monotonic() - t)
-        time.sleep(0.02)
-    stdout, stderr = attacker.communicate(timeout=120)
-    out = stdout.decode().strip().splitlines()
-    if not out:
-        raise RuntimeError("the attacker failed: %s" % stderr.decode()[-400:])
-    kinds = json.loads(out[-1])["kinds"]
-    took = time.monotonic() - t0
+    kinds, took, worst = pinged_while(c, as_nobody(COSTLY_PATTERNS, 200, wait=False, sock=sock))
     ok = kinds == {"invalidSetup": 200} and worst < 0.25
     return ok, "200 answered in %.1f s (%s); the slowest ping on that navd meanwhile %.0f ms" % (took, kinds, worst * 1000)
