@@ -465,14 +465,14 @@ def pinged_while(c, attacker):
     return json.loads(out[-1])["kinds"], time.monotonic() - t0, worst
 
 
-COSTLY_NAMES = r"""
+# The attackers of 22 and 23: connect, send every request in one write, tally the answers' kinds.
+PIPELINED_HEAD = r"""
 import json, os, socket, sys
 n = int(sys.argv[1])
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.connect(os.environ["SOCK"])
-# Names of the graph's length, edited in three places: each is compared with thousands of names.
-s.sendall(b"".join(json.dumps({"jsonrpc": "2.0", "id": i, "method": "navigate",
-                               "params": {"to": "Cxoxrxdinator%05d" % (i % 10000)}}).encode() + b"\n" for i in range(n)))
+"""
+PIPELINED_TAIL = r"""
 f = s.makefile("rb")
 kinds = {}
 for _ in range(n):
@@ -480,6 +480,12 @@ for _ in range(n):
     kinds[k] = kinds.get(k, 0) + 1
 print(json.dumps({"kinds": kinds}))
 """
+
+COSTLY_NAMES = PIPELINED_HEAD + r"""
+# Names of the graph's length, edited in three places: each is compared with thousands of names.
+s.sendall(b"".join(json.dumps({"jsonrpc": "2.0", "id": i, "method": "navigate",
+                               "params": {"to": "Cxoxrxdinator%05d" % (i % 10000)}}).encode() + b"\n" for i in range(n)))
+""" + PIPELINED_TAIL
 
 
 def costly_names():
@@ -497,11 +503,7 @@ def costly_names():
     return ok, "2,000 answered in %.1f s (%s); the slowest ping on that navd meanwhile %.0f ms" % (took, kinds, worst * 1000)
 
 
-COSTLY_PATTERNS = r"""
-import json, os, socket, sys
-n = int(sys.argv[1])
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.connect(os.environ["SOCK"])
+COSTLY_PATTERNS = PIPELINED_HEAD + r"""
 # Half against a pattern a backtracking matcher takes exponential time on, half against one that
 # keeps ~500 states alive at each character (checks stopped at their step bound).
 reqs = []
@@ -510,13 +512,7 @@ for i in range(n):
     reqs.append(json.dumps({"jsonrpc": "2.0", "id": i, "method": "navigate",
                             "params": {"to": "Code", "with": {field: text}}}).encode() + b"\n")
 s.sendall(b"".join(reqs))
-f = s.makefile("rb")
-kinds = {}
-for _ in range(n):
-    k = ((json.loads(f.readline()).get("error") or {}).get("data") or {}).get("kind", "none")
-    kinds[k] = kinds.get(k, 0) + 1
-print(json.dumps({"kinds": kinds}))
-"""
+""" + PIPELINED_TAIL
 
 
 def costly_patterns():
