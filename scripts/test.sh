@@ -36,7 +36,12 @@ fail() {
     echo "test: FAILED ($*, status $status, after $(( $(date +%s) - start )) s)" >&2
     exit "$status"
 }
-run() { "$@" || fail $? "$*"; }
+# Each step, then its time, so that a slow run shows where it went.
+run() {
+    local t0=$(date +%s)
+    "$@" || fail $? "$*"
+    echo "test: $* took $(( $(date +%s) - t0 )) s (at $(( $(date +%s) - start )) s)"
+}
 # A job in a process group of its own, so that a failure elsewhere stops all of it.
 in_background() { setsid "$@" & }
 
