@@ -116,7 +116,7 @@ run: build
 
 ## make test: scripts/test.sh (the order and what runs beside what are described there).
 test: deps web-deps python-deps
-	MAKE="$(MAKE)" SWIFT=$(SWIFT) scripts/test.sh
+	MAKE="$(MAKE)" SWIFT=$(SWIFT) CHAOS_SMOKE="$(CHAOS_SMOKE)" scripts/test.sh
 
 ## navd without cluster mode (NAVD_CLUSTER=off): NavCluster and libpq are not built or linked, and
 ## `--store` says so. Checked in `make test`.
@@ -163,9 +163,10 @@ CHAOS_SECONDS ?= 300
 chaos: build
 	python3 scripts/chaos.py --navd .build/release/navd --seconds $(CHAOS_SECONDS)
 
-## The short run `make test` ends with: 60 s against the debug navd.
+## The short run `make test` makes (beside nav-web's build): 60 s against the debug navd.
+CHAOS_SMOKE := python3 scripts/chaos.py --navd .build/debug/navd --seconds 60
 chaos-smoke: build-debug
-	python3 scripts/chaos.py --navd .build/debug/navd --seconds 60
+	$(CHAOS_SMOKE)
 
 ## make test-asan: the end-to-end tests against navd and its clients built with AddressSanitizer.
 test-asan: deps
@@ -282,12 +283,14 @@ embed-web:
 ## the debug navd), its page's mirror with node --test (Clients/web/tests/*.test.mjs, on the
 ## change fixtures every mirror replays), then the page in a headless Chromium (Selenium,
 ## chromium-driver).
+## The browser tests mostly wait (Chromium starting, the page answering): two run at once.
+WEB_TEST_WORKERS ?= 2
 test-web: web-deps python-deps web-build
 	NAVD_BIN=$(CURDIR)/.build/debug/navd $(SWIFT) test --skip-build --package-path Clients/web
 	node --test Clients/web/tests/
 	@rm -f .build/web-screenshots/figures.txt
 	NAVD_BIN=$(CURDIR)/.build/debug/navd NAVWEB_BIN=$(CURDIR)/Clients/web/.build/debug/nav-web \
-	  $(PYENV)/bin/python -m pytest -q -p no:cacheprovider --rootdir=$(CURDIR) Clients/web/tests
+	  $(PYENV)/bin/python -m pytest -q -p no:cacheprovider --rootdir=$(CURDIR) -n $(WEB_TEST_WORKERS) Clients/web/tests
 	@cat .build/web-screenshots/figures.txt 2>/dev/null || true
 
 ## make bench-web: nav-web's CPU and memory with PAGES (10) pages open on a session committing RATE

@@ -1795,6 +1795,8 @@ def main(argv=None):
     ap.add_argument("--navd", default=os.environ.get("NAVD_BIN", ".build/debug/navd"))
     ap.add_argument("--graph", help="a graph directory of your own instead of random ones")
     ap.add_argument("--graphs", type=int, default=10)
+    ap.add_argument("--first-graph", type=int, default=0,
+                    help="the number of the first graph (graph g of a seed is the same whatever the run's other graphs)")
     ap.add_argument("--walks", type=int, default=2)
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1)
@@ -1818,7 +1820,8 @@ def main(argv=None):
 
 def walks(a, conninfo):
     total = 0
-    for g in range(1 if a.graph else a.graphs):
+    first = 0 if a.graph else a.first_graph
+    for g in range(first, first + (1 if a.graph else a.graphs)):
         work = tempfile.mkdtemp(prefix="navd-walk.")
         graph_dir = a.graph or os.path.join(work, "graph")
         # Half the graphs are two modules (the split depends on the graph's number alone, so that

@@ -9,11 +9,16 @@
 #      their caches: in a fresh clone nav-web's build takes 157 s beside them, 95 s alone), but
 #      less than they take after the tests (114 s). Their output goes to
 #      .build/test-background.log, printed once they end.
-#   3. nav-web's package (its own build folder), with its tests. (Built beside navd's build it
+#   3. The chaos run (60 s of faults on three cluster nodes) starts beside them, at the usual
+#      priority: it keeps about half a cpu busy, the rest of its time it waits for its faults and
+#      leases, so beside nav-web's build it costs that build little, where alone it held the run for
+#      its whole minute. Its output goes to .build/test-chaos.log, printed once it ends.
+#   4. nav-web's package (its own build folder), with its tests. (Built beside navd's build it
 #      took as long in all: each build keeps both cpus busy.)
-#   4. The checks and the tests, one after the other: profile, lint, man pages, protocol, embedded
-#      page, the Swift tests, nav-web's, the Python client's, the chaos run.
-#   5. The background builds' results, then the fuzz smoke (which needs both cpus).
+#   5. The checks and the tests, one after the other: profile, lint, man pages, protocol, embedded
+#      page, the Swift tests, nav-web's, the Python client's.
+#   6. The chaos run's verdict, the background builds' results, then the fuzz smoke (which needs
+#      both cpus).
 #
 # Exits with the first failure's status; a failure stops the run (the background work is stopped too).
 set -uo pipefail
@@ -26,9 +31,12 @@ start=$(date +%s)
 bg_log=.build/test-background.log
 bg_status=.build/test-background.status
 bg_pid=
+chaos_log=.build/test-chaos.log
+chaos_status=.build/test-chaos.status
+chaos_pid=
 
 stop_background() {
-    for p in $bg_pid; do kill -- "-$p" 2>/dev/null || kill "$p" 2>/dev/null; done
+    for p in $bg_pid $chaos_pid; do kill -- "-$p" 2>/dev/null || kill "$p" 2>/dev/null; done
 }
 trap stop_background EXIT
 fail() {
@@ -47,6 +55,7 @@ in_background() { setsid "$@" & }
 
 # 1. navd's build.
 run scripts/build-debug.sh
+export NAVD_BUILT=1
 
 # 2. The builds only make test needs, as idle work, while the rest runs.
 rm -f "$bg_status"
@@ -59,11 +68,17 @@ in_background chrt --idle 0 bash -c "
     echo 0 > $bg_status" > "$bg_log" 2>&1
 bg_pid=$!
 
-# 3. nav-web's package, once: the steps after it see NAVWEB_BUILT and do not build it again.
+# 3. The chaos run, beside what follows.
+rm -f "$chaos_status"
+echo "test: beside the rest ($chaos_log): ${CHAOS_SMOKE:?make test sets CHAOS_SMOKE}"
+in_background bash -c "$CHAOS_SMOKE; echo \$? > $chaos_status" > "$chaos_log" 2>&1
+chaos_pid=$!
+
+# 4. nav-web's package, once: the steps after it see NAVWEB_BUILT and do not build it again.
 run scripts/web-build.sh
 export NAVWEB_BUILT=1
 
-# 4. The checks and the tests.
+# 5. The checks and the tests.
 run scripts/profile-sources.sh --check
 run scripts/lint.sh
 run scripts/man.sh --check
@@ -72,9 +87,14 @@ run python3 scripts/embed-web.py --check
 run scripts/swift-test.sh
 run "$MAKE" --no-print-directory test-web
 run "$MAKE" --no-print-directory test-python
-run "$MAKE" --no-print-directory chaos-smoke
 
-# 5. The background builds, then the fuzz smoke.
+# 6. The chaos run, the background builds, then the fuzz smoke.
+wait "$chaos_pid"
+chaos_pid=
+echo "test: the chaos run ($chaos_log):"
+cat "$chaos_log"
+read -r status < "$chaos_status" 2>/dev/null || status=1
+[ "$status" = 0 ] || fail "$status" "$CHAOS_SMOKE"
 wait "$bg_pid"
 bg_pid=
 echo "test: the background builds ($bg_log):"
