@@ -62,16 +62,17 @@ rm -f "$bg_status"
 echo "test: in the background as idle work ($bg_log): scripts/client-package.sh, make build-no-cluster, scripts/fuzz.sh --build"
 in_background chrt --idle 0 bash -c "
     for step in 'scripts/client-package.sh' '$MAKE --no-print-directory build-no-cluster' 'scripts/fuzz.sh --build'; do
-        echo \"== \$step\"
+        echo \"== \$step (at \$(( \$(date +%s) - $start )) s)\"
         \$step || { echo \"\$? \$step\" > $bg_status; exit 1; }
     done
+    echo \"== done (at \$(( \$(date +%s) - $start )) s)\"
     echo 0 > $bg_status" > "$bg_log" 2>&1
 bg_pid=$!
 
 # 3. The chaos run, beside what follows.
 rm -f "$chaos_status"
 echo "test: beside the rest ($chaos_log): ${CHAOS_SMOKE:?make test sets CHAOS_SMOKE}"
-in_background bash -c "$CHAOS_SMOKE; echo \$? > $chaos_status" > "$chaos_log" 2>&1
+in_background bash -c "$CHAOS_SMOKE; echo \$? > $chaos_status; echo \"(ended at \$(( \$(date +%s) - $start )) s)\"" > "$chaos_log" 2>&1
 chaos_pid=$!
 
 # 4. nav-web's package, once: the steps after it see NAVWEB_BUILT and do not build it again.
