@@ -1,24 +1,30 @@
 #!/usr/bin/env bash
 # The man pages in man/, generated from the executables' argument definitions by
-# swift-argument-parser's generate-manual plugin (debug builds). With --check (make test): a page
-# that differs from what the definitions give fails — run `make man` and commit man/.
+# swift-argument-parser's generate-manual tool, run on the debug builds. With --check (make test): a
+# page that differs from what the definitions give fails — run `make man` and commit man/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The release date of BuildInfo.version: pages name it, so that they do not change with the day.
 MAN_DATE=2026-11-26
-TOOLS=(navd navctl nav-tui navbench)
-swift package generate-manual --configuration debug --date "$MAN_DATE" \
-    --authors "navd's authors" > .build/man.log 2>&1 || { cat .build/man.log >&2; exit 1; }
+TOOLS=(navd navctl nav-tui navbench nav-web)
+log=.build/man.log
+mkdir -p .build
+# The tool is built as a product of the debug build, on the ArgumentParser that build compiled (the
+# package plugin `swift package generate-manual` compiles ArgumentParser again for itself: 15 s).
+{ swift build --product generate-manual && scripts/build-debug.sh; } > "$log" 2>&1 || { cat "$log" >&2; exit 1; }
 # nav-web is a package of its own (Clients/web): its page comes from its debug build (checked for
-# warnings as `make web-build` does), by the tool the plugin above built and ran (the plugin itself
-# would build nav-web's package again in its own way, 15 s each time).
-scripts/web-build.sh >> .build/man.log 2>&1 || { cat .build/man.log >&2; exit 1; }
-out=.build/plugins/GenerateManual/outputs
-mkdir -p "$out/nav-web"
-"$(swift build --show-bin-path)/generate-manual-tool" Clients/web/.build/debug/nav-web --date "$MAN_DATE" \
-    --authors "navd's authors" --output-directory "$out/nav-web" >> .build/man.log 2>&1 || { cat .build/man.log >&2; exit 1; }
+# warnings as `make web-build` does).
+scripts/web-build.sh >> "$log" 2>&1 || { cat "$log" >&2; exit 1; }
+bin=$(swift build --show-bin-path)
+out=.build/man-pages
+for t in "${TOOLS[@]}"; do
+    exe=$bin/$t
+    [ "$t" = nav-web ] && exe=Clients/web/.build/debug/nav-web
+    mkdir -p "$out/$t"
+    "$bin/generate-manual" "$exe" --date "$MAN_DATE" --authors "navd's authors" --output-directory "$out/$t" >> "$log" 2>&1 \
+        || { cat "$log" >&2; exit 1; }
+done
 page() { echo "$out/$1/$1.1"; }
-TOOLS+=(nav-web)
 if [ "${1:-}" = --check ]; then
     stale=()
     for t in "${TOOLS[@]}"; do cmp -s "$(page "$t")" "man/$t.1" || stale+=("man/$t.1"); done
