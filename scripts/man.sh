@@ -9,9 +9,10 @@ MAN_DATE=2026-11-26
 TOOLS=(navd navctl nav-tui navbench nav-web)
 log=.build/man.log
 mkdir -p .build
-# The tool is built as a product of the debug build, on the ArgumentParser that build compiled (the
-# package plugin `swift package generate-manual` compiles ArgumentParser again for itself: 15 s).
-{ swift build --product generate-manual && scripts/build-debug.sh; } > "$log" 2>&1 || { cat "$log" >&2; exit 1; }
+# The executables come from the debug build (`make man` and `make test` make it first). The tool is
+# built as a product of that build, on the ArgumentParser it compiled (the package plugin
+# `swift package generate-manual` compiles ArgumentParser again for itself: 15 s).
+swift build --product generate-manual > "$log" 2>&1 || { cat "$log" >&2; exit 1; }
 # nav-web is a package of its own (Clients/web): its page comes from its debug build (checked for
 # warnings as `make web-build` does).
 scripts/web-build.sh >> "$log" 2>&1 || { cat "$log" >&2; exit 1; }
@@ -20,6 +21,7 @@ out=.build/man-pages
 for t in "${TOOLS[@]}"; do
     exe=$bin/$t
     [ "$t" = nav-web ] && exe=Clients/web/.build/debug/nav-web
+    [ -x "$exe" ] || { echo "man: $exe is not built: run \`make man\` (it builds the debug executables first)" >&2; exit 1; }
     mkdir -p "$out/$t"
     "$bin/generate-manual" "$exe" --date "$MAN_DATE" --authors "navd's authors" --output-directory "$out/$t" >> "$log" 2>&1 \
         || { cat "$log" >&2; exit 1; }
