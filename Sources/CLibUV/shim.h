@@ -94,4 +94,33 @@ static inline int navuv_notify(const char *addr, const char *msg, size_t len) {
     close(fd);
     return r < 0 ? -e : 0;
 }
+
+#include <stdlib.h>
+
+typedef struct { uv_work_t req; int fd; int *pending; } navuv_close_req;
+static inline void navuv_close_work(uv_work_t *req) { close(((navuv_close_req *)req)->fd); }
+static inline void navuv_close_done(uv_work_t *req, int status) {
+    (void)status;
+    navuv_close_req *c = (navuv_close_req *)req;
+    *c->pending -= 1;
+    free(c);
+}
+
+/// Closes `fd` on libuv's thread pool: the last close of a file that is no longer linked frees
+/// its pages there (milliseconds for a large one), not on the loop. `*pending` counts the closes
+/// not yet done (changed on the loop's thread only). Falls back to closing it here when no
+/// request can be made.
+static inline void navuv_close_in_background(uv_loop_t *loop, int fd, int *pending) {
+    navuv_close_req *c = (navuv_close_req *)malloc(sizeof(navuv_close_req));
+    if (c) {
+        c->fd = fd;
+        c->pending = pending;
+        *pending += 1;
+        if (uv_queue_work(loop, &c->req, navuv_close_work, navuv_close_done) == 0) return;
+        *pending -= 1;
+        free(c);
+    }
+    close(fd);
+}
+
 #endif

@@ -2,7 +2,8 @@ import CLibUV
 import Unchecked
 
 /// One libuv loop. All handles made from it belong to the thread that runs it; nothing here is
-/// thread-safe, by design: navd is single-threaded and callback-driven, like Redis.
+/// thread-safe, by design: navd is single-threaded and callback-driven, like Redis. The one
+/// exception, ``closeInBackground(_:)``, runs C code alone on libuv's thread pool.
 public final class EventLoop {
     let raw: UnsafeMutablePointer<uv_loop_t>
     /// One read buffer shared by every stream: reads are consumed synchronously in their callback.
@@ -11,10 +12,14 @@ public final class EventLoop {
     /// Readable bytes allocated after the read buffer's end, so that anything read can be handed to a
     /// parser that reads a little past its input (simdjson's padding) without being copied first.
     public static let readPadding = 64
+    /// Closes handed to the thread pool and not yet done (``closeInBackground(_:)``).
+    private let pendingCloses: UnsafeMutablePointer<Int32>
 
     public init() {
         raw = .allocate(capacity: 1)
         readBuffer = .allocate(capacity: readBufferSize + Self.readPadding)
+        pendingCloses = .allocate(capacity: 1)
+        pendingCloses.initialize(to: 0)
         uv_loop_init(raw)
         navuv_ignore_sigpipe()
         navuv_unblock_signals()
@@ -23,6 +28,7 @@ public final class EventLoop {
     deinit {
         raw.deallocate()
         readBuffer.deallocate()
+        pendingCloses.deallocate()
     }
 
     /// Whether `bytes` lie in the shared read buffer (then at least ``readPadding`` readable bytes follow them).
@@ -47,9 +53,18 @@ public final class EventLoop {
     /// Makes ``run()`` return after the current iteration.
     public func stop() { uv_stop(raw) }
 
-    /// Closes the loop; returns false when handles are still open (a leak).
+    /// Closes the loop, once the closes handed to the thread pool are done; returns false when
+    /// handles are still open (a leak).
     @discardableResult
-    public func close() -> Bool { uv_loop_close(raw) == 0 }
+    public func close() -> Bool {
+        while pendingCloses.pointee > 0 { uv_run(raw, UV_RUN_ONCE) }
+        return uv_loop_close(raw) == 0
+    }
+
+    /// Closes the descriptor `fd` on libuv's thread pool, for a file whose last close is slow: one
+    /// already unlinked, whose pages are freed at that close (a large log, milliseconds). The loop
+    /// runs until the close is done.
+    public func closeInBackground(_ fd: Int32) { navuv_close_in_background(raw, fd, pendingCloses) }
 
     /// The loop's cached time in milliseconds.
     public var now: UInt64 { uv_now(raw) }

@@ -156,6 +156,33 @@ import Testing
         #expect(Self.records([UInt8](FileManager.default.contents(atPath: state + ".log") ?? Data())).isEmpty, "a clean stop leaves the log empty")
     }
 
+    /// The log a compaction wrote into the snapshot is removed, and its descriptor closed (on
+    /// libuv's thread pool, where freeing its pages does not hold the loop): after many compactions
+    /// navd holds at most the one that may be closing now.
+    @Test func aCompactedLogIsRemovedAndClosed() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite")
+        let d = try Daemon(arguments: ["--state", state, "--log-compact-bytes", "4096", "--log-compact-ratio", "0"], socketPath: dir.file("d.sock"))
+        let c = try d.client()
+        for i in 0..<300 {
+            try c.call("navigate", ["to": "shop.Product", "with": ["id": .string("p\(i)")]])
+            try c.call("dismiss")
+        }
+        let stats = try #require(try c.call("stats")["state"])
+        let compactions = try #require(stats["compactions"]?.intValue)
+        #expect(compactions >= 5, "\(stats)")
+        if stats["compacting"] == false {
+            #expect(!FileManager.default.fileExists(atPath: state + ".log.old"), "\(stats)")
+        }
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(d.pid)/fd")) ?? []
+        let logs = fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(d.pid)/fd/\($0)") }
+            .filter { $0.hasPrefix(state + ".log") }
+        #expect(logs.filter { $0.hasSuffix("(deleted)") }.count <= 1, "\(compactions) compactions; open: \(logs)")
+        #expect(logs.filter { !$0.hasSuffix("(deleted)") }.count <= 2, "the log, and the old one while a compaction runs: \(logs)")
+        #expect(d.stop(signal: SIGTERM) == 0)
+    }
+
     /// With `--log-compact-ratio` (3 by default) the threshold is three times the snapshot when
     /// that is more than `--log-compact-bytes`, and grows with it: a large snapshot is not
     /// rewritten for a few commits.

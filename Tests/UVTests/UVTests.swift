@@ -23,6 +23,19 @@ import UV
         #expect(loop.close())
     }
 
+    @Test func aDescriptorClosedInTheBackgroundIsClosedByTheTimeTheLoopCloses() {
+        // One end of a socket pair, closed on the thread pool: the other then reads its end.
+        // Close-on-exec from the start: no child another test starts inherits it.
+        var fds: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0, &fds) == 0)
+        defer { close(fds[0]) }
+        let loop = EventLoop()
+        loop.closeInBackground(fds[1])
+        #expect(loop.close(), "the loop waits for the close, then closes")
+        var byte: UInt8 = 0
+        #expect(recv(fds[0], &byte, 1, Int32(MSG_DONTWAIT)) == 0, "end of file, at once: the other end is closed")
+    }
+
     @Test func aPollHandleReportsAForeignSocketReadableThenWritable() throws {
         // A descriptor libuv does not own (as libpq's socket is): the handle only says when it is ready.
         var fds: [Int32] = [0, 0]

@@ -77,6 +77,7 @@ public final class Server {
     public func useStateFile(_ path: String, durability: Durability, repair: Bool = false) throws(StateError) -> Int {
         let file = try LogStore(path: path, durability: durability, saved: SavedSessions(config), repair: repair,
                                 compactAt: config.logCompactBytes, compactRatio: config.logCompactRatio)
+        file.closeRetired = { [loop] in loop.closeInBackground($0) }
         let restored = try use(file)
         keepCoverage(beside: path)
         for line in file.restoreReport { logger.info("state read", metadata: ["navd.state": "\(path)", "navd.read": "\(line)"]) }

@@ -21,6 +21,14 @@ public final class LogStore: Store {
     let saved: SavedSessions
     let repair: Bool
     var fd: Int32 = -1
+    /// The descriptor of the log a compaction is writing into the snapshot (`STATE.log.old`), kept
+    /// open until the compaction removes that file, so that its removal frees nothing on the loop:
+    /// the last close, which frees the file's pages (milliseconds for a 16 MiB log), is then made
+    /// by ``closeRetired``, as Redis closes a rewritten AOF on a background thread.
+    private var retiredFd: Int32 = -1
+    /// Closes a retired log's descriptor; the server closes it on libuv's thread pool
+    /// (``EventLoop/closeInBackground(_:)``). By default, here.
+    public var closeRetired: (Int32) -> Void = { _ = Glibc.close($0) }
     /// This iteration's records, written by `flush` in one `write()`.
     private var records = JSONWriter(capacity: 64 * 1024)
     /// The log file's salt (in its header and every record's header checksum) and the sequence of
@@ -226,7 +234,7 @@ public final class LogStore: Store {
         guard rename(logPath, oldLogPath) == 0 else {
             throw StateError(description: "cannot rename \(logPath) to \(oldLogPath): \(String(cString: strerror(errno)))")
         }
-        try startSegment(graph: graph)
+        try startSegment(graph: graph, keepingOld: true)
         compacting = (unsnapshotted.items, 0, monotonicNanoseconds())
         unsnapshotted = PendingKeys(epoch: unsnapshotted.epoch + 1)
     }
@@ -267,6 +275,7 @@ public final class LogStore: Store {
             throw StateError(description: "cannot remove \(oldLogPath): \(String(cString: strerror(errno)))")
         }
         if durability == .full { syncDirectory() }
+        retire()
         compacting = nil
         compactions += 1
         lastCompactionMs = Double(monotonicNanoseconds() - c.started) / 1e6
@@ -314,7 +323,8 @@ public final class LogStore: Store {
     /// the log grows with its records. No file is truncated in place: on ext4 a file truncated to
     /// zero and written again has its data flushed when it is closed (`auto_da_alloc`), which held
     /// the loop 10 to 18 ms at each compaction.
-    func startSegment(graph: NavigationGraph) throws(StateError) {
+    /// `keepingOld`: the log it replaces stays open (``retiredFd``) until its compaction ends.
+    func startSegment(graph: NavigationGraph, keepingOld: Bool = false) throws(StateError) {
         let path = logPath + ".new"
         unlink(path)
         let f = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | (durability == .full ? O_DSYNC : 0), 0o600)
@@ -347,7 +357,14 @@ public final class LogStore: Store {
             throw StateError(description: "cannot write \(logPath): \(String(cString: strerror(failed)))")
         }
         if durability == .full { syncDirectory() }
-        if fd >= 0 { Glibc.close(fd) }
+        if fd >= 0 {
+            if keepingOld {
+                retire()
+                retiredFd = fd
+            } else {
+                Glibc.close(fd)
+            }
+        }
         fd = f
         salt = newSalt
         nextSeq = 1
@@ -356,6 +373,14 @@ public final class LogStore: Store {
         // The segment's first record, written before its first other one (a log nothing was written
         // to stays empty): the tabs of the graph its records are written under.
         segmentLayout = (snapshot.identity(of: graph), TabLayout(graph).json)
+    }
+
+    /// Hands the retired log's descriptor to ``closeRetired`` (its file is unlinked, or about to be
+    /// replaced by the next compaction's rename).
+    private func retire() {
+        guard retiredFd >= 0 else { return }
+        closeRetired(retiredFd)
+        retiredFd = -1
     }
 
     /// The layout record a new segment starts with, written before the segment's first other record.
@@ -418,12 +443,15 @@ public final class LogStore: Store {
     }
 
     public func close() {
+        // The loop may not turn again: a retired log is closed here.
+        closeRetired = { _ = Glibc.close($0) }
         if fd >= 0 {
             // A clean stop leaves a snapshot and an empty log: the next start reads no log.
             if let graph = lastGraph { try? compact(graph: graph) }
             Glibc.close(fd)
             fd = -1
         }
+        retire()
         snapshot.close()
     }
 
