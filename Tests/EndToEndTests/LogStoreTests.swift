@@ -158,7 +158,8 @@ import Testing
 
     /// The log a compaction wrote into the snapshot is removed, and its descriptor closed (on
     /// libuv's thread pool, where freeing its pages does not hold the loop): after many compactions
-    /// navd holds at most the one that may be closing now.
+    /// navd holds at most the last two (a pool thread a loaded machine has not run yet), not one per
+    /// compaction.
     @Test func aCompactedLogIsRemovedAndClosed() throws {
         let dir = TempDir()
         defer { dir.remove() }
@@ -178,7 +179,7 @@ import Testing
         let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(d.pid)/fd")) ?? []
         let logs = fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(d.pid)/fd/\($0)") }
             .filter { $0.hasPrefix(state + ".log") }
-        #expect(logs.filter { $0.hasSuffix("(deleted)") }.count <= 1, "\(compactions) compactions; open: \(logs)")
+        #expect(logs.filter { $0.hasSuffix("(deleted)") }.count <= 2, "\(compactions) compactions; open: \(logs)")
         #expect(logs.filter { !$0.hasSuffix("(deleted)") }.count <= 2, "the log, and the old one while a compaction runs: \(logs)")
         #expect(d.stop(signal: SIGTERM) == 0)
     }
