@@ -166,6 +166,53 @@ import Unchecked
     /// The same screens in another order: their indices change.
     static let b = "root: {stack: Home}\ncoordinators:\n  Aaa: {}\n  Product: {setup: {type: object, required: [id], properties: {id: {type: string}}}}\n  Home: {opens: [Product, Aaa]}\n"
 
+    /// The pages closed sessions leave free go back to the file system after the compaction that
+    /// removed them, 64 per loop iteration (1,024 at once held the loop 17 ms), until none is left.
+    @Test func freePagesGoBackAFewAtATimeAfterACompaction() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let graph = try Self.graph(Self.a, dir, "a")
+        let store = try LogStore(path: dir.file("state.sqlite"), durability: .process, saved: SavedSessions(ServerConfiguration(socketPath: "")),
+                                 repair: false, compactAt: 4096, compactRatio: 0)
+        defer { store.close() }
+        _ = try store.load(graph: graph)
+        func drain() throws {
+            var n = 0
+            while store.hasBackgroundWork && n < 10_000 {
+                try store.backgroundSlice(graph: graph)
+                n += 1
+            }
+        }
+        for i in 0..<200 {
+            let s = Session(name: "s\(i)", graph: graph)
+            store.sessionOpened(s)
+            _ = try s.commit(s.plan(NavigateRequest(to: "app.Product", with: ["id": .string(String(repeating: "p", count: 8000))]), caller: Caller()))
+            store.sessionChanged(s)
+        }
+        try store.flush(graph: graph)
+        try drain()
+        for i in 0..<200 { store.sessionClosed("s\(i)") }
+        let other = Session(name: "other", graph: graph)
+        for _ in 0..<100 where !store.hasBackgroundWork {
+            store.sessionChanged(other)
+            try store.flush(graph: graph)
+        }
+        #expect(store.hasBackgroundWork, "a compaction started")
+        let page = 4096
+        var sizes = [store.snapshot.fileBytes()]
+        var n = 0
+        while store.hasBackgroundWork && n < 10_000 {
+            try store.backgroundSlice(graph: graph)
+            sizes.append(store.snapshot.fileBytes())
+            n += 1
+        }
+        let steps = zip(sizes, sizes.dropFirst()).map { ($0 - $1) / page }
+        #expect(steps.max() ?? 0 <= LogStore.pagesPerRelease, "at most \(LogStore.pagesPerRelease) pages a step: \(steps)")
+        #expect(steps.filter { $0 > 0 }.count >= 2, "in several steps: \(steps)")
+        #expect(store.snapshot.fileBytes() == store.snapshot.liveBytes(), "no free page left")
+        #expect(sizes.first! - sizes.last! >= 200 * 8000 / 2, "the closed sessions' pages went back: \(sizes.first!) -> \(sizes.last!)")
+    }
+
     /// A compaction under way when the graph is reloaded finishes under the graph each session was
     /// built with (it crashed, or named a Product `app.Aaa`, when it wrote them with the new one);
     /// a crash at any slice of it, and after it, restarts on the new graph with every session.
