@@ -252,6 +252,7 @@ public final class LogStore: Store {
     /// Writes the next slice of a compaction into the snapshot (one transaction); the last slice
     /// removes the old log. Each session is written under the graph it was built with: one listed
     /// before a graph reload keeps its own (the reload's records, in the new log, replace it).
+    /// After a compaction, gives the snapshot's next ``pagesPerRelease`` free pages back instead.
     public func backgroundSlice(graph: NavigationGraph) throws(StateError) {
         if compacting != nil { return try compactionSlice(graph: graph) }
         if pagesToRelease > 0 {
