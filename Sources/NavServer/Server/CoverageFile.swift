@@ -26,7 +26,7 @@ final class CoverageFile {
     /// Closes the descriptor of the file a write replaced, held open across the rename so that
     /// the rename frees nothing: the last close frees its blocks (a discard the disk is asked to
     /// do and waited for, 0.2–0.5 ms here). The server closes it on libuv's thread pool.
-    var closeReplaced: (Int32) -> Void = { _ = Glibc.close($0) }
+    var closeReplaced: (Int32) -> Void = StateFiles.closeHere
 
     init(path: String, logger: Logger) {
         self.path = path
@@ -118,7 +118,7 @@ extension Server {
     /// The last write, at shutdown.
     func stopCoverageWrites() {
         guard let file = coverageFile else { return }
-        file.closeReplaced = { _ = Glibc.close($0) }  // the loop may not turn again
+        file.closeReplaced = StateFiles.closeHere  // the loop may not turn again
         file.write(navigator.coverage, graph: graph)
         file.timer?.close()
         file.timer = nil

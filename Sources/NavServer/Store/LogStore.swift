@@ -28,7 +28,7 @@ public final class LogStore: Store {
     private var retiredFd: Int32 = -1
     /// Closes a retired log's descriptor; the server closes it on libuv's thread pool
     /// (``EventLoop/closeInBackground(_:)``). By default, here.
-    public var closeRetired: (Int32) -> Void = { _ = Glibc.close($0) }
+    public var closeRetired: (Int32) -> Void = StateFiles.closeHere
     /// This iteration's records, written by `flush` in one `write()`.
     private var records = JSONWriter(capacity: 64 * 1024)
     /// The log file's salt (in its header and every record's header checksum) and the sequence of
@@ -463,7 +463,7 @@ public final class LogStore: Store {
 
     public func close() {
         // The loop may not turn again: a retired log is closed here.
-        closeRetired = { _ = Glibc.close($0) }
+        closeRetired = StateFiles.closeHere
         if fd >= 0 {
             // A clean stop leaves a snapshot and an empty log: the next start reads no log.
             if let graph = lastGraph { try? compact(graph: graph) }

@@ -8,6 +8,12 @@ import Glibc
 /// user could have planted one for navd to read (a log replayed into sessions) or could read and
 /// change what navd writes. navd makes its files 0600 and its own directory 0700.
 public enum StateFiles {
+    /// Closes a descriptor on the calling thread: how a file navd is done with (a compacted log, a
+    /// replaced coverage file) is closed when nothing else is asked, and once the loop may not turn
+    /// again. While it turns, the server closes them on libuv's thread pool instead
+    /// (``EventLoop/closeInBackground(_:)``), where freeing a large file does not hold it.
+    static let closeHere: @Sendable (Int32) -> Void = { _ = Glibc.close($0) }
+
     /// The files a state file `path` brings: the SQLite snapshot and its journal, the log, a log
     /// whose compaction a crash cut short, a new log not yet renamed into place.
     public static func all(_ path: String) -> [String] {
