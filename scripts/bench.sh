@@ -6,7 +6,8 @@
 #     Then 10,000 idle connections: accepted, served, navd's memory per connection.
 #  2. When the perf anchors are present (PERF_ANCHORS, default ../shared/perf-anchors): the same
 #     load generator (loadgen) against navd and against the C echo server, redis-benchmark SET against
-#     Redis, pub/sub fan-out to 100 subscribers on navd and on Redis; all in one run, RUNS times,
+#     Redis, pub/sub fan-out to 100 subscribers on navd, on the echo server (the most loadgen counts)
+#     and on Redis, with each server's messages per second of its own CPU; all in one run, RUNS times,
 #     then navd's ratios (median over the runs) and each cell's spread (largest minus smallest run,
 #     in percent of the median: navd/redis/echo), with navd --ephemeral and --durability process.
 #
