@@ -212,6 +212,15 @@ awk -F'\t' -v runs="$RUNS" -v md="$HEAD_MD" '
       if (b[1] > 0) vals[k "eff"] = vals[k "eff"] " " int($5 * 100 / b[1]) }
     # "S/C": the median CPU busy share of the server and of its load generator in a cell, in percent.
     function busy(key) { return sprintf("%d/%d", median(key "srv"), median(key "cli")) }
+    # The fan-out rows: navd cell `cell` beside Redis PUBLISH and the echo server, printed as `label`
+    # and written to the headline as `name`.
+    function fanout(cell, label, name,   n, r, e, sp, cpu) {
+        n = median(cell " 1 16rps"); r = median("redis-fanout 1 16rps"); e = median("echo-fanout 1 16rps")
+        sp = spread(cell " 1 16rps") "/" spread("redis-fanout 1 16rps") "/" spread("echo-fanout 1 16rps")
+        cpu = busy(cell " 1 16") "; " busy("redis-fanout 1 16") "; " busy("echo-fanout 1 16")
+        printf "%-28s %10d %10d %10d %8.2f %8.2f %14s  %s\n", label, n, r, e, (r ? n / r : 0), (e ? n / e : 0), sp, cpu
+        row(name, n, r, e, sprintf("%.2f", r ? n / r : 0), sprintf("%.2f", e ? n / e : 0), ">= 1.5 Redis PUBLISH", sp, cpu)
+    }
     # One row of the headline table (markdown), beside the printed one.
     function row(name, n, r, e, ratio, eratio, goal, sp, cpu) {
         printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, n, r, e, ratio, eratio, goal, sp, cpu > md
@@ -250,20 +259,8 @@ awk -F'\t' -v runs="$RUNS" -v md="$HEAD_MD" '
         printf "%-28s %10.0f %10.0f %10s %8.2f %8s\n", "p99 us C=50 P=1", n, r, "-", (r ? n / r : 0), "<= 1"
         # The echo column of the fan-out rows: the fan-out of the echo server itself through loadgen, the
         # most loadgen counts (it reads all 100 subscribers on one cpu).
-        n = median("navd-fanout 1 16rps"); r = median("redis-fanout 1 16rps"); e = median("echo-fanout 1 16rps")
-        printf "%-28s %10d %10d %10d %8.2f %8.2f %14s  %s\n", "fan-out to 100, msgs/s all", n, r, e, (r ? n / r : 0), (e ? n / e : 0),
-               spread("navd-fanout 1 16rps") "/" spread("redis-fanout 1 16rps") "/" spread("echo-fanout 1 16rps"),
-               busy("navd-fanout 1 16") "; " busy("redis-fanout 1 16") "; " busy("echo-fanout 1 16")
-        row("fan-out to 100 subscribers, messages/s to all", n, r, e, sprintf("%.2f", r ? n / r : 0), sprintf("%.2f", e ? n / e : 0), ">= 1.5 Redis PUBLISH",
-            spread("navd-fanout 1 16rps") "/" spread("redis-fanout 1 16rps") "/" spread("echo-fanout 1 16rps"),
-            busy("navd-fanout 1 16") "; " busy("redis-fanout 1 16") "; " busy("echo-fanout 1 16"))
-        n = median("navd-fanout-compact 1 16rps")
-        printf "%-28s %10d %10d %10d %8.2f %8.2f %14s  %s\n", "  same, compact subscribers", n, r, e, (r ? n / r : 0), (e ? n / e : 0),
-               spread("navd-fanout-compact 1 16rps") "/" spread("redis-fanout 1 16rps") "/" spread("echo-fanout 1 16rps"),
-               busy("navd-fanout-compact 1 16") "; " busy("redis-fanout 1 16") "; " busy("echo-fanout 1 16")
-        row("same, subscribers in the compact form", n, r, e, sprintf("%.2f", r ? n / r : 0), sprintf("%.2f", e ? n / e : 0), ">= 1.5 Redis PUBLISH",
-            spread("navd-fanout-compact 1 16rps") "/" spread("redis-fanout 1 16rps") "/" spread("echo-fanout 1 16rps"),
-            busy("navd-fanout-compact 1 16") "; " busy("redis-fanout 1 16") "; " busy("echo-fanout 1 16"))
+        fanout("navd-fanout", "fan-out to 100, msgs/s all", "fan-out to 100 subscribers, messages/s to all")
+        fanout("navd-fanout-compact", "  same, compact subscribers", "same, subscribers in the compact form")
         # A fan-out cell can measure loadgen (one cpu reading 100 subscribers), not the server: per
         # second of the server CPU tells what the server itself would carry.
         n = median("navd-fanout-compact 1 16eff"); r = median("redis-fanout 1 16eff"); e = median("echo-fanout 1 16eff")
