@@ -310,7 +310,7 @@ public final class LogStore: Store {
         unsnapshotted = PendingKeys(epoch: unsnapshotted.epoch + 1)
         while let c = compacting, c.next < c.pending.work.count { try compactionSlice(graph: graph, last: false) }
         compacting = nil
-        snapshot.releaseFreePages()
+        snapshot.releaseFreePages(LogStore.pagesReleasedPerCompaction)
         pagesToRelease = 0
         updateThreshold()
         try startSegment(graph: graph)

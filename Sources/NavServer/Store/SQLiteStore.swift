@@ -113,7 +113,7 @@ final class SQLiteStore: Store {
         let tables = try int("SELECT count(*) FROM sqlite_master")
         if app == 0 && version == 0 && tables == 0 {
             // Pages freed by closed sessions and forgotten keys go back to the file system
-            // (``releaseFreePages()``), a few at a time.
+            // (``releaseFreePages(_:)``), a few at a time.
             try exec("PRAGMA auto_vacuum=INCREMENTAL")
             try exec("PRAGMA application_id=\(SQLiteStore.applicationId)")
             try exec("PRAGMA user_version=\(SQLiteStore.schemaVersion)")
@@ -167,7 +167,7 @@ final class SQLiteStore: Store {
     /// Gives up to `pages` free pages back to the file system (files made with `auto_vacuum`
     /// incremental; a file of an older navd keeps its free pages for reuse); returns how many it gave.
     @discardableResult
-    func releaseFreePages(_ pages: Int = 1024) -> Int {
+    func releaseFreePages(_ pages: Int) -> Int {
         let before = (try? int("PRAGMA freelist_count")) ?? 0
         guard before > 0 else { return 0 }
         try? exec("PRAGMA incremental_vacuum(\(pages))")
