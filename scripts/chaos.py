@@ -8,7 +8,7 @@ driver per session sends keyed navigations through whichever node answers (retry
 same key on `unavailable`, a lost connection or a timeout; `moved` is followed by the Python
 client), and two subscribers per session record every `stackChanged`. Meanwhile, at random, it:
 
-- kill:          kill -9 a node, restarted (a new incarnation) 0.3–2 s later;
+- kill:          kill -9 a node, restarted (a new incarnation) 0.3–2 leases later;
 - pause:         SIGSTOP a node for 1.5–3 leases, then SIGCONT;
 - twin:          starts a second process under a live node's name (the first must exit 1);
 - pg-restart:    restarts PostgreSQL (pg_ctl restart -m fast);
@@ -271,7 +271,7 @@ class Faults(threading.Thread):
         had = self.cluster.owned_by(name)
         p.kill()
         p.wait()
-        down = self.rng.uniform(0.3, 2.0)
+        down = self.rng.uniform(0.3, 2.0) * self.lease
         t = self.takeover(name, at, at + down) if had > 0 else None
         self.sleep(max(0.0, at + down - now()))
         self.cluster.start(name)
