@@ -2,12 +2,13 @@
 """navd's cost curves (make bench-scale): request latency and RSS against sessions and connections,
 the time a commit takes to reach the last of a session's subscribers, commit and `tree` time against
 stack size, graph load and `navd check` against graph size, and the default durable mode's restart
-time against state size; Redis measured the same way beside the sessions curve. Prints one Markdown
+time against state size, keyed navigations against the keys one uid keeps; Redis measured the same way beside the sessions curve. Prints one Markdown
 table per curve and writes a PNG plot of each (gnuplot) into OUT (default Benchmarks/scale).
 
     python3 scripts/bench-scale.py .build/release/navd [OUT]
 
-SCALE_MAX (default 1000000) caps the largest session count (the sessions and restart curves).
+SCALE_MAX (default 1000000) caps the largest session count (the sessions and restart curves) and
+the keys of the keys curve.
 Every figure comes from one client on the same machine; latency is the round trip of one request
 waiting for its reply (no pipelining), p50 and p99 of 2,000.
 """
@@ -414,6 +415,44 @@ def checks_curve():
 
 
 # --- restart --------------------------------------------------------------------------------
+def keys_curve():
+    """Keyed navigations (default durable mode) while one uid keeps 1,000 to 262,144 keys (the
+    default --max-keys-per-uid) over 64 sessions: what remembering a key costs must not grow with
+    the keys already kept."""
+    d = tempfile.mkdtemp(dir=WORK)
+    os.chmod(d, 0o700)
+    p, sock, _ = start("--state", d + "/state.sqlite")
+    c = Raw(sock)
+    sessions = 64
+    c.batch([("session.open", {"name": "k%d" % i}) for i in range(sessions)])
+    tabs = [{"to": "cart.Cart", "by": "select"}, {"to": "shop.Home", "by": "select"}]
+    have, data = 0, []
+    for n in [1_000, 16_000, 64_000, 262_144]:
+        if n > SCALE_MAX:
+            break
+        t0 = time.perf_counter()
+        filled = have
+        while have < n:
+            # Each session takes its turn by 64 navigations (a batch holds at most 1,000 requests).
+            calls = []
+            for i in range(min(512, n - have)):
+                k = have + i
+                calls.append(("navigate", dict(tabs[(k // sessions) % 2], session="k%d" % (k % sessions), key="f%d" % k)))
+            c.batch(calls)
+            have += len(calls)
+        fill = (time.perf_counter() - t0) * 1e6 / max(1, have - filled)
+        lat = []
+        for i in range(2000):
+            t = time.perf_counter()
+            c.call("navigate", session="k0", key="m%d-%d" % (n, i), **tabs[i % 2])
+            lat.append((time.perf_counter() - t) * 1000)
+        data.append((n, "%.3f" % pct(lat, 0.5), "%.3f" % pct(lat, 0.99), "%.1f" % fill, "%.0f" % rss_mb(p.pid)))
+    c.close()
+    stop(p)
+    shutil.rmtree(d, ignore_errors=True)
+    return data
+
+
 def restart_curve():
     data = []
     for n in [10_000, 100_000, 1_000_000]:
@@ -440,9 +479,9 @@ def restart_curve():
 
 
 def main():
-    """CURVES (default all: sessions,connections,subscribers,stack,graph,checks,restart) picks curves."""
+    """CURVES (default all: sessions,connections,subscribers,stack,graph,checks,keys,restart) picks curves."""
     os.makedirs(OUT, exist_ok=True)
-    curves = os.environ.get("CURVES", "sessions,connections,subscribers,stack,graph,checks,restart").split(",")
+    curves = os.environ.get("CURVES", "sessions,connections,subscribers,stack,graph,checks,keys,restart").split(",")
     if "sessions" in curves:
         s = sessions_curve()
         table("Sessions (one uid, default flags, --ephemeral)", ["sessions", "p50 ms", "p99 ms", "RSS MB", "KB per session", "µs per session.open (batches of 1,000)"], s)
@@ -475,6 +514,12 @@ def main():
     if "checks" in curves:
         ck = checks_curve()
         table("Navigations waiting on a one-second command check (2 s timeout), pool of 10 connections", ["navigations", "passed", "failed", "last answered s"], ck)
+    if "keys" in curves:
+        ks = keys_curve()
+        table("Keyed navigations against the keys one uid keeps (default durable mode, 64 sessions)",
+              ["keys kept", "keyed navigate p50 ms", "p99 ms", "µs per keyed navigation filling (batches of 512)", "RSS MB"], ks)
+        plot("keys", "Keyed navigations against the keys kept", "keys kept by one uid", "ms",
+             [("p99", [(row[0], row[2]) for row in ks]), ("p50", [(row[0], row[1]) for row in ks])])
     if "restart" in curves:
         rs = restart_curve()
         table("Restart after kill -9 (default durable mode, sessions each with one screen pushed)", ["sessions", "state files MB", "restart to first answer s", "RSS MB"], rs)
