@@ -14,8 +14,26 @@ struct FairQueue<Job> {
         var jobs: [Int: Job] = [:]
         var head = 0
         var tail = 0
+
+        /// Adds a job; its sequence number.
+        mutating func push(_ job: Job) -> Int {
+            jobs[tail] = job
+            tail += 1
+            return tail - 1
+        }
+
+        /// Takes the oldest job still waiting.
+        mutating func takeOldest() -> Job? {
+            while head < tail {
+                head += 1
+                if let job = jobs.removeValue(forKey: head - 1) { return job }
+            }
+            return nil
+        }
     }
 
+    /// Each uid's line, changed where it is (`lines[uid, default:]`, `lines[uid]?.`): a `Line` copied
+    /// out would share its jobs with the dictionary's, and the next change would copy them all.
     private var lines: [UInt32: Line] = [:]
     /// The uids with waiting jobs, in turn; `turn` is the next to be served.
     private var ring: [UInt32] = []
@@ -28,12 +46,8 @@ struct FairQueue<Job> {
     func count(of uid: UInt32) -> Int { lines[uid]?.jobs.count ?? 0 }
 
     mutating func append(_ job: Job, uid: UInt32) -> Ticket {
-        var line = lines[uid] ?? Line()
-        if line.jobs.isEmpty { ring.append(uid) }
-        let seq = line.tail
-        line.jobs[seq] = job
-        line.tail += 1
-        lines[uid] = line
+        if lines[uid]?.jobs.isEmpty ?? true { ring.append(uid) }
+        let seq = lines[uid, default: Line()].push(job)
         count += 1
         return Ticket(uid: uid, seq: seq)
     }
@@ -57,22 +71,13 @@ struct FairQueue<Job> {
             if turn >= ring.count { turn = 0 }
             let uid = ring[turn]
             tried += 1
-            guard allowed(uid), var line = lines[uid] else {
+            guard allowed(uid), let job = lines[uid]?.takeOldest() else {
                 turn += 1
                 continue
             }
-            while line.head < line.tail {
-                let seq = line.head
-                line.head += 1
-                if let job = line.jobs.removeValue(forKey: seq) {
-                    count -= 1
-                    lines[uid] = line
-                    if line.jobs.isEmpty { drop(uid) } else { turn += 1 }
-                    return job
-                }
-            }
-            lines[uid] = line
-            turn += 1
+            count -= 1
+            if lines[uid]?.jobs.isEmpty ?? true { drop(uid) } else { turn += 1 }
+            return job
         }
         return nil
     }
