@@ -85,9 +85,13 @@ enum PostgresSchema {
             INSERT INTO navd_keys (session, key, reply)
                 SELECT k.s, k.k, k.r FROM json_to_recordset(doc->'k') AS k(s text, k text, r text)
                 ON CONFLICT DO NOTHING;
-            -- Each session keeps its newest 4,096 keys: one cut per session (a cut per row was
-            -- quadratic in the keys a session holds).
-            FOR r IN SELECT DISTINCT x.s AS name FROM json_to_recordset(doc->'k') AS x(s text) LOOP
+            -- Sessions are cut back to their newest 4,096 keys: those the node names in `x` (it
+            -- counts what each holds, and names one past 4,096 + a slack, so that the cut, which
+            -- reads 4,096 index entries, runs once per slack of keys); without `x` (a navd before
+            -- it), every session this commit wrote keys for.
+            FOR r IN SELECT value AS name FROM json_array_elements_text(doc->'x') WHERE doc->'x' IS NOT NULL
+                     UNION ALL
+                     SELECT DISTINCT x.s FROM json_to_recordset(doc->'k') AS x(s text) WHERE doc->'x' IS NULL LOOP
                 SELECT y.seq INTO cut FROM navd_keys y WHERE y.session = r.name ORDER BY y.seq DESC LIMIT 1 OFFSET 4096;
                 IF FOUND THEN DELETE FROM navd_keys WHERE session = r.name AND seq <= cut; END IF;
             END LOOP;

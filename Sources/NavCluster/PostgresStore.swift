@@ -20,6 +20,10 @@ public final class PostgresStore: Store, SharedStore {
     /// a session keeps up to ``Session/maxKeys``, and PostgreSQL gathers ~4,000 in ~12 ms, so one
     /// claim stays well within the lease and navd reads it between requests.
     static let claimKeyBudget = 16_384
+    /// The keys a session may hold in `navd_keys` past ``Session/maxKeys`` before a commit trims it
+    /// back: the trim reads the session's newest 4,096 keys, so it runs once per this many keys
+    /// rather than at every commit.
+    static let keyTrimSlack = 1_024
     let connection: PGConnection
     let loop: EventLoop
     private let logger: Logger
@@ -38,6 +42,9 @@ public final class PostgresStore: Store, SharedStore {
 
     /// Sessions this node owns, by their epoch (absent: created here, not yet stored).
     private var epochs: [String: Int] = [:]
+    /// The most keys `navd_keys` may hold for each session this node owns: those claimed with it,
+    /// plus those its commits wrote since; set back to ``Session/maxKeys`` by a commit that trims it.
+    private var keysHeld: [String: Int] = [:]
     /// The version of each session this node owns as PostgreSQL holds it (``storedVersion(of:)``).
     private var versions: [String: Int] = [:]
     /// Every session of the cluster and its owner node, kept current by `navd_owners` notifications.
@@ -202,7 +209,7 @@ public final class PostgresStore: Store, SharedStore {
                 let s = try saved.session(name, graph: graph, version: version, nextId: nextId, tree: tree, facts: facts, parser: parser)
                 try checkTabs(of: s, savedUnder: row.count > 9 ? row[8] : nil, layout: row.count > 9 ? row[9] : nil, graph: graph)
                 if let uid = row[5].flatMap({ UInt32($0) }) { s.owner = uid }
-                try rememberKeys(row[7] ?? "[]", in: s, listParser, parser)
+                keysHeld[name] = try rememberKeys(row[7] ?? "[]", in: s, listParser, parser)
                 epochs[name] = epoch
                 versions[name] = version
                 owners[name] = node
@@ -238,9 +245,11 @@ public final class PostgresStore: Store, SharedStore {
     }
 
     /// Remembers a claimed session's keys: up to ``Session/maxKeys`` pairs `[key, reply text]`, read
-    /// as views, each reply's bytes kept (``KeyedReply/decode(text:parser:)``).
-    private func rememberKeys(_ text: String, in s: Session, _ listParser: JSONParser, _ parser: JSONParser) throws(NavError) {
+    /// as views, each reply's bytes kept (``KeyedReply/decode(text:parser:)``). Returns how many
+    /// PostgreSQL held.
+    private func rememberKeys(_ text: String, in s: Session, _ listParser: JSONParser, _ parser: JSONParser) throws(NavError) -> Int {
         var text = text
+        var held = 0
         let problem: NavError? = text.withUTF8 { b in
             let list: JSONView
             do throws(NavError) { list = try saved.view(listParser, UnsafeRawBufferPointer(b), "the remembered keys") } catch { return error }
@@ -252,10 +261,12 @@ public final class PostgresStore: Store, SharedStore {
                     return NavError(.corruptState, "a remembered key is corrupt")
                 }
                 s.remember(key: key, reply)
+                held += 1
             }
             return nil
         }
         if let problem { throw problem }
+        return held
     }
 
     private func readNodes(_ json: String?) {
@@ -352,6 +363,7 @@ public final class PostgresStore: Store, SharedStore {
                 do {
                     let mine = Set(epochs.keys)
                     epochs = [:]
+                    keysHeld = [:]
                     let sessions = try restore(read)
                     for name in mine where epochs[name] == nil && owners[name] == node { owners[name] = nil }
                     events?.sessionsClaimed(sessions, own: true)
@@ -445,6 +457,7 @@ public final class PostgresStore: Store, SharedStore {
         notifiedDuringRead?[s] = .some(newOwner)
         absent[s] = nil
         if newOwner != node, epochs.removeValue(forKey: s) != nil {
+            keysHeld[s] = nil
             events?.sessionsLost([s])
             versions[s] = nil
         }
@@ -636,9 +649,17 @@ public final class PostgresStore: Store, SharedStore {
         w.write(strings: Array(gone))
         w.raw(",\"k\":[")
         first = true
+        var trimmed: [String] = []
         for k in keyed where !gone.contains(k.session) {
             if !first { w.raw(",") }
             first = false
+            let held = (keysHeld[k.session] ?? 0) + 1
+            if held > Session.maxKeys + Self.keyTrimSlack {
+                trimmed.append(k.session)
+                keysHeld[k.session] = Session.maxKeys
+            } else {
+                keysHeld[k.session] = held
+            }
             w.raw("{\"s\":")
             w.write(string: k.session)
             w.raw(",\"k\":")
@@ -647,7 +668,10 @@ public final class PostgresStore: Store, SharedStore {
             w.write(string: k.reply)
             w.raw("}")
         }
-        w.raw("]}")
+        // The sessions whose keys passed the slack, trimmed back to their newest 4,096.
+        w.raw("],\"x\":")
+        w.write(strings: trimmed)
+        w.raw("}")
         let doc = String(decoding: w.bytes, as: UTF8.self)
         connection.query(PostgresSchema.commit, [node, String(incarnation), doc]) { [unowned self] r in
             closing.subtract(gone)
@@ -661,6 +685,7 @@ public final class PostgresStore: Store, SharedStore {
                 for (name, version) in written { versions[name] = version }
                 for name in gone {
                     epochs[name] = nil
+                    keysHeld[name] = nil
                     versions[name] = nil
                     owners[name] = nil
                 }
@@ -684,7 +709,10 @@ public final class PostgresStore: Store, SharedStore {
         let wasUp = isUp
         needsResync = true
         if wasUp { events?.storeAvailabilityChanged(false, reason: "a commit was not stored: \(why)") }
-        for name in names { epochs[name] = nil }
+        for name in names {
+            epochs[name] = nil
+            keysHeld[name] = nil
+        }
         // The sessions leave first: what the server then sends again (``Store/beginFlush(graph:done:)``)
         // must not be their unstored state.
         events?.sessionsLost(names)

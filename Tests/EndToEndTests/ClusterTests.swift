@@ -733,6 +733,41 @@ import Glibc
         }
     }
 
+    /// A session's keys in PostgreSQL are cut back to its newest 4,096 only once they pass 4,096 +
+    /// 1,024 (the cut reads 4,096 index entries, so a cut at every commit made each commit's cost
+    /// grow with the keys held): the count a node keeps starts from the keys it claimed.
+    @Test func aSessionsKeysAreCutBackOncePastTheirSlack() throws {
+        let pg = try PostgresServer()
+        let a = try Self.node("A", pg)
+        _ = try pg.psql("""
+            INSERT INTO navd_nodes VALUES ('gone', '/nonexistent/gone.sock', 1, clock_timestamp() - interval '1 hour');
+            INSERT INTO navd_sessions (name, version, next_id, tree, facts, uid, node, epoch)
+                SELECT 'slack', version, next_id, tree, facts, uid, 'gone', 1 FROM navd_sessions WHERE name = 'main';
+            INSERT INTO navd_keys (session, key, reply)
+                SELECT 'slack', 'k' || j, '{"result":{"navigation":"nav-' || j || '","version":' || j || '}}'
+                FROM generate_series(1, 5119) j ORDER BY j;
+            """)
+        try waitUntil(timeout: 20, "A owns the session") {
+            try pg.psql("SELECT node FROM navd_sessions WHERE name = 'slack'") == "A"
+        }
+        let c = try a.client()
+        let keys = { Int(try pg.psql("SELECT count(*) FROM navd_keys WHERE session = 'slack'")) }
+        // The 5,120th key: within the slack, nothing is cut.
+        _ = try c.call("navigate", ["session": "slack", "to": "cart.Cart", "by": "select", "key": "n1"])
+        #expect(try keys() == 5_120)
+        // The 5,121st passes it: the newest 4,096 are kept, the new one among them.
+        _ = try c.call("navigate", ["session": "slack", "to": "shop.Home", "by": "select", "key": "n2"])
+        #expect(try keys() == 4_096)
+        #expect(try pg.psql("SELECT count(*) FROM navd_keys WHERE session = 'slack' AND key IN ('n1', 'n2', 'k1026', 'k1025')") == "3")
+        // Then 1,024 more before the next cut.
+        for i in 3...1_026 { _ = try c.call("navigate", ["session": "slack", "to": i % 2 == 1 ? "cart.Cart" : "shop.Home", "by": "select", "key": .string("n\(i)")]) }
+        #expect(try keys() == 5_120)
+        _ = try c.call("navigate", ["session": "slack", "to": "cart.Cart", "by": "select", "key": "n1027"])
+        #expect(try keys() == 4_096)
+        // A retry of a key the node still remembers is answered as before.
+        #expect(try c.call("navigate", ["session": "slack", "to": "cart.Cart", "by": "select", "key": "n2"])["version"] != nil)
+    }
+
     /// Several clients navigate their own sessions through node after node; the owner is killed
     /// with SIGKILL under that load, three times. Every navigation is keyed and retried with its key
     /// until answered, so each session's version must equal the number of acknowledged navigations,
