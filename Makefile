@@ -53,7 +53,7 @@ help:
 	@echo "Benchmarks (they print figures):"
 	@echo "  bench             - the navbench matrix beside the C echo server and Redis"
 	@echo "  bench-durable     - ephemeral, process and full beside Redis AOF"
-	@echo "  bench-scale       - cost curves: sessions, connections, subscribers, stack, graph, restart (tables, PNG plots)"
+	@echo "  bench-scale       - cost curves: sessions, connections, subscribers, stack, graph, keys, restart (tables, PNG plots)"
 	@echo "  bench-instructions - instructions per request and per fanned-out message (callgrind)"
 	@echo "  bench-cpu         - CPU time and syscalls per request beside Redis"
 	@echo "  bench-cluster     - the PostgreSQL store beside SQLite and pgbench; takeover time"
@@ -210,9 +210,10 @@ bench-durable: deps
 
 ## make bench-scale: the cost curves (latency p50/p99 and RSS against sessions up to 1,000,000 and
 ## idle connections up to 10,000, a commit reaching 10 to 10,000 subscribers, commit and tree time
-## against stack size, graph load and navd check against coordinators, restart time against state
-## size), Redis beside the sessions curve; Markdown tables on stdout, PNG plots in Benchmarks/scale.
-## SCALE_MAX caps the largest session count.
+## against stack size, graph load and navd check against coordinators, keyed navigations against
+## the keys one uid keeps, restart time against state size), Redis beside the sessions curve;
+## Markdown tables on stdout, PNG plots in Benchmarks/scale. SCALE_MAX caps the largest session
+## count and the keys kept.
 bench-scale: build
 	@$(MAKE) -s install-missing PACKAGES="gnuplot-nox redis-server"
 	python3 scripts/bench-scale.py .build/release/navd Benchmarks/scale
