@@ -41,7 +41,10 @@ final class PGConnection {
     private var retryTimer: Timer?
     private var retryDelayMs: UInt64 = 50
     /// Queries waiting to be sent, then the one in flight (the first, once `sent`).
+    /// Queries waiting, the one sent first; those before `head` are answered (dropped in bulk, so
+    /// that answering one does not move the rest).
     private var queue: [(sql: String, params: [String?], done: (Result<PGRows, PGFailure>) -> Void)] = []
+    private var head = 0
     private var sent = false
     private var current = PGRows()
     private var currentError: PGFailure?
@@ -107,7 +110,7 @@ final class PGConnection {
 
     /// Runs `sql` after the queries asked before it; `done` runs once, on the loop.
     func query(_ sql: String, _ params: [String?] = [], _ done: @escaping (Result<PGRows, PGFailure>) -> Void) {
-        guard isUp, queue.count < Self.maxQueued else {
+        guard isUp, queuedQueries < Self.maxQueued else {
             done(.failure(PGFailure(message: isUp ? "more than \(Self.maxQueued) queries wait for PostgreSQL" : "PostgreSQL is not connected", sqlState: nil)))
             return
         }
@@ -115,10 +118,11 @@ final class PGConnection {
         if !sent { sendNext() }
     }
 
-    var queuedQueries: Int { queue.count }
+    var queuedQueries: Int { queue.count - head }
 
     private func sendNext() {
-        guard let conn, isUp, !sent, let q = queue.first else { return }
+        guard let conn, isUp, !sent, head < queue.count else { return }
+        let q = queue[head]
         let ok = withParams(q.params) { n, values in PQsendQueryParams(conn, q.sql, n, nil, values, nil, nil, 0) }
         guard ok == 1 else {
             failed(Self.errorText(conn))
@@ -192,7 +196,15 @@ final class PGConnection {
                 // The query's last result: it is complete.
                 sent = false
                 watchdog?.stop()
-                let q = queue.removeFirst()
+                let q = queue[head]
+                head += 1
+                if head == queue.count {
+                    queue.removeAll(keepingCapacity: true)
+                    head = 0
+                } else if head >= 64 && head * 2 >= queue.count {
+                    queue.removeFirst(head)
+                    head = 0
+                }
                 let outcome: Result<PGRows, PGFailure> = currentError.map { .failure($0) } ?? .success(current)
                 current = PGRows()
                 q.done(outcome)
@@ -222,8 +234,9 @@ final class PGConnection {
         poll = nil
         PQfinish(conn)
         conn = nil
-        let waiting = queue
+        let waiting = queue[head...]
         queue = []
+        head = 0
         let failure = PGFailure(message: "the connection to PostgreSQL failed: \(why)", sqlState: nil)
         for q in waiting { q.done(.failure(failure)) }
         if wasUp { onDown?(why) }
