@@ -221,6 +221,53 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: log + ".old"), "the compaction at start ended it")
     }
 
+    /// A compaction writes the old log into the snapshot a slice at a time, keys before the sessions
+    /// they belong to: a crash between slices leaves keys of a session the snapshot does not hold
+    /// yet. The old log holds that session and its keys, so navd starts, and a retry of the key gets
+    /// the first reply.
+    @Test func keysOfASessionACompactionCutShortHadNotWrittenYetComeFromTheOldLog() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite"), log = state + ".log"
+        let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d.sock"))
+        let c = try d.client()
+        try c.call("session.open", ["name": "late"])
+        let first = try c.call("navigate", ["session": "late", "to": "shop.Product", "with": ["id": "p1"], "key": "k1"])
+        d.stop(signal: SIGKILL)
+        // As such a crash leaves the files: the log renamed `.old`, the slice of keys written.
+        try FileManager.default.moveItem(atPath: log, toPath: log + ".old")
+        let reply = JSONWriter.string(.object(["result": first])).replacingOccurrences(of: "'", with: "''")
+        let sql = "INSERT INTO keys (session, key, seq, reply) VALUES ('late', 'k1', 1, '\(reply)')"
+        #expect(try runCommand("/usr/bin/sqlite3", [state, sql]).status == 0)
+
+        let again = try Daemon(arguments: ["--state", state], socketPath: dir.file("d2.sock"))
+        let c2 = try again.client()
+        #expect(try c2.call("tree", ["session": "late"])["version"] == first["version"])
+        let retry = try c2.call("navigate", ["session": "late", "to": "shop.Home", "by": "root", "key": "k1"])
+        #expect(retry == first)
+        #expect(again.stop(signal: SIGTERM) == 0)
+        // The compaction at start wrote the session: the snapshot holds no key without its session.
+        let orphans = try runCommand("/usr/bin/sqlite3", [state, "SELECT count(*) FROM keys WHERE session NOT IN (SELECT name FROM sessions)"])
+        #expect(orphans.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        let kept = try runCommand("/usr/bin/sqlite3", [state, "SELECT count(*) FROM keys WHERE session = 'late' AND key = 'k1'"])
+        #expect(kept.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+    }
+
+    /// Without a compaction cut short, a key of a session the snapshot does not hold is corruption:
+    /// navd refuses to start and says so.
+    @Test func aKeyOfNoSessionWithoutAnOldLogStopsNavd() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite")
+        let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d.sock"))
+        #expect(d.stop(signal: SIGTERM) == 0)
+        let sql = "INSERT INTO keys (session, key, seq, reply) VALUES ('nobody', 'k1', 1, '{\"result\":{\"version\":1}}')"
+        #expect(try runCommand("/usr/bin/sqlite3", [state, sql]).status == 0)
+        let r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("d2.sock"), "--state", state])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("key \"k1\" of session \"nobody\"") && r.stderr.contains("holds no such session"), "\(r.stderr)")
+    }
+
     /// A graph reloaded with its coordinators in another order: the snapshot a clean stop writes
     /// names them by the new graph.
     @Test func aReloadedGraphNamesTheCoordinatorsOfTheLastSnapshot() throws {

@@ -136,7 +136,7 @@ extension LogStore {
             earlierKeys = try keysBefore(reload, records, scans, parser)
             restoreReport.append("snapshot \(snapshot.path): \(snapshotNames.count) sessions, replaced by the graph reload in the log")
         } else {
-            let sessions = try snapshot.load(graph: graph)
+            let sessions = try snapshot.load(graph: graph, compactionCutShort: !scans[0].bytes.isEmpty)
             for s in sessions {
                 byName[s.name] = s
                 order.append(s.name)

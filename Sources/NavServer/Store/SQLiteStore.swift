@@ -196,7 +196,13 @@ final class SQLiteStore: Store {
 
     /// Every saved session, rebuilt against `graph` and checked as a request is. One that breaks a
     /// rule stops navd with the session and the rule named, or (`--repair`) is set aside.
-    func load(graph: NavigationGraph) throws(StateError) -> [Session] {
+    /// `compactionCutShort`: a compaction was writing the log beside it (`STATE.log.old`) into this
+    /// file when navd stopped. It writes keys before the sessions they belong to, so keys of a
+    /// session not written yet are expected then: they are left out and removed (that log holds the
+    /// session and its keys, and replaying it brings them back).
+    func load(graph: NavigationGraph) throws(StateError) -> [Session] { try load(graph: graph, compactionCutShort: false) }
+
+    func load(graph: NavigationGraph, compactionCutShort: Bool) throws(StateError) -> [Session] {
         let s = try prepare("SELECT name, version, next_id, tree, facts, owner, graph FROM sessions ORDER BY name <> 'main', name")  // "main" first: it always exists, and counts
         defer { sqlite3_finalize(s) }
         let parser = saved.parser()
@@ -237,7 +243,7 @@ final class SQLiteStore: Store {
         sqlite3_reset(s)
         for b in broken { try setSessionAside(b.session, reason: b.reason) }
         setAside = broken
-        try loadKeys(into: out)
+        try loadKeys(into: out, orphansExpected: compactionCutShort)
         return out
     }
 
@@ -284,15 +290,22 @@ final class SQLiteStore: Store {
         }
     }
 
-    /// Each session's remembered keys, oldest first.
-    private func loadKeys(into sessions: [Session]) throws(StateError) {
+    /// Each session's remembered keys, oldest first. A key of a session the file does not hold is
+    /// corrupt, unless `orphansExpected` (``load(graph:compactionCutShort:)``): then it is removed.
+    private func loadKeys(into sessions: [Session], orphansExpected: Bool) throws(StateError) {
         let byName = Dictionary(sessions.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        var orphans = 0
         for k in try savedKeys() {
             guard let session = byName[k.session] else {
-                throw StateError(description: "key \"\(k.key)\" of session \"\(k.session)\" in \(path) is corrupt; move \(path) aside (or give another --state PATH, or --ephemeral) to start with fresh sessions")
+                guard orphansExpected else {
+                    throw StateError(description: "key \"\(k.key)\" of session \"\(k.session)\" in \(path) is corrupt: the file holds no such session; move \(path) aside (or give another --state PATH, or --ephemeral) to start with fresh sessions")
+                }
+                orphans += 1
+                continue
             }
             session.remember(key: k.key, k.reply)
         }
+        if orphans > 0 { try exec("DELETE FROM keys WHERE session NOT IN (SELECT name FROM sessions)") }
     }
 
     /// The names of the saved sessions (their rows not read: a graph reload in the log replaces them).
