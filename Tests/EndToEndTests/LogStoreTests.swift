@@ -360,6 +360,39 @@ import Testing
         }
     }
 
+    /// The same before a graph reload the log holds (the keys of the sessions the reload rebuilt are
+    /// gathered from the snapshot and the log before it): the closed session's keys are dropped,
+    /// the keys remembered after the open under its name are kept.
+    @Test func keysGatheredBeforeAReloadDropThoseOfASessionClosedBeforeIt() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite")
+        do {
+            let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("a.sock"))
+            let c = try d.client()
+            try c.call("session.open", ["name": "x"])
+            try c.call("navigate", ["session": "x", "to": "shop.Product", "with": ["id": "p1"], "key": "k1"])
+            d.stop()  // k1 is in the snapshot
+        }
+        let second: JSONValue
+        do {
+            let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("b.sock"))
+            let c = try d.client()
+            try c.call("session.close", ["name": "x"])
+            try c.call("session.open", ["name": "x"])
+            second = try c.call("navigate", ["session": "x", "to": "shop.Product", "with": ["id": "p2"], "key": "k2"])
+            #expect(try c.call("graph.reload")["ok"] == true)
+            d.stop(signal: SIGKILL)
+        }
+        let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("c.sock"))
+        let c = try d.client()
+        #expect(try c.call("tree", ["session": "x"])["version"] == 1)
+        #expect(try c.call("navigate", ["session": "x", "to": "shop.Home", "by": "root", "key": "k2"]) == second)
+        let r = try c.call("navigate", ["session": "x", "to": "shop.Home", "by": "root", "key": "k1"])
+        #expect(r["version"] == 2, "the closed session's key was answered: \(r)")
+        d.stop()
+    }
+
     /// A log of the first format (`navdlog1`: u32 length, u32 CRC-32C, payload) is replayed and
     /// converted: the next log is of the second.
     @Test func aLogOfTheFirstFormatIsReplayedAndConverted() throws {

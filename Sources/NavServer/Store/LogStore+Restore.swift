@@ -316,18 +316,25 @@ extension LogStore {
         -> [(session: String, key: String, reply: Result<JSONText, NavError>, logged: Bool)] {
         var earlierKeys: [(session: String, key: String, reply: Result<JSONText, NavError>, logged: Bool)] =
             try snapshot.savedKeys().map { ($0.session, $0.key, $0.reply, false) }
+        // A close drops the keys its session had so far: where it came in the list, by session (one
+        // pass at the end, not a scan of the list at each close).
+        var closedAt: [String: Int] = [:]
         for r in records[..<reload] {
             let bytes = scans[r.scan].bytes
             if LogStore.starts(bytes, r.payload, with: "{\"k\":") || LogStore.starts(bytes, r.payload, with: "{\"x\":") {
                 guard let p = try? record(bytes, r.payload, parser) else { continue }
-                if let name = p["x"]?.stringValue { earlierKeys.removeAll { $0.session == name } }
+                if let name = p["x"]?.stringValue { closedAt[name] = earlierKeys.count }
                 if let name = p["k"]?.stringValue, let key = p["key"]?.stringValue, let text = p["r"]?.stringValue,
                    let reply = KeyedReply.decode(text: text, parser: parser) {
                     earlierKeys.append((name, key, reply, true))
                 }
             }
         }
-        return earlierKeys
+        guard !closedAt.isEmpty else { return earlierKeys }
+        return earlierKeys.indices.compactMap { i in
+            let k = earlierKeys[i]
+            return closedAt[k.session].map { i >= $0 } ?? true ? k : nil
+        }
     }
 
     /// Remembers the keys kept from before a reload in the sessions that came through it.
