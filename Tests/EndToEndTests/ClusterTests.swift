@@ -687,6 +687,21 @@ import Glibc
         #expect(try again.client().call("tree", ["session": "r"])["root"]?["selected"] == 1)
     }
 
+    /// Sessions `PREFIX0`, `PREFIX1`… (`count` copies of `main`) of a node whose lease ended an hour
+    /// ago, with `keys` keyed replies each (`k1`…, navigation `nav-(i × 10,000 + j)`, version `j`),
+    /// written in one transaction (a node running meanwhile sweeps them).
+    static func sessionsOfAGoneNode(_ pg: PostgresServer, _ prefix: String, count: Int, keys: Int) throws {
+        _ = try pg.psql("""
+            INSERT INTO navd_nodes VALUES ('gone', '/nonexistent/gone.sock', 1, clock_timestamp() - interval '1 hour');
+            INSERT INTO navd_sessions (name, version, next_id, tree, facts, uid, node, epoch)
+                SELECT '\(prefix)' || i, version, next_id, tree, facts, uid, 'gone', 1 FROM navd_sessions, generate_series(0, \(count - 1)) i
+                WHERE name = 'main';
+            INSERT INTO navd_keys (session, key, reply)
+                SELECT '\(prefix)' || i, 'k' || j, '{"result":{"navigation":"nav-' || (i * 10000 + j) || '","version":' || j || '}}'
+                FROM generate_series(0, \(count - 1)) i, generate_series(1, \(keys)) j ORDER BY i, j;
+            """)
+    }
+
     /// Sessions that each remember many keyed replies are taken over in batches of at most 16,384
     /// keys (each claim one PostgreSQL query well within the lease, read between requests), with
     /// every key: a retry is answered with the reply as stored, and new navigations are numbered
@@ -694,17 +709,7 @@ import Glibc
     @Test func aTakeoverOfSessionsWithManyKeysComesInBoundedBatchesWithTheirKeys() throws {
         let pg = try PostgresServer()
         let a = try Self.node("A", pg)
-        // Six sessions of a node whose lease ended an hour ago, with 4,096 keys each, written in one
-        // transaction (A sweeps meanwhile).
-        _ = try pg.psql("""
-            INSERT INTO navd_nodes VALUES ('gone', '/nonexistent/gone.sock', 1, clock_timestamp() - interval '1 hour');
-            INSERT INTO navd_sessions (name, version, next_id, tree, facts, uid, node, epoch)
-                SELECT 'heavy-' || i, version, next_id, tree, facts, uid, 'gone', 1 FROM navd_sessions, generate_series(0, 5) i
-                WHERE name = 'main';
-            INSERT INTO navd_keys (session, key, reply)
-                SELECT 'heavy-' || i, 'k' || j, '{"result":{"navigation":"nav-' || (i * 10000 + j) || '","version":' || j || '}}'
-                FROM generate_series(0, 5) i, generate_series(1, 4096) j ORDER BY i, j;
-            """)
+        try Self.sessionsOfAGoneNode(pg, "heavy-", count: 6, keys: 4_096)
         try waitUntil(timeout: 20, "A owns the six sessions") {
             Int(try pg.psql("SELECT count(*) FROM navd_sessions WHERE node = 'A' AND name LIKE 'heavy-%'")) == 6
         }
@@ -739,33 +744,26 @@ import Glibc
     @Test func aSessionsKeysAreCutBackOncePastTheirSlack() throws {
         let pg = try PostgresServer()
         let a = try Self.node("A", pg)
-        _ = try pg.psql("""
-            INSERT INTO navd_nodes VALUES ('gone', '/nonexistent/gone.sock', 1, clock_timestamp() - interval '1 hour');
-            INSERT INTO navd_sessions (name, version, next_id, tree, facts, uid, node, epoch)
-                SELECT 'slack', version, next_id, tree, facts, uid, 'gone', 1 FROM navd_sessions WHERE name = 'main';
-            INSERT INTO navd_keys (session, key, reply)
-                SELECT 'slack', 'k' || j, '{"result":{"navigation":"nav-' || j || '","version":' || j || '}}'
-                FROM generate_series(1, 5119) j ORDER BY j;
-            """)
+        try Self.sessionsOfAGoneNode(pg, "slack-", count: 1, keys: 5_119)
         try waitUntil(timeout: 20, "A owns the session") {
-            try pg.psql("SELECT node FROM navd_sessions WHERE name = 'slack'") == "A"
+            try pg.psql("SELECT node FROM navd_sessions WHERE name = 'slack-0'") == "A"
         }
         let c = try a.client()
-        let keys = { Int(try pg.psql("SELECT count(*) FROM navd_keys WHERE session = 'slack'")) }
+        let keys = { Int(try pg.psql("SELECT count(*) FROM navd_keys WHERE session = 'slack-0'")) }
         // The 5,120th key: within the slack, nothing is cut.
-        _ = try c.call("navigate", ["session": "slack", "to": "cart.Cart", "by": "select", "key": "n1"])
+        _ = try c.call("navigate", ["session": "slack-0", "to": "cart.Cart", "by": "select", "key": "n1"])
         #expect(try keys() == 5_120)
         // The 5,121st passes it: the newest 4,096 are kept, the new one among them.
-        _ = try c.call("navigate", ["session": "slack", "to": "shop.Home", "by": "select", "key": "n2"])
+        _ = try c.call("navigate", ["session": "slack-0", "to": "shop.Home", "by": "select", "key": "n2"])
         #expect(try keys() == 4_096)
-        #expect(try pg.psql("SELECT count(*) FROM navd_keys WHERE session = 'slack' AND key IN ('n1', 'n2', 'k1026', 'k1025')") == "3")
+        #expect(try pg.psql("SELECT count(*) FROM navd_keys WHERE session = 'slack-0' AND key IN ('n1', 'n2', 'k1026', 'k1025')") == "3")
         // Then 1,024 more before the next cut.
-        for i in 3...1_026 { _ = try c.call("navigate", ["session": "slack", "to": i % 2 == 1 ? "cart.Cart" : "shop.Home", "by": "select", "key": .string("n\(i)")]) }
+        for i in 3...1_026 { _ = try c.call("navigate", ["session": "slack-0", "to": i % 2 == 1 ? "cart.Cart" : "shop.Home", "by": "select", "key": .string("n\(i)")]) }
         #expect(try keys() == 5_120)
-        _ = try c.call("navigate", ["session": "slack", "to": "cart.Cart", "by": "select", "key": "n1027"])
+        _ = try c.call("navigate", ["session": "slack-0", "to": "cart.Cart", "by": "select", "key": "n1027"])
         #expect(try keys() == 4_096)
         // A retry of a key the node still remembers is answered as before.
-        #expect(try c.call("navigate", ["session": "slack", "to": "cart.Cart", "by": "select", "key": "n2"])["version"] != nil)
+        #expect(try c.call("navigate", ["session": "slack-0", "to": "cart.Cart", "by": "select", "key": "n2"])["version"] != nil)
     }
 
     /// Several clients navigate their own sessions through node after node; the owner is killed

@@ -326,6 +326,17 @@ import Testing
         #expect(keys.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "\(keys.stdout)")
     }
 
+    /// A state file (its path) whose snapshot holds session `x`, navigated once with key `k1`.
+    func sessionXWithKeyK1InTheSnapshot(_ dir: TempDir) throws -> String {
+        let state = dir.file("state.sqlite")
+        let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("a.sock"))
+        let c = try d.client()
+        try c.call("session.open", ["name": "x"])
+        try c.call("navigate", ["session": "x", "to": "shop.Product", "with": ["id": "p1"], "key": "k1"])
+        d.stop()  // a clean stop writes the snapshot
+        return state
+    }
+
     /// A session closed and opened again under its name is a new session: the keys the closed one
     /// remembered are gone, whether the close and the open reach the snapshot in one compaction or
     /// the log replays them, so a navigation with an old key navigates.
@@ -333,14 +344,7 @@ import Testing
     func aSessionOpenedAgainForgetsTheKeysOfTheClosedOne(signal: Int32) throws {
         let dir = TempDir()
         defer { dir.remove() }
-        let state = dir.file("state.sqlite")
-        do {
-            let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("a.sock"))
-            let c = try d.client()
-            try c.call("session.open", ["name": "x"])
-            try c.call("navigate", ["session": "x", "to": "shop.Product", "with": ["id": "p1"], "key": "k1"])
-            d.stop()  // the key is in the snapshot
-        }
+        let state = try sessionXWithKeyK1InTheSnapshot(dir)
         do {
             let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("b.sock"))
             let c = try d.client()
@@ -366,14 +370,7 @@ import Testing
     @Test func keysGatheredBeforeAReloadDropThoseOfASessionClosedBeforeIt() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        let state = dir.file("state.sqlite")
-        do {
-            let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("a.sock"))
-            let c = try d.client()
-            try c.call("session.open", ["name": "x"])
-            try c.call("navigate", ["session": "x", "to": "shop.Product", "with": ["id": "p1"], "key": "k1"])
-            d.stop()  // k1 is in the snapshot
-        }
+        let state = try sessionXWithKeyK1InTheSnapshot(dir)
         let second: JSONValue
         do {
             let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("b.sock"))
