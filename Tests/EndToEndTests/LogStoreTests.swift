@@ -221,10 +221,10 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: log + ".old"), "the compaction at start ended it")
     }
 
-    /// A compaction writes the old log into the snapshot a slice at a time, keys before the sessions
-    /// they belong to: a crash between slices leaves keys of a session the snapshot does not hold
-    /// yet. The old log holds that session and its keys, so navd starts, and a retry of the key gets
-    /// the first reply.
+    /// A compaction writes the old log into the snapshot a slice at a time; navd before 2026-12-03
+    /// wrote keys before the sessions they belong to, so a crash between slices left keys of a
+    /// session the snapshot did not hold yet. The old log holds that session and its keys, so navd
+    /// starts, and a retry of the key gets the first reply.
     @Test func keysOfASessionACompactionCutShortHadNotWrittenYetComeFromTheOldLog() throws {
         let dir = TempDir()
         defer { dir.remove() }
@@ -499,9 +499,9 @@ import Testing
 
     /// `kill -9` at random points while new sessions are opened and navigated with a key, 100 at a
     /// time (pipelined), under a threshold that makes each compaction several slices: a crash
-    /// between a compaction's slices leaves keys of sessions the snapshot does not hold yet, which
-    /// the restart reads from the old log. Every acknowledged navigation is kept, and its retry gets
-    /// its first reply.
+    /// between a compaction's slices leaves sessions whose keys the snapshot does not hold yet (or,
+    /// written by navd before 2026-12-03, keys of sessions it does not hold), which the restart reads
+    /// from the old log. Every acknowledged navigation is kept, and its retry gets its first reply.
     @Test func killNineWhileNewSessionsAreNavigatedWithKeysLosesNothing() throws {
         let dir = TempDir()
         defer { dir.remove() }

@@ -545,16 +545,18 @@ struct PendingKeys {
         case changed(Session)
     }
 
-    /// What it holds, for a compaction that writes it a slice at a time: closes first, then keys,
-    /// then sessions (what a closed session had is left out).
+    /// What it holds, for a compaction that writes it a slice at a time: closes first, then
+    /// sessions, then keys (what a closed session had is left out). Keys come after the sessions
+    /// they belong to, so a crash between slices never leaves a key of a session the snapshot does
+    /// not hold (the old log replayed at the restart brings back the keys not written yet).
     struct Items {
         let work: [Work]
     }
 
     var items: Items {
         var work: [Work] = closed.sorted().map(Work.closed)
-        work += keys.filter { !gone.contains(ObjectIdentifier($0.session)) }.map(Work.key)
         work += changed.filter { !gone.contains(ObjectIdentifier($0)) && !replaced.contains(ObjectIdentifier($0)) }.map(Work.changed)
+        work += keys.filter { !gone.contains(ObjectIdentifier($0.session)) }.map(Work.key)
         return Items(work: work)
     }
 }

@@ -194,14 +194,14 @@ final class SQLiteStore: Store {
         return String(cString: p)
     }
 
+    func load(graph: NavigationGraph) throws(StateError) -> [Session] { try load(graph: graph, compactionCutShort: false) }
+
     /// Every saved session, rebuilt against `graph` and checked as a request is. One that breaks a
     /// rule stops navd with the session and the rule named, or (`--repair`) is set aside.
     /// `compactionCutShort`: a compaction was writing the log beside it (`STATE.log.old`) into this
-    /// file when navd stopped. It writes keys before the sessions they belong to, so keys of a
-    /// session not written yet are expected then: they are left out and removed (that log holds the
-    /// session and its keys, and replaying it brings them back).
-    func load(graph: NavigationGraph) throws(StateError) -> [Session] { try load(graph: graph, compactionCutShort: false) }
-
+    /// file when navd stopped. navd before 2026-12-03 wrote keys before the sessions they belong to,
+    /// so keys of a session not written yet may be there: they are left out and removed (that log
+    /// holds the session and its keys, and replaying it brings them back).
     func load(graph: NavigationGraph, compactionCutShort: Bool) throws(StateError) -> [Session] {
         let s = try prepare("SELECT name, version, next_id, tree, facts, owner, graph FROM sessions ORDER BY name <> 'main', name")  // "main" first: it always exists, and counts
         defer { sqlite3_finalize(s) }
