@@ -40,9 +40,8 @@ final class PGConnection {
     private var connecting = false
     private var retryTimer: Timer?
     private var retryDelayMs: UInt64 = 50
-    /// Queries waiting to be sent, then the one in flight (the first, once `sent`).
-    /// Queries waiting, the one sent first; those before `head` are answered (dropped in bulk, so
-    /// that answering one does not move the rest).
+    /// From `head`: the query in flight (once `sent`), then those waiting to be sent. Those before
+    /// `head` are answered, dropped in bulk so that answering one does not move the rest.
     private var queue: [(sql: String, params: [String?], done: (Result<PGRows, PGFailure>) -> Void)] = []
     private var head = 0
     private var sent = false

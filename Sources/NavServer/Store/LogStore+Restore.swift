@@ -136,7 +136,7 @@ extension LogStore {
             earlierKeys = try keysBefore(reload, records, scans, parser)
             restoreReport.append("snapshot \(snapshot.path): \(snapshotNames.count) sessions, replaced by the graph reload in the log")
         } else {
-            let sessions = try snapshot.load(graph: graph, compactionCutShort: !scans[0].bytes.isEmpty)
+            let sessions = try snapshot.load(graph: graph, compactionCutShort: !scans[0].bytes.isEmpty)  // scans[0]: STATE.log.old
             for s in sessions {
                 byName[s.name] = s
                 order.append(s.name)
@@ -331,9 +331,9 @@ extension LogStore {
             }
         }
         guard !closedAt.isEmpty else { return earlierKeys }
-        return earlierKeys.indices.compactMap { i in
-            let k = earlierKeys[i]
-            return closedAt[k.session].map { i >= $0 } ?? true ? k : nil
+        return earlierKeys.enumerated().compactMap { i, k in
+            if let closed = closedAt[k.session], i < closed { return nil }
+            return k
         }
     }
 
