@@ -354,3 +354,101 @@ import Testing
         #expect(note["params"]?["node"] == item && note["params"]?["to"] == list && note["params"]?["to"] != settings, "\(note)")
     }
 }
+
+/// A completed flow's `then` is a navigation like any other: what it removes keeps its leave
+/// guards. The flow's own end (the flow, its steps, what is above it) runs none, as `flowComplete`
+/// of any flow runs none.
+@Suite struct FlowThenGuardTests {
+    /// A `then` by `replace` from the screen below the flow replaces that screen.
+    static let below = """
+        root: {stack: Home}
+        coordinators:
+          Home: {opens: [Editor]}
+          Editor: {opens: [Wizard], leave: [saved]}
+          Wizard: {flow: {steps: [Step]}, then: {to: Done, by: replace}, leave: [never]}
+          Step: {}
+          Done: {}
+        preconditions:
+          saved: {check: {fact: saved, equals: true}}
+          never: {check: {fact: never, equals: true}}
+        """
+
+    func stack(_ c: TestClient) throws -> [JSONValue?] {
+        try c.call("tree")["root"]?["children"]?.arrayValue?.map { $0["coordinator"] } ?? []
+    }
+
+    @Test func aThenThatReplacesTheScreenBelowTheFlowRunsItsGuards() throws {
+        let d = try Daemon(graph: Self.below)
+        let c = try d.client()
+        try c.call("navigate", ["to": "Editor"])
+        let flow = try c.call("navigate", ["to": "Wizard"])["node"]!
+        let r = try c.call("flowComplete", ["flow": flow, "result": [:]])
+        // The flow completed (its own guard `never` did not run); its `then` was refused by the editor's guard.
+        #expect(r["version"] == 3 && r["then"]?["error"]?["data"]?["kind"] == "preconditionFailed"
+                && r["then"]?["error"]?["data"]?["precondition"] == "app.saved", "\(r)")
+        #expect(try stack(c) == ["app.Home", "app.Editor"])
+        try c.call("context.set", ["facts": ["saved": true]])
+        let again = try c.call("navigate", ["to": "Wizard"])["node"]!
+        let done = try c.call("flowComplete", ["flow": again, "result": [:]])
+        #expect(done["then"]?["version"] == 6, "\(done)")
+        #expect(try stack(c) == ["app.Home", "app.Done"])
+    }
+
+    /// A flow first in a tab, whose `then` by `root` takes the whole tree: the other tab's screens
+    /// keep their guards (`asked` on Home makes the `then` wait, for `waiting`).
+    static func inATab(waiting: Bool) -> String {
+        """
+        root: {tabs: [Onboarding, Other]}
+        coordinators:
+          Onboarding: {flow: {steps: [Welcome]}, then: {to: Home, by: root}, leave: [never]}
+          Welcome: {}
+          Home: {preconditions: [\(waiting ? "asked" : "")]}
+          Other: {opens: [Editor, Plain]}
+          Editor: {leave: [saved]}
+          Plain: {}
+        preconditions:
+          saved: {check: {fact: saved, equals: true}}
+          never: {check: {fact: never, equals: true}}
+          asked: {provider: asked}
+        """
+    }
+
+    /// The node id of the flow first in the first tab, and the other tab's first screen.
+    func tabs(_ c: TestClient) throws -> (flow: JSONValue, other: JSONValue) {
+        let tabs = try c.call("tree")["root"]?["children"]?.arrayValue ?? []
+        let first: [JSONValue] = tabs.map { $0["children"]?.arrayValue?.first?["id"] ?? .null }
+        #expect(first.count == 2, "two tabs: \(tabs)")
+        return (first[0], first[1])
+    }
+
+    @Test func aThenByRootFromATabRunsTheGuardsOfTheOtherTabs() throws {
+        let d = try Daemon(graph: Self.inATab(waiting: false))
+        let c = try d.client()
+        let (flow, other) = try tabs(c)
+        try c.call("navigate", ["to": "Editor", "from": other])
+        let refused = try c.callError("flowComplete", ["flow": flow, "result": [:]])
+        #expect(refused["data"]?["kind"] == "preconditionFailed" && refused["data"]?["precondition"] == "app.saved", "\(refused)")
+        let tree = try c.call("tree")
+        #expect(tree["version"] == 1 && tree["root"]?["kind"] == "tabs", "the flow is still live: \(tree)")
+        try c.call("context.set", ["facts": ["saved": true]])
+        let r = try c.call("flowComplete", ["flow": flow, "result": [:]])
+        #expect(r["version"] == 2 && r["then"]?["version"] == 2, "\(r)")
+        #expect(try stack(c) == ["app.Home"])
+    }
+
+    /// While the `then` waits, a screen without guards comes in the other tab: the commit compares
+    /// what it would remove with the guards it ran, not with the flow's own (which never run).
+    @Test func aThenThatWaitedIsNotRefusedForTheFlowsOwnGuards() throws {
+        let d = try Daemon(graph: Self.inATab(waiting: true))
+        let c = try d.client(), provider = try d.client()
+        try provider.call("provide", ["preconditions": ["app.asked"]])
+        let (flow, other) = try tabs(c)
+        let id = try c.send("flowComplete", ["flow": flow, "result": [:]])
+        let ask = try provider.serverRequest("precondition.evaluate")
+        try c.call("navigate", ["to": "Plain", "from": other])
+        try provider.respond(to: ask, result: ["passed": true])
+        let r = try c.reply(to: id)
+        #expect(r["result"]?["then"]?["version"] == 2, "\(r)")
+        #expect(try stack(c) == ["app.Home"])
+    }
+}

@@ -62,8 +62,11 @@ extension Navigator {
     /// commit (after the `then`'s preconditions): the reply is `flowComplete`'s, that commit's
     /// `version` and `removed`, with the navigation as `then`. If the `then` fails, nothing changes:
     /// the flow is still live, and `flowComplete` fails with that error.
-    private func completeByThen(_ plan: Plan, in state: SessionState, call: some Responder) {
+    private func completeByThen(_ completion: Plan, in state: SessionState, call: some Responder) {
         let session = state.session, client = call.client
+        // What the `then` removes beyond the flow's end (another tab's screens, by `root`) keeps its
+        // leave guards: they run first, as for any navigation that replaces screens.
+        let plan = guardingCompletion(completion, in: session)
         /// Commits `plan` (the `then`, or where a precondition redirected it): the reply's `removed`
         /// is what that commit took out of the tree.
         func commitNow(_ plan: Plan, navigation: Int, redirects: [(from: Int, precondition: String, to: Int)] = []) -> Result<JSONValue, NavError> {
@@ -93,6 +96,8 @@ extension Navigator {
         let deferred = call.deferred()
         let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, caller: Caller(roles: client.roles), client: client)
         nav.commitInstead = { [unowned nav] in commitNow(nav.plan, navigation: nav.number, redirects: nav.redirects) }
+        // What changed while it waited is compared with the guards it would run now, not those of the flow's end.
+        nav.guardsNow = { [unowned self, unowned nav] in self.completionGuards(nav.plan, in: session) }
         nav.onFinish = { outcome in
             switch outcome {
             case .success(let reply): deferred.succeed(reply)
@@ -118,10 +123,13 @@ extension Navigator {
             to.succeed(["version": .int(version), "removed": removed, "then": thenValue] as JSONValue)
         }
         let caller = Caller(roles: call.client.roles)
-        let plan: Plan
+        var plan: Plan
         do throws(NavError) {
             plan = try state.session.plan(Destination(target: then.to), by: then.by, with: resolveResultReferences(then.with, in: result),
                                           from: from, ifVersion: nil, caller: caller, afterFlow: flow)
+            // A `then` that replaces the screen below the flow (or, by `root`, the tree) runs the
+            // leave guards of what it removes, as `navigate` does.
+            if plan.by.mayReplaceScreens { plan = guardingReplacement(plan, in: state.session) }
         } catch {
             reply(.failure(error), call.deferred())
             return

@@ -141,6 +141,25 @@ extension Navigator {
         return guards.isEmpty ? plan : plan.withPreconditions(before: guards)
     }
 
+    /// The `leave:` guards a completing flow's `then` (``Plan/completing``) runs: those of what its
+    /// commit removes outside the flow's own stack (a `then` by `root` from a tab takes the other
+    /// tabs too). The flow, and the stack it is first in, leave because the flow completes, and a
+    /// flow's end runs no guard (as `flowComplete` of any flow removes what is above it).
+    func completionGuards(_ plan: Plan, in session: Session) -> [LeaveGuard] {
+        guard graph.hasLeaveGuards, let flow = plan.completing?.flow else { return [] }
+        let guards = session.leaveGuards(removedBy: plan)
+        guard !guards.isEmpty, let stack = session.node(number: flow)?.parent else { return guards }
+        var ending = Set<Int>()
+        stack.forEach { ending.insert($0.number) }
+        return guards.filter { !ending.contains($0.node) }
+    }
+
+    /// `plan`, a completing flow's `then`, after ``completionGuards(_:in:)`` (those not in `passed`).
+    func guardingCompletion(_ plan: Plan, in session: Session, passed: Set<LeaveGuard> = []) -> Plan {
+        let guards = completionGuards(plan, in: session).filter { !passed.contains($0) }
+        return guards.isEmpty ? plan : plan.withPreconditions(before: guards)
+    }
+
     /// The most requests that may wait for one pending keyed navigation (repeats of its key).
     static let maxJoined = 64
 

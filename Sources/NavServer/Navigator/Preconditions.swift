@@ -287,7 +287,10 @@ extension Navigator {
         }
         if let hints = nav.plan.hints { plan.hints = hints }
         if let popUpTo = nav.plan.popUpTo { plan.popUpTo = popUpTo }
-        if !nav.force && (plan.by.mayReplaceScreens || plan.link != nil) && plan.completing == nil {
+        if !nav.force && plan.completing != nil {
+            // A completing flow's `then` redirected: the guards of what it removes beyond the flow's end.
+            plan = guardingCompletion(plan, in: session, passed: Set(nav.plan.guards))
+        } else if !nav.force && (plan.by.mayReplaceScreens || plan.link != nil) {
             // A redirect that replaces screens (`by: root`, a link's stack) runs the leave guards of
             // what it removes first, those that have not passed for this navigation already.
             plan = guardingReplacement(plan, in: session, passed: Set(nav.plan.guards))
