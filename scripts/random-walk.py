@@ -175,8 +175,17 @@ def random_graph(seed):
                 # own: the graph's other choices stay those of the seed).
                 rt = random.Random(seed * 17 + len(lines))
                 takes = [c for c in screens if setups[c]]
+                target = then
                 if takes and rt.random() < 0.5:
-                    then = "{to: %s, with: {v: \"$result.n\"}}" % rt.choice(takes)
+                    target = rt.choice(takes)
+                    then = "{to: %s, with: {v: \"$result.n\"}}" % target
+                # Sometimes by a style that replaces screens (the one below the flow, or the tree),
+                # when the target is known to allow it: their leave guards run first, as for any
+                # navigation that replaces (a generator of its own again).
+                rb = random.Random(seed * 37 + len(lines))
+                by = rb.choice(["replace", "root"])
+                if rb.random() < 0.3 and (target in free or by in styles.get(target, [])):
+                    then = then[:-1] + ", by: %s}" % by if then.startswith("{") else "{to: %s, by: %s}" % (then, by)
                 extra += ", then: %s" % then
             # Half the flows leave `start` out: the first step is then where they start (a generator
             # of its own, so that the graph's other choices stay those of the seed).
@@ -1194,7 +1203,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 declared = flow.get("then") if isinstance(flow.get("then"), str) else (flow.get("then") or {}).get("to")
                 allowed = (described["coordinators"][P["to"]].get("opens") or []) + ([declared] if declared else [])
                 then = rnd.choice(allowed) if allowed and rnd.random() < 0.85 else rnd.choice(coords)
-                P["then"] = then if rnd.random() < 0.6 else {"to": then, "by": rnd.choice(["push", "present"])}
+                P["then"] = then if rnd.random() < 0.6 else {"to": then, "by": rnd.choice(["push", "present", "replace", "root"])}
                 if isinstance(P["then"], dict) and described["coordinators"].get(then, {}).get("setup") and rnd.random() < 0.5:
                     P["then"]["with"] = {"v": "$result.n"}  # from the flow's result
             if rnd.random() < 0.7:
@@ -1484,12 +1493,25 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                                             json.dumps(after)[:1500], json.dumps(reopened["result"])[:1500]))
             elif resolved["error"]["data"]["kind"] != "noMatchingLink":
                 raise Divergence("link.resolve answered %s at %s" % (json.dumps(resolved)[:300], where))
-        if guarded and method not in ("graph.reload", "flowComplete", "(provider)"):
+        if guarded and method not in ("graph.reload", "(provider)"):
             # While the leave guard `pl` fails, nothing a step removes declares it, while other
-            # requests wait or not. (What waited may have passed `pl` before the fact changed.)
+            # requests wait or not. (What waited may have passed `pl` before the fact changed.) A
+            # completed flow's own end (the flow, what is above it, a modal it is first in; the
+            # whole stack it is first in) runs no guard, but what its `then` replaces beyond that
+            # (the screen below the flow, the other tabs by `root`) keeps its guards.
             left = {n["id"] for n in nodes(after["root"])}
+            ending = set()
+            if method == "flowComplete":
+                holder = parents_of(tree["root"]).get(P.get("flow"))
+                ended = dismissed(tree["root"], P["flow"], described) if holder is not None else None
+                if holder is not None and holder.get("kind") == "stack" and holder["children"][0]["id"] == P["flow"]:
+                    ending = {n["id"] for n in nodes(holder)}
+                elif ended is not None:
+                    ending = {n["id"] for n in nodes(tree["root"])} - {n["id"] for n in nodes(ended)}
+                else:
+                    ending = {n["id"] for n in nodes(tree["root"])}  # (a case the model does not cover)
             for n in nodes(tree["root"]):
-                if n["id"] not in left and "app.pl" in (described["coordinators"].get(n.get("coordinator"), {}).get("leave") or []):
+                if n["id"] not in left and n["id"] not in ending and "app.pl" in (described["coordinators"].get(n.get("coordinator"), {}).get("leave") or []):
                     raise Divergence("%s %s (%s) left the tree although its leave guard fails, at %s" % (n["kind"], n["id"], n["coordinator"], where))
         if method not in ("graph.reload", "reset") or "to" in P:
             # No client of the walk holds a role, and `pt` never passes: what it adds to the tree

@@ -27,6 +27,15 @@ def test_random_walks_on_random_graphs_agree_with_the_tree(capsys, first):
 
 
 @pytest.mark.skipif(not os.environ.get("NAVD_BIN"), reason="needs NAVD_BIN (make test-python sets it)")
+def test_random_walks_where_a_flows_then_replaces_a_guarded_screen(capsys):
+    # Random graphs complete few flows whose `then` replaces a guarded screen: this graph makes it
+    # common (the screen below flows that continue by replace, and by root from a tab).
+    graph = os.path.join(HERE, "graphs", "flow-then-guards")
+    assert random_walk.main(["--navd", os.environ["NAVD_BIN"], "--graph", graph, "--walks", "6", "--steps", "300", "--seed", "15"]) == 0
+    assert "every mirror, dryRun and tree agreed" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not os.environ.get("NAVD_BIN"), reason="needs NAVD_BIN (make test-python sets it)")
 def test_random_walks_survive_kill_nine(capsys):
     assert random_walk.main(["--navd", os.environ["NAVD_BIN"], "--graphs", "3", "--walks", "1", "--steps", "200", "--seed", "12",
                              "--restarts"]) == 0
