@@ -262,16 +262,16 @@ extension Session {
     /// pushed or presented, or for a tab the container selects, its first screen (made with it).
     private func attach(_ steps: [LinkStep], _ k: Int, over top: Node, changes: inout ChangeLog) -> Node {
         let step = steps[k]
-        if step.by == .select {
-            let first = top.children[top.selected].children[0]
-            return first.kind == .flow ? first.children[0] : first
-        }
+        if step.by == .select { return shownByContainer(top) }
         let node = makeLinkNode(steps, k)
         if step.by == .present {
+            // A tab container presents nothing itself (only screens and flows do): what an entry
+            // after it presents is presented by the screen it shows, its selected tab's first.
+            let presenter = top.kind == .tabs ? shownByContainer(top) : top
             let s = makeStack(holding: node)
-            s.parent = top
-            top.presented = s
-            changes.record("present", parent: top, node: s)
+            s.parent = presenter
+            presenter.presented = s
+            changes.record("present", parent: presenter, node: s)
         } else {
             // Into the flow `top` is a step of only when it is one of that flow's steps, as `navigate`
             // pushes; else onto the stack around the flow.
@@ -280,6 +280,15 @@ extension Session {
             changes.record("push", parent: container, node: node)
         }
         return node.kind == .flow ? node.children[0] : node
+    }
+}
+
+extension Session {
+    /// The screen a tab container a link just made shows: its selected tab's first screen (a flow's
+    /// first step when the tab starts with a flow).
+    fileprivate func shownByContainer(_ container: Node) -> Node {
+        let first = container.children[container.selected].children[0]
+        return first.kind == .flow ? first.children[0] : first
     }
 }
 

@@ -449,6 +449,47 @@ import Testing
         #expect(stack.last?["selected"] == 1, "\(stack)")
     }
 
+    /// What a link presents right after a tab container (its own entry, a redirect's target, a
+    /// `reset {to}`'s) is presented by the screen the container shows, its selected tab's first: a
+    /// container presents nothing itself. (It was hung on the container, where `tree` and
+    /// `visible` did not show it and the reply named a node the tree did not hold.)
+    @Test(arguments: [
+        ("open", ["url": "/m"] as JSONValue, false),
+        ("open", ["url": "/b"] as JSONValue, true),
+        ("reset", ["to": ["Home", "Cont", "Modal"]] as JSONValue, false),
+    ])
+    func whatALinkPresentsAfterATabContainerTheScreenItShowsPresents(method: String, params: JSONValue, redirected: Bool) throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Cont]}
+              Cont: {tabs: [A, B], opens: [Modal]}
+              A: {}
+              B: {preconditions: [gate]}
+              Modal: {presentations: [present]}
+            preconditions:
+              gate: {check: {fact: g, equals: true}, redirect: {to: Modal, by: present}}
+            links:
+              "/m": [Home, Cont, Modal]
+              "/b": [Home, Cont, B]
+            """)
+        let c = try d.client(), watcher = try d.client()
+        var mirror = TreeMirror(snapshot: try watcher.call("subscribe", ["notifications": "compact"]))
+        let r = try c.call(method, params)
+        #expect((r["redirected"] != nil) == redirected, "\(r)")
+        let tree = try c.call("tree")
+        let stack = tree["root"]?["children"]?.arrayValue ?? []
+        let shown = stack.last?["children"]?.arrayValue?.first?["children"]?.arrayValue?.first
+        #expect(stack.map { $0["coordinator"] } == ["app.Home", "app.Cont"] && shown?["coordinator"] == "app.A", "\(tree)")
+        let modal = shown?["presented"]?["children"]?.arrayValue?.first
+        #expect(modal?["coordinator"] == "app.Modal", "A presents the modal: \(tree)")
+        #expect(tree["visible"]?.arrayValue?.last == modal?["id"], "the modal is on top: \(tree)")
+        if method == "open" { #expect(r["node"] == modal?["id"], "the reply names the modal: \(r)") }
+        // A subscriber's copy, from the compact notification, is the tree.
+        try mirror.apply(try watcher.notification("stackChanged")["params"] ?? .null)
+        #expect(mirror.root == tree["root"] && mirror.visible == tree["visible"]?.arrayValue?.compactMap(\.stringValue), "\(mirror.root)")
+    }
+
     /// A link whose first screen is a flow that no tab or root stack starts with becomes the new
     /// root stack, and the screens after it are the flow's steps, inside it (as when a tab starts
     /// with the flow).
