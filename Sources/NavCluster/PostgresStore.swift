@@ -496,9 +496,9 @@ public final class PostgresStore: Store, SharedStore {
     /// them), else at once: either way after the changes published before it, which PostgreSQL
     /// delivers in the order of its queries. Too large for a notification, it goes without its
     /// `result` and its error's `data`, marked `truncated`.
-    public func notificationPublished(_ s: Session, method: String, params: JSONValue) {
+    public func notificationPublished(_ s: Session, method: String, params: JSONValue, again: Bool) {
         guard !pending.closed.contains(s.name), !closing.contains(s.name) else { return }
-        var payload = Self.relayPayload(method, s, params)
+        var payload = Self.relayPayload(method, s, params, again: again)
         if payload.count > Self.maxPayload, case .object(var o) = params {
             o["result"] = nil
             if case .object(var e)? = o["error"] {
@@ -506,7 +506,7 @@ public final class PostgresStore: Store, SharedStore {
                 o["error"] = .object(e)
             }
             o["truncated"] = true
-            payload = Self.relayPayload(method, s, .object(o))
+            payload = Self.relayPayload(method, s, .object(o), again: again)
             guard payload.count <= Self.maxPayload else { return }
         }
         let text = String(decoding: payload, as: UTF8.self)
@@ -564,9 +564,10 @@ public final class PostgresStore: Store, SharedStore {
     }
 
     /// A notification relayed to other nodes: `r` its method, `s` the session, `v` the version it
-    /// follows, `p` its params. Nodes that know no `r` read neither `session` nor `version` in it,
-    /// and ignore it.
-    static func relayPayload(_ method: String, _ s: Session, _ params: JSONValue) -> [UInt8] {
+    /// follows, `p` its params, and for a `navigationPending` `a`: whether it is announced again
+    /// (for subscribers that joined) rather than sent anew. Nodes that know no `r` read neither
+    /// `session` nor `version` in it, and ignore it.
+    static func relayPayload(_ method: String, _ s: Session, _ params: JSONValue, again: Bool) -> [UInt8] {
         var w = JSONWriter(capacity: 256)
         w.raw("{\"r\":")
         w.write(string: method)
@@ -574,6 +575,7 @@ public final class PostgresStore: Store, SharedStore {
         w.write(string: s.name)
         w.raw(",\"v\":")
         w.write(int: s.version)
+        if method == "navigationPending" { w.raw(again ? ",\"a\":true" : ",\"a\":false") }
         w.raw(",\"p\":")
         w.write(params)
         w.raw("}")

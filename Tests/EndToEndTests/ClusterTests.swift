@@ -292,6 +292,43 @@ import Glibc
         }
     }
 
+    /// A navigation asked twice about one precondition (a link whose two screens show it, each asked
+    /// about) sends two `navigationPending` with the same params: a subscriber on another node hears
+    /// both, as the owner's subscriber does. They are sent anew, not announced again for a
+    /// subscriber that joined (which those that heard it do not hear twice).
+    @Test func aNotificationSentTwiceWithTheSameParamsIsRelayedTwice() throws {
+        let pg = try PostgresServer()
+        let graph = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Item]}
+              Item: {opens: [Item], preconditions: [asked]}
+            preconditions:
+              asked: {provider: true, timeout: 5s}
+            links:
+              "/two": [Home, Item, Item]
+            """
+        let a = try Self.node("A", pg, graph: graph), b = try Self.node("B", pg, graph: graph)
+        try withExtendedLifetime((a, b)) {
+            let owner = try a.client()
+            try owner.call("session.open", ["name": "shared"])
+            let local = try a.client(), watcher = try b.client()
+            try local.call("subscribe", ["session": "shared"])
+            try watcher.call("subscribe", ["session": "shared"])
+            let provider = try a.client()
+            try provider.call("provide", ["preconditions": ["asked"]])
+            let opened = try owner.send("open", ["session": "shared", "url": "/two"])
+            for _ in 0..<2 { try provider.respond(to: try provider.serverRequest("precondition.evaluate"), result: ["passed": true]) }
+            #expect(try owner.reply(to: opened)["result"]?["version"] == 1)
+            let here = try Self.heard(by: local, through: 1) + [try Self.nextNotification(local)]
+            let there = try Self.heard(by: watcher, through: 1) + [try Self.nextNotification(watcher)]
+            let methods = here.compactMap { $0["method"]?.stringValue }
+            #expect(methods == ["navigationPending", "navigationPending", "stackChanged", "navigationEnded"], "\(methods)")
+            #expect(here[0] == here[1], "the same params twice: \(here)")
+            #expect(there == here, "heard on the other node: \(there.compactMap { $0["method"]?.stringValue })")
+        }
+    }
+
     /// Many navigations that wait at once, in many sessions (sent in one write: one loop iteration):
     /// a subscriber on another node hears each one's `navigationPending`, then its `navigationEnded`
     /// and `stackChanged` in the order the owner's subscribers do.

@@ -131,8 +131,11 @@ extension Navigator {
         if method == "navigationPending" || method == "navigationEnded", let id = params["navigation"]?.stringValue {
             if method == "navigationEnded" {
                 m.announced[id] = nil
-            } else if let (said, heard) = m.announced[id], said == params {
-                // Announced again for a subscriber that joined (here or on another node).
+            } else if let (said, heard) = m.announced[id], said == params, p["a"]?.boolValue ?? true {
+                // Announced again for a subscriber that joined (here or on another node). A
+                // notification sent anew with the same params (a link's two screens that show one
+                // precondition, each asked about) says `a: false` and goes to every subscriber; one
+                // from a navd before `a` says neither, and is taken as announced again.
                 let newcomers = m.subscribers.clients.values.filter { !heard.contains($0.id) }
                 for c in newcomers { publisher.notify(method, params, to: m.nobody, also: c) }
                 m.announced[id]?.heard.formUnion(newcomers.map(\.id))
@@ -298,7 +301,7 @@ extension Navigator {
     private func announcePendingAgain(_ st: SessionState, at now: UInt64) {
         st.pendingAnnouncedAgainAt = now
         for (_, p) in st.pending.sorted(by: { $0.key < $1.key }) {
-            if let a = p.announcement { placement.relay("navigationPending", a, of: st.session) }
+            if let a = p.announcement { placement.relay("navigationPending", a, of: st.session, again: true) }
         }
     }
 

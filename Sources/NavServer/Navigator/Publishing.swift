@@ -52,6 +52,6 @@ extension Navigator {
     /// on other nodes (cluster mode, after the changes published before it), and to `also`.
     func notifySubscribers(_ method: String, _ params: JSONValue, of state: SessionState, also: (any Client)? = nil) {
         publisher.notify(method, params, to: state.audience, also: also)
-        placement.relay(method, params, of: state.session)
+        placement.relay(method, params, of: state.session, again: false)
     }
 }

@@ -18,7 +18,7 @@ protocol SessionPlacement: AnyObject {
     func publish(_ change: () -> StackChanged, of s: Session, to state: SessionState, via publisher: any Publisher)
     /// Sends another notification of the session (``Navigator/notifySubscribers(_:_:of:also:)``)
     /// wherever else its subscribers are, after what was published before it.
-    func relay(_ method: String, _ params: JSONValue, of s: Session)
+    func relay(_ method: String, _ params: JSONValue, of s: Session, again: Bool)
     /// `session.list`: a page of the sessions served here, or every session of the cluster with
     /// its owner.
     func list(_ r: SessionListRequest, served: SessionTable) -> SessionPage
@@ -41,7 +41,7 @@ final class OneNode: SessionPlacement {
         if !state.subscribers.isEmpty { publisher.notifyStackChanged(change, to: state.audience) }
     }
 
-    func relay(_ method: String, _ params: JSONValue, of s: Session) {}
+    func relay(_ method: String, _ params: JSONValue, of s: Session, again: Bool) {}
 
     func list(_ r: SessionListRequest, served: SessionTable) -> SessionPage {
         let page = served.page(after: r.after, limit: r.limit)
@@ -78,8 +78,8 @@ final class Replicated: SessionPlacement {
         }
     }
 
-    func relay(_ method: String, _ params: JSONValue, of s: Session) {
-        store.notificationPublished(s, method: method, params: params)
+    func relay(_ method: String, _ params: JSONValue, of s: Session, again: Bool) {
+        store.notificationPublished(s, method: method, params: params, again: again)
     }
 
     func list(_ r: SessionListRequest, served: SessionTable) -> SessionPage {

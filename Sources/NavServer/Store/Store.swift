@@ -109,7 +109,9 @@ public protocol SessionReplication: AnyObject {
     /// Another notification to the session's subscribers (`navigationPending`, `navigationEnded`,
     /// `flowCompleted`, `screenResult`), for subscribers on other nodes: they hear it after the
     /// changes published before it, and before those published after it.
-    func notificationPublished(_ s: Session, method: String, params: JSONValue)
+    /// `again`: a `navigationPending` announced again for subscribers that joined on other nodes
+    /// (``askPending(_:)``), which those that heard it are not sent a second time.
+    func notificationPublished(_ s: Session, method: String, params: JSONValue, again: Bool)
     /// Reads `name` as the store holds it now (nil: no such session).
     func read(_ name: String, _ done: @escaping (Result<Session?, RPCError>) -> Void)
     /// Asks the node that owns `name` to announce again, to subscribers on other nodes, the
