@@ -56,4 +56,36 @@ import Testing
         let tree = try c.call("tree")
         #expect(tree["version"] == 0 && tree["root"]?["selected"] == 0, "nothing selected or changed: \(tree)")
     }
+
+    /// A select that gives no `with` keeps the tab screen's params, also when a precondition's
+    /// redirect (`redirect: {to, by: select}`) or a flow's `then` makes it: neither gives a
+    /// `with`, so nothing is emptied (they were, as if each gave `with: {}`).
+    @Test(arguments: ["redirect", "then"])
+    func aSelectThatARedirectOrAThenMakesKeepsTheTabScreensParams(by way: String) throws {
+        let d = try Daemon(graph: """
+            root: {tabs: [Home, Other]}
+            coordinators:
+              Home: {opens: [Gated, Wizard]}
+              Other: {setup: {type: object, properties: {v: {type: string}}}}
+              Gated: {preconditions: [gate]}
+              Wizard: {flow: {steps: [Step]}, then: {to: Other, by: select}}
+              Step: {}
+            preconditions:
+              gate: {check: {fact: g, equals: true}, redirect: {to: Other, by: select}}
+            """)
+        let c = try d.client()
+        try c.call("navigate", ["to": "Other", "by": "select", "with": ["v": "kept"]])
+        try c.call("navigate", ["to": "Home", "by": "select"])
+        if way == "redirect" {
+            let r = try c.call("navigate", ["to": "Gated"])
+            #expect(r["redirected"] != nil, "\(r)")
+        } else {
+            let flow = try c.call("navigate", ["to": "Wizard"])["node"] ?? .null
+            let r = try c.call("flowComplete", ["flow": flow, "result": [:]])
+            #expect(r["then"]?["version"] != nil, "\(r)")
+        }
+        let tree = try c.call("tree")
+        let other = tree["root"]?["children"]?.arrayValue?.last?["children"]?.arrayValue?.first
+        #expect(tree["root"]?["selected"] == 1 && other?["params"] == ["v": "kept"], "\(tree)")
+    }
 }

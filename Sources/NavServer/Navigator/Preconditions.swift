@@ -274,7 +274,9 @@ extension Navigator {
                 plan = try session.planRedirectedLink(link, replacing: at, to: spec.to, by: spec.by, with: spec.with,
                                                       source: nav.plan.source, ifVersion: nav.plan.ifVersion, caller: nav.caller, declaredTarget: declared)
             } else {
-                plan = try session.plan(Destination(target: spec.to), by: graph.coordinators[spec.to].redirectPresentation(named: spec.by, redirecting: nav.plan.by), with: spec.with, from: nav.plan.sourceId,
+                plan = try session.plan(Destination(target: spec.to), by: graph.coordinators[spec.to].redirectPresentation(named: spec.by, redirecting: nav.plan.by),
+                                        // (No `with` given: a select keeps the tab screen's params.)
+                                        with: spec.with.isEmpty ? nil : spec.with, from: nav.plan.sourceId,
                                         ifVersion: nav.plan.ifVersion, caller: nav.caller, declaredTarget: declared)
             }
         } catch {
