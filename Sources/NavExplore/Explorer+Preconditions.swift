@@ -73,7 +73,7 @@ extension Explorer {
                 // A completing flow's `then` redirected: its target takes the flow's place, as in navd.
                 let next: Plan
                 if let c = plan.completing {
-                    next = try session.planTakingPlace(ofFlow: c.flow, result: c.result, to: spec.to, by: by, with: spec.with, caller: caller, declaredTarget: true)
+                    next = try session.planTakingPlace(ofFlow: c.flow, result: c.result, to: spec.to, by: by, with: spec.with ?? [:], caller: caller, declaredTarget: true)
                 } else {
                     next = try session.plan(Destination(target: spec.to), by: by, with: spec.with, from: plan.sourceId, ifVersion: nil, caller: caller, declaredTarget: true)
                 }

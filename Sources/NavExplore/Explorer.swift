@@ -353,7 +353,7 @@ public final class Explorer {
             }
             let plan: Plan
             do throws(NavError) {
-                plan = try s.plan(Destination(target: then.to), by: then.by, with: resolveResultReferences(then.with, in: result),
+                plan = try s.plan(Destination(target: then.to), by: then.by, with: then.with.map { resolveResultReferences($0, in: result) },
                                   from: nil, ifVersion: nil, caller: caller, afterFlow: f)
             } catch {
                 take(step, s)

@@ -325,8 +325,10 @@ public struct Flow: Sendable {
 public struct NavigationSpec: Sendable {
     public let to: Int
     public let by: Presentation?
-    public let with: JSONObject
-    public init(to: Int, by: Presentation?, with: JSONObject) {
+    /// The setup values given, or nil when none was written: a `select` keeps the tab screen's
+    /// params without one and takes `{}` as given.
+    public let with: JSONObject?
+    public init(to: Int, by: Presentation?, with: JSONObject?) {
         self.to = to
         self.by = by
         self.with = with

@@ -227,7 +227,7 @@ extension Builder {
     mutating func navigationSpec(_ doc: Doc, what: String, module: String, redirect: Bool = false, flow: Int? = nil) -> NavigationSpec? {
         var toDoc = doc
         var by: Presentation?
-        var with = JSONObject()
+        var with: JSONObject?
         if doc.mapping != nil {
             unknownKeys(doc, allowed: ["to", "by", "with"], what: what)
             guard let t = doc["to"] else {
@@ -264,7 +264,7 @@ extension Builder {
         } else {
             noteSelect(by, of: i, what, at: doc["by"]?.location ?? toDoc.location, redirect: redirect)
         }
-        specTargets.append((what, i, Set(with.keys), toDoc.location, flow))
+        specTargets.append((what, i, Set(with.map { Array($0.keys) } ?? []), toDoc.location, flow))
         if let flow { noteResultReferences(doc.mapping != nil ? doc["with"] : nil, of: flow, what) }
         return NavigationSpec(to: i, by: by, with: with)
     }

@@ -115,10 +115,10 @@ extension NavigationGraph {
     /// alone, or `{to, by?, with?}` when it gives a style or params.
     func describe(_ spec: NavigationSpec) -> JSONValue {
         let to = JSONValue.string(coordinators[spec.to].name)
-        guard spec.by != nil || !spec.with.isEmpty else { return to }
+        guard spec.by != nil || spec.with != nil else { return to }
         var o: JSONObject = ["to": to]
         if let by = spec.by { o.append("by", .string(by.rawValue)) }
-        if !spec.with.isEmpty { o.append("with", .object(spec.with)) }
+        if let with = spec.with { o.append("with", .object(with)) }
         return .object(o)
     }
 

@@ -68,7 +68,7 @@ extension Session {
                            data: ["pointer": .string(v.pointer), "rule": .string(v.rule), "flow": .string(flowId)])
         }
         guard let then else { return nil }  // (refused by flowComplete, which says what would do)
-        return try planTakingPlace(of: flow, result: result, to: then.to, by: then.by, with: resolveResultReferences(then.with, in: result),
+        return try planTakingPlace(of: flow, result: result, to: then.to, by: then.by, with: resolveResultReferences(then.with ?? [:], in: result),
                                    caller: caller, declaredTarget: false)
     }
 

@@ -58,20 +58,22 @@ import Testing
     }
 
     /// A select that gives no `with` keeps the tab screen's params, also when a precondition's
-    /// redirect (`redirect: {to, by: select}`) or a flow's `then` makes it: neither gives a
-    /// `with`, so nothing is emptied (they were, as if each gave `with: {}`).
-    @Test(arguments: ["redirect", "then"])
-    func aSelectThatARedirectOrAThenMakesKeepsTheTabScreensParams(by way: String) throws {
+    /// redirect (`redirect: {to, by: select}`), a flow's declared `then` or one given to
+    /// `navigate {then}` makes it: none gives a `with`, so nothing is emptied (they were, as if
+    /// each gave `with: {}`). One that writes `with: {}` empties them, as `select {with: {}}` does.
+    @Test(arguments: ["redirect", "then", "navigate then"], [false, true])
+    func aSelectThatARedirectOrAThenMakesKeepsTheTabScreensParamsUnlessItGivesWith(by way: String, givesWith: Bool) throws {
+        let with = givesWith ? ", with: {}" : ""
         let d = try Daemon(graph: """
             root: {tabs: [Home, Other]}
             coordinators:
               Home: {opens: [Gated, Wizard]}
               Other: {setup: {type: object, properties: {v: {type: string}}}}
               Gated: {preconditions: [gate]}
-              Wizard: {flow: {steps: [Step]}, then: {to: Other, by: select}}
+              Wizard: {flow: {steps: [Step]}, then: {to: Other, by: select\(with)}}
               Step: {}
             preconditions:
-              gate: {check: {fact: g, equals: true}, redirect: {to: Other, by: select}}
+              gate: {check: {fact: g, equals: true}, redirect: {to: Other, by: select\(with)}}
             """)
         let c = try d.client()
         try c.call("navigate", ["to": "Other", "by": "select", "with": ["v": "kept"]])
@@ -80,12 +82,15 @@ import Testing
             let r = try c.call("navigate", ["to": "Gated"])
             #expect(r["redirected"] != nil, "\(r)")
         } else {
-            let flow = try c.call("navigate", ["to": "Wizard"])["node"] ?? .null
+            var then: JSONObject = ["to": "Other", "by": "select"]
+            if givesWith { then["with"] = [:] }
+            let flow = try c.call("navigate", way == "then" ? ["to": "Wizard"] : ["to": "Wizard", "then": .object(then)])["node"] ?? .null
             let r = try c.call("flowComplete", ["flow": flow, "result": [:]])
             #expect(r["then"]?["version"] != nil, "\(r)")
         }
         let tree = try c.call("tree")
         let other = tree["root"]?["children"]?.arrayValue?.last?["children"]?.arrayValue?.first
-        #expect(tree["root"]?["selected"] == 1 && other?["params"] == ["v": "kept"], "\(tree)")
+        let expected: JSONValue = givesWith ? [:] : ["v": "kept"]
+        #expect(tree["root"]?["selected"] == 1 && other?["params"] == expected, "\(tree)")
     }
 }

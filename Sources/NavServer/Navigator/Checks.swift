@@ -43,7 +43,7 @@ extension NavigationSpec {
     /// redirect answer), its target found in `graph`.
     static func parse(_ v: JSONValue, param: String, in graph: NavigationGraph) throws(NavError) -> NavigationSpec {
         let shape = "\"\(param)\" must be a coordinator name or {to, by?, with?}, like {\"to\": \"account.OrderDetail\", \"with\": {\"orderId\": \"$result.orderId\"}}"
-        var to: String?, by: Presentation?, with = JSONObject()
+        var to: String?, by: Presentation?, with: JSONObject?
         switch v {
         case .string(let name): to = name
         case .object(let o):

@@ -126,7 +126,7 @@ extension Navigator {
         var plan: Plan
         do throws(NavError) {
             // (No `with` given: a `then` that selects a tab keeps its screen's params.)
-            plan = try state.session.plan(Destination(target: then.to), by: then.by, with: then.with.isEmpty ? nil : resolveResultReferences(then.with, in: result),
+            plan = try state.session.plan(Destination(target: then.to), by: then.by, with: then.with.map { resolveResultReferences($0, in: result) },
                                           from: from, ifVersion: nil, caller: caller, afterFlow: flow)
             // A `then` that replaces the screen below the flow (or, by `root`, the tree) runs the
             // leave guards of what it removes, as `navigate` does.

@@ -268,15 +268,15 @@ extension Navigator {
                 // A completing flow's `then` redirected: the redirect's target takes the flow's place.
                 plan = try session.planTakingPlace(ofFlow: completing.flow, result: completing.result, to: spec.to,
                                                    by: graph.coordinators[spec.to].redirectPresentation(named: spec.by, redirecting: nav.plan.by),
-                                                   with: spec.with, caller: nav.caller, declaredTarget: declared)
+                                                   with: spec.with ?? [:], caller: nav.caller, declaredTarget: declared)
             } else if let (link, at) = redirecting {
                 // A link or a reset: the target takes the redirecting screen's place in its stack.
-                plan = try session.planRedirectedLink(link, replacing: at, to: spec.to, by: spec.by, with: spec.with,
+                plan = try session.planRedirectedLink(link, replacing: at, to: spec.to, by: spec.by, with: spec.with ?? [:],
                                                       source: nav.plan.source, ifVersion: nav.plan.ifVersion, caller: nav.caller, declaredTarget: declared)
             } else {
                 plan = try session.plan(Destination(target: spec.to), by: graph.coordinators[spec.to].redirectPresentation(named: spec.by, redirecting: nav.plan.by),
                                         // (No `with` given: a select keeps the tab screen's params.)
-                                        with: spec.with.isEmpty ? nil : spec.with, from: nav.plan.sourceId,
+                                        with: spec.with, from: nav.plan.sourceId,
                                         ifVersion: nav.plan.ifVersion, caller: nav.caller, declaredTarget: declared)
             }
         } catch {
