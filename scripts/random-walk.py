@@ -1074,7 +1074,7 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             matches.clear()
             redirects.clear()
             asks.clear()
-            thens.clear()  # (a `then` given by navigate lives in memory: the declared one applies now)
+            # (`thens` stay: a flow keeps the `then` its navigate gave across a restart)
             then_requests.clear()
             navigations.clear()
             again = driver.call("tree", {"session": session})["result"]

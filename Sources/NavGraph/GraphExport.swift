@@ -114,9 +114,14 @@ extension NavigationGraph {
     /// A flow's `then` or a precondition's `redirect` as the graph writes it: the target's name
     /// alone, or `{to, by?, with?}` when it gives a style or params.
     func describe(_ spec: NavigationSpec) -> JSONValue {
-        let to = JSONValue.string(coordinators[spec.to].name)
-        guard spec.by != nil || spec.with != nil else { return to }
-        var o: JSONObject = ["to": to]
+        guard spec.by != nil || spec.with != nil else { return .string(coordinators[spec.to].name) }
+        return object(spec)
+    }
+
+    /// `spec` as `{to, by?, with?}`, its target by name: how a flow node shows and keeps the `then`
+    /// `navigate` gave it (`tree`, notifications, saved state).
+    public func object(_ spec: NavigationSpec) -> JSONValue {
+        var o: JSONObject = ["to": .string(coordinators[spec.to].name)]
         if let by = spec.by { o.append("by", .string(by.rawValue)) }
         if let with = spec.with { o.append("with", .object(with)) }
         return .object(o)

@@ -16,6 +16,9 @@ public final class Node {
     /// A flow presented for a navigation's precondition (`recover: {flow}`): it goes with that
     /// navigation, so one found after a restart (whose navigation is gone) is closed.
     public internal(set) var isRecovery = false
+    /// A flow: where it continues when it completes, as `navigate {then}` gave it (nil: the flow's
+    /// declared `then`). Kept with the node, so it is shown by `tree` and saved with the tree.
+    public internal(set) var then: NavigationSpec?
     /// Index into the graph's coordinators (screens and flows), else -1.
     public private(set) var coordinator: Int
     public internal(set) var params: JSONValue
@@ -77,6 +80,7 @@ public final class Node {
         self.paramsBytes = paramsBytes
         paramsVersion = 0
         isRecovery = false
+        then = nil
         selected = 0
         tabHistory = nil
         paramsHistory = nil
@@ -104,6 +108,7 @@ public final class Node {
         n.paramsBytes = paramsBytes
         n.paramsVersion = paramsVersion
         n.isRecovery = isRecovery
+        n.then = then
         n.paramsHistory = paramsHistory
         n.historyBytes = historyBytes
         n.selected = selected
@@ -136,6 +141,7 @@ public final class Node {
             o.append("params", params)
             if let h = paramsHistory { o.append("paramsHistory", .array(h)) }
             if isRecovery { o.append("recovery", true) }
+            if let t = then { o.append("then", graph.object(t)) }
             if kind == .flow { o.append("children", .array(children.map { $0.json(graph) })) }
             if let p = presented { o.append("presented", p.json(graph)) }
         }
@@ -183,6 +189,7 @@ public final class Node {
             w.write(params)
             if let h = paramsHistory { w.raw(",\"paramsHistory\":"); w.write(.array(h)) }
             if isRecovery { w.raw(",\"recovery\":true") }
+            if let t = then { w.raw(",\"then\":"); w.write(graph.object(t)) }
             if kind == .flow { writeChildren(into: &w, graph) }
             if let p = presented {
                 w.raw(",\"presented\":")
@@ -194,7 +201,7 @@ public final class Node {
 
     /// Writes the node in the compact form (`subscribe {notifications: "compact"}`): `i` its number,
     /// `k` its kind unless a screen, `c` its coordinator, `w` its params unless `{}`, `ph` earlier
-    /// params, `rc` true for a recovery flow, `ch` children, `sel` the selected tab, `hi` the tab history, `pr` what it presents.
+    /// params, `rc` true for a recovery flow, `th` a flow's `then` given by `navigate`, `ch` children, `sel` the selected tab, `hi` the tab history, `pr` what it presents.
     public func writeCompact(into w: inout JSONWriter, _ graph: NavigationGraph) {
         // The fixed part in one reservation: number, kind, coordinator.
         let number = self.number, kind = self.kind
@@ -211,6 +218,7 @@ public final class Node {
         }
         if let h = paramsHistory { w.raw(",\"ph\":"); w.write(.array(h)) }
         if isRecovery { w.raw(",\"rc\":true") }
+        if let t = then { w.raw(",\"th\":"); w.write(graph.object(t)) }
         if kind != .screen {
             w.raw(",\"ch\":[")
             for (i, c) in children.enumerated() {

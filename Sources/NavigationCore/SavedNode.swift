@@ -25,6 +25,8 @@ struct SavedNode<Child> {
     var paramsHistory: JSONValue?
     /// `recovery: true` (a recovery flow); anything else is no mark.
     var recovery = false
+    /// A flow's `then` given by `navigate` (``Session/restoredThen(_:of:graph:)`` reads it).
+    var then: JSONValue?
     var selected: Int?
     var history: JSONValue?
     /// The `children` member's elements (none when it is not an array).
@@ -84,6 +86,7 @@ extension JSONValue: SavedNodeSource {
                 n.readCoordinator(text.flatMap { graph.coordinator(named: $0)?.index }) { text }
             case "paramsHistory": n.paramsHistory = m.value
             case "recovery": n.recovery = m.value == true
+            case "then": n.then = m.value
             default: break
             }
         }
@@ -104,6 +107,7 @@ extension JSONView: SavedNodeSource {
             switch k.count {
             case 2 where k.equals("id"): n.readId(isString: isString, number: isString ? NodeIndex.number(bytes: v.stringBytes.raw) : nil) { v.string }
             case 4 where k.equals("kind"): n.kind = isString ? Node.Kind(v.stringBytes) : nil
+            case 4 where k.equals("then"): n.then = v.value(keys: keys)
             case 6 where k.equals("params"): n.params = v.value(keys: keys)
             case 7 where k.equals("history"): n.history = v.value(keys: keys)
             case 8 where k.equals("selected"): n.selected = v.int

@@ -308,7 +308,7 @@ extension Session {
             if container.with({ $0.kind == .flow && !(graph.coordinators[$0.coordinator].flow?.steps.contains(plan.target) ?? false) }) {
                 container = container.with { $0.parentRef! }
             }
-            created = makeTarget(plan.target, params: plan.params, bytes: plan.paramsBytes)
+            created = makeTarget(for: plan)
             container.with { container in
                 adopt(created, into: container)
                 changes.record("push", parent: container, node: created)
@@ -317,7 +317,7 @@ extension Session {
             if source.presented != nil {
                 throw NavError(.notAllowed, "`\(source.id)` is already presenting; dismiss its modal first", data: ["from": .string(source.id)])
             }
-            created = makeTarget(plan.target, params: plan.params, bytes: plan.paramsBytes)
+            created = makeTarget(for: plan)
             if plan.recovery && created.kind == .flow {
                 created.isRecovery = true
                 holdsRecoveryFlows = true
@@ -331,12 +331,12 @@ extension Session {
             let index = source.indexInParent!
             for n in container.children[index...] { forget(n, into: &removed) }
             container.children.removeSubrange(index...)
-            created = makeTarget(plan.target, params: plan.params, bytes: plan.paramsBytes)
+            created = makeTarget(for: plan)
             adopt(created, into: container)
             changes.record("replace", parent: container, index: index, node: created, removed: removed.numbers)
         case .root:
             forget(root, into: &removed)
-            created = makeTarget(plan.target, params: plan.params, bytes: plan.paramsBytes)
+            created = makeTarget(for: plan)
             root = makeStack(holding: created)
             changes.record("reset", root: root, removed: removed.numbers)
         case .select:
@@ -354,6 +354,15 @@ extension Session {
             removed.ended![i] = EndedFlow(id: f.id, coordinator: f.coordinator, status: .completed, result: completing.result, error: nil)
         }
         return Commit(version: version, log: changes, node: created, removedNumbers: removed.numbers, endedFlows: removed.ended)
+    }
+
+    /// The node `plan` makes: its target with the plan's params; a flow keeps the `then` that
+    /// `navigate` gave it (saved with it, so a restart or another node completes it so too).
+    @inline(__always)
+    private func makeTarget(for plan: Plan) -> Node {
+        let n = makeTarget(plan.target, params: plan.params, bytes: plan.paramsBytes)
+        if n.kind == .flow, let t = plan.then { n.then = t }
+        return n
     }
 
     /// `by: select`: the tab's first screen, its tab selected (a tab of a container on the visible

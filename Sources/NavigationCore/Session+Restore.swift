@@ -239,6 +239,7 @@ extension Session {
         }
         n.selected = saved.selected ?? 0
         n.isRecovery = kind == .flow && saved.recovery
+        if kind == .flow, let t = saved.then { n.then = try restoredThen(t, of: saved.id, graph: graph) }
         if kind == .tabs, let h = saved.history {
             // Checked against the children below.
             guard let list = Session.tabHistory(h, selected: n.selected) else {
@@ -312,6 +313,28 @@ extension Session {
 }
 
 extension Session {
+    /// A saved flow's `then` (`{to, by?, with?}`, as ``NavigationGraph/object(_:)`` writes it):
+    /// nil when its target is not in `graph` (a graph reloaded or changed since: the flow's declared
+    /// `then` applies, as it does to a flow started without one).
+    static func restoredThen(_ t: JSONValue, of id: String, graph: NavigationGraph) throws(NavError) -> NavigationSpec? {
+        guard case .object(let o) = t, let to = o["to"]?.stringValue else {
+            throw NavError(.corruptState, "saved flow \(id) has a then that is not {to, by?, with?}: \(JSONWriter.string(t).prefix(120))")
+        }
+        var by: Presentation?
+        if let b = o["by"] {
+            guard let name = b.stringValue, let p = Presentation(rawValue: name) else {
+                throw NavError(.corruptState, "saved flow \(id) has a then whose by is not a presentation: \(JSONWriter.string(b).prefix(60))")
+            }
+            by = p
+        }
+        var with: JSONObject?
+        if let w = o["with"] {
+            guard case .object(let wo) = w else { throw NavError(.corruptState, "saved flow \(id) has a then whose with is not an object") }
+            with = wo
+        }
+        return graph.coordinator(named: to).map { NavigationSpec(to: $0.index, by: by, with: with) }
+    }
+
     /// A tabs node's `history` as navd writes it, in a saved tree or a recorded `select`: distinct
     /// tab indexes, at least one, never the selected tab; nil when `h` is not one.
     /// A saved screen's params history (`paramsHistory`): nil when absent; else a list of at most

@@ -100,6 +100,7 @@ public enum CompactChange {
         }
         if let h = c["ph"] { o.append("paramsHistory", h) }
         if let r = c["rc"] { o.append("recovery", r) }
+        if let t = c["th"] { o.append("then", t) }
         if kind == "flow" || kind == "tabs" { o.append("children", children) }
         if kind == "tabs" {
             o.append("selected", c["sel"] ?? 0)

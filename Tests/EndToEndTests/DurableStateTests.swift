@@ -47,6 +47,49 @@ import Testing
         #expect(r["version"] == 3)
     }
 
+    /// The `then` a `navigate` gave a flow is kept with the flow's node: `tree` and both forms of
+    /// `stackChanged` show it, and after a restart (the snapshot after a stop, the log after
+    /// `kill -9`) completing the flow goes where it said, not to the flow's declared `then`. It
+    /// lived in memory only: the restarted navd went to `Done`.
+    @Test(arguments: [SIGTERM, SIGKILL])
+    func aThenGivenByNavigateSurvivesARestart(signal: Int32) throws {
+        let graph = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Wizard]}
+              Wizard: {flow: {steps: [Step]}, opens: [Done, Other], then: Done}
+              Step: {}
+              Done: {}
+              Other: {setup: {type: object, properties: {id: {type: string}}, required: [id]}}
+            """
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite")
+        let sock = dir.file("d.sock")
+        let then: JSONValue = ["to": "app.Other", "by": "replace", "with": ["id": "$result.id"]]
+        var flow: JSONValue = .null
+        do {
+            let d = try Daemon(graph: graph, arguments: ["--state", state], socketPath: sock)
+            let c = try d.client(), compact = try d.client()
+            try c.call("subscribe")
+            try compact.call("subscribe", ["notifications": "compact"])
+            flow = try c.call("navigate", ["to": "Wizard", "then": then])["node"] ?? .null
+            let full = try c.notification("stackChanged")["params"]?["changes"]?.arrayValue?.first?["node"]
+            #expect(full?["id"] == flow && full?["then"] == then, "\(String(describing: full))")
+            let short = try compact.notification("stackChanged")["params"]?.arrayValue?[2].arrayValue?.first?.arrayValue?[2]
+            #expect(short?["th"] == then, "\(String(describing: short))")
+            d.stop(signal: signal)
+        }
+        let d2 = try Daemon(graph: graph, arguments: ["--state", state], socketPath: sock)
+        let c2 = try d2.client()
+        let shown = try c2.call("tree")["root"]?["children"]?.arrayValue?.last
+        #expect(shown?["id"] == flow && shown?["then"] == then, "\(String(describing: shown))")
+        let r = try c2.call("flowComplete", ["flow": flow, "result": ["id": "o7"]])
+        #expect(r["then"]?["version"] != nil, "\(r)")
+        let top = try c2.call("tree")["root"]?["children"]?.arrayValue?.last
+        #expect(top?["coordinator"] == "app.Other" && top?["params"] == ["id": "o7"], "\(String(describing: top))")
+    }
+
     /// A recovery flow goes with the navigation it was presented for, and that navigation ends with
     /// the navd that ran it (a stop or `kill -9`): the restarted navd closes the flow (ended
     /// `cancelled`, removed in a commit of its own). It used to stay on top, its steps opening

@@ -154,7 +154,7 @@ def _id(n):
 
 
 def _expand_node(c):
-    """A compact node (``{i, k?, c?, w?, ph?, rc?, ch?, sel?, hi?, pr?}``) in the full form."""
+    """A compact node (``{i, k?, c?, w?, ph?, rc?, th?, ch?, sel?, hi?, pr?}``) in the full form."""
     kind = c.get("k", "screen")
     n = {"id": _id(c["i"]), "kind": kind}
     children = [_expand_node(x) for x in c.get("ch", [])]
@@ -167,6 +167,8 @@ def _expand_node(c):
         n["paramsHistory"] = c["ph"]
     if "rc" in c:
         n["recovery"] = c["rc"]
+    if "th" in c:
+        n["then"] = c["th"]
     if kind in ("flow", "tabs"):
         n["children"] = children
     if kind == "tabs":

@@ -2797,6 +2797,30 @@ public enum EmbeddedProtocol {
             "const": true,
             "description": "a flow navd presented to recover a navigation's precondition (recover: {flow}); closed when that navigation ends, also by a restart"
           },
+          "then": {
+            "type": "object",
+            "required": [
+              "to"
+            ],
+            "properties": {
+              "to": {
+                "type": "string"
+              },
+              "by": {
+                "enum": [
+                  "push",
+                  "present",
+                  "replace",
+                  "root",
+                  "select"
+                ]
+              },
+              "with": {
+                "type": "object"
+              }
+            },
+            "description": "a flow: where it continues when it completes, as navigate {then} gave it (absent: the flow's declared then); saved with the tree"
+          },
           "children": {
             "type": "array",
             "items": {

@@ -25,7 +25,7 @@ extension Navigator {
         }
         let flowNode = state.session.node(flow)
         let flowCoordinator = flowNode.flatMap { $0.kind == .flow ? $0.coordinator : nil }
-        let then = state.flowThens[flow] ?? flowCoordinator.flatMap { graph.coordinators[$0].flow?.then }
+        let then = flowNode?.then ?? flowCoordinator.flatMap { graph.coordinators[$0].flow?.then }
         // Where the flow is: its `then` goes on from the screen its end leaves on top there.
         let region = then == nil ? nil : flowNode.map { Session.Region(around: $0, in: state.session, goingBack: false) }
         if case .result(let result) = outcome, !isRecovery {

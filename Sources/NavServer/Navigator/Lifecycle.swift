@@ -159,10 +159,6 @@ extension Navigator {
             } else if retabbedReset {
                 resets.append((state, next.resetToRoot()))
             }
-            // A navigate's `then` names its target by index: found again by name (or dropped).
-            state.flowThens = state.flowThens.compactMapValues { t in
-                newGraph.coordinator(named: graph.coordinators[t.to].name).map { NavigationSpec(to: $0.index, by: t.by, with: t.with) }
-            }
             store.sessionChanged(next)
         }
         graph = newGraph

@@ -161,7 +161,6 @@ extension Navigator {
         if let n = c.node, n.kind == .flow, state.session.madeByLastCommit(n) {
             coverage.forEachActive { $0.flowStarted(n.coordinator) }
             state.flowStarters[n.id] = starter
-            if let then = plan.then { state.flowThens[n.id] = then }
         } else if let n = c.node, n.kind == .tabs, state.session.madeByLastCommit(n) {
             coverage.forEachActive { $0.flowsMade(byContainer: n.coordinator) }
         }

@@ -42,7 +42,6 @@ extension Navigator {
         ]
         if let r = f.result { p.append("result", r) }
         if let e = f.error { p.append("error", e) }
-        state.flowThens[f.id] = nil
         let starter = state.flowStarters.removeValue(forKey: f.id)
         notifySubscribers("flowCompleted", .object(p), of: state, also: starter)
         flowEnded(f, in: state)

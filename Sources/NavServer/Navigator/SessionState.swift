@@ -41,8 +41,6 @@ final class SessionState {
     func isNamed(_ name: ByteView) -> Bool { name.equals(nameBytes) }
     /// The client that started each live flow (it hears `flowCompleted` even unsubscribed).
     var flowStarters: [String: any Client] = [:]
-    /// Where navigation continues after each live flow whose navigate gave `then` (in memory only).
-    var flowThens: [String: NavigationSpec] = [:]
 
     init(_ session: Session, ref: Int, audience: any Audience, recordsAlways: AlwaysRecorded) {
         self.session = session

@@ -749,7 +749,7 @@ const id = (n) => {
   return `n${n}`;
 };
 
-// A compact node ({i, k?, c?, w?, ph?, rc?, ch?, sel?, hi?, pr?}) in the full form.
+// A compact node ({i, k?, c?, w?, ph?, rc?, th?, ch?, sel?, hi?, pr?}) in the full form.
 export function expandNode(c) {
   const kind = c.k || 'screen';
   const n = { id: id(c.i), kind };
@@ -758,6 +758,7 @@ export function expandNode(c) {
   if ('c' in c) { n.coordinator = c.c; n.params = c.w || {}; }
   if ('ph' in c) n.paramsHistory = c.ph;
   if ('rc' in c) n.recovery = c.rc;
+  if ('th' in c) n.then = c.th;
   if (kind === 'flow' || kind === 'tabs') n.children = children;
   if (kind === 'tabs') { n.selected = c.sel || 0; if ('hi' in c) n.history = c.hi; }
   if ('pr' in c) n.presented = expandNode(c.pr);
