@@ -630,6 +630,33 @@ import Glibc
         #expect(closed["params"]?["changes"]?.arrayValue?.first?["removed"]?.arrayValue?.contains(flow["id"] ?? .null) == true, "\(closed)")
     }
 
+    /// The `then` a `navigate` gave a flow is stored with the flow's node: the node that takes the
+    /// session over completes the flow so, not by the flow's declared `then`.
+    @Test func aTakeoverCompletesAFlowByTheThenItsNavigateGave() throws {
+        let pg = try PostgresServer()
+        let graph = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Wizard]}
+              Wizard: {flow: {steps: [Step]}, opens: [Done, Other], then: Done}
+              Step: {}
+              Done: {}
+              Other: {setup: {type: object, properties: {id: {type: string}}, required: [id]}}
+            """
+        let a = try Self.node("A", pg, graph: graph)
+        let b = try Self.node("B", pg, graph: graph)
+        let owner = try a.client()
+        try owner.call("session.open", ["name": "t"])
+        let flow = try owner.call("navigate", ["session": "t", "to": "Wizard", "then": ["to": "Other", "with": ["id": "$result.id"]]])["node"] ?? .null
+        _ = a.stop(signal: SIGKILL)
+        let client = try NavClient(socketPath: b.socketPath)
+        try waitUntil(timeout: 20, "B serves t") { (try? client.call("tree", ["session": "t"]))?["version"]?.intValue == 1 }
+        let r = try client.call("flowComplete", ["session": "t", "flow": flow, "result": ["id": "o7"]])
+        #expect(r["then"]?["version"] == 3, "\(r)")
+        let top = try client.call("tree", ["session": "t"])["root"]?["children"]?.arrayValue?.last
+        #expect(top?["coordinator"] == "app.Other" && top?["params"] == ["id": "o7"], "\(String(describing: top))")
+    }
+
     /// After `graph.reload` on every node, a node reads other nodes' sessions from PostgreSQL with
     /// the graph it now serves (not the one it started with): a subscriber's snapshot, a takeover.
     @Test func aNodeReadsOtherNodesSessionsWithTheGraphItReloaded() throws {
