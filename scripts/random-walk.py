@@ -244,6 +244,12 @@ def random_graph(seed):
         # other choices stay those of the seed).
         given = ", with: {v: 1}" if setups[to] and random.Random(seed * 13 + 5).random() < 0.6 else ""
         redirect = ", redirect: {to: %s%s%s}" % (to, ", by: %s" % by if by else "", given)
+    root_tabs = lines[0][len("root: {tabs: ["):].split("]")[0].split(", ") if lines[0].startswith("root: {tabs") else []
+    if root_tabs and random.Random(seed * 17 + 3).random() < 0.2:
+        # To select a root tab (a generator of its own, as above): in a link, that tab is selected.
+        tab = random.Random(seed * 17 + 4).choice(root_tabs)
+        if "select" in styles.get(tab, ["select"]):
+            redirect = ", redirect: {to: %s, by: select}" % tab
     lines.append("  pa: {check: {fact: a, notEquals: 1}%s}" % redirect)
     lines.append("  pd: {check: {fact: d, exists: true}, recover: {flow: RF, facts: {d: true}}}")
     lines.append("  pp: {provider: true, timeout: 60s}")
@@ -1164,6 +1170,9 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 if "redirect" in answer and rnd.random() < 0.5:
                     # With a style and params of its own, sometimes.
                     answer["redirect"] = dict({"to": answer["redirect"]}, **rnd.choice([{}, {"with": {"v": 1}}, {"by": "present"}, {"by": "push", "with": {}}]))
+                if "redirect" in answer and described["root"].get("tabs") and rnd.random() < 0.15:
+                    # To select a tab of the root (in a link: selected, nothing of the link built).
+                    answer["redirect"] = {"to": rnd.choice(described["root"]["tabs"]), "by": "select"}
                 if "redirect" in answer:
                     redirects.setdefault(ask["params"]["navigation"]["id"], []).append(answer["redirect"])
             provider.answer(ask, answer)
@@ -1405,13 +1414,29 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             followed = redirected(reply["result"], None, {}, False, None)
             names = [c for c, _ in listed]
             tabs = described["root"].get("tabs") or []
-            if followed is not None and names.count(hops[0]["from"]) == 1:
+            # (After a redirect that selected a root tab, a later one is a navigate's: not modelled here.)
+            selects = any(isinstance(x, dict) and x.get("by") == "select" for x in redirects.get(reply["result"].get("navigation"), []))
+            if followed is not None and names.count(hops[0]["from"]) == 1 and not (selects and len(hops) > 1):
                 k = names.index(hops[0]["from"])
                 target, given, _, _ = followed
-                # (A redirect's `by` does not apply: the target is shown as the screen it replaces.)
-                # Left to the mirrors: a first screen that starts a root tab (the target then goes on
-                # that tab's first screen).
-                if not (k == 0 and names[0] in tabs):
+                # (A redirect's `by` does not apply, the target shown as the screen it replaces, but
+                # for the select below. Left to the mirrors: a first screen that starts a root tab,
+                # the target then going on that tab's first screen.) A redirect by select to a root tab no container below declares: that tab selected,
+                # its stack as it was, nothing of the link built (the same redirect of a navigate).
+                containers = [c for c, _ in listed[:k] if (described["coordinators"].get(c) or {}).get("tabs")]
+                if followed[3] == "select" and target in tabs \
+                        and not any(target in described["coordinators"][c]["tabs"] for c in containers):
+                    got = after["root"]
+                    if not followed[2]:
+                        # (The tabs a `root` navigation replaced come back fresh, as a select brings them.)
+                        shells = [[(x.get("coordinator"), x.get("params")) for x in t.get("children", [])] for t in got.get("children", [])]
+                        fresh = [[(c, {})] for c in tabs]
+                        kept = tree["root"].get("children") if tree["root"].get("kind") == "tabs" else None
+                        if got.get("selected") != tabs.index(target) or (got.get("children") != kept if kept is not None else shells != fresh):
+                            raise Divergence("%s, redirected by %s to select a root tab, did not select it alone at %s:\n before %s\n tree   %s"
+                                             % (method, json.dumps(hops), where, json.dumps(tree["root"])[:1500], json.dumps(after["root"])[:1500]))
+                        seen["linked_redirected"] += 1
+                elif not (k == 0 and names[0] in tabs):
                     differs = built_as_link(tree["root"], after["root"], listed[:k] + [(target, given)], described)
                     seen["linked_redirected"] += differs is None
                     if differs:

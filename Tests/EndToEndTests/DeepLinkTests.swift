@@ -449,6 +449,36 @@ import Testing
         #expect(stack.last?["selected"] == 1, "\(stack)")
     }
 
+    /// A redirect `by: select` on the way of a link (or `reset {to}`) to a tab of the graph's root
+    /// selects that tab, its stack as it was, and builds nothing of the link: as the same redirect
+    /// of a `navigate` does. (It put the tab's first screen in the link's stack, in another tab.)
+    @Test(arguments: ["open", "reset"])
+    func aRedirectBySelectInALinkToARootTabSelectsIt(method: String) throws {
+        let d = try Daemon(graph: """
+            root: {tabs: [Home, Other]}
+            coordinators:
+              Home: {opens: [A]}
+              A: {opens: [B]}
+              B: {preconditions: [gate]}
+              Other: {opens: [More]}
+              More: {}
+            preconditions:
+              gate: {check: {fact: g, equals: true}, redirect: {to: Other, by: select}}
+            links:
+              "/a/b": [Home, A, B]
+            """)
+        let c = try d.client()
+        try c.call("navigate", ["to": "Other", "by": "select"])
+        try c.call("navigate", ["to": "More"])
+        try c.call("navigate", ["to": "Home", "by": "select"])
+        let before = try c.call("tree")["root"]
+        let r = try c.call(method, method == "open" ? ["url": "/a/b"] : ["to": ["Home", "A", "B"]])
+        #expect(r["redirected"]?.arrayValue?.first?["to"] == "app.Other", "\(r)")
+        let after = try c.call("tree")
+        #expect(after["root"]?["selected"] == 1 && after["root"]?["children"] == before?["children"], "\(after)")
+        #expect(after["visible"]?.arrayValue?.count == 3 && r["visible"] == after["visible"], "\(r) \(after)")
+    }
+
     /// What a link presents right after a tab container (its own entry, a redirect's target, a
     /// `reset {to}`'s) is presented by the screen the container shows, its selected tab's first: a
     /// container presents nothing itself. (It was hung on the container, where `tree` and

@@ -269,8 +269,9 @@ extension Navigator {
                 plan = try session.planTakingPlace(ofFlow: completing.flow, result: completing.result, to: spec.to,
                                                    by: graph.coordinators[spec.to].redirectPresentation(named: spec.by, redirecting: nav.plan.by),
                                                    with: spec.with ?? [:], caller: nav.caller, declaredTarget: declared)
-            } else if let (link, at) = redirecting {
-                // A link or a reset: the target takes the redirecting screen's place in its stack.
+            } else if let (link, at) = redirecting, !selectsRootTab(spec, below: link[..<at]) {
+                // A link or a reset: the target takes the redirecting screen's place in its stack
+                // (one that selects a tab of the root selects it instead, below, as for a navigate).
                 plan = try session.planRedirectedLink(link, replacing: at, to: spec.to, by: spec.by, with: spec.with ?? [:],
                                                       source: nav.plan.source, ifVersion: nav.plan.ifVersion, caller: nav.caller, declaredTarget: declared)
             } else {
@@ -304,6 +305,16 @@ extension Navigator {
         nav.step = 0
         nav.recovered = false
         runPreconditions(nav)
+    }
+
+    /// Whether a redirect in a link (`spec`, the link's screens below the one redirecting: `kept`)
+    /// selects a tab of the graph's root: one no container among `kept` declares (a container's tab
+    /// is selected in the link's stack). Such a redirect selects that tab and builds nothing of the
+    /// link, as the same redirect of a `navigate` does; its target in the stack would show a tab's
+    /// first screen in another tab.
+    private func selectsRootTab(_ spec: NavigationSpec, below kept: ArraySlice<LinkStep>) -> Bool {
+        guard spec.by == .select, case .tabs(let tabs) = graph.root, tabs.contains(spec.to) else { return false }
+        return !kept.contains { graph.coordinators[$0.coordinator].tabs.contains(spec.to) }
     }
 
     /// Evaluates the current precondition again after a recovery; no second recovery.
