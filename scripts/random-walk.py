@@ -1420,14 +1420,27 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                 k = names.index(hops[0]["from"])
                 target, given, _, _ = followed
                 # (A redirect's `by` does not apply, the target shown as the screen it replaces, but
-                # for the select below. Left to the mirrors: a first screen that starts a root tab,
+                # for root and the select below. Left to the mirrors: a first screen that starts a root tab,
                 # the target then going on that tab's first screen.) A redirect by select to a root tab no container below declares: that tab selected,
                 # its stack as it was, nothing of the link built (the same redirect of a navigate).
                 containers = [c for c, _ in listed[:k] if (described["coordinators"].get(c) or {}).get("tabs")]
-                if followed[3] == "select" and target in tabs \
+                if followed[3] == "root":
+                    # By root: the whole tree a stack holding the target, nothing of the link built.
+                    kids = after["root"].get("children") or []
+                    if after["root"].get("kind") != "stack" or len(kids) != 1 or kids[0].get("coordinator") != target \
+                            or kids[0].get("params") != given:
+                        raise Divergence("%s, redirected by %s by root, did not make the tree its target alone at %s:\n before %s\n tree   %s"
+                                         % (method, json.dumps(hops), where, json.dumps(tree["root"])[:1500], json.dumps(after["root"])[:1500]))
+                    seen["linked_redirected"] += 1
+                elif followed[3] == "select" and target in tabs \
                         and not any(target in described["coordinators"][c]["tabs"] for c in containers):
+                    # (A tab container on the visible path that declares the target is selected in instead,
+                    # as a select does: left to the mirrors.)
+                    by_id = {n["id"]: n for n in nodes(tree["root"])}
+                    shown = [by_id[i] for i in tree["visible"] if i in by_id and by_id[i]["kind"] == "tabs" and "coordinator" in by_id[i]]
+                    inner = any(target in (described["coordinators"].get(n["coordinator"], {}).get("tabs") or []) for n in shown)
                     got = after["root"]
-                    if not followed[2]:
+                    if not followed[2] and not inner:
                         # (The tabs a `root` navigation replaced come back fresh, as a select brings them.)
                         shells = [[(x.get("coordinator"), x.get("params")) for x in t.get("children", [])] for t in got.get("children", [])]
                         fresh = [[(c, {})] for c in tabs]

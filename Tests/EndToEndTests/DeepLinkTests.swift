@@ -479,6 +479,33 @@ import Testing
         #expect(after["visible"]?.arrayValue?.count == 3 && r["visible"] == after["visible"], "\(r) \(after)")
     }
 
+    /// A redirect `by: root` on the way of a link (or `reset {to}`) makes the whole tree a stack
+    /// holding its target, as the same redirect of a `navigate` does (a sign-in gate on a deep
+    /// link). It put the target in the link's stack, over the screens below the gated one.
+    @Test(arguments: ["open", "reset"])
+    func aRedirectByRootInALinkReplacesTheTree(method: String) throws {
+        let d = try Daemon(graph: """
+            root: {tabs: [Home, Other]}
+            coordinators:
+              Home: {opens: [A]}
+              A: {opens: [B]}
+              B: {preconditions: [gate]}
+              Other: {}
+              SignIn: {setup: {type: object, properties: {v: {type: integer}}}}
+            preconditions:
+              gate: {check: {fact: g, equals: true}, redirect: {to: SignIn, by: root, with: {v: 1}}}
+            links:
+              "/a/b": [Home, A, B]
+            """)
+        let c = try d.client()
+        let r = try c.call(method, method == "open" ? ["url": "/a/b"] : ["to": ["Home", "A", "B"]])
+        #expect(r["redirected"]?.arrayValue?.first?["to"] == "app.SignIn", "\(r)")
+        let root = try c.call("tree")["root"]
+        let children = root?["children"]?.arrayValue ?? []
+        #expect(root?["kind"] == "stack" && children.count == 1 && children.first?["coordinator"] == "app.SignIn"
+                    && children.first?["params"] == ["v": 1], "\(String(describing: root))")
+    }
+
     /// What a link presents right after a tab container (its own entry, a redirect's target, a
     /// `reset {to}`'s) is presented by the screen the container shows, its selected tab's first: a
     /// container presents nothing itself. (It was hung on the container, where `tree` and

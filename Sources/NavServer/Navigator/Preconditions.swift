@@ -269,9 +269,9 @@ extension Navigator {
                 plan = try session.planTakingPlace(ofFlow: completing.flow, result: completing.result, to: spec.to,
                                                    by: graph.coordinators[spec.to].redirectPresentation(named: spec.by, redirecting: nav.plan.by),
                                                    with: spec.with ?? [:], caller: nav.caller, declaredTarget: declared)
-            } else if let (link, at) = redirecting, !selectsRootTab(spec, below: link[..<at]) {
+            } else if let (link, at) = redirecting, spec.by != .root, !selectsRootTab(spec, below: link[..<at]) {
                 // A link or a reset: the target takes the redirecting screen's place in its stack
-                // (one that selects a tab of the root selects it instead, below, as for a navigate).
+                // (one by root, or that selects a tab of the root, goes so instead, below, as for a navigate).
                 plan = try session.planRedirectedLink(link, replacing: at, to: spec.to, by: spec.by, with: spec.with ?? [:],
                                                       source: nav.plan.source, ifVersion: nav.plan.ifVersion, caller: nav.caller, declaredTarget: declared)
             } else {
