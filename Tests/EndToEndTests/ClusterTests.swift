@@ -634,15 +634,7 @@ import Glibc
     /// session over completes the flow so, not by the flow's declared `then`.
     @Test func aTakeoverCompletesAFlowByTheThenItsNavigateGave() throws {
         let pg = try PostgresServer()
-        let graph = """
-            root: {stack: Home}
-            coordinators:
-              Home: {opens: [Wizard]}
-              Wizard: {flow: {steps: [Step]}, opens: [Done, Other], then: Done}
-              Step: {}
-              Done: {}
-              Other: {setup: {type: object, properties: {id: {type: string}}, required: [id]}}
-            """
+        let graph = DurableStateTests.flowWithThenGraph
         let a = try Self.node("A", pg, graph: graph)
         let b = try Self.node("B", pg, graph: graph)
         let owner = try a.client()

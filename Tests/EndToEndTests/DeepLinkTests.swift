@@ -449,11 +449,10 @@ import Testing
         #expect(stack.last?["selected"] == 1, "\(stack)")
     }
 
-    /// A redirect `by: select` on the way of a link (or `reset {to}`) to a tab of the graph's root
-    /// selects that tab, its stack as it was, and builds nothing of the link: as the same redirect
-    /// of a `navigate` does. (It put the tab's first screen in the link's stack, in another tab.)
-    @Test(arguments: ["open", "reset"])
-    func aRedirectBySelectInALinkToARootTabSelectsIt(method: String) throws {
+    /// A link `/a/b` to `[Home, A, B]` under root tabs `[Home, Other]`, whose `B` is gated by a
+    /// precondition that fails and redirects as `redirect` says; `method` opens it (`open`) or
+    /// builds its stack (`reset {to}`), and the reply is returned.
+    static func redirectedLink(_ redirect: String, method: String, before: (TestClient) throws -> Void = { _ in }) throws -> (Daemon, TestClient, JSONValue) {
         let d = try Daemon(graph: """
             root: {tabs: [Home, Other]}
             coordinators:
@@ -462,17 +461,30 @@ import Testing
               B: {preconditions: [gate]}
               Other: {opens: [More]}
               More: {}
+              SignIn: {setup: {type: object, properties: {v: {type: integer}}}}
             preconditions:
-              gate: {check: {fact: g, equals: true}, redirect: {to: Other, by: select}}
+              gate: {check: {fact: g, equals: true}, redirect: \(redirect)}
             links:
               "/a/b": [Home, A, B]
             """)
         let c = try d.client()
-        try c.call("navigate", ["to": "Other", "by": "select"])
-        try c.call("navigate", ["to": "More"])
-        try c.call("navigate", ["to": "Home", "by": "select"])
-        let before = try c.call("tree")["root"]
-        let r = try c.call(method, method == "open" ? ["url": "/a/b"] : ["to": ["Home", "A", "B"]])
+        try before(c)
+        return (d, c, try c.call(method, method == "open" ? ["url": "/a/b"] : ["to": ["Home", "A", "B"]]))
+    }
+
+    /// A redirect `by: select` on the way of a link (or `reset {to}`) to a tab of the graph's root
+    /// selects that tab, its stack as it was, and builds nothing of the link: as the same redirect
+    /// of a `navigate` does. (It put the tab's first screen in the link's stack, in another tab.)
+    @Test(arguments: ["open", "reset"])
+    func aRedirectBySelectInALinkToARootTabSelectsIt(method: String) throws {
+        var before: JSONValue?
+        let (d, c, r) = try Self.redirectedLink("{to: Other, by: select}", method: method) { c in
+            try c.call("navigate", ["to": "Other", "by": "select"])
+            try c.call("navigate", ["to": "More"])
+            try c.call("navigate", ["to": "Home", "by": "select"])
+            before = try c.call("tree")["root"]
+        }
+        _ = d
         #expect(r["redirected"]?.arrayValue?.first?["to"] == "app.Other", "\(r)")
         let after = try c.call("tree")
         #expect(after["root"]?["selected"] == 1 && after["root"]?["children"] == before?["children"], "\(after)")
@@ -484,21 +496,8 @@ import Testing
     /// link). It put the target in the link's stack, over the screens below the gated one.
     @Test(arguments: ["open", "reset"])
     func aRedirectByRootInALinkReplacesTheTree(method: String) throws {
-        let d = try Daemon(graph: """
-            root: {tabs: [Home, Other]}
-            coordinators:
-              Home: {opens: [A]}
-              A: {opens: [B]}
-              B: {preconditions: [gate]}
-              Other: {}
-              SignIn: {setup: {type: object, properties: {v: {type: integer}}}}
-            preconditions:
-              gate: {check: {fact: g, equals: true}, redirect: {to: SignIn, by: root, with: {v: 1}}}
-            links:
-              "/a/b": [Home, A, B]
-            """)
-        let c = try d.client()
-        let r = try c.call(method, method == "open" ? ["url": "/a/b"] : ["to": ["Home", "A", "B"]])
+        let (d, c, r) = try Self.redirectedLink("{to: SignIn, by: root, with: {v: 1}}", method: method)
+        _ = d
         #expect(r["redirected"]?.arrayValue?.first?["to"] == "app.SignIn", "\(r)")
         let root = try c.call("tree")["root"]
         let children = root?["children"]?.arrayValue ?? []

@@ -47,21 +47,25 @@ import Testing
         #expect(r["version"] == 3)
     }
 
+    /// A flow `Wizard` pushed from `Home`, declaring `then: Done`, that may also go on to `Other`
+    /// (which needs an `id`).
+    static let flowWithThenGraph = """
+        root: {stack: Home}
+        coordinators:
+          Home: {opens: [Wizard]}
+          Wizard: {flow: {steps: [Step]}, opens: [Done, Other], then: Done}
+          Step: {}
+          Done: {}
+          Other: {setup: {type: object, properties: {id: {type: string}}, required: [id]}}
+        """
+
     /// The `then` a `navigate` gave a flow is kept with the flow's node: `tree` and both forms of
     /// `stackChanged` show it, and after a restart (the snapshot after a stop, the log after
     /// `kill -9`) completing the flow goes where it said, not to the flow's declared `then`. It
     /// lived in memory only: the restarted navd went to `Done`.
     @Test(arguments: [SIGTERM, SIGKILL])
     func aThenGivenByNavigateSurvivesARestart(signal: Int32) throws {
-        let graph = """
-            root: {stack: Home}
-            coordinators:
-              Home: {opens: [Wizard]}
-              Wizard: {flow: {steps: [Step]}, opens: [Done, Other], then: Done}
-              Step: {}
-              Done: {}
-              Other: {setup: {type: object, properties: {id: {type: string}}, required: [id]}}
-            """
+        let graph = Self.flowWithThenGraph
         let dir = TempDir()
         defer { dir.remove() }
         let state = dir.file("state.sqlite")
