@@ -313,9 +313,9 @@ extension Session {
 }
 
 extension Session {
-    /// A saved flow's `then` (`{to, by?, with?}`, as ``NavigationGraph/object(_:)`` writes it):
-    /// nil when its target is not in `graph` (a graph reloaded or changed since: the flow's declared
-    /// `then` applies, as it does to a flow started without one).
+    /// A saved flow's `then` (`{to, by?, with?}`, as ``NavigationGraph/object(_:)`` writes it). A
+    /// target `graph` does not declare is refused as a node's coordinator would be (a graph reload
+    /// removes such a flow first, or is refused).
     static func restoredThen(_ t: JSONValue, of id: String, graph: NavigationGraph) throws(NavError) -> NavigationSpec? {
         guard case .object(let o) = t, let to = o["to"]?.stringValue else {
             throw NavError(.corruptState, "saved flow \(id) has a then that is not {to, by?, with?}: \(JSONWriter.string(t).prefix(120))")
@@ -332,7 +332,10 @@ extension Session {
             guard case .object(let wo) = w else { throw NavError(.corruptState, "saved flow \(id) has a then whose with is not an object") }
             with = wo
         }
-        return graph.coordinator(named: to).map { NavigationSpec(to: $0.index, by: by, with: with) }
+        guard let c = graph.coordinator(named: to) else {
+            throw NavError(.unknownTarget, "saved flow \(id) goes on to `\(to)` when it completes (the then its navigate gave), which the graph does not declare")
+        }
+        return NavigationSpec(to: c.index, by: by, with: with)
     }
 
     /// A tabs node's `history` as navd writes it, in a saved tree or a recorded `select`: distinct

@@ -239,6 +239,18 @@ import Testing
         return (state, r.status, r.stderr)
     }
 
+    /// A flow whose navigate's `then` names a coordinator the graph no longer declares is refused at
+    /// a restart as a node showing one would be (stopped: the snapshot; killed: the log).
+    @Test(arguments: [SIGTERM, SIGKILL])
+    func refusesStateSavedWithAFlowWhoseThenTheGraphLacks(signal: Int32) throws {
+        let r = try restartOnChangedGraph(Self.flowWithThenGraph, act: { c in
+            let node = try c.call("navigate", ["to": "Wizard", "then": "Other"])["node"]
+            #expect(node != nil)
+        }, edit: { $0.replacingOccurrences(of: "opens: [Done, Other]", with: "opens: [Done]").replacingOccurrences(of: "  Other: {setup", with: "  Gone: {setup") },
+           signal: signal)
+        #expect(r.status == 1 && r.stderr.contains("goes on to `app.Other`"), "\(r.stderr)")
+    }
+
     @Test func refusesStateSavedWithAGraphThatLacksItsCoordinators() throws {
         let graph = """
             root: {stack: Home}

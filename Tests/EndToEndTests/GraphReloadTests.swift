@@ -239,14 +239,18 @@ import Testing
         let c = try d.client()
         let first = try c.call("navigate", ["to": "F", "then": "Done", "key": "k1"])
         try write(before.replacingOccurrences(of: ", opens: [Done]", with: "").replacingOccurrences(of: "\n  Done: {}", with: ""), dir)
-        #expect(try c.call("graph.reload")["ok"] == true)
+        // The live flow goes on to `Done` (its navigate's then): refused unless forced, which removes it.
+        let refusedReload = try c.call("graph.reload")
+        #expect(refusedReload["ok"] == false && JSONWriter.string(refusedReload).contains("goes on to `app.Done`"), "\(refusedReload)")
+        #expect(try c.call("graph.reload", ["force": true])["ok"] == true)
         #expect(try c.call("graph.describe")["coordinators"]?["app.Done"] == nil)
+        #expect(try c.call("tree")["root"]?["children"]?.arrayValue?.count == 1, "the flow went")
         #expect(try c.call("navigate", ["to": "F", "then": "Done", "key": "k1"]) == first)
         // Without the key, the request is read against the graph served now.
         let home = try #require(try c.call("tree")["root"]?["children"]?.arrayValue?.first?["id"])
         let refused = try c.callError("navigate", ["to": "F", "then": "Done", "from": home])
         #expect(refused["data"]?["kind"] == "unknownTarget" && refused["data"]?["param"] == "then", "\(refused)")
-        #expect(try c.call("tree")["version"] == 1)
+        #expect(try c.call("tree")["version"] == 2)
     }
 
     /// The client that started a flow hears `flowCompleted` even unsubscribed, also when the graph

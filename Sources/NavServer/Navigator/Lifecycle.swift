@@ -84,6 +84,11 @@ extension Navigator {
                     problems.append("session \"\(name)\": node \(n.id) is \(held) of `\(shown)`, which the new graph declares as \(declared)")
                     return
                 }
+                if n.kind == .flow, let t = n.then, newGraph.coordinator(named: graph.coordinators[t.to].name) == nil {
+                    missing.append((state, n))
+                    problems.append("session \"\(name)\": flow \(n.id) (`\(shown)`) goes on to `\(graph.coordinators[t.to].name)` when it completes (the then its navigate gave), which the new graph does not declare")
+                    return
+                }
                 if n.kind == .flow, let steps = c.flow?.steps {
                     let names = Set(steps.map { newGraph.coordinators[$0].name })
                     if let stray = n.children.first(where: { $0.coordinator >= 0 && !names.contains(graph.coordinators[$0.coordinator].name) }) {
