@@ -101,6 +101,8 @@ extension Session {
 
     /// The most earlier params a screen keeps (`update {push: true}`); past it the oldest go.
     public static let maxParamsHistory = 16
+    /// The most a `navigate {then}` may be, as JSON (kept with its flow's node, saved with the tree).
+    public static let maxThenBytes = 4096
 
     /// Merges `given` into the params of the live screen or flow `nodeId` (a null removes a field),
     /// validated by its setup schema; one commit with an `update` change carrying the node. The

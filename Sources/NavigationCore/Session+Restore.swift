@@ -317,6 +317,9 @@ extension Session {
     /// target `graph` does not declare is refused as a node's coordinator would be (a graph reload
     /// removes such a flow first, or is refused).
     static func restoredThen(_ t: JSONValue, of id: String, graph: NavigationGraph) throws(NavError) -> NavigationSpec? {
+        guard t.encodedSize <= maxThenBytes else {
+            throw NavError(.corruptState, "saved flow \(id) has a then of more than \(maxThenBytes) bytes of JSON, more than navigate takes")
+        }
         guard case .object(let o) = t, let to = o["to"]?.stringValue else {
             throw NavError(.corruptState, "saved flow \(id) has a then that is not {to, by?, with?}: \(JSONWriter.string(t).prefix(120))")
         }

@@ -239,6 +239,22 @@ import Testing
         return (state, r.status, r.stderr)
     }
 
+    /// A `then` is kept with its flow and saved with the tree, so it is bounded as `hints` are: at
+    /// most 4 KiB of JSON in the form navd writes (its target's name qualified), else
+    /// `limitExceeded` and nothing changes. One of exactly 4,096 bytes so written is taken.
+    @Test func aThenIsBoundedInTheFormItIsSavedIn() throws {
+        let d = try Daemon(graph: Self.flowWithThenGraph)
+        let c = try d.client()
+        // {"to":"app.Other","with":{"id":"…"}}: 35 bytes around the id.
+        func then(_ idBytes: Int, to: String) -> JSONValue { ["to": .string(to), "with": ["id": .string(String(repeating: "x", count: idBytes))]] }
+        let big = try c.callError("navigate", ["to": "Wizard", "then": then(4096 - 35 + 1, to: "Other")])
+        #expect(big["data"]?["kind"] == "limitExceeded" && big["data"]?["limit"] == "then" && big["data"]?["max"] == 4096, "\(big)")
+        #expect(try c.call("tree")["version"] == 0)
+        let flow = try c.call("navigate", ["to": "Wizard", "then": then(4096 - 35, to: "Other")])["node"]
+        let shown = try c.call("tree")["root"]?["children"]?.arrayValue?.last
+        #expect(shown?["id"] == flow && shown?["then"].map { JSONWriter.string($0).utf8.count } == 4096, "\(String(describing: shown))")
+    }
+
     /// A flow whose navigate's `then` names a coordinator the graph no longer declares is refused at
     /// a restart as a node showing one would be (stopped: the snapshot; killed: the log).
     @Test(arguments: [SIGTERM, SIGKILL])

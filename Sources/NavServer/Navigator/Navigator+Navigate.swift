@@ -302,6 +302,13 @@ extension Navigator {
 
     /// `navigate {then}` goes only to a flow, and names the flow's declared `then` or one of its opens.
     func checkThen(_ then: NavigationSpec, flow target: Int) throws(NavError) {
+        // Kept with the flow's node and saved with the tree as written there (qualified names):
+        // bounded as `hints` are, in that form, so that a restart reads back what navd wrote.
+        let size = graph.object(then).encodedSize
+        if size > Session.maxThenBytes {
+            throw NavError(.limitExceeded, "\"then\" is \(size) bytes of JSON (its target's name qualified); it may be at most \(Session.maxThenBytes)",
+                           data: ["param": "then", "limit": "then", "max": .int(Session.maxThenBytes)])
+        }
         let flow = graph.coordinators[target]
         guard flow.flow != nil else {
             throw NavError(.invalidParams, "\"then\" says where to go when a flow completes, and `\(flow.name)` is not a flow", data: ["param": "then"])
