@@ -75,7 +75,6 @@ enum NavigateMethod: NavdMethod {
             }
             existing = given
         }
-        let then = p.value(.then)
         let merge = try p.bool(.merge) ?? false
         if merge && existing == .push && by != .select {
             throw .invalidParams("\"merge\": true merges \"with\" into the params of the screen \"existing\" finds or of the tab \"by\": \"select\" selects, so it needs existing: top or pop, or by: select", data: ["param": "merge"])
@@ -84,7 +83,7 @@ enum NavigateMethod: NavdMethod {
                                from: try p.string(.from), ifVersion: try p.int(.ifVersion), key: key,
                                dryRun: try p.bool(.dryRun) ?? false, detach: try p.bool(.detach) ?? false, progress: try p.bool(.progress) ?? false,
                                hints: hints, popUpTo: popUpTo,
-                               then: then,
+                               then: p.value(.then),
                                existing: existing, merge: merge, force: try p.bool(.force) ?? false)
     }
 }
