@@ -78,13 +78,20 @@ struct Builder {
     static let checkKeys = ["fact", "equals", "notEquals", "exists"]
     static let recoverKeys = ["flow", "facts", "command", "provider", "timeout"]
 
+    /// A key starting with `x-` is an extension (as in OpenAPI documents and Compose files): where a
+    /// mapping's keys are the format's own words (a module's top level, a coordinator, a flow, a
+    /// precondition, a route, a link entry, `root`, a guard, a setup schema), navd ignores it, so
+    /// that a file can keep YAML anchors (`x-common: &common …`) and other tools' notes there. It is
+    /// never a misspelling of one of those words.
+    static func isExtension(_ key: String) -> Bool { key.utf8.starts(with: "x-".utf8) }
+
     // MARK: helpers
 
     mutating func unknownKeys(_ doc: Doc, allowed: [String], what: String) {
         guard let m = doc.mapping else { return }
-        for (k, loc, _) in m where !allowed.contains(k) {
+        for (k, loc, _) in m where !allowed.contains(k) && !Builder.isExtension(k) {
             let hint = suggestion(for: k, among: allowed).map { "did you mean `\($0)`? " } ?? ""
-            d.error(loc, "unknown key `\(k)` in \(what); \(hint)allowed keys: \(allowed.joined(separator: ", "))")
+            d.error(loc, "unknown key `\(k)` in \(what); \(hint)allowed keys: \(allowed.joined(separator: ", ")) (and extensions, ignored: keys starting with x-)")
         }
     }
 
@@ -223,7 +230,9 @@ struct Builder {
             // A file whose top level has a key that is neither a module key nor a near miss of one
             // is not a module file (a link to some other file, say): it is reported without a word
             // of its content.
-            let strange = top.filter { !Builder.moduleKeys.contains($0.key) && suggestion(for: $0.key, among: Builder.moduleKeys) == nil }
+            let strange = top.filter {
+                !Builder.moduleKeys.contains($0.key) && !Builder.isExtension($0.key) && suggestion(for: $0.key, among: Builder.moduleKeys) == nil
+            }
             if !strange.isEmpty {
                 d.error(doc.location, "not a module file: its top level has \(strange.count) key(s) that module files do not have (they have \(Builder.moduleKeys.joined(separator: ", "))); its content is not shown")
                 continue

@@ -62,7 +62,7 @@ public final class Schema: Sendable {
     public static let keywords: Set<String> = [
         "type", "properties", "required", "additionalProperties", "enum", "minLength", "maxLength",
         "pattern", "minimum", "maximum", "items",
-        // Annotations, accepted and ignored.
+        // Annotations, accepted and ignored (as are extensions, keys starting with x-).
         "description", "title", "default", "examples", "$comment",
     ]
 
@@ -87,7 +87,7 @@ public final class Schema: Sendable {
 
     private init(_ o: JSONObject, source: JSONValue, pointer: String, errors: inout [CompileError]) {
         self.source = source
-        for (key, _) in o where !Schema.keywords.contains(key) {
+        for (key, _) in o where !Schema.keywords.contains(key) && !Builder.isExtension(key) {
             let hint = suggestion(for: key, among: Schema.keywords).map { "; did you mean `\($0)`?" } ?? ""
             errors.append(CompileError(pointer: pointer + "/" + escapePointer(key),
                                        message: "`\(key)` is not a keyword of the setup schema subset (type, properties, required, additionalProperties, enum, minLength, maxLength, pattern, minimum, maximum, items)\(hint)",

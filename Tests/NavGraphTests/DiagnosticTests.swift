@@ -38,7 +38,54 @@ import Glibc
 
     @Test func unknownKeyWithSuggestion() {
         let e = errors([("app.yaml", Self.app + "\n    presentaions: [push]\n")])
-        #expect(e == ["app.yaml:7:5: error: unknown key `presentaions` in coordinator `app.Product`; did you mean `presentations`? allowed keys: setup, opens, presentations, preconditions, leave, access, mediation, identity, flow, then, tabs, back, description, title"])
+        #expect(e == ["app.yaml:7:5: error: unknown key `presentaions` in coordinator `app.Product`; did you mean `presentations`? allowed keys: setup, opens, presentations, preconditions, leave, access, mediation, identity, flow, then, tabs, back, description, title (and extensions, ignored: keys starting with x-)"])
+    }
+
+    /// Keys starting with `x-` are extensions, ignored wherever the format's own words are the keys
+    /// (a module's top level, a coordinator, a flow, a precondition, its check and recovery, a
+    /// route, a link entry, `root`, a guard, a setup schema): a file keeps YAML anchors there. Where
+    /// the keys are names (coordinators, fields), such a key is a name as any other.
+    @Test func extensionKeysAreIgnoredWhereKeysAreTheFormatsWords() throws {
+        let text = """
+            x-shared: &shared
+              opens: [Product]
+            x-id: &id {type: object, required: [id], properties: {id: {type: string}}, x-ui: {order: 1}}
+            root: {stack: Home, x-note: the storefront}
+            guards: [{precondition: ready, except: [Home], x-why: maintenance}]
+            coordinators:
+              Home:
+                <<: *shared
+                x-owner: catalogue team
+              Product:
+                setup: *id
+                x-figma: "https://example.invalid/frame/1"
+              Wizard:
+                flow: {steps: [Step], x-analytics: wizard}
+                then: {to: Product, with: {id: "$result.id"}, x-note: after}
+              Step: {}
+              x-later: {}
+            routes:
+              product: {to: Product, x-deprecated: true}
+            links:
+              "/p/:id": [Home, {to: Product, with: {id: ":id"}, x-note: the product}]
+            preconditions:
+              ready:
+                check: {fact: ready, notEquals: false, x-note: set by the backend}
+                recover: {command: ["true"], x-note: warms the cache}
+                x-owner: ops
+            """
+        let (g, d) = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: text)], baseDirectory: "/")
+        #expect(d.all.filter { $0.severity == .error }.map(\.description) == [])
+        let graph = try #require(g)
+        let home = try #require(graph.coordinator(named: "app.Home"))
+        let product = try #require(graph.coordinator(named: "app.Product"))
+        #expect(home.opensSet.contains(product.index), "the anchor's opens were merged into Home")
+        #expect(product.setup?.required == ["id"])
+        // Under `coordinators:` the key is a name: x-later is a coordinator.
+        #expect(graph.coordinator(named: "app.x-later") != nil)
+        // An x- key is never taken for a misspelling, and a key without the prefix still is an error.
+        let e = errors([("app.yaml", Self.app + "\n    xnote: 1\n")])
+        #expect(e.count == 1 && e[0].contains("unknown key `xnote` in coordinator `app.Product`"), "\(e)")
     }
 
     @Test func unknownReferenceWithSuggestion() {

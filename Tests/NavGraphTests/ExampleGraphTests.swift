@@ -52,6 +52,10 @@ import Testing
         #expect(!validator.validate(["coordinators": ["Home": ["opnes": ["X"]]]]).isEmpty)
         #expect(!validator.validate(["preconditions": ["p": ["check": ["fact": "x"]]]]).isEmpty)
         #expect(!validator.validate(["routes": ["r": ["to": "X", "by": "slide"]]]).isEmpty)
+        // Extensions (keys starting with x-) are allowed where the format's own words are the keys.
+        #expect(validator.validate(["x-shared": ["opens": ["A"]], "coordinators": ["Home": ["x-note": "n", "setup": ["type": "object", "x-ui": ["order": 1]]]],
+                                    "preconditions": ["p": ["x-owner": "team", "check": ["fact": "x", "exists": true, "x-why": "y"]]]]).isEmpty)
+        #expect(!validator.validate(["xshared": 1]).isEmpty)
         // A flow gives its steps, its start, or both; not neither.
         #expect(validator.validate(["coordinators": ["F": ["flow": ["steps": ["A", "B"]]]]]).isEmpty)
         #expect(validator.validate(["coordinators": ["F": ["flow": ["start": "A"]]]]).isEmpty)
@@ -135,7 +139,7 @@ import Testing
 
 /// Just enough of JSON Schema draft 7 to check module files against navgraph.schema.json:
 /// type, properties, additionalProperties, required, items, minItems, enum, const, oneOf, anyOf,
-/// $ref (local), pattern, propertyNames, minLength, minimum.
+/// $ref (local), pattern, patternProperties, propertyNames, minLength, minimum.
 struct MiniSchemaValidator {
     let root: JSONValue
 
@@ -192,6 +196,11 @@ struct MiniSchemaValidator {
             for (k, x) in o {
                 if let pn = s["propertyNames"] { check(.string(k), pn, "\(at)/\(k)", &out) }
                 if let p = props?[k] { check(x, p, "\(at)/\(k)", &out); continue }
+                if let pp = s["patternProperties"]?.objectValue,
+                   let match = pp.first(where: { (try? Regex($0.key).firstMatch(in: k)) != nil }) {
+                    if match.value != .bool(true) { check(x, match.value, "\(at)/\(k)", &out) }
+                    continue
+                }
                 switch s["additionalProperties"] {
                 case .bool(false)?: out.append("\(at)/\(k): not allowed")
                 case .object(let sub)?: check(x, .object(sub), "\(at)/\(k)", &out)
