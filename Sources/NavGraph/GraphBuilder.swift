@@ -70,6 +70,9 @@ struct Builder {
     init(baseDirectory: String) { self.baseDirectory = baseDirectory }
 
     static let moduleKeys = ["module", "root", "coordinators", "routes", "links", "preconditions", "guards", "abilities", "description"]
+    /// Top-level keys navd reads past: `$schema`, with which a JSON module file names its schema for
+    /// editors (`"$schema": "…/navgraph.schema.json"`).
+    static let moduleAnnotations = ["$schema"]
     static let coordinatorKeys = ["setup", "opens", "presentations", "preconditions", "leave", "access", "mediation", "identity", "flow", "then", "tabs", "back", "description", "title"]
     static let flowKeys = ["start", "steps", "result", "then"]
     static let routeKeys = ["to", "by", "with", "description"]
@@ -231,13 +234,14 @@ struct Builder {
             // is not a module file (a link to some other file, say): it is reported without a word
             // of its content.
             let strange = top.filter {
-                !Builder.moduleKeys.contains($0.key) && !Builder.isExtension($0.key) && suggestion(for: $0.key, among: Builder.moduleKeys) == nil
+                !Builder.moduleKeys.contains($0.key) && !Builder.moduleAnnotations.contains($0.key) && !Builder.isExtension($0.key)
+                    && suggestion(for: $0.key, among: Builder.moduleKeys) == nil
             }
             if !strange.isEmpty {
                 d.error(doc.location, "not a module file: its top level has \(strange.count) key(s) that module files do not have (they have \(Builder.moduleKeys.joined(separator: ", "))); its content is not shown")
                 continue
             }
-            unknownKeys(doc, allowed: Builder.moduleKeys, what: "a module file")
+            unknownKeys(doc, allowed: Builder.moduleKeys + Builder.moduleAnnotations, what: "a module file")
             let stem = ((src.file as NSString).lastPathComponent as NSString).deletingPathExtension
             var name = stem
             var nameLoc = doc.location

@@ -44,7 +44,8 @@ import Glibc
     /// Keys starting with `x-` are extensions, ignored wherever the format's own words are the keys
     /// (a module's top level, a coordinator, a flow, a precondition, its check and recovery, a
     /// route, a link entry, `root`, a guard, a setup schema): a file keeps YAML anchors there. Where
-    /// the keys are names (coordinators, fields), such a key is a name as any other.
+    /// the keys are names (coordinators, fields), such a key is a name as any other. A module file's
+    /// `$schema` (a JSON file naming its schema for editors) is read past too.
     @Test func extensionKeysAreIgnoredWhereKeysAreTheFormatsWords() throws {
         let text = """
             x-shared: &shared
@@ -83,6 +84,9 @@ import Glibc
         #expect(product.setup?.required == ["id"])
         // Under `coordinators:` the key is a name: x-later is a coordinator.
         #expect(graph.coordinator(named: "app.x-later") != nil)
+        // A JSON module file that names its schema for editors.
+        let json = #"{"$schema": "../Protocol/navgraph.schema.json", "root": {"stack": "Home"}, "coordinators": {"Home": {}}}"#
+        #expect(check([("app.json", json)]) == [])
         // An x- key is never taken for a misspelling, and a key without the prefix still is an error.
         let e = errors([("app.yaml", Self.app + "\n    xnote: 1\n")])
         #expect(e.count == 1 && e[0].contains("unknown key `xnote` in coordinator `app.Product`"), "\(e)")

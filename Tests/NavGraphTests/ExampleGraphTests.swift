@@ -56,6 +56,7 @@ import Testing
         #expect(validator.validate(["x-shared": ["opens": ["A"]], "coordinators": ["Home": ["x-note": "n", "setup": ["type": "object", "x-ui": ["order": 1]]]],
                                     "preconditions": ["p": ["x-owner": "team", "check": ["fact": "x", "exists": true, "x-why": "y"]]]]).isEmpty)
         #expect(!validator.validate(["xshared": 1]).isEmpty)
+        #expect(validator.validate(["$schema": "navgraph.schema.json", "coordinators": ["Home": [:]]]).isEmpty)
         // A flow gives its steps, its start, or both; not neither.
         #expect(validator.validate(["coordinators": ["F": ["flow": ["steps": ["A", "B"]]]]]).isEmpty)
         #expect(validator.validate(["coordinators": ["F": ["flow": ["start": "A"]]]]).isEmpty)
