@@ -42,9 +42,9 @@ public enum GraphLoader {
                     "`\(directory)` is not a directory; --graph takes the folder that holds the module files (*.yaml, *.yml, *.json)")
             return (nil, d)
         }
-        let names = ((try? fm.contentsOfDirectory(atPath: directory)) ?? [])
-            .filter { extensions.contains(($0 as NSString).pathExtension.lowercased()) }
-            .sorted()
+        let entries = (try? fm.contentsOfDirectory(atPath: directory)) ?? []
+        let names = entries.filter { extensions.contains(($0 as NSString).pathExtension.lowercased()) }.sorted()
+        warnOfSubdirectories(entries, of: directory, limits: limits, &d)
         if names.count > limits.maxFiles {
             d.error(SourceLocation(file: directory, line: 1, column: 1),
                     "`\(directory)` holds \(names.count) module files; a graph may have at most \(limits.maxFiles)")
@@ -88,6 +88,27 @@ public enum GraphLoader {
         let (g, more) = load(sources: sources, baseDirectory: directory, limits: limits)
         d.append(contentsOf: more)
         return (d.hasErrors ? nil : g, d)
+    }
+
+    /// A graph is the module files directly in its directory. A subdirectory holding files named as
+    /// module files are (`features/cart.yaml`) is not read; each such subdirectory gets a warning
+    /// naming some of them, so that a module left there is not missed without a word. Hidden
+    /// directories (`.git`) are passed over; at most `limits.maxFiles` entries are looked at in all.
+    private static func warnOfSubdirectories(_ entries: [String], of directory: String, limits: GraphLimits, _ d: inout Diagnostics) {
+        let fm = FileManager.default
+        var budget = limits.maxFiles
+        for entry in entries.sorted() where !entry.hasPrefix(".") && budget > 0 {
+            let path = (directory as NSString).appendingPathComponent(entry)
+            var st = stat()
+            guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else { continue }
+            let inside = ((try? fm.contentsOfDirectory(atPath: path)) ?? []).prefix(budget)
+            budget -= inside.count
+            let modules = inside.filter { extensions.contains(($0 as NSString).pathExtension.lowercased()) }.sorted()
+            guard !modules.isEmpty else { continue }
+            let shown = modules.prefix(3).map { "`\(entry)/\($0)`" }.joined(separator: ", ") + (modules.count > 3 ? " and \(modules.count - 3) more" : "")
+            d.warning(SourceLocation(file: path, line: 1, column: 1),
+                      "\(shown) \(modules.count == 1 ? "is" : "are") not read: a graph is the module files directly in `\(directory)`, not in its subdirectories; move a module up to use it")
+        }
     }
 
     /// Loads module files given as text (`file` names them in diagnostics; its stem is the

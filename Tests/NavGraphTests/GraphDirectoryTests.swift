@@ -1,0 +1,36 @@
+import Foundation
+import NavTesting
+import Testing
+@testable import NavGraph
+
+/// A graph is the module files directly in its directory.
+@Suite struct GraphDirectoryTests {
+    /// A module file left in a subdirectory is not read, and the load says so (a warning naming the
+    /// files), where it said nothing: a reference to its module was only "module `feat` does not
+    /// exist". A subdirectory without module files (the example's `scripts/`) and a hidden one
+    /// (`.git`) get no word.
+    @Test func moduleFilesInASubdirectoryAreNamedAsNotRead() throws {
+        let d = TempDir()
+        defer { d.remove() }
+        let graph = try d.graph("root: {stack: Home}\ncoordinators:\n  Home: {opens: [feat.X]}\n")
+        let fm = FileManager.default
+        for sub in ["features", "scripts", ".git"] { try fm.createDirectory(atPath: graph + "/" + sub, withIntermediateDirectories: true) }
+        try "coordinators:\n  X: {}\n".write(toFile: graph + "/features/feat.yaml", atomically: true, encoding: .utf8)
+        try "{}".write(toFile: graph + "/features/more.json", atomically: true, encoding: .utf8)
+        try "#!/bin/sh\n".write(toFile: graph + "/scripts/check.sh", atomically: true, encoding: .utf8)
+        try "x: 1\n".write(toFile: graph + "/.git/config.yaml", atomically: true, encoding: .utf8)
+
+        let (g, diags) = GraphLoader.load(directory: graph)
+        #expect(g == nil)
+        #expect(diags.errors.map(\.message) == ["`feat.X` refers to module `feat`, which does not exist"])
+        let warnings = diags.all.filter { $0.severity == .warning }.map(\.description)
+        #expect(warnings == ["\(graph)/features:1:1: warning: `features/feat.yaml`, `features/more.json` are not read: a graph is the module files directly in `\(graph)`, not in its subdirectories; move a module up to use it"])
+
+        // Moved up, it is read, and nothing is left to say.
+        try fm.moveItem(atPath: graph + "/features/feat.yaml", toPath: graph + "/feat.yaml")
+        try fm.removeItem(atPath: graph + "/features/more.json")
+        let (moved, after) = GraphLoader.load(directory: graph)
+        #expect(moved != nil)
+        #expect(after.all.map(\.description) == [])
+    }
+}
