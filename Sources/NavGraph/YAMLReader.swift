@@ -81,7 +81,7 @@ struct YAMLReader {
                 documents += 1
                 if documents > 1 {
                     throw .syntax(line: location.line, column: location.column,
-                                  message: "syntax error: but found another document (expected a single document in the stream at line 1, column 1)")
+                                  message: "a second YAML document starts here (after `---`); navd reads one document per file (a graph: one module per file, each module a file of its own)")
                 }
             case YAML_SCALAR_EVENT:
                 let s = event.data.scalar
