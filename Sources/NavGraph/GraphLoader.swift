@@ -30,7 +30,7 @@ public struct GraphLimits: Sendable {
 public enum GraphLoader {
     public static let extensions: Set<String> = ["yaml", "yml", "json"]
 
-    /// Loads every `*.yaml`, `*.yml` and `*.json` file of `directory`.
+    /// Loads every `*.yaml`, `*.yml` and `*.json` file of `directory` (hidden ones aside).
     /// Only regular files are read (a symbolic link is followed to one), each at most
     /// `limits.maxFileBytes`: a FIFO or a device named `*.yaml` is refused, not read.
     public static func load(directory: String, limits: GraphLimits = GraphLimits()) -> (graph: NavigationGraph?, diagnostics: Diagnostics) {
@@ -43,7 +43,10 @@ public enum GraphLoader {
             return (nil, d)
         }
         let entries = (try? fm.contentsOfDirectory(atPath: directory)) ?? []
-        let names = entries.filter { extensions.contains(($0 as NSString).pathExtension.lowercased()) }.sorted()
+        // Hidden files are not module files, as a shell's `*.yaml` does not match them: editors keep
+        // lock and backup files beside the one being edited (Emacs's `.#app.yaml`, a link to
+        // nowhere; macOS's `._app.yaml`), and a graph must load while one is open.
+        let names = entries.filter { !$0.hasPrefix(".") && extensions.contains(($0 as NSString).pathExtension.lowercased()) }.sorted()
         warnOfSubdirectories(entries, of: directory, limits: limits, &d)
         if names.count > limits.maxFiles {
             d.error(SourceLocation(file: directory, line: 1, column: 1),

@@ -33,4 +33,21 @@ import Testing
         #expect(moved != nil)
         #expect(after.all.map(\.description) == [])
     }
+
+    /// Hidden files are not module files (a shell's `*.yaml` leaves them out): an editor's lock
+    /// file (Emacs's `.#app.yaml`, a symbolic link to nowhere) or macOS's `._app.yaml` (binary)
+    /// beside the module being edited made the graph fail to load, so navd would not start or
+    /// reload while a module was open in an editor.
+    @Test func hiddenFilesBesideTheModulesAreNotRead() throws {
+        let d = TempDir()
+        defer { d.remove() }
+        let graph = try d.graph("root: {stack: Home}\ncoordinators:\n  Home: {}\n")
+        try FileManager.default.createSymbolicLink(atPath: graph + "/.#app.yaml", withDestinationPath: "user@host.1234:1700000000")
+        try Data([0, 5, 22, 7, 0xff]).write(to: URL(fileURLWithPath: graph + "/._app.yaml"))
+        try "coordinators: {Hidden: {}}\n".write(toFile: graph + "/.draft.yaml", atomically: true, encoding: .utf8)
+        let (g, diags) = GraphLoader.load(directory: graph)
+        #expect(diags.all.map(\.description) == [])
+        let loaded = try #require(g)
+        #expect(loaded.modules.map(\.name) == ["app"])
+    }
 }
