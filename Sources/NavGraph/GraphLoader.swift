@@ -96,18 +96,25 @@ public enum GraphLoader {
     /// A graph is the module files directly in its directory. A subdirectory holding files named as
     /// module files are (`features/cart.yaml`) is not read; each such subdirectory gets a warning
     /// naming some of them, so that a module left there is not missed without a word. Hidden
-    /// directories (`.git`) are passed over; at most `limits.maxFiles` entries are looked at in all.
+    /// entries (`.git`) are passed over; at most `limits.maxFiles` entries are looked at in all,
+    /// those of the directory and of its subdirectories together (read a name at a time).
     private static func warnOfSubdirectories(_ entries: [String], of directory: String, limits: GraphLimits, _ d: inout Diagnostics) {
-        let fm = FileManager.default
         var budget = limits.maxFiles
-        for entry in entries.sorted() where !entry.hasPrefix(".") && budget > 0 {
+        for entry in entries.sorted() where !entry.hasPrefix(".") {
+            guard budget > 0 else { return }
+            budget -= 1
             let path = (directory as NSString).appendingPathComponent(entry)
             var st = stat()
-            guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else { continue }
-            let inside = ((try? fm.contentsOfDirectory(atPath: path)) ?? []).prefix(budget)
-            budget -= inside.count
-            let modules = inside.filter { extensions.contains(($0 as NSString).pathExtension.lowercased()) }.sorted()
+            guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR, let listing = opendir(path) else { continue }
+            var modules: [String] = []
+            while budget > 0, let e = readdir(listing) {
+                budget -= 1
+                let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                if !name.hasPrefix("."), extensions.contains((name as NSString).pathExtension.lowercased()) { modules.append(name) }
+            }
+            closedir(listing)
             guard !modules.isEmpty else { continue }
+            modules.sort()
             let shown = modules.prefix(3).map { "`\(entry)/\($0)`" }.joined(separator: ", ") + (modules.count > 3 ? " and \(modules.count - 3) more" : "")
             d.warning(SourceLocation(file: path, line: 1, column: 1),
                       "\(shown) \(modules.count == 1 ? "is" : "are") not read: a graph is the module files directly in `\(directory)`, not in its subdirectories; move a module up to use it")

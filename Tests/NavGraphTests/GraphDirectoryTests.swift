@@ -26,6 +26,17 @@ import Testing
         let warnings = diags.all.filter { $0.severity == .warning }.map(\.description)
         #expect(warnings == ["\(graph)/features:1:1: warning: `features/feat.yaml`, `features/more.json` are not read: a graph is the module files directly in `\(graph)`, not in its subdirectories; move a module up to use it"])
 
+        // What is looked at is bounded (the directory's and its subdirectories' entries together):
+        // of 40 files in a subdirectory, a graph allowed 12 module files names fewer.
+        for i in 0..<40 { try "x: 1\n".write(toFile: graph + "/features/m\(i).yaml", atomically: true, encoding: .utf8) }
+        var small = GraphLimits()
+        small.maxFiles = 12
+        let bounded = GraphLoader.load(directory: graph, limits: small).diagnostics.all.filter { $0.severity == .warning }.map(\.message)
+        #expect(bounded.count == 1 && bounded[0].contains(" more are not read"), "\(bounded)")
+        let more = bounded.first.flatMap { $0.split(separator: " and ").last?.split(separator: " ").first }.flatMap { Int($0) } ?? 99
+        #expect(3 + more < 12, "\(bounded)")
+        for i in 0..<40 { try fm.removeItem(atPath: graph + "/features/m\(i).yaml") }
+
         // Moved up, it is read, and nothing is left to say.
         try fm.moveItem(atPath: graph + "/features/feat.yaml", toPath: graph + "/feat.yaml")
         try fm.removeItem(atPath: graph + "/features/more.json")
