@@ -233,15 +233,15 @@ struct Builder {
             // A file whose top level has a key that is neither a module key nor a near miss of one
             // is not a module file (a link to some other file, say): it is reported without a word
             // of its content.
+            let readable = Builder.moduleKeys + Builder.moduleAnnotations
             let strange = top.filter {
-                !Builder.moduleKeys.contains($0.key) && !Builder.moduleAnnotations.contains($0.key) && !Builder.isExtension($0.key)
-                    && suggestion(for: $0.key, among: Builder.moduleKeys) == nil
+                !readable.contains($0.key) && !Builder.isExtension($0.key) && suggestion(for: $0.key, among: Builder.moduleKeys) == nil
             }
             if !strange.isEmpty {
                 d.error(doc.location, "not a module file: its top level has \(strange.count) key(s) that module files do not have (they have \(Builder.moduleKeys.joined(separator: ", "))); its content is not shown")
                 continue
             }
-            unknownKeys(doc, allowed: Builder.moduleKeys + Builder.moduleAnnotations, what: "a module file")
+            unknownKeys(doc, allowed: readable, what: "a module file")
             let stem = ((src.file as NSString).lastPathComponent as NSString).deletingPathExtension
             var name = stem
             var nameLoc = doc.location

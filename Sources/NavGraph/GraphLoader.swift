@@ -30,6 +30,14 @@ public struct GraphLimits: Sendable {
 public enum GraphLoader {
     public static let extensions: Set<String> = ["yaml", "yml", "json"]
 
+    /// Whether a directory entry is named as a module file is: `*.yaml`, `*.yml` or `*.json` (in any
+    /// case), and not hidden, as a shell's `*.yaml` leaves hidden files out: editors keep lock and
+    /// backup files beside the one being edited (Emacs's `.#app.yaml`, a link to nowhere; macOS's
+    /// `._app.yaml`), and a graph must load while one is open.
+    static func isModuleFileName(_ name: String) -> Bool {
+        !name.hasPrefix(".") && extensions.contains((name as NSString).pathExtension.lowercased())
+    }
+
     /// Loads every `*.yaml`, `*.yml` and `*.json` file of `directory` (hidden ones aside).
     /// Only regular files are read (a symbolic link is followed to one), each at most
     /// `limits.maxFileBytes`: a FIFO or a device named `*.yaml` is refused, not read.
@@ -43,10 +51,7 @@ public enum GraphLoader {
             return (nil, d)
         }
         let entries = (try? fm.contentsOfDirectory(atPath: directory)) ?? []
-        // Hidden files are not module files, as a shell's `*.yaml` does not match them: editors keep
-        // lock and backup files beside the one being edited (Emacs's `.#app.yaml`, a link to
-        // nowhere; macOS's `._app.yaml`), and a graph must load while one is open.
-        let names = entries.filter { !$0.hasPrefix(".") && extensions.contains(($0 as NSString).pathExtension.lowercased()) }.sorted()
+        let names = entries.filter(isModuleFileName).sorted()
         warnOfSubdirectories(entries, of: directory, limits: limits, &d)
         if names.count > limits.maxFiles {
             d.error(SourceLocation(file: directory, line: 1, column: 1),
@@ -110,7 +115,7 @@ public enum GraphLoader {
             while budget > 0, let e = readdir(listing) {
                 budget -= 1
                 let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                if !name.hasPrefix("."), extensions.contains((name as NSString).pathExtension.lowercased()) { modules.append(name) }
+                if isModuleFileName(name) { modules.append(name) }
             }
             closedir(listing)
             guard !modules.isEmpty else { continue }
