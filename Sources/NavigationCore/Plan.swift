@@ -75,56 +75,56 @@ public struct Plan: Sendable {
     public var sourceCoordinator = -1
     /// What few navigations carry (hints, popUpTo, then, a screen reused), boxed so the plan of every other one stays
     /// small to copy.
-    private var extras: PlanExtras?
+    @usableFromInline var extras: PlanExtras?
 
     /// Presentation hints for front-ends (`navigate {hints}`): opaque to navd, carried to `stackChanged`.
     public var hints: JSONValue? {
-        get { extras?.hints }
+        @inlinable get { extras?.hints }
         set { extras = PlanExtras(extras, hints: newValue) }
     }
     /// `navigate {popUpTo}`: the screen to pop to (its number) and whether it goes too; the target is
     /// then placed from the screen left on top, in the same commit.
     public var popUpTo: (node: Int, inclusive: Bool)? {
-        get { extras?.popUpTo }
+        @inlinable get { extras?.popUpTo }
         set { extras = PlanExtras(extras, popUpTo: .some(newValue)) }
     }
     /// `navigate {then}` to a flow: where navigation continues when that flow completes.
     public var then: NavigationSpec? {
-        get { extras?.then }
+        @inlinable get { extras?.then }
         set { extras = PlanExtras(extras, then: newValue) }
     }
     /// `navigate {existing: top | pop}` that found a screen of the target: its number. The commit
     /// pops to it (``popUpTo``, when it is not on top) and gives it ``params`` instead of pushing.
     public var reuse: Int? {
-        get { extras?.reuse }
+        @inlinable get { extras?.reuse }
         set { extras = PlanExtras(extras, reuse: newValue) }
     }
     /// A flow first in the root stack or in a tab, completed with `result`: this plan is its `then`,
     /// which takes its place; the flow ends `completed` in its commit (not cancelled, as a flow a
     /// navigation removes does).
     public var completing: (flow: Int, result: JSONValue)? {
-        get { extras?.completing }
+        @inlinable get { extras?.completing }
         set { extras = PlanExtras(extras, completing: .some(newValue)) }
     }
     /// A recovery flow presented for a navigation's precondition: its node is marked (``Node/isRecovery``).
     public var recovery: Bool {
-        get { extras?.recovery ?? false }
+        @inlinable get { extras?.recovery ?? false }
         set { extras = PlanExtras(extras, recovery: newValue) }
     }
     /// The route followed (its index in the graph's routes), or -1: for coverage.
     public var route: Int {
-        get { extras?.route ?? -1 }
+        @inlinable get { extras?.route ?? -1 }
         set { extras = PlanExtras(extras, route: newValue) }
     }
     /// The deep link opened (its index in the graph's links), or -1: for coverage.
     public var linkIndex: Int {
-        get { extras?.linkIndex ?? -1 }
+        @inlinable get { extras?.linkIndex ?? -1 }
         set { extras = PlanExtras(extras, linkIndex: newValue) }
     }
     /// The leave guards of what the plan removes, the first of ``preconditions`` (one step each, in
     /// this order): each lets it go on or refuses it, and never redirects it.
     public var guards: [LeaveGuard] {
-        get { extras?.guards ?? [] }
+        @inlinable get { extras?.guards ?? [] }
         set { extras = PlanExtras(extras, guards: newValue) }
     }
 
@@ -206,17 +206,18 @@ public struct Plan: Sendable {
 }
 
 /// The rarely set parts of a ``Plan`` (immutable: a plan that changes one makes a new box).
+@usableFromInline
 final class PlanExtras: Sendable {
-    let hints: JSONValue?
-    let popUpTo: (node: Int, inclusive: Bool)?
-    let then: NavigationSpec?
-    let reuse: Int?
-    let route: Int
-    let linkIndex: Int
-    let guards: [LeaveGuard]
-    let linkSubjects: [Int]?
-    let recovery: Bool
-    let completing: (flow: Int, result: JSONValue)?
+    @usableFromInline let hints: JSONValue?
+    @usableFromInline let popUpTo: (node: Int, inclusive: Bool)?
+    @usableFromInline let then: NavigationSpec?
+    @usableFromInline let reuse: Int?
+    @usableFromInline let route: Int
+    @usableFromInline let linkIndex: Int
+    @usableFromInline let guards: [LeaveGuard]
+    @usableFromInline let linkSubjects: [Int]?
+    @usableFromInline let recovery: Bool
+    @usableFromInline let completing: (flow: Int, result: JSONValue)?
 
     /// `base`'s values, but those given (a value given as nil clears it).
     init(_ base: PlanExtras?, hints: JSONValue?? = nil, popUpTo: (node: Int, inclusive: Bool)?? = nil, then: NavigationSpec?? = nil,

@@ -7,8 +7,8 @@ import Unchecked
 public final class EventLoop {
     let raw: UnsafeMutablePointer<uv_loop_t>
     /// One read buffer shared by every stream: reads are consumed synchronously in their callback.
-    let readBufferSize = 64 * 1024
-    let readBuffer: UnsafeMutablePointer<CChar>
+    @usableFromInline let readBufferSize = 64 * 1024
+    @usableFromInline let readBuffer: UnsafeMutablePointer<CChar>
     /// Readable bytes allocated after the read buffer's end, so that anything read can be handed to a
     /// parser that reads a little past its input (simdjson's padding) without being copied first.
     public static let readPadding = 64
@@ -35,6 +35,7 @@ public final class EventLoop {
     @inline(__always)
     public func isInReadBuffer(_ bytes: ByteView) -> Bool { isInReadBuffer(bytes.raw) }
 
+    @inlinable
     public func isInReadBuffer(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let p = bytes.baseAddress else { return false }
         let start = UnsafeRawPointer(readBuffer)

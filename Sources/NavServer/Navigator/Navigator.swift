@@ -63,7 +63,10 @@ final class Navigator: SessionSource {
     var pendingAskTimer: Timer?
     /// Where the sessions live: this node alone, or a store several nodes share (the seam
     /// cluster mode goes through: ``SessionPlacement``).
-    var placement: any SessionPlacement = OneNode()
+    var placement: any SessionPlacement = OneNode() { didSet { placementRecordsAlways = placement.recordsAlways } }
+    /// `placement.recordsAlways`, read without a call: a commit of a session nobody here subscribes
+    /// to skips the placement when it is false.
+    private(set) var placementRecordsAlways = false
 
     init(config: NavigatorLimits, graph: NavigationGraph, logger: Logger, loop: EventLoop, publisher: any Publisher) {
         self.config = config

@@ -11,9 +11,11 @@ extension Navigator {
         commits += 1
         let s = state.session
         store.sessionCommitted(s, changes: commit.changeText, compact: commit.compactText)
-        placement.publish({ StackChanged(session: s.name, ref: state.ref, version: commit.version, changes: commit.changeText,
-                                         compactChanges: commit.compactText, visible: .current(s), hints: hints) },
-                          of: s, to: state, via: publisher)
+        if placementRecordsAlways || !state.subscribers.isEmpty {
+            placement.publish({ StackChanged(session: s.name, ref: state.ref, version: commit.version, changes: commit.changeText,
+                                             compactChanges: commit.compactText, visible: .current(s), hints: hints) },
+                              of: s, to: state, via: publisher)
+        }
         if let ended = commit.endedList {
             for f in ended {
                 coverage.forEachActive { $0.flowEnded(f.coordinator, completed: f.status == .completed) }
