@@ -120,8 +120,8 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     @inlinable
     public init(members: [Member]) { self.members = members }
 
-    public var count: Int { members.count }
-    public var isEmpty: Bool { members.isEmpty }
+    @inlinable public var count: Int { members.count }
+    @inlinable public var isEmpty: Bool { members.isEmpty }
     public var keys: [String] { members.map(\.key) }
 
     @inlinable

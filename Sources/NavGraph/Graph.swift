@@ -7,6 +7,7 @@ public enum Presentation: String, CaseIterable, Sendable, Hashable {
     case push, present, replace, root, select
 
     /// Styles governed by the source's `opens` (abilities); `root` and `select` are always offered.
+    @inlinable
     public var needsAbility: Bool { self == .push || self == .present || self == .replace }
 
     /// The style of a navigation that names none (no `by`, a route or `then` without one), for a
@@ -215,9 +216,10 @@ public final class Coordinator: Sendable {
     public let opensLocations: [SourceLocation]
     public let opensSet: Set<Int>
     /// `opensSet` as bits by coordinator index, for the check every navigation makes.
-    private let opensBits: [UInt64]
+    @usableFromInline let opensBits: [UInt64]
 
     /// Whether this coordinator may open the coordinator at `index` (its abilities).
+    @inlinable
     public func canOpen(_ index: Int) -> Bool {
         let word = index >> 6
         return index >= 0 && word < opensBits.count && opensBits[word] & (1 << UInt64(index & 63)) != 0
@@ -225,7 +227,7 @@ public final class Coordinator: Sendable {
     /// Allowed presentation styles; nil means any.
     public let presentations: Set<Presentation>?
     /// `presentations` as bits, for the check every navigation makes.
-    private let presentationMask: UInt8
+    @usableFromInline let presentationMask: UInt8
     public let preconditions: [Int]
     /// `leave:`: preconditions evaluated before a dismiss removes a node of this coordinator.
     public let leave: [Int]
@@ -275,10 +277,12 @@ public final class Coordinator: Sendable {
 
     public var isFlow: Bool { flow != nil }
 
+    @inlinable
     public func allows(_ p: Presentation) -> Bool { presentationMask & Self.bit(p) != 0 }
 
     /// How a navigation that names no style shows it (``Presentation/unnamed(allows:)``).
-    public var unnamedPresentation: Presentation { Presentation.unnamed(allows: allows) }
+    @inlinable
+    public var unnamedPresentation: Presentation { allows(.push) ? .push : Presentation.unnamed(allows: allows) }
     /// How a redirect to this coordinator shows it: the redirect's own `by`, else the style of the
     /// navigation it redirects when this coordinator allows it, else its ``unnamedPresentation``.
     public func redirectPresentation(named: Presentation?, redirecting previous: Presentation) -> Presentation {
@@ -287,7 +291,8 @@ public final class Coordinator: Sendable {
     /// How a stack built at once shows it without a `by` (``Presentation/unnamedInStack(allows:)``).
     public var unnamedPresentationInStack: Presentation { Presentation.unnamedInStack(allows: allows) }
 
-    private static func bit(_ p: Presentation) -> UInt8 {
+    @usableFromInline
+    static func bit(_ p: Presentation) -> UInt8 {
         switch p {
         case .push: return 1
         case .present: return 2

@@ -153,7 +153,8 @@ public final class Session {
         nextId += 1
         let n: Node
         let counted = coordinator >= 0 ? bytes : 0
-        if let s = spare.popLast() {
+        if !spare.isEmpty {
+            let s = spare.removeLast()
             s.reuse(number: nextId, kind: kind, coordinator: coordinator, params: params, paramsBytes: counted)
             n = s
         } else {
