@@ -120,14 +120,14 @@ public struct FrameDecoder {
     /// well under it; a header that runs on without its blank line is refused at this size.
     public static let maxHeader = 1024
     public var maxHeader: Int { Self.maxHeader }
-    private var pending: [UInt8] = []
+    @usableFromInline var pending: [UInt8] = []
     /// Set after a framing error: the stream cannot be resynchronised.
     public private(set) var failed = false
 
     public init(maxMessage: Int) { self.maxMessage = maxMessage }
 
     /// Whether bytes are kept: an unfinished message, or messages after a stop.
-    public var hasPartialMessage: Bool { !pending.isEmpty }
+    @inlinable public var hasPartialMessage: Bool { !pending.isEmpty }
     /// How many bytes are kept.
     public var heldBytes: Int { pending.count }
 
