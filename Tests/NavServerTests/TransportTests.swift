@@ -56,7 +56,15 @@ import Glibc
         var handlers: [Int: EchoHandler] = [:]
         var closedIds: [Int] = []
         var repliesWait = false
+        /// What ``saveCommitsNow()`` answers (a store that can write at once), and how often it was asked.
+        var savesAtOnce = false
+        var savesAsked = 0
         var streamsClosedCount = 0
+        func saveCommitsNow() -> Bool {
+            savesAsked += 1
+            if savesAtOnce { repliesWait = false }
+            return savesAtOnce
+        }
         func accepted(_ c: Connection) -> any ConnectionHandler {
             let h = EchoHandler(c)
             handlers[c.id] = h
@@ -267,6 +275,40 @@ import Glibc
         #expect(h.heard.count == 1 && c!.workHeld)
         iterate(5)
         #expect(h.continued == 3 && !c!.workHeld && h.heard.count == 2)
+    }
+
+    /// A read that carried one message while a change waits to be stored: its answer leaves at once
+    /// when the store saves the change then (`--durability process`), and at the end of the
+    /// iteration when it cannot (a store that syncs or writes in the background).
+    @Test func aLoneAnswerLeavesAtOnceWhenTheStoreSavesWhatItWaitsFor() throws {
+        final class Seen { var beforeFlush = "", atFlush = ""; var stream: MemoryStream? }
+        let seen = Seen()
+        let set = ConnectionSet(loop: loop, logger: Logger(label: "test"), limits: TransportLimits())
+        set.delegate = host
+        // The end of each iteration, noting what was written before it and what it wrote.
+        let f = Check(loop: loop)
+        f.start {
+            guard let s = seen.stream else { return }
+            seen.beforeFlush += String(decoding: s.takeOutput(), as: UTF8.self)
+            set.handleReadyInput()
+            set.flush()
+            seen.atFlush += String(decoding: s.takeOutput(), as: UTF8.self)
+        }
+        defer { f.close() }
+        let (s, _) = client(into: set)
+        seen.stream = s
+        host.repliesWait = true
+        s.send("{\"a\":1}\n")
+        iterate()
+        #expect(host.savesAsked == 1)
+        #expect(seen.beforeFlush.isEmpty, "the store could not save at once: the answer waits for the end of the iteration")
+        #expect(seen.atFlush == "ok:{\"a\":1}\n")
+        host.savesAtOnce = true
+        s.send("{\"b\":2}\n")
+        iterate()
+        #expect(host.savesAsked == 2 && !host.repliesWait)
+        #expect(seen.beforeFlush == "ok:{\"b\":2}\n", "saved at once: the answer left before the end of the iteration")
+        #expect(seen.atFlush == "ok:{\"a\":1}\n")
     }
 
     /// While output is held (a commit being stored), nothing is read or sent; released, all of it leaves.

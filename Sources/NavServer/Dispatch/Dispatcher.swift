@@ -10,6 +10,7 @@ import Unchecked
 /// and the news of connections closing (for the shutdown).
 protocol DispatchHost: AnyObject {
     var repliesWait: Bool { get }
+    func saveCommitsNow() -> Bool
     func connectionClosed()
     func streamsClosed()
 }
@@ -319,6 +320,8 @@ extension Dispatcher: ConnectionSetDelegate {
     func closed(_ c: Connection) { host?.connectionClosed() }
 
     var repliesWait: Bool { host?.repliesWait ?? false }
+
+    func saveCommitsNow() -> Bool { host?.saveCommitsNow() ?? false }
 
     func streamsClosed() { host?.streamsClosed() }
 }

@@ -8,6 +8,22 @@ extension Server: DispatchHost {
     /// Whether replies must wait for the end of the iteration: commits not yet in the state file.
     var repliesWait: Bool { commitInFlight || store.hasPendingWrites }
 
+    /// For an answer that may leave before the end of the iteration (a read that carried one
+    /// request): writes the iteration's commits now when the store writes them itself without
+    /// waiting on the disk (`--durability process`: one `write()`), so that the answer need not
+    /// wait for the others of the iteration. False when it cannot: a commit in flight, a store that
+    /// writes in the background or syncs each write (`full`), navd stopping.
+    func saveCommitsNow() -> Bool {
+        guard !commitInFlight, phase.isServing else { return false }
+        guard store.hasPendingWrites else { return true }
+        guard !store.flushesInBackground, !store.flushSyncs else { return false }
+        do { try store.flush(graph: graph) } catch {
+            stateFileFailed(error)
+            return false
+        }
+        return !store.hasPendingWrites
+    }
+
     func connectionClosed() { finishIfDone() }
 
     func streamsClosed() {

@@ -178,9 +178,10 @@ final class Connection {
             // A read that carried one message is a client waiting for that answer before it sends
             // again: the answer leaves now, while the loop goes on with other connections, instead
             // of at the end of the iteration. A client that pipelines gets its answers together at
-            // the end of the iteration, one write for many. Not while commits wait to be saved:
-            // nothing is acknowledged before it is in the state file.
-            if messages == 1 && isDirty && hasOwnOutput && !owner.repliesWait { flush() }
+            // the end of the iteration, one write for many. Nothing is acknowledged before it is in
+            // the state file: with commits waiting to be saved, the store writes them first when it
+            // can at once (`--durability process`), else the answer waits for the iteration's end.
+            if messages == 1 && isDirty && hasOwnOutput && owner.repliesMayLeaveNow() { flush() }
         } catch {
             framingFailed(error)
             return

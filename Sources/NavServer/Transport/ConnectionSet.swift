@@ -17,6 +17,9 @@ protocol ConnectionSetDelegate: AnyObject {
     /// Whether replies must wait for the end of the iteration (changes not yet stored): a read that
     /// carried one request is then not answered at once.
     var repliesWait: Bool { get }
+    /// Saves the commits waiting to be stored now, when the store can without waiting on the disk or
+    /// another thread; answers whether replies may then leave at once.
+    func saveCommitsNow() -> Bool
     /// The last stream of a closed connection is closed (it handed its output over, or its time ran out).
     func streamsClosed()
 }
@@ -43,6 +46,11 @@ final class ConnectionSet {
     /// Whether replies must wait for the end of the iteration now (commits not yet saved).
     @inline(__always)
     var repliesWait: Bool { repliesMayWait && (delegate?.repliesWait ?? false) }
+
+    /// Whether a reply may leave now: nothing waits to be stored, or the store saved it just now
+    /// (``ConnectionSetDelegate/saveCommitsNow()``).
+    @inline(__always)
+    func repliesMayLeaveNow() -> Bool { !repliesWait || (delegate?.saveCommitsNow() ?? false) }
 
     private(set) var connections: [Int: Connection] = [:]
     /// Open connections by the peer's uid (the uid's share of `--max-connections`).
