@@ -59,10 +59,12 @@ import Glibc
         /// What ``saveCommitsNow()`` answers (a store that can write at once), and how often it was asked.
         var savesAtOnce = false
         var savesAsked = 0
+        /// Every answer makes a change to store (as each navigation does).
+        var changesKeepComing = false
         var streamsClosedCount = 0
         func saveCommitsNow() -> Bool {
             savesAsked += 1
-            if savesAtOnce { repliesWait = false }
+            if savesAtOnce && !changesKeepComing { repliesWait = false }
             return savesAtOnce
         }
         func accepted(_ c: Connection) -> any ConnectionHandler {
@@ -309,6 +311,23 @@ import Glibc
         #expect(host.savesAsked == 2 && !host.repliesWait)
         #expect(seen.beforeFlush == "ok:{\"b\":2}\n", "saved at once: the answer left before the end of the iteration")
         #expect(seen.atFlush == "ok:{\"a\":1}\n")
+    }
+
+    /// Many lone requests in one iteration: the first few are answered at once, each after a write of
+    /// the store; the rest leave together after the iteration's one write.
+    @Test func aBusyIterationAnswersMostLoneRequestsTogether() throws {
+        let clients = (0..<10).map { _ in client() }
+        host.repliesWait = true
+        host.savesAtOnce = true
+        host.changesKeepComing = true
+        for (s, _) in clients { s.send("{}\n") }
+        iterate(1)
+        #expect(clients.allSatisfy { _, c in c.flatMap { host.handlers[$0.id]?.heard.count } == 1 }, "all read in one iteration")
+        #expect(host.savesAsked == ConnectionSet.savesPerIteration)
+        #expect(clients.allSatisfy { s, _ in text(s) == "ok:{}\n" })
+        for (s, _) in clients { s.send("{}\n") }
+        iterate(1)
+        #expect(host.savesAsked == 2 * ConnectionSet.savesPerIteration, "counted again in the next iteration")
     }
 
     /// While output is held (a commit being stored), nothing is read or sent; released, all of it leaves.

@@ -50,7 +50,17 @@ final class ConnectionSet {
     /// Whether a reply may leave now: nothing waits to be stored, or the store saved it just now
     /// (``ConnectionSetDelegate/saveCommitsNow()``).
     @inline(__always)
-    func repliesMayLeaveNow() -> Bool { !repliesWait || (delegate?.saveCommitsNow() ?? false) }
+    func repliesMayLeaveNow() -> Bool {
+        guard repliesWait else { return true }
+        // A few writes of the store per iteration: past them, the iteration's answers leave together
+        // after its one write (a busy loop is better served by fewer, larger writes).
+        guard savesThisIteration < ConnectionSet.savesPerIteration else { return false }
+        savesThisIteration += 1
+        return delegate?.saveCommitsNow() ?? false
+    }
+    /// The store's writes for answers that left at once this iteration (``repliesMayLeaveNow()``).
+    private var savesThisIteration = 0
+    static let savesPerIteration = 4
 
     private(set) var connections: [Int: Connection] = [:]
     /// Open connections by the peer's uid (the uid's share of `--max-connections`).
@@ -194,6 +204,7 @@ final class ConnectionSet {
     /// while output is held.
     func flush() {
         if outputHeld { return }
+        savesThisIteration = 0
         if !dirty.isEmpty {
             swap(&flushing, &dirty)
             // Connections with replies first, then those that only have notifications: a requester
