@@ -58,8 +58,10 @@ final class ConnectionSet {
         savesThisIteration += 1
         return delegate?.saveCommitsNow() ?? false
     }
-    /// The store's writes for answers that left at once this iteration (``repliesMayLeaveNow()``).
+    /// How often this iteration asked the store to save at once for an answer (``repliesMayLeaveNow()``),
+    /// whether or not it could; reset by ``flush()``.
     private var savesThisIteration = 0
+    /// The most such asks per iteration.
     static let savesPerIteration = 4
 
     private(set) var connections: [Int: Connection] = [:]
