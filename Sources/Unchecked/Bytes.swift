@@ -123,12 +123,29 @@ extension ByteView {
         return T(littleEndian: base!.loadUnaligned(fromByteOffset: offset, as: T.self))
     }
 
+    /// The index after the last nonzero byte at or after `start` (`start` when there is none): where
+    /// the written part of a file made in advance with zeros ends. Whole blocks of zeros are passed
+    /// with `memcmp`, so that the zeros of a large file cost little in any build.
+    public func endOfNonzero(from start: Int) -> Int {
+        precondition(start >= 0, "a start before the view")
+        var end = count
+        guard let base, start < end else { return end }
+        let block = zeroBlockSize
+        while end - block >= start && memcmp(base + (end - block), zeroBlock, block) == 0 { end -= block }
+        while end > start && base.load(fromByteOffset: end - 1, as: UInt8.self) == 0 { end -= 1 }
+        return end
+    }
+
     /// The bytes as one contiguous buffer: what lets `Array.append(contentsOf:)` copy a view at once.
     @inlinable
     public func withContiguousStorageIfAvailable<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
         try raw.withMemoryRebound(to: UInt8.self) { try body($0) }
     }
 }
+
+/// The block of zeros ``ByteView/endOfNonzero(from:)`` compares with (never written).
+private let zeroBlockSize = 4096
+private nonisolated(unsafe) let zeroBlock = UnsafeRawPointer(UnsafeMutableRawPointer(calloc(zeroBlockSize, 1)!))
 
 extension Array where Element == UInt8 {
     /// Runs `body` with a view of the array's bytes.

@@ -164,6 +164,29 @@ final class Item {
         #expect([UInt8]().withByteView { $0.count } == 0)
     }
 
+    /// The written end of a file made with zeros in advance: every placement of the last nonzero
+    /// byte against the 4,096-byte blocks passed at once, checked against a plain backward loop.
+    @Test func theEndOfNonzeroBytesIsFoundThroughBlocksOfZeros() {
+        func plain(_ b: [UInt8], from start: Int) -> Int {
+            var end = b.count
+            while end > start && b[end - 1] == 0 { end -= 1 }
+            return max(end, start)
+        }
+        let size = 3 * 4096 + 100
+        for last in [-1, 0, 1, 4095, 4096, 4097, 8191, 8192, 3 * 4096 - 1, 3 * 4096, size - 1] {
+            var bytes = [UInt8](repeating: 0, count: size)
+            if last >= 0 { bytes[last] = 0x7B }
+            if last > 10 { bytes[last / 2] = 1 }
+            bytes.withByteView { v in
+                for start in [0, 1, 4095, 4096, last, last + 1, size - 1, size] where start >= 0 && start <= size {
+                    #expect(v.endOfNonzero(from: start) == plain(bytes, from: start), "last \(last), start \(start)")
+                }
+            }
+        }
+        #expect(ByteView.empty.endOfNonzero(from: 0) == 0)
+        #expect([UInt8](repeating: 0, count: 5000).withByteView { $0.endOfNonzero(from: 0) } == 0)
+    }
+
     @Test func decimalsArePrefixedAsInterpolationWritesThem() {
         for n in [0, 7, -7, 10, 99, 12_345, Int.max, Int.min] {
             #expect(prefixedDecimal("n", n) == "n\(n)")

@@ -135,11 +135,7 @@ enum LogRecord {
 
     /// The end of what was written in `bytes` from `offset`: one past the last byte that is not zero.
     static func writtenEnd(_ bytes: ByteView, from offset: Int) -> Int {
-        var end = bytes.count
-        // Eight bytes at a time through the zeros a segment made in advance ends with.
-        while end - 8 >= offset && bytes.loadLittleEndian(at: end - 8, as: UInt64.self) == 0 { end -= 8 }
-        while end > offset && bytes[end - 1] == 0 { end -= 1 }
-        return end
+        bytes.endOfNonzero(from: offset)  // through the zeros a segment made in advance ends with
     }
 
     /// A first-format record (u32 length, u32 payload CRC): its payload, the end of the records

@@ -126,17 +126,25 @@ struct LogScan {
         defer { Glibc.close(f) }
         var st = stat()
         guard fstat(f, &st) == 0 else { throw StateError(description: "cannot read \(path): \(String(cString: strerror(errno)))") }
-        var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
-        var off = 0
-        while off < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { pread(f, $0.baseAddress! + off, $0.count - off, off_t(off)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw StateError(description: "cannot read \(path): \(String(cString: strerror(errno)))")
+        // Read into the array's own storage (no zeros written first, no copy after): a log is made
+        // in advance at its full size, mostly zeros.
+        let size = Int(st.st_size)
+        var failure: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            var off = 0
+            while off < size {
+                let n = pread(f, buffer.baseAddress! + off, size - off, off_t(off))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    break
+                }
+                if n == 0 { break }
+                off += n
             }
-            if n == 0 { break }
-            off += n
+            initialized = off
         }
-        return Array(bytes.prefix(off))
+        if failure != 0 { throw StateError(description: "cannot read \(path): \(String(cString: strerror(failure)))") }
+        return bytes
     }
 }
