@@ -6,105 +6,10 @@ import NavGraph
 import NavServer
 import RPC
 
-/// The limits of `navd serve` as options: each with the default and bounds of its ``Limit``.
-struct LimitOptions: ParsableArguments {
-    @Option(help: "Largest message accepted, in bytes.")
-    var maxMessage: Int = Limit.maxMessage.defaultValue
-
-    @Option(help: "Deepest JSON nesting accepted.")
-    var maxDepth: Int = Limit.maxDepth.defaultValue
-
-    @Option(help: "Most simultaneous connections; more are refused with an error. Default: what the descriptor limit leaves after command children and navd's own files, at most 65536 (logged at start).")
-    var maxConnections: Int?
-
-    @Option(help: "Bytes of unsent output after which a client that is not reading is disconnected.")
-    var maxOutput: Int = Limit.maxOutput.defaultValue
-
-    @Option(help: "Bytes of unsent output of all clients together; past it the client holding the most is disconnected.")
-    var maxTotalOutput: Int = Limit.maxTotalOutput.defaultValue
-
-    @Option(help: "Most requests in one batch; a larger batch is refused with limitExceeded.")
-    var maxBatch: Int = Limit.maxBatch.defaultValue
-
-    @Option(help: "Most sessions; session.open of one more is refused with limitExceeded. One uid may hold all but a 10% reserve kept for other uids.")
-    var maxSessions: Int = Limit.maxSessions.defaultValue
-
-    @Option(help: "Hard cap on the sessions one uid may have opened (0: none; uids share --max-sessions fairly).")
-    var maxSessionsPerUid: Int = Limit.maxSessionsPerUid.defaultValue
-
-    @Option(help: "Hard cap on the connections from one uid (0: none; uids share --max-connections fairly).")
-    var maxConnectionsPerUid: Int = Limit.maxConnectionsPerUid.defaultValue
-
-    @Option(help: "Deepest tree of a session: nodes from the root to the deepest, both counted (each modal adds two). Deeper navigations are refused.")
-    var maxTreeDepth: Int = Limit.maxTreeDepth.defaultValue
-
-    @Option(help: "Most nodes in one session's tree.")
-    var maxTreeNodes: Int = Limit.maxTreeNodes.defaultValue
-
-    @Option(help: "Most bytes of setup models (params, as JSON) in one session's tree together.")
-    var maxParamsBytes: Int = Limit.maxParamsBytes.defaultValue
-
-    @Option(help: "Most facts in one session.")
-    var maxFacts: Int = Limit.maxFacts.defaultValue
-
-    @Option(help: "Largest value of one fact, encoded as JSON, in bytes.")
-    var maxFactValue: Int = Limit.maxFactValue.defaultValue
-
-    @Option(help: "Most bytes of facts (names and values, as JSON) in one session together.")
-    var maxFactsBytes: Int = Limit.maxFactsBytes.defaultValue
-
-    @Option(help: "Most pending navigations and guarded dismisses in all.")
-    var maxPending: Int = Limit.maxPending.defaultValue
-
-    @Option(help: "Hard cap on the pending navigations and guarded dismisses of one uid (0: none; uids share --max-pending fairly).")
-    var maxPendingPerUid: Int = Limit.maxPendingPerUid.defaultValue
-
-    @Option(help: "Most pending navigations and guarded dismisses of one connection (0: none).")
-    var maxPendingPerConnection: Int = Limit.maxPendingPerConnection.defaultValue
-
-    @Option(help: "Most sessions one connection may subscribe to (each subscription holds about 340 bytes).")
-    var maxSubscriptionsPerConnection: Int = Limit.maxSubscriptionsPerConnection.defaultValue
-
-    @Option(help: "Most precondition and recovery names one connection may provide.")
-    var maxProvidedPerConnection: Int = Limit.maxProvidedPerConnection.defaultValue
-
-    @Option(help: "Most pending navigations and guarded dismisses in one session.")
-    var maxPendingPerSession: Int = Limit.maxPendingPerSession.defaultValue
-
-    @Option(help: "Most command preconditions running at once; more wait their turn, uid by uid (the wait does not count against their timeout). Default: 256, less when the process or descriptor limit is low (logged at start).")
-    var maxChildren: Int?
-
-    @Option(help: "Hard cap on the command preconditions running at once for one uid's navigations (0: none; uids share --max-children fairly).")
-    var maxChildrenPerUid: Int = Limit.maxChildrenPerUid.defaultValue
-
-    @Option(help: "Most provider requests in flight at one provider; more wait in navd, uid by uid.")
-    var maxProviderRequests: Int = Limit.maxProviderRequests.defaultValue
-
-    @Option(help: "Hard cap on the provider requests in flight at one provider for one uid's navigations (0: none).")
-    var maxProviderRequestsPerUid: Int = Limit.maxProviderRequestsPerUid.defaultValue
-
-    @Option(help: "Longest a navigation may wait for command and provider slots in all before it fails (500ms, 30s, 1m); its preconditions' own timeouts start when they run.")
-    var maxQueueWait: String = Limit.maxQueueWait.defaultText
-
-    @Option(help: "Most replies of keyed navigations kept for one uid's sessions together (besides 4,096 per session); past it the uid's oldest key is forgotten.")
-    var maxKeysPerUid: Int = Limit.maxKeysPerUid.defaultValue
-
-    @Option(help: "Most bytes of keys and replies kept for one uid's sessions together (besides 1 MiB per session); past it the uid's oldest key is forgotten.")
-    var maxKeyBytesPerUid: Int = Limit.maxKeyBytesPerUid.defaultValue
-
-    @Option(help: "Longest name a client may give (session, fact, key, token, client), in bytes.")
-    var maxName: Int = Limit.maxName.defaultValue
-
-    @Option(help: "How long part of a message may wait for its rest before the client is disconnected (500ms, 30s, 1m).")
-    var messageTimeout: String = Limit.messageTimeout.defaultText
-
-    @Option(help: "Size in bytes of the state file's log (STATE.log) at which its snapshot is rewritten and the log starts again, at least.")
-    var logCompactBytes: Int = Limit.logCompactBytes.defaultValue
-
-    @Option(help: "The log is compacted when it is also this many times the snapshot's size (0: --log-compact-bytes alone).")
-    var logCompactRatio: Int = Limit.logCompactRatio.defaultValue
-
-    func validate() throws {
+/// The limits of `navd serve`, each with the default and bounds of its ``Limit``: the options are
+/// declared in `Serve` itself (between its `limit options` markers, written by scripts/protocol.py).
+extension Serve {
+    func validateLimits() throws {
         try check(Limit.maxMessage, maxMessage)
         try check(Limit.maxDepth, maxDepth)
         if let maxConnections { try check(Limit.maxConnections, maxConnections) }
@@ -140,7 +45,7 @@ struct LimitOptions: ParsableArguments {
     }
 
     /// Copies every limit given into `config` (the machine-sized ones are `sizedToMachine`'s).
-    func apply(to config: inout ServerConfiguration) {
+    func applyLimits(to config: inout ServerConfiguration) {
         config.maxMessage = maxMessage
         config.maxDepth = maxDepth
         config.maxOutput = maxOutput
@@ -174,20 +79,20 @@ struct LimitOptions: ParsableArguments {
     }
 }
 
-/// The limits of reading a graph, as options of every command that reads one.
-struct GraphLimitOptions: ParsableArguments {
-    @Option(help: "Largest module file read, in bytes.")
-    var maxGraphFile: Int = Limit.maxGraphFile.defaultValue
+/// The limits of reading a graph, options of every command that reads one (declared in each, between
+/// its `graph limit options` markers).
+protocol GraphLimitOptions {
+    var maxGraphFile: Int { get }
+    var maxGraphNodes: Int { get }
+}
 
-    @Option(help: "Most YAML nodes one module file may expand to (aliases counted at every use).")
-    var maxGraphNodes: Int = Limit.maxGraphNodes.defaultValue
-
-    func validate() throws {
+extension GraphLimitOptions {
+    func validateGraphLimits() throws {
         try check(Limit.maxGraphFile, maxGraphFile)
         try check(Limit.maxGraphNodes, maxGraphNodes)
     }
 
-    var limits: GraphLimits {
+    var graphLimits: GraphLimits {
         var limits = GraphLimits()
         limits.maxFileBytes = maxGraphFile
         limits.maxNodes = maxGraphNodes
