@@ -119,14 +119,11 @@ test: deps web-deps python-deps
 	MAKE="$(MAKE)" SWIFT=$(SWIFT) CHAOS_SMOKE="$(CHAOS_SMOKE)" scripts/test.sh
 
 ## navd without cluster mode (NAVD_CLUSTER=off): NavCluster and libpq are not built or linked, and
-## `--store` says so. Checked in `make test`.
+## `--store` says so (scripts/check-no-cluster.sh). `make test` checks the same of the navd that
+## scripts/client-package.sh builds.
 build-no-cluster: deps
 	NAVD_CLUSTER=off $(SWIFT) build --product navd --scratch-path .build-nocluster
-	@! ldd .build-nocluster/debug/navd | grep -q libpq || { echo "build-no-cluster: navd links libpq" >&2; exit 1; }
-	@! ls .build-nocluster/debug/Modules/NavCluster.swiftmodule >/dev/null 2>&1 || { echo "build-no-cluster: NavCluster was built" >&2; exit 1; }
-	@out=$$(.build-nocluster/debug/navd serve --socket /tmp/navd-nocluster-$$$$.sock --store postgres://nobody/none 2>&1); status=$$?; \
-	  [ $$status -eq 1 ] && echo "$$out" | grep -q "built without cluster mode" || { echo "build-no-cluster: --store answered $$status: $$out" >&2; exit 1; }
-	@echo "build-no-cluster: navd without cluster mode builds, links no libpq, and refuses --store"
+	scripts/check-no-cluster.sh .build-nocluster/debug
 
 ## A virtual environment with pytest (from PyPI) and the Python client (Clients/python) installed.
 python-deps: deps
@@ -148,7 +145,7 @@ FUZZ_SECONDS ?= 300
 fuzz: deps
 	scripts/fuzz.sh $(FUZZ_SECONDS)
 
-## The short run `make test` ends with: 6 s per target (the seeds, then a little more), one target per cpu at a time;
+## The short run `make test` makes beside nav-web's tests: 6 s per target (the seeds, then a little more), one target per cpu at a time;
 ## `make fuzz` is the search.
 fuzz-smoke: deps
 	scripts/fuzz.sh 6

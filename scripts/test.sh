@@ -2,8 +2,9 @@
 # make test: every build, check and test, in an order that keeps both cpus busy.
 #
 #   1. navd's debug build with its tests.
-#   2. The builds only `make test` needs (NavClient as another package's dependency, navd without
-#      cluster mode, the fuzz targets with their sanitizers) start in the background as idle work
+#   2. The builds only `make test` needs (NavClient as another package's dependency, with navd
+#      without cluster mode built from that package; the fuzz targets with their sanitizers) start
+#      in the background as idle work
 #      (SCHED_IDLE, `chrt --idle`): they run on a cpu the rest leaves idle, and a process of the
 #      rest that wakes takes its cpu back. They still slow what runs beside them (the cpus share
 #      their caches: in a fresh clone nav-web's build takes 157 s beside them, 95 s alone), but
@@ -17,8 +18,13 @@
 #   4. nav-web's package (its own build folder), with its tests. (Built beside navd's build it
 #      took as long in all: each build keeps both cpus busy.)
 #   5. The checks and the tests, one after the other: profile, lint, man pages, protocol, embedded
-#      page, the chaos run's verdict, the Swift tests, nav-web's, the Python client's.
-#   6. The background builds' results, then the fuzz smoke (which needs both cpus).
+#      page, the chaos run's verdict, the Swift tests.
+#   6. The background builds' results; then the fuzz smoke (its own build was one of them) in the
+#      background at nice 19, beside nav-web's tests, then the Python client's tests. Each fuzz
+#      target runs for a fixed time (6 s), so the smoke ends when it would have alone, and nav-web's
+#      browser tests mostly wait (about one cpu busy in their 60-70 s), so they lose little to it.
+#      Its output goes to .build/test-fuzz.log, printed when it ends. One after the other the three
+#      took 43 + 68 + 33 s; this way 61 + 40 (the Python tests need both cpus: not beside it).
 #
 # Exits with the first failure's status; a failure stops the run (the background work is stopped too).
 set -uo pipefail
@@ -34,9 +40,12 @@ bg_pid=
 chaos_log=.build/test-chaos.log
 chaos_status=.build/test-chaos.status
 chaos_pid=
+fuzz_log=.build/test-fuzz.log
+fuzz_status=.build/test-fuzz.status
+fuzz_pid=
 
 stop_background() {
-    for p in $bg_pid $chaos_pid; do kill -- "-$p" 2>/dev/null || kill "$p" 2>/dev/null; done
+    for p in $bg_pid $chaos_pid $fuzz_pid; do kill -- "-$p" 2>/dev/null || kill "$p" 2>/dev/null; done
 }
 trap stop_background EXIT
 fail() {
@@ -62,6 +71,16 @@ wait_for_chaos() {
     read -r status < "$chaos_status" 2>/dev/null || status=1
     [ "$status" = 0 ] || fail "$status" "$CHAOS_SMOKE"
 }
+# The fuzz smoke's end, its log and its status.
+wait_for_fuzz() {
+    local t0=$(date +%s) status
+    wait "$fuzz_pid"
+    fuzz_pid=
+    echo "test: the fuzz smoke ($fuzz_log, waited for $(( $(date +%s) - t0 )) s):"
+    cat "$fuzz_log"
+    read -r status < "$fuzz_status" 2>/dev/null || status=1
+    [ "$status" = 0 ] || fail "$status" "make fuzz-smoke"
+}
 
 # 1. navd's build.
 run scripts/build-debug.sh
@@ -69,9 +88,9 @@ export NAVD_BUILT=1
 
 # 2. The builds only make test needs, as idle work, while the rest runs.
 rm -f "$bg_status"
-echo "test: in the background as idle work ($bg_log): scripts/client-package.sh, make build-no-cluster, scripts/fuzz.sh --build"
+echo "test: in the background as idle work ($bg_log): scripts/client-package.sh (with navd without cluster mode), scripts/fuzz.sh --build"
 in_background chrt --idle 0 bash -c "
-    for step in 'scripts/client-package.sh' '$MAKE --no-print-directory build-no-cluster' 'scripts/fuzz.sh --build'; do
+    for step in 'scripts/client-package.sh' 'scripts/fuzz.sh --build'; do
         echo \"== \$step (at \$(( \$(date +%s) - $start )) s)\"
         \$step || { echo \"\$? \$step\" > $bg_status; exit 1; }
     done
@@ -100,15 +119,20 @@ run python3 scripts/embed-web.py --check
 # before, beside nav-web's build; in a built tree the wait is up to a minute).
 wait_for_chaos
 run scripts/swift-test.sh
-run "$MAKE" --no-print-directory test-web
-run "$MAKE" --no-print-directory test-python
 
-# 6. The background builds, then the fuzz smoke.
+# 6. The background builds (done by now), then the fuzz smoke beside nav-web's and the Python
+#    client's tests.
 wait "$bg_pid"
 bg_pid=
 echo "test: the background builds ($bg_log):"
 cat "$bg_log"
 read -r status step < "$bg_status" 2>/dev/null || { status=1; step="the background builds (no status)"; }
 [ "$status" = 0 ] || fail "$status" "$step"
-run "$MAKE" --no-print-directory fuzz-smoke
+rm -f "$fuzz_status"
+echo "test: beside nav-web's tests, at nice 19 ($fuzz_log): make fuzz-smoke"
+in_background nice -n 19 bash -c "$MAKE --no-print-directory fuzz-smoke; echo \$? > $fuzz_status" > "$fuzz_log" 2>&1
+fuzz_pid=$!
+run "$MAKE" --no-print-directory test-web
+wait_for_fuzz
+run "$MAKE" --no-print-directory test-python
 echo "test: every build, check and test passed in $(( $(date +%s) - start )) s"
