@@ -21,7 +21,7 @@ public enum Repo {
 }
 
 /// A fresh temporary directory, removed by ``remove()``.
-public struct TempDir {
+public struct TempDir: Sendable {
     public let path: String
     public init() {
         var template = Array("/tmp/navd-test-XXXXXX".utf8CString)

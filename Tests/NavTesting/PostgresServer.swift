@@ -10,6 +10,9 @@ import Glibc
 /// through `runuser`. The server is private: the directory, socket included, is mode 0700, so
 /// only its owner and root can connect (another local user cannot reach it, let alone rewrite the
 /// cluster's tables).
+/// The template cluster's directory, removed at exit (``PostgresServer``).
+nonisolated(unsafe) private var postgresTemplatePath: String?
+
 public final class PostgresServer: @unchecked Sendable {
     public let dir: TempDir
     public let port = 5432
@@ -33,23 +36,43 @@ public final class PostgresServer: @unchecked Sendable {
         return nil
     }
 
-    /// Creates the cluster and starts the server.
+    /// Creates the cluster (a copy of the process's template) and starts the server.
     public init() throws {
         guard let bin = Self.binDir else { throw TestFailure(Self.unavailableReason!) }
         self.bin = bin
-        dir = TempDir()
+        (dir, asUser) = Self.ownedDirectory()
+        let template = try Self.template.get()
+        let r = try runCommand("/bin/cp", ["-a", template.file("data"), dir.file("data")])
+        guard r.status == 0 else { throw TestFailure("copying the template cluster failed: \(r.stderr)") }
+        try start()
+    }
+
+    /// A new directory for a cluster, owned by the user the server runs as (root's tests run it as
+    /// `postgres`, or `nobody`), and the command prefix that runs a program as that user.
+    private static func ownedDirectory() -> (TempDir, [String]) {
+        let dir = TempDir()
+        var asUser: [String] = []
         if getuid() == 0 {
             let owner = getpwnam("postgres").map { ("postgres", $0.pointee.pw_uid, $0.pointee.pw_gid) } ?? ("nobody", 65534, 65534)
             asUser = ["/usr/sbin/runuser", "-u", owner.0, "--"]
             chown(dir.path, owner.1, owner.2)
-        } else {
-            asUser = []
         }
         chmod(dir.path, 0o700)
-        let r = try run([bin + "/initdb", "-D", dir.file("data"), "-A", "trust", "-U", "navd", "-E", "UTF8", "--no-sync"])
-        guard r.status == 0 else { throw TestFailure("initdb failed: \(r.stderr)") }
-        try start()
+        return (dir, asUser)
     }
+
+    /// The cluster `initdb` makes, once per test process: each server starts on a copy (`cp -a`,
+    /// 0.07 s, where `initdb` takes 0.6 s of cpu). Removed when the process exits.
+    private static let template: Result<TempDir, TestFailure> = {
+        guard let bin = binDir else { return .failure(TestFailure(unavailableReason!)) }
+        let (dir, asUser) = ownedDirectory()
+        postgresTemplatePath = dir.path
+        atexit { if let path = postgresTemplatePath { try? FileManager.default.removeItem(atPath: path) } }
+        let argv = asUser + [bin + "/initdb", "-D", dir.file("data"), "-A", "trust", "-U", "navd", "-E", "UTF8", "--no-sync"]
+        guard let r = try? runCommand(argv[0], Array(argv.dropFirst())) else { return .failure(TestFailure("initdb could not run")) }
+        guard r.status == 0 else { return .failure(TestFailure("initdb failed: \(r.stderr)")) }
+        return .success(dir)
+    }()
 
     private func run(_ argv: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
         let full = asUser + argv
