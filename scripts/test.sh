@@ -61,25 +61,15 @@ run() {
 }
 # A job in a process group of its own, so that a failure elsewhere stops all of it.
 in_background() { setsid "$@" & }
-# The chaos run's end, its log and its verdict.
-wait_for_chaos() {
-    local t0=$(date +%s) status
-    wait "$chaos_pid"
-    chaos_pid=
-    echo "test: the chaos run ($chaos_log, waited for $(( $(date +%s) - t0 )) s):"
-    cat "$chaos_log"
-    read -r status < "$chaos_status" 2>/dev/null || status=1
-    [ "$status" = 0 ] || fail "$status" "$CHAOS_SMOKE"
-}
-# The fuzz smoke's end, its log and its status.
-wait_for_fuzz() {
-    local t0=$(date +%s) status
-    wait "$fuzz_pid"
-    fuzz_pid=
-    echo "test: the fuzz smoke ($fuzz_log, waited for $(( $(date +%s) - t0 )) s):"
-    cat "$fuzz_log"
-    read -r status < "$fuzz_status" 2>/dev/null || status=1
-    [ "$status" = 0 ] || fail "$status" "make fuzz-smoke"
+# A background job's end (its pid in the variable named $1), its log and its status.
+wait_for() {
+    local var=$1 what=$2 log=$3 status_file=$4 command=$5 t0=$(date +%s) status
+    wait "${!var}"
+    printf -v "$var" ''
+    echo "test: $what ($log, waited for $(( $(date +%s) - t0 )) s):"
+    cat "$log"
+    read -r status < "$status_file" 2>/dev/null || status=1
+    [ "$status" = 0 ] || fail "$status" "$command"
 }
 
 # 1. navd's build.
@@ -117,7 +107,7 @@ run python3 scripts/embed-web.py --check
 # The chaos run ends before the tests start: its three nodes and PostgreSQL beside tests that
 # time their clients would make those tests' timing depend on it (in a fresh clone it ended long
 # before, beside nav-web's build; in a built tree the wait is up to a minute).
-wait_for_chaos
+wait_for chaos_pid "the chaos run" "$chaos_log" "$chaos_status" "$CHAOS_SMOKE"
 run scripts/swift-test.sh
 
 # 6. The background builds (done by now), then the fuzz smoke beside nav-web's and the Python
@@ -133,6 +123,6 @@ echo "test: beside nav-web's tests, at nice 19 ($fuzz_log): make fuzz-smoke"
 in_background nice -n 19 bash -c "$MAKE --no-print-directory fuzz-smoke; echo \$? > $fuzz_status" > "$fuzz_log" 2>&1
 fuzz_pid=$!
 run "$MAKE" --no-print-directory test-web
-wait_for_fuzz
+wait_for fuzz_pid "the fuzz smoke" "$fuzz_log" "$fuzz_status" "make fuzz-smoke"
 run "$MAKE" --no-print-directory test-python
 echo "test: every build, check and test passed in $(( $(date +%s) - start )) s"
