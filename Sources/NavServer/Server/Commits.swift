@@ -13,12 +13,14 @@ extension Server: DispatchHost {
     /// waiting on the disk (`--durability process`: one `write()`), so that the answer need not
     /// wait for the others of the iteration. False when it cannot: a commit in flight, a store that
     /// writes in the background or syncs each write (`full`), navd stopping.
+    /// A write that fails is not retried: navd stops at the end of the iteration, nothing of it
+    /// acknowledged.
     func saveCommitsNow() -> Bool {
-        guard !commitInFlight, phase.isServing else { return false }
+        guard !commitInFlight, phase.isServing, stateFailedInRead == nil else { return false }
         guard store.hasPendingWrites else { return true }
         guard !store.flushesInBackground, !store.flushSyncs else { return false }
         do { try store.flush(graph: graph) } catch {
-            stateFileFailed(error)
+            stateFailedInRead = error
             return false
         }
         return !store.hasPendingWrites
@@ -33,6 +35,7 @@ extension Server: DispatchHost {
     func flushAll() {
         // While a store across the network writes a commit, nothing is read, handled or sent.
         if commitInFlight || phase.isStopped { return }
+        if let error = stateFailedInRead { return stateFileFailed(error) }
         transport.handleReadyInput()
         // Commits reach the state file before any reply or notification of this iteration leaves.
         if store.hasPendingWrites {

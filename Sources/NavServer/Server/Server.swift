@@ -70,6 +70,10 @@ public final class Server {
     var commitInFlight = false
     /// Loop turns the commits waiting to be written have gathered more (`--durability full`).
     var gatheredTurns = 0
+    /// A write of the state file that failed inside a connection's read (``saveCommitsNow()``):
+    /// navd stops at the end of the iteration (``flushAll()``), not in the middle of that read,
+    /// whose callers still use the connection and the method table a stop takes apart.
+    var stateFailedInRead: StateError?
 
     /// Keeps state in `path`: restores its sessions now, saves every commit from now on.
     /// With `repair`, a saved session that breaks a rule (a schema, a limit) is set aside in the
