@@ -202,8 +202,12 @@ final class ThreadResult<T: Sendable>: @unchecked Sendable {
 /// supervisor restarts it; nothing unsaved is acknowledged, and once there is room again navd
 /// restores everything it acknowledged (the record the full disk cut off is a torn tail, dropped).
 @Suite struct FullDiskTests {
-    @Test(arguments: ["process", "full"])
-    func aFullDiskStopsNavdWithStatusOneAndLosesNothingAcknowledged(durability: String) throws {
+    /// `process` with the default log size: the disk has no room for the log's segment, which is
+    /// written with `write()`; `process` with a small log: each segment fits, is reserved and
+    /// mapped, and the disk fills at a compaction (a segment that no longer fits is written with
+    /// `write()`); `full`: written with `O_DSYNC` writes.
+    @Test(arguments: [("process", nil), ("process", 16_384), ("full", nil)] as [(String, Int?)])
+    func aFullDiskStopsNavdWithStatusOneAndLosesNothingAcknowledged(durability: String, logBytes: Int?) throws {
         let dir = TempDir()
         defer {
             _ = try? runCommand("/bin/umount", [dir.path])
@@ -217,8 +221,10 @@ final class ThreadResult<T: Sendable>: @unchecked Sendable {
         let state = dir.file("state.sqlite")
         let sockets = TempDir()
         defer { sockets.remove() }
-        let d = try Daemon(arguments: ["--state", state, "--durability", durability], socketPath: sockets.file("d.sock"))
+        let logOptions = logBytes.map { ["--log-compact-bytes", String($0), "--log-compact-ratio", "0"] } ?? []
+        let d = try Daemon(arguments: ["--state", state, "--durability", durability] + logOptions, socketPath: sockets.file("d.sock"))
         let c = try d.client()
+        #expect(try c.call("stats")["state"]?["mapped"]?.boolValue == (logBytes != nil), "the segment is mapped where its room was reserved")
         var acknowledged = 0
         var lastTree: JSONValue = .null
         var refusedOrClosed = false
@@ -238,10 +244,10 @@ final class ThreadResult<T: Sendable>: @unchecked Sendable {
         #expect(d.waitForExit(timeout: 10) == 1, "\(d.stderr)")
         #expect(d.stderr.contains("cannot write the state file"))
         #expect(acknowledged > 0 && acknowledged < 1_000)
-        print("full disk (\(durability)): \(acknowledged) acknowledged")
+        print("full disk (\(durability), log \(logBytes.map(String.init) ?? "default")): \(acknowledged) acknowledged")
         // Room again: everything acknowledged is there, and the next commit follows it.
         #expect(try runCommand("/bin/mount", ["-o", "remount,size=64m", dir.path]).status == 0)
-        let again = try Daemon(arguments: ["--state", state, "--durability", durability], socketPath: sockets.file("d2.sock"))
+        let again = try Daemon(arguments: ["--state", state, "--durability", durability] + logOptions, socketPath: sockets.file("d2.sock"))
         let c2 = try again.client()
         let facts = try c2.call("context.get")["facts"]
         for i in 0..<acknowledged {

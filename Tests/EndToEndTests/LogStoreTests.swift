@@ -36,6 +36,38 @@ import Testing
         #expect(Self.records([UInt8](FileManager.default.contents(atPath: log) ?? Data())).isEmpty)
     }
 
+    /// In the default durable mode the log's segment is mapped: a commit's record is in the file
+    /// (the kernel's cache, which `kill -9` does not lose) by the time its reply arrives, for a
+    /// request alone in its read as for pipelined ones, and the log is read back after `kill -9`.
+    @Test func eachCommitIsInTheMappedLogWhenItsReplyArrives() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite")
+        let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d.sock"))
+        let c = try d.client()
+        let stats = try #require(try c.call("stats")["state"])
+        #expect(stats["mapped"]?.boolValue == true, "\(stats)")
+        func commits() -> [String] {
+            (LogFile(path: state + ".log")?.payloads ?? []).map { String(decoding: $0, as: UTF8.self) }.filter { $0.hasPrefix("{\"c\":") }
+        }
+        for i in 0..<5 {
+            let r = try c.call("navigate", ["to": "shop.Product", "with": ["id": .string("p\(i)")]])
+            let v = try #require(r["version"]?.intValue)
+            #expect(commits().count == i + 1 && commits().last?.contains("\"v\":\(v),") == true, "version \(v): \(commits())")
+        }
+        // Pipelined, in one write: each commit is in the file once the replies arrive.
+        try c.sendRaw((0..<8).map { i in
+            i % 2 == 0 ? "{\"jsonrpc\":\"2.0\",\"id\":\(100 + i),\"method\":\"dismiss\"}\n"
+                : "{\"jsonrpc\":\"2.0\",\"id\":\(100 + i),\"method\":\"navigate\",\"params\":{\"to\":\"shop.Product\",\"with\":{\"id\":\"q\"}}}\n"
+        }.joined())
+        let last = try (100..<108).map { try c.reply(to: .int($0)) }.last
+        #expect(commits().count == 13, "\(commits().count)")
+        let version = try #require(last?["result"]?["version"]?.intValue)
+        d.stop(signal: SIGKILL)
+        let again = try Daemon(arguments: ["--state", state], socketPath: dir.file("d2.sock"))
+        #expect(try again.client().call("tree")["version"]?.intValue == version)
+    }
+
     /// A commit's record keeps its changes in the compact form (`cc`, about half the bytes) unless
     /// a subscriber hears the full form, which is then kept as it was built (`ch`); a log of both
     /// is replayed to the tree navd had.

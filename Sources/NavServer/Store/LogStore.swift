@@ -9,8 +9,11 @@ import Glibc
 
 /// A state file kept as an SQLite snapshot (`STATE`, readable with `sqlite3`) and an append-only
 /// log beside it (`STATE.log`, ``LogRecord``): every commit appends its changes (not its whole
-/// tree), each loop iteration's records go to the log in one `write()` before any reply of the
-/// iteration leaves (`full` durability: and one `fdatasync`), and when the log outgrows its
+/// tree). With `process` durability each record is copied into the log's segment, mapped into
+/// memory, as it is made (in the kernel's cache at once, as `write()` puts it); where the segment
+/// is not mapped (no room reserved for it on the disk) and with `full` durability, each loop
+/// iteration's records go to the log in one `write()` before any reply of the iteration leaves
+/// (`full`: the log opened `O_DSYNC`). When the log outgrows its
 /// threshold the sessions changed since the last snapshot are written to the snapshot a slice at a
 /// time and the log starts again. Starting replays the log over the snapshot
 /// (`LogStore+Restore.swift`).
@@ -29,8 +32,13 @@ public final class LogStore: Store {
     /// Closes a retired log's descriptor; the server closes it on libuv's thread pool
     /// (``EventLoop/closeInBackground(_:)``). By default, here.
     public var closeRetired: (Int32) -> Void = StateFiles.closeHere
-    /// This iteration's records, written by `flush` in one `write()`.
+    /// This iteration's records, written by `flush` in one `write()`; with a ``mapping``, each
+    /// record as it is made, into it.
     private var records = JSONWriter(capacity: 64 * 1024)
+    /// The segment mapped into memory (`process` durability, where its room on the disk was
+    /// reserved): a record copied into it is in the kernel's cache, as `write()` puts it, without
+    /// a system call, so that a reply need not wait for the end of the iteration's write.
+    private var mapping: MappedFile?
     /// The log file's salt (in its header and every record's header checksum) and the sequence of
     /// its next record.
     private var salt: UInt64 = 0
@@ -83,6 +91,19 @@ public final class LogStore: Store {
         if segmentLayout != nil { writeSegmentLayout() }
         LogRecord.append(to: &records, seq: nextSeq, salt: salt, body)
         nextSeq &+= 1
+        storeMapped()
+    }
+
+    /// Copies the records made so far into the mapped segment, where they fit; else they wait for
+    /// `flush`, which grows the file and writes them.
+    @inline(__always)
+    private func storeMapped() {
+        guard let m = mapping else { return }
+        let n = records.buffer.count
+        guard n <= m.size - logSize else { return }
+        records.buffer.withByteView { m.store($0, at: logSize) }
+        logSize += n
+        records.buffer.removeAll(keepingAtMost: 1 << 20)
     }
 
     /// A commit's record holds its changes in the compact form when it was built (`cc`), else in
@@ -99,6 +120,7 @@ public final class LogStore: Store {
         records.raw(UInt8(ascii: "}"))
         LogRecord.end(in: &records, from: start, seq: nextSeq, salt: salt)
         nextSeq &+= 1
+        storeMapped()
         unsnapshotted.change(s)
     }
 
@@ -170,6 +192,7 @@ public final class LogStore: Store {
     /// A reload record: what follows it (the state of each of `sessions` sessions, rebuilt for
     /// `graph`) replaces what came before it.
     public func graphReloaded(_ graph: NavigationGraph, sessions: Int) {
+        lastGraph = graph
         let identity = snapshot.identity(of: graph)
         log { w in
             w.raw("{\"g\":")
@@ -182,7 +205,9 @@ public final class LogStore: Store {
         }
     }
 
-    public var hasPendingWrites: Bool { !records.buffer.isEmpty }
+    /// Records not in the file yet, or a log past its threshold (a mapped log's records are in
+    /// it as they are made: `flush` then only starts the compaction).
+    public var hasPendingWrites: Bool { !records.buffer.isEmpty || (logSize >= threshold && compacting == nil && fd >= 0) }
     public var flushSyncs: Bool { durability == .full }
 
     /// Appends this iteration's records in one `write()` (`full`: the log is opened O_DSYNC);
@@ -191,19 +216,23 @@ public final class LogStore: Store {
     public func flush(graph: NavigationGraph) throws(StateError) {
         guard hasPendingWrites else { return }
         lastGraph = graph  // a reload's graph names the coordinators the snapshot writes at close
-        if fileSize > 0 && logSize + records.buffer.count > fileSize { try growFile(to: logSize + records.buffer.count) }
-        let failed = records.buffer.withByteView { writeFully($0, at: logSize) }
-        if failed != 0 {
-            throw StateError(description: "cannot append to \(logPath): \(String(cString: strerror(failed)))")
+        if !records.buffer.isEmpty {
+            if fileSize > 0 && logSize + records.buffer.count > fileSize { try growFile(to: logSize + records.buffer.count) }
+            let failed = records.buffer.withByteView { writeFully($0, at: logSize) }
+            if failed != 0 {
+                throw StateError(description: "cannot append to \(logPath): \(String(cString: strerror(failed)))")
+            }
+            logSize += records.buffer.count
+            records.buffer.removeAll(keepingAtMost: 1 << 20)
         }
-        logSize += records.buffer.count
-        records.buffer.removeAll(keepingAtMost: 1 << 20)
         if logSize >= threshold && compacting == nil { try beginCompaction(graph: graph) }
     }
 
     /// Records that pass the size the file was given: it is made larger first (then its header
     /// says so), so that a file shorter than its header says was cut.
     private func growFile(to needed: Int) throws(StateError) {
+        // The rest of the segment is written with write(): it passed the size it was mapped with.
+        mapping = nil
         let size = max(needed + (64 << 10), fileSize * 2)
         var failed: Int32 = ftruncate(fd, off_t(size)) == 0 ? 0 : errno
         if failed == 0 { failed = LogRecord.fileHeader(salt: salt, size: size).withByteView { writeFully($0, at: 0) } }
@@ -337,9 +366,10 @@ public final class LogStore: Store {
     /// salt) and zeros up to `segmentSize` (records overwrite zeros and the file's size does not
     /// change), then renamed over it in one step, so that a crash leaves the old log or the new one,
     /// never a log cut short. `full` writes the zeros and syncs them once, so that each synchronous
-    /// write puts the records alone on the disk, not the file's metadata too; `process` makes the
-    /// file that long without writing (a sparse file). Where the disk has no room for the segment,
-    /// the log grows with its records. No file is truncated in place: on ext4 a file truncated to
+    /// write puts the records alone on the disk, not the file's metadata too; `process` reserves the
+    /// file's room without writing (`posix_fallocate`) and maps it (``mapping``), or where it cannot
+    /// reserve it, makes the file that long without writing (a sparse file). Where the disk has no
+    /// room for the segment, the log grows with its records. No file is truncated in place: on ext4 a file truncated to
     /// zero and written again has its data flushed when it is closed (`auto_da_alloc`), which held
     /// the loop 10 to 18 ms at each compaction.
     /// `keepingOld`: the log it replaces stays open (``retiredFd``) until its compaction ends.
@@ -349,6 +379,7 @@ public final class LogStore: Store {
         let f = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | (durability == .full ? O_DSYNC : 0), 0o600)
         guard f >= 0 else { throw StateError(description: "cannot create \(path): \(String(cString: strerror(errno)))") }
         let size = segmentSize
+        var reserved = false
         if durability == .full {
             // The zeros through a descriptor without O_DSYNC, then synced once.
             let plain = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
@@ -365,7 +396,11 @@ public final class LogStore: Store {
             preallocated = ok == 0
             if !preallocated { _ = ftruncate(f, 0) }  // a file of its own, never written: nothing to flush
         } else {
-            preallocated = ftruncate(f, off_t(size)) == 0
+            // The segment's room is reserved on the disk (no data written), so that a store into its
+            // mapping never meets a full disk; where it cannot be, the file is made that long without
+            // it (sparse) and written with write().
+            reserved = posix_fallocate(f, 0, off_t(size)) == 0
+            preallocated = reserved || ftruncate(f, off_t(size)) == 0
         }
         let newSalt = UInt64.random(in: 1...UInt64.max)
         var failed = LogRecord.fileHeader(salt: newSalt, size: preallocated ? size : 0).withByteView { writeFully($0, at: 0, fd: f) }
@@ -389,6 +424,7 @@ public final class LogStore: Store {
         nextSeq = 1
         fileSize = preallocated ? size : 0
         logSize = LogRecord.fileHeaderSize
+        mapping = reserved ? MappedFile(fd: f, size: size) : nil
         // The segment's first record, written before its first other one (a log nothing was written
         // to stays empty): the tabs of the graph its records are written under.
         segmentLayout = (snapshot.identity(of: graph), TabLayout(graph).json)
@@ -426,7 +462,7 @@ public final class LogStore: Store {
     public func stats(mirrors: Int) -> (key: String, value: JSONObject)? {
         ("state", [
             "snapshot": .string(snapshot.path), "log": .string(logPath), "logBytes": .int(logSize),
-            "compactAt": .int(threshold), "compactions": .int(compactions), "preallocated": .bool(preallocated),
+            "compactAt": .int(threshold), "compactions": .int(compactions), "preallocated": .bool(preallocated), "mapped": .bool(mapping != nil),
             "compacting": .bool(compacting != nil), "snapshotLiveBytes": .int(snapshot.liveBytes()),
             "snapshotFileBytes": .int(snapshot.fileBytes()),
             "lastCompactionMs": .double((lastCompactionMs * 1000).rounded() / 1000),
@@ -467,6 +503,7 @@ public final class LogStore: Store {
         if fd >= 0 {
             // A clean stop leaves a snapshot and an empty log: the next start reads no log.
             if let graph = lastGraph { try? compact(graph: graph) }
+            mapping = nil
             Glibc.close(fd)
             fd = -1
         }

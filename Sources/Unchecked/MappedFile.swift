@@ -1,0 +1,34 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A file's first `size` bytes mapped shared into memory, written by copying into them: a store
+/// there is in the kernel's page cache at once, as a `write()` puts it (it survives the process,
+/// `kill -9` included, and reaches the disk with the kernel's writeback), without a system call.
+///
+/// The file must hold its `size` bytes on the disk beforehand (`posix_fallocate`): a store into a
+/// hole of a full disk, or past the end of a file cut shorter meanwhile, is a `SIGBUS`.
+public final class MappedFile {
+    @usableFromInline let base: UnsafeMutableRawPointer
+    public let size: Int
+
+    /// Maps `size` bytes of the file open for reading and writing as `fd`; nil where it cannot (the
+    /// error number in `errno`).
+    public init?(fd: Int32, size: Int) {
+        guard size > 0 else { return nil }
+        let p = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+        guard let p, p != MAP_FAILED else { return nil }
+        base = p
+        self.size = size
+    }
+
+    deinit { munmap(base, size) }
+
+    /// Copies `bytes` to `offset`, which the caller checked: `offset + bytes.count <= size`.
+    @inlinable @inline(__always)
+    public func store(_ bytes: ByteView, at offset: Int) {
+        precondition(offset >= 0 && bytes.count <= size - offset, "a store past the mapping")
+        guard let from = bytes.base else { return }
+        memcpy(base + offset, from, bytes.count)
+    }
+}
