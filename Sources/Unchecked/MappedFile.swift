@@ -11,6 +11,8 @@ import Glibc
 public final class MappedFile {
     @usableFromInline let base: UnsafeMutableRawPointer
     public let size: Int
+    /// How much of the mapping, from its start, ``giveBack(_:)`` unmapped.
+    @usableFromInline private(set) var released = 0
 
     /// Maps `size` bytes of the file open for reading and writing as `fd`; nil where it cannot (the
     /// error number in `errno`).
@@ -22,12 +24,26 @@ public final class MappedFile {
         self.size = size
     }
 
-    deinit { munmap(base, size) }
+    deinit {
+        if released < size { munmap(base + released, size - released) }
+    }
+
+    /// Unmaps the next `bytes` (a multiple of the page size) of a mapping no longer written, so
+    /// that giving back a large one is spread over several calls (unmapping 20 MiB of written pages
+    /// takes a millisecond or two); true once all of it is given back.
+    public func giveBack(_ bytes: Int) -> Bool {
+        let n = Swift.min(bytes, size - released)
+        if n > 0 {
+            munmap(base + released, n)
+            released += n
+        }
+        return released >= size
+    }
 
     /// Copies `bytes` to `offset`, which the caller checked: `offset + bytes.count <= size`.
     @inlinable @inline(__always)
     public func store(_ bytes: ByteView, at offset: Int) {
-        precondition(offset >= 0 && bytes.count <= size - offset, "a store past the mapping")
+        precondition(offset >= released && bytes.count <= size - offset, "a store outside the mapping")
         guard let from = bytes.base else { return }
         memcpy(base + offset, from, bytes.count)
     }

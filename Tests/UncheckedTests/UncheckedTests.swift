@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import Unchecked
 
@@ -185,6 +186,32 @@ final class Item {
         }
         #expect(ByteView.empty.endOfNonzero(from: 0) == 0)
         #expect([UInt8](repeating: 0, count: 5000).withByteView { $0.endOfNonzero(from: 0) } == 0)
+    }
+
+    /// Bytes stored into a mapped file are what a read of the file finds (one page cache), and the
+    /// mapping is given back a slice at a time, then whole.
+    @Test func storesIntoAMappedFileAreWhatItsReadsFind() throws {
+        let path = NSTemporaryDirectory() + "navd-mapped-\(UInt64.random(in: 0...UInt64.max))"
+        defer { unlink(path) }
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0o600)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        let size = 3 * 4096
+        #expect(posix_fallocate(fd, 0, off_t(size)) == 0)
+        let m = try #require(MappedFile(fd: fd, size: size))
+        let text = Array("{\"c\":\"s\",\"v\":1}".utf8)
+        text.withByteView { m.store($0, at: 4090) }  // across a page's end
+        text.withByteView { m.store($0, at: size - text.count) }
+        var read = [UInt8](repeating: 1, count: size)
+        #expect(read.withUnsafeMutableBytes { pread(fd, $0.baseAddress, size, 0) } == size)
+        var expected = [UInt8](repeating: 0, count: size)
+        expected.replaceSubrange(4090..<(4090 + text.count), with: text)
+        expected.replaceSubrange((size - text.count)..<size, with: text)
+        #expect(read == expected)
+        #expect(!m.giveBack(4096) && !m.giveBack(4096) && m.giveBack(4096))
+        #expect(m.giveBack(4096), "nothing left to give back")
+        #expect(MappedFile(fd: fd, size: 0) == nil)
+        #expect(MappedFile(fd: -1, size: 4096) == nil)
     }
 
     @Test func decimalsArePrefixedAsInterpolationWritesThem() {

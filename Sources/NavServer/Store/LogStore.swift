@@ -39,6 +39,11 @@ public final class LogStore: Store {
     /// reserved): a record copied into it is in the kernel's cache, as `write()` puts it, without
     /// a system call, so that a reply need not wait for the end of the iteration's write.
     private var mapping: MappedFile?
+    /// Mappings of segments the log moved past, given back a slice per loop iteration
+    /// (``backgroundSlice(graph:)``), oldest first.
+    private var retiredMappings: [MappedFile] = []
+    /// What one loop iteration unmaps of a retired mapping (about 0.1 ms).
+    static let unmapPerSlice = 1 << 20
     /// The log file's salt (in its header and every record's header checksum) and the sequence of
     /// its next record.
     private var salt: UInt64 = 0
@@ -232,7 +237,7 @@ public final class LogStore: Store {
     /// says so), so that a file shorter than its header says was cut.
     private func growFile(to needed: Int) throws(StateError) {
         // The rest of the segment is written with write(): it passed the size it was mapped with.
-        mapping = nil
+        retireMapping()
         let size = max(needed + (64 << 10), fileSize * 2)
         var failed: Int32 = ftruncate(fd, off_t(size)) == 0 ? 0 : errno
         if failed == 0 { failed = LogRecord.fileHeader(salt: salt, size: size).withByteView { writeFully($0, at: 0) } }
@@ -265,7 +270,13 @@ public final class LogStore: Store {
     static let pagesPerRelease = 64
     static let pagesReleasedPerCompaction = 1024
 
-    public var hasBackgroundWork: Bool { compacting != nil || pagesToRelease > 0 }
+    public var hasBackgroundWork: Bool { compacting != nil || pagesToRelease > 0 || !retiredMappings.isEmpty }
+
+    /// The segment's mapping, if any, is given back in slices from now on.
+    private func retireMapping() {
+        if let m = mapping { retiredMappings.append(m) }
+        mapping = nil
+    }
 
     /// Renames the log to `STATE.log.old`, starts a new one, and keeps what the snapshot lacks as
     /// the work of the compaction; changes from now on are the new log's.
@@ -281,8 +292,13 @@ public final class LogStore: Store {
     /// Writes the next slice of a compaction into the snapshot (one transaction); the last slice
     /// removes the old log. Each session is written under the graph it was built with: one listed
     /// before a graph reload keeps its own (the reload's records, in the new log, replace it).
-    /// After a compaction, gives the snapshot's next ``pagesPerRelease`` free pages back instead.
+    /// After a compaction, gives the snapshot's next ``pagesPerRelease`` free pages back instead;
+    /// before anything else, the next ``unmapPerSlice`` of a retired segment's mapping.
     public func backgroundSlice(graph: NavigationGraph) throws(StateError) {
+        if let m = retiredMappings.first {
+            if m.giveBack(LogStore.unmapPerSlice) { retiredMappings.removeFirst() }
+            return
+        }
         if compacting != nil { return try compactionSlice(graph: graph) }
         if pagesToRelease > 0 {
             let released = snapshot.releaseFreePages(LogStore.pagesPerRelease)
@@ -424,6 +440,7 @@ public final class LogStore: Store {
         nextSeq = 1
         fileSize = preallocated ? size : 0
         logSize = LogRecord.fileHeaderSize
+        retireMapping()
         mapping = reserved ? MappedFile(fd: f, size: size) : nil
         // The segment's first record, written before its first other one (a log nothing was written
         // to stays empty): the tabs of the graph its records are written under.
@@ -504,6 +521,7 @@ public final class LogStore: Store {
             // A clean stop leaves a snapshot and an empty log: the next start reads no log.
             if let graph = lastGraph { try? compact(graph: graph) }
             mapping = nil
+            retiredMappings = []
             Glibc.close(fd)
             fd = -1
         }
