@@ -47,6 +47,11 @@ import Testing
         let c = try d.client()
         let stats = try #require(try c.call("stats")["state"])
         #expect(stats["mapped"]?.boolValue == true, "\(stats)")
+        // The keys Protocol/methods/stats.json names, no more, no fewer.
+        #expect(Set(stats.objectValue?.members.map(\.key) ?? []) == [
+            "snapshot", "log", "logBytes", "compactAt", "compactions", "preallocated", "mapped", "compacting",
+            "snapshotLiveBytes", "snapshotFileBytes", "lastCompactionMs", "maxSliceMs",
+        ])
         func commits() -> [String] {
             (LogFile(path: state + ".log")?.payloads ?? []).map { String(decoding: $0, as: UTF8.self) }.filter { $0.hasPrefix("{\"c\":") }
         }
