@@ -5,7 +5,8 @@
 # connections, with 50 and with 10,000 open sessions: navd --ephemeral, --durability process,
 # --durability full (state file and log on this disk), and redis-benchmark SET against Redis with
 # appendonly yes, appendfsync no and appendfsync always; then the ratios (median of RUNS runs),
-# bytes navd wrote per request (write(2) bytes, /proc/PID/io) and the log's compactions.
+# bytes navd wrote per request (write(2) bytes, /proc/PID/io: the replies, and the log's records
+# where its segment is not mapped into memory) and the log's compactions.
 # Knobs: DUR [3] measured seconds per cell, WARMUP [0.5], RUNS [3], SESSIONS ["50 10000"], PERF_ANCHORS.
 set -euo pipefail
 export NAVD_TUNED=${NAVD_TUNED:-1}
