@@ -104,10 +104,15 @@ public final class LogStore: Store {
     @inline(__always)
     private func storeMapped() {
         guard let m = mapping else { return }
-        let n = records.buffer.count
-        guard n <= m.size - logSize else { return }
+        guard records.buffer.count <= m.size - logSize else { return }
         records.buffer.withByteView { m.store($0, at: logSize) }
-        logSize += n
+        recordsStored()
+    }
+
+    /// The records made so far are in the file: the log is that much longer.
+    @inline(__always)
+    private func recordsStored() {
+        logSize += records.buffer.count
         records.buffer.removeAll(keepingAtMost: 1 << 20)
     }
 
@@ -212,11 +217,14 @@ public final class LogStore: Store {
 
     /// Records not in the file yet, or a log past its threshold (a mapped log's records are in
     /// it as they are made: `flush` then only starts the compaction).
-    public var hasPendingWrites: Bool { !records.buffer.isEmpty || (logSize >= threshold && compacting == nil && fd >= 0) }
+    public var hasPendingWrites: Bool { !records.buffer.isEmpty || (compactionDue && fd >= 0) }
+
+    /// The log passed its threshold and no compaction is under way.
+    private var compactionDue: Bool { logSize >= threshold && compacting == nil }
     public var flushSyncs: Bool { durability == .full }
 
-    /// Appends this iteration's records in one `write()` (`full`: the log is opened O_DSYNC);
-    /// a write that fails stops navd: nothing of it is acknowledged. Past the threshold, starts a
+    /// Appends this iteration's records in one `write()` (`full`: the log is opened O_DSYNC), those
+    /// a mapped segment did not take; a write that fails stops navd: nothing of it is acknowledged. Past the threshold, starts a
     /// compaction (``compactionSlice(graph:)`` does the rest, a slice per loop iteration).
     public func flush(graph: NavigationGraph) throws(StateError) {
         guard hasPendingWrites else { return }
@@ -227,10 +235,9 @@ public final class LogStore: Store {
             if failed != 0 {
                 throw StateError(description: "cannot append to \(logPath): \(String(cString: strerror(failed)))")
             }
-            logSize += records.buffer.count
-            records.buffer.removeAll(keepingAtMost: 1 << 20)
+            recordsStored()
         }
-        if logSize >= threshold && compacting == nil { try beginCompaction(graph: graph) }
+        if compactionDue { try beginCompaction(graph: graph) }
     }
 
     /// Records that pass the size the file was given: it is made larger first (then its header
