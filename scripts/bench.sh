@@ -9,7 +9,8 @@
 #     Redis, pub/sub fan-out to 100 subscribers on navd, on the echo server (the most loadgen counts)
 #     and on Redis, with each server's messages per second of its own CPU; all in one run, RUNS times,
 #     then navd's ratios (median over the runs) and each cell's spread (largest minus smallest run,
-#     in percent of the median: navd/redis/echo), with navd --ephemeral and --durability process.
+#     in percent of the median: navd/redis/echo), with navd --ephemeral and --durability process,
+#     and the floor: `ping` (a method that does no work) at 10 connections, 1 and 16 in flight.
 #
 # Knobs (environment): DUR [2] measured seconds per cell, WARMUP [0.5], RUNS [3],
 # CONNS ["1 10 50"], DEPTHS ["1 16"], SUBS ["0 100"], IDLE [10000], PERF_ANCHORS.
@@ -161,6 +162,12 @@ for run in $(seq "$RUNS"); do
         out=$(awk -F',' '/^"SET"/{gsub(/"/, ""); printf "%d %.1f", $2, $7 * 1000}' <<<"$OUT")
         printf '%s\tredis\t%s\t%s\t%s\t%s\t-\t-\t%s\n' "$run" "$c" "$p" "${out% *}" "${out#* }" "$BUSY" >>"$RESULTS"
     done; done
+    # The floor: `ping`, a method that does no work, through the same transport, parser, dispatch
+    # and reply writer; what is between it and navigate/dismiss is the navigation's own cost.
+    for p in 1 16; do
+        drive "$NAVD_PID" "${CLI[@]}" "$LOADGEN" -s "$NAVD_SOCK" -c 10 -P "$p" -d "$DUR" -w "$WARMUP" -q
+        printf '%s\tnavd-ping\t10\t%s\t%s\t%s\t%s\t-\t%s\n' "$run" "$p" "$(kv rps "$OUT")" "$(kv p99_us "$OUT")" "$(kv errors "$OUT")" "$BUSY" >>"$RESULTS"
+    done
     # Fan-out: one publisher connection (16 in flight) on session s0, 100 subscribers of s0.
     drive "$NAVD_PID" "${CLI[@]}" "$LOADGEN" -s "$NAVD_SOCK" -c 1 -P 16 -d "$DUR" -w "$WARMUP" -t "$TEMPLATE" -k 100 \
         --subscribe-request '{"jsonrpc":"2.0","id":{{id}},"method":"subscribe","params":{"session":"s0"}}' -q
@@ -241,6 +248,18 @@ awk -F'\t' -v runs="$RUNS" -v md="$HEAD_MD" '
                 spread("navd " cells[i] "rps") "/" spread("redis " cells[i] "rps") "/" spread("echo " cells[i] "rps"),
                 busy("navd " cells[i]) "; " busy("redis " cells[i]) "; " busy("echo " cells[i]))
         }
+        # The floor rows: ping (no method work) beside the same cells of Redis and the echo server.
+        for (p = 1; p <= 16; p += 15) {
+            k = "10 " p
+            n = median("navd-ping " k "rps"); r = median("redis " k "rps"); e = median("echo " k "rps")
+            printf "%-28s %10d %10d %10d %8.2f %8s %14s  %s\n", "  ping (no method) C=10 P=" p, n, r, e, (r ? n / r : 0), "(floor)",
+                   spread("navd-ping " k "rps") "/" spread("redis " k "rps") "/" spread("echo " k "rps"),
+                   busy("navd-ping " k) "; " busy("redis " k) "; " busy("echo " k)
+            row("floor: `ping` (a method that does no work), 10 connections, " p " in flight", n, r, e, sprintf("%.2f", r ? n / r : 0),
+                sprintf("%.2f", e ? n / e : 0), "(info)",
+                spread("navd-ping " k "rps") "/" spread("redis " k "rps") "/" spread("echo " k "rps"),
+                busy("navd-ping " k) "; " busy("redis " k) "; " busy("echo " k))
+        }
         split("10 1,50 1,10 16", dcells, ",")
         for (i = 1; i <= 3; i++) {
             split(dcells[i], cp, " ")
@@ -267,7 +286,7 @@ awk -F'\t' -v runs="$RUNS" -v md="$HEAD_MD" '
         printf "%-28s %10d %10d %10d %8.2f %8.2f\n", "  same, per s of server CPU", n, r, e, (r ? n / r : 0), (e ? n / e : 0)
         row("same, compact, messages to all per second of server CPU", n, r, e, sprintf("%.2f", r ? n / r : 0), sprintf("%.2f", e ? n / e : 0), "(info)",
             spread("navd-fanout-compact 1 16eff") "/" spread("redis-fanout 1 16eff") "/" spread("echo-fanout 1 16eff"), "-")
-        printf "errors: navd %d, navd durable %d, navd fan-out %d\n", err["navd"], err["navd-durable"], err["navd-fanout"] + err["navd-fanout-compact"]
+        printf "errors: navd %d, navd ping %d, navd durable %d, navd fan-out %d\n", err["navd"], err["navd-ping"], err["navd-durable"], err["navd-fanout"] + err["navd-fanout-compact"]
     }' "$RESULTS"
 
 if [ -n "${HEADLINE:-}" ]; then
