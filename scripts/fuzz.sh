@@ -14,8 +14,9 @@ SECONDS_EACH=${1:-60}
 shift || true
 TARGETS=${*:-framing json graph argv state session log coverage policy pattern}
 # The C++ of the JSON parser (simdjson's shim: batches, padding) is instrumented too, so that the
-# json target's inputs are guided through it and its memory accesses checked.
-swift build --product navd-fuzz --scratch-path .build-fuzz \
+# json target's inputs are guided through it and its memory accesses checked. Without the index
+# store, which only an editor reads (69 -> 61 cpu-seconds from scratch).
+swift build --product navd-fuzz --scratch-path .build-fuzz --disable-index-store \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xswiftc -parse-as-library \
     -Xcxx -fsanitize=fuzzer-no-link,address >/dev/null
 [ -z "$BUILD_ONLY" ] || { echo "fuzz: built .build-fuzz/debug/navd-fuzz"; exit 0; }
