@@ -228,6 +228,15 @@ awk -F'\t' -v runs="$RUNS" -v md="$HEAD_MD" '
         printf "%-28s %10d %10d %10d %8.2f %8.2f %14s  %s\n", label, n, r, e, (r ? n / r : 0), (e ? n / e : 0), sp, cpu
         row(name, n, r, e, sprintf("%.2f", r ? n / r : 0), sprintf("%.2f", e ? n / e : 0), ">= 1.5 Redis PUBLISH", sp, cpu)
     }
+    # The navd cell `cell` (of server `navd`: navd or navd-ping) beside the same cell of Redis and the echo
+    # server, printed as `label` with `goal` and written to the headline as `name` with `rowgoal`.
+    function beside(navd, cell, label, goal, name, rowgoal,   n, r, e, sp, cpu) {
+        n = median(navd " " cell "rps"); r = median("redis " cell "rps"); e = median("echo " cell "rps")
+        sp = spread(navd " " cell "rps") "/" spread("redis " cell "rps") "/" spread("echo " cell "rps")
+        cpu = busy(navd " " cell) "; " busy("redis " cell) "; " busy("echo " cell)
+        printf "%-28s %10d %10d %10d %8.2f %8s %14s  %s\n", label, n, r, e, (r ? n / r : 0), goal, sp, cpu
+        row(name, n, r, e, sprintf("%.2f", r ? n / r : 0), sprintf("%.2f", e ? n / e : 0), rowgoal, sp, cpu)
+    }
     # One row of the headline table (markdown), beside the printed one.
     function row(name, n, r, e, ratio, eratio, goal, sp, cpu) {
         printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, n, r, e, ratio, eratio, goal, sp, cpu > md
@@ -239,27 +248,12 @@ awk -F'\t' -v runs="$RUNS" -v md="$HEAD_MD" '
         split("10 1,10 16,50 1,50 16", cells, ",")
         for (i = 1; i <= 4; i++) {
             split(cells[i], cp, " ")
-            n = median("navd " cells[i] "rps"); r = median("redis " cells[i] "rps"); e = median("echo " cells[i] "rps")
-            printf "%-28s %10d %10d %10d %8.2f %8s %14s  %s\n", "navigate/dismiss C=" cp[1] " P=" cp[2] " req/s", n, r, e, (r ? n / r : 0), ">= 1",
-                   spread("navd " cells[i] "rps") "/" spread("redis " cells[i] "rps") "/" spread("echo " cells[i] "rps"),
-                   busy("navd " cells[i]) "; " busy("redis " cells[i]) "; " busy("echo " cells[i])
-            row(cp[1] " connections, " cp[2] " in flight, req/s", n, r, e, sprintf("%.2f", r ? n / r : 0), sprintf("%.2f", e ? n / e : 0),
-                cp[2] == 16 ? ">= 1.5 Redis, >= 0.6 echo" : ">= 0.9 echo",
-                spread("navd " cells[i] "rps") "/" spread("redis " cells[i] "rps") "/" spread("echo " cells[i] "rps"),
-                busy("navd " cells[i]) "; " busy("redis " cells[i]) "; " busy("echo " cells[i]))
+            beside("navd", cells[i], "navigate/dismiss C=" cp[1] " P=" cp[2] " req/s", ">= 1", cp[1] " connections, " cp[2] " in flight, req/s",
+                   cp[2] == 16 ? ">= 1.5 Redis, >= 0.6 echo" : ">= 0.9 echo")
         }
         # The floor rows: ping (no method work) beside the same cells of Redis and the echo server.
-        for (p = 1; p <= 16; p += 15) {
-            k = "10 " p
-            n = median("navd-ping " k "rps"); r = median("redis " k "rps"); e = median("echo " k "rps")
-            printf "%-28s %10d %10d %10d %8.2f %8s %14s  %s\n", "  ping (no method) C=10 P=" p, n, r, e, (r ? n / r : 0), "(floor)",
-                   spread("navd-ping " k "rps") "/" spread("redis " k "rps") "/" spread("echo " k "rps"),
-                   busy("navd-ping " k) "; " busy("redis " k) "; " busy("echo " k)
-            row("floor: `ping` (a method that does no work), 10 connections, " p " in flight", n, r, e, sprintf("%.2f", r ? n / r : 0),
-                sprintf("%.2f", e ? n / e : 0), "(info)",
-                spread("navd-ping " k "rps") "/" spread("redis " k "rps") "/" spread("echo " k "rps"),
-                busy("navd-ping " k) "; " busy("redis " k) "; " busy("echo " k))
-        }
+        for (p = 1; p <= 16; p += 15)
+            beside("navd-ping", "10 " p, "  ping (no method) C=10 P=" p, "(floor)", "floor: `ping` (a method that does no work), 10 connections, " p " in flight", "(info)")
         split("10 1,50 1,10 16", dcells, ",")
         for (i = 1; i <= 3; i++) {
             split(dcells[i], cp, " ")
