@@ -54,7 +54,7 @@ help:
 	@echo "  bench             - the navbench matrix beside the C echo server and Redis"
 	@echo "  bench-durable     - ephemeral, process and full beside Redis AOF"
 	@echo "  bench-scale       - cost curves: sessions, connections, subscribers, stack, graph, keys, restart (tables, PNG plots)"
-	@echo "  bench-instructions - instructions per request and per fanned-out message (callgrind)"
+	@echo "  bench-instructions - instructions per request (navigate/dismiss, ping) and per fanned-out message (callgrind)"
 	@echo "  bench-cpu         - CPU time and syscalls per request beside Redis"
 	@echo "  bench-cluster     - the PostgreSQL store beside SQLite and pgbench; takeover time"
 	@echo "  bench-graph       - loading a graph of 10,000 coordinators"
@@ -219,6 +219,7 @@ bench-scale: build
 bench-instructions: deps
 	scripts/instructions.sh
 	MODE=fanout scripts/instructions.sh
+	MODE=ping scripts/instructions.sh
 
 ## make bench-cpu: CPU time and read/write calls per request, navd (loadgen) beside Redis (redis-benchmark).
 ## Knobs: C, P, N, NAVD.

@@ -6,6 +6,8 @@
 #   scripts/instructions.sh            navigate/dismiss pairs, 10 connections, 16 in flight, 20,000 requests
 #   MODE=fanout scripts/instructions.sh   one publisher (16 in flight), 100 subscribers, 4,000 messages
 #   MODE=fanout FORM=compact ...       the subscribers ask for the compact form of stackChanged
+#   MODE=ping scripts/instructions.sh  the loadgen's default request, `ping` (a method that does no work):
+#                                      the floor of the per-line path (transport, parser, dispatch, reply)
 #   N=... C=... P=... NAVD=path        other counts, connections, depth, binary
 #   NAVD_ARGS="--state F --durability process"   navd's options in place of --ephemeral
 #   CACHE=1 scripts/instructions.sh    also: instruction-cache misses and mispredicted branches per
@@ -64,6 +66,10 @@ if [ "$MODE" = fanout ]; then
     "$ANCHORS/build/loadgen" -s "$SOCK" -c 1 -P "${P:-16}" -n "$N" -d 300 -t "$TEMPLATE" -k 100 -q \
         --subscribe-request '{"jsonrpc":"2.0","id":{{id}},"method":"subscribe","params":{"session":"s0"'"${FORM:+,\"notifications\":\"$FORM\"}"'}}' >"$WORK/loadgen.out"
     what="per message fanned out to 100 subscribers (${FORM:-full} form)"
+elif [ "$MODE" = ping ]; then
+    N=${N:-20000}
+    "$ANCHORS/build/loadgen" -s "$SOCK" -c "$C" -P "${P:-16}" -n "$N" -d 300 -q >"$WORK/loadgen.out"
+    what="per request (ping, C=$C P=${P:-16})"
 else
     N=${N:-20000}
     "$ANCHORS/build/loadgen" -s "$SOCK" -c "$C" -P "${P:-16}" -n "$N" -d 300 -t "$TEMPLATE" -q >"$WORK/loadgen.out"
