@@ -23,7 +23,7 @@ help:
 	@echo "  deps              - install the Debian packages that are missing"
 	@echo "  web-deps          - install chromium and chromium-driver (nav-web's browser tests) when missing"
 	@echo "  install-missing   - install PACKAGES=\"…\" from Debian when missing"
-	@echo "  build             - release build (tuned, profile-guided)"
+	@echo "  build             - release build (tuned, profile-guided, the Swift runtime linked statically)"
 	@echo "  build-debug       - debug build with the tests"
 	@echo "  build-no-cluster  - navd without cluster mode (no libpq), checked to refuse --store"
 	@echo "  install           - binaries, man pages, completions, systemd user unit under PREFIX (DESTDIR, CONFIG=debug)"
@@ -103,7 +103,7 @@ install-missing:
 	fi
 
 build: deps
-	$(SWIFT) build -c release
+	SWIFT=$(SWIFT) scripts/build-release.sh
 
 build-debug: deps
 	SWIFT=$(SWIFT) scripts/build-debug.sh
@@ -232,11 +232,11 @@ pgo-profile: deps
 	scripts/pgo-profile.sh
 
 bench-graph: deps
-	$(SWIFT) build -c release --product graph-load-bench
+	SWIFT=$(SWIFT) scripts/build-release.sh --product graph-load-bench
 	.build/release/graph-load-bench 100 100
 
 bench-core: deps
-	$(SWIFT) build -c release --product core-bench
+	SWIFT=$(SWIFT) scripts/build-release.sh --product core-bench
 	.build/release/core-bench
 
 ## make bench-parse: the benchmark's two request lines parsed by simdjson's DOM and On-Demand APIs,

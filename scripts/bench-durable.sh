@@ -39,7 +39,7 @@ install_missing redis-server build-essential
 make -s -C "$ANCHORS" >/dev/null
 LOADGEN=$ANCHORS/build/loadgen
 log "bench-durable: building release navd…"
-swift build -c release --product navd >/dev/null
+scripts/build-release.sh --product navd >/dev/null
 
 TEMPLATE=$WORK/pairs.jsonl
 write_pairs_template "$TEMPLATE"

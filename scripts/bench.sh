@@ -82,9 +82,9 @@ navbench() { "${CLI[@]}" "$BIN/navbench" --socket "$NAVD_SOCK" --duration "$DUR"
 # ---- 1. navbench matrix ------------------------------------------------------------------
 if [ "${NAVD_PGO:-}" = off ] || [ ! -f Profiles/navd.profdata ]; then layout="without a profile"; else layout="laid out by Profiles/navd.profdata"; fi
 log "bench: building release navd and navbench ($layout)…"
-swift build -c release --product navd >/dev/null
-swift build -c release --product navbench >/dev/null
-swift build -c release --product navctl >/dev/null
+scripts/build-release.sh --product navd >/dev/null
+scripts/build-release.sh --product navbench >/dev/null
+scripts/build-release.sh --product navctl >/dev/null
 
 start_navd matrix --ephemeral
 echo "navbench against navd --ephemeral (${DUR}s per cell, navigate/dismiss pairs, one session per connection)"

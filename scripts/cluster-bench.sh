@@ -36,8 +36,8 @@ start_navd() {  # NAME ARGS…: sets SOCK and PID
 stop_navd() { kill -TERM "$PID"; wait "$PID" 2>/dev/null || true; }
 
 log "cluster-bench: building release navd and navbench…"
-swift build -c release --product navd >/dev/null
-swift build -c release --product navbench >/dev/null
+scripts/build-release.sh --product navd >/dev/null
+scripts/build-release.sh --product navbench >/dev/null
 PG=$(scripts/pg-temp.sh start "$WORK/pg")
 PSQL=(psql -X -q -A -t -h "$WORK/pg" -p 5432 -U navd -d postgres)
 

@@ -20,7 +20,7 @@ NAVD=${NAVD:-}
 [ -f "$ANCHORS/loadgen.c" ] || { echo "cpu-per-request: no perf anchors at $ANCHORS (set PERF_ANCHORS)" >&2; exit 2; }
 install_missing redis-server build-essential
 make -s -C "$ANCHORS" >/dev/null
-if [ -z "$NAVD" ]; then swift build -c release --product navd >/dev/null; NAVD=.build/release/navd; fi
+if [ -z "$NAVD" ]; then scripts/build-release.sh --product navd >/dev/null; NAVD=.build/release/navd; fi
 
 SRV=() CLI=()
 if command -v taskset >/dev/null && (( $(nproc) >= 2 )); then SRV=(taskset -c 0); CLI=(taskset -c 1); fi

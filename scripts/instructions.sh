@@ -33,11 +33,11 @@ make -s -C "$ANCHORS" >/dev/null
 PROFILE=${PROFILE:-}
 if [ -n "$PROFILE" ]; then
     # valgrind cannot read Swift's default DWARF 5; version 4 it can, for Swift and the C++ shim alike.
-    swift build -c release --product navd --scratch-path .build-prof \
+    scripts/build-release.sh --product navd --scratch-path .build-prof \
         -Xswiftc -g -Xswiftc -dwarf-version=4 -Xcc -gdwarf-4 -Xcxx -gdwarf-4 >/dev/null
     NAVD=.build-prof/release/navd
 elif [ -z "$NAVD" ]; then
-    swift build -c release --product navd >/dev/null; NAVD=.build/release/navd
+    scripts/build-release.sh --product navd >/dev/null; NAVD=.build/release/navd
 fi
 
 WORK=$(mktemp -d /tmp/navd-instructions.XXXXXX)

@@ -1,5 +1,5 @@
 // The navigation core alone (no sockets): commits per second and memory per session.
-//   swift build -c release --product core-bench && .build/release/core-bench
+//   scripts/build-release.sh --product core-bench && .build/release/core-bench
 // CORE_BENCH_PAIRS=N sets the pairs of part 1 (1,000,000); CORE_BENCH_PARTS=1 runs part 1 alone
 // (for callgrind: `valgrind --tool=callgrind .build/release/core-bench` with both set).
 import Foundation
