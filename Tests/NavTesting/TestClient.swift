@@ -84,6 +84,23 @@ public final class TestClient {
         try sendRaw(JSONWriter.encode(.object(o)) + [0x0A])
     }
 
+    /// The number of whole lines received so far, read without waiting for any more (what navd had
+    /// written when this is called, whatever the build's speed); they are consumed.
+    public func countLinesReceived() throws -> Int {
+        while true {
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if n > 0 { buffer.append(contentsOf: chunk[0..<n]); continue }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 && errno != EAGAIN && errno != EWOULDBLOCK { throw TestFailure("recv failed: errno \(errno)") }
+            break
+        }
+        guard let last = buffer.lastIndex(of: 0x0A) else { return 0 }
+        let lines = buffer[...last].reduce(0) { $1 == 0x0A ? $0 + 1 : $0 }
+        buffer.removeFirst(last + 1)
+        return lines
+    }
+
     /// Reads one line (without its newline); nil at end of stream.
     public func readLine(timeout: Double = 10) throws -> [UInt8]? {
         let deadline = Date().addingTimeInterval(timeout)
