@@ -66,14 +66,12 @@ if [ "$MODE" = fanout ]; then
     "$ANCHORS/build/loadgen" -s "$SOCK" -c 1 -P "${P:-16}" -n "$N" -d 300 -t "$TEMPLATE" -k 100 -q \
         --subscribe-request '{"jsonrpc":"2.0","id":{{id}},"method":"subscribe","params":{"session":"s0"'"${FORM:+,\"notifications\":\"$FORM\"}"'}}' >"$WORK/loadgen.out"
     what="per message fanned out to 100 subscribers (${FORM:-full} form)"
-elif [ "$MODE" = ping ]; then
-    N=${N:-20000}
-    "$ANCHORS/build/loadgen" -s "$SOCK" -c "$C" -P "${P:-16}" -n "$N" -d 300 -q >"$WORK/loadgen.out"
-    what="per request (ping, C=$C P=${P:-16})"
 else
-    N=${N:-20000}
-    "$ANCHORS/build/loadgen" -s "$SOCK" -c "$C" -P "${P:-16}" -n "$N" -d 300 -t "$TEMPLATE" -q >"$WORK/loadgen.out"
-    what="per request (navigate/dismiss pairs, C=$C P=${P:-16})"
+    # Without a template the load generator sends its own request, ping.
+    N=${N:-20000} LINES=(-t "$TEMPLATE") kind="navigate/dismiss pairs"
+    [ "$MODE" = ping ] && LINES=() kind=ping
+    "$ANCHORS/build/loadgen" -s "$SOCK" -c "$C" -P "${P:-16}" -n "$N" -d 300 "${LINES[@]}" -q >"$WORK/loadgen.out"
+    what="per request ($kind, C=$C P=${P:-16})"
 fi
 callgrind_control -d "$VP" >/dev/null 2>&1
 sleep 0.5
