@@ -88,9 +88,8 @@ public final class TestClient {
     /// written when this is called, whatever the build's speed); they are consumed.
     public func countLinesReceived() throws -> Int {
         while true {
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if n > 0 { buffer.append(contentsOf: chunk[0..<n]); continue }
+            let n = receive(flags: Int32(MSG_DONTWAIT))
+            if n > 0 { continue }
             if n < 0 && errno == EINTR { continue }
             if n < 0 && errno != EAGAIN && errno != EWOULDBLOCK { throw TestFailure("recv failed: errno \(errno)") }
             break
@@ -117,16 +116,22 @@ public final class TestClient {
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let pr = poll(&pfd, 1, Int32(remaining * 1000))
             if pr == 0 { continue }
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let n = receive(flags: 0)
             if n == 0 { return buffer.isEmpty ? nil : { let b = buffer; buffer = []; return b }() }
             if n < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
                 if errno == ECONNRESET { return nil }
                 throw TestFailure("recv failed: errno \(errno)")
             }
-            buffer.append(contentsOf: chunk[0..<n])
         }
+    }
+
+    /// One `recv` into `buffer`: how many bytes came (0 at the end of the stream), or -1 with `errno` set.
+    private func receive(flags: Int32) -> Int {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, flags) }
+        if n > 0 { buffer.append(contentsOf: chunk[0..<n]) }
+        return n
     }
 
     /// Reads the next message of any kind; nil at end of stream.
