@@ -23,17 +23,29 @@ import UV
         #expect(loop.close())
     }
 
-    @Test func aDescriptorClosedInTheBackgroundIsClosedByTheTimeTheLoopCloses() {
-        // One end of a socket pair, closed on the thread pool: the other then reads its end.
-        // Close-on-exec from the start: no child another test starts inherits it.
+    @Test func aDescriptorClosedInTheBackgroundIsClosedByTheTimeTheLoopCloses() throws {
+        // One end of a socket pair, closed on the thread pool. Close-on-exec from the start: no
+        // child another test starts inherits it.
         var fds: [Int32] = [0, 0]
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0, &fds) == 0)
         defer { close(fds[0]) }
+        var before = stat()
+        #expect(fstat(fds[1], &before) == 0)
         let loop = EventLoop()
         loop.closeInBackground(fds[1])
         #expect(loop.close(), "the loop waits for the close, then closes")
+        // This process's descriptor is closed: gone, or its number already reused by another
+        // test's open (another file).
+        var after = stat()
+        let same = fstat(fds[1], &after) == 0 && after.st_dev == before.st_dev && after.st_ino == before.st_ino
+        #expect(!same, "the descriptor is closed when close() returns")
+        // The other end then reads the end of the stream. Not at once: another test may fork
+        // just before the close, and its child holds a copy of every descriptor until it runs
+        // its program (close-on-exec takes effect at exec, not at fork).
+        var p = pollfd(fd: fds[0], events: Int16(POLLIN), revents: 0)
+        #expect(poll(&p, 1, 30_000) == 1, "the other end becomes readable")
         var byte: UInt8 = 0
-        #expect(recv(fds[0], &byte, 1, Int32(MSG_DONTWAIT)) == 0, "end of file, at once: the other end is closed")
+        #expect(recv(fds[0], &byte, 1, Int32(MSG_DONTWAIT)) == 0, "end of file: the other end is closed")
     }
 
     @Test func aPollHandleReportsAForeignSocketReadableThenWritable() throws {
