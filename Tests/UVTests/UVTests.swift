@@ -49,9 +49,10 @@ import UV
     }
 
     @Test func aPollHandleReportsAForeignSocketReadableThenWritable() throws {
-        // A descriptor libuv does not own (as libpq's socket is): the handle only says when it is ready.
+        // A descriptor libuv does not own (as libpq's socket is): the handle only says when it is
+        // ready. Close-on-exec: the children other tests start do not keep the pair.
         var fds: [Int32] = [0, 0]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0, &fds) == 0)
         defer { close(fds[0]); close(fds[1]) }
         let loop = EventLoop()
         let poll = try Poll(loop: loop, fd: fds[0])
