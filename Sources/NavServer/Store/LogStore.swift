@@ -426,7 +426,17 @@ public final class LogStore: Store {
             preallocated = reserved || ftruncate(f, off_t(size)) == 0
         }
         let newSalt = UInt64.random(in: 1...UInt64.max)
-        var failed = LogRecord.fileHeader(salt: newSalt, size: preallocated ? size : 0).withByteView { writeFully($0, at: 0, fd: f) }
+        let header = LogRecord.fileHeader(salt: newSalt, size: preallocated ? size : 0)
+        // A mapped segment gets its header through the mapping: written with write(), it would put
+        // the file's first page in the page cache alone, and the first 2 MiB could not be mapped
+        // as one huge page (``MappedFile``).
+        let newMapping = reserved ? MappedFile(fd: f, size: size) : nil
+        var failed: Int32 = 0
+        if let newMapping {
+            header.withByteView { newMapping.store($0, at: 0) }
+        } else {
+            failed = header.withByteView { writeFully($0, at: 0, fd: f) }
+        }
         if failed == 0 && rename(path, logPath) != 0 { failed = errno }
         guard failed == 0 else {
             Glibc.close(f)
@@ -448,7 +458,7 @@ public final class LogStore: Store {
         fileSize = preallocated ? size : 0
         logSize = LogRecord.fileHeaderSize
         retireMapping()
-        mapping = reserved ? MappedFile(fd: f, size: size) : nil
+        mapping = newMapping
         // The segment's first record, written before its first other one (a log nothing was written
         // to stays empty): the tabs of the graph its records are written under.
         segmentLayout = (snapshot.identity(of: graph), TabLayout(graph).json)
