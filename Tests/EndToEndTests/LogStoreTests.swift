@@ -73,6 +73,50 @@ import Testing
         #expect(try again.client().call("tree")["version"]?.intValue == version)
     }
 
+    /// The segment's mapping asks the kernel for huge pages (`hg` among its flags in
+    /// `/proc/PID/smaps`), and its header, stored through the mapping, is in the file as navd
+    /// reads it back: a log started by a compaction replays to the same tree.
+    @Test func theLogSegmentIsMappedWithHugePagesAskedForAndReadsBackWhole() throws {
+        guard FileManager.default.fileExists(atPath: "/sys/kernel/mm/transparent_hugepage/enabled") else {
+            print("skipped: this kernel has no transparent huge pages")
+            return
+        }
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite")
+        // A small threshold: the first segment is compacted and a second one started under load.
+        let d = try Daemon(arguments: ["--state", state, "--log-compact-bytes", "65536", "--log-compact-ratio", "0"], socketPath: dir.file("d.sock"))
+        let c = try d.client()
+        for i in 0..<400 {
+            _ = try c.call("navigate", ["to": "shop.Product", "with": ["id": .string("p\(i)")]])
+            _ = try c.call("dismiss")
+        }
+        #expect(try #require(try c.call("stats")["state"])["compactions"]?.intValue ?? 0 >= 1)
+        // Read to its end: a proc file has no size for a whole-file read to go by.
+        let smaps = String(decoding: try #require(FileHandle(forReadingAtPath: "/proc/\(d.pid)/smaps")).readDataToEndOfFile(), as: UTF8.self)
+        let block = try #require(mappingBlock(smaps, path: state + ".log"), "no mapping of \(state).log in smaps")
+        let flags = try #require(block.first { $0.hasPrefix("VmFlags:") })
+        #expect(flags.split(separator: " ").contains("hg"), "\(flags)")
+        let version = try #require(try c.call("tree")["version"]?.intValue)
+        #expect(LogFile(path: state + ".log")?.payloads.isEmpty == false, "the new segment's records read back under its header")
+        d.stop(signal: SIGKILL)
+        let again = try Daemon(arguments: ["--state", state], socketPath: dir.file("d2.sock"))
+        #expect(try again.client().call("tree")["version"]?.intValue == version)
+    }
+
+    /// The lines of `smaps` that describe the mapping of the file at `path`: its address line (which
+    /// ends with the path) and the `Field: value` lines after it, up to the next mapping's line.
+    private func mappingBlock(_ smaps: String, path: String) -> [String]? {
+        let lines = smaps.components(separatedBy: "\n")
+        guard let start = lines.firstIndex(where: { $0.hasSuffix(" " + path) }) else { return nil }
+        var block = [lines[start]]
+        for line in lines[(start + 1)...] {
+            guard let field = line.split(separator: " ").first, field.hasSuffix(":") else { break }
+            block.append(line)
+        }
+        return block
+    }
+
     /// A commit's record keeps its changes in the compact form (`cc`, about half the bytes) unless
     /// a subscriber hears the full form, which is then kept as it was built (`ch`); a log of both
     /// is replayed to the tree navd had.

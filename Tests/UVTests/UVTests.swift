@@ -23,7 +23,7 @@ import UV
         #expect(loop.close())
     }
 
-    @Test func aDescriptorClosedInTheBackgroundIsClosedByTheTimeTheLoopCloses() throws {
+    @Test func aDescriptorClosedInTheBackgroundIsClosedByTheTimeTheLoopCloses() {
         // One end of a socket pair, closed on the thread pool. Close-on-exec from the start: no
         // child another test starts inherits it.
         var fds: [Int32] = [0, 0]
