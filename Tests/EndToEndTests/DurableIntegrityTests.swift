@@ -154,6 +154,42 @@ import Testing
         #expect(try c.call("navigate", ["to": "Product", "with": ["id": "1"], "key": "k1"])["version"] == 1)
     }
 
+    /// kill -9 between the records of a graph reload: each record goes into the mapped segment as it
+    /// is made, so the log can end cleanly (zeros after a whole record) with fewer sessions' states
+    /// than the reload announces. The reload was never acknowledged: navd drops it, says so, and
+    /// starts with what came before it (it refused to start, calling the log damaged).
+    @Test func aReloadCutBetweenItsRecordsIsDroppedAsNeverAcknowledged() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let graph = try dir.graph(Self.graphV1)
+        let state = dir.file("state.sqlite"), log = state + ".log"
+        var before: [String: JSONValue] = [:]
+        do {
+            let d = try Daemon(arguments: ["--graph", graph, "--state", state], socketPath: dir.file("a.sock"))
+            let c = try d.client()
+            for name in ["a", "b", "c"] {
+                try c.call("session.open", ["name": .string(name)])
+                try c.call("navigate", ["session": .string(name), "to": "Product", "with": ["id": .string(name)]])
+            }
+            try c.call("navigate", ["to": "Old"])
+            for name in ["main", "a", "b", "c"] { before[name] = try c.call("tree", ["session": .string(name)]) }
+            #expect(try c.call("graph.reload", ["force": true])["ok"] == true)
+            d.stop(signal: SIGKILL)
+        }
+        // The log as a crash after the reload's record and one state would leave it.
+        var file = try #require(LogFile(path: log))
+        let reload = try #require(file.payloads.lastIndex { $0.starts(with: Array(#"{"g":"#.utf8)) })
+        let states = file.payloads[(reload + 1)...].prefix { $0.starts(with: Array(#"{"s":"#.utf8)) }.count
+        #expect(states == 4 && reload + 1 + states == file.payloads.count, "\(states) states after the reload")
+        file.payloads.removeSubrange((reload + 2)...)
+        try file.write(to: log)
+
+        let d = try Daemon(arguments: ["--graph", graph, "--state", state], socketPath: dir.file("b.sock"))
+        let c = try d.client()
+        for (name, tree) in before { #expect(try c.call("tree", ["session": .string(name)]) == tree, "session \(name)") }
+        #expect(d.stderr.contains("was cut short (1 of its 4 sessions' states reached the log): it was never acknowledged, and is dropped"), "\(d.stderr)")
+    }
+
     /// What issue 45 found: `graph.reload` during a compaction crashed navd (the compaction wrote
     /// sessions listed before the reload with the new graph's numbering). Each session is written
     /// under its own graph, and a kill -9 at any point of the compaction restarts on the new graph.

@@ -290,17 +290,19 @@ extension LogStore {
         for name in snapshotNames where byName[name] == nil { unsnapshotted.close(name) }
     }
 
-    /// The last graph reload of the log that reached it whole. A reload is written in one write with
-    /// the state of every session; when the log was cut inside it (a torn write, or damage --repair
-    /// cut), that write never completed: the reload and what follows it are dropped from `records`,
-    /// and the log is read as it was before it.
+    /// The last graph reload of the log that reached it whole. A reload's record is followed by the
+    /// state of every session, all stored before its reply or any later record; when the log ends
+    /// inside that group (the crash came between its records: each is copied into the mapped
+    /// segment as it is made, so the log can end cleanly after any of them; or a torn write, or
+    /// damage --repair cut), the reload was never acknowledged: it and the states after it are
+    /// dropped from `records`, and the log is read as it was before it.
     private func lastCompleteReload(_ records: inout [(scan: Int, offset: Int, payload: Range<Int>)], _ scans: [LogScan], _ parser: JSONParser) -> Int? {
         while let g = records.lastIndex(where: { r in LogStore.starts(scans[r.scan].bytes, r.payload, with: "{\"g\":") }) {
             let r = records[g]
             let announced = (try? record(scans[r.scan].bytes, r.payload, parser))?["sessions"]?.intValue ?? -1
             let following = records[(g + 1)...].prefix { LogStore.starts(scans[$0.scan].bytes, $0.payload, with: "{\"s\":") }.count
-            let cut = records[g...].allSatisfy { $0.scan == records.last!.scan } && scans[records.last!.scan].ending != .clean
-            if following < announced && following == records.count - g - 1 && cut {
+            let atTheEnd = records[g...].allSatisfy { $0.scan == records.last!.scan }
+            if following < announced && following == records.count - g - 1 && atTheEnd {
                 restoreWarnings.append("\(scans[r.scan].path): the graph reload at byte \(r.offset) was cut short (\(following) of its \(announced) sessions' states reached the log): it was never acknowledged, and is dropped")
                 records.removeSubrange(g...)
                 continue
