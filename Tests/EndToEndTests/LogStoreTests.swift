@@ -94,8 +94,7 @@ import Testing
         #expect(try #require(try c.call("stats")["state"])["compactions"]?.intValue ?? 0 >= 1)
         // Read to its end: a proc file has no size for a whole-file read to go by.
         let smaps = String(decoding: try #require(FileHandle(forReadingAtPath: "/proc/\(d.pid)/smaps")).readDataToEndOfFile(), as: UTF8.self)
-        let block = try #require(mappingBlock(smaps, path: state + ".log"), "no mapping of \(state).log in smaps")
-        let flags = try #require(block.first { $0.hasPrefix("VmFlags:") })
+        let flags = try #require(mappingFlags(smaps, path: state + ".log"), "no mapping of \(state).log in smaps")
         #expect(flags.split(separator: " ").contains("hg"), "\(flags)")
         let version = try #require(try c.call("tree")["version"]?.intValue)
         #expect(LogFile(path: state + ".log")?.payloads.isEmpty == false, "the new segment's records read back under its header")
@@ -104,17 +103,12 @@ import Testing
         #expect(try again.client().call("tree")["version"]?.intValue == version)
     }
 
-    /// The lines of `smaps` that describe the mapping of the file at `path`: its address line (which
-    /// ends with the path) and the `Field: value` lines after it, up to the next mapping's line.
-    private func mappingBlock(_ smaps: String, path: String) -> [String]? {
+    /// The `VmFlags:` line of the mapping of the file at `path` in `smaps`: the first after the
+    /// mapping's address line (which ends with the path); each mapping's fields end with it.
+    private func mappingFlags(_ smaps: String, path: String) -> String? {
         let lines = smaps.components(separatedBy: "\n")
         guard let start = lines.firstIndex(where: { $0.hasSuffix(" " + path) }) else { return nil }
-        var block = [lines[start]]
-        for line in lines[(start + 1)...] {
-            guard let field = line.split(separator: " ").first, field.hasSuffix(":") else { break }
-            block.append(line)
-        }
-        return block
+        return lines[(start + 1)...].first { $0.hasPrefix("VmFlags:") }
     }
 
     /// A commit's record keeps its changes in the compact form (`cc`, about half the bytes) unless
