@@ -190,6 +190,49 @@ import Testing
         #expect(d.stderr.contains("was cut short (1 of its 4 sessions' states reached the log): it was never acknowledged, and is dropped"), "\(d.stderr)")
     }
 
+    /// kill -9 between a keyed navigation's commit and its key's record: each goes into the mapped
+    /// segment as it is made, so the log can end after the commit (cleanly, or with the key's record
+    /// torn). Its reply never left; replayed without its key, the client's retry would push a
+    /// second screen. navd drops the commit, says so, and the retry applies it once.
+    @Test(arguments: [false, true])
+    func aKeyedCommitCutBeforeItsKeyIsDroppedAndItsRetryAppliesOnce(tornKey: Bool) throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite"), log = state + ".log"
+        let before: JSONValue
+        do {
+            let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("a.sock"))
+            let c = try d.client()
+            try c.call("navigate", ["to": "shop.Product", "with": ["id": "p0"]])
+            before = try c.call("tree")
+            try c.call("navigate", ["to": "shop.Product", "with": ["id": "p1"], "key": "tap-1"])
+            d.stop(signal: SIGKILL)
+        }
+        // The log as a crash after the commit's record would leave it.
+        var b = bytes(log)
+        let records = LogFile.records(b)
+        let file = try #require(LogFile(b))
+        #expect(file.payloads.count >= 2 && file.payloads[file.payloads.count - 2].starts(with: Array(#"{"key":"tap-1","c":"main""#.utf8))
+                && file.payloads[file.payloads.count - 1].starts(with: Array(#"{"k":"main","key":"tap-1""#.utf8)),
+                "the keyed commit's record, then its key's: \(file.payloads.suffix(2).map { String(decoding: $0, as: UTF8.self) })")
+        let key = try #require(records.last)
+        let end = tornKey ? key.offset + 16 + key.length : b.count
+        for i in (tornKey ? key.offset + 16 + key.length / 2 : key.offset)..<end { b[i] = 0 }
+        try Data(b).write(to: URL(fileURLWithPath: log))
+
+        let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("b.sock"))
+        let c = try d.client()
+        #expect(try c.call("tree") == before)
+        #expect(d.stderr.contains(#"the navigation of session "main" with key "tap-1" committed at byte"#), "\(d.stderr)")
+        #expect(d.stderr.contains("never acknowledged, and is dropped"), "\(d.stderr)")
+        let version = try #require(before["version"]?.intValue)
+        let retry = try c.call("navigate", ["to": "shop.Product", "with": ["id": "p1"], "key": "tap-1"])
+        #expect(retry["version"]?.intValue == version + 1)
+        #expect(try c.call("navigate", ["to": "shop.Product", "with": ["id": "p1"], "key": "tap-1"]) == retry)
+        // One commit since the crash (a replayed commit and the retry would be two).
+        #expect(try c.call("tree")["version"]?.intValue == version + 1)
+    }
+
     /// What issue 45 found: `graph.reload` during a compaction crashed navd (the compaction wrote
     /// sessions listed before the reload with the new graph's numbering). Each session is written
     /// under its own graph, and a kill -9 at any point of the compaction restarts on the new graph.

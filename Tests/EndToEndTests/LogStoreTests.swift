@@ -506,7 +506,8 @@ import Testing
 
 /// kill -9 at random points under load while the log is rewritten into the snapshot every few
 /// commits and the graph is reloaded: nothing acknowledged is lost, nothing closed comes back, a
-/// keyed retry gets its first reply, facts hold their last acknowledged value.
+/// keyed retry gets its first reply, the retry of the keyed navigation the kill cut off applies it
+/// once, facts hold their last acknowledged value.
 @Suite struct LogCrashTests {
     /// Under `full` too, where a group of commits gathers for a few loop turns while requests are
     /// ready before it is written and synced.
@@ -521,6 +522,8 @@ import Testing
         var closed: Set<String> = []
         var seq = 0
         for round in 0..<6 {
+            // The keyed navigation the kill cut off, sent but not answered.
+            var inFlight: (name: String, params: JSONValue)?
             let sock = dir.file("d\(round).sock")
             let d = try Daemon(arguments: ["--state", state, "--durability", durability, "--log-compact-bytes", "8192", "--log-compact-ratio", "0"],
                                socketPath: sock)
@@ -535,7 +538,9 @@ import Testing
                     let params: JSONValue = seq % 2 == 0
                         ? ["session": .string(name), "to": "shop.Product", "with": ["id": .string("p\(seq)")], "key": .string(key)]
                         : ["session": .string(name), "to": "shop.Home", "by": "root", "key": .string(key)]
+                    inFlight = (name, params)
                     guard let r = try? c.call("navigate", params), let v = r["version"]?.intValue else { running = false; break }
+                    inFlight = nil
                     acked[name] = (v, r["visible"]?.arrayValue?.last ?? .null, key, r)
                     if seq % 7 == 0, (try? c.call("context.set", ["session": .string(name), "facts": ["n": .int(seq)]])) != nil { facts[name] = seq }
                 }
@@ -564,6 +569,14 @@ import Testing
                     let got = try c.call("context.get", ["session": .string(name)])["facts"]?["n"]?.intValue ?? -1
                     #expect(got >= n, "round \(round), \(name): fact n \(got) < acknowledged \(n)")
                 }
+            }
+            // Committed before the kill with its key, its retry gets its reply; not committed, the
+            // retry applies it: either way once (kept without its key, the retry applied it twice).
+            if let f = inFlight, let a = acked[f.name] {
+                let retry = try c.call("navigate", f.params)
+                #expect(retry["version"]?.intValue == a.version + 1, "round \(round), \(f.name): the cut-off navigation's retry \(retry) after acknowledged version \(a.version)")
+                #expect(try c.call("tree", ["session": .string(f.name)])["version"]?.intValue == a.version + 1, "round \(round), \(f.name)")
+                acked[f.name] = (a.version + 1, retry["visible"]?.arrayValue?.last ?? .null, f.params["key"]?.stringValue ?? "", retry)
             }
             let open = Set(try c.call("session.list")["sessions"]?.arrayValue?.compactMap(\.stringValue) ?? [])
             #expect(open.isDisjoint(with: closed), "closed sessions came back: \(open.intersection(closed))")

@@ -14,6 +14,9 @@ final class RecordingStore: Store {
     func sessionClosed(_ name: String) { told.append("closed \(name)") }
     func factsChanged(_ s: Session) { told.append("facts \(s.name)") }
     func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>) { told.append("key \(key)") }
+    func sessionCommitted(_ s: Session, changes: LentText?, compact: LentText?, key: String?) {
+        told.append(key.map { "commit \(s.name) key \($0)" } ?? "commit \(s.name)")
+    }
     var hasPendingWrites: Bool { false }
     func flush(graph: NavigationGraph) throws(StateError) {}
     func close() {}

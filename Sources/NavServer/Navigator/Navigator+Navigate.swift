@@ -83,7 +83,7 @@ extension Navigator {
             // Nothing to wait for: commit now, without the pending-navigation bookkeeping.
             let number = nextNavigation()
             do throws(NavError) {
-                let done = try commit(state, plan, navigation: number, starter: call.client)
+                let done = try commit(state, plan, navigation: number, starter: call.client, key: key)
                 if let key { remember(state, key: key, .success(JSONText(encoding: done))) }
                 call.succeed(done)
             } catch {

@@ -80,7 +80,7 @@ extension Navigator {
     func commitResult(_ nav: PendingNavigation) -> Result<JSONValue, NavError> {
         if let unguarded = guardsNotRun(nav) { return .failure(unguarded) }
         if let instead = nav.commitInstead { return instead() }
-        let r = commitResult(nav.state, nav.plan, navigation: nav.number, starter: nav.client).map(\.json)
+        let r = commitResult(nav.state, nav.plan, navigation: nav.number, starter: nav.client, key: nav.key).map(\.json)
         guard !nav.redirects.isEmpty, case .success(.object(var o)) = r else { return r }
         // Where it went instead, and why.
         o.append("redirected", .array(nav.redirects.map { hop in
@@ -141,14 +141,16 @@ extension Navigator {
         store.keyRemembered(state.session, key: key, reply: reply)
     }
 
-    /// Commits `plan` and publishes it; `starter` hears `flowCompleted` of a flow it starts.
-    func commitResult(_ state: SessionState, _ plan: Plan, navigation: Int, starter: some Client) -> Result<Navigated, NavError> {
-        do throws(NavError) { return .success(try commit(state, plan, navigation: navigation, starter: starter)) } catch { return .failure(error) }
+    /// Commits `plan` and publishes it; `starter` hears `flowCompleted` of a flow it starts; `key`:
+    /// the keyed navigation's key, whose reply is remembered after it.
+    func commitResult(_ state: SessionState, _ plan: Plan, navigation: Int, starter: some Client, key: String? = nil) -> Result<Navigated, NavError> {
+        do throws(NavError) { return .success(try commit(state, plan, navigation: navigation, starter: starter, key: key)) } catch { return .failure(error) }
     }
 
-    /// Commits `plan` and publishes it; `starter` hears `flowCompleted` of a flow it starts.
+    /// Commits `plan` and publishes it; `starter` hears `flowCompleted` of a flow it starts; `key`:
+    /// the keyed navigation's key, whose reply is remembered after it.
     @inline(__always)
-    func commit(_ state: SessionState, _ plan: Plan, navigation: Int, starter: some Client) throws(NavError) -> Navigated {
+    func commit(_ state: SessionState, _ plan: Plan, navigation: Int, starter: some Client, key: String? = nil) throws(NavError) -> Navigated {
         let before = state.session.version
         let source = plan.sourceCoordinator >= 0 ? plan.sourceCoordinator : state.session.coordinator(ofNode: plan.source)
         let c = try state.session.commit(plan)
@@ -170,7 +172,7 @@ extension Navigator {
         // the tree when the reply is encoded, without building an array.
         let mayCommitAgain = c.endedList != nil || !c.removedNumbers.isEmpty || !state.subscribers.isEmpty
         let path: VisiblePath = mayCommitAgain ? .numbers(state.session.visibleNumbers) : .current(state.session)
-        publish(c, in: state, hints: plan.hints)
+        publish(c, in: state, hints: plan.hints, key: key)
         return Navigated(navigation: navigation, node: c.node?.number ?? -1, version: c.version, visible: path)
     }
 

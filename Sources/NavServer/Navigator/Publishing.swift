@@ -6,11 +6,12 @@ import NavigationCore
 /// clients of flows that ended (`flowCompleted`), and navigations whose source it removed.
 extension Navigator {
     /// Publishes a commit. Called before the reply to the request that caused it, so a subscribed
-    /// requester sees the change first.
-    func publish(_ commit: Commit, in state: SessionState, hints: JSONValue? = nil) {
+    /// requester sees the change first. `key`: the commit is that keyed navigation's (its reply is
+    /// remembered after this).
+    func publish(_ commit: Commit, in state: SessionState, hints: JSONValue? = nil, key: String? = nil) {
         commits += 1
         let s = state.session
-        store.sessionCommitted(s, changes: commit.changeText, compact: commit.compactText)
+        store.sessionCommitted(s, changes: commit.changeText, compact: commit.compactText, key: key)
         if placementRecordsAlways || !state.subscribers.isEmpty {
             placement.publish({ StackChanged(session: s.name, ref: state.ref, version: commit.version, changes: commit.changeText,
                                              compactChanges: commit.compactText, visible: .current(s), hints: hints) },

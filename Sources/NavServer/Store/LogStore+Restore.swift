@@ -122,6 +122,7 @@ extension LogStore {
     private func replay(_ scans: [LogScan], graph: NavigationGraph) throws(StateError) -> [Session] {
         var records = scans.indices.flatMap { i in scans[i].records.map { (scan: i, offset: $0.offset, payload: $0.payload) } }
         let parser = saved.parser()
+        dropKeyedCommitWithoutKey(&records, scans, parser)
         let reload = lastCompleteReload(&records, scans, parser)
         var byName: [String: Session] = [:]
         var order: [String] = []
@@ -310,6 +311,34 @@ extension LogStore {
             return g
         }
         return nil
+    }
+
+    /// A keyed navigation's commit (`{"key":…,"c":…}`) is followed by its key's record (`{"k":…}`)
+    /// before its reply or any other leaves; the records between the two are those its commit made
+    /// (a flow it ended resumed another navigation). When the log ends between them, torn or cleanly
+    /// (each record goes into the mapped segment as it is made), the commit was never acknowledged:
+    /// replayed without its key, a retry after the crash would apply it a second time. It and the
+    /// records after it are dropped from `records`. Only keyed commits and key records are read.
+    private func dropKeyedCommitWithoutKey(_ records: inout [(scan: Int, offset: Int, payload: Range<Int>)], _ scans: [LogScan], _ parser: JSONParser) {
+        guard let last = records.last else { return }
+        var waiting: [String: (index: Int, session: String, key: String)] = [:]
+        for (i, r) in records.enumerated() {
+            let bytes = scans[r.scan].bytes
+            let keyed = LogStore.starts(bytes, r.payload, with: "{\"key\":")
+            guard keyed || (!waiting.isEmpty && LogStore.starts(bytes, r.payload, with: "{\"k\":")) else { continue }
+            guard let p = try? saved.view(parser, bytes[r.payload], "a log record") else { continue }  // replay says what is wrong
+            let m = RecordMembers(p)
+            guard let name = (keyed ? m.c : m.k)?.string, let key = m.key?.string else { continue }
+            let id = name + "\u{0}" + key
+            if keyed { waiting[id] = (i, name, key) } else { waiting[id] = nil }
+        }
+        guard let first = waiting.values.min(by: { $0.index < $1.index }) else { return }
+        // Only at the end of the last log: what a crash leaves (else replay goes on as before).
+        guard records[first.index...].allSatisfy({ $0.scan == last.scan }) else { return }
+        let r = records[first.index]
+        let after = records.count - first.index - 1
+        restoreWarnings.append("\(scans[r.scan].path): the navigation of session \"\(first.session)\" with key \"\(first.key)\" committed at byte \(r.offset), and the log ends before its key's record: the crash came before its reply, so it was never acknowledged, and is dropped\(after > 0 ? " with the \(after) record\(after == 1 ? "" : "s") its commit made after it" : "") (a retry of it applies it once)")
+        records.removeSubrange(first.index...)
     }
 
     /// The keys a snapshot replaced by a reload keeps: its own, then those the log adds (or drops,

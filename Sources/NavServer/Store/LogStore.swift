@@ -117,14 +117,24 @@ public final class LogStore: Store {
     }
 
     /// A commit's record holds its changes in the compact form when it was built (`cc`), else in
-    /// the full one (`ch`).
-    public func sessionCommitted(_ s: Session, changes: LentText?, compact: LentText?) {
+    /// the full one (`ch`). A keyed navigation's begins with its key (`{"key":…,"c":…}`): its key's
+    /// record follows before any reply leaves, and a log that ends between the two (each is stored
+    /// into the mapped segment as it is made) ends with a commit never acknowledged, which restore
+    /// drops (``LogStore/load(graph:)``) rather than replay it without its key, so that a retry
+    /// after the crash applies it once.
+    public func sessionCommitted(_ s: Session, changes: LentText?, compact: LentText?, key: String?) {
         guard let text = compact ?? changes else { return sessionChanged(s) }
         if segmentLayout != nil { writeSegmentLayout() }
         // Written in place, not through log(_:): a closure capturing the session and the text
         // retained and released both on every commit.
         let start = LogRecord.begin(in: &records)
-        LogStore.head(&records, "{\"c\":", s)
+        if let key {
+            records.raw("{\"key\":")
+            records.write(string: key)
+            LogStore.head(&records, ",\"c\":", s)
+        } else {
+            LogStore.head(&records, "{\"c\":", s)
+        }
         records.raw(compact != nil ? ",\"cc\":" : ",\"ch\":")
         text.encode(into: &records)
         records.raw(UInt8(ascii: "}"))

@@ -30,7 +30,7 @@ public protocol Store: AnyObject {
     /// Writes what was told since the last flush, all or nothing.
     func flush(graph: NavigationGraph) throws(StateError)
     func close()
-    /// Whether commits must record their `changes` for it (``sessionCommitted(_:changes:compact:)``).
+    /// Whether commits must record their `changes` for it (``sessionCommitted(_:changes:compact:key:)``).
     var wantsChanges: Bool { get }
     /// Whether it takes the changes in the compact form as well as the full one: then a session
     /// that no full subscriber hears records the compact form alone for it.
@@ -39,8 +39,11 @@ public protocol Store: AnyObject {
     /// compaction); the loop keeps turning while there is some.
     var hasBackgroundWork: Bool { get }
     func backgroundSlice(graph: NavigationGraph) throws(StateError)
-    /// A commit of `s`, with the changes it recorded in each form (nil where it recorded none).
-    func sessionCommitted(_ s: Session, changes: LentText?, compact: LentText?)
+    /// A commit of `s`, with the changes it recorded in each form (nil where it recorded none);
+    /// `key`: the commit is a keyed navigation's, whose reply ``keyRemembered(_:key:reply:)`` tells
+    /// before any reply leaves (a store that writes each record as it is made marks the commit, so
+    /// that a crash between the two drops the commit rather than keep it without its key).
+    func sessionCommitted(_ s: Session, changes: LentText?, compact: LentText?, key: String?)
     /// Each flush waits for the disk (`--durability full`): worth gathering more commits first.
     var flushSyncs: Bool { get }
     /// The graph was reloaded: the state of each of `sessions` sessions, rebuilt for `graph`, follows.
@@ -67,7 +70,7 @@ extension Store {
     public func backgroundSlice(graph: NavigationGraph) throws(StateError) {}
     public func graphReloaded(_ graph: NavigationGraph, sessions: Int) {}
     /// Stores that keep whole sessions are told the session changed.
-    public func sessionCommitted(_ s: Session, changes: LentText?, compact: LentText?) { sessionChanged(s) }
+    public func sessionCommitted(_ s: Session, changes: LentText?, compact: LentText?, key: String?) { sessionChanged(s) }
     public var flushesInBackground: Bool { false }
     /// A store that writes on the loop writes now.
     public func beginFlush(graph: NavigationGraph, done: @escaping (StateError?) -> Void) {
