@@ -14,8 +14,11 @@ final class RecordingStore: Store {
     func sessionClosed(_ name: String) { told.append("closed \(name)") }
     func factsChanged(_ s: Session) { told.append("facts \(s.name)") }
     func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>) { told.append("key \(key)") }
+    /// A keyed navigation's commit is told with its key; any other as a change, as stores that keep
+    /// whole sessions are told.
     func sessionCommitted(_ s: Session, changes: LentText?, compact: LentText?, key: String?) {
-        told.append(key.map { "commit \(s.name) key \($0)" } ?? "commit \(s.name)")
+        guard let key else { return sessionChanged(s) }
+        told.append("commit \(s.name) key \(key)")
     }
     var hasPendingWrites: Bool { false }
     func flush(graph: NavigationGraph) throws(StateError) {}
