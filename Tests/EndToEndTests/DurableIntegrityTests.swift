@@ -233,6 +233,35 @@ import Testing
         #expect(try c.call("tree")["version"]?.intValue == version + 1)
     }
 
+    /// A keyed commit without its key's record followed by another session's record is not what a
+    /// crash leaves (the key's record comes before anything else is handled): navd keeps every
+    /// record, which may have been acknowledged, and warns, rather than drop what follows.
+    @Test func aKeyedCommitWithoutItsKeyBeforeAnotherSessionsRecordIsKept() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite"), log = state + ".log"
+        var before: [String: JSONValue] = [:]
+        do {
+            let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("a.sock"))
+            let c = try d.client()
+            try c.call("session.open", ["name": "other"])
+            try c.call("navigate", ["to": "shop.Product", "with": ["id": "p1"], "key": "tap-1"])
+            try c.call("navigate", ["session": "other", "to": "shop.Product", "with": ["id": "p2"]])
+            for name in ["main", "other"] { before[name] = try c.call("tree", ["session": .string(name)]) }
+            d.stop(signal: SIGKILL)
+        }
+        var file = try #require(LogFile(path: log))
+        let key = try #require(file.payloads.lastIndex { $0.starts(with: Array(#"{"k":"main","key":"tap-1""#.utf8)) })
+        #expect(key == file.payloads.count - 2 && file.payloads[key - 1].starts(with: Array(#"{"key":"tap-1""#.utf8)))
+        file.payloads.remove(at: key)
+        try file.write(to: log)
+
+        let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("b.sock"))
+        let c = try d.client()
+        for (name, tree) in before { #expect(try c.call("tree", ["session": .string(name)]) == tree, "session \(name)") }
+        #expect(d.stderr.contains("has no key's record after it, yet records of other sessions or logs follow it: replayed as it is"), "\(d.stderr)")
+    }
+
     /// What issue 45 found: `graph.reload` during a compaction crashed navd (the compaction wrote
     /// sessions listed before the reload with the new graph's numbering). Each session is written
     /// under its own graph, and a kill -9 at any point of the compaction restarts on the new graph.

@@ -333,9 +333,20 @@ extension LogStore {
             if keyed { waiting[id] = (i, name, key) } else { waiting[id] = nil }
         }
         guard let first = waiting.values.min(by: { $0.index < $1.index }) else { return }
-        // Only at the end of the last log: what a crash leaves (else replay goes on as before).
-        guard records[first.index...].allSatisfy({ $0.scan == last.scan }) else { return }
+        // Only at the end of the last log, and only records of its session after it (what its commit
+        // makes): what a crash leaves. Else the log holds what no navd writes, and it is replayed as
+        // it is, with a warning, rather than drop records that may have been acknowledged.
+        let tail = records[first.index...]
+        let sameSession = tail.allSatisfy { r in
+            guard r.scan == last.scan, let p = try? saved.view(parser, scans[r.scan].bytes[r.payload], "a log record") else { return false }
+            let m = RecordMembers(p)
+            return (m.c ?? m.s ?? m.f ?? m.k ?? m.x)?.string == first.session
+        }
         let r = records[first.index]
+        guard sameSession else {
+            restoreWarnings.append("\(scans[r.scan].path): the navigation of session \"\(first.session)\" with key \"\(first.key)\" committed at byte \(r.offset) has no key's record after it, yet records of other sessions or logs follow it: replayed as it is (its key is not remembered)")
+            return
+        }
         let after = records.count - first.index - 1
         restoreWarnings.append("\(scans[r.scan].path): the navigation of session \"\(first.session)\" with key \"\(first.key)\" committed at byte \(r.offset), and the log ends before its key's record: the crash came before its reply, so it was never acknowledged, and is dropped\(after > 0 ? " with the \(after) record\(after == 1 ? "" : "s") its commit made after it" : "") (a retry of it applies it once)")
         records.removeSubrange(first.index...)
