@@ -12,7 +12,7 @@ PYENV      := .build/pyenv
 # Release builds of navd tuned with the flags Package.swift keeps behind NAVD_TUNED.
 export NAVD_TUNED ?= 1
 
-.PHONY: web-deps install-missing bench-web web web-build web-build-release embed-web test-web install uninstall man man-check chaos chaos-smoke run test test-python python-deps deps build build-debug embed protocol graph-png build-no-cluster bench bench-instructions bench-durable bench-scale bench-cpu bench-graph bench-core bench-parse pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
+.PHONY: web-deps install-missing bench-web web embed-web test-web install uninstall man man-check chaos chaos-smoke run test test-python python-deps deps build build-debug embed protocol graph-png build-no-cluster bench bench-instructions bench-durable bench-scale bench-cpu bench-graph bench-core bench-parse pgo-profile demo cluster-demo bench-cluster clean help fuzz fuzz-smoke test-asan soak attacks
 
 ## make help: every target, one line each (scripts/tests/test_install.py checks that none is missing).
 help:
@@ -36,8 +36,6 @@ help:
 	@echo "Demos:"
 	@echo "  demo              - navd, two nav-tui and a navctl tour in tmux"
 	@echo "  web               - navd and nav-web: navd in a browser (prints the URL with its token)"
-	@echo "  web-build         - build nav-web (Clients/web, its own package)"
-	@echo "  web-build-release - build nav-web for release (make install)"
 	@echo "  embed-web         - regenerate nav-web's embedded page from Clients/web/Assets"
 	@echo "  cluster-demo      - PostgreSQL, two navd nodes, a nav-tui on each, in tmux"
 	@echo "Longer tests:"
@@ -68,12 +66,8 @@ help:
 ## PREFIX (/usr/local), staged under DESTDIR when set; CONFIG=debug installs the debug build.
 PREFIX ?= /usr/local
 CONFIG ?= release
-install: $(if $(filter debug,$(CONFIG)),build-debug web-build,build web-build-release)
+install: $(if $(filter debug,$(CONFIG)),build-debug,build)
 	PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) CONFIG=$(CONFIG) scripts/install.sh install
-
-## nav-web's package built for release (make install).
-web-build-release: deps
-	$(SWIFT) build --package-path Clients/web -c release
 
 ## make uninstall: removes what make install put under PREFIX (DESTDIR); sessions kept stay.
 uninstall:
@@ -139,7 +133,7 @@ test-python: python-deps
 	NAVD_BIN=$(CURDIR)/.build/debug/navd $(PYENV)/bin/python -m pytest -q -p no:cacheprovider --rootdir=$(CURDIR) \
 	  -n $(PYTEST_WORKERS) Clients/python/tests Clients/python/examples scripts/tests
 
-## make fuzz: each libFuzzer target (framing, json, graph, argv, state, session, log, coverage, policy, pattern) for FUZZ_SECONDS (default 300) from
+## make fuzz: each libFuzzer target (framing, json, graph, argv, state, session, log, coverage, policy, pattern, http, websocket) for FUZZ_SECONDS (default 300) from
 ## the seed corpus in Fuzz/corpus; a crash fails and leaves its input in .build-fuzz/artifacts/.
 FUZZ_SECONDS ?= 300
 fuzz: deps
@@ -160,7 +154,7 @@ CHAOS_SECONDS ?= 300
 chaos: build
 	python3 scripts/chaos.py --navd .build/release/navd --seconds $(CHAOS_SECONDS)
 
-## The short run `make test` makes (beside nav-web's build): 60 s against the debug navd, at navd's
+## The short run `make test` makes (beside the background builds): 60 s against the debug navd, at navd's
 ## default lease (2 s), not make chaos's 1 s: why in Protocol/CLUSTER.md, "Checking it".
 CHAOS_SMOKE := python3 scripts/chaos.py --navd .build/debug/navd --seconds 60 --lease-ms 2000
 chaos-smoke: build-debug
@@ -268,33 +262,27 @@ clean:
 ## make web: navd (started on the default socket unless one answers there) and nav-web, navd in a
 ## browser; prints the URL with its token. WEB_PORT (8765), NAVWEB_ARGS (such as --read-only).
 WEB_PORT ?= 8765
-web: build web-build
+web: build
 	@scripts/web.sh $(SOCKET) $(WEB_PORT) $(NAVWEB_ARGS)
-
-## nav-web's package (Clients/web: Hummingbird, its own build folder), debug unless CONFIG=release.
-web-build: deps
-	SWIFT=$(SWIFT) scripts/web-build.sh
 
 ## Regenerate nav-web's embedded page (Clients/web/Sources/NavWebServer/Assets.swift) from Clients/web/Assets.
 embed-web:
 	python3 scripts/embed-web.py
 
-## nav-web's tests: its server in the test process, over raw sockets (Clients/web/Tests, against
-## the debug navd), its page's mirror with node --test (Clients/web/tests/*.test.mjs, on the
+## nav-web's tests: its server over raw sockets and its parsers (Clients/web/Tests, part of
+## `swift test`, run by make test with the other Swift tests), its page's mirror with node --test (Clients/web/tests/*.test.mjs, on the
 ## change fixtures every mirror replays), then the page in a headless Chromium (Selenium,
 ## chromium-driver).
 ## The browser tests mostly wait (Chromium starting, the page answering): two run at once.
 WEB_TEST_WORKERS ?= 2
-test-web: web-deps python-deps web-build
-	NAVD_BIN=$(CURDIR)/.build/debug/navd $(SWIFT) test --skip-build --package-path Clients/web
+test-web: web-deps python-deps build-debug
 	node --test Clients/web/tests/
 	@rm -f .build/web-screenshots/figures.txt
-	NAVD_BIN=$(CURDIR)/.build/debug/navd NAVWEB_BIN=$(CURDIR)/Clients/web/.build/debug/nav-web \
+	NAVD_BIN=$(CURDIR)/.build/debug/navd NAVWEB_BIN=$(CURDIR)/.build/debug/nav-web \
 	  $(PYENV)/bin/python -m pytest -q -p no:cacheprovider --rootdir=$(CURDIR) -n $(WEB_TEST_WORKERS) Clients/web/tests
 	@cat .build/web-screenshots/figures.txt 2>/dev/null || true
 
 ## make bench-web: nav-web's CPU and memory with PAGES (10) pages open on a session committing RATE
 ## (1,000) navigations a second for SECONDS (10); release navd, release nav-web.
 bench-web: web-deps build python-deps
-	$(SWIFT) build --package-path Clients/web -c release
 	$(PYENV)/bin/python scripts/bench-web.py

@@ -29,7 +29,7 @@ let profile = Context.packageDirectory + "/Profiles/navd.profdata"
 /// The first 16 hex digits of the profile's SHA-256, written here by `make pgo-profile`. SwiftPM
 /// evaluates this file again only when its text changes, and does not see the profile as an
 /// input: naming the digest in the flags is what makes a new profile rebuild the modules.
-let profileDigest = "0d29a1017c5bca40"
+let profileDigest = "e3fa102b966e1764"
 let pgo: [String] = {
     switch Context.environment["NAVD_PGO"] {
     case "generate": return ["-Xfrontend", "-ir-profile-generate"]
@@ -61,6 +61,7 @@ let package = Package(
         .executable(name: "navctl", targets: ["navctl"]),
         .executable(name: "nav-tui", targets: ["nav-tui"]),
         .executable(name: "navbench", targets: ["navbench"]),
+        .executable(name: "nav-web", targets: ["nav-web"]),
         .library(name: "NavClient", targets: ["NavClient"]),
     ],
     dependencies: [
@@ -158,8 +159,16 @@ let package = Package(
             ],
             path: "Clients/navbench"
         ),
+        // nav-web: navd in a browser. NavWebServer is its server (HTTP/1.1 and WebSocket on the UV
+        // layer's loop, the relay to navd, access checks, metrics, the picture), where its tests reach it.
+        .target(
+            name: "NavWebServer",
+            dependencies: ["UV", "Unchecked", "BuildInfo", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Clients/web/Sources/NavWebServer"
+        ),
+        .executableTarget(name: "nav-web", dependencies: ["NavWebServer"], path: "Clients/web/Sources/nav-web"),
         // libFuzzer targets for the parsers (`make fuzz`); a plain build replays inputs given as files.
-        .executableTarget(name: "navd-fuzz", dependencies: ["JSON", "RPC", "NavGraph", "NavigationCore", "NavExplore", "NavServer", "NavClient", "UV", "Unchecked", "CChecksum",
+        .executableTarget(name: "navd-fuzz", dependencies: ["JSON", "RPC", "NavGraph", "NavigationCore", "NavExplore", "NavServer", "NavClient", "NavWebServer", "UV", "Unchecked", "CChecksum",
                                                           .product(name: "Logging", package: "swift-log")], path: "Fuzz/Sources"),
         .executableTarget(name: "graph-load-bench", dependencies: ["NavGraph"], path: "Benchmarks/GraphLoadBench"),
         .executableTarget(name: "core-bench", dependencies: ["NavigationCore", "NavGraph", "JSON", "NavTesting"], path: "Benchmarks/CoreBench"),
@@ -173,6 +182,7 @@ let package = Package(
         .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "RPC", "NavGraph", "NavigationCore", "NavTesting", "NavClient", "CChecksum", "Unchecked",
                                                            "UV", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "EndToEndTests", dependencies: ["JSON", "UV", "NavClient", "NavTesting"]),
+        .testTarget(name: "NavWebServerTests", dependencies: ["NavWebServer", "UV"], path: "Clients/web/Tests/NavWebServerTests"),
         .target(name: "NavTesting", dependencies: ["JSON", "NavGraph", "NavigationCore", "CChecksum"], path: "Tests/NavTesting"),
     ]
 )

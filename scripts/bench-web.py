@@ -51,10 +51,8 @@ def main():
     work = tempfile.mkdtemp(prefix="navd-bench-web-")
     sock = os.path.join(work, "navd.sock")
     navd_bin = os.path.join(ROOT, ".build/release/navd")
-    web_bin = os.path.join(ROOT, "Clients/web/.build/release/nav-web")
+    web_bin = os.path.join(ROOT, ".build/release/nav-web")
     build = "release"
-    if not os.path.exists(web_bin):
-        web_bin, build = os.path.join(ROOT, "Clients/web/.build/debug/nav-web"), "debug"
     navd = subprocess.Popen([navd_bin, "--socket", sock, "--ephemeral", "--log-level", "error"])
     for _ in range(200):
         if os.path.exists(sock):

@@ -30,10 +30,9 @@ docs=(README.md LICENSE Protocol/PROTOCOL.md Protocol/GRAPH.md Protocol/openrpc.
 
 case "$action" in
 install)
-    # nav-web is a package of its own: its binary is in Clients/web's build folder.
-    built() { if [ "$1" = nav-web ]; then echo "Clients/web/.build/$CONFIG/nav-web"; else echo ".build/$CONFIG/$1"; fi; }
+    built() { echo ".build/$CONFIG/$1"; }
     for t in "${TOOLS[@]}"; do
-        [ -x "$(built "$t")" ] || { echo "install: $(built "$t") is not built (make build web-build CONFIG=$CONFIG)" >&2; exit 1; }
+        [ -x "$(built "$t")" ] || { echo "install: $(built "$t") is not built (make $([ "$CONFIG" = debug ] && echo build-debug || echo build))" >&2; exit 1; }
     done
     install -d "$bin" "$man1" "$bash_dir" "$zsh_dir" "$fish_dir" "$unit_dir" "$system_unit_dir" "$doc_dir"
     for t in "${TOOLS[@]}"; do

@@ -13,14 +13,10 @@ mkdir -p .build
 # built as a product of that build, on the ArgumentParser it compiled (the package plugin
 # `swift package generate-manual` compiles ArgumentParser again for itself: 15 s).
 swift build --product generate-manual > "$log" 2>&1 || { cat "$log" >&2; exit 1; }
-# nav-web is a package of its own (Clients/web): its page comes from its debug build (checked for
-# warnings as `make web-build` does).
-scripts/web-build.sh >> "$log" 2>&1 || { cat "$log" >&2; exit 1; }
 bin=$(swift build --show-bin-path)
 out=.build/man-pages
 for t in "${TOOLS[@]}"; do
     exe=$bin/$t
-    [ "$t" = nav-web ] && exe=Clients/web/.build/debug/nav-web
     [ -x "$exe" ] || { echo "man: $exe is not built: run \`make man\` (it builds the debug executables first)" >&2; exit 1; }
     mkdir -p "$out/$t"
     "$bin/generate-manual" "$exe" --date "$MAN_DATE" --authors "navd's authors" --output-directory "$out/$t" >> "$log" 2>&1 \

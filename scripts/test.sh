@@ -1,25 +1,21 @@
 #!/usr/bin/env bash
 # make test: every build, check and test, in an order that keeps both cpus busy.
 #
-#   1. navd's debug build with its tests.
+#   1. The package's debug build with its tests (navd, its clients, nav-web).
 #   2. The builds only `make test` needs (NavClient as another package's dependency, with navd
 #      without cluster mode built from that package; the fuzz targets with their sanitizers) start
 #      in the background as idle work
 #      (SCHED_IDLE, `chrt --idle`): they run on a cpu the rest leaves idle, and a process of the
 #      rest that wakes takes its cpu back. They still slow what runs beside them (the cpus share
-#      their caches: in a fresh clone nav-web's build takes 157 s beside them, 95 s alone), but
-#      less than they take after the tests (114 s). Their output goes to
+#      their caches), but less than they take after the tests (114 s). Their output goes to
 #      .build/test-background.log, printed once they end.
 #   3. The chaos run (60 s of faults on three cluster nodes) starts beside them, at the usual
 #      priority: it keeps about half a cpu busy, the rest of its time it waits for its faults and
-#      leases, so beside nav-web's build it costs that build little, where alone it held the run for
-#      its whole minute. Its output goes to .build/test-chaos.log, printed once it ends, which is
-#      before the Swift tests start.
-#   4. nav-web's package (its own build folder), with its tests. (Built beside navd's build it
-#      took as long in all: each build keeps both cpus busy.)
-#   5. The checks and the tests, one after the other: profile, lint, man pages, protocol, embedded
-#      page, the chaos run's verdict, the Swift tests.
-#   6. The background builds' results; then the fuzz smoke (its own build was one of them) in the
+#      leases, so the background builds use the rest. Its output goes to .build/test-chaos.log,
+#      printed once it ends, which is before the Swift tests start.
+#   4. The checks and the tests, one after the other: profile, lint, man pages, protocol, embedded
+#      page, the chaos run's verdict, the Swift tests (nav-web's server tests among them).
+#   5. The background builds' results; then the fuzz smoke (its own build was one of them) in the
 #      background at nice 19, beside nav-web's tests, then the Python client's tests. Each fuzz
 #      target runs for a fixed time (6 s), so the smoke ends when it would have alone, and nav-web's
 #      browser tests mostly wait (about one cpu busy in their 60-70 s), so they lose little to it.
@@ -94,11 +90,7 @@ echo "test: beside the rest ($chaos_log): ${CHAOS_SMOKE:?make test sets CHAOS_SM
 in_background bash -c "$CHAOS_SMOKE; echo \$? > $chaos_status; echo \"(ended at \$(( \$(date +%s) - $start )) s)\"" > "$chaos_log" 2>&1
 chaos_pid=$!
 
-# 4. nav-web's package, once: the steps after it see NAVWEB_BUILT and do not build it again.
-run scripts/web-build.sh
-export NAVWEB_BUILT=1
-
-# 5. The checks and the tests.
+# 4. The checks and the tests.
 run scripts/profile-sources.sh --check
 run scripts/lint.sh
 run scripts/man.sh --check
@@ -110,7 +102,7 @@ run python3 scripts/embed-web.py --check
 wait_for chaos_pid "the chaos run" "$chaos_log" "$chaos_status" "$CHAOS_SMOKE"
 run scripts/swift-test.sh
 
-# 6. The background builds (done by now), then the fuzz smoke beside nav-web's and the Python
+# 5. The background builds (done by now), then the fuzz smoke beside nav-web's and the Python
 #    client's tests.
 wait "$bg_pid"
 bg_pid=

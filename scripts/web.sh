@@ -16,4 +16,4 @@ else
     echo "web: using the navd that answers on $SOCK"
 fi
 trap '[ -n "$NAVD_PID" ] && kill "$NAVD_PID" 2>/dev/null; true' EXIT
-Clients/web/.build/debug/nav-web --socket "$SOCK" --port "$PORT" --navd .build/release/navd "$@"
+.build/release/nav-web --socket "$SOCK" --port "$PORT" --navd .build/release/navd "$@"

@@ -26,17 +26,19 @@ public final class ChildProcess: Handle {
     /// Runs once when the process itself has exited (even abandoned, even while a child of its own
     /// still holds its output open): for counting the processes running.
     public var onExited: (() -> Void)?
-    /// Most bytes kept of each output stream.
+    /// Most bytes kept of each output stream, unless the start says otherwise.
     public static let outputCap = 64 * 1024
+    private let cap: Int
     public private(set) var pid: Int32 = 0
 
     private var proc: UnsafeMutablePointer<uv_process_t> { UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_process_t.self) }
 
     /// Spawns `argv` (argv[0] is looked up in the PATH of `environment`), in `directory`, writes
-    /// `input` to its stdin and closes it.
+    /// `input` to its stdin and closes it; keeps at most `outputCap` bytes of each output.
     public init(loop: EventLoop, argv: [String], environment: [String], directory: String?, input: [UInt8],
-                onExit: @escaping (Outcome) -> Void) throws(UVError) {
+                outputCap: Int = ChildProcess.outputCap, onExit: @escaping (Outcome) -> Void) throws(UVError) {
         self.loop = loop
+        self.cap = outputCap
         self.onExit = onExit
         super.init(size: MemoryLayout<uv_process_t>.size)
         let sin = PipeStream(loop: loop), sout = PipeStream(loop: loop), serr = PipeStream(loop: loop)
@@ -100,7 +102,7 @@ public final class ChildProcess: Handle {
     private func read(_ e: PipeStream.ReadEvent, into buffer: ReferenceWritableKeyPath<ChildProcess, [UInt8]>, pipe: PipeStream) {
         switch e {
         case .data(let bytes):
-            let room = ChildProcess.outputCap - self[keyPath: buffer].count
+            let room = cap - self[keyPath: buffer].count
             if room > 0 { self[keyPath: buffer].append(contentsOf: bytes.raw.prefix(room)) }
         case .end, .error:
             pipe.close()

@@ -11,8 +11,8 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TOOLS = ["navd", "navctl", "nav-tui", "navbench", "nav-web"]
-# nav-web is a package of its own, without the build's commit stamp.
-VERSIONED = ["navd", "navctl", "nav-tui", "navbench"]
+# Every tool is a product of the one package: each names the build's commit.
+VERSIONED = TOOLS
 
 
 def make(*args, **env):

@@ -1,6 +1,4 @@
 import Foundation
-import HTTPTypes
-import Hummingbird
 
 /// Who may use nav-web: a request must be addressed to this server by a name of its own (the Host
 /// header: a page of another site whose name resolves here, DNS rebinding, is refused), carry the
@@ -20,8 +18,8 @@ enum Access {
         return names.contains { host == "\($0):\(port)" || (port == 80 && host == $0) }
     }
 
-    static func cookieToken(_ fields: HTTPFields) -> String? {
-        for header in fields[values: .cookie] {
+    static func cookieToken(_ request: HTTPRequestHead) -> String? {
+        for header in request.values("cookie") {
             for part in header.split(separator: ";") {
                 let kv = part.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
                 if kv.count == 2, kv[0] == cookie { return String(kv[1]) }
@@ -30,44 +28,36 @@ enum Access {
         return nil
     }
 
-    static func bearerToken(_ fields: HTTPFields) -> String? {
-        guard let a = fields[.authorization], a.hasPrefix("Bearer ") else { return nil }
+    static func bearerToken(_ request: HTTPRequestHead) -> String? {
+        guard let a = request.field("authorization"), a.hasPrefix("Bearer ") else { return nil }
         return String(a.dropFirst("Bearer ".count))
     }
 
-    /// Whether a WebSocket upgrade may go ahead: Host, token (cookie or bearer) and an Origin that
-    /// is this server.
-    static func upgradeAllowed(_ request: HTTPRequest, settings: Settings, port: Int) -> Bool {
-        let fields = request.headerFields
-        guard let host = request.authority, hostAllowed(host, settings: settings, port: port) else { return false }
-        guard let origin = fields[.origin], origin == "http://\(host)" else { return false }
-        guard let t = cookieToken(fields) ?? bearerToken(fields) else { return false }
-        return Token.equal(t, settings.token)
-    }
-}
-
-/// Checks every HTTP request (but /healthz) as ``Access`` says; a first load with `?token=` sets
-/// the cookie.
-struct Guard<Context: RequestContext>: RouterMiddleware {
-    let settings: Settings
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let port = settings.port.load()
-        guard Access.hostAllowed(request.head.authority, settings: settings, port: port) else {
-            return Routes.text(.forbidden, "nav-web: refused: the Host header (\(request.head.authority ?? "none")) is not this server "
-                               + "(127.0.0.1:\(port) or localhost:\(port)); a page of another site may not reach nav-web\n")
+    /// Why an HTTP request (but /healthz) is refused: its Host is not this server's (403), or it
+    /// lacks the token (401); nil when it may go on.
+    static func refusal(_ request: HTTPRequestHead, settings: Settings, port: Int) -> HTTPAnswer? {
+        guard hostAllowed(request.field("host"), settings: settings, port: port) else {
+            return .text(403, "nav-web: refused: the Host header (\(request.field("host") ?? "none")) is not this server "
+                         + "(127.0.0.1:\(port) or localhost:\(port)); a page of another site may not reach nav-web\n")
         }
-        if request.uri.path == "/healthz" { return try await next(request, context) }
-        let query = request.uri.queryParameters.get("token")
-        let given = query ?? Access.cookieToken(request.headers) ?? Access.bearerToken(request.headers)
+        if request.path == "/healthz" { return nil }
+        let given = request.query("token") ?? cookieToken(request) ?? bearerToken(request)
         guard let given, Token.equal(given, settings.token) else {
-            return Routes.text(.unauthorized, "nav-web: this needs the token nav-web printed when it started: open the URL it printed "
-                               + "(http://127.0.0.1:\(port)/?token=…), or send Authorization: Bearer TOKEN\n")
+            return .text(401, "nav-web: this needs the token nav-web printed when it started: open the URL it printed "
+                         + "(http://127.0.0.1:\(port)/?token=…), or send Authorization: Bearer TOKEN\n")
         }
-        var response = try await next(request, context)
-        if query != nil {
-            response.headers[values: .setCookie].append("\(Access.cookie)=\(settings.token); Path=/; HttpOnly; SameSite=Strict")
+        return nil
+    }
+
+    /// Why a WebSocket upgrade is refused (nil: it may go ahead): besides what every request needs,
+    /// its Origin must be this server's page.
+    static func upgradeRefusal(_ request: HTTPRequestHead, settings: Settings, port: Int) -> HTTPAnswer? {
+        if let refused = refusal(request, settings: settings, port: port) { return refused }
+        let host = request.field("host") ?? ""
+        guard let origin = request.field("origin"), origin == "http://\(host)" else {
+            return .text(403, "nav-web: refused the WebSocket: its Origin (\(request.field("origin") ?? "none")) is not this server's page "
+                         + "(http://\(host)); only nav-web's own page may open it\n")
         }
-        return response
+        return nil
     }
 }

@@ -1,8 +1,11 @@
 import Foundation
+import UV
 
 /// The graph as a picture, through graphviz's `dot -Tsvg`: the graph navd serves (`graph.export`,
 /// so the picture follows `graph.reload`), or with `--graph DIR` that directory's (`navd graph DIR`).
-struct GraphPicture: Sendable {
+/// The programs are child processes on nav-web's loop (their output read as it comes, so a program
+/// that fills one pipe cannot hang it), each killed past ``timeoutMs``.
+struct GraphPicture {
     let socketPath: String
     let navd: String
     let graph: String?
@@ -11,86 +14,73 @@ struct GraphPicture: Sendable {
         let description: String
     }
 
+    /// How long drawing may take before the program is killed.
+    static let timeoutMs: UInt64 = 10_000
+    /// The most bytes of a picture (or of the graph in DOT) kept; a larger one is refused.
+    static let maxBytes = 32 << 20
+
     /// navd beside this executable (a build folder holds both), else on PATH.
     static func findNavd() -> String {
         let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        for dir in [me.deletingLastPathComponent(), me.deletingLastPathComponent().appendingPathComponent("../../../../.build/debug")] {
-            let candidate = dir.appendingPathComponent("navd").standardizedFileURL.path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return "navd"
+        let candidate = me.deletingLastPathComponent().appendingPathComponent("navd").standardizedFileURL.path
+        return FileManager.default.isExecutableFile(atPath: candidate) ? candidate : "navd"
     }
 
-    func svgData() async throws -> Data {
-        let dot: Data
+    /// The picture as SVG, or why it could not be drawn, once, on the loop.
+    func svg(loop: EventLoop, _ done: @escaping (Result<String, Failure>) -> Void) {
+        let draw: (Result<[UInt8], Failure>) -> Void = { dot in
+            switch dot {
+            case .failure(let f): done(.failure(f))
+            case .success(let dot):
+                GraphPicture.run(loop: loop, ["dot", "-Tsvg"], input: dot) { done($0.map { String(decoding: $0, as: UTF8.self) }) }
+            }
+        }
         if let graph {
-            dot = try await run(navd.contains("/") ? navd : "/usr/bin/env", (navd.contains("/") ? [] : [navd]) + ["graph", graph, "--format", "dot"])
+            GraphPicture.run(loop: loop, [navd, "graph", graph, "--format", "dot"], input: [], draw)
         } else {
-            let export = try await NavdConnection.call(socketPath, method: "graph.export", params: ["format": "dot"])
-            guard let text = (export as? [String: Any])?["graph"] as? String else {
-                throw Failure(description: "navd's graph.export answered no graph")
-            }
-            dot = Data(text.utf8)
-        }
-        return try await run("/usr/bin/env", ["dot", "-Tsvg"], input: dot)
-    }
-
-    /// How long drawing may take before the program is killed.
-    static let timeout: TimeInterval = 10
-
-    /// Runs a program to its end, off the server's threads, reading its stdout and stderr together
-    /// (a program that fills one while navd reads the other cannot hang it) and killing it past
-    /// ``timeout``; its standard output, or why it failed.
-    private func run(_ path: String, _ args: [String], input: Data? = nil) async throws -> Data {
-        try await withCheckedThrowingContinuation { (k: CheckedContinuation<Data, any Error>) in
-            DispatchQueue.global().async { k.resume(with: Result { try GraphPicture.runBlocking(path, args, input: input) }) }
-        }
-    }
-
-    private static func runBlocking(_ path: String, _ args: [String], input: Data?) throws -> Data {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = args
-        let out = Pipe(), err = Pipe(), inp = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = input == nil ? FileHandle.nullDevice : inp
-        let command = ([path] + args).joined(separator: " ")
-        do { try p.run() } catch { throw Failure(description: "cannot run \(command): \(error)") }
-        let killer = DispatchWorkItem { if p.isRunning { p.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
-        defer { killer.cancel() }
-        let readers = DispatchGroup()
-        let errors = Collected()
-        readers.enter()
-        DispatchQueue.global().async {
-            errors.data = err.fileHandleForReading.readDataToEndOfFile()
-            readers.leave()
-        }
-        if let input {
-            readers.enter()
-            DispatchQueue.global().async {
-                inp.fileHandleForWriting.write(input)
-                try? inp.fileHandleForWriting.close()
-                readers.leave()
+            NavdConnection.call(loop: loop, socketPath, method: "graph.export", params: ["format": "dot"]) { result in
+                switch result {
+                case .failure(let e): draw(.failure(Failure(description: e.description)))
+                case .success(let export):
+                    guard let text = (export as? [String: Any])?["graph"] as? String else {
+                        return draw(.failure(Failure(description: "navd's graph.export answered no graph")))
+                    }
+                    draw(.success(Array(text.utf8)))
+                }
             }
         }
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        readers.wait()
-        p.waitUntilExit()
-        if p.terminationReason == .uncaughtSignal {
-            throw Failure(description: "\(command) did not finish within \(Int(timeout)) s and was stopped")
-        }
-        guard p.terminationStatus == 0 else {
-            throw Failure(description: "\(command) exited with \(p.terminationStatus): " + String(decoding: errors.data.prefix(2000), as: UTF8.self))
-        }
-        return data
     }
 
-    func svg() async throws -> String { String(decoding: try await svgData(), as: UTF8.self) }
-}
-
-/// What a reader thread collected, handed over once the thread is done (the group's wait orders it).
-private final class Collected: @unchecked Sendable {
-    var data = Data()
+    /// Runs `argv` (its first word looked up in PATH) to its end with `input` on its standard
+    /// input; its standard output, or why it failed.
+    static func run(loop: EventLoop, _ argv: [String], input: [UInt8], _ done: @escaping (Result<[UInt8], Failure>) -> Void) {
+        let command = argv.joined(separator: " ")
+        let environment = ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" }
+        var timedOut = false
+        let timer = UV.Timer(loop: loop)
+        do {
+            let child = try ChildProcess(loop: loop, argv: argv, environment: environment, directory: nil, input: input,
+                                         outputCap: maxBytes + 1) { outcome in
+                timer.close()
+                if timedOut {
+                    return done(.failure(Failure(description: "\(command) did not finish within \(timeoutMs / 1000) s and was stopped")))
+                }
+                guard outcome.status == 0 else {
+                    return done(.failure(Failure(description: "\(command) exited with \(outcome.status): "
+                                                 + String(decoding: outcome.stderr.prefix(2000), as: UTF8.self))))
+                }
+                guard outcome.stdout.count <= maxBytes else {
+                    return done(.failure(Failure(description: "\(command) wrote more than \(maxBytes) bytes")))
+                }
+                done(.success(outcome.stdout))
+            }
+            timer.start(milliseconds: timeoutMs) {
+                timedOut = true
+                child.kill()
+            }
+        } catch {
+            timer.close()
+            done(.failure(Failure(description: "cannot run \(command): \(error.message)")))
+        }
+    }
 }

@@ -1,17 +1,13 @@
 import ArgumentParser
 import BuildInfo
 import Foundation
-import Hummingbird
-import HummingbirdWebSocket
-import Logging
-import NIOCore
-import ServiceLifecycle
+import UV
 
 /// nav-web: navd in a browser. Serves one page (the sessions, the live tree, the visible screen's
 /// actions with forms from their setup models, a change log with time travel, the graph as a
 /// picture), relays JSON-RPC between the page and navd over a WebSocket (one navd connection per
 /// page, as the user running nav-web), and exports navd's `stats` as Prometheus metrics.
-public struct NavWeb: AsyncParsableCommand {
+public struct NavWeb: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "nav-web",
         abstract: "navd in a browser: the live tree, actions, a change log with time travel, the graph as a picture.",
@@ -61,7 +57,7 @@ public struct NavWeb: AsyncParsableCommand {
         }
     }
 
-    public func run() async throws {
+    public func run() throws {
         let socketPath = socket ?? NavdSocket.defaultPath()
         let secret: String
         if let tokenFile {
@@ -75,69 +71,52 @@ public struct NavWeb: AsyncParsableCommand {
         let settings = Settings(socketPath: socketPath, token: secret, readOnly: readOnly, admin: admin, host: host,
                                 picture: GraphPicture(socketPath: socketPath, navd: navd ?? GraphPicture.findNavd(), graph: graph))
         let manager = ServiceManager.take()
-        var logger = Logger(label: "nav-web")
-        logger.logLevel = .warning
-        let host = host
-        let app = NavWeb.application(settings, port: port, logger: logger) { port in
-            let shown = host.contains(":") ? "[\(host)]" : host
-            let text = "nav-web: http://\(shown):\(port)/?token=\(secret)\n"
-                + "nav-web: relaying to navd at \(socketPath)\(settings.readOnly ? " (read-only)" : "")\n"
-            FileHandle.standardOutput.write(Data(text.utf8))
-            // (Not the token: a unit's status is shown to every user.)
-            manager?.notify("READY=1\nMAINPID=\(getpid())\nSTATUS=serving http://\(shown):\(port)/, relaying to navd at \(socketPath)")
+        let loop = EventLoop()
+        let server = WebServer(loop: loop, settings: settings)
+        do {
+            try server.start(port: port)
+        } catch {
+            throw Failure(description: "cannot listen on \(host):\(port): \(error.message)"
+                          + (error == .addressInUse ? " (another nav-web? --port N, or --port 0 for any free port)" : ""))
         }
-        try await NavWeb.serve(app, logger: logger)
+        let shown = host.contains(":") ? "[\(host)]" : host
+        let text = "nav-web: http://\(shown):\(server.port)/?token=\(secret)\n"
+            + "nav-web: relaying to navd at \(socketPath)\(settings.readOnly ? " (read-only)" : "")\n"
+        FileHandle.standardOutput.write(Data(text.utf8))
+        // (Not the token: a unit's status is shown to every user.)
+        manager?.notify("READY=1\nMAINPID=\(getpid())\nSTATUS=serving http://\(shown):\(server.port)/, relaying to navd at \(socketPath)")
+        var signals: [Signal] = []
+        for number in [SIGTERM, SIGINT] {
+            let signal = Signal(loop: loop)
+            signal.start(signal: number) { _ in
+                manager?.notify("STOPPING=1")
+                server.stop(graceMs: NavWeb.shutdownGraceMs) { loop.stop() }
+            }
+            signals.append(signal)
+        }
+        loop.run()
+        signals.forEach { $0.close() }
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
     }
 
     /// How long a stop (SIGTERM, SIGINT) waits for pages to close their WebSockets: nav-web sends
     /// each a close frame, which a browser answers at once. A page that does not (a frozen tab, a
     /// client that stopped reading) is cut off when it is over, so that nav-web stops in bounded time.
-    static let shutdownGrace: Duration = .seconds(2)
-
-    /// Runs `app` until SIGTERM or SIGINT, then stops it within ``shutdownGrace`` (and a second to
-    /// end what is cancelled).
-    static func serve(_ app: some ApplicationProtocol, logger: Logger) async throws {
-        var configuration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        configuration.maximumGracefulShutdownDuration = shutdownGrace
-        configuration.maximumCancellationDuration = .seconds(1)
-        try await ServiceGroup(configuration: configuration).run()
-    }
+    static let shutdownGraceMs: UInt64 = 2_000
 }
 
 extension NavWeb {
     /// Parses the command line and runs (what nav-web's `main.swift` does).
-    public static func runFromCommandLine() async {
-        let command: any AsyncParsableCommand.Type = NavWeb.self
-        await command.main()
-    }
-
-    /// The server: the routes (``Routes``), the WebSocket relay on `/ws` (``Relay``), listening on
-    /// `settings.host`, `port` (0: any free port); `running` hears the port once it listens.
-    static func application(_ settings: Settings, port: Int, logger: Logger,
-                            running: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
-        Application(
-            router: Routes.router(settings),
-            server: .http1WebSocketUpgrade(configuration: .init(ws: .init(maxFrameSize: Relay.maxMessage)), shouldUpgrade: { request, channel, logger in
-                guard request.path?.split(separator: "?").first == "/ws",
-                      let port = channel.localAddress?.port,
-                      Access.upgradeAllowed(request, settings: settings, port: port) else { return .dontUpgrade }
-                return .upgrade([:]) { inbound, outbound, _ in
-                    try await Relay.run(inbound: inbound, outbound: outbound, settings: settings)
-                }
-            }),
-            configuration: .init(address: .hostname(settings.host, port: port), serverName: "nav-web"),
-            onServerRunning: { channel in
-                let port = channel.localAddress?.port ?? 0
-                settings.port.store(port)
-                running(port)
-            },
-            logger: logger
-        )
+    public static func runFromCommandLine() {
+        NavWeb.main()
     }
 }
 
-/// What every handler needs; immutable but for the port, known once the server listens.
-final class Settings: Sendable {
+/// What every handler needs; set once but for the port, known once the server listens.
+final class Settings {
     let socketPath: String
     let token: String
     let readOnly: Bool
@@ -145,9 +124,8 @@ final class Settings: Sendable {
     let admin: Bool
     let host: String
     let picture: GraphPicture
-    let port = AtomicPort()
-    private let lock = NSLock()
-    nonisolated(unsafe) private var unchanging: Set<String>?
+    var port = 0
+    private var unchanging: Set<String>?
 
     init(socketPath: String, token: String, readOnly: Bool, admin: Bool, host: String, picture: GraphPicture) {
         self.socketPath = socketPath
@@ -162,25 +140,24 @@ final class Settings: Sendable {
 extension Settings {
     /// The methods navd declares as changing nothing (`x-navd-changes: false` in its `rpc.discover`),
     /// asked once: what --read-only relays.
-    func methodsThatChangeNothing() async throws -> Set<String> {
-        if let known = lock.withLock({ unchanging }) { return known }
-        let doc = try await NavdConnection.call(socketPath, method: "rpc.discover")
-        var names: Set<String> = []
-        for case let m as [String: Any] in (doc as? [String: Any])?["methods"] as? [Any] ?? [] {
-            if let name = m["name"] as? String, m["x-navd-changes"] as? Bool == false { names.insert(name) }
+    func methodsThatChangeNothing(loop: EventLoop, _ done: @escaping (Result<Set<String>, NavdConnection.Failure>) -> Void) {
+        if let known = unchanging { return done(.success(known)) }
+        NavdConnection.call(loop: loop, socketPath, method: "rpc.discover") { [self] result in
+            switch result {
+            case .failure(let f): done(.failure(f))
+            case .success(let doc):
+                var names: Set<String> = []
+                for case let m as [String: Any] in (doc as? [String: Any])?["methods"] as? [Any] ?? [] {
+                    if let name = m["name"] as? String, m["x-navd-changes"] as? Bool == false { names.insert(name) }
+                }
+                guard !names.isEmpty else {
+                    return done(.failure(NavdConnection.Failure(description: "navd's rpc.discover declares no method that changes nothing")))
+                }
+                unchanging = names
+                done(.success(names))
+            }
         }
-        guard !names.isEmpty else { throw NavdConnection.Failure(description: "navd's rpc.discover declares no method that changes nothing") }
-        lock.withLock { unchanging = names }
-        return names
     }
-}
-
-/// The port the server listens on (set once, read by every request).
-final class AtomicPort: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-    func store(_ v: Int) { lock.withLock { value = v } }
-    func load() -> Int { lock.withLock { value } }
 }
 
 enum NavdSocket {

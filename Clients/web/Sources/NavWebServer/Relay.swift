@@ -1,6 +1,6 @@
 import Foundation
-import HummingbirdWebSocket
-import NIOCore
+import UV
+import Unchecked
 
 /// One page's WebSocket relayed to a navd connection of its own: each text message from the page
 /// must be one JSON-RPC message or batch, checked here (anything else is answered `parseError` and
@@ -11,70 +11,9 @@ import NIOCore
 enum Relay {
     /// The largest message the page may send (the WebSocket's frames are allowed as large).
     static let maxMessage = 1 << 20
-
-    /// Relays until either side closes; rethrows what ended the page's side (a message past
-    /// ``maxMessage`` closes the WebSocket with 1009, message too big).
-    static func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, settings: Settings) async throws {
-        let pageEnded = Failed()
-        let navd: NIOAsyncChannel<ByteBuffer, ByteBuffer>
-        do { navd = try await NavdConnection.open(settings.socketPath) } catch {
-            try? await outbound.write(.text(notice("navd is not reachable: \(error)")))
-            return
-        }
-        let unchanging: Set<String>
-        do { unchanging = settings.readOnly ? try await settings.methodsThatChangeNothing() : [] } catch {
-            try? await outbound.write(.text(notice("cannot learn navd's methods (rpc.discover): \(error)")))
-            return
-        }
-        try? await outbound.write(.text(hello(settings)))
-        try? await navd.executeThenClose { fromNavd, toNavd in
-            // The page acts with nav-web's uid: without --admin it gives up every role first (the
-            // answer is nav-web's, not the page's: the first line navd sends).
-            if !settings.admin {
-                try await toNavd.write(ByteBuffer(string: #"{"jsonrpc":"2.0","id":"navweb-hello","method":"hello","params":{"client":"nav-web","keepRoles":[]}}"# + "\n"))
-            }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    var lines = LineSplitter()
-                    var ownHello = !settings.admin
-                    for try await chunk in fromNavd {
-                        for line in lines.feed(chunk) {
-                            if ownHello {
-                                ownHello = false
-                                if line.contains("\"error\"") { try await outbound.write(.text(notice("navd refused nav-web's hello: \(line)"))) }
-                                continue
-                            }
-                            try await outbound.write(.text(line))
-                        }
-                    }
-                    try? await outbound.write(.text(notice("navd closed the connection")))
-                }
-                group.addTask {
-                    do {
-                        try await relayPage(inbound, outbound, toNavd, settings: settings, unchanging: unchanging)
-                    } catch {
-                        pageEnded.error = error
-                        throw error
-                    }
-                }
-                _ = try await group.next()
-                group.cancelAll()
-            }
-        }
-        if let e = pageEnded.error { throw e }
-    }
-
-    /// The page's messages to navd (those nav-web does not answer itself).
-    private static func relayPage(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter,
-                                  _ toNavd: NIOAsyncChannelOutboundWriter<ByteBuffer>, settings: Settings, unchanging: Set<String>) async throws {
-        for try await message in inbound.messages(maxSize: maxMessage) {
-            guard case .text(let text) = message else { continue }
-            guard let line = try await relayedLine(text, readOnly: settings.readOnly, unchanging: unchanging, answer: { reply in
-                try await outbound.write(.text(reply))
-            }) else { continue }
-            try await toNavd.write(ByteBuffer(string: line))
-        }
-    }
+    /// The most bytes waiting to be sent either way (to the page, to navd) before the relay stops
+    /// reading from the other side until they are taken.
+    static let maxQueued = 4 << 20
 
     /// What nav-web tells the page first: whether it relays only what changes nothing.
     static func hello(_ settings: Settings) -> String {
@@ -95,8 +34,7 @@ enum Relay {
     /// The page's own text goes on as one line (navd's parser reads it as written). With
     /// --read-only the message is refused unless every method in it changes nothing, and relayed
     /// as nav-web wrote it again, so that navd reads exactly what was checked.
-    static func relayedLine(_ text: String, readOnly: Bool, unchanging: Set<String>,
-                            answer: (String) async throws -> Void) async throws -> String? {
+    static func relayedLine(_ text: String, readOnly: Bool, unchanging: Set<String>, answer: (String) -> Void) -> String? {
         let body = text.trimmingCharacters(in: .whitespacesAndNewlines)
         let parsed: Any
         do {
@@ -104,7 +42,7 @@ enum Relay {
             parsed = try JSONSerialization.jsonObject(with: Data(body.utf8))
             guard parsed is [String: Any] || parsed is [Any] else { throw NotAMessage() }
         } catch {
-            try await answer(parseError(text, invalid: error as NSError, body: body))
+            answer(parseError(text, invalid: error as NSError, body: body))
             return nil
         }
         guard readOnly else {
@@ -112,11 +50,11 @@ enum Relay {
             return body.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\r", with: " ") + "\n"
         }
         guard let again = try? JSONSerialization.data(withJSONObject: parsed) else {
-            try await answer(parseError(text))
+            answer(parseError(text))
             return nil
         }
         if let refusal = refusal(parsed, unchanging: unchanging) {
-            try await answer(refusal)
+            answer(refusal)
             return nil
         }
         return String(decoding: again, as: UTF8.self) + "\n"
@@ -172,7 +110,175 @@ enum Relay {
     }
 }
 
-/// What ended the page's side of a relay, handed from its task to the relay once the task is done.
-private final class Failed: @unchecked Sendable {
-    var error: (any Error)?
+/// A page's relay (see ``Relay``): reads the page's frames once navd is connected (and, with
+/// --read-only, its methods are known), writes navd's lines to the page as text messages, and
+/// stops reading from one side while the other has more than ``Relay/maxQueued`` bytes waiting.
+final class PageRelay {
+    private unowned let connection: HTTPConnection
+    private let settings: Settings
+    private let loop: EventLoop
+    private var reader = WebSocketReader(maxMessage: Relay.maxMessage)
+    private var navd: PipeStream?
+    private var fromNavd = LineSplitter()
+    /// The answer to nav-web's own hello (without --admin) is the first line navd sends.
+    private var ownHello: Bool
+    private var ready = false
+    private var unchanging: Set<String> = []
+    /// What the page sent before the relay was ready (the rest waits unread in the kernel).
+    private var early: [UInt8] = []
+    private var closeSent = false
+    private var ended = false
+    private var closeTimer: UV.Timer?
+
+    init(connection: HTTPConnection, settings: Settings, loop: EventLoop) {
+        self.connection = connection
+        self.settings = settings
+        self.loop = loop
+        ownHello = !settings.admin
+    }
+
+    func start(leftover: [UInt8]) {
+        early = leftover
+        connection.stream.pauseReading()
+        navd = PipeStream.connect(loop: loop, path: settings.socketPath) { [weak self] stream, error in
+            guard let self, !self.ended else { return stream.close() }
+            if let error {
+                self.sendText(Relay.notice("navd is not reachable: cannot connect to navd at \(self.settings.socketPath) (\(error.message)): "
+                                           + "is navd running? (make run, or --socket PATH)"))
+                return self.close(code: 1011, reason: "navd is not reachable")
+            }
+            guard self.settings.readOnly else { return self.begin(stream) }
+            self.settings.methodsThatChangeNothing(loop: self.loop) { [weak self] result in
+                guard let self, !self.ended else { return }
+                switch result {
+                case .success(let names):
+                    self.unchanging = names
+                    self.begin(stream)
+                case .failure(let e):
+                    self.sendText(Relay.notice("cannot learn navd's methods (rpc.discover): \(e)"))
+                    self.close(code: 1011, reason: "cannot learn navd's methods")
+                }
+            }
+        }
+    }
+
+    private func begin(_ navd: PipeStream) {
+        sendText(Relay.hello(settings))
+        // The page acts with nav-web's uid: without --admin it gives up every role first.
+        if !settings.admin {
+            navd.write(Array((#"{"jsonrpc":"2.0","id":"navweb-hello","method":"hello","params":{"client":"nav-web","keepRoles":[]}}"# + "\n").utf8))
+        }
+        navd.startReading { [unowned self] event in
+            switch event {
+            case .data(let bytes):
+                self.fromNavd.forEachLine(bytes.raw) { line in self.navdLine(line) }
+                if self.connection.stream.queuedBytes > Relay.maxQueued { navd.pauseReading() }
+            case .end, .error:
+                self.sendText(Relay.notice("navd closed the connection"))
+                self.close(code: 1000, reason: "navd closed the connection")
+            }
+        }
+        navd.onDrain = { [unowned self] in if !self.ended { self.connection.stream.resumeReading() } }
+        connection.stream.onDrain = { [unowned self] in if !self.ended { self.navd?.resumeReading() } }
+        ready = true
+        connection.stream.resumeReading()
+        if !early.isEmpty {
+            let bytes = early
+            early = []
+            fromPage(bytes)
+        }
+    }
+
+    private func navdLine(_ line: ArraySlice<UInt8>) {
+        guard !ended else { return }
+        if ownHello {
+            ownHello = false
+            let text = String(decoding: line, as: UTF8.self)
+            if text.contains("\"error\"") { sendText(Relay.notice("navd refused nav-web's hello: \(text)")) }
+            return
+        }
+        let head = WebSocket.frameHead(.text, count: line.count)
+        head.withUnsafeBytes { h in line.withUnsafeBytes { l in connection.stream.write(ByteView(h), ByteView(l)) } }
+    }
+
+    /// Bytes from the page.
+    func fromPage(_ bytes: some Collection<UInt8>) {
+        if closeSent {
+            // Only the page's answer to the close frame is awaited: then the connection closes.
+            for event in reader.feed(bytes) {
+                switch event {
+                case .close, .fail: return connection.close()
+                default: continue
+                }
+            }
+            return
+        }
+        guard !ended else { return }
+        guard ready else {
+            early.append(contentsOf: bytes)
+            if early.count > Relay.maxMessage + 14 { close(code: 1009, reason: "a message may take at most \(Relay.maxMessage) bytes") }
+            return
+        }
+        for event in reader.feed(bytes) {
+            guard !ended else { return }
+            switch event {
+            case .text(let text):
+                guard let line = Relay.relayedLine(text, readOnly: settings.readOnly, unchanging: unchanging, answer: { self.sendText($0) }),
+                      let navd else { continue }
+                navd.write(Array(line.utf8))
+                if navd.queuedBytes > Relay.maxQueued { connection.stream.pauseReading() }
+            case .binary(let count):
+                sendText(Relay.parseError("(a binary message of \(count) bytes)"))
+            case .ping(let payload):
+                connection.stream.write(WebSocket.frame(.pong, payload))
+            case .pong:
+                break
+            case .close(let code):
+                // Answered with the same code (RFC 6455 5.5.1); the page then closes its side.
+                if !closeSent {
+                    closeSent = true
+                    connection.stream.write(code.map { WebSocket.closeFrame($0) } ?? WebSocket.frame(.close, []))
+                }
+                end()
+                connection.closeAfterWrites()
+            case .fail(let code, let reason):
+                close(code: code, reason: reason)
+                connection.closeAfterWrites()
+            }
+        }
+    }
+
+    /// Tells the page the WebSocket closes (`code`), stops relaying, and closes the connection
+    /// when the page answers or after ``HTTPConnection/lingerMs``.
+    func close(code: UInt16, reason: String) {
+        guard !closeSent else { return }
+        closeSent = true
+        connection.stream.write(WebSocket.closeFrame(code, reason))
+        end()
+        connection.stream.resumeReading()
+        let timer = UV.Timer(loop: loop)
+        timer.start(milliseconds: HTTPConnection.lingerMs) { [weak self] in self?.connection.close() }
+        closeTimer = timer
+    }
+
+    /// The page's connection is gone.
+    func pageGone() {
+        end()
+    }
+
+    /// Stops relaying: navd's connection closed.
+    private func end() {
+        guard !ended else { return }
+        ended = true
+        navd?.close()
+        navd = nil
+        connection.stream.onDrain = nil
+    }
+
+    deinit { closeTimer?.close() }
+
+    private func sendText(_ text: String) {
+        guard !closeSent else { return }
+        connection.stream.write(WebSocket.frame(.text, Array(text.utf8)))
+    }
 }

@@ -1,4 +1,4 @@
 import NavWebServer
 
 // nav-web's command (its options, the server, the relay) lives in NavWebServer, where its tests reach it.
-await NavWeb.runFromCommandLine()
+NavWeb.runFromCommandLine()

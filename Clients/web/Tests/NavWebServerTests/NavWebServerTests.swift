@@ -1,8 +1,6 @@
 import Foundation
-import Hummingbird
-import Logging
-import NIOCore
 import Testing
+import UV
 
 @testable import NavWebServer
 
@@ -10,11 +8,21 @@ import Testing
 import Glibc
 #endif
 
-/// nav-web's server, run in this process and spoken to over raw sockets (`RawClients.swift`),
-/// against a real navd (the repository's debug build, or `$NAVD_BIN`): access checks, /healthz,
-/// /metrics and the WebSocket relay. The page itself is tested in Chromium (Clients/web/tests).
+/// nav-web (the repository's debug build, or `$NAVWEB_BIN`) spoken to over raw sockets
+/// (`RawClients.swift`), against a real navd (`$NAVD_BIN`): access checks, /healthz, /metrics, the
+/// WebSocket relay and HTTP as nav-web reads it. The page itself is tested in Chromium
+/// (Clients/web/tests); the parsers alone in `ProtocolTests.swift`.
 @Suite struct NavWebServerTests {
     static let token = "0123456789abcdef0123456789abcdef"
+
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// A built executable: `$NAVD_BIN_DIR/name` (make test-asan's build), else the debug build's.
+    static func executable(_ name: String) -> String {
+        let env = ProcessInfo.processInfo.environment
+        return env["NAVD_BIN_DIR"].map { $0 + "/" + name } ?? root.appendingPathComponent(".build/debug/" + name).path
+    }
 
     /// A navd serving its embedded example on a socket of its own, stopped when the test ends.
     final class Navd {
@@ -23,9 +31,7 @@ import Glibc
         let process = Process()
 
         init() throws {
-            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            let binary = ProcessInfo.processInfo.environment["NAVD_BIN"] ?? root.appendingPathComponent(".build/debug/navd").path
+            let binary = ProcessInfo.processInfo.environment["NAVD_BIN"] ?? NavWebServerTests.executable("navd")
             dir = NSTemporaryDirectory() + "navweb-test-" + UUID().uuidString.prefix(8)
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             socket = dir + "/navd.sock"
@@ -48,25 +54,53 @@ import Glibc
         }
     }
 
-    func settings(_ socket: String, readOnly: Bool = false) -> Settings {
-        Settings(socketPath: socket, token: Self.token, readOnly: readOnly, admin: false, host: "127.0.0.1",
-                 picture: GraphPicture(socketPath: socket, navd: "/nonexistent", graph: nil))
+    /// `body` given the port of a nav-web relaying to navd at `socket` (with `arguments`), stopped
+    /// (SIGTERM) when it returns; its exit status must be 0.
+    func serving(_ socket: String, _ arguments: [String] = [], _ body: (Int) async throws -> Void) async throws {
+        let binary = ProcessInfo.processInfo.environment["NAVWEB_BIN"] ?? Self.executable("nav-web")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["--socket", socket, "--port", "0", "--navd", "/nonexistent"] + arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["NAVWEB_TOKEN"] = Self.token
+        process.environment = environment
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        // The first line it prints names the URL, once it listens.
+        let line = try await offThePool { () throws -> String in
+            var bytes: [UInt8] = []
+            while bytes.last != 0x0A {
+                let b = out.fileHandleForReading.readData(ofLength: 1)
+                guard let c = b.first else { throw SocketFailure(description: "nav-web (\(binary)) printed no URL") }
+                bytes.append(c)
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        let port = try #require(Int(line.split(separator: "127.0.0.1:").last?.split(separator: "/").first ?? ""), "\(line)")
+        do {
+            try await body(port)
+        } catch {
+            process.terminate()
+            process.waitUntilExit()
+            throw error
+        }
+        process.terminate()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
     }
 
-    /// `body` given the port of nav-web's server, serving `settings` on 127.0.0.1 in this process;
-    /// the server stops when it returns.
-    func serving(_ settings: Settings, _ body: (Int) async throws -> Void) async throws {
-        var logger = Logger(label: "nav-web-test")
-        logger.logLevel = .critical
-        let (ports, listening) = AsyncStream<Int>.makeStream()
-        let app = NavWeb.application(settings, port: 0, logger: logger) { listening.yield($0) }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
-            var next = ports.makeAsyncIterator()
-            let port = try #require(await next.next())
-            defer { group.cancelAll() }
-            try await body(port)
+    /// One call to navd at `socket` on a loop of its own: the reply's result.
+    static func call(_ socket: String, _ method: String, _ params: [String: Any] = [:]) async throws -> Any {
+        nonisolated(unsafe) let params = params
+        let result = try await offThePool { () -> Result<SendableAny, NavdConnection.Failure> in
+            let loop = EventLoop()
+            var outcome: Result<Any, NavdConnection.Failure>?
+            NavdConnection.call(loop: loop, socket, method: method, params: params) { outcome = $0 }
+            loop.run()
+            return outcome!.map { SendableAny(value: $0) }
         }
+        return try result.get().value
     }
 
     /// A GET as a browser addresses it: `Host: localhost:PORT`.
@@ -80,7 +114,7 @@ import Glibc
 
     @Test func everyRequestButHealthzNeedsTheTokenAndThisServersHost() async throws {
         let navd = try Navd()
-        try await serving(settings(navd.socket)) { port in
+        try await serving(navd.socket) { port in
             #expect(try await get(port, "/").status == 401)
             #expect(try await get(port, "/", headers: Self.bearer("0123456789abcdef0123456789abcdee")).status == 401)
             let first = try await get(port, "/?token=" + Self.token)
@@ -96,7 +130,7 @@ import Glibc
     }
 
     @Test func healthzSaysWhenNavdDoesNotAnswer() async throws {
-        try await serving(settings("/nonexistent/navd.sock")) { port in
+        try await serving("/nonexistent/navd.sock") { port in
             let r = try await get(port, "/healthz")
             #expect(r.status == 503 && r.body.contains("/nonexistent/navd.sock"), "\(r.body)")
         }
@@ -106,9 +140,9 @@ import Glibc
     /// histogram (`navd_request_duration_seconds`).
     @Test func metricsHaveRequestsErrorsAndLatencyByMethod() async throws {
         let navd = try Navd()
-        for _ in 0..<3 { _ = try await NavdConnection.call(navd.socket, method: "ping") }
-        _ = try? await NavdConnection.call(navd.socket, method: "navigate", params: ["to": "nowhere.Nothing"])
-        try await serving(settings(navd.socket)) { port in
+        for _ in 0..<3 { _ = try await Self.call(navd.socket, "ping") }
+        _ = try? await Self.call(navd.socket, "navigate", ["to": "nowhere.Nothing"])
+        try await serving(navd.socket) { port in
             let r = try await get(port, "/metrics", headers: Self.bearer())
             #expect(r.status == 200)
             let text = r.body
@@ -135,24 +169,24 @@ import Glibc
 
     /// The relay speaks one framing: a message that is not a JSON-RPC object or batch never reaches
     /// navd; with --read-only only what navd declares as changing nothing goes on.
-    @Test func relayedLinesAreOneMessageEach() async throws {
+    @Test func relayedLinesAreOneMessageEach() throws {
         var answers: [String] = []
-        let header = try await Relay.relayedLine("Content-Length: 117\r", readOnly: false, unchanging: []) { answers.append($0) }
+        let header = Relay.relayedLine("Content-Length: 117\r", readOnly: false, unchanging: []) { answers.append($0) }
         #expect(header == nil && answers.last?.contains(#""code":-32700"#) == true)
-        let split = try await Relay.relayedLine("{\"jsonrpc\":\"2.0\",\n\"id\":1,\"method\":\"ping\"}", readOnly: false, unchanging: []) { answers.append($0) }
+        let split = Relay.relayedLine("{\"jsonrpc\":\"2.0\",\n\"id\":1,\"method\":\"ping\"}", readOnly: false, unchanging: []) { answers.append($0) }
         #expect(split == "{\"jsonrpc\":\"2.0\", \"id\":1,\"method\":\"ping\"}\n")
-        let refused = try await Relay.relayedLine(#"[{"jsonrpc":"2.0","id":1,"method":"tree"},{"jsonrpc":"2.0","id":2,"method":"navigate"}]"#,
+        let refused = Relay.relayedLine(#"[{"jsonrpc":"2.0","id":1,"method":"tree"},{"jsonrpc":"2.0","id":2,"method":"navigate"}]"#,
                                                   readOnly: true, unchanging: ["tree"]) { answers.append($0) }
         #expect(refused == nil && answers.last?.contains("accessDenied") == true && answers.last?.contains("`navigate`") == true)
         for readOnly in [true, false] {
             // Half a message (the rest would follow in the next WebSocket message) never reaches navd.
             answers = []
-            let cut = try await Relay.relayedLine(#"{"jsonrpc":"2.0","id":7,"#, readOnly: readOnly, unchanging: ["tree"]) { answers.append($0) }
+            let cut = Relay.relayedLine(#"{"jsonrpc":"2.0","id":7,"#, readOnly: readOnly, unchanging: ["tree"]) { answers.append($0) }
             #expect(cut == nil && answers.last?.contains(#""code":-32700"#) == true)
-            let trailing = try await Relay.relayedLine(#"{"id":1} Content-Length: 5"#, readOnly: readOnly, unchanging: ["tree"]) { answers.append($0) }
+            let trailing = Relay.relayedLine(#"{"id":1} Content-Length: 5"#, readOnly: readOnly, unchanging: ["tree"]) { answers.append($0) }
             #expect(trailing == nil && answers.count == 2)
         }
-        let tree = try await Relay.relayedLine(#"{"jsonrpc":"2.0","id":3,"method":"tree"}"#, readOnly: true, unchanging: ["tree"]) { answers.append($0) }
+        let tree = Relay.relayedLine(#"{"jsonrpc":"2.0","id":3,"method":"tree"}"#, readOnly: true, unchanging: ["tree"]) { answers.append($0) }
         #expect(tree?.hasSuffix("\n") == true && tree?.contains(#""method":"tree""#) == true)
     }
 
@@ -160,7 +194,7 @@ import Glibc
     /// hello, navd's answer, a framing attack and a change refused by nav-web under --read-only.
     @Test func theWebSocketRelaysToNavd() async throws {
         let navd = try Navd()
-        try await serving(settings(navd.socket, readOnly: true)) { port in
+        try await serving(navd.socket, ["--read-only"]) { port in
             let ws = try await offThePool { try RawWebSocket(port: port, headers: ["Origin: http://localhost:\(port)", "Cookie: navweb_token=" + Self.token]) }
             let lines = try await offThePool {
                 try ws.send(#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
@@ -187,8 +221,63 @@ import Glibc
             #expect(refused)
         }
         // navd's main session is where it started: nothing that changes reached it.
-        let tree = try await NavdConnection.call(navd.socket, method: "tree") as? [String: Any]
+        let tree = try await Self.call(navd.socket, "tree") as? [String: Any]
         #expect(tree?["version"] as? Int == 0)
+    }
+
+    /// HTTP as nav-web speaks it: requests on one connection answered in order (pipelined ones too,
+    /// each waiting for the one before, which may wait for navd), HEAD with the length and without
+    /// the body, what is not served answered with its status; a head past the limit refused (431).
+    @Test func requestsOnOneConnectionAreAnsweredInOrder() async throws {
+        let navd = try Navd()
+        try await serving(navd.socket) { port in
+            let fields = "Host: localhost:\(port)\r\nAuthorization: Bearer \(Self.token)\r\n"
+            let requests = "GET /healthz HTTP/1.1\r\n\(fields)\r\nHEAD /app.js HTTP/1.1\r\n\(fields)\r\n"
+                + "GET /nothing HTTP/1.1\r\n\(fields)\r\nPOST /metrics HTTP/1.1\r\n\(fields)\r\nGET /ws HTTP/1.1\r\n\(fields)Connection: close\r\n\r\n"
+            let text = try await offThePool { try exchange(port: port, Array(requests.utf8)) }
+            let answers = text.components(separatedBy: "HTTP/1.1 ").dropFirst()
+            #expect(answers.map { $0.prefix(3) } == ["200", "200", "404", "405", "400"], "\(text)")
+            let head = try #require(answers.dropFirst().first)
+            let length = try #require(head.split(separator: "\r\n").first { $0.hasPrefix("Content-Length: ") }?.dropFirst(16))
+            #expect((Int(length) ?? 0) > 1000 && head.hasSuffix("\r\n\r\n"), "HEAD says the length and sends no body")
+            #expect(answers.last?.contains("Connection: close") == true && answers.last?.contains("Sec-WebSocket-Key") == true)
+            let huge = "GET / HTTP/1.1\r\n\(fields)X-Pad: " + String(repeating: "a", count: HTTPHead.maxHeadBytes) + "\r\n\r\n"
+            let refused = try await offThePool { try exchange(port: port, Array(huge.utf8)) }
+            #expect(refused.hasPrefix("HTTP/1.1 431 ") && refused.contains("16384 bytes"), "\(refused.prefix(300))")
+        }
+    }
+
+    /// The WebSocket's control frames: a ping is answered with a pong carrying its payload; the
+    /// page's close is answered with the same code and the connection ends; an unmasked frame
+    /// closes it with 1002 (protocol error), and the other pages go on.
+    @Test func theWebSocketAnswersPingsAndCloses() async throws {
+        let navd = try Navd()
+        try await serving(navd.socket) { port in
+            let headers = ["Origin: http://localhost:\(port)", "Cookie: navweb_token=" + Self.token]
+            let (pong, close, ended) = try await offThePool { () throws -> ([UInt8], [UInt8], Bool) in
+                let ws = try RawWebSocket(port: port, headers: headers)
+                _ = try ws.receive()
+                try ws.sendRaw(ProtocolTests.frame(9, [1, 2, 3]))
+                let pong = try ws.frame()
+                try ws.sendRaw(ProtocolTests.frame(8, [0x0F, 0xA0]))
+                let close = try ws.frame()
+                return ([pong.opcode] + pong.payload, [close.opcode] + close.payload, (try? ws.frame()) == nil)
+            }
+            #expect(pong == [10, 1, 2, 3])
+            #expect(close == [8, 0x0F, 0xA0] && ended, "the close answered with its code (4000), then the connection ends")
+            let (code, other) = try await offThePool { () throws -> (Int, String) in
+                let bad = try RawWebSocket(port: port, headers: headers)
+                let good = try RawWebSocket(port: port, headers: headers)
+                _ = try bad.receive()
+                _ = try good.receive()
+                try bad.sendRaw(ProtocolTests.frame(1, Array("{}".utf8), masked: false))
+                let code = try bad.closeCode()
+                try good.send(#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+                return (code, try good.receive())
+            }
+            #expect(code == 1002)
+            #expect(other == #"{"jsonrpc":"2.0","id":1,"result":"pong"}"#)
+        }
     }
 
     @Test func theTokenFileIsMadePrivateAndRefusedWhenOthersMayReadIt() throws {

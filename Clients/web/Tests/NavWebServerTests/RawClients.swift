@@ -165,8 +165,11 @@ final class RawWebSocket: @unchecked Sendable {
         try write(frame, untilClosed: untilClosed)
     }
 
+    /// Sends `bytes` as they are (a frame the test builds itself).
+    func sendRaw(_ bytes: [UInt8]) throws { try write(bytes) }
+
     /// The next frame: its opcode and payload.
-    private func frame() throws -> (opcode: UInt8, payload: [UInt8]) {
+    func frame() throws -> (opcode: UInt8, payload: [UInt8]) {
         let h = try bytes(2)
         var length = Int(h[1] & 0x7F)
         if length == 126 { length = try bytes(2).reduce(0) { $0 << 8 | Int($1) } }
@@ -190,4 +193,22 @@ final class RawWebSocket: @unchecked Sendable {
             if f.opcode == 8 { return f.payload.count >= 2 ? Int(f.payload[0]) << 8 | Int(f.payload[1]) : 1005 }
         }
     }
+}
+
+/// A value handed back from a test's own thread (a JSON result: only read after the thread ends).
+struct SendableAny: @unchecked Sendable { let value: Any }
+
+/// Sends `request` as it is and reads until the server closes: every byte it answered.
+func exchange(port: Int, _ request: [UInt8]) throws -> String {
+    let fd = try tcpConnect(port: port)
+    defer { close(fd) }
+    try sendAll(fd, request)
+    var raw: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n <= 0 { break }
+        raw += buffer[0..<n]
+    }
+    return String(decoding: raw, as: UTF8.self)
 }
