@@ -51,8 +51,8 @@ def main():
     work = tempfile.mkdtemp(prefix="navd-bench-web-")
     sock = os.path.join(work, "navd.sock")
     navd_bin = os.path.join(ROOT, ".build/release/navd")
-    web_bin = os.path.join(ROOT, ".build/release/nav-web")
-    build = "release"
+    web_bin = os.environ.get("NAVWEB_BIN") or os.path.join(ROOT, ".build/release/nav-web")
+    build = "release" if "release" in web_bin else "debug"
     navd = subprocess.Popen([navd_bin, "--socket", sock, "--ephemeral", "--log-level", "error"])
     for _ in range(200):
         if os.path.exists(sock):

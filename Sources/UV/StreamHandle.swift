@@ -17,7 +17,7 @@ public class StreamHandle: Handle {
 
     let loop: EventLoop
     private var onRead: ReadHandler?
-    /// Called when all queued writes have been taken by the kernel.
+    /// Called when all queued writes have been taken by the kernel (never once the stream is closing).
     public var onDrain: (() -> Void)?
 
     init(loop: EventLoop, size: Int) {
@@ -102,7 +102,8 @@ public class StreamHandle: Handle {
             UnsafeMutableRawPointer(req!).deallocate()
             guard let d = s.pointee.data else { return }
             let me = Handle.from(d, as: StreamHandle.self)
-            if s.pointee.write_queue_size == 0 { me.onDrain?() }
+            // Writes cancelled by a close do not drain: the owner may be gone with the close.
+            if s.pointee.write_queue_size == 0 && !me.isClosing { me.onDrain?() }
         }
         if rc < 0 { mem.deallocate() }
     }

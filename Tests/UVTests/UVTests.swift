@@ -129,4 +129,90 @@ import UV
         }
         loop.run()
     }
+
+    /// A TCP listener on port 0 learns its port, accepts, reads; the write side shut, the peer
+    /// reads what was written, then its end.
+    @Test func aTCPListenerOnAnyPortAcceptsAndShutsItsWriteSide() throws {
+        let loop = EventLoop()
+        let listener = TCPListener(loop: loop)
+        var received: [UInt8] = []
+        var accepted: TCPStream?
+        try listener.listen(host: "127.0.0.1", port: 0) { l in
+            guard let s = try? l.accept() else { return }
+            accepted = s
+            s.startReading { event in
+                switch event {
+                case .data(let bytes):
+                    received += bytes
+                    s.write(Array("bye".utf8))
+                    s.shutdownWriting()
+                case .end, .error:
+                    s.close()
+                    listener.close()
+                }
+            }
+        }
+        let port = listener.port
+        #expect(port > 0)
+        let other = EventLoop()
+        let taken = TCPListener(loop: other)
+        #expect(throws: UVError.addressInUse) { try taken.listen(host: "127.0.0.1", port: port) { _ in } }
+        taken.close()
+        other.run()
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(connected == 0)
+        _ = Array("hi".utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        // The loop runs until the server's side has answered, shut its side and seen the client's end.
+        let timer = Timer(loop: loop)
+        var answer: [UInt8] = []
+        timer.start(milliseconds: 10, repeat: 10) {
+            var buf = [UInt8](repeating: 0, count: 64)
+            let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if n > 0 { answer += buf[0..<n] }
+            if n == 0 {
+                shutdown(fd, Int32(SHUT_WR))
+                timer.close()
+            }
+        }
+        loop.run()
+        #expect(String(decoding: received, as: UTF8.self) == "hi")
+        #expect(String(decoding: answer, as: UTF8.self) == "bye", "the answer, then the end of the stream")
+        _ = accepted
+    }
+
+    /// Writes still queued when a stream is closed are cancelled without telling `onDrain`: its
+    /// owner, gone with the close, is not called back.
+    @Test func aClosedStreamsCancelledWritesDoNotDrain() throws {
+        let loop = EventLoop()
+        let listener = TCPListener(loop: loop)
+        var drained = 0
+        try listener.listen(host: "127.0.0.1", port: 0) { l in
+            guard let s = try? l.accept() else { return }
+            s.onDrain = { drained += 1 }
+            // More than the socket takes at once: the rest is queued, and the peer never reads.
+            s.write([UInt8](repeating: 0x61, count: 16 << 20))
+            #expect(s.queuedBytes > 0)
+            s.close()
+            listener.close()
+        }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(listener.port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        loop.run()
+        #expect(drained == 0)
+    }
 }

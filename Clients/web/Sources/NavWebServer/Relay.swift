@@ -172,16 +172,16 @@ final class PageRelay {
             switch event {
             case .data(let bytes):
                 self.fromNavd.forEachLine(bytes.raw) { line in self.navdLine(line) }
-                if self.connection.stream.queuedBytes > Relay.maxQueued { navd.pauseReading() }
+                self.updateReading()
             case .end, .error:
                 self.sendText(Relay.notice("navd closed the connection"))
                 self.close(code: 1000, reason: "navd closed the connection")
             }
         }
-        navd.onDrain = { [unowned self] in if !self.ended { self.connection.stream.resumeReading() } }
-        connection.stream.onDrain = { [unowned self] in if !self.ended { self.navd?.resumeReading() } }
+        navd.onDrain = { [unowned self] in self.updateReading() }
+        connection.stream.onDrain = { [unowned self] in self.updateReading() }
         ready = true
-        connection.stream.resumeReading()
+        updateReading()
         if !early.isEmpty {
             let bytes = early
             early = []
@@ -226,7 +226,6 @@ final class PageRelay {
                 guard let line = Relay.relayedLine(text, readOnly: settings.readOnly, unchanging: unchanging, answer: { self.sendText($0) }),
                       let navd else { continue }
                 navd.write(Array(line.utf8))
-                if navd.queuedBytes > Relay.maxQueued { connection.stream.pauseReading() }
             case .binary(let count):
                 sendText(Relay.parseError("(a binary message of \(count) bytes)"))
             case .ping(let payload):
@@ -245,6 +244,27 @@ final class PageRelay {
                 close(code: code, reason: reason)
                 connection.closeAfterWrites()
             }
+        }
+        updateReading()
+    }
+
+    private var navdPaused = false
+    private var pagePaused = true
+
+    /// Reads navd only while the page has at most ``Relay/maxQueued`` bytes waiting, and the page
+    /// only while neither navd nor the page (pongs, nav-web's own answers) has more.
+    private func updateReading() {
+        guard ready, !ended, let navd else { return }
+        let pageBacklog = connection.stream.queuedBytes > Relay.maxQueued
+        let navdBacklog = navd.queuedBytes > Relay.maxQueued
+        if pageBacklog != navdPaused {
+            navdPaused = pageBacklog
+            if pageBacklog { navd.pauseReading() } else { navd.resumeReading() }
+        }
+        let holdPage = pageBacklog || navdBacklog
+        if holdPage != pagePaused {
+            pagePaused = holdPage
+            if holdPage { connection.stream.pauseReading() } else { connection.stream.resumeReading() }
         }
     }
 

@@ -139,6 +139,17 @@ final class HTTPConnection {
         dispatching = true
         defer { dispatching = false }
         while !busy && !isClosed && !lingering && relay == nil {
+            // A client that sends requests without reading the answers is not read further until
+            // it has taken them.
+            if stream.queuedBytes > Relay.maxQueued {
+                stream.pauseReading()
+                stream.onDrain = { [unowned self] in
+                    self.stream.onDrain = nil
+                    self.stream.resumeReading()
+                    self.handleBuffered()
+                }
+                return
+            }
             switch HTTPHead.parse(buffer) {
             case .incomplete:
                 return

@@ -57,6 +57,11 @@ import Glibc
     /// `body` given the port of a nav-web relaying to navd at `socket` (with `arguments`), stopped
     /// (SIGTERM) when it returns; its exit status must be 0.
     func serving(_ socket: String, _ arguments: [String] = [], _ body: (Int) async throws -> Void) async throws {
+        try await serving(socket, arguments) { port, _ in try await body(port) }
+    }
+
+    /// As ``serving(_:_:_:)``, `body` given nav-web's pid too.
+    func serving(_ socket: String, _ arguments: [String] = [], _ body: (Int, Int32) async throws -> Void) async throws {
         let binary = ProcessInfo.processInfo.environment["NAVWEB_BIN"] ?? Self.executable("nav-web")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
@@ -79,7 +84,7 @@ import Glibc
         }
         let port = try #require(Int(line.split(separator: "127.0.0.1:").last?.split(separator: "/").first ?? ""), "\(line)")
         do {
-            try await body(port)
+            try await body(port, process.processIdentifier)
         } catch {
             process.terminate()
             process.waitUntilExit()
@@ -278,6 +283,94 @@ import Glibc
             #expect(code == 1002)
             #expect(other == #"{"jsonrpc":"2.0","id":1,"result":"pong"}"#)
         }
+    }
+
+    /// A page that sends without reading what it is answered (pings here, each answered with a
+    /// pong) is not read further once 4 MiB wait for it: its sends stop being taken, nav-web's memory
+    /// stays bounded, and when the page reads again everything it was owed arrives and it goes on.
+    @Test func aPageThatDoesNotReadIsNotReadEither() async throws {
+        let navd = try Navd()
+        try await serving(navd.socket) { port, pid in
+            let headers = ["Origin: http://localhost:\(port)", "Cookie: navweb_token=" + Self.token]
+            let ws = try await offThePool { try RawWebSocket(port: port, headers: headers) }
+            _ = try await offThePool { try ws.receive() }
+            let before = try Self.residentMegabytes(pid)
+            let ping = ProtocolTests.frame(9, Array(repeating: 0x70, count: 125))
+            let (sent, cut) = try await offThePool { () throws -> (Int, Int) in
+                // Sends until nav-web stops taking them (a send blocked for 2 s), at most 200 MB.
+                var tv = timeval(tv_sec: 2, tv_usec: 0)
+                setsockopt(ws.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+                let batch = Array([[UInt8]](repeating: ping, count: 1000).joined())
+                var pings = 0
+                while pings < 1_500_000 {
+                    let n = batch.withUnsafeBytes { Glibc.send(ws.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return (pings, 0) }
+                    guard n > 0 else { throw SocketFailure(description: "send: errno \(errno)") }
+                    pings += n / ping.count
+                    // A send cut short by the timeout: the rest of its last ping is sent later.
+                    if n < batch.count { return (pings, n % ping.count) }
+                }
+                return (pings, 0)
+            }
+            #expect(sent < 1_500_000, "nav-web kept reading pings nobody read the pongs of")
+            let after = try Self.residentMegabytes(pid)
+            #expect(after - before < 40, "nav-web grew from \(before) to \(after) MB")
+            // Every pong owed arrives; then the ping cut short is finished, and the page goes on.
+            let (pongs, reply) = try await offThePool { () throws -> (Int, String) in
+                var tv = timeval(tv_sec: 0, tv_usec: 0)
+                setsockopt(ws.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+                var pongs = 0
+                while pongs < sent {
+                    let f = try ws.frame()
+                    guard f.opcode == 10, f.payload.count == 125 else { throw SocketFailure(description: "frame \(f.opcode)") }
+                    pongs += 1
+                }
+                if cut > 0 {
+                    try ws.sendRaw(Array(ping[cut...]))
+                    guard try ws.frame().opcode == 10 else { throw SocketFailure(description: "no pong for the ping cut short") }
+                }
+                try ws.send(#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+                return (pongs, try ws.receive())
+            }
+            #expect(pongs == sent)
+            #expect(reply == #"{"jsonrpc":"2.0","id":1,"result":"pong"}"#)
+            print("nav-web: \(sent) pings sent before it stopped reading; RSS \(before) -> \(after) MB")
+        }
+    }
+
+    /// The same for HTTP: a client that sends requests without reading the answers is not read
+    /// once 4 MiB of answers wait for it.
+    @Test func aClientThatDoesNotReadItsAnswersIsNotReadEither() async throws {
+        let navd = try Navd()
+        try await serving(navd.socket) { port, pid in
+            let before = try Self.residentMegabytes(pid)
+            let request = Array("GET /app.js HTTP/1.1\r\nHost: localhost:\(port)\r\nAuthorization: Bearer \(Self.token)\r\n\r\n".utf8)
+            let sent = try await offThePool { () throws -> Int in
+                let fd = try tcpConnect(port: port)
+                defer { close(fd) }
+                var tv = timeval(tv_sec: 2, tv_usec: 0)
+                setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+                let batch = Array([[UInt8]](repeating: request, count: 100).joined())
+                var requests = 0
+                while requests < 100_000 {
+                    let n = batch.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    if n < batch.count { break }
+                    requests += 100
+                }
+                return requests
+            }
+            let after = try Self.residentMegabytes(pid)
+            #expect(sent < 100_000, "nav-web kept answering requests nobody read")
+            #expect(after - before < 40, "nav-web grew from \(before) to \(after) MB")
+            #expect(try await get(port, "/healthz").status == 200)
+        }
+    }
+
+    /// nav-web's resident memory, from /proc.
+    static func residentMegabytes(_ pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
+        return (Int(line.split(separator: " ")[1]) ?? 0) / 1024
     }
 
     @Test func theTokenFileIsMadePrivateAndRefusedWhenOthersMayReadIt() throws {
