@@ -2,7 +2,8 @@ import NavWebServer
 
 /// nav-web's HTTP head parser: whatever the bytes, an answer within the limits; a head read from
 /// the whole input is read the same from any longer input that starts with it (what follows a head
-/// is the next request's), and every shorter prefix of it waits for more or is refused.
+/// is the next request's), and every shorter prefix of it waits for more or is refused; the quick
+/// look for a head's end (`mayEnd`) sees every head's.
 func fuzzHTTP(_ data: UnsafeRawBufferPointer) {
     let bytes = Array(data)
     let whole = HTTPHead.parse(bytes)
@@ -14,6 +15,7 @@ func fuzzHTTP(_ data: UnsafeRawBufferPointer) {
         require(head.target.hasPrefix("/") && head.fields.count <= HTTPHead.maxHeaders, "a head outside the syntax was read")
         require(head.fields.allSatisfy { $0.name == $0.name.lowercased() }, "a field name not in lower case")
         require(HTTPHead.parse(bytes[..<length]) == whole, "the head alone reads differently")
+        require(HTTPHead.mayEnd(Array(bytes[..<length]), from: 0), "a head whose end mayEnd does not see")
         let cut = Int(bytes.first ?? 0) % max(length, 1)
         if case .head = HTTPHead.parse(bytes[..<cut]) { require(false, "a prefix of a head was read as a head") }
     case .refused(let status, let reason):

@@ -145,6 +145,22 @@ public enum HTTPHead {
         return .head(head, length: end)
     }
 
+    /// Whether bytes from `from` on (with the two before them) may end a head: an empty line (LF,
+    /// perhaps CR, LF) or more than ``maxHeadBytes`` in all. A head arriving a byte at a time is then
+    /// parsed once it may be whole, not again at every byte.
+    public static func mayEnd(_ bytes: [UInt8], from: Int) -> Bool {
+        if bytes.count > maxHeadBytes { return true }
+        var i = max(from - 2, 0)
+        while i < bytes.count {
+            if bytes[i] == 0x0A {
+                if i + 1 < bytes.count && bytes[i + 1] == 0x0A { return true }
+                if i + 2 < bytes.count && bytes[i + 1] == 0x0D && bytes[i + 2] == 0x0A { return true }
+            }
+            i += 1
+        }
+        return false
+    }
+
     /// tchar (RFC 9110 §5.6.2).
     static func isTokenByte(_ c: UInt8) -> Bool {
         switch c {

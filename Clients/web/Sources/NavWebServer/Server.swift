@@ -96,6 +96,8 @@ final class HTTPConnection {
     unowned let server: WebServer
     let stream: TCPStream
     private var buffer: [UInt8] = []
+    /// How much of `buffer` is known to hold no head's end (see ``HTTPHead/mayEnd(_:from:)``).
+    private var scanned = 0
     /// A request is being answered.
     private var busy = false
     private var dispatching = false
@@ -150,13 +152,19 @@ final class HTTPConnection {
                 }
                 return
             }
+            guard HTTPHead.mayEnd(buffer, from: scanned) else {
+                scanned = buffer.count
+                return
+            }
             switch HTTPHead.parse(buffer) {
             case .incomplete:
+                scanned = buffer.count
                 return
             case .refused(let status, let reason):
                 return send(.text(status, "nav-web: \(reason)\n"), keepAlive: false)
             case .head(let head, let length):
                 buffer.removeFirst(length)
+                scanned = 0
                 waitingSince = nil
                 if head.path == "/ws" && head.field("upgrade")?.lowercased() == "websocket" && head.fieldHasToken("connection", "upgrade") {
                     return upgrade(head)

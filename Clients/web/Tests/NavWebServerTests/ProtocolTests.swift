@@ -18,6 +18,25 @@ import Testing
         #expect(old.minorVersion == 0 && !old.keepAlive)
     }
 
+    /// A head arriving a byte at a time is parsed only where it may end, and found where it ends.
+    @Test func aHeadIsParsedOnlyWhereItMayEnd() {
+        for text in ["GET / HTTP/1.1\r\nHost: x\r\n\r\n", "\r\nGET / HTTP/1.0\nA: b\n\n", "GET /a HTTP/1.1\r\n\r\n"] {
+            let bytes = Array(text.utf8)
+            var buffer: [UInt8] = []
+            var scanned = 0
+            var parses = 0
+            var found: Int?
+            for b in bytes where found == nil {
+                buffer.append(b)
+                guard HTTPHead.mayEnd(buffer, from: scanned) else { scanned = buffer.count; continue }
+                parses += 1
+                if case .head(_, let length) = HTTPHead.parse(buffer) { found = length }
+                scanned = buffer.count
+            }
+            #expect(found == bytes.count && parses <= 2, "\(text.debugDescription): \(parses) parses")
+        }
+    }
+
     @Test func aHeadThatIsNotWholeWaits() {
         for cut in ["", "GET / HTTP/1.1", "GET / HTTP/1.1\r\nHost: x\r\n", "GET / HTTP/1.1\r\nHost: x\r\n\r"] {
             #expect(HTTPHead.parse(Array(cut.utf8)) == .incomplete, "\(cut)")
