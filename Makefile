@@ -47,7 +47,7 @@ help:
 	@echo "  chaos-smoke       - 60 s of the same against the debug navd (part of make test)"
 	@echo "  soak              - SOAK_SECONDS (600) of load with kill -9 every minute"
 	@echo "  attacks           - the hardening attacks against the release navd"
-	@echo "  test-asan         - the end-to-end tests with AddressSanitizer"
+	@echo "  test-asan         - the end-to-end and nav-web server tests with AddressSanitizer"
 	@echo "Benchmarks (they print figures):"
 	@echo "  bench             - the navbench matrix beside the C echo server and Redis"
 	@echo "  bench-durable     - ephemeral, process and full beside Redis AOF"
@@ -160,7 +160,8 @@ CHAOS_SMOKE := python3 scripts/chaos.py --navd .build/debug/navd --seconds 60 --
 chaos-smoke: build-debug
 	$(CHAOS_SMOKE)
 
-## make test-asan: the end-to-end tests against navd and its clients built with AddressSanitizer.
+## make test-asan: the end-to-end tests and nav-web's server tests against navd, its clients and nav-web
+## built with AddressSanitizer.
 test-asan: deps
 	scripts/test-asan.sh
 
