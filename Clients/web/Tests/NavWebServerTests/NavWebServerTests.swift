@@ -314,7 +314,7 @@ import Glibc
             }
             #expect(sent < 1_500_000, "nav-web kept reading pings nobody read the pongs of")
             let after = try Self.residentMegabytes(pid)
-            #expect(after - before < 40, "nav-web grew from \(before) to \(after) MB")
+            #expect(Self.underASan || after - before < 40, "nav-web grew from \(before) to \(after) MB")
             // Every pong owed arrives; then the ping cut short is finished, and the page goes on.
             let (pongs, reply) = try await offThePool { () throws -> (Int, String) in
                 var tv = timeval(tv_sec: 0, tv_usec: 0)
@@ -361,10 +361,14 @@ import Glibc
             }
             let after = try Self.residentMegabytes(pid)
             #expect(sent < 100_000, "nav-web kept answering requests nobody read")
-            #expect(after - before < 40, "nav-web grew from \(before) to \(after) MB")
+            #expect(Self.underASan || after - before < 40, "nav-web grew from \(before) to \(after) MB")
             #expect(try await get(port, "/healthz").status == 200)
         }
     }
+
+    /// Whether nav-web is make test-asan's build: its freed memory waits in AddressSanitizer's
+    /// quarantine (256 MB) and counts as resident, so only its stopping to read is checked there.
+    static let underASan = ProcessInfo.processInfo.environment["NAVD_BIN_DIR"]?.contains("asan") ?? false
 
     /// nav-web's resident memory, from /proc.
     static func residentMegabytes(_ pid: Int32) throws -> Int {
