@@ -87,19 +87,14 @@ public final class PipeStream: StreamHandle {
 }
 
 /// A listening Unix-domain socket.
-public final class PipeListener: Handle {
-    private let loop: EventLoop
-    private var onConnection: ((PipeListener) -> Void)?
-
+public final class PipeListener: Listener {
     public init(loop: EventLoop) {
-        self.loop = loop
-        super.init(size: MemoryLayout<uv_pipe_t>.size)
+        super.init(loop: loop, size: MemoryLayout<uv_pipe_t>.size)
         uv_pipe_init(loop.raw, pipe, 0)
         retainForLoop()
     }
 
     var pipe: UnsafeMutablePointer<uv_pipe_t> { UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_pipe_t.self) }
-    var stream: UnsafeMutablePointer<uv_stream_t> { UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_stream_t.self) }
 
     /// Binds to `path` with permissions `mode` (the file is created under a umask that allows only them).
     public func bind(path: String, mode: mode_t = 0o600) throws(UVError) {
@@ -111,24 +106,9 @@ public final class PipeListener: Handle {
     }
 
     public func listen(backlog: Int32 = 511, _ onConnection: @escaping (PipeListener) -> Void) throws(UVError) {
-        self.onConnection = onConnection
-        try UVError.check(uv_listen(stream, backlog) { s, status in
-            guard status >= 0 else { return }
-            let me = Handle.from(s!.pointee.data, as: PipeListener.self)
-            me.onConnection?(me)
-        })
+        try startListening(backlog: backlog) { [unowned self] in onConnection(self) }
     }
 
     /// Accepts one pending connection.
-    public func accept() throws(UVError) -> PipeStream {
-        let client = PipeStream(loop: loop)
-        let rc = uv_accept(stream, client.stream)
-        if rc < 0 {
-            client.close()
-            throw UVError(rc)
-        }
-        return client
-    }
-
-    override func didClose() { onConnection = nil }
+    public func accept() throws(UVError) -> PipeStream { try accept(into: PipeStream(loop: loop)) }
 }

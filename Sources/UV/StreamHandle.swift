@@ -114,26 +114,32 @@ public class StreamHandle: Handle {
 
     /// Shuts the write side down once queued writes are flushed, then closes the handle.
     public func shutdownAndClose(then: (() -> Void)? = nil) {
+        shutdownWriting { [self] in close(then: then) }
+    }
+
+    /// Shuts the write side down once queued writes are flushed (the peer reads its end) and keeps
+    /// reading: for a close that lets the peer read everything sent before it (closing with unread
+    /// bytes would reset the connection and could lose them). `then` runs once the shutdown is done
+    /// (or could not be made), unless the stream was closed meanwhile.
+    public func shutdownWriting(then: (() -> Void)? = nil) {
         guard !isClosing else { return }
         let req = UnsafeMutablePointer<uv_shutdown_t>.allocate(capacity: 1)
-        let box = CloseBox(then)
+        let box = ShutdownBox(then)
         req.pointee.data = CContext.retain(box)
         let rc = uv_shutdown(req, stream) { req, _ in
-            let box = CContext.take(req!.pointee.data, as: CloseBox.self)
+            let box = CContext.take(req!.pointee.data, as: ShutdownBox.self)
             let s = req!.pointee.handle!
             req!.deallocate()
-            if let d = s.pointee.data {
-                Handle.from(d, as: StreamHandle.self).close(then: box.then)
-            }
+            if s.pointee.data != nil { box.then?() }
         }
         if rc < 0 {
-            CContext.release(req.pointee.data, as: CloseBox.self)
+            CContext.release(req.pointee.data, as: ShutdownBox.self)
             req.deallocate()
-            close(then: then)
+            then?()
         }
     }
 
-    private final class CloseBox {
+    private final class ShutdownBox {
         let then: (() -> Void)?
         init(_ then: (() -> Void)?) { self.then = then }
     }

@@ -17,47 +17,17 @@ public final class TCPStream: StreamHandle {
 
     /// Sends small writes at once (no Nagle delay).
     public func setNoDelay() { _ = uv_tcp_nodelay(tcp, 1) }
-
-    /// Shuts the write side down once queued writes are flushed (the peer reads its end) and keeps
-    /// reading: for a close that lets the peer read everything sent before it (closing with unread
-    /// bytes would reset the connection and could lose them). `then` runs once the shutdown is done.
-    public func shutdownWriting(then: (() -> Void)? = nil) {
-        guard !isClosing else { return }
-        let req = UnsafeMutablePointer<uv_shutdown_t>.allocate(capacity: 1)
-        let box = ShutdownBox(then)
-        req.pointee.data = CContext.retain(box)
-        let rc = uv_shutdown(req, stream) { req, _ in
-            let box = CContext.take(req!.pointee.data, as: ShutdownBox.self)
-            req!.deallocate()
-            box.then?()
-        }
-        if rc < 0 {
-            CContext.release(req.pointee.data, as: ShutdownBox.self)
-            req.deallocate()
-            then?()
-        }
-    }
-
-    private final class ShutdownBox {
-        let then: (() -> Void)?
-        init(_ then: (() -> Void)?) { self.then = then }
-    }
 }
 
 /// A listening TCP socket.
-public final class TCPListener: Handle {
-    private let loop: EventLoop
-    private var onConnection: ((TCPListener) -> Void)?
-
+public final class TCPListener: Listener {
     public init(loop: EventLoop) {
-        self.loop = loop
-        super.init(size: MemoryLayout<uv_tcp_t>.size)
+        super.init(loop: loop, size: MemoryLayout<uv_tcp_t>.size)
         uv_tcp_init(loop.raw, tcp)
         retainForLoop()
     }
 
     var tcp: UnsafeMutablePointer<uv_tcp_t> { UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_tcp_t.self) }
-    var stream: UnsafeMutablePointer<uv_stream_t> { UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_stream_t.self) }
 
     /// Binds to `host` (a numeric IPv4 or IPv6 address, or a name resolved once, here) and `port`
     /// (0: any free port), then listens. A failure names the address and the reason.
@@ -73,15 +43,9 @@ public final class TCPListener: Handle {
         }
         defer { freeaddrinfo(found) }
         try UVError.check(uv_tcp_bind(tcp, first.pointee.ai_addr, 0))
-        self.onConnection = onConnection
         // A bind error (the address in use) is reported by listen.
-        try UVError.check(uv_listen(stream, backlog) { s, status in
-            guard status >= 0 else { return }
-            let me = Handle.from(s!.pointee.data, as: TCPListener.self)
-            me.onConnection?(me)
-        })
+        try startListening(backlog: backlog) { [unowned self] in onConnection(self) }
     }
-
     /// The port listened on (what port 0 chose).
     public var port: Int {
         var storage = sockaddr_storage()
@@ -100,15 +64,5 @@ public final class TCPListener: Handle {
     }
 
     /// Accepts one pending connection.
-    public func accept() throws(UVError) -> TCPStream {
-        let client = TCPStream(loop: loop)
-        let rc = uv_accept(stream, client.stream)
-        if rc < 0 {
-            client.close()
-            throw UVError(rc)
-        }
-        return client
-    }
-
-    override func didClose() { onConnection = nil }
+    public func accept() throws(UVError) -> TCPStream { try accept(into: TCPStream(loop: loop)) }
 }
