@@ -90,6 +90,18 @@ enum Relay {
         return String(decoding: (try? JSONSerialization.data(withJSONObject: reply)) ?? Data(), as: UTF8.self)
     }
 
+    /// The answer to a binary WebSocket message: JSON-RPC travels as text.
+    static func binaryRefusal(_ count: Int) -> String {
+        let error: [String: Any] = [
+            "code": -32700,
+            "message": "nav-web relays JSON-RPC in text WebSocket messages; this one is binary (\(count) bytes) and was not relayed: "
+                + "send one request such as {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} as text",
+            "data": ["kind": "parseError"],
+        ]
+        let reply: [String: Any] = ["jsonrpc": "2.0", "id": NSNull(), "error": error]
+        return String(decoding: (try? JSONSerialization.data(withJSONObject: reply)) ?? Data(), as: UTF8.self)
+    }
+
     /// With --read-only: the error reply for a request that would change something (nil: relay it),
     /// `unchanging` the methods navd declares as changing nothing. A batch is refused whole when any
     /// of its requests would.
@@ -227,7 +239,7 @@ final class PageRelay {
                       let navd else { continue }
                 navd.write(Array(line.utf8))
             case .binary(let count):
-                sendText(Relay.parseError("(a binary message of \(count) bytes)"))
+                sendText(Relay.binaryRefusal(count))
             case .ping(let payload):
                 connection.stream.write(WebSocket.frame(.pong, payload))
             case .pong:

@@ -253,8 +253,9 @@ import Glibc
     }
 
     /// The WebSocket's control frames: a ping is answered with a pong carrying its payload; the
-    /// page's close is answered with the same code and the connection ends; an unmasked frame
-    /// closes it with 1002 (protocol error), and the other pages go on.
+    /// page's close is answered with the same code and the connection ends; a binary message is
+    /// answered parseError; an unmasked frame closes the page with 1002 (protocol error), and the
+    /// other pages go on.
     @Test func theWebSocketAnswersPingsAndCloses() async throws {
         let navd = try Navd()
         try await serving(navd.socket) { port in
@@ -275,6 +276,9 @@ import Glibc
                 let good = try RawWebSocket(port: port, headers: headers)
                 _ = try bad.receive()
                 _ = try good.receive()
+                try bad.sendRaw(ProtocolTests.frame(2, [1, 2, 3]))
+                let binary = try bad.receive()
+                guard binary.contains("parseError"), binary.contains("binary (3 bytes)") else { throw SocketFailure(description: binary) }
                 try bad.sendRaw(ProtocolTests.frame(1, Array("{}".utf8), masked: false))
                 let code = try bad.closeCode()
                 try good.send(#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
