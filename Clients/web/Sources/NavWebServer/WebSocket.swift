@@ -43,6 +43,15 @@ enum WebSocket {
         return out
     }
 
+    /// Whether a close frame may carry `code` (RFC 6455 7.4): the defined codes but 1004-1006 and
+    /// 1015 (never sent), or a registered or private one (3000-4999).
+    static func mayBeSent(_ code: UInt16) -> Bool {
+        switch code {
+        case 1000...1003, 1007...1014, 3000...4999: return true
+        default: return false
+        }
+    }
+
     /// A close frame with `code` (and `reason`, cut to fit a control frame's 125 bytes).
     static func closeFrame(_ code: UInt16, _ reason: String = "") -> [UInt8] {
         frame(.close, [UInt8(code >> 8), UInt8(code & 0xFF)] + Array(reason.utf8.prefix(123)))
@@ -132,8 +141,12 @@ public struct WebSocketReader {
                 guard String(validating: payload.dropFirst(2), as: UTF8.self) != nil else {
                     return fail(&events, 1007, "a close frame's reason is not UTF-8")
                 }
+                let code = payload.count >= 2 ? UInt16(payload[0]) << 8 | UInt16(payload[1]) : nil
+                if let code, !WebSocket.mayBeSent(code) {
+                    return fail(&events, 1002, "close code \(code) is not one an endpoint may send (RFC 6455 7.4)")
+                }
                 finished = true
-                events.append(.close(payload.count >= 2 ? UInt16(payload[0]) << 8 | UInt16(payload[1]) : nil))
+                events.append(.close(code))
             case .text, .binary, .continuation:
                 if opcode != .continuation { messageOpcode = opcode }
                 message.append(contentsOf: payload)

@@ -121,6 +121,13 @@ import Testing
         #expect(code(Self.frame(8, [0x03])) == 1002)
         #expect(code(Self.frame(1, [0xFF, 0xFE])) == 1007)
         #expect(code(Self.frame(8, [0x03, 0xE8, 0xFF])) == 1007)
+        for reserved: UInt16 in [0, 999, 1004, 1005, 1006, 1015, 2999, 5000] {
+            #expect(code(Self.frame(8, [UInt8(reserved >> 8), UInt8(reserved & 0xFF)])) == 1002, "close code \(reserved)")
+        }
+        for allowed: UInt16 in [1000, 1001, 1011, 3000, 4999] {
+            var r = WebSocketReader(maxMessage: 10)
+            #expect(r.feed(Self.frame(8, [UInt8(allowed >> 8), UInt8(allowed & 0xFF)])) == [.close(allowed)])
+        }
         // Past the limit: refused on the frame's head alone, before its payload arrives.
         #expect(code(Array(Self.frame(1, Array(repeating: 0x61, count: 101)).prefix(8)), max: 100) == 1009)
         #expect(code(Self.frame(1, Array(repeating: 0x61, count: 60), fin: false) + Array(Self.frame(0, Array(repeating: 0x61, count: 41)).prefix(2)), max: 100) == 1009)
