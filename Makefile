@@ -40,7 +40,7 @@ help:
 	@echo "  cluster-demo      - PostgreSQL, two navd nodes, a nav-tui on each, in tmux"
 	@echo "Longer tests:"
 	@echo "  test-python       - the Python client's tests against the debug navd"
-	@echo "  test-web          - nav-web's server tests, then its page in a headless Chromium (part of make test)"
+	@echo "  test-web          - nav-web's page: its mirror (node --test), then the page in a headless Chromium (part of make test)"
 	@echo "  fuzz              - every fuzz target for FUZZ_SECONDS (300)"
 	@echo "  fuzz-smoke        - every fuzz target for 6 s (part of make test)"
 	@echo "  chaos             - CHAOS_SECONDS (300) of faults on a three-node cluster, history checked"
