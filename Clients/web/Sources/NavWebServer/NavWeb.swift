@@ -47,10 +47,14 @@ public struct NavWeb: ParsableCommand {
     @Option(help: "Draw this graph directory instead of the graph navd serves (default: navd's live graph, through graph.export).")
     var graph: String?
 
+    @Option(help: "Seconds a client may leave what nav-web sent it unread (4 MiB waiting) before its connection is closed: a page or scraper that stopped reading gives its place back.")
+    var stallTimeout = 60
+
     @Option(help: "The navd executable that draws --graph DIR (default: the one beside nav-web, else navd on PATH).")
     var navd: String?
 
     public func validate() throws {
+        guard stallTimeout > 0 else { throw ValidationError("--stall-timeout must be at least 1 second (it is \(stallTimeout))") }
         if token != nil {
             throw ValidationError("--token puts the secret on the command line, where every local user can read it (/proc/PID/cmdline, ps); "
                                   + "give it in a file (--token-file PATH, mode 0600) or in the environment ($NAVWEB_TOKEN)")
@@ -70,6 +74,7 @@ public struct NavWeb: ParsableCommand {
         guard secret.count >= 16 else { throw ValidationError("the token must be at least 16 characters") }
         let settings = Settings(socketPath: socketPath, token: secret, readOnly: readOnly, admin: admin, host: host,
                                 picture: GraphPicture(socketPath: socketPath, navd: navd ?? GraphPicture.findNavd(), graph: graph))
+        settings.stallTimeoutMs = UInt64(stallTimeout) * 1000
         let manager = ServiceManager.take()
         let loop = EventLoop()
         let server = WebServer(loop: loop, settings: settings)
@@ -125,6 +130,8 @@ final class Settings {
     let host: String
     let picture: GraphPicture
     var port = 0
+    /// How long a connection's output may stay past ``Relay/maxQueued`` before it is closed.
+    var stallTimeoutMs: UInt64 = 60_000
     private var unchanging: Set<String>?
 
     init(socketPath: String, token: String, readOnly: Bool, admin: Bool, host: String, picture: GraphPicture) {

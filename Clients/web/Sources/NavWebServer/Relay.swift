@@ -269,6 +269,11 @@ final class PageRelay {
         guard ready, !ended, let navd else { return }
         let pageBacklog = connection.stream.queuedBytes > Relay.maxQueued
         let navdBacklog = navd.queuedBytes > Relay.maxQueued
+        if !pageBacklog {
+            connection.stalledSince = nil
+        } else if connection.stalledSince == nil {
+            connection.stalledSince = loop.now
+        }
         if pageBacklog != navdPaused {
             navdPaused = pageBacklog
             if pageBacklog { navd.pauseReading() } else { navd.resumeReading() }

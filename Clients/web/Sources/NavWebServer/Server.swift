@@ -3,7 +3,8 @@ import UV
 /// nav-web's server: HTTP/1.1 connections on one libuv loop, each answered by ``Routes`` or turned
 /// into a page's WebSocket relayed to navd (``PageRelay``). At most ``maxConnections`` at once; a
 /// connection whose request head has not arrived whole within ``headTimeoutMs`` (or that stays idle
-/// as long between requests) is closed.
+/// as long between requests) is closed, and so is one that leaves its answers unread (more than
+/// ``Relay/maxQueued``) for `--stall-timeout`.
 final class WebServer {
     let loop: EventLoop
     let settings: Settings
@@ -58,8 +59,9 @@ final class WebServer {
 
     private func closeStalled() {
         let now = loop.now
-        for c in Array(connections.values) where c.waitingSince.map({ now - $0 >= Self.headTimeoutMs }) == true {
-            c.timedOut()
+        for c in Array(connections.values) {
+            if c.waitingSince.map({ now - $0 >= Self.headTimeoutMs }) == true { c.timedOut() }
+            if c.stalledSince.map({ now - $0 >= settings.stallTimeoutMs }) == true { c.close() }
         }
     }
 
@@ -108,6 +110,8 @@ final class HTTPConnection {
     private var relay: PageRelay?
     /// Since when the connection waits for a request's head (nil while answering or relaying).
     private(set) var waitingSince: UInt64?
+    /// Since when the client has left more than ``Relay/maxQueued`` unread (nil while it reads).
+    var stalledSince: UInt64?
 
     /// How long a closing connection waits for the client to close its side.
     static let lingerMs: UInt64 = 2_000
@@ -145,8 +149,10 @@ final class HTTPConnection {
             // it has taken them.
             if stream.queuedBytes > Relay.maxQueued {
                 stream.pauseReading()
+                stalledSince = server.loop.now
                 stream.onDrain = { [unowned self] in
                     self.stream.onDrain = nil
+                    self.stalledSince = nil
                     self.stream.resumeReading()
                     self.handleBuffered()
                 }

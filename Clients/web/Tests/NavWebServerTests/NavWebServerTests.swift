@@ -370,6 +370,33 @@ import Glibc
         }
     }
 
+    /// A client that leaves its answers unread is closed after --stall-timeout (here 1 s): it
+    /// gives its place back instead of holding one of the 1,024 for good. Its close is awaited
+    /// (poll for the hang-up), not slept for.
+    @Test func aClientThatStopsReadingIsClosedAfterTheStallTimeout() async throws {
+        let navd = try Navd()
+        try await serving(navd.socket, ["--stall-timeout", "1"]) { port in
+            let request = Array("GET /app.js HTTP/1.1\r\nHost: localhost:\(port)\r\nAuthorization: Bearer \(Self.token)\r\n\r\n".utf8)
+            let closedAfter = try await offThePool { () throws -> Double in
+                let fd = try tcpConnect(port: port)
+                defer { close(fd) }
+                // Far more answers (53 MB) than 4 MiB and the kernel's buffers hold; none is read. The
+                // send ends when nav-web closes the connection (or fails after 20 s without).
+                var tv = timeval(tv_sec: 20, tv_usec: 0)
+                setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+                let start = Date()
+                try sendAll(fd, Array([[UInt8]](repeating: request, count: 2000).joined()), untilClosed: true)
+                // POLLRDHUP (0x2000): the peer closed; Glibc's module leaves it out (_GNU_SOURCE).
+                var p = pollfd(fd: fd, events: 0x2000, revents: 0)
+                guard poll(&p, 1, 20_000) == 1 else { throw SocketFailure(description: "nav-web did not close the stalled connection within 20 s") }
+                return Date().timeIntervalSince(start)
+            }
+            #expect(closedAfter < 10, "closed \(closedAfter) s after the requests")
+            #expect(try await get(port, "/healthz").status == 200)
+        }
+        #expect(throws: (any Error).self) { try NavWeb.parse(["--stall-timeout", "0"]).validate() }
+    }
+
     /// Whether nav-web is make test-asan's build: its freed memory waits in AddressSanitizer's
     /// quarantine (256 MB) and counts as resident, so only its stopping to read is checked there.
     static let underASan = ProcessInfo.processInfo.environment["NAVD_BIN_DIR"]?.contains("asan") ?? false
