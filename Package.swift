@@ -182,7 +182,7 @@ let package = Package(
         .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "RPC", "NavGraph", "NavigationCore", "NavTesting", "NavClient", "CChecksum", "Unchecked",
                                                            "UV", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "EndToEndTests", dependencies: ["JSON", "UV", "NavClient", "NavTesting"]),
-        .testTarget(name: "NavWebServerTests", dependencies: ["NavWebServer", "UV"], path: "Clients/web/Tests/NavWebServerTests"),
+        .testTarget(name: "NavWebServerTests", dependencies: ["NavWebServer", "UV", "NavTesting"], path: "Clients/web/Tests/NavWebServerTests"),
         .target(name: "NavTesting", dependencies: ["JSON", "NavGraph", "NavigationCore", "CChecksum"], path: "Tests/NavTesting"),
     ]
 )

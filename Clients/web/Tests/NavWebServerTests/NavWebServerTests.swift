@@ -1,4 +1,5 @@
 import Foundation
+import NavTesting
 import Testing
 import UV
 
@@ -9,7 +10,7 @@ import Glibc
 #endif
 
 /// nav-web (the repository's debug build, or `$NAVWEB_BIN`) spoken to over raw sockets
-/// (`RawClients.swift`), against a real navd (`$NAVD_BIN`): access checks, /healthz, /metrics, the
+/// (`RawClients.swift`), against a real navd (NavTesting's `Daemon`, once it logs that it listens): access checks, /healthz, /metrics, the
 /// WebSocket relay and HTTP as nav-web reads it. The page itself is tested in Chromium
 /// (Clients/web/tests); the parsers alone in `ProtocolTests.swift`.
 @Suite struct NavWebServerTests {
@@ -22,36 +23,6 @@ import Glibc
     static func executable(_ name: String) -> String {
         let env = ProcessInfo.processInfo.environment
         return env["NAVD_BIN_DIR"].map { $0 + "/" + name } ?? root.appendingPathComponent(".build/debug/" + name).path
-    }
-
-    /// A navd serving its embedded example on a socket of its own, stopped when the test ends.
-    final class Navd {
-        let dir: String
-        let socket: String
-        let process = Process()
-
-        init() throws {
-            let binary = ProcessInfo.processInfo.environment["NAVD_BIN"] ?? NavWebServerTests.executable("navd")
-            dir = NSTemporaryDirectory() + "navweb-test-" + UUID().uuidString.prefix(8)
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            socket = dir + "/navd.sock"
-            process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = ["--socket", socket, "--ephemeral", "--log-level", "error"]
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            // navd prints nothing when it listens: the socket appearing is the event.
-            let deadline = Date().addingTimeInterval(20)
-            while !FileManager.default.fileExists(atPath: socket) {
-                guard process.isRunning, Date() < deadline else { throw NavdConnection.Failure(description: "navd (\(binary)) did not start") }
-                usleep(10_000)
-            }
-        }
-
-        deinit {
-            process.terminate()
-            process.waitUntilExit()
-            try? FileManager.default.removeItem(atPath: dir)
-        }
     }
 
     /// `body` given the port of a nav-web relaying to navd at `socket` (with `arguments`), stopped
@@ -118,8 +89,8 @@ import Glibc
     static func bearer(_ token: String = token) -> [String] { ["Authorization: Bearer " + token] }
 
     @Test func everyRequestButHealthzNeedsTheTokenAndThisServersHost() async throws {
-        let navd = try Navd()
-        try await serving(navd.socket) { port in
+        let navd = try Daemon()
+        try await serving(navd.socketPath) { port in
             #expect(try await get(port, "/").status == 401)
             #expect(try await get(port, "/", headers: Self.bearer("0123456789abcdef0123456789abcdee")).status == 401)
             let first = try await get(port, "/?token=" + Self.token)
@@ -144,10 +115,10 @@ import Glibc
     /// /metrics is navd's `stats` as Prometheus reads it, with each method's counts and latency
     /// histogram (`navd_request_duration_seconds`).
     @Test func metricsHaveRequestsErrorsAndLatencyByMethod() async throws {
-        let navd = try Navd()
-        for _ in 0..<3 { _ = try await Self.call(navd.socket, "ping") }
-        _ = try? await Self.call(navd.socket, "navigate", ["to": "nowhere.Nothing"])
-        try await serving(navd.socket) { port in
+        let navd = try Daemon()
+        for _ in 0..<3 { _ = try await Self.call(navd.socketPath, "ping") }
+        _ = try? await Self.call(navd.socketPath, "navigate", ["to": "nowhere.Nothing"])
+        try await serving(navd.socketPath) { port in
             let r = try await get(port, "/metrics", headers: Self.bearer())
             #expect(r.status == 200)
             let text = r.body
@@ -198,8 +169,8 @@ import Glibc
     /// Through a real WebSocket, as a browser opens it (its Origin is this server's page): nav-web's
     /// hello, navd's answer, a framing attack and a change refused by nav-web under --read-only.
     @Test func theWebSocketRelaysToNavd() async throws {
-        let navd = try Navd()
-        try await serving(navd.socket, ["--read-only"]) { port in
+        let navd = try Daemon()
+        try await serving(navd.socketPath, ["--read-only"]) { port in
             let ws = try await offThePool { try RawWebSocket(port: port, headers: ["Origin: http://localhost:\(port)", "Cookie: navweb_token=" + Self.token]) }
             let lines = try await offThePool {
                 try ws.send(#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
@@ -226,7 +197,7 @@ import Glibc
             #expect(refused)
         }
         // navd's main session is where it started: nothing that changes reached it.
-        let tree = try await Self.call(navd.socket, "tree") as? [String: Any]
+        let tree = try await Self.call(navd.socketPath, "tree") as? [String: Any]
         #expect(tree?["version"] as? Int == 0)
     }
 
@@ -234,8 +205,8 @@ import Glibc
     /// each waiting for the one before, which may wait for navd), HEAD with the length and without
     /// the body, what is not served answered with its status; a head past the limit refused (431).
     @Test func requestsOnOneConnectionAreAnsweredInOrder() async throws {
-        let navd = try Navd()
-        try await serving(navd.socket) { port in
+        let navd = try Daemon()
+        try await serving(navd.socketPath) { port in
             let fields = "Host: localhost:\(port)\r\nAuthorization: Bearer \(Self.token)\r\n"
             let requests = "GET /healthz HTTP/1.1\r\n\(fields)\r\nHEAD /app.js HTTP/1.1\r\n\(fields)\r\n"
                 + "GET /nothing HTTP/1.1\r\n\(fields)\r\nPOST /metrics HTTP/1.1\r\n\(fields)\r\nGET /ws HTTP/1.1\r\n\(fields)Connection: close\r\n\r\n"
@@ -257,8 +228,8 @@ import Glibc
     /// answered parseError; an unmasked frame closes the page with 1002 (protocol error), and the
     /// other pages go on.
     @Test func theWebSocketAnswersPingsAndCloses() async throws {
-        let navd = try Navd()
-        try await serving(navd.socket) { port in
+        let navd = try Daemon()
+        try await serving(navd.socketPath) { port in
             let headers = ["Origin: http://localhost:\(port)", "Cookie: navweb_token=" + Self.token]
             let (pong, close, ended) = try await offThePool { () throws -> ([UInt8], [UInt8], Bool) in
                 let ws = try RawWebSocket(port: port, headers: headers)
@@ -293,8 +264,8 @@ import Glibc
     /// pong) is not read further once 4 MiB wait for it: its sends stop being taken, nav-web's memory
     /// stays bounded, and when the page reads again everything it was owed arrives and it goes on.
     @Test func aPageThatDoesNotReadIsNotReadEither() async throws {
-        let navd = try Navd()
-        try await serving(navd.socket) { port, pid in
+        let navd = try Daemon()
+        try await serving(navd.socketPath) { port, pid in
             let headers = ["Origin: http://localhost:\(port)", "Cookie: navweb_token=" + Self.token]
             let ws = try await offThePool { try RawWebSocket(port: port, headers: headers) }
             _ = try await offThePool { try ws.receive() }
@@ -345,8 +316,8 @@ import Glibc
     /// The same for HTTP: a client that sends requests without reading the answers is not read
     /// once 4 MiB of answers wait for it.
     @Test func aClientThatDoesNotReadItsAnswersIsNotReadEither() async throws {
-        let navd = try Navd()
-        try await serving(navd.socket) { port, pid in
+        let navd = try Daemon()
+        try await serving(navd.socketPath) { port, pid in
             let before = try Self.residentMegabytes(pid)
             let request = Array("GET /app.js HTTP/1.1\r\nHost: localhost:\(port)\r\nAuthorization: Bearer \(Self.token)\r\n\r\n".utf8)
             let sent = try await offThePool { () throws -> Int in
@@ -374,8 +345,8 @@ import Glibc
     /// gives its place back instead of holding one of the 1,024 for good. Its close is awaited
     /// (poll for the hang-up), not slept for.
     @Test func aClientThatStopsReadingIsClosedAfterTheStallTimeout() async throws {
-        let navd = try Navd()
-        try await serving(navd.socket, ["--stall-timeout", "1"]) { port in
+        let navd = try Daemon()
+        try await serving(navd.socketPath, ["--stall-timeout", "1"]) { port in
             let request = Array("GET /app.js HTTP/1.1\r\nHost: localhost:\(port)\r\nAuthorization: Bearer \(Self.token)\r\n\r\n".utf8)
             let closedAfter = try await offThePool { () throws -> Double in
                 let fd = try tcpConnect(port: port)
