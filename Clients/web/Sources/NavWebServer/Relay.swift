@@ -17,14 +17,17 @@ enum Relay {
 
     /// What nav-web tells the page first: whether it relays only what changes nothing.
     static func hello(_ settings: Settings) -> String {
-        let body: [String: Any] = ["jsonrpc": "2.0", "method": "navweb.hello", "params": ["readOnly": settings.readOnly]]
-        return String(decoding: (try? JSONSerialization.data(withJSONObject: body)) ?? Data(), as: UTF8.self)
+        json(["jsonrpc": "2.0", "method": "navweb.hello", "params": ["readOnly": settings.readOnly]])
     }
 
     /// A message nav-web itself tells the page (a JSON-RPC notification of its own).
     static func notice(_ message: String) -> String {
-        let body: [String: Any] = ["jsonrpc": "2.0", "method": "navweb.notice", "params": ["message": message]]
-        return String(decoding: (try? JSONSerialization.data(withJSONObject: body)) ?? Data(), as: UTF8.self)
+        json(["jsonrpc": "2.0", "method": "navweb.notice", "params": ["message": message]])
+    }
+
+    /// A message nav-web writes itself, as JSON text.
+    static func json(_ object: [String: Any]) -> String {
+        String(decoding: (try? JSONSerialization.data(withJSONObject: object)) ?? Data(), as: UTF8.self)
     }
 
     /// The line navd gets for a page's message, or nil when nav-web answered it itself (`answer`):
@@ -80,26 +83,21 @@ enum Relay {
                 why = "invalid JSON at line \(line), column \(column)"
             }
         }
-        let error: [String: Any] = [
-            "code": -32700,
-            "message": "nav-web relays one JSON-RPC message (an object) or batch (an array) per WebSocket message, as JSON; "
-                + "this one (\(text.utf8.count) bytes) is not (\(why)): send one request such as {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
-            "data": data,
-        ]
-        let reply: [String: Any] = ["jsonrpc": "2.0", "id": NSNull(), "error": error]
-        return String(decoding: (try? JSONSerialization.data(withJSONObject: reply)) ?? Data(), as: UTF8.self)
+        return errorReply(code: -32700, message: "nav-web relays one JSON-RPC message (an object) or batch (an array) per WebSocket message, as JSON; "
+                          + "this one (\(text.utf8.count) bytes) is not (\(why)): send one request such as {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
+                          data: data)
     }
 
     /// The answer to a binary WebSocket message: JSON-RPC travels as text.
     static func binaryRefusal(_ count: Int) -> String {
-        let error: [String: Any] = [
-            "code": -32700,
-            "message": "nav-web relays JSON-RPC in text WebSocket messages; this one is binary (\(count) bytes) and was not relayed: "
-                + "send one request such as {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} as text",
-            "data": ["kind": "parseError"],
-        ]
-        let reply: [String: Any] = ["jsonrpc": "2.0", "id": NSNull(), "error": error]
-        return String(decoding: (try? JSONSerialization.data(withJSONObject: reply)) ?? Data(), as: UTF8.self)
+        errorReply(code: -32700, message: "nav-web relays JSON-RPC in text WebSocket messages; this one is binary (\(count) bytes) and was not relayed: "
+                   + "send one request such as {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} as text",
+                   data: ["kind": "parseError"])
+    }
+
+    /// A JSON-RPC error reply nav-web gives itself, in navd's shape (`data.kind`).
+    static func errorReply(id: Any = NSNull(), code: Int, message: String, data: [String: Any]) -> String {
+        json(["jsonrpc": "2.0", "id": id, "error": ["code": code, "message": message, "data": data] as [String: Any]])
     }
 
     /// With --read-only: the error reply for a request that would change something (nil: relay it),
@@ -109,14 +107,10 @@ enum Relay {
         let requests = (parsed as? [Any]) ?? [parsed]
         for case let r as [String: Any] in requests {
             guard let method = r["method"] as? String, !unchanging.contains(method) else { continue }
-            let error: [String: Any] = [
-                "code": -32004,
-                "message": "nav-web runs with --read-only: `\(method)` would change navd, and only methods navd declares as changing nothing are relayed "
-                    + "(\(unchanging.sorted().joined(separator: ", "))); start nav-web without --read-only to drive navd",
-                "data": ["kind": "accessDenied", "method": method],
-            ]
-            let reply: [String: Any] = ["jsonrpc": "2.0", "id": r["id"] ?? NSNull(), "error": error]
-            return String(decoding: (try? JSONSerialization.data(withJSONObject: reply)) ?? Data(), as: UTF8.self)
+            return errorReply(id: r["id"] ?? NSNull(), code: -32004,
+                              message: "nav-web runs with --read-only: `\(method)` would change navd, and only methods navd declares as changing nothing are relayed "
+                                  + "(\(unchanging.sorted().joined(separator: ", "))); start nav-web without --read-only to drive navd",
+                              data: ["kind": "accessDenied", "method": method])
         }
         return nil
     }
@@ -140,7 +134,6 @@ final class PageRelay {
     private var early: [UInt8] = []
     private var closeSent = false
     private var ended = false
-    private var closeTimer: UV.Timer?
 
     init(connection: HTTPConnection, settings: Settings, loop: EventLoop) {
         self.connection = connection
@@ -293,9 +286,7 @@ final class PageRelay {
         connection.stream.write(WebSocket.closeFrame(code, reason))
         end()
         connection.stream.resumeReading()
-        let timer = UV.Timer(loop: loop)
-        timer.start(milliseconds: HTTPConnection.lingerMs) { [weak self] in self?.connection.close() }
-        closeTimer = timer
+        connection.closeWithinLinger()
     }
 
     /// The page's connection is gone.
@@ -311,8 +302,6 @@ final class PageRelay {
         navd = nil
         connection.stream.onDrain = nil
     }
-
-    deinit { closeTimer?.close() }
 
     private func sendText(_ text: String) {
         guard !closeSent else { return }

@@ -135,7 +135,6 @@ final class HTTPConnection {
             buffer.append(contentsOf: bytes.raw)
             handleBuffered()
         case .end, .error:
-            relay?.pageGone()
             close()
         }
     }
@@ -207,6 +206,13 @@ final class HTTPConnection {
         waitingSince = nil
         stream.shutdownWriting()
         stream.resumeReading()
+        closeWithinLinger()
+    }
+
+    /// Closes the connection after ``lingerMs`` unless it closed before (the client's end, its
+    /// answer to a close frame).
+    func closeWithinLinger() {
+        guard !isClosed, lingerTimer == nil else { return }
         let timer = UV.Timer(loop: server.loop)
         timer.start(milliseconds: Self.lingerMs) { [weak self] in self?.close() }
         lingerTimer = timer

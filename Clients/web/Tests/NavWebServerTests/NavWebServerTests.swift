@@ -273,8 +273,7 @@ import Glibc
             let ping = ProtocolTests.frame(9, Array(repeating: 0x70, count: 125))
             let (sent, cut) = try await offThePool { () throws -> (Int, Int) in
                 // Sends until nav-web stops taking them (a send blocked for 2 s), at most 200 MB.
-                var tv = timeval(tv_sec: 2, tv_usec: 0)
-                setsockopt(ws.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+                setSendTimeout(ws.fd, seconds: 2)
                 let batch = Array([[UInt8]](repeating: ping, count: 1000).joined())
                 var pings = 0
                 while pings < 1_500_000 {
@@ -292,8 +291,7 @@ import Glibc
             #expect(Self.underASan || after - before < 40, "nav-web grew from \(before) to \(after) MB")
             // Every pong owed arrives; then the ping cut short is finished, and the page goes on.
             let (pongs, reply) = try await offThePool { () throws -> (Int, String) in
-                var tv = timeval(tv_sec: 0, tv_usec: 0)
-                setsockopt(ws.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+                setSendTimeout(ws.fd, seconds: 0)
                 var pongs = 0
                 while pongs < sent {
                     let f = try ws.frame()
@@ -319,12 +317,11 @@ import Glibc
         let navd = try Daemon()
         try await serving(navd.socketPath) { port, pid in
             let before = try Self.residentMegabytes(pid)
-            let request = Array("GET /app.js HTTP/1.1\r\nHost: localhost:\(port)\r\nAuthorization: Bearer \(Self.token)\r\n\r\n".utf8)
+            let request = Self.appScript(port)
             let sent = try await offThePool { () throws -> Int in
                 let fd = try tcpConnect(port: port)
                 defer { close(fd) }
-                var tv = timeval(tv_sec: 2, tv_usec: 0)
-                setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+                setSendTimeout(fd, seconds: 2)
                 let batch = Array([[UInt8]](repeating: request, count: 100).joined())
                 var requests = 0
                 while requests < 100_000 {
@@ -347,14 +344,13 @@ import Glibc
     @Test func aClientThatStopsReadingIsClosedAfterTheStallTimeout() async throws {
         let navd = try Daemon()
         try await serving(navd.socketPath, ["--stall-timeout", "1"]) { port in
-            let request = Array("GET /app.js HTTP/1.1\r\nHost: localhost:\(port)\r\nAuthorization: Bearer \(Self.token)\r\n\r\n".utf8)
+            let request = Self.appScript(port)
             let closedAfter = try await offThePool { () throws -> Double in
                 let fd = try tcpConnect(port: port)
                 defer { close(fd) }
                 // Far more answers (53 MB) than 4 MiB and the kernel's buffers hold; none is read. The
                 // send ends when nav-web closes the connection (or fails after 20 s without).
-                var tv = timeval(tv_sec: 20, tv_usec: 0)
-                setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+                setSendTimeout(fd, seconds: 20)
                 let start = Date()
                 try sendAll(fd, Array([[UInt8]](repeating: request, count: 2000).joined()), untilClosed: true)
                 // POLLRDHUP (0x2000): the peer closed; Glibc's module leaves it out (_GNU_SOURCE).
@@ -366,6 +362,11 @@ import Glibc
             #expect(try await get(port, "/healthz").status == 200)
         }
         #expect(throws: (any Error).self) { try NavWeb.parse(["--stall-timeout", "0"]).validate() }
+    }
+
+    /// A request for the page's largest asset (26 KB), with the token.
+    static func appScript(_ port: Int) -> [UInt8] {
+        Array("GET /app.js HTTP/1.1\r\nHost: localhost:\(port)\r\nAuthorization: Bearer \(token)\r\n\r\n".utf8)
     }
 
     /// Whether nav-web is make test-asan's build: its freed memory waits in AddressSanitizer's

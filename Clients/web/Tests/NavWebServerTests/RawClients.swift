@@ -35,6 +35,12 @@ func tcpConnect(port: Int, sendBuffer: Int32? = nil) throws -> Int32 {
     return fd
 }
 
+/// Sets how long a send may block (0: without end) before it fails with EAGAIN.
+func setSendTimeout(_ fd: Int32, seconds: Int) {
+    var tv = timeval(tv_sec: seconds, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+}
+
 /// Writes every byte; with `untilClosed`, a connection the peer resets or closes ends the write
 /// without an error (a server may answer a frame before reading all of it).
 func sendAll(_ fd: Int32, _ bytes: [UInt8], untilClosed: Bool = false) throws {
