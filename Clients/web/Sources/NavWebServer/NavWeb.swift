@@ -50,11 +50,15 @@ public struct NavWeb: ParsableCommand {
     @Option(help: "Seconds a client may leave what nav-web sent it unread (4 MiB waiting) before its connection is closed: a page or scraper that stopped reading gives its place back.")
     var stallTimeout = 60
 
+    @Option(help: "Seconds a client may take to send a request's head, and may stay idle between requests, before its connection is closed (408 when a head had begun). Pages are not timed: their WebSocket stays open.")
+    var headTimeout = 30
+
     @Option(help: "The navd executable that draws --graph DIR (default: the one beside nav-web, else navd on PATH).")
     var navd: String?
 
     public func validate() throws {
         guard stallTimeout > 0 else { throw ValidationError("--stall-timeout must be at least 1 second (it is \(stallTimeout))") }
+        guard headTimeout > 0 else { throw ValidationError("--head-timeout must be at least 1 second (it is \(headTimeout))") }
         if token != nil {
             throw ValidationError("--token puts the secret on the command line, where every local user can read it (/proc/PID/cmdline, ps); "
                                   + "give it in a file (--token-file PATH, mode 0600) or in the environment ($NAVWEB_TOKEN)")
@@ -75,6 +79,7 @@ public struct NavWeb: ParsableCommand {
         let settings = Settings(socketPath: socketPath, token: secret, readOnly: readOnly, admin: admin, host: host,
                                 picture: GraphPicture(socketPath: socketPath, navd: navd ?? GraphPicture.findNavd(), graph: graph))
         settings.stallTimeoutMs = UInt64(stallTimeout) * 1000
+        settings.headTimeoutMs = UInt64(headTimeout) * 1000
         let manager = ServiceManager.take()
         let loop = EventLoop()
         let server = WebServer(loop: loop, settings: settings)
@@ -132,6 +137,8 @@ final class Settings {
     var port = 0
     /// How long a connection's output may stay past ``Relay/maxQueued`` before it is closed.
     var stallTimeoutMs: UInt64 = 60_000
+    /// How long a request's head may take to arrive, and a connection may wait between requests.
+    var headTimeoutMs: UInt64 = 30_000
     private var unchanging: Set<String>?
 
     init(socketPath: String, token: String, readOnly: Bool, admin: Bool, host: String, picture: GraphPicture) {

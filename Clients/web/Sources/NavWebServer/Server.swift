@@ -2,7 +2,7 @@ import UV
 
 /// nav-web's server: HTTP/1.1 connections on one libuv loop, each answered by ``Routes`` or turned
 /// into a page's WebSocket relayed to navd (``PageRelay``). At most ``maxConnections`` at once; a
-/// connection whose request head has not arrived whole within ``headTimeoutMs`` (or that stays idle
+/// connection whose request head has not arrived whole within `--head-timeout` (or that stays idle
 /// as long between requests) is closed, and so is one that leaves its answers unread (more than
 /// ``Relay/maxQueued``) for `--stall-timeout`.
 final class WebServer {
@@ -19,9 +19,6 @@ final class WebServer {
 
     /// The most connections open at once (pages and plain requests); one more is answered 503.
     static let maxConnections = 1024
-    /// How long a request's head may take to arrive, and a connection may wait between requests.
-    static let headTimeoutMs: UInt64 = 30_000
-
     init(loop: EventLoop, settings: Settings) {
         self.loop = loop
         self.settings = settings
@@ -60,7 +57,7 @@ final class WebServer {
     private func closeStalled() {
         let now = loop.now
         for c in Array(connections.values) {
-            if c.waitingSince.map({ now - $0 >= Self.headTimeoutMs }) == true { c.timedOut() }
+            if c.waitingSince.map({ now - $0 >= settings.headTimeoutMs }) == true { c.timedOut() }
             if c.stalledSince.map({ now - $0 >= settings.stallTimeoutMs }) == true { c.close() }
         }
     }
@@ -246,7 +243,7 @@ final class HTTPConnection {
     func timedOut() {
         guard !isClosed, !lingering, !busy, relay == nil else { return }
         if buffer.isEmpty { return close() }
-        send(.text(408, "nav-web: the request's head did not arrive within \(WebServer.headTimeoutMs / 1000) s\n"), keepAlive: false)
+        send(.text(408, "nav-web: the request's head did not arrive within \(server.settings.headTimeoutMs / 1000) s\n"), keepAlive: false)
     }
 
     /// The server stops: a page is told (close frame 1000), an idle connection closes, a request

@@ -364,6 +364,30 @@ import Glibc
         #expect(throws: (any Error).self) { try NavWeb.parse(["--stall-timeout", "0"]).validate() }
     }
 
+    @Test func aSlowHeadIsAnswered408AndAnIdleConnectionClosedAfterTheHeadTimeout() async throws {
+        let navd = try Daemon()
+        try await serving(navd.socketPath, ["--head-timeout", "1"]) { port in
+            // Each exchange reads until nav-web closes; without the timeout its read gives up after 20 s.
+            let (slow, slowAfter) = try await offThePool { () throws -> (String, Double) in
+                let start = Date()
+                let answer = try exchange(port: port, Array("GET /healthz HTTP/1.1\r\nHost: localhost:\(port)\r\n".utf8))
+                return (answer, Date().timeIntervalSince(start))
+            }
+            #expect(slow.hasPrefix("HTTP/1.1 408 "), "\(slow)")
+            #expect(slow.contains("did not arrive within 1 s"), "\(slow)")
+            #expect(slowAfter < 10, "answered \(slowAfter) s after the head began")
+            let (idle, idleAfter) = try await offThePool { () throws -> (String, Double) in
+                let start = Date()
+                let answer = try exchange(port: port, Array("GET /healthz HTTP/1.1\r\nHost: localhost:\(port)\r\n\r\n".utf8))
+                return (answer, Date().timeIntervalSince(start))
+            }
+            #expect(idle.hasPrefix("HTTP/1.1 200 "), "\(idle)")
+            #expect(!idle.contains("408"), "an idle connection is closed without an answer: \(idle)")
+            #expect(idleAfter < 10, "closed \(idleAfter) s after its answer")
+        }
+        #expect(throws: (any Error).self) { try NavWeb.parse(["--head-timeout", "0"]).validate() }
+    }
+
     /// A request for the page's largest asset (26 KB), with the token.
     static func appScript(_ port: Int) -> [UInt8] {
         Array("GET /app.js HTTP/1.1\r\nHost: localhost:\(port)\r\nAuthorization: Bearer \(token)\r\n\r\n".utf8)
