@@ -127,8 +127,10 @@ public struct JSONWriter {
 
     private static let hex: StaticString = "0123456789abcdef"
 
+    /// Writes `string` as a JSON string. A small string without escapes (most names and keys) is
+    /// written where it is called, its bytes copied as two words; any other out of line.
+    @inlinable @inline(__always)
     public mutating func write(string: String) {
-        // A small string without escapes (most names and keys): its bytes copied as two words.
         if let small = SmallStringBytes(string), !small.needsEscape {
             let n = small.count
             buffer.reserve(18)
@@ -139,6 +141,11 @@ public struct JSONWriter {
             buffer.used += n + 2
             return
         }
+        write(largeString: string)
+    }
+
+    @usableFromInline @inline(never)
+    mutating func write(largeString string: String) {
         if let done = string.utf8.withContiguousStorageIfAvailable({ write(utf8: UnsafeRawBufferPointer($0)) }) {
             return done
         }
