@@ -20,6 +20,12 @@ public struct PolicyFile: Sendable, Equatable {
     /// The keys a policy file may have.
     public static let keys = ["uids", "tokens", "allowReloadPath"]
 
+    /// The longest token, in bytes. A token is a key of the file, and a YAML reader takes a key on
+    /// one line of at most 1,024 characters: written as JSON (quotes and backslashes escaped, each
+    /// then two characters) a token of this length still fits, so what is read reads back.
+    /// `hello` also bounds the tokens it takes by `--max-name` (256 bytes by default).
+    public static let maxTokenBytes = 500
+
     /// The policy `text` grants, or nil with every problem in the diagnostics.
     public static func parse(_ text: String, file: String, maxNodes: Int = GraphLimits().maxNodes) -> (policy: PolicyFile?, diagnostics: Diagnostics) {
         var d = Diagnostics()
@@ -53,6 +59,10 @@ public struct PolicyFile: Sendable, Equatable {
             }
             if let c = Self.unprintable(in: key) {
                 d.error(at, "a token under `tokens` holds the character \(c) (a control, a line break or not text); a token is one line of printable text")
+                continue
+            }
+            guard key.utf8.count <= maxTokenBytes else {
+                d.error(at, "a token under `tokens` is \(key.utf8.count) bytes long; a token may be at most \(maxTokenBytes) bytes (and `hello` takes at most --max-name bytes, 256 by default)")
                 continue
             }
             if let r = roles(value, of: "a token", &d) { p.tokens[key] = r }

@@ -59,6 +59,23 @@ import Testing
         #expect(fine == again && fine.tokens.count == 1)
     }
 
+    /// Found by the `policy` fuzz target: a token of more than 1,024 characters was read (a plain
+    /// key in a flow mapping), and written as JSON it did not read back: a YAML reader takes a key
+    /// of at most 1,024 characters on its line. Tokens are at most 500 bytes; the longest, all
+    /// quotes and backslashes, reads back from JSON.
+    @Test func aTokenLongerThanAKeyMayBeIsRefused() throws {
+        let crash = try #require(Data(base64Encoded: Self.longTokenCrash))
+        let (p, d) = PolicyFile.parse(String(decoding: crash, as: UTF8.self), file: "p")
+        #expect(p == nil && d.errors.contains { $0.message.contains("bytes long; a token may be at most 500 bytes") }, "\(d.sorted)")
+        let longest = String(repeating: "\"\\", count: PolicyFile.maxTokenBytes / 2)
+        let written = JSONWriter.string(["tokens": .object(JSONObject(uniqueMembers: [(longest, .array(["r"]))]))])
+        let read = try #require(PolicyFile.parse(written, file: "p.json").policy, "\(PolicyFile.parse(written, file: "p.json").diagnostics.sorted)")
+        #expect(read.tokens == [longest: ["r"]])
+        let tooLong = JSONWriter.string(["tokens": .object(JSONObject(uniqueMembers: [(longest + "x", .array(["r"]))]))])
+        #expect(PolicyFile.parse(tooLong, file: "p.json").diagnostics.errors.map(\.message)
+                    == ["a token under `tokens` is 501 bytes long; a token may be at most 500 bytes (and `hello` takes at most --max-name bytes, 256 by default)"])
+    }
+
     @Test func theShapeOfTheFileItself() {
         #expect(PolicyFile.parse("", file: "p").diagnostics.errors.first?.message.hasPrefix("the policy file is empty") == true)
         #expect(PolicyFile.parse("[1]", file: "p").diagnostics.errors.first?.message.hasPrefix("a policy file is a mapping") == true)
@@ -70,4 +87,7 @@ import Testing
         let bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nuids: {\"1\": [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]}\n"
         #expect(PolicyFile.parse(bomb, file: "p", maxNodes: 5_000).diagnostics.errors.first?.message.contains("more than 5000 YAML nodes") == true)
     }
+
+    /// The `policy` fuzz target's input that found the long token (crash-b3ce77ad…), as base64.
+    static let longTokenCrash = "eyJ0b2tlbnMiOiB7REybo7Oz2N7Xg1xcTExMTEx0Ijp1MSAiYdC93YpjdElkRkYiOnUwICL10FxcXFxcXFxcXGN0SWRGRkZGRkxMTExMdCI6dTAgImHQvd2K779cXFxeXFxcXFxcXFyz2N7Xg1xcTExMTEx0Ijp1MCAiYVxcXFxcXFxjdP////////////////////////////////////////////////9MTHQiOnUwICL10FxcXFxcXFxcY3RJZEZGRkZGTExMTEx0Ijp1MCAiYf///////////////////////////////9C93Yrvv70idWlkcyL/SWRGRkZGRkZGISh8XFxMTExMTFxcXFxcY3RJZCVGRkZGTkYhKHxcXExMTExMdDoidTAgIv//////fFxcTExMTExcXFxcXGN0SWQlRkZGRkZGISh8XFxMTEzY3teDXFxMTExMTHQiOnUwICKK779cXFxeXFxcXFxcXFyz2N7Xg1xcTExMTEx0Ijp1MCAiYdC93Yrvv1xcXF5cXFxcTFxcXFxMTHQ6InUwICL/////////XFxcXGNcXFxcXGN0SWTG779cXFxeXFxcXFxcXFyz2N7Xg1xcTExMTEx0Ijp1MCAi9dBcXFxcXFxcXGN0SWRGRkZGRkxMTExMdCI6dTAgImHQvd2K779cXFxeXFxcXFxcXFyz2N7Xg1xcTExMTEx0Ijp1MCAiYVxcXFxjdElkRkZGRkZGRiUofFxcTExMTExcXFxcXGN0SWRGRkZGRiFGRih8XFxMTExMTHQ6IkxMTEx0Ijp1MCAi9dBcXDpcXFxcXFxjdElkRkZGRkb//////////////////0xMTExMdCI6dTAgImHQvd2K779cXFxeXFxcXFxcXFyz2N7Xg1xcTExMTEx0Ijp1MCAiYVxcXFxjdElkRkZGRkZGRiUofFxcTExMTExcXFxcXGN0SWRGRkZGRkZGISh8XFxMTExMTHQ6InUwICL//////5z///////////////////9hXFxcXFxcXFxjdElkxkZGRkZ1MCAi////////////////////////////YVxcXFxcXFxcY3RJZMZGRkZGae5zOiBGRkZGRkY1XFxcTExMfX0K"
 }
