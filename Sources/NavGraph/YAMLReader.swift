@@ -59,8 +59,47 @@ struct YAMLReader {
         return try bytes.withUnsafeBufferPointer { (buffer) throws(Failure) -> Doc? in
             yaml_parser_set_input_string(&parser, buffer.baseAddress, buffer.count)
             yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING)
-            return try readStream(&parser)
+            do throws(Failure) {
+                return try readStream(&parser)
+            } catch {
+                throw Self.explained(error, parser.problem_mark, in: buffer)
+            }
         }
+    }
+
+    /// The longest key a YAML reader takes on one line (an implicit key), in characters.
+    static let maxKeyCharacters = 1024
+
+    /// `failure`, with a hint when it is at a colon more than ``maxKeyCharacters`` into its line:
+    /// libyaml then reports a key that long as a missing `,` or `}` (or `:`), which does not say
+    /// what to change. JSON files are read the same way, so a JSON key that long is refused too.
+    static func explained(_ failure: Failure, _ mark: yaml_mark_t, in text: UnsafeBufferPointer<UInt8>) -> Failure {
+        guard case .syntax(let line, let column, let message) = failure, column > maxKeyCharacters,
+              Int(mark.line) + 1 == line, character(atLine: Int(mark.line), column: Int(mark.column), in: text) == UInt8(ascii: ":") else {
+            return failure
+        }
+        return .syntax(line: line, column: column, message: message
+                       + "; is the key before this colon longer than \(maxKeyCharacters) characters? A YAML reader takes a key of at most \(maxKeyCharacters) characters on its line (and navd reads JSON files as YAML): shorten the key")
+    }
+
+    /// The first byte of the character at 0-based `line` and `column` (in characters) of `text`, or nil.
+    private static func character(atLine line: Int, column: Int, in text: UnsafeBufferPointer<UInt8>) -> UInt8? {
+        var i = 0
+        var lines = 0
+        while lines < line {
+            guard let nl = text[i...].firstIndex(of: 0x0A) else { return nil }
+            i = nl + 1
+            lines += 1
+        }
+        var characters = 0
+        while i < text.count && text[i] != 0x0A {
+            if text[i] & 0xC0 != 0x80 {  // a character's first byte
+                if characters == column { return text[i] }
+                characters += 1
+            }
+            i += 1
+        }
+        return nil
     }
 
     private mutating func readStream(_ parser: inout yaml_parser_t) throws(Failure) -> Doc? {

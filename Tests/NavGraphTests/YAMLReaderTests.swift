@@ -53,6 +53,21 @@ import Testing
         #expect(bad.doc != nil || !bad.diagnostics.isEmpty)
     }
 
+    /// A key of more than 1,024 characters on its line is refused by libyaml as a missing `,`, `}`
+    /// or `:`; the message says what to change. JSON files are read the same way.
+    @Test func aKeyLongerThanAYAMLReaderTakesIsNamedAsTheCause() {
+        let key = String(repeating: "\u{E9}", count: 1100)
+        for text in ["{\"tokens\": {\"\(key)\": [\"r\"]}}", "tokens:\n  \(key): [r]\n", "tokens: {\(key): [r]}\n"] {
+            let d = read(text).diagnostics
+            #expect(d.count == 1 && d[0].contains("is the key before this colon longer than 1024 characters?"), "\(d)")
+        }
+        // 1,024 characters are taken; a colon elsewhere on a long line is not blamed on a key.
+        let fits = String(repeating: "a", count: 1020)
+        #expect(read("{\"\(fits)\": 1}").diagnostics.isEmpty)
+        let other = read("{\"a\": [" + String(repeating: "1, ", count: 400) + "1}").diagnostics
+        #expect(other.count == 1 && !other[0].contains("longer than 1024"), "\(other)")
+    }
+
     @Test func anEmptyFileHasNoDocument() {
         #expect(read("").diagnostics.first?.contains("the file is empty") == true)
         #expect(read("# only a comment\n").diagnostics.first?.contains("the file is empty") == true)
