@@ -209,11 +209,14 @@ public enum PatternSample {
                 guard let close = chars[i...].firstIndex(of: "}") else { return atom }
                 let body = String(chars[(i + 1)..<close])
                 let parts = body.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false)
-                guard let lo = Int(parts[0]), lo <= PatternSample.maxLength else { return nil }
+                // Counts are ASCII digits only, as the pattern's matcher reads them (`Int` would take
+                // `-1` and `+3`, and a negative count broke the writing).
+                func count(_ text: Substring) -> Int? { text.allSatisfy { $0.isASCII && $0.isNumber } ? Int(text) : nil }
+                guard let lo = count(parts[0]), lo <= PatternSample.maxLength else { return nil }
                 var hi: Int? = lo
                 if parts.count == 2 {
                     if parts[1].isEmpty { hi = nil } else {
-                        guard let h = Int(parts[1]), h >= lo else { return nil }
+                        guard let h = count(parts[1]), h >= lo else { return nil }
                         hi = h
                     }
                 }

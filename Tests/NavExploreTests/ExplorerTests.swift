@@ -156,5 +156,11 @@ import Testing
         // Bounded: nested repetitions stop at the length bound instead of growing without end.
         #expect(PatternSample.strings(#"^((a+)+)+$"#).allSatisfy { $0.count <= PatternSample.maxLength })
         #expect(PatternSample.strings(String(repeating: "(", count: 100) + "a" + String(repeating: ")", count: 100)).isEmpty)
+        // Found by the graph fuzz target: `{-1,3}` was read as a count of -1 (Swift's `Int` takes a
+        // sign), and writing it crashed `navd check` and `navd explore`. Counts are digits only.
+        for p in [#"^[a-z]{-1,3}$"#, #"^a{+2}$"#, #"^a{1,-3}$"#, #"^a{ 2}$"#] {
+            #expect(PatternSample.strings(p).isEmpty, "\(p)")
+        }
+        #expect(PatternSample.strings(#"^a{2,3}$"#).first == "aa")
     }
 }
