@@ -123,4 +123,26 @@ static inline void navuv_close_in_background(uv_loop_t *loop, int fd, int *pendi
     close(fd);
 }
 
+/// Whether handles closed on `loop` still wait for their close callbacks (the next iteration's end).
+static inline int navuv_has_closing_handles(uv_loop_t *loop) { return loop->closing_handles != NULL; }
+
+typedef struct { char *out; int cap; int used; } navuv_walk_acc;
+static inline void navuv_walk_one(uv_handle_t *h, void *arg) {
+    navuv_walk_acc *a = (navuv_walk_acc *)arg;
+    if (uv_is_closing(h)) return;
+    const char *name = uv_handle_type_name(uv_handle_get_type(h));
+    int n = snprintf(a->out + a->used, a->cap - a->used, "%s%s%s", a->used ? " " : "", name ? name : "unknown",
+                     uv_is_active(h) ? "" : "(inactive)");
+    if (n > 0 && a->used + n < a->cap) a->used += n;
+}
+
+/// The loop's open handles (not closing), their types separated by spaces, into `out` (`cap` bytes);
+/// answers the length written.
+static inline int navuv_open_handles(uv_loop_t *loop, char *out, int cap) {
+    navuv_walk_acc a = { out, cap, 0 };
+    if (cap > 0) out[0] = 0;
+    uv_walk(loop, navuv_walk_one, &a);
+    return a.used;
+}
+
 #endif

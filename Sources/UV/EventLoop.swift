@@ -54,18 +54,36 @@ public final class EventLoop {
     /// Makes ``run()`` return after the current iteration.
     public func stop() { uv_stop(raw) }
 
-    /// Closes the loop, once the closes handed to the thread pool are done; returns false when
-    /// handles are still open (a leak).
+    /// Closes the loop, once the closes handed to the thread pool are done and the handles closed
+    /// last have had their close callbacks (libuv runs them at the end of the next iteration: a loop
+    /// stopped in the iteration that closed them still holds them); returns false when handles are
+    /// still open (a leak), and the loop's descriptors then stay open with it.
     @discardableResult
     public func close() -> Bool {
         while pendingCloses.pointee > 0 { uv_run(raw, UV_RUN_ONCE) }
+        var turns = 0
+        while navuv_has_closing_handles(raw) != 0 && turns < Self.closingTurns {
+            uv_run(raw, UV_RUN_NOWAIT)
+            turns += 1
+        }
         return uv_loop_close(raw) == 0
     }
+
+    /// How many iterations ``close()`` runs for close callbacks that close more handles.
+    static let closingTurns = 64
 
     /// Closes the descriptor `fd` on libuv's thread pool, for a file whose last close is slow: one
     /// already unlinked, whose pages are freed at that close (a large log, milliseconds). The loop
     /// runs until the close is done.
     public func closeInBackground(_ fd: Int32) { navuv_close_in_background(raw, fd, pendingCloses) }
+
+    /// The types of the handles still open (not closing), as libuv names them (`timer`, `check`,
+    /// `idle`, `pipe`…): what keeps ``close()`` from closing the loop.
+    public var openHandles: [String] {
+        var out = [CChar](repeating: 0, count: 4096)
+        let n = navuv_open_handles(raw, &out, Int32(out.count))
+        return String(decoding: out.prefix(Int(n)).map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: " ").map(String.init)
+    }
 
     /// The loop's cached time in milliseconds.
     public var now: UInt64 { uv_now(raw) }

@@ -271,11 +271,13 @@ struct Serve: ParsableCommand, GraphLimitOptions {
                                            "navd.maxSessions": "\(config.maxSessions)", "navd.maxPending": "\(config.maxPending)",
                                            "navd.reserve": "\(ServerConfiguration.reservePercent) % of each kept for other uids"])
         let clean = server.run()
+        var released: Logger.Metadata = ["navd.handlesReleased": "\(clean)"]
+        if !clean { released["navd.handlesLeft"] = "\(server.loop.openHandles.joined(separator: " "))" }
         if let failure = server.failure {
-            logger.critical("navd stopped on a fault", metadata: ["navd.error": "\(failure)", "navd.handlesReleased": "\(clean)"])
+            logger.critical("navd stopped on a fault", metadata: released.merging(["navd.error": "\(failure)"]) { a, _ in a })
             throw ExitCode(1)
         }
-        logger.info("navd stopped", metadata: ["navd.handlesReleased": "\(clean)"])
+        logger.info("navd stopped", metadata: released)
     }
 
     /// The listening socket a service manager passed (socket activation), checked: one Unix stream

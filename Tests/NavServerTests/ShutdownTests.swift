@@ -50,6 +50,18 @@ extension InProcess {
             #expect(!p.server.transport.repliesMayWait && !p.server.transport.repliesWait)
         }
 
+        /// Found by the session fuzz target, which makes a server per input: each left its loop open
+        /// (an epoll descriptor, an eventfd and a pipe), until the process ran out of room. A stopped
+        /// server releases every handle, and its loop closes.
+        @Test func aStoppedServerReleasesEveryHandleAndClosesItsLoop() throws {
+            let p = InProcessServer()
+            let c = p.client()
+            #expect(try p.call(c, #"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{}}"#)["result"] != nil)
+            c.send(#"{"jsonrpc":"2.0","id":2,"method":"navigate","params":{"to":"shop.Product","with":{"id":"p1"}}}"# + "\n")
+            p.server.shutdown()
+            #expect(p.server.run(), "a handle was left open, so the loop could not close: \(p.server.loop.openHandles)")
+        }
+
         @Test func aStopAnswersWhatWasAskedThenStopsAndIgnoresLateNews() throws {
             let p = InProcessServer()
             let store = FailingStore()

@@ -23,6 +23,20 @@ import UV
         #expect(loop.close())
     }
 
+    /// A handle closed after the loop's last iteration (a stop, then the server's last closes) has
+    /// its close callback still to run: the loop runs it and closes. A handle left open keeps the
+    /// loop from closing, and is named.
+    @Test func aLoopClosesAfterItsLastHandlesCloseCallbacksAndNamesALeftHandle() {
+        let loop = EventLoop()
+        let left = Timer(loop: loop)
+        left.start(milliseconds: 60_000) {}
+        #expect(loop.openHandles == ["timer"])
+        #expect(!loop.close(), "an open handle keeps the loop from closing")
+        left.close()
+        #expect(loop.openHandles.isEmpty)
+        #expect(loop.close(), "the handle closed last is released, then the loop closes")
+    }
+
     @Test func aDescriptorClosedInTheBackgroundIsClosedByTheTimeTheLoopCloses() {
         // One end of a socket pair, closed on the thread pool. Close-on-exec from the start: no
         // child another test starts inherits it.
