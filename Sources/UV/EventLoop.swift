@@ -25,7 +25,13 @@ public final class EventLoop {
         navuv_unblock_signals()
     }
 
+    /// Whether ``close()`` closed the loop.
+    private var isClosed = false
+
     deinit {
+        // A loop that was not closed still has handles, and libuv may still reach it (a child's
+        // SIGCHLD is sent to every loop that started one): its memory is left as it is.
+        guard isClosed else { return }
         raw.deallocate()
         readBuffer.deallocate()
         pendingCloses.deallocate()
@@ -60,13 +66,15 @@ public final class EventLoop {
     /// still open (a leak), and the loop's descriptors then stay open with it.
     @discardableResult
     public func close() -> Bool {
+        if isClosed { return true }
         while pendingCloses.pointee > 0 { uv_run(raw, UV_RUN_ONCE) }
         var turns = 0
         while navuv_has_closing_handles(raw) != 0 && turns < Self.closingTurns {
             uv_run(raw, UV_RUN_NOWAIT)
             turns += 1
         }
-        return uv_loop_close(raw) == 0
+        isClosed = uv_loop_close(raw) == 0
+        return isClosed
     }
 
     /// How many iterations ``close()`` runs for close callbacks that close more handles.

@@ -51,15 +51,39 @@ extension InProcess {
         }
 
         /// Found by the session fuzz target, which makes a server per input: each left its loop open
-        /// (an epoll descriptor, an eventfd and a pipe), until the process ran out of room. A stopped
-        /// server releases every handle, and its loop closes.
-        @Test func aStoppedServerReleasesEveryHandleAndClosesItsLoop() throws {
+        /// (an epoll descriptor, an eventfd and a pipe) and stayed in memory (the server and its
+        /// dispatcher, the dispatcher and its connections held each other), until the process ran
+        /// out of room. A stopped server releases every handle, its loop closes, and nothing of it
+        /// is kept.
+        @Test func aStoppedServerReleasesEveryHandleClosesItsLoopAndIsFreed() throws {
+            weak var server: Server?, dispatcher: Dispatcher?, transport: ConnectionSet?, loop: EventLoop?, navigator: Navigator?
+            do {
+                let p = InProcessServer()
+                (server, dispatcher, transport, loop, navigator) = (p.server, p.server.dispatcher, p.server.transport, p.server.loop, p.server.navigator)
+                let c = p.client()
+                #expect(try p.call(c, #"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{}}"#)["result"] != nil)
+                c.send(#"{"jsonrpc":"2.0","id":2,"method":"navigate","params":{"to":"shop.Product","with":{"id":"p1"}}}"# + "\n")
+                p.server.shutdown()
+                #expect(p.server.run(), "a handle was left open, so the loop could not close: \(p.server.loop.openHandles)")
+            }
+            #expect(server == nil && dispatcher == nil && transport == nil && loop == nil && navigator == nil,
+                    "kept: server \(server != nil), dispatcher \(dispatcher != nil), transport \(transport != nil), loop \(loop != nil), navigator \(navigator != nil)")
+        }
+
+        /// A client that went away is forgotten: its connection and its peer are freed.
+        @Test func aClosedConnectionIsFreed() throws {
             let p = InProcessServer()
-            let c = p.client()
-            #expect(try p.call(c, #"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{}}"#)["result"] != nil)
-            c.send(#"{"jsonrpc":"2.0","id":2,"method":"navigate","params":{"to":"shop.Product","with":{"id":"p1"}}}"# + "\n")
-            p.server.shutdown()
-            #expect(p.server.run(), "a handle was left open, so the loop could not close: \(p.server.loop.openHandles)")
+            weak var connection: Connection?, peer: Peer?
+            do {
+                let s = MemoryStream(credentials: PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid()))
+                let c = try #require(p.server.transport.attach(s))
+                (connection, peer) = (c, p.server.dispatcher.peers[c.id])
+                #expect(try p.call(s, #"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{}}"#)["result"] != nil)
+                s.peerHungUp = true
+                s.finishSending()
+                for _ in 0..<20 where p.server.dispatcher.peers[c.id] != nil { p.server.loop.runOnce(wait: false) }
+            }
+            #expect(connection == nil && peer == nil && p.server.dispatcher.peers.isEmpty)
         }
 
         @Test func aStopAnswersWhatWasAskedThenStopsAndIgnoresLateNews() throws {

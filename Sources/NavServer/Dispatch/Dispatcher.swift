@@ -64,8 +64,9 @@ final class Dispatcher {
     weak var sessions: (any SessionSource)?
     /// What decoding params reads besides them; replaced with the graph.
     var decoding: DecodingContext
-    /// The server: held strongly, both live as long as the process.
-    var host: (any DispatchHost)?
+    /// The server, which owns the dispatcher: weak, as a strong reference made a cycle, which kept
+    /// a stopped server alive in a process that makes several (tests, the session fuzz target).
+    weak var host: (any DispatchHost)?
     private var outboundCounter = 0
     /// Methods answered during the read being handled, whose latencies are taken when it ends.
     /// The first `unsettledCount` of these. Uncounted: the method table keeps its entries for the

@@ -134,6 +134,7 @@ final class MemoryStream: ClientStream {
         guard !isClosed else { return }
         isClosed = true
         handler = nil
+        onDrain = nil
         then?()
     }
 

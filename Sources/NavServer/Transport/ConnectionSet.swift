@@ -35,9 +35,10 @@ final class ConnectionSet {
     var stats = TransportStats()
     /// When the read being handled began (``EventLoop/hrtime``): where a request's latency starts.
     var readStartedAt: UInt64 = 0
-    /// The layer above, set before the first connection. Held strongly: the server owns both for
-    /// the process's life.
-    var delegate: (any ConnectionSetDelegate)?
+    /// The layer above, set before the first connection: weak, as it holds this set (the server
+    /// owns both; a strong reference made a cycle, which kept every stopped server's loop and
+    /// connections alive in a process that makes several).
+    weak var delegate: (any ConnectionSetDelegate)?
     /// Whether a reply may have to wait for the end of the iteration (``ConnectionSetDelegate/repliesWait``);
     /// false while the store writes nothing (`--ephemeral`), and then the delegate is not asked
     /// (asking takes a chain of loads through the layers above on every read).
