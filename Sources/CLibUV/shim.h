@@ -126,6 +126,8 @@ static inline void navuv_close_in_background(uv_loop_t *loop, int fd, int *pendi
 /// Whether handles closed on `loop` still wait for their close callbacks (the next iteration's end).
 static inline int navuv_has_closing_handles(uv_loop_t *loop) { return loop->closing_handles != NULL; }
 
+#include <stdio.h>
+
 typedef struct { char *out; int cap; int used; } navuv_walk_acc;
 static inline void navuv_walk_one(uv_handle_t *h, void *arg) {
     navuv_walk_acc *a = (navuv_walk_acc *)arg;

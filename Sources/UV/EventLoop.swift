@@ -86,8 +86,9 @@ public final class EventLoop {
     public func closeInBackground(_ fd: Int32) { navuv_close_in_background(raw, fd, pendingCloses) }
 
     /// The types of the handles still open (not closing), as libuv names them (`timer`, `check`,
-    /// `idle`, `pipe`…): what keeps ``close()`` from closing the loop.
+    /// `idle`, `pipe`…): what keeps ``close()`` from closing the loop (none once it closed).
     public var openHandles: [String] {
+        guard !isClosed else { return [] }
         var out = [CChar](repeating: 0, count: 4096)
         let n = navuv_open_handles(raw, &out, Int32(out.count))
         return String(decoding: out.prefix(Int(n)).map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: " ").map(String.init)

@@ -271,13 +271,14 @@ struct Serve: ParsableCommand, GraphLimitOptions {
                                            "navd.maxSessions": "\(config.maxSessions)", "navd.maxPending": "\(config.maxPending)",
                                            "navd.reserve": "\(ServerConfiguration.reservePercent) % of each kept for other uids"])
         let clean = server.run()
-        var released: Logger.Metadata = ["navd.handlesReleased": "\(clean)"]
-        if !clean { released["navd.handlesLeft"] = "\(server.loop.openHandles.joined(separator: " "))" }
+        var metadata: Logger.Metadata = ["navd.handlesReleased": "\(clean)"]
+        if !clean { metadata["navd.handlesLeft"] = "\(server.loop.openHandles.joined(separator: " "))" }
         if let failure = server.failure {
-            logger.critical("navd stopped on a fault", metadata: released.merging(["navd.error": "\(failure)"]) { a, _ in a })
+            metadata["navd.error"] = "\(failure)"
+            logger.critical("navd stopped on a fault", metadata: metadata)
             throw ExitCode(1)
         }
-        logger.info("navd stopped", metadata: released)
+        logger.info("navd stopped", metadata: metadata)
     }
 
     /// The listening socket a service manager passed (socket activation), checked: one Unix stream
