@@ -54,7 +54,7 @@ public struct JSONWriter {
             for v in a {
                 if !first { raw(UInt8(ascii: ",")) }
                 first = false
-                write(v)
+                write(element: v)
             }
             raw(UInt8(ascii: "]"))
         case .object(let o):
@@ -66,10 +66,22 @@ public struct JSONWriter {
                 if i > 0 { raw(UInt8(ascii: ",")) }
                 write(string: members[i].key)
                 raw(UInt8(ascii: ":"))
-                write(members[i].value)
+                write(element: members[i].value)
                 i += 1
             }
             raw(UInt8(ascii: "}"))
+        }
+    }
+
+    /// A member's or an element's value: a string, an integer or a boolean (most setup fields) is
+    /// written here, anything else through ``write(_:)-(JSONValue)`` again.
+    @inline(__always)
+    private mutating func write(element v: JSONValue) {
+        switch v {
+        case .string(let s): write(string: s)
+        case .int(let i): write(int: i)
+        case .bool(let b): b ? raw("true") : raw("false")
+        default: write(v)
         }
     }
 
