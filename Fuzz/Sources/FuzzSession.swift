@@ -137,7 +137,8 @@ func fuzzSession(_ data: UnsafeRawBufferPointer) {
     require((1..<id).allSatisfy { answered.contains($0) } || server.navigator.pending.count > 0,
             "requests went unanswered with nothing pending")
     server.shutdown()
-    _ = server.run()
+    let released = server.run()
+    require(released, "the stopped server left handles open: \(server.loop.openHandles)")
 }
 #else
 func fuzzSession(_ data: UnsafeRawBufferPointer) {
