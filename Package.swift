@@ -38,8 +38,10 @@ let pgo: [String] = {
         // The frontend skips LLVM for a file whose IR is unchanged, keeping an object built with an
         // older profile (or none): with one, each file of a rebuilt module goes through LLVM.
         guard FileManager.default.fileExists(atPath: profile) else { return [] }
+        // The profile also splits each function's blocks the training never ran into a `.cold`
+        // function of their own, placed away from the hot code (LLVM's machine function splitter).
         return ["-Xfrontend", "-ir-profile-use=\(profile)", "-Xfrontend", "-disable-incremental-llvm-codegen",
-                "-DNAVD_PROFILE_\(profileDigest)"]
+                "-Xllvm", "-enable-split-machine-functions", "-DNAVD_PROFILE_\(profileDigest)"]
     }
 }()
 /// Tuned release builds use flags SwiftPM calls unsafe, and a package whose targets use them cannot
