@@ -13,6 +13,9 @@
 #   CACHE=1 scripts/instructions.sh    also: instruction-cache misses and mispredicted branches per
 #                                      request, from callgrind's simulation of this CPU's caches
 #                                      (I1=SIZE,WAYS,LINE simulates another first-level cache)
+#   CODE=1 scripts/instructions.sh     also: the code a request runs, in 64-byte lines, by object and by
+#                                      function (scripts/hot-code.py), to hold against the 32 KiB
+#                                      first-level instruction cache
 #   PROFILE=1 scripts/instructions.sh  also: where they go, by function and by source line (a build with
 #                                      DWARF 4 debug info in .build-prof, which valgrind can read; the
 #                                      callgrind file is kept and named at the end)
@@ -50,6 +53,7 @@ cp "$NAVD" "$WORK/navd"
 SOCK=$WORK/navd.sock
 SIM=()
 [ -n "${CACHE:-}" ] && SIM=(--cache-sim=yes --branch-sim=yes ${I1:+--I1=$I1})
+[ -n "${CODE:-}" ] && SIM+=(--dump-instr=yes)
 valgrind --tool=callgrind "${SIM[@]}" --callgrind-out-file="$WORK/cg.out" "$WORK/navd" --socket "$SOCK" ${NAVD_ARGS:---ephemeral} --log-level error \
     >"$WORK/valgrind.log" 2>&1 &
 VP=$!
@@ -84,6 +88,9 @@ if [ -n "${CACHE:-}" ]; then
 fi
 errors=$(sed -n 's/.*errors=\([0-9]*\).*/\1/p' "$WORK/loadgen.out")
 echo "instructions $what: $((total / N))  (N=$N, loadgen errors=${errors:-?})"
+if [ -n "${CODE:-}" ]; then
+    python3 scripts/hot-code.py "$(ls "$WORK"/cg.out.* | head -1)" "$N" 25 | swift demangle --simplified
+fi
 if [ -n "$PROFILE" ]; then
     out=/tmp/navd-callgrind.$MODE.out
     cp "$WORK"/cg.out.* "$out"
