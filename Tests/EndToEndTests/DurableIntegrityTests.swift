@@ -154,8 +154,8 @@ import Testing
         #expect(try c.call("navigate", ["to": "Product", "with": ["id": "1"], "key": "k1"])["version"] == 1)
     }
 
-    /// kill -9 between the records of a graph reload: each record goes into the mapped segment as it
-    /// is made, so the log can end cleanly (zeros after a whole record) with fewer sessions' states
+    /// kill -9 between the records of a graph reload (in the middle of the copy that stores them),
+    /// so that the log ends cleanly (zeros after a whole record) with fewer sessions' states
     /// than the reload announces. The reload was never acknowledged: navd drops it, says so, and
     /// starts with what came before it (it refused to start, calling the log damaged).
     @Test func aReloadCutBetweenItsRecordsIsDroppedAsNeverAcknowledged() throws {
@@ -190,8 +190,8 @@ import Testing
         #expect(d.stderr.contains("was cut short (1 of its 4 sessions' states reached the log): it was never acknowledged, and is dropped"), "\(d.stderr)")
     }
 
-    /// kill -9 between a keyed navigation's commit and its key's record: each goes into the mapped
-    /// segment as it is made, so the log can end after the commit (cleanly, or with the key's record
+    /// kill -9 between a keyed navigation's commit and its key's record (in the middle of the copy
+    /// that stores them), so that the log ends after the commit (cleanly, or with the key's record
     /// torn). Its reply never left; replayed without its key, the client's retry would push a
     /// second screen. navd drops the commit, says so, and the retry applies it once.
     @Test(arguments: [false, true])

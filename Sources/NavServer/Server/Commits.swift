@@ -10,10 +10,10 @@ extension Server: DispatchHost {
 
     /// For an answer that may leave before the end of the iteration (a read that carried one
     /// request): writes the iteration's commits now when the store writes them itself without
-    /// waiting on the disk (`--durability process`: one `write()`), so that the answer need not
-    /// wait for the others of the iteration (a log whose segment is mapped has nothing waiting: its
-    /// records are in the file as they are made). False when it cannot: a commit in flight, a store that
-    /// writes in the background or syncs each write (`full`), navd stopping.
+    /// waiting on the disk (`--durability process`: a copy into the log's mapped segment, else one
+    /// `write()`), so that the answer need not wait for the others of the iteration. False when it
+    /// cannot: a commit in flight, a store that writes in the background or syncs each write
+    /// (`full`), navd stopping.
     /// A write that fails is not retried: navd stops at the end of the iteration, nothing of it
     /// acknowledged.
     func saveCommitsNow() -> Bool {

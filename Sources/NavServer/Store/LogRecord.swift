@@ -62,11 +62,11 @@ enum LogRecord {
         return (load(bytes, at: 8, count: 8), Int(size))
     }
 
-    /// Appends one record whose payload `body` writes, filling in its header.
-    static func append(to w: inout JSONWriter, seq: UInt32, salt: UInt64, _ body: (inout JSONWriter) -> Void) {
+    /// Appends one record whose payload `body` writes, its header's checksums left to ``seal(_:from:salt:)``.
+    static func append(to w: inout JSONWriter, seq: UInt32, _ body: (inout JSONWriter) -> Void) {
         let start = begin(in: &w)
         body(&w)
-        end(in: &w, from: start, seq: seq, salt: salt)
+        end(in: &w, from: start, seq: seq)
     }
 
     /// Starts a record in `w`: room for its header, filled in by ``end(in:from:seq:salt:)`` once
@@ -78,14 +78,30 @@ enum LogRecord {
         return start
     }
 
-    /// Fills in the header of the record begun at `start`, whose payload is all written after it.
-    static func end(in w: inout JSONWriter, from start: Int, seq: UInt32, salt: UInt64) {
-        let length = UInt32(w.buffer.count - start - headerSize)
-        let crc = w.buffer.withByteView { CRC32C.checksum($0.bytes(from: start + headerSize)) }
-        w.buffer.overwrite(uint32: length, at: start)
+    /// Fills in the length and sequence of the record begun at `start`, whose payload is all
+    /// written after it; its checksums stay zero until ``seal(_:from:salt:)``.
+    @inline(__always)
+    static func end(in w: inout JSONWriter, from start: Int, seq: UInt32) {
+        w.buffer.overwrite(uint32: UInt32(w.buffer.count - start - headerSize), at: start)
         w.buffer.overwrite(uint32: seq, at: start + 4)
-        w.buffer.overwrite(uint32: crc, at: start + 8)
-        w.buffer.overwrite(uint32: headerCRC(salt: salt, length: length, seq: seq, payloadCRC: crc), at: start + 12)
+    }
+
+    /// Fills in the checksums of the records `w` holds from `start` on (each closed by ``end(in:from:seq:)``),
+    /// for a log file of salt `salt`: once for the records of a loop iteration, just before they go
+    /// to the file, where each record's checksum chain (the crc32 instruction waits for the one
+    /// before) runs beside the next record's instead of on the path of the request that made it.
+    static func seal(_ w: inout JSONWriter, from start: Int = 0, salt: UInt64) {
+        let end = w.buffer.count
+        var at = start
+        while at < end {
+            let (length, seq, crc) = w.buffer.withByteView { b -> (UInt32, UInt32, UInt32) in
+                let length = UInt32(load(b, at: at, count: 4))
+                return (length, UInt32(load(b, at: at + 4, count: 4)), CRC32C.checksum(b.bytes((at + headerSize)..<(at + headerSize + Int(length)))))
+            }
+            w.buffer.overwrite(uint32: crc, at: at + 8)
+            w.buffer.overwrite(uint32: headerCRC(salt: salt, length: length, seq: seq, payloadCRC: crc), at: at + 12)
+            at += headerSize + Int(length)
+        }
     }
 
     /// The checksum of a record's header: the file's salt, the length, the sequence and the payload's checksum.

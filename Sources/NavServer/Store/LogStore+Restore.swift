@@ -293,9 +293,9 @@ extension LogStore {
 
     /// The last graph reload of the log that reached it whole. A reload's record is followed by the
     /// state of every session, all stored before its reply or any later record; when the log ends
-    /// inside that group (the crash came between its records: each is copied into the mapped
-    /// segment as it is made, so the log can end cleanly after any of them; or a torn write, or
-    /// damage --repair cut), the reload was never acknowledged: it and the states after it are
+    /// inside that group (the crash came in the middle of the copy or the `write()` that stored
+    /// them, which can end cleanly after any of them; or a torn write, or damage --repair cut),
+    /// the reload was never acknowledged: it and the states after it are
     /// dropped from `records`, and the log is read as it was before it.
     private func lastCompleteReload(_ records: inout [(scan: Int, offset: Int, payload: Range<Int>)], _ scans: [LogScan], _ parser: JSONParser) -> Int? {
         while let g = records.lastIndex(where: { r in LogStore.starts(scans[r.scan].bytes, r.payload, with: "{\"g\":") }) {
@@ -316,7 +316,8 @@ extension LogStore {
     /// A keyed navigation's commit (`{"key":…,"c":…}`) is followed by its key's record (`{"k":…}`)
     /// before its reply or any other leaves; the records between the two are those its commit made
     /// (a flow it ended resumed another navigation). When the log ends between them, torn or cleanly
-    /// (each record goes into the mapped segment as it is made), the commit was never acknowledged:
+    /// (a crash in the middle of the copy or the `write()` that stored them), the commit was never
+    /// acknowledged:
     /// replayed without its key, a retry after the crash would apply it a second time. It and the
     /// records after it are dropped from `records`. Only keyed commits and key records are read.
     private func dropKeyedCommitWithoutKey(_ records: inout [(scan: Int, offset: Int, payload: Range<Int>)], _ scans: [LogScan], _ parser: JSONParser) {

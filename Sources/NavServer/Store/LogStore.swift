@@ -9,11 +9,13 @@ import Glibc
 
 /// A state file kept as an SQLite snapshot (`STATE`, readable with `sqlite3`) and an append-only
 /// log beside it (`STATE.log`, ``LogRecord``): every commit appends its changes (not its whole
-/// tree). With `process` durability each record is copied into the log's segment, mapped into
-/// memory, as it is made (in the kernel's cache at once, as `write()` puts it); where the segment
-/// is not mapped (no room reserved for it on the disk) and with `full` durability, each loop
-/// iteration's records go to the log in one `write()` before any reply of the iteration leaves
-/// (`full`: the log opened `O_DSYNC`). When the log outgrows its
+/// tree). A loop iteration's records are checksummed together and go to the log before any reply
+/// of the iteration leaves (``flush(graph:)``): with `process` durability, copied into the log's
+/// segment, mapped into memory (in the kernel's cache at once, as `write()` puts it); where the
+/// segment is not mapped (no room reserved for it on the disk) and with `full` durability, in one
+/// `write()` (`full`: the log opened `O_DSYNC`). A request that came alone in its read has the
+/// records made so far stored at once, so that its answer need not wait for the end of the
+/// iteration (``Server/saveCommitsNow()``). When the log outgrows its
 /// threshold the sessions changed since the last snapshot are written to the snapshot a slice at a
 /// time and the log starts again. Starting replays the log over the snapshot
 /// (`LogStore+Restore.swift`).
@@ -32,12 +34,12 @@ public final class LogStore: Store {
     /// Closes a retired log's descriptor; the server closes it on libuv's thread pool
     /// (``EventLoop/closeInBackground(_:)``). By default, here.
     public var closeRetired: (Int32) -> Void = StateFiles.closeHere
-    /// This iteration's records, written by `flush` in one `write()`; with a ``mapping``, each
-    /// record as it is made, into it.
+    /// This iteration's records, their checksums filled in by `flush` (``LogRecord/seal(_:from:salt:)``),
+    /// which then copies them into the ``mapping`` where they fit, else writes them in one `write()`.
     private var records = JSONWriter(capacity: 64 * 1024)
     /// The segment mapped into memory (`process` durability, where its room on the disk was
     /// reserved): a record copied into it is in the kernel's cache, as `write()` puts it, without
-    /// a system call, so that a reply need not wait for the end of the iteration's write.
+    /// a system call.
     private var mapping: MappedFile?
     /// Mappings of segments the log moved past, given back a slice per loop iteration
     /// (``backgroundSlice(graph:)``), oldest first.
@@ -94,19 +96,8 @@ public final class LogStore: Store {
     @inline(__always)
     private func log(_ body: (inout JSONWriter) -> Void) {
         if segmentLayout != nil { writeSegmentLayout() }
-        LogRecord.append(to: &records, seq: nextSeq, salt: salt, body)
+        LogRecord.append(to: &records, seq: nextSeq, body)
         nextSeq &+= 1
-        storeMapped()
-    }
-
-    /// Copies the records made so far into the mapped segment, where they fit; else they wait for
-    /// `flush`, which grows the file and writes them.
-    @inline(__always)
-    private func storeMapped() {
-        guard let m = mapping else { return }
-        guard records.buffer.count <= m.size - logSize else { return }
-        records.buffer.withByteView { m.store($0, at: logSize) }
-        recordsStored()
     }
 
     /// The records made so far are in the file: the log is that much longer.
@@ -118,8 +109,9 @@ public final class LogStore: Store {
 
     /// A commit's record holds its changes in the compact form when it was built (`cc`), else in
     /// the full one (`ch`). A keyed navigation's begins with its key (`{"key":…,"c":…}`): its key's
-    /// record follows before any reply leaves, and a log that ends between the two (each is stored
-    /// into the mapped segment as it is made) ends with a commit never acknowledged, which restore
+    /// record follows before any reply leaves, and a log that ends between the two (a crash in the
+    /// middle of a copy or a `write()`, or a store that flushed between them) ends with a commit
+    /// never acknowledged, which restore
     /// drops (``LogStore/load(graph:)``) rather than replay it without its key, so that a retry
     /// after the crash applies it once.
     public func sessionCommitted(_ s: Session, changes: LentText?, compact: LentText?, key: String?) {
@@ -138,9 +130,8 @@ public final class LogStore: Store {
         records.raw(compact != nil ? ",\"cc\":" : ",\"ch\":")
         text.encode(into: &records)
         records.raw(UInt8(ascii: "}"))
-        LogRecord.end(in: &records, from: start, seq: nextSeq, salt: salt)
+        LogRecord.end(in: &records, from: start, seq: nextSeq)
         nextSeq &+= 1
-        storeMapped()
         unsnapshotted.change(s)
     }
 
@@ -225,25 +216,30 @@ public final class LogStore: Store {
         }
     }
 
-    /// Records not in the file yet, or a log past its threshold (a mapped log's records are in
-    /// it as they are made: `flush` then only starts the compaction).
+    /// Records not in the file yet, or a log past its threshold (`flush` then starts the compaction).
     public var hasPendingWrites: Bool { !records.buffer.isEmpty || (compactionDue && fd >= 0) }
 
     /// The log passed its threshold and no compaction is under way.
     private var compactionDue: Bool { logSize >= threshold && compacting == nil }
     public var flushSyncs: Bool { durability == .full }
 
-    /// Appends this iteration's records in one `write()` (`full`: the log is opened O_DSYNC), those
-    /// a mapped segment did not take; a write that fails stops navd: nothing of it is acknowledged. Past the threshold, starts a
+    /// Fills in the checksums of this iteration's records and appends them: a copy into the mapped
+    /// segment where they fit, else one `write()` (`full`: the log is opened O_DSYNC); a write that
+    /// fails stops navd: nothing of it is acknowledged. Past the threshold, starts a
     /// compaction (``compactionSlice(graph:)`` does the rest, a slice per loop iteration).
     public func flush(graph: NavigationGraph) throws(StateError) {
         guard hasPendingWrites else { return }
         lastGraph = graph  // a reload's graph names the coordinators the snapshot writes at close
         if !records.buffer.isEmpty {
-            if fileSize > 0 && logSize + records.buffer.count > fileSize { try growFile(to: logSize + records.buffer.count) }
-            let failed = records.buffer.withByteView { writeFully($0, at: logSize) }
-            if failed != 0 {
-                throw StateError(description: "cannot append to \(logPath): \(String(cString: strerror(failed)))")
+            LogRecord.seal(&records, salt: salt)
+            if let m = mapping, records.buffer.count <= m.size - logSize {
+                records.buffer.withByteView { m.store($0, at: logSize) }
+            } else {
+                if fileSize > 0 && logSize + records.buffer.count > fileSize { try growFile(to: logSize + records.buffer.count) }
+                let failed = records.buffer.withByteView { writeFully($0, at: logSize) }
+                if failed != 0 {
+                    throw StateError(description: "cannot append to \(logPath): \(String(cString: strerror(failed)))")
+                }
             }
             recordsStored()
         }
@@ -407,6 +403,8 @@ public final class LogStore: Store {
     /// the loop 10 to 18 ms at each compaction.
     /// `keepingOld`: the log it replaces stays open (``retiredFd``) until its compaction ends.
     func startSegment(graph: NavigationGraph, keepingOld: Bool = false) throws(StateError) {
+        // Records waiting for `flush` were numbered for the log they were made in.
+        assert(records.buffer.isEmpty, "a new log segment while records wait to be written")
         let path = logPath + ".new"
         unlink(path)
         let f = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | (durability == .full ? O_DSYNC : 0), 0o600)

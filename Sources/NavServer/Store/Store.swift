@@ -41,8 +41,8 @@ public protocol Store: AnyObject {
     func backgroundSlice(graph: NavigationGraph) throws(StateError)
     /// A commit of `s`, with the changes it recorded in each form (nil where it recorded none);
     /// `key`: the commit is a keyed navigation's, whose reply ``keyRemembered(_:key:reply:)`` tells
-    /// before any reply leaves (a store that writes each record as it is made marks the commit, so
-    /// that a crash between the two drops the commit rather than keep it without its key).
+    /// before any reply leaves (a log store marks the commit, so that a crash between the two
+    /// records drops the commit rather than keep it without its key).
     func sessionCommitted(_ s: Session, changes: LentText?, compact: LentText?, key: String?)
     /// Each flush waits for the disk (`--durability full`): worth gathering more commits first.
     var flushSyncs: Bool { get }
