@@ -9,8 +9,11 @@
 #
 # Both servers run at once on cpu0, each driven by its own perf-anchors loadgen on
 # cpu1 with navigate/dismiss pairs (one session per connection). Each round prints, per binary, the
-# CPU time navd used per request (from /proc/PID/stat) and the requests it served. The same binary
-# twice comes out within about 0.5 %.
+# CPU time navd used per request (from /proc/PID/stat) and the requests it served; the rounds take
+# turns at which binary and which load generator start first. The last line is the median of the
+# rounds' differences and in how many rounds NEW used less. The same binary twice comes out within
+# about 0.5 % in most runs, but two runs of one pair have differed by 1.5 % in their medians: a
+# difference under ~2 % needs two runs that agree.
 set -euo pipefail
 export NAVD_TUNED=${NAVD_TUNED:-1}  # tuned release builds (Package.swift)
 cd "$(dirname "$0")/.."
@@ -28,9 +31,12 @@ trap cleanup EXIT
 write_pairs_template "$WORK/pairs.jsonl"
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
+DIFFS=()
 for round in $(seq "$R"); do
-    PIDS=()
-    for i in 0 1; do
+    PIDS=(0 0)
+    order=(0 1)
+    [ $((round % 2)) -eq 0 ] && order=(1 0)
+    for i in "${order[@]}"; do
         bin=${*:$((i + 1)):1}
         if [ -n "${DURABILITY:-}" ]; then
             rm -f "$WORK/$i.sqlite"*; state=(--state "$WORK/$i.sqlite" --durability "$DURABILITY")
@@ -38,7 +44,7 @@ for round in $(seq "$R"); do
             state=(--ephemeral)
         fi
         taskset -c 0 "$bin" --socket "$WORK/$i.sock" "${state[@]}" --log-level error &
-        PIDS+=($!)
+        PIDS[i]=$!
     done
     for i in 0 1; do
         for _ in $(seq 100); do [ -S "$WORK/$i.sock" ] && break; sleep 0.05; done
@@ -46,19 +52,25 @@ for round in $(seq "$R"); do
     done
     before=($(cpu_ticks "${PIDS[0]}") $(cpu_ticks "${PIDS[1]}"))
     gens=()
-    for i in 0 1; do
+    for i in "${order[@]}"; do
         taskset -c 1 "$ANCHORS/build/loadgen" -s "$WORK/$i.sock" -c "$C" -P "$P" -d "$D" -t "$WORK/pairs.jsonl" -q >"$WORK/$i.out" 2>&1 &
         gens+=($!)
     done
     wait "${gens[@]}"
     line="round $round (C=$C P=$P, ${D} s):"
+    ns=()
     for i in 0 1; do
         ok=$(sed -n 's/.* ok=\([0-9]*\).*/\1/p' "$WORK/$i.out")
         errors=$(sed -n 's/.* errors=\([0-9]*\).*/\1/p' "$WORK/$i.out")
         used=$(( $(cpu_ticks "${PIDS[$i]}") - before[i] ))
-        line+=$(printf "   %s %d ns/request, %d requests, %s errors" "${*:$((i + 1)):1}" $(( used * 1000000000 / TICK / ok )) "$ok" "$errors")
+        ns[i]=$(( used * 1000000000 / TICK / ok ))
+        line+=$(printf "   %s %d ns/request, %d requests, %s errors" "${*:$((i + 1)):1}" "${ns[i]}" "$ok" "$errors")
     done
+    DIFFS+=("${ns[0]} ${ns[1]}")
     kill "${PIDS[@]}"; wait "${PIDS[@]}" 2>/dev/null || true
     rm -f "$WORK"/*.sock
     echo "$line"
 done
+printf '%s\n' "${DIFFS[@]}" | awk '{ print $2 - $1, $1 }' | sort -n | awk '{ d[NR] = $1; base += $2; lower += ($1 < 0) }
+    END { m = (NR % 2) ? d[(NR + 1) / 2] : (d[NR / 2] + d[NR / 2 + 1]) / 2
+          printf "median difference NEW - OLD: %+.1f ns/request (%+.1f %%); NEW lower in %d of %d rounds\n", m, 100 * m * NR / base, lower, NR }'
