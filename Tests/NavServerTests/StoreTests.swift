@@ -213,6 +213,38 @@ import Unchecked
         #expect(sizes.first! - sizes.last! >= 200 * 8000 / 2, "the closed sessions' pages went back: \(sizes.first!) -> \(sizes.last!)")
     }
 
+    /// A loop iteration's records wait for `flush`, but not without bound: past
+    /// ``LogStore/recordsHeld`` (a graph reload rewriting many sessions) they are sealed and copied
+    /// into the mapped segment as they are made, and a crash before the flush loses only the rest.
+    @Test func recordsPastTheHeldBoundReachTheLogBeforeTheFlush() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let graph = try Self.graph(Self.a, dir, "a")
+        let path = dir.file("state.sqlite")
+        let saved = SavedSessions(ServerConfiguration(socketPath: ""))
+        let sessions = 200, setup = 8000
+        do {
+            let store = try LogStore(path: path, durability: .process, saved: saved, repair: false)
+            _ = try store.load(graph: graph)
+            let start = store.logSize
+            for i in 0..<sessions {
+                let s = Session(name: "s\(i)", graph: graph)
+                _ = try s.commit(s.plan(NavigateRequest(to: "app.Product", with: ["id": .string(String(repeating: "p", count: setup))]), caller: Caller()))
+                store.sessionChanged(s)
+            }
+            #expect(store.logSize - start >= LogStore.recordsHeld, "stored before any flush: \(store.logSize - start) bytes")
+            #expect(store.hasPendingWrites, "the records after the last copy wait for the flush")
+            // A crash: no flush, no close.
+        }
+        let again = try LogStore(path: path, durability: .process, saved: saved, repair: false)
+        defer { again.close() }
+        let loaded = try again.load(graph: graph)
+        #expect(loaded.count >= LogStore.recordsHeld / (setup + 200) && loaded.count < sessions, "\(loaded.count) sessions read back")
+        for s in loaded {
+            #expect(s.root.json(graph).description.contains(String(repeating: "p", count: setup)), "\(s.name)")
+        }
+    }
+
     /// A compaction under way when the graph is reloaded finishes under the graph each session was
     /// built with (it crashed, or named a Product `app.Aaa`, when it wrote them with the new one);
     /// a crash at any slice of it, and after it, restarts on the new graph with every session.

@@ -62,15 +62,15 @@ enum LogRecord {
         return (load(bytes, at: 8, count: 8), Int(size))
     }
 
-    /// Appends one record whose payload `body` writes, its header's checksums left to ``seal(_:from:salt:)``.
+    /// Appends one record whose payload `body` writes, its header's checksums left to ``seal(_:salt:)``.
     static func append(to w: inout JSONWriter, seq: UInt32, _ body: (inout JSONWriter) -> Void) {
         let start = begin(in: &w)
         body(&w)
         end(in: &w, from: start, seq: seq)
     }
 
-    /// Starts a record in `w`: room for its header, filled in by ``end(in:from:seq:salt:)`` once
-    /// the payload is written after it. Returns where the record starts.
+    /// Starts a record in `w`: room for its header, filled in by ``end(in:from:seq:)`` once the
+    /// payload is written after it, and by ``seal(_:salt:)`` before the record goes to the file. Returns where the record starts.
     @inline(__always)
     static func begin(in w: inout JSONWriter) -> Int {
         let start = w.buffer.count
@@ -79,20 +79,20 @@ enum LogRecord {
     }
 
     /// Fills in the length and sequence of the record begun at `start`, whose payload is all
-    /// written after it; its checksums stay zero until ``seal(_:from:salt:)``.
+    /// written after it; its checksums stay zero until ``seal(_:salt:)``.
     @inline(__always)
     static func end(in w: inout JSONWriter, from start: Int, seq: UInt32) {
         w.buffer.overwrite(uint32: UInt32(w.buffer.count - start - headerSize), at: start)
         w.buffer.overwrite(uint32: seq, at: start + 4)
     }
 
-    /// Fills in the checksums of the records `w` holds from `start` on (each closed by ``end(in:from:seq:)``),
-    /// for a log file of salt `salt`: once for the records of a loop iteration, just before they go
-    /// to the file, where each record's checksum chain (the crc32 instruction waits for the one
+    /// Fills in the checksums of the records `w` holds (each closed by ``end(in:from:seq:)``), for a
+    /// log file of salt `salt`: once for the records of a loop iteration, just before they go to
+    /// the file, where each record's checksum chain (the crc32 instruction waits for the one
     /// before) runs beside the next record's instead of on the path of the request that made it.
-    static func seal(_ w: inout JSONWriter, from start: Int = 0, salt: UInt64) {
+    static func seal(_ w: inout JSONWriter, salt: UInt64) {
         let end = w.buffer.count
-        var at = start
+        var at = 0
         while at < end {
             let (length, seq, crc) = w.buffer.withByteView { b -> (UInt32, UInt32, UInt32) in
                 let length = UInt32(load(b, at: at, count: 4))

@@ -34,8 +34,10 @@ public final class LogStore: Store {
     /// Closes a retired log's descriptor; the server closes it on libuv's thread pool
     /// (``EventLoop/closeInBackground(_:)``). By default, here.
     public var closeRetired: (Int32) -> Void = StateFiles.closeHere
-    /// This iteration's records, their checksums filled in by `flush` (``LogRecord/seal(_:from:salt:)``),
+    /// This iteration's records, their checksums filled in by `flush` (``LogRecord/seal(_:salt:)``),
     /// which then copies them into the ``mapping`` where they fit, else writes them in one `write()`.
+    /// An iteration that makes more than ``recordsHeld`` (a graph reload rewriting many sessions)
+    /// has them copied into the mapping as they pass it.
     private var records = JSONWriter(capacity: 64 * 1024)
     /// The segment mapped into memory (`process` durability, where its room on the disk was
     /// reserved): a record copied into it is in the kernel's cache, as `write()` puts it, without
@@ -98,6 +100,25 @@ public final class LogStore: Store {
         if segmentLayout != nil { writeSegmentLayout() }
         LogRecord.append(to: &records, seq: nextSeq, body)
         nextSeq &+= 1
+        if records.buffer.count >= LogStore.recordsHeld { storeHeldRecords() }
+    }
+
+    /// Records past ``recordsHeld`` go into the mapping at once (rare: out of the request's path).
+    @inline(never)
+    private func storeHeldRecords() { storeMapped() }
+
+    /// The most bytes of records held for the end of the iteration before they are copied into
+    /// the mapped segment (where they fit).
+    static let recordsHeld = 1 << 20
+
+    /// Seals the records made so far and copies them into the mapped segment, where they fit; else
+    /// they wait for `flush`, which grows the file and writes them.
+    @inline(__always)
+    private func storeMapped() {
+        guard let m = mapping, records.buffer.count <= m.size - logSize else { return }
+        LogRecord.seal(&records, salt: salt)
+        records.buffer.withByteView { m.store($0, at: logSize) }
+        recordsStored()
     }
 
     /// The records made so far are in the file: the log is that much longer.
@@ -132,6 +153,7 @@ public final class LogStore: Store {
         records.raw(UInt8(ascii: "}"))
         LogRecord.end(in: &records, from: start, seq: nextSeq)
         nextSeq &+= 1
+        if records.buffer.count >= LogStore.recordsHeld { storeHeldRecords() }
         unsnapshotted.change(s)
     }
 
@@ -230,16 +252,14 @@ public final class LogStore: Store {
     public func flush(graph: NavigationGraph) throws(StateError) {
         guard hasPendingWrites else { return }
         lastGraph = graph  // a reload's graph names the coordinators the snapshot writes at close
+        storeMapped()
         if !records.buffer.isEmpty {
+            // Not mapped, or past the mapping's end.
             LogRecord.seal(&records, salt: salt)
-            if let m = mapping, records.buffer.count <= m.size - logSize {
-                records.buffer.withByteView { m.store($0, at: logSize) }
-            } else {
-                if fileSize > 0 && logSize + records.buffer.count > fileSize { try growFile(to: logSize + records.buffer.count) }
-                let failed = records.buffer.withByteView { writeFully($0, at: logSize) }
-                if failed != 0 {
-                    throw StateError(description: "cannot append to \(logPath): \(String(cString: strerror(failed)))")
-                }
+            if fileSize > 0 && logSize + records.buffer.count > fileSize { try growFile(to: logSize + records.buffer.count) }
+            let failed = records.buffer.withByteView { writeFully($0, at: logSize) }
+            if failed != 0 {
+                throw StateError(description: "cannot append to \(logPath): \(String(cString: strerror(failed)))")
             }
             recordsStored()
         }
