@@ -214,9 +214,11 @@ import Unchecked
     }
 
     /// A loop iteration's records wait for `flush`, but not without bound: past
-    /// ``LogStore/recordsHeld`` (a graph reload rewriting many sessions) they are sealed and copied
-    /// into the mapped segment as they are made, and a crash before the flush loses only the rest.
-    @Test func recordsPastTheHeldBoundReachTheLogBeforeTheFlush() throws {
+    /// ``LogStore/recordsHeld`` (a graph reload rewriting many sessions) they are sealed and stored
+    /// as they are made (copied into the mapped segment with `process` durability, written with
+    /// `full`), and a crash before the flush loses only the rest.
+    @Test(arguments: [Durability.process, .full])
+    func recordsPastTheHeldBoundReachTheLogBeforeTheFlush(durability: Durability) throws {
         let dir = TempDir()
         defer { dir.remove() }
         let graph = try Self.graph(Self.a, dir, "a")
@@ -224,7 +226,7 @@ import Unchecked
         let saved = SavedSessions(ServerConfiguration(socketPath: ""))
         let sessions = 200, setup = 8000
         do {
-            let store = try LogStore(path: path, durability: .process, saved: saved, repair: false)
+            let store = try LogStore(path: path, durability: durability, saved: saved, repair: false)
             _ = try store.load(graph: graph)
             let start = store.logSize
             for i in 0..<sessions {
@@ -236,13 +238,42 @@ import Unchecked
             #expect(store.hasPendingWrites, "the records after the last copy wait for the flush")
             // A crash: no flush, no close.
         }
-        let again = try LogStore(path: path, durability: .process, saved: saved, repair: false)
+        let again = try LogStore(path: path, durability: durability, saved: saved, repair: false)
         defer { again.close() }
         let loaded = try again.load(graph: graph)
         #expect(loaded.count >= LogStore.recordsHeld / (setup + 200) && loaded.count < sessions, "\(loaded.count) sessions read back")
         for s in loaded {
             #expect(s.root.json(graph).description.contains(String(repeating: "p", count: setup)), "\(s.name)")
         }
+    }
+
+    /// Records past the bound that cannot be written (`full`: no mapping) are not passed over: the
+    /// next flush throws the write's error, even when the file could be written again by then
+    /// (as any failed write of the log, it stops navd before anything of the iteration is
+    /// acknowledged).
+    @Test func aFailedWriteOfHeldRecordsIsThrownByTheNextFlush() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let graph = try Self.graph(Self.a, dir, "a")
+        let store = try LogStore(path: dir.file("state.sqlite"), durability: .full, saved: SavedSessions(ServerConfiguration(socketPath: "")),
+                                 repair: false)
+        _ = try store.load(graph: graph)
+        // The log's descriptor swapped for one that cannot be written (not closed: another test's
+        // file could take its number).
+        let logFd = store.fd
+        let unwritable = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer { Glibc.close(unwritable) }
+        store.fd = unwritable
+        for i in 0..<200 {
+            let s = Session(name: "s\(i)", graph: graph)
+            _ = try s.commit(s.plan(NavigateRequest(to: "app.Product", with: ["id": .string(String(repeating: "p", count: 8000))]), caller: Caller()))
+            store.sessionChanged(s)
+        }
+        #expect(store.hasPendingWrites)
+        store.fd = logFd
+        var thrown: StateError?
+        do { try store.flush(graph: graph) } catch { thrown = error }
+        #expect(thrown?.description.contains("cannot append") == true, "\(String(describing: thrown))")
     }
 
     /// A compaction under way when the graph is reloaded finishes under the graph each session was

@@ -37,7 +37,7 @@ public final class LogStore: Store {
     /// This iteration's records, their checksums filled in by `flush` (``LogRecord/seal(_:salt:)``),
     /// which then copies them into the ``mapping`` where they fit, else writes them in one `write()`.
     /// An iteration that makes more than ``recordsHeld`` (a graph reload rewriting many sessions)
-    /// has them copied into the mapping as they pass it.
+    /// has them stored as they pass it.
     private var records = JSONWriter(capacity: 64 * 1024)
     /// The segment mapped into memory (`process` durability, where its room on the disk was
     /// reserved): a record copied into it is in the kernel's cache, as `write()` puts it, without
@@ -103,13 +103,20 @@ public final class LogStore: Store {
         if records.buffer.count >= LogStore.recordsHeld { storeHeldRecords() }
     }
 
-    /// Records past ``recordsHeld`` go into the mapping at once (rare: out of the request's path).
+    /// Records past ``recordsHeld`` are stored at once (rare: out of the request's path): copied
+    /// into the mapping, else written. A write that fails is thrown by the next `flush`, which
+    /// stops navd before anything of the iteration is acknowledged.
     @inline(never)
-    private func storeHeldRecords() { storeMapped() }
+    private func storeHeldRecords() {
+        storeMapped()
+        guard !records.buffer.isEmpty, fd >= 0, heldWriteFailed == nil else { return }
+        do { try writeRecords() } catch { heldWriteFailed = error }
+    }
 
-    /// The most bytes of records held for the end of the iteration before they are copied into
-    /// the mapped segment (where they fit).
+    /// The most bytes of records held for the end of the iteration before they are stored.
     static let recordsHeld = 1 << 20
+    /// A write of records past ``recordsHeld`` that failed: the next `flush` throws it.
+    private var heldWriteFailed: StateError?
 
     /// Seals the records made so far and copies them into the mapped segment, where they fit; else
     /// they wait for `flush`, which grows the file and writes them.
@@ -239,7 +246,7 @@ public final class LogStore: Store {
     }
 
     /// Records not in the file yet, or a log past its threshold (`flush` then starts the compaction).
-    public var hasPendingWrites: Bool { !records.buffer.isEmpty || (compactionDue && fd >= 0) }
+    public var hasPendingWrites: Bool { !records.buffer.isEmpty || heldWriteFailed != nil || (compactionDue && fd >= 0) }
 
     /// The log passed its threshold and no compaction is under way.
     private var compactionDue: Bool { logSize >= threshold && compacting == nil }
@@ -252,18 +259,22 @@ public final class LogStore: Store {
     public func flush(graph: NavigationGraph) throws(StateError) {
         guard hasPendingWrites else { return }
         lastGraph = graph  // a reload's graph names the coordinators the snapshot writes at close
+        if let failed = heldWriteFailed { throw failed }
         storeMapped()
-        if !records.buffer.isEmpty {
-            // Not mapped, or past the mapping's end.
-            LogRecord.seal(&records, salt: salt)
-            if fileSize > 0 && logSize + records.buffer.count > fileSize { try growFile(to: logSize + records.buffer.count) }
-            let failed = records.buffer.withByteView { writeFully($0, at: logSize) }
-            if failed != 0 {
-                throw StateError(description: "cannot append to \(logPath): \(String(cString: strerror(failed)))")
-            }
-            recordsStored()
-        }
+        if !records.buffer.isEmpty { try writeRecords() }  // not mapped, or past the mapping's end
         if compactionDue { try beginCompaction(graph: graph) }
+    }
+
+    /// Seals the records made so far and writes them in one `write()`, growing the file first
+    /// where they pass the size it was given.
+    private func writeRecords() throws(StateError) {
+        LogRecord.seal(&records, salt: salt)
+        if fileSize > 0 && logSize + records.buffer.count > fileSize { try growFile(to: logSize + records.buffer.count) }
+        let failed = records.buffer.withByteView { writeFully($0, at: logSize) }
+        if failed != 0 {
+            throw StateError(description: "cannot append to \(logPath): \(String(cString: strerror(failed)))")
+        }
+        recordsStored()
     }
 
     /// Records that pass the size the file was given: it is made larger first (then its header
