@@ -70,7 +70,8 @@ enum LogRecord {
     }
 
     /// Starts a record in `w`: room for its header, filled in by ``end(in:from:seq:)`` once the
-    /// payload is written after it, and by ``seal(_:salt:)`` before the record goes to the file. Returns where the record starts.
+    /// payload is written after it, and by ``seal(_:salt:)`` before the record goes to the file.
+    /// Returns where the record starts.
     @inline(__always)
     static func begin(in w: inout JSONWriter) -> Int {
         let start = w.buffer.count

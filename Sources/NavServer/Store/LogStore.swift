@@ -99,6 +99,13 @@ public final class LogStore: Store {
     private func log(_ body: (inout JSONWriter) -> Void) {
         if segmentLayout != nil { writeSegmentLayout() }
         LogRecord.append(to: &records, seq: nextSeq, body)
+        recordEnded()
+    }
+
+    /// After each record: the next one's sequence, and the held records stored once they pass
+    /// ``recordsHeld``.
+    @inline(__always)
+    private func recordEnded() {
         nextSeq &+= 1
         if records.buffer.count >= LogStore.recordsHeld { storeHeldRecords() }
     }
@@ -159,8 +166,7 @@ public final class LogStore: Store {
         text.encode(into: &records)
         records.raw(UInt8(ascii: "}"))
         LogRecord.end(in: &records, from: start, seq: nextSeq)
-        nextSeq &+= 1
-        if records.buffer.count >= LogStore.recordsHeld { storeHeldRecords() }
+        recordEnded()
         unsnapshotted.change(s)
     }
 
