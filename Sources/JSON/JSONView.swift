@@ -195,6 +195,18 @@ public struct JSONView {
         return out
     }
 
+    /// Calls `body` with each element of an array, in order (nothing for anything else).
+    @inlinable @inline(__always)
+    public func forEachElement(_ body: (JSONView) -> Void) {
+        guard isArray else { return }
+        var i = index + 1
+        let end = after(index) - 1
+        while i < end {
+            body(at(i))
+            i = after(i)
+        }
+    }
+
     /// Calls `body` with each member of an object, in document order: the key's UTF-8 bytes and the value.
     @inlinable @inline(__always)
     public func forEachMember<E: Error>(_ body: (ByteView, JSONView) throws(E) -> Void) throws(E) {

@@ -57,6 +57,28 @@ public final class Schema: Sendable {
     private let propertySchemas: [Schema]
     /// Whether an object needs a walk of its members at all.
     private let checksMembers: Bool
+    /// ``propertyNames`` found by the bytes a request carries (``accepts(inPlace:)``).
+    private let propertyTable: NameTable
+    /// For each property, what ``accepts(inPlace:)`` checks without walking into its schema: the
+    /// kinds of value its `type` admits (``Schema/inPlaceKind(_:)`` bits) and, with
+    /// ``InPlace/nonEmpty``, a non-empty string; ``InPlace/walk`` when its schema says more (enum,
+    /// pattern, bounds, other lengths, items, properties, additionalProperties, an integer that
+    /// may come as a whole double).
+    private let propertyInPlace: [UInt8]
+    /// The properties `required` names, as bits of their indices, when every required name is one
+    /// of the first 64 properties (`requiredAsBits`); otherwise ``accepts(inPlace:)`` builds the value.
+    private let requiredBits: UInt64
+    private let requiredAsBits: Bool
+
+    /// The bits of ``propertyInPlace``.
+    private enum InPlace {
+        static let string: UInt8 = 1, int: UInt8 = 2, double: UInt8 = 4, bool: UInt8 = 8, null: UInt8 = 16
+        static let object: UInt8 = 32, array: UInt8 = 64
+        /// Checked by its schema's own ``accepts(inPlace:)``.
+        static let walk: UInt8 = 128
+        /// A string must not be empty (set with ``string``; no other bit then but those of kinds).
+        static let nonEmpty: UInt8 = 128 | 1
+    }
 
     /// The keywords this subset understands.
     public static let keywords: Set<String> = [
@@ -137,6 +159,50 @@ public final class Schema: Sendable {
         propertyNames = properties.map(\.name)
         propertySchemas = properties.map(\.schema)
         if case .allowed = additional { checksMembers = !properties.isEmpty } else { checksMembers = true }
+        propertyTable = NameTable(propertyNames)
+        var bits: UInt64 = 0, asBits = true
+        for name in required {
+            if let p = propertyNames.firstIndex(of: name), p < 64 { bits |= 1 << UInt64(p) } else { asBits = false }
+        }
+        requiredBits = bits
+        requiredAsBits = asBits
+        propertyInPlace = propertySchemas.map(Schema.inPlaceCheck)
+    }
+
+    /// What ``accepts(inPlace:)`` checks of a member whose property has schema `s` (``propertyInPlace``).
+    private static func inPlaceCheck(_ s: Schema) -> UInt8 {
+        guard !s.hasEnum, !s.hasPattern, !s.hasBounds, s.items == nil, s.properties.isEmpty, s.required.isEmpty,
+              case .allowed = s.additional, s.lengthRule != 2 else { return InPlace.walk }
+        let t = s.types ?? .any
+        // An integer-only type admits a double that is whole (3.0): that takes the value's walk.
+        if t.contains(.integer) && !t.contains(.number) { return InPlace.walk }
+        var bits: UInt8 = 0
+        if t.contains(.string) { bits |= InPlace.string }
+        if t.contains(.integer) || t.contains(.number) { bits |= InPlace.int }
+        if t.contains(.number) { bits |= InPlace.double }
+        if t.contains(.boolean) { bits |= InPlace.bool }
+        if t.contains(.null) { bits |= InPlace.null }
+        if t.contains(.object) { bits |= InPlace.object }
+        if t.contains(.array) { bits |= InPlace.array }
+        if s.lengthRule == 1 {
+            // Only a string has a length: a schema that admits other kinds too takes the walk.
+            return bits == InPlace.string ? InPlace.nonEmpty : InPlace.walk
+        }
+        return bits
+    }
+
+    /// The ``InPlace`` bit of a value's kind.
+    @inline(__always)
+    private static func inPlaceKind(_ v: JSONView) -> UInt8 {
+        switch v.kind {
+        case .string: return InPlace.string
+        case .int: return InPlace.int
+        case .double: return InPlace.double
+        case .bool: return InPlace.bool
+        case .null: return InPlace.null
+        case .object: return InPlace.object
+        case .array: return InPlace.array
+        }
     }
 
     // MARK: Compiling, keyword by keyword
@@ -359,6 +425,80 @@ public final class Schema: Sendable {
         default: break
         }
         return true
+    }
+
+    /// Whether the value `view` reads as matches, answered where it lies (a request's `with`, in the
+    /// parser's buffer) without building it: `true` only when ``accepts(_:)`` would accept the
+    /// value built from it (``JSONView/value(keys:)``); `false` when it would not. Where it cannot
+    /// tell without the value (`enum`, `pattern`, a number's bounds, a `required` name that is not
+    /// one of the first 64 properties), it builds that part and asks ``accepts(_:)``. A key given twice is checked at
+    /// each place, where the value built keeps its last: a yes holds for that value, a no may not.
+    public func accepts(inPlace view: JSONView) -> Bool {
+        switch view.kind {
+        case .object:
+            if hasEnum || !requiredAsBits { return accepts(view.value(keys: nil)) }
+            if let types, !types.contains(.object) { return false }
+            return membersAccepted(inPlace: view)
+        case .array:
+            if hasEnum { return accepts(view.value(keys: nil)) }
+            if let types, !types.contains(.array) { return false }
+            guard let items else { return true }
+            var ok = true
+            view.forEachElement { e in if ok && !items.accepts(inPlace: e) { ok = false } }
+            return ok
+        case .string:
+            if hasEnum || hasPattern { return accepts(view.value(keys: nil)) }
+            if let types, !types.contains(.string) { return false }
+            let bytes = view.stringBytes
+            if lengthRule == 1 { return bytes.count > 0 }
+            if lengthRule == 2 {
+                // The parser checked the UTF-8: each scalar has one byte that is not a continuation byte.
+                var n = 0
+                for b in bytes where b & 0xC0 != 0x80 { n += 1 }
+                if let minLength, n < minLength { return false }
+                if let maxLength, n > maxLength { return false }
+            }
+            return true
+        case .null, .bool, .int, .double:
+            return accepts(view.value(keys: nil))  // built without an allocation
+        }
+    }
+
+    /// The members of an object read in place: each against its property's schema (or
+    /// `additionalProperties`), then `required` from the properties seen.
+    private func membersAccepted(inPlace view: JSONView) -> Bool {
+        var seen: UInt64 = 0
+        var ok = true
+        let table = propertyTable, scan = propertySchemas.count <= 4
+        view.forEachMember { key, value in
+            guard ok else { return }
+            var p = -1
+            if scan {
+                var i = 0
+                while i < propertySchemas.count && !table.matches(i, key) { i += 1 }
+                if i < propertySchemas.count { p = i }
+            } else if let i = table.index(of: key) {
+                p = i
+            }
+            if p >= 0 {
+                if p < 64 { seen |= 1 << UInt64(p) }
+                let check = propertyInPlace[p]
+                if check & InPlace.walk == 0 {
+                    if check & Schema.inPlaceKind(value) == 0 { ok = false }
+                } else if check == InPlace.nonEmpty {
+                    if value.kind != .string || value.stringBytes.count == 0 { ok = false }
+                } else if !propertySchemas[p].accepts(inPlace: value) {
+                    ok = false
+                }
+                return
+            }
+            switch additional {
+            case .allowed: break
+            case .forbidden: ok = false
+            case .schema(let s): if !s.accepts(inPlace: value) { ok = false }
+            }
+        }
+        return ok && seen & requiredBits == requiredBits
     }
 
     /// The first `required` field `members` lacks, or nil (an index loop: nothing copied per member).

@@ -15,7 +15,7 @@ extension Session {
     /// `existing` and `merge`: `navigate {existing, merge}` (see ``planReuse``).
     public func plan(_ destination: Destination, by: Presentation?, with given: JSONObject?, from: String?, ifVersion: Int?,
                      caller: Caller, afterFlow: Int? = nil, declaredTarget: Bool = false, withBytes: Int? = nil,
-                     existing: Existing = .push, merge: Bool = false) throws(NavError) -> Plan {
+                     withView: JSONView? = nil, existing: Existing = .push, merge: Bool = false) throws(NavError) -> Plan {
         let target = graph.coordinators[destination.target]
         var with: JSONObject
         if let routeWith = destination.with {
@@ -94,12 +94,15 @@ extension Session {
                 return reused
             }
         }
-        if let setup = target.setup, let violation = setup.validate(params) {
+        // `with` as given (no route's `with` merged in, nothing mediated) is first checked where it
+        // lies in the request, which builds nothing; only a no there asks the value (for the message).
+        let asRead = destination.with == nil && with.count == given
+        if let setup = target.setup, !(asRead && withView.map(setup.accepts(inPlace:)) == true), let violation = setup.validate(params) {
             throw NavError(.invalidSetup, "\"with\" does not match the setup of `\(target.name)`: \(violation.message)",
                            data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "to": .string(target.name)])
         }
         // The size the caller measured holds while the params are `with` as given.
-        let bytes = destination.with == nil && with.count == given ? withBytes ?? params.encodedSize : params.encodedSize
+        let bytes = asRead ? withBytes ?? params.encodedSize : params.encodedSize
         var plan = Plan(target: target.index, by: style, params: params, paramsBytes: bytes, source: source.number, ifVersion: r.ifVersion,
                         preconditions: graph.preconditions(showing: target))
         plan.sourceCoordinator = source.coordinator

@@ -56,6 +56,21 @@ import Unchecked
         Case(schema: ["type": "object", "properties": ["id": ["type": "string"]], "additionalProperties": false], value: ["other": 5], fails: ("/other", "additionalProperties")),
         Case(schema: ["type": "object", "additionalProperties": ["type": "integer"]], value: ["a": 1, "b": "x"], fails: ("/b", "type")),
         Case(schema: ["type": "object", "properties": ["a": ["type": "object", "properties": ["b~/c": ["type": "integer"]]]]], value: ["a": ["b~/c": "x"]], fails: ("/a/b~0~1c", "type")),
+        Case(schema: ["type": "object", "required": ["id"]], value: ["id": 1], fails: nil),
+        Case(schema: ["type": "object", "required": ["id"]], value: ["other": 1], fails: ("/id", "required")),
+        // A setup model's usual shape: fields of one type, a non-empty id.
+        Case(schema: ["type": "object", "required": ["id"], "properties": ["id": ["type": "string", "minLength": 1], "n": ["type": "integer"]]],
+             value: ["id": "p1", "n": 2], fails: nil),
+        Case(schema: ["type": "object", "required": ["id"], "properties": ["id": ["type": "string", "minLength": 1], "n": ["type": "integer"]]],
+             value: ["id": ""], fails: ("/id", "minLength")),
+        Case(schema: ["type": "object", "required": ["id"], "properties": ["id": ["type": "string", "minLength": 1], "n": ["type": "integer"]]],
+             value: ["id": "p1", "n": 2.0], fails: nil),
+        Case(schema: ["type": "object", "required": ["id"], "properties": ["id": ["type": "string", "minLength": 1], "n": ["type": "integer"]]],
+             value: ["id": "p1", "n": 2.5], fails: ("/n", "type")),
+        Case(schema: ["type": "object", "properties": ["f": ["type": ["boolean", "null"]], "p": ["type": "number"]]],
+             value: ["f": nil, "p": 3], fails: nil),
+        Case(schema: ["type": "object", "properties": ["f": ["type": ["boolean", "null"]], "p": ["type": "number"]]],
+             value: ["f": 0], fails: ("/f", "type")),
     ]
 
     static let stringCases: [Case] = [
@@ -99,6 +114,9 @@ import Unchecked
         } else {
             #expect(v == nil)
         }
+        // Checked where it lies in a request, the same value gets the same answer.
+        let text = JSONWriter.encode(c.value), parser = JSONParser()
+        #expect(try SchemaInPlaceTests.view(text, parser).withSchema(s) == (c.fails == nil))
     }
 
     @Test func messagesSayWhatWouldBeRight() throws {
@@ -160,7 +178,7 @@ import Unchecked
         }
     }
 
-    private static func randomSchema(_ rng: inout SplitMix64, depth: Int = 0) -> JSONValue {
+    static func randomSchema(_ rng: inout SplitMix64, depth: Int = 0) -> JSONValue {
         var o = JSONObject()
         let types = ["string", "integer", "number", "boolean", "null", "array", "object"]
         if rng.next() % 3 != 0 { o.append("type", .string(types[Int(rng.next() % UInt64(depth > 1 ? 5 : 7))])) }
@@ -199,6 +217,91 @@ import Unchecked
             }
         }
         #expect(passed > 1000 && failed > 1000, "both outcomes exercised (\(passed) pass, \(failed) fail)")
+    }
+}
+
+extension JSONView {
+    fileprivate func withSchema(_ s: Schema) -> Bool { s.accepts(inPlace: self) }
+}
+
+/// Property: the check of a value where it lies in a request (`accepts(inPlace:)`, which builds
+/// nothing) gives the full check's answer for the value built from it; a key given twice (the value
+/// built keeps its last) may make it say no where the full check says yes, never the reverse.
+@Suite struct SchemaInPlaceTests {
+    /// A random value as JSON text, its objects' keys sometimes given twice; and whether they were.
+    private static func randomText(_ rng: inout SplitMix64, depth: Int = 0, repeated: inout Bool) -> String {
+        switch rng.next() % (depth > 2 ? 6 : 8) {
+        case 0: return "null"
+        case 1: return rng.next() % 2 == 0 ? "true" : "false"
+        case 2: return String(Int(rng.next() % 21) - 5)
+        case 3: return ["2.5", "-1.0", "7.0", "0.5", "1e2", "18446744073709551615"][Int(rng.next() % 6)]
+        case 4, 5: return JSONWriter.string(.string(["", "a", "ab", "abc@d", "FR", "ord-12", "ünï", "a\"b"][Int(rng.next() % 8)]))
+        case 6: return "[" + (0..<Int(rng.next() % 3)).map { _ in randomText(&rng, depth: depth + 1, repeated: &repeated) }.joined(separator: ",") + "]"
+        default:
+            var members: [String] = []
+            for k in ["id", "n", "x"] where rng.next() % 2 == 0 {
+                members.append("\"\(k)\":" + randomText(&rng, depth: depth + 1, repeated: &repeated))
+                if rng.next() % 8 == 0 {
+                    members.append("\"\(k)\":" + randomText(&rng, depth: depth + 1, repeated: &repeated))
+                    repeated = true
+                }
+            }
+            return "{" + members.joined(separator: ",") + "}"
+        }
+    }
+
+    /// `text` parsed; the view lies in `parser`'s buffers, valid until it parses again.
+    static func view(_ text: [UInt8], _ parser: JSONParser) throws -> JSONView {
+        try text.withUnsafeBytes { raw in try parser.view(raw) }
+    }
+
+    /// A setup model's usual schema: an object whose fields each name their types, some of them
+    /// strings that must not be empty, some required, others refused or allowed.
+    private static func randomSetupSchema(_ rng: inout SplitMix64) -> JSONValue {
+        let types = ["string", "integer", "number", "boolean", "null", "array", "object"]
+        var props = JSONObject()
+        for k in ["id", "n", "x"] where rng.next() % 3 != 0 {
+            var p = JSONObject()
+            if rng.next() % 5 == 0 {
+                p.append("type", .array([.string(types[Int(rng.next() % 7)]), .string(types[Int(rng.next() % 7)])]))
+            } else if rng.next() % 6 != 0 {
+                p.append("type", .string(types[Int(rng.next() % 7)]))
+            }
+            if rng.next() % 3 == 0 { p.append("minLength", 1) }
+            props.append(k, .object(p))
+        }
+        // Required fields among the declared ones, or (with no properties declared) any.
+        if rng.next() % 8 == 0 { return ["type": "object", "required": .array(["id", "x"].prefix(Int(rng.next() % 3)).map(JSONValue.string))] }
+        var o: JSONObject = ["type": "object", "properties": .object(props)]
+        let required = props.keys.filter { _ in rng.next() % 2 == 0 }
+        if !required.isEmpty { o.append("required", .array(required.map(JSONValue.string))) }
+        if rng.next() % 2 == 0 { o.append("additionalProperties", false) }
+        return .object(o)
+    }
+
+    @Test func inPlaceNeverPassesWhatTheFullCheckRefuses() throws {
+        var rng = SplitMix64(seed: 0x1A51)
+        var agreed = 0, passedInPlace = 0, refusedOnlyInPlace = 0
+        let parser = JSONParser()
+        for _ in 0..<3000 {
+            var errors: [Schema.CompileError] = []
+            let source = rng.next() % 2 == 0 ? SchemaAcceptsTests.randomSchema(&rng) : Self.randomSetupSchema(&rng)
+            guard let schema = Schema.compile(source, errors: &errors), errors.isEmpty else { continue }
+            for _ in 0..<10 {
+                var repeated = false
+                let text = Array(Self.randomText(&rng, repeated: &repeated).utf8)
+                let view = try Self.view(text, parser)
+                let inPlace = schema.accepts(inPlace: view), full = schema.check(view.value) == nil
+                let what = "\(JSONWriter.string(schema.source)) ⊢ \(String(decoding: text, as: UTF8.self))"
+                #expect(!inPlace || full, "passed in place, refused in full: \(what)")
+                if !repeated { #expect(inPlace == full, "\(what)") }
+                if inPlace == full { agreed += 1 }
+                if inPlace { passedInPlace += 1 }
+                if full && !inPlace { refusedOnlyInPlace += 1 }
+            }
+        }
+        #expect(passedInPlace > 1000 && agreed > 20000, "both outcomes exercised (\(passedInPlace) passed in place, \(agreed) agreed)")
+        #expect(refusedOnlyInPlace > 0, "a repeated key made the in-place check say no at least once")
     }
 }
 

@@ -36,7 +36,12 @@ enum NavigateMethod: NavdMethod {
             if route == nil, let i = context.coordinatorIndex(named: to.stringBytes) { coordinator = i } else { toName = to.string }
         }
         var withBytes: Int?
-        let with = try p.objectParam(.with, keys: context.setupKeys, reusing: state.session.takeSpareSetupStorage(), size: &withBytes)
+        let withView = try p.objectView(.with)
+        let with = withView.flatMap { v in
+            var storage = state.session.takeSpareSetupStorage(), bytes = 0
+            defer { withBytes = bytes }
+            return v.objectValue(keys: context.setupKeys, reusing: &storage, size: &bytes)
+        }
         let key = try p.string(.key)
         if let key {
             if key.isEmpty {
@@ -79,7 +84,7 @@ enum NavigateMethod: NavdMethod {
         if merge && existing == .push && by != .select {
             throw .invalidParams("\"merge\": true merges \"with\" into the params of the screen \"existing\" finds or of the tab \"by\": \"select\" selects, so it needs existing: top or pop, or by: select", data: ["param": "merge"])
         }
-        return NavigateRequest(state: state, coordinator: coordinator, toName: toName, route: route, by: by, with: with, withBytes: withBytes,
+        return NavigateRequest(state: state, coordinator: coordinator, toName: toName, route: route, by: by, with: with, withBytes: withBytes, withView: withView,
                                from: try p.string(.from), ifVersion: try p.int(.ifVersion), key: key,
                                dryRun: try p.bool(.dryRun) ?? false, detach: try p.bool(.detach) ?? false, progress: try p.bool(.progress) ?? false,
                                hints: hints, popUpTo: popUpTo,

@@ -21,6 +21,10 @@ struct NavigateRequest: ~Copyable {
     var with: JSONObject?
     /// `with` as JSON, in bytes, measured as it was read.
     var withBytes: Int?
+    /// `with` where it lies in the request, for the plan to check against the target's setup in
+    /// place (``Schema/accepts(inPlace:)``). Valid only while the request is handled: a request is
+    /// planned in the call that decoded it, and never kept.
+    var withView: JSONView?
     var from: String?
     var ifVersion: Int?
     var key: String?
@@ -34,7 +38,7 @@ struct NavigateRequest: ~Copyable {
     let options: NavigateOptions?
 
     init(state: SessionState, coordinator: Int? = nil, toName: String? = nil, route: String? = nil, by: Presentation? = nil,
-         with: JSONObject? = nil, withBytes: Int? = nil, from: String? = nil, ifVersion: Int? = nil, key: String? = nil,
+         with: JSONObject? = nil, withBytes: Int? = nil, withView: JSONView? = nil, from: String? = nil, ifVersion: Int? = nil, key: String? = nil,
          dryRun: Bool = false, detach: Bool = false, progress: Bool = false, hints: JSONValue? = nil,
          popUpTo: (to: String, inclusive: Bool)? = nil, then: JSONValue? = nil, existing: Existing = .push, merge: Bool = false,
          force: Bool = false) {
@@ -45,6 +49,7 @@ struct NavigateRequest: ~Copyable {
         self.by = by
         self.with = with
         self.withBytes = withBytes
+        self.withView = withView
         self.from = from
         self.ifVersion = ifVersion
         self.key = key
