@@ -104,7 +104,28 @@ func fuzzJSON(_ data: UnsafeRawBufferPointer) {
         return
     }
     require(again == v || JSONWriter.encode(again) == text, "a value changed through write and parse")
-    _ = try? parser.view(data, padded: false)
+    guard let view = try? parser.view(data, padded: false) else { return }
+    // A setup checked where it lies in a request says yes only to what the full check accepts.
+    for schema in fuzzSchemas where schema.accepts(inPlace: view) {
+        require(schema.validate(view.value) == nil, "accepted in place, refused by the full check: \(JSONWriter.string(schema.source))")
+    }
+}
+
+/// Setup schemas of every shape `Schema.accepts(inPlace:)` treats apart: fields of one or more
+/// types, non-empty strings, required ones, refused or checked extra fields, lengths, patterns,
+/// enums, bounds, items and nested objects.
+let fuzzSchemas: [Schema] = [
+    ["type": "object", "required": ["id"], "properties": ["id": ["type": "string", "minLength": 1], "ref": ["type": "string"]], "additionalProperties": false],
+    ["type": "object", "properties": ["n": ["type": "integer"], "p": ["type": "number"], "f": ["type": ["boolean", "null"]], "o": ["type": "object"], "a": ["type": "array"]]],
+    ["type": "object", "required": ["id", "x"]],
+    ["type": "object", "additionalProperties": ["type": "string", "maxLength": 3]],
+    ["type": "object", "properties": ["s": ["type": "string", "pattern": "^[a-z]+$"], "e": ["enum": ["a", 1, nil]], "m": ["type": "integer", "minimum": 0, "maximum": 5]]],
+    ["type": "object", "properties": ["l": ["type": "array", "items": ["type": "object", "required": ["k"], "properties": ["k": ["type": "string", "minLength": 2]]]]]],
+    ["type": "array", "items": ["type": ["string", "integer"]]],
+    ["type": "string", "minLength": 1],
+].map { (source: JSONValue) -> Schema in
+    var errors: [Schema.CompileError] = []
+    return Schema.compile(source, errors: &errors)!
 }
 
 /// Load the input as one module file, with small limits.
