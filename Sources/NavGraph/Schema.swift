@@ -429,25 +429,30 @@ public final class Schema: Sendable {
 
     /// Whether the value `view` reads as matches, answered where it lies (a request's `with`, in the
     /// parser's buffer) without building it: `true` only when ``accepts(_:)`` would accept the
-    /// value built from it (``JSONView/value(keys:)``); `false` when it would not. Where it cannot
-    /// tell without the value (`enum`, `pattern`, a number's bounds, a `required` name that is not
-    /// one of the first 64 properties), it builds that part and asks ``accepts(_:)``. A key given twice is checked at
+    /// value built from it (``JSONView/value(keys:)``); `false` when it would not, and where it
+    /// leaves the answer to the full check: a string with a `pattern` (so that a pattern is matched
+    /// no more often than before), an object or a list with an `enum`, an object whose `required`
+    /// names one that is not among its first 64 properties. A scalar's `enum` and a number's bounds
+    /// it asks of the scalar's value (built without an allocation). A key given twice is checked at
     /// each place, where the value built keeps its last: a yes holds for that value, a no may not.
     public func accepts(inPlace view: JSONView) -> Bool {
         switch view.kind {
         case .object:
-            if hasEnum || !requiredAsBits { return accepts(view.value(keys: nil)) }
+            if hasEnum || !requiredAsBits { return false }
             if let types, !types.contains(.object) { return false }
             return membersAccepted(inPlace: view)
         case .array:
-            if hasEnum { return accepts(view.value(keys: nil)) }
+            if hasEnum || !requiredAsBits { return false }
             if let types, !types.contains(.array) { return false }
             guard let items else { return true }
             var ok = true
             view.forEachElement { e in if ok && !items.accepts(inPlace: e) { ok = false } }
             return ok
         case .string:
-            if hasEnum || hasPattern { return accepts(view.value(keys: nil)) }
+            // A pattern is matched by the full check alone: matching it here too would match a
+            // value it refuses twice more (a costly pattern is an attack; see `make attacks`).
+            if hasPattern { return false }
+            if hasEnum { return accepts(view.value(keys: nil)) }
             if let types, !types.contains(.string) { return false }
             let bytes = view.stringBytes
             if lengthRule == 1 { return bytes.count > 0 }

@@ -116,7 +116,12 @@ import Unchecked
         }
         // Checked where it lies in a request, the same value gets the same answer.
         let text = JSONWriter.encode(c.value), parser = JSONParser()
-        #expect(try SchemaInPlaceTests.view(text, parser).withSchema(s) == (c.fails == nil))
+        let inPlace = try SchemaInPlaceTests.view(text, parser).withSchema(s)
+        if SchemaInPlaceTests.leftToTheFullCheck(c.schema) {
+            #expect(!inPlace || c.fails == nil)
+        } else {
+            #expect(inPlace == (c.fails == nil))
+        }
     }
 
     @Test func messagesSayWhatWouldBeRight() throws {
@@ -279,6 +284,13 @@ extension JSONView {
         return .object(o)
     }
 
+    /// Whether the in-place check may leave a value that passes to the full check: a pattern, an
+    /// enum, or `required` without properties anywhere in the schema.
+    static func leftToTheFullCheck(_ source: JSONValue) -> Bool {
+        let text = JSONWriter.string(source)
+        return text.contains("\"pattern\"") || text.contains("\"enum\"") || (text.contains("\"required\"") && !text.contains("\"properties\""))
+    }
+
     @Test func inPlaceNeverPassesWhatTheFullCheckRefuses() throws {
         var rng = SplitMix64(seed: 0x1A51)
         var agreed = 0, passedInPlace = 0, refusedOnlyInPlace = 0
@@ -294,7 +306,7 @@ extension JSONView {
                 let inPlace = schema.accepts(inPlace: view), full = schema.check(view.value) == nil
                 let what = "\(JSONWriter.string(schema.source)) ⊢ \(String(decoding: text, as: UTF8.self))"
                 #expect(!inPlace || full, "passed in place, refused in full: \(what)")
-                if !repeated { #expect(inPlace == full, "\(what)") }
+                if !repeated && !Self.leftToTheFullCheck(schema.source) { #expect(inPlace == full, "\(what)") }
                 if inPlace == full { agreed += 1 }
                 if inPlace { passedInPlace += 1 }
                 if full && !inPlace { refusedOnlyInPlace += 1 }
