@@ -76,7 +76,7 @@ public final class Schema: Sendable {
         static let object: UInt8 = 32, array: UInt8 = 64
         /// Checked by its schema's own ``accepts(inPlace:)``.
         static let walk: UInt8 = 128
-        /// A string must not be empty (set with ``string``; no other bit then but those of kinds).
+        /// A non-empty string (the string bit with the walk bit: a value of its own, not a walk).
         static let nonEmpty: UInt8 = 128 | 1
     }
 
