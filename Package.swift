@@ -104,7 +104,7 @@ let package = Package(
         .target(name: "CChecksum", path: "Sources/CChecksum"),
         // A thread-local array of pointers, for the scratch buffers each thread lends (ScratchBuffers).
         .target(name: "CThreadSlots", path: "Sources/CThreadSlots"),
-        .target(name: "Unchecked", swiftSettings: hotPath),
+        .target(name: "Unchecked", dependencies: ["CChecksum"], swiftSettings: hotPath),
         .target(name: "UV", dependencies: ["CLibUV", "Unchecked"], swiftSettings: hotPath),
         .target(name: "JSON", dependencies: ["CSimdJSON", "CThreadSlots", "Unchecked"], swiftSettings: hotPath),
         .target(name: "RPC", dependencies: ["JSON", "Unchecked"], swiftSettings: hotPath),

@@ -1,3 +1,5 @@
+import CChecksum
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -47,11 +49,14 @@ public final class MappedFile {
         return released >= size
     }
 
-    /// Copies `bytes` to `offset`, which the caller checked: `offset + bytes.count <= size`.
+    /// Copies `bytes` to `offset`, which the caller checked: `offset + bytes.count <= size`. In
+    /// address order (``navd_copy_in_order``): a process killed during the copy leaves what a cut
+    /// `write()` leaves, a start of the bytes and zeros after it; `memcpy` may write a long copy's
+    /// first bytes last.
     @inlinable @inline(__always)
     public func store(_ bytes: ByteView, at offset: Int) {
         precondition(offset >= released && bytes.count <= size - offset, "a store outside the mapping")
         guard let from = bytes.base else { return }
-        memcpy(base + offset, from, bytes.count)
+        navd_copy_in_order(base + offset, from, bytes.count)
     }
 }

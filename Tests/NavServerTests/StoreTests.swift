@@ -150,6 +150,24 @@ import Unchecked
             #expect(navd_crc32c_record_header_portable(salt, length, seq, crc) == expected)
         }
     }
+
+    /// The in-order copy a log's records reach its mapped segment with copies exactly what
+    /// `memcpy` does, at every length and alignment of both sides, and nothing around it.
+    @Test func theInOrderCopyCopiesExactly() {
+        let source = (0..<400).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        for n in [0, 1, 7, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 100, 255, 256, 300] {
+            for from in [0, 1, 8, 15] {
+                for to in [0, 1, 3, 8, 16, 23] {
+                    var copied = [UInt8](repeating: 0xEE, count: 400)
+                    source.withUnsafeBytes { s in
+                        copied.withUnsafeMutableBytes { d in navd_copy_in_order(d.baseAddress! + to, s.baseAddress! + from, n) }
+                    }
+                    #expect(Array(copied[to..<(to + n)]) == Array(source[from..<(from + n)]), "n \(n), from \(from), to \(to)")
+                    #expect(copied[..<to].allSatisfy { $0 == 0xEE } && copied[(to + n)...].allSatisfy { $0 == 0xEE }, "n \(n), to \(to)")
+                }
+            }
+        }
+    }
 }
 
 /// The log store across a graph reload, step by step (no timing: each loop iteration's flush and

@@ -20,4 +20,12 @@ uint32_t navd_crc32c_record_header(uint64_t salt, uint32_t length, uint32_t seq,
 /// The same from the table (tests compare the two).
 uint32_t navd_crc32c_record_header_portable(uint64_t salt, uint32_t length, uint32_t seq, uint32_t payload_crc);
 
+/// Copies `n` bytes from `src` to `dst` in increasing address order, 16 bytes a store (a byte at
+/// a time at the ends), each store made after the one before: a process killed during the copy
+/// leaves `dst` written from its start up to some point and not after it, as a cut `write()`
+/// does. `memcpy` promises no order (glibc's vector loop stores a long copy's first 32 bytes
+/// last; `rep movsb` may store out of order): a crash in the middle of copying a log's records
+/// into its mapped segment left zeros before written bytes, which a restart reads as damage.
+void navd_copy_in_order(void *dst, const void *src, size_t n);
+
 #endif
