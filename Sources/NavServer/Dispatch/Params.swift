@@ -180,19 +180,17 @@ struct Params<P: ParamName> {
     }
 
     /// An object param copied out with its keys from `keys` (see ``StringCache``), into `storage`'s
-    /// buffer when nothing else holds it (see ``JSONView/objectValue(keys:reusing:)``).
-    func objectParam(_ name: P, keys: StringCache, reusing storage: consuming [JSONObject.Member]) throws(RPCError) -> JSONObject? {
-        guard let v = try objectView(name) else { return nil }
-        return v.objectValue(keys: keys, reusing: &storage)
-    }
-
-    /// As ``objectParam(_:keys:reusing:)``, and `size` the object's size as navd writes it, measured
-    /// in place (``JSONView/encodedSize``; from the object when the param repeats a key).
-    func objectParam(_ name: P, keys: StringCache, reusing storage: consuming [JSONObject.Member], size: inout Int?) throws(RPCError) -> JSONObject? {
+    /// buffer when nothing else holds it (see ``JSONView/objectValue(keys:reusing:)``); `size` the
+    /// object's size as navd writes it, measured in place (from the object when the param repeats
+    /// a key); `view` the param where it lies, valid while the call is handled (the plan checks
+    /// `navigate`'s `with` against the target's setup there).
+    func objectParam(_ name: P, keys: StringCache, reusing storage: consuming [JSONObject.Member], size: inout Int?,
+                     view: inout JSONView?) throws(RPCError) -> JSONObject? {
         guard let v = try objectView(name) else { return nil }
         var bytes = 0
         let o = v.objectValue(keys: keys, reusing: &storage, size: &bytes)
         size = bytes
+        view = v
         return o
     }
 

@@ -35,13 +35,9 @@ enum NavigateMethod: NavdMethod {
         if let to = try p.stringView(.to) {
             if route == nil, let i = context.coordinatorIndex(named: to.stringBytes) { coordinator = i } else { toName = to.string }
         }
-        var withBytes: Int?
-        let withView = try p.objectView(.with)
-        let with = withView.flatMap { v in
-            var storage = state.session.takeSpareSetupStorage(), bytes = 0
-            defer { withBytes = bytes }
-            return v.objectValue(keys: context.setupKeys, reusing: &storage, size: &bytes)
-        }
+        var withBytes: Int?, withView: JSONView?
+        let with = try p.objectParam(.with, keys: context.setupKeys, reusing: state.session.takeSpareSetupStorage(), size: &withBytes,
+                                     view: &withView)
         let key = try p.string(.key)
         if let key {
             if key.isEmpty {
