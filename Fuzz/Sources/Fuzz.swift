@@ -88,8 +88,11 @@ func fuzzFraming(_ data: UnsafeRawBufferPointer) {
 }
 
 /// Parse; a parsed value written and parsed again is the same value; a refusal for its syntax names
-/// where the input goes wrong.
+/// where the input goes wrong. A value kept as its written text (`WrittenJSON`) reads back as the
+/// value, and the text made from where the value lies is the value's; the reader of written text
+/// takes any input without harm.
 func fuzzJSON(_ data: UnsafeRawBufferPointer) {
+    _ = JSONValue(written: data)
     let parser = JSONParser(maxDepth: 64)
     let v: JSONValue
     do {
@@ -104,7 +107,13 @@ func fuzzJSON(_ data: UnsafeRawBufferPointer) {
         return
     }
     require(again == v || JSONWriter.encode(again) == text, "a value changed through write and parse")
+    let written = WrittenJSON(v)
+    require(Array(written.string.utf8) == text, "a value's written text is not what the writer writes")
+    require(written.value == v || JSONWriter.encode(written.value) == text, "a written text read back as another value")
     guard let view = try? parser.view(data, padded: false) else { return }
+    if let inPlace = WrittenJSON(view) {
+        require(Array(inPlace.string.utf8) == text, "the text made where the value lies is not the value's: \(inPlace.string.prefix(200))")
+    }
     // A setup checked where it lies in a request says yes only to what the full check accepts.
     for schema in fuzzSchemas where schema.accepts(inPlace: view) {
         require(schema.validate(view.value) == nil, "accepted in place, refused by the full check: \(JSONWriter.string(schema.source))")

@@ -274,57 +274,25 @@ public struct JSONView {
         case .object:
             var members: [JSONObject.Member] = []
             members.reserveCapacity(count)
-            var size = 0, repeated = false
-            _ = writeMembers(keys: keys, into: &members, measuring: false, size: &size, repeated: &repeated)
+            _ = writeMembers(keys: keys, into: &members)
             return .object(JSONObject(members: members))
         }
     }
 
-    /// This object copied out into `storage`: its members overwrite the old ones in place (the
-    /// buffer is reused when nothing else holds it, so an object no larger than the last one
-    /// needs no allocation). Not an object: nil, and `storage` is left as it was.
-    public func objectValue(keys: StringCache?, reusing storage: inout [JSONObject.Member]) -> JSONObject? {
-        var size = 0
-        return objectValue(keys: keys, reusing: &storage, size: &size)
-    }
-
-    /// As ``objectValue(keys:reusing:)``, and `size` the object's size as ``JSONWriter`` writes it
-    /// (``JSONValue/encodedSize``), measured on the way from the bytes read in place.
-    public func objectValue(keys: StringCache?, reusing storage: inout [JSONObject.Member], size: inout Int) -> JSONObject? {
-        guard kind == .object else { return nil }
-        var repeated = false
-        let n = writeMembers(keys: keys, into: &storage, measuring: true, size: &size, repeated: &repeated)
-        if n < storage.count { storage.removeSubrange(n...) }
-        let o = JSONObject(members: storage)
-        size = repeated ? o.encodedSize : size + Swift.max(1, n)
-        return o
-    }
-
-    /// Writes the members over `members` from the start (appending past its end) and returns how
-    /// many there are. A repeated key: the last value wins, in the first one's place, as in most
-    /// parsers (and `repeated` is set). Adds each member's size as written (key, colon, value) to `size`.
+    /// Writes the members into `members` and returns how many there are. A repeated key: the last
+    /// value wins, in the first one's place, as in most parsers.
     @inline(__always)
-    private func writeMembers(keys: StringCache?, into members: inout [JSONObject.Member], measuring: Bool, size: inout Int,
-                              repeated: inout Bool) -> Int {
+    private func writeMembers(keys: StringCache?, into members: inout [JSONObject.Member]) -> Int {
         var n = 0
-        size += 1
         forEachMember { k, v in
             let key = keys?.string(k.raw) ?? k.string
             let value = v.value(keys: keys)
-            if measuring {
-                size += JSONValue.escapedSize(k.raw) + 1 + (v.kind == .string ? JSONValue.escapedSize(v.stringBytes.raw) : value.encodedSize)
-            }
             var j = 0
             while j < n && members[j].key != key { j += 1 }
             if j < n {
-                repeated = true
                 members[j].value = value
             } else {
-                if n < members.count {
-                    members[n] = JSONObject.Member(key: key, value: value)
-                } else {
-                    members.append(JSONObject.Member(key: key, value: value))
-                }
+                members.append(JSONObject.Member(key: key, value: value))
                 n += 1
             }
         }

@@ -17,6 +17,8 @@ public enum ScratchBuffers {
     /// The kinds of buffer lent, each with a slot of its own.
     public enum Slot: Int, CaseIterable, Sendable {
         case changes, compactChanges
+        /// Text written to be kept as a ``WrittenJSON`` (copied out at once).
+        case written
     }
 
     /// Buffers larger than this are not lent again (a commit that wrote a whole tree): the slot

@@ -21,7 +21,11 @@ public final class Node {
     public internal(set) var then: NavigationSpec?
     /// Index into the graph's coordinators (screens and flows), else -1.
     public private(set) var coordinator: Int
-    public internal(set) var params: JSONValue
+    /// The node's setup model as the JSON text navd writes for it (``WrittenJSON``): written by a
+    /// copy into `tree`, notifications, the log and saved trees; ``params`` reads it back.
+    public internal(set) var setup: WrittenJSON
+    /// The setup model as a value, read back from ``setup`` (for the few that read its fields).
+    public var params: JSONValue { setup.value }
     /// The version of the commit that last gave the node new params after it was made (0: none
     /// did): a leave guard asked about its params at an earlier version was asked about others.
     public internal(set) var paramsVersion = 0
@@ -62,21 +66,21 @@ public final class Node {
     /// "n" and ``number``.
     public var id: String { Node.id(number) }
 
-    init(number: Int, kind: Kind, coordinator: Int = -1, params: JSONValue = .object([:])) {
+    init(number: Int, kind: Kind, coordinator: Int = -1, setup: WrittenJSON = .emptyObject) {
         self.number = number
         self.kind = kind
         self.coordinator = coordinator
-        self.params = params
+        self.setup = setup
     }
 
     /// Makes a node that left the tree, with no other reference to it, a new node (see
     /// ``Session``'s spare nodes): an allocation and a free saved per screen shown and dismissed.
-    func reuse(number: Int, kind: Kind, coordinator: Int, params: JSONValue, paramsBytes: Int) {
+    func reuse(number: Int, kind: Kind, coordinator: Int, setup: WrittenJSON, paramsBytes: Int) {
         assert(children.isEmpty && presented == nil && parentRef == nil, "only a detached leaf is reused")
         self.number = number
         self.kind = kind
         self.coordinator = coordinator
-        self.params = params
+        self.setup = setup
         self.paramsBytes = paramsBytes
         paramsVersion = 0
         isRecovery = false
@@ -104,7 +108,7 @@ public final class Node {
 
     /// Deep copy with the same ids (used by dry runs).
     func copy() -> Node {
-        let n = Node(number: number, kind: kind, coordinator: coordinator, params: params)
+        let n = Node(number: number, kind: kind, coordinator: coordinator, setup: setup)
         n.paramsBytes = paramsBytes
         n.paramsVersion = paramsVersion
         n.isRecovery = isRecovery
@@ -179,14 +183,14 @@ public final class Node {
                 w.raw(",\"coordinator\":")
                 graph.coordinators[coordinator].nameJSON.withUnsafeBytes { w.buffer.append(contentsOf: $0) }
                 w.raw(",\"params\":")
-                w.write(params)
+                w.write(setup)
             }
             writeChildren(into: &w, graph)
             w.raw(",\"selected\":")
             w.write(int: selected)
             if let h = tabHistory { w.raw(",\"history\":"); w.write(.array(h.map(JSONValue.int))) }
         case .screen, .flow:
-            w.write(params)
+            w.write(setup)
             if let h = paramsHistory { w.raw(",\"paramsHistory\":"); w.write(.array(h)) }
             if isRecovery { w.raw(",\"recovery\":true") }
             if let t = then { w.raw(",\"then\":"); w.write(graph.object(t)) }
@@ -209,9 +213,9 @@ public final class Node {
             graph.coordinators[coordinator].nameJSON.withUnsafeBytes { name in
                 w.reserving(24 + ReservedOutput.maxIntBytes + name.count) { Node.writeCompactHead(number, kind, name, into: &$0) }
             }
-            if case .object(let o) = params, o.isEmpty {} else {
+            if !setup.isEmptyObject {
                 w.raw(",\"w\":")
-                w.write(params)
+                w.write(setup)
             }
         } else {
             w.reserving(24 + ReservedOutput.maxIntBytes) { Node.writeCompactHead(number, kind, nil, into: &$0) }

@@ -58,9 +58,12 @@ extension NavigationGraph {
 public struct Plan: Sendable {
     public let target: Int
     public let by: Presentation
-    public let params: JSONValue
-    /// `params` as JSON, in bytes (what the new node adds to its session's setup models).
-    public let paramsBytes: Int
+    /// The setup model the new node gets, as the text navd writes for it.
+    public let setup: WrittenJSON
+    /// The setup model as a value, read back from ``setup``.
+    public var params: JSONValue { setup.value }
+    /// ``setup`` in bytes (what the new node adds to its session's setup models).
+    @inlinable public var paramsBytes: Int { setup.count }
     /// The number of the source node (its id is ``sourceId``).
     public let source: Int
     public let ifVersion: Int?
@@ -159,7 +162,7 @@ public struct Plan: Sendable {
     /// those of what a replacement removes, a dismiss's).
     public func withPreconditions(before extra: [LeaveGuard]) -> Plan {
         let (all, guards) = guarded(by: extra)
-        var p = Plan(target: target, by: by, params: params, source: source, ifVersion: ifVersion, preconditions: all)
+        var p = Plan(target: target, by: by, setup: setup, source: source, ifVersion: ifVersion, preconditions: all)
         p.link = link
         p.selectsWith = selectsWith
         p.extras = extras
@@ -180,8 +183,7 @@ public struct Plan: Sendable {
     /// tab, which no pop may empty; `extra` preconditions (the leave guards of what goes) first.
     public func replacing(_ number: Int, preconditions extra: [LeaveGuard]) -> Plan {
         let (all, guards) = guarded(by: extra)
-        var p = Plan(target: target, by: .replace, params: params, paramsBytes: paramsBytes, source: number, ifVersion: ifVersion,
-                     preconditions: all)
+        var p = Plan(target: target, by: .replace, setup: setup, source: number, ifVersion: ifVersion, preconditions: all)
         p.extras = extras
         p.popUpTo = nil
         p.guards = guards
@@ -189,16 +191,14 @@ public struct Plan: Sendable {
     }
 
     public init(target: Int, by: Presentation, params: JSONValue, source: Int, ifVersion: Int?, preconditions: [Int]) {
-        self.init(target: target, by: by, params: params, paramsBytes: params.encodedSize, source: source, ifVersion: ifVersion,
-                  preconditions: preconditions)
+        self.init(target: target, by: by, setup: WrittenJSON(params), source: source, ifVersion: ifVersion, preconditions: preconditions)
     }
 
-    /// A plan whose `params` the caller measured (`paramsBytes` is `params` as JSON, in bytes).
-    public init(target: Int, by: Presentation, params: JSONValue, paramsBytes: Int, source: Int, ifVersion: Int?, preconditions: [Int]) {
+    /// A plan whose setup model is already written.
+    public init(target: Int, by: Presentation, setup: WrittenJSON, source: Int, ifVersion: Int?, preconditions: [Int]) {
         self.target = target
         self.by = by
-        self.params = params
-        self.paramsBytes = paramsBytes
+        self.setup = setup
         self.source = source
         self.ifVersion = ifVersion
         self.preconditions = preconditions

@@ -253,9 +253,9 @@ extension Session {
         let step = steps[k]
         if k + 1 < steps.count, steps[k + 1].by == .select,
            let tab = graph.coordinators[step.coordinator].tabs.firstIndex(of: steps[k + 1].coordinator) {
-            return makeTabs(step.coordinator, params: step.params, bytes: step.params.encodedSize, selecting: (tab, steps[k + 1].params))
+            return makeTabs(step.coordinator, setup: WrittenJSON(step.params), selecting: (tab, WrittenJSON(steps[k + 1].params)))
         }
-        return makeTarget(step.coordinator, params: step.params, bytes: step.params.encodedSize)
+        return makeTarget(step.coordinator, setup: WrittenJSON(step.params))
     }
 
     /// Puts step `k` of a link over `top` (the screen the step before it made, or a tab container):

@@ -11,19 +11,13 @@ extension Session {
     /// `afterFlow`: the navigation continues a completed flow (its `then`): the flow's `opens` and
     /// its declared `then` decide what it may open, not the source's. `declaredTarget`: the graph
     /// itself names this target (a precondition's declared `redirect`), so `opens` is not asked.
-    /// `withBytes`: `given` as JSON, in bytes, when the caller measured it (else it is measured).
+    /// `withView`: `with` where it lies in the request, in place of `given` (valid while the request
+    /// is handled; its value is made only when needed, with its keys from `keys`).
     /// `existing` and `merge`: `navigate {existing, merge}` (see ``planReuse``).
-    public func plan(_ destination: Destination, by: Presentation?, with given: JSONObject?, from: String?, ifVersion: Int?,
-                     caller: Caller, afterFlow: Int? = nil, declaredTarget: Bool = false, withBytes: Int? = nil,
-                     withView: JSONView? = nil, existing: Existing = .push, merge: Bool = false) throws(NavError) -> Plan {
+    public func plan(_ destination: Destination, by: Presentation?, with givenValue: JSONObject?, from: String?, ifVersion: Int?,
+                     caller: Caller, afterFlow: Int? = nil, declaredTarget: Bool = false,
+                     withView: JSONView? = nil, keys: StringCache? = nil, existing: Existing = .push, merge: Bool = false) throws(NavError) -> Plan {
         let target = graph.coordinators[destination.target]
-        var with: JSONObject
-        if let routeWith = destination.with {
-            with = routeWith
-            if let given { for (k, v) in given { with[k] = v } }
-        } else {
-            with = given ?? JSONObject()
-        }
         let style = by ?? destination.by ?? target.unnamedPresentation
         let r = (from: from, ifVersion: ifVersion)
 
@@ -77,13 +71,33 @@ extension Session {
         }
         try checkStartStepAccess(of: target, caller: caller)
 
-        // Setup model: mediation, then the schema.
+        // Setup model. `with` as given (no route's `with` merged in, nothing to mediate, no screen
+        // to reuse) is checked against the setup where it lies in the request, and written as the
+        // new node's text from there: no value is made (the value's way when the check says no,
+        // for the message, or when the bytes cannot tell the text, see `WrittenJSON.init(_:)`).
+        if let view = withView, givenValue == nil, destination.with == nil, target.mediation.isEmpty, existing == .push, style != .select,
+           target.setup.map({ $0.accepts(inPlace: view) }) ?? true, let text = WrittenJSON(view) {
+            var plan = Plan(target: target.index, by: style, setup: text, source: source.number, ifVersion: r.ifVersion,
+                            preconditions: graph.preconditions(showing: target))
+            plan.sourceCoordinator = source.coordinator
+            if destination.route >= 0 { plan.route = destination.route }
+            return plan
+        }
+        let givenObject = givenValue ?? withView.flatMap { $0.value(keys: keys).objectValue }
+        var with: JSONObject
+        if let routeWith = destination.with {
+            with = routeWith
+            if let givenObject { for (k, v) in givenObject { with[k] = v } }
+        } else {
+            with = givenObject ?? JSONObject()
+        }
+        // Mediation, then the schema.
         if style == .select {
-            return try planSelect(target, destination, with: with, given: given != nil, merge: merge, source: source, ifVersion: r.ifVersion)
+            return try planSelect(target, destination, with: with, given: givenObject != nil, merge: merge, source: source, ifVersion: r.ifVersion)
         }
         let given = with.count
         let asGiven = existing == .push ? nil : with
-        mediate(target, from: source.params, into: &with)
+        if !target.mediation.isEmpty { mediate(target, from: source.params, into: &with) }
         let params = JSONValue.object(with)
         if let asGiven {
             guard style == .push else {
@@ -101,9 +115,7 @@ extension Session {
             throw NavError(.invalidSetup, "\"with\" does not match the setup of `\(target.name)`: \(violation.message)",
                            data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "to": .string(target.name)])
         }
-        // The size the caller measured holds while the params are `with` as given.
-        let bytes = asRead ? withBytes ?? params.encodedSize : params.encodedSize
-        var plan = Plan(target: target.index, by: style, params: params, paramsBytes: bytes, source: source.number, ifVersion: r.ifVersion,
+        var plan = Plan(target: target.index, by: style, params: params, source: source.number, ifVersion: r.ifVersion,
                         preconditions: graph.preconditions(showing: target))
         plan.sourceCoordinator = source.coordinator
         if destination.route >= 0 { plan.route = destination.route }
@@ -199,8 +211,9 @@ extension Session {
         let candidates = existing == .top ? stack.children.suffix(1) : stack.children[...]
         let byName = target.identity.allSatisfy { (given[$0] ?? .null) == .null }
         for screen in candidates.reversed() where screen.kind == .screen && screen.coordinator == target.index {
-            let kept = merge ? Session.merged(screen.params, given) : params
-            guard byName || target.identity.allSatisfy({ screen.params[$0] == kept[$0] }) else { continue }
+            let own = screen.params
+            let kept = merge ? Session.merged(own, given) : params
+            guard byName || target.identity.allSatisfy({ own[$0] == kept[$0] }) else { continue }
             if let setup = target.setup, let violation = setup.validate(kept) {
                 let what = merge ? "merged into the params of `\(screen.id)`" : "given to `\(screen.id)` (the screen \"existing\" found)"
                 throw NavError(.invalidSetup, "\"with\" \(what) would not match the setup of `\(target.name)`: \(violation.message)",
@@ -347,7 +360,7 @@ extension Session {
         }
         if plan.selectsWith, created.params != plan.params {
             // `select {with}`: the tab's first screen takes the params validated with the plan.
-            setParams(created, plan.params, bytes: plan.paramsBytes)
+            setParams(created, plan.setup)
             changes.record("update", node: created)
         }
         version += 1
@@ -363,7 +376,7 @@ extension Session {
     /// `navigate` gave it (saved with it, so a restart or another node completes it so too).
     @inline(__always)
     private func makeTarget(for plan: Plan) -> Node {
-        let n = makeTarget(plan.target, params: plan.params, bytes: plan.paramsBytes)
+        let n = makeTarget(plan.target, setup: plan.setup)
         if n.kind == .flow, let t = plan.then { n.then = t }
         return n
     }
@@ -422,7 +435,7 @@ extension Session {
     func commitReuse(_ number: Int, _ plan: Plan, changes: inout ChangeLog, removed: Removal) throws(NavError) -> Commit {
         let screen = try checkReuse(number, plan)
         if screen.params != plan.params {
-            setParams(screen, plan.params, bytes: plan.paramsBytes)
+            setParams(screen, plan.setup)
             changes.record("update", node: screen)
         } else if removed.numbers.isEmpty {
             return Commit(version: version, changes: nil, node: screen, removedNumbers: NodeNumbers(), endedFlows: nil)

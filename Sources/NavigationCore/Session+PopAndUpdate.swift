@@ -153,7 +153,8 @@ extension Session {
                            data: ["node": .string(nodeId), "roles": .array(c.access.map(JSONValue.string))])
         }
         let params = Session.merged(n.params, given)
-        let size = params.encodedSize
+        let text = WrittenJSON(params)
+        let size = text.count
         if size > maxBytes {
             throw NavError(.limitExceeded, "the params of `\(nodeId)` would be \(size) bytes of JSON; a screen's params may be at most \(maxBytes) (the --max-message limit)",
                            data: ["limit": "--max-message", "max": .int(maxBytes), "node": .string(nodeId)])
@@ -163,7 +164,7 @@ extension Session {
             throw NavError(.invalidSetup, "the params of `\(nodeId)` would not match the setup of `\(c.name)`: \(violation.message)",
                            data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "node": .string(nodeId)])
         }
-        setParams(n, params, bytes: size)
+        setParams(n, text)
     }
 
     /// `params` with `given` merged in, as `update` merges: a field given replaces, a null removes one.
@@ -182,7 +183,7 @@ extension Session {
         guard mayHoldParamsHistory, let top = visibleTopRef?.with({ $0 }), nodeId == nil || nodeId == top.id,
               var history = top.paramsHistory, let earlier = history.popLast() else { return nil }
         setParamsHistory(top, history.isEmpty ? nil : history)
-        setParams(top, earlier, bytes: earlier.encodedSize)
+        setParams(top, WrittenJSON(earlier))
         var changes = ChangeLog(self)
         changes.record("update", node: top)
         version += 1
@@ -199,10 +200,11 @@ extension Session {
         n.historyBytes = bytes
     }
 
-    /// Gives `n` new params measured at `bytes`, keeping the session's total; called by a commit
-    /// before it counts its version, which becomes the node's ``Node/paramsVersion``.
-    func setParams(_ n: Node, _ params: JSONValue, bytes: Int) {
-        n.params = params
+    /// Gives `n` new params, keeping the session's total; called by a commit before it counts its
+    /// version, which becomes the node's ``Node/paramsVersion``.
+    func setParams(_ n: Node, _ setup: WrittenJSON) {
+        let bytes = setup.count
+        n.setup = setup
         n.paramsVersion = version + 1
         paramsBytes += bytes - n.paramsBytes
         n.paramsBytes = bytes

@@ -76,7 +76,7 @@ extension Session {
                 throw NavError(.invalidSetup, "a recorded update of \(id) does not match its setup: \(violation.message)")
             }
             let history = try Session.restoredParamsHistory(c["node"]?["paramsHistory"], of: id, coordinator: graph.coordinators[n.coordinator])
-            setParams(n, params, bytes: params.encodedSize)
+            setParams(n, WrittenJSON(params))
             setParamsHistory(n, history)
         default:
             guard let parentId = c["parent"]?.stringValue, let parent = nodes[parentId] else {

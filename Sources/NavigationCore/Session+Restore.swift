@@ -228,9 +228,9 @@ extension Session {
         guard let number = saved.number else {
             throw NavError(.corruptState, "saved node id `\(saved.id)` is not one navd makes (\"n\" and a number)")
         }
-        let n = Node(number: number, kind: kind, coordinator: coordinator, params: params)
+        let n = Node(number: number, kind: kind, coordinator: coordinator, setup: WrittenJSON(params))
         if coordinator >= 0 {
-            n.paramsBytes = params.encodedSize
+            n.paramsBytes = n.setup.count
             if let history = saved.paramsHistory,
                let h = try restoredParamsHistory(history, of: saved.id, coordinator: graph.coordinators[coordinator]) {
                 n.paramsHistory = h

@@ -52,28 +52,16 @@ public final class Session {
     }
     let nodes = NodeIndex()
     /// Leaf nodes that left the tree with no other reference to them, made new nodes again by
-    /// ``newNode(_:coordinator:params:)`` (a screen pushed and dismissed over and over allocates
+    /// ``newNode(_:coordinator:setup:)`` (a screen pushed and dismissed over and over allocates
     /// nothing); a few at most.
     private var spare: [Node] = []
     private static let maxSpare = 8
 
-    /// Keeps `node` for reuse when it left the tree as a leaf and nothing else refers to it. Its
-    /// setup model is kept too: the next navigation may build its own in the same storage
-    /// (``takeSpareSetupStorage()``).
+    /// Keeps `node` for reuse when it left the tree as a leaf and nothing else refers to it.
     func recycle(_ node: inout Node) {
         guard spare.count < Session.maxSpare, node.children.isEmpty, node.presented == nil,
               isKnownUniquelyReferenced(&node) else { return }
         spare.append(node)
-    }
-
-    /// The members storage of the setup model of the node this session will make next, taken
-    /// from it (empty when there is none): build the next setup model in it and, when nothing
-    /// else holds it, no buffer is allocated for it nor the old one freed. Taking it changes
-    /// nothing visible: a spare node is not in the tree.
-    public func takeSpareSetupStorage() -> [JSONObject.Member] {
-        guard let s = spare.last, case .object(let o) = s.params else { return [] }
-        s.params = .null  // `o` now holds the members alone
-        return o.members
     }
 
     /// Replies of keyed navigations (idempotency): the newest ``maxKeys``, within ``maxKeyBytes``.
@@ -147,18 +135,18 @@ public final class Session {
 
     // MARK: Tree building
 
-    /// A new node with the next id, entered in the index; `bytes` is `params` as JSON (counted in
-    /// ``paramsBytes`` for a node that shows a coordinator).
-    private func newNode(_ kind: Node.Kind, coordinator: Int = -1, params: JSONValue = .object([:]), bytes: Int = 2) -> Node {
+    /// A new node with the next id, entered in the index; its setup's bytes are counted in
+    /// ``paramsBytes`` for a node that shows a coordinator.
+    private func newNode(_ kind: Node.Kind, coordinator: Int = -1, setup: WrittenJSON = .emptyObject) -> Node {
         nextId += 1
         let n: Node
-        let counted = coordinator >= 0 ? bytes : 0
+        let counted = coordinator >= 0 ? setup.count : 0
         if !spare.isEmpty {
             let s = spare.removeLast()
-            s.reuse(number: nextId, kind: kind, coordinator: coordinator, params: params, paramsBytes: counted)
+            s.reuse(number: nextId, kind: kind, coordinator: coordinator, setup: setup, paramsBytes: counted)
             n = s
         } else {
-            n = Node(number: nextId, kind: kind, coordinator: coordinator, params: params)
+            n = Node(number: nextId, kind: kind, coordinator: coordinator, setup: setup)
             n.paramsBytes = counted
         }
         paramsBytes += counted
@@ -171,28 +159,28 @@ public final class Session {
         parent.children.append(child)
     }
 
-    /// A screen, or a flow with its start step; `bytes` is `params` as JSON.
-    func makeTarget(_ coordinator: Int, params: JSONValue, bytes: Int) -> Node {
-        if graph.coordinators[coordinator].isTabContainer { return makeTabs(coordinator, params: params, bytes: bytes) }
+    /// A screen, or a flow with its start step, with the setup model `setup`.
+    func makeTarget(_ coordinator: Int, setup: WrittenJSON) -> Node {
+        if graph.coordinators[coordinator].isTabContainer { return makeTabs(coordinator, setup: setup) }
         let start = graph.coordinators[coordinator].flowStart
         if start >= 0 {
-            let flow = newNode(.flow, coordinator: coordinator, params: params, bytes: bytes)
+            let flow = newNode(.flow, coordinator: coordinator, setup: setup)
             adopt(newNode(.screen, coordinator: start), into: flow)
             return flow
         }
-        return newNode(.screen, coordinator: coordinator, params: params, bytes: bytes)
+        return newNode(.screen, coordinator: coordinator, setup: setup)
     }
 
     /// A tab container: a tabs node with a stack per tab, each starting with its tab's coordinator
     /// (no params), the first selected; or, with `selecting`, that tab selected and its first screen
     /// given those params (a deep link that selects it).
-    func makeTabs(_ coordinator: Int, params: JSONValue, bytes: Int, selecting: (tab: Int, params: JSONValue)? = nil) -> Node {
-        let t = newNode(.tabs, coordinator: coordinator, params: params, bytes: bytes)
+    func makeTabs(_ coordinator: Int, setup: WrittenJSON, selecting: (tab: Int, setup: WrittenJSON)? = nil) -> Node {
+        let t = newNode(.tabs, coordinator: coordinator, setup: setup)
         for (i, c) in graph.coordinators[coordinator].tabs.enumerated() {
             if let selecting, selecting.tab == i {
-                adopt(makeStack(holding: makeTarget(c, params: selecting.params, bytes: selecting.params.encodedSize)), into: t)
+                adopt(makeStack(holding: makeTarget(c, setup: selecting.setup)), into: t)
             } else {
-                adopt(makeStack(holding: makeTarget(c, params: .object([:]), bytes: 2)), into: t)
+                adopt(makeStack(holding: makeTarget(c, setup: .emptyObject)), into: t)
             }
         }
         if let selecting { t.selected = selecting.tab }
@@ -208,10 +196,10 @@ public final class Session {
     func makeRoot() -> Node {
         switch graph.root {
         case .stack(let c):
-            return makeStack(holding: makeTarget(c, params: .object([:]), bytes: 2))
+            return makeStack(holding: makeTarget(c, setup: .emptyObject))
         case .tabs(let tabs):
             let t = newNode(.tabs)
-            for c in tabs { adopt(makeStack(holding: makeTarget(c, params: .object([:]), bytes: 2)), into: t) }
+            for c in tabs { adopt(makeStack(holding: makeTarget(c, setup: .emptyObject)), into: t) }
             return t
         }
     }

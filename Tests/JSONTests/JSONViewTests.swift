@@ -77,37 +77,6 @@ import Testing
         }
     }
 
-    /// An object copied out into the storage of an earlier one (as a session's next setup model is
-    /// built in a dismissed node's): the same value as a fresh copy, whether the new object has more,
-    /// fewer or repeated keys; a copy of the storage held elsewhere is not touched.
-    @Test func objectsCopiedIntoReusedStorageAreTheDocument() throws {
-        var rng = SplitMix64(seed: 0x5EED)
-        let parser = JSONParser()
-        var storage: [JSONObject.Member] = []
-        for round in 0..<1500 {
-            var written = Self.randomValue(&rng, depth: 0)
-            if round % 7 != 0, written.objectValue == nil {
-                // Mostly objects, some with a repeated key; every seventh round whatever came.
-                written = .object(JSONObject(uniqueMembers: [(key: "a", value: written), (key: "b", value: .int(round)),
-                                                             (key: "a", value: .int(-round))]))
-            }
-            let bytes = JSONWriter.encode(written)
-            let held = storage
-            let heldValue = JSONObject(members: held)
-            let view = try bytes.withUnsafeBytes { b throws(JSONParseError) in try parser.view(b) }
-            let copied = view.objectValue(keys: round % 2 == 0 ? StringCache() : nil, reusing: &storage)
-            if case .object(let fresh) = view.value {
-                #expect(copied == fresh)
-                #expect(storage == fresh.members)
-            } else {
-                #expect(copied == nil)
-                #expect(storage == held)
-            }
-            #expect(JSONObject(members: held) == heldValue)
-            if round % 3 == 0 { storage = [] }
-        }
-    }
-
     @Test func stringBytesAreTheUnescapedUTF8() throws {
         let p = JSONParser()
         let bytes = Array(#"{"s":"a\"\u00e9\n","n":1}"#.utf8)

@@ -47,7 +47,7 @@ import Unchecked
         var seen = false
         let error = decode(#"{"to": "app.Item", "by": "push", "with": {"id": "p1"}, "key": "k-1", "then": {"to": "app.Pay", "by": "present"}}"#, context()) { r in
             #expect(r.coordinator == item && r.toName == nil && r.by == .push)
-            #expect(r.with?["id"] == "p1" && r.withBytes == #"{"id":"p1"}"#.utf8.count && r.key == "k-1")
+            #expect(r.withView?.value == ["id": "p1"] && r.key == "k-1")
             // (`then` is kept as given: the navigator reads it against the graph after the key.)
             #expect(r.options?.then == ["to": "app.Pay", "by": "present"])
             seen = true

@@ -179,21 +179,6 @@ struct Params<P: ParamName> {
         return o
     }
 
-    /// An object param copied out with its keys from `keys` (see ``StringCache``), into `storage`'s
-    /// buffer when nothing else holds it (see ``JSONView/objectValue(keys:reusing:)``); `size` the
-    /// object's size as navd writes it, measured in place (from the object when the param repeats
-    /// a key); `view` the param where it lies, valid while the call is handled (the plan checks
-    /// `navigate`'s `with` against the target's setup there).
-    func objectParam(_ name: P, keys: StringCache, reusing storage: consuming [JSONObject.Member], size: inout Int?,
-                     view: inout JSONView?) throws(RPCError) -> JSONObject? {
-        guard let v = try objectView(name) else { return nil }
-        var bytes = 0
-        let o = v.objectValue(keys: keys, reusing: &storage, size: &bytes)
-        size = bytes
-        view = v
-        return o
-    }
-
     func stringArray(_ name: P) throws(RPCError) -> [String]? {
         guard let v = given(name) else { return nil }
         guard v.isArray else { throw wrong(name, "a list of strings", v) }

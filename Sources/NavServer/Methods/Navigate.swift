@@ -17,8 +17,8 @@ enum NavigateMethod: NavdMethod {
     }
 
     /// `navigate`'s params, read in place: `to` found among the coordinators by its bytes (a string
-    /// is made only for a message), the setup model built in the storage of the node the session
-    /// will make next (a node dismissed earlier) and measured as it is read. The session, `state`,
+    /// is made only for a message), `with` left where it lies for the plan (which writes the new
+    /// node's setup text from there, see ``NavigationCore/Session/plan(_:by:with:from:ifVersion:caller:afterFlow:declaredTarget:withView:keys:existing:merge:)``). The session, `state`,
     /// is the one dispatch resolves; the graph, key cache and limits come from `context`: decoding
     /// asks neither the navigator nor the server.
     @inline(__always)
@@ -35,9 +35,7 @@ enum NavigateMethod: NavdMethod {
         if let to = try p.stringView(.to) {
             if route == nil, let i = context.coordinatorIndex(named: to.stringBytes) { coordinator = i } else { toName = to.string }
         }
-        var withBytes: Int?, withView: JSONView?
-        let with = try p.objectParam(.with, keys: context.setupKeys, reusing: state.session.takeSpareSetupStorage(), size: &withBytes,
-                                     view: &withView)
+        let withView = try p.objectView(.with)
         let key = try p.string(.key)
         if let key {
             if key.isEmpty {
@@ -80,7 +78,7 @@ enum NavigateMethod: NavdMethod {
         if merge && existing == .push && by != .select {
             throw .invalidParams("\"merge\": true merges \"with\" into the params of the screen \"existing\" finds or of the tab \"by\": \"select\" selects, so it needs existing: top or pop, or by: select", data: ["param": "merge"])
         }
-        return NavigateRequest(state: state, coordinator: coordinator, toName: toName, route: route, by: by, with: with, withBytes: withBytes, withView: withView,
+        return NavigateRequest(state: state, coordinator: coordinator, toName: toName, route: route, by: by, withView: withView, withKeys: context.setupKeys,
                                from: try p.string(.from), ifVersion: try p.int(.ifVersion), key: key,
                                dryRun: try p.bool(.dryRun) ?? false, detach: try p.bool(.detach) ?? false, progress: try p.bool(.progress) ?? false,
                                hints: hints, popUpTo: popUpTo,

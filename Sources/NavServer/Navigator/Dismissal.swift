@@ -42,7 +42,7 @@ extension Navigator {
             }
             return
         }
-        let plan = Plan(target: guarded.coordinator, by: .push, params: guarded.params, source: guarded.number, ifVersion: nil, preconditions: [])
+        let plan = Plan(target: guarded.coordinator, by: .push, setup: guarded.setup, source: guarded.number, ifVersion: nil, preconditions: [])
             .withPreconditions(before: guards)
         let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: nil,
                                     caller: Caller(roles: call.client.roles), reply: call.deferred(), client: call.client)

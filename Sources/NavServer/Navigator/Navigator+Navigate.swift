@@ -115,12 +115,12 @@ extension Navigator {
         }
         let session = r.state.session
         guard let o = r.options else {
-            let p = try session.plan(destination, by: r.by, with: r.with, from: r.from, ifVersion: r.ifVersion, caller: caller, withBytes: r.withBytes,
-                                     withView: r.withView)
+            let p = try session.plan(destination, by: r.by, with: r.with, from: r.from, ifVersion: r.ifVersion, caller: caller, withView: r.withView,
+                                     keys: r.withKeys)
             return p.by.mayReplaceScreens ? guardingReplacement(p, in: session) : p
         }
-        var p = try session.plan(destination, by: r.by, with: r.with, from: r.from, ifVersion: r.ifVersion, caller: caller, withBytes: r.withBytes,
-                                 withView: r.withView, existing: o.existing, merge: o.merge)
+        var p = try session.plan(destination, by: r.by, with: r.with, from: r.from, ifVersion: r.ifVersion, caller: caller, withView: r.withView,
+                                 keys: r.withKeys, existing: o.existing, merge: o.merge)
         let then = try o.then.map { v throws(NavError) in try navigationSpec(v, param: "then") }
         if let then { try checkThen(then, flow: p.target) }
         try applyOptions(to: &p, session: session, hints: o.hints, popUpTo: o.popUpTo, then: then)
@@ -234,7 +234,7 @@ extension Navigator {
             let guards = graph.hasLeaveGuards && !r.force ? session.leaveGuardsOfTheTree() : []
             guard !guards.isEmpty, let top = session.visibleTop else { return call.succeed(resetNow()) }
             // The leave guards of the whole tree first, as a dismiss of it would run them.
-            let plan = Plan(target: top.coordinator, by: .root, params: top.params, source: top.number, ifVersion: nil, preconditions: [])
+            let plan = Plan(target: top.coordinator, by: .root, setup: top.setup, source: top.number, ifVersion: nil, preconditions: [])
                 .withPreconditions(before: guards)
             let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: nil,
                                         caller: Caller(roles: call.client.roles), reply: call.deferred(), client: call.client)

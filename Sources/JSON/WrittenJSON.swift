@@ -1,0 +1,276 @@
+import Unchecked
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A JSON value kept as the text ``JSONWriter`` writes for it: compact, an object's members in
+/// order and each key once. Where a value is mostly written again as it is (a node's setup model:
+/// in `tree`, in notifications, in the log and in saved trees) and seldom read field by field, the
+/// text is the cheaper form to keep: it is made straight from where the value lies in a request
+/// (``init(_:)-(JSONView)``), written by a copy, and freed without a walk. ``value`` reads it back.
+/// A text of at most 15 bytes (`{"id":"42"}`) lives in the two words of its `String`, unallocated.
+public struct WrittenJSON: Sendable, Hashable {
+    /// The text. Equal texts are equal values; equal values may have other texts (`1` and `1.0`),
+    /// so a comparison that must hold for values compares ``value``.
+    public let string: String
+
+    @inlinable
+    init(verbatim string: String) { self.string = string }
+
+    /// `{}`.
+    public static let emptyObject = WrittenJSON(verbatim: "{}")
+
+    /// The text of `value`.
+    public init(_ value: JSONValue) {
+        if case .object(let o) = value, o.isEmpty { self = .emptyObject; return }
+        var w = JSONWriter(into: ScratchBuffers.borrow(.written, capacity: 256))
+        w.write(value)
+        string = w.buffer.withUnsafeBytes(WrittenJSON.string(_:))
+    }
+
+    /// The text of `view`'s ``JSONView/value``, made without the value, or nil when the bytes cannot
+    /// tell it (see ``JSONView/write(distinctInto:)``): the caller takes the value's way.
+    public init?(_ view: JSONView) {
+        var w = JSONWriter(into: ScratchBuffers.borrow(.written, capacity: 256))
+        guard view.write(distinctInto: &w) else { return nil }
+        string = w.buffer.withUnsafeBytes(WrittenJSON.string(_:))
+    }
+
+    /// Written bytes as a `String`: a short ASCII text made straight in its two words.
+    @usableFromInline
+    static func string(_ bytes: UnsafeRawBufferPointer) -> String {
+        SmallStringBytes.asciiString(bytes) ?? String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The text's length in bytes (what it adds to a session's setup models).
+    @inlinable public var count: Int { string.utf8.count }
+
+    /// Whether the text is `{}`.
+    @inlinable public var isEmptyObject: Bool { string == "{}" }
+
+    /// The value the text was written from.
+    public var value: JSONValue {
+        var s = string
+        let v = s.withUTF8 { JSONValue(written: UnsafeRawBufferPointer($0)) }
+        assert(v != nil, "not text JSONWriter wrote: \(string)")
+        return v ?? .null
+    }
+}
+
+extension JSONWriter {
+    /// Writes the text as it is.
+    @inlinable @inline(__always)
+    public mutating func write(_ text: WrittenJSON) {
+        if let small = SmallStringBytes(text.string) {
+            buffer.reserve(16)
+            small.store(to: buffer.base + buffer.used)
+            buffer.used += small.count
+            return
+        }
+        write(largeText: text.string)
+    }
+
+    @usableFromInline @inline(never)
+    mutating func write(largeText string: String) {
+        var s = string
+        s.withUTF8 { buffer.append(contentsOf: UnsafeRawBufferPointer($0)) }
+    }
+}
+
+extension JSONView {
+    /// The most members an object may have for ``write(distinctInto:)``: each key is compared with
+    /// the ones before it.
+    public static let maxDistinctMembers = 32
+
+    /// Writes this value as ``JSONWriter/write(_:)-(JSONValue)`` writes its ``value``, byte for byte,
+    /// without making the value, when the bytes tell it: every object's keys are ASCII (so equal
+    /// bytes are equal strings), distinct, and at most ``maxDistinctMembers``. Otherwise returns false
+    /// with part of it written: the value keeps a repeated key once, and the caller writes that.
+    public func write(distinctInto w: inout JSONWriter) -> Bool {
+        switch kind {
+        case .object:
+            guard count <= JSONView.maxDistinctMembers else { return false }
+            w.raw(UInt8(ascii: "{"))
+            var i = index + 1
+            let end = after(index) - 1
+            while i < end {
+                let key = stringBytes(at: i)
+                for b in key where b >= 0x80 { return false }
+                var j = index + 1
+                while j < i {
+                    let other = stringBytes(at: j)
+                    if other.count == key.count && (key.isEmpty || memcmp(other.baseAddress!, key.baseAddress!, key.count) == 0) { return false }
+                    j = after(j + 1)
+                }
+                if j > index + 1 { w.raw(UInt8(ascii: ",")) }
+                w.write(utf8: key)
+                w.raw(UInt8(ascii: ":"))
+                guard at(i + 1).write(distinctInto: &w) else { return false }
+                i = after(i + 1)
+            }
+            w.raw(UInt8(ascii: "}"))
+            return true
+        case .array:
+            w.raw(UInt8(ascii: "["))
+            var i = index + 1
+            let end = after(index) - 1
+            while i < end {
+                if i > index + 1 { w.raw(UInt8(ascii: ",")) }
+                guard at(i).write(distinctInto: &w) else { return false }
+                i = after(i)
+            }
+            w.raw(UInt8(ascii: "]"))
+            return true
+        default:
+            w.write(self)
+            return true
+        }
+    }
+}
+
+extension JSONValue {
+    /// The deepest nesting ``init(written:)`` reads (JSONParser's limit is lower: every text navd
+    /// writes from a value it parsed or built fits).
+    public static let maxWrittenDepth = 1024
+
+    /// Reads back text ``JSONWriter`` wrote (``WrittenJSON``): the value it was written from. Nil
+    /// for anything else (whitespace, a malformed or truncated text, nesting past
+    /// ``maxWrittenDepth``): this reads navd's own text, not a client's.
+    public init?(written text: UnsafeRawBufferPointer) {
+        guard let base = text.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
+        var r = WrittenReader(p: base, n: text.count)
+        guard let v = r.value(depth: 0), r.i == r.n else { return nil }
+        self = v
+    }
+}
+
+/// The reader of ``JSONValue/init(written:)``: one pass, no lookahead past the value it reads.
+struct WrittenReader {
+    let p: UnsafePointer<UInt8>
+    let n: Int
+    var i = 0
+
+    init(p: UnsafePointer<UInt8>, n: Int) {
+        self.p = p
+        self.n = n
+    }
+
+    private func peek() -> UInt8? { i < n ? p[i] : nil }
+
+    private mutating func literal(_ s: StaticString, _ v: JSONValue) -> JSONValue? {
+        let k = s.utf8CodeUnitCount
+        guard n - i >= k, memcmp(p + i, s.utf8Start, k) == 0 else { return nil }
+        i += k
+        return v
+    }
+
+    mutating func value(depth: Int) -> JSONValue? {
+        guard let c = peek() else { return nil }
+        switch c {
+        case UInt8(ascii: "n"): return literal("null", .null)
+        case UInt8(ascii: "t"): return literal("true", .bool(true))
+        case UInt8(ascii: "f"): return literal("false", .bool(false))
+        case UInt8(ascii: "\""): return string().map(JSONValue.string)
+        case UInt8(ascii: "["):
+            guard depth < JSONValue.maxWrittenDepth else { return nil }
+            i += 1
+            var a: [JSONValue] = []
+            if peek() == UInt8(ascii: "]") { i += 1; return .array(a) }
+            while true {
+                guard let v = value(depth: depth + 1) else { return nil }
+                a.append(v)
+                guard let d = peek() else { return nil }
+                i += 1
+                if d == UInt8(ascii: "]") { return .array(a) }
+                guard d == UInt8(ascii: ",") else { return nil }
+            }
+        case UInt8(ascii: "{"):
+            guard depth < JSONValue.maxWrittenDepth else { return nil }
+            i += 1
+            var members: [JSONObject.Member] = []
+            if peek() == UInt8(ascii: "}") { i += 1; return .object(JSONObject(members: members)) }
+            while true {
+                guard peek() == UInt8(ascii: "\""), let k = string(), peek() == UInt8(ascii: ":") else { return nil }
+                i += 1
+                guard let v = value(depth: depth + 1) else { return nil }
+                members.append(JSONObject.Member(key: k, value: v))
+                guard let d = peek() else { return nil }
+                i += 1
+                if d == UInt8(ascii: "}") { return .object(JSONObject(members: members)) }
+                guard d == UInt8(ascii: ",") else { return nil }
+            }
+        default: return number()
+        }
+    }
+
+    /// A number as the writer writes one: an integer (`uint` past `Int.max`), or a double with a
+    /// fraction or an exponent.
+    private mutating func number() -> JSONValue? {
+        let start = i
+        var isDouble = false
+        while let c = peek() {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"): break
+            case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): isDouble = true
+            default:
+                guard i > start else { return nil }
+                return number(start, isDouble)
+            }
+            i += 1
+        }
+        guard i > start else { return nil }
+        return number(start, isDouble)
+    }
+
+    private func number(_ start: Int, _ isDouble: Bool) -> JSONValue? {
+        let text = String(decoding: UnsafeRawBufferPointer(start: p + start, count: i - start), as: UTF8.self)
+        if !isDouble {
+            if let v = Int(text) { return .int(v) }
+            if let v = UInt64(text) { return .uint(v) }
+        }
+        guard let d = Double(text), d.isFinite else { return nil }
+        return .double(d)
+    }
+
+    /// A string, its escapes undone (the writer's: `\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f` and
+    /// `\u00XX`; any `\uXXXX` too).
+    private mutating func string() -> String? {
+        i += 1  // the opening quote
+        let start = i
+        while i < n && p[i] != UInt8(ascii: "\"") && p[i] != UInt8(ascii: "\\") { i += 1 }
+        guard i < n else { return nil }
+        if p[i] == UInt8(ascii: "\"") {
+            let bytes = UnsafeRawBufferPointer(start: p + start, count: i - start)
+            i += 1
+            return SmallStringBytes.asciiString(bytes) ?? String(decoding: bytes, as: UTF8.self)
+        }
+        var out = Array(UnsafeBufferPointer(start: p + start, count: i - start))
+        while i < n {
+            let c = p[i]
+            if c == UInt8(ascii: "\"") {
+                i += 1
+                return String(decoding: out, as: UTF8.self)
+            }
+            guard c == UInt8(ascii: "\\") else { out.append(c); i += 1; continue }
+            guard i + 1 < n else { return nil }
+            let e = p[i + 1]
+            i += 2
+            switch e {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(e)
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "u"):
+                guard n - i >= 4, let u = UInt32(String(decoding: UnsafeRawBufferPointer(start: p + i, count: 4), as: UTF8.self), radix: 16)
+                else { return nil }
+                i += 4
+                out.append(contentsOf: String(Character(Unicode.Scalar(u) ?? "\u{FFFD}")).utf8)
+            default: return nil
+            }
+        }
+        return nil
+    }
+}
