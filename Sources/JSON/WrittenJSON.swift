@@ -32,6 +32,10 @@ public struct WrittenJSON: Sendable, Hashable {
     /// The text of `view`'s ``JSONView/value``, made without the value, or nil when the bytes cannot
     /// tell it (see ``JSONView/write(distinctInto:)``): the caller takes the value's way.
     public init?(_ view: JSONView) {
+        if let small = view.smallObjectText() {
+            string = small
+            return
+        }
         var w = JSONWriter(into: ScratchBuffers.borrow(.written, capacity: 256))
         guard view.write(distinctInto: &w) else { return nil }
         string = w.buffer.withUnsafeBytes(WrittenJSON.string(_:))
@@ -82,6 +86,79 @@ extension JSONView {
     /// The most members an object may have for ``write(distinctInto:)``: each key is compared with
     /// the ones before it.
     public static let maxDistinctMembers = 32
+
+    /// The text of this object when it is a short one (most setup models, such as `{"id":"42"}`):
+    /// at most 15 bytes, its keys distinct, its keys and string values ASCII with nothing to escape,
+    /// its other values integers, booleans or null. Made in the two words of a small `String`, with
+    /// no buffer. Nil for anything else (the writer's way).
+    @usableFromInline
+    func smallObjectText() -> String? {
+        guard isObject else { return nil }
+        var bytes: (UInt64, UInt64) = (0, 0)
+        let n = withUnsafeMutableBytes(of: &bytes) { out -> Int in
+            let o = out.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            var n = 0
+            // Appends `b`, or says no when the text would pass 15 bytes.
+            @inline(__always) func put(_ b: UInt8) -> Bool {
+                guard n < 15 else { return false }
+                o[n] = b
+                n += 1
+                return true
+            }
+            // A string with nothing to escape, quoted; ASCII only.
+            @inline(__always) func quoted(_ s: UnsafeRawBufferPointer) -> Bool {
+                guard n + s.count + 2 <= 15 else { return false }
+                o[n] = UInt8(ascii: "\"")
+                for (k, c) in s.enumerated() {
+                    guard c >= 0x20 && c < 0x80 && c != 0x22 && c != 0x5C else { return false }
+                    o[n + 1 + k] = c
+                }
+                o[n + 1 + s.count] = UInt8(ascii: "\"")
+                n += s.count + 2
+                return true
+            }
+            guard put(UInt8(ascii: "{")) else { return -1 }
+            var i = index + 1
+            let end = after(index) - 1
+            while i < end {
+                if i > index + 1 { guard put(UInt8(ascii: ",")) else { return -1 } }
+                let key = stringBytes(at: i)
+                var j = index + 1
+                while j < i {
+                    let other = stringBytes(at: j)
+                    if other.count == key.count && (key.isEmpty || memcmp(other.baseAddress!, key.baseAddress!, key.count) == 0) { return -1 }
+                    j = after(j + 1)
+                }
+                guard quoted(key), put(UInt8(ascii: ":")) else { return -1 }
+                let v = i + 1
+                switch type(v) {
+                case UInt8(ascii: "\""): guard quoted(stringBytes(at: v)) else { return -1 }
+                case UInt8(ascii: "t"): for c in "true".utf8 { guard put(c) else { return -1 } }
+                case UInt8(ascii: "f"): for c in "false".utf8 { guard put(c) else { return -1 } }
+                case UInt8(ascii: "n"): for c in "null".utf8 { guard put(c) else { return -1 } }
+                case UInt8(ascii: "l"):
+                    let x = Int64(bitPattern: word(v + 1))
+                    guard x > -1_000_000_000_000, x < 1_000_000_000_000 else { return -1 }
+                    if x < 0 { guard put(UInt8(ascii: "-")) else { return -1 } }
+                    var m = x.magnitude, digits = 1
+                    while m >= 10 { m /= 10; digits += 1 }
+                    guard n + digits <= 15 else { return -1 }
+                    m = x.magnitude
+                    for k in stride(from: n + digits - 1, through: n, by: -1) {
+                        o[k] = UInt8(ascii: "0") + UInt8(m % 10)
+                        m /= 10
+                    }
+                    n += digits
+                default: return -1
+                }
+                i = after(v)
+            }
+            guard put(UInt8(ascii: "}")) else { return -1 }
+            return n
+        }
+        guard n >= 0 else { return nil }
+        return SmallStringBytes.asciiString(words: bytes, count: n)
+    }
 
     /// Writes this value as ``JSONWriter/write(_:)-(JSONValue)`` writes its ``value``, byte for byte,
     /// without making the value, when the bytes tell it: every object's keys are ASCII (so equal

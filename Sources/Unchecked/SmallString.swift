@@ -69,6 +69,21 @@ public struct SmallStringBytes {
 }
 
 extension SmallStringBytes {
+    /// The `String` whose bytes are the first `count` (at most 15) of `words` (byte 0 the low byte
+    /// of the first word), every one ASCII and the rest zero, as the caller made them: the two words
+    /// of a small string (see ``asciiString(_:)``), with no copy and no check.
+    @inlinable @inline(__always)
+    public static func asciiString(words: (UInt64, UInt64), count: Int) -> String? {
+        #if arch(x86_64) || arch(arm64)
+        assert(count <= 15 && (words.0 | words.1) & 0x8080_8080_8080_8080 == 0, "not a short ASCII text")
+        var w = words
+        w.1 |= UInt64(0xE0 | count) << 56  // immortal, ASCII, small; the count
+        return unsafeBitCast(w, to: String.self)
+        #else
+        return nil
+        #endif
+    }
+
     /// `bytes` as a `String` when they are at most 15 ASCII bytes, made straight in the two words of
     /// a small string (the form ``init(_:)`` reads: the bytes in order, zeros after them, and in the
     /// last byte the small and ASCII bits with the count), without the standard library's UTF-8
