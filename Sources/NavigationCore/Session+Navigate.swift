@@ -12,11 +12,11 @@ extension Session {
     /// its declared `then` decide what it may open, not the source's. `declaredTarget`: the graph
     /// itself names this target (a precondition's declared `redirect`), so `opens` is not asked.
     /// `withView`: `with` where it lies in the request, in place of `given` (valid while the request
-    /// is handled; its value is made only when needed, with its keys from `keys`).
+    /// is handled; its value is made only when needed).
     /// `existing` and `merge`: `navigate {existing, merge}` (see ``planReuse``).
     public func plan(_ destination: Destination, by: Presentation?, with givenValue: JSONObject?, from: String?, ifVersion: Int?,
                      caller: Caller, afterFlow: Int? = nil, declaredTarget: Bool = false,
-                     withView: JSONView? = nil, keys: StringCache? = nil, existing: Existing = .push, merge: Bool = false) throws(NavError) -> Plan {
+                     withView: JSONView? = nil, existing: Existing = .push, merge: Bool = false) throws(NavError) -> Plan {
         let target = graph.coordinators[destination.target]
         let style = by ?? destination.by ?? target.unnamedPresentation
         let r = (from: from, ifVersion: ifVersion)
@@ -83,7 +83,7 @@ extension Session {
             if destination.route >= 0 { plan.route = destination.route }
             return plan
         }
-        let givenObject = givenValue ?? withView.flatMap { $0.value(keys: keys).objectValue }
+        let givenObject = givenValue ?? withView.flatMap { $0.value.objectValue }
         var with: JSONObject
         if let routeWith = destination.with {
             with = routeWith

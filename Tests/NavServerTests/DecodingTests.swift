@@ -18,7 +18,7 @@ import Unchecked
     func context(maxName: Int = 256) -> DecodingContext {
         var limits = NavigatorLimits()
         limits.maxName = maxName
-        return DecodingContext(graph: graph, setupKeys: StringCache(), limits: limits)
+        return DecodingContext(graph: graph, limits: limits)
     }
 
     /// Decodes `params` (a JSON object's text) as `navigate`'s and hands the request to `body`, or

@@ -12,18 +12,15 @@ protocol SessionSource: AnyObject {
     func serves(_ name: String) -> Bool
 }
 
-/// What decoding a method's params reads besides the params: the graph's names, the cache of
-/// setup-model keys and the navigator's limits. The dispatcher holds the current one (replaced when
+/// What decoding a method's params reads besides the params: the graph's names and the
+/// navigator's limits. The dispatcher holds the current one (replaced when
 /// the graph is) and hands it to each call (``Call/decoding``): decoding never asks the navigator.
 final class DecodingContext {
     let graph: NavigationGraph
-    /// Setup-model keys read before, kept across graphs (`navigate {with}` reuses their strings).
-    let setupKeys: StringCache
     let limits: NavigatorLimits
 
-    init(graph: NavigationGraph, setupKeys: StringCache, limits: NavigatorLimits) {
+    init(graph: NavigationGraph, limits: NavigatorLimits) {
         self.graph = graph
-        self.setupKeys = setupKeys
         self.limits = limits
     }
 
@@ -31,8 +28,8 @@ final class DecodingContext {
     @inline(__always)
     func coordinatorIndex(named name: ByteView) -> Int? { graph.coordinatorIndex(named: name) }
 
-    /// The same context for `graph` (a reload), keeping the key cache.
-    func with(graph: NavigationGraph) -> DecodingContext { DecodingContext(graph: graph, setupKeys: setupKeys, limits: limits) }
+    /// The same context for `graph` (a reload).
+    func with(graph: NavigationGraph) -> DecodingContext { DecodingContext(graph: graph, limits: limits) }
 
     /// Refuses a name the limits do not allow (``NavigatorLimits/checkName(_:_:param:)``).
     func checkName(_ name: String, _ what: String, param: String) throws(RPCError) {

@@ -78,7 +78,7 @@ enum NavigateMethod: NavdMethod {
         if merge && existing == .push && by != .select {
             throw .invalidParams("\"merge\": true merges \"with\" into the params of the screen \"existing\" finds or of the tab \"by\": \"select\" selects, so it needs existing: top or pop, or by: select", data: ["param": "merge"])
         }
-        return NavigateRequest(state: state, coordinator: coordinator, toName: toName, route: route, by: by, withView: withView, withKeys: context.setupKeys,
+        return NavigateRequest(state: state, coordinator: coordinator, toName: toName, route: route, by: by, withView: withView,
                                from: try p.string(.from), ifVersion: try p.int(.ifVersion), key: key,
                                dryRun: try p.bool(.dryRun) ?? false, detach: try p.bool(.detach) ?? false, progress: try p.bool(.progress) ?? false,
                                hints: hints, popUpTo: popUpTo,

@@ -115,12 +115,11 @@ extension Navigator {
         }
         let session = r.state.session
         guard let o = r.options else {
-            let p = try session.plan(destination, by: r.by, with: r.with, from: r.from, ifVersion: r.ifVersion, caller: caller, withView: r.withView,
-                                     keys: r.withKeys)
+            let p = try session.plan(destination, by: r.by, with: r.with, from: r.from, ifVersion: r.ifVersion, caller: caller, withView: r.withView)
             return p.by.mayReplaceScreens ? guardingReplacement(p, in: session) : p
         }
         var p = try session.plan(destination, by: r.by, with: r.with, from: r.from, ifVersion: r.ifVersion, caller: caller, withView: r.withView,
-                                 keys: r.withKeys, existing: o.existing, merge: o.merge)
+                                 existing: o.existing, merge: o.merge)
         let then = try o.then.map { v throws(NavError) in try navigationSpec(v, param: "then") }
         if let then { try checkThen(then, flow: p.target) }
         try applyOptions(to: &p, session: session, hints: o.hints, popUpTo: o.popUpTo, then: then)

@@ -20,10 +20,9 @@ struct NavigateRequest: ~Copyable {
     var by: Presentation?
     /// `with` where it lies in the request: the plan checks it against the target's setup there
     /// (``Schema/accepts(inPlace:)``) and writes the new node's setup text from it, or makes its
-    /// value, with keys from `withKeys`. Valid only while the request is handled: a request is
-    /// planned in the call that decoded it, and never kept.
+    /// value. Valid only while the request is handled: a request is planned in the call that
+    /// decoded it, and never kept.
     var withView: JSONView?
-    var withKeys: StringCache?
     /// `with` as a value, given by a caller in the process in place of ``withView``.
     var with: JSONObject?
     var from: String?
@@ -39,7 +38,7 @@ struct NavigateRequest: ~Copyable {
     let options: NavigateOptions?
 
     init(state: SessionState, coordinator: Int? = nil, toName: String? = nil, route: String? = nil, by: Presentation? = nil,
-         withView: JSONView? = nil, withKeys: StringCache? = nil, from: String? = nil, ifVersion: Int? = nil, key: String? = nil,
+         withView: JSONView? = nil, from: String? = nil, ifVersion: Int? = nil, key: String? = nil,
          dryRun: Bool = false, detach: Bool = false, progress: Bool = false, hints: JSONValue? = nil,
          popUpTo: (to: String, inclusive: Bool)? = nil, then: JSONValue? = nil, existing: Existing = .push, merge: Bool = false,
          force: Bool = false) {
@@ -49,7 +48,6 @@ struct NavigateRequest: ~Copyable {
         self.route = route
         self.by = by
         self.withView = withView
-        self.withKeys = withKeys
         self.from = from
         self.ifVersion = ifVersion
         self.key = key

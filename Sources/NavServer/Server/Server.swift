@@ -144,7 +144,7 @@ public final class Server {
         self.loop = loop
         transport = ConnectionSet(loop: loop, logger: logger, limits: config.transport)
         dispatcher = Dispatcher(loop: loop, logger: logger, limits: config.dispatch, transport: transport,
-                                decoding: DecodingContext(graph: graph, setupKeys: StringCache(), limits: config.navigator))
+                                decoding: DecodingContext(graph: graph, limits: config.navigator))
         transport.delegate = dispatcher
         let navigator = Navigator(config: config.navigator, graph: graph, logger: logger, loop: loop, publisher: dispatcher)
         self.navigator = navigator
