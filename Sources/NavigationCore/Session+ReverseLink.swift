@@ -91,8 +91,9 @@ extension Session {
         var values: [String: String] = [:]
         for (entry, node) in zip(link.entries, stack) {
             guard entry.coordinator == node.coordinator else { return nil }
+            let params = node.params  // read back from its text once, not once a field
             for (field, v) in entry.with {
-                let held = node.params[field]
+                let held = params[field]
                 if case .string(let s) = v, s.hasPrefix(":") {
                     let p = String(s.dropFirst())
                     guard let held else { continue }  // an optional or query parameter left out
