@@ -54,6 +54,7 @@ ATTACKS = [
     ("21. state files planted by another uid", planted_state_files),
     ("22. 2,000 pipelined costly unknown names, 10,000 coordinators", costly_names),
     ("23. 200 pipelined values against hostile patterns", costly_patterns),
+    ("24. setup models of 50,000 members: push, update, merge", costly_members),
 ]
 
 

@@ -531,3 +531,41 @@ def costly_patterns():
     kinds, took, worst = pinged_while(c, as_nobody(COSTLY_PATTERNS, 200, wait=False, sock=sock))
     ok = kinds == {"invalidSetup": 200} and worst < 0.25
     return ok, "200 answered in %.1f s (%s); the slowest ping on that navd meanwhile %.0f ms" % (took, kinds, worst * 1000)
+
+
+COSTLY_MEMBERS = r"""
+import json, os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(os.environ["SOCK"])
+f = s.makefile("rb")
+kinds = {}
+def call(i, method, params):
+    s.sendall(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}, separators=(",", ":")).encode() + b"\n")
+    reply = json.loads(f.readline())
+    k = ((reply.get("error") or {}).get("data") or {}).get("kind", "none")
+    kinds[k] = kinds.get(k, 0) + 1
+    return reply.get("result") or {}
+n = int(sys.argv[1])
+big = {"k%05d" % i: i for i in range(n)}
+node = call(1, "navigate", {"to": "Item", "with": big}).get("node")
+call(2, "update", {"node": node, "with": {k: -v for k, v in big.items()}})
+call(3, "navigate", {"to": "Item", "existing": "top", "merge": True, "with": big})
+call(4, "navigate", {"to": "Item", "existing": "top", "with": big})
+print(json.dumps({"kinds": kinds}))
+"""
+
+
+def costly_members():
+    """uid 65534 gives a setup model of 50,000 members (~800 KB, within --max-message) and works it:
+    a push, an `update` that merges as many, an `existing: top` with `merge`, one that finds the
+    params equal. Each object is made, merged and compared at a cost that grows with its members,
+    not with their square (a 40,000-member object once held the loop for two seconds), so that
+    another client's ping on that navd waits about one request."""
+    d = tempfile.mkdtemp(prefix="navd-members-", dir=WORK)
+    open(d + "/app.yaml", "w").write("root: {stack: Home}\ncoordinators:\n  Home: {opens: [Item]}\n  Item: {opens: [Item]}\n")
+    p, sock = start_navd("--ephemeral", "--graph", d, sock=WORK + "/members.sock")
+    os.chmod(sock, 0o666)
+    c = navd_client.Client(sock, timeout=30)
+    kinds, took, worst = pinged_while(c, as_nobody(COSTLY_MEMBERS, 50000, wait=False, sock=sock))
+    ok = kinds == {"none": 4} and worst < 0.25
+    return ok, "4 answered in %.1f s (%s); the slowest ping on that navd meanwhile %.0f ms" % (took, kinds, worst * 1000)

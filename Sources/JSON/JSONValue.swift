@@ -154,10 +154,55 @@ public struct JSONObject: Sendable, Hashable, Sequence {
 
     @inlinable public func makeIterator() -> Iterator { Iterator(base: members.makeIterator()) }
 
+    /// The most members an object looks a key up among by comparing each (``subscript(_:)``); past
+    /// it, ``merge(_:nullRemoves:)`` and ``==(_:_:)`` look keys up by hash, so that what a request's
+    /// object costs grows with its members, not with their square.
+    public static let keysComparedInTurn = 16
+
+    /// The index of each key's first member.
+    private var positions: [String: Int] {
+        var at = [String: Int](minimumCapacity: members.count)
+        for (i, m) in members.enumerated() where at[m.key] == nil { at[m.key] = i }
+        return at
+    }
+
+    /// Sets each of `other`'s members in turn, as the subscript does: a new key goes last, a key
+    /// there takes the new value in its place; with `nullRemoves`, a null removes the key instead.
+    public mutating func merge(_ other: JSONObject, nullRemoves: Bool) {
+        if members.count + other.count <= JSONObject.keysComparedInTurn {
+            for m in other.members {
+                if nullRemoves && m.value.isNull { members.removeAll { $0.key == m.key } } else { self[m.key] = m.value }
+            }
+            return
+        }
+        var keys = members.map(\.key)
+        var values: [JSONValue?] = members.map(\.value)
+        var at = positions
+        for m in other.members {
+            if nullRemoves && m.value.isNull {
+                if let i = at.removeValue(forKey: m.key) { values[i] = nil }
+            } else if let i = at[m.key] {
+                values[i] = m.value
+            } else {
+                at[m.key] = keys.count
+                keys.append(m.key)
+                values.append(m.value)
+            }
+        }
+        members = zip(keys, values).compactMap { k, v in v.map { Member(key: k, value: $0) } }
+    }
+
     /// Objects are equal when they have the same members, in any order.
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         guard lhs.count == rhs.count else { return false }
-        for m in lhs.members where rhs[m.key] != m.value { return false }
+        if lhs.count <= keysComparedInTurn {
+            for m in lhs.members where rhs[m.key] != m.value { return false }
+            return true
+        }
+        let at = rhs.positions
+        for m in lhs.members {
+            guard let i = at[m.key], rhs.members[i].value == m.value else { return false }
+        }
         return true
     }
 

@@ -170,9 +170,7 @@ extension Session {
     /// `params` with `given` merged in, as `update` merges: a field given replaces, a null removes one.
     static func merged(_ params: JSONValue, _ given: JSONObject) -> JSONValue {
         var merged = params.objectValue ?? JSONObject()
-        for (k, v) in given {
-            if v.isNull { merged.members.removeAll { $0.key == k } } else { merged[k] = v }
-        }
+        merged.merge(given, nullRemoves: true)
         return .object(merged)
     }
 

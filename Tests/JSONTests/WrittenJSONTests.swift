@@ -106,3 +106,78 @@ import Testing
         }
     }
 }
+
+/// Objects of many members cost what their members do: made from a document, merged and compared
+/// by hash past ``JSONObject/keysComparedInTurn`` keys, with the results of comparing in turn.
+@Suite struct LargeObjectTests {
+    private static func randomObject(_ rng: inout SplitMix64, members: Int, keys: Int) -> JSONObject {
+        var o = JSONObject()
+        for _ in 0..<members {
+            let k = "k\(rng.next() % UInt64(keys))"
+            let v: JSONValue = rng.next() % 5 == 0 ? .null : .int(Int(rng.next() % 4))
+            o.members.append(JSONObject.Member(key: k, value: v))  // repeated keys on purpose
+        }
+        return o
+    }
+
+    /// The merge as the subscript does it, one key at a time.
+    private static func mergedInTurn(_ base: JSONObject, _ other: JSONObject, nullRemoves: Bool) -> [JSONObject.Member] {
+        var o = base
+        for m in other.members {
+            if nullRemoves && m.value.isNull { o.members.removeAll { $0.key == m.key } } else { o[m.key] = m.value }
+        }
+        return o.members
+    }
+
+    private static func unique(_ o: JSONObject) -> JSONObject {
+        var u = JSONObject()
+        for m in o.members where u[m.key] == nil { u.append(m.key, m.value) }
+        return u
+    }
+
+    @Test func mergingByHashIsMergingInTurn() {
+        var rng = SplitMix64(seed: 0x4E46)
+        var large = 0
+        for round in 0..<2000 {
+            let size = Int(rng.next() % 60), keys = 1 + Int(rng.next() % 80)
+            let base = Self.unique(Self.randomObject(&rng, members: size, keys: keys))
+            let other = Self.randomObject(&rng, members: Int(rng.next() % 60), keys: keys)
+            let nullRemoves = round % 2 == 0
+            var merged = base
+            merged.merge(other, nullRemoves: nullRemoves)
+            #expect(merged.members == Self.mergedInTurn(base, other, nullRemoves: nullRemoves))
+            if base.count + other.count > JSONObject.keysComparedInTurn { large += 1 }
+        }
+        #expect(large > 500)
+    }
+
+    @Test func comparingByHashIsComparingInTurn() {
+        var rng = SplitMix64(seed: 0xC0AE)
+        var equal = 0, unequal = 0
+        for _ in 0..<2000 {
+            let a = Self.unique(Self.randomObject(&rng, members: Int(rng.next() % 50), keys: 40))
+            var b = JSONObject(members: a.members.shuffled(using: &rng))
+            if rng.next() % 2 == 0, !b.members.isEmpty {
+                let i = Int(rng.next() % UInt64(b.members.count))
+                if rng.next() % 2 == 0 { b.members[i].value = .string("changed") } else { b.members[i].key += "x" }
+            }
+            let inTurn = a.count == b.count && a.members.allSatisfy { m in b.members.first { $0.key == m.key }?.value == m.value }
+            #expect((a == b) == inTurn)
+            if inTurn { equal += 1 } else { unequal += 1 }
+        }
+        #expect(equal > 500 && unequal > 500)
+    }
+
+    @Test func aDocumentsLargeObjectKeepsEachKeyOnceInItsFirstPlace() throws {
+        var rng = SplitMix64(seed: 0xD0C5)
+        let parser = JSONParser()
+        for _ in 0..<200 {
+            let written = Self.randomObject(&rng, members: Int(rng.next() % 200), keys: 1 + Int(rng.next() % 150))
+            var expected = JSONObject()
+            for m in written.members { expected[m.key] = m.value }  // the last value, in the first one's place
+            let bytes = JSONWriter.encode(.object(written))
+            let view = try bytes.withUnsafeBytes { b throws(JSONParseError) in try parser.view(b) }
+            #expect(view.value.objectValue?.members == expected.members)
+        }
+    }
+}
