@@ -109,10 +109,10 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     public var members: [Member]
 
     public init() { members = [] }
+    /// A repeated key keeps its first place and takes its last value.
     public init(_ members: [(String, JSONValue)]) {
         self.members = []
-        self.members.reserveCapacity(members.count)
-        for (k, v) in members { self[k] = v }
+        merge(JSONObject(uniqueMembers: members.map { (key: $0.0, value: $0.1) }), nullRemoves: false)
     }
     /// Builds an object from members already known to have distinct keys.
     public init(uniqueMembers: [(key: String, value: JSONValue)]) { members = uniqueMembers.map { Member(key: $0.key, value: $0.value) } }

@@ -87,7 +87,7 @@ extension Session {
         var with: JSONObject
         if let routeWith = destination.with {
             with = routeWith
-            if let givenObject { for (k, v) in givenObject { with[k] = v } }
+            if let givenObject { with.merge(givenObject, nullRemoves: false) }
         } else {
             with = givenObject ?? JSONObject()
         }
