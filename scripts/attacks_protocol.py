@@ -465,6 +465,17 @@ def pinged_while(c, attacker):
     return json.loads(out[-1])["kinds"], time.monotonic() - t0, worst
 
 
+def pinged_attack(name, graph_yaml, script, n):
+    """A navd of its own on the one-file graph `graph_yaml` (in a directory uid 65534 may enter),
+    pinged every 20 ms while uid 65534 runs `script` with `n`: see ``pinged_while``."""
+    d = tempfile.mkdtemp(prefix="navd-%s-" % name, dir=WORK)
+    open(d + "/app.yaml", "w").write(graph_yaml)
+    p, sock = start_navd("--ephemeral", "--graph", d, sock=WORK + "/%s.sock" % name)
+    os.chmod(sock, 0o666)
+    c = navd_client.Client(sock, timeout=30)
+    return pinged_while(c, as_nobody(script, n, wait=False, sock=sock))
+
+
 # The attackers of 22 and 23: connect, send every request in one write, tally the answers' kinds.
 PIPELINED_HEAD = r"""
 import json, os, socket, sys
@@ -492,13 +503,8 @@ def costly_names():
     """uid 65534 pipelines 2,000 navigations naming unknown coordinators of a graph of 10,000, each
     shaped to be compared with every name of its length: they are handled a turn at a time, so
     that another client's ping on that navd waits about one turn, not for all of them."""
-    d = tempfile.mkdtemp(prefix="navd-names-", dir=WORK)
     lines = ["root: {stack: Coordinator00000}", "coordinators:"] + ["  Coordinator%05d: {}" % i for i in range(10000)]
-    open(d + "/app.yaml", "w").write("\n".join(lines) + "\n")
-    p, sock = start_navd("--ephemeral", "--graph", d, sock=WORK + "/names.sock")  # (a directory uid 65534 may enter)
-    os.chmod(sock, 0o666)
-    c = navd_client.Client(sock, timeout=30)
-    kinds, took, worst = pinged_while(c, as_nobody(COSTLY_NAMES, 2000, wait=False, sock=sock))
+    kinds, took, worst = pinged_attack("names", "\n".join(lines) + "\n", COSTLY_NAMES, 2000)
     ok = kinds == {"unknownTarget": 2000} and worst < 0.25
     return ok, "2,000 answered in %.1f s (%s); the slowest ping on that navd meanwhile %.0f ms" % (took, kinds, worst * 1000)
 
@@ -521,14 +527,10 @@ def costly_patterns():
     with invalidSetup after a bounded check (linear in the string, at most 1,000,000 steps), and
     navd looks at its clock after each large message, so that another client's ping on that navd
     waits about one turn, not for all of them."""
-    d = tempfile.mkdtemp(prefix="navd-patterns-", dir=WORK)
-    open(d + "/app.yaml", "w").write("root: {stack: Home}\ncoordinators:\n  Home: {opens: [Code]}\n"
-                                     "  Code: {setup: {type: object, properties: {k: {type: string, pattern: \"^(a+)+$\"},"
-                                     " w: {type: string, pattern: \".{0,495}x\"}}}}\n")
-    p, sock = start_navd("--ephemeral", "--graph", d, sock=WORK + "/patterns.sock")
-    os.chmod(sock, 0o666)
-    c = navd_client.Client(sock, timeout=30)
-    kinds, took, worst = pinged_while(c, as_nobody(COSTLY_PATTERNS, 200, wait=False, sock=sock))
+    graph = ("root: {stack: Home}\ncoordinators:\n  Home: {opens: [Code]}\n"
+             "  Code: {setup: {type: object, properties: {k: {type: string, pattern: \"^(a+)+$\"},"
+             " w: {type: string, pattern: \".{0,495}x\"}}}}\n")
+    kinds, took, worst = pinged_attack("patterns", graph, COSTLY_PATTERNS, 200)
     ok = kinds == {"invalidSetup": 200} and worst < 0.25
     return ok, "200 answered in %.1f s (%s); the slowest ping on that navd meanwhile %.0f ms" % (took, kinds, worst * 1000)
 
@@ -561,11 +563,7 @@ def costly_members():
     params equal. Each object is made, merged and compared at a cost that grows with its members,
     not with their square (a 40,000-member object once held the loop for two seconds), so that
     another client's ping on that navd waits about one request."""
-    d = tempfile.mkdtemp(prefix="navd-members-", dir=WORK)
-    open(d + "/app.yaml", "w").write("root: {stack: Home}\ncoordinators:\n  Home: {opens: [Item]}\n  Item: {opens: [Item]}\n")
-    p, sock = start_navd("--ephemeral", "--graph", d, sock=WORK + "/members.sock")
-    os.chmod(sock, 0o666)
-    c = navd_client.Client(sock, timeout=30)
-    kinds, took, worst = pinged_while(c, as_nobody(COSTLY_MEMBERS, 50000, wait=False, sock=sock))
+    graph = "root: {stack: Home}\ncoordinators:\n  Home: {opens: [Item]}\n  Item: {opens: [Item]}\n"
+    kinds, took, worst = pinged_attack("members", graph, COSTLY_MEMBERS, 50000)
     ok = kinds == {"none": 4} and worst < 0.25
     return ok, "4 answered in %.1f s (%s); the slowest ping on that navd meanwhile %.0f ms" % (took, kinds, worst * 1000)
