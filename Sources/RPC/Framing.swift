@@ -134,10 +134,13 @@ public struct FrameDecoder {
     /// Feeds `input`; calls `onMessage` for each complete message body, in order, until it returns
     /// false: the bytes after that message are then kept (``hasHeldInput``) and handled by the next
     /// call (``resume(_:)``). Throws on a framing error (after delivering the messages before it).
-    public mutating func feed(_ view: ByteView, _ onMessage: (Framing, ByteView) -> Bool) throws(FramingError) {
+    /// `firstNewline`: where `view`'s first newline is, when the caller looked (-1: not looked for),
+    /// so that a read of one line is not scanned twice.
+    public mutating func feed(_ view: ByteView, firstNewline: Int = -1, _ onMessage: (Framing, ByteView) -> Bool) throws(FramingError) {
         guard !failed else { return }
         if pending.isEmpty {
-            let used = try Self.scan(view, maxMessage: maxMessage, maxHeader: maxHeader, failed: &failed, onMessage)
+            let used = try Self.scan(view, maxMessage: maxMessage, maxHeader: maxHeader, failed: &failed, firstNewline: firstNewline,
+                                     onMessage)
             if used < view.count {
                 pending.append(contentsOf: view.bytes(from: used))
             }
@@ -149,7 +152,7 @@ public struct FrameDecoder {
             let limits = (maxMessage, maxHeader)
             defer { failed = failedNow }
             let used = try local.withByteView { (buf) throws(FramingError) in
-                try Self.scan(buf, maxMessage: limits.0, maxHeader: limits.1, failed: &failedNow, onMessage)
+                try Self.scan(buf, maxMessage: limits.0, maxHeader: limits.1, failed: &failedNow, firstNewline: -1, onMessage)
             }
             if used < local.count {
                 local.removeFirst(used)
@@ -172,8 +175,9 @@ public struct FrameDecoder {
     }
 
     /// Scans complete messages from `buf`; returns how many bytes were consumed.
-    private static func scan(_ buf: ByteView, maxMessage: Int, maxHeader: Int, failed: inout Bool,
+    private static func scan(_ buf: ByteView, maxMessage: Int, maxHeader: Int, failed: inout Bool, firstNewline: Int,
                              _ onMessage: (Framing, ByteView) -> Bool) throws(FramingError) -> Int {
+        assert(firstNewline < 0 || buf.firstIndex(of: 0x0A, from: 0) == firstNewline, "not the first newline")
         var pos = 0
         let n = buf.count
         while pos < n {
@@ -204,7 +208,7 @@ public struct FrameDecoder {
                 pos = bodyStart + length
                 if !goOn { return pos }
             } else {
-                guard let nl = buf.firstIndex(of: 0x0A, from: pos) else {
+                guard let nl = pos == 0 && firstNewline >= 0 ? firstNewline : buf.firstIndex(of: 0x0A, from: pos) else {
                     if n - pos > maxMessage {
                         failed = true
                         throw .messageTooLarge(limit: maxMessage)

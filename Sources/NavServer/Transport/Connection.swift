@@ -161,7 +161,7 @@ final class Connection {
         (sliceSpent, handledInSlice) = (false, 0)
         owner.stats.bytesIn += bytes.count
         var messages = 0
-        let batched = beginBatch(bytes, handler)
+        let (batched, firstNewline) = beginBatch(bytes, handler)
         defer { handler.readEnded(batched: batched) }
         do {
             if let own = ownDecoder {
@@ -170,7 +170,7 @@ final class Connection {
                     return self.handle(framing, body, handler)
                 }
             } else {
-                try decoder.feed(bytes) { framing, body -> Bool in
+                try decoder.feed(bytes, firstNewline: firstNewline) { framing, body -> Bool in
                     messages += 1
                     return self.handle(framing, body, handler)
                 }
@@ -351,17 +351,18 @@ final class Connection {
     /// before its lines are handed over one by one (the JSON parser indexes them in one pass: stage 1
     /// of simdjson once per read, not per line). Only lines that start the read (no partial message
     /// before them) in the loop's read buffer, whose padding a parser needs; a header block
-    /// (`Content-Length` framing) is left alone.
-    private func beginBatch(_ view: ByteView, _ handler: any ConnectionHandler) -> Bool {
+    /// (`Content-Length` framing) is left alone. Also where the read's first newline is (-1: not
+    /// looked for), which the framing then need not look for again.
+    private func beginBatch(_ view: ByteView, _ handler: any ConnectionHandler) -> (batched: Bool, firstNewline: Int) {
         guard ownDecoder == nil, !hasPartialMessage, view.count > 0, view[0] != UInt8(ascii: "C"), view[0] != UInt8(ascii: "c"),
-              EventLoop.readPadding >= JSONParser.padding, owner.loop.isInReadBuffer(view),
-              let first = view.firstIndex(of: 0x0A, from: 0)
-        else { return false }
+              EventLoop.readPadding >= JSONParser.padding, owner.loop.isInReadBuffer(view)
+        else { return (false, -1) }
+        guard let first = view.firstIndex(of: 0x0A, from: 0) else { return (false, -1) }
         // The end of the last whole line (a pipelining client's read usually ends with one).
         var end = view.count
         while end > 0 && view[end - 1] != 0x0A { end -= 1 }
-        guard end - 1 != first else { return false }  // one line: nothing to share
-        return handler.willReceive(lines: view.bytes(0..<end))
+        guard end - 1 != first else { return (false, first) }  // one line: nothing to share
+        return (handler.willReceive(lines: view.bytes(0..<end)), first)
     }
 
     // MARK: Closing
