@@ -30,12 +30,6 @@ extension JSONValue {
     }
 
     @inline(__always)
-    static func escapedSize(_ b: UnsafeRawBufferPointer) -> Int {
-        guard let p = b.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return 2 }
-        return escapedSize(p, b.count)
-    }
-
-    @inline(__always)
     static func escapedSize(_ b: UnsafeBufferPointer<UInt8>) -> Int {
         guard let p = b.baseAddress else { return 2 }
         return escapedSize(p, b.count)

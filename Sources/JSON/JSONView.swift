@@ -279,11 +279,6 @@ public struct JSONView {
         }
     }
 
-    /// The most members an object keeps looking its keys up among by comparing each with the ones
-    /// before it; a larger one looks them up by hash, so that making an object costs what its
-    /// members do (a request's object of 40,000 members took two seconds compared pairwise).
-    static let membersComparedInTurn = 16
-
     /// Writes the members into `members` and returns how many there are. A repeated key: the last
     /// value wins, in the first one's place, as in most parsers.
     @inline(__always)
@@ -310,7 +305,7 @@ public struct JSONView {
             } else {
                 members.append(JSONObject.Member(key: key, value: value))
                 n += 1
-                if n == JSONView.membersComparedInTurn {
+                if n == JSONObject.keysComparedInTurn {  // past it, keys are looked up by hash
                     var index = [String: Int](minimumCapacity: 2 * n)
                     for (i, m) in members.enumerated() { index[m.key] = i }
                     byKey = index

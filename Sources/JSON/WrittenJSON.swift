@@ -10,7 +10,7 @@ import Glibc
 /// text is the cheaper form to keep: it is made straight from where the value lies in a request
 /// (``init(_:)-(JSONView)``), written by a copy, and freed without a walk. ``value`` reads it back.
 /// A text of at most 15 bytes (`{"id":"42"}`) lives in the two words of its `String`, unallocated.
-public struct WrittenJSON: Sendable, Hashable {
+public struct WrittenJSON: Sendable {
     /// The text. Equal texts are equal values; equal values may have other texts (`1` and `1.0`),
     /// so a comparison that must hold for values compares ``value``.
     public let string: String
@@ -87,6 +87,20 @@ extension JSONView {
     /// the ones before it.
     public static let maxDistinctMembers = 32
 
+    /// Whether the key at tape position `i` of this object is one of the keys before it (their
+    /// bytes compared).
+    @inline(__always)
+    private func keyRepeats(at i: Int) -> Bool {
+        let key = stringBytes(at: i)
+        var j = index + 1
+        while j < i {
+            let other = stringBytes(at: j)
+            if other.count == key.count && (key.isEmpty || memcmp(other.baseAddress!, key.baseAddress!, key.count) == 0) { return true }
+            j = after(j + 1)
+        }
+        return false
+    }
+
     /// The text of this object when it is a short one (most setup models, such as `{"id":"42"}`):
     /// at most 15 bytes, its keys distinct, its keys and string values ASCII with nothing to escape,
     /// its other values integers, booleans or null. Made in the two words of a small `String`, with
@@ -123,13 +137,7 @@ extension JSONView {
             while i < end {
                 if i > index + 1 { guard put(UInt8(ascii: ",")) else { return -1 } }
                 let key = stringBytes(at: i)
-                var j = index + 1
-                while j < i {
-                    let other = stringBytes(at: j)
-                    if other.count == key.count && (key.isEmpty || memcmp(other.baseAddress!, key.baseAddress!, key.count) == 0) { return -1 }
-                    j = after(j + 1)
-                }
-                guard quoted(key), put(UInt8(ascii: ":")) else { return -1 }
+                guard !keyRepeats(at: i), quoted(key), put(UInt8(ascii: ":")) else { return -1 }
                 let v = i + 1
                 switch type(v) {
                 case UInt8(ascii: "\""): guard quoted(stringBytes(at: v)) else { return -1 }
@@ -174,13 +182,8 @@ extension JSONView {
             while i < end {
                 let key = stringBytes(at: i)
                 for b in key where b >= 0x80 { return false }
-                var j = index + 1
-                while j < i {
-                    let other = stringBytes(at: j)
-                    if other.count == key.count && (key.isEmpty || memcmp(other.baseAddress!, key.baseAddress!, key.count) == 0) { return false }
-                    j = after(j + 1)
-                }
-                if j > index + 1 { w.raw(UInt8(ascii: ",")) }
+                guard !keyRepeats(at: i) else { return false }
+                if i > index + 1 { w.raw(UInt8(ascii: ",")) }
                 w.write(utf8: key)
                 w.raw(UInt8(ascii: ":"))
                 guard at(i + 1).write(distinctInto: &w) else { return false }

@@ -75,13 +75,17 @@ extension Session {
         // to reuse) is checked against the setup where it lies in the request, and written as the
         // new node's text from there: no value is made (the value's way when the check says no,
         // for the message, or when the bytes cannot tell the text, see `WrittenJSON.init(_:)`).
-        if let view = withView, givenValue == nil, destination.with == nil, target.mediation.isEmpty, existing == .push, style != .select,
-           target.setup.map({ $0.accepts(inPlace: view) }) ?? true, let text = WrittenJSON(view) {
-            var plan = Plan(target: target.index, by: style, setup: text, source: source.number, ifVersion: r.ifVersion,
-                            preconditions: graph.preconditions(showing: target))
-            plan.sourceCoordinator = source.coordinator
-            if destination.route >= 0 { plan.route = destination.route }
-            return plan
+        var acceptedInPlace: Bool?  // the in-place check's answer, asked once (nil: not asked)
+        if let view = withView, givenValue == nil, destination.with == nil, target.mediation.isEmpty, existing == .push, style != .select {
+            let accepted = target.setup.map { $0.accepts(inPlace: view) } ?? true
+            acceptedInPlace = accepted
+            if accepted, let text = WrittenJSON(view) {
+                var plan = Plan(target: target.index, by: style, setup: text, source: source.number, ifVersion: r.ifVersion,
+                                preconditions: graph.preconditions(showing: target))
+                plan.sourceCoordinator = source.coordinator
+                if destination.route >= 0 { plan.route = destination.route }
+                return plan
+            }
         }
         let givenObject = givenValue ?? withView.flatMap { $0.value.objectValue }
         var with: JSONObject
@@ -111,7 +115,8 @@ extension Session {
         // `with` as given (no route's `with` merged in, nothing mediated) is first checked where it
         // lies in the request, which builds nothing; only a no there asks the value (for the message).
         let asRead = destination.with == nil && with.count == given
-        if let setup = target.setup, !(asRead && withView.map(setup.accepts(inPlace:)) == true), let violation = setup.validate(params) {
+        if let setup = target.setup, !(asRead && (acceptedInPlace ?? withView.map(setup.accepts(inPlace:))) == true),
+           let violation = setup.validate(params) {
             throw NavError(.invalidSetup, "\"with\" does not match the setup of `\(target.name)`: \(violation.message)",
                            data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "to": .string(target.name)])
         }
