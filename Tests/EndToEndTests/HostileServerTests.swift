@@ -15,6 +15,9 @@ final class FakeServer: @unchecked Sendable {
     let path: String
     private let fd: Int32
     private var held: [Int32] = []
+    /// Whether the accepting thread runs: it closes the listener itself once `deinit` has shut it
+    /// down, so that no accept can reach a descriptor number another test has been given since.
+    private var accepting = false
 
     init(accepts: Bool = true, talk: @escaping @Sendable (Int32) -> Void = { _ in }) throws {
         path = dir.file("fake.sock")
@@ -26,10 +29,11 @@ final class FakeServer: @unchecked Sendable {
         guard bound == 0, listen(fd, accepts ? 16 : 0) == 0 else { throw TestFailure("cannot listen on \(path)") }
         if accepts {
             let listener = fd
+            accepting = true
             Thread.detachNewThread {
                 while true {
                     let c = accept(listener, nil, nil)
-                    if c < 0 { return }
+                    if c < 0 { close(listener); return }
                     Thread.detachNewThread {
                         talk(c)
                         close(c)
@@ -49,7 +53,7 @@ final class FakeServer: @unchecked Sendable {
 
     deinit {
         shutdown(fd, Int32(SHUT_RDWR))
-        close(fd)
+        if !accepting { close(fd) }
         for x in held { close(x) }
         dir.remove()
     }
