@@ -336,8 +336,10 @@ func spawnDetached(_ path: String, _ args: [String], env: [String: String]) thro
     var pid: pid_t = 0
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    closeInheritedDescriptors(&actions)
     let argv = ([path] + args).map { strdup($0) } + [nil]
     let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer { argv.forEach { free($0) }; envp.forEach { free($0) } }

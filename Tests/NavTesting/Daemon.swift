@@ -259,6 +259,7 @@ func posixSpawn(_ argv: [String], _ actions: inout posix_spawn_file_actions_t, e
         cArgs.forEach { free($0) }
         cEnv?.forEach { free($0) }
     }
+    closeInheritedDescriptors(&actions)
     var attr = posix_spawnattr_t()
     posix_spawnattr_init(&attr)
     defer { posix_spawnattr_destroy(&attr) }
@@ -271,6 +272,19 @@ func posixSpawn(_ argv: [String], _ actions: inout posix_spawn_file_actions_t, e
         ?? posix_spawn(&pid, argv[0], &actions, &attr, cArgs, environ)
     guard rc == 0 else { throw TestFailure("cannot start \(argv[0]): error \(rc)") }
     return pid
+}
+
+/// Adds, after the file actions given so far, one that closes every descriptor from 3 up in the
+/// child. The tests run in parallel threads of one process, and what one test opens (a client's
+/// socket, the write end of another child's stderr pipe) would otherwise live on in every child
+/// another test starts meanwhile: a socket the test closed would not hang up for the navd serving it,
+/// and a pipe would not end for the collector reading it, until that other child exited.
+/// (`posix_spawn_file_actions_addclosefrom_np`, glibc 2.34, is not in Swift's Glibc module.)
+public func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+    typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    // RTLD_DEFAULT (a null handle): the C library this process already has.
+    guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return }
+    _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
 }
 
 /// Runs a command to completion, feeding `input` on stdin; returns status and output.
