@@ -16,6 +16,8 @@
 #   CODE=1 scripts/instructions.sh     also: the code a request runs, in 64-byte lines, by object and by
 #                                      function (scripts/hot-code.py), to hold against the 32 KiB
 #                                      first-level instruction cache
+#   RC=1 scripts/instructions.sh       also: the runtime's retains and releases per request, by the
+#                                      function that calls them (scripts/refcount-sites.py)
 #   PROFILE=1 scripts/instructions.sh  also: where they go, by function and by source line (a build with
 #                                      DWARF 4 debug info in .build-prof, which valgrind can read; the
 #                                      callgrind file is kept and named at the end)
@@ -53,7 +55,7 @@ cp "$NAVD" "$WORK/navd"
 SOCK=$WORK/navd.sock
 SIM=()
 [ -n "${CACHE:-}" ] && SIM=(--cache-sim=yes --branch-sim=yes ${I1:+--I1=$I1})
-[ -n "${CODE:-}" ] && SIM+=(--dump-instr=yes)
+[ -n "${CODE:-}${RC:-}" ] && SIM+=(--dump-instr=yes)
 valgrind --tool=callgrind "${SIM[@]}" --callgrind-out-file="$WORK/cg.out" "$WORK/navd" --socket "$SOCK" ${NAVD_ARGS:---ephemeral} --log-level error \
     >"$WORK/valgrind.log" 2>&1 &
 VP=$!
@@ -90,6 +92,9 @@ errors=$(sed -n 's/.*errors=\([0-9]*\).*/\1/p' "$WORK/loadgen.out")
 echo "instructions $what: $((total / N))  (N=$N, loadgen errors=${errors:-?})"
 if [ -n "${CODE:-}" ]; then
     python3 scripts/hot-code.py "$(ls "$WORK"/cg.out.* | head -1)" "$N" 25 | swift demangle --simplified
+fi
+if [ -n "${RC:-}" ]; then
+    python3 scripts/refcount-sites.py "$(ls "$WORK"/cg.out.* | head -1)" "$WORK/navd" "$N" 30
 fi
 if [ -n "$PROFILE" ]; then
     out=/tmp/navd-callgrind.$MODE.out
