@@ -32,9 +32,13 @@ FUNCTION = re.compile(r"^([0-9a-f]+) <(.+)>:$")
 CALL = re.compile(r"^\s*([0-9a-f]+):\s+(?:call|jmp)\w*\s+\S+ <(swift_(?:nonatomic_)?(?:unknownObject|bridgeObject)?(?:[Rr]etain|[Rr]elease)(?:_n)?)(?:@plt)?>")
 
 
-def sites(binary):
-    """Each call of a retain or release in `binary`: (address, calling function, runtime function)."""
-    disassembly = subprocess.run(["objdump", "-d", "--no-show-raw-insn", binary], capture_output=True, text=True, check=True).stdout
+def disassemble(binary):
+    return subprocess.run(["objdump", "-d", "--no-show-raw-insn", binary], capture_output=True, text=True, check=True).stdout
+
+
+def sites(disassembly):
+    """Each call of a retain or release in `objdump -d`'s text: (address, calling function, runtime
+    function). The runtime's own functions, which call each other, are left out."""
     function = None
     for line in disassembly.splitlines():
         m = FUNCTION.match(line)
@@ -61,7 +65,7 @@ def main():
     objects = [ob for ob, name in names["ob"].items() if name.endswith("/" + pathlib.Path(binary).name)]
     ran = {address: count for (ob, address), count in own.items() if ob in objects}
     by_function = collections.defaultdict(collections.Counter)
-    for address, function, runtime in sites(binary):
+    for address, function, runtime in sites(disassemble(binary)):
         count = ran.get(address, 0)
         if count:
             kind = "retain" if "etain" in runtime else "release"
