@@ -95,6 +95,8 @@ if [ -n "${CODE:-}" ]; then
 fi
 if [ -n "${RC:-}" ]; then
     python3 scripts/refcount-sites.py "$(ls "$WORK"/cg.out.* | head -1)" "$WORK/navd" "$N" 30
+    cp "$(ls "$WORK"/cg.out.* | head -1)" /tmp/navd-callgrind.rc.out
+    echo "callgrind file: /tmp/navd-callgrind.rc.out (each call site: objdump -dl of a build with line tables, PROFILE=1)"
 fi
 if [ -n "$PROFILE" ]; then
     out=/tmp/navd-callgrind.$MODE.out

@@ -80,9 +80,15 @@ final class MethodTable {
     }
     private var entries: [Entry] = []
     /// Every name, by entry index.
-    private var names = NameTable([])
+    private var names: NameTable
+    /// ``names`` read without counting a reference: the table holds it, and replaces it only when a
+    /// method is registered, never while a request is dispatched.
+    private var namesRead: Unretained<NameTable>
 
-    init() {}
+    init() {
+        names = NameTable([])
+        namesRead = Unretained(names)
+    }
 
     /// Registers (or replaces) the method `spec` declares (`Generated/MethodDeclarations.swift`, made
     /// from `Protocol/methods/<name>.json`), whose params are the cases of `P` (generated with it).
@@ -106,6 +112,7 @@ final class MethodTable {
     private func rebuild(_ list: [Entry]) {
         entries = list
         names = NameTable(list.map(\.spec.name))
+        namesRead = Unretained(names)
     }
 
     /// The registered name `name` is likely a typo of (`Ping`, `ping `, `navigte`), for the error that
@@ -129,7 +136,7 @@ final class MethodTable {
     }
 
     func entry(named name: ByteView) -> Entry? {
-        guard let e = names.index(of: name) else { return nil }
+        guard let e = namesRead.with({ $0.index(of: name) }) else { return nil }
         return entries[e]
     }
 

@@ -1,6 +1,7 @@
 import JSON
 import NavGraph
 import NavigationCore
+import Unchecked
 
 /// What navigations exercised of the graph (``Coverage``): the run `all` since navd started (or
 /// since the graph was reloaded: coverage is of one graph), and named runs a test suite starts and
@@ -87,7 +88,9 @@ extension Navigator {
     /// built. Out of line: the navigation path pays a call, not the code.
     @inline(never)
     func covered(_ plan: Plan, source: Int) {
-        coverage.all.committed(plan, source: source)
+        // Read without counting a reference: the navigator holds its coverage, which only a graph
+        // reload replaces, never a commit.
+        Unretained(coverage.all).with { $0.committed(plan, source: source) }
         if !coverage.started.isEmpty {
             for run in coverage.started { run.committed(plan, source: source) }
         }

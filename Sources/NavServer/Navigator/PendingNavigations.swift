@@ -160,11 +160,15 @@ extension Navigator {
         if c.version == before { return Navigated(navigation: navigation, node: c.node?.number ?? -1, version: c.version, visible: .current(state.session)) }
         // Only a flow this commit made has a starter: selecting a tab whose first node is a flow,
         // or a link that ends on one already there, starts nothing.
-        if let n = c.node, n.kind == .flow, state.session.madeByLastCommit(n) {
-            coverage.forEachActive { $0.flowStarted(n.coordinator) }
-            state.flowStarters[n.id] = starter
-        } else if let n = c.node, n.kind == .tabs, state.session.madeByLastCommit(n) {
-            coverage.forEachActive { $0.flowsMade(byContainer: n.coordinator) }
+        // (The kind is read first: binding the node for a screen, the common case, would count a
+        // reference for nothing.)
+        if let kind = c.node?.kind, kind == .flow || kind == .tabs, let n = c.node, state.session.madeByLastCommit(n) {
+            if kind == .flow {
+                coverage.forEachActive { $0.flowStarted(n.coordinator) }
+                state.flowStarters[n.id] = starter
+            } else {
+                coverage.forEachActive { $0.flowsMade(byContainer: n.coordinator) }
+            }
         }
         // The reply reports the path of this commit. Publishing can lead to further commits (a flow
         // that ended resumes a navigation; a dismissed source or a dropped subscriber cancels one
