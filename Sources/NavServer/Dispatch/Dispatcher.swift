@@ -230,17 +230,19 @@ final class Dispatcher {
             stats.requests += 1
             c.connection.requestDispatched()
         }
-        guard let entry = methods.entry(named: request.methodName.stringBytes) else {
+        guard let found = methods.entry(named: request.methodName.stringBytes) else {
             methodNotFound(request, from: c, framing: framing, batch: batch, slot: slot)
             return
         }
-        let call = Call(peer: c, id: request.id, methodName: request.methodName, params: request.params,
-                        framing: framing, batch: batch, slot: slot, entry: entry)
-        if let p = request.params, !p.isObject && !(p.isArray && p.count == 0) {
-            call.fail(.invalidParams("navd's methods take named parameters: \"params\" must be an object"))
-            return
+        found.with { entry in
+            let call = Call(peer: c, id: request.id, methodName: request.methodName, params: request.params,
+                            framing: framing, batch: batch, slot: slot, entry: entry)
+            if let p = request.params, !p.isObject && !(p.isArray && p.count == 0) {
+                call.fail(.invalidParams("navd's methods take named parameters: \"params\" must be an object"))
+                return
+            }
+            run(entry, call, lookedUp: false)
         }
-        run(entry, call, lookedUp: false)
     }
 
     /// Notes an answer given while its read is handled (its latency is taken when the read ends).

@@ -78,17 +78,24 @@ final class MethodTable {
             sessionParams = spec.session.params.compactMap { spec.params.firstIndex(of: $0) }
         }
     }
-    private var entries: [Entry] = []
-    /// Every name, by entry index.
-    private var names: NameTable
-    /// ``names`` read without counting a reference: the table holds it, and replaces it only when a
-    /// method is registered, never while a request is dispatched.
-    private var namesRead: Unretained<NameTable>
+    /// The entries and their names, made and replaced together.
+    private final class Index {
+        let entries: [Entry]
+        /// Every name, by entry index.
+        let names: NameTable
 
-    init() {
-        names = NameTable([])
-        namesRead = Unretained(names)
+        init(_ entries: [Entry]) {
+            self.entries = entries
+            names = NameTable(entries.map(\.spec.name))
+        }
     }
+    private var index = Index([])
+    /// ``index`` read without counting a reference: the table holds it, and replaces it only when a
+    /// method is registered, never while a request is dispatched.
+    private var indexRead: Unretained<Index>
+    private var entries: [Entry] { index.entries }
+
+    init() { indexRead = Unretained(index) }
 
     /// Registers (or replaces) the method `spec` declares (`Generated/MethodDeclarations.swift`, made
     /// from `Protocol/methods/<name>.json`), whose params are the cases of `P` (generated with it).
@@ -110,9 +117,8 @@ final class MethodTable {
     func removeAll() { rebuild([]) }
 
     private func rebuild(_ list: [Entry]) {
-        entries = list
-        names = NameTable(list.map(\.spec.name))
-        namesRead = Unretained(names)
+        index = Index(list)
+        indexRead = Unretained(index)
     }
 
     /// The registered name `name` is likely a typo of (`Ping`, `ping `, `navigte`), for the error that
@@ -135,11 +141,12 @@ final class MethodTable {
             .map { (key: $0.spec.name, value: JSONValue.object($0.counts.object)) })
     }
 
-    func entry(named name: ByteView) -> Entry? {
-        guard let e = namesRead.with({ $0.index(of: name) }) else { return nil }
-        return entries[e]
+    /// The entry named `name`, read without counting a reference: valid while the table holds it
+    /// (until a method is registered again), which outlasts every request's dispatch.
+    func entry(named name: ByteView) -> Unretained<Entry>? {
+        indexRead.with { ix in ix.names.index(of: name).map { Unretained(ix.entries[$0]) } }
     }
 
     /// The entry of `name` (tests, and handlers made into text again).
-    subscript(name: String) -> Entry? { ByteView.of(name) { entry(named: $0) } }
+    subscript(name: String) -> Entry? { ByteView.of(name) { entry(named: $0)?.object } }
 }

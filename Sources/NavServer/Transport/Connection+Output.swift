@@ -31,8 +31,7 @@ extension Connection {
         if sharedEnd > sharedStart { copyShared() }
         let start = output.count
         if framing.isNewline {
-            var w = JSONWriter(into: output)
-            encode(&w)
+            encode(&outputWriter)
             output.append(UInt8(ascii: "\n"))
         } else {
             var w = JSONWriter(capacity: 128)

@@ -52,7 +52,10 @@ final class Connection {
     private let ownDecoder: (any MessageDecoder)?
     /// Output not yet handed to the stream; flushed once per loop iteration (or at once after a read
     /// that carried a single request, see ``received(_:)``).
-    let output = ByteBuffer(capacity: 16)
+    let output: ByteBuffer
+    /// A writer into ``output``, kept: one made for each message would retain and release the
+    /// buffer every time.
+    var outputWriter: JSONWriter
     /// Notifications shared with other subscribers: a range of the set's broadcast log that follows
     /// `output`. It is written from the log itself at flush, so a notification is not copied once per
     /// subscriber; anything else sent meanwhile first copies the range into `output` (order is kept).
@@ -83,6 +86,8 @@ final class Connection {
         self.id = id
         self.owner = owner
         self.stream = stream
+        output = ByteBuffer(capacity: 16)
+        outputWriter = JSONWriter(into: output)
         self.pipe = (stream as? PipeStream).map(Unretained.init)  // `stream` holds it
         self.decoder = FrameDecoder(maxMessage: owner.limits.maxMessage)
         self.ownDecoder = stream.messageDecoder(maxMessage: owner.limits.maxMessage)
