@@ -1,6 +1,7 @@
 import JSON
 import RPC
 import UV
+import Unchecked
 
 /// A batch whose requests are dispatched a slice per loop iteration: its text (parsed again for
 /// each slice) and where the next slice starts.
@@ -114,7 +115,7 @@ final class Reply: Answer {
     private func answer(_ result: some JSONEncodable) {
         guard let id, !answered else { return }
         answered = true
-        peer.deliver(framing, batch: batch, slot: slot, isError: false, entry: entry, startedAt: startedAt,
+        peer.deliver(framing, batch: batch.map(Unretained.init), slot: slot, isError: false, entry: entry, startedAt: startedAt,
                            { RPCEncoder.response(id: id, result: result, into: &$0) },
                            instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
     }
@@ -122,7 +123,7 @@ final class Reply: Answer {
     func fail(_ error: RPCError) {
         guard let id, !answered else { return }
         answered = true
-        peer.deliver(framing, batch: batch, slot: slot, isError: true, entry: entry, startedAt: startedAt,
+        peer.deliver(framing, batch: batch.map(Unretained.init), slot: slot, isError: true, entry: entry, startedAt: startedAt,
                            { RPCEncoder.error(id: id, error: error, into: &$0) },
                            instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
     }
@@ -147,8 +148,9 @@ struct Call: Responder {
     /// An object, an empty array, or nil.
     let params: JSONView?
     let framing: Framing
-    /// The batch the call belongs to (most calls have none).
-    let batch: BatchCollector?
+    /// The batch the call belongs to (most calls have none), not counted: whoever dispatches the
+    /// call holds it until the handler returns; ``reply()`` takes a counted reference.
+    let batch: Unretained<BatchCollector>?
     let slot: Int
     /// The method called, whose counts its answer adds to.
     let entry: MethodTable.Entry
@@ -160,7 +162,7 @@ struct Call: Responder {
         self.methodName = methodName
         self.params = params
         self.framing = framing
-        self.batch = batch
+        self.batch = batch.map(Unretained.init)
         self.slot = slot
         self.entry = entry
     }
@@ -196,7 +198,7 @@ struct Call: Responder {
 
     /// ``deferred()`` as dispatch's own type.
     func reply() -> Reply {
-        Reply(peer: peer, id: id?.value, framing: framing, batch: batch, slot: slot, entry: entry,
+        Reply(peer: peer, id: id?.value, framing: framing, batch: batch?.object, slot: slot, entry: entry,
               startedAt: peer.dispatcher.transport.readStartedAt)
     }
 }
@@ -208,9 +210,9 @@ extension Peer {
     /// larger than `--max-output` (what a client may hold unread) is replaced by the error
     /// `instead` writes, so that no answer disconnects the client that asked for it.
     @inline(__always)
-    func deliver(_ framing: Framing, batch: BatchCollector?, slot: Int, isError: Bool, entry: MethodTable.Entry, startedAt: UInt64?,
+    func deliver(_ framing: Framing, batch: Unretained<BatchCollector>?, slot: Int, isError: Bool, entry: MethodTable.Entry, startedAt: UInt64?,
                  _ encode: (inout JSONWriter) -> Void, instead: (RPCError, inout JSONWriter) -> Void) {
-        let size = batch.map { $0.fill(slot, encode, instead: instead) } ?? connection.send(framing, encode)
+        let size = batch.map { $0.with { $0.fill(slot, encode, instead: instead) } } ?? connection.send(framing, encode)
         let tooLarge = size > dispatcher.limits.maxOutput
         if tooLarge {
             replaced(size, framing, batched: batch != nil, instead)

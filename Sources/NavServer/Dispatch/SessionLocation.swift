@@ -79,7 +79,7 @@ extension Dispatcher {
         w.raw("}")
         let text = w.bytes
         // A batch's collector waits for this reply (its slot is filled by the retried call).
-        let c = call.peer, framing = call.framing, batch = call.batch, slot = call.slot, startedAt = transport.readStartedAt
+        let c = call.peer, framing = call.framing, batch = call.batch?.object, slot = call.slot, startedAt = transport.readStartedAt
         return pg.lookUp(name) { [unowned self] in
             guard !c.isClosed else { return }
             text.withUnsafeBytes { raw in
