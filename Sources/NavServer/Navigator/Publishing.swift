@@ -1,6 +1,7 @@
 import JSON
 import NavGraph
 import NavigationCore
+import Unchecked
 
 /// What a commit tells the world: the store, the session's subscribers (`stackChanged`), the
 /// clients of flows that ended (`flowCompleted`), and navigations whose source it removed.
@@ -10,7 +11,13 @@ extension Navigator {
     /// remembered after this).
     func publish(_ commit: Commit, in state: SessionState, hints: JSONValue? = nil, key: String? = nil) {
         commits += 1
-        let s = state.session
+        // The session, not counted: `state.session` is a variable only a graph reload sets, which
+        // nothing a commit's publishing does can start.
+        Unretained(state.session).with { s in publish(commit, of: s, in: state, hints: hints, key: key) }
+    }
+
+    @inline(__always)
+    private func publish(_ commit: Commit, of s: Session, in state: SessionState, hints: JSONValue?, key: String?) {
         store.sessionCommitted(s, changes: commit.changeText, compact: commit.compactText, key: key)
         if placementRecordsAlways || !state.subscribers.isEmpty {
             placement.publish({ StackChanged(session: s.name, ref: state.ref, version: commit.version, changes: commit.changeText,
