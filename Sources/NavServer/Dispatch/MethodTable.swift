@@ -90,12 +90,9 @@ final class MethodTable {
         }
     }
     private var index = Index([])
-    /// ``index`` read without counting a reference: the table holds it, and replaces it only when a
-    /// method is registered, never while a request is dispatched.
-    private var indexRead: Unretained<Index>
     private var entries: [Entry] { index.entries }
 
-    init() { indexRead = Unretained(index) }
+    init() {}
 
     /// Registers (or replaces) the method `spec` declares (`Generated/MethodDeclarations.swift`, made
     /// from `Protocol/methods/<name>.json`), whose params are the cases of `P` (generated with it).
@@ -118,7 +115,6 @@ final class MethodTable {
 
     private func rebuild(_ list: [Entry]) {
         index = Index(list)
-        indexRead = Unretained(index)
     }
 
     /// The registered name `name` is likely a typo of (`Ping`, `ping `, `navigte`), for the error that
@@ -141,10 +137,11 @@ final class MethodTable {
             .map { (key: $0.spec.name, value: JSONValue.object($0.counts.object)) })
     }
 
-    /// The entry named `name`, read without counting a reference: valid while the table holds it
-    /// (until a method is registered again), which outlasts every request's dispatch.
+    /// The entry named `name`, read without counting a reference (nor is the index): valid while
+    /// the table holds it, which it replaces only when a method is registered, never while a
+    /// request is dispatched.
     func entry(named name: ByteView) -> Unretained<Entry>? {
-        indexRead.with { ix in ix.names.index(of: name).map { Unretained(ix.entries[$0]) } }
+        Unretained(index).with { ix in ix.names.index(of: name).map { Unretained(ix.entries[$0]) } }
     }
 
     /// The entry of `name` (tests, and handlers made into text again).
