@@ -53,7 +53,7 @@ help:
 	@echo "  bench-durable     - ephemeral, process and full beside Redis AOF"
 	@echo "  bench-scale       - cost curves: sessions, connections, subscribers, stack, graph, keys, restart (tables, PNG plots)"
 	@echo "  bench-instructions - instructions per request (navigate/dismiss, ping) and per fanned-out message (callgrind)"
-	@echo "  bench-cpu         - CPU time and syscalls per request beside Redis"
+	@echo "  bench-cpu         - CPU time and syscalls per request beside Redis and the echo server; the goals' budget"
 	@echo "  bench-cluster     - the PostgreSQL store beside SQLite and pgbench; takeover time"
 	@echo "  bench-graph       - loading a graph of 10,000 coordinators"
 	@echo "  bench-core        - the navigation core alone"
@@ -216,7 +216,7 @@ bench-instructions: deps
 	MODE=fanout scripts/instructions.sh
 	MODE=ping scripts/instructions.sh
 
-## make bench-cpu: CPU time and read/write calls per request, navd (loadgen) beside Redis (redis-benchmark).
+## make bench-cpu: CPU time and read/write calls per request, navd and its ping (loadgen) beside the echo server (loadgen) and Redis (redis-benchmark), and the budget the goals leave navd's own code.
 ## Knobs: C, P, N, NAVD.
 bench-cpu: deps
 	scripts/cpu-per-request.sh
