@@ -49,8 +49,9 @@ write_pairs_template "$WORK/pairs.jsonl"
 
 # user and system clock ticks, read and write calls of process $1, and the time (ns)
 sample() { echo "$(awk '{print $14, $15}' "/proc/$1/stat") $(awk '/^syscr|^syscw/ {printf "%s ", $2}' "/proc/$1/io") $(date +%s%N)"; }
-# name, rate, before, after: prints a row and keeps user and sys ns per request in U_name, S_name. "busy" is the server's CPU time over the wall time of the run: near
-# 100 % the server was the limit; well below, it waited for its client.
+# name, rate, before, after: prints a row, and keeps the user and sys ns per request in U_name and
+# S_name. "busy" is the server's CPU time over the wall time of the run: near 100 % the server was
+# the limit; well below, it waited for its client.
 report() {
     local tick; tick=$(getconf CLK_TCK)
     read -r u0 s0 r0 w0 t0 <<<"$3"; read -r u1 s1 r1 w1 t1 <<<"$4"
