@@ -53,15 +53,17 @@ sample() { echo "$(awk '{print $14, $15}' "/proc/$1/stat") $(awk '/^syscr|^syscw
 # S_name. "busy" is the server's CPU time over the wall time of the run: near 100 % the server was
 # the limit; well below, it waited for its client.
 report() {
-    local tick; tick=$(getconf CLK_TCK)
+    local tick un sn; tick=$(getconf CLK_TCK)
     read -r u0 s0 r0 w0 t0 <<<"$3"; read -r u1 s1 r1 w1 t1 <<<"$4"
-    awk -v name="$1" -v rps="$2" -v n="$N" -v t="$tick" -v u=$((u1 - u0)) -v s=$((s1 - s0)) -v r=$((r1 - r0)) -v w=$((w1 - w0)) \
-        -v ns=$((t1 - t0)) \
-        'BEGIN { printf "%-10s %10s req/s  user %4.0f ns  sys %4.0f ns  per request;  reads %.4f  writes %.4f per request;  busy %3.0f %%\n",
-                 name, rps, u * 1e9 / t / n, s * 1e9 / t / n, r / n, w / n, (u + s) * 1e9 / t / ns * 100 }'
+    read -r un sn < <(awk -v n="$N" -v t="$tick" -v u=$((u1 - u0)) -v s=$((s1 - s0)) \
+        'BEGIN { printf "%.0f %.0f\n", u * 1e9 / t / n, s * 1e9 / t / n }')
+    awk -v name="$1" -v rps="$2" -v n="$N" -v t="$tick" -v un="$un" -v sn="$sn" -v r=$((r1 - r0)) -v w=$((w1 - w0)) \
+        -v cpu=$((u1 - u0 + s1 - s0)) -v ns=$((t1 - t0)) \
+        'BEGIN { printf "%-10s %10s req/s  user %4d ns  sys %4d ns  per request;  reads %.4f  writes %.4f per request;  busy %3.0f %%\n",
+                 name, rps, un, sn, r / n, w / n, cpu * 1e9 / t / ns * 100 }'
     local key=${1// /_}
-    printf -v "U_$key" '%s' "$(awk -v u=$((u1 - u0)) -v t="$tick" -v n="$N" 'BEGIN { printf "%.0f", u * 1e9 / t / n }')"
-    printf -v "S_$key" '%s' "$(awk -v s=$((s1 - s0)) -v t="$tick" -v n="$N" 'BEGIN { printf "%.0f", s * 1e9 / t / n }')"
+    printf -v "U_$key" '%s' "$un"
+    printf -v "S_$key" '%s' "$sn"
 }
 # name, pid, socket, loadgen options: one loadgen run against a server, reported
 drive_loadgen() {
