@@ -130,6 +130,54 @@ import Glibc
         #expect(empty["error"]?["code"] == -32600)
         #expect(empty["error"]?["data"]?["kind"] == "emptyBatch")
     }
+
+    /// A member named twice takes its last value wherever it is (the request, its params, a setup
+    /// model, facts), and what navd writes back names it once: the reply, both notification forms,
+    /// `tree`, and the tree read back from the state file after `kill -9`.
+    @Test func membersNamedTwiceTakeTheirLastValue() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let state = dir.file("state.sqlite"), sock = dir.file("d.sock")
+        func text(_ line: [UInt8]?) -> String { line.map { String(decoding: $0, as: UTF8.self) } ?? "" }
+        /// The next line that is a `stackChanged` notification, as navd wrote it.
+        func stackChanged(_ c: TestClient) throws -> String {
+            while let line = try c.readLine() {
+                let t = text(line)
+                if t.contains(#""method":"stackChanged""#) { return t }
+            }
+            return ""
+        }
+        do {
+            let d = try Daemon(arguments: ["--state", state], socketPath: sock)
+            let c = try d.client(), full = try d.client(), compact = try d.client()
+            _ = try full.call("subscribe", ["session": "main"])
+            _ = try compact.call("subscribe", ["session": "main", "notifications": "compact"])
+
+            try c.sendRaw(#"{"jsonrpc":"2.0","id":9,"id":10,"method":"nosuch","method":"ping"}"# + "\n")
+            #expect(text(try c.readLine()) == #"{"jsonrpc":"2.0","id":10,"result":"pong"}"#)
+
+            try c.sendRaw(#"{"jsonrpc":"2.0","id":1,"method":"navigate","params":{"to":"shop.Home","to":"shop.Product","with":{"id":""},"with":{"id":"44", "id" : "45"}}}"# + "\n")
+            let pushed = try #require(try c.readMessage())
+            #expect(pushed["result"]?["node"] == "n8", "\(pushed)")
+            #expect(try stackChanged(full).contains(#""coordinator":"shop.Product","params":{"id":"45"}}"#))
+            #expect(try stackChanged(compact).contains(#"{"i":8,"c":"shop.Product","w":{"id":"45"}}"#))
+
+            // The last value is the one checked against the setup model: an empty id is refused.
+            try c.sendRaw(#"{"jsonrpc":"2.0","id":2,"method":"navigate","params":{"to":"shop.Product","with":{"id":"46","id":""}}}"# + "\n")
+            let refused = try #require(try c.readMessage())
+            #expect(refused["error"]?["data"]?["kind"] == "invalidSetup" && refused["error"]?["data"]?["pointer"] == "/id", "\(refused)")
+
+            try c.sendRaw(#"{"jsonrpc":"2.0","id":3,"method":"context.set","params":{"facts":{"a":1,"a":2}}}"# + "\n")
+            #expect(text(try c.readLine()) == #"{"jsonrpc":"2.0","id":3,"result":{"facts":{"a":2}}}"#)
+            #expect(JSONWriter.string(try c.call("tree")).contains(#""params":{"id":"45"}"#))
+            _ = d.stop(signal: SIGKILL)
+        }
+        let d = try Daemon(arguments: ["--state", state], socketPath: sock)
+        let c = try d.client()
+        let tree = JSONWriter.string(try c.call("tree"))
+        #expect(tree.contains(#"{"id":"n8","kind":"screen","coordinator":"shop.Product","params":{"id":"45"}}"#), "\(tree)")
+        #expect(try c.call("context.get") == ["facts": ["a": 2]])
+    }
 }
 
 /// Bad input: each gets a precise error (or the close the protocol promises) while another
