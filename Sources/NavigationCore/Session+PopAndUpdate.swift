@@ -9,6 +9,10 @@ extension Session {
         var containers: [Node] = []
         forEachVisible { n in if n.kind == .stack || n.kind == .flow { containers.append(n) } }
         let byId = nodes[target]
+        if byId == nil, NodeIndex.number(target) != nil, graph.coordinator(named: target) == nil {
+            // A node id (as navd makes them) of no node: say so, not that no coordinator has that name.
+            throw NavError(.unknownNode, "no node `\(target)` in session `\(name)`; `tree` lists the current nodes", data: ["to": .string(target)])
+        }
         let coordinator: Int? = byId == nil ? try graph.destination(to: target, route: nil).target : nil
         for container in containers.reversed() {
             for child in container.children.reversed() {

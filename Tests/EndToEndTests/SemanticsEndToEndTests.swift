@@ -65,6 +65,13 @@ import Testing
         #expect(nothing["data"]?["kind"] == "unknownNode", "nothing above Home: \(nothing)")
         let unknown = try c.callError("dismiss", ["to": "Nowhere"])
         #expect(unknown["data"]?["kind"] == "unknownTarget", "\(unknown)")
+        // A node id of no node is no node (the same as `dismiss {node}` and `popUpTo` say), not an
+        // unknown coordinator; one of a node off the visible path says so.
+        for form: (String, JSONValue) in [("dismiss", ["to": "n99"]), ("navigate", ["to": "List", "popUpTo": ["to": "n99"]])] {
+            let gone = try c.callError(form.0, form.1)
+            #expect(gone["data"]?["kind"] == "unknownNode" && gone["data"]?["to"] == "n99", "\(gone)")
+            #expect(gone["message"]?.stringValue?.hasPrefix("no node `n99` in session `main`") == true, "\(gone)")
+        }
         let alone = try c.callError("dismiss", ["inclusive": true])
         #expect(alone["data"]?["kind"] == "invalidParams" && alone["data"]?["param"] == "inclusive", "inclusive without to: \(alone)")
     }
