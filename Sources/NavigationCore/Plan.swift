@@ -39,6 +39,10 @@ extension NavigationGraph {
             throw NavError(.invalidParams, "navigate needs \"to\" (a coordinator such as \"shop.Product\") or \"route\" (a route name)", data: ["param": "to"])
         }
         guard let c = coordinator(named: name) else {
+            if name.isEmpty {
+                throw NavError(.unknownTarget, "\"to\" is empty; name a coordinator of the graph, qualified (\"module.Name\") or not (graph.describe lists them)",
+                               data: ["to": ""])
+            }
             if let amb = ambiguity(of: name) {
                 throw NavError(.unknownTarget, "`\(name)` is declared by several modules; say which: \(amb.joined(separator: ", "))", data: ["to": .string(name)])
             }

@@ -216,6 +216,10 @@ import Testing
         // Refusals: an unknown run, the reserved name, a 17th run.
         #expect(try c.callError("coverage.report", ["run": "nope"])["data"]?["param"] == "run")
         #expect(try c.callError("coverage.start", ["run": "all"])["data"]?["param"] == "run")
+        for method in ["coverage.start", "coverage.stop"] {
+            let empty = try c.callError(method, ["run": ""])
+            #expect(empty["data"]?["kind"] == "invalidParams" && empty["message"]?.stringValue?.hasPrefix("the run name is empty") == true, "\(empty)")
+        }
         for i in 0..<15 { try c.call("coverage.start", ["run": .string("r\(i)")]) }
         #expect(try c.callError("coverage.start", ["run": "one-too-many"])["data"]?["kind"] == "limitExceeded")
         try c.call("coverage.start", ["run": "suite-a"])  // started again: emptied, not a new one

@@ -65,6 +65,10 @@ import Testing
         #expect(nothing["data"]?["kind"] == "unknownNode", "nothing above Home: \(nothing)")
         let unknown = try c.callError("dismiss", ["to": "Nowhere"])
         #expect(unknown["data"]?["kind"] == "unknownTarget", "\(unknown)")
+        for form: (String, JSONValue) in [("dismiss", ["to": ""]), ("navigate", ["to": ""])] {
+            let empty = try c.callError(form.0, form.1)
+            #expect(empty["data"]?["kind"] == "unknownTarget" && empty["message"]?.stringValue?.hasPrefix("\"to\" is empty") == true, "\(empty)")
+        }
         // A node id of no node is no node (the same as `dismiss {node}` and `popUpTo` say), not an
         // unknown coordinator; one of a node off the visible path says so.
         for form: (String, JSONValue) in [("dismiss", ["to": "n99"]), ("navigate", ["to": "List", "popUpTo": ["to": "n99"]])] {

@@ -342,10 +342,11 @@ public enum EmbeddedProtocol {
         },
         {
           "name": "run",
-          "description": "the run's name (not \"all\", the run navd always counts)",
+          "description": "the run's name: not empty, and not \"all\", the run navd always counts",
           "required": true,
           "schema": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1
           }
         }
       ],
@@ -410,10 +411,11 @@ public enum EmbeddedProtocol {
         },
         {
           "name": "run",
-          "description": "the run's name (not \"all\", the run navd always counts)",
+          "description": "the run's name: not empty, and not \"all\", the run navd always counts",
           "required": true,
           "schema": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1
           }
         }
       ],

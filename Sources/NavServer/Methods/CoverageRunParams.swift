@@ -9,6 +9,9 @@ enum CoverageRunParams {
     static let runHint = "the run's name, such as \"checkout-suite\""
 
     static func runName(_ name: String, _ context: DecodingContext) throws(RPCError) -> String {
+        guard !name.isEmpty else {
+            throw .invalidParams("the run name is empty; name the run, such as \"checkout-suite\"", data: ["param": "run"])
+        }
         guard name != "all" else {
             throw .invalidParams("\"all\" is the run navd always counts (since it started or the graph was reloaded); name your run otherwise", data: ["param": "run"])
         }
