@@ -56,6 +56,8 @@ public enum JSONSyntaxLocator {
             case 0x22: return "'\"'"
             case 0x20...0x7e: return "'\(Character(Unicode.Scalar(b)))'"
             case 0x0a: return "a line break"
+            case 0xEF where at + 2 < bytes.count && bytes[at + 1] == 0xBB && bytes[at + 2] == 0xBF:
+                return "a UTF-8 byte order mark (EF BB BF), which JSON texts do not carry; send the JSON without it"
             default: return "byte 0x" + String(b, radix: 16, uppercase: true)
             }
         }

@@ -220,6 +220,15 @@ import Glibc
             let m = try #require(try c.readMessage())
             #expect(m["error"]?["code"] == -32700)
             #expect(m["error"]?["data"]?["kind"] == "emptyMessage")
+            // An empty Content-Length body is named as that, not as an empty line.
+            // (A newline ping after it ends the line the framed reply's body starts.)
+            try c.sendRaw("Content-Length: 0\r\n\r\n" + #"{"jsonrpc":"2.0","id":2,"method":"ping"}"# + "\n")
+            let header = String(decoding: try #require(try c.readLine()), as: UTF8.self)
+            #expect(header.hasPrefix("Content-Length: ") && header.hasSuffix("\r"), "\(header)")
+            #expect(try c.readLine() == [13])
+            let body = String(decoding: try #require(try c.readLine()), as: UTF8.self)
+            #expect(body.contains(#""kind":"emptyMessage""#) && body.contains("the Content-Length body holds no JSON"), "\(body)")
+            #expect(body.hasSuffix(#"{"jsonrpc":"2.0","id":2,"result":"pong"}"#), "\(body)")
         }
     }
 

@@ -35,6 +35,8 @@ import Testing
         (#"{"a":"x\uDC00"}"#, 1, 8, "an escape other than a lone low surrogate", #"\uDC00"#),
         (#"{"a":"\ud800\u0041"}"#, 1, 13, #"a low surrogate (\uDC00 to \uDFFF) right after the high surrogate \ud800"#, #"'\'"#),
         (#"{"a":"\uD83D"}"#, 1, 13, "a low surrogate", "'\"'"),
+        // A byte order mark before the document is named as one (a lone 0xEF is a byte).
+        ("\u{FEFF}{\"a\":1}", 1, 1, "a value", "a UTF-8 byte order mark (EF BB BF), which JSON texts do not carry; send the JSON without it"),
     ]
 
     @Test(arguments: cases)

@@ -104,7 +104,9 @@ final class Dispatcher {
         } catch {
             let e: RPCError
             switch error.kind {
-            case .empty: e = .parseError("empty message: send one JSON-RPC object or batch per line", kind: .emptyMessage)
+            case .empty:
+                e = .parseError(framing.isContentLength ? "empty message: the Content-Length body holds no JSON; send one JSON-RPC object or batch in it"
+                                                        : "empty message: send one JSON-RPC object or batch per line", kind: .emptyMessage)
             case .invalidUTF8: e = .parseError("the message is not valid UTF-8", kind: .invalidUTF8)
             case .tooDeep:
                 e = .invalidRequest("JSON nested deeper than \(limits.maxDepth) levels (the --max-depth limit); nest objects and arrays at most \(limits.maxDepth) deep, counting the message itself", kind: .tooDeep,
