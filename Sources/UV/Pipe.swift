@@ -101,8 +101,19 @@ public final class PipeListener: Listener {
         let old = umask(~mode & 0o777)
         let rc = uv_pipe_bind(pipe, path)
         umask(old)
+        if rc == Int32(UV_EACCES.rawValue), !Self.directoryExists(of: path) {
+            // libuv reports a missing directory as EACCES (as Windows would): say what it is.
+            throw UVError.notFound
+        }
         try UVError.check(rc)
         chmod(path, mode)
+    }
+
+    /// Whether the directory `path` would be made in exists.
+    static func directoryExists(of path: String) -> Bool {
+        let dir = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        var st = stat()
+        return stat(dir, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
     }
 
     public func listen(backlog: Int32 = 511, _ onConnection: @escaping (PipeListener) -> Void) throws(UVError) {

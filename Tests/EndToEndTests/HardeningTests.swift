@@ -117,6 +117,12 @@ import Glibc
         let d2 = try Daemon(socketPath: long, waitUntilServing: false)
         #expect(d2.waitForExit(timeout: 10) == 64)
         #expect(d2.stderr.contains("at most 107"), "\(d2.stderr)")
+
+        // A directory that does not exist is named as missing (libuv reports it as EACCES).
+        let missing = dir.path + "/no-such-dir/navd.sock"
+        let d3 = try Daemon(socketPath: missing, waitUntilServing: false)
+        #expect(d3.waitForExit(timeout: 10) == 1)
+        #expect(d3.stderr.contains("the directory \(dir.path)/no-such-dir does not exist; create it"), "\(d3.stderr)")
     }
 
     /// `--socket ""` (an unset variable in `--socket "$X"`) and an abstract name would make Linux

@@ -126,6 +126,17 @@ import UV
         _ = (server, client)
     }
 
+    /// libuv turns bind's ENOENT into EACCES; the wrapper gives back what it was: no such directory.
+    @Test func bindingInADirectoryThatDoesNotExistIsNotFound() {
+        let loop = EventLoop()
+        let listener = PipeListener(loop: loop)
+        let path = NSTemporaryDirectory() + "uv-test-\(getpid())-missing-\(UInt32.random(in: 0...UInt32.max))/x.sock"
+        #expect(throws: UVError.notFound) { try listener.bind(path: path) }
+        listener.close()
+        loop.run()
+        #expect(loop.close())
+    }
+
     @Test func aChildProcessRunsWithItsInputAndIsReaped() throws {
         let loop = EventLoop()
         var outcome: ChildProcess.Outcome?

@@ -221,6 +221,10 @@ public final class Server {
             try l.listen { [unowned self] listener in self.transport.accept(listener) }
         } catch {
             l.close()
+            if error == .notFound {
+                let dir = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+                throw StartupError(description: "cannot listen on \(path): the directory \(dir) does not exist; create it (mkdir -p \(dir)) or choose another --socket")
+            }
             throw StartupError(description: "cannot listen on \(path): \(error.message)")
         }
         return l
