@@ -102,7 +102,7 @@ import Glibc
     }
 
     /// `--socket` naming a regular file leaves the file alone; an over-long path is refused, not cut.
-    @Test func socketPathThatIsAFileOrTooLongIsRefused() throws {
+    @Test func socketAndStatePathsNavdCannotUseAreRefusedSayingWhy() throws {
         let dir = TempDir()
         defer { dir.remove() }
         let file = dir.file("precious.txt")
@@ -123,6 +123,12 @@ import Glibc
         let d3 = try Daemon(socketPath: missing, waitUntilServing: false)
         #expect(d3.waitForExit(timeout: 10) == 1)
         #expect(d3.stderr.contains("the directory \(dir.path)/no-such-dir does not exist; create it"), "\(d3.stderr)")
+
+        // A state file where no file can be made says where navd must be able to write.
+        let d4 = try Daemon(arguments: ["--state", "/proc/navd-test-state.sqlite"], waitUntilServing: false)
+        #expect(d4.waitForExit(timeout: 10) == 1)
+        #expect(d4.stderr.contains("cannot open the state file /proc/navd-test-state.sqlite") && d4.stderr.contains("/proc must be a directory navd may write in"),
+                "\(d4.stderr)")
     }
 
     /// `--socket ""` (an unset variable in `--socket "$X"`) and an abstract name would make Linux

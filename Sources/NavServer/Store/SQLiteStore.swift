@@ -61,8 +61,11 @@ final class SQLiteStore: Store {
         var handle: OpaquePointer?
         guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, nil) == SQLITE_OK else {
             let msg = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            let code = handle.map { sqlite3_system_errno($0) } ?? 0
+            let why = code != 0 ? String(cString: strerror(code)) : nil
             sqlite3_close(handle)
-            throw StateError(description: "cannot open the state file \(path): \(msg)")
+            let dir = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+            throw StateError(description: "cannot open the state file \(path): \(msg)\(why.map { " (\($0))" } ?? ""); navd creates it and its log beside it, so \(dir) must be a directory navd may write in; or give another --state PATH")
         }
         db = handle
         chmod(path, 0o600)  // sessions and facts are private to the user, like the socket
