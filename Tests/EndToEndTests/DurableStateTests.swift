@@ -218,6 +218,26 @@ import Testing
         _ = try runCommand("/usr/bin/sqlite3", [dir.file("future.sqlite"), "PRAGMA application_id=1851881060; PRAGMA user_version=99; CREATE TABLE x (a);"])
         r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("c.sock"), "--state", dir.file("future.sqlite")])
         #expect(r.status == 1 && r.stderr.contains("newer navd"), "\(r.stderr)")
+        // A file navd refuses is left as it was: its mode too (a --state that names another file,
+        // such as /etc/passwd, must not turn it private before it is found not to be navd's).
+        for name in ["corrupt.sqlite", "foreign.sqlite", "future.sqlite"] {
+            let path = dir.file(name)
+            chmod(path, 0o644)
+            let before = try Data(contentsOf: URL(fileURLWithPath: path))
+            r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("d.sock"), "--state", path])
+            #expect(r.status == 1, "\(name): \(r.stderr)")
+            var st = stat()
+            #expect(stat(path, &st) == 0 && st.st_mode & 0o777 == 0o644, "\(name): mode \(String(st.st_mode & 0o777, radix: 8))")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "\(name) changed")
+        }
+        // One navd made is made private (0600) when it is opened, before anything is written to it.
+        let own = dir.file("own.sqlite")
+        _ = try Daemon(arguments: ["--state", own], socketPath: dir.file("e.sock")).stop()
+        var st = stat()
+        #expect(stat(own, &st) == 0 && st.st_mode & 0o777 == 0o600, "mode \(String(st.st_mode & 0o777, radix: 8))")
+        chmod(own, 0o640)
+        _ = try Daemon(arguments: ["--state", own], socketPath: dir.file("e.sock")).stop()
+        #expect(stat(own, &st) == 0 && st.st_mode & 0o777 == 0o600, "mode \(String(st.st_mode & 0o777, radix: 8))")
     }
 
     /// Saves a session under `graph` (after `act`), then starts navd over that state on `graph`

@@ -58,6 +58,12 @@ final class SQLiteStore: Store {
         if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && st.st_size == 0 {
             throw StateError(description: "the state file \(path) is empty (0 bytes): it is not a navd state file, and starting afresh on it would hide whatever emptied it; remove it to start with fresh sessions, or give another --state PATH")
         }
+        // A new file is made private from its first byte (SQLite would make it 0644, less the umask:
+        // another user could open it then and read what navd writes later through that descriptor).
+        if stat(path, &st) != 0 && errno == ENOENT {
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if fd >= 0 { Glibc.close(fd) }
+        }
         var handle: OpaquePointer?
         guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, nil) == SQLITE_OK else {
             let msg = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
@@ -68,9 +74,12 @@ final class SQLiteStore: Store {
             throw StateError(description: "cannot open the state file \(path): \(msg)\(why.map { " (\($0))" } ?? ""); navd creates it and its log beside it, so \(dir) must be a directory navd may write in; or give another --state PATH")
         }
         db = handle
-        chmod(path, 0o600)  // sessions and facts are private to the user, like the socket
         do {
             try check()
+            // Sessions and facts are private to the user, like the socket: an older file of navd's
+            // made so once it is known to be navd's (a --state naming another file leaves it as it
+            // was), before the journal beside it (which takes its mode) or a session is written.
+            chmod(path, 0o600)
             try exec("PRAGMA journal_mode=WAL")
             try exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "OFF")")
             // `process`: the write-ahead log copied into the file every 128 pages (512 KiB), not
