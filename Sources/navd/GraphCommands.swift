@@ -228,18 +228,44 @@ struct CoverageCommand: ParsableCommand {
 }
 
 /// The embedded example's command preconditions run scripts: write them to a private folder
-/// (`/tmp/navd-example-<uid>`) so they exist whatever directory navd starts from.
+/// (`/tmp/navd-example-<uid>`, under `$TMPDIR` when set) so they exist whatever directory navd
+/// starts from. A shared `/tmp` lets anyone make that name first: the folder is used only when it is
+/// a directory (not a link) of navd's uid that no one else may open, else a fresh one is made
+/// beside it (`mkdtemp`), so that no other user can change a script navd runs.
 func materializeExampleScripts() -> String {
-    let dir = NSTemporaryDirectory() + "navd-example-\(getuid())"
-    let fm = FileManager.default
+    let base = NSTemporaryDirectory().hasSuffix("/") ? NSTemporaryDirectory() : NSTemporaryDirectory() + "/"
+    var dir = base + "navd-example-\(getuid())"
+    mkdir(dir, 0o700)
+    if !isPrivateDirectory(dir) {
+        var template = Array((dir + "-XXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else { return dir }
+        dir = String(cString: made)
+    }
     for (name, text) in EmbeddedExample.scripts {
         let path = dir + "/" + name
-        try? fm.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
-                                attributes: [.posixPermissions: 0o700])
-        if (try? String(contentsOfFile: path, encoding: .utf8)) != text + "\n" {
-            try? (text + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        // Inside a folder only navd's uid may write, nothing here can be another user's.
+        var folder = dir
+        for part in name.split(separator: "/").dropLast() {
+            folder += "/" + part
+            mkdir(folder, 0o700)
         }
-        try? fm.setAttributes([.posixPermissions: 0o700], ofItemAtPath: path)
+        let bytes = Array((text + "\n").utf8)
+        if (try? Data(contentsOf: URL(fileURLWithPath: path))).map(Array.init) != bytes {
+            let temporary = path + ".new"
+            let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o700)
+            guard fd >= 0 else { continue }
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            close(fd)
+            guard written == bytes.count else { unlink(temporary); continue }
+            rename(temporary, path)
+        }
+        chmod(path, 0o700)
     }
     return dir
+}
+
+/// Whether `path` is a directory (not a symbolic link) of this process's uid that only it may open.
+private func isPrivateDirectory(_ path: String) -> Bool {
+    var st = stat()
+    return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR && st.st_uid == getuid() && st.st_mode & 0o077 == 0
 }

@@ -26,6 +26,34 @@ import Glibc
         return dir.path
     }
 
+    /// The embedded example's scripts go to `$TMPDIR/navd-example-<uid>`. Another user may make that
+    /// folder first (a shared /tmp): navd then neither writes into it nor runs what it holds, but
+    /// writes the scripts to a fresh private folder and runs those.
+    @Test func aPlantedExampleFolderIsNeitherWrittenNorRun() throws {
+        let tmp = TempDir()
+        defer { tmp.remove() }
+        let planted = tmp.file("navd-example-\(getuid())")
+        let script = planted + "/scripts/in-stock.sh"
+        let marker = tmp.file("planted-script-ran")
+        try FileManager.default.createDirectory(atPath: planted + "/scripts", withIntermediateDirectories: true)
+        let text = "#!/bin/sh\ntouch \(marker)\nexit 0\n"
+        try text.write(toFile: script, atomically: true, encoding: .utf8)
+        for path in [planted, planted + "/scripts", script] { chmod(path, 0o777) }
+        if getuid() == 0 { for path in [planted, planted + "/scripts", script] { chown(path, 65534, 65534) } }
+        var env = ProcessInfo.processInfo.environment
+        env["TMPDIR"] = tmp.path
+        let d = try Daemon(environment: env)
+        let c = try d.client()
+        try c.call("context.set", ["facts": ["loggedIn": true, "cart.items": 2]])
+        try c.call("navigate", ["to": "cart.Cart", "by": "select"])
+        let r = try c.call("navigate", ["to": "cart.Checkout"], timeout: 20)
+        #expect(r["node"] != nil, "\(r)")
+        #expect(!FileManager.default.fileExists(atPath: marker), "navd ran the planted script")
+        #expect(try String(contentsOfFile: script, encoding: .utf8) == text, "navd wrote into the planted folder")
+        let made = try FileManager.default.contentsOfDirectory(atPath: tmp.path).filter { $0.hasPrefix("navd-example-\(getuid())-") }
+        #expect(made.count == 1, "\(made)")
+    }
+
     /// A value shaped like a placeholder is passed as written: no second scan, no loop, no growth,
     /// no other field injected. (The old expansion looped for ever on `{with.x}`.)
     @Test func placeholderShapedValuesAreNotExpandedAgain() throws {
