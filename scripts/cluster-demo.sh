@@ -8,11 +8,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=$PWD/.build/release
 NAME=${DEMO_SESSION:-navd-cluster-demo}
-WORK=${DEMO_DIR:-/tmp/navd-cluster-demo-$(id -u)}
 tmux kill-session -t "$NAME" 2>/dev/null || true
-scripts/pg-temp.sh stop "$WORK/pg" 2>/dev/null || true
-rm -rf "$WORK"
-mkdir -p "$WORK"
+# A fresh private folder (a fixed name in /tmp could be another user's); DEMO_DIR names one instead.
+if [ -n "${DEMO_DIR:-}" ]; then
+    WORK=$DEMO_DIR
+    scripts/pg-temp.sh stop "$WORK/pg" 2>/dev/null || true
+    rm -rf "$WORK"
+    mkdir -p -m 700 "$WORK"
+else
+    WORK=$(mktemp -d /tmp/navd-cluster-demo.XXXXXX)
+fi
 PG=$(scripts/pg-temp.sh start "$WORK/pg")
 A=$WORK/A.sock B=$WORK/B.sock
 

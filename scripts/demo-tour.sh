@@ -39,7 +39,8 @@ run link
 
 say "Check out: the login precondition fails and presents the Login flow (the navigation waits)"
 printf '$ navctl navigate cart.Checkout --by present   (in the background)\n'
-"$NAVCTL" navigate cart.Checkout --by present --session "$SESSION" >/tmp/navd-demo-checkout.$$ 2>&1 &
+CHECKOUT_OUT=$(mktemp)
+"$NAVCTL" navigate cart.Checkout --by present --session "$SESSION" >"$CHECKOUT_OUT" 2>&1 &
 CHECKOUT=$!
 for _ in $(seq 100); do [ -n "$(visible_flow)" ] && break; sleep 0.05; done
 LOGIN=$(visible_flow)
@@ -48,7 +49,7 @@ run tree
 say "Complete login: its completion establishes loggedIn (recover.facts), so checkout goes on"
 run complete "$LOGIN" --result '{"user":"ann"}'
 wait "$CHECKOUT"
-cat /tmp/navd-demo-checkout.$$; rm -f /tmp/navd-demo-checkout.$$
+cat "$CHECKOUT_OUT"; rm -f "$CHECKOUT_OUT"
 CHECKOUT_FLOW=$(visible_flow)
 
 say "Go through the checkout flow: payment (asks the provider), confirm"
