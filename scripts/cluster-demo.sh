@@ -9,15 +9,18 @@ cd "$(dirname "$0")/.."
 BIN=$PWD/.build/release
 NAME=${DEMO_SESSION:-navd-cluster-demo}
 tmux kill-session -t "$NAME" 2>/dev/null || true
-# A fresh private folder (a fixed name in /tmp could be another user's); DEMO_DIR names one instead.
+# A fresh folder of one's own (a fixed name in /tmp could be another user's); DEMO_DIR names one
+# instead. Others may pass through it (mode 0711: PostgreSQL runs as its own user under root) but
+# not list it; the sockets and PostgreSQL's folder in it are private.
 if [ -n "${DEMO_DIR:-}" ]; then
     WORK=$DEMO_DIR
     scripts/pg-temp.sh stop "$WORK/pg" 2>/dev/null || true
     rm -rf "$WORK"
-    mkdir -p -m 700 "$WORK"
+    mkdir -p "$WORK"
 else
     WORK=$(mktemp -d /tmp/navd-cluster-demo.XXXXXX)
 fi
+chmod 711 "$WORK"
 PG=$(scripts/pg-temp.sh start "$WORK/pg")
 A=$WORK/A.sock B=$WORK/B.sock
 
