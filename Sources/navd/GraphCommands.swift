@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import NavExplore
 import NavGraph
+import NavServer
 import NavigationCore
 import RPC
 
@@ -42,12 +43,10 @@ struct Check: ParsableCommand, GraphLimitOptions {
     func run() throws {
         var policyErrors = 0
         if let policy {
-            guard let text = try? String(contentsOfFile: policy, encoding: .utf8) else {
-                FileHandle.standardError.write(Data("navd check: cannot read the policy file \(policy) (missing, unreadable or not UTF-8)\n".utf8))
-                throw ExitCode(1)
-            }
-            let problems = PolicyFile.parse(text, file: policy, maxNodes: graphLimits.maxNodes).diagnostics.errors
-            for e in problems { FileHandle.standardError.write(Data((e.description + "\n").utf8)) }
+            // Read as navd reads it: refused when another user could have written it, then parsed.
+            var problems: [String] = []
+            do { _ = try PolicyFile.read(file: policy, maxNodes: graphLimits.maxNodes) } catch { problems = error.problems }
+            for e in problems { FileHandle.standardError.write(Data((e + "\n").utf8)) }
             policyErrors = problems.count
             FileHandle.standardError.write(Data("\(policy): \(policyErrors) error\(policyErrors == 1 ? "" : "s")\n".utf8))
         }

@@ -45,7 +45,7 @@ struct Serve: ParsableCommand, GraphLimitOptions {
     @Option(help: "Directory of navigation graph module files (default: the embedded example app).")
     var graph: String?
 
-    @Option(help: "Policy file (YAML or JSON) granting roles per uid and per token.")
+    @Option(help: "Policy file (YAML or JSON) granting roles per uid and per token: a file of navd's user (or root's) that no other user may write, else refused.")
     var policy: String?
 
     @Option(help: "State file (SQLite) keeping sessions across restarts (default: $XDG_STATE_HOME/navd/, else ~/.local/state/navd/, named after the socket).")
@@ -232,12 +232,9 @@ struct Serve: ParsableCommand, GraphLimitOptions {
         let server = Server(config: config, graph: navGraph, logger: logger)
         if let policy {
             do {
-                server.policy = try Policy.read(String(contentsOfFile: policy, encoding: .utf8), file: policy, maxNodes: graphLimits.maxNodes)
-            } catch let e as PolicyError {
-                StandardError.write(e.problems.joined(separator: "\n") + "\nnavd: the policy file has \(e.problems.count) error(s); fix them and start again")
-                throw ExitCode(1)
+                server.policy = try Policy.read(file: policy, maxNodes: graphLimits.maxNodes)
             } catch {
-                StandardError.write("navd: cannot load policy: \(error)")
+                StandardError.write(error.problems.joined(separator: "\n") + "\nnavd: the policy file has \(error.problems.count) error(s); fix them and start again")
                 throw ExitCode(1)
             }
         }
@@ -313,10 +310,10 @@ struct Serve: ParsableCommand, GraphLimitOptions {
     private func reload(_ server: Server, logger: Logger) {
         if let policy {
             do {
-                server.policy = try Policy.read(String(contentsOfFile: policy, encoding: .utf8), file: policy, maxNodes: graphLimits.maxNodes)
+                server.policy = try Policy.read(file: policy, maxNodes: graphLimits.maxNodes)
                 logger.info("policy reloaded", metadata: ["navd.policy": "\(policy)"])
             } catch {
-                logger.error("policy not reloaded, the previous one stays in force: \((error as? PolicyError)?.problems.joined(separator: "; ") ?? "\(error)")")
+                logger.error("policy not reloaded, the previous one stays in force: \(error.problems.joined(separator: "; "))")
             }
         }
         let r = server.reloadGraph()

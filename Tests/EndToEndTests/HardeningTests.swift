@@ -373,6 +373,38 @@ import Glibc
         #expect(try c.call("hello", ["token": "s3cret"])["roles"] == ["admin", "staff"], "the policy in force stays")
     }
 
+    /// A policy file another user could have written grants nothing: refused at start (navd does
+    /// not start, `navd check --policy` says why) and on SIGHUP (the policy in force stays).
+    @Test func aPolicyFileOthersMayWriteIsRefused() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let policy = dir.file("policy.yaml")
+        try "tokens: {\"s3cret\": [admin]}\n".write(toFile: policy, atomically: true, encoding: .utf8)
+        chmod(policy, 0o666)
+        let r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("a.sock"), "--ephemeral", "--policy", policy])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("\(policy):1:1: error: the policy file is writable by other users (mode 0666): anyone could grant themselves admin; chmod go-w"), "\(r.stderr)")
+        let check = try runCommand(Repo.binary("navd"), ["check", "--policy", policy])
+        #expect(check.status == 1 && check.stderr.contains("writable by other users"), "\(check.stderr)")
+        if getuid() == 0 {
+            chmod(policy, 0o644)
+            chown(policy, 65534, 65534)
+            let other = try runCommand(Repo.binary("navd"), ["--socket", dir.file("a.sock"), "--ephemeral", "--policy", policy])
+            #expect(other.status == 1 && other.stderr.contains("the policy file belongs to uid 65534"), "\(other.stderr)")
+            chown(policy, 0, 0)
+        }
+
+        chmod(policy, 0o644)
+        let d = try Daemon(arguments: ["--policy", policy])
+        let c = try d.client()
+        #expect(try c.call("hello", ["token": "s3cret"])["roles"] == ["admin"])
+        try "tokens: {\"s3cret\": [admin], \"planted\": [admin]}\n".write(toFile: policy, atomically: true, encoding: .utf8)
+        chmod(policy, 0o664)
+        kill(d.pid, SIGHUP)
+        try d.waitForLog("policy not reloaded")
+        #expect(try d.client().callError("hello", ["token": "planted"])["data"]?["kind"] == "accessDenied", "the policy in force stays")
+    }
+
     @Test func aRevokedTokenLosesItsRolesOnOpenConnections() throws {
         let dir = TempDir()
         defer { dir.remove() }

@@ -36,6 +36,56 @@ extension PolicyFile {
     }
 }
 
+extension PolicyFile {
+    /// Reads and parses the policy file at `path`, once it is known that nobody else could have
+    /// written it: a regular file of navd's uid or root's that no other user may write, in a
+    /// directory no other user may write (unless sticky, as /tmp). A file another user may change
+    /// would let them grant themselves any role, `admin` included. The file is checked as opened
+    /// (`fstat` of the descriptor read), and read up to ``maxPolicyBytes``.
+    public static func read(file path: String, maxNodes: Int = GraphLimits().maxNodes, uid: uid_t = getuid()) throws(PolicyError) -> Policy {
+        func refuse(_ problem: String) -> PolicyError { PolicyError(problems: ["\(path):1:1: error: \(problem)"]) }
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { throw refuse("cannot read the policy file: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw refuse("cannot read the policy file: \(String(cString: strerror(errno)))") }
+        if let problem = trustProblem(st, path: path, uid: uid) { throw refuse(problem) }
+        guard st.st_size <= maxPolicyBytes else { throw refuse("the policy file is \(st.st_size) bytes; a policy file may hold at most \(maxPolicyBytes)") }
+        var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
+        var got = 0
+        while got < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + got, $0.count - got) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            got += n
+        }
+        guard got == bytes.count, let text = String(validating: bytes, as: UTF8.self) else {
+            throw refuse("cannot read the policy file whole as UTF-8 text")
+        }
+        return try read(text, file: path, maxNodes: maxNodes)
+    }
+
+    /// The largest policy file read (its YAML is bounded by the graph's node budget as well).
+    public static let maxPolicyBytes = 16 << 20
+
+    /// Why a policy file of status `st` at `path` cannot be trusted, or nil.
+    static func trustProblem(_ st: stat, path: String, uid: uid_t) -> String? {
+        guard (st.st_mode & S_IFMT) == S_IFREG else { return "the policy file is not a regular file" }
+        if st.st_uid != uid && st.st_uid != 0 {
+            return "the policy file belongs to uid \(st.st_uid), not to navd's uid \(uid) or root: its owner could grant any role; give it to navd's user (chown) or keep it where only that user writes"
+        }
+        if st.st_mode & (S_IWGRP | S_IWOTH) != 0 {
+            return "the policy file is writable by other users (mode 0\(String(st.st_mode & 0o7777, radix: 8))): anyone could grant themselves admin; chmod go-w \(path)"
+        }
+        let dir = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        var d = stat()
+        if stat(dir, &d) == 0, d.st_mode & (S_IWGRP | S_IWOTH) != 0, d.st_mode & S_ISVTX == 0 {
+            return "the policy file's directory \(dir) is writable by other users (mode 0\(String(d.st_mode & 0o7777, radix: 8))): they could put another file in its place; keep it in a directory only navd's user writes (chmod go-w \(dir))"
+        }
+        return nil
+    }
+}
+
 /// What is wrong with a policy file: each problem a line `FILE:LINE:COLUMN: error: …`.
 public struct PolicyError: Error, CustomStringConvertible {
     public let problems: [String]
