@@ -50,6 +50,9 @@ public enum GraphLoader {
                     "`\(directory)` is not a directory; --graph takes the folder that holds the module files (*.yaml, *.yml, *.json)")
             return (nil, d)
         }
+        if let why = writableByAnyone(directory) {
+            d.error(SourceLocation(file: directory, line: 1, column: 1), "the graph's directory \(why)")
+        }
         let entries = (try? fm.contentsOfDirectory(atPath: directory)) ?? []
         let names = entries.filter(isModuleFileName).sorted()
         warnOfSubdirectories(entries, of: directory, limits: limits, &d)
@@ -64,6 +67,10 @@ public enum GraphLoader {
             var st = stat()
             guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
                 d.error(SourceLocation(file: path, line: 1, column: 1), "not a regular file (a directory, a device, a FIFO or a broken link); module files are plain text files")
+                continue
+            }
+            if let why = writableByAnyone(path) {
+                d.error(SourceLocation(file: path, line: 1, column: 1), "the module file \(why)")
                 continue
             }
             guard Int(st.st_size) <= limits.maxFileBytes else {
@@ -95,7 +102,43 @@ public enum GraphLoader {
         }
         let (g, more) = load(sources: sources, baseDirectory: directory, limits: limits)
         d.append(contentsOf: more)
+        if let g { checkCommandPrograms(g, &d) }
         return (d.hasErrors ? nil : g, d)
+    }
+
+    /// Why every user may change `path` (a module file, the graph's directory, a program its
+    /// commands run, a directory on its way), or nil: a graph says what navd runs (its command
+    /// preconditions), so a graph anyone may change would let anyone run code as navd's user.
+    /// World-writable files and directories are refused (a sticky directory too: anyone may still
+    /// add a module file to it); a group's write (a shared checkout) is the owner's choice.
+    static func writableByAnyone(_ path: String) -> String? {
+        var st = stat()
+        guard stat(path, &st) == 0, st.st_mode & S_IWOTH != 0 else { return nil }
+        let mode = "0" + String(st.st_mode & 0o7777, radix: 8)
+        return "is writable by every user (mode \(mode)): anyone could change what navd runs (its command preconditions) as its user; chmod o-w \(path)"
+    }
+
+    /// A command's program given relative to the graph's directory (`scripts/in-stock.sh`) runs
+    /// from it: it and the directories between them must not be writable by every user either.
+    private static func checkCommandPrograms(_ g: NavigationGraph, _ d: inout Diagnostics) {
+        var seen: Set<String> = []
+        for p in g.preconditions {
+            var argvs: [[String]] = []
+            if case .command(let argv, _) = p.kind { argvs.append(argv) }
+            if case .command(let argv, _)? = p.recover { argvs.append(argv) }
+            for argv in argvs {
+                guard let program = argv.first, program.contains("/"), !program.hasPrefix("/"), seen.insert(program).inserted else { continue }
+                var path = g.baseDirectory
+                let parts = program.split(separator: "/")
+                for part in parts {
+                    path += "/" + part
+                    if let why = writableByAnyone(path) {
+                        d.error(p.location, "`\(program)`, which precondition `\(p.name)` runs: \(path) \(why)")
+                        break
+                    }
+                }
+            }
+        }
     }
 
     /// A graph is the module files directly in its directory. A subdirectory holding files named as

@@ -112,6 +112,37 @@ import Glibc
         #expect(diags.errors.first?.message.contains("not a regular file") == true, "\(diags.errors)")
     }
 
+    /// A graph says what navd runs: one every user may change (its directory, a module file, a
+    /// command's program or a directory on its way there) is refused, sticky directory or not; a
+    /// group's write is left to the owner.
+    @Test func aGraphEveryUserMayChangeIsRefused() throws {
+        let app = "root: {stack: Home}\ncoordinators:\n  Home: {opens: [A]}\n  A: {preconditions: [ok]}\npreconditions:\n  ok: {command: [tools/bin/ok.sh, \"{to}\"]}\n"
+        let d = try dir(["app.yaml": app])
+        defer { d.remove() }
+        try FileManager.default.createDirectory(atPath: d.file("tools/bin"), withIntermediateDirectories: true)
+        try "#!/bin/sh\nexit 0\n".write(toFile: d.file("tools/bin/ok.sh"), atomically: true, encoding: .utf8)
+        for path in [d.path, d.file("tools"), d.file("tools/bin")] { chmod(path, 0o755) }
+        chmod(d.file("tools/bin/ok.sh"), 0o755)
+        chmod(d.file("app.yaml"), 0o644)
+        #expect(GraphLoader.load(directory: d.path).graph != nil)
+        for (path, mode, says) in [(d.path, 0o777, "the graph's directory is writable by every user (mode 0777)"),
+                                   (d.path, 0o1777, "the graph's directory is writable by every user (mode 01777)"),
+                                   (d.file("app.yaml"), 0o666, "the module file is writable by every user (mode 0666)"),
+                                   (d.file("tools"), 0o777, "`tools/bin/ok.sh`, which precondition `app.ok` runs: \(d.file("tools")) is writable by every user"),
+                                   (d.file("tools/bin/ok.sh"), 0o757, "\(d.file("tools/bin/ok.sh")) is writable by every user (mode 0757)")] {
+            var st = stat()
+            stat(path, &st)
+            chmod(path, mode_t(mode))
+            let (g, diags) = GraphLoader.load(directory: d.path)
+            #expect(g == nil, "\(path) \(String(mode, radix: 8))")
+            #expect(diags.errors.contains { $0.message.contains(says) && $0.message.contains("chmod o-w") }, "\(diags.errors)")
+            chmod(path, st.st_mode & 0o7777)
+        }
+        chmod(d.path, 0o775)
+        chmod(d.file("app.yaml"), 0o664)
+        #expect(GraphLoader.load(directory: d.path).graph != nil, "a group's write is the owner's choice")
+    }
+
     /// A link to some other file (a secret, say) is reported without a word of its content.
     @Test func aFileThatIsNotAModuleIsReportedWithoutItsContent() throws {
         let d = try dir(["app.yaml": "root: {stack: Home}\ncoordinators:\n  Home: {}\n",
