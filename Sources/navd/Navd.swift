@@ -45,7 +45,7 @@ struct Serve: ParsableCommand, GraphLimitOptions {
     @Option(help: "Directory of navigation graph module files (default: the embedded example app).")
     var graph: String?
 
-    @Option(help: "Policy file (YAML or JSON) granting roles per uid and per token: a file of navd's user (or root's) that no other user may write, else refused.")
+    @Option(help: "Policy file (YAML or JSON) granting roles per uid and per token: a file of navd's user (or root's) that no other user may write (nor read, when it holds tokens), else refused.")
     var policy: String?
 
     @Option(help: "State file (SQLite) keeping sessions across restarts (default: $XDG_STATE_HOME/navd/, else ~/.local/state/navd/, named after the socket).")

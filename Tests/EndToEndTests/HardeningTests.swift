@@ -364,42 +364,51 @@ import Glibc
         #expect(r.stderr.contains("navd: the policy file has 2 error(s)"), "\(r.stderr)")
 
         try "tokens: {\"s3cret\": [staff]}\n".write(toFile: policy, atomically: true, encoding: .utf8)
+        chmod(policy, 0o600)  // it holds tokens
         let d = try Daemon(arguments: ["--policy", policy])
         let c = try d.client()
         #expect(try c.call("hello", ["token": "s3cret"])["roles"] == ["admin", "staff"])
         try "tokens: {\"s3cret\": staff, \"\": [x]}\n".write(toFile: policy, atomically: true, encoding: .utf8)
+        chmod(policy, 0o600)  // it holds tokens
         kill(d.pid, SIGHUP)
         try d.waitForLog("policy not reloaded")
         #expect(try c.call("hello", ["token": "s3cret"])["roles"] == ["admin", "staff"], "the policy in force stays")
     }
 
-    /// A policy file another user could have written grants nothing: refused at start (navd does
-    /// not start, `navd check --policy` says why) and on SIGHUP (the policy in force stays).
-    @Test func aPolicyFileOthersMayWriteIsRefused() throws {
+    /// A policy file another user could have written grants nothing, nor one holding tokens that
+    /// another user may read: refused at start (navd does not start, `navd check --policy` says
+    /// why) and on SIGHUP (the policy in force stays).
+    @Test func aPolicyFileOthersMayWriteOrReadItsTokensIsRefused() throws {
         let dir = TempDir()
         defer { dir.remove() }
         let policy = dir.file("policy.yaml")
         try "tokens: {\"s3cret\": [admin]}\n".write(toFile: policy, atomically: true, encoding: .utf8)
-        chmod(policy, 0o666)
-        let r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("a.sock"), "--ephemeral", "--policy", policy])
-        #expect(r.status == 1)
-        #expect(r.stderr.contains("\(policy):1:1: error: the policy file is writable by other users (mode 0666): anyone could grant themselves admin; chmod go-w"), "\(r.stderr)")
-        let check = try runCommand(Repo.binary("navd"), ["check", "--policy", policy])
-        #expect(check.status == 1 && check.stderr.contains("writable by other users"), "\(check.stderr)")
+        func refused(_ mode: mode_t, saying: String) throws {
+            chmod(policy, mode)
+            let r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("a.sock"), "--ephemeral", "--policy", policy])
+            #expect(r.status == 1 && r.stderr.contains("\(policy):1:1: error: \(saying)"), "\(r.stderr)")
+            let check = try runCommand(Repo.binary("navd"), ["check", "--policy", policy])
+            #expect(check.status == 1 && check.stderr.contains(saying), "\(check.stderr)")
+        }
+        try refused(0o666, saying: "the policy file is writable by other users (mode 0666): anyone could grant themselves admin; chmod go-w")
+        try refused(0o644, saying: "the policy file holds tokens and may be read by other users (mode 0644): anyone could read a token and take its roles; chmod 600")
         if getuid() == 0 {
-            chmod(policy, 0o644)
             chown(policy, 65534, 65534)
-            let other = try runCommand(Repo.binary("navd"), ["--socket", dir.file("a.sock"), "--ephemeral", "--policy", policy])
-            #expect(other.status == 1 && other.stderr.contains("the policy file belongs to uid 65534"), "\(other.stderr)")
+            try refused(0o600, saying: "the policy file belongs to uid 65534")
             chown(policy, 0, 0)
         }
-
+        // Without tokens, anyone may read it.
+        try "uids: {\"65534\": [staff]}\n".write(toFile: policy, atomically: true, encoding: .utf8)
         chmod(policy, 0o644)
+        #expect(try runCommand(Repo.binary("navd"), ["check", "--policy", policy]).status == 0)
+
+        try "tokens: {\"s3cret\": [admin]}\n".write(toFile: policy, atomically: true, encoding: .utf8)
+        chmod(policy, 0o600)
         let d = try Daemon(arguments: ["--policy", policy])
         let c = try d.client()
         #expect(try c.call("hello", ["token": "s3cret"])["roles"] == ["admin"])
         try "tokens: {\"s3cret\": [admin], \"planted\": [admin]}\n".write(toFile: policy, atomically: true, encoding: .utf8)
-        chmod(policy, 0o664)
+        chmod(policy, 0o620)
         kill(d.pid, SIGHUP)
         try d.waitForLog("policy not reloaded")
         #expect(try d.client().callError("hello", ["token": "planted"])["data"]?["kind"] == "accessDenied", "the policy in force stays")
@@ -410,6 +419,7 @@ import Glibc
         defer { dir.remove() }
         let policy = dir.file("policy.yaml")
         try "tokens: {\"s3cret\": [staff]}\n".write(toFile: policy, atomically: true, encoding: .utf8)
+        chmod(policy, 0o600)  // it holds tokens
         let d = try Daemon(graph: "root: {stack: Home}\ncoordinators:\n  Home: {opens: [BackOffice]}\n  BackOffice: {access: [staff]}\n",
                            arguments: ["--policy", policy])
         let c = try d.client()
@@ -417,6 +427,7 @@ import Glibc
         #expect(try c.call("navigate", ["to": "BackOffice"])["version"] == 1)
         try c.call("dismiss")
         try "tokens: {}\n".write(toFile: policy, atomically: true, encoding: .utf8)
+        chmod(policy, 0o600)  // it holds tokens
         kill(d.pid, SIGHUP)
         try d.waitForLog("policy reloaded")
         #expect(try c.call("hello")["roles"] == ["admin"])

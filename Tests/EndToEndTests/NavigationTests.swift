@@ -397,6 +397,7 @@ import Testing
         let dir = TempDir()
         defer { dir.remove() }
         try "uids: {}\ntokens: {\"s3cret\": [staff]}\n".write(toFile: dir.file("policy.yaml"), atomically: true, encoding: .utf8)
+        chmod(dir.file("policy.yaml"), 0o600)  // it holds tokens
         let d = try Daemon(arguments: ["--policy", dir.file("policy.yaml")])
         let c = try d.client()
         try c.call("navigate", ["to": "account.Account", "by": "select"])
@@ -420,6 +421,7 @@ import Testing
         let dir = TempDir()
         defer { dir.remove() }
         try "uids: {}\ntokens: {\"s3cret\": [staff]}\n".write(toFile: dir.file("policy.yaml"), atomically: true, encoding: .utf8)
+        chmod(dir.file("policy.yaml"), 0o600)  // it holds tokens
         let d = try Daemon(graph: """
             root: {stack: Home}
             coordinators:

@@ -40,7 +40,8 @@ extension PolicyFile {
     /// Reads and parses the policy file at `path`, once it is known that nobody else could have
     /// written it: a regular file of navd's uid or root's that no other user may write, in a
     /// directory no other user may write (unless sticky, as /tmp). A file another user may change
-    /// would let them grant themselves any role, `admin` included. The file is checked as opened
+    /// would let them grant themselves any role, `admin` included; one that holds tokens must not
+    /// be readable by others either (as an ssh private key). The file is checked as opened
     /// (`fstat` of the descriptor read), and read up to ``maxPolicyBytes``.
     public static func read(file path: String, maxNodes: Int = GraphLimits().maxNodes, uid: uid_t = getuid()) throws(PolicyError) -> Policy {
         func refuse(_ problem: String) -> PolicyError { PolicyError(problems: ["\(path):1:1: error: \(problem)"]) }
@@ -62,7 +63,12 @@ extension PolicyFile {
         guard got == bytes.count, let text = String(validating: bytes, as: UTF8.self) else {
             throw refuse("cannot read the policy file whole as UTF-8 text")
         }
-        return try read(text, file: path, maxNodes: maxNodes)
+        let policy = try read(text, file: path, maxNodes: maxNodes)
+        if !policy.tokens.isEmpty && st.st_mode & (S_IRGRP | S_IROTH) != 0 {
+            // A token is a password: one other users may read grants its roles to all of them.
+            throw refuse("the policy file holds tokens and may be read by other users (mode 0\(String(st.st_mode & 0o7777, radix: 8))): anyone could read a token and take its roles; chmod 600 \(path)")
+        }
+        return policy
     }
 
     /// The largest policy file read (its YAML is bounded by the graph's node budget as well).
