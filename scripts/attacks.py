@@ -12,11 +12,12 @@ issue (depth, committed replies, a provider flood, recovery facts, memory, per-u
 socket path, pending work, clients against a stuck server, restored state); the last five those of
 the durable store's integrity (a damaged log, reloads with compactions and kill -9, refused keys,
 planted state files); the twenty-second and twenty-third, pipelined requests that each cost much
-(names compared with thousands, values checked against hostile patterns). The attacker runs as
+(names compared with thousands, values checked against hostile patterns); the twenty-fifth, what
+another user could have written: the example's script folder, a policy file, a graph. The attacker runs as
 uid 65534 (setpriv) where the attack is about another user. Each also stays as a test of
 `make test` (Tests/EndToEndTests/AttackTests.swift, HardeningTests.swift, Tests/NavServerTests/
 FairnessTests.swift, Clients/python/tests/test_hostile_server.py). The attacks are in
-attacks_protocol.py (1-15, 22, 23) and attacks_state.py (16-21), what they share in attacks_common.py.
+attacks_protocol.py (1-15, 22, 23) and attacks_state.py (16-21, 25), what they share in attacks_common.py.
 """
 import os
 import shutil
@@ -55,6 +56,7 @@ ATTACKS = [
     ("22. 2,000 pipelined costly unknown names, 10,000 coordinators", costly_names),
     ("23. 200 pipelined values against hostile patterns", costly_patterns),
     ("24. setup models of 50,000 members: push, update, merge", costly_members),
+    ("25. an example folder, a policy, a graph planted or open to all", planted_configuration),
 ]
 
 

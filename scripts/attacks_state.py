@@ -216,3 +216,60 @@ def planted_state_files():
     ok = status == 1 and "writable by other users" in err and status2 == 1 and "belongs to uid 65534" in err2
     return ok, "planted %s: exit %d (%s); in navd's own directory: exit %d (%s)" % (
         r["planted"], status, err.strip()[6:80], status2, err2.strip()[6:90])
+
+
+PLANT_EXAMPLE = """
+import json, os, sys
+d = sys.argv[1] + "/navd-example-0/scripts"
+os.makedirs(d)
+open(d + "/in-stock.sh", "w").write("#!/bin/sh\\ntouch " + sys.argv[1] + "/planted-script-ran\\nexit 0\\n")
+for p in [sys.argv[1] + "/navd-example-0", d, d + "/in-stock.sh"]:
+    os.chmod(p, 0o777)
+print(json.dumps({"planted": d}))
+"""
+
+
+def planted_configuration():
+    """What another user could have written is not trusted: a folder planted where navd writes the
+    example's scripts (neither written into nor run), a policy file others may write or whose
+    tokens they may read, a graph directory anyone may write (each refused, saying why), and a
+    --state naming a file that is not navd's (refused, its mode and bytes as they were)."""
+    tmp = tempfile.mkdtemp(prefix="navd-tmp-", dir=WORK)
+    os.chmod(tmp, 0o1777)
+    r = as_nobody(PLANT_EXAMPLE, tmp)
+    env = dict(os.environ, TMPDIR=tmp)
+    sock = tmp + "/n.sock"
+    p = subprocess.Popen([NAVD, "--socket", sock, "--ephemeral", "--log-level", "warning"], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    STARTED.append(p)
+    for _ in range(500):
+        if os.path.exists(sock):
+            break
+        time.sleep(0.02)
+    c = navd_client.Client(sock)
+    c.call("context.set", facts={"loggedIn": True, "cart.items": 2})
+    c.navigate("cart.Cart", by="select")
+    checkout = c.call("navigate", {"to": "cart.Checkout"}, timeout=20)
+    c.close()
+    ran = os.path.exists(tmp + "/planted-script-ran")
+    untouched = open(r["planted"] + "/in-stock.sh").read().startswith("#!/bin/sh\ntouch")
+    policy = WORK + "/policy.yaml"
+    open(policy, "w").write('tokens: {"s3cret": [admin]}\n')
+    os.chmod(policy, 0o666)
+    writable, werr, _ = run_navd("--ephemeral", "--policy", policy)
+    os.chmod(policy, 0o644)
+    readable, rerr, _ = run_navd("--ephemeral", "--policy", policy)
+    graph = tempfile.mkdtemp(prefix="navd-graph-", dir=WORK)
+    open(graph + "/app.yaml", "w").write("root: {stack: Home}\ncoordinators:\n  Home: {}\n")
+    os.chmod(graph, 0o777)
+    gstatus, gerr, _ = run_navd("--ephemeral", "--graph", graph)
+    other = WORK + "/not-a-state-file"
+    open(other, "w").write("keep me\n" * 100)
+    os.chmod(other, 0o644)
+    sstatus, _, _ = run_navd("--state", other)
+    kept = oct(os.stat(other).st_mode & 0o777) == "0o644" and open(other).read() == "keep me\n" * 100
+    ok = (checkout.get("node") is not None and not ran and untouched and writable == 1 and "writable by other users" in werr
+          and readable == 1 and "holds tokens and may be read" in rerr and gstatus == 1 and "writable by every user" in gerr
+          and sstatus == 1 and kept)
+    return ok, "planted example: checkout %s, planted script ran: %s; policy 0666: exit %d, 0644 with tokens: exit %d; graph 0777: exit %d; --state at another file: exit %d, left as it was: %s" % (
+        "committed" if checkout.get("node") else checkout, ran, writable, readable, gstatus, sstatus, kept)
