@@ -179,7 +179,8 @@ public struct TestPlan: Sendable {
             _policy_dir = tempfile.mkdtemp(prefix="navd-plan-")
             atexit.register(shutil.rmtree, _policy_dir, True)
             _policy = os.path.join(_policy_dir, "policy.json")
-            with open(_policy, "w") as f:
+            # navd reads a policy that holds tokens only when no other user may read it.
+            with os.fdopen(os.open(_policy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
                 json.dump({"tokens": {PLAN["token"]: PLAN["roles"]}}, f)
             pytestmark.append(pytest.mark.navd_args("--policy", _policy))
 
