@@ -83,7 +83,7 @@ extension PolicyFile {
         if st.st_mode & (S_IWGRP | S_IWOTH) != 0 {
             return "the policy file is writable by other users (mode 0\(String(st.st_mode & 0o7777, radix: 8))): anyone could grant themselves admin; chmod go-w \(path)"
         }
-        let dir = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let dir = StateFiles.directory(of: path)
         var d = stat()
         if stat(dir, &d) == 0, d.st_mode & (S_IWGRP | S_IWOTH) != 0, d.st_mode & S_ISVTX == 0 {
             return "the policy file's directory \(dir) is writable by other users (mode 0\(String(d.st_mode & 0o7777, radix: 8))): they could put another file in its place; keep it in a directory only navd's user writes (chmod go-w \(dir))"

@@ -222,7 +222,7 @@ public final class Server {
         } catch {
             l.close()
             if error == .notFound {
-                let dir = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+                let dir = StateFiles.directory(of: path)
                 throw StartupError(description: "cannot listen on \(path): the directory \(dir) does not exist; create it (mkdir -p \(dir)) or choose another --socket")
             }
             throw StartupError(description: "cannot listen on \(path): \(error.message)")

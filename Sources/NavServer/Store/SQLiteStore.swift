@@ -70,7 +70,7 @@ final class SQLiteStore: Store {
             let code = handle.map { sqlite3_system_errno($0) } ?? 0
             let why = code != 0 ? String(cString: strerror(code)) : nil
             sqlite3_close(handle)
-            let dir = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+            let dir = StateFiles.directory(of: path)
             throw StateError(description: "cannot open the state file \(path): \(msg)\(why.map { " (\($0))" } ?? ""); navd creates it and its log beside it, so \(dir) must be a directory navd may write in; or give another --state PATH")
         }
         db = handle
