@@ -237,7 +237,12 @@ func materializeExampleScripts() -> String {
     mkdir(dir, 0o700)
     if !isPrivateDirectory(dir) {
         var template = Array((dir + "-XXXXXX").utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else { return dir }
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            // Never the folder that is not navd's own: without scripts, the example's command
+            // precondition fails saying its program is missing.
+            StandardError.write("navd: no private folder for the example's scripts (\(dir) is not navd's own, and mkdtemp failed: \(String(cString: strerror(errno)))); cart.inStock will fail", priority: 4)
+            return dir + "-unavailable"
+        }
         dir = String(cString: made)
     }
     for (name, text) in EmbeddedExample.scripts {
