@@ -65,6 +65,8 @@ import Testing
         #expect(nothing["data"]?["kind"] == "unknownNode", "nothing above Home: \(nothing)")
         let unknown = try c.callError("dismiss", ["to": "Nowhere"])
         #expect(unknown["data"]?["kind"] == "unknownTarget", "\(unknown)")
+        let noSession = try c.callError("tree", ["session": ""])
+        #expect(noSession["data"]?["kind"] == "unknownTarget" && noSession["message"]?.stringValue?.hasPrefix("\"session\" is empty") == true, "\(noSession)")
         for form: (String, JSONValue) in [("dismiss", ["to": ""]), ("navigate", ["to": ""])] {
             let empty = try c.callError(form.0, form.1)
             #expect(empty["data"]?["kind"] == "unknownTarget" && empty["message"]?.stringValue?.hasPrefix("\"to\" is empty") == true, "\(empty)")

@@ -124,6 +124,10 @@ final class Navigator: SessionSource {
 
     func state(_ name: String) throws(NavError) -> SessionState {
         guard let s = sessions[name] else {
+            if name.isEmpty {
+                throw NavError(.unknownTarget, "\"session\" is empty; name an open session, or leave \"session\" out for `main` (session.list lists them)",
+                               data: ["session": ""])
+            }
             // A near name is looked for only among few sessions: a request never costs a walk of them all.
             let hint = sessions.count > Navigator.suggestAmongSessions ? ""
                 : suggestion(for: name, among: sessions.keys).map { "; did you mean \"\($0)\"?" } ?? ""
