@@ -1908,8 +1908,7 @@ def walks(a, conninfo):
             return 1
         finally:
             server.stop()
-        if not a.graph:
-            shutil.rmtree(work)
+        shutil.rmtree(work)  # its navd's log and state (and the graph it wrote, without --graph)
     print("random-walk: %d graph(s) x %d walk(s) of %d steps, %d commits, %d navigations that waited, %d provider answers (%d to recoveries), %d URLs resolved and reopened (%d with params a link carries), %d navigations placed (%d after waiting for preconditions, %d of them after a popUpTo, %d after a popUpTo, %d with a field mediation filled, %d by a route, %d redirected by a precondition), %d navigate {existing} and %d links or reset {to} built as PROTOCOL.md says (%d of them redirected on the way), %d dismissals (%d merging their result), %d flows completed (%d going on to the `then` their navigate gave, %d with params from the result, %d first in their stack whose then took their place), %d resets and %d updates as the model says, %d waiting navigations superseded, %d leave guards asked about their screen, %d other asks about a coordinator showing the precondition, %d other notifications relayed to a second node as the first node's subscriber heard them, %d dismisses of the top judged by nav-web's rule as navd answered: "
           "every mirror, dryRun and tree agreed" % (1 if a.graph else a.graphs, a.walks, a.steps, total, seen["waited"], seen["answered"], seen["recoveries"], seen["resolved"], seen["carried"], seen["placed"], seen["waited_placed"], seen["waited_popped"], seen["popped"], seen["mediated"], seen["routed"], seen["redirected"], seen["reused"], seen["linked"], seen["linked_redirected"], seen["dismissed"], seen["merged"], seen["completed"], seen["thens"], seen["then_params"], seen["took_place"], seen["reset"], seen["updated"], seen["superseded"], seen["leave_asks"], seen["target_asks"], seen["relayed"], seen["js_dismisses"]))
     return 0
