@@ -232,8 +232,7 @@ struct CoverageCommand: ParsableCommand {
 /// a directory (not a link) of navd's uid that no one else may open, else a fresh one is made
 /// beside it (`mkdtemp`), so that no other user can change a script navd runs.
 func materializeExampleScripts() -> String {
-    let base = NSTemporaryDirectory().hasSuffix("/") ? NSTemporaryDirectory() : NSTemporaryDirectory() + "/"
-    var dir = base + "navd-example-\(getuid())"
+    var dir = (NSTemporaryDirectory() as NSString).appendingPathComponent("navd-example-\(getuid())")
     mkdir(dir, 0o700)
     if !isPrivateDirectory(dir) {
         var template = Array((dir + "-XXXXXX").utf8CString)

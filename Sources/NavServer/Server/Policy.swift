@@ -52,15 +52,8 @@ extension PolicyFile {
         guard fstat(fd, &st) == 0 else { throw refuse("cannot read the policy file: \(String(cString: strerror(errno)))") }
         if let problem = trustProblem(st, path: path, uid: uid) { throw refuse(problem) }
         guard st.st_size <= maxPolicyBytes else { throw refuse("the policy file is \(st.st_size) bytes; a policy file may hold at most \(maxPolicyBytes)") }
-        var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
-        var got = 0
-        while got < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + got, $0.count - got) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
-            got += n
-        }
-        guard got == bytes.count, let text = String(validating: bytes, as: UTF8.self) else {
+        let (bytes, failure) = FileBytes.read(fd, size: Int(st.st_size))
+        guard failure == 0, bytes.count == st.st_size, let text = String(validating: bytes, as: UTF8.self) else {
             throw refuse("cannot read the policy file whole as UTF-8 text")
         }
         let policy = try read(text, file: path, maxNodes: maxNodes)

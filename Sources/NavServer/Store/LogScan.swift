@@ -126,24 +126,7 @@ struct LogScan {
         defer { Glibc.close(f) }
         var st = stat()
         guard fstat(f, &st) == 0 else { throw StateError(description: "cannot read \(path): \(String(cString: strerror(errno)))") }
-        // Read into the array's own storage (no zeros written first, no copy after): a log is made
-        // in advance at its full size, mostly zeros.
-        let size = Int(st.st_size)
-        var failure: Int32 = 0
-        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
-            var off = 0
-            while off < size {
-                let n = pread(f, buffer.baseAddress! + off, size - off, off_t(off))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    break
-                }
-                if n == 0 { break }
-                off += n
-            }
-            initialized = off
-        }
+        let (bytes, failure) = FileBytes.read(f, size: Int(st.st_size))
         if failure != 0 { throw StateError(description: "cannot read \(path): \(String(cString: strerror(failure)))") }
         return bytes
     }

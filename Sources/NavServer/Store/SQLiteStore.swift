@@ -55,12 +55,13 @@ final class SQLiteStore: Store {
         self.saved = saved
         self.repair = repair
         var st = stat()
-        if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && st.st_size == 0 {
+        let exists = stat(path, &st) == 0
+        if exists && (st.st_mode & S_IFMT) == S_IFREG && st.st_size == 0 {
             throw StateError(description: "the state file \(path) is empty (0 bytes): it is not a navd state file, and starting afresh on it would hide whatever emptied it; remove it to start with fresh sessions, or give another --state PATH")
         }
         // A new file is made private from its first byte (SQLite would make it 0644, less the umask:
         // another user could open it then and read what navd writes later through that descriptor).
-        if stat(path, &st) != 0 && errno == ENOENT {
+        if !exists && errno == ENOENT {
             let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
             if fd >= 0 { Glibc.close(fd) }
         }
