@@ -5,13 +5,18 @@ import Glibc
 
 /// A child process started with uv_spawn, without a shell, with its stdin, stdout and stderr
 /// connected to pipes. `onExit` runs once the process has exited and both output pipes reached
-/// end of file, with the exit status (128 + signal when killed) and what it wrote (capped).
+/// end of file, with the exit status (128 + signal when killed) and what it wrote (capped: at the
+/// cap the pipe is closed, not read and discarded).
 public final class ChildProcess: Handle {
     public struct Outcome {
         public let status: Int32
         public let signal: Int32
         public let stdout: [UInt8]
         public let stderr: [UInt8]
+        /// Whether an output reached the cap: its pipe was then closed, so that a process writing
+        /// without end costs no more reads (its next write fails: ECONNRESET on the socket pair
+        /// libuv gives it, or SIGPIPE).
+        public let cut: Bool
     }
 
     private let loop: EventLoop
@@ -22,6 +27,7 @@ public final class ChildProcess: Handle {
     private var err: [UInt8] = []
     private var exit: (status: Int32, signal: Int32)?
     private var openPipes = 2
+    private var cut = false
     private var onExit: ((Outcome) -> Void)?
     /// Runs once when the process itself has exited (even abandoned, even while a child of its own
     /// still holds its output open): for counting the processes running.
@@ -100,15 +106,24 @@ public final class ChildProcess: Handle {
     }
 
     private func read(_ e: PipeStream.ReadEvent, into buffer: ReferenceWritableKeyPath<ChildProcess, [UInt8]>, pipe: PipeStream) {
+        guard !pipe.isClosing else { return }
         switch e {
         case .data(let bytes):
             let room = cap - self[keyPath: buffer].count
             if room > 0 { self[keyPath: buffer].append(contentsOf: bytes.raw.prefix(room)) }
+            if self[keyPath: buffer].count >= cap {
+                cut = true
+                closePipe(pipe)
+            }
         case .end, .error:
-            pipe.close()
-            openPipes -= 1
-            maybeFinish()
+            closePipe(pipe)
         }
+    }
+
+    private func closePipe(_ pipe: PipeStream) {
+        pipe.close()
+        openPipes -= 1
+        maybeFinish()
     }
 
     private var finished = false
@@ -122,7 +137,7 @@ public final class ChildProcess: Handle {
         errPipe = nil
         let status = exit.signal != 0 ? 128 + exit.signal : exit.status
         close()
-        cb?(Outcome(status: status, signal: exit.signal, stdout: out, stderr: err))
+        cb?(Outcome(status: status, signal: exit.signal, stdout: out, stderr: err, cut: cut))
     }
 
     /// Sends `signal` (default SIGKILL) to the process if it still runs.

@@ -9,7 +9,7 @@ func preconditionGraph(_ dir: TempDir) throws -> String {
     let yaml = """
         root: {stack: Home}
         coordinators:
-          Home: {opens: [Pass, Fail, Slow, Missing, Asked, Three, Protected, Sleepy, Recovering, Fixed, Echo, Hub, Vault]}
+          Home: {opens: [Pass, Fail, Slow, Missing, Asked, Three, Protected, Sleepy, Recovering, Fixed, Echo, Hub, Vault, Flood, Wordy]}
           Hub: {opens: [Sleepy]}
           Pass: {preconditions: [passCmd]}
           Fail: {preconditions: [failCmd]}
@@ -25,6 +25,8 @@ func preconditionGraph(_ dir: TempDir) throws -> String {
           Recovering: {preconditions: [flag]}
           Fixed: {preconditions: [fixable]}
           Vault: {preconditions: [vault]}
+          Flood: {preconditions: [floodCmd]}
+          Wordy: {preconditions: [wordyCmd]}
           Echo:
             setup: {type: object, properties: {word: {type: string}}}
             preconditions: [echoArgs]
@@ -33,6 +35,8 @@ func preconditionGraph(_ dir: TempDir) throws -> String {
           failCmd: {command: [sh, -c, "echo out of stock; echo second line; exit 3"]}
           slowCmd: {command: [sleep, "30"], timeout: 300ms}
           missingCmd: {command: [./no-such-program]}
+          floodCmd: {command: [yes], timeout: 60s}
+          wordyCmd: {command: [sh, -c, "printf 'é%.0s' $(seq 3000); exit 1"]}
           asked: {provider: true, timeout: 2s}
           first: {check: {fact: a, equals: 1}}
           second: {check: {fact: b, equals: 1}}
@@ -76,6 +80,28 @@ func preconditionGraph(_ dir: TempDir) throws -> String {
         let message = m["data"]?["reason"]?.stringValue ?? ""
         #expect(message.contains("cannot run"), "\(m)")
         #expect(try c.call("tree")["version"] == 2)
+    }
+
+    /// A command that writes without end is cut off at its output's cap (its pipe closed, not
+    /// read and thrown away until the timeout), and fails at once saying so; a first line longer
+    /// than a reason's bound is cut, on a character's edge.
+    @Test func aCommandWritingWithoutEndIsCutOffAndALongReasonIsBounded() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let d = try daemon(dir)
+        let c = try d.client()
+        let start = Date()
+        let e = try c.callError("navigate", ["to": "Flood"])
+        #expect(e["code"] == -32005, "\(e)")
+        let reason = e["data"]?["reason"]?.stringValue ?? ""
+        #expect(reason.hasPrefix("yes wrote more than 64 KiB of output; navd stopped reading it and it "), "\(e)")
+        #expect(Date().timeIntervalSince(start) < 30, "failed only at its timeout: \(e)")
+        let w = try c.callError("navigate", ["to": "Wordy"])
+        let long = w["data"]?["reason"]?.stringValue ?? ""
+        #expect(long.utf8.count <= 1024 && long.hasSuffix("…") && long.hasPrefix("éé"), "\(long.utf8.count) bytes")
+        #expect(long.dropLast().allSatisfy { $0 == "é" }, "cut inside a character: \(long.suffix(4))")
+        #expect((w["message"]?.stringValue ?? "").utf8.count < 1300)
+        #expect(try c.call("tree")["version"] == 0)
     }
 
     @Test func commandsGetPlaceholdersStdinAndACleanEnvironment() throws {

@@ -148,6 +148,24 @@ import UV
         _ = p
     }
 
+    /// At the output's cap the pipe is closed: a process writing without end sees its write fail
+    /// rather than being read (and its bytes thrown away) for as long as it runs.
+    @Test func aProcessWritingWithoutEndIsCutOffAtTheCap() throws {
+        let loop = EventLoop()
+        var outcome: ChildProcess.Outcome?
+        let p = try ChildProcess(loop: loop, argv: ["yes"], environment: ["PATH=/bin:/usr/bin"], directory: nil,
+                                 input: [], outputCap: 4096) { outcome = $0 }
+        let guardTimer = Timer(loop: loop)
+        guardTimer.start(milliseconds: 20_000) { p.kill(9); guardTimer.close() }
+        guardTimer.unref()
+        loop.run()
+        if !guardTimer.isClosing { guardTimer.close(); loop.run() }
+        // Its next write fails (the pipe is a socket pair: ECONNRESET, or SIGPIPE), so it ends
+        // at once; still read, it would run until the guard's SIGKILL.
+        #expect(outcome != nil && outcome?.signal != SIGKILL, "ended by signal \(String(describing: outcome?.signal))")
+        #expect(outcome?.cut == true && outcome?.stdout.count == 4096)
+    }
+
     @Test func aProgramThatCannotStartIsAnError() {
         let loop = EventLoop()
         #expect(throws: UVError.self) {

@@ -239,6 +239,9 @@ extension Navigator {
                 } else if let line = firstLine(outcome.stdout), line.hasPrefix("{"),
                           let v = try? JSONParser(maxDepth: 16).parse(line), let r = v["redirect"] {
                     done(.redirect(r))
+                } else if outcome.cut {
+                    let end = outcome.signal != 0 ? "was ended by signal \(outcome.signal)" : "exited with status \(outcome.status)"
+                    done(.failed("\(args[0]) wrote more than \(ChildProcess.outputCap / 1024) KiB of output; navd stopped reading it and it \(end)"))
                 } else {
                     let line = firstLine(outcome.stdout) ?? firstLine(outcome.stderr)
                     let why = line ?? (outcome.signal != 0 ? "\(args[0]) was killed by signal \(outcome.signal)" : "\(args[0]) exited with status \(outcome.status)")
