@@ -90,6 +90,9 @@ public enum RPCMessage {
         }
         let replyId = id?.value ?? .null
         if id != nil, result != nil || error != nil {
+            if result != nil && error != nil {
+                return .invalid(RPCDecodeFailure(id: .null, error: .invalidRequest("a response carries \"result\" or \"error\", not both")))
+            }
             if let error {
                 guard let e = RPCError(json: error.value) else {
                     return .invalid(RPCDecodeFailure(id: .null, error: .invalidRequest("\"error\" must be an object with \"code\" and \"message\"")))

@@ -148,6 +148,7 @@ private func decode(_ chunks: [[UInt8]], max: Int = 1024) -> (messages: [(Framin
         (#"{"jsonrpc":"2.0","id":{},"method":"m"}"#, .null),
         (#"{"jsonrpc":"2.0","id":5}"#, .int(5)),
         (#"7"#, .null),
+        (#"{"jsonrpc":"2.0","id":6,"result":1,"error":{"code":1,"message":"x"}}"#, .null),
     ])
     func invalidRequests(text: String, id: JSONValue) throws {
         guard case .invalid(let f) = try decodeText(text) else {
