@@ -12,10 +12,11 @@ public struct NavError: Error, Sendable, Equatable {
     /// The kinds and codes of every error are defined once, in ``ErrorKind``.
     public typealias Kind = ErrorKind
 
+    /// What it echoes of the request is bounded (``ErrorText``): the message here, `data` as sent.
     public init(_ kind: Kind, _ message: String, data: JSONObject = [:]) {
         self.code = kind.code
         self.kind = kind
-        self.message = message
+        self.message = ErrorText.message(message)
         self.data = data
     }
 
@@ -30,7 +31,7 @@ public struct NavError: Error, Sendable, Equatable {
     /// `data` with `kind` first, as sent on the wire.
     public var wireData: JSONObject {
         var o: JSONObject = ["kind": .string(kind.rawValue)]
-        for (k, v) in data { o.append(k, v) }
+        for (k, v) in ErrorText.data(data) { o.append(k, v) }
         return o
     }
 }

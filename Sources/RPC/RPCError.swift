@@ -8,11 +8,12 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
     public var data: JSONObject
 
     /// An error of one of the kinds navd defines (``ErrorKind``: its code comes from there).
+    /// What it echoes of the request is bounded (``ErrorText``).
     public init(_ kind: ErrorKind, _ message: String, data: JSONObject = [:]) {
         self.code = kind.code
-        self.message = message
+        self.message = ErrorText.message(message)
         var d = JSONObject(uniqueMembers: [(key: "kind", value: .string(kind.rawValue))])
-        for (k, v) in data where k != "kind" { d.append(k, v) }
+        for (k, v) in ErrorText.data(data) where k != "kind" { d.append(k, v) }
         self.data = d
     }
 
@@ -26,8 +27,10 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var kind: String { data["kind"]?.stringValue ?? "" }
 
+    /// As sent: the message and data bounded again (both may have been changed since the start).
     public var json: JSONValue {
-        .object(JSONObject(uniqueMembers: [("code", .int(code)), ("message", .string(message)), ("data", .object(data))]))
+        .object(JSONObject(uniqueMembers: [("code", .int(code)), ("message", .string(ErrorText.message(message))),
+                                           ("data", .object(ErrorText.data(data)))]))
     }
 
     public var description: String { "\(kind) (\(code)): \(message)" }

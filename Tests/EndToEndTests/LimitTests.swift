@@ -109,6 +109,29 @@ import Glibc
         #expect(value["data"]?["limit"] == "--max-fact-value", "\(value)")
     }
 
+    /// An error echoes a bounded excerpt of what it quotes: a 200 KB name, URL or method comes
+    /// back as its start and end (and the advice after it), not whole, twice, in one reply.
+    @Test func anErrorEchoesABoundedExcerptOfTheRequest() throws {
+        let d = try Daemon()
+        let c = try d.client()
+        let long = String(repeating: "q", count: 200_000)
+        let cases: [(String, JSONValue)] = [
+            ("navigate", ["route": .string(long)]), ("navigate", ["to": .string(long)]),
+            ("open", ["url": .string("/" + long)]), ("session.close", ["name": .string(long)]),
+            ("navigate", .object(JSONObject(uniqueMembers: [("to", "shop.Product"), ("with", ["id": "1"]), (long, 1)]))),
+            (long, [:]),
+        ]
+        for (method, params) in cases {
+            let id = try c.send(method, params)
+            let line = try #require(try c.readLine(timeout: 30))
+            #expect(line.count < 4_000, "\(method): a reply of \(line.count) bytes")
+            let reply = try JSONParser().parse(line)
+            #expect(reply["id"] == id && reply["error"]?["data"]?["kind"]?.stringValue?.isEmpty == false, "\(reply)")
+            #expect((reply["error"]?["message"]?.stringValue ?? "").contains("bytes left out"), "\(reply)")
+        }
+        #expect(try c.call("ping") == "pong")
+    }
+
     @Test func subscriptionsOfOneConnectionAreBounded() throws {
         let d = try Daemon(arguments: ["--max-subscriptions-per-connection", "2"])
         let c = try d.client(), other = try d.client()

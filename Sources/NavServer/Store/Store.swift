@@ -156,7 +156,7 @@ public enum KeyedReply {
         switch r {
         case .success(let t): return "{\"result\":" + String(decoding: t.bytes, as: UTF8.self) + "}"
         case .failure(let e):
-            return JSONWriter.string(["error": ["kind": .string(e.kind.rawValue), "message": .string(e.message), "data": .object(e.data)]])
+            return JSONWriter.string(["error": ["kind": .string(e.kind.rawValue), "message": .string(e.message), "data": .object(ErrorText.data(e.data))]])
         }
     }
 
