@@ -127,7 +127,8 @@ import Glibc
             #expect(line.count < 4_000, "\(method): a reply of \(line.count) bytes")
             let reply = try JSONParser().parse(line)
             #expect(reply["id"] == id && reply["error"]?["data"]?["kind"]?.stringValue?.isEmpty == false, "\(reply)")
-            #expect((reply["error"]?["message"]?.stringValue ?? "").contains("bytes left out"), "\(reply)")
+            let message = reply["error"]?["message"]?.stringValue ?? ""
+            #expect(message.contains("bytes left out"), "\(reply)")
         }
         #expect(try c.call("ping") == "pong")
     }
