@@ -19,8 +19,11 @@ public final class PostgresServer: @unchecked Sendable {
     private let bin: String
     private let asUser: [String]
 
-    /// The libpq connection string of the server (superuser `navd`, database `postgres`).
-    public var conninfo: String { "host=\(dir.path) port=\(port) user=navd dbname=postgres connect_timeout=2" }
+    /// The libpq connection string of the server (superuser `navd`, database `postgres`). The
+    /// connect timeout bounds a node's start (its one blocking connect) when the server hangs; at
+    /// 2 s a node started while the suites load both cores (six writers, a fenced node, PostgreSQL
+    /// forking backends) failed to start once in a fresh clone's `make test`, so it is 10 s.
+    public var conninfo: String { "host=\(dir.path) port=\(port) user=navd dbname=postgres connect_timeout=10" }
 
     /// Why PostgreSQL cannot run here, or nil: tests that need it are skipped with this reason.
     public static var unavailableReason: String? {
