@@ -7,6 +7,8 @@ with their schemas, result, errors, examples) and what navd needs to dispatch it
 
   x-navd-changes   whether it may change a session or the daemon (refused while the store
                    cannot write; only such methods make the store write)
+  x-navd-grows     (optional) whether it may add data navd holds: refused
+                   while navd's memory is past --max-memory, as Redis refuses its "denyoom" commands
   x-navd-session   {"acts": [params]} or {"watches": [params]}: the params naming the session it
                    acts on, in order (none given: "main"); absent: no session
   x-navd-roles     the roles that may call it (any one); absent: every client
@@ -76,6 +78,8 @@ def check(m, file):
         raise Invalid(f"{where}: needs a \"summary\"")
     if not isinstance(m.get("x-navd-changes"), bool):
         raise Invalid(f"{where}: needs \"x-navd-changes\": true or false")
+    if m.get("x-navd-grows", False) not in (True, False):
+        raise Invalid(f"{where}: \"x-navd-grows\" is true or false")
     params = [p.get("name") for p in m.get("params", [])]
     if len(set(params)) != len(params) or not all(isinstance(p, str) and re.fullmatch(r"[a-z][A-Za-z]*", p) for p in params):
         raise Invalid(f"{where}: param names must be distinct lowerCamel names, not {params}")
@@ -136,7 +140,8 @@ def declarations(methods):
         out.append(f"    /// `{m['name']}`: {summary}")
         out.append(f"    static let {camel(m['name'], False)} = MethodTable.Spec(name: {swift_string(m['name'])}, "
                    f"params: [{', '.join(swift_string(p) for p in params)}],")
-        out.append(f"        changes: {'true' if m['x-navd-changes'] else 'false'}, session: {use}, roles: [{roles}])")
+        grows = ", grows: true" if m.get("x-navd-grows") else ""
+        out.append(f"        changes: {'true' if m['x-navd-changes'] else 'false'}{grows}, session: {use}, roles: [{roles}])")
     out.append("}")
     out += ["", "extension MethodTable {",
             "    /// Registers every method Protocol/methods declares, each by the type of its file",
@@ -172,13 +177,14 @@ def table_cell(text):
 
 def method_table(methods):
     rows = ["| method | params | result | changes | session | roles |", "|---|---|---|---|---|---|"]
+    # changes: ", grows" after it for a method refused past --max-memory.
     for m in methods:
         params = ", ".join(f"`{p['name']}" + ("" if p.get("required") else "?") + "`" for p in m.get("params", [])) or "—"
         session = m.get("x-navd-session")
         use = "—" if session is None else next(iter(session)) + " " + ", ".join(f"`{p}`" for p in next(iter(session.values())))
         roles = ", ".join(m.get("x-navd-roles", [])) or "any"
         rows.append(f"| `{m['name']}` | {params} | {table_cell(m['result']['description'])} | "
-                    f"{'yes' if m['x-navd-changes'] else 'no'} | {use} | {roles} |")
+                    f"{'yes' if m['x-navd-changes'] else 'no'}{', grows' if m.get('x-navd-grows') else ''} | {use} | {roles} |")
     return "\n".join(rows)
 
 

@@ -1,19 +1,41 @@
+import RPC
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// What the machine lets navd have, read at start: open descriptors (after raising the soft limit
-/// to the hard one, as Redis does for `maxclients`) and processes of its uid. The defaults of
-/// `--max-connections` and `--max-children` are sized from them (``ServerConfiguration/sizedToMachine(_:)``).
+/// to the hard one, as Redis does for `maxclients`), processes of its uid and memory. The defaults
+/// of `--max-connections`, `--max-children` and `--max-memory` are sized from them (``ServerConfiguration/sizedToMachine(_:)``).
 public struct MachineLimits: Sendable, Equatable {
     /// `RLIMIT_NOFILE` (soft, once raised).
     public var descriptors: Int
     /// `RLIMIT_NPROC` (soft); nil when unlimited.
     public var processes: Int?
+    /// The memory navd may use, in bytes: the machine's, or its cgroup's `memory.max` when lower.
+    public var memory: Int
 
-    public init(descriptors: Int, processes: Int?) {
+    public init(descriptors: Int, processes: Int?, memory: Int = 1 << 34) {
         self.descriptors = descriptors
         self.processes = processes
+        self.memory = memory
+    }
+
+    /// Physical memory, or the cgroup's limit (v2 `memory.max`, v1 `memory.limit_in_bytes`) when it
+    /// is lower, as a container sees it.
+    static func memoryAvailable() -> Int {
+        let pages = sysconf(Int32(_SC_PHYS_PAGES)), size = sysconf(Int32(_SC_PAGESIZE))
+        var memory = pages > 0 && size > 0 ? pages * size : 1 << 34
+        for file in ["/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"] {
+            let fd = open(file, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            let (bytes, _) = FileBytes.read(fd, size: 64)
+            let digits = bytes.prefix { $0 >= 0x30 && $0 <= 0x39 }  // "max": no limit
+            if !digits.isEmpty, digits.count < 19, let limit = Int(String(decoding: digits, as: UTF8.self)), limit > 0 {
+                memory = min(memory, limit)
+            }
+        }
+        return memory
     }
 
     /// Raises the soft descriptor limit to the hard one (at most 1,048,576), then reads both limits.
@@ -29,7 +51,7 @@ public struct MachineLimits: Sendable, Equatable {
         if getrlimit(__rlimit_resource_t(__RLIMIT_NPROC.rawValue), &lim) == 0 && lim.rlim_cur != rlim_t.max {
             processes = Int(clamping: min(lim.rlim_cur, 1 << 30))
         }
-        return MachineLimits(descriptors: descriptors, processes: processes)
+        return MachineLimits(descriptors: descriptors, processes: processes, memory: memoryAvailable())
     }
 
     /// Descriptors navd keeps for itself whatever the clients do: the listening socket, the state
@@ -44,7 +66,9 @@ extension ServerConfiguration {
     /// an eighth of the descriptors (256 at most), `--max-connections` what is left of the
     /// descriptors after those children's pipes and navd's own (65,536 at most). `children` and
     /// `connections` are what the operator gave, kept as they are.
-    public mutating func sizedToMachine(_ machine: MachineLimits, children: Int? = nil, connections: Int? = nil) {
+    /// `--max-memory` is three quarters of the machine's memory (or its cgroup's) unless `memory` is given.
+    public mutating func sizedToMachine(_ machine: MachineLimits, children: Int? = nil, connections: Int? = nil, memory: Int? = nil) {
+        maxMemory = memory ?? max(Limit.maxMemory.least, machine.memory / 4 * 3)
         var c = min(256, max(4, machine.descriptors / 8))
         if let p = machine.processes { c = min(c, max(1, p / 4)) }
         maxChildren = children ?? c

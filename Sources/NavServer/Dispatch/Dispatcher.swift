@@ -58,6 +58,8 @@ final class Dispatcher {
     }
     /// Why the store cannot write now (cluster mode): while set, changing methods are refused.
     var refusingChanges: String?
+    /// `--max-memory`: past it, methods that may add data are refused.
+    var memory = MemoryCeiling(max: .max)
     /// The store as several nodes share it (cluster mode): where sessions not served here are.
     var directory: (any SessionDirectory)?
     /// The sessions served here (the navigator's), where each call's session is found.
@@ -291,8 +293,9 @@ final class Dispatcher {
     }
 
     /// Hands `call` to its method, unless its client holds none of the roles the method declares,
-    /// the method changes sessions while the store cannot write, or (cluster mode) the session it
-    /// names is elsewhere or must be looked up first.
+    /// the method changes sessions while the store cannot write, it may add data while navd's heap
+    /// is past `--max-memory`, or (cluster mode) the session it names is elsewhere or must be looked
+    /// up first.
     @inline(__always)
     func run(_ entry: MethodTable.Entry, _ call: Call, lookedUp: Bool) {
         if entry.isRestricted, !entry.spec.roles.contains(where: call.peer.roles.contains) {
@@ -302,6 +305,10 @@ final class Dispatcher {
         if entry.spec.changes, let why = refusingChanges {
             call.fail(RPCError(.unavailable, "navd cannot store changes now (\(why)); nothing was done. Reads (tree, subscribe, context.get) still work; retry after data.retryAfterMs",
                                data: ["retryAfterMs": .int(250)]))
+            return
+        }
+        if entry.spec.grows, memory.isPast(now: loop.now) {
+            call.fail(memory.refusal(entry.spec.name))
             return
         }
         if let pg = directory, entry.spec.session != .none {

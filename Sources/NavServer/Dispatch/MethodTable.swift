@@ -20,6 +20,9 @@ final class MethodTable {
         /// methods are refused while the store cannot write (cluster mode), and only they may make
         /// the store write.
         let changes: Bool
+        /// Whether it may add data navd holds (nodes, params, facts, sessions, subscriptions, provided
+        /// names): refused while navd's memory is past `--max-memory`.
+        var grows = false
         /// Which session it acts on, for cluster mode's look-up before it is dispatched.
         let session: SessionUse
         /// The roles that may call it (any one of them); empty: every client. Checked by dispatch

@@ -10,7 +10,7 @@ extension MethodTable.Spec {
         changes: false, session: .acts(on: ["session"]), roles: [])
     /// `context.set`: Set facts of the session (null removes one); check preconditions read them.
     static let contextSet = MethodTable.Spec(name: "context.set", params: ["session", "facts"],
-        changes: true, session: .acts(on: ["session"]), roles: [])
+        changes: true, grows: true, session: .acts(on: ["session"]), roles: [])
     /// `coverage.report`: What navigations exercised of the graph served now: each coordinator shown, each opens edge taken by style, each route resolved and followed, each link opened with the stacks it built, each precondition by outcome (passed, failed, recovered, redirected, timedOut, cancelled), each flow started/completed/cancelled, each tabs container's back: behaviour used, with where each is declared; as JSON, as a text table per module with what was never exercised, or as LCOV for genhtml.
     static let coverageReport = MethodTable.Spec(name: "coverage.report", params: ["session", "run", "format"],
         changes: false, session: .none, roles: [])
@@ -43,19 +43,19 @@ extension MethodTable.Spec {
         changes: false, session: .acts(on: ["session"]), roles: [])
     /// `navigate`: Navigate to a coordinator (or a route): validated against the graph, preconditions run, then committed atomically. The reply comes when committed or failed.
     static let navigate = MethodTable.Spec(name: "navigate", params: ["session", "to", "route", "by", "with", "from", "ifVersion", "key", "dryRun", "progress", "detach", "hints", "popUpTo", "then", "existing", "merge", "force"],
-        changes: true, session: .acts(on: ["session"]), roles: [])
+        changes: true, grows: true, session: .acts(on: ["session"]), roles: [])
     /// `open`: Open a deep link: match the graph's links (path and query parameters, percent-decoded, converted to the declared types), run the preconditions of every coordinator on the way, and build the whole stack in one commit.
     static let open = MethodTable.Spec(name: "open", params: ["session", "url", "dryRun", "ifVersion", "by", "force", "popUpTo"],
-        changes: true, session: .acts(on: ["session"]), roles: [])
+        changes: true, grows: true, session: .acts(on: ["session"]), roles: [])
     /// `ping`: Liveness check.
     static let ping = MethodTable.Spec(name: "ping", params: ["session"],
         changes: false, session: .none, roles: [])
     /// `provide`: Declare that this client evaluates these provider preconditions (and recovery providers); navd will send it precondition.evaluate / precondition.recover requests. Needs the role admin (navd's own uid holds it).
     static let provide = MethodTable.Spec(name: "provide", params: ["preconditions", "session"],
-        changes: false, session: .none, roles: ["admin"])
+        changes: false, grows: true, session: .none, roles: ["admin"])
     /// `reset`: Put the session back to the graph's declared root (fresh tabs) in one commit, or with "to" build the given stack as a deep link builds it (each screen validated; the preconditions of every screen run before the commit).
     static let reset = MethodTable.Spec(name: "reset", params: ["session", "to", "ifVersion", "force"],
-        changes: true, session: .acts(on: ["session"]), roles: [])
+        changes: true, grows: true, session: .acts(on: ["session"]), roles: [])
     /// `rpc.discover`: This document.
     static let rpcDiscover = MethodTable.Spec(name: "rpc.discover", params: ["session"],
         changes: false, session: .none, roles: [])
@@ -67,13 +67,13 @@ extension MethodTable.Spec {
         changes: false, session: .none, roles: [])
     /// `session.open`: Open (or get) a session; it starts from the graph's root.
     static let sessionOpen = MethodTable.Spec(name: "session.open", params: ["name", "session"],
-        changes: true, session: .acts(on: ["name", "session"]), roles: [])
+        changes: true, grows: true, session: .acts(on: ["name", "session"]), roles: [])
     /// `stats`: Counters: connections, requests, commits, pending work, command children running, provider requests waiting in navd, what each uid holds of its shares (users: connections, sessions, pending, children), uptime (seconds), memory (bytes), and per method (methods: requests answered, errors, a latency histogram cumulative by upper bound in seconds).
     static let stats = MethodTable.Spec(name: "stats", params: ["session"],
         changes: false, session: .none, roles: [])
     /// `subscribe`: Receive stackChanged, navigationPending, navigationEnded and flowCompleted notifications for the session; returns a snapshot.
     static let subscribe = MethodTable.Spec(name: "subscribe", params: ["session", "notifications"],
-        changes: false, session: .watches(["session"]), roles: [])
+        changes: false, grows: true, session: .watches(["session"]), roles: [])
     /// `tree`: The session's tree and visible path.
     static let tree = MethodTable.Spec(name: "tree", params: ["session"],
         changes: false, session: .acts(on: ["session"]), roles: [])
@@ -82,7 +82,7 @@ extension MethodTable.Spec {
         changes: false, session: .watches(["session"]), roles: [])
     /// `update`: Merge fields into a live screen's (or flow's) params (null removes one), validated by its setup schema; one commit published as an update change carrying the node. With push: true the params it had are kept in its paramsHistory (at most 16), which dismiss restores one at a time before it removes the screen.
     static let update = MethodTable.Spec(name: "update", params: ["session", "node", "with", "push"],
-        changes: true, session: .acts(on: ["session"]), roles: [])
+        changes: true, grows: true, session: .acts(on: ["session"]), roles: [])
 }
 
 extension MethodTable {

@@ -32,7 +32,7 @@ extension Server {
             "providerRequestsWaiting": .int(n.providerRequestsWaiting),
             "users": .object(usersObject(n)),
             "uptime": .double(Double(uptimeMs) / 1000),
-            "memory": ["rss": .int(EventLoop.residentMemory)],
+            "memory": ["rss": .int(EventLoop.residentMemory), "used": .int(EventLoop.heapInUse), "max": .int(dispatcher.memory.max)],
             "methods": .object(dispatcher.methods.countsObject),
         ]
         if let section = store.stats(mirrors: n.mirrors) { o.append(section.key, .object(section.value)) }

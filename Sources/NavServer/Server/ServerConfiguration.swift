@@ -88,6 +88,9 @@ public struct ServerConfiguration: Sendable {
     /// Unsent output of all clients together (`--max-total-output`): past it, the client holding the
     /// most is disconnected, as one past `maxOutput` is.
     public var maxTotalOutput: Int = Limit.maxTotalOutput.defaultValue
+    /// Resident memory past which requests that may add data are refused (`--max-memory`), as
+    /// Redis's `maxmemory` refuses its "denyoom" commands. Sized at start (``sizedToMachine(_:)``).
+    public var maxMemory: Int = Limit.maxMemory.defaultValue
     /// How long part of a message may wait for the rest (`--message-timeout`, ms): a client that
     /// sends half a message and stops is told and disconnected.
     public var messageTimeoutMs = UInt64(Limit.messageTimeout.defaultValue)
