@@ -567,3 +567,63 @@ def costly_members():
     kinds, took, worst = pinged_attack("members", graph, COSTLY_MEMBERS, 50000)
     ok = kinds == {"none": 4} and worst < 0.25
     return ok, "4 answered in %.1f s (%s); the slowest ping on that navd meanwhile %.0f ms" % (took, kinds, worst * 1000)
+
+
+# The attacker of 26: sessions of its own, each filled with 15 facts of 60 KB (~1 MiB), until refused.
+FILL_MEMORY = r"""
+import json, os, socket, sys
+n = int(sys.argv[1])
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(os.environ["SOCK"])
+f = s.makefile("rwb")
+def call(i, method, params):
+    f.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}).encode() + b"\n")
+    f.flush()
+    return json.loads(f.readline())
+kinds = {}
+value = "v" * 60000
+for i in range(n):
+    r = call(2 * i, "session.open", {"name": "fill-%d" % i})
+    if "error" not in r:
+        r = call(2 * i + 1, "context.set", {"session": "fill-%d" % i, "facts": {"f%d" % k: value for k in range(15)}})
+    e = r.get("error")
+    k = "none" if e is None else "%s %s" % (e["data"]["kind"], e["data"].get("limit", ""))
+    kinds[k] = kinds.get(k, 0) + 1
+    if e is not None:
+        break
+print(json.dumps({"kinds": kinds}))
+"""
+
+
+def memory_ceiling():
+    """uid 65534 fills sessions of its own, each to its bounds (~1 MiB of facts), against a navd
+    started with --max-memory 256 MiB: refused past the ceiling (limitExceeded --max-memory), navd's
+    memory stays near it, another client is served meanwhile; once navd's uid closes the sessions,
+    a navigation is served again."""
+    p, sock = start_navd("--ephemeral", "--max-memory", str(256 << 20), sock=WORK + "/memory.sock")
+    os.chmod(sock, 0o666)
+    c = navd_client.Client(sock, timeout=30)
+    kinds, took, worst = pinged_while(c, as_nobody(FILL_MEMORY, 2000, wait=False, sock=sock))
+    rss = rss_mb(p.pid)
+    refused = kinds.get("limitExceeded --max-memory", 0) == 1
+    filled = kinds.get("none", 0)
+    used = c.call("stats")["memory"]["used"]
+    try:
+        c.call("navigate", to="shop.Product", **{"with": {"id": "1"}})
+        navigate_refused = False
+    except navd_client.LimitExceeded:
+        navigate_refused = True
+    for name in c.call("session.list")["sessions"]:
+        if name.startswith("fill-"):
+            c.call("session.close", name=name)
+    served, t0 = False, time.monotonic()
+    while not served and time.monotonic() - t0 < 5:  # the heap is read again at most every 100 ms
+        try:
+            c.call("navigate", to="shop.Product", **{"with": {"id": "1"}})
+            served = True
+        except navd_client.LimitExceeded:
+            time.sleep(0.05)
+    ok = refused and navigate_refused and served and 100 < filled < 2000 and rss < 512 and worst < 0.5
+    return ok, "%d sessions of ~1 MiB, then %s in %.1f s; heap %d MiB, RSS %.0f MB; a navigate refused then: %s; served again once closed: %s; slowest ping %.0f ms" % (
+        filled, ", ".join(k for k in kinds if k != "none"), took, used >> 20, rss, navigate_refused, served, worst * 1000)
+
