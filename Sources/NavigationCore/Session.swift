@@ -18,7 +18,7 @@ public final class Session {
     /// The bounds this session's tree and facts stay within (navd's options).
     public var limits = SessionLimits()
     /// The setup models of every node of the tree together, as JSON, in bytes (`--max-params-bytes`).
-    public internal(set) var paramsBytes = 0
+    public internal(set) var paramsBytes = 0 { didSet { account?.add(paramsBytes - oldValue) } }
     /// Whether a node may hold earlier params (`update {push: true}`, or a restored or replayed
     /// history): until then a `dismiss` does not look for them.
     var mayHoldParamsHistory = false
@@ -26,7 +26,16 @@ public final class Session {
     /// ``recoveryFlows()`` does not look.
     var holdsRecoveryFlows = false
     /// The names and values of every fact together, as JSON, in bytes (`--max-facts-bytes`).
-    public internal(set) var factsBytes = 0
+    public internal(set) var factsBytes = 0 { didSet { account?.add(factsBytes - oldValue) } }
+    /// The account of the uid it counts against (the server's sharing of `--max-memory`): holds
+    /// ``paramsBytes`` and ``factsBytes`` while the session is in it. nil: counted nowhere.
+    public var account: DataAccount? {
+        didSet {
+            guard oldValue !== account else { return }
+            oldValue?.add(-(paramsBytes + factsBytes))
+            account?.add(paramsBytes + factsBytes)
+        }
+    }
     /// The uid of the user who opened the session (nil: navd's own, as for "main"). Only that user
     /// and admins may close it or write its facts.
     public var owner: UInt32?

@@ -307,8 +307,8 @@ final class Dispatcher {
                                data: ["retryAfterMs": .int(250)]))
             return
         }
-        if entry.spec.grows, memory.isPast(now: loop.now) {
-            call.fail(memory.refusal(entry.spec.name))
+        if entry.spec.grows, memory.refuses(call.peer.uid, now: loop.now) {
+            call.fail(memory.refusal(entry.spec.name, uid: call.peer.uid))
             return
         }
         if let pg = directory, entry.spec.session != .none {

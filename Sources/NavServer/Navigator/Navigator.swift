@@ -25,7 +25,9 @@ final class Navigator: SessionSource {
     let publisher: any Publisher
     /// Where sessions are kept; told about every change.
     var store: any Store = EphemeralStore()
-    var sessions = SessionTable()
+    /// What each uid's sessions hold (``DataPool``), by which `--max-memory` is shared.
+    let data: DataPool
+    var sessions: SessionTable
     var pending: [String: PendingNavigation] = [:]
     /// Pending navigations by session and source node (a newer one from the same source supersedes).
     var pendingBySource: [SessionKey: PendingNavigation] = [:]
@@ -74,6 +76,9 @@ final class Navigator: SessionSource {
         self.logger = logger
         self.loop = loop
         self.publisher = publisher
+        let data = DataPool()
+        self.data = data
+        sessions = SessionTable(data: data)
         coverage = CoverageRuns(graph: graph)
         sessions["main"] = makeState(Session(name: "main", graph: graph))
         coverage.all.sessionStarted()

@@ -9,7 +9,18 @@ import Glibc
 
 /// A session as the server holds it: the core's tree plus who listens to it.
 final class SessionState {
-    var session: Session { didSet { recordsWhatIsHeard() } }
+    var session: Session {
+        didSet {
+            if oldValue !== session {
+                oldValue.account = nil
+                session.account = account
+            }
+            recordsWhatIsHeard()
+        }
+    }
+    /// The account of the uid the session counts against while the navigator holds it
+    /// (``SessionTable``); its session, and any that replaces it, counts there.
+    var account: DataAccount? { didSet { session.account = account } }
     /// Whether commits build their `changes` even without subscribers here, and in which form
     /// (cluster mode: other nodes' subscribers hear the full form through the store; a log store
     /// keeps either).

@@ -10,6 +10,8 @@ import Glibc
 struct SessionTable {
     private(set) var byName: [String: SessionState] = [:]
     private(set) var byUid = UidCounts()
+    /// What each uid's sessions hold, in bytes (``DataAccount``): `--max-memory` is shared by it.
+    let data: DataPool
     /// Names by the sequence number each session got when it was opened; a closed session leaves a
     /// hole (an empty name: names are never empty), squeezed out once holes outnumber names.
     private var order: [(seq: Int, name: String)] = []
@@ -22,7 +24,9 @@ struct SessionTable {
             let old = byName[name]
             if let old { uncount(old) }
             if let new = newValue {
-                byUid.add(SessionTable.uid(of: new))
+                let uid = SessionTable.uid(of: new)
+                byUid.add(uid)
+                new.account = data.account(for: uid)
                 if let old, old.listSeq != 0 {
                     new.listSeq = old.listSeq
                 } else {
@@ -88,7 +92,10 @@ struct SessionTable {
 
     private mutating func uncount(_ s: SessionState) {
         byUid.remove(SessionTable.uid(of: s))
+        s.account = nil
     }
+
+    init(data: DataPool) { self.data = data }
 
     private static func uid(of s: SessionState) -> UInt32 { s.session.owner ?? getuid() }
 }

@@ -40,13 +40,14 @@ extension Server {
     }
 
     /// What each uid holds of the shares counted per user: connections, sessions it opened, pending
-    /// navigations and running command children.
+    /// navigations, running command children and the bytes its sessions hold (`--max-memory`'s share).
     func usersObject(_ n: Navigator.Counts) -> JSONObject {
         let uids = Set(transport.byUid.byUid.keys).union(n.sessionsByUid.keys).union(n.pendingByUid.keys).union(n.childrenByUid.keys)
         return JSONObject(uniqueMembers: uids.sorted().map { uid in
             (key: String(uid), value: [
                 "connections": .int(transport.byUid[uid]), "sessions": .int(n.sessionsByUid[uid] ?? 0),
                 "pending": .int(n.pendingByUid[uid] ?? 0), "children": .int(n.childrenByUid[uid] ?? 0),
+                "bytes": .int(navigator.data.bytes(of: uid)),
             ] as JSONValue)
         })
     }

@@ -1,0 +1,43 @@
+import JSON
+import NavGraph
+import NavTesting
+import Testing
+@testable import NavigationCore
+
+/// A session's account holds what its setup models and facts hold, through navigations, updates,
+/// dismissals and facts, and gives it all back when the session leaves it.
+@Suite struct DataAccountTests {
+    let graph = coreGraph()
+
+    func session() -> Session { Session(name: "t", graph: graph) }
+
+    @discardableResult
+    func go(_ s: Session, _ r: NavigateRequest) throws -> Commit {
+        try s.commit(try s.plan(r, caller: Caller()))
+    }
+
+    @Test func anAccountFollowsItsSessionsBytes() throws {
+        let pool = DataPool()
+        let a = pool.account(for: 1000), b = pool.account(for: 1001)
+        let s = session(), t = session()
+        try s.setFacts(["before": "joined"])
+        s.account = a
+        t.account = b
+        func held() -> Int { s.paramsBytes + s.factsBytes }
+        #expect(a.bytes == held() && a.bytes > 0 && b.bytes == t.paramsBytes + t.factsBytes && pool.holders == 2)
+        try go(s, NavigateRequest(to: "Product", with: ["id": .string(String(repeating: "p", count: 5000))]))
+        try s.setFacts(["big": .string(String(repeating: "f", count: 3000))])
+        #expect(a.bytes == held() && a.bytes > 8000)
+        try go(t, NavigateRequest(to: "Product", with: ["id": "t"]))
+        #expect(b.bytes == t.paramsBytes + t.factsBytes && pool.total == a.bytes + b.bytes)
+        _ = try s.dismiss(nil)
+        try s.setFacts(["big": .null])
+        #expect(a.bytes == held() && a.bytes < 100)
+        // Moved to another account (a session read again under another owner), then out of any.
+        s.account = b
+        #expect(a.bytes == 0 && pool.holders == 1 && b.bytes == held() + t.paramsBytes + t.factsBytes)
+        s.account = nil
+        t.account = nil
+        #expect(pool.total == 0 && pool.holders == 0 && b.bytes == 0)
+    }
+}
