@@ -7,8 +7,8 @@ with their schemas, result, errors, examples) and what navd needs to dispatch it
 
   x-navd-changes   whether it may change a session or the daemon (refused while the store
                    cannot write; only such methods make the store write)
-  x-navd-grows     (optional) whether it may add data navd holds: refused
-                   while navd's memory is past --max-memory, as Redis refuses its "denyoom" commands
+  x-navd-grows     (optional) whether it may add to what sessions hold: refused past
+                   --max-data-bytes, as Redis refuses its "denyoom" commands past maxmemory
   x-navd-session   {"acts": [params]} or {"watches": [params]}: the params naming the session it
                    acts on, in order (none given: "main"); absent: no session
   x-navd-roles     the roles that may call it (any one); absent: every client
@@ -177,7 +177,7 @@ def table_cell(text):
 
 def method_table(methods):
     rows = ["| method | params | result | changes | session | roles |", "|---|---|---|---|---|---|"]
-    # changes: ", grows" after it for a method refused past --max-memory.
+    # changes: ", grows" after it for a method refused past --max-data-bytes.
     for m in methods:
         params = ", ".join(f"`{p['name']}" + ("" if p.get("required") else "?") + "`" for p in m.get("params", [])) or "—"
         session = m.get("x-navd-session")

@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 #include <signal.h>
 #include <pthread.h>
-#include <malloc.h>
 #ifndef SO_PEERCRED
 #define SO_PEERCRED 17
 #endif
@@ -21,14 +20,6 @@ static inline int navuv_peercred(int fd, int *pid, int *uid, int *gid) {
 }
 
 static inline void navuv_ignore_sigpipe(void) { signal(SIGPIPE, SIG_IGN); }
-
-/// Bytes of the heap in use, as malloc counts them (its arenas' allocated chunks and its mapped
-/// ones): what the process holds, unlike its resident size, which keeps what malloc has freed but
-/// not given back (Redis's used_memory against its used_memory_rss).
-static inline size_t navuv_heap_in_use(void) {
-    struct mallinfo2 m = mallinfo2();
-    return m.uordblks + m.hblkhd;
-}
 
 /// Unblocks every signal on the calling thread. A process started by a thread that blocks
 /// signals (test runners, some supervisors) inherits that mask, and libuv's signal handles

@@ -1,7 +1,7 @@
 /// What the sessions of one uid hold (their setup models with their histories, and their facts,
 /// as JSON bytes), kept as they change: a session given an account (``Session/account``) adds to it
 /// whatever its `paramsBytes` and `factsBytes` gain, and gives it back as they shrink or when it
-/// leaves the account. The server shares `--max-memory` between uids by these counts.
+/// leaves the account. The server's `--max-data-bytes` is held against their total and shared between uids by them.
 public final class DataAccount {
     public let uid: UInt32
     unowned let pool: DataPool

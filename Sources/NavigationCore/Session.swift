@@ -27,7 +27,7 @@ public final class Session {
     var holdsRecoveryFlows = false
     /// The names and values of every fact together, as JSON, in bytes (`--max-facts-bytes`).
     public internal(set) var factsBytes = 0 { didSet { account?.add(factsBytes - oldValue) } }
-    /// The account of the uid it counts against (the server's sharing of `--max-memory`): holds
+    /// The account of the uid it counts against (the server's `--max-data-bytes`): holds
     /// ``paramsBytes`` and ``factsBytes`` while the session is in it. nil: counted nowhere.
     public var account: DataAccount? {
         didSet {

@@ -100,10 +100,6 @@ public final class EventLoop {
     /// A monotonic clock in nanoseconds.
     public static var hrtime: UInt64 { uv_hrtime() }
 
-    /// Bytes of the heap in use (malloc's count; `mallinfo2`): what the process holds, memory it
-    /// freed and has not given back to the system excluded.
-    public static var heapInUse: Int { Int(navuv_heap_in_use()) }
-
     /// Resident set size of this process in bytes.
     public static var residentMemory: Int {
         var rss = 0

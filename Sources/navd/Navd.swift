@@ -89,8 +89,8 @@ struct Serve: ParsableCommand, GraphLimitOptions {
     @Option(help: "Bytes of unsent output of all clients together; past it the client holding the most is disconnected.")
     var maxTotalOutput: Int = Limit.maxTotalOutput.defaultValue
 
-    @Option(help: "Bytes of memory navd may hold (its heap in use, as malloc counts it; stats memory.used) before it refuses requests that may add data (navigate, open, reset, update, context.set, session.open, subscribe, provide); removals and reads still work. Default: three quarters of the machine's memory, or of the cgroup's memory.max when lower (logged at start).")
-    var maxMemory: Int?
+    @Option(help: "Most bytes of setup models (with their histories) and facts of all sessions together, as JSON; past it requests that may add data are refused (navigate, open, reset, update, context.set, session.open), removals and reads still work. Default: a quarter of the machine's memory, or of the cgroup's memory.max when lower (logged at start).")
+    var maxDataBytes: Int?
 
     @Option(help: "Most requests in one batch; a larger batch is refused with limitExceeded.")
     var maxBatch: Int = Limit.maxBatch.defaultValue
@@ -219,7 +219,7 @@ struct Serve: ParsableCommand, GraphLimitOptions {
             socketPath: passed?.path ?? socket ?? ServerConfiguration.defaultSocketPath(environment: environment))
         applyLimits(to: &config)
         let machine = MachineLimits.read()
-        config.sizedToMachine(machine, children: maxChildren, connections: maxConnections, memory: maxMemory)
+        config.sizedToMachine(machine, children: maxChildren, connections: maxConnections, data: maxDataBytes)
         config.logLevel = level
 
         let (loaded, diagnostics) = loadGraph(graph, limits: graphLimits, printWarnings: true)
@@ -268,7 +268,7 @@ struct Serve: ParsableCommand, GraphLimitOptions {
         logger.info("capacity", metadata: ["navd.descriptors": "\(machine.descriptors)", "navd.processes": "\(machine.processes.map(String.init) ?? "unlimited")",
                                            "navd.maxConnections": "\(config.maxConnections)\(maxConnections == nil ? " (from the descriptor limit)" : "")",
                                            "navd.maxChildren": "\(config.maxChildren)\(maxChildren == nil ? " (sized to the machine)" : "")",
-                                           "navd.maxMemory": "\(config.maxMemory)\(maxMemory == nil ? " (3/4 of \(machine.memory))" : "")",
+                                           "navd.maxDataBytes": "\(config.maxDataBytes)\(maxDataBytes == nil ? " (a quarter of \(machine.memory))" : "")",
                                            "navd.maxSessions": "\(config.maxSessions)", "navd.maxPending": "\(config.maxPending)",
                                            "navd.reserve": "\(ServerConfiguration.reservePercent) % of each kept for other uids"])
         let clean = server.run()

@@ -5,7 +5,7 @@ import Glibc
 
 /// What the machine lets navd have, read at start: open descriptors (after raising the soft limit
 /// to the hard one, as Redis does for `maxclients`), processes of its uid and memory. The defaults
-/// of `--max-connections`, `--max-children` and `--max-memory` are sized from them (``ServerConfiguration/sizedToMachine(_:)``).
+/// of `--max-connections`, `--max-children` and `--max-data-bytes` are sized from them (``ServerConfiguration/sizedToMachine(_:)``).
 public struct MachineLimits: Sendable, Equatable {
     /// `RLIMIT_NOFILE` (soft, once raised).
     public var descriptors: Int
@@ -66,9 +66,9 @@ extension ServerConfiguration {
     /// an eighth of the descriptors (256 at most), `--max-connections` what is left of the
     /// descriptors after those children's pipes and navd's own (65,536 at most). `children` and
     /// `connections` are what the operator gave, kept as they are.
-    /// `--max-memory` is three quarters of the machine's memory (or its cgroup's) unless `memory` is given.
-    public mutating func sizedToMachine(_ machine: MachineLimits, children: Int? = nil, connections: Int? = nil, memory: Int? = nil) {
-        maxMemory = memory ?? max(Limit.maxMemory.least, machine.memory / 4 * 3)
+    /// `--max-data-bytes` is a quarter of the machine's memory (or its cgroup's) unless `data` is given.
+    public mutating func sizedToMachine(_ machine: MachineLimits, children: Int? = nil, connections: Int? = nil, data: Int? = nil) {
+        maxDataBytes = data ?? max(Limit.maxDataBytes.least, machine.memory / 4)
         var c = min(256, max(4, machine.descriptors / 8))
         if let p = machine.processes { c = min(c, max(1, p / 4)) }
         maxChildren = children ?? c

@@ -58,8 +58,8 @@ final class Dispatcher {
     }
     /// Why the store cannot write now (cluster mode): while set, changing methods are refused.
     var refusingChanges: String?
-    /// `--max-memory`: past it, methods that may add data are refused.
-    var memory = MemoryCeiling(max: .max)
+    /// `--max-data-bytes`: past it, methods that may add data are refused.
+    var dataCeiling = DataCeiling(max: .max, data: DataPool())
     /// The store as several nodes share it (cluster mode): where sessions not served here are.
     var directory: (any SessionDirectory)?
     /// The sessions served here (the navigator's), where each call's session is found.
@@ -293,8 +293,8 @@ final class Dispatcher {
     }
 
     /// Hands `call` to its method, unless its client holds none of the roles the method declares,
-    /// the method changes sessions while the store cannot write, it may add data while navd's heap
-    /// is past `--max-memory`, or (cluster mode) the session it names is elsewhere or must be looked
+    /// the method changes sessions while the store cannot write, it may add data past
+    /// `--max-data-bytes`, or (cluster mode) the session it names is elsewhere or must be looked
     /// up first.
     @inline(__always)
     func run(_ entry: MethodTable.Entry, _ call: Call, lookedUp: Bool) {
@@ -307,8 +307,8 @@ final class Dispatcher {
                                data: ["retryAfterMs": .int(250)]))
             return
         }
-        if entry.spec.grows, memory.refuses(call.peer.uid, now: loop.now) {
-            call.fail(memory.refusal(entry.spec.name, uid: call.peer.uid))
+        if entry.spec.grows, dataCeiling.refuses(call.peer.uid) {
+            call.fail(dataCeiling.refusal(entry.spec.name, uid: call.peer.uid))
             return
         }
         if let pg = directory, entry.spec.session != .none {

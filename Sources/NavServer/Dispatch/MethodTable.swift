@@ -20,8 +20,8 @@ final class MethodTable {
         /// methods are refused while the store cannot write (cluster mode), and only they may make
         /// the store write.
         let changes: Bool
-        /// Whether it may add data navd holds (nodes, params, facts, sessions, subscriptions, provided
-        /// names): refused while navd's memory is past `--max-memory`.
+        /// Whether it may add to what sessions hold (nodes, params, facts, sessions): refused past
+        /// `--max-data-bytes`.
         var grows = false
         /// Which session it acts on, for cluster mode's look-up before it is dispatched.
         let session: SessionUse

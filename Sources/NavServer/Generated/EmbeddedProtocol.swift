@@ -9,7 +9,7 @@ public enum EmbeddedProtocol {
   "info": {
     "title": "navd",
     "version": "1",
-    "description": "navd's JSON-RPC 2.0 interface over a Unix socket. See Protocol/PROTOCOL.md for framing, limits and errors. Each method's x-navd-changes says whether it may change a session or the daemon: such methods are refused with unavailable while the store cannot write (cluster mode), and only they make the store write. A method with x-navd-grows may add data navd holds: it is refused with limitExceeded (data.limit --max-memory) while navd's memory is past --max-memory. A method with x-navd-roles may be called only by a client holding one of those roles (others are answered accessDenied with data.roles). A method's x-navd-session names the params that name the session it acts on ({\"acts\": [...]}: in cluster mode a session another node owns is answered moved; {\"watches\": [...]}: it is served here through the store); without it, the method acts on no one session. Each method is declared in Protocol/methods/<name>.json; this document is assembled from those files by scripts/protocol.py."
+    "description": "navd's JSON-RPC 2.0 interface over a Unix socket. See Protocol/PROTOCOL.md for framing, limits and errors. Each method's x-navd-changes says whether it may change a session or the daemon: such methods are refused with unavailable while the store cannot write (cluster mode), and only they make the store write. A method with x-navd-grows may add to what sessions hold (setup models, facts, sessions): it is refused with limitExceeded (data.limit --max-data-bytes) while they hold more than --max-data-bytes together, or are in its last 10 % and the caller's uid holds an even split or more. A method with x-navd-roles may be called only by a client holding one of those roles (others are answered accessDenied with data.roles). A method's x-navd-session names the params that name the session it acts on ({\"acts\": [...]}: in cluster mode a session another node owns is answered moved; {\"watches\": [...]}: it is served here through the store); without it, the method acts on no one session. Each method is declared in Protocol/methods/<name>.json; this document is assembled from those files by scripts/protocol.py."
   },
   "methods": [
     {
@@ -1689,7 +1689,6 @@ public enum EmbeddedProtocol {
       "name": "provide",
       "summary": "Declare that this client evaluates these provider preconditions (and recovery providers); navd will send it precondition.evaluate / precondition.recover requests. Needs the role admin (navd's own uid holds it).",
       "x-navd-changes": false,
-      "x-navd-grows": true,
       "x-navd-roles": [
         "admin"
       ],
@@ -2214,7 +2213,7 @@ public enum EmbeddedProtocol {
       ],
       "result": {
         "name": "stats",
-        "description": "`connections`, `halfClosed` (connections whose client finished sending and that are still owed answers or notifications), `requests`, `commits`, `pending`, `sessions`, `subscriptions` (subscriptions held on this node, a connection's to each session counted once, sessions another node owns included), `provided` (precondition and recovery names some connected client provides), `children` (command preconditions running), `providerRequestsWaiting` (provider requests waiting in navd for their turn), `users` (per uid: `connections`, `sessions` it opened, `pending`, `children`, `bytes`: what its sessions' setup models and facts hold as JSON, by which `--max-memory` is shared), `uptime` (seconds), `memory: {rss, used, max}` (bytes: resident, the heap in use as malloc counts it, and `--max-memory`, which `used` is held against), `methods` (per method answered since navd started: `requests` answered, `errors` among them, `latency: {count, sumSeconds, buckets: [{le, count}]}`, a histogram of the time from the read that brought each request to its answer, cumulative by upper bound in seconds from 0.00001 to 60, then `\"+Inf\"`; answers given while their read is handled share that read's latency; unknown method names are counted only in `errors`), and more counters; with a state file `state: {snapshot, log, logBytes, compactAt, compactions, preallocated, mapped, compacting, snapshotLiveBytes, snapshotFileBytes, lastCompactionMs, maxSliceMs}` (the log's size and threshold in bytes, whether its segment's size was given in advance and whether it is mapped into memory, the compactions done and whether one is under way, the snapshot's live and file bytes, the last compaction's time and the longest slice of one, in milliseconds); in cluster mode `cluster: {node, incarnation, available, commits, owned, known, nodes, mirrored, queries}` (CLUSTER.md)",
+        "description": "`connections`, `halfClosed` (connections whose client finished sending and that are still owed answers or notifications), `requests`, `commits`, `pending`, `sessions`, `subscriptions` (subscriptions held on this node, a connection's to each session counted once, sessions another node owns included), `provided` (precondition and recovery names some connected client provides), `children` (command preconditions running), `providerRequestsWaiting` (provider requests waiting in navd for their turn), `users` (per uid: `connections`, `sessions` it opened, `pending`, `children`, `bytes`: what its sessions' setup models and facts hold as JSON, by which `--max-data-bytes` is shared), `uptime` (seconds), `memory: {rss, data, maxData}` (bytes: resident; what every session's setup models and facts hold, as JSON; `--max-data-bytes`, which `data` is held against), `methods` (per method answered since navd started: `requests` answered, `errors` among them, `latency: {count, sumSeconds, buckets: [{le, count}]}`, a histogram of the time from the read that brought each request to its answer, cumulative by upper bound in seconds from 0.00001 to 60, then `\"+Inf\"`; answers given while their read is handled share that read's latency; unknown method names are counted only in `errors`), and more counters; with a state file `state: {snapshot, log, logBytes, compactAt, compactions, preallocated, mapped, compacting, snapshotLiveBytes, snapshotFileBytes, lastCompactionMs, maxSliceMs}` (the log's size and threshold in bytes, whether its segment's size was given in advance and whether it is mapped into memory, the compactions done and whether one is under way, the snapshot's live and file bytes, the last compaction's time and the longest slice of one, in milliseconds); in cluster mode `cluster: {node, incarnation, available, commits, owned, known, nodes, mirrored, queries}` (CLUSTER.md)",
         "schema": {
           "type": "object"
         }
@@ -2235,8 +2234,8 @@ public enum EmbeddedProtocol {
               "uptime": 2.006,
               "memory": {
                 "rss": 35725312,
-                "used": 9437184,
-                "max": 18446744073
+                "data": 2146,
+                "maxData": 6319048704
               },
               "methods": {}
             }
@@ -2248,7 +2247,6 @@ public enum EmbeddedProtocol {
       "name": "subscribe",
       "summary": "Receive stackChanged, navigationPending, navigationEnded and flowCompleted notifications for the session; returns a snapshot.",
       "x-navd-changes": false,
-      "x-navd-grows": true,
       "x-navd-session": {
         "watches": [
           "session"

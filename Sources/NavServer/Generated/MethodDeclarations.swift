@@ -52,7 +52,7 @@ extension MethodTable.Spec {
         changes: false, session: .none, roles: [])
     /// `provide`: Declare that this client evaluates these provider preconditions (and recovery providers); navd will send it precondition.evaluate / precondition.recover requests. Needs the role admin (navd's own uid holds it).
     static let provide = MethodTable.Spec(name: "provide", params: ["preconditions", "session"],
-        changes: false, grows: true, session: .none, roles: ["admin"])
+        changes: false, session: .none, roles: ["admin"])
     /// `reset`: Put the session back to the graph's declared root (fresh tabs) in one commit, or with "to" build the given stack as a deep link builds it (each screen validated; the preconditions of every screen run before the commit).
     static let reset = MethodTable.Spec(name: "reset", params: ["session", "to", "ifVersion", "force"],
         changes: true, grows: true, session: .acts(on: ["session"]), roles: [])
@@ -73,7 +73,7 @@ extension MethodTable.Spec {
         changes: false, session: .none, roles: [])
     /// `subscribe`: Receive stackChanged, navigationPending, navigationEnded and flowCompleted notifications for the session; returns a snapshot.
     static let subscribe = MethodTable.Spec(name: "subscribe", params: ["session", "notifications"],
-        changes: false, grows: true, session: .watches(["session"]), roles: [])
+        changes: false, session: .watches(["session"]), roles: [])
     /// `tree`: The session's tree and visible path.
     static let tree = MethodTable.Spec(name: "tree", params: ["session"],
         changes: false, session: .acts(on: ["session"]), roles: [])

@@ -25,7 +25,7 @@ final class Navigator: SessionSource {
     let publisher: any Publisher
     /// Where sessions are kept; told about every change.
     var store: any Store = EphemeralStore()
-    /// What each uid's sessions hold (``DataPool``), by which `--max-memory` is shared.
+    /// What each uid's sessions hold (``DataPool``), by which `--max-data-bytes` is shared.
     let data: DataPool
     var sessions: SessionTable
     var pending: [String: PendingNavigation] = [:]

@@ -10,7 +10,7 @@ import Glibc
 struct SessionTable {
     private(set) var byName: [String: SessionState] = [:]
     private(set) var byUid = UidCounts()
-    /// What each uid's sessions hold, in bytes (``DataAccount``): `--max-memory` is shared by it.
+    /// What each uid's sessions hold, in bytes (``DataAccount``): `--max-data-bytes` is shared by it.
     let data: DataPool
     /// Names by the sequence number each session got when it was opened; a closed session leaves a
     /// hole (an empty name: names are never empty), squeezed out once holes outnumber names.

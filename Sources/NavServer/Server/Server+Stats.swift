@@ -32,7 +32,7 @@ extension Server {
             "providerRequestsWaiting": .int(n.providerRequestsWaiting),
             "users": .object(usersObject(n)),
             "uptime": .double(Double(uptimeMs) / 1000),
-            "memory": ["rss": .int(EventLoop.residentMemory), "used": .int(EventLoop.heapInUse), "max": .int(dispatcher.memory.max)],
+            "memory": ["rss": .int(EventLoop.residentMemory), "data": .int(navigator.data.total), "maxData": .int(dispatcher.dataCeiling.max)],
             "methods": .object(dispatcher.methods.countsObject),
         ]
         if let section = store.stats(mirrors: n.mirrors) { o.append(section.key, .object(section.value)) }
@@ -40,7 +40,7 @@ extension Server {
     }
 
     /// What each uid holds of the shares counted per user: connections, sessions it opened, pending
-    /// navigations, running command children and the bytes its sessions hold (`--max-memory`'s share).
+    /// navigations, running command children and the bytes its sessions hold (`--max-data-bytes`'s share).
     func usersObject(_ n: Navigator.Counts) -> JSONObject {
         let uids = Set(transport.byUid.byUid.keys).union(n.sessionsByUid.keys).union(n.pendingByUid.keys).union(n.childrenByUid.keys)
         return JSONObject(uniqueMembers: uids.sorted().map { uid in

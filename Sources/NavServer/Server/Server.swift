@@ -149,7 +149,7 @@ public final class Server {
         let navigator = Navigator(config: config.navigator, graph: graph, logger: logger, loop: loop, publisher: dispatcher)
         self.navigator = navigator
         dispatcher.sessions = navigator
-        dispatcher.memory = MemoryCeiling(max: config.maxMemory, data: navigator.data)
+        dispatcher.dataCeiling = DataCeiling(max: config.maxDataBytes, data: navigator.data)
         dispatcher.host = self
         transport.repliesMayWait = !navigator.store.writesNothing
         methods.registerAll(self)

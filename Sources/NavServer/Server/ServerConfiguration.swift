@@ -88,9 +88,9 @@ public struct ServerConfiguration: Sendable {
     /// Unsent output of all clients together (`--max-total-output`): past it, the client holding the
     /// most is disconnected, as one past `maxOutput` is.
     public var maxTotalOutput: Int = Limit.maxTotalOutput.defaultValue
-    /// Resident memory past which requests that may add data are refused (`--max-memory`), as
-    /// Redis's `maxmemory` refuses its "denyoom" commands. Sized at start (``sizedToMachine(_:)``).
-    public var maxMemory: Int = Limit.maxMemory.defaultValue
+    /// What every session's setup models and facts may hold together, as JSON (`--max-data-bytes`):
+    /// past it requests that may add data are refused. Sized at start (``sizedToMachine(_:)``).
+    public var maxDataBytes: Int = Limit.maxDataBytes.defaultValue
     /// How long part of a message may wait for the rest (`--message-timeout`, ms): a client that
     /// sends half a message and stops is told and disconnected.
     public var messageTimeoutMs = UInt64(Limit.messageTimeout.defaultValue)

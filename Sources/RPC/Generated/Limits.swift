@@ -12,8 +12,8 @@ extension Limit {
     public static let maxOutput = Limit(option: "--max-output", unit: .bytes, defaultValue: 8_388_608, least: 1_024)
     /// `--max-total-output`: Bytes of unsent output of all clients together; past it the client holding the most is disconnected.
     public static let maxTotalOutput = Limit(option: "--max-total-output", unit: .bytes, defaultValue: 268_435_456, least: 1_024)
-    /// `--max-memory`: Bytes of memory navd may hold (its heap in use, as malloc counts it; stats memory.used) before it refuses requests that may add data (navigate, open, reset, update, context.set, session.open, subscribe, provide); removals and reads still work. Default: three quarters of the machine's memory, or of the cgroup's memory.max when lower (logged at start).
-    public static let maxMemory = Limit(option: "--max-memory", unit: .bytes, defaultValue: 17_179_869_184, least: 16_777_216, sized: true)
+    /// `--max-data-bytes`: Most bytes of setup models (with their histories) and facts of all sessions together, as JSON; past it requests that may add data are refused (navigate, open, reset, update, context.set, session.open), removals and reads still work. Default: a quarter of the machine's memory, or of the cgroup's memory.max when lower (logged at start).
+    public static let maxDataBytes = Limit(option: "--max-data-bytes", unit: .bytes, defaultValue: 4_294_967_296, least: 65_536, sized: true)
     /// `--max-batch`: Most requests in one batch; a larger batch is refused with limitExceeded.
     public static let maxBatch = Limit(option: "--max-batch", unit: .count, defaultValue: 1_000, least: 1)
     /// `--max-sessions`: Most sessions; session.open of one more is refused with limitExceeded. One uid may hold all but a 10% reserve kept for other uids.
@@ -74,5 +74,5 @@ extension Limit {
     public static let logCompactRatio = Limit(option: "--log-compact-ratio", unit: .count, defaultValue: 3, least: 0, most: 100)
 
     /// Every limit, in the order of PROTOCOL.md's table.
-    public static let all: [Limit] = [maxMessage, maxDepth, maxConnections, maxOutput, maxTotalOutput, maxMemory, maxBatch, maxSessions, maxSessionsPerUid, maxConnectionsPerUid, maxTreeDepth, maxTreeNodes, maxParamsBytes, maxFacts, maxFactValue, maxFactsBytes, maxPending, maxPendingPerUid, maxPendingPerConnection, maxSubscriptionsPerConnection, maxProvidedPerConnection, maxPendingPerSession, maxChildren, maxChildrenPerUid, maxProviderRequests, maxProviderRequestsPerUid, maxQueueWait, maxKeysPerUid, maxKeyBytesPerUid, maxName, messageTimeout, maxGraphFile, maxGraphNodes, logCompactBytes, logCompactRatio]
+    public static let all: [Limit] = [maxMessage, maxDepth, maxConnections, maxOutput, maxTotalOutput, maxDataBytes, maxBatch, maxSessions, maxSessionsPerUid, maxConnectionsPerUid, maxTreeDepth, maxTreeNodes, maxParamsBytes, maxFacts, maxFactValue, maxFactsBytes, maxPending, maxPendingPerUid, maxPendingPerConnection, maxSubscriptionsPerConnection, maxProvidedPerConnection, maxPendingPerSession, maxChildren, maxChildrenPerUid, maxProviderRequests, maxProviderRequestsPerUid, maxQueueWait, maxKeysPerUid, maxKeyBytesPerUid, maxName, messageTimeout, maxGraphFile, maxGraphNodes, logCompactBytes, logCompactRatio]
 }

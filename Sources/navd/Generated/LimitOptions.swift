@@ -15,7 +15,7 @@ extension Serve {
         if let maxConnections { try check(Limit.maxConnections, maxConnections) }
         try check(Limit.maxOutput, maxOutput)
         try check(Limit.maxTotalOutput, maxTotalOutput)
-        if let maxMemory { try check(Limit.maxMemory, maxMemory) }
+        if let maxDataBytes { try check(Limit.maxDataBytes, maxDataBytes) }
         try check(Limit.maxBatch, maxBatch)
         try check(Limit.maxSessions, maxSessions)
         try check(Limit.maxSessionsPerUid, maxSessionsPerUid)
