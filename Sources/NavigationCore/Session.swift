@@ -18,7 +18,7 @@ public final class Session {
     /// The bounds this session's tree and facts stay within (navd's options).
     public var limits = SessionLimits()
     /// The setup models of every node of the tree together, as JSON, in bytes (`--max-params-bytes`).
-    public internal(set) var paramsBytes = 0 { didSet { account?.add(paramsBytes - oldValue) } }
+    public internal(set) var paramsBytes = 0
     /// Whether a node may hold earlier params (`update {push: true}`, or a restored or replayed
     /// history): until then a `dismiss` does not look for them.
     var mayHoldParamsHistory = false
@@ -26,14 +26,29 @@ public final class Session {
     /// ``recoveryFlows()`` does not look.
     var holdsRecoveryFlows = false
     /// The names and values of every fact together, as JSON, in bytes (`--max-facts-bytes`).
-    public internal(set) var factsBytes = 0 { didSet { account?.add(factsBytes - oldValue) } }
-    /// The account of the uid it counts against (the server's `--max-data-bytes`): holds
-    /// ``paramsBytes`` and ``factsBytes`` while the session is in it. nil: counted nowhere.
+    public internal(set) var factsBytes = 0
+    /// The account of the uid it counts against (the server's `--max-data-bytes`): holds what the
+    /// session held (``paramsBytes`` and ``factsBytes``) when it joined or was last synced
+    /// (``syncAccount()``, once a commit or a change of facts, not at every change of a count).
+    /// nil: counted nowhere.
     public var account: DataAccount? {
         didSet {
             guard oldValue !== account else { return }
-            oldValue?.add(-(paramsBytes + factsBytes))
-            account?.add(paramsBytes + factsBytes)
+            oldValue?.add(-accountedBytes)
+            accountedBytes = account == nil ? 0 : paramsBytes + factsBytes
+            account?.add(accountedBytes)
+        }
+    }
+    /// What ``account`` holds of this session.
+    public private(set) var accountedBytes = 0
+
+    /// Brings ``account`` up to what the session holds now.
+    public func syncAccount() {
+        guard let account else { return }
+        let now = paramsBytes + factsBytes
+        if now != accountedBytes {
+            account.add(now - accountedBytes)
+            accountedBytes = now
         }
     }
     /// The uid of the user who opened the session (nil: navd's own, as for "main"). Only that user

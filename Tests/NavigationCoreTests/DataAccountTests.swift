@@ -4,8 +4,9 @@ import NavTesting
 import Testing
 @testable import NavigationCore
 
-/// A session's account holds what its setup models and facts hold, through navigations, updates,
-/// dismissals and facts, and gives it all back when the session leaves it.
+/// A session's account holds what its setup models and facts hold once synced (the server syncs at
+/// each commit and change of facts), through navigations, dismissals and facts, and gives it all
+/// back when the session leaves it.
 @Suite struct DataAccountTests {
     let graph = coreGraph()
 
@@ -25,14 +26,21 @@ import Testing
         t.account = b
         func held() -> Int { s.paramsBytes + s.factsBytes }
         #expect(a.bytes == held() && a.bytes > 0 && b.bytes == t.paramsBytes + t.factsBytes && pool.holders == 2)
+        let joined = a.bytes
         try go(s, NavigateRequest(to: "Product", with: ["id": .string(String(repeating: "p", count: 5000))]))
         try s.setFacts(["big": .string(String(repeating: "f", count: 3000))])
+        #expect(a.bytes == joined, "counted at the next sync")
+        s.syncAccount()
         #expect(a.bytes == held() && a.bytes > 8000)
         try go(t, NavigateRequest(to: "Product", with: ["id": "t"]))
+        t.syncAccount()
         #expect(b.bytes == t.paramsBytes + t.factsBytes && pool.total == a.bytes + b.bytes)
         _ = try s.dismiss(nil)
         try s.setFacts(["big": .null])
+        s.syncAccount()
         #expect(a.bytes == held() && a.bytes < 100)
+        // Left unsynced, then moved: the account gives back what it held of the session.
+        try go(s, NavigateRequest(to: "Product", with: ["id": "unsynced"]))
         // Moved to another account (a session read again under another owner), then out of any.
         s.account = b
         #expect(a.bytes == 0 && pool.holders == 1 && b.bytes == held() + t.paramsBytes + t.factsBytes)

@@ -17,17 +17,23 @@ struct DataCeiling {
     /// What each uid's sessions hold.
     let data: DataPool
 
+    /// What anyone may add up to: the ceiling less its reserve.
+    let open: Int
+    let reserve: Int
+
     init(max: Int, data: DataPool) {
         self.max = max
         self.data = data
+        reserve = max / 100 * FairShare.reservePercent
+        open = max - reserve
     }
 
-    /// What anyone may add up to: the ceiling less its reserve.
-    var open: Int { max - reserve }
-    var reserve: Int { max / 100 * FairShare.reservePercent }
+    /// Whether sessions hold more than anyone may add up to: only then is a request's uid looked at
+    /// (``refuses(_:)``).
+    @inline(__always)
+    var isNear: Bool { data.total > open }
 
     /// Whether a request of `uid` that may add data is refused.
-    @inline(__always)
     func refuses(_ uid: UInt32?) -> Bool {
         data.total > open && (data.total > max || !isLight(uid))
     }

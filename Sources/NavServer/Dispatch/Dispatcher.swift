@@ -307,7 +307,7 @@ final class Dispatcher {
                                data: ["retryAfterMs": .int(250)]))
             return
         }
-        if entry.spec.grows, dataCeiling.refuses(call.peer.uid) {
+        if entry.spec.grows, dataCeiling.isNear, dataCeiling.refuses(call.peer.uid) {
             call.fail(dataCeiling.refusal(entry.spec.name, uid: call.peer.uid))
             return
         }

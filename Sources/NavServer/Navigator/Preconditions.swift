@@ -232,6 +232,7 @@ extension Navigator {
     /// answers the problem instead when one would pass a limit (nothing is set).
     func establish(_ facts: JSONObject, in state: SessionState) -> String? {
         do throws(NavError) { try state.session.setFacts(facts) } catch { return error.message }
+        state.session.syncAccount()
         store.factsChanged(state.session)
         return nil
     }

@@ -18,6 +18,7 @@ extension Navigator {
 
     @inline(__always)
     private func publish(_ commit: Commit, of s: Session, in state: SessionState, hints: JSONValue?, key: String?) {
+        s.syncAccount()
         store.sessionCommitted(s, changes: commit.changeText, compact: commit.compactText, key: key)
         if placementRecordsAlways || !state.subscribers.isEmpty {
             placement.publish({ StackChanged(session: s.name, ref: state.ref, version: commit.version, changes: commit.changeText,

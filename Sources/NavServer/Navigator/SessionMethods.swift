@@ -33,6 +33,7 @@ extension Navigator {
             try config.checkName(k, "the fact name \"\(k.prefix(40))\"", param: "facts")
         }
         try r.state.session.setFacts(r.facts)
+        r.state.session.syncAccount()
         store.factsChanged(r.state.session)
         return Facts(facts: r.state.session.sortedFacts)
     }
