@@ -346,6 +346,16 @@ def main():
     hist = History()
     stop = threading.Event()
     ok = False
+    interrupted = []
+
+    # make test stops this run with SIGTERM when a step beside it fails: end as on any failure,
+    # so that the nodes and PostgreSQL (pg_ctl starts it in a session of its own, out of reach
+    # of the process group's signal) are stopped and the work directory removed.
+    def on_signal(signum, _frame):
+        interrupted.append(signum)
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
     try:
         for n in ["A", "B", "C"]:
             cluster.start(n)
@@ -425,7 +435,7 @@ def main():
     finally:
         stop.set()
         cluster.stop_all()
-        if ok and not a.keep:
+        if (ok or interrupted) and not a.keep:
             subprocess.run(["rm", "-rf", work])
     return 0 if ok else 1
 
