@@ -57,14 +57,21 @@ public enum ErrorText {
         var bounded: JSONObject = [:]
         for member in data {
             if let s = member.value.stringValue, s.utf8.count > maxDataStringBytes {
-                let bytes = Array(s.utf8)
-                let end = edge(bytes, maxDataStringBytes - 3, from: 0)  // "…" is 3 bytes
-                bounded.append(member.key, .string(String(decoding: bytes[..<end], as: UTF8.self) + "…"))
+                bounded.append(member.key, .string(cut(s, toBytes: maxDataStringBytes)))
             } else {
                 bounded.append(member.key, member.value)
             }
         }
         return bounded
+    }
+
+    /// `text` when it is at most `limit` UTF-8 bytes long, else its start cut on a character's edge
+    /// and `…`, within `limit` bytes together.
+    public static func cut(_ text: String, toBytes limit: Int) -> String {
+        guard text.utf8.count > limit else { return text }
+        let bytes = Array(text.utf8.prefix(limit))
+        let end = edge(bytes, limit - 3, from: 0)  // "…" is 3 bytes
+        return String(decoding: bytes[..<end], as: UTF8.self) + "…"
     }
 
     /// `i` moved back to the first byte of the character it falls in (never before `from`).

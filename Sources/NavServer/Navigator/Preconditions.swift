@@ -49,19 +49,10 @@ extension Navigator {
     /// `reason` is repeated in the error and to every subscriber, so a longer one is cut.
     static let maxReasonBytes = 1024
 
-    static func bounded(reason: String) -> String {
-        guard reason.utf8.count > maxReasonBytes else { return reason }
-        let bytes = Array(reason.utf8.prefix(maxReasonBytes - 3))  // "…" is 3 bytes
-        var end = bytes.count
-        while end > 0 && bytes[end - 1] & 0xC0 == 0x80 { end -= 1 }  // back to a character's first byte
-        if end > 0 && bytes[end - 1] >= 0xC0 { end -= 1 }  // and before it, since its last bytes are gone
-        return String(decoding: bytes[..<end], as: UTF8.self) + "…"
-    }
-
     /// The current precondition failed: recover once if it can, else the navigation fails.
     func failed(_ nav: PendingNavigation, _ p: Precondition, reason given: String, timeout: Bool = false) {
         guard !nav.finished else { return }
-        let reason = Self.bounded(reason: given)
+        let reason = ErrorText.cut(given, toBytes: Self.maxReasonBytes)
         if let r = p.recover, !nav.recovered {
             nav.recovered = true
             recover(nav, p, r, reason: reason)

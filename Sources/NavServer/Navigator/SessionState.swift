@@ -9,18 +9,18 @@ import Glibc
 
 /// A session as the server holds it: the core's tree plus who listens to it.
 final class SessionState {
+    /// A session that replaces another (a graph reload, a session read again) takes over its
+    /// account (``SessionTable`` gives one while the navigator holds the state).
     var session: Session {
         didSet {
             if oldValue !== session {
+                let account = oldValue.account
                 oldValue.account = nil
                 session.account = account
             }
             recordsWhatIsHeard()
         }
     }
-    /// The account of the uid the session counts against while the navigator holds it
-    /// (``SessionTable``); its session, and any that replaces it, counts there.
-    var account: DataAccount? { didSet { session.account = account } }
     /// Whether commits build their `changes` even without subscribers here, and in which form
     /// (cluster mode: other nodes' subscribers hear the full form through the store; a log store
     /// keeps either).

@@ -26,7 +26,7 @@ struct SessionTable {
             if let new = newValue {
                 let uid = SessionTable.uid(of: new)
                 byUid.add(uid)
-                new.account = data.account(for: uid)
+                new.session.account = data.account(for: uid)
                 if let old, old.listSeq != 0 {
                     new.listSeq = old.listSeq
                 } else {
@@ -92,7 +92,7 @@ struct SessionTable {
 
     private mutating func uncount(_ s: SessionState) {
         byUid.remove(SessionTable.uid(of: s))
-        s.account = nil
+        s.session.account = nil
     }
 
     init(data: DataPool) { self.data = data }
