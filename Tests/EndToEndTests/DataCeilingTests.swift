@@ -25,7 +25,9 @@ import Glibc
         }
         #expect(memory["maxData"]?.intValue == machine / 4, "\(memory)")
         #expect((memory["data"]?.intValue ?? 0) > 0, "the main session's root holds its setup models: \(memory)")
-        #expect(d.stderr.contains("navd.maxDataBytes=\(machine / 4) (a quarter of \(machine))"), "\(d.stderr)")
+        // The capacity line is written before navd serves, but read from its pipe by a thread of
+        // the tests: wait for it rather than look once.
+        #expect(throws: Never.self) { try d.waitForLog("navd.maxDataBytes=\(machine / 4) (a quarter of \(machine))") }
         let given = try Daemon(arguments: ["--max-data-bytes", "33554432"])
         #expect(try given.client().call("stats")["memory"]?["maxData"] == 33_554_432)
     }
