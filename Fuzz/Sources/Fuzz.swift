@@ -61,17 +61,25 @@ func require(_ ok: Bool, _ what: @autoclosure () -> String) {
 /// as when it arrives in one read; none larger than the limit.
 func fuzzFraming(_ data: UnsafeRawBufferPointer) {
     let maxMessage = 512
-    func decode(_ cuts: [Int]) -> ([[UInt8]], Bool) {
+    /// `stops`: the decoder is stopped after every message and resumed (as a client whose output
+    /// is backed up is), so that what it keeps is searched again from the right place.
+    func decode(_ cuts: [Int], stops: Bool = false) -> ([[UInt8]], Bool) {
         var d = FrameDecoder(maxMessage: maxMessage)
         var out: [[UInt8]] = []
         var failed = false
         var start = 0
+        let take = { (_: Framing, body: ByteView) -> Bool in
+            require(body.count <= maxMessage, "a message over the limit was delivered")
+            out.append(Array(body))
+            return !stops
+        }
         for cut in cuts + [data.count] where cut >= start {
             do {
-                try d.feed(ByteView(UnsafeRawBufferPointer(rebasing: data[start..<cut]))) { (_, body) -> Bool in
-                    require(body.count <= maxMessage, "a message over the limit was delivered")
-                    out.append(Array(body))
-                    return true
+                try d.feed(ByteView(UnsafeRawBufferPointer(rebasing: data[start..<cut])), take)
+                while stops && d.hasPartialMessage {
+                    let before = out.count
+                    try d.resume(take)
+                    if out.count == before { break }
                 }
             } catch {
                 failed = true
@@ -85,6 +93,10 @@ func fuzzFraming(_ data: UnsafeRawBufferPointer) {
     let cut = data.isEmpty ? 0 : Int(data[0]) % (data.count + 1)
     let split = decode([cut])
     if !whole.1 && !split.1 { require(whole.0 == split.0, "splitting the stream changed its messages") }
+    // Three cuts, with a stop after every message.
+    let cuts = (1...3).map { data.count > $0 ? Int(data[$0]) * 7 % (data.count + 1) : 0 }.sorted()
+    let stopped = decode(cuts, stops: true)
+    if !whole.1 && !stopped.1 { require(whole.0 == stopped.0, "cutting the stream in reads and stopping after each message changed its messages") }
 }
 
 /// Parse; a parsed value written and parsed again is the same value; a refusal for its syntax names

@@ -121,6 +121,10 @@ public struct FrameDecoder {
     public static let maxHeader = 1024
     public var maxHeader: Int { Self.maxHeader }
     @usableFromInline var pending: [UInt8] = []
+    /// How many bytes at the start of `pending` are known to hold no newline, when it starts with a
+    /// line that has not ended: the next feed searches on from there, so a line that arrives a few
+    /// bytes a read is searched once in all, not again from its start at every read.
+    private var searched = 0
     /// Set after a framing error: the stream cannot be resynchronised.
     public private(set) var failed = false
 
@@ -128,8 +132,16 @@ public struct FrameDecoder {
 
     /// Whether bytes are kept: an unfinished message, or messages after a stop.
     @inlinable public var hasPartialMessage: Bool { !pending.isEmpty }
-    /// How many bytes are kept.
-    public var heldBytes: Int { pending.count }
+    /// The memory the kept bytes take (what was allocated for them, at least their count): what
+    /// the transport counts against `--max-total-input`.
+    public var heldBytes: Int { pending.capacity }
+
+    /// Forgets what is kept and reads nothing more (the transport is closing the connection).
+    public mutating func discard() {
+        pending = []
+        searched = 0
+        failed = true
+    }
 
     /// Feeds `input`; calls `onMessage` for each complete message body, in order, until it returns
     /// false: the bytes after that message are then kept (``hasHeldInput``) and handled by the next
@@ -138,25 +150,31 @@ public struct FrameDecoder {
     /// so that a read of one line is not scanned twice.
     public mutating func feed(_ view: ByteView, firstNewline: Int = -1, _ onMessage: (Framing, ByteView) -> Bool) throws(FramingError) {
         guard !failed else { return }
+        var lineUnended = false
         if pending.isEmpty {
             let used = try Self.scan(view, maxMessage: maxMessage, maxHeader: maxHeader, failed: &failed, firstNewline: firstNewline,
-                                     onMessage)
+                                     searched: 0, lineUnended: &lineUnended, onMessage)
             if used < view.count {
                 pending.append(contentsOf: view.bytes(from: used))
+                searched = lineUnended ? pending.count : 0
             }
         } else {
             pending.append(contentsOf: view)
-            var local = pending
+            let local = pending
             pending = []
             var failedNow = false
-            let limits = (maxMessage, maxHeader)
+            let limits = (maxMessage, maxHeader, searched)
+            searched = 0
             defer { failed = failedNow }
             let used = try local.withByteView { (buf) throws(FramingError) in
-                try Self.scan(buf, maxMessage: limits.0, maxHeader: limits.1, failed: &failedNow, firstNewline: -1, onMessage)
+                try Self.scan(buf, maxMessage: limits.0, maxHeader: limits.1, failed: &failedNow, firstNewline: -1,
+                              searched: limits.2, lineUnended: &lineUnended, onMessage)
             }
             if used < local.count {
-                local.removeFirst(used)
-                pending = local
+                // What is left is copied into a buffer of its own size once messages were taken from
+                // the front: the one that held a large message is not kept for a few bytes.
+                pending = used == 0 ? local : Array(local[used...])
+                searched = lineUnended ? pending.count : 0
             }
         }
     }
@@ -174,8 +192,11 @@ public struct FrameDecoder {
         try feed(.empty, onMessage)
     }
 
-    /// Scans complete messages from `buf`; returns how many bytes were consumed.
+    /// Scans complete messages from `buf`; returns how many bytes were consumed. `searched`: bytes
+    /// at the start of `buf` known to hold no newline. `lineUnended` is set when the scan stopped at
+    /// a line whose newline has not come (none is in the rest of `buf`).
     private static func scan(_ buf: ByteView, maxMessage: Int, maxHeader: Int, failed: inout Bool, firstNewline: Int,
+                             searched: Int, lineUnended: inout Bool,
                              _ onMessage: (Framing, ByteView) -> Bool) throws(FramingError) -> Int {
         assert(firstNewline < 0 || buf.firstIndex(of: 0x0A, from: 0) == firstNewline, "not the first newline")
         var pos = 0
@@ -208,11 +229,13 @@ public struct FrameDecoder {
                 pos = bodyStart + length
                 if !goOn { return pos }
             } else {
-                guard let nl = pos == 0 && firstNewline >= 0 ? firstNewline : buf.firstIndex(of: 0x0A, from: pos) else {
+                let from = pos == 0 ? searched : pos
+                guard let nl = pos == 0 && firstNewline >= 0 ? firstNewline : buf.firstIndex(of: 0x0A, from: from) else {
                     if n - pos > maxMessage {
                         failed = true
                         throw .messageTooLarge(limit: maxMessage)
                     }
+                    lineUnended = true
                     return pos
                 }
                 var end = nl

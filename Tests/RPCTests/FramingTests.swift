@@ -48,6 +48,53 @@ private func decode(_ chunks: [[UInt8]], max: Int = 1024) -> (messages: [(Framin
         #expect(r.messages.count == 4)
     }
 
+    /// A line whose newline has not come is searched on from where the last read left it, and
+    /// messages held back by a stop are searched from their start: every way of cutting a stream
+    /// into reads, with a stop after each message, gives the same messages.
+    @Test func stopsAndUnendedLinesGiveTheSameMessages() {
+        let text = Array("{\"a\":1}\n{\"b\":2}\nContent-Length: 2\r\n\r\n[]{\"long\":\"\(String(repeating: "x", count: 40))\"}\n{}\n".utf8)
+        let whole = decode([text]).messages.map(\.1)
+        for i in 0...text.count {
+            for j in i...text.count {
+                var d = FrameDecoder(maxMessage: 1024)
+                var out: [String] = []
+                for piece in [Array(text[..<i]), Array(text[i..<j]), Array(text[j...])] {
+                    piece.withUnsafeBytes { b in
+                        try? d.feed(ByteView(b)) { _, body in
+                            out.append(String(decoding: body, as: UTF8.self))
+                            return false  // a stop after every message
+                        }
+                    }
+                    while d.hasPartialMessage {
+                        let before = out.count
+                        try? d.resume { _, body in
+                            out.append(String(decoding: body, as: UTF8.self))
+                            return false
+                        }
+                        if out.count == before { break }  // only an unfinished message is left
+                    }
+                }
+                #expect(out == whole, "split at \(i), \(j)")
+            }
+        }
+    }
+
+    /// What the decoder holds is what it allocated: once a large message was taken from the front,
+    /// the few bytes after it are not kept in its buffer.
+    @Test func theBufferOfALargeMessageIsNotKeptForTheBytesAfterIt() {
+        var d = FrameDecoder(maxMessage: 1 << 20)
+        var heard = 0
+        let first = Array("{\"x\":\"".utf8) + Array(repeating: UInt8(ascii: "a"), count: 200_000)
+        first.withUnsafeBytes { try? d.feed(ByteView($0)) { _, _ in heard += 1 } }
+        #expect(heard == 0 && d.heldBytes >= 200_000)
+        Array("\"}\n{\"y\"".utf8).withUnsafeBytes { try? d.feed(ByteView($0)) { _, _ in heard += 1 } }
+        #expect(heard == 1 && d.hasPartialMessage && d.heldBytes < 1_024, "\(d.heldBytes)")
+        d.discard()
+        #expect(!d.hasPartialMessage && d.heldBytes == 0)
+        Array("{}\n".utf8).withUnsafeBytes { try? d.feed(ByteView($0)) { _, _ in heard += 1 } }
+        #expect(heard == 1, "a discarded decoder reads nothing more")
+    }
+
     @Test func emptyLineIsAnEmptyMessage() {
         let r = decode([Array("\n{}\n".utf8)])
         #expect(r.messages.map(\.1) == ["", "{}"])
