@@ -1,4 +1,5 @@
 """Attacks 1-15 of scripts/attacks.py: the hardening pass and the robustness issue."""
+import select
 from attacks_common import *  # noqa: F401,F403 - the shared work directory, client and helpers
 
 
@@ -620,3 +621,77 @@ def data_ceiling():
     return ok, "%d sessions (%d MiB of facts), then %s in %.1f s; RSS %.0f MB; navd's uid navigated then: %s; the attacker served again once its sessions were closed: %s; slowest ping %.0f ms" % (
         filled, held >> 20, ", ".join(k for k in kinds if k != "none"), took, rss, ours, served_again, worst * 1000)
 
+
+
+# The attacker of 27: connections each sending a message of 1 MiB less 64 bytes without its end,
+# then, once told (a line on stdin), which of them navd cut.
+UNFINISHED = r"""
+import json, os, resource, select, socket, sys
+n = int(sys.argv[1])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+part = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"' + b"a" * ((1 << 20) - 120)
+held = []
+for i in range(n):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(os.environ["SOCK"])
+    try:
+        s.sendall(part)
+    except OSError:
+        pass  # cut while sending
+    held.append(s)
+print(json.dumps({"sent": n}), flush=True)
+sys.stdin.readline()
+kinds = {}
+for s in held:
+    s.setblocking(False)
+    try:
+        data = s.recv(4096)
+        k = "limitExceeded --max-total-input" if b"--max-total-input" in data else ("closed" if not data else "other")
+    except BlockingIOError:
+        k = "kept"
+    except OSError:
+        k = "closed"
+    kinds[k] = kinds.get(k, 0) + 1
+print(json.dumps({"kinds": kinds}))
+"""
+
+
+def unfinished_messages():
+    """uid 65534 opens 2,000 connections and sends on each a message of 1 MiB without its end (2 GB
+    in all), against a navd with the default limits: what all clients hold of unfinished messages is
+    bounded by --max-total-input (256 MiB), past which the connections holding the most are cut
+    (told why); navd's memory stays near that, another client's 900 KB request is answered, and
+    pings meanwhile stay fast. Before the limit, 6,000 such connections took 6 GB of navd's memory."""
+    p, sock = start_navd("--ephemeral", sock=WORK + "/input.sock")
+    os.chmod(sock, 0o666)
+    c = navd_client.Client(sock, timeout=30)
+    attacker = as_nobody(UNFINISHED, 2000, wait=False, sock=sock)
+    worst, t0 = 0.0, time.monotonic()
+    line = b""
+    while not line and attacker.poll() is None and time.monotonic() - t0 < 120:
+        ready, _, _ = select.select([attacker.stdout], [], [], 0.02)
+        if ready:
+            line = attacker.stdout.readline()
+        t = time.monotonic()
+        c.call("ping")
+        worst = max(worst, time.monotonic() - t)
+    took = time.monotonic() - t0
+    stats = c.call("stats")
+    rss = rss_mb(p.pid)
+    try:
+        c.call("ping", x="b" * 900000)
+        whole = False
+    except navd_client.NavdError as e:  # ping has no param x: the whole message was read and answered
+        whole = e.code == -32602
+    stdout, stderr = attacker.communicate(b"\n", timeout=120)
+    out = stdout.decode().strip().splitlines()
+    if not out or "kinds" not in out[-1]:
+        raise RuntimeError("the attacker failed: %s" % stderr.decode()[-400:])
+    kinds = json.loads(out[-1])["kinds"]
+    cut = stats["inputHoldersDropped"]
+    held = stats["memory"]["input"]
+    ok = (whole and cut >= 1500 and held <= stats["memory"]["maxInput"] and rss < 768 and worst < 0.5
+          and kinds.get("limitExceeded --max-total-input", 0) + kinds.get("closed", 0) >= 1500)
+    return ok, "2,000 connections of 1 MiB each sent in %.1f s: %d cut (%s), %d MiB held (of %d); RSS %.0f MB; a 900 KB request answered: %s; slowest ping %.0f ms" % (
+        took, cut, ", ".join("%s %d" % kv for kv in sorted(kinds.items())), held >> 20, stats["memory"]["maxInput"] >> 20, rss, whole, worst * 1000)

@@ -89,6 +89,9 @@ struct Serve: ParsableCommand, GraphLimitOptions {
     @Option(help: "Bytes of unsent output of all clients together; past it the client holding the most is disconnected.")
     var maxTotalOutput: Int = Limit.maxTotalOutput.defaultValue
 
+    @Option(help: "Bytes of unfinished messages of all clients together; past it the uid holding the most loses its connections holding the most.")
+    var maxTotalInput: Int = Limit.maxTotalInput.defaultValue
+
     @Option(help: "Most bytes of setup models (with their histories) and facts of all sessions together, as JSON; past it requests that may add data are refused (navigate, open, reset, update, context.set, session.open), removals and reads still work. Default: a quarter of the machine's memory, or of the cgroup's memory.max when lower (logged at start).")
     var maxDataBytes: Int?
 
@@ -201,6 +204,7 @@ struct Serve: ParsableCommand, GraphLimitOptions {
         }
         if let node, node.isEmpty || node.utf8.count > 200 { throw ValidationError("--node must be 1 to 200 bytes long") }
         guard maxTotalOutput >= maxOutput else { throw ValidationError("--max-total-output must be at least --max-output") }
+        guard maxTotalInput >= maxMessage else { throw ValidationError("--max-total-input must be at least --max-message") }
         if repair && (ephemeral || store != nil) { throw ValidationError("--repair sets aside sessions of a state file: it goes with --state (or the default state file), not --ephemeral or --store") }
     }
 

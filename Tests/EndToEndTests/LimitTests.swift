@@ -177,6 +177,52 @@ import Glibc
         #expect(try d.client().call("ping") == "pong")
     }
 
+    /// `--max-total-input`: six connections each holding 900 KB of a message without its end pass
+    /// 4 MiB together; navd cuts the largest holders (each told why, with `id: null`) until they hold
+    /// less than seven eighths of it, and the others, whole requests and another uid's 1 MB message
+    /// sent meanwhile, are answered. (Which and how many are cut depends on how the kernel splits the
+    /// streams into reads; TransportTests checks the choice exactly.)
+    @Test func unfinishedMessagesOfAllClientsTogetherAreBounded() throws {
+        let limit = 4 << 20
+        let d = try Daemon(arguments: ["--max-total-input", "\(limit)"])
+        let head = #"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":""#
+        let holders = try (0..<6).map { _ in try d.client() }
+        for h in holders { try h.sendRaw(head + String(repeating: "a", count: 900_000)) }
+        try d.waitForLog("disconnecting a client holding unfinished messages")
+        let c = try d.client()
+        #expect(try c.call("ping") == "pong")
+        let stats = try c.call("stats")
+        let dropped = try #require(stats["inputHoldersDropped"]?.intValue)
+        #expect(dropped >= 1 && dropped <= 4 && (stats["memory"]?["input"]?.intValue ?? .max) <= limit - limit / 8
+                && stats["memory"]?["maxInput"] == .int(limit), "\(stats)")
+        // Another uid's large message, sent while root's survivors still hold theirs, is read whole:
+        // if it takes all past the limit, root, holding the most, loses more of its connections.
+        chmod(d.dir.path, 0o755)
+        chmod(d.socketPath, 0o666)
+        let theirs = head + String(repeating: "b", count: 1_000_000) + "\"}}\n"
+        let r = try runCommand("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups",
+                                                    "/usr/bin/socat", "-t5", "-", "UNIX-CONNECT:\(d.socketPath)"], input: theirs)
+        let answer = try JSONParser(maxDepth: 64).parse(Array(r.stdout.utf8))
+        #expect(answer["id"] == 1 && answer["error"]?["code"] == -32602, "answered (ping has no param x): \(r.stdout.prefix(300)) \(r.stderr)")
+        // Each of root's holders ends its message: those cut read why, the others their answer.
+        var told = 0, answered = 0
+        for h in holders {
+            try? h.sendRaw("\"}}\n")
+            let m = try #require(try h.readMessage(timeout: 10))
+            if m["error"]?["data"]?["limit"] == "--max-total-input" {
+                #expect(m["id"] == .null && m["error"]?["code"] == -32012 && m["error"]?["data"]?["max"] == .int(limit), "\(m)")
+                #expect(try h.waitForClose())
+                told += 1
+            } else {
+                #expect(m["id"] == 1 && m["error"]?["code"] == -32602, "\(m)")
+                answered += 1
+            }
+        }
+        let after = try c.call("stats")
+        #expect(told == after["inputHoldersDropped"]?.intValue && told + answered == 6 && answered >= 1, "\(after)")
+        #expect(after["memory"]?["input"] == 0, "\(after)")
+    }
+
     /// 40 subscribers that never read, each under --max-output, together over --max-total-output:
     /// navd drops the largest backlogs and keeps its memory.
     @Test func unreadOutputOfAllClientsTogetherIsBounded() throws {

@@ -253,6 +253,56 @@ import Glibc
         #expect(client(uid: 4343, into: set2).1 != nil)
     }
 
+    /// Unfinished messages of all clients together are held against `--max-total-input`: past it, the
+    /// uid holding the most loses its connection holding the most (told why, then closed), again until
+    /// all hold less than seven eighths of the limit; another uid's unfinished message is kept and
+    /// completes, and a connection that sends whole messages is not touched.
+    @Test func unfinishedMessagesOfAllClientsAreBoundedAndTheLargestHolderIsCut() throws {
+        var limits = TransportLimits()
+        limits.maxMessage = 64 * 1024
+        limits.maxTotalInput = 100_000
+        let (set, f) = Self.make(limits, loop: loop, host: host)
+        defer { f.close() }
+        func part(_ n: Int) -> String { "{\"x\":\"" + String(repeating: "a", count: n) }
+        let hog = (0..<3).map { _ in client(uid: 4242, into: set) }
+        let (other, oc) = client(uid: 4343, into: set)
+        let (whole, wc) = client(uid: 4242, into: set)
+        hog[0].0.send(part(30_000))
+        hog[1].0.send(part(20_000))
+        other.send(part(15_000))
+        whole.send("{}\n")
+        iterate()
+        #expect(set.inputHeld >= 65_000 && set.inputHeld < 100_000 && hog.allSatisfy { !$0.1!.isClosed }, "\(set.inputHeld)")
+        // 4242 holds ~90,000 with its third part, 4343 ~15,000: past 100,000, 4242's largest is cut;
+        // that leaves ~65,000 (under 87,500), so nothing else is.
+        hog[2].0.send(part(40_000))
+        iterate()
+        let cut = hog.filter { $0.1!.isClosed }
+        #expect(cut.count == 1 && set.stats.inputHoldersDropped == 1, "\(cut.map { $0.1!.id })")
+        let told = cut.first.map { text($0.0) } ?? ""
+        #expect(told.contains("\"kind\":\"limitExceeded\"") && told.contains("\"limit\":\"--max-total-input\"")
+                && told.contains("\"max\":100000") && told.contains("\"id\":null"), "\(told)")
+        #expect(set.inputHeld < 100_000 * 7 / 8 && !oc!.isClosed && !wc!.isClosed)
+        // The other uid's message completes and is handled; the whole-message client goes on.
+        other.send("\"}\n")
+        whole.send("{}\n")
+        iterate()
+        #expect(host.handlers[oc!.id]!.heard.count == 1 && host.handlers[wc!.id]!.heard.count == 2)
+        // The other uid now holds nothing. It starts another message (35,000); then 4242's first part
+        // grows to 50,000 and all pass the limit: 4242 (holding 70,000) loses that one, not 4343.
+        other.send(part(35_000))
+        iterate()
+        #expect(!oc!.isClosed && hog.filter { $0.1!.isClosed }.count == 1)
+        hog[0].0.send(String(repeating: "b", count: 20_000))
+        iterate()
+        #expect(hog[0].1!.isClosed, "\(set.inputHeld)")
+        #expect(!oc!.isClosed && hog.filter { $0.1!.isClosed }.count == 2, "\(set.inputHeld)")
+        // What a closed connection held is given back.
+        for (_, c) in hog where !c!.isClosed { c!.close(reason: nil) }
+        oc!.close(reason: nil)
+        #expect(set.inputHeld == 0)
+    }
+
     /// A client that finished sending (as `echo … | socat` does) gets the answers it waits for, then
     /// the connection closes.
     @Test func aClientThatFinishedSendingIsAnsweredThenClosed() throws {
@@ -364,6 +414,8 @@ final class LengthPrefixedStream: ClientStream {
         var pending: [UInt8] = []
         init(maxMessage: Int) { self.maxMessage = maxMessage }
         var hasPartialMessage: Bool { !pending.isEmpty }
+        var heldBytes: Int { pending.capacity }
+        func discard() { pending = [] }
         func feed(_ input: ByteView, _ onMessage: (Framing, ByteView) -> Bool) throws(FramingError) {
             pending += input
             try resume(onMessage)

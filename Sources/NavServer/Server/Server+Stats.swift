@@ -27,12 +27,14 @@ extension Server {
             "bytesIn": .int(t.bytesIn),
             "bytesOut": .int(t.bytesOut),
             "slowClientsDropped": .int(t.slowClientsDropped),
+            "inputHoldersDropped": .int(t.inputHoldersDropped),
             "pendingClientRequests": .int(dispatcher.outboundCount),
             "children": .int(n.children),
             "providerRequestsWaiting": .int(n.providerRequestsWaiting),
             "users": .object(usersObject(n)),
             "uptime": .double(Double(uptimeMs) / 1000),
-            "memory": ["rss": .int(EventLoop.residentMemory), "data": .int(navigator.data.total), "maxData": .int(dispatcher.dataCeiling.max)],
+            "memory": ["rss": .int(EventLoop.residentMemory), "data": .int(navigator.data.total), "maxData": .int(dispatcher.dataCeiling.max),
+                       "input": .int(transport.inputHeld), "maxInput": .int(transport.limits.maxTotalInput)],
             "methods": .object(dispatcher.methods.countsObject),
         ]
         if let section = store.stats(mirrors: n.mirrors) { o.append(section.key, .object(section.value)) }

@@ -88,6 +88,9 @@ public struct ServerConfiguration: Sendable {
     /// Unsent output of all clients together (`--max-total-output`): past it, the client holding the
     /// most is disconnected, as one past `maxOutput` is.
     public var maxTotalOutput: Int = Limit.maxTotalOutput.defaultValue
+    /// Bytes of unfinished messages of all clients together past which the uid holding the most loses
+    /// its connections holding the most (`--max-total-input`).
+    public var maxTotalInput: Int = Limit.maxTotalInput.defaultValue
     /// What every session's setup models and facts may hold together, as JSON (`--max-data-bytes`):
     /// past it requests that may add data are refused. Sized at start (``sizedToMachine(_:)``).
     public var maxDataBytes: Int = Limit.maxDataBytes.defaultValue
@@ -157,7 +160,7 @@ extension ServerConfiguration {
         TransportLimits(connections: FairShare(limit: maxConnections, cap: maxConnectionsPerUid, option: "--max-connections", capOption: "--max-connections-per-uid"),
                         maxMessage: maxMessage,
                         maxOutput: maxOutput, readPauseThreshold: readPauseThreshold, maxTotalOutput: maxTotalOutput,
-                        messageTimeoutMs: messageTimeoutMs)
+                        maxTotalInput: maxTotalInput, messageTimeoutMs: messageTimeoutMs)
     }
 
     /// What dispatch keeps to.

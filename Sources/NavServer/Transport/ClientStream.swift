@@ -38,6 +38,10 @@ protocol MessageDecoder: AnyObject {
     func resume(_ onMessage: (Framing, ByteView) -> Bool) throws(FramingError)
     /// Whether bytes are kept: an unfinished message, or messages after a stop.
     var hasPartialMessage: Bool { get }
+    /// The memory the kept bytes take (counted against `--max-total-input`).
+    var heldBytes: Int { get }
+    /// Forgets what is kept and reads nothing more.
+    func discard()
 }
 
 extension PipeStream: ClientStream {}

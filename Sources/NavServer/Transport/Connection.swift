@@ -220,9 +220,14 @@ final class Connection {
     /// message has waited.
     private func afterInput() {
         guard !isClosed else { return }
+        let partial = hasPartialMessage
+        if partial || inputCounted != 0 {
+            countInput()
+            guard !isClosed else { return }
+        }
         if mustHold {
             hold()
-        } else if hasPartialMessage {
+        } else if partial {
             if partialSince == 0 { partialSince = owner.loop.now }
         } else {
             partialSince = 0
@@ -249,6 +254,38 @@ final class Connection {
     }
 
     private var hasPartialMessage: Bool { ownDecoder?.hasPartialMessage ?? decoder.hasPartialMessage }
+
+    // MARK: Input held across reads
+
+    /// What the set last counted of this connection's held input (``ConnectionSet/inputCounted(_:_:)``).
+    var inputCounted = 0
+
+    /// Tells the set what the decoder holds now, when it changed (most reads leave nothing behind).
+    @inline(__always)
+    private func countInput() {
+        let held = ownDecoder?.heldBytes ?? decoder.heldBytes
+        if held != inputCounted { owner.inputCounted(self, held) }
+    }
+
+    /// All clients together hold more than `--max-total-input` of unfinished messages and this one's
+    /// uid and share are the largest: what it holds is dropped, it is told why, and it closes (the
+    /// rest of its stream cannot be read without the part dropped).
+    func cutForInput(limit: Int) {
+        guard !isClosed else { return }
+        let held = inputCounted
+        owner.stats.inputHoldersDropped += 1
+        owner.logger.warning("disconnecting a client holding unfinished messages: all clients together passed --max-total-input",
+                             metadata: ["navd.client": "\(id)", "navd.held": "\(held)", "navd.limit": "\(limit)"])
+        if let own = ownDecoder { own.discard() } else { decoder.discard() }
+        stream.pauseReading()
+        owner.inputCounted(self, 0)
+        var w = JSONWriter()
+        RPCEncoder.error(id: .null, error: RPCError(.limitExceeded,
+            "navd holds more than \(limit) bytes of messages that have not fully arrived, from all clients together (the --max-total-input limit), and this connection held \(held) of them, the most of the user holding the most; send each message whole and large ones one at a time; the connection will close",
+            data: ["limit": "--max-total-input", "max": .int(limit), "held": .int(held)]), into: &w)
+        sendFramed(w.bytes, lastFraming)
+        closeAfterFlush()
+    }
 
     // MARK: Holding input
 
@@ -344,7 +381,12 @@ final class Connection {
             return
         }
         holdsInput = false
-        partialSince = hasPartialMessage ? owner.loop.now : 0
+        let partial = hasPartialMessage
+        partialSince = partial ? owner.loop.now : 0
+        if partial || inputCounted != 0 {
+            countInput()
+            guard !isClosed else { return }
+        }
         if peerDone {
             if awaiting == 0 { closeSoon() }
         } else if !readPaused && !gated {

@@ -97,6 +97,11 @@ final class ConnectionSet {
     /// sum past `--max-total-output` needs an exact count; one flush costs the same however many
     /// clients are backlogged.
     private var backlogCounted = 0
+    /// Connections whose decoder holds input across reads (an unfinished message, or messages held
+    /// back), each with what it holds in ``Connection/inputCounted``…
+    private var inputHolders: [ObjectIdentifier: Connection] = [:]
+    /// …and their sum, held against `--max-total-input`.
+    private(set) var inputHeld = 0
     private var sweeper: Timer?
     /// Connections whose client finished sending while answers were still due or subscriptions
     /// held (`echo … | socat`, then its `-t` timeout closing the socket): the kernel tells nothing
@@ -177,6 +182,7 @@ final class ConnectionSet {
     /// The connection `c` closed (``Connection/finishClose()``).
     func connectionClosed(_ c: Connection) {
         connections[c.id] = nil
+        if c.inputCounted != 0 { inputCounted(c, 0) }
         halfClosed[ObjectIdentifier(c)] = nil
         outputDrained(c)
         let uid = c.credentials?.uid ?? getuid()
@@ -310,6 +316,40 @@ final class ConnectionSet {
     func outputDrained(_ c: Connection) {
         guard let e = backlogged.removeValue(forKey: ObjectIdentifier(c)) else { return }
         backlogCounted -= e.counted
+    }
+
+    /// `c`'s decoder holds `held` bytes now: past `--max-total-input` for all clients together, some
+    /// are cut (``shedInput()``).
+    func inputCounted(_ c: Connection, _ held: Int) {
+        inputHeld += held - c.inputCounted
+        c.inputCounted = held
+        if held == 0 {
+            inputHolders[ObjectIdentifier(c)] = nil
+        } else {
+            inputHolders[ObjectIdentifier(c)] = c
+            if inputHeld > limits.maxTotalInput { shedInput() }
+        }
+    }
+
+    /// All clients together hold more than `--max-total-input` of unfinished messages: the uid holding
+    /// the most loses its connection holding the most, again (the uid holding the most asked anew each
+    /// time) until all hold less than seven eighths of the limit. One uid alone may hold everything;
+    /// when uids contend, the largest holder is cut first. Cutting to below the limit by an eighth
+    /// means a client adding a few bytes a read does not start this walk at every read.
+    private func shedInput() {
+        let target = limits.maxTotalInput - limits.maxTotalInput / 8
+        var byUid: [UInt32: (held: Int, connections: [Connection])] = [:]
+        for c in inputHolders.values {
+            let uid = c.credentials?.uid ?? getuid()
+            byUid[uid, default: (0, [])].held += c.inputCounted
+            byUid[uid]!.connections.append(c)
+        }
+        for uid in byUid.keys { byUid[uid]!.connections.sort { $0.inputCounted < $1.inputCounted } }  // the largest last
+        while inputHeld > target, let uid = byUid.max(by: { $0.value.held < $1.value.held })?.key {
+            guard let c = byUid[uid]!.connections.popLast() else { byUid[uid] = nil; continue }
+            byUid[uid]!.held -= c.inputCounted
+            c.cutForInput(limit: limits.maxTotalInput)
+        }
     }
 
     /// Disconnects clients that left part of a message unsent for longer than `--message-timeout`.

@@ -16,6 +16,9 @@ struct TransportLimits: Sendable {
     var inputSlice: UInt64 = 2_000_000
     /// Unread output of all clients together past which those holding the most are disconnected.
     var maxTotalOutput = Limit.maxTotalOutput.defaultValue
+    /// Unfinished messages of all clients together past which the uid holding the most loses its
+    /// connections holding the most (`--max-total-input`).
+    var maxTotalInput = Limit.maxTotalInput.defaultValue
     /// How long part of a message may wait for its rest (`--message-timeout`).
     var messageTimeoutMs = UInt64(Limit.messageTimeout.defaultValue)
 
@@ -30,5 +33,7 @@ struct TransportStats {
     var bytesIn = 0
     var bytesOut = 0
     var slowClientsDropped = 0
+    /// Connections cut because all clients together held more than `--max-total-input`.
+    var inputHoldersDropped = 0
     var notificationsSent = 0
 }

@@ -12,6 +12,8 @@ extension Limit {
     public static let maxOutput = Limit(option: "--max-output", unit: .bytes, defaultValue: 8_388_608, least: 1_024)
     /// `--max-total-output`: Bytes of unsent output of all clients together; past it the client holding the most is disconnected.
     public static let maxTotalOutput = Limit(option: "--max-total-output", unit: .bytes, defaultValue: 268_435_456, least: 1_024)
+    /// `--max-total-input`: Bytes of unfinished messages of all clients together; past it the uid holding the most loses its connections holding the most.
+    public static let maxTotalInput = Limit(option: "--max-total-input", unit: .bytes, defaultValue: 268_435_456, least: 1_024)
     /// `--max-data-bytes`: Most bytes of setup models (with their histories) and facts of all sessions together, as JSON; past it requests that may add data are refused (navigate, open, reset, update, context.set, session.open), removals and reads still work. Default: a quarter of the machine's memory, or of the cgroup's memory.max when lower (logged at start).
     public static let maxDataBytes = Limit(option: "--max-data-bytes", unit: .bytes, defaultValue: 4_294_967_296, least: 65_536, sized: true)
     /// `--max-batch`: Most requests in one batch; a larger batch is refused with limitExceeded.
@@ -74,5 +76,5 @@ extension Limit {
     public static let logCompactRatio = Limit(option: "--log-compact-ratio", unit: .count, defaultValue: 3, least: 0, most: 100)
 
     /// Every limit, in the order of PROTOCOL.md's table.
-    public static let all: [Limit] = [maxMessage, maxDepth, maxConnections, maxOutput, maxTotalOutput, maxDataBytes, maxBatch, maxSessions, maxSessionsPerUid, maxConnectionsPerUid, maxTreeDepth, maxTreeNodes, maxParamsBytes, maxFacts, maxFactValue, maxFactsBytes, maxPending, maxPendingPerUid, maxPendingPerConnection, maxSubscriptionsPerConnection, maxProvidedPerConnection, maxPendingPerSession, maxChildren, maxChildrenPerUid, maxProviderRequests, maxProviderRequestsPerUid, maxQueueWait, maxKeysPerUid, maxKeyBytesPerUid, maxName, messageTimeout, maxGraphFile, maxGraphNodes, logCompactBytes, logCompactRatio]
+    public static let all: [Limit] = [maxMessage, maxDepth, maxConnections, maxOutput, maxTotalOutput, maxTotalInput, maxDataBytes, maxBatch, maxSessions, maxSessionsPerUid, maxConnectionsPerUid, maxTreeDepth, maxTreeNodes, maxParamsBytes, maxFacts, maxFactValue, maxFactsBytes, maxPending, maxPendingPerUid, maxPendingPerConnection, maxSubscriptionsPerConnection, maxProvidedPerConnection, maxPendingPerSession, maxChildren, maxChildrenPerUid, maxProviderRequests, maxProviderRequestsPerUid, maxQueueWait, maxKeysPerUid, maxKeyBytesPerUid, maxName, messageTimeout, maxGraphFile, maxGraphNodes, logCompactBytes, logCompactRatio]
 }

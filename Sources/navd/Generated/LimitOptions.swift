@@ -15,6 +15,7 @@ extension Serve {
         if let maxConnections { try check(Limit.maxConnections, maxConnections) }
         try check(Limit.maxOutput, maxOutput)
         try check(Limit.maxTotalOutput, maxTotalOutput)
+        try check(Limit.maxTotalInput, maxTotalInput)
         if let maxDataBytes { try check(Limit.maxDataBytes, maxDataBytes) }
         try check(Limit.maxBatch, maxBatch)
         try check(Limit.maxSessions, maxSessions)
@@ -51,6 +52,7 @@ extension Serve {
         config.maxDepth = maxDepth
         config.maxOutput = maxOutput
         config.maxTotalOutput = maxTotalOutput
+        config.maxTotalInput = maxTotalInput
         config.maxBatch = maxBatch
         config.maxSessions = maxSessions
         config.maxSessionsPerUid = maxSessionsPerUid
