@@ -134,6 +134,9 @@ struct Serve: ParsableCommand, GraphLimitOptions {
     @Option(help: "Most pending navigations and guarded dismisses of one connection (0: none).")
     var maxPendingPerConnection: Int = Limit.maxPendingPerConnection.defaultValue
 
+    @Option(help: "Most subscriptions of all connections together (a connection's to one session counts once). One uid may hold all but a 10% reserve kept for other uids.")
+    var maxSubscriptions: Int = Limit.maxSubscriptions.defaultValue
+
     @Option(help: "Most sessions one connection may subscribe to (each subscription holds about 340 bytes).")
     var maxSubscriptionsPerConnection: Int = Limit.maxSubscriptionsPerConnection.defaultValue
 

@@ -167,6 +167,46 @@ extension InProcess {
         #expect(try p.call(again, 1, "ping")["result"] == "pong")
     }
 
+    /// `--max-subscriptions` (10 here) is shared between uids: one uid alone may take 9 (a
+    /// connection's subscription to a session counted once, whatever its form), the 10th goes to
+    /// another uid; an unsubscription, a closed session and a closed connection each give theirs back.
+    @Test func subscriptionsOfAllConnectionsAreSharedPerUid() throws {
+        var config = ServerConfiguration(socketPath: "/nonexistent")
+        config.maxSubscriptions = 10
+        let p = InProcessServer(config: config)
+        let admin = p.client()
+        for i in 0..<12 { #expect(try p.call(admin, i, "session.open", ["name": .string("s\(i)")])["result"] != nil) }
+        let mine = (0..<3).map { _ in p.client(uid: 65534) }
+        var id = 100
+        func subscribe(_ c: MemoryStream, _ session: String, _ params: JSONValue = [:]) throws -> JSONValue {
+            id += 1
+            var o = params.objectValue ?? [:]
+            o["session"] = .string(session)
+            return try p.call(c, id, "subscribe", .object(o))
+        }
+        for i in 0..<9 { #expect(try subscribe(mine[i % 3], "s\(i)")["result"] != nil) }
+        // Again, in the other form: the same subscription, not one more.
+        #expect(try subscribe(mine[0], "s0", ["notifications": "compact"])["result"] != nil)
+        let refused = try subscribe(mine[1], "s9")
+        let e = refused["error"]
+        #expect(e?["data"]?["kind"] == "limitExceeded" && e?["data"]?["limit"] == "--max-subscriptions" && e?["data"]?["held"] == 9
+                && e?["data"]?["reserve"] == 1, "\(refused)")
+        #expect(try subscribe(admin, "s9")["result"] != nil, "another uid gets the reserve")
+        let stats = try p.call(admin, 200, "stats")["result"]
+        #expect(stats?["users"]?["65534"]?["subscriptions"] == 9 && stats?["users"]?[String(getuid())]?["subscriptions"] == 1, "\(String(describing: stats))")
+        #expect(try subscribe(admin, "s10")["error"]?["data"]?["limit"] == "--max-subscriptions", "all 10 are held")
+        // Given back: an unsubscription, a closed session, a closed connection.
+        #expect(try p.call(mine[0], 300, "unsubscribe", ["session": "s0"])["result"] != nil)
+        #expect(try subscribe(admin, "s10")["result"] != nil)
+        #expect(try p.call(admin, 301, "session.close", ["name": "s1"])["result"] != nil)
+        mine[2].peerHungUp = true
+        mine[2].finishSending()
+        let after = try p.call(admin, 302, "stats")["result"]
+        // 65534 kept s3, s4, s6, s7 of mine[0] and mine[1] (s0 unsubscribed, s1 closed, mine[2]'s s2, s5, s8 gone).
+        #expect(after?["users"]?["65534"]?["subscriptions"] == 4 && after?["users"]?[String(getuid())]?["subscriptions"] == 2, "\(String(describing: after))")
+        #expect(try subscribe(mine[1], "s11")["result"] != nil)
+    }
+
     /// A pending dismiss of a screen that goes ends at once, with why; a newer dismiss of the same
     /// screen supersedes an older one; pending work per connection is capped.
     @Test func pendingWorkEndsWithItsScreenAndIsCapped() throws {

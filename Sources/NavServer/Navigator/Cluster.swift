@@ -236,7 +236,7 @@ extension Navigator {
             let m = mirrors[name] ?? Mirror(name: name, version: s.version, audience: publisher.makeAudience(), nobody: publisher.makeAudience())
             mirrors[name] = m
             if !c.isClosed && m.subscribers.insert(c) {
-                c.subscriptions.insert(name)
+                noteSubscribed(c, to: name)
                 watch(c)
                 // Subscribed again: it hears what waits again, after its snapshot.
                 for id in m.announced.keys { m.announced[id]?.heard.remove(c.id) }
@@ -377,7 +377,7 @@ extension Navigator {
     /// `unsubscribe` from a session another node owns: answered with its tree as PostgreSQL holds it.
     func unsubscribeRemote(_ name: String, _ call: some Responder) {
         dropMirrorSubscriber(name, call.client)
-        call.client.subscriptions.remove(name)
+        noteUnsubscribed(call.client, from: name)
         readStored(name, for: call) { s, reply in reply.succeed(Snapshot(session: s)) }
     }
 

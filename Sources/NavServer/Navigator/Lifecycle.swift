@@ -202,6 +202,7 @@ extension Navigator {
         var sessionsByUid: [UInt32: Int]
         var pendingByUid: [UInt32: Int]
         var childrenByUid: [UInt32: Int]
+        var subscriptionsByUid: [UInt32: Int]
     }
 
     var counts: Counts {
@@ -211,6 +212,7 @@ extension Navigator {
                       provided: providers.values.reduce(0) { $0 + ($1.contains { !$0.isClosed } ? 1 : 0) },
                       tasksStarted: tasksStarted, children: childrenByUid.total,
                       providerRequestsWaiting: providerSlots.values.reduce(0) { $0 + $1.waitingCount },
-                      mirrors: mirrors.count, sessionsByUid: byUid, pendingByUid: pendingByUid.byUid, childrenByUid: childrenByUid.byUid)
+                      mirrors: mirrors.count, sessionsByUid: byUid, pendingByUid: pendingByUid.byUid, childrenByUid: childrenByUid.byUid,
+                      subscriptionsByUid: subscriptionsByUid.byUid)
     }
 }

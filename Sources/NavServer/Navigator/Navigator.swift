@@ -4,6 +4,9 @@ import NavGraph
 import NavigationCore
 import RPC
 import UV
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The navigator: every session and pending navigation of the daemon, who listens to each session
 /// and who provides each precondition; the navigation methods, preconditions, recovery, dismissal
@@ -38,6 +41,8 @@ final class Navigator: SessionSource {
     /// Pending navigations by the uid they count against, and by the client that asked (by its id:
     /// cancelled when it goes, but the detached ones).
     var pendingByUid = UidCounts()
+    /// Subscriptions (a connection's to a session, once) by the connection's uid: `--max-subscriptions`' shares.
+    var subscriptionsByUid = UidCounts()
     /// Keyed replies kept, counted per uid (``KeyBudget``).
     var keyBudget = KeyBudget()
     var pendingByClient: [Int: [Int: PendingNavigation]] = [:]
@@ -172,16 +177,35 @@ final class Navigator: SessionSource {
 
     /// Refuses a subscription to one more session past `--max-subscriptions-per-connection` (a
     /// session `c` already follows may be subscribed to again, in another form).
+    /// And past `--max-subscriptions` for all connections together, shared between their uids.
     func checkSubscriptionRoom(_ c: any Client, for name: String) throws(NavError) {
+        guard !c.subscriptions.contains(name) else { return }
         let count = c.subscriptions.count
-        guard count >= config.maxSubscriptionsPerConnection, !c.subscriptions.contains(name) else { return }
-        throw NavError(.limitExceeded, "this connection is subscribed to \(count) sessions, the most one connection may (the --max-subscriptions-per-connection limit); unsubscribe from sessions it no longer shows, or subscribe on another connection",
-                       data: ["limit": "--max-subscriptions-per-connection", "max": .int(config.maxSubscriptionsPerConnection)])
+        if count >= config.maxSubscriptionsPerConnection {
+            throw NavError(.limitExceeded, "this connection is subscribed to \(count) sessions, the most one connection may (the --max-subscriptions-per-connection limit); unsubscribe from sessions it no longer shows, or subscribe on another connection",
+                           data: ["limit": "--max-subscriptions-per-connection", "max": .int(config.maxSubscriptionsPerConnection)])
+        }
+        let uid = c.uid ?? getuid()
+        let verdict = config.subscriptions.verdict(for: uid, in: subscriptionsByUid)
+        if verdict != .admitted {
+            throw config.subscriptions.refusal(verdict, uid: uid, in: subscriptionsByUid, what: "subscriptions",
+                                               advice: "unsubscribe from sessions no front-end shows, or close connections you no longer use")
+        }
+    }
+
+    /// `c` follows session `name` now (counted once per connection and session, by its uid).
+    func noteSubscribed(_ c: any Client, to name: String) {
+        if c.subscriptions.insert(name).inserted { subscriptionsByUid.add(c.uid ?? getuid()) }
+    }
+
+    /// `c` no longer follows session `name`.
+    func noteUnsubscribed(_ c: any Client, from name: String) {
+        if c.subscriptions.remove(name) != nil { subscriptionsByUid.remove(c.uid ?? getuid()) }
     }
 
     func subscribe(_ c: any Client, to state: SessionState, compact: Bool = false) {
         if state.subscribers.insert(c, compact: compact) {
-            c.subscriptions.insert(state.session.name)
+            noteSubscribed(c, to: state.session.name)
             watch(c)
         }
     }
@@ -200,6 +224,8 @@ final class Navigator: SessionSource {
                 self.sessions[name]?.subscribers.remove(gone.id)
                 self.dropMirrorSubscriber(name, gone)
             }
+            if !gone.subscriptions.isEmpty { self.subscriptionsByUid.remove(gone.uid ?? getuid(), gone.subscriptions.count) }
+            gone.subscriptions = []
             for n in self.providedBy.removeValue(forKey: gone.id) ?? [] {
                 self.providers[n]?.removeAll { $0 === gone }
                 if self.providers[n]?.isEmpty == true { self.providers[n] = nil }
@@ -216,6 +242,6 @@ final class Navigator: SessionSource {
 
     func unsubscribe(_ c: any Client, from state: SessionState) {
         state.subscribers.remove(c.id)
-        c.subscriptions.remove(state.session.name)
+        noteUnsubscribed(c, from: state.session.name)
     }
 }

@@ -14,6 +14,8 @@ struct NavigatorLimits: Sendable {
     var maxPendingPerConnection = Limit.maxPendingPerConnection.defaultValue
     var maxPendingPerSession = Limit.maxPendingPerSession.defaultValue
     var maxSubscriptionsPerConnection = Limit.maxSubscriptionsPerConnection.defaultValue
+    /// Subscriptions of all connections together, shared by the connections' uids (no per-uid cap).
+    var subscriptions = FairShare(limit: Limit.maxSubscriptions.defaultValue, option: "--max-subscriptions", capOption: "--max-subscriptions")
     var maxProvidedPerConnection = Limit.maxProvidedPerConnection.defaultValue
     var children = FairShare(limit: Limit.maxChildren.defaultValue, option: "--max-children", capOption: "--max-children-per-uid")
     var providerRequests = FairShare(limit: Limit.maxProviderRequests.defaultValue, option: "--max-provider-requests", capOption: "--max-provider-requests-per-uid")

@@ -102,7 +102,7 @@ extension Navigator {
         guard !listeners.isEmpty else { return }
         publisher.notify("sessionClosed", JSONValue.object(["session": .string(name), "version": .int(version)]), to: listeners.audience)
         for c in listeners.clients.values {
-            c.subscriptions.remove(name)
+            noteUnsubscribed(c, from: name)
             listeners.remove(c.id)
         }
     }

@@ -42,13 +42,16 @@ extension Server {
     }
 
     /// What each uid holds of the shares counted per user: connections, sessions it opened, pending
-    /// navigations, running command children and the bytes its sessions hold (`--max-data-bytes`'s share).
+    /// navigations, running command children, subscriptions and the bytes its sessions hold
+    /// (`--max-data-bytes`'s share).
     func usersObject(_ n: Navigator.Counts) -> JSONObject {
         let uids = Set(transport.byUid.byUid.keys).union(n.sessionsByUid.keys).union(n.pendingByUid.keys).union(n.childrenByUid.keys)
+            .union(n.subscriptionsByUid.keys)
         return JSONObject(uniqueMembers: uids.sorted().map { uid in
             (key: String(uid), value: [
                 "connections": .int(transport.byUid[uid]), "sessions": .int(n.sessionsByUid[uid] ?? 0),
                 "pending": .int(n.pendingByUid[uid] ?? 0), "children": .int(n.childrenByUid[uid] ?? 0),
+                "subscriptions": .int(n.subscriptionsByUid[uid] ?? 0),
                 "bytes": .int(navigator.data.bytes(of: uid)),
             ] as JSONValue)
         })

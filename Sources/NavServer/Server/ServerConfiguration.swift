@@ -64,6 +64,8 @@ public struct ServerConfiguration: Sendable {
     public var maxPendingPerSession: Int = Limit.maxPendingPerSession.defaultValue
     /// Sessions one connection may subscribe to (`--max-subscriptions-per-connection`).
     public var maxSubscriptionsPerConnection: Int = Limit.maxSubscriptionsPerConnection.defaultValue
+    /// Subscriptions of all connections together, shared between uids.
+    public var maxSubscriptions: Int = Limit.maxSubscriptions.defaultValue
     /// Names one connection may provide (`--max-provided-per-connection`).
     public var maxProvidedPerConnection: Int = Limit.maxProvidedPerConnection.defaultValue
     /// Command preconditions running at once (`--max-children`). Checks mostly wait on the network,
@@ -171,7 +173,9 @@ extension ServerConfiguration {
                         sessions: FairShare(limit: maxSessions, cap: maxSessionsPerUid, option: "--max-sessions", capOption: "--max-sessions-per-uid"),
                         pending: FairShare(limit: maxPending, cap: maxPendingPerUid, option: "--max-pending", capOption: "--max-pending-per-uid"),
                         maxPendingPerConnection: maxPendingPerConnection, maxPendingPerSession: maxPendingPerSession,
-                        maxSubscriptionsPerConnection: maxSubscriptionsPerConnection, maxProvidedPerConnection: maxProvidedPerConnection,
+                        maxSubscriptionsPerConnection: maxSubscriptionsPerConnection,
+                        subscriptions: FairShare(limit: maxSubscriptions, option: "--max-subscriptions", capOption: "--max-subscriptions"),
+                        maxProvidedPerConnection: maxProvidedPerConnection,
                         children: FairShare(limit: maxChildren, cap: maxChildrenPerUid, option: "--max-children", capOption: "--max-children-per-uid"),
                         providerRequests: FairShare(limit: maxProviderRequests, cap: maxProviderRequestsPerUid,
                                                     option: "--max-provider-requests", capOption: "--max-provider-requests-per-uid"),

@@ -42,6 +42,8 @@ extension Limit {
     public static let maxPendingPerUid = Limit(option: "--max-pending-per-uid", unit: .count, defaultValue: 0, least: 0)
     /// `--max-pending-per-connection`: Most pending navigations and guarded dismisses of one connection (0: none).
     public static let maxPendingPerConnection = Limit(option: "--max-pending-per-connection", unit: .count, defaultValue: 0, least: 0)
+    /// `--max-subscriptions`: Most subscriptions of all connections together (a connection's to one session counts once). One uid may hold all but a 10% reserve kept for other uids.
+    public static let maxSubscriptions = Limit(option: "--max-subscriptions", unit: .count, defaultValue: 10_000_000, least: 1)
     /// `--max-subscriptions-per-connection`: Most sessions one connection may subscribe to (each subscription holds about 340 bytes).
     public static let maxSubscriptionsPerConnection = Limit(option: "--max-subscriptions-per-connection", unit: .count, defaultValue: 10_000, least: 1)
     /// `--max-provided-per-connection`: Most precondition and recovery names one connection may provide.
@@ -76,5 +78,5 @@ extension Limit {
     public static let logCompactRatio = Limit(option: "--log-compact-ratio", unit: .count, defaultValue: 3, least: 0, most: 100)
 
     /// Every limit, in the order of PROTOCOL.md's table.
-    public static let all: [Limit] = [maxMessage, maxDepth, maxConnections, maxOutput, maxTotalOutput, maxTotalInput, maxDataBytes, maxBatch, maxSessions, maxSessionsPerUid, maxConnectionsPerUid, maxTreeDepth, maxTreeNodes, maxParamsBytes, maxFacts, maxFactValue, maxFactsBytes, maxPending, maxPendingPerUid, maxPendingPerConnection, maxSubscriptionsPerConnection, maxProvidedPerConnection, maxPendingPerSession, maxChildren, maxChildrenPerUid, maxProviderRequests, maxProviderRequestsPerUid, maxQueueWait, maxKeysPerUid, maxKeyBytesPerUid, maxName, messageTimeout, maxGraphFile, maxGraphNodes, logCompactBytes, logCompactRatio]
+    public static let all: [Limit] = [maxMessage, maxDepth, maxConnections, maxOutput, maxTotalOutput, maxTotalInput, maxDataBytes, maxBatch, maxSessions, maxSessionsPerUid, maxConnectionsPerUid, maxTreeDepth, maxTreeNodes, maxParamsBytes, maxFacts, maxFactValue, maxFactsBytes, maxPending, maxPendingPerUid, maxPendingPerConnection, maxSubscriptions, maxSubscriptionsPerConnection, maxProvidedPerConnection, maxPendingPerSession, maxChildren, maxChildrenPerUid, maxProviderRequests, maxProviderRequestsPerUid, maxQueueWait, maxKeysPerUid, maxKeyBytesPerUid, maxName, messageTimeout, maxGraphFile, maxGraphNodes, logCompactBytes, logCompactRatio]
 }

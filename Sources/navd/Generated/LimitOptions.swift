@@ -30,6 +30,7 @@ extension Serve {
         try check(Limit.maxPending, maxPending)
         try check(Limit.maxPendingPerUid, maxPendingPerUid)
         try check(Limit.maxPendingPerConnection, maxPendingPerConnection)
+        try check(Limit.maxSubscriptions, maxSubscriptions)
         try check(Limit.maxSubscriptionsPerConnection, maxSubscriptionsPerConnection)
         try check(Limit.maxProvidedPerConnection, maxProvidedPerConnection)
         try check(Limit.maxPendingPerSession, maxPendingPerSession)
@@ -66,6 +67,7 @@ extension Serve {
         config.maxPending = maxPending
         config.maxPendingPerUid = maxPendingPerUid
         config.maxPendingPerConnection = maxPendingPerConnection
+        config.maxSubscriptions = maxSubscriptions
         config.maxSubscriptionsPerConnection = maxSubscriptionsPerConnection
         config.maxProvidedPerConnection = maxProvidedPerConnection
         config.maxPendingPerSession = maxPendingPerSession
