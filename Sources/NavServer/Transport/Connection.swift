@@ -220,10 +220,11 @@ final class Connection {
     /// message has waited.
     private func afterInput() {
         guard !isClosed else { return }
-        let partial = hasPartialMessage
+        var partial = hasPartialMessage
         if partial || inputCounted != 0 {
             countInput()
             guard !isClosed else { return }
+            partial = hasPartialMessage  // none once cut (``cutForInput(limit:)``) and closing
         }
         if mustHold {
             hold()
@@ -277,6 +278,7 @@ final class Connection {
         owner.logger.warning("disconnecting a client holding unfinished messages: all clients together passed --max-total-input",
                              metadata: ["navd.client": "\(id)", "navd.held": "\(held)", "navd.limit": "\(limit)"])
         if let own = ownDecoder { own.discard() } else { decoder.discard() }
+        partialSince = 0
         stream.pauseReading()
         owner.inputCounted(self, 0)
         var w = JSONWriter()
