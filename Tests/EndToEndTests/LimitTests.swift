@@ -177,6 +177,37 @@ import Glibc
         #expect(try d.client().call("ping") == "pong")
     }
 
+    /// `--max-subscriptions` through the socket: root alone takes all but the reserve (18 of 20,
+    /// from two connections), uid 65534 gets the reserve, and once all 20 are held nobody gets more.
+    @Test func subscriptionsOfAllConnectionsAreBoundedAndShared() throws {
+        let d = try Daemon(arguments: ["--max-subscriptions", "20"])
+        let a = try d.client(), b = try d.client()
+        for i in 0..<25 { try a.call("session.open", ["name": .string("s\(i)")]) }
+        for i in 0..<18 { try (i % 2 == 0 ? a : b).call("subscribe", ["session": .string("s\(i)")]) }
+        let refused = try b.callError("subscribe", ["session": "s18"])
+        #expect(refused["data"]?["limit"] == "--max-subscriptions" && refused["data"]?["held"] == 18 && refused["data"]?["reserve"] == 2,
+                "\(refused)")
+        chmod(d.dir.path, 0o755)
+        chmod(d.socketPath, 0o666)
+        let lines = (20..<23).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"subscribe","params":{"session":"s\#($0)"}}"# }
+        let r = try runCommand("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups",
+                                                    "/usr/bin/socat", "-t2", "-", "UNIX-CONNECT:\(d.socketPath)"],
+                               input: lines.joined(separator: "\n") + "\n")
+        let answers = try r.stdout.split(separator: "\n").map { try JSONParser(maxDepth: 64).parse(Array($0.utf8)) }
+            .filter { $0["id"] != nil }
+        #expect(answers.count == 3 && answers[0]["result"]?["version"] != nil && answers[1]["result"]?["version"] != nil
+                && answers[2]["error"]?["data"]?["limit"] == "--max-subscriptions", "\(answers) \(r.stderr)")
+        // socat's connection closes (navd hears it a moment after socat exits): its two are given back.
+        let deadline = Date().addingTimeInterval(10)
+        var stats = try a.call("stats")
+        while stats["users"]?["65534"] != nil && Date() < deadline {
+            usleep(10_000)
+            stats = try a.call("stats")
+        }
+        #expect(stats["users"]?[String(getuid())]?["subscriptions"] == 18 && stats["users"]?["65534"] == nil, "\(stats)")
+        #expect(try b.callError("subscribe", ["session": "s18"])["data"]?["reserve"] == 2, "the reserve stays for other uids")
+    }
+
     /// `--max-total-input`: six connections each holding 900 KB of a message without its end pass
     /// 4 MiB together; navd cuts the largest holders (each told why, with `id: null`) until they hold
     /// less than seven eighths of it, and the others, whole requests and another uid's 1 MB message
