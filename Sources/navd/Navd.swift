@@ -206,8 +206,12 @@ struct Serve: ParsableCommand, GraphLimitOptions {
             throw ValidationError("--lease '\(lease)' is not a duration between 100ms and 10m (e.g. 500ms, 2s, 1m)")
         }
         if let node, node.isEmpty || node.utf8.count > 200 { throw ValidationError("--node must be 1 to 200 bytes long") }
-        guard maxTotalOutput >= maxOutput else { throw ValidationError("--max-total-output must be at least --max-output") }
-        guard maxTotalInput >= maxMessage else { throw ValidationError("--max-total-input must be at least --max-message") }
+        guard maxTotalOutput >= maxOutput else {
+            throw ValidationError("--max-total-output (\(maxTotalOutput)) must be at least --max-output (\(maxOutput)): one client may hold that much")
+        }
+        guard maxTotalInput >= maxMessage else {
+            throw ValidationError("--max-total-input (\(maxTotalInput)) must be at least --max-message (\(maxMessage)): one message may take that much before it ends")
+        }
         if repair && (ephemeral || store != nil) { throw ValidationError("--repair sets aside sessions of a state file: it goes with --state (or the default state file), not --ephemeral or --store") }
     }
 

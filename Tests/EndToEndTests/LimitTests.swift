@@ -177,6 +177,16 @@ import Glibc
         #expect(try d.client().call("ping") == "pong")
     }
 
+    /// A total below what one client or one message may take is refused at start, naming both values.
+    @Test func aTotalBelowItsPartIsRefusedAtStart() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let input = try runCommand(Repo.binary("navd"), ["--socket", dir.file("a.sock"), "--ephemeral", "--max-total-input", "100000"])
+        #expect(input.status == 64 && input.stderr.contains("--max-total-input (100000) must be at least --max-message (1048576)"), "\(input)")
+        let output = try runCommand(Repo.binary("navd"), ["--socket", dir.file("a.sock"), "--ephemeral", "--max-output", "9000", "--max-total-output", "8192"])
+        #expect(output.status == 64 && output.stderr.contains("--max-total-output (8192) must be at least --max-output (9000)"), "\(output)")
+    }
+
     /// `--max-subscriptions` through the socket: root alone takes all but the reserve (18 of 20,
     /// from two connections), uid 65534 gets the reserve, and once all 20 are held nobody gets more.
     @Test func subscriptionsOfAllConnectionsAreBoundedAndShared() throws {
