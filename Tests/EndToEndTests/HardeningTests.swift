@@ -331,6 +331,42 @@ import Glibc
         #expect(try owner.call("context.get")["facts"] == [:])
     }
 
+    /// Guessing tokens is slowed per uid: 20 unknown tokens, then none is looked at (the right one
+    /// neither) until its rate (10 a second) allows; another uid's token is looked at meanwhile.
+    @Test func unknownTokensAreTakenAtAFewASecondPerUid() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let policy = dir.file("policy.yaml")
+        try "tokens: {\"k7Qw-93xz-L2pe\": [auditor]}\n".write(toFile: policy, atomically: true, encoding: .utf8)
+        chmod(policy, 0o600)  // it holds tokens
+        let d = try Daemon(arguments: ["--policy", policy])
+        let c = try d.client()
+        // 25 guesses in one read: the first 20 are looked at, the rest are not.
+        try c.sendRaw((0..<25).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"hello","params":{"token":"guess-\#($0)"}}"# }.joined(separator: "\n") + "\n")
+        var unknown = 0, slowed: [JSONValue] = []
+        for i in 0..<25 {
+            let r = try c.reply(to: .int(i))
+            if r["error"]?["data"]?["kind"] == "accessDenied" { unknown += 1 } else { slowed.append(r) }
+        }
+        #expect(unknown == 20 && slowed.count == 5, "\(slowed)")
+        let e = slowed.first?["error"]
+        let wait = e?["data"]?["retryAfterMs"]?.intValue ?? 0
+        #expect(e?["data"]?["limit"] == "unknownTokens" && e?["data"]?["max"] == 20 && wait > 0 && wait <= 1_000, "\(String(describing: e))")
+        let refused = try c.callError("hello", ["token": "k7Qw-93xz-L2pe"])
+        #expect(refused["data"]?["limit"] == "unknownTokens" && (refused["message"]?.stringValue ?? "").contains("was not looked at"), "\(refused)")
+        // Another uid's token is looked at meanwhile.
+        chmod(d.dir.path, 0o755)
+        chmod(d.socketPath, 0o666)
+        let r = try runCommand("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups",
+                                                    "/usr/bin/socat", "-t2", "-", "UNIX-CONNECT:\(d.socketPath)"],
+                               input: #"{"jsonrpc":"2.0","id":1,"method":"hello","params":{"token":"k7Qw-93xz-L2pe"}}"# + "\n")
+        let theirs = try JSONParser(maxDepth: 64).parse(Array(r.stdout.utf8))
+        #expect(theirs["result"]?["roles"] == ["auditor"], "\(r.stdout) \(r.stderr)")
+        // Once the rate allows (the wait is the behaviour here), the right token is taken.
+        usleep(UInt32(wait + 150) * 1_000)
+        #expect(try c.call("hello", ["token": "k7Qw-93xz-L2pe"])["roles"] == ["admin", "auditor"])
+    }
+
     @Test func reloadNamesAPathOnlyWhenThePolicyAllowsIt() throws {
         let dir = TempDir()
         defer { dir.remove() }

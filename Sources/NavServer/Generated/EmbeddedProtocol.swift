@@ -1015,6 +1015,7 @@ public enum EmbeddedProtocol {
         },
         {
           "name": "token",
+          "description": "A token the policy file lists: adds the roles it grants. Unknown tokens are slowed per uid: after 20, ten a second, and one given faster is not looked at (limitExceeded, data.limit \"unknownTokens\", data.retryAfterMs).",
           "schema": {
             "type": "string"
           }

@@ -1,6 +1,9 @@
 import BuildInfo
 import JSON
 import RPC
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The version navd reports in `hello`.
 public let navdVersion = BuildInfo.version
@@ -36,7 +39,16 @@ enum HelloMethod: NavdMethod {
                                              limit: "--max-name", max: server.config.maxName))
                     return
                 }
+                // Guessing is slowed per uid: past its rate, the token is not looked at.
+                let uid = call.peer.uid ?? getuid(), now = server.loop.now
+                let wait = server.tokenGuesses.wait(uid, now: now)
+                guard wait == 0 else {
+                    call.fail(RPCError(.limitExceeded, "uid \(uid) gave more than \(TokenGuesses.burst) unknown tokens, and navd then takes \(TokenGuesses.perSecond) a second from one user; this token was not looked at: try again in \(wait) ms, with a token the policy lists",
+                                       data: ["limit": "unknownTokens", "max": .int(TokenGuesses.burst), "retryAfterMs": .int(Int(wait))]))
+                    return
+                }
                 guard server.policy.tokens[t] != nil else {
+                    server.tokenGuesses.failed(uid, now: now)
                     let why = server.policyFile.map { "the policy file \($0) grants it no role; list it under `tokens:` there (SIGHUP reloads the file)" }
                         ?? "navd runs without a policy file, so no token grants a role; start navd with --policy FILE listing the token under `tokens:`"
                     call.fail(.accessDenied("unknown token: \(why)"))

@@ -135,6 +135,8 @@ public final class Server {
 
     /// The policy file `policy` came from (`--policy`), for messages; nil: no policy, nobody holds a role.
     public var policyFile: String?
+    /// Unknown tokens `hello` took from each uid, to slow guessing (``TokenGuesses``).
+    var tokenGuesses = TokenGuesses()
     /// The OpenRPC document returned by `rpc.discover`, embedded in the binary.
     lazy var openRPCDocument: JSONValue = (try? JSONParser(maxDepth: 256).parse(EmbeddedProtocol.openRPC)) ?? .null
 
