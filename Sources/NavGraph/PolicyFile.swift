@@ -10,6 +10,17 @@ public struct PolicyFile: Sendable, Equatable {
     public var uids: [UInt32: Set<String>] = [:]
     public var tokens: [String: Set<String>] = [:]
     public var allowReloadPath = false
+    /// What the file's reader warns of (a token short enough to guess), each as
+    /// `FILE:LINE:COLUMN: warning: MESSAGE`: navd logs them, `navd check --policy` prints them.
+    /// Not part of what the policy grants (``==`` leaves them out).
+    public var warnings: [String] = []
+
+    /// The shortest token that is not warned of.
+    public static let strongTokenBytes = 16
+
+    public static func == (a: PolicyFile, b: PolicyFile) -> Bool {
+        a.uids == b.uids && a.tokens == b.tokens && a.allowReloadPath == b.allowReloadPath
+    }
 
     public init(uids: [UInt32: Set<String>] = [:], tokens: [String: Set<String>] = [:], allowReloadPath: Bool = false) {
         self.uids = uids
@@ -65,8 +76,12 @@ public struct PolicyFile: Sendable, Equatable {
                 d.error(at, "a token under `tokens` is \(key.utf8.count) bytes long; a token may be at most \(maxTokenBytes) bytes (and `hello` takes at most --max-name bytes, 256 by default)")
                 continue
             }
+            if key.utf8.count < strongTokenBytes {
+                d.warning(at, "a token of \(key.utf8.count) bytes is easy to guess: navd takes ten unknown tokens a second from one user, so a word or a short code falls in hours, \(strongTokenBytes) random bytes never; make it \(strongTokenBytes) random bytes or more (`openssl rand -hex 16`)")
+            }
             if let r = roles(value, of: "a token", &d) { p.tokens[key] = r }
         }
+        p.warnings = d.warnings.map(\.description)
         return (d.hasErrors ? nil : p, d)
     }
 

@@ -45,10 +45,12 @@ struct Check: ParsableCommand, GraphLimitOptions {
         if let policy {
             // Read as navd reads it: refused when another user could have written it, then parsed.
             var problems: [String] = []
-            do { _ = try PolicyFile.read(file: policy, maxNodes: graphLimits.maxNodes) } catch { problems = error.problems }
-            for e in problems { FileHandle.standardError.write(Data((e + "\n").utf8)) }
+            var warnings: [String] = []
+            do { warnings = try PolicyFile.read(file: policy, maxNodes: graphLimits.maxNodes).warnings } catch { problems = error.problems }
+            for e in problems + warnings { FileHandle.standardError.write(Data((e + "\n").utf8)) }
             policyErrors = problems.count
-            FileHandle.standardError.write(Data("\(policy): \(policyErrors) error\(policyErrors == 1 ? "" : "s")\n".utf8))
+            let summary = "\(policyErrors) error\(policyErrors == 1 ? "" : "s")" + (warnings.isEmpty ? "" : ", \(warnings.count) warning\(warnings.count == 1 ? "" : "s")")
+            FileHandle.standardError.write(Data("\(policy): \(summary)\n".utf8))
         }
         let (graph, d) = loadGraph(directory, limits: graphLimits)
         // What the declarations alone show of reachability (`navd explore` walks the trees).

@@ -247,6 +247,7 @@ struct Serve: ParsableCommand, GraphLimitOptions {
         if let policy {
             do {
                 server.policy = try Policy.read(file: policy, maxNodes: graphLimits.maxNodes)
+                for w in server.policy.warnings { logger.warning("\(w)") }
             } catch {
                 StandardError.write(error.problems.joined(separator: "\n") + "\nnavd: the policy file has \(error.problems.count) error(s); fix them and start again")
                 throw ExitCode(1)
@@ -327,6 +328,7 @@ struct Serve: ParsableCommand, GraphLimitOptions {
             do {
                 server.policy = try Policy.read(file: policy, maxNodes: graphLimits.maxNodes)
                 logger.info("policy reloaded", metadata: ["navd.policy": "\(policy)"])
+                for w in server.policy.warnings { logger.warning("\(w)") }
             } catch {
                 logger.error("policy not reloaded, the previous one stays in force: \(error.problems.joined(separator: "; "))")
             }

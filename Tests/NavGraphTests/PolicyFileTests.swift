@@ -20,6 +20,15 @@ import Testing
         #expect(p == PolicyFile(uids: [1000: ["customer", "staff"], 0: ["admin"]], tokens: ["s3cret": ["auditor"]], allowReloadPath: true))
     }
 
+    /// A token short enough to guess is granted, with a warning where it is; 16 bytes or more are not warned of.
+    @Test func aShortTokenIsWarnedOf() {
+        let (p, d) = PolicyFile.parse("tokens:\n  s3cret: [auditor]\n  9f86d081884c7d659a2feaa0c55ad015: [staff]\n", file: "policy.yaml")
+        #expect(!d.hasErrors && p?.tokens.count == 2)
+        #expect(p?.warnings.count == 1, "\(p?.warnings ?? [])")
+        let w = p?.warnings.first ?? ""
+        #expect(w.hasPrefix("policy.yaml:2:3: warning: a token of 6 bytes is easy to guess") && w.contains("openssl rand -hex 16"), "\(w)")
+    }
+
     @Test func absentOrNullSectionsGrantNothing() {
         #expect(PolicyFile.parse("uids:\ntokens: {}\n", file: "p").policy == PolicyFile())
         #expect(PolicyFile.parse("allowReloadPath: false\n", file: "p").policy == PolicyFile())
