@@ -1,8 +1,8 @@
 /// How many unknown tokens `hello` takes from each uid: a short burst, then a steady few a second
 /// (a generic cell rate, as a token bucket: one instant per uid). A uid past its rate is refused
 /// without its token being looked at, so a local user guessing a policy's tokens tries
-/// ``perSecond`` a second, not the million a second answering at once allows: an eight-character
-/// random token then lasts years. Per uid, so one user's guessing never refuses another's token.
+/// ``perSecond`` a second, not the hundreds of thousands a second `hello` answers at (460,000 on
+/// one connection, BENCHMARKS.md): an eight-character random token then lasts years. Per uid, so one user's guessing never refuses another's token.
 struct TokenGuesses {
     /// Unknown tokens a uid may give at once…
     static let burst = 20
@@ -31,6 +31,6 @@ struct TokenGuesses {
         }
     }
 
-    /// Uids with unknown tokens not yet paid for (for tests and `stats`).
+    /// Uids with unknown tokens not yet paid for (for tests).
     var uids: Int { paidBy.count }
 }

@@ -175,9 +175,9 @@ final class Navigator: SessionSource {
         watch(c)
     }
 
-    /// Refuses a subscription to one more session past `--max-subscriptions-per-connection` (a
-    /// session `c` already follows may be subscribed to again, in another form).
-    /// And past `--max-subscriptions` for all connections together, shared between their uids.
+    /// Refuses a subscription to one more session past `--max-subscriptions-per-connection`, or past
+    /// `--max-subscriptions` for all connections together, shared between their uids (a session `c`
+    /// already follows may be subscribed to again, in another form).
     func checkSubscriptionRoom(_ c: any Client, for name: String) throws(NavError) {
         guard !c.subscriptions.contains(name) else { return }
         let count = c.subscriptions.count
