@@ -1,14 +1,14 @@
 import Foundation
 
 /// navd's `stats` in Prometheus's text format: counters as `navd_<name>_total`, the rest as gauges,
-/// per-uid figures with a `uid` label, the state file's figures under `navd_state_`, and each
+/// `stats.memory`'s figures as `navd_memory_<name>_bytes`, per-uid figures with a `uid` label, the state file's figures under `navd_state_`, and each
 /// method's answers, errors and latency (`stats.methods`) with a `method` label: the counters
 /// `navd_method_requests_total` and `navd_method_errors_total`, the histogram
 /// `navd_request_duration_seconds` (`_bucket{le}`, `_sum`, `_count`).
 enum Metrics {
     static let counters: Set<String> = [
         "requests", "errors", "commits", "connectionsAccepted", "connectionsRefused", "notificationsReceived",
-        "notificationsSent", "tasksStarted", "bytesIn", "bytesOut", "slowClientsDropped", "provided",
+        "notificationsSent", "tasksStarted", "bytesIn", "bytesOut", "slowClientsDropped", "inputHoldersDropped", "provided",
     ]
 
     static func text(_ stats: Any) -> String {
@@ -27,8 +27,12 @@ enum Metrics {
                 metric("navd_\(snake(key))\(key == "uptime" ? "_seconds" : "")", "navd's stats.\(key).", "gauge", [("", v)])
             }
         }
-        if let rss = number((s["memory"] as? [String: Any])?["rss"]) {
-            metric("navd_memory_rss_bytes", "navd's resident memory.", "gauge", [("", rss)])
+        if let memory = s["memory"] as? [String: Any] {
+            // rss, data, maxData, input, maxInput: all bytes.
+            for key in memory.keys.sorted() {
+                guard let v = number(memory[key]) else { continue }
+                metric("navd_memory_\(snake(key))_bytes", key == "rss" ? "navd's resident memory." : "navd's stats.memory.\(key).", "gauge", [("", v)])
+            }
         }
         if let users = s["users"] as? [String: Any] {
             var fields = Set<String>()

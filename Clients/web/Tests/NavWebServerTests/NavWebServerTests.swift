@@ -131,6 +131,13 @@ import Glibc
             let ping = text.split(separator: "\n").filter { $0.hasPrefix(#"navd_request_duration_seconds_bucket{method="ping""#) }
             let counts = ping.compactMap { Int($0.split(separator: " ").last ?? "") }
             #expect(counts.count == 22 && counts == counts.sorted(), "\(ping)")
+            // What navd holds, against its ceilings, and the clients it dropped for them.
+            for gauge in ["navd_memory_rss_bytes", "navd_memory_data_bytes", "navd_memory_max_data_bytes", "navd_memory_input_bytes",
+                          "navd_memory_max_input_bytes 268435456"] {
+                #expect(text.contains("\n" + gauge), "\(gauge): \(text)")
+            }
+            #expect(text.contains("# TYPE navd_input_holders_dropped_total counter\nnavd_input_holders_dropped_total 0"), "\(text)")
+            #expect(text.contains("navd_user_subscriptions{uid="), "\(text)")
         }
     }
 
