@@ -15,11 +15,12 @@ planted state files); the twenty-second and twenty-third, pipelined requests tha
 (names compared with thousands, values checked against hostile patterns); the twenty-fifth, what
 another user could have written: the example's script folder, a policy file, a graph; the twenty-sixth,
 sessions filled to their bounds against --max-data-bytes; the twenty-seventh, connections each
-holding a message without its end against --max-total-input. The attacker runs as
+holding a message without its end against --max-total-input; the twenty-eighth and twenty-ninth,
+subscriptions and guessed tokens from another uid. The attacker runs as
 uid 65534 (setpriv) where the attack is about another user. Each also stays as a test of
 `make test` (Tests/EndToEndTests/AttackTests.swift, HardeningTests.swift, Tests/NavServerTests/
 FairnessTests.swift, Clients/python/tests/test_hostile_server.py). The attacks are in
-attacks_protocol.py (1-15, 22-24, 26, 27) and attacks_state.py (16-21, 25), what they share in attacks_common.py.
+attacks_protocol.py (1-15, 22-24, 26-29) and attacks_state.py (16-21, 25), what they share in attacks_common.py.
 """
 import os
 import shutil
@@ -61,6 +62,8 @@ ATTACKS = [
     ("25. an example folder, a policy, a graph planted or open to all", planted_configuration),
     ("26. sessions filled to their bounds until memory runs out", data_ceiling),
     ("27. 2,000 connections each holding 1 MiB of a message", unfinished_messages),
+    ("28. 200,000 subscriptions from another uid", subscription_flood),
+    ("29. 5,000 guessed tokens at once", token_guessing),
 ]
 
 

@@ -695,3 +695,97 @@ def unfinished_messages():
           and kinds.get("limitExceeded --max-total-input", 0) + kinds.get("closed", 0) >= 1500)
     return ok, "2,000 connections of 1 MiB each sent in %.1f s: %d cut (%s), %d MiB held (of %d); RSS %.0f MB; a 900 KB request answered: %s; slowest ping %.0f ms" % (
         took, cut, ", ".join("%s %d" % kv for kv in sorted(kinds.items())), held >> 20, stats["memory"]["maxInput"] >> 20, rss, whole, worst * 1000)
+
+
+# The attacker of 28: subscriptions from 20 connections to the same sessions, in batches, until
+# refused; then holds them until told (a line on stdin).
+SUBSCRIBE_ALL = r"""
+import json, os, socket, sys
+n_conn, n_sess = int(sys.argv[1]), int(sys.argv[2])
+held, refused, conns = 0, None, []
+for k in range(n_conn):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(os.environ["SOCK"])
+    f = s.makefile("rb")
+    conns.append(s)
+    for i in range(0, n_sess, 1000):
+        s.sendall(json.dumps([{"jsonrpc": "2.0", "id": j, "method": "subscribe", "params": {"session": "s%d" % j}}
+                              for j in range(i, min(n_sess, i + 1000))]).encode() + b"\n")
+        for r in json.loads(f.readline()):
+            if "error" in r:
+                refused = refused or r["error"]["data"].get("limit")
+            else:
+                held += 1
+        if refused:
+            break
+    if refused:
+        break
+print(json.dumps({"held": held, "refused": refused}), flush=True)
+sys.stdin.readline()
+"""
+
+
+def subscription_flood():
+    """uid 65534 subscribes 20 connections to the same 10,000 sessions (200,000 subscriptions)
+    against --max-subscriptions 100,000: refused at its share (all but the 10 % reserve), while
+    navd's own uid still subscribes; navd's memory stays near 155 bytes a subscription."""
+    p, sock = start_navd("--ephemeral", "--max-subscriptions", "100000", sock=WORK + "/subs.sock")
+    os.chmod(sock, 0o666)
+    c = navd_client.Client(sock, timeout=30)
+    raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    raw.connect(sock)
+    f = raw.makefile("rb")
+    for i in range(0, 10000, 1000):
+        raw.sendall(json.dumps([{"jsonrpc": "2.0", "id": j, "method": "session.open", "params": {"name": "s%d" % j}}
+                                for j in range(i, i + 1000)]).encode() + b"\n")
+        f.readline()
+    before = rss_mb(p.pid)
+    t0 = time.monotonic()
+    attacker = as_nobody(SUBSCRIBE_ALL, 20, 10000, wait=False, sock=sock)
+    result = json.loads(attacker.stdout.readline())
+    took = time.monotonic() - t0
+    rss = rss_mb(p.pid)
+    ours = c.call("subscribe", session="s1")["version"] >= 0
+    stats = c.call("stats")
+    attacker.communicate(b"\n", timeout=60)
+    raw.close()
+    held = stats["users"].get("65534", {}).get("subscriptions", 0)
+    ok = result["refused"] == "--max-subscriptions" and 89990 <= held <= 90000 and ours and rss - before < 64
+    return ok, "uid 65534: %d subscriptions in %.1f s, then %s; navd's uid subscribed then: %s; RSS %.0f -> %.0f MB" % (
+        held, took, result["refused"], ours, before, rss)
+
+
+# The attacker of 29: hello with 5,000 wrong tokens, pipelined; counts the answers by kind.
+GUESS_TOKENS = r"""
+import json, os, socket, sys
+n = int(sys.argv[1])
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(os.environ["SOCK"])
+s.sendall(b"".join(json.dumps({"jsonrpc": "2.0", "id": i, "method": "hello", "params": {"token": "guess-%d" % i}}).encode() + b"\n" for i in range(n)))
+f = s.makefile("rb")
+kinds = {}
+for _ in range(n):
+    e = json.loads(f.readline()).get("error") or {}
+    k = "%s %s" % (e.get("data", {}).get("kind"), e.get("data", {}).get("limit", ""))
+    kinds[k] = kinds.get(k, 0) + 1
+print(json.dumps({"kinds": kinds}))
+"""
+
+
+def token_guessing():
+    """uid 65534 gives hello 5,000 wrong tokens at once against a navd with a policy: 20 are looked
+    at, the rest refused unlooked (limitExceeded unknownTokens), while navd's own uid's right token
+    is taken at once."""
+    d = tempfile.mkdtemp(prefix="navd-tokens-", dir=WORK)
+    policy = d + "/policy.yaml"
+    open(policy, "w").write('tokens: {"f3a9c1d2e4b5a6978877665544332211": [auditor]}\n')
+    os.chmod(policy, 0o600)
+    p, sock = start_navd("--ephemeral", "--policy", policy, sock=WORK + "/tokens.sock")
+    os.chmod(sock, 0o666)
+    out = as_nobody(GUESS_TOKENS, 5000, sock=sock)
+    kinds = out["kinds"]
+    roles = navd_client.Client(sock).call("hello", token="f3a9c1d2e4b5a6978877665544332211")["roles"]
+    looked = kinds.get("accessDenied ", 0)
+    ok = looked <= 40 and looked + kinds.get("limitExceeded unknownTokens", 0) == 5000 and "auditor" in roles
+    return ok, "5,000 guesses from uid 65534: %d looked at, %d refused unlooked; navd's uid's token then: roles %s" % (
+        looked, kinds.get("limitExceeded unknownTokens", 0), roles)
