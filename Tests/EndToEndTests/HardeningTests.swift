@@ -336,10 +336,7 @@ import Glibc
     @Test func unknownTokensAreTakenAtAFewASecondPerUid() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        let policy = dir.file("policy.yaml")
-        try "tokens: {\"k7Qw-93xz-L2pe\": [auditor]}\n".write(toFile: policy, atomically: true, encoding: .utf8)
-        chmod(policy, 0o600)  // it holds tokens
-        let d = try Daemon(arguments: ["--policy", policy])
+        let d = try Daemon(arguments: ["--policy", dir.policy("tokens: {\"k7Qw-93xz-L2pe\": [auditor]}\n")])
         let c = try d.client()
         // 25 guesses in one read: the first 20 are looked at, the rest are not.
         try c.sendRaw((0..<25).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"hello","params":{"token":"guess-\#($0)"}}"# }.joined(separator: "\n") + "\n")
@@ -453,9 +450,7 @@ import Glibc
     @Test func aRevokedTokenLosesItsRolesOnOpenConnections() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        let policy = dir.file("policy.yaml")
-        try "tokens: {\"s3cret\": [staff]}\n".write(toFile: policy, atomically: true, encoding: .utf8)
-        chmod(policy, 0o600)  // it holds tokens
+        let policy = try dir.policy("tokens: {\"s3cret\": [staff]}\n")
         let d = try Daemon(graph: "root: {stack: Home}\ncoordinators:\n  Home: {opens: [BackOffice]}\n  BackOffice: {access: [staff]}\n",
                            arguments: ["--policy", policy])
         let c = try d.client()

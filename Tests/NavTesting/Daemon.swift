@@ -30,6 +30,15 @@ public struct TempDir: Sendable {
     public func remove() { try? FileManager.default.removeItem(atPath: path) }
     public func file(_ name: String) -> String { path + "/" + name }
 
+    /// A policy file holding `text` (`policy.yaml`, mode 0600: a file with tokens must be readable
+    /// by navd's user alone); its path.
+    public func policy(_ text: String) throws -> String {
+        let path = file("policy.yaml")
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o600)
+        return path
+    }
+
     /// A graph directory `name` holding one module, `text` as `app.yaml`; its path.
     public func graph(_ text: String, named name: String = "graph") throws -> String {
         let d = file(name)
