@@ -220,15 +220,10 @@ final class Connection {
     /// message has waited.
     private func afterInput() {
         guard !isClosed else { return }
-        var partial = hasPartialMessage
-        if partial || inputCounted != 0 {
-            countInput()
-            guard !isClosed else { return }
-            partial = hasPartialMessage  // none once cut (``cutForInput(limit:)``) and closing
-        }
+        guard countInput(partial: hasPartialMessage) else { return }
         if mustHold {
             hold()
-        } else if partial {
+        } else if hasPartialMessage {  // none once cut (``cutForInput(limit:)``) and closing
             if partialSince == 0 { partialSince = owner.loop.now }
         } else {
             partialSince = 0
@@ -248,8 +243,14 @@ final class Connection {
         }
         owner.logger.warning("closing connection after a framing error",
                               metadata: ["navd.client": "\(id)", "navd.error": "\(rpcError.message)"])
+        close(telling: rpcError)
+    }
+
+    /// Tells the client why it is disconnected (an error answering no request: `id` null, in the
+    /// framing it used last), then closes once that is written.
+    func close(telling error: RPCError) {
         var w = JSONWriter()
-        RPCEncoder.error(id: .null, error: rpcError, into: &w)
+        RPCEncoder.error(id: .null, error: error, into: &w)
         sendFramed(w.bytes, lastFraming)
         closeAfterFlush()
     }
@@ -261,11 +262,15 @@ final class Connection {
     /// What the set last counted of this connection's held input (``ConnectionSet/inputCounted(_:_:)``).
     var inputCounted = 0
 
-    /// Tells the set what the decoder holds now, when it changed (most reads leave nothing behind).
+    /// Tells the set what the decoder holds now, when it changed (most reads leave nothing behind:
+    /// `partial` false and nothing counted before, checked without asking the decoder). Answers
+    /// whether the connection is still open (the count may cut it, ``cutForInput(limit:)``).
     @inline(__always)
-    private func countInput() {
+    private func countInput(partial: Bool) -> Bool {
+        guard partial || inputCounted != 0 else { return true }
         let held = ownDecoder?.heldBytes ?? decoder.heldBytes
         if held != inputCounted { owner.inputCounted(self, held) }
+        return !isClosed
     }
 
     /// All clients together hold more than `--max-total-input` of unfinished messages and this one's
@@ -281,12 +286,9 @@ final class Connection {
         partialSince = 0
         stream.pauseReading()
         owner.inputCounted(self, 0)
-        var w = JSONWriter()
-        RPCEncoder.error(id: .null, error: RPCError(.limitExceeded,
+        close(telling: RPCError(.limitExceeded,
             "navd holds more than \(limit) bytes of messages that have not fully arrived, from all clients together (the --max-total-input limit), and this connection held \(held) of them, the most of the user holding the most; send each message whole and large ones one at a time; the connection will close",
-            data: ["limit": "--max-total-input", "max": .int(limit), "held": .int(held)]), into: &w)
-        sendFramed(w.bytes, lastFraming)
-        closeAfterFlush()
+            data: ["limit": "--max-total-input", "max": .int(limit), "held": .int(held)]))
     }
 
     // MARK: Holding input
@@ -385,10 +387,7 @@ final class Connection {
         holdsInput = false
         let partial = hasPartialMessage
         partialSince = partial ? owner.loop.now : 0
-        if partial || inputCounted != 0 {
-            countInput()
-            guard !isClosed else { return }
-        }
+        guard countInput(partial: partial) else { return }
         if peerDone {
             if awaiting == 0 { closeSoon() }
         } else if !readPaused && !gated {

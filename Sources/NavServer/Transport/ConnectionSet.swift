@@ -357,12 +357,9 @@ final class ConnectionSet {
         let now = loop.now
         for c in Array(connections.values) where c.partialSince != 0 && now - c.partialSince >= limits.messageTimeoutMs {
             logger.info("closing a connection that left part of a message unsent", metadata: ["navd.client": "\(c.id)"])
-            var w = JSONWriter()
-            RPCEncoder.error(id: .null, error: .invalidRequest(
+            c.close(telling: .invalidRequest(
                 "part of a message waited \(formatMs(limits.messageTimeoutMs)) for its rest (the --message-timeout limit); end every message with a newline, or send the Content-Length bytes you announced; the connection will close",
-                kind: .messageTimeout, data: ["limit": .int(Int(limits.messageTimeoutMs))]), into: &w)
-            c.sendFramed(w.bytes, c.lastFraming)
-            c.closeAfterFlush()
+                kind: .messageTimeout, data: ["limit": .int(Int(limits.messageTimeoutMs))]))
         }
     }
 
