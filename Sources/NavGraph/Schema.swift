@@ -588,11 +588,32 @@ public final class Schema: Sendable {
 
     /// The type a URL string should become for the property `name`, as the schema declares it.
     public func coerce(_ text: String, forProperty name: String) -> JSONValue {
-        guard let sub = properties.first(where: { $0.name == name })?.schema else { return .string(text) }
-        guard let t = sub.types else {
+        guard let sub = property(name) else { return .string(text) }
+        return sub.coerce(text)
+    }
+
+    /// The value the URL strings `texts` (a query key's values, in order; a path parameter's one)
+    /// should become for the property `name`: for an array property (one not declared a string
+    /// too), an array of them all, each typed by the property's `items`, as `?tag=a&tag=b` is read
+    /// by forms and routers; for any other, the last, typed as ``coerce(_:forProperty:)`` types it.
+    public func coerce(_ texts: [String], forProperty name: String) -> JSONValue {
+        guard let sub = property(name) else { return .string(texts.last ?? "") }
+        if sub.takesList { return .array(texts.map { sub.items?.coerce($0) ?? .string($0) }) }
+        return sub.coerce(texts.last ?? "")
+    }
+
+    /// Whether a URL's values for this property are read as a list (an array, and not a string).
+    public var takesList: Bool {
+        guard let t = types else { return false }
+        return t.contains(.array) && !t.contains(.string)
+    }
+
+    /// The type a URL string should become for a value of this schema.
+    func coerce(_ text: String) -> JSONValue {
+        guard let t = types else {
             // No `type`, but an `enum` names the values: the member written as this text (`enum: [1, 2]`
             // takes "2" as the number 2; a string member "2" is preferred when there is one).
-            guard let members = sub.enumValues, !members.contains(.string(text)) else { return .string(text) }
+            guard let members = enumValues, !members.contains(.string(text)) else { return .string(text) }
             return members.first { m in
                 switch m {
                 case .int, .uint, .double, .bool, .null: return JSONWriter.string(m) == text
@@ -623,6 +644,9 @@ public final class Schema: Sendable {
 
     /// Whether the schema (an object schema) declares `name`.
     public func declares(_ name: String) -> Bool { properties.contains { $0.name == name } }
+
+    /// The schema of property `name` (an object schema's), if it declares one.
+    public func property(_ name: String) -> Schema? { properties.first { $0.name == name }?.schema }
 }
 
 func escapePointer(_ s: String) -> String {

@@ -37,13 +37,13 @@ extension Session {
             }
             segments.append(Substring(decoded))
         }
-        var query: [String: String] = [:]
+        var query: [String: [String]] = [:]  // a key given more than once keeps each value, in order
         for item in q.map({ u[($0 + 1)..<hi].split(separator: UInt8(ascii: "&")) }) ?? [] {
             let kv = item.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
             guard let k = formDecode(kv[0]), let v = formDecode(kv.count > 1 ? kv[1] : []) else {
                 throw NavError(.noMatchingLink, "`\(url)` has a malformed percent-escape in its query", data: ["url": .string(url)])
             }
-            query[k] = v
+            query[k, default: []].append(v)
         }
         if let plan = try planLink(segments, query: query, url: url, caller: caller, ifVersion: ifVersion) { return plan }
         if !host.isEmpty, let h = percentDecode(host),
@@ -61,13 +61,14 @@ extension Session {
     static let patternsNamed = 20
 
     /// The plan of the first link whose pattern `segments` match, or nil when none does.
-    private func planLink(_ segments: [Substring], query: [String: String], url: String, caller: Caller, ifVersion: Int?) throws(NavError) -> Plan? {
+    private func planLink(_ segments: [Substring], query: [String: [String]], url: String, caller: Caller, ifVersion: Int?) throws(NavError) -> Plan? {
         for (index, link) in graph.links.enumerated() {
-            guard var params = link.match(pathSegments: segments) else { continue }
+            guard let matched = link.match(pathSegments: segments) else { continue }
+            var params = matched.mapValues { [$0] }
             for (key, p) in link.query { if let v = query[key] { params[p] = v } }
             // Query values the pattern does not declare go to the target's setup when it has that field
             // (`/product/42?ref=mail` fills Product's `ref`); any others (`utm_source`…) are ignored.
-            var extra: [(String, String)] = []
+            var extra: [(String, [String])] = []
             for (key, v) in query where !link.query.contains(where: { $0.key == key }) { extra.append((key, v)) }
             var plan = try planLinkStack(link, params: params, extraQuery: extra.sorted { $0.0 < $1.0 }, url: url, caller: caller, ifVersion: ifVersion)
             plan.linkIndex = index
@@ -76,7 +77,7 @@ extension Session {
         return nil
     }
 
-    private func planLinkStack(_ link: Link, params: [String: String], extraQuery: [(String, String)], url: String, caller: Caller,
+    private func planLinkStack(_ link: Link, params: [String: [String]], extraQuery: [(String, [String])], url: String, caller: Caller,
                                ifVersion: Int?) throws(NavError) -> Plan {
         if let v = ifVersion, v != version {
             throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires", data: ["version": .int(version)])
@@ -88,8 +89,8 @@ extension Session {
             var with = JSONObject()
             for (field, v) in entry.with {
                 if case .string(let s) = v, s.hasPrefix(":") {
-                    guard let value = params[String(s.dropFirst())] else { continue }  // an absent query parameter
-                    with.append(field, c.setup?.coerce(value, forProperty: field) ?? .string(value))
+                    guard let values = params[String(s.dropFirst())], let last = values.last else { continue }  // an absent query parameter
+                    with.append(field, c.setup?.coerce(values, forProperty: field) ?? .string(last))
                 } else if case .string(let s) = v {
                     with.append(field, c.setup?.coerce(s, forProperty: field) ?? v)  // a constant written as text, like the URL's values
                 } else {
@@ -97,8 +98,8 @@ extension Session {
                 }
             }
             if i == link.entries.count - 1, let setup = c.setup {
-                for (key, value) in extraQuery where with[key] == nil && setup.declares(key) {
-                    with.append(key, setup.coerce(value, forProperty: key))
+                for (key, values) in extraQuery where with[key] == nil && setup.declares(key) {
+                    with.append(key, setup.coerce(values, forProperty: key))
                 }
             }
             try appendStep(c, with: with, by: entry.by, to: &steps, preconditions: &preconditions, caller: caller,

@@ -88,18 +88,19 @@ extension Session {
     /// `link`'s URL for the screens `stack`, or nil when the link does not describe them: other
     /// coordinators, a constant their params do not hold, a required parameter they do not give.
     private func url(of link: Link, for stack: [Node]) -> String? {
-        var values: [String: String] = [:]
+        var values: [String: [String]] = [:]  // a list (an array field's items) goes as a query key repeated
         for (entry, node) in zip(link.entries, stack) {
             guard entry.coordinator == node.coordinator else { return nil }
             let params = node.params  // read back from its text once, not once a field
+            let setup = graph.coordinators[node.coordinator].setup
             for (field, v) in entry.with {
                 let held = params[field]
                 if case .string(let s) = v, s.hasPrefix(":") {
                     let p = String(s.dropFirst())
                     guard let held else { continue }  // an optional or query parameter left out
-                    guard let text = urlText(held) else { return nil }
-                    if let other = values[p], other != text { return nil }
-                    values[p] = text
+                    guard let texts = urlTexts(held, setup, field) else { return nil }
+                    if let other = values[p], other != texts { return nil }
+                    values[p] = texts
                 } else {
                     // A constant: the screen must hold it (a constant written as text matches its typed value).
                     guard let held else { return nil }
@@ -112,19 +113,20 @@ extension Session {
             switch s {
             case .literal(let l): path += "/" + percentEncode(l)
             case .parameter(let p):
-                guard let v = values[p], !v.isEmpty else { return nil }
+                guard let v = one(values[p]), !v.isEmpty else { return nil }
                 path += "/" + percentEncode(v)
             case .optional(let p):
-                if let v = values[p], !v.isEmpty { path += "/" + percentEncode(v) }
+                if values[p] != nil && one(values[p]) == nil { return nil }
+                if let v = one(values[p]), !v.isEmpty { path += "/" + percentEncode(v) }
             case .wildcard(let p):
-                guard let v = values[p], !v.isEmpty else { return nil }
+                guard let v = one(values[p]), !v.isEmpty else { return nil }
                 path += "/" + v.split(separator: "/", omittingEmptySubsequences: false).map { percentEncode(String($0)) }.joined(separator: "/")
             }
         }
         if path.isEmpty { path = "/" }
         var query: [String] = []
         for (key, p) in link.query {
-            if let v = values[p] { query.append(percentEncode(key) + "=" + percentEncode(v)) }
+            for v in values[p] ?? [] { query.append(percentEncode(key) + "=" + percentEncode(v)) }
         }
         return query.isEmpty ? path : path + "?" + query.joined(separator: "&")
     }
@@ -153,11 +155,32 @@ extension Session {
         var fields = Set<String>()
         for (field, v) in params where entry.with[field] == nil && !mediated.contains(where: { $0.field == field })
             && !link.query.contains(where: { $0.key == field }) && setup.declares(field) {
-            guard let text = urlText(v), setup.coerce(text, forProperty: field) == v else { continue }
-            pairs.append(percentEncode(field) + "=" + percentEncode(text))
+            guard let texts = urlTexts(v, setup, field), !texts.isEmpty, setup.coerce(texts, forProperty: field) == v else { continue }
+            for text in texts { pairs.append(percentEncode(field) + "=" + percentEncode(text)) }
             fields.insert(field)
         }
         return (pairs, fields)
+    }
+
+    /// The texts a URL carries for param `field` holding `v`: one for a string, number or boolean;
+    /// for an array field (``Schema/takesList``) one per item, each of those kinds; nil for others.
+    private func urlTexts(_ v: JSONValue, _ setup: Schema?, _ field: String) -> [String]? {
+        if case .array(let items) = v {
+            guard setup?.property(field)?.takesList == true else { return nil }
+            var texts: [String] = []
+            for item in items {
+                guard let t = urlText(item) else { return nil }
+                texts.append(t)
+            }
+            return texts
+        }
+        return urlText(v).map { [$0] }
+    }
+
+    /// The one text of a path value (a list has no place in a path), else nil.
+    private func one(_ texts: [String]?) -> String? {
+        guard let texts, texts.count == 1 else { return nil }
+        return texts[0]
     }
 
     /// A param as the text a URL carries (strings, numbers, booleans); nil for other values.
