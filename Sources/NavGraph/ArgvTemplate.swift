@@ -1,3 +1,5 @@
+import JSON
+
 /// The argument template of a `command` precondition: `{to}`, `{session}` and `{with.FIELD}`
 /// placeholders filled in one pass over the template. Substituted text is copied to the output and
 /// never scanned again, so a value shaped like a placeholder stays that text (no loop, no growth, no
@@ -80,5 +82,29 @@ public enum ArgvTemplate {
         }
         out.append(contentsOf: t[copied...])
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The value `{with.FIELD}` names in `params`: the member named FIELD; else, when FIELD is a
+    /// dotted path (`address.city`, `items.0`), the value it leads to through nested objects (a
+    /// member at each step) and arrays (an index), as `$source.a.b` and `$result.a.b` read. Nil
+    /// when a step is missing. Its length is bounded by the graph's template, its steps by the
+    /// params' depth.
+    public static func value(of field: String, in params: JSONValue) -> JSONValue? {
+        if let v = params[field] { return v }
+        guard field.utf8.contains(UInt8(ascii: ".")) else { return nil }
+        var cur = params
+        for part in field.split(separator: ".", omittingEmptySubsequences: false) {
+            switch cur {
+            case .object:
+                guard let next = cur[String(part)] else { return nil }
+                cur = next
+            case .array(let items):
+                guard let i = Int(part), i >= 0, i < items.count else { return nil }
+                cur = items[i]
+            default:
+                return nil
+            }
+        }
+        return cur
     }
 }

@@ -196,6 +196,8 @@ extension Builder {
             guard !setups.isEmpty, !setups.contains(where: { $0 == nil }) else { continue }
             let declared = Set(setups.flatMap { $0!.properties.map(\.name) })
             for f in fields where !declared.contains(f) {
+                // A dotted path reads nested params: declared when some setup holds it.
+                if f.contains("."), setups.contains(where: { $0!.declaresPath(f.split(separator: ".", omittingEmptySubsequences: false)) }) { continue }
                 let names = subjects.map { coordinators[$0].name }
                 let hint = suggestion(for: f, among: declared.sorted()).map { "; did you mean `{with.\($0)}`?" } ?? ""
                 d.warning(preconditionLocations[p.index], "precondition `\(p.name)` passes `{with.\(f)}`, a field none of the coordinators it is about declares (\(briefList(names, none: ""))\(declared.isEmpty ? ", which declare\(names.count == 1 ? "s" : "") no fields" : ": \(names.count == 1 ? "it declares" : "they declare") \(briefList(declared.sorted(), none: ""))")): it is empty unless a navigation gives that undeclared field\(hint)")

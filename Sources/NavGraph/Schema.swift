@@ -645,6 +645,29 @@ public final class Schema: Sendable {
     /// Whether the schema (an object schema) declares `name`.
     public func declares(_ name: String) -> Bool { properties.contains { $0.name == name } }
 
+    /// Whether a value of this schema may hold something at `path` (the parts of a dotted
+    /// `{with.a.b}`, the first a property of this object schema): each part a property the schema
+    /// at that step declares, or an index where it is an array's `items`; a step whose schema
+    /// declares no properties (any object) or no `items` admits any rest.
+    public func declaresPath(_ path: [Substring]) -> Bool {
+        guard let first = path.first else { return true }
+        if properties.isEmpty { return types.map { $0.contains(.object) || $0.contains(.array) } ?? true }
+        guard let sub = property(String(first)) else { return false }
+        var cur = sub
+        for part in path.dropFirst() {
+            if let t = cur.types, t.contains(.array), !t.contains(.object) {
+                guard Int(part) != nil else { return false }
+                guard let items = cur.items else { return true }
+                cur = items
+            } else {
+                if cur.properties.isEmpty { return cur.types.map { $0.contains(.object) || $0.contains(.array) } ?? true }
+                guard let next = cur.property(String(part)) else { return false }
+                cur = next
+            }
+        }
+        return true
+    }
+
     /// The schema of property `name` (an object schema's), if it declares one.
     public func property(_ name: String) -> Schema? { properties.first { $0.name == name }?.schema }
 }

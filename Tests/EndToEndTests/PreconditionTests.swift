@@ -113,6 +113,25 @@ func preconditionGraph(_ dir: TempDir) throws -> String {
         #expect(r["version"] == 1, "\(r)")
     }
 
+    /// `{with.a.b}` gives a command a nested field of the setup; a missing one is empty.
+    @Test func aCommandReadsANestedFieldOfTheSetup() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Ship]}
+              Ship:
+                setup: {type: object, properties: {address: {type: object, properties: {city: {type: string}}}, lines: {type: array}}}
+                preconditions: [toParis]
+            preconditions:
+              toParis: {command: [sh, -c, 'test "$0|$1" = "Paris|b" || { echo "city $0, line [$1]"; exit 1; }', "{with.address.city}", "{with.lines.1}"]}
+            """)
+        let c = try d.client()
+        #expect(try c.call("navigate", ["to": "Ship", "with": ["address": ["city": "Paris"], "lines": ["a", "b"]]])["version"] == 1)
+        try c.call("dismiss")
+        let e = try c.callError("navigate", ["to": "Ship", "with": ["address": ["city": "Lyon"]]])
+        #expect(e["data"]?["reason"] == "city Lyon, line []", "\(e)")
+    }
+
     @Test func commandTimesOutAndIsKilled() throws {
         let dir = TempDir()
         defer { dir.remove() }

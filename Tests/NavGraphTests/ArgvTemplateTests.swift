@@ -1,3 +1,4 @@
+import JSON
 import NavTesting
 import Testing
 @testable import NavGraph
@@ -89,4 +90,18 @@ import Testing
         #expect(try ArgvTemplate.expand(template, to: "t", session: "s") { _ in "v" } == template)
         #expect(ArgvTemplate.fields(in: template).isEmpty)
     }
+
+    /// `{with.FIELD}` reads a member named FIELD, else FIELD as a dotted path through nested
+    /// objects and arrays (as `$source.a.b` reads); a missing step is nothing.
+    @Test func aDottedFieldReadsNestedParams() throws {
+        let params: JSONValue = ["address": ["city": "Paris", "lines": ["1 rue", "2e"]], "a.b": "flat", "n": 3]
+        #expect(ArgvTemplate.value(of: "address.city", in: params) == "Paris")
+        #expect(ArgvTemplate.value(of: "address.lines.1", in: params) == "2e")
+        #expect(ArgvTemplate.value(of: "a.b", in: params) == "flat", "a member named with a dot comes first")
+        #expect(ArgvTemplate.value(of: "address", in: params) == ["city": "Paris", "lines": ["1 rue", "2e"]])
+        for missing in ["address.zip", "address.lines.2", "address.lines.-1", "address.lines.x", "n.x", "address..city", "zip"] {
+            #expect(ArgvTemplate.value(of: missing, in: params) == nil, "\(missing)")
+        }
+    }
 }
+

@@ -134,7 +134,7 @@ extension Navigator {
         let to = subject.flatMap { nav.leaving != nil ? $0.coordinator : nil } ?? screen.coordinator
         let params = subject?.params ?? screen.params
         return try ArgvTemplate.expand(arg, to: graph.coordinators[to].name, session: nav.state.session.name) { field in
-            switch params[field] {
+            switch ArgvTemplate.value(of: field, in: params) {
             case .string(let s)?: return s
             case nil, .null?: return nil
             case let other?: return JSONWriter.string(other)
