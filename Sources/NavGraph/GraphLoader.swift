@@ -34,7 +34,7 @@ public enum GraphLoader {
     /// case), and not hidden, as a shell's `*.yaml` leaves hidden files out: editors keep lock and
     /// backup files beside the one being edited (Emacs's `.#app.yaml`, a link to nowhere; macOS's
     /// `._app.yaml`), and a graph must load while one is open.
-    static func isModuleFileName(_ name: String) -> Bool {
+    public static func isModuleFileName(_ name: String) -> Bool {
         !name.hasPrefix(".") && extensions.contains((name as NSString).pathExtension.lowercased())
     }
 

@@ -45,6 +45,9 @@ struct Serve: ParsableCommand, GraphLimitOptions {
     @Option(help: "Directory of navigation graph module files (default: the embedded example app).")
     var graph: String?
 
+    @Flag(help: "Reload the graph when a module file of its directory changes, as SIGHUP does (once the directory is quiet for 200 ms): for editing a graph while front-ends run. An invalid graph is reported and the one in force stays.")
+    var watchGraph = false
+
     @Option(help: "Policy file (YAML or JSON) granting roles per uid and per token: a file of navd's user (or root's) that no other user may write (nor read, when it holds tokens), else refused.")
     var policy: String?
 
@@ -212,6 +215,7 @@ struct Serve: ParsableCommand, GraphLimitOptions {
         guard maxTotalInput >= maxMessage else {
             throw ValidationError("--max-total-input (\(maxTotalInput)) must be at least --max-message (\(maxMessage)): one message may take that much before it ends")
         }
+        if watchGraph && graph == nil { throw ValidationError("--watch-graph watches the directory --graph names; the embedded example has none") }
         if repair && (ephemeral || store != nil) { throw ValidationError("--repair sets aside sessions of a state file: it goes with --state (or the default state file), not --ephemeral or --store") }
     }
 
@@ -260,6 +264,14 @@ struct Serve: ParsableCommand, GraphLimitOptions {
         server.onHangup = { [unowned server] in reload(server, logger: logger) }
         server.passedSocket = passed
         try restoreSessions(server, socketPath: config.socketPath, logger: logger)
+        if watchGraph {
+            do {
+                try server.watchGraph()
+            } catch {
+                StandardError.write("navd: --watch-graph cannot watch \(graph ?? ""): \(error) (on Linux, fs.inotify.max_user_watches or max_user_instances may be spent)")
+                throw ExitCode(1)
+            }
+        }
         do {
             try server.start()
         } catch {

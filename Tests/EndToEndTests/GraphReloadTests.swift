@@ -290,4 +290,39 @@ import Testing
         // Subscribed to two sessions, it hears the reload once.
         #expect(!c.notifications.contains { $0["method"] == "graphReloaded" }, "\(c.notifications)")
     }
+
+    /// `--watch-graph`: a module file written in the graph's directory reloads the graph (its
+    /// subscribers hear `graphReloaded`), with no request; an invalid one is reported with its
+    /// diagnostics and the graph in force stays, serving; the next valid one is taken. Without a
+    /// graph directory the flag is refused at start.
+    @Test func aWatchedGraphIsReloadedWhenAModuleFileChanges() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        try write(v1, dir)
+        let d = try Daemon(arguments: ["--graph", dir.path, "--watch-graph"])
+        let c = try d.client()
+        try c.call("subscribe")
+        try write(v1 + "\n  New: {}\n", dir)
+        #expect(try c.notification("graphReloaded")["params"]?["version"] == 2)
+        #expect(try c.call("graph.describe")["coordinators"]?["app.New"] != nil)
+        // A module file of its own, written in place (not renamed over), is seen too.
+        try "module: extra\ncoordinators: {Side: {}}\n".write(toFile: dir.file("extra.yaml"), atomically: false, encoding: .utf8)
+        #expect(try c.notification("graphReloaded")["params"]?["version"] == 3)
+        #expect(try c.call("graph.describe")["coordinators"]?["extra.Side"] != nil)
+
+        try write("root: {stack: Hom}\ncoordinators: {Home: {}}\n", dir)
+        try d.waitForLog("graph not reloaded after a change to its directory, the graph in force stays: \(dir.file("app.yaml")):1:15: error: `app.Hom`")
+        #expect(try c.call("graph.describe")["coordinators"]?["app.New"] != nil, "the graph in force stays")
+        #expect(try c.call("navigate", ["to": "New", "by": "root"])["version"] == 1, "and serving")
+        // A graph without the coordinator a live node shows is refused as graph.reload refuses it.
+        try write(v1 + "\n  Newer: {}\n", dir)
+        try d.waitForLog("node n3 shows `app.New`, which the new graph does not declare (dismiss those nodes first")
+        try write(v1 + "\n  New: {}\n  Newer: {}\n", dir)
+        #expect(try c.notification("graphReloaded")["params"]?["version"] == 4)
+        #expect(try c.call("graph.describe")["coordinators"]?["app.Newer"] != nil)
+
+        let none = try runCommand(Repo.binary("navd"), ["--socket", dir.file("b.sock"), "--ephemeral", "--watch-graph"])
+        #expect(none.status == 64 && none.stderr.contains("--watch-graph watches the directory --graph names"), "\(none)")
+    }
 }
+

@@ -29,7 +29,13 @@ extension Server {
             removed = n
         }
         dispatcher.decoding = dispatcher.decoding.with(graph: newGraph)
-        if path != nil { graphPath = path }
+        if let path, path != graphPath {
+            graphPath = path
+            // `--watch-graph` follows the graph to its new directory.
+            if graphWatch != nil {
+                do { try watchGraph() } catch { logger.warning("the new graph's directory cannot be watched", metadata: ["navd.graph": "\(path)", "navd.error": "\(error)"]) }
+            }
+        }
         graphVersion += 1
         // A notification to subscribers, as the contract lists it: each connection subscribed to some
         // session hears it once; the others (the caller included) are not sent what they did not ask for.
