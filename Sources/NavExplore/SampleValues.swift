@@ -19,6 +19,8 @@ public enum SampleValues {
 
     /// A value for `schema` whose string form a URL carries (a deep link's parameter).
     public static func urlValue(for schema: Schema?) -> String? {
+        // An array field takes a URL's value as a list of one (`open`): a sample of its items.
+        if let schema, schema.takesList { return schema.items?.takesList == true ? nil : urlValue(for: schema.items) }
         guard let v = schema.map({ value($0, depth: 0) }) ?? .string("x") else { return nil }
         switch v {
         case .string(let s): return s

@@ -110,6 +110,19 @@ import Testing
         #expect(errors.isEmpty)
     }
 
+    /// An array field takes a URL's value as a list of one item (`open` reads it so): its URL sample
+    /// is a sample of its items, typed as `open` reads it back; an array of arrays has none.
+    @Test func anArrayFieldsURLSampleIsOneOfItsItems() throws {
+        var errors: [Schema.CompileError] = []
+        let tags = try #require(Schema.compile(["type": "array", "items": ["type": "integer", "minimum": 3]], errors: &errors))
+        #expect(SampleValues.urlValue(for: tags) == "3")
+        let any = try #require(Schema.compile(["type": "array"], errors: &errors))
+        #expect(SampleValues.urlValue(for: any) == "x")
+        let nested = try #require(Schema.compile(["type": "array", "items": ["type": "array"]], errors: &errors))
+        #expect(SampleValues.urlValue(for: nested) == nil)
+        #expect(errors.isEmpty)
+    }
+
     /// A link with an optional segment or a query parameter is opened with them and without them:
     /// the plan takes the URL that builds its stack, and the URL that cannot is reported. Values
     /// made from a pattern are percent-encoded in the URL.
