@@ -105,3 +105,30 @@ struct Stats: ParsableCommand {
         try common.run("stats") { r in (r.objectValue ?? [:]).map { "\($0.key): \(JSONWriter.string($0.value))" }.joined(separator: "\n") }
     }
 }
+
+struct Reload: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Reload the graph (graph.reload, as i3-msg reload): its diagnostics one per line; exit 1 when navd keeps the graph in force.",
+        discussion: "Needs the role admin (navd's own uid holds it). A graph that leaves out a coordinator live nodes show is refused unless --force, which removes those nodes.")
+    @OptionGroup var common: Common
+    @Flag(help: "Remove live nodes whose coordinator the new graph lacks (or declares as another kind), rather than refuse the reload.")
+    var force = false
+    @Option(help: "Load the graph from this directory (when the policy allows it, allowReloadPath), not from where it came.")
+    var path: String?
+
+    func run() throws {
+        var extra: JSONObject = [:]
+        if force { extra["force"] = true }
+        if let path { extra["path"] = .string(path) }
+        try common.run("graph.reload", extra) { r in
+            let warnings = (r["warnings"]?.arrayValue ?? []).compactMap(\.stringValue)
+            guard r["ok"] == true else {
+                let errors = (r["errors"]?.arrayValue ?? []).compactMap(\.stringValue)
+                return (errors + (r["hint"]?.stringValue.map { ["(\($0))"] } ?? [])).joined(separator: "\n")
+            }
+            let removed = r["removedNodes"]?.intValue ?? 0
+            let head = "graph reloaded: graph version \(r["version"]?.intValue ?? 0)" + (removed > 0 ? ", \(removed) node\(removed == 1 ? "" : "s") removed" : "")
+            return ([head] + warnings).joined(separator: "\n")
+        }
+    }
+}

@@ -201,6 +201,26 @@ import Testing
         #expect(r.status == 0, "\(r)")
     }
 
+    /// `navctl reload`: graph.reload's answer as lines (its version and what it removed; or each
+    /// diagnostic, exit 1); `--force` removes live nodes the new graph lacks.
+    @Test func reloadSaysWhatTheReloadDid() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let graph = dir.file("app.yaml")
+        try "root: {stack: Home}\ncoordinators: {Home: {opens: [A]}, A: {}}\n".write(toFile: graph, atomically: true, encoding: .utf8)
+        let d = try Daemon(arguments: ["--graph", dir.path])
+        #expect(try navctl(d, ["reload"]).stdout == "graph reloaded: graph version 2\n")
+        _ = try d.client().call("navigate", ["to": "A"])
+        try "root: {stack: Home}\ncoordinators: {Home: {opens: [B]}, B: {}}\n".write(toFile: graph, atomically: true, encoding: .utf8)
+        let refused = try navctl(d, ["reload"])
+        #expect(refused.status == 1 && refused.stdout.hasPrefix("session \"main\": node n3 shows `app.A`, which the new graph does not declare\n(dismiss those nodes first"), "\(refused)")
+        #expect(try navctl(d, ["reload", "--force"]).stdout == "graph reloaded: graph version 3, 1 node removed\n")
+        try "root: {stack: Hom}\n".write(toFile: graph, atomically: true, encoding: .utf8)
+        let broken = try navctl(d, ["reload"])
+        #expect(broken.status == 1 && broken.stdout == "\(graph):1:15: error: `app.Hom` (the root) is not a coordinator\n", "\(broken)")
+        #expect(try json(try navctl(d, ["reload", "--json"]).stdout)["ok"] == false)
+    }
+
     @Test func errorsAndExitCodes() throws {
         let d = try Daemon()
         var r = try navctl(d, ["navigate", "shop.Prodcut"])
