@@ -112,6 +112,7 @@ import Testing
                     page: {type: integer}
             links:
               "/lists/:id?size=:s": [Home, {to: List, with: {id: ":id", sizes: ":s"}}]
+              "/tagged/:t": [Home, {to: List, with: {id: 1, tag: ":t"}}]
             """)
         let c = try d.client()
         func topParams() throws -> JSONValue? {
@@ -122,6 +123,8 @@ import Testing
         #expect(try topParams() == ["id": 7, "sizes": [40, 41], "tag": ["red", "x y"], "page": 2])
         try c.call("open", ["url": "/lists/8?tag=blue"])
         #expect(try topParams() == ["id": 8, "tag": ["blue"]], "one value is a list of one")
+        try c.call("open", ["url": "/tagged/x%20y"])
+        #expect(try topParams() == ["id": 1, "tag": ["x y"]], "a path segment too")
         // Each item is checked where it stands.
         let bad = try c.callError("open", ["url": "/lists/9?tag=red&tag=green"])
         #expect(bad["data"]?["pointer"] == "/tag/1" && bad["data"]?["rule"] == "enum", "\(bad)")
