@@ -203,6 +203,11 @@ final class App {
             addLog("graphReloaded version \(p["version"]?.intValue ?? 0)")
             loadGraph()
             resubscribe()
+        case "graphReloadRefused":
+            let count = p["count"]?.intValue ?? 0
+            for e in p["errors"]?.arrayValue ?? [] { addLog("graph not reloaded: \(e.stringValue ?? "")", .error) }
+            if count > (p["errors"]?.arrayValue?.count ?? 0) { addLog("graph not reloaded: \(count) errors in all (navd check lists them)", .error) }
+            if let hint = p["hint"]?.stringValue { addLog(hint, .error) }
         default:
             break
         }

@@ -29,6 +29,8 @@ import Testing
         defer { dir.remove() }
         let d = try daemon(v1, in: dir)
         let c = try d.client()
+        let watcher = try d.client()
+        try watcher.call("subscribe")
         try c.call("navigate", ["to": "Product", "with": ["id": "a"]])
         let before = try c.call("tree")
         try write("root: {stack: Hom}\ncoordinators: {Home: {}}\n", dir)
@@ -36,6 +38,10 @@ import Testing
         #expect(r["ok"] == false)
         let message = r["errors"]?.arrayValue?.first?.stringValue ?? ""
         #expect(message.contains("app.yaml:1:15: error: `app.Hom`"), "\(r)")
+        // Those who hear reloads hear why this one left the graph in force.
+        let told = try watcher.notification("graphReloadRefused")["params"]
+        #expect(told == ["errors": r["errors"] ?? nil, "count": 1], "\(String(describing: told))")
+        #expect(!c.notifications.contains { $0["method"] == "graphReloadRefused" }, "the caller, subscribed to nothing, has its reply")
         #expect(try c.call("tree") == before)
         #expect(try c.call("graph.describe")["coordinators"]?["app.Product"] != nil)
     }
@@ -312,11 +318,14 @@ import Testing
 
         try write("root: {stack: Hom}\ncoordinators: {Home: {}}\n", dir)
         try d.waitForLog("graph not reloaded after a change to its directory, the graph in force stays: \(dir.file("app.yaml")):1:15: error: `app.Hom`")
+        #expect(try c.notification("graphReloadRefused")["params"]?["errors"]?.arrayValue?.first?.stringValue?.hasPrefix("\(dir.file("app.yaml")):1:15: error: `app.Hom`") == true)
         #expect(try c.call("graph.describe")["coordinators"]?["app.New"] != nil, "the graph in force stays")
         #expect(try c.call("navigate", ["to": "New", "by": "root"])["version"] == 1, "and serving")
         // A graph without the coordinator a live node shows is refused as graph.reload refuses it.
         try write(v1 + "\n  Newer: {}\n", dir)
         try d.waitForLog("node n3 shows `app.New`, which the new graph does not declare (dismiss those nodes first")
+        let refused = try c.notification("graphReloadRefused")["params"]
+        #expect(refused?["count"] == 1 && refused?["hint"]?.stringValue?.hasPrefix("dismiss those nodes first") == true, "\(String(describing: refused))")
         try write(v1 + "\n  New: {}\n  Newer: {}\n", dir)
         #expect(try c.notification("graphReloaded")["params"]?["version"] == 4)
         #expect(try c.call("graph.describe")["coordinators"]?["app.Newer"] != nil)

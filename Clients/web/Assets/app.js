@@ -181,6 +181,12 @@ function notified(method, p) {
     call('graph.describe').then((g) => { state.graph = g; drawGraph(); return subscribe(state.session); });
     return;
   }
+  if (method === 'graphReloadRefused') {
+    // Someone saved a graph navd does not serve (a --watch-graph edit, a reload): say why.
+    const more = p.count > 1 ? ` (and ${p.count - 1} more)` : '';
+    status(`graph not reloaded, the one in force stays: ${(p.errors || [])[0] || ''}${more}${p.hint ? ` (${p.hint})` : ''}`, true);
+    return;
+  }
   if (method === 'sessionClosed') {
     if (p.session !== state.subscribed) return;
     // Its subscription ended with it: the last tree stays on the page, without actions, until

@@ -419,6 +419,12 @@ def test_the_picture_is_the_graph_navd_serves_and_follows_a_reload(browser):
         assert navctl(sock, "call", "graph.reload", '{"force":true}')
         wait(browser, lambda d: "app.Second" in d.find_element(By.ID, "graph").get_attribute("innerHTML"), message="redrawn after graph.reload")
         assert "app.First" not in browser.find_element(By.ID, "graph").get_attribute("innerHTML")
+        # A reload navd refuses (a graph saved with a mistake) is said on the page, with where it is.
+        open(app, "w").write("root: {stack: Hom}\ncoordinators:\n  Home: {}\n")
+        r = subprocess.run([os.path.join(os.path.dirname(os.environ["NAVD_BIN"]), "navctl"), "--socket", sock, "reload"], capture_output=True, text=True, timeout=20)
+        assert r.returncode == 1 and "app.yaml:1:15: error" in r.stdout, r.stdout + r.stderr
+        wait(browser, lambda d: "graph not reloaded, the one in force stays: " + app + ":1:15: error: `app.Hom`" in text(d, "status"), message="the refusal on the status line")
+        assert "app.Second" in browser.find_element(By.ID, "graph").get_attribute("innerHTML"), "the picture is the graph in force"
     finally:
         w.stop()
         navd.terminate()

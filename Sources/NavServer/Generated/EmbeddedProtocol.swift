@@ -2955,6 +2955,16 @@ public enum EmbeddedProtocol {
       }
     },
     {
+      "name": "graphReloadRefused",
+      "summary": "To every connection subscribed to some session when a reload (graph.reload, SIGHUP, a change navd --watch-graph saw) left the graph in force: its first 20 diagnostics, how many there were, and what would let it through.",
+      "params": {
+        "errors": [
+          "/srv/graph/app.yaml:3:21: error: `app.Nope` is not a coordinator; did you mean `app.Home`?"
+        ],
+        "count": 1
+      }
+    },
+    {
       "name": "sessionClosed",
       "summary": "To the subscribers of a session that session.close closed (version: its last); their subscription ends. A session opened later under the name starts again at version 0.",
       "params": {

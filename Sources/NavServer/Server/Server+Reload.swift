@@ -15,16 +15,21 @@ extension Server {
         guard let newGraph = loaded else {
             let errors = diagnostics.errors.map { JSONValue.string($0.description) }
             logger.warning("graph reload refused: the new graph has errors", metadata: ["navd.errors": "\(errors.count)"])
+            announceRefusal(errors, hint: nil)
             return ["ok": false, "errors": .array(errors)]
         }
         if let problem = config.session.problem(with: newGraph) {
-            return ["ok": false, "errors": [.string("the new graph cannot be served within navd's limits: \(problem)")]]
+            let errors: [JSONValue] = [.string("the new graph cannot be served within navd's limits: \(problem)")]
+            announceRefusal(errors, hint: nil)
+            return ["ok": false, "errors": .array(errors)]
         }
         let removed: Int
         switch navigator.swapGraph(to: newGraph, force: force) {
         case .refused(let problems):
-            return ["ok": false, "errors": .array(problems.map(JSONValue.string)),
-                    "hint": "dismiss those nodes first, or reload with force: true to remove them (a session whose tabs changed is reset to the new root)"]
+            let errors = problems.map(JSONValue.string)
+            let hint = "dismiss those nodes first, or reload with force: true to remove them (a session whose tabs changed is reset to the new root)"
+            announceRefusal(errors, hint: hint)
+            return ["ok": false, "errors": .array(errors), "hint": .string(hint)]
         case .swapped(let n):
             removed = n
         }
@@ -39,10 +44,27 @@ extension Server {
         graphVersion += 1
         // A notification to subscribers, as the contract lists it: each connection subscribed to some
         // session hears it once; the others (the caller included) are not sent what they did not ask for.
-        transport.broadcast(method: "graphReloaded", params: ["version": .int(graphVersion)],
-                            to: dispatcher.peers.values.lazy.filter { !$0.subscriptions.isEmpty }.map(\.connection))
+        transport.broadcast(method: "graphReloaded", params: ["version": .int(graphVersion)], to: subscribedConnections)
         logger.info("graph reloaded", metadata: ["navd.graph": "\(source ?? "embedded example")", "navd.coordinators": "\(newGraph.coordinators.count)"])
         return ["ok": true, "errors": [], "version": .int(graphVersion), "removedNodes": .int(removed),
                 "warnings": .array(diagnostics.warnings.map { .string($0.description) })]
     }
+
+    /// Each connection subscribed to some session, once: who hears the graph's reloads.
+    private var subscribedConnections: some Sequence<Connection> {
+        dispatcher.peers.values.lazy.filter { !$0.subscriptions.isEmpty }.map(\.connection)
+    }
+
+    /// The most diagnostics a `graphReloadRefused` carries (`count` says how many there were).
+    static let refusalErrorsSent = 20
+
+    /// A reload that left the graph in force, told to those who hear reloads (`graphReloadRefused`):
+    /// a front-end shows a developer why the graph they saved is not served (under `--watch-graph`,
+    /// or a SIGHUP, nobody else is told), as a language server publishes diagnostics.
+    private func announceRefusal(_ errors: [JSONValue], hint: String?) {
+        var params: JSONObject = ["errors": .array(Array(errors.prefix(Server.refusalErrorsSent))), "count": .int(errors.count)]
+        if let hint { params["hint"] = .string(hint) }
+        transport.broadcast(method: "graphReloadRefused", params: .object(params), to: subscribedConnections)
+    }
 }
+
