@@ -4,12 +4,48 @@ import UV
 
 /// `--watch-graph`: while a developer edits the graph, navd reloads it when a module file of its
 /// directory changes, as `graph.reload` (and SIGHUP) would: once the directory has been quiet for
-/// ``graphSettleMs`` (an editor's save is a burst of events), so a burst is one reload. An invalid
-/// graph is reported (its diagnostics, as `navd check` prints them) and the one in force stays.
-extension Server {
+/// ``GraphWatch/settleMs`` (an editor's save is a burst of events), so a burst is one reload, and
+/// at the latest ``GraphWatch/maxWaitMs`` after a burst began (a tool that rewrites files without
+/// pause still has its graph taken). An invalid graph is reported (its diagnostics, as `navd check`
+/// prints them, and `graphReloadRefused` to front-ends) and the one in force stays.
+final class GraphWatch {
     /// How long the graph's directory must be quiet after a change before the graph is reloaded.
-    public static let graphSettleMs: UInt64 = 200
+    static let settleMs: UInt64 = 200
+    /// The longest a change waits for the directory to be quiet.
+    static let maxWaitMs: UInt64 = 2_000
 
+    let watch: FileWatch
+    let settle: Timer
+    /// When (the loop's clock, ms) the first change not yet reloaded came.
+    var burstStart: UInt64?
+
+    init(watch: FileWatch, settle: Timer) {
+        self.watch = watch
+        self.settle = settle
+    }
+
+    /// The wait before reloading, a change having come at `now` (it starts a burst when none is
+    /// waiting).
+    func delay(now: UInt64) -> UInt64 {
+        let start = burstStart ?? now
+        burstStart = start
+        return GraphWatch.delay(since: start, now: now)
+    }
+
+    /// The wait before reloading a burst that began at `start`, its latest change at `now`: the
+    /// settling time, cut so that the reload comes at most ``maxWaitMs`` after the burst began.
+    static func delay(since start: UInt64, now: UInt64) -> UInt64 {
+        let waited = now >= start ? now - start : 0
+        return waited >= maxWaitMs ? 0 : min(settleMs, maxWaitMs - waited)
+    }
+
+    func close() {
+        watch.close()
+        settle.close()
+    }
+}
+
+extension Server {
     /// Watches the graph's directory (``graphPath``; nothing for the embedded example). Throws when
     /// the system cannot watch it (inotify's limit on watches, say).
     public func watchGraph() throws(UVError) {
@@ -19,7 +55,13 @@ extension Server {
         let watch: FileWatch
         do {
             watch = try FileWatch(loop: loop)
-            try watch.start(path: dir) { [unowned self, unowned settle] name, status in
+        } catch {
+            settle.close()
+            throw error
+        }
+        let w = GraphWatch(watch: watch, settle: settle)
+        do {
+            try watch.start(path: dir) { [unowned self, unowned w] name, status in
                 guard status >= 0 else {
                     self.logger.warning("the graph's directory can no longer be watched; reload it with graph.reload or SIGHUP",
                                         metadata: ["navd.graph": "\(dir)", "navd.error": "\(UVError(status))"])
@@ -27,18 +69,20 @@ extension Server {
                 }
                 // Editors' swap, backup and lock files change beside the module being edited.
                 if let name, !GraphLoader.isModuleFileName(name) { return }
-                settle.start(milliseconds: Server.graphSettleMs) { [unowned self] in self.reloadWatchedGraph() }
+                w.settle.start(milliseconds: w.delay(now: self.loop.now)) { [unowned self, unowned w] in
+                    w.burstStart = nil
+                    self.reloadWatchedGraph()
+                }
             }
         } catch {
-            settle.close()
+            w.close()
             throw error
         }
-        graphWatch = (watch, settle)
+        graphWatch = w
     }
 
     func stopWatchingGraph() {
-        graphWatch?.watch.close()
-        graphWatch?.settle.close()
+        graphWatch?.close()
         graphWatch = nil
     }
 

@@ -30,9 +30,8 @@ public final class Server {
     /// Sends the service manager's watchdog its pings (`WATCHDOG_USEC`) from the loop: a loop that
     /// stops turning stops them, and the manager restarts navd.
     var watchdog: Timer?
-    /// `--watch-graph`: the watch on the graph's directory and the timer that waits for a burst of
-    /// changes to settle (``watchGraph()``).
-    var graphWatch: (watch: FileWatch, settle: Timer)?
+    /// `--watch-graph`: the watch on the graph's directory (``watchGraph()``).
+    var graphWatch: GraphWatch?
     var signals: [Signal] = []
     var flusher: Check?
     /// Coverage kept beside the state file (none with ephemeral state).
