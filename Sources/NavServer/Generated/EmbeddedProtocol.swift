@@ -2949,7 +2949,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "graphReloaded",
-      "summary": "To every connection after graph.reload.",
+      "summary": "To every connection subscribed to some session, once, after graph.reload, SIGHUP or a change navd --watch-graph saw (the caller of graph.reload, subscribed to nothing, has its reply).",
       "params": {
         "version": 2
       }
