@@ -244,6 +244,22 @@ final class TmuxPane {
         #expect(!title.contains("pwned"), "the pane's title was not set by the param: \(title)")
     }
 
+    /// A graph saved while nav-tui runs (navd --watch-graph): a good one is taken (its new
+    /// coordinator among the actions), a broken one is said in the log with where it is broken.
+    @Test func aGraphSavedWhileItRunsIsTakenOrItsErrorsShown() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let graph = dir.file("app.yaml")
+        try "root: {stack: Home}\ncoordinators: {Home: {opens: [First]}, First: {}}\n".write(toFile: graph, atomically: true, encoding: .utf8)
+        let d = try Daemon(arguments: ["--graph", dir.path, "--watch-graph"])
+        let pane = try TmuxPane(width: 120, height: 30, command: "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")); exec sleep 120")
+        try pane.waitFor("actions on app.Home", "app.First")
+        try "root: {stack: Home}\ncoordinators: {Home: {opens: [First, Second]}, First: {}, Second: {}}\n".write(toFile: graph, atomically: true, encoding: .utf8)
+        try pane.waitFor("graphReloaded version 2", "app.Second")
+        try "root: {stack: Hom}\n".write(toFile: graph, atomically: true, encoding: .utf8)
+        try pane.waitFor("graph not reloaded: ", "app.yaml:1:15: error: `app.Hom`")
+    }
+
     @Test func aSessionThatIsNotOpenIsAnErrorUnlessCreate() throws {
         let d = try Daemon()
         let pane = try TmuxPane(width: 80, height: 24, command: "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")) --session nope; echo exit=$?; exec sleep 120")
