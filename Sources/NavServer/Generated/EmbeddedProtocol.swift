@@ -899,7 +899,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "graph.reload",
-      "summary": "Load and validate the graph again (from where it came; from path only when the policy sets allowReloadPath) and swap it in between two commits. Needs the role admin. An invalid graph changes nothing (ok false, errors lists the diagnostics). Live nodes whose coordinator the new graph lacks refuse the reload unless force, which removes them with ordinary stackChanged notifications. Pending navigations fail with conflict; sessions keep their navigation keys. Every connection subscribed to a session receives graphReloaded once. SIGHUP does the same.",
+      "summary": "Load and validate the graph again (from where it came; from path only when the policy sets allowReloadPath) and swap it in between two commits. Needs the role admin. An invalid graph changes nothing (ok false, errors lists the diagnostics). Live nodes whose coordinator the new graph lacks refuse the reload unless force, which removes them with ordinary stackChanged notifications. Pending navigations fail with conflict; sessions keep their navigation keys. Every connection subscribed to a session receives graphReloaded once, or graphReloadRefused (the first 20 diagnostics) when the graph in force stays. SIGHUP, and a change navd --watch-graph sees, do the same.",
       "x-navd-changes": true,
       "x-navd-roles": [
         "admin"
