@@ -374,10 +374,18 @@ public struct Link: Sendable {
     public let module: String
     public let location: SourceLocation
 
-    /// The parameters of `path` (without query) if it matches, else nil. Optional segments come only
-    /// after the required ones and a wildcard only last (the loader checks), so one greedy pass decides.
-    public func match(pathSegments: [Substring]) -> [String: String]? {
-        var params: [String: String] = [:]
+    /// The parameter the pattern's wildcard (`*name`) names, if it has one.
+    public var wildcard: String? {
+        for case .wildcard(let name) in segments { return name }
+        return nil
+    }
+
+    /// The parameters of `path` (without query) if it matches, else nil: one value each, a
+    /// wildcard's segments (a string field takes them joined by `/`, an array field as a list).
+    /// Optional segments come only after the required ones and a wildcard only last (the loader
+    /// checks), so one greedy pass decides.
+    public func match(pathSegments: [Substring]) -> [String: [String]]? {
+        var params: [String: [String]] = [:]
         var i = 0
         for s in segments {
             switch s {
@@ -386,16 +394,16 @@ public struct Link: Sendable {
                 i += 1
             case .parameter(let name):
                 guard i < pathSegments.count, !pathSegments[i].isEmpty else { return nil }
-                params[name] = String(pathSegments[i])
+                params[name] = [String(pathSegments[i])]
                 i += 1
             case .optional(let name):
                 if i < pathSegments.count {
-                    if !pathSegments[i].isEmpty { params[name] = String(pathSegments[i]) }
+                    if !pathSegments[i].isEmpty { params[name] = [String(pathSegments[i])] }
                     i += 1
                 }
             case .wildcard(let name):
                 guard i < pathSegments.count else { return nil }
-                params[name] = pathSegments[i...].joined(separator: "/")
+                params[name] = pathSegments[i...].map(String.init)  // its segments, each decoded
                 i = pathSegments.count
             }
         }

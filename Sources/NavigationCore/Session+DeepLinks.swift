@@ -63,8 +63,7 @@ extension Session {
     /// The plan of the first link whose pattern `segments` match, or nil when none does.
     private func planLink(_ segments: [Substring], query: [String: [String]], url: String, caller: Caller, ifVersion: Int?) throws(NavError) -> Plan? {
         for (index, link) in graph.links.enumerated() {
-            guard let matched = link.match(pathSegments: segments) else { continue }
-            var params = matched.mapValues { [$0] }
+            guard var params = link.match(pathSegments: segments) else { continue }
             for (key, p) in link.query { if let v = query[key] { params[p] = v } }
             // Query values the pattern does not declare go to the target's setup when it has that field
             // (`/product/42?ref=mail` fills Product's `ref`); any others (`utm_source`…) are ignored.
@@ -89,8 +88,15 @@ extension Session {
             var with = JSONObject()
             for (field, v) in entry.with {
                 if case .string(let s) = v, s.hasPrefix(":") {
-                    guard let values = params[String(s.dropFirst())], let last = values.last else { continue }  // an absent query parameter
-                    with.append(field, c.setup?.coerce(values, forProperty: field) ?? .string(last))
+                    let p = String(s.dropFirst())
+                    guard let values = params[p], let last = values.last else { continue }  // an absent query parameter
+                    if let setup = c.setup, setup.property(field)?.takesList == true {
+                        with.append(field, setup.coerce(values, forProperty: field))  // a list: each value, each segment
+                    } else {
+                        // One value: a wildcard's segments joined, a repeated query key's last.
+                        let text = p == link.wildcard ? values.joined(separator: "/") : last
+                        with.append(field, c.setup?.coerce(text, forProperty: field) ?? .string(text))
+                    }
                 } else if case .string(let s) = v {
                     with.append(field, c.setup?.coerce(s, forProperty: field) ?? v)  // a constant written as text, like the URL's values
                 } else {

@@ -88,7 +88,9 @@ extension Session {
     /// `link`'s URL for the screens `stack`, or nil when the link does not describe them: other
     /// coordinators, a constant their params do not hold, a required parameter they do not give.
     private func url(of link: Link, for stack: [Node]) -> String? {
-        var values: [String: [String]] = [:]  // a list (an array field's items) goes as a query key repeated
+        // A list (an array field's items) goes as a query key repeated, or as a wildcard's segments.
+        var values: [String: [String]] = [:]
+        var lists = Set<String>()
         for (entry, node) in zip(link.entries, stack) {
             guard entry.coordinator == node.coordinator else { return nil }
             let params = node.params  // read back from its text once, not once a field
@@ -101,6 +103,7 @@ extension Session {
                     guard let texts = urlTexts(held, setup, field) else { return nil }
                     if let other = values[p], other != texts { return nil }
                     values[p] = texts
+                    if case .array = held { lists.insert(p) }
                 } else {
                     // A constant: the screen must hold it (a constant written as text matches its typed value).
                     guard let held else { return nil }
@@ -118,6 +121,10 @@ extension Session {
             case .optional(let p):
                 if values[p] != nil && one(values[p]) == nil { return nil }
                 if let v = one(values[p]), !v.isEmpty { path += "/" + percentEncode(v) }
+            case .wildcard(let p) where lists.contains(p):
+                // Each item a segment of its own (a `/` in one is escaped, so it stays one item).
+                guard let items = values[p], !items.isEmpty, !items.contains(where: \.isEmpty) else { return nil }
+                path += "/" + items.map(percentEncode).joined(separator: "/")
             case .wildcard(let p):
                 guard let v = one(values[p]), !v.isEmpty else { return nil }
                 path += "/" + v.split(separator: "/", omittingEmptySubsequences: false).map { percentEncode(String($0)) }.joined(separator: "/")

@@ -94,8 +94,8 @@ import Testing
     /// An array field is read from a query key given once or more (`?tag=a&tag=b`), each value typed
     /// by the field's `items`, in order; a scalar field still takes a repeated key's last value.
     /// `link.resolve` writes such a field as the key repeated, and `open` of that URL builds the
-    /// same params, through a key the pattern declares and through one it does not; an empty list
-    /// is left out, as values a URL cannot carry are.
+    /// same params, through a key the pattern declares and through one it does not; a wildcard gives
+    /// such a field its segments; an empty list is left out, as values a URL cannot carry are.
     @Test func anArrayFieldIsReadFromARepeatedQueryKeyAndWrittenBackSo() throws {
         let d = try Daemon(graph: """
             root: {stack: Home}
@@ -110,7 +110,9 @@ import Testing
                     tag: {type: array, items: {type: string, enum: [red, blue, x y]}}
                     sizes: {type: array, items: {type: integer}}
                     page: {type: integer}
+                    dirs: {type: array, items: {type: string}}
             links:
+              "/in/*dirs": [Home, {to: List, with: {id: 2, dirs: ":dirs"}}]
               "/lists/:id?size=:s": [Home, {to: List, with: {id: ":id", sizes: ":s"}}]
               "/tagged/:t": [Home, {to: List, with: {id: 1, tag: ":t"}}]
             """)
@@ -139,6 +141,11 @@ import Testing
         try c.call("reset")
         try c.call("open", ["url": .string(url)])
         #expect(try topParams() == given, "the round trip builds the same params")
+        // A wildcard gives an array field its segments, each decoded (a `/` written %2F stays in
+        // its item), and link.resolve writes them so.
+        try c.call("open", ["url": "/in/a/b%2Fc/d"])
+        #expect(try topParams() == ["id": 2, "dirs": ["a", "b/c", "d"]])
+        #expect(try c.call("link.resolve")["url"] == "/in/a/b%2Fc/d")
         // An empty list is left out, as an object is: no key would carry it.
         try c.call("reset")
         try c.call("navigate", ["to": "List", "with": ["id": 6, "tag": [], "sizes": [2]]])
