@@ -592,14 +592,17 @@ public final class Schema: Sendable {
         return sub.coerce(text)
     }
 
-    /// The value the URL strings `texts` (a query key's values, in order; a path parameter's one)
-    /// should become for the property `name`: for an array property (one not declared a string
-    /// too), an array of them all, each typed by the property's `items`, as `?tag=a&tag=b` is read
-    /// by forms and routers; for any other, the last, typed as ``coerce(_:forProperty:)`` types it.
-    public func coerce(_ texts: [String], forProperty name: String) -> JSONValue {
-        guard let sub = property(name) else { return .string(texts.last ?? "") }
+    /// The value the URL strings `texts` (a query key's values, in order; a path parameter's one; a
+    /// wildcard's segments) should become for the property `name`: for an array property (one not
+    /// declared a string too), an array of them all, each typed by the property's `items`, as
+    /// `?tag=a&tag=b` is read by forms and routers; for any other, one text typed as
+    /// ``coerce(_:forProperty:)`` types it: the texts joined by `separator` when given (a
+    /// wildcard's segments by `/`), else the last (a repeated query key's).
+    public func coerce(_ texts: [String], forProperty name: String, joinedBy separator: String? = nil) -> JSONValue {
+        let one = separator.map { texts.joined(separator: $0) } ?? texts.last ?? ""
+        guard let sub = property(name) else { return .string(one) }
         if sub.takesList { return .array(texts.map { sub.items?.coerce($0) ?? .string($0) }) }
-        return sub.coerce(texts.last ?? "")
+        return sub.coerce(one)
     }
 
     /// Whether a URL's values for this property are read as a list (an array, and not a string).
@@ -650,11 +653,8 @@ public final class Schema: Sendable {
     /// at that step declares, or an index where it is an array's `items`; a step whose schema
     /// declares no properties (any object) or no `items` admits any rest.
     public func declaresPath(_ path: [Substring]) -> Bool {
-        guard let first = path.first else { return true }
-        if properties.isEmpty { return types.map { $0.contains(.object) || $0.contains(.array) } ?? true }
-        guard let sub = property(String(first)) else { return false }
-        var cur = sub
-        for part in path.dropFirst() {
+        var cur = self
+        for part in path {
             if let t = cur.types, t.contains(.array), !t.contains(.object) {
                 guard Int(part) != nil else { return false }
                 guard let items = cur.items else { return true }

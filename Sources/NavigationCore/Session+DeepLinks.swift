@@ -89,14 +89,11 @@ extension Session {
             for (field, v) in entry.with {
                 if case .string(let s) = v, s.hasPrefix(":") {
                     let p = String(s.dropFirst())
-                    guard let values = params[p], let last = values.last else { continue }  // an absent query parameter
-                    if let setup = c.setup, setup.property(field)?.takesList == true {
-                        with.append(field, setup.coerce(values, forProperty: field))  // a list: each value, each segment
-                    } else {
-                        // One value: a wildcard's segments joined, a repeated query key's last.
-                        let text = p == link.wildcard ? values.joined(separator: "/") : last
-                        with.append(field, c.setup?.coerce(text, forProperty: field) ?? .string(text))
-                    }
+                    guard let values = params[p] else { continue }  // an absent query parameter
+                    // A field of one value takes a wildcard's segments joined, a repeated query key's last.
+                    let joined = p == link.wildcard ? "/" : nil
+                    with.append(field, c.setup?.coerce(values, forProperty: field, joinedBy: joined)
+                                    ?? .string(joined.map { values.joined(separator: $0) } ?? values.last ?? ""))
                 } else if case .string(let s) = v {
                     with.append(field, c.setup?.coerce(s, forProperty: field) ?? v)  // a constant written as text, like the URL's values
                 } else {
