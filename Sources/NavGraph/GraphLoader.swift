@@ -106,6 +106,32 @@ public enum GraphLoader {
         return (d.hasErrors ? nil : g, d)
     }
 
+    /// What a load of `directory` would read, as the system describes it without reading a file:
+    /// where the directory leads (its links followed), its identity and mode, and each module file's
+    /// name, identity, size, mode and change times. Two equal fingerprints mean a load would read the
+    /// same files (a file written, renamed over, added, removed, re-linked or made writable changes
+    /// it); `--watch-graph` reloads only when it changed, so an editor's swap file or a lock taken and
+    /// released reloads nothing. Stats at most `limits.maxFiles` files, as a load reads.
+    public static func fingerprint(directory: String, limits: GraphLimits = GraphLimits()) -> GraphFingerprint {
+        var f = GraphFingerprint()
+        guard let resolved = realpath(directory, nil) else { return f }
+        f.directory = String(cString: resolved)
+        free(resolved)
+        var st = stat()
+        guard stat(f.directory, &st) == 0 else { return f }
+        f.stats.append(contentsOf: GraphFingerprint.fields(st, times: false))
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: f.directory)) ?? []).filter(isModuleFileName).sorted()
+        for name in names.prefix(limits.maxFiles + 1) {
+            f.names.append(name)
+            if stat((f.directory as NSString).appendingPathComponent(name), &st) == 0 {
+                f.stats.append(contentsOf: GraphFingerprint.fields(st, times: true))
+            } else {
+                f.stats.append(contentsOf: [0, 0, 0, 0, 0, 0, 0, 0])
+            }
+        }
+        return f
+    }
+
     /// Why every user may change `path` (a module file, the graph's directory, a program its
     /// commands run, a directory on its way), or nil: a graph says what navd runs (its command
     /// preconditions), so a graph anyone may change would let anyone run code as navd's user.
@@ -192,5 +218,26 @@ extension GraphLoader {
     /// The example app compiled into navd (Examples/shop), used when navd starts without --graph.
     public static func loadEmbeddedExample(baseDirectory: String = "<embedded example>") -> (graph: NavigationGraph?, diagnostics: Diagnostics) {
         load(sources: EmbeddedExample.files.map { GraphSource(file: $0.name, text: $0.text) }, baseDirectory: baseDirectory)
+    }
+}
+
+/// What ``GraphLoader/fingerprint(directory:limits:)`` saw of a graph's directory: equal when a
+/// load would read the same files.
+public struct GraphFingerprint: Equatable, Sendable {
+    /// The directory, its symbolic links resolved ("" when it cannot be resolved).
+    public var directory = ""
+    /// The module files' names, sorted.
+    public var names: [String] = []
+    /// The directory's device, inode and mode, then each file's device, inode, mode, size and
+    /// modification and change times (seconds and nanoseconds).
+    var stats: [Int64] = []
+
+    public init() {}
+
+    static func fields(_ st: stat, times: Bool) -> [Int64] {
+        let ids = [Int64(bitPattern: UInt64(st.st_dev)), Int64(bitPattern: UInt64(st.st_ino)), Int64(st.st_mode)]
+        guard times else { return ids }
+        return ids + [Int64(st.st_size), Int64(st.st_mtim.tv_sec), Int64(st.st_mtim.tv_nsec),
+                      Int64(st.st_ctim.tv_sec), Int64(st.st_ctim.tv_nsec)]
     }
 }

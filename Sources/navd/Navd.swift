@@ -45,7 +45,7 @@ struct Serve: ParsableCommand, GraphLimitOptions {
     @Option(help: "Directory of navigation graph module files (default: the embedded example app).")
     var graph: String?
 
-    @Flag(help: "Reload the graph when a module file of its directory changes, as SIGHUP does (once the directory is quiet for 200 ms, at most 2 s after a change): for editing a graph while front-ends run. An invalid graph is reported and the one in force stays.")
+    @Flag(help: "Reload the graph when a module file of its directory changes, as SIGHUP does (once the directory is quiet for 200 ms, at most 2 s after a change): for editing a graph while front-ends run, or a deployment that swaps it (files linked into a directory swapped at once, as a Kubernetes ConfigMap; a symbolic link on the --graph path pointed elsewhere). An invalid graph is reported and the one in force stays.")
     var watchGraph = false
 
     @Option(help: "Policy file (YAML or JSON) granting roles per uid and per token: a file of navd's user (or root's) that no other user may write (nor read, when it holds tokens), else refused.")

@@ -333,5 +333,67 @@ import Testing
         let none = try runCommand(Repo.binary("navd"), ["--socket", dir.file("b.sock"), "--ephemeral", "--watch-graph"])
         #expect(none.status == 64 && none.stderr.contains("--watch-graph watches the directory --graph names"), "\(none)")
     }
-}
+    /// `--watch-graph` where the graph's files are links swapped at once, as a Kubernetes ConfigMap
+    /// volume updates them: `app.yaml -> ..data/app.yaml`, `..data -> ..v1` renamed over by a link
+    /// to `..v2`. Only hidden entries change, and the graph is reloaded.
+    @Test func aWatchedGraphFollowsItsFilesLinksSwappedAtOnce() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: dir.file("..v1"), withIntermediateDirectories: false)
+        try v1.write(toFile: dir.file("..v1/app.yaml"), atomically: true, encoding: .utf8)
+        try fm.createSymbolicLink(atPath: dir.file("..data"), withDestinationPath: "..v1")
+        try fm.createSymbolicLink(atPath: dir.file("app.yaml"), withDestinationPath: "..data/app.yaml")
+        let d = try Daemon(arguments: ["--graph", dir.path, "--watch-graph"])
+        let c = try d.client()
+        try c.call("subscribe")
+        #expect(try c.call("graph.describe")["coordinators"]?["app.New"] == nil)
 
+        try fm.createDirectory(atPath: dir.file("..v2"), withIntermediateDirectories: false)
+        try (v1 + "\n  New: {}\n").write(toFile: dir.file("..v2/app.yaml"), atomically: true, encoding: .utf8)
+        try fm.createSymbolicLink(atPath: dir.file("..data_tmp"), withDestinationPath: "..v2")
+        #expect(rename(dir.file("..data_tmp"), dir.file("..data")) == 0)
+        try fm.removeItem(atPath: dir.file("..v1"))
+        #expect(try c.notification("graphReloaded")["params"]?["version"] == 2)
+        #expect(try c.call("graph.describe")["coordinators"]?["app.New"] != nil)
+    }
+
+    /// `--watch-graph --graph LINK`: the link pointed at another directory (a deployment's
+    /// `current` swapped by a rename) reloads the graph from there, and the watch follows it:
+    /// a later change in the new directory reloads it too.
+    @Test func aWatchedGraphFollowsItsPathsLinkToAnotherDirectory() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let a = try dir.graph(v1, named: "release-1")
+        let b = try dir.graph(v1 + "\n  New: {}\n", named: "release-2")
+        let fm = FileManager.default
+        try fm.createSymbolicLink(atPath: dir.file("current"), withDestinationPath: a)
+        let d = try Daemon(arguments: ["--graph", dir.file("current"), "--watch-graph"])
+        let c = try d.client()
+        try c.call("subscribe")
+        try fm.createSymbolicLink(atPath: dir.file("current.new"), withDestinationPath: b)
+        #expect(rename(dir.file("current.new"), dir.file("current")) == 0)
+        #expect(try c.notification("graphReloaded")["params"]?["version"] == 2)
+        #expect(try c.call("graph.describe")["coordinators"]?["app.New"] != nil)
+
+        try (v1 + "\n  New: {}\n  Newer: {}\n").write(toFile: b + "/app.yaml", atomically: true, encoding: .utf8)
+        #expect(try c.notification("graphReloaded")["params"]?["version"] == 3)
+        #expect(try c.call("graph.describe")["coordinators"]?["app.Newer"] != nil)
+    }
+
+    /// A change in the watched directory that no load would read (an editor's swap file written
+    /// while a module is edited) reloads nothing: navd says so at debug level, and the next real
+    /// change is the graph's next version.
+    @Test func aWatchedGraphIsNotReloadedForAFileThatIsNotAModule() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        try write(v1, dir)
+        let d = try Daemon(arguments: ["--graph", dir.path, "--watch-graph", "--log-level", "debug"])
+        let c = try d.client()
+        try c.call("subscribe")
+        try "swap".write(toFile: dir.file(".app.yaml.swp"), atomically: false, encoding: .utf8)
+        try d.waitForLog("the graph's directory changed but none of its module files did: nothing to reload")
+        try write(v1 + "\n  New: {}\n", dir)
+        #expect(try c.notification("graphReloaded")["params"]?["version"] == 2, "the swap file was not a reload")
+    }
+}

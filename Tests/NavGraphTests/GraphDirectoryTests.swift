@@ -61,4 +61,45 @@ import Testing
         let loaded = try #require(g)
         #expect(loaded.modules.map(\.name) == ["app"])
     }
+    /// What `--watch-graph` compares before it reloads: the same while the module files are as they
+    /// were (a swap file or a subdirectory written beside them), another when one is rewritten
+    /// (even to the same size), added, removed, re-linked or has its mode changed.
+    @Test func aFingerprintChangesWithWhatALoadWouldRead() throws {
+        let d = TempDir()
+        defer { d.remove() }
+        let graph = try d.graph("root: {stack: Home}\ncoordinators: {Home: {}}\n")
+        let fm = FileManager.default
+        var seen = GraphLoader.fingerprint(directory: graph)
+        #expect(seen.names == ["app.yaml"] && seen.directory == graph)
+        func changed() -> Bool {
+            let now = GraphLoader.fingerprint(directory: graph)
+            defer { seen = now }
+            return now != seen
+        }
+        try "swap".write(toFile: graph + "/.app.yaml.swp", atomically: false, encoding: .utf8)
+        try fm.createDirectory(atPath: graph + "/scripts", withIntermediateDirectories: false)
+        #expect(!changed(), "a hidden file and a directory are not read")
+        try "root: {stack: Home}\ncoordinators: {Home: {}}\n".write(toFile: graph + "/app.yaml", atomically: true, encoding: .utf8)
+        #expect(changed(), "the same text renamed over the file")
+        // Its times set back, so that the next write cannot fall in the same tick of the clock.
+        var old = [timespec(tv_sec: 946_684_800, tv_nsec: 0), timespec(tv_sec: 946_684_800, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, graph + "/app.yaml", &old, 0) == 0)
+        #expect(changed(), "its times")
+        try "root: {stack: Hope}\ncoordinators: {Hope: {}}\n".write(toFile: graph + "/app.yaml", atomically: false, encoding: .utf8)
+        #expect(changed(), "the same size written in place")
+        chmod(graph + "/app.yaml", 0o600)
+        #expect(changed(), "a mode")
+        try "coordinators: {X: {}}\n".write(toFile: graph + "/more.yml", atomically: false, encoding: .utf8)
+        #expect(changed(), "a module added")
+        try fm.removeItem(atPath: graph + "/more.yml")
+        #expect(changed(), "a module removed")
+        try fm.moveItem(atPath: graph + "/app.yaml", toPath: d.file("app.yaml"))
+        try fm.copyItem(atPath: d.file("app.yaml"), toPath: d.file("copy.yaml"))
+        try fm.createSymbolicLink(atPath: graph + "/app.yaml", withDestinationPath: d.file("app.yaml"))
+        _ = changed()  // a module that became a link to itself
+        try fm.createSymbolicLink(atPath: graph + "/next", withDestinationPath: d.file("copy.yaml"))
+        #expect(rename(graph + "/next", graph + "/app.yaml") == 0)
+        #expect(changed(), "a module's link pointed at another file")
+        #expect(GraphLoader.fingerprint(directory: d.file("nowhere")) == GraphFingerprint())
+    }
 }

@@ -11,6 +11,8 @@ extension Server {
             return ["ok": false, "errors": ["this navd has no graph loader"]]
         }
         let source = path ?? graphPath
+        // `--watch-graph` reloads only what changed since this load (its files as they are now).
+        if let w = graphWatch, let source, source == w.path { w.fingerprint = GraphLoader.fingerprint(directory: source) }
         let (loaded, diagnostics) = loader(source)
         guard let newGraph = loaded else {
             let errors = diagnostics.errors.map { JSONValue.string($0.description) }
