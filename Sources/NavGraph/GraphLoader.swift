@@ -51,7 +51,7 @@ public enum GraphLoader {
             return (nil, d)
         }
         if let why = writableByAnyone(directory) {
-            d.error(SourceLocation(file: directory, line: 1, column: 1), "the graph's directory \(why)")
+            d.error(SourceLocation(file: directory, line: 1, column: 1), "the graph's directory \(why)\(volumeHint(directory))")
         }
         let entries = (try? fm.contentsOfDirectory(atPath: directory)) ?? []
         let names = entries.filter(isModuleFileName).sorted()
@@ -142,6 +142,16 @@ public enum GraphLoader {
         guard stat(path, &st) == 0, st.st_mode & S_IWOTH != 0 else { return nil }
         let mode = "0" + String(st.st_mode & 0o7777, radix: 8)
         return "is writable by every user (mode \(mode)): anyone could change what navd runs (its command preconditions) as its user; chmod o-w \(path)"
+    }
+
+    /// For a world-writable graph directory that is a Kubernetes ConfigMap or Secret volume (its
+    /// mount point is mode 1777, which a pod cannot change, and its files are links into `..data`):
+    /// the directory to give instead. Else "".
+    static func volumeHint(_ directory: String) -> String {
+        var st = stat()
+        let data = (directory as NSString).appendingPathComponent("..data")
+        guard lstat(data, &st) == 0, (st.st_mode & S_IFMT) == S_IFLNK, writableByAnyone(data) == nil else { return "" }
+        return "; it looks like a Kubernetes ConfigMap or Secret volume, whose mount point a pod cannot chmod: give --graph \(data) instead, the directory its files link to, which others cannot write (--watch-graph follows it when the volume is updated)"
     }
 
     /// A command's program given relative to the graph's directory (`scripts/in-stock.sh`) runs

@@ -348,6 +348,10 @@ import Testing
         let c = try d.client()
         try c.call("subscribe")
         #expect(try c.call("graph.describe")["coordinators"]?["app.New"] == nil)
+        // And given `..data` itself, as navd asks where the volume's mount point is world-writable.
+        let inside = try Daemon(arguments: ["--graph", dir.file("..data"), "--watch-graph"])
+        let c2 = try inside.client()
+        try c2.call("subscribe")
 
         try fm.createDirectory(atPath: dir.file("..v2"), withIntermediateDirectories: false)
         try (v1 + "\n  New: {}\n").write(toFile: dir.file("..v2/app.yaml"), atomically: true, encoding: .utf8)
@@ -356,6 +360,8 @@ import Testing
         try fm.removeItem(atPath: dir.file("..v1"))
         #expect(try c.notification("graphReloaded")["params"]?["version"] == 2)
         #expect(try c.call("graph.describe")["coordinators"]?["app.New"] != nil)
+        #expect(try c2.notification("graphReloaded")["params"]?["version"] == 2)
+        #expect(try c2.call("graph.describe")["coordinators"]?["app.New"] != nil)
     }
 
     /// `--watch-graph --graph LINK`: the link pointed at another directory (a deployment's

@@ -102,4 +102,31 @@ import Testing
         #expect(changed(), "a module's link pointed at another file")
         #expect(GraphLoader.fingerprint(directory: d.file("nowhere")) == GraphFingerprint())
     }
+    /// A Kubernetes ConfigMap volume: a mount point of mode 1777 (which a pod cannot change)
+    /// whose module files link into `..data`. The graph is refused as any world-writable directory
+    /// is, and the error names the directory to give instead, which loads.
+    @Test func aConfigMapVolumeIsRefusedWithTheDirectoryToGiveInstead() throws {
+        let d = TempDir()
+        defer { d.remove() }
+        let volume = d.file("volume")
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: volume + "/..2026_12_05", withIntermediateDirectories: true)
+        try "root: {stack: Home}\ncoordinators: {Home: {}}\n".write(toFile: volume + "/..2026_12_05/app.yaml", atomically: true, encoding: .utf8)
+        try fm.createSymbolicLink(atPath: volume + "/..data", withDestinationPath: "..2026_12_05")
+        try fm.createSymbolicLink(atPath: volume + "/app.yaml", withDestinationPath: "..data/app.yaml")
+        #expect(chmod(volume, 0o1777) == 0)
+
+        let (g, diags) = GraphLoader.load(directory: volume)
+        #expect(g == nil)
+        #expect(diags.errors.map(\.message) == [
+            "the graph's directory is writable by every user (mode 01777): anyone could change what navd runs (its command preconditions) as its user; chmod o-w \(volume); it looks like a Kubernetes ConfigMap or Secret volume, whose mount point a pod cannot chmod: give --graph \(volume)/..data instead, the directory its files link to, which others cannot write (--watch-graph follows it when the volume is updated)"
+        ])
+        let (inside, more) = GraphLoader.load(directory: volume + "/..data")
+        #expect(inside != nil && more.errors.isEmpty, "\(more.all.map(\.description))")
+
+        #expect(chmod(volume + "/..2026_12_05", 0o777) == 0)
+        let refused = GraphLoader.load(directory: volume).diagnostics.errors.map(\.message)
+        #expect(refused.count == 1 && refused.allSatisfy { $0.hasPrefix("the graph's directory is writable by every user") && !$0.contains("ConfigMap") },
+                "no hint where ..data leads to a directory others may write too: \(refused)")
+    }
 }
