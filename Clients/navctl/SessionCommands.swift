@@ -132,3 +132,18 @@ struct Reload: ParsableCommand {
         }
     }
 }
+
+struct Backup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a copy of navd's state files beside them (state.backup, as redis-cli bgsave) and print where; navd --state PATH restores it.",
+        discussion: "Needs the role admin (navd's own uid holds it). navd goes on serving while it copies; the command returns once the copy is on disk. Move the files elsewhere for the backup to outlive the disk.")
+    @OptionGroup var common: Common
+
+    func run() throws {
+        try common.run("state.backup", [:]) { r in
+            let files = (r["files"]?.arrayValue ?? []).compactMap(\.stringValue)
+            let head = "backup written: \(r["state"]?.stringValue ?? "") (\(r["bytes"]?.intValue ?? 0) bytes copied in \(r["ms"]?.intValue ?? 0) ms)"
+            return ([head] + files.dropFirst().map { "  with \($0)" }).joined(separator: "\n")
+        }
+    }
+}

@@ -123,6 +123,124 @@ static inline void navuv_close_in_background(uv_loop_t *loop, int fd, int *pendi
     close(fd);
 }
 
+#include <fcntl.h>
+#include <errno.h>
+#include <string.h>
+
+/// One file of a copy made on the thread pool: the first `length` bytes of `src` (read at their
+/// offsets: `src` may be appended to meanwhile), then zeros up to `size`, into a new file `dest`.
+typedef struct { int src; long long length; long long size; char *dest; } navuv_copy_file;
+
+typedef struct {
+    uv_work_t req;
+    navuv_copy_file *files;
+    int count;
+    char *dir;
+    /// errno of the first failure, and the index of its file (`count`: the directory's sync).
+    int error;
+    int failed;
+    void (*done)(void *ctx, int error, int failed);
+    void *ctx;
+    int *pending;
+} navuv_copy_req;
+
+static inline int navuv_copy_one(const navuv_copy_file *f, char *buf, size_t cap) {
+    int out = open(f->dest, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (out < 0) return errno;
+    long long off = 0;
+    int e = 0;
+    while (off < f->length && !e) {
+        size_t want = (size_t)(f->length - off < (long long)cap ? f->length - off : (long long)cap);
+        ssize_t n = pread(f->src, buf, want, (off_t)off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) { e = n < 0 ? errno : EIO; break; }
+        for (ssize_t w = 0; w < n && !e;) {
+            ssize_t m = write(out, buf + w, (size_t)(n - w));
+            if (m < 0 && errno == EINTR) continue;
+            if (m <= 0) e = m < 0 ? errno : EIO; else w += m;
+        }
+        off += n;
+    }
+    if (!e && f->size > f->length && ftruncate(out, (off_t)f->size) != 0) e = errno;
+    if (!e && fsync(out) != 0) e = errno;
+    if (close(out) != 0 && !e) e = errno;
+    return e;
+}
+
+static inline void navuv_copy_work(uv_work_t *req) {
+    navuv_copy_req *c = (navuv_copy_req *)req;
+    size_t cap = 1 << 20;
+    char *buf = (char *)malloc(cap);
+    c->error = buf ? 0 : ENOMEM;
+    c->failed = buf ? -1 : 0;
+    int made = 0;
+    for (int i = 0; buf && i < c->count && !c->error; i++) {
+        int e = navuv_copy_one(&c->files[i], buf, cap);
+        if (e) {
+            c->error = e;
+            c->failed = i;
+            if (e != EEXIST) unlink(c->files[i].dest);
+        } else {
+            made = i + 1;
+        }
+    }
+    free(buf);
+    if (!c->error) {
+        int d = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (d < 0 || fsync(d) != 0) { c->error = errno; c->failed = c->count; }
+        if (d >= 0) close(d);
+    }
+    /* A copy that failed leaves nothing: the files made before it go too. */
+    if (c->error) for (int i = 0; i < made; i++) unlink(c->files[i].dest);
+    for (int i = 0; i < c->count; i++) close(c->files[i].src);
+}
+
+static inline void navuv_copy_done(uv_work_t *req, int status) {
+    navuv_copy_req *c = (navuv_copy_req *)req;
+    if (status != 0 && !c->error) { c->error = -status; c->failed = 0; }
+    *c->pending -= 1;
+    c->done(c->ctx, c->error, c->failed);
+    for (int i = 0; i < c->count; i++) free(c->files[i].dest);
+    free(c->files);
+    free(c->dir);
+    free(c);
+}
+
+/// Copies `count` files on libuv's thread pool (each `files[i]`: `src`'s first `length` bytes, then
+/// zeros to `size`, into a new file `dest` of mode 0600, synced), then syncs the directory `dir`;
+/// then calls `done(ctx, error, failed)` on the loop's thread: error 0, or the errno of the first
+/// failure and the index of its file (`count`: the directory), in which case none of the files is
+/// left. Takes the source descriptors (closed when done) and copies the paths. `*pending` counts
+/// the copies not yet done, as for closes. Returns 0, or a libuv error (nothing is done, the
+/// descriptors are left open).
+static inline int navuv_copy_in_background(uv_loop_t *loop, const int *srcs, const long long *lengths, const long long *sizes,
+                                           const char *const *dests, int count, const char *dir,
+                                           void (*done)(void *, int, int), void *ctx, int *pending) {
+    navuv_copy_req *c = (navuv_copy_req *)calloc(1, sizeof(navuv_copy_req));
+    if (!c) return UV_ENOMEM;
+    c->files = (navuv_copy_file *)calloc((size_t)count, sizeof(navuv_copy_file));
+    c->dir = strdup(dir);
+    int ok = c->files && c->dir;
+    for (int i = 0; ok && i < count; i++) {
+        c->files[i] = (navuv_copy_file){srcs[i], lengths[i], sizes[i], strdup(dests[i])};
+        if (!c->files[i].dest) ok = 0;
+    }
+    c->count = count;
+    c->done = done;
+    c->ctx = ctx;
+    c->pending = pending;
+    int rc = ok ? uv_queue_work(loop, &c->req, navuv_copy_work, navuv_copy_done) : UV_ENOMEM;
+    if (rc != 0) {
+        if (c->files) for (int i = 0; i < count; i++) free(c->files[i].dest);
+        free(c->files);
+        free(c->dir);
+        free(c);
+        return rc;
+    }
+    *pending += 1;
+    return 0;
+}
+
 /// Whether handles closed on `loop` still wait for their close callbacks (the next iteration's end).
 static inline int navuv_has_closing_handles(uv_loop_t *loop) { return loop->closing_handles != NULL; }
 

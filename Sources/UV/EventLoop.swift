@@ -1,9 +1,11 @@
 import CLibUV
+import Glibc
 import Unchecked
 
 /// One libuv loop. All handles made from it belong to the thread that runs it; nothing here is
-/// thread-safe, by design: navd is single-threaded and callback-driven, like Redis. The one
-/// exception, ``closeInBackground(_:)``, runs C code alone on libuv's thread pool.
+/// thread-safe, by design: navd is single-threaded and callback-driven, like Redis. The two
+/// exceptions, ``closeInBackground(_:)`` and ``copyInBackground(_:syncing:_:)``, run C code alone on
+/// libuv's thread pool (system calls on descriptors handed to them; nothing of Swift's).
 public final class EventLoop {
     let raw: UnsafeMutablePointer<uv_loop_t>
     /// One read buffer shared by every stream: reads are consumed synchronously in their callback.
@@ -84,6 +86,64 @@ public final class EventLoop {
     /// already unlinked, whose pages are freed at that close (a large log, milliseconds). The loop
     /// runs until the close is done.
     public func closeInBackground(_ fd: Int32) { navuv_close_in_background(raw, fd, pendingCloses) }
+
+    /// One file of ``copyInBackground(_:syncing:_:)``: the first `length` bytes of the descriptor
+    /// `source` (read at their offsets: it may be appended to meanwhile), then zeros up to `size`,
+    /// into a new file `destination` (mode 0600; one that exists fails the copy).
+    public struct FileCopy {
+        public var source: Int32
+        public var length: Int
+        public var size: Int
+        public var destination: String
+        public init(source: Int32, length: Int, size: Int, destination: String) {
+            self.source = source
+            self.length = length
+            self.size = size
+            self.destination = destination
+        }
+    }
+
+    /// Why ``copyInBackground(_:syncing:_:)`` failed: the system's error, and the file (nil: the
+    /// directory's sync).
+    public struct CopyFailure: Error {
+        public let error: Int32
+        public let file: String?
+    }
+
+    private final class CopyDone {
+        let files: [FileCopy]
+        let done: (Result<Void, CopyFailure>) -> Void
+        init(files: [FileCopy], done: @escaping (Result<Void, CopyFailure>) -> Void) {
+            self.files = files
+            self.done = done
+        }
+    }
+
+    /// Copies `files` on libuv's thread pool, each synced, then syncs `directory`; calls `done` on
+    /// the loop's thread. A copy that fails leaves none of the files. Takes the source descriptors
+    /// (closed when the copy is done, or at once when it cannot start). ``close()`` waits for it.
+    public func copyInBackground(_ files: [FileCopy], syncing directory: String, _ done: @escaping (Result<Void, CopyFailure>) -> Void) {
+        let box = Unmanaged.passRetained(CopyDone(files: files, done: done))
+        let sources = files.map(\.source)
+        let lengths = files.map { Int64($0.length) }
+        let sizes = files.map { Int64($0.size) }
+        var paths = files.map { strdup($0.destination) }
+        defer { for p in paths { free(p) } }
+        let rc = paths.withUnsafeMutableBufferPointer { p in
+            p.withMemoryRebound(to: UnsafePointer<CChar>?.self) { dests in
+                navuv_copy_in_background(raw, sources, lengths, sizes, dests.baseAddress, Int32(files.count), directory, { ctx, error, failed in
+                    let box = Unmanaged<CopyDone>.fromOpaque(ctx!).takeRetainedValue()
+                    guard error != 0 else { return box.done(.success(())) }
+                    let file = Int(failed) < box.files.count ? box.files[Int(failed)].destination : nil
+                    box.done(.failure(CopyFailure(error: error, file: file)))
+                }, box.toOpaque(), pendingCloses)
+            }
+        }
+        guard rc != 0 else { return }
+        box.release()
+        for f in files { Glibc.close(f.source) }
+        done(.failure(CopyFailure(error: -rc, file: nil)))
+    }
 
     /// The types of the handles still open (not closing), as libuv names them (`timer`, `check`,
     /// `idle`, `pipe`…): what keeps ``close()`` from closing the loop (none once it closed).

@@ -221,6 +221,25 @@ import Testing
         #expect(try json(try navctl(d, ["reload", "--json"]).stdout)["ok"] == false)
     }
 
+    /// `navctl backup` says where the copy is (and the files beside it); navd restores it; an
+    /// ephemeral navd's refusal is an error and exit status 1.
+    @Test func backupSaysWhereTheCopyIs() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let d = try Daemon(arguments: ["--state", dir.file("state.sqlite")], socketPath: dir.file("d.sock"))
+        try d.client().call("navigate", ["to": "shop.Product", "with": ["id": "b1"]])
+        let r = try navctl(d, ["backup"])
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(r.status == 0 && lines.count == 2 && lines[0].hasPrefix("backup written: \(dir.file("state.sqlite")).backup-"), "\(r)")
+        let path = try #require(lines.first?.dropFirst("backup written: ".count).split(separator: " ").first.map(String.init))
+        #expect(lines[1] == "  with \(path).log")
+        let restored = try Daemon(arguments: ["--state", path], socketPath: dir.file("b.sock"))
+        #expect(try restored.client().call("tree")["version"] == 1)
+
+        let refused = try navctl(try Daemon(), ["backup"])
+        #expect(refused.status == 1 && refused.stderr.contains("navctl: unavailable (-32013): this navd keeps no state file (--ephemeral)"), "\(refused)")
+    }
+
     @Test func errorsAndExitCodes() throws {
         let d = try Daemon()
         var r = try navctl(d, ["navigate", "shop.Prodcut"])

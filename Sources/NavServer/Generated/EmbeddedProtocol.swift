@@ -2199,6 +2199,83 @@ public enum EmbeddedProtocol {
       "paramStructure": "by-name"
     },
     {
+      "name": "state.backup",
+      "summary": "Write a copy of the state files as they are now beside them (STATE.backup-TIME, its .log and, during a compaction, its .log.old: what a kill -9 at this moment would leave), each synced, on a thread while navd goes on serving; answered when the copy is on disk. navd --state STATE.backup-TIME restores from it. Needs the role admin. One at a time; with --ephemeral or --store there is no state file (unavailable).",
+      "x-navd-changes": true,
+      "x-navd-roles": [
+        "admin"
+      ],
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "session",
+          "description": "Accepted and not used: the method is not about one session (clients that send a session with every call).",
+          "schema": {
+            "type": "string"
+          }
+        }
+      ],
+      "result": {
+        "name": "backup",
+        "description": "`state` (the copy to give navd --state), `files` (every file written), `bytes`, `ms`",
+        "schema": {
+          "type": "object",
+          "required": [
+            "state",
+            "files",
+            "bytes",
+            "ms"
+          ],
+          "properties": {
+            "state": {
+              "type": "string"
+            },
+            "files": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            },
+            "bytes": {
+              "type": "integer"
+            },
+            "ms": {
+              "type": "integer"
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/accessDenied"
+        },
+        {
+          "$ref": "#/components/errors/limitExceeded"
+        },
+        {
+          "$ref": "#/components/errors/unavailable"
+        }
+      ],
+      "examples": [
+        {
+          "name": "backup",
+          "params": [],
+          "result": {
+            "name": "result",
+            "value": {
+              "state": "/home/app/.local/state/navd/tmp_navd-1000.sock.sqlite.backup-20261205T231502.123Z",
+              "files": [
+                "/home/app/.local/state/navd/tmp_navd-1000.sock.sqlite.backup-20261205T231502.123Z",
+                "/home/app/.local/state/navd/tmp_navd-1000.sock.sqlite.backup-20261205T231502.123Z.log"
+              ],
+              "bytes": 16842752,
+              "ms": 41
+            }
+          }
+        }
+      ]
+    },
+    {
       "name": "stats",
       "summary": "Counters: connections, requests, commits, pending work, command children running, provider requests waiting in navd, what each uid holds of its shares (users: connections, sessions, pending, children), uptime (seconds), memory (bytes), and per method (methods: requests answered, errors, a latency histogram cumulative by upper bound in seconds).",
       "x-navd-changes": false,
@@ -2767,7 +2844,7 @@ public enum EmbeddedProtocol {
         "message": "unavailable",
         "data": {
           "kind": "unavailable",
-          "description": "Cluster mode (--store postgres://): PostgreSQL cannot be reached, or the session's owner stopped renewing its lease and a node is taking it over. Nothing was done; retry after data.retryAfterMs."
+          "description": "Cluster mode (--store postgres://): PostgreSQL cannot be reached, or the session's owner stopped renewing its lease and a node is taking it over. Nothing was done; retry after data.retryAfterMs. Also state.backup where no backup can be made (data.reason: noStateFile, stateFileBusy, writeFailed)."
         }
       },
       "moved": {

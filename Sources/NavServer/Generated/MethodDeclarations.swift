@@ -68,6 +68,9 @@ extension MethodTable.Spec {
     /// `session.open`: Open (or get) a session; it starts from the graph's root.
     static let sessionOpen = MethodTable.Spec(name: "session.open", params: ["name", "session"],
         changes: true, grows: true, session: .acts(on: ["name", "session"]), roles: [])
+    /// `state.backup`: Write a copy of the state files as they are now beside them (STATE.backup-TIME, its .log and, during a compaction, its .log.old: what a kill -9 at this moment would leave), each synced, on a thread while navd goes on serving; answered when the copy is on disk. navd --state STATE.backup-TIME restores from it. Needs the role admin. One at a time; with --ephemeral or --store there is no state file (unavailable).
+    static let stateBackup = MethodTable.Spec(name: "state.backup", params: ["session"],
+        changes: true, session: .none, roles: ["admin"])
     /// `stats`: Counters: connections, requests, commits, pending work, command children running, provider requests waiting in navd, what each uid holds of its shares (users: connections, sessions, pending, children), uptime (seconds), memory (bytes), and per method (methods: requests answered, errors, a latency histogram cumulative by upper bound in seconds).
     static let stats = MethodTable.Spec(name: "stats", params: ["session"],
         changes: false, session: .none, roles: [])
@@ -111,6 +114,7 @@ extension MethodTable {
         SessionCloseMethod.register(in: self, server)
         SessionListMethod.register(in: self, server)
         SessionOpenMethod.register(in: self, server)
+        StateBackupMethod.register(in: self, server)
         StatsMethod.register(in: self, server)
         SubscribeMethod.register(in: self, server)
         TreeMethod.register(in: self, server)
@@ -248,6 +252,12 @@ enum SessionListParam: Int, ParamName {
 /// `session.open`'s params, in the order Protocol/methods/session.open.json declares them.
 enum SessionOpenParam: Int, ParamName {
     case name, session
+    static let table = ParamTable(Self.self)
+}
+
+/// `state.backup`'s params, in the order Protocol/methods/state.backup.json declares them.
+enum StateBackupParam: Int, ParamName {
+    case session
     static let table = ParamTable(Self.self)
 }
 

@@ -32,6 +32,8 @@ public final class Server {
     var watchdog: Timer?
     /// `--watch-graph`: the watch on the graph's directory (``watchGraph()``).
     var graphWatch: GraphWatch?
+    /// The backup of the state files being written (`state.backup`), if one is.
+    var backup: StateBackup?
     var signals: [Signal] = []
     var flusher: Check?
     /// Coverage kept beside the state file (none with ephemeral state).
@@ -323,7 +325,8 @@ public final class Server {
     /// Finishes stopping once every connection closed and no commit is being stored (its answer
     /// calls this again): the store is not closed under its own callback.
     func finishIfDone() {
-        guard case .stopping = phase, transport.isEmpty, !commitInFlight else { return }
+        // A backup being copied finishes first: the store's close would write the file it copies.
+        guard case .stopping = phase, transport.isEmpty, !commitInFlight, backup == nil else { return }
         finishShutdown()
     }
 

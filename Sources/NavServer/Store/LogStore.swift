@@ -1,6 +1,7 @@
 import JSON
 import NavGraph
 import NavigationCore
+import UV
 import Unchecked
 
 #if canImport(Glibc)
@@ -538,6 +539,47 @@ public final class LogStore: Store {
     private(set) var maxSliceMs = 0.0
 
     /// `stats.state`: the log, its compactions.
+    /// The files of a backup named `base` (`base`, `base.log.old` during a compaction, `base.log`),
+    /// each as the descriptor to copy from, the bytes to copy and the size to give the copy: what a
+    /// crash now would leave, once the records made so far are stored. The snapshot is brought up to date and held (SQLite writes only its
+    /// write-ahead log) until ``backupDone()``; the logs are only appended to, and the copy takes
+    /// their records stored so far. Throws when the snapshot cannot be held (another process
+    /// reads it) or a file cannot be opened; nothing is then held.
+    func backupFiles(to base: String) throws(StateError) -> [EventLoop.FileCopy] {
+        // What this iteration logged before the request (a commit a pipelined request made just
+        // before it) is in the copy: stored now rather than at the iteration's end.
+        storeHeldRecords()
+        if let failed = heldWriteFailed { throw failed }
+        try snapshot.holdFileForBackup()
+        var files: [EventLoop.FileCopy] = []
+        func add(_ source: Int32, _ name: String, length: Int? = nil) throws(StateError) {
+            var st = stat()
+            guard source >= 0, fstat(source, &st) == 0 else {
+                let e = errno
+                if source >= 0 { Glibc.close(source) }
+                throw StateError(description: "cannot read \(name) to back it up: \(String(cString: strerror(e)))")
+            }
+            // A log's copy ends with its records stored so far, then zeros to the file's size (the
+            // size its header says it was given, or its records' end where they outgrew it).
+            let size = max(Int(st.st_size), length ?? 0)
+            files.append(EventLoop.FileCopy(source: source, length: length ?? size, size: size,
+                                            destination: base + String(name.dropFirst(snapshot.path.count))))
+        }
+        do {
+            try add(open(snapshot.path, O_RDONLY | O_CLOEXEC), snapshot.path)
+            if retiredFd >= 0 { try add(dup(retiredFd), oldLogPath) }
+            if fd >= 0 { try add(dup(fd), logPath, length: logSize) }
+        } catch {
+            for f in files { Glibc.close(f.source) }
+            snapshot.resumeCheckpoints()
+            throw error
+        }
+        return files
+    }
+
+    /// A backup's copy is done: SQLite may write the snapshot again.
+    func backupDone() { snapshot.resumeCheckpoints() }
+
     public func stats(mirrors: Int) -> (key: String, value: JSONObject)? {
         ("state", [
             "snapshot": .string(snapshot.path), "log": .string(logPath), "logBytes": .int(logSize),

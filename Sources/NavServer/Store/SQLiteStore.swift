@@ -41,6 +41,8 @@ final class SQLiteStore: Store {
     /// Orders the `keys` rows (the newest `Session.maxKeys` of a session are kept).
     private var keySeq = 0
     let path: String
+    /// The write-ahead log's pages at which SQLite copies it into the file (`wal_autocheckpoint`).
+    private var checkpointPages = 1000
     private(set) var transactions = 0
     /// How saved sessions are read back and checked.
     private let saved: SavedSessions
@@ -86,7 +88,10 @@ final class SQLiteStore: Store {
             // `process`: the write-ahead log copied into the file every 128 pages (512 KiB), not
             // every 1,000: a compaction slice that ends in a checkpoint then holds the loop about
             // 1 ms more, not 4-5. `full` keeps SQLite's default: each checkpoint syncs the file.
-            if durability != .full { try exec("PRAGMA wal_autocheckpoint=128") }
+            if durability != .full {
+                checkpointPages = 128
+                try exec("PRAGMA wal_autocheckpoint=128")
+            }
             try exec("CREATE TABLE IF NOT EXISTS sessions (name TEXT PRIMARY KEY, version INTEGER NOT NULL, next_id INTEGER NOT NULL, tree TEXT NOT NULL, facts TEXT NOT NULL)")
             // The uid that opened each session (NULL: navd's own); files written before it get the column.
             if try int("SELECT count(*) FROM pragma_table_info('sessions') WHERE name = 'owner'") == 0 {
@@ -164,6 +169,30 @@ final class SQLiteStore: Store {
             throw StateError(description: "\(path) is not a readable SQLite file: \(String(cString: sqlite3_errmsg(db)))")
         }
         return Int(sqlite3_column_int64(s, 0))
+    }
+
+    /// Brings the file itself up to date for a backup (its write-ahead log copied in and emptied),
+    /// then stops SQLite from writing it until ``resumeCheckpoints()``: commits go on into the
+    /// write-ahead log alone, so the file can be copied as it is now. Throws when another process
+    /// reads it (`sqlite3`), which keeps the log from being emptied.
+    func holdFileForBackup() throws(StateError) {
+        let s = try prepare("PRAGMA wal_checkpoint(TRUNCATE)")
+        defer { sqlite3_finalize(s) }
+        guard sqlite3_step(s) == SQLITE_ROW else {
+            throw StateError(description: "state file \(path): \(String(cString: sqlite3_errmsg(db)))")
+        }
+        let busy = sqlite3_column_int64(s, 0)
+        let frames = sqlite3_column_int64(s, 1)
+        let copied = sqlite3_column_int64(s, 2)
+        guard busy == 0, frames <= 0 || frames == copied else {
+            throw StateError(description: "another process is reading the state file \(path) (an sqlite3 shell?), so its write-ahead log cannot be copied into it; close that reader and ask again")
+        }
+        try exec("PRAGMA wal_autocheckpoint=0")
+    }
+
+    /// SQLite copies its write-ahead log into the file again, as before ``holdFileForBackup()``.
+    func resumeCheckpoints() {
+        try? exec("PRAGMA wal_autocheckpoint=\(checkpointPages)")
     }
 
     /// The bytes of the database's live pages (pages less free ones, its write-ahead log's
