@@ -2844,7 +2844,7 @@ public enum EmbeddedProtocol {
         "message": "unavailable",
         "data": {
           "kind": "unavailable",
-          "description": "Cluster mode (--store postgres://): PostgreSQL cannot be reached, or the session's owner stopped renewing its lease and a node is taking it over. Nothing was done; retry after data.retryAfterMs. Also state.backup where no backup can be made (data.reason: noStateFile, stateFileBusy, writeFailed)."
+          "description": "Cluster mode (--store postgres://): PostgreSQL cannot be reached, or the session's owner stopped renewing its lease and a node is taking it over. Nothing was done; retry after data.retryAfterMs. Also state.backup where no backup can be made (data.reason: noStateFile, stateFileBusy, readFailed, writeFailed)."
         }
       },
       "moved": {

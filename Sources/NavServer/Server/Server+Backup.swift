@@ -9,6 +9,13 @@ import UV
 /// writes its dump beside the running server. The snapshot is brought up to date first (its
 /// write-ahead log copied in) and SQLite writes only its write-ahead log until the copy is done;
 /// the logs are only ever appended to, and their bytes up to that moment are copied.
+/// Why a backup could not start: `data.reason` (`stateFileBusy`, `readFailed`, `writeFailed`) and
+/// the message.
+struct BackupRefusal: Error {
+    let reason: String
+    let message: String
+}
+
 final class StateBackup {
     /// When it was asked (the loop's clock, ms).
     let startedAt: UInt64
@@ -33,12 +40,12 @@ extension Server {
             return answer.fail(.limitExceeded("a backup of the state files is being written (asked \(loop.now &- running.startedAt) ms ago); its reply comes when it is done: ask again after it",
                                               limit: "backupsAtOnce", max: 1))
         }
-        let base = file.snapshot.path + ".backup-" + StateBackup.stamp()
+        let base = file.snapshot.path + ".backup-" + LogStore.stamp(milliseconds: true)
         let files: [EventLoop.FileCopy]
-        do throws(StateError) {
+        do throws(BackupRefusal) {
             files = try file.backupFiles(to: base)
         } catch {
-            return answer.fail(RPCError(.unavailable, "cannot back up the state files: \(error.description)", data: ["reason": "stateFileBusy"]))
+            return answer.fail(RPCError(.unavailable, "cannot back up the state files: \(error.message)", data: ["reason": .string(error.reason)]))
         }
         let b = StateBackup(startedAt: loop.now, answer: answer)
         backup = b
@@ -61,21 +68,5 @@ extension Server {
             }
             self.finishIfDone()
         }
-    }
-}
-
-extension StateBackup {
-    /// The backup's time in its name: UTC to the millisecond (`20261205T231502.123Z`), so that names
-    /// sort as the backups were made.
-    static func stamp() -> String {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        var t = ts.tv_sec
-        var tm = Glibc.tm()
-        gmtime_r(&t, &tm)
-        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        let ms = ts.tv_nsec / 1_000_000
-        let msText = ms < 10 ? "00\(ms)" : ms < 100 ? "0\(ms)" : "\(ms)"
-        return "\(tm.tm_year + 1900)\(two(tm.tm_mon + 1))\(two(tm.tm_mday))T\(two(tm.tm_hour))\(two(tm.tm_min))\(two(tm.tm_sec)).\(msText)Z"
     }
 }

@@ -92,13 +92,20 @@ extension LogStore {
         return p["v"]?.intValue.map { "session \"\(name)\", version \($0)" } ?? "session \"\(name)\""
     }
 
-    private static func stamp() -> String {
-        var t = time(nil)
+    /// The time in the names of files set aside and of backups, UTC (`20261205T231502Z`; with
+    /// `milliseconds`, `20261205T231502.123Z`, so that backups made within a second differ): names
+    /// sort as they were made.
+    static func stamp(milliseconds: Bool = false) -> String {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        var t = ts.tv_sec
         var tm = tm()
         gmtime_r(&t, &tm)
         var buf = [CChar](repeating: 0, count: 32)
-        let n = strftime(&buf, buf.count, "%Y%m%dT%H%M%SZ", &tm)
-        return String(decoding: buf.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let n = strftime(&buf, buf.count, "%Y%m%dT%H%M%S", &tm)
+        let ms = ts.tv_nsec / 1_000_000
+        let fraction = !milliseconds ? "" : ms < 10 ? ".00\(ms)" : ms < 100 ? ".0\(ms)" : ".\(ms)"
+        return String(decoding: buf.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self) + fraction + "Z"
     }
 
     /// What a replay counts, for the report.

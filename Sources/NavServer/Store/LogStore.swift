@@ -538,26 +538,29 @@ public final class LogStore: Store {
     private(set) var lastCompactionMs = 0.0
     private(set) var maxSliceMs = 0.0
 
-    /// `stats.state`: the log, its compactions.
     /// The files of a backup named `base` (`base`, `base.log.old` during a compaction, `base.log`),
     /// each as the descriptor to copy from, the bytes to copy and the size to give the copy: what a
-    /// crash now would leave, once the records made so far are stored. The snapshot is brought up to date and held (SQLite writes only its
-    /// write-ahead log) until ``backupDone()``; the logs are only appended to, and the copy takes
-    /// their records stored so far. Throws when the snapshot cannot be held (another process
-    /// reads it) or a file cannot be opened; nothing is then held.
-    func backupFiles(to base: String) throws(StateError) -> [EventLoop.FileCopy] {
+    /// crash now would leave, once the records made so far are stored. The snapshot is brought up
+    /// to date and held (SQLite writes only its write-ahead log) until ``backupDone()``; the logs
+    /// are only appended to, and the copy takes their records stored so far. Throws why not
+    /// (another process reads the snapshot, a file cannot be opened); nothing is then held.
+    func backupFiles(to base: String) throws(BackupRefusal) -> [EventLoop.FileCopy] {
         // What this iteration logged before the request (a commit a pipelined request made just
         // before it) is in the copy: stored now rather than at the iteration's end.
         storeHeldRecords()
-        if let failed = heldWriteFailed { throw failed }
-        try snapshot.holdFileForBackup()
+        if let failed = heldWriteFailed { throw BackupRefusal(reason: "writeFailed", message: failed.description) }
+        do throws(StateError) {
+            try snapshot.holdFileForBackup()
+        } catch {
+            throw BackupRefusal(reason: "stateFileBusy", message: error.description)
+        }
         var files: [EventLoop.FileCopy] = []
-        func add(_ source: Int32, _ name: String, length: Int? = nil) throws(StateError) {
+        func add(_ source: Int32, _ name: String, length: Int? = nil) throws(BackupRefusal) {
             var st = stat()
             guard source >= 0, fstat(source, &st) == 0 else {
                 let e = errno
                 if source >= 0 { Glibc.close(source) }
-                throw StateError(description: "cannot read \(name) to back it up: \(String(cString: strerror(e)))")
+                throw BackupRefusal(reason: "readFailed", message: "cannot read \(name) to back it up: \(String(cString: strerror(e)))")
             }
             // A log's copy ends with its records stored so far, then zeros to the file's size (the
             // size its header says it was given, or its records' end where they outgrew it).
@@ -565,7 +568,7 @@ public final class LogStore: Store {
             files.append(EventLoop.FileCopy(source: source, length: length ?? size, size: size,
                                             destination: base + String(name.dropFirst(snapshot.path.count))))
         }
-        do {
+        do throws(BackupRefusal) {
             try add(open(snapshot.path, O_RDONLY | O_CLOEXEC), snapshot.path)
             if retiredFd >= 0 { try add(dup(retiredFd), oldLogPath) }
             if fd >= 0 { try add(dup(fd), logPath, length: logSize) }
@@ -580,6 +583,7 @@ public final class LogStore: Store {
     /// A backup's copy is done: SQLite may write the snapshot again.
     func backupDone() { snapshot.resumeCheckpoints() }
 
+    /// `stats.state`: the log, its compactions.
     public func stats(mirrors: Int) -> (key: String, value: JSONObject)? {
         ("state", [
             "snapshot": .string(snapshot.path), "log": .string(logPath), "logBytes": .int(logSize),
