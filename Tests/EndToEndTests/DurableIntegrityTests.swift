@@ -412,6 +412,9 @@ import Testing
         symlink(dir.file("elsewhere"), own + "/state.db.log")
         #expect(try refusal(own + "/state.db").contains("state.db.log is a symbolic link"))
         try FileManager.default.removeItem(atPath: own + "/state.db.log")
+        // The directory given in place of the file: the file's path to give instead.
+        #expect(try refusal(own).contains("\(own) is a directory: --state takes the path of navd's state file, which navd creates, such as --state \(own)/navd.sqlite"))
+        #expect(try refusal(own + "/").contains("such as --state \(own)/navd.sqlite"))
         // navd's own files: 0600.
         let d = try Daemon(arguments: ["--state", own + "/state.db"], socketPath: dir.file("ok.sock"))
         try d.client().call("navigate", ["to": "shop.Product", "with": ["id": "1"]])

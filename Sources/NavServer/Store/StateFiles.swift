@@ -28,6 +28,7 @@ public enum StateFiles {
 
     /// Refuses `path`'s directory or any of its files that another user owns or may write; one line saying why.
     public static func check(_ path: String, uid: uid_t = getuid()) throws(StateError) {
+        if path.hasSuffix("/") { throw directoryGiven(path) }
         let dir = directory(of: path)
         var st = stat()
         guard stat(dir, &st) == 0 else {
@@ -46,6 +47,7 @@ public enum StateFiles {
                 throw StateError(description: "cannot read \(file): \(String(cString: strerror(errno)))")
             }
             guard (st.st_mode & S_IFMT) == S_IFREG else {
+                if file == path, (st.st_mode & S_IFMT) == S_IFDIR { throw directoryGiven(path) }
                 let what = (st.st_mode & S_IFMT) == S_IFLNK ? "a symbolic link" : "not a regular file"
                 throw StateError(description: "\(file) is \(what): navd reads and writes its state files only as regular files of its own; remove it")
             }
@@ -56,6 +58,12 @@ public enum StateFiles {
                 throw StateError(description: "\(file) is writable by other users (mode \(octal(st.st_mode & 0o7777))): what is in it cannot be trusted; check it, then chmod 600 \(file)")
             }
         }
+    }
+
+    /// A directory given where the state file's own path belongs (`--state /var/lib/navd`).
+    private static func directoryGiven(_ path: String) -> StateError {
+        let dir = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        return StateError(description: "\(path) is a directory: --state takes the path of navd's state file, which navd creates, such as --state \(dir == "/" ? "" : dir)/navd.sqlite (its log and journal go beside it, in that directory)")
     }
 
     private static func octal(_ mode: mode_t) -> String { "0" + String(mode, radix: 8) }
