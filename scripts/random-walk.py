@@ -1707,9 +1707,10 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
                                        **({"from": at} if at != visible_path(left)[-1] else {})),
                                   then["node"], by, declared, described) if declared else None
                 made = next((n for n in nodes(after["root"]) if n["id"] == then["node"]), {})
-                if expected is not None and made.get("kind") == "screen":
+                if expected is not None and made.get("kind") == "screen" and by != "select":
                     # Its params: the `then`'s `with`, its result references taken from the result,
-                    # and what the target's mediation copies from the screen left on top.
+                    # and what the target's mediation copies from the screen left on top. (A select
+                    # shows a tab's screen as it is, as a navigate's does.)
                     source = next(n for n in nodes(left) if n["id"] == at)
                     params, _ = mediated(given, declared, source, described)
                     seen["then_params"] += bool(given)
