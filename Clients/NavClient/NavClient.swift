@@ -270,6 +270,7 @@ public final class NavClient {
                 throw NavClientError(code: 0, kind: "connection", message: "navd closed the connection before answering \(method)", data: .null)
             }
             if try handleIncoming(m) { continue }
+            try throwIfAboutTheConnection(m)
             guard m["id"] == .int(id) else { continue }
             if let e = m["error"] {
                 let error = NavClientError(rpcError: e)
@@ -322,9 +323,16 @@ public final class NavClient {
         if !pendingNotifications.isEmpty { return pendingNotifications.removeFirst() }
         while let m = try readMessage() {
             if m["method"] != nil && m["id"] == nil { return m }
-            _ = try handleIncoming(m)
+            if try !handleIncoming(m) { try throwIfAboutTheConnection(m) }
         }
         return nil
+    }
+
+    /// An error answering no request (`id` null) is about the connection, which navd closes next
+    /// (another client's `client.kill`, `--max-output`, `--message-timeout`, too many connections):
+    /// thrown, so that its reason is what the caller hears rather than a bare end of the stream.
+    private func throwIfAboutTheConnection(_ m: JSONValue) throws {
+        if m["id"] == .null, let e = m["error"] { throw NavClientError(rpcError: e) }
     }
 
     /// Serves navd's requests (for `provide`) until the connection closes.

@@ -24,7 +24,13 @@ struct Common: ParsableArguments {
     var color: Bool { !noColor && isatty(1) == 1 && (ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty }
 
     func client() throws -> NavClient {
-        do { return try NavClient(socketPath: socket) } catch let e as NavClientError {
+        do {
+            let c = try NavClient(socketPath: socket)
+            // Named in navd's client.list and logs, as nav-tui and nav-web name themselves (what
+            // fails here, the call that follows reports).
+            _ = try? c.call(.hello(client: "navctl"), timeout: timeout)
+            return c
+        } catch let e as NavClientError {
             FileHandle.standardError.write(Data("navctl: \(terminalSafe(e.message))\n".utf8))
             throw ExitCode(2)
         }
@@ -174,7 +180,7 @@ enum GlobalOptions {
     static let valued: Set<String> = ["--socket", "--session", "--timeout"]
     static let flags: Set<String> = ["--json", "--no-color"]
     /// Subcommands that are groups of subcommands.
-    static let groups: Set<String> = ["session"]
+    static let groups: Set<String> = ["session", "client"]
 
     static func reorder(_ args: [String]) -> [String] {
         var moved: [String] = []

@@ -19,12 +19,18 @@ struct Watch: ParsableCommand {
         let c = try common.client()
         do { try c.call("subscribe", common.params()) } catch let e as NavClientError { try common.fail(e) }
         var seen = 0
-        while let n = try c.nextNotification() {
-            let method = n["method"]?.stringValue ?? "?"
-            let line = common.json ? terminalSafeJSON(JSONWriter.string(n)) : terminalSafe("\(method) \(JSONWriter.string(n["params"] ?? .null))")
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))  // unbuffered: one line per notification
-            seen += 1
-            if let count, seen >= count { return }
+        do {
+            while let n = try c.nextNotification() {
+                let method = n["method"]?.stringValue ?? "?"
+                let line = common.json ? terminalSafeJSON(JSONWriter.string(n)) : terminalSafe("\(method) \(JSONWriter.string(n["params"] ?? .null))")
+                FileHandle.standardOutput.write(Data((line + "\n").utf8))  // unbuffered: one line per notification
+                seen += 1
+                if let count, seen >= count { return }
+            }
+        } catch let e as NavClientError {
+            // navd said why it closes the connection (client.kill, a limit): the connection is lost.
+            FileHandle.standardError.write(Data("navctl: \(terminalSafe(e.kind)) (\(e.code)): \(terminalSafe(e.message))\n".utf8))
+            throw ExitCode(2)
         }
     }
 }

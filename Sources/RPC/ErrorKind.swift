@@ -4,6 +4,8 @@ public enum ErrorKind: String, Sendable, CaseIterable {
     // The message itself (-32700, -32600).
     case parseError, invalidUTF8, emptyMessage
     case invalidRequest, emptyBatch, messageTooLarge, tooDeep, badHeader, tooManyConnections, messageTimeout
+    /// Another client closed this connection (`client.kill`); sent with `id` null before it closes.
+    case disconnected
     // JSON-RPC's standard errors.
     case methodNotFound, invalidParams, internalError
     // navd's own (-32001 …).
@@ -24,7 +26,7 @@ public enum ErrorKind: String, Sendable, CaseIterable {
     public var code: Int {
         switch self {
         case .parseError, .invalidUTF8, .emptyMessage: return -32700
-        case .invalidRequest, .emptyBatch, .messageTooLarge, .tooDeep, .badHeader, .tooManyConnections, .messageTimeout: return -32600
+        case .invalidRequest, .emptyBatch, .messageTooLarge, .tooDeep, .badHeader, .tooManyConnections, .messageTimeout, .disconnected: return -32600
         case .methodNotFound: return -32601
         case .invalidParams: return -32602
         case .internalError, .clientGone, .timeout, .corruptState: return -32603

@@ -240,6 +240,37 @@ import Testing
         #expect(refused.status == 1 && refused.stderr.contains("navctl: unavailable (-32013): this navd keeps no state file (--ephemeral)"), "\(refused)")
     }
 
+    /// `client list` shows who is connected (navctl names itself); a `watch` closed by `client kill`
+    /// says why on stderr and exits 2, the connection lost.
+    @Test func clientsAndAWatchClosedByClientKill() throws {
+        let d = try Daemon()
+        var env = ProcessInfo.processInfo.environment
+        env["NAVD_SOCKET"] = d.socketPath
+        let done = DispatchSemaphore(value: 0)
+        let box = OutputBox()
+        let watchEnv = env
+        Thread.detachNewThread {
+            let r = try? runCommand(Repo.binary("navctl"), ["watch"], environment: watchEnv)
+            box.value = "\(r?.status ?? -1)\n\(r?.stderr ?? "")"
+            done.signal()
+        }
+        let c = try d.client()
+        let deadline = Date().addingTimeInterval(10)
+        while try c.call("stats")["subscriptions"]?.intValue ?? 0 < 1 && Date() < deadline { usleep(10_000) }
+        let listed = try navctl(d, ["--session", "main", "clients"])
+        let lines = listed.stdout.split(separator: "\n").map(String.init)
+        #expect(listed.status == 0 && lines.count == 4 && lines[0].hasPrefix("   ID  CLIENT"), "\(listed)")
+        let watcher = try #require(lines.first { $0.hasSuffix("main") && $0.contains("navctl") }, "\(listed.stdout)")
+        #expect(lines.last?.hasPrefix("*") == true && lines.last?.contains("navctl") == true, "\(listed.stdout)")
+        let id = try #require(watcher.split(separator: " ").first.map(String.init))
+        let killed = try navctl(d, ["client", "kill", id])
+        #expect(killed.status == 0 && killed.stdout == "closed connection \(id)\n", "\(killed)")
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(box.value.hasPrefix("2\nnavctl: disconnected (-32600): connection ") && box.value.contains("closed this connection with client.kill"), "\(box.value)")
+        let again = try navctl(d, ["client", "kill", id])
+        #expect(again.status == 1 && again.stderr.contains("unknownTarget (-32001): no connection \(id) is open"), "\(again)")
+    }
+
     @Test func errorsAndExitCodes() throws {
         let d = try Daemon()
         var r = try navctl(d, ["navigate", "shop.Prodcut"])

@@ -282,6 +282,8 @@ class Client:
             m = self._read(deadline)
             if self._incoming(m):
                 m = None
+            elif m.get("id") is None and "error" in m:
+                raise _error_from(m["error"])  # about the connection (navd closes it next): client.kill, limits
             elif m.get("id") != rid:
                 if len(self._replies) < 10_000:
                     self._replies[m.get("id")] = m  # the reply to another request sent earlier
@@ -319,7 +321,8 @@ class Client:
         deadline = self._deadline(timeout)
         while not self.notifications:
             m = self._read(deadline)
-            self._incoming(m)
+            if not self._incoming(m) and m.get("id") is None and "error" in m:
+                raise _error_from(m["error"])
         return self.notifications.popleft()
 
     def wait_for(self, method, predicate=None, timeout=None):

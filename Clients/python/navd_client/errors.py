@@ -55,7 +55,7 @@ class OutOfStep(NavdError):
 _KINDS = {
     "parseError": -32700, "invalidUTF8": -32700, "emptyMessage": -32700,
     "invalidRequest": -32600, "emptyBatch": -32600, "messageTooLarge": -32600, "tooDeep": -32600,
-    "badHeader": -32600, "tooManyConnections": -32600, "messageTimeout": -32600,
+    "badHeader": -32600, "tooManyConnections": -32600, "messageTimeout": -32600, "disconnected": -32600,
     "methodNotFound": -32601, "invalidParams": -32602, "internalError": -32603,
     "unknownTarget": -32001, "invalidSetup": -32002, "notAllowed": -32003, "accessDenied": -32004,
     "preconditionFailed": -32005, "preconditionTimeout": -32006, "conflict": -32007,

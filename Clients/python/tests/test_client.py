@@ -338,3 +338,17 @@ def test_pushed_params_and_a_link_with_pop_up_to(navd_client):
     navd_client.navigate("shop.Product", with_={"id": "p3"})
     navd_client.open("/product/p9", by="push", pop_up_to="shop.Home")
     assert navd_client.tree().stack == ["shop.Home", "shop.Product"] and navd_client.tree().top["params"] == {"id": "p9"}
+
+
+def test_a_connection_closed_by_client_kill_raises_why(navd):
+    # navd tells a client why it closes its connection (an error with id null) before closing it:
+    # the client raises that error, not a bare end of the stream.
+    watcher, admin = navd.client(), navd.client()
+    watcher.subscribe()
+    mine = watcher.call("hello", client="watcher")["connection"]
+    listed = {e["id"]: e for e in admin.call("client.list")["clients"]}
+    assert listed[mine]["client"] == "watcher" and listed[mine]["subscribedTo"] == ["main"]
+    assert admin.call("client.kill", connection=mine) == {"closed": mine}
+    with pytest.raises(NavdError) as e:
+        watcher.next_notification(timeout=5)
+    assert e.value.kind == "disconnected" and e.value.code == -32600 and e.value.data["by"] == admin.call("hello")["connection"]

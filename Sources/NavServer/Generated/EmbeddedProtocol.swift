@@ -74,6 +74,297 @@ public enum EmbeddedProtocol {
       "paramStructure": "by-name"
     },
     {
+      "name": "client.kill",
+      "summary": "Close a connection (its number, as client.list and hello give it), as Redis's CLIENT KILL: it is told why (an error with id null, data.kind disconnected), then closed; what it waited for is cancelled as when a client goes away (navigations sent with detach go on). A client may close connections of its own uid; any other needs the role admin.",
+      "x-navd-changes": false,
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "session",
+          "description": "Accepted and not used: the method is not about one session (clients that send a session with every call).",
+          "schema": {
+            "type": "string"
+          }
+        },
+        {
+          "name": "connection",
+          "description": "The connection's number (client.list's id).",
+          "required": true,
+          "schema": {
+            "type": "integer",
+            "minimum": 1
+          }
+        }
+      ],
+      "result": {
+        "name": "killed",
+        "description": "`closed` (the connection's number)",
+        "schema": {
+          "type": "object",
+          "required": [
+            "closed"
+          ],
+          "properties": {
+            "closed": {
+              "type": "integer"
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/invalidParams"
+        },
+        {
+          "$ref": "#/components/errors/unknownTarget"
+        },
+        {
+          "$ref": "#/components/errors/accessDenied"
+        }
+      ],
+      "examples": [
+        {
+          "name": "kill",
+          "params": [
+            {
+              "name": "connection",
+              "value": 7
+            }
+          ],
+          "result": {
+            "name": "result",
+            "value": {
+              "closed": 7
+            }
+          }
+        }
+      ]
+    },
+    {
+      "name": "client.list",
+      "summary": "The connections open to navd, a page at a time in the order they connected, as Redis's CLIENT LIST and Neovim's nvim_list_chans: each one's number, the name it gave hello, its peer (pid, uid, gid), roles, age and idle time, subscriptions, requests awaiting an answer, navigations pending, unsent output and held input. A client sees the connections of its own uid; one holding admin sees every connection. subscribedTo lists only the subscribers of a session (which front-ends watch it).",
+      "x-navd-changes": false,
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "session",
+          "description": "Accepted and not used: the method is not about one session (clients that send a session with every call).",
+          "schema": {
+            "type": "string"
+          }
+        },
+        {
+          "name": "subscribedTo",
+          "description": "A session's name: only the connections subscribed to it.",
+          "schema": {
+            "type": "string"
+          }
+        },
+        {
+          "name": "after",
+          "description": "The cursor: the next of the previous answer (a connection number; none: from the first).",
+          "schema": {
+            "type": "integer",
+            "minimum": 0
+          }
+        },
+        {
+          "name": "limit",
+          "description": "Most connections in the answer, 1 to 1000 (the default).",
+          "schema": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 1000
+          }
+        }
+      ],
+      "result": {
+        "name": "clients",
+        "description": "`clients` (each: `id`, `client?`, `peer`, `roles`, `age`, `idle`, `subscriptions`, `subscribedTo`, `awaiting`, `pending`, `output`, `input`, `notifications`, `halfClosed`, `self?`), `next?`",
+        "schema": {
+          "type": "object",
+          "required": [
+            "clients"
+          ],
+          "properties": {
+            "clients": {
+              "type": "array",
+              "items": {
+                "type": "object",
+                "required": [
+                  "id",
+                  "peer",
+                  "roles",
+                  "age",
+                  "idle",
+                  "subscriptions",
+                  "subscribedTo",
+                  "awaiting",
+                  "pending",
+                  "output",
+                  "input",
+                  "notifications",
+                  "halfClosed"
+                ],
+                "properties": {
+                  "id": {
+                    "type": "integer",
+                    "description": "The connection's number (hello's connection); client.kill takes it."
+                  },
+                  "client": {
+                    "type": "string",
+                    "description": "The name it gave hello {client}."
+                  },
+                  "peer": {
+                    "type": "object",
+                    "properties": {
+                      "pid": {
+                        "type": "integer"
+                      },
+                      "uid": {
+                        "type": "integer"
+                      },
+                      "gid": {
+                        "type": "integer"
+                      }
+                    }
+                  },
+                  "roles": {
+                    "type": "array",
+                    "items": {
+                      "type": "string"
+                    }
+                  },
+                  "age": {
+                    "type": "integer",
+                    "description": "Seconds since it connected."
+                  },
+                  "idle": {
+                    "type": "integer",
+                    "description": "Seconds since navd last read from it."
+                  },
+                  "subscriptions": {
+                    "type": "integer",
+                    "description": "Sessions it is subscribed to."
+                  },
+                  "subscribedTo": {
+                    "type": "array",
+                    "items": {
+                      "type": "string"
+                    },
+                    "description": "Their names, sorted, at most 16."
+                  },
+                  "awaiting": {
+                    "type": "integer",
+                    "description": "Its requests not answered yet (navigations waiting for preconditions among them)."
+                  },
+                  "pending": {
+                    "type": "integer",
+                    "description": "Its navigations waiting for preconditions."
+                  },
+                  "output": {
+                    "type": "integer",
+                    "description": "Bytes queued for it that it has not read (held against --max-output)."
+                  },
+                  "input": {
+                    "type": "integer",
+                    "description": "Bytes navd holds of its messages that have not fully arrived."
+                  },
+                  "notifications": {
+                    "enum": [
+                      "full",
+                      "compact"
+                    ],
+                    "description": "The form its later subscriptions hear by default (hello {notifications})."
+                  },
+                  "halfClosed": {
+                    "type": "boolean",
+                    "description": "It finished sending and is still owed answers or notifications."
+                  },
+                  "self": {
+                    "const": true,
+                    "description": "The connection that asked."
+                  }
+                }
+              }
+            },
+            "next": {
+              "type": "integer",
+              "description": "The cursor of the next page, while there may be more (pass it as after)."
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/invalidParams"
+        },
+        {
+          "$ref": "#/components/errors/unknownTarget"
+        }
+      ],
+      "examples": [
+        {
+          "name": "list",
+          "params": [],
+          "result": {
+            "name": "result",
+            "value": {
+              "clients": [
+                {
+                  "id": 3,
+                  "client": "nav-tui",
+                  "peer": {
+                    "pid": 4121,
+                    "uid": 1000,
+                    "gid": 1000
+                  },
+                  "roles": [
+                    "admin"
+                  ],
+                  "age": 310,
+                  "idle": 2,
+                  "subscriptions": 1,
+                  "subscribedTo": [
+                    "main"
+                  ],
+                  "awaiting": 0,
+                  "pending": 0,
+                  "output": 0,
+                  "input": 0,
+                  "notifications": "full",
+                  "halfClosed": false
+                },
+                {
+                  "id": 7,
+                  "client": "navctl",
+                  "peer": {
+                    "pid": 4388,
+                    "uid": 1000,
+                    "gid": 1000
+                  },
+                  "roles": [
+                    "admin"
+                  ],
+                  "age": 0,
+                  "idle": 0,
+                  "subscriptions": 0,
+                  "subscribedTo": [],
+                  "awaiting": 1,
+                  "pending": 0,
+                  "output": 0,
+                  "input": 0,
+                  "notifications": "full",
+                  "halfClosed": false,
+                  "self": true
+                }
+              ]
+            }
+          }
+        }
+      ]
+    },
+    {
       "name": "context.get",
       "summary": "The session's facts (all, or those named).",
       "x-navd-changes": false,
@@ -2725,7 +3016,7 @@ public enum EmbeddedProtocol {
       },
       "invalidRequest": {
         "code": -32600,
-        "message": "not a JSON-RPC 2.0 request, a malformed header, or a limit of the connection was exceeded (data.kind: invalidRequest, emptyBatch, messageTooLarge, tooDeep, badHeader, tooManyConnections, messageTimeout)"
+        "message": "not a JSON-RPC 2.0 request, a malformed header, or a limit of the connection was exceeded (data.kind: invalidRequest, emptyBatch, messageTooLarge, tooDeep, badHeader, tooManyConnections, messageTimeout, disconnected)"
       },
       "methodNotFound": {
         "code": -32601,

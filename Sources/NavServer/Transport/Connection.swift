@@ -107,6 +107,11 @@ final class Connection {
         }
     }
 
+    /// When it connected and when navd last read from it (``EventLoop/hrtime``): `client.list`'s
+    /// age and idle time.
+    let openedAt = EventLoop.hrtime
+    private(set) var lastReadAt: UInt64 = 0
+
     /// Requests received whose reply has not been sent yet.
     private(set) var awaiting = 0
     /// The client shut down its side (as `socat` does after its input): answer what it asked, then close.
@@ -163,6 +168,7 @@ final class Connection {
         // The handler, held once for the whole read rather than once per message.
         guard !isClosed, let handler else { return }
         owner.readStartedAt = EventLoop.hrtime
+        lastReadAt = owner.readStartedAt
         (sliceSpent, handledInSlice) = (false, 0)
         owner.stats.bytesIn += bytes.count
         var messages = 0

@@ -66,6 +66,11 @@ final class ConnectionSet {
     static let savesPerIteration = 4
 
     private(set) var connections: [Int: Connection] = [:]
+    /// The numbers of connections in the order they connected (numbers only grow), for
+    /// `client.list`'s pages (``page(after:limit:where:)``): closed ones stay listed until they are
+    /// most of the list (``holes`` of them), then are swept out at once.
+    private var order: [Int] = []
+    private var holes = 0
     /// Open connections by the peer's uid (the uid's share of `--max-connections`).
     private(set) var byUid = UidCounts()
     private var nextId = 1
@@ -174,6 +179,7 @@ final class ConnectionSet {
         nextId += 1
         c.handler = delegate?.accepted(c)
         connections[c.id] = c
+        order.append(c.id)
         stats.connectionsAccepted += 1
         c.start()
         return c
@@ -182,12 +188,44 @@ final class ConnectionSet {
     /// The connection `c` closed (``Connection/finishClose()``).
     func connectionClosed(_ c: Connection) {
         connections[c.id] = nil
+        unlist(c.id)
         if c.inputCounted != 0 { inputCounted(c, 0) }
         halfClosed[ObjectIdentifier(c)] = nil
         outputDrained(c)
         let uid = c.credentials?.uid ?? getuid()
         byUid.remove(uid)
         delegate?.closed(c)
+    }
+
+    /// The most entries one page looks at past what it answers: a page for a client that sees
+    /// few of many connections (its uid's) stops there and gives its cursor, as Redis's SCAN may
+    /// answer fewer than asked, so that no page costs more than this whatever the connections.
+    static let pageLooksAtMost = 4096
+
+    /// Up to `limit` open connections that `include` admits, after number `after` in the order they
+    /// connected, and the number to go on from while there may be more.
+    func page(after: Int, limit: Int, where include: (Connection) -> Bool) -> (connections: [Connection], next: Int?) {
+        var lo = 0, hi = order.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if order[mid] <= after { lo = mid + 1 } else { hi = mid }
+        }
+        var i = lo
+        var found: [Connection] = []
+        while i < order.count && found.count < limit && i - lo < limit + ConnectionSet.pageLooksAtMost {
+            if let c = connections[order[i]], include(c) { found.append(c) }
+            i += 1
+        }
+        return (found, i < order.count ? order[i - 1] : nil)
+    }
+
+    /// Counts the place connection `id` leaves in ``order``; sweeps the closed out once they are most of it.
+    private func unlist(_ id: Int) {
+        holes += 1
+        if holes > 1024 && holes > order.count - holes {
+            order.removeAll { connections[$0] == nil }
+            holes = 0
+        }
     }
 
     /// Closes every connection at once (queued output is dropped).

@@ -1,0 +1,37 @@
+import JSON
+import RPC
+
+/// `client.kill`, declared in `Protocol/methods/client.kill.json`: closes a connection, as Redis's
+/// `CLIENT KILL`, telling it why first. A client may close its own uid's connections; `admin` any.
+enum ClientKillMethod: NavdMethod {
+    static func register(in methods: MethodTable, _ server: Server) {
+        methods.register(.clientKill, ClientKillParam.self) { [server] call in
+            call.answer { () throws(RPCError) -> JSONValue in
+                let p = try Params<ClientKillParam>(call)
+                try p.acceptUnused(.session)
+                guard let id = try p.int(.connection) else {
+                    throw .invalidParams("`client.kill` needs \"connection\": the number client.list gives as id (hello answers a client its own)", data: ["param": "connection"])
+                }
+                let caller = call.peer
+                let callerUid = caller.connection.credentials?.uid
+                guard let target = server.transport.connections[id], !target.isClosed else {
+                    throw RPCError(.unknownTarget, "no connection \(id) is open; client.list lists the open ones", data: ["connection": .int(id)])
+                }
+                guard target !== caller.connection else {
+                    throw .invalidParams("connection \(id) is the one asking; a client closes its own connection by closing its socket", data: ["param": "connection"])
+                }
+                let uid = target.credentials?.uid
+                guard uid == callerUid || caller.roles.contains(adminRole) else {
+                    throw .accessDenied("connection \(id) is uid \(uid.map(String.init) ?? "?")'s, not yours (uid \(callerUid.map(String.init) ?? "?")): closing another user's connection needs the role \(adminRole)",
+                                        data: ["connection": .int(id), "roles": [.string(adminRole)]])
+                }
+                server.logger.info("closing a connection at a client's request",
+                                   metadata: ["navd.client": "\(id)", "navd.by": "\(caller.id)", "navd.uid": "\(callerUid.map(String.init) ?? "?")"])
+                let why = RPCError(.disconnected, "connection \(caller.id) (uid \(callerUid.map(String.init) ?? "?")) closed this connection with client.kill",
+                                   data: ["by": .int(caller.id)])
+                target.close(telling: why)
+                return ["closed": .int(id)]
+            }
+        }
+    }
+}

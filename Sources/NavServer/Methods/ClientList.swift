@@ -1,0 +1,77 @@
+import JSON
+import RPC
+import UV
+
+/// `client.list`, declared in `Protocol/methods/client.list.json`: the connections open to navd,
+/// a page at a time in the order they connected (``ConnectionSet/page(after:limit:where:)``), as
+/// Redis's `CLIENT LIST`. A client sees its own uid's connections; `admin` sees every one.
+enum ClientListMethod: NavdMethod {
+    /// The most connections one answer lists.
+    static let pageMost = 1_000
+    /// The most session names listed per connection (`subscriptions` counts them all).
+    static let subscribedToMost = 16
+
+    static func register(in methods: MethodTable, _ server: Server) {
+        methods.register(.clientList, ClientListParam.self) { [server] call in
+            call.answer { () throws(RPCError) -> JSONValue in
+                let p = try Params<ClientListParam>(call)
+                try p.acceptUnused(.session)
+                let limit = try p.int(.limit) ?? pageMost
+                guard (1...pageMost).contains(limit) else {
+                    throw .invalidParams("`client.list`'s \"limit\" is \(limit); give 1 to \(pageMost) connections per page", data: ["param": "limit"])
+                }
+                let after = try p.int(.after) ?? 0
+                guard after >= 0 else {
+                    throw .invalidParams("`client.list`'s \"after\" is \(after), not a cursor; pass the \"next\" of the previous answer", data: ["param": "after"])
+                }
+                let caller = call.peer
+                let seesAll = caller.roles.contains(adminRole)
+                let visible = { (c: Connection) -> Bool in seesAll || c.credentials?.uid == caller.connection.credentials?.uid }
+                let page: (connections: [Connection], next: Int?)
+                if let name = try p.string(.subscribedTo) {
+                    guard let state = server.navigator.sessions[name] else {
+                        throw RPCError(.unknownTarget, "`client.list`'s \"subscribedTo\" names no session: \"\(name.prefix(80))\" is not open here (session.list lists them)",
+                                             data: ["param": "subscribedTo", "session": .string(name)])
+                    }
+                    page = subscribers(of: state, after: after, limit: limit, where: visible)
+                } else {
+                    page = server.transport.page(after: after, limit: limit, where: visible)
+                }
+                let now = EventLoop.hrtime
+                var out: JSONObject = ["clients": .array(page.connections.map { entry($0, caller: caller, server: server, now: now) })]
+                if let next = page.next { out["next"] = .int(next) }
+                return .object(out)
+            }
+        }
+    }
+
+    /// A session's subscribers here, by connection number: a page of what `subscribe` put in its
+    /// audience, so that it costs what the session's subscribers do, not what every connection does.
+    private static func subscribers(of state: SessionState, after: Int, limit: Int, where include: (Connection) -> Bool) -> (connections: [Connection], next: Int?) {
+        guard let r = state.audience as? Recipients else { return ([], nil) }
+        let listed = (Array(r.full) + Array(r.compact)).filter { $0.id > after && include($0) }.sorted { $0.id < $1.id }
+        guard listed.count > limit else { return (listed, nil) }
+        return (Array(listed.prefix(limit)), listed[limit - 1].id)
+    }
+
+    private static func entry(_ c: Connection, caller: Peer, server: Server, now: UInt64) -> JSONValue {
+        let peer = c.handler as? Peer
+        let subscriptions = peer?.subscriptions ?? []
+        var e: JSONObject = ["id": .int(c.id)]
+        if let name = peer?.clientName { e["client"] = .string(name) }
+        e["peer"] = c.credentials.map { p in ["pid": .int(Int(p.pid)), "uid": .int(Int(p.uid)), "gid": .int(Int(p.gid))] } ?? [:]
+        e["roles"] = .array((peer?.roles ?? []).sorted().map { .string($0) })
+        e["age"] = .int(Int((now &- c.openedAt) / 1_000_000_000))
+        e["idle"] = .int(Int((now &- max(c.lastReadAt, c.openedAt)) / 1_000_000_000))
+        e["subscriptions"] = .int(subscriptions.count)
+        e["subscribedTo"] = .array(subscriptions.sorted().prefix(subscribedToMost).map { .string($0) })
+        e["awaiting"] = .int(c.awaiting)
+        e["pending"] = .int(server.navigator.pendingByClient[c.id]?.count ?? 0)
+        e["output"] = .int(c.unsentBytes)
+        e["input"] = .int(c.inputCounted)
+        e["notifications"] = .string(peer?.prefersCompact == true ? "compact" : "full")
+        e["halfClosed"] = .bool(c.peerDone)
+        if c === caller.connection { e["self"] = true }
+        return .object(e)
+    }
+}
