@@ -27,31 +27,21 @@ enum ClientListMethod: NavdMethod {
                 let caller = call.peer
                 let seesAll = caller.roles.contains(adminRole)
                 let visible = { (c: Connection) -> Bool in seesAll || c.credentials?.uid == caller.connection.credentials?.uid }
-                let page: (connections: [Connection], next: Int?)
+                var include = visible
                 if let name = try p.string(.subscribedTo) {
-                    guard let state = server.navigator.sessions[name] else {
+                    guard server.navigator.sessions[name] != nil else {
                         throw RPCError(.unknownTarget, "`client.list`'s \"subscribedTo\" names no session: \"\(name.prefix(80))\" is not open here (session.list lists them)",
-                                             data: ["param": "subscribedTo", "session": .string(name)])
+                                       data: ["param": "subscribedTo", "session": .string(name)])
                     }
-                    page = subscribers(of: state, after: after, limit: limit, where: visible)
-                } else {
-                    page = server.transport.page(after: after, limit: limit, where: visible)
+                    include = { c in visible(c) && (c.handler as? Peer)?.subscriptions.contains(name) == true }
                 }
+                let page = server.transport.page(after: after, limit: limit, where: include)
                 let now = EventLoop.hrtime
                 var out: JSONObject = ["clients": .array(page.connections.map { entry($0, caller: caller, server: server, now: now) })]
                 if let next = page.next { out["next"] = .int(next) }
                 return .object(out)
             }
         }
-    }
-
-    /// A session's subscribers here, by connection number: a page of what `subscribe` put in its
-    /// audience, so that it costs what the session's subscribers do, not what every connection does.
-    private static func subscribers(of state: SessionState, after: Int, limit: Int, where include: (Connection) -> Bool) -> (connections: [Connection], next: Int?) {
-        guard let r = state.audience as? Recipients else { return ([], nil) }
-        let listed = (Array(r.full) + Array(r.compact)).filter { $0.id > after && include($0) }.sorted { $0.id < $1.id }
-        guard listed.count > limit else { return (listed, nil) }
-        return (Array(listed.prefix(limit)), listed[limit - 1].id)
     }
 
     private static func entry(_ c: Connection, caller: Peer, server: Server, now: UInt64) -> JSONValue {
