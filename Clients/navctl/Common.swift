@@ -26,9 +26,14 @@ struct Common: ParsableArguments {
     func client() throws -> NavClient {
         do {
             let c = try NavClient(socketPath: socket)
-            // Named in navd's client.list and logs, as nav-tui and nav-web name themselves (what
-            // fails here, the call that follows reports).
-            _ = try? c.call(.hello(client: "navctl"), timeout: timeout)
+            // Named in navd's client.list and logs, as nav-tui and nav-web name themselves. An error
+            // navd answers is left to the call that follows; a server that is not navd, a lost
+            // connection or a timeout is reported here.
+            do { try c.call(.hello(client: "navctl"), timeout: timeout) } catch let e as NavClientError where e.code == 0 {
+                guard e.kind == "timeout" else { try fail(e) }
+                FileHandle.standardError.write(Data("navctl: timeout: no answer from navd within \(timeout ?? 0) s\n".utf8))
+                throw ExitCode(1)
+            }
             return c
         } catch let e as NavClientError {
             FileHandle.standardError.write(Data("navctl: \(terminalSafe(e.message))\n".utf8))
