@@ -188,7 +188,7 @@ final class ConnectionSet {
     /// The connection `c` closed (``Connection/finishClose()``).
     func connectionClosed(_ c: Connection) {
         connections[c.id] = nil
-        unlist(c.id)
+        leftOrder()
         if c.inputCounted != 0 { inputCounted(c, 0) }
         halfClosed[ObjectIdentifier(c)] = nil
         outputDrained(c)
@@ -219,8 +219,8 @@ final class ConnectionSet {
         return (found, i < order.count ? order[i - 1] : nil)
     }
 
-    /// Counts the place connection `id` leaves in ``order``; sweeps the closed out once they are most of it.
-    private func unlist(_ id: Int) {
+    /// Counts the place a closed connection leaves in ``order``; sweeps the closed out once they are most of it.
+    private func leftOrder() {
         holes += 1
         if holes > 1024 && holes > order.count - holes {
             order.removeAll { connections[$0] == nil }
