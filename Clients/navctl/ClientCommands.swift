@@ -14,7 +14,7 @@ struct ClientCommand: ParsableCommand {
 
 struct ClientList: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "list", abstract: "List navd's connections (client.list): yours, or every one with the role admin; * marks this one.")
+        commandName: "list", abstract: "List navd's connections (client.list; needs the role admin, which navd's own uid holds); * marks this one.")
     @OptionGroup var common: Common
     @Option(help: "Only the connections subscribed to this session (the front-ends watching it).") var subscribedTo: String?
     func run() throws { try Clients.list(common, subscribedTo: subscribedTo) }
@@ -23,7 +23,7 @@ struct ClientList: ParsableCommand {
 struct ClientKill: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kill", abstract: "Close a connection (client.kill), its number as client list gives it; it is told why first.",
-        discussion: "Your own uid's connections; another uid's needs the role admin (navd's own uid holds it).")
+        discussion: "Needs the role admin (navd's own uid holds it).")
     @OptionGroup var common: Common
     @Argument(help: "The connection's number (client list's ID).") var connection: Int
     func run() throws {

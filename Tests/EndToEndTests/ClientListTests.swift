@@ -125,9 +125,10 @@ import Testing
         #expect(d.stderr.contains("closing a connection at a client's request"))
     }
 
-    /// Another uid (nobody, through setpriv) sees only its own connection and may not close
-    /// navd's uid's; navd's uid, holding admin, sees it and closes it, and it hears why.
-    @Test func anotherUidSeesItsOwnAndAdminClosesIt() throws {
+    /// Without `admin` neither lists nor closes: another uid (nobody, through setpriv), and a client
+    /// of navd's own uid that gave up its roles (as nav-web's pages do). navd's uid, holding admin,
+    /// sees the other uid's connection and closes it, and it hears why.
+    @Test func withoutAdminNeitherListsNorClosesAndAdminClosesAnotherUids() throws {
         guard getuid() == 0 else { return }  // setpriv to another uid needs root
         let d = try Daemon()
         chmod(d.dir.path, 0o755)
@@ -162,12 +163,19 @@ import Testing
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let answers = try text.split(separator: "\n").map { try JSONParser(maxDepth: 64).parse(Array($0.utf8)) }
         #expect(answers.count == 5, "\(text)")
-        let ownList = answers.first { $0["id"] == 2 }?["result"]?["clients"]?.arrayValue ?? []
-        #expect(ownList.count == 1 && ownList.first?["self"] == true && ownList.first?["peer"]?["uid"] == 65534, "\(ownList)")
-        let refused = answers.first { $0["id"] == 3 }?["error"]
-        #expect(refused?["data"]?["kind"] == "accessDenied" && refused?["data"]?["roles"] == ["admin"], "\(String(describing: refused))")
+        for id: JSONValue in [2, 3] {
+            let refused = answers.first { $0["id"] == id }?["error"]
+            #expect(refused?["data"]?["kind"] == "accessDenied" && refused?["data"]?["roles"] == ["admin"], "\(String(describing: refused))")
+        }
         #expect(answers.last?["id"] == .null && answers.last?["error"]?["data"]?["kind"] == "disconnected", "\(text)")
         // navd's uid's connection is still served.
         #expect(try admin.call("ping") == "pong")
+        // A client of navd's uid that gave up its roles (a nav-web page) is refused both.
+        let page = try d.client()
+        try page.call("hello", ["keepRoles": []])
+        for (method, params) in [("client.list", [:]), ("client.kill", ["connection": adminId])] as [(String, JSONObject)] {
+            let e = try page.callError(method, .object(params))
+            #expect(e["data"]?["kind"] == "accessDenied" && e["data"]?["roles"] == ["admin"], "\(method): \(e)")
+        }
     }
 }

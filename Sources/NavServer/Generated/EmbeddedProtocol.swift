@@ -75,8 +75,11 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "client.kill",
-      "summary": "Close a connection (its number, as client.list and hello give it), as Redis's CLIENT KILL: it is told why (an error with id null, data.kind disconnected), then closed; what it waited for is cancelled as when a client goes away (navigations sent with detach go on). A client may close connections of its own uid; any other needs the role admin.",
+      "summary": "Close a connection (its number, as client.list and hello give it), as Redis's CLIENT KILL: it is told why (an error with id null, data.kind disconnected), then closed; what it waited for is cancelled as when a client goes away (navigations sent with detach go on). Needs the role admin.",
       "x-navd-changes": false,
+      "x-navd-roles": [
+        "admin"
+      ],
       "paramStructure": "by-name",
       "params": [
         {
@@ -142,8 +145,11 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "client.list",
-      "summary": "The connections open to navd, a page at a time in the order they connected, as Redis's CLIENT LIST and Neovim's nvim_list_chans: each one's number, the name it gave hello, its peer (pid, uid, gid), roles, age and idle time, subscriptions, requests awaiting an answer, navigations pending, unsent output and held input. A client sees the connections of its own uid; one holding admin sees every connection. subscribedTo lists only the subscribers of a session (which front-ends watch it).",
+      "summary": "The connections open to navd (this node's), a page at a time in the order they connected, as Redis's CLIENT LIST and Neovim's nvim_list_chans: each one's number, the name it gave hello, its peer (pid, uid, gid), roles, age and idle time, subscriptions, requests awaiting an answer, navigations pending, unsent output and held input. Needs the role admin (it shows every client's peer and the sessions it follows). subscribedTo lists only the subscribers of a session (which front-ends watch it).",
       "x-navd-changes": false,
+      "x-navd-roles": [
+        "admin"
+      ],
       "paramStructure": "by-name",
       "params": [
         {
@@ -301,6 +307,9 @@ public enum EmbeddedProtocol {
         },
         {
           "$ref": "#/components/errors/unknownTarget"
+        },
+        {
+          "$ref": "#/components/errors/accessDenied"
         }
       ],
       "examples": [

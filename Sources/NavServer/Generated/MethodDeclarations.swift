@@ -5,12 +5,12 @@ extension MethodTable.Spec {
     /// `cancel`: Cancel a pending navigation (it fails with cancelled).
     static let cancel = MethodTable.Spec(name: "cancel", params: ["session", "navigation"],
         changes: true, session: .acts(on: ["session"]), roles: [])
-    /// `client.kill`: Close a connection (its number, as client.list and hello give it), as Redis's CLIENT KILL: it is told why (an error with id null, data.kind disconnected), then closed; what it waited for is cancelled as when a client goes away (navigations sent with detach go on). A client may close connections of its own uid; any other needs the role admin.
+    /// `client.kill`: Close a connection (its number, as client.list and hello give it), as Redis's CLIENT KILL: it is told why (an error with id null, data.kind disconnected), then closed; what it waited for is cancelled as when a client goes away (navigations sent with detach go on). Needs the role admin.
     static let clientKill = MethodTable.Spec(name: "client.kill", params: ["session", "connection"],
-        changes: false, session: .none, roles: [])
-    /// `client.list`: The connections open to navd, a page at a time in the order they connected, as Redis's CLIENT LIST and Neovim's nvim_list_chans: each one's number, the name it gave hello, its peer (pid, uid, gid), roles, age and idle time, subscriptions, requests awaiting an answer, navigations pending, unsent output and held input. A client sees the connections of its own uid; one holding admin sees every connection. subscribedTo lists only the subscribers of a session (which front-ends watch it).
+        changes: false, session: .none, roles: ["admin"])
+    /// `client.list`: The connections open to navd (this node's), a page at a time in the order they connected, as Redis's CLIENT LIST and Neovim's nvim_list_chans: each one's number, the name it gave hello, its peer (pid, uid, gid), roles, age and idle time, subscriptions, requests awaiting an answer, navigations pending, unsent output and held input. Needs the role admin (it shows every client's peer and the sessions it follows). subscribedTo lists only the subscribers of a session (which front-ends watch it).
     static let clientList = MethodTable.Spec(name: "client.list", params: ["session", "subscribedTo", "after", "limit"],
-        changes: false, session: .none, roles: [])
+        changes: false, session: .none, roles: ["admin"])
     /// `context.get`: The session's facts (all, or those named).
     static let contextGet = MethodTable.Spec(name: "context.get", params: ["session", "facts"],
         changes: false, session: .acts(on: ["session"]), roles: [])
