@@ -120,14 +120,19 @@ public final class NavLoopClient {
             scanned = buffer.count
             guard buffer.count <= NavClient.maxLine else { return lost(.protocolError("a line from navd is longer than \(NavClient.maxLine) bytes")) }
         case .end, .error:
-            lost(.connection("navd closed the connection"))
+            lost(closing ?? .connection("navd closed the connection"))
         }
     }
+
+    /// Why navd said it closes the connection (an error answering no request, `id` null: another
+    /// client's `client.kill`, a limit), reported when the connection ends.
+    private var closing: NavClientError?
 
     /// The connection ended (or broke off): calls still waiting fail with `why`.
     private func lost(_ why: NavClientError) {
         buffer = []
         scanned = 0
+        closing = nil
         sentLines.removeAll()
         stream?.close()
         stream = nil
@@ -146,6 +151,7 @@ public final class NavLoopClient {
             }
             return
         }
+        if m["id"] == .null, let e = m["error"] { closing = NavClientError(rpcError: e) }
         guard let id = m["id"]?.intValue, let reply = waiting.removeValue(forKey: id) else { return }
         let line = sentLines.removeValue(forKey: id)
         if let e = m["error"] {

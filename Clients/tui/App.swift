@@ -79,8 +79,10 @@ final class App {
             self.pending = nil
             self.inFlight = [:]
             self.dismissesInFlight = 0
-            self.addLog("navd closed the connection; reconnecting every second", .error)
-            self.setStatus("navd closed the connection — reconnecting… (q quits)", .error)
+            // navd's own reason when it gave one (client.kill, a limit of the connection).
+            let why = e.kind == "connection" ? "navd closed the connection" : "navd closed the connection: \(e.message)"
+            self.addLog("\(why); reconnecting every second", .error)
+            self.setStatus("\(why) — reconnecting… (q quits)", .error)
             self.scheduleRetry()
         }
         connect()

@@ -450,6 +450,22 @@ final class TmuxPane {
         #expect(tree.contains("\"coordinator\":\"app.Editor\""), "\(tree)")
     }
 
+    /// Closed by another client's `client.kill`, nav-tui says so (navd's reason, with who closed
+    /// it) and connects again.
+    @Test func aConnectionClosedByClientKillIsShownWithWhy() throws {
+        let d = try Daemon()
+        let pane = try TmuxPane(width: 120, height: 30, command: "NAVD_SOCKET=\(d.socketPath) \(Repo.binary("nav-tui")); echo exit=$?; exec sleep 120")
+        try pane.waitFor("actions on shop.Home")
+        let admin = try d.client()
+        let tui = try #require(try admin.call("client.list")["clients"]?.arrayValue?.first { $0["client"] == "nav-tui" })
+        try admin.call("client.kill", ["connection": tui["id"]!])
+        try pane.waitFor("closed this connection with client.kill")
+        try pane.waitFor("connected to \(d.socketPath)")
+        #expect(try admin.call("client.list")["clients"]?.arrayValue?.contains { $0["client"] == "nav-tui" } == true)
+        try pane.send("q")
+        try pane.waitFor("exit=0")
+    }
+
     @Test func reconnectsWhenNavdRestarts() throws {
         let dir = TempDir()
         defer { dir.remove() }
