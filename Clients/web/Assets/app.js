@@ -30,13 +30,17 @@ const state = {
 let rpc;
 const call = (method, params) => rpc.call(method, params);
 
+// The last error navd sent about the connection itself (id null: client.kill, a limit), said
+// again when the connection ends, so that the reason is not lost under "disconnected".
+let lastError = null;
+
 function connect() {
   rpc = new Connection(`ws://${location.host}/ws`, {
     open: () => start().catch((e) => status(describe(e), true)),
-    close: () => status('disconnected from nav-web: reload the page to connect again', true),
+    close: () => status(`disconnected from nav-web${lastError ? ` (${describe(lastError)})` : ''}: reload the page to connect again`, true),
     notification: notified,
     request: requested,
-    error: (e) => status(describe(e), true),
+    error: (e) => { lastError = e; status(describe(e), true); },
   });
 }
 

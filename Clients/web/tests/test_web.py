@@ -392,6 +392,18 @@ def test_a_closed_session_is_shown_closed_without_actions(navweb, browser):
     assert "is closed: pick another session" in text(browser, "actions")
 
 
+def test_a_page_closed_by_client_kill_says_why(navweb, browser):
+    """client.kill of the page's navd connection: the status keeps navd's reason (who closed it)
+    when the connection then ends, rather than a bare "disconnected"."""
+    load(browser, navweb)
+    listed = json.loads(navctl(navweb.navd_sock, "--json", "clients"))["clients"]
+    page = [c["id"] for c in listed if c.get("client") == "nav-web"]
+    assert len(page) == 1, listed
+    navctl(navweb.navd_sock, "client", "kill", str(page[0]))
+    wait(browser, lambda d: "disconnected from nav-web (disconnected: connection" in text(d, "status")
+         and "closed this connection with client.kill" in text(d, "status"), timeout=10, message="the status says who closed it")
+
+
 # --- issue 47: safe and true ---------------------------------------------------------------
 
 
