@@ -39,23 +39,8 @@ struct Clients: ParsableCommand {
 
     /// Every page of `client.list` (navd answers at most 1,000 connections at a time), in order.
     static func list(_ common: Common, subscribedTo: String?) throws {
-        let c = try common.client()
-        var answer: JSONValue = [:]
-        var clients: [JSONValue] = []
-        var after: JSONValue?
-        do {
-            repeat {
-                var p: JSONObject = subscribedTo.map { ["subscribedTo": .string($0)] } ?? [:]
-                if let after { p["after"] = after }
-                answer = try c.call("client.list", common.params(p), timeout: common.timeout)
-                clients += answer["clients"]?.arrayValue ?? []
-                after = answer["next"]
-            } while after != nil
-        } catch let e as NavClientError {
-            try common.fail(e)
-        }
+        let (answer, clients) = try common.allPages("client.list", subscribedTo.map { ["subscribedTo": .string($0)] } ?? [:], key: "clients")
         if common.json {
-            if case .object(var o) = answer { o["clients"] = .array(clients); answer = .object(o) }
             print(terminalSafeJSON(JSONWriter.string(answer)))
             return
         }

@@ -47,6 +47,28 @@ struct Common: ParsableArguments {
         return p
     }
 
+    /// Every page of a listing method (`session.list`, `client.list`: each answer's `next` passed as
+    /// the following call's `after`), its `key` arrays joined in order into the last answer.
+    func allPages(_ method: String, _ extra: JSONObject = [:], key: String) throws -> (answer: JSONValue, items: [JSONValue]) {
+        let c = try client()
+        var answer: JSONValue = [:]
+        var items: [JSONValue] = []
+        var after: JSONValue?
+        do {
+            repeat {
+                var p = extra
+                if let after { p["after"] = after }
+                answer = try c.call(method, params(p), timeout: timeout)
+                items += answer[key]?.arrayValue ?? []
+                after = answer["next"]
+            } while after != nil
+        } catch let e as NavClientError {
+            try fail(e)
+        }
+        if case .object(var o) = answer { o[key] = .array(items); answer = .object(o) }
+        return (answer, items)
+    }
+
     /// Calls navd; errors go to stderr as `navctl: KIND (CODE): MESSAGE`, exit status 1. While a
     /// navigation is pending, says on stderr what it waits for; Ctrl-C (or SIGTERM) cancels it and
     /// exits with 130, `--timeout` cancels it and exits with 1. With `noWait`, a navigation that has to

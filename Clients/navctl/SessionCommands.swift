@@ -84,20 +84,7 @@ struct Sessions: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List sessions (as session list).")
     /// Every page of `session.list` (navd answers at most 10,000 names at a time), in order.
     static func list(_ common: Common) throws {
-        let c = try common.client()
-        var answer: JSONValue = [:]
-        var names: [JSONValue] = []
-        var after: JSONValue?
-        do {
-            repeat {
-                answer = try c.call("session.list", common.params(after.map { ["after": $0] } ?? [:]), timeout: common.timeout)
-                names += answer["sessions"]?.arrayValue ?? []
-                after = answer["next"]
-            } while after != nil
-        } catch let e as NavClientError {
-            try common.fail(e)
-        }
-        if case .object(var o) = answer { o["sessions"] = .array(names); answer = .object(o) }
+        let (answer, names) = try common.allPages("session.list", key: "sessions")
         print(common.json ? terminalSafeJSON(JSONWriter.string(answer)) : names.compactMap(\.stringValue).map { terminalSafe($0) }.joined(separator: "\n"))
     }
     @OptionGroup var common: Common

@@ -15,16 +15,16 @@ enum ClientKillMethod: NavdMethod {
                     throw .invalidParams("`client.kill` needs \"connection\": the number client.list gives as id (hello answers a client its own)", data: ["param": "connection"])
                 }
                 let caller = call.peer
-                let callerUid = caller.connection.credentials?.uid
-                guard let target = server.transport.connections[id], !target.isClosed else {
+                let callerUid = caller.connection.credentials.map { String($0.uid) } ?? "?"
+                guard let target = server.transport.connections[id] else {
                     throw RPCError(.unknownTarget, "no connection \(id) is open; client.list lists the open ones", data: ["connection": .int(id)])
                 }
                 guard target !== caller.connection else {
                     throw .invalidParams("connection \(id) is the one asking; a client closes its own connection by closing its socket", data: ["param": "connection"])
                 }
                 server.logger.info("closing a connection at a client's request",
-                                   metadata: ["navd.client": "\(id)", "navd.by": "\(caller.id)", "navd.uid": "\(callerUid.map(String.init) ?? "?")"])
-                let why = RPCError(.disconnected, "connection \(caller.id) (uid \(callerUid.map(String.init) ?? "?")) closed this connection with client.kill",
+                                   metadata: ["navd.client": "\(id)", "navd.by": "\(caller.id)", "navd.uid": "\(callerUid)"])
+                let why = RPCError(.disconnected, "connection \(caller.id) (uid \(callerUid)) closed this connection with client.kill",
                                    data: ["by": .int(caller.id)])
                 target.close(telling: why)
                 return ["closed": .int(id)]
