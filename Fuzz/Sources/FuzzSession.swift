@@ -42,7 +42,9 @@ let sessionGraph = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text
 
 /// A sequence of requests, read from the input, through an in-process navd (memory streams, its
 /// real loop): navd answers every request, never crashes, keeps to its limits, and a subscriber's
-/// mirror, fed only with `stackChanged`, equals the tree at the end.
+/// mirror, fed only with `stackChanged`, equals the tree at the end. An admin connection lists the
+/// connections (`client.list`) and closes a spare subscriber (`client.kill`), which is told why and
+/// closed, then replaced; the driver's own tries at either are refused for its lack of the role.
 func fuzzSession(_ data: UnsafeRawBufferPointer) {
     var config = ServerConfiguration(socketPath: "/nonexistent/fuzz.sock")
     config.session.maxDepth = 10
@@ -56,6 +58,11 @@ func fuzzSession(_ data: UnsafeRawBufferPointer) {
     let driver = MemoryStream(credentials: PeerCredentials(pid: getpid(), uid: 65534, gid: 65534))
     server.attach(watcher)
     server.attach(driver)
+    let admin = MemoryStream(credentials: PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid()))
+    server.attach(admin)
+    var spare = MemoryStream(credentials: PeerCredentials(pid: getpid(), uid: 65534, gid: 65534))
+    server.attach(spare)
+    func connectionID(_ s: MemoryStream) -> Int? { server.transport.connections.values.first { $0.stream === s }?.id }
     let parser = JSONParser(maxDepth: config.writtenDepth)
     func lines(_ s: MemoryStream) -> [JSONValue] {
         s.takeOutput().split(separator: 10).map { line in
@@ -83,8 +90,20 @@ func fuzzSession(_ data: UnsafeRawBufferPointer) {
             require(m["result"] != nil || m["error"]?["data"]?["kind"] != nil, "a reply without result or data.kind: \(JSONWriter.string(m))")
             if let id = m["id"]?.intValue { answered.insert(id) }
         }
+        for m in lines(admin) {
+            require(m["result"] != nil || m["error"]?["data"]?["kind"] != nil, "an admin's reply without result or data.kind: \(JSONWriter.string(m))")
+            if let id = m["id"]?.intValue { answered.insert(id) }
+            if let clients = m["result"]?["clients"]?.arrayValue {
+                require(clients.count <= ClientListMethod.pageMost, "client.list answered \(clients.count) connections in one page")
+                let ids = clients.compactMap { $0["id"]?.intValue }
+                require(ids == ids.sorted() && Set(ids).count == ids.count, "client.list's page is not in connection order: \(ids)")
+                require(clients.filter { $0["self"] == true }.count <= 1, "client.list marked more than one connection as the asker's")
+            }
+        }
+        if !spare.isClosed { _ = spare.takeOutput() }
     }
     send(watcher, 0, "subscribe", [:])
+    send(spare, 0, "subscribe", [:])
     pump(2)
     let targets = ["app.Home", "app.Box", "app.A", "app.B", "app.G", "app.F", "app.S1", "app.S2", "app.T", "app.L", "app.Nope"]
     let styles: [JSONValue?] = [nil, "push", "present", "replace", "root", "select"]
@@ -95,7 +114,7 @@ func fuzzSession(_ data: UnsafeRawBufferPointer) {
         let (op, x, y, z) = (b[i], Int(b[i + 1]), Int(b[i + 2]), Int(b[i + 3]))
         i += 4
         let node: JSONValue = .string("n\(x % 48)")
-        switch op % 12 {
+        switch op % 14 {
         case 0, 1, 2, 3:
             var p: JSONObject = ["to": .string(targets[x % targets.count])]
             if let by = styles[y % styles.count] { p["by"] = by }
@@ -110,6 +129,27 @@ func fuzzSession(_ data: UnsafeRawBufferPointer) {
         case 8: send(driver, id, "reset", y & 1 == 1 ? [:] : ["to": .array([.string(targets[x % targets.count]), ["to": .string(targets[z % targets.count]), "by": "present"]])])
         case 9: send(driver, id, "open", ["url": .string("/a/\(x)")])
         case 10: send(driver, id, "update", ["node": node, "with": ["n": .int(y)]])
+        case 12:
+            var p: JSONObject = ["after": .int(x % 6 - 1), "limit": .int(y % 5)]
+            if z & 1 == 1 { p["subscribedTo"] = z & 2 == 2 ? "main" : "nope" }
+            send(z & 4 == 4 ? driver : admin, id, "client.list", p)
+        case 13:
+            let killed = spare
+            let target: JSONValue = switch y % 4 {
+            case 0, 1: connectionID(killed).map { .int($0) } ?? .int(999)
+            case 2: connectionID(admin).map { .int($0) } ?? .int(999)
+            default: .int(1_000 + x)
+            }
+            send(z & 4 == 4 ? driver : admin, id, "client.kill", ["connection": target])
+            pump(1)
+            if killed.isClosed {
+                let said = lines(killed).last
+                require(said?["id"] == .null && said?["error"]?["data"]?["kind"] == "disconnected",
+                        "a connection closed by client.kill was not told why first: \(said.map { JSONWriter.string($0) } ?? "nothing")")
+                spare = MemoryStream(credentials: PeerCredentials(pid: getpid(), uid: 65534, gid: 65534))
+                server.attach(spare)
+                send(spare, 0, "subscribe", [:])
+            }
         default:
             send(driver, id, "navigate", ["to": .string(targets[x % targets.count]), "by": y & 1 == 1 ? "present" : "push",
                                           "popUpTo": ["to": .string(targets[z % targets.count]), "inclusive": .bool(z & 1 == 1)]])
