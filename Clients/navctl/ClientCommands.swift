@@ -49,7 +49,7 @@ struct Clients: ParsableCommand {
 
     /// One line per connection, as `ps` prints processes.
     static func table(_ clients: [JSONValue]) -> String {
-        let head = ["", "ID", "CLIENT", "PID", "UID", "AGE", "IDLE", "SUBS", "AWAITING", "PENDING", "OUTPUT", "SESSIONS"]
+        let head = ["", "ID", "CLIENT", "PID", "UID", "AGE", "IDLE", "SUBS", "REQUESTS", "AWAITING", "PENDING", "OUTPUT", "SESSIONS"]
         var rows = [head]
         for e in clients {
             let subs = (e["subscribedTo"]?.arrayValue ?? []).compactMap(\.stringValue)
@@ -63,6 +63,7 @@ struct Clients: ParsableCommand {
                 duration(e["age"]?.intValue ?? 0),
                 duration(e["idle"]?.intValue ?? 0),
                 "\(e["subscriptions"]?.intValue ?? 0)",
+                "\(e["requests"]?.intValue ?? 0)",
                 "\(e["awaiting"]?.intValue ?? 0)",
                 "\(e["pending"]?.intValue ?? 0)",
                 "\(e["output"]?.intValue ?? 0)",

@@ -36,6 +36,13 @@ import Testing
                 && w["notifications"] == "compact" && w["self"] == nil, "\(w)")
         #expect(w["peer"]?["pid"] == .int(Int(getpid())) && w["peer"]?["uid"] == .int(Int(getuid())) && w["roles"] == ["admin"], "\(w)")
         #expect(q["client"] == nil && q["subscriptions"] == 0 && q["subscribedTo"] == [] && q["notifications"] == "full", "\(q)")
+        // Requests made so far: hello, session.open and two subscribes; one ping; this client.list.
+        #expect(w["requests"] == 4 && q["requests"] == 1 && me["requests"] == 1, "\(all)")
+        // Each request of a batch counts; a notification is not a request.
+        try quiet.notify("ping")
+        try quiet.sendRaw(#"[{"jsonrpc":"2.0","id":100001,"method":"ping"},{"jsonrpc":"2.0","id":100002,"method":"ping"}]"# + "\n")
+        #expect(try quiet.readMessage()?.arrayValue?.count == 2)
+        #expect(try listed(asker).first { $0["id"] == q["id"] }?["requests"] == 3)
         #expect(me["self"] == true && me["awaiting"] == 1 && me["pending"] == 0 && me["output"] == 0 && me["input"] == 0
                 && me["halfClosed"] == false && me["age"] == 0, "\(me)")
         // Which front-ends watch a session: its subscribers alone.

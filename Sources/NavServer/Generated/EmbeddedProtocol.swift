@@ -145,7 +145,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "client.list",
-      "summary": "The connections open to navd (this node's), a page at a time in the order they connected, as Redis's CLIENT LIST and Neovim's nvim_list_chans: each one's number, the name it gave hello, its peer (pid, uid, gid), roles, age and idle time, subscriptions, requests awaiting an answer, navigations pending, unsent output and held input. Needs the role admin (it shows every client's peer and the sessions it follows). subscribedTo lists only the subscribers of a session (which front-ends watch it).",
+      "summary": "The connections open to navd (this node's), a page at a time in the order they connected, as Redis's CLIENT LIST and Neovim's nvim_list_chans: each one's number, the name it gave hello, its peer (pid, uid, gid), roles, age and idle time, subscriptions, requests made and those awaiting an answer, navigations pending, unsent output and held input. Needs the role admin (it shows every client's peer and the sessions it follows). subscribedTo lists only the subscribers of a session (which front-ends watch it).",
       "x-navd-changes": false,
       "x-navd-roles": [
         "admin"
@@ -186,7 +186,7 @@ public enum EmbeddedProtocol {
       ],
       "result": {
         "name": "clients",
-        "description": "`clients` (each: `id`, `client?`, `peer`, `roles`, `age`, `idle`, `subscriptions`, `subscribedTo`, `awaiting`, `pending`, `output`, `input`, `notifications`, `halfClosed`, `self?`), `next?`",
+        "description": "`clients` (each: `id`, `client?`, `peer`, `roles`, `age`, `idle`, `subscriptions`, `subscribedTo`, `requests`, `awaiting`, `pending`, `output`, `input`, `notifications`, `halfClosed`, `self?`), `next?`",
         "schema": {
           "type": "object",
           "required": [
@@ -205,6 +205,7 @@ public enum EmbeddedProtocol {
                   "idle",
                   "subscriptions",
                   "subscribedTo",
+                  "requests",
                   "awaiting",
                   "pending",
                   "output",
@@ -259,6 +260,10 @@ public enum EmbeddedProtocol {
                       "type": "string"
                     },
                     "description": "Their names, sorted, at most 16."
+                  },
+                  "requests": {
+                    "type": "integer",
+                    "description": "Requests it has made since it connected (each of a batch counts; notifications it sent do not)."
                   },
                   "awaiting": {
                     "type": "integer",

@@ -54,6 +54,7 @@ enum ClientListMethod: NavdMethod {
         e["idle"] = .int(Int((now &- max(c.lastReadAt, c.openedAt)) / 1_000_000_000))
         e["subscriptions"] = .int(subscriptions.count)
         e["subscribedTo"] = .array(subscriptions.sorted().prefix(subscribedToMost).map { .string($0) })
+        e["requests"] = .int(c.requests)
         e["awaiting"] = .int(c.awaiting)
         e["pending"] = .int(server.navigator.pendingByClient[c.id]?.count ?? 0)
         e["output"] = .int(c.unsentBytes)

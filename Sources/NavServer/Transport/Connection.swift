@@ -114,6 +114,8 @@ final class Connection {
 
     /// Requests received whose reply has not been sent yet.
     private(set) var awaiting = 0
+    /// Requests received since it connected (`client.list`'s `requests`).
+    private(set) var requests = 0
     /// The client shut down its side (as `socat` does after its input): answer what it asked, then close.
     var peerDone = false
 
@@ -145,7 +147,10 @@ final class Connection {
         return owesNothing ? .done : nil
     }
 
-    func requestDispatched() { awaiting += 1 }
+    func requestDispatched() {
+        awaiting += 1
+        requests &+= 1
+    }
 
     func requestAnswered() {
         awaiting -= 1
