@@ -22,12 +22,57 @@ struct ClientList: ParsableCommand {
 
 struct ClientKill: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "kill", abstract: "Close a connection (client.kill), its number as client list gives it; it is told why first.",
-        discussion: "Needs the role admin (navd's own uid holds it).")
+        commandName: "kill", abstract: "Close a connection (client.kill), its number as client list gives it, or every one that matches filters; each is told why first.",
+        discussion: """
+            Needs the role admin (navd's own uid holds it). With filters (as redis-cli's client kill \
+            with filters), navctl lists the connections and closes each that matches all of them, \
+            never its own; one that closed meanwhile is passed over. Exit status 1 when none matched, \
+            as pkill's.
+            """)
     @OptionGroup var common: Common
-    @Argument(help: "The connection's number (client list's ID).") var connection: Int
+    @Argument(help: "The connection's number (client list's ID).") var connection: Int?
+    @Option(name: .customLong("client"), help: "Only connections whose hello named this client (nav-tui, nav-web, navctl or another).") var clientName: String?
+    @Option(help: "Only connections of this peer uid.") var uid: Int?
+    @Option(help: "Only connections subscribed to this session.") var subscribedTo: String?
+    @Option(help: "Only connections navd has read nothing from for at least this many seconds.") var idle: Int?
+
+    func validate() throws {
+        let filtered = clientName != nil || uid != nil || subscribedTo != nil || idle != nil
+        if connection != nil && filtered { throw ValidationError("give a connection's number or filters (--client, --uid, --subscribed-to, --idle), not both") }
+        if connection == nil && !filtered { throw ValidationError("give a connection's number (navctl clients lists them) or a filter: --client, --uid, --subscribed-to or --idle") }
+        if let idle, idle < 0 { throw ValidationError("--idle is \(idle); give the seconds without a read, 0 or more") }
+    }
+
     func run() throws {
-        try common.run("client.kill", ["connection": .int(connection)]) { r in "closed connection \(r["closed"]?.intValue ?? connection)" }
+        if let connection {
+            try common.run("client.kill", ["connection": .int(connection)]) { r in "closed connection \(r["closed"]?.intValue ?? connection)" }
+            return
+        }
+        let c = try common.client()
+        let (_, listed) = try common.allPages("client.list", subscribedTo.map { ["subscribedTo": .string($0)] } ?? [:], key: "clients", on: c)
+        let matching = listed.filter { e in
+            e["self"] != true
+                && clientName.map { e["client"]?.stringValue == $0 } ?? true
+                && uid.map { e["peer"]?["uid"]?.intValue == $0 } ?? true
+                && idle.map { (e["idle"]?.intValue ?? 0) >= $0 } ?? true
+        }
+        var closed: [Int] = []
+        for id in matching.compactMap({ $0["id"]?.intValue }) {
+            do {
+                _ = try c.call("client.kill", common.params(["connection": .int(id)]), timeout: common.timeout)
+                closed.append(id)
+                if !common.json { print("closed connection \(id)") }
+            } catch let e as NavClientError where e.kind == "unknownTarget" {
+                continue  // it closed between the list and the kill
+            } catch let e as NavClientError {
+                try common.fail(e)
+            }
+        }
+        if common.json { print(JSONWriter.string(["closed": .array(closed.map { .int($0) })])) }
+        if closed.isEmpty {
+            FileHandle.standardError.write(Data("navctl: no connection matched (of \(listed.count) listed, this one left out)\n".utf8))
+            throw ExitCode(1)
+        }
     }
 }
 

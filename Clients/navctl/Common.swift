@@ -48,9 +48,10 @@ struct Common: ParsableArguments {
     }
 
     /// Every page of a listing method (`session.list`, `client.list`: each answer's `next` passed as
-    /// the following call's `after`), its `key` arrays joined in order into the last answer.
-    func allPages(_ method: String, _ extra: JSONObject = [:], key: String) throws -> (answer: JSONValue, items: [JSONValue]) {
-        let c = try client()
+    /// the following call's `after`), its `key` arrays joined in order into the last answer; over
+    /// `connection` when given (a command that goes on to act on what it listed), else a new one.
+    func allPages(_ method: String, _ extra: JSONObject = [:], key: String, on connection: NavClient? = nil) throws -> (answer: JSONValue, items: [JSONValue]) {
+        let c = try connection ?? client()
         var answer: JSONValue = [:]
         var items: [JSONValue] = []
         var after: JSONValue?

@@ -279,6 +279,31 @@ import Testing
         #expect(again.status == 1 && again.stderr.contains("unknownTarget (-32001): no connection \(id) is open"), "\(again)")
     }
 
+    /// `client kill` by filters closes every match but navctl's own connection, and says when none
+    /// matched (exit 1, as pkill); a number and filters together are refused.
+    @Test func clientKillByFilters() throws {
+        let d = try Daemon()
+        let victims = try (0..<2).map { _ in try d.client() }
+        for v in victims { try v.call("hello", ["client": "victim"]) }
+        let keeper = try d.client()
+        try keeper.call("hello", ["client": "keeper"])
+        try keeper.call("subscribe")
+        let r = try navctl(d, ["client", "kill", "--client", "victim", "--uid", "\(getuid())"])
+        #expect(r.status == 0 && r.stdout.split(separator: "\n").count == 2 && r.stdout.split(separator: "\n").allSatisfy { $0.hasPrefix("closed connection ") }, "\(r)")
+        for v in victims { #expect(try v.waitForClose()) }
+        #expect(try keeper.call("ping") == "pong")
+        let none = try navctl(d, ["client", "kill", "--client", "victim"])
+        #expect(none.status == 1 && none.stderr.contains("no connection matched"), "\(none)")
+        let otherUid = try navctl(d, ["client", "kill", "--client", "keeper", "--uid", "\(getuid() + 1)"])
+        #expect(otherUid.status == 1, "\(otherUid)")
+        let both = try navctl(d, ["client", "kill", "3", "--client", "keeper"])
+        #expect(both.status != 0 && both.stderr.contains("not both"), "\(both)")
+        let subscribed = try navctl(d, ["client", "kill", "--subscribed-to", "main", "--json"])
+        let closedBySubscription = try json(subscribed.stdout)["closed"]?.arrayValue
+        #expect(subscribed.status == 0 && closedBySubscription?.count == 1, "\(subscribed)")
+        #expect(try keeper.waitForClose())
+    }
+
     @Test func errorsAndExitCodes() throws {
         let d = try Daemon()
         var r = try navctl(d, ["navigate", "shop.Prodcut"])
