@@ -115,20 +115,26 @@ struct Clients: ParsableCommand {
                 terminalSafe(subs.joined(separator: ",") + (more > 0 ? ",+\(more)" : "")),
             ])
         }
-        let widths = head.indices.map { i in rows.map { $0[i].count }.max() ?? 0 }
-        return rows.map { row in
-            row.indices.map { i in
-                let pad = String(repeating: " ", count: widths[i] - row[i].count)
-                // Names and sessions to the left, numbers to the right; the last column unpadded.
-                return i == row.count - 1 ? row[i] : (i == 2 ? row[i] + pad : pad + row[i])
-            }.joined(separator: "  ").trimmingTrailingSpaces()
-        }.joined(separator: "\n")
+        return columns(rows, left: [2])
     }
+}
 
-    /// Seconds as `42s`, `7m`, `3h`, `2d`.
-    static func duration(_ s: Int) -> String {
-        s < 120 ? "\(s)s" : s < 7_200 ? "\(s / 60)m" : s < 172_800 ? "\(s / 3_600)h" : "\(s / 86_400)d"
-    }
+/// Rows as aligned columns, as `ps` prints them: the columns in `left` (names) to the left, the
+/// rest (numbers) to the right, the last one unpadded.
+func columns(_ rows: [[String]], left: Set<Int>) -> String {
+    guard let head = rows.first else { return "" }
+    let widths = head.indices.map { i in rows.map { $0[i].count }.max() ?? 0 }
+    return rows.map { row in
+        row.indices.map { i in
+            let pad = String(repeating: " ", count: widths[i] - row[i].count)
+            return i == row.count - 1 ? row[i] : (left.contains(i) ? row[i] + pad : pad + row[i])
+        }.joined(separator: "  ").trimmingTrailingSpaces()
+    }.joined(separator: "\n")
+}
+
+/// Seconds as `42s`, `7m`, `3h`, `2d`.
+func duration(_ s: Int) -> String {
+    s < 120 ? "\(s)s" : s < 7_200 ? "\(s / 60)m" : s < 172_800 ? "\(s / 3_600)h" : "\(s / 86_400)d"
 }
 
 extension String {

@@ -42,5 +42,5 @@ struct Navctl: ParsableCommand {
             """,
         version: BuildInfo.versionLine("navctl"),
         subcommands: [Navigate.self, Route.self, Dismiss.self, Complete.self, Cancel.self, Open.self, Update.self, Reset.self, Link.self, Tree.self,
-                      Watch.self, Set_.self, SessionCommand.self, Sessions.self, ClientCommand.self, Clients.self, Stats.self, Reload.self, Backup.self, CoverageCommand.self, Provide.self, Call.self])
+                      Watch.self, Set_.self, SessionCommand.self, Sessions.self, ClientCommand.self, Clients.self, Slowlog.self, Stats.self, Reload.self, Backup.self, CoverageCommand.self, Provide.self, Call.self])
 }

@@ -304,6 +304,21 @@ import Testing
         #expect(try keeper.waitForClose())
     }
 
+    /// `slowlog` shows what navd kept, newest first, one line each; `--reset` forgets it.
+    @Test func slowlogShowsAndForgetsSlowReads() throws {
+        let d = try Daemon(arguments: ["--slowlog-threshold", "0"])
+        let c = try d.client()
+        try c.call("hello", ["client": "slowpoke"])
+        // Kept: slowpoke's hello, then navctl's own hello (each a read); then navctl's slowlog.get.
+        let shown = try navctl(d, ["slowlog"])
+        let lines = shown.stdout.split(separator: "\n").map(String.init)
+        #expect(shown.status == 0 && lines.first == "slow reads (0 ms or more) since navd started: 2; kept: the newest 2, at most 128", "\(shown)")
+        #expect(lines.count == 4 && lines[1].hasPrefix("ID  AGO") && lines[2].contains(" navctl ") && lines[3].contains(" slowpoke ") && lines[3].hasSuffix("hello:1"), "\(shown)")
+        let forgot = try navctl(d, ["slowlog", "--reset"])
+        #expect(forgot.status == 0 && forgot.stdout == "forgot 4 slow reads\n", "\(forgot)")
+        #expect(try navctl(d, ["slowlog", "--limit", "0"]).status == 64)
+    }
+
     @Test func errorsAndExitCodes() throws {
         let d = try Daemon()
         var r = try navctl(d, ["navigate", "shop.Prodcut"])

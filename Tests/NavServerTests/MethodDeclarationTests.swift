@@ -130,7 +130,7 @@ extension InProcess {
                     #expect(denied == !spec.roles.isEmpty, "\(spec.name): \(r)")
                 }
             }
-            #expect(p.server.methods.specs.filter { !$0.roles.isEmpty }.map(\.name).sorted() == ["client.kill", "client.list", "graph.reload", "provide", "state.backup"])
+            #expect(p.server.methods.specs.filter { !$0.roles.isEmpty }.map(\.name).sorted() == ["client.kill", "client.list", "graph.reload", "provide", "slowlog.get", "slowlog.reset", "state.backup"])
         }
     }
 }

@@ -23,6 +23,10 @@ struct DispatchLimits: Sendable {
     var maxBatch = 1_000
     /// The most unread output a client may hold (`--max-output`): no answer may be larger.
     var maxOutput = 8 << 20
+    /// Reads that hold the loop this long or longer are kept for `slowlog.get` (`--slowlog-threshold`)…
+    var slowlogThresholdNs: UInt64 = 10_000_000
+    /// …the newest this many (`--slowlog-max-len`; 0: none).
+    var slowlogMaxLen = 128
 }
 
 /// Dispatch's counters, for `stats`.
@@ -77,7 +81,14 @@ final class Dispatcher {
     private var unsettled: [Unretained<MethodTable.Entry>] = []
     private var unsettledCount = 0
 
+    /// The reads that held the loop longest (`slowlog.get`).
+    let slowlog: SlowLog
+    /// ``SlowLog/effectiveThresholdNs``, read at the end of every read.
+    private let slowThresholdNs: UInt64
+
     init(loop: EventLoop, logger: Logger, limits: DispatchLimits, transport: ConnectionSet, decoding: DecodingContext) {
+        slowlog = SlowLog(thresholdNs: limits.slowlogThresholdNs, maxLen: limits.slowlogMaxLen)
+        slowThresholdNs = slowlog.effectiveThresholdNs
         self.decoding = decoding
         self.loop = loop
         self.logger = logger
@@ -264,10 +275,14 @@ final class Dispatcher {
     }
 
     /// Puts the answers given during the read that just ended in their methods' latency buckets:
-    /// each took from when the read began until now.
-    func settleAnswers() {
+    /// each took from when the read began until now. `readBy`: the client whose read it was, when
+    /// the time is the loop's (not a retried request's, which waited elsewhere): a read that took
+    /// `--slowlog-threshold` or more goes to the slow log.
+    func settleAnswers(readBy peer: Peer? = nil) {
         guard unsettledCount > 0 else { return }
-        let ns = EventLoop.hrtime &- transport.readStartedAt
+        let now = EventLoop.hrtime
+        let ns = now &- transport.readStartedAt
+        if ns >= slowThresholdNs, let peer { noteSlowRead(ns, by: peer, now: now) }
         for i in 0..<unsettledCount {
             unsettled[i].with { e in
                 e.counts.answered(e.counts.unsettled, after: ns)
@@ -275,6 +290,30 @@ final class Dispatcher {
             }
         }
         unsettledCount = 0
+    }
+
+    /// Keeps a read that held the loop `ns` (``SlowLog``), before its answers are settled (their
+    /// methods' unsettled counts say what it answered); logs it, at most a line a second.
+    @inline(never)
+    private func noteSlowRead(_ ns: UInt64, by peer: Peer, now: UInt64) {
+        var methods: [(name: String, count: Int)] = []
+        var answers = 0
+        for i in 0..<unsettledCount {
+            unsettled[i].with { e in
+                methods.append((e.spec.name, e.counts.unsettled))
+                answers += e.counts.unsettled
+            }
+        }
+        methods.sort { $0.count > $1.count || ($0.count == $1.count && $0.name < $1.name) }
+        let named = Array(methods.prefix(SlowLog.methodsMost))
+        let (log, leftOut) = slowlog.record({ id, at in
+            SlowLog.Entry(id: id, at: at, ns: ns, connection: peer.id, client: peer.clientName, uid: peer.uid,
+                          answers: answers, methods: named)
+        }, now: now)
+        guard log else { return }
+        let what = named.map { "\($0.name) x\($0.count)" }.joined(separator: ", ") + (methods.count > named.count ? ", …" : "")
+        logger.notice("a read held the loop for \(Double(ns / 1_000) / 1_000) ms (every other client waited): \(answers) answers (\(what))\(leftOut > 0 ? "; \(leftOut) more slow reads since the last such line" : ""); slowlog.get lists them",
+                      metadata: ["navd.client": "\(peer.id)", "navd.name": "\(peer.clientName ?? "-")"])
     }
 
     /// Answers a request for a method navd does not have (counted among errors, not by method: the

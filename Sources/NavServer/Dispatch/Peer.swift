@@ -63,7 +63,7 @@ extension Peer: ConnectionHandler {
 
     func readEnded(batched: Bool) {
         if batched { dispatcher.parser.endBatch() }
-        dispatcher.settleAnswers()
+        dispatcher.settleAnswers(readBy: self)
     }
 
     func continueHeldWork() { dispatcher.continueBatch(self) }

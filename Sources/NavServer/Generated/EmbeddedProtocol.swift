@@ -2504,6 +2504,200 @@ public enum EmbeddedProtocol {
       "paramStructure": "by-name"
     },
     {
+      "name": "slowlog.get",
+      "summary": "The reads that held navd's loop longest, newest first, as Redis's SLOWLOG GET: each read whose handling took --slowlog-threshold (10 ms) or more, while no other client was served; the newest --slowlog-max-len (128) are kept. Each entry: id (increasing), at (when it ended, seconds since 1970, UTC), ms, the connection and its hello name and uid, how many answers it gave and their methods with how many times (at most 8, most answered first). Needs the role admin (it names every client's connection).",
+      "x-navd-changes": false,
+      "x-navd-roles": [
+        "admin"
+      ],
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "session",
+          "description": "Accepted and not used: the method is not about one session (clients that send a session with every call).",
+          "schema": {
+            "type": "string"
+          }
+        },
+        {
+          "name": "limit",
+          "description": "Most entries in the answer, 1 to --slowlog-max-len (the default: all kept).",
+          "schema": {
+            "type": "integer",
+            "minimum": 1
+          }
+        }
+      ],
+      "result": {
+        "name": "slowlog",
+        "description": "`entries` (each: `id`, `at`, `ms`, `connection`, `client?`, `uid?`, `answers`, `methods`), `kept`, `total` (slow reads since navd started), `thresholdMs`, `maxLen`",
+        "schema": {
+          "type": "object",
+          "required": [
+            "entries",
+            "kept",
+            "total",
+            "thresholdMs",
+            "maxLen"
+          ],
+          "properties": {
+            "entries": {
+              "type": "array",
+              "items": {
+                "type": "object",
+                "required": [
+                  "id",
+                  "at",
+                  "ms",
+                  "connection",
+                  "answers",
+                  "methods"
+                ],
+                "properties": {
+                  "id": {
+                    "type": "integer",
+                    "description": "Slow reads are numbered from 0 as navd keeps them; slowlog.reset does not start again."
+                  },
+                  "at": {
+                    "type": "number",
+                    "description": "When the read's handling ended, in seconds since 1970 (UTC)."
+                  },
+                  "ms": {
+                    "type": "number",
+                    "description": "How long its handling held the loop, in milliseconds."
+                  },
+                  "connection": {
+                    "type": "integer",
+                    "description": "The connection it was read from (client.list's id)."
+                  },
+                  "client": {
+                    "type": "string",
+                    "description": "The name that connection gave hello."
+                  },
+                  "uid": {
+                    "type": "integer",
+                    "description": "Its peer's uid."
+                  },
+                  "answers": {
+                    "type": "integer",
+                    "description": "Answers the read gave (a pipelining client's or a batch's requests are handled in one read)."
+                  },
+                  "methods": {
+                    "type": "object",
+                    "description": "Method name -> answers of it in the read, at most 8 methods, most answered first.",
+                    "additionalProperties": {
+                      "type": "integer"
+                    }
+                  }
+                }
+              }
+            },
+            "kept": {
+              "type": "integer"
+            },
+            "total": {
+              "type": "integer"
+            },
+            "thresholdMs": {
+              "type": "number",
+              "description": "--slowlog-threshold in milliseconds."
+            },
+            "maxLen": {
+              "type": "integer",
+              "description": "--slowlog-max-len."
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/invalidParams"
+        },
+        {
+          "$ref": "#/components/errors/accessDenied"
+        }
+      ],
+      "examples": [
+        {
+          "name": "get",
+          "params": [],
+          "result": {
+            "name": "result",
+            "value": {
+              "entries": [
+                {
+                  "id": 3,
+                  "at": 1796601600.125,
+                  "ms": 41.207,
+                  "connection": 7,
+                  "client": "deploy",
+                  "uid": 1000,
+                  "answers": 1,
+                  "methods": {
+                    "graph.reload": 1
+                  }
+                }
+              ],
+              "kept": 1,
+              "total": 4,
+              "thresholdMs": 10,
+              "maxLen": 128
+            }
+          }
+        }
+      ]
+    },
+    {
+      "name": "slowlog.reset",
+      "summary": "Forget the slow reads kept for slowlog.get, as Redis's SLOWLOG RESET (their numbering goes on). Needs the role admin.",
+      "x-navd-changes": false,
+      "x-navd-roles": [
+        "admin"
+      ],
+      "paramStructure": "by-name",
+      "params": [
+        {
+          "name": "session",
+          "description": "Accepted and not used: the method is not about one session (clients that send a session with every call).",
+          "schema": {
+            "type": "string"
+          }
+        }
+      ],
+      "result": {
+        "name": "reset",
+        "description": "`forgotten` (how many entries were kept)",
+        "schema": {
+          "type": "object",
+          "required": [
+            "forgotten"
+          ],
+          "properties": {
+            "forgotten": {
+              "type": "integer"
+            }
+          }
+        }
+      },
+      "errors": [
+        {
+          "$ref": "#/components/errors/accessDenied"
+        }
+      ],
+      "examples": [
+        {
+          "name": "reset",
+          "params": [],
+          "result": {
+            "name": "result",
+            "value": {
+              "forgotten": 1
+            }
+          }
+        }
+      ]
+    },
+    {
       "name": "state.backup",
       "summary": "Write a copy of the state files as they are now beside them (STATE.backup-TIME, its .log and, during a compaction, its .log.old: what a kill -9 at this moment would leave), each synced, on a thread while navd goes on serving; answered when the copy is on disk. navd --state STATE.backup-TIME restores from it. Needs the role admin. One at a time; with --ephemeral or --store there is no state file (unavailable).",
       "x-navd-changes": true,

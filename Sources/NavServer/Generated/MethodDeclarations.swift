@@ -74,6 +74,12 @@ extension MethodTable.Spec {
     /// `session.open`: Open (or get) a session; it starts from the graph's root.
     static let sessionOpen = MethodTable.Spec(name: "session.open", params: ["name", "session"],
         changes: true, grows: true, session: .acts(on: ["name", "session"]), roles: [])
+    /// `slowlog.get`: The reads that held navd's loop longest, newest first, as Redis's SLOWLOG GET: each read whose handling took --slowlog-threshold (10 ms) or more, while no other client was served; the newest --slowlog-max-len (128) are kept. Each entry: id (increasing), at (when it ended, seconds since 1970, UTC), ms, the connection and its hello name and uid, how many answers it gave and their methods with how many times (at most 8, most answered first). Needs the role admin (it names every client's connection).
+    static let slowlogGet = MethodTable.Spec(name: "slowlog.get", params: ["session", "limit"],
+        changes: false, session: .none, roles: ["admin"])
+    /// `slowlog.reset`: Forget the slow reads kept for slowlog.get, as Redis's SLOWLOG RESET (their numbering goes on). Needs the role admin.
+    static let slowlogReset = MethodTable.Spec(name: "slowlog.reset", params: ["session"],
+        changes: false, session: .none, roles: ["admin"])
     /// `state.backup`: Write a copy of the state files as they are now beside them (STATE.backup-TIME, its .log and, during a compaction, its .log.old: what a kill -9 at this moment would leave), each synced, on a thread while navd goes on serving; answered when the copy is on disk. navd --state STATE.backup-TIME restores from it. Needs the role admin. One at a time; with --ephemeral or --store there is no state file (unavailable).
     static let stateBackup = MethodTable.Spec(name: "state.backup", params: ["session"],
         changes: true, session: .none, roles: ["admin"])
@@ -122,6 +128,8 @@ extension MethodTable {
         SessionCloseMethod.register(in: self, server)
         SessionListMethod.register(in: self, server)
         SessionOpenMethod.register(in: self, server)
+        SlowlogGetMethod.register(in: self, server)
+        SlowlogResetMethod.register(in: self, server)
         StateBackupMethod.register(in: self, server)
         StatsMethod.register(in: self, server)
         SubscribeMethod.register(in: self, server)
@@ -272,6 +280,18 @@ enum SessionListParam: Int, ParamName {
 /// `session.open`'s params, in the order Protocol/methods/session.open.json declares them.
 enum SessionOpenParam: Int, ParamName {
     case name, session
+    static let table = ParamTable(Self.self)
+}
+
+/// `slowlog.get`'s params, in the order Protocol/methods/slowlog.get.json declares them.
+enum SlowlogGetParam: Int, ParamName {
+    case session, limit
+    static let table = ParamTable(Self.self)
+}
+
+/// `slowlog.reset`'s params, in the order Protocol/methods/slowlog.reset.json declares them.
+enum SlowlogResetParam: Int, ParamName {
+    case session
     static let table = ParamTable(Self.self)
 }
 

@@ -99,6 +99,9 @@ public struct ServerConfiguration: Sendable {
     /// How long part of a message may wait for the rest (`--message-timeout`, ms): a client that
     /// sends half a message and stops is told and disconnected.
     public var messageTimeoutMs = UInt64(Limit.messageTimeout.defaultValue)
+    /// `--slowlog-threshold` and `--slowlog-max-len` (``SlowLog``).
+    public var slowlogThresholdMs = UInt64(Limit.slowlogThreshold.defaultValue)
+    public var slowlogMaxLen = Limit.slowlogMaxLen.defaultValue
     /// How long a request from navd to a client (`precondition.evaluate`) may wait for its reply.
     public var clientRequestTimeoutMs: UInt64 = 10_000
     public var logLevel: Logger.Level = .info
@@ -166,7 +169,10 @@ extension ServerConfiguration {
     }
 
     /// What dispatch keeps to.
-    var dispatch: DispatchLimits { DispatchLimits(maxDepth: maxDepth, maxBatch: maxBatch, maxOutput: maxOutput) }
+    var dispatch: DispatchLimits {
+        DispatchLimits(maxDepth: maxDepth, maxBatch: maxBatch, maxOutput: maxOutput,
+                       slowlogThresholdNs: slowlogThresholdMs &* 1_000_000, slowlogMaxLen: slowlogMaxLen)
+    }
 
     var navigator: NavigatorLimits {
         NavigatorLimits(session: session,

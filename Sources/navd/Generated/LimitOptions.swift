@@ -45,6 +45,8 @@ extension Serve {
         try check(Limit.messageTimeout, milliseconds(messageTimeout))
         try check(Limit.logCompactBytes, logCompactBytes)
         try check(Limit.logCompactRatio, logCompactRatio)
+        try check(Limit.slowlogMaxLen, slowlogMaxLen)
+        try check(Limit.slowlogThreshold, milliseconds(slowlogThreshold))
     }
 
     /// Copies every limit given into `config` (the machine-sized ones are `sizedToMachine`'s).
@@ -81,6 +83,8 @@ extension Serve {
         config.messageTimeoutMs = UInt64(milliseconds(messageTimeout))
         config.logCompactBytes = logCompactBytes
         config.logCompactRatio = logCompactRatio
+        config.slowlogMaxLen = slowlogMaxLen
+        config.slowlogThresholdMs = UInt64(milliseconds(slowlogThreshold))
     }
 }
 

@@ -1,0 +1,105 @@
+import JSON
+import UV
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The reads that held navd's loop longest, as Redis's `SLOWLOG`: every read whose handling took
+/// `--slowlog-threshold` or more (from the read to the end of the answers it gave; meanwhile no
+/// other client was served) is kept, the newest `--slowlog-max-len`, for `slowlog.get`. A read is
+/// the unit because its requests are handled together (a pipelining client's, a batch's) and their
+/// answers leave together; each entry names the methods it answered and how many times.
+///
+/// Its cost on the request path is one comparison a read: the read's time is the one its answers'
+/// latencies already take (``Dispatcher/settleAnswers(readBy:)``).
+final class SlowLog {
+    /// One slow read.
+    struct Entry {
+        let id: Int
+        /// When it ended, in seconds since 1970 (UTC).
+        let at: Double
+        let ns: UInt64
+        let connection: Int
+        let client: String?
+        let uid: UInt32?
+        let answers: Int
+        /// The methods it answered, with how many times, most answered first (at most
+        /// ``methodsMost``).
+        let methods: [(name: String, count: Int)]
+    }
+
+    /// The most methods named per entry (a read of a batch may answer up to `--max-batch` requests of
+    /// every method).
+    static let methodsMost = 8
+
+    /// Reads that take at least this long are kept (`--slowlog-threshold`)…
+    let thresholdNs: UInt64
+    /// …which dispatch compares each read's time with: `UInt64.max` when none are kept
+    /// (`--slowlog-max-len 0`).
+    var effectiveThresholdNs: UInt64 { maxLen > 0 ? thresholdNs : .max }
+    let maxLen: Int
+    /// The kept entries, oldest first, in a ring of at most ``maxLen``.
+    private var ring: [Entry] = []
+    private var start = 0
+    /// Slow reads since navd started (`slowlog.reset` forgets entries, not this): the next entry's id.
+    private(set) var total = 0
+    /// Slow reads not logged yet: the log says one line a second at most, with how many it left out.
+    private var unlogged = 0
+    private var loggedAt: UInt64 = 0
+
+    init(thresholdNs: UInt64, maxLen: Int) {
+        self.thresholdNs = thresholdNs
+        self.maxLen = maxLen
+    }
+
+    var count: Int { ring.count }
+
+    /// Keeps a slow read; answers whether it should be logged now (at most once a second), and how
+    /// many slow reads were left out of the log since the last line.
+    func record(_ make: (_ id: Int, _ at: Double) -> Entry, now: UInt64) -> (log: Bool, leftOut: Int) {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        let entry = make(total, Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9)
+        total += 1
+        if ring.count < maxLen {
+            ring.append(entry)
+        } else {
+            ring[start] = entry
+            start = (start + 1) % maxLen
+        }
+        guard loggedAt == 0 || now &- loggedAt >= 1_000_000_000 else {
+            unlogged += 1
+            return (false, 0)
+        }
+        loggedAt = now
+        defer { unlogged = 0 }
+        return (true, unlogged)
+    }
+
+    /// The kept entries, newest first, at most `limit`.
+    func newest(_ limit: Int) -> [Entry] {
+        (0..<min(limit, ring.count)).map { i in ring[(start + ring.count - 1 - i) % ring.count] }
+    }
+
+    /// Forgets every entry; answers how many there were.
+    func reset() -> Int {
+        let n = ring.count
+        ring = []
+        start = 0
+        return n
+    }
+
+    /// An entry as `slowlog.get` answers it.
+    static func object(_ e: Entry) -> JSONValue {
+        var o: JSONObject = [
+            "id": .int(e.id), "at": .double((e.at * 1000).rounded() / 1000), "ms": .double(Double(e.ns / 1_000) / 1_000),
+            "connection": .int(e.connection),
+        ]
+        if let c = e.client { o["client"] = .string(c) }
+        if let u = e.uid { o["uid"] = .int(Int(u)) }
+        o["answers"] = .int(e.answers)
+        o["methods"] = .object(JSONObject(e.methods.map { ($0.name, JSONValue.int($0.count)) }))
+        return .object(o)
+    }
+}

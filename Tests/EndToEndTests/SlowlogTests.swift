@@ -1,0 +1,78 @@
+import Foundation
+import JSON
+import NavTesting
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `slowlog.get` and `slowlog.reset`: the reads that held navd's loop, driven through the socket.
+@Suite struct SlowlogTests {
+    /// With a threshold of 0 every read that answers is kept: each names its connection, client,
+    /// uid and the methods it answered; newest first, the oldest forgotten past the length, the
+    /// numbering going on after a reset.
+    @Test func readsAreKeptNewestFirstWithWhatTheyAnswered() throws {
+        let d = try Daemon(arguments: ["--slowlog-threshold", "0", "--slowlog-max-len", "3"])
+        let a = try d.client()
+        // One write, one read: hello and ping answered together.
+        try a.sendRaw(#"{"jsonrpc":"2.0","id":100001,"method":"hello","params":{"client":"pipeliner"}}"# + "\n" + #"{"jsonrpc":"2.0","id":100002,"method":"ping"}"# + "\n")
+        let hello = try a.reply(to: 100_001)
+        _ = try a.reply(to: 100_002)
+        try a.sendRaw(#"[{"jsonrpc":"2.0","id":100003,"method":"ping"},{"jsonrpc":"2.0","id":100004,"method":"tree"},{"jsonrpc":"2.0","id":100005,"method":"ping"}]"# + "\n")
+        #expect(try a.readMessage()?.arrayValue?.count == 3)
+        let admin = try d.client()
+        let first = try admin.call("slowlog.get")
+        let entries = try #require(first["entries"]?.arrayValue)
+        #expect(first["kept"] == 2 && first["total"] == 2 && first["thresholdMs"] == 0 && first["maxLen"] == 3, "\(first)")
+        #expect(entries.map { $0["id"] } == [1, 0], "\(entries)")
+        #expect(entries[0]["answers"] == 3 && entries[0]["methods"] == ["ping": 2, "tree": 1], "\(entries[0])")
+        #expect(entries[1]["answers"] == 2 && entries[1]["methods"] == ["hello": 1, "ping": 1], "\(entries[1])")
+        for e in entries {
+            #expect(e["connection"] == hello["result"]?["connection"] && e["client"] == "pipeliner" && e["uid"] == .int(Int(getuid())), "\(e)")
+            #expect((e["ms"]?.doubleValue ?? -1) >= 0 && abs((e["at"]?.doubleValue ?? 0) - Date().timeIntervalSince1970) < 60, "\(e)")
+        }
+        // The first slowlog.get's read is kept after it answered (id 2); two more reads pass the length.
+        try a.call("ping")
+        try a.call("ping")
+        let full = try admin.call("slowlog.get")
+        #expect(full["entries"]?.arrayValue?.map { $0["id"] } == [4, 3, 2] && full["kept"] == 3 && full["total"] == 5, "\(full)")
+        #expect(full["entries"]?.arrayValue?.last?["methods"] == ["slowlog.get": 1])
+        #expect(try admin.call("slowlog.get", ["limit": 1])["entries"]?.arrayValue?.map { $0["id"] } == [5])
+        #expect(try admin.call("slowlog.reset") == ["forgotten": 3])
+        let after = try admin.call("slowlog.get")
+        #expect(after["entries"]?.arrayValue?.map { $0["id"] } == [7] && after["kept"] == 1 && after["total"] == 8, "\(after)")
+        for bad: JSONValue in [["limit": 0], ["limit": "1"], ["limits": 1]] {
+            let e = try admin.callError("slowlog.get", bad)
+            #expect(e["data"]?["kind"] == "invalidParams", "\(bad): \(e)")
+        }
+    }
+
+    /// At the default threshold (10 ms) quick reads are not kept; a read that holds the loop
+    /// past the threshold is, and logged.
+    @Test func onlyReadsPastTheThresholdAreKeptAndLogged() throws {
+        let d = try Daemon(arguments: ["--slowlog-threshold", "1ms"])
+        let c = try d.client()
+        try c.call("ping")
+        let quiet = try c.call("slowlog.get")
+        #expect(quiet["kept"] == 0 && quiet["thresholdMs"] == 1 && quiet["maxLen"] == 128, "\(quiet)")
+        // 500 graph descriptions in one batch: well past a millisecond in any build.
+        let batch = (0..<500).map { #"{"jsonrpc":"2.0","id":\#(100_000 + $0),"method":"graph.describe"}"# }.joined(separator: ",")
+        try c.sendRaw("[" + batch + "]\n")
+        #expect(try c.readMessage(timeout: 60)?.arrayValue?.count == 500)
+        try d.waitForLog("held the loop for")
+        let slow = try c.call("slowlog.get")
+        let described = slow["entries"]?.arrayValue?.filter { $0["methods"]?["graph.describe"] != nil } ?? []
+        #expect(!described.isEmpty && described.allSatisfy { ($0["ms"]?.doubleValue ?? 0) >= 1 }, "\(slow)")
+        #expect((1...500).contains(described.reduce(0) { $0 + ($1["answers"]?.intValue ?? 0) }), "\(slow)")
+    }
+
+    /// `--slowlog-max-len 0` keeps nothing, whatever the threshold.
+    @Test func aLengthOfZeroKeepsNothing() throws {
+        let d = try Daemon(arguments: ["--slowlog-threshold", "0", "--slowlog-max-len", "0"])
+        let c = try d.client()
+        try c.call("ping")
+        let r = try c.call("slowlog.get")
+        #expect(r["entries"] == [] && r["kept"] == 0 && r["total"] == 0 && r["maxLen"] == 0, "\(r)")
+    }
+}
