@@ -50,6 +50,9 @@ func fuzzSession(_ data: UnsafeRawBufferPointer) {
     config.session.maxDepth = 10
     config.session.maxNodes = 40
     config.maxPendingPerConnection = 8
+    // Every read kept in a short ring, so that slowlog.get's answers wrap around.
+    config.slowlogThresholdMs = 0
+    config.slowlogMaxLen = 4
     var logger = Logger(label: "fuzz")
     logger.logLevel = .critical
     let server = Server(config: config, graph: sessionGraph, logger: logger)
@@ -99,6 +102,11 @@ func fuzzSession(_ data: UnsafeRawBufferPointer) {
                 require(ids == ids.sorted() && Set(ids).count == ids.count, "client.list's page is not in connection order: \(ids)")
                 require(clients.filter { $0["self"] == true }.count <= 1, "client.list marked more than one connection as the asker's")
             }
+            if let entries = m["result"]?["entries"]?.arrayValue {
+                let ids = entries.compactMap { $0["id"]?.intValue }
+                require(entries.count <= 4 && ids == ids.sorted(by: >) && entries.allSatisfy { $0["methods"]?.objectValue?.isEmpty == false },
+                        "slowlog.get answered entries out of order, past its length or naming no method: \(JSONWriter.string(m))")
+            }
         }
         if !spare.isClosed { _ = spare.takeOutput() }
     }
@@ -129,6 +137,8 @@ func fuzzSession(_ data: UnsafeRawBufferPointer) {
         case 8: send(driver, id, "reset", y & 1 == 1 ? [:] : ["to": .array([.string(targets[x % targets.count]), ["to": .string(targets[z % targets.count]), "by": "present"]])])
         case 9: send(driver, id, "open", ["url": .string("/a/\(x)")])
         case 10: send(driver, id, "update", ["node": node, "with": ["n": .int(y)]])
+        case 12 where z & 8 == 8:
+            send(z & 4 == 4 ? driver : admin, id, y & 1 == 1 ? "slowlog.reset" : "slowlog.get", ["limit": .int(x % 6)])
         case 12:
             var p: JSONObject = ["after": .int(x % 6 - 1), "limit": .int(y % 5)]
             if z & 1 == 1 { p["subscribedTo"] = z & 2 == 2 ? "main" : "nope" }
