@@ -3,7 +3,7 @@
 client would, while another client pings navd every 20 ms. Each attack passes when navd refuses
 or survives it as PROTOCOL.md and SECURITY.md say, and the pinging client's slowest answer during
 it stays under a second. Prints one line per attack (ping p50, p99 and max while it ran, navd's
-resident memory after it) and exits 1 if any failed.
+resident memory after it, the longest read its slow log kept meanwhile) and exits 1 if any failed.
 
     scripts/attacks.py NAVD        (make attacks: a release build; ATTACKS=17,21 runs those alone)
 
@@ -29,7 +29,7 @@ import sys
 import time
 import traceback
 
-from attacks_common import GRAPH, NAVCTL, NAVD, SOCK, WORK, Pinger, rss_mb, stop_started
+from attacks_common import GRAPH, NAVCTL, NAVD, SOCK, WORK, Client, Pinger, rss_mb, stop_started
 from attacks_protocol import *  # noqa: F401,F403 - attacks 1-15
 from attacks_state import *  # noqa: F401,F403 - attacks 16-21
 
@@ -81,6 +81,9 @@ def main():
     os.chmod(SOCK, 0o666)
     pinger = Pinger()
     pinger.start()
+    # navd's own view of each attack: the longest read it handled (its slow log, from 10 ms),
+    # forgotten between attacks. navd's uid holds admin, which slowlog.get needs.
+    admin = Client()
     failures = 0
     only = os.environ.get("ATTACKS", "")  # ATTACKS=17,18 runs those alone
     for name, attack in ATTACKS:
@@ -93,12 +96,17 @@ def main():
             ok, detail = False, "raised %r at %s" % (e, " < ".join("%s:%d" % (f.name, f.lineno) for f in reversed(traceback.extract_tb(e.__traceback__))))
         stop_started()
         worst = pinger.window()
+        slow = admin.call("slowlog.get").get("result", {}).get("entries", []) if navd.poll() is None else []
+        if slow:
+            admin.call("slowlog.reset")
         p50, p99, _ = pinger.last
         alive = navd.poll() is None and pinger.failed is None
         held = ok and alive and worst < 1.0
         failures += not held
-        print("%-58s %-4s ping p50 %5.2f p99 %6.2f max %6.1f ms, RSS %4.0f MB  %s" % (
-            name, "held" if held else "FAIL", p50 * 1000, p99 * 1000, worst * 1000, rss_mb(navd.pid) if alive else 0, detail), flush=True)
+        longest = max(slow, key=lambda e: e["ms"]) if slow else None
+        held_loop = "loop held %5.1f ms (%s)" % (longest["ms"], ",".join(longest["methods"])) if longest else "no read held the loop 10 ms"
+        print("%-58s %-4s ping p50 %5.2f p99 %6.2f max %6.1f ms, RSS %4.0f MB, %s  %s" % (
+            name, "held" if held else "FAIL", p50 * 1000, p99 * 1000, worst * 1000, rss_mb(navd.pid) if alive else 0, held_loop, detail), flush=True)
         if not alive:
             print("navd stopped or stopped answering: %s" % (pinger.failed or "exit %s" % navd.poll()))
             break
