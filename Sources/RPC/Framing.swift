@@ -63,6 +63,29 @@ public struct Framing: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Appends a framed body of `size` bytes that `write` appends in place (no copy of it made
+    /// first); the header, which may name the length, comes before it.
+    public static func append(size: Int, _ framing: Framing, to out: ByteBuffer, _ write: (ByteBuffer) -> Void) {
+        out.reserve(size + 32)
+        func body() {
+            let start = out.count
+            write(out)
+            precondition(out.count - start == size, "a framed body of \(out.count - start) bytes where its header gave \(size)")
+        }
+        if framing.isNewline {
+            body()
+            out.append(UInt8(ascii: "\n"))
+        } else if let id = framing.format {
+            let format = FrameFormats.format(id)
+            format.header(bodyLength: size).withUnsafeBytes { out.append(contentsOf: $0) }
+            body()
+            format.trailer.withUnsafeBytes { out.append(contentsOf: $0) }
+        } else {
+            out.append("Content-Length: \(size)\r\n\r\n")
+            body()
+        }
+    }
+
     public static func frame(_ body: [UInt8], _ framing: Framing) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(body.count + 32)

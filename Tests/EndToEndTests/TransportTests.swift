@@ -129,6 +129,14 @@ import Glibc
         let empty = try #require(try c.readMessage())
         #expect(empty["error"]?["code"] == -32600)
         #expect(empty["error"]?["data"]?["kind"] == "emptyBatch")
+        // A batch in Content-Length framing: the header gives the answer's exact length, and the
+        // next message follows right after it.
+        let body = #"[{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","id":6,"method":"ping"}]"#
+        try c.sendRaw("Content-Length: \(body.utf8.count)\r\n\r\n\(body)" + #"{"jsonrpc":"2.0","id":7,"method":"ping"}"# + "\n")
+        let answer = #"[{"jsonrpc":"2.0","id":5,"result":"pong"},{"jsonrpc":"2.0","id":6,"result":"pong"}]"#
+        #expect(try c.readLine().map { String(decoding: $0, as: UTF8.self) } == "Content-Length: \(answer.utf8.count)\r")
+        #expect(try c.readLine().map { String(decoding: $0, as: UTF8.self) } == "\r")
+        #expect(try c.readLine().map { String(decoding: $0, as: UTF8.self) } == answer + #"{"jsonrpc":"2.0","id":7,"result":"pong"}"#)
     }
 
     /// A member named twice takes its last value wherever it is (the request, its params, a setup

@@ -72,14 +72,17 @@ final class BatchCollector {
         let replies = slots.compactMap { $0 }
         // A batch of notifications only gets no reply at all.
         guard !replies.isEmpty else { return }
-        var out: [UInt8] = [UInt8(ascii: "[")]
-        out.reserveCapacity(replies.reduce(2) { $0 + $1.count + 1 })
-        for (i, r) in replies.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(contentsOf: r)
+        let size = replies.reduce(1) { $0 + $1.count + 1 }  // brackets and commas: n + 1
+        // Written once, into the connection's output, where a message in a scratch array first
+        // copied the whole answer twice (megabytes for a large batch, while every client waited).
+        peer.connection.sendFramed(size: size, framing) { out in
+            out.append(UInt8(ascii: "["))
+            for (i, r) in replies.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                r.withUnsafeBytes { out.append(contentsOf: $0) }
+            }
+            out.append(UInt8(ascii: "]"))
         }
-        out.append(UInt8(ascii: "]"))
-        peer.connection.sendFramed(out, framing)
     }
 }
 

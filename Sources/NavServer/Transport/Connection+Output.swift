@@ -21,6 +21,14 @@ extension Connection {
         markDirty()
     }
 
+    /// Queues one message of `size` bytes that `write` appends straight into the output buffer.
+    func sendFramed(size: Int, _ framing: Framing, _ write: (ByteBuffer) -> Void) {
+        guard !isClosed else { return }
+        if sharedEnd > sharedStart { copyShared() }
+        Framing.append(size: size, framing, to: output, write)
+        markDirty()
+    }
+
     /// Encodes one message straight into the output buffer (newline framing: no scratch buffer, no
     /// copy), or through a scratch buffer when `Content-Length` needs the length first. Answers the
     /// bytes it added; one message larger than `--max-output` is taken back (``deliver``
