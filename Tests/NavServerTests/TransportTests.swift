@@ -316,6 +316,35 @@ import Glibc
         #expect(host.streamsClosedCount == 1, "its stream drained and closed")
     }
 
+    /// Pipelined messages that each cost much but are small (a `context.get` of thousands of facts):
+    /// once a turn finds them costly, the clock is looked at after each one, so that a turn ends
+    /// within a message of its slice rather than after the next few (a look every 8 messages let a
+    /// turn run four times its slice). Each message here costs 0.4 ms of a 1-ms slice.
+    @Test func costlyMessagesAreTimedOneByOne() throws {
+        var limits = TransportLimits()
+        limits.inputSlice = 1_000_000
+        let (set, f) = Self.make(limits, loop: loop, host: host)
+        defer { f.close() }
+        let (s, c) = client(into: set)
+        let h = try #require(c.flatMap { host.handlers[$0.id] })
+        h.reply = { body in
+            let began = EventLoop.hrtime
+            while EventLoop.hrtime &- began < 400_000 {}  // the message's cost, as work (not a wait)
+            return "ok:" + body
+        }
+        s.send((0..<40).map { "{\"n\":\($0)}\n" }.joined())  // a memory stream's read is handled as it is sent
+        var turns = [h.heard.count]
+        while h.heard.count < 40 && turns.count < 40 {
+            let before = h.heard.count
+            loop.runOnce(wait: false)
+            turns.append(h.heard.count - before)
+        }
+        // The first turn learns the cost at its first look (the 8th message); later turns end at
+        // the first message past the slice: 3 here, fewer on a slower machine, never 8 again.
+        #expect(h.heard.count == 40 && turns.first == 8, "\(turns)")
+        #expect(turns.dropFirst().allSatisfy { (1...4).contains($0) }, "\(turns)")
+    }
+
     /// The layer above may hold a connection's input (a batch answered a slice per iteration): its
     /// next messages wait, and it is asked to go on each iteration until it lets go.
     @Test func workHeldAboveHoldsTheInputUntilReleased() throws {

@@ -214,11 +214,19 @@ final class Connection {
         // Every few messages, and after each large one (its checks may cost milliseconds: a setup
         // field against its pattern), whether this client's turn is over (``TransportLimits/inputSlice``).
         handledInSlice &+= 1
-        if (handledInSlice & (Connection.messagesPerClockLook - 1) == 0 || body.count > Connection.largeMessage)
-            && EventLoop.hrtime &- owner.readStartedAt > owner.limits.inputSlice {
-            sliceSpent = true
-        }
+        if handledInSlice & clockLookMask == 0 || body.count > Connection.largeMessage { lookAtTheClock() }
         return !mustHold
+    }
+
+    /// Ends this client's turn once it has had its slice; and from how much each message took so
+    /// far, how often to look again: after every message while they cost an eighth of a slice or
+    /// more each (small requests with large answers, such as `context.get` of thousands of facts,
+    /// where a look every few messages let a turn run four times its slice), else every few.
+    private func lookAtTheClock() {
+        let spent = EventLoop.hrtime &- owner.readStartedAt
+        let slice = owner.limits.inputSlice
+        if spent > slice { sliceSpent = true }
+        clockLookMask = spent / UInt64(handledInSlice) >= slice / UInt64(Connection.messagesPerClockLook) ? 0 : Connection.messagesPerClockLook - 1
     }
 
     /// How often (in messages) a client's turn looks at the clock: a power of two. A look costs
@@ -320,6 +328,9 @@ final class Connection {
     private(set) var sliceSpent = false
     /// Messages handled since the turn began, for ``messagesPerClockLook``.
     private var handledInSlice: UInt32 = 0
+    /// The clock is looked at when `handledInSlice & clockLookMask` is 0: every
+    /// ``messagesPerClockLook`` messages, or every one while they cost much (``lookAtTheClock()``).
+    private var clockLookMask: UInt32 = Connection.messagesPerClockLook - 1
     /// When the kept bytes of an unfinished message began to wait (loop time in ms; 0: none).
     private(set) var partialSince: UInt64 = 0
 
