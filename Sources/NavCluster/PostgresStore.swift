@@ -480,7 +480,7 @@ public final class PostgresStore: Store, SharedStore {
 
     public func sessionChanged(_ s: Session) { pending.change(s) }
     public func sessionOpened(_ s: Session) { pending.change(s) }
-    public func factsChanged(_ s: Session) { pending.change(s) }
+    public func factsChanged(_ s: Session, changes: JSONObject) { pending.change(s) }
     public func sessionClosed(_ name: String) {
         pending.close(name)
         bodies[name] = nil

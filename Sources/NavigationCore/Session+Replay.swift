@@ -49,6 +49,18 @@ extension Session {
         }
     }
 
+    /// Merges recorded fact changes (a null value removes a fact), checked as saved facts are and
+    /// held to the same limits as `context.set`.
+    public func replayFactChanges(_ j: JSONValue) throws(NavError) {
+        guard case .object(let changes) = j else {
+            throw NavError(.corruptState, "recorded fact changes of session \"\(name)\" are a JSON \(j.typeName), not an object of fact name → value")
+        }
+        for (k, _) in changes where k.isEmpty || k.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+            throw NavError(.corruptState, "a recorded fact name is empty or holds a control character: \(JSONWriter.string(.string(String(k.prefix(40)))))")
+        }
+        try setFacts(changes)
+    }
+
     /// Checks a session after its changes were replayed, as a restored one is checked.
     public func checkReplayed() throws(NavError) {
         try Session.validateRestored(root, nextId: nextId)

@@ -12,7 +12,7 @@ final class RecordingStore: Store {
     func sessionChanged(_ s: Session) { told.append("changed \(s.name)") }
     func sessionOpened(_ s: Session) { told.append("opened \(s.name)") }
     func sessionClosed(_ name: String) { told.append("closed \(name)") }
-    func factsChanged(_ s: Session) { told.append("facts \(s.name)") }
+    func factsChanged(_ s: Session, changes: JSONObject) { told.append("facts \(s.name)") }
     func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>) { told.append("key \(key)") }
     /// A keyed navigation's commit is told with its key; any other as a change, as stores that keep
     /// whole sessions are told.

@@ -17,7 +17,7 @@ final class FailingStore: Store {
     func sessionChanged(_ s: Session) { pending = true }
     func sessionOpened(_ s: Session) { pending = true }
     func sessionClosed(_ name: String) { pending = true }
-    func factsChanged(_ s: Session) { pending = true }
+    func factsChanged(_ s: Session, changes: JSONObject) { pending = true }
     func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>) { pending = true }
     var hasPendingWrites: Bool { pending }
     func flush(graph: NavigationGraph) throws(StateError) {

@@ -224,7 +224,7 @@ extension Navigator {
     func establish(_ facts: JSONObject, in state: SessionState) -> String? {
         do throws(NavError) { try state.session.setFacts(facts) } catch { return error.message }
         state.session.syncAccount()
-        store.factsChanged(state.session)
+        store.factsChanged(state.session, changes: facts)
         return nil
     }
 

@@ -34,7 +34,7 @@ extension Navigator {
         }
         try r.state.session.setFacts(r.facts)
         r.state.session.syncAccount()
-        store.factsChanged(r.state.session)
+        store.factsChanged(r.state.session, changes: r.facts)
         return Facts(facts: r.state.session.sortedFacts)
     }
 

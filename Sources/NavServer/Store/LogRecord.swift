@@ -23,7 +23,9 @@ import Unchecked
 ///   while a subscriber hears that form, and as navd wrote every commit before it kept the compact one);
 /// - `{"s": session, "v": version, "n": id counter, "t": tree, "f": facts, "o": owner?}`: a session's
 ///   whole state (opened, rebuilt by a graph reload, or a commit whose changes were not recorded);
-/// - `{"f": session, "facts": {…}}`: its facts, all of them;
+/// - `{"f": session, "set": {…}}`: facts merged into its facts (a null value removes one), as
+///   `context.set` or a recovery's `recover.facts` gave them; `{"f": session, "facts": {…}}`, all
+///   its facts, as navd wrote them before (read still);
 /// - `{"k": session, "key": key, "r": reply}`: a keyed navigation's reply;
 /// - `{"x": session}`: closed;
 /// - `{"g": graph, "sessions": n, "layout": tabs}`: the graph was reloaded (its identity,

@@ -423,7 +423,7 @@ extension LogStore {
     /// parser parses again): a restart reads every record since the last compaction.
     private struct RecordMembers {
         let record: JSONView
-        var c, s, f, k, x, v, n, t, o, r, l, cc, ch, key, facts, layout: JSONView?
+        var c, s, f, k, x, v, n, t, o, r, l, cc, ch, key, set, facts, layout: JSONView?
 
         private init(record: JSONView) { self.record = record }
 
@@ -449,6 +449,7 @@ extension LogStore {
                 case 2 where key.equals("cc"): m.cc = value
                 case 2 where key.equals("ch"): m.ch = value
                 case 3 where key.equals("key"): m.key = value
+                case 3 where key.equals("set"): m.set = value
                 case 5 where key.equals("facts"): m.facts = value
                 case 6 where key.equals("layout"): m.layout = value
                 default: break
@@ -496,8 +497,10 @@ extension LogStore {
         }
         if let name = p.f?.string {
             if setAside.contains(name) { return nil }
-            guard let s = byName[name], let facts = p.facts else { throw NavError(.corruptState, "a facts record of session \"\(name)\", which is not open") }
-            try s.replayFacts(facts.value(keys: keys))
+            guard let s = byName[name], p.set != nil || p.facts != nil else {
+                throw NavError(.corruptState, "a facts record of session \"\(name)\" holds neither \"set\" nor \"facts\", or its session is not open")
+            }
+            if let set = p.set { try s.replayFactChanges(set.value(keys: keys)) } else if let facts = p.facts { try s.replayFacts(facts.value(keys: keys)) }
             return name
         }
         if let name = p.k?.string {

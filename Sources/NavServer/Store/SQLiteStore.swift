@@ -388,7 +388,7 @@ final class SQLiteStore: Store {
     func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>) { pending.remember(s, key: key, reply: reply) }
     func sessionChanged(_ s: Session) { pending.change(s) }
     func sessionOpened(_ s: Session) { pending.change(s) }
-    func factsChanged(_ s: Session) { pending.change(s) }
+    func factsChanged(_ s: Session, changes: JSONObject) { pending.change(s) }
     func sessionClosed(_ name: String) { pending.close(name) }
 
     var hasPendingWrites: Bool { !pending.isEmpty }

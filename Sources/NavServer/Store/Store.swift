@@ -19,7 +19,8 @@ public protocol Store: AnyObject {
     func sessionChanged(_ s: Session)
     func sessionOpened(_ s: Session)
     func sessionClosed(_ name: String)
-    func factsChanged(_ s: Session)
+    /// `changes` were merged into the session's facts (a null value removed one).
+    func factsChanged(_ s: Session, changes: JSONObject)
     /// A keyed navigation's reply, kept so that a retry after a restart gets it too.
     func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>)
     /// Changes told but not yet written: replies wait for them.
@@ -333,7 +334,7 @@ final class EphemeralStore: Store {
     func sessionChanged(_ s: Session) {}
     func sessionOpened(_ s: Session) {}
     func sessionClosed(_ name: String) {}
-    func factsChanged(_ s: Session) {}
+    func factsChanged(_ s: Session, changes: JSONObject) {}
     func keyRemembered(_ s: Session, key: String, reply: Result<JSONText, NavError>) {}
     var hasPendingWrites: Bool { false }
     var writesNothing: Bool { true }
