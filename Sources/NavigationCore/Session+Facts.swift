@@ -35,8 +35,36 @@ extension Session {
                            data: ["limit": "--max-facts-bytes", "max": .int(limits.maxFactsBytes)])
         }
         for (k, v) in changes {
-            if v.isNull { facts.removeValue(forKey: k) } else { facts[k] = v }
+            if v.isNull {
+                guard facts.removeValue(forKey: k) != nil, let i = sortedNames?.sortedIndex(of: k) else { continue }
+                // Swift orders a name against a canonically equivalent spelling of another
+                // inconsistently ("e\u{301}" and "\u{e9}1": neither is less): where the search does
+                // not land on the name, the names are sorted afresh when next asked for.
+                if i < sortedNames!.count && sortedNames![i] == k { sortedNames!.remove(at: i) } else { sortedNames = nil }
+            } else if facts.updateValue(v, forKey: k) == nil, let i = sortedNames?.sortedIndex(of: k) {
+                sortedNames?.insert(k, at: i)
+            }
         }
         factsBytes = bytes
+    }
+
+    /// The fact names, sorted (kept in order from the first time they are asked for).
+    public var sortedFactNames: [String] {
+        if let names = sortedNames { return names }
+        let names = facts.keys.sorted()
+        sortedNames = names
+        return names
+    }
+}
+
+extension Array where Element == String {
+    /// Where `name` is or would go in this sorted array (binary search).
+    fileprivate func sortedIndex(of name: String) -> Int {
+        var (low, high) = (0, count)
+        while low < high {
+            let mid = (low + high) / 2
+            if self[mid] < name { low = mid + 1 } else { high = mid }
+        }
+        return low
     }
 }

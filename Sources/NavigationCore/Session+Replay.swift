@@ -43,6 +43,7 @@ extension Session {
     public func replayFacts(_ j: JSONValue) throws(NavError) {
         let table = try Session.restoredFacts(j, limits: limits)
         facts = table
+        sortedNames = nil
         factsBytes = table.reduce(0) { $0 + Session.factBytes($1.key, $1.value) }
         if factsBytes > limits.maxFactsBytes {
             throw NavError(.limitExceeded, "the recorded facts of session \"\(name)\" are \(factsBytes) bytes of JSON; --max-facts-bytes is \(limits.maxFactsBytes)")

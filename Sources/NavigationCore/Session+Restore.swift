@@ -283,6 +283,7 @@ extension Session {
         version = old.version
         nextId = old.nextId
         facts = old.facts
+        sortedNames = old.sortedNames
         factsBytes = old.factsBytes
         root = makeRoot()
     }

@@ -13,8 +13,13 @@ public final class Session {
     public var recordsChanges = true
     /// Whether commits also build their changes in the compact form (a subscriber asked for it).
     public var recordsCompactChanges = false
-    /// Facts set with `context.set` (``setFacts(_:)``), read by `check` preconditions.
+    /// Facts set with `context.set` (``setFacts(_:)``), read by `check` preconditions. Whatever
+    /// replaces them whole sets ``sortedNames`` to nil.
     public internal(set) var facts: [String: JSONValue] = [:]
+    /// The fact names in order, once asked for (``sortedFactNames``); kept in order as
+    /// ``setFacts(_:)`` adds and removes names, so that listing thousands of facts sorted (each
+    /// `context.set`'s answer, a provider's request) does not sort them every time.
+    var sortedNames: [String]?
     /// The bounds this session's tree and facts stay within (navd's options).
     public var limits = SessionLimits()
     /// The setup models of every node of the tree together, as JSON, in bytes (`--max-params-bytes`).
@@ -126,6 +131,7 @@ public final class Session {
         root = s.root.copy()
         version = s.version
         facts = s.facts
+        sortedNames = s.sortedNames
         factsBytes = s.factsBytes
         paramsBytes = s.paramsBytes
         mayHoldParamsHistory = s.mayHoldParamsHistory
@@ -143,6 +149,7 @@ public final class Session {
         version = v
         nextId = n
         facts = f
+        sortedNames = nil
         factsBytes = f.reduce(0) { $0 + Session.factBytes($1.key, $1.value) }
         paramsBytes = 0
         root.forEach { node in

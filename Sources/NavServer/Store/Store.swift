@@ -227,7 +227,7 @@ public struct PendingWrites {
 
 extension Session {
     /// The facts as one object, sorted by name (as `context.get`, providers and stores show them).
-    public var sortedFacts: JSONObject { JSONObject(uniqueMembers: facts.keys.sorted().map { (key: $0, value: facts[$0]!) }) }
+    public var sortedFacts: JSONObject { JSONObject(uniqueMembers: sortedFactNames.compactMap { k in facts[k].map { (key: k, value: $0) } }) }
 }
 
 /// How a store reads back what navd wrote: JSON nested no deeper than navd writes it for trees
