@@ -471,14 +471,9 @@ import Testing
         let dir = TempDir()
         defer { dir.remove() }
         let state = dir.file("state.sqlite")
-        var log = Array("navdlog1".utf8)
-        for payload in [#"{"s":"main","v":0,"n":7,"t":{"id":"n1","kind":"tabs","children":[{"id":"n3","kind":"stack","children":[{"id":"n2","kind":"screen","coordinator":"shop.Home","params":{}}]},{"id":"n5","kind":"stack","children":[{"id":"n4","kind":"screen","coordinator":"cart.Cart","params":{}}]},{"id":"n7","kind":"stack","children":[{"id":"n6","kind":"screen","coordinator":"account.Account","params":{}}]}],"selected":0},"f":{}}"#,
-                        #"{"c":"main","v":1,"n":8,"ch":[{"op":"push","parent":"n3","node":{"id":"n8","kind":"screen","coordinator":"shop.Product","params":{"id":"42"}}}]}"#] {
-            let p = Array(payload.utf8)
-            for v in [UInt32(p.count), LogFile.crc32c(p)] { for i in 0..<4 { log.append(UInt8(truncatingIfNeeded: v >> (8 * UInt32(i)))) } }
-            log += p
-        }
-        try Data(log).write(to: URL(fileURLWithPath: state + ".log"))
+        try Data(Self.firstFormatLog([Self.mainState(facts: "{}"),
+                                      #"{"c":"main","v":1,"n":8,"ch":[{"op":"push","parent":"n3","node":{"id":"n8","kind":"screen","coordinator":"shop.Product","params":{"id":"42"}}}]}"#]))
+            .write(to: URL(fileURLWithPath: state + ".log"))
         let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d.sock"))
         let tree = try d.client().call("tree")
         #expect(tree["version"] == 1 && JSONWriter.string(tree).contains("shop.Product"), "\(tree)")
@@ -487,6 +482,22 @@ import Testing
     }
 
     static func bytes(_ path: String) -> [UInt8] { [UInt8](FileManager.default.contents(atPath: path) ?? Data()) }
+
+    /// A log of the first format (u32 length, u32 payload CRC, the payload) holding `payloads`.
+    static func firstFormatLog(_ payloads: [String]) -> [UInt8] {
+        var log = Array("navdlog1".utf8)
+        for payload in payloads {
+            let p = Array(payload.utf8)
+            for v in [UInt32(p.count), LogFile.crc32c(p)] { for i in 0..<4 { log.append(UInt8(truncatingIfNeeded: v >> (8 * UInt32(i)))) } }
+            log += p
+        }
+        return log
+    }
+
+    /// The state record of session main as the example graph starts it, with `facts`.
+    static func mainState(facts: String) -> String {
+        #"{"s":"main","v":0,"n":7,"t":{"id":"n1","kind":"tabs","children":[{"id":"n3","kind":"stack","children":[{"id":"n2","kind":"screen","coordinator":"shop.Home","params":{}}]},{"id":"n5","kind":"stack","children":[{"id":"n4","kind":"screen","coordinator":"cart.Cart","params":{}}]},{"id":"n7","kind":"stack","children":[{"id":"n6","kind":"screen","coordinator":"account.Account","params":{}}]}],"selected":0},"f":"# + facts + "}"
+    }
 
     /// A `context.set` is logged as what it changed, not as every fact of the session (which wrote
     /// about 45 KB a request here, 1,000 facts, and 400 KB at 9,000); replayed after `kill -9`,
@@ -515,14 +526,8 @@ import Testing
         let dir = TempDir()
         defer { dir.remove() }
         let state = dir.file("state.sqlite")
-        var log = Array("navdlog1".utf8)
-        for payload in [#"{"s":"main","v":0,"n":7,"t":{"id":"n1","kind":"tabs","children":[{"id":"n3","kind":"stack","children":[{"id":"n2","kind":"screen","coordinator":"shop.Home","params":{}}]},{"id":"n5","kind":"stack","children":[{"id":"n4","kind":"screen","coordinator":"cart.Cart","params":{}}]},{"id":"n7","kind":"stack","children":[{"id":"n6","kind":"screen","coordinator":"account.Account","params":{}}]}],"selected":0},"f":{"old":1}}"#,
-                        #"{"f":"main","facts":{"a":1,"b":[2]}}"#, #"{"f":"main","set":{"a":null,"c":"3"}}"#] {
-            let p = Array(payload.utf8)
-            for v in [UInt32(p.count), LogFile.crc32c(p)] { for i in 0..<4 { log.append(UInt8(truncatingIfNeeded: v >> (8 * UInt32(i)))) } }
-            log += p
-        }
-        try Data(log).write(to: URL(fileURLWithPath: state + ".log"))
+        try Data(Self.firstFormatLog([Self.mainState(facts: #"{"old":1}"#), #"{"f":"main","facts":{"a":1,"b":[2]}}"#, #"{"f":"main","set":{"a":null,"c":"3"}}"#]))
+            .write(to: URL(fileURLWithPath: state + ".log"))
         let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d.sock"))
         #expect(try d.client().call("context.get")["facts"] == ["b": [2], "c": "3"])
     }
