@@ -36,7 +36,7 @@ struct Slowlog: ParsableCommand {
         let summary = "slow reads (\(threshold.formatted()) ms or more) since navd started: \(r["total"]?.intValue ?? 0); kept: the newest \(r["kept"]?.intValue ?? 0), at most \(r["maxLen"]?.intValue ?? 0)"
         guard !entries.isEmpty else { return summary }
         let now = Date().timeIntervalSince1970
-        var rows = [["ID", "AGO", "MS", "CONN", "CLIENT", "UID", "ANSWERS", "METHODS"]]
+        var rows = [["ID", "AGO", "MS", "CONN", "CLIENT", "UID", "ANSWERS", "REPLIES", "METHODS"]]
         for e in entries {
             let methods = (e["methods"]?.objectValue.map { Array($0) } ?? []).map { "\($0.key):\($0.value.intValue ?? 0)" }
             rows.append([
@@ -47,6 +47,7 @@ struct Slowlog: ParsableCommand {
                 terminalSafe(e["client"]?.stringValue ?? "-"),
                 e["uid"]?.intValue.map(String.init) ?? "-",
                 "\(e["answers"]?.intValue ?? 0)",
+                "\(e["responses"]?.intValue ?? 0)",
                 terminalSafe(methods.joined(separator: ",")),
             ])
         }

@@ -67,6 +67,31 @@ import Glibc
         #expect((1...500).contains(described.reduce(0) { $0 + ($1["answers"]?.intValue ?? 0) }), "\(slow)")
     }
 
+    /// A read that answered nothing is kept as well: a notification's, and one carrying replies
+    /// to navd's own requests (counted as `responses`; here one to a request navd never made).
+    @Test func readsThatAnswerNothingAreKeptWithTheRepliesTheyCarried() throws {
+        let d = try Daemon(arguments: ["--slowlog-threshold", "0"])
+        let quiet = try d.client()
+        let me = try quiet.call("hello", ["client": "quiet"])["connection"]
+        let admin = try d.client()
+        // A read is kept once navd has handled it: asked until it is there (each in its own read).
+        func keptQuietRead(after id: Int) throws -> JSONValue? {
+            for _ in 0..<100 {
+                let found = try admin.call("slowlog.get")["entries"]?.arrayValue?.first {
+                    $0["connection"] == me && $0["answers"] == 0 && ($0["id"]?.intValue ?? -1) > id
+                }
+                if let found { return found }
+            }
+            return nil
+        }
+        try quiet.notify("ping")
+        let notification = try #require(try keptQuietRead(after: -1))
+        #expect(notification["methods"] == [:] && notification["client"] == "quiet" && notification["responses"] == 0, "\(notification)")
+        try quiet.sendRaw(#"{"jsonrpc":"2.0","id":100099,"result":{"passed":true}}"# + "\n")
+        let reply = try #require(try keptQuietRead(after: notification["id"]?.intValue ?? 0))
+        #expect(reply["methods"] == [:] && reply["responses"] == 1, "\(reply)")
+    }
+
     /// `--slowlog-max-len 0` keeps nothing, whatever the threshold.
     @Test func aLengthOfZeroKeepsNothing() throws {
         let d = try Daemon(arguments: ["--slowlog-threshold", "0", "--slowlog-max-len", "0"])

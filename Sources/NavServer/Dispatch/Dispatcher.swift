@@ -283,10 +283,14 @@ final class Dispatcher {
     /// the time is the loop's (not a retried request's, which waited elsewhere): a read that took
     /// `--slowlog-threshold` or more goes to the slow log.
     func settleAnswers(readBy peer: Peer? = nil) {
-        guard unsettledCount > 0 else { return }
+        guard unsettledCount > 0 else {
+            if let peer { settleQuietRead(peer) }
+            return
+        }
         let now = EventLoop.hrtime
         let ns = now &- transport.readStartedAt
         if ns >= slowThresholdNs, let peer { noteSlowRead(ns, by: peer, now: now) }
+        responsesInRead = 0
         for i in 0..<unsettledCount {
             unsettled[i].with { e in
                 e.counts.answered(e.counts.unsettled, after: ns)
@@ -294,6 +298,22 @@ final class Dispatcher {
             }
         }
         unsettledCount = 0
+    }
+
+    /// Replies of clients to navd's own requests (a provider's `precondition.evaluate` answer) read
+    /// in the read being handled: what a slow read that answered nothing did.
+    var responsesInRead = 0
+
+    /// A read that answered nothing in its time (notifications, replies to navd's requests, part
+    /// of a message): kept in the slow log too when it took as long, as a provider's reply that
+    /// lets many waiting navigations commit may.
+    @inline(never)
+    private func settleQuietRead(_ peer: Peer) {
+        defer { responsesInRead = 0 }
+        guard slowThresholdNs != .max else { return }
+        let now = EventLoop.hrtime
+        let ns = now &- transport.readStartedAt
+        if ns >= slowThresholdNs { noteSlowRead(ns, by: peer, now: now) }
     }
 
     /// Keeps a read that held the loop `ns` (``SlowLog``), before its answers are settled (their
@@ -312,11 +332,12 @@ final class Dispatcher {
         let named = Array(methods.prefix(SlowLog.methodsMost))
         let (log, leftOut) = slowlog.record({ id, at in
             SlowLog.Entry(id: id, at: at, ns: ns, connection: peer.id, client: peer.clientName, uid: peer.uid,
-                          answers: answers, methods: named)
+                          answers: answers, responses: responsesInRead, methods: named)
         }, now: now)
         guard log else { return }
         let what = named.map { "\($0.name) x\($0.count)" }.joined(separator: ", ") + (methods.count > named.count ? ", …" : "")
-        logger.notice("a read held the loop for \(Double(ns / 1_000) / 1_000) ms (every other client waited): \(answers) answers (\(what))\(leftOut > 0 ? "; \(leftOut) more slow reads since the last such line" : ""); slowlog.get lists them",
+        let replies = responsesInRead > 0 ? ", \(responsesInRead) replies to navd's requests" : ""
+        logger.notice("a read held the loop for \(Double(ns / 1_000) / 1_000) ms (every other client waited): \(answers) answers\(what.isEmpty ? "" : " (\(what))")\(replies)\(leftOut > 0 ? "; \(leftOut) more slow reads since the last such line" : ""); slowlog.get lists them",
                       metadata: ["navd.client": "\(peer.id)", "navd.name": "\(peer.clientName ?? "-")"])
     }
 

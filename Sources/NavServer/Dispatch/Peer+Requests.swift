@@ -50,6 +50,7 @@ extension Peer {
     var outboundCount: Int { outbound.count }
 
     func receivedResponse(_ response: RPCResponse) {
+        dispatcher.responsesInRead += 1
         guard let rid = response.id.intValue, outbound[rid] != nil else {
             dispatcher.logger.debug("reply to an unknown request id", metadata: ["navd.client": "\(id)"])
             return

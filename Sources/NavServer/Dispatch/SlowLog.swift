@@ -24,6 +24,8 @@ final class SlowLog {
         let client: String?
         let uid: UInt32?
         let answers: Int
+        /// Replies to navd's own requests it carried (a provider's answers).
+        let responses: Int
         /// The methods it answered, with how many times, most answered first (at most
         /// ``methodsMost``).
         let methods: [(name: String, count: Int)]
@@ -99,6 +101,7 @@ final class SlowLog {
         if let c = e.client { o["client"] = .string(c) }
         if let u = e.uid { o["uid"] = .int(Int(u)) }
         o["answers"] = .int(e.answers)
+        o["responses"] = .int(e.responses)
         o["methods"] = .object(JSONObject(e.methods.map { ($0.name, JSONValue.int($0.count)) }))
         return .object(o)
     }

@@ -2505,7 +2505,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "slowlog.get",
-      "summary": "The reads that held navd's loop longest, newest first, as Redis's SLOWLOG GET: each read whose handling took --slowlog-threshold (10 ms) or more, while no other client was served; the newest --slowlog-max-len (128) are kept. Each entry: id (increasing), at (when it ended, seconds since 1970, UTC), ms, the connection and its hello name and uid, how many answers it gave and their methods with how many times (at most 8, most answered first). Needs the role admin (it names every client's connection).",
+      "summary": "The reads that held navd's loop longest, newest first, as Redis's SLOWLOG GET: each read whose handling took --slowlog-threshold (10 ms) or more, while no other client was served; the newest --slowlog-max-len (128) are kept. Each entry: id (increasing), at (when it ended, seconds since 1970, UTC), ms, the connection and its hello name and uid, how many answers it gave and their methods with how many times (at most 8, most answered first), and how many replies to navd's own requests it carried (a read that answered nothing is kept too). Needs the role admin (it names every client's connection).",
       "x-navd-changes": false,
       "x-navd-roles": [
         "admin"
@@ -2530,7 +2530,7 @@ public enum EmbeddedProtocol {
       ],
       "result": {
         "name": "slowlog",
-        "description": "`entries` (each: `id`, `at`, `ms`, `connection`, `client?`, `uid?`, `answers`, `methods`), `kept`, `total` (slow reads since navd started), `thresholdMs`, `maxLen`",
+        "description": "`entries` (each: `id`, `at`, `ms`, `connection`, `client?`, `uid?`, `answers`, `responses`, `methods`), `kept`, `total` (slow reads since navd started), `thresholdMs`, `maxLen`",
         "schema": {
           "type": "object",
           "required": [
@@ -2551,6 +2551,7 @@ public enum EmbeddedProtocol {
                   "ms",
                   "connection",
                   "answers",
+                  "responses",
                   "methods"
                 ],
                 "properties": {
@@ -2581,6 +2582,10 @@ public enum EmbeddedProtocol {
                   "answers": {
                     "type": "integer",
                     "description": "Answers the read gave (a pipelining client's or a batch's requests are handled in one read)."
+                  },
+                  "responses": {
+                    "type": "integer",
+                    "description": "Replies to navd's own requests it carried (a provider's answers to precondition.evaluate, which may let waiting navigations commit)."
                   },
                   "methods": {
                     "type": "object",
@@ -2633,6 +2638,7 @@ public enum EmbeddedProtocol {
                   "client": "deploy",
                   "uid": 1000,
                   "answers": 1,
+                  "responses": 0,
                   "methods": {
                     "graph.reload": 1
                   }
