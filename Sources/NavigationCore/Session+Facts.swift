@@ -35,17 +35,30 @@ extension Session {
                            data: ["limit": "--max-facts-bytes", "max": .int(limits.maxFactsBytes)])
         }
         for (k, v) in changes {
+            // The names are taken out while changed (so that changing them copies nothing).
             if v.isNull {
-                guard facts.removeValue(forKey: k) != nil, let i = sortedNames?.sortedIndex(of: k) else { continue }
+                guard facts.removeValue(forKey: k) != nil, var names = sortedNames.take() else { continue }
                 // Swift orders a name against a canonically equivalent spelling of another
                 // inconsistently ("e\u{301}" and "\u{e9}1": neither is less): where the search does
-                // not land on the name, the names are sorted afresh when next asked for.
-                if i < sortedNames!.count && sortedNames![i] == k { sortedNames!.remove(at: i) } else { sortedNames = nil }
-            } else if facts.updateValue(v, forKey: k) == nil, let i = sortedNames?.sortedIndex(of: k) {
-                sortedNames?.insert(k, at: i)
+                // not land on the name, they stay out and are sorted afresh when next asked for.
+                let i = names.sortedIndex(of: k)
+                if i < names.count && names[i] == k {
+                    names.remove(at: i)
+                    sortedNames = names
+                }
+            } else if facts.updateValue(v, forKey: k) == nil, var names = sortedNames.take() {
+                names.insert(k, at: names.sortedIndex(of: k))
+                sortedNames = names
             }
         }
         factsBytes = bytes
+    }
+
+    /// Replaces the facts whole (restored, replayed, a state replaced), with what follows from them.
+    func replaceFacts(_ table: [String: JSONValue]) {
+        facts = table
+        sortedNames = nil
+        factsBytes = table.reduce(0) { $0 + Session.factBytes($1.key, $1.value) }
     }
 
     /// The fact names, sorted (kept in order from the first time they are asked for).

@@ -41,10 +41,7 @@ extension Session {
     /// Replaces every fact by the recorded ones (an object of fact name → value, checked as saved
     /// facts are).
     public func replayFacts(_ j: JSONValue) throws(NavError) {
-        let table = try Session.restoredFacts(j, limits: limits)
-        facts = table
-        sortedNames = nil
-        factsBytes = table.reduce(0) { $0 + Session.factBytes($1.key, $1.value) }
+        replaceFacts(try Session.restoredFacts(j, limits: limits))
         if factsBytes > limits.maxFactsBytes {
             throw NavError(.limitExceeded, "the recorded facts of session \"\(name)\" are \(factsBytes) bytes of JSON; --max-facts-bytes is \(limits.maxFactsBytes)")
         }
@@ -56,9 +53,7 @@ extension Session {
         guard case .object(let changes) = j else {
             throw NavError(.corruptState, "recorded fact changes of session \"\(name)\" are a JSON \(j.typeName), not an object of fact name → value")
         }
-        for (k, _) in changes where k.isEmpty || k.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
-            throw NavError(.corruptState, "a recorded fact name is empty or holds a control character: \(JSONWriter.string(.string(String(k.prefix(40)))))")
-        }
+        for (k, _) in changes { try Session.checkRestoredFactName(k) }
         try setFacts(changes)
     }
 

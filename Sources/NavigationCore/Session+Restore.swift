@@ -48,6 +48,13 @@ extension Session {
     }
 
     /// Saved facts: an object of fact name → value, each within the fact limits.
+    /// A fact name read back: not empty, no control character (as `context.set` admits them).
+    static func checkRestoredFactName(_ k: String) throws(NavError) {
+        if k.isEmpty || k.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+            throw NavError(.corruptState, "a saved fact name is empty or holds a control character: \(JSONWriter.string(.string(String(k.prefix(40)))))")
+        }
+    }
+
     static func restoredFacts(_ j: JSONValue, limits: SessionLimits) throws(NavError) -> [String: JSONValue] {
         guard case .object(let o) = j else {
             throw NavError(.corruptState, "the saved facts are \(j.typeName == "null" ? "null" : "a JSON \(j.typeName)"), not an object of fact name → value")
@@ -58,9 +65,7 @@ extension Session {
         var table: [String: JSONValue] = [:]
         table.reserveCapacity(o.count)
         for (k, v) in o {
-            if k.isEmpty || k.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
-                throw NavError(.corruptState, "a saved fact name is empty or holds a control character: \(JSONWriter.string(.string(String(k.prefix(40)))))")
-            }
+            try checkRestoredFactName(k)
             let size = v.encodedSize
             if size > limits.maxFactValue {
                 throw NavError(.limitExceeded, "saved fact \"\(k.prefix(64))\" holds \(size) bytes of JSON; --max-fact-value is \(limits.maxFactValue)",

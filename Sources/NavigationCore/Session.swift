@@ -13,8 +13,8 @@ public final class Session {
     public var recordsChanges = true
     /// Whether commits also build their changes in the compact form (a subscriber asked for it).
     public var recordsCompactChanges = false
-    /// Facts set with `context.set` (``setFacts(_:)``), read by `check` preconditions. Whatever
-    /// replaces them whole sets ``sortedNames`` to nil.
+    /// Facts set with `context.set` (``setFacts(_:)``), read by `check` preconditions; replaced
+    /// whole by ``replaceFacts(_:)``.
     public internal(set) var facts: [String: JSONValue] = [:]
     /// The fact names in order, once asked for (``sortedFactNames``); kept in order as
     /// ``setFacts(_:)`` adds and removes names, so that listing thousands of facts sorted (each
@@ -148,9 +148,7 @@ public final class Session {
         root = newRoot
         version = v
         nextId = n
-        facts = f
-        sortedNames = nil
-        factsBytes = f.reduce(0) { $0 + Session.factBytes($1.key, $1.value) }
+        replaceFacts(f)
         paramsBytes = 0
         root.forEach { node in
             nodes.insert(node)

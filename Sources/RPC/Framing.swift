@@ -48,19 +48,7 @@ public struct Framing: Sendable, Hashable, CustomStringConvertible {
     }
 
     public static func append(_ view: ByteView, _ framing: Framing, to out: ByteBuffer) {
-        let body = view.raw
-        if framing.isNewline {
-            out.append(contentsOf: body)
-            out.append(UInt8(ascii: "\n"))
-        } else if let id = framing.format {
-            let format = FrameFormats.format(id)
-            format.header(bodyLength: body.count).withUnsafeBytes { out.append(contentsOf: $0) }
-            out.append(contentsOf: body)
-            format.trailer.withUnsafeBytes { out.append(contentsOf: $0) }
-        } else {
-            out.append("Content-Length: \(body.count)\r\n\r\n")
-            out.append(contentsOf: body)
-        }
+        append(size: view.count, framing, to: out) { $0.append(contentsOf: view.raw) }
     }
 
     /// Appends a framed body of `size` bytes that `write` appends in place (no copy of it made

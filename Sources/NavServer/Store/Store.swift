@@ -227,7 +227,7 @@ public struct PendingWrites {
 
 extension Session {
     /// The facts as one object, sorted by name (as `context.get`, providers and stores show them).
-    public var sortedFacts: JSONObject { JSONObject(uniqueMembers: sortedFactNames.compactMap { k in facts[k].map { (key: k, value: $0) } }) }
+    public var sortedFacts: JSONObject { JSONObject(members: sortedFactNames.compactMap { k in facts[k].map { .init(key: k, value: $0) } }) }
 }
 
 /// How a store reads back what navd wrote: JSON nested no deeper than navd writes it for trees
