@@ -159,9 +159,11 @@ import Testing
         p.standardOutput = out
         try p.run()
         defer { if p.isRunning { p.terminate() } }
+        // Listed once navd has read all of it, the end of its input included: the subscription
+        // and the half-close arrive in reads of their own, so both are waited for.
         var theirs: JSONValue?
         for _ in 0..<500 {
-            theirs = try listed(admin).first { $0["peer"]?["uid"] == 65534 && $0["subscriptions"] == 1 }
+            theirs = try listed(admin).first { $0["peer"]?["uid"] == 65534 && $0["subscriptions"] == 1 && $0["halfClosed"] == true }
             if theirs != nil { break }
             Thread.sleep(forTimeInterval: 0.01)
         }
