@@ -104,7 +104,8 @@ def main():
         held = ok and alive and worst < 1.0
         failures += not held
         longest = max(slow, key=lambda e: e["ms"]) if slow else None
-        held_loop = "loop held %5.1f ms (%s)" % (longest["ms"], ",".join(longest["methods"])) if longest else "no read held the loop 10 ms"
+        held_loop = "loop held %5.1f ms (%s)" % (longest["ms"], ",".join(longest["methods"]) if longest["kind"] == "read" else longest["what"]) \
+            if longest else "nothing held the loop 10 ms"
         print("%-58s %-4s ping p50 %5.2f p99 %6.2f max %6.1f ms, RSS %4.0f MB, %s  %s" % (
             name, "held" if held else "FAIL", p50 * 1000, p99 * 1000, worst * 1000, rss_mb(navd.pid) if alive else 0, held_loop, detail), flush=True)
         if not alive:

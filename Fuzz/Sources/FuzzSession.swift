@@ -104,8 +104,10 @@ func fuzzSession(_ data: UnsafeRawBufferPointer) {
             }
             if let entries = m["result"]?["entries"]?.arrayValue {
                 let ids = entries.compactMap { $0["id"]?.intValue }
-                // The methods named (at most 8) account for every answer, or for some when 8 are named.
+                // A read's methods named (at most 8) account for every answer, or for some when 8 are
+                // named; work outside reads names what it was.
                 let named = entries.allSatisfy { e in
+                    guard e["kind"] == "read" else { return e["what"]?.stringValue != nil && e["connection"] == nil }
                     let methods = e["methods"]?.objectValue ?? [:], answers = e["answers"]?.intValue ?? -1
                     let sum = methods.reduce(0) { $0 + ($1.value.intValue ?? 0) }
                     return sum == answers || (methods.count == 8 && sum < answers)

@@ -137,7 +137,7 @@ final class PGConnection {
     /// Gives the connection up if the query sent (or the connection being opened) is not done
     /// within ``queryTimeoutMs``.
     private func armWatchdog() {
-        let w = watchdog ?? Timer(loop: loop)
+        let w = watchdog ?? Timer(loop: loop).labelled("PostgreSQL query timed out")
         watchdog = w
         w.start(milliseconds: queryTimeoutMs) { [unowned self] in
             if sent || connecting { failed("PostgreSQL did not answer within \(queryTimeoutMs) ms") }
@@ -159,7 +159,7 @@ final class PGConnection {
         let fd = PQsocket(conn)
         if let p = poll, p.fd == fd { return }
         poll?.close()
-        poll = try Poll(loop: loop, fd: fd)
+        poll = try Poll(loop: loop, fd: fd).labelled("PostgreSQL answered")
     }
 
     private func startPoll(_ events: Poll.Events) {
@@ -244,7 +244,7 @@ final class PGConnection {
 
     private func scheduleReconnect() {
         guard !closed else { return }
-        let t = retryTimer ?? Timer(loop: loop)
+        let t = retryTimer ?? Timer(loop: loop).labelled("PostgreSQL reconnected")
         retryTimer = t
         t.start(milliseconds: retryDelayMs) { [unowned self] in self.reconnect() }
         retryDelayMs = min(retryDelayMs * 2, 1_000)

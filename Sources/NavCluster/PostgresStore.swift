@@ -283,7 +283,7 @@ public final class PostgresStore: Store, SharedStore {
     // MARK: Leases
 
     private func startTimer() {
-        let t = Timer(loop: loop)
+        let t = Timer(loop: loop).labelled("cluster: leases renewed")
         timer = t
         let every = UInt64(max(leaseMs / 3, 10))
         t.start(milliseconds: every, repeat: every) { [unowned self] in self.tick() }
@@ -533,7 +533,7 @@ public final class PostgresStore: Store, SharedStore {
     /// the loop's next iteration: after the commit of this one, before any of the next (a session
     /// that changes meanwhile takes its own into its commit, first).
     private func scheduleRelays() {
-        let t = relayTimer ?? Timer(loop: loop)
+        let t = relayTimer ?? Timer(loop: loop).labelled("cluster: notifications relayed")
         relayTimer = t
         t.start(milliseconds: 0) { [unowned self] in
             let waiting = relays.values.flatMap { $0 }

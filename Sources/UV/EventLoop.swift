@@ -23,6 +23,7 @@ public final class EventLoop {
         pendingCloses = .allocate(capacity: 1)
         pendingCloses.initialize(to: 0)
         uv_loop_init(raw)
+        raw.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         navuv_ignore_sigpipe()
         navuv_unblock_signals()
     }
@@ -154,6 +155,25 @@ public final class EventLoop {
         return String(decoding: out.prefix(Int(n)).map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: " ").map(String.init)
     }
 
+    /// What times the callbacks that are not stream reads (``StallWatch``); nil: none is timed.
+    public var stallWatch: StallWatch?
+
+    /// The loop a libuv handle belongs to.
+    @inline(__always)
+    static func of(_ handle: UnsafeMutablePointer<uv_handle_t>) -> EventLoop {
+        Unmanaged<EventLoop>.fromOpaque(handle.pointee.loop.pointee.data!).takeUnretainedValue()
+    }
+
+    /// Runs the callback `body` of `handle`, timed when a ``stallWatch`` is set.
+    @inline(__always)
+    func timed(_ handle: Handle, _ body: () -> Void) {
+        guard let watch = stallWatch else { return body() }
+        let start = uv_hrtime()
+        body()
+        let ns = uv_hrtime() &- start
+        if ns >= watch.thresholdNs { watch.report(handle.label, ns) }
+    }
+
     /// The loop's cached time in milliseconds.
     public var now: UInt64 { uv_now(raw) }
 
@@ -165,5 +185,20 @@ public final class EventLoop {
         var rss = 0
         uv_resident_set_memory(&rss)
         return rss
+    }
+}
+
+/// Times the callbacks of timers, signals, file watches, polls and child exits: one that held the
+/// loop `thresholdNs` or longer is reported with its handle's ``Handle/label`` (a stream's reads
+/// are timed by their reader, which knows what they carried). Two clock reads a callback, only
+/// while set.
+public struct StallWatch {
+    public var thresholdNs: UInt64
+    /// The handle's label and how long its callback ran, in nanoseconds.
+    public var report: (_ label: Handle.Label, _ ns: UInt64) -> Void
+
+    public init(thresholdNs: UInt64, report: @escaping (_ label: Handle.Label, _ ns: UInt64) -> Void) {
+        self.thresholdNs = thresholdNs
+        self.report = report
     }
 }

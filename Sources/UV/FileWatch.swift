@@ -7,7 +7,7 @@ public final class FileWatch: Handle {
     private var callback: ((String?, Int32) -> Void)?
 
     public init(loop: EventLoop) throws(UVError) {
-        super.init(size: MemoryLayout<uv_fs_event_t>.size)
+        super.init(size: MemoryLayout<uv_fs_event_t>.size, kind: "fs_event")
         let rc = uv_fs_event_init(loop.raw, ptr)
         guard rc == 0 else { throw UVError(rc) }
         retainForLoop()
@@ -22,7 +22,8 @@ public final class FileWatch: Handle {
         guard !isClosing else { return }
         self.callback = callback
         let rc = uv_fs_event_start(ptr, { h, name, _, status in
-            Handle.from(h!.pointee.data, as: FileWatch.self).callback?(name.map { String(cString: $0) }, status)
+            let me = Handle.from(h!.pointee.data, as: FileWatch.self)
+            me.timed { me.callback?(name.map { String(cString: $0) }, status) }
         }, path, 0)
         guard rc == 0 else { throw UVError(rc) }
     }

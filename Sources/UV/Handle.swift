@@ -9,9 +9,22 @@ public class Handle {
     private let size: Int
     public private(set) var isClosing = false
     private var onClose: (() -> Void)?
+    /// What the handle is for, as a stalled callback of it is reported (``StallWatch``).
+    public var label: Label
 
-    init(size: Int) {
+    /// A handle's kind (as libuv names it) and what its owner uses it for.
+    public struct Label: Sendable {
+        public var kind: String
+        public var what: String
+        public init(kind: String, what: String) {
+            self.kind = kind
+            self.what = what
+        }
+    }
+
+    init(size: Int, kind: String) {
         self.size = size
+        label = Label(kind: kind, what: kind)
         let mem = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
         mem.initializeMemory(as: UInt8.self, repeating: 0, count: size)
         handle = mem.assumingMemoryBound(to: uv_handle_t.self)
@@ -39,6 +52,19 @@ public class Handle {
 
     /// Subclasses release what they hold when libuv is done with the handle.
     func didClose() {}
+
+    /// Names what the handle is for (``label``); answers the handle.
+    @discardableResult
+    public func labelled(_ what: String) -> Self {
+        label.what = what
+        return self
+    }
+
+    /// Runs a callback of the handle, timed when its loop has a ``EventLoop/stallWatch``.
+    @inline(__always)
+    func timed(_ body: () -> Void) {
+        EventLoop.of(handle).timed(self, body)
+    }
 
     /// Whether the handle keeps the loop alive.
     public func unref() { uv_unref(handle) }

@@ -8,7 +8,7 @@ public class Listener: Handle {
 
     init(loop: EventLoop, size: Int) {
         self.loop = loop
-        super.init(size: size)
+        super.init(size: size, kind: "listener")
     }
 
     var stream: UnsafeMutablePointer<uv_stream_t> { UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_stream_t.self) }
@@ -18,7 +18,8 @@ public class Listener: Handle {
         self.announce = announce
         try UVError.check(uv_listen(stream, backlog) { s, status in
             guard status >= 0 else { return }
-            Handle.from(s!.pointee.data, as: Listener.self).announce?()
+            let me = Handle.from(s!.pointee.data, as: Listener.self)
+            me.timed { me.announce?() }
         })
     }
 

@@ -16,7 +16,7 @@ public final class Poll: Handle {
     /// Watches `fd` (a socket); fails if libuv cannot (the descriptor is not pollable).
     public init(loop: EventLoop, fd: Int32) throws(UVError) {
         self.fd = fd
-        super.init(size: MemoryLayout<uv_poll_t>.size)
+        super.init(size: MemoryLayout<uv_poll_t>.size, kind: "poll")
         let rc = uv_poll_init_socket(loop.raw, ptr, fd)
         guard rc == 0 else { throw UVError(rc) }
         retainForLoop()
@@ -30,7 +30,8 @@ public final class Poll: Handle {
         guard !isClosing else { return }
         self.callback = callback
         uv_poll_start(ptr, events.rawValue) { p, status, events in
-            Handle.from(p!.pointee.data, as: Poll.self).callback?(Events(rawValue: events), status)
+            let me = Handle.from(p!.pointee.data, as: Poll.self)
+            me.timed { me.callback?(Events(rawValue: events), status) }
         }
     }
 

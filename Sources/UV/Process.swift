@@ -46,7 +46,7 @@ public final class ChildProcess: Handle {
         self.loop = loop
         self.cap = outputCap
         self.onExit = onExit
-        super.init(size: MemoryLayout<uv_process_t>.size)
+        super.init(size: MemoryLayout<uv_process_t>.size, kind: "process")
         let sin = PipeStream(loop: loop), sout = PipeStream(loop: loop), serr = PipeStream(loop: loop)
         var stdio = [uv_stdio_container_t](repeating: uv_stdio_container_t(), count: 3)
         stdio[0].flags = uv_stdio_flags(UV_CREATE_PIPE.rawValue | UV_READABLE_PIPE.rawValue)
@@ -137,7 +137,8 @@ public final class ChildProcess: Handle {
         errPipe = nil
         let status = exit.signal != 0 ? 128 + exit.signal : exit.status
         close()
-        cb?(Outcome(status: status, signal: exit.signal, stdout: out, stderr: err, cut: cut))
+        guard let cb else { return }
+        timed { cb(Outcome(status: status, signal: exit.signal, stdout: out, stderr: err, cut: cut)) }
     }
 
     /// Sends `signal` (default SIGKILL) to the process if it still runs.
@@ -152,7 +153,7 @@ public final class ChildProcess: Handle {
         onExit = nil
         guard exit == nil, !isClosing else { return }
         kill(15)
-        let t = Timer(loop: loop)
+        let t = Timer(loop: loop).labelled("an abandoned child killed")
         t.start(milliseconds: graceMs) { [self] in
             t.close()
             self.kill(9)

@@ -22,7 +22,7 @@ public class StreamHandle: Handle {
 
     init(loop: EventLoop, size: Int) {
         self.loop = loop
-        super.init(size: size)
+        super.init(size: size, kind: "stream")
     }
 
     var stream: UnsafeMutablePointer<uv_stream_t> { UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_stream_t.self) }

@@ -5,7 +5,7 @@ public final class Timer: Handle {
     private var callback: (() -> Void)?
 
     public init(loop: EventLoop) {
-        super.init(size: MemoryLayout<uv_timer_t>.size)
+        super.init(size: MemoryLayout<uv_timer_t>.size, kind: "timer")
         uv_timer_init(loop.raw, ptr)
         retainForLoop()
     }
@@ -18,7 +18,7 @@ public final class Timer: Handle {
         self.callback = callback
         uv_timer_start(ptr, { t in
             let me = Handle.from(t!.pointee.data, as: Timer.self)
-            me.callback?()
+            me.timed { me.callback?() }
         }, milliseconds, rep)
     }
 
@@ -33,17 +33,27 @@ public final class Check: Handle {
     private var callback: (() -> Void)?
 
     public init(loop: EventLoop) {
-        super.init(size: MemoryLayout<uv_check_t>.size)
+        super.init(size: MemoryLayout<uv_check_t>.size, kind: "check")
         uv_check_init(loop.raw, ptr)
         retainForLoop()
     }
 
     private var ptr: UnsafeMutablePointer<uv_check_t> { UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_check_t.self) }
 
-    public func start(_ callback: @escaping () -> Void) {
+    /// Runs `callback` once per iteration; `timed`: as other handles' callbacks are when the loop
+    /// has a ``EventLoop/stallWatch`` (false: its owner times what it should, as navd's flush does,
+    /// whose reads of held input are timed as reads).
+    public func start(timed: Bool = true, _ callback: @escaping () -> Void) {
         self.callback = callback
-        uv_check_start(ptr) { c in
-            Handle.from(c!.pointee.data, as: Check.self).callback?()
+        if timed {
+            uv_check_start(ptr) { c in
+                let me = Handle.from(c!.pointee.data, as: Check.self)
+                me.timed { me.callback?() }
+            }
+        } else {
+            uv_check_start(ptr) { c in
+                Handle.from(c!.pointee.data, as: Check.self).callback?()
+            }
         }
     }
 
@@ -54,7 +64,7 @@ public final class Check: Handle {
 /// A libuv idle handle: while started, the loop polls without blocking.
 public final class Idle: Handle {
     public init(loop: EventLoop) {
-        super.init(size: MemoryLayout<uv_idle_t>.size)
+        super.init(size: MemoryLayout<uv_idle_t>.size, kind: "idle")
         uv_idle_init(loop.raw, ptr)
         retainForLoop()
     }
@@ -68,7 +78,7 @@ public final class Signal: Handle {
     private var callback: ((Int32) -> Void)?
 
     public init(loop: EventLoop) {
-        super.init(size: MemoryLayout<uv_signal_t>.size)
+        super.init(size: MemoryLayout<uv_signal_t>.size, kind: "signal")
         uv_signal_init(loop.raw, ptr)
         retainForLoop()
     }
@@ -78,7 +88,8 @@ public final class Signal: Handle {
     public func start(signal: Int32, _ callback: @escaping (Int32) -> Void) {
         self.callback = callback
         uv_signal_start(ptr, { s, signum in
-            Handle.from(s!.pointee.data, as: Signal.self).callback?(signum)
+            let me = Handle.from(s!.pointee.data, as: Signal.self)
+            me.timed { me.callback?(signum) }
         }, signal)
     }
 

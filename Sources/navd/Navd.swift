@@ -182,10 +182,10 @@ struct Serve: ParsableCommand, GraphLimitOptions {
     @Option(help: "The log is compacted when it is also this many times the snapshot's size (0: --log-compact-bytes alone).")
     var logCompactRatio: Int = Limit.logCompactRatio.defaultValue
 
-    @Option(help: "Most slow reads kept for slowlog.get (0: none kept), as Redis's slowlog-max-len.")
+    @Option(help: "Most slow reads and callbacks kept for slowlog.get (0: none kept, and nothing is timed outside reads), as Redis's slowlog-max-len.")
     var slowlogMaxLen: Int = Limit.slowlogMaxLen.defaultValue
 
-    @Option(help: "A read whose handling holds the loop this long or longer is kept for slowlog.get (10ms, 1s; 0: every read that answers).")
+    @Option(help: "A read whose handling holds the loop this long or longer is kept for slowlog.get, and so is work outside reads (a timer's, a child's exit, an iteration's commits and output) that takes as long (10ms, 1s; 0: every read that answers, and nothing else is timed).")
     var slowlogThreshold: String = Limit.slowlogThreshold.defaultText
     // end of limit options
 

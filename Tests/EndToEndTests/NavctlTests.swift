@@ -312,10 +312,14 @@ import Testing
         // Kept: slowpoke's hello, then navctl's own hello (each a read); then navctl's slowlog.get.
         let shown = try navctl(d, ["slowlog"])
         let lines = shown.stdout.split(separator: "\n").map(String.init)
-        #expect(shown.status == 0 && lines.first == "slow reads (0 ms or more) since navd started: 2; kept: the newest 2, at most 128", "\(shown)")
-        #expect(lines.count == 4 && lines[1].hasPrefix("ID  AGO") && lines[2].contains(" navctl ") && lines[3].contains(" slowpoke ") && lines[3].hasSuffix("hello:1"), "\(shown)")
+        #expect(shown.status == 0 && lines.first == "slow reads and callbacks (0 ms or more) since navd started: 2; kept: the newest 2, at most 128", "\(shown)")
+        #expect(lines.count == 4 && lines[1].hasPrefix("ID  AGO") && lines[1].contains("MS  KIND  CONN") && lines[2].contains(" read ") && lines[2].contains(" navctl ")
+                    && lines[3].contains(" slowpoke ") && lines[3].hasSuffix("hello:1"), "\(shown)")
+        // --limit 1: the newest alone (this navctl's own hello).
+        let newest = try navctl(d, ["slowlog", "--limit", "1"]).stdout.split(separator: "\n")
+        #expect(newest.count == 3 && newest[2].hasPrefix(" 3 ") && newest[2].hasSuffix("hello:1"), "\(newest)")
         let forgot = try navctl(d, ["slowlog", "--reset"])
-        #expect(forgot.status == 0 && forgot.stdout == "forgot 4 slow reads\n", "\(forgot)")
+        #expect(forgot.status == 0 && forgot.stdout == "forgot 6 entries\n", "\(forgot)")
         #expect(try navctl(d, ["slowlog", "--limit", "0"]).status == 64)
     }
 

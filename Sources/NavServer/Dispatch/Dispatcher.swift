@@ -330,15 +330,24 @@ final class Dispatcher {
         }
         methods.sort { $0.count > $1.count || ($0.count == $1.count && $0.name < $1.name) }
         let named = Array(methods.prefix(SlowLog.methodsMost))
-        let (log, leftOut) = slowlog.record({ id, at in
-            SlowLog.Entry(id: id, at: at, ns: ns, connection: peer.id, client: peer.clientName, uid: peer.uid,
-                          answers: answers, responses: responsesInRead, methods: named)
-        }, now: now)
+        let read = SlowLog.Read(connection: peer.id, client: peer.clientName, uid: peer.uid, answers: answers,
+                                responses: responsesInRead, methods: named)
+        let (log, leftOut) = slowlog.record({ id, at in SlowLog.Entry(id: id, at: at, ns: ns, read: read, kind: "read", what: nil) }, now: now)
         guard log else { return }
         let what = named.map { "\($0.name) x\($0.count)" }.joined(separator: ", ") + (methods.count > named.count ? ", …" : "")
         let replies = responsesInRead > 0 ? ", \(responsesInRead) replies to navd's requests" : ""
-        logger.notice("a read held the loop for \(Double(ns / 1_000) / 1_000) ms (every other client waited): \(answers) answers\(what.isEmpty ? "" : " (\(what))")\(replies)\(leftOut > 0 ? "; \(leftOut) more slow reads since the last such line" : ""); slowlog.get lists them",
+        logger.notice("a read held the loop for \(Double(ns / 1_000) / 1_000) ms (every other client waited): \(answers) answers\(what.isEmpty ? "" : " (\(what))")\(replies)\(leftOut > 0 ? "; \(leftOut) more slow reads and callbacks since the last such line" : ""); slowlog.get lists them",
                       metadata: ["navd.client": "\(peer.id)", "navd.name": "\(peer.clientName ?? "-")"])
+    }
+
+    /// Keeps work outside reads that held the loop `ns` (``SlowLog``): a callback of a handle
+    /// labelled `label`, or the end of an iteration; logs it, at most a line a second.
+    @inline(never)
+    func noteStall(_ label: Handle.Label, ns: UInt64) {
+        let now = EventLoop.hrtime
+        let (log, leftOut) = slowlog.record({ id, at in SlowLog.Entry(id: id, at: at, ns: ns, read: nil, kind: label.kind, what: label.what) }, now: now)
+        guard log else { return }
+        logger.notice("\(label.what) (\(label.kind)) held the loop for \(Double(ns / 1_000) / 1_000) ms (every client waited)\(leftOut > 0 ? "; \(leftOut) more slow reads and callbacks since the last such line" : ""); slowlog.get lists them")
     }
 
     /// Answers a request for a method navd does not have (counted among errors, not by method: the

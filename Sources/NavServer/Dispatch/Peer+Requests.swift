@@ -20,7 +20,7 @@ extension Peer {
             return -1
         }
         let rid = dispatcher.nextOutboundId()
-        let timer = Timer(loop: dispatcher.loop)
+        let timer = Timer(loop: dispatcher.loop).labelled("a request to a client timed out")
         outbound[rid] = OutboundRequest(method: method, completion: completion, released: released, timer: timer)
         timer.start(milliseconds: timeoutMs) {
             self.completeOutbound(rid, .failure(RPCError(.timeout, "the client did not answer \(method) within \(timeoutMs) ms")))

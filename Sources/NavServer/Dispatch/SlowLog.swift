@@ -5,21 +5,36 @@ import UV
 import Glibc
 #endif
 
-/// The reads that held navd's loop longest, as Redis's `SLOWLOG`: every read whose handling took
+/// What held navd's loop longest, as Redis's `SLOWLOG`: every read whose handling took
 /// `--slowlog-threshold` or more (from the read to the end of the answers it gave; meanwhile no
-/// other client was served) is kept, the newest `--slowlog-max-len`, for `slowlog.get`. A read is
-/// the unit because its requests are handled together (a pipelining client's, a batch's) and their
-/// answers leave together; each entry names the methods it answered and how many times.
+/// other client was served) is kept, the newest `--slowlog-max-len`, for `slowlog.get`, and so is
+/// work outside reads that took as long (a timer's, a child's exit, a signal's, the end of an
+/// iteration that stores commits and writes output: ``UV/StallWatch``). A read is the unit because
+/// its requests are handled together (a pipelining client's, a batch's) and their answers leave
+/// together; each entry names the methods it answered and how many times.
 ///
 /// Its cost on the request path is one comparison a read: the read's time is the one its answers'
-/// latencies already take (``Dispatcher/settleAnswers(readBy:)``).
+/// latencies already take (``Dispatcher/settleAnswers(readBy:)``); other callbacks cost two clock
+/// reads each, and an iteration's end two.
 final class SlowLog {
-    /// One slow read.
+    /// One read, or other work of the loop, that held it.
     struct Entry {
         let id: Int
         /// When it ended, in seconds since 1970 (UTC).
         let at: Double
         let ns: UInt64
+        /// A client's read (`kind` "read"), or nil for work outside reads.
+        let read: Read?
+        /// Outside reads: the kind of libuv handle whose callback it was (`timer`, `signal`,
+        /// `process`, `poll`, `fs_event`, `check`, `listener`), or `flush` (the end of an iteration:
+        /// commits stored, output written, a slice of the store's background work)…
+        let kind: String
+        /// …and what navd used it for.
+        let what: String?
+    }
+
+    /// A slow read: the client's, and what it carried.
+    struct Read {
         let connection: Int
         let client: String?
         let uid: UInt32?
@@ -79,9 +94,11 @@ final class SlowLog {
         return (true, unlogged)
     }
 
-    /// The kept entries, newest first, at most `limit`.
-    func newest(_ limit: Int) -> [Entry] {
-        (0..<min(limit, ring.count)).map { i in ring[(start + ring.count - 1 - i) % ring.count] }
+    /// The kept entries, newest first, from the newest whose id is below `before` (nil: the newest).
+    func newest(before: Int? = nil) -> some Sequence<Entry> {
+        // Kept entries' ids are consecutive, the newest `total - 1`.
+        let skip = before.map { max(0, total - $0) } ?? 0
+        return (min(skip, ring.count)..<ring.count).lazy.map { i in self.ring[(self.start + self.ring.count - 1 - i) % self.ring.count] }
     }
 
     /// Forgets every entry; answers how many there were.
@@ -96,13 +113,16 @@ final class SlowLog {
     static func object(_ e: Entry) -> JSONValue {
         var o: JSONObject = [
             "id": .int(e.id), "at": .double((e.at * 1000).rounded() / 1000), "ms": .double(Double(e.ns / 1_000) / 1_000),
-            "connection": .int(e.connection),
+            "kind": .string(e.kind),
         ]
-        if let c = e.client { o["client"] = .string(c) }
-        if let u = e.uid { o["uid"] = .int(Int(u)) }
-        o["answers"] = .int(e.answers)
-        o["responses"] = .int(e.responses)
-        o["methods"] = .object(JSONObject(e.methods.map { ($0.name, JSONValue.int($0.count)) }))
+        if let what = e.what { o["what"] = .string(what) }
+        guard let r = e.read else { return .object(o) }
+        o["connection"] = .int(r.connection)
+        if let c = r.client { o["client"] = .string(c) }
+        if let u = r.uid { o["uid"] = .int(Int(u)) }
+        o["answers"] = .int(r.answers)
+        o["responses"] = .int(r.responses)
+        o["methods"] = .object(JSONObject(r.methods.map { ($0.name, JSONValue.int($0.count)) }))
         return .object(o)
     }
 }

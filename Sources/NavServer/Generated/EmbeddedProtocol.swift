@@ -2505,7 +2505,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "slowlog.get",
-      "summary": "The reads that held navd's loop longest, newest first, as Redis's SLOWLOG GET: each read whose handling took --slowlog-threshold (10 ms) or more, while no other client was served; the newest --slowlog-max-len (128) are kept. Each entry: id (increasing), at (when it ended, seconds since 1970, UTC), ms, the connection and its hello name and uid, how many answers it gave and their methods with how many times (at most 8, most answered first), and how many replies to navd's own requests it carried (a read that answered nothing is kept too). Needs the role admin (it names every client's connection).",
+      "summary": "What held navd's loop longest, newest first, as Redis's SLOWLOG GET: each read whose handling took --slowlog-threshold (10 ms) or more, while no other client was served, and work outside reads that took as long (unless the threshold is 0): a timer's, a signal's, a child's exit, PostgreSQL's answer, the end of an iteration that stores commits and writes output; the newest --slowlog-max-len (128) are kept. Each entry: id (increasing), at (when it ended, seconds since 1970, UTC), ms, kind (read, or the libuv handle's kind, or flush) and, for a read, the connection and its hello name and uid, how many answers it gave and their methods with how many times (at most 8, most answered first), and how many replies to navd's own requests it carried (a read that answered nothing is kept too); for other work, what it was. A page at a time: at most limit entries, within half of --max-output, with next when more are kept. Needs the role admin (it names every client's connection).",
       "x-navd-changes": false,
       "x-navd-roles": [
         "admin"
@@ -2520,8 +2520,16 @@ public enum EmbeddedProtocol {
           }
         },
         {
+          "name": "after",
+          "description": "The cursor: the next of the previous answer (entries older than those it listed; none: from the newest).",
+          "schema": {
+            "type": "integer",
+            "minimum": 0
+          }
+        },
+        {
           "name": "limit",
-          "description": "Most entries in the answer, 1 to --slowlog-max-len (the default: all kept).",
+          "description": "Most entries in the answer, 1 or more (the default: all kept, as many as fit in half of --max-output).",
           "schema": {
             "type": "integer",
             "minimum": 1
@@ -2530,7 +2538,7 @@ public enum EmbeddedProtocol {
       ],
       "result": {
         "name": "slowlog",
-        "description": "`entries` (each: `id`, `at`, `ms`, `connection`, `client?`, `uid?`, `answers`, `responses`, `methods`), `kept`, `total` (slow reads since navd started), `thresholdMs`, `maxLen`",
+        "description": "`entries` (each: `id`, `at`, `ms`, `kind`; a read's `connection`, `client?`, `uid?`, `answers`, `responses`, `methods`; other work's `what`), `kept`, `total` (slow reads and callbacks since navd started), `thresholdMs`, `maxLen`, `next?` (more entries are kept: pass it as `after`)",
         "schema": {
           "type": "object",
           "required": [
@@ -2549,10 +2557,7 @@ public enum EmbeddedProtocol {
                   "id",
                   "at",
                   "ms",
-                  "connection",
-                  "answers",
-                  "responses",
-                  "methods"
+                  "kind"
                 ],
                 "properties": {
                   "id": {
@@ -2567,9 +2572,17 @@ public enum EmbeddedProtocol {
                     "type": "number",
                     "description": "How long its handling held the loop, in milliseconds."
                   },
+                  "kind": {
+                    "type": "string",
+                    "description": "read (a client's read: connection, client, uid, answers, responses and methods say what it carried), flush (the end of an iteration: commits stored, output written, a slice of the store's background work), or the kind of libuv handle whose callback it was: timer, signal, process (a child's exit), poll (PostgreSQL's answer), fs_event (the graph's file changed), check, listener."
+                  },
+                  "what": {
+                    "type": "string",
+                    "description": "Work outside reads: what navd used it for (\"command precondition `payment.check` ended\", \"SIGHUP: graph and policy reloaded\", \"commits stored, output written\")."
+                  },
                   "connection": {
                     "type": "integer",
-                    "description": "The connection it was read from (client.list's id)."
+                    "description": "A read's: the connection it was read from (client.list's id)."
                   },
                   "client": {
                     "type": "string",
@@ -2610,6 +2623,10 @@ public enum EmbeddedProtocol {
             "maxLen": {
               "type": "integer",
               "description": "--slowlog-max-len."
+            },
+            "next": {
+              "type": "integer",
+              "description": "Present when older entries are kept than the answer holds: slowlog.get {after: next} lists them."
             }
           }
         }
@@ -2631,21 +2648,29 @@ public enum EmbeddedProtocol {
             "value": {
               "entries": [
                 {
+                  "id": 4,
+                  "at": 1796601603.5,
+                  "ms": 12.04,
+                  "kind": "process",
+                  "what": "command precondition `payment.check` ended"
+                },
+                {
                   "id": 3,
                   "at": 1796601600.125,
                   "ms": 41.207,
+                  "kind": "read",
                   "connection": 7,
                   "client": "deploy",
                   "uid": 1000,
                   "answers": 1,
                   "responses": 0,
                   "methods": {
-                    "graph.reload": 1
+                    "graph.describe": 1
                   }
                 }
               ],
-              "kept": 1,
-              "total": 4,
+              "kept": 2,
+              "total": 5,
               "thresholdMs": 10,
               "maxLen": 128
             }

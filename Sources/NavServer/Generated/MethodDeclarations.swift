@@ -74,8 +74,8 @@ extension MethodTable.Spec {
     /// `session.open`: Open (or get) a session; it starts from the graph's root.
     static let sessionOpen = MethodTable.Spec(name: "session.open", params: ["name", "session"],
         changes: true, grows: true, session: .acts(on: ["name", "session"]), roles: [])
-    /// `slowlog.get`: The reads that held navd's loop longest, newest first, as Redis's SLOWLOG GET: each read whose handling took --slowlog-threshold (10 ms) or more, while no other client was served; the newest --slowlog-max-len (128) are kept. Each entry: id (increasing), at (when it ended, seconds since 1970, UTC), ms, the connection and its hello name and uid, how many answers it gave and their methods with how many times (at most 8, most answered first), and how many replies to navd's own requests it carried (a read that answered nothing is kept too). Needs the role admin (it names every client's connection).
-    static let slowlogGet = MethodTable.Spec(name: "slowlog.get", params: ["session", "limit"],
+    /// `slowlog.get`: What held navd's loop longest, newest first, as Redis's SLOWLOG GET: each read whose handling took --slowlog-threshold (10 ms) or more, while no other client was served, and work outside reads that took as long (unless the threshold is 0): a timer's, a signal's, a child's exit, PostgreSQL's answer, the end of an iteration that stores commits and writes output; the newest --slowlog-max-len (128) are kept. Each entry: id (increasing), at (when it ended, seconds since 1970, UTC), ms, kind (read, or the libuv handle's kind, or flush) and, for a read, the connection and its hello name and uid, how many answers it gave and their methods with how many times (at most 8, most answered first), and how many replies to navd's own requests it carried (a read that answered nothing is kept too); for other work, what it was. A page at a time: at most limit entries, within half of --max-output, with next when more are kept. Needs the role admin (it names every client's connection).
+    static let slowlogGet = MethodTable.Spec(name: "slowlog.get", params: ["session", "after", "limit"],
         changes: false, session: .none, roles: ["admin"])
     /// `slowlog.reset`: Forget the slow reads kept for slowlog.get, as Redis's SLOWLOG RESET (their numbering goes on). Needs the role admin.
     static let slowlogReset = MethodTable.Spec(name: "slowlog.reset", params: ["session"],
@@ -285,7 +285,7 @@ enum SessionOpenParam: Int, ParamName {
 
 /// `slowlog.get`'s params, in the order Protocol/methods/slowlog.get.json declares them.
 enum SlowlogGetParam: Int, ParamName {
-    case session, limit
+    case session, after, limit
     static let table = ParamTable(Self.self)
 }
 

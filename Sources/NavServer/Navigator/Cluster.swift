@@ -277,7 +277,7 @@ extension Navigator {
     /// In `milliseconds`, the asks waiting whose session's interval has passed are answered; the
     /// others wait for the end of theirs.
     private func answerPendingAsks(after milliseconds: UInt64) {
-        let t = Timer(loop: loop)
+        let t = Timer(loop: loop).labelled("cluster: waiting asks answered")
         pendingAskTimer = t
         t.start(milliseconds: max(1, milliseconds)) { [unowned self] in
             pendingAskTimer?.close()

@@ -153,7 +153,7 @@ extension Navigator {
         let queuedAt = loop.now
         let noSlot = config.children.verdict(for: nav.uid, in: childrenByUid, ahead: spawnQueue.count(of: nav.uid)) != .admitted
         if noSlot { announcePending(nav, waitingFor: p.name, queued: ("command", spawnQueue.count(of: nav.uid), spawnQueue.count)) }
-        let limit = Timer(loop: loop)
+        let limit = Timer(loop: loop).labelled("a command precondition waited too long for a slot")
         let ticket = spawnQueue.append({ [unowned self, weak nav] in
             limit.close()
             guard let nav, !nav.finished else { return }
@@ -188,7 +188,7 @@ extension Navigator {
     /// timer started from a timer callback in the same pass.
     func scheduleSpawns() {
         guard spawnCheck == nil, spawnQueue.hasJob(where: mayStartChild) else { return }
-        let check = Check(loop: loop)
+        let check = Check(loop: loop).labelled("command preconditions spawned")
         let idle = Idle(loop: loop)
         spawnCheck = check
         spawnIdle = idle
@@ -224,7 +224,7 @@ extension Navigator {
         }
         var input = JSONWriter.encode(navigationJSON(nav))
         input.append(10)
-        let timer = Timer(loop: loop)
+        let timer = Timer(loop: loop).labelled("command precondition `\(p.name)` timed out")
         var settled = false
         let process: ChildProcess
         do {
@@ -253,6 +253,7 @@ extension Navigator {
             done(.failed("cannot run \(args[0]): \(error.message)"))
             return
         }
+        process.labelled("command precondition `\(p.name)` ended")
         tasksStarted += 1
         let uid = nav.uid
         childrenByUid.add(uid)

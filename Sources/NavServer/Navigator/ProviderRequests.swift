@@ -40,7 +40,7 @@ final class ProviderSlots {
         }
         let behind = waiting.count(of: r.uid)
         r.ticket = waiting.append(r, uid: r.uid)
-        r.timer = Timer(loop: loop)
+        r.timer = Timer(loop: loop).labelled("a provider request waited too long for its turn")
         r.timer?.start(milliseconds: maxWaitMs) { [unowned self] in
             if let t = r.ticket { waiting.remove(t) }
             r.ticket = nil

@@ -38,8 +38,13 @@ extension Server: DispatchHost {
         if commitInFlight || phase.isStopped { return }
         if let error = stateFailedInRead { return stateFileFailed(error) }
         transport.handleReadyInput()
+        // What follows the reads is timed for the slow log (the reads are, each on its own).
+        let started = loop.stallWatch == nil ? 0 : EventLoop.hrtime
+        var stored = false, sliced = false
+        defer { if started != 0 { flushTimed(since: started, stored: stored, sliced: sliced) } }
         // Commits reach the state file before any reply or notification of this iteration leaves.
         if store.hasPendingWrites {
+            stored = true
             if store.flushesInBackground {
                 beginCommit()
                 return
@@ -56,7 +61,20 @@ extension Server: DispatchHost {
             }
         }
         transport.flush()
-        if store.hasBackgroundWork { storeSlice() }
+        if store.hasBackgroundWork {
+            sliced = true
+            storeSlice()
+        }
+    }
+
+    /// The end of an iteration that started at `started` held the loop: kept in the slow log when
+    /// it took `--slowlog-threshold` or more, with what it did.
+    @inline(__always)
+    private func flushTimed(since started: UInt64, stored: Bool, sliced: Bool) {
+        let ns = EventLoop.hrtime &- started
+        guard let watch = loop.stallWatch, ns >= watch.thresholdNs else { return }
+        let what = ((stored ? ["commits stored"] : []) + ["output written"] + (sliced ? ["a slice of the store's background work"] : []))
+        dispatcher.noteStall(Handle.Label(kind: "flush", what: what.joined(separator: ", ")), ns: ns)
     }
 
     /// The state file could not be written: navd stops, so that nothing unsaved is acknowledged.

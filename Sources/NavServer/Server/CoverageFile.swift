@@ -104,7 +104,7 @@ extension Server {
     /// Starts writing coverage on a timer (``start()`` calls it).
     func startCoverageWrites() {
         guard let file = coverageFile else { return }
-        let t = Timer(loop: loop)
+        let t = Timer(loop: loop).labelled("coverage file written")
         t.start(milliseconds: CoverageFile.interval, repeat: CoverageFile.interval) { [unowned self] in
             let now = EventLoop.hrtime
             guard now >= file.quietUntil, file.writtenMark != self.navigator.coverage.mark else { return }

@@ -95,10 +95,10 @@ extension Server {
     public func watchGraph() throws(UVError) {
         stopWatchingGraph()
         guard let dir = graphPath else { return }
-        let settle = Timer(loop: loop)
+        let settle = Timer(loop: loop).labelled("graph reloaded after its file changed")
         let watch: FileWatch
         do {
-            watch = try FileWatch(loop: loop)
+            watch = try FileWatch(loop: loop).labelled("graph directory watched")
         } catch {
             settle.close()
             throw error
@@ -112,7 +112,7 @@ extension Server {
         }
         for link in GraphWatch.links(on: dir, cwd: GraphWatch.currentDirectory) {
             do {
-                let l = try FileWatch(loop: loop)
+                let l = try FileWatch(loop: loop).labelled("graph path's links watched")
                 w.links.append(l)
                 try l.start(path: link.directory) { [unowned self, unowned w] name, status in
                     guard status >= 0, name == nil || name == link.name else { return }

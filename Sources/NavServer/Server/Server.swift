@@ -187,7 +187,7 @@ public final class Server {
         listener = l
         startServing()
         for sig in [SIGTERM, SIGINT, SIGHUP] {
-            let s = Signal(loop: loop)
+            let s = Signal(loop: loop).labelled(sig == SIGHUP ? "SIGHUP: graph and policy reloaded" : sig == SIGTERM ? "SIGTERM: shutdown" : "SIGINT: shutdown")
             s.start(signal: sig) { [unowned self] signum in
                 guard self.phase.isServing else { return }
                 if signum == SIGHUP {
@@ -241,7 +241,7 @@ public final class Server {
     /// `WatchdogSec=`), until navd stops.
     public func startWatchdog(milliseconds: UInt64) {
         guard let notifier else { return }
-        let t = Timer(loop: loop)
+        let t = Timer(loop: loop).labelled("service manager's watchdog pinged")
         t.start(milliseconds: milliseconds, repeat: milliseconds) { notifier.send("WATCHDOG=1") }
         watchdog = t
     }
@@ -250,8 +250,16 @@ public final class Server {
     /// flush and the sweep of half-sent messages. ``start()`` calls it; a test that attaches
     /// ``MemoryStream``s calls it alone.
     func startServing() {
+        let log = dispatcher.slowlog
+        // Work outside reads is timed while the threshold is above 0 (0 keeps every read that
+        // answers: a trace of reads, not of every timer's tick and every iteration's end).
+        if log.maxLen > 0 && log.thresholdNs > 0 {
+            loop.stallWatch = StallWatch(thresholdNs: log.thresholdNs) { [unowned self] label, ns in
+                self.dispatcher.noteStall(label, ns: ns)
+            }
+        }
         let f = Check(loop: loop)
-        f.start { [unowned self] in self.flushAll() }
+        f.start(timed: false) { [unowned self] in self.flushAll() }
         flusher = f
         transport.start()
         startCoverageWrites()

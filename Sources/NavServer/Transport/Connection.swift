@@ -162,7 +162,7 @@ final class Connection {
 
     private func closeSoon() {
         guard !isClosed else { return }
-        let t = Timer(loop: owner.loop)
+        let t = Timer(loop: owner.loop).labelled("a connection closed after its output")
         t.start(milliseconds: 0) {
             t.close()
             self.closeAfterFlush()

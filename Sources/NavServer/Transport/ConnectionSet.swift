@@ -129,7 +129,7 @@ final class ConnectionSet {
 
     /// Starts the sweep of half-sent messages (`--message-timeout`).
     func start() {
-        let sweep = Timer(loop: loop)
+        let sweep = Timer(loop: loop).labelled("half-sent messages swept (--message-timeout)")
         sweep.unref()
         let every = max(10, min(1_000, limits.messageTimeoutMs / 4))
         sweep.start(milliseconds: every, repeat: every) { [unowned self] in self.sweepPartialMessages() }
@@ -409,7 +409,7 @@ final class ConnectionSet {
     func watchForHangUp(_ c: Connection) {
         halfClosed[ObjectIdentifier(c)] = c
         guard hangUpCheck == nil else { return }
-        let t = Timer(loop: loop)
+        let t = Timer(loop: loop).labelled("half-closed connections checked for hang-ups")
         t.unref()
         t.start(milliseconds: Self.hangUpCheckMs, repeat: Self.hangUpCheckMs) { [unowned self] in self.checkHalfClosed() }
         hangUpCheck = t
@@ -440,7 +440,7 @@ final class ConnectionSet {
     /// Shuts `stream` down after its queued writes, closing it outright if they are not read in time.
     func drain(_ stream: any ClientStream) {
         let id = ObjectIdentifier(stream)
-        let timer = Timer(loop: loop)
+        let timer = Timer(loop: loop).labelled("a closing connection's output timed out")
         drainingStreams[id] = (stream, timer)
         timer.start(milliseconds: drainTimeoutMs) { [unowned self] in
             stream.close { [unowned self] in self.streamClosed(id) }

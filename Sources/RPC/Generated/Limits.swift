@@ -76,9 +76,9 @@ extension Limit {
     public static let logCompactBytes = Limit(option: "--log-compact-bytes", unit: .bytes, defaultValue: 16_777_216, least: 4_096)
     /// `--log-compact-ratio`: The log is compacted when it is also this many times the snapshot's size (0: --log-compact-bytes alone).
     public static let logCompactRatio = Limit(option: "--log-compact-ratio", unit: .count, defaultValue: 3, least: 0, most: 100)
-    /// `--slowlog-max-len`: Most slow reads kept for slowlog.get (0: none kept), as Redis's slowlog-max-len.
+    /// `--slowlog-max-len`: Most slow reads and callbacks kept for slowlog.get (0: none kept, and nothing is timed outside reads), as Redis's slowlog-max-len.
     public static let slowlogMaxLen = Limit(option: "--slowlog-max-len", unit: .count, defaultValue: 128, least: 0, most: 100_000)
-    /// `--slowlog-threshold`: A read whose handling holds the loop this long or longer is kept for slowlog.get (10ms, 1s; 0: every read that answers).
+    /// `--slowlog-threshold`: A read whose handling holds the loop this long or longer is kept for slowlog.get, and so is work outside reads (a timer's, a child's exit, an iteration's commits and output) that takes as long (10ms, 1s; 0: every read that answers, and nothing else is timed).
     public static let slowlogThreshold = Limit(option: "--slowlog-threshold", unit: .duration, defaultValue: 10, least: 0)
 
     /// Every limit, in the order of PROTOCOL.md's table.
