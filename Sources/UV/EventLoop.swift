@@ -164,14 +164,20 @@ public final class EventLoop {
         Unmanaged<EventLoop>.fromOpaque(handle.pointee.loop.pointee.data!).takeUnretainedValue()
     }
 
+    /// The clock as the last timed callback or read of this iteration ended (0: none yet), for the
+    /// work after them to start its own timing from without reading the clock again (navd's
+    /// iteration end, which sets it back to 0).
+    public var clockMark: UInt64 = 0
+
     /// Runs the callback `body` of `handle`, timed when a ``stallWatch`` is set.
     @inline(__always)
     func timed(_ handle: Handle, _ body: () -> Void) {
         guard let watch = stallWatch else { return body() }
         let start = uv_hrtime()
         body()
-        let ns = uv_hrtime() &- start
-        if ns >= watch.thresholdNs { watch.report(handle.label, ns) }
+        let end = uv_hrtime()
+        clockMark = end
+        if end &- start >= watch.thresholdNs { watch.report(handle.label, end &- start) }
     }
 
     /// The loop's cached time in milliseconds.

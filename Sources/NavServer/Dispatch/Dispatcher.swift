@@ -288,6 +288,7 @@ final class Dispatcher {
             return
         }
         let now = EventLoop.hrtime
+        loop.clockMark = now
         let ns = now &- transport.readStartedAt
         if ns >= slowThresholdNs, let peer { noteSlowRead(ns, by: peer, now: now) }
         responsesInRead = 0
@@ -312,6 +313,7 @@ final class Dispatcher {
         defer { responsesInRead = 0 }
         guard slowThresholdNs != .max else { return }
         let now = EventLoop.hrtime
+        loop.clockMark = now
         let ns = now &- transport.readStartedAt
         if ns >= slowThresholdNs { noteSlowRead(ns, by: peer, now: now) }
     }

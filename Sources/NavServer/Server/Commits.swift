@@ -34,12 +34,16 @@ extension Server: DispatchHost {
     }
 
     func flushAll() {
+        // The iteration's mark is its own: taken now, whatever this iteration's end does.
+        let mark = loop.clockMark
+        loop.clockMark = 0
         // While a store across the network writes a commit, nothing is read, handled or sent.
         if commitInFlight || phase.isStopped { return }
         if let error = stateFailedInRead { return stateFileFailed(error) }
         transport.handleReadyInput()
-        // What follows the reads is timed for the slow log (the reads are, each on its own).
-        let started = loop.stallWatch == nil ? 0 : EventLoop.hrtime
+        // What follows the reads is timed for the slow log (the reads are, each on its own), from
+        // the end of the iteration's last read or timed callback when there was one.
+        let started = loop.stallWatch == nil ? 0 : loop.clockMark != 0 ? loop.clockMark : mark != 0 ? mark : EventLoop.hrtime
         var stored = false, sliced = false
         defer { if started != 0 { flushTimed(since: started, stored: stored, sliced: sliced) } }
         // Commits reach the state file before any reply or notification of this iteration leaves.
@@ -71,6 +75,7 @@ extension Server: DispatchHost {
     /// it took `--slowlog-threshold` or more, with what it did.
     @inline(__always)
     private func flushTimed(since started: UInt64, stored: Bool, sliced: Bool) {
+        loop.clockMark = 0
         let ns = EventLoop.hrtime &- started
         guard let watch = loop.stallWatch, ns >= watch.thresholdNs else { return }
         let what = ((stored ? ["commits stored"] : []) + ["output written"] + (sliced ? ["a slice of the store's background work"] : []))
