@@ -112,6 +112,9 @@ func fuzzSession(_ data: UnsafeRawBufferPointer) {
                     let sum = methods.reduce(0) { $0 + ($1.value.intValue ?? 0) }
                     return sum == answers || (methods.count == 8 && sum < answers)
                 }
+                // `next` asks for the entries older than the last listed: its id.
+                let next = m["result"]?["next"]?.intValue
+                require(next == nil || next == ids.last, "slowlog.get's next is not its last entry's id: \(JSONWriter.string(m))")
                 require(entries.count <= 4 && ids == ids.sorted(by: >) && named,
                         "slowlog.get answered entries out of order, past its length, or whose methods do not add up to its answers: \(JSONWriter.string(m))")
             }
@@ -146,7 +149,9 @@ func fuzzSession(_ data: UnsafeRawBufferPointer) {
         case 9: send(driver, id, "open", ["url": .string("/a/\(x)")])
         case 10: send(driver, id, "update", ["node": node, "with": ["n": .int(y)]])
         case 12 where z & 8 == 8:
-            send(z & 4 == 4 ? driver : admin, id, y & 1 == 1 ? "slowlog.reset" : "slowlog.get", ["limit": .int(x % 6)])
+            var p: JSONObject = ["limit": .int(x % 6)]
+            if y & 2 == 2 { p["after"] = .int(y % 12 - 1) }  // a cursor, past the ids or below 0 too
+            send(z & 4 == 4 ? driver : admin, id, y & 1 == 1 ? "slowlog.reset" : "slowlog.get", p)
         case 12:
             var p: JSONObject = ["after": .int(x % 6 - 1), "limit": .int(y % 5)]
             if z & 1 == 1 { p["subscribedTo"] = z & 2 == 2 ? "main" : "nope" }
