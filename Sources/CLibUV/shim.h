@@ -241,6 +241,69 @@ static inline int navuv_copy_in_background(uv_loop_t *loop, const int *srcs, con
     return 0;
 }
 
+typedef struct {
+    uv_work_t req;
+    char *path;
+    long long size;
+    int error;
+    void (*done)(void *ctx, int error);
+    void *ctx;
+    int *pending;
+} navuv_zero_req;
+
+static inline void navuv_zero_work(uv_work_t *req) {
+    navuv_zero_req *z = (navuv_zero_req *)req;
+    int out = open(z->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (out < 0) { z->error = errno; return; }
+    size_t cap = 1 << 20;
+    char *zeros = (char *)calloc(1, cap);
+    int e = zeros ? 0 : ENOMEM;
+    long long off = 0;
+    while (!e && off < z->size) {
+        size_t want = (size_t)(z->size - off < (long long)cap ? z->size - off : (long long)cap);
+        ssize_t n = pwrite(out, zeros, want, (off_t)off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) e = n < 0 ? errno : EIO; else off += n;
+    }
+    free(zeros);
+    if (!e && fdatasync(out) != 0) e = errno;
+    if (close(out) != 0 && !e) e = errno;
+    if (e) unlink(z->path);
+    z->error = e;
+}
+
+static inline void navuv_zero_done(uv_work_t *req, int status) {
+    navuv_zero_req *z = (navuv_zero_req *)req;
+    if (status != 0 && !z->error) z->error = -status;
+    *z->pending -= 1;
+    z->done(z->ctx, z->error);
+    free(z->path);
+    free(z);
+}
+
+/// Makes a new file `path` (mode 0600; one that exists fails) of `size` zero bytes, written and
+/// synced, on libuv's thread pool; then calls `done(ctx, error)` on the loop's thread (0, or the
+/// errno; a file that failed is removed). `*pending` counts the jobs not yet done, as for closes.
+/// Returns 0, or a libuv error (nothing is done).
+static inline int navuv_zero_file_in_background(uv_loop_t *loop, const char *path, long long size,
+                                                void (*done)(void *, int), void *ctx, int *pending) {
+    navuv_zero_req *z = (navuv_zero_req *)calloc(1, sizeof(navuv_zero_req));
+    if (!z) return UV_ENOMEM;
+    z->path = strdup(path);
+    z->size = size;
+    z->done = done;
+    z->ctx = ctx;
+    z->pending = pending;
+    int rc = z->path ? uv_queue_work(loop, &z->req, navuv_zero_work, navuv_zero_done) : UV_ENOMEM;
+    if (rc != 0) {
+        free(z->path);
+        free(z);
+        return rc;
+    }
+    *pending += 1;
+    return 0;
+}
+
 /// Whether handles closed on `loop` still wait for their close callbacks (the next iteration's end).
 static inline int navuv_has_closing_handles(uv_loop_t *loop) { return loop->closing_handles != NULL; }
 

@@ -146,6 +146,25 @@ public final class EventLoop {
         done(.failure(CopyFailure(error: -rc, file: nil)))
     }
 
+    private final class ZeroDone {
+        let done: (Int32) -> Void
+        init(_ done: @escaping (Int32) -> Void) { self.done = done }
+    }
+
+    /// Makes a new file `path` (mode 0600; one that exists fails) of `size` zero bytes, written
+    /// and synced, on libuv's thread pool, where writing and syncing megabytes does not hold the
+    /// loop; calls `done` on the loop's thread with 0 or the error number (a file that failed is
+    /// removed). ``close()`` waits for it.
+    public func zeroFileInBackground(_ path: String, size: Int, _ done: @escaping (Int32) -> Void) {
+        let box = Unmanaged.passRetained(ZeroDone(done))
+        let rc = navuv_zero_file_in_background(raw, path, Int64(size), { ctx, error in
+            Unmanaged<ZeroDone>.fromOpaque(ctx!).takeRetainedValue().done(error)
+        }, box.toOpaque(), pendingCloses)
+        guard rc != 0 else { return }
+        box.release()
+        done(-rc)
+    }
+
     /// The types of the handles still open (not closing), as libuv names them (`timer`, `check`,
     /// `idle`, `pipe`…): what keeps ``close()`` from closing the loop (none once it closed).
     public var openHandles: [String] {

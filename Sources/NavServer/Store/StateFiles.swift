@@ -15,9 +15,11 @@ public enum StateFiles {
     static let closeHere: @Sendable (Int32) -> Void = { _ = Glibc.close($0) }
 
     /// The files a state file `path` brings: the SQLite snapshot and its journal, the log, a log
-    /// whose compaction a crash cut short, a new log not yet renamed into place.
+    /// whose compaction a crash cut short, a new log not yet renamed into place, the next log made
+    /// ahead (`full` durability).
     public static func all(_ path: String) -> [String] {
-        [path, path + "-wal", path + "-shm", path + "-journal", path + ".log", path + ".log.old", path + ".log.new", path + ".coverage", path + ".coverage.new"]
+        [path, path + "-wal", path + "-shm", path + "-journal", path + ".log", path + ".log.old", path + ".log.new", path + ".log.spare",
+         path + ".coverage", path + ".coverage.new"]
     }
 
     /// The directory `path` is in.
