@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <signal.h>
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #ifndef SO_PEERCRED
 #define SO_PEERCRED 17
 #endif
@@ -263,7 +265,12 @@ static inline void navuv_zero_work(uv_work_t *req) {
         size_t want = (size_t)(z->size - off < (long long)cap ? z->size - off : (long long)cap);
         ssize_t n = pwrite(out, zeros, want, (off_t)off);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) e = n < 0 ? errno : EIO; else off += n;
+        if (n <= 0) { e = n < 0 ? errno : EIO; break; }
+        /* Each megabyte put on the disk before the next is written (sync_file_range: the data,
+           no journal commit), so that the loop's own synchronous writes, meanwhile, wait for one
+           megabyte's flush at most rather than the whole file's in one (~50 ms for 20 MiB). */
+        syscall(SYS_sync_file_range, out, (long long)off, (long long)n, 1u | 2u | 4u);
+        off += n;
     }
     free(zeros);
     if (!e && fdatasync(out) != 0) e = errno;

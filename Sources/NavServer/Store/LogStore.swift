@@ -446,6 +446,7 @@ public final class LogStore: Store {
         retire()
         compacting = nil
         compactions += 1
+        prepareSpare()
         lastCompactionMs = Double(monotonicNanoseconds() - c.started) / 1e6
         pagesToRelease = LogStore.pagesReleasedPerCompaction
         updateThreshold()
@@ -568,7 +569,9 @@ public final class LogStore: Store {
         // The segment's first record, written before its first other one (a log nothing was written
         // to stays empty): the tabs of the graph its records are written under.
         segmentLayout = (snapshot.identity(of: graph), TabLayout(graph).json)
-        prepareSpare()
+        // The next spare is made once the compaction this segment starts has ended: its syncs and
+        // the snapshot's would wait for one another.
+        if !keepingOld { prepareSpare() }
     }
 
     /// Hands the retired log's descriptor to ``closeRetired`` (its file is unlinked, or about to be
