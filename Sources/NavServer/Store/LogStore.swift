@@ -41,7 +41,10 @@ public final class LogStore: Store {
     /// disk: every client waited). The server gives it (``EventLoop/zeroFileInBackground(_:size:_:)``);
     /// nil: each segment is made when it is needed.
     public var makeSpare: ((_ path: String, _ size: Int, _ done: @escaping (Int32) -> Void) -> Void)?
-    private enum Spare { case none, making, ready(size: Int) }
+    private enum Spare {
+        case none, making
+        case ready(size: Int)
+    }
     private var spare = Spare.none
     /// The next segment made ahead (`full` durability; a crash may leave one half made: it is
     /// made again).
