@@ -55,9 +55,10 @@ import Glibc
         let c = try d.client()
         try c.call("ping")
         let quiet = try c.call("slowlog.get")
-        // Work outside reads may pass a millisecond (a busy machine's): no read did.
-        let readsKept = quiet["entries"]?.arrayValue?.filter { $0["kind"] == "read" }
-        #expect(readsKept == [] && quiet["thresholdMs"] == 1 && quiet["maxLen"] == 128, "\(quiet)")
+        // Nothing quicker than the threshold is kept (on a busy machine a ping's read may take
+        // longer: then it is kept, with its time).
+        let kept = quiet["entries"]?.arrayValue ?? []
+        #expect(kept.allSatisfy { ($0["ms"]?.doubleValue ?? 0) >= 1 } && quiet["thresholdMs"] == 1 && quiet["maxLen"] == 128, "\(quiet)")
         // 500 graph descriptions in one batch: well past a millisecond in any build.
         let batch = (0..<500).map { #"{"jsonrpc":"2.0","id":\#(100_000 + $0),"method":"graph.describe"}"# }.joined(separator: ",")
         try c.sendRaw("[" + batch + "]\n")

@@ -88,7 +88,6 @@ public final class Server {
         file.closeRetired = { [loop] in loop.closeInBackground($0) }
         file.makeSpare = { [loop] path, size, done in loop.zeroFileInBackground(path, size: size, done) }
         let restored = try use(file)
-        file.prepareSpare()
         keepCoverage(beside: path)
         for line in file.restoreReport { logger.info("state read", metadata: ["navd.state": "\(path)", "navd.read": "\(line)"]) }
         for line in file.restoreWarnings { logger.warning("state read with a warning", metadata: ["navd.state": "\(path)", "navd.warning": "\(line)"]) }

@@ -42,7 +42,7 @@ public final class LogStore: Store {
     /// nil: each segment is made when it is needed.
     public var makeSpare: ((_ path: String, _ size: Int, _ done: @escaping (Int32) -> Void) -> Void)?
     private enum Spare {
-        case none, making
+        case none, making, failed
         case ready(size: Int)
     }
     private var spare = Spare.none
@@ -55,13 +55,16 @@ public final class LogStore: Store {
         case .none: "none"
         case .making: "making"
         case .ready: "ready"
+        case .failed: "failed"
         }
     }
 
     /// Starts making the next segment ahead, with `full` durability and a ``makeSpare``, unless one
-    /// is made or being made. A spare that cannot be made (no room on the disk) is tried again
-    /// when the log next starts a segment, which then is made the old way.
-    public func prepareSpare() {
+    /// is made or being made: once the log is half way to its threshold (``flush(graph:)``), so
+    /// that a navd whose log never fills writes no spare, and one that fills it has its spare
+    /// long before the compaction. A spare that cannot be made (no room on the disk) is tried
+    /// again when the log next starts a segment, which then is made the old way.
+    private func prepareSpare() {
         guard durability == .full, let makeSpare, case .none = spare, fd >= 0 else { return }
         let path = sparePath, size = segmentSize
         unlink(path)  // one a crash left, perhaps half made
@@ -71,7 +74,7 @@ public final class LogStore: Store {
                 if error == 0 { unlink(path) }  // the store closed meanwhile
                 return
             }
-            self.spare = error == 0 ? .ready(size: size) : .none
+            self.spare = error == 0 ? .ready(size: size) : .failed
         }
     }
 
@@ -143,6 +146,8 @@ public final class LogStore: Store {
         self.compactRatio = compactRatio
         threshold = compactAt
         counts = SavedSessions.SessionCounts(saved)
+        // A spare a navd that was killed left (perhaps half made): the state holds nothing in it.
+        unlink(sparePath)
     }
 
     // MARK: Store
@@ -327,6 +332,7 @@ public final class LogStore: Store {
         storeMapped()
         if !records.buffer.isEmpty { try writeRecords() }  // not mapped, or past the mapping's end
         if compactionDue { try beginCompaction(graph: graph) }
+        if durability == .full && logSize >= threshold / 2, case .none = spare { prepareSpare() }
     }
 
     /// Seals the records made so far and writes them in one `write()`, growing the file first
@@ -449,7 +455,6 @@ public final class LogStore: Store {
         retire()
         compacting = nil
         compactions += 1
-        prepareSpare()
         lastCompactionMs = Double(monotonicNanoseconds() - c.started) / 1e6
         pagesToRelease = LogStore.pagesReleasedPerCompaction
         updateThreshold()
@@ -572,9 +577,8 @@ public final class LogStore: Store {
         // The segment's first record, written before its first other one (a log nothing was written
         // to stays empty): the tabs of the graph its records are written under.
         segmentLayout = (snapshot.identity(of: graph), TabLayout(graph).json)
-        // The next spare is made once the compaction this segment starts has ended: its syncs and
-        // the snapshot's would wait for one another.
-        if !keepingOld { prepareSpare() }
+        // A spare that could not be made is tried again for this segment (half way, ``flush``).
+        if case .failed = spare { spare = .none }
     }
 
     /// Hands the retired log's descriptor to ``closeRetired`` (its file is unlinked, or about to be
