@@ -99,13 +99,17 @@ def browser(request):
     o.binary_location = CHROMIUM
     for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1100"]:
         o.add_argument(a)
-    d = webdriver.Chrome(options=o, service=Service(CHROMEDRIVER))
+    # Chromium leaves its process-singleton folder (org.chromium.Chromium.*) in its TMPDIR when
+    # headless: each browser gets a folder of its own, removed after it quits.
+    tmp = tempfile.mkdtemp(prefix="navweb-chromium-")
+    d = webdriver.Chrome(options=o, service=Service(CHROMEDRIVER, env={**os.environ, "TMPDIR": tmp}))
     yield d
     os.makedirs(SHOTS, exist_ok=True)
     try:
         d.save_screenshot(os.path.join(SHOTS, request.node.name + ".png"))
     finally:
         d.quit()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def record(line):
