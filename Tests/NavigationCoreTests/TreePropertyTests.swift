@@ -133,8 +133,11 @@ import Testing
             var everSeen = Set<String>()
             s.root.forEach { everSeen.insert($0.id) }
             if Bool.random(using: &rng) { try s.setFacts(["loggedIn": true]) }
+            // The tree as JSON and as text, made once after each step for all its checks (and kept
+            // as the next step's `before`).
+            var tree = s.root.json(graph), treeText = JSONWriter.string(tree)
             for _ in 0..<Int.random(in: 5...40, using: &rng) {
-                let before = JSONWriter.string(s.root.json(graph))
+                let before = treeText
                 let version = s.version
                 var allIds: [String] = []
                 s.root.forEach { allIds.append($0.id) }
@@ -230,6 +233,8 @@ import Testing
                     if error.kind == .limitExceeded { limited += 1 }
                     commit = nil
                 }
+                tree = s.root.json(graph)
+                treeText = JSONWriter.string(tree)
                 if let commit {
                     commits += 1
                     #expect(commit.version == version + 1 && s.version == version + 1)
@@ -238,23 +243,23 @@ import Testing
                     for id in newIds { everSeen.insert(id) }
                     for id in commit.removed { #expect(s.node(id) == nil) }
                     try mirror.apply(.object(["version": .int(commit.version), "changes": .array(commit.changes)]))
-                    #expect(mirror.root == s.root.json(graph), "mirror diverged at seed \(seed), session \(sequence), version \(s.version)")
+                    #expect(mirror.root == tree, "mirror diverged at seed \(seed), session \(sequence), version \(s.version)")
                     let compact = try commit.compactText.map { try JSONParser().parse($0.bytes) } ?? .array([])
                     #expect(compact.arrayValue?.count == commit.changes.count)
                     try compactMirror.apply(.array([1, .int(commit.version), compact, .array([])]))
-                    #expect(compactMirror.root == s.root.json(graph), "compact mirror diverged at seed \(seed), session \(sequence), version \(s.version)")
+                    #expect(compactMirror.root == tree, "compact mirror diverged at seed \(seed), session \(sequence), version \(s.version)")
                     try replica.replay(changes: compact, compact: true, version: commit.version, nextId: s.idCounter)
-                    #expect(replica.root.json(graph) == s.root.json(graph) && replica.paramsBytes == s.paramsBytes,
+                    #expect(replica.root.json(graph) == tree && replica.paramsBytes == s.paramsBytes,
                             "the compact changes replayed diverged at seed \(seed), session \(sequence), version \(s.version)")
                 } else {
                     failures += 1
-                    #expect(s.version == version && JSONWriter.string(s.root.json(graph)) == before, "a failed command changed the tree")
+                    #expect(s.version == version && treeText == before, "a failed command changed the tree")
                 }
                 checkInvariants(s, everSeen: everSeen)
                 // The compact form of the whole tree reads back as the tree.
                 var c = JSONWriter()
                 s.root.writeCompact(into: &c, graph)
-                #expect(try TreeMirror.expand(node: JSONParser().parse(c.bytes)) == s.root.json(graph), "compact tree differs at seed \(seed), session \(sequence)")
+                #expect(try TreeMirror.expand(node: JSONParser().parse(c.bytes)) == tree, "compact tree differs at seed \(seed), session \(sequence)")
                 // The snapshot written straight into a reply is the snapshot value, byte for byte.
                 var w = JSONWriter()
                 s.writeSnapshot(into: &w)
