@@ -27,7 +27,7 @@ enum SlowlogGetMethod: NavdMethod {
                 var next: Int?
                 for e in log.newest(before: after) {
                     if entries.count == limit {
-                        next = entries.isEmpty ? nil : e.id + 1
+                        next = e.id + 1  // limit >= 1: a full page is never empty
                         break
                     }
                     let object = SlowLog.object(e)
