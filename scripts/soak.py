@@ -7,7 +7,7 @@ one a reply acknowledged) and prints descriptors, child processes and memory at 
 
     scripts/soak.py NAVD SECONDS      (make soak: 600 s)
 """
-import json, os, signal, socket, subprocess, sys, tempfile, threading, time
+import json, os, shutil, signal, socket, subprocess, sys, tempfile, threading, time
 
 NAVD, SECONDS = sys.argv[1], int(sys.argv[2])
 WORK = tempfile.mkdtemp(prefix="navd-soak-")
@@ -163,4 +163,9 @@ status = navd.wait()
 print("soak: %d s, %d requests, %d graph reloads, %d restarts after kill -9, lost acknowledged versions: %d, unexpected errors: %d, "
       "reconnects: %d, last fds=%d children=%d rss=%d KiB, exit status on SIGTERM: %d"
       % (SECONDS, requests[0], reloads[0], len(rows), lost, errors["unexpected"], errors["connection"], fds, children, rss, status))
-sys.exit(1 if lost or errors["unexpected"] or status != 0 else 0)
+failed = lost or errors["unexpected"] or status != 0
+if failed:
+    print("soak: navd's state, graph and log are kept in " + WORK)
+else:
+    shutil.rmtree(WORK, ignore_errors=True)
+sys.exit(1 if failed else 0)
