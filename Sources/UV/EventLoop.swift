@@ -165,6 +165,13 @@ public final class EventLoop {
         done(-rc)
     }
 
+    /// Writes `size` zero bytes from the start of `fd` and syncs them, as ``zeroFileInBackground(_:size:_:)``
+    /// does on the thread pool, on the calling thread (it blocks: for a file needed now). Returns 0 or
+    /// the error number.
+    public static func writeZeros(fd: Int32, size: Int) -> Int32 {
+        navuv_write_zeros(fd, Int64(size))
+    }
+
     /// The types of the handles still open (not closing), as libuv names them (`timer`, `check`,
     /// `idle`, `pipe`…): what keeps ``close()`` from closing the loop (none once it closed).
     public var openHandles: [String] {

@@ -519,17 +519,9 @@ public final class LogStore: Store {
             size = made.size
             preallocated = true
         } else if durability == .full {
-            // The zeros through a descriptor without O_DSYNC, then synced once.
+            // No spare ready: the zeros through a descriptor without O_DSYNC, then synced once, here.
             let plain = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
-            var ok: Int32 = plain >= 0 ? 0 : errno
-            let zeros = [UInt8](repeating: 0, count: 1 << 20)
-            var off = 0
-            while ok == 0 && off < size {
-                let n = min(zeros.count, size - off)
-                ok = zeros.withByteView { writeFully($0.bytes(0..<n), at: off, fd: plain) }
-                off += n
-            }
-            if ok == 0 && fdatasync(plain) != 0 { ok = errno }
+            let ok: Int32 = plain >= 0 ? EventLoop.writeZeros(fd: plain, size: size) : errno
             if plain >= 0 { Glibc.close(plain) }
             preallocated = ok == 0
             if !preallocated { _ = ftruncate(f, 0) }  // a file of its own, never written: nothing to flush
