@@ -149,12 +149,7 @@ extension ClusterTests {
         }
         for t in threads { t.start() }
         func versions() throws -> [String: Int] {
-            var out: [String: Int] = [:]
-            for line in try pg.psql("SELECT name, version FROM navd_sessions WHERE name LIKE 'r-%'").split(separator: "\n") {
-                let f = line.split(separator: "|")
-                if f.count == 2 { out[String(f[0])] = Int(f[1]) }
-            }
-            return out
+            try pg.integersByName("SELECT name, version FROM navd_sessions WHERE name LIKE 'r-%'")
         }
         for round in 1...5 {
             try waitUntil(timeout: 20, "round \(round): every session commits") {

@@ -799,12 +799,7 @@ import Glibc
         // already, the sessions read again, their epochs raised): this end's own line is the one
         // after those, and each epoch is raised from what it was.
         func epochs() throws -> [String: Int] {
-            var out: [String: Int] = [:]
-            for pair in try pg.psql("SELECT string_agg(name || '=' || epoch, ' ' ORDER BY name) FROM navd_sessions WHERE node = 'A'").split(separator: " ") {
-                let parts = pair.split(separator: "=")
-                if parts.count == 2 { out[String(parts[0])] = Int(parts[1]) }
-            }
-            return out
+            try pg.integersByName("SELECT name, epoch FROM navd_sessions WHERE node = 'A'")
         }
         let before = try epochs()
         #expect(before.keys.sorted() == ["heavy-0", "heavy-1", "heavy-2", "heavy-3", "heavy-4", "heavy-5", "main"], "\(before)")

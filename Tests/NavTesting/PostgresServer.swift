@@ -116,6 +116,17 @@ public final class PostgresServer: @unchecked Sendable {
         return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Runs a query of two columns, a name and an integer, and answers them as a dictionary (rows
+    /// whose second column is not an integer are left out).
+    public func integersByName(_ sql: String) throws -> [String: Int] {
+        var out: [String: Int] = [:]
+        for line in try psql(sql).split(separator: "\n") {
+            let f = line.split(separator: "|")
+            if f.count == 2, let n = Int(f[1]) { out[String(f[0])] = n }
+        }
+        return out
+    }
+
     deinit {
         stop()
         dir.remove()
