@@ -128,6 +128,17 @@ import Glibc
         #expect(shown.status == 0 && shown.stdout.split(separator: "\n").contains { $0.contains(" signal ") && $0.hasSuffix("SIGHUP: graph and policy reloaded") }, "\(shown)")
     }
 
+    /// An idle loop's wait is not work: after a read, the seconds navd waits with nothing to do
+    /// (woken each second by its own timers) are never kept as an iteration's end that held it.
+    @Test func anIdleWaitIsNotKeptAsWork() throws {
+        let d = try Daemon(arguments: ["--slowlog-threshold", "1ms"])
+        let c = try d.client()
+        try c.call("ping")
+        usleep(2_500_000)  // time passing idle is what is tested: two of the loop's one-second wake-ups
+        let entries = try c.call("slowlog.get")["entries"]?.arrayValue ?? []
+        #expect(!entries.contains { ($0["ms"]?.doubleValue ?? 0) >= 500 }, "\(entries)")
+    }
+
     /// An answer is a page: at most `limit` entries, within half of `--max-output`, and `next` to
     /// ask for the older ones; the pages list every entry kept once, newest first.
     @Test func pagesListEveryEntryKeptOnce() throws {
