@@ -218,6 +218,11 @@ enum SHA1 {
             h[3] = h[3] &+ d
             h[4] = h[4] &+ e
         }
-        return h.flatMap { v in [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        var out: [UInt8] = []
+        out.reserveCapacity(20)
+        for v in h {
+            for shift: UInt32 in [24, 16, 8, 0] { out.append(UInt8(truncatingIfNeeded: v >> shift)) }
+        }
+        return out
     }
 }

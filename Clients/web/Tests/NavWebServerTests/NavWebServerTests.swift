@@ -53,7 +53,8 @@ import Glibc
             }
             return String(decoding: bytes, as: UTF8.self)
         }
-        let port = try #require(Int(line.split(separator: "127.0.0.1:").last?.split(separator: "/").first ?? ""), "\(line)")
+        let afterHost: Substring = line.split(separator: "127.0.0.1:").last ?? ""
+        let port = try #require(Int(afterHost.split(separator: "/").first ?? ""), "\(line)")
         do {
             try await body(port, process.processIdentifier)
         } catch {

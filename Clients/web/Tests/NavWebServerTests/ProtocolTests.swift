@@ -79,17 +79,20 @@ import Testing
     static func frame(_ opcode: UInt8, _ payload: [UInt8], fin: Bool = true, masked: Bool = true, rsv: UInt8 = 0) -> [UInt8] {
         var f: [UInt8] = [(fin ? 0x80 : 0) | rsv | opcode]
         let m: UInt8 = masked ? 0x80 : 0
-        if payload.count < 126 {
-            f.append(m | UInt8(payload.count))
-        } else if payload.count <= 0xFFFF {
-            f += [m | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+        let count = UInt64(payload.count)
+        if count < 126 {
+            f.append(m | UInt8(count))
+        } else if count <= 0xFFFF {
+            f += [m | 126, UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count)]
         } else {
             f.append(m | 127)
-            f += (0..<8).reversed().map { UInt8((payload.count >> ($0 * 8)) & 0xFF) }
+            for shift: UInt64 in stride(from: 56, through: 0, by: -8) { f.append(UInt8(truncatingIfNeeded: count >> shift)) }
         }
         guard masked else { return f + payload }
         let mask: [UInt8] = [0xA1, 0xB2, 0xC3, 0xD4]
-        return f + mask + payload.enumerated().map { $0.element ^ mask[$0.offset & 3] }
+        f += mask
+        for (i, byte) in payload.enumerated() { f.append(byte ^ mask[i & 3]) }
+        return f
     }
 
     @Test func framesAreReadIntoMessagesByteByByteOrAllAtOnce() {

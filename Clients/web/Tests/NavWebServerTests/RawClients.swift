@@ -157,19 +157,7 @@ final class RawWebSocket: @unchecked Sendable {
 
     /// Sends one masked text frame (a client's frames are masked); `untilClosed` as in ``write(_:untilClosed:)``.
     func send(_ text: String, untilClosed: Bool = false) throws {
-        let payload = Array(text.utf8)
-        var frame: [UInt8] = [0x81]
-        if payload.count < 126 {
-            frame.append(0x80 | UInt8(payload.count))
-        } else if payload.count < 65_536 {
-            frame += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
-        } else {
-            frame.append(0x80 | 127)
-            frame += (0..<8).reversed().map { UInt8((payload.count >> ($0 * 8)) & 0xFF) }
-        }
-        let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
-        frame += mask
-        frame += payload.enumerated().map { $0.element ^ mask[$0.offset & 3] }
+        let frame = ProtocolTests.frame(1, Array(text.utf8))
         try write(frame, untilClosed: untilClosed)
     }
 
