@@ -191,8 +191,9 @@ public final class EventLoop {
     }
 
     /// The clock as the last timed callback or read of this iteration ended (0: none yet), for the
-    /// work after them to start its own timing from without reading the clock again (navd's
-    /// iteration end, which sets it back to 0).
+    /// work after them to start its own timing from without reading the clock again: the next read
+    /// of the same poll, navd's iteration end. Its owner sets it back to 0 before the loop polls
+    /// again (navd: a ``Prepare`` handle), so that a wait is never counted as work.
     public var clockMark: UInt64 = 0
 
     /// Runs the callback `body` of `handle`, timed when a ``stallWatch`` is set.

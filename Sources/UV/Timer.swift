@@ -61,6 +61,32 @@ public final class Check: Handle {
     override func didClose() { callback = nil }
 }
 
+/// A libuv prepare handle: runs its callback once per iteration, right before the loop polls for
+/// I/O (where it may wait). navd uses it to forget the loop's ``EventLoop/clockMark`` there, so
+/// that a mark seen while I/O is handled was made after the wait.
+public final class Prepare: Handle {
+    private var callback: (() -> Void)?
+
+    public init(loop: EventLoop) {
+        super.init(size: MemoryLayout<uv_prepare_t>.size, kind: "prepare")
+        uv_prepare_init(loop.raw, ptr)
+        retainForLoop()
+    }
+
+    private var ptr: UnsafeMutablePointer<uv_prepare_t> { UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_prepare_t.self) }
+
+    /// Runs `callback` once per iteration (not timed: it is for bookkeeping that costs nothing).
+    public func start(_ callback: @escaping () -> Void) {
+        self.callback = callback
+        uv_prepare_start(ptr) { p in
+            Handle.from(p!.pointee.data, as: Prepare.self).callback?()
+        }
+    }
+
+    public func stop() { if !isClosing { uv_prepare_stop(ptr) } }
+    override func didClose() { callback = nil }
+}
+
 /// A libuv idle handle: while started, the loop polls without blocking.
 public final class Idle: Handle {
     public init(loop: EventLoop) {

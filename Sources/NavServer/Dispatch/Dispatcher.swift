@@ -284,7 +284,8 @@ final class Dispatcher {
     /// `--slowlog-threshold` or more goes to the slow log.
     func settleAnswers(readBy peer: Peer? = nil) {
         guard unsettledCount > 0 else {
-            if let peer { settleQuietRead(peer) }
+            // A read that left no mark of its end: the next read of the poll reads the clock.
+            if let peer { settleQuietRead(peer) } else { loop.clockMark = 0 }
             return
         }
         let now = EventLoop.hrtime
@@ -311,7 +312,10 @@ final class Dispatcher {
     @inline(never)
     private func settleQuietRead(_ peer: Peer) {
         defer { responsesInRead = 0 }
-        guard slowThresholdNs != .max else { return }
+        guard slowThresholdNs != .max else {
+            loop.clockMark = 0
+            return
+        }
         let now = EventLoop.hrtime
         loop.clockMark = now
         let ns = now &- transport.readStartedAt

@@ -34,10 +34,11 @@ extension Server: DispatchHost {
     }
 
     func flushAll() {
-        // The iteration's mark is its own: taken now, whatever this iteration's end does. A mark
-        // from before the loop last waited (a callback that ran after the last iteration's end) is
-        // not this iteration's: from it an idle second's wait was counted as a flush of 1,000 ms.
-        let mark = loop.clockMark >= loop.now &* 1_000_000 ? loop.clockMark : 0
+        // The iteration's mark is its own: taken now, whatever this iteration's end does. It was
+        // made after the loop's wait (``markReset`` forgets marks before each poll: from a mark of
+        // a callback that ran after the last iteration's end, an idle second's wait was counted as
+        // a flush of 1,000 ms).
+        let mark = loop.clockMark
         loop.clockMark = 0
         // While a store across the network writes a commit, nothing is read, handled or sent.
         if commitInFlight || phase.isStopped { return }

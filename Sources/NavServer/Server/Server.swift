@@ -36,6 +36,8 @@ public final class Server {
     var backup: StateBackup?
     var signals: [Signal] = []
     var flusher: Check?
+    /// Forgets the loop's clock mark before each poll (``EventLoop/clockMark``).
+    var markReset: Prepare?
     /// Coverage kept beside the state file (none with ephemeral state).
     var coverageFile: CoverageFile?
     /// Keeps the loop turning while the store has background work (``Store/hasBackgroundWork``).
@@ -262,6 +264,12 @@ public final class Server {
         let f = Check(loop: loop)
         f.start(timed: false) { [unowned self] in self.flushAll() }
         flusher = f
+        // A mark left by a callback before the poll (a timer's, a closed handle's) is not when a
+        // read after the wait began: the first read of each poll reads the clock.
+        let loop = self.loop
+        let r = Prepare(loop: loop)
+        r.start { loop.clockMark = 0 }
+        markReset = r
         transport.start()
         startCoverageWrites()
     }
@@ -359,6 +367,8 @@ public final class Server {
         store.close()
         flusher?.close()
         flusher = nil
+        markReset?.close()
+        markReset = nil
         storeWork?.close()
         storeWork = nil
         transport.stop()

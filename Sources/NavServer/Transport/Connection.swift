@@ -172,7 +172,10 @@ final class Connection {
     private func received(_ bytes: ByteView) {
         // The handler, held once for the whole read rather than once per message.
         guard !isClosed, let handler else { return }
-        owner.readStartedAt = EventLoop.hrtime
+        // From the end of the last read or timed callback of this poll when there was one (libuv's
+        // read of these bytes came after it), else from now: one look at the clock a read, not two.
+        let mark = owner.loop.clockMark
+        owner.readStartedAt = mark != 0 ? mark : EventLoop.hrtime
         lastReadAt = owner.readStartedAt
         (sliceSpent, handledInSlice) = (false, 0)
         owner.stats.bytesIn += bytes.count

@@ -34,6 +34,8 @@ final class ConnectionSet {
     let limits: TransportLimits
     var stats = TransportStats()
     /// When the read being handled began (``EventLoop/hrtime``): where a request's latency starts.
+    /// The end of the last read or timed callback of the same poll when there was one (the loop
+    /// read these bytes after it), else when the read's callback began.
     var readStartedAt: UInt64 = 0
     /// The layer above, set before the first connection: weak, as it holds this set (the server
     /// owns both; a strong reference made a cycle, which kept every stopped server's loop and
