@@ -23,6 +23,30 @@ import UV
         #expect(loop.close())
     }
 
+    /// A prepare handle runs once an iteration before the loop polls, a check handle once after:
+    /// they take turns, the prepare first, whatever else the iterations run (the last iteration
+    /// may end between them: the timer that closes both runs before or after the poll, as libuv's
+    /// version orders it).
+    @Test func aPrepareRunsBeforeEachPollAndACheckAfterIt() {
+        let loop = EventLoop()
+        var seen: [String] = []
+        let prepare = Prepare(loop: loop), check = Check(loop: loop), timer = Timer(loop: loop)
+        prepare.start { seen.append("prepare") }
+        check.start { seen.append("check") }
+        var ticks = 0
+        timer.start(milliseconds: 1, repeat: 1) {
+            ticks += 1
+            guard ticks == 3 else { return }
+            prepare.close()
+            check.close()
+            timer.close()
+        }
+        loop.run()
+        #expect(seen.count >= 4, "\(seen)")
+        #expect(seen.enumerated().allSatisfy { i, e in e == (i.isMultiple(of: 2) ? "prepare" : "check") }, "\(seen)")
+        #expect(loop.close())
+    }
+
     /// A handle closed after the loop's last iteration (a stop, then the server's last closes) has
     /// its close callback still to run: the loop runs it and closes. A handle left open keeps the
     /// loop from closing, and is named.
