@@ -133,7 +133,7 @@ test-python: python-deps
 	NAVD_BIN=$(CURDIR)/.build/debug/navd $(PYENV)/bin/python -m pytest -q -p no:cacheprovider --rootdir=$(CURDIR) \
 	  -n $(PYTEST_WORKERS) Clients/python/tests Clients/python/examples scripts/tests
 
-## make fuzz: each libFuzzer target (framing, json, graph, argv, state, session, log, coverage, policy, pattern, http, websocket) for FUZZ_SECONDS (default 300) from
+## make fuzz: each libFuzzer target (framing, json, graph, argv, state, session, log, coverage, policy, pattern, link, http, websocket) for FUZZ_SECONDS (default 300) from
 ## the seed corpus in Fuzz/corpus; a crash fails and leaves its input in .build-fuzz/artifacts/.
 FUZZ_SECONDS ?= 300
 fuzz: deps

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs navd's libFuzzer targets (framing, json, graph, argv, state, session, log, coverage, policy, pattern, http, websocket), each for SECONDS (default 60), from the
+# Runs navd's libFuzzer targets (framing, json, graph, argv, state, session, log, coverage, policy, pattern, link, http, websocket), each for SECONDS (default 60), from the
 # seed corpus in Fuzz/corpus. New inputs go to .build-fuzz/corpus/TARGET (the seeds are not
 # changed); a crash leaves its input in .build-fuzz/artifacts/ and fails the run. Replay one with
 #   NAVD_FUZZ_TARGET=json .build-fuzz/debug/navd-fuzz .build-fuzz/artifacts/crash-…
@@ -12,7 +12,7 @@ BUILD_ONLY=
 [ "${1:-}" = --build ] && BUILD_ONLY=1
 SECONDS_EACH=${1:-60}
 shift || true
-TARGETS=${*:-framing json graph argv state session log coverage policy pattern http websocket}
+TARGETS=${*:-framing json graph argv state session log coverage policy pattern link http websocket}
 # The C++ of the JSON parser (simdjson's shim: batches, padding) is instrumented too, so that the
 # json target's inputs are guided through it and its memory accesses checked. Without the index
 # store, which only an editor reads (69 -> 61 cpu-seconds from scratch).

@@ -11,11 +11,11 @@ import Glibc
 
 /// Fuzz targets for every parser a client, a graph file or a state file reaches, and for sequences of
 /// requests. One binary, the target chosen by `NAVD_FUZZ_TARGET` (framing, json, graph, argv, state,
-/// session, log, coverage, policy, pattern, and nav-web's http and websocket). Built with `-sanitize=fuzzer,address -DFUZZING`
+/// session, log, coverage, policy, pattern, link, and nav-web's http and websocket). Built with `-sanitize=fuzzer,address -DFUZZING`
 /// (`make fuzz`) it is a libFuzzer binary; built plainly it runs the files given as arguments
 /// through the target (replaying a corpus or a crash).
 enum FuzzTarget: String, CaseIterable {
-    case framing, json, graph, argv, state, session, log, coverage, policy, pattern, http, websocket
+    case framing, json, graph, argv, state, session, log, coverage, policy, pattern, link, http, websocket
 
     static var current: FuzzTarget {
         guard let name = getenv("NAVD_FUZZ_TARGET").map({ String(cString: $0) }), let t = FuzzTarget(rawValue: name) else {
@@ -37,6 +37,7 @@ enum FuzzTarget: String, CaseIterable {
         case .coverage: fuzzCoverage(data)
         case .policy: fuzzPolicy(data)
         case .pattern: fuzzPattern(data)
+        case .link: fuzzLink(data)
         case .http: fuzzHTTP(data)
         case .websocket: fuzzWebSocket(data)
         }

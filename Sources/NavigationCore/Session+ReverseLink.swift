@@ -40,7 +40,8 @@ extension Session {
             } else {
                 continue
             }
-            guard var url = url(of: link, for: screens) else { continue }
+            var exact = true
+            guard var url = url(of: link, for: screens, exact: &exact) else { continue }
             // The last screen's params the link does not set go as query values of their own name,
             // which `open` gives the link's target (those that read back as they are).
             var extra = Set<String>()
@@ -52,7 +53,7 @@ extension Session {
                 }
             }
             // (A link ending at the container gives its first tab's screen no params.)
-            let carries = carriesEveryParam(link, screens, alsoLast: extra) && (screens.count == stack.count || stack[stack.count - 1].params == .object([:]))
+            let carries = exact && carriesEveryParam(link, screens, alsoLast: extra) && (screens.count == stack.count || stack[stack.count - 1].params == .object([:]))
             if carries { return (url, link.pattern) }
             if first == nil { first = (url, link.pattern) }
         }
@@ -87,7 +88,9 @@ extension Session {
 
     /// `link`'s URL for the screens `stack`, or nil when the link does not describe them: other
     /// coordinators, a constant their params do not hold, a required parameter they do not give.
-    private func url(of link: Link, for stack: [Node]) -> String? {
+    /// `exact` is cleared when the URL leaves out a value they hold that no URL of the link can
+    /// carry (an optional parameter's empty text: `open` skips an empty segment).
+    private func url(of link: Link, for stack: [Node], exact: inout Bool) -> String? {
         // A list (an array field's items) goes as a query key repeated, or as a wildcard's segments.
         var values: [String: [String]] = [:]
         var lists = Set<String>()
@@ -120,14 +123,19 @@ extension Session {
                 path += "/" + percentEncode(v)
             case .optional(let p):
                 if values[p] != nil && one(values[p]) == nil { return nil }
-                if let v = one(values[p]), !v.isEmpty { path += "/" + percentEncode(v) }
+                if let v = one(values[p]) {
+                    if v.isEmpty { exact = false } else { path += "/" + percentEncode(v) }
+                }
             case .wildcard(let p) where lists.contains(p):
                 // Each item a segment of its own (a `/` in one is escaped, so it stays one item).
                 guard let items = values[p], !items.isEmpty, !items.contains(where: \.isEmpty) else { return nil }
                 path += "/" + items.map(percentEncode).joined(separator: "/")
             case .wildcard(let p):
                 guard let v = one(values[p]), !v.isEmpty else { return nil }
-                path += "/" + v.split(separator: "/", omittingEmptySubsequences: false).map { percentEncode(String($0)) }.joined(separator: "/")
+                // Its `/`s part segments, unless a part would be empty (a leading, trailing or doubled
+                // `/`): `open` skips empty segments, so such a value goes as one segment, `/` escaped.
+                let parts = v.split(separator: "/", omittingEmptySubsequences: false)
+                path += "/" + (parts.contains(where: \.isEmpty) ? percentEncode(v) : parts.map { percentEncode(String($0)) }.joined(separator: "/"))
             }
         }
         if path.isEmpty { path = "/" }

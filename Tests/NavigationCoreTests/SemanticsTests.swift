@@ -269,6 +269,31 @@ extension Result where Failure == NavError {
         #expect(throws: NavError.self) { try s.resolveLink("n999") }
     }
 
+    /// Values a URL carries only one way (found by the fuzz target `link`): each opens again as it was.
+    @Test func awkwardValuesGoBackAsTheyCame() throws {
+        let s = Session(name: "t", graph: graph)
+        func reopened(_ url: String) throws -> (url: String, params: JSONValue?) {
+            try open(s, url)
+            let resolved = try s.resolveLink(nil).url
+            let again = Session(name: "again", graph: graph)
+            try open(again, resolved)
+            #expect(again.visibleTop?.params == s.visibleTop?.params, "\(url) resolves to \(resolved), which opens other params")
+            return (resolved, again.visibleTop?.params)
+        }
+        // A wildcard's value with an empty part (a slash escaped at its start, end or beside another)
+        // goes as one segment, its slashes escaped: open skips empty segments.
+        #expect(try reopened("/files/%2Fetc/x").url == "/files/%2Fetc%2Fx")
+        #expect(try reopened("/files/a%2F/b").params == ["path": "a//b"])
+        #expect(try reopened("/files/a/b").url == "/files/a/b", "a plain path keeps its segments")
+        // An optional segment cannot carry an empty text (a query value of the field's name can):
+        // a link that carries it is preferred, as for any value a link leaves out.
+        let withQuery = loadTestGraph(LinkSegmentTests.yaml + "\n  \"/find\": [Home, Search]")
+        let t = Session(name: "q", graph: withQuery)
+        _ = try t.commit(try t.planLink("/search?q", caller: Caller()))
+        #expect(t.visibleTop?.params == ["q": ""])
+        #expect(try t.resolveLink(nil).url == "/find?q=")
+    }
+
     @Test func badSegmentsAreCheckErrors() {
         func errors(_ links: String) -> [String] {
             let text = "root: {stack: Home}\ncoordinators: {Home: {setup: {type: object, properties: {a: {type: string}, b: {type: string}}}}}\nlinks:\n" + links
