@@ -8,8 +8,9 @@ import Glibc
 
 /// A graph whose links use every part of a pattern: required, optional and wildcard segments,
 /// declared and undeclared query values, typed fields (integer, number, boolean, array), a flow, a
-/// tab selected by a link, and a custom scheme's host. Each stack is built by one link only, so
-/// that the URL `link.resolve` gives for a tree `open` built is that link's.
+/// tab selected by a link, a custom scheme's host, constants, a presented screen, mediation and a
+/// query key repeated. Whatever a URL gives, some link carries it all, so that the URL
+/// `link.resolve` answers opens as the stack it was made from.
 let linkGraphText = """
     root: {tabs: [Home, Box]}
     coordinators:
@@ -19,9 +20,13 @@ let linkGraphText = """
         setup: {type: object, required: [n], properties: {n: {type: integer}, tag: {type: string}, on: {type: boolean}, w: {type: number}}}
         opens: [Detail]
       Detail: {setup: {type: object, properties: {k: {type: string, minLength: 1}}}}
-      Search: {setup: {type: object, properties: {q: {type: string}, page: {type: integer, minimum: 1}}}}
+      Search: {setup: {type: object, properties: {q: {type: string}, page: {type: integer, minimum: 1}}}, opens: [Note]}
       Files: {setup: {type: object, required: [path], properties: {path: {type: string}}}}
       Tags: {setup: {type: object, properties: {t: {type: array, items: {type: integer}}}}}
+      Note:
+        setup: {type: object, required: [id], properties: {id: {type: integer, minimum: 0}, from: {type: string}, sev: {enum: [low, high]}}}
+        presentations: [present]
+        mediation: {from: "$source.q"}
       F: {flow: {start: S1, steps: [S1, S2]}}
       S1: {}
       S2: {}
@@ -34,6 +39,10 @@ let linkGraphText = """
       "/tags/*t": [Home, {to: Tags, with: {t: ":t"}}]
       "/box/item/:n": [Box, {to: Item, with: {n: ":n"}}]
       "/flow": [Home, F]
+      "/hot": [Home, {to: Item, with: {n: 7, tag: hot}}]
+      "/tagged?t=:t": [Home, {to: Tags, with: {t: ":t"}}]
+      "/note/:id/:sev?": [Home, {to: Search, with: {q: "x"}}, {to: Note, with: {id: ":id", sev: ":sev"}}]
+      "/search/:q/note/:id": [Home, {to: Search, with: {q: ":q"}}, {to: Note, with: {id: ":id"}}]
     """
 
 let linkGraph: NavigationGraph = {
