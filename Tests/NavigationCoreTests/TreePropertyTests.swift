@@ -157,7 +157,18 @@ import Testing
                             let to = Bool.random(using: &rng) ? coordinators.randomElement(using: &rng)!.name : allIds.randomElement(using: &rng)!
                             plan.popUpTo = (try s.popTarget(to).number, Bool.random(using: &rng))
                         }
-                        commit = try s.commit(plan)
+                        // dryRun answers what the navigation does: the same changes and visible path, or a refusal.
+                        let predicted = try? s.dryRun(plan)
+                        let made: Commit
+                        do throws(NavError) {
+                            made = try s.commit(plan)
+                        } catch {
+                            #expect(predicted == nil, "dryRun predicted a commit that failed (\(error.message)) at seed \(seed), session \(sequence)")
+                            throw error
+                        }
+                        #expect(predicted?.commit.changeText?.bytes == made.changeText?.bytes && predicted?.visible == s.visible,
+                                "dryRun predicted other changes at seed \(seed), session \(sequence), version \(s.version)")
+                        commit = made
                     case 6..<8:
                         // dismiss: earlier params (update {push: true}) are restored first, as the server does.
                         let id = Bool.random(using: &rng) ? allIds.randomElement(using: &rng) : nil
@@ -230,7 +241,7 @@ import Testing
                         commit = try s.flowComplete(id, outcome)
                     }
                 } catch {
-                    if error.kind == .limitExceeded { limited += 1 }
+                    if (error as? NavError)?.kind == .limitExceeded { limited += 1 }
                     commit = nil
                 }
                 tree = s.root.json(graph)
