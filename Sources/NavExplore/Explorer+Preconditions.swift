@@ -151,8 +151,9 @@ extension Explorer {
         return v
     }
 
-    /// URLs for `link`, each parameter from the field it fills in the link's stack (percent-encoded,
-    /// as a pattern's sample may hold any character): every optional segment and query parameter
+    /// URLs for `link`, each parameter from the field it fills in the link's stack (percent-encoded
+    /// as `link.resolve` writes it, as a pattern's sample may hold any character, a wildcard's as
+    /// the segments `open` joins back into it): every optional segment and query parameter
     /// given, then, when the pattern declares any, none of them (a URL may leave them out). Nil
     /// when a parameter's field has no value navd can make.
     func sampleURLs(_ link: Link) -> [String]? {
@@ -160,7 +161,7 @@ extension Explorer {
             for e in link.entries {
                 for (field, v) in e.with where v.stringValue == ":" + param {
                     let schema = graph.coordinators[e.coordinator].setup?.properties.first { $0.name == field }?.schema
-                    return SampleValues.urlValue(for: schema).map { Self.percentEncoded($0, keepingSlashes: wildcard) }
+                    return SampleValues.urlValue(for: schema).map { wildcard ? wildcardSegments($0) : percentEncode($0) }
                 }
             }
             return "x"
@@ -169,7 +170,7 @@ extension Explorer {
             var path = ""
             for s in link.segments {
                 switch s {
-                case .literal(let l): path += "/" + l
+                case .literal(let l): path += "/" + percentEncode(l)
                 case .parameter(let name), .wildcard(let name):
                     guard let v = valueOf(name, wildcard: s == .wildcard(name)) else { return nil }
                     path += "/" + v
@@ -192,24 +193,5 @@ extension Explorer {
         let leavesOut = !link.query.isEmpty || link.segments.contains { if case .optional = $0 { true } else { false } }
         guard leavesOut, let short = url(optional: false) else { return [full] }
         return [full, short]
-    }
-
-    /// `value` as a URL carries it: bytes other than letters, digits and `-._~` (and `/`, for a
-    /// wildcard's segments) written `%XX`.
-    static func percentEncoded(_ value: String, keepingSlashes: Bool) -> String {
-        var out = ""
-        for b in value.utf8 {
-            switch b {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.append(Character(Unicode.Scalar(b)))
-            case UInt8(ascii: "/") where keepingSlashes:
-                out.append("/")
-            default:
-                let hex = Array("0123456789ABCDEF")
-                out += "%" + String(hex[Int(b >> 4)]) + String(hex[Int(b & 15)])
-            }
-        }
-        return out
     }
 }

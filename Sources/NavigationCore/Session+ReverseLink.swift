@@ -132,10 +132,7 @@ extension Session {
                 path += "/" + items.map(percentEncode).joined(separator: "/")
             case .wildcard(let p):
                 guard let v = one(values[p]), !v.isEmpty else { return nil }
-                // Its `/`s part segments, unless a part would be empty (a leading, trailing or doubled
-                // `/`): `open` skips empty segments, so such a value goes as one segment, `/` escaped.
-                let parts = v.split(separator: "/", omittingEmptySubsequences: false)
-                path += "/" + (parts.contains(where: \.isEmpty) ? percentEncode(v) : parts.map { percentEncode(String($0)) }.joined(separator: "/"))
+                path += "/" + wildcardSegments(v)
             }
         }
         if path.isEmpty { path = "/" }
@@ -209,8 +206,17 @@ extension Session {
     }
 }
 
-/// Percent-encodes everything but RFC 3986's unreserved characters.
-func percentEncode(_ s: String) -> String {
+/// A wildcard's text as the segments `open` joins back into it: its `/`s part segments, unless a
+/// part would be empty (a leading, trailing or doubled `/`): `open` skips empty segments, so such
+/// a text goes as one segment, `/` escaped. Each part percent-encoded.
+public func wildcardSegments(_ text: String) -> String {
+    let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+    return parts.contains(where: \.isEmpty) ? percentEncode(text) : parts.map { percentEncode(String($0)) }.joined(separator: "/")
+}
+
+/// Percent-encodes everything but RFC 3986's unreserved characters: a text as one URL segment or
+/// query value.
+public func percentEncode(_ s: String) -> String {
     var out = ""
     out.reserveCapacity(s.utf8.count)
     let hex = Array("0123456789ABCDEF".utf8)

@@ -146,6 +146,29 @@ import Testing
         #expect(broken.count == 1 && broken[0].hasPrefix("deep link `/t/:t/m/:m?`: `/t/t%201/m` cannot build its stack"), "\(broken)")
     }
 
+    /// A URL made for a link is written as `link.resolve` writes one: a wildcard's sample whose
+    /// parts would leave an empty segment (which `open` skips) goes as one segment, `/` escaped,
+    /// and a literal segment is percent-encoded; each opens its stack.
+    @Test func sampleURLsAreWrittenAsResolveWritesThem() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("navd-explore-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [File, Sale]}
+              File: {setup: {type: object, required: [path], properties: {path: {type: string, pattern: "^/", examples: ["/etc/hosts"]}}}}
+              Sale: {}
+            links:
+              "/files/*path": [Home, {to: File, with: {path: ":path"}}]
+              "/100%": [Home, Sale]
+            """.write(to: dir.appendingPathComponent("app.yaml"), atomically: true, encoding: .utf8)
+        let result = Explorer(graph: try Self.load(dir.path), options: ExploreOptions(depth: 4, maxStates: 200)).run()
+        let urls = result.plan.sequences.filter { $0.name.hasPrefix("link-") }.flatMap { $0.steps.compactMap { $0.params["url"]?.stringValue } }
+        #expect(urls == ["/files/%2Fetc%2Fhosts", "/100%25"], "\(urls)")
+        #expect(result.defects.filter { $0.kind == .brokenLink }.isEmpty, "\(result.defects.map(\.message))")
+    }
+
     /// Strings made from the patterns graphs write match them, at the length the schema asks.
     @Test func patternsAreSampledByAStringMadeFromThem() throws {
         let patterns = [
