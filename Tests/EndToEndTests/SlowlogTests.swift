@@ -19,8 +19,11 @@ import Glibc
         try a.sendRaw(#"{"jsonrpc":"2.0","id":100001,"method":"hello","params":{"client":"pipeliner"}}"# + "\n" + #"{"jsonrpc":"2.0","id":100002,"method":"ping"}"# + "\n")
         let hello = try a.reply(to: 100_001)
         _ = try a.reply(to: 100_002)
-        try a.sendRaw(#"[{"jsonrpc":"2.0","id":100003,"method":"ping"},{"jsonrpc":"2.0","id":100004,"method":"tree"},{"jsonrpc":"2.0","id":100005,"method":"ping"}]"# + "\n")
-        #expect(try a.readMessage()?.arrayValue?.count == 3)
+        // Three lines in one write (a batch would not do: on a busy machine its requests past
+        // 2 ms of the loop are answered in the next iteration, an entry of their own).
+        try a.sendRaw(#"{"jsonrpc":"2.0","id":100003,"method":"ping"}"# + "\n" + #"{"jsonrpc":"2.0","id":100004,"method":"tree"}"# + "\n"
+            + #"{"jsonrpc":"2.0","id":100005,"method":"ping"}"# + "\n")
+        for id in 100_003...100_005 { _ = try a.reply(to: .int(id)) }
         let admin = try d.client()
         let first = try admin.call("slowlog.get")
         let entries = try #require(first["entries"]?.arrayValue)
