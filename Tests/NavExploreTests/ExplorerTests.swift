@@ -16,6 +16,15 @@ import Testing
         return graph
     }
 
+    /// The walk of the graph `yaml` (one module file `app.yaml`, in a folder of its own) at depth 4.
+    static func explored(_ yaml: String) throws -> Exploration {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("navd-explore-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try yaml.write(to: dir.appendingPathComponent("app.yaml"), atomically: true, encoding: .utf8)
+        return Explorer(graph: try load(dir.path), options: ExploreOptions(depth: 4, maxStates: 200)).run()
+    }
+
     /// The line of the fixture holding `marker` (the comment that plants a defect there).
     static func line(of marker: String) throws -> Int {
         let text = try String(contentsOfFile: planted + "/app.yaml", encoding: .utf8)
@@ -127,10 +136,7 @@ import Testing
     /// the plan takes the URL that builds its stack, and the URL that cannot is reported. Values
     /// made from a pattern are percent-encoded in the URL.
     @Test func linksAreOpenedWithAndWithoutWhatAURLMayLeaveOut() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("navd-explore-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        try """
+        let result = try Self.explored("""
             root: {stack: Home}
             coordinators:
               Home: {opens: [Thread]}
@@ -138,8 +144,7 @@ import Testing
               Message: {setup: {type: object, required: [m], properties: {m: {type: integer}}}}
             links:
               "/t/:t/m/:m?": [Home, {to: Thread, with: {t: ":t"}}, {to: Message, with: {m: ":m"}}]
-            """.write(to: dir.appendingPathComponent("app.yaml"), atomically: true, encoding: .utf8)
-        let result = Explorer(graph: try Self.load(dir.path), options: ExploreOptions(depth: 4, maxStates: 200)).run()
+            """)
         let urls = result.plan.sequences.filter { $0.name.hasPrefix("link-") }.flatMap { $0.steps.compactMap { $0.params["url"]?.stringValue } }
         #expect(urls == ["/t/t%201/m/1"], "\(urls)")
         let broken = result.defects.filter { $0.kind == .brokenLink }.map(\.message)
@@ -150,10 +155,7 @@ import Testing
     /// parts would leave an empty segment (which `open` skips) goes as one segment, `/` escaped,
     /// and a literal segment is percent-encoded; each opens its stack.
     @Test func sampleURLsAreWrittenAsResolveWritesThem() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("navd-explore-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        try """
+        let result = try Self.explored("""
             root: {stack: Home}
             coordinators:
               Home: {opens: [File, Sale]}
@@ -162,8 +164,7 @@ import Testing
             links:
               "/files/*path": [Home, {to: File, with: {path: ":path"}}]
               "/100%": [Home, Sale]
-            """.write(to: dir.appendingPathComponent("app.yaml"), atomically: true, encoding: .utf8)
-        let result = Explorer(graph: try Self.load(dir.path), options: ExploreOptions(depth: 4, maxStates: 200)).run()
+            """)
         let urls = result.plan.sequences.filter { $0.name.hasPrefix("link-") }.flatMap { $0.steps.compactMap { $0.params["url"]?.stringValue } }
         #expect(urls == ["/files/%2Fetc%2Fhosts", "/100%25"], "\(urls)")
         #expect(result.defects.filter { $0.kind == .brokenLink }.isEmpty, "\(result.defects.map(\.message))")
