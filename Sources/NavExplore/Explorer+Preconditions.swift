@@ -157,11 +157,11 @@ extension Explorer {
     /// given, then, when the pattern declares any, none of them (a URL may leave them out). Nil
     /// when a parameter's field has no value navd can make.
     func sampleURLs(_ link: Link) -> [String]? {
-        func valueOf(_ param: String, wildcard: Bool = false) -> String? {
+        func valueOf(_ param: String, wildcard: Bool = false, inPath: Bool = true) -> String? {
             for e in link.entries {
                 for (field, v) in e.with where v.stringValue == ":" + param {
                     let schema = graph.coordinators[e.coordinator].setup?.properties.first { $0.name == field }?.schema
-                    return SampleValues.urlValue(for: schema).map { wildcard ? wildcardSegments($0) : percentEncode($0) }
+                    return SampleValues.urlValue(for: schema, inPath: inPath).map { wildcard ? wildcardSegments($0) : percentEncode($0) }
                 }
             }
             return "x"
@@ -184,7 +184,7 @@ extension Explorer {
             guard optional else { return path }
             var query: [String] = []
             for (key, p) in link.query {
-                guard let v = valueOf(p) else { return nil }
+                guard let v = valueOf(p, inPath: false) else { return nil }
                 query.append(key + "=" + v)
             }
             return query.isEmpty ? path : path + "?" + query.joined(separator: "&")

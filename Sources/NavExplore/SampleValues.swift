@@ -17,28 +17,35 @@ public enum SampleValues {
         return value(schema, depth: 0)
     }
 
-    /// A value for `schema` whose string form a URL carries (a deep link's parameter).
-    public static func urlValue(for schema: Schema?) -> String? {
+    /// A value for `schema` whose string form a URL carries (a deep link's parameter): the first
+    /// value ``value(for:)`` would try that is a string, number or boolean, and with `inPath` one
+    /// whose text is not empty (a path segment cannot carry an empty text: `open` skips it).
+    public static func urlValue(for schema: Schema?, inPath: Bool = false) -> String? {
         // An array field takes a URL's value as a list of one (`open`): a sample of its items.
-        if let schema, schema.takesList { return schema.items?.takesList == true ? nil : urlValue(for: schema.items) }
-        guard let v = schema.map({ value($0, depth: 0) }) ?? .string("x") else { return nil }
-        switch v {
-        case .string(let s): return s
-        case .int(let i): return String(i)
-        case .double(let d): return String(d)
-        case .bool(let b): return String(b)
-        default: return nil
+        if let schema, schema.takesList { return schema.items?.takesList == true ? nil : urlValue(for: schema.items, inPath: inPath) }
+        guard let schema else { return "x" }
+        func text(_ v: JSONValue) -> String? {
+            switch v {
+            case .string(let s): return s
+            case .int(let i): return String(i)
+            case .double(let d): return String(d)
+            case .bool(let b): return String(b)
+            default: return nil
+            }
         }
+        return value(schema, depth: 0) { v in text(v).map { !inPath || !$0.isEmpty } ?? false }.flatMap(text)
     }
 
-    static func value(_ s: Schema, depth: Int) -> JSONValue? {
+    /// The first value `s` accepts that `wanted` takes: the schema's own values first, then the
+    /// candidates of its types.
+    static func value(_ s: Schema, depth: Int, where wanted: (JSONValue) -> Bool = { _ in true }) -> JSONValue? {
         guard depth < maxDepth else { return nil }
         var named: [JSONValue] = []
         if let examples = s.source["examples"]?.arrayValue { named += examples }
         if let d = s.source["default"] { named.append(d) }
         if let e = s.enumValues { named += e }
-        for v in named where s.validate(v) == nil { return v }
-        for candidate in candidates(s, depth: depth) where s.validate(candidate) == nil { return candidate }
+        for v in named where wanted(v) && s.validate(v) == nil { return v }
+        for candidate in candidates(s, depth: depth) where wanted(candidate) && s.validate(candidate) == nil { return candidate }
         return nil
     }
 

@@ -170,6 +170,28 @@ import Testing
         #expect(result.defects.filter { $0.kind == .brokenLink }.isEmpty, "\(result.defects.map(\.message))")
     }
 
+    /// A path segment cannot carry an empty text (`open` skips empty segments), nor a field's
+    /// sample that is not a string, number or boolean: a link's parameter in the path is sampled by
+    /// the first value its field takes that a segment carries. A query value may be empty.
+    @Test func pathSegmentsAreSampledByValuesTheyCarry() throws {
+        let result = try Self.explored("""
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Tag, Note, Find]}
+              Tag: {setup: {type: object, required: [name], properties: {name: {type: string, examples: [""]}}}}
+              Note: {setup: {type: object, required: [body], properties: {body: {}}}}
+              Find: {setup: {type: object, properties: {q: {type: string, examples: [""]}, page: {type: string, examples: [""]}}}}
+            links:
+              "/tags/:name": [Home, {to: Tag, with: {name: ":name"}}]
+              "/notes/*body": [Home, {to: Note, with: {body: ":body"}}]
+              "/find/:page??q=:q": [Home, {to: Find, with: {q: ":q", page: ":page"}}]
+            """)
+        let urls = result.plan.sequences.filter { $0.name.hasPrefix("link-") }.flatMap { $0.steps.compactMap { $0.params["url"]?.stringValue } }
+        // (The plan takes each edge once: `/find` without its optional parts reaches the same one.)
+        #expect(urls == ["/tags/x", "/notes/x", "/find/x?q="], "\(urls)")
+        #expect(result.defects.filter { $0.kind == .brokenLink }.isEmpty, "\(result.defects.map(\.message))")
+    }
+
     /// Strings made from the patterns graphs write match them, at the length the schema asks.
     @Test func patternsAreSampledByAStringMadeFromThem() throws {
         let patterns = [
