@@ -7,7 +7,10 @@
 #      in the background as idle work
 #      (SCHED_IDLE, `chrt --idle`): they run on a cpu the rest leaves idle, and a process of the
 #      rest that wakes takes its cpu back. They still slow what runs beside them (the cpus share
-#      their caches), but less than they take after the tests (114 s). Their output goes to
+#      their caches), but less than they take after the tests (114 s), and less than beside navd's
+#      build: started before it, they slowed it from 279 to 437 s in a fresh clone and the whole
+#      run from 791 to 846 s, where they shortened the Swift tests only from 299 to 186 s. Their
+#      output goes to
 #      .build/test-background.log, printed once they end.
 #   3. The chaos run (60 s of faults on three cluster nodes) starts beside them, at the usual
 #      priority: it keeps about half a cpu busy, the rest of its time it waits for its faults and
