@@ -170,7 +170,8 @@ func fuzzPolicy(_ data: UnsafeRawBufferPointer) {
 
 /// A setup schema's `pattern`: the first line compiles or is refused with a position inside it;
 /// one that compiles is matched against each later line, and against the pattern's own text,
-/// in time linear in the string (a run that takes long is a libFuzzer timeout).
+/// in time linear in the string (a run that takes long is a libFuzzer timeout). The strings
+/// `navd explore` makes from it (``PatternSample``) are bounded in length and in time too.
 func fuzzPattern(_ data: UnsafeRawBufferPointer) {
     let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
     let source = lines[0]
@@ -183,6 +184,9 @@ func fuzzPattern(_ data: UnsafeRawBufferPointer) {
         return
     }
     _ = pattern.matches(source)
+    for s in PatternSample.strings(source) {
+        require(s.count <= PatternSample.maxLength, "`\(source)` made a sample of \(s.count) characters")
+    }
     for s in lines.dropFirst() {
         // Some part matches, then so does the string with more around it.
         if pattern.matches(s) {

@@ -6,22 +6,26 @@
 /// the schema validates as any other candidate: a wrong one is never used.
 ///
 /// Bounded, as the pattern comes from a graph file: at most ``maxPattern`` characters read,
-/// ``maxDepth`` nested groups, ``maxLength`` characters made.
+/// ``maxDepth`` nested groups, ``maxLength`` characters made, ``maxSteps`` parts written for
+/// each string (nested repetitions multiply: `((()*)*)*` taken 64 times each is 64³ writes of
+/// nothing).
 public enum PatternSample {
     public static let maxPattern = 1024
     public static let maxDepth = 32
     public static let maxLength = 512
+    public static let maxSteps = 100_000
 
     /// Strings matching `pattern`: each repetition taken its least number of times, then ever
     /// more (1, 2, 4 … 64 more, as its bound allows) so that a `minLength` can be met.
-    public static func strings(_ pattern: String) -> [String] {
+    public static func strings(_ pattern: String, maxSteps: Int = maxSteps) -> [String] {
         guard pattern.count <= maxPattern else { return [] }
         var parser = Parser(chars: Array(pattern))
         guard let node = parser.parseAlternation(depth: 0), parser.i == parser.chars.count else { return [] }
         var out: [String] = []
         for extra in [0, 1, 2, 4, 8, 16, 32, 64] {
             var made: [Character] = []
-            guard node.write(extra: extra, into: &made), !out.contains(String(made)) else { continue }
+            var steps = maxSteps
+            guard node.write(extra: extra, into: &made, steps: &steps), !out.contains(String(made)) else { continue }
             out.append(String(made))
         }
         return out
@@ -38,8 +42,11 @@ public enum PatternSample {
         case empty
 
         /// Writes one matching string, each repetition taken `extra` times more than its least;
-        /// false when it would pass ``maxLength`` or a class admits nothing made here.
-        func write(extra: Int, into s: inout [Character]) -> Bool {
+        /// false when it would pass ``maxLength``, a class admits nothing made here, or it takes
+        /// more than `steps` parts written.
+        func write(extra: Int, into s: inout [Character], steps: inout Int) -> Bool {
+            steps -= 1
+            guard steps >= 0 else { return false }
             switch self {
             case .literal(let c):
                 s.append(c)
@@ -49,18 +56,21 @@ public enum PatternSample {
                     : Self.pick(ranges) else { return false }
                 s.append(c)
             case .sequence(let parts):
-                for p in parts where !p.write(extra: extra, into: &s) { return false }
+                for p in parts where !p.write(extra: extra, into: &s, steps: &steps) { return false }
             case .alternation(let options):
                 // The first option that writes (`(a|b)` gives a).
                 for o in options {
                     var attempt = s
-                    if o.write(extra: extra, into: &attempt) { s = attempt; return s.count <= PatternSample.maxLength }
+                    if o.write(extra: extra, into: &attempt, steps: &steps) { s = attempt; return s.count <= PatternSample.maxLength }
                 }
                 return false
             case .repetition(let node, let min, let max):
                 let times = Swift.min(max ?? Int.max, min + extra)
                 for _ in 0..<times {
-                    guard node.write(extra: extra, into: &s), s.count <= PatternSample.maxLength else { return false }
+                    let before = s.count
+                    guard node.write(extra: extra, into: &s, steps: &steps), s.count <= PatternSample.maxLength else { return false }
+                    // A part that wrote nothing writes nothing again (`(^)*`, `(a{0})+`): once is enough.
+                    if s.count == before { break }
                 }
             case .empty:
                 break

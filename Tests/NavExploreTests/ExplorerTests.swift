@@ -221,5 +221,14 @@ import Testing
             #expect(PatternSample.strings(p).isEmpty, "\(p)")
         }
         #expect(PatternSample.strings(#"^a{2,3}$"#).first == "aa")
+        // Nested repetitions of nothing ended only after 64 writes at each level (`navd explore` on
+        // a graph with this pattern ran for minutes): what writes nothing is written once.
+        // Here 9 levels in a few hundred steps a string, the `a*` after them taken 0 to 64 times.
+        let nested = "^" + String(repeating: "(", count: 8) + "()*" + String(repeating: ")*", count: 8) + "a*$"
+        #expect(PatternSample.strings(nested, maxSteps: 200).map(\.count) == [0, 1, 2, 4, 8, 16, 32, 64])
+        // And each string is bounded by its steps: here every `a` made costs a first option of 513
+        // parts that fails at the length bound, so the longer strings (289 and 4,225 characters
+        // asked) end at the step bound.
+        #expect(PatternSample.strings(#"^((x{512}y|a)+)+$"#).map(\.count) == [1, 4, 9, 25, 81])
     }
 }
