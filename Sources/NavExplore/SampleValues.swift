@@ -10,6 +10,9 @@ import NavGraph
 public enum SampleValues {
     /// Nesting explored at most: a schema deeper than this is not sampled.
     public static let maxDepth = 16
+    /// The longest string made for a `minLength` (a message to navd is at most 1 MiB): a schema
+    /// asking for more is not sampled by length.
+    public static let maxStringLength = 64 * 1024
 
     /// A value `schema` accepts, or nil when none can be made (nil schema: any object, `{}`).
     public static func value(for schema: Schema?) -> JSONValue? {
@@ -58,7 +61,8 @@ public enum SampleValues {
         if types.contains(.integer) || types.contains(.number) {
             let lo = s.minimum ?? (s.maximum.map { min(1, $0) } ?? 1)
             let i = lo.rounded(.up)
-            out.append(types.contains(.integer) || i == lo ? .int(Int(i)) : .double(lo))
+            // A bound past Int's range (`minimum: 1e300`) is kept as the double it is.
+            if types.contains(.integer) || i == lo { out.append(Int(exactly: i).map(JSONValue.int) ?? .double(i)) } else { out.append(.double(lo)) }
             out.append(.double(lo))
         }
         if types.contains(.boolean) { out += [.bool(true), .bool(false)] }
@@ -87,7 +91,7 @@ public enum SampleValues {
         let fits = { (t: String) in t.count >= n && t.count <= (s.maxLength ?? .max) }
         var out = (s.pattern.map { PatternSample.strings($0.source) } ?? []).filter(fits)
         out += shapes.filter(fits)
-        if s.minLength ?? 0 > 1 || out.isEmpty {
+        if s.minLength ?? 0 > 1 || out.isEmpty, n <= maxStringLength {
             out.append(String(repeating: "x", count: n))
             out.append(String(repeating: "1", count: n))
         }

@@ -119,6 +119,23 @@ import Testing
         #expect(errors.isEmpty)
     }
 
+    /// Bounds a graph file may give that no `Int` or no memory holds: `navd explore` trapped on
+    /// an integer's `minimum: 1e300` (and on `9223372036854775807`, which rounds up past `Int.max`
+    /// as a double) and ran out of memory making a string for `minLength: 100000000000`.
+    @Test func extremeBoundsAreSampledOrNotWithoutATrap() throws {
+        var errors: [Schema.CompileError] = []
+        for minimum in [1e300, 9223372036854775807.0, -1e300] {
+            let s = try #require(Schema.compile(["type": "integer", "minimum": .double(minimum)], errors: &errors))
+            let v = try #require(SampleValues.value(for: s), "no sample for minimum \(minimum)")
+            #expect(s.validate(v) == nil, "\(JSONWriter.string(v))")
+        }
+        let huge = try #require(Schema.compile(["type": "string", "minLength": 100_000_000_000], errors: &errors))
+        #expect(SampleValues.value(for: huge) == nil)
+        let long = try #require(Schema.compile(["type": "string", "minLength": .int(SampleValues.maxStringLength)], errors: &errors))
+        #expect(SampleValues.value(for: long)?.stringValue?.count == SampleValues.maxStringLength)
+        #expect(errors.isEmpty)
+    }
+
     /// An array field takes a URL's value as a list of one item (`open` reads it so): its URL sample
     /// is a sample of its items, typed as `open` reads it back; an array of arrays has none.
     @Test func anArrayFieldsURLSampleIsOneOfItsItems() throws {
