@@ -66,7 +66,7 @@ struct Slowlog: ParsableCommand {
             let methods = (e["methods"]?.objectValue.map { Array($0) } ?? []).map { "\($0.key):\($0.value.intValue ?? 0)" }
             rows.append([
                 "\(e["id"]?.intValue ?? 0)",
-                duration(max(0, Int(now - (e["at"]?.doubleValue ?? now)))),
+                duration(secondsSince(e["at"]?.doubleValue, now: now)),
                 String(format: "%.3f", e["ms"]?.doubleValue ?? 0),
                 terminalSafe(e["kind"]?.stringValue ?? "-"),
                 e["connection"]?.intValue.map(String.init) ?? "-",
@@ -79,4 +79,12 @@ struct Slowlog: ParsableCommand {
         }
         return summary + "\n" + columns(rows, left: [3, 5, 9])
     }
+}
+
+/// Whole seconds from `at` to `now`; 0 for a time to come or one that is not a number (an answer
+/// from something that is not navd must not stop navctl: `Int(_:)` traps past its range).
+func secondsSince(_ at: Double?, now: Double) -> Int {
+    guard let at else { return 0 }
+    let ago = now - at
+    return ago > 0 && ago < 1e15 ? Int(ago) : ago >= 1e15 ? Int(1e15) : 0
 }
