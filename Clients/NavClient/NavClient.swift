@@ -182,7 +182,7 @@ public final class NavClient {
                 if let deadline {
                     let left = deadline.timeIntervalSinceNow
                     guard left > 0 else { throw NavClientError(code: 0, kind: "timeout", message: "navd did not take the request in time (is it stopped?)", data: .null) }
-                    ms = Int32(min(left * 1000 + 1, 1e9))
+                    ms = NavClient.pollMilliseconds(left)
                 }
                 var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
                 _ = poll(&p, 1, ms)
@@ -191,6 +191,13 @@ public final class NavClient {
             guard n > 0 else { throw NavClientError(code: 0, kind: "connection", message: "navd closed the connection", data: .null) }
             off += n
         }
+    }
+
+    /// `poll`'s wait for `left` seconds (more than 0): 1 ms to 1e9 ms, so that a deadline however
+    /// far (`--timeout 1e300`) never passes Int32's range.
+    static func pollMilliseconds(_ left: Double) -> Int32 {
+        let ms = left * 1000 + 1
+        return ms < 1e9 ? Int32(max(ms, 1)) : 1_000_000_000
     }
 
     /// The next message from navd; nil when navd closed the connection. Throws `timeout` when
@@ -241,7 +248,7 @@ public final class NavClient {
             if let deadline {
                 let left = deadline.timeIntervalSinceNow
                 if left <= 0 { throw NavClientError(code: 0, kind: "timeout", message: "navd did not answer in time", data: .null) }
-                ms = ms < 0 ? Int32(min(left * 1000 + 1, 1e9)) : min(ms, Int32(left * 1000 + 1))
+                ms = ms < 0 ? NavClient.pollMilliseconds(left) : min(ms, NavClient.pollMilliseconds(left))
             }
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let r = poll(&p, 1, ms)

@@ -56,6 +56,10 @@ struct NavBench: ParsableCommand {
         guard connections >= 1, depth >= 1, subscribers >= 0, duration > 0, warmup >= 0 else {
             throw ValidationError("--connections and --depth must be at least 1, --subscribers at least 0, --duration above 0")
         }
+        // Their milliseconds go to a timer as a UInt64: a day at the most (1e300 or inf trapped).
+        guard duration <= 86_400, warmup <= 86_400 else {
+            throw ValidationError("--duration and --warmup are at most 86400 seconds (a day), not \(duration) and \(warmup)")
+        }
     }
 
     func run() throws {

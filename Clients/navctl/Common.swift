@@ -21,6 +21,12 @@ struct Common: ParsableArguments {
     @Option(help: "Give up (and cancel a pending navigation) after this many seconds without an answer; exit status 1.")
     var timeout: Double?
 
+    func validate() throws {
+        if let timeout, !(timeout > 0 && timeout.isFinite) {
+            throw ValidationError("--timeout is a number of seconds greater than 0, such as 5 or 0.5, not \(timeout)")
+        }
+    }
+
     var color: Bool { !noColor && isatty(1) == 1 && (ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty }
 
     func client() throws -> NavClient {

@@ -19,6 +19,16 @@ import Testing
         return f
     }
 
+    /// Durations go to a timer in milliseconds: past a day (or not a number) they are a usage
+    /// mistake, where `--duration inf` trapped converting them.
+    @Test func durationsPastADayAreRefused() throws {
+        let d = try Daemon()
+        for args in [["--duration", "inf"], ["--duration", "1e300"], ["--warmup", "86401"], ["--duration", "nan"]] {
+            let r = try navbench(d, args)
+            #expect(r.status == 64 && r.stderr.contains("--duration"), "\(args): \(r)")
+        }
+    }
+
     @Test func shortRunWithSubscribersHasNoErrors() throws {
         let d = try Daemon()
         let r = try navbench(d, ["--connections", "3", "--depth", "4", "--subscribers", "2", "--duration", "0.5", "--warmup", "0.1"])

@@ -92,6 +92,18 @@ import Testing
         let account = t["root"]?["children"]?.arrayValue?.last?["children"]?.arrayValue ?? []
         #expect(account.last?["coordinator"] == "account.Orders", "\(t)")
     }
+
+    /// A timeout however long is waited for (`--timeout 1e300` trapped converting its milliseconds
+    /// to poll's Int32); one that is not a positive number is a usage mistake, said as one.
+    @Test func aTimeoutIsAPositiveNumberOfSecondsHoweverLarge() throws {
+        let d = try Daemon()
+        var r = try navctl(["--socket", d.socketPath, "--timeout", "1e300", "tree"])
+        #expect(r.status == 0 && r.stdout.contains("session main"), "\(r)")
+        for bad in ["nan", "inf", "0", "-1"] {
+            r = try navctl(["--socket", d.socketPath, "tree", "--timeout=\(bad)"])
+            #expect(r.status == 64 && r.stderr.contains("--timeout is a number of seconds greater than 0"), "\(bad): \(r)")
+        }
+    }
 }
 
 /// What a first day with navctl turns up: values read as the setup model types them, a failure

@@ -56,9 +56,17 @@ public struct NavWeb: ParsableCommand {
     @Option(help: "The navd executable that draws --graph DIR (default: the one beside nav-web, else navd on PATH).")
     var navd: String?
 
+    /// The longest --stall-timeout and --head-timeout, in seconds (their milliseconds overflowed
+    /// UInt64 past about 584 million years, and stopped nav-web).
+    static let maxTimeout = 86_400
+
     public func validate() throws {
-        guard stallTimeout > 0 else { throw ValidationError("--stall-timeout must be at least 1 second (it is \(stallTimeout))") }
-        guard headTimeout > 0 else { throw ValidationError("--head-timeout must be at least 1 second (it is \(headTimeout))") }
+        guard (1...Self.maxTimeout).contains(stallTimeout) else {
+            throw ValidationError("--stall-timeout is 1 to \(Self.maxTimeout) seconds (a day), not \(stallTimeout)")
+        }
+        guard (1...Self.maxTimeout).contains(headTimeout) else {
+            throw ValidationError("--head-timeout is 1 to \(Self.maxTimeout) seconds (a day), not \(headTimeout)")
+        }
         if token != nil {
             throw ValidationError("--token puts the secret on the command line, where every local user can read it (/proc/PID/cmdline, ps); "
                                   + "give it in a file (--token-file PATH, mode 0600) or in the environment ($NAVWEB_TOKEN)")

@@ -394,6 +394,12 @@ import Glibc
             #expect(idleAfter < 10, "closed \(idleAfter) s after its answer")
         }
         #expect(throws: (any Error).self) { try NavWeb.parse(["--head-timeout", "0"]).validate() }
+        // Past a day it is refused, where a count of seconds whose milliseconds pass UInt64 stopped nav-web.
+        for option in ["--head-timeout", "--stall-timeout"] {
+            #expect(throws: (any Error).self) { try NavWeb.parse([option, "86401"]).validate() }
+            #expect(throws: (any Error).self) { try NavWeb.parse([option, "\(Int.max)"]).validate() }
+            #expect(throws: Never.self) { try NavWeb.parse([option, "86400"]).validate() }
+        }
     }
 
     /// A request for the page's largest asset (26 KB), with the token.
