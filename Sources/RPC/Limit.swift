@@ -40,11 +40,20 @@ public struct Limit: Sendable, Equatable {
     /// The default as the option is written (`30s` for a duration).
     public var defaultText: String { unit == .duration ? Limit.duration(defaultValue) : String(defaultValue) }
 
+    /// The most any limit takes (2^50: a petabyte, 35,000 years in milliseconds): navd adds
+    /// limits up and takes shares of them (a reserve is a tenth), which must not overflow an `Int`.
+    /// A limit given as `9223372036854775807` to mean "none" stopped navd at its first client.
+    public static let ceiling = 1 << 50
+
     /// What is wrong with `value` for this option, in a sentence; nil when it is within bounds.
     public func problem(_ value: Int) -> String? {
         let unitName = unit == .bytes ? " bytes" : ""
         if let most, value < least || value > most {
             return "\(option) must be between \(least) and \(most)\(unitName)"
+        }
+        if value > Limit.ceiling {
+            let most = unit == .duration ? Limit.duration(Limit.ceiling) : "\(Limit.ceiling)\(unitName)"
+            return "\(option) must be at most \(most), the most any limit of navd takes (2^50; a limit that large is as good as none)"
         }
         guard value < least else { return nil }
         if unit == .duration {

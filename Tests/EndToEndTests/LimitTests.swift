@@ -187,6 +187,23 @@ import Glibc
         #expect(output.status == 64 && output.stderr.contains("--max-total-output (8192) must be at least --max-output (9000)"), "\(output)")
     }
 
+    /// A limit as large as an `Int` goes (written to mean "none") is refused at start, where it
+    /// stopped navd at its first client (a reserve of a tenth of it overflowed); the ceiling itself
+    /// serves.
+    @Test func aLimitPastTheCeilingIsRefusedAtStartAndTheCeilingServes() throws {
+        // A socket navd cannot listen on: a navd that took the limit ends there (status 1), not serving.
+        for option in ["--max-sessions", "--max-connections", "--max-children", "--max-subscriptions", "--max-data-bytes"] {
+            let r = try runCommand(Repo.binary("navd"), ["--socket", "/dev/null/a.sock", "--ephemeral", option, "\(Int.max)"])
+            #expect(r.status == 64 && r.stderr.contains("\(option) must be at most \(1 << 50)"), "\(option): \(r)")
+        }
+        let d = try Daemon(arguments: ["--max-sessions", "\(1 << 50)", "--max-connections", "\(1 << 50)", "--max-subscriptions", "\(1 << 50)",
+                                       "--max-children", "\(1 << 50)", "--max-queue-wait", "\(1 << 50)ms"])
+        let c = try d.client()
+        try c.call("session.open", ["name": "s"])
+        try c.call("subscribe", ["session": "s"])
+        #expect(try c.call("navigate", ["session": "s", "to": "shop.Product", "with": ["id": "1"]])["version"] == 1)
+    }
+
     /// `--max-subscriptions` through the socket: root alone takes all but the reserve (18 of 20,
     /// from two connections), uid 65534 gets the reserve, and once all 20 are held nobody gets more.
     @Test func subscriptionsOfAllConnectionsAreBoundedAndShared() throws {
