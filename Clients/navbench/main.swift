@@ -56,6 +56,11 @@ struct NavBench: ParsableCommand {
         guard connections >= 1, depth >= 1, subscribers >= 0, duration > 0, warmup >= 0 else {
             throw ValidationError("--connections and --depth must be at least 1, --subscribers at least 0, --duration above 0")
         }
+        // Each connection keeps a slot per request in flight, and subscribers an array of counts:
+        // bounded, where --depth or --subscribers 9223372036854775807 asked for exabytes.
+        guard connections <= 100_000, depth <= 100_000, subscribers <= 100_000 else {
+            throw ValidationError("--connections, --depth and --subscribers are at most 100000")
+        }
         // Their milliseconds go to a timer as a UInt64: a day at the most (1e300 or inf trapped).
         guard duration <= 86_400, warmup <= 86_400 else {
             throw ValidationError("--duration and --warmup are at most 86400 seconds (a day), not \(duration) and \(warmup)")

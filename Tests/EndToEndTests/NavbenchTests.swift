@@ -20,12 +20,17 @@ import Testing
     }
 
     /// Durations go to a timer in milliseconds: past a day (or not a number) they are a usage
-    /// mistake, where `--duration inf` trapped converting them.
-    @Test func durationsPastADayAreRefused() throws {
+    /// mistake, where `--duration inf` trapped converting them; counts past 100,000 too.
+    @Test func durationsPastADayAndCountsPastTheirBoundAreRefused() throws {
         let d = try Daemon()
         for args in [["--duration", "inf"], ["--duration", "1e300"], ["--warmup", "86401"], ["--duration", "nan"]] {
             let r = try navbench(d, args)
             #expect(r.status == 64 && r.stderr.contains("--duration"), "\(args): \(r)")
+        }
+        // And counts that size arrays (a slot per request in flight): `--depth 9223372036854775807` crashed.
+        for option in ["--depth", "--subscribers", "--connections"] {
+            let r = try navbench(d, [option, "\(Int.max)"])
+            #expect(r.status == 64 && r.stderr.contains("at most 100000"), "\(option): \(r)")
         }
     }
 
