@@ -81,5 +81,8 @@ import Unchecked
         // A number where a node id goes says how ids are written.
         let e = decode(#"{"to": "app.Item", "from": 3}"#, context())
         #expect(e?.message == #""from" must be a string, not integer 3; node ids are strings such as "n3" (as `tree` shows them)"#, "\(String(describing: e))")
+        // An integer past 64 bits where one is asked for is said to be too large, not "not integer".
+        let large = decode(#"{"to": "app.Item", "ifVersion": 18446744073709551615}"#, context())
+        #expect(large?.message == #""ifVersion" must be an integer of at most 9223372036854775807, not 18446744073709551615"#, "\(String(describing: large))")
     }
 }

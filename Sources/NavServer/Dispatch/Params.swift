@@ -120,6 +120,10 @@ struct Params<P: ParamName> {
     static func wrong(_ name: String, _ expected: String, _ v: JSONView) -> RPCError {
         // A number where a node id goes: ids are strings, the `n` included.
         let idHint = ["node", "from", "flow"].contains(name) ? v.int.map { "; node ids are strings such as \"n\($0)\" (as `tree` shows them)" } ?? "" : ""
+        // An integer was asked for and given, past what 64 bits hold: say so, not "not integer".
+        if case .uint = v.value, expected.contains("integer") {
+            return .invalidParams("\"\(name)\" must be \(expected) of at most \(Int.max), not \(JSONWriter.string(v.value))", data: ["param": .string(name)])
+        }
         return .invalidParams("\"\(name)\" must be \(expected), not \(v.typeName) \(JSONWriter.string(v.value))\(idHint)", data: ["param": .string(name)])
     }
 
