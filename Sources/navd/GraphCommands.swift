@@ -139,6 +139,10 @@ struct Explore: ParsableCommand, GraphLimitOptions {
     }
 
     func run() throws {
+        if let dir = plan {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            if let problem = Self.planDirectoryProblem(dir) { throw ValidationError(problem) }
+        }
         let (g, _) = loadGraph(directory, limits: graphLimits, printWarnings: false)
         guard let g else { throw ExitCode(2) }
         let result = Explorer(graph: g, options: ExploreOptions(depth: depth, maxStates: maxStates)).run()
@@ -147,13 +151,30 @@ struct Explore: ParsableCommand, GraphLimitOptions {
         case .json: print(String(decoding: JSONWriter.encode(result.json), as: UTF8.self))
         }
         if let dir = plan {
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            // Each file written beside it and renamed into place: a link planted under its name is
+            // replaced, not followed.
             let json = Data(JSONWriter.encode(result.plan.json)) + Data("\n".utf8)
-            try json.write(to: URL(fileURLWithPath: dir + "/navd-plan.json"))
-            try Data(result.plan.pytest(graph: planGraph ?? directory).utf8).write(to: URL(fileURLWithPath: dir + "/test_navd_plan.py"))
+            try json.write(to: URL(fileURLWithPath: dir + "/navd-plan.json"), options: .atomic)
+            try Data(result.plan.pytest(graph: planGraph ?? directory).utf8).write(to: URL(fileURLWithPath: dir + "/test_navd_plan.py"), options: .atomic)
             FileHandle.standardError.write(Data("navd explore: wrote \(dir)/navd-plan.json and \(dir)/test_navd_plan.py (\(result.plan.sequences.count) sequences)\n".utf8))
         }
         if strict && !result.defects.isEmpty { throw ExitCode(1) }
+    }
+}
+
+extension Explore {
+    /// Why `dir` may not take the plan: another user owns it or may write in it, and could change
+    /// the pytest module (code that runs as you) after it is written. Nil when it is yours alone.
+    static func planDirectoryProblem(_ dir: String) -> String? {
+        var st = stat()
+        guard stat(dir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else { return "--plan \(dir) is not a directory" }
+        if st.st_uid != getuid() && st.st_uid != 0 {
+            return "--plan \(dir) belongs to uid \(st.st_uid), not to yours (\(getuid())): its owner could change test_navd_plan.py, which runs as you; give a directory of your own"
+        }
+        if st.st_mode & (S_IWGRP | S_IWOTH) != 0 {
+            return "--plan \(dir) is writable by other users (mode 0\(String(st.st_mode & 0o7777, radix: 8))): they could change test_navd_plan.py, which runs as you; give a directory only you may write (chmod go-w \(dir))"
+        }
+        return nil
     }
 }
 

@@ -103,3 +103,25 @@ def test_the_plan_reaches_what_no_edge_does(tmp_path):
     for part in ["coordinators", "edges", "preconditions", "flows", "tabBacks"]:
         assert report["totals"][part]["covered"] == report["totals"][part]["total"] > 0, (part, report["totals"])
     assert "Everything was exercised." in done.stdout
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="gives a folder to another uid (chown)")
+def test_the_plan_goes_only_into_a_folder_of_ones_own(tmp_path):
+    """test_navd_plan.py runs as whoever runs pytest: a folder another user owns or may write is
+    refused (status 64, nothing written), and a link planted under a plan file's name is replaced,
+    not followed."""
+    shop = os.path.join(ROOT, "Examples", "shop")
+    theirs, shared, mine = tmp_path / "theirs", tmp_path / "shared", tmp_path / "mine"
+    for d in (theirs, shared, mine):
+        d.mkdir()
+    os.chown(theirs, 65534, 65534)
+    shared.chmod(0o777)
+    for folder, why in [(theirs, "belongs to uid 65534"), (shared, "is writable by other users")]:
+        done = subprocess.run([navd_bin(), "explore", shop, "--plan", str(folder)], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 64 and why in done.stderr, done.stderr
+        assert list(folder.iterdir()) == []
+    victim = tmp_path / "victim"
+    (mine / "test_navd_plan.py").symlink_to(victim)
+    explore(shop, mine)
+    assert not victim.exists() and not (mine / "test_navd_plan.py").is_symlink()
+    assert "run_sequence" in (mine / "test_navd_plan.py").read_text()
