@@ -1,6 +1,6 @@
 # navd — two commands: `make run` and `make test`. Everything else is a helper.
 SWIFT      ?= swift
-SOCKET     ?= $(if $(XDG_RUNTIME_DIR),$(XDG_RUNTIME_DIR)/navd.sock,/tmp/navd-$(shell id -u).sock)
+SOCKET     ?= $(if $(filter /%,$(XDG_RUNTIME_DIR)),$(XDG_RUNTIME_DIR)/navd.sock,/tmp/navd-$(shell id -u).sock)
 # Debian packages navd builds or tests with.
 DEB_PACKAGES := libuv1-dev libsimdjson-dev socat tmux graphviz sqlite3 libsqlite3-dev procps python3 python3-venv libpq-dev postgresql postgresql-contrib lcov systemd
 # The browser nav-web's tests drive, and node for its page's unit tests (make test-web, make

@@ -165,7 +165,7 @@ let package = Package(
         // layer's loop, the relay to navd, access checks, metrics, the picture), where its tests reach it.
         .target(
             name: "NavWebServer",
-            dependencies: ["UV", "Unchecked", "BuildInfo", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["UV", "RPC", "Unchecked", "BuildInfo", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Clients/web/Sources/NavWebServer"
         ),
         .executableTarget(name: "nav-web", dependencies: ["NavWebServer"], path: "Clients/web/Sources/nav-web"),

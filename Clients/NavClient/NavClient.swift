@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import RPC
 import UV
 
 #if canImport(Glibc)
@@ -84,11 +85,7 @@ public final class NavClient {
 
     /// `--socket`, else `$NAVD_SOCKET`, else `$XDG_RUNTIME_DIR/navd.sock`, else `/tmp/navd-<uid>.sock` (as navd chooses).
     public static func defaultSocketPath(explicit: String? = nil) -> String {
-        if let explicit { return explicit }
-        let env = ProcessInfo.processInfo.environment
-        if let s = env["NAVD_SOCKET"], !s.isEmpty { return s }
-        if let r = env["XDG_RUNTIME_DIR"], !r.isEmpty { return r + "/navd.sock" }
-        return "/tmp/navd-\(getuid()).sock"
+        SocketPath.clientPath(explicit: explicit, environment: ProcessInfo.processInfo.environment)
     }
 
     /// Whether the path is the default one (neither `--socket` nor `$NAVD_SOCKET` named it): then the

@@ -35,7 +35,8 @@ def default_socket_path(explicit=None):
     env = os.environ
     if env.get("NAVD_SOCKET"):
         return env["NAVD_SOCKET"]
-    if env.get("XDG_RUNTIME_DIR"):
+    # An empty or relative XDG_RUNTIME_DIR is not a runtime directory (the XDG specification).
+    if env.get("XDG_RUNTIME_DIR", "").startswith("/"):
         return env["XDG_RUNTIME_DIR"] + "/navd.sock"
     return "/tmp/navd-%d.sock" % os.getuid()
 

@@ -352,3 +352,13 @@ def test_a_connection_closed_by_client_kill_raises_why(navd):
     with pytest.raises(NavdError) as e:
         watcher.next_notification(timeout=5)
     assert e.value.kind == "disconnected" and e.value.code == -32600 and e.value.data["by"] == admin.call("hello")["connection"]
+
+
+def test_the_default_socket_path_ignores_a_relative_runtime_directory(monkeypatch):
+    """As navd and navctl choose it: an empty or relative XDG_RUNTIME_DIR is not a runtime directory."""
+    monkeypatch.delenv("NAVD_SOCKET", raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "/run/user/1000")
+    assert navd_client.client.default_socket_path() == "/run/user/1000/navd.sock"
+    for relative in ["", "run/user/1000"]:
+        monkeypatch.setenv("XDG_RUNTIME_DIR", relative)
+        assert navd_client.client.default_socket_path() == "/tmp/navd-%d.sock" % os.getuid()

@@ -113,13 +113,11 @@ public struct ServerConfiguration: Sendable {
     /// other nodes' notifications, clients).
     public var writtenDepth: Int { SessionLimits.writtenDepth(treeDepth: session.maxDepth, valueDepth: maxDepth) }
 
-    /// The default socket path, as the contract names it: `$XDG_RUNTIME_DIR/navd.sock`, else
-    /// `/tmp/navd-<uid>.sock`. Another user cannot take it over: navd binds it 0600 and refuses a file
-    /// there that is not a socket of its own uid, and clients that found it by default check the
-    /// server's uid.
+    /// The default socket path, as the contract names it (``SocketPath/defaultPath(environment:uid:)``).
+    /// Another user cannot take it over: navd binds it 0600 and refuses a file there that is not a
+    /// socket of its own uid, and clients that found it by default check the server's uid.
     public static func defaultSocketPath(environment: [String: String]) -> String {
-        if let dir = environment["XDG_RUNTIME_DIR"], !dir.isEmpty { return dir + "/navd.sock" }
-        return "/tmp/navd-\(getuid()).sock"
+        SocketPath.defaultPath(environment: environment)
     }
 
     /// The longest socket path the platform accepts (`sun_path` less its terminating NUL).

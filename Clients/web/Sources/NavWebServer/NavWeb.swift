@@ -1,6 +1,7 @@
 import ArgumentParser
 import BuildInfo
 import Foundation
+import RPC
 import UV
 
 /// nav-web: navd in a browser. Serves one page (the sessions, the live tree, the visible screen's
@@ -74,7 +75,8 @@ public struct NavWeb: ParsableCommand {
     }
 
     public func run() throws {
-        let socketPath = socket ?? NavdSocket.defaultPath()
+        // As navctl finds it: $NAVD_SOCKET, else the default path.
+        let socketPath = SocketPath.clientPath(explicit: socket, environment: ProcessInfo.processInfo.environment)
         let secret: String
         if let tokenFile {
             secret = try Token.fromFile(tokenFile)
@@ -179,16 +181,6 @@ extension Settings {
                 done(.success(names))
             }
         }
-    }
-}
-
-enum NavdSocket {
-    /// As navctl finds it: $NAVD_SOCKET, else $XDG_RUNTIME_DIR/navd.sock, else /tmp/navd-<uid>.sock.
-    static func defaultPath() -> String {
-        let env = ProcessInfo.processInfo.environment
-        if let s = env["NAVD_SOCKET"], !s.isEmpty { return s }
-        if let r = env["XDG_RUNTIME_DIR"], !r.isEmpty { return r + "/navd.sock" }
-        return "/tmp/navd-\(getuid()).sock"
     }
 }
 
