@@ -64,11 +64,20 @@ public enum GraphLoader {
         var sources: [GraphSource] = []
         for n in names {
             let path = (directory as NSString).appendingPathComponent(n)
+            // Opened without waiting (a FIFO put in its place after a look at it would block the
+            // open), and what was opened is what is checked.
+            let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+            if fd < 0 && errno != ENOENT && errno != ELOOP {
+                d.error(SourceLocation(file: path, line: 1, column: 1), "cannot read the file: \(String(cString: strerror(errno)))")
+                continue
+            }
             var st = stat()
-            guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+            guard fd >= 0, fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+                if fd >= 0 { close(fd) }
                 d.error(SourceLocation(file: path, line: 1, column: 1), "not a regular file (a directory, a device, a FIFO or a broken link); module files are plain text files")
                 continue
             }
+            let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
             if let why = writableByAnyone(path) {
                 d.error(SourceLocation(file: path, line: 1, column: 1), "the module file \(why)")
                 continue
@@ -78,12 +87,10 @@ public enum GraphLoader {
                         "the file is \(st.st_size) bytes; a module file may be at most \(limits.maxFileBytes) (the --max-graph-file limit)")
                 continue
             }
-            guard let handle = FileHandle(forReadingAtPath: path),
-                  let data = try? handle.read(upToCount: limits.maxFileBytes + 1) ?? Data() else {
+            guard let data = try? handle.read(upToCount: limits.maxFileBytes + 1) ?? Data() else {
                 d.error(SourceLocation(file: path, line: 1, column: 1), "cannot read the file")
                 continue
             }
-            try? handle.close()
             guard data.count <= limits.maxFileBytes else {
                 d.error(SourceLocation(file: path, line: 1, column: 1),
                         "the file grew past \(limits.maxFileBytes) bytes while it was read (the --max-graph-file limit)")
