@@ -192,6 +192,9 @@ enum Token {
 
     /// The token in `path`, made (a random one, mode 0600) when the file is absent. A file another
     /// user owns or may read is refused: its token would not be a secret.
+    /// The largest token file read.
+    static let maxFileBytes = 4096
+
     static func fromFile(_ path: String) throws -> String {
         var st = stat()
         if lstat(path, &st) != 0 {
@@ -202,12 +205,28 @@ enum Token {
             close(fd)
             return t
         }
+        // What is checked is what was opened (not a link, not a file put in its place after a look
+        // at the path), and read up to ``maxFileBytes``.
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0, fstat(fd, &st) == 0 else {
+            let why = errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))
+            if fd >= 0 { close(fd) }
+            throw ValidationError("cannot read the token file \(path): \(why)")
+        }
+        defer { close(fd) }
         guard st.st_mode & S_IFMT == S_IFREG else { throw ValidationError("the token file \(path) is not a regular file") }
         guard st.st_uid == getuid() else { throw ValidationError("the token file \(path) belongs to uid \(st.st_uid), not to you (uid \(getuid()))") }
         guard st.st_mode & 0o077 == 0 else {
             throw ValidationError("the token file \(path) may be read by others (mode \(String(st.st_mode & 0o777, radix: 8))); chmod 600 \(path)")
         }
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw ValidationError("cannot read the token file \(path)") }
+        guard st.st_size <= maxFileBytes else {
+            throw ValidationError("the token file \(path) is \(st.st_size) bytes; it holds one token (at most \(maxFileBytes) bytes)")
+        }
+        var bytes = [UInt8](repeating: 0, count: maxFileBytes + 1)
+        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard n >= 0, n <= maxFileBytes, let text = String(validating: bytes[..<n], as: UTF8.self) else {
+            throw ValidationError("cannot read the token file \(path) whole as UTF-8 text (at most \(maxFileBytes) bytes)")
+        }
         return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 

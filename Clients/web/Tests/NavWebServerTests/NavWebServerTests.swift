@@ -430,5 +430,14 @@ import Glibc
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: dir + "/token")
         #expect(throws: (any Error).self) { try Token.fromFile(dir + "/token") }
         #expect(throws: (any Error).self) { try NavWeb.parse(["--token", Self.token]).validate() }
+        // A link to a private file of one's own is not followed, and a file of more than one token
+        // is not read (it was read whole, whatever its size).
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: dir + "/token")
+        try FileManager.default.createSymbolicLink(atPath: dir + "/link", withDestinationPath: dir + "/token")
+        #expect { try Token.fromFile(dir + "/link") } throws: { "\($0)".contains("it is a symbolic link") }
+        #expect(FileManager.default.createFile(atPath: dir + "/large", contents: Data(repeating: 0x61, count: Token.maxFileBytes + 1),
+                                               attributes: [.posixPermissions: 0o600]))
+        #expect { try Token.fromFile(dir + "/large") } throws: { "\($0)".contains("holds one token") }
+        #expect(try Token.fromFile(dir + "/token") == made)
     }
 }
