@@ -77,6 +77,30 @@ static inline int navuv_describe_socket(int fd, int *domain, int *type, int *lis
     return 0;
 }
 
+/// Connects a new non-blocking, close-on-exec Unix stream socket to `path` without waiting: 0 and
+/// the socket in `*fd`, or -errno with no socket left open. A listener whose queue of connections
+/// not yet accepted is full answers at once with -EAGAIN (where a blocking connect would wait).
+static inline int navuv_unix_connect(const char *path, int *fd) {
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    size_t n = strlen(path);
+    if (n == 0) return -ENOENT;
+    if (n >= sizeof(sa.sun_path)) return -ENAMETOOLONG;
+    memcpy(sa.sun_path, path, n);
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (s < 0) return -errno;
+    int r;
+    do { r = connect(s, (struct sockaddr *)&sa, sizeof(sa)); } while (r != 0 && errno == EINTR);
+    if (r != 0 && errno != EINPROGRESS) {
+        int e = errno;
+        close(s);
+        return -e;
+    }
+    *fd = s;
+    return 0;
+}
+
 /// Sends one datagram `msg` to the service manager's notification socket `addr` (a path, or an
 /// abstract address written with a leading `@`), without waiting. Returns 0, or -errno.
 static inline int navuv_notify(const char *addr, const char *msg, size_t len) {

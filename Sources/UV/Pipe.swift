@@ -34,26 +34,64 @@ public final class PipeStream: StreamHandle {
 
     var pipe: UnsafeMutablePointer<uv_pipe_t> { UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_pipe_t.self) }
 
-    /// Connects to the socket at `path`; `completion` receives nil on success.
-    public static func connect(loop: EventLoop, path: String, _ completion: @escaping (PipeStream, UVError?) -> Void) -> PipeStream {
+    /// Connects to the socket at `path`; `completion` receives nil on success, on a later turn of
+    /// the loop. A listener whose queue of connections not yet accepted is full answers a Unix
+    /// socket's connect at once with EAGAIN, where a blocking connect would wait for room (a burst
+    /// of clients connecting at once, a server busy for a moment): the connect is tried again, after
+    /// 1 ms and then twice as long each time up to 100 ms, for `patience` milliseconds (default
+    /// 10 s), and only then fails with EAGAIN. Closing the stream meanwhile ends it with ECANCELED.
+    public static func connect(loop: EventLoop, path: String, patience: UInt64 = 10_000,
+                               _ completion: @escaping (PipeStream, UVError?) -> Void) -> PipeStream {
         let s = PipeStream(loop: loop)
-        let req = UnsafeMutablePointer<uv_connect_t>.allocate(capacity: 1)
-        let box = ConnectBox(stream: s, completion: completion)
-        req.pointee.data = CContext.retain(box)
-        uv_pipe_connect(req, s.pipe, path) { req, status in
-            let box = CContext.take(req!.pointee.data, as: ConnectBox.self)
-            req!.deallocate()
-            box.completion(box.stream, status < 0 ? UVError(status) : nil)
-        }
+        Connecting(stream: s, path: path, deadline: loop.now + patience, completion: completion).attempt(after: 0)
         return s
     }
 
-    private final class ConnectBox {
+    /// One connect of ``connect(loop:path:patience:_:)``, its attempts made on a timer.
+    private final class Connecting {
         let stream: PipeStream
-        let completion: (PipeStream, UVError?) -> Void
-        init(stream: PipeStream, completion: @escaping (PipeStream, UVError?) -> Void) {
+        let path: String
+        let deadline: UInt64
+        var completion: ((PipeStream, UVError?) -> Void)?
+        let timer: Timer
+        var delay: UInt64 = 1
+
+        init(stream: PipeStream, path: String, deadline: UInt64, completion: @escaping (PipeStream, UVError?) -> Void) {
             self.stream = stream
+            self.path = path
+            self.deadline = deadline
             self.completion = completion
+            timer = Timer(loop: stream.loop)
+        }
+
+        /// The next attempt after `ms` milliseconds (the first after none: the answer always comes
+        /// after `connect` returned). The timer's callback holds this attempt until it ends.
+        func attempt(after ms: UInt64) {
+            timer.start(milliseconds: ms) { [self] in attemptNow() }
+        }
+
+        private func attemptNow() {
+            guard !stream.isClosing else { return finish(UVError(Int32(UV_ECANCELED.rawValue))) }
+            var fd: Int32 = -1
+            let rc = navuv_unix_connect(path, &fd)
+            if rc == 0 {
+                let opened = uv_pipe_open(stream.pipe, fd)
+                if opened < 0 { Glibc.close(fd) }
+                return finish(opened < 0 ? UVError(opened) : nil)
+            }
+            if rc == -EAGAIN && stream.loop.now < deadline {
+                let wait = min(delay, deadline - stream.loop.now)
+                delay = min(delay * 2, 100)
+                return attempt(after: wait)
+            }
+            finish(UVError(rc))
+        }
+
+        private func finish(_ error: UVError?) {
+            timer.close()
+            let done = completion
+            completion = nil
+            done?(stream, error)
         }
     }
 

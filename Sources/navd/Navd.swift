@@ -295,11 +295,14 @@ struct Serve: ParsableCommand, GraphLimitOptions {
             }
             if let ms = Systemd.Notifier.watchdogInterval(environment: environment) { server.startWatchdog(milliseconds: ms) }
         }
+        let somaxconn = MachineLimits.listenQueueCeiling()
+        let backlog = somaxconn.map { $0 < Int(config.listenBacklog) ? "\($0) (net.core.somaxconn; navd asks for \(config.listenBacklog))" : "\(config.listenBacklog)" } ?? "\(config.listenBacklog)"
         logger.info("capacity", metadata: ["navd.descriptors": "\(machine.descriptors)", "navd.processes": "\(machine.processes.map(String.init) ?? "unlimited")",
                                            "navd.maxConnections": "\(config.maxConnections)\(maxConnections == nil ? " (from the descriptor limit)" : "")",
                                            "navd.maxChildren": "\(config.maxChildren)\(maxChildren == nil ? " (sized to the machine)" : "")",
                                            "navd.maxDataBytes": "\(config.maxDataBytes)\(maxDataBytes == nil ? " (a quarter of \(machine.memory))" : "")",
                                            "navd.maxSessions": "\(config.maxSessions)", "navd.maxPending": "\(config.maxPending)",
+                                           "navd.backlog": "\(backlog)",
                                            "navd.reserve": "\(ServerConfiguration.reservePercent) % of each kept for other uids"])
         let clean = server.run()
         var metadata: Logger.Metadata = ["navd.handlesReleased": "\(clean)"]

@@ -54,6 +54,57 @@ import Glibc
         #expect(stats["connections"]?.intValue == 4_000, "\(stats["connections"] ?? .null)")
     }
 
+    /// A burst of clients connecting while navd is busy (here: stopped with SIGSTOP, so it accepts
+    /// none) waits in the socket's queue and is served once navd goes on: a Unix socket whose queue
+    /// is full answers a non-blocking connect at once with EAGAIN, and with a queue of Redis's 511
+    /// the 512th client of such a burst was refused. navd's queue is as long as `--max-connections`
+    /// (the kernel caps it at `net.core.somaxconn`).
+    @Test func aBurstOfClientsWaitsInTheSocketsQueue() throws {
+        raiseOwnDescriptorLimit()
+        let somaxconn = (try? String(contentsOfFile: "/proc/sys/net/core/somaxconn", encoding: .utf8))
+            .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 4096
+        let burst = min(2_000, somaxconn)
+        let d = try Daemon()
+        #expect(try d.client().call("ping") == "pong")
+        kill(d.pid, SIGSTOP)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in d.socketPath.utf8CString.withUnsafeBytes { raw.copyMemory(from: $0) } }
+        var fds: [Int32] = []
+        defer { fds.forEach { close($0) } }
+        var refused: Int32 = 0
+        for _ in 0..<burst {
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            let rc = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+            if rc != 0 {
+                refused = errno
+                close(fd)
+                break
+            }
+            fds.append(fd)
+        }
+        kill(d.pid, SIGCONT)
+        #expect(fds.count == burst, "\(fds.count) of \(burst) connected, then \(String(cString: strerror(refused)))")
+        for (i, fd) in fds.enumerated() {
+            let line = #"{"jsonrpc":"2.0","id":\#(i),"method":"ping"}"# + "\n"
+            #expect(line.utf8CString.withUnsafeBytes { send(fd, $0.baseAddress, line.utf8.count, 0) } == line.utf8.count)
+        }
+        var answered = 0
+        for (i, fd) in fds.enumerated() {
+            var got: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 256)
+            while !got.contains(0x0A) {
+                var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                guard poll(&p, 1, 30_000) == 1 else { break }
+                let n = recv(fd, &buffer, buffer.count, 0)
+                guard n > 0 else { break }
+                got += buffer[0..<n]
+            }
+            if String(decoding: got, as: UTF8.self) == #"{"jsonrpc":"2.0","id":\#(i),"result":"pong"}"# + "\n" { answered += 1 }
+        }
+        #expect(answered == fds.count)
+    }
+
     /// 300 navigations, each waiting on a one-second command check, sent over a pool of 10
     /// connections: all pass. (Before, 184 of 200 failed `preconditionTimeout`: at most 16 commands
     /// ran per uid and the wait for a slot counted against the 2 s timeout.)

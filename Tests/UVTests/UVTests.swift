@@ -150,6 +150,102 @@ import UV
         _ = (server, client)
     }
 
+    /// A Unix listener whose queue of connections not yet accepted is full answers a non-blocking
+    /// connect at once with EAGAIN; `PipeStream.connect` tries again, as a blocking connect waits,
+    /// and connects once the listener accepts; past its patience it says EAGAIN, and a stream closed
+    /// meanwhile ends its connect with ECANCELED.
+    @Test func aConnectToAFullQueueWaitsForRoom() throws {
+        let path = NSTemporaryDirectory() + "uv-test-\(getpid())-full-\(UInt32.random(in: 0...UInt32.max)).sock"
+        defer { unlink(path) }
+        // A listener made by hand that accepts only when the test says: a queue of one (listen(0)
+        // leaves room for one connection not yet accepted), filled by a first client.
+        let listening = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listening) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in path.utf8CString.withUnsafeBytes { raw.copyMemory(from: $0) } }
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listening, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        #expect(bound == 0 && listen(listening, 0) == 0)
+        func rawConnect() -> (fd: Int32, errno: Int32) {
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            let rc = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+            let e = errno
+            if rc != 0 { close(fd) }
+            return (rc == 0 ? fd : -1, rc == 0 ? 0 : e)
+        }
+        // Fill the queue until a connect says EAGAIN.
+        var held: [Int32] = []
+        defer { held.forEach { close($0) } }
+        while held.count < 8 {
+            let (fd, e) = rawConnect()
+            if fd < 0 { #expect(e == EAGAIN); break }
+            held.append(fd)
+        }
+        #expect(!held.isEmpty && held.count < 8, "the queue of a listen(0) is full after a connection or two")
+
+        let loop = EventLoop()
+        var result: [String] = []
+        let patient = PipeStream.connect(loop: loop, path: path) { s, error in
+            result.append(error.map { "patient: \($0.name)" } ?? "patient: connected")
+            s.close()
+        }
+        let hasty = PipeStream.connect(loop: loop, path: path, patience: 20) { s, error in
+            result.append(error.map { "hasty: \($0.name)" } ?? "hasty: connected")
+            s.close()
+        }
+        let closed = PipeStream.connect(loop: loop, path: path) { s, error in
+            result.append(error.map { "closed: \($0.name)" } ?? "closed: connected")
+        }
+        // The first attempts (on the loop's next turn) find the queue full: nobody is answered yet.
+        loop.runOnce(wait: false)
+        #expect(result.isEmpty, "\(result)")
+        closed.close()
+        // The hasty one gives up after its 20 ms, the closed one at its next attempt; the patient
+        // one still waits.
+        while result.count < 2 { loop.runOnce(wait: true) }
+        #expect(Set(result) == ["hasty: EAGAIN", "closed: ECANCELED"], "\(result)")
+        // Room in the queue: the listener accepts the connections it holds.
+        for _ in held {
+            let fd = accept(listening, nil, nil)
+            #expect(fd >= 0)
+            close(fd)
+        }
+        while result.count < 3 { loop.runOnce(wait: true) }
+        #expect(result.last == "patient: connected", "\(result)")
+        let accepted = accept(listening, nil, nil)
+        #expect(accepted >= 0, "the patient client's connection waits in the queue")
+        close(accepted)
+        loop.run()
+        #expect(loop.close())
+        _ = (patient, hasty)
+    }
+
+    /// A connect says why it failed: no socket file, or a socket file nobody listens on.
+    @Test func aConnectThatCannotSucceedSaysWhy() throws {
+        let loop = EventLoop()
+        let dir = NSTemporaryDirectory() + "uv-test-\(getpid())-refused-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // A socket file whose listener is gone: bound, then closed without listening.
+        let stale = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in (dir + "/stale.sock").utf8CString.withUnsafeBytes { raw.copyMemory(from: $0) } }
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        close(stale)
+        #expect(bound == 0)
+        var errors: [String: String] = [:]
+        for name in ["missing.sock", "stale.sock"] {
+            _ = PipeStream.connect(loop: loop, path: dir + "/" + name) { s, error in
+                errors[name] = error?.name ?? "connected"
+                s.close()
+            }
+        }
+        loop.run()
+        #expect(errors == ["missing.sock": "ENOENT", "stale.sock": "ECONNREFUSED"])
+        #expect(loop.close())
+    }
+
     /// libuv turns bind's ENOENT into EACCES; the wrapper gives back what it was: no such directory.
     @Test func bindingInADirectoryThatDoesNotExistIsNotFound() {
         let loop = EventLoop()

@@ -38,6 +38,18 @@ public struct MachineLimits: Sendable, Equatable {
         return memory
     }
 
+    /// The kernel's ceiling on a listening socket's queue of connections not yet accepted
+    /// (`net.core.somaxconn`, which `listen()` silently applies), or nil when it cannot be read.
+    public static func listenQueueCeiling() -> Int? {
+        let fd = open("/proc/sys/net/core/somaxconn", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        let (bytes, _) = FileBytes.read(fd, size: 32)
+        let digits = bytes.prefix { $0 >= 0x30 && $0 <= 0x39 }
+        guard !digits.isEmpty, digits.count < 11 else { return nil }
+        return Int(String(decoding: digits, as: UTF8.self))
+    }
+
     /// Raises the soft descriptor limit to the hard one (at most 1,048,576), then reads both limits.
     public static func read() -> MachineLimits {
         var lim = rlimit()

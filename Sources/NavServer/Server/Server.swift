@@ -180,7 +180,7 @@ public final class Server {
                 StartupError(description: "cannot serve the socket the service manager passed (\(passed.path), descriptor \(passed.descriptor)): \(e.message)")
             }
             do { l = try PipeListener(loop: loop, adopting: passed.descriptor) } catch { throw problem(error) }
-            do { try l.listen { [unowned self] listener in self.transport.accept(listener) } } catch {
+            do { try l.listen(backlog: config.listenBacklog) { [unowned self] listener in self.transport.accept(listener) } } catch {
                 l.close()
                 throw problem(error)
             }
@@ -228,7 +228,7 @@ public final class Server {
         let l = PipeListener(loop: loop)
         do {
             try l.bind(path: path, mode: 0o600)
-            try l.listen { [unowned self] listener in self.transport.accept(listener) }
+            try l.listen(backlog: config.listenBacklog) { [unowned self] listener in self.transport.accept(listener) }
         } catch {
             l.close()
             if error == .notFound {
@@ -281,12 +281,13 @@ public final class Server {
         return loop.close()
     }
 
-    /// Tries to connect to an existing socket file, running the loop until the attempt resolves.
+    /// Tries to connect to an existing socket file, running the loop until the attempt resolves. A
+    /// listener whose queue stays full for a second (EAGAIN: a navd too busy to accept) answers too.
     func socketAnswers(_ path: String) -> Bool {
         var answered = false
         var done = false
-        let probe = PipeStream.connect(loop: loop, path: path) { s, err in
-            answered = (err == nil)
+        let probe = PipeStream.connect(loop: loop, path: path, patience: 1_000) { s, err in
+            answered = err == nil || err?.code == -EAGAIN
             done = true
             s.close()
         }

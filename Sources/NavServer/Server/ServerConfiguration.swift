@@ -11,6 +11,12 @@ public struct ServerConfiguration: Sendable {
     /// descriptors (`--max-connections`). Sized at start from the descriptor limit (``sizedToMachine(_:)``):
     /// what is left of it after the command children's pipes and navd's own files, at most 65,536.
     public var maxConnections: Int = Limit.maxConnections.defaultValue
+    /// The listening socket's queue of connections not yet accepted (`listen()`'s backlog): as
+    /// many as navd serves, at least 511 (Redis's and nginx's default) and at most 65,535; the
+    /// kernel caps it at `net.core.somaxconn` (4,096 by default). A Unix socket's queue that is full
+    /// answers a client's non-blocking connect at once with EAGAIN, so a burst of clients (a backend
+    /// whose workers start together) needs room for all of them, not Redis's 511.
+    public var listenBacklog: Int32 { Int32(min(max(maxConnections, 511), 65_535)) }
     /// A client whose unsent output exceeds this many bytes is disconnected (it is not reading); others
     /// never notice. (8 MiB by default, as sway's and Redis's pub/sub limits.)
     public var maxOutput: Int = Limit.maxOutput.defaultValue
