@@ -14,15 +14,17 @@ import Testing
     func json(_ s: String) throws -> JSONValue { try JSONParser(maxDepth: 256).parse(s) }
 
     /// ESC, BEL and CSI sequences in params, facts and results reach the terminal as text
-    /// (`\u{1B}`), never as sequences; --json keeps them JSON-escaped.
+    /// (`\u{1B}`), never as sequences; --json keeps them JSON-escaped. So does a right-to-left
+    /// override (U+202E), which a terminal that lays out bidirectional text obeys: `\u{202E}gnp.exe`
+    /// would show as `exe.png`.
     @Test func controlCharactersFromNavdAreShownNotObeyed() throws {
         let d = try Daemon()
-        let evil = "\u{1b}]0;pwned\u{07}\u{1b}[2J\u{9b}31m"
+        let evil = "\u{1b}]0;pwned\u{07}\u{1b}[2J\u{9b}31m\u{202E}gnp.exe"
         let c = try d.client()
         try c.call("navigate", ["to": "shop.Product", "with": ["id": .string(evil)]])
         try c.call("context.set", ["facts": ["note": .string(evil)]])
         func raw(_ text: String) -> Bool {
-            text.unicodeScalars.contains(where: { (u: Unicode.Scalar) -> Bool in u.value == 0x1B || u.value == 0x07 || u.value == 0x9B })
+            text.unicodeScalars.contains(where: { (u: Unicode.Scalar) -> Bool in u.value == 0x1B || u.value == 0x07 || u.value == 0x9B || u.value == 0x202E })
         }
         // Params and facts are shown as JSON, which escapes them.
         for args in [["tree"], ["set", "other=1"], ["stats"]] {
@@ -31,7 +33,7 @@ import Testing
             #expect(r.status == 0, "\(args) \(r.stderr)")
             #expect(!raw(out), "\(args): \(out.debugDescription)")
             if args != ["stats"] {
-                let shown = out.contains("\\u001b]0;pwned\\u0007")
+                let shown = out.contains("\\u001b]0;pwned\\u0007") && out.contains("\\u{202E}gnp.exe")
                 #expect(shown, "\(args): \(out)")
             }
         }
@@ -39,7 +41,7 @@ import Testing
         for args in [["tree", "--json"], ["set", "other=2", "--json"], ["navigate", "shop.Nope\u{9b}2J", "--json"]] {
             let r = try navctl(d, args)
             #expect(!raw(r.stdout), "\(args): \(r.stdout.debugDescription)")
-            #expect(r.stdout.contains("\\u009B"), "\(args): \(r.stdout)")
+            #expect(r.stdout.contains("\\u009B") && (args[1] != "--json" || r.stdout.contains("\\u202Egnp.exe")), "\(args): \(r.stdout)")
         }
         let tree = try json(try navctl(d, ["tree", "--json"]).stdout)
         #expect(tree["root"].map(JSONWriter.string)?.contains("\\u001b]0;pwned") == true)

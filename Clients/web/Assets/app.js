@@ -8,6 +8,13 @@ import { closeForm, openForm } from './form.js';
 
 const $ = (id) => document.getElementById(id);
 
+// Text from navd as the page shows it (legible): each bidirectional formatting character (the marks U+200E,
+// U+200F and U+061C, the embeddings and overrides U+202A-U+202E, the isolates U+2066-U+2069) is
+// written out as \u{202E}, as nav-tui and navctl write it, because the browser would obey it: a
+// param "\u{202E}gnp.exe" would show as "exe.png" (the "Trojan Source" trick).
+const BIDI = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+const legible = (text) => String(text).replace(BIDI, (c) => `\\u{${c.codePointAt(0).toString(16).toUpperCase()}}`);
+
 const state = {
   session: new URLSearchParams(location.search).get('session') || 'main',
   subscribed: null,
@@ -46,7 +53,7 @@ function connect() {
 
 function status(text, bad = false) {
   const s = $('status');
-  s.textContent = text;
+  s.textContent = legible(text);
   s.className = bad ? 'error' : 'dim';
 }
 
@@ -129,7 +136,7 @@ function renderRequests() {
     const p = m.params || {};
     const li = document.createElement('li');
     li.dataset.request = String(id);
-    li.append(`${m.method === 'precondition.recover' ? 'recover' : 'evaluate'} ${p.precondition} for ${describeNavigation(p.navigation)} (session ${p.session}) `);
+    li.append(legible(`${m.method === 'precondition.recover' ? 'recover' : 'evaluate'} ${p.precondition} for ${describeNavigation(p.navigation)} (session ${p.session}) `));
     for (const [label, passed] of [['pass', true], ['fail', false]]) {
       const b = document.createElement('button');
       b.textContent = label;
@@ -312,13 +319,13 @@ function renderTree(t) {
     if (n.params && Object.keys(n.params).length) {
       const p = document.createElement('span');
       p.className = 'params';
-      p.textContent = ' ' + JSON.stringify(n.params);
+      p.textContent = ' ' + legible(JSON.stringify(n.params));
       span.append(p);
     }
     if (n.paramsHistory && n.paramsHistory.length) {
       const h = document.createElement('span');
       h.className = 'params';
-      h.textContent = ` (${n.paramsHistory.length} earlier params: dismiss restores ${JSON.stringify(n.paramsHistory[n.paramsHistory.length - 1])})`;
+      h.textContent = legible(` (${n.paramsHistory.length} earlier params: dismiss restores ${JSON.stringify(n.paramsHistory[n.paramsHistory.length - 1])})`);
       span.append(h);
     }
     li.append(span);
@@ -483,7 +490,7 @@ function renderPending() {
   if (!state.pending.size) { const li = document.createElement('li'); li.textContent = 'none'; ul.append(li); return; }
   for (const [id, p] of state.pending) {
     const li = document.createElement('li');
-    li.textContent = describePending(id, p) + ' ';
+    li.textContent = legible(describePending(id, p)) + ' ';
     const b = document.createElement('button');
     b.textContent = 'cancel';
     b.onclick = () => send('cancel', { navigation: id }, `cancel ${id}`);
@@ -493,7 +500,7 @@ function renderPending() {
 }
 
 async function loadFacts() {
-  try { $('facts').textContent = JSON.stringify((await call('context.get', { session: state.subscribed })).facts || {}, null, 1); } catch (e) { /* shown elsewhere */ }
+  try { $('facts').textContent = legible(JSON.stringify((await call('context.get', { session: state.subscribed })).facts || {}, null, 1)); } catch (e) { /* shown elsewhere */ }
 }
 
 // ---- Acting ----

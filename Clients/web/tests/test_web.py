@@ -43,6 +43,16 @@ def test_a_navigation_elsewhere_shows_within_a_second(navweb, browser):
     assert "push" in row and "n8 shop.Product" in row and "not this page" in row, row
 
 
+def test_a_right_to_left_override_in_a_param_is_shown_not_obeyed(navweb, browser):
+    """A param holding U+202E (right-to-left override) would show reversed, `\\u202egnp.exe` as
+    `exe.png`: the page writes it out as `\\u{202E}`, as nav-tui and navctl do."""
+    load(browser, navweb)
+    navctl(navweb.navd_sock, "navigate", "shop.Product", "--with", "id=\u202egnp.exe")
+    wait(browser, lambda d: 'shop.Product [n8] {"id":"\\u{202E}gnp.exe"}' in text(d, "tree"), timeout=10,
+         message="the param is shown with its override written out")
+    assert "\u202e" not in text(browser, "tree")
+
+
 @pytest.mark.graph("""
 root: {stack: Home}
 coordinators:
