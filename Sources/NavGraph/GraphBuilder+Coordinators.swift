@@ -77,13 +77,29 @@ extension Builder {
         if let t = doc["description"] ?? doc["title"] { c.description = t.text }
     }
 
+    /// Counts `n` more edges of the graph (an `opens` entry, a set's coordinators, a guard checked
+    /// against every coordinator); false once they would pass ``GraphLimits/maxEdges``, said once at
+    /// `location` (`what` passed it), after which nothing more is expanded.
+    mutating func countEdges(_ n: Int, at location: SourceLocation, what: @autoclosure () -> String) -> Bool {
+        guard !edgesRefused else { return false }
+        if edges + n <= limits.maxEdges {
+            edges += n
+            return true
+        }
+        edgesRefused = true
+        d.error(location, "\(what()) brings the graph past \(limits.maxEdges) edges (the --max-graph-edges limit): every coordinator's `opens`, an ability set counting each of its coordinators, and every guard, counting once for each coordinator, come to more. Open smaller sets (a set in the `opens` of every screen makes the graph as large as screens times the set), or raise the limit")
+        return false
+    }
+
     /// `opens`: coordinators and ability sets (a set brings its coordinators; one already opened is
     /// not repeated).
     private mutating func buildOpens(_ c: CoordinatorDraft, _ o: Doc, module: String) {
         var listed = Set<Int>()
+        let name = c.name
         for (ref, l) in stringList(o, "`opens`") {
             // An ability set brings its coordinators (one already opened is not repeated).
             if coordinatorIndex[qualify(ref, in: module)] == nil, let set = abilities[qualify(ref, in: module)] {
+                guard countEdges(set.count, at: l, what: "`opens: [\(ref)]` of `\(name)` (a set of \(set.count))") else { continue }
                 for i in set where c.opensSet.insert(i).inserted {
                     c.opens.append(i)
                     c.opensLocations.append(l)
@@ -91,6 +107,7 @@ extension Builder {
                 continue
             }
             guard let i = resolveCoordinator(ref, in: module, at: l) else { incompleteOpens.insert(c.index); continue }
+            guard countEdges(1, at: l, what: "the `opens` of `\(name)`") else { continue }
             if !listed.insert(i).inserted {
                 d.error(l, "`\(coordinators[i].name)` is listed twice in the `opens` of `\(c.name)`")
             } else if c.opensSet.insert(i).inserted {

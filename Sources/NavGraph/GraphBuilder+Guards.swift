@@ -22,6 +22,9 @@ extension Builder {
                 continue
             }
             guard let p = resolvePrecondition(ref, in: module, at: n.location) else { continue }
+            // A guard is checked against every coordinator, and its `except` may name them all.
+            let all = coordinators.count
+            guard countEdges(all, at: n.location, what: "the guard `\(ref)` (checked against each of \(all) coordinators)") else { continue }
             var exempt = Set<Int>()
             for (ref, l) in except.map({ stringList($0, "`except`") }) ?? [] {
                 if moduleNames[ref] != nil {

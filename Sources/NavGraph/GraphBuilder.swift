@@ -21,6 +21,10 @@ struct Builder {
     static let maxHints = 20
     let baseDirectory: String
     var limits = GraphLimits()
+    /// The edges counted so far against ``GraphLimits/maxEdges`` (``countEdges(_:at:what:)``).
+    var edges = 0
+    /// Whether they passed it (said once; nothing more is expanded after).
+    var edgesRefused = false
     var modules: [RawModule] = []
     var moduleNames: [String: Int] = [:]
     var coordinators: [CoordinatorDraft] = []

@@ -21,6 +21,12 @@ public struct GraphLimits: Sendable {
     /// The most YAML nodes one file may expand to, aliases counted each time they are used
     /// (`--max-graph-nodes`). Default 200,000: a 600-byte alias bomb expands to 10^10.
     public var maxNodes = Limit.maxGraphNodes.defaultValue
+    /// The most edges a graph may hold once its ability sets and guards are expanded
+    /// (`--max-graph-edges`): each coordinator's opens, a set counting each of its coordinators, and
+    /// each guard once per coordinator. Default 500,000: a set names many coordinators in one
+    /// word, and a guard applies to all, so a 300 KB file could describe 10^8 of them; at the default
+    /// `graph.describe` still fits in a client's `--max-output`.
+    public var maxEdges = Limit.maxGraphEdges.defaultValue
     /// The most module files read from a graph directory. Default 10,000.
     public var maxFiles = 10_000
     public init() {}

@@ -195,6 +195,9 @@ struct Serve: ParsableCommand, GraphLimitOptions {
 
     @Option(help: "Most YAML nodes one module file may expand to (aliases counted at every use).")
     var maxGraphNodes: Int = Limit.maxGraphNodes.defaultValue
+
+    @Option(help: "Most edges a graph may hold once ability sets and guards are expanded: each coordinator's opens (a set counts each of its coordinators) and each guard once per coordinator.")
+    var maxGraphEdges: Int = Limit.maxGraphEdges.defaultValue
     // end of graph limit options
 
     func validate() throws {

@@ -103,6 +103,35 @@ import Glibc
         #expect(diags.errors.first?.message.contains("may be at most 2048 (the --max-graph-file limit)") == true, "\(diags.errors)")
     }
 
+    /// A set in `opens` brings each of its coordinators, and a guard is checked against every
+    /// coordinator: a few words can describe millions of edges (10,000 screens each opening a set of
+    /// all 10,000 took 7.7 GB and 25 s). `--max-graph-edges` bounds them: a graph at the bound loads,
+    /// one edge past it is refused where it passes, by a set or by a guard.
+    @Test func setsAndGuardsAreBoundedByTheEdgesTheyBring() throws {
+        func graph(screens: Int, opensAll: Int, guards: Int) -> [GraphSource] {
+            var y = "root: {stack: S0}\nabilities:\n  all: [" + (0..<screens).map { "S\($0)" }.joined(separator: ", ") + "]\ncoordinators:\n"
+            for i in 0..<screens { y += "  S\(i): {opens: \(i < opensAll ? "[all]" : "[]")}\n" }
+            y += "preconditions:\n" + (0..<max(guards, 1)).map { "  p\($0): {check: {fact: f\($0), exists: true}}\n" }.joined()
+            if guards > 0 { y += "guards:\n" + (0..<guards).map { "  - p\($0)\n" }.joined() }
+            return [GraphSource(file: "app.yaml", text: y)]
+        }
+        var limits = GraphLimits()
+        limits.maxEdges = 10_000
+        // 100 screens: 90 open the set of 100 (9,000 edges), and 10 guards check each of them (1,000).
+        let atTheBound = GraphLoader.load(sources: graph(screens: 100, opensAll: 90, guards: 10), baseDirectory: "/", limits: limits)
+        #expect(atTheBound.graph != nil && !atTheBound.diagnostics.hasErrors, "\(atTheBound.diagnostics.errors)")
+        #expect(atTheBound.graph?.coordinators[0].opens.count == 100 && atTheBound.graph?.coordinators[0].preconditions.count == 10)
+        // One more screen that opens the set, or one more guard, passes it: said where.
+        for (screens, opensAll, guards, says, line) in [(100, 91, 10, "the guard `p9` (checked against each of 100 coordinators)", 126),
+                                                        (101, 100, 0, "`opens: [all]` of `app.S99` (a set of 101)", 104)] {
+            let past = GraphLoader.load(sources: graph(screens: screens, opensAll: opensAll, guards: guards), baseDirectory: "/", limits: limits)
+            let errors = past.diagnostics.errors
+            #expect(past.graph == nil && errors.count == 1, "\(errors)")
+            #expect(errors.first?.message.hasPrefix("\(says) brings the graph past 10000 edges (the --max-graph-edges limit)") == true, "\(errors)")
+            #expect(errors.first?.location.line == line, "\(errors)")
+        }
+    }
+
     @Test func aFIFONamedLikeAModuleIsNotOpened() throws {
         let d = try dir(["app.yaml": "root: {stack: Home}\ncoordinators:\n  Home: {}\n"])
         defer { d.remove() }

@@ -72,6 +72,8 @@ extension Limit {
     public static let maxGraphFile = Limit(option: "--max-graph-file", unit: .bytes, defaultValue: 4_194_304, least: 1_024)
     /// `--max-graph-nodes`: Most YAML nodes one module file may expand to (aliases counted at every use).
     public static let maxGraphNodes = Limit(option: "--max-graph-nodes", unit: .count, defaultValue: 200_000, least: 100)
+    /// `--max-graph-edges`: Most edges a graph may hold once ability sets and guards are expanded: each coordinator's opens (a set counts each of its coordinators) and each guard once per coordinator.
+    public static let maxGraphEdges = Limit(option: "--max-graph-edges", unit: .count, defaultValue: 500_000, least: 100)
     /// `--log-compact-bytes`: Size in bytes of the state file's log (STATE.log) at which its snapshot is rewritten and the log starts again, at least.
     public static let logCompactBytes = Limit(option: "--log-compact-bytes", unit: .bytes, defaultValue: 16_777_216, least: 4_096)
     /// `--log-compact-ratio`: The log is compacted when it is also this many times the snapshot's size (0: --log-compact-bytes alone).
@@ -82,5 +84,5 @@ extension Limit {
     public static let slowlogThreshold = Limit(option: "--slowlog-threshold", unit: .duration, defaultValue: 10, least: 0)
 
     /// Every limit, in the order of PROTOCOL.md's table.
-    public static let all: [Limit] = [maxMessage, maxDepth, maxConnections, maxOutput, maxTotalOutput, maxTotalInput, maxDataBytes, maxBatch, maxSessions, maxSessionsPerUid, maxConnectionsPerUid, maxTreeDepth, maxTreeNodes, maxParamsBytes, maxFacts, maxFactValue, maxFactsBytes, maxPending, maxPendingPerUid, maxPendingPerConnection, maxSubscriptions, maxSubscriptionsPerConnection, maxProvidedPerConnection, maxPendingPerSession, maxChildren, maxChildrenPerUid, maxProviderRequests, maxProviderRequestsPerUid, maxQueueWait, maxKeysPerUid, maxKeyBytesPerUid, maxName, messageTimeout, maxGraphFile, maxGraphNodes, logCompactBytes, logCompactRatio, slowlogMaxLen, slowlogThreshold]
+    public static let all: [Limit] = [maxMessage, maxDepth, maxConnections, maxOutput, maxTotalOutput, maxTotalInput, maxDataBytes, maxBatch, maxSessions, maxSessionsPerUid, maxConnectionsPerUid, maxTreeDepth, maxTreeNodes, maxParamsBytes, maxFacts, maxFactValue, maxFactsBytes, maxPending, maxPendingPerUid, maxPendingPerConnection, maxSubscriptions, maxSubscriptionsPerConnection, maxProvidedPerConnection, maxPendingPerSession, maxChildren, maxChildrenPerUid, maxProviderRequests, maxProviderRequestsPerUid, maxQueueWait, maxKeysPerUid, maxKeyBytesPerUid, maxName, messageTimeout, maxGraphFile, maxGraphNodes, maxGraphEdges, logCompactBytes, logCompactRatio, slowlogMaxLen, slowlogThreshold]
 }

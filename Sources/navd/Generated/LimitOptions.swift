@@ -93,18 +93,21 @@ extension Serve {
 protocol GraphLimitOptions {
     var maxGraphFile: Int { get }
     var maxGraphNodes: Int { get }
+    var maxGraphEdges: Int { get }
 }
 
 extension GraphLimitOptions {
     func validateGraphLimits() throws {
         try check(Limit.maxGraphFile, maxGraphFile)
         try check(Limit.maxGraphNodes, maxGraphNodes)
+        try check(Limit.maxGraphEdges, maxGraphEdges)
     }
 
     var graphLimits: GraphLimits {
         var limits = GraphLimits()
         limits.maxFileBytes = maxGraphFile
         limits.maxNodes = maxGraphNodes
+        limits.maxEdges = maxGraphEdges
         return limits
     }
 }
