@@ -585,6 +585,29 @@ import Glibc
         #expect(indirect.first?.hasPrefix("app.yaml:15:14: error: recovery cycle: precondition `app.p`") == true)
     }
 
+    /// A chain of 2,000 flows, each guarded by a precondition that recovers with the next: closed
+    /// into a ring it is one cycle, and every one of its preconditions is an error (the first 20
+    /// naming the cycle, from the flow the recovery presents around to it again); left open, none
+    /// is. (A search from every flow, copying its path, took seconds here and minutes at 20,000.)
+    @Test func aLongChainOfRecoveryFlowsIsOneCycleOrNone() {
+        func chain(_ n: Int, closed: Bool) -> [String] {
+            var y = "root: {stack: Home}\ncoordinators:\n  Home: {opens: [F0]}\n"
+            for i in 0..<n { y += "  F\(i): {flow: {start: S\(i)}, preconditions: [p\(i)]}\n  S\(i): {}\n" }
+            y += "preconditions:\n"
+            for i in 0..<n where closed || i + 1 < n { y += "  p\(i): {check: {fact: f, exists: true}, recover: {flow: F\((i + 1) % n)}}\n" }
+            if !closed { y += "  p\(n - 1): {check: {fact: f, exists: true}}\n" }
+            return errors([("app.yaml", y)])
+        }
+        #expect(chain(2_000, closed: false) == [])
+        let ring = chain(2_000, closed: true)
+        #expect(ring.count == 2_000 && ring.allSatisfy { $0.contains("recovery cycle") })
+        let named = ring.filter { $0.contains("→") }
+        #expect(named.count == 20, "\(named.count)")
+        // p0 recovers with F1; the cycle goes from F1 around the ring to F0, then to F1 again.
+        let first = ring.first { $0.contains("precondition `app.p0` ") } ?? ""
+        #expect(first.contains("(app.F1 → app.F2 → ") && first.contains(" → app.F1999 → app.F0 → app.F1); recover with"), "\(first.prefix(300))")
+    }
+
     @Test func preconditionKindsWithMissingFields() {
         let e = errors([("app.yaml", Self.app + """
 
