@@ -351,7 +351,7 @@ public struct Route: Sendable {
 
 /// A deep link: a URL path pattern mapped to the stack it builds.
 public struct Link: Sendable {
-    public enum Segment: Sendable, Equatable {
+    public enum Segment: Sendable, Hashable {
         case literal(String)
         /// `:name`: one non-empty segment.
         case parameter(String)

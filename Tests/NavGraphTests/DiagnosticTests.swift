@@ -608,6 +608,26 @@ import Glibc
         #expect(first.contains("(app.F1 → app.F2 → ") && first.contains(" → app.F1999 → app.F0 → app.F1); recover with"), "\(first.prefix(300))")
     }
 
+    /// Two links of the same segments match the same URLs: the second is an error naming the
+    /// first, wherever they are declared; the same words with a parameter elsewhere are another link.
+    @Test func aLinkThatMatchesTheSameURLsAsAnotherIsNamed() {
+        let e = errors([("app.yaml", """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [P]}
+              P: {setup: {type: object, properties: {id: {type: string}}}}
+            links:
+              "/p/:id": [Home, {to: P, with: {id: ":id"}}]
+              "/p/id": [Home, P]
+            """), ("more.yaml", """
+            module: more
+            links:
+              "/p/:id": [app.Home, {to: app.P, with: {id: ":id"}}]
+              "/:id/p": [app.Home, {to: app.P, with: {id: ":id"}}]
+            """)])
+        #expect(e == ["more.yaml:3:3: error: link `/p/:id` matches the same URLs as `/p/:id` (app.yaml:6:3); keep one of them"], "\(e)")
+    }
+
     @Test func preconditionKindsWithMissingFields() {
         let e = errors([("app.yaml", Self.app + """
 
