@@ -32,6 +32,8 @@ public final class NavigationGraph: Sendable {
     public let preconditions: [Precondition]
     public let routes: [Route]
     public let links: [Link]
+    /// Which links may match a path, by its first segment (``linksMaybeMatching(first:)``).
+    let linkIndex: LinkIndex
     public let root: Root
     /// `root.back`: what dismiss does at the first screen of a root tab.
     public let rootBack: TabBack
@@ -92,6 +94,7 @@ public final class NavigationGraph: Sendable {
         self.preconditions = preconditions
         self.routes = routes
         self.links = links
+        linkIndex = LinkIndex(links)
         self.root = root
         self.rootBack = rootBack
         self.guards = guards
@@ -347,6 +350,48 @@ public struct Route: Sendable {
     public let by: Presentation?
     public let with: JSONObject?
     public let location: SourceLocation
+}
+
+extension NavigationGraph {
+    /// The indices of the links that may match a path whose first segment is `first` (nil: an empty
+    /// path), in declaration order: those whose pattern starts with that literal, and those that do
+    /// not start with a literal. `open` tries them in turn and takes the first that matches, as if
+    /// it tried every link, in time that does not grow with the links of other first segments.
+    public func linksMaybeMatching(first: Substring?) -> [Int] {
+        let literal = first.flatMap { linkIndex.byFirstLiteral[String($0)] } ?? []
+        let other = linkIndex.notStartingWithALiteral
+        if other.isEmpty { return literal }
+        if literal.isEmpty { return other }
+        var merged: [Int] = []
+        merged.reserveCapacity(literal.count + other.count)
+        var i = 0, j = 0
+        while i < literal.count || j < other.count {
+            if j == other.count || (i < literal.count && literal[i] < other[j]) {
+                merged.append(literal[i])
+                i += 1
+            } else {
+                merged.append(other[j])
+                j += 1
+            }
+        }
+        return merged
+    }
+}
+
+/// The links by the literal their pattern starts with, each list in declaration order.
+struct LinkIndex: Sendable {
+    var byFirstLiteral: [String: [Int]] = [:]
+    var notStartingWithALiteral: [Int] = []
+
+    init(_ links: [Link]) {
+        for (i, l) in links.enumerated() {
+            if case .literal(let first)? = l.segments.first {
+                byFirstLiteral[first, default: []].append(i)
+            } else {
+                notStartingWithALiteral.append(i)
+            }
+        }
+    }
 }
 
 /// A deep link: a URL path pattern mapped to the stack it builds.

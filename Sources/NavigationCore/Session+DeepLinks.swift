@@ -62,7 +62,8 @@ extension Session {
 
     /// The plan of the first link whose pattern `segments` match, or nil when none does.
     private func planLink(_ segments: [Substring], query: [String: [String]], url: String, caller: Caller, ifVersion: Int?) throws(NavError) -> Plan? {
-        for (index, link) in graph.links.enumerated() {
+        for index in graph.linksMaybeMatching(first: segments.first) {
+            let link = graph.links[index]
             guard var params = link.match(pathSegments: segments) else { continue }
             for (key, p) in link.query { if let v = query[key] { params[p] = v } }
             // Query values the pattern does not declare go to the target's setup when it has that field

@@ -57,6 +57,32 @@ import Testing
         }
     }
 
+    /// Links are tried in declaration order, the first that matches wins, whether a pattern starts
+    /// with a literal or a parameter (navd looks only at the links that may match the path's first
+    /// segment, and must keep that order among them).
+    @Test func theFirstDeclaredLinkThatMatchesWins() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [A, B, C, D]}
+              A: {setup: {type: object, properties: {x: {type: string}}}}
+              B: {setup: {type: object, properties: {x: {type: string}}}}
+              C: {setup: {type: object, properties: {x: {type: string}}}}
+              D: {setup: {type: object, properties: {x: {type: string}}}}
+            links:
+              "/p/one": [Home, A]
+              "/:x/two": [Home, {to: B, with: {x: ":x"}}]
+              "/p/:x": [Home, {to: C, with: {x: ":x"}}]
+              "/*x": [Home, {to: D, with: {x: ":x"}}]
+            """)
+        let c = try d.client()
+        for (url, shown) in [("/p/one", "app.A"), ("/p/two", "app.B"), ("/q/two", "app.B"), ("/p/three", "app.C"),
+                             ("/q/three", "app.D"), ("/p", "app.D"), ("/p/one/more", "app.D")] {
+            let r = try c.call("open", ["url": .string(url), "dryRun": true])
+            #expect(r["node"]?["coordinator"]?.stringValue == shown, "\(url): \(r)")
+        }
+    }
+
     /// `link.resolve` carries the last screen's params that its link does not set as query values
     /// of their own name, so `open` of the URL builds the screen with the same params; a value a URL
     /// cannot hold (an object) is left out.
