@@ -3,6 +3,10 @@ import JSON
 import NavTesting
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The state file keeps its promises against damage and hostile neighbours, through the real
 /// binary: a damaged log is told from a torn tail and refused (then `--repair` keeps it aside and
 /// says what it dropped); a graph reload during a compaction and a reload before kill -9 restart on
@@ -85,6 +89,53 @@ import Testing
         let aside = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("state.sqlite.log.corrupt-") }
         #expect(aside.count == 1)
         #expect(bytes(dir.file(aside.first ?? "")) == b, "the damaged log is kept as it was")
+    }
+
+    /// A full file system (a 1 MiB tmpfs, which needs root: the tests run as root on the machine
+    /// that runs them): navd acknowledges nothing it could not write, stops with status 1 saying the
+    /// file system is full and what to do, refuses to start while it stays full, saying the same,
+    /// and once its files are where there is room, starts with every navigation it acknowledged.
+    @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
+    func aFullFileSystemLosesNothingAcknowledgedAndSaysWhatToDo() throws {
+        let dir = TempDir()
+        let small = dir.file("small")
+        defer {
+            umount2(small, Int32(MNT_DETACH))
+            dir.remove()
+        }
+        try FileManager.default.createDirectory(atPath: small, withIntermediateDirectories: false)
+        try #require(mount("tmpfs", small, "tmpfs", 0, "size=1m,mode=0700") == 0, "mount: \(String(cString: strerror(errno)))")
+        let state = small + "/state.sqlite"
+        let d = try Daemon(arguments: ["--state", state], socketPath: dir.file("d.sock"))
+        let c = try d.client()
+        var acknowledged = 0
+        let big = String(repeating: "x", count: 4_000)
+        fill: for i in 0..<2_000 {
+            do {
+                let r = try c.call("navigate", ["to": "shop.Product", "with": ["id": .string("p\(i)"), "ref": .string(big)]])
+                acknowledged = try #require(r["version"]?.intValue)
+            } catch {
+                break fill  // navd closed the connection, unacknowledged
+            }
+        }
+        #expect(acknowledged > 0 && acknowledged < 2_000, "\(acknowledged) navigations acknowledged on a 1 MiB file system")
+        #expect(d.waitForExit(timeout: 20) == 1, "navd stops on a write that fails")
+        #expect(d.stderr.contains("No space left on device; its file system is full: free space there, or give --state a file elsewhere, and start navd again"), "\(d.stderr.suffix(1_500))")
+        // While it stays full, navd does not start, and says why.
+        let again = try Daemon(arguments: ["--state", state], socketPath: dir.file("again.sock"), waitUntilServing: false)
+        #expect(again.waitForExit(timeout: 20) == 1)
+        #expect(again.stderr.contains("its file system is full"), "\(again.stderr.suffix(1_500))")
+        // The files moved where there is room: every acknowledged navigation is there.
+        let moved = dir.file("moved")
+        try FileManager.default.createDirectory(atPath: moved, withIntermediateDirectories: false)
+        chmod(moved, 0o700)
+        for name in try FileManager.default.contentsOfDirectory(atPath: small) where name.hasPrefix("state.sqlite") {
+            try FileManager.default.copyItem(atPath: small + "/" + name, toPath: moved + "/" + name)
+        }
+        let restarted = try Daemon(arguments: ["--state", moved + "/state.sqlite"], socketPath: dir.file("moved.sock"))
+        let tree = try restarted.client().call("tree")
+        #expect(tree["version"]?.intValue ?? -1 >= acknowledged, "\(tree["version"] ?? .null) against \(acknowledged) acknowledged")
+        #expect(restarted.stop() == 0)
     }
 
     /// The bytes a crash could leave of the last write are still a torn tail, cut with a warning

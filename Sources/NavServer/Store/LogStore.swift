@@ -342,7 +342,7 @@ public final class LogStore: Store {
         if fileSize > 0 && logSize + records.buffer.count > fileSize { try growFile(to: logSize + records.buffer.count) }
         let failed = records.buffer.withByteView { writeFully($0, at: logSize) }
         if failed != 0 {
-            throw StateError(description: "cannot append to \(logPath): \(String(cString: strerror(failed)))")
+            throw StateError.writeFailed("cannot append to \(logPath)", errno: failed)
         }
         recordsStored()
     }
@@ -355,7 +355,7 @@ public final class LogStore: Store {
         let size = max(needed + (64 << 10), fileSize * 2)
         var failed: Int32 = ftruncate(fd, off_t(size)) == 0 ? 0 : errno
         if failed == 0 { failed = LogRecord.fileHeader(salt: salt, size: size).withByteView { writeFully($0, at: 0) } }
-        guard failed == 0 else { throw StateError(description: "cannot grow \(logPath): \(String(cString: strerror(failed)))") }
+        guard failed == 0 else { throw StateError.writeFailed("cannot grow \(logPath)", errno: failed) }
         fileSize = size
     }
 
@@ -513,7 +513,7 @@ public final class LogStore: Store {
         let made = durability == .full ? takeSpare() : nil
         if made != nil { path = sparePath } else { unlink(path) }
         let f = made?.fd ?? open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | (durability == .full ? O_DSYNC : 0), 0o600)
-        guard f >= 0 else { throw StateError(description: "cannot create \(path): \(String(cString: strerror(errno)))") }
+        guard f >= 0 else { throw StateError.writeFailed("cannot create \(path)", errno: errno) }
         if let made {
             // Made ahead, its zeros written and synced: renamed into place with its header.
             size = made.size
@@ -548,7 +548,7 @@ public final class LogStore: Store {
         guard failed == 0 else {
             Glibc.close(f)
             unlink(path)
-            throw StateError(description: "cannot write \(logPath): \(String(cString: strerror(failed)))")
+            throw StateError.writeFailed("cannot write \(logPath)", errno: failed)
         }
         if durability == .full { syncDirectory() }
         if fd >= 0 {

@@ -509,7 +509,7 @@ final class SQLiteStore: Store {
     }
 
     private func lastError() -> StateError {
-        StateError(description: "cannot write \(path): \(String(cString: sqlite3_errmsg(db)))")
+        StateError(description: "cannot write \(path): \(String(cString: sqlite3_errmsg(db)))" + (sqlite3_errcode(db) == SQLITE_FULL ? StateError.fullAdvice : ""))
     }
 
     func close() {

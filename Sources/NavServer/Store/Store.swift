@@ -354,4 +354,13 @@ public enum Durability: String, Sendable, CaseIterable {
 public struct StateError: Error, CustomStringConvertible {
     public let description: String
     public init(description: String) { self.description = description }
+
+    /// A write that failed (`what`: "cannot append to PATH") with the system's reason, and where the
+    /// file system is full or the user past a quota, what to do about it.
+    static func writeFailed(_ what: String, errno e: Int32) -> StateError {
+        StateError(description: "\(what): \(String(cString: strerror(e)))" + (e == ENOSPC || e == EDQUOT ? fullAdvice : ""))
+    }
+
+    /// What a full file system asks of whoever runs navd.
+    static let fullAdvice = "; its file system is full: free space there, or give --state a file elsewhere, and start navd again (every navigation navd acknowledged is in the state file)"
 }
