@@ -237,7 +237,16 @@ import Glibc
         try c.call("navigate", ["to": "shop.Product", "with": ["id": "p1", "ref": .string(String(repeating: "r", count: 5000))]])
         let e = try c.callError("tree")
         #expect(e["code"] == -32012 && e["data"]?["limit"] == "--max-output" && e["data"]?["max"] == 4096, "\(e)")
+        #expect(e["message"]?.stringValue?.contains("the session's tree is that large, or ask whoever runs navd to raise --max-output") == true, "\(e)")
         #expect(try c.call("ping") == "pong")
+        // The message says how to ask each method for less.
+        // context.set answers every fact: its answer is left out, what it set is not.
+        let set = try c.callError("context.set", ["facts": ["big": .string(String(repeating: "f", count: 5000))]])
+        #expect(set["message"]?.stringValue?.contains("(the request was carried out: only its answer is left out); ask for the facts needed") == true, "\(set)")
+        let facts = try c.callError("context.get")
+        #expect(facts["message"]?.stringValue?.contains("ask for the facts needed (context.get {facts: [names]})") == true, "\(facts)")
+        let graph = try c.callError("graph.describe")
+        #expect(graph["message"]?.stringValue?.contains("this answer is as large as the graph itself") == true, "\(graph)")
         try c.call("dismiss")
         #expect(try c.call("tree")["version"] == 2)
     }

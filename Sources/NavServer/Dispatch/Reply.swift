@@ -43,7 +43,7 @@ final class BatchCollector {
     /// `--max-output` with it (the batch is answered whole, each answer that does not fit by an
     /// error). Answers the size of the reply as `encode` wrote it (past `--max-output`: left out).
     @discardableResult
-    func fill(_ index: Int, _ encode: (inout JSONWriter) -> Void, instead: (RPCError, inout JSONWriter) -> Void) -> Int {
+    func fill(_ index: Int, method: MethodTable.Entry? = nil, _ encode: (inout JSONWriter) -> Void, instead: (RPCError, inout JSONWriter) -> Void) -> Int {
         var w = JSONWriter(capacity: 64)
         encode(&w)
         var size = w.buffer.count
@@ -52,7 +52,7 @@ final class BatchCollector {
         if bytes + size > maxOutput - slots.count * BatchCollector.errorRoom {
             // Left out: the error stands in (a few hundred bytes, at most --max-batch of them).
             w = JSONWriter(capacity: 256)
-            instead(peer.tooLarge(size, inBatch: true), &w)
+            instead(peer.tooLarge(size, inBatch: true, method: method?.spec), &w)
             size = maxOutput + 1
         } else {
             bytes += size
@@ -215,10 +215,10 @@ extension Peer {
     @inline(__always)
     func deliver(_ framing: Framing, batch: Unretained<BatchCollector>?, slot: Int, isError: Bool, entry: MethodTable.Entry, startedAt: UInt64?,
                  _ encode: (inout JSONWriter) -> Void, instead: (RPCError, inout JSONWriter) -> Void) {
-        let size = batch.map { $0.with { $0.fill(slot, encode, instead: instead) } } ?? connection.send(framing, encode)
+        let size = batch.map { $0.with { $0.fill(slot, method: entry, encode, instead: instead) } } ?? connection.send(framing, encode)
         let tooLarge = size > dispatcher.limits.maxOutput
         if tooLarge {
-            replaced(size, framing, batched: batch != nil, instead)
+            replaced(size, framing, batched: batch != nil, method: entry, instead)
         } else if isError {
             dispatcher.stats.errors += 1
         } else {
@@ -236,16 +236,33 @@ extension Peer {
     /// An answer of `size` bytes, past `--max-output`, was left out: the error `instead` writes
     /// goes in its place (a batch's collector put it there already).
     @inline(never)
-    private func replaced(_ size: Int, _ framing: Framing, batched: Bool, _ instead: (RPCError, inout JSONWriter) -> Void) {
-        if !batched { connection.send(framing) { instead(tooLarge(size), &$0) } }
+    private func replaced(_ size: Int, _ framing: Framing, batched: Bool, method: MethodTable.Entry, _ instead: (RPCError, inout JSONWriter) -> Void) {
+        if !batched { connection.send(framing) { instead(tooLarge(size, method: method.spec), &$0) } }
         dispatcher.logger.info("an answer larger than --max-output was replaced by an error", metadata: ["navd.client": "\(id)", "navd.bytes": "\(size)"])
         dispatcher.stats.errors += 1
     }
 
-    /// The error that takes the place of an answer of `size` bytes, past `--max-output`.
-    func tooLarge(_ size: Int, inBatch: Bool = false) -> RPCError {
+    /// The error that takes the place of an answer of `size` bytes, past `--max-output`, with the
+    /// way to ask `method` for less where it has one.
+    /// A method that changes something was carried out all the same: only its answer is left out.
+    func tooLarge(_ size: Int, inBatch: Bool = false, method: MethodTable.Spec? = nil) -> RPCError {
         let what = inBatch ? "with this answer (\(size) bytes) the batch's answers would be" : "the answer is \(size) bytes,"
-        return .limitExceeded("\(what) more than a client may hold unread (the --max-output limit, \(dispatcher.limits.maxOutput)); ask for less (context.get {facts: [names]}) or in smaller batches, or ask whoever runs navd to raise --max-output",
+        let done = method?.changes == true ? " (the request was carried out: only its answer is left out)" : ""
+        return .limitExceeded("\(what) more than a client may hold unread (the --max-output limit, \(dispatcher.limits.maxOutput))\(done); \(Self.lessOf(method?.name, inBatch: inBatch)), or ask whoever runs navd to raise --max-output",
                               limit: "--max-output", max: dispatcher.limits.maxOutput)
+    }
+
+    /// How to ask `method` for a smaller answer.
+    static func lessOf(_ method: String?, inBatch: Bool) -> String {
+        let batches = inBatch ? " (or send the batch's requests in smaller batches)" : ""
+        switch method {
+        case "context.get", "context.set": return "ask for the facts needed (context.get {facts: [names]})" + batches
+        case "session.list", "client.list": return "ask for smaller pages (\(method!) {limit: N}, then {after: …})" + batches
+        case "graph.describe", "graph.export", "rpc.discover", "coverage.report":
+            return "this answer is as large as the graph itself" + (inBatch ? ": ask for it alone, outside the batch" : "")
+        case "tree", "subscribe", "session.open":
+            return "the session's tree is that large" + (inBatch ? ": ask for it alone, outside the batch" : "")
+        default: return inBatch ? "send the batch's requests in smaller batches" : "ask for less"
+        }
     }
 }
