@@ -20,7 +20,7 @@ subscriptions and guessed tokens from another uid. The attacker runs as
 uid 65534 (setpriv) where the attack is about another user. Each also stays as a test of
 `make test` (Tests/EndToEndTests/AttackTests.swift, HardeningTests.swift, Tests/NavServerTests/
 FairnessTests.swift, Clients/python/tests/test_hostile_server.py). The attacks are in
-attacks_protocol.py (1-15, 22-24, 26-29) and attacks_state.py (16-21, 25), what they share in attacks_common.py.
+attacks_protocol.py (1-15, 22-24, 26-30) and attacks_state.py (16-21, 25), what they share in attacks_common.py.
 """
 import os
 import shutil
@@ -64,6 +64,7 @@ ATTACKS = [
     ("27. 2,000 connections each holding 1 MiB of a message", unfinished_messages),
     ("28. 200,000 subscriptions from another uid", subscription_flood),
     ("29. 5,000 guessed tokens at once", token_guessing),
+    ("30. small files of huge graphs: sets, guards, recovery chains, links", small_files_of_huge_graphs),
 ]
 
 

@@ -789,3 +789,52 @@ def token_guessing():
     ok = looked <= 40 and looked + kinds.get("limitExceeded unknownTokens", 0) == 5000 and "auditor" in roles
     return ok, "5,000 guesses from uid 65534: %d looked at, %d refused unlooked; navd's uid's token then: roles %s" % (
         looked, kinds.get("limitExceeded unknownTokens", 0), roles)
+
+
+def small_files_of_huge_graphs():
+    """A few words that describe a huge graph: 10,000 screens each opening a set of all 10,000
+    (10^8 edges in 300 KB), 10,000 guards over them, a chain of 20,000 recovery flows, 16,000
+    links. navd check answers each in seconds at most; the first, a module of the running graph,
+    is refused by graph.reload without holding the loop."""
+    def write(name, files):
+        d = WORK + "/" + name
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        for f, lines in files.items():
+            open("%s/%s.yaml" % (d, f), "w").write("\n".join(lines) + "\n")
+        return d
+    n = 10000
+    sets = ["abilities:", "  all: [%s]" % ", ".join("C%d" % i for i in range(n)), "coordinators:"] + ["  C%d: {opens: [all]}" % i for i in range(n)]
+    guards = (["coordinators:"] + ["  C%d: {}" % i for i in range(n)] + ["preconditions:"]
+              + ["  p%d: {check: {fact: f%d, exists: true}}" % (i, i) for i in range(n)] + ["guards:"] + ["  - p%d" % i for i in range(n)])
+    chain = {}
+    for k in range(20):
+        lines = ["module: m%d" % k] + (["root: {stack: m0.X0}"] if k == 0 else []) + ["coordinators:"]
+        pre = ["preconditions:"]
+        for i in range(k * 1000, (k + 1) * 1000):
+            nxt = "m%d.p%d" % ((i + 1) // 1000 % 20, (i + 1) % 20000)
+            lines += ["  X%d: {preconditions: [p%d]}" % (i, i), "  F%d: {flow: {start: S%d}}" % (i, i), "  S%d: {preconditions: [%s]}" % (i, nxt)]
+            pre.append("  p%d: {check: {fact: f, exists: true}, recover: {flow: F%d}}" % (i, i))
+        chain["m%d" % k] = lines + pre
+    links = ["root: {stack: Home}", "coordinators:", "  Home: {opens: [P]}", "  P: {setup: {type: object, properties: {id: {type: string}}}}",
+             "links:"] + ['  "/p%d/:id": [Home, {to: P, with: {id: ":id"}}]' % i for i in range(16000)]
+    said = []
+    ok = True
+    for name, files, errors in [("sets", {"app": ["root: {stack: C0}"] + sets}, True), ("guards", {"app": ["root: {stack: C0}"] + guards}, True),
+                                ("chain", chain, True), ("links", {"app": links}, False)]:
+        t = time.monotonic()
+        check = subprocess.run([NAVD, "check", write(name, files)], capture_output=True, timeout=120)
+        took = time.monotonic() - t
+        ok = ok and took < 10 and (check.returncode == 1) == errors
+        said.append("%s: exit %d in %.2f s" % (name, check.returncode, took))
+    # The first as a module of the running graph: refused, at once.
+    open(GRAPH + "/huge.yaml", "w").write("module: huge\n" + "\n".join(sets) + "\n")
+    c = Client()
+    t = time.monotonic()
+    r = c.call("graph.reload")
+    took = time.monotonic() - t
+    os.remove(GRAPH + "/huge.yaml")
+    c.close()
+    refused = r.get("result", {}).get("ok") is False and "--max-graph-edges" in json.dumps(r)
+    said.append("graph.reload refused in %.2f s: %s" % (took, refused))
+    return ok and refused and took < 2, "; ".join(said)
