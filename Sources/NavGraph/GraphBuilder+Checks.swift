@@ -20,7 +20,7 @@ extension Builder {
             case .allowed: return nil
             case .forbidden:
                 let declared = setup.properties.map(\.name)
-                return "the setup of `\(target.name)` declares no field `\(field)` and allows no others (it declares \(declared.isEmpty ? "none" : declared.joined(separator: ", ")))"
+                return "the setup of `\(target.name)` declares no field `\(field)` and allows no others (it declares \(declared.isEmpty ? "none" : Builder.listed(declared)))"
             case .schema(let extra): return extra.validate(value).map { "\($0.message)" }
             }
         }
@@ -79,7 +79,7 @@ extension Builder {
         }
         for s in selectTargets where !tabs.contains(s.target) {
             let all = tabs.sorted().map { coordinators[$0].name }
-            let why = "\(s.what) selects `\(coordinators[s.target].name)`, but no tab starts with it (select shows the tab whose stack starts with its target; the tabs start with \(all.isEmpty ? "nothing: the graph has no tabs" : all.joined(separator: ", ")))"
+            let why = "\(s.what) selects `\(coordinators[s.target].name)`, but no tab starts with it (select shows the tab whose stack starts with its target; the tabs start with \(all.isEmpty ? "nothing: the graph has no tabs" : Builder.listed(all)))"
             // Warnings, not errors: a graph that declares such a navigation still loads (asking for
             // it answers notAllowed, which a test may mean to see).
             if s.redirect {
@@ -106,7 +106,7 @@ extension Builder {
                     continue
                 }
                 if above.by == .select {
-                    let what = container.tabs.isEmpty ? "is not a tab container" : "is a tab container whose tabs are \(container.tabs.map { coordinators[$0].name }.joined(separator: ", "))"
+                    let what = container.tabs.isEmpty ? "is not a tab container" : "is a tab container whose tabs are \(Builder.listed(container.tabs.map { coordinators[$0].name }))"
                     d.error(at?.entry ?? l.location, "link `\(l.pattern)` selects `\(coordinators[above.coordinator].name)`, but `\(container.name)` just below it \(what); a link selects only a tab of the container just below, else pushes or presents")
                     continue
                 }
@@ -199,7 +199,7 @@ extension Builder {
                 // A dotted path reads nested params: declared when some setup holds it.
                 if f.contains("."), setups.contains(where: { $0!.declaresPath(f.split(separator: ".", omittingEmptySubsequences: false)) }) { continue }
                 let names = subjects.map { coordinators[$0].name }
-                let hint = suggestion(for: f, among: declared.sorted()).map { "; did you mean `{with.\($0)}`?" } ?? ""
+                let hint = hint(for: f, among: declared.sorted()).map { "; did you mean `{with.\($0)}`?" } ?? ""
                 d.warning(preconditionLocations[p.index], "precondition `\(p.name)` passes `{with.\(f)}`, a field none of the coordinators it is about declares (\(briefList(names, none: ""))\(declared.isEmpty ? ", which declare\(names.count == 1 ? "s" : "") no fields" : ": \(names.count == 1 ? "it declares" : "they declare") \(briefList(declared.sorted(), none: ""))")): it is empty unless a navigation gives that undeclared field\(hint)")
             }
         }
@@ -232,8 +232,8 @@ extension Builder {
             let field = String(r.reference.dropFirst("$result.".count).split(separator: ".", maxSplits: 1)[0])
             guard !result.declares(field) else { continue }
             let declared = result.properties.map(\.name)
-            let hint = suggestion(for: field, among: declared).map { "; did you mean `$result.\($0)`?" } ?? ""
-            d.warning(r.location, "\(r.what) reads `\(r.reference)`, but the result schema of flow `\(coordinators[r.flow].name)` declares no `\(field)` (it declares \(declared.joined(separator: ", "))): the value is left out whenever the result has no such part\(hint)")
+            let hint = hint(for: field, among: declared).map { "; did you mean `$result.\($0)`?" } ?? ""
+            d.warning(r.location, "\(r.what) reads `\(r.reference)`, but the result schema of flow `\(coordinators[r.flow].name)` declares no `\(field)` (it declares \(Builder.listed(declared))): the value is left out whenever the result has no such part\(hint)")
         }
     }
 
@@ -254,7 +254,7 @@ extension Builder {
                         continue
                     }
                     if !setup.declares(path[0]) {
-                        let hint = suggestion(for: path[0], among: setup.properties.map(\.name)).map { "; did you mean `$source.\($0)`?" } ?? ""
+                        let hint = hint(for: path[0], among: setup.properties.map(\.name)).map { "; did you mean `$source.\($0)`?" } ?? ""
                         d.error(at, "`\(target.name)` fills `\(field)` from `$source.\(path.joined(separator: "."))`, but the setup of its source `\(s.name)` does not declare `\(path[0])`\(hint)")
                     }
                 }

@@ -19,13 +19,14 @@ extension Builder {
                 continue
             }
             var set: [Int] = []
+            var listed = Set<Int>()  // a search of the list for each name was quadratic in its length
             for (ref, l) in stringList(v, "ability set `\(q)`") {
                 if coordinatorIndex[qualify(ref, in: module)] == nil && abilities[qualify(ref, in: module)] != nil {
                     d.error(l, "ability set `\(q)` lists the ability set `\(ref)`; a set lists coordinators only (list the coordinators, or name both sets in `opens`)")
                     continue
                 }
                 guard let i = resolveCoordinator(ref, in: module, at: l, role: " (in ability set `\(q)`)") else { continue }
-                if set.contains(i) { d.error(l, "`\(coordinators[i].name)` is listed twice in ability set `\(q)`") } else { set.append(i) }
+                if !listed.insert(i).inserted { d.error(l, "`\(coordinators[i].name)` is listed twice in ability set `\(q)`") } else { set.append(i) }
             }
             abilities[q] = set
         }
@@ -122,10 +123,11 @@ extension Builder {
             d.error(t.location, "coordinator `\(c.name)` is a flow and a tab container; give it `flow` or `tabs`, not both")
         }
         var tabs: [Int] = []
+        var listed = Set<Int>()
         var locations: [SourceLocation] = []
         for (ref, l) in stringList(t, "`tabs`") {
             guard let i = resolveCoordinator(ref, in: module, at: l, role: " (a tab of `\(c.name)`)") else { continue }
-            if tabs.contains(i) {
+            if !listed.insert(i).inserted {
                 d.error(l, "`\(coordinators[i].name)` is listed twice in the `tabs` of `\(c.name)`")
             } else {
                 tabs.append(i)
@@ -160,17 +162,19 @@ extension Builder {
 
     /// `identity`: the setup fields that tell two screens of the coordinator apart.
     private mutating func buildIdentity(_ c: CoordinatorDraft, _ id: Doc) {
+        var listed = Set(c.identity)  // a search of the list for each field was quadratic in its length
         for (field, l) in stringList(id, "`identity`") {
-            if c.identity.contains(field) {
+            if listed.contains(field) {
                 d.error(l, "`\(field)` is listed twice in the `identity` of `\(c.name)`")
             } else if invalidSetups.contains(c.index) {
                 continue  // its setup's errors were reported
             } else if c.setup.map({ !$0.declares(field) }) ?? true {
                 let declared = c.setup?.properties.map(\.name) ?? []
                 d.error(l, "identity field `\(field)` is not declared by the setup of `\(c.name)`; `identity` names fields of its setup's `properties`"
-                    + (declared.isEmpty ? ", and it declares none" : " (\(declared.joined(separator: ", ")))"))
+                    + (declared.isEmpty ? ", and it declares none" : " (\(Builder.listed(declared)))"))
             } else {
                 c.identity.append(field)
+                listed.insert(field)
             }
         }
     }

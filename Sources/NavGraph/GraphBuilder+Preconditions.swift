@@ -195,7 +195,7 @@ extension Builder {
             let q = qualify(ref, in: module)
             guard let i = coordinatorIndex[q] else {
                 let flows = coordinators.filter { $0.flow != nil }.map(\.name)
-                let hint = suggestion(for: q, among: flows).map { "; did you mean `\($0)`?" }
+                let hint = hint(for: q, among: flows).map { "; did you mean `\($0)`?" }
                     ?? (flows.isEmpty ? "; no flow is declared" : "; the flows are \(briefList(flows, none: ""))")
                 d.error(f.location, "`\(precondition)` recovers with flow `\(q)`, which does not exist\(hint)")
                 return nil

@@ -19,6 +19,22 @@ struct Builder {
     /// thousands of unknown names is still checked in linear time.
     var hintsGiven = 0
     static let maxHints = 20
+
+    /// Names listed in an error, the first 20 of them: an error may be made for each of thousands
+    /// of entries, and listing every name in each made the report quadratic.
+    static func listed(_ names: [String]) -> String {
+        names.prefix(20).joined(separator: ", ") + (names.count > 20 ? ", … (\(names.count) in all)" : "")
+    }
+
+    /// A "did you mean" among `candidates` for the first ``maxHints`` errors of a graph that name
+    /// something unknown (each looks at every candidate: 20,000 unknown precondition names among
+    /// 20,000 took minutes); past them the errors come without one. The candidates are taken in
+    /// sorted order, so that of two as close the same is named at every run (a dictionary's keys
+    /// come in another order in each process).
+    mutating func hint<S: Sequence>(for word: String, among candidates: S) -> String? where S.Element == String {
+        hintsGiven += 1
+        return hintsGiven > Builder.maxHints ? nil : suggestion(for: word, among: candidates.sorted())
+    }
     let baseDirectory: String
     var limits = GraphLimits()
     /// The edges counted so far against ``GraphLimits/maxEdges`` (``countEdges(_:at:what:)``).
@@ -142,21 +158,20 @@ struct Builder {
         }
         let mod = String(parts[0])
         if moduleNames[mod] == nil {
-            let hint = suggestion(for: mod, among: moduleNames.keys).map { "; did you mean `\($0)`?" } ?? ""
-            d.error(loc, "`\(ref)`\(role) refers to module `\(mod)`, which does not exist\(hint)")
+            let said = hint(for: mod, among: moduleNames.keys).map { "; did you mean `\($0)`?" } ?? ""
+            d.error(loc, "`\(ref)`\(role) refers to module `\(mod)`, which does not exist\(said)")
             return nil
         }
-        let hint: String
-        hintsGiven += 1
-        if hintsGiven > Builder.maxHints {
-            hint = ""
-        } else if let s = suggestion(for: q, among: coordinatorIndex.keys) {
-            hint = "; did you mean `\(s)`?"
+        let said: String
+        if let s = hint(for: q, among: coordinatorIndex.keys) {
+            said = "; did you mean `\(s)`?"
+        } else if hintsGiven > Builder.maxHints {
+            said = ""
         } else {
             let here = coordinators.filter { $0.module == mod }.map(\.localName).sorted()
-            hint = here.isEmpty ? "" : "; module `\(mod)` declares \(here.prefix(12).joined(separator: ", "))\(here.count > 12 ? ", …" : "")"
+            said = here.isEmpty ? "" : "; module `\(mod)` declares \(here.prefix(12).joined(separator: ", "))\(here.count > 12 ? ", …" : "")"
         }
-        d.error(loc, "`\(q)`\(role) is not a coordinator\(hint)")
+        d.error(loc, "`\(q)`\(role) is not a coordinator\(said)")
         return nil
     }
 
@@ -166,9 +181,9 @@ struct Builder {
             preconditionUsed.insert(i)
             return i
         }
-        let hint = suggestion(for: q, among: preconditionIndex.keys).map { "; did you mean `\($0)`?" }
+        let said = hint(for: q, among: preconditionIndex.keys).map { "; did you mean `\($0)`?" }
             ?? (preconditionIndex.isEmpty ? "; declare it under `preconditions:` of module `\(q.split(separator: ".")[0])`" : "")
-        d.error(loc, "`\(q)` is not a precondition\(hint)")
+        d.error(loc, "`\(q)` is not a precondition\(said)")
         return nil
     }
 

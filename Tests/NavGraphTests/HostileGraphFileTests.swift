@@ -132,6 +132,22 @@ import Glibc
         }
     }
 
+    /// Thousands of errors cost each its own: a "did you mean" looks at every candidate, so only the
+    /// first 20 errors of a graph get one (2,000 unknown precondition names among 2,000 took seconds,
+    /// 20,000 minutes); a name list in an error names its first 20 (a tab container's 2,000 tabs in
+    /// each of 2,000 errors would be 4,000,000 names).
+    @Test func thousandsOfErrorsEachCostTheirOwn() {
+        var y = "root: {stack: C0}\ncoordinators:\n"
+        for i in 0..<2_000 { y += "  C\(i): {preconditions: [pp\(i)]}\n" }
+        y += "  T: {tabs: [" + (0..<2_000).map { "C\($0)" }.joined(separator: ", ") + "]}\n"
+        y += "preconditions:\n" + (0..<2_000).map { "  p\($0): {check: {fact: f, exists: true}}\n" }.joined()
+        let errors = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: y)], baseDirectory: "/").diagnostics.errors.map(\.message)
+        let unknown = errors.filter { $0.contains("is not a precondition") }
+        #expect(unknown.count == 2_000)
+        #expect(unknown.filter { $0.contains("did you mean") }.count == 20, "\(unknown.prefix(3))")
+        #expect(unknown.first == "`app.pp0` is not a precondition; did you mean `app.p0`?", "\(unknown.first ?? "")")
+    }
+
     @Test func aFIFONamedLikeAModuleIsNotOpened() throws {
         let d = try dir(["app.yaml": "root: {stack: Home}\ncoordinators:\n  Home: {}\n"])
         defer { d.remove() }
