@@ -20,7 +20,7 @@ extension Builder {
             case .allowed: return nil
             case .forbidden:
                 let declared = setup.properties.map(\.name)
-                return "the setup of `\(target.name)` declares no field `\(field)` and allows no others (it declares \(declared.isEmpty ? "none" : Builder.listed(declared)))"
+                return "the setup of `\(target.name)` declares no field `\(field)` and allows no others (it declares \(briefList(declared, none: "none")))"
             case .schema(let extra): return extra.validate(value).map { "\($0.message)" }
             }
         }
@@ -77,9 +77,9 @@ extension Builder {
         for c in coordinators where c.presentations == [.select] && !tabs.contains(c.index) {
             d.warning(c.location, "`\(c.name)` may only be selected (presentations: [select]), but no tab starts with it: no navigation can show it (only a deep link whose first screen it is); add push or present to its presentations, or make it a tab")
         }
+        let all = tabs.sorted().prefix(21).map { coordinators[$0].name }, tabCount = tabs.count
         for s in selectTargets where !tabs.contains(s.target) {
-            let all = tabs.sorted().map { coordinators[$0].name }
-            let why = "\(s.what) selects `\(coordinators[s.target].name)`, but no tab starts with it (select shows the tab whose stack starts with its target; the tabs start with \(all.isEmpty ? "nothing: the graph has no tabs" : Builder.listed(all)))"
+            let why = "\(s.what) selects `\(coordinators[s.target].name)`, but no tab starts with it (select shows the tab whose stack starts with its target; the tabs start with \(briefList(all, none: "nothing: the graph has no tabs", total: tabCount)))"
             // Warnings, not errors: a graph that declares such a navigation still loads (asking for
             // it answers notAllowed, which a test may mean to see).
             if s.redirect {
@@ -106,7 +106,7 @@ extension Builder {
                     continue
                 }
                 if above.by == .select {
-                    let what = container.tabs.isEmpty ? "is not a tab container" : "is a tab container whose tabs are \(Builder.listed(container.tabs.map { coordinators[$0].name }))"
+                    let what = container.tabs.isEmpty ? "is not a tab container" : "is a tab container whose tabs are \(briefList(container.tabs.prefix(21).map { coordinators[$0].name }, none: "", total: container.tabs.count))"
                     d.error(at?.entry ?? l.location, "link `\(l.pattern)` selects `\(coordinators[above.coordinator].name)`, but `\(container.name)` just below it \(what); a link selects only a tab of the container just below, else pushes or presents")
                     continue
                 }
@@ -114,8 +114,8 @@ extension Builder {
                 let source = coordinators[below.coordinator]
                 let opener = source.flow.map { coordinators[$0.start] } ?? source
                 if incompleteOpens.contains(opener.index) { continue }
-                let opens = opener.opens.map { coordinators[$0].name }
-                d.error(linkEntryLocations[l.location]?[n + 1].name ?? l.location, "link `\(l.pattern)` puts `\(coordinators[above.coordinator].name)` above `\(source.name)`, which cannot open it: the opens of `\(opener.name)` are \(briefList(opens, none: "empty"))")
+                let opens = opener.opens.prefix(21).map { coordinators[$0].name }
+                d.error(linkEntryLocations[l.location]?[n + 1].name ?? l.location, "link `\(l.pattern)` puts `\(coordinators[above.coordinator].name)` above `\(source.name)`, which cannot open it: the opens of `\(opener.name)` are \(briefList(opens, none: "empty", total: opener.opens.count))")
             }
         }
     }
@@ -233,7 +233,7 @@ extension Builder {
             guard !result.declares(field) else { continue }
             let declared = result.properties.map(\.name)
             let hint = hint(for: field, among: declared).map { "; did you mean `$result.\($0)`?" } ?? ""
-            d.warning(r.location, "\(r.what) reads `\(r.reference)`, but the result schema of flow `\(coordinators[r.flow].name)` declares no `\(field)` (it declares \(Builder.listed(declared))): the value is left out whenever the result has no such part\(hint)")
+            d.warning(r.location, "\(r.what) reads `\(r.reference)`, but the result schema of flow `\(coordinators[r.flow].name)` declares no `\(field)` (it declares \(briefList(declared, none: "none"))): the value is left out whenever the result has no such part\(hint)")
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import RPC
 
 /// Coordinators, their flows and ability sets, and the navigations a graph describes (then, redirect).
 extension Builder {
@@ -171,7 +172,7 @@ extension Builder {
             } else if c.setup.map({ !$0.declares(field) }) ?? true {
                 let declared = c.setup?.properties.map(\.name) ?? []
                 d.error(l, "identity field `\(field)` is not declared by the setup of `\(c.name)`; `identity` names fields of its setup's `properties`"
-                    + (declared.isEmpty ? ", and it declares none" : " (\(Builder.listed(declared)))"))
+                    + (declared.isEmpty ? ", and it declares none" : " (\(briefList(declared, none: "")))"))
             } else {
                 c.identity.append(field)
                 listed.insert(field)

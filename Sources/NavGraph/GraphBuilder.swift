@@ -20,12 +20,6 @@ struct Builder {
     var hintsGiven = 0
     static let maxHints = 20
 
-    /// Names listed in an error, the first 20 of them: an error may be made for each of thousands
-    /// of entries, and listing every name in each made the report quadratic.
-    static func listed(_ names: [String]) -> String {
-        names.prefix(20).joined(separator: ", ") + (names.count > 20 ? ", … (\(names.count) in all)" : "")
-    }
-
     /// A "did you mean" among `candidates` for the first ``maxHints`` errors of a graph that name
     /// something unknown (each looks at every candidate: 20,000 unknown precondition names among
     /// 20,000 took minutes); past them the errors come without one. The candidates are taken in

@@ -1,12 +1,14 @@
 // Names a client or a graph probably meant: the graph's diagnostics, navd's `methodNotFound` and
 // navctl's unknown commands all say "did you mean …" from here.
 
-/// At most `limit` of `names`, then how many there are in all: a message that lists what a graph
-/// declares does not grow with the graph. `none` is said when there are none.
-public func briefList(_ names: [String], none: String, limit: Int = 20) -> String {
-    if names.isEmpty { return none }
-    if names.count <= limit { return names.joined(separator: ", ") }
-    return names.prefix(limit).joined(separator: ", ") + " … (\(names.count) in all)"
+/// At most `limit` of `names`, then how many there are in all (`total`, when `names` are the
+/// first of more: a list of thousands need not be made to be cut): a message that lists what a
+/// graph declares does not grow with the graph. `none` is said when there are none.
+public func briefList(_ names: [String], none: String, limit: Int = 20, total: Int? = nil) -> String {
+    let count = total ?? names.count
+    if count == 0 { return none }
+    if count <= limit { return names.joined(separator: ", ") }
+    return names.prefix(limit).joined(separator: ", ") + " … (\(count) in all)"
 }
 
 /// The closest of `candidates` to `word` when it is close enough to be a likely typo.

@@ -140,8 +140,14 @@ import Glibc
         var y = "root: {stack: C0}\ncoordinators:\n"
         for i in 0..<2_000 { y += "  C\(i): {preconditions: [pp\(i)]}\n" }
         y += "  T: {tabs: [" + (0..<2_000).map { "C\($0)" }.joined(separator: ", ") + "]}\n"
+        y += "  X: {}\n"
         y += "preconditions:\n" + (0..<2_000).map { "  p\($0): {check: {fact: f, exists: true}}\n" }.joined()
-        let errors = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: y)], baseDirectory: "/").diagnostics.errors.map(\.message)
+        y += "routes:\n" + (0..<2_000).map { "  r\($0): {to: X, by: select}\n" }.joined()
+        let diagnostics = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: y)], baseDirectory: "/").diagnostics
+        let errors = diagnostics.errors.map(\.message)
+        let selects = diagnostics.warnings.map(\.message).filter { $0.contains("selects `app.X`") }
+        #expect(selects.count == 2_000 && selects.allSatisfy { $0.contains("the tabs start with app.C0, app.C1, ") && $0.contains(" … (2000 in all))") },
+                "\(selects.first ?? "")")
         let unknown = errors.filter { $0.contains("is not a precondition") }
         #expect(unknown.count == 2_000)
         #expect(unknown.filter { $0.contains("did you mean") }.count == 20, "\(unknown.prefix(3))")
