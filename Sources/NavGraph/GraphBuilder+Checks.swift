@@ -199,8 +199,8 @@ extension Builder {
                 // A dotted path reads nested params: declared when some setup holds it.
                 if f.contains("."), setups.contains(where: { $0!.declaresPath(f.split(separator: ".", omittingEmptySubsequences: false)) }) { continue }
                 let names = subjects.map { coordinators[$0].name }
-                let hint = hint(for: f, among: declared.sorted()).map { "; did you mean `{with.\($0)}`?" } ?? ""
-                d.warning(preconditionLocations[p.index], "precondition `\(p.name)` passes `{with.\(f)}`, a field none of the coordinators it is about declares (\(briefList(names, none: ""))\(declared.isEmpty ? ", which declare\(names.count == 1 ? "s" : "") no fields" : ": \(names.count == 1 ? "it declares" : "they declare") \(briefList(declared.sorted(), none: ""))")): it is empty unless a navigation gives that undeclared field\(hint)")
+                let said = hint(for: f, among: declared).map { "; did you mean `{with.\($0)}`?" } ?? ""
+                d.warning(preconditionLocations[p.index], "precondition `\(p.name)` passes `{with.\(f)}`, a field none of the coordinators it is about declares (\(briefList(names, none: ""))\(declared.isEmpty ? ", which declare\(names.count == 1 ? "s" : "") no fields" : ": \(names.count == 1 ? "it declares" : "they declare") \(briefList(declared.sorted(), none: ""))")): it is empty unless a navigation gives that undeclared field\(said)")
             }
         }
     }
@@ -232,8 +232,8 @@ extension Builder {
             let field = String(r.reference.dropFirst("$result.".count).split(separator: ".", maxSplits: 1)[0])
             guard !result.declares(field) else { continue }
             let declared = result.properties.map(\.name)
-            let hint = hint(for: field, among: declared).map { "; did you mean `$result.\($0)`?" } ?? ""
-            d.warning(r.location, "\(r.what) reads `\(r.reference)`, but the result schema of flow `\(coordinators[r.flow].name)` declares no `\(field)` (it declares \(briefList(declared, none: "none"))): the value is left out whenever the result has no such part\(hint)")
+            let said = hint(for: field, among: declared).map { "; did you mean `$result.\($0)`?" } ?? ""
+            d.warning(r.location, "\(r.what) reads `\(r.reference)`, but the result schema of flow `\(coordinators[r.flow].name)` declares no `\(field)` (it declares \(briefList(declared, none: "none"))): the value is left out whenever the result has no such part\(said)")
         }
     }
 
@@ -254,8 +254,8 @@ extension Builder {
                         continue
                     }
                     if !setup.declares(path[0]) {
-                        let hint = hint(for: path[0], among: setup.properties.map(\.name)).map { "; did you mean `$source.\($0)`?" } ?? ""
-                        d.error(at, "`\(target.name)` fills `\(field)` from `$source.\(path.joined(separator: "."))`, but the setup of its source `\(s.name)` does not declare `\(path[0])`\(hint)")
+                        let said = hint(for: path[0], among: setup.properties.map(\.name)).map { "; did you mean `$source.\($0)`?" } ?? ""
+                        d.error(at, "`\(target.name)` fills `\(field)` from `$source.\(path.joined(separator: "."))`, but the setup of its source `\(s.name)` does not declare `\(path[0])`\(said)")
                     }
                 }
             }

@@ -194,10 +194,11 @@ extension Builder {
             }
             let q = qualify(ref, in: module)
             guard let i = coordinatorIndex[q] else {
-                let flows = coordinators.filter { $0.flow != nil }.map(\.name)
-                let hint = hint(for: q, among: flows).map { "; did you mean `\($0)`?" }
+                if flowNames == nil { flowNames = coordinators.filter { $0.flow != nil }.map(\.name) }
+                let flows = flowNames ?? []
+                let said = hint(for: q, among: flows).map { "; did you mean `\($0)`?" }
                     ?? (flows.isEmpty ? "; no flow is declared" : "; the flows are \(briefList(flows, none: ""))")
-                d.error(f.location, "`\(precondition)` recovers with flow `\(q)`, which does not exist\(hint)")
+                d.error(f.location, "`\(precondition)` recovers with flow `\(q)`, which does not exist\(said)")
                 return nil
             }
             guard coordinators[i].flow != nil else {

@@ -19,6 +19,9 @@ struct Builder {
     /// thousands of unknown names is still checked in linear time.
     var hintsGiven = 0
     static let maxHints = 20
+    /// The flows' names, listed by the errors of recoveries that name no flow (made once: a scan of
+    /// every coordinator for each such error was quadratic).
+    var flowNames: [String]?
 
     /// A "did you mean" among `candidates` for the first ``maxHints`` errors of a graph that name
     /// something unknown (each looks at every candidate: 20,000 unknown precondition names among

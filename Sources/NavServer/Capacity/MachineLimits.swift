@@ -26,14 +26,7 @@ public struct MachineLimits: Sendable, Equatable {
         let pages = sysconf(Int32(_SC_PHYS_PAGES)), size = sysconf(Int32(_SC_PAGESIZE))
         var memory = pages > 0 && size > 0 ? pages * size : 1 << 34
         for file in ["/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"] {
-            let fd = open(file, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { continue }
-            defer { close(fd) }
-            let (bytes, _) = FileBytes.read(fd, size: 64)
-            let digits = bytes.prefix { $0 >= 0x30 && $0 <= 0x39 }  // "max": no limit
-            if !digits.isEmpty, digits.count < 19, let limit = Int(String(decoding: digits, as: UTF8.self)), limit > 0 {
-                memory = min(memory, limit)
-            }
+            if let limit = number(in: file), limit > 0 { memory = min(memory, limit) }  // "max": no limit
         }
         return memory
     }
@@ -41,12 +34,18 @@ public struct MachineLimits: Sendable, Equatable {
     /// The kernel's ceiling on a listening socket's queue of connections not yet accepted
     /// (`net.core.somaxconn`, which `listen()` silently applies), or nil when it cannot be read.
     public static func listenQueueCeiling() -> Int? {
-        let fd = open("/proc/sys/net/core/somaxconn", O_RDONLY | O_CLOEXEC)
+        number(in: "/proc/sys/net/core/somaxconn")
+    }
+
+    /// The decimal number a kernel file (`/proc`, `/sys`) starts with, or nil when it cannot be
+    /// read or starts with something else (cgroup's `max`).
+    static func number(in file: String) -> Int? {
+        let fd = open(file, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        let (bytes, _) = FileBytes.read(fd, size: 32)
+        let (bytes, _) = FileBytes.read(fd, size: 64)
         let digits = bytes.prefix { $0 >= 0x30 && $0 <= 0x39 }
-        guard !digits.isEmpty, digits.count < 11 else { return nil }
+        guard !digits.isEmpty, digits.count < 19 else { return nil }
         return Int(String(decoding: digits, as: UTF8.self))
     }
 
