@@ -359,29 +359,25 @@ extension NavigationGraph {
     /// it tried every link, in time that does not grow with the links of other first segments.
     public func linksMaybeMatching(first: Substring?) -> [Int] {
         let literal = first.flatMap { linkIndex.byFirstLiteral[String($0)] } ?? []
-        let other = linkIndex.notStartingWithALiteral
-        if other.isEmpty { return literal }
-        if literal.isEmpty { return other }
-        var merged: [Int] = []
-        merged.reserveCapacity(literal.count + other.count)
-        var i = 0, j = 0
-        while i < literal.count || j < other.count {
-            if j == other.count || (i < literal.count && literal[i] < other[j]) {
-                merged.append(literal[i])
-                i += 1
-            } else {
-                merged.append(other[j])
-                j += 1
-            }
-        }
-        return merged
+        return LinkIndex.merged(literal, linkIndex.notStartingWithALiteral)
+    }
+
+    /// The indices of the links whose stack ends at the coordinator `last` or at `alsoLast`, in
+    /// declaration order: those `link.resolve` may find a URL in, in time that does not grow with the
+    /// links of other screens.
+    public func linksEnding(at last: Int, or alsoLast: Int? = nil) -> [Int] {
+        let a = linkIndex.byLastCoordinator[last] ?? []
+        guard let alsoLast, alsoLast != last else { return a }
+        return LinkIndex.merged(a, linkIndex.byLastCoordinator[alsoLast] ?? [])
     }
 }
 
-/// The links by the literal their pattern starts with, each list in declaration order.
+/// The links by the literal their pattern starts with (what `open` looks up) and by the coordinator
+/// their stack ends at (what `link.resolve` looks up), each list in declaration order.
 struct LinkIndex: Sendable {
     var byFirstLiteral: [String: [Int]] = [:]
     var notStartingWithALiteral: [Int] = []
+    var byLastCoordinator: [Int: [Int]] = [:]
 
     init(_ links: [Link]) {
         for (i, l) in links.enumerated() {
@@ -390,7 +386,27 @@ struct LinkIndex: Sendable {
             } else {
                 notStartingWithALiteral.append(i)
             }
+            if let last = l.entries.last { byLastCoordinator[last.coordinator, default: []].append(i) }
         }
+    }
+
+    /// Two ascending lists of link indices as one ascending list (no index is in both).
+    static func merged(_ a: [Int], _ b: [Int]) -> [Int] {
+        if b.isEmpty { return a }
+        if a.isEmpty { return b }
+        var merged: [Int] = []
+        merged.reserveCapacity(a.count + b.count)
+        var i = 0, j = 0
+        while i < a.count || j < b.count {
+            if j == b.count || (i < a.count && a[i] < b[j]) {
+                merged.append(a[i])
+                i += 1
+            } else {
+                merged.append(b[j])
+                j += 1
+            }
+        }
+        return merged
     }
 }
 

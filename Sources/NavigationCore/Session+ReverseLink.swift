@@ -31,7 +31,8 @@ extension Session {
         // The first link that carries every param of the screens (so that `open` builds them as they
         // are, from any tree); else the first that describes them at all.
         var first: (url: String, pattern: String)?
-        for link in graph.links {
+        for index in graph.linksEnding(at: stack[stack.count - 1].coordinator, or: short?.last?.coordinator) {
+            let link = graph.links[index]
             let screens: [Node]
             if link.entries.count == stack.count {
                 screens = stack

@@ -442,6 +442,35 @@ import Testing
         #expect(try c.callError("link.resolve")["data"]?["kind"] == "noMatchingLink")
     }
 
+    /// Of the links that build a tab container's first screen, the first declared answers
+    /// `link.resolve`, whether it ends at the screen or at the container (the test above declares
+    /// the container's first; here the screen's), and links of other screens between them change
+    /// nothing.
+    @Test func linkResolveAnswersTheFirstDeclaredLinkWhicheverEndItNames() throws {
+        let d = try Daemon(graph: """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Shell, Other]}
+              Shell: {tabs: [A, B]}
+              A: {}
+              B: {}
+              Other: {}
+            links:
+              "/other": [Home, Other]
+              "/first/a": [Home, Shell, A]
+              "/b": [Home, Shell, B]
+              "/shell": [Home, Shell]
+              "/second/a": [Home, Shell, A]
+            """)
+        let c = try d.client()
+        try c.call("open", ["url": "/shell"])
+        #expect(try c.call("link.resolve") == ["url": "/first/a", "link": "/first/a"])
+        try c.call("navigate", ["to": "B", "by": "select"])
+        #expect(try c.call("link.resolve") == ["url": "/b", "link": "/b"])
+        try c.call("open", ["url": "/other"])
+        #expect(try c.call("link.resolve") == ["url": "/other", "link": "/other"])
+    }
+
     /// A link may go into a tab of a tab container (go_router's StatefulShellRoute branches): an
     /// entry after the container that names one of its tabs selects it, and the screens after it go
     /// on that tab's stack. One commit builds it; subscribers rebuild it from the change; the reply's
