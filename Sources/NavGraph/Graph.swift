@@ -218,14 +218,23 @@ public final class Coordinator: Sendable {
     /// Where each of ``opens`` is listed (an ability set's coordinators: where the set is named).
     public let opensLocations: [SourceLocation]
     public let opensSet: Set<Int>
-    /// `opensSet` as bits by coordinator index, for the check every navigation makes.
+    /// `opensSet` as bits by coordinator index, for the check every navigation makes: the words
+    /// from the one holding its lowest index (``opensFirstWord``) to the one holding its highest.
+    /// Empty when those words would be many more than the set's members (a coordinator that opens
+    /// the first and the last of 100,000 would take 1,563 words; one for each coordinator, 1.2 GB):
+    /// ``canOpen(_:)`` then asks the set.
     @usableFromInline let opensBits: [UInt64]
+    @usableFromInline let opensFirstWord: Int
+    @usableFromInline let opensSparse: Bool
+    /// The most words of ``opensBits`` beyond one a member: its memory stays within a few words an edge.
+    static let sparseWordsBeyondMembers = 8
 
     /// Whether this coordinator may open the coordinator at `index` (its abilities).
     @inlinable
     public func canOpen(_ index: Int) -> Bool {
-        let word = index >> 6
-        return index >= 0 && word < opensBits.count && opensBits[word] & (1 << UInt64(index & 63)) != 0
+        let word = (index >> 6) &- opensFirstWord
+        if word >= 0 && word < opensBits.count { return opensBits[word] & (1 << UInt64(index & 63)) != 0 }
+        return opensSparse && opensSet.contains(index)
     }
     /// Allowed presentation styles; nil means any.
     public let presentations: Set<Presentation>?
@@ -262,9 +271,14 @@ public final class Coordinator: Sendable {
     init(_ d: CoordinatorDraft) {
         (index, module, localName, name, location) = (d.index, d.module, d.localName, d.name, d.location)
         (setup, opens, opensLocations, opensSet) = (d.setup, d.opens, d.opensLocations, d.opensSet)
-        var bits = [UInt64](repeating: 0, count: ((d.opensSet.max() ?? -1) + 64) / 64)
-        for i in d.opensSet { bits[i / 64] |= 1 << UInt64(i % 64) }
-        opensBits = bits
+        let first = (d.opensSet.min() ?? 0) / 64, words = ((d.opensSet.max() ?? -1) + 64) / 64 - first
+        if words <= d.opensSet.count + Self.sparseWordsBeyondMembers {
+            var bits = [UInt64](repeating: 0, count: max(words, 0))
+            for i in d.opensSet { bits[i / 64 - first] |= 1 << UInt64(i % 64) }
+            (opensBits, opensFirstWord, opensSparse) = (bits, first, false)
+        } else {
+            (opensBits, opensFirstWord, opensSparse) = ([], 0, true)
+        }
         presentations = d.presentations
         presentationMask = d.presentations.map { $0.reduce(0) { $0 | Self.bit($1) } } ?? 0xFF
         (preconditions, leave, tabs, isTabContainer, tabBack) = (d.preconditions, d.leave, d.tabs, !d.tabs.isEmpty, d.tabBack)

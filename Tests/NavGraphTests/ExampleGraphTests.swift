@@ -222,4 +222,35 @@ struct MiniSchemaValidator {
             }
         }
     }
+
+    /// The bits span only the words from a coordinator's lowest ability to its highest, and none when
+    /// those are far apart: a chain of 3,000 screens (each opening the next) took words up to its
+    /// ability's index, 70,000 for the chain, the square of the screens (1.2 GB at 120,000).
+    /// Whichever form a coordinator takes, `canOpen` says what `opens` says.
+    @Test func abilitiesTakeMemoryByTheirCountNotTheirIndex() throws {
+        let n = 3_000
+        var lines = ["root: {stack: S0}", "coordinators:"]
+        var rng = SplitMix64(seed: 51)
+        for i in 0..<n {
+            var opens: Set<Int> = [(i + 1) % n]
+            switch i % 4 {
+            case 0: break  // a chain
+            case 1: opens.insert(0)  // far apart: the first and the next
+            case 2: for _ in 0..<Int.random(in: 1...40, using: &rng) { opens.insert(Int.random(in: max(0, i - 300)...min(n - 1, i + 300), using: &rng)) }
+            default: for _ in 0..<Int.random(in: 1...5, using: &rng) { opens.insert(Int.random(in: 0..<n, using: &rng)) }
+            }
+            lines.append("  S\(i): {opens: [\(opens.sorted().map { "S\($0)" }.joined(separator: ", "))]}")
+        }
+        let (g, d) = GraphLoader.load(sources: [GraphSource(file: "app.yaml", text: lines.joined(separator: "\n") + "\n")], baseDirectory: "/")
+        let graph = try #require(g, "\(d.errors.prefix(3))")
+        var words = 0
+        for c in graph.coordinators {
+            #expect(c.opensBits.count <= c.opensSet.count + Coordinator.sparseWordsBeyondMembers, "\(c.name): \(c.opensBits.count) words for \(c.opensSet.count)")
+            words += c.opensBits.count
+            for t in Set(c.opensSet.flatMap { [$0 - 1, $0, $0 + 1, $0 + 64, $0 - 64] } + [-1, -64, 0, n, n + 63, Int.random(in: 0..<n, using: &rng)]) {
+                #expect(c.canOpen(t) == c.opensSet.contains(t), "\(c.name) → \(t)")
+            }
+        }
+        #expect(words < 4 * n, "\(words) words of ability bits for \(n) coordinators")
+    }
 }
