@@ -11,18 +11,42 @@ struct Doc {
     let value: Value
     let location: SourceLocation
 
+    /// The YAML nodes several files may expand to together (`--max-graph-nodes`): each file read
+    /// spends what it expands to.
+    struct NodeBudget {
+        let max: Int
+        var left: Int
+        init(_ max: Int) {
+            self.max = max
+            left = max
+        }
+        var isSpent: Bool { left < 0 }
+    }
+
     /// `empty`: what to say of a file that holds nothing (by default, a module file's words).
     static func parse(_ text: String, file: String, maxNodes: Int = GraphLimits().maxNodes, empty: String? = nil,
                       diagnostics: inout Diagnostics) -> Doc? {
-        var reader = YAMLReader(file: file, maxNodes: maxNodes)
+        var budget = NodeBudget(maxNodes)
+        return parse(text, file: file, budget: &budget, empty: empty, diagnostics: &diagnostics)
+    }
+
+    /// The file's document, its nodes spent from `budget` (one the files before it spent from).
+    static func parse(_ text: String, file: String, budget: inout NodeBudget, empty: String? = nil,
+                      diagnostics: inout Diagnostics) -> Doc? {
+        var reader = YAMLReader(file: file, maxNodes: budget.left)
+        let before = budget.left
+        defer { budget.left = reader.budget }
         let doc: Doc?
         do throws(YAMLReader.Failure) {
             doc = try reader.read(text)
         } catch {
             switch error {
             case .tooManyNodes:
+                let what = before < budget.max
+                    ? "with the \(budget.max - before) YAML nodes of the module files read before it, the file expands the graph to more than \(budget.max) (the --max-graph-nodes limit, over every module file)"
+                    : "the file expands to more than \(budget.max) YAML nodes (the --max-graph-nodes limit)"
                 diagnostics.error(SourceLocation(file: file, line: 1, column: 1),
-                                  "the file expands to more than \(maxNodes) YAML nodes (the --max-graph-nodes limit); YAML aliases (*name) repeat what they name, so a few of them can multiply a small file: write the values out, or raise the limit")
+                                  "\(what); YAML aliases (*name) repeat what they name, so a few of them can multiply a small file: write the values out, or raise the limit")
             case .syntax(let line, let column, let message):
                 diagnostics.error(SourceLocation(file: file, line: line, column: column), message)
             }

@@ -212,7 +212,8 @@ struct Builder {
     // MARK: passes
 
     mutating func build(_ sources: [GraphSource]) -> NavigationGraph? {
-        declareModules(sources)
+        // A graph past its size is not checked further: what its files say is not all read.
+        guard declareModules(sources) else { return nil }
         buildCoordinators()
         let preconditions = buildPreconditions()
         let (routes, links, top) = buildRoutesLinksAndRoot()
@@ -233,15 +234,27 @@ struct Builder {
                                rootLocation: rootLocation, guards: guards, baseDirectory: baseDirectory)
     }
 
-    /// Pass 1: parse files, name modules, declare coordinators and preconditions.
-    private mutating func declareModules(_ sources: [GraphSource]) {
+    /// Pass 1: parse files, name modules, declare coordinators and preconditions. False when the
+    /// files together are past `--max-graph-bytes` or `--max-graph-nodes` (said in a diagnostic).
+    private mutating func declareModules(_ sources: [GraphSource]) -> Bool {
+        // What every file's documents may spend together, as they are held until the graph is built.
+        var bytes = 0
+        var nodes = Doc.NodeBudget(limits.maxNodes)
         for src in sources {
             guard src.text.utf8.count <= limits.maxFileBytes else {
                 d.error(SourceLocation(file: src.file, line: 1, column: 1),
                         "the file is \(src.text.utf8.count) bytes; a module file may be at most \(limits.maxFileBytes) (the --max-graph-file limit)")
                 continue
             }
-            guard let doc = Doc.parse(src.text, file: src.file, maxNodes: limits.maxNodes, diagnostics: &d) else { continue }
+            guard bytes + src.text.utf8.count <= limits.maxTotalBytes else {
+                d.error(SourceLocation(file: src.file, line: 1, column: 1), GraphLoader.tooLarge(total: bytes, adding: src.text.utf8.count, limits))
+                return false
+            }
+            bytes += src.text.utf8.count
+            guard let doc = Doc.parse(src.text, file: src.file, budget: &nodes, diagnostics: &d) else {
+                if nodes.isSpent { return false }
+                continue
+            }
             guard let top = doc.mapping else {
                 d.error(doc.location, "a module file must be a mapping with keys such as `coordinators:` and `routes:`, not \(doc.typeName)")
                 continue
@@ -299,6 +312,7 @@ struct Builder {
             }
             modules.append(raw)
         }
+        return true
     }
 
     /// Pass 2: ability sets, then coordinators (whose `opens` may name them), then flows.

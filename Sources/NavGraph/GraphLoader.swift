@@ -18,8 +18,12 @@ public struct GraphLimits: Sendable {
     /// The largest module file read, in bytes (`--max-graph-file`). Default 4 MiB, hundreds of times
     /// a real module's size.
     public var maxFileBytes = Limit.maxGraphFile.defaultValue
-    /// The most YAML nodes one file may expand to, aliases counted each time they are used
-    /// (`--max-graph-nodes`). Default 200,000: a 600-byte alias bomb expands to 10^10.
+    /// The most bytes of all module files together (`--max-graph-bytes`). Default 64 MiB: with
+    /// `maxFileBytes` alone, `maxFiles` files could be 40 GB, read before anything is checked.
+    public var maxTotalBytes = Limit.maxGraphBytes.defaultValue
+    /// The most YAML nodes all module files together may expand to, aliases counted each time they
+    /// are used (`--max-graph-nodes`). Default 1,000,000: a 600-byte alias bomb expands to 10^10,
+    /// and every file's nodes are held until the graph is built.
     public var maxNodes = Limit.maxGraphNodes.defaultValue
     /// The most edges a graph may hold once its ability sets and guards are expanded
     /// (`--max-graph-edges`): each coordinator's opens, a set counting each of its coordinators, and
@@ -68,6 +72,7 @@ public enum GraphLoader {
             return (nil, d)
         }
         var sources: [GraphSource] = []
+        var total = 0
         for n in names {
             let path = (directory as NSString).appendingPathComponent(n)
             // Opened without waiting (a FIFO put in its place after a look at it would block the
@@ -93,6 +98,10 @@ public enum GraphLoader {
                         "the file is \(st.st_size) bytes; a module file may be at most \(limits.maxFileBytes) (the --max-graph-file limit)")
                 continue
             }
+            guard total + Int(st.st_size) <= limits.maxTotalBytes else {
+                d.error(SourceLocation(file: path, line: 1, column: 1), tooLarge(total: total, adding: Int(st.st_size), limits))
+                return (nil, d)
+            }
             guard let data = try? handle.read(upToCount: limits.maxFileBytes + 1) ?? Data() else {
                 d.error(SourceLocation(file: path, line: 1, column: 1), "cannot read the file")
                 continue
@@ -102,6 +111,11 @@ public enum GraphLoader {
                         "the file grew past \(limits.maxFileBytes) bytes while it was read (the --max-graph-file limit)")
                 continue
             }
+            guard total + data.count <= limits.maxTotalBytes else {
+                d.error(SourceLocation(file: path, line: 1, column: 1), tooLarge(total: total, adding: data.count, limits))
+                return (nil, d)
+            }
+            total += data.count
             guard let text = String(data: data, encoding: .utf8) else {
                 d.error(SourceLocation(file: path, line: 1, column: 1), "the file is not UTF-8 text")
                 continue
@@ -117,6 +131,12 @@ public enum GraphLoader {
         d.append(contentsOf: more)
         if let g { checkCommandPrograms(g, &d) }
         return (d.hasErrors ? nil : g, d)
+    }
+
+    /// Why a graph is refused when a module file of `adding` bytes would bring its files past
+    /// `limits.maxTotalBytes`, `total` bytes being read already.
+    static func tooLarge(total: Int, adding: Int, _ limits: GraphLimits) -> String {
+        "with this file of \(adding) bytes the graph's module files would be \(total + adding) bytes together; a graph may be at most \(limits.maxTotalBytes) (the --max-graph-bytes limit): split the app into fewer, smaller modules, or raise the limit"
     }
 
     /// What a load of `directory` would read, as the system describes it without reading a file:

@@ -4,7 +4,7 @@ import CYaml
 /// node tree and tag resolution: graph files are read as plain data, so each scalar only needs
 /// its text, its style and its position. Iterative (an explicit stack), so nesting depth is
 /// bounded by memory, not the thread's stack; every node made, aliases included, counts against
-/// the file's node budget.
+/// the node budget (one file's, or what the files of a graph have left).
 struct YAMLReader {
     enum Failure: Error {
         /// A syntax (or encoding) error: where and what, as libyaml says it.

@@ -34,7 +34,10 @@ struct Check: ParsableCommand, GraphLimitOptions {
     @Option(help: "Largest module file read, in bytes.")
     var maxGraphFile: Int = Limit.maxGraphFile.defaultValue
 
-    @Option(help: "Most YAML nodes one module file may expand to (aliases counted at every use).")
+    @Option(help: "Most bytes of a graph's module files together.")
+    var maxGraphBytes: Int = Limit.maxGraphBytes.defaultValue
+
+    @Option(help: "Most YAML nodes a graph's module files may expand to together (aliases counted at every use).")
     var maxGraphNodes: Int = Limit.maxGraphNodes.defaultValue
 
     @Option(help: "Most edges a graph may hold once ability sets and guards are expanded: each coordinator's opens (a set counts each of its coordinators) and each guard once per coordinator.")
@@ -131,7 +134,10 @@ struct Explore: ParsableCommand, GraphLimitOptions {
     @Option(help: "Largest module file read, in bytes.")
     var maxGraphFile: Int = Limit.maxGraphFile.defaultValue
 
-    @Option(help: "Most YAML nodes one module file may expand to (aliases counted at every use).")
+    @Option(help: "Most bytes of a graph's module files together.")
+    var maxGraphBytes: Int = Limit.maxGraphBytes.defaultValue
+
+    @Option(help: "Most YAML nodes a graph's module files may expand to together (aliases counted at every use).")
     var maxGraphNodes: Int = Limit.maxGraphNodes.defaultValue
 
     @Option(help: "Most edges a graph may hold once ability sets and guards are expanded: each coordinator's opens (a set counts each of its coordinators) and each guard once per coordinator.")

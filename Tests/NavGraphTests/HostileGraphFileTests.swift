@@ -23,7 +23,7 @@ import Glibc
         defer { d.remove() }
         let (g, diags) = GraphLoader.load(directory: d.path)
         #expect(g == nil)
-        #expect(diags.errors.map(\.message).contains { $0.contains("more than 200000 YAML nodes") }, "\(diags.errors)")
+        #expect(diags.errors.map(\.message).contains { $0.contains("more than \(GraphLimits().maxNodes) YAML nodes (the --max-graph-nodes limit)") }, "\(diags.errors)")
     }
 
     /// Nesting past libyaml's 1000 levels is named as a depth, not as libyaml's own function.
@@ -101,6 +101,52 @@ import Glibc
         let (g, diags) = GraphLoader.load(directory: d.path, limits: limits)
         #expect(g == nil)
         #expect(diags.errors.first?.message.contains("may be at most 2048 (the --max-graph-file limit)") == true, "\(diags.errors)")
+    }
+
+    /// Each file within `--max-graph-file` and `--max-graph-nodes` alone, 10,000 of them could be
+    /// 40 GB of text and billions of nodes, all held before the check: the files of a graph are
+    /// bounded together, in bytes (the file that would pass the bound is not read) and in nodes.
+    /// The graph is refused with that one error, not with what the files left out would have named.
+    @Test func theModuleFilesAreBoundedTogether() throws {
+        // Four modules of 20 screens, each opening the next module's first screen.
+        var files: [String: String] = [:]
+        for (i, m) in ["a", "b", "c", "d"].enumerated() {
+            var text = i == 0 ? "root: {stack: a.S0}\n" : ""
+            text += "coordinators:\n"
+            for j in 0..<20 { text += "  S\(j): {opens: [S\((j + 1) % 20)\(i < 3 ? ", \(["a", "b", "c", "d"][i + 1]).S0" : "")]}\n" }
+            files["\(m).yaml"] = text
+        }
+        let d = try dir(files)
+        defer { d.remove() }
+        let sizes = ["a", "b", "c", "d"].map { files["\($0).yaml"]!.utf8.count }
+        var limits = GraphLimits()
+        limits.maxTotalBytes = sizes.reduce(0, +)
+        let whole = GraphLoader.load(directory: d.path, limits: limits)
+        #expect(whole.graph?.coordinators.count == 80, "\(whole.diagnostics.errors)")
+
+        limits.maxTotalBytes = sizes[0] + sizes[1] + sizes[2] - 1
+        let (g, diags) = GraphLoader.load(directory: d.path, limits: limits)
+        #expect(g == nil)
+        #expect(diags.errors.count == 1 && diags.errors.first?.location.file.hasSuffix("/c.yaml") == true, "\(diags.errors)")
+        #expect(diags.errors.first?.message.contains("the graph's module files would be \(sizes[0] + sizes[1] + sizes[2]) bytes together; a graph may be at most \(limits.maxTotalBytes) (the --max-graph-bytes limit)") == true, "\(diags.errors)")
+        // The same bound for files given as text (navd's embedded example, tests).
+        let sources = ["a", "b", "c", "d"].map { GraphSource(file: "\($0).yaml", text: files["\($0).yaml"]!) }
+        let given = GraphLoader.load(sources: sources, baseDirectory: "/", limits: limits)
+        #expect(given.graph == nil && given.diagnostics.errors.count == 1 && given.diagnostics.errors.first?.location.file == "c.yaml", "\(given.diagnostics.errors)")
+
+        // Nodes: each file alone is far within the bound; the four together are not.
+        limits = GraphLimits()
+        var one = Diagnostics()
+        var spent = Doc.NodeBudget(1_000_000)
+        _ = Doc.parse(files["a.yaml"]!, file: "a.yaml", budget: &spent, diagnostics: &one)
+        let perFile = spent.max - spent.left
+        limits.maxNodes = perFile * 4 - 40
+        let nodes = GraphLoader.load(directory: d.path, limits: limits)
+        #expect(nodes.graph == nil && nodes.diagnostics.errors.count == 1, "\(nodes.diagnostics.errors)")
+        #expect(nodes.diagnostics.errors.first?.location.file.hasSuffix("/d.yaml") == true, "\(nodes.diagnostics.errors)")
+        #expect(nodes.diagnostics.errors.first?.message.contains("YAML nodes of the module files read before it, the file expands the graph to more than \(limits.maxNodes) (the --max-graph-nodes limit, over every module file)") == true, "\(nodes.diagnostics.errors)")
+        limits.maxNodes = perFile * 4 + 40
+        #expect(GraphLoader.load(directory: d.path, limits: limits).graph != nil)
     }
 
     /// A set in `opens` brings each of its coordinators, and a guard is checked against every

@@ -22,6 +22,7 @@ import Testing
             (.maxQueueWait, Int(c.maxQueueWaitMs)), (.maxKeysPerUid, c.maxKeysPerUid), (.maxKeyBytesPerUid, c.maxKeyBytesPerUid),
             (.maxName, c.maxName), (.messageTimeout, Int(c.messageTimeoutMs)), (.logCompactBytes, c.logCompactBytes),
             (.logCompactRatio, c.logCompactRatio), (.maxGraphFile, GraphLimits().maxFileBytes), (.maxGraphNodes, GraphLimits().maxNodes),
+            (.maxGraphBytes, GraphLimits().maxTotalBytes), (.maxGraphEdges, GraphLimits().maxEdges),
             // What the layers take from the configuration, and their own defaults.
             (.maxSessions, n.sessions.limit), (.maxPending, n.pending.limit), (.maxName, n.maxName), (.maxMessage, t.maxMessage),
             (.maxSessions, NavigatorLimits().sessions.limit), (.maxMessage, TransportLimits().maxMessage), (.maxConnections, TransportLimits().connections.limit),

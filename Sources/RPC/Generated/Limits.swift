@@ -70,8 +70,10 @@ extension Limit {
     public static let messageTimeout = Limit(option: "--message-timeout", unit: .duration, defaultValue: 30_000, least: 100)
     /// `--max-graph-file`: Largest module file read, in bytes.
     public static let maxGraphFile = Limit(option: "--max-graph-file", unit: .bytes, defaultValue: 4_194_304, least: 1_024)
-    /// `--max-graph-nodes`: Most YAML nodes one module file may expand to (aliases counted at every use).
-    public static let maxGraphNodes = Limit(option: "--max-graph-nodes", unit: .count, defaultValue: 200_000, least: 100)
+    /// `--max-graph-bytes`: Most bytes of a graph's module files together.
+    public static let maxGraphBytes = Limit(option: "--max-graph-bytes", unit: .bytes, defaultValue: 67_108_864, least: 1_024)
+    /// `--max-graph-nodes`: Most YAML nodes a graph's module files may expand to together (aliases counted at every use).
+    public static let maxGraphNodes = Limit(option: "--max-graph-nodes", unit: .count, defaultValue: 1_000_000, least: 100)
     /// `--max-graph-edges`: Most edges a graph may hold once ability sets and guards are expanded: each coordinator's opens (a set counts each of its coordinators) and each guard once per coordinator.
     public static let maxGraphEdges = Limit(option: "--max-graph-edges", unit: .count, defaultValue: 500_000, least: 100)
     /// `--log-compact-bytes`: Size in bytes of the state file's log (STATE.log) at which its snapshot is rewritten and the log starts again, at least.
@@ -84,5 +86,5 @@ extension Limit {
     public static let slowlogThreshold = Limit(option: "--slowlog-threshold", unit: .duration, defaultValue: 10, least: 0)
 
     /// Every limit, in the order of PROTOCOL.md's table.
-    public static let all: [Limit] = [maxMessage, maxDepth, maxConnections, maxOutput, maxTotalOutput, maxTotalInput, maxDataBytes, maxBatch, maxSessions, maxSessionsPerUid, maxConnectionsPerUid, maxTreeDepth, maxTreeNodes, maxParamsBytes, maxFacts, maxFactValue, maxFactsBytes, maxPending, maxPendingPerUid, maxPendingPerConnection, maxSubscriptions, maxSubscriptionsPerConnection, maxProvidedPerConnection, maxPendingPerSession, maxChildren, maxChildrenPerUid, maxProviderRequests, maxProviderRequestsPerUid, maxQueueWait, maxKeysPerUid, maxKeyBytesPerUid, maxName, messageTimeout, maxGraphFile, maxGraphNodes, maxGraphEdges, logCompactBytes, logCompactRatio, slowlogMaxLen, slowlogThreshold]
+    public static let all: [Limit] = [maxMessage, maxDepth, maxConnections, maxOutput, maxTotalOutput, maxTotalInput, maxDataBytes, maxBatch, maxSessions, maxSessionsPerUid, maxConnectionsPerUid, maxTreeDepth, maxTreeNodes, maxParamsBytes, maxFacts, maxFactValue, maxFactsBytes, maxPending, maxPendingPerUid, maxPendingPerConnection, maxSubscriptions, maxSubscriptionsPerConnection, maxProvidedPerConnection, maxPendingPerSession, maxChildren, maxChildrenPerUid, maxProviderRequests, maxProviderRequestsPerUid, maxQueueWait, maxKeysPerUid, maxKeyBytesPerUid, maxName, messageTimeout, maxGraphFile, maxGraphBytes, maxGraphNodes, maxGraphEdges, logCompactBytes, logCompactRatio, slowlogMaxLen, slowlogThreshold]
 }

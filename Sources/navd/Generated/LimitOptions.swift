@@ -92,6 +92,7 @@ extension Serve {
 /// its `graph limit options` markers).
 protocol GraphLimitOptions {
     var maxGraphFile: Int { get }
+    var maxGraphBytes: Int { get }
     var maxGraphNodes: Int { get }
     var maxGraphEdges: Int { get }
 }
@@ -99,6 +100,7 @@ protocol GraphLimitOptions {
 extension GraphLimitOptions {
     func validateGraphLimits() throws {
         try check(Limit.maxGraphFile, maxGraphFile)
+        try check(Limit.maxGraphBytes, maxGraphBytes)
         try check(Limit.maxGraphNodes, maxGraphNodes)
         try check(Limit.maxGraphEdges, maxGraphEdges)
     }
@@ -106,6 +108,7 @@ extension GraphLimitOptions {
     var graphLimits: GraphLimits {
         var limits = GraphLimits()
         limits.maxFileBytes = maxGraphFile
+        limits.maxTotalBytes = maxGraphBytes
         limits.maxNodes = maxGraphNodes
         limits.maxEdges = maxGraphEdges
         return limits
