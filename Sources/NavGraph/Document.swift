@@ -42,11 +42,10 @@ struct Doc {
         } catch {
             switch error {
             case .tooManyNodes:
-                let what = before < budget.max
-                    ? "with the \(budget.max - before) YAML nodes of the module files read before it, the file expands the graph to more than \(budget.max) (the --max-graph-nodes limit, over every module file)"
-                    : "the file expands to more than \(budget.max) YAML nodes (the --max-graph-nodes limit)"
-                diagnostics.error(SourceLocation(file: file, line: 1, column: 1),
-                                  "\(what); YAML aliases (*name) repeat what they name, so a few of them can multiply a small file: write the values out, or raise the limit")
+                let aliases = "YAML aliases (*name) repeat what they name, so a few of them can multiply a small file"
+                diagnostics.error(SourceLocation(file: file, line: 1, column: 1), before < budget.max
+                    ? "with the \(budget.max - before) YAML nodes of the module files read before it, the file expands the graph to more than \(budget.max) (the --max-graph-nodes limit, over every module file); raise the limit for a graph this large (\(aliases))"
+                    : "the file expands to more than \(budget.max) YAML nodes (the --max-graph-nodes limit); \(aliases): write the values out, or raise the limit")
             case .syntax(let line, let column, let message):
                 diagnostics.error(SourceLocation(file: file, line: line, column: column), message)
             }

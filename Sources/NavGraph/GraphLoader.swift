@@ -136,7 +136,7 @@ public enum GraphLoader {
     /// Why a graph is refused when a module file of `adding` bytes would bring its files past
     /// `limits.maxTotalBytes`, `total` bytes being read already.
     static func tooLarge(total: Int, adding: Int, _ limits: GraphLimits) -> String {
-        "with this file of \(adding) bytes the graph's module files would be \(total + adding) bytes together; a graph may be at most \(limits.maxTotalBytes) (the --max-graph-bytes limit): split the app into fewer, smaller modules, or raise the limit"
+        "with this file of \(adding) bytes the graph's module files would be \(total + adding) bytes together; a graph may be at most \(limits.maxTotalBytes) (the --max-graph-bytes limit): make the modules smaller, or raise the limit for a graph this large"
     }
 
     /// What a load of `directory` would read, as the system describes it without reading a file:

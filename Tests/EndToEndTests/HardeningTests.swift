@@ -590,6 +590,32 @@ import Glibc
 
 /// `graph.reload` of a hostile directory: refused quickly with a diagnostic, other clients served.
 @Suite struct HostileReloadTests {
+    /// A graph is loaded and checked on libuv's thread pool: while 12,000 coordinators load (most
+    /// of a second in a debug build), the loop answers every other request, the caller's included
+    /// (its `ping` sent after three reloads is answered first), and the graph in force serves. Of
+    /// three reloads asked together, the first loads at once; the two asked meanwhile wait and are
+    /// answered by one load after it.
+    @Test func aLargeGraphLoadsWhileEveryoneIsServed() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        try "root: {stack: Home}\ncoordinators:\n  Home: {}\n".write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
+        let d = try Daemon(arguments: ["--graph", dir.path])
+        let names = (0..<12_000).map { "S\($0)" }
+        let large = "root: {stack: Home}\ncoordinators:\n  Home: {opens: [S0, S11999]}\n"
+            + names.map { "  \($0): {setup: {type: object, properties: {id: {type: string}}}}\n" }.joined()
+        try large.write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
+        let a = try d.client(), b = try d.client()
+        try a.sendRaw((1...3).map { #"{"jsonrpc":"2.0","id":\#(100_000 + $0),"method":"graph.reload"}"# + "\n" }.joined()
+                      + #"{"jsonrpc":"2.0","id":100004,"method":"ping"}"# + "\n")
+        let first = try #require(try a.readMessage(timeout: 30))
+        #expect(first["id"] == 100004 && first["result"] == "pong", "the ping is answered before the reloads: \(first)")
+        #expect(try b.callError("navigate", ["to": "S0"])["data"]?["kind"] == "unknownTarget", "the graph in force serves while the next loads")
+        let replies = try (1...3).map { try a.reply(to: .int(100_000 + $0), timeout: 60)["result"] ?? .null }
+        #expect(replies.map { $0["ok"] } == [true, true, true], "\(replies)")
+        #expect(replies.map { $0["version"] } == [2, 3, 3], "one load answers the two reloads that waited: \(replies)")
+        #expect(try b.call("navigate", ["to": "S11999"])["node"] != nil)
+    }
+
     @Test func reloadingAnAliasBombIsRefusedWhileOthersAreServed() throws {
         let dir = TempDir()
         defer { dir.remove() }
