@@ -1233,7 +1233,7 @@ public enum EmbeddedProtocol {
       ],
       "result": {
         "name": "reloaded",
-        "description": "`ok`, `errors`, `version`, `removedNodes`, `warnings`",
+        "description": "`ok`, `errors` (at most 100; `errorCount` counts them when there were more), `version`, `removedNodes`, `warnings` (at most 100; `warningCount`)",
         "schema": {
           "type": "object",
           "required": [
@@ -1264,6 +1264,14 @@ public enum EmbeddedProtocol {
             },
             "hint": {
               "type": "string"
+            },
+            "errorCount": {
+              "type": "integer",
+              "description": "How many errors there were, when more than the 100 that errors lists."
+            },
+            "warningCount": {
+              "type": "integer",
+              "description": "How many warnings there were, when more than the 100 that warnings lists."
             }
           }
         }

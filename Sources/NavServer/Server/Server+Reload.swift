@@ -59,23 +59,16 @@ extension Server {
     /// The graph a load made swapped in, or why not.
     private func swapIn(_ loaded: NavigationGraph?, _ diagnostics: Diagnostics, path: String?, source: String?, force: Bool) -> JSONValue {
         guard let newGraph = loaded else {
-            let errors = diagnostics.errors.map { JSONValue.string($0.description) }
-            logger.warning("graph reload refused: the new graph has errors", metadata: ["navd.errors": "\(errors.count)"])
-            announceRefusal(errors, hint: nil)
-            return ["ok": false, "errors": .array(errors)]
+            logger.warning("graph reload refused: the new graph has errors", metadata: ["navd.errors": "\(diagnostics.errors.count)"])
+            return refused(diagnostics.errors.map(\.description), hint: nil)
         }
         if let problem = config.session.problem(with: newGraph) {
-            let errors: [JSONValue] = [.string("the new graph cannot be served within navd's limits: \(problem)")]
-            announceRefusal(errors, hint: nil)
-            return ["ok": false, "errors": .array(errors)]
+            return refused(["the new graph cannot be served within navd's limits: \(problem)"], hint: nil)
         }
         let removed: Int
         switch navigator.swapGraph(to: newGraph, force: force) {
         case .refused(let problems):
-            let errors = problems.map(JSONValue.string)
-            let hint = "dismiss those nodes first, or reload with force: true to remove them (a session whose tabs changed is reset to the new root)"
-            announceRefusal(errors, hint: hint)
-            return ["ok": false, "errors": .array(errors), "hint": .string(hint)]
+            return refused(problems, hint: "dismiss those nodes first, or reload with force: true to remove them (a session whose tabs changed is reset to the new root)")
         case .swapped(let n):
             removed = n
         }
@@ -92,8 +85,30 @@ extension Server {
         // session hears it once; the others (the caller included) are not sent what they did not ask for.
         transport.broadcast(method: "graphReloaded", params: ["version": .int(graphVersion)], to: subscribedConnections)
         logger.info("graph reloaded", metadata: ["navd.graph": "\(source ?? "embedded example")", "navd.coordinators": "\(newGraph.coordinators.count)"])
-        return ["ok": true, "errors": [], "version": .int(graphVersion), "removedNodes": .int(removed),
-                "warnings": .array(diagnostics.warnings.map { .string($0.description) })]
+        var answer: JSONObject = ["ok": true, "errors": [], "version": .int(graphVersion), "removedNodes": .int(removed)]
+        Server.list(diagnostics.warnings.map(\.description), as: "warnings", counted: "warningCount", into: &answer)
+        return .object(answer)
+    }
+
+    /// The most errors, and the most warnings, a reload's answer lists (`errorCount` and
+    /// `warningCount` say how many there were when there were more): a graph of thousands of
+    /// screens no link reaches has a warning for each, and the answer must fit in `--max-output`.
+    static let diagnosticsAnswered = 100
+
+    /// `items` as the array `key` of `answer`, its first ``diagnosticsAnswered``, and their number
+    /// as `countKey` when there were more.
+    private static func list(_ items: [String], as key: String, counted countKey: String, into answer: inout JSONObject) {
+        answer[key] = .array(items.prefix(diagnosticsAnswered).map(JSONValue.string))
+        if items.count > diagnosticsAnswered { answer[countKey] = .int(items.count) }
+    }
+
+    /// A reload that leaves the graph in force: told to those who hear reloads, and answered.
+    private func refused(_ errors: [String], hint: String?) -> JSONValue {
+        announceRefusal(errors, hint: hint)
+        var answer: JSONObject = ["ok": false]
+        Server.list(errors, as: "errors", counted: "errorCount", into: &answer)
+        if let hint { answer["hint"] = .string(hint) }
+        return .object(answer)
     }
 
     /// Each connection subscribed to some session, once: who hears the graph's reloads.
@@ -107,8 +122,8 @@ extension Server {
     /// A reload that left the graph in force, told to those who hear reloads (`graphReloadRefused`):
     /// a front-end shows a developer why the graph they saved is not served (under `--watch-graph`,
     /// or a SIGHUP, nobody else is told), as a language server publishes diagnostics.
-    private func announceRefusal(_ errors: [JSONValue], hint: String?) {
-        var params: JSONObject = ["errors": .array(Array(errors.prefix(Server.refusalErrorsSent))), "count": .int(errors.count)]
+    private func announceRefusal(_ errors: [String], hint: String?) {
+        var params: JSONObject = ["errors": .array(errors.prefix(Server.refusalErrorsSent).map(JSONValue.string)), "count": .int(errors.count)]
         if let hint { params["hint"] = .string(hint) }
         transport.broadcast(method: "graphReloadRefused", params: .object(params), to: subscribedConnections)
     }
