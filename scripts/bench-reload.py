@@ -6,14 +6,16 @@ sessions open (each showing two screens), as a Markdown table.
 
     python3 scripts/bench-reload.py .build/release/navd [COORDINATORS,...] [SESSIONS,...]
 
-Defaults: 10000,50000 coordinators; 0,100000 sessions. navd runs with --ephemeral (the
-state file's reload record is another cost, measured by the durable cell of make bench).
+Defaults: 10000,50000 coordinators; 0,100000 sessions. navd runs with --ephemeral; DURABLE=1
+runs it in its default durable mode, a state file beside it (the reload then writes every
+session's state rebuilt).
 """
 import json, os, shutil, socket, subprocess, sys, tempfile, threading, time
 
 NAVD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".build/release/navd")
 SIZES = [int(x) for x in (sys.argv[2] if len(sys.argv) > 2 else "10000,50000").split(",")]
 SESSIONS = [int(x) for x in (sys.argv[3] if len(sys.argv) > 3 else "0,100000").split(",")]
+DURABLE = os.environ.get("DURABLE") == "1"
 
 
 class Raw:
@@ -66,8 +68,11 @@ def measure(work, n, sessions):
     os.mkdir(g)
     open(g + "/app.yaml", "w").write(graph(n))
     sock = d + "/n.sock"
-    big = ["--max-graph-nodes", "100000000", "--max-graph-bytes", "1000000000", "--max-graph-file", "1000000000"]
-    p = subprocess.Popen([NAVD, "--socket", sock, "--ephemeral", "--graph", g, "--log-level", "error"] + big,
+    big = ["--max-graph-nodes", "100000000", "--max-graph-file", "1000000000"]
+    if "--max-graph-bytes" in subprocess.run([NAVD, "serve", "--help"], capture_output=True, text=True).stdout:
+        big += ["--max-graph-bytes", "1000000000"]  # (a navd before that bound has none)
+    state = ["--state", d + "/navd.state"] if DURABLE else ["--ephemeral"]
+    p = subprocess.Popen([NAVD, "--socket", sock, "--graph", g, "--log-level", "error"] + state + big,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
