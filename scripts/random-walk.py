@@ -1293,7 +1293,11 @@ def walk(server, seed, steps, restarts=False, regraph=None, transcript=None):
             P["ifVersion"] = tree["version"] - rnd.randint(0, 1)  # current, or one behind: conflict
         dry = driver.call(method, dict(P, dryRun=True)) if method in ("navigate", "open") and rnd.random() < 0.5 else None
         reply = None
-        if method not in ("(provider)", "(burst)"):
+        if method == "graph.reload":
+            i = driver.send(method, P)
+            driver.pump(i)  # answered once the graph is loaded (on navd's thread pool) and swapped in
+            reply = driver.replies.pop(i)
+        elif method not in ("(provider)", "(burst)"):
             i = driver.send(method, P)
             driver.call("ping")  # navd answers in order: a reply not in by now waits for preconditions
             reply = driver.replies.pop(i, None)
