@@ -179,7 +179,7 @@ let package = Package(
         .testTarget(name: "NavGraphTests", dependencies: ["NavGraph", "JSON", "NavTesting", "Unchecked"]),
         .testTarget(name: "NavigationCoreTests", dependencies: ["NavigationCore", "NavGraph", "JSON", "NavTesting", "NavClient", "Unchecked"]),
         .testTarget(name: "NavExploreTests", dependencies: ["NavExplore", "NavigationCore", "NavGraph", "JSON", "NavTesting"]),
-        .testTarget(name: "UVTests", dependencies: ["UV"]),
+        .testTarget(name: "UVTests", dependencies: ["UV", "NavTesting"]),
         .testTarget(name: "UncheckedTests", dependencies: ["Unchecked"]),
         .testTarget(name: "NavServerTests", dependencies: ["NavServer", "JSON", "RPC", "NavGraph", "NavigationCore", "NavTesting", "NavClient", "CChecksum", "Unchecked",
                                                            "UV", .product(name: "Logging", package: "swift-log")]),

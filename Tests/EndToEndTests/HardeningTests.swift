@@ -215,12 +215,7 @@ import Glibc
         // A socket another user put there first.
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-            for (i, b) in path.utf8.enumerated() { raw[i] = b }
-        }
-        let bound = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        let bound = UnixSocketAddress(path).bind(fd)
         try #require(bound == 0)
         chown(path, 65534, 65534)
         let squatted = try Daemon(socketPath: path, environment: env, waitUntilServing: false, useDefaultSocket: true, launcher: privateTmp)

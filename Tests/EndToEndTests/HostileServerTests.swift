@@ -22,10 +22,8 @@ final class FakeServer: @unchecked Sendable {
     init(accepts: Bool = true, talk: @escaping @Sendable (Int32) -> Void = { _ in }) throws {
         path = dir.file("fake.sock")
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &addr.sun_path) { p in for (i, b) in path.utf8.enumerated() { p[i] = b } }
-        let bound = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        let addr = UnixSocketAddress(path)
+        let bound = addr.bind(fd)
         guard bound == 0, listen(fd, accepts ? 16 : 0) == 0 else { throw TestFailure("cannot listen on \(path)") }
         if accepts {
             let listener = fd
@@ -45,7 +43,7 @@ final class FakeServer: @unchecked Sendable {
             for _ in 0..<4 {
                 let x = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
                 _ = fcntl(x, F_SETFL, O_NONBLOCK)
-                _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(x, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+                _ = addr.connect(x)
                 held.append(x)
             }
         }

@@ -67,15 +67,13 @@ import Glibc
         let d = try Daemon()
         #expect(try d.client().call("ping") == "pong")
         kill(d.pid, SIGSTOP)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in d.socketPath.utf8CString.withUnsafeBytes { raw.copyMemory(from: $0) } }
+        let address = UnixSocketAddress(d.socketPath)
         var fds: [Int32] = []
         defer { fds.forEach { close($0) } }
         var refused: Int32 = 0
         for _ in 0..<burst {
             let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-            let rc = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+            let rc = address.connect(fd)
             if rc != 0 {
                 refused = errno
                 close(fd)

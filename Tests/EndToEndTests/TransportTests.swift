@@ -497,10 +497,7 @@ import Glibc
         let path = dir.file("stale.sock")
         // A socket file nobody listens on any more.
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &addr.sun_path) { p in for (i, b) in path.utf8.enumerated() { p[i] = b } }
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        _ = UnixSocketAddress(path).bind(fd)
         close(fd)
         #expect(access(path, F_OK) == 0)
         let d = try Daemon(socketPath: path)

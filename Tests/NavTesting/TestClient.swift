@@ -28,15 +28,7 @@ public final class TestClient {
     public init(path: String) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket() failed") }
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &addr.sun_path) { p in
-            for (i, b) in bytes.enumerated() where i < p.count - 1 { p[i] = b }
-        }
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let rc = UnixSocketAddress(path).connect(fd)
         // The descriptor is closed by deinit, which runs when a fully initialized instance throws:
         // closing it here too would close whatever descriptor another thread was given since.
         guard rc == 0 else { throw TestFailure("connect(\(path)) failed: errno \(errno)") }

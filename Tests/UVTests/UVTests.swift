@@ -1,4 +1,5 @@
 import Foundation
+import NavTesting
 import Synchronization
 import Testing
 import UV
@@ -198,14 +199,12 @@ import UV
         // leaves room for one connection not yet accepted), filled by a first client.
         let listening = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(listening) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in path.utf8CString.withUnsafeBytes { raw.copyMemory(from: $0) } }
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listening, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        let address = UnixSocketAddress(path)
+        let bound = address.bind(listening)
         #expect(bound == 0 && listen(listening, 0) == 0)
         func rawConnect() -> (fd: Int32, errno: Int32) {
             let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-            let rc = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+            let rc = address.connect(fd)
             let e = errno
             if rc != 0 { close(fd) }
             return (rc == 0 ? fd : -1, rc == 0 ? 0 : e)
@@ -265,10 +264,7 @@ import UV
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // A socket file whose listener is gone: bound, then closed without listening.
         let stale = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in (dir + "/stale.sock").utf8CString.withUnsafeBytes { raw.copyMemory(from: $0) } }
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        let bound = UnixSocketAddress(dir + "/stale.sock").bind(stale)
         close(stale)
         #expect(bound == 0)
         var errors: [String: String] = [:]
