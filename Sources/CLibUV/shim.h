@@ -341,45 +341,6 @@ static inline int navuv_zero_file_in_background(uv_loop_t *loop, const char *pat
     return 0;
 }
 
-typedef struct {
-    uv_work_t req;
-    void (*work)(void *);
-    void (*done)(void *, int);
-    void *ctx;
-    int *pending;
-} navuv_job_req;
-
-static inline void navuv_job_work(uv_work_t *req) {
-    navuv_job_req *j = (navuv_job_req *)req;
-    j->work(j->ctx);
-}
-
-static inline void navuv_job_done(uv_work_t *req, int status) {
-    navuv_job_req *j = (navuv_job_req *)req;
-    *j->pending -= 1;
-    j->done(j->ctx, status);
-    free(j);
-}
-
-/// Runs `work(ctx)` on libuv's thread pool, then `done(ctx, status)` on the loop's thread (status 0,
-/// or a libuv error when the work did not run). `*pending` counts the jobs not yet done, as for
-/// closes. Returns 0, or a libuv error (nothing is done).
-static inline int navuv_run_in_background(uv_loop_t *loop, void (*work)(void *), void (*done)(void *, int), void *ctx, int *pending) {
-    navuv_job_req *j = (navuv_job_req *)calloc(1, sizeof(navuv_job_req));
-    if (!j) return UV_ENOMEM;
-    j->work = work;
-    j->done = done;
-    j->ctx = ctx;
-    j->pending = pending;
-    int rc = uv_queue_work(loop, &j->req, navuv_job_work, navuv_job_done);
-    if (rc != 0) {
-        free(j);
-        return rc;
-    }
-    *pending += 1;
-    return 0;
-}
-
 /// Whether handles closed on `loop` still wait for their close callbacks (the next iteration's end).
 static inline int navuv_has_closing_handles(uv_loop_t *loop) { return loop->closing_handles != NULL; }
 

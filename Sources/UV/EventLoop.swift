@@ -3,10 +3,9 @@ import Glibc
 import Unchecked
 
 /// One libuv loop. All handles made from it belong to the thread that runs it; nothing here is
-/// thread-safe, by design: navd is single-threaded and callback-driven, like Redis. The
-/// exceptions run on libuv's thread pool: ``closeInBackground(_:)``, ``copyInBackground(_:syncing:_:)``
-/// and ``zeroFileInBackground(_:size:_:)`` run C code alone (system calls on descriptors handed to
-/// them), and ``runInBackground(_:_:then:)`` a `@Sendable` function that shares nothing with the loop.
+/// thread-safe, by design: navd is single-threaded and callback-driven, like Redis. The two
+/// exceptions, ``closeInBackground(_:)`` and ``copyInBackground(_:syncing:_:)``, run C code alone on
+/// libuv's thread pool (system calls on descriptors handed to them; nothing of Swift's).
 public final class EventLoop {
     let raw: UnsafeMutablePointer<uv_loop_t>
     /// One read buffer shared by every stream: reads are consumed synchronously in their callback.
@@ -166,49 +165,6 @@ public final class EventLoop {
         done(-rc)
     }
 
-    /// A job of ``runInBackground(_:_:then:)``, seen from C without its result's type.
-    private class BackgroundJob {
-        let loop: EventLoop
-        let label: Handle.Label
-        init(loop: EventLoop, label: Handle.Label) {
-            self.loop = loop
-            self.label = label
-        }
-        func run() {}
-        func finish(ran: Bool) {}
-    }
-
-    private final class TypedJob<T: Sendable>: BackgroundJob {
-        let work: @Sendable () -> T
-        let done: (T?) -> Void
-        var result: T?
-        init(_ loop: EventLoop, _ label: Handle.Label, _ work: @escaping @Sendable () -> T, _ done: @escaping (T?) -> Void) {
-            self.work = work
-            self.done = done
-            super.init(loop: loop, label: label)
-        }
-        override func run() { result = work() }
-        override func finish(ran: Bool) { loop.timed(label) { done(ran ? result : nil) } }
-    }
-
-    /// Runs `work` on libuv's thread pool, where it does not hold the loop (loading and checking a
-    /// graph: up to a second at its bounds), then `done` with its result on the loop's thread (timed
-    /// as a callback of the kind `work`, said to be `what`); nil when the work could not run. `work`
-    /// shares nothing with the loop: it is `@Sendable`, and its result is handed over once it
-    /// returned. ``close()`` waits for it.
-    public func runInBackground<T: Sendable>(_ what: String, _ work: @escaping @Sendable () -> T, then done: @escaping (T?) -> Void) {
-        let job: BackgroundJob = TypedJob(self, Handle.Label(kind: "work", what: what), work, done)
-        let box = Unmanaged.passRetained(job)
-        let rc = navuv_run_in_background(raw, { ctx in
-            Unmanaged<BackgroundJob>.fromOpaque(ctx!).takeUnretainedValue().run()
-        }, { ctx, status in
-            Unmanaged<BackgroundJob>.fromOpaque(ctx!).takeRetainedValue().finish(ran: status == 0)
-        }, box.toOpaque(), pendingCloses)
-        guard rc != 0 else { return }
-        box.release()
-        done(nil)
-    }
-
     /// Writes `size` zero bytes from the start of `fd` and syncs them, as ``zeroFileInBackground(_:size:_:)``
     /// does on the thread pool, on the calling thread (it blocks: for a file needed now). Returns 0 or
     /// the error number.
@@ -242,17 +198,13 @@ public final class EventLoop {
 
     /// Runs the callback `body` of `handle`, timed when a ``stallWatch`` is set.
     @inline(__always)
-    func timed(_ handle: Handle, _ body: () -> Void) { timed(handle.label, body) }
-
-    /// Runs `body`, a callback of the loop labelled `label`, timed when a ``stallWatch`` is set.
-    @inline(__always)
-    func timed(_ label: @autoclosure () -> Handle.Label, _ body: () -> Void) {
+    func timed(_ handle: Handle, _ body: () -> Void) {
         guard let watch = stallWatch else { return body() }
         let start = uv_hrtime()
         body()
         let end = uv_hrtime()
         clockMark = end
-        if end &- start >= watch.thresholdNs { watch.report(label(), end &- start) }
+        if end &- start >= watch.thresholdNs { watch.report(handle.label, end &- start) }
     }
 
     /// The loop's cached time in milliseconds.

@@ -360,9 +360,8 @@ struct Serve: ParsableCommand, GraphLimitOptions {
                 logger.error("policy not reloaded, the previous one stays in force: \(error.problems.joined(separator: "; "))")
             }
         }
-        server.reloadGraph { r in
-            if r["ok"] != true { logger.error("graph not reloaded: \(JSONWriter.string(r))") }
-        }
+        let r = server.reloadGraph()
+        if r["ok"] != true { logger.error("graph not reloaded: \(JSONWriter.string(r))") }
     }
 
     /// The sessions kept: from PostgreSQL (cluster mode, `--store`), from the state file (the

@@ -99,18 +99,16 @@ import Glibc
     }
 
     /// Work outside reads that held the loop is kept too, named by what it was: here a SIGHUP's
-    /// reading of a policy of 5,000 uids (well past a millisecond in any build; the graph is
-    /// loaded on the thread pool, and only swapped in on the loop), a signal's callback, with no
-    /// connection, answers or methods.
+    /// reload of a graph of 400 coordinators (well past a millisecond in any build), a signal's
+    /// callback, with no connection, answers or methods.
     @Test func workOutsideReadsIsKeptWithWhatItWas() throws {
         let dir = TempDir()
         defer { dir.remove() }
-        let graphDir = dir.file("graph")
-        try FileManager.default.createDirectory(atPath: graphDir, withIntermediateDirectories: true)
-        try "root: {stack: Home}\ncoordinators:\n  Home: {}\n".write(toFile: graphDir + "/app.yaml", atomically: true, encoding: .utf8)
-        let policy = "uids:\n" + (0..<5_000).map { "  \"\(100_000 + $0)\": [viewer]\n" }.joined()
-        try policy.write(toFile: dir.file("policy.yaml"), atomically: true, encoding: .utf8)
-        let d = try Daemon(arguments: ["--graph", graphDir, "--policy", dir.file("policy.yaml"), "--slowlog-threshold", "1ms"])
+        let names = (0..<400).map { "S\($0)" }
+        let graph = "root: {stack: Home}\ncoordinators:\n  Home: {opens: [\(names.joined(separator: ", "))]}\n"
+            + names.map { "  \($0): {setup: {type: object, properties: {id: {type: string}}}}\n" }.joined()
+        try graph.write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
+        let d = try Daemon(arguments: ["--graph", dir.path, "--slowlog-threshold", "1ms"])
         let c = try d.client()
         try c.call("ping")
         #expect(kill(d.pid, SIGHUP) == 0)

@@ -1,6 +1,5 @@
 import Foundation
 import NavTesting
-import Synchronization
 import Testing
 import UV
 
@@ -87,42 +86,6 @@ import UV
         #expect(poll(&p, 1, 30_000) == 1, "the other end becomes readable")
         var byte: UInt8 = 0
         #expect(recv(fds[0], &byte, 1, Int32(MSG_DONTWAIT)) == 0, "end of file: the other end is closed")
-    }
-
-    /// Work handed to the thread pool runs on another thread while the loop goes on (its timers
-    /// fire meanwhile: the work waits for one of them), and its result comes back on the loop's
-    /// thread, its callback timed as a callback of the kind `work` with what it was said to be;
-    /// `close()` waits for a job still running.
-    @Test func workRunsOffTheLoopAndItsResultComesBackOnIt() {
-        let loop = EventLoop()
-        var kept: [Handle.Label] = []
-        loop.stallWatch = StallWatch(thresholdNs: 0) { label, _ in kept.append(label) }
-        let loopThread = pthread_self()
-        // The work waits until a timer of the loop has fired: the loop is not held while it runs.
-        let timerFired = Mutex(false)
-        let timer = Timer(loop: loop)
-        timer.start(milliseconds: 1) {
-            timerFired.withLock { $0 = true }
-            timer.close()
-        }
-        var results: [Int?] = []
-        var onLoop = false
-        loop.runInBackground("the answer computed", { () -> Int in
-            while !timerFired.withLock({ $0 }) { usleep(100) }  // the condition is what is awaited
-            return pthread_equal(pthread_self(), loopThread) != 0 ? -1 : 42
-        }, then: { r in
-            results.append(r)
-            onLoop = pthread_equal(pthread_self(), loopThread) != 0
-        })
-        loop.run()
-        #expect(results == [42], "the work ran on another thread, once")
-        #expect(onLoop, "its result came back on the loop's thread")
-        #expect(kept.contains { $0.kind == "work" && $0.what == "the answer computed" }, "\(kept.map(\.what))")
-        // A job still running when the loop closes: close() waits for it.
-        var late: Int?
-        loop.runInBackground("a late answer", { () -> Int in usleep(20_000); return 7 }, then: { late = $0 })
-        #expect(loop.close())
-        #expect(late == 7)
     }
 
     @Test func aPollHandleReportsAForeignSocketReadableThenWritable() throws {

@@ -1204,7 +1204,7 @@ public enum EmbeddedProtocol {
     },
     {
       "name": "graph.reload",
-      "summary": "Load and validate the graph again (from where it came; from path only when the policy sets allowReloadPath; on a thread of its own, while every client is served) and swap it in between two commits. Reloads asked while one loads wait for it (those asking the same are answered by one load; at most 64 wait, then limitExceeded). Needs the role admin. An invalid graph changes nothing (ok false, errors lists the diagnostics). Live nodes whose coordinator the new graph lacks refuse the reload unless force, which removes them with ordinary stackChanged notifications. Pending navigations fail with conflict; sessions keep their navigation keys. Every connection subscribed to a session receives graphReloaded once, or graphReloadRefused (the first 20 diagnostics) when the graph in force stays. SIGHUP, and a change navd --watch-graph sees, do the same.",
+      "summary": "Load and validate the graph again (from where it came; from path only when the policy sets allowReloadPath) and swap it in between two commits. Needs the role admin. An invalid graph changes nothing (ok false, errors lists the diagnostics). Live nodes whose coordinator the new graph lacks refuse the reload unless force, which removes them with ordinary stackChanged notifications. Pending navigations fail with conflict; sessions keep their navigation keys. Every connection subscribed to a session receives graphReloaded once, or graphReloadRefused (the first 20 diagnostics) when the graph in force stays. SIGHUP, and a change navd --watch-graph sees, do the same.",
       "x-navd-changes": true,
       "x-navd-roles": [
         "admin"

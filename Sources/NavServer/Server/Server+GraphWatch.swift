@@ -171,11 +171,10 @@ extension Server {
             logger.debug("the graph's directory changed but none of its module files did: nothing to reload", metadata: ["navd.graph": "\(w.path)"])
             return
         }
-        reloadGraph { [self] r in
-            guard r["ok"] != true else { return }  // reloadGraph logged it
-            let errors = r["errors"]?.arrayValue?.compactMap(\.stringValue) ?? []
-            let hint = r["hint"]?.stringValue.map { " (\($0))" } ?? ""
-            logger.error("graph not reloaded after a change to its directory, the graph in force stays: \(errors.prefix(20).joined(separator: "; "))\(hint)")
-        }
+        let r = reloadGraph()
+        guard r["ok"] != true else { return }  // reloadGraph logged it
+        let errors = r["errors"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        let hint = r["hint"]?.stringValue.map { " (\($0))" } ?? ""
+        logger.error("graph not reloaded after a change to its directory, the graph in force stays: \(errors.prefix(20).joined(separator: "; "))\(hint)")
     }
 }

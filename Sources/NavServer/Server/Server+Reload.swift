@@ -2,62 +2,18 @@ import JSON
 import NavGraph
 import NavigationCore
 
-/// One reload asked and not yet answered (``Server/reloadGraph(path:force:then:)``).
-struct WaitingReload {
-    let path: String?
-    let force: Bool
-    let done: (JSONValue) -> Void
-}
-
-/// `graph.reload`, `--watch-graph` and SIGHUP: the graph is loaded and checked on libuv's thread
-/// pool, one load at a time, while the loop serves every client; the new graph is swapped in on
-/// the loop. What happens to the sessions is the navigator's (``Navigator/swapGraph(to:force:)``).
+/// `graph.reload` and SIGHUP: the graph is loaded and checked here; what happens to the sessions is
+/// the navigator's (``Navigator/swapGraph(to:force:)``).
 extension Server {
-    /// The most reloads that may wait for the one loading (those asking the same are answered by
-    /// one load, so only a client naming many directories gets near it).
-    static let maxWaitingReloads = 64
-
-    /// Whether another reload may wait (``maxWaitingReloads``).
-    var mayWaitForReload: Bool { waitingReloads.count < Server.maxWaitingReloads }
-
-    /// Reloads from `path` (default: where the graph came from) and answers `{ok, errors, …}` to
-    /// `done`, on the loop, once the graph is loaded and swapped in (or refused). A reload asked
-    /// while another loads waits for it; those waiting that ask the same (path and force) are
-    /// answered by one load, which reads the files as they are after the one before.
-    public func reloadGraph(path: String? = nil, force: Bool = false, then done: @escaping (JSONValue) -> Void) {
-        guard graphLoader != nil else {
-            return done(["ok": false, "errors": ["this navd has no graph loader"]])
+    /// Reloads from `path` (default: where the graph came from); answers `{ok, errors, …}`.
+    public func reloadGraph(path: String? = nil, force: Bool = false) -> JSONValue {
+        guard let loader = graphLoader else {
+            return ["ok": false, "errors": ["this navd has no graph loader"]]
         }
-        waitingReloads.append(WaitingReload(path: path, force: force, done: done))
-        startNextReload()
-    }
-
-    private func startNextReload() {
-        guard !reloadLoading, let first = waitingReloads.first, let loader = graphLoader else { return }
-        let same = { (r: WaitingReload) in r.path == first.path && r.force == first.force }
-        let answered = waitingReloads.filter(same)
-        waitingReloads.removeAll(where: same)
-        reloadLoading = true
-        let source = first.path ?? graphPath
+        let source = path ?? graphPath
         // `--watch-graph` reloads only what changed since this load (its files as they are now).
         if let w = graphWatch, let source, source == w.path { w.fingerprint = GraphLoader.fingerprint(directory: source) }
-        loop.runInBackground("graph loaded, swapped in", { loader(source) }, then: { [self] loaded in
-            reloadLoading = false
-            let r: JSONValue
-            if !phase.isServing {
-                r = ["ok": false, "errors": ["navd is stopping; the graph in force stays"]]
-            } else if let (graph, diagnostics) = loaded {
-                r = swapIn(graph, diagnostics, path: first.path, source: source, force: first.force)
-            } else {
-                r = ["ok": false, "errors": ["the graph could not be loaded: libuv's thread pool did not run the load"]]
-            }
-            for w in answered { w.done(r) }
-            if phase.isServing { startNextReload() }
-        })
-    }
-
-    /// The graph a load made swapped in, or why not.
-    private func swapIn(_ loaded: NavigationGraph?, _ diagnostics: Diagnostics, path: String?, source: String?, force: Bool) -> JSONValue {
+        let (loaded, diagnostics) = loader(source)
         guard let newGraph = loaded else {
             logger.warning("graph reload refused: the new graph has errors", metadata: ["navd.errors": "\(diagnostics.errors.count)"])
             return refused(diagnostics.errors.map(\.description), hint: nil)

@@ -128,13 +128,8 @@ public final class Server {
         transport.repliesMayWait = !s.writesNothing
         return navigator.restore(sessions, from: s, placement: shared.map(Replicated.init) ?? OneNode())
     }
-    /// Loads a graph from a directory (nil: the embedded example), for `graph.reload`: on libuv's
-    /// thread pool, so it shares nothing with the loop.
-    public var graphLoader: (@Sendable (String?) -> (NavigationGraph?, Diagnostics))?
-    /// Reloads asked and not yet answered, in order (``reloadGraph(path:force:then:)``).
-    var waitingReloads: [WaitingReload] = []
-    /// Whether a graph is being loaded on the thread pool.
-    var reloadLoading = false
+    /// Loads a graph from a directory (nil: the embedded example), for `graph.reload`.
+    public var graphLoader: ((String?) -> (NavigationGraph?, Diagnostics))?
     /// Where the current graph came from (nil: the embedded example).
     public var graphPath: String?
     /// Counts reloads; sent in `graphReloaded`.
