@@ -2,7 +2,8 @@
 """navd's cost curves (make bench-scale): request latency and RSS against sessions and connections,
 the time a commit takes to reach the last of a session's subscribers, commit and `tree` time against
 stack size, graph load and `navd check` against graph size, and the default durable mode's restart
-time against state size, keyed navigations against the keys one uid keeps; Redis measured the same way beside the sessions curve. Prints one Markdown
+time against state size, keyed navigations against the keys one uid keeps (and, with CURVES=reload, what a graph
+reload holds of the loop against graph size and sessions); Redis measured the same way beside the sessions curve. Prints one Markdown
 table per curve and writes a PNG plot of each (gnuplot) into OUT (default Benchmarks/scale).
 
     python3 scripts/bench-scale.py .build/release/navd [OUT]
@@ -372,6 +373,60 @@ def graph_curve():
     return data
 
 
+# --- reload ---------------------------------------------------------------------------------
+def reload_graph(n):
+    lines = ["root: {stack: Home}", "coordinators:", "  Home: {opens: [S0, S%d]}" % (n - 1)]
+    lines += ["  S%d: {setup: {type: object, properties: {id: {type: string}}}}" % i for i in range(n)]
+    return "\n".join(lines) + "\n"
+
+
+def reload_curve():
+    """A graph reload's round trip while another client sends ping after ping, waiting for each:
+    the longest ping is what the reload held of the loop (its load, then every session rebuilt for
+    the new graph). RELOAD_SIZES (default 10000,50000) screens; 0 to 100,000 sessions of two
+    screens; RELOAD_DURABLE=1 runs navd in its default durable mode."""
+    import threading
+    data = []
+    durable = os.environ.get("RELOAD_DURABLE") == "1"
+    for n in [int(x) for x in os.environ.get("RELOAD_SIZES", "10000,50000").split(",")]:
+        for sessions in [0, 10_000, 100_000]:
+            d = tempfile.mkdtemp(dir=WORK)
+            open(d + "/app.yaml", "w").write(reload_graph(n))
+            mode = ["--state", d + "/navd.state"] if durable else ["--ephemeral"]
+            p, sock, _ = start("--graph", d, "--max-graph-nodes", "100000000", "--max-graph-file", "1000000000", *mode)
+            c = Raw(sock)
+            for b in range(0, sessions, 500):  # a batch holds at most --max-batch (1,000) requests
+                calls = []
+                for i in range(b, min(sessions, b + 500)):
+                    calls.append(("session.open", {"name": "s%d" % i}))
+                    calls.append(("navigate", {"session": "s%d" % i, "to": "app.S%d" % ((n - 1) * (i % 2)), "with": {"id": "x"}}))
+                c.batch(calls)
+            pinger, pings, done = Raw(sock), [], threading.Event()
+
+            def ping():
+                while not done.is_set():
+                    t = time.perf_counter()
+                    pinger.call("ping")
+                    pings.append(time.perf_counter() - t)
+
+            th = threading.Thread(target=ping)
+            th.start()
+            while len(pings) < 100:  # the pinger's round trips before the reload
+                time.sleep(0.01)
+            before = len(pings)
+            t = time.perf_counter()
+            r = c.call("graph.reload")
+            took = time.perf_counter() - t
+            done.set()
+            th.join()
+            stop(p)
+            if not r.get("ok"):
+                raise RuntimeError("reload refused: %s" % str(r)[:300])
+            during = pings[before:] or [0]
+            data.append((n, sessions, "%.0f" % (took * 1000), "%.1f" % (max(during) * 1000), len(during)))
+    return data
+
+
 # --- command checks ---------------------------------------------------------------------------
 def checks_curve():
     """N navigations, each to a screen whose command check takes 1 s (2 s timeout), sent at once
@@ -479,7 +534,8 @@ def restart_curve():
 
 
 def main():
-    """CURVES (default all: sessions,connections,subscribers,stack,graph,checks,keys,restart) picks curves."""
+    """CURVES (default all: sessions,connections,subscribers,stack,graph,checks,keys,restart) picks curves;
+    reload (a graph reload beside a client that pings) runs only when named."""
     os.makedirs(OUT, exist_ok=True)
     curves = os.environ.get("CURVES", "sessions,connections,subscribers,stack,graph,checks,keys,restart").split(",")
     if "sessions" in curves:
@@ -520,6 +576,10 @@ def main():
               ["keys kept", "keyed navigate p50 ms", "p99 ms", "µs per keyed navigation filling (batches of 512)", "RSS MB"], ks)
         plot("keys", "Keyed navigations against the keys kept", "keys kept by one uid", "ms",
              [("p99", [(row[0], row[2]) for row in ks]), ("p50", [(row[0], row[1]) for row in ks])])
+    if "reload" in curves:
+        rl = reload_curve()
+        table("A graph reload beside a client that pings (%s)" % ("default durable mode" if os.environ.get("RELOAD_DURABLE") == "1" else "--ephemeral"),
+              ["coordinators", "sessions", "graph.reload ms", "longest ping ms during it", "pings answered during it"], rl)
     if "restart" in curves:
         rs = restart_curve()
         table("Restart after kill -9 (default durable mode, sessions each with one screen pushed)", ["sessions", "state files MB", "restart to first answer s", "RSS MB"], rs)
