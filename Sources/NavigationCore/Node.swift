@@ -21,6 +21,12 @@ public final class Node {
     public internal(set) var then: NavigationSpec?
     /// Index into the graph's coordinators (screens and flows), else -1.
     public private(set) var coordinator: Int
+
+    /// The same coordinator at its index in another graph (``Session/rebase(onto:coordinators:)``).
+    func reindex(_ coordinators: [Int]) {
+        if coordinator >= 0 { coordinator = coordinators[coordinator] }
+        if let t = then { then = NavigationSpec(to: coordinators[t.to], by: t.by, with: t.with) }
+    }
     /// The node's setup model as the JSON text navd writes for it (``WrittenJSON``): written by a
     /// copy into `tree`, notifications, the log and saved trees; ``params`` reads it back.
     public internal(set) var setup: WrittenJSON

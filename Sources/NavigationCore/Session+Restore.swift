@@ -279,6 +279,22 @@ extension Session {
                       node: nil, removedNumbers: removed.numbers, endedFlows: removed.ended)
     }
 
+    /// Takes the session to `newGraph`, keeping its nodes: `coordinators` gives, for each
+    /// coordinator of ``graph``, its index in `newGraph`. For a graph reload where every
+    /// coordinator the tree shows is declared in `newGraph` as it was (its kind, setup, steps and
+    /// tabs) and a flow's `then` names one it declares: a restore of the saved tree would check
+    /// the same things against the same declarations and build the same tree, without the tree
+    /// written out and read back (about 8 µs a session: 0.8 s of the loop for 100,000).
+    public func rebase(onto newGraph: NavigationGraph, coordinators: [Int]) {
+        var todo = [root]
+        while let n = todo.popLast() {
+            n.reindex(coordinators)
+            todo.append(contentsOf: n.children)
+            if let p = n.presented { todo.append(p) }
+        }
+        graph = newGraph
+    }
+
     /// The session that succeeds `old` on `graph` when that graph cannot hold `old`'s tree (a forced
     /// graph reload): at the graph's root, its ids made after `old`'s (none is reused), with `old`'s
     /// version and facts. ``resetCommit(replacing:)`` then makes the one commit that says so.

@@ -5,7 +5,8 @@ import NavGraph
 /// validate completely before they change anything, so a failed command leaves no trace.
 public final class Session {
     public let name: String
-    public let graph: NavigationGraph
+    /// The graph the tree is of; changed only by ``rebase(onto:coordinators:)``.
+    public internal(set) var graph: NavigationGraph
     public internal(set) var root: Node
     public internal(set) var version = 0
     /// Whether commits build their `changes` (the JSON subscribers apply). A server turns it off for a

@@ -24,6 +24,58 @@ import Testing
         return try Daemon(arguments: ["--graph", dir.path])
     }
 
+    /// A reload whose graph declares some coordinators as they were and others anew, every index
+    /// moved (new coordinators declared first): a session showing only coordinators declared alike
+    /// is kept as it is with its indices changed, one showing a changed one is rebuilt, and either
+    /// way the tree reads as before and goes on by the new graph: a flow's `then` completes to the
+    /// coordinator it named, a tab is selected, a screen's new setup field is taken. And a restart
+    /// (kill -9) reads both back.
+    @Test func sessionsGoOnByTheNewGraphWhetherKeptOrRebuilt() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let v1 = """
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Wizard, Shell, Product]}
+              Wizard: {flow: {steps: [Step]}, opens: [Done, Other], then: Done}
+              Step: {}
+              Done: {}
+              Other: {setup: {type: object, properties: {id: {type: string}}, required: [id]}}
+              Shell: {tabs: [A, B]}
+              A: {}
+              B: {opens: [Product]}
+              Product: {setup: {type: object, properties: {id: {type: string}}}, opens: [Product]}
+            """
+        try write(v1, dir)
+        let state = dir.file("navd.state")
+        var d = try Daemon(arguments: ["--graph", dir.path, "--state", state])
+        let c = try d.client()
+        for s in ["kept", "rebuilt"] { try c.call("session.open", ["name": .string(s)]) }
+        let flow = try c.call("navigate", ["session": "kept", "to": "Wizard", "then": ["to": "Other", "with": ["id": "$result.id"]]])["node"] ?? .null
+        try c.call("navigate", ["session": "rebuilt", "to": "Shell"])
+        try c.call("navigate", ["session": "rebuilt", "to": "B", "by": "select"])
+        try c.call("navigate", ["session": "rebuilt", "to": "Product", "with": ["id": "p1"]])
+        let before = try ["kept", "rebuilt"].map { try c.call("tree", ["session": .string($0)]) }
+        // Every index moves; Product's setup changes (a session showing it is rebuilt).
+        let v2 = v1.replacingOccurrences(of: "coordinators:\n", with: "coordinators:\n  First: {}\n  Second: {}\n")
+            .replacingOccurrences(of: "properties: {id: {type: string}}}, opens", with: "properties: {id: {type: string}, tag: {type: string}}}, opens")
+        try write(v2, dir)
+        let r = try c.call("graph.reload")
+        #expect(r["ok"] == true && r["removedNodes"] == 0, "\(r)")
+        let after = try ["kept", "rebuilt"].map { try c.call("tree", ["session": .string($0)]) }
+        #expect(after == before, "each tree reads as it did")
+        let done = try c.call("flowComplete", ["session": "kept", "flow": flow, "result": ["id": "o7"]])
+        #expect(done["then"] != nil, "\(done)")
+        let top = try c.call("tree", ["session": "kept"])["root"]?["children"]?.arrayValue?.last
+        #expect(top?["coordinator"] == "app.Other" && top?["params"] == ["id": "o7"], "\(String(describing: top))")
+        try c.call("navigate", ["session": "rebuilt", "to": "Product", "with": ["id": "p2", "tag": "new"]])
+        try c.call("navigate", ["session": "rebuilt", "to": "A", "by": "select"])
+        let trees = try ["kept", "rebuilt"].map { try c.call("tree", ["session": .string($0)]) }
+        _ = d.stop(signal: SIGKILL)
+        d = try Daemon(arguments: ["--graph", dir.path, "--state", state])
+        #expect(try ["kept", "rebuilt"].map { try d.client().call("tree", ["session": .string($0)]) } == trees, "a restart reads both back")
+    }
+
     @Test func invalidGraphIsRefusedWithDiagnosticsAndNothingChanges() throws {
         let dir = TempDir()
         defer { dir.remove() }

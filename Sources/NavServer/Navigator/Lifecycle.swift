@@ -48,6 +48,16 @@ extension Navigator {
         case swapped(removedNodes: Int)
     }
 
+    /// Whether `new` declares what `old` did for a tree to hold a node of it as it is: the same
+    /// kind, setup, flow steps and tabs (indices through `reindexed`, old to new), so that
+    /// everything a restore checks of such a node gives what it gave.
+    static func declaredAlike(_ old: Coordinator, _ new: Coordinator, _ reindexed: [Int]) -> Bool {
+        old.isFlow == new.isFlow && old.tabs.isEmpty == new.tabs.isEmpty
+            && old.setup?.source == new.setup?.source
+            && old.tabs.map { reindexed[$0] } == new.tabs
+            && old.flow?.steps.map { reindexed[$0] } == new.flow?.steps
+    }
+
     /// Carries every session over to `newGraph`, between two commits. Refused while a live node
     /// cannot be shown by it, unless `force`, which removes those nodes first with ordinary commits
     /// (published as `stackChanged`). Pending navigations, planned against the old graph, fail with
@@ -60,6 +70,12 @@ extension Navigator {
         // the session is reset to the new root.
         var retabbed: Set<String> = []
         let oldRootTabs = graph.rootTabNames, newRootTabs = newGraph.rootTabNames
+        // Each coordinator's index in the new graph (-1: not declared), and whether it is declared
+        // there as it was (``Navigator/declaredAlike``): a node of such a coordinator passes every
+        // check below, and a session whose nodes all are is kept as it is, its indices changed.
+        let reindexed = graph.coordinators.map { newGraph.coordinator(named: $0.name)?.index ?? -1 }
+        let alike = graph.coordinators.map { reindexed[$0.index] >= 0 && Navigator.declaredAlike($0, newGraph.coordinators[reindexed[$0.index]], reindexed) }
+        var kept: Set<String> = []
         for name in sessions.keys.sorted() {
             let state = sessions[name]!
             if state.session.root.kind == .tabs, oldRootTabs != newRootTabs {
@@ -67,8 +83,11 @@ extension Navigator {
                 let now = newRootTabs.map { "the new graph declares \($0.joined(separator: ", "))" } ?? "the new graph's root is a stack"
                 problems.append("session \"\(name)\": its root tabs are \(oldRootTabs?.joined(separator: ", ") ?? ""); \(now) (a tab is known by its place)")
             }
+            var asItWas = true
             state.session.root.forEach { n in
                 guard n.coordinator >= 0 else { return }
+                if alike[n.coordinator], n.then.map({ reindexed[$0.to] >= 0 }) ?? true { return }
+                asItWas = false
                 let shown = graph.coordinators[n.coordinator].name
                 guard let c = newGraph.coordinator(named: shown) else {
                     missing.append((state, n))
@@ -113,6 +132,7 @@ extension Navigator {
                     problems.append("session \"\(name)\": the params of node \(n.id) do not match the new setup of `\(shown)`: \(v.message)")
                 }
             }
+            if asItWas && !retabbed.contains(name) { kept.insert(name) }
         }
         if !problems.isEmpty && !force { return .refused(problems: problems) }
         for nav in Array(pending.values) {
@@ -139,6 +159,11 @@ extension Navigator {
         var resets: [(SessionState, Commit)] = []
         for state in sessions.values {
             let s = state.session
+            if kept.contains(s.name) {
+                s.rebase(onto: newGraph, coordinators: reindexed)
+                store.sessionChanged(s)
+                continue
+            }
             var rebuilt: Session? = nil
             var retabbedReset = false
             if !resetting.contains(s.name) {
