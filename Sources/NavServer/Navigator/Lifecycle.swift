@@ -89,11 +89,12 @@ extension Navigator {
                 if alike[n.coordinator], n.then.map({ reindexed[$0.to] >= 0 }) ?? true { return }
                 asItWas = false
                 let shown = graph.coordinators[n.coordinator].name
-                guard let c = newGraph.coordinator(named: shown) else {
+                guard reindexed[n.coordinator] >= 0 else {
                     missing.append((state, n))
                     problems.append("session \"\(name)\": node \(n.id) shows `\(shown)`, which the new graph does not declare")
                     return
                 }
+                let c = newGraph.coordinators[reindexed[n.coordinator]]
                 // A node is made for its coordinator's kind: a screen, a flow and its steps, or a
                 // tab container; a coordinator declared as another kind now cannot be shown by it.
                 let declared = c.isFlow ? "a flow" : !c.tabs.isEmpty ? "a tab container" : "a screen"
@@ -103,28 +104,25 @@ extension Navigator {
                     problems.append("session \"\(name)\": node \(n.id) is \(held) of `\(shown)`, which the new graph declares as \(declared)")
                     return
                 }
-                if n.kind == .flow, let t = n.then, newGraph.coordinator(named: graph.coordinators[t.to].name) == nil {
+                if n.kind == .flow, let t = n.then, reindexed[t.to] < 0 {
                     missing.append((state, n))
                     problems.append("session \"\(name)\": flow \(n.id) (`\(shown)`) goes on to `\(graph.coordinators[t.to].name)` when it completes (the then its navigate gave), which the new graph does not declare")
                     return
                 }
                 if n.kind == .flow, let steps = c.flow?.steps {
-                    let names = Set(steps.map { newGraph.coordinators[$0].name })
-                    if let stray = n.children.first(where: { $0.coordinator >= 0 && !names.contains(graph.coordinators[$0.coordinator].name) }) {
+                    if let stray = n.children.first(where: { $0.coordinator >= 0 && !steps.contains(reindexed[$0.coordinator]) }) {
                         missing.append((state, n))
                         problems.append("session \"\(name)\": flow \(n.id) (`\(shown)`) holds the step \(stray.id) (`\(graph.coordinators[stray.coordinator].name)`), which is not a step of the flow in the new graph")
                         return
                     }
                 }
-                if n.kind == .tabs {
+                if n.kind == .tabs, graph.coordinators[n.coordinator].tabs.map({ reindexed[$0] }) != c.tabs {
                     let was = graph.coordinators[n.coordinator].tabs.map { graph.coordinators[$0].name }
                     let now = c.tabs.map { newGraph.coordinators[$0].name }
-                    if was != now {
-                        missing.append((state, n))
-                        retabbed.insert(name)
-                        problems.append("session \"\(name)\": tab container \(n.id) (`\(shown)`) holds the tabs \(was.joined(separator: ", ")); the new graph declares \(now.isEmpty ? "none" : now.joined(separator: ", ")) (a tab is known by its place)")
-                        return
-                    }
+                    missing.append((state, n))
+                    retabbed.insert(name)
+                    problems.append("session \"\(name)\": tab container \(n.id) (`\(shown)`) holds the tabs \(was.joined(separator: ", ")); the new graph declares \(now.isEmpty ? "none" : now.joined(separator: ", ")) (a tab is known by its place)")
+                    return
                 }
                 // A restored session is checked as a request is.
                 if let v = c.setup?.validate(n.params) {
