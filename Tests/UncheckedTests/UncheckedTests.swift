@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Unchecked
+@testable import Unchecked
 
 final class Item {
     let n: Int
@@ -118,6 +118,21 @@ final class Item {
             #expect(ByteView.of(absent) { table.index(of: $0) } == nil, "\(absent)")
         }
         #expect(NameTable([]).index(of: ByteView(UnsafeRawBufferPointer(start: nil, count: 0))) == nil)
+    }
+
+    @Test func lookAlikeNamesSpreadOverTheTable() {
+        // A graph's names differ in their last bytes: every byte must move a name's slot, or a
+        // look-up walks a run of the names that share the rest.
+        for pattern in ["app.S#", "m.S#", "shop.Screen#", "feature.Item#", "module.VeryLongScreenName#", "#", "m.Screen#WithASuffixPastSixteenBytes"] {
+            let names = (0..<10_000).map { pattern.replacingOccurrences(of: "#", with: "\($0)") }
+            let table = NameTable(names)
+            let probes = names.map { n in ByteView.of(n) { table.probes(of: $0) } }
+            let absent = (10_000..<12_000).map { n in ByteView.of(pattern.replacingOccurrences(of: "#", with: "\(n)")) { table.probes(of: $0) } }
+            let mean = Double(probes.reduce(0, +)) / Double(probes.count)
+            #expect(mean < 2, "\(pattern): \(mean) probes a name on average")
+            #expect(probes.max()! <= 32 && absent.max()! <= 32, "\(pattern): \(probes.max()!) probes at most, \(absent.max()!) for an absent name")
+            #expect(names.enumerated().allSatisfy { i, n in ByteView.of(n) { table.index(of: $0) } == i })
+        }
     }
 
     @Test func bytesAreEqualExactlyWhenEveryByteIs() {
