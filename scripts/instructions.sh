@@ -9,6 +9,8 @@
 #   MODE=ping scripts/instructions.sh  the loadgen's default request, `ping` (a method that does no work):
 #                                      the floor of the per-line path (transport, parser, dispatch, reply)
 #   N=... C=... P=... NAVD=path        other counts, connections, depth, binary
+#   SCREENS=10000 scripts/instructions.sh   the pairs on a graph of that many screens named alike
+#                                      (app.S0 …), to the middle one by name: what a large graph adds
 #   NAVD_ARGS="--state F --durability process"   navd's options in place of --ephemeral
 #   CACHE=1 scripts/instructions.sh    also: instruction-cache misses and mispredicted branches per
 #                                      request, from callgrind's simulation of this CPU's caches
@@ -56,14 +58,20 @@ SOCK=$WORK/navd.sock
 SIM=()
 [ -n "${CACHE:-}" ] && SIM=(--cache-sim=yes --branch-sim=yes ${I1:+--I1=$I1})
 [ -n "${CODE:-}${RC:-}" ] && SIM+=(--dump-instr=yes)
-valgrind --tool=callgrind "${SIM[@]}" --callgrind-out-file="$WORK/cg.out" "$WORK/navd" --socket "$SOCK" ${NAVD_ARGS:---ephemeral} --log-level error \
+TEMPLATE=$WORK/navigate-dismiss.jsonl
+GRAPH_ARGS=()
+if [ -n "${SCREENS:-}" ]; then
+    mkdir "$WORK/graph" && write_screens_graph "$WORK/graph" "$SCREENS" "$TEMPLATE"
+    GRAPH_ARGS=(--graph "$WORK/graph")
+else
+    write_pairs_template "$TEMPLATE"
+fi
+valgrind --tool=callgrind "${SIM[@]}" --callgrind-out-file="$WORK/cg.out" "$WORK/navd" --socket "$SOCK" ${NAVD_ARGS:---ephemeral} "${GRAPH_ARGS[@]}" --log-level error \
     >"$WORK/valgrind.log" 2>&1 &
 VP=$!
 for _ in $(seq 600); do [ -S "$SOCK" ] && break; sleep 0.1; done
 [ -S "$SOCK" ] || { echo "instructions: navd did not start under valgrind" >&2; cat "$WORK/valgrind.log" >&2; exit 1; }
 
-TEMPLATE=$WORK/navigate-dismiss.jsonl
-write_pairs_template "$TEMPLATE"
 C=${C:-10}
 open_sessions "$SOCK" $((C > 1 ? C : 1))
 callgrind_control -z "$VP" >/dev/null 2>&1

@@ -10,6 +10,24 @@ write_pairs_template() {
 T
 }
 
+# write_screens_graph DIR N TEMPLATE: a graph of N screens named alike (app.S0 … app.S(N-1)), all
+# opened from the root, and navigate/dismiss pairs to the middle one by name in TEMPLATE: what a
+# request costs against a large graph (a look-up by name must not grow with it).
+write_screens_graph() {
+    local i
+    {
+        echo "root: {stack: Home}"
+        echo "abilities: {all: [$(for ((i = 0; i < $2; i++)); do printf '%sS%d' "${i:+, }" "$i"; done | sed 's/^, //')]}"
+        echo "coordinators:"
+        echo "  Home: {opens: [all]}"
+        for ((i = 0; i < $2; i++)); do echo "  S$i: {setup: {type: object, properties: {id: {type: string}}}}"; done
+    } >"$1/app.yaml"
+    cat >"$3" <<T
+{"jsonrpc":"2.0","id":{{id}},"method":"navigate","params":{"session":"s{{conn}}","to":"app.S$(($2 / 2))","with":{"id":"42"}}}
+{"jsonrpc":"2.0","id":{{id}},"method":"dismiss","params":{"session":"s{{conn}}"}}
+T
+}
+
 # open_sessions SOCKET N: sessions s0 … s(N-1) on the navd listening at SOCKET.
 open_sessions() {
     local i lines=""

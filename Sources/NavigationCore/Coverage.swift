@@ -34,10 +34,6 @@ public final class Coverage {
     let routeCount: Int, linkCount: Int
     /// Where the tab back counts start: one per coordinator, then the root's tabs.
     let tabBackAt: Int
-    /// Where each coordinator's `opens` entries start in ``opens`` (and the end, last).
-    private let opensBase: [Int]
-    /// Every coordinator's `opens`, one after the other (from ``opensBase``).
-    private let opens: [Int]
     /// Navigations between coordinators that no `opens` entry declares (select, root, a flow's next
     /// step, a redirect), keyed by ``edgeKey(_:_:_:)``.
     public private(set) var otherEdges: [Int: Int] = [:]
@@ -57,8 +53,6 @@ public final class Coverage {
             flat.append(contentsOf: c.opens)
         }
         base.append(flat.count)
-        opensBase = base
-        opens = flat
         routeCount = graph.routes.count
         linkCount = graph.links.count
         opensAt = coordinatorCount
@@ -79,11 +73,23 @@ public final class Coverage {
             flatMade += m
         }
         starts.append(flatMade.count)
+        // Each coordinator's `opens` sorted by target (a target's first entry first), each with its
+        // index in `flat`: found by a binary search, as a hub may open thousands.
+        var sortedTargets: [Int] = [], entries: [Int] = []
+        sortedTargets.reserveCapacity(flat.count)
+        entries.reserveCapacity(flat.count)
+        for c in 0..<coordinatorCount {
+            for k in (base[c]..<base[c + 1]).sorted(by: { (flat[$0], $0) < (flat[$1], $1) }) {
+                sortedTargets.append(flat[k])
+                entries.append(k)
+            }
+        }
         let alsoFlatAt = size + starts.count, opensBaseAt = alsoFlatAt + flatMade.count, opensListAt = opensBaseAt + base.count
         alsoStartAt = size
         self.opensBaseAt = opensBaseAt
         self.opensListAt = opensListAt
-        let tables = starts.map { $0 + alsoFlatAt } + flatMade + base.map { $0 + opensListAt } + flat
+        opensCount = flat.count
+        let tables = starts.map { $0 + alsoFlatAt } + flatMade + base.map { $0 + opensListAt } + sortedTargets + entries
         counts = Counters(count: size, then: tables)
         switch graph.root {
         case .stack(let c): rootShown = [c] + made[c]
@@ -126,8 +132,10 @@ public final class Coverage {
 
     /// Where, in ``counts`` (after the counters), the tables of the commit path are: for coordinator
     /// `c`, what a navigation to it makes besides it lies at `read(alsoStartAt + c)..<read(alsoStartAt + c + 1)`
-    /// and its `opens` at `read(opensBaseAt + c)..<read(opensBaseAt + c + 1)` (absolute positions).
-    let alsoStartAt: Int, opensBaseAt: Int, opensListAt: Int
+    /// and its `opens`, sorted by target, at `read(opensBaseAt + c)..<read(opensBaseAt + c + 1)`
+    /// (absolute positions), each entry's index among all coordinators' `opens` one after the other
+    /// ``opensCount`` further on.
+    let alsoStartAt: Int, opensBaseAt: Int, opensListAt: Int, opensCount: Int
     /// What a new session shows: the root's coordinators.
     let rootShown: [Int]
 
@@ -215,11 +223,8 @@ public final class Coverage {
             m += 1
         }
         if UInt(bitPattern: source) < UInt(bitPattern: coordinatorCount) {
-            var i = counts.read(opensBaseAt + source)
-            let last = counts.read(opensBaseAt + source + 1)
-            while i < last && counts.read(i) != target { i += 1 }
-            if i < last {
-                counts.add(opensAt + (i - opensListAt) * 5 + Coverage.styleIndex(by))
+            if let k = opensEntry(source, target) {
+                counts.add(opensAt + k * 5 + Coverage.styleIndex(by))
             } else {
                 otherEdges[edgeKey(source, target, by), default: 0] += 1
             }
@@ -258,16 +263,17 @@ public final class Coverage {
         events &+= 1
     }
 
-    /// The index in ``opens`` of `source`'s entry for `target`, if it declares one.
+    /// The index among all coordinators' `opens` (one after the other) of `source`'s first entry
+    /// for `target`, if it declares one: a binary search of its entries sorted by target.
     @inline(__always)
     func opensEntry(_ source: Int, _ target: Int) -> Int? {
-        var i = opensBase[source]
-        let end = opensBase[source + 1]
-        while i < end {
-            if opens[i] == target { return i }
-            i += 1
+        var lo = counts.read(opensBaseAt + source), hi = counts.read(opensBaseAt + source + 1)
+        let end = hi
+        while lo < hi {
+            let mid = (lo + hi) >> 1
+            if counts.read(mid) < target { lo = mid + 1 } else { hi = mid }
         }
-        return nil
+        return lo < end && counts.read(lo) == target ? counts.read(lo + opensCount) : nil
     }
 
     /// How often `source` → `target` was taken, by each style that took it.
