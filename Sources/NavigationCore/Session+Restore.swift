@@ -286,12 +286,7 @@ extension Session {
     /// the same things against the same declarations and build the same tree, without the tree
     /// written out and read back (about 8 µs a session: 0.8 s of the loop for 100,000).
     public func rebase(onto newGraph: NavigationGraph, coordinators: [Int]) {
-        var todo = [root]
-        while let n = todo.popLast() {
-            n.reindex(coordinators)
-            todo.append(contentsOf: n.children)
-            if let p = n.presented { todo.append(p) }
-        }
+        root.forEach { $0.reindex(coordinators) }
         graph = newGraph
     }
 

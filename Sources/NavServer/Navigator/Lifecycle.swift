@@ -63,8 +63,11 @@ extension Navigator {
     /// (published as `stackChanged`). Pending navigations, planned against the old graph, fail with
     /// `conflict`.
     func swapGraph(to newGraph: NavigationGraph, force: Bool) -> GraphSwap {
-        var missing: [(SessionState, Node)] = []
-        var problems: [String] = []
+        // What the new graph cannot show, with the session's name: put in the order of the names
+        // below (the walk goes through the table as it lies, not sorted, as most reloads find
+        // nothing).
+        var missing: [(name: String, state: SessionState, node: Node)] = []
+        var problems: [(name: String, text: String)] = []
         // A tab is known by its place among the tabs its graph declares: a shell whose declared tabs
         // the new graph changes (added, removed, moved) is refused like a node it cannot show; forced,
         // the session is reset to the new root.
@@ -75,23 +78,27 @@ extension Navigator {
         // check below, and a session whose nodes all are is kept as it is, its indices changed.
         let reindexed = graph.coordinators.map { newGraph.coordinator(named: $0.name)?.index ?? -1 }
         let alike = graph.coordinators.map { reindexed[$0.index] >= 0 && Navigator.declaredAlike($0, newGraph.coordinators[reindexed[$0.index]], reindexed) }
-        var kept: Set<String> = []
-        for name in sessions.keys.sorted() {
-            let state = sessions[name]!
-            if state.session.root.kind == .tabs, oldRootTabs != newRootTabs {
+        // The sessions kept as they are (their indices changed), and the others (rebuilt).
+        var kept: [SessionState] = [], others: [SessionState] = []
+        kept.reserveCapacity(sessions.count)
+        let rootTabsChanged = oldRootTabs != newRootTabs
+        for state in sessions.values {
+            let name = state.session.name
+            var asItWas = true
+            if rootTabsChanged, state.session.root.kind == .tabs {
+                asItWas = false
                 retabbed.insert(name)
                 let now = newRootTabs.map { "the new graph declares \($0.joined(separator: ", "))" } ?? "the new graph's root is a stack"
-                problems.append("session \"\(name)\": its root tabs are \(oldRootTabs?.joined(separator: ", ") ?? ""); \(now) (a tab is known by its place)")
+                problems.append((name, "session \"\(name)\": its root tabs are \(oldRootTabs?.joined(separator: ", ") ?? ""); \(now) (a tab is known by its place)"))
             }
-            var asItWas = true
             state.session.root.forEach { n in
                 guard n.coordinator >= 0 else { return }
                 if alike[n.coordinator], n.then.map({ reindexed[$0.to] >= 0 }) ?? true { return }
                 asItWas = false
                 let shown = graph.coordinators[n.coordinator].name
                 guard reindexed[n.coordinator] >= 0 else {
-                    missing.append((state, n))
-                    problems.append("session \"\(name)\": node \(n.id) shows `\(shown)`, which the new graph does not declare")
+                    missing.append((name, state, n))
+                    problems.append((name, "session \"\(name)\": node \(n.id) shows `\(shown)`, which the new graph does not declare"))
                     return
                 }
                 let c = newGraph.coordinators[reindexed[n.coordinator]]
@@ -100,39 +107,42 @@ extension Navigator {
                 let declared = c.isFlow ? "a flow" : !c.tabs.isEmpty ? "a tab container" : "a screen"
                 let held = n.kind == .flow ? "a flow" : n.kind == .tabs ? "a tab container" : "a screen"
                 if declared != held {
-                    missing.append((state, n))
-                    problems.append("session \"\(name)\": node \(n.id) is \(held) of `\(shown)`, which the new graph declares as \(declared)")
+                    missing.append((name, state, n))
+                    problems.append((name, "session \"\(name)\": node \(n.id) is \(held) of `\(shown)`, which the new graph declares as \(declared)"))
                     return
                 }
                 if n.kind == .flow, let t = n.then, reindexed[t.to] < 0 {
-                    missing.append((state, n))
-                    problems.append("session \"\(name)\": flow \(n.id) (`\(shown)`) goes on to `\(graph.coordinators[t.to].name)` when it completes (the then its navigate gave), which the new graph does not declare")
+                    missing.append((name, state, n))
+                    problems.append((name, "session \"\(name)\": flow \(n.id) (`\(shown)`) goes on to `\(graph.coordinators[t.to].name)` when it completes (the then its navigate gave), which the new graph does not declare"))
                     return
                 }
                 if n.kind == .flow, let steps = c.flow?.steps {
                     if let stray = n.children.first(where: { $0.coordinator >= 0 && !steps.contains(reindexed[$0.coordinator]) }) {
-                        missing.append((state, n))
-                        problems.append("session \"\(name)\": flow \(n.id) (`\(shown)`) holds the step \(stray.id) (`\(graph.coordinators[stray.coordinator].name)`), which is not a step of the flow in the new graph")
+                        missing.append((name, state, n))
+                        problems.append((name, "session \"\(name)\": flow \(n.id) (`\(shown)`) holds the step \(stray.id) (`\(graph.coordinators[stray.coordinator].name)`), which is not a step of the flow in the new graph"))
                         return
                     }
                 }
                 if n.kind == .tabs, graph.coordinators[n.coordinator].tabs.map({ reindexed[$0] }) != c.tabs {
                     let was = graph.coordinators[n.coordinator].tabs.map { graph.coordinators[$0].name }
                     let now = c.tabs.map { newGraph.coordinators[$0].name }
-                    missing.append((state, n))
+                    missing.append((name, state, n))
                     retabbed.insert(name)
-                    problems.append("session \"\(name)\": tab container \(n.id) (`\(shown)`) holds the tabs \(was.joined(separator: ", ")); the new graph declares \(now.isEmpty ? "none" : now.joined(separator: ", ")) (a tab is known by its place)")
+                    problems.append((name, "session \"\(name)\": tab container \(n.id) (`\(shown)`) holds the tabs \(was.joined(separator: ", ")); the new graph declares \(now.isEmpty ? "none" : now.joined(separator: ", ")) (a tab is known by its place)"))
                     return
                 }
                 // A restored session is checked as a request is.
                 if let v = c.setup?.validate(n.params) {
-                    missing.append((state, n))
-                    problems.append("session \"\(name)\": the params of node \(n.id) do not match the new setup of `\(shown)`: \(v.message)")
+                    missing.append((name, state, n))
+                    problems.append((name, "session \"\(name)\": the params of node \(n.id) do not match the new setup of `\(shown)`: \(v.message)"))
                 }
             }
-            if asItWas && !retabbed.contains(name) { kept.insert(name) }
+            if asItWas { kept.append(state) } else { others.append(state) }
         }
-        if !problems.isEmpty && !force { return .refused(problems: problems) }
+        if !problems.isEmpty && !force {
+            return .refused(problems: problems.enumerated().sorted { ($0.element.name, $0.offset) < ($1.element.name, $1.offset) }.map(\.element.text))
+        }
+        missing = missing.enumerated().sorted { ($0.element.name, $0.offset) < ($1.element.name, $1.offset) }.map(\.element)
         for nav in Array(pending.values) {
             finish(nav, .failure(NavError(.conflict, "the graph was reloaded while the navigation was pending; navigate again", data: ["navigation": .string(nav.id)])))
         }
@@ -141,7 +151,7 @@ extension Navigator {
         // graph's root, below.
         var removed = 0
         var resetting: Set<String> = []
-        for (state, node) in missing where state.session.node(node.id) != nil && !resetting.contains(state.session.name) {
+        for (_, state, node) in missing where state.session.node(node.id) != nil && !resetting.contains(state.session.name) {
             do throws(NavError) {
                 let commit = try state.session.dismiss(node.id)
                 removed += commit.removedNumbers.count
@@ -155,13 +165,12 @@ extension Navigator {
         // graph cannot hold goes on at its root, by one `reset` commit (the version goes on).
         store.graphReloaded(newGraph, sessions: sessions.count)
         var resets: [(SessionState, Commit)] = []
-        for state in sessions.values {
+        for state in kept {
+            state.session.rebase(onto: newGraph, coordinators: reindexed)
+            store.sessionChanged(state.session)
+        }
+        for state in others {
             let s = state.session
-            if kept.contains(s.name) {
-                s.rebase(onto: newGraph, coordinators: reindexed)
-                store.sessionChanged(s)
-                continue
-            }
             var rebuilt: Session? = nil
             var retabbedReset = false
             if !resetting.contains(s.name) {
