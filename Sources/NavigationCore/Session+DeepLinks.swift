@@ -62,7 +62,7 @@ extension Session {
 
     /// The plan of the first link whose pattern `segments` match, or nil when none does.
     private func planLink(_ segments: [Substring], query: [String: [String]], url: String, caller: Caller, ifVersion: Int?) throws(NavError) -> Plan? {
-        for index in graph.linksMaybeMatching(first: segments.first) {
+        for index in graph.linksMaybeMatching(segments) {
             let link = graph.links[index]
             guard var params = link.match(pathSegments: segments) else { continue }
             for (key, p) in link.query { if let v = query[key] { params[p] = v } }
