@@ -49,6 +49,10 @@ public final class Schema: Sendable {
     /// What validation needs, laid out once so that checking a value copies and retains nothing:
     /// flags for the rules present, the properties as parallel arrays.
     private let hasEnum: Bool
+    /// `enum`'s string members as a set, where it has more than a few (a check then does not walk
+    /// thousands), and its other members; nil for a short `enum`, checked member by member.
+    private let enumStrings: Set<String>?
+    private let enumOthers: [JSONValue]
     private let hasPattern: Bool
     private let hasBounds: Bool
     /// 0: no length rule; 1: only `minLength: 1` (a non-empty check counts nothing); 2: other bounds.
@@ -153,6 +157,13 @@ public final class Schema: Sendable {
         }
 
         hasEnum = enumValues != nil
+        if let members = enumValues, members.count > Schema.enumScanned {
+            enumStrings = Set(members.compactMap(\.stringValue))
+            enumOthers = members.filter { $0.stringValue == nil }
+        } else {
+            enumStrings = nil
+            enumOthers = []
+        }
         hasPattern = pattern != nil
         hasBounds = minimum != nil || maximum != nil
         lengthRule = minLength == nil && maxLength == nil ? 0 : (minLength == 1 && maxLength == nil ? 1 : 2)
@@ -316,12 +327,26 @@ public final class Schema: Sendable {
 
     private func fail(_ rule: String, _ message: String) -> Failure { Failure(rule: rule, message: message) }
 
+    /// How many `enum` members a check compares one by one; past it, strings are looked up in a set.
+    static let enumScanned = 8
+    /// How many `enum` members an `invalidSetup` message names at most (an `enum` may hold thousands).
+    static let enumNamed = 20
+
+    /// Whether `value` is a member of `enum` (a string equals only a string; numbers by value).
+    private func enumContains(_ value: JSONValue) -> Bool {
+        guard let strings = enumStrings else { return enumValues!.contains { Schema.equal($0, value) } }
+        if case .string(let s) = value { return strings.contains(s) }
+        return enumOthers.contains { Schema.equal($0, value) }
+    }
+
     func check(_ value: JSONValue) -> Failure? {
         if let types, !Schema.matches(value, types) {
             return fail("type", "must be \(types.names.joined(separator: " or ")), not \(Schema.describe(value))")
         }
-        if hasEnum, !enumValues!.contains(where: { Schema.equal($0, value) }) {
-            let allowed = enumValues!.map { JSONWriter.string($0) }.joined(separator: ", ")
+        if hasEnum, !enumContains(value) {
+            let members = enumValues!
+            var allowed = members.prefix(Schema.enumNamed).map { JSONWriter.string($0) }.joined(separator: ", ")
+            if members.count > Schema.enumNamed { allowed += " … (\(members.count) values)" }
             return fail("enum", "must be one of \(allowed), not \(JSONWriter.string(value))")
         }
         switch value {
@@ -383,7 +408,7 @@ public final class Schema: Sendable {
     /// Whether `value` matches: the same rules as ``check(_:)``, answered yes or no.
     func accepts(_ value: JSONValue) -> Bool {
         if let types, !Schema.matches(value, types) { return false }
-        if hasEnum, !enumValues!.contains(where: { Schema.equal($0, value) }) { return false }
+        if hasEnum, !enumContains(value) { return false }
         switch value {
         case .string(let s):
             if lengthRule == 1 {

@@ -21,6 +21,25 @@ import Unchecked
         return try #require(s)
     }
 
+    @Test func aLongEnumAdmitsItsMembersAndNothingElse() throws {
+        // Strings, integers, doubles, booleans and null; equal by JSON value (1 is 1.0, "1" is not 1).
+        var members: [JSONValue] = (0..<1_000).map { .string("v\($0)") }
+        members += [1, 2.5, .uint(UInt64.max), true, nil, "1"]
+        for count in [3, 9, members.count] {
+            let listed = count == members.count ? members : Array(members.suffix(count))
+            let schema = try Self.compile(["enum": .array(listed)])
+            let candidates: [JSONValue] = members + ["v1000", "V1", "", 1.0, 2, 2.5, .uint(UInt64.max - 1), false, "true", "null", [1], ["a": 1]]
+            for v in candidates {
+                let member = listed.contains { Schema.equal($0, v) }
+                #expect((schema.validate(v) == nil) == member, "\(count) members: \(JSONWriter.string(v))")
+            }
+        }
+        // The message names the first 20 and how many there are.
+        let schema = try Self.compile(["enum": .array(members)])
+        let message = try #require(schema.validate("nope")).message
+        #expect(message.contains("\"v19\"") && !message.contains("\"v20\"") && message.contains("(1006 values)"), "\(message)")
+    }
+
     static let typeCases: [Case] = [
         Case(schema: ["type": "string"], value: "x", fails: nil),
         Case(schema: ["type": "string"], value: 1, fails: ("", "type")),
