@@ -329,8 +329,6 @@ public final class Schema: Sendable {
 
     /// How many `enum` members a check compares one by one; past it, strings are looked up in a set.
     static let enumScanned = 8
-    /// How many `enum` members an `invalidSetup` message names at most (an `enum` may hold thousands).
-    static let enumNamed = 20
 
     /// Whether `value` is a member of `enum` (a string equals only a string; numbers by value).
     private func enumContains(_ value: JSONValue) -> Bool {
@@ -345,8 +343,7 @@ public final class Schema: Sendable {
         }
         if hasEnum, !enumContains(value) {
             let members = enumValues!
-            var allowed = members.prefix(Schema.enumNamed).map { JSONWriter.string($0) }.joined(separator: ", ")
-            if members.count > Schema.enumNamed { allowed += " … (\(members.count) values)" }
+            let allowed = briefList(members.prefix(20).map { JSONWriter.string($0) }, none: "", total: members.count)
             return fail("enum", "must be one of \(allowed), not \(JSONWriter.string(value))")
         }
         switch value {

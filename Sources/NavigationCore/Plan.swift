@@ -26,7 +26,7 @@ extension NavigationGraph {
             if to != nil { throw NavError(.invalidParams, "give either \"to\" (a coordinator) or \"route\" (a route name), not both", data: ["param": "to"]) }
             guard let route = route(named: routeName) else {
                 if let amb = ambiguity(of: routeName) {
-                    throw NavError(.unknownTarget, "route `\(routeName)` is declared by several modules; say which: \(amb.joined(separator: ", "))", data: ["route": .string(routeName)])
+                    throw NavError(.unknownTarget, "route `\(routeName)` is declared by several modules; say which: \(briefList(amb, none: ""))", data: ["route": .string(routeName)])
                 }
                 let hint = suggestRoute(for: routeName).map { "; did you mean `\($0)`?" } ?? "; " + (routes.isEmpty ? "the graph declares no routes (`routes:` in a module file)" : "the routes are \(briefList(routes.map(\.name), none: ""))")
                 throw NavError(.unknownTarget, "no route `\(routeName)`\(hint)", data: ["route": .string(routeName)])
@@ -44,7 +44,7 @@ extension NavigationGraph {
                                data: ["to": ""])
             }
             if let amb = ambiguity(of: name) {
-                throw NavError(.unknownTarget, "`\(name)` is declared by several modules; say which: \(amb.joined(separator: ", "))", data: ["to": .string(name)])
+                throw NavError(.unknownTarget, "`\(name)` is declared by several modules; say which: \(briefList(amb, none: ""))", data: ["to": .string(name)])
             }
             if route(named: name) != nil {
                 // A route's name given as "to": say where it goes.

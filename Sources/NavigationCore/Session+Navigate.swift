@@ -171,7 +171,7 @@ extension Session {
                 var tabs: [String] = []
                 if case .tabs(let declared) = graph.root { tabs = declared.map { graph.coordinators[$0].name } }
                 throw NavError(.notAllowed, tabs.isEmpty ? "select needs tabs, and the graph's root is a stack"
-                                                        : "`\(target.name)` is not one of the tabs; the graph declares the tabs \(tabs.joined(separator: ", "))",
+                                                        : "`\(target.name)` is not one of the tabs; the graph declares the tabs \(briefList(tabs, none: ""))",
                                data: ["to": .string(target.name), "by": "select"])
             }
         default: break
