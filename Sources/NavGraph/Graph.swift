@@ -368,18 +368,25 @@ public struct Route: Sendable {
 
 extension NavigationGraph {
     /// The indices of the links that may match a path of `segments`, in declaration order: those
-    /// whose pattern's leading literals are the path's first segments, and those that do not start
-    /// with a literal. `open` tries them in turn and takes the first that matches, as if it tried
-    /// every link, in time that does not grow with the links of other literal prefixes (10,000
-    /// links under `/app/…` were all tried: ~0.4 ms an `open`).
+    /// whose required segments (literals and parameters, before an optional one or a wildcard) the
+    /// path's first segments fit. `open` tries them in turn and takes the first that matches, as if
+    /// it tried every link, in time that does not grow with the links of other prefixes (10,000
+    /// links under `/app/…`, or under `/:lang/…`, were all tried: ~0.4 ms an `open`).
     public func linksMaybeMatching(_ segments: [Substring]) -> [Int] {
-        var found = linkIndex.notStartingWithALiteral
-        var node = 0
-        for s in segments {
-            guard let next = linkIndex.literals[node].next[String(s)] else { break }
-            node = next
-            let here = linkIndex.literals[node].links
-            if !here.isEmpty { found = LinkIndex.merged(found, here) }
+        let nodes = linkIndex.prefixes
+        var found: [Int] = []
+        var level = [0], depth = 0
+        // Each node is reached by one prefix of the path, so each is looked at once at most.
+        while !level.isEmpty {
+            var next: [Int] = []
+            for n in level {
+                if !nodes[n].links.isEmpty { found = LinkIndex.merged(found, nodes[n].links) }
+                guard depth < segments.count else { continue }
+                if let c = nodes[n].literal[String(segments[depth])] { next.append(c) }
+                if nodes[n].parameter > 0, !segments[depth].isEmpty { next.append(nodes[n].parameter) }
+            }
+            level = next
+            depth += 1
         }
         return found
     }
@@ -394,32 +401,44 @@ extension NavigationGraph {
     }
 }
 
-/// The links by the literal segments their pattern starts with (what `open` looks up) and by the
-/// coordinator their stack ends at (what `link.resolve` looks up), each list in declaration order.
+/// The links by the segments their pattern requires (what `open` looks up) and by the coordinator
+/// their stack ends at (what `link.resolve` looks up), each list in declaration order.
 struct LinkIndex: Sendable {
-    /// A trie of leading literals: node 0 is the root; a node's `links` are those whose leading
-    /// literals end there (`/app/settings/:id` at `app` → `settings`).
-    struct LiteralNode: Sendable {
-        var next: [String: Int] = [:]
+    /// A trie of required segments: node 0 is the root; a node's `links` are those whose required
+    /// segments end there (`/app/:id/*rest` at `app` → a parameter).
+    struct PrefixNode: Sendable {
+        var literal: [String: Int] = [:]
+        /// The node a parameter segment leads to (0: none).
+        var parameter = 0
         var links: [Int] = []
     }
-    var literals = [LiteralNode()]
-    var notStartingWithALiteral: [Int] = []
+    var prefixes = [PrefixNode()]
     var byLastCoordinator: [Int: [Int]] = [:]
 
     init(_ links: [Link]) {
         for (i, l) in links.enumerated() {
             var node = 0
-            for case .literal(let s) in l.segments.prefix(while: { if case .literal = $0 { true } else { false } }) {
-                if let next = literals[node].next[s] {
-                    node = next
-                } else {
-                    literals.append(LiteralNode())
-                    literals[node].next[s] = literals.count - 1
-                    node = literals.count - 1
+            walk: for segment in l.segments {
+                switch segment {
+                case .literal(let s):
+                    if let next = prefixes[node].literal[s] {
+                        node = next
+                    } else {
+                        prefixes.append(PrefixNode())
+                        prefixes[node].literal[s] = prefixes.count - 1
+                        node = prefixes.count - 1
+                    }
+                case .parameter:
+                    if prefixes[node].parameter == 0 {
+                        prefixes.append(PrefixNode())
+                        prefixes[node].parameter = prefixes.count - 1
+                    }
+                    node = prefixes[node].parameter
+                case .optional, .wildcard:
+                    break walk
                 }
             }
-            if node == 0 { notStartingWithALiteral.append(i) } else { literals[node].links.append(i) }
+            prefixes[node].links.append(i)
             if let last = l.entries.last { byLastCoordinator[last.coordinator, default: []].append(i) }
         }
     }

@@ -1,9 +1,9 @@
 import NavGraph
 import Testing
 
-/// `open` tries only the links whose leading literals the path starts with (and those that start
-/// with a parameter): the first of them that matches must be the first of all the graph's links
-/// that matches, whatever the patterns share.
+/// `open` tries only the links whose required segments (literals and parameters) the path's first
+/// segments fit: the first of them that matches must be the first of all the graph's links that
+/// matches, whatever the patterns share.
 @Suite struct LinkIndexTests {
     @Test func theLinksTriedFindTheFirstDeclaredMatchForEveryPath() throws {
         var rng = SystemRandomNumberGenerator()
