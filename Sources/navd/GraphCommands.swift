@@ -7,11 +7,20 @@ import NavServer
 import NavigationCore
 import RPC
 
-/// Loads `dir`, or the embedded example when nil; prints diagnostics to stderr.
-func loadGraph(_ dir: String?, limits: GraphLimits = GraphLimits(), printWarnings: Bool = true) -> (NavigationGraph?, Diagnostics) {
+/// Loads `dir`, or the embedded example when nil; prints diagnostics to stderr: its errors, then
+/// (`printWarnings`) its warnings, at most `printAtMost` of each and a line that counts the rest
+/// (navd itself prints 20: a graph may hold thousands, and a reload prints on the loop; `navd
+/// check` prints them all).
+func loadGraph(_ dir: String?, limits: GraphLimits = GraphLimits(), printWarnings: Bool = true, printAtMost: Int = .max) -> (NavigationGraph?, Diagnostics) {
     let (g, d) = dir.map { GraphLoader.load(directory: $0, limits: limits) } ?? GraphLoader.loadEmbeddedExample(baseDirectory: materializeExampleScripts())
-    for x in d.sorted where x.severity == .error || printWarnings {
-        StandardError.write(x.description, priority: x.severity == .error ? 3 : 4)
+    let sorted = d.sorted
+    for severity in printWarnings ? [Diagnostic.Severity.error, .warning] : [.error] {
+        let shown = sorted.filter { $0.severity == severity }
+        for x in shown.prefix(printAtMost) { StandardError.write(x.description, priority: severity == .error ? 3 : 4) }
+        if shown.count > printAtMost {
+            StandardError.write("navd: … and \(shown.count - printAtMost) more \(severity == .error ? "errors" : "warnings") (`navd check \(dir ?? "")` lists them all)",
+                                priority: severity == .error ? 3 : 4)
+        }
     }
     return (g, d)
 }

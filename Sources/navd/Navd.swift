@@ -249,7 +249,7 @@ struct Serve: ParsableCommand, GraphLimitOptions {
         config.sizedToMachine(machine, children: maxChildren, connections: maxConnections, data: maxDataBytes)
         config.logLevel = level
 
-        let (loaded, diagnostics) = loadGraph(graph, limits: graphLimits, printWarnings: true)
+        let (loaded, diagnostics) = loadGraph(graph, limits: graphLimits, printWarnings: true, printAtMost: 20)
         guard let navGraph = loaded else {
             StandardError.write("navd: the graph has \(diagnostics.errors.count) error(s); fix them (`navd check \(graph ?? "")` lists them) and start again")
             throw ExitCode(1)
@@ -272,7 +272,7 @@ struct Serve: ParsableCommand, GraphLimitOptions {
         server.policyFile = policy
         server.graphPath = graph
         let graphLimits = self.graphLimits
-        server.graphLoader = { dir in loadGraph(dir, limits: graphLimits, printWarnings: false) }
+        server.graphLoader = { dir in loadGraph(dir, limits: graphLimits, printWarnings: false, printAtMost: 20) }
         server.onHangup = { [unowned server] in reload(server, logger: logger) }
         server.passedSocket = passed
         try restoreSessions(server, socketPath: config.socketPath, logger: logger)

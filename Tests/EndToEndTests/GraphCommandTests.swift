@@ -73,6 +73,29 @@ import Testing
         #expect(r.stderr.contains("app.yaml:1:15: error: `app.Hom` (the root) is not a coordinator; did you mean `app.Home`?"), "\(r.stderr)")
     }
 
+    @Test func navdPrintsTwentyOfEachKindOfProblemAndCountsTheRest() throws {
+        // 30 unknown names (errors) and 30 coordinators nothing reaches (warnings).
+        let dir = TempDir()
+        defer { dir.remove() }
+        let yaml = "root: {stack: Home}\ncoordinators:\n  Home: {opens: [\((0..<30).map { "X\($0)" }.joined(separator: ", "))]}\n"
+            + (0..<30).map { "  S\($0): {}\n" }.joined()
+        try yaml.write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
+        let r = try runCommand(Repo.binary("navd"), ["--socket", dir.file("s.sock"), "--ephemeral", "--graph", dir.path])
+        let lines = r.stderr.split(separator: "\n")
+        #expect(r.status == 1)
+        #expect(lines.filter { $0.contains(": error: ") }.count == 20 && lines.filter { $0.contains(": warning: ") }.count == 20, "\(r.stderr)")
+        #expect(r.stderr.contains("… and 10 more errors (`navd check \(dir.path)` lists them all)"), "\(r.stderr)")
+        #expect(r.stderr.contains("… and 10 more warnings (`navd check \(dir.path)` lists them all)"), "\(r.stderr)")
+        // The errors come first, then the warnings.
+        let lastError = try #require(lines.lastIndex { $0.contains(": error: ") })
+        let firstWarning = try #require(lines.firstIndex { $0.contains(": warning: ") })
+        #expect(lastError < firstWarning)
+        // navd check lists them all.
+        let all = try runCommand(Repo.binary("navd"), ["check", dir.path])
+        #expect(all.stderr.split(separator: "\n").filter { $0.contains(": error: ") }.count == 30)
+        #expect(all.stderr.split(separator: "\n").filter { $0.contains(": warning: ") }.count == 30)
+    }
+
     @Test func graphDotRendersWithGraphviz() throws {
         let r = try runCommand(Repo.binary("navd"), ["graph", example, "--format", "dot"])
         #expect(r.status == 0)
