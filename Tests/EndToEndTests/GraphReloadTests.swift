@@ -106,6 +106,10 @@ import Testing
         let watcher = try d.client()
         try watcher.call("subscribe")
         try c.call("navigate", ["to": "Product", "with": ["id": "a"]])
+        // Described before (an answer navd keeps for its graph) and after: the new graph's.
+        let described = try c.call("graph.describe")
+        let again = try c.call("graph.describe")
+        #expect(described["coordinators"]?["app.New"] == nil && described == again)
         try write(v1 + "\n  New: {}\n", dir)
         #expect(try c.call("graph.reload")["ok"] == true)
         #expect(try watcher.notification("graphReloaded")["params"]?["version"] == 2)

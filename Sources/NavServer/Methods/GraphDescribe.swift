@@ -8,9 +8,9 @@ import RPC
 enum GraphDescribeMethod: NavdMethod {
     static func register(in methods: MethodTable, _ server: Server) {
         methods.register(.graphDescribe, GraphDescribeParam.self) { [server] call in
-            call.answer { () throws(RPCError) -> JSONValue in
+            call.answer { () throws(RPCError) -> JSONText in
                 try Params<GraphDescribeParam>(call).acceptUnused(.session)
-                return server.graph.describe()
+                return server.graphAnswer("describe") { $0.describe() }
             }
         }
     }

@@ -20,8 +20,9 @@ enum GraphExportMethod: NavdMethod {
 
     static func register(in methods: MethodTable, _ server: Server) {
         methods.register(.graphExport, GraphExportParam.self) { [server] call in
-            call.answer { () throws(RPCError) -> JSONValue in
-                answer(try decode(Params(call)), graph: server.graph)
+            call.answer { () throws(RPCError) -> JSONText in
+                let request = try decode(Params(call))
+                return server.graphAnswer("export." + request.format.rawValue) { answer(request, graph: $0) }
             }
         }
     }

@@ -32,6 +32,8 @@ public final class Server {
     var watchdog: Timer?
     /// `--watch-graph`: the watch on the graph's directory (``watchGraph()``).
     var graphWatch: GraphWatch?
+    /// Answers that depend on the graph alone (``graphAnswer(_:_:)``), written once for it.
+    var graphAnswers = GraphAnswers()
     /// The backup of the state files being written (`state.backup`), if one is.
     var backup: StateBackup?
     var signals: [Signal] = []
