@@ -74,6 +74,21 @@ public struct CoverageReport {
 
     // MARK: JSON
 
+    /// A bound below the size of ``json`` in bytes, found without writing it: its coordinators and
+    /// edges with their names and files, and the punctuation each takes at the least.
+    public var jsonSizeAtLeast: Int {
+        var n = 0
+        for co in graph.coordinators {
+            let name = co.name.utf8.count, file = co.location.file.utf8.count
+            n += 30 + name + file  // {"name":"…","shown":0,"at":"…:1"}
+            for (k, t) in co.opens.enumerated() {  // {"from":"…","to":"…","taken":{},"at":"…:1"},
+                let at = k < co.opensLocations.count ? co.opensLocations[k].file.utf8.count : file
+                n += 41 + name + graph.coordinators[t].name.utf8.count + at
+            }
+        }
+        return n
+    }
+
     public var json: JSONValue {
         let all = items
         func totals(_ list: [Item]) -> JSONObject {
@@ -83,12 +98,13 @@ public struct CoverageReport {
             })
         }
         let modules = Set(all.map(\.module)).sorted()
+        let byModule = Dictionary(grouping: all, by: \.module)
         let c = coverage
         var o: JSONObject = [
             "run": .string(c.name), "commits": .int(c.commits), "totals": .object(totals(all)),
             "modules": .array(modules.map { m in
                 var row: JSONObject = ["module": .string(m)]
-                for (k, v) in totals(all.filter { $0.module == m }) { row.append(k, v) }
+                for (k, v) in totals(byModule[m] ?? []) { row.append(k, v) }
                 return .object(row)
             }),
         ]
@@ -130,6 +146,10 @@ public struct CoverageReport {
 
     // MARK: Text
 
+    /// How many never-exercised items the text report names (a graph at its bounds has half a
+    /// million edges: 42 MB of text, past any `--max-output`).
+    static let missedListed = 200
+
     public var text: String {
         let all = items
         let modules = Set(all.map(\.module)).sorted()
@@ -141,7 +161,8 @@ public struct CoverageReport {
             return "\(hit)/\(of.count) \(hit * 100 / of.count)%"
         }
         var rows: [[String]] = [["module"] + columns]
-        for m in modules { rows.append([m] + Self.kinds.map { cell(all.filter { $0.module == m }, $0) }) }
+        let byModule = Dictionary(grouping: all, by: \.module)
+        for m in modules { rows.append([m] + Self.kinds.map { cell(byModule[m] ?? [], $0) }) }
         rows.append(["TOTAL"] + Self.kinds.map { cell(all, $0) })
         let widths = (0..<rows[0].count).map { i in rows.map { $0[i].count }.max() ?? 0 }
         func line(_ r: [String]) -> String {
@@ -161,7 +182,10 @@ public struct CoverageReport {
             out += "\nEverything was exercised.\n"
         } else {
             out += "\nNever exercised (\(missed.count)):\n"
-            for i in missed { out += "  \(place(i.location))  \(i.kind) \(i.name)\n" }
+            for i in missed.prefix(Self.missedListed) { out += "  \(place(i.location))  \(i.kind) \(i.name)\n" }
+            if missed.count > Self.missedListed {
+                out += "  … and \(missed.count - Self.missedListed) more (the json and lcov reports list them all)\n"
+            }
         }
         if !partly.isEmpty {
             out += "\nPreconditions that only ever passed (\(partly.count)):\n"
@@ -177,10 +201,9 @@ public struct CoverageReport {
     public var lcov: String {
         var byFile: [String: [Int: (hits: Int, allHit: Bool)]] = [:]
         for i in items {
-            var lines = byFile[i.location.file] ?? [:]
-            let old = lines[i.location.line] ?? (0, true)
-            lines[i.location.line] = (old.hits + i.hits, old.allHit && i.hits > 0)
-            byFile[i.location.file] = lines
+            // In place: a copy of the file's lines taken out and put back made this quadratic.
+            byFile[i.location.file, default: [:]][i.location.line, default: (0, true)].hits += i.hits
+            if i.hits == 0 { byFile[i.location.file, default: [:]][i.location.line, default: (0, true)].allHit = false }
         }
         var out = "TN:navd-\(coverage.name.unicodeScalars.map { ($0.properties.isAlphabetic || ("0"..."9").contains($0)) ? Character($0) : "_" }.map(String.init).joined())\n"
         for file in byFile.keys.sorted() {

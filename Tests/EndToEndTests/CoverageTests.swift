@@ -99,6 +99,32 @@ import Testing
         #expect(d3.stderr.contains("larger than navd writes"))
     }
 
+    /// A report that cannot fit in `--max-output` is refused before it is written, by a bound of its
+    /// size that never passes the size (a report that fits is written out).
+    @Test func aReportPastMaxOutputIsRefusedBeforeItIsWritten() throws {
+        for (screens, opens) in [(40, 3), (300, 20)] {
+            let yaml = "root: {stack: S0}\ncoordinators:\n"
+                + (0..<screens).map { i in "  S\(i): {opens: [\((1...opens).map { "S\((i + $0) % screens)" }.joined(separator: ", "))]}\n" }.joined()
+            let d = try Daemon(graph: yaml, arguments: ["--max-output", "65536"])
+            let c = try d.client()
+            if screens == 40 {
+                // Its bound is below its size: a report that fits is written out.
+                let report = try c.call("coverage.report")
+                #expect(report["edges"]?.arrayValue?.count == screens * opens)
+                #expect(try c.call("coverage.report", ["format": "text"])["format"] == "text")
+            } else {
+                let refused = try c.callError("coverage.report")
+                let message = refused["message"]?.stringValue ?? ""
+                #expect(refused["data"]?["kind"] == "limitExceeded" && refused["data"]?["limit"] == "--max-output", "\(refused)")
+                #expect(message.contains("the answer would be at least"), "\(message)")
+                // Text names 200 of the 6,000 edges never taken, and counts the rest.
+                let text = try c.call("coverage.report", ["format": "text"])["report"]?.stringValue ?? ""
+                #expect(text.contains("Never exercised (6299):") && text.contains("… and 6099 more (the json and lcov reports list them all)"), "\(text.suffix(300))")
+                #expect(text.split(separator: "\n").filter { $0.contains("  coordinator app.") || $0.contains("  edge app.") }.count == 200)
+            }
+        }
+    }
+
     @Test func aReportCountsWhatNavigationsExercised() throws {
         let d = try Daemon(graph: Self.graph)
         let c = try d.client()

@@ -1,3 +1,4 @@
+import JSON
 import NavGraph
 import Testing
 @testable import NavigationCore
@@ -6,7 +7,7 @@ import Testing
 /// opens screens in no particular order counts each edge on its own entry, by style, and a
 /// navigation no entry declares apart.
 @Suite struct CoverageEdgeTests {
-    @Test func aHubCountsEachEdgeItTookOnItsOwnEntry() {
+    @Test func aHubCountsEachEdgeItTookOnItsOwnEntry() throws {
         let n = 300
         // The hub declares its screens shuffled (a permutation by a stride prime to n), so that
         // declaration order and index order differ; Side declares three of them.
@@ -56,6 +57,13 @@ import Testing
         }
         // The edges Side declares are its own entries; the rest of its navigations are not edges.
         let declared = Set(graph.coordinators[side].opens)
+        // The bound of the JSON report's size, found before it is written, is below its size.
+        let whole = CoverageReport(coverage, graph: graph)
+        let written = JSONWriter.encode(whole.json).count
+        #expect(whole.jsonSizeAtLeast <= written && whole.jsonSizeAtLeast > written / 3, "\(whole.jsonSizeAtLeast) against \(written)")
+        let example = try #require(GraphLoader.loadEmbeddedExample().graph)
+        let exampleReport = CoverageReport(Coverage(name: "all", graph: example), graph: example)
+        #expect(exampleReport.jsonSizeAtLeast <= JSONWriter.encode(exampleReport.json).count)
         let report = CoverageReport(coverage, graph: graph).items.filter { $0.kind == "edge" && $0.name.hasPrefix("app.Side ") }
         #expect(report.count == 3)
         for item in report {

@@ -245,8 +245,10 @@ extension Peer {
     /// The error that takes the place of an answer of `size` bytes, past `--max-output`, with the
     /// way to ask `method` for less where it has one.
     /// A method that changes something was carried out all the same: only its answer is left out.
-    func tooLarge(_ size: Int, inBatch: Bool = false, method: MethodTable.Spec? = nil) -> RPCError {
-        let what = inBatch ? "with this answer (\(size) bytes) the batch's answers would be" : "the answer is \(size) bytes,"
+    /// `atLeast`: `size` is a bound found before the answer was written (none was).
+    func tooLarge(_ size: Int, inBatch: Bool = false, atLeast: Bool = false, method: MethodTable.Spec? = nil) -> RPCError {
+        let what = inBatch ? "with this answer (\(size) bytes) the batch's answers would be"
+            : atLeast ? "the answer would be at least \(size) bytes," : "the answer is \(size) bytes,"
         let done = method?.changes == true ? " (the request was carried out: only its answer is left out)" : ""
         return .limitExceeded("\(what) more than a client may hold unread (the --max-output limit, \(dispatcher.limits.maxOutput))\(done); \(Self.lessOf(method?.name, inBatch: inBatch)), or ask whoever runs navd to raise --max-output",
                               limit: "--max-output", max: dispatcher.limits.maxOutput)

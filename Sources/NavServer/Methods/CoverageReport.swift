@@ -15,7 +15,12 @@ enum CoverageReportMethod: NavdMethod {
                 guard let run = n.coverage.run(name) else { throw CoverageRunParams.unknownRun(name ?? "", n) }
                 let report = CoverageReport(run, graph: n.graph)
                 switch try p.string(.format) ?? "json" {
-                case "json": return report.json
+                case "json":
+                    // A graph at its bounds has half a million edges: its report (~95 MB) took a second
+                    // to write before it was refused; it is refused first, by a bound of its size.
+                    let least = report.jsonSizeAtLeast
+                    if least > server.dispatcher.limits.maxOutput { throw call.peer.tooLarge(least, atLeast: true, method: call.entry.spec) }
+                    return report.json
                 case "text": return ["format": "text", "report": .string(report.text)]
                 case "lcov": return ["format": "lcov", "report": .string(report.lcov)]
                 case let other:
