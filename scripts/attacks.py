@@ -113,6 +113,7 @@ def main():
             print("navd stopped or stopped answering: %s" % (pinger.failed or "exit %s" % navd.poll()))
             break
     pinger.stop.set()
+    pinger.proc.kill()
     navd.terminate()
     navd.wait(10)
     shutil.rmtree(WORK, ignore_errors=True)
