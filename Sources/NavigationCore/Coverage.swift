@@ -87,7 +87,6 @@ public final class Coverage {
         let alsoFlatAt = size + starts.count, opensBaseAt = alsoFlatAt + flatMade.count, opensListAt = opensBaseAt + base.count
         alsoStartAt = size
         self.opensBaseAt = opensBaseAt
-        self.opensListAt = opensListAt
         opensCount = flat.count
         let tables = starts.map { $0 + alsoFlatAt } + flatMade + base.map { $0 + opensListAt } + sortedTargets + entries
         counts = Counters(count: size, then: tables)
@@ -135,7 +134,7 @@ public final class Coverage {
     /// and its `opens`, sorted by target, at `read(opensBaseAt + c)..<read(opensBaseAt + c + 1)`
     /// (absolute positions), each entry's index among all coordinators' `opens` one after the other
     /// ``opensCount`` further on.
-    let alsoStartAt: Int, opensBaseAt: Int, opensListAt: Int, opensCount: Int
+    let alsoStartAt: Int, opensBaseAt: Int, opensCount: Int
     /// What a new session shows: the root's coordinators.
     let rootShown: [Int]
 

@@ -139,10 +139,12 @@ extension Navigator {
             }
             if asItWas { kept.append(state) } else { others.append(state) }
         }
-        if !problems.isEmpty && !force {
-            return .refused(problems: problems.enumerated().sorted { ($0.element.name, $0.offset) < ($1.element.name, $1.offset) }.map(\.element.text))
+        // In the order of the session names, each session's in the order found.
+        func byName<T>(_ items: [T], _ name: (T) -> String) -> [T] {
+            items.enumerated().sorted { (name($0.element), $0.offset) < (name($1.element), $1.offset) }.map(\.element)
         }
-        missing = missing.enumerated().sorted { ($0.element.name, $0.offset) < ($1.element.name, $1.offset) }.map(\.element)
+        if !problems.isEmpty && !force { return .refused(problems: byName(problems, \.name).map(\.text)) }
+        missing = byName(missing, \.name)
         for nav in Array(pending.values) {
             finish(nav, .failure(NavError(.conflict, "the graph was reloaded while the navigation was pending; navigate again", data: ["navigation": .string(nav.id)])))
         }
