@@ -11,17 +11,51 @@ public func briefList(_ names: [String], none: String, limit: Int = 20, total: I
     return names.prefix(limit).joined(separator: ", ") + " … (\(count) in all)"
 }
 
-/// The closest of `candidates` to `word` when it is close enough to be a likely typo.
+/// Words longer than this (in UTF-8 bytes) get no suggestion: no name is a typo away from one so
+/// long, and a comparison costs the word's length times the name's.
+public let longestSuggestedWord = 256
+
+/// The most edits a name may be from `count` scalars and still be suggested.
+@inline(__always)
+func suggestionLimit(_ count: Int) -> Int { max(1, min(3, (count + 2) / 3)) }
+
+/// The closest of `candidates` to `word` when it is close enough to be a likely typo (the first of
+/// the closest, in the sequence's order). Each comparison stops once it cannot beat the best so
+/// far, and one whose length alone puts it too far costs a length check.
 public func suggestion<S: Sequence>(for word: String, among candidates: S) -> String? where S.Element == String {
+    guard word.utf8.count <= longestSuggestedWord else { return nil }
     let w = Array(word.lowercased().unicodeScalars)
-    var best: (String, Int)?
+    var distances = Distances(w)
+    var best: (name: String, distance: Int)?
     for c in candidates {
-        let d = editDistance(w, Array(c.lowercased().unicodeScalars))
-        if best == nil || d < best!.1 { best = (c, d) }
+        // Within the limit and nearer than the best so far (the first of equals stays).
+        let bound = best.map { $0.distance - 1 } ?? distances.limit
+        if bound < 0 { break }
+        if let d = distances.to(Array(c.lowercased().unicodeScalars), atMost: bound) { best = (c, d) }
     }
-    guard let (name, distance) = best else { return nil }
-    let limit = max(1, min(3, (w.count + 2) / 3))
-    return distance <= limit ? name : nil
+    return best?.name
+}
+
+/// The distances from one word to many names, each answered only when at most a bound: by the
+/// bit-vector walk for a word of 1 to 64 scalars, else by the table's band.
+struct Distances {
+    let word: [Unicode.Scalar]
+    let limit: Int
+    private let bits: BitDistance?
+    private var rows: DistanceRows?
+
+    init(_ word: [Unicode.Scalar]) {
+        self.word = word
+        limit = suggestionLimit(word.count)
+        bits = BitDistance(word)
+    }
+
+    mutating func to(_ name: [Unicode.Scalar], atMost k: Int) -> Int? {
+        if abs(name.count - word.count) > k { return nil }
+        if let bits { return bits.distance(to: name, atMost: k) }
+        if rows == nil { rows = DistanceRows(width: word.count + limit + 1) }
+        return rows!.distance(word, name, atMost: k)
+    }
 }
 
 /// Damerau-Levenshtein distance (adjacent transpositions count as one edit).
@@ -45,44 +79,109 @@ func editDistance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
     return prev[b.count]
 }
 
-/// Names prepared once (lowercased, grouped by length) for many lookups: a suggestion then compares
-/// only the names whose length is within the distance that counts, and stops each comparison as
-/// soon as it cannot come within it. Its answer is the one ``suggestion(for:among:)`` gives for the
-/// same names in the same order; a graph's coordinators and routes keep one each, so that a request
-/// naming an unknown one does not walk thousands of names the long way.
+/// Names prepared once (lowercased, grouped by length) for many lookups: a suggestion compares only
+/// the names whose length is within the distance that counts, and stops each comparison as soon as
+/// it cannot come within it. A graph's coordinators and routes keep one each, and a schema with many
+/// properties one, so that a request naming an unknown one does not walk thousands of names.
+///
+/// What one suggestion costs is bounded whatever the names: of each length it compares at most
+/// ``comparedPerLength`` names (7 lengths at most). Where a length has no more, its answer is the
+/// one ``suggestion(for:among:)`` gives for the same names in the same order. Where it has more
+/// (10,000 screens `app.S0` … `app.S9999`), it compares the names nearest to the word in
+/// alphabetical order and the nearest read from the end (a typo leaves either the start or the end
+/// of a long name in place), half and half.
 public struct SuggestionIndex: Sendable {
     private struct Candidate: Sendable {
         let order: Int
         let name: String
         let scalars: [Unicode.Scalar]
     }
-    private let byLength: [Int: [Candidate]]
+    private struct Bucket: Sendable {
+        var candidates: [Candidate] = []
+        /// For a bucket of more than ``comparedPerLength``: positions in `candidates` in the
+        /// order of their scalars, and of their scalars read backwards.
+        var forwards: [Int32] = []
+        var backwards: [Int32] = []
+    }
+    /// The most names of one length a suggestion compares.
+    public static let comparedPerLength = 128
+    private let byLength: [Int: Bucket]
 
     public init<S: Sequence>(_ candidates: S) where S.Element == String {
-        var byLength: [Int: [Candidate]] = [:]
+        var byLength: [Int: Bucket] = [:]
         var seen = Set<String>()
         for (i, name) in candidates.enumerated() where seen.insert(name).inserted {
             let scalars = Array(name.lowercased().unicodeScalars)
-            byLength[scalars.count, default: []].append(Candidate(order: i, name: name, scalars: scalars))
+            byLength[scalars.count, default: Bucket()].candidates.append(Candidate(order: i, name: name, scalars: scalars))
+        }
+        for (length, bucket) in byLength where bucket.candidates.count > Self.comparedPerLength {
+            let c = bucket.candidates
+            let all = (0..<Int32(c.count)).map { $0 }
+            byLength[length]!.forwards = all.sorted { Self.precedes(c[Int($0)].scalars, c[Int($1)].scalars, backwards: false) }
+            byLength[length]!.backwards = all.sorted { Self.precedes(c[Int($0)].scalars, c[Int($1)].scalars, backwards: true) }
         }
         self.byLength = byLength
     }
 
+    /// Whether `a` sorts before `b` (same length), comparing from the start or from the end.
+    private static func precedes(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar], backwards: Bool) -> Bool {
+        let n = min(a.count, b.count)
+        for i in 0..<n {
+            let (x, y) = backwards ? (a[a.count - 1 - i], b[b.count - 1 - i]) : (a[i], b[i])
+            if x != y { return x.value < y.value }
+        }
+        return a.count < b.count
+    }
+
     /// The closest name to `word` when it is close enough to be a likely typo.
     public func suggestion(for word: String) -> String? {
+        var compared = 0
+        return suggestion(for: word, compared: &compared)
+    }
+
+    /// ``suggestion(for:)``, counting the names compared (for tests of its bound).
+    func suggestion(for word: String, compared: inout Int) -> String? {
+        guard word.utf8.count <= longestSuggestedWord else { return nil }
         let w = Array(word.lowercased().unicodeScalars)
-        let limit = max(1, min(3, (w.count + 2) / 3))
+        var distances = Distances(w)
+        let limit = distances.limit
         var best: (distance: Int, order: Int, name: String)?
-        var rows = DistanceRows(width: w.count + limit + 1)
-        let bits = BitDistance(w)
+        var n = 0
+        func consider(_ c: Candidate) {
+            n += 1
+            let bound = best.map { $0.distance } ?? limit
+            guard let d = distances.to(c.scalars, atMost: bound) else { return }
+            if best == nil || d < best!.distance || (d == best!.distance && c.order < best!.order) { best = (d, c.order, c.name) }
+        }
         for length in max(0, w.count - limit)...(w.count + limit) {
-            for c in byLength[length] ?? [] {
-                let bound = best.map { $0.distance } ?? limit
-                let found = bits.map { $0.distance(to: c.scalars, atMost: bound) } ?? rows.distance(w, c.scalars, atMost: bound)
-                guard let d = found else { continue }
-                if best == nil || d < best!.distance || (d == best!.distance && c.order < best!.order) { best = (d, c.order, c.name) }
+            guard let bucket = byLength[length] else { continue }
+            if bucket.forwards.isEmpty {
+                for c in bucket.candidates { consider(c) }
+                continue
+            }
+            for (order, backwards) in [(bucket.forwards, false), (bucket.backwards, true)] {
+                // The first position whose name sorts at or after the word, then outwards from it.
+                var lo = 0, hi = order.count
+                while lo < hi {
+                    let mid = (lo + hi) / 2
+                    if Self.precedes(bucket.candidates[Int(order[mid])].scalars, w, backwards: backwards) { lo = mid + 1 } else { hi = mid }
+                }
+                var (below, above) = (lo - 1, lo)
+                for k in 0..<Self.comparedPerLength / 2 {
+                    let takeAbove = above < order.count && (k % 2 == 0 || below < 0)
+                    if takeAbove {
+                        consider(bucket.candidates[Int(order[above])])
+                        above += 1
+                    } else if below >= 0 {
+                        consider(bucket.candidates[Int(order[below])])
+                        below -= 1
+                    } else {
+                        break
+                    }
+                }
             }
         }
+        compared += n
         return best?.name
     }
 }

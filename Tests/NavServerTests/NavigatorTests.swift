@@ -234,6 +234,25 @@ final class RecordingPublisher: Publisher {
         }
     }
 
+    /// An unknown session's error suggests a near name while navd holds few sessions, and none past
+    /// ``Navigator/suggestAmongSessions`` (a backend's thousands made each such error walk them all:
+    /// 1 ms at 999 sessions, and 30 s for a name of 900 KB).
+    @Test func anUnknownSessionIsNearAnOpenOneOnlyAmongFew() throws {
+        let owner = FakeClient(id: 1, roles: [])
+        func message(_ name: String) -> String {
+            do throws(NavError) { _ = try navigator.state(name) } catch { return error.message }
+            return "found"
+        }
+        _ = try navigator.openSession(SessionNameRequest(name: "checkout-1"), by: owner)
+        #expect(message("checkuot-1").contains("no session \"checkuot-1\" (did you mean \"checkout-1\"?); open it"), "\(message("checkuot-1"))")
+        #expect(!message(String(repeating: "checkout-1", count: 90_000)).contains("did you mean"))
+        while navigator.sessions.count <= Navigator.suggestAmongSessions {
+            _ = try navigator.openSession(SessionNameRequest(name: "s\(navigator.sessions.count)"), by: owner)
+        }
+        #expect(message("checkout-1") == "found")
+        #expect(!message("checkuot-1").contains("did you mean"), "\(message("checkuot-1"))")
+    }
+
     /// One row of ``everyOtherEntryPointAsATable``: what is done first on a fresh navigator (on
     /// `main`, by `driver`), the entry point called, and what it must give: the answer (an error's
     /// kind, or text the result's JSON holds), the notifications published after the set-up, and

@@ -45,6 +45,53 @@ import Testing
     }
 }
 
+extension SuggestionTests {
+    /// 10,000 names of one family: a suggestion compares at most ``SuggestionIndex/comparedPerLength``
+    /// names of each length (7 lengths at most), and still finds a name a typo at its end or at its
+    /// start away (the alphabetical neighbours, then those read from the end).
+    @Test func aSuggestionAmongThousandsComparesABoundedFewAndFindsTheNearName() {
+        let names = (0..<10_000).map { "app.S\($0)" } + (0..<10_000).map { "S\($0)" }
+        let index = SuggestionIndex(names)
+        let bound = 7 * SuggestionIndex.comparedPerLength
+        for (word, near) in [("app.S50001", "app.S5000"), ("xpp.S5000", "app.S5000"), ("App.s7321", "app.S7321"),
+                             ("app.S732", "app.S732"), ("S50001", "S5000"), ("Q7321", "S7321"), ("app.Zzzzzz", nil)] {
+            var compared = 0
+            #expect(index.suggestion(for: word, compared: &compared) == near, "\(word)")
+            #expect(compared <= bound, "\(word): \(compared) names compared")
+        }
+    }
+
+    /// A word longer than any name could be gets no suggestion and costs no comparison: a client's
+    /// 900 KB session name once walked the distance table of every session's name.
+    @Test func aLongWordGetsNoSuggestion() {
+        let long = String(repeating: "x", count: longestSuggestedWord + 1)
+        var compared = 0
+        #expect(SuggestionIndex(["x", String(long.dropLast())]).suggestion(for: long, compared: &compared) == nil)
+        #expect(compared == 0)
+        #expect(suggestion(for: long, among: [String(long.dropLast())]) == nil)
+        #expect(suggestion(for: String(long.prefix(200)), among: [String(long.prefix(199))]) == String(long.prefix(199)))
+    }
+
+    /// The plain walk keeps the first of the nearest names, as the full table's minimum does.
+    @Test(arguments: 0..<2) func thePlainWalkAgreesWithTheTable(seed: UInt64) {
+        var rng = SplitMix64(seed: 0x7AB + seed)
+        let alphabet = Array("abAB.é")
+        func word(_ n: Int) -> String { String((0..<n).map { _ in alphabet.randomElement(using: &rng)! }) }
+        for _ in 0..<500 {
+            let names = (0..<Int.random(in: 0...20, using: &rng)).map { _ in word(Int.random(in: 0...6, using: &rng)) }
+            let w = word(Int.random(in: 0...7, using: &rng))
+            let lw = Array(w.lowercased().unicodeScalars)
+            var best: (String, Int)?
+            for c in names {
+                let d = editDistance(lw, Array(c.lowercased().unicodeScalars))
+                if best == nil || d < best!.1 { best = (c, d) }
+            }
+            let expected = best.flatMap { $0.1 <= suggestionLimit(lw.count) ? $0.0 : nil }
+            #expect(suggestion(for: w, among: names) == expected, "\(w) among \(names)")
+        }
+    }
+}
+
 /// The bit-vector distance is the table's, for words of every length it takes (1 to 64 scalars,
 /// ASCII and not), and says nil exactly when the table's distance passes the bound.
 @Suite struct BitDistanceTests {

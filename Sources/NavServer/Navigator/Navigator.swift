@@ -126,8 +126,9 @@ final class Navigator: SessionSource {
         return navigationCounter
     }
 
-    /// Up to this many sessions, an unknown session's error suggests a near name.
-    static let suggestAmongSessions = 1_000
+    /// Up to this many sessions, an unknown session's error suggests a near name (a developer's few
+    /// sessions; a backend's thousands would make each such error walk them all).
+    static let suggestAmongSessions = 64
 
     func session(named name: String) throws(NavError) -> SessionState { try state(name) }
     func serves(_ name: String) -> Bool { sessions[name] != nil }
@@ -140,7 +141,7 @@ final class Navigator: SessionSource {
             }
             // A near name is looked for only among few sessions: a request never costs a walk of them all.
             let hint = sessions.count > Navigator.suggestAmongSessions ? ""
-                : suggestion(for: name, among: sessions.keys).map { "; did you mean \"\($0)\"?" } ?? ""
+                : suggestion(for: name, among: sessions.keys).map { " (did you mean \"\($0)\"?)" } ?? ""
             throw NavError(.unknownTarget, "no session \"\(name)\"\(hint); open it with session.open {name: \"\(name)\"} (session.list lists them)",
                            data: ["session": .string(name)])
         }
