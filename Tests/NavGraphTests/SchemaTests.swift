@@ -40,6 +40,35 @@ import Unchecked
         #expect(message.contains("\"v19\"") && !message.contains("\"v20\"") && message.contains("(1006 in all)"), "\(message)")
     }
 
+    /// A schema of 10,000 properties against wide and hostile values: each member is found by its
+    /// name's hash, `required` against a set of the keys, an unknown key's message names 20 fields
+    /// and the count, and a key too long to be a typo gets no "did you mean" (a key of 800 KB once
+    /// held the loop 90 s, 50,000 members with one wrong 3 s, each a walk of every property).
+    @Test func aWideSchemaChecksWideValuesByNameAndNamesTwentyFields() throws {
+        let names = (0..<10_000).map { "p\($0)" }
+        let properties = JSONObject(uniqueMembers: names.map { (key: $0, value: ["type": "string"] as JSONValue) })
+        let open = try Self.compile(["type": "object", "properties": .object(properties)])
+        var wide = JSONObject(uniqueMembers: (0..<50_000).map { (key: "m\($0)", value: JSONValue.int($0)) })
+        #expect(open.validate(.object(wide)) == nil)
+        wide.append("p9999", 5)
+        #expect(open.validate(.object(wide))?.pointer == "/p9999")
+
+        let closed = try Self.compile(["type": "object", "properties": .object(properties), "additionalProperties": false])
+        let typo = try #require(closed.validate(["p5000x": "v"]))
+        #expect(typo.pointer == "/p5000x" && typo.message.contains("did you mean `p5000`?"), "\(typo.message)")
+        #expect(typo.message.contains("`p19`") && !typo.message.contains("`p20`") && typo.message.contains("(10000 in all)"), "\(typo.message)")
+        let long = "p5000" + String(repeating: "y", count: 800_000)
+        let far = try #require(closed.validate(.object(JSONObject(uniqueMembers: [(key: long, value: "v")]))))
+        #expect(far.rule == "additionalProperties" && !far.message.contains("did you mean"))
+
+        let required = try Self.compile(["type": "object", "properties": .object(properties), "required": .array(names.map { .string($0) })])
+        var all = JSONObject(uniqueMembers: names.map { (key: $0, value: "v" as JSONValue) })
+        #expect(required.validate(.object(all)) == nil)
+        all = JSONObject(uniqueMembers: names.filter { $0 != "p7777" }.map { (key: $0, value: "v" as JSONValue) })
+        let missing = try #require(required.validate(.object(all)))
+        #expect(missing.rule == "required" && missing.pointer == "/p7777", "\(missing)")
+    }
+
     static let typeCases: [Case] = [
         Case(schema: ["type": "string"], value: "x", fails: nil),
         Case(schema: ["type": "string"], value: 1, fails: ("", "type")),
