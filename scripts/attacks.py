@@ -16,11 +16,12 @@ planted state files); the twenty-second and twenty-third, pipelined requests tha
 another user could have written: the example's script folder, a policy file, a graph; the twenty-sixth,
 sessions filled to their bounds against --max-data-bytes; the twenty-seventh, connections each
 holding a message without its end against --max-total-input; the twenty-eighth and twenty-ninth,
-subscriptions and guessed tokens from another uid. The attacker runs as
+subscriptions and guessed tokens from another uid; the thirty-first, names and setup models too
+long or too wide to be compared one by one with what the graph declares. The attacker runs as
 uid 65534 (setpriv) where the attack is about another user. Each also stays as a test of
 `make test` (Tests/EndToEndTests/AttackTests.swift, HardeningTests.swift, Tests/NavServerTests/
 FairnessTests.swift, Clients/python/tests/test_hostile_server.py). The attacks are in
-attacks_protocol.py (1-15, 22-24, 26-30) and attacks_state.py (16-21, 25), what they share in attacks_common.py.
+attacks_protocol.py (1-15, 22-24, 26-31) and attacks_state.py (16-21, 25), what they share in attacks_common.py.
 """
 import os
 import shutil
@@ -65,6 +66,7 @@ ATTACKS = [
     ("28. 200,000 subscriptions from another uid", subscription_flood),
     ("29. 5,000 guessed tokens at once", token_guessing),
     ("30. small files of huge graphs: sets, guards, recovery chains, links", small_files_of_huge_graphs),
+    ("31. 800 KB names and keys, setups of 50,000 members and 10,000 fields", long_names_and_wide_setups),
 ]
 
 

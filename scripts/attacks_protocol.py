@@ -570,6 +570,42 @@ def costly_members():
     return ok, "4 answered in %.1f s (%s); the slowest ping on that navd meanwhile %.0f ms" % (took, kinds, worst * 1000)
 
 
+LONG_AND_WIDE = PIPELINED_HEAD + r"""
+# Names and keys too long, and setup models too wide, to be compared one by one with what the
+# graph declares: each kind n times, in one write.
+long = "p5000" + "y" * 800000
+props = ["p%d" % i for i in range(10000)]
+wide = dict(("m%d" % i, i) for i in range(50000))
+wide["p1"] = 5
+reqs = []
+for i in range(n):
+    for params in ({"session": long}, {"to": "Closed", "with": {long: 1}}, {"to": "Open", "with": wide},
+                   {"to": "Required", "with": dict((p, "v") for p in props[:-1])}):
+        method = "tree" if "session" in params else "navigate"
+        reqs.append(json.dumps({"jsonrpc": "2.0", "id": len(reqs), "method": method, "params": params}).encode() + b"\n")
+s.sendall(b"".join(reqs))
+n = len(reqs)
+""" + PIPELINED_TAIL
+
+
+def long_names_and_wide_setups():
+    """uid 65534 pipelines, 3 times each: `tree` of a session named with 800 KB, a setup key of
+    800 KB against a schema of 10,000 properties that forbids others, 50,000 unknown members and
+    one wrong against such a schema that allows them, 9,999 of 10,000 required fields. Each was a
+    walk of every name (sessions, properties) or of the properties for each member: 30 s, 90 s and
+    3 s a request. Now each costs about what reading it costs, and another client's ping waits
+    about one of them."""
+    props = ", ".join("p%d: {type: string}" % i for i in range(10000))
+    required = ", ".join("p%d" % i for i in range(10000))
+    graph = ("root: {stack: Home}\ncoordinators:\n  Home: {opens: [Open, Closed, Required]}\n"
+             "  Open: {setup: {type: object, properties: {%s}}}\n"
+             "  Closed: {setup: {type: object, additionalProperties: false, properties: {%s}}}\n"
+             "  Required: {setup: {type: object, required: [%s], properties: {%s}}}\n" % (props, props, required, props))
+    kinds, took, worst = pinged_attack("wide", graph, LONG_AND_WIDE, 3)
+    ok = kinds == {"unknownTarget": 3, "invalidSetup": 9} and worst < 0.25
+    return ok, "12 answered in %.1f s (%s); the slowest ping on that navd meanwhile %.0f ms" % (took, kinds, worst * 1000)
+
+
 # The attacker of 26: sessions of its own, each filled with 15 facts of 60 KB (~1 MiB), until refused.
 FILL_MEMORY = r"""
 import json, os, socket, sys
