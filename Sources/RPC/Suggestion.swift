@@ -15,6 +15,18 @@ public func briefList(_ names: [String], none: String, limit: Int = 20, total: I
 /// long, and a comparison costs the word's length times the name's.
 public let longestSuggestedWord = 256
 
+/// `name` lowercased, as scalars: an ASCII name byte by byte (no `String` made), others by
+/// `lowercased()`.
+func folded(_ name: String) -> [Unicode.Scalar] {
+    var out: [Unicode.Scalar] = []
+    out.reserveCapacity(name.utf8.count)
+    for b in name.utf8 {
+        guard b < 0x80 else { return Array(name.lowercased().unicodeScalars) }
+        out.append(Unicode.Scalar(b &- 0x41 < 26 ? b | 0x20 : b))
+    }
+    return out
+}
+
 /// The most edits a name may be from `count` scalars and still be suggested.
 @inline(__always)
 func suggestionLimit(_ count: Int) -> Int { max(1, min(3, (count + 2) / 3)) }
@@ -24,14 +36,14 @@ func suggestionLimit(_ count: Int) -> Int { max(1, min(3, (count + 2) / 3)) }
 /// far, and one whose length alone puts it too far costs a length check.
 public func suggestion<S: Sequence>(for word: String, among candidates: S) -> String? where S.Element == String {
     guard word.utf8.count <= longestSuggestedWord else { return nil }
-    let w = Array(word.lowercased().unicodeScalars)
+    let w = folded(word)
     var distances = Distances(w)
     var best: (name: String, distance: Int)?
     for c in candidates {
         // Within the limit and nearer than the best so far (the first of equals stays).
         let bound = best.map { $0.distance - 1 } ?? distances.limit
         if bound < 0 { break }
-        if let d = distances.to(Array(c.lowercased().unicodeScalars), atMost: bound) { best = (c, d) }
+        if let d = distances.to(folded(c), atMost: bound) { best = (c, d) }
     }
     return best?.name
 }
@@ -107,11 +119,12 @@ public struct SuggestionIndex: Sendable {
     public static let comparedPerLength = 128
     private let byLength: [Int: Bucket]
 
-    public init<S: Sequence>(_ candidates: S) where S.Element == String {
+    public init(_ candidates: [String]) {
         var byLength: [Int: Bucket] = [:]
-        var seen = Set<String>()
-        for (i, name) in candidates.enumerated() where seen.insert(name).inserted {
-            let scalars = Array(name.lowercased().unicodeScalars)
+        var seen = Set<String>(minimumCapacity: candidates.count)
+        for i in candidates.indices where seen.insert(candidates[i]).inserted {
+            let name = candidates[i]
+            let scalars = folded(name)
             byLength[scalars.count, default: Bucket()].candidates.append(Candidate(order: i, name: name, scalars: scalars))
         }
         for (length, bucket) in byLength where bucket.candidates.count > Self.comparedPerLength {
@@ -142,7 +155,7 @@ public struct SuggestionIndex: Sendable {
     /// ``suggestion(for:)``, counting the names compared (for tests of its bound).
     func suggestion(for word: String, compared: inout Int) -> String? {
         guard word.utf8.count <= longestSuggestedWord else { return nil }
-        let w = Array(word.lowercased().unicodeScalars)
+        let w = folded(word)
         var distances = Distances(w)
         let limit = distances.limit
         var best: (distance: Int, order: Int, name: String)?

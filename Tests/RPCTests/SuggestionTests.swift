@@ -72,6 +72,16 @@ extension SuggestionTests {
         #expect(suggestion(for: String(long.prefix(200)), among: [String(long.prefix(199))]) == String(long.prefix(199)))
     }
 
+    /// Names are folded as `lowercased()` folds them, ASCII byte by byte and the rest by it.
+    @Test func foldingIsLowercasing() {
+        var rng = SplitMix64(seed: 0xF01D)
+        let alphabet = Array("aZ@[`{09._-ÉéİßΣ\u{7F}\u{0}")
+        for _ in 0..<2_000 {
+            let name = String((0..<Int.random(in: 0...12, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
+            #expect(folded(name) == Array(name.lowercased().unicodeScalars), "\(name)")
+        }
+    }
+
     /// The plain walk keeps the first of the nearest names, as the full table's minimum does.
     @Test(arguments: 0..<2) func thePlainWalkAgreesWithTheTable(seed: UInt64) {
         var rng = SplitMix64(seed: 0x7AB + seed)
