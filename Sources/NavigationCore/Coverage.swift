@@ -275,6 +275,17 @@ public final class Coverage {
         return lo < end && counts.read(lo) == target ? counts.read(lo + opensCount) : nil
     }
 
+    /// How often `source` → `target` was taken, by any style (one look-up, nothing made).
+    public func taken(_ source: Int, _ target: Int) -> Int {
+        var n = 0
+        if let k = opensEntry(source, target) {
+            for style in 0..<5 { n += counts[opensAt + k * 5 + style] }
+        } else {
+            for by in Presentation.allCases { n += otherEdges[edgeKey(source, target, by)] ?? 0 }
+        }
+        return n
+    }
+
     /// How often `source` → `target` was taken, by each style that took it.
     public func edge(_ source: Int, _ target: Int) -> [(Presentation, Int)] {
         Presentation.allCases.compactMap { by in

@@ -15,47 +15,110 @@ public struct CoverageReport {
         self.graph = graph
     }
 
-    /// One thing a run may exercise: what it is, where it is declared, and how often it was.
+    /// What an item is, in the order of the report's columns.
+    enum Kind: Int, CaseIterable {
+        case coordinator, edge, route, link, precondition, flow, tabBack
+        var name: String { CoverageReport.kinds[rawValue] }
+    }
+
+    /// One thing a run may exercise: what it is, where it is declared, and how often it was. Its
+    /// name is made only where a report shows it (``name(of:)``): a graph at its bounds has half a
+    /// million edges, and building each one's name was most of a report's time.
     struct Item {
-        let kind: String
+        let kind: Kind
         let module: String
-        let name: String
+        /// The coordinator, route, link or precondition; for an edge its source, for a tab back
+        /// its container (-1: the root's tabs).
+        let index: Int
+        /// An edge's target, a tab back's behaviour (its raw value's index in `TabBack.allCases`).
+        let detail: Int
         let location: SourceLocation
         let hits: Int
+    }
+
+    /// The name a report shows for `item`.
+    func name(of item: Item) -> String {
+        switch item.kind {
+        case .coordinator, .flow: graph.coordinators[item.index].name
+        case .edge: "\(graph.coordinators[item.index].name) → \(graph.coordinators[item.detail].name)"
+        case .route: graph.routes[item.index].name
+        case .link: graph.links[item.index].pattern
+        case .precondition: graph.preconditions[item.index].name
+        case .tabBack: "\(item.index == -1 ? "root" : graph.coordinators[item.index].name) back: \(TabBack.allCases[item.detail].rawValue)"
+        }
     }
 
     /// Every item, in the graph's order: coordinators, their `opens` edges, routes, links,
     /// preconditions, flows.
     var items: [Item] {
         var out: [Item] = []
+        forEachItem { out.append($0) }
+        return out
+    }
+
+    /// Each item in turn, in the order of ``items``, none kept: a report that only counts (the
+    /// totals, LCOV, the text's first never-exercised items) makes no list of half a million.
+    func forEachItem(_ visit: (Item) -> Void) {
         let c = coverage
         for co in graph.coordinators {
-            out.append(Item(kind: "coordinator", module: co.module, name: co.name, location: co.location, hits: c.shown(co.index)))
+            visit(Item(kind: .coordinator, module: co.module, index: co.index, detail: 0, location: co.location, hits: c.shown(co.index)))
         }
         for co in graph.coordinators {
             for (k, t) in co.opens.enumerated() {
-                let taken = c.edge(co.index, t).reduce(0) { $0 + $1.1 }
-                out.append(Item(kind: "edge", module: co.module, name: "\(co.name) → \(graph.coordinators[t].name)",
-                                location: k < co.opensLocations.count ? co.opensLocations[k] : co.location, hits: taken))
+                visit(Item(kind: .edge, module: co.module, index: co.index, detail: t,
+                                location: k < co.opensLocations.count ? co.opensLocations[k] : co.location, hits: c.taken(co.index, t)))
             }
         }
         for (i, r) in graph.routes.enumerated() {
-            out.append(Item(kind: "route", module: r.name.split(separator: ".").first.map(String.init) ?? "", name: r.name, location: r.location, hits: c.followed(route: i)))
+            visit(Item(kind: .route, module: r.name.split(separator: ".").first.map(String.init) ?? "", index: i, detail: 0, location: r.location,
+                            hits: c.followed(route: i)))
         }
         for (i, l) in graph.links.enumerated() {
-            out.append(Item(kind: "link", module: l.module, name: l.pattern, location: l.location, hits: c.opened(link: i)))
+            visit(Item(kind: .link, module: l.module, index: i, detail: 0, location: l.location, hits: c.opened(link: i)))
         }
         for p in graph.preconditions {
-            out.append(Item(kind: "precondition", module: p.module, name: p.name, location: p.location, hits: c.outcomes(p.index).reduce(0) { $0 + $1.1 }))
+            visit(Item(kind: .precondition, module: p.module, index: p.index, detail: 0, location: p.location, hits: c.outcomes(p.index).reduce(0) { $0 + $1.1 }))
         }
         for (container, back, module, location) in tabBacks {
-            out.append(Item(kind: "tabBack", module: module, name: "\(container == -1 ? "root" : graph.coordinators[container].name) back: \(back.rawValue)",
-                            location: location, hits: c.wentBack(container)))
+            visit(Item(kind: .tabBack, module: module, index: container, detail: TabBack.allCases.firstIndex(of: back)!, location: location,
+                            hits: c.wentBack(container)))
         }
         for co in graph.coordinators where co.isFlow {
-            out.append(Item(kind: "flow", module: co.module, name: co.name, location: co.location, hits: c.flow(co.index).started))
+            visit(Item(kind: .flow, module: co.module, index: co.index, detail: 0, location: co.location, hits: c.flow(co.index).started))
         }
-        return out
+    }
+
+    /// Covered and total items of each kind, in ``Kind``'s order.
+    typealias Tally = [(covered: Int, total: Int)]
+
+    /// The tallies of every item and of each module's (in name order), and the items never
+    /// exercised: the first `listing` of them and their count. One pass; a module's name is looked
+    /// up only where it changes (items come coordinator by coordinator).
+    func tallies(listing: Int) -> (all: Tally, modules: [(module: String, tally: Tally)], missed: [Item], missedCount: Int) {
+        let zero = Tally(repeating: (0, 0), count: Kind.allCases.count)
+        var all = zero, byModule: [String: Tally] = [:]
+        var module = "", current = zero, started = false
+        var missed: [Item] = [], missedCount = 0
+        forEachItem { i in
+            if !started || i.module != module {
+                if started { byModule[module] = current }
+                module = i.module
+                current = byModule[module] ?? zero
+                started = true
+            }
+            let k = i.kind.rawValue
+            all[k].total += 1
+            current[k].total += 1
+            if i.hits > 0 {
+                all[k].covered += 1
+                current[k].covered += 1
+            } else {
+                if missedCount < listing { missed.append(i) }
+                missedCount += 1
+            }
+        }
+        if started { byModule[module] = current }
+        return (all, byModule.keys.sorted().map { ($0, byModule[$0]!) }, missed, missedCount)
     }
 
     /// Tabs containers declaring a `back:` behaviour: the root's (-1) and tab container coordinators.
@@ -90,21 +153,18 @@ public struct CoverageReport {
     }
 
     public var json: JSONValue {
-        let all = items
-        func totals(_ list: [Item]) -> JSONObject {
-            JSONObject(uniqueMembers: Self.kinds.map { k in
-                let of = list.filter { $0.kind == k }
-                return (key: Self.plural[k]!, value: ["covered": .int(of.filter { $0.hits > 0 }.count), "total": .int(of.count)] as JSONValue)
+        let t = tallies(listing: .max)
+        func totals(_ t: Tally) -> JSONObject {
+            JSONObject(uniqueMembers: Kind.allCases.map { k in
+                (key: Self.plural[k.name]!, value: ["covered": .int(t[k.rawValue].covered), "total": .int(t[k.rawValue].total)] as JSONValue)
             })
         }
-        let modules = Set(all.map(\.module)).sorted()
-        let byModule = Dictionary(grouping: all, by: \.module)
         let c = coverage
         var o: JSONObject = [
-            "run": .string(c.name), "commits": .int(c.commits), "totals": .object(totals(all)),
-            "modules": .array(modules.map { m in
-                var row: JSONObject = ["module": .string(m)]
-                for (k, v) in totals(byModule[m] ?? []) { row.append(k, v) }
+            "run": .string(c.name), "commits": .int(c.commits), "totals": .object(totals(t.all)),
+            "modules": .array(t.modules.map { m in
+                var row: JSONObject = ["module": .string(m.module)]
+                for (k, v) in totals(m.tally) { row.append(k, v) }
                 return .object(row)
             }),
         ]
@@ -138,7 +198,7 @@ public struct CoverageReport {
             ["container": .string(t.container == -1 ? "root" : graph.coordinators[t.container].name), "back": .string(t.back.rawValue),
              "used": .int(c.wentBack(t.container)), "at": .string(place(t.location))] as JSONValue
         }))
-        o.append("missed", .array(all.filter { $0.hits == 0 }.map { .string("\(place($0.location)): \($0.kind) \($0.name)") }))
+        o.append("missed", .array(t.missed.map { .string("\(place($0.location)): \($0.kind.name) \(name(of: $0))") }))
         return .object(o)
     }
 
@@ -151,19 +211,14 @@ public struct CoverageReport {
     static let missedListed = 200
 
     public var text: String {
-        let all = items
-        let modules = Set(all.map(\.module)).sorted()
+        let t = tallies(listing: Self.missedListed)
         let columns = Self.kinds.map { Self.plural[$0]! }
-        func cell(_ list: [Item], _ kind: String) -> String {
-            let of = list.filter { $0.kind == kind }
-            guard !of.isEmpty else { return "-" }
-            let hit = of.filter { $0.hits > 0 }.count
-            return "\(hit)/\(of.count) \(hit * 100 / of.count)%"
+        func cells(_ tally: Tally) -> [String] {
+            tally.map { hit, total in total == 0 ? "-" : "\(hit)/\(total) \(hit * 100 / total)%" }
         }
         var rows: [[String]] = [["module"] + columns]
-        let byModule = Dictionary(grouping: all, by: \.module)
-        for m in modules { rows.append([m] + Self.kinds.map { cell(byModule[m] ?? [], $0) }) }
-        rows.append(["TOTAL"] + Self.kinds.map { cell(all, $0) })
+        for m in t.modules { rows.append([m.module] + cells(m.tally)) }
+        rows.append(["TOTAL"] + cells(t.all))
         let widths = (0..<rows[0].count).map { i in rows.map { $0[i].count }.max() ?? 0 }
         func line(_ r: [String]) -> String {
             r.enumerated().map { i, s in i == 0 ? s.padding(toLength: widths[i], withPad: " ", startingAt: 0)
@@ -173,18 +228,17 @@ public struct CoverageReport {
         out += line(rows[0]) + "\n" + widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n"
         for r in rows.dropFirst().dropLast() { out += line(r) + "\n" }
         out += widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n" + line(rows.last!) + "\n"
-        let missed = all.filter { $0.hits == 0 }
         let partly = graph.preconditions.filter { p in
             let o = coverage.outcomes(p.index)
             return !o.isEmpty && !o.contains { $0.0 == .failed || $0.0 == .recovered || $0.0 == .redirected || $0.0 == .timedOut }
         }
-        if missed.isEmpty {
+        if t.missedCount == 0 {
             out += "\nEverything was exercised.\n"
         } else {
-            out += "\nNever exercised (\(missed.count)):\n"
-            for i in missed.prefix(Self.missedListed) { out += "  \(place(i.location))  \(i.kind) \(i.name)\n" }
-            if missed.count > Self.missedListed {
-                out += "  … and \(missed.count - Self.missedListed) more (the json and lcov reports list them all)\n"
+            out += "\nNever exercised (\(t.missedCount)):\n"
+            for i in t.missed { out += "  \(place(i.location))  \(i.kind.name) \(name(of: i))\n" }
+            if t.missedCount > Self.missedListed {
+                out += "  … and \(t.missedCount - Self.missedListed) more (the json and lcov reports list them all)\n"
             }
         }
         if !partly.isEmpty {
@@ -200,11 +254,20 @@ public struct CoverageReport {
     /// declaring several things, such as two `opens` entries, counts as hit only when each was).
     public var lcov: String {
         var byFile: [String: [Int: (hits: Int, allHit: Bool)]] = [:]
-        for i in items {
-            // In place: a copy of the file's lines taken out and put back made this quadratic.
-            byFile[i.location.file, default: [:]][i.location.line, default: (0, true)].hits += i.hits
-            if i.hits == 0 { byFile[i.location.file, default: [:]][i.location.line, default: (0, true)].allHit = false }
+        // A file's lines are taken out while its items come one after another (a copy taken out
+        // and put back for each item made this quadratic; a look-up of the file for each, slow).
+        var file = "", lines: [Int: (hits: Int, allHit: Bool)] = [:], started = false
+        forEachItem { i in
+            if !started || i.location.file != file {
+                if started { byFile[file] = lines }
+                file = i.location.file
+                lines = byFile.removeValue(forKey: file) ?? [:]
+                started = true
+            }
+            lines[i.location.line, default: (0, true)].hits += i.hits
+            if i.hits == 0 { lines[i.location.line, default: (0, true)].allHit = false }
         }
+        if started { byFile[file] = lines }
         var out = "TN:navd-\(coverage.name.unicodeScalars.map { ($0.properties.isAlphabetic || ("0"..."9").contains($0)) ? Character($0) : "_" }.map(String.init).joined())\n"
         for file in byFile.keys.sorted() {
             let lines = byFile[file]!

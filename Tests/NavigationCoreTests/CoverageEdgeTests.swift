@@ -64,12 +64,14 @@ import Testing
         let example = try #require(GraphLoader.loadEmbeddedExample().graph)
         let exampleReport = CoverageReport(Coverage(name: "all", graph: example), graph: example)
         #expect(exampleReport.jsonSizeAtLeast <= JSONWriter.encode(exampleReport.json).count)
-        let report = CoverageReport(coverage, graph: graph).items.filter { $0.kind == "edge" && $0.name.hasPrefix("app.Side ") }
-        #expect(report.count == 3)
-        for item in report {
-            let target = graph.coordinator(named: String(item.name.split(separator: " ").last!))!.index
+        let report = CoverageReport(coverage, graph: graph)
+        let sideEdges = report.items.filter { $0.kind == .edge && report.name(of: $0).hasPrefix("app.Side ") }
+        #expect(sideEdges.count == 3)
+        for item in sideEdges {
+            let target = graph.coordinator(named: String(report.name(of: item).split(separator: " ").last!))!.index
             #expect(declared.contains(target))
             #expect(item.hits == coverage.edge(side, target).reduce(0) { $0 + $1.1 })
+            #expect(item.hits == coverage.taken(side, target))
         }
     }
 }
