@@ -25,8 +25,9 @@ extension Session {
         let q = u[lo..<hi].firstIndex(of: UInt8(ascii: "?"))
         let pathEnd = q ?? hi
         guard (hasScheme && lo == pathEnd) || (lo < pathEnd && u[lo] == slash) else {
-            let patterns = graph.links.map(\.pattern)
-            let what = patterns.isEmpty ? "the graph declares no links" : "the graph's patterns are \(patterns.joined(separator: ", "))"
+            let patterns = graph.links.prefix(Self.patternsNamed).map(\.pattern)
+            let more = graph.links.count > patterns.count ? " … (\(graph.links.count) in all; graph.describe lists them)" : ""
+            let what = patterns.isEmpty ? "the graph declares no links" : "the graph's patterns are \(patterns.joined(separator: ", "))\(more)"
             throw NavError(.noMatchingLink, "`\(url)` is not a URL path: a link is a path from its first slash (/a/b), alone or after a scheme and host (app://host/a/b); \(what)",
                            data: ["url": .string(url)])
         }

@@ -188,6 +188,10 @@ import Testing
         let many = try Daemon(graph: "root: {stack: Home}\ncoordinators: {Home: {}}\nlinks:\n" + links)
         let listed = try many.client().callError("open", ["url": "/x"])["message"]?.stringValue ?? ""
         #expect(listed.contains("/p19 … (25 in all; graph.describe lists them)") && !listed.contains("/p20"), "\(listed)")
+        // And a URL that is not a path at all.
+        let notAPath = try many.client().callError("open", ["url": "x"])["message"]?.stringValue ?? ""
+        #expect(notAPath.contains("is not a URL path") && notAPath.contains("/p19 … (25 in all; graph.describe lists them)") && !notAPath.contains("/p20"),
+                "\(notAPath)")
     }
 
     @Test func badURLs() throws {
