@@ -211,6 +211,12 @@ import Testing
         let bad = try c.callError("open", ["url": "/category/NOT_A_SLUG"])
         #expect(bad["code"] == -32002 && bad["data"]?["pointer"] == "/slug")
         #expect(try c.callError("open", [:])["code"] == -32602)
+        // A URL is at most 8 KiB, as a web server's request line: one just within is read.
+        let longest = "/product/" + String(repeating: "x", count: 8192 - 9)
+        #expect(try c.call("open", ["url": .string(longest), "dryRun": true])["visible"] != nil)
+        let long = try c.callError("open", ["url": .string(longest + "x")])
+        #expect(long["code"] == -32012 && long["data"]?["limit"] == "url" && long["data"]?["max"] == 8192, "\(long)")
+        #expect(long["message"]?.stringValue?.contains("\"url\" is 8193 bytes; a deep link may be at most 8192") == true, "\(long)")
         #expect(try c.call("tree")["version"] == 0)
     }
 

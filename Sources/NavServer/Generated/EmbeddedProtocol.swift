@@ -1838,7 +1838,8 @@ public enum EmbeddedProtocol {
           "schema": {
             "type": "string"
           },
-          "required": true
+          "required": true,
+          "description": "the deep link: a path (/product/42), or a URL with a scheme and host (shop://app/product/42); at most 8 KiB (UTF-8 bytes), else limitExceeded"
         },
         {
           "name": "dryRun",

@@ -11,8 +11,12 @@ enum OpenMethod: NavdMethod {
         methods.register(.open, OpenParam.self) { call in
             call.answerOrRun { () throws(RPCError) in
                 let p = try Params<OpenParam>(call)
-                var r = OpenRequest(state: try call.session(p),
-                                    url: try p.requiredString(.url, "the deep link to open, such as \"/product/42\" or \"shop://app/product/42\""))
+                let url = try p.requiredString(.url, "the deep link to open, such as \"/product/42\" or \"shop://app/product/42\"")
+                guard url.utf8.count <= Navigator.maxURLBytes else {
+                    throw .limitExceeded("\"url\" is \(url.utf8.count) bytes; a deep link may be at most \(Navigator.maxURLBytes), as a web server's request line",
+                                         limit: "url", max: Navigator.maxURLBytes)
+                }
+                var r = OpenRequest(state: try call.session(p), url: url)
                 r.dryRun = try p.bool(.dryRun) ?? false
                 r.ifVersion = try p.int(.ifVersion)
                 r.force = try p.bool(.force) ?? false
