@@ -166,11 +166,11 @@ public struct FrameDecoder {
             let used = try Self.scan(view, maxMessage: maxMessage, maxHeader: maxHeader, failed: &failed, firstNewline: firstNewline,
                                      searched: 0, lineUnended: &lineUnended, onMessage)
             if used < view.count {
-                pending.append(contentsOf: view.bytes(from: used))
+                pending.append(contentsOf: view.bytes(from: used).raw)
                 searched = lineUnended ? pending.count : 0
             }
         } else {
-            pending.append(contentsOf: view)
+            pending.append(contentsOf: view.raw)
             let local = pending
             pending = []
             var failedNow = false

@@ -32,8 +32,8 @@ final class DecodingContext {
     func with(graph: NavigationGraph) -> DecodingContext { DecodingContext(graph: graph, limits: limits) }
 
     /// Refuses a name the limits do not allow (``NavigatorLimits/checkName(_:_:param:)``).
-    func checkName(_ name: String, _ what: String, param: String) throws(RPCError) {
-        try limits.checkParamName(name, what, param: param)
+    func checkName(_ name: String, _ what: @autoclosure () -> String, param: String) throws(RPCError) {
+        try limits.checkParamName(name, what(), param: param)
     }
 }
 

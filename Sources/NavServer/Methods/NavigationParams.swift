@@ -48,7 +48,7 @@ func asRPC<R>(_ body: () throws(NavError) -> R) throws(RPCError) -> R {
 
 extension NavigatorLimits {
     /// ``checkName(_:_:param:)`` as the methods layer answers it.
-    func checkParamName(_ name: String, _ what: String, param: String) throws(RPCError) {
-        try asRPC { () throws(NavError) in try checkName(name, what, param: param) }
+    func checkParamName(_ name: String, _ what: @autoclosure () -> String, param: String) throws(RPCError) {
+        try asRPC { () throws(NavError) in try checkName(name, what(), param: param) }
     }
 }

@@ -35,13 +35,13 @@ struct NavigatorLimits: Sendable {
 
     /// Refuses a name a client gives (a session, a fact, a key…) that is longer than `--max-name` or
     /// holds a control character (it would garble logs and commands).
-    func checkName(_ name: String, _ what: String, param: String) throws(NavError) {
+    func checkName(_ name: String, _ what: @autoclosure () -> String, param: String) throws(NavError) {
         if name.utf8.count > maxName {
-            throw .limitExceeded("\(what) is \(name.utf8.count) bytes long; names may be at most \(maxName) bytes (the --max-name limit)",
+            throw .limitExceeded("\(what()) is \(name.utf8.count) bytes long; names may be at most \(maxName) bytes (the --max-name limit)",
                                  limit: "--max-name", max: maxName)
         }
         if name.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
-            throw .invalidParams("\(what) holds a control character (a NUL, a newline, …); names are printable text", data: ["param": .string(param)])
+            throw .invalidParams("\(what()) holds a control character (a NUL, a newline, …); names are printable text", data: ["param": .string(param)])
         }
     }
 }

@@ -157,8 +157,8 @@ import Glibc
 
 extension ServerConfiguration {
     /// Refuses a name a client gives (a client name, a token) as the navigator refuses its names.
-    func checkName(_ name: String, _ what: String, param: String) throws(RPCError) {
-        try navigator.checkParamName(name, what, param: param)
+    func checkName(_ name: String, _ what: @autoclosure () -> String, param: String) throws(RPCError) {
+        try navigator.checkParamName(name, what(), param: param)
     }
 }
 
