@@ -78,7 +78,7 @@ extension Connection {
 
     /// Moves the shared range into `output` (something else is sent after it).
     private func copyShared() {
-        owner.broadcastLog.withByteView { log in output.append(contentsOf: log.bytes(sharedStart..<sharedEnd).raw) }
+        owner.broadcastLog.withByteView { log in output.append(contentsOf: log.bytes(sharedStart..<sharedEnd)) }
         sharedStart = 0
         sharedEnd = 0
     }
