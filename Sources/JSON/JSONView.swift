@@ -306,7 +306,7 @@ public struct JSONView {
                 members.append(JSONObject.Member(key: key, value: value))
                 n += 1
                 if n == JSONObject.keysComparedInTurn {  // past it, keys are looked up by hash
-                    var index = [String: Int](minimumCapacity: 2 * n)
+                    var index = [String: Int](minimumCapacity: max(2 * n, members.capacity))
                     for (i, m) in members.enumerated() { index[m.key] = i }
                     byKey = index
                 }
