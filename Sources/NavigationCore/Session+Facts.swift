@@ -11,6 +11,14 @@ extension Session {
     /// Sets `changes` (a null removes a fact), all or nothing: refused with `limitExceeded` when a
     /// value passes `--max-fact-value` or the session would pass `--max-facts` or `--max-facts-bytes`.
     public func setFacts(_ changes: JSONObject) throws(NavError) {
+        // Each value that is not null leaves a fact: more than a session may hold are refused before
+        // any name is looked up (50,000 were hashed to be refused).
+        var given = 0
+        for (_, v) in changes where !v.isNull { given += 1 }
+        if given > limits.maxFacts {
+            throw NavError(.limitExceeded, "session \"\(name)\" would hold at least \(given) facts; a session may hold at most \(limits.maxFacts) (the --max-facts limit): remove facts by setting them to null",
+                           data: ["limit": "--max-facts", "max": .int(limits.maxFacts)])
+        }
         var count = facts.count, bytes = factsBytes
         for (k, v) in changes {
             if let old = facts[k] {

@@ -102,6 +102,10 @@ import Glibc
         let facts = try c.callError("context.set", ["facts": ["d": 4, "e": 5]])
         #expect(facts["data"]?["limit"] == "--max-facts" && facts["data"]?["max"] == 4, "\(facts)")
         #expect(try c.call("context.get")["facts"] == ["a": 1, "b": 2, "c": 3], "a refused context.set sets nothing")
+        // More values than a session may hold are refused before any name is looked up.
+        let many = try c.callError("context.set", ["facts": ["f1": 1, "f2": 2, "f3": 3, "f4": 4, "f5": 5]])
+        #expect(many["data"]?["limit"] == "--max-facts" && many["message"]?.stringValue?.contains("would hold at least 5 facts") == true, "\(many)")
+        #expect(try c.call("context.get")["facts"] == ["a": 1, "b": 2, "c": 3])
         #expect(try c.call("context.set", ["facts": ["a": .null, "d": 4, "e": 5]])["facts"] == ["b": 2, "c": 3, "d": 4, "e": 5])
         let key = try c.callError("navigate", ["to": "shop.Product", "with": ["id": "p"], "key": .string(String(repeating: "k", count: 33))])
         #expect(key["data"]?["limit"] == "--max-name", "\(key)")
