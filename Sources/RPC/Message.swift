@@ -77,7 +77,9 @@ public enum RPCMessage {
             }
         }
         guard let version, version.kind == .string, Self.key(version.stringBytes, "2.0") else {
-            return .invalid(RPCDecodeFailure(id: id?.value ?? .null, error: .invalidRequest("\"jsonrpc\" must be \"2.0\"")))
+            let said = version.map { "\"jsonrpc\" must be \"2.0\", not \(ErrorText.cut(JSONWriter.string($0.value(keys: nil)), toBytes: 64))" }
+                ?? "\"jsonrpc\" is missing; every JSON-RPC 2.0 message carries \"jsonrpc\": \"2.0\""
+            return .invalid(RPCDecodeFailure(id: id?.value ?? .null, error: .invalidRequest(said)))
         }
         if let method {
             guard method.kind == .string else {

@@ -208,6 +208,19 @@ private func decode(_ chunks: [[UInt8]], max: Int = 1024) -> (messages: [(Framin
         #expect(!f.error.message.isEmpty)
     }
 
+    /// A request without `jsonrpc` is told it is missing; one with another value is told which.
+    @Test func theVersionMissingOrWrongIsNamed() throws {
+        for (text, said) in [(#"{"id":1,"method":"m"}"#, #""jsonrpc" is missing; every JSON-RPC 2.0 message carries "jsonrpc": "2.0""#),
+                             (#"{"jsonrpc":"1.0","id":2,"method":"m"}"#, #""jsonrpc" must be "2.0", not "1.0""#),
+                             (#"{"jsonrpc":2,"id":3,"method":"m"}"#, #""jsonrpc" must be "2.0", not 2"#)] {
+            guard case .invalid(let f) = try decodeText(text) else {
+                Issue.record("accepted \(text)")
+                continue
+            }
+            #expect(f.error.message == said, "\(text): \(f.error.message)")
+        }
+    }
+
     @Test func responses() throws {
         guard case .response(let ok) = try decodeText(#"{"jsonrpc":"2.0","id":1,"result":{"passed":true}}"#),
               case .response(let err) = try decodeText(#"{"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"no"}}"#)
