@@ -178,9 +178,7 @@ public final class Schema: Sendable {
         propertySuggestions = propertyNames.count > Schema.propertiesWalked ? SuggestionIndex(propertyNames) : nil
         var bits: UInt64 = 0, asBits = true
         for name in required {
-            var key = name
-            let p = key.withUTF8 { [propertyTable] in propertyTable.index(of: ByteView(UnsafeRawBufferPointer($0))) }
-            if let p, p < 64 { bits |= 1 << UInt64(p) } else { asBits = false }
+            if let p = Schema.index(of: name, in: propertyTable), p < 64 { bits |= 1 << UInt64(p) } else { asBits = false }
         }
         requiredBits = bits
         requiredAsBits = asBits
@@ -559,8 +557,13 @@ public final class Schema: Sendable {
             while p < names.count && names[p] != key { p += 1 }
             return p < names.count ? p : nil
         }
+        return Schema.index(of: key, in: propertyTable)
+    }
+
+    /// The index of the name `key`'s bytes are in `table`, or nil.
+    private static func index(of key: String, in table: NameTable) -> Int? {
         var k = key
-        return k.withUTF8 { propertyTable.index(of: ByteView(UnsafeRawBufferPointer($0))) }
+        return k.withUTF8 { table.index(of: ByteView(UnsafeRawBufferPointer($0))) }
     }
 
     /// `required`, then each member against its property's schema (or `additionalProperties`), in the

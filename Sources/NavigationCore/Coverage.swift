@@ -275,26 +275,24 @@ public final class Coverage {
         return lo < end && counts.read(lo) == target ? counts.read(lo + opensCount) : nil
     }
 
+    /// How often `source` → `target` was taken by `by`, its `opens` entry (``opensEntry(_:_:)``)
+    /// looked up once by the caller.
+    private func taken(_ source: Int, _ target: Int, entry: Int?, by: Presentation) -> Int {
+        if let k = entry { return counts[opensAt + k * 5 + Coverage.styleIndex(by)] }
+        return otherEdges[edgeKey(source, target, by)] ?? 0
+    }
+
     /// How often `source` → `target` was taken, by any style (one look-up, nothing made).
     public func taken(_ source: Int, _ target: Int) -> Int {
-        var n = 0
-        if let k = opensEntry(source, target) {
-            for style in 0..<5 { n += counts[opensAt + k * 5 + style] }
-        } else {
-            for by in Presentation.allCases { n += otherEdges[edgeKey(source, target, by)] ?? 0 }
-        }
-        return n
+        let entry = opensEntry(source, target)
+        return Presentation.allCases.reduce(0) { $0 + taken(source, target, entry: entry, by: $1) }
     }
 
     /// How often `source` → `target` was taken, by each style that took it.
     public func edge(_ source: Int, _ target: Int) -> [(Presentation, Int)] {
-        Presentation.allCases.compactMap { by in
-            let n: Int
-            if let k = opensEntry(source, target) {
-                n = counts[opensAt + k * 5 + Coverage.styleIndex(by)]
-            } else {
-                n = otherEdges[edgeKey(source, target, by)] ?? 0
-            }
+        let entry = opensEntry(source, target)
+        return Presentation.allCases.compactMap { by in
+            let n = taken(source, target, entry: entry, by: by)
             return n > 0 ? (by, n) : nil
         }
     }
