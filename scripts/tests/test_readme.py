@@ -6,6 +6,7 @@ README cannot drift from what navd does.
 Lines not run, each for a reason printed: `make …` (the test suite itself runs under make; its
 targets have their own tests), nav-tui (needs a terminal: TUITests drive it in tmux), and commands
 that install files outside the checkout (completion scripts into /etc or ~)."""
+import json
 import os
 import re
 import shutil
@@ -52,6 +53,19 @@ def strip_comment(line):
     return line.rstrip()
 
 
+def stats(sock):
+    """navd's `stats` result, asked on a connection of its own."""
+    with socket.socket(socket.AF_UNIX) as c:
+        c.connect(sock)
+        c.sendall(b'{"jsonrpc":"2.0","id":1,"method":"stats"}\n')
+        reply = b""
+        while not reply.endswith(b"\n"):
+            chunk = c.recv(65536)
+            assert chunk, "navd closed the connection before answering stats"
+            reply += chunk
+    return json.loads(reply)["result"]
+
+
 def test_every_shell_example_of_the_readme_runs_in_order():
     navd_bin = os.environ["NAVD_BIN"]
     bindir = os.path.dirname(navd_bin)
@@ -92,10 +106,17 @@ def test_every_shell_example_of_the_readme_runs_in_order():
                     continue
                 command = command.replace("/tmp/navd-0.sock", sock)
                 if command.startswith(BACKGROUND):
+                    # It subscribes (or offers) before the next command runs: navd's counter says when.
+                    counter = "subscriptions" if command.startswith("navctl watch") else "provided"
+                    before = stats(sock)[counter]
                     out = tempfile.TemporaryFile(mode="w+")
-                    background.append((n, line, subprocess.Popen(["bash", "-c", "exec " + command], env=env, cwd=ROOT, stdout=out,
-                                                                 stderr=subprocess.STDOUT, text=True), out))
-                    time.sleep(0.2)  # it subscribes (or offers) before the next command runs
+                    p = subprocess.Popen(["bash", "-c", "exec " + command], env=env, cwd=ROOT, stdout=out,
+                                         stderr=subprocess.STDOUT, text=True)
+                    background.append((n, line, p, out))
+                    deadline = time.monotonic() + 30
+                    while stats(sock)[counter] == before and p.poll() is None and time.monotonic() < deadline:
+                        time.sleep(0.01)
+                    assert stats(sock)[counter] > before, "README.md:%d: %s did not raise navd's %s" % (n, line, counter)
                     last = None
                     ran += 1
                     continue

@@ -12,7 +12,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 
-def wait(driver, condition, timeout=5, message=""):
+def wait(driver, condition, timeout=20, message=""):
     """Polls `condition`; an element the page re-rendered between finding and reading it (stale)
     is looked for again on the next poll, not an error."""
     from selenium.common.exceptions import StaleElementReferenceException

@@ -35,7 +35,7 @@ def test_a_navigation_elsewhere_shows_within_a_second(navweb, browser):
     load(browser, navweb)
     started = time.monotonic()
     navctl(navweb.navd_sock, "navigate", "shop.Product", "--with", "id=p7")
-    wait(browser, lambda d: 'shop.Product [n8] {"id":"p7"}' in text(d, "tree"), timeout=10, message="the page follows the navigation")
+    wait(browser, lambda d: 'shop.Product [n8] {"id":"p7"}' in text(d, "tree"), timeout=30, message="the page follows the navigation")
     latency = time.monotonic() - started
     record("page update after a navctl navigation: %.1f ms (from starting navctl, a process, to the screen in the page's tree)" % (latency * 1000))
     assert text(browser, "top-name") == "shop.Product"
@@ -48,7 +48,7 @@ def test_a_right_to_left_override_in_a_param_is_shown_not_obeyed(navweb, browser
     `exe.png`: the page writes it out as `\\u{202E}`, as nav-tui and navctl do."""
     load(browser, navweb)
     navctl(navweb.navd_sock, "navigate", "shop.Product", "--with", "id=\u202egnp.exe")
-    wait(browser, lambda d: 'shop.Product [n8] {"id":"\\u{202E}gnp.exe"}' in text(d, "tree"), timeout=10,
+    wait(browser, lambda d: 'shop.Product [n8] {"id":"\\u{202E}gnp.exe"}' in text(d, "tree"), timeout=30,
          message="the param is shown with its override written out")
     assert "\u202e" not in text(browser, "tree")
 
@@ -174,7 +174,7 @@ def test_dismiss_is_disabled_where_navd_has_nothing_to_dismiss(navweb, browser):
 def test_clicking_an_action_changes_navds_tree(navweb, browser):
     load(browser, navweb)
     button(browser, "select cart.Cart").click()
-    deadline = time.monotonic() + 3
+    deadline = time.monotonic() + 20
     while tree_json(navweb.navd_sock)["root"]["selected"] != 1:
         assert time.monotonic() < deadline, "navd's tree did not change"
         time.sleep(0.02)
@@ -336,7 +336,7 @@ def test_a_pending_navigation_is_cancelled_from_the_page(navweb, browser):
     wait(browser, lambda d: nav in text(d, "pending"), message="the pending navigation is listed")
     browser.find_element(By.CSS_SELECTOR, "#pending button").click()
     wait(browser, lambda d: text(d, "pending") == "none")
-    deadline = time.monotonic() + 3
+    deadline = time.monotonic() + 20
     while json.loads(navctl(navweb.navd_sock, "stats", "--json"))["pending"] != 0:
         assert time.monotonic() < deadline, "navd still holds the navigation"
         time.sleep(0.02)
@@ -362,7 +362,7 @@ def test_a_session_of_thousands_of_screens_stays_fast(navweb, browser):
     # in the page, are figures (0.8-1.0 s here with debug builds), not a bound a busy machine must meet.
     started = time.monotonic()
     navctl(navweb.navd_sock, "navigate", "shop.Product", "--with", "id=last")
-    wait(browser, lambda d: '{"id":"last"}' in text(d, "tree"), timeout=10, message="the page follows the navigation")
+    wait(browser, lambda d: '{"id":"last"}' in text(d, "tree"), timeout=30, message="the page follows the navigation")
     latency = time.monotonic() - started
     render_ms = browser.execute_script("return window.navwebLastRenderMs")
     record("3,000 screens in one stack: page loaded and drawn in %.0f ms; a navigation shown %.1f ms after navctl; one render %.1f ms"
@@ -384,7 +384,7 @@ def test_sessions_are_listed_and_switched(navweb, browser):
     Select(select).select_by_value("s2")
     wait(browser, lambda d: 'shop.Search' in text(d, "tree") and text(d, "top-name") == "shop.Search")
     navctl(navweb.navd_sock, "--session", "s2", "dismiss")
-    wait(browser, lambda d: text(d, "top-name") == "shop.Home", timeout=10, message="the page follows the session it shows")
+    wait(browser, lambda d: text(d, "top-name") == "shop.Home", timeout=30, message="the page follows the session it shows")
 
 
 def test_a_closed_session_is_shown_closed_without_actions(navweb, browser):
@@ -396,7 +396,7 @@ def test_a_closed_session_is_shown_closed_without_actions(navweb, browser):
     wait(browser, lambda d: text(d, "top-name") == "shop.Search")
     assert browser.find_elements(By.CSS_SELECTOR, "#actions button"), "a live session offers actions"
     navctl(navweb.navd_sock, "session", "close", "s3")
-    wait(browser, lambda d: 'session "s3" was closed' in text(d, "status"), timeout=10, message="the page says the session closed")
+    wait(browser, lambda d: 'session "s3" was closed' in text(d, "status"), timeout=30, message="the page says the session closed")
     assert "shop.Search" in text(browser, "tree") and text(browser, "version") == "version 1"
     assert not browser.find_elements(By.CSS_SELECTOR, "#actions button")
     assert "is closed: pick another session" in text(browser, "actions")
@@ -411,7 +411,7 @@ def test_a_page_closed_by_client_kill_says_why(navweb, browser):
     assert len(page) == 1, listed
     navctl(navweb.navd_sock, "client", "kill", str(page[0]))
     wait(browser, lambda d: "disconnected from nav-web (disconnected: connection" in text(d, "status")
-         and "closed this connection with client.kill" in text(d, "status"), timeout=10, message="the status says who closed it")
+         and "closed this connection with client.kill" in text(d, "status"), timeout=30, message="the status says who closed it")
 
 
 # --- issue 47: safe and true ---------------------------------------------------------------
@@ -465,7 +465,7 @@ def test_the_change_log_is_a_ring(navweb, browser):
     s.sendall((json.dumps(batch) + "\n").encode())
     assert all("result" in r for r in json.loads(s.makefile("rb").readline()))
     s.close()
-    wait(browser, lambda d: '{"id":"r50"}' in text(d, "tree"), timeout=10, message="the page follows")
+    wait(browser, lambda d: '{"id":"r50"}' in text(d, "tree"), timeout=30, message="the page follows")
     wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#log tbody tr")) == 20, message="20 rows kept")
     versions = [int(r.get_attribute("data-version")) for r in browser.find_elements(By.CSS_SELECTOR, "#log tbody tr")]
     assert versions == list(range(31, 51)), versions
