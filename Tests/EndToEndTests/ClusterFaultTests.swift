@@ -160,9 +160,9 @@ extension ClusterTests {
             let status = current.waitForExit(timeout: 20)
             #expect(status == 1, "round \(round): the old process ended with \(String(describing: status)): \(current.stderr.suffix(1500))")
             let mark = try versions()
-            // Two leases (2 s), plus the clients' retry delays.
+            // Two leases (2 s), plus the clients' retry delays; a stranded session never commits.
             do {
-                try waitUntil(timeout: 3, "round \(round): every session commits on the new process") {
+                try waitUntil(timeout: 10, "round \(round): every session commits on the new process") {
                     let v = try versions()
                     return sessions.allSatisfy { (v[$0] ?? 0) > (mark[$0] ?? 0) }
                 }

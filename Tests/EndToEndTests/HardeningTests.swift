@@ -69,7 +69,7 @@ import Glibc
         #expect(r["version"] == 1)
         let lines = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines.prefix(3) == ["s.1", "{with.x}{with.x}", "{with.x}{session}"])
-        #expect(try d.client().call("ping", timeout: 1) == "pong")
+        #expect(try d.client().call("ping", timeout: 5) == "pong")
     }
 
     /// A setup field's pattern that a backtracking matcher takes exponential time on (`^(a+)+$`
@@ -94,7 +94,7 @@ import Glibc
         let long = try c.callError("navigate", ["to": "Code", "with": ["k": "a", "w": .string(String(repeating: "a", count: 20_000))]], timeout: 5)
         #expect(long["data"]?["rule"] == "pattern" && long["message"]?.stringValue?.contains("is too long (20000 characters) to be checked") == true, "\(long)")
         #expect(try c.call("navigate", ["to": "Code", "with": ["k": "aaaa"]], timeout: 5)["version"] == 1)
-        #expect(try d.client().call("ping", timeout: 1) == "pong")
+        #expect(try d.client().call("ping", timeout: 5) == "pong")
 
         try yaml.replacingOccurrences(of: "^(a+)+$", with: "^(a)\\\\1$").write(toFile: dir.file("app.yaml"), atomically: true, encoding: .utf8)
         let check = try runCommand(Repo.binary("navd"), ["check", dir.path])
@@ -625,8 +625,8 @@ import Glibc
         #expect(r["ok"] == false)
         let message = r["errors"]?.arrayValue?.first?.stringValue ?? ""
         #expect(message.contains("--max-graph-nodes"), "\(r)")
-        #expect(Date().timeIntervalSince(start) < 1)
-        #expect(try d.client().call("ping", timeout: 1) == "pong")
+        #expect(Date().timeIntervalSince(start) < 3)
+        #expect(try d.client().call("ping", timeout: 5) == "pong")
         #expect(d.isRunning)
     }
 }

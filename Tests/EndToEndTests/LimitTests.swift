@@ -64,8 +64,8 @@ import Glibc
         try c.sendRaw("[" + items.joined(separator: ",") + "]\n")
         let bystander = try d.client()
         let start = Date()
-        #expect(try bystander.call("ping", timeout: 2) == "pong")
-        #expect(Date().timeIntervalSince(start) < 1, "ping took \(Date().timeIntervalSince(start)) s")
+        #expect(try bystander.call("ping", timeout: 5) == "pong")
+        #expect(Date().timeIntervalSince(start) < 2, "ping took \(Date().timeIntervalSince(start)) s")
         // 150 replies of ~32 KB are far over the 1 MiB --max-output: the batch is answered whole,
         // the replies that do not fit as limitExceeded errors, and the client stays connected.
         let line = try #require(try c.readLine(timeout: 20))
