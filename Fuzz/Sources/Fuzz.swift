@@ -106,6 +106,7 @@ func fuzzFraming(_ data: UnsafeRawBufferPointer) {
 /// takes any input without harm.
 func fuzzJSON(_ data: UnsafeRawBufferPointer) {
     _ = JSONValue(written: data)
+    fuzzRequestScanner(data)
     let parser = JSONParser(maxDepth: 64)
     let v: JSONValue
     do {
@@ -130,6 +131,28 @@ func fuzzJSON(_ data: UnsafeRawBufferPointer) {
     // A setup checked where it lies in a request says yes only to what the full check accepts.
     for schema in fuzzSchemas where schema.accepts(inPlace: view) {
         require(schema.validate(view.value) == nil, "accepted in place, refused by the full check: \(JSONWriter.string(schema.source))")
+    }
+}
+
+/// A request line the scanner reads (``RPCMessage/scanRequest(_:padded:parser:)``) is the request
+/// the parser and the full reader find in it, with the same id, method and params; a line the
+/// parser refuses the scanner leaves alone (so that it is refused as before, with its position).
+func fuzzRequestScanner(_ data: UnsafeRawBufferPointer) {
+    let padded = Array(data) + [UInt8](repeating: 0, count: JSONParser.padding)
+    let scanner = JSONParser(maxDepth: 64), reference = JSONParser(maxDepth: 64)
+    padded.withUnsafeBytes { all in
+        let line = ByteView(UnsafeRawBufferPointer(rebasing: all[0..<data.count]))
+        guard let scanned = RPCMessage.scanRequest(line, padded: true, parser: scanner) else { return }
+        guard let view = try? reference.view(data, padded: false) else {
+            require(false, "the scanner read a request from a line the parser refuses")
+            return
+        }
+        guard let r = RPCMessage.request(view) else {
+            require(false, "the scanner read a request where the full reader finds none")
+            return
+        }
+        require(scanned.id?.value == r.id?.value && scanned.method == r.method && scanned.params?.value == r.params?.value,
+                "the scanner read another request than the full reader")
     }
 }
 

@@ -141,3 +141,28 @@ static int parse(navjson_parser *p, const char *data, size_t len, uint32_t max_d
     *strings = p->parser.doc.string_buf.get();
     return NAVJSON_OK;
 }
+
+/// Moves the batch's next document past the structural characters before `end`; `hint`: how many
+/// the caller expects there are (looked at first; 0 for no guess).
+static void skip_before(navjson_parser *p, const char *end, uint32_t hint) {
+    if (!p->batch || end < p->batch) return;
+    auto *impl = p->parser.implementation.get();
+    size_t to = size_t(end - p->batch);
+    uint32_t next = impl->next_structural_index, n = impl->n_structural_indexes;
+    if (hint > 0 && next + hint < n && impl->structural_indexes[next + hint] >= to && impl->structural_indexes[next + hint - 1] < to) {
+        impl->next_structural_index = next + hint;
+        return;
+    }
+    while (next < n && impl->structural_indexes[next] < to) next++;
+    impl->next_structural_index = next;
+}
+
+extern "C" int navjson_parse_part(navjson_parser *p, const char *data, size_t len, const char *line_end, uint32_t before,
+                                  uint32_t max_depth, const uint64_t **tape, const uint8_t **strings) {
+    skip_before(p, data, before);
+    int rc = parse(p, data, len, max_depth, true, tape, strings);
+    if (rc == NAVJSON_OK) skip_before(p, line_end, 1);
+    return rc;
+}
+
+extern "C" void navjson_batch_skip(navjson_parser *p, const char *line_end, uint32_t count) { skip_before(p, line_end, count); }

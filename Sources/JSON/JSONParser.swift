@@ -28,15 +28,24 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
 /// (through the CSimdJSON shim) and reuses its buffers, so one instance per thread should be kept.
 public final class JSONParser {
     private let raw: OpaquePointer
-    /// The deepest nesting of arrays and objects accepted.
+    /// The deepest nesting of arrays and objects accepted, as simdjson counts it (see ``deepestNesting``).
     public var maxDepth: Int
+
+    /// How many arrays and objects a document may nest, one in another: ``maxDepth`` less one
+    /// (simdjson counts the document as a level: a parser of depth 8 takes 7 nested arrays; an
+    /// empty one innermost is not counted).
+    public var deepestNesting: Int { maxDepth - 1 }
 
     public init(maxDepth: Int = 64) {
         raw = navjson_parser_new()
         self.maxDepth = maxDepth
     }
 
-    deinit { navjson_parser_free(raw) }
+    deinit {
+        navjson_parser_free(raw)
+        madeTape.deallocate()
+        madeStrings.deallocate()
+    }
 
     /// Counts parses, so that a ``JSONView`` of an earlier document can be caught (debug builds).
     @usableFromInline private(set) var generation = 0
@@ -94,6 +103,56 @@ public final class JSONParser {
     }
 
     public func endBatch() { navjson_batch_end(raw) }
+
+    /// Parses the value at `part` of `line` (followed by ``padding`` readable bytes, as for
+    /// `padded: true`), a line whose other bytes the caller has read and checked itself; in a
+    /// batch, the line's other structural characters are passed over (`before`: how many the caller
+    /// expects before `part`, looked at first; 0 for no guess), so that the next line is parsed from
+    /// the batch's index. The view is valid as ``view(_:padded:)``'s. An error says only that the
+    /// part is not one acceptable value (the caller parses the line whole to tell why).
+    public func view(part: Range<Int>, of line: ByteView, before: Int = 0) -> JSONView? {
+        generation &+= 1
+        var tape: UnsafePointer<UInt64>? = nil
+        var strings: UnsafePointer<UInt8>? = nil
+        guard let base = line.raw.baseAddress?.assumingMemoryBound(to: CChar.self),
+              navjson_parse_part(raw, base + part.lowerBound, part.count, base + line.count, UInt32(clamping: before),
+                                 UInt32(clamping: maxDepth), &tape, &strings) == Int32(NAVJSON_OK),
+              let tape, let strings
+        else { return nil }
+        return JSONView(tape: tape, strings: strings, index: 1, parser: self, generation: generation)
+    }
+
+    /// In a batch, passes over the structural characters of `line`, which the caller read itself
+    /// (`count`: how many it expects, looked at first; 0 for no guess).
+    public func skip(line: ByteView, count: Int = 0) {
+        generation &+= 1
+        guard let base = line.raw.baseAddress?.assumingMemoryBound(to: CChar.self) else { return }
+        navjson_batch_skip(raw, base + line.count, UInt32(clamping: count))
+    }
+
+    /// The longest string ``made(integer:string:)`` takes.
+    public static let madeStringMost = 64
+
+    /// Words of a tape and a string buffer for ``made(integer:string:)``: an integer (two words),
+    /// then a string (one), its 32-bit length, bytes and a zero.
+    private let madeTape = UnsafeMutablePointer<UInt64>.allocate(capacity: 3)
+    private let madeStrings = UnsafeMutablePointer<UInt8>.allocate(capacity: 4 + madeStringMost + 1)
+
+    /// Views of an integer and of a string (at most ``madeStringMost`` bytes) that were read from a
+    /// document by other means than this parser, as if parsed: valid, as a parsed document's, until
+    /// this parser parses again or makes others.
+    public func made(integer: Int, string: ByteView) -> (integer: JSONView, string: JSONView) {
+        precondition(string.count <= Self.madeStringMost, "a made string is at most \(Self.madeStringMost) bytes")
+        madeTape[0] = UInt64(UInt8(ascii: "l")) << 56
+        madeTape[1] = UInt64(bitPattern: Int64(integer))
+        madeTape[2] = UInt64(UInt8(ascii: "\"")) << 56
+        UnsafeMutableRawPointer(madeStrings).storeBytes(of: UInt32(string.count).littleEndian, as: UInt32.self)
+        if let from = string.raw.baseAddress { (madeStrings + 4).update(from: from.assumingMemoryBound(to: UInt8.self), count: string.count) }
+        madeStrings[4 + string.count] = 0
+        let tape = UnsafePointer(madeTape), strings = UnsafePointer(madeStrings)
+        return (JSONView(tape: tape, strings: strings, index: 0, parser: self, generation: generation),
+                JSONView(tape: tape, strings: strings, index: 2, parser: self, generation: generation))
+    }
 
     /// How many documents were parsed from a batch's index so far.
     public var batchedDocuments: Int { Int(navjson_batched(raw)) }

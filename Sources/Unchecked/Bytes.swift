@@ -4,11 +4,18 @@ import Glibc
 
 /// Whether `count` bytes at `a` and `b` are equal. Names compared on the request path (JSON-RPC keys,
 /// method, param and session names) are short: up to 16 bytes are compared with two overlapping loads
-/// of each side, where a call to `memcmp` would cost more than the comparison; longer runs use `memcmp`.
+/// of each side, up to 32 with four, where a call to `memcmp` would cost more than the comparison;
+/// longer runs use `memcmp`.
 @inlinable @inline(__always)
 public func bytesEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count n: Int) -> Bool {
     if n >= 8 {
-        guard n <= 16 else { return memcmp(a, b, n) == 0 }
+        if n > 16 {
+            guard n <= 32 else { return memcmp(a, b, n) == 0 }
+            return a.loadUnaligned(as: UInt64.self) == b.loadUnaligned(as: UInt64.self)
+                && a.loadUnaligned(fromByteOffset: 8, as: UInt64.self) == b.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                && a.loadUnaligned(fromByteOffset: n - 16, as: UInt64.self) == b.loadUnaligned(fromByteOffset: n - 16, as: UInt64.self)
+                && a.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self) == b.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+        }
         return a.loadUnaligned(as: UInt64.self) == b.loadUnaligned(as: UInt64.self)
             && (a + (n - 8)).loadUnaligned(as: UInt64.self) == (b + (n - 8)).loadUnaligned(as: UInt64.self)
     }
@@ -114,6 +121,39 @@ extension ByteView {
     public func firstIndex(of byte: UInt8, from start: Int) -> Int? {
         guard let base, start >= 0, start < count, let p = memchr(base + start, Int32(byte), count - start) else { return nil }
         return UnsafeRawPointer(p) - base
+    }
+
+    /// Whether the bytes at `offset` begin with `prefix` (false where the view ends first).
+    @inlinable @inline(__always)
+    public func has(_ prefix: StaticString, at offset: Int) -> Bool {
+        let n = prefix.utf8CodeUnitCount
+        guard let base, offset >= 0, offset + n <= count else { return false }
+        return bytesEqual(base + offset, prefix.utf8Start, count: n)
+    }
+
+    /// The decimal digits at `start`, at most `most` of them: their value and the index after them
+    /// (`start` when there is none). `most` ≤ 18 keeps the value within `Int`.
+    @inlinable @inline(__always)
+    public func decimal(at start: Int, most: Int) -> (value: Int, end: Int) {
+        guard let base, start >= 0 else { return (0, start) }
+        let end = Swift.min(count, start + Swift.min(most, 18))
+        var i = start, value = 0
+        while i < end, case let d = base.load(fromByteOffset: i, as: UInt8.self) &- 0x30, d < 10 {
+            value = value &* 10 &+ Int(d)
+            i += 1
+        }
+        return (value, i)
+    }
+
+    /// The index after the printable ASCII bytes at `start` other than `"` and `\`, at most `most`
+    /// of them: the end of a JSON string's text that needs no unescaping and is valid UTF-8.
+    @inlinable @inline(__always)
+    public func plainTextEnd(at start: Int, most: Int) -> Int {
+        guard let base, start >= 0 else { return start }
+        let end = Swift.min(count, start + most)
+        var i = start
+        while i < end, case let c = base.load(fromByteOffset: i, as: UInt8.self), c >= 0x20, c < 0x7F, c != 0x22, c != 0x5C { i += 1 }
+        return i
     }
 
     /// The `T` stored little-endian at byte `offset` (unaligned; within the view).

@@ -62,6 +62,18 @@ import Testing
         #expect(JSONWriter.string(.int(Int.min)) == "\(Int.min)")
     }
 
+    /// A document may nest `deepestNesting` arrays and objects, one more is refused as too deep
+    /// (simdjson does not count an empty one innermost: `[]` there is a value, not a level).
+    @Test func deepestNestingIsWhatTheParserTakes() throws {
+        for depth in [2, 8, 64] {
+            let parser = JSONParser(maxDepth: depth)
+            let n = parser.deepestNesting
+            func nested(_ k: Int) -> [UInt8] { Array((String(repeating: "[", count: k) + "1" + String(repeating: "]", count: k)).utf8) }
+            #expect(throws: Never.self) { _ = try parser.parse(nested(n)) }
+            #expect { _ = try parser.parse(nested(n + 1)) } throws: { ($0 as? JSONParseError)?.kind == .tooDeep }
+        }
+    }
+
     /// Integers past `Int.max` (to `UInt64.max`) stay exact integers: read, compared, measured and
     /// written back as they came (a JSON-RPC id must come back as it was sent).
     @Test func integersPastIntMaxStayExact() throws {

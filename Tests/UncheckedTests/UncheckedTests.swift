@@ -147,6 +147,23 @@ final class Item {
         }
     }
 
+    /// The scanning reads of a view stop at its end, whatever they are asked.
+    @Test func prefixesDigitsAndPlainTextStopAtTheViewsEnd() {
+        ByteView.of("{\"id\":1234567890123456789x") { v in
+            #expect(v.has("{\"id\":", at: 0) && !v.has("{\"id\":", at: 1) && !v.has("9x!", at: v.count - 2) && v.has("9x", at: v.count - 2))
+            #expect(v.decimal(at: 6, most: 18) == (123_456_789_012_345_678, 24))
+            #expect(v.decimal(at: 6, most: 30) == (123_456_789_012_345_678, 24), "at most 18 digits")
+            #expect(v.decimal(at: 24, most: 18) == (9, 25) && v.decimal(at: 25, most: 18) == (0, 25) && v.decimal(at: 26, most: 5) == (0, 26))
+        }
+        ByteView.of("navigate\" x\\y\u{1}é") { v in
+            #expect(v.plainTextEnd(at: 0, most: 64) == 8 && v.plainTextEnd(at: 0, most: 3) == 3)
+            #expect(v.plainTextEnd(at: 9, most: 64) == 11, "a backslash ends it")
+            #expect(v.plainTextEnd(at: 12, most: 64) == 13, "a control character ends it")
+            #expect(v.plainTextEnd(at: 14, most: 64) == 14, "so does a byte past ASCII")
+            #expect(v.plainTextEnd(at: v.count, most: 64) == v.count)
+        }
+    }
+
     @Test func scratchWordsStartZeroedAndKeepWhatIsWritten() {
         let s = ScratchWords(count: 8)
         #expect(s.words.allSatisfy { $0 == 0 } && s.words.count == 8)

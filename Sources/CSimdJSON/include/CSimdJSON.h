@@ -49,6 +49,16 @@ void navjson_batch_end(navjson_parser *p);
 /// How many documents were parsed from a batch's index (by stage 2 alone) so far.
 uint64_t navjson_batched(navjson_parser *p);
 #define NAVJSON_MAX_BATCH (1024 * 1024)
+/// As navjson_parse_padded, for a value inside a line whose other bytes the caller has read itself
+/// (`data` lies in the line, which ends at `line_end`): in a batch, the structural characters of
+/// the line before `data` are passed over first (`before`: how many the caller expects, looked at
+/// first; 0 for no guess), and on success those up to `line_end`, so that the next line is parsed
+/// from the index as if this one had been parsed whole.
+int navjson_parse_part(navjson_parser *p, const char *data, size_t len, const char *line_end, uint32_t before,
+                       uint32_t max_depth, const uint64_t **tape, const uint8_t **strings);
+/// In a batch, passes over the structural characters of a line the caller read itself (up to
+/// `line_end`; `count`: how many the caller expects, or 0); nothing outside a batch.
+void navjson_batch_skip(navjson_parser *p, const char *line_end, uint32_t count);
 
 /// A short English description of the last error of `p`.
 const char *navjson_last_error(navjson_parser *p);

@@ -110,10 +110,15 @@ final class Dispatcher {
     // MARK: Messages
 
     func handleMessage(_ body: ByteView, framing: Framing, from c: Peer) {
+        // A message in the read buffer is followed by its padding: parsed in place.
+        let padded = EventLoop.readPadding >= JSONParser.padding && loop.isInReadBuffer(body)
+        if let r = RPCMessage.scanRequest(body, padded: padded, parser: parser) {
+            dispatch(r, from: c, framing: framing, batch: nil, slot: 0)
+            return
+        }
         let message: JSONView
         do {
-            // A message in the read buffer is followed by its padding: parsed in place.
-            message = try parser.view(body, padded: EventLoop.readPadding >= JSONParser.padding && loop.isInReadBuffer(body))
+            message = try parser.view(body, padded: padded)
         } catch {
             let e: RPCError
             switch error.kind {

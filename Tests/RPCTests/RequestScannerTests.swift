@@ -1,0 +1,152 @@
+import JSON
+import NavTesting
+import RPC
+import Testing
+import Unchecked
+
+/// The request scanner (``RPCMessage/scanRequest(_:padded:parser:)``) reads the lines it takes as the
+/// parser and the full reader do, takes the form clients write, and leaves every other line to the
+/// parser, in a batch as alone.
+@Suite struct RequestScannerTests {
+    static let ids = ["0", "7", "42", "123456789012345678", "1234567890123456789", "01", "-1", "1.5", "1e2", "\"x\"", "null", ""]
+    static let methods = ["ping", "navigate", "rpc.discover", "a_b-c/d", "m", String(repeating: "m", count: 64),
+                          String(repeating: "m", count: 65), "", "sp ace", "esc\\u0061", "é"]
+    /// Params: values of every kind, lines that are not one value, and nesting at the bounds of a
+    /// parser of depth 8 (7 levels; the message nests one level more than its params): 6 levels
+    /// within a line shorter than twice that and beyond it, then 7.
+    static let params: [String?] = [
+        nil, "{}", "[]", #"{"session":"s1","to":"shop.Product","with":{"id":"42"}}"#, #"{"a":"}\"}"}"#, #"[1,"x",null,true]"#,
+        #"{"a":1},"method":"other""#, "{} x", "{", #"{"a":}"#, "1", #""s""#, "null", "{}}", "[[[[[[]]]]]]", "[[[[[[[]]]]]]]",
+        #"{"a":[[[[[1]]]]]}"#, #"{"a":[[[[[[1]]]]]]}"#, #"{"k":"\u00e9\ud83d\ude00"}"#, "{\"bad\":\"\u{1}\"}",
+    ]
+    static let endings = ["}", "}\r", "} \t", "", " }", "}}", "}x"]
+
+    /// A line of the scanned form, or near it: id, method, params and ending drawn from the pools.
+    static func line(_ rng: inout SplitMix64) -> (text: [UInt8], canonical: Bool) {
+        let id = ids[Int(rng.next() % UInt64(ids.count))]
+        let method = methods[Int(rng.next() % UInt64(methods.count))]
+        let p = params[Int(rng.next() % UInt64(params.count))]
+        let ending = rng.next() % 3 == 0 ? endings[Int(rng.next() % UInt64(endings.count))] : "}"
+        var text = #"{"jsonrpc":"2.0","id":"# + id + #","method":""# + method + "\""
+        if let p { text += #","params":"# + p }
+        text += ending
+        if rng.next() % 16 == 0 { text = text.replacingOccurrences(of: #""id":"#, with: #""id": "#) }
+        let canonical = ids.prefix(4).contains(id) && methods.prefix(6).contains(method)
+            && (p == nil || [1, 2, 3, 4, 5, 14, 16, 18].contains(params.firstIndex(of: p)!)) && ending.hasPrefix("}")
+            && !ending.hasPrefix("}}") && !ending.hasPrefix("}x") && !text.contains(#""id": "#)
+        return (Array(text.utf8), canonical)
+    }
+
+    @Test func scannedLinesAreTheRequestsTheParserReadsAndOthersParseAsBefore() throws {
+        var rng = SplitMix64(seed: 0x5CA7)
+        let batched = JSONParser(maxDepth: 8), alone = JSONParser(maxDepth: 8)
+        var scanned = 0, canonicals = 0
+        for _ in 0..<2_000 {
+            let count = 1 + Int(rng.next() % 12)
+            var buffer: [UInt8] = []
+            var lines: [(range: Range<Int>, canonical: Bool)] = []
+            for _ in 0..<count {
+                // Now and then a line the scanner does not take: parsed whole, in the same batch.
+                let (text, canonical) = rng.next() % 5 == 0
+                    ? (Array(#"{"method":"dismiss","jsonrpc":"2.0","id":3,"params":{"session":"s"}}"#.utf8), false) : Self.line(&rng)
+                lines.append((buffer.count..<(buffer.count + text.count), canonical))
+                buffer += text + [0x0A]
+            }
+            buffer += [UInt8](repeating: 0x20, count: JSONParser.padding)
+            try buffer.withUnsafeBytes { all in
+                batched.beginBatch(UnsafeRawBufferPointer(rebasing: all[0..<(lines.last!.range.upperBound + 1)]))
+                defer { batched.endBatch() }
+                for (r, canonical) in lines {
+                    let raw = UnsafeRawBufferPointer(rebasing: all[r])
+                    let text = String(decoding: raw, as: UTF8.self)
+                    let expected = Result { () throws(JSONParseError) in try alone.view(raw) }
+                    if let s = RPCMessage.scanRequest(ByteView(raw), padded: true, parser: batched) {
+                        scanned += 1
+                        let v = try #require(try? expected.get(), "scanned a line the parser refuses: \(text)")
+                        let r = try #require(RPCMessage.request(v), "scanned a line that is no request: \(text)")
+                        #expect(s.id?.value == r.id?.value && s.method == r.method && s.params?.value == r.params?.value, "\(text)")
+                    } else {
+                        #expect(!canonical, "the scanner left a line of its form: \(text)")
+                        // Parsed whole in the batch: the same value or the same error as alone.
+                        let got = Result { () throws(JSONParseError) in try batched.view(raw, padded: true).value }
+                        switch (expected.map { $0.value }, got) {
+                        case (.success(let a), .success(let b)): #expect(a == b, "\(text)")
+                        case (.failure(let a), .failure(let b)): #expect(a == b, "\(text)")
+                        default: Issue.record("\(text): alone \(expected.map { $0.value }), batched \(got)")
+                        }
+                    }
+                    if canonical { canonicals += 1 }
+                }
+            }
+        }
+        #expect(canonicals > 500 && scanned >= canonicals, "\(scanned) lines scanned, \(canonicals) of the scanned form")
+        // Scanned lines keep the batch's index in step: the params of later lines come from it.
+        #expect(batched.batchedDocuments > 1_000, "\(batched.batchedDocuments) documents parsed from a batch's index")
+    }
+
+    /// Scanned lines, with params and without, keep the batch's index in step: a line after them that
+    /// the scanner leaves is still parsed from the index, not alone.
+    @Test func aLineAfterScannedOnesIsParsedFromTheBatch() throws {
+        let parser = JSONParser(maxDepth: 64)
+        let lines = [#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, #"{"jsonrpc":"2.0","id":2,"method":"navigate","params":{"to":"x"}}"#,
+                     #"{"method":"dismiss","jsonrpc":"2.0","id":3,"params":{"session":"s"}}"#]
+        let text = Array((lines.joined(separator: "\n") + "\n").utf8)
+        let buffer = text + [UInt8](repeating: 0, count: JSONParser.padding)
+        buffer.withUnsafeBytes { all in
+            parser.beginBatch(UnsafeRawBufferPointer(rebasing: all[0..<text.count]))
+            defer { parser.endBatch() }
+            var start = 0
+            var views: [ByteView] = []
+            for l in lines {
+                views.append(ByteView(UnsafeRawBufferPointer(rebasing: all[start..<(start + l.utf8.count)])))
+                start += l.utf8.count + 1
+            }
+            let before = parser.batchedDocuments
+            #expect(RPCMessage.scanRequest(views[0], padded: true, parser: parser)?.method == "ping")
+            #expect(RPCMessage.scanRequest(views[1], padded: true, parser: parser)?.params?.value == ["to": "x"])
+            #expect(RPCMessage.scanRequest(views[2], padded: true, parser: parser) == nil)
+            let whole = try? parser.view(views[2].raw, padded: true)
+            #expect(whole?.value["params"] == ["session": "s"])
+            #expect(parser.batchedDocuments - before == 2, "the params of line 2 and line 3 from the index")
+        }
+    }
+
+    /// Lines one byte away from the form are left to the parser, valid or not.
+    @Test func nearMissesAreLeftToTheParser() {
+        let parser = JSONParser(maxDepth: 64)
+        for text in [#"{"jsonrpc":"2.0","id":0,"method":"ping"#, #"{"jsonrpc":"2.0","id":0,"method":"ping\#u{1}}"#,
+                     #"{"jsonrpc":"2.0","id":0,"method":"pi"ng"}"#, #"{"jsonrpc":"2.0","id":00,"method":"ping"}"#,
+                     #"{"jsonrpc":"2.0","id":-1,"method":"ping"}"#, #"{"jsonrpc":"2.0","id":1234567890123456789,"method":"ping"}"#,
+                     #"{"jsonrpc":"2.0","id":1,"method":""}"#, #"{"jsonrpc":"2.0","id":1,"method":"m"}}"#, #"{"jsonrpc":"2.0","id":1,"method":"m"} x"#,
+                     #"{"jsonrpc":"2.0","id":1,"method":"m","params":}"#, #"{"jsonrpc":"2.0","id":1,"method":"m","params":{}} x"#,
+                     #"{"jsonrpc":"2.0","id":1,"method":"m","params":5}"#, #"{"jsonrpc":"2.0","id":1,"method":"m","params" :{}}"#,
+                     #"{"jsonrpc":"2.0","id":1,"method":"m","params":{}"#, #" {"jsonrpc":"2.0","id":1,"method":"m"}"#,
+                     #"{"jsonrpc":"2.0","id":1,"method":"m","id":2}"#, #"{"jsonrpc":"2.0","id":1,"method":"é"}"#] {
+            let bytes = Array(text.utf8) + [UInt8](repeating: 0, count: JSONParser.padding)
+            bytes.withUnsafeBytes { all in
+                let line = ByteView(UnsafeRawBufferPointer(rebasing: all[0..<text.utf8.count]))
+                #expect(RPCMessage.scanRequest(line, padded: true, parser: parser) == nil, "\(text)")
+            }
+        }
+    }
+
+    /// The id and method are read from the line's own bytes; params are the value parsed in place.
+    @Test func theScannedFormGivesItsParts() throws {
+        let parser = JSONParser(maxDepth: 64)
+        let text = Array(#"{"jsonrpc":"2.0","id":123456789012345678,"method":"navigate","params":{"to":"x","with":{"id":"42"}}}"#.utf8)
+            + [UInt8](repeating: 0, count: JSONParser.padding)
+        try text.withUnsafeBytes { all in
+            let line = ByteView(UnsafeRawBufferPointer(rebasing: all[0..<(all.count - JSONParser.padding)]))
+            let r = try #require(RPCMessage.scanRequest(line, padded: true, parser: parser))
+            #expect(r.id?.exactInteger == 123_456_789_012_345_678 && r.method == "navigate")
+            #expect(r.params?.value == ["to": "x", "with": ["id": "42"]])
+            // Without padding after it, a line with params is left to the parser; one without is not.
+            #expect(RPCMessage.scanRequest(line, padded: false, parser: parser) == nil)
+        }
+        let bare = Array(#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#.utf8)
+        try bare.withUnsafeBytes { raw in
+            let r = try #require(RPCMessage.scanRequest(ByteView(raw), padded: false, parser: parser))
+            #expect(r.id?.value == 0 && r.method == "ping" && r.params == nil)
+        }
+    }
+}
