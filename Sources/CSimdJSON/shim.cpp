@@ -159,10 +159,18 @@ static void skip_before(navjson_parser *p, const char *end, uint32_t hint) {
 
 extern "C" int navjson_parse_part(navjson_parser *p, const char *data, size_t len, const char *line_end, uint32_t before,
                                   uint32_t max_depth, const uint64_t **tape, const uint8_t **strings) {
-    skip_before(p, data, before);
-    int rc = parse(p, data, len, max_depth, true, tape, strings);
-    if (rc == NAVJSON_OK) skip_before(p, line_end, 1);
-    return rc;
+    if (p->batch) {
+        skip_before(p, data, before);
+        if (p->configured_depth == max_depth && parse_in_batch(p, data, len)) {
+            *tape = p->parser.doc.tape.get();
+            *strings = p->parser.doc.string_buf.get();
+            p->batched++;
+            skip_before(p, line_end, 1);
+            return NAVJSON_OK;
+        }
+        p->batch = nullptr;
+    }
+    return parse(p, data, len, max_depth, true, tape, strings);
 }
 
 extern "C" void navjson_batch_skip(navjson_parser *p, const char *line_end, uint32_t count) { skip_before(p, line_end, count); }

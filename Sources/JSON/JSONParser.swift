@@ -147,7 +147,20 @@ public final class JSONParser {
         madeTape[1] = UInt64(bitPattern: Int64(integer))
         madeTape[2] = UInt64(UInt8(ascii: "\"")) << 56
         UnsafeMutableRawPointer(madeStrings).storeBytes(of: UInt32(string.count).littleEndian, as: UInt32.self)
-        if let from = string.raw.baseAddress { (madeStrings + 4).update(from: from.assumingMemoryBound(to: UInt8.self), count: string.count) }
+        if let from = string.raw.baseAddress {
+            // Short: copied a word at a time (the last word overlapping), not through memmove.
+            let to = UnsafeMutableRawPointer(madeStrings + 4), n = string.count
+            if n >= 8 {
+                var k = 0
+                while k + 8 <= n {
+                    to.storeBytes(of: from.loadUnaligned(fromByteOffset: k, as: UInt64.self), toByteOffset: k, as: UInt64.self)
+                    k += 8
+                }
+                to.storeBytes(of: from.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self), toByteOffset: n - 8, as: UInt64.self)
+            } else {
+                for k in 0..<n { to.storeBytes(of: from.load(fromByteOffset: k, as: UInt8.self), toByteOffset: k, as: UInt8.self) }
+            }
+        }
         madeStrings[4 + string.count] = 0
         let tape = UnsafePointer(madeTape), strings = UnsafePointer(madeStrings)
         return (JSONView(tape: tape, strings: strings, index: 0, parser: self, generation: generation),
