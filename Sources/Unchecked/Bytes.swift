@@ -152,6 +152,18 @@ extension ByteView {
         guard let base, start >= 0 else { return start }
         let end = Swift.min(count, start + most)
         var i = start
+        // Eight bytes at a time: each test's lowest flagged byte is a true one (a borrow or carry
+        // only flags bytes after it), so the lowest flag of all four is the first byte that ends it.
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs = ones &* 0x80
+        while i + 8 <= end {
+            let x = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            let control = (x &- ones &* 0x20) & ~x & highs
+            let high = ((x &+ ones) | x) & highs  // 0x7F and past
+            let q = x ^ (ones &* 0x22), b = x ^ (ones &* 0x5C)
+            let flags = control | high | ((q &- ones) & ~q & highs) | ((b &- ones) & ~b & highs)
+            if flags != 0 { return i + flags.trailingZeroBitCount / 8 }
+            i += 8
+        }
         while i < end, case let c = base.load(fromByteOffset: i, as: UInt8.self), c >= 0x20, c < 0x7F, c != 0x22, c != 0x5C { i += 1 }
         return i
     }
