@@ -99,6 +99,20 @@ static bool parse_in_batch(navjson_parser *p, const char *data, size_t len) {
     return true;
 }
 
+/// Stage 2 of [data, data + len) from the batch's index (parse_in_batch), handing out the document;
+/// when the index does not serve it, the batch ends and the caller parses alone.
+static bool parse_from_batch(navjson_parser *p, const char *data, size_t len, uint32_t max_depth,
+                             const uint64_t **tape, const uint8_t **strings) {
+    if (p->configured_depth == max_depth && parse_in_batch(p, data, len)) {
+        *tape = p->parser.doc.tape.get();
+        *strings = p->parser.doc.string_buf.get();
+        p->batched++;
+        return true;
+    }
+    p->batch = nullptr;
+    return false;
+}
+
 static int parse(navjson_parser *p, const char *data, size_t len, uint32_t max_depth, bool padded,
                  const uint64_t **tape, const uint8_t **strings) {
     using namespace simdjson;
@@ -108,15 +122,7 @@ static int parse(navjson_parser *p, const char *data, size_t len, uint32_t max_d
         p->last_error = "the message is empty";
         return NAVJSON_ERR_EMPTY;
     }
-    if (p->batch) {
-        if (p->configured_depth == max_depth && parse_in_batch(p, data, len)) {
-            *tape = p->parser.doc.tape.get();
-            *strings = p->parser.doc.string_buf.get();
-            p->batched++;
-            return NAVJSON_OK;
-        }
-        p->batch = nullptr;
-    }
+    if (p->batch && parse_from_batch(p, data, len, max_depth, tape, strings)) return NAVJSON_OK;
     const char *input = data;
     if (!padded) {
         if (p->padded.size() < len + SIMDJSON_PADDING) p->padded.resize(len + SIMDJSON_PADDING);
@@ -161,14 +167,10 @@ extern "C" int navjson_parse_part(navjson_parser *p, const char *data, size_t le
                                   uint32_t max_depth, const uint64_t **tape, const uint8_t **strings) {
     if (p->batch) {
         skip_before(p, data, before);
-        if (p->configured_depth == max_depth && parse_in_batch(p, data, len)) {
-            *tape = p->parser.doc.tape.get();
-            *strings = p->parser.doc.string_buf.get();
-            p->batched++;
+        if (parse_from_batch(p, data, len, max_depth, tape, strings)) {
             skip_before(p, line_end, 1);
             return NAVJSON_OK;
         }
-        p->batch = nullptr;
     }
     return parse(p, data, len, max_depth, true, tape, strings);
 }
