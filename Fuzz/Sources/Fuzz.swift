@@ -137,6 +137,8 @@ func fuzzJSON(_ data: UnsafeRawBufferPointer) {
 /// A request line the scanner reads (``RPCMessage/scanRequest(_:padded:parser:)``) is the request
 /// the parser and the full reader find in it, with the same id, method and params; a line the
 /// parser refuses the scanner leaves alone (so that it is refused as before, with its position).
+/// The input's lines read in one batch (``JSONParser/beginBatch(_:)``) read as each line alone:
+/// the same request scanned, or the same value or error parsed whole.
 func fuzzRequestScanner(_ data: UnsafeRawBufferPointer) {
     let padded = Array(data) + [UInt8](repeating: 0, count: JSONParser.padding)
     let scanner = JSONParser(maxDepth: 64), reference = JSONParser(maxDepth: 64)
@@ -153,6 +155,39 @@ func fuzzRequestScanner(_ data: UnsafeRawBufferPointer) {
         }
         require(scanned.id?.value == r.id?.value && scanned.method == r.method && scanned.params?.value == r.params?.value,
                 "the scanner read another request than the full reader")
+    }
+    fuzzBatchedLines(data)
+}
+
+/// Each line of `data`, read in a batch of all, reads as it does alone (see ``fuzzRequestScanner(_:)``).
+func fuzzBatchedLines(_ data: UnsafeRawBufferPointer) {
+    let padded = Array(data) + [UInt8](repeating: 0, count: JSONParser.padding)
+    let batched = JSONParser(maxDepth: 16), alone = JSONParser(maxDepth: 16)
+    padded.withUnsafeBytes { all in
+        var lines: [Range<Int>] = []
+        var start = 0
+        for i in 0..<data.count where data[i] == 0x0A {
+            lines.append(start..<(i > start && data[i - 1] == 0x0D ? i - 1 : i))
+            start = i + 1
+        }
+        if start < data.count { lines.append(start..<data.count) }
+        batched.beginBatch(UnsafeRawBufferPointer(rebasing: all[0..<data.count]))
+        defer { batched.endBatch() }
+        for r in lines {
+            let raw = UnsafeRawBufferPointer(rebasing: all[r])
+            let scanned = RPCMessage.scanRequest(ByteView(raw), padded: true, parser: batched).map { ($0.id?.value, $0.method, $0.params?.value) }
+            let expected = RPCMessage.scanRequest(ByteView(raw), padded: true, parser: alone).map { ($0.id?.value, $0.method, $0.params?.value) }
+            require(scanned?.0 == expected?.0 && scanned?.1 == expected?.1 && scanned?.2 == expected?.2 && (scanned == nil) == (expected == nil),
+                    "a line scanned in a batch read otherwise than alone")
+            guard scanned == nil else { continue }
+            let got = Result { () throws(JSONParseError) in try batched.view(raw, padded: true).value }
+            let wanted = Result { () throws(JSONParseError) in try alone.view(raw, padded: true).value }
+            switch (got, wanted) {
+            case (.success(let a), .success(let b)): require(a == b, "a line parsed in a batch read otherwise than alone")
+            case (.failure(let a), .failure(let b)): require(a == b, "a line refused in a batch refused otherwise than alone")
+            default: require(false, "a line parsed in a batch and refused alone, or the other way")
+            }
+        }
     }
 }
 

@@ -8,13 +8,40 @@
 
 static_assert(NAVJSON_PADDING >= simdjson::SIMDJSON_PADDING, "NAVJSON_PADDING must cover simdjson's padding");
 
+/// A request line's id and method, read by its bytes (scan_line).
+struct navjson_envelope {
+    int64_t id;
+    const char *method;
+    size_t method_len;
+};
+
 struct navjson_parser {
     simdjson::dom::parser parser;
+    // The id and method of the request line scanned last, as a tape: an integer at word 0 (two
+    // words), a string at word 2 (its length, bytes and a zero in `made_strings`; room for 16
+    // bytes more, copied in blocks of 16).
+    uint64_t made_tape[3];
+    uint8_t made_strings[4 + NAVJSON_METHOD_MOST + 16];
     std::vector<char> padded;
     uint32_t configured_depth = 0;
     const char *last_error = "";
-    // A batch (navjson_batch_begin): stage 1 has indexed [batch, batch + batch_len) and the lines
-    // in it are parsed one after the other by stage 2 alone, while `batch` is set.
+    // A batch (navjson_batch_begin): the lines of a read, each scanned (scan_line), and the part of
+    // each that will be parsed (a request's params, or a whole line that is not of the scanned
+    // form) copied one after the other into `copies` (each followed by a newline) and indexed
+    // there by one stage 1, then parsed in order by stage 2 alone while `batch` is set.
+    struct line {
+        const char *src;  // the line as framing hands it over
+        size_t len;
+        int kind;  // scan_line's
+        navjson_envelope envelope;
+        const char *part;  // what is parsed of it (none for a request without params)
+        size_t part_len;
+        size_t at;  // where the part's copy starts
+    };
+    std::vector<char> copies;
+    std::vector<line> lines;
+    size_t next_line = 0;
+    const char *lines_start = nullptr, *lines_end = nullptr;
     const char *batch = nullptr;
     size_t batch_len = 0;
     uint64_t batched = 0;  // documents parsed by stage 2 alone, for tests
@@ -56,40 +83,196 @@ static bool reserve(navjson_parser *p, size_t len, uint32_t max_depth) {
     return true;
 }
 
+/// The request line [s, s + n) when it has the form clients write, read by its bytes:
+///
+///     {"jsonrpc":"2.0","id":N,"method":"NAME"}
+///     {"jsonrpc":"2.0","id":N,"method":"NAME","params":VALUE}
+///
+/// exactly so around an id of digits (`0`, or at most 18 digits without a leading zero), a method
+/// of printable ASCII other than `"` and `\` (at most NAVJSON_METHOD_MOST bytes), and JSON
+/// whitespace only after the last brace; VALUE must start with `{` or `[` and hold at most
+/// max_depth - 2 of them when longer than twice that (it nests one level less than the message
+/// may), and the line be followed by padding (`padded`). NAVJSON_SCANNED_PARAMS with the params'
+/// bytes in `params`, NAVJSON_SCANNED without params, NAVJSON_NOT_SCANNED for every other line
+/// (whose reader parses it whole).
+static inline uint64_t load64(const char *p) {
+    uint64_t x;
+    std::memcpy(&x, p, 8);
+    return x;
+}
+
+static inline uint32_t load32(const char *p) {
+    uint32_t x;
+    std::memcpy(&x, p, 4);
+    return x;
+}
+
+/// Whether the `N` bytes at `p` are `text`'s (N from 8 to 16; compared as two overlapping words).
+template <size_t M>
+static inline bool equals(const char *p, const char (&text)[M]) {
+    constexpr size_t N = M - 1;
+    static_assert(N >= 8 && N <= 16, "two words");
+    return load64(p) == load64(text) && load64(p + N - 8) == load64(text + N - 8);
+}
+
+static inline __attribute__((always_inline)) int scan_line(const char *s, size_t n, bool padded, uint32_t max_depth, navjson_envelope *out,
+                     const char **params, size_t *params_len) {
+    static const char head_a[] = "{\"jsonrpc\":\"2.0\"";  // the head, `{"jsonrpc":"2.0","id":`,
+    static const char head_b[] = ",\"id\":";               // in two parts of 16 and 6 bytes
+    static const char method_key[] = ",\"method\":\"";
+    static const char params_key[] = ",\"params\":";
+    const size_t nh = 22;
+    if (n < nh + 1 || !equals(s, head_a) || load32(s + 16) != load32(head_b) || s[20] != head_b[4] || s[21] != head_b[5]) {
+        return NAVJSON_NOT_SCANNED;
+    }
+    // The id: the digits up to the first other byte, eight at a time (bytes past the line are
+    // read only when it is padded, and count for nothing), at most 18.
+    size_t i = nh;
+    int64_t id = 0;
+    if (padded || n - i >= 8) {
+        const uint64_t x = load64(s + i);
+        const uint64_t other = ((x & 0xF0F0F0F0F0F0F0F0ULL) ^ 0x3030303030303030ULL) |
+                               (((x + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) ^ 0x3030303030303030ULL);
+        size_t digits = other ? size_t(__builtin_ctzll(other)) / 8 : 8;
+        if (digits > n - i) digits = n - i;
+        if (digits > 0) {
+            // The digits as the low bytes of a word of eight (zeros before them), then summed in pairs.
+            uint64_t v = (x - 0x3030303030303030ULL) << (8 * (8 - digits));
+            v = (v * 10 + (v >> 8)) & 0x00FF00FF00FF00FFULL;
+            v = (v * 100 + (v >> 16)) & 0x0000FFFF0000FFFFULL;
+            id = int64_t((v * 10000 + (v >> 32)) & 0xFFFFFFFFULL);
+        }
+        i += digits;
+        if (digits == 8) {
+            const size_t most = n < nh + 18 ? n : nh + 18;
+            while (i < most && uint8_t(s[i] - '0') < 10) id = id * 10 + (s[i++] - '0');
+        }
+    } else {
+        const size_t most = n < nh + 18 ? n : nh + 18;
+        while (i < most && uint8_t(s[i] - '0') < 10) id = id * 10 + (s[i++] - '0');
+    }
+    if (i == nh || (i > nh + 1 && s[nh] == '0')) return NAVJSON_NOT_SCANNED;
+    if (n - i < 11 + 2 || !equals(s + i, method_key)) return NAVJSON_NOT_SCANNED;
+    i += 11;
+    // The method: printable ASCII but `"` and `\`, eight bytes at a time. Each test's lowest flagged
+    // byte is a true one (a borrow or carry only flags bytes after it), so the lowest flag of all
+    // four is the first byte that ends it.
+    const size_t method = i, method_end = n - i < NAVJSON_METHOD_MOST ? n : i + NAVJSON_METHOD_MOST;
+    const uint64_t ones = 0x0101010101010101ULL, highs = ones * 0x80;
+    for (;;) {
+        if (i + 8 > method_end) {
+            while (i < method_end) {
+                uint8_t c = uint8_t(s[i]);
+                if (c < 0x20 || c >= 0x7F || c == '"' || c == '\\') break;
+                i++;
+            }
+            break;
+        }
+        const uint64_t x = load64(s + i);
+        const uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+        const uint64_t flags = ((x - ones * 0x20) & ~x & highs) | (((x + ones) | x) & highs) | ((q - ones) & ~q & highs) |
+                               ((b - ones) & ~b & highs);
+        if (flags) {
+            i += size_t(__builtin_ctzll(flags)) / 8;
+            break;
+        }
+        i += 8;
+    }
+    if (i == method || i >= n || s[i] != '"') return NAVJSON_NOT_SCANNED;
+    out->id = id;
+    out->method = s + method;
+    out->method_len = i - method;
+    i++;
+    size_t end = n;
+    while (end > i && (s[end - 1] == ' ' || s[end - 1] == '\n' || s[end - 1] == '\r' || s[end - 1] == '\t')) end--;
+    if (end == i || s[end - 1] != '}') return NAVJSON_NOT_SCANNED;
+    end--;  // the envelope's own brace
+    if (end == i) return NAVJSON_SCANNED;
+    if (!padded || end - i < 10 + 2 || !equals(s + i, params_key)) return NAVJSON_NOT_SCANNED;
+    size_t from = i + 10;
+    if (s[from] != '{' && s[from] != '[') return NAVJSON_NOT_SCANNED;
+    // A value nesting d levels takes at least 2d bytes; a longer one is held to the bound by its
+    // brackets (quoted ones counted too: a few lines more are parsed whole).
+    int64_t deepest = int64_t(max_depth) - 2;
+    if (int64_t(end - from) > 2 * deepest) {
+        int64_t opened = 0;
+        for (size_t j = from; j < end; j++) opened += s[j] == '{' || s[j] == '[';
+        if (opened > deepest) return NAVJSON_NOT_SCANNED;
+    }
+    *params = s + from;
+    *params_len = end - from;
+    return NAVJSON_SCANNED_PARAMS;
+}
+
 extern "C" void navjson_batch_begin(navjson_parser *p, const char *data, size_t len, uint32_t max_depth) {
     using namespace simdjson;
     p->batch = nullptr;
-    if (len == 0 || len > NAVJSON_MAX_BATCH || !reserve(p, len, max_depth)) return;
-    // Any error (one bad line spoils the index of all) leaves the lines to be parsed one by one.
-    if (p->parser.implementation->stage1(reinterpret_cast<const uint8_t *>(data), len, stage1_mode::streaming_final) != SUCCESS) return;
-    p->batch = data;
-    p->batch_len = len;
+    p->lines.clear();
+    p->next_line = 0;
+    if (len == 0 || len > NAVJSON_MAX_BATCH) return;
+    // Every part and its newline fit in the lines' own bytes (a line's newline, or its envelope).
+    if (p->copies.size() < len + 1 + SIMDJSON_PADDING) p->copies.resize(len + 1 + SIMDJSON_PADDING);
+    char *out = p->copies.data();
+    size_t n = 0;
+    for (const char *s = data, *end = data + len; s < end;) {
+        const char *nl = static_cast<const char *>(std::memchr(s, '\n', size_t(end - s)));
+        const char *e = nl ? nl : end;
+        if (e > s && e[-1] == '\r') e--;  // a line as framing hands it over
+        navjson_parser::line l;
+        l.src = s;
+        l.len = size_t(e - s);
+        l.kind = scan_line(s, l.len, true, max_depth, &l.envelope, &l.part, &l.part_len);
+        if (l.kind == NAVJSON_NOT_SCANNED) {
+            l.part = s;
+            l.part_len = l.len;
+        }
+        l.at = n;
+        if (l.kind != NAVJSON_SCANNED) {
+            std::memcpy(out + n, l.part, l.part_len);
+            n += l.part_len;
+            out[n++] = '\n';
+        }
+        p->lines.push_back(l);
+        s = nl ? nl + 1 : end;
+    }
+    std::memset(out + n, 0, SIMDJSON_PADDING);
+    // Any error (one bad part spoils the index of all) leaves the parts to be parsed one by one.
+    if (n > 0 && (!reserve(p, n, max_depth) ||
+                  p->parser.implementation->stage1(reinterpret_cast<const uint8_t *>(out), n, stage1_mode::streaming_final) != SUCCESS)) {
+        return;
+    }
+    p->lines_start = data;
+    p->lines_end = data + len;
+    p->batch = out;
+    p->batch_len = n;
 }
 
 extern "C" void navjson_batch_end(navjson_parser *p) { p->batch = nullptr; }
 extern "C" uint64_t navjson_batched(navjson_parser *p) { return p->batched; }
 
-/// Stage 2 of the next document of the batch, when it is exactly the line [data, data + len): it
-/// starts in the line, ends in it, and the document after it (if any) starts after the line. Then
-/// the line's structural characters are those a parse of the line alone would find (stage 1 fails
-/// on a raw newline inside a string, so every line of a batch starts outside one), and the result
-/// is the same. Anything else ends the batch; the caller parses the line alone.
-static bool parse_in_batch(navjson_parser *p, const char *data, size_t len) {
+/// Stage 2 of the next document of the batch, when it is exactly the copied part [from, from + len)
+/// of the batch: it starts in the part, ends in it, and the document after it (if any) starts
+/// after the part. Then the part's structural characters are those a parse of the part alone would
+/// find (stage 1 fails on a raw newline inside a string, and each part is followed by one, so every
+/// part starts outside a string), and the result is the same.
+static bool parse_in_batch(navjson_parser *p, size_t from, size_t len) {
     using namespace simdjson;
-    if (data < p->batch) return false;
     auto *impl = p->parser.implementation.get();
-    size_t from = size_t(data - p->batch), to = from + len;
-    uint32_t next = impl->next_structural_index;
-    if (to > p->batch_len || next >= impl->n_structural_indexes) return false;
+    size_t to = from + len;
+    uint32_t next = impl->next_structural_index, n = impl->n_structural_indexes;
+    // Past the parts before this one that were not asked for (read otherwise, or not at all).
+    while (next < n && impl->structural_indexes[next] < from) next++;
+    impl->next_structural_index = next;
+    if (next >= n) return false;
     size_t start = impl->structural_indexes[next];
-    if (start < from || start >= to) return false;
+    if (start >= to) return false;
     if (impl->stage2_next(p->parser.doc) != SUCCESS) return false;
     uint32_t after = impl->next_structural_index;
     size_t last = impl->structural_indexes[after - 1];
     if (last >= to) return false;
-    if (after < impl->n_structural_indexes) return impl->structural_indexes[after] >= to;
+    if (after < n) return impl->structural_indexes[after] >= to;
     // The last document indexed: stage 1 of a stream leaves out what follows the last document it
-    // judges complete, so the rest of the line is read here. Only an object or array is judged
+    // judges complete, so the rest of the part is read here. Only an object or array is judged
     // (a scalar's last structural character is its first).
     if (p->batch[last] != '}' && p->batch[last] != ']') return false;
     for (size_t i = last + 1; i < to; i++) {
@@ -99,11 +282,25 @@ static bool parse_in_batch(navjson_parser *p, const char *data, size_t len) {
     return true;
 }
 
-/// Stage 2 of [data, data + len) from the batch's index (parse_in_batch), handing out the document;
-/// when the index does not serve it, the batch ends and the caller parses alone.
+/// The batch's line that starts at `data` (its lines before it are passed over), or null.
+static navjson_parser::line *batch_line(navjson_parser *p, const char *data) {
+    if (data < p->lines_start || data >= p->lines_end) return nullptr;
+    size_t k = p->next_line, count = p->lines.size();
+    while (k < count && p->lines[k].src + p->lines[k].len < data) k++;
+    p->next_line = k;
+    return k < count && p->lines[k].src <= data ? &p->lines[k] : nullptr;
+}
+
+/// Stage 2 of [data, data + len) from the batch's index, handing out the document. When the batch
+/// holds no such part next (another part of a line, bytes not of its lines, a part out of order)
+/// or its index does not serve it, the batch ends and the caller parses alone (which runs stage 1
+/// again, over the index), with the same result.
 static bool parse_from_batch(navjson_parser *p, const char *data, size_t len, uint32_t max_depth,
                              const uint64_t **tape, const uint8_t **strings) {
-    if (p->configured_depth == max_depth && parse_in_batch(p, data, len)) {
+    navjson_parser::line *l = batch_line(p, data);
+    if (l && l->kind != NAVJSON_SCANNED && l->part == data && l->part_len == len && p->configured_depth == max_depth &&
+        parse_in_batch(p, l->at, len)) {
+        p->next_line++;
         *tape = p->parser.doc.tape.get();
         *strings = p->parser.doc.string_buf.get();
         p->batched++;
@@ -148,31 +345,58 @@ static int parse(navjson_parser *p, const char *data, size_t len, uint32_t max_d
     return NAVJSON_OK;
 }
 
-/// Moves the batch's next document past the structural characters before `end`; `hint`: how many
-/// the caller expects there are (looked at first; 0 for no guess).
-static void skip_before(navjson_parser *p, const char *end, uint32_t hint) {
-    if (!p->batch || end < p->batch) return;
-    auto *impl = p->parser.implementation.get();
-    size_t to = size_t(end - p->batch);
-    uint32_t next = impl->next_structural_index, n = impl->n_structural_indexes;
-    if (hint > 0 && next + hint < n && impl->structural_indexes[next + hint] >= to && impl->structural_indexes[next + hint - 1] < to) {
-        impl->next_structural_index = next + hint;
-        return;
+/// The envelope as views read it (navjson_request's envelope tape). `padded`: the method may be
+/// copied in blocks of 16 (reading past its end).
+static inline void make_envelope(navjson_parser *p, const navjson_envelope &e, bool padded, navjson_request *r) {
+    p->made_tape[0] = uint64_t('l') << 56;
+    p->made_tape[1] = uint64_t(e.id);
+    p->made_tape[2] = uint64_t('"') << 56;
+    uint32_t n = uint32_t(e.method_len);
+    std::memcpy(p->made_strings, &n, 4);
+    if (padded) {
+        for (size_t k = 0; k < n; k += 16) std::memcpy(p->made_strings + 4 + k, e.method + k, 16);
+    } else {
+        std::memcpy(p->made_strings + 4, e.method, n);
     }
-    while (next < n && impl->structural_indexes[next] < to) next++;
-    impl->next_structural_index = next;
+    p->made_strings[4 + n] = 0;
+    r->envelope_tape = p->made_tape;
+    r->envelope_strings = p->made_strings;
 }
 
-extern "C" int navjson_parse_part(navjson_parser *p, const char *data, size_t len, const char *line_end, uint32_t before,
-                                  uint32_t max_depth, const uint64_t **tape, const uint8_t **strings) {
+extern "C" int navjson_scan_request(navjson_parser *p, const char *data, size_t len, int padded, uint32_t max_depth, navjson_request *r) {
+    navjson_envelope envelope;
+    const char *params;
+    size_t params_len;
+    int kind = -1;
     if (p->batch) {
-        skip_before(p, data, before);
-        if (parse_from_batch(p, data, len, max_depth, tape, strings)) {
-            skip_before(p, line_end, 1);
-            return NAVJSON_OK;
+        navjson_parser::line *l = batch_line(p, data);
+        if (l && l->src == data && l->len == len && (padded || l->kind != NAVJSON_SCANNED_PARAMS)) {
+            // Scanned when the batch began.
+            kind = l->kind;
+            if (kind == NAVJSON_NOT_SCANNED) return kind;  // its reader parses it whole, from the batch
+            make_envelope(p, l->envelope, true, r);
+            if (kind == NAVJSON_SCANNED) {
+                p->next_line++;
+                return kind;
+            }
+            if (p->configured_depth == max_depth && parse_in_batch(p, l->at, l->part_len)) {
+                p->next_line++;
+                r->tape = p->parser.doc.tape.get();
+                r->strings = p->parser.doc.string_buf.get();
+                p->batched++;
+                return kind;
+            }
+            p->batch = nullptr;
+            params = l->part;
+            params_len = l->part_len;
         }
     }
-    return parse(p, data, len, max_depth, true, tape, strings);
+    if (kind < 0) {
+        kind = scan_line(data, len, padded != 0, max_depth, &envelope, &params, &params_len);
+        if (kind == NAVJSON_NOT_SCANNED) return kind;
+        make_envelope(p, envelope, padded != 0, r);
+        if (kind == NAVJSON_SCANNED) return kind;
+    }
+    // An error sends the line to be parsed whole, which tells what is wrong and where.
+    return parse(p, params, params_len, max_depth, true, &r->tape, &r->strings) == NAVJSON_OK ? kind : NAVJSON_NOT_SCANNED;
 }
-
-extern "C" void navjson_batch_skip(navjson_parser *p, const char *line_end, uint32_t count) { skip_before(p, line_end, count); }

@@ -43,8 +43,6 @@ public final class JSONParser {
 
     deinit {
         navjson_parser_free(raw)
-        madeTape.deallocate()
-        madeStrings.deallocate()
     }
 
     /// Counts parses, so that a ``JSONView`` of an earlier document can be caught (debug builds).
@@ -89,11 +87,12 @@ public final class JSONParser {
         return JSONView(tape: tape, strings: strings, index: 1, parser: self, generation: generation)
     }
 
-    /// Indexes `lines` (complete lines followed by ``padding`` readable bytes) in one pass, so that
-    /// the lines parsed next, in order, with `padded: true`, cost less each. The results are those of
-    /// parsing each line alone (a line the index does not match, or any other parse, ends the batch
-    /// and is parsed alone). Call ``endBatch()`` before the bytes change.
-    /// Indexes `lines` (see the raw overload) when they are handed over as a view.
+    /// Reads `lines` (complete lines followed by ``padding`` readable bytes) for the reads that
+    /// follow, in order, so that each costs less: of a request line of the form ``request(line:padded:)``
+    /// reads, its params, and of every other line the whole line (parsed with `padded: true`) are
+    /// indexed in one pass. The results are those of reading each line alone (a parse of anything
+    /// else, or one the index does not serve, ends the batch and is parsed alone). Call
+    /// ``endBatch()`` before the bytes change.
     @inline(__always)
     public func beginBatch(_ lines: ByteView) { beginBatch(lines.raw) }
 
@@ -104,67 +103,28 @@ public final class JSONParser {
 
     public func endBatch() { navjson_batch_end(raw) }
 
-    /// Parses the value at `part` of `line` (followed by ``padding`` readable bytes, as for
-    /// `padded: true`), a line whose other bytes the caller has read and checked itself; in a
-    /// batch, the line's other structural characters are passed over (`before`: how many the caller
-    /// expects before `part`, looked at first; 0 for no guess), so that the next line is parsed from
-    /// the batch's index. The view is valid as ``view(_:padded:)``'s. An error says only that the
-    /// part is not one acceptable value (the caller parses the line whole to tell why).
-    public func view(part: Range<Int>, of line: ByteView, before: Int = 0) -> JSONView? {
+    /// The id, method and params of the request `line` when it has the form clients write,
+    ///
+    ///     {"jsonrpc":"2.0","id":N,"method":"NAME"}
+    ///     {"jsonrpc":"2.0","id":N,"method":"NAME","params":VALUE}
+    ///
+    /// exactly so around an id of digits (`0` or at most 18 digits without a leading zero), a method
+    /// of printable ASCII other than `"` and `\` (at most 64 bytes), and JSON
+    /// whitespace only after the last brace: the envelope read by its bytes and `VALUE` alone parsed
+    /// (an object or array nesting at most one level less than a message may; `padded`: the line is
+    /// followed by ``padding`` readable bytes, without which a line with params is not read here).
+    /// Nil for every other line, and for one whose `VALUE` does not parse: parsed whole, it reads, or
+    /// is refused, as before. The views are valid as ``view(_:padded:)``'s.
+    public func request(line: ByteView, padded: Bool) -> (id: JSONView, method: JSONView, params: JSONView?)? {
         generation &+= 1
-        var tape: UnsafePointer<UInt64>? = nil
-        var strings: UnsafePointer<UInt8>? = nil
-        guard let base = line.raw.baseAddress?.assumingMemoryBound(to: CChar.self),
-              navjson_parse_part(raw, base + part.lowerBound, part.count, base + line.count, UInt32(clamping: before),
-                                 UInt32(clamping: maxDepth), &tape, &strings) == Int32(NAVJSON_OK),
-              let tape, let strings
-        else { return nil }
-        return JSONView(tape: tape, strings: strings, index: 1, parser: self, generation: generation)
-    }
-
-    /// In a batch, passes over the structural characters of `line`, which the caller read itself
-    /// (`count`: how many it expects, looked at first; 0 for no guess).
-    public func skip(line: ByteView, count: Int = 0) {
-        generation &+= 1
-        guard let base = line.raw.baseAddress?.assumingMemoryBound(to: CChar.self) else { return }
-        navjson_batch_skip(raw, base + line.count, UInt32(clamping: count))
-    }
-
-    /// The longest string ``made(integer:string:)`` takes.
-    public static let madeStringMost = 64
-
-    /// Words of a tape and a string buffer for ``made(integer:string:)``: an integer (two words),
-    /// then a string (one), its 32-bit length, bytes and a zero.
-    private let madeTape = UnsafeMutablePointer<UInt64>.allocate(capacity: 3)
-    private let madeStrings = UnsafeMutablePointer<UInt8>.allocate(capacity: 4 + madeStringMost + 1)
-
-    /// Views of an integer and of a string (at most ``madeStringMost`` bytes) that were read from a
-    /// document by other means than this parser, as if parsed: valid, as a parsed document's, until
-    /// this parser parses again or makes others.
-    public func made(integer: Int, string: ByteView) -> (integer: JSONView, string: JSONView) {
-        precondition(string.count <= Self.madeStringMost, "a made string is at most \(Self.madeStringMost) bytes")
-        madeTape[0] = UInt64(UInt8(ascii: "l")) << 56
-        madeTape[1] = UInt64(bitPattern: Int64(integer))
-        madeTape[2] = UInt64(UInt8(ascii: "\"")) << 56
-        UnsafeMutableRawPointer(madeStrings).storeBytes(of: UInt32(string.count).littleEndian, as: UInt32.self)
-        if let from = string.raw.baseAddress {
-            // Short: copied a word at a time (the last word overlapping), not through memmove.
-            let to = UnsafeMutableRawPointer(madeStrings + 4), n = string.count
-            if n >= 8 {
-                var k = 0
-                while k + 8 <= n {
-                    to.storeBytes(of: from.loadUnaligned(fromByteOffset: k, as: UInt64.self), toByteOffset: k, as: UInt64.self)
-                    k += 8
-                }
-                to.storeBytes(of: from.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self), toByteOffset: n - 8, as: UInt64.self)
-            } else {
-                for k in 0..<n { to.storeBytes(of: from.load(fromByteOffset: k, as: UInt8.self), toByteOffset: k, as: UInt8.self) }
-            }
-        }
-        madeStrings[4 + string.count] = 0
-        let tape = UnsafePointer(madeTape), strings = UnsafePointer(madeStrings)
-        return (JSONView(tape: tape, strings: strings, index: 0, parser: self, generation: generation),
-                JSONView(tape: tape, strings: strings, index: 2, parser: self, generation: generation))
+        var r = navjson_request()
+        guard let base = line.raw.baseAddress?.assumingMemoryBound(to: CChar.self) else { return nil }
+        let kind = navjson_scan_request(raw, base, line.count, padded ? 1 : 0, UInt32(clamping: maxDepth), &r)
+        guard kind != Int32(NAVJSON_NOT_SCANNED), let et = r.envelope_tape, let es = r.envelope_strings else { return nil }
+        let id = JSONView(tape: et, strings: es, index: 0, parser: self, generation: generation)
+        let method = JSONView(tape: et, strings: es, index: 2, parser: self, generation: generation)
+        guard kind == Int32(NAVJSON_SCANNED_PARAMS), let tape = r.tape, let strings = r.strings else { return (id, method, nil) }
+        return (id, method, JSONView(tape: tape, strings: strings, index: 1, parser: self, generation: generation))
     }
 
     /// How many documents were parsed from a batch's index so far.

@@ -123,51 +123,6 @@ extension ByteView {
         return UnsafeRawPointer(p) - base
     }
 
-    /// Whether the bytes at `offset` begin with `prefix` (false where the view ends first).
-    @inlinable @inline(__always)
-    public func has(_ prefix: StaticString, at offset: Int) -> Bool {
-        let n = prefix.utf8CodeUnitCount
-        guard let base, offset >= 0, offset + n <= count else { return false }
-        return bytesEqual(base + offset, prefix.utf8Start, count: n)
-    }
-
-    /// The decimal digits at `start`, at most `most` of them: their value and the index after them
-    /// (`start` when there is none). `most` ≤ 18 keeps the value within `Int`.
-    @inlinable @inline(__always)
-    public func decimal(at start: Int, most: Int) -> (value: Int, end: Int) {
-        guard let base, start >= 0 else { return (0, start) }
-        let end = Swift.min(count, start + Swift.min(most, 18))
-        var i = start, value = 0
-        while i < end, case let d = base.load(fromByteOffset: i, as: UInt8.self) &- 0x30, d < 10 {
-            value = value &* 10 &+ Int(d)
-            i += 1
-        }
-        return (value, i)
-    }
-
-    /// The index after the printable ASCII bytes at `start` other than `"` and `\`, at most `most`
-    /// of them: the end of a JSON string's text that needs no unescaping and is valid UTF-8.
-    @inlinable @inline(__always)
-    public func plainTextEnd(at start: Int, most: Int) -> Int {
-        guard let base, start >= 0 else { return start }
-        let end = Swift.min(count, start + most)
-        var i = start
-        // Eight bytes at a time: each test's lowest flagged byte is a true one (a borrow or carry
-        // only flags bytes after it), so the lowest flag of all four is the first byte that ends it.
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs = ones &* 0x80
-        while i + 8 <= end {
-            let x = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-            let control = (x &- ones &* 0x20) & ~x & highs
-            let high = ((x &+ ones) | x) & highs  // 0x7F and past
-            let q = x ^ (ones &* 0x22), b = x ^ (ones &* 0x5C)
-            let flags = control | high | ((q &- ones) & ~q & highs) | ((b &- ones) & ~b & highs)
-            if flags != 0 { return i + flags.trailingZeroBitCount / 8 }
-            i += 8
-        }
-        while i < end, case let c = base.load(fromByteOffset: i, as: UInt8.self), c >= 0x20, c < 0x7F, c != 0x22, c != 0x5C { i += 1 }
-        return i
-    }
-
     /// The `T` stored little-endian at byte `offset` (unaligned; within the view).
     @inlinable @inline(__always)
     public func loadLittleEndian<T: FixedWidthInteger>(at offset: Int, as: T.Type) -> T {

@@ -172,15 +172,19 @@ import Testing
 /// same error, whatever the lines hold, including lines that are not one whole JSON document.
 @Suite struct JSONBatchTests {
     /// Lines of every shape: documents, several values on a line, a document split across lines,
-    /// unterminated strings, invalid UTF-8, blank lines, nesting over the limit, `\r` endings.
+    /// unterminated strings, invalid UTF-8, blank lines, nesting over the limit, `\r` endings,
+    /// request lines of the form the batch indexes only the params of.
     static let pool: [[UInt8]] = [
-        #"{"jsonrpc":"2.0","id":1,"method":"navigate","params":{"session":"s1","to":"shop.Product","with":{"id":"42"}}}"#,
-        #"{"jsonrpc":"2.0","id":2,"method":"dismiss","params":{"session":"s1"}}"#,
+        #"{"jsonrpc": "2.0", "id": 1, "method": "navigate", "params": {"session": "s1", "to": "shop.Product", "with": {"id": "42"}}}"#,
+        #"{"method":"dismiss","jsonrpc":"2.0","id":2,"params":{"session":"s1"}}"#,
         #"[{"a":1},{"b":[true,false,null]}]"#, #"{"s":"tab\there \"quoted\" \u00e9 \ud83d\ude00"}"#,
         "42", "-1.5e3", #""just a string""#, "true", "null", "[]", "{}", "1 2", #"{"a":1} {"b":2}"#, "{} x",
         #"{"a":"#, "1}", #"{"a":"unterminated"#, #"still"}"#, "", "   ", "\t", "{\"a\":1}\r", " [1, 2 ,3 ] ",
         "nul", "[1,]", "{\"a\" 1}", "\"\u{1}\"", String(repeating: "[", count: 9) + String(repeating: "]", count: 9),
         String(repeating: "[", count: 8) + String(repeating: "]", count: 8), "]", "}", "{\"k\":\"v\"}}",
+        // Request lines of the form whose params alone are indexed: parsed whole, each ends the batch.
+        #"{"jsonrpc":"2.0","id":1,"method":"navigate","params":{"session":"s1","to":"shop.Product","with":{"id":"42"}}}"#,
+        #"{"jsonrpc":"2.0","id":2,"method":"dismiss"}"#,
     ].map { Array($0.utf8) } + [Array(#"{"a":""#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8), [0xFF]]
 
     /// (`NAVD_BATCH_ROUNDS=300000 swift test --filter batchedLines` runs more rounds than the default 3,000.)
@@ -225,7 +229,7 @@ import Testing
 
     @Test func wholeDocumentsAreParsedFromTheIndex() throws {
         let parser = JSONParser(maxDepth: 64)
-        let lines = (0..<16).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"dismiss","params":{"session":"s\#($0)"}}"# }
+        let lines = (0..<16).map { #"{"jsonrpc": "2.0", "id": \#($0), "method": "dismiss", "params": {"session": "s\#($0)"}}"# }
         let buffer = Array((lines.joined(separator: "\n") + "\n").utf8) + [UInt8](repeating: 0, count: JSONParser.padding)
         let before = parser.batchedDocuments
         try buffer.withUnsafeBytes { all in

@@ -8,9 +8,12 @@ import Unchecked
 /// parser and the full reader do, takes the form clients write, and leaves every other line to the
 /// parser, in a batch as alone.
 @Suite struct RequestScannerTests {
-    static let ids = ["0", "7", "42", "123456789012345678", "1234567890123456789", "01", "-1", "1.5", "1e2", "\"x\"", "null", ""]
+    /// Ids: the first eight of the form (one to eight digits read as one word, more a digit at a time).
+    static let ids = ["0", "7", "42", "123456789012345678", "90817263", "1234567", "999999999", "10000000", "1234567890123456789", "01", "-1",
+                      "1.5", "1e2", "\"x\"", "null", "", "0123456789"]
     static let methods = ["ping", "navigate", "rpc.discover", "a_b-c/d", "m", String(repeating: "m", count: 64),
-                          String(repeating: "m", count: 65), "", "sp ace", "esc\\u0061", "é"]
+                          String(repeating: "m", count: 65), "", "sp ace", "esc\\u0061", "é",
+                          "ab\\n", "navigate\\u0041", "navigate\u{7F}", "dismiss\u{1}"]
     /// Params: values of every kind, lines that are not one value, and nesting at the bounds of a
     /// parser of depth 8 (7 levels; the message nests one level more than its params): 6 levels
     /// within a line shorter than twice that and beyond it, then 7.
@@ -31,7 +34,7 @@ import Unchecked
         if let p { text += #","params":"# + p }
         text += ending
         if rng.next() % 16 == 0 { text = text.replacingOccurrences(of: #""id":"#, with: #""id": "#) }
-        let canonical = ids.prefix(4).contains(id) && methods.prefix(6).contains(method)
+        let canonical = ids.prefix(8).contains(id) && methods.prefix(6).contains(method)
             && (p == nil || [1, 2, 3, 4, 5, 14, 16, 18].contains(params.firstIndex(of: p)!)) && ending.hasPrefix("}")
             && !ending.hasPrefix("}}") && !ending.hasPrefix("}x") && !text.contains(#""id": "#)
         return (Array(text.utf8), canonical)
@@ -148,5 +151,51 @@ import Unchecked
             let r = try #require(RPCMessage.scanRequest(ByteView(raw), padded: false, parser: parser))
             #expect(r.id?.value == 0 && r.method == "ping" && r.params == nil)
         }
+    }
+
+    /// The id and method are read as a byte-by-byte walk reads them, wherever the first byte that
+    /// ends them lies in a word (both are read eight bytes at a time) and whatever follows: an id
+    /// of 1 to 18 digits (no leading zero), a method of 1 to 64 bytes of printable ASCII but `"` and
+    /// `\`, then its quote. Padded and not, in a batch and alone.
+    @Test func idsAndMethodsAreReadAsAByteWalkReadsThem() throws {
+        var rng = SplitMix64(seed: 0x1D5)
+        let special: [UInt8] = [0x00, 0x1F, 0x20, 0x21, 0x22, 0x2F, 0x30, 0x39, 0x3A, 0x5C, 0x7E, 0x7F, 0x80, 0xC3, 0xFF, 0x41]
+        let parser = JSONParser(maxDepth: 64), batched = JSONParser(maxDepth: 64)
+        var read = 0
+        for round in 0..<20_000 {
+            // Plain bytes, and in half of them one byte of the special ones anywhere.
+            func bytes(_ n: Int, _ plain: () -> UInt8) -> [UInt8] {
+                var b = (0..<n).map { _ in plain() }
+                if n > 0 && rng.next() % 2 == 0 { b[Int(rng.next() % UInt64(n))] = special[Int(rng.next() % UInt64(special.count))] }
+                return b
+            }
+            let id = bytes(Int(rng.next() % 21)) { UInt8(0x30 + rng.next() % 10) }
+            let method = bytes(Int(rng.next() % 70)) { UInt8(0x61 + rng.next() % 26) }
+            let text = Array(#"{"jsonrpc":"2.0","id":"#.utf8) + id + Array(#","method":""#.utf8) + method + Array(#""}"#.utf8)
+            // The walk: the digits, then the plain text, each up to the first byte that ends it.
+            let digits = id.prefix { (0x30...0x39).contains($0) }
+            let plain = method.prefix { $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C }
+            let takes = !digits.isEmpty && digits.count <= 18 && digits.count == id.count && (digits.count == 1 || digits.first != 0x30)
+                && !plain.isEmpty && plain.count <= 64 && plain.count == method.count
+            let padded = round % 2 == 0
+            let buffer = text + [0x0A] + (padded ? [UInt8](repeating: 0x37, count: JSONParser.padding) : [])
+            try buffer.withUnsafeBytes { all in
+                let line = ByteView(UnsafeRawBufferPointer(rebasing: all[0..<text.count]))
+                var results = [RPCMessage.scanRequest(line, padded: padded, parser: parser)]
+                if padded {
+                    batched.beginBatch(UnsafeRawBufferPointer(rebasing: all[0..<(text.count + 1)]))
+                    results.append(RPCMessage.scanRequest(line, padded: true, parser: batched))
+                    batched.endBatch()
+                }
+                for r in results {
+                    #expect((r != nil) == takes, "\(text)")
+                    guard takes, let r else { continue }
+                    read += 1
+                    let value = try #require(r.id?.exactInteger)
+                    #expect(value == Int(String(decoding: digits, as: UTF8.self)) && r.method == String(decoding: plain, as: UTF8.self), "\(text)")
+                }
+            }
+        }
+        #expect(read > 5_000, "\(read) lines read")
     }
 }

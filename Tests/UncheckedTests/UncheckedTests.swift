@@ -147,43 +147,6 @@ final class Item {
         }
     }
 
-    /// The scanning reads of a view stop at its end, whatever they are asked.
-    @Test func prefixesDigitsAndPlainTextStopAtTheViewsEnd() {
-        ByteView.of("{\"id\":1234567890123456789x") { v in
-            #expect(v.has("{\"id\":", at: 0) && !v.has("{\"id\":", at: 1) && !v.has("9x!", at: v.count - 2) && v.has("9x", at: v.count - 2))
-            #expect(v.decimal(at: 6, most: 18) == (123_456_789_012_345_678, 24))
-            #expect(v.decimal(at: 6, most: 30) == (123_456_789_012_345_678, 24), "at most 18 digits")
-            #expect(v.decimal(at: 24, most: 18) == (9, 25) && v.decimal(at: 25, most: 18) == (0, 25) && v.decimal(at: 26, most: 5) == (0, 26))
-        }
-        ByteView.of("navigate\" x\\y\u{1}é") { v in
-            #expect(v.plainTextEnd(at: 0, most: 64) == 8 && v.plainTextEnd(at: 0, most: 3) == 3)
-            #expect(v.plainTextEnd(at: 9, most: 64) == 11, "a backslash ends it")
-            #expect(v.plainTextEnd(at: 12, most: 64) == 13, "a control character ends it")
-            #expect(v.plainTextEnd(at: 14, most: 64) == 14, "so does a byte past ASCII")
-            #expect(v.plainTextEnd(at: v.count, most: 64) == v.count)
-        }
-    }
-
-    /// Plain text's end, read eight bytes at a time, is where a byte-by-byte walk ends it, wherever
-    /// the first byte that ends it lies in a word and whatever follows it.
-    @Test func plainTextEndsWhereAWalkEndsIt() {
-        var state: UInt64 = 0x7E47  // a fixed sequence (this target has no test library's generator)
-        func next() -> UInt64 {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return state >> 33
-        }
-        let special: [UInt8] = [0x00, 0x1F, 0x20, 0x21, 0x22, 0x5B, 0x5C, 0x5D, 0x7E, 0x7F, 0x80, 0xC3, 0xFF, 0x41]
-        for _ in 0..<20_000 {
-            let n = Int(next() % 40)
-            let bytes = (0..<n).map { _ in next() % 3 == 0 ? special[Int(next() % UInt64(special.count))] : UInt8(0x41 + next() % 26) }
-            let start = n == 0 ? 0 : Int(next() % UInt64(n + 1)), most = Int(next() % 48)
-            var walk = start
-            while walk < min(n, start + most), case let c = bytes[walk], c >= 0x20, c < 0x7F, c != 0x22, c != 0x5C { walk += 1 }
-            let got = bytes.withUnsafeBytes { ByteView($0).plainTextEnd(at: start, most: most) }
-            #expect(got == walk, "\(bytes) from \(start), at most \(most)")
-        }
-    }
-
     @Test func scratchWordsStartZeroedAndKeepWhatIsWritten() {
         let s = ScratchWords(count: 8)
         #expect(s.words.allSatisfy { $0 == 0 } && s.words.count == 8)

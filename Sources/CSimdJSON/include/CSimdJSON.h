@@ -38,27 +38,54 @@ int navjson_parse_padded(navjson_parser *p, const char *data, size_t len, uint32
 /// The readable bytes navjson_parse_padded needs after its input (simdjson's SIMDJSON_PADDING).
 #define NAVJSON_PADDING 64
 
-/// Indexes `len` bytes of complete lines at `data` (followed by NAVJSON_PADDING readable bytes)
-/// in one pass of simdjson's stage 1, so that parsing those lines in order, each with
-/// navjson_parse_padded, costs only stage 2 each. Any other call, a line out of order or one the
-/// index does not match ends the batch and is parsed alone, so the results are those of parsing
-/// each line alone. Batches longer than NAVJSON_MAX_BATCH are not indexed.
+/// A request line read by navjson_scan_request: its id and method as a tape of their own (the id
+/// an integer at word 0, the method a string at word 2), and its params' tape when it has params.
+/// All stay valid until the next call on the same parser.
+typedef struct {
+    const uint64_t *envelope_tape;
+    const uint8_t *envelope_strings;
+    const uint64_t *tape;
+    const uint8_t *strings;
+} navjson_request;
+
+/// What navjson_scan_request found.
+enum {
+    NAVJSON_NOT_SCANNED = 0,    /// not the form: the line is to be parsed whole
+    NAVJSON_SCANNED = 1,        /// the form, without params
+    NAVJSON_SCANNED_PARAMS = 2, /// the form, its params parsed (the tape and strings are theirs)
+};
+
+/// The longest method navjson_scan_request reads.
+#define NAVJSON_METHOD_MOST 64
+
+/// Reads the request line of `len` bytes at `data` when it has the form clients write,
+///
+///     {"jsonrpc":"2.0","id":N,"method":"NAME"}
+///     {"jsonrpc":"2.0","id":N,"method":"NAME","params":VALUE}
+///
+/// exactly so around an id of digits (`0`, or at most 18 digits without a leading zero), a method
+/// of printable ASCII other than `"` and `\` (at most NAVJSON_METHOD_MOST bytes), and JSON
+/// whitespace only after the last brace: the envelope by its bytes, and VALUE (an object or array
+/// nested at most max_depth - 2 levels) parsed alone, in place (`padded`: the line is followed by
+/// NAVJSON_PADDING readable bytes; without, a line with params is not scanned). Every other line,
+/// and one whose VALUE does not parse, is NAVJSON_NOT_SCANNED: parsed whole, it reads (or is
+/// refused) as before.
+int navjson_scan_request(navjson_parser *p, const char *data, size_t len, int padded, uint32_t max_depth, navjson_request *request);
+
+/// Reads the lines of `len` bytes at `data` (complete lines, each ending with a newline but
+/// perhaps the last, followed by NAVJSON_PADDING readable bytes) for the parses that follow, in order: each is scanned as
+/// navjson_scan_request does, and what will be parsed of it (a request's params; every line not
+/// of the form, whole) is copied, one part after the other, and indexed in one pass of simdjson's
+/// stage 1, so that navjson_scan_request of each line, and the parse of each line not of the
+/// form, costs only stage 2. A parse of anything else (bytes not of the lines, a part out of
+/// order) or one the index does not serve ends the batch and is parsed alone: the results are
+/// those of reading each line alone. Batches longer than NAVJSON_MAX_BATCH are not indexed.
 void navjson_batch_begin(navjson_parser *p, const char *data, size_t len, uint32_t max_depth);
 /// Ends the batch (the bytes may change after).
 void navjson_batch_end(navjson_parser *p);
 /// How many documents were parsed from a batch's index (by stage 2 alone) so far.
 uint64_t navjson_batched(navjson_parser *p);
 #define NAVJSON_MAX_BATCH (1024 * 1024)
-/// As navjson_parse_padded, for a value inside a line whose other bytes the caller has read itself
-/// (`data` lies in the line, which ends at `line_end`): in a batch, the structural characters of
-/// the line before `data` are passed over first (`before`: how many the caller expects, looked at
-/// first; 0 for no guess), and on success those up to `line_end`, so that the next line is parsed
-/// from the index as if this one had been parsed whole.
-int navjson_parse_part(navjson_parser *p, const char *data, size_t len, const char *line_end, uint32_t before,
-                       uint32_t max_depth, const uint64_t **tape, const uint8_t **strings);
-/// In a batch, passes over the structural characters of a line the caller read itself (up to
-/// `line_end`; `count`: how many the caller expects, or 0); nothing outside a batch.
-void navjson_batch_skip(navjson_parser *p, const char *line_end, uint32_t count);
 
 /// A short English description of the last error of `p`.
 const char *navjson_last_error(navjson_parser *p);
