@@ -5,6 +5,7 @@
 #include <simdjson.h>
 #include <vector>
 #include <cstring>
+#include <emmintrin.h>
 
 static_assert(NAVJSON_PADDING >= simdjson::SIMDJSON_PADDING, "NAVJSON_PADDING must cover simdjson's padding");
 
@@ -44,7 +45,9 @@ struct navjson_parser {
     const char *lines_start = nullptr, *lines_end = nullptr;
     const char *batch = nullptr;
     size_t batch_len = 0;
+    bool indexed = false;  // stage 1 has run over `copies` (when a part first needs it)
     uint64_t batched = 0;  // documents parsed by stage 2 alone, for tests
+    uint64_t plain = 0;    // documents read by read_plain, for tests
 };
 
 extern "C" navjson_parser *navjson_parser_new(void) { return new navjson_parser(); }
@@ -80,6 +83,141 @@ static bool reserve(navjson_parser *p, size_t len, uint32_t max_depth) {
         p->last_error = "out of memory while parsing";
         return false;
     }
+    return true;
+}
+
+/// The string whose text starts at s[i] (after its opening quote), when it is plain (printable
+/// ASCII but `"` and `\`): its length, bytes and a zero written to `strings` at `sb` (16 bytes at a
+/// time, so up to 15 bytes past them; the input is read as far, within its padding), its word to
+/// the tape, and `i` moved past its closing quote. False for any other string.
+static inline __attribute__((always_inline)) bool plain_string(const char *s, size_t n, size_t &i, uint64_t *tape, size_t &t,
+                                                               uint8_t *strings, size_t &sb) {
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20), del = _mm_set1_epi8(0x7F);
+    const size_t start = i;
+    uint8_t *out = strings + sb + 4;
+    for (;;) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s + i));
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(out + (i - start)), v);
+        // Below 0x20 as signed bytes: the controls and every byte past ASCII.
+        const __m128i ends = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                                          _mm_or_si128(_mm_cmplt_epi8(v, space), _mm_cmpeq_epi8(v, del)));
+        const unsigned m = unsigned(_mm_movemask_epi8(ends));
+        if (m) {
+            i += size_t(__builtin_ctz(m));
+            break;
+        }
+        i += 16;
+        if (i >= n) return false;
+    }
+    if (i >= n || s[i] != '"') return false;
+    const uint32_t len = uint32_t(i - start);
+    std::memcpy(strings + sb, &len, 4);
+    out[len] = 0;
+    tape[t++] = (uint64_t('"') << 56) | sb;
+    sb += 5 + len;
+    i++;
+    return true;
+}
+
+/// The deepest nesting read_plain takes (deeper documents are left to simdjson).
+static const uint32_t plain_depth_most = 32;
+
+/// Writes the document [s, s + n) (followed by SIMDJSON_PADDING readable bytes) into `tape` and
+/// `strings` exactly as simdjson's stage 2 would, when it is plain: objects, arrays, plain strings
+/// (plain_string), integers of at most 18 digits (not `-0`), true, false and null, without
+/// whitespace, nested less than max_depth (and at most plain_depth_most) deep. False for every
+/// other document, valid or not, which simdjson then reads. `tape` holds n + 3 words, `strings`
+/// 5n/3 + SIMDJSON_PADDING bytes (simdjson's own sizes). One pass, no index: for the small params
+/// of a request, cheaper than simdjson's two stages, whose first costs ~400 instructions however
+/// few the bytes.
+static bool read_plain(const char *s, size_t n, uint32_t max_depth, uint64_t *tape, uint8_t *strings) {
+    uint32_t open[plain_depth_most], counts[plain_depth_most];
+    bool object[plain_depth_most];
+    uint32_t depth = 0;
+    const uint32_t deepest = max_depth - 1 < plain_depth_most ? max_depth - 1 : plain_depth_most;
+    if (max_depth == 0) return false;
+    size_t t = 1, sb = 0, i = 0;
+    for (;;) {
+        // A value at s[i].
+        if (i >= n) return false;
+        char c = s[i];
+        if (c == '"') {
+            i++;
+            if (!plain_string(s, n, i, tape, t, strings, sb)) return false;
+        } else if (c == '{' || c == '[') {
+            if (depth >= deepest) return false;
+            open[depth] = uint32_t(t);
+            counts[depth] = 0;
+            object[depth] = c == '{';
+            depth++;
+            t++;
+            i++;
+            if (i < n && s[i] == (c == '{' ? '}' : ']')) {
+                i++;
+                goto close;
+            }
+            if (c == '[') continue;
+            goto key;
+        } else if (uint8_t(c - '0') < 10 || c == '-') {
+            size_t d = i + (c == '-'), first = d;
+            int64_t v = 0;
+            while (d < n && d - first < 18 && uint8_t(s[d] - '0') < 10) v = v * 10 + (s[d++] - '0');
+            if (d == first || (s[first] == '0' && (d - first > 1 || c == '-'))) return false;
+            if (d < n && (s[d] == '.' || s[d] == 'e' || s[d] == 'E' || uint8_t(s[d] - '0') < 10)) return false;
+            tape[t++] = uint64_t('l') << 56;
+            tape[t++] = uint64_t(c == '-' ? -v : v);
+            i = d;
+        } else if (c == 't' && n - i >= 4 && std::memcmp(s + i, "true", 4) == 0) {
+            tape[t++] = uint64_t('t') << 56;
+            i += 4;
+        } else if (c == 'f' && n - i >= 5 && std::memcmp(s + i, "false", 5) == 0) {
+            tape[t++] = uint64_t('f') << 56;
+            i += 5;
+        } else if (c == 'n' && n - i >= 4 && std::memcmp(s + i, "null", 4) == 0) {
+            tape[t++] = uint64_t('n') << 56;
+            i += 4;
+        } else {
+            return false;
+        }
+    after_value:
+        if (depth == 0) break;
+        counts[depth - 1]++;
+        if (i >= n) return false;
+        c = s[i++];
+        if (c == ',') {
+            if (object[depth - 1]) goto key;
+            continue;
+        }
+        if (c != (object[depth - 1] ? '}' : ']')) return false;
+    close : {
+        depth--;
+        const uint32_t o = open[depth], count = counts[depth];
+        const uint64_t kind = object[depth] ? '{' : '[';
+        tape[t] = ((object[depth] ? uint64_t('}') : uint64_t(']')) << 56) | o;
+        t++;
+        tape[o] = (kind << 56) | (uint64_t(count > 0xFFFFFF ? 0xFFFFFF : count) << 32) | t;
+    }
+        goto after_value;
+    key:
+        if (i >= n || s[i] != '"') return false;
+        i++;
+        if (!plain_string(s, n, i, tape, t, strings, sb)) return false;
+        if (i >= n || s[i] != ':') return false;
+        i++;
+    }
+    if (i != n) return false;
+    tape[0] = (uint64_t('r') << 56) | (t + 1);
+    tape[t] = uint64_t('r') << 56;
+    return true;
+}
+
+/// read_plain into the parser's document (made ready for n bytes first).
+static bool parse_plain(navjson_parser *p, const char *s, size_t n, uint32_t max_depth, const uint64_t **tape,
+                        const uint8_t **strings) {
+    if (!reserve(p, n, max_depth) || !read_plain(s, n, max_depth, p->parser.doc.tape.get(), p->parser.doc.string_buf.get())) return false;
+    *tape = p->parser.doc.tape.get();
+    *strings = p->parser.doc.string_buf.get();
+    p->plain++;
     return true;
 }
 
@@ -236,11 +374,9 @@ extern "C" void navjson_batch_begin(navjson_parser *p, const char *data, size_t 
         s = nl ? nl + 1 : end;
     }
     std::memset(out + n, 0, SIMDJSON_PADDING);
-    // Any error (one bad part spoils the index of all) leaves the parts to be parsed one by one.
-    if (n > 0 && (!reserve(p, n, max_depth) ||
-                  p->parser.implementation->stage1(reinterpret_cast<const uint8_t *>(out), n, stage1_mode::streaming_final) != SUCCESS)) {
-        return;
-    }
+    // Stage 1 waits for the first part read_plain does not take (index_batch): plain params need none.
+    if (!reserve(p, len + 1, max_depth)) return;
+    p->indexed = false;
     p->lines_start = data;
     p->lines_end = data + len;
     p->batch = out;
@@ -249,6 +385,34 @@ extern "C" void navjson_batch_begin(navjson_parser *p, const char *data, size_t 
 
 extern "C" void navjson_batch_end(navjson_parser *p) { p->batch = nullptr; }
 extern "C" uint64_t navjson_batched(navjson_parser *p) { return p->batched; }
+extern "C" uint64_t navjson_plain(navjson_parser *p) { return p->plain; }
+
+extern "C" int navjson_plain_check(navjson_parser *p, const char *data, size_t len, uint32_t max_depth) {
+    using namespace simdjson;
+    p->batch = nullptr;
+    const uint64_t *tape;
+    const uint8_t *strings;
+    if (!parse_plain(p, data, len, max_depth, &tape, &strings)) return -1;
+    size_t words = tape[0] & 0xFFFFFFFFFFFFFFULL;
+    std::vector<uint64_t> plain_tape(tape, tape + words);
+    std::vector<uint8_t> plain_strings(strings, strings + 5 * len / 3 + 32);
+    if (parse(p, data, len, max_depth, true, &tape, &strings) != NAVJSON_OK) return 1;
+    if ((tape[0] & 0xFFFFFFFFFFFFFFULL) != words) return 1;
+    for (size_t w = 0; w < words; w++) {
+        if (tape[w] != plain_tape[w]) return 1;
+        const uint8_t type = uint8_t(tape[w] >> 56);
+        if (type == 'l' || type == 'u' || type == 'd') {
+            w++;
+            if (w >= words || tape[w] != plain_tape[w]) return 1;
+        } else if (type == '"') {
+            const size_t at = tape[w] & 0xFFFFFFFFFFFFFFULL;
+            uint32_t n;
+            std::memcpy(&n, strings + at, 4);
+            if (std::memcmp(strings + at, plain_strings.data() + at, 4 + size_t(n) + 1) != 0) return 1;
+        }
+    }
+    return 0;
+}
 
 /// Stage 2 of the next document of the batch, when it is exactly the copied part [from, from + len)
 /// of the batch: it starts in the part, ends in it, and the document after it (if any) starts
@@ -291,6 +455,19 @@ static navjson_parser::line *batch_line(navjson_parser *p, const char *data) {
     return k < count && p->lines[k].src <= data ? &p->lines[k] : nullptr;
 }
 
+/// Stage 1 over the batch's copies, the first time a part needs it. False (the batch ended) when
+/// it fails: one bad part spoils the index of all, and the parts are then parsed one by one.
+static bool index_batch(navjson_parser *p) {
+    if (p->indexed) return true;
+    if (p->batch_len == 0 || p->parser.implementation->stage1(reinterpret_cast<const uint8_t *>(p->batch), p->batch_len,
+                                                              simdjson::stage1_mode::streaming_final) != simdjson::SUCCESS) {
+        p->batch = nullptr;
+        return false;
+    }
+    p->indexed = true;
+    return true;
+}
+
 /// Stage 2 of [data, data + len) from the batch's index, handing out the document. When the batch
 /// holds no such part next (another part of a line, bytes not of its lines, a part out of order)
 /// or its index does not serve it, the batch ends and the caller parses alone (which runs stage 1
@@ -299,7 +476,7 @@ static bool parse_from_batch(navjson_parser *p, const char *data, size_t len, ui
                              const uint64_t **tape, const uint8_t **strings) {
     navjson_parser::line *l = batch_line(p, data);
     if (l && l->kind != NAVJSON_SCANNED && l->part == data && l->part_len == len && p->configured_depth == max_depth &&
-        parse_in_batch(p, l->at, len)) {
+        index_batch(p) && parse_in_batch(p, l->at, len)) {
         p->next_line++;
         *tape = p->parser.doc.tape.get();
         *strings = p->parser.doc.string_buf.get();
@@ -379,7 +556,11 @@ extern "C" int navjson_scan_request(navjson_parser *p, const char *data, size_t 
                 p->next_line++;
                 return kind;
             }
-            if (p->configured_depth == max_depth && parse_in_batch(p, l->at, l->part_len)) {
+            if (p->configured_depth == max_depth && parse_plain(p, l->part, l->part_len, max_depth, &r->tape, &r->strings)) {
+                p->next_line++;
+                return kind;
+            }
+            if (p->configured_depth == max_depth && index_batch(p) && parse_in_batch(p, l->at, l->part_len)) {
                 p->next_line++;
                 r->tape = p->parser.doc.tape.get();
                 r->strings = p->parser.doc.string_buf.get();
@@ -396,6 +577,8 @@ extern "C" int navjson_scan_request(navjson_parser *p, const char *data, size_t 
         if (kind == NAVJSON_NOT_SCANNED) return kind;
         make_envelope(p, envelope, padded != 0, r);
         if (kind == NAVJSON_SCANNED) return kind;
+        // Outside a batch (a batch's index is not to be overwritten by another document's reserve).
+        if (!p->batch && parse_plain(p, params, params_len, max_depth, &r->tape, &r->strings)) return kind;
     }
     // An error sends the line to be parsed whole, which tells what is wrong and where.
     return parse(p, params, params_len, max_depth, true, &r->tape, &r->strings) == NAVJSON_OK ? kind : NAVJSON_NOT_SCANNED;

@@ -130,6 +130,22 @@ public final class JSONParser {
     /// How many documents were parsed from a batch's index so far.
     public var batchedDocuments: Int { Int(navjson_batched(raw)) }
 
+    /// How many documents (a request line's plain params) were read in one pass, without simdjson.
+    public var plainDocuments: Int { Int(navjson_plain(raw)) }
+
+    /// For tests: `bytes` (followed by ``padding`` readable bytes) read by the one pass that plain
+    /// params take and by simdjson: nil when the one pass does not take them, else whether both
+    /// wrote the same tape and strings.
+    public func plainReadsAsSimdjson(_ bytes: UnsafeRawBufferPointer) -> Bool? {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self) else { return nil }
+        generation &+= 1
+        switch navjson_plain_check(raw, base, bytes.count, UInt32(clamping: maxDepth)) {
+        case -1: return nil
+        case 0: return true
+        default: return false
+        }
+    }
+
     /// The strings of object keys this parser made, for the next documents: saved trees and log
     /// records repeat a few keys many times over (a restart reads a hundred thousand trees). Also
     /// for values a reader copies out of this parser's views (``JSONView/value(keys:)``).

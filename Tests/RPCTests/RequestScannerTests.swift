@@ -88,11 +88,14 @@ import Unchecked
     }
 
     /// Scanned lines, with params and without, keep the batch's index in step: a line after them that
-    /// the scanner leaves is still parsed from the index, not alone.
+    /// the scanner leaves is still parsed from the index, not alone. Plain params are read in one
+    /// pass, others from the index.
     @Test func aLineAfterScannedOnesIsParsedFromTheBatch() throws {
         let parser = JSONParser(maxDepth: 64)
         let lines = [#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, #"{"jsonrpc":"2.0","id":2,"method":"navigate","params":{"to":"x"}}"#,
-                     #"{"method":"dismiss","jsonrpc":"2.0","id":3,"params":{"session":"s"}}"#]
+                     #"{"jsonrpc":"2.0","id":3,"method":"navigate","params":{"to":"\u0078","n":1.5}}"#,
+                     #"{"jsonrpc":"2.0","id":4,"method":"navigate","params":{"to":"y"}}"#,
+                     #"{"method":"dismiss","jsonrpc":"2.0","id":5,"params":{"session":"s"}}"#]
         let text = Array((lines.joined(separator: "\n") + "\n").utf8)
         let buffer = text + [UInt8](repeating: 0, count: JSONParser.padding)
         buffer.withUnsafeBytes { all in
@@ -104,14 +107,56 @@ import Unchecked
                 views.append(ByteView(UnsafeRawBufferPointer(rebasing: all[start..<(start + l.utf8.count)])))
                 start += l.utf8.count + 1
             }
-            let before = parser.batchedDocuments
+            let (batched, plain) = (parser.batchedDocuments, parser.plainDocuments)
             #expect(RPCMessage.scanRequest(views[0], padded: true, parser: parser)?.method == "ping")
             #expect(RPCMessage.scanRequest(views[1], padded: true, parser: parser)?.params?.value == ["to": "x"])
-            #expect(RPCMessage.scanRequest(views[2], padded: true, parser: parser) == nil)
-            let whole = try? parser.view(views[2].raw, padded: true)
+            #expect(RPCMessage.scanRequest(views[2], padded: true, parser: parser)?.params?.value == ["to": "x", "n": 1.5])
+            #expect(RPCMessage.scanRequest(views[3], padded: true, parser: parser)?.params?.value == ["to": "y"])
+            #expect(RPCMessage.scanRequest(views[4], padded: true, parser: parser) == nil)
+            let whole = try? parser.view(views[4].raw, padded: true)
             #expect(whole?.value["params"] == ["session": "s"])
-            #expect(parser.batchedDocuments - before == 2, "the params of line 2 and line 3 from the index")
+            #expect(parser.plainDocuments - plain == 2, "the params of lines 2 and 4 in one pass")
+            #expect(parser.batchedDocuments - batched == 2, "the params of line 3 and line 5 from the index")
         }
+    }
+
+    /// What the one pass over plain params takes, it writes exactly as simdjson does (tape and
+    /// strings), and it takes every plain document: random documents of every kind it reads, then
+    /// each with one byte changed (taken or not, never written otherwise).
+    @Test func plainParamsAreReadAsSimdjsonReadsThem() throws {
+        var rng = SplitMix64(seed: 0x91A1)
+        let parser = JSONParser(maxDepth: 16)
+        func plain(_ depth: Int) -> String {
+            switch rng.next() % (depth > 4 ? 5 : 7) {
+            case 0: return "\"" + String(repeating: "a", count: Int(rng.next() % 40)) + "\""
+            case 1: return ["\"s3\"", "\"shop.Product\"", "\"~ !#$%&'()*+,-./:;<=>?@[]^_`{|}\"", "\"\""][Int(rng.next() % 4)]
+            case 2: return ["0", "7", "-1", "42", "123456789012345678", "-123456789012345678", "10"][Int(rng.next() % 7)]
+            case 3: return ["true", "false", "null"][Int(rng.next() % 3)]
+            case 4: return "{}"
+            case 5: return "[" + (0..<Int(rng.next() % 4)).map { _ in plain(depth + 1) }.joined(separator: ",") + "]"
+            default:
+                return "{" + (0..<Int(rng.next() % 4)).map { i in "\"k\(i)\(String(repeating: "x", count: Int(rng.next() % 18)))\":" + plain(depth + 1) }
+                    .joined(separator: ",") + "}"
+            }
+        }
+        let odd: [UInt8] = [0x20, 0x22, 0x5C, 0x2E, 0x65, 0x7F, 0x80, 0xC3, 0x01, 0x30, 0x2D, 0x7D, 0x5D, 0x2C, 0x3A]
+        var same = 0
+        for _ in 0..<5_000 {
+            var doc = Array(plain(0).utf8)
+            let padded = doc + [UInt8](repeating: 0x22, count: JSONParser.padding)
+            padded.withUnsafeBytes { all in
+                let r = parser.plainReadsAsSimdjson(UnsafeRawBufferPointer(rebasing: all[0..<doc.count]))
+                #expect(r == true, "\(String(decoding: doc, as: UTF8.self))")
+            }
+            doc[Int(rng.next() % UInt64(doc.count))] = odd[Int(rng.next() % UInt64(odd.count))]
+            let changed = doc + [UInt8](repeating: 0x22, count: JSONParser.padding)
+            changed.withUnsafeBytes { all in
+                let r = parser.plainReadsAsSimdjson(UnsafeRawBufferPointer(rebasing: all[0..<doc.count]))
+                #expect(r != false, "\(String(decoding: doc, as: UTF8.self))")
+                if r == true { same += 1 }
+            }
+        }
+        #expect(same > 100, "\(same) changed documents still taken")
     }
 
     /// Lines one byte away from the form are left to the parser, valid or not.

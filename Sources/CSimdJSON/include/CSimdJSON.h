@@ -85,6 +85,14 @@ void navjson_batch_begin(navjson_parser *p, const char *data, size_t len, uint32
 void navjson_batch_end(navjson_parser *p);
 /// How many documents were parsed from a batch's index (by stage 2 alone) so far.
 uint64_t navjson_batched(navjson_parser *p);
+/// How many documents were read in one pass, without simdjson (the plain params of a request line:
+/// objects, arrays, strings of printable ASCII without escapes, integers of at most 18 digits,
+/// true, false, null, no whitespace), so far.
+uint64_t navjson_plain(navjson_parser *p);
+/// For tests: reads `len` bytes at `data` (followed by NAVJSON_PADDING readable bytes) in that one
+/// pass and with simdjson, and compares: -1 when the one pass does not take it, 0 when both wrote
+/// the same tape and strings, 1 when they differ (or simdjson refuses what the one pass took).
+int navjson_plain_check(navjson_parser *p, const char *data, size_t len, uint32_t max_depth);
 #define NAVJSON_MAX_BATCH (1024 * 1024)
 
 /// A short English description of the last error of `p`.
