@@ -157,6 +157,12 @@ func fuzzRequestScanner(_ data: UnsafeRawBufferPointer) {
                 "the scanner read another request than the full reader")
     }
     fuzzBatchedLines(data)
+    // What the one pass over plain params takes, it writes as simdjson does.
+    let plainReader = JSONParser(maxDepth: 16)
+    padded.withUnsafeBytes { all in
+        require(plainReader.plainReadsAsSimdjson(UnsafeRawBufferPointer(rebasing: all[0..<data.count])) != false,
+                "the one pass over plain params wrote another tape than simdjson")
+    }
 }
 
 /// Each line of `data`, read in a batch of all, reads as it does alone (see ``fuzzRequestScanner(_:)``).

@@ -26,10 +26,13 @@ struct navjson_parser {
     std::vector<char> padded;
     uint32_t configured_depth = 0;
     const char *last_error = "";
-    // A batch (navjson_batch_begin): the lines of a read, each scanned (scan_line), and the part of
-    // each that will be parsed (a request's params, or a whole line that is not of the scanned
-    // form) copied one after the other into `copies` (each followed by a newline) and indexed
-    // there by one stage 1, then parsed in order by stage 2 alone while `batch` is set.
+    // A batch (navjson_batch_begin): the complete lines [lines_start, lines_end) of a read, read in
+    // order. Their plain params need no index (read_plain); from the first line that needs one (a
+    // part read_plain does not take, a line not of the scanned form), the lines from there on are
+    // scanned (scan_line) and what will be parsed of each (a request's params, any other line
+    // whole) copied one after the other into `copies`, each followed by a newline, and indexed
+    // there by one stage 1 (index_from); each part is then read from its line's record, by
+    // read_plain or by stage 2 alone.
     struct line {
         const char *src;  // the line as framing hands it over
         size_t len;
@@ -39,13 +42,13 @@ struct navjson_parser {
         size_t part_len;
         size_t at;  // where the part's copy starts
     };
+    bool in_batch = false;
+    bool indexed = false;
+    const char *lines_start = nullptr, *lines_end = nullptr;
     std::vector<char> copies;
+    size_t copies_len = 0;
     std::vector<line> lines;
     size_t next_line = 0;
-    const char *lines_start = nullptr, *lines_end = nullptr;
-    const char *batch = nullptr;
-    size_t batch_len = 0;
-    bool indexed = false;  // stage 1 has run over `copies` (when a part first needs it)
     uint64_t batched = 0;  // documents parsed by stage 2 alone, for tests
     uint64_t plain = 0;    // documents read by read_plain, for tests
 };
@@ -68,7 +71,7 @@ extern "C" int navjson_parse_padded(navjson_parser *p, const char *data, size_t 
 }
 
 /// Makes the parser ready for documents of up to `len` bytes nested at most `max_depth` deep.
-static bool reserve(navjson_parser *p, size_t len, uint32_t max_depth) {
+static __attribute__((noinline)) bool reserve_slow(navjson_parser *p, size_t len, uint32_t max_depth) {
     using namespace simdjson;
     if (p->configured_depth != max_depth || p->parser.capacity() < len) {
         size_t cap = len < 4096 ? 4096 : len;
@@ -84,6 +87,11 @@ static bool reserve(navjson_parser *p, size_t len, uint32_t max_depth) {
         return false;
     }
     return true;
+}
+
+static inline bool reserve(navjson_parser *p, size_t len, uint32_t max_depth) {
+    if (p->configured_depth == max_depth && p->parser.capacity() >= len && p->parser.doc.capacity() >= p->parser.capacity()) return true;
+    return reserve_slow(p, len, max_depth);
 }
 
 /// The string whose text starts at s[i] (after its opening quote), when it is plain (printable
@@ -343,53 +351,22 @@ static inline __attribute__((always_inline)) int scan_line(const char *s, size_t
 }
 
 extern "C" void navjson_batch_begin(navjson_parser *p, const char *data, size_t len, uint32_t max_depth) {
-    using namespace simdjson;
-    p->batch = nullptr;
-    p->lines.clear();
-    p->next_line = 0;
-    if (len == 0 || len > NAVJSON_MAX_BATCH) return;
-    // Every part and its newline fit in the lines' own bytes (a line's newline, or its envelope).
-    if (p->copies.size() < len + 1 + SIMDJSON_PADDING) p->copies.resize(len + 1 + SIMDJSON_PADDING);
-    char *out = p->copies.data();
-    size_t n = 0;
-    for (const char *s = data, *end = data + len; s < end;) {
-        const char *nl = static_cast<const char *>(std::memchr(s, '\n', size_t(end - s)));
-        const char *e = nl ? nl : end;
-        if (e > s && e[-1] == '\r') e--;  // a line as framing hands it over
-        navjson_parser::line l;
-        l.src = s;
-        l.len = size_t(e - s);
-        l.kind = scan_line(s, l.len, true, max_depth, &l.envelope, &l.part, &l.part_len);
-        if (l.kind == NAVJSON_NOT_SCANNED) {
-            l.part = s;
-            l.part_len = l.len;
-        }
-        l.at = n;
-        if (l.kind != NAVJSON_SCANNED) {
-            std::memcpy(out + n, l.part, l.part_len);
-            n += l.part_len;
-            out[n++] = '\n';
-        }
-        p->lines.push_back(l);
-        s = nl ? nl + 1 : end;
-    }
-    std::memset(out + n, 0, SIMDJSON_PADDING);
-    // Stage 1 waits for the first part read_plain does not take (index_batch): plain params need none.
-    if (!reserve(p, len + 1, max_depth)) return;
-    p->indexed = false;
+    p->in_batch = false;
+    // Sized for the whole batch now, so that no part read later reallocates the index.
+    if (len == 0 || len > NAVJSON_MAX_BATCH || !reserve(p, len + 1, max_depth)) return;
     p->lines_start = data;
     p->lines_end = data + len;
-    p->batch = out;
-    p->batch_len = n;
+    p->indexed = false;
+    p->in_batch = true;
 }
 
-extern "C" void navjson_batch_end(navjson_parser *p) { p->batch = nullptr; }
+extern "C" void navjson_batch_end(navjson_parser *p) { p->in_batch = false; }
 extern "C" uint64_t navjson_batched(navjson_parser *p) { return p->batched; }
 extern "C" uint64_t navjson_plain(navjson_parser *p) { return p->plain; }
 
 extern "C" int navjson_plain_check(navjson_parser *p, const char *data, size_t len, uint32_t max_depth) {
     using namespace simdjson;
-    p->batch = nullptr;
+    p->in_batch = false;
     const uint64_t *tape;
     const uint8_t *strings;
     if (!parse_plain(p, data, len, max_depth, &tape, &strings)) return -1;
@@ -438,15 +415,16 @@ static bool parse_in_batch(navjson_parser *p, size_t from, size_t len) {
     // The last document indexed: stage 1 of a stream leaves out what follows the last document it
     // judges complete, so the rest of the part is read here. Only an object or array is judged
     // (a scalar's last structural character is its first).
-    if (p->batch[last] != '}' && p->batch[last] != ']') return false;
+    const char *copies = p->copies.data();
+    if (copies[last] != '}' && copies[last] != ']') return false;
     for (size_t i = last + 1; i < to; i++) {
-        char c = p->batch[i];
+        char c = copies[i];
         if (c != ' ' && c != '\t' && c != '\r') return false;
     }
     return true;
 }
 
-/// The batch's line that starts at `data` (its lines before it are passed over), or null.
+/// The indexed batch's line that holds `data` (its lines before it are passed over), or null.
 static navjson_parser::line *batch_line(navjson_parser *p, const char *data) {
     if (data < p->lines_start || data >= p->lines_end) return nullptr;
     size_t k = p->next_line, count = p->lines.size();
@@ -455,35 +433,70 @@ static navjson_parser::line *batch_line(navjson_parser *p, const char *data) {
     return k < count && p->lines[k].src <= data ? &p->lines[k] : nullptr;
 }
 
-/// Stage 1 over the batch's copies, the first time a part needs it. False (the batch ended) when
-/// it fails: one bad part spoils the index of all, and the parts are then parsed one by one.
-static bool index_batch(navjson_parser *p) {
-    if (p->indexed) return true;
-    if (p->batch_len == 0 || p->parser.implementation->stage1(reinterpret_cast<const uint8_t *>(p->batch), p->batch_len,
-                                                              simdjson::stage1_mode::streaming_final) != simdjson::SUCCESS) {
-        p->batch = nullptr;
+/// Indexes the batch's lines from the one that starts at `from` (see navjson_parser): false, and
+/// the batch ends, when `from` is not in the batch or stage 1 fails (one bad part spoils the index
+/// of all: the parts are then parsed one by one).
+static bool index_from(navjson_parser *p, const char *from, uint32_t max_depth) {
+    using namespace simdjson;
+    if (from < p->lines_start || from >= p->lines_end || p->configured_depth != max_depth) {
+        p->in_batch = false;
+        return false;
+    }
+    const size_t len = size_t(p->lines_end - from);
+    // Every part and its newline fit in the lines' own bytes (a line's newline, or its envelope).
+    if (p->copies.size() < len + 1 + SIMDJSON_PADDING) p->copies.resize(len + 1 + SIMDJSON_PADDING);
+    char *out = p->copies.data();
+    size_t n = 0;
+    p->lines.clear();
+    for (const char *s = from, *end = p->lines_end; s < end;) {
+        const char *nl = static_cast<const char *>(std::memchr(s, '\n', size_t(end - s)));
+        const char *e = nl ? nl : end;
+        if (e > s && e[-1] == '\r') e--;  // a line as framing hands it over
+        navjson_parser::line l;
+        l.src = s;
+        l.len = size_t(e - s);
+        l.kind = scan_line(s, l.len, true, max_depth, &l.envelope, &l.part, &l.part_len);
+        if (l.kind == NAVJSON_NOT_SCANNED) {
+            l.part = s;
+            l.part_len = l.len;
+        }
+        l.at = n;
+        if (l.kind != NAVJSON_SCANNED) {
+            std::memcpy(out + n, l.part, l.part_len);
+            n += l.part_len;
+            out[n++] = '\n';
+        }
+        p->lines.push_back(l);
+        s = nl ? nl + 1 : end;
+    }
+    std::memset(out + n, 0, SIMDJSON_PADDING);
+    p->copies_len = n;
+    p->next_line = 0;
+    if (n == 0 || p->parser.implementation->stage1(reinterpret_cast<const uint8_t *>(out), n, stage1_mode::streaming_final) != SUCCESS) {
+        p->in_batch = false;
         return false;
     }
     p->indexed = true;
     return true;
 }
 
-/// Stage 2 of [data, data + len) from the batch's index, handing out the document. When the batch
-/// holds no such part next (another part of a line, bytes not of its lines, a part out of order)
-/// or its index does not serve it, the batch ends and the caller parses alone (which runs stage 1
-/// again, over the index), with the same result.
+/// Stage 2 of [data, data + len) from the batch's index (made now if need be), handing out the
+/// document. When the batch holds no such part next (another part of a line, bytes not of its
+/// lines, a part out of order) or its index does not serve it, the batch ends and the caller
+/// parses alone (which runs stage 1 again, over the index), with the same result.
 static bool parse_from_batch(navjson_parser *p, const char *data, size_t len, uint32_t max_depth,
                              const uint64_t **tape, const uint8_t **strings) {
+    if (!p->indexed && !index_from(p, data, max_depth)) return false;
     navjson_parser::line *l = batch_line(p, data);
     if (l && l->kind != NAVJSON_SCANNED && l->part == data && l->part_len == len && p->configured_depth == max_depth &&
-        index_batch(p) && parse_in_batch(p, l->at, len)) {
+        parse_in_batch(p, l->at, len)) {
         p->next_line++;
         *tape = p->parser.doc.tape.get();
         *strings = p->parser.doc.string_buf.get();
         p->batched++;
         return true;
     }
-    p->batch = nullptr;
+    p->in_batch = false;
     return false;
 }
 
@@ -496,7 +509,7 @@ static int parse(navjson_parser *p, const char *data, size_t len, uint32_t max_d
         p->last_error = "the message is empty";
         return NAVJSON_ERR_EMPTY;
     }
-    if (p->batch && parse_from_batch(p, data, len, max_depth, tape, strings)) return NAVJSON_OK;
+    if (p->in_batch && parse_from_batch(p, data, len, max_depth, tape, strings)) return NAVJSON_OK;
     const char *input = data;
     if (!padded) {
         if (p->padded.size() < len + SIMDJSON_PADDING) p->padded.resize(len + SIMDJSON_PADDING);
@@ -541,44 +554,51 @@ static inline void make_envelope(navjson_parser *p, const navjson_envelope &e, b
 }
 
 extern "C" int navjson_scan_request(navjson_parser *p, const char *data, size_t len, int padded, uint32_t max_depth, navjson_request *r) {
-    navjson_envelope envelope;
-    const char *params;
-    size_t params_len;
-    int kind = -1;
-    if (p->batch) {
+    if (p->in_batch && p->indexed) {
         navjson_parser::line *l = batch_line(p, data);
         if (l && l->src == data && l->len == len && (padded || l->kind != NAVJSON_SCANNED_PARAMS)) {
-            // Scanned when the batch began.
-            kind = l->kind;
-            if (kind == NAVJSON_NOT_SCANNED) return kind;  // its reader parses it whole, from the batch
+            // Scanned when the batch was indexed.
+            const int kind = l->kind;
+            if (kind == NAVJSON_NOT_SCANNED) return kind;  // its reader parses it whole, from the index
             make_envelope(p, l->envelope, true, r);
             if (kind == NAVJSON_SCANNED) {
                 p->next_line++;
                 return kind;
             }
-            if (p->configured_depth == max_depth && parse_plain(p, l->part, l->part_len, max_depth, &r->tape, &r->strings)) {
+            if (p->configured_depth == max_depth && (parse_plain(p, l->part, l->part_len, max_depth, &r->tape, &r->strings) ||
+                                                     parse_in_batch(p, l->at, l->part_len))) {
+                if (r->tape == nullptr) {
+                    r->tape = p->parser.doc.tape.get();
+                    r->strings = p->parser.doc.string_buf.get();
+                    p->batched++;
+                }
                 p->next_line++;
                 return kind;
             }
-            if (p->configured_depth == max_depth && index_batch(p) && parse_in_batch(p, l->at, l->part_len)) {
-                p->next_line++;
-                r->tape = p->parser.doc.tape.get();
-                r->strings = p->parser.doc.string_buf.get();
-                p->batched++;
-                return kind;
-            }
-            p->batch = nullptr;
-            params = l->part;
-            params_len = l->part_len;
+            p->in_batch = false;
+            return parse(p, l->part, l->part_len, max_depth, true, &r->tape, &r->strings) == NAVJSON_OK ? kind : NAVJSON_NOT_SCANNED;
         }
+        p->in_batch = false;  // a line out of order: the rest are read alone
     }
-    if (kind < 0) {
-        kind = scan_line(data, len, padded != 0, max_depth, &envelope, &params, &params_len);
-        if (kind == NAVJSON_NOT_SCANNED) return kind;
-        make_envelope(p, envelope, padded != 0, r);
-        if (kind == NAVJSON_SCANNED) return kind;
-        // Outside a batch (a batch's index is not to be overwritten by another document's reserve).
-        if (!p->batch && parse_plain(p, params, params_len, max_depth, &r->tape, &r->strings)) return kind;
+    navjson_envelope envelope;
+    const char *params;
+    size_t params_len;
+    const int kind = scan_line(data, len, padded != 0, max_depth, &envelope, &params, &params_len);
+    if (kind == NAVJSON_NOT_SCANNED) return kind;  // its reader parses it whole (from the batch's index, made then)
+    make_envelope(p, envelope, padded != 0, r);
+    if (kind == NAVJSON_SCANNED) return kind;
+    // Plain params need no index; others, in a batch, are read from one made from this line on.
+    if (parse_plain(p, params, params_len, max_depth, &r->tape, &r->strings)) return kind;
+    if (p->in_batch && padded && index_from(p, data, max_depth)) {
+        navjson_parser::line *l = batch_line(p, data);
+        if (l && l->src == data && l->kind == NAVJSON_SCANNED_PARAMS && l->part == params && parse_in_batch(p, l->at, params_len)) {
+            p->next_line++;
+            r->tape = p->parser.doc.tape.get();
+            r->strings = p->parser.doc.string_buf.get();
+            p->batched++;
+            return kind;
+        }
+        p->in_batch = false;
     }
     // An error sends the line to be parsed whole, which tells what is wrong and where.
     return parse(p, params, params_len, max_depth, true, &r->tape, &r->strings) == NAVJSON_OK ? kind : NAVJSON_NOT_SCANNED;

@@ -88,11 +88,12 @@ public final class JSONParser {
     }
 
     /// Reads `lines` (complete lines followed by ``padding`` readable bytes) for the reads that
-    /// follow, in order, so that each costs less: of a request line of the form ``request(line:padded:)``
-    /// reads, its params, and of every other line the whole line (parsed with `padded: true`) are
-    /// indexed in one pass. The results are those of reading each line alone (a parse of anything
-    /// else, or one the index does not serve, ends the batch and is parsed alone). Call
-    /// ``endBatch()`` before the bytes change.
+    /// follow, in order, so that each costs less: plain params of a request line of the form
+    /// ``request(line:padded:)`` reads are read in one pass, and from the first line that needs
+    /// simdjson on, what will be parsed of each line (its params; any other line whole, parsed with
+    /// `padded: true`) is indexed in one pass. The results are those of reading each line alone (a
+    /// parse of anything else, or one the index does not serve, ends the batch and is parsed
+    /// alone). Call ``endBatch()`` before the bytes change.
     @inline(__always)
     public func beginBatch(_ lines: ByteView) { beginBatch(lines.raw) }
 

@@ -73,13 +73,15 @@ enum {
 int navjson_scan_request(navjson_parser *p, const char *data, size_t len, int padded, uint32_t max_depth, navjson_request *request);
 
 /// Reads the lines of `len` bytes at `data` (complete lines, each ending with a newline but
-/// perhaps the last, followed by NAVJSON_PADDING readable bytes) for the parses that follow, in order: each is scanned as
-/// navjson_scan_request does, and what will be parsed of it (a request's params; every line not
-/// of the form, whole) is copied, one part after the other, and indexed in one pass of simdjson's
-/// stage 1, so that navjson_scan_request of each line, and the parse of each line not of the
-/// form, costs only stage 2. A parse of anything else (bytes not of the lines, a part out of
-/// order) or one the index does not serve ends the batch and is parsed alone: the results are
-/// those of reading each line alone. Batches longer than NAVJSON_MAX_BATCH are not indexed.
+/// perhaps the last, followed by NAVJSON_PADDING readable bytes) for the reads that follow, in
+/// order, so that they cost less: a request line's plain params are read in one pass without
+/// simdjson in any case; from the first line that needs simdjson (params that are not plain, a
+/// line not of the form navjson_scan_request reads, parsed whole), the lines from there on are
+/// scanned and what will be parsed of each (a request's params, any other line whole) is copied,
+/// one part after the other, and indexed in one pass of simdjson's stage 1, so that each part
+/// costs only stage 2. A parse of anything else (bytes not of the lines, a part out of order) or
+/// one the index does not serve ends the batch and is parsed alone: the results are those of
+/// reading each line alone. Batches longer than NAVJSON_MAX_BATCH are not indexed.
 void navjson_batch_begin(navjson_parser *p, const char *data, size_t len, uint32_t max_depth);
 /// Ends the batch (the bytes may change after).
 void navjson_batch_end(navjson_parser *p);
