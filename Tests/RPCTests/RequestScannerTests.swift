@@ -157,6 +157,14 @@ import Unchecked
             }
         }
         #expect(same > 100, "\(same) changed documents still taken")
+        // Nesting at the parser's bound and past it, and past the one pass's own bound (32).
+        for (depth, levels) in [(16, 15), (16, 16), (16, 17), (64, 32), (64, 33)] {
+            let deep = JSONParser(maxDepth: depth)
+            let doc = Array((String(repeating: "[", count: levels) + String(repeating: "]", count: levels)).utf8)
+            let padded = doc + [UInt8](repeating: 0, count: JSONParser.padding)
+            let r = padded.withUnsafeBytes { deep.plainReadsAsSimdjson(UnsafeRawBufferPointer(rebasing: $0[0..<doc.count])) }
+            #expect(r == (levels < depth && levels <= 32 ? true : nil), "\(levels) levels, a parser of depth \(depth)")
+        }
     }
 
     /// Lines one byte away from the form are left to the parser, valid or not.
