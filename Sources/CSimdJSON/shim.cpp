@@ -1,6 +1,8 @@
 // The one place navd touches simdjson: parse into simdjson's tape, which Swift reads in place
 // (JSONView) or turns into JSONValue. Keeping the interface this narrow lets the JSON library
-// change freely.
+// change freely. Also the request path's reading of the usual request line (scan_line: its
+// envelope by its bytes), of plain params without simdjson (read_plain: the same tape, one pass),
+// and of a pipelined read's lines together (a batch: what needs simdjson indexed by one stage 1).
 #include "CSimdJSON.h"
 #include <simdjson.h>
 #include <vector>
@@ -46,7 +48,6 @@ struct navjson_parser {
     bool indexed = false;
     const char *lines_start = nullptr, *lines_end = nullptr;
     std::vector<char> copies;
-    size_t copies_len = 0;
     std::vector<line> lines;
     size_t next_line = 0;
     uint64_t batched = 0;  // documents parsed by stage 2 alone, for tests
@@ -470,7 +471,6 @@ static bool index_from(navjson_parser *p, const char *from, uint32_t max_depth) 
         s = nl ? nl + 1 : end;
     }
     std::memset(out + n, 0, SIMDJSON_PADDING);
-    p->copies_len = n;
     p->next_line = 0;
     if (n == 0 || p->parser.implementation->stage1(reinterpret_cast<const uint8_t *>(out), n, stage1_mode::streaming_final) != SUCCESS) {
         p->in_batch = false;
