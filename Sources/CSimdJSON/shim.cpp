@@ -480,6 +480,16 @@ static bool index_from(navjson_parser *p, const char *from, uint32_t max_depth) 
     return true;
 }
 
+/// Stage 2 of line l's part from the batch's index, handing out the document; the line is then read.
+static bool from_index(navjson_parser *p, const navjson_parser::line *l, const uint64_t **tape, const uint8_t **strings) {
+    if (!parse_in_batch(p, l->at, l->part_len)) return false;
+    p->next_line++;
+    *tape = p->parser.doc.tape.get();
+    *strings = p->parser.doc.string_buf.get();
+    p->batched++;
+    return true;
+}
+
 /// Stage 2 of [data, data + len) from the batch's index (made now if need be), handing out the
 /// document. When the batch holds no such part next (another part of a line, bytes not of its
 /// lines, a part out of order) or its index does not serve it, the batch ends and the caller
@@ -489,11 +499,7 @@ static bool parse_from_batch(navjson_parser *p, const char *data, size_t len, ui
     if (!p->indexed && !index_from(p, data, max_depth)) return false;
     navjson_parser::line *l = batch_line(p, data);
     if (l && l->kind != NAVJSON_SCANNED && l->part == data && l->part_len == len && p->configured_depth == max_depth &&
-        parse_in_batch(p, l->at, len)) {
-        p->next_line++;
-        *tape = p->parser.doc.tape.get();
-        *strings = p->parser.doc.string_buf.get();
-        p->batched++;
+        from_index(p, l, tape, strings)) {
         return true;
     }
     p->in_batch = false;
@@ -565,15 +571,13 @@ extern "C" int navjson_scan_request(navjson_parser *p, const char *data, size_t 
                 p->next_line++;
                 return kind;
             }
-            if (p->configured_depth == max_depth && (parse_plain(p, l->part, l->part_len, max_depth, &r->tape, &r->strings) ||
-                                                     parse_in_batch(p, l->at, l->part_len))) {
-                if (r->tape == nullptr) {
-                    r->tape = p->parser.doc.tape.get();
-                    r->strings = p->parser.doc.string_buf.get();
-                    p->batched++;
+            // (At another depth the parser is made again, and the index with it.)
+            if (p->configured_depth == max_depth) {
+                if (parse_plain(p, l->part, l->part_len, max_depth, &r->tape, &r->strings)) {
+                    p->next_line++;
+                    return kind;
                 }
-                p->next_line++;
-                return kind;
+                if (from_index(p, l, &r->tape, &r->strings)) return kind;
             }
             p->in_batch = false;
             return parse(p, l->part, l->part_len, max_depth, true, &r->tape, &r->strings) == NAVJSON_OK ? kind : NAVJSON_NOT_SCANNED;
@@ -591,13 +595,7 @@ extern "C" int navjson_scan_request(navjson_parser *p, const char *data, size_t 
     if (parse_plain(p, params, params_len, max_depth, &r->tape, &r->strings)) return kind;
     if (p->in_batch && padded && index_from(p, data, max_depth)) {
         navjson_parser::line *l = batch_line(p, data);
-        if (l && l->src == data && l->kind == NAVJSON_SCANNED_PARAMS && l->part == params && parse_in_batch(p, l->at, params_len)) {
-            p->next_line++;
-            r->tape = p->parser.doc.tape.get();
-            r->strings = p->parser.doc.string_buf.get();
-            p->batched++;
-            return kind;
-        }
+        if (l && l->src == data && l->kind == NAVJSON_SCANNED_PARAMS && l->part == params && from_index(p, l, &r->tape, &r->strings)) return kind;
         p->in_batch = false;
     }
     // An error sends the line to be parsed whole, which tells what is wrong and where.

@@ -41,9 +41,7 @@ public final class JSONParser {
         self.maxDepth = maxDepth
     }
 
-    deinit {
-        navjson_parser_free(raw)
-    }
+    deinit { navjson_parser_free(raw) }
 
     /// Counts parses, so that a ``JSONView`` of an earlier document can be caught (debug builds).
     @usableFromInline private(set) var generation = 0

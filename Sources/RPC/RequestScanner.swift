@@ -9,9 +9,8 @@ import Unchecked
 /// with exactly these bytes around an id of digits (`0` or up to 18 digits without a leading zero),
 /// a method of printable ASCII other than `"` and `\` (at most 64 bytes), and JSON whitespace only
 /// after the last brace. The envelope is checked byte for byte by the parser's seam
-/// (``JSON/JSONParser/request(line:padded:)``, which in a batch of lines has read it when the batch
-/// began) and `VALUE` alone is parsed, as one whole value nested at most one level less than the
-/// message may be. Anything else — other key orders, spaces, another id, escapes, a value that is
+/// (``JSON/JSONParser/request(line:padded:)``) and `VALUE` alone is parsed (in one pass when it is
+/// plain), as one whole value nested at most one level less than the message may be. Anything else — other key orders, spaces, another id, escapes, a value that is
 /// not exactly one value — is left to the parser and ``RPCMessage/request(_:)``, which answer it
 /// exactly as before (errors included): this reads the same requests with the same meaning, with
 /// less work.
