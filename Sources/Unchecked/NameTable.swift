@@ -145,9 +145,5 @@ public final class ScratchWords: @unchecked Sendable {
             @inline(__always) get { words[i] }
             @inline(__always) nonmutating set { words[i] = newValue }
         }
-
-        /// Every word back to zero.
-        @inlinable @inline(__always)
-        public func clear() { words.update(repeating: 0) }
     }
 }

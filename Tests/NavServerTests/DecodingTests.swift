@@ -55,6 +55,24 @@ import Unchecked
         #expect(error == nil && seen, "\(String(describing: error))")
     }
 
+    /// A method's params are noted in one scratch table for every request: what one request gave
+    /// is absent from the next that does not give it, and a repeated name is its last value.
+    @Test func paramsGivenBeforeAreAbsentFromTheNextRequest() {
+        var first: (key: String?, by: Presentation?, from: String?) = (nil, nil, nil)
+        #expect(decode(#"{"to": "app.Item", "key": "k-1", "by": "push", "from": "n1", "dryRun": true}"#, context()) { r in
+            first = (r.key, r.by, r.from)
+        } == nil)
+        #expect(first.key == "k-1" && first.by == .push && first.from == "n1")
+        var next: (key: String?, by: Presentation?, from: String?, dryRun: Bool, with: Bool) = ("", .root, "", true, true)
+        #expect(decode(#"{"to": "app.Item", "key": "k-2", "key": "k-3"}"#, context()) { r in
+            next = (r.key, r.by, r.from, r.dryRun, r.withView != nil)
+        } == nil)
+        #expect(next.key == "k-3" && next.by == nil && next.from == nil && !next.dryRun && !next.with)
+        var last: (to: Int?, key: String?) = (0, "")
+        #expect(decode("{}", context()) { r in last = (r.coordinator, r.key) } == nil)
+        #expect(last.to == nil && last.key == nil)
+    }
+
     /// A name the graph does not hold is kept as given: the navigator answers it (`unknownTarget`,
     /// with the names it has), not decoding.
     @Test func aNameTheGraphDoesNotHoldIsLeftToTheNavigator() {

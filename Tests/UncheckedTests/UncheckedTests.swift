@@ -159,8 +159,6 @@ final class Item {
         let w = s.view
         w[2] = 9
         #expect(s.words[2] == 9 && w[2] == 9)
-        w.clear()
-        #expect(s.words.allSatisfy { $0 == 0 })
     }
 
     /// A view's parts: sub-ranges, a byte found from a position, little-endian loads, copies.

@@ -69,11 +69,14 @@ final class MethodTable {
         /// table copied along with each `Params` value stalled on store forwarding). Per server, so
         /// that servers on several threads (tests) never share it.
         let paramPositions: ScratchWords
+        /// Its params' names (``ParamName/table``), read per request without a lazy global's check.
+        let paramTable: ParamTable
         /// The params that name the session it acts on or watches (``SessionUse``), as indices
         /// into its params: the first given names it (``Call/session(_:)``).
         let sessionParams: [Int]
-        init(_ spec: Spec, _ handler: @escaping Handler, remote: Handler? = nil) {
+        init(_ spec: Spec, _ handler: @escaping Handler, remote: Handler? = nil, params: ParamTable) {
             self.spec = spec
+            paramTable = params
             self.handler = handler
             remoteHandler = remote
             isRestricted = !spec.roles.isEmpty
@@ -106,11 +109,7 @@ final class MethodTable {
         if remote != nil {
             guard case .watches = spec.session else { preconditionFailure("\(spec.name) does not watch sessions: it has no remote handler") }
         }
-        add(spec, handler, remote: remote)
-    }
-
-    private func add(_ spec: Spec, _ handler: @escaping Handler, remote: Handler? = nil) {
-        rebuild(entries.filter { $0.spec.name != spec.name } + [Entry(spec, handler, remote: remote)])
+        rebuild(entries.filter { $0.spec.name != spec.name } + [Entry(spec, handler, remote: remote, params: P.table)])
     }
 
     /// Forgets every method (at shutdown: handlers hold the server).

@@ -44,32 +44,37 @@ final class ParamTable: Sendable {
 struct Params<P: ParamName> {
     private let methodName: JSONView
     let object: JSONView?
-    /// Where each param's value sits in the request's document (0: absent; a document's value
-    /// never sits at word 0): the method's scratch in its server's table
-    /// (``MethodTable/Entry/paramPositions``), which outlives every request.
+    /// Where each param's value sits in the request's document, for the params in ``present``: the
+    /// method's scratch in its server's table (``MethodTable/Entry/paramPositions``), which outlives
+    /// every request. (Words of params not given are left as an earlier request wrote them.)
     private let positions: ScratchWords.Words
+    /// The params given, one bit each by their enum's raw value (a method takes at most 32).
+    private let present: UInt32
 
     /// The method's name, for messages.
     var method: String { methodName.string ?? "" }
 
     @inline(__always)
     init(_ call: borrowing Call) throws(RPCError) {
-        try self.init(method: call.methodName, params: call.params, scratch: call.entry.paramPositions)  // the entry outlives the call
+        // The entry outlives the call.
+        try self.init(method: call.methodName, params: call.params, scratch: call.entry.paramPositions, table: call.entry.paramTable)
     }
 
     /// The params `params` of the method named `method`, their positions noted in `scratch` (one
     /// word per param, which must outlive this value): what a call's params are read as, and what
     /// a test decodes without a server.
     @inline(__always)
-    init(method: JSONView, params: JSONView?, scratch: ScratchWords) throws(RPCError) {
+    init(method: JSONView, params: JSONView?, scratch: ScratchWords, table: ParamTable = P.table) throws(RPCError) {
         methodName = method
         object = params.flatMap { $0.isObject ? $0 : nil }
-        let table = P.table
         let positions = scratch.view
         self.positions = positions
-        positions.clear()
-        guard let object else { return }
+        guard let object else {
+            present = 0
+            return
+        }
         let methodName = self.methodName
+        var present: UInt32 = 0
         try object.forEachMember { (k, v) throws(RPCError) in
             guard let i = table.index(of: k) else {
                 let name = k.string
@@ -80,22 +85,23 @@ struct Params<P: ParamName> {
             }
             // A repeated name: the last value counts (positions fit 32 bits: messages are < 4 GiB).
             positions[i] = UInt32(truncatingIfNeeded: v.position)
+            present |= 1 &<< UInt32(truncatingIfNeeded: i)
         }
+        self.present = present
     }
 
     /// The param as given (`null` included), or nil when absent; a repeated name is its last value.
     @inline(__always)
     private func member(_ name: P) -> JSONView? {
-        guard let object else { return nil }
-        let pos = Int(positions[name.rawValue])
-        return pos == 0 ? nil : object.view(at: pos)
+        guard let object, present & (1 &<< UInt32(truncatingIfNeeded: name.rawValue)) != 0 else { return nil }
+        return object.view(at: Int(positions[name.rawValue]))
     }
 
     /// The param at `index` of the method's params (its enum's raw value), as ``given(_:)``.
     @inline(__always)
     func given(at index: Int) -> JSONView? {
-        guard let object, case let pos = Int(positions[index]), pos != 0 else { return nil }
-        let v = object.view(at: pos)
+        guard let object, present & (1 &<< UInt32(truncatingIfNeeded: index)) != 0 else { return nil }
+        let v = object.view(at: Int(positions[index]))
         return v.isNull ? nil : v
     }
 
