@@ -83,6 +83,8 @@ extension Connection {
         sharedEnd = 0
     }
 
+    /// Notes output to flush: the connection joins the iteration's list of them (``ConnectionSet/dirty``),
+    /// or, while its own read is handled, joins it when the read ends, unless its answer left at once.
     func markDirty() {
         if unsentOver(owner.limits.maxOutput) {
             overflow()
@@ -90,7 +92,7 @@ extension Connection {
         }
         if !isDirty {
             isDirty = true
-            owner.dirty.append(self)
+            if !reading { owner.dirty.append(self) }
         }
     }
 

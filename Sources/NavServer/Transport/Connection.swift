@@ -71,6 +71,9 @@ final class Connection {
     private(set) var isClosed = false
     var readPaused = false
     var isDirty = false
+    /// Set while a read of this connection is handled: output it queues joins the iteration's flush
+    /// when the read ends (``received(_:)``), so that an answer sent at once never joins it.
+    var reading = false
 
     /// Set while the set holds output (a commit is being stored, ``ConnectionSet/holdOutput()``): the
     /// stream is not read, and output stays queued.
@@ -172,6 +175,12 @@ final class Connection {
     private func received(_ bytes: ByteView) {
         // The handler, held once for the whole read rather than once per message.
         guard !isClosed, let handler else { return }
+        let listed = isDirty
+        reading = true
+        defer {
+            reading = false
+            if isDirty && !listed && !isClosed { owner.dirty.append(self) }
+        }
         // From the end of the last read or timed callback of this poll when there was one (libuv's
         // read of these bytes came after it), else from now: one look at the clock a read, not two.
         let mark = owner.loop.clockMark
