@@ -175,11 +175,11 @@ final class Connection {
     private func received(_ bytes: ByteView) {
         // The handler, held once for the whole read rather than once per message.
         guard !isClosed, let handler else { return }
-        let listed = isDirty
         reading = true
         defer {
             reading = false
-            if isDirty && !listed && !isClosed { owner.dirty.append(self) }
+            // (Listed already when it was dirty before this read: flushing it twice costs a check.)
+            if isDirty && !isClosed { owner.dirty.append(self) }
         }
         // From the end of the last read or timed callback of this poll when there was one (libuv's
         // read of these bytes came after it), else from now: one look at the clock a read, not two.
