@@ -90,19 +90,22 @@ struct Params<P: ParamName> {
         self.present = present
     }
 
-    /// The param as given (`null` included), or nil when absent; a repeated name is its last value.
+    /// The param at `index` of the method's params (its enum's raw value) as given (`null`
+    /// included), or nil when absent; a repeated name is its last value.
     @inline(__always)
-    private func member(_ name: P) -> JSONView? {
-        guard let object, present & (1 &<< UInt32(truncatingIfNeeded: name.rawValue)) != 0 else { return nil }
-        return object.view(at: Int(positions[name.rawValue]))
+    private func member(at index: Int) -> JSONView? {
+        guard let object, present & (1 &<< UInt32(truncatingIfNeeded: index)) != 0 else { return nil }
+        return object.view(at: Int(positions[index]))
     }
+
+    @inline(__always)
+    private func member(_ name: P) -> JSONView? { member(at: name.rawValue) }
 
     /// The param at `index` of the method's params (its enum's raw value), as ``given(_:)``.
     @inline(__always)
     func given(at index: Int) -> JSONView? {
-        guard let object, present & (1 &<< UInt32(truncatingIfNeeded: index)) != 0 else { return nil }
-        let v = object.view(at: Int(positions[index]))
-        return v.isNull ? nil : v
+        guard let v = member(at: index), !v.isNull else { return nil }
+        return v
     }
 
     /// Whether the param is given at all (`null` included).
@@ -113,10 +116,7 @@ struct Params<P: ParamName> {
 
     /// The param, unless absent or `null`.
     @inline(__always)
-    func given(_ name: P) -> JSONView? {
-        guard let v = member(name), !v.isNull else { return nil }
-        return v
-    }
+    func given(_ name: P) -> JSONView? { given(at: name.rawValue) }
 
     @inline(never)
     private func wrong(_ name: P, _ expected: String, _ v: JSONView) -> RPCError {

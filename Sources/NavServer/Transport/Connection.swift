@@ -73,7 +73,7 @@ final class Connection {
     var isDirty = false
     /// Set while a read of this connection is handled: output it queues joins the iteration's flush
     /// when the read ends (``received(_:)``), so that an answer sent at once never joins it.
-    var reading = false
+    private(set) var reading = false
 
     /// Set while the set holds output (a commit is being stored, ``ConnectionSet/holdOutput()``): the
     /// stream is not read, and output stays queued.
