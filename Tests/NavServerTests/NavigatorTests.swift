@@ -179,10 +179,8 @@ final class RecordingPublisher: Publisher {
 
     func navigate(_ to: String, in state: SessionState? = nil, with: JSONObject? = nil, on navigator: Navigator? = nil, as client: FakeClient) -> Answers {
         let n = navigator ?? self.navigator
-        var r = NavigateRequest(state: state ?? main)
-        r.coordinator = ByteView.of(to) { n.graph.coordinatorIndex(named: $0) }
-        if r.coordinator == nil { r.toName = to }
-        r.with = with
+        let coordinator = ByteView.of(to) { n.graph.coordinatorIndex(named: $0) }
+        let r = NavigateRequest(state: state ?? main, coordinator: coordinator, toName: coordinator == nil ? to : nil, with: with)
         let answers = Answers()
         n.navigate(r, FakeResponder(client: client, answers: answers))
         return answers
@@ -275,8 +273,7 @@ final class RecordingPublisher: Publisher {
 
     /// Navigates `main` of `n` to `name`, answer unheard (a row's set-up).
     static func to(_ n: Navigator, _ name: String, with: JSONObject? = nil, by driver: FakeClient) {
-        var r = NavigateRequest(state: n.sessions["main"]!, toName: name)
-        r.with = with
+        let r = NavigateRequest(state: n.sessions["main"]!, toName: name, with: with)
         n.navigate(r, FakeResponder(client: driver, answers: Answers()))
     }
 
@@ -285,9 +282,7 @@ final class RecordingPublisher: Publisher {
         let item: (Navigator, FakeClient) throws -> Void = { n, d in to(n, "app.Item", with: ["id": "p1"], by: d) }
         return [
             EntryPointRow(what: "navigate with its setup", call: { n, s, r in
-                var q = NavigateRequest(state: s, toName: "app.Item")
-                q.with = ["id": "p1"]
-                n.navigate(q, r)
+                n.navigate(NavigateRequest(state: s, toName: "app.Item", with: ["id": "p1"]), r)
                 return nil
             }, expect: #""version":1"#, notified: ["stackChanged"], store: ["changed main"]),
             EntryPointRow(what: "navigate without the setup's field", call: { n, s, r in n.navigate(NavigateRequest(state: s, toName: "app.Item"), r); return nil },

@@ -11,6 +11,12 @@ protocol ParamName: RawRepresentable<Int>, CaseIterable {
     static var table: ParamTable { get }
 }
 
+extension ParamName {
+    /// The param's bit in a set of params (``Params/hasAny(_:)``): `P.bit(.a) | P.bit(.b)`.
+    @inline(__always)
+    static func bit(_ name: Self) -> UInt32 { 1 &<< UInt32(truncatingIfNeeded: name.rawValue) }
+}
+
 /// One method's param names, built once from the enum's case names: as strings for messages and as
 /// bytes for matching a request's keys.
 final class ParamTable: Sendable {
@@ -110,6 +116,11 @@ struct Params<P: ParamName> {
 
     /// Whether the param is given at all (`null` included).
     func has(_ name: P) -> Bool { member(name) != nil }
+
+    /// Whether any of the params in `names` (their ``ParamName/bit(_:)``s) is given, `null` included:
+    /// one test, for a method that reads the params few requests give only when one is there.
+    @inline(__always)
+    func hasAny(_ names: UInt32) -> Bool { present & names != 0 }
 
     /// The param as given (`null` included), copied out.
     func value(_ name: P) -> JSONValue? { member(name)?.value }

@@ -23,13 +23,42 @@ enum NavigateMethod: NavdMethod {
     /// asks neither the navigator nor the server.
     @inline(__always)
     static func request(_ p: Params<NavigateParam>, in state: SessionState, _ context: DecodingContext) throws(RPCError) -> NavigateRequest {
-        var by: Presentation?
-        if let b = try p.string(.by) {
-            guard let pr = Presentation(rawValue: b) else {
-                throw RPCError.invalidParams("\"by\" must be push, present, replace, root or select, not \"\(b)\"", data: ["param": "by"])
+        if !p.hasAny(optionParams) {
+            // The usual navigation: `to` found by its bytes, no option. Read in the order of the
+            // whole reading below, so that a wrong param is reported as it would be there.
+            let by = try presentation(p)
+            if let to = try p.stringView(.to), let coordinator = context.coordinatorIndex(named: to.stringBytes) {
+                return NavigateRequest(state: state, coordinator: coordinator, by: by, withView: try p.objectView(.with),
+                                       ifVersion: try p.int(.ifVersion), dryRun: try p.bool(.dryRun) ?? false,
+                                       detach: try p.bool(.detach) ?? false, progress: try p.bool(.progress) ?? false, options: nil)
             }
-            by = pr
         }
+        return try requestWithOptions(p, in: state, context)
+    }
+
+    /// The params read only when one is given (or `to` is not a coordinator's name): they go in the
+    /// request's ``NavigateOptions``.
+    private static var optionParams: UInt32 {
+        @inline(__always) get {
+            NavigateParam.bit(.route) | NavigateParam.bit(.from) | NavigateParam.bit(.key) | NavigateParam.bit(.hints)
+                | NavigateParam.bit(.popUpTo) | NavigateParam.bit(.then) | NavigateParam.bit(.existing) | NavigateParam.bit(.merge)
+                | NavigateParam.bit(.force)
+        }
+    }
+
+    @inline(__always)
+    private static func presentation(_ p: Params<NavigateParam>) throws(RPCError) -> Presentation? {
+        guard let b = try p.string(.by) else { return nil }
+        guard let by = Presentation(rawValue: b) else {
+            throw RPCError.invalidParams("\"by\" must be push, present, replace, root or select, not \"\(b)\"", data: ["param": "by"])
+        }
+        return by
+    }
+
+    /// `navigate`'s params read whole, options and all.
+    @inline(never)
+    private static func requestWithOptions(_ p: Params<NavigateParam>, in state: SessionState, _ context: DecodingContext) throws(RPCError) -> NavigateRequest {
+        let by = try presentation(p)
         let route = try p.string(.route)
         var coordinator: Int?, toName: String?
         if let to = try p.stringView(.to) {
@@ -78,11 +107,11 @@ enum NavigateMethod: NavdMethod {
         if merge && existing == .push && by != .select {
             throw .invalidParams("\"merge\": true merges \"with\" into the params of the screen \"existing\" finds or of the tab \"by\": \"select\" selects, so it needs existing: top or pop, or by: select", data: ["param": "merge"])
         }
-        return NavigateRequest(state: state, coordinator: coordinator, toName: toName, route: route, by: by, withView: withView,
-                               from: try p.string(.from), ifVersion: try p.int(.ifVersion), key: key,
-                               dryRun: try p.bool(.dryRun) ?? false, detach: try p.bool(.detach) ?? false, progress: try p.bool(.progress) ?? false,
-                               hints: hints, popUpTo: popUpTo,
-                               then: p.value(.then),
-                               existing: existing, merge: merge, force: try p.bool(.force) ?? false)
+        let from = try p.string(.from), ifVersion = try p.int(.ifVersion)
+        let dryRun = try p.bool(.dryRun) ?? false, detach = try p.bool(.detach) ?? false, progress = try p.bool(.progress) ?? false
+        let options = NavigateOptions(toName: toName, route: route, from: from, key: key, hints: hints, popUpTo: popUpTo, then: p.value(.then),
+                                      existing: existing, merge: merge, force: try p.bool(.force) ?? false)
+        return NavigateRequest(state: state, coordinator: coordinator, by: by, withView: withView, ifVersion: ifVersion,
+                               dryRun: dryRun, detach: detach, progress: progress, options: options)
     }
 }

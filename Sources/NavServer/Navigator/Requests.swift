@@ -9,58 +9,70 @@ import NavigationCore
 /// never copied field by field; they are made whole, by their full initializer (each field assigned
 /// after `init` destroys the value it replaces).
 
-/// `navigate`.
+/// `navigate`. What most navigations give (a screen found by its name's bytes, a presentation, a
+/// setup model, the flags) is held here; the params few give (a route, `from`, `key`, `to` by a
+/// name not found that way, and the options) are in one ``NavigateOptions``, nil for the others,
+/// so that dropping the usual request releases two references: its session and nothing.
 struct NavigateRequest: ~Copyable {
     let state: SessionState
     /// `to`, found among the graph's coordinators by its bytes when it was read (the hot path).
-    var coordinator: Int?
-    /// `to` as given, when it was not found that way (for the error, or a route given too).
-    var toName: String?
-    var route: String?
-    var by: Presentation?
+    let coordinator: Int?
+    let by: Presentation?
     /// `with` where it lies in the request: the plan checks it against the target's setup there
     /// (``Schema/accepts(inPlace:)``) and writes the new node's setup text from it, or makes its
     /// value. Valid only while the request is handled: a request is planned in the call that
     /// decoded it, and never kept.
-    var withView: JSONView?
-    /// `with` as a value, given by a caller in the process in place of ``withView``.
-    var with: JSONObject?
-    var from: String?
-    var ifVersion: Int?
-    var key: String?
-    var dryRun = false
+    let withView: JSONView?
+    let ifVersion: Int?
+    let dryRun: Bool
     /// Goes on if its client disconnects (`navctl --no-wait`).
-    var detach = false
+    let detach: Bool
     /// The client that asked hears `navigationPending` too.
-    var progress = false
-    /// `hints`, `popUpTo`, `then` and `existing`, which few navigations give: one reference, nil for
-    /// the others.
+    let progress: Bool
+    /// The params few navigations give; nil for the others.
     let options: NavigateOptions?
 
-    init(state: SessionState, coordinator: Int? = nil, toName: String? = nil, route: String? = nil, by: Presentation? = nil,
-         withView: JSONView? = nil, from: String? = nil, ifVersion: Int? = nil, key: String? = nil,
-         dryRun: Bool = false, detach: Bool = false, progress: Bool = false, hints: JSONValue? = nil,
-         popUpTo: (to: String, inclusive: Bool)? = nil, then: JSONValue? = nil, existing: Existing = .push, merge: Bool = false,
-         force: Bool = false) {
+    init(state: SessionState, coordinator: Int?, by: Presentation?, withView: JSONView?, ifVersion: Int?,
+         dryRun: Bool, detach: Bool, progress: Bool, options: NavigateOptions?) {
         self.state = state
         self.coordinator = coordinator
-        self.toName = toName
-        self.route = route
         self.by = by
         self.withView = withView
-        self.from = from
         self.ifVersion = ifVersion
-        self.key = key
         self.dryRun = dryRun
         self.detach = detach
         self.progress = progress
-        options = hints == nil && popUpTo == nil && then == nil && existing == .push && !merge && !force ? nil
-            : NavigateOptions(hints: hints, popUpTo: popUpTo, then: then, existing: existing, merge: merge, force: force)
+        self.options = options
     }
+
+    /// A navigation asked in the process (tests, a caller without a request line): `to` by its
+    /// coordinator's index or by name, `with` as a value.
+    init(state: SessionState, coordinator: Int? = nil, toName: String? = nil, by: Presentation? = nil, with: JSONObject? = nil) {
+        self.init(state: state, coordinator: coordinator, by: by, withView: nil, ifVersion: nil, dryRun: false, detach: false, progress: false,
+                  options: toName == nil && with == nil ? nil
+                      : NavigateOptions(toName: toName, with: with, route: nil, from: nil, key: nil, hints: nil, popUpTo: nil, then: nil,
+                                        existing: .push, merge: false, force: false))
+    }
+
+    /// `to` as given, when it was not found among the coordinators by its bytes (for the error, or
+    /// a route given too).
+    var toName: String? { options?.toName }
+    var route: String? { options?.route }
+    var from: String? { options?.from }
+    var key: String? { options?.key }
+    /// `with` as a value, given by a caller in the process in place of ``withView``.
+    var with: JSONObject? { options?.with }
 }
 
-/// `navigate`'s `hints`, `popUpTo`, `then`, `existing` (with `merge`) and `force`.
+/// `navigate`'s params that few navigations give: `to` by a name not found among the coordinators
+/// by its bytes, `route`, `from`, `key`, `hints`, `popUpTo`, `then`, `existing` (with `merge`) and
+/// `force`; and `with` as a value, from a caller in the process.
 final class NavigateOptions {
+    let toName: String?
+    let with: JSONObject?
+    let route: String?
+    let from: String?
+    let key: String?
     let hints: JSONValue?
     let popUpTo: (to: String, inclusive: Bool)?
     /// `then` as given: read against the graph when the navigation is planned, after a `key` used
@@ -72,7 +84,13 @@ final class NavigateOptions {
     /// `force: true`: a `replace` or `root` removes guarded screens without running their `leave:`.
     let force: Bool
 
-    init(hints: JSONValue?, popUpTo: (to: String, inclusive: Bool)?, then: JSONValue?, existing: Existing, merge: Bool, force: Bool) {
+    init(toName: String?, with: JSONObject? = nil, route: String?, from: String?, key: String?, hints: JSONValue?, popUpTo: (to: String, inclusive: Bool)?,
+         then: JSONValue?, existing: Existing, merge: Bool, force: Bool) {
+        self.toName = toName
+        self.with = with
+        self.route = route
+        self.from = from
+        self.key = key
         self.hints = hints
         self.popUpTo = popUpTo
         self.then = then
