@@ -6,13 +6,20 @@ import RPC
 /// `dismiss`, with the `leave:` guards of what it would remove.
 extension Navigator {
     func dismiss(_ r: borrowing DismissRequest, _ call: some Responder) {
-        let state = r.state
+        guard let o = r.options else {
+            return dismiss(r.state, node: nil, to: nil, inclusive: false, result: nil, merge: false, call)
+        }
+        dismiss(r.state, node: o.node, to: o.to, inclusive: o.inclusive, result: o.result, merge: o.merge, call)
+    }
+
+    private func dismiss(_ state: SessionState, node: String?, to: String?, inclusive: Bool, result: JSONValue?, merge: Bool,
+                         _ call: some Responder) {
         let session = state.session
         // A screen with earlier params (`update {push: true}`) takes them back and stays: nothing
         // is removed, so no leave guard runs. Not when the dismiss hands a result on or goes `to`.
-        if r.to == nil && r.result == nil {
+        if to == nil && result == nil {
             do throws(NavError) {
-                if let c = try session.restoreEarlierParams(r.node) {
+                if let c = try session.restoreEarlierParams(node) {
                     publish(c, in: state)
                     call.succeed(Removed(c))
                     return
@@ -27,7 +34,7 @@ extension Navigator {
         var guarded: Node?
         if graph.hasLeaveGuards {
             do throws(NavError) {
-                (guards, guarded) = try session.leaveGuards(node: r.node, to: r.to, inclusive: r.inclusive, goingBack: true)
+                (guards, guarded) = try session.leaveGuards(node: node, to: to, inclusive: inclusive, goingBack: true)
             } catch {
                 call.fail(error.rpc)
                 return
@@ -36,7 +43,7 @@ extension Navigator {
         guard let guarded else {
             // No guard: dismiss at once.
             do throws(NavError) {
-                call.succeed(Removed(try dismissNow(state, node: r.node, to: r.to, inclusive: r.inclusive, result: r.result, merge: r.merge, caller: call.client)))
+                call.succeed(Removed(try dismissNow(state, node: node, to: to, inclusive: inclusive, result: result, merge: merge, caller: call.client)))
             } catch {
                 call.fail(error.rpc)
             }
@@ -50,9 +57,8 @@ extension Navigator {
         let connection = call.client
         // What it dismisses is what it was asked about: the screen shown now (not whatever is on top
         // once the guards pass), the screen `to` matches now (wherever it is by then).
-        let node = r.node ?? (r.to == nil ? session.visibleTop?.id : nil)
-        let match = r.to.flatMap { try? session.popTarget($0).number }
-        let (inclusive, result, merge) = (r.inclusive, r.result, r.merge)
+        let node = node ?? (to == nil ? session.visibleTop?.id : nil)
+        let match = to.flatMap { try? session.popTarget($0).number }
         nav.guardsNow = {
             if let match, let guards = try? session.leaveGuards(popTo: match, inclusive: inclusive) { return guards }
             return (try? session.leaveGuards(node: node, to: nil, inclusive: false, goingBack: true))?.guards ?? []

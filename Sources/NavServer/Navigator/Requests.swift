@@ -123,18 +123,36 @@ struct ResetRequest {
     var force = false
 }
 
-/// `dismiss {node?}` or `dismiss {to, inclusive?}`, with a `result` for the screen below.
+/// `dismiss {node?}` or `dismiss {to, inclusive?}`, with a `result` for the screen below. The
+/// usual dismiss (the visible top, nothing handed on) holds its session alone: what the others give
+/// is in one ``DismissOptions``, so that dropping the usual request releases its session and nil.
 struct DismissRequest: ~Copyable {
     let state: SessionState
-    var node: String?
-    var to: String?
-    var inclusive = false
-    var result: JSONValue?
-    /// `merge: true`: `result` (an object) is merged into the params of the screen left on top.
-    var merge = false
+    let options: DismissOptions?
 
     init(state: SessionState, node: String? = nil, to: String? = nil, inclusive: Bool = false, result: JSONValue? = nil, merge: Bool = false) {
         self.state = state
+        options = node == nil && to == nil && !inclusive && result == nil && !merge ? nil
+            : DismissOptions(node: node, to: to, inclusive: inclusive, result: result, merge: merge)
+    }
+
+    /// The usual dismiss: the visible top, nothing handed on.
+    init(state: SessionState) {
+        self.state = state
+        options = nil
+    }
+}
+
+/// `dismiss`'s params beside its session.
+final class DismissOptions {
+    let node: String?
+    let to: String?
+    let inclusive: Bool
+    let result: JSONValue?
+    /// `merge: true`: `result` (an object) is merged into the params of the screen left on top.
+    let merge: Bool
+
+    init(node: String?, to: String?, inclusive: Bool, result: JSONValue?, merge: Bool) {
         self.node = node
         self.to = to
         self.inclusive = inclusive
