@@ -90,10 +90,11 @@ public final class Node {
         self.paramsBytes = paramsBytes
         paramsVersion = 0
         isRecovery = false
-        then = nil
+        // Set only when set (as they rarely are): an assignment releases the old value, nil included.
+        if then != nil { then = nil }
         selected = 0
-        tabHistory = nil
-        paramsHistory = nil
+        if tabHistory != nil { tabHistory = nil }
+        if paramsHistory != nil { paramsHistory = nil }
         historyBytes = 0
     }
 

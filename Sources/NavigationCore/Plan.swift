@@ -73,8 +73,11 @@ public struct Plan: Sendable {
     public let ifVersion: Int?
     /// Preconditions to evaluate, in order.
     public let preconditions: [Int]
-    /// For a deep link (`open`): the whole stack to build, bottom first.
-    public var link: [LinkStep]? = nil
+    /// For a deep link (`open`): the whole stack to build, bottom first (in ``extras``: few plans build one).
+    public var link: [LinkStep]? {
+        @inlinable get { extras?.link }
+        set { extras = PlanExtras(extras, link: .some(newValue)) }
+    }
     /// `select {with}`: ``params`` are the tab's first screen's, merged with `with` and validated.
     public var selectsWith = false
     /// The coordinator of the source node when the plan was made (-1: not noted), so that coverage
@@ -167,7 +170,6 @@ public struct Plan: Sendable {
     public func withPreconditions(before extra: [LeaveGuard]) -> Plan {
         let (all, guards) = guarded(by: extra)
         var p = Plan(target: target, by: by, setup: setup, source: source, ifVersion: ifVersion, preconditions: all)
-        p.link = link
         p.selectsWith = selectsWith
         p.extras = extras
         p.guards = guards
@@ -222,11 +224,13 @@ final class PlanExtras: Sendable {
     @usableFromInline let linkSubjects: [Int]?
     @usableFromInline let recovery: Bool
     @usableFromInline let completing: (flow: Int, result: JSONValue)?
+    @usableFromInline let link: [LinkStep]?
 
     /// `base`'s values, but those given (a value given as nil clears it).
     init(_ base: PlanExtras?, hints: JSONValue?? = nil, popUpTo: (node: Int, inclusive: Bool)?? = nil, then: NavigationSpec?? = nil,
          reuse: Int?? = nil, route: Int? = nil, linkIndex: Int? = nil, guards: [LeaveGuard]? = nil,
-         linkSubjects: [Int]?? = nil, recovery: Bool? = nil, completing: (flow: Int, result: JSONValue)?? = nil) {
+         linkSubjects: [Int]?? = nil, recovery: Bool? = nil, completing: (flow: Int, result: JSONValue)?? = nil, link: [LinkStep]?? = nil) {
+        self.link = link ?? base?.link
         self.recovery = recovery ?? base?.recovery ?? false
         self.completing = completing ?? base?.completing
         self.hints = hints ?? base?.hints
