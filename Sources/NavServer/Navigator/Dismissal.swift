@@ -76,12 +76,28 @@ extension Navigator {
     private func dismissNow(_ state: SessionState, node: String?, to: String? = nil, toNode: Int? = nil, inclusive: Bool, result: JSONValue?, merge: Bool,
                             caller: some Client) throws(NavError) -> Commit {
         let session = state.session
+        guard let result else {
+            // Nothing handed on: no region or merge to note (no optional value made and dropped).
+            let c = try commitDismissal(session, node: node, to: to, toNode: toNode, inclusive: inclusive, merging: nil)
+            publish(c, in: state)
+            return c
+        }
         // `screenResult`: the screen shown where the dismiss takes effect, and then the one left on top there.
-        let region = result == nil ? nil : (try? session.dismissal(node: node, to: to, toNode: toNode, inclusive: inclusive)).map { Session.Region(around: $0, in: session) }
+        let region = (try? session.dismissal(node: node, to: to, toNode: toNode, inclusive: inclusive)).map { Session.Region(around: $0, in: session) }
         let shown = region?.topScreen(in: session)?.id
-        let merging = merge ? result?.objectValue.map {
+        let merging = merge ? result.objectValue.map {
             Session.ResultMerge(fields: $0, caller: Caller(roles: caller.roles), maxBytes: config.maxMessage)
         } : nil
+        let c = try commitDismissal(session, node: node, to: to, toNode: toNode, inclusive: inclusive, merging: merging)
+        publish(c, in: state)
+        deliverScreenResult(result, from: shown ?? c.removed.first ?? "", to: region?.topScreen(in: session)?.id, in: state, caller: caller)
+        return c
+    }
+
+    /// The dismiss's commit, and the `back:` coverage of the tabs it went back in.
+    @inline(__always)
+    private func commitDismissal(_ session: Session, node: String?, to: String?, toNode: Int?, inclusive: Bool,
+                                 merging: Session.ResultMerge?) throws(NavError) -> Commit {
         let c: Commit
         if let toNode {
             c = try session.dismiss(toNode: toNode, inclusive: inclusive, merging: merging)
@@ -94,8 +110,6 @@ extension Navigator {
             session.wentBackIn = nil
             coverage.forEachActive { $0.wentBack(in: container) }
         }
-        publish(c, in: state)
-        if let result { deliverScreenResult(result, from: shown ?? c.removed.first ?? "", to: region?.topScreen(in: session)?.id, in: state, caller: caller) }
         return c
     }
 }

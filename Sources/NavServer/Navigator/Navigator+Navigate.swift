@@ -106,19 +106,22 @@ extension Navigator {
     /// Validates a navigation: its plan, with the options few navigations give (`hints`, `popUpTo`,
     /// `then`).
     private func plan(_ r: borrowing NavigateRequest, caller: Caller) throws(NavError) -> Plan {
-        let destination: Destination
-        if r.route == nil, let i = r.coordinator {
-            destination = Destination(target: i)
-        } else {
-            destination = try graph.destination(to: r.toName, route: r.route)
-            if destination.route >= 0 { coverage.forEachActive { $0.resolved(route: destination.route) } }
-        }
         let session = r.state.session
         guard let o = r.options else {
-            let p = try session.plan(destination, by: r.by, with: r.with, from: r.from, ifVersion: r.ifVersion, caller: caller, withView: r.withView)
+            // The usual navigation: `to` found by its bytes, nothing else given (nil literals: no
+            // optional value is copied and dropped).
+            let destination = if let i = r.coordinator { Destination(target: i) } else { try graph.destination(to: nil, route: nil) }
+            let p = try session.plan(destination, by: r.by, with: nil, from: nil, ifVersion: r.ifVersion, caller: caller, withView: r.withView)
             return p.by.mayReplaceScreens ? guardingReplacement(p, in: session) : p
         }
-        var p = try session.plan(destination, by: r.by, with: r.with, from: r.from, ifVersion: r.ifVersion, caller: caller, withView: r.withView,
+        let destination: Destination
+        if o.route == nil, let i = r.coordinator {
+            destination = Destination(target: i)
+        } else {
+            destination = try graph.destination(to: o.toName, route: o.route)
+            if destination.route >= 0 { coverage.forEachActive { $0.resolved(route: destination.route) } }
+        }
+        var p = try session.plan(destination, by: r.by, with: o.with, from: o.from, ifVersion: r.ifVersion, caller: caller, withView: r.withView,
                                  existing: o.existing, merge: o.merge)
         let then = try o.then.map { v throws(NavError) in try navigationSpec(v, param: "then") }
         if let then { try checkThen(then, flow: p.target) }
