@@ -17,14 +17,30 @@ extension Session {
     public func plan(_ destination: Destination, by: Presentation?, with givenValue: JSONObject?, from: String?, ifVersion: Int?,
                      caller: Caller, afterFlow: Int? = nil, declaredTarget: Bool = false,
                      withView: JSONView? = nil, existing: Existing = .push, merge: Bool = false) throws(NavError) -> Plan {
-        let target = graph.coordinators[destination.target]
+        // The target, the source and its coordinator, read without counting references (planning
+        // changes neither the tree nor the graph).
+        let target = CoordinatorLink(destination.target, of: graph)
+        let source = try planSource(from: from, ifVersion: ifVersion, flowAllowed: afterFlow != nil)
+        let planned = target.with { target in
+            source.with { source in
+                CoordinatorLink(source.coordinator, of: graph).with { sourceCoordinator in
+                    Result { () throws(NavError) in
+                        try plan(destination, target: target, source: source, sourceCoordinator: sourceCoordinator, by: by, with: givenValue,
+                                 ifVersion: ifVersion, caller: caller, afterFlow: afterFlow, declaredTarget: declaredTarget, withView: withView,
+                                 existing: existing, merge: merge)
+                    }
+                }
+            }
+        }
+        return try planned.get()
+    }
+
+    @inline(__always)
+    private func plan(_ destination: Destination, target: Coordinator, source: Node, sourceCoordinator: Coordinator, by: Presentation?,
+                      with givenValue: JSONObject?, ifVersion: Int?, caller: Caller, afterFlow: Int?, declaredTarget: Bool,
+                      withView: JSONView?, existing: Existing, merge: Bool) throws(NavError) -> Plan {
         let style = by ?? destination.by ?? target.unnamedPresentation
-        let r = (from: from, ifVersion: ifVersion)
-
-        let source = try planSource(from: r.from, ifVersion: r.ifVersion, flowAllowed: afterFlow != nil)
-
         // Style, abilities, access.
-        let sourceCoordinator = graph.coordinators[source.coordinator]
         guard target.allows(style) else {
             let allowed = Presentation.allCases.filter { target.allows($0) }.map(\.rawValue).joined(separator: ", ")
             throw NavError(.notAllowed, "`\(target.name)` cannot be shown by \(style.rawValue); its presentations are \(allowed)",
@@ -80,7 +96,7 @@ extension Session {
             let accepted = target.setup.map { $0.accepts(inPlace: view) } ?? true
             acceptedInPlace = accepted
             if accepted, let text = WrittenJSON(view) {
-                var plan = Plan(target: target.index, by: style, setup: text, source: source.number, ifVersion: r.ifVersion,
+                var plan = Plan(target: target.index, by: style, setup: text, source: source.number, ifVersion: ifVersion,
                                 preconditions: graph.preconditions(showing: target))
                 plan.sourceCoordinator = source.coordinator
                 if destination.route >= 0 { plan.route = destination.route }
@@ -97,7 +113,7 @@ extension Session {
         }
         // Mediation, then the schema.
         if style == .select {
-            return try planSelect(target, destination, with: with, given: givenObject != nil, merge: merge, source: source, ifVersion: r.ifVersion)
+            return try planSelect(target, destination, with: with, given: givenObject != nil, merge: merge, source: source, ifVersion: ifVersion)
         }
         let given = with.count
         let asGiven = existing == .push ? nil : with
@@ -108,7 +124,7 @@ extension Session {
                 throw NavError(.invalidParams, "\"existing\" says what a push does when the stack already shows `\(target.name)`; this navigation is by \(style.rawValue), so leave \"existing\" out or push",
                                data: ["param": "existing"])
             }
-            if let reused = try planReuse(target, existing, params: params, given: asGiven, merge: merge, from: source, ifVersion: r.ifVersion) {
+            if let reused = try planReuse(target, existing, params: params, given: asGiven, merge: merge, from: source, ifVersion: ifVersion) {
                 return reused
             }
         }
@@ -120,7 +136,7 @@ extension Session {
             throw NavError(.invalidSetup, "\"with\" does not match the setup of `\(target.name)`: \(violation.message)",
                            data: ["pointer": .string(violation.pointer), "rule": .string(violation.rule), "to": .string(target.name)])
         }
-        var plan = Plan(target: target.index, by: style, params: params, source: source.number, ifVersion: r.ifVersion,
+        var plan = Plan(target: target.index, by: style, params: params, source: source.number, ifVersion: ifVersion,
                         preconditions: graph.preconditions(showing: target))
         plan.sourceCoordinator = source.coordinator
         if destination.route >= 0 { plan.route = destination.route }
@@ -130,8 +146,8 @@ extension Session {
     /// The screen a navigation starts from (`from`, else the visible top), checked against `ifVersion`.
     /// `flowAllowed`: a flow may be named too (the `then` that takes the place of a flow first in its
     /// stack, ``planCompletion(of:result:then:with:caller:)``).
-    private func planSource(from: String?, ifVersion: Int?, flowAllowed: Bool = false) throws(NavError) -> Node {
-        let source: Node
+    private func planSource(from: String?, ifVersion: Int?, flowAllowed: Bool = false) throws(NavError) -> NodeLink {
+        let source: NodeLink
         if let from {
             guard let n = nodes[from] else {
                 throw NavError(.unknownNode, "no node `\(from)` in session `\(name)`; `tree` lists the current nodes", data: ["node": .string(from)])
@@ -139,10 +155,10 @@ extension Session {
             guard n.kind == .screen || (flowAllowed && n.kind == .flow) else {
                 throw NavError(.unknownNode, "node `\(from)` is a \(n.kind.rawValue); \"from\" must name a screen", data: ["node": .string(from)])
             }
-            source = n
+            source = NodeLink(n)  // the tree holds it (rule 2)
         } else {
             guard let top = visibleTopRef else { throw NavError(.unknownNode, "session `\(name)` shows no screen to navigate from") }
-            source = top.with { $0 }
+            source = top
         }
         if let v = ifVersion, v != version {
             throw NavError(.conflict, "the tree is at version \(version), not \(v) as \"ifVersion\" requires; fetch `tree` and decide again",

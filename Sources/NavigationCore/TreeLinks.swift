@@ -13,6 +13,8 @@ import Unchecked
 // 3. A ``NodeLink`` read during a walk or a check is used before the tree changes (a walk's body
 //    must not change the tree; a ``Session/Detachment`` goes from its check to its change at once).
 // 4. A change log's graph (``GraphLink``) is its session's, which outlives the log.
+// 5. A coordinator read while a navigation is planned (``CoordinatorLink``) is one of its session's
+//    graph, which the session holds throughout: only a reload replaces it, never a plan.
 
 /// A node, read without counting a reference: valid while the tree holds the node (rules 1 and 3).
 struct NodeLink {
@@ -34,6 +36,19 @@ struct NodeLink {
     @inline(__always) func with<R>(_ body: (Node) throws -> R) rethrows -> R { try ref.with(body) }
 
     @inline(__always) static func === (a: NodeLink, b: NodeLink) -> Bool { a.ref === b.ref }
+}
+
+/// Coordinator `i` of a session's graph, read without counting a reference (rule 5).
+struct CoordinatorLink {
+    private let ref: Unretained<Coordinator>
+
+    @inline(__always) init(_ i: Int, of graph: NavigationGraph) {
+        precondition(i >= 0 && i < graph.coordinators.count, "coordinator index out of range")
+        ref = Unretained.element(i, of: graph.coordinators)
+    }
+
+    /// Runs `body` with the coordinator, counting no reference for the call.
+    @inline(__always) func with<R>(_ body: (Coordinator) throws -> R) rethrows -> R { try ref.with(body) }
 }
 
 /// The graph a change log writes names from, not counted (rule 4).
