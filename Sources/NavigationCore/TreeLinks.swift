@@ -2,9 +2,9 @@ import NavGraph
 import Unchecked
 
 // The links of a tree that count no reference: the only code of NavigationCore that uses the
-// `Unchecked` module. Each is safe by one rule, and the rules are checked by
+// `Unchecked` module. Each is safe by one rule; rules 1 and 2 are checked by
 // ``Session/linkProblems()`` after every step of the tree's property tests (under
-// `make test-asan` too):
+// `make test-asan` too), 3 to 5 hold by where the links are used (the same tests run them there):
 //
 // 1. A node in the tree links to its parent (``Node/parentRef``), which outlives it while it is in
 //    the tree; a node taken out of the tree links to none (``Session/forget(_:into:except:)``).
