@@ -81,6 +81,32 @@ import Unchecked
         #expect(error == nil && toName == "app.Nowhere" && coordinator == nil)
     }
 
+    /// The usual navigation (`to` found by its bytes, no option) is read without looking at the
+    /// params few give; a param of the wrong type is refused naming it whichever way the request
+    /// is read: none is skipped. (`then` is kept as given and read by the navigator.)
+    @Test func everyParamIsReadOnTheUsualWayAndTheOther() {
+        for name in NavigateParam.allCases where name != .session && name != .to {
+            let param = NavigateParam.table.names[name.rawValue]
+            for to in ["app.Item", "app.Nowhere"] {
+                var kept: JSONValue?
+                let e = decode(#"{"to": "\#(to)", "\#(param)": [7]}"#, context()) { r in kept = r.options?.then }
+                if name == .then {
+                    #expect(e == nil && kept == [7], "then, to \(to): \(String(describing: e))")
+                } else {
+                    #expect(e?.kind == "invalidParams" && e?.data["param"]?.stringValue == param, "\(param), to \(to): \(String(describing: e))")
+                }
+            }
+        }
+        // And the usual navigation holds no options at all.
+        var options: NavigateOptions? = nil, seen = false
+        #expect(decode(#"{"to": "app.Item", "by": "push", "with": {"id": "p1"}, "ifVersion": 0, "dryRun": false, "detach": true, "progress": true}"#,
+                       context()) { r in
+            options = r.options
+            seen = r.by == .push && r.withView != nil && r.ifVersion == 0 && !r.dryRun && r.detach && r.progress
+        } == nil)
+        #expect(seen && options == nil)
+    }
+
     /// What is wrong with a param is an error naming it, decided from the params and the context.
     @Test func wrongParamsAreRefusedNamingTheParam() {
         let rows: [(params: String, context: DecodingContext, kind: String, param: String)] = [
