@@ -12,10 +12,8 @@ enum DismissMethod: NavdMethod {
             call.answerOrRun { () throws(RPCError) in
                 let p = try Params<DismissParam>(call)
                 let state = try call.session(p)
-                guard p.hasAny(DismissParam.bit(.node) | DismissParam.bit(.to) | DismissParam.bit(.inclusive) | DismissParam.bit(.result)
-                               | DismissParam.bit(.merge)) else {
-                    return n.dismiss(DismissRequest(state: state), call)
-                }
+                // The usual dismiss (the visible top, nothing handed on) gives no param but its session.
+                guard p.hasAny(~DismissParam.bit(.session)) else { return n.dismiss(DismissRequest(state: state), call) }
                 let node = try p.string(.node), to = try p.string(.to)
                 if node != nil && to != nil {
                     throw .invalidParams("`dismiss` takes \"node\" (that node and what is above it) or \"to\" (pop to a screen), not both", data: ["param": "to"])

@@ -23,9 +23,9 @@ enum NavigateMethod: NavdMethod {
     /// asks neither the navigator nor the server.
     @inline(__always)
     static func request(_ p: Params<NavigateParam>, in state: SessionState, _ context: DecodingContext) throws(RPCError) -> NavigateRequest {
-        if !p.hasAny(optionParams) {
-            // The usual navigation: `to` found by its bytes, no option. Read in the order of the
-            // whole reading below, so that a wrong param is reported as it would be there.
+        if !p.hasAny(~usualParams) {
+            // The usual navigation: `to` found by its bytes, no other param. Read in the order of
+            // the whole reading below, so that a wrong param is reported as it would be there.
             let by = try presentation(p)
             if let to = try p.stringView(.to), let coordinator = context.coordinatorIndex(named: to.stringBytes) {
                 return NavigateRequest(state: state, coordinator: coordinator, by: by, withView: try p.objectView(.with),
@@ -36,13 +36,12 @@ enum NavigateMethod: NavdMethod {
         return try requestWithOptions(p, in: state, context)
     }
 
-    /// The params read only when one is given (or `to` is not a coordinator's name): they go in the
-    /// request's ``NavigateOptions``.
-    private static var optionParams: UInt32 {
+    /// The params the usual navigation reads: any other given (a param declared later included)
+    /// takes the whole reading, whose other params go in the request's ``NavigateOptions``.
+    private static var usualParams: UInt32 {
         @inline(__always) get {
-            NavigateParam.bit(.route) | NavigateParam.bit(.from) | NavigateParam.bit(.key) | NavigateParam.bit(.hints)
-                | NavigateParam.bit(.popUpTo) | NavigateParam.bit(.then) | NavigateParam.bit(.existing) | NavigateParam.bit(.merge)
-                | NavigateParam.bit(.force)
+            NavigateParam.bit(.session) | NavigateParam.bit(.to) | NavigateParam.bit(.by) | NavigateParam.bit(.with)
+                | NavigateParam.bit(.ifVersion) | NavigateParam.bit(.dryRun) | NavigateParam.bit(.detach) | NavigateParam.bit(.progress)
         }
     }
 

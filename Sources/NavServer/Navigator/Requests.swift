@@ -12,7 +12,7 @@ import NavigationCore
 /// `navigate`. What most navigations give (a screen found by its name's bytes, a presentation, a
 /// setup model, the flags) is held here; the params few give (a route, `from`, `key`, `to` by a
 /// name not found that way, and the options) are in one ``NavigateOptions``, nil for the others,
-/// so that dropping the usual request releases two references: its session and nothing.
+/// so that dropping the usual request releases its session and one nil.
 struct NavigateRequest: ~Copyable {
     let state: SessionState
     /// `to`, found among the graph's coordinators by its bytes when it was read (the hot path).
@@ -57,11 +57,8 @@ struct NavigateRequest: ~Copyable {
     /// `to` as given, when it was not found among the coordinators by its bytes (for the error, or
     /// a route given too).
     var toName: String? { options?.toName }
-    var route: String? { options?.route }
     var from: String? { options?.from }
     var key: String? { options?.key }
-    /// `with` as a value, given by a caller in the process in place of ``withView``.
-    var with: JSONObject? { options?.with }
 }
 
 /// `navigate`'s params that few navigations give: `to` by a name not found among the coordinators
