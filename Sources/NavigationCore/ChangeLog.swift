@@ -34,13 +34,21 @@ struct ChangeLog: ~Copyable {
         self.graph = GraphLink(graph)
     }
 
-    /// The list in each form, `[…]`, or nil where nothing was recorded: read once, when the log is
-    /// done (nothing is recorded after). Inlined down to the `enabled` check.
+    /// What a commit keeps of the log, with the flows it ended: the list in each form, `[…]`, or
+    /// nil where nothing was recorded; nil when there is none of them. Read once, when the log is
+    /// done (nothing is recorded after). Inlined down to the `enabled` check and the flows' (the
+    /// usual commit has neither, and nothing is copied for it).
     @inline(__always)
-    var texts: (full: LentText?, compact: LentText?) { enabled ? closed() : (nil, nil) }
+    func extras(endedFlows: [EndedFlow]?) -> Commit.Extras? {
+        if enabled { return closed(endedFlows: endedFlows) }
+        if endedFlows == nil { return nil }
+        return Commit.Extras(changeText: nil, compactText: nil, endedList: endedFlows)
+    }
 
     @inline(never)
-    private func closed() -> (full: LentText?, compact: LentText?) { (Self.close(w), Self.close(c)) }
+    private func closed(endedFlows: [EndedFlow]?) -> Commit.Extras? {
+        Commit.Extras(changeText: Self.close(w), compactText: Self.close(c), endedList: endedFlows)
+    }
 
     /// The list `w` wrote, closed, in the buffer it was written in (lent by the thread's
     /// ``ScratchBuffers`` slot, which lends it to a later commit's log once the text is dropped).
@@ -177,29 +185,38 @@ public struct Commit {
     public var endedFlows: [EndedFlow] { endedList ?? [] }
     /// The changes as JSON text (a list), written as they happened: stored and sent to subscribers
     /// as it is, from the buffer it was written in (a commit is published and dropped at once; one
-    /// kept longer keeps its buffer). nil when none were recorded. The optionals below are nil when
-    /// empty (as they usually are): dropping a commit then releases nothing for them.
-    public let changeText: LentText?
+    /// kept longer keeps its buffer). nil when none were recorded.
+    @inlinable public var changeText: LentText? { extras?.changeText }
     /// The same changes in the compact form, when the session records them
     /// (``Session/recordsCompactChanges``).
-    public let compactText: LentText?
-    public let endedList: [EndedFlow]?
+    @inlinable public var compactText: LentText? { extras?.compactText }
+    @inlinable public var endedList: [EndedFlow]? { extras?.endedList }
+    /// The texts and the ended flows, nil when there are none (as usual: a session nobody reads
+    /// changes of, no flow ended): dropping the commit then tests one tag, where three optional
+    /// references would each be released, nil or not.
+    @usableFromInline let extras: Extras?
+
+    @usableFromInline struct Extras {
+        @usableFromInline let changeText: LentText?
+        @usableFromInline let compactText: LentText?
+        @usableFromInline let endedList: [EndedFlow]?
+    }
 
     /// A commit whose changes `log` recorded.
     @inline(__always)
     init(version: Int, log: borrowing ChangeLog, node: Node?, removedNumbers: NodeNumbers, endedFlows: [EndedFlow]?) {
-        let texts = log.texts
-        self.init(version: version, changes: texts.full, compact: texts.compact, node: node, removedNumbers: removedNumbers,
-                  endedFlows: endedFlows)
+        self.version = version
+        extras = log.extras(endedFlows: endedFlows)
+        self.node = node
+        self.removedNumbers = removedNumbers
     }
 
     init(version: Int, changes: LentText?, compact: LentText? = nil, node: Node?, removedNumbers: NodeNumbers, endedFlows: [EndedFlow]?) {
         self.version = version
-        changeText = changes
-        compactText = compact
+        extras = changes == nil && compact == nil && endedFlows == nil
+            ? nil : Extras(changeText: changes, compactText: compact, endedList: endedFlows)
         self.node = node
         self.removedNumbers = removedNumbers
-        endedList = endedFlows
     }
 
     /// The ids of the nodes that left the tree.
