@@ -304,8 +304,45 @@ extension Optional where Wrapped: RangeReplaceableCollection {
     }
 }
 
-/// The roles of the client making a request.
+/// The roles of the client making a request: held (``init(roles:)``), or lent by the client for
+/// the request being answered and read only if a check needs them (``init(lending:)``: the usual
+/// navigation checks none, and copying the client's set would count a reference for nothing).
+/// One word either way (the case in a reference's spare bits).
 public struct Caller: Sendable {
+    @usableFromInline enum Source: Sendable {
+        case held(RoleHolder)
+        case lent(RolesLink)
+    }
+
+    @usableFromInline let source: Source
+
+    public init(roles: Set<String> = []) { source = .held(RoleHolder(roles)) }
+
+    /// The roles `holder` has when a check reads them, not counted: valid only while the request
+    /// being answered is (its client, which holds `holder`, outlives it). What keeps a caller past
+    /// the request keeps ``kept``.
+    @inlinable
+    public init(lending holder: RoleHolder) { source = .lent(RolesLink(holder)) }
+
+    public var roles: Set<String> {
+        switch source {
+        case .held(let holder): holder.roles
+        case .lent(let link): link.roles
+        }
+    }
+
+    /// The same roles, held: for a caller kept past the request (a navigation waiting on its
+    /// preconditions), whose client may be gone by the time a check reads them.
+    public var kept: Caller {
+        switch source {
+        case .held: self
+        case .lent(let link): Caller(roles: link.roles)
+        }
+    }
+}
+
+/// The roles a client holds, which a ``Caller`` may lend for the request being answered.
+public final class RoleHolder: @unchecked Sendable {
     public var roles: Set<String>
-    public init(roles: Set<String> = []) { self.roles = roles }
+    public init(_ roles: Set<String> = []) { self.roles = roles }
 }

@@ -4,7 +4,7 @@ import Unchecked
 // The links of a tree that count no reference: the only code of NavigationCore that uses the
 // `Unchecked` module. Each is safe by one rule; rules 1 and 2 are checked by
 // ``Session/linkProblems()`` after every step of the tree's property tests (under
-// `make test-asan` too), 3 to 5 hold by where the links are used (the same tests run them there):
+// `make test-asan` too), 3 to 6 hold by where the links are used (the same tests run them there):
 //
 // 1. A node in the tree links to its parent (``Node/parentRef``), which outlives it while it is in
 //    the tree; a node taken out of the tree links to none (``Session/forget(_:into:except:)``).
@@ -15,6 +15,9 @@ import Unchecked
 // 4. A change log's graph (``GraphLink``) is its session's, which outlives the log.
 // 5. A coordinator read while a navigation is planned (``CoordinatorLink``) is one of its session's
 //    graph, which the session holds throughout: only a reload replaces it, never a plan.
+// 6. A caller lent by its client (``RolesLink``, ``Caller/init(lending:)``) is read only while the
+//    request it was made for is answered, which the client outlives; whatever keeps a caller longer
+//    (a navigation waiting on its preconditions) keeps it held (``Caller/kept``).
 
 /// A node, read without counting a reference: valid while the tree holds the node (rules 1 and 3).
 struct NodeLink {
@@ -49,6 +52,13 @@ struct CoordinatorLink {
 
     /// Runs `body` with the coordinator, counting no reference for the call.
     @inline(__always) func with<R>(_ body: (Coordinator) throws -> R) rethrows -> R { try ref.with(body) }
+}
+
+/// The roles of a client, read without counting a reference (rule 6).
+@usableFromInline struct RolesLink: @unchecked Sendable {
+    @usableFromInline let ref: Unretained<RoleHolder>
+    @inlinable init(_ holder: RoleHolder) { ref = Unretained(holder) }
+    var roles: Set<String> { ref.with { $0.roles } }
 }
 
 /// The graph a change log writes names from, not counted (rule 4).

@@ -17,7 +17,11 @@ import Glibc
 /// test to answer.
 final class FakeClient: Client {
     let id: Int
-    var roles: Set<String>
+    let roleHolder: RoleHolder
+    var roles: Set<String> {
+        get { roleHolder.roles }
+        set { roleHolder.roles = newValue }
+    }
     let uid: UInt32?
     var isClosed = false
     var lastSession: SessionState?
@@ -30,7 +34,7 @@ final class FakeClient: Client {
     init(id: Int, uid: UInt32? = getuid(), roles: Set<String> = ["admin"]) {
         self.id = id
         self.uid = uid
-        self.roles = roles
+        roleHolder = RoleHolder(roles)
     }
 
     func whenGone(_ body: @escaping (any Client) -> Void) { goneHooks.append(body) }

@@ -214,6 +214,28 @@ func coreGraph() -> NavigationGraph {
         #expect(kind { try go(s, NavigateRequest(to: "Settings", by: .select, ifVersion: 0)) } == .conflict)
     }
 
+    /// A caller lent by its client reads the client's roles when a check needs them (not when it
+    /// is made); a kept one holds those of the moment it was kept, whatever the client holds later.
+    @Test func aLentCallerReadsItsClientsRolesAndAKeptOneHoldsThem() throws {
+        let holder = RoleHolder()
+        let s = session()
+        try go(s, NavigateRequest(to: "Settings", by: .select))
+        let lent = Caller(lending: holder)
+        #expect(kind { try go(s, NavigateRequest(to: "Admin"), caller: lent) } == .accessDenied)
+        holder.roles = ["staff"]
+        let kept = lent.kept
+        holder.roles = []
+        #expect(kind { try go(s, NavigateRequest(to: "Admin"), caller: lent) } == .accessDenied)
+        try go(s, NavigateRequest(to: "Admin"), caller: kept)
+        #expect(names(s).last == "Admin")
+        holder.roles = ["staff"]
+        let other = session()
+        try go(other, NavigateRequest(to: "Settings", by: .select))
+        try go(other, NavigateRequest(to: "Admin"), caller: lent)
+        #expect(names(other).last == "Admin")
+        #expect(kept.roles == ["staff"] && lent.kept.roles == ["staff"])
+    }
+
     /// What a refusal lists of the graph is said when there is none, and of many, the first 20
     /// and how many in all: a message does not grow with the graph. A near name is still suggested
     /// among thousands.

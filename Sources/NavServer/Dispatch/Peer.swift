@@ -1,4 +1,5 @@
 import JSON
+import NavigationCore
 import RPC
 import UV
 import Unchecked
@@ -13,7 +14,12 @@ final class Peer {
     var clientName: String?
     /// Roles granted by the policy for this peer's uid and its token (`hello {token}`); computed again
     /// when the policy is reloaded, so a revoked uid or token loses its roles on open connections.
-    var roles: Set<String> = []
+    var roles: Set<String> {
+        get { roleHolder.roles }
+        set { roleHolder.roles = newValue }
+    }
+    /// Where the roles are kept, for a ``Caller`` to lend.
+    let roleHolder = RoleHolder()
     /// The roles this client keeps of those granted (`hello {keepRoles}`), for the rest of the
     /// connection; nil: all of them.
     var keptRoles: Set<String>?

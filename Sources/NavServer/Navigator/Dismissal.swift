@@ -52,7 +52,7 @@ extension Navigator {
         let plan = Plan(target: guarded.coordinator, by: .push, setup: guarded.setup, source: guarded.number, ifVersion: nil, preconditions: [])
             .withPreconditions(before: guards)
         let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: nil,
-                                    caller: Caller(roles: call.client.roles), reply: call.deferred(), client: call.client)
+                                    caller: Caller(lending: call.client.roleHolder), reply: call.deferred(), client: call.client)
         nav.leaving = guarded.id
         let connection = call.client
         // What it dismisses is what it was asked about: the screen shown now (not whatever is on top
@@ -86,7 +86,7 @@ extension Navigator {
         let region = (try? session.dismissal(node: node, to: to, toNode: toNode, inclusive: inclusive)).map { Session.Region(around: $0, in: session) }
         let shown = region?.topScreen(in: session)?.id
         let merging = merge ? result.objectValue.map {
-            Session.ResultMerge(fields: $0, caller: Caller(roles: caller.roles), maxBytes: config.maxMessage)
+            Session.ResultMerge(fields: $0, caller: Caller(lending: caller.roleHolder), maxBytes: config.maxMessage)
         } : nil
         let c = try commitDismissal(session, node: node, to: to, toNode: toNode, inclusive: inclusive, merging: merging)
         publish(c, in: state)

@@ -32,7 +32,7 @@ extension Navigator {
             // A flow first in the root stack or a tab ends only as its `then` takes its place.
             let completion: Plan?
             do throws(NavError) {
-                completion = try state.session.planCompletion(of: flow, result: result, then: then, caller: Caller(roles: call.client.roles))
+                completion = try state.session.planCompletion(of: flow, result: result, then: then, caller: Caller(lending: call.client.roleHolder))
             } catch {
                 call.fail(error.rpc)
                 return
@@ -94,7 +94,7 @@ extension Navigator {
             return
         }
         let deferred = call.deferred()
-        let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, caller: Caller(roles: client.roles), client: client)
+        let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, caller: Caller(lending: client.roleHolder), client: client)
         nav.commitInstead = { [unowned nav] in commitNow(nav.plan, navigation: nav.number, redirects: nav.redirects) }
         // What changed while it waited is compared with the guards it would run now, not those of the flow's end.
         nav.guardsNow = { [unowned self, unowned nav] in self.completionGuards(nav.plan, in: session) }
@@ -122,7 +122,7 @@ extension Navigator {
             }
             to.succeed(["version": .int(version), "removed": removed, "then": thenValue] as JSONValue)
         }
-        let caller = Caller(roles: call.client.roles)
+        let caller = Caller(lending: call.client.roleHolder)
         var plan: Plan
         do throws(NavError) {
             // (No `with` given: a `then` that selects a tab keeps its screen's params.)

@@ -27,7 +27,7 @@ extension Navigator {
 
     func navigate(_ r: borrowing NavigateRequest, _ call: some Responder) {
         let state = r.state
-        let caller = Caller(roles: call.client.roles)
+        let caller = Caller(lending: call.client.roleHolder)
         let session = state.session
         if r.dryRun {
             // A key already used: the navigation would change nothing and get the first one's reply
@@ -171,7 +171,7 @@ extension Navigator {
     func open(_ r: OpenRequest, _ call: some Responder) {
         let (state, url, dryRun, ifVersion) = (r.state, r.url, r.dryRun, r.ifVersion)
         let session = state.session
-        let caller = Caller(roles: call.client.roles)
+        let caller = Caller(lending: call.client.roleHolder)
         let plan: Plan
         do throws(NavError) {
             let link = try session.planLink(url, caller: caller, ifVersion: ifVersion)
@@ -239,7 +239,7 @@ extension Navigator {
             let plan = Plan(target: top.coordinator, by: .root, setup: top.setup, source: top.number, ifVersion: nil, preconditions: [])
                 .withPreconditions(before: guards)
             let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: nil,
-                                        caller: Caller(roles: call.client.roles), reply: call.deferred(), client: call.client)
+                                        caller: Caller(lending: call.client.roleHolder), reply: call.deferred(), client: call.client)
             nav.leaving = top.id
             nav.guardsNow = { session.leaveGuardsOfTheTree() }
             nav.commitInstead = { .success(resetNow()) }
@@ -248,7 +248,7 @@ extension Navigator {
         }
         var plan: Plan
         do throws(NavError) {
-            plan = try session.planReset(steps, caller: Caller(roles: call.client.roles), ifVersion: ifVersion)
+            plan = try session.planReset(steps, caller: Caller(lending: call.client.roleHolder), ifVersion: ifVersion)
             if !r.force { plan = guardingReplacement(plan, in: session) }
         } catch {
             call.fail(error.rpc)
@@ -259,7 +259,7 @@ extension Navigator {
             return
         }
         let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: nil,
-                                    caller: Caller(roles: call.client.roles), reply: call.deferred(), client: call.client)
+                                    caller: Caller(lending: call.client.roleHolder), reply: call.deferred(), client: call.client)
         nav.force = r.force
         startPending(nav)
     }

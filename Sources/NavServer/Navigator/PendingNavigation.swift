@@ -84,7 +84,7 @@ final class PendingNavigation {
         self.plan = plan
         self.plannedAt = state.session.version
         self.key = key
-        self.caller = caller
+        self.caller = caller.kept  // a navigation waits past its request
         self.replies = replies
         self.client = client
         self.uid = client.uid ?? getuid()

@@ -1,4 +1,5 @@
 import JSON
+import NavigationCore
 import RPC
 
 /// The role that may change the daemon rather than a session (`provide`, and closing or writing
@@ -13,6 +14,8 @@ let adminRole = "admin"
 protocol Client: AnyObject {
     var id: Int { get }
     var roles: Set<String> { get }
+    /// Its roles, as a ``Caller`` may lend them for a request being answered.
+    var roleHolder: RoleHolder { get }
     /// The peer's uid, when the transport knows it (a Unix socket does).
     var uid: UInt32? { get }
     var isClosed: Bool { get }

@@ -12,7 +12,7 @@ extension Navigator {
     /// `update {node, with, push?}`: merges `with` into a live screen's params, published as an
     /// `update`; `push` keeps the params it had for `dismiss` to restore.
     func update(_ r: UpdateRequest, by client: some Client) throws(NavError) -> Updated {
-        let c = try r.state.session.update(r.node, with: r.with, push: r.push, caller: Caller(roles: client.roles), maxBytes: config.maxMessage)
+        let c = try r.state.session.update(r.node, with: r.with, push: r.push, caller: Caller(lending: client.roleHolder), maxBytes: config.maxMessage)
         publish(c, in: r.state)
         return Updated(version: c.version, node: c.node.map { $0.json(graph) } ?? .null)
     }
