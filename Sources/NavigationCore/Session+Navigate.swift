@@ -46,13 +46,16 @@ extension Session {
             throw NavError(.notAllowed, "`\(target.name)` cannot be shown by \(style.rawValue); its presentations are \(allowed)",
                            data: ["from": .string(source.id), "to": .string(target.name), "by": .string(style.rawValue)])
         }
-        let enclosingFlow: Node? = source.parentRef.flatMap { p in p.with { $0.kind == .flow ? $0 : nil } }
-        let enclosingSteps = enclosingFlow.flatMap { graph.coordinators[$0.coordinator].flow?.steps }
-        let isStepOfEnclosingFlow = enclosingSteps?.contains(target.index) ?? false
-        // Steps follow `opens` like every screen; a step that declares none opens the step after it.
-        let isNextStep = sourceCoordinator.opens.isEmpty && enclosingSteps.map { steps in
-            steps.firstIndex(of: source.coordinator).map { $0 + 1 < steps.count && steps[$0 + 1] == target.index } ?? false
-        } ?? false
+        // The flow the source is a step of: its coordinator, or -1 (a number, not an optional node
+        // or steps list: the usual source is in no flow, and dropping a nil reference is a call).
+        let enclosingFlow = source.parentRef.map { p in p.with { $0.kind == .flow ? $0.coordinator : -1 } } ?? -1
+        var isStepOfEnclosingFlow = false, isNextStep = false
+        if enclosingFlow >= 0, let steps = graph.coordinators[enclosingFlow].flow?.steps {
+            isStepOfEnclosingFlow = steps.contains(target.index)
+            // Steps follow `opens` like every screen; a step that declares none opens the step after it.
+            isNextStep = sourceCoordinator.opens.isEmpty
+                && (steps.firstIndex(of: source.coordinator).map { $0 + 1 < steps.count && steps[$0 + 1] == target.index } ?? false)
+        }
         if declaredTarget {
             // The graph declared this navigation; presentations, access and setup still apply.
         } else if let flow = afterFlow.map({ graph.coordinators[$0] }) {
@@ -64,9 +67,10 @@ extension Session {
         } else if style.needsAbility && !sourceCoordinator.canOpen(target.index) && !isNextStep {
             let opens = sourceCoordinator.opens.map { graph.coordinators[$0].name }
             let what: String
-            if opens.isEmpty, let flow = enclosingFlow, let steps = enclosingSteps, let at = steps.firstIndex(of: source.coordinator) {
+            if opens.isEmpty, enclosingFlow >= 0, let steps = graph.coordinators[enclosingFlow].flow?.steps,
+               let at = steps.firstIndex(of: source.coordinator) {
                 // A step without `opens` opens the step after it, and nothing else.
-                let flowName = graph.coordinators[flow.coordinator].name
+                let flowName = graph.coordinators[enclosingFlow].name
                 what = at + 1 < steps.count
                     ? "as a step of flow `\(flowName)` that declares no opens, it opens only the next step, `\(graph.coordinators[steps[at + 1]].name)`"
                     : "it is the last step of flow `\(flowName)` and declares no opens: complete the flow with flowComplete"
@@ -169,7 +173,7 @@ extension Session {
 
     /// What each style asks of the source: present from a screen not presenting, replace only
     /// among a flow's steps, select only a tab.
-    private func checkStyle(_ style: Presentation, target: Coordinator, source: Node, sourceCoordinator: Coordinator, enclosingFlow: Node?,
+    private func checkStyle(_ style: Presentation, target: Coordinator, source: Node, sourceCoordinator: Coordinator, enclosingFlow: Int,
                             isStepOfEnclosingFlow: Bool) throws(NavError) {
         switch style {
         case .present:
@@ -178,8 +182,8 @@ extension Session {
                                data: ["from": .string(source.id)])
             }
         case .replace:
-            if let f = enclosingFlow, !isStepOfEnclosingFlow {
-                throw NavError(.notAllowed, "`\(target.name)` cannot replace a step of flow `\(graph.coordinators[f.coordinator].name)`: it is not one of its steps",
+            if enclosingFlow >= 0, !isStepOfEnclosingFlow {
+                throw NavError(.notAllowed, "`\(target.name)` cannot replace a step of flow `\(graph.coordinators[enclosingFlow].name)`: it is not one of its steps",
                                data: ["from": .string(source.id)])
             }
         case .select:

@@ -59,6 +59,33 @@ func loadTestGraph(_ yaml: String) -> NavigationGraph {
                 "\(message(s, "Item"))")
     }
 
+    /// Replace works among a flow's steps: a step is replaced by another step of its flow, not by
+    /// a screen it may open that is not one, and the refusal names the flow.
+    @Test func aStepIsReplacedOnlyByAStepOfItsFlow() throws {
+        let g = loadTestGraph("""
+            root: {stack: Home}
+            coordinators:
+              Home: {opens: [Wizard]}
+              Wizard: {flow: {start: One, steps: [One, Two]}}
+              One: {opens: [Two, Help]}
+              Two: {}
+              Help: {}
+            """)
+        let s = Session(name: "t", graph: g)
+        _ = try s.commit(try s.plan(NavigateRequest(to: "Wizard"), caller: Caller()))
+        var refusal: NavError?
+        do throws(NavError) {
+            _ = try s.plan(NavigateRequest(to: "Help", by: .replace), caller: Caller())
+        } catch {
+            refusal = error
+        }
+        #expect(refusal?.kind == .notAllowed)
+        #expect(refusal?.message.contains("`app.Help` cannot replace a step of flow `app.Wizard`: it is not one of its steps") == true,
+                "\(refusal?.message ?? "no refusal")")
+        _ = try s.commit(try s.plan(NavigateRequest(to: "Two", by: .replace), caller: Caller()))
+        #expect(s.visibleTop.map { g.coordinators[$0.coordinator].localName } == "Two")
+    }
+
     func message(_ s: Session, _ to: String) -> String {
         do { try go(s, to); return "" } catch let e as NavError { return e.message } catch { return "\(error)" }
     }
