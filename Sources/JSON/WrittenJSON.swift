@@ -9,14 +9,35 @@ import Glibc
 /// in `tree`, in notifications, in the log and in saved trees) and seldom read field by field, the
 /// text is the cheaper form to keep: it is made straight from where the value lies in a request
 /// (``init(_:)-(JSONView)``), written by a copy, and freed without a walk. ``value`` reads it back.
-/// A text of at most 15 bytes (`{"id":"42"}`) lives in the two words of its `String`, unallocated.
+/// A text of at most 15 bytes (`{"id":"42"}`, most setup models) is kept as the two words of a
+/// small `String`, a value with no reference: copying and dropping it (a plan's model into its
+/// node, a node taken from the spares) calls nothing, where a `String` is retained and released
+/// through the runtime even when it is small.
 public struct WrittenJSON: Sendable {
+    @usableFromInline enum Text: Sendable {
+        /// The words of a small `String` (``SmallStringBytes``).
+        case small(UInt64, UInt64)
+        case large(String)
+    }
+
+    @usableFromInline let text: Text
+
     /// The text. Equal texts are equal values; equal values may have other texts (`1` and `1.0`),
     /// so a comparison that must hold for values compares ``value``.
-    public let string: String
+    public var string: String {
+        switch text {
+        case .small(let low, let high): SmallStringBytes.string(words: (low, high))
+        case .large(let s): s
+        }
+    }
 
     @inlinable
-    init(verbatim string: String) { self.string = string }
+    init(verbatim string: String) {
+        if let small = SmallStringBytes(string) { text = .small(small.low, small.high) } else { text = .large(string) }
+    }
+
+    @inlinable
+    init(smallWords words: (UInt64, UInt64)) { text = .small(words.0, words.1) }
 
     /// `{}`.
     public static let emptyObject = WrittenJSON(verbatim: "{}")
@@ -26,19 +47,19 @@ public struct WrittenJSON: Sendable {
         if case .object(let o) = value, o.isEmpty { self = .emptyObject; return }
         var w = JSONWriter(into: ScratchBuffers.borrow(.written, capacity: 256))
         w.write(value)
-        string = w.buffer.withUnsafeBytes(WrittenJSON.string(_:))
+        self.init(verbatim: w.buffer.withUnsafeBytes(WrittenJSON.string(_:)))
     }
 
     /// The text of `view`'s ``JSONView/value``, made without the value, or nil when the bytes cannot
     /// tell it (see ``JSONView/write(distinctInto:)``): the caller takes the value's way.
     public init?(_ view: JSONView) {
-        if let small = view.smallObjectText() {
-            string = small
+        if let small = view.smallObjectWords() {
+            self.init(smallWords: small)
             return
         }
         var w = JSONWriter(into: ScratchBuffers.borrow(.written, capacity: 256))
         guard view.write(distinctInto: &w) else { return nil }
-        string = w.buffer.withUnsafeBytes(WrittenJSON.string(_:))
+        self.init(verbatim: w.buffer.withUnsafeBytes(WrittenJSON.string(_:)))
     }
 
     /// Written bytes as a `String`: a short ASCII text made straight in its two words.
@@ -48,7 +69,12 @@ public struct WrittenJSON: Sendable {
     }
 
     /// The text's length in bytes (what it adds to a session's setup models).
-    @inlinable public var count: Int { string.utf8.count }
+    @inlinable public var count: Int {
+        switch text {
+        case .small(_, let high): Int(truncatingIfNeeded: (high >> 56) & 0xF)
+        case .large(let s): s.utf8.count
+        }
+    }
 
     /// Whether the text is `{}`.
     @inlinable public var isEmptyObject: Bool { string == "{}" }
@@ -66,13 +92,15 @@ extension JSONWriter {
     /// Writes the text as it is.
     @inlinable @inline(__always)
     public mutating func write(_ text: WrittenJSON) {
-        if let small = SmallStringBytes(text.string) {
+        switch text.text {
+        case .small(let low, let high):
             buffer.reserve(16)
+            let small = SmallStringBytes(words: (low, high))
             small.store(to: buffer.base + buffer.used)
             buffer.used += small.count
-            return
+        case .large(let s):
+            write(largeText: s)
         }
-        write(largeText: text.string)
     }
 
     @usableFromInline @inline(never)
@@ -106,7 +134,7 @@ extension JSONView {
     /// its other values integers, booleans or null. Made in the two words of a small `String`, with
     /// no buffer. Nil for anything else (the writer's way).
     @usableFromInline
-    func smallObjectText() -> String? {
+    func smallObjectWords() -> (UInt64, UInt64)? {
         guard isObject else { return nil }
         var bytes: (UInt64, UInt64) = (0, 0)
         let n = withUnsafeMutableBytes(of: &bytes) { out -> Int in
@@ -165,7 +193,7 @@ extension JSONView {
             return n
         }
         guard n >= 0 else { return nil }
-        return SmallStringBytes.asciiString(words: bytes, count: n)
+        return SmallStringBytes.asciiWords(bytes, count: n)
     }
 
     /// Writes this value as ``JSONWriter/write(_:)-(JSONValue)`` writes its ``value``, byte for byte,

@@ -64,6 +64,11 @@ import Testing
             if let inPlace = WrittenJSON(view) {
                 fromBytes += 1
                 #expect(inPlace.string == expected)
+                #expect(inPlace.count == expected.utf8.count, "\(expected)")
+                #expect(inPlace.isEmptyObject == (expected == "{}"))
+                var w = JSONWriter()
+                w.write(inPlace)
+                #expect(String(decoding: w.bytes, as: UTF8.self) == expected)
                 #expect(Self.bytesTellTheText(view), "\(expected)")
             } else {
                 refused += 1
