@@ -77,7 +77,12 @@ public struct WrittenJSON: Sendable {
     }
 
     /// Whether the text is `{}`.
-    @inlinable public var isEmptyObject: Bool { string == "{}" }
+    @inlinable public var isEmptyObject: Bool {
+        switch text {
+        case .small(let low, let high): (high >> 56) & 0xF == 2 && low == 0x7D7B  // `{` `}`, the bytes past them zero
+        case .large(let s): s == "{}"
+        }
+    }
 
     /// The value the text was written from.
     public var value: JSONValue {
