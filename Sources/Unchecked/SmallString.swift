@@ -77,35 +77,23 @@ extension SmallStringBytes {
         count = Int(truncatingIfNeeded: (words.1 >> 56) & 0xF)
     }
 
-    /// The small string whose two words are `words` (as ``low`` and ``high`` hold them).
+    /// The small string whose two words are `words` (as ``low`` and ``high`` hold them, or as
+    /// ``asciiWords(_:count:)`` makes them): only where strings are laid out so, the platforms where
+    /// those give words at all.
     @inlinable @inline(__always)
     public static func string(words: (UInt64, UInt64)) -> String {
         unsafeBitCast(words, to: String.self)
     }
 
-    /// The two words of the small string whose bytes are the first `count` (at most 15) of `words`,
-    /// every one ASCII and the rest zero (see ``asciiString(words:count:)``); nil where strings are
-    /// not laid out so.
+    /// The two words of the small string whose bytes are the first `count` (at most 15) of `words`
+    /// (byte 0 the low byte of the first word), every one ASCII and the rest zero, as the caller
+    /// made them (see ``asciiString(_:)``), with no copy and no check; nil where strings are not laid
+    /// out so.
     @inlinable @inline(__always)
     public static func asciiWords(_ words: (UInt64, UInt64), count: Int) -> (UInt64, UInt64)? {
         #if arch(x86_64) || arch(arm64)
         assert(count <= 15 && (words.0 | words.1) & 0x8080_8080_8080_8080 == 0, "not a short ASCII text")
         return (words.0, words.1 | UInt64(0xE0 | count) << 56)  // immortal, ASCII, small; the count
-        #else
-        return nil
-        #endif
-    }
-
-    /// The `String` whose bytes are the first `count` (at most 15) of `words` (byte 0 the low byte
-    /// of the first word), every one ASCII and the rest zero, as the caller made them: the two words
-    /// of a small string (see ``asciiString(_:)``), with no copy and no check.
-    @inlinable @inline(__always)
-    public static func asciiString(words: (UInt64, UInt64), count: Int) -> String? {
-        #if arch(x86_64) || arch(arm64)
-        assert(count <= 15 && (words.0 | words.1) & 0x8080_8080_8080_8080 == 0, "not a short ASCII text")
-        var w = words
-        w.1 |= UInt64(0xE0 | count) << 56  // immortal, ASCII, small; the count
-        return unsafeBitCast(w, to: String.self)
         #else
         return nil
         #endif
