@@ -18,10 +18,6 @@ import Glibc
 final class FakeClient: Client {
     let id: Int
     let roleHolder: RoleHolder
-    var roles: Set<String> {
-        get { roleHolder.roles }
-        set { roleHolder.roles = newValue }
-    }
     let uid: UInt32?
     var isClosed = false
     var lastSession: SessionState?

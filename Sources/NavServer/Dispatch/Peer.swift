@@ -14,12 +14,9 @@ final class Peer {
     var clientName: String?
     /// Roles granted by the policy for this peer's uid and its token (`hello {token}`); computed again
     /// when the policy is reloaded, so a revoked uid or token loses its roles on open connections.
-    var roles: Set<String> {
-        get { roleHolder.roles }
-        set { roleHolder.roles = newValue }
-    }
-    /// Where the roles are kept, for a ``Caller`` to lend.
-    let roleHolder = RoleHolder()
+    /// (Kept in a ``RoleHolder``, which a ``Caller`` may borrow for a request: ``Client/roles``
+    /// reads them, ``grant(_:)`` sets them.)
+    let roleHolder: RoleHolder
     /// The roles this client keeps of those granted (`hello {keepRoles}`), for the rest of the
     /// connection; nil: all of them.
     var keptRoles: Set<String>?
@@ -44,12 +41,12 @@ final class Peer {
     init(connection: Connection, dispatcher: Dispatcher, roles: Set<String>) {
         self.connection = connection
         self.dispatcher = dispatcher
-        self.roles = roles
+        roleHolder = RoleHolder(roles)
     }
 
     /// Gives the peer `granted` (what the policy grants its uid and token), less what it gave up.
     func grant(_ granted: Set<String>) {
-        roles = keptRoles.map { granted.intersection($0) } ?? granted
+        roleHolder.roles = keptRoles.map { granted.intersection($0) } ?? granted
     }
 
     var id: Int { connection.id }

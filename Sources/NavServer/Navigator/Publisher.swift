@@ -13,8 +13,7 @@ let adminRole = "admin"
 /// ``Publisher``.
 protocol Client: AnyObject {
     var id: Int { get }
-    var roles: Set<String> { get }
-    /// Its roles, as a ``Caller`` may lend them for a request being answered.
+    /// Its roles (``roles``), where a ``Caller`` may borrow them for a request being answered.
     var roleHolder: RoleHolder { get }
     /// The peer's uid, when the transport knows it (a Unix socket does).
     var uid: UInt32? { get }
@@ -37,6 +36,11 @@ protocol Client: AnyObject {
     var isBackedUp: Bool { get }
     /// Runs `body` once, when the client has read everything sent to it.
     func whenDrained(_ body: @escaping () -> Void)
+}
+
+extension Client {
+    /// The roles it holds.
+    var roles: Set<String> { roleHolder.roles }
 }
 
 /// The clients listening to one session (or one mirrored session), in whatever form the publisher
