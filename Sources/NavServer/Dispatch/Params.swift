@@ -62,8 +62,10 @@ struct Params<P: ParamName> {
 
     @inline(__always)
     init(_ call: borrowing Call) throws(RPCError) {
-        // The entry outlives the call.
-        try self.init(method: call.methodName, params: call.params, scratch: call.entry.paramPositions, table: call.entry.paramTable)
+        let (method, params) = (call.methodName, call.params)
+        self = try call.lent { _, entry in
+            Result { () throws(RPCError) in try Params(method: method, params: params, scratch: entry.paramPositions, table: entry.paramTable) }
+        }.get()
     }
 
     /// The params `params` of the method named `method`, their positions noted in `scratch` (one

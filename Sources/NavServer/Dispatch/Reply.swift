@@ -139,11 +139,15 @@ final class Reply: Answer {
 /// later through the ``Reply`` that ``deferred()`` makes. A notification (no id) is answered by
 /// nothing: its answers send nothing.
 ///
-/// Made of views and two references (three in a batch); handlers borrow it, so it is retained once
-/// per request.
+/// Made of views and three references, none counted: the client that asked and the method called
+/// outlive the handler's run (the read being handled holds the client; the server's method table,
+/// the method), and so does a batch (its dispatcher holds it). A call therefore lives only while
+/// its handler runs: whatever answers later keeps the counted ``Reply`` that ``deferred()`` makes,
+/// and whatever keeps the client keeps ``peer`` (a counted reference once read), never the call.
 struct Call: Responder {
+    private let lentPeer: Unretained<Peer>
     /// The client that asked (the navigator sees it as a ``Client``).
-    let peer: Peer
+    var peer: Peer { lentPeer.object }
     var client: Peer { peer }
     /// The request's id as given, or nil for a notification.
     let id: JSONView?
@@ -155,19 +159,20 @@ struct Call: Responder {
     /// call holds it until the handler returns; ``reply()`` takes a counted reference.
     let batch: Unretained<BatchCollector>?
     let slot: Int
+    private let lentEntry: Unretained<MethodTable.Entry>
     /// The method called, whose counts its answer adds to.
-    let entry: MethodTable.Entry
+    var entry: MethodTable.Entry { lentEntry.object }
 
     init(peer: Peer, id: JSONView?, methodName: JSONView, params: JSONView?, framing: Framing, batch: BatchCollector?, slot: Int,
          entry: MethodTable.Entry) {
-        self.peer = peer
+        lentPeer = Unretained(peer)
         self.id = id
         self.methodName = methodName
         self.params = params
         self.framing = framing
         self.batch = batch.map(Unretained.init)
         self.slot = slot
-        self.entry = entry
+        lentEntry = Unretained(entry)
     }
 
     var method: String { methodName.string ?? "" }
@@ -184,16 +189,29 @@ struct Call: Responder {
     @inline(__always)
     private func answer(_ result: some JSONEncodable) {
         guard let id else { return }
-        peer.deliver(framing, batch: batch, slot: slot, isError: false, entry: entry, startedAt: nil,
-                           { RPCEncoder.response(id: id, result: result, into: &$0) },
-                           instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
+        lent { peer, entry in
+            peer.deliver(framing, batch: batch, slot: slot, isError: false, entry: entry, startedAt: nil,
+                         { RPCEncoder.response(id: id, result: result, into: &$0) },
+                         instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
+        }
     }
 
     func fail(_ error: RPCError) {
         guard let id else { return }
-        peer.deliver(framing, batch: batch, slot: slot, isError: true, entry: entry, startedAt: nil,
-                           { RPCEncoder.error(id: id, error: error, into: &$0) },
-                           instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
+        lent { peer, entry in
+            peer.deliver(framing, batch: batch, slot: slot, isError: true, entry: entry, startedAt: nil,
+                         { RPCEncoder.error(id: id, error: error, into: &$0) },
+                         instead: { RPCEncoder.error(id: id, error: $0, into: &$1) })
+        }
+    }
+
+    @inline(__always)
+    func withClient<T>(_ body: (Peer) -> T) -> T { lentPeer.with(body) }
+
+    /// Runs `body` with the client and the method, counting no reference for the call.
+    @inline(__always)
+    func lent<R>(_ body: (Peer, MethodTable.Entry) -> R) -> R {
+        lentPeer.with { p in lentEntry.with { e in body(p, e) } }
     }
 
     /// The way to answer after the handler returns; the call itself must then not be answered.

@@ -39,21 +39,25 @@ final class DecodingContext {
 
 extension Call {
     /// What decoding this call's params reads besides them (``DecodingContext``).
-    var decoding: DecodingContext { peer.dispatcher.decoding }
+    var decoding: DecodingContext { withClient { $0.dispatcher.decoding } }
 
     /// The session the call names, as its method's spec declares (``MethodTable/SessionUse``: the
     /// first of its session params given, else `main`). Dispatch located it already (cluster
     /// mode: here, or the call was answered `moved` or handed to the method's remote handler).
     @inline(__always)
     func session<P: ParamName>(_ p: Params<P>) throws(RPCError) -> SessionState {
-        var given: JSONView?
-        for i in entry.sessionParams {
-            guard let v = p.given(at: i) else { continue }
-            guard v.kind == .string else { throw Params<P>.wrong(entry.spec.params[i], "a string", v) }
-            given = v
-            break
-        }
-        return try peer.dispatcher.session(given, for: peer)
+        try lent { peer, entry in
+            Result { () throws(RPCError) in
+                var given: JSONView?
+                for i in entry.sessionParams {
+                    guard let v = p.given(at: i) else { continue }
+                    guard v.kind == .string else { throw Params<P>.wrong(entry.spec.params[i], "a string", v) }
+                    given = v
+                    break
+                }
+                return try peer.dispatcher.session(given, for: peer)
+            }
+        }.get()
     }
 }
 

@@ -43,7 +43,12 @@ extension Navigator {
         guard let guarded else {
             // No guard: dismiss at once.
             do throws(NavError) {
-                call.succeed(Removed(try dismissNow(state, node: node, to: to, inclusive: inclusive, result: result, merge: merge, caller: call.client)))
+                let c = try call.withClient { client in
+                    Result { () throws(NavError) in
+                        try dismissNow(state, node: node, to: to, inclusive: inclusive, result: result, merge: merge, caller: client)
+                    }
+                }.get()
+                call.succeed(Removed(c))
             } catch {
                 call.fail(error.rpc)
             }

@@ -26,8 +26,12 @@ extension Navigator {
     }
 
     func navigate(_ r: borrowing NavigateRequest, _ call: some Responder) {
+        call.withClient { client in navigate(r, call, by: client) }
+    }
+
+    private func navigate<R: Responder>(_ r: borrowing NavigateRequest, _ call: R, by client: R.Asker) {
         let state = r.state
-        let caller = Caller(lending: call.client.roleHolder)
+        let caller = Caller(lending: client.roleHolder)
         let session = state.session
         if r.dryRun {
             // A key already used: the navigation would change nothing and get the first one's reply
@@ -83,7 +87,7 @@ extension Navigator {
             // Nothing to wait for: commit now, without the pending-navigation bookkeeping.
             let number = nextNavigation()
             do throws(NavError) {
-                let done = try commit(state, plan, navigation: number, starter: call.client, key: key)
+                let done = try commit(state, plan, navigation: number, starter: client, key: key)
                 if let key { remember(state, key: key, .success(JSONText(encoding: done))) }
                 call.succeed(done)
             } catch {
@@ -95,7 +99,7 @@ extension Navigator {
             supersedePending(from: plan.source, in: session, by: number)
             return
         }
-        let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: key, caller: caller, reply: call.deferred(), client: call.client)
+        let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: key, caller: caller, reply: call.deferred(), client: client)
         // A detached navigation outlives its client (`navctl --no-wait`); others end with it.
         nav.detached = r.detach
         nav.force = r.options?.force ?? false

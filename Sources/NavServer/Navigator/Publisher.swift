@@ -131,6 +131,9 @@ protocol Responder {
     func fail(_ error: RPCError)
     /// The way to answer later; this responder must not be answered then.
     func deferred() -> any Answer
+    /// Runs `body` with the client that asked, counting no reference where the responder lends it
+    /// (a ``Call``): what a navigation reads of its client while it is answered.
+    func withClient<T>(_ body: (Asker) -> T) -> T
 }
 
 /// An answer given later (a pending navigation's, or a keyed duplicate's joining it): the first
@@ -142,6 +145,8 @@ protocol Answer: AnyObject {
 }
 
 extension Responder {
+    func withClient<T>(_ body: (Asker) -> T) -> T { body(client) }
+
     func finish(_ result: Result<some JSONEncodable, RPCError>) {
         switch result {
         case .success(let v): succeed(v)
