@@ -6,15 +6,19 @@ import RPC
 /// `dismiss`, with the `leave:` guards of what it would remove.
 extension Navigator {
     func dismiss(_ r: borrowing DismissRequest, _ call: some Responder) {
-        guard let o = r.options else {
-            return dismiss(r.state, node: nil, to: nil, inclusive: false, result: nil, merge: false, call)
+        let state = r.state
+        call.withClient { client in
+            state.withSession { session in
+                guard let o = r.options else {
+                    return dismiss(state, session, node: nil, to: nil, inclusive: false, result: nil, merge: false, call, by: client)
+                }
+                dismiss(state, session, node: o.node, to: o.to, inclusive: o.inclusive, result: o.result, merge: o.merge, call, by: client)
+            }
         }
-        dismiss(r.state, node: o.node, to: o.to, inclusive: o.inclusive, result: o.result, merge: o.merge, call)
     }
 
-    private func dismiss(_ state: SessionState, node: String?, to: String?, inclusive: Bool, result: JSONValue?, merge: Bool,
-                         _ call: some Responder) {
-        let session = state.session
+    private func dismiss<R: Responder>(_ state: SessionState, _ session: Session, node: String?, to: String?, inclusive: Bool, result: JSONValue?,
+                                       merge: Bool, _ call: R, by client: R.Asker) {
         // A screen with earlier params (`update {push: true}`) takes them back and stays: nothing
         // is removed, so no leave guard runs. Not when the dismiss hands a result on or goes `to`.
         if to == nil && result == nil {
@@ -43,12 +47,7 @@ extension Navigator {
         guard let guarded else {
             // No guard: dismiss at once.
             do throws(NavError) {
-                let c = try call.withClient { client in
-                    Result { () throws(NavError) in
-                        try dismissNow(state, node: node, to: to, inclusive: inclusive, result: result, merge: merge, caller: client)
-                    }
-                }.get()
-                call.succeed(Removed(c))
+                call.succeed(Removed(try dismissNow(state, session, node: node, to: to, inclusive: inclusive, result: result, merge: merge, caller: client)))
             } catch {
                 call.fail(error.rpc)
             }
@@ -57,9 +56,9 @@ extension Navigator {
         let plan = Plan(target: guarded.coordinator, by: .push, setup: guarded.setup, source: guarded.number, ifVersion: nil, preconditions: [])
             .withPreconditions(before: guards)
         let nav = PendingNavigation(number: nextNavigation(), state: state, plan: plan, key: nil,
-                                    caller: Caller(lending: call.client.roleHolder), reply: call.deferred(), client: call.client)
+                                    caller: Caller(lending: client.roleHolder), reply: call.deferred(), client: client)
         nav.leaving = guarded.id
-        let connection = call.client
+        let connection = client
         // What it dismisses is what it was asked about: the screen shown now (not whatever is on top
         // once the guards pass), the screen `to` matches now (wherever it is by then).
         let node = node ?? (to == nil ? session.visibleTop?.id : nil)
@@ -70,7 +69,7 @@ extension Navigator {
         }
         nav.commitInstead = { [unowned self] in
             Result { () throws(NavError) in
-                let c = try self.dismissNow(state, node: node, toNode: match, inclusive: inclusive, result: result, merge: merge, caller: connection)
+                let c = try self.dismissNow(state, state.session, node: node, toNode: match, inclusive: inclusive, result: result, merge: merge, caller: connection)
                 return ["version": .int(c.version), "removed": .array(c.removed.map(JSONValue.string))]
             }
         }
@@ -78,9 +77,8 @@ extension Navigator {
     }
 
     /// Dismisses (the guards, if any, have passed): commits, publishes and hands `result` on.
-    private func dismissNow(_ state: SessionState, node: String?, to: String? = nil, toNode: Int? = nil, inclusive: Bool, result: JSONValue?, merge: Bool,
-                            caller: some Client) throws(NavError) -> Commit {
-        let session = state.session
+    private func dismissNow(_ state: SessionState, _ session: Session, node: String?, to: String? = nil, toNode: Int? = nil, inclusive: Bool,
+                            result: JSONValue?, merge: Bool, caller: some Client) throws(NavError) -> Commit {
         guard let result else {
             // Nothing handed on: no region or merge to note (no optional value made and dropped).
             let c = try commitDismissal(session, node: node, to: to, toNode: toNode, inclusive: inclusive, merging: nil)

@@ -26,13 +26,12 @@ extension Navigator {
     }
 
     func navigate(_ r: borrowing NavigateRequest, _ call: some Responder) {
-        call.withClient { client in navigate(r, call, by: client) }
+        call.withClient { client in r.state.withSession { session in navigate(r, call, by: client, in: session) } }
     }
 
-    private func navigate<R: Responder>(_ r: borrowing NavigateRequest, _ call: R, by client: R.Asker) {
+    private func navigate<R: Responder>(_ r: borrowing NavigateRequest, _ call: R, by client: R.Asker, in session: Session) {
         let state = r.state
         let caller = Caller(lending: client.roleHolder)
-        let session = state.session
         if r.dryRun {
             // A key already used: the navigation would change nothing and get the first one's reply
             // (or wait for the pending one), so that is what a dry run answers.
@@ -87,7 +86,7 @@ extension Navigator {
             // Nothing to wait for: commit now, without the pending-navigation bookkeeping.
             let number = nextNavigation()
             do throws(NavError) {
-                let done = try commit(state, plan, navigation: number, starter: client, key: key)
+                let done = try commit(state, lent: session, plan, navigation: number, starter: client, key: key)
                 if let key { remember(state, key: key, .success(JSONText(encoding: done))) }
                 call.succeed(done)
             } catch {

@@ -151,18 +151,26 @@ extension Navigator {
     /// the keyed navigation's key, whose reply is remembered after it.
     @inline(__always)
     func commit(_ state: SessionState, _ plan: Plan, navigation: Int, starter: some Client, key: String? = nil) throws(NavError) -> Navigated {
-        let before = state.session.version
-        let source = plan.sourceCoordinator >= 0 ? plan.sourceCoordinator : state.session.coordinator(ofNode: plan.source)
-        let c = try state.session.commit(plan)
+        try state.withSession { session in
+            Result { () throws(NavError) in try commit(state, lent: session, plan, navigation: navigation, starter: starter, key: key) }
+        }.get()
+    }
+
+    /// `commit` with the state's session, lent by a caller that holds it (``SessionState/withSession(_:)``).
+    @inline(__always)
+    func commit(_ state: SessionState, lent session: Session, _ plan: Plan, navigation: Int, starter: some Client, key: String?) throws(NavError) -> Navigated {
+        let before = session.version
+        let source = plan.sourceCoordinator >= 0 ? plan.sourceCoordinator : session.coordinator(ofNode: plan.source)
+        let c = try session.commit(plan)
         covered(plan, source: source)
         if let steps = plan.link { covered(built: steps, target: plan.target, link: plan.linkIndex) }
         // `navigate {existing}` that found the screen as asked changes nothing: nothing to publish.
-        if c.version == before { return Navigated(navigation: navigation, node: c.node?.number ?? -1, version: c.version, visible: .current(state.session)) }
+        if c.version == before { return Navigated(navigation: navigation, node: c.node?.number ?? -1, version: c.version, visible: .lent(session)) }
         // Only a flow this commit made has a starter: selecting a tab whose first node is a flow,
         // or a link that ends on one already there, starts nothing.
         // (The kind is read first: binding the node for a screen, the common case, would count a
         // reference for nothing.)
-        if let kind = c.node?.kind, kind == .flow || kind == .tabs, let n = c.node, state.session.madeByLastCommit(n) {
+        if let kind = c.node?.kind, kind == .flow || kind == .tabs, let n = c.node, session.madeByLastCommit(n) {
             if kind == .flow {
                 coverage.forEachActive { $0.flowStarted(n.coordinator) }
                 state.flowStarters[n.id] = starter
@@ -175,7 +183,7 @@ extension Navigator {
         // and its recovery flow), so then the path is listed now; otherwise it is written from
         // the tree when the reply is encoded, without building an array.
         let mayCommitAgain = c.endedList != nil || !c.removedNumbers.isEmpty || !state.subscribers.isEmpty
-        let path: VisiblePath = mayCommitAgain ? .numbers(state.session.visibleNumbers) : .current(state.session)
+        let path: VisiblePath = mayCommitAgain ? .numbers(session.visibleNumbers) : .lent(session)
         publish(c, in: state, hints: plan.hints, key: key)
         return Navigated(navigation: navigation, node: c.node?.number ?? -1, version: c.version, visible: path)
     }

@@ -11,9 +11,7 @@ extension Navigator {
     /// remembered after this).
     func publish(_ commit: Commit, in state: SessionState, hints: JSONValue? = nil, key: String? = nil) {
         commits += 1
-        // The session, not counted: `state.session` is a variable only a graph reload sets, which
-        // nothing a commit's publishing does can start.
-        Unretained(state.session).with { s in publish(commit, of: s, in: state, hints: hints, key: key) }
+        state.withSession { s in publish(commit, of: s, in: state, hints: hints, key: key) }
     }
 
     @inline(__always)

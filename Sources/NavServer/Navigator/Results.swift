@@ -1,6 +1,7 @@
 import JSON
 import NavigationCore
 import RPC
+import Unchecked
 
 /// A `visible` path to write: ids already listed, or read from the session's tree as it is now
 /// (no array is built on the request path; the session must still be at the version that is
@@ -9,11 +10,17 @@ enum VisiblePath {
     /// Node numbers, listed when the reply may be written after a later commit.
     case numbers([Int])
     case current(Session)
+    /// As `current`, the session not counted: a commit's reply, written before its request's
+    /// handler returns, while the session's state holds it (``SessionState/withSession(_:)``).
+    case lentSession(Unretained<Session>)
+
+    static func lent(_ s: Session) -> VisiblePath { .lentSession(Unretained(s)) }
 
     var ids: [String] {
         switch self {
         case .numbers(let a): return a.map(Node.id)
         case .current(let s): return s.visible
+        case .lentSession(let s): return s.with { $0.visible }
         }
     }
 
@@ -24,6 +31,11 @@ enum VisiblePath {
         case .current(let s):
             assert(s.version == version, "visible path read after a later commit")
             s.writeVisible(into: &w)
+        case .lentSession(let s):
+            s.with { s in
+                assert(s.version == version, "visible path read after a later commit")
+                s.writeVisible(into: &w)
+            }
         }
     }
 
@@ -34,6 +46,11 @@ enum VisiblePath {
         case .current(let s):
             assert(s.version == version, "visible path read after a later commit")
             s.writeVisibleNumbers(into: &w)
+        case .lentSession(let s):
+            s.with { s in
+                assert(s.version == version, "visible path read after a later commit")
+                s.writeVisibleNumbers(into: &w)
+            }
         }
     }
 }

@@ -50,6 +50,12 @@ final class SessionState {
 
     @inline(__always)
     func isNamed(_ name: ByteView) -> Bool { name.equals(nameBytes) }
+
+    /// Runs `body` with the session, counting no reference: the state holds it, and only a graph
+    /// reload or a cluster claim replaces it, each between requests, never while a request is
+    /// answered or its commit published.
+    @inline(__always)
+    func withSession<T>(_ body: (Session) -> T) -> T { Unretained(session).with(body) }
     /// The client that started each live flow (it hears `flowCompleted` even unsubscribed).
     var flowStarters: [String: any Client] = [:]
 
