@@ -24,33 +24,31 @@ enum VisiblePath {
         }
     }
 
+    /// Runs `body` with the session the path is read from (a listed path: does nothing).
+    @inline(__always)
+    private func reading(_ body: (Session) -> Void) {
+        switch self {
+        case .numbers: break
+        case .current(let s): body(s)
+        case .lentSession(let s): s.with(body)
+        }
+    }
+
     /// Writes the path of the commit that made `version` (a path read from the tree must still be it).
     func encode(into w: inout JSONWriter, at version: Int) {
-        switch self {
-        case .numbers(let a): w.write(nodeIds: a)
-        case .current(let s):
+        if case .numbers(let a) = self { return w.write(nodeIds: a) }
+        reading { s in
             assert(s.version == version, "visible path read after a later commit")
             s.writeVisible(into: &w)
-        case .lentSession(let s):
-            s.with { s in
-                assert(s.version == version, "visible path read after a later commit")
-                s.writeVisible(into: &w)
-            }
         }
     }
 
     /// The same as node numbers (the compact form).
     func encodeNumbers(into w: inout JSONWriter, at version: Int) {
-        switch self {
-        case .numbers(let a): w.write(.array(a.map(JSONValue.int)))
-        case .current(let s):
+        if case .numbers(let a) = self { return w.write(.array(a.map(JSONValue.int))) }
+        reading { s in
             assert(s.version == version, "visible path read after a later commit")
             s.writeVisibleNumbers(into: &w)
-        case .lentSession(let s):
-            s.with { s in
-                assert(s.version == version, "visible path read after a later commit")
-                s.writeVisibleNumbers(into: &w)
-            }
         }
     }
 }
