@@ -6,8 +6,8 @@
 #
 #   scripts/pgo-profile.sh        (make pgo-profile)
 #
-# 1. Builds an instrumented navd (NAVD_PGO=generate: LLVM's IR-level instrumentation, linked with
-#    the toolchain's profile runtime) in .build-pgo-gen.
+# 1. Builds an instrumented navd (NAVD_PGO=generate: LLVM's IR-level instrumentation of the Swift
+#    modules and of CSimdJSON's C++, linked with the toolchain's profile runtime) in .build-pgo-gen.
 # 2. Runs it under a mix of what navd serves: navigate/dismiss pairs at depths 1 and 16 on 1, 10 and
 #    50 connections; a session watched by 100 subscribers; keyed, routed and deep-link navigations,
 #    trees, facts, pings, batches and bad requests; and the same pairs with a state file
