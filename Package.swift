@@ -45,7 +45,9 @@ let pgo: [String] = {
     }
 }()
 /// The same for the C++ of the request scanner (CSimdJSON's shim, the hottest code a request runs
-/// after Swift's): instrumented alike when the profile is made, laid out and split by it after.
+/// after Swift's): instrumented alike when the profile is made (IR-level, the kind Swift's is, so
+/// that both write one profile), laid out and split by it after. Functions the training never ran,
+/// or that changed since, are built without it: clang's warnings that say so are left out.
 let cxxPGO: [String] = {
     switch Context.environment["NAVD_PGO"] {
     case "generate": return ["-fprofile-generate"]
