@@ -6,6 +6,8 @@
 #   scripts/duel.sh OLD NEW             C=50 P=16, 5 s, three rounds
 #   C=10 P=1 D=3 R=5 scripts/duel.sh A B
 #   DURABILITY=process scripts/duel.sh A B   each with a state file of its own (else --ephemeral)
+#   DURABILITY_B=process scripts/duel.sh A A  one side's mode alone (DURABILITY_A, DURABILITY_B): the
+#                                      same binary durable against ephemeral, through the same seconds
 #
 # Both servers run at once on cpu0, each driven by its own perf-anchors loadgen on
 # cpu1 with navigate/dismiss pairs (one session per connection). Each round prints, per binary, the
@@ -38,8 +40,11 @@ for round in $(seq "$R"); do
     [ $((round % 2)) -eq 0 ] && order=(1 0)
     for i in "${order[@]}"; do
         bin=${*:$((i + 1)):1}
-        if [ -n "${DURABILITY:-}" ]; then
-            rm -f "$WORK/$i.sqlite"*; state=(--state "$WORK/$i.sqlite" --durability "$DURABILITY")
+        mode=${DURABILITY:-}
+        [ "$i" -eq 0 ] && mode=${DURABILITY_A:-$mode}
+        [ "$i" -eq 1 ] && mode=${DURABILITY_B:-$mode}
+        if [ -n "$mode" ]; then
+            rm -f "$WORK/$i.sqlite"*; state=(--state "$WORK/$i.sqlite" --durability "$mode")
         else
             state=(--ephemeral)
         fi

@@ -105,6 +105,12 @@ public final class ByteBuffer {
         try body(UnsafeRawBufferPointer(start: base, count: used))
     }
 
+    /// The bytes written so far, to change in place (headers and checksums filled in after what
+    /// they describe).
+    public func withUnsafeMutableBytes<R>(_ body: (UnsafeMutableRawBufferPointer) throws -> R) rethrows -> R {
+        try body(UnsafeMutableRawBufferPointer(start: base, count: used))
+    }
+
     /// Writes `value` little endian over the 4 bytes written at `offset` (a length or checksum
     /// filled in after what it describes was written).
     public func overwrite(uint32 value: UInt32, at offset: Int) {

@@ -304,6 +304,27 @@ public struct ReservedOutput {
         at += 1
     }
 
+    /// Sixteen zero bytes (room for a header filled in later).
+    @inlinable @inline(__always)
+    public mutating func zeros16() {
+        assert(at + 16 <= end, "ReservedOutput overflow")
+        UnsafeMutableRawPointer(at).storeBytes(of: 0 as UInt64, as: UInt64.self)
+        UnsafeMutableRawPointer(at + 8).storeBytes(of: 0 as UInt64, as: UInt64.self)
+        at += 16
+    }
+
+    /// A small string's bytes as a JSON string, when it needs no escape (``SmallStringBytes/needsEscape``
+    /// false): at most ``SmallStringBytes/jsonBytes`` bytes of room.
+    @inlinable @inline(__always)
+    public mutating func string(_ small: SmallStringBytes) {
+        assert(!small.needsEscape && at + SmallStringBytes.jsonBytes <= end, "ReservedOutput overflow")
+        let n = small.count
+        at.pointee = UInt8(ascii: "\"")
+        small.store(to: at + 1)
+        at[n + 1] = UInt8(ascii: "\"")
+        at += n + 2
+    }
+
     /// Writes `v` in decimal (at most ``maxIntBytes`` bytes).
     @inlinable @inline(__always)
     public mutating func int(_ v: Int) {

@@ -47,7 +47,7 @@ struct ChangeLog: ~Copyable {
 
     @inline(never)
     private func closed(endedFlows: [EndedFlow]?) -> Commit.Extras? {
-        Commit.Extras(changeText: Self.close(w), compactText: Self.close(c), endedList: endedFlows)
+        Commit.Extras(changeText: full ? Self.close(w) : nil, compactText: compact ? Self.close(c) : nil, endedList: endedFlows)
     }
 
     /// The list `w` wrote, closed, in the buffer it was written in (lent by the thread's
@@ -73,37 +73,39 @@ struct ChangeLog: ~Copyable {
     @inline(never)
     private mutating func write(_ op: StaticString, parent: Node?, index: Int?, node: Node?, root: Node?, removed: NodeNumbers?,
                                 tabHistory: [Int]?) {
+        let more = node != nil || root != nil || removed != nil || tabHistory != nil
         if full {
-            Self.startChange(in: &w, .changes, capacity: 256)
-            Self.writeFull(op, parent: parent, index: index, node: node, root: root, removed: removed, tabHistory: tabHistory, hints: hints,
-                           graph: graph, into: &w!)
+            let lead = Self.startChange(in: &w, .changes, capacity: 256)
+            Self.writeFull(op, lead: lead, parent: parent, index: index, node: node, root: root, removed: removed, tabHistory: tabHistory,
+                           hints: hints, graph: graph, into: &w!)
         }
         if compact {
-            Self.startChange(in: &c, .compactChanges, capacity: 128)
-            Self.writeCompact(op, parent: parent, index: index, node: node, root: root, removed: removed, tabHistory: tabHistory, graph: graph,
-                              into: &c!)
+            let lead = Self.startChange(in: &c, .compactChanges, capacity: 128)
+            Self.writeCompact(op, lead: lead, more: more, parent: parent, index: index, node: node, root: root, removed: removed,
+                              tabHistory: tabHistory, graph: graph, into: &c!)
         }
         hints = nil
     }
 
-    /// Opens the list (`[`) on the first change, in a buffer borrowed from `slot`; separates the
-    /// next ones (`,`).
+    /// Makes the writer of the list on the first change, in a buffer borrowed from `slot`. Returns
+    /// what the change starts with: `[` opening the list, or `,` after the change before.
     @inline(__always)
-    private static func startChange(in w: inout JSONWriter?, _ slot: ScratchBuffers.Slot, capacity: Int) {
-        if w == nil {
-            w = JSONWriter(into: ScratchBuffers.borrow(slot, capacity: capacity))
-            w!.raw(UInt8(ascii: "["))
-        } else {
-            w!.raw(UInt8(ascii: ","))
-        }
+    private static func startChange(in w: inout JSONWriter?, _ slot: ScratchBuffers.Slot, capacity: Int) -> UInt8 {
+        if w != nil { return UInt8(ascii: ",") }
+        w = JSONWriter(into: ScratchBuffers.borrow(slot, capacity: capacity))
+        return UInt8(ascii: "[")
     }
 
-    /// A change's op, parent and index, in one reservation (an op is a short word): `{"op":"push",
-    /// "parent":"n3","index":1` in the full form, `["push",3,1` in the compact one.
+    /// A change's op, parent and index, in one reservation (an op is a short word) with the
+    /// punctuation around them: `lead` (the list's `[` or the `,` after the change before), then
+    /// `{"op":"push","parent":"n3","index":1` in the full form, `["push",3,1` in the compact one,
+    /// there followed by `,` when `more` fields follow.
     @inline(__always)
-    private static func writeHead(_ op: StaticString, parent: Node?, index: Int?, compact: Bool, into w: inout JSONWriter) {
+    private static func writeHead(_ op: StaticString, lead: UInt8, more: Bool, parent: Node?, index: Int?, compact: Bool,
+                                  into w: inout JSONWriter) {
         let parentNumber = parent?.number
         w.reserving(64 + op.utf8CodeUnitCount + 2 * ReservedOutput.maxIntBytes) { o in
+            o.raw(lead)
             o.raw(compact ? "[\"" : "{\"op\":\"")
             o.raw(op)
             o.raw(UInt8(ascii: "\""))
@@ -115,14 +117,15 @@ struct ChangeLog: ~Copyable {
                 o.raw(compact ? "," : ",\"index\":")
                 o.int(index)
             }
+            if more { o.raw(UInt8(ascii: ",")) }
         }
     }
 
     /// (Static, as ``writeCompact``: a method of the log writing into its own writer would copy the
     /// whole log for each change.)
-    private static func writeFull(_ op: StaticString, parent: Node?, index: Int?, node: Node?, root: Node?, removed: NodeNumbers?,
-                                  tabHistory: [Int]?, hints: JSONValue?, graph: GraphLink, into w: inout JSONWriter) {
-        writeHead(op, parent: parent, index: index, compact: false, into: &w)
+    private static func writeFull(_ op: StaticString, lead: UInt8, parent: Node?, index: Int?, node: Node?, root: Node?,
+                                  removed: NodeNumbers?, tabHistory: [Int]?, hints: JSONValue?, graph: GraphLink, into w: inout JSONWriter) {
+        writeHead(op, lead: lead, more: false, parent: parent, index: index, compact: false, into: &w)
         if let node {
             w.raw(",\"node\":")
             graph.with { node.write(into: &w, $0) }
@@ -146,23 +149,27 @@ struct ChangeLog: ~Copyable {
         w.raw(UInt8(ascii: "}"))
     }
 
-    private static func writeCompact(_ op: StaticString, parent: Node?, index: Int?, node: Node?, root: Node?, removed: NodeNumbers?,
-                                     tabHistory: [Int]?, graph: GraphLink, into c: inout JSONWriter) {
-        writeHead(op, parent: parent, index: index, compact: true, into: &c)
+    /// The fields after the head, the first without a separator (`writeHead` wrote it).
+    private static func writeCompact(_ op: StaticString, lead: UInt8, more: Bool, parent: Node?, index: Int?, node: Node?, root: Node?,
+                                     removed: NodeNumbers?, tabHistory: [Int]?, graph: GraphLink, into c: inout JSONWriter) {
+        writeHead(op, lead: lead, more: more, parent: parent, index: index, compact: true, into: &c)
+        var separate = false
         if let node {
-            c.raw(UInt8(ascii: ","))
             graph.with { node.writeCompact(into: &c, $0) }
+            separate = true
         }
         if let root {
-            c.raw(UInt8(ascii: ","))
+            if separate { c.raw(UInt8(ascii: ",")) }
             graph.with { root.writeCompact(into: &c, $0) }
+            separate = true
         }
         if let removed {
-            c.raw(UInt8(ascii: ","))
+            if separate { c.raw(UInt8(ascii: ",")) }
             c.write(nodeNumbers: removed)
+            separate = true
         }
         if let tabHistory {
-            c.raw(UInt8(ascii: ","))
+            if separate { c.raw(UInt8(ascii: ",")) }
             c.write(.array(tabHistory.map(JSONValue.int)))
         }
         c.raw(UInt8(ascii: "]"))

@@ -15,6 +15,9 @@ public struct SmallStringBytes {
     public let high: UInt64
     /// The number of UTF-8 bytes, 0 to 15.
     public let count: Int
+    /// The room writing one as a JSON string takes: its quotes and the 16 bytes stored at once
+    /// (``store(to:)``).
+    public static let jsonBytes = 18
 
     /// The bytes of `s` when it is small, else nil.
     @inlinable @inline(__always)

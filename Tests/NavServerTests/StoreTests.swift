@@ -151,6 +151,32 @@ import Unchecked
         }
     }
 
+    /// Records sealed together (one loop iteration's) read back one by one with their sequences,
+    /// payloads of every length; one whose length claims more than follows stops the sealing there.
+    @Test func sealedRecordsReadBack() {
+        let salt: UInt64 = 0x0123_4567_89AB_CDEF
+        var w = JSONWriter()
+        let payloads = (0..<40).map { n in "{\"p\":\"" + String(repeating: "x", count: n * 3) + "\"}" }
+        for (i, p) in payloads.enumerated() { LogRecord.append(to: &w, seq: UInt32(i + 1)) { $0.buffer.append(p) } }
+        LogRecord.seal(&w, salt: salt)
+        w.buffer.withByteView { bytes in
+            var at = 0
+            for (i, p) in payloads.enumerated() {
+                guard case .record(let r) = LogRecord.read(bytes, at: at, seq: UInt32(i + 1), salt: salt) else {
+                    Issue.record("record \(i + 1) does not read back"); return
+                }
+                #expect(String(decoding: bytes.raw[r], as: UTF8.self) == p)
+                at = r.upperBound
+            }
+            #expect(at == bytes.count)
+            if case .record = LogRecord.read(bytes, at: 0, seq: 1, salt: salt &+ 1) { Issue.record("another salt reads the record") }
+        }
+        var cut = [UInt8](repeating: 0, count: 40)
+        cut[0] = 25  // a payload of 25 bytes, where 24 follow
+        let sealed = cut.withUnsafeMutableBytes { navd_seal_records($0.baseAddress, $0.count, salt) }
+        #expect(sealed == 0 && cut[8...].allSatisfy { $0 == 0 })
+    }
+
     /// The in-order copy a log's records reach its mapped segment with copies exactly what
     /// `memcpy` does, at every length and alignment of both sides, and nothing around it.
     @Test func theInOrderCopyCopiesExactly() {

@@ -20,6 +20,13 @@ uint32_t navd_crc32c_record_header(uint64_t salt, uint32_t length, uint32_t seq,
 /// The same from the table (tests compare the two).
 uint32_t navd_crc32c_record_header_portable(uint64_t salt, uint32_t length, uint32_t seq, uint32_t payload_crc);
 
+/// Fills in the checksums of the log records in the `n` bytes at `records`, each a 16-byte header
+/// (u32 length, u32 sequence, u32 payload CRC, u32 header CRC, little endian) and its payload, of
+/// a log of salt `salt`: the payload's CRC-32C, then the header's (navd_crc32c_record_header).
+/// Returns the bytes sealed: `n`, unless a record's length claims more than follows it (nothing
+/// from that record on is touched).
+size_t navd_seal_records(void *records, size_t n, uint64_t salt);
+
 /// Copies `n` bytes from `src` to `dst` in increasing address order, 16 bytes a store (a byte at
 /// a time at the ends), each store made after the one before: a process killed during the copy
 /// leaves `dst` written from its start up to some point and not after it, as a cut `write()`

@@ -94,17 +94,8 @@ enum LogRecord {
     /// the file, where each record's checksum chain (the crc32 instruction waits for the one
     /// before) runs beside the next record's instead of on the path of the request that made it.
     static func seal(_ w: inout JSONWriter, salt: UInt64) {
-        let end = w.buffer.count
-        var at = 0
-        while at < end {
-            let (length, seq, crc) = w.buffer.withByteView { b -> (UInt32, UInt32, UInt32) in
-                let length = UInt32(load(b, at: at, count: 4))
-                return (length, UInt32(load(b, at: at + 4, count: 4)), CRC32C.checksum(b.bytes((at + headerSize)..<(at + headerSize + Int(length)))))
-            }
-            w.buffer.overwrite(uint32: crc, at: at + 8)
-            w.buffer.overwrite(uint32: headerCRC(salt: salt, length: length, seq: seq, payloadCRC: crc), at: at + 12)
-            at += headerSize + Int(length)
-        }
+        let sealed = w.buffer.withUnsafeMutableBytes { navd_seal_records($0.baseAddress, $0.count, salt) }
+        precondition(sealed == w.buffer.count, "a log record's length passes the records written")
     }
 
     /// The checksum of a record's header: the file's salt, the length, the sequence and the payload's checksum.

@@ -211,19 +211,46 @@ public final class LogStore: Store {
     /// drops (``LogStore/load(graph:)``) rather than replay it without its key, so that a retry
     /// after the crash applies it once.
     public func sessionCommitted(_ s: Session, changes: LentText?, compact: LentText?, key: String?) {
-        guard let text = compact ?? changes else { return sessionChanged(s) }
-        if segmentLayout != nil { writeSegmentLayout() }
-        // Written in place, not through log(_:): a closure capturing the session and the text
-        // retained and released both on every commit.
-        let start = LogRecord.begin(in: &records)
-        if let key {
-            records.raw("{\"key\":")
-            records.write(string: key)
-            LogStore.head(&records, ",\"c\":", s)
+        // (Each text bound where it lies: `compact ?? changes` made a copy, one retain and release.)
+        if let compact {
+            commitRecord(s, compact, compact: true, key: key)
+        } else if let changes {
+            commitRecord(s, changes, compact: false, key: key)
         } else {
-            LogStore.head(&records, "{\"c\":", s)
+            sessionChanged(s)
         }
-        records.raw(compact != nil ? ",\"cc\":" : ",\"ch\":")
+    }
+
+    /// Written in place, not through log(_:): a closure capturing the session and the text
+    /// retained and released both on every commit.
+    @inline(__always)
+    private func commitRecord(_ s: Session, _ text: LentText, compact: Bool, key: String?) {
+        if segmentLayout != nil { writeSegmentLayout() }
+        let start = records.buffer.count
+        if key == nil, let name = SmallStringBytes(s.name), !name.needsEscape {
+            // The usual commit's header and head in one reservation.
+            let version = s.version, counter = s.idCounter
+            records.reserving(LogRecord.headerSize + 24 + SmallStringBytes.jsonBytes + 2 * ReservedOutput.maxIntBytes) { o in
+                o.zeros16()
+                o.raw("{\"c\":")
+                o.string(name)
+                o.raw(",\"v\":")
+                o.int(version)
+                o.raw(",\"n\":")
+                o.int(counter)
+                o.raw(compact ? ",\"cc\":" : ",\"ch\":")
+            }
+        } else {
+            _ = LogRecord.begin(in: &records)
+            if let key {
+                records.raw("{\"key\":")
+                records.write(string: key)
+                LogStore.head(&records, ",\"c\":", s)
+            } else {
+                LogStore.head(&records, "{\"c\":", s)
+            }
+            records.raw(compact ? ",\"cc\":" : ",\"ch\":")
+        }
         text.encode(into: &records)
         records.raw(UInt8(ascii: "}"))
         LogRecord.end(in: &records, from: start, seq: nextSeq)
