@@ -118,6 +118,12 @@ public final class ByteBuffer {
         UnsafeMutableRawPointer(base + offset).storeBytes(of: value.littleEndian, as: UInt32.self)
     }
 
+    /// The same for 8 bytes (two fields side by side, the first in the low half).
+    public func overwrite(uint64 value: UInt64, at offset: Int) {
+        precondition(offset >= 0 && offset + 8 <= used, "overwrite past what was written")
+        UnsafeMutableRawPointer(base + offset).storeBytes(of: value.littleEndian, as: UInt64.self)
+    }
+
     /// Appends `n` zero bytes (room for a header filled in later with ``overwrite(uint32:at:)``).
     @inlinable @inline(__always)
     public func appendZeros(_ n: Int) {

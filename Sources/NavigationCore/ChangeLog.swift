@@ -47,7 +47,10 @@ struct ChangeLog: ~Copyable {
 
     @inline(never)
     private func closed(endedFlows: [EndedFlow]?) -> Commit.Extras? {
-        Commit.Extras(changeText: full ? Self.close(w) : nil, compactText: compact ? Self.close(c) : nil, endedList: endedFlows)
+        let changeText = full ? Self.close(w) : nil, compactText = compact ? Self.close(c) : nil
+        // (A literal nil where no flow ended: storing the argument retained it, nil or not.)
+        guard let endedFlows else { return Commit.Extras(changeText: changeText, compactText: compactText, endedList: nil) }
+        return Commit.Extras(changeText: changeText, compactText: compactText, endedList: endedFlows)
     }
 
     /// The list `w` wrote, closed, in the buffer it was written in (lent by the thread's

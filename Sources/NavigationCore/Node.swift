@@ -316,14 +316,21 @@ extension JSONWriter {
     /// `numbers` as a JSON array, each an id (`"n8"`) or a number (`8`).
     @inlinable @inline(__always)
     mutating func write(_ numbers: NodeNumbers, asIds: Bool) {
-        raw(UInt8(ascii: "["))
-        var first = true
-        numbers.forEachNumber { n in
+        // The brackets and the first number in one reservation: a commit removes one node or none.
+        let count = numbers.count, first = numbers.first
+        reserving(ReservedOutput.maxIntBytes + 5) { o in
+            o.raw(UInt8(ascii: "["))
+            if count > 0 {
+                if asIds { o.nodeId(first) } else { o.int(first) }
+            }
+            if count < 2 { o.raw(UInt8(ascii: "]")) }
+        }
+        guard count > 1, let rest = numbers.rest else { return }
+        for n in rest {
             reserving(ReservedOutput.maxIntBytes + 4) { o in
-                if !first { o.raw(UInt8(ascii: ",")) }
+                o.raw(UInt8(ascii: ","))
                 if asIds { o.nodeId(n) } else { o.int(n) }
             }
-            first = false
         }
         raw(UInt8(ascii: "]"))
     }

@@ -14,6 +14,10 @@ public final class Session {
     public var recordsChanges = true
     /// Whether commits also build their changes in the compact form (a subscriber asked for it).
     public var recordsCompactChanges = false
+    /// Whether the name is plain (``isPlainName(_:dots:)``, as `session.open` requires; a session
+    /// restored or made otherwise may not be): written into JSON as it is, nothing to escape. Checked
+    /// once here rather than at every commit's log record. (Beside the flags above: no room taken.)
+    public let nameIsPlain: Bool
     /// Facts set with `context.set` (``setFacts(_:)``), read by `check` preconditions; replaced
     /// whole by ``replaceFacts(_:)``.
     public internal(set) var facts: [String: JSONValue] = [:]
@@ -118,6 +122,7 @@ public final class Session {
     /// for the graph's root only to be dropped (a restart makes a hundred thousand).
     init(name: String, graph: NavigationGraph, replacingTree: Void) {
         self.name = name
+        nameIsPlain = isPlainName(name, dots: true)
         self.graph = graph
         root = Node(number: 0, kind: .stack)
     }
@@ -128,6 +133,7 @@ public final class Session {
     init(copying s: Session) {
         recordsChanges = true
         name = s.name
+        nameIsPlain = s.nameIsPlain
         graph = s.graph
         root = s.root.copy()
         version = s.version

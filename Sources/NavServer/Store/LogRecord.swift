@@ -85,8 +85,8 @@ enum LogRecord {
     /// written after it; its checksums stay zero until ``seal(_:salt:)``.
     @inline(__always)
     static func end(in w: inout JSONWriter, from start: Int, seq: UInt32) {
-        w.buffer.overwrite(uint32: UInt32(w.buffer.count - start - headerSize), at: start)
-        w.buffer.overwrite(uint32: seq, at: start + 4)
+        let length = UInt32(w.buffer.count - start - headerSize)
+        w.buffer.overwrite(uint64: UInt64(length) | UInt64(seq) << 32, at: start)  // length, then sequence
     }
 
     /// Fills in the checksums of the records `w` holds (each closed by ``end(in:from:seq:)``), for a

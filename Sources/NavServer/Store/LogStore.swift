@@ -227,7 +227,7 @@ public final class LogStore: Store {
     private func commitRecord(_ s: Session, _ text: LentText, compact: Bool, key: String?) {
         if segmentLayout != nil { writeSegmentLayout() }
         let start = records.buffer.count
-        if key == nil, let name = SmallStringBytes(s.name), !name.needsEscape {
+        if key == nil, s.nameIsPlain, let name = SmallStringBytes(s.name) {
             // The usual commit's header and head in one reservation.
             let version = s.version, counter = s.idCounter
             records.reserving(LogRecord.headerSize + 24 + SmallStringBytes.jsonBytes + 2 * ReservedOutput.maxIntBytes) { o in
