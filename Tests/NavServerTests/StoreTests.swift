@@ -261,6 +261,46 @@ import Unchecked
     /// ``LogStore/recordsHeld`` (a graph reload rewriting many sessions) they are sealed and stored
     /// as they are made (copied into the mapped segment with `process` durability, written with
     /// `full`), and a crash before the flush loses only the rest.
+    /// A commit's record, written in one reservation for the usual session (a short plain name, no
+    /// key) and piece by piece otherwise (a long name, a name to escape as a restored session may
+    /// hold, a keyed navigation), is read back into the same tree and version.
+    @Test func commitRecordsOfEveryShapeAreReadBack() throws {
+        let dir = TempDir()
+        defer { dir.remove() }
+        let graph = try Self.graph(Self.a.replacingOccurrences(of: "Product: {setup", with: "Product: {opens: [Product], setup"), dir, "a")
+        let path = dir.file("state.sqlite")
+        let saved = SavedSessions(ServerConfiguration(socketPath: ""))
+        let names = ["a", "user-42.web", String(repeating: "long-name.", count: 4), "we\"ird\\name\u{1}"]
+        var expected: [String: (Int, String)] = [:]
+        do {
+            let store = try LogStore(path: path, durability: .process, saved: saved, repair: false)
+            _ = try store.load(graph: graph)
+            for (i, name) in names.enumerated() {
+                let s = Session(name: name, graph: graph)
+                #expect(s.nameIsPlain == (i < 3), "\(name)")
+                s.recordsChanges = false
+                s.recordsCompactChanges = true
+                store.sessionOpened(s)
+                for (j, id) in ["p1", "p\"2", "p3"].enumerated() {
+                    let c = try s.commit(s.plan(NavigateRequest(to: "app.Product", with: ["id": .string(id)]), caller: Caller()))
+                    #expect(c.compactText != nil)
+                    store.sessionCommitted(s, changes: c.changeText, compact: c.compactText, key: j == 1 ? "key-\(i)" : nil)
+                }
+                expected[name] = (s.version, JSONWriter.string(.object(s.snapshot())))
+            }
+            try store.flush(graph: graph)
+            // A crash: no close, which would write every session whole; the log's records are read.
+        }
+        let again = try LogStore(path: path, durability: .process, saved: saved, repair: false)
+        defer { again.close() }
+        let loaded = try again.load(graph: graph)
+        #expect(Set(loaded.map(\.name)) == Set(names))
+        for r in loaded {
+            let (version, snapshot) = try #require(expected[r.name])
+            #expect(r.version == version && JSONWriter.string(.object(r.snapshot())) == snapshot, "\(r.name)")
+        }
+    }
+
     @Test(arguments: [Durability.process, .full])
     func recordsPastTheHeldBoundReachTheLogBeforeTheFlush(durability: Durability) throws {
         let dir = TempDir()
