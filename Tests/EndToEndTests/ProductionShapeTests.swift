@@ -88,19 +88,26 @@ import Glibc
             #expect(line.utf8CString.withUnsafeBytes { send(fd, $0.baseAddress, line.utf8.count, 0) } == line.utf8.count)
         }
         var answered = 0
+        var unanswered: [String] = []  // what the first few others got, to tell why
         for (i, fd) in fds.enumerated() {
             var got: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 256)
+            var end = "no newline"
             while !got.contains(0x0A) {
                 var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                guard poll(&p, 1, 30_000) == 1 else { break }
+                guard poll(&p, 1, 30_000) == 1 else { end = "nothing for 30 s"; break }
                 let n = recv(fd, &buffer, buffer.count, 0)
-                guard n > 0 else { break }
+                guard n > 0 else { end = n == 0 ? "closed" : "recv: \(String(cString: strerror(errno)))"; break }
                 got += buffer[0..<n]
             }
-            if String(decoding: got, as: UTF8.self) == #"{"jsonrpc":"2.0","id":\#(i),"result":"pong"}"# + "\n" { answered += 1 }
+            let text = String(decoding: got, as: UTF8.self)
+            if text == #"{"jsonrpc":"2.0","id":\#(i),"result":"pong"}"# + "\n" {
+                answered += 1
+            } else if unanswered.count < 5 {
+                unanswered.append("connection \(i): \(text.isEmpty ? "" : "got \(text.prefix(300)) ")(\(end))")
+            }
         }
-        #expect(answered == fds.count)
+        #expect(answered == fds.count, "\(unanswered)")
     }
 
     /// 300 navigations, each waiting on a one-second command check, sent over a pool of 10
