@@ -29,7 +29,7 @@ let profile = Context.packageDirectory + "/Profiles/navd.profdata"
 /// The first 16 hex digits of the profile's SHA-256, written here by `make pgo-profile`. SwiftPM
 /// evaluates this file again only when its text changes, and does not see the profile as an
 /// input: naming the digest in the flags is what makes a new profile rebuild the modules.
-let profileDigest = "844805c861c848ef"
+let profileDigest = "e8e8a3e7f171e73b"
 let pgo: [String] = {
     switch Context.environment["NAVD_PGO"] {
     case "generate": return ["-Xfrontend", "-ir-profile-generate"]

@@ -144,13 +144,7 @@ public struct JSONWriter {
     @inlinable @inline(__always)
     public mutating func write(string: String) {
         if let small = SmallStringBytes(string), !small.needsEscape {
-            let n = small.count
-            buffer.reserve(18)
-            let dst = buffer.base + buffer.used
-            dst[0] = UInt8(ascii: "\"")
-            small.store(to: dst + 1)
-            dst[n + 1] = UInt8(ascii: "\"")
-            buffer.used += n + 2
+            reserving(SmallStringBytes.jsonBytes) { $0.string(small) }
             return
         }
         write(largeString: string)

@@ -234,10 +234,7 @@ public final class LogStore: Store {
                 o.zeros16()
                 o.raw("{\"c\":")
                 o.string(name)
-                o.raw(",\"v\":")
-                o.int(version)
-                o.raw(",\"n\":")
-                o.int(counter)
+                LogStore.counters(&o, version, counter)
                 o.raw(compact ? ",\"cc\":" : ",\"ch\":")
             }
         } else {
@@ -264,12 +261,16 @@ public final class LogStore: Store {
         w.raw(key)
         w.write(string: s.name)
         let version = s.version, counter = s.idCounter
-        w.reserving(10 + 2 * ReservedOutput.maxIntBytes) { o in
-            o.raw(",\"v\":")
-            o.int(version)
-            o.raw(",\"n\":")
-            o.int(counter)
-        }
+        w.reserving(10 + 2 * ReservedOutput.maxIntBytes) { LogStore.counters(&$0, version, counter) }
+    }
+
+    /// `,"v":version,"n":counter` (at most 10 + 2 × ``ReservedOutput/maxIntBytes`` bytes).
+    @inline(__always)
+    private static func counters(_ o: inout ReservedOutput, _ version: Int, _ counter: Int) {
+        o.raw(",\"v\":")
+        o.int(version)
+        o.raw(",\"n\":")
+        o.int(counter)
     }
 
     public func sessionChanged(_ s: Session) {
